@@ -1,0 +1,143 @@
+#include "count.h"
+
+#include <algorithm>
+#include <atomic>
+#include <vector>
+
+#include "thread_pool.h"
+
+namespace kgrank {
+
+namespace {
+
+using CountF32 = Counts (*)(const float*, size_t, float);
+using CountF64 = Counts (*)(const double*, size_t, double);
+using ReadFn = uint64_t (*)(const unsigned char*, size_t);
+
+CountF32 pick_f32(SimdLevel level) {
+  switch (level) {
+#ifdef KGRANK_HAVE_AVX2
+    case SimdLevel::AVX2: return isa::count_f32_avx2;
+#endif
+#ifdef KGRANK_HAVE_AVX512
+    case SimdLevel::AVX512: return isa::count_f32_avx512;
+#endif
+#ifdef KGRANK_HAVE_NEON
+    case SimdLevel::NEON: return isa::count_f32_neon;
+#endif
+    default: return isa::count_f32_scalar;
+  }
+}
+
+CountF64 pick_f64(SimdLevel level) {
+  switch (level) {
+#ifdef KGRANK_HAVE_AVX2
+    case SimdLevel::AVX2: return isa::count_f64_avx2;
+#endif
+#ifdef KGRANK_HAVE_AVX512
+    case SimdLevel::AVX512: return isa::count_f64_avx512;
+#endif
+#ifdef KGRANK_HAVE_NEON
+    case SimdLevel::NEON: return isa::count_f64_neon;
+#endif
+    default: return isa::count_f64_scalar;
+  }
+}
+
+ReadFn pick_read(SimdLevel level) {
+  switch (level) {
+#ifdef KGRANK_HAVE_AVX2
+    case SimdLevel::AVX2: return isa::read_avx2;
+#endif
+#ifdef KGRANK_HAVE_AVX512
+    case SimdLevel::AVX512: return isa::read_avx512;
+#endif
+#ifdef KGRANK_HAVE_NEON
+    case SimdLevel::NEON: return isa::read_neon;
+#endif
+    default: return isa::read_scalar;
+  }
+}
+
+SimdLevel usable(SimdLevel level) { return simd_supported(level) ? level : SimdLevel::Scalar; }
+
+// Work is cut into pieces of about this many bytes: large enough to amortise scheduling, small enough to balance.
+constexpr size_t kPieceBytes = size_t{1} << 20;
+// Below this many bytes in total, threads cost more than they save.
+constexpr size_t kParallelBytes = size_t{1} << 18;
+
+template <typename T, typename Fn>
+void count_rows_impl(const T* scores, size_t rows, size_t cols, const T* thresholds, double* greater, double* equal,
+                     double* nan, const CountOptions& options, Fn kernel) {
+  if (rows == 0) return;
+  const size_t total_bytes = rows * cols * sizeof(T);
+  const unsigned threads = total_bytes < kParallelBytes ? 1u : options.threads;
+  const size_t piece = std::max<size_t>(1, kPieceBytes / sizeof(T));
+  if (cols <= piece || threads == 1) {
+    // Whole rows per task: results are written directly, no reduction.
+    const size_t rows_per_task = threads == 1 ? rows : std::max<size_t>(1, piece / std::max<size_t>(cols, 1));
+    const size_t tasks = (rows + rows_per_task - 1) / rows_per_task;
+    parallel_for(tasks, threads, [&](size_t task) {
+      const size_t r0 = task * rows_per_task;
+      const size_t r1 = std::min(rows, r0 + rows_per_task);
+      for (size_t r = r0; r < r1; ++r) {
+        const Counts c = kernel(scores + r * cols, cols, thresholds[r]);
+        greater[r] = static_cast<double>(c.greater);
+        equal[r] = static_cast<double>(c.equal);
+        nan[r] = static_cast<double>(c.nan);
+      }
+    });
+    return;
+  }
+  // Long rows: split each row into column pieces, count them in parallel, then add the pieces up per row.
+  const size_t pieces_per_row = (cols + piece - 1) / piece;
+  std::vector<Counts> partial(rows * pieces_per_row);
+  parallel_for(rows * pieces_per_row, threads, [&](size_t task) {
+    const size_t r = task / pieces_per_row;
+    const size_t c0 = (task % pieces_per_row) * piece;
+    const size_t len = std::min(piece, cols - c0);
+    partial[task] = kernel(scores + r * cols + c0, len, thresholds[r]);
+  });
+  for (size_t r = 0; r < rows; ++r) {
+    Counts sum;
+    for (size_t p = 0; p < pieces_per_row; ++p) {
+      const Counts& c = partial[r * pieces_per_row + p];
+      sum.greater += c.greater;
+      sum.equal += c.equal;
+      sum.nan += c.nan;
+    }
+    greater[r] = static_cast<double>(sum.greater);
+    equal[r] = static_cast<double>(sum.equal);
+    nan[r] = static_cast<double>(sum.nan);
+  }
+}
+
+}  // namespace
+
+Counts count_run(const float* x, size_t n, float t, SimdLevel simd) { return pick_f32(usable(simd))(x, n, t); }
+Counts count_run(const double* x, size_t n, double t, SimdLevel simd) { return pick_f64(usable(simd))(x, n, t); }
+
+void count_rows(const float* scores, size_t rows, size_t cols, const float* thresholds, double* greater,
+                double* equal, double* nan, const CountOptions& options) {
+  count_rows_impl(scores, rows, cols, thresholds, greater, equal, nan, options, pick_f32(usable(options.simd)));
+}
+
+void count_rows(const double* scores, size_t rows, size_t cols, const double* thresholds, double* greater,
+                double* equal, double* nan, const CountOptions& options) {
+  count_rows_impl(scores, rows, cols, thresholds, greater, equal, nan, options, pick_f64(usable(options.simd)));
+}
+
+uint64_t bandwidth_read(const void* data, size_t bytes, const CountOptions& options) {
+  const ReadFn read = pick_read(usable(options.simd));
+  const auto* p = static_cast<const unsigned char*>(data);
+  const unsigned threads = bytes < kParallelBytes ? 1u : options.threads;
+  const size_t pieces = (bytes + kPieceBytes - 1) / kPieceBytes;
+  std::atomic<uint64_t> sum{0};
+  parallel_for(pieces, threads, [&](size_t i) {
+    const size_t off = i * kPieceBytes;
+    sum.fetch_add(read(p + off, std::min(kPieceBytes, bytes - off)), std::memory_order_relaxed);
+  });
+  return sum.load();
+}
+
+}  // namespace kgrank

@@ -1,0 +1,32 @@
+// Row-wise counting of scores against per-row thresholds: the heart of rank computation.
+// For row i of a row-major rows x cols matrix and threshold t_i:
+//   greater[i] = #{j : s_ij > t_i},  equal[i] = #{j : s_ij == t_i},  nan[i] = #{j : s_ij is NaN}.
+// Outputs are doubles (exact up to 2^53) so they can be handed to JavaScript as Float64Array without a copy.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels.h"
+#include "simd.h"
+
+namespace kgrank {
+
+struct CountOptions {
+  SimdLevel simd = SimdLevel::Scalar;  // must satisfy simd_supported()
+  unsigned threads = 0;                // 0 = hardware_threads()
+};
+
+void count_rows(const float* scores, size_t rows, size_t cols, const float* thresholds, double* greater,
+                double* equal, double* nan, const CountOptions& options);
+void count_rows(const double* scores, size_t rows, size_t cols, const double* thresholds, double* greater,
+                double* equal, double* nan, const CountOptions& options);
+
+// One contiguous run at the given level (single-threaded); the building block of count_rows.
+Counts count_run(const float* x, size_t n, float t, SimdLevel simd);
+Counts count_run(const double* x, size_t n, double t, SimdLevel simd);
+
+// Streaming read of a buffer (the machine's memory-bandwidth probe): the same thread split and SIMD loads as the
+// counting kernels, but no work per element beyond an add. Returns a checksum so the read cannot be elided.
+uint64_t bandwidth_read(const void* data, size_t bytes, const CountOptions& options);
+
+}  // namespace kgrank

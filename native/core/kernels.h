@@ -1,0 +1,42 @@
+// Per-ISA leaf kernels. Each *_scalar / *_avx2 / *_avx512 / *_neon function lives in a translation unit compiled
+// for that instruction set; callers go through the dispatch in count.cpp / bandwidth.cpp, never call them directly
+// unless simd_supported() said yes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace kgrank {
+
+// Counts of one contiguous run of scores against a threshold t:
+// greater = #{x > t}, equal = #{x == t} (IEEE: -0 == +0), nan = #{x is NaN}. A NaN threshold compares false.
+struct Counts {
+  uint64_t greater = 0;
+  uint64_t equal = 0;
+  uint64_t nan = 0;
+};
+
+namespace isa {
+Counts count_f32_scalar(const float* x, size_t n, float t);
+Counts count_f64_scalar(const double* x, size_t n, double t);
+uint64_t read_scalar(const unsigned char* p, size_t bytes);
+
+#ifdef KGRANK_HAVE_AVX2
+Counts count_f32_avx2(const float* x, size_t n, float t);
+Counts count_f64_avx2(const double* x, size_t n, double t);
+uint64_t read_avx2(const unsigned char* p, size_t bytes);
+#endif
+
+#ifdef KGRANK_HAVE_AVX512
+Counts count_f32_avx512(const float* x, size_t n, float t);
+Counts count_f64_avx512(const double* x, size_t n, double t);
+uint64_t read_avx512(const unsigned char* p, size_t bytes);
+#endif
+
+#ifdef KGRANK_HAVE_NEON
+Counts count_f32_neon(const float* x, size_t n, float t);
+Counts count_f64_neon(const double* x, size_t n, double t);
+uint64_t read_neon(const unsigned char* p, size_t bytes);
+#endif
+}  // namespace isa
+
+}  // namespace kgrank

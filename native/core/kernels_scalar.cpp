@@ -1,0 +1,48 @@
+// Portable kernels: plain C++ compiled for the baseline target (the compiler may auto-vectorize them, e.g. SSE2).
+#include <cstring>
+
+#include "kernels.h"
+
+namespace kgrank {
+namespace isa {
+
+namespace {
+template <typename T>
+Counts count_generic(const T* x, size_t n, T t) {
+  Counts c;
+  // 32-bit block counters let the compiler vectorize; flushed before they could overflow.
+  constexpr size_t kBlock = size_t{1} << 20;
+  for (size_t start = 0; start < n; start += kBlock) {
+    const size_t end = start + kBlock < n ? start + kBlock : n;
+    uint32_t g = 0, e = 0, u = 0;
+    for (size_t i = start; i < end; ++i) {
+      const T v = x[i];
+      g += v > t;
+      e += v == t;
+      u += v != v;
+    }
+    c.greater += g;
+    c.equal += e;
+    c.nan += u;
+  }
+  return c;
+}
+}  // namespace
+
+Counts count_f32_scalar(const float* x, size_t n, float t) { return count_generic(x, n, t); }
+Counts count_f64_scalar(const double* x, size_t n, double t) { return count_generic(x, n, t); }
+
+uint64_t read_scalar(const unsigned char* p, size_t bytes) {
+  uint64_t acc = 0;
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    acc += w;
+  }
+  for (; i < bytes; ++i) acc += p[i];
+  return acc;
+}
+
+}  // namespace isa
+}  // namespace kgrank

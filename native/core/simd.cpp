@@ -1,0 +1,148 @@
+#include "simd.h"
+
+#include <cstdint>
+
+#if defined(__x86_64__) || defined(_M_X64)
+#define KGRANK_X86_64 1
+#if defined(_MSC_VER)
+#include <immintrin.h>
+#include <intrin.h>
+#else
+#include <cpuid.h>
+#endif
+#endif
+
+#if defined(__aarch64__) || defined(_M_ARM64)
+#define KGRANK_ARM64 1
+#endif
+
+namespace kgrank {
+
+const char* simd_name(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::Scalar: return "scalar";
+    case SimdLevel::AVX2: return "avx2";
+    case SimdLevel::AVX512: return "avx512";
+    case SimdLevel::NEON: return "neon";
+  }
+  return "unknown";
+}
+
+bool parse_simd(const std::string& name, SimdLevel* out) {
+  static const SimdLevel all[] = {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON};
+  for (SimdLevel level : all) {
+    if (name == simd_name(level)) {
+      *out = level;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+#ifdef KGRANK_X86_64
+struct CpuidRegs {
+  uint32_t eax, ebx, ecx, edx;
+};
+
+CpuidRegs cpuid(uint32_t leaf, uint32_t subleaf) {
+  CpuidRegs r{0, 0, 0, 0};
+#if defined(_MSC_VER)
+  int regs[4];
+  __cpuidex(regs, static_cast<int>(leaf), static_cast<int>(subleaf));
+  r.eax = regs[0]; r.ebx = regs[1]; r.ecx = regs[2]; r.edx = regs[3];
+#else
+  __cpuid_count(leaf, subleaf, r.eax, r.ebx, r.ecx, r.edx);
+#endif
+  return r;
+}
+
+uint64_t xgetbv0() {
+#if defined(_MSC_VER)
+  return _xgetbv(0);
+#else
+  uint32_t lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (static_cast<uint64_t>(hi) << 32) | lo;
+#endif
+}
+
+struct X86Features {
+  bool avx2 = false;
+  bool avx512 = false;
+};
+
+X86Features detect_x86() {
+  X86Features f;
+  const uint32_t max_leaf = cpuid(0, 0).eax;
+  if (max_leaf < 7) return f;
+  const CpuidRegs l1 = cpuid(1, 0);
+  const bool osxsave = (l1.ecx >> 27) & 1;
+  const bool avx = (l1.ecx >> 28) & 1;
+  const bool fma = (l1.ecx >> 12) & 1;
+  const bool popcnt = (l1.ecx >> 23) & 1;
+  if (!osxsave || !avx) return f;
+  const uint64_t xcr0 = xgetbv0();
+  const bool os_ymm = (xcr0 & 0x6) == 0x6;            // SSE + AVX state saved by the OS
+  const bool os_zmm = (xcr0 & 0xE6) == 0xE6;          // + opmask, ZMM_Hi256, Hi16_ZMM
+  const CpuidRegs l7 = cpuid(7, 0);
+  const bool avx2 = (l7.ebx >> 5) & 1;
+  const bool bmi2 = (l7.ebx >> 8) & 1;
+  const bool avx512f = (l7.ebx >> 16) & 1;
+  const bool avx512dq = (l7.ebx >> 17) & 1;
+  const bool avx512bw = (l7.ebx >> 30) & 1;
+  const bool avx512vl = (l7.ebx >> 31) & 1;
+  f.avx2 = os_ymm && avx2 && fma && popcnt && bmi2;
+  f.avx512 = f.avx2 && os_zmm && avx512f && avx512dq && avx512bw && avx512vl;
+  return f;
+}
+#endif
+
+}  // namespace
+
+bool simd_supported(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::Scalar: return true;
+#if defined(KGRANK_X86_64) && defined(KGRANK_HAVE_AVX2)
+    case SimdLevel::AVX2: {
+      static const bool ok = detect_x86().avx2;
+      return ok;
+    }
+#endif
+#if defined(KGRANK_X86_64) && defined(KGRANK_HAVE_AVX512)
+    case SimdLevel::AVX512: {
+      static const bool ok = detect_x86().avx512;
+      return ok;
+    }
+#endif
+#if defined(KGRANK_ARM64) && defined(KGRANK_HAVE_NEON)
+    case SimdLevel::NEON: return true;  // Advanced SIMD is mandatory on AArch64
+#endif
+    default: return false;
+  }
+}
+
+SimdLevel best_simd() {
+  static const SimdLevel best = [] {
+    if (simd_supported(SimdLevel::AVX512)) return SimdLevel::AVX512;
+    if (simd_supported(SimdLevel::AVX2)) return SimdLevel::AVX2;
+    if (simd_supported(SimdLevel::NEON)) return SimdLevel::NEON;
+    return SimdLevel::Scalar;
+  }();
+  return best;
+}
+
+std::string supported_simd_list() {
+  std::string out = "scalar";
+  static const SimdLevel wide[] = {SimdLevel::NEON, SimdLevel::AVX2, SimdLevel::AVX512};
+  for (SimdLevel level : wide) {
+    if (simd_supported(level)) {
+      out += ",";
+      out += simd_name(level);
+    }
+  }
+  return out;
+}
+
+}  // namespace kgrank

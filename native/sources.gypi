@@ -1,0 +1,16 @@
+# Source lists shared by binding.gyp (node-gyp) and native/CMakeLists.txt (cmake-js, ctest). Paths are relative
+# to the repository root. Keep it JSON apart from these comment lines (CMake drops lines that start with a hash).
+{
+  "variables": {
+    "kgrank_core_sources": [
+      "native/core/simd.cpp",
+      "native/core/thread_pool.cpp",
+      "native/core/count.cpp",
+      "native/core/kernels_scalar.cpp"
+    ],
+    "kgrank_avx2_sources": ["native/core/kernels_avx2.cpp"],
+    "kgrank_avx512_sources": ["native/core/kernels_avx512.cpp"],
+    "kgrank_neon_sources": ["native/core/kernels_neon.cpp"],
+    "kgrank_addon_sources": ["native/addon/addon.cpp"]
+  }
+}

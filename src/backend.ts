@@ -1,0 +1,254 @@
+/**
+ * Backend selection: the native addon when it loads, else the pure-TypeScript fallback, chosen once when the
+ * package is loaded. Environment variables:
+ *   KGRANK_BACKEND=native|ts   force a backend (native fails loudly when the addon cannot load)
+ *   KGRANK_SIMD=scalar|avx2|avx512|neon   run the native kernels at this level (must be supported here)
+ *   KGRANK_THREADS=N           default thread count of native kernels (default: hardware threads)
+ *   KGRANK_ADDON_PATH=FILE     load the addon from this file instead of the local builds
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+
+import { KgrankBackendError } from "./errors";
+import { tsKernels } from "./fallback/index";
+import type { BackendName, CountBuffers, FloatArray, Kernels, SimdLevel } from "./kernels";
+
+/** What the addon exports (native/addon/addon.cpp). */
+export interface NativeAddon {
+  info(): {
+    version: string;
+    bestSimd: number;
+    simdLevels: { name: SimdLevel; level: number }[];
+    hardwareThreads: number;
+    napiVersion: number;
+  };
+  countScores(
+    scores: FloatArray, numColumns: number, thresholds: FloatArray,
+    greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
+  ): void;
+  countScoresAsync(
+    scores: FloatArray, numColumns: number, thresholds: FloatArray,
+    greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
+  ): Promise<void>;
+  bandwidthRead(data: ArrayBufferView, simd: number, threads: number): number;
+}
+
+export interface BackendInfo {
+  /** Which backend the package uses. */
+  backend: BackendName;
+  /** SIMD level of the native kernels ("none" on the fallback). */
+  simd: SimdLevel | "none";
+  /** Default thread count of parallel kernels. */
+  threads: number;
+  /** Package version. */
+  version: string;
+  /** SIMD levels this machine and build support (empty on the fallback). */
+  supportedSimd: SimdLevel[];
+  /** Hardware threads seen by the addon (or os.availableParallelism on the fallback). */
+  hardwareThreads: number;
+  /** File the addon was loaded from, when native. */
+  addonPath?: string;
+  /** Why the native backend is not in use, when it is not. */
+  fallbackReason?: string;
+}
+
+function findPackageRoot(start: string): string {
+  let dir = start;
+  for (;;) {
+    const manifest = path.join(dir, "package.json");
+    if (fs.existsSync(manifest)) {
+      try {
+        if (JSON.parse(fs.readFileSync(manifest, "utf8")).name === "kgrank-native") return dir;
+      } catch {
+        // not ours; keep looking
+      }
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return path.resolve(start, "..", "..");
+    dir = parent;
+  }
+}
+
+export const packageRoot: string = findPackageRoot(__dirname);
+
+export const packageVersion: string = (() => {
+  try {
+    return String(JSON.parse(fs.readFileSync(path.join(packageRoot, "package.json"), "utf8")).version);
+  } catch {
+    return "0.0.0";
+  }
+})();
+
+/** Ordered places to look for the addon: explicit path, node-gyp builds, the cmake-js build. */
+function addonCandidates(): string[] {
+  const explicit = process.env.KGRANK_ADDON_PATH;
+  if (explicit) return [path.resolve(explicit)];
+  return [
+    path.join(packageRoot, "build", "Release", "kgrank.node"),
+    path.join(packageRoot, "build", "Debug", "kgrank.node"),
+    path.join(packageRoot, "build-cmake", "Release", "kgrank.node"),
+  ];
+}
+
+interface AddonLoad {
+  addon: NativeAddon | null;
+  path?: string;
+  /** One line per failed try, for the aggregated message. */
+  failures: string[];
+}
+
+function tryLoadAddon(): AddonLoad {
+  const failures: string[] = [];
+  for (const candidate of addonCandidates()) {
+    if (!fs.existsSync(candidate)) {
+      failures.push(`${candidate}: not built`);
+      continue;
+    }
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const addon = require(candidate) as NativeAddon;
+      addon.info();
+      return { addon, path: candidate, failures };
+    } catch (err) {
+      failures.push(`${candidate}: ${(err as Error).message.split("\n")[0]}`);
+    }
+  }
+  return { addon: null, failures };
+}
+
+const SIMD_CODES: Record<SimdLevel, number> = { scalar: 0, avx2: 1, avx512: 2, neon: 3 };
+
+/** Native kernels at a fixed SIMD level and default thread count. */
+export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: number): Kernels {
+  const level = SIMD_CODES[simd];
+  return {
+    backend: "native",
+    simd,
+    threads,
+    countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number) {
+      addon.countScores(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads);
+    },
+    countScoresAsync(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number) {
+      return addon.countScoresAsync(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads);
+    },
+  };
+}
+
+function parseThreads(raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 4096) {
+    throw new KgrankBackendError(`KGRANK_THREADS=${raw} is not valid: use an integer from 1 to 4096, or unset it`);
+  }
+  return n;
+}
+
+interface Selection {
+  kernels: Kernels;
+  info: BackendInfo;
+  addon: NativeAddon | null;
+}
+
+function select(): Selection {
+  const wanted = (process.env.KGRANK_BACKEND ?? "").trim().toLowerCase();
+  if (wanted !== "" && wanted !== "native" && wanted !== "ts" && wanted !== "auto") {
+    throw new KgrankBackendError(
+      `KGRANK_BACKEND=${process.env.KGRANK_BACKEND} is not valid: use native, ts or auto (or unset it)`,
+    );
+  }
+  const availableParallelism = os.availableParallelism();
+  if (wanted === "ts") {
+    return {
+      kernels: tsKernels,
+      addon: null,
+      info: {
+        backend: "ts", simd: "none", threads: 1, version: packageVersion, supportedSimd: [],
+        hardwareThreads: availableParallelism, fallbackReason: "KGRANK_BACKEND=ts",
+      },
+    };
+  }
+  const load = tryLoadAddon();
+  if (!load.addon) {
+    const reason = `the native addon could not be loaded:\n  ${load.failures.join("\n  ")}`;
+    if (wanted === "native") {
+      throw new KgrankBackendError(
+        `KGRANK_BACKEND=native but ${reason}\nBuild it with \`npm run build:native\` (needs a C++17 compiler and Python), ` +
+          `or unset KGRANK_BACKEND to use the TypeScript fallback.`,
+      );
+    }
+    process.emitWarning(
+      `kgrank-native is using its pure-TypeScript fallback (slower, same results) because ${reason}\n` +
+        `Rebuild with \`npm rebuild kgrank-native\`, or set KGRANK_BACKEND=ts to silence this warning.`,
+      { code: "KGRANK_FALLBACK" },
+    );
+    return {
+      kernels: tsKernels,
+      addon: null,
+      info: {
+        backend: "ts", simd: "none", threads: 1, version: packageVersion, supportedSimd: [],
+        hardwareThreads: availableParallelism, fallbackReason: reason,
+      },
+    };
+  }
+  const addon = load.addon;
+  const native = addon.info();
+  const supported = native.simdLevels.map((l) => l.name);
+  const best = native.simdLevels.find((l) => l.level === native.bestSimd)?.name ?? "scalar";
+  let simd: SimdLevel = best;
+  const forced = (process.env.KGRANK_SIMD ?? "").trim().toLowerCase();
+  if (forced !== "") {
+    if (!(forced in SIMD_CODES)) {
+      throw new KgrankBackendError(
+        `KGRANK_SIMD=${process.env.KGRANK_SIMD} is not a SIMD level: use one of ${supported.join(", ")} (or unset it)`,
+      );
+    }
+    if (!supported.includes(forced as SimdLevel)) {
+      throw new KgrankBackendError(
+        `KGRANK_SIMD=${forced} is not supported by this CPU or build: supported levels are ${supported.join(", ")}`,
+      );
+    }
+    simd = forced as SimdLevel;
+  }
+  const threads = parseThreads(process.env.KGRANK_THREADS, native.hardwareThreads);
+  return {
+    kernels: nativeKernels(addon, simd, threads),
+    addon,
+    info: {
+      backend: "native", simd, threads, version: packageVersion, supportedSimd: supported,
+      hardwareThreads: native.hardwareThreads, addonPath: load.path,
+    },
+  };
+}
+
+const selection: Selection = select();
+
+/** The kernels every public function uses. */
+export function kernels(): Kernels {
+  return selection.kernels;
+}
+
+/** The loaded addon, or null on the fallback (benchmarks and tests use it to run other SIMD levels). */
+export function nativeAddon(): NativeAddon | null {
+  return selection.addon;
+}
+
+/** Which backend is in use, at which SIMD level and thread count, and why the fallback is in use if it is. */
+export function backendInfo(): BackendInfo {
+  return { ...selection.info, supportedSimd: [...selection.info.supportedSimd] };
+}
+
+/**
+ * Every backend this process can run: the native kernels at each supported SIMD level, then the fallback.
+ * Used by tests (parity) and benchmarks; not part of the stable API.
+ */
+export function allKernels(threads?: number): Kernels[] {
+  const out: Kernels[] = [];
+  const addon = selection.addon;
+  if (addon) {
+    const info = addon.info();
+    for (const level of info.simdLevels) out.push(nativeKernels(addon, level.name, threads ?? selection.info.threads));
+  }
+  out.push(tsKernels);
+  return out;
+}

@@ -1,0 +1,64 @@
+/** Public row-wise counting: the primitive that rank computation builds on. */
+import { kernels } from "./backend";
+import type { CountBuffers, FloatArray } from "./kernels";
+import { thresholdsFor } from "./float32";
+import { floatMatrix, integer, numberArray, options, rowCount, threadCount } from "./validate";
+
+export interface CountScoresOptions {
+  /** Row-major scores, `numColumns` per row. */
+  scores: Float32Array | Float64Array;
+  /** Number of columns (candidates) per row. */
+  numColumns: number;
+  /** One threshold per row (e.g. the true candidate's score). Any numbers; compared exactly. */
+  thresholds: ArrayLike<number>;
+  /** Threads for the native kernel (default: backendInfo().threads). */
+  threads?: number;
+}
+
+/** Per-row counts: entries greater than, equal to (-0 equals +0), and NaN. A NaN threshold counts 0 and 0. */
+export type CountScoresResult = CountBuffers;
+
+interface Prepared {
+  scores: FloatArray;
+  numColumns: number;
+  thresholds: FloatArray;
+  inexactRows: number[];
+  out: CountBuffers;
+  threads: number | undefined;
+}
+
+function prepare(args: unknown): Prepared {
+  const o = options("countScores options", args);
+  const scores = floatMatrix("scores", o.scores);
+  const numColumns = integer("numColumns", o.numColumns, 1);
+  const rows = rowCount("scores", scores, numColumns);
+  const raw = numberArray("thresholds", o.thresholds, rows);
+  const { thresholds, inexactRows } = thresholdsFor(scores, raw);
+  return {
+    scores,
+    numColumns,
+    thresholds,
+    inexactRows,
+    threads: threadCount(o.threads),
+    out: { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows) },
+  };
+}
+
+function finish(p: Prepared): CountScoresResult {
+  for (const r of p.inexactRows) p.out.equal[r] = 0;
+  return p.out;
+}
+
+/** Counts, per row, the scores greater than / equal to the row's threshold and the NaN scores. Small inputs. */
+export function countScoresSync(args: CountScoresOptions): CountScoresResult {
+  const p = prepare(args);
+  kernels().countScores(p.scores, p.numColumns, p.thresholds, p.out, p.threads);
+  return finish(p);
+}
+
+/** As countScoresSync, but runs off the JavaScript thread (native backend) and returns a Promise. */
+export async function countScores(args: CountScoresOptions): Promise<CountScoresResult> {
+  const p = prepare(args);
+  await kernels().countScoresAsync(p.scores, p.numColumns, p.thresholds, p.out, p.threads);
+  return finish(p);
+}

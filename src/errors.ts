@@ -1,0 +1,28 @@
+/**
+ * Typed errors. Every error kgrank throws on purpose is a `KgrankError`; its `code` says which kind, and input
+ * errors name the offending argument and say what is accepted.
+ */
+export class KgrankError extends Error {
+  readonly code: string;
+  constructor(message: string, code = "KGRANK_ERROR") {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A public function was called with an argument it cannot accept. `argument` names it. */
+export class KgrankInputError extends KgrankError {
+  readonly argument: string;
+  constructor(argument: string, message: string) {
+    super(`${argument}: ${message}`, "KGRANK_INPUT");
+    this.argument = argument;
+  }
+}
+
+/** The backend could not be loaded or configured as asked (KGRANK_BACKEND, KGRANK_SIMD, KGRANK_THREADS). */
+export class KgrankBackendError extends KgrankError {
+  constructor(message: string) {
+    super(message, "KGRANK_BACKEND");
+  }
+}

@@ -1,0 +1,25 @@
+import type { CountBuffers, FloatArray } from "../kernels";
+
+/** Row-wise greater / equal / NaN counts, the fallback's twin of native/core/count.cpp. */
+export function countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers): void {
+  const rows = thresholds.length;
+  const { greater, equal, nan } = out;
+  for (let r = 0; r < rows; r++) {
+    const t = thresholds[r]!;
+    const start = r * numColumns;
+    const end = start + numColumns;
+    let g = 0;
+    let e = 0;
+    let u = 0;
+    for (let j = start; j < end; j++) {
+      const v = scores[j]!;
+      // Branch-free counting: comparisons with NaN are false, and v !== v only for NaN.
+      g += v > t ? 1 : 0;
+      e += v === t ? 1 : 0;
+      u += v !== v ? 1 : 0;
+    }
+    greater[r] = g;
+    equal[r] = e;
+    nan[r] = u;
+  }
+}

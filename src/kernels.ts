@@ -1,0 +1,39 @@
+/**
+ * The one interface both backends implement: the native addon (C++/SIMD) and the pure-TypeScript fallback.
+ * Kernels assume validated input (see validate.ts); the public functions validate once, for both backends.
+ */
+export type FloatArray = Float32Array | Float64Array;
+
+export type BackendName = "native" | "ts";
+
+/** Instruction-set levels of the native kernels. The fallback reports "none". */
+export type SimdLevel = "scalar" | "avx2" | "avx512" | "neon";
+
+/** Per-row counts against the row's threshold; exact integers stored as doubles. */
+export interface CountBuffers {
+  greater: Float64Array;
+  equal: Float64Array;
+  nan: Float64Array;
+}
+
+export interface Kernels {
+  readonly backend: BackendName;
+  /** SIMD level the kernels run at ("none" for the fallback). */
+  readonly simd: SimdLevel | "none";
+  /** Default number of threads for parallel kernels (1 for the fallback). */
+  readonly threads: number;
+
+  /**
+   * For each row i of the row-major matrix `scores` (numColumns per row) count entries > thresholds[i],
+   * === thresholds[i] and NaN. `thresholds` has the element type of `scores`.
+   */
+  countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, threads?: number): void;
+  /** The same, off the JavaScript thread where the backend can; resolves when `out` is filled. */
+  countScoresAsync(
+    scores: FloatArray,
+    numColumns: number,
+    thresholds: FloatArray,
+    out: CountBuffers,
+    threads?: number,
+  ): Promise<void>;
+}
