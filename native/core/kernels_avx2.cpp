@@ -9,6 +9,11 @@ namespace kgrank {
 namespace isa {
 
 namespace {
+// Software prefetch distance for the counting loops. Measured on an AMD EPYC (2 vCPUs, 512 MiB float32):
+// single-thread counting went from 35 to 30 ms (the plain read probe: 28 ms). The probe itself gets slower with
+// the same prefetch (28 -> 37 ms), so it stays a plain read.
+constexpr size_t kPrefetchBytes = 1024;
+
 inline uint64_t hsum_epi32(__m256i v) {
   // Lanes hold counts below 2^31; widen to 64 bits before adding.
   const __m256i lo = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v));
@@ -30,23 +35,33 @@ Counts count_f32_avx2(const float* x, size_t n, float t) {
   Counts c;
   const __m256 vt = _mm256_set1_ps(t);
   size_t i = 0;
-  // Each lane gains at most 2 per 16-element step; 2^22 steps per block keeps lanes far below 2^31.
+  // Each lane gains at most 4 per 32-element step; 2^21 steps per block keeps lanes far below 2^31.
   constexpr size_t kBlock = size_t{1} << 26;
-  while (i + 16 <= n) {
+  while (i + 32 <= n) {
     const size_t block_end = (n - i > kBlock ? i + kBlock : n);
     __m256i g = _mm256_setzero_si256(), e = _mm256_setzero_si256(), u = _mm256_setzero_si256();
-    for (; i + 16 <= block_end; i += 16) {
+    for (; i + 32 <= block_end; i += 32) {
+      _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes + 64, _MM_HINT_T0);
       const __m256 a = _mm256_loadu_ps(x + i);
       const __m256 b = _mm256_loadu_ps(x + i + 8);
-      const __m256i ga = _mm256_castps_si256(_mm256_cmp_ps(a, vt, _CMP_GT_OQ));
-      const __m256i gb = _mm256_castps_si256(_mm256_cmp_ps(b, vt, _CMP_GT_OQ));
-      const __m256i ea = _mm256_castps_si256(_mm256_cmp_ps(a, vt, _CMP_EQ_OQ));
-      const __m256i eb = _mm256_castps_si256(_mm256_cmp_ps(b, vt, _CMP_EQ_OQ));
-      const __m256i ua = _mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_UNORD_Q));
-      const __m256i ub = _mm256_castps_si256(_mm256_cmp_ps(b, b, _CMP_UNORD_Q));
-      g = _mm256_sub_epi32(g, _mm256_add_epi32(ga, gb));
-      e = _mm256_sub_epi32(e, _mm256_add_epi32(ea, eb));
-      u = _mm256_sub_epi32(u, _mm256_add_epi32(ua, ub));
+      const __m256 cc = _mm256_loadu_ps(x + i + 16);
+      const __m256 d = _mm256_loadu_ps(x + i + 24);
+      const __m256i gab = _mm256_add_epi32(_mm256_castps_si256(_mm256_cmp_ps(a, vt, _CMP_GT_OQ)),
+                                           _mm256_castps_si256(_mm256_cmp_ps(b, vt, _CMP_GT_OQ)));
+      const __m256i gcd = _mm256_add_epi32(_mm256_castps_si256(_mm256_cmp_ps(cc, vt, _CMP_GT_OQ)),
+                                           _mm256_castps_si256(_mm256_cmp_ps(d, vt, _CMP_GT_OQ)));
+      const __m256i eab = _mm256_add_epi32(_mm256_castps_si256(_mm256_cmp_ps(a, vt, _CMP_EQ_OQ)),
+                                           _mm256_castps_si256(_mm256_cmp_ps(b, vt, _CMP_EQ_OQ)));
+      const __m256i ecd = _mm256_add_epi32(_mm256_castps_si256(_mm256_cmp_ps(cc, vt, _CMP_EQ_OQ)),
+                                           _mm256_castps_si256(_mm256_cmp_ps(d, vt, _CMP_EQ_OQ)));
+      const __m256i uab = _mm256_add_epi32(_mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_UNORD_Q)),
+                                           _mm256_castps_si256(_mm256_cmp_ps(b, b, _CMP_UNORD_Q)));
+      const __m256i ucd = _mm256_add_epi32(_mm256_castps_si256(_mm256_cmp_ps(cc, cc, _CMP_UNORD_Q)),
+                                           _mm256_castps_si256(_mm256_cmp_ps(d, d, _CMP_UNORD_Q)));
+      g = _mm256_sub_epi32(g, _mm256_add_epi32(gab, gcd));
+      e = _mm256_sub_epi32(e, _mm256_add_epi32(eab, ecd));
+      u = _mm256_sub_epi32(u, _mm256_add_epi32(uab, ucd));
     }
     c.greater += hsum_epi32(g);
     c.equal += hsum_epi32(e);
@@ -67,6 +82,7 @@ Counts count_f64_avx2(const double* x, size_t n, double t) {
   __m256i g = _mm256_setzero_si256(), e = _mm256_setzero_si256(), u = _mm256_setzero_si256();
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
+    _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes, _MM_HINT_T0);
     const __m256d a = _mm256_loadu_pd(x + i);
     const __m256d b = _mm256_loadu_pd(x + i + 4);
     const __m256i ga = _mm256_castpd_si256(_mm256_cmp_pd(a, vt, _CMP_GT_OQ));

@@ -14,6 +14,8 @@ Counts count_f32_avx512(const float* x, size_t n, float t) {
   uint64_t g = 0, e = 0, u = 0;
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
+    _mm_prefetch(reinterpret_cast<const char*>(x + i) + 1024, _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(x + i) + 1088, _MM_HINT_T0);
     const __m512 a = _mm512_loadu_ps(x + i);
     const __m512 b = _mm512_loadu_ps(x + i + 16);
     const uint32_t ga = _mm512_cmp_ps_mask(a, vt, _CMP_GT_OQ), gb = _mm512_cmp_ps_mask(b, vt, _CMP_GT_OQ);
@@ -43,6 +45,8 @@ Counts count_f64_avx512(const double* x, size_t n, double t) {
   uint64_t g = 0, e = 0, u = 0;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
+    _mm_prefetch(reinterpret_cast<const char*>(x + i) + 1024, _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(x + i) + 1088, _MM_HINT_T0);
     const __m512d a = _mm512_loadu_pd(x + i);
     const __m512d b = _mm512_loadu_pd(x + i + 8);
     const uint32_t ga = _mm512_cmp_pd_mask(a, vt, _CMP_GT_OQ), gb = _mm512_cmp_pd_mask(b, vt, _CMP_GT_OQ);

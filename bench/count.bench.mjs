@@ -1,0 +1,84 @@
+// Dense rank counting (greater / equal / NaN per row) on a large float32 matrix: native at every SIMD level and
+// thread count vs the TS fallback, each printed as a fraction of the memory-bandwidth probe (a plain streaming
+// read of the same buffer with the same threads) measured in the same run.
+//   node bench/count.bench.mjs [--quick] [--mb 512]
+import { createRequire } from "node:module";
+import { join } from "node:path";
+
+import { fillRandom, printTable, root, runCases, writeResult } from "./lib.mjs";
+
+const require = createRequire(import.meta.url);
+const backend = require(join(root, "dist", "cjs", "backend.js"));
+const { tsKernels } = require(join(root, "dist", "cjs", "fallback", "index.js"));
+
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const mbArg = args.indexOf("--mb");
+const megabytes = mbArg >= 0 ? Number(args[mbArg + 1]) : quick ? 128 : 512;
+const cols = 16384;
+const rows = Math.floor((megabytes * 2 ** 20) / 4 / cols);
+const bytes = rows * cols * 4;
+
+const addon = backend.nativeAddon();
+if (!addon) {
+  console.error("count bench: the native addon is not loaded; build it with `npm run build:native`.");
+  process.exit(1);
+}
+const info = addon.info();
+const hw = info.hardwareThreads;
+const threadCounts = [...new Set([1, hw])];
+
+console.log(`count: ${rows} x ${cols} float32 = ${(bytes / 2 ** 20).toFixed(0)} MiB, threads ${threadCounts.join("/")}`);
+const scores = fillRandom(new Float32Array(rows * cols), 12345);
+const thresholds = new Float32Array(rows);
+for (let r = 0; r < rows; r++) thresholds[r] = scores[r * cols + (r % cols)];
+const out = { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows) };
+
+const cases = [];
+for (const level of info.simdLevels) {
+  for (const t of threadCounts) {
+    cases.push([`probe ${level.name} t${t}`, () => addon.bandwidthRead(scores, level.level, t)]);
+    const k = backend.nativeKernels(addon, level.name, t);
+    cases.push([`native ${level.name} t${t}`, () => k.countScores(scores, cols, thresholds, out, t)]);
+  }
+}
+cases.push(["ts fallback", () => tsKernels.countScores(scores, cols, thresholds, out), { minSamples: 3, maxTime: 1 }]);
+
+const results = await runCases(cases, {
+  minSamples: quick ? 5 : 9,
+  maxTime: quick ? 1 : 3,
+  onCase: (name, r) => console.error(`  ${name}: ${(r.median * 1e3).toFixed(2)} ms ±${r.spread.toFixed(1)}%`),
+});
+
+const gbps = (s) => bytes / s / 1e9;
+const bestProbe = Math.min(...Object.entries(results).filter(([n]) => n.startsWith("probe")).map(([, r]) => r.median));
+const best = info.simdLevels[info.simdLevels.length - 1].name;
+const bestNativeName = `native ${best} t${hw}`;
+const tsTime = results["ts fallback"].median;
+const rows_ = Object.entries(results).map(([name, r]) => {
+  const probeName = name.startsWith("native") ? name.replace("native", "probe") : null;
+  return [
+    name,
+    (r.median * 1e3).toFixed(2),
+    `±${r.spread.toFixed(1)}%`,
+    gbps(r.median).toFixed(2),
+    probeName ? `${((100 * results[probeName].median) / r.median).toFixed(1)}%` : "",
+    `${((100 * bestProbe) / r.median).toFixed(1)}%`,
+    (tsTime / r.median).toFixed(1),
+  ];
+});
+printTable(["case", "median ms", "spread", "GB/s", "% probe (same cfg)", "% best probe", "x ts"], rows_);
+const headline = {
+  bytes,
+  bestNative: bestNativeName,
+  bestNativeMs: results[bestNativeName].median * 1e3,
+  bestProbeMs: bestProbe * 1e3,
+  fractionOfBestProbe: bestProbe / results[bestNativeName].median,
+  speedupVsTs: tsTime / results[bestNativeName].median,
+};
+console.log(
+  `\nheadline: ${bestNativeName} reaches ${(100 * headline.fractionOfBestProbe).toFixed(1)}% of the best bandwidth ` +
+    `probe (${gbps(bestProbe).toFixed(2)} GB/s) and is ${headline.speedupVsTs.toFixed(1)}x the TS fallback`,
+);
+const file = writeResult("count", { rows, cols, results, headline });
+console.log(`wrote ${file}`);

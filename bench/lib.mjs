@@ -1,0 +1,85 @@
+// Shared helpers for benchmark scenarios: Benchmark.js runs with median/spread, machine description, JSON output.
+import Benchmark from "benchmark";
+import { mkdirSync, writeFileSync } from "node:fs";
+import * as os from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+export const resultsDir = join(root, "bench", "results");
+
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Median absolute deviation relative to the median, in percent: the spread we print. */
+export function spreadPct(xs) {
+  const m = median(xs);
+  return (100 * median(xs.map((x) => Math.abs(x - m)))) / m;
+}
+
+/**
+ * Runs the cases (name -> sync function) with Benchmark.js; returns name -> { median (s), spread (%), samples }.
+ * Each case is a whole operation on the scenario's data; Benchmark.js repeats it and we take the sample median.
+ */
+export function runCases(cases, { minSamples = 7, maxTime = 4, onCase } = {}) {
+  return new Promise((resolve, reject) => {
+    const suite = new Benchmark.Suite();
+    const out = {};
+    for (const [name, fn, opts] of cases) {
+      suite.add(name, fn, { minSamples: opts?.minSamples ?? minSamples, maxTime: opts?.maxTime ?? maxTime, initCount: 1 });
+    }
+    suite
+      .on("cycle", (event) => {
+        const b = event.target;
+        if (b.error) return;
+        const sample = b.stats.sample;
+        out[b.name] = { median: median(sample), spread: spreadPct(sample), samples: sample.length };
+        onCase?.(b.name, out[b.name]);
+      })
+      .on("error", (event) => reject(event.target.error))
+      .on("complete", () => resolve(out))
+      .run({ async: false });
+  });
+}
+
+export function machine() {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus[0]?.model ?? "unknown",
+    cores: os.availableParallelism(),
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+  };
+}
+
+export function writeResult(name, data) {
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, `${name}.json`);
+  writeFileSync(file, JSON.stringify({ scenario: name, date: new Date().toISOString(), machine: machine(), ...data }, null, 2));
+  return file;
+}
+
+/** Prints rows (arrays of cells) as an aligned table. */
+export function printTable(header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => cells.map((c, i) => String(c).padEnd(widths[i])).join("  ");
+  console.log(line(header));
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const r of rows) console.log(line(r));
+}
+
+/** Fills a float array with pseudo-random values in [-1, 1) quickly (xorshift), deterministic. */
+export function fillRandom(arr, seed = 1) {
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < arr.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    arr[i] = (x >>> 0) / 2147483648 - 1;
+  }
+  return arr;
+}

@@ -1,0 +1,48 @@
+/** Independent brute-force references for the tests: plain loops, no shared code with src/. */
+
+export interface RefCounts {
+  greater: number[];
+  equal: number[];
+  nan: number[];
+}
+
+/** Counts by sorting each row (a different algorithm from the kernels' single pass). */
+export function referenceCounts(scores: ArrayLike<number>, numColumns: number, thresholds: ArrayLike<number>): RefCounts {
+  const rows = thresholds.length;
+  const out: RefCounts = { greater: [], equal: [], nan: [] };
+  for (let r = 0; r < rows; r++) {
+    const row = Array.from({ length: numColumns }, (_, j) => scores[r * numColumns + j]!);
+    const t = thresholds[r]!;
+    const numbers = row.filter((v) => !Number.isNaN(v)).sort((a, b) => b - a);
+    let g = 0;
+    while (g < numbers.length && numbers[g]! > t) g++;
+    let e = 0;
+    while (g + e < numbers.length && numbers[g + e] === t) e++;
+    out.greater.push(g);
+    out.equal.push(e);
+    out.nan.push(row.length - numbers.length);
+  }
+  return out;
+}
+
+/** Small deterministic PRNG (mulberry32) for reproducible test data. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Values that stress comparisons: NaN, signed zeros, infinities, subnormals, extremes, ties. */
+export const SPECIAL_F32 = [
+  0, -0, 1, -1, Infinity, -Infinity, NaN, 1.401298464324817e-45, -1.401298464324817e-45, 1.1754943508222875e-38,
+  3.4028234663852886e38, -3.4028234663852886e38, 0.5, 2,
+];
+export const SPECIAL_F64 = [
+  0, -0, 1, -1, Infinity, -Infinity, NaN, 5e-324, -5e-324, 2.2250738585072014e-308, Number.MAX_VALUE, -Number.MAX_VALUE,
+  0.5, 2,
+];

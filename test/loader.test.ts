@@ -1,0 +1,86 @@
+/**
+ * Backend selection as a user sees it: each case runs in a fresh Node process with its own environment, against
+ * the compiled package (dist/), so loader behaviour, warnings and errors are observed from outside. Runs once
+ * (not per backend): it chooses the backend itself.
+ */
+import { spawnSync } from "node:child_process";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+
+const root = path.resolve(__dirname, "..");
+
+function runNode(code: string, env: Record<string, string | undefined>) {
+  const merged: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) merged[k] = v;
+  for (const k of ["KGRANK_BACKEND", "KGRANK_SIMD", "KGRANK_THREADS", "KGRANK_ADDON_PATH"]) {
+    if (!(k in env)) delete merged[k];
+  }
+  const r = spawnSync(process.execPath, ["-e", code], { cwd: root, env: merged, encoding: "utf8", timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const printInfo = `console.log(JSON.stringify(require("./dist/cjs/index.js").backendInfo()))`;
+
+describe("backend selection by environment", () => {
+  it("KGRANK_BACKEND=ts forces the fallback without a warning", () => {
+    const r = runNode(printInfo, { KGRANK_BACKEND: "ts" });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).backend).toBe("ts");
+    expect(r.stderr).not.toMatch(/Warning/);
+  });
+
+  it("rejects an unknown KGRANK_BACKEND with a message naming the accepted values", () => {
+    const r = runNode(printInfo, { KGRANK_BACKEND: "gpu" });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/KGRANK_BACKEND=gpu is not valid: use native, ts or auto/);
+  });
+
+  it("falls back with exactly one aggregated warning when the addon cannot be found", () => {
+    const missing = path.join(root, "no-such-dir", "kgrank.node");
+    const code = `${printInfo}; require("./dist/cjs/index.js"); console.log("again")`;
+    const r = runNode(code, { KGRANK_ADDON_PATH: missing });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout.split("\n")[0]!).backend).toBe("ts");
+    expect(r.stderr.match(/KGRANK_FALLBACK|pure-TypeScript fallback/g)?.length).toBeGreaterThanOrEqual(1);
+    expect(r.stderr.split("pure-TypeScript fallback").length - 1).toBe(1);
+    expect(r.stderr).toContain(`${missing}: not built`);
+  });
+
+  it("KGRANK_BACKEND=native fails loudly when the addon cannot load", () => {
+    const r = runNode(printInfo, { KGRANK_BACKEND: "native", KGRANK_ADDON_PATH: path.join(root, "package.json") });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/KGRANK_BACKEND=native but the native addon could not be loaded/);
+    expect(r.stderr).toMatch(/npm run build:native/);
+  });
+
+  it("KGRANK_BACKEND=native loads the addon at its best SIMD level by default", () => {
+    const r = runNode(printInfo, { KGRANK_BACKEND: "native" });
+    expect(r.status).toBe(0);
+    const info = JSON.parse(r.stdout);
+    expect(info.backend).toBe("native");
+    expect(info.simd).toBe(info.supportedSimd[info.supportedSimd.length - 1]);
+  });
+
+  it("KGRANK_SIMD=scalar forces the lowest level and KGRANK_THREADS sets threads", () => {
+    const r = runNode(printInfo, { KGRANK_SIMD: "scalar", KGRANK_THREADS: "1" });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ backend: "native", simd: "scalar", threads: 1 });
+  });
+
+  it("asking for an unsupported or unknown SIMD level is a clear error", () => {
+    const supported: string[] = JSON.parse(runNode(printInfo, {}).stdout).supportedSimd;
+    const unsupported = ["avx512", "neon", "avx2"].find((l) => !supported.includes(l))!;
+    const r = runNode(printInfo, { KGRANK_SIMD: unsupported });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(`KGRANK_SIMD=${unsupported} is not supported by this CPU or build`);
+    const bogus = runNode(printInfo, { KGRANK_SIMD: "sse9" });
+    expect(bogus.status).not.toBe(0);
+    expect(bogus.stderr).toContain("KGRANK_SIMD=sse9 is not a SIMD level");
+  });
+
+  it("rejects a bad KGRANK_THREADS", () => {
+    const r = runNode(printInfo, { KGRANK_THREADS: "0" });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain("KGRANK_THREADS=0 is not valid");
+  });
+});

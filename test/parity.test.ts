@@ -1,0 +1,70 @@
+/**
+ * Every backend this process can run (native at each supported SIMD level and several thread counts, and the
+ * TS fallback) gives exactly the same counts on the same inputs.
+ */
+import { describe, expect, it } from "vitest";
+
+import { allKernels } from "../src/backend";
+import type { CountBuffers, FloatArray, Kernels } from "../src/kernels";
+import { rng, SPECIAL_F32, SPECIAL_F64 } from "./helpers/reference";
+
+function run(k: Kernels, scores: FloatArray, cols: number, thresholds: FloatArray, threads?: number): CountBuffers {
+  const rows = thresholds.length;
+  const out = { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows) };
+  k.countScores(scores, cols, thresholds, out, threads);
+  return out;
+}
+
+function kernelsWithThreads(): { name: string; kernels: Kernels; threads?: number }[] {
+  const out: { name: string; kernels: Kernels; threads?: number }[] = [];
+  for (const k of allKernels()) {
+    if (k.backend === "ts") {
+      out.push({ name: "ts", kernels: k });
+    } else {
+      for (const t of [1, 2, 5]) out.push({ name: `native/${k.simd}/t${t}`, kernels: k, threads: t });
+    }
+  }
+  return out;
+}
+
+describe("backend parity", () => {
+  const variants = kernelsWithThreads();
+
+  it("includes the native kernels unless the fallback was forced", () => {
+    const native = variants.filter((v) => v.kernels.backend === "native");
+    if (process.env.KGRANK_BACKEND === "ts") {
+      expect(native.length).toBe(0);
+    } else {
+      expect(native.length).toBeGreaterThanOrEqual(3);
+    }
+  });
+
+  for (const [name, Ctor, specials] of [
+    ["float32", Float32Array, SPECIAL_F32],
+    ["float64", Float64Array, SPECIAL_F64],
+  ] as const) {
+    for (const [rows, cols] of [
+      [1, 1],
+      [3, 17],
+      [64, 1025],
+      [2, 600_001],
+      [300, 3000],
+    ] as const) {
+      it(`agrees exactly on ${rows} x ${cols} ${name} with specials and ties`, () => {
+        const next = rng(rows * 31 + cols);
+        const scores = new Ctor(rows * cols);
+        for (let i = 0; i < scores.length; i++) {
+          const u = next();
+          scores[i] = u < 0.2 ? specials[Math.floor(next() * specials.length)]! : Math.floor(u * 16) / 4;
+        }
+        const thresholds = new Ctor(rows);
+        for (let r = 0; r < rows; r++) thresholds[r] = r % 3 === 0 ? specials[r % specials.length]! : scores[r * cols]!;
+        const results = variants.map((v) => ({ name: v.name, counts: run(v.kernels, scores, cols, thresholds, v.threads) }));
+        const first = results[0]!;
+        for (const other of results.slice(1)) {
+          expect(other.counts, `${other.name} vs ${first.name}`).toEqual(first.counts);
+        }
+      });
+    }
+  }
+});
