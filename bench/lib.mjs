@@ -45,6 +45,35 @@ export function runCases(cases, { minSamples = 7, maxTime = 4, onCase } = {}) {
   });
 }
 
+/** Quantile (linear interpolation) of a numeric array. */
+export function quantile(xs, q) {
+  const s = [...xs].sort((a, b) => a - b);
+  const pos = (s.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return s[lo] + (s[hi] - s[lo]) * (pos - lo);
+}
+
+/**
+ * Paired, interleaved timing: runs reference() and subject() alternately `reps` times and returns the median and
+ * quartiles of time(reference) / time(subject) over the pairs. Each pair sees the same machine conditions, so the
+ * ratio is robust on a shared, noisy machine where sequential medians drift.
+ */
+export function pairedRatio(reference, subject, reps = 15) {
+  reference();
+  subject();
+  const ratios = [];
+  for (let i = 0; i < reps; i++) {
+    const t0 = performance.now();
+    reference();
+    const t1 = performance.now();
+    subject();
+    const t2 = performance.now();
+    ratios.push((t1 - t0) / (t2 - t1));
+  }
+  return { median: median(ratios), q1: quantile(ratios, 0.25), q3: quantile(ratios, 0.75), reps };
+}
+
 export function machine() {
   const cpus = os.cpus();
   return {

@@ -1,0 +1,39 @@
+// Runs every benchmark scenario, each in its own child process (so one scenario's heap, caches and thread pool do
+// not colour the next), then gathers their JSON results into bench/results/latest.json.
+//   npm run bench [-- --quick] [-- --only count]
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+import { machine, resultsDir, root } from "./lib.mjs";
+
+const SCENARIOS = [{ name: "count", file: "count.bench.mjs" }];
+
+const args = process.argv.slice(2);
+const only = args.includes("--only") ? args[args.indexOf("--only") + 1].split(",") : null;
+const passThrough = args.filter((a, i) => a !== "--only" && args[i - 1] !== "--only");
+
+if (!existsSync(join(root, "dist", "cjs", "index.js"))) {
+  console.error("bench: dist/ is missing; run `npm run build:ts` (npm ci does it) first.");
+  process.exit(1);
+}
+
+const latest = { date: new Date().toISOString(), machine: machine(), args: passThrough, scenarios: {} };
+let failed = 0;
+for (const s of SCENARIOS) {
+  if (only && !only.includes(s.name)) continue;
+  console.log(`\n=== ${s.name} ===`);
+  const r = spawnSync(process.execPath, ["--expose-gc", join(root, "bench", s.file), ...passThrough], {
+    cwd: root,
+    stdio: "inherit",
+  });
+  if (r.status !== 0) {
+    failed++;
+    latest.scenarios[s.name] = { error: `exit status ${r.status}` };
+    continue;
+  }
+  latest.scenarios[s.name] = JSON.parse(readFileSync(join(resultsDir, `${s.name}.json`), "utf8"));
+}
+writeFileSync(join(resultsDir, "latest.json"), JSON.stringify(latest, null, 2));
+console.log(`\nwrote ${join(resultsDir, "latest.json")}`);
+process.exit(failed ? 1 : 0);
