@@ -1,0 +1,127 @@
+// Bindings of the counting kernel and the memory-bandwidth probe.
+#include <napi.h>
+
+#include "../core/count.h"
+#include "common.h"
+
+namespace kgrank_addon {
+
+namespace {
+
+// Everything a counting job needs, gathered and checked on the JavaScript thread.
+struct CountJob {
+  napi_typedarray_type type;
+  const void* scores;
+  const void* thresholds;
+  size_t rows;
+  size_t cols;
+  double* greater;
+  double* equal;
+  double* nan;
+  CountOptions options;
+
+  void run() const {
+    if (type == napi_float32_array) {
+      kgrank::count_rows(static_cast<const float*>(scores), rows, cols, static_cast<const float*>(thresholds), greater,
+                         equal, nan, options);
+    } else {
+      kgrank::count_rows(static_cast<const double*>(scores), rows, cols, static_cast<const double*>(thresholds),
+                         greater, equal, nan, options);
+    }
+  }
+};
+
+// Arguments: scores, numColumns, thresholds, greater, equal, nan, simd, threads.
+CountJob count_job(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
+  const napi_typedarray_type type = scores.TypedArrayType();
+  if (type != napi_float32_array && type != napi_float64_array) {
+    throw_type(env, "scores must be a Float32Array or Float64Array");
+  }
+  const size_t cols = size_arg(info, 1, "numColumns", 1);
+  Napi::TypedArray thresholds = typed_array_arg(info, 2, "thresholds");
+  if (thresholds.TypedArrayType() != type) throw_type(env, "thresholds must have the same element type as scores");
+  const size_t length = scores.ElementLength();
+  if (length % cols != 0) throw_range(env, "scores.length must be a multiple of numColumns");
+  const size_t rows = length / cols;
+  if (thresholds.ElementLength() != rows) throw_range(env, "thresholds.length must equal the number of rows");
+  double* outs[3];
+  const char* names[3] = {"greater", "equal", "nan"};
+  for (size_t k = 0; k < 3; ++k) {
+    Napi::TypedArray out = typed_array_arg(info, 3 + k, names[k]);
+    if (out.TypedArrayType() != napi_float64_array || out.ElementLength() != rows) {
+      throw_type(env, std::string(names[k]) + " must be a Float64Array with one element per row");
+    }
+    outs[k] = static_cast<double*>(raw_data(out));
+  }
+  CountJob job;
+  job.type = type;
+  job.rows = rows;
+  job.cols = cols;
+  job.greater = outs[0];
+  job.equal = outs[1];
+  job.nan = outs[2];
+  job.options = options_arg(info, 6, 7);
+  job.scores = raw_data(scores);
+  job.thresholds = raw_data(thresholds);
+  return job;
+}
+
+Napi::Value CountScores(const Napi::CallbackInfo& info) {
+  count_job(info).run();
+  return info.Env().Undefined();
+}
+
+// Runs a counting job on a libuv worker thread (which fans out to kgrank's own pool). Every JavaScript array the
+// job reads or writes is held by a reference until the promise settles, so none can be collected meanwhile.
+class CountWorker : public Napi::AsyncWorker {
+ public:
+  CountWorker(Napi::Env env, const CountJob& job, const Napi::CallbackInfo& info)
+      : Napi::AsyncWorker(env, "kgrank:countScores"), job_(job), deferred_(Napi::Promise::Deferred::New(env)) {
+    keep_ = Napi::Persistent(Napi::Object::New(env));
+    for (size_t k = 0; k < 6; ++k) keep_.Value().Set(static_cast<uint32_t>(k), info[k]);
+  }
+  Napi::Promise promise() const { return deferred_.Promise(); }
+  void Execute() override { job_.run(); }
+  void OnOK() override {
+    keep_.Reset();
+    deferred_.Resolve(Env().Undefined());
+  }
+  void OnError(const Napi::Error& e) override {
+    keep_.Reset();
+    deferred_.Reject(e.Value());
+  }
+
+ private:
+  CountJob job_;
+  Napi::Promise::Deferred deferred_;
+  Napi::ObjectReference keep_;
+};
+
+Napi::Value CountScoresAsync(const Napi::CallbackInfo& info) {
+  const CountJob job = count_job(info);
+  auto* worker = new CountWorker(info.Env(), job, info);
+  Napi::Promise promise = worker->promise();
+  worker->Queue();
+  return promise;
+}
+
+// Arguments: data (any typed array), simd, threads. Returns a checksum (mod 2^53) of the 64-bit words read.
+Napi::Value BandwidthRead(const Napi::CallbackInfo& info) {
+  Napi::TypedArray data = typed_array_arg(info, 0, "data");
+  const CountOptions opt = options_arg(info, 1, 2);
+  const auto* base = static_cast<const uint8_t*>(raw_data(data));
+  const uint64_t sum = kgrank::bandwidth_read(base, data.ByteLength(), opt);
+  return Napi::Number::New(info.Env(), static_cast<double>(sum & ((uint64_t{1} << 53) - 1)));
+}
+
+}  // namespace
+
+void register_count(Napi::Env env, Napi::Object exports) {
+  exports.Set("countScores", Napi::Function::New(env, CountScores, "countScores"));
+  exports.Set("countScoresAsync", Napi::Function::New(env, CountScoresAsync, "countScoresAsync"));
+  exports.Set("bandwidthRead", Napi::Function::New(env, BandwidthRead, "bandwidthRead"));
+}
+
+}  // namespace kgrank_addon
