@@ -26,3 +26,10 @@ export class KgrankBackendError extends KgrankError {
     super(message, "KGRANK_BACKEND");
   }
 }
+
+/** An object was used in a state that does not allow the call (e.g. adding to a finished accumulator). */
+export class KgrankStateError extends KgrankError {
+  constructor(message: string) {
+    super(message, "KGRANK_STATE");
+  }
+}

@@ -46,3 +46,43 @@ export const SPECIAL_F64 = [
   0, -0, 1, -1, Infinity, -Infinity, NaN, 5e-324, -5e-324, 2.2250738585072014e-308, Number.MAX_VALUE, -Number.MAX_VALUE,
   0.5, 2,
 ];
+
+export interface RefRanks {
+  optimistic: number[];
+  pessimistic: number[];
+  realistic: number[];
+  numCandidates: number[];
+}
+
+/**
+ * Ranks by sorting each row's candidates in descending order and locating the true score among them. With
+ * `trueIndex` the true candidate is one of the row's entries; with `trueScore` it is an extra candidate.
+ */
+export function referenceRanks(
+  scores: ArrayLike<number>,
+  numColumns: number,
+  truth: { trueIndices: ArrayLike<number> } | { trueScores: ArrayLike<number> },
+): RefRanks {
+  const rows = scores.length / numColumns;
+  const out: RefRanks = { optimistic: [], pessimistic: [], realistic: [], numCandidates: [] };
+  for (let r = 0; r < rows; r++) {
+    const row = Array.from({ length: numColumns }, (_, j) => scores[r * numColumns + j]!);
+    let t: number;
+    const candidates = row.filter((v) => !Number.isNaN(v));
+    if ("trueIndices" in truth) {
+      t = row[truth.trueIndices[r]!]!;
+    } else {
+      t = truth.trueScores[r]!;
+      candidates.push(t);
+    }
+    candidates.sort((a, b) => b - a);
+    const firstTie = candidates.findIndex((v) => v === t); // 0-based position of the first candidate equal to t
+    let lastTie = firstTie;
+    while (lastTie + 1 < candidates.length && candidates[lastTie + 1] === t) lastTie++;
+    out.optimistic.push(firstTie + 1);
+    out.pessimistic.push(lastTie + 1);
+    out.realistic.push((firstTie + lastTie + 2) / 2);
+    out.numCandidates.push(candidates.length);
+  }
+  return out;
+}

@@ -1,0 +1,211 @@
+/**
+ * Chunked rank computation: a model that scores candidates in column slices (LibKGE's chunk_size, PyKEEN's
+ * slicing) feeds each slice of the same rows here; greater / equal / non-NaN counts accumulate per row and the
+ * ranks come out at the end. Memory: O(rows), never rows x all candidates.
+ */
+import { kernels } from "../backend";
+import { KgrankInputError, KgrankStateError } from "../errors";
+import { thresholdsFor } from "../float32";
+import type { CountBuffers, FloatArray } from "../kernels";
+import { describe, integer, options, threadCount } from "../validate";
+import { indexArray, type Ranks, ranksFromCounts } from "./ranks";
+
+export interface RankCounterOptions {
+  /** Score of the true candidate of each row (defines the number of rows). No NaN. */
+  trueScores: ArrayLike<number>;
+  /**
+   * Global column of the true candidate in each row, when the true candidate is among the scored columns (it is
+   * then counted once, where its chunk arrives, and its score there must equal trueScores). Omit it when the
+   * chunks hold only the other candidates.
+   */
+  trueIndices?: ArrayLike<number>;
+  /** Total number of candidate columns; when given, ranks() checks that the chunks covered all of them. */
+  numColumns?: number;
+  /** Default threads for the native kernel. */
+  threads?: number;
+}
+
+export interface RankChunk {
+  /** Scores of every row for the chunk's columns: row-major numRows x width. */
+  scores: Float32Array | Float64Array;
+  /** Global index of the chunk's first column. */
+  columnStart: number;
+  threads?: number;
+}
+
+interface PreparedChunk {
+  scores: FloatArray;
+  start: number;
+  width: number;
+  thresholds: FloatArray;
+  inexactRows: number[];
+  threads: number | undefined;
+}
+
+export class RankCounter {
+  /** Number of rows (tasks). */
+  readonly numRows: number;
+  private readonly trueScores: Float64Array;
+  private readonly trueIndices: Int32Array | null;
+  private readonly numColumns: number | null;
+  private readonly threads: number | undefined;
+  private readonly totals: CountBuffers;
+  private readonly seenTrue: Uint8Array | null;
+  private readonly ranges: [number, number][] = [];
+  private columns = 0;
+  private pending = 0;
+  private finished = false;
+  private thresholdCache = new Map<string, { thresholds: FloatArray; inexactRows: number[] }>();
+
+  constructor(args: RankCounterOptions) {
+    const o = options("RankCounter options", args);
+    const ts = o.trueScores as ArrayLike<unknown> | undefined;
+    if (!(Array.isArray(ts) || (ArrayBuffer.isView(ts) && !(ts instanceof DataView))) ||
+      ts instanceof BigInt64Array || ts instanceof BigUint64Array) {
+      throw new KgrankInputError("trueScores", `must be a Float32Array, Float64Array or array of numbers, got ${describe(ts)}`);
+    }
+    const rows = (ts as ArrayLike<unknown>).length;
+    if (rows === 0) throw new KgrankInputError("trueScores", "is empty: a RankCounter needs at least one row");
+    this.trueScores = new Float64Array(rows);
+    for (let i = 0; i < rows; i++) {
+      const v = (ts as ArrayLike<unknown>)[i];
+      if (typeof v !== "number") throw new KgrankInputError("trueScores", `trueScores[${i}] is ${describe(v)}, not a number`);
+      if (v !== v) throw new KgrankInputError("trueScores", `trueScores[${i}] is NaN: the true candidate of row ${i} has no rank`);
+      this.trueScores[i] = v;
+    }
+    this.numRows = rows;
+    this.numColumns = o.numColumns === undefined ? null : integer("numColumns", o.numColumns, 1);
+    if (o.trueIndices !== undefined) {
+      const bound = this.numColumns ?? Number.MAX_SAFE_INTEGER;
+      this.trueIndices = Int32Array.from(indexArray("trueIndices", o.trueIndices, rows, Math.min(bound, 2 ** 31 - 1)));
+      this.seenTrue = new Uint8Array(rows);
+    } else {
+      this.trueIndices = null;
+      this.seenTrue = null;
+    }
+    this.threads = threadCount(o.threads);
+    this.totals = { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows) };
+  }
+
+  /** Counts one chunk on the calling thread. */
+  addSync(chunk: RankChunk): void {
+    const p = this.prepare(chunk);
+    const counts = this.newCounts();
+    kernels().countScores(p.scores, p.width, p.thresholds, counts, p.threads);
+    this.accumulate(p, counts);
+  }
+
+  /** Counts one chunk off the JavaScript thread. Chunks may be added concurrently. */
+  async add(chunk: RankChunk): Promise<void> {
+    const p = this.prepare(chunk);
+    const counts = this.newCounts();
+    this.pending++;
+    try {
+      await kernels().countScoresAsync(p.scores, p.width, p.thresholds, counts, p.threads);
+    } finally {
+      this.pending--;
+    }
+    this.accumulate(p, counts);
+  }
+
+  /** Number of candidate columns counted so far. */
+  get columnsSeen(): number {
+    return this.columns;
+  }
+
+  /** Finishes counting and returns the ranks. Further chunks are refused. */
+  ranks(): Ranks {
+    if (this.pending > 0) {
+      throw new KgrankStateError(`RankCounter.ranks(): ${this.pending} add() call(s) are still running; await them first`);
+    }
+    if (this.columns === 0) throw new KgrankStateError("RankCounter.ranks(): no chunk was added");
+    if (this.numColumns !== null && this.columns !== this.numColumns) {
+      throw new KgrankStateError(
+        `RankCounter.ranks(): chunks covered ${this.columns} of numColumns ${this.numColumns} columns; add the missing ones`,
+      );
+    }
+    if (this.seenTrue) {
+      const missing = this.seenTrue.indexOf(0);
+      if (missing >= 0) {
+        throw new KgrankStateError(
+          `RankCounter.ranks(): the true column ${this.trueIndices![missing]} of row ${missing} was in no chunk`,
+        );
+      }
+    }
+    this.finished = true;
+    return ranksFromCounts(this.totals, this.columns, this.trueIndices !== null);
+  }
+
+  private newCounts(): CountBuffers {
+    const n = this.numRows;
+    return { greater: new Float64Array(n), equal: new Float64Array(n), nan: new Float64Array(n) };
+  }
+
+  private prepare(chunk: RankChunk): PreparedChunk {
+    if (this.finished) throw new KgrankStateError("RankCounter: ranks() was already called; create a new RankCounter");
+    const o = options("chunk", chunk);
+    const scores = o.scores;
+    if (!(scores instanceof Float32Array) && !(scores instanceof Float64Array)) {
+      throw new KgrankInputError("scores", `must be a Float32Array or Float64Array (numRows x width), got ${describe(scores)}`);
+    }
+    if (scores.length === 0 || scores.length % this.numRows !== 0) {
+      throw new KgrankInputError(
+        "scores",
+        `has ${scores.length} elements: a chunk holds every one of the ${this.numRows} rows for at least one column`,
+      );
+    }
+    const width = scores.length / this.numRows;
+    const start = integer("columnStart", o.columnStart, 0);
+    const end = start + width;
+    if (this.numColumns !== null && end > this.numColumns) {
+      throw new KgrankInputError("columnStart", `chunk columns [${start}, ${end}) run past numColumns ${this.numColumns}`);
+    }
+    for (const [a, b] of this.ranges) {
+      if (start < b && a < end) {
+        throw new KgrankInputError("columnStart", `chunk columns [${start}, ${end}) overlap columns [${a}, ${b}) added before`);
+      }
+    }
+    const key = scores instanceof Float32Array ? "f32" : "f64";
+    let th = this.thresholdCache.get(key);
+    if (!th) {
+      th = thresholdsFor(scores, this.trueScores);
+      this.thresholdCache.set(key, th);
+    }
+    // The true candidate's own score, where this chunk holds it, must be the given true score.
+    if (this.trueIndices) {
+      for (let i = 0; i < this.numRows; i++) {
+        const j = this.trueIndices[i]!;
+        if (j >= start && j < end) {
+          const s = scores[i * width + (j - start)]!;
+          if (s !== this.trueScores[i]) {
+            throw new KgrankInputError(
+              "scores",
+              `row ${i}: the score at its true column ${j} is ${s}, but trueScores[${i}] is ${this.trueScores[i]}; ` +
+                `they must be the same score`,
+            );
+          }
+        }
+      }
+    }
+    this.ranges.push([start, end]);
+    return { scores, start, width, thresholds: th.thresholds, inexactRows: th.inexactRows, threads: threadCount(o.threads) ?? this.threads };
+  }
+
+  private accumulate(p: PreparedChunk, counts: CountBuffers): void {
+    for (const r of p.inexactRows) counts.equal[r] = 0;
+    const { greater, equal, nan } = this.totals;
+    for (let i = 0; i < this.numRows; i++) {
+      greater[i]! += counts.greater[i]!;
+      equal[i]! += counts.equal[i]!;
+      nan[i]! += counts.nan[i]!;
+    }
+    this.columns += p.width;
+    if (this.seenTrue && this.trueIndices) {
+      const end = p.start + p.width;
+      for (let i = 0; i < this.numRows; i++) {
+        const j = this.trueIndices[i]!;
+        if (j >= p.start && j < end) this.seenTrue[i] = 1;
+      }
+    }
+  }
+}

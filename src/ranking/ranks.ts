@@ -1,0 +1,235 @@
+/**
+ * Ranks from score matrices. The O(rows x columns) work is the backend's counting kernel; turning counts into
+ * ranks is O(rows) and shared by both backends.
+ *
+ * Semantics (identical to PyKEEN's and OGB's): for the true candidate's score t,
+ *   optimistic  = 1 + #{candidates scoring > t}
+ *   pessimistic = #{candidates scoring >= t}, the true candidate counted once
+ *   realistic   = (optimistic + pessimistic) / 2
+ * NaN scores are not candidates. numCandidates = non-NaN candidates, the true one included.
+ */
+import { kernels } from "../backend";
+import { KgrankInputError } from "../errors";
+import { thresholdsFor } from "../float32";
+import type { CountBuffers, FloatArray } from "../kernels";
+import { describe, floatMatrix, integer, options, rowCount, threadCount } from "../validate";
+
+/** Ranks of the true candidates, one per row; all exact (realistic ranks are multiples of 0.5). */
+export interface Ranks {
+  optimistic: Float64Array;
+  pessimistic: Float64Array;
+  realistic: Float64Array;
+  /** Candidates per row after removing NaN scores, the true candidate included. */
+  numCandidates: Float64Array;
+}
+
+export interface ComputeRanksOptions {
+  /** Row-major scores (b x numColumns). Larger is better. NaN marks "not a candidate". */
+  scores: Float32Array | Float64Array;
+  /** Number of candidate columns per row. */
+  numColumns: number;
+  /** Column of the true candidate in each row (the true candidate is one of the columns). */
+  trueIndices?: ArrayLike<number>;
+  /** Score of the true candidate in each row, when it is not among the columns (sampled or chunked scoring). */
+  trueScores?: ArrayLike<number>;
+  /** Threads for the native kernel (default: backendInfo().threads). */
+  threads?: number;
+}
+
+export interface ComputeSampledRanksOptions {
+  /** Score of each positive (true) triple, length n. */
+  positiveScores: ArrayLike<number>;
+  /** Scores of K negatives per positive, row-major n x K. NaN negatives are not candidates. */
+  negativeScores: Float32Array | Float64Array;
+  threads?: number;
+}
+
+/** True-candidate scores gathered (or taken) per row, in the element type of the scores. */
+interface RankJob {
+  scores: FloatArray;
+  numColumns: number;
+  rows: number;
+  thresholds: FloatArray;
+  /** Rows whose float64 true score no float32 equals: their equal count is 0 by definition. */
+  inexactRows: number[];
+  /** True when the true candidate is one of the columns (it is then counted in `equal`). */
+  trueInColumns: boolean;
+  threads: number | undefined;
+}
+
+/** An array-like of integers in [0, bound), e.g. true column indices. */
+export function indexArray(name: string, value: unknown, length: number, bound: number): ArrayLike<number> {
+  const isView = ArrayBuffer.isView(value) && !(value instanceof DataView);
+  if (!isView && !Array.isArray(value)) {
+    throw new KgrankInputError(name, `must be an Int32Array, Uint32Array or array of integers, got ${describe(value)}`);
+  }
+  if (value instanceof BigInt64Array || value instanceof BigUint64Array) {
+    throw new KgrankInputError(name, "must hold numbers, not BigInts: convert with Int32Array.from(arr, Number)");
+  }
+  const arr = value as ArrayLike<unknown>;
+  if (arr.length !== length) throw new KgrankInputError(name, `must have ${length} elements (one per row), got ${arr.length}`);
+  for (let i = 0; i < length; i++) {
+    const v = arr[i];
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v >= bound) {
+      throw new KgrankInputError(name, `${name}[${i}] = ${describe(v)} is not an integer in [0, ${bound})`);
+    }
+  }
+  return arr as ArrayLike<number>;
+}
+
+/** True scores given explicitly: numbers, no NaN (a NaN true score has no rank). */
+function trueScoreArray(name: string, value: unknown, length: number): ArrayLike<number> {
+  const isView = ArrayBuffer.isView(value) && !(value instanceof DataView);
+  if ((!isView && !Array.isArray(value)) || value instanceof BigInt64Array || value instanceof BigUint64Array) {
+    throw new KgrankInputError(name, `must be a Float32Array, Float64Array or array of numbers, got ${describe(value)}`);
+  }
+  const arr = value as ArrayLike<unknown>;
+  if (arr.length !== length) throw new KgrankInputError(name, `must have ${length} elements (one per row), got ${arr.length}`);
+  for (let i = 0; i < length; i++) {
+    const v = arr[i];
+    if (typeof v !== "number") throw new KgrankInputError(name, `${name}[${i}] is ${describe(v)}, not a number`);
+    if (v !== v) {
+      throw new KgrankInputError(name, `${name}[${i}] is NaN: the true candidate of row ${i} has no score, so it has no rank`);
+    }
+  }
+  return arr as ArrayLike<number>;
+}
+
+function prepareDense(args: unknown): RankJob {
+  const o = options("computeRanks options", args);
+  const scores = floatMatrix("scores", o.scores);
+  const numColumns = integer("numColumns", o.numColumns, 1);
+  const rows = rowCount("scores", scores, numColumns);
+  const threads = threadCount(o.threads);
+  const hasIdx = o.trueIndices !== undefined;
+  const hasScores = o.trueScores !== undefined;
+  if (hasIdx === hasScores) {
+    throw new KgrankInputError(
+      hasIdx ? "trueScores" : "trueIndices",
+      hasIdx
+        ? "give either trueIndices (the true candidate is a column) or trueScores (it is not), not both"
+        : "is required: give trueIndices (column of the true candidate per row) or trueScores (its score per row)",
+    );
+  }
+  if (hasIdx) {
+    const idx = indexArray("trueIndices", o.trueIndices, rows, numColumns);
+    const thresholds = scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows);
+    for (let i = 0; i < rows; i++) {
+      const t = scores[i * numColumns + idx[i]!]!;
+      if (t !== t) {
+        throw new KgrankInputError(
+          "scores",
+          `the true score of row ${i} (column ${idx[i]}) is NaN: a NaN score marks a non-candidate, so the true ` +
+            `candidate has no rank; fix the scores or drop the row`,
+        );
+      }
+      thresholds[i] = t;
+    }
+    return { scores, numColumns, rows, thresholds, inexactRows: [], trueInColumns: true, threads };
+  }
+  const given = trueScoreArray("trueScores", o.trueScores, rows);
+  const { thresholds, inexactRows } = thresholdsFor(scores, given);
+  return { scores, numColumns, rows, thresholds, inexactRows, trueInColumns: false, threads };
+}
+
+function prepareSampled(args: unknown): RankJob {
+  const o = options("computeSampledRanks options", args);
+  const negativeScores = o.negativeScores;
+  if (!(negativeScores instanceof Float32Array) && !(negativeScores instanceof Float64Array)) {
+    throw new KgrankInputError(
+      "negativeScores",
+      `must be a Float32Array or Float64Array (row-major n x K), got ${describe(negativeScores)}`,
+    );
+  }
+  const pos = o.positiveScores as ArrayLike<unknown> | undefined;
+  const isArrayLike = Array.isArray(pos) || (ArrayBuffer.isView(pos) && !(pos instanceof DataView));
+  if (!isArrayLike) {
+    throw new KgrankInputError("positiveScores", `must be a Float32Array, Float64Array or array of numbers, got ${describe(pos)}`);
+  }
+  const n = (pos as ArrayLike<unknown>).length;
+  if (n === 0) throw new KgrankInputError("positiveScores", "is empty: pass at least one positive score");
+  if (negativeScores.length === 0) {
+    throw new KgrankInputError("negativeScores", "is empty (K = 0): pass at least one negative score per positive");
+  }
+  if (negativeScores.length % n !== 0) {
+    throw new KgrankInputError(
+      "negativeScores",
+      `has ${negativeScores.length} elements, not a multiple of positiveScores.length ${n}: it must be n x K, row-major`,
+    );
+  }
+  return prepareDense({
+    scores: negativeScores,
+    numColumns: negativeScores.length / n,
+    trueScores: trueScoreArray("positiveScores", pos, n),
+    threads: o.threads,
+  });
+}
+
+function newCounts(rows: number): CountBuffers {
+  return { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows) };
+}
+
+/**
+ * Ranks from accumulated counts over `columns` candidate columns. When the true candidate is one of the columns
+ * it is already in `equal` and in the non-NaN count; otherwise it is added once.
+ */
+export function ranksFromCounts(counts: CountBuffers, columns: number, trueInColumns: boolean): Ranks {
+  const rows = counts.greater.length;
+  const out: Ranks = {
+    optimistic: new Float64Array(rows),
+    pessimistic: new Float64Array(rows),
+    realistic: new Float64Array(rows),
+    numCandidates: new Float64Array(rows),
+  };
+  const extra = trueInColumns ? 0 : 1;
+  const { greater, equal, nan } = counts;
+  for (let i = 0; i < rows; i++) {
+    const opt = 1 + greater[i]!;
+    const pess = greater[i]! + equal[i]! + extra;
+    out.optimistic[i] = opt;
+    out.pessimistic[i] = pess;
+    out.realistic[i] = 0.5 * (opt + pess);
+    out.numCandidates[i] = columns - nan[i]! + extra;
+  }
+  return out;
+}
+
+function finish(job: RankJob, counts: CountBuffers): Ranks {
+  for (const r of job.inexactRows) counts.equal[r] = 0;
+  return ranksFromCounts(counts, job.numColumns, job.trueInColumns);
+}
+
+/** Ranks of the true candidates from a dense score matrix, on the calling thread (small inputs). */
+export function computeRanksSync(args: ComputeRanksOptions): Ranks {
+  const job = prepareDense(args);
+  const counts = newCounts(job.rows);
+  kernels().countScores(job.scores, job.numColumns, job.thresholds, counts, job.threads);
+  return finish(job, counts);
+}
+
+/** Ranks of the true candidates from a dense score matrix, off the JavaScript thread. */
+export async function computeRanks(args: ComputeRanksOptions): Promise<Ranks> {
+  const job = prepareDense(args);
+  const counts = newCounts(job.rows);
+  await kernels().countScoresAsync(job.scores, job.numColumns, job.thresholds, counts, job.threads);
+  return finish(job, counts);
+}
+
+/**
+ * Ranks of positives among K sampled negatives each (OGB's link-prediction protocol): numCandidates is K + 1 minus
+ * the NaN negatives; realistic ranks equal OGB's 0.5 * (#neg > pos + #neg >= pos) + 1.
+ */
+export function computeSampledRanksSync(args: ComputeSampledRanksOptions): Ranks {
+  const job = prepareSampled(args);
+  const counts = newCounts(job.rows);
+  kernels().countScores(job.scores, job.numColumns, job.thresholds, counts, job.threads);
+  return finish(job, counts);
+}
+
+/** As computeSampledRanksSync, off the JavaScript thread. */
+export async function computeSampledRanks(args: ComputeSampledRanksOptions): Promise<Ranks> {
+  const job = prepareSampled(args);
+  const counts = newCounts(job.rows);
+  await kernels().countScoresAsync(job.scores, job.numColumns, job.thresholds, counts, job.threads);
+  return finish(job, counts);
+}
