@@ -1,6 +1,7 @@
 // Shared helpers for benchmark scenarios: Benchmark.js runs with median/spread, machine description, JSON output.
 import Benchmark from "benchmark";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import * as os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -111,4 +112,32 @@ export function fillRandom(arr, seed = 1) {
     arr[i] = (x >>> 0) / 2147483648 - 1;
   }
   return arr;
+}
+
+/** Writes a C-order little-endian .npy (format 1.0) for the NumPy peer benchmarks. */
+export function writeNpyFile(file, array, shape) {
+  const descr = array instanceof Float32Array ? "<f4" : array instanceof Float64Array ? "<f8" : array instanceof Int32Array ? "<i4" : null;
+  if (!descr) throw new Error(`writeNpyFile: unsupported ${array.constructor.name}`);
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(", ")}${shape.length === 1 ? "," : ""}), }`;
+  const unpadded = 10 + header.length + 1;
+  header += " ".repeat((64 - (unpadded % 64)) % 64) + "\n";
+  const head = Buffer.alloc(10);
+  head.write("\x93NUMPY", 0, "latin1");
+  head[6] = 1;
+  head[7] = 0;
+  head.writeUInt16LE(header.length, 8);
+  const fd = openSync(file, "w");
+  try {
+    writeSync(fd, head);
+    writeSync(fd, Buffer.from(header, "latin1"));
+    writeSync(fd, new Uint8Array(array.buffer, array.byteOffset, array.byteLength));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** True when `python3 -c "import numpy"` works; returns the numpy version or null. */
+export function numpyVersion() {
+  const r = spawnSync("python3", ["-c", "import numpy; print(numpy.__version__)"], { encoding: "utf8" });
+  return r.status === 0 ? r.stdout.trim() : null;
 }

@@ -79,6 +79,13 @@ export function indexArray(name: string, value: unknown, length: number, bound: 
 
 /** True scores given explicitly: numbers, no NaN (a NaN true score has no rank). */
 function trueScoreArray(name: string, value: unknown, length: number): ArrayLike<number> {
+  if (value instanceof Float32Array || value instanceof Float64Array) {
+    if (value.length !== length) throw new KgrankInputError(name, `must have ${length} elements (one per row), got ${value.length}`);
+    for (let i = 0; i < length; i++) {
+      if (value[i] !== value[i]) throw nanTrueScore(name, i);
+    }
+    return value;
+  }
   const isView = ArrayBuffer.isView(value) && !(value instanceof DataView);
   if ((!isView && !Array.isArray(value)) || value instanceof BigInt64Array || value instanceof BigUint64Array) {
     throw new KgrankInputError(name, `must be a Float32Array, Float64Array or array of numbers, got ${describe(value)}`);
@@ -88,11 +95,19 @@ function trueScoreArray(name: string, value: unknown, length: number): ArrayLike
   for (let i = 0; i < length; i++) {
     const v = arr[i];
     if (typeof v !== "number") throw new KgrankInputError(name, `${name}[${i}] is ${describe(v)}, not a number`);
-    if (v !== v) {
-      throw new KgrankInputError(name, `${name}[${i}] is NaN: the true candidate of row ${i} has no score, so it has no rank`);
-    }
+    if (v !== v) throw nanTrueScore(name, i);
   }
   return arr as ArrayLike<number>;
+}
+
+function nanTrueScore(name: string, row: number): KgrankInputError {
+  return new KgrankInputError(name, `${name}[${row}] is NaN: the true candidate of row ${row} has no score, so it has no rank`);
+}
+
+/** A job whose true candidates are given by score (not among the columns). */
+function byScoreJob(scores: FloatArray, numColumns: number, trueScores: ArrayLike<number>, threads: number | undefined): RankJob {
+  const { thresholds, inexactRows } = thresholdsFor(scores, trueScores);
+  return { scores, numColumns, rows: trueScores.length, thresholds, inexactRows, trueInColumns: false, threads };
 }
 
 function prepareDense(args: unknown): RankJob {
@@ -127,9 +142,7 @@ function prepareDense(args: unknown): RankJob {
     }
     return { scores, numColumns, rows, thresholds, inexactRows: [], trueInColumns: true, threads };
   }
-  const given = trueScoreArray("trueScores", o.trueScores, rows);
-  const { thresholds, inexactRows } = thresholdsFor(scores, given);
-  return { scores, numColumns, rows, thresholds, inexactRows, trueInColumns: false, threads };
+  return byScoreJob(scores, numColumns, trueScoreArray("trueScores", o.trueScores, rows), threads);
 }
 
 function prepareSampled(args: unknown): RankJob {
@@ -157,12 +170,8 @@ function prepareSampled(args: unknown): RankJob {
       `has ${negativeScores.length} elements, not a multiple of positiveScores.length ${n}: it must be n x K, row-major`,
     );
   }
-  return prepareDense({
-    scores: negativeScores,
-    numColumns: negativeScores.length / n,
-    trueScores: trueScoreArray("positiveScores", pos, n),
-    threads: o.threads,
-  });
+  const positives = trueScoreArray("positiveScores", pos, n);
+  return byScoreJob(negativeScores, negativeScores.length / n, positives, threadCount(o.threads));
 }
 
 function newCounts(rows: number): CountBuffers {
