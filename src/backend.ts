@@ -31,6 +31,14 @@ export interface NativeAddon {
     scores: FloatArray, numColumns: number, thresholds: FloatArray,
     greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
   ): Promise<void>;
+  countScoresByIndex(
+    scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray,
+    greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
+  ): void;
+  countScoresByIndexAsync(
+    scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray,
+    greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
+  ): Promise<void>;
   bandwidthRead(data: ArrayBufferView, simd: number, threads: number): number;
 }
 
@@ -131,6 +139,12 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
     },
     countScoresAsync(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number) {
       return addon.countScoresAsync(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads);
+    },
+    countScoresByIndex(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number) {
+      addon.countScoresByIndex(s, cols, idx, th, out.greater, out.equal, out.nan, level, t ?? threads);
+    },
+    countScoresByIndexAsync(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number) {
+      return addon.countScoresByIndexAsync(s, cols, idx, th, out.greater, out.equal, out.nan, level, t ?? threads);
     },
   };
 }

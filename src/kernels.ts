@@ -36,4 +36,25 @@ export interface Kernels {
     out: CountBuffers,
     threads?: number,
   ): Promise<void>;
+
+  /**
+   * As countScores, with row i's threshold being its own entry at column trueIndex[i] (in [0, numColumns)),
+   * read where the row is streamed; the thresholds used are written to `thresholdsOut` (same type as scores).
+   */
+  countScoresByIndex(
+    scores: FloatArray,
+    numColumns: number,
+    trueIndex: Int32Array,
+    thresholdsOut: FloatArray,
+    out: CountBuffers,
+    threads?: number,
+  ): void;
+  countScoresByIndexAsync(
+    scores: FloatArray,
+    numColumns: number,
+    trueIndex: Int32Array,
+    thresholdsOut: FloatArray,
+    out: CountBuffers,
+    threads?: number,
+  ): Promise<void>;
 }

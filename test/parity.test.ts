@@ -64,6 +64,17 @@ describe("backend parity", () => {
         for (const other of results.slice(1)) {
           expect(other.counts, `${other.name} vs ${first.name}`).toEqual(first.counts);
         }
+        // By index: each row's threshold is its own entry at a chosen column, gathered by the kernel.
+        const idx = Int32Array.from({ length: rows }, (_, r) => (r * 7 + 3) % cols);
+        const gathered = new Ctor(rows).map((_, r) => scores[r * cols + idx[r]!]!);
+        const direct = run(variants[0]!.kernels, scores, cols, gathered, variants[0]!.threads);
+        for (const v of variants) {
+          const out = { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows) };
+          const th = new Ctor(rows);
+          v.kernels.countScoresByIndex(scores, cols, idx, th, out, v.threads);
+          expect(out, `${v.name} by index`).toEqual(direct);
+          expect(Array.from(th), `${v.name} gathered thresholds`).toEqual(Array.from(gathered));
+        }
       });
     }
   }

@@ -12,7 +12,9 @@ namespace {
 struct CountJob {
   napi_typedarray_type type;
   const void* scores;
-  const void* thresholds;
+  // Thresholds: read from here, or, when true_index is set, gathered from the rows and written here.
+  void* thresholds;
+  const int32_t* true_index = nullptr;
   size_t rows;
   size_t cols;
   double* greater;
@@ -21,6 +23,16 @@ struct CountJob {
   CountOptions options;
 
   void run() const {
+    if (true_index != nullptr) {
+      if (type == napi_float32_array) {
+        kgrank::count_rows_by_index(static_cast<const float*>(scores), rows, cols, true_index,
+                                    static_cast<float*>(thresholds), greater, equal, nan, options);
+      } else {
+        kgrank::count_rows_by_index(static_cast<const double*>(scores), rows, cols, true_index,
+                                    static_cast<double*>(thresholds), greater, equal, nan, options);
+      }
+      return;
+    }
     if (type == napi_float32_array) {
       kgrank::count_rows(static_cast<const float*>(scores), rows, cols, static_cast<const float*>(thresholds), greater,
                          equal, nan, options);
@@ -31,16 +43,18 @@ struct CountJob {
   }
 };
 
-// Arguments: scores, numColumns, thresholds, greater, equal, nan, simd, threads.
-CountJob count_job(const Napi::CallbackInfo& info) {
+// Arguments: scores, numColumns, thresholds, greater, equal, nan, simd, threads; with by_index:
+// scores, numColumns, trueIndex (Int32Array), thresholdsOut, greater, equal, nan, simd, threads.
+CountJob count_job(const Napi::CallbackInfo& info, bool by_index) {
   Napi::Env env = info.Env();
+  const size_t shift = by_index ? 1 : 0;
   Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
   const napi_typedarray_type type = scores.TypedArrayType();
   if (type != napi_float32_array && type != napi_float64_array) {
     throw_type(env, "scores must be a Float32Array or Float64Array");
   }
   const size_t cols = size_arg(info, 1, "numColumns", 1);
-  Napi::TypedArray thresholds = typed_array_arg(info, 2, "thresholds");
+  Napi::TypedArray thresholds = typed_array_arg(info, 2 + shift, "thresholds");
   if (thresholds.TypedArrayType() != type) throw_type(env, "thresholds must have the same element type as scores");
   const size_t length = scores.ElementLength();
   if (length % cols != 0) throw_range(env, "scores.length must be a multiple of numColumns");
@@ -49,7 +63,7 @@ CountJob count_job(const Napi::CallbackInfo& info) {
   double* outs[3];
   const char* names[3] = {"greater", "equal", "nan"};
   for (size_t k = 0; k < 3; ++k) {
-    Napi::TypedArray out = typed_array_arg(info, 3 + k, names[k]);
+    Napi::TypedArray out = typed_array_arg(info, 3 + shift + k, names[k]);
     if (out.TypedArrayType() != napi_float64_array || out.ElementLength() != rows) {
       throw_type(env, std::string(names[k]) + " must be a Float64Array with one element per row");
     }
@@ -62,14 +76,32 @@ CountJob count_job(const Napi::CallbackInfo& info) {
   job.greater = outs[0];
   job.equal = outs[1];
   job.nan = outs[2];
-  job.options = options_arg(info, 6, 7);
+  job.options = options_arg(info, 6 + shift, 7 + shift);
   job.scores = raw_data(scores);
   job.thresholds = raw_data(thresholds);
+  if (by_index) {
+    Napi::TypedArray index = typed_array_arg(info, 2, "trueIndex");
+    if (index.TypedArrayType() != napi_int32_array || index.ElementLength() != rows) {
+      throw_type(env, "trueIndex must be an Int32Array with one element per row");
+    }
+    const auto* idx = static_cast<const int32_t*>(raw_data(index));
+    for (size_t r = 0; r < rows; ++r) {
+      if (idx[r] < 0 || static_cast<size_t>(idx[r]) >= cols) {
+        throw_range(env, "trueIndex[" + std::to_string(r) + "] is outside [0, numColumns)");
+      }
+    }
+    job.true_index = idx;
+  }
   return job;
 }
 
 Napi::Value CountScores(const Napi::CallbackInfo& info) {
-  count_job(info).run();
+  count_job(info, false).run();
+  return info.Env().Undefined();
+}
+
+Napi::Value CountScoresByIndex(const Napi::CallbackInfo& info) {
+  count_job(info, true).run();
   return info.Env().Undefined();
 }
 
@@ -80,7 +112,8 @@ class CountWorker : public Napi::AsyncWorker {
   CountWorker(Napi::Env env, const CountJob& job, const Napi::CallbackInfo& info)
       : Napi::AsyncWorker(env, "kgrank:countScores"), job_(job), deferred_(Napi::Promise::Deferred::New(env)) {
     keep_ = Napi::Persistent(Napi::Object::New(env));
-    for (size_t k = 0; k < 6; ++k) keep_.Value().Set(static_cast<uint32_t>(k), info[k]);
+    // Every argument but the trailing simd and threads numbers is an array the job touches.
+    for (size_t k = 0; k + 2 < info.Length(); ++k) keep_.Value().Set(static_cast<uint32_t>(k), info[k]);
   }
   Napi::Promise promise() const { return deferred_.Promise(); }
   void Execute() override { job_.run(); }
@@ -99,13 +132,16 @@ class CountWorker : public Napi::AsyncWorker {
   Napi::ObjectReference keep_;
 };
 
-Napi::Value CountScoresAsync(const Napi::CallbackInfo& info) {
-  const CountJob job = count_job(info);
+Napi::Value queue_count(const Napi::CallbackInfo& info, bool by_index) {
+  const CountJob job = count_job(info, by_index);
   auto* worker = new CountWorker(info.Env(), job, info);
   Napi::Promise promise = worker->promise();
   worker->Queue();
   return promise;
 }
+
+Napi::Value CountScoresAsync(const Napi::CallbackInfo& info) { return queue_count(info, false); }
+Napi::Value CountScoresByIndexAsync(const Napi::CallbackInfo& info) { return queue_count(info, true); }
 
 // Arguments: data (any typed array), simd, threads. Returns a checksum (mod 2^53) of the 64-bit words read.
 Napi::Value BandwidthRead(const Napi::CallbackInfo& info) {
@@ -121,6 +157,8 @@ Napi::Value BandwidthRead(const Napi::CallbackInfo& info) {
 void register_count(Napi::Env env, Napi::Object exports) {
   exports.Set("countScores", Napi::Function::New(env, CountScores, "countScores"));
   exports.Set("countScoresAsync", Napi::Function::New(env, CountScoresAsync, "countScoresAsync"));
+  exports.Set("countScoresByIndex", Napi::Function::New(env, CountScoresByIndex, "countScoresByIndex"));
+  exports.Set("countScoresByIndexAsync", Napi::Function::New(env, CountScoresByIndexAsync, "countScoresByIndexAsync"));
   exports.Set("bandwidthRead", Napi::Function::New(env, BandwidthRead, "bandwidthRead"));
 }
 

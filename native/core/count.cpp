@@ -66,8 +66,10 @@ constexpr size_t kPieceBytes = size_t{1} << 20;
 // Below this many bytes in total, threads cost more than they save.
 constexpr size_t kParallelBytes = size_t{1} << 18;
 
-template <typename T, typename Fn>
-void count_rows_impl(const T* scores, size_t rows, size_t cols, const T* thresholds, double* greater, double* equal,
+// threshold(r) gives row r's threshold; it is called once per row, on the thread that counts the row (or, for
+// rows split into column pieces, once per row before the pieces are counted).
+template <typename T, typename Fn, typename ThresholdFn>
+void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn threshold, double* greater, double* equal,
                      double* nan, const CountOptions& options, Fn kernel) {
   if (rows == 0) return;
   const size_t total_bytes = rows * cols * sizeof(T);
@@ -81,7 +83,7 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, const T* thresho
       const size_t r0 = task * rows_per_task;
       const size_t r1 = std::min(rows, r0 + rows_per_task);
       for (size_t r = r0; r < r1; ++r) {
-        const Counts c = kernel(scores + r * cols, cols, thresholds[r]);
+        const Counts c = kernel(scores + r * cols, cols, threshold(r));
         greater[r] = static_cast<double>(c.greater);
         equal[r] = static_cast<double>(c.equal);
         nan[r] = static_cast<double>(c.nan);
@@ -91,12 +93,14 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, const T* thresho
   }
   // Long rows: split each row into column pieces, count them in parallel, then add the pieces up per row.
   const size_t pieces_per_row = (cols + piece - 1) / piece;
+  std::vector<T> row_threshold(rows);
+  for (size_t r = 0; r < rows; ++r) row_threshold[r] = threshold(r);
   std::vector<Counts> partial(rows * pieces_per_row);
   parallel_for(rows * pieces_per_row, threads, [&](size_t task) {
     const size_t r = task / pieces_per_row;
     const size_t c0 = (task % pieces_per_row) * piece;
     const size_t len = std::min(piece, cols - c0);
-    partial[task] = kernel(scores + r * cols + c0, len, thresholds[r]);
+    partial[task] = kernel(scores + r * cols + c0, len, row_threshold[r]);
   });
   for (size_t r = 0; r < rows; ++r) {
     Counts sum;
@@ -119,12 +123,38 @@ Counts count_run(const double* x, size_t n, double t, SimdLevel simd) { return p
 
 void count_rows(const float* scores, size_t rows, size_t cols, const float* thresholds, double* greater,
                 double* equal, double* nan, const CountOptions& options) {
-  count_rows_impl(scores, rows, cols, thresholds, greater, equal, nan, options, pick_f32(usable(options.simd)));
+  count_rows_impl(scores, rows, cols, [=](size_t r) { return thresholds[r]; }, greater, equal, nan, options,
+                  pick_f32(usable(options.simd)));
 }
 
 void count_rows(const double* scores, size_t rows, size_t cols, const double* thresholds, double* greater,
                 double* equal, double* nan, const CountOptions& options) {
-  count_rows_impl(scores, rows, cols, thresholds, greater, equal, nan, options, pick_f64(usable(options.simd)));
+  count_rows_impl(scores, rows, cols, [=](size_t r) { return thresholds[r]; }, greater, equal, nan, options,
+                  pick_f64(usable(options.simd)));
+}
+
+namespace {
+template <typename T, typename Fn>
+void by_index(const T* scores, size_t rows, size_t cols, const int32_t* true_index, T* thresholds_out, double* greater,
+              double* equal, double* nan, const CountOptions& options, Fn kernel) {
+  const auto gather = [=](size_t r) {
+    const T t = scores[r * cols + static_cast<size_t>(true_index[r])];
+    thresholds_out[r] = t;
+    return t;
+  };
+  count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel);
+}
+}  // namespace
+
+void count_rows_by_index(const float* scores, size_t rows, size_t cols, const int32_t* true_index,
+                         float* thresholds_out, double* greater, double* equal, double* nan, const CountOptions& options) {
+  by_index(scores, rows, cols, true_index, thresholds_out, greater, equal, nan, options, pick_f32(usable(options.simd)));
+}
+
+void count_rows_by_index(const double* scores, size_t rows, size_t cols, const int32_t* true_index,
+                         double* thresholds_out, double* greater, double* equal, double* nan,
+                         const CountOptions& options) {
+  by_index(scores, rows, cols, true_index, thresholds_out, greater, equal, nan, options, pick_f64(usable(options.simd)));
 }
 
 uint64_t bandwidth_read(const void* data, size_t bytes, const CountOptions& options) {

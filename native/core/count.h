@@ -21,6 +21,15 @@ void count_rows(const float* scores, size_t rows, size_t cols, const float* thre
 void count_rows(const double* scores, size_t rows, size_t cols, const double* thresholds, double* greater,
                 double* equal, double* nan, const CountOptions& options);
 
+// As count_rows, with each row's threshold read from the row itself at column true_index[r] (the true
+// candidate's own score), on the worker that streams that row; the thresholds are written to thresholds_out.
+// Every true_index[r] must be in [0, cols).
+void count_rows_by_index(const float* scores, size_t rows, size_t cols, const int32_t* true_index,
+                         float* thresholds_out, double* greater, double* equal, double* nan, const CountOptions& options);
+void count_rows_by_index(const double* scores, size_t rows, size_t cols, const int32_t* true_index,
+                         double* thresholds_out, double* greater, double* equal, double* nan,
+                         const CountOptions& options);
+
 // One contiguous run at the given level (single-threaded); the building block of count_rows.
 Counts count_run(const float* x, size_t n, float t, SimdLevel simd);
 Counts count_run(const double* x, size_t n, double t, SimdLevel simd);

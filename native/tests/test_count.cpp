@@ -85,6 +85,38 @@ void test_rows(std::mt19937_64& rng, size_t rows, size_t cols) {
   }
 }
 
+// count_rows_by_index == count_rows with thresholds gathered beforehand, on both thread splits.
+template <typename T>
+void test_by_index(std::mt19937_64& rng, size_t rows, size_t cols) {
+  std::vector<T> scores(rows * cols);
+  std::uniform_int_distribution<int> small(-6, 6);
+  for (auto& v : scores) v = static_cast<T>(small(rng)) / T(2);
+  std::vector<int32_t> idx(rows);
+  std::vector<T> gathered(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    idx[r] = static_cast<int32_t>((r * 7919 + 3) % cols);
+    gathered[r] = scores[r * cols + static_cast<size_t>(idx[r])];
+  }
+  for (SimdLevel level : levels()) {
+    for (unsigned threads : {1u, 2u}) {
+      kgrank::CountOptions opt;
+      opt.simd = level;
+      opt.threads = threads;
+      std::vector<double> g1(rows), e1(rows), u1(rows), g2(rows), e2(rows), u2(rows);
+      std::vector<T> th(rows, T(-99));
+      kgrank::count_rows(scores.data(), rows, cols, gathered.data(), g1.data(), e1.data(), u1.data(), opt);
+      kgrank::count_rows_by_index(scores.data(), rows, cols, idx.data(), th.data(), g2.data(), e2.data(), u2.data(), opt);
+      for (size_t r = 0; r < rows; ++r) {
+        CHECK_EQ(th[r], gathered[r]);
+        CHECK_EQ(g2[r], g1[r]);
+        CHECK_EQ(e2[r], e1[r]);
+        CHECK_EQ(u2[r], u1[r]);
+        CHECK(e2[r] >= 1);  // the true entry equals itself
+      }
+    }
+  }
+}
+
 void test_bandwidth_read() {
   std::vector<uint64_t> words(1 << 18);
   uint64_t want = 0;
@@ -109,6 +141,8 @@ int main() {
   test_rows<double>(rng, 5, 300001);     // long rows: split into column pieces and reduced
   test_rows<float>(rng, 1, 700000);
   test_rows<float>(rng, 0, 10);
+  test_by_index<float>(rng, 300, 1000);   // whole rows per task
+  test_by_index<double>(rng, 3, 400000);  // rows split into column pieces
   test_bandwidth_read();
   TEST_MAIN_END();
 }

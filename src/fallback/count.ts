@@ -23,3 +23,15 @@ export function countScores(scores: FloatArray, numColumns: number, thresholds: 
     nan[r] = u;
   }
 }
+
+/** countScores with each row's threshold taken from the row at column trueIndex[r]; thresholds written out. */
+export function countScoresByIndex(
+  scores: FloatArray,
+  numColumns: number,
+  trueIndex: Int32Array,
+  thresholdsOut: FloatArray,
+  out: CountBuffers,
+): void {
+  for (let r = 0; r < trueIndex.length; r++) thresholdsOut[r] = scores[r * numColumns + trueIndex[r]!]!;
+  countScores(scores, numColumns, thresholdsOut, out);
+}

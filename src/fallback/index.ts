@@ -1,5 +1,5 @@
 import type { CountBuffers, FloatArray, Kernels } from "../kernels";
-import { countScores } from "./count";
+import { countScores, countScoresByIndex } from "./count";
 
 /** The pure-TypeScript backend: identical results to the native one, single-threaded and slower. */
 export const tsKernels: Kernels = {
@@ -11,5 +11,13 @@ export const tsKernels: Kernels = {
   },
   async countScoresAsync(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers) {
     countScores(scores, numColumns, thresholds, out);
+  },
+  countScoresByIndex(scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray, out: CountBuffers) {
+    countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
+  },
+  async countScoresByIndexAsync(
+    scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray, out: CountBuffers,
+  ) {
+    countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
   },
 };

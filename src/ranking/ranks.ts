@@ -54,6 +54,8 @@ interface RankJob {
   inexactRows: number[];
   /** True when the true candidate is one of the columns (it is then counted in `equal`). */
   trueInColumns: boolean;
+  /** Column of the true candidate per row; the kernel then gathers `thresholds` itself. */
+  trueIndex?: Int32Array;
   threads: number | undefined;
 }
 
@@ -128,19 +130,10 @@ function prepareDense(args: unknown): RankJob {
   }
   if (hasIdx) {
     const idx = indexArray("trueIndices", o.trueIndices, rows, numColumns);
+    // The kernel reads each row's true score where it streams the row (no pass over the matrix here).
+    const trueIndex = idx instanceof Int32Array ? idx : Int32Array.from(idx);
     const thresholds = scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows);
-    for (let i = 0; i < rows; i++) {
-      const t = scores[i * numColumns + idx[i]!]!;
-      if (t !== t) {
-        throw new KgrankInputError(
-          "scores",
-          `the true score of row ${i} (column ${idx[i]}) is NaN: a NaN score marks a non-candidate, so the true ` +
-            `candidate has no rank; fix the scores or drop the row`,
-        );
-      }
-      thresholds[i] = t;
-    }
-    return { scores, numColumns, rows, thresholds, inexactRows: [], trueInColumns: true, threads };
+    return { scores, numColumns, rows, thresholds, inexactRows: [], trueInColumns: true, trueIndex, threads };
   }
   return byScoreJob(scores, numColumns, trueScoreArray("trueScores", o.trueScores, rows), threads);
 }
@@ -204,24 +197,53 @@ export function ranksFromCounts(counts: CountBuffers, columns: number, trueInCol
 }
 
 function finish(job: RankJob, counts: CountBuffers): Ranks {
+  if (job.trueIndex) {
+    // Gathered by the kernel: a NaN true score means the true candidate is not a candidate.
+    const t = job.thresholds;
+    for (let i = 0; i < job.rows; i++) {
+      if (t[i] !== t[i]) {
+        throw new KgrankInputError(
+          "scores",
+          `the true score of row ${i} (column ${job.trueIndex[i]}) is NaN: a NaN score marks a non-candidate, so ` +
+            `the true candidate has no rank; fix the scores or drop the row`,
+        );
+      }
+    }
+  }
   for (const r of job.inexactRows) counts.equal[r] = 0;
   return ranksFromCounts(counts, job.numColumns, job.trueInColumns);
 }
 
+function runSync(job: RankJob): Ranks {
+  const counts = newCounts(job.rows);
+  const k = kernels();
+  if (job.trueIndex) {
+    k.countScoresByIndex(job.scores, job.numColumns, job.trueIndex, job.thresholds, counts, job.threads);
+  } else {
+    k.countScores(job.scores, job.numColumns, job.thresholds, counts, job.threads);
+  }
+  return finish(job, counts);
+}
+
+async function runAsync(job: RankJob): Promise<Ranks> {
+  const counts = newCounts(job.rows);
+  const k = kernels();
+  if (job.trueIndex) {
+    await k.countScoresByIndexAsync(job.scores, job.numColumns, job.trueIndex, job.thresholds, counts, job.threads);
+  } else {
+    await k.countScoresAsync(job.scores, job.numColumns, job.thresholds, counts, job.threads);
+  }
+  return finish(job, counts);
+}
+
 /** Ranks of the true candidates from a dense score matrix, on the calling thread (small inputs). */
 export function computeRanksSync(args: ComputeRanksOptions): Ranks {
-  const job = prepareDense(args);
-  const counts = newCounts(job.rows);
-  kernels().countScores(job.scores, job.numColumns, job.thresholds, counts, job.threads);
-  return finish(job, counts);
+  return runSync(prepareDense(args));
 }
 
 /** Ranks of the true candidates from a dense score matrix, off the JavaScript thread. */
 export async function computeRanks(args: ComputeRanksOptions): Promise<Ranks> {
-  const job = prepareDense(args);
-  const counts = newCounts(job.rows);
-  await kernels().countScoresAsync(job.scores, job.numColumns, job.thresholds, counts, job.threads);
-  return finish(job, counts);
+  return runAsync(prepareDense(args));
 }
 
 /**
@@ -229,16 +251,10 @@ export async function computeRanks(args: ComputeRanksOptions): Promise<Ranks> {
  * the NaN negatives; realistic ranks equal OGB's 0.5 * (#neg > pos + #neg >= pos) + 1.
  */
 export function computeSampledRanksSync(args: ComputeSampledRanksOptions): Ranks {
-  const job = prepareSampled(args);
-  const counts = newCounts(job.rows);
-  kernels().countScores(job.scores, job.numColumns, job.thresholds, counts, job.threads);
-  return finish(job, counts);
+  return runSync(prepareSampled(args));
 }
 
 /** As computeSampledRanksSync, off the JavaScript thread. */
 export async function computeSampledRanks(args: ComputeSampledRanksOptions): Promise<Ranks> {
-  const job = prepareSampled(args);
-  const counts = newCounts(job.rows);
-  await kernels().countScoresAsync(job.scores, job.numColumns, job.thresholds, counts, job.threads);
-  return finish(job, counts);
+  return runAsync(prepareSampled(args));
 }
