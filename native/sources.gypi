@@ -6,6 +6,7 @@
       "native/core/simd.cpp",
       "native/core/thread_pool.cpp",
       "native/core/count.cpp",
+      "native/core/filter_index.cpp",
       "native/core/kernels_scalar.cpp"
     ],
     "kgrank_avx2_sources": ["native/core/kernels_avx2.cpp"],
@@ -13,7 +14,8 @@
     "kgrank_neon_sources": ["native/core/kernels_neon.cpp"],
     "kgrank_addon_sources": [
       "native/addon/addon.cpp",
-      "native/addon/count_bindings.cpp"
+      "native/addon/count_bindings.cpp",
+      "native/addon/filter_bindings.cpp"
     ]
   }
 }

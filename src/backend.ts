@@ -12,7 +12,9 @@ import * as path from "node:path";
 
 import { KgrankBackendError } from "./errors";
 import { tsKernels } from "./fallback/index";
-import type { BackendName, CountBuffers, FloatArray, Kernels, SimdLevel } from "./kernels";
+import type {
+  BackendName, CountBuffers, FilteredCountBuffers, FilterIndexHandle, FloatArray, Kernels, Side, SimdLevel,
+} from "./kernels";
 
 /** What the addon exports (native/addon/addon.cpp). */
 export interface NativeAddon {
@@ -40,6 +42,35 @@ export interface NativeAddon {
     greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
   ): Promise<void>;
   bandwidthRead(data: ArrayBufferView, simd: number, threads: number): number;
+  FilterIndex: new (triples: Int32Array[], numEntities: number, numRelations: number, side: number, threads: number) => {
+    answers(anchor: number, relation: number): Int32Array;
+    stats(): { keys: number; answers: number; bytes: number };
+    countFiltered(...args: unknown[]): void;
+    countFilteredAsync(...args: unknown[]): Promise<void>;
+  };
+}
+
+/** The native filter index behind the FilterIndexHandle interface. */
+function nativeFilterIndex(
+  addon: NativeAddon, triples: Int32Array[], numEntities: number, numRelations: number, side: Side, level: number,
+  threads: number,
+): FilterIndexHandle {
+  const index = new addon.FilterIndex(triples, numEntities, numRelations, side === "tail" ? 1 : 0, threads);
+  return {
+    side,
+    numEntities,
+    numRelations,
+    answers: (anchor, relation) => index.answers(anchor, relation),
+    stats: () => index.stats(),
+    countFiltered(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
+      index.countFiltered(scores, numEntities, anchor, relation, truth, th, out.greater, out.equal, out.nan, out.removed,
+        level, t ?? threads);
+    },
+    countFilteredAsync(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
+      return index.countFilteredAsync(scores, numEntities, anchor, relation, truth, th, out.greater, out.equal, out.nan,
+        out.removed, level, t ?? threads);
+    },
+  };
 }
 
 export interface BackendInfo {
@@ -145,6 +176,9 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
     },
     countScoresByIndexAsync(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number) {
       return addon.countScoresByIndexAsync(s, cols, idx, th, out.greater, out.equal, out.nan, level, t ?? threads);
+    },
+    buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side, t?: number) {
+      return nativeFilterIndex(addon, triples, numEntities, numRelations, side, level, t ?? threads);
     },
   };
 }

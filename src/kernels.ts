@@ -16,6 +16,40 @@ export interface CountBuffers {
   nan: Float64Array;
 }
 
+/** Which side of a triple is predicted: head = (?, r, t), tail = (h, r, ?). */
+export type Side = "head" | "tail";
+
+/** Filtered counts: CountBuffers plus the number of non-NaN known answers removed from each row's candidates. */
+export interface FilteredCountBuffers extends CountBuffers {
+  removed: Float64Array;
+}
+
+/**
+ * Known answers of one side (CSR): for side "tail", anchor = head and answers = tails of (head, relation); for side
+ * "head", anchor = tail and answers = heads of (relation, tail). Sorted and unique per key.
+ */
+export interface FilterIndexHandle {
+  readonly side: Side;
+  readonly numEntities: number;
+  readonly numRelations: number;
+  /** Known answers of (anchor, relation), sorted ascending. */
+  answers(anchor: number, relation: number): Int32Array;
+  /** Number of (anchor, relation) keys, of answers, and bytes held by the index arrays. */
+  stats(): { keys: number; answers: number; bytes: number };
+  /**
+   * Rows of `scores` score every entity (numEntities columns) for the task (anchor[i], relation[i], ?) whose true
+   * answer is column truth[i]: counts as countScoresByIndex, minus every other known answer of the task.
+   */
+  countFiltered(
+    scores: FloatArray, anchor: Int32Array, relation: Int32Array, truth: Int32Array, thresholdsOut: FloatArray,
+    out: FilteredCountBuffers, threads?: number,
+  ): void;
+  countFilteredAsync(
+    scores: FloatArray, anchor: Int32Array, relation: Int32Array, truth: Int32Array, thresholdsOut: FloatArray,
+    out: FilteredCountBuffers, threads?: number,
+  ): Promise<void>;
+}
+
 export interface Kernels {
   readonly backend: BackendName;
   /** SIMD level the kernels run at ("none" for the fallback). */
@@ -57,4 +91,9 @@ export interface Kernels {
     out: CountBuffers,
     threads?: number,
   ): Promise<void>;
+
+  /** Builds the filter index of one side from triple arrays (t x 3 Int32Array each: head, relation, tail). */
+  buildFilterIndex(
+    triples: Int32Array[], numEntities: number, numRelations: number, side: Side, threads?: number,
+  ): FilterIndexHandle;
 }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <vector>
 
+#include "filter_index.h"
 #include "thread_pool.h"
 
 namespace kgrank {
@@ -66,11 +67,18 @@ constexpr size_t kPieceBytes = size_t{1} << 20;
 // Below this many bytes in total, threads cost more than they save.
 constexpr size_t kParallelBytes = size_t{1} << 18;
 
+// Leaves a row's counts as they are.
+struct NoAdjust {
+  template <typename T>
+  void operator()(size_t, T, Counts&) const {}
+};
+
 // threshold(r) gives row r's threshold; it is called once per row, on the thread that counts the row (or, for
-// rows split into column pieces, once per row before the pieces are counted).
-template <typename T, typename Fn, typename ThresholdFn>
+// rows split into column pieces, once per row before the pieces are counted). adjust(r, t, counts) may correct a
+// row's counts before they are stored (the filtered setting), on the thread that counted the row.
+template <typename T, typename Fn, typename ThresholdFn, typename AdjustFn = NoAdjust>
 void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn threshold, double* greater, double* equal,
-                     double* nan, const CountOptions& options, Fn kernel) {
+                     double* nan, const CountOptions& options, Fn kernel, AdjustFn adjust = AdjustFn()) {
   if (rows == 0) return;
   const size_t total_bytes = rows * cols * sizeof(T);
   const unsigned threads = total_bytes < kParallelBytes ? 1u : options.threads;
@@ -83,7 +91,9 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
       const size_t r0 = task * rows_per_task;
       const size_t r1 = std::min(rows, r0 + rows_per_task);
       for (size_t r = r0; r < r1; ++r) {
-        const Counts c = kernel(scores + r * cols, cols, threshold(r));
+        const T t = threshold(r);
+        Counts c = kernel(scores + r * cols, cols, t);
+        adjust(r, t, c);
         greater[r] = static_cast<double>(c.greater);
         equal[r] = static_cast<double>(c.equal);
         nan[r] = static_cast<double>(c.nan);
@@ -110,6 +120,7 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
       sum.equal += c.equal;
       sum.nan += c.nan;
     }
+    adjust(r, row_threshold[r], sum);
     greater[r] = static_cast<double>(sum.greater);
     equal[r] = static_cast<double>(sum.equal);
     nan[r] = static_cast<double>(sum.nan);
@@ -144,7 +155,51 @@ void by_index(const T* scores, size_t rows, size_t cols, const int32_t* true_ind
   };
   count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel);
 }
+template <typename T, typename Fn>
+void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, const int32_t* relation,
+              const int32_t* truth, const FilterIndex& index, T* thresholds_out, double* greater, double* equal,
+              double* nan, double* removed, const CountOptions& options, Fn kernel) {
+  const auto gather = [=](size_t r) {
+    const T t = scores[r * cols + static_cast<size_t>(truth[r])];
+    thresholds_out[r] = t;
+    return t;
+  };
+  // Take every other known answer of the task out of the counts: its greater / equal contribution, and one
+  // candidate if its score is not NaN (NaN scores were never candidates).
+  const auto adjust = [=, &index](size_t r, T t, Counts& c) {
+    size_t count = 0;
+    const int32_t* known = index.answers(anchor[r], relation[r], &count);
+    const T* row = scores + r * cols;
+    uint64_t gone = 0;
+    for (size_t k = 0; k < count; ++k) {
+      const int32_t b = known[k];
+      if (b == truth[r]) continue;
+      const T v = row[b];
+      c.greater -= v > t;
+      c.equal -= v == t;
+      gone += v == v;
+    }
+    removed[r] = static_cast<double>(gone);
+  };
+  count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, adjust);
+}
+
 }  // namespace
+
+void count_rows_filtered(const float* scores, size_t rows, size_t cols, const int32_t* anchor,
+                         const int32_t* relation, const int32_t* truth, const FilterIndex& index, float* thresholds_out,
+                         double* greater, double* equal, double* nan, double* removed, const CountOptions& options) {
+  filtered(scores, rows, cols, anchor, relation, truth, index, thresholds_out, greater, equal, nan, removed, options,
+           pick_f32(usable(options.simd)));
+}
+
+void count_rows_filtered(const double* scores, size_t rows, size_t cols, const int32_t* anchor,
+                         const int32_t* relation, const int32_t* truth, const FilterIndex& index,
+                         double* thresholds_out, double* greater, double* equal, double* nan, double* removed,
+                         const CountOptions& options) {
+  filtered(scores, rows, cols, anchor, relation, truth, index, thresholds_out, greater, equal, nan, removed, options,
+           pick_f64(usable(options.simd)));
+}
 
 void count_rows_by_index(const float* scores, size_t rows, size_t cols, const int32_t* true_index,
                          float* thresholds_out, double* greater, double* equal, double* nan, const CountOptions& options) {

@@ -11,6 +11,8 @@
 
 namespace kgrank {
 
+class FilterIndex;
+
 struct CountOptions {
   SimdLevel simd = SimdLevel::Scalar;  // must satisfy simd_supported()
   unsigned threads = 0;                // 0 = hardware_threads()
@@ -28,6 +30,18 @@ void count_rows_by_index(const float* scores, size_t rows, size_t cols, const in
                          float* thresholds_out, double* greater, double* equal, double* nan, const CountOptions& options);
 void count_rows_by_index(const double* scores, size_t rows, size_t cols, const int32_t* true_index,
                          double* thresholds_out, double* greater, double* equal, double* nan,
+                         const CountOptions& options);
+
+// Filtered setting: as count_rows_by_index (truth[r] is the true answer's column), then every other known answer
+// b of (anchor[r], relation[r]) in `index` is taken out of the counts: greater / equal lose its contribution and
+// removed[r] counts the removed non-NaN candidates, so numCandidates = cols - nan - removed. Columns are entity
+// ids: cols must equal index.num_entities(); anchor, relation and truth must be valid ids.
+void count_rows_filtered(const float* scores, size_t rows, size_t cols, const int32_t* anchor,
+                         const int32_t* relation, const int32_t* truth, const FilterIndex& index, float* thresholds_out,
+                         double* greater, double* equal, double* nan, double* removed, const CountOptions& options);
+void count_rows_filtered(const double* scores, size_t rows, size_t cols, const int32_t* anchor,
+                         const int32_t* relation, const int32_t* truth, const FilterIndex& index,
+                         double* thresholds_out, double* greater, double* equal, double* nan, double* removed,
                          const CountOptions& options);
 
 // One contiguous run at the given level (single-threaded); the building block of count_rows.

@@ -1,5 +1,6 @@
-import type { CountBuffers, FloatArray, Kernels } from "../kernels";
+import type { CountBuffers, FloatArray, Kernels, Side } from "../kernels";
 import { countScores, countScoresByIndex } from "./count";
+import { TsFilterIndex } from "./filter-index";
 
 /** The pure-TypeScript backend: identical results to the native one, single-threaded and slower. */
 export const tsKernels: Kernels = {
@@ -19,5 +20,8 @@ export const tsKernels: Kernels = {
     scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray, out: CountBuffers,
   ) {
     countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
+  },
+  buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side) {
+    return new TsFilterIndex(triples, numEntities, numRelations, side);
   },
 };

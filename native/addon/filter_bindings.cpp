@@ -1,0 +1,197 @@
+// Bindings of the filter index (a JavaScript class wrapping kgrank::FilterIndex) and of filtered counting.
+#include <napi.h>
+
+#include <memory>
+#include <vector>
+
+#include "../core/count.h"
+#include "../core/filter_index.h"
+#include "common.h"
+
+namespace kgrank_addon {
+
+namespace {
+
+using kgrank::FilterIndex;
+
+// Everything a filtered counting job needs, checked on the JavaScript thread.
+struct FilteredJob {
+  napi_typedarray_type type;
+  const void* scores;
+  size_t rows, cols;
+  const int32_t* anchor;
+  const int32_t* relation;
+  const int32_t* truth;
+  void* thresholds;
+  double* out[4];
+  const FilterIndex* index;
+  CountOptions options;
+
+  void run() const {
+    if (type == napi_float32_array) {
+      kgrank::count_rows_filtered(static_cast<const float*>(scores), rows, cols, anchor, relation, truth, *index,
+                                  static_cast<float*>(thresholds), out[0], out[1], out[2], out[3], options);
+    } else {
+      kgrank::count_rows_filtered(static_cast<const double*>(scores), rows, cols, anchor, relation, truth, *index,
+                                  static_cast<double*>(thresholds), out[0], out[1], out[2], out[3], options);
+    }
+  }
+};
+
+class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "FilterIndex",
+                       {InstanceMethod("answers", &FilterIndexWrap::Answers),
+                        InstanceMethod("stats", &FilterIndexWrap::Stats),
+                        InstanceMethod("countFiltered", &FilterIndexWrap::CountFiltered),
+                        InstanceMethod("countFilteredAsync", &FilterIndexWrap::CountFilteredAsync)});
+  }
+
+  // new FilterIndex(triplesList: Int32Array[], numEntities, numRelations, side: 0 = head | 1 = tail, threads)
+  explicit FilterIndexWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<FilterIndexWrap>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 5 || !info[0].IsArray()) throw_type(env, "triples must be an array of Int32Array");
+    Napi::Array list = info[0].As<Napi::Array>();
+    std::vector<kgrank::TripleSpan> spans;
+    for (uint32_t i = 0; i < list.Length(); ++i) {
+      Napi::Value v = list.Get(i);
+      if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
+        throw_type(env, "triples[" + std::to_string(i) + "] must be an Int32Array");
+      }
+      Napi::TypedArray t = v.As<Napi::TypedArray>();
+      if (t.ElementLength() % 3 != 0) throw_range(env, "triples[" + std::to_string(i) + "].length must be a multiple of 3");
+      spans.push_back({static_cast<const int32_t*>(raw_data(t)), t.ElementLength() / 3});
+    }
+    const size_t entities = size_arg(info, 1, "numEntities", 1);
+    const size_t relations = size_arg(info, 2, "numRelations", 1);
+    if (entities > 2147483647u || relations > 2147483647u) throw_range(env, "numEntities and numRelations must be < 2^31");
+    const size_t side = size_arg(info, 3, "side", 0);
+    if (side > 1) throw_range(env, "side must be 0 (head) or 1 (tail)");
+    const size_t threads = size_arg(info, 4, "threads", 0);
+    std::string error;
+    if (!FilterIndex::build(spans, static_cast<int32_t>(entities), static_cast<int32_t>(relations),
+                            side == 1 ? FilterIndex::Side::Tail : FilterIndex::Side::Head,
+                            static_cast<unsigned>(threads > 4096 ? 4096 : threads), &index_, &error)) {
+      throw_range(env, error);
+    }
+  }
+
+ private:
+  Napi::Value Answers(const Napi::CallbackInfo& info) {
+    const size_t anchor = size_arg(info, 0, "anchor", 0);
+    const size_t relation = size_arg(info, 1, "relation", 0);
+    size_t count = 0;
+    const int32_t* a = anchor < static_cast<size_t>(index_.num_entities()) && relation < static_cast<size_t>(index_.num_relations())
+                           ? index_.answers(static_cast<int32_t>(anchor), static_cast<int32_t>(relation), &count)
+                           : nullptr;
+    Napi::Int32Array out = Napi::Int32Array::New(info.Env(), count);
+    for (size_t k = 0; k < count; ++k) out[k] = a[k];
+    return out;
+  }
+
+  Napi::Value Stats(const Napi::CallbackInfo& info) {
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("keys", static_cast<double>(index_.num_keys()));
+    out.Set("answers", static_cast<double>(index_.num_answers()));
+    out.Set("bytes", static_cast<double>(index_.bytes()));
+    return out;
+  }
+
+  // Arguments: scores, numColumns, anchor, relation, truth (Int32Array each), thresholdsOut, greater, equal, nan,
+  // removed (Float64Array each), simd, threads.
+  FilteredJob job(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
+    const napi_typedarray_type type = scores.TypedArrayType();
+    if (type != napi_float32_array && type != napi_float64_array) throw_type(env, "scores must be a Float32Array or Float64Array");
+    const size_t cols = size_arg(info, 1, "numColumns", 1);
+    if (cols != static_cast<size_t>(index_.num_entities())) throw_range(env, "numColumns must equal the index's numEntities");
+    if (scores.ElementLength() % cols != 0) throw_range(env, "scores.length must be a multiple of numColumns");
+    const size_t rows = scores.ElementLength() / cols;
+    FilteredJob j;
+    j.type = type;
+    j.scores = raw_data(scores);
+    j.rows = rows;
+    j.cols = cols;
+    const int32_t* ids[3];
+    const char* names[3] = {"anchor", "relation", "truth"};
+    const size_t bounds[3] = {cols, static_cast<size_t>(index_.num_relations()), cols};
+    for (size_t k = 0; k < 3; ++k) {
+      Napi::TypedArray a = typed_array_arg(info, 2 + k, names[k]);
+      if (a.TypedArrayType() != napi_int32_array || a.ElementLength() != rows) {
+        throw_type(env, std::string(names[k]) + " must be an Int32Array with one element per row");
+      }
+      ids[k] = static_cast<const int32_t*>(raw_data(a));
+      for (size_t r = 0; r < rows; ++r) {
+        if (ids[k][r] < 0 || static_cast<size_t>(ids[k][r]) >= bounds[k]) {
+          throw_range(env, std::string(names[k]) + "[" + std::to_string(r) + "] is out of range");
+        }
+      }
+    }
+    j.anchor = ids[0];
+    j.relation = ids[1];
+    j.truth = ids[2];
+    Napi::TypedArray th = typed_array_arg(info, 5, "thresholdsOut");
+    if (th.TypedArrayType() != type || th.ElementLength() != rows) throw_type(env, "thresholdsOut must match scores' type, one per row");
+    j.thresholds = raw_data(th);
+    const char* outs[4] = {"greater", "equal", "nan", "removed"};
+    for (size_t k = 0; k < 4; ++k) {
+      Napi::TypedArray o = typed_array_arg(info, 6 + k, outs[k]);
+      if (o.TypedArrayType() != napi_float64_array || o.ElementLength() != rows) {
+        throw_type(env, std::string(outs[k]) + " must be a Float64Array with one element per row");
+      }
+      j.out[k] = static_cast<double*>(raw_data(o));
+    }
+    j.index = &index_;
+    j.options = options_arg(info, 10, 11);
+    return j;
+  }
+
+  Napi::Value CountFiltered(const Napi::CallbackInfo& info) {
+    job(info).run();
+    return info.Env().Undefined();
+  }
+
+  class Worker : public Napi::AsyncWorker {
+   public:
+    Worker(Napi::Env env, const FilteredJob& job, const Napi::CallbackInfo& info)
+        : Napi::AsyncWorker(env, "kgrank:countFiltered"), job_(job), deferred_(Napi::Promise::Deferred::New(env)) {
+      keep_ = Napi::Persistent(Napi::Object::New(env));
+      keep_.Value().Set("index", info.This());  // the index must outlive the job
+      for (uint32_t k = 0; k < 10; ++k) keep_.Value().Set(k, info[k]);
+    }
+    Napi::Promise promise() const { return deferred_.Promise(); }
+    void Execute() override { job_.run(); }
+    void OnOK() override {
+      keep_.Reset();
+      deferred_.Resolve(Env().Undefined());
+    }
+    void OnError(const Napi::Error& e) override {
+      keep_.Reset();
+      deferred_.Reject(e.Value());
+    }
+
+   private:
+    FilteredJob job_;
+    Napi::Promise::Deferred deferred_;
+    Napi::ObjectReference keep_;
+  };
+
+  Napi::Value CountFilteredAsync(const Napi::CallbackInfo& info) {
+    auto* worker = new Worker(info.Env(), job(info), info);
+    Napi::Promise promise = worker->promise();
+    worker->Queue();
+    return promise;
+  }
+
+  FilterIndex index_;
+};
+
+}  // namespace
+
+void register_filter(Napi::Env env, Napi::Object exports) {
+  exports.Set("FilterIndex", FilterIndexWrap::Define(env));
+}
+
+}  // namespace kgrank_addon

@@ -1,0 +1,116 @@
+// FilterIndex against a std::set reference, and filtered counting against "mask the known answers with NaN, then
+// count": both sides, duplicates, several triple arrays, every SIMD level and both thread splits.
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "check.h"
+#include "count.h"
+#include "filter_index.h"
+
+using kgrank::FilterIndex;
+using kgrank::SimdLevel;
+
+int main() {
+  std::mt19937_64 rng(99);
+  const int32_t n = 50, R = 4;
+  std::uniform_int_distribution<int32_t> ent(0, n - 1), rel(0, R - 1);
+  std::vector<int32_t> a(3 * 400), b(3 * 150);
+  for (auto* v : {&a, &b}) {
+    for (size_t i = 0; i < v->size(); i += 3) {
+      (*v)[i] = ent(rng) % 12;  // few heads: many answers per key
+      (*v)[i + 1] = rel(rng);
+      (*v)[i + 2] = ent(rng);
+    }
+  }
+  // Duplicates across arrays.
+  for (int k = 0; k < 3; ++k) b[3 * static_cast<size_t>(k) + 0] = a[0], b[3 * static_cast<size_t>(k) + 1] = a[1], b[3 * static_cast<size_t>(k) + 2] = a[2];
+  std::vector<kgrank::TripleSpan> spans = {{a.data(), a.size() / 3}, {b.data(), b.size() / 3}};
+
+  for (FilterIndex::Side side : {FilterIndex::Side::Tail, FilterIndex::Side::Head}) {
+    FilterIndex idx;
+    std::string err;
+    CHECK(FilterIndex::build(spans, n, R, side, 2, &idx, &err));
+    std::map<std::pair<int32_t, int32_t>, std::set<int32_t>> ref;
+    for (const auto& s : spans) {
+      for (size_t i = 0; i < s.count; ++i) {
+        const int32_t* t = s.data + 3 * i;
+        if (side == FilterIndex::Side::Tail) ref[{t[0], t[1]}].insert(t[2]);
+        else ref[{t[2], t[1]}].insert(t[0]);
+      }
+    }
+    size_t total = 0;
+    for (int32_t anchor = 0; anchor < n; ++anchor) {
+      for (int32_t r = 0; r < R; ++r) {
+        size_t count = 0;
+        const int32_t* got = idx.answers(anchor, r, &count);
+        auto it = ref.find({anchor, r});
+        const size_t want = it == ref.end() ? 0 : it->second.size();
+        CHECK_EQ(count, want);
+        if (it != ref.end() && count == want) {
+          size_t k = 0;
+          for (int32_t v : it->second) CHECK_EQ(got[k++], v);
+        }
+        total += count;
+      }
+    }
+    CHECK_EQ(idx.num_answers(), total);
+    CHECK_EQ(idx.num_keys(), ref.size());
+
+    // Filtered counting == masking the other known answers with NaN and counting.
+    const size_t rows = 40;
+    std::vector<float> scores(rows * static_cast<size_t>(n));
+    std::uniform_int_distribution<int> small(-3, 3);
+    for (auto& v : scores) v = static_cast<float>(small(rng));
+    for (size_t i = 0; i < scores.size(); i += 17) scores[i] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<int32_t> anchor(rows), relation(rows), truth(rows);
+    for (size_t r = 0; r < rows; ++r) {
+      const int32_t* t = a.data() + 3 * r;  // evaluation triples drawn from the filter set
+      anchor[r] = side == FilterIndex::Side::Tail ? t[0] : t[2];
+      relation[r] = t[1];
+      truth[r] = side == FilterIndex::Side::Tail ? t[2] : t[0];
+      float& own = scores[r * static_cast<size_t>(n) + static_cast<size_t>(truth[r])];
+      if (std::isnan(own)) own = 0.5f;
+    }
+    for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
+      if (!kgrank::simd_supported(level)) continue;
+      for (unsigned threads : {1u, 2u}) {
+        kgrank::CountOptions opt;
+        opt.simd = level;
+        opt.threads = threads;
+        std::vector<float> th(rows);
+        std::vector<double> g(rows), e(rows), u(rows), removed(rows);
+        kgrank::count_rows_filtered(scores.data(), rows, static_cast<size_t>(n), anchor.data(), relation.data(),
+                                    truth.data(), idx, th.data(), g.data(), e.data(), u.data(), removed.data(), opt);
+        for (size_t r = 0; r < rows; ++r) {
+          std::vector<float> row(scores.begin() + static_cast<long>(r * static_cast<size_t>(n)),
+                                 scores.begin() + static_cast<long>((r + 1) * static_cast<size_t>(n)));
+          const float t = row[static_cast<size_t>(truth[r])];
+          for (int32_t known : ref[{anchor[r], relation[r]}]) {
+            if (known != truth[r]) row[static_cast<size_t>(known)] = std::numeric_limits<float>::quiet_NaN();
+          }
+          double wg = 0, we = 0, candidates = 0;
+          for (float v : row) {
+            wg += v > t;
+            we += v == t;
+            candidates += !std::isnan(v);
+          }
+          CHECK_EQ(th[r], t);
+          CHECK_EQ(g[r], wg);
+          CHECK_EQ(e[r], we);
+          CHECK_EQ(static_cast<double>(n) - u[r] - removed[r], candidates);
+        }
+      }
+    }
+  }
+  // Out-of-range ids are refused with a message.
+  std::vector<int32_t> bad = {0, 0, 50};
+  FilterIndex idx;
+  std::string err;
+  CHECK(!FilterIndex::build({{bad.data(), 1}}, n, R, FilterIndex::Side::Tail, 1, &idx, &err));
+  CHECK(err.find("row 0") != std::string::npos);
+  TEST_MAIN_END();
+}
