@@ -44,6 +44,7 @@ export interface NativeAddon {
   bandwidthRead(data: ArrayBufferView, simd: number, threads: number): number;
   FilterIndex: new (triples: Int32Array[], numEntities: number, numRelations: number, side: number, threads: number) => {
     answers(anchor: number, relation: number): Int32Array;
+    missing(anchor: Int32Array, relation: Int32Array, answer: Int32Array): number;
     stats(): { keys: number; answers: number; bytes: number };
     countFiltered(...args: unknown[]): void;
     countFilteredAsync(...args: unknown[]): Promise<void>;
@@ -61,6 +62,7 @@ function nativeFilterIndex(
     numEntities,
     numRelations,
     answers: (anchor, relation) => index.answers(anchor, relation),
+    missing: (anchor, relation, answer) => index.missing(anchor, relation, answer),
     stats: () => index.stats(),
     countFiltered(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
       index.countFiltered(scores, numEntities, anchor, relation, truth, th, out.greater, out.equal, out.nan, out.removed,

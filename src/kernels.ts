@@ -34,6 +34,8 @@ export interface FilterIndexHandle {
   readonly numRelations: number;
   /** Known answers of (anchor, relation), sorted ascending. */
   answers(anchor: number, relation: number): Int32Array;
+  /** First row i whose answer[i] is not a known answer of (anchor[i], relation[i]), or -1. */
+  missing(anchor: Int32Array, relation: Int32Array, answer: Int32Array): number;
   /** Number of (anchor, relation) keys, of answers, and bytes held by the index arrays. */
   stats(): { keys: number; answers: number; bytes: number };
   /**

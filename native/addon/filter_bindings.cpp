@@ -1,6 +1,7 @@
 // Bindings of the filter index (a JavaScript class wrapping kgrank::FilterIndex) and of filtered counting.
 #include <napi.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -43,6 +44,7 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "FilterIndex",
                        {InstanceMethod("answers", &FilterIndexWrap::Answers),
+                        InstanceMethod("missing", &FilterIndexWrap::Missing),
                         InstanceMethod("stats", &FilterIndexWrap::Stats),
                         InstanceMethod("countFiltered", &FilterIndexWrap::CountFiltered),
                         InstanceMethod("countFilteredAsync", &FilterIndexWrap::CountFilteredAsync)});
@@ -88,6 +90,28 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     Napi::Int32Array out = Napi::Int32Array::New(info.Env(), count);
     for (size_t k = 0; k < count; ++k) out[k] = a[k];
     return out;
+  }
+
+  // missing(anchor, relation, answer: Int32Array) -> index of the first row whose answer is not a known answer of
+  // its (anchor, relation), or -1 when every row's is. Ids must be in range (checked).
+  Napi::Value Missing(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const int32_t* ids[3];
+    size_t rows = 0;
+    const char* names[3] = {"anchor", "relation", "answer"};
+    for (size_t k = 0; k < 3; ++k) {
+      Napi::TypedArray a = typed_array_arg(info, k, names[k]);
+      if (a.TypedArrayType() != napi_int32_array) throw_type(env, std::string(names[k]) + " must be an Int32Array");
+      if (k == 0) rows = a.ElementLength();
+      if (a.ElementLength() != rows) throw_range(env, "anchor, relation and answer must have the same length");
+      ids[k] = static_cast<const int32_t*>(raw_data(a));
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      size_t count = 0;
+      const int32_t* known = index_.answers(ids[0][r], ids[1][r], &count);
+      if (count == 0 || !std::binary_search(known, known + count, ids[2][r])) return Napi::Number::New(env, static_cast<double>(r));
+    }
+    return Napi::Number::New(env, -1);
   }
 
   Napi::Value Stats(const Napi::CallbackInfo& info) {

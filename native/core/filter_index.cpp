@@ -110,7 +110,7 @@ bool FilterIndex::build(const std::vector<TripleSpan>& spans, int32_t num_entiti
 
 const int32_t* FilterIndex::answers(int32_t anchor, int32_t relation, size_t* count) const {
   *count = 0;
-  if (anchor < 0 || anchor >= num_entities_) return nullptr;
+  if (anchor < 0 || anchor >= num_entities_ || relation < 0 || relation >= num_relations_) return nullptr;
   const int32_t* first = key_relation_.data() + anchor_offsets_[static_cast<size_t>(anchor)];
   const int32_t* last = key_relation_.data() + anchor_offsets_[static_cast<size_t>(anchor) + 1];
   const int32_t* it = std::lower_bound(first, last, relation);

@@ -70,6 +70,7 @@ export class TsFilterIndex implements FilterIndexHandle {
   }
 
   private range(anchor: number, relation: number): [number, number] {
+    if (relation < 0 || relation >= this.numRelations) return [0, 0];
     let lo = this.anchorOffsets[anchor]!;
     let hi = this.anchorOffsets[anchor + 1]!;
     while (lo < hi) {
@@ -84,6 +85,22 @@ export class TsFilterIndex implements FilterIndexHandle {
   answers(anchor: number, relation: number): Int32Array {
     const [a, b] = this.range(anchor, relation);
     return this.answerIds.slice(a, b);
+  }
+
+  missing(anchor: Int32Array, relation: Int32Array, answer: Int32Array): number {
+    for (let r = 0; r < anchor.length; r++) {
+      const [start, end] = this.range(anchor[r]!, relation[r]!);
+      const want = answer[r]!;
+      let lo = start;
+      let hi = end;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (this.answerIds[mid]! < want) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo >= end || this.answerIds[lo] !== want) return r;
+    }
+    return -1;
   }
 
   stats() {

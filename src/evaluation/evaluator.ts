@@ -1,0 +1,552 @@
+/**
+ * RankEvaluator: filtered link-prediction evaluation. Feed score batches (or sampled scores, or ranks computed
+ * elsewhere) per side; ranks of the three types, candidate counts and task keys accumulate per side; finalize()
+ * turns them into every metric. State is O(tasks) and serialisable, so shards merge exactly.
+ */
+import { kernels } from "../backend";
+import { KgrankInputError, KgrankStateError } from "../errors";
+import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, Side } from "../kernels";
+import { computeSampledRanks, computeSampledRanksSync, ranksFromCounts } from "../ranking/ranks";
+import { describe, floatMatrix, integer, options, threadCount } from "../validate";
+import { TaskBuffer, type TaskColumns } from "./task-buffer";
+
+export type EvaluationSide = Side;
+export type Weighting = "micro" | "macro";
+
+export interface RankEvaluatorOptions {
+  /** Number of entities: score rows have this many columns (entity ids 0 .. numEntities-1). */
+  numEntities: number;
+  /** Number of relations (default: 1 + the largest relation id in filterTriples, or unbounded when unfiltered). */
+  numRelations?: number;
+  /**
+   * Known triples for the filtered setting (t x 3 Int32Array: head, relation, tail), one array or several
+   * (train, valid, test). Include the evaluated split: like PyKEEN, the evaluation triples always filter; add()
+   * checks that every evaluated triple is in this set. Omit for the unfiltered (raw) setting.
+   */
+  filterTriples?: Int32Array | Int32Array[];
+  /** Sides to evaluate: "both" (default), "head" or "tail". */
+  sides?: "both" | EvaluationSide;
+  /** Cut-offs of Hits@k and its derived metrics (default [1, 3, 5, 10]). */
+  ks?: number[];
+  /** Metric keys or synonyms to report (default: every metric that applies). */
+  metrics?: string[];
+  /** Only tasks whose head and tail are in this set are evaluated, and only these entities are candidates. */
+  restrictEntities?: ArrayLike<number>;
+  /** Only tasks whose relation is in this set are evaluated. */
+  restrictRelations?: ArrayLike<number>;
+  /** "micro" (default: every task weighs 1) or "macro" (PyKEEN's MacroRankBasedEvaluator). */
+  weighting?: Weighting;
+  /** Threads for native kernels. */
+  threads?: number;
+}
+
+export interface ScoreBatch {
+  /** The evaluated triples of the batch: b x 3 (head, relation, tail). */
+  triples: Int32Array | ArrayLike<number>;
+  /** Which side the scores predict: "tail" scores (h, r, e) for every e, "head" scores (e, r, t). */
+  side: EvaluationSide;
+  /** Row-major b x numEntities scores. NaN marks a non-candidate. */
+  scores: Float32Array | Float64Array;
+  threads?: number;
+}
+
+export interface SampledBatch {
+  /** The evaluated triples (b x 3), used for relations and keys; optional. */
+  triples?: Int32Array | ArrayLike<number>;
+  side: EvaluationSide;
+  /** Score of each true triple (length b). */
+  positiveScores: ArrayLike<number>;
+  /** b x K negatives' scores. */
+  negativeScores: Float32Array | Float64Array;
+  threads?: number;
+}
+
+export interface RanksBatch {
+  side: EvaluationSide;
+  /** Ranks by type; give at least one. A missing type is unknown for these tasks (its metrics become NaN). */
+  optimistic?: ArrayLike<number>;
+  pessimistic?: ArrayLike<number>;
+  realistic?: ArrayLike<number>;
+  /** Candidates per task (the true one included). */
+  numCandidates: ArrayLike<number>;
+  /** Explicit per-task weights (positive). */
+  weights?: ArrayLike<number>;
+  /** Relation of each task, for per-relation breakdowns. */
+  relations?: ArrayLike<number>;
+}
+
+/** Provenance of an evaluation: what was filtered, skipped and how tasks were weighted. */
+export interface EvaluationInfo {
+  numEntities: number;
+  numRelations: number | null;
+  filtered: boolean;
+  filterTriples: number[];
+  sides: EvaluationSide[];
+  tasks: Record<EvaluationSide, number>;
+  skipped: Record<EvaluationSide, number>;
+  restrictEntities: number | null;
+  restrictRelations: number | null;
+  weighting: Weighting | "explicit";
+  ks: number[];
+  metrics: string[] | null;
+}
+
+function idSet(name: string, value: unknown, bound: number | null): Int32Array {
+  const arr = value as ArrayLike<unknown>;
+  if (!(Array.isArray(value) || (ArrayBuffer.isView(value) && !(value instanceof DataView)))) {
+    throw new KgrankInputError(name, `must be an array of ids, got ${describe(value)}`);
+  }
+  const out = new Int32Array(arr.length);
+  for (let i = 0; i < arr.length; i++) {
+    const v = arr[i];
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || (bound !== null && v >= bound)) {
+      throw new KgrankInputError(name, `${name}[${i}] = ${describe(v)} is not an id in [0, ${bound ?? "2^31"})`);
+    }
+    out[i] = v;
+  }
+  if (out.length === 0) throw new KgrankInputError(name, "is empty: nothing would be evaluated");
+  return out;
+}
+
+function tripleArray(name: string, value: unknown, numEntities: number, numRelations: number | null): Int32Array {
+  const isView = ArrayBuffer.isView(value) && !(value instanceof DataView);
+  if (!isView && !Array.isArray(value)) {
+    throw new KgrankInputError(name, `must be an Int32Array of (head, relation, tail) rows, got ${describe(value)}`);
+  }
+  const arr = value as ArrayLike<unknown>;
+  if (arr.length % 3 !== 0) throw new KgrankInputError(name, `has ${arr.length} elements, not a multiple of 3 (rows of head, relation, tail)`);
+  const out = value instanceof Int32Array ? value : new Int32Array(arr.length);
+  for (let i = 0; i < arr.length; i++) {
+    const v = arr[i];
+    const isRel = i % 3 === 1;
+    const bound = isRel ? numRelations : numEntities;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || (bound !== null && v >= bound) || v > 2147483647) {
+      const what = isRel ? "relation" : i % 3 === 0 ? "head" : "tail";
+      throw new KgrankInputError(
+        name,
+        `row ${Math.floor(i / 3)}: ${what} ${describe(v)} is not an id in [0, ${bound ?? "2^31"})`,
+      );
+    }
+    if (out !== value) out[i] = v;
+  }
+  return out;
+}
+
+function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSide {
+  if (value !== "head" && value !== "tail") {
+    throw new KgrankInputError("side", `must be "head" or "tail", got ${describe(value)}`);
+  }
+  if (!allowed.includes(value)) {
+    throw new KgrankInputError("side", `"${value}" is not evaluated by this RankEvaluator (sides: ${allowed.join(", ")})`);
+  }
+  return value;
+}
+
+export class RankEvaluator {
+  readonly numEntities: number;
+  readonly numRelations: number | null;
+  readonly sides: EvaluationSide[];
+  readonly ks: number[];
+  readonly metricKeys: string[] | null;
+  readonly weighting: Weighting;
+  private readonly threads: number | undefined;
+  private readonly filterSizes: number[];
+  private readonly filter: Partial<Record<EvaluationSide, FilterIndexHandle>> | null;
+  private readonly restrictRelations: Uint8Array | null;
+  /** Entity id -> compact candidate id under entity restriction (-1: excluded); null without restriction. */
+  private readonly compact: Int32Array | null;
+  private readonly keptEntities: Int32Array | null;
+  private readonly tasks: Record<EvaluationSide, TaskBuffer> = { head: new TaskBuffer(), tail: new TaskBuffer() };
+  private readonly skippedTasks: Record<EvaluationSide, number> = { head: 0, tail: 0 };
+  private explicitWeights = false;
+  private pending = 0;
+  private finished = false;
+
+  constructor(args: RankEvaluatorOptions) {
+    const o = options("RankEvaluator options", args);
+    this.numEntities = integer("numEntities", o.numEntities, 1, 2 ** 31 - 1);
+    const filterList = o.filterTriples === undefined ? [] : Array.isArray(o.filterTriples) ? o.filterTriples : [o.filterTriples];
+    let numRelations: number | null = o.numRelations === undefined ? null : integer("numRelations", o.numRelations, 1, 2 ** 31 - 1);
+    const checked = filterList.map((t, i) => tripleArray(`filterTriples[${i}]`, t, this.numEntities, numRelations));
+    if (numRelations === null && checked.length > 0) {
+      let max = -1;
+      for (const t of checked) for (let i = 1; i < t.length; i += 3) if (t[i]! > max) max = t[i]!;
+      numRelations = max + 1;
+    }
+    this.numRelations = numRelations;
+    const sides = o.sides ?? "both";
+    if (sides !== "both" && sides !== "head" && sides !== "tail") {
+      throw new KgrankInputError("sides", `must be "both", "head" or "tail", got ${describe(sides)}`);
+    }
+    this.sides = sides === "both" ? ["head", "tail"] : [sides];
+    const ks = o.ks ?? [1, 3, 5, 10];
+    if (!Array.isArray(ks) || ks.length === 0) throw new KgrankInputError("ks", `must be a non-empty array of integers >= 1, got ${describe(ks)}`);
+    this.ks = [...new Set(ks.map((k, i) => integer(`ks[${i}]`, k, 1)))].sort((a, b) => a - b);
+    if (o.metrics !== undefined && (!Array.isArray(o.metrics) || o.metrics.some((m) => typeof m !== "string"))) {
+      throw new KgrankInputError("metrics", `must be an array of metric names, got ${describe(o.metrics)}`);
+    }
+    this.metricKeys = (o.metrics as string[] | undefined) ?? null;
+    const weighting = o.weighting ?? "micro";
+    if (weighting !== "micro" && weighting !== "macro") {
+      throw new KgrankInputError("weighting", `must be "micro" or "macro", got ${describe(weighting)}`);
+    }
+    this.weighting = weighting;
+    this.threads = threadCount(o.threads);
+    this.filterSizes = checked.map((t) => t.length / 3);
+
+    this.restrictRelations = null;
+    if (o.restrictRelations !== undefined) {
+      const ids = idSet("restrictRelations", o.restrictRelations, this.numRelations);
+      let max = 0;
+      for (const r of ids) max = Math.max(max, r);
+      this.restrictRelations = new Uint8Array(max + 1);
+      for (const r of ids) this.restrictRelations[r] = 1;
+    }
+    this.compact = null;
+    this.keptEntities = null;
+    if (o.restrictEntities !== undefined) {
+      const ids = idSet("restrictEntities", o.restrictEntities, this.numEntities);
+      const kept = Int32Array.from(new Set(ids)).sort();
+      this.compact = new Int32Array(this.numEntities).fill(-1);
+      kept.forEach((e, i) => (this.compact![e] = i));
+      this.keptEntities = kept;
+    }
+
+    if (checked.length === 0) {
+      this.filter = null;
+    } else {
+      // Under entity restriction the index lives in compact ids; triples touching excluded entities cannot matter
+      // (an excluded anchor's task is skipped, an excluded answer is no candidate).
+      const triples = this.compact ? checked.map((t) => this.toCompact(t)) : checked;
+      const n = this.keptEntities ? this.keptEntities.length : this.numEntities;
+      this.filter = {};
+      for (const side of this.sides) {
+        this.filter[side] = kernels().buildFilterIndex(triples, n, this.numRelations!, side, this.threads);
+      }
+    }
+  }
+
+  /** Triples with both entities kept, in compact ids. */
+  private toCompact(t: Int32Array): Int32Array {
+    const c = this.compact!;
+    const out: number[] = [];
+    for (let i = 0; i < t.length; i += 3) {
+      const h = c[t[i]!]!;
+      const tail = c[t[i + 2]!]!;
+      if (h >= 0 && tail >= 0) out.push(h, t[i + 1]!, tail);
+    }
+    return Int32Array.from(out);
+  }
+
+  private checkOpen(what: string): void {
+    if (this.finished) throw new KgrankStateError(`RankEvaluator.${what}: finalize() was already called; create a new evaluator`);
+  }
+
+  /** Which tasks of a batch are evaluated (restriction), or null when all are. */
+  private keepMask(triples: Int32Array): Uint8Array | null {
+    if (!this.restrictRelations && !this.compact) return null;
+    const rows = triples.length / 3;
+    const keep = new Uint8Array(rows);
+    for (let i = 0; i < rows; i++) {
+      const r = triples[3 * i + 1]!;
+      const relOk = !this.restrictRelations || (r < this.restrictRelations.length && this.restrictRelations[r] === 1);
+      const entOk = !this.compact || (this.compact[triples[3 * i]!]! >= 0 && this.compact[triples[3 * i + 2]!]! >= 0);
+      keep[i] = relOk && entOk ? 1 : 0;
+    }
+    return keep;
+  }
+
+  private prepareBatch(args: unknown) {
+    this.checkOpen("add");
+    const o = options("batch", args);
+    const side = sideArg(o.side, this.sides);
+    const scores = floatMatrix("scores", o.scores);
+    const triples = tripleArray("triples", o.triples, this.numEntities, this.numRelations);
+    const rows = triples.length / 3;
+    if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
+    if (scores.length !== rows * this.numEntities) {
+      throw new KgrankInputError(
+        "scores",
+        `has ${scores.length} elements; a batch of ${rows} triples needs ${rows} x numEntities ${this.numEntities} = ` +
+          `${rows * this.numEntities} (row-major, one row per triple)`,
+      );
+    }
+    const keep = this.keepMask(triples);
+    let kept = rows;
+    if (keep) kept = keep.reduce((a, b) => a + b, 0);
+    this.skippedTasks[side] += rows - kept;
+    // Gather what is evaluated: kept rows, and under entity restriction only the kept candidate columns.
+    const n = this.keptEntities ? this.keptEntities.length : this.numEntities;
+    let rowsScores: FloatArray = scores;
+    if (this.keptEntities || kept < rows) {
+      rowsScores = scores instanceof Float32Array ? new Float32Array(kept * n) : new Float64Array(kept * n);
+      let k = 0;
+      for (let i = 0; i < rows; i++) {
+        if (keep && !keep[i]) continue;
+        const row = scores.subarray(i * this.numEntities, (i + 1) * this.numEntities);
+        if (this.keptEntities) {
+          const dst = k * n;
+          for (let j = 0; j < n; j++) rowsScores[dst + j] = row[this.keptEntities[j]!]!;
+        } else {
+          rowsScores.set(row, k * n);
+        }
+        k++;
+      }
+    }
+    const anchor = new Int32Array(kept);
+    const relation = new Int32Array(kept);
+    const truth = new Int32Array(kept);
+    const origAnchor = new Int32Array(kept);
+    const origTruth = new Int32Array(kept);
+    let k = 0;
+    for (let i = 0; i < rows; i++) {
+      if (keep && !keep[i]) continue;
+      const h = triples[3 * i]!;
+      const t = triples[3 * i + 2]!;
+      origAnchor[k] = side === "tail" ? h : t;
+      origTruth[k] = side === "tail" ? t : h;
+      anchor[k] = this.compact ? this.compact[origAnchor[k]!]! : origAnchor[k]!;
+      truth[k] = this.compact ? this.compact[origTruth[k]!]! : origTruth[k]!;
+      relation[k] = triples[3 * i + 1]!;
+      k++;
+    }
+    const index = this.filter ? this.filter[side]! : null;
+    if (index && kept > 0) {
+      const missing = index.missing(anchor, relation, truth);
+      if (missing >= 0) {
+        const [h, t] = side === "tail" ? [origAnchor[missing], origTruth[missing]] : [origTruth[missing], origAnchor[missing]];
+        throw new KgrankInputError(
+          "triples",
+          `the evaluated triple (${h}, ${relation[missing]}, ${t}) is not in filterTriples: include the evaluation ` +
+            `split in filterTriples (the evaluated triples always filter, as in PyKEEN)`,
+        );
+      }
+    }
+    return {
+      side, scores: rowsScores, n, kept, anchor, relation, truth, origAnchor, origTruth, index,
+      threads: threadCount(o.threads) ?? this.threads,
+    };
+  }
+
+  private record(
+    p: ReturnType<RankEvaluator["prepareBatch"]>, counts: FilteredCountBuffers, thresholds: FloatArray,
+  ): void {
+    for (let i = 0; i < p.kept; i++) {
+      if (thresholds[i] !== thresholds[i]) {
+        throw new KgrankInputError(
+          "scores",
+          `the true score of task ${i} of the batch is NaN: a NaN score marks a non-candidate, so the true answer has no rank`,
+        );
+      }
+    }
+    const ranks = ranksFromCounts(counts, p.n, true);
+    for (let i = 0; i < p.kept; i++) ranks.numCandidates[i]! -= counts.removed[i]!;
+    this.tasks[p.side].append({
+      ...ranks, relation: p.relation, anchor: p.origAnchor, truth: p.origTruth, weight: new Float64Array(p.kept).fill(NaN),
+    });
+  }
+
+  private newCounts(rows: number): FilteredCountBuffers {
+    return { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows), removed: new Float64Array(rows) };
+  }
+
+  /** Adds a batch of scores for one side, on the calling thread. */
+  addSync(batch: ScoreBatch): void {
+    const p = this.prepareBatch(batch);
+    if (p.kept === 0) return;
+    const counts = this.newCounts(p.kept);
+    const th = p.scores instanceof Float32Array ? new Float32Array(p.kept) : new Float64Array(p.kept);
+    if (p.index) p.index.countFiltered(p.scores, p.anchor, p.relation, p.truth, th, counts, p.threads);
+    else kernels().countScoresByIndex(p.scores, p.n, p.truth, th, counts, p.threads);
+    this.record(p, counts, th);
+  }
+
+  /** Adds a batch of scores for one side, counting off the JavaScript thread. Batches may be added concurrently. */
+  async add(batch: ScoreBatch): Promise<void> {
+    const p = this.prepareBatch(batch);
+    if (p.kept === 0) return;
+    const counts = this.newCounts(p.kept);
+    const th = p.scores instanceof Float32Array ? new Float32Array(p.kept) : new Float64Array(p.kept);
+    this.pending++;
+    try {
+      if (p.index) await p.index.countFilteredAsync(p.scores, p.anchor, p.relation, p.truth, th, counts, p.threads);
+      else await kernels().countScoresByIndexAsync(p.scores, p.n, p.truth, th, counts, p.threads);
+    } finally {
+      this.pending--;
+    }
+    this.record(p, counts, th);
+  }
+
+  private sampledKeys(o: Record<string, unknown>, side: EvaluationSide, n: number) {
+    const relation = new Int32Array(n).fill(-1);
+    const anchor = new Int32Array(n).fill(-1);
+    const truth = new Int32Array(n).fill(-1);
+    if (o.triples !== undefined) {
+      const t = tripleArray("triples", o.triples, this.numEntities, this.numRelations);
+      if (t.length !== 3 * n) throw new KgrankInputError("triples", `must have ${n} rows (one per positive), got ${t.length / 3}`);
+      for (let i = 0; i < n; i++) {
+        relation[i] = t[3 * i + 1]!;
+        anchor[i] = side === "tail" ? t[3 * i]! : t[3 * i + 2]!;
+        truth[i] = side === "tail" ? t[3 * i + 2]! : t[3 * i]!;
+      }
+    }
+    return { relation, anchor, truth };
+  }
+
+  /** Adds OGB-style sampled scores (no filtering: the negatives are the candidates). */
+  async addSampled(batch: SampledBatch): Promise<void> {
+    this.checkOpen("addSampled");
+    const o = options("batch", batch);
+    const side = sideArg(o.side, this.sides);
+    this.pending++;
+    let ranks;
+    try {
+      ranks = await computeSampledRanks({
+        positiveScores: o.positiveScores as ArrayLike<number>,
+        negativeScores: o.negativeScores as FloatArray,
+        threads: (o.threads as number | undefined) ?? this.threads,
+      });
+    } finally {
+      this.pending--;
+    }
+    const keys = this.sampledKeys(o, side, ranks.optimistic.length);
+    this.tasks[side].append({ ...ranks, ...keys, weight: new Float64Array(ranks.optimistic.length).fill(NaN) });
+  }
+
+  /** addSampled on the calling thread. */
+  addSampledSync(batch: SampledBatch): void {
+    this.checkOpen("addSampled");
+    const o = options("batch", batch);
+    const side = sideArg(o.side, this.sides);
+    const ranks = computeSampledRanksSync({
+      positiveScores: o.positiveScores as ArrayLike<number>,
+      negativeScores: o.negativeScores as FloatArray,
+      threads: (o.threads as number | undefined) ?? this.threads,
+    });
+    const keys = this.sampledKeys(o, side, ranks.optimistic.length);
+    this.tasks[side].append({ ...ranks, ...keys, weight: new Float64Array(ranks.optimistic.length).fill(NaN) });
+  }
+
+  /** Adds ranks computed elsewhere (e.g. exported from PyTorch). */
+  addRanks(batch: RanksBatch): void {
+    this.checkOpen("addRanks");
+    const o = options("batch", batch);
+    const side = sideArg(o.side, this.sides);
+    const nc = o.numCandidates as ArrayLike<unknown>;
+    if (!(Array.isArray(nc) || (ArrayBuffer.isView(nc) && !(nc instanceof DataView)))) {
+      throw new KgrankInputError("numCandidates", `must be an array of numbers, got ${describe(nc)}`);
+    }
+    const n = nc.length;
+    if (n === 0) throw new KgrankInputError("numCandidates", "is empty: pass at least one task");
+    const numCandidates = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const v = nc[i];
+      if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
+        throw new KgrankInputError("numCandidates", `numCandidates[${i}] = ${describe(v)} is not an integer >= 1`);
+      }
+      numCandidates[i] = v;
+    }
+    const given = (["optimistic", "pessimistic", "realistic"] as const).filter((k) => o[k] !== undefined);
+    if (given.length === 0) {
+      throw new KgrankInputError("ranks", "give at least one of optimistic, pessimistic, realistic (arrays of ranks)");
+    }
+    const cols: Record<"optimistic" | "pessimistic" | "realistic", Float64Array> = {
+      optimistic: new Float64Array(n).fill(NaN),
+      pessimistic: new Float64Array(n).fill(NaN),
+      realistic: new Float64Array(n).fill(NaN),
+    };
+    for (const k of given) {
+      const arr = o[k] as ArrayLike<unknown>;
+      if (!(Array.isArray(arr) || ArrayBuffer.isView(arr)) || arr.length !== n) {
+        throw new KgrankInputError(k, `must be an array with one rank per task (${n}), got ${describe(arr)}`);
+      }
+      for (let i = 0; i < n; i++) {
+        const v = arr[i];
+        const twice = typeof v === "number" ? 2 * v : NaN;
+        if (typeof v !== "number" || !Number.isInteger(twice) || v < 1 || v > numCandidates[i]!) {
+          throw new KgrankInputError(
+            k,
+            `${k}[${i}] = ${describe(v)} is not a rank in [1, numCandidates[${i}] = ${numCandidates[i]}] (integers or halves)`,
+          );
+        }
+        cols[k][i] = v;
+      }
+    }
+    const weight = new Float64Array(n).fill(NaN);
+    if (o.weights !== undefined) {
+      const w = o.weights as ArrayLike<unknown>;
+      if (!(Array.isArray(w) || ArrayBuffer.isView(w)) || w.length !== n) {
+        throw new KgrankInputError("weights", `must be an array with one weight per task (${n}), got ${describe(w)}`);
+      }
+      for (let i = 0; i < n; i++) {
+        const v = w[i];
+        if (typeof v !== "number" || !(v > 0) || !Number.isFinite(v)) {
+          throw new KgrankInputError("weights", `weights[${i}] = ${describe(v)} is not a finite number > 0`);
+        }
+        weight[i] = v;
+      }
+      this.explicitWeights = true;
+    }
+    const relation = new Int32Array(n).fill(-1);
+    if (o.relations !== undefined) relation.set(idSet("relations", o.relations, this.numRelations));
+    const minusOne = new Int32Array(n).fill(-1);
+    this.tasks[side].append({ ...cols, numCandidates, weight, relation, anchor: minusOne, truth: minusOne });
+  }
+
+  /** Tasks recorded so far per side. */
+  get taskCounts(): Record<EvaluationSide, number> {
+    return { head: this.tasks.head.length, tail: this.tasks.tail.length };
+  }
+
+  /** The recorded tasks of a side (views; do not modify). */
+  taskColumns(side: EvaluationSide): TaskColumns {
+    return this.tasks[side].columns();
+  }
+
+  /** Provenance of the evaluation so far. */
+  info(): EvaluationInfo {
+    return {
+      numEntities: this.numEntities,
+      numRelations: this.numRelations,
+      filtered: this.filter !== null,
+      filterTriples: [...this.filterSizes],
+      sides: [...this.sides],
+      tasks: this.taskCounts,
+      skipped: { ...this.skippedTasks },
+      restrictEntities: this.keptEntities ? this.keptEntities.length : null,
+      restrictRelations: this.restrictRelations ? this.restrictRelations.reduce((a, b) => a + b, 0) : null,
+      weighting: this.explicitWeights ? "explicit" : this.weighting,
+      ks: [...this.ks],
+      metrics: this.metricKeys ? [...this.metricKeys] : null,
+    };
+  }
+
+  /** Per-task weights of a side: explicit, macro (1 / distinct answers of the task's key), or null (micro). */
+  taskWeights(side: EvaluationSide): Float64Array | null {
+    const cols = this.tasks[side].columns();
+    const n = cols.optimistic.length;
+    if (this.explicitWeights) {
+      return Float64Array.from(cols.weight, (w) => (w === w ? w : 1));
+    }
+    if (this.weighting === "micro") return null;
+    const answers = new Map<string, Set<number>>();
+    for (let i = 0; i < n; i++) {
+      if (cols.anchor[i]! < 0) {
+        throw new KgrankStateError("macro weighting needs the triples of every task; ranks added without triples have none");
+      }
+      const key = `${cols.anchor[i]},${cols.relation[i]}`;
+      let s = answers.get(key);
+      if (!s) answers.set(key, (s = new Set()));
+      s.add(cols.truth[i]!);
+    }
+    const w = new Float64Array(n);
+    for (let i = 0; i < n; i++) w[i] = 1 / answers.get(`${cols.anchor[i]},${cols.relation[i]}`)!.size;
+    return w;
+  }
+
+  /** Marks the evaluator finished (finalize() calls it); refuses while adds are running. */
+  protected finish(): void {
+    if (this.pending > 0) throw new KgrankStateError(`finalize(): ${this.pending} add call(s) are still running; await them first`);
+    this.finished = true;
+  }
+}

@@ -1,0 +1,175 @@
+import { describe, expect, it } from "vitest";
+
+import { backendInfo } from "../src/backend";
+import { RankEvaluator } from "../src/evaluation/evaluator";
+import { KgrankInputError } from "../src/index";
+import { loadBundled } from "./helpers/datasets";
+import { referenceRanks, rng } from "./helpers/reference";
+
+const info = backendInfo();
+const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const umls = loadBundled("umls");
+const N = umls.entities.length;
+const { train, valid, test } = umls.splits;
+const allTriples = [train, valid, test];
+
+type Side = "head" | "tail";
+
+/** Brute force: mask every other known answer (and non-kept entities) with NaN, then rank by sorting. */
+function reference(
+  scores: Float32Array, triples: Int32Array, side: Side, filter: Int32Array[] | null, keptEntities: Set<number> | null,
+) {
+  const known = new Map<string, Set<number>>();
+  for (const t of filter ?? []) {
+    for (let i = 0; i < t.length; i += 3) {
+      const key = side === "tail" ? `${t[i]},${t[i + 1]}` : `${t[i + 2]},${t[i + 1]}`;
+      if (!known.has(key)) known.set(key, new Set());
+      known.get(key)!.add(side === "tail" ? t[i + 2]! : t[i]!);
+    }
+  }
+  const rows = triples.length / 3;
+  const masked = new Float64Array(scores);
+  const truths: number[] = [];
+  for (let i = 0; i < rows; i++) {
+    const [h, r, t] = [triples[3 * i]!, triples[3 * i + 1]!, triples[3 * i + 2]!];
+    const truth = side === "tail" ? t : h;
+    const key = side === "tail" ? `${h},${r}` : `${t},${r}`;
+    for (const k of known.get(key) ?? []) if (k !== truth) masked[i * N + k] = NaN;
+    if (keptEntities) for (let e = 0; e < N; e++) if (!keptEntities.has(e)) masked[i * N + e] = NaN;
+    truths.push(truth);
+  }
+  return referenceRanks(masked, N, { trueIndices: truths });
+}
+
+function randomScores(rows: number, seed: number): Float32Array {
+  const next = rng(seed);
+  return new Float32Array(rows * N).map(() => (next() < 0.01 ? NaN : Math.floor(next() * 40) / 8));
+}
+
+function fixTrue(scores: Float32Array, triples: Int32Array, side: Side) {
+  for (let i = 0; i < triples.length / 3; i++) {
+    const truth = side === "tail" ? triples[3 * i + 2]! : triples[3 * i]!;
+    if (Number.isNaN(scores[i * N + truth]!)) scores[i * N + truth] = 1;
+  }
+}
+
+describe(`RankEvaluator feeding on ${label}`, () => {
+  for (const filtered of [true, false]) {
+    it(`records the brute-force ${filtered ? "filtered" : "unfiltered"} ranks of UMLS test, both sides, in batches`, async () => {
+      const ev = new RankEvaluator({ numEntities: N, filterTriples: filtered ? allTriples : undefined });
+      const rows = test.length / 3;
+      for (const side of ["head", "tail"] as const) {
+        const scores = randomScores(rows, side === "head" ? 1 : 2);
+        fixTrue(scores, test, side);
+        const want = reference(scores, test, side, filtered ? allTriples : null, null);
+        // Batches of 100 rows, alternating sync and async.
+        for (let start = 0, b = 0; start < rows; start += 100, b++) {
+          const end = Math.min(rows, start + 100);
+          const batch = { triples: test.subarray(3 * start, 3 * end), side, scores: scores.subarray(start * N, end * N) };
+          if (b % 2) await ev.add(batch);
+          else ev.addSync(batch);
+        }
+        const got = ev.taskColumns(side);
+        expect(Array.from(got.optimistic)).toEqual(want.optimistic);
+        expect(Array.from(got.pessimistic)).toEqual(want.pessimistic);
+        expect(Array.from(got.realistic)).toEqual(want.realistic);
+        expect(Array.from(got.numCandidates)).toEqual(want.numCandidates);
+        expect(Array.from(got.relation)).toEqual(Array.from({ length: rows }, (_, i) => test[3 * i + 1]));
+      }
+      expect(ev.taskCounts).toEqual({ head: rows, tail: rows });
+      expect(ev.info()).toMatchObject({ filtered, filterTriples: filtered ? [train.length / 3, valid.length / 3, test.length / 3] : [] });
+    });
+  }
+
+  it("restricts tasks to relations and entities, and candidates to the kept entities", () => {
+    const keptRel = [0, 1, 2, 3, 5, 8, 13, 21];
+    const keptEnt = Array.from({ length: N }, (_, e) => e).filter((e) => e % 3 !== 0 || e < 20);
+    const ev = new RankEvaluator({ numEntities: N, filterTriples: allTriples, restrictRelations: keptRel, restrictEntities: keptEnt });
+    const rows = test.length / 3;
+    const scores = randomScores(rows, 5);
+    fixTrue(scores, test, "tail");
+    ev.addSync({ triples: test, side: "tail", scores });
+    const keptSet = new Set(keptEnt);
+    const keptRows: number[] = [];
+    for (let i = 0; i < rows; i++) {
+      if (keptRel.includes(test[3 * i + 1]!) && keptSet.has(test[3 * i]!) && keptSet.has(test[3 * i + 2]!)) keptRows.push(i);
+    }
+    const sub = Int32Array.from(keptRows.flatMap((i) => [test[3 * i]!, test[3 * i + 1]!, test[3 * i + 2]!]));
+    const subScores = new Float32Array(keptRows.length * N);
+    keptRows.forEach((i, k) => subScores.set(scores.subarray(i * N, (i + 1) * N), k * N));
+    const want = reference(subScores, sub, "tail", allTriples, keptSet);
+    const got = ev.taskColumns("tail");
+    expect(Array.from(got.realistic)).toEqual(want.realistic);
+    expect(Array.from(got.optimistic)).toEqual(want.optimistic);
+    expect(Array.from(got.numCandidates)).toEqual(want.numCandidates);
+    expect(ev.info().skipped.tail).toBe(rows - keptRows.length);
+    expect(keptRows.length).toBeGreaterThan(10);
+    expect(rows - keptRows.length).toBeGreaterThan(10);
+  });
+
+  it("computes PyKEEN's macro weights: 1 / distinct answers of the task's key among evaluated tasks", () => {
+    const ev = new RankEvaluator({ numEntities: N, filterTriples: allTriples, weighting: "macro" });
+    const rows = test.length / 3;
+    const scores = randomScores(rows, 9);
+    fixTrue(scores, test, "tail");
+    ev.addSync({ triples: test, side: "tail", scores });
+    const w = ev.taskWeights("tail")!;
+    for (let i = 0; i < rows; i++) {
+      const [h, r] = [test[3 * i]!, test[3 * i + 1]!];
+      let distinct = 0;
+      const seen = new Set<number>();
+      for (let j = 0; j < rows; j++) {
+        if (test[3 * j] === h && test[3 * j + 1] === r && !seen.has(test[3 * j + 2]!)) {
+          seen.add(test[3 * j + 2]!);
+          distinct++;
+        }
+      }
+      expect(w[i]).toBe(1 / distinct);
+    }
+    expect(new RankEvaluator({ numEntities: N }).taskWeights("head")).toBeNull();
+  });
+
+  it("takes sampled scores and ranks computed elsewhere", () => {
+    const ev = new RankEvaluator({ numEntities: N, sides: "tail" });
+    ev.addSampledSync({ side: "tail", positiveScores: [1, 2], negativeScores: new Float32Array([3, 1, 0, 2, 2, 2]), triples: test.subarray(0, 6) });
+    ev.addRanks({ side: "tail", realistic: [1.5, 3], numCandidates: [4, 10], weights: [2, 1] });
+    const c = ev.taskColumns("tail");
+    expect(Array.from(c.realistic)).toEqual([2.5, 2.5, 1.5, 3]); // pos 1 vs [3, 1, 0]: 2..3; pos 2 vs [2, 2, 2]: 1..4
+    expect(Array.from(c.optimistic.subarray(0, 2))).toEqual([2, 1]);
+    expect(Number.isNaN(c.optimistic[2]!)).toBe(true);
+    expect(Array.from(c.numCandidates)).toEqual([4, 4, 4, 10]);
+    expect(Array.from(ev.taskWeights("tail")!)).toEqual([1, 1, 2, 1]);
+    expect(ev.info().weighting).toBe("explicit");
+  });
+
+  const bad: [string, () => unknown, string, RegExp?][] = [
+    ["an evaluated triple missing from the filter", () => new RankEvaluator({ numEntities: N, filterTriples: [train] }).addSync({ triples: test.subarray(0, 3), side: "tail", scores: new Float32Array(N) }), "triples", /not in filterTriples/],
+    ["a side the evaluator does not evaluate", () => new RankEvaluator({ numEntities: N, sides: "tail" }).addSync({ triples: test.subarray(0, 3), side: "head", scores: new Float32Array(N) }), "side"],
+    ["an unknown side", () => new RankEvaluator({ numEntities: N }).addSync({ triples: test.subarray(0, 3), side: "both" as never, scores: new Float32Array(N) }), "side"],
+    ["scores of the wrong length", () => new RankEvaluator({ numEntities: N }).addSync({ triples: test.subarray(0, 3), side: "tail", scores: new Float32Array(N - 1) }), "scores", /needs 1 x numEntities/],
+    ["an entity id out of range", () => new RankEvaluator({ numEntities: N }).addSync({ triples: [0, 0, N], side: "tail", scores: new Float32Array(N) }), "triples", /tail/],
+    ["triples not in rows of 3", () => new RankEvaluator({ numEntities: N }).addSync({ triples: [0, 0], side: "tail", scores: new Float32Array(N) }), "triples"],
+    ["numEntities zero", () => new RankEvaluator({ numEntities: 0 }), "numEntities"],
+    ["a bad filter array", () => new RankEvaluator({ numEntities: N, filterTriples: [new Int32Array([0, 0, N])] }), "filterTriples[0]"],
+    ["an unknown weighting", () => new RankEvaluator({ numEntities: N, weighting: "mega" as never }), "weighting"],
+    ["ks with zero", () => new RankEvaluator({ numEntities: N, ks: [0] }), "ks[0]"],
+    ["an empty restriction", () => new RankEvaluator({ numEntities: N, restrictRelations: [] }), "restrictRelations"],
+    ["a rank above its candidates", () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", realistic: [5], numCandidates: [4] }), "realistic"],
+    ["a rank of 1.25", () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", realistic: [1.25], numCandidates: [4] }), "realistic"],
+    ["a zero weight", () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", realistic: [1], numCandidates: [4], weights: [0] }), "weights"],
+    ["no ranks at all", () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", numCandidates: [4] }), "ranks"],
+  ];
+  for (const [what, call, argument, pattern] of bad) {
+    it(`rejects ${what} with a KgrankInputError naming ${argument}`, () => {
+      let caught: unknown;
+      try {
+        call();
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(KgrankInputError);
+      expect((caught as KgrankInputError).argument).toBe(argument);
+      if (pattern) expect((caught as Error).message).toMatch(pattern);
+    });
+  }
+});
