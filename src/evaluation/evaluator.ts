@@ -8,6 +8,7 @@ import { KgrankInputError, KgrankStateError } from "../errors";
 import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, Side } from "../kernels";
 import { computeSampledRanks, computeSampledRanksSync, ranksFromCounts } from "../ranking/ranks";
 import { describe, floatMatrix, integer, options, threadCount } from "../validate";
+import { decodeState, encodeState, type StateHeader } from "./state";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
 
 export type EvaluationSide = Side;
@@ -161,6 +162,8 @@ export class RankEvaluator {
   private explicitWeights = false;
   private pending = 0;
   private finished = false;
+  /** Provenance of the shards this evaluator was restored or merged from; it then takes no more batches. */
+  private restored: StateHeader | null = null;
 
   constructor(args: RankEvaluatorOptions) {
     const o = options("RankEvaluator options", args);
@@ -240,6 +243,12 @@ export class RankEvaluator {
 
   private checkOpen(what: string): void {
     if (this.finished) throw new KgrankStateError(`RankEvaluator.${what}: finalize() was already called; create a new evaluator`);
+    if (this.restored) {
+      throw new KgrankStateError(
+        `RankEvaluator.${what}: this evaluator was restored from serialized state; it can be finalized or merged, ` +
+          `not fed more tasks (feed the shards, then merge them)`,
+      );
+    }
   }
 
   /** Which tasks of a batch are evaluated (restriction), or null when all are. */
@@ -505,6 +514,15 @@ export class RankEvaluator {
 
   /** Provenance of the evaluation so far. */
   info(): EvaluationInfo {
+    if (this.restored) {
+      const h = this.restored;
+      return {
+        numEntities: h.numEntities, numRelations: h.numRelations, filtered: h.filtered, filterTriples: [...h.filterTriples],
+        sides: [...h.sides], tasks: this.taskCounts, skipped: { ...this.skippedTasks },
+        restrictEntities: h.restrictEntities, restrictRelations: h.restrictRelations,
+        weighting: this.explicitWeights ? "explicit" : h.weighting, ks: [...h.ks], metrics: h.metrics ? [...h.metrics] : null,
+      };
+    }
     return {
       numEntities: this.numEntities,
       numRelations: this.numRelations,
@@ -542,6 +560,76 @@ export class RankEvaluator {
     const w = new Float64Array(n);
     for (let i = 0; i < n; i++) w[i] = 1 / answers.get(`${cols.anchor[i]},${cols.relation[i]}`)!.size;
     return w;
+  }
+
+  private header(): StateHeader {
+    const i = this.info();
+    return {
+      format: 1, numEntities: i.numEntities, numRelations: i.numRelations, sides: i.sides, ks: i.ks, metrics: i.metrics,
+      weighting: this.restored ? this.restored.weighting : this.weighting, explicitWeights: this.explicitWeights,
+      filtered: i.filtered, filterTriples: i.filterTriples, restrictEntities: i.restrictEntities,
+      restrictRelations: i.restrictRelations, skipped: i.skipped, tasks: i.tasks,
+    };
+  }
+
+  /**
+   * The evaluator's state (tasks and provenance) as bytes: versioned and checksummed. RankEvaluator.merge() of the
+   * states of shards gives exactly the results of one evaluator fed every batch (median included).
+   */
+  serialize(): Uint8Array {
+    if (this.pending > 0) throw new KgrankStateError(`serialize(): ${this.pending} add call(s) are still running; await them first`);
+    return encodeState(this.header(), { head: this.tasks.head.columns(), tail: this.tasks.tail.columns() });
+  }
+
+  /** An evaluator restored from serialize() bytes (finalize or merge it). */
+  static deserialize(state: Uint8Array): RankEvaluator {
+    return RankEvaluator.merge([state]);
+  }
+
+  /**
+   * Combines shards (serialized states or evaluators) into one evaluator holding all their tasks, in the given
+   * order. The shards must share numEntities, sides, ks, metrics, weighting, filter and restriction settings.
+   */
+  static merge(states: (Uint8Array | RankEvaluator)[]): RankEvaluator {
+    if (!Array.isArray(states) || states.length === 0) {
+      throw new KgrankInputError("states", "must be a non-empty array of serialized states or RankEvaluators");
+    }
+    const decoded = states.map((s, i) => {
+      try {
+        return s instanceof RankEvaluator ? decodeState(s.serialize()) : decodeState(s);
+      } catch (e) {
+        if (e instanceof KgrankInputError) throw new KgrankInputError(`states[${i}]`, e.message.replace(/^state: /, ""));
+        throw e;
+      }
+    });
+    const first = decoded[0]!.header;
+    const same = (h: StateHeader) =>
+      JSON.stringify([h.numEntities, h.numRelations, h.sides, h.ks, h.metrics, h.weighting, h.filtered, h.filterTriples,
+        h.restrictEntities, h.restrictRelations]);
+    decoded.forEach((d, i) => {
+      if (same(d.header) !== same(first)) {
+        throw new KgrankInputError(
+          `states[${i}]`,
+          "was evaluated with other settings (numEntities, sides, ks, metrics, weighting, filter or restriction) than states[0]",
+        );
+      }
+    });
+    const ev = new RankEvaluator({
+      numEntities: first.numEntities,
+      numRelations: first.numRelations ?? undefined,
+      sides: first.sides.length === 2 ? "both" : first.sides[0],
+      ks: first.ks,
+      metrics: first.metrics ?? undefined,
+      weighting: first.weighting,
+    });
+    for (const d of decoded) {
+      for (const side of ["head", "tail"] as const) ev.tasks[side].append(d.sides[side]);
+      ev.skippedTasks.head += d.header.skipped.head;
+      ev.skippedTasks.tail += d.header.skipped.tail;
+      ev.explicitWeights ||= d.header.explicitWeights;
+    }
+    ev.restored = first;
+    return ev;
   }
 
   /** Marks the evaluator finished (finalize() calls it); refuses while adds are running. */
