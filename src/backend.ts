@@ -45,7 +45,7 @@ export interface NativeAddon {
   FilterIndex: new (triples: Int32Array[], numEntities: number, numRelations: number, side: number, threads: number) => {
     answers(anchor: number, relation: number): Int32Array;
     missing(anchor: Int32Array, relation: Int32Array, answer: Int32Array): number;
-    stats(): { keys: number; answers: number; bytes: number };
+    stats(): { keys: number; answers: number; bytes: number; wide: boolean };
     countFiltered(...args: unknown[]): void;
     countFilteredAsync(...args: unknown[]): Promise<void>;
   };

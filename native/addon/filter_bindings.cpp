@@ -83,12 +83,11 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   Napi::Value Answers(const Napi::CallbackInfo& info) {
     const size_t anchor = size_arg(info, 0, "anchor", 0);
     const size_t relation = size_arg(info, 1, "relation", 0);
-    size_t count = 0;
-    const int32_t* a = anchor < static_cast<size_t>(index_.num_entities()) && relation < static_cast<size_t>(index_.num_relations())
-                           ? index_.answers(static_cast<int32_t>(anchor), static_cast<int32_t>(relation), &count)
-                           : nullptr;
-    Napi::Int32Array out = Napi::Int32Array::New(info.Env(), count);
-    for (size_t k = 0; k < count; ++k) out[k] = a[k];
+    const int32_t a = anchor < static_cast<size_t>(index_.num_entities()) ? static_cast<int32_t>(anchor) : -1;
+    const int32_t r = relation < static_cast<size_t>(index_.num_relations()) ? static_cast<int32_t>(relation) : -1;
+    Napi::Int32Array out = Napi::Int32Array::New(info.Env(), index_.count(a, r));
+    size_t k = 0;
+    index_.for_each_answer(a, r, [&](int32_t b) { out[k++] = b; });
     return out;
   }
 
@@ -107,9 +106,7 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
       ids[k] = static_cast<const int32_t*>(raw_data(a));
     }
     for (size_t r = 0; r < rows; ++r) {
-      size_t count = 0;
-      const int32_t* known = index_.answers(ids[0][r], ids[1][r], &count);
-      if (count == 0 || !std::binary_search(known, known + count, ids[2][r])) return Napi::Number::New(env, static_cast<double>(r));
+      if (!index_.contains(ids[0][r], ids[1][r], ids[2][r])) return Napi::Number::New(env, static_cast<double>(r));
     }
     return Napi::Number::New(env, -1);
   }
@@ -119,6 +116,7 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     out.Set("keys", static_cast<double>(index_.num_keys()));
     out.Set("answers", static_cast<double>(index_.num_answers()));
     out.Set("bytes", static_cast<double>(index_.bytes()));
+    out.Set("wide", index_.wide());
     return out;
   }
 

@@ -167,18 +167,18 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
   // Take every other known answer of the task out of the counts: its greater / equal contribution, and one
   // candidate if its score is not NaN (NaN scores were never candidates).
   const auto adjust = [=, &index](size_t r, T t, Counts& c) {
-    size_t count = 0;
-    const int32_t* known = index.answers(anchor[r], relation[r], &count);
     const T* row = scores + r * cols;
-    uint64_t gone = 0;
-    for (size_t k = 0; k < count; ++k) {
-      const int32_t b = known[k];
-      if (b == truth[r]) continue;
+    const int32_t own = truth[r];
+    uint64_t gone = 0, above = 0, tied = 0;
+    index.for_each_answer(anchor[r], relation[r], [&](int32_t b) {
+      if (b == own) return;
       const T v = row[b];
-      c.greater -= v > t;
-      c.equal -= v == t;
+      above += v > t;
+      tied += v == t;
       gone += v == v;
-    }
+    });
+    c.greater -= above;
+    c.equal -= tied;
     removed[r] = static_cast<double>(gone);
   };
   count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, adjust);

@@ -7,12 +7,63 @@
 namespace kgrank {
 
 namespace {
-inline uint64_t pack(int32_t relation, int32_t answer) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(relation)) << 32) | static_cast<uint32_t>(answer);
+unsigned bits_for(int64_t max_value) {
+  unsigned b = 1;
+  while (b < 63 && (int64_t{1} << b) <= max_value) ++b;
+  return b;
 }
-inline int32_t relation_of(uint64_t p) { return static_cast<int32_t>(p >> 32); }
-inline int32_t answer_of(uint64_t p) { return static_cast<int32_t>(p & 0xffffffffu); }
 }  // namespace
+
+template <typename E>
+void FilterIndex::fill(const std::vector<TripleSpan>& spans, int anchor_col, int answer_col, unsigned bits,
+                       const std::vector<uint32_t>& offsets, unsigned threads, std::vector<E>* entries,
+                       std::vector<uint32_t>* unique_offsets, size_t* keys) {
+  const size_t n = offsets.size() - 1;
+  std::vector<E> raw(offsets[n]);
+  {
+    // Counting sort by anchor: each anchor's packed (relation, answer) entries land in its bucket.
+    std::vector<uint32_t> cursor(offsets.begin(), offsets.end() - 1);
+    for (const TripleSpan& span : spans) {
+      const int32_t* t = span.data;
+      for (size_t i = 0; i < span.count; ++i, t += 3) {
+        raw[cursor[static_cast<size_t>(t[anchor_col])]++] =
+            (static_cast<E>(t[1]) << bits) | static_cast<E>(t[answer_col]);
+      }
+    }
+  }
+  // Sort each bucket and count its unique entries and keys, in parallel over blocks of anchors.
+  constexpr size_t kBlock = 4096;
+  const size_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<uint32_t> unique(n + 1, 0);
+  std::vector<size_t> block_keys(blocks, 0);
+  parallel_for(blocks, threads, [&](size_t b) {
+    const size_t a0 = b * kBlock, a1 = std::min(n, a0 + kBlock);
+    size_t k = 0;
+    for (size_t a = a0; a < a1; ++a) {
+      E* first = raw.data() + offsets[a];
+      E* last = raw.data() + offsets[a + 1];
+      std::sort(first, last);
+      E* end = std::unique(first, last);
+      unique[a + 1] = static_cast<uint32_t>(end - first);
+      for (E* p = first; p != end; ++p) {
+        if (p == first || (*p >> bits) != (p[-1] >> bits)) ++k;
+      }
+    }
+    block_keys[b] = k;
+  });
+  for (size_t a = 0; a < n; ++a) unique[a + 1] += unique[a];
+  *keys = 0;
+  for (size_t k : block_keys) *keys += k;
+  entries->resize(unique[n]);
+  parallel_for(blocks, threads, [&](size_t b) {
+    const size_t a0 = b * kBlock, a1 = std::min(n, a0 + kBlock);
+    for (size_t a = a0; a < a1; ++a) {
+      std::copy(raw.data() + offsets[a], raw.data() + offsets[a] + (unique[a + 1] - unique[a]),
+                entries->data() + unique[a]);
+    }
+  });
+  *unique_offsets = std::move(unique);
+}
 
 bool FilterIndex::build(const std::vector<TripleSpan>& spans, int32_t num_entities, int32_t num_relations, Side side,
                         unsigned threads, FilterIndex* out, std::string* error) {
@@ -39,90 +90,41 @@ bool FilterIndex::build(const std::vector<TripleSpan>& spans, int32_t num_entiti
   }
   for (size_t a = 0; a < static_cast<size_t>(num_entities); ++a) offsets[a + 1] += offsets[a];
 
-  // Counting sort by anchor: each anchor's (relation, answer) pairs land in its bucket.
-  std::vector<uint64_t> pairs(total);
-  {
-    std::vector<uint32_t> cursor(offsets.begin(), offsets.end() - 1);
-    for (const TripleSpan& span : spans) {
-      const int32_t* t = span.data;
-      for (size_t i = 0; i < span.count; ++i, t += 3) {
-        pairs[cursor[static_cast<size_t>(t[anchor_col])]++] = pack(t[1], t[answer_col]);
-      }
-    }
-  }
-
-  // Sort each bucket, then count its unique keys and answers (in parallel over blocks of anchors).
-  const size_t n = static_cast<size_t>(num_entities);
-  constexpr size_t kBlock = 4096;
-  const size_t blocks = (n + kBlock - 1) / kBlock;
-  std::vector<uint32_t> keys_per_anchor(n + 1, 0), answers_per_anchor(n + 1, 0);
-  parallel_for(blocks, threads, [&](size_t b) {
-    const size_t a0 = b * kBlock, a1 = std::min(n, a0 + kBlock);
-    for (size_t a = a0; a < a1; ++a) {
-      uint64_t* first = pairs.data() + offsets[a];
-      uint64_t* last = pairs.data() + offsets[a + 1];
-      std::sort(first, last);
-      uint32_t keys = 0, unique = 0;
-      for (uint64_t* p = first; p != last; ++p) {
-        if (p != first && *p == p[-1]) continue;
-        ++unique;
-        if (p == first || relation_of(*p) != relation_of(p[-1])) ++keys;
-      }
-      keys_per_anchor[a + 1] = keys;
-      answers_per_anchor[a + 1] = unique;
-    }
-  });
-  for (size_t a = 0; a < n; ++a) {
-    keys_per_anchor[a + 1] += keys_per_anchor[a];
-    answers_per_anchor[a + 1] += answers_per_anchor[a];
-  }
-
   FilterIndex idx;
   idx.side_ = side;
   idx.num_entities_ = num_entities;
   idx.num_relations_ = num_relations;
-  idx.anchor_offsets_ = keys_per_anchor;
-  idx.key_relation_.resize(keys_per_anchor[n]);
-  idx.key_offsets_.resize(static_cast<size_t>(keys_per_anchor[n]) + 1);
-  idx.answers_.resize(answers_per_anchor[n]);
-  idx.key_offsets_[keys_per_anchor[n]] = answers_per_anchor[n];
-  parallel_for(blocks, threads, [&](size_t b) {
-    const size_t a0 = b * kBlock, a1 = std::min(n, a0 + kBlock);
-    for (size_t a = a0; a < a1; ++a) {
-      const uint64_t* first = pairs.data() + offsets[a];
-      const uint64_t* last = pairs.data() + offsets[a + 1];
-      uint32_t k = keys_per_anchor[a];
-      uint32_t j = answers_per_anchor[a];
-      for (const uint64_t* p = first; p != last; ++p) {
-        if (p != first && *p == p[-1]) continue;
-        if (p == first || relation_of(*p) != relation_of(p[-1])) {
-          idx.key_relation_[k] = relation_of(*p);
-          idx.key_offsets_[k] = j;
-          ++k;
-        }
-        idx.answers_[j++] = answer_of(*p);
-      }
-    }
-  });
+  idx.answer_bits_ = bits_for(num_entities - 1);
+  idx.wide_ = idx.answer_bits_ + bits_for(num_relations - 1) > 32;
+  if (idx.wide_) {
+    fill(spans, anchor_col, answer_col, idx.answer_bits_, offsets, threads, &idx.entries64_, &idx.offsets_, &idx.num_keys_);
+  } else {
+    fill(spans, anchor_col, answer_col, idx.answer_bits_, offsets, threads, &idx.entries32_, &idx.offsets_, &idx.num_keys_);
+  }
   *out = std::move(idx);
   return true;
 }
 
-const int32_t* FilterIndex::answers(int32_t anchor, int32_t relation, size_t* count) const {
-  *count = 0;
-  if (anchor < 0 || anchor >= num_entities_ || relation < 0 || relation >= num_relations_) return nullptr;
-  const int32_t* first = key_relation_.data() + anchor_offsets_[static_cast<size_t>(anchor)];
-  const int32_t* last = key_relation_.data() + anchor_offsets_[static_cast<size_t>(anchor) + 1];
-  const int32_t* it = std::lower_bound(first, last, relation);
-  if (it == last || *it != relation) return nullptr;
-  const size_t k = static_cast<size_t>(it - key_relation_.data());
-  *count = key_offsets_[k + 1] - key_offsets_[k];
-  return answers_.data() + key_offsets_[k];
+size_t FilterIndex::count(int32_t anchor, int32_t relation) const {
+  size_t n = 0;
+  for_each_answer(anchor, relation, [&](int32_t) { ++n; });
+  return n;
+}
+
+bool FilterIndex::contains(int32_t anchor, int32_t relation, int32_t answer) const {
+  if (answer < 0 || answer >= num_entities_ || relation < 0 || relation >= num_relations_) return false;
+  if (anchor < 0 || anchor >= num_entities_) return false;
+  const size_t a = static_cast<size_t>(anchor);
+  if (wide_) {
+    const uint64_t key = (static_cast<uint64_t>(relation) << answer_bits_) | static_cast<uint64_t>(answer);
+    return std::binary_search(entries64_.data() + offsets_[a], entries64_.data() + offsets_[a + 1], key);
+  }
+  const uint32_t key = (static_cast<uint32_t>(relation) << answer_bits_) | static_cast<uint32_t>(answer);
+  return std::binary_search(entries32_.data() + offsets_[a], entries32_.data() + offsets_[a + 1], key);
 }
 
 size_t FilterIndex::bytes() const {
-  return anchor_offsets_.size() * sizeof(uint32_t) + key_relation_.size() * sizeof(int32_t) +
-         key_offsets_.size() * sizeof(uint32_t) + answers_.size() * sizeof(int32_t);
+  return offsets_.size() * sizeof(uint32_t) + entries32_.size() * sizeof(uint32_t) + entries64_.size() * sizeof(uint64_t);
 }
 
 }  // namespace kgrank

@@ -1,12 +1,14 @@
 // Index of known triples for the filtered setting. One FilterIndex serves one side:
 //   side "tail": anchor = head, answers = the tails t' of every known (head, relation, t')
 //   side "head": anchor = tail, answers = the heads h' of every known (h', relation, tail)
-// Layout (CSR, answers sorted and unique per key):
-//   anchor_offsets[a] .. anchor_offsets[a+1]  -> the keys (relations) of anchor a, sorted
-//   key_relation[k]                            -> relation id of key k
-//   key_offsets[k] .. key_offsets[k+1]         -> answers of key k in `answers`
-// Built by a counting sort over anchors, then a sort of each anchor's (relation, answer) pairs.
+// Layout: per anchor a segment of entries, each entry the packed pair (relation << answer_bits) | answer, sorted
+// and unique; offsets[a] .. offsets[a+1] is anchor a's segment. The answers of (anchor, relation) are the entries
+// of the segment between (relation << bits) and ((relation + 1) << bits), found by binary search. Entries are 32
+// bits when bits(numRelations - 1) + bits(numEntities - 1) <= 32 (FB15k-237, WN18RR, WikiKG2 all fit), else 64.
+// Memory: 4 (or 8) bytes per unique answer plus 4 bytes per entity, per side.
+// Built by a counting sort over anchors, then a sort of each anchor's entries.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -28,25 +30,68 @@ class FilterIndex {
   static bool build(const std::vector<TripleSpan>& spans, int32_t num_entities, int32_t num_relations, Side side,
                     unsigned threads, FilterIndex* out, std::string* error);
 
-  // Known answers of (anchor, relation), sorted ascending; empty when none.
-  const int32_t* answers(int32_t anchor, int32_t relation, size_t* count) const;
+  // Calls f(answer) for every known answer of (anchor, relation), in ascending order. Out-of-range ids: none.
+  template <typename F>
+  void for_each_answer(int32_t anchor, int32_t relation, F f) const {
+    if (wide_) {
+      visit(entries64_, anchor, relation, f);
+    } else {
+      visit(entries32_, anchor, relation, f);
+    }
+  }
+
+  // Number of known answers of (anchor, relation).
+  size_t count(int32_t anchor, int32_t relation) const;
+  // True when `answer` is a known answer of (anchor, relation).
+  bool contains(int32_t anchor, int32_t relation, int32_t answer) const;
 
   Side side() const { return side_; }
   int32_t num_entities() const { return num_entities_; }
   int32_t num_relations() const { return num_relations_; }
-  size_t num_keys() const { return key_relation_.size(); }
-  size_t num_answers() const { return answers_.size(); }
+  size_t num_keys() const { return num_keys_; }
+  size_t num_answers() const { return wide_ ? entries64_.size() : entries32_.size(); }
+  bool wide() const { return wide_; }
   // Bytes held by the index arrays.
   size_t bytes() const;
 
  private:
+  // The entries of (anchor, relation): the part of the anchor's sorted segment between the packed bounds.
+  template <typename E>
+  bool range(const std::vector<E>& entries, int32_t anchor, int32_t relation, const E** first, const E** last) const {
+    if (anchor < 0 || anchor >= num_entities_ || relation < 0 || relation >= num_relations_) return false;
+    const E* seg_first = entries.data() + offsets_[static_cast<size_t>(anchor)];
+    const E* seg_last = entries.data() + offsets_[static_cast<size_t>(anchor) + 1];
+    const E lo = static_cast<E>(relation) << answer_bits_;
+    *first = std::lower_bound(seg_first, seg_last, lo);
+    // The upper bound can be 2^32 for 32-bit entries (the last relation when bits fill all 32): then it is the end.
+    const uint64_t hi = (static_cast<uint64_t>(relation) + 1) << answer_bits_;
+    *last = hi > static_cast<uint64_t>(static_cast<E>(~E{0})) ? seg_last : std::lower_bound(*first, seg_last, static_cast<E>(hi));
+    return *first != *last;
+  }
+
+  template <typename E, typename F>
+  void visit(const std::vector<E>& entries, int32_t anchor, int32_t relation, F& f) const {
+    const E* first;
+    const E* last;
+    if (!range(entries, anchor, relation, &first, &last)) return;
+    const E mask = (E{1} << answer_bits_) - 1;
+    for (const E* p = first; p != last; ++p) f(static_cast<int32_t>(*p & mask));
+  }
+
+  template <typename E>
+  static void fill(const std::vector<TripleSpan>& spans, int anchor_col, int answer_col, unsigned bits,
+                   const std::vector<uint32_t>& offsets, unsigned threads, std::vector<E>* entries,
+                   std::vector<uint32_t>* unique_offsets, size_t* keys);
+
   Side side_ = Side::Tail;
   int32_t num_entities_ = 0;
   int32_t num_relations_ = 0;
-  std::vector<uint32_t> anchor_offsets_;
-  std::vector<int32_t> key_relation_;
-  std::vector<uint32_t> key_offsets_;
-  std::vector<int32_t> answers_;
+  unsigned answer_bits_ = 0;
+  bool wide_ = false;
+  size_t num_keys_ = 0;
+  std::vector<uint32_t> offsets_;
+  std::vector<uint32_t> entries32_;
+  std::vector<uint64_t> entries64_;
 };
 
 }  // namespace kgrank

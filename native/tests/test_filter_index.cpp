@@ -45,16 +45,14 @@ int main() {
     size_t total = 0;
     for (int32_t anchor = 0; anchor < n; ++anchor) {
       for (int32_t r = 0; r < R; ++r) {
-        size_t count = 0;
-        const int32_t* got = idx.answers(anchor, r, &count);
+        std::vector<int32_t> got;
+        idx.for_each_answer(anchor, r, [&](int32_t v) { got.push_back(v); });
         auto it = ref.find({anchor, r});
-        const size_t want = it == ref.end() ? 0 : it->second.size();
-        CHECK_EQ(count, want);
-        if (it != ref.end() && count == want) {
-          size_t k = 0;
-          for (int32_t v : it->second) CHECK_EQ(got[k++], v);
-        }
-        total += count;
+        const std::vector<int32_t> want = it == ref.end() ? std::vector<int32_t>() : std::vector<int32_t>(it->second.begin(), it->second.end());
+        CHECK(got == want);
+        CHECK_EQ(idx.count(anchor, r), want.size());
+        for (int32_t e = 0; e < n; ++e) CHECK_EQ(idx.contains(anchor, r, e), it != ref.end() && it->second.count(e) > 0);
+        total += got.size();
       }
     }
     CHECK_EQ(idx.num_answers(), total);
@@ -105,6 +103,29 @@ int main() {
         }
       }
     }
+  }
+  // Packed entries that fill exactly 32 bits (2^22 entities, 2^10 relations): the last relation's upper bound is
+  // 2^32 and must not wrap around.
+  {
+    const int32_t big_n = 1 << 22, big_r = 1 << 10;
+    std::vector<int32_t> edge = {5, big_r - 1, big_n - 1, 5, big_r - 1, 7, 5, 0, 3, big_n - 1, big_r - 1, 5};
+    FilterIndex tails;
+    std::string e2;
+    CHECK(FilterIndex::build({{edge.data(), 4}}, big_n, big_r, FilterIndex::Side::Tail, 2, &tails, &e2));
+    CHECK(!tails.wide());
+    std::vector<int32_t> got;
+    tails.for_each_answer(5, big_r - 1, [&](int32_t v) { got.push_back(v); });
+    CHECK(got == std::vector<int32_t>({7, big_n - 1}));
+    CHECK(tails.contains(5, big_r - 1, big_n - 1));
+    CHECK(tails.contains(big_n - 1, big_r - 1, 5));
+    CHECK_EQ(tails.count(5, 0), size_t{1});
+    // One more relation bit forces 64-bit entries; answers stay the same.
+    FilterIndex wide;
+    CHECK(FilterIndex::build({{edge.data(), 4}}, big_n, big_r + 1, FilterIndex::Side::Tail, 2, &wide, &e2));
+    CHECK(wide.wide());
+    got.clear();
+    wide.for_each_answer(5, big_r - 1, [&](int32_t v) { got.push_back(v); });
+    CHECK(got == std::vector<int32_t>({7, big_n - 1}));
   }
   // Out-of-range ids are refused with a message.
   std::vector<int32_t> bad = {0, 0, 50};

@@ -1,111 +1,99 @@
 import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, Side } from "../kernels";
 import { countScoresByIndex } from "./count";
 
-const TWO32 = 4294967296;
+/** Bits needed for values 0 .. maxValue. */
+function bitsFor(maxValue: number): number {
+  let b = 1;
+  while (b < 53 && 2 ** b <= maxValue) b++;
+  return b;
+}
 
-/** The fallback's twin of native/core/filter_index.cpp: counting sort by anchor, sort within anchors, dedupe. */
+/**
+ * The fallback's twin of native/core/filter_index.cpp: per anchor a sorted, unique segment of packed entries
+ * relation * 2^answerBits + answer (exact in a double), found by counting sort over anchors.
+ */
 export class TsFilterIndex implements FilterIndexHandle {
   readonly side: Side;
   readonly numEntities: number;
   readonly numRelations: number;
-  private readonly anchorOffsets: Uint32Array;
-  private readonly keyRelation: Int32Array;
-  private readonly keyOffsets: Uint32Array;
-  private readonly answerIds: Int32Array;
+  private readonly scale: number;
+  private readonly offsets: Uint32Array;
+  private readonly entries: Float64Array;
+  private readonly keys: number;
 
   /** Ids must be validated by the caller. */
   constructor(triples: Int32Array[], numEntities: number, numRelations: number, side: Side) {
     this.side = side;
     this.numEntities = numEntities;
     this.numRelations = numRelations;
+    this.scale = 2 ** bitsFor(numEntities - 1);
     const anchorCol = side === "tail" ? 0 : 2;
     const answerCol = side === "tail" ? 2 : 0;
-    const offsets = new Uint32Array(numEntities + 1);
+    const counts = new Uint32Array(numEntities + 1);
     let total = 0;
     for (const t of triples) {
-      for (let i = 0; i < t.length; i += 3) offsets[t[i + anchorCol]! + 1]!++;
+      for (let i = 0; i < t.length; i += 3) counts[t[i + anchorCol]! + 1]!++;
       total += t.length / 3;
     }
-    for (let a = 0; a < numEntities; a++) offsets[a + 1]! += offsets[a]!;
-    // (relation, answer) packed exactly in a double: relation * 2^32 + answer.
-    const pairs = new Float64Array(total);
-    const cursor = offsets.slice(0, numEntities);
+    for (let a = 0; a < numEntities; a++) counts[a + 1]! += counts[a]!;
+    const raw = new Float64Array(total);
+    const cursor = counts.slice(0, numEntities);
     for (const t of triples) {
-      for (let i = 0; i < t.length; i += 3) pairs[cursor[t[i + anchorCol]!]!++] = t[i + 1]! * TWO32 + t[i + answerCol]!;
+      for (let i = 0; i < t.length; i += 3) raw[cursor[t[i + anchorCol]!]!++] = t[i + 1]! * this.scale + t[i + answerCol]!;
     }
-    const keysPer = new Uint32Array(numEntities + 1);
-    const answersPer = new Uint32Array(numEntities + 1);
+    const offsets = new Uint32Array(numEntities + 1);
+    let keys = 0;
+    let out = 0;
     for (let a = 0; a < numEntities; a++) {
-      const seg = pairs.subarray(offsets[a]!, offsets[a + 1]!);
+      const seg = raw.subarray(counts[a]!, counts[a + 1]!);
       seg.sort();
-      let keys = 0;
-      let unique = 0;
       for (let p = 0; p < seg.length; p++) {
         if (p > 0 && seg[p] === seg[p - 1]) continue;
-        unique++;
-        if (p === 0 || Math.floor(seg[p]! / TWO32) !== Math.floor(seg[p - 1]! / TWO32)) keys++;
+        if (p === 0 || Math.floor(seg[p]! / this.scale) !== Math.floor(seg[p - 1]! / this.scale)) keys++;
+        raw[out++] = seg[p]!; // compacting in place: out never passes the segment being read
       }
-      keysPer[a + 1] = keysPer[a]! + keys;
-      answersPer[a + 1] = answersPer[a]! + unique;
+      offsets[a + 1] = out;
     }
-    this.anchorOffsets = keysPer;
-    this.keyRelation = new Int32Array(keysPer[numEntities]!);
-    this.keyOffsets = new Uint32Array(keysPer[numEntities]! + 1);
-    this.answerIds = new Int32Array(answersPer[numEntities]!);
-    this.keyOffsets[keysPer[numEntities]!] = answersPer[numEntities]!;
-    for (let a = 0; a < numEntities; a++) {
-      let k = keysPer[a]!;
-      let j = answersPer[a]!;
-      for (let p = offsets[a]!; p < offsets[a + 1]!; p++) {
-        if (p > offsets[a]! && pairs[p] === pairs[p - 1]) continue;
-        const rel = Math.floor(pairs[p]! / TWO32);
-        if (p === offsets[a]! || rel !== Math.floor(pairs[p - 1]! / TWO32)) {
-          this.keyRelation[k] = rel;
-          this.keyOffsets[k] = j;
-          k++;
-        }
-        this.answerIds[j++] = pairs[p]! - rel * TWO32;
-      }
+    this.offsets = offsets;
+    this.entries = raw.slice(0, out);
+    this.keys = keys;
+  }
+
+  /** First index in [lo, hi) whose entry is >= value. */
+  private lowerBound(lo: number, hi: number, value: number): number {
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.entries[mid]! < value) lo = mid + 1;
+      else hi = mid;
     }
+    return lo;
   }
 
   private range(anchor: number, relation: number): [number, number] {
-    if (relation < 0 || relation >= this.numRelations) return [0, 0];
-    let lo = this.anchorOffsets[anchor]!;
-    let hi = this.anchorOffsets[anchor + 1]!;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.keyRelation[mid]! < relation) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo === this.anchorOffsets[anchor + 1]! || this.keyRelation[lo] !== relation) return [0, 0];
-    return [this.keyOffsets[lo]!, this.keyOffsets[lo + 1]!];
+    if (anchor < 0 || anchor >= this.numEntities || relation < 0 || relation >= this.numRelations) return [0, 0];
+    const first = this.lowerBound(this.offsets[anchor]!, this.offsets[anchor + 1]!, relation * this.scale);
+    const last = this.lowerBound(first, this.offsets[anchor + 1]!, (relation + 1) * this.scale);
+    return [first, last];
   }
 
   answers(anchor: number, relation: number): Int32Array {
     const [a, b] = this.range(anchor, relation);
-    return this.answerIds.slice(a, b);
+    const base = relation * this.scale;
+    return Int32Array.from(this.entries.subarray(a, b), (v) => v - base);
   }
 
   missing(anchor: Int32Array, relation: Int32Array, answer: Int32Array): number {
     for (let r = 0; r < anchor.length; r++) {
-      const [start, end] = this.range(anchor[r]!, relation[r]!);
-      const want = answer[r]!;
-      let lo = start;
-      let hi = end;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (this.answerIds[mid]! < want) lo = mid + 1;
-        else hi = mid;
-      }
-      if (lo >= end || this.answerIds[lo] !== want) return r;
+      const [a, b] = this.range(anchor[r]!, relation[r]!);
+      const want = relation[r]! * this.scale + answer[r]!;
+      const at = this.lowerBound(a, b, want);
+      if (at >= b || this.entries[at] !== want) return r;
     }
     return -1;
   }
 
   stats() {
-    const bytes = 4 * (this.anchorOffsets.length + this.keyRelation.length + this.keyOffsets.length + this.answerIds.length);
-    return { keys: this.keyRelation.length, answers: this.answerIds.length, bytes };
+    return { keys: this.keys, answers: this.entries.length, bytes: 4 * this.offsets.length + 8 * this.entries.length };
   }
 
   countFiltered(
@@ -116,15 +104,16 @@ export class TsFilterIndex implements FilterIndexHandle {
     countScoresByIndex(scores, cols, truth, thresholdsOut, out);
     for (let r = 0; r < truth.length; r++) {
       const [a, b] = this.range(anchor[r]!, relation[r]!);
+      const base = relation[r]! * this.scale;
       const t = thresholdsOut[r]!;
-      const base = r * cols;
+      const row = r * cols;
       let g = 0;
       let e = 0;
       let gone = 0;
       for (let k = a; k < b; k++) {
-        const col = this.answerIds[k]!;
+        const col = this.entries[k]! - base;
         if (col === truth[r]) continue;
-        const v = scores[base + col]!;
+        const v = scores[row + col]!;
         g += v > t ? 1 : 0;
         e += v === t ? 1 : 0;
         gone += v === v ? 1 : 0;
