@@ -10,6 +10,7 @@ import { machine, resultsDir, root } from "./lib.mjs";
 const SCENARIOS = [
   { name: "count", file: "count.bench.mjs" },
   { name: "ranks", file: "ranks.bench.mjs" },
+  { name: "evaluator", file: "evaluator.bench.mjs" },
 ];
 
 const args = process.argv.slice(2);

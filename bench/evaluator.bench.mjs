@@ -1,0 +1,175 @@
+// RankEvaluator at benchmark scale (issue 5's targets):
+//  1. FB15k-237 test, both sides, float32 scores batch by batch, filtered by train+valid+test: evaluator time vs the
+//     bandwidth probe over the same bytes; filtered vs unfiltered
+//  2. filter index: build time and bytes per triple, FB15k-237 and a WikiKG2-shaped graph (2,500,604 entities,
+//     535 relations, 17 M power-law triples)
+//  3. WikiKG2-shaped sampled evaluation: 598,543 test triples x 500 negatives per side, fed end to end; peak RSS
+//  4. a dense WikiKG2-width slice: 256 triples x 2,500,604 entities, filtered, vs the probe
+//   node bench/evaluator.bench.mjs [--quick] [--datasets DIR]
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+
+import { median, printTable, root, writeResult } from "./lib.mjs";
+
+const require = createRequire(import.meta.url);
+const { RankEvaluator } = require(join(root, "dist", "cjs", "evaluation", "evaluator.js"));
+const backend = require(join(root, "dist", "cjs", "backend.js"));
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const dsArg = args.indexOf("--datasets");
+const datasetsDir = dsArg >= 0 ? resolve(args[dsArg + 1]) : resolve(root, "..", "shared", "datasets");
+const addon = backend.nativeAddon();
+if (!addon) {
+  console.error("evaluator bench: the native addon is not loaded; build it with `npm run build:native`.");
+  process.exit(1);
+}
+const info = addon.info();
+const best = info.simdLevels[info.simdLevels.length - 1].level;
+const hw = info.hardwareThreads;
+const report = {};
+const now = () => performance.now();
+
+function xorshift(seed) {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 4294967296;
+  };
+}
+function fill(arr, seed) {
+  const r = xorshift(seed);
+  for (let i = 0; i < arr.length; i++) arr[i] = r();
+  return arr;
+}
+
+function loadTsvDataset(name) {
+  const dir = join(datasetsDir, name);
+  if (!existsSync(join(dir, "train.tsv"))) return null;
+  const read = (s) => readFileSync(join(dir, `${s}.tsv`), "utf8").split("\n").filter(Boolean).map((l) => l.split("\t"));
+  const train = read("train");
+  const ents = [...new Set(train.flatMap(([h, , t]) => [h, t]))].sort();
+  const rels = [...new Set(train.map(([, r]) => r))].sort();
+  const e = new Map(ents.map((x, i) => [x, i]));
+  const r = new Map(rels.map((x, i) => [x, i]));
+  const map = (rows) => Int32Array.from(rows.filter(([h, , t]) => e.has(h) && e.has(t)).flatMap(([h, rr, t]) => [e.get(h), r.get(rr), e.get(t)]));
+  return { numEntities: ents.length, numRelations: rels.length, train: map(train), valid: map(read("valid")), test: map(read("test")) };
+}
+
+// ---- 1. FB15k-237 ---------------------------------------------------------------------------------------------
+const fb = loadTsvDataset("fb15k-237");
+if (!fb) {
+  console.log(`note: ${datasetsDir}/fb15k-237 not found; FB15k-237 scenario skipped (pass --datasets DIR)`);
+} else {
+  const N = fb.numEntities;
+  const rows = fb.test.length / 3;
+  const batch = 512;
+  const pool = Array.from({ length: quick ? 2 : 8 }, (_, i) => fill(new Float32Array(batch * N), 100 + i));
+  const batches = [];
+  for (const side of ["head", "tail"]) {
+    for (let s = 0, b = 0; s < rows; s += batch, b++) {
+      const e = Math.min(rows, s + batch);
+      batches.push({ side, triples: fb.test.subarray(3 * s, 3 * e), scores: pool[b % pool.length].subarray(0, (e - s) * N) });
+    }
+  }
+  const bytes = batches.reduce((a, b) => a + b.scores.byteLength, 0);
+  const filterTriples = [fb.train, fb.valid, fb.test];
+  const runs = { filtered: [], unfiltered: [], probe: [] };
+  let indexMs = 0;
+  for (let rep = 0; rep < (quick ? 3 : 7); rep++) {
+    let t0 = now();
+    for (const b of batches) addon.bandwidthRead(b.scores, best, hw);
+    runs.probe.push(now() - t0);
+    t0 = now();
+    const ev = new RankEvaluator({ numEntities: N, filterTriples });
+    indexMs = now() - t0;
+    t0 = now();
+    for (const b of batches) ev.addSync(b);
+    runs.filtered.push(now() - t0);
+    const raw = new RankEvaluator({ numEntities: N });
+    t0 = now();
+    for (const b of batches) raw.addSync(b);
+    runs.unfiltered.push(now() - t0);
+  }
+  const fi = backend.kernels().buildFilterIndex(filterTriples, N, fb.numRelations, "tail");
+  const fiHead = backend.kernels().buildFilterIndex(filterTriples, N, fb.numRelations, "head");
+  const T = filterTriples.reduce((a, t) => a + t.length / 3, 0);
+  report.fb15k237 = {
+    tasks: 2 * rows, bytes, probeMs: median(runs.probe), filteredMs: median(runs.filtered), unfilteredMs: median(runs.unfiltered),
+    ratioToProbe: median(runs.filtered) / median(runs.probe), filteredVsUnfiltered: median(runs.filtered) / median(runs.unfiltered) - 1,
+    indexBuildMs: indexMs, indexBytesPerTriple: (fi.stats().bytes + fiHead.stats().bytes) / T,
+  };
+}
+
+// ---- 2 + 4. WikiKG2-shaped filter index and a dense full-width slice -------------------------------------------
+{
+  const N = 2_500_604;
+  const R = 535;
+  const T = quick ? 4_000_000 : 17_000_000;
+  const rnd = xorshift(12345);
+  const triples = new Int32Array(3 * T);
+  for (let i = 0; i < T; i++) {
+    triples[3 * i] = Math.floor(N * rnd() ** 2.5);
+    triples[3 * i + 1] = Math.floor(R * rnd() ** 3);
+    triples[3 * i + 2] = Math.floor(N * rnd() ** 2.5);
+  }
+  const rssBefore = process.memoryUsage().rss;
+  let t0 = now();
+  const ev = new RankEvaluator({ numEntities: N, numRelations: R, filterTriples: triples });
+  const buildMs = now() - t0;
+  const tail = backend.kernels().buildFilterIndex([triples], N, R, "tail").stats();
+  const head = backend.kernels().buildFilterIndex([triples], N, R, "head").stats();
+  report.wikikg2Index = {
+    triples: T, buildBothSidesMs: buildMs, bytesPerTriple: (tail.bytes + head.bytes) / T, keysPerTriple: (tail.keys + head.keys) / (2 * T),
+    rssGrowthMiB: (process.memoryUsage().rss - rssBefore) / 2 ** 20,
+  };
+  // Dense full-width slice: 256 evaluated triples (drawn from the filter set) x all entities.
+  const rows = quick ? 64 : 256;
+  const slice = triples.subarray(0, 3 * rows);
+  const scores = fill(new Float32Array(rows * N), 7);
+  const probes = [];
+  const evals = [];
+  for (let rep = 0; rep < (quick ? 3 : 9); rep++) {
+    t0 = now();
+    addon.bandwidthRead(scores, best, hw);
+    probes.push(now() - t0);
+    t0 = now();
+    ev.addSync({ triples: slice, side: "tail", scores });
+    evals.push(now() - t0);
+  }
+  report.wikikg2Slice = { rows, bytes: scores.byteLength, probeMs: median(probes), evaluatorMs: median(evals), ratioToProbe: median(evals) / median(probes) };
+}
+
+// ---- 3. WikiKG2-shaped sampled evaluation -----------------------------------------------------------------------
+{
+  const n = quick ? 100_000 : 598_543;
+  const K = 500;
+  const pos = fill(new Float32Array(n), 1);
+  const negs = { head: fill(new Float32Array(n * K), 2), tail: fill(new Float32Array(n * K), 3) };
+  const triples = new Int32Array(3 * n);
+  const rnd = xorshift(9);
+  for (let i = 0; i < 3 * n; i++) triples[i] = Math.floor(rnd() * (i % 3 === 1 ? 535 : 2_500_604));
+  const t0 = now();
+  const ev = new RankEvaluator({ numEntities: 2_500_604, numRelations: 535 });
+  for (const side of ["head", "tail"]) await ev.addSampled({ side, triples, positiveScores: pos, negativeScores: negs[side] });
+  const feedMs = now() - t0;
+  report.wikikg2Sampled = { n, K, feedMs, peakRssMiB: process.resourceUsage().maxRSS / 1024 };
+}
+
+const f = report.fb15k237;
+const rowsOut = [];
+if (f) {
+  rowsOut.push(["FB15k-237 test, both sides, filtered", `${f.filteredMs.toFixed(0)} ms`, `${f.ratioToProbe.toFixed(2)}x probe (${f.probeMs.toFixed(0)} ms, ${(f.bytes / 2 ** 30).toFixed(2)} GiB)`, "<= 1.3x probe"]);
+  rowsOut.push(["  filtered vs unfiltered", `${(100 * f.filteredVsUnfiltered).toFixed(1)}%`, `unfiltered ${f.unfilteredMs.toFixed(0)} ms`, "<= 10%"]);
+  rowsOut.push(["  filter index (train+valid+test)", `${f.indexBuildMs.toFixed(0)} ms`, `${f.indexBytesPerTriple.toFixed(2)} bytes/triple, both sides`, "<= 12"]);
+}
+const w = report.wikikg2Index;
+rowsOut.push([`WikiKG2-shaped index, ${(w.triples / 1e6).toFixed(0)} M triples`, `${w.buildBothSidesMs.toFixed(0)} ms`, `${w.bytesPerTriple.toFixed(2)} bytes/triple, both sides`, "<= 12"]);
+const d = report.wikikg2Slice;
+rowsOut.push([`dense slice ${d.rows} x 2.5 M, filtered`, `${d.evaluatorMs.toFixed(0)} ms`, `${d.ratioToProbe.toFixed(2)}x probe (${d.probeMs.toFixed(0)} ms)`, "bus speed"]);
+const s = report.wikikg2Sampled;
+rowsOut.push([`sampled ${s.n} x ${s.K}, both sides (feeding)`, `${s.feedMs.toFixed(0)} ms`, `peak RSS ${s.peakRssMiB.toFixed(0)} MiB`, "<= 2 s end to end"]);
+printTable(["scenario", "time", "detail", "target"], rowsOut);
+console.log(`wrote ${writeResult("evaluator", { report })}`);
