@@ -77,7 +77,12 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
                             static_cast<unsigned>(threads > 4096 ? 4096 : threads), &index_, &error)) {
       throw_range(env, error);
     }
+    // Tell V8 how much native memory this object holds, so it collects large indexes promptly.
+    external_ = static_cast<int64_t>(index_.bytes());
+    Napi::MemoryManagement::AdjustExternalMemory(env, external_);
   }
+
+  void Finalize(Napi::Env env) override { Napi::MemoryManagement::AdjustExternalMemory(env, -external_); }
 
  private:
   Napi::Value Answers(const Napi::CallbackInfo& info) {
@@ -208,6 +213,7 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   }
 
   FilterIndex index_;
+  int64_t external_ = 0;
 };
 
 }  // namespace
