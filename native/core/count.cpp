@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <type_traits>
 #include <vector>
 
 #include "filter_index.h"
@@ -166,20 +167,34 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
   };
   // Take every other known answer of the task out of the counts: its greater / equal contribution, and one
   // candidate if its score is not NaN (NaN scores were never candidates).
+  using AnswersFn = Counts (*)(const float*, const uint32_t*, size_t, uint32_t, int32_t, float);
+  AnswersFn answers_f32 = isa::answers_f32_scalar;
+#ifdef KGRANK_HAVE_AVX2
+  const SimdLevel level = usable(options.simd);
+  if (level == SimdLevel::AVX2 || level == SimdLevel::AVX512) answers_f32 = isa::answers_f32_avx2;
+#endif
   const auto adjust = [=, &index](size_t r, T t, Counts& c) {
     const T* row = scores + r * cols;
     const int32_t own = truth[r];
-    uint64_t gone = 0, above = 0, tied = 0;
-    index.for_each_answer(anchor[r], relation[r], [&](int32_t b) {
-      if (b == own) return;
-      const T v = row[b];
-      above += v > t;
-      tied += v == t;
-      gone += v == v;
-    });
-    c.greater -= above;
-    c.equal -= tied;
-    removed[r] = static_cast<double>(gone);
+    Counts known;
+    const uint32_t* entries = nullptr;
+    size_t count = 0;
+    uint32_t mask = 0;
+    if (std::is_same<T, float>::value && index.packed_answers(anchor[r], relation[r], &entries, &count, &mask)) {
+      // float32 scores and 32-bit entries: the ISA kernel (AVX2 gathers eight answers' scores at a time).
+      known = answers_f32(reinterpret_cast<const float*>(row), entries, count, mask, own, static_cast<float>(t));
+    } else {
+      index.for_each_answer(anchor[r], relation[r], [&](int32_t b) {
+        if (b == own) return;
+        const T v = row[b];
+        known.greater += v > t;
+        known.equal += v == t;
+        known.nan += v == v;
+      });
+    }
+    c.greater -= known.greater;
+    c.equal -= known.equal;
+    removed[r] = static_cast<double>(known.nan);
   };
   count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, adjust);
 }

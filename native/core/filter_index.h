@@ -40,6 +40,17 @@ class FilterIndex {
     }
   }
 
+  // The packed 32-bit entries of (anchor, relation) and the mask that extracts an answer id from one; false when
+  // the index uses 64-bit entries (then use for_each_answer). *count is 0 when there are none.
+  bool packed_answers(int32_t anchor, int32_t relation, const uint32_t** first, size_t* count, uint32_t* mask) const {
+    *count = 0;
+    if (wide_) return false;
+    const uint32_t* last = nullptr;
+    *mask = (uint32_t{1} << answer_bits_) - 1;
+    if (range(entries32_, anchor, relation, first, &last)) *count = static_cast<size_t>(last - *first);
+    return true;
+  }
+
   // Number of known answers of (anchor, relation).
   size_t count(int32_t anchor, int32_t relation) const;
   // True when `answer` is a known answer of (anchor, relation).

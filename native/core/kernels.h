@@ -15,6 +15,16 @@ struct Counts {
   uint64_t nan = 0;
 };
 
+// Contribution of known answers to a row's counts, for the filtered setting: over the answer ids
+// (entries[k] & mask), skipping `own`, counts scores > t (greater), == t (equal) and non-NaN (nan field = number of
+// non-NaN answers, i.e. candidates removed).
+namespace isa {
+Counts answers_f32_scalar(const float* row, const uint32_t* entries, size_t n, uint32_t mask, int32_t own, float t);
+#ifdef KGRANK_HAVE_AVX2
+Counts answers_f32_avx2(const float* row, const uint32_t* entries, size_t n, uint32_t mask, int32_t own, float t);
+#endif
+}  // namespace isa
+
 namespace isa {
 Counts count_f32_scalar(const float* x, size_t n, float t);
 Counts count_f64_scalar(const double* x, size_t n, double t);

@@ -32,6 +32,19 @@ Counts count_generic(const T* x, size_t n, T t) {
 Counts count_f32_scalar(const float* x, size_t n, float t) { return count_generic(x, n, t); }
 Counts count_f64_scalar(const double* x, size_t n, double t) { return count_generic(x, n, t); }
 
+Counts answers_f32_scalar(const float* row, const uint32_t* entries, size_t n, uint32_t mask, int32_t own, float t) {
+  Counts c;
+  for (size_t k = 0; k < n; ++k) {
+    const uint32_t b = entries[k] & mask;
+    if (static_cast<int32_t>(b) == own) continue;
+    const float v = row[b];
+    c.greater += v > t;
+    c.equal += v == t;
+    c.nan += v == v;
+  }
+  return c;
+}
+
 uint64_t read_scalar(const unsigned char* p, size_t bytes) {
   uint64_t acc = 0;
   size_t i = 0;
