@@ -8,3 +8,11 @@ export { countScores, countScoresSync } from "./count";
 export type { CountScoresOptions, CountScoresResult } from "./count";
 export { KgrankBackendError, KgrankError, KgrankInputError } from "./errors";
 export type { BackendName, FloatArray, SimdLevel } from "./kernels";
+export { NoClosedFormError, UnknownMetricError } from "./errors";
+export {
+  affine, expectationNormalized, generateNumCandidatesAndRanks, generateRanks, getMetric, listMetrics, reindexed,
+  zScored, zToPValue,
+} from "./metrics/index";
+export type {
+  AffineCoefficients, DerivedRankMetric, Estimate, EstimateOptions, Interval, RankMetric, RankType, ValueRange,
+} from "./metrics/index";

@@ -16,7 +16,55 @@ export interface CountBuffers {
   nan: Float64Array;
 }
 
-export interface Kernels {
+/** Closed forms the kernels know (codes shared with native/core/expectation.h). */
+export enum ClosedMetricCode {
+  ArithmeticMean = 0,
+  InverseHarmonicMean = 1,
+  Hits = 2,
+  GeometricMean = 3,
+}
+
+/** Statistics of one rank vector that Monte Carlo estimates (codes shared with native/core/sampling.h). */
+export enum StatisticCode {
+  Mean = 0,
+  GeometricMean = 1,
+  InverseHarmonic = 2,
+  Median = 3,
+  Hits = 4,
+  Variance = 5,
+  Mad = 6,
+  Count = 7,
+}
+
+/** Slots of aggregateRanks()'s output, followed by one hit sum per requested k. */
+export const AGGREGATE_SLOTS = {
+  sumWeights: 0,
+  sumRanks: 1,
+  sumLogRanks: 2,
+  sumInverseRanks: 3,
+  sumSquaredDeviations: 4,
+  fixed: 5,
+} as const;
+
+/** Numerics of the metrics (native/core/{aggregate,expectation,harmonic,sampling}; src/fallback/metrics.ts). */
+export interface MetricKernels {
+  /** One fused pass of compensated sums over validated ranks (weights null = all 1); see AGGREGATE_SLOTS. */
+  aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: Float64Array, wantVariance: boolean,
+    threads?: number): Float64Array;
+  /** Conventional (weighted) median of `values`, or with `mad` the scaled median absolute deviation. */
+  medianRanks(values: Float64Array, weights: Float64Array | null, mad: boolean): number;
+  /** [E, Var] of a closed-form metric under uniform ranks. */
+  closedMoments(metric: ClosedMetricCode, numCandidates: Float64Array, weights: Float64Array | null, k: number): Float64Array;
+  /** The statistic of `numSamples` seeded random rank vectors. */
+  sampleStatistic(numCandidates: Float64Array, weights: Float64Array | null, numSamples: number, seed: number,
+    statistic: StatisticCode, k: number, threads?: number): Float64Array;
+  /** Rank vector number `sample` of the seeded stream. */
+  generateRanks(numCandidates: Float64Array, seed: number, sample: number): Float64Array;
+  /** H_1(n) or H_2(n) for integer n >= 0. */
+  harmonic(n: number, order: 1 | 2): number;
+}
+
+export interface Kernels extends MetricKernels {
   readonly backend: BackendName;
   /** SIMD level the kernels run at ("none" for the fallback). */
   readonly simd: SimdLevel | "none";

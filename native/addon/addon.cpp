@@ -12,6 +12,7 @@
 
 namespace kgrank_addon {
 void register_count(Napi::Env env, Napi::Object exports);
+void register_metrics(Napi::Env env, Napi::Object exports);
 }  // namespace kgrank_addon
 
 namespace {
@@ -42,6 +43,7 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("info", Napi::Function::New(env, Info, "info"));
   kgrank_addon::register_count(env, exports);
+  kgrank_addon::register_metrics(env, exports);
   return exports;
 }
 

@@ -1,0 +1,8 @@
+/** The metric catalogue, derived-metric algebra, Monte-Carlo helpers and the z -> p-value helper. */
+export { getMetric, listMetrics } from "./catalogue";
+export { affine, expectationNormalized, reindexed, zScored } from "./derived";
+export { generateNumCandidatesAndRanks, generateRanks } from "./generate";
+export { zToPValue } from "./pvalue";
+export type {
+  AffineCoefficients, DerivedRankMetric, Estimate, EstimateOptions, Interval, RankMetric, RankType, ValueRange,
+} from "./types";
