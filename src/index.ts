@@ -10,9 +10,9 @@ export { KgrankBackendError, KgrankError, KgrankInputError } from "./errors";
 export type { BackendName, FloatArray, SimdLevel } from "./kernels";
 export { NoClosedFormError, UnknownMetricError } from "./errors";
 export {
-  affine, expectationNormalized, generateNumCandidatesAndRanks, generateRanks, getMetric, listMetrics, reindexed,
-  zScored, zToPValue,
+  affine, expectationNormalized, generateNumCandidatesAndRanks, generateRanks, getMetric, listMetrics, metricValues,
+  prepareCandidates, reindexed, zScored, zToPValue,
 } from "./metrics/index";
 export type {
-  AffineCoefficients, DerivedRankMetric, Estimate, EstimateOptions, Interval, RankMetric, RankType, ValueRange,
+  AffineCoefficients, CandidateSet, Candidates, DerivedRankMetric, Estimate, EstimateOptions, Interval, RankMetric, RankType, ValueRange,
 } from "./metrics/index";

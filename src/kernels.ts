@@ -43,16 +43,39 @@ export const AGGREGATE_SLOTS = {
   sumLogRanks: 2,
   sumInverseRanks: 3,
   sumSquaredDeviations: 4,
-  fixed: 5,
+  median: 5,
+  mad: 6,
+  fixed: 7,
 } as const;
+
+export interface CandidateHistogram {
+  values: Float64Array;
+  w1: Float64Array;
+  w2: Float64Array;
+  totalWeight: number;
+}
+
+/** What aggregateRanks() computes beyond the sums (bit flags). */
+export const AGGREGATE_FLAGS = { variance: 1, median: 2, mad: 4 } as const;
 
 /** Numerics of the metrics (native/core/{aggregate,expectation,harmonic,sampling}; src/fallback/metrics.ts). */
 export interface MetricKernels {
-  /** One fused pass of compensated sums over validated ranks (weights null = all 1); see AGGREGATE_SLOTS. */
-  aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: Float64Array, wantVariance: boolean,
+  /**
+   * One fused pass over validated ranks (weights null = all 1): compensated sums, hit counts per k, and what
+   * `flags` (AGGREGATE_FLAGS) asks for; see AGGREGATE_SLOTS.
+   */
+  aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: Float64Array, flags: number,
     threads?: number): Float64Array;
   /** Conventional (weighted) median of `values`, or with `mad` the scaled median absolute deviation. */
   medianRanks(values: Float64Array, weights: Float64Array | null, mad: boolean): number;
+  /** Tasks grouped by distinct N (sorted), with weight sums w1 and squared-weight sums w2. */
+  candidateHistogram(numCandidates: Float64Array, weights: Float64Array | null): CandidateHistogram;
+  /**
+   * [E, Var] of a closed-form metric from a histogram; `count` is the number of tasks. The geometric mean needs an
+   * unweighted histogram (its exponent is 1/count).
+   */
+  histogramMoments(metric: ClosedMetricCode, histogram: CandidateHistogram, count: number, k: number,
+    threads?: number): Float64Array;
   /** [E, Var] of a closed-form metric under uniform ranks. */
   closedMoments(metric: ClosedMetricCode, numCandidates: Float64Array, weights: Float64Array | null, k: number): Float64Array;
   /** The statistic of `numSamples` seeded random rank vectors. */

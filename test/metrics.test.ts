@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import { allKernels } from "../src/backend";
-import { getMetric, KgrankInputError, listMetrics, UnknownMetricError } from "../src/index";
+import { getMetric, KgrankInputError, listMetrics, metricValues, prepareCandidates, UnknownMetricError } from "../src/index";
 import { refMedian, refValue, relErr, } from "./helpers/metricsReference";
 import { rng } from "./helpers/reference";
 
@@ -195,8 +195,8 @@ describe("native and fallback kernels agree within 1e-12 relative", () => {
   for (const k of allKernels()) {
     it(`${k.backend}/${k.simd}: aggregate, median and closed moments`, () => {
       for (const w of [null, weights]) {
-        const a = k.aggregateRanks(ranks, w, ks, true, 2);
-        const b = ref.aggregateRanks(ranks, w, ks, true);
+        const a = k.aggregateRanks(ranks, w, ks, 7, 2);
+        const b = ref.aggregateRanks(ranks, w, ks, 7);
         a.forEach((x, i) => expect(relErr(x, b[i]!)).toBeLessThanOrEqual(1e-12));
         expect(k.medianRanks(ranks, w, false)).toBe(ref.medianRanks(ranks, w, false));
         expect(k.medianRanks(ranks, w, true)).toBe(ref.medianRanks(ranks, w, true));
@@ -211,11 +211,63 @@ describe("native and fallback kernels agree within 1e-12 relative", () => {
     });
   }
 
-  it("the native aggregate gives the same bits on 1, 2 and 7 threads", () => {
+  it("the native aggregate gives the same bits on 1, 2 and 7 threads, weighted and unweighted", () => {
     const native = allKernels().filter((k) => k.backend === "native");
     for (const k of native) {
-      const one = k.aggregateRanks(ranks, weights, ks, true, 1);
-      for (const t of [2, 7]) expect(Array.from(k.aggregateRanks(ranks, weights, ks, true, t))).toEqual(Array.from(one));
+      for (const w of [null, weights]) {
+        const one = k.aggregateRanks(ranks, w, ks, 7, 1);
+        for (const t of [2, 7]) expect(Array.from(k.aggregateRanks(ranks, w, ks, 7, t))).toEqual(Array.from(one));
+      }
     }
+  });
+
+  it("histogram moments give the same bits on 1, 2 and 7 threads (bins and geometric sweep blocks)", () => {
+    const native = allKernels().filter((k) => k.backend === "native");
+    const big = Float64Array.from({ length: 50_000 }, (_, i) => 1 + ((i * 104729) % 300_000));
+    for (const k of native) {
+      const h = k.candidateHistogram(big, null);
+      for (const code of [0, 1, 2, 3]) {
+        const one = Array.from(k.histogramMoments(code, h, big.length, 10, 1));
+        for (const t of [2, 7]) expect(Array.from(k.histogramMoments(code, h, big.length, 10, t))).toEqual(one);
+        const ts = allKernels().at(-1)!.histogramMoments(code, allKernels().at(-1)!.candidateHistogram(big, null), big.length, 10);
+        expect(relErr(one[0]!, ts[0]!)).toBeLessThanOrEqual(1e-12);
+        expect(relErr(one[1]!, ts[1]!)).toBeLessThanOrEqual(1e-12);
+      }
+    }
+  });
+});
+
+describe("metricValues() and prepareCandidates()", () => {
+  const random = rng(3);
+  const N = Array.from({ length: 3001 }, () => 1 + Math.floor(random() * 500));
+  const r = N.map((x) => 1 + Math.floor(random() * x));
+
+  it("one fused pass gives the same values as each metric's value() (1e-12 relative)", () => {
+    const keys = [...BASE_KEYS, "hits@1", "hits@3", "amri", "zmrr", "z_hits_at_3", "agmri", "amr"];
+    const all = metricValues(keys, r, N);
+    for (const key of keys) {
+      const m = getMetric(key);
+      expect(relErr(all[m.key]!, m.value(r, N))).toBeLessThanOrEqual(1e-12);
+    }
+  });
+
+  it("rejects weights when one of the metrics does not support them, and derived metrics without N", () => {
+    expect(() => metricValues(["mr", "std"], r, N, r.map(() => 1))).toThrow(/weights: standard_deviation/);
+    expect(() => metricValues(["zmrr"], r)).toThrow(/numCandidates/);
+    expect(() => metricValues([], r)).toThrow(/metrics/);
+  });
+
+  it("a prepared candidate set gives the same E and Var as raw arrays, and is not affected by later edits", () => {
+    const w = N.map((_, i) => 1 + (i % 3));
+    const prepared = prepareCandidates(N, w);
+    const copy = [...N];
+    for (const q of ["mr", "mrr", "gmr", "hits@10", "zgmr", "amrr"]) {
+      const m = getMetric(q);
+      expect(m.expectedValue(prepared)).toBe(m.expectedValue(copy, w));
+      expect(m.variance(prepared)).toBe(m.variance(copy, w));
+    }
+    N[0] = 7;
+    expect(getMetric("mr").expectedValue(prepared)).toBe(getMetric("mr").expectedValue(copy, w));
+    expect(() => getMetric("mr").expectedValue(prepared, w)).toThrow(/prepareCandidates/);
   });
 });

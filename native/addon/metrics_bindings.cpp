@@ -2,7 +2,9 @@
 // TypeScript facade validates values (finite, ranges) before calling, these checks guard shapes and types.
 #include <napi.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 #include <string>
 
 #include "../core/aggregate.h"
@@ -41,17 +43,22 @@ void same_length(Napi::Env env, const F64& a, const F64& b, const char* name) {
   if (b.data != nullptr && b.length != a.length) throw_range(env, std::string(name) + " must have one element per rank");
 }
 
-// aggregateRanks(ranks, weights?, ks, wantVariance, threads) -> Float64Array(5 + ks.length)
+// aggregateRanks(ranks, weights?, ks, flags, threads) -> Float64Array(7 + ks.length); flags: 1 variance, 2 median,
+// 4 median absolute deviation
 Napi::Value AggregateRanks(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const F64 ranks = f64_arg(info, 0, "ranks", false);
   const F64 weights = f64_arg(info, 1, "weights", true);
   same_length(env, ranks, weights, "weights");
   const F64 ks = f64_arg(info, 2, "ks", false);
-  const bool want_variance = info.Length() > 3 && info[3].ToBoolean().Value();
+  const size_t flags = size_arg(info, 3, "flags", 0);
+  kgrank::AggregateRequest request;
+  request.variance = (flags & 1) != 0;
+  request.median = (flags & 2) != 0;
+  request.mad = (flags & 4) != 0;
   const unsigned threads = threads_arg(info, 4);
   Napi::Float64Array out = Napi::Float64Array::New(env, kgrank::kAggregateFixedSlots + ks.length);
-  kgrank::aggregate_ranks(ranks.data, weights.data, ranks.length, ks.data, ks.length, want_variance, out.Data(),
+  kgrank::aggregate_ranks(ranks.data, weights.data, ranks.length, ks.data, ks.length, request, out.Data(),
                           threads);
   return out;
 }
@@ -81,6 +88,48 @@ Napi::Value ClosedMoments(const Napi::CallbackInfo& info) {
   const double k = number_arg(info, 3, "k");
   const kgrank::Moments m =
       kgrank::closed_moments(static_cast<kgrank::ClosedMetric>(metric), n.data, w.data, n.length, k);
+  Napi::Float64Array out = Napi::Float64Array::New(env, 2);
+  out[0] = m.expectation;
+  out[1] = m.variance;
+  return out;
+}
+
+// candidateHistogram(numCandidates, weights?) -> { values, w1, w2, totalWeight }
+Napi::Value CandidateHistogram(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const F64 n = f64_arg(info, 0, "numCandidates", false);
+  const F64 w = f64_arg(info, 1, "weights", true);
+  same_length(env, n, w, "weights");
+  const kgrank::CandidateHistogram h = kgrank::candidate_histogram(n.data, w.data, n.length);
+  Napi::Object out = Napi::Object::New(env);
+  const std::vector<double>* parts[3] = {&h.n, &h.w1, &h.w2};
+  const char* names[3] = {"values", "w1", "w2"};
+  for (size_t p = 0; p < 3; ++p) {
+    Napi::Float64Array a = Napi::Float64Array::New(env, parts[p]->size());
+    std::copy(parts[p]->begin(), parts[p]->end(), a.Data());
+    out.Set(names[p], a);
+  }
+  out.Set("totalWeight", h.total_weight);
+  return out;
+}
+
+// histogramMoments(metric, values, w1, w2, totalWeight, count, k, threads) -> Float64Array [E, Var]
+Napi::Value HistogramMoments(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const size_t metric = size_arg(info, 0, "metric", 0);
+  if (metric > 3) throw_range(env, "metric must be 0..3");
+  const F64 values = f64_arg(info, 1, "values", false);
+  const F64 w1 = f64_arg(info, 2, "w1", false);
+  const F64 w2 = f64_arg(info, 3, "w2", false);
+  if (w1.length != values.length || w2.length != values.length || values.length == 0) {
+    throw_range(env, "values, w1 and w2 must have the same non-zero length");
+  }
+  const double total = number_arg(info, 4, "totalWeight");
+  const double count = number_arg(info, 5, "count");
+  const double k = number_arg(info, 6, "k");
+  const unsigned threads = threads_arg(info, 7);
+  const kgrank::Moments m = kgrank::histogram_moments(static_cast<kgrank::ClosedMetric>(metric), values.data, w1.data,
+                                                      w2.data, values.length, total, count, k, threads);
   Napi::Float64Array out = Napi::Float64Array::New(env, 2);
   out[0] = m.expectation;
   out[1] = m.variance;
@@ -140,6 +189,8 @@ void register_metrics(Napi::Env env, Napi::Object exports) {
   exports.Set("aggregateRanks", Napi::Function::New(env, AggregateRanks, "aggregateRanks"));
   exports.Set("medianRanks", Napi::Function::New(env, MedianRanks, "medianRanks"));
   exports.Set("closedMoments", Napi::Function::New(env, ClosedMoments, "closedMoments"));
+  exports.Set("candidateHistogram", Napi::Function::New(env, CandidateHistogram, "candidateHistogram"));
+  exports.Set("histogramMoments", Napi::Function::New(env, HistogramMoments, "histogramMoments"));
   exports.Set("sampleStatistic", Napi::Function::New(env, SampleStatistic, "sampleStatistic"));
   exports.Set("generateRanks", Napi::Function::New(env, GenerateRanks, "generateRanks"));
   exports.Set("harmonic", Napi::Function::New(env, Harmonic, "harmonic"));

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -12,78 +15,238 @@ namespace kgrank {
 
 namespace {
 
-struct ChunkSums {
-  CompensatedSum w, wr, wlog, winv;
-  std::vector<CompensatedSum> hits;
+constexpr int kLanes = 4;
+
+// Kahan sums in independent lanes (vectorisable); positive or mixed terms alike, merged with Neumaier at the end.
+struct LaneSum {
+  double s[kLanes] = {0, 0, 0, 0};
+  double c[kLanes] = {0, 0, 0, 0};
+  inline void add(int lane, double x) {
+    const double y = x - c[lane];
+    const double t = s[lane] + y;
+    c[lane] = (t - s[lane]) - y;
+    s[lane] = t;
+  }
+  CompensatedSum total() const {
+    CompensatedSum out;
+    for (int l = 0; l < kLanes; ++l) {
+      out.add(s[l]);
+      out.add(-c[l]);
+    }
+    return out;
+  }
 };
 
-void sum_chunk(const double* r, const double* w, size_t n, const double* ks, size_t num_k, ChunkSums& out) {
-  out.hits.assign(num_k, CompensatedSum());
-  if (w == nullptr) {
-    for (size_t i = 0; i < n; ++i) {
-      const double x = r[i];
-      out.wr.add(x);
-      out.wlog.add(std::log(x));
-      out.winv.add(1.0 / x);
-      for (size_t j = 0; j < num_k; ++j) out.hits[j].add(x <= ks[j] ? 1.0 : 0.0);
-    }
-    out.w.add(static_cast<double>(n));
-  } else {
-    for (size_t i = 0; i < n; ++i) {
-      const double x = r[i];
-      const double wi = w[i];
-      out.w.add(wi);
-      out.wr.add(wi * x);
-      out.wlog.add(wi * std::log(x));
-      out.winv.add(wi / x);
-      for (size_t j = 0; j < num_k; ++j) out.hits[j].add(x <= ks[j] ? wi : 0.0);
+// Product of doubles as mantissa * 2^exponent, renormalised before it can overflow: sum log r = log(product).
+struct LogProduct {
+  double mantissa[kLanes] = {1, 1, 1, 1};
+  int64_t exponent = 0;
+  void renormalise() {
+    for (int l = 0; l < kLanes; ++l) {
+      int e = 0;
+      mantissa[l] = std::frexp(mantissa[l], &e);
+      exponent += e;
     }
   }
+  double log_value() const {
+    double m = 1.0;
+    int64_t e = exponent;
+    for (int l = 0; l < kLanes; ++l) {
+      int k = 0;
+      m = std::frexp(m * mantissa[l], &k);
+      e += k;
+    }
+    return std::log(m) + static_cast<double>(e) * 0.69314718055994530942;
+  }
+};
+
+struct ChunkResult {
+  CompensatedSum w, wr, wlog, winv;
+  std::vector<double> hits;  // exact integer counts when unweighted, compensated otherwise
+  double count = 0, mean = 0, m2 = 0;
+  bool half_integers = true;
+  double max_rank = 0;
+};
+
+void sum_chunk(const double* r, const double* w, size_t n, const double* ks, size_t num_k, bool want_m2,
+               ChunkResult& out) {
+  LaneSum wr, winv, wsum, wlog;
+  out.hits.assign(num_k, 0.0);
+  bool half = true;
+  double mx = 0;
+  if (w == nullptr) {
+    LogProduct prod;
+    size_t i = 0;
+    std::vector<int64_t> hit(num_k, 0);
+    // blocks of 32 ranks between renormalisations: 32 * 4 lanes... each lane sees 8 factors < 2^53 -> < 2^424
+    for (; i < n;) {
+      const size_t end = std::min(n, i + 32);
+      for (; i + kLanes <= end; i += kLanes) {
+        for (int l = 0; l < kLanes; ++l) {
+          const double x = r[i + l];
+          wr.add(l, x);
+          winv.add(l, 1.0 / x);
+          prod.mantissa[l] *= x;
+          mx = std::max(mx, x);
+          half &= (2 * x == std::floor(2 * x));
+        }
+      }
+      for (; i < end; ++i) {
+        const double x = r[i];
+        wr.add(0, x);
+        winv.add(0, 1.0 / x);
+        prod.mantissa[0] *= x;
+        mx = std::max(mx, x);
+        half &= (2 * x == std::floor(2 * x));
+      }
+      prod.renormalise();
+    }
+    for (size_t j = 0; j < num_k; ++j) {
+      const double k = ks[j];
+      int64_t c = 0;
+      for (size_t t = 0; t < n; ++t) c += r[t] <= k;
+      hit[j] = c;
+      out.hits[j] = static_cast<double>(c);
+    }
+    out.w.add(static_cast<double>(n));
+    out.wlog.add(prod.log_value());
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      const int l = static_cast<int>(i % kLanes);
+      const double x = r[i];
+      const double wi = w[i];
+      wsum.add(l, wi);
+      wr.add(l, wi * x);
+      wlog.add(l, wi * std::log(x));
+      winv.add(l, wi / x);
+      mx = std::max(mx, x);
+      half &= (2 * x == std::floor(2 * x));
+    }
+    for (size_t j = 0; j < num_k; ++j) {
+      CompensatedSum h;
+      for (size_t t = 0; t < n; ++t) h.add(r[t] <= ks[j] ? w[t] : 0.0);
+      out.hits[j] = h.value();
+    }
+    out.w = wsum.total();
+    out.wlog = wlog.total();
+  }
+  out.wr = wr.total();
+  out.winv = winv.total();
+  out.half_integers = half;
+  out.max_rank = mx;
+  out.count = static_cast<double>(n);
+  if (want_m2 && n > 0) {
+    // The chunk is still in cache: centre on its own (unweighted) mean.
+    CompensatedSum s;
+    for (size_t i = 0; i < n; ++i) s.add(r[i]);
+    const double mean = s.value() / static_cast<double>(n);
+    LaneSum m2;
+    size_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int l = 0; l < kLanes; ++l) {
+        const double d = r[i + l] - mean;
+        m2.add(l, d * d);
+      }
+    }
+    for (; i < n; ++i) m2.add(0, (r[i] - mean) * (r[i] - mean));
+    out.mean = mean;
+    out.m2 = m2.total().value();
+  }
+}
+
+// Median and MAD of half-integer ranks (unweighted) from a counting histogram of 2 r.
+void histogram_median(const double* r, size_t n, double max_rank, bool want_mad, double* med, double* mad) {
+  const size_t size = static_cast<size_t>(2 * max_rank) + 1;
+  std::vector<uint32_t> counts(size, 0);
+  for (size_t i = 0; i < n; ++i) ++counts[static_cast<size_t>(2 * r[i])];
+  // k-th smallest (0-based) of the values 2r.
+  auto kth = [&](size_t k) {
+    size_t cum = 0;
+    for (size_t v = 0; v < size; ++v) {
+      cum += counts[v];
+      if (cum > k) return v;
+    }
+    return size - 1;
+  };
+  const size_t mid = n / 2;
+  const size_t upper = kth(mid);
+  const size_t lower = n % 2 ? upper : kth(mid - 1);
+  const double m = (static_cast<double>(lower) + static_cast<double>(upper)) / 4;  // mean of halves, exact
+  *med = m;
+  if (!want_mad) return;
+  // |2r - 2m| values: walk outward from 2m, counting how many lie within distance d (in units of 1/2... of 2r).
+  const double two_m = 2 * m;  // integer or half-integer
+  // Distances |2r - 2m| are integers or half-integers; work in 4r units to keep them integral.
+  const int64_t c4 = static_cast<int64_t>(2 * two_m);  // 4m
+  std::vector<uint32_t> dist_counts(2 * size + 2, 0);
+  for (size_t v = 0; v < size; ++v) {
+    if (!counts[v]) continue;
+    const int64_t d = std::llabs(static_cast<int64_t>(2 * v) - c4);  // |4r - 4m|
+    dist_counts[static_cast<size_t>(d)] += counts[v];
+  }
+  auto kth_d = [&](size_t k) {
+    size_t cum = 0;
+    for (size_t d = 0; d < dist_counts.size(); ++d) {
+      cum += dist_counts[d];
+      if (cum > k) return d;
+    }
+    return dist_counts.size() - 1;
+  };
+  const size_t du = kth_d(mid);
+  const size_t dl = n % 2 ? du : kth_d(mid - 1);
+  *mad = ((static_cast<double>(dl) + static_cast<double>(du)) / 8) / kNormalQuartile;
 }
 
 }  // namespace
 
 void aggregate_ranks(const double* ranks, const double* weights, size_t n, const double* ks, size_t num_k,
-                     bool want_variance, double* out, unsigned threads) {
+                     const AggregateRequest& request, double* out, unsigned threads) {
   const size_t chunks = (n + kAggregateChunk - 1) / kAggregateChunk;
-  std::vector<ChunkSums> parts(chunks);
+  std::vector<ChunkResult> parts(chunks);
   parallel_for(chunks, threads, [&](size_t c) {
     const size_t begin = c * kAggregateChunk;
     const size_t len = std::min(kAggregateChunk, n - begin);
-    sum_chunk(ranks + begin, weights ? weights + begin : nullptr, len, ks, num_k, parts[c]);
+    sum_chunk(ranks + begin, weights ? weights + begin : nullptr, len, ks, num_k, request.variance, parts[c]);
   });
-  ChunkSums total;
-  total.hits.assign(num_k, CompensatedSum());
-  for (const ChunkSums& p : parts) {
-    total.w.merge(p.w);
-    total.wr.merge(p.wr);
-    total.wlog.merge(p.wlog);
-    total.winv.merge(p.winv);
-    for (size_t j = 0; j < num_k; ++j) total.hits[j].merge(p.hits[j]);
+  CompensatedSum w, wr, wlog, winv;
+  std::vector<CompensatedSum> hits(num_k);
+  double count = 0, mean = 0;
+  CompensatedSum m2;
+  bool half = true;
+  double mx = 0;
+  for (const ChunkResult& p : parts) {
+    w.merge(p.w);
+    wr.merge(p.wr);
+    wlog.merge(p.wlog);
+    winv.merge(p.winv);
+    for (size_t j = 0; j < num_k; ++j) hits[j].add(p.hits[j]);
+    half &= p.half_integers;
+    mx = std::max(mx, p.max_rank);
+    if (request.variance && p.count > 0) {
+      // Chan et al.: merge (count, mean, M2) of two parts.
+      const double total = count + p.count;
+      const double delta = p.mean - mean;
+      m2.add(p.m2);
+      m2.add(delta * delta * (count * p.count / total));
+      mean += delta * (p.count / total);
+      count = total;
+    }
   }
-  out[kSumWeights] = total.w.value();
-  out[kSumRanks] = total.wr.value();
-  out[kSumLogRanks] = total.wlog.value();
-  out[kSumInverseRanks] = total.winv.value();
-  out[kSumSquaredDev] = 0.0;
-  for (size_t j = 0; j < num_k; ++j) out[kAggregateFixedSlots + j] = total.hits[j].value();
-  if (want_variance && n > 0) {
-    // Second, centred pass (unweighted mean): no cancellation whatever the offset of the ranks.
-    CompensatedSum s;
-    for (size_t i = 0; i < n; ++i) s.add(ranks[i]);
-    const double mean = s.value() / static_cast<double>(n);
-    std::vector<CompensatedSum> dev(chunks);
-    parallel_for(chunks, threads, [&](size_t c) {
-      const size_t begin = c * kAggregateChunk;
-      const size_t end = std::min(n, begin + kAggregateChunk);
-      for (size_t i = begin; i < end; ++i) {
-        const double d = ranks[i] - mean;
-        dev[c].add(d * d);
-      }
-    });
-    CompensatedSum d;
-    for (const CompensatedSum& p : dev) d.merge(p);
-    out[kSumSquaredDev] = d.value();
+  out[kSumWeights] = w.value();
+  out[kSumRanks] = wr.value();
+  out[kSumLogRanks] = wlog.value();
+  out[kSumInverseRanks] = winv.value();
+  out[kSumSquaredDev] = request.variance ? m2.value() : 0.0;
+  out[kMedian] = std::numeric_limits<double>::quiet_NaN();
+  out[kMad] = std::numeric_limits<double>::quiet_NaN();
+  for (size_t j = 0; j < num_k; ++j) out[kAggregateFixedSlots + j] = hits[j].value();
+  if ((request.median || request.mad) && n > 0) {
+    if (weights == nullptr && half && 2 * mx <= static_cast<double>(std::max<size_t>(4 * n, size_t{1} << 22))) {
+      histogram_median(ranks, n, mx, request.mad, &out[kMedian], &out[kMad]);
+    } else {
+      out[kMedian] = median(ranks, weights, n);
+      if (request.mad) out[kMad] = median_absolute_deviation(ranks, weights, n);
+    }
   }
 }
 

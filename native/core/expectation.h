@@ -37,6 +37,13 @@ Moments moments_hits(const CandidateHistogram& h, double k);
 // over e_j = expm1(a log j), so no difference of nearly equal products is ever formed.
 Moments moments_geometric_mean(const double* num_candidates, const double* weights, size_t count);
 
+// The same closed forms from a histogram (sorted distinct n with weight sums w1, squared-weight sums w2, total
+// weight, task count). For the geometric mean the histogram must be unweighted (w1 = multiplicities, exponent
+// 1/count). Parallel over fixed blocks (bins, or j-ranges of the geometric sweep) merged in block order, so the
+// result does not depend on the thread count.
+Moments histogram_moments(ClosedMetric metric, const double* n, const double* w1, const double* w2, size_t bins,
+                          double total_weight, double count, double k, unsigned threads);
+
 Moments closed_moments(ClosedMetric metric, const double* num_candidates, const double* weights, size_t count,
                        double k);
 

@@ -19,12 +19,19 @@ inline uint32_t fmix32(uint32_t h) {
 
 inline uint32_t mix32(uint32_t a, uint32_t b) { return fmix32(a ^ (b * 0x9e3779b1u + 0x7f4a7c15u)); }
 
-// Uniform double in [0, 1) with 53 random bits.
-inline double uniform01(uint32_t seed, uint32_t sample, uint32_t index) {
-  const uint32_t h = mix32(mix32(seed, sample), index);
+// Key of one stream (seed, sample): computed once per sample.
+inline uint32_t stream_key(uint32_t seed, uint32_t sample) { return mix32(seed, sample); }
+
+// Uniform double in [0, 1) with 53 random bits: element `index` of the stream `key`.
+inline double uniform01_keyed(uint32_t key, uint32_t index) {
+  const uint32_t h = mix32(key, index);
   const uint32_t hi = fmix32(h ^ 0xa511e9b3u) >> 5;  // 27 bits
-  const uint32_t lo = fmix32(h ^ 0x63d83595u) >> 6;  // 26 bits
+  const uint32_t lo = fmix32(h + 0x63d83595u) >> 6;  // 26 bits
   return (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
+}
+
+inline double uniform01(uint32_t seed, uint32_t sample, uint32_t index) {
+  return uniform01_keyed(stream_key(seed, sample), index);
 }
 
 // One rank vector (sample number `sample`) for the given candidate counts.

@@ -2,7 +2,9 @@
  * TypeScript twin of native/core/{harmonic,aggregate,expectation,sampling}.cpp: the same algorithms in the same
  * order (compensated sums, histogram of N_i, expm1-centred geometric sweep, counter-based random stream).
  */
-import { AGGREGATE_SLOTS, ClosedMetricCode, type MetricKernels, StatisticCode } from "../kernels";
+import {
+  AGGREGATE_FLAGS, AGGREGATE_SLOTS, type CandidateHistogram, ClosedMetricCode, type MetricKernels, StatisticCode,
+} from "../kernels";
 
 /** Neumaier summation (mirrors native/core/compensated.h). */
 export class CompensatedSum {
@@ -63,7 +65,7 @@ export function harmonic2(n: number): number {
 }
 
 // ---- aggregation -----------------------------------------------------------------------------------------------
-function aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: Float64Array, wantVariance: boolean) {
+function aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: Float64Array, flags: number) {
   const n = ranks.length;
   const numK = ks.length;
   const w = new CompensatedSum();
@@ -87,7 +89,9 @@ function aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: F
   out[AGGREGATE_SLOTS.sumLogRanks] = wlog.value();
   out[AGGREGATE_SLOTS.sumInverseRanks] = winv.value();
   for (let j = 0; j < numK; j++) out[AGGREGATE_SLOTS.fixed + j] = hits[j]!.value();
-  if (wantVariance && n > 0) out[AGGREGATE_SLOTS.sumSquaredDeviations] = squaredDeviations(ranks);
+  if (flags & AGGREGATE_FLAGS.variance && n > 0) out[AGGREGATE_SLOTS.sumSquaredDeviations] = squaredDeviations(ranks);
+  out[AGGREGATE_SLOTS.median] = flags & (AGGREGATE_FLAGS.median | AGGREGATE_FLAGS.mad) ? median(ranks, weights) : NaN;
+  out[AGGREGATE_SLOTS.mad] = flags & AGGREGATE_FLAGS.mad ? medianAbsoluteDeviation(ranks, weights) : NaN;
   return out;
 }
 
@@ -221,13 +225,10 @@ function sweepExponent(groups: GeometricGroup[], from: number, to: number, logMe
   }
 }
 
-function geometricMoments(numCandidates: Float64Array, weights: Float64Array | null): Float64Array {
+function geometricMoments(numCandidates: Float64Array, weights: Float64Array): Float64Array {
   const count = numCandidates.length;
   const groups: GeometricGroup[] = [];
-  if (!weights) {
-    const h = candidateHistogram(numCandidates, null);
-    for (let b = 0; b < h.n.length; b++) groups.push({ exponent: 1 / count, n: h.n[b]!, multiplicity: h.w1[b]! });
-  } else {
+  {
     const total = new CompensatedSum();
     for (let i = 0; i < count; i++) total.add(weights[i]!);
     const w = total.value();
@@ -240,6 +241,10 @@ function geometricMoments(numCandidates: Float64Array, weights: Float64Array | n
       i = j;
     }
   }
+  return geometricFromGroups(groups);
+}
+
+function geometricFromGroups(groups: GeometricGroup[]): Float64Array {
   const logMean = new CompensatedSum();
   const logRatio = new CompensatedSum();
   for (let i = 0; i < groups.length; ) {
@@ -252,25 +257,40 @@ function geometricMoments(numCandidates: Float64Array, weights: Float64Array | n
   return Float64Array.of(mean, mean * mean * Math.expm1(logRatio.value()));
 }
 
-function closedMoments(metric: ClosedMetricCode, numCandidates: Float64Array, weights: Float64Array | null, k: number) {
+function histogramMoments(metric: ClosedMetricCode, h: Histogram, count: number, k: number): Float64Array {
   switch (metric) {
     case ClosedMetricCode.ArithmeticMean:
-      return combine(candidateHistogram(numCandidates, weights), (n) => [(n + 1) / 2, ((n - 1) * (n + 1)) / 12]);
+      return combine(h, (n) => [(n + 1) / 2, ((n - 1) * (n + 1)) / 12]);
     case ClosedMetricCode.InverseHarmonicMean:
-      return combine(candidateHistogram(numCandidates, weights), (n) => {
+      return combine(h, (n) => {
         const mean = harmonic1(n) / n;
         return [mean, Math.max(0, harmonic2(n) / n - mean * mean)];
       });
     case ClosedMetricCode.Hits:
-      return combine(candidateHistogram(numCandidates, weights), (n) => {
+      return combine(h, (n) => {
         const hit = Math.min(k, n);
         const p = hit / n;
         return [p, p * ((n - hit) / n)];
       });
-    case ClosedMetricCode.GeometricMean:
-      return geometricMoments(numCandidates, weights);
+    case ClosedMetricCode.GeometricMean: {
+      const groups = h.n.map((n, b) => ({ exponent: 1 / count, n, multiplicity: h.w1[b]! }));
+      return geometricFromGroups(groups);
+    }
   }
   throw new Error(`unknown closed metric ${metric as number}`);
+}
+
+function closedMoments(metric: ClosedMetricCode, numCandidates: Float64Array, weights: Float64Array | null, k: number) {
+  if (metric === ClosedMetricCode.GeometricMean && weights) return geometricMoments(numCandidates, weights);
+  return histogramMoments(metric, candidateHistogram(numCandidates, weights), numCandidates.length, k);
+}
+
+function toTyped(h: Histogram): CandidateHistogram {
+  return { values: Float64Array.from(h.n), w1: Float64Array.from(h.w1), w2: Float64Array.from(h.w2), totalWeight: h.total };
+}
+
+function fromTyped(h: CandidateHistogram): Histogram {
+  return { n: Array.from(h.values), w1: Array.from(h.w1), w2: Array.from(h.w2), total: h.totalWeight };
 }
 
 // ---- sampling --------------------------------------------------------------------------------------------------
@@ -287,16 +307,26 @@ function mix32(a: number, b: number): number {
   return fmix32(a ^ ((Math.imul(b, 0x9e3779b1) + 0x7f4a7c15) >>> 0));
 }
 
-/** Uniform double in [0, 1) of (seed, sample, index): bit-identical to native/core/sampling.h. */
-export function uniform01(seed: number, sample: number, index: number): number {
-  const h = mix32(mix32(seed, sample), index);
+/** Key of the stream (seed, sample). */
+export function streamKey(seed: number, sample: number): number {
+  return mix32(seed, sample);
+}
+
+/** Uniform double in [0, 1): element `index` of stream `key`; bit-identical to native/core/sampling.h. */
+export function uniform01Keyed(key: number, index: number): number {
+  const h = mix32(key, index);
   const hi = fmix32((h ^ 0xa511e9b3) >>> 0) >>> 5;
-  const lo = fmix32((h ^ 0x63d83595) >>> 0) >>> 6;
+  const lo = fmix32((h + 0x63d83595) >>> 0) >>> 6;
   return (hi * 67108864 + lo) * (1 / 9007199254740992);
 }
 
+export function uniform01(seed: number, sample: number, index: number): number {
+  return uniform01Keyed(streamKey(seed, sample), index);
+}
+
 function generateRanksInto(numCandidates: Float64Array, seed: number, sample: number, out: Float64Array): Float64Array {
-  for (let i = 0; i < numCandidates.length; i++) out[i] = 1 + Math.floor(uniform01(seed, sample, i) * numCandidates[i]!);
+  const key = streamKey(seed, sample);
+  for (let i = 0; i < numCandidates.length; i++) out[i] = 1 + Math.floor(uniform01Keyed(key, i) * numCandidates[i]!);
   return out;
 }
 
@@ -314,27 +344,34 @@ function statisticOf(stat: StatisticCode, r: Float64Array, w: Float64Array | nul
     default:
       break;
   }
-  const num = new CompensatedSum();
-  const den = new CompensatedSum();
+  // Plain sums in index order, as native/core/sampling.cpp.
+  let num = 0;
+  let den = 0;
   for (let i = 0; i < n; i++) {
-    const wi = w ? w[i]! : 1;
     const x = r[i]!;
     let v: number;
     if (stat === StatisticCode.Mean) v = x;
     else if (stat === StatisticCode.GeometricMean) v = Math.log(x);
     else if (stat === StatisticCode.InverseHarmonic) v = 1 / x;
     else v = x <= k ? 1 : 0;
-    num.add(wi * v);
-    den.add(wi);
+    if (w) {
+      num += w[i]! * v;
+      den += w[i]!;
+    } else {
+      num += v;
+    }
   }
-  const mean = num.value() / den.value();
+  if (!w) den = n;
+  const mean = num / den;
   return stat === StatisticCode.GeometricMean ? Math.exp(mean) : mean;
 }
 
 export const tsMetricKernels: MetricKernels = {
-  aggregateRanks: (ranks, weights, ks, wantVariance) => aggregateRanks(ranks, weights, ks, wantVariance),
+  aggregateRanks: (ranks, weights, ks, flags) => aggregateRanks(ranks, weights, ks, flags),
   medianRanks: (values, weights, mad) => (mad ? medianAbsoluteDeviation(values, weights) : median(values, weights)),
   closedMoments,
+  candidateHistogram: (numCandidates, weights) => toTyped(candidateHistogram(numCandidates, weights)),
+  histogramMoments: (metric, h, count, k) => histogramMoments(metric, fromTyped(h), count, k),
   sampleStatistic(numCandidates, weights, numSamples, seed, statistic, k) {
     const out = new Float64Array(numSamples);
     const ranks = new Float64Array(numCandidates.length);

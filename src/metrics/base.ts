@@ -4,10 +4,11 @@
  */
 import { kernels } from "../backend";
 import { NoClosedFormError } from "../errors";
-import { AGGREGATE_SLOTS, ClosedMetricCode, StatisticCode } from "../kernels";
+import { AGGREGATE_FLAGS, AGGREGATE_SLOTS, ClosedMetricCode, StatisticCode } from "../kernels";
+import { type CandidateSet, candidatesArg } from "./candidates";
 import { bootstrap, checkEstimateOptions } from "./estimate";
 import { numCandidatesArg, ranksArg, weightsArg } from "./input";
-import { type Estimate, type EstimateOptions, RANK_TYPES, type RankMetric, type RankType, range, type ValueRange } from "./types";
+import { type Candidates, type Estimate, type EstimateOptions, RANK_TYPES, type RankMetric, type RankType, range, type ValueRange } from "./types";
 
 /** Which sums of the fused pass a value needs. */
 export interface Sums {
@@ -16,8 +17,10 @@ export interface Sums {
   sumRanks: number;
   sumLogRanks: number;
   sumInverseRanks: number;
-  /** Sum of squared deviations from the unweighted mean (only when `wantVariance`). */
+  /** Sum of squared deviations from the unweighted mean (only when AGGREGATE_FLAGS.variance is asked). */
   squaredDeviations: number;
+  median: number;
+  mad: number;
   count: number;
   /** Weighted hit counts by k. */
   hits: Map<number, number>;
@@ -36,10 +39,9 @@ interface Spec {
   /** Closed-form [E, Var] of the metric, if any. */
   closed?: ClosedMetricCode;
   closedVariance?: boolean;
-  /** The value from the fused sums, or from the ranks for order statistics. */
-  fromSums?: (s: Sums) => number;
-  fromRanks?: (ranks: Float64Array, weights: Float64Array | null) => number;
-  wantVariance?: boolean;
+  /** The value from the fused pass, which must compute `flags` (AGGREGATE_FLAGS) besides the sums. */
+  fromSums: (s: Sums) => number;
+  flags?: number;
   k?: number;
 }
 
@@ -80,16 +82,24 @@ export class BaseRankMetric implements RankMetric {
     return this.valueOfValid(r, w);
   }
 
-  /** value() on inputs already validated (the catalogue's batch path uses it too). */
+  /** value() on inputs already validated. */
   valueOfValid(r: Float64Array, w: Float64Array | null): number {
-    const spec = this.#spec;
-    if (spec.fromRanks) return spec.fromRanks(r, w);
-    const ks = spec.k === undefined ? EMPTY_K : Float64Array.of(spec.k);
-    return spec.fromSums!(sumsOf(kernels().aggregateRanks(r, w, ks, spec.wantVariance === true), r.length, ks));
+    const ks = this.k === undefined ? EMPTY_K : Float64Array.of(this.k);
+    return this.fromSums(sumsOf(kernels().aggregateRanks(r, w, ks, this.flags), r.length, ks));
+  }
+
+  /** What the fused pass must compute for this metric. */
+  get flags(): number {
+    return this.#spec.flags ?? 0;
+  }
+
+  /** The value from the sums of a fused pass that computed at least `flags` and this metric's k. */
+  fromSums(sums: Sums): number {
+    return this.#spec.fromSums(sums);
   }
 
   /** [E, Var] in closed form, or NoClosedFormError. */
-  moments(numCandidates: ArrayLike<number>, weights?: ArrayLike<number>, needVariance = false): [number, number] {
+  moments(numCandidates: Candidates, weights?: ArrayLike<number>, needVariance = false): [number, number] {
     const spec = this.#spec;
     if (spec.closed === undefined || (needVariance && !this.closedVariance)) {
       throw new NoClosedFormError(
@@ -97,50 +107,47 @@ export class BaseRankMetric implements RankMetric {
         `has no closed-form ${needVariance ? "variance" : "expectation"}; use estimate({ numCandidates, numSamples }) for a Monte-Carlo value`,
       );
     }
-    const n = numCandidatesArg(numCandidates);
-    const w = weightsArg(weights, n.length, this.supportsWeights, this.key);
-    const m = kernels().closedMoments(spec.closed, n, w, spec.k ?? 0);
+    const m = candidatesArg(numCandidates, weights, this.supportsWeights, this.key).moments(spec.closed, spec.k ?? 0);
     return [m[0]!, m[1]!];
   }
 
-  expectedValue(numCandidates: ArrayLike<number>, weights?: ArrayLike<number>): number {
+  expectedValue(numCandidates: Candidates, weights?: ArrayLike<number>): number {
     return this.moments(numCandidates, weights)[0];
   }
 
-  variance(numCandidates: ArrayLike<number>, weights?: ArrayLike<number>): number {
+  variance(numCandidates: Candidates, weights?: ArrayLike<number>): number {
     return this.moments(numCandidates, weights, true)[1];
   }
 
-  std(numCandidates: ArrayLike<number>, weights?: ArrayLike<number>): number {
+  std(numCandidates: Candidates, weights?: ArrayLike<number>): number {
     return Math.sqrt(this.variance(numCandidates, weights));
   }
 
   /** Monte-Carlo values of the metric for seeded random rank vectors (validated inputs). */
-  sampleValues(n: Float64Array, w: Float64Array | null, numSamples: number, seed: number): Float64Array {
+  sampleValues(c: CandidateSet, numSamples: number, seed: number): Float64Array {
     const spec = this.#spec;
-    const values = kernels().sampleStatistic(n, w, numSamples, seed, spec.statistic, spec.k ?? 0);
+    const values = kernels().sampleStatistic(c.numCandidates, c.weights, numSamples, seed, spec.statistic, spec.k ?? 0);
     for (let i = 0; i < values.length; i++) values[i] = spec.fromStatistic(values[i]!);
     return values;
   }
 
   estimate(options: EstimateOptions): Estimate {
-    return estimateWith(this, options, (n, w, s, seed) => this.sampleValues(n, w, s, seed));
+    return estimateWith(this, options, (c, s, seed) => this.sampleValues(c, s, seed));
   }
 }
 
 export function estimateWith(
   metric: RankMetric,
   options: EstimateOptions,
-  sample: (n: Float64Array, w: Float64Array | null, numSamples: number, seed: number) => Float64Array,
+  sample: (candidates: CandidateSet, numSamples: number, seed: number) => Float64Array,
 ): Estimate {
   const opts = checkEstimateOptions(options ?? ({} as EstimateOptions));
-  const n = numCandidatesArg(options.numCandidates);
-  const w = weightsArg(options.weights, n.length, metric.supportsWeights, metric.key);
-  const values = sample(n, w, opts.numSamples, opts.seed);
+  const candidates = candidatesArg(options.numCandidates, options.weights, metric.supportsWeights, metric.key);
+  const values = sample(candidates, opts.numSamples, opts.seed);
   return bootstrap(values, opts.seed, opts.confidenceLevel, opts.numBootstrap);
 }
 
-function sumsOf(out: Float64Array, count: number, ks: Float64Array): Sums {
+export function sumsOf(out: Float64Array, count: number, ks: Float64Array): Sums {
   const hits = new Map<number, number>();
   for (let j = 0; j < ks.length; j++) hits.set(ks[j]!, out[AGGREGATE_SLOTS.fixed + j]!);
   return {
@@ -149,6 +156,8 @@ function sumsOf(out: Float64Array, count: number, ks: Float64Array): Sums {
     sumLogRanks: out[AGGREGATE_SLOTS.sumLogRanks]!,
     sumInverseRanks: out[AGGREGATE_SLOTS.sumInverseRanks]!,
     squaredDeviations: out[AGGREGATE_SLOTS.sumSquaredDeviations]!,
+    median: out[AGGREGATE_SLOTS.median]!,
+    mad: out[AGGREGATE_SLOTS.mad]!,
     count,
     hits,
   };
@@ -163,7 +172,7 @@ const inverse = (x: number) => 1 / x;
 const mean = (s: Sums) => s.sumRanks / s.weight;
 const geometric = (s: Sums) => Math.exp(s.sumLogRanks / s.weight);
 const reciprocal = (s: Sums) => s.sumInverseRanks / s.weight;
-const median = (r: Float64Array, w: Float64Array | null) => kernels().medianRanks(r, w, false);
+const MEDIAN = AGGREGATE_FLAGS.median;
 
 export const arithmeticMeanRank = () => new BaseRankMetric({
   key: "arithmetic_mean_rank", name: "Mean Rank (MR)", synonyms: ["mean_rank", "mr"],
@@ -201,12 +210,12 @@ export const inverseHarmonicMeanRank = () => new BaseRankMetric({
 export const medianRank = () => new BaseRankMetric({
   key: "median_rank", name: "Median Rank", synonyms: ["median", "mdr"],
   increasing: false, valueRange: RANK_RANGE, supportsWeights: true,
-  statistic: StatisticCode.Median, fromStatistic: identity, fromRanks: median,
+  statistic: StatisticCode.Median, fromStatistic: identity, flags: MEDIAN, fromSums: (s) => s.median,
 });
 export const inverseMedianRank = () => new BaseRankMetric({
   key: "inverse_median_rank", name: "Inverse Median Rank", synonyms: ["imr", "inverse_median"],
   increasing: true, valueRange: INVERSE_RANGE, supportsWeights: true,
-  statistic: StatisticCode.Median, fromStatistic: inverse, fromRanks: (r, w) => 1 / median(r, w),
+  statistic: StatisticCode.Median, fromStatistic: inverse, flags: MEDIAN, fromSums: (s) => 1 / s.median,
 });
 export const hitsAtK = (k: number) => new BaseRankMetric({
   key: `hits_at_${k}`, name: `Hits @ ${k}`, synonyms: [`hits@${k}`, `h@${k}`, `h_at_${k}`],
@@ -217,22 +226,22 @@ export const hitsAtK = (k: number) => new BaseRankMetric({
 export const standardDeviation = () => new BaseRankMetric({
   key: "standard_deviation", name: "Standard Deviation (std)", synonyms: ["rank_std", "std"],
   increasing: false, valueRange: NON_NEGATIVE, supportsWeights: false,
-  statistic: StatisticCode.Variance, fromStatistic: Math.sqrt, wantVariance: true,
+  statistic: StatisticCode.Variance, fromStatistic: Math.sqrt, flags: AGGREGATE_FLAGS.variance,
   fromSums: (s) => Math.sqrt(s.squaredDeviations / s.count),
 });
 export const variance = () => new BaseRankMetric({
   key: "variance", name: "Variance", synonyms: ["rank_var", "var"],
   increasing: false, valueRange: NON_NEGATIVE, supportsWeights: false,
-  statistic: StatisticCode.Variance, fromStatistic: identity, wantVariance: true,
+  statistic: StatisticCode.Variance, fromStatistic: identity, flags: AGGREGATE_FLAGS.variance,
   fromSums: (s) => s.squaredDeviations / s.count,
 });
 export const medianAbsoluteDeviation = () => new BaseRankMetric({
   key: "median_absolute_deviation", name: "Median Absolute Deviation (MAD)", synonyms: ["rank_mad", "mad"],
   increasing: false, valueRange: NON_NEGATIVE, supportsWeights: true,
-  statistic: StatisticCode.Mad, fromStatistic: identity, fromRanks: (r, w) => kernels().medianRanks(r, w, true),
+  statistic: StatisticCode.Mad, fromStatistic: identity, flags: AGGREGATE_FLAGS.mad, fromSums: (s) => s.mad,
 });
 export const count = () => new BaseRankMetric({
   key: "count", name: "Count", synonyms: ["rank_count"],
   increasing: true, valueRange: NON_NEGATIVE, supportsWeights: false,
-  statistic: StatisticCode.Count, fromStatistic: identity, fromRanks: (r) => r.length,
+  statistic: StatisticCode.Count, fromStatistic: identity, fromSums: (s) => s.count,
 });

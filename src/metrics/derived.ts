@@ -12,8 +12,9 @@
 import { KgrankInputError, NoClosedFormError } from "../errors";
 import { describe } from "../validate";
 import { BaseRankMetric, estimateWith } from "./base";
+import { type CandidateSet, candidatesArg } from "./candidates";
 import {
-  type AffineCoefficients, type DerivedRankMetric, type Estimate, type EstimateOptions, type RankMetric, type RankType,
+  type AffineCoefficients, type Candidates, type DerivedRankMetric, type Estimate, type EstimateOptions, type RankMetric, type RankType,
   range, type ValueRange,
 } from "./types";
 
@@ -90,8 +91,13 @@ export class DerivedMetric implements DerivedRankMetric {
     this.closedVariance = base.closedVariance;
   }
 
-  coefficients(numCandidates: ArrayLike<number>, weights?: ArrayLike<number>): AffineCoefficients {
+  coefficients(numCandidates: Candidates, weights?: ArrayLike<number>): AffineCoefficients {
     const base = this.base;
+    if (this.derivation !== "affine") {
+      // validate once, share one histogram and memo between E and Var of the base
+      numCandidates = candidatesArg(numCandidates, weights, this.supportsWeights, this.key);
+      weights = undefined;
+    }
     switch (this.derivation) {
       case "affine":
         return { scale: this.#scale, offset: this.#offset };
@@ -121,7 +127,7 @@ export class DerivedMetric implements DerivedRankMetric {
     }
   }
 
-  adjust(baseValue: number, numCandidates: ArrayLike<number>, weights?: ArrayLike<number>): number {
+  adjust(baseValue: number, numCandidates: Candidates, weights?: ArrayLike<number>): number {
     if (typeof baseValue !== "number" || !Number.isFinite(baseValue)) {
       throw new KgrankInputError("baseValue", `must be a finite number (a published ${this.base.key}), got ${describe(baseValue)}`);
     }
@@ -136,7 +142,9 @@ export class DerivedMetric implements DerivedRankMetric {
     return this.adjust(this.base.value(ranks, numCandidates, weights), numCandidates ?? [], weights);
   }
 
-  expectedValue(numCandidates: ArrayLike<number>, weights?: ArrayLike<number>): number {
+  expectedValue(numCandidates: Candidates, weights?: ArrayLike<number>): number {
+    numCandidates = candidatesArg(numCandidates, weights, this.supportsWeights, this.key);
+    weights = undefined;
     const c = this.coefficients(numCandidates, weights);
     // Exact by construction (checked to be defined by coefficients() above).
     if (this.derivation === "z" || this.derivation === "reindex") return 0;
@@ -144,27 +152,29 @@ export class DerivedMetric implements DerivedRankMetric {
     return c.scale * this.base.expectedValue(numCandidates, weights) + c.offset;
   }
 
-  variance(numCandidates: ArrayLike<number>, weights?: ArrayLike<number>): number {
+  variance(numCandidates: Candidates, weights?: ArrayLike<number>): number {
+    numCandidates = candidatesArg(numCandidates, weights, this.supportsWeights, this.key);
+    weights = undefined;
     const c = this.coefficients(numCandidates, weights);
     if (this.derivation === "z") return 1;
     return c.scale * c.scale * this.base.variance(numCandidates, weights);
   }
 
-  std(numCandidates: ArrayLike<number>, weights?: ArrayLike<number>): number {
+  std(numCandidates: Candidates, weights?: ArrayLike<number>): number {
     return Math.sqrt(this.variance(numCandidates, weights));
   }
 
   /** Monte-Carlo values: the base's sample values mapped through the coefficients. */
-  sampleValues(n: Float64Array, w: Float64Array | null, numSamples: number, seed: number): Float64Array {
+  sampleValues(candidates: CandidateSet, numSamples: number, seed: number): Float64Array {
     const base = this.base as BaseRankMetric | DerivedMetric;
-    const values = base.sampleValues(n, w, numSamples, seed);
-    const c = this.coefficients(n, w ?? undefined);
+    const values = base.sampleValues(candidates, numSamples, seed);
+    const c = this.coefficients(candidates);
     for (let i = 0; i < values.length; i++) values[i] = c.scale * values[i]! + c.offset;
     return values;
   }
 
   estimate(options: EstimateOptions): Estimate {
-    return estimateWith(this, options, (n, w, s, seed) => this.sampleValues(n, w, s, seed));
+    return estimateWith(this, options, (c, s, seed) => this.sampleValues(c, s, seed));
   }
 }
 

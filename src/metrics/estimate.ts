@@ -4,7 +4,7 @@
  * percentile intervals for the mean and the variance. The bootstrap runs here, in TypeScript, for both backends.
  */
 import { KgrankInputError } from "../errors";
-import { CompensatedSum, uniform01 } from "../fallback/metrics";
+import { CompensatedSum, streamKey, uniform01Keyed } from "../fallback/metrics";
 import { describe } from "../validate";
 import type { Interval } from "./types";
 
@@ -56,7 +56,8 @@ export function bootstrap(values: Float64Array, seed: number, confidenceLevel: n
   const pick = new Uint32Array(n);
   const stream = (seed ^ BOOTSTRAP_STREAM) >>> 0;
   for (let b = 0; b < numBootstrap; b++) {
-    for (let i = 0; i < n; i++) pick[i] = Math.floor(uniform01(stream, b, i) * n);
+    const key = streamKey(stream, b);
+    for (let i = 0; i < n; i++) pick[i] = Math.floor(uniform01Keyed(key, i) * n);
     [means[b], variances[b]] = meanAndVariance(values, pick);
   }
   means.sort();

@@ -1,4 +1,8 @@
 /** Public types of the metric catalogue (see DESIGN.md, "Public surface"). */
+import type { CandidateSet } from "./candidates";
+
+/** Candidate counts N_i, raw or prepared once with prepareCandidates() (which also holds the weights). */
+export type Candidates = ArrayLike<number> | CandidateSet;
 
 export type RankType = "optimistic" | "realistic" | "pessimistic";
 
@@ -50,9 +54,9 @@ export interface RankMetric {
   readonly closedExpectation: boolean;
   readonly closedVariance: boolean;
   value(ranks: ArrayLike<number>, numCandidates?: ArrayLike<number>, weights?: ArrayLike<number>): number;
-  expectedValue(numCandidates: ArrayLike<number>, weights?: ArrayLike<number>): number;
-  variance(numCandidates: ArrayLike<number>, weights?: ArrayLike<number>): number;
-  std(numCandidates: ArrayLike<number>, weights?: ArrayLike<number>): number;
+  expectedValue(numCandidates: Candidates, weights?: ArrayLike<number>): number;
+  variance(numCandidates: Candidates, weights?: ArrayLike<number>): number;
+  std(numCandidates: Candidates, weights?: ArrayLike<number>): number;
   estimate(options: EstimateOptions): Estimate;
 }
 
@@ -65,8 +69,8 @@ export interface DerivedRankMetric extends RankMetric {
   readonly base: RankMetric;
   /** Which construction made it: z-score, expectation normalisation, re-indexing, or a constant affine map. */
   readonly derivation: "z" | "expectation" | "reindex" | "affine";
-  coefficients(numCandidates: ArrayLike<number>, weights?: ArrayLike<number>): AffineCoefficients;
-  adjust(baseValue: number, numCandidates: ArrayLike<number>, weights?: ArrayLike<number>): number;
+  coefficients(numCandidates: Candidates, weights?: ArrayLike<number>): AffineCoefficients;
+  adjust(baseValue: number, numCandidates: Candidates, weights?: ArrayLike<number>): number;
 }
 
 export function range(lower: number | null, lowerInclusive: boolean, upper: number | null, upperInclusive: boolean): ValueRange {
