@@ -7,7 +7,10 @@ import { join } from "node:path";
 
 import { machine, resultsDir, root } from "./lib.mjs";
 
-const SCENARIOS = [{ name: "count", file: "count.bench.mjs" }];
+const SCENARIOS = [
+  { name: "count", file: "count.bench.mjs" },
+  { name: "metrics", file: "metrics.bench.mjs" },
+];
 
 const args = process.argv.slice(2);
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1].split(",") : null;

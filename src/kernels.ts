@@ -45,7 +45,9 @@ export const AGGREGATE_SLOTS = {
   sumSquaredDeviations: 4,
   median: 5,
   mad: 6,
-  fixed: 7,
+  /** Ranks that are not finite or < 1 (the pass doubles as validation; medians are skipped then). */
+  invalid: 7,
+  fixed: 8,
 } as const;
 
 export interface CandidateHistogram {

@@ -43,7 +43,7 @@ void same_length(Napi::Env env, const F64& a, const F64& b, const char* name) {
   if (b.data != nullptr && b.length != a.length) throw_range(env, std::string(name) + " must have one element per rank");
 }
 
-// aggregateRanks(ranks, weights?, ks, flags, threads) -> Float64Array(7 + ks.length); flags: 1 variance, 2 median,
+// aggregateRanks(ranks, weights?, ks, flags, threads) -> Float64Array(8 + ks.length); flags: 1 variance, 2 median,
 // 4 median absolute deviation
 Napi::Value AggregateRanks(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();

@@ -17,6 +17,16 @@ namespace {
 
 constexpr int kLanes = 4;
 
+// 2x is an integer (ranks are validated finite and >= 1, and below 2^53). A cast, not std::floor: without SSE4.1
+// in the baseline build, floor is a library call.
+inline bool is_half_integer(double x) {
+  const double t = 2 * x;
+  return t < 9007199254740992.0 && t == static_cast<double>(static_cast<int64_t>(t));
+}
+
+// Not finite or below 1 (NaN included).
+inline bool invalid_rank(double x) { return !(x >= 1.0 && x <= 1.7976931348623157e308); }
+
 // Kahan sums in independent lanes (vectorisable); positive or mixed terms alike, merged with Neumaier at the end.
 struct LaneSum {
   double s[kLanes] = {0, 0, 0, 0};
@@ -66,6 +76,7 @@ struct ChunkResult {
   double count = 0, mean = 0, m2 = 0;
   bool half_integers = true;
   double max_rank = 0;
+  double invalid = 0;
 };
 
 void sum_chunk(const double* r, const double* w, size_t n, const double* ks, size_t num_k, bool want_m2,
@@ -88,7 +99,7 @@ void sum_chunk(const double* r, const double* w, size_t n, const double* ks, siz
           winv.add(l, 1.0 / x);
           prod.mantissa[l] *= x;
           mx = std::max(mx, x);
-          half &= (2 * x == std::floor(2 * x));
+          half &= is_half_integer(x);
         }
       }
       for (; i < end; ++i) {
@@ -97,7 +108,7 @@ void sum_chunk(const double* r, const double* w, size_t n, const double* ks, siz
         winv.add(0, 1.0 / x);
         prod.mantissa[0] *= x;
         mx = std::max(mx, x);
-        half &= (2 * x == std::floor(2 * x));
+        half &= is_half_integer(x);
       }
       prod.renormalise();
     }
@@ -120,7 +131,7 @@ void sum_chunk(const double* r, const double* w, size_t n, const double* ks, siz
       wlog.add(l, wi * std::log(x));
       winv.add(l, wi / x);
       mx = std::max(mx, x);
-      half &= (2 * x == std::floor(2 * x));
+      half &= is_half_integer(x);
     }
     for (size_t j = 0; j < num_k; ++j) {
       CompensatedSum h;
@@ -132,6 +143,9 @@ void sum_chunk(const double* r, const double* w, size_t n, const double* ks, siz
   }
   out.wr = wr.total();
   out.winv = winv.total();
+  size_t bad = 0;
+  for (size_t t = 0; t < n; ++t) bad += invalid_rank(r[t]);
+  out.invalid = static_cast<double>(bad);
   out.half_integers = half;
   out.max_rank = mx;
   out.count = static_cast<double>(n);
@@ -155,10 +169,21 @@ void sum_chunk(const double* r, const double* w, size_t n, const double* ks, siz
 }
 
 // Median and MAD of half-integer ranks (unweighted) from a counting histogram of 2 r.
-void histogram_median(const double* r, size_t n, double max_rank, bool want_mad, double* med, double* mad) {
+void histogram_median(const double* r, size_t n, double max_rank, bool want_mad, double* med, double* mad,
+                      unsigned threads) {
   const size_t size = static_cast<size_t>(2 * max_rank) + 1;
-  std::vector<uint32_t> counts(size, 0);
-  for (size_t i = 0; i < n; ++i) ++counts[static_cast<size_t>(2 * r[i])];
+  const size_t parts = 2;  // fixed split; counts are integers, so the merge is exact whatever the threads
+  std::vector<std::vector<uint32_t>> partial(parts);
+  parallel_for(parts, threads, [&](size_t p) {
+    std::vector<uint32_t>& c = partial[p];
+    c.assign(size, 0);
+    const size_t begin = n * p / parts, end = n * (p + 1) / parts;
+    for (size_t i = begin; i < end; ++i) ++c[static_cast<size_t>(2 * r[i])];
+  });
+  std::vector<uint32_t>& counts = partial[0];
+  for (size_t p = 1; p < parts; ++p) {
+    for (size_t v = 0; v < size; ++v) counts[v] += partial[p][v];
+  }
   // k-th smallest (0-based) of the values 2r.
   auto kth = [&](size_t k) {
     size_t cum = 0;
@@ -214,7 +239,9 @@ void aggregate_ranks(const double* ranks, const double* weights, size_t n, const
   CompensatedSum m2;
   bool half = true;
   double mx = 0;
+  double invalid = 0;
   for (const ChunkResult& p : parts) {
+    invalid += p.invalid;
     w.merge(p.w);
     wr.merge(p.wr);
     wlog.merge(p.wlog);
@@ -239,10 +266,12 @@ void aggregate_ranks(const double* ranks, const double* weights, size_t n, const
   out[kSumSquaredDev] = request.variance ? m2.value() : 0.0;
   out[kMedian] = std::numeric_limits<double>::quiet_NaN();
   out[kMad] = std::numeric_limits<double>::quiet_NaN();
+  out[kInvalidRanks] = invalid;
   for (size_t j = 0; j < num_k; ++j) out[kAggregateFixedSlots + j] = hits[j].value();
+  if (invalid > 0) return;  // the caller reports the bad ranks; medians of garbage are not computed
   if ((request.median || request.mad) && n > 0) {
     if (weights == nullptr && half && 2 * mx <= static_cast<double>(std::max<size_t>(4 * n, size_t{1} << 22))) {
-      histogram_median(ranks, n, mx, request.mad, &out[kMedian], &out[kMad]);
+      histogram_median(ranks, n, mx, request.mad, &out[kMedian], &out[kMad], threads);
     } else {
       out[kMedian] = median(ranks, weights, n);
       if (request.mad) out[kMad] = median_absolute_deviation(ranks, weights, n);

@@ -20,7 +20,8 @@ enum AggregateSlot : size_t {
   kSumSquaredDev = 4,     // sum (r_i - mean)^2, unweighted (0 unless requested)
   kMedian = 5,            // (weighted) median (NaN unless requested)
   kMad = 6,               // scaled median absolute deviation (NaN unless requested)
-  kAggregateFixedSlots = 7,  // followed by sum of w_i [r_i <= k_j] for each requested k_j
+  kInvalidRanks = 7,      // number of ranks that are not finite or < 1 (then medians are not computed)
+  kAggregateFixedSlots = 8,  // followed by sum of w_i [r_i <= k_j] for each requested k_j
 };
 
 struct AggregateRequest {

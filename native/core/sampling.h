@@ -25,7 +25,7 @@ inline uint32_t stream_key(uint32_t seed, uint32_t sample) { return mix32(seed, 
 // Uniform double in [0, 1) with 53 random bits: element `index` of the stream `key`.
 inline double uniform01_keyed(uint32_t key, uint32_t index) {
   const uint32_t h = mix32(key, index);
-  const uint32_t hi = fmix32(h ^ 0xa511e9b3u) >> 5;  // 27 bits
+  const uint32_t hi = h >> 5;                          // 27 bits
   const uint32_t lo = fmix32(h + 0x63d83595u) >> 6;  // 26 bits
   return (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
 }

@@ -90,8 +90,12 @@ function aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: F
   out[AGGREGATE_SLOTS.sumInverseRanks] = winv.value();
   for (let j = 0; j < numK; j++) out[AGGREGATE_SLOTS.fixed + j] = hits[j]!.value();
   if (flags & AGGREGATE_FLAGS.variance && n > 0) out[AGGREGATE_SLOTS.sumSquaredDeviations] = squaredDeviations(ranks);
-  out[AGGREGATE_SLOTS.median] = flags & (AGGREGATE_FLAGS.median | AGGREGATE_FLAGS.mad) ? median(ranks, weights) : NaN;
-  out[AGGREGATE_SLOTS.mad] = flags & AGGREGATE_FLAGS.mad ? medianAbsoluteDeviation(ranks, weights) : NaN;
+  let invalid = 0;
+  for (let i = 0; i < n; i++) if (!(ranks[i]! >= 1 && ranks[i]! <= Number.MAX_VALUE)) invalid++;
+  out[AGGREGATE_SLOTS.invalid] = invalid;
+  const medians = invalid === 0 && n > 0;
+  out[AGGREGATE_SLOTS.median] = medians && flags & (AGGREGATE_FLAGS.median | AGGREGATE_FLAGS.mad) ? median(ranks, weights) : NaN;
+  out[AGGREGATE_SLOTS.mad] = medians && flags & AGGREGATE_FLAGS.mad ? medianAbsoluteDeviation(ranks, weights) : NaN;
   return out;
 }
 
@@ -315,7 +319,7 @@ export function streamKey(seed: number, sample: number): number {
 /** Uniform double in [0, 1): element `index` of stream `key`; bit-identical to native/core/sampling.h. */
 export function uniform01Keyed(key: number, index: number): number {
   const h = mix32(key, index);
-  const hi = fmix32((h ^ 0xa511e9b3) >>> 0) >>> 5;
+  const hi = h >>> 5;
   const lo = fmix32((h + 0x63d83595) >>> 0) >>> 6;
   return (hi * 67108864 + lo) * (1 / 9007199254740992);
 }

@@ -7,7 +7,7 @@ import { NoClosedFormError } from "../errors";
 import { AGGREGATE_FLAGS, AGGREGATE_SLOTS, ClosedMetricCode, StatisticCode } from "../kernels";
 import { type CandidateSet, candidatesArg } from "./candidates";
 import { bootstrap, checkEstimateOptions } from "./estimate";
-import { numCandidatesArg, ranksArg, weightsArg } from "./input";
+import { numCandidatesArg, ranksArg, ranksShape, weightsArg } from "./input";
 import { type Candidates, type Estimate, type EstimateOptions, RANK_TYPES, type RankMetric, type RankType, range, type ValueRange } from "./types";
 
 /** Which sums of the fused pass a value needs. */
@@ -77,15 +77,10 @@ export class BaseRankMetric implements RankMetric {
 
   value(ranks: ArrayLike<number>, numCandidates?: ArrayLike<number>, weights?: ArrayLike<number>): number {
     const n = numCandidates === undefined ? undefined : numCandidatesArg(numCandidates, (ranks as ArrayLike<number>)?.length);
-    const r = ranksArg(ranks, n);
+    const r = n ? ranksArg(ranks, n) : ranksShape(ranks);
     const w = weightsArg(weights, r.length, this.supportsWeights, this.key);
-    return this.valueOfValid(r, w);
-  }
-
-  /** value() on inputs already validated. */
-  valueOfValid(r: Float64Array, w: Float64Array | null): number {
     const ks = this.k === undefined ? EMPTY_K : Float64Array.of(this.k);
-    return this.fromSums(sumsOf(kernels().aggregateRanks(r, w, ks, this.flags), r.length, ks));
+    return this.fromSums(aggregate(r, w, ks, this.flags));
   }
 
   /** What the fused pass must compute for this metric. */
@@ -147,7 +142,14 @@ export function estimateWith(
   return bootstrap(values, opts.seed, opts.confidenceLevel, opts.numBootstrap);
 }
 
-export function sumsOf(out: Float64Array, count: number, ks: Float64Array): Sums {
+/** The fused pass over shape-checked ranks; throws the precise input error if it found invalid ranks. */
+export function aggregate(r: Float64Array, w: Float64Array | null, ks: Float64Array, flags: number): Sums {
+  const out = kernels().aggregateRanks(r, w, ks, flags);
+  if (out[AGGREGATE_SLOTS.invalid]! > 0) ranksArg(r);
+  return sumsOf(out, r.length, ks);
+}
+
+function sumsOf(out: Float64Array, count: number, ks: Float64Array): Sums {
   const hits = new Map<number, number>();
   for (let j = 0; j < ks.length; j++) hits.set(ks[j]!, out[AGGREGATE_SLOTS.fixed + j]!);
   return {

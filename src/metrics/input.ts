@@ -18,6 +18,14 @@ function list(name: string, value: unknown, length?: number): Float64Array {
   return arr;
 }
 
+/**
+ * Ranks as an array only (shape checked): the fused aggregate pass counts invalid ranks, and callers run ranksArg()
+ * for the precise message when it finds any, so large inputs are not scanned twice.
+ */
+export function ranksShape(value: unknown): Float64Array {
+  return list("ranks", value);
+}
+
 /** Ranks: finite numbers >= 1 (half-integers allowed, as realistic ranks are), at most N_i when given. */
 export function ranksArg(value: unknown, numCandidates?: Float64Array): Float64Array {
   const r = list("ranks", value);

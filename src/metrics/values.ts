@@ -2,14 +2,13 @@
  * Values of many metrics over the same ranks in one fused native pass: the union of what every metric needs
  * (hit counts for each k, variance, median, MAD) is computed once, and derived metrics share one candidate set.
  */
-import { kernels } from "../backend";
 import { KgrankInputError } from "../errors";
 import { describe } from "../validate";
-import { BaseRankMetric, sumsOf } from "./base";
+import { aggregate, BaseRankMetric } from "./base";
 import { candidatesArg } from "./candidates";
 import { getMetric } from "./catalogue";
 import { DerivedMetric } from "./derived";
-import { numCandidatesArg, ranksArg, weightsArg } from "./input";
+import { numCandidatesArg, ranksArg, ranksShape, weightsArg } from "./input";
 import type { RankMetric } from "./types";
 
 /** The root base metric and the chain of derived metrics above it. */
@@ -32,7 +31,7 @@ export function metricValues(
   }
   const resolved = metrics.map((m) => (typeof m === "string" ? getMetric(m) : m));
   const n = numCandidates === undefined ? undefined : numCandidatesArg(numCandidates, (ranks as ArrayLike<number>)?.length);
-  const r = ranksArg(ranks, n);
+  const r = n ? ranksArg(ranks, n) : ranksShape(ranks);
   const supportsWeights = resolved.every((m) => m.supportsWeights);
   const w = weightsArg(weights, r.length, supportsWeights, resolved.find((m) => !m.supportsWeights)?.key ?? "");
   const bases = resolved.map(unwrap);
@@ -43,7 +42,7 @@ export function metricValues(
     if (b.k !== undefined) kSet.add(b.k);
   }
   const ks = Float64Array.from(kSet);
-  const sums = sumsOf(kernels().aggregateRanks(r, w, ks, flags), r.length, ks);
+  const sums = aggregate(r, w, ks, flags);
   const needCandidates = resolved.some((m) => m.needsCandidates);
   if (needCandidates && !n) {
     throw new KgrankInputError("numCandidates", `${resolved.find((m) => m.needsCandidates)!.key} needs the number of candidates; pass numCandidates`);
