@@ -11,6 +11,7 @@ const SCENARIOS = [
   { name: "count", file: "count.bench.mjs" },
   { name: "ranks", file: "ranks.bench.mjs" },
   { name: "evaluator", file: "evaluator.bench.mjs" },
+  { name: "metrics", file: "metrics.bench.mjs" },
 ];
 
 const args = process.argv.slice(2);

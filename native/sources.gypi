@@ -7,7 +7,11 @@
       "native/core/thread_pool.cpp",
       "native/core/count.cpp",
       "native/core/filter_index.cpp",
-      "native/core/kernels_scalar.cpp"
+      "native/core/kernels_scalar.cpp",
+      "native/core/harmonic.cpp",
+      "native/core/aggregate.cpp",
+      "native/core/expectation.cpp",
+      "native/core/sampling.cpp"
     ],
     "kgrank_avx2_sources": ["native/core/kernels_avx2.cpp"],
     "kgrank_avx512_sources": ["native/core/kernels_avx512.cpp"],
@@ -15,7 +19,8 @@
     "kgrank_addon_sources": [
       "native/addon/addon.cpp",
       "native/addon/count_bindings.cpp",
-      "native/addon/filter_bindings.cpp"
+      "native/addon/filter_bindings.cpp",
+      "native/addon/metrics_bindings.cpp"
     ]
   }
 }

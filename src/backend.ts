@@ -15,9 +15,10 @@ import { tsKernels } from "./fallback/index";
 import type {
   BackendName, CountBuffers, FilteredCountBuffers, FilterIndexHandle, FloatArray, Kernels, Side, SimdLevel,
 } from "./kernels";
+import { type NativeMetricsAddon, nativeMetricKernels } from "./nativeMetrics";
 
 /** What the addon exports (native/addon/addon.cpp). */
-export interface NativeAddon {
+export interface NativeAddon extends NativeMetricsAddon {
   info(): {
     version: string;
     bestSimd: number;
@@ -167,6 +168,7 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
     backend: "native",
     simd,
     threads,
+    ...nativeMetricKernels(addon, threads),
     countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number) {
       addon.countScores(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads);
     },

@@ -33,3 +33,27 @@ export class KgrankStateError extends KgrankError {
     super(message, "KGRANK_STATE");
   }
 }
+
+/** A metric has no closed-form expectation or variance (use `estimate()`), or cannot be derived for that reason. */
+export class NoClosedFormError extends KgrankError {
+  readonly metric: string;
+  constructor(metric: string, message: string) {
+    super(`${metric}: ${message}`, "KGRANK_NO_CLOSED_FORM");
+    this.metric = metric;
+  }
+}
+
+/** getMetric() did not recognise the query; `suggestions` holds the closest known names. */
+export class UnknownMetricError extends KgrankError {
+  readonly query: string;
+  readonly suggestions: readonly string[];
+  constructor(query: string, suggestions: readonly string[]) {
+    super(
+      `unknown metric ${JSON.stringify(query)}; closest known names: ${suggestions.join(", ")} ` +
+        `(listMetrics() prints the catalogue)`,
+      "KGRANK_UNKNOWN_METRIC",
+    );
+    this.query = query;
+    this.suggestions = suggestions;
+  }
+}

@@ -12,3 +12,11 @@ export { RankCounter } from "./ranking/rank-counter";
 export type { RankChunk, RankCounterOptions } from "./ranking/rank-counter";
 export { computeRanks, computeRanksSync, computeSampledRanks, computeSampledRanksSync } from "./ranking/ranks";
 export type { ComputeRanksOptions, ComputeSampledRanksOptions, Ranks } from "./ranking/ranks";
+export { NoClosedFormError, UnknownMetricError } from "./errors";
+export {
+  affine, expectationNormalized, generateNumCandidatesAndRanks, generateRanks, getMetric, listMetrics, metricValues,
+  prepareCandidates, reindexed, zScored, zToPValue,
+} from "./metrics/index";
+export type {
+  AffineCoefficients, CandidateSet, Candidates, DerivedRankMetric, Estimate, EstimateOptions, Interval, RankMetric, RankType, ValueRange,
+} from "./metrics/index";

@@ -52,7 +52,80 @@ export interface FilterIndexHandle {
   ): Promise<void>;
 }
 
-export interface Kernels {
+/** Closed forms the kernels know (codes shared with native/core/expectation.h). */
+export enum ClosedMetricCode {
+  ArithmeticMean = 0,
+  InverseHarmonicMean = 1,
+  Hits = 2,
+  GeometricMean = 3,
+}
+
+/** Statistics of one rank vector that Monte Carlo estimates (codes shared with native/core/sampling.h). */
+export enum StatisticCode {
+  Mean = 0,
+  GeometricMean = 1,
+  InverseHarmonic = 2,
+  Median = 3,
+  Hits = 4,
+  Variance = 5,
+  Mad = 6,
+  Count = 7,
+}
+
+/** Slots of aggregateRanks()'s output, followed by one hit sum per requested k. */
+export const AGGREGATE_SLOTS = {
+  sumWeights: 0,
+  sumRanks: 1,
+  sumLogRanks: 2,
+  sumInverseRanks: 3,
+  sumSquaredDeviations: 4,
+  median: 5,
+  mad: 6,
+  /** Ranks that are not finite or < 1 (the pass doubles as validation; medians are skipped then). */
+  invalid: 7,
+  fixed: 8,
+} as const;
+
+export interface CandidateHistogram {
+  values: Float64Array;
+  w1: Float64Array;
+  w2: Float64Array;
+  totalWeight: number;
+}
+
+/** What aggregateRanks() computes beyond the sums (bit flags). */
+export const AGGREGATE_FLAGS = { variance: 1, median: 2, mad: 4 } as const;
+
+/** Numerics of the metrics (native/core/{aggregate,expectation,harmonic,sampling}; src/fallback/metrics.ts). */
+export interface MetricKernels {
+  /**
+   * One fused pass over validated ranks (weights null = all 1): compensated sums, hit counts per k, and what
+   * `flags` (AGGREGATE_FLAGS) asks for; see AGGREGATE_SLOTS.
+   */
+  aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: Float64Array, flags: number,
+    threads?: number): Float64Array;
+  /** Conventional (weighted) median of `values`, or with `mad` the scaled median absolute deviation. */
+  medianRanks(values: Float64Array, weights: Float64Array | null, mad: boolean): number;
+  /** Tasks grouped by distinct N (sorted), with weight sums w1 and squared-weight sums w2. */
+  candidateHistogram(numCandidates: Float64Array, weights: Float64Array | null): CandidateHistogram;
+  /**
+   * [E, Var] of a closed-form metric from a histogram; `count` is the number of tasks. The geometric mean needs an
+   * unweighted histogram (its exponent is 1/count).
+   */
+  histogramMoments(metric: ClosedMetricCode, histogram: CandidateHistogram, count: number, k: number,
+    threads?: number): Float64Array;
+  /** [E, Var] of a closed-form metric under uniform ranks. */
+  closedMoments(metric: ClosedMetricCode, numCandidates: Float64Array, weights: Float64Array | null, k: number): Float64Array;
+  /** The statistic of `numSamples` seeded random rank vectors. */
+  sampleStatistic(numCandidates: Float64Array, weights: Float64Array | null, numSamples: number, seed: number,
+    statistic: StatisticCode, k: number, threads?: number): Float64Array;
+  /** Rank vector number `sample` of the seeded stream. */
+  generateRanks(numCandidates: Float64Array, seed: number, sample: number): Float64Array;
+  /** H_1(n) or H_2(n) for integer n >= 0. */
+  harmonic(n: number, order: 1 | 2): number;
+}
+
+export interface Kernels extends MetricKernels {
   readonly backend: BackendName;
   /** SIMD level the kernels run at ("none" for the fallback). */
   readonly simd: SimdLevel | "none";

@@ -13,6 +13,7 @@
 namespace kgrank_addon {
 void register_count(Napi::Env env, Napi::Object exports);
 void register_filter(Napi::Env env, Napi::Object exports);
+void register_metrics(Napi::Env env, Napi::Object exports);
 }  // namespace kgrank_addon
 
 namespace {
@@ -44,6 +45,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("info", Napi::Function::New(env, Info, "info"));
   kgrank_addon::register_count(env, exports);
   kgrank_addon::register_filter(env, exports);
+  kgrank_addon::register_metrics(env, exports);
   return exports;
 }
 

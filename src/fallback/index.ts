@@ -1,12 +1,14 @@
 import type { CountBuffers, FloatArray, Kernels, Side } from "../kernels";
 import { countScores, countScoresByIndex } from "./count";
 import { TsFilterIndex } from "./filter-index";
+import { tsMetricKernels } from "./metrics";
 
 /** The pure-TypeScript backend: identical results to the native one, single-threaded and slower. */
 export const tsKernels: Kernels = {
   backend: "ts",
   simd: "none",
   threads: 1,
+  ...tsMetricKernels,
   countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers): void {
     countScores(scores, numColumns, thresholds, out);
   },

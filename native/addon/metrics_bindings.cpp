@@ -1,0 +1,199 @@
+// Bindings of the metric numerics (aggregate, expectation, sampling). Argument conversion and checks only; the
+// TypeScript facade validates values (finite, ranges) before calling, these checks guard shapes and types.
+#include <napi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+#include <string>
+
+#include "../core/aggregate.h"
+#include "../core/expectation.h"
+#include "../core/harmonic.h"
+#include "../core/sampling.h"
+#include "common.h"
+
+namespace kgrank_addon {
+
+namespace {
+
+struct F64 {
+  const double* data = nullptr;
+  size_t length = 0;
+};
+
+F64 f64_arg(const Napi::CallbackInfo& info, size_t index, const char* name, bool optional) {
+  if (optional && (info.Length() <= index || info[index].IsUndefined() || info[index].IsNull())) return {};
+  Napi::TypedArray a = typed_array_arg(info, index, name);
+  if (a.TypedArrayType() != napi_float64_array) throw_type(info.Env(), std::string(name) + " must be a Float64Array");
+  return {static_cast<const double*>(raw_data(a)), a.ElementLength()};
+}
+
+unsigned threads_arg(const Napi::CallbackInfo& info, size_t index) {
+  const size_t t = size_arg(info, index, "threads", 0);
+  return static_cast<unsigned>(t > 4096 ? 4096 : t);
+}
+
+double number_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
+  if (info.Length() <= index || !info[index].IsNumber()) throw_type(info.Env(), std::string(name) + " must be a number");
+  return info[index].As<Napi::Number>().DoubleValue();
+}
+
+void same_length(Napi::Env env, const F64& a, const F64& b, const char* name) {
+  if (b.data != nullptr && b.length != a.length) throw_range(env, std::string(name) + " must have one element per rank");
+}
+
+// aggregateRanks(ranks, weights?, ks, flags, threads) -> Float64Array(8 + ks.length); flags: 1 variance, 2 median,
+// 4 median absolute deviation
+Napi::Value AggregateRanks(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const F64 ranks = f64_arg(info, 0, "ranks", false);
+  const F64 weights = f64_arg(info, 1, "weights", true);
+  same_length(env, ranks, weights, "weights");
+  const F64 ks = f64_arg(info, 2, "ks", false);
+  const size_t flags = size_arg(info, 3, "flags", 0);
+  kgrank::AggregateRequest request;
+  request.variance = (flags & 1) != 0;
+  request.median = (flags & 2) != 0;
+  request.mad = (flags & 4) != 0;
+  const unsigned threads = threads_arg(info, 4);
+  Napi::Float64Array out = Napi::Float64Array::New(env, kgrank::kAggregateFixedSlots + ks.length);
+  kgrank::aggregate_ranks(ranks.data, weights.data, ranks.length, ks.data, ks.length, request, out.Data(),
+                          threads);
+  return out;
+}
+
+// medianRanks(values, weights?, mad: boolean) -> number
+Napi::Value MedianRanks(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const F64 values = f64_arg(info, 0, "values", false);
+  const F64 weights = f64_arg(info, 1, "weights", true);
+  same_length(env, values, weights, "weights");
+  if (values.length == 0) throw_range(env, "values must not be empty");
+  const bool mad = info.Length() > 2 && info[2].ToBoolean().Value();
+  const double m = mad ? kgrank::median_absolute_deviation(values.data, weights.data, values.length)
+                       : kgrank::median(values.data, weights.data, values.length);
+  return Napi::Number::New(env, m);
+}
+
+// closedMoments(metric, numCandidates, weights?, k) -> Float64Array [E, Var]
+Napi::Value ClosedMoments(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const size_t metric = size_arg(info, 0, "metric", 0);
+  if (metric > 3) throw_range(env, "metric must be 0..3");
+  const F64 n = f64_arg(info, 1, "numCandidates", false);
+  const F64 w = f64_arg(info, 2, "weights", true);
+  same_length(env, n, w, "weights");
+  if (n.length == 0) throw_range(env, "numCandidates must not be empty");
+  const double k = number_arg(info, 3, "k");
+  const kgrank::Moments m =
+      kgrank::closed_moments(static_cast<kgrank::ClosedMetric>(metric), n.data, w.data, n.length, k);
+  Napi::Float64Array out = Napi::Float64Array::New(env, 2);
+  out[0] = m.expectation;
+  out[1] = m.variance;
+  return out;
+}
+
+// candidateHistogram(numCandidates, weights?) -> { values, w1, w2, totalWeight }
+Napi::Value CandidateHistogram(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const F64 n = f64_arg(info, 0, "numCandidates", false);
+  const F64 w = f64_arg(info, 1, "weights", true);
+  same_length(env, n, w, "weights");
+  const kgrank::CandidateHistogram h = kgrank::candidate_histogram(n.data, w.data, n.length);
+  Napi::Object out = Napi::Object::New(env);
+  const std::vector<double>* parts[3] = {&h.n, &h.w1, &h.w2};
+  const char* names[3] = {"values", "w1", "w2"};
+  for (size_t p = 0; p < 3; ++p) {
+    Napi::Float64Array a = Napi::Float64Array::New(env, parts[p]->size());
+    std::copy(parts[p]->begin(), parts[p]->end(), a.Data());
+    out.Set(names[p], a);
+  }
+  out.Set("totalWeight", h.total_weight);
+  return out;
+}
+
+// histogramMoments(metric, values, w1, w2, totalWeight, count, k, threads) -> Float64Array [E, Var]
+Napi::Value HistogramMoments(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const size_t metric = size_arg(info, 0, "metric", 0);
+  if (metric > 3) throw_range(env, "metric must be 0..3");
+  const F64 values = f64_arg(info, 1, "values", false);
+  const F64 w1 = f64_arg(info, 2, "w1", false);
+  const F64 w2 = f64_arg(info, 3, "w2", false);
+  if (w1.length != values.length || w2.length != values.length || values.length == 0) {
+    throw_range(env, "values, w1 and w2 must have the same non-zero length");
+  }
+  const double total = number_arg(info, 4, "totalWeight");
+  const double count = number_arg(info, 5, "count");
+  const double k = number_arg(info, 6, "k");
+  const unsigned threads = threads_arg(info, 7);
+  const kgrank::Moments m = kgrank::histogram_moments(static_cast<kgrank::ClosedMetric>(metric), values.data, w1.data,
+                                                      w2.data, values.length, total, count, k, threads);
+  Napi::Float64Array out = Napi::Float64Array::New(env, 2);
+  out[0] = m.expectation;
+  out[1] = m.variance;
+  return out;
+}
+
+uint32_t seed_arg(const Napi::CallbackInfo& info, size_t index) {
+  const size_t s = size_arg(info, index, "seed", 0);
+  if (s > UINT32_MAX) throw_range(info.Env(), "seed must be an integer from 0 to 2^32-1");
+  return static_cast<uint32_t>(s);
+}
+
+// sampleStatistic(numCandidates, weights?, numSamples, seed, statistic, k, threads) -> Float64Array(numSamples)
+Napi::Value SampleStatistic(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const F64 n = f64_arg(info, 0, "numCandidates", false);
+  const F64 w = f64_arg(info, 1, "weights", true);
+  same_length(env, n, w, "weights");
+  if (n.length == 0 || n.length > UINT32_MAX) throw_range(env, "numCandidates must have 1 to 2^32-1 elements");
+  const size_t samples = size_arg(info, 2, "numSamples", 1);
+  if (samples > UINT32_MAX) throw_range(env, "numSamples must be below 2^32");
+  const uint32_t seed = seed_arg(info, 3);
+  const size_t stat = size_arg(info, 4, "statistic", 0);
+  if (stat > 7) throw_range(env, "statistic must be 0..7");
+  const double k = number_arg(info, 5, "k");
+  const unsigned threads = threads_arg(info, 6);
+  Napi::Float64Array out = Napi::Float64Array::New(env, samples);
+  kgrank::sample_statistic(n.data, w.data, n.length, samples, seed, static_cast<kgrank::Statistic>(stat), k,
+                           out.Data(), threads);
+  return out;
+}
+
+// generateRanks(numCandidates, seed, sample) -> Float64Array
+Napi::Value GenerateRanks(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const F64 n = f64_arg(info, 0, "numCandidates", false);
+  if (n.length > UINT32_MAX) throw_range(env, "numCandidates must have at most 2^32-1 elements");
+  const uint32_t seed = seed_arg(info, 1);
+  const uint32_t sample = seed_arg(info, 2);
+  Napi::Float64Array out = Napi::Float64Array::New(env, n.length);
+  kgrank::generate_ranks(n.data, n.length, seed, sample, out.Data());
+  return out;
+}
+
+// harmonic(n, order) -> H_order(n), order 1 or 2 (exposed for tests and tools).
+Napi::Value Harmonic(const Napi::CallbackInfo& info) {
+  const size_t n = size_arg(info, 0, "n", 0);
+  const size_t order = size_arg(info, 1, "order", 1);
+  if (order > 2) throw_range(info.Env(), "order must be 1 or 2");
+  const double x = static_cast<double>(n);
+  return Napi::Number::New(info.Env(), order == 1 ? kgrank::harmonic1(x) : kgrank::harmonic2(x));
+}
+
+}  // namespace
+
+void register_metrics(Napi::Env env, Napi::Object exports) {
+  exports.Set("aggregateRanks", Napi::Function::New(env, AggregateRanks, "aggregateRanks"));
+  exports.Set("medianRanks", Napi::Function::New(env, MedianRanks, "medianRanks"));
+  exports.Set("closedMoments", Napi::Function::New(env, ClosedMoments, "closedMoments"));
+  exports.Set("candidateHistogram", Napi::Function::New(env, CandidateHistogram, "candidateHistogram"));
+  exports.Set("histogramMoments", Napi::Function::New(env, HistogramMoments, "histogramMoments"));
+  exports.Set("sampleStatistic", Napi::Function::New(env, SampleStatistic, "sampleStatistic"));
+  exports.Set("generateRanks", Napi::Function::New(env, GenerateRanks, "generateRanks"));
+  exports.Set("harmonic", Napi::Function::New(env, Harmonic, "harmonic"));
+}
+
+}  // namespace kgrank_addon

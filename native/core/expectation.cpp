@@ -1,0 +1,322 @@
+#include "expectation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "compensated.h"
+#include "harmonic.h"
+#include "thread_pool.h"
+
+namespace kgrank {
+
+namespace {
+
+// Dense counting when max N is not much larger than the task count; otherwise a sort.
+constexpr double kDenseLimit = 1 << 26;
+
+}  // namespace
+
+CandidateHistogram candidate_histogram(const double* num_candidates, const double* weights, size_t count) {
+  CandidateHistogram h;
+  double max_n = 0;
+  for (size_t i = 0; i < count; ++i) max_n = std::max(max_n, num_candidates[i]);
+  if (weights == nullptr && max_n <= kDenseLimit && max_n <= 8.0 * static_cast<double>(count) + 4096.0) {
+    std::vector<uint32_t> counts(static_cast<size_t>(max_n) + 1, 0);
+    size_t distinct = 0;
+    for (size_t i = 0; i < count; ++i) distinct += counts[static_cast<size_t>(num_candidates[i])]++ == 0;
+    h.n.resize(distinct);
+    h.w1.resize(distinct);
+    size_t b = 0;
+    for (size_t v = 1; v < counts.size(); ++v) {
+      if (counts[v] == 0) continue;
+      h.n[b] = static_cast<double>(v);
+      h.w1[b++] = counts[v];
+    }
+    h.w2 = h.w1;
+    h.total_weight = static_cast<double>(count);
+    return h;
+  }
+  std::vector<std::pair<double, double>> pairs(count);
+  for (size_t i = 0; i < count; ++i) pairs[i] = {num_candidates[i], weights ? weights[i] : 1.0};
+  std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  CompensatedSum total;
+  for (size_t i = 0; i < count;) {
+    CompensatedSum s1, s2;
+    size_t j = i;
+    for (; j < count && pairs[j].first == pairs[i].first; ++j) {
+      s1.add(pairs[j].second);
+      s2.add(pairs[j].second * pairs[j].second);
+    }
+    h.n.push_back(pairs[i].first);
+    h.w1.push_back(s1.value());
+    h.w2.push_back(s2.value());
+    total.merge(s1);
+    i = j;
+  }
+  h.total_weight = total.value();
+  return h;
+}
+
+namespace {
+
+// sum_b w1_b E_b / W and sum_b w2_b V_b / W^2 with per-bin moments from fn(n) -> (E, V).
+template <class Fn>
+Moments combine(const CandidateHistogram& h, Fn fn) {
+  CompensatedSum e, v;
+  for (size_t b = 0; b < h.n.size(); ++b) {
+    const Moments m = fn(h.n[b]);
+    e.add(h.w1[b] * m.expectation);
+    v.add(h.w2[b] * m.variance);
+  }
+  const double w = h.total_weight;
+  return {e.value() / w, v.value() / (w * w)};
+}
+
+}  // namespace
+
+Moments moments_arithmetic_mean(const CandidateHistogram& h) {
+  return combine(h, [](double n) { return Moments{(n + 1) / 2, (n - 1) * (n + 1) / 12}; });
+}
+
+Moments moments_inverse_harmonic_mean(const CandidateHistogram& h) {
+  return combine(h, [](double n) {
+    const double mean = harmonic1(n) / n;
+    // Var[1/r] = H_2(n)/n - (H_1(n)/n)^2; for n = 1 both terms are 1 and the difference is exactly 0.
+    return Moments{mean, std::max(0.0, harmonic2(n) / n - mean * mean)};
+  });
+}
+
+Moments moments_hits(const CandidateHistogram& h, double k) {
+  return combine(h, [k](double n) {
+    const double hit = std::min(k, n);
+    const double p = hit / n;
+    return Moments{p, p * ((n - hit) / n)};
+  });
+}
+
+namespace {
+
+struct GeometricGroup {
+  double exponent;  // a = w / W
+  double n;
+  double multiplicity;  // number of tasks with this (a, n)
+};
+
+// Accumulates, for one exponent a and sorted distinct n's, sum_c c*log E[r^a] and sum_c c*log1p(Var/E^2).
+void sweep_exponent(const GeometricGroup* groups, size_t count, CompensatedSum& log_mean, CompensatedSum& log_ratio) {
+  const double a = groups[0].exponent;
+  CompensatedSum s1, s2;
+  double j = 1;
+  for (size_t g = 0; g < count; ++g) {
+    const double n = groups[g].n;
+    for (; j <= n; j += 1) {
+      const double e = std::expm1(a * std::log(j));
+      s1.add(e);
+      s2.add(e * e);
+    }
+    const double mean_e = s1.value() / n;                        // E[r^a] - 1
+    const double var = std::max(0.0, s2.value() / n - mean_e * mean_e);  // Var[r^a] = Var[r^a - 1]
+    const double mu = 1.0 + mean_e;
+    log_mean.add(groups[g].multiplicity * std::log1p(mean_e));
+    log_ratio.add(groups[g].multiplicity * std::log1p(var / (mu * mu)));
+  }
+}
+
+}  // namespace
+
+Moments moments_geometric_mean(const double* num_candidates, const double* weights, size_t count) {
+  std::vector<GeometricGroup> groups;
+  if (weights == nullptr) {
+    const CandidateHistogram h = candidate_histogram(num_candidates, nullptr, count);
+    const double a = 1.0 / static_cast<double>(count);
+    for (size_t b = 0; b < h.n.size(); ++b) groups.push_back({a, h.n[b], h.w1[b]});
+  } else {
+    CompensatedSum total;
+    for (size_t i = 0; i < count; ++i) total.add(weights[i]);
+    const double w = total.value();
+    std::vector<std::pair<double, double>> pairs(count);
+    for (size_t i = 0; i < count; ++i) pairs[i] = {weights[i] / w, num_candidates[i]};
+    std::sort(pairs.begin(), pairs.end());
+    for (size_t i = 0; i < count;) {
+      size_t j = i;
+      while (j < count && pairs[j] == pairs[i]) ++j;
+      groups.push_back({pairs[i].first, pairs[i].second, static_cast<double>(j - i)});
+      i = j;
+    }
+  }
+  CompensatedSum log_mean, log_ratio;
+  for (size_t i = 0; i < groups.size();) {
+    size_t j = i;
+    while (j < groups.size() && groups[j].exponent == groups[i].exponent) ++j;
+    sweep_exponent(groups.data() + i, j - i, log_mean, log_ratio);
+    i = j;
+  }
+  const double mean = std::exp(log_mean.value());
+  return {mean, mean * mean * std::expm1(log_ratio.value())};
+}
+
+Moments closed_moments(ClosedMetric metric, const double* num_candidates, const double* weights, size_t count,
+                       double k) {
+  switch (metric) {
+    case ClosedMetric::ArithmeticMean:
+      return moments_arithmetic_mean(candidate_histogram(num_candidates, weights, count));
+    case ClosedMetric::InverseHarmonicMean:
+      return moments_inverse_harmonic_mean(candidate_histogram(num_candidates, weights, count));
+    case ClosedMetric::Hits:
+      return moments_hits(candidate_histogram(num_candidates, weights, count), k);
+    case ClosedMetric::GeometricMean:
+      return moments_geometric_mean(num_candidates, weights, count);
+  }
+  return {0.0, 0.0};
+}
+
+}  // namespace kgrank
+
+// ---- histogram-based, parallel ---------------------------------------------------------------------------------
+namespace kgrank {
+
+namespace {
+
+constexpr size_t kBinBlock = 4096;
+constexpr double kSweepBlock = 65536;
+
+template <class Fn>
+Moments combine_parallel(const double* n, const double* w1, const double* w2, size_t bins, double total,
+                         unsigned threads, Fn fn) {
+  const size_t blocks = (bins + kBinBlock - 1) / kBinBlock;
+  std::vector<CompensatedSum> e(blocks), v(blocks);
+  parallel_for(blocks, threads, [&](size_t b) {
+    const size_t end = std::min(bins, (b + 1) * kBinBlock);
+    CompensatedSum el, vl;  // local: no false sharing between threads
+    for (size_t i = b * kBinBlock; i < end; ++i) {
+      const Moments m = fn(n[i]);
+      el.add(w1[i] * m.expectation);
+      vl.add(w2[i] * m.variance);
+    }
+    e[b] = el;
+    v[b] = vl;
+  });
+  CompensatedSum es, vs;
+  for (size_t b = 0; b < blocks; ++b) {
+    es.merge(e[b]);
+    vs.merge(v[b]);
+  }
+  return {es.value() / total, vs.value() / (total * total)};
+}
+
+// Unweighted geometric mean: exponent a = 1/count, bins with multiplicities. The sweep over j = 1..max n is cut
+// into fixed j-blocks: each block sums e_j = expm1(a log j) and e_j^2 and records its partial sums at the bins
+// ending inside it; a sequential prefix over block totals then gives every bin's sums.
+Moments geometric_parallel(const double* n, const double* mult, size_t bins, double count, unsigned threads) {
+  const double a = 1.0 / count;
+  const double max_n = n[bins - 1];
+  const size_t blocks = static_cast<size_t>(std::ceil(max_n / kSweepBlock));
+  std::vector<CompensatedSum> t1(blocks), t2(blocks);
+  std::vector<CompensatedSum> p1(bins), p2(bins);  // partial sums inside the bin's block
+  // first bin of each block
+  std::vector<size_t> first(blocks + 1, bins);
+  {
+    size_t b = 0;
+    for (size_t i = 0; i < bins; ++i) {
+      const size_t blk = static_cast<size_t>((n[i] - 1) / kSweepBlock);
+      while (b <= blk) first[b++] = i;
+    }
+    while (b <= blocks) first[b++] = bins;
+  }
+  // expm1 by its Taylor polynomial when |a log j| < 0.02 everywhere (truncation < 0.02^8/8! ~ 6e-19 relative).
+  const bool small = a * std::log(max_n) < 0.02;
+  parallel_for(blocks, threads, [&](size_t b) {
+    const double lo = static_cast<double>(b) * kSweepBlock + 1;
+    const double hi = std::min(max_n, lo + kSweepBlock - 1);
+    CompensatedSum s1, s2;
+    size_t i = first[b];
+    double j = lo;
+    while (j <= hi) {
+      // Plain sums up to the next bin boundary or 32 terms, then one compensated add.
+      const double next_bin = i < bins ? n[i] : hi + 1;
+      const double stop = std::min({hi, next_bin, j + 31});
+      double q1 = 0, q2 = 0;
+      for (; j <= stop; j += 1) {
+        const double x = a * std::log(j);
+        const double e = small
+            ? x * (1 + x * (1.0 / 2 + x * (1.0 / 6 + x * (1.0 / 24 + x * (1.0 / 120 + x * (1.0 / 720 + x * (1.0 / 5040)))))))
+            : std::expm1(x);
+        q1 += e;
+        q2 += e * e;
+      }
+      s1.add(q1);
+      s2.add(q2);
+      if (i < bins && n[i] == j - 1) {
+        p1[i] = s1;
+        p2[i] = s2;
+        ++i;
+      }
+    }
+    t1[b] = s1;
+    t2[b] = s2;
+  });
+  std::vector<CompensatedSum> before1(blocks), before2(blocks);
+  CompensatedSum run1, run2;
+  for (size_t b = 0; b < blocks; ++b) {
+    before1[b] = run1;
+    before2[b] = run2;
+    run1.merge(t1[b]);
+    run2.merge(t2[b]);
+  }
+  const size_t chunks = (bins + kBinBlock - 1) / kBinBlock;
+  std::vector<CompensatedSum> lm(chunks), lr(chunks);
+  parallel_for(chunks, threads, [&](size_t c) {
+    const size_t end = std::min(bins, (c + 1) * kBinBlock);
+    CompensatedSum lm_local, lr_local;
+    for (size_t i = c * kBinBlock; i < end; ++i) {
+      const size_t blk = static_cast<size_t>((n[i] - 1) / kSweepBlock);
+      CompensatedSum s1 = before1[blk], s2 = before2[blk];
+      s1.merge(p1[i]);
+      s2.merge(p2[i]);
+      const double mean_e = s1.value() / n[i];
+      const double var = std::max(0.0, s2.value() / n[i] - mean_e * mean_e);
+      const double mu = 1.0 + mean_e;
+      lm_local.add(mult[i] * std::log1p(mean_e));
+      lr_local.add(mult[i] * std::log1p(var / (mu * mu)));
+    }
+    lm[c] = lm_local;
+    lr[c] = lr_local;
+  });
+  CompensatedSum log_mean, log_ratio;
+  for (size_t c = 0; c < chunks; ++c) {
+    log_mean.merge(lm[c]);
+    log_ratio.merge(lr[c]);
+  }
+  const double mean = std::exp(log_mean.value());
+  return {mean, mean * mean * std::expm1(log_ratio.value())};
+}
+
+}  // namespace
+
+Moments histogram_moments(ClosedMetric metric, const double* n, const double* w1, const double* w2, size_t bins,
+                          double total_weight, double count, double k, unsigned threads) {
+  switch (metric) {
+    case ClosedMetric::ArithmeticMean:
+      return combine_parallel(n, w1, w2, bins, total_weight, threads,
+                              [](double x) { return Moments{(x + 1) / 2, (x - 1) * (x + 1) / 12}; });
+    case ClosedMetric::InverseHarmonicMean:
+      return combine_parallel(n, w1, w2, bins, total_weight, threads, [](double x) {
+        const double mean = harmonic1(x) / x;
+        return Moments{mean, std::max(0.0, harmonic2(x) / x - mean * mean)};
+      });
+    case ClosedMetric::Hits:
+      return combine_parallel(n, w1, w2, bins, total_weight, threads, [k](double x) {
+        const double hit = std::min(k, x);
+        const double p = hit / x;
+        return Moments{p, p * ((x - hit) / x)};
+      });
+    case ClosedMetric::GeometricMean:
+      return geometric_parallel(n, w1, bins, count, threads);
+  }
+  return {0.0, 0.0};
+}
+
+}  // namespace kgrank

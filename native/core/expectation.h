@@ -1,0 +1,50 @@
+// Closed-form expectation and variance of base metrics when every rank r_i ~ Uniform{1..N_i} independently.
+// Weights are scaling factors: E = sum w_i E_i / W, Var = sum w_i^2 V_i / W^2 (W = sum w_i); for the geometric
+// mean the exponents are w_i / W. Every function first groups the tasks by distinct N_i (a histogram), so the
+// closed forms cost O(number of distinct N_i) (plus, for the geometric mean, one sweep up to max N_i).
+#pragma once
+#include <cstddef>
+#include <vector>
+
+namespace kgrank {
+
+// Tasks grouped by distinct number of candidates, sorted by n. w1 = sum of weights (counts when unweighted),
+// w2 = sum of squared weights.
+struct CandidateHistogram {
+  std::vector<double> n, w1, w2;
+  double total_weight = 0.0;
+};
+
+CandidateHistogram candidate_histogram(const double* num_candidates, const double* weights, size_t count);
+
+struct Moments {
+  double expectation;
+  double variance;
+};
+
+enum class ClosedMetric : int {
+  ArithmeticMean = 0,     // MR
+  InverseHarmonicMean = 1,  // MRR = mean of 1/r
+  Hits = 2,               // Hits@k
+  GeometricMean = 3,      // GMR
+};
+
+Moments moments_arithmetic_mean(const CandidateHistogram& h);
+Moments moments_inverse_harmonic_mean(const CandidateHistogram& h);
+Moments moments_hits(const CandidateHistogram& h, double k);
+// Geometric mean: G = exp(sum_i a_i log r_i), a_i = w_i / W. E[G] = prod_i E[r_i^a_i];
+// Var[G] = E[G]^2 * expm1(sum_i log1p(Var[r_i^a_i] / E[r_i^a_i]^2)), each Var[r^a] from a compensated sweep
+// over e_j = expm1(a log j), so no difference of nearly equal products is ever formed.
+Moments moments_geometric_mean(const double* num_candidates, const double* weights, size_t count);
+
+// The same closed forms from a histogram (sorted distinct n with weight sums w1, squared-weight sums w2, total
+// weight, task count). For the geometric mean the histogram must be unweighted (w1 = multiplicities, exponent
+// 1/count). Parallel over fixed blocks (bins, or j-ranges of the geometric sweep) merged in block order, so the
+// result does not depend on the thread count.
+Moments histogram_moments(ClosedMetric metric, const double* n, const double* w1, const double* w2, size_t bins,
+                          double total_weight, double count, double k, unsigned threads);
+
+Moments closed_moments(ClosedMetric metric, const double* num_candidates, const double* weights, size_t count,
+                       double k);
+
+}  // namespace kgrank

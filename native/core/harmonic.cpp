@@ -1,0 +1,58 @@
+#include "harmonic.h"
+
+#include <cmath>
+#include <vector>
+
+#include "compensated.h"
+
+namespace kgrank {
+
+namespace {
+
+struct Tables {
+  std::vector<double> h1, h2;
+  Tables() : h1(kHarmonicTableLimit + 1), h2(kHarmonicTableLimit + 1) {
+    CompensatedSum s1, s2;
+    h1[0] = h2[0] = 0.0;
+    // Sum from the largest term down would be more accurate per prefix, but prefixes must be cumulative; the
+    // compensated sum keeps every prefix within an ulp or so.
+    for (size_t j = 1; j <= kHarmonicTableLimit; ++j) {
+      const double inv = 1.0 / static_cast<double>(j);
+      s1.add(inv);
+      s2.add(inv * inv);
+      h1[j] = s1.value();
+      h2[j] = s2.value();
+    }
+  }
+};
+
+const Tables& tables() {
+  static const Tables t;  // thread-safe one-time initialisation (C++11 magic statics)
+  return t;
+}
+
+constexpr double kEulerGamma = 0.57721566490153286061;
+constexpr double kPi2Over6 = 1.64493406684822643647;
+
+}  // namespace
+
+double harmonic1(double n) {
+  if (n <= static_cast<double>(kHarmonicTableLimit)) return tables().h1[static_cast<size_t>(n)];
+  // H_n = ln n + gamma + 1/(2n) - sum_k B_2k / (2k n^2k)
+  const double x2 = 1.0 / (n * n);
+  const double tail =
+      x2 * (1.0 / 12 - x2 * (1.0 / 120 - x2 * (1.0 / 252 - x2 * (1.0 / 240 - x2 * (1.0 / 132)))));
+  return std::log(n) + kEulerGamma + 0.5 / n - tail;
+}
+
+double harmonic2(double n) {
+  if (n <= static_cast<double>(kHarmonicTableLimit)) return tables().h2[static_cast<size_t>(n)];
+  // H_2(n) = pi^2/6 - psi'(n+1), psi'(n+1) = psi'(n) - 1/n^2 with
+  // psi'(n) = 1/n + 1/(2n^2) + sum_k B_2k / n^(2k+1)
+  const double x = 1.0 / n;
+  const double x2 = x * x;
+  const double series = x + 0.5 * x2 + x * x2 * (1.0 / 6 - x2 * (1.0 / 30 - x2 * (1.0 / 42 - x2 * (1.0 / 30))));
+  return kPi2Over6 - (series - x2);
+}
+
+}  // namespace kgrank

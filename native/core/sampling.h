@@ -1,0 +1,59 @@
+// Seeded Monte Carlo of rank vectors r_i ~ Uniform{1..N_i}. The random stream is counter-based: the uniform
+// number of (seed, sample s, task i) is a pure function of those three 32-bit integers (murmur3 finalisers over
+// 32-bit words), so samples are identical whatever the thread count, and the TypeScript fallback reproduces them
+// bit for bit (it uses the same 32-bit operations).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace kgrank {
+
+inline uint32_t fmix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
+
+inline uint32_t mix32(uint32_t a, uint32_t b) { return fmix32(a ^ (b * 0x9e3779b1u + 0x7f4a7c15u)); }
+
+// Key of one stream (seed, sample): computed once per sample.
+inline uint32_t stream_key(uint32_t seed, uint32_t sample) { return mix32(seed, sample); }
+
+// Uniform double in [0, 1) with 53 random bits: element `index` of the stream `key`.
+inline double uniform01_keyed(uint32_t key, uint32_t index) {
+  const uint32_t h = mix32(key, index);
+  const uint32_t hi = h >> 5;                          // 27 bits
+  const uint32_t lo = fmix32(h + 0x63d83595u) >> 6;  // 26 bits
+  return (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
+}
+
+inline double uniform01(uint32_t seed, uint32_t sample, uint32_t index) {
+  return uniform01_keyed(stream_key(seed, sample), index);
+}
+
+// One rank vector (sample number `sample`) for the given candidate counts.
+void generate_ranks(const double* num_candidates, size_t n, uint32_t seed, uint32_t sample, double* out);
+
+// Statistics of a rank vector that the metrics are functions of.
+enum class Statistic : int {
+  Mean = 0,             // weighted arithmetic mean
+  GeometricMean = 1,    // exp(weighted mean of log r)
+  InverseHarmonic = 2,  // weighted mean of 1/r (MRR)
+  Median = 3,
+  Hits = 4,             // weighted fraction of r <= k
+  Variance = 5,         // population variance (unweighted)
+  Mad = 6,              // scaled median absolute deviation
+  Count = 7,
+};
+
+// The statistic of one rank vector, single-threaded, sequential order (the same order as the fallback).
+double statistic_of(Statistic stat, const double* ranks, const double* weights, size_t n, double k);
+
+// out[s] = statistic of sample s, for s < num_samples; samples run in parallel, each sequentially.
+void sample_statistic(const double* num_candidates, const double* weights, size_t n, size_t num_samples,
+                      uint32_t seed, Statistic stat, double k, double* out, unsigned threads);
+
+}  // namespace kgrank

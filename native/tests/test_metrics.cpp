@@ -1,0 +1,100 @@
+// Unit tests of the metric numerics in native/core (harmonic, aggregate, expectation, sampling).
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "aggregate.h"
+#include "check.h"
+#include "expectation.h"
+#include "harmonic.h"
+#include "sampling.h"
+
+namespace {
+
+bool close(double a, double b, double rel) { return std::fabs(a - b) <= rel * std::fabs(b); }
+
+void harmonic_numbers() {
+  CHECK_EQ(kgrank::harmonic1(1), 1.0);
+  CHECK_EQ(kgrank::harmonic2(2), 1.25);
+  CHECK(close(kgrank::harmonic1(10), 7381.0 / 2520.0, 1e-15));
+  // table/asymptotic seam: H(n+1) - H(n) = 1/(n+1) across the table limit
+  const double n = static_cast<double>(kgrank::kHarmonicTableLimit);
+  CHECK(close(kgrank::harmonic1(n + 1) - kgrank::harmonic1(n), 1.0 / (n + 1), 1e-9));
+  CHECK(close(kgrank::harmonic1(1e8), 18.997896413853898324417110394223982841, 1e-15));
+  CHECK(close(kgrank::harmonic2(1e6), 1.6449330668487264363057484999797, 1e-15));
+}
+
+void aggregate_sums_and_medians() {
+  const std::vector<double> r = {1, 2, 3.5, 10, 4};
+  const double k = 3;
+  std::vector<double> out(kgrank::kAggregateFixedSlots + 1);
+  kgrank::AggregateRequest req;
+  req.variance = req.median = req.mad = true;
+  kgrank::aggregate_ranks(r.data(), nullptr, r.size(), &k, 1, req, out.data(), 2);
+  CHECK_EQ(out[kgrank::kSumWeights], 5.0);
+  CHECK_EQ(out[kgrank::kSumRanks], 20.5);
+  CHECK(close(out[kgrank::kSumLogRanks], std::log(1.0 * 2 * 3.5 * 10 * 4), 1e-15));
+  CHECK(close(out[kgrank::kSumInverseRanks], 1 + 0.5 + 1 / 3.5 + 0.1 + 0.25, 1e-15));
+  CHECK(close(out[kgrank::kSumSquaredDev], 49.2, 1e-14));  // mean 4.1
+  CHECK_EQ(out[kgrank::kMedian], 3.5);
+  CHECK_EQ(out[kgrank::kMad], 1.5 / kgrank::kNormalQuartile);  // |r - 3.5| = 2.5 1.5 0 6.5 0.5
+  CHECK_EQ(out[kgrank::kInvalidRanks], 0.0);
+  CHECK_EQ(out[kgrank::kAggregateFixedSlots], 2.0);
+  const std::vector<double> bad = {1, std::nan(""), 0.5};
+  kgrank::aggregate_ranks(bad.data(), nullptr, bad.size(), nullptr, 0, req, out.data(), 1);
+  CHECK_EQ(out[kgrank::kInvalidRanks], 2.0);
+}
+
+void aggregate_is_thread_count_independent() {
+  std::vector<double> r(300000);
+  for (size_t i = 0; i < r.size(); ++i) r[i] = 1 + static_cast<double>((i * 7919) % 100000) / 2;
+  kgrank::AggregateRequest req;
+  req.variance = req.median = req.mad = true;
+  std::vector<double> a(kgrank::kAggregateFixedSlots), b(kgrank::kAggregateFixedSlots);
+  kgrank::aggregate_ranks(r.data(), nullptr, r.size(), nullptr, 0, req, a.data(), 1);
+  kgrank::aggregate_ranks(r.data(), nullptr, r.size(), nullptr, 0, req, b.data(), 5);
+  for (size_t i = 0; i < a.size(); ++i) CHECK_EQ(a[i], b[i]);
+}
+
+void closed_forms() {
+  const std::vector<double> n = {1, 2, 10};
+  const kgrank::Moments mr = kgrank::closed_moments(kgrank::ClosedMetric::ArithmeticMean, n.data(), nullptr, 3, 0);
+  CHECK(close(mr.expectation, (1 + 1.5 + 5.5) / 3, 1e-15));
+  CHECK(close(mr.variance, (0 + 0.25 + 99.0 / 12) / 9, 1e-15));
+  const kgrank::Moments hits = kgrank::closed_moments(kgrank::ClosedMetric::Hits, n.data(), nullptr, 3, 1);
+  CHECK(close(hits.expectation, (1 + 0.5 + 0.1) / 3, 1e-15));
+  // geometric mean of one task with N = 2: G = r, E = 1.5, Var = 0.25
+  const double two = 2;
+  const kgrank::Moments g = kgrank::closed_moments(kgrank::ClosedMetric::GeometricMean, &two, nullptr, 1, 0);
+  CHECK(close(g.expectation, 1.5, 1e-15));
+  CHECK(close(g.variance, 0.25, 1e-14));
+  const kgrank::Moments one = kgrank::closed_moments(kgrank::ClosedMetric::InverseHarmonicMean, n.data(), nullptr, 1, 0);
+  CHECK_EQ(one.variance, 0.0);
+}
+
+void sampling_stream() {
+  // Golden values shared with the TypeScript twin (test/estimate.test.ts checks the backends agree bit for bit).
+  const double u = kgrank::uniform01(0, 0, 0);
+  CHECK(u >= 0 && u < 1);
+  CHECK(kgrank::uniform01(1, 2, 3) != kgrank::uniform01(1, 2, 4));
+  const std::vector<double> n = {5, 1, 1000000};
+  std::vector<double> a(3), b(3);
+  kgrank::generate_ranks(n.data(), 3, 7, 0, a.data());
+  kgrank::generate_ranks(n.data(), 3, 7, 0, b.data());
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK_EQ(a[i], b[i]);
+    CHECK(a[i] >= 1 && a[i] <= n[i]);
+  }
+  CHECK_EQ(a[1], 1.0);
+}
+
+}  // namespace
+
+int main() {
+  harmonic_numbers();
+  aggregate_sums_and_medians();
+  aggregate_is_thread_count_independent();
+  closed_forms();
+  sampling_stream();
+  TEST_MAIN_END();
+}

@@ -1,0 +1,249 @@
+/**
+ * Base metrics: functions of the ranks (and weights). Each one says what it means and which kernel statistic it is
+ * a function of; the numbers come from the kernels (src/kernels.ts), never from formulas re-derived here.
+ */
+import { kernels } from "../backend";
+import { NoClosedFormError } from "../errors";
+import { AGGREGATE_FLAGS, AGGREGATE_SLOTS, ClosedMetricCode, StatisticCode } from "../kernels";
+import { type CandidateSet, candidatesArg } from "./candidates";
+import { bootstrap, checkEstimateOptions } from "./estimate";
+import { numCandidatesArg, ranksArg, ranksShape, weightsArg } from "./input";
+import { type Candidates, type Estimate, type EstimateOptions, RANK_TYPES, type RankMetric, type RankType, range, type ValueRange } from "./types";
+
+/** Which sums of the fused pass a value needs. */
+export interface Sums {
+  /** Total weight (the count when unweighted). */
+  weight: number;
+  sumRanks: number;
+  sumLogRanks: number;
+  sumInverseRanks: number;
+  /** Sum of squared deviations from the unweighted mean (only when AGGREGATE_FLAGS.variance is asked). */
+  squaredDeviations: number;
+  median: number;
+  mad: number;
+  count: number;
+  /** Weighted hit counts by k. */
+  hits: Map<number, number>;
+}
+
+interface Spec {
+  key: string;
+  name: string;
+  synonyms: readonly string[];
+  increasing: boolean;
+  valueRange: ValueRange;
+  supportsWeights: boolean;
+  /** The Monte-Carlo statistic and the map from it to the metric's value. */
+  statistic: StatisticCode;
+  fromStatistic: (x: number) => number;
+  /** Closed-form [E, Var] of the metric, if any. */
+  closed?: ClosedMetricCode;
+  closedVariance?: boolean;
+  /** The value from the fused pass, which must compute `flags` (AGGREGATE_FLAGS) besides the sums. */
+  fromSums: (s: Sums) => number;
+  flags?: number;
+  k?: number;
+}
+
+const EMPTY_K = new Float64Array(0);
+
+export class BaseRankMetric implements RankMetric {
+  readonly key: string;
+  readonly name: string;
+  readonly synonyms: readonly string[];
+  readonly increasing: boolean;
+  readonly valueRange: ValueRange;
+  readonly needsCandidates = false;
+  readonly supportsWeights: boolean;
+  readonly supportedRankTypes: readonly RankType[] = RANK_TYPES;
+  readonly closedExpectation: boolean;
+  readonly closedVariance: boolean;
+  /** k of Hits@k (undefined for other metrics). */
+  readonly k?: number;
+  readonly #spec: Spec;
+
+  constructor(spec: Spec) {
+    this.key = spec.key;
+    this.name = spec.name;
+    this.synonyms = Object.freeze([...spec.synonyms]);
+    this.increasing = spec.increasing;
+    this.valueRange = spec.valueRange;
+    this.supportsWeights = spec.supportsWeights;
+    this.closedExpectation = spec.closed !== undefined;
+    this.closedVariance = spec.closed !== undefined && spec.closedVariance !== false;
+    if (spec.k !== undefined) this.k = spec.k;
+    this.#spec = spec;
+  }
+
+  value(ranks: ArrayLike<number>, numCandidates?: ArrayLike<number>, weights?: ArrayLike<number>): number {
+    const n = numCandidates === undefined ? undefined : numCandidatesArg(numCandidates, (ranks as ArrayLike<number>)?.length);
+    const r = n ? ranksArg(ranks, n) : ranksShape(ranks);
+    const w = weightsArg(weights, r.length, this.supportsWeights, this.key);
+    const ks = this.k === undefined ? EMPTY_K : Float64Array.of(this.k);
+    return this.fromSums(aggregate(r, w, ks, this.flags));
+  }
+
+  /** What the fused pass must compute for this metric. */
+  get flags(): number {
+    return this.#spec.flags ?? 0;
+  }
+
+  /** The value from the sums of a fused pass that computed at least `flags` and this metric's k. */
+  fromSums(sums: Sums): number {
+    return this.#spec.fromSums(sums);
+  }
+
+  /** [E, Var] in closed form, or NoClosedFormError. */
+  moments(numCandidates: Candidates, weights?: ArrayLike<number>, needVariance = false): [number, number] {
+    const spec = this.#spec;
+    if (spec.closed === undefined || (needVariance && !this.closedVariance)) {
+      throw new NoClosedFormError(
+        this.key,
+        `has no closed-form ${needVariance ? "variance" : "expectation"}; use estimate({ numCandidates, numSamples }) for a Monte-Carlo value`,
+      );
+    }
+    const m = candidatesArg(numCandidates, weights, this.supportsWeights, this.key).moments(spec.closed, spec.k ?? 0);
+    return [m[0]!, m[1]!];
+  }
+
+  expectedValue(numCandidates: Candidates, weights?: ArrayLike<number>): number {
+    return this.moments(numCandidates, weights)[0];
+  }
+
+  variance(numCandidates: Candidates, weights?: ArrayLike<number>): number {
+    return this.moments(numCandidates, weights, true)[1];
+  }
+
+  std(numCandidates: Candidates, weights?: ArrayLike<number>): number {
+    return Math.sqrt(this.variance(numCandidates, weights));
+  }
+
+  /** Monte-Carlo values of the metric for seeded random rank vectors (validated inputs). */
+  sampleValues(c: CandidateSet, numSamples: number, seed: number): Float64Array {
+    const spec = this.#spec;
+    const values = kernels().sampleStatistic(c.numCandidates, c.weights, numSamples, seed, spec.statistic, spec.k ?? 0);
+    for (let i = 0; i < values.length; i++) values[i] = spec.fromStatistic(values[i]!);
+    return values;
+  }
+
+  estimate(options: EstimateOptions): Estimate {
+    return estimateWith(this, options, (c, s, seed) => this.sampleValues(c, s, seed));
+  }
+}
+
+export function estimateWith(
+  metric: RankMetric,
+  options: EstimateOptions,
+  sample: (candidates: CandidateSet, numSamples: number, seed: number) => Float64Array,
+): Estimate {
+  const opts = checkEstimateOptions(options ?? ({} as EstimateOptions));
+  const candidates = candidatesArg(options.numCandidates, options.weights, metric.supportsWeights, metric.key);
+  const values = sample(candidates, opts.numSamples, opts.seed);
+  return bootstrap(values, opts.seed, opts.confidenceLevel, opts.numBootstrap);
+}
+
+/** The fused pass over shape-checked ranks; throws the precise input error if it found invalid ranks. */
+export function aggregate(r: Float64Array, w: Float64Array | null, ks: Float64Array, flags: number): Sums {
+  const out = kernels().aggregateRanks(r, w, ks, flags);
+  if (out[AGGREGATE_SLOTS.invalid]! > 0) ranksArg(r);
+  return sumsOf(out, r.length, ks);
+}
+
+function sumsOf(out: Float64Array, count: number, ks: Float64Array): Sums {
+  const hits = new Map<number, number>();
+  for (let j = 0; j < ks.length; j++) hits.set(ks[j]!, out[AGGREGATE_SLOTS.fixed + j]!);
+  return {
+    weight: out[AGGREGATE_SLOTS.sumWeights]!,
+    sumRanks: out[AGGREGATE_SLOTS.sumRanks]!,
+    sumLogRanks: out[AGGREGATE_SLOTS.sumLogRanks]!,
+    sumInverseRanks: out[AGGREGATE_SLOTS.sumInverseRanks]!,
+    squaredDeviations: out[AGGREGATE_SLOTS.sumSquaredDeviations]!,
+    median: out[AGGREGATE_SLOTS.median]!,
+    mad: out[AGGREGATE_SLOTS.mad]!,
+    count,
+    hits,
+  };
+}
+
+// ---- the base metrics ------------------------------------------------------------------------------------------
+const RANK_RANGE = range(1, true, null, false);
+const INVERSE_RANGE = range(0, false, 1, true);
+const NON_NEGATIVE = range(0, true, null, false);
+const identity = (x: number) => x;
+const inverse = (x: number) => 1 / x;
+const mean = (s: Sums) => s.sumRanks / s.weight;
+const geometric = (s: Sums) => Math.exp(s.sumLogRanks / s.weight);
+const reciprocal = (s: Sums) => s.sumInverseRanks / s.weight;
+const MEDIAN = AGGREGATE_FLAGS.median;
+
+export const arithmeticMeanRank = () => new BaseRankMetric({
+  key: "arithmetic_mean_rank", name: "Mean Rank (MR)", synonyms: ["mean_rank", "mr"],
+  increasing: false, valueRange: RANK_RANGE, supportsWeights: true,
+  statistic: StatisticCode.Mean, fromStatistic: identity, closed: ClosedMetricCode.ArithmeticMean, fromSums: mean,
+});
+export const inverseArithmeticMeanRank = () => new BaseRankMetric({
+  key: "inverse_arithmetic_mean_rank", name: "Inverse Arithmetic Mean Rank (IAMR)", synonyms: ["iamr"],
+  increasing: true, valueRange: INVERSE_RANGE, supportsWeights: true,
+  statistic: StatisticCode.Mean, fromStatistic: inverse, fromSums: (s) => 1 / mean(s),
+});
+export const geometricMeanRank = () => new BaseRankMetric({
+  key: "geometric_mean_rank", name: "Geometric Mean Rank (GMR)", synonyms: ["gmr"],
+  increasing: false, valueRange: RANK_RANGE, supportsWeights: true,
+  statistic: StatisticCode.GeometricMean, fromStatistic: identity, closed: ClosedMetricCode.GeometricMean,
+  fromSums: geometric,
+});
+export const inverseGeometricMeanRank = () => new BaseRankMetric({
+  key: "inverse_geometric_mean_rank", name: "Inverse Geometric Mean Rank (IGMR)", synonyms: ["igmr"],
+  increasing: true, valueRange: INVERSE_RANGE, supportsWeights: true,
+  statistic: StatisticCode.GeometricMean, fromStatistic: inverse, fromSums: (s) => Math.exp(-s.sumLogRanks / s.weight),
+});
+export const harmonicMeanRank = () => new BaseRankMetric({
+  key: "harmonic_mean_rank", name: "Harmonic Mean Rank (HMR)", synonyms: ["hmr"],
+  increasing: false, valueRange: RANK_RANGE, supportsWeights: true,
+  statistic: StatisticCode.InverseHarmonic, fromStatistic: inverse, fromSums: (s) => s.weight / s.sumInverseRanks,
+});
+export const inverseHarmonicMeanRank = () => new BaseRankMetric({
+  key: "inverse_harmonic_mean_rank", name: "Mean Reciprocal Rank (MRR)",
+  synonyms: ["mean_reciprocal_rank", "mrr", "ihmr"],
+  increasing: true, valueRange: INVERSE_RANGE, supportsWeights: true,
+  statistic: StatisticCode.InverseHarmonic, fromStatistic: identity, closed: ClosedMetricCode.InverseHarmonicMean,
+  fromSums: reciprocal,
+});
+export const medianRank = () => new BaseRankMetric({
+  key: "median_rank", name: "Median Rank", synonyms: ["median", "mdr"],
+  increasing: false, valueRange: RANK_RANGE, supportsWeights: true,
+  statistic: StatisticCode.Median, fromStatistic: identity, flags: MEDIAN, fromSums: (s) => s.median,
+});
+export const inverseMedianRank = () => new BaseRankMetric({
+  key: "inverse_median_rank", name: "Inverse Median Rank", synonyms: ["imr", "inverse_median"],
+  increasing: true, valueRange: INVERSE_RANGE, supportsWeights: true,
+  statistic: StatisticCode.Median, fromStatistic: inverse, flags: MEDIAN, fromSums: (s) => 1 / s.median,
+});
+export const hitsAtK = (k: number) => new BaseRankMetric({
+  key: `hits_at_${k}`, name: `Hits @ ${k}`, synonyms: [`hits@${k}`, `h@${k}`, `h_at_${k}`],
+  increasing: true, valueRange: range(0, true, 1, true), supportsWeights: true,
+  statistic: StatisticCode.Hits, fromStatistic: identity, closed: ClosedMetricCode.Hits,
+  fromSums: (s) => s.hits.get(k)! / s.weight, k,
+});
+export const standardDeviation = () => new BaseRankMetric({
+  key: "standard_deviation", name: "Standard Deviation (std)", synonyms: ["rank_std", "std"],
+  increasing: false, valueRange: NON_NEGATIVE, supportsWeights: false,
+  statistic: StatisticCode.Variance, fromStatistic: Math.sqrt, flags: AGGREGATE_FLAGS.variance,
+  fromSums: (s) => Math.sqrt(s.squaredDeviations / s.count),
+});
+export const variance = () => new BaseRankMetric({
+  key: "variance", name: "Variance", synonyms: ["rank_var", "var"],
+  increasing: false, valueRange: NON_NEGATIVE, supportsWeights: false,
+  statistic: StatisticCode.Variance, fromStatistic: identity, flags: AGGREGATE_FLAGS.variance,
+  fromSums: (s) => s.squaredDeviations / s.count,
+});
+export const medianAbsoluteDeviation = () => new BaseRankMetric({
+  key: "median_absolute_deviation", name: "Median Absolute Deviation (MAD)", synonyms: ["rank_mad", "mad"],
+  increasing: false, valueRange: NON_NEGATIVE, supportsWeights: true,
+  statistic: StatisticCode.Mad, fromStatistic: identity, flags: AGGREGATE_FLAGS.mad, fromSums: (s) => s.mad,
+});
+export const count = () => new BaseRankMetric({
+  key: "count", name: "Count", synonyms: ["rank_count"],
+  increasing: true, valueRange: NON_NEGATIVE, supportsWeights: false,
+  statistic: StatisticCode.Count, fromStatistic: identity, fromSums: (s) => s.count,
+});

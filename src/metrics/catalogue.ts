@@ -1,0 +1,159 @@
+/**
+ * The catalogue: every metric under its PyKEEN key, with synonyms, and the resolver getMetric() that accepts keys,
+ * synonyms and class-style names case-insensitively and parses k from Hits-style queries.
+ */
+import { KgrankInputError, UnknownMetricError } from "../errors";
+import { describe } from "../validate";
+import * as base from "./base";
+import { reindexed, zScored, expectationNormalized } from "./derived";
+import { type DerivedRankMetric, type RankMetric, range } from "./types";
+
+const DEFAULT_K = 10;
+
+function adjustedHits(k: number): DerivedRankMetric {
+  return reindexed(base.hitsAtK(k), {
+    key: `adjusted_hits_at_${k}`,
+    name: `Adjusted Hits at ${k}`,
+    synonyms: [`ah@${k}`, `ahits@${k}`, `ahits_at_${k}`, `ah_at_${k}`, `ahk${k}`],
+    valueRange: range(null, false, 1, true),
+  });
+}
+
+function zHits(k: number): DerivedRankMetric {
+  return zScored(base.hitsAtK(k), {
+    key: `z_hits_at_${k}`,
+    name: `z-Scored Hits at ${k}`,
+    synonyms: [`z_hits@${k}`, `zh@${k}`, `zahk${k}`],
+  });
+}
+
+/** Metrics without a parameter, by canonical key. */
+const FIXED: Record<string, () => RankMetric> = {
+  arithmetic_mean_rank: base.arithmeticMeanRank,
+  geometric_mean_rank: base.geometricMeanRank,
+  harmonic_mean_rank: base.harmonicMeanRank,
+  median_rank: base.medianRank,
+  standard_deviation: base.standardDeviation,
+  variance: base.variance,
+  median_absolute_deviation: base.medianAbsoluteDeviation,
+  count: base.count,
+  inverse_arithmetic_mean_rank: base.inverseArithmeticMeanRank,
+  inverse_geometric_mean_rank: base.inverseGeometricMeanRank,
+  inverse_harmonic_mean_rank: base.inverseHarmonicMeanRank,
+  inverse_median_rank: base.inverseMedianRank,
+  adjusted_arithmetic_mean_rank: () => expectationNormalized(base.arithmeticMeanRank(), {
+    name: "Adjusted Arithmetic Mean Rank (AAMR)", synonyms: ["adjusted_mean_rank", "amr", "aamr"],
+    valueRange: range(0, true, 2, false),
+  }),
+  adjusted_arithmetic_mean_rank_index: () => reindexed(base.arithmeticMeanRank(), {
+    name: "Adjusted Arithmetic Mean Rank Index (AAMRI)", synonyms: ["adjusted_mean_rank_index", "amri", "aamri"],
+    valueRange: range(-1, true, 1, true),
+  }),
+  adjusted_geometric_mean_rank_index: () => reindexed(base.geometricMeanRank(), {
+    name: "Adjusted Geometric Mean Rank Index (AGMRI)", synonyms: ["gmri", "agmri"],
+  }),
+  adjusted_inverse_harmonic_mean_rank: () => reindexed(base.inverseHarmonicMeanRank(), {
+    name: "Adjusted Inverse Harmonic Mean Rank (AMRR)",
+    synonyms: ["amrr", "aihmr", "adjusted_mrr", "adjusted_mean_reciprocal_rank"],
+  }),
+  z_arithmetic_mean_rank: () => zScored(base.arithmeticMeanRank(), {
+    name: "z-Scored Arithmetic Mean Rank", synonyms: ["zamr", "zmr"],
+  }),
+  z_geometric_mean_rank: () => zScored(base.geometricMeanRank(), {
+    name: "z-Scored Geometric Mean Rank", synonyms: ["zgmr"],
+  }),
+  z_inverse_harmonic_mean_rank: () => zScored(base.inverseHarmonicMeanRank(), {
+    name: "z-Scored Inverse Harmonic Mean Rank", synonyms: ["zmrr", "zihmr"],
+  }),
+};
+
+type HitsKind = "hits" | "adjusted" | "z";
+const HITS_FACTORY: Record<HitsKind, (k: number) => RankMetric> = { hits: base.hitsAtK, adjusted: adjustedHits, z: zHits };
+
+/** Lower case, without spaces, underscores and hyphens: "Hits_At_10", "hits at 10" and "HitsAt10" meet. */
+function normalize(s: string): string {
+  return s.toLowerCase().replace(/[\s_\-]/g, "");
+}
+
+// Prefix, then hits|h, then @|at, then k (digits; "k" or nothing means the default 10).
+const HITS_PATTERN = /^(z|za|adjusted|a)?(hits|h)(@|at)(\d+|k)?$/;
+// PyKEEN's class names and synonyms with the k left out: HitsAtK, AdjustedHitsAtK, ZHitsAtK, ahk, zahk.
+const HITS_CLASS: Record<string, HitsKind> = { hitsatk: "hits", adjustedhitsatk: "adjusted", zhitsatk: "z", ahk: "adjusted", zahk: "z" };
+
+let index: Map<string, string> | null = null;
+function nameIndex(): Map<string, string> {
+  if (index) return index;
+  index = new Map();
+  for (const [key, make] of Object.entries(FIXED)) {
+    const m = make();
+    for (const name of [key, ...m.synonyms]) index.set(normalize(name), key);
+  }
+  return index;
+}
+
+function parseHits(q: string): RankMetric | null {
+  const cls = HITS_CLASS[q];
+  if (cls) return HITS_FACTORY[cls](DEFAULT_K);
+  const m = HITS_PATTERN.exec(q) ?? /^(zahk|ahk)(\d+)$/.exec(q);
+  if (!m) return null;
+  let kind: HitsKind;
+  let digits: string | undefined;
+  if (m[1] === "zahk" || m[1] === "ahk") {
+    kind = m[1] === "zahk" ? "z" : "adjusted";
+    digits = m[2];
+  } else {
+    kind = m[1] === undefined ? "hits" : m[1].startsWith("z") ? "z" : "adjusted";
+    digits = m[4];
+  }
+  const k = digits === undefined || digits === "k" ? DEFAULT_K : Number(digits);
+  if (!Number.isSafeInteger(k) || k < 1) {
+    throw new KgrankInputError("query", `Hits@k needs an integer k >= 1, got k = ${digits} in the metric name`);
+  }
+  return HITS_FACTORY[kind](k);
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+function suggestions(q: string): string[] {
+  const names = [...Object.keys(FIXED), ...Object.values(FIXED).flatMap((m) => m().synonyms), "hits_at_10", "hits@10"];
+  return names
+    .map((n) => ({ n, d: editDistance(q, normalize(n)) }))
+    .sort((x, y) => x.d - y.d || x.n.localeCompare(y.n))
+    .slice(0, 5)
+    .map((x) => x.n);
+}
+
+/**
+ * The metric for a key, synonym or class-style name (case-insensitive): "mrr", "MeanReciprocalRank",
+ * "inverse_harmonic_mean_rank", "hits@3", "hits_at_3", "ah@10", "z_hits_at_1", "HitsAtK" (k = 10), ...
+ */
+export function getMetric(query: string): RankMetric {
+  if (typeof query !== "string" || query.trim() === "") {
+    throw new KgrankInputError("query", `must be a metric name such as "mrr" or "hits@10", got ${describe(query)}`);
+  }
+  const q = normalize(query.trim());
+  const key = nameIndex().get(q);
+  if (key) return FIXED[key]!();
+  const hits = parseHits(q);
+  if (hits) return hits;
+  throw new UnknownMetricError(query, suggestions(q));
+}
+
+/** The catalogue: every metric, with Hits@k and its adjusted and z-scored forms at k = 1, 3, 5, 10. */
+export function listMetrics(): RankMetric[] {
+  const out: RankMetric[] = Object.values(FIXED).map((make) => make());
+  for (const kind of ["hits", "adjusted", "z"] as HitsKind[]) {
+    for (const k of [1, 3, 5, 10]) out.push(HITS_FACTORY[kind](k));
+  }
+  return out;
+}

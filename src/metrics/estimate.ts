@@ -1,0 +1,73 @@
+/**
+ * Monte-Carlo estimation shared by every metric: the kernels draw `numSamples` seeded rank vectors and return the
+ * statistic of each; the metric maps the statistic to its value; a seeded bootstrap over the sample values gives
+ * percentile intervals for the mean and the variance. The bootstrap runs here, in TypeScript, for both backends.
+ */
+import { KgrankInputError } from "../errors";
+import { CompensatedSum, streamKey, uniform01Keyed } from "../fallback/metrics";
+import { describe } from "../validate";
+import type { Interval } from "./types";
+
+const BOOTSTRAP_STREAM = 0x5bd1e995;
+
+function meanAndVariance(values: Float64Array, pick?: Uint32Array): [number, number] {
+  const n = values.length;
+  const s = new CompensatedSum();
+  for (let i = 0; i < n; i++) s.add(values[pick ? pick[i]! : i]!);
+  const mean = s.value() / n;
+  const d = new CompensatedSum();
+  for (let i = 0; i < n; i++) {
+    const x = values[pick ? pick[i]! : i]! - mean;
+    d.add(x * x);
+  }
+  return [mean, d.value() / (n - 1)];
+}
+
+function quantile(sorted: Float64Array, q: number): number {
+  const pos = q * (sorted.length - 1);
+  const lo = Math.floor(pos);
+  const hi = Math.min(sorted.length - 1, lo + 1);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+}
+
+export function checkEstimateOptions(opts: { numSamples?: unknown; seed?: unknown; confidenceLevel?: unknown; numBootstrap?: unknown }) {
+  const { numSamples, seed = 0, confidenceLevel = 0.95, numBootstrap = 1000 } = opts;
+  if (typeof numSamples !== "number" || !Number.isInteger(numSamples) || numSamples < 2 || numSamples > 0xffffffff) {
+    throw new KgrankInputError("numSamples", `must be an integer from 2 to 2^32-1, got ${describe(numSamples)}`);
+  }
+  if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
+    throw new KgrankInputError("seed", `must be an integer from 0 to 2^32-1, got ${describe(seed)}`);
+  }
+  if (typeof confidenceLevel !== "number" || !(confidenceLevel > 0 && confidenceLevel < 1)) {
+    throw new KgrankInputError("confidenceLevel", `must be a number in (0, 1) such as 0.95, got ${describe(confidenceLevel)}`);
+  }
+  if (typeof numBootstrap !== "number" || !Number.isInteger(numBootstrap) || numBootstrap < 1 || numBootstrap > 1e6) {
+    throw new KgrankInputError("numBootstrap", `must be an integer from 1 to 1e6, got ${describe(numBootstrap)}`);
+  }
+  return { numSamples, seed, confidenceLevel, numBootstrap };
+}
+
+/** Mean and (unbiased) variance of `values` with bootstrap percentile intervals. */
+export function bootstrap(values: Float64Array, seed: number, confidenceLevel: number, numBootstrap: number) {
+  const n = values.length;
+  const [mean, variance] = meanAndVariance(values);
+  const means = new Float64Array(numBootstrap);
+  const variances = new Float64Array(numBootstrap);
+  const pick = new Uint32Array(n);
+  const stream = (seed ^ BOOTSTRAP_STREAM) >>> 0;
+  for (let b = 0; b < numBootstrap; b++) {
+    const key = streamKey(stream, b);
+    for (let i = 0; i < n; i++) pick[i] = Math.floor(uniform01Keyed(key, i) * n);
+    [means[b], variances[b]] = meanAndVariance(values, pick);
+  }
+  means.sort();
+  variances.sort();
+  const alpha = (1 - confidenceLevel) / 2;
+  const interval = (value: number, sorted: Float64Array): Interval => ({
+    value,
+    lower: quantile(sorted, alpha),
+    upper: quantile(sorted, 1 - alpha),
+    confidenceLevel,
+  });
+  return { expectedValue: interval(mean, means), variance: interval(variance, variances), numSamples: n };
+}

@@ -1,0 +1,273 @@
+/** The catalogue, the resolver and value() of every metric, against plain reference implementations. */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+
+import { allKernels } from "../src/backend";
+import { getMetric, KgrankInputError, listMetrics, metricValues, prepareCandidates, UnknownMetricError } from "../src/index";
+import { refMedian, refValue, relErr, } from "./helpers/metricsReference";
+import { rng } from "./helpers/reference";
+
+const BASE_KEYS = [
+  "arithmetic_mean_rank", "geometric_mean_rank", "harmonic_mean_rank", "median_rank", "hits_at_10",
+  "standard_deviation", "variance", "median_absolute_deviation", "count", "inverse_arithmetic_mean_rank",
+  "inverse_geometric_mean_rank", "inverse_harmonic_mean_rank", "inverse_median_rank",
+];
+const ALL_KEYS = [
+  ...BASE_KEYS, "adjusted_arithmetic_mean_rank", "adjusted_arithmetic_mean_rank_index",
+  "adjusted_geometric_mean_rank_index", "adjusted_inverse_harmonic_mean_rank", "adjusted_hits_at_10",
+  "z_arithmetic_mean_rank", "z_geometric_mean_rank", "z_inverse_harmonic_mean_rank", "z_hits_at_10",
+];
+
+describe("catalogue", () => {
+  it("lists every metric of issue 3 under its PyKEEN key", () => {
+    const keys = listMetrics().map((m) => m.key);
+    for (const k of ALL_KEYS) expect(keys).toContain(k);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it("every metric carries the fields of RankMetric", () => {
+    for (const m of listMetrics()) {
+      expect(typeof m.name).toBe("string");
+      expect(Array.isArray(m.synonyms)).toBe(true);
+      expect(typeof m.increasing).toBe("boolean");
+      expect(m.valueRange).toHaveProperty("lowerInclusive");
+      expect(m.supportedRankTypes.length).toBeGreaterThan(0);
+      expect(typeof m.closedExpectation).toBe("boolean");
+    }
+  });
+
+  it("directions and closed forms follow the definitions", () => {
+    expect(getMetric("mr").increasing).toBe(false);
+    expect(getMetric("mrr").increasing).toBe(true);
+    expect(getMetric("zmr").increasing).toBe(true);
+    expect(getMetric("amri").increasing).toBe(true);
+    expect(getMetric("amr").increasing).toBe(false);
+    expect(getMetric("gmr").closedVariance).toBe(true);
+    expect(getMetric("hmr").closedExpectation).toBe(false);
+    expect(getMetric("zmrr").needsCandidates).toBe(true);
+    expect(getMetric("mrr").needsCandidates).toBe(false);
+    expect(getMetric("zmrr").supportedRankTypes).toEqual(["realistic"]);
+  });
+});
+
+describe("getMetric resolves keys, synonyms and class-style names case-insensitively", () => {
+  const cases: [string, string][] = [
+    ["mr", "arithmetic_mean_rank"], ["MR", "arithmetic_mean_rank"], ["mean_rank", "arithmetic_mean_rank"],
+    ["ArithmeticMeanRank", "arithmetic_mean_rank"], ["mrr", "inverse_harmonic_mean_rank"],
+    ["mean_reciprocal_rank", "inverse_harmonic_mean_rank"], ["InverseHarmonicMeanRank", "inverse_harmonic_mean_rank"],
+    ["igmr", "inverse_geometric_mean_rank"], ["gmr", "geometric_mean_rank"], ["hmr", "harmonic_mean_rank"],
+    ["amri", "adjusted_arithmetic_mean_rank_index"], ["AdjustedArithmeticMeanRankIndex", "adjusted_arithmetic_mean_rank_index"],
+    ["amr", "adjusted_arithmetic_mean_rank"], ["zmrr", "z_inverse_harmonic_mean_rank"], ["zmr", "z_arithmetic_mean_rank"],
+    ["zgmr", "z_geometric_mean_rank"], ["gmri", "adjusted_geometric_mean_rank_index"], ["amrr", "adjusted_inverse_harmonic_mean_rank"],
+    ["adjusted_mrr", "adjusted_inverse_harmonic_mean_rank"], ["std", "standard_deviation"], ["rank_var", "variance"],
+    ["mad", "median_absolute_deviation"], ["rank_count", "count"], ["iamr", "inverse_arithmetic_mean_rank"],
+    ["hits@10", "hits_at_10"], ["h@10", "hits_at_10"], ["hits@3", "hits_at_3"], ["hits_at_3", "hits_at_3"],
+    ["Hits_At_7", "hits_at_7"], ["HitsAtK", "hits_at_10"], ["ah@10", "adjusted_hits_at_10"], ["ahits@5", "adjusted_hits_at_5"],
+    ["adjusted_hits_at_3", "adjusted_hits_at_3"], ["AdjustedHitsAtK", "adjusted_hits_at_10"], ["z_hits_at_1", "z_hits_at_1"],
+    ["zh@2", "z_hits_at_2"], ["ZHitsAtK", "z_hits_at_10"], ["median_rank", "median_rank"], ["imr", "inverse_median_rank"],
+  ];
+  for (const [query, key] of cases) {
+    it(`${query} -> ${key}`, () => expect(getMetric(query).key).toBe(key));
+  }
+
+  it("adjusted and z Hits@k keep k in their key (unlike PyKEEN)", () => {
+    expect(getMetric("ah@3").key).toBe("adjusted_hits_at_3");
+    expect(getMetric("z_hits_at_3").key).toBe("z_hits_at_3");
+  });
+
+  it("unknown names throw UnknownMetricError listing the closest names", () => {
+    try {
+      getMetric("mrrr");
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(UnknownMetricError);
+      expect((e as UnknownMetricError).suggestions).toContain("mrr");
+      expect((e as UnknownMetricError).code).toBe("KGRANK_UNKNOWN_METRIC");
+    }
+  });
+
+  it("hits with k = 0 and non-string queries are input errors", () => {
+    expect(() => getMetric("hits@0")).toThrow(/k >= 1/);
+    expect(() => getMetric(3 as unknown as string)).toThrow(KgrankInputError);
+    expect(() => getMetric("")).toThrow(/query/);
+  });
+});
+
+describe("value() of every base metric equals the plain reference (1e-12 relative)", () => {
+  const random = rng(7);
+  const n = 501;
+  const N = Array.from({ length: n }, () => 1 + Math.floor(random() * 1000));
+  const r = N.map((x) => 1 + Math.floor(random() * 2 * x) / 2).map((x, i) => Math.min(x, N[i]!)); // half-integers
+  const w = N.map(() => 0.25 + random() * 3);
+  for (const key of BASE_KEYS) {
+    it(`${key}, unweighted`, () => {
+      expect(relErr(getMetric(key).value(r, N), refValue(key, r))).toBeLessThanOrEqual(1e-12);
+    });
+    if (getMetric(key).supportsWeights) {
+      it(`${key}, weighted`, () => {
+        expect(relErr(getMetric(key).value(r, N, w), refValue(key, r, w))).toBeLessThanOrEqual(1e-12);
+      });
+    }
+  }
+
+  it("property: median and MAD of random half-integer ranks equal the sort-based reference", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 2, max: 40 }), { minLength: 1, maxLength: 30 }), (twice) => {
+        const ranks = twice.map((x) => x / 2);
+        expect(getMetric("median_rank").value(ranks)).toBe(refMedian(ranks));
+        expect(relErr(getMetric("mad").value(ranks), refValue("median_absolute_deviation", ranks))).toBeLessThanOrEqual(1e-15);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("even count: the median is the mean of the two middle ranks", () => {
+    expect(getMetric("median_rank").value([1, 2, 10, 4])).toBe(3);
+    expect(getMetric("median_rank").value([1, 2, 10, 4], undefined, [1, 1, 1, 1])).toBe(3);
+    expect(getMetric("median_rank").value([1, 2, 10, 4], undefined, [1, 1, 5, 1])).toBe(10);
+  });
+
+  it("MAD uses Phi^-1(3/4) = 0.6744897501960817 with and without weights", () => {
+    expect(getMetric("mad").value([1, 2, 3, 4, 5])).toBe(1 / 0.6744897501960817);
+    expect(getMetric("mad").value([1, 2, 3, 4, 5], undefined, [1, 1, 1, 1, 1])).toBe(1 / 0.6744897501960817);
+  });
+
+  it("sums stay within 1e-12 relative over 1e6 ranks with a large offset (compensated)", () => {
+    const m = 1_000_000;
+    const ranks = new Float64Array(m);
+    for (let i = 0; i < m; i++) ranks[i] = 1e6 + (i % 7) + 0.5;
+    // exact: mean = 1e6 + 3.5 - 3/7 * ... computed exactly per residue class
+    let exact = 0n;
+    for (let i = 0; i < m; i++) exact += BigInt(2e6 + 2 * (i % 7) + 1);
+    const mean = Number(exact) / 2 / m;
+    expect(relErr(getMetric("mr").value(ranks), mean)).toBeLessThanOrEqual(1e-15);
+    const counts = Array.from({ length: 7 }, (_, j) => Math.floor((m - 1 - j) / 7) + 1);
+    const mu = counts.reduce((a, c, j) => a + c * (j + 0.5), 0) / m;
+    const variance = counts.reduce((a, c, j) => a + c * (j + 0.5 - mu) ** 2, 0) / m;
+    expect(relErr(getMetric("var").value(ranks), variance)).toBeLessThanOrEqual(1e-12);
+  });
+});
+
+describe("edge cases of value()", () => {
+  it("all ranks 1: MR = GMR = HMR = median = 1, MRR = hits@1 = 1, dispersion 0", () => {
+    const r = [1, 1, 1];
+    for (const q of ["mr", "gmr", "hmr", "median_rank", "mrr", "hits@1", "igmr", "iamr", "imr"]) expect(getMetric(q).value(r)).toBe(1);
+    for (const q of ["std", "var", "mad"]) expect(getMetric(q).value(r)).toBe(0);
+  });
+
+  it("ranks equal to N_i are accepted; reindexed metrics reach their worst there", () => {
+    const N = [10, 10];
+    expect(getMetric("amri").value([10, 10], N)).toBeCloseTo(-1, 14);
+    expect(getMetric("amri").value([1, 1], N)).toBeCloseTo(1, 14);
+  });
+
+  it("rejects empty, non-finite, < 1 and > N_i ranks with KgrankInputError naming ranks", () => {
+    const m = getMetric("mrr");
+    expect(() => m.value([])).toThrow(/ranks: is empty/);
+    expect(() => m.value([1, NaN])).toThrow(/ranks: element 1 is NaN/);
+    expect(() => m.value([1, Infinity])).toThrow(/ranks: element 1 is Infinity/);
+    expect(() => m.value([0.5])).toThrow(/ranks: element 0 is 0.5/);
+    expect(() => m.value([3, 5], [4, 4])).toThrow(/exceed its number of candidates/);
+    expect(() => m.value([3, 5], [4])).toThrow(/numCandidates: must have 2 elements/);
+    expect(() => m.value("abc" as unknown as number[])).toThrow(KgrankInputError);
+  });
+
+  it("metrics without weight support reject weights", () => {
+    expect(() => getMetric("std").value([1, 2], undefined, [1, 1])).toThrow(/weights: standard_deviation does not support weights/);
+    expect(() => getMetric("count").value([1, 2], undefined, [1, 1])).toThrow(KgrankInputError);
+  });
+
+  it("derived metrics need numCandidates", () => {
+    expect(() => getMetric("amri").value([1, 2])).toThrow(/numCandidates: adjusted_arithmetic_mean_rank_index needs/);
+  });
+});
+
+describe("native and fallback kernels agree within 1e-12 relative", () => {
+  const random = rng(99);
+  const n = 200_003;
+  const ranks = Float64Array.from({ length: n }, () => 1 + Math.floor(random() * 5000) / 2);
+  const weights = Float64Array.from({ length: n }, () => 0.1 + random());
+  const N = Float64Array.from(ranks, (x) => Math.ceil(x) + Math.floor(random() * 100));
+  // few distinct weights: the weighted geometric closed form sweeps once per distinct weight (see README)
+  const fewWeights = Float64Array.from(ranks, () => 1 + Math.floor(random() * 4) / 2);
+  const ks = Float64Array.of(1, 3, 10);
+  const ref = allKernels().at(-1)!; // the TS fallback
+  for (const k of allKernels()) {
+    it(`${k.backend}/${k.simd}: aggregate, median and closed moments`, () => {
+      for (const w of [null, weights]) {
+        const a = k.aggregateRanks(ranks, w, ks, 7, 2);
+        const b = ref.aggregateRanks(ranks, w, ks, 7);
+        a.forEach((x, i) => expect(relErr(x, b[i]!)).toBeLessThanOrEqual(1e-12));
+        expect(k.medianRanks(ranks, w, false)).toBe(ref.medianRanks(ranks, w, false));
+        expect(k.medianRanks(ranks, w, true)).toBe(ref.medianRanks(ranks, w, true));
+        for (const code of [0, 1, 2, 3]) {
+          const cw = w && code === 3 ? fewWeights : w;
+          const x = k.closedMoments(code, N, cw, 10);
+          const y = ref.closedMoments(code, N, cw, 10);
+          expect(relErr(x[0]!, y[0]!)).toBeLessThanOrEqual(1e-12);
+          expect(relErr(x[1]!, y[1]!)).toBeLessThanOrEqual(1e-12);
+        }
+      }
+    });
+  }
+
+  it("the native aggregate gives the same bits on 1, 2 and 7 threads, weighted and unweighted", () => {
+    const native = allKernels().filter((k) => k.backend === "native");
+    for (const k of native) {
+      for (const w of [null, weights]) {
+        const one = k.aggregateRanks(ranks, w, ks, 7, 1);
+        for (const t of [2, 7]) expect(Array.from(k.aggregateRanks(ranks, w, ks, 7, t))).toEqual(Array.from(one));
+      }
+    }
+  });
+
+  it("histogram moments give the same bits on 1, 2 and 7 threads (bins and geometric sweep blocks)", () => {
+    const native = allKernels().filter((k) => k.backend === "native");
+    const big = Float64Array.from({ length: 50_000 }, (_, i) => 1 + ((i * 104729) % 300_000));
+    for (const k of native) {
+      const h = k.candidateHistogram(big, null);
+      for (const code of [0, 1, 2, 3]) {
+        const one = Array.from(k.histogramMoments(code, h, big.length, 10, 1));
+        for (const t of [2, 7]) expect(Array.from(k.histogramMoments(code, h, big.length, 10, t))).toEqual(one);
+        const ts = allKernels().at(-1)!.histogramMoments(code, allKernels().at(-1)!.candidateHistogram(big, null), big.length, 10);
+        expect(relErr(one[0]!, ts[0]!)).toBeLessThanOrEqual(1e-12);
+        expect(relErr(one[1]!, ts[1]!)).toBeLessThanOrEqual(1e-12);
+      }
+    }
+  });
+});
+
+describe("metricValues() and prepareCandidates()", () => {
+  const random = rng(3);
+  const N = Array.from({ length: 3001 }, () => 1 + Math.floor(random() * 500));
+  const r = N.map((x) => 1 + Math.floor(random() * x));
+
+  it("one fused pass gives the same values as each metric's value() (1e-12 relative)", () => {
+    const keys = [...BASE_KEYS, "hits@1", "hits@3", "amri", "zmrr", "z_hits_at_3", "agmri", "amr"];
+    const all = metricValues(keys, r, N);
+    for (const key of keys) {
+      const m = getMetric(key);
+      expect(relErr(all[m.key]!, m.value(r, N))).toBeLessThanOrEqual(1e-12);
+    }
+  });
+
+  it("rejects weights when one of the metrics does not support them, and derived metrics without N", () => {
+    expect(() => metricValues(["mr", "std"], r, N, r.map(() => 1))).toThrow(/weights: standard_deviation/);
+    expect(() => metricValues(["zmrr"], r)).toThrow(/numCandidates/);
+    expect(() => metricValues([], r)).toThrow(/metrics/);
+  });
+
+  it("a prepared candidate set gives the same E and Var as raw arrays, and is not affected by later edits", () => {
+    const w = N.map((_, i) => 1 + (i % 3));
+    const prepared = prepareCandidates(N, w);
+    const copy = [...N];
+    for (const q of ["mr", "mrr", "gmr", "hits@10", "zgmr", "amrr"]) {
+      const m = getMetric(q);
+      expect(m.expectedValue(prepared)).toBe(m.expectedValue(copy, w));
+      expect(m.variance(prepared)).toBe(m.variance(copy, w));
+    }
+    N[0] = 7;
+    expect(getMetric("mr").expectedValue(prepared)).toBe(getMetric("mr").expectedValue(copy, w));
+    expect(() => getMetric("mr").expectedValue(prepared, w)).toThrow(/prepareCandidates/);
+  });
+});

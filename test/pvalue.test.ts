@@ -1,0 +1,25 @@
+/** zToPValue against 80-digit mpmath values of erfc(z/sqrt 2)/2 (test/fixtures/metrics-reference.json). */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+import { describe, expect, it } from "vitest";
+
+import { KgrankInputError, zToPValue } from "../src/index";
+import { relErr } from "./helpers/metricsReference";
+
+const fixtures = JSON.parse(readFileSync(join(__dirname, "fixtures", "metrics-reference.json"), "utf8"));
+
+describe("zToPValue", () => {
+  for (const row of fixtures.pvalue) {
+    it(`P(Z >= ${row.z}) within 1e-13 relative`, () => {
+      expect(relErr(zToPValue(row.z), Number(row.p))).toBeLessThanOrEqual(1e-13);
+    });
+  }
+
+  it("is exact at the ends and rejects NaN", () => {
+    expect(zToPValue(Infinity)).toBe(0);
+    expect(zToPValue(-Infinity)).toBe(1);
+    expect(zToPValue(0)).toBe(0.5);
+    expect(() => zToPValue(NaN)).toThrow(KgrankInputError);
+  });
+});
