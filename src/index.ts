@@ -20,3 +20,9 @@ export {
 export type {
   AffineCoefficients, CandidateSet, Candidates, DerivedRankMetric, Estimate, EstimateOptions, Interval, RankMetric, RankType, ValueRange,
 } from "./metrics/index";
+export { RankEvaluator } from "./evaluation/evaluator";
+export type {
+  EvaluationInfo, EvaluationSide, RankEvaluatorOptions, RanksBatch, SampledBatch, ScoreBatch, Weighting,
+} from "./evaluation/evaluator";
+export { RankResults } from "./evaluation/results";
+export type { ResultRankType, ResultSide, ResultTable } from "./evaluation/results";

@@ -3,10 +3,13 @@
  * elsewhere) per side; ranks of the three types, candidate counts and task keys accumulate per side; finalize()
  * turns them into every metric. State is O(tasks) and serialisable, so shards merge exactly.
  */
-import { kernels } from "../backend";
+import { backendInfo, kernels } from "../backend";
 import { KgrankInputError, KgrankStateError } from "../errors";
 import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, Side } from "../kernels";
+import { getMetric, listMetrics, metricValues, prepareCandidates } from "../metrics/index";
+import type { RankMetric } from "../metrics/types";
 import { computeSampledRanks, computeSampledRanksSync, ranksFromCounts } from "../ranking/ranks";
+import { RankResults, RESULT_RANK_TYPES, RESULT_SIDES, type ResultSide, type ResultTable } from "./results";
 import { describe, floatMatrix, integer, options, threadCount } from "../validate";
 import { decodeState, encodeState, type StateHeader } from "./state";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
@@ -141,6 +144,32 @@ function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSide {
     throw new KgrankInputError("side", `"${value}" is not evaluated by this RankEvaluator (sides: ${allowed.join(", ")})`);
   }
   return value;
+}
+
+/**
+ * Metric values in one fused pass; when a metric is undefined for these tasks (e.g. Hits@k re-indexed while every
+ * task has at most k candidates) it is NaN and the reason goes to `notes`, instead of failing the whole result.
+ */
+function valuesOrNaN(
+  metrics: RankMetric[], ranks: Float64Array, numCandidates: Float64Array, weights: Float64Array | null, notes: string[],
+  where: string,
+): Record<string, number> {
+  try {
+    return metricValues(metrics, ranks, numCandidates, weights ?? undefined);
+  } catch (e) {
+    if (!(e instanceof KgrankInputError)) throw e;
+  }
+  const out: Record<string, number> = {};
+  for (const m of metrics) {
+    try {
+      out[m.key] = metricValues([m], ranks, numCandidates, weights ?? undefined)[m.key]!;
+    } catch (e) {
+      if (!(e instanceof KgrankInputError)) throw e;
+      out[m.key] = NaN;
+      notes.push(`${where}.${m.key} is NaN: ${e.message.replace(/^[a-zA-Z]+: /, "")}`);
+    }
+  }
+  return out;
 }
 
 export class RankEvaluator {
@@ -632,9 +661,93 @@ export class RankEvaluator {
     return ev;
   }
 
-  /** Marks the evaluator finished (finalize() calls it); refuses while adds are running. */
-  protected finish(): void {
+  /** The metrics to report: the `metrics` option resolved, or every metric with Hits-style ones at every k. */
+  private reportedMetrics(): RankMetric[] {
+    const hitsLike = /^(adjusted_|z_)?hits_at_\d+$/;
+    if (this.metricKeys) {
+      const seen = new Set<string>();
+      return this.metricKeys.map((q) => getMetric(q)).filter((m) => !seen.has(m.key) && (seen.add(m.key), true));
+    }
+    const out = listMetrics().filter((m) => !hitsLike.test(m.key));
+    for (const k of this.ks) {
+      for (const prefix of ["", "adjusted_", "z_"]) out.push(getMetric(`${prefix}hits_at_${k}`));
+    }
+    return out;
+  }
+
+  /** Tasks of a result side: one side's, or both sides' together. */
+  private sideColumns(side: ResultSide): { cols: TaskColumns; weights: Float64Array | null } {
+    if (side !== "both") return { cols: this.tasks[side].columns(), weights: this.taskWeights(side) };
+    const buffer = new TaskBuffer();
+    const parts: Float64Array[] = [];
+    let weighted = false;
+    for (const s of ["head", "tail"] as const) {
+      buffer.append(this.tasks[s].columns());
+      const w = this.taskWeights(s);
+      weighted ||= w !== null;
+      parts.push(w ?? new Float64Array(this.tasks[s].length).fill(1));
+    }
+    const weights = weighted ? Float64Array.from([...parts[0]!, ...parts[1]!]) : null;
+    return { cols: buffer.columns(), weights };
+  }
+
+  /**
+   * Every metric for sides head, tail and both and each rank type, with expectations under random ranking.
+   * Metrics that support only some rank types appear only under those; under weighting, metrics without weight
+   * support are left out; a rank type some tasks lack (addRanks without it) is left out for that side.
+   */
+  finalize(): RankResults {
     if (this.pending > 0) throw new KgrankStateError(`finalize(): ${this.pending} add call(s) are still running; await them first`);
+    if (this.finished) throw new KgrankStateError("finalize(): already called; the RankResults it returned hold the results");
+    if (this.tasks.head.length + this.tasks.tail.length === 0) {
+      throw new KgrankStateError("finalize(): no task was added; add score batches, sampled scores or ranks first");
+    }
+    const metrics = this.reportedMetrics();
+    const values = {} as ResultTable;
+    const expected = {} as Record<ResultSide, Record<string, number>>;
+    const meanRankWidth = {} as Record<ResultSide, number>;
+    const notes: string[] = [];
+    for (const side of RESULT_SIDES) {
+      values[side] = { optimistic: {}, realistic: {}, pessimistic: {} };
+      expected[side] = {};
+      meanRankWidth[side] = NaN;
+      const { cols, weights } = this.sideColumns(side);
+      if (cols.optimistic.length === 0) continue;
+      const usable = metrics.filter((m) => !weights || m.supportsWeights);
+      for (const rt of RESULT_RANK_TYPES) {
+        const ranks = cols[rt];
+        if (ranks.some((r) => r !== r)) continue;
+        const forType = usable.filter((m) => m.supportedRankTypes.includes(rt));
+        if (forType.length > 0) values[side][rt] = valuesOrNaN(forType, ranks, cols.numCandidates, weights, notes, `${side}.${rt}`);
+      }
+      const candidates = prepareCandidates(cols.numCandidates, weights ?? undefined);
+      for (const m of usable) {
+        if (!m.closedExpectation) continue;
+        try {
+          expected[side][m.key] = m.expectedValue(candidates);
+        } catch (e) {
+          if (!(e instanceof KgrankInputError)) throw e;
+          expected[side][m.key] = NaN;
+        }
+      }
+      let width = 0;
+      let known = 0;
+      for (let i = 0; i < cols.optimistic.length; i++) {
+        const d = cols.pessimistic[i]! - cols.optimistic[i]!;
+        if (d === d) {
+          width += d;
+          known++;
+        }
+      }
+      meanRankWidth[side] = known ? width / known : NaN;
+    }
     this.finished = true;
+    return new RankResults(
+      {
+        values, expected, meanRankWidth, keys: metrics.map((m) => m.key),
+        info: { ...this.info(), backend: backendInfo().backend, notes },
+      },
+      (q) => getMetric(q).key,
+    );
   }
 }
