@@ -6,10 +6,11 @@
 import { backendInfo, kernels } from "../backend";
 import { KgrankInputError, KgrankStateError } from "../errors";
 import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, Side } from "../kernels";
-import { getMetric, listMetrics, metricValues, prepareCandidates } from "../metrics/index";
+import { getMetric, listMetrics } from "../metrics/index";
 import type { RankMetric } from "../metrics/types";
 import { computeSampledRanks, computeSampledRanksSync, ranksFromCounts } from "../ranking/ranks";
-import { RankResults, RESULT_RANK_TYPES, RESULT_SIDES, type ResultSide, type ResultTable } from "./results";
+import { type BreakdownSource, RankResults } from "./results";
+import { type BootstrapOptions, checkBootstrap, type SidePart, subsetPart, tabulate } from "./tabulate";
 import { describe, floatMatrix, integer, options, threadCount } from "../validate";
 import { decodeState, encodeState, type StateHeader } from "./state";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
@@ -42,6 +43,11 @@ export interface RankEvaluatorOptions {
   weighting?: Weighting;
   /** Threads for native kernels. */
   threads?: number;
+}
+
+export interface FinalizeOptions {
+  /** Bootstrap percentile intervals over tasks for every metric (RankResults.interval(key)). */
+  bootstrap?: BootstrapOptions;
 }
 
 export interface ScoreBatch {
@@ -144,32 +150,6 @@ function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSide {
     throw new KgrankInputError("side", `"${value}" is not evaluated by this RankEvaluator (sides: ${allowed.join(", ")})`);
   }
   return value;
-}
-
-/**
- * Metric values in one fused pass; when a metric is undefined for these tasks (e.g. Hits@k re-indexed while every
- * task has at most k candidates) it is NaN and the reason goes to `notes`, instead of failing the whole result.
- */
-function valuesOrNaN(
-  metrics: RankMetric[], ranks: Float64Array, numCandidates: Float64Array, weights: Float64Array | null, notes: string[],
-  where: string,
-): Record<string, number> {
-  try {
-    return metricValues(metrics, ranks, numCandidates, weights ?? undefined);
-  } catch (e) {
-    if (!(e instanceof KgrankInputError)) throw e;
-  }
-  const out: Record<string, number> = {};
-  for (const m of metrics) {
-    try {
-      out[m.key] = metricValues([m], ranks, numCandidates, weights ?? undefined)[m.key]!;
-    } catch (e) {
-      if (!(e instanceof KgrankInputError)) throw e;
-      out[m.key] = NaN;
-      notes.push(`${where}.${m.key} is NaN: ${e.message.replace(/^[a-zA-Z]+: /, "")}`);
-    }
-  }
-  return out;
 }
 
 export class RankEvaluator {
@@ -675,79 +655,41 @@ export class RankEvaluator {
     return out;
   }
 
-  /** Tasks of a result side: one side's, or both sides' together. */
-  private sideColumns(side: ResultSide): { cols: TaskColumns; weights: Float64Array | null } {
-    if (side !== "both") return { cols: this.tasks[side].columns(), weights: this.taskWeights(side) };
-    const buffer = new TaskBuffer();
-    const parts: Float64Array[] = [];
-    let weighted = false;
-    for (const s of ["head", "tail"] as const) {
-      buffer.append(this.tasks[s].columns());
-      const w = this.taskWeights(s);
-      weighted ||= w !== null;
-      parts.push(w ?? new Float64Array(this.tasks[s].length).fill(1));
-    }
-    const weights = weighted ? Float64Array.from([...parts[0]!, ...parts[1]!]) : null;
-    return { cols: buffer.columns(), weights };
-  }
-
   /**
    * Every metric for sides head, tail and both and each rank type, with expectations under random ranking.
    * Metrics that support only some rank types appear only under those; under weighting, metrics without weight
    * support are left out; a rank type some tasks lack (addRanks without it) is left out for that side.
    */
-  finalize(): RankResults {
+  finalize(opts: FinalizeOptions = {}): RankResults {
+    const o = options("finalize options", opts);
+    const bootstrap = checkBootstrap(o.bootstrap);
     if (this.pending > 0) throw new KgrankStateError(`finalize(): ${this.pending} add call(s) are still running; await them first`);
     if (this.finished) throw new KgrankStateError("finalize(): already called; the RankResults it returned hold the results");
     if (this.tasks.head.length + this.tasks.tail.length === 0) {
       throw new KgrankStateError("finalize(): no task was added; add score batches, sampled scores or ranks first");
     }
     const metrics = this.reportedMetrics();
-    const values = {} as ResultTable;
-    const expected = {} as Record<ResultSide, Record<string, number>>;
-    const meanRankWidth = {} as Record<ResultSide, number>;
-    const notes: string[] = [];
-    for (const side of RESULT_SIDES) {
-      values[side] = { optimistic: {}, realistic: {}, pessimistic: {} };
-      expected[side] = {};
-      meanRankWidth[side] = NaN;
-      const { cols, weights } = this.sideColumns(side);
-      if (cols.optimistic.length === 0) continue;
-      const usable = metrics.filter((m) => !weights || m.supportsWeights);
-      for (const rt of RESULT_RANK_TYPES) {
-        const ranks = cols[rt];
-        if (ranks.some((r) => r !== r)) continue;
-        const forType = usable.filter((m) => m.supportedRankTypes.includes(rt));
-        if (forType.length > 0) values[side][rt] = valuesOrNaN(forType, ranks, cols.numCandidates, weights, notes, `${side}.${rt}`);
-      }
-      const candidates = prepareCandidates(cols.numCandidates, weights ?? undefined);
-      for (const m of usable) {
-        if (!m.closedExpectation) continue;
-        try {
-          expected[side][m.key] = m.expectedValue(candidates);
-        } catch (e) {
-          if (!(e instanceof KgrankInputError)) throw e;
-          expected[side][m.key] = NaN;
-        }
-      }
-      let width = 0;
-      let known = 0;
-      for (let i = 0; i < cols.optimistic.length; i++) {
-        const d = cols.pessimistic[i]! - cols.optimistic[i]!;
-        if (d === d) {
-          width += d;
-          known++;
-        }
-      }
-      meanRankWidth[side] = known ? width / known : NaN;
-    }
+    const info = { ...this.info(), backend: backendInfo().backend };
+    const resolve = (q: string) => getMetric(q).key;
+    const make = (head: SidePart, tail: SidePart, notes: string[], boot: typeof bootstrap, group?: string): RankResults => {
+      const t = tabulate(metrics, head, tail, notes, boot);
+      return new RankResults(
+        {
+          values: t.values, expected: t.expected, meanRankWidth: t.meanRankWidth, keys: metrics.map((m) => m.key),
+          info: { ...structuredClone(info), tasks: { head: t.tasks.head, tail: t.tasks.tail }, notes, ...(group ? { group } : {}) },
+          intervals: t.intervals, bootstrap: boot,
+        },
+        resolve,
+        source,
+      );
+    };
+    const source: BreakdownSource = {
+      head: { cols: this.tasks.head.columns(), weights: this.taskWeights("head") },
+      tail: { cols: this.tasks.tail.columns(), weights: this.taskWeights("tail") },
+      tabulate: (head, tail, label) => make(head, tail, [], null, label),
+      subset: subsetPart,
+    };
     this.finished = true;
-    return new RankResults(
-      {
-        values, expected, meanRankWidth, keys: metrics.map((m) => m.key),
-        info: { ...this.info(), backend: backendInfo().backend, notes },
-      },
-      (q) => getMetric(q).key,
-    );
+    return make(source.head, source.tail, [], bootstrap);
   }
 }

@@ -2,8 +2,11 @@
  * RankResults: every metric for sides head, tail, both and rank types optimistic, realistic, pessimistic, with the
  * expectation under uniformly random ranking next to each metric that has one, and the evaluation's provenance.
  */
-import { KgrankInputError } from "../errors";
+import { KgrankInputError, KgrankStateError } from "../errors";
+import type { Interval } from "../metrics/types";
+import { describe, options } from "../validate";
 import type { EvaluationInfo } from "./evaluator";
+import type { IntervalTable, SidePart } from "./tabulate";
 
 export type ResultSide = "head" | "tail" | "both";
 export type ResultRankType = "optimistic" | "realistic" | "pessimistic";
@@ -27,17 +30,254 @@ export interface RankResultsData {
   /** Display order of metric keys. */
   keys: string[];
   /** Provenance, the backend, and notes on metrics that are undefined for these tasks (NaN in the table). */
-  info: EvaluationInfo & { backend: string; notes: string[] };
+  info: EvaluationInfo & { backend: string; notes: string[]; group?: string };
+  /** Bootstrap percentile intervals (finalize({ bootstrap })), or null. */
+  intervals?: IntervalTable | null;
+  /** Bootstrap settings when intervals were computed. */
+  bootstrap?: { samples: number; seed: number; confidenceLevel: number } | null;
+}
+
+/** The recorded tasks behind a RankResults and how to tabulate a subset of them (for the breakdowns). */
+export interface BreakdownSource {
+  head: SidePart;
+  tail: SidePart;
+  /** Results of a subset of the tasks; `label` describes the subset in the results' info. */
+  tabulate(head: SidePart, tail: SidePart, label: string): RankResults;
+  /** Keeps the tasks whose flag is set. */
+  subset(part: SidePart, keep: Uint8Array): SidePart;
+}
+
+/** One group of a breakdown: its tasks' results and how many tasks it holds. */
+export interface Breakdown {
+  /** Tasks in the group (head + tail). */
+  count: number;
+  /** Tasks per side. */
+  tasks: { head: number; tail: number };
+  results: RankResults;
+}
+
+export interface RelationBreakdown extends Breakdown {
+  relation: number;
+}
+
+export type RelationCategory = "1-1" | "1-N" | "N-1" | "N-N";
+
+export interface RelationCategoryBreakdown extends Breakdown {
+  category: RelationCategory | "unseen";
+  /** Relations of the category that have evaluated tasks. */
+  relations: number[];
+}
+
+export interface DegreeBreakdown extends Breakdown {
+  /** Inclusive degree range of the bucket. */
+  low: number;
+  high: number;
+  label: string;
+}
+
+export interface DegreeOptions {
+  /** Whose degree buckets the tasks: the entity to predict ("answer", default) or the given one ("anchor"). */
+  of?: "answer" | "anchor";
+  /**
+   * Lower bounds of the buckets, ascending, starting at 0 (default 0, 1, 2, 4, 8, ...: powers of two up to the
+   * largest degree).
+   */
+  bounds?: number[];
+}
+
+function tripleArg(name: string, value: unknown): Int32Array {
+  if (!(value instanceof Int32Array) || value.length % 3 !== 0) {
+    throw new KgrankInputError(name, `must be an Int32Array of (head, relation, tail) rows (length a multiple of 3), got ${describe(value)}`);
+  }
+  for (let i = 0; i < value.length; i++) {
+    if (value[i]! < 0) throw new KgrankInputError(name, `row ${Math.floor(i / 3)} holds a negative id ${value[i]}`);
+  }
+  return value;
 }
 
 export class RankResults {
   readonly #data: RankResultsData;
   readonly #resolve: (query: string) => string;
+  readonly #source: BreakdownSource | null;
 
-  /** `resolve` maps a metric query (key, synonym, "hits@10", ...) to its canonical key or throws. */
-  constructor(data: RankResultsData, resolve: (query: string) => string) {
+  /**
+   * `resolve` maps a metric query (key, synonym, "hits@10", ...) to its canonical key or throws; `source` (the
+   * tasks) enables the breakdowns.
+   */
+  constructor(data: RankResultsData, resolve: (query: string) => string, source: BreakdownSource | null = null) {
     this.#data = data;
     this.#resolve = resolve;
+    this.#source = source;
+  }
+
+  /**
+   * The bootstrap percentile interval of a metric (finalize({ bootstrap }) computes them), e.g. "tail.mrr";
+   * undefined when no interval was computed for it.
+   */
+  interval(key: string): Interval | undefined {
+    const { side, rankType, metric } = this.parse(key);
+    const iv = this.#data.intervals?.[side][rankType][metric];
+    return iv ? { ...iv } : undefined;
+  }
+
+  /** All bootstrap intervals: side -> rank type -> key -> interval; null without bootstrap. */
+  intervals(): IntervalTable | null {
+    return this.#data.intervals ? structuredClone(this.#data.intervals) : null;
+  }
+
+  private source(what: string): BreakdownSource {
+    if (!this.#source) throw new KgrankStateError(`${what}: these results hold no tasks to break down`);
+    return this.#source;
+  }
+
+  /** Groups tasks by a key per task (-1: in no group) and tabulates every group. */
+  private groups(
+    what: string, keyOf: (side: "head" | "tail", i: number) => number, labels: Map<number, string>,
+  ): { key: number; breakdown: Breakdown }[] {
+    const src = this.source(what);
+    const keysBySide = { head: new Int32Array(src.head.cols.optimistic.length), tail: new Int32Array(src.tail.cols.optimistic.length) };
+    const all = new Set<number>();
+    for (const side of ["head", "tail"] as const) {
+      const keys = keysBySide[side];
+      for (let i = 0; i < keys.length; i++) {
+        keys[i] = keyOf(side, i);
+        if (keys[i]! >= 0) all.add(keys[i]!);
+      }
+    }
+    const out: { key: number; breakdown: Breakdown }[] = [];
+    for (const key of [...all].sort((a, b) => a - b)) {
+      const keep = { head: keysBySide.head.map((k) => (k === key ? 1 : 0)), tail: keysBySide.tail.map((k) => (k === key ? 1 : 0)) };
+      const head = src.subset(src.head, Uint8Array.from(keep.head));
+      const tail = src.subset(src.tail, Uint8Array.from(keep.tail));
+      const nh = head.cols.optimistic.length;
+      const nt = tail.cols.optimistic.length;
+      out.push({
+        key,
+        breakdown: { count: nh + nt, tasks: { head: nh, tail: nt }, results: src.tabulate(head, tail, labels.get(key) ?? String(key)) },
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Every metric per relation (relations with evaluated tasks, ascending). Tasks added without relations
+   * (addRanks without `relations`) belong to no relation.
+   */
+  byRelation(): RelationBreakdown[] {
+    const src = this.source("byRelation()");
+    return this.groups("byRelation()", (side, i) => src[side].cols.relation[i]!, new Map()).map(({ key, breakdown }) => ({
+      relation: key, ...breakdown,
+    }));
+  }
+
+  /**
+   * Every metric per relation category, as Bordes et al. (2013) define it from `triples` (usually the training
+   * triples): for each relation, the mean number of heads per (relation, tail) and of tails per (head, relation);
+   * a side is "1" when its mean is below 1.5, "N" otherwise. 1-N: one head, many tails. Relations absent from
+   * `triples` form the group "unseen".
+   */
+  byRelationCategory(triples: Int32Array): RelationCategoryBreakdown[] {
+    const t = tripleArg("triples", triples);
+    const src = this.source("byRelationCategory()");
+    const tails = new Map<number, Map<number, Set<number>>>(); // relation -> head -> tails
+    const heads = new Map<number, Map<number, Set<number>>>(); // relation -> tail -> heads
+    const add = (m: Map<number, Map<number, Set<number>>>, r: number, a: number, b: number) => {
+      let byAnchor = m.get(r);
+      if (!byAnchor) m.set(r, (byAnchor = new Map()));
+      let s = byAnchor.get(a);
+      if (!s) byAnchor.set(a, (s = new Set()));
+      s.add(b);
+    };
+    for (let i = 0; i < t.length; i += 3) {
+      add(tails, t[i + 1]!, t[i]!, t[i + 2]!);
+      add(heads, t[i + 1]!, t[i + 2]!, t[i]!);
+    }
+    const mean = (byAnchor: Map<number, Set<number>>) => {
+      let total = 0;
+      for (const s of byAnchor.values()) total += s.size;
+      return total / byAnchor.size;
+    };
+    const names: (RelationCategory | "unseen")[] = ["1-1", "1-N", "N-1", "N-N", "unseen"];
+    const categoryOf = (r: number): number => {
+      const tph = tails.get(r);
+      if (!tph) return 4;
+      const headMany = mean(heads.get(r)!) >= 1.5;
+      const tailMany = mean(tph) >= 1.5;
+      return (headMany ? 2 : 0) + (tailMany ? 1 : 0);
+    };
+    const cache = new Map<number, number>();
+    const cat = (r: number) => {
+      if (r < 0) return -1;
+      let c = cache.get(r);
+      if (c === undefined) cache.set(r, (c = categoryOf(r)));
+      return c;
+    };
+    const labels = new Map(names.map((n, i) => [i, `relation category ${n}`]));
+    return this.groups("byRelationCategory()", (side, i) => cat(src[side].cols.relation[i]!), labels).map(({ key, breakdown }) => {
+      const rels = new Set<number>();
+      for (const side of ["head", "tail"] as const) {
+        for (const r of src[side].cols.relation) if (r >= 0 && cat(r) === key) rels.add(r);
+      }
+      return { category: names[key]!, relations: [...rels].sort((a, b) => a - b), ...breakdown };
+    });
+  }
+
+  /**
+   * Every metric per degree bucket: the degree of an entity is the number of `triples` (usually the training
+   * triples) it occurs in as head or tail (a self-loop counts twice); tasks are bucketed by the degree of the entity
+   * to predict (default) or of the given one. Buckets by default: 0, 1, 2-3, 4-7, 8-15, ...
+   */
+  byDegree(triples: Int32Array, opts: DegreeOptions = {}): DegreeBreakdown[] {
+    const t = tripleArg("triples", triples);
+    const o = options("options", opts);
+    const of = o.of ?? "answer";
+    if (of !== "answer" && of !== "anchor") throw new KgrankInputError("of", `must be "answer" or "anchor", got ${describe(of)}`);
+    const src = this.source("byDegree()");
+    const degree = new Map<number, number>();
+    let maxDegree = 0;
+    for (let i = 0; i < t.length; i += 3) {
+      for (const e of [t[i]!, t[i + 2]!]) {
+        const d = (degree.get(e) ?? 0) + 1;
+        degree.set(e, d);
+        if (d > maxDegree) maxDegree = d;
+      }
+    }
+    let bounds: number[];
+    if (o.bounds !== undefined) {
+      const b = o.bounds as unknown;
+      if (!Array.isArray(b) || b.length === 0 || b[0] !== 0 ||
+        b.some((x, i) => typeof x !== "number" || !Number.isInteger(x) || (i > 0 && x <= b[i - 1]))) {
+        throw new KgrankInputError("bounds", `must be ascending integers starting at 0, such as [0, 1, 10, 100], got ${describe(b)}`);
+      }
+      bounds = b as number[];
+    } else {
+      bounds = [0, 1];
+      while (bounds[bounds.length - 1]! * 2 <= maxDegree) bounds.push(bounds[bounds.length - 1]! * 2);
+    }
+    const bucketOf = (d: number) => {
+      let lo = 0;
+      let hi = bounds.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (bounds[mid]! <= d) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo;
+    };
+    const range = (b: number): [number, number] => [bounds[b]!, b + 1 < bounds.length ? bounds[b + 1]! - 1 : Infinity];
+    const label = (b: number) => {
+      const [lo, hi] = range(b);
+      return lo === hi ? `${lo}` : hi === Infinity ? `${lo}+` : `${lo}-${hi}`;
+    };
+    const labels = new Map(bounds.map((_, b) => [b, `${of} degree ${label(b)}`]));
+    return this.groups("byDegree()", (side, i) => {
+      const cols = src[side].cols;
+      const e = of === "answer" ? cols.truth[i]! : cols.anchor[i]!;
+      return e < 0 ? -1 : bucketOf(degree.get(e) ?? 0);
+    }, labels).map(({ key, breakdown }) => {
+      const [low, high] = range(key);
+      return { low, high, label: label(key), ...breakdown };
+    });
   }
 
   /** Provenance: filter sizes, tasks and skipped tasks per side, restriction, weighting, backend. */
@@ -119,12 +359,18 @@ export class RankResults {
   toMarkdown(options: { digits?: number } = {}): string {
     const digits = options.digits ?? 4;
     const fmt = (v: number | undefined) => (v === undefined ? "" : Number.isInteger(v) ? String(v) : v.toFixed(digits));
+    const iv = this.#data.intervals;
+    const cell = (s: ResultSide, r: ResultRankType, key: string) => {
+      const v = fmt(this.#data.values[s][r][key]);
+      const i = iv?.[s][r][key];
+      return i && v !== "" ? `${v} [${fmt(i.lower)}, ${fmt(i.upper)}]` : v;
+    };
     const cols: [ResultSide, ResultRankType][] = [];
     for (const side of RESULT_SIDES) for (const rt of RESULT_RANK_TYPES) cols.push([side, rt]);
     const header = ["metric", ...cols.map(([s, r]) => `${s} ${r.slice(0, 4)}.`), "both: random E"];
     const lines = [`| ${header.join(" | ")} |`, `| ${header.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`];
     for (const key of this.#data.keys) {
-      const cells = cols.map(([s, r]) => fmt(this.#data.values[s][r][key]));
+      const cells = cols.map(([s, r]) => cell(s, r, key));
       lines.push(`| ${key} | ${cells.join(" | ")} | ${fmt(this.#data.expected.both[key])} |`);
     }
     const w = this.#data.meanRankWidth;
@@ -134,7 +380,12 @@ export class RankResults {
       "",
       `${i.tasks.head} head and ${i.tasks.tail} tail tasks (${i.skipped.head + i.skipped.tail} skipped by restriction); ` +
         `${i.filtered ? `filtered by ${i.filterTriples.reduce((a, b) => a + b, 0)} known triples` : "unfiltered"}; ` +
-        `${i.weighting} weighting; backend ${i.backend}.`,
+        `${i.weighting} weighting; backend ${i.backend}.` +
+        (i.group ? ` Group: ${i.group}.` : "") +
+        (this.#data.bootstrap
+          ? ` Brackets: ${this.#data.bootstrap.confidenceLevel * 100}% bootstrap percentile intervals over tasks ` +
+            `(${this.#data.bootstrap.samples} replicates, seed ${this.#data.bootstrap.seed}).`
+          : ""),
     );
     return lines.join("\n");
   }

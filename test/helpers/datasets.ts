@@ -1,5 +1,5 @@
 /** Test-side TSV loading (independent of src/io): label -> id maps from sorted training labels, like PyKEEN. */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 
 export interface MappedDataset {
@@ -8,8 +8,21 @@ export interface MappedDataset {
   splits: Record<"train" | "valid" | "test", Int32Array>;
 }
 
+/** Where the big benchmark datasets live: $KGRANK_DATASETS, or ../shared/datasets beside the repository. */
+export const SHARED_DATASETS = process.env.KGRANK_DATASETS ?? path.resolve(__dirname, "..", "..", "..", "shared", "datasets");
+
+/** A dataset from SHARED_DATASETS (e.g. "fb15k-237"), or null when it is not on this machine. */
+export function loadShared(name: string): MappedDataset | null {
+  const dir = path.join(SHARED_DATASETS, name);
+  if (!existsSync(path.join(dir, "train.tsv"))) return null;
+  return loadDir(dir);
+}
+
 export function loadBundled(name: string): MappedDataset {
-  const dir = path.resolve(__dirname, "..", "..", "data", name);
+  return loadDir(path.resolve(__dirname, "..", "..", "data", name));
+}
+
+function loadDir(dir: string): MappedDataset {
   const read = (split: string) =>
     readFileSync(path.join(dir, `${split}.tsv`), "utf8").split("\n").filter(Boolean).map((l) => l.split("\t"));
   const raw = { train: read("train"), valid: read("valid"), test: read("test") };

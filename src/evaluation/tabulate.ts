@@ -1,0 +1,225 @@
+/**
+ * From recorded tasks to a results table: every metric per side and rank type, expectations under random ranking,
+ * the mean rank width, and (optionally) bootstrap percentile intervals over tasks. Shared by finalize() and by the
+ * breakdowns (per relation, relation category, degree bucket), which tabulate subsets of the same tasks.
+ */
+import { KgrankInputError } from "../errors";
+import { streamKey, uniform01Keyed } from "../fallback/metrics";
+import { metricValues, prepareCandidates } from "../metrics/index";
+import type { Interval, RankMetric } from "../metrics/types";
+import { describe, options } from "../validate";
+import { RESULT_RANK_TYPES, RESULT_SIDES, type ResultRankType, type ResultSide, type ResultTable } from "./results";
+import { TaskBuffer, type TaskColumns } from "./task-buffer";
+
+/** The tasks of one side and their weights (null: every task weighs 1). */
+export interface SidePart {
+  cols: TaskColumns;
+  weights: Float64Array | null;
+}
+
+export interface BootstrapOptions {
+  /** Number of bootstrap replicates (default 1000). */
+  samples?: number;
+  /** Seed of the resampling stream (default 0): the same seed gives the same intervals. */
+  seed?: number;
+  /** Two-sided confidence level of the percentile intervals (default 0.95). */
+  confidenceLevel?: number;
+}
+
+/** side -> rank type -> metric key -> percentile interval. */
+export type IntervalTable = Record<ResultSide, Record<ResultRankType, Record<string, Interval>>>;
+
+export interface Tabulated {
+  values: ResultTable;
+  expected: Record<ResultSide, Record<string, number>>;
+  meanRankWidth: Record<ResultSide, number>;
+  intervals: IntervalTable | null;
+  tasks: Record<ResultSide, number>;
+}
+
+export function checkBootstrap(value: unknown): Required<BootstrapOptions> | null {
+  if (value === undefined) return null;
+  const o = options("bootstrap", value);
+  const samples = o.samples ?? 1000;
+  const seed = o.seed ?? 0;
+  const confidenceLevel = o.confidenceLevel ?? 0.95;
+  if (typeof samples !== "number" || !Number.isInteger(samples) || samples < 2 || samples > 1e6) {
+    throw new KgrankInputError("bootstrap.samples", `must be an integer from 2 to 1e6, got ${describe(samples)}`);
+  }
+  if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
+    throw new KgrankInputError("bootstrap.seed", `must be an integer from 0 to 2^32-1, got ${describe(seed)}`);
+  }
+  if (typeof confidenceLevel !== "number" || !(confidenceLevel > 0 && confidenceLevel < 1)) {
+    throw new KgrankInputError("bootstrap.confidenceLevel", `must be a number in (0, 1) such as 0.95, got ${describe(confidenceLevel)}`);
+  }
+  return { samples, seed, confidenceLevel };
+}
+
+/** The union of both sides' tasks (head first), with weights when either side has them. */
+export function bothSides(head: SidePart, tail: SidePart): SidePart {
+  const buffer = new TaskBuffer();
+  buffer.append(head.cols);
+  buffer.append(tail.cols);
+  const cols = buffer.columns();
+  if (!head.weights && !tail.weights) return { cols, weights: null };
+  const weights = new Float64Array(cols.optimistic.length).fill(1);
+  if (head.weights) weights.set(head.weights, 0);
+  if (tail.weights) weights.set(tail.weights, head.cols.optimistic.length);
+  return { cols, weights };
+}
+
+/** The tasks of a part whose keep flag is set. */
+export function subsetPart(part: SidePart, keep: Uint8Array): SidePart {
+  const buffer = new TaskBuffer();
+  buffer.append(part.cols, keep);
+  let weights: Float64Array | null = null;
+  if (part.weights) {
+    const w: number[] = [];
+    for (let i = 0; i < keep.length; i++) if (keep[i]) w.push(part.weights[i]!);
+    weights = Float64Array.from(w);
+  }
+  return { cols: buffer.columns(), weights };
+}
+
+/**
+ * Metric values in one fused pass; when a metric is undefined for these tasks (e.g. Hits@k re-indexed while every
+ * task has at most k candidates) it is NaN and the reason goes to `notes`, instead of failing the whole result.
+ */
+function valuesOrNaN(
+  metrics: RankMetric[], ranks: Float64Array, numCandidates: Float64Array, weights: Float64Array | null, notes: string[] | null,
+  where: string,
+): Record<string, number> {
+  try {
+    return metricValues(metrics, ranks, numCandidates, weights ?? undefined);
+  } catch (e) {
+    if (!(e instanceof KgrankInputError)) throw e;
+  }
+  const out: Record<string, number> = {};
+  for (const m of metrics) {
+    try {
+      out[m.key] = metricValues([m], ranks, numCandidates, weights ?? undefined)[m.key]!;
+    } catch (e) {
+      if (!(e instanceof KgrankInputError)) throw e;
+      out[m.key] = NaN;
+      notes?.push(`${where}.${m.key} is NaN: ${e.message.replace(/^[a-zA-Z]+: /, "")}`);
+    }
+  }
+  return out;
+}
+
+function quantile(sorted: Float64Array, q: number): number {
+  const pos = q * (sorted.length - 1);
+  const lo = Math.floor(pos);
+  const hi = Math.min(sorted.length - 1, lo + 1);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+}
+
+const SIDE_STREAM: Record<ResultSide, number> = { head: 0x68656164, tail: 0x7461696c, both: 0x626f7468 };
+
+/** Metrics computable for a rank type: supported, and weight-aware when the tasks are weighted. */
+function metricsFor(metrics: RankMetric[], rt: ResultRankType, weighted: boolean): RankMetric[] {
+  return metrics.filter((m) => m.supportedRankTypes.includes(rt) && (!weighted || m.supportsWeights));
+}
+
+/**
+ * Bootstrap over tasks: `samples` replicates, each drawing n tasks with replacement (a seeded stream per side and
+ * replicate, so results do not depend on the backend or on other sides), every metric recomputed on each
+ * replicate (derived metrics with the replicate's own candidate counts); percentile intervals.
+ */
+function bootstrapSide(
+  side: ResultSide, part: SidePart, metrics: RankMetric[], rankTypes: ResultRankType[], values: ResultTable,
+  opts: Required<BootstrapOptions>,
+): Record<ResultRankType, Record<string, Interval>> {
+  const n = part.cols.optimistic.length;
+  const B = opts.samples;
+  const weighted = part.weights !== null;
+  const draws: Record<string, Record<string, Float64Array>> = {};
+  for (const rt of rankTypes) {
+    draws[rt] = {};
+    for (const m of metricsFor(metrics, rt, weighted)) draws[rt]![m.key] = new Float64Array(B);
+  }
+  const pick = new Uint32Array(n);
+  const ranks = new Float64Array(n);
+  const numCandidates = new Float64Array(n);
+  const weights = weighted ? new Float64Array(n) : null;
+  const stream = (opts.seed ^ SIDE_STREAM[side]) >>> 0;
+  for (let b = 0; b < B; b++) {
+    const key = streamKey(stream, b);
+    for (let i = 0; i < n; i++) pick[i] = Math.floor(uniform01Keyed(key, i) * n);
+    for (let i = 0; i < n; i++) numCandidates[i] = part.cols.numCandidates[pick[i]!]!;
+    if (weights) for (let i = 0; i < n; i++) weights[i] = part.weights![pick[i]!]!;
+    for (const rt of rankTypes) {
+      const src = part.cols[rt];
+      for (let i = 0; i < n; i++) ranks[i] = src[pick[i]!]!;
+      const ms = metricsFor(metrics, rt, weighted);
+      if (ms.length === 0) continue;
+      const v = valuesOrNaN(ms, ranks, numCandidates, weights, null, "");
+      for (const m of ms) draws[rt]![m.key]![b] = v[m.key]!;
+    }
+  }
+  const alpha = (1 - opts.confidenceLevel) / 2;
+  const out = { optimistic: {}, realistic: {}, pessimistic: {} } as Record<ResultRankType, Record<string, Interval>>;
+  for (const rt of rankTypes) {
+    for (const [key, arr] of Object.entries(draws[rt]!)) {
+      const finite = arr.filter((x) => x === x).sort();
+      const value = values[side][rt][key]!;
+      out[rt][key] = finite.length === 0
+        ? { value, lower: NaN, upper: NaN, confidenceLevel: opts.confidenceLevel }
+        : { value, lower: quantile(finite, alpha), upper: quantile(finite, 1 - alpha), confidenceLevel: opts.confidenceLevel };
+    }
+  }
+  return out;
+}
+
+/** Every metric for head, tail and both, each rank type, with expectations; notes collect undefined metrics. */
+export function tabulate(
+  metrics: RankMetric[], head: SidePart, tail: SidePart, notes: string[] | null,
+  bootstrap: Required<BootstrapOptions> | null = null,
+): Tabulated {
+  const parts: Record<ResultSide, SidePart> = { head, tail, both: bothSides(head, tail) };
+  const values = {} as ResultTable;
+  const expected = {} as Record<ResultSide, Record<string, number>>;
+  const meanRankWidth = {} as Record<ResultSide, number>;
+  const tasks = {} as Record<ResultSide, number>;
+  const intervals = bootstrap ? ({} as IntervalTable) : null;
+  for (const side of RESULT_SIDES) {
+    values[side] = { optimistic: {}, realistic: {}, pessimistic: {} };
+    expected[side] = {};
+    meanRankWidth[side] = NaN;
+    if (intervals) intervals[side] = { optimistic: {}, realistic: {}, pessimistic: {} };
+    const { cols, weights } = parts[side];
+    tasks[side] = cols.optimistic.length;
+    if (cols.optimistic.length === 0) continue;
+    const rankTypes: ResultRankType[] = [];
+    for (const rt of RESULT_RANK_TYPES) {
+      const ranks = cols[rt];
+      if (ranks.some((r) => r !== r)) continue;
+      const forType = metricsFor(metrics, rt, weights !== null);
+      if (forType.length === 0) continue;
+      rankTypes.push(rt);
+      values[side][rt] = valuesOrNaN(forType, ranks, cols.numCandidates, weights, notes, `${side}.${rt}`);
+    }
+    const candidates = prepareCandidates(cols.numCandidates, weights ?? undefined);
+    for (const m of metrics) {
+      if (!m.closedExpectation || (weights && !m.supportsWeights)) continue;
+      try {
+        expected[side][m.key] = m.expectedValue(candidates);
+      } catch (e) {
+        if (!(e instanceof KgrankInputError)) throw e;
+        expected[side][m.key] = NaN;
+      }
+    }
+    let width = 0;
+    let known = 0;
+    for (let i = 0; i < cols.optimistic.length; i++) {
+      const d = cols.pessimistic[i]! - cols.optimistic[i]!;
+      if (d === d) {
+        width += d;
+        known++;
+      }
+    }
+    meanRankWidth[side] = known ? width / known : NaN;
+    if (intervals && bootstrap) intervals[side] = bootstrapSide(side, parts[side], metrics, rankTypes, values, bootstrap);
+  }
+  return { values, expected, meanRankWidth, intervals, tasks };
+}
