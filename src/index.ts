@@ -22,7 +22,13 @@ export type {
 } from "./metrics/index";
 export { RankEvaluator } from "./evaluation/evaluator";
 export type {
-  EvaluationInfo, EvaluationSide, RankEvaluatorOptions, RanksBatch, SampledBatch, ScoreBatch, Weighting,
+  EvaluationInfo, EvaluationSide, FinalizeOptions, RankEvaluatorOptions, RanksBatch, SampledBatch, ScoreBatch, Weighting,
 } from "./evaluation/evaluator";
+export { ChunkedBatch } from "./evaluation/chunked";
+export type { ChunkedBatchOptions, EntitySlice } from "./evaluation/chunked";
 export { RankResults } from "./evaluation/results";
-export type { ResultRankType, ResultSide, ResultTable } from "./evaluation/results";
+export type {
+  Breakdown, DegreeBreakdown, DegreeOptions, RelationBreakdown, RelationCategory, RelationCategoryBreakdown, ResultRankType,
+  ResultSide, ResultTable,
+} from "./evaluation/results";
+export type { BootstrapOptions, IntervalTable } from "./evaluation/tabulate";

@@ -14,6 +14,7 @@ import { type BootstrapOptions, checkBootstrap, type SidePart, subsetPart, tabul
 import { describe, floatMatrix, integer, options, threadCount } from "../validate";
 import { decodeState, encodeState, type StateHeader } from "./state";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
+import { ChunkedBatch, type ChunkedBatchOptions } from "./chunked";
 
 export type EvaluationSide = Side;
 export type Weighting = "micro" | "macro";
@@ -274,43 +275,15 @@ export class RankEvaluator {
     return keep;
   }
 
-  private prepareBatch(args: unknown) {
-    this.checkOpen("add");
-    const o = options("batch", args);
-    const side = sideArg(o.side, this.sides);
-    const scores = floatMatrix("scores", o.scores);
-    const triples = tripleArray("triples", o.triples, this.numEntities, this.numRelations);
+  /**
+   * Which rows of a batch are evaluated (restriction) and their keys: anchor, relation and answer, in the
+   * index's (compact) ids and in original ids. Checks that every evaluated triple is in the filter.
+   */
+  private taskKeys(side: EvaluationSide, triples: Int32Array) {
     const rows = triples.length / 3;
-    if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
-    if (scores.length !== rows * this.numEntities) {
-      throw new KgrankInputError(
-        "scores",
-        `has ${scores.length} elements; a batch of ${rows} triples needs ${rows} x numEntities ${this.numEntities} = ` +
-          `${rows * this.numEntities} (row-major, one row per triple)`,
-      );
-    }
     const keep = this.keepMask(triples);
     let kept = rows;
     if (keep) kept = keep.reduce((a, b) => a + b, 0);
-    this.skippedTasks[side] += rows - kept;
-    // Gather what is evaluated: kept rows, and under entity restriction only the kept candidate columns.
-    const n = this.keptEntities ? this.keptEntities.length : this.numEntities;
-    let rowsScores: FloatArray = scores;
-    if (this.keptEntities || kept < rows) {
-      rowsScores = scores instanceof Float32Array ? new Float32Array(kept * n) : new Float64Array(kept * n);
-      let k = 0;
-      for (let i = 0; i < rows; i++) {
-        if (keep && !keep[i]) continue;
-        const row = scores.subarray(i * this.numEntities, (i + 1) * this.numEntities);
-        if (this.keptEntities) {
-          const dst = k * n;
-          for (let j = 0; j < n; j++) rowsScores[dst + j] = row[this.keptEntities[j]!]!;
-        } else {
-          rowsScores.set(row, k * n);
-        }
-        k++;
-      }
-    }
     const anchor = new Int32Array(kept);
     const relation = new Int32Array(kept);
     const truth = new Int32Array(kept);
@@ -340,6 +313,46 @@ export class RankEvaluator {
         );
       }
     }
+    return { keep, kept, anchor, relation, truth, origAnchor, origTruth, index };
+  }
+
+  private prepareBatch(args: unknown) {
+    this.checkOpen("add");
+    const o = options("batch", args);
+    const side = sideArg(o.side, this.sides);
+    const scores = floatMatrix("scores", o.scores);
+    const triples = tripleArray("triples", o.triples, this.numEntities, this.numRelations);
+    const rows = triples.length / 3;
+    if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
+    if (scores.length !== rows * this.numEntities) {
+      throw new KgrankInputError(
+        "scores",
+        `has ${scores.length} elements; a batch of ${rows} triples needs ${rows} x numEntities ${this.numEntities} = ` +
+          `${rows * this.numEntities} (row-major, one row per triple)`,
+      );
+    }
+    const keys = this.taskKeys(side, triples);
+    const { keep, kept } = keys;
+    this.skippedTasks[side] += rows - kept;
+    // Gather what is evaluated: kept rows, and under entity restriction only the kept candidate columns.
+    const n = this.keptEntities ? this.keptEntities.length : this.numEntities;
+    let rowsScores: FloatArray = scores;
+    if (this.keptEntities || kept < rows) {
+      rowsScores = scores instanceof Float32Array ? new Float32Array(kept * n) : new Float64Array(kept * n);
+      let k = 0;
+      for (let i = 0; i < rows; i++) {
+        if (keep && !keep[i]) continue;
+        const row = scores.subarray(i * this.numEntities, (i + 1) * this.numEntities);
+        if (this.keptEntities) {
+          const dst = k * n;
+          for (let j = 0; j < n; j++) rowsScores[dst + j] = row[this.keptEntities[j]!]!;
+        } else {
+          rowsScores.set(row, k * n);
+        }
+        k++;
+      }
+    }
+    const { anchor, relation, truth, origAnchor, origTruth, index } = keys;
     return {
       side, scores: rowsScores, n, kept, anchor, relation, truth, origAnchor, origTruth, index,
       threads: threadCount(o.threads) ?? this.threads,
@@ -366,6 +379,36 @@ export class RankEvaluator {
 
   private newCounts(rows: number): FilteredCountBuffers {
     return { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows), removed: new Float64Array(rows) };
+  }
+
+  /**
+   * Starts a batch whose scores arrive in entity slices ([start, end) column ranges of the same rows); each slice
+   * is counted and the filter applied as it arrives, so rows x numEntities scores never need to exist at once.
+   * Give the true triples' scores up front; call finish() after the last slice to record the ranks.
+   */
+  chunked(batch: ChunkedBatchOptions): ChunkedBatch {
+    this.checkOpen("chunked");
+    const o = options("batch", batch);
+    const side = sideArg(o.side, this.sides);
+    const triples = tripleArray("triples", o.triples, this.numEntities, this.numRelations);
+    const rows = triples.length / 3;
+    if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
+    const keys = this.taskKeys(side, triples);
+    const threads = threadCount(o.threads) ?? this.threads;
+    const result = new ChunkedBatch({
+      rows, kept: keys.kept, keep: keys.keep, numEntities: this.numEntities, keptEntities: this.keptEntities,
+      anchor: keys.anchor, relation: keys.relation, truth: keys.truth, index: keys.index, threads,
+      record: (ranks) => {
+        this.tasks[side].append({
+          ...ranks, relation: keys.relation, anchor: keys.origAnchor, truth: keys.origTruth,
+          weight: new Float64Array(keys.kept).fill(NaN),
+        });
+        this.skippedTasks[side] += rows - keys.kept;
+      },
+      release: () => this.pending--,
+    }, o.trueScores as ArrayLike<number>);
+    this.pending++;
+    return result;
   }
 
   /** Adds a batch of scores for one side, on the calling thread. */
@@ -663,7 +706,7 @@ export class RankEvaluator {
   finalize(opts: FinalizeOptions = {}): RankResults {
     const o = options("finalize options", opts);
     const bootstrap = checkBootstrap(o.bootstrap);
-    if (this.pending > 0) throw new KgrankStateError(`finalize(): ${this.pending} add call(s) are still running; await them first`);
+    if (this.pending > 0) throw new KgrankStateError(`finalize(): ${this.pending} add call(s) or chunked batch(es) are still running; await / finish them first`);
     if (this.finished) throw new KgrankStateError("finalize(): already called; the RankResults it returned hold the results");
     if (this.tasks.head.length + this.tasks.tail.length === 0) {
       throw new KgrankStateError("finalize(): no task was added; add score batches, sampled scores or ranks first");

@@ -1,0 +1,214 @@
+/**
+ * Filtered evaluation of one batch whose scores arrive in entity slices (LibKGE's chunk_size, PyKEEN's slicing):
+ * the greater / equal / candidate counts of every slice accumulate per row (RankCounter), and the known answers of
+ * the filter that fall in each slice are taken out of them as the slice passes. Memory O(rows); the batch never
+ * needs all rows x numEntities scores at once. The true scores must be known up front (score the true triples
+ * first), because every slice is counted against them.
+ */
+import { KgrankInputError, KgrankStateError } from "../errors";
+import type { FilterIndexHandle, FloatArray } from "../kernels";
+import { RankCounter } from "../ranking/rank-counter";
+import type { Ranks } from "../ranking/ranks";
+import { describe, integer, options, threadCount } from "../validate";
+
+export interface ChunkedBatchOptions {
+  /** The evaluated triples of the batch: b x 3 (head, relation, tail). */
+  triples: Int32Array | ArrayLike<number>;
+  side: "head" | "tail";
+  /** Score of each true triple (length b); every slice is compared with it. No NaN. */
+  trueScores: ArrayLike<number>;
+  threads?: number;
+}
+
+export interface EntitySlice {
+  /** Scores of every row of the batch for entities [entityStart, entityStart + width): row-major b x width. */
+  scores: Float32Array | Float64Array;
+  /** First entity id of the slice. */
+  entityStart: number;
+  threads?: number;
+}
+
+/** What the evaluator hands a chunked batch: the kept rows' keys and where the ranks go when it finishes. */
+export interface ChunkedContext {
+  rows: number;
+  kept: number;
+  keep: Uint8Array | null;
+  numEntities: number;
+  /** Sorted kept entity ids under entity restriction (compact id = position), or null. */
+  keptEntities: Int32Array | null;
+  anchor: Int32Array;
+  relation: Int32Array;
+  truth: Int32Array;
+  index: FilterIndexHandle | null;
+  threads: number | undefined;
+  record(ranks: Ranks): void;
+  release(): void;
+}
+
+function lowerBound(a: Int32Array, x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export class ChunkedBatch {
+  readonly #ctx: ChunkedContext;
+  readonly #counter: RankCounter | null;
+  readonly #trueScores: Float64Array;
+  /** Known answers (other than the true one) of each kept row, in index ids, sorted. */
+  readonly #answers: Int32Array[];
+  readonly #removedGreater: Float64Array;
+  readonly #removedEqual: Float64Array;
+  readonly #removedCandidates: Float64Array;
+  readonly #ranges: [number, number][] = [];
+  #covered = 0;
+  #pending = 0;
+  #done = false;
+
+  constructor(ctx: ChunkedContext, trueScores: ArrayLike<number>) {
+    this.#ctx = ctx;
+    const ts = trueScores as ArrayLike<unknown>;
+    if (!(Array.isArray(ts) || (ArrayBuffer.isView(ts) && !(ts instanceof DataView))) || ts.length !== ctx.rows) {
+      throw new KgrankInputError("trueScores", `must be an array with one score per triple (${ctx.rows}), got ${describe(ts)}`);
+    }
+    const kept = new Float64Array(ctx.kept);
+    for (let i = 0, k = 0; i < ctx.rows; i++) {
+      const v = ts[i];
+      if (typeof v !== "number" || v !== v) {
+        throw new KgrankInputError("trueScores", `trueScores[${i}] is ${describe(v)}: the true triple needs a (non-NaN) score`);
+      }
+      if (!ctx.keep || ctx.keep[i]) kept[k++] = v;
+    }
+    this.#trueScores = kept;
+    const n = ctx.keptEntities ? ctx.keptEntities.length : ctx.numEntities;
+    this.#counter = ctx.kept > 0
+      ? new RankCounter({ trueScores: kept, trueIndices: ctx.truth, numColumns: n, threads: ctx.threads })
+      : null;
+    this.#answers = [];
+    for (let i = 0; i < ctx.kept; i++) {
+      const a = ctx.index ? ctx.index.answers(ctx.anchor[i]!, ctx.relation[i]!) : new Int32Array(0);
+      this.#answers.push(a.filter((x) => x !== ctx.truth[i]));
+    }
+    this.#removedGreater = new Float64Array(ctx.kept);
+    this.#removedEqual = new Float64Array(ctx.kept);
+    this.#removedCandidates = new Float64Array(ctx.kept);
+  }
+
+  /** Entity columns covered by the slices added so far. */
+  get entitiesSeen(): number {
+    return this.#covered;
+  }
+
+  private prepare(slice: EntitySlice) {
+    if (this.#done) throw new KgrankStateError("ChunkedBatch: finish() was already called; start a new chunked batch");
+    const o = options("slice", slice);
+    const scores = o.scores;
+    const ctx = this.#ctx;
+    if (!(scores instanceof Float32Array) && !(scores instanceof Float64Array)) {
+      throw new KgrankInputError("scores", `must be a Float32Array or Float64Array (rows x slice width), got ${describe(scores)}`);
+    }
+    if (scores.length === 0 || scores.length % ctx.rows !== 0) {
+      throw new KgrankInputError("scores", `has ${scores.length} elements: a slice holds all ${ctx.rows} rows of the batch for at least one entity`);
+    }
+    const width = scores.length / ctx.rows;
+    const start = integer("entityStart", o.entityStart, 0);
+    const end = start + width;
+    if (end > ctx.numEntities) {
+      throw new KgrankInputError("entityStart", `slice entities [${start}, ${end}) run past numEntities ${ctx.numEntities}`);
+    }
+    for (const [a, b] of this.#ranges) {
+      if (start < b && a < end) throw new KgrankInputError("entityStart", `slice entities [${start}, ${end}) overlap [${a}, ${b}) added before`);
+    }
+    // The kept rows and, under entity restriction, the kept entities of the slice (contiguous in compact ids).
+    let cStart = start;
+    let cEnd = end;
+    let chunk: FloatArray = scores;
+    if (ctx.keptEntities || ctx.kept < ctx.rows) {
+      const cols: number[] = [];
+      if (ctx.keptEntities) {
+        cStart = lowerBound(ctx.keptEntities, start);
+        cEnd = lowerBound(ctx.keptEntities, end);
+        for (let c = cStart; c < cEnd; c++) cols.push(ctx.keptEntities[c]! - start);
+      } else {
+        for (let j = 0; j < width; j++) cols.push(j);
+      }
+      const w = cols.length;
+      chunk = scores instanceof Float32Array ? new Float32Array(ctx.kept * w) : new Float64Array(ctx.kept * w);
+      for (let i = 0, k = 0; i < ctx.rows; i++) {
+        if (ctx.keep && !ctx.keep[i]) continue;
+        for (let j = 0; j < w; j++) chunk[k * w + j] = scores[i * width + cols[j]!]!;
+        k++;
+      }
+    }
+    return { chunk, start, end, cStart, cEnd, threads: threadCount(o.threads) };
+  }
+
+  /** Takes the filter's known answers in [cStart, cEnd) out of the counts. */
+  private remove(chunk: FloatArray, cStart: number, cEnd: number): void {
+    const w = cEnd - cStart;
+    for (let i = 0; i < this.#ctx.kept; i++) {
+      const a = this.#answers[i]!;
+      if (a.length === 0) continue;
+      const t = this.#trueScores[i]!;
+      for (let j = lowerBound(a, cStart); j < a.length && a[j]! < cEnd; j++) {
+        const s = chunk[i * w + (a[j]! - cStart)]!;
+        if (s !== s) continue; // NaN: never a candidate, nothing to take out
+        this.#removedCandidates[i]!++;
+        if (s > t) this.#removedGreater[i]!++;
+        else if (s === t) this.#removedEqual[i]!++;
+      }
+    }
+  }
+
+  /** Counts a slice on the calling thread. */
+  addSync(slice: EntitySlice): void {
+    const p = this.prepare(slice);
+    this.#ranges.push([p.start, p.end]);
+    this.#covered += p.end - p.start;
+    if (!this.#counter || p.cEnd === p.cStart) return;
+    this.#counter.addSync({ scores: p.chunk, columnStart: p.cStart, threads: p.threads });
+    this.remove(p.chunk, p.cStart, p.cEnd);
+  }
+
+  /** Counts a slice off the JavaScript thread. Slices may be added concurrently. */
+  async add(slice: EntitySlice): Promise<void> {
+    const p = this.prepare(slice);
+    this.#ranges.push([p.start, p.end]);
+    this.#covered += p.end - p.start;
+    if (!this.#counter || p.cEnd === p.cStart) return;
+    this.#pending++;
+    try {
+      await this.#counter.add({ scores: p.chunk, columnStart: p.cStart, threads: p.threads });
+    } finally {
+      this.#pending--;
+    }
+    this.remove(p.chunk, p.cStart, p.cEnd);
+  }
+
+  /** Records the batch's ranks in the evaluator; every entity must have been covered by a slice. */
+  finish(): void {
+    if (this.#done) throw new KgrankStateError("ChunkedBatch.finish(): already called");
+    if (this.#pending > 0) throw new KgrankStateError(`ChunkedBatch.finish(): ${this.#pending} add() call(s) are still running; await them first`);
+    if (this.#covered !== this.#ctx.numEntities) {
+      throw new KgrankStateError(
+        `ChunkedBatch.finish(): slices covered ${this.#covered} of ${this.#ctx.numEntities} entities; add the missing ones`,
+      );
+    }
+    this.#done = true;
+    this.#ctx.release();
+    if (!this.#counter) return;
+    const r = this.#counter.ranks();
+    for (let i = 0; i < this.#ctx.kept; i++) {
+      r.optimistic[i]! -= this.#removedGreater[i]!;
+      r.pessimistic[i]! -= this.#removedGreater[i]! + this.#removedEqual[i]!;
+      r.realistic[i] = 0.5 * (r.optimistic[i]! + r.pessimistic[i]!);
+      r.numCandidates[i]! -= this.#removedCandidates[i]!;
+    }
+    this.#ctx.record(r);
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * RankEvaluator.chunked(): a batch fed in entity slices must record exactly the ranks of the same batch fed whole
+ * (addSync), for random slicings, filtered and unfiltered, under restriction, with NaN scores and ties.
+ */
+import { describe, expect, it } from "vitest";
+
+import { backendInfo } from "../src/backend";
+import { KgrankInputError, KgrankStateError, RankEvaluator } from "../src/index";
+import { loadBundled } from "./helpers/datasets";
+import { rng } from "./helpers/reference";
+
+const info = backendInfo();
+const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const umls = loadBundled("umls");
+const N = umls.entities.length;
+const { train, valid, test } = umls.splits;
+const filter = [train, valid, test];
+type Side = "head" | "tail";
+const rows = test.length / 3;
+
+function scoresFor(side: Side, seed: number, Ctor: Float32ArrayConstructor | Float64ArrayConstructor) {
+  const next = rng(seed);
+  const s = new Ctor(rows * N);
+  for (let i = 0; i < s.length; i++) s[i] = next() < 0.02 ? NaN : Math.floor(next() * 24) / 4;
+  const trueScores = new Float64Array(rows);
+  for (let i = 0; i < rows; i++) {
+    const j = i * N + (side === "tail" ? test[3 * i + 2]! : test[3 * i]!);
+    if (Number.isNaN(s[j]!)) s[j] = 3;
+    trueScores[i] = s[j]!;
+  }
+  return { scores: s, trueScores };
+}
+
+/** Random cut points of [0, N). */
+function slicing(seed: number): [number, number][] {
+  const next = rng(seed);
+  const cuts = new Set<number>([0, N]);
+  const k = 1 + Math.floor(next() * 8);
+  for (let i = 0; i < k; i++) cuts.add(Math.floor(next() * N));
+  const c = [...cuts].sort((a, b) => a - b);
+  const out: [number, number][] = [];
+  for (let i = 0; i + 1 < c.length; i++) if (c[i]! < c[i + 1]!) out.push([c[i]!, c[i + 1]!]);
+  // Shuffle: slices may arrive in any order.
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+function slice(scores: Float32Array | Float64Array, a: number, b: number) {
+  const w = b - a;
+  const out = new (scores.constructor as Float32ArrayConstructor)(rows * w);
+  for (let i = 0; i < rows; i++) out.set(scores.subarray(i * N + a, i * N + b), i * w);
+  return out;
+}
+
+describe(`RankEvaluator.chunked on ${label}`, () => {
+  const settings = [
+    { name: "filtered", opts: { filterTriples: filter } },
+    { name: "unfiltered", opts: {} },
+    {
+      name: "filtered with entity and relation restriction",
+      opts: {
+        filterTriples: filter,
+        restrictEntities: Array.from({ length: N }, (_, e) => e).filter((e) => e % 4 !== 1),
+        restrictRelations: Array.from({ length: 30 }, (_, r) => r).filter((r) => r % 3 !== 2),
+      },
+    },
+  ];
+  for (const { name, opts } of settings) {
+    for (const Ctor of [Float32Array, Float64Array]) {
+      it(`${name}, ${Ctor.name}: random slicings record the ranks of the whole batch`, async () => {
+        for (let trial = 0; trial < 4; trial++) {
+          const whole = new RankEvaluator({ numEntities: N, ...opts });
+          const sliced = new RankEvaluator({ numEntities: N, ...opts });
+          for (const side of ["head", "tail"] as Side[]) {
+            const { scores, trueScores } = scoresFor(side, 10 * trial + (side === "head" ? 1 : 2), Ctor);
+            whole.addSync({ triples: test, side, scores });
+            const batch = sliced.chunked({ triples: test, side, trueScores });
+            let k = 0;
+            for (const [a, b] of slicing(100 * trial + k)) {
+              const s = { scores: slice(scores, a, b), entityStart: a };
+              if (k++ % 2) await batch.add(s);
+              else batch.addSync(s);
+            }
+            batch.finish();
+            const want = whole.taskColumns(side);
+            const got = sliced.taskColumns(side);
+            for (const col of ["optimistic", "pessimistic", "realistic", "numCandidates", "relation", "anchor", "truth"] as const) {
+              expect(Array.from(got[col]), col).toEqual(Array.from(want[col]));
+            }
+          }
+          expect(sliced.info().skipped).toEqual(whole.info().skipped);
+          expect(sliced.finalize().toFlatObject()).toEqual(whole.finalize().toFlatObject());
+        }
+      });
+    }
+  }
+
+  it("checks that the true column of a slice holds the given true score", () => {
+    const ev = new RankEvaluator({ numEntities: N, filterTriples: filter });
+    const scores = new Float32Array(N).fill(1);
+    // 1 + 1e-12 is no float32: the true column (1.0f) cannot hold it, so the slice contradicts trueScores.
+    const batch = ev.chunked({ triples: test.subarray(0, 3), side: "tail", trueScores: [1 + 1e-12] });
+    expect(() => batch.addSync({ scores, entityStart: 0 })).toThrow(/true column/);
+  });
+
+  it("rejects bad slices and misuse with typed errors", () => {
+    const ev = new RankEvaluator({ numEntities: N, filterTriples: filter });
+    const triples = test.subarray(0, 6);
+    expect(() => ev.chunked({ triples, side: "tail", trueScores: [1] })).toThrow(KgrankInputError);
+    expect(() => ev.chunked({ triples, side: "tail", trueScores: [1, NaN] })).toThrow(/trueScores\[1\]/);
+    const { scores } = scoresFor("tail", 3, Float32Array);
+    const trueScores = [scores[test[2]!]!, scores[N + test[5]!]!];
+    const batch = ev.chunked({ triples, side: "tail", trueScores });
+    const first = new Float32Array(2 * 10);
+    for (let i = 0; i < 2; i++) first.set(scores.subarray(i * N, i * N + 10), i * 10);
+    expect(() => batch.addSync({ scores: new Float32Array(3), entityStart: 0 })).toThrow(KgrankInputError);
+    expect(() => batch.addSync({ scores: first, entityStart: N - 5 })).toThrow(/entityStart/);
+    batch.addSync({ scores: first, entityStart: 0 });
+    expect(() => batch.addSync({ scores: first, entityStart: 5 })).toThrow(/overlap/);
+    expect(() => batch.finish()).toThrow(KgrankStateError);
+    expect(() => ev.finalize()).toThrow(/chunked/);
+  });
+});
