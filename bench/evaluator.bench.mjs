@@ -155,7 +155,13 @@ if (!fb) {
   const ev = new RankEvaluator({ numEntities: 2_500_604, numRelations: 535 });
   for (const side of ["head", "tail"]) await ev.addSampled({ side, triples, positiveScores: pos, negativeScores: negs[side] });
   const feedMs = now() - t0;
-  report.wikikg2Sampled = { n, K, feedMs, peakRssMiB: process.resourceUsage().maxRSS / 1024 };
+  const t1 = now();
+  const results = ev.finalize();
+  const finalizeMs = now() - t1;
+  report.wikikg2Sampled = {
+    n, K, feedMs, finalizeMs, endToEndMs: feedMs + finalizeMs, mrr: results.get("mrr"),
+    peakRssMiB: process.resourceUsage().maxRSS / 1024,
+  };
 }
 
 const f = report.fb15k237;
@@ -170,6 +176,9 @@ rowsOut.push([`WikiKG2-shaped index, ${(w.triples / 1e6).toFixed(0)} M triples`,
 const d = report.wikikg2Slice;
 rowsOut.push([`dense slice ${d.rows} x 2.5 M, filtered`, `${d.evaluatorMs.toFixed(0)} ms`, `${d.ratioToProbe.toFixed(2)}x probe (${d.probeMs.toFixed(0)} ms)`, "bus speed"]);
 const s = report.wikikg2Sampled;
-rowsOut.push([`sampled ${s.n} x ${s.K}, both sides (feeding)`, `${s.feedMs.toFixed(0)} ms`, `peak RSS ${s.peakRssMiB.toFixed(0)} MiB`, "<= 2 s end to end"]);
+rowsOut.push([
+  `sampled ${s.n} x ${s.K}, both sides, end to end`, `${s.endToEndMs.toFixed(0)} ms`,
+  `feed ${s.feedMs.toFixed(0)} ms + finalize ${s.finalizeMs.toFixed(0)} ms; peak RSS ${s.peakRssMiB.toFixed(0)} MiB`, "<= 2 s",
+]);
 printTable(["scenario", "time", "detail", "target"], rowsOut);
 console.log(`wrote ${writeResult("evaluator", { report })}`);

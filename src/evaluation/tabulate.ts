@@ -5,7 +5,7 @@
  */
 import { KgrankInputError } from "../errors";
 import { streamKey, uniform01Keyed } from "../fallback/metrics";
-import { metricValues, prepareCandidates } from "../metrics/index";
+import { type CandidateSet, metricValues, prepareCandidates } from "../metrics/index";
 import type { Interval, RankMetric } from "../metrics/types";
 import { describe, options } from "../validate";
 import { RESULT_RANK_TYPES, RESULT_SIDES, type ResultRankType, type ResultSide, type ResultTable } from "./results";
@@ -86,18 +86,17 @@ export function subsetPart(part: SidePart, keep: Uint8Array): SidePart {
  * task has at most k candidates) it is NaN and the reason goes to `notes`, instead of failing the whole result.
  */
 function valuesOrNaN(
-  metrics: RankMetric[], ranks: Float64Array, numCandidates: Float64Array, weights: Float64Array | null, notes: string[] | null,
-  where: string,
+  metrics: RankMetric[], ranks: Float64Array, candidates: CandidateSet, notes: string[] | null, where: string,
 ): Record<string, number> {
   try {
-    return metricValues(metrics, ranks, numCandidates, weights ?? undefined);
+    return metricValues(metrics, ranks, candidates);
   } catch (e) {
     if (!(e instanceof KgrankInputError)) throw e;
   }
   const out: Record<string, number> = {};
   for (const m of metrics) {
     try {
-      out[m.key] = metricValues([m], ranks, numCandidates, weights ?? undefined)[m.key]!;
+      out[m.key] = metricValues([m], ranks, candidates)[m.key]!;
     } catch (e) {
       if (!(e instanceof KgrankInputError)) throw e;
       out[m.key] = NaN;
@@ -115,6 +114,11 @@ function quantile(sorted: Float64Array, q: number): number {
 }
 
 const SIDE_STREAM: Record<ResultSide, number> = { head: 0x68656164, tail: 0x7461696c, both: 0x626f7468 };
+
+function hasNaN(a: Float64Array): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== a[i]) return true;
+  return false;
+}
 
 /** Metrics computable for a rank type: supported, and weight-aware when the tasks are weighted. */
 function metricsFor(metrics: RankMetric[], rt: ResultRankType, weighted: boolean): RankMetric[] {
@@ -148,12 +152,13 @@ function bootstrapSide(
     for (let i = 0; i < n; i++) pick[i] = Math.floor(uniform01Keyed(key, i) * n);
     for (let i = 0; i < n; i++) numCandidates[i] = part.cols.numCandidates[pick[i]!]!;
     if (weights) for (let i = 0; i < n; i++) weights[i] = part.weights![pick[i]!]!;
+    const candidates = prepareCandidates(numCandidates, weights ?? undefined);
     for (const rt of rankTypes) {
       const src = part.cols[rt];
       for (let i = 0; i < n; i++) ranks[i] = src[pick[i]!]!;
       const ms = metricsFor(metrics, rt, weighted);
       if (ms.length === 0) continue;
-      const v = valuesOrNaN(ms, ranks, numCandidates, weights, null, "");
+      const v = valuesOrNaN(ms, ranks, candidates, null, "");
       for (const m of ms) draws[rt]![m.key]![b] = v[m.key]!;
     }
   }
@@ -190,16 +195,16 @@ export function tabulate(
     const { cols, weights } = parts[side];
     tasks[side] = cols.optimistic.length;
     if (cols.optimistic.length === 0) continue;
+    const candidates = prepareCandidates(cols.numCandidates, weights ?? undefined);
     const rankTypes: ResultRankType[] = [];
     for (const rt of RESULT_RANK_TYPES) {
       const ranks = cols[rt];
-      if (ranks.some((r) => r !== r)) continue;
+      if (hasNaN(ranks)) continue;
       const forType = metricsFor(metrics, rt, weights !== null);
       if (forType.length === 0) continue;
       rankTypes.push(rt);
-      values[side][rt] = valuesOrNaN(forType, ranks, cols.numCandidates, weights, notes, `${side}.${rt}`);
+      values[side][rt] = valuesOrNaN(forType, ranks, candidates, notes, `${side}.${rt}`);
     }
-    const candidates = prepareCandidates(cols.numCandidates, weights ?? undefined);
     for (const m of metrics) {
       if (!m.closedExpectation || (weights && !m.supportsWeights)) continue;
       try {

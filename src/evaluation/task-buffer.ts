@@ -1,29 +1,7 @@
-/** Growable per-side storage of ranking tasks: ranks of the three types, candidate counts, and task keys. */
-
-class Grow<T extends Float64Array | Int32Array> {
-  private buf: T;
-  length = 0;
-  constructor(private readonly Ctor: new (n: number) => T, capacity = 1024) {
-    this.buf = new Ctor(capacity);
-  }
-  append(values: ArrayLike<number>, keep?: Uint8Array | null): void {
-    const n = values.length;
-    if (this.length + n > this.buf.length) {
-      const next = new this.Ctor(Math.max(this.buf.length * 2, this.length + n));
-      next.set(this.buf.subarray(0, this.length));
-      this.buf = next;
-    }
-    if (!keep) {
-      this.buf.set(values as ArrayLike<number>, this.length);
-      this.length += n;
-      return;
-    }
-    for (let i = 0; i < n; i++) if (keep[i]) this.buf[this.length++] = values[i]!;
-  }
-  view(): T {
-    return this.buf.subarray(0, this.length) as T;
-  }
-}
+/**
+ * Per-side storage of ranking tasks: ranks of the three types, candidate counts, and task keys. Appended columns are
+ * adopted, not copied (callers hand over arrays they no longer change); columns() joins the pieces once, on demand.
+ */
 
 export interface TaskColumns {
   optimistic: Float64Array;
@@ -44,42 +22,57 @@ export const COLUMN_NAMES = [
   "optimistic", "pessimistic", "realistic", "numCandidates", "relation", "anchor", "truth", "weight",
 ] as const;
 
+const F64 = ["optimistic", "pessimistic", "realistic", "numCandidates", "weight"] as const;
+const I32 = ["relation", "anchor", "truth"] as const;
+
+function pick<T extends Float64Array | Int32Array>(values: T, keep: Uint8Array, kept: number): T {
+  const out = new (values.constructor as new (n: number) => T)(kept);
+  for (let i = 0, k = 0; i < keep.length; i++) if (keep[i]) out[k++] = values[i]!;
+  return out;
+}
+
 export class TaskBuffer {
-  private readonly f64 = {
-    optimistic: new Grow(Float64Array),
-    pessimistic: new Grow(Float64Array),
-    realistic: new Grow(Float64Array),
-    numCandidates: new Grow(Float64Array),
-    weight: new Grow(Float64Array),
-  };
-  private readonly i32 = {
-    relation: new Grow(Int32Array),
-    anchor: new Grow(Int32Array),
-    truth: new Grow(Int32Array),
-  };
+  private pieces: TaskColumns[] = [];
+  private count = 0;
 
   get length(): number {
-    return this.f64.optimistic.length;
+    return this.count;
   }
 
-  /** Appends the tasks whose keep flag is set (all when keep is null). */
+  /** Appends the tasks whose keep flag is set (all when keep is null). The arrays are adopted: do not change them. */
   append(cols: TaskColumns, keep: Uint8Array | null = null): void {
-    for (const k of ["optimistic", "pessimistic", "realistic", "numCandidates", "weight"] as const) {
-      this.f64[k].append(cols[k], keep);
+    const n = cols.optimistic.length;
+    for (const k of COLUMN_NAMES) {
+      if (cols[k].length !== n) throw new Error(`TaskBuffer.append: column ${k} has ${cols[k].length} entries, not ${n}`);
     }
-    for (const k of ["relation", "anchor", "truth"] as const) this.i32[k].append(cols[k], keep);
+    if (!keep) {
+      if (n === 0) return;
+      this.pieces.push({ ...cols });
+      this.count += n;
+      return;
+    }
+    let kept = 0;
+    for (let i = 0; i < n; i++) kept += keep[i] ? 1 : 0;
+    if (kept === 0) return;
+    const piece = {} as TaskColumns;
+    for (const k of F64) piece[k] = pick(cols[k], keep, kept);
+    for (const k of I32) piece[k] = pick(cols[k], keep, kept);
+    this.pieces.push(piece);
+    this.count += kept;
   }
 
+  /** Every task's columns, contiguous (views; do not modify). */
   columns(): TaskColumns {
-    return {
-      optimistic: this.f64.optimistic.view(),
-      pessimistic: this.f64.pessimistic.view(),
-      realistic: this.f64.realistic.view(),
-      numCandidates: this.f64.numCandidates.view(),
-      weight: this.f64.weight.view(),
-      relation: this.i32.relation.view(),
-      anchor: this.i32.anchor.view(),
-      truth: this.i32.truth.view(),
-    };
+    if (this.pieces.length === 1) return this.pieces[0]!;
+    const out = {} as TaskColumns;
+    for (const k of F64) out[k] = new Float64Array(this.count);
+    for (const k of I32) out[k] = new Int32Array(this.count);
+    let at = 0;
+    for (const p of this.pieces) {
+      for (const k of COLUMN_NAMES) out[k].set(p[k], at);
+      at += p.optimistic.length;
+    }
+    this.pieces = this.count > 0 ? [out] : [];
+    return out;
   }
 }

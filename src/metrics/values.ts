@@ -5,7 +5,7 @@
 import { KgrankInputError } from "../errors";
 import { describe } from "../validate";
 import { aggregate, BaseRankMetric } from "./base";
-import { candidatesArg } from "./candidates";
+import { CandidateSet, candidatesArg } from "./candidates";
 import { getMetric } from "./catalogue";
 import { DerivedMetric } from "./derived";
 import { numCandidatesArg, ranksArg, ranksShape, weightsArg } from "./input";
@@ -19,18 +19,30 @@ function unwrap(m: RankMetric): BaseRankMetric {
   return x;
 }
 
-/** { key: value } for every metric (names or metric objects), from one pass over the ranks. */
+/**
+ * { key: value } for every metric (names or metric objects), from one pass over the ranks. `numCandidates` may be a
+ * CandidateSet from prepareCandidates() (weights included), so several calls over the same tasks (e.g. each rank
+ * type) share its memoised expectations and variances.
+ */
 export function metricValues(
   metrics: readonly (string | RankMetric)[],
   ranks: ArrayLike<number>,
-  numCandidates?: ArrayLike<number>,
+  numCandidates?: ArrayLike<number> | CandidateSet,
   weights?: ArrayLike<number>,
 ): Record<string, number> {
   if (!Array.isArray(metrics) || metrics.length === 0) {
     throw new KgrankInputError("metrics", `must be a non-empty array of metric names or metrics, got ${describe(metrics)}`);
   }
   const resolved = metrics.map((m) => (typeof m === "string" ? getMetric(m) : m));
-  const n = numCandidates === undefined ? undefined : numCandidatesArg(numCandidates, (ranks as ArrayLike<number>)?.length);
+  let prepared: CandidateSet | null = null;
+  if (numCandidates instanceof CandidateSet) {
+    prepared = candidatesArg(numCandidates, weights, resolved.every((m) => m.supportsWeights), "metricValues");
+    if ((ranks as ArrayLike<number>)?.length !== prepared.length) {
+      throw new KgrankInputError("numCandidates", `the candidate set has ${prepared.length} tasks but there are ${(ranks as ArrayLike<number>)?.length} ranks`);
+    }
+    weights = prepared.weights ?? undefined;
+  }
+  const n = numCandidates === undefined ? undefined : prepared ? prepared.numCandidates : numCandidatesArg(numCandidates, (ranks as ArrayLike<number>)?.length);
   const r = n ? ranksArg(ranks, n) : ranksShape(ranks);
   const supportsWeights = resolved.every((m) => m.supportsWeights);
   const w = weightsArg(weights, r.length, supportsWeights, resolved.find((m) => !m.supportsWeights)?.key ?? "");
@@ -47,7 +59,7 @@ export function metricValues(
   if (needCandidates && !n) {
     throw new KgrankInputError("numCandidates", `${resolved.find((m) => m.needsCandidates)!.key} needs the number of candidates; pass numCandidates`);
   }
-  const candidates = n ? candidatesArg(n, w ?? undefined, supportsWeights, "metricValues") : null;
+  const candidates = prepared ?? (n ? candidatesArg(n, w ?? undefined, supportsWeights, "metricValues") : null);
   const out: Record<string, number> = {};
   resolved.forEach((m, i) => {
     // Apply the derived chain from the base up.

@@ -173,27 +173,26 @@ function newCounts(rows: number): CountBuffers {
 
 /**
  * Ranks from accumulated counts over `columns` candidate columns. When the true candidate is one of the columns
- * it is already in `equal` and in the non-NaN count; otherwise it is added once.
+ * it is already in `equal` and in the non-NaN count; otherwise it is added once. Consumes `counts`: its arrays
+ * are reused for the ranks.
  */
 export function ranksFromCounts(counts: CountBuffers, columns: number, trueInColumns: boolean): Ranks {
+  // The count buffers are the callers' own scratch: they become the rank columns in place (fresh large arrays cost
+  // page faults that outweigh this loop), so only the realistic ranks are allocated.
   const rows = counts.greater.length;
-  const out: Ranks = {
-    optimistic: new Float64Array(rows),
-    pessimistic: new Float64Array(rows),
-    realistic: new Float64Array(rows),
-    numCandidates: new Float64Array(rows),
-  };
   const extra = trueInColumns ? 0 : 1;
   const { greater, equal, nan } = counts;
+  const realistic = new Float64Array(rows);
   for (let i = 0; i < rows; i++) {
-    const opt = 1 + greater[i]!;
-    const pess = greater[i]! + equal[i]! + extra;
-    out.optimistic[i] = opt;
-    out.pessimistic[i] = pess;
-    out.realistic[i] = 0.5 * (opt + pess);
-    out.numCandidates[i] = columns - nan[i]! + extra;
+    const g = greater[i]!;
+    const opt = 1 + g;
+    const pess = g + equal[i]! + extra;
+    greater[i] = opt;
+    equal[i] = pess;
+    realistic[i] = 0.5 * (opt + pess);
+    nan[i] = columns - nan[i]! + extra;
   }
-  return out;
+  return { optimistic: greater, pessimistic: equal, realistic, numCandidates: nan };
 }
 
 function finish(job: RankJob, counts: CountBuffers): Ranks {
