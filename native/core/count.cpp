@@ -74,12 +74,19 @@ struct NoAdjust {
   void operator()(size_t, T, Counts&) const {}
 };
 
+// Does nothing before a run of rows.
+struct NoPrepare {
+  void operator()(size_t, size_t) const {}
+};
+
 // threshold(r) gives row r's threshold; it is called once per row, on the thread that counts the row (or, for
 // rows split into column pieces, once per row before the pieces are counted). adjust(r, t, counts) may correct a
-// row's counts before they are stored (the filtered setting), on the thread that counted the row.
-template <typename T, typename Fn, typename ThresholdFn, typename AdjustFn = NoAdjust>
+// row's counts before they are stored (the filtered setting), on the thread that counted the row. prepare(r0, r1)
+// runs before rows [r0, r1) are counted, on the thread that counts them (batched index lookups).
+template <typename T, typename Fn, typename ThresholdFn, typename AdjustFn = NoAdjust, typename PrepareFn = NoPrepare>
 void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn threshold, double* greater, double* equal,
-                     double* nan, const CountOptions& options, Fn kernel, AdjustFn adjust = AdjustFn()) {
+                     double* nan, const CountOptions& options, Fn kernel, AdjustFn adjust = AdjustFn(),
+                     PrepareFn prepare = PrepareFn()) {
   if (rows == 0) return;
   const size_t total_bytes = rows * cols * sizeof(T);
   const unsigned threads = total_bytes < kParallelBytes ? 1u : options.threads;
@@ -91,6 +98,7 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
     parallel_for(tasks, threads, [&](size_t task) {
       const size_t r0 = task * rows_per_task;
       const size_t r1 = std::min(rows, r0 + rows_per_task);
+      prepare(r0, r1);
       for (size_t r = r0; r < r1; ++r) {
         const T t = threshold(r);
         Counts c = kernel(scores + r * cols, cols, t);
@@ -113,6 +121,7 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
     const size_t len = std::min(piece, cols - c0);
     partial[task] = kernel(scores + r * cols + c0, len, row_threshold[r]);
   });
+  prepare(0, rows);
   for (size_t r = 0; r < rows; ++r) {
     Counts sum;
     for (size_t p = 0; p < pieces_per_row; ++p) {
@@ -173,16 +182,21 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
   const SimdLevel level = usable(options.simd);
   if (level == SimdLevel::AVX2 || level == SimdLevel::AVX512) answers_f32 = isa::answers_f32_avx2;
 #endif
-  const auto adjust = [=, &index](size_t r, T t, Counts& c) {
+  // Index lookups for a run of rows are batched (packed_answers_many) before the run is counted; float32 scores
+  // with 32-bit entries then go to the ISA kernel (AVX2 gathers eight answers' scores at a time).
+  const bool packed = std::is_same<T, float>::value && !index.wide();
+  std::vector<const uint32_t*> first(packed ? rows : 0);
+  std::vector<size_t> count(packed ? rows : 0);
+  uint32_t mask = 0;
+  const auto prepare = [&](size_t r0, size_t r1) {
+    if (packed) index.packed_answers_many(anchor + r0, relation + r0, r1 - r0, first.data() + r0, count.data() + r0, &mask);
+  };
+  const auto adjust = [&](size_t r, T t, Counts& c) {
     const T* row = scores + r * cols;
     const int32_t own = truth[r];
     Counts known;
-    const uint32_t* entries = nullptr;
-    size_t count = 0;
-    uint32_t mask = 0;
-    if (std::is_same<T, float>::value && index.packed_answers(anchor[r], relation[r], &entries, &count, &mask)) {
-      // float32 scores and 32-bit entries: the ISA kernel (AVX2 gathers eight answers' scores at a time).
-      known = answers_f32(reinterpret_cast<const float*>(row), entries, count, mask, own, static_cast<float>(t));
+    if (packed) {
+      known = answers_f32(reinterpret_cast<const float*>(row), first[r], count[r], mask, own, static_cast<float>(t));
     } else {
       index.for_each_answer(anchor[r], relation[r], [&](int32_t b) {
         if (b == own) return;
@@ -196,7 +210,7 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
     c.equal -= known.equal;
     removed[r] = static_cast<double>(known.nan);
   };
-  count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, adjust);
+  count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, adjust, prepare);
 }
 
 }  // namespace

@@ -105,6 +105,60 @@ bool FilterIndex::build(const std::vector<TripleSpan>& spans, int32_t num_entiti
   return true;
 }
 
+bool FilterIndex::packed_answers_many(const int32_t* anchor, const int32_t* relation, size_t n,
+                                      const uint32_t** first, size_t* count, uint32_t* mask) const {
+  if (wide_) return false;
+  *mask = (uint32_t{1} << answer_bits_) - 1;
+  constexpr size_t kGroup = 16;
+  const uint32_t* data = entries32_.data();
+  for (size_t g0 = 0; g0 < n; g0 += kGroup) {
+    const size_t g1 = std::min(n, g0 + kGroup);
+    // Two searches per key (lower bounds of the relation's first and one-past-last packed value), as base + length
+    // pairs narrowed branch-free: base moves past the probe when the probe is below the key.
+    const uint32_t* base[2 * kGroup];
+    size_t len[2 * kGroup];
+    uint64_t key[2 * kGroup];
+    size_t max_len = 0;
+    for (size_t i = g0; i < g1; ++i) {
+      const size_t j = 2 * (i - g0);
+      const int32_t a = anchor[i];
+      const int32_t r = relation[i];
+      if (a < 0 || a >= num_entities_ || r < 0 || r >= num_relations_) {
+        base[j] = base[j + 1] = data;
+        len[j] = len[j + 1] = 0;
+        key[j] = key[j + 1] = 0;
+        continue;
+      }
+      const uint32_t s0 = offsets_[static_cast<size_t>(a)];
+      const uint32_t s1 = offsets_[static_cast<size_t>(a) + 1];
+      base[j] = base[j + 1] = data + s0;
+      len[j] = len[j + 1] = s1 - s0;
+      key[j] = static_cast<uint64_t>(r) << answer_bits_;
+      key[j + 1] = (static_cast<uint64_t>(r) + 1) << answer_bits_;
+      max_len = std::max<size_t>(max_len, s1 - s0);
+    }
+    const size_t m = 2 * (g1 - g0);
+    // lower_bound as "find the first element >= key" over [base, base + len): halve len each round.
+    for (size_t span = max_len; span > 0; span >>= 1) {
+      for (size_t j = 0; j < m; ++j) {
+        if (len[j] == 0) continue;
+        const size_t half = len[j] >> 1;
+        const uint32_t* probe = base[j] + half;
+        const bool below = static_cast<uint64_t>(*probe) < key[j];
+        base[j] = below ? probe + 1 : base[j];
+        len[j] = below ? len[j] - half - 1 : half;
+        if (len[j]) __builtin_prefetch(base[j] + (len[j] >> 1));
+      }
+    }
+    for (size_t i = g0; i < g1; ++i) {
+      const size_t j = 2 * (i - g0);
+      first[i] = base[j];
+      count[i] = static_cast<size_t>(base[j + 1] - base[j]);
+    }
+  }
+  return true;
+}
+
 size_t FilterIndex::count(int32_t anchor, int32_t relation) const {
   size_t n = 0;
   for_each_answer(anchor, relation, [&](int32_t) { ++n; });
