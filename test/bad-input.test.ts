@@ -1,0 +1,132 @@
+/**
+ * The bad-input matrix (issue 8): every public entry point fed every kind of bad input it can meet. Each case must
+ * throw (or reject with) the named error class whose `argument` names the offending argument, on every backend;
+ * never crash, abort or hang. The README's "Reliability" section lists these kinds; a test below keeps the two in
+ * step. CLI and file cases live in test/cli*.test.ts and are listed there too.
+ */
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+
+import { backendInfo } from "../src/backend";
+import {
+  computeRanks, computeRanksSync, computeSampledRanksSync, countScores, countScoresSync, getMetric, KgrankInputError,
+  KgrankStateError, metricValues, prepareCandidates, RankCounter, RankEvaluator, UnknownMetricError,
+} from "../src/index";
+
+const info = backendInfo();
+const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+
+function detached(n: number): Float32Array {
+  const buf = new ArrayBuffer(4 * n);
+  const view = new Float32Array(buf);
+  structuredClone(buf, { transfer: [buf] });
+  return view;
+}
+
+const f32 = (n: number, v = 0.5) => new Float32Array(n).fill(v);
+const triples = Int32Array.from([0, 0, 1, 1, 0, 2]);
+const ev = () => new RankEvaluator({ numEntities: 3, filterTriples: triples });
+
+interface Case {
+  kind: string;
+  call: () => unknown;
+  error: new (...args: never[]) => Error;
+  argument?: string;
+}
+
+export const CASES: Case[] = [
+  // ---- counting and ranks -------------------------------------------------------------------------------------
+  { kind: "scores not a typed array", call: () => countScoresSync({ scores: [1, 2] as never, numColumns: 2, thresholds: [1] }), error: KgrankInputError, argument: "scores" },
+  { kind: "scores an Int32Array", call: () => countScoresSync({ scores: new Int32Array(4) as never, numColumns: 2, thresholds: [1, 1] }), error: KgrankInputError, argument: "scores" },
+  { kind: "scores a BigInt64Array", call: () => computeRanksSync({ scores: new BigInt64Array(4) as never, numColumns: 2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "scores" },
+  { kind: "scores a DataView", call: () => computeRanksSync({ scores: new DataView(new ArrayBuffer(16)) as never, numColumns: 2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "scores" },
+  { kind: "scores empty", call: () => computeRanksSync({ scores: new Float32Array(0), numColumns: 2, trueIndices: [] }), error: KgrankInputError, argument: "scores" },
+  { kind: "scores detached ArrayBuffer", call: () => computeRanksSync({ scores: detached(4), numColumns: 2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "scores" },
+  { kind: "numColumns zero", call: () => countScoresSync({ scores: f32(4), numColumns: 0, thresholds: [1] }), error: KgrankInputError, argument: "numColumns" },
+  { kind: "numColumns negative", call: () => computeRanksSync({ scores: f32(4), numColumns: -2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
+  { kind: "numColumns non-integer", call: () => computeRanksSync({ scores: f32(4), numColumns: 1.5, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
+  { kind: "numColumns NaN", call: () => computeRanksSync({ scores: f32(4), numColumns: NaN, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
+  { kind: "numColumns Infinity", call: () => computeRanksSync({ scores: f32(4), numColumns: Infinity, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
+  { kind: "numColumns a string", call: () => computeRanksSync({ scores: f32(4), numColumns: "2" as never, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
+  { kind: "numColumns not dividing the length", call: () => computeRanksSync({ scores: f32(5), numColumns: 2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
+  { kind: "numColumns past 2^32 (index overflow)", call: () => computeRanksSync({ scores: f32(4), numColumns: 2 ** 33, trueIndices: [0] }), error: KgrankInputError, argument: "numColumns" },
+  { kind: "thresholds length mismatch", call: () => countScoresSync({ scores: f32(4), numColumns: 2, thresholds: [1] }), error: KgrankInputError, argument: "thresholds" },
+  { kind: "trueIndices out of range", call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [0, 2] }), error: KgrankInputError, argument: "trueIndices" },
+  { kind: "trueIndices negative", call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [-1, 0] }), error: KgrankInputError, argument: "trueIndices" },
+  { kind: "trueIndices non-integer", call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [0.5, 0] }), error: KgrankInputError, argument: "trueIndices" },
+  { kind: "trueIndices and trueScores both missing", call: () => computeRanksSync({ scores: f32(4), numColumns: 2 }), error: KgrankInputError },
+  { kind: "true score NaN", call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueScores: [NaN, 1] }), error: KgrankInputError, argument: "trueScores" },
+  { kind: "true candidate's score NaN", call: () => computeRanksSync({ scores: Float32Array.from([NaN, 1, 1, 1]), numColumns: 2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "scores" },
+  { kind: "threads zero", call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [0, 0], threads: 0 }), error: KgrankInputError, argument: "threads" },
+  { kind: "threads absurd", call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [0, 0], threads: 1e9 }), error: KgrankInputError, argument: "threads" },
+  { kind: "options not an object", call: () => computeRanksSync(null as never), error: KgrankInputError },
+  { kind: "sampled K = 0", call: () => computeSampledRanksSync({ positiveScores: [1, 2], negativeScores: new Float32Array(0) }), error: KgrankInputError },
+  { kind: "sampled negatives not a multiple of n", call: () => computeSampledRanksSync({ positiveScores: [1, 2], negativeScores: f32(5) }), error: KgrankInputError, argument: "negativeScores" },
+  { kind: "sampled positive NaN", call: () => computeSampledRanksSync({ positiveScores: [1, NaN], negativeScores: f32(4) }), error: KgrankInputError, argument: "positiveScores" },
+  { kind: "async: rejects, never throws synchronously", call: () => computeRanks({ scores: f32(5), numColumns: 2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
+  { kind: "async count: bad thresholds", call: () => countScores({ scores: f32(4), numColumns: 2, thresholds: "x" as never }), error: KgrankInputError, argument: "thresholds" },
+  { kind: "RankCounter: chunk overlap", call: () => { const c = new RankCounter({ trueScores: [1] }); c.addSync({ scores: f32(2), columnStart: 0 }); c.addSync({ scores: f32(2), columnStart: 1 }); }, error: KgrankInputError, argument: "columnStart" },
+  { kind: "RankCounter: ranks() before any chunk", call: () => new RankCounter({ trueScores: [1] }).ranks(), error: KgrankStateError },
+  // ---- evaluator ---------------------------------------------------------------------------------------------
+  { kind: "numEntities zero", call: () => new RankEvaluator({ numEntities: 0 }), error: KgrankInputError, argument: "numEntities" },
+  { kind: "numEntities past 2^31", call: () => new RankEvaluator({ numEntities: 2 ** 31 }), error: KgrankInputError, argument: "numEntities" },
+  { kind: "filterTriples with 2 columns", call: () => new RankEvaluator({ numEntities: 3, filterTriples: Int32Array.from([0, 1, 1, 2]) }), error: KgrankInputError, argument: "filterTriples[0]" },
+  { kind: "filterTriples id out of range", call: () => new RankEvaluator({ numEntities: 3, filterTriples: Int32Array.from([0, 0, 3]) }), error: KgrankInputError, argument: "filterTriples[0]" },
+  { kind: "unknown side", call: () => ev().addSync({ triples, side: "left" as never, scores: f32(6) }), error: KgrankInputError, argument: "side" },
+  { kind: "unknown sides option", call: () => new RankEvaluator({ numEntities: 3, sides: "all" as never }), error: KgrankInputError, argument: "sides" },
+  { kind: "row length != numEntities", call: () => ev().addSync({ triples, side: "tail", scores: f32(8) }), error: KgrankInputError, argument: "scores" },
+  { kind: "rows x numEntities overflows 2^32", call: () => new RankEvaluator({ numEntities: 2 ** 31 - 1 }).addSync({ triples: Int32Array.from([0, 0, 1, 1, 0, 2, 2, 0, 1]), side: "tail", scores: f32(9) }), error: KgrankInputError, argument: "scores" },
+  { kind: "evaluated triple not in filter", call: () => ev().addSync({ triples: Int32Array.from([2, 0, 0]), side: "tail", scores: f32(3) }), error: KgrankInputError, argument: "triples" },
+  { kind: "ks with 0", call: () => new RankEvaluator({ numEntities: 3, ks: [0] }), error: KgrankInputError, argument: "ks[0]" },
+  { kind: "unknown weighting", call: () => new RankEvaluator({ numEntities: 3, weighting: "mean" as never }), error: KgrankInputError, argument: "weighting" },
+  { kind: "addRanks rank above numCandidates", call: () => ev().addRanks({ side: "tail", realistic: [5], numCandidates: [3] }), error: KgrankInputError, argument: "realistic" },
+  { kind: "addRanks zero weight", call: () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], weights: [0] }), error: KgrankInputError, argument: "weights" },
+  { kind: "add after finalize", call: () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); e.finalize(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); }, error: KgrankStateError },
+  { kind: "finalize with no tasks", call: () => ev().finalize(), error: KgrankStateError },
+  { kind: "merge of corrupted state", call: () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); const s = e.serialize(); s[s.length - 1]! ^= 0xff; RankEvaluator.merge([s]); }, error: KgrankInputError, argument: "states[0]" },
+  { kind: "merge of random bytes", call: () => RankEvaluator.merge([new Uint8Array(100).fill(7)]), error: KgrankInputError, argument: "states[0]" },
+  // ---- metrics -----------------------------------------------------------------------------------------------
+  { kind: "unknown metric key", call: () => getMetric("mean_rank_thing"), error: UnknownMetricError },
+  { kind: "rank < 1", call: () => metricValues(["mr"], [0.5, 2], [3, 3]), error: KgrankInputError },
+  { kind: "rank > numCandidates", call: () => metricValues(["mr"], [4, 2], [3, 3]), error: KgrankInputError },
+  { kind: "non-finite rank", call: () => metricValues(["mrr"], [Infinity]), error: KgrankInputError },
+  { kind: "non-integer numCandidates", call: () => prepareCandidates([2.5]), error: KgrankInputError, argument: "numCandidates" },
+  { kind: "negative weight", call: () => prepareCandidates([3, 3], [1, -1]), error: KgrankInputError, argument: "weights" },
+  { kind: "NaN weight", call: () => prepareCandidates([3, 3], [1, NaN]), error: KgrankInputError, argument: "weights" },
+];
+
+describe(`bad-input matrix on ${label}`, () => {
+  it(`has at least 40 kinds of bad input (${CASES.length})`, () => {
+    expect(CASES.length).toBeGreaterThanOrEqual(40);
+    expect(new Set(CASES.map((c) => c.kind)).size).toBe(CASES.length);
+  });
+  for (const c of CASES) {
+    it(`${c.kind} -> ${c.error.name}${c.argument ? ` naming ${c.argument}` : ""}`, async () => {
+      let err: unknown = null;
+      try {
+        await c.call();
+      } catch (e) {
+        err = e;
+      }
+      expect(err, "no error was raised").toBeInstanceOf(c.error);
+      if (c.argument) expect((err as KgrankInputError).argument).toBe(c.argument);
+      expect((err as Error).message.length).toBeGreaterThan(10);
+    });
+  }
+
+  it("SharedArrayBuffer-backed inputs work and give the same ranks", async () => {
+    const sab = new Float32Array(new SharedArrayBuffer(4 * 6));
+    sab.set([0.5, 0.2, 0.9, 0.9, 0.1, 0.9]);
+    const plain = Float32Array.from(sab);
+    const want = computeRanksSync({ scores: plain, numColumns: 3, trueIndices: [0, 2] });
+    expect(computeRanksSync({ scores: sab, numColumns: 3, trueIndices: [0, 2] })).toEqual(want);
+    expect(await computeRanks({ scores: sab, numColumns: 3, trueIndices: [0, 2] })).toEqual(want);
+  });
+
+  it("the README's reliability section lists every kind", () => {
+    const readme = readFileSync(path.resolve(__dirname, "..", "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Reliability"));
+    for (const c of CASES) expect(section, c.kind).toContain(c.kind);
+  });
+});
