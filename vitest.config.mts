@@ -29,7 +29,7 @@ function nativeLevels(): AddonInfo | null {
 
 const onlyTs = (process.env.KGRANK_BACKEND ?? "").toLowerCase() === "ts";
 const behaviour = ["test/**/*.test.ts"];
-const once = ["test/package.test.ts", "test/loader.test.ts"];
+const once = ["test/package.test.ts", "test/loader.test.ts", "test/determinism.test.ts"];
 
 const projects: object[] = [];
 if (!onlyTs) {
