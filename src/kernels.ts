@@ -19,7 +19,10 @@ export interface CountBuffers {
 /** Which side of a triple is predicted: head = (?, r, t), tail = (h, r, ?). */
 export type Side = "head" | "tail";
 
-/** Filtered counts: CountBuffers plus the number of non-NaN known answers removed from each row's candidates. */
+/**
+ * Filtered counts: CountBuffers plus the number of non-NaN known answers removed from each row's candidates (-1 when
+ * the row's own triple is not in the index).
+ */
 export interface FilteredCountBuffers extends CountBuffers {
   removed: Float64Array;
 }

@@ -195,11 +195,20 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
     const T* row = scores + r * cols;
     const int32_t own = truth[r];
     Counts known;
+    bool found = false;
     if (packed) {
       known = answers_f32(reinterpret_cast<const float*>(row), first[r], count[r], mask, own, static_cast<float>(t));
+      // The task's own triple must be among the answers: a binary search in entries the gather just touched.
+      if (count[r] > 0 && own >= 0) {
+        const uint32_t key = (first[r][0] & ~mask) | static_cast<uint32_t>(own);
+        found = std::binary_search(first[r], first[r] + count[r], key);
+      }
     } else {
       index.for_each_answer(anchor[r], relation[r], [&](int32_t b) {
-        if (b == own) return;
+        if (b == own) {
+          found = true;
+          return;
+        }
         const T v = row[b];
         known.greater += v > t;
         known.equal += v == t;
@@ -208,7 +217,8 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
     }
     c.greater -= known.greater;
     c.equal -= known.equal;
-    removed[r] = static_cast<double>(known.nan);
+    // -1 flags a task whose own triple is not in the index (the caller reports it).
+    removed[r] = found ? static_cast<double>(known.nan) : -1.0;
   };
   count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, adjust, prepare);
 }

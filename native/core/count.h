@@ -34,7 +34,8 @@ void count_rows_by_index(const double* scores, size_t rows, size_t cols, const i
 
 // Filtered setting: as count_rows_by_index (truth[r] is the true answer's column), then every other known answer
 // b of (anchor[r], relation[r]) in `index` is taken out of the counts: greater / equal lose its contribution and
-// removed[r] counts the removed non-NaN candidates, so numCandidates = cols - nan - removed. Columns are entity
+// removed[r] counts the removed non-NaN candidates, so numCandidates = cols - nan - removed; it is -1 when the task's
+// own (anchor, relation, truth) is not in the index (an evaluated triple must be one of the filter triples). Columns are entity
 // ids: cols must equal index.num_entities(); anchor, relation and truth must be valid ids.
 void count_rows_filtered(const float* scores, size_t rows, size_t cols, const int32_t* anchor,
                          const int32_t* relation, const int32_t* truth, const FilterIndex& index, float* thresholds_out,

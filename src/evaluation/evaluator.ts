@@ -279,7 +279,7 @@ export class RankEvaluator {
    * Which rows of a batch are evaluated (restriction) and their keys: anchor, relation and answer, in the
    * index's (compact) ids and in original ids. Checks that every evaluated triple is in the filter.
    */
-  private taskKeys(side: EvaluationSide, triples: Int32Array) {
+  private taskKeys(side: EvaluationSide, triples: Int32Array, checkFilter = true) {
     const rows = triples.length / 3;
     const keep = this.keepMask(triples);
     let kept = rows;
@@ -302,18 +302,23 @@ export class RankEvaluator {
       k++;
     }
     const index = this.filter ? this.filter[side]! : null;
-    if (index && kept > 0) {
+    const keys = { keep, kept, anchor, relation, truth, origAnchor, origTruth, index, side };
+    if (index && kept > 0 && checkFilter) {
       const missing = index.missing(anchor, relation, truth);
-      if (missing >= 0) {
-        const [h, t] = side === "tail" ? [origAnchor[missing], origTruth[missing]] : [origTruth[missing], origAnchor[missing]];
-        throw new KgrankInputError(
-          "triples",
-          `the evaluated triple (${h}, ${relation[missing]}, ${t}) is not in filterTriples: include the evaluation ` +
-            `split in filterTriples (the evaluated triples always filter, as in PyKEEN)`,
-        );
-      }
+      if (missing >= 0) this.notInFilter(keys, missing);
     }
-    return { keep, kept, anchor, relation, truth, origAnchor, origTruth, index };
+    return keys;
+  }
+
+  private notInFilter(
+    k: { side: EvaluationSide; origAnchor: Int32Array; origTruth: Int32Array; relation: Int32Array }, row: number,
+  ): never {
+    const [h, t] = k.side === "tail" ? [k.origAnchor[row], k.origTruth[row]] : [k.origTruth[row], k.origAnchor[row]];
+    throw new KgrankInputError(
+      "triples",
+      `the evaluated triple (${h}, ${k.relation[row]}, ${t}) is not in filterTriples: include the evaluation ` +
+        `split in filterTriples (the evaluated triples always filter, as in PyKEEN)`,
+    );
   }
 
   private prepareBatch(args: unknown) {
@@ -331,9 +336,9 @@ export class RankEvaluator {
           `${rows * this.numEntities} (row-major, one row per triple)`,
       );
     }
-    const keys = this.taskKeys(side, triples);
+    // The filtered count itself checks that each evaluated triple is in the filter (removed = -1 otherwise).
+    const keys = this.taskKeys(side, triples, false);
     const { keep, kept } = keys;
-    this.skippedTasks[side] += rows - kept;
     // Gather what is evaluated: kept rows, and under entity restriction only the kept candidate columns.
     const n = this.keptEntities ? this.keptEntities.length : this.numEntities;
     let rowsScores: FloatArray = scores;
@@ -354,7 +359,7 @@ export class RankEvaluator {
     }
     const { anchor, relation, truth, origAnchor, origTruth, index } = keys;
     return {
-      side, scores: rowsScores, n, kept, anchor, relation, truth, origAnchor, origTruth, index,
+      side, scores: rowsScores, n, rows, kept, anchor, relation, truth, origAnchor, origTruth, index,
       threads: threadCount(o.threads) ?? this.threads,
     };
   }
@@ -370,8 +375,12 @@ export class RankEvaluator {
         );
       }
     }
+    if (p.index) {
+      for (let i = 0; i < p.kept; i++) if (counts.removed[i]! < 0) this.notInFilter(p, i);
+    }
     const ranks = ranksFromCounts(counts, p.n, true);
     for (let i = 0; i < p.kept; i++) ranks.numCandidates[i]! -= counts.removed[i]!;
+    this.skippedTasks[p.side] += p.rows - p.kept;
     this.tasks[p.side].append({
       ...ranks, relation: p.relation, anchor: p.origAnchor, truth: p.origTruth, weight: new Float64Array(p.kept).fill(NaN),
     });
@@ -414,7 +423,10 @@ export class RankEvaluator {
   /** Adds a batch of scores for one side, on the calling thread. */
   addSync(batch: ScoreBatch): void {
     const p = this.prepareBatch(batch);
-    if (p.kept === 0) return;
+    if (p.kept === 0) {
+      this.skippedTasks[p.side] += p.rows;
+      return;
+    }
     const counts = this.newCounts(p.kept);
     const th = p.scores instanceof Float32Array ? new Float32Array(p.kept) : new Float64Array(p.kept);
     if (p.index) p.index.countFiltered(p.scores, p.anchor, p.relation, p.truth, th, counts, p.threads);
@@ -425,7 +437,10 @@ export class RankEvaluator {
   /** Adds a batch of scores for one side, counting off the JavaScript thread. Batches may be added concurrently. */
   async add(batch: ScoreBatch): Promise<void> {
     const p = this.prepareBatch(batch);
-    if (p.kept === 0) return;
+    if (p.kept === 0) {
+      this.skippedTasks[p.side] += p.rows;
+      return;
+    }
     const counts = this.newCounts(p.kept);
     const th = p.scores instanceof Float32Array ? new Float32Array(p.kept) : new Float64Array(p.kept);
     this.pending++;

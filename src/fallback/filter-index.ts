@@ -110,9 +110,13 @@ export class TsFilterIndex implements FilterIndexHandle {
       let g = 0;
       let e = 0;
       let gone = 0;
+      let found = false;
       for (let k = a; k < b; k++) {
         const col = this.entries[k]! - base;
-        if (col === truth[r]) continue;
+        if (col === truth[r]) {
+          found = true;
+          continue;
+        }
         const v = scores[row + col]!;
         g += v > t ? 1 : 0;
         e += v === t ? 1 : 0;
@@ -120,7 +124,8 @@ export class TsFilterIndex implements FilterIndexHandle {
       }
       out.greater[r]! -= g;
       out.equal[r]! -= e;
-      out.removed[r] = gone;
+      // -1 flags a task whose own triple is not in the index (the evaluator reports it).
+      out.removed[r] = found ? gone : -1;
     }
   }
 
