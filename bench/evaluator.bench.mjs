@@ -6,11 +6,14 @@
 //  3. WikiKG2-shaped sampled evaluation: 598,543 test triples x 500 negatives per side, fed end to end; peak RSS
 //  4. a dense WikiKG2-width slice: 256 triples x 2,500,604 entities, filtered, vs the probe
 //   node bench/evaluator.bench.mjs [--quick] [--datasets DIR]
-import { existsSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
+import * as os from "node:os";
 import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 
-import { median, printTable, root, writeResult } from "./lib.mjs";
+import { median, numpyVersion, printTable, quantile, root, writeNpyFile, writeResult } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const { RankEvaluator } = require(join(root, "dist", "cjs", "evaluation", "evaluator.js"));
@@ -19,14 +22,15 @@ const args = process.argv.slice(2);
 const quick = args.includes("--quick");
 const dsArg = args.indexOf("--datasets");
 const datasetsDir = dsArg >= 0 ? resolve(args[dsArg + 1]) : resolve(root, "..", "shared", "datasets");
+const tsChild = args.includes("--ts-fb15k");
 const addon = backend.nativeAddon();
-if (!addon) {
+if (!addon && !tsChild) {
   console.error("evaluator bench: the native addon is not loaded; build it with `npm run build:native`.");
   process.exit(1);
 }
-const info = addon.info();
-const best = info.simdLevels[info.simdLevels.length - 1].level;
-const hw = info.hardwareThreads;
+const info = addon?.info();
+const best = info?.simdLevels[info.simdLevels.length - 1].level;
+const hw = info?.hardwareThreads;
 const report = {};
 const now = () => performance.now();
 
@@ -59,14 +63,11 @@ function loadTsvDataset(name) {
 }
 
 // ---- 1. FB15k-237 ---------------------------------------------------------------------------------------------
-const fb = loadTsvDataset("fb15k-237");
-if (!fb) {
-  console.log(`note: ${datasetsDir}/fb15k-237 not found; FB15k-237 scenario skipped (pass --datasets DIR)`);
-} else {
+function fb15kBatches(fb, poolSize) {
   const N = fb.numEntities;
   const rows = fb.test.length / 3;
   const batch = 512;
-  const pool = Array.from({ length: quick ? 2 : 8 }, (_, i) => fill(new Float32Array(batch * N), 100 + i));
+  const pool = Array.from({ length: poolSize }, (_, i) => fill(new Float32Array(batch * N), 100 + i));
   const batches = [];
   for (const side of ["head", "tail"]) {
     for (let s = 0, b = 0; s < rows; s += batch, b++) {
@@ -74,10 +75,34 @@ if (!fb) {
       batches.push({ side, triples: fb.test.subarray(3 * s, 3 * e), scores: pool[b % pool.length].subarray(0, (e - s) * N) });
     }
   }
+  return { N, rows, batch, pool, batches, filterTriples: [fb.train, fb.valid, fb.test] };
+}
+
+const fb = loadTsvDataset("fb15k-237");
+if (tsChild) {
+  // The TS fallback's filtered pass, in a child process started with KGRANK_BACKEND=ts.
+  if (backend.backendInfo().backend !== "ts") throw new Error("--ts-fb15k needs KGRANK_BACKEND=ts");
+  const { batches, N, filterTriples } = fb15kBatches(fb, quick ? 2 : 8);
+  const times = [];
+  let mrr = NaN;
+  for (let rep = 0; rep < (quick ? 1 : 3); rep++) {
+    const ev = new RankEvaluator({ numEntities: N, filterTriples });
+    const t0 = now();
+    for (const b of batches) ev.addSync(b);
+    times.push(now() - t0);
+    mrr = ev.finalize().get("both.realistic.mrr");
+  }
+  process.stdout.write(JSON.stringify({ times, mrr }));
+  process.exit(0);
+}
+if (!fb) {
+  console.log(`note: ${datasetsDir}/fb15k-237 not found; FB15k-237 scenario skipped (pass --datasets DIR)`);
+} else {
+  const { N, rows, batch, pool, batches, filterTriples } = fb15kBatches(fb, quick ? 2 : 8);
   const bytes = batches.reduce((a, b) => a + b.scores.byteLength, 0);
-  const filterTriples = [fb.train, fb.valid, fb.test];
   const runs = { filtered: [], unfiltered: [], probe: [] };
   let indexMs = 0;
+  let mrr = NaN;
   for (let rep = 0; rep < (quick ? 3 : 7); rep++) {
     let t0 = now();
     for (const b of batches) addon.bandwidthRead(b.scores, best, hw);
@@ -88,6 +113,7 @@ if (!fb) {
     t0 = now();
     for (const b of batches) ev.addSync(b);
     runs.filtered.push(now() - t0);
+    mrr = ev.finalize().get("both.realistic.mrr");
     const raw = new RankEvaluator({ numEntities: N });
     t0 = now();
     for (const b of batches) raw.addSync(b);
@@ -96,10 +122,41 @@ if (!fb) {
   const fi = backend.kernels().buildFilterIndex(filterTriples, N, fb.numRelations, "tail");
   const fiHead = backend.kernels().buildFilterIndex(filterTriples, N, fb.numRelations, "head");
   const T = filterTriples.reduce((a, t) => a + t.length / 3, 0);
+  // The same pass on the TS fallback (own process) and the way PyKEEN filters and ranks, in NumPy.
+  console.error("  FB15k-237: TS fallback...");
+  const ts = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--ts-fb15k", ...args], {
+    cwd: root, env: { ...process.env, KGRANK_BACKEND: "ts" }, encoding: "utf8", maxBuffer: 1 << 24,
+  });
+  const tsOut = ts.status === 0 ? JSON.parse(ts.stdout) : (console.error(ts.stderr), null);
+  let np = null;
+  const npVersion = numpyVersion();
+  if (npVersion) {
+    console.error("  FB15k-237: NumPy peer...");
+    const tmp = mkdtempSync(join(os.tmpdir(), "kgrank-bench-"));
+    const stack = new Float32Array(pool.length * batch * N);
+    pool.forEach((p, i) => stack.set(p, i * batch * N));
+    writeNpyFile(join(tmp, "pool.npy"), stack, [pool.length, batch, N]);
+    writeNpyFile(join(tmp, "test.npy"), fb.test, [rows, 3]);
+    const all = new Int32Array(T * 3);
+    let o = 0;
+    for (const t of filterTriples) { all.set(t, o); o += t.length; }
+    writeNpyFile(join(tmp, "filter.npy"), all, [T, 3]);
+    const r = spawnSync("python3", [join(root, "bench", "numpy_evaluator.py"), join(tmp, "pool.npy"), join(tmp, "test.npy"),
+      join(tmp, "filter.npy"), String(batch), String(quick ? 1 : 3)], { encoding: "utf8", maxBuffer: 1 << 24 });
+    rmSync(tmp, { recursive: true, force: true });
+    if (r.status === 0) np = JSON.parse(r.stdout);
+    else console.error(`numpy peer failed: ${r.stderr}`);
+  }
   report.fb15k237 = {
     tasks: 2 * rows, bytes, probeMs: median(runs.probe), filteredMs: median(runs.filtered), unfilteredMs: median(runs.unfiltered),
+    filteredQuartilesMs: [quantile(runs.filtered, 0.25), quantile(runs.filtered, 0.75)],
     ratioToProbe: median(runs.filtered) / median(runs.probe), filteredVsUnfiltered: median(runs.filtered) / median(runs.unfiltered) - 1,
-    indexBuildMs: indexMs, indexBytesPerTriple: (fi.stats().bytes + fiHead.stats().bytes) / T,
+    indexBuildMs: indexMs, indexBytesPerTriple: (fi.stats().bytes + fiHead.stats().bytes) / T, mrr,
+    tsMs: tsOut ? median(tsOut.times) : null, tsMrr: tsOut?.mrr ?? null,
+    speedupVsTs: tsOut ? median(tsOut.times) / median(runs.filtered) : null,
+    numpy: npVersion, numpyMs: np ? median(np.times) * 1e3 : null, numpyCopyMs: np ? np.copy * 1e3 : null,
+    numpyBuildMs: np ? np.build * 1e3 : null, numpyMrr: np?.mrr ?? null,
+    speedupVsNumpy: np ? (median(np.times) * 1e3) / median(runs.filtered) : null,
   };
 }
 
@@ -167,7 +224,10 @@ if (!fb) {
 const f = report.fb15k237;
 const rowsOut = [];
 if (f) {
-  rowsOut.push(["FB15k-237 test, both sides, filtered", `${f.filteredMs.toFixed(0)} ms`, `${f.ratioToProbe.toFixed(2)}x probe (${f.probeMs.toFixed(0)} ms, ${(f.bytes / 2 ** 30).toFixed(2)} GiB)`, "<= 1.3x probe"]);
+  rowsOut.push(["FB15k-237 test, both sides, filtered", `${f.filteredMs.toFixed(0)} ms (q ${f.filteredQuartilesMs.map((x) => x.toFixed(0)).join("-")})`, `${f.ratioToProbe.toFixed(2)}x probe (${f.probeMs.toFixed(0)} ms, ${(f.bytes / 2 ** 30).toFixed(2)} GiB)`, "<= 1.3x probe"]);
+  rowsOut.push(["  TS fallback, same pass", f.tsMs === null ? "failed" : `${f.tsMs.toFixed(0)} ms`, f.tsMs === null ? "" : `native is ${f.speedupVsTs.toFixed(1)}x (MRR ${f.tsMrr === f.mrr ? "identical" : `${f.tsMrr} vs ${f.mrr}`})`, ""]);
+  rowsOut.push(["  NumPy, PyKEEN's filter-and-count", f.numpyMs === null ? "n/a (no numpy)" : `${f.numpyMs.toFixed(0)} ms`,
+    f.numpyMs === null ? "" : `native is ${f.speedupVsNumpy.toFixed(1)}x (MRR diff ${Math.abs(f.numpyMrr - f.mrr).toExponential(1)}; copy ${f.numpyCopyMs.toFixed(0)} ms excluded)`, ""]);
   rowsOut.push(["  filtered vs unfiltered", `${(100 * f.filteredVsUnfiltered).toFixed(1)}%`, `unfiltered ${f.unfilteredMs.toFixed(0)} ms`, "<= 10%"]);
   rowsOut.push(["  filter index (train+valid+test)", `${f.indexBuildMs.toFixed(0)} ms`, `${f.indexBytesPerTriple.toFixed(2)} bytes/triple, both sides`, "<= 12"]);
 }

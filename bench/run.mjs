@@ -5,7 +5,8 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { machine, resultsDir, root } from "./lib.mjs";
+import { machine, printTable, resultsDir, root } from "./lib.mjs";
+import { HEADER, SIMD_HEADER, simdRows, summaryRows } from "./summary.mjs";
 
 const SCENARIOS = [
   { name: "count", file: "count.bench.mjs" },
@@ -23,6 +24,7 @@ if (!existsSync(join(root, "dist", "cjs", "index.js"))) {
   process.exit(1);
 }
 
+const started = Date.now();
 const latest = { date: new Date().toISOString(), machine: machine(), args: passThrough, scenarios: {} };
 let failed = 0;
 for (const s of SCENARIOS) {
@@ -39,6 +41,14 @@ for (const s of SCENARIOS) {
   }
   latest.scenarios[s.name] = JSON.parse(readFileSync(join(resultsDir, `${s.name}.json`), "utf8"));
 }
+latest.elapsedSeconds = (Date.now() - started) / 1e3;
 writeFileSync(join(resultsDir, "latest.json"), JSON.stringify(latest, null, 2));
+console.log(`\n=== summary (${latest.machine.cpu}, ${latest.machine.cores} cores; ${latest.elapsedSeconds.toFixed(0)} s) ===`);
+printTable(HEADER, summaryRows(latest));
+const simd = simdRows(latest);
+if (simd.length) {
+  console.log("");
+  printTable(SIMD_HEADER, simd);
+}
 console.log(`\nwrote ${join(resultsDir, "latest.json")}`);
 process.exit(failed ? 1 : 0);
