@@ -10,6 +10,7 @@ export class Progress {
   readonly #total: number;
   readonly #start = Date.now();
   readonly #delayMs: number;
+  readonly #stream: NodeJS.WriteStream;
   #bar: SingleBar | null = null;
   #value = 0;
 
@@ -19,6 +20,7 @@ export class Progress {
     this.#label = label;
     this.#total = total;
     this.#delayMs = options.delayMs ?? 1000;
+    this.#stream = stream;
   }
 
   /** Advances by `n` units; the bar appears once the work has run for ~1 s. */
@@ -28,7 +30,7 @@ export class Progress {
     if (!this.#bar && Date.now() - this.#start >= this.#delayMs) {
       this.#bar = new SingleBar({
         format: `${this.#label} [{bar}] {percentage}% | {value}/{total} | ETA {eta_formatted}`,
-        stream: process.stderr,
+        stream: this.#stream,
         hideCursor: true,
         clearOnComplete: true,
       });

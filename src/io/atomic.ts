@@ -2,7 +2,7 @@
  * Atomic file output: write to a temporary name beside the target, fsync, rename. An interrupted or failed write
  * (full disk, SIGINT) leaves no partial file under the target's name; the temporary file is removed on failure.
  */
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import fs from "node:fs";
 import * as nodePath from "node:path";
 
 import { KgrankInputError } from "../errors";
@@ -13,7 +13,7 @@ const pending = new Set<string>();
 export function removePendingFiles(): void {
   for (const f of pending) {
     try {
-      unlinkSync(f);
+      fs.unlinkSync(f);
     } catch {
       // already gone
     }
@@ -47,13 +47,13 @@ export function writeFileAtomic(path: string, data: Uint8Array | string, argumen
   try {
     writeAll(tmp, bytes, argument, "wx");
     try {
-      renameSync(tmp, path);
+      fs.renameSync(tmp, path);
     } catch (e) {
       throw new KgrankInputError(argument, `cannot write ${path}: ${explain(e)}`);
     }
   } catch (e) {
     try {
-      unlinkSync(tmp);
+      fs.unlinkSync(tmp);
     } catch {
       // never created
     }
@@ -66,17 +66,17 @@ export function writeFileAtomic(path: string, data: Uint8Array | string, argumen
 function writeAll(path: string, bytes: Uint8Array, argument: string, flags: string): void {
   let fd: number;
   try {
-    fd = openSync(path, flags, 0o644);
+    fd = fs.openSync(path, flags, 0o644);
   } catch (e) {
     throw new KgrankInputError(argument, `cannot write ${path}: ${explain(e)}`);
   }
   try {
     let done = 0;
-    while (done < bytes.byteLength) done += writeSync(fd, bytes, done, Math.min(bytes.byteLength - done, 1 << 30));
-    if (!path.startsWith("/dev/")) fsyncSync(fd);
+    while (done < bytes.byteLength) done += fs.writeSync(fd, bytes, done, Math.min(bytes.byteLength - done, 1 << 30));
+    if (!path.startsWith("/dev/")) fs.fsyncSync(fd);
   } catch (e) {
     throw new KgrankInputError(argument, `cannot write ${path}: ${explain(e)}`);
   } finally {
-    closeSync(fd);
+    fs.closeSync(fd);
   }
 }
