@@ -147,6 +147,9 @@ interface EvaluateOptions {
   quiet?: boolean;
 }
 
+/** Lets signal handlers and the progress bar run between batches (the fallback's promises resolve without it). */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 const ROWS_PER_BATCH = (n: number) => Math.max(1, Math.min(4096, Math.floor((16 << 20) / n)));
 
 async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
@@ -187,6 +190,7 @@ async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
           const triples = evaluated.subarray(3 * start, 3 * Math.min(rows, start + batch));
           await evaluator.add({ triples, side, scores: scorer.scoreBatch(triples, side) });
           progress.tick(triples.length / 3);
+          await yieldToEventLoop();
         }
         continue;
       }
@@ -208,6 +212,7 @@ async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
         const end = Math.min(rows, start + batch);
         await evaluator.add({ triples: evaluated.subarray(3 * start, 3 * end), side, scores: scores.subarray(start * n, end * n) });
         progress.tick(end - start);
+        await yieldToEventLoop();
       }
     }
   } finally {
@@ -634,7 +639,11 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
       return e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.version" ? 0 : 1;
     }
     if (e instanceof KgrankError) {
-      out.stderr(`kgrank: ${e.message}\n`);
+      // Library argument names become the flags a CLI user typed.
+      const argument = e instanceof KgrankInputError ? e.argument : "";
+      const flag = FLAG_OF[argument];
+      const message = flag ? `${flag}${e.message.slice(argument.length)}` : e.message;
+      out.stderr(`kgrank: ${message.split("\n")[0]}\n`);
       return 1;
     }
     out.stderr(`kgrank: internal error: ${(e as Error)?.message ?? String(e)} (please report it; KGRANK_DEBUG=1 shows the stack)\n`);
@@ -642,6 +651,8 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
     return 70;
   }
 }
+
+const FLAG_OF: Record<string, string> = { dataset: "--dataset", "dataset-dir": "--dataset-dir", datasetDir: "--dataset-dir", metrics: "--metrics", ks: "--ks" };
 
 const defaultOut: Out = {
   stdout: (s) => process.stdout.write(s),

@@ -96,7 +96,7 @@ export function datasetDirectory(name: string | undefined, options: LoadDatasetO
   if (!existsSync(path.join(dir, "train.tsv"))) {
     if ((BUNDLED_DATASETS as readonly string[]).includes(canonical)) return { name: canonical, directory: path.join(bundledDataDir(), canonical) };
     throw new KgrankInputError(
-      "dataset-dir",
+      "datasetDir",
       `${canonical} is not bundled and ${path.join(dir, "train.tsv")} does not exist` +
         (isDir(root) ? "" : ` (no directory ${root})`) +
         `; put its train.tsv, valid.tsv and test.tsv in ${dir}, or pass --dataset-dir DIR (env KGRANK_DATASETS)`,
