@@ -8,7 +8,17 @@ export function fmt(v: number | undefined | null, digits = 4): string {
   if (v === undefined || v === null) return "";
   if (Number.isNaN(v)) return "NaN";
   if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
-  return Number.isInteger(v) ? String(v) : v.toFixed(digits);
+  if (Number.isInteger(v)) return String(v);
+  // Small values (variances, expectations over 10^4+ candidates) keep their significant digits.
+  if (Math.abs(v) < 10 ** -(digits - 1)) return v.toExponential(3);
+  return v.toFixed(digits);
+}
+
+/** A one-sided p-value: exponent notation when small, "< 1e-300" when it underflows. */
+export function fmtP(p: number): string {
+  if (Number.isNaN(p)) return "";
+  if (p < 1e-300) return "< 1e-300";
+  return p < 1e-4 ? p.toExponential(2) : p.toFixed(4);
 }
 
 /** Columns whose header starts with one of these are left-aligned; the rest (numbers) right-aligned. */

@@ -21,7 +21,7 @@ import { expectationNormalized, getMetric, listMetrics, metricValues, prepareCan
 import type { RankMetric } from "../metrics/types";
 import { FrequencyBaseline } from "../scoring/baseline";
 import { filteredCandidateCounts } from "./candidates";
-import { csv, type Format, FORMATS, fmt, json, table } from "./format";
+import { csv, type Format, FORMATS, fmt, fmtP, json, table } from "./format";
 import { Progress } from "./progress";
 
 interface Out {
@@ -488,7 +488,7 @@ function adjustCommand(
     text =
       `${ds.name} ${opts.split}, ${opts.side} side${opts.side === "both" ? "s" : ""} (${tasks} tasks), ${c.setting}\n\n` +
       table(opts.format, ["metric", "value", "random E", "random SD", "adjusted index", "value / E", "z", "p (one-sided)"], rows.map((r) => [
-        r.metric, fmt(r.value), fmt(r.expected), fmt(r.std), fmt(r.adjustedIndex), fmt(r.expectationRatio), fmt(r.z, 2), r.pValue < 1e-4 ? r.pValue.toExponential(2) : fmt(r.pValue),
+        r.metric, fmt(r.value), fmt(r.expected), fmt(r.std), fmt(r.adjustedIndex), fmt(r.expectationRatio), fmt(r.z, 2), fmtP(r.pValue),
       ])) +
       `\n\nadjusted index = (value - E) / (best - E): 0 at random, 1 when perfect; z = (value - E) / SD, as if every rank were uniform over its candidates.`;
   }
