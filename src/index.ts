@@ -32,3 +32,14 @@ export type {
   ResultSide, ResultTable,
 } from "./evaluation/results";
 export type { BootstrapOptions, IntervalTable } from "./evaluation/tabulate";
+export { FrequencyBaseline } from "./scoring/baseline";
+export type { Scorer } from "./scoring/baseline";
+export { decodeNpyData, encodeNpy, parseNpy, parseNpyHeader, readNpy, writeNpy } from "./io/npy";
+export type { NpyArray, NpyData, NpyDtype, NpyHeader } from "./io/npy";
+export { parseNpz, readNpz } from "./io/npz";
+export { parseSafetensors, readSafetensors } from "./io/safetensors";
+export { labelMaps, mapTriples, readTriples, splitTsvTriples } from "./io/tsv";
+export type { LabelMaps, TriplesFile } from "./io/tsv";
+export { BUNDLED_DATASETS, EXTERNAL_DATASETS, loadDataset } from "./io/datasets";
+export type { Dataset, LoadDatasetOptions, Split } from "./io/datasets";
+export { writeFileAtomic } from "./io/atomic";

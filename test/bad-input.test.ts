@@ -12,6 +12,7 @@ import { backendInfo } from "../src/backend";
 import {
   computeRanks, computeRanksSync, computeSampledRanksSync, countScores, countScoresSync, getMetric, KgrankInputError,
   KgrankStateError, metricValues, prepareCandidates, RankCounter, RankEvaluator, UnknownMetricError,
+  encodeNpy, loadDataset, parseNpy, parseNpz, parseSafetensors, readNpy, splitTsvTriples, writeNpy,
 } from "../src/index";
 
 const info = backendInfo();
@@ -27,6 +28,20 @@ function detached(n: number): Float32Array {
 const f32 = (n: number, v = 0.5) => new Float32Array(n).fill(v);
 const triples = Int32Array.from([0, 0, 1, 1, 0, 2]);
 const ev = () => new RankEvaluator({ numEntities: 3, filterTriples: triples });
+
+const goodNpy = encodeNpy(Float32Array.from([1, 2, 3, 4]), [2, 2]);
+/** The good file with its header dict replaced (same length, padded), e.g. to declare another shape or dtype. */
+function npyWithHeader(dict: string): Uint8Array {
+  const b = goodNpy.slice();
+  const len = new DataView(b.buffer).getUint16(8, true);
+  const text = dict.padEnd(len - 1, " ") + "\n";
+  for (let i = 0; i < len; i++) b[10 + i] = text.charCodeAt(i);
+  return b;
+}
+const int64Npy = (() => {
+  const b = encodeNpy(BigInt64Array.from([2n ** 60n]));
+  return b;
+})();
 
 interface Case {
   kind: string;
@@ -94,6 +109,23 @@ export const CASES: Case[] = [
   { kind: "non-integer numCandidates", call: () => prepareCandidates([2.5]), error: KgrankInputError, argument: "numCandidates" },
   { kind: "negative weight", call: () => prepareCandidates([3, 3], [1, -1]), error: KgrankInputError, argument: "weights" },
   { kind: "NaN weight", call: () => prepareCandidates([3, 3], [1, NaN]), error: KgrankInputError, argument: "weights" },
+  // ---- files (src/io); the CLI turns each into a one-line message and exit code 1 (test/cli.test.ts) ----------------
+  { kind: "npy truncated header", call: () => parseNpy(goodNpy.subarray(0, 40)), error: KgrankInputError, argument: "file" },
+  { kind: "npy truncated data", call: () => parseNpy(goodNpy.subarray(0, goodNpy.length - 2)), error: KgrankInputError, argument: "file" },
+  { kind: "npy lying header (shape larger than the data)", call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2000, 2000), }")), error: KgrankInputError, argument: "file" },
+  { kind: "npy giant declared shape (past 2^40 elements)", call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999, 99999999), }")), error: KgrankInputError, argument: "file" },
+  { kind: "npy wrong magic", call: () => parseNpy(Uint8Array.from([0x50, 0x4b, 3, 4, ...goodNpy.subarray(4)])), error: KgrankInputError, argument: "file" },
+  { kind: "npy unsupported dtype", call: () => parseNpy(npyWithHeader("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }")), error: KgrankInputError, argument: "file" },
+  { kind: "npy header not a dict", call: () => parseNpy(npyWithHeader("[1, 2, 3]")), error: KgrankInputError, argument: "file" },
+  { kind: "npy int64 past 2^53", call: () => parseNpy(int64Npy), error: KgrankInputError, argument: "file" },
+  { kind: "npy missing file", call: () => readNpy("/nonexistent/kgrank/scores.npy", "--scores-tail"), error: KgrankInputError, argument: "--scores-tail" },
+  { kind: "writeNpy shape not matching the data", call: () => writeNpy("/tmp/kgrank-never-written.npy", Float32Array.from([1, 2, 3]), [2, 2]), error: KgrankInputError, argument: "shape" },
+  { kind: ".npz that is not a zip", call: () => parseNpz(goodNpy), error: KgrankInputError, argument: "file" },
+  { kind: "safetensors header length past the end", call: () => parseSafetensors(Uint8Array.from([255, 255, 0, 0, 0, 0, 0, 0, 123])), error: KgrankInputError, argument: "file" },
+  { kind: "TSV with 2 columns (line named)", call: () => splitTsvTriples("a\tr\tb\na\tr\n"), error: KgrankInputError, argument: "file" },
+  { kind: "TSV with 4 columns (line named)", call: () => splitTsvTriples("a\tr\tb\tc\n"), error: KgrankInputError, argument: "file" },
+  { kind: "TSV empty field", call: () => splitTsvTriples("a\t\tb\n"), error: KgrankInputError, argument: "file" },
+  { kind: "unknown dataset", call: () => loadDataset("freebase-2"), error: KgrankInputError, argument: "dataset" },
 ];
 
 describe(`bad-input matrix on ${label}`, () => {
@@ -122,6 +154,14 @@ describe(`bad-input matrix on ${label}`, () => {
     const want = computeRanksSync({ scores: plain, numColumns: 3, trueIndices: [0, 2] });
     expect(computeRanksSync({ scores: sab, numColumns: 3, trueIndices: [0, 2] })).toEqual(want);
     expect(await computeRanks({ scores: sab, numColumns: 3, trueIndices: [0, 2] })).toEqual(want);
+  });
+
+  it("TSV with CRLF line ends, a BOM or empty lines is accepted, not an error", () => {
+    expect(splitTsvTriples("\uFEFFa\tr\tb\r\n\r\nc\tr\td\r\n\n")).toEqual([["a", "r", "b"], ["c", "r", "d"]]);
+  });
+
+  it("TSV errors name the line (1-based, blank lines counted)", () => {
+    expect(() => splitTsvTriples("a\tr\tb\n\na\tr\n")).toThrow(/^file: line 3 has 2 tab-separated fields, expected 3/);
   });
 
   it("the README's reliability section lists every kind", () => {

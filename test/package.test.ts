@@ -130,6 +130,15 @@ describe("npm package", () => {
       const r = spawnSync(bin, ["info"], { cwd: dir, env: cleanEnv(), encoding: "utf8" });
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/backend\s+native/);
+      // The main job runs from the installed package alone: bundled data, commander, no repository files.
+      const ev = spawnSync(bin, ["evaluate", "--format", "json"], { cwd: dir, env: cleanEnv(), encoding: "utf8" });
+      expect(ev.status, ev.stderr).toBe(0);
+      const j = JSON.parse(ev.stdout);
+      expect([j.dataset, j.split, j.triples]).toEqual(["nations", "test", 201]);
+      expect(j.results.both.realistic.inverse_harmonic_mean_rank).toBeGreaterThan(j.expected.both.inverse_harmonic_mean_rank);
+      const bad = spawnSync(bin, ["evaluate", "--dataset", "nope"], { cwd: dir, env: cleanEnv(), encoding: "utf8" });
+      expect(bad.status).toBe(1);
+      expect(bad.stderr.trim().split("\n")).toHaveLength(1);
     });
   });
 

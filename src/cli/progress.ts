@@ -1,0 +1,47 @@
+/**
+ * A progress bar (cli-progress) on stderr for work that runs longer than about a second. It only appears on a
+ * TTY and never with --quiet, so piped output and logs stay clean; quick runs never show it.
+ */
+import { SingleBar } from "cli-progress";
+
+export class Progress {
+  readonly #enabled: boolean;
+  readonly #label: string;
+  readonly #total: number;
+  readonly #start = Date.now();
+  readonly #delayMs: number;
+  readonly #stream: NodeJS.WriteStream;
+  #bar: SingleBar | null = null;
+  #value = 0;
+
+  constructor(label: string, total: number, options: { quiet?: boolean; stream?: NodeJS.WriteStream; delayMs?: number } = {}) {
+    const stream = options.stream ?? process.stderr;
+    this.#enabled = !options.quiet && Boolean(stream.isTTY) && total > 0;
+    this.#label = label;
+    this.#total = total;
+    this.#delayMs = options.delayMs ?? 1000;
+    this.#stream = stream;
+  }
+
+  /** Advances by `n` units; the bar appears once the work has run for ~1 s. */
+  tick(n = 1): void {
+    this.#value += n;
+    if (!this.#enabled) return;
+    if (!this.#bar && Date.now() - this.#start >= this.#delayMs) {
+      this.#bar = new SingleBar({
+        format: `${this.#label} [{bar}] {percentage}% | {value}/{total} | ETA {eta_formatted}`,
+        stream: this.#stream,
+        hideCursor: true,
+        clearOnComplete: true,
+      });
+      this.#bar.start(this.#total, this.#value);
+    } else if (this.#bar) {
+      this.#bar.update(this.#value);
+    }
+  }
+
+  stop(): void {
+    this.#bar?.stop();
+    this.#bar = null;
+  }
+}

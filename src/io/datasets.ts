@@ -1,0 +1,132 @@
+/**
+ * Link-prediction datasets as three TSV splits. Nations, Kinships and UMLS ship with the package (`data/`); the
+ * bigger benchmarks (FB15k-237, WN18RR, CoDEx-S/M) are read from a directory and stay out of the npm tarball.
+ * Ids follow PyKEEN: sorted labels of the training triples; valid/test triples with a label unseen in training
+ * are dropped and counted (FB15k-237 and WN18RR have such triples).
+ */
+import { existsSync, statSync } from "node:fs";
+import * as path from "node:path";
+
+import { KgrankInputError } from "../errors";
+import { labelMaps, mapTriples, readTsvRows } from "./tsv";
+
+export const BUNDLED_DATASETS = ["nations", "kinships", "umls"] as const;
+export const EXTERNAL_DATASETS = ["fb15k-237", "wn18rr", "codex-s", "codex-m"] as const;
+export const SPLITS = ["train", "valid", "test"] as const;
+export type Split = (typeof SPLITS)[number];
+
+const ALIASES: Record<string, string> = {
+  nations: "nations", kinships: "kinships", kinship: "kinships", umls: "umls",
+  "fb15k-237": "fb15k-237", fb15k237: "fb15k-237", "fb15k_237": "fb15k-237",
+  wn18rr: "wn18rr", "wn18-rr": "wn18rr", "codex-s": "codex-s", codexs: "codex-s", "codex-small": "codex-s",
+  "codex-m": "codex-m", codexm: "codex-m", "codex-medium": "codex-m",
+};
+
+export interface Dataset {
+  /** Canonical name, or the directory's name for a dataset read from --dataset-dir alone. */
+  name: string;
+  /** Where the splits were read from. */
+  directory: string;
+  entityLabels: string[];
+  relationLabels: string[];
+  entityToId: Map<string, number>;
+  relationToId: Map<string, number>;
+  numEntities: number;
+  numRelations: number;
+  /** t x 3 (head, relation, tail) ids per split. */
+  splits: Record<Split, Int32Array>;
+  /** Triples per split dropped because a label does not occur in train. */
+  dropped: Record<Split, number>;
+}
+
+export interface LoadDatasetOptions {
+  /**
+   * Directory holding NAME/{train,valid,test}.tsv for the non-bundled datasets (default: $KGRANK_DATASETS, else
+   * `datasets/` in the working directory). If it holds train.tsv itself, it is the dataset.
+   */
+  datasetDir?: string;
+}
+
+/** The bundled data/ folder, found from the source (src/io) or compiled (dist/cjs/io) location. */
+export function bundledDataDir(): string {
+  for (const up of [["..", ".."], ["..", "..", ".."]]) {
+    const dir = path.resolve(__dirname, ...up, "data");
+    if (existsSync(path.join(dir, "nations", "train.tsv"))) return dir;
+  }
+  return path.resolve(__dirname, "..", "..", "..", "data");
+}
+
+export function defaultDatasetDir(): string {
+  return process.env.KGRANK_DATASETS || path.resolve(process.cwd(), "datasets");
+}
+
+/** Canonical dataset name, or a KgrankInputError listing the known ones. */
+export function datasetName(name: string): string {
+  const key = typeof name === "string" ? name.trim().toLowerCase() : "";
+  const canonical = ALIASES[key];
+  if (!canonical) {
+    throw new KgrankInputError(
+      "dataset",
+      `unknown dataset ${JSON.stringify(name)}; known: ${[...BUNDLED_DATASETS, ...EXTERNAL_DATASETS].join(", ")} ` +
+        `(or --dataset-dir DIR with train.tsv, valid.tsv, test.tsv)`,
+    );
+  }
+  return canonical;
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves where a dataset's splits live. */
+export function datasetDirectory(name: string | undefined, options: LoadDatasetOptions = {}): { name: string; directory: string } {
+  if (options.datasetDir !== undefined && existsSync(path.join(options.datasetDir, "train.tsv")) && name === undefined) {
+    return { name: path.basename(path.resolve(options.datasetDir)), directory: path.resolve(options.datasetDir) };
+  }
+  const canonical = datasetName(name ?? "nations");
+  if ((BUNDLED_DATASETS as readonly string[]).includes(canonical) && options.datasetDir === undefined) {
+    return { name: canonical, directory: path.join(bundledDataDir(), canonical) };
+  }
+  const root = options.datasetDir ?? defaultDatasetDir();
+  const dir = path.join(root, canonical);
+  if (!existsSync(path.join(dir, "train.tsv"))) {
+    if ((BUNDLED_DATASETS as readonly string[]).includes(canonical)) return { name: canonical, directory: path.join(bundledDataDir(), canonical) };
+    throw new KgrankInputError(
+      "datasetDir",
+      `${canonical} is not bundled and ${path.join(dir, "train.tsv")} does not exist` +
+        (isDir(root) ? "" : ` (no directory ${root})`) +
+        `; put its train.tsv, valid.tsv and test.tsv in ${dir}, or pass --dataset-dir DIR (env KGRANK_DATASETS)`,
+    );
+  }
+  return { name: canonical, directory: dir };
+}
+
+/** Loads a dataset by name (bundled, or from `datasetDir`), with PyKEEN's ids. */
+export function loadDataset(name?: string, options: LoadDatasetOptions = {}): Dataset {
+  const { name: canonical, directory } = datasetDirectory(name, options);
+  const rows = Object.fromEntries(SPLITS.map((s) => [s, readTsvRows(path.join(directory, `${s}.tsv`), "dataset")])) as Record<
+    Split,
+    [string, string, string][]
+  >;
+  const maps = labelMaps(rows.train);
+  const splits = {} as Record<Split, Int32Array>;
+  const dropped = {} as Record<Split, number>;
+  for (const s of SPLITS) {
+    const m = mapTriples(rows[s], maps);
+    splits[s] = m.triples;
+    dropped[s] = m.dropped;
+  }
+  return {
+    name: canonical,
+    directory,
+    ...maps,
+    numEntities: maps.entityLabels.length,
+    numRelations: maps.relationLabels.length,
+    splits,
+    dropped,
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * Triples as TSV (`head<TAB>relation<TAB>tail`, one per line). `splitTsvTriples` is a small pure function over
+ * text (UTF-8 BOM and CRLF accepted, empty lines skipped, any other column count rejected with its line number);
+ * `readTriples` maps labels to ids. Ids follow PyKEEN: the sorted labels of the *training* triples, so score
+ * matrices exported from PyKEEN line up column for column.
+ */
+import { readFileSync, statSync } from "node:fs";
+
+import { KgrankInputError } from "../errors";
+import { fileError } from "./npy";
+
+/**
+ * Splits TSV text into [head, relation, tail] rows. Pure. A leading BOM and `\r\n` line ends are accepted; blank
+ * lines (empty or only whitespace) are skipped; a line with another number of tab-separated fields, or an empty
+ * field, is a KgrankInputError naming the 1-based line.
+ */
+export function splitTsvTriples(text: string, argument = "file"): [string, string, string][] {
+  const rows: [string, string, string][] = [];
+  let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  let lineNo = 0;
+  while (start <= text.length) {
+    let end = text.indexOf("\n", start);
+    if (end < 0) end = text.length;
+    lineNo++;
+    let line = text.slice(start, end);
+    if (line.endsWith("\r")) line = line.slice(0, -1);
+    start = end + 1;
+    if (line.trim() === "") continue;
+    const fields = line.split("\t");
+    if (fields.length !== 3) {
+      throw new KgrankInputError(
+        argument,
+        `line ${lineNo} has ${fields.length} tab-separated field${fields.length === 1 ? "" : "s"}, expected 3 (head<TAB>relation<TAB>tail)`,
+      );
+    }
+    if (fields.some((f) => f === "")) throw new KgrankInputError(argument, `line ${lineNo} has an empty field (head<TAB>relation<TAB>tail)`);
+    rows.push(fields as [string, string, string]);
+  }
+  return rows;
+}
+
+export interface LabelMaps {
+  /** Entity labels in id order (sorted). */
+  entityLabels: string[];
+  /** Relation labels in id order (sorted). */
+  relationLabels: string[];
+  entityToId: Map<string, number>;
+  relationToId: Map<string, number>;
+}
+
+export interface TriplesFile extends LabelMaps {
+  /** t x 3 (head, relation, tail) ids. */
+  triples: Int32Array;
+  /** Triples dropped because a label is unknown to the given maps (0 when the maps were built from this file). */
+  dropped: number;
+}
+
+/** Label maps as PyKEEN builds them from training triples: sorted distinct entity (head or tail) and relation labels. */
+export function labelMaps(rows: readonly (readonly string[])[]): LabelMaps {
+  const ents = new Set<string>();
+  const rels = new Set<string>();
+  for (const [h, r, t] of rows) {
+    ents.add(h!);
+    ents.add(t!);
+    rels.add(r!);
+  }
+  const entityLabels = [...ents].sort(byCodePoint);
+  const relationLabels = [...rels].sort(byCodePoint);
+  return {
+    entityLabels,
+    relationLabels,
+    entityToId: new Map(entityLabels.map((l, i) => [l, i])),
+    relationToId: new Map(relationLabels.map((l, i) => [l, i])),
+  };
+}
+
+/** Python's sorted() order for str: by Unicode code point (JavaScript's default sorts UTF-16 units). */
+function byCodePoint(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x - y;
+    if (x > 0xffff) i++;
+  }
+  return a.length - b.length;
+}
+
+/** Maps label rows to ids; rows with a label missing from the maps are dropped and counted. */
+export function mapTriples(rows: readonly (readonly string[])[], maps: LabelMaps): { triples: Int32Array; dropped: number } {
+  const out = new Int32Array(rows.length * 3);
+  let k = 0;
+  for (const [h, r, t] of rows) {
+    const hi = maps.entityToId.get(h!);
+    const ri = maps.relationToId.get(r!);
+    const ti = maps.entityToId.get(t!);
+    if (hi === undefined || ri === undefined || ti === undefined) continue;
+    out[k++] = hi;
+    out[k++] = ri;
+    out[k++] = ti;
+  }
+  return { triples: out.slice(0, k), dropped: rows.length - k / 3 };
+}
+
+/** Reads a TSV file of labelled triples as text (argument names the path in errors). */
+export function readTsvRows(path: string, argument = "file"): [string, string, string][] {
+  if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to a TSV file of head<TAB>relation<TAB>tail lines");
+  let text: string;
+  try {
+    if (statSync(path).isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw fileError(argument, path, e);
+  }
+  try {
+    return splitTsvTriples(text, argument);
+  } catch (e) {
+    if (e instanceof KgrankInputError) throw new KgrankInputError(argument, `${path}: ${e.message.slice(argument.length + 2)}`);
+    throw e;
+  }
+}
+
+/**
+ * Reads `head<TAB>relation<TAB>tail` triples. Without `maps` the ids come from this file's own sorted labels (use
+ * it for a training split); with the training split's maps, triples with unknown labels are dropped and counted.
+ */
+export function readTriples(path: string, options: { maps?: LabelMaps; argument?: string } = {}): TriplesFile {
+  const argument = options.argument ?? "path";
+  const rows = readTsvRows(path, argument);
+  const maps = options.maps ?? labelMaps(rows);
+  return { ...maps, ...mapTriples(rows, maps) };
+}

@@ -1,0 +1,58 @@
+/**
+ * Scorers: anything that produces score batches for (triples, side). `FrequencyBaseline` needs no training: in
+ * the spirit of PyKEEN's marginal-distribution baseline, the score of a candidate tail e for (h, r, ?) is the
+ * number of training triples (·, r, e), and of a candidate head e for (?, r, t) the number of (e, r, ·). It is
+ * deterministic and ties many candidates, which is why the rank type matters.
+ */
+import { KgrankInputError } from "../errors";
+import type { EvaluationSide } from "../evaluation/evaluator";
+import { describe } from "../validate";
+
+export interface Scorer {
+  readonly numEntities: number;
+  /** Row-major b x numEntities scores for the b triples (b x 3): column e scores e as the `side` entity. */
+  scoreBatch(triples: Int32Array, side: EvaluationSide): Float32Array;
+}
+
+export class FrequencyBaseline implements Scorer {
+  readonly numEntities: number;
+  readonly numRelations: number;
+  readonly #head: Float32Array;
+  readonly #tail: Float32Array;
+
+  constructor(train: Int32Array, numEntities: number, numRelations: number) {
+    if (!(train instanceof Int32Array) || train.length % 3 !== 0 || train.length === 0) {
+      throw new KgrankInputError("train", `must be a non-empty Int32Array of (head, relation, tail) rows, got ${describe(train)}`);
+    }
+    if (!Number.isInteger(numEntities) || numEntities < 1) throw new KgrankInputError("numEntities", `must be a positive integer, got ${describe(numEntities)}`);
+    if (!Number.isInteger(numRelations) || numRelations < 1) throw new KgrankInputError("numRelations", `must be a positive integer, got ${describe(numRelations)}`);
+    this.numEntities = numEntities;
+    this.numRelations = numRelations;
+    this.#head = new Float32Array(numRelations * numEntities);
+    this.#tail = new Float32Array(numRelations * numEntities);
+    for (let i = 0; i < train.length; i += 3) {
+      const h = train[i]!;
+      const r = train[i + 1]!;
+      const t = train[i + 2]!;
+      if (h < 0 || t < 0 || h >= numEntities || t >= numEntities || r < 0 || r >= numRelations) {
+        throw new KgrankInputError("train", `row ${i / 3}: (${h}, ${r}, ${t}) has an id outside ${numEntities} entities / ${numRelations} relations`);
+      }
+      this.#head[r * numEntities + h]! += 1;
+      this.#tail[r * numEntities + t]! += 1;
+    }
+  }
+
+  scoreBatch(triples: Int32Array, side: EvaluationSide): Float32Array {
+    if (side !== "head" && side !== "tail") throw new KgrankInputError("side", `must be "head" or "tail", got ${describe(side)}`);
+    const n = this.numEntities;
+    const rows = Math.floor(triples.length / 3);
+    const table = side === "head" ? this.#head : this.#tail;
+    const out = new Float32Array(rows * n);
+    for (let i = 0; i < rows; i++) {
+      const r = triples[3 * i + 1]!;
+      if (r < 0 || r >= this.numRelations) throw new KgrankInputError("triples", `row ${i}: relation ${r} is not in [0, ${this.numRelations})`);
+      out.set(table.subarray(r * n, (r + 1) * n), i * n);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,318 @@
+/**
+ * The `kgrank` command as a user runs it: bin/kgrank.js in a subprocess (from dist/: run `npm run build:ts` after
+ * changing src/), with this project's KGRANK_BACKEND / KGRANK_SIMD / KGRANK_THREADS passed through, so every
+ * command runs on every backend. Checks stdout, stderr and the exit code on good and bad input.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { backendInfo } from "../src/backend";
+import { FrequencyBaseline, getMetric, loadDataset, prepareCandidates, RankEvaluator, writeNpy } from "../src/index";
+import { SHARED_DATASETS } from "./helpers/datasets";
+
+const root = path.resolve(__dirname, "..");
+const bin = path.join(root, "bin", "kgrank.js");
+const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function kgrank(args: string[], env: Record<string, string> = {}): Run {
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: dir, env: { ...process.env, ...env }, encoding: "utf8", timeout: 120_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A user error: exit code != 0, one line on stderr starting with "kgrank:" or commander's "error:", no stack. */
+function expectUserError(r: Run, pattern: RegExp): void {
+  expect(r.status, r.stderr).not.toBe(0);
+  expect(r.status).not.toBe(70); // 70 = internal error
+  const lines = r.stderr.trim().split("\n");
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^(kgrank|error):/);
+  expect(r.stderr).toMatch(pattern);
+  expect(r.stderr).not.toMatch(/\n\s+at /);
+}
+
+const p = (name: string) => path.join(dir, name);
+const nations = loadDataset("nations");
+const rows = nations.splits.test.length / 3;
+const n = nations.numEntities;
+
+/** The reference: the same evaluation in-process through the library. */
+async function reference(): Promise<ReturnType<RankEvaluator["finalize"]>> {
+  const b = new FrequencyBaseline(nations.splits.train, n, nations.numRelations);
+  const ev = new RankEvaluator({ numEntities: n, filterTriples: [nations.splits.train, nations.splits.valid, nations.splits.test] });
+  for (const side of ["head", "tail"] as const) await ev.add({ triples: nations.splits.test, side, scores: b.scoreBatch(nations.splits.test, side) });
+  return ev.finalize();
+}
+
+beforeAll(() => {
+  expect(existsSync(path.join(root, "dist", "cjs", "cli", "main.js")), "run `npm run build:ts` first").toBe(true);
+  const b = new FrequencyBaseline(nations.splits.train, n, nations.numRelations);
+  writeNpy(p("head.npy"), b.scoreBatch(nations.splits.test, "head"), [rows, n]);
+  writeNpy(p("tail.npy"), b.scoreBatch(nations.splits.test, "tail"), [rows, n]);
+  writeNpy(p("tail64.npy"), Float64Array.from(b.scoreBatch(nations.splits.test, "tail")), [rows, n]);
+  writeNpy(p("narrow.npy"), new Float32Array(rows * (n - 1)), [rows, n - 1]);
+  writeNpy(p("short.npy"), new Float32Array((rows - 1) * n), [rows - 1, n]);
+  writeNpy(p("int.npy"), new Int32Array(rows * n), [rows, n]);
+  writeFileSync(p("garbage.npy"), "this is not numpy");
+  // Sampled: positives 1, negatives 0..4 -> rank from K = 5 negatives.
+  writeNpy(p("pos.npy"), new Float32Array(rows).fill(2.5));
+  writeNpy(p("neg.npy"), Float32Array.from({ length: rows * 5 }, (_, i) => i % 5), [rows, 5]);
+  writeFileSync(p("ranks.txt"), "1\n2\n\n3.5\n10\n");
+  writeFileSync(p("ranks.json"), "[1, 2, 3.5, 10]");
+  writeNpy(p("ranks.npy"), Float64Array.from([1, 2, 3.5, 10]));
+  writeFileSync(p("nc.txt"), "10\n10\n10\n14\n");
+  writeFileSync(p("nc-short.txt"), "10\n10\n");
+  writeFileSync(p("ranks-bad.txt"), "1\ntwo\n");
+  writeFileSync(p("ranks-big.txt"), "1\n20\n3\n4\n");
+});
+
+describe(`kgrank on ${backendInfo().backend}`, () => {
+  it("info reports this project's backend", () => {
+    const r = kgrank(["info", "--format", "json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const info = JSON.parse(r.stdout);
+    expect(info.backend).toBe(backendInfo().backend);
+    expect(info.simd).toBe(backendInfo().simd);
+    expect(info.version).toBe(JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).version);
+    expect(kgrank(["info"]).stdout).toMatch(/^backend\s+\w+/m);
+  });
+
+  it("--help works for the program and every command; no command prints the help", () => {
+    for (const args of [["--help"], ["evaluate", "--help"], ["metrics", "--help"], ["adjust", "--help"], ["expectations", "--help"], ["info", "--help"], []]) {
+      const r = kgrank(args);
+      expect(r.status, args.join(" ")).toBe(0);
+      expect(r.stdout, args.join(" ")).toMatch(/Usage: kgrank/);
+    }
+    expect(kgrank(["evaluate", "--help"]).stdout).toMatch(/--scores-head/);
+  });
+
+  it("evaluate (no options): the bundled Nations table, equal to the library's results", async () => {
+    const r = kgrank(["evaluate"]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toBe(""); // piped: no progress bar, no notes
+    expect(r.stdout).toMatch(/nations test \(201 triples x 14 entities\), filtered by train\+valid\+test, frequency baseline/);
+    const ref = await reference();
+    const line = r.stdout.split("\n").find((l) => l.startsWith("inverse_harmonic_mean_rank "))!;
+    const cells = line.trim().split(/\s+/);
+    // head opt/real/pess, tail opt/real/pess, both opt/real/pess, random E
+    expect(cells.slice(1).map(Number)).toEqual(
+      [
+        ref.get("head.optimistic.mrr"), ref.get("head.realistic.mrr"), ref.get("head.pessimistic.mrr"),
+        ref.get("tail.optimistic.mrr"), ref.get("tail.realistic.mrr"), ref.get("tail.pessimistic.mrr"),
+        ref.get("both.optimistic.mrr"), ref.get("both.realistic.mrr"), ref.get("both.pessimistic.mrr"), ref.expected("mrr")!,
+      ].map((v) => Number(v.toFixed(4))),
+    );
+    for (const key of ["hits_at_10", "z_inverse_harmonic_mean_rank", "adjusted_arithmetic_mean_rank_index", "median_rank", "mean_rank_width"]) {
+      expect(r.stdout).toContain(key);
+    }
+  });
+
+  it("evaluate --format json equals the library's results exactly; score files give the baseline's numbers", async () => {
+    const ref = await reference();
+    const base = JSON.parse(kgrank(["evaluate", "--format", "json"]).stdout);
+    expect(base.results).toEqual(JSON.parse(JSON.stringify(ref.toJSON())));
+    expect(base.expected.both.inverse_harmonic_mean_rank).toBeCloseTo(ref.expected("mrr")!, 12);
+    const files = kgrank(["evaluate", "--scores-head", "head.npy", "--scores-tail", "tail64.npy", "--format", "json"]);
+    expect(files.status, files.stderr).toBe(0);
+    expect(JSON.parse(files.stdout).results).toEqual(base.results);
+    expect(JSON.parse(files.stdout).scorer).toBe("scores from files");
+  });
+
+  it("evaluate with one side's scores evaluates that side only", () => {
+    const r = kgrank(["evaluate", "--scores-tail", "tail.npy", "--format", "json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.info.tasks).toEqual({ head: 0, tail: rows });
+  });
+
+  it("evaluate --negatives-tail: sampled ranks (each positive 2.5 above 3 of 5 negatives -> realistic rank 3)", () => {
+    const r = kgrank(["evaluate", "--scores-tail", "pos.npy", "--negatives-tail", "neg.npy", "--format", "json", "--metrics", "mr,mrr"]);
+    expect(r.status, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.results.tail.realistic.arithmetic_mean_rank).toBe(3);
+    expect(j.results.tail.realistic.inverse_harmonic_mean_rank).toBeCloseTo(1 / 3, 12);
+    expect(Object.keys(j.results.tail.realistic).sort()).toEqual(["arithmetic_mean_rank", "inverse_harmonic_mean_rank"]);
+  });
+
+  it("evaluate options: --split valid, --filter, --ks, --metrics, csv, markdown, --by-relation, --bootstrap", () => {
+    const valid = JSON.parse(kgrank(["evaluate", "--split", "valid", "--format", "json"]).stdout);
+    expect(valid.triples).toBe(199);
+    const raw = JSON.parse(kgrank(["evaluate", "--filter", "none", "--format", "json"]).stdout);
+    expect(raw.info.filtered).toBe(false);
+    expect(raw.results.both.realistic.arithmetic_mean_rank).toBeGreaterThan(valid.results.both.realistic.arithmetic_mean_rank - 100);
+    const trainOnly = JSON.parse(kgrank(["evaluate", "--filter", "train", "--format", "json"]).stdout);
+    expect(trainOnly.setting).toBe("filtered by train+test"); // the evaluated split always filters (PyKEEN)
+    const ks = JSON.parse(kgrank(["evaluate", "--ks", "2,7", "--metrics", "hits@2,hits@7", "--format", "json"]).stdout);
+    expect(Object.keys(ks.results.both.realistic).sort()).toEqual(["hits_at_2", "hits_at_7"]);
+    const c = kgrank(["evaluate", "--format", "csv"]).stdout.trim().split("\n");
+    expect(c[0]).toBe("relation,side,rank_type,metric,value,expected,lower,upper");
+    expect(c.some((l) => l.startsWith("all,both,realistic,inverse_harmonic_mean_rank,"))).toBe(true);
+    expect(kgrank(["evaluate", "--format", "markdown"]).stdout).toMatch(/^\| metric \| head opti\. \|/m);
+    const rel = kgrank(["evaluate", "--by-relation"]);
+    expect(rel.stdout).toMatch(/Per relation/);
+    expect(rel.stdout).toMatch(/^embassy\s+\d+/m); // relation labels, not ids
+    const boot = JSON.parse(kgrank(["evaluate", "--bootstrap", "50", "--format", "json"]).stdout);
+    const iv = boot.intervals.both.realistic.inverse_harmonic_mean_rank;
+    expect(iv.lower).toBeLessThanOrEqual(iv.value);
+    expect(iv.upper).toBeGreaterThanOrEqual(iv.value);
+    expect(iv.upper).toBeGreaterThan(iv.lower);
+  });
+
+  it("--output writes the file atomically and prints nothing on stdout", () => {
+    const r = kgrank(["evaluate", "--format", "json", "--output", "out.json", "--quiet"]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toBe("");
+    expect(JSON.parse(readFileSync(p("out.json"), "utf8")).dataset).toBe("nations");
+    expect(readdirSync(dir).filter((f) => f.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("--output to a full disk (/dev/full) or a missing directory: one-line error, no file", () => {
+    if (existsSync("/dev/full")) expectUserError(kgrank(["evaluate", "--output", "/dev/full"]), /--output: cannot write \/dev\/full: no space left/);
+    expectUserError(kgrank(["evaluate", "--output", "nodir/out.txt"]), /--output: cannot write/);
+    expect(existsSync(p("nodir"))).toBe(false);
+  });
+
+  it("bad input to evaluate: missing file, wrong dtype, wrong shape, not npy, unknown metric/dataset/option/format", () => {
+    expectUserError(kgrank(["evaluate", "--scores-tail", "missing.npy"]), /--scores-tail: cannot read missing\.npy: no such file/);
+    expectUserError(kgrank(["evaluate", "--scores-tail", "int.npy"]), /--scores-tail: dtype i4 is not a float type/);
+    expectUserError(kgrank(["evaluate", "--scores-tail", "narrow.npy"]), /--scores-tail: shape \(201, 13\) does not match \(201, 14\)/);
+    expectUserError(kgrank(["evaluate", "--scores-head", "short.npy"]), /--scores-head: shape \(200, 14\) does not match \(201, 14\)/);
+    expectUserError(kgrank(["evaluate", "--scores-tail", "garbage.npy"]), /--scores-tail: not a valid \.npy file: wrong magic/);
+    expectUserError(kgrank(["evaluate", "--scores-tail", "pos.npy", "--negatives-tail", "short.npy"]), /--negatives-tail: shape \(200, 14\) does not match \(201, K\)/);
+    expectUserError(kgrank(["evaluate", "--negatives-tail", "neg.npy"]), /--negatives-tail: needs --scores-tail/);
+    expectUserError(kgrank(["evaluate", "--metrics", "mrx"]), /unknown metric "mrx"; closest known names: .*mrr/);
+    expectUserError(kgrank(["evaluate", "--dataset", "fb16k"]), /unknown dataset "fb16k"/);
+    expectUserError(kgrank(["evaluate", "--dataset", "wn18rr", "--dataset-dir", "nowhere"]), /--dataset-dir: wn18rr is not bundled/);
+    expectUserError(kgrank(["evaluate", "--split", "dev"]), /--split must be valid or test/);
+    expectUserError(kgrank(["evaluate", "--filter", "train,tset"]), /--filter: "tset" is not a split/);
+    expectUserError(kgrank(["evaluate", "--format", "xml"]), /format/);
+    expectUserError(kgrank(["evaluate", "--bootstrap", "-3"]), /--bootstrap must be an integer/);
+    expectUserError(kgrank(["evaluate", "--ks", "0"]), /--ks takes positive integers/);
+    expectUserError(kgrank(["evaluate", "--bogus"]), /unknown option '--bogus'/);
+    expectUserError(kgrank(["frobnicate"]), /unknown command 'frobnicate'/);
+  });
+
+  it("a dataset directory with a malformed TSV: the file and line are named", () => {
+    const d = mkdtempSync(path.join(dir, "ds-"));
+    writeFileSync(path.join(d, "train.tsv"), "a\tr\tb\r\nb\tr\tc\r\n");
+    writeFileSync(path.join(d, "valid.tsv"), "\uFEFFa\tr\tc\n");
+    writeFileSync(path.join(d, "test.tsv"), "a\tr\tc\nb\tr\n");
+    expectUserError(kgrank(["evaluate", "--dataset-dir", d]), /test\.tsv: line 2 has 2 tab-separated fields, expected 3/);
+    writeFileSync(path.join(d, "test.tsv"), "a\tr\tc\nb\tr\ta\n");
+    const r = kgrank(["evaluate", "--dataset-dir", d, "--format", "json"]);
+    expect(r.status, r.stderr).toBe(0); // CRLF and BOM accepted
+    expect(JSON.parse(r.stdout).triples).toBe(2);
+  });
+
+  it("metrics --ranks (.txt, .json, .npy) with and without candidate counts", () => {
+    const mr = getMetric("mr");
+    for (const f of ["ranks.txt", "ranks.json", "ranks.npy"]) {
+      const r = kgrank(["metrics", "--ranks", f, "--num-candidates", "nc.txt", "--format", "json"]);
+      expect(r.status, r.stderr).toBe(0);
+      const j = JSON.parse(r.stdout);
+      const row = (k: string) => j.metrics.find((m: { metric: string }) => m.metric === k);
+      expect(row("arithmetic_mean_rank").value).toBe(4.125);
+      expect(row("arithmetic_mean_rank").expected).toBeCloseTo(mr.expectedValue(prepareCandidates([10, 10, 10, 14]) as never), 12);
+      expect(row("inverse_harmonic_mean_rank").value).toBeCloseTo((1 + 0.5 + 1 / 3.5 + 0.1) / 4, 12);
+      expect(row("z_inverse_harmonic_mean_rank")).toBeDefined();
+    }
+    const plain = kgrank(["metrics", "--ranks", "ranks.txt"]);
+    expect(plain.status, plain.stderr).toBe(0);
+    expect(plain.stdout).toMatch(/not computed \(need --num-candidates\): .*adjusted_arithmetic_mean_rank/);
+    const w = kgrank(["metrics", "--ranks", "ranks.txt", "--weights", "nc.txt", "--format", "csv"]);
+    expect(w.status, w.stderr).toBe(0);
+    expect(w.stdout.split("\n")[0]).toBe("metric,value,expected,std");
+  });
+
+  it("bad input to metrics: missing file, non-number line, length mismatch, rank above candidates, unknown metric", () => {
+    expectUserError(kgrank(["metrics", "--ranks", "nope.txt"]), /--ranks: cannot read nope\.txt: no such file/);
+    expectUserError(kgrank(["metrics", "--ranks", "ranks-bad.txt"]), /--ranks: ranks-bad\.txt line 2: "two" is not a number/);
+    expectUserError(kgrank(["metrics", "--ranks", "ranks.txt", "--num-candidates", "nc-short.txt"]), /--num-candidates: has 2 numbers but --ranks has 4/);
+    expectUserError(kgrank(["metrics", "--ranks", "ranks-big.txt", "--num-candidates", "nc.txt"]), /rank/);
+    expectUserError(kgrank(["metrics", "--ranks", "tail.npy"]), /--ranks: shape \(201, 14\) is not a vector/);
+    expectUserError(kgrank(["metrics", "--ranks", "ranks.txt", "--metrics", "hitz@3"]), /unknown metric/);
+    expectUserError(kgrank(["metrics"]), /required option '--ranks <file>'/);
+  });
+
+  it("adjust: z and adjusted index of published numbers from the filtered candidate counts", async () => {
+    const ref = await reference();
+    const mrr = ref.get("mrr");
+    // The baseline's own MRR adjusted post hoc must equal the evaluator's z-MRR and AMRI-style adjusted MRR.
+    const r = kgrank(["adjust", "--dataset", "nations", "--metric", `mrr=${mrr}`, "--metric", "hits@10=0.54", "--format", "json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.metrics[0].metric).toBe("inverse_harmonic_mean_rank");
+    expect(j.metrics[0].z).toBeCloseTo(ref.get("z_inverse_harmonic_mean_rank"), 9);
+    expect(j.metrics[0].adjustedIndex).toBeCloseTo(ref.get("adjusted_inverse_harmonic_mean_rank"), 9);
+    expect(j.metrics[0].expected).toBeCloseTo(ref.expected("mrr")!, 12);
+    expect(j.metrics[1].metric).toBe("hits_at_10");
+    expect(j.tasks).toBe(2 * rows);
+    const table = kgrank(["adjust", "--dataset", "nations", "--metric", "mrr=0.35"]);
+    expect(table.stdout).toMatch(/inverse_harmonic_mean_rank\s+0\.3500\s+0\.3844/);
+  });
+
+  it("bad input to adjust: no metric, not NAME=VALUE, unknown metric, already adjusted, no closed form", () => {
+    expectUserError(kgrank(["adjust"]), /--metric: give at least one NAME=VALUE/);
+    expectUserError(kgrank(["adjust", "--metric", "mrr"]), /--metric: "mrr" is not NAME=VALUE/);
+    expectUserError(kgrank(["adjust", "--metric", "mrx=0.3"]), /unknown metric "mrx"/);
+    expectUserError(kgrank(["adjust", "--metric", "amri=0.3"]), /already adjusted/);
+    expectUserError(kgrank(["adjust", "--metric", "median_rank=2"]), /no closed-form expectation/);
+  });
+
+  it("expectations: filtered and unfiltered E and Var per side; filtered both-side E matches evaluate's", async () => {
+    const ref = await reference();
+    const r = kgrank(["expectations", "--dataset", "nations", "--split", "test", "--format", "json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout);
+    const get = (m: string, side: string, setting: string) =>
+      j.rows.find((x: { metric: string; side: string; setting: string }) => x.metric === m && x.side === side && x.setting === setting);
+    expect(get("inverse_harmonic_mean_rank", "both", "filtered").expected).toBeCloseTo(ref.expected("mrr")!, 12);
+    expect(get("hits_at_10", "tail", "filtered").expected).toBeCloseTo(ref.expected("tail.hits@10")!, 12);
+    // Unfiltered: every task has all 14 entities as candidates: E[MR] = (14 + 1) / 2, Var = (14^2 - 1) / 12 / tasks.
+    expect(get("arithmetic_mean_rank", "head", "unfiltered").expected).toBeCloseTo(7.5, 12);
+    expect(get("arithmetic_mean_rank", "head", "unfiltered").variance).toBeCloseTo((14 * 14 - 1) / 12 / rows, 12);
+    expect(kgrank(["expectations"]).stdout).toMatch(/^arithmetic_mean_rank\s+both\s+4\.477612/m);
+    expectUserError(kgrank(["expectations", "--dataset", "nope"]), /unknown dataset/);
+  });
+
+  it("SIGINT during a long run: exit 130, a one-line message, no output file", async () => {
+    // A synthetic dataset big enough that the baseline evaluation runs for seconds: 15,000 entities, 40,000 test triples.
+    const d = mkdtempSync(path.join(dir, "big-"));
+    const E = 15000;
+    const triple = (i: number, a: number, b: number) => `e${(i * a) % E}\tr${(i * 7) % 20}\te${(i * b + 5) % E}`;
+    writeFileSync(path.join(d, "train.tsv"), Array.from({ length: 60000 }, (_, i) => triple(i, 1, 31)).join("\n") + "\n");
+    writeFileSync(path.join(d, "valid.tsv"), triple(1, 1, 31) + "\n");
+    writeFileSync(path.join(d, "test.tsv"), Array.from({ length: 40000 }, (_, i) => triple(i, 7, 13)).join("\n") + "\n");
+    const child = spawn(process.execPath, [bin, "evaluate", "--dataset-dir", d, "--filter", "none", "--output", "sigint.txt"], { cwd: dir, env: process.env });
+    let stderr = "";
+    child.stderr.on("data", (b) => (stderr += b));
+    const closed = new Promise<number | null>((res) => child.on("close", (c, sig) => res(c ?? (sig ? 128 + 2 : null))));
+    await new Promise((res) => setTimeout(res, 1500));
+    expect(child.exitCode, "the run ended before the signal: make the synthetic dataset bigger").toBeNull();
+    child.kill("SIGINT");
+    expect(await closed).toBe(130);
+    expect(stderr.trim()).toBe("kgrank: interrupted");
+    expect(existsSync(p("sigint.txt"))).toBe(false);
+    expect(readdirSync(dir).filter((f) => f.includes("sigint"))).toEqual([]);
+  });
+
+  const fb = existsSync(path.join(SHARED_DATASETS, "fb15k-237", "train.tsv"));
+  it.skipIf(!fb)("adjust on FB15k-237 from --dataset-dir: 2 x 20,438 filtered tasks over 14,505 entities", () => {
+    const r = kgrank(["adjust", "--dataset", "fb15k-237", "--dataset-dir", SHARED_DATASETS, "--metric", "mrr=0.35", "--format", "json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.tasks).toBe(2 * 20438);
+    expect(j.metrics[0].expected).toBeGreaterThan(0);
+    expect(j.metrics[0].expected).toBeLessThan(0.01);
+    expect(j.metrics[0].z).toBeGreaterThan(100);
+  });
+});

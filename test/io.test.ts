@@ -1,0 +1,385 @@
+/**
+ * src/io: .npy (every version, byte order, memory order and dtype), .npz, safetensors, TSV triples with PyKEEN ids,
+ * datasets and atomic writes. Files are built byte by byte here from the format specs (independently of
+ * encodeNpy); when NumPy is installed, files NumPy itself wrote are read too.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import fs, { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { zipSync } from "fflate";
+import { afterAll, describe, expect, it, vi } from "vitest";
+
+import {
+  encodeNpy, FrequencyBaseline, KgrankInputError, loadDataset, parseNpyHeader, readNpy, readNpz, readSafetensors, readTriples,
+  splitTsvTriples, writeFileAtomic, writeNpy,
+} from "../src/index";
+import { filteredCandidateCounts } from "../src/cli/candidates";
+import { loadBundled, loadShared, SHARED_DATASETS } from "./helpers/datasets";
+
+const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-io-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A .npy file image from a header dict string and raw data bytes (spec: magic, version, header length, header). */
+function npyBytes(dict: string, data: Uint8Array, version = 1): Uint8Array {
+  const pre = version === 1 ? 10 : 12;
+  const total = Math.ceil((pre + dict.length + 1) / 64) * 64;
+  const header = dict.padEnd(total - pre - 1, " ") + "\n";
+  const out = new Uint8Array(total + data.length);
+  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, version, 0]);
+  const dv = new DataView(out.buffer);
+  if (version === 1) dv.setUint16(8, header.length, true);
+  else dv.setUint32(8, header.length, true);
+  out.set(new TextEncoder().encode(header), pre);
+  out.set(data, total);
+  return out;
+}
+
+function file(name: string, bytes: Uint8Array | string): string {
+  const p = path.join(dir, name);
+  writeFileSync(p, bytes);
+  return p;
+}
+
+function bytesOf(values: number[], dtype: string, littleEndian: boolean): Uint8Array {
+  const size = Number(dtype.slice(1));
+  const buf = new Uint8Array(values.length * size);
+  const dv = new DataView(buf.buffer);
+  values.forEach((v, i) => {
+    const o = i * size;
+    switch (dtype) {
+      case "f2": dv.setUint16(o, v === 1.5 ? 0x3e00 : v === -2 ? 0xc000 : v === 0 ? 0 : 0x7c00, littleEndian); break;
+      case "f4": dv.setFloat32(o, v, littleEndian); break;
+      case "f8": dv.setFloat64(o, v, littleEndian); break;
+      case "i1": dv.setInt8(o, v); break;
+      case "u1": case "b1": dv.setUint8(o, v); break;
+      case "i2": dv.setInt16(o, v, littleEndian); break;
+      case "u2": dv.setUint16(o, v, littleEndian); break;
+      case "i4": dv.setInt32(o, v, littleEndian); break;
+      case "u4": dv.setUint32(o, v, littleEndian); break;
+      case "i8": dv.setBigInt64(o, BigInt(v), littleEndian); break;
+      case "u8": dv.setBigUint64(o, BigInt(v), littleEndian); break;
+    }
+  });
+  return buf;
+}
+
+describe("readNpy", () => {
+  const dtypes = ["f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "b1"];
+  for (const dtype of dtypes) {
+    for (const endian of ["<", ">"]) {
+      it(`reads ${endian}${dtype} in C order (2 x 3)`, () => {
+        const values = dtype === "b1" ? [1, 0, 1, 1, 0, 0] : dtype.startsWith("i") ? [0, -1, 2, -3, 4, 5] : [0, 1, 2, 3, 4, 5];
+        const descr = dtype === "b1" || dtype.endsWith("1") ? `|${dtype}` : `${endian}${dtype}`;
+        const p = file(`c-${endian === "<" ? "le" : "be"}-${dtype}.npy`, npyBytes(`{'descr': '${descr}', 'fortran_order': False, 'shape': (2, 3), }`, bytesOf(values, dtype, endian === "<")));
+        const a = readNpy(p);
+        expect(a.shape).toEqual([2, 3]);
+        expect(a.dtype).toBe(dtype);
+        expect(Array.from(a.data)).toEqual(values);
+      });
+    }
+  }
+
+  it("reads half floats (f2), both byte orders", () => {
+    for (const le of [true, false]) {
+      const p = file(`f2-${le}.npy`, npyBytes(`{'descr': '${le ? "<" : ">"}f2', 'fortran_order': False, 'shape': (3,), }`, bytesOf([1.5, -2, 99], "f2", le)));
+      const a = readNpy(p);
+      expect(a.data).toBeInstanceOf(Float32Array);
+      expect(Array.from(a.data)).toEqual([1.5, -2, Infinity]);
+    }
+  });
+
+  it("reads Fortran order into C order (2 x 3 and 2 x 3 x 2)", () => {
+    // Column-major storage of [[0,1,2],[3,4,5]] is 0,3,1,4,2,5.
+    const p = file("f.npy", npyBytes("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", bytesOf([0, 3, 1, 4, 2, 5], "f8", true)));
+    expect(Array.from(readNpy(p).data)).toEqual([0, 1, 2, 3, 4, 5]);
+    // 3-d: element (i, j, k) at Fortran offset i + 2 j + 6 k; C offset 6 i + 2 j + k.
+    const fVals: number[] = new Array(12);
+    for (let i = 0; i < 2; i++) for (let j = 0; j < 3; j++) for (let k = 0; k < 2; k++) fVals[i + 2 * j + 6 * k] = 6 * i + 2 * j + k;
+    const p3 = file("f3.npy", npyBytes("{'descr': '>i4', 'fortran_order': True, 'shape': (2, 3, 2), }", bytesOf(fVals, "i4", false)));
+    expect(Array.from(readNpy(p3).data)).toEqual([...Array(12).keys()]);
+  });
+
+  it("reads format versions 2.0 and 3.0 (4-byte header length; 3.0 has a UTF-8 header)", () => {
+    for (const v of [2, 3]) {
+      const p = file(`v${v}.npy`, npyBytes("{'descr': '<i4', 'fortran_order': False, 'shape': (4,), }", bytesOf([7, 8, 9, 10], "i4", true), v));
+      expect(Array.from(readNpy(p).data)).toEqual([7, 8, 9, 10]);
+    }
+  });
+
+  it("reads 0-d and empty arrays", () => {
+    expect(Array.from(readNpy(file("0d.npy", npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", bytesOf([3.25], "f8", true)))).data)).toEqual([3.25]);
+    const e = readNpy(file("empty.npy", npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 5), }", new Uint8Array(0))));
+    expect(e.shape).toEqual([0, 5]);
+    expect(e.data.length).toBe(0);
+  });
+
+  it("int64 past 2^53 is a typed error; up to 2^53 converts exactly", () => {
+    const ok = readNpy(file("i8ok.npy", npyBytes("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", bytesOf([2 ** 53, -(2 ** 53)], "i8", true))));
+    expect(Array.from(ok.data)).toEqual([2 ** 53, -(2 ** 53)]);
+    const big = new Uint8Array(8);
+    new DataView(big.buffer).setBigInt64(0, 2n ** 53n + 1n, true);
+    const p = file("i8big.npy", npyBytes("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", big));
+    expect(() => readNpy(p)).toThrow(/past 2\^53/);
+    expect(() => readNpy(p)).toThrow(KgrankInputError);
+  });
+
+  it("native-endian C-order data is viewed, not copied, from the buffer it was read into", () => {
+    const p = file("view.npy", npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", bytesOf([1, 2, 3], "f4", true)));
+    const a = readNpy(p);
+    expect(a.data.byteOffset).toBe(0);
+    expect(a.data.buffer.byteLength).toBe(12); // exactly the data: one buffer, no header bytes, no second copy
+  });
+
+  it("writeNpy round-trips every writable dtype and shape, and its header parses as v1.0 aligned to 64 bytes", () => {
+    const cases = [
+      Float32Array.from([1.5, -2, NaN]), Float64Array.from([Math.PI, -0]), Int8Array.from([-128, 127]), Int16Array.from([-3, 4]),
+      Int32Array.from([2 ** 31 - 1, -(2 ** 31)]), Uint8Array.from([0, 255]), Uint16Array.from([65535]), Uint32Array.from([2 ** 32 - 1]),
+    ];
+    for (const arr of cases) {
+      const p = path.join(dir, `rt-${arr.constructor.name}.npy`);
+      writeNpy(p, arr);
+      const back = readNpy(p);
+      expect(back.data.constructor).toBe(arr.constructor);
+      expect(Array.from(back.data)).toEqual(Array.from(arr));
+      const h = parseNpyHeader(readFileSync(p));
+      expect(h.version).toBe(1);
+      expect(h.dataOffset % 64).toBe(0);
+    }
+    const m = path.join(dir, "rt-matrix.npy");
+    writeNpy(m, Float32Array.from([1, 2, 3, 4, 5, 6]), [3, 2]);
+    expect(readNpy(m).shape).toEqual([3, 2]);
+    expect(() => writeNpy(m, Float32Array.from([1, 2, 3]), [2, 2])).toThrow(/shape/);
+  });
+
+  it("rejects bad files with a KgrankInputError naming the argument", () => {
+    const good = npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", bytesOf([1, 2], "f4", true));
+    const cases: [string, Uint8Array, RegExp][] = [
+      ["wrong magic", Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0, 0, 0, 0, 0]), /wrong magic/],
+      ["truncated preamble", good.subarray(0, 7), /preamble|truncated/],
+      ["truncated header", good.subarray(0, 30), /truncated header/],
+      ["truncated data", good.subarray(0, good.length - 1), /truncated|lying/],
+      ["giant shape", npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (100000000, 100000000), }", new Uint8Array(0)), /2\^40/],
+      ["lying shape", npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000,), }", new Uint8Array(8)), /needs 4000000 data bytes/],
+      ["unsupported dtype", npyBytes("{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }", new Uint8Array(16)), /dtype '<c16'/],
+      ["object dtype", npyBytes("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", new Uint8Array(8)), /dtype/],
+      ["version 9", Uint8Array.from([...good.subarray(0, 6), 9, 0, ...good.subarray(8)]), /version 9/],
+      ["no dict", npyBytes("hello", new Uint8Array(0)), /dict/],
+      ["negative dimension", npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", new Uint8Array(0)), /not a non-negative integer/],
+    ];
+    for (const [name, bytes, re] of cases) {
+      const p = file(`bad-${name.replace(/ /g, "-")}.npy`, bytes);
+      let err: unknown;
+      try {
+        readNpy(p, "--scores-tail");
+      } catch (e) {
+        err = e;
+      }
+      expect(err, name).toBeInstanceOf(KgrankInputError);
+      expect((err as KgrankInputError).argument, name).toBe("--scores-tail");
+      expect((err as Error).message, name).toMatch(re);
+    }
+    expect(() => readNpy(path.join(dir, "nope.npy"))).toThrow(/no such file/);
+    expect(() => readNpy(dir)).toThrow(/directory/);
+  });
+
+  it("parseNpyHeader is pure and total: random bytes never escape as anything but KgrankInputError", () => {
+    let seed = 12345;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const good = npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", new Uint8Array(24));
+    for (let i = 0; i < 2000; i++) {
+      const b = good.slice(0, Math.floor(rnd() * good.length));
+      for (let k = 0; k < 4; k++) if (b.length) b[Math.floor(rnd() * b.length)] = Math.floor(rnd() * 256);
+      try {
+        parseNpyHeader(b, "x", b.length);
+      } catch (e) {
+        expect(e).toBeInstanceOf(KgrankInputError);
+      }
+    }
+  });
+});
+
+const hasNumpy = spawnSync("python3", ["-c", "import numpy"], { encoding: "utf8" }).status === 0;
+
+describe.skipIf(!hasNumpy)("files written by NumPy", () => {
+  it("reads numpy.save output (both byte orders, Fortran order, f2, bool) and numpy reads writeNpy output", () => {
+    const py = `
+import numpy as np, sys
+d = sys.argv[1]
+np.save(d + '/np-be.npy', np.arange(12, dtype='>f8').reshape(3, 4))
+np.save(d + '/np-fortran.npy', np.asfortranarray(np.arange(12, dtype='<i2').reshape(3, 4)))
+np.save(d + '/np-f2.npy', np.array([0.5, -1.25, np.inf], dtype='f2'))
+np.save(d + '/np-bool.npy', np.array([True, False, True]))
+np.savez(d + '/np-stored.npz', a=np.arange(5, dtype='u4'), b=np.ones((2, 2), dtype='f4'))
+np.savez_compressed(d + '/np-deflated.npz', a=np.arange(5, dtype='i8'))
+x = np.load(d + '/from-js.npy'); assert x.dtype == np.float32 and x.shape == (2, 3) and x.tolist() == [[1, 2, 3], [4, 5, 6]], x
+`;
+    writeNpy(path.join(dir, "from-js.npy"), Float32Array.from([1, 2, 3, 4, 5, 6]), [2, 3]);
+    execFileSync("python3", ["-c", py, dir]);
+    expect(Array.from(readNpy(path.join(dir, "np-be.npy")).data)).toEqual([...Array(12).keys()]);
+    const f = readNpy(path.join(dir, "np-fortran.npy"));
+    expect(f.shape).toEqual([3, 4]);
+    expect(Array.from(f.data)).toEqual([...Array(12).keys()]);
+    expect(Array.from(readNpy(path.join(dir, "np-f2.npy")).data)).toEqual([0.5, -1.25, Infinity]);
+    expect(Array.from(readNpy(path.join(dir, "np-bool.npy")).data)).toEqual([1, 0, 1]);
+    const s = readNpz(path.join(dir, "np-stored.npz"));
+    expect(Object.keys(s).sort()).toEqual(["a", "b"]);
+    expect(Array.from(s.a!.data)).toEqual([0, 1, 2, 3, 4]);
+    expect(s.b!.shape).toEqual([2, 2]);
+    expect(Array.from(readNpz(path.join(dir, "np-deflated.npz")).a!.data)).toEqual([0, 1, 2, 3, 4]);
+  });
+});
+
+describe("readNpz and readSafetensors", () => {
+  it("reads stored and deflated members", () => {
+    const a = encodeNpy(Float32Array.from([1, 2, 3]));
+    const b = encodeNpy(Int32Array.from([4, 5]));
+    for (const level of [0, 6] as const) {
+      const p = file(`z${level}.npz`, zipSync({ "a.npy": a, "b.npy": b }, { level }));
+      const z = readNpz(p);
+      expect(Array.from(z.a!.data)).toEqual([1, 2, 3]);
+      expect(Array.from(z.b!.data)).toEqual([4, 5]);
+    }
+  });
+
+  it("an .npz that is not a zip, or a damaged one, is a KgrankInputError", () => {
+    expect(() => readNpz(file("notzip.npz", "hello world"), "--scores-tail")).toThrow(/not a zip/);
+    const z = zipSync({ "a.npy": encodeNpy(Float32Array.from([1, 2, 3])) }, { level: 6 });
+    expect(() => readNpz(file("damaged.npz", z.subarray(0, z.length - 30)))).toThrow(KgrankInputError);
+  });
+
+  it("reads safetensors (F32, I64, BOOL) and rejects offsets that do not fit", () => {
+    const data = new Uint8Array(12 + 16 + 2);
+    new DataView(data.buffer).setFloat32(0, 1.5, true);
+    new DataView(data.buffer).setFloat32(4, 2.5, true);
+    new DataView(data.buffer).setFloat32(8, -1, true);
+    new DataView(data.buffer).setBigInt64(12, 7n, true);
+    new DataView(data.buffer).setBigInt64(20, -9n, true);
+    data[28] = 1;
+    const header = JSON.stringify({
+      __metadata__: { format: "pt" },
+      s: { dtype: "F32", shape: [3], data_offsets: [0, 12] },
+      i: { dtype: "I64", shape: [2, 1], data_offsets: [12, 28] },
+      b: { dtype: "BOOL", shape: [2], data_offsets: [28, 30] },
+    });
+    const h = new TextEncoder().encode(header);
+    const out = new Uint8Array(8 + h.length + data.length);
+    new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
+    out.set(h, 8);
+    out.set(data, 8 + h.length);
+    const t = readSafetensors(file("t.safetensors", out));
+    expect(Array.from(t.s!.data)).toEqual([1.5, 2.5, -1]);
+    expect(Array.from(t.i!.data)).toEqual([7, -9]);
+    expect(t.i!.shape).toEqual([2, 1]);
+    expect(Array.from(t.b!.data)).toEqual([1, 0]);
+    expect(() => readSafetensors(file("t-trunc.safetensors", out.subarray(0, out.length - 3)))).toThrow(/data_offsets/);
+    expect(() => readSafetensors(file("t-bad.safetensors", "xx"))).toThrow(KgrankInputError);
+  });
+});
+
+describe("TSV triples", () => {
+  it("splitTsvTriples accepts CRLF, a BOM and blank lines, and keeps labels as strings", () => {
+    const rows = splitTsvTriples("\uFEFF00260881\t_hypernym\t00001740\r\n\r\n  \na\tr\tb\n");
+    expect(rows).toEqual([["00260881", "_hypernym", "00001740"], ["a", "r", "b"]]);
+  });
+
+  it("rejects 2 or 4 columns and empty fields, naming the line", () => {
+    expect(() => splitTsvTriples("a\tr\tb\nc\td\n")).toThrow(/line 2 has 2 tab-separated fields, expected 3/);
+    expect(() => splitTsvTriples("a\tr\tb\n\na\tr\tb\tx\n")).toThrow(/line 3 has 4/);
+    expect(() => splitTsvTriples("a\t\tb\n")).toThrow(/line 1 has an empty field/);
+  });
+
+  it("readTriples: ids are sorted training labels; other splits map through them and drop unknown labels", () => {
+    const train = file("train.tsv", "b\tr2\tc\na\tr1\tb\n");
+    const test = file("test.tsv", "a\tr2\tc\nz\tr1\ta\na\tr9\tb\n");
+    const t = readTriples(train);
+    expect(t.entityLabels).toEqual(["a", "b", "c"]);
+    expect(t.relationLabels).toEqual(["r1", "r2"]);
+    expect(Array.from(t.triples)).toEqual([1, 1, 2, 0, 0, 1]);
+    const s = readTriples(test, { maps: t });
+    expect(Array.from(s.triples)).toEqual([0, 1, 2]);
+    expect(s.dropped).toBe(2);
+    expect(() => readTriples(path.join(dir, "missing.tsv"))).toThrow(/no such file/);
+  });
+});
+
+describe("datasets", () => {
+  it("loadDataset matches an independent reader on every bundled dataset", () => {
+    for (const name of ["nations", "kinships", "umls"]) {
+      const d = loadDataset(name);
+      const ref = loadBundled(name);
+      expect(d.entityLabels).toEqual(ref.entities);
+      expect(d.relationLabels).toEqual(ref.relations);
+      for (const s of ["train", "valid", "test"] as const) expect(Array.from(d.splits[s])).toEqual(Array.from(ref.splits[s]));
+    }
+  });
+
+  it("nations has PyKEEN's sizes (14 entities, 55 relations, 201 test triples)", () => {
+    const d = loadDataset("Nations");
+    expect([d.numEntities, d.numRelations, d.splits.test.length / 3, d.dropped.test]).toEqual([14, 55, 201, 0]);
+  });
+
+  it("unknown names and missing external datasets are KgrankInputErrors with the fix", () => {
+    expect(() => loadDataset("fb16k")).toThrow(/unknown dataset "fb16k"; known: nations/);
+    expect(() => loadDataset("wn18rr", { datasetDir: path.join(dir, "none") })).toThrow(/--dataset-dir/);
+  });
+
+  const fb = loadShared("fb15k-237");
+  it.skipIf(!fb)("FB15k-237 from the shared folder: 14,505 training entities, 20,438 test triples kept, 28 dropped", () => {
+    const d = loadDataset("fb15k-237", { datasetDir: SHARED_DATASETS });
+    expect(d.numEntities).toBe(14505);
+    expect(d.splits.test.length / 3).toBe(20438);
+    expect(d.dropped.test).toBe(28);
+    expect(d.dropped.valid).toBe(9);
+    expect(d.entityLabels).toEqual(fb!.entities);
+  });
+});
+
+describe("baseline scorer and candidate counts", () => {
+  it("FrequencyBaseline scores a tail by how often it is the relation's tail in training", () => {
+    const train = Int32Array.from([0, 0, 1, 2, 0, 1, 1, 0, 2, 0, 1, 0]);
+    const b = new FrequencyBaseline(train, 3, 2);
+    expect(Array.from(b.scoreBatch(Int32Array.from([0, 0, 1]), "tail"))).toEqual([0, 2, 1]);
+    expect(Array.from(b.scoreBatch(Int32Array.from([0, 0, 1]), "head"))).toEqual([1, 1, 1]);
+    expect(Array.from(b.scoreBatch(Int32Array.from([0, 1, 0]), "head"))).toEqual([1, 0, 0]);
+    expect(() => b.scoreBatch(Int32Array.from([0, 5, 0]), "tail")).toThrow(KgrankInputError);
+  });
+
+  it("filteredCandidateCounts: N minus the other known answers", () => {
+    const train = Int32Array.from([0, 0, 1, 0, 0, 2, 3, 0, 2]);
+    const test = Int32Array.from([0, 0, 3]);
+    const c = filteredCandidateCounts(test, [train], 4, 1);
+    expect(Array.from(c.tail)).toEqual([2]); // tails of (0, 0): 1, 2 filtered; 0 and 3 remain
+    expect(Array.from(c.head)).toEqual([4]); // no other head of (0, 3)
+  });
+});
+
+describe("writeFileAtomic", () => {
+  it("writes through a temporary file and leaves nothing else behind", () => {
+    const sub = mkdtempSync(path.join(dir, "atomic-"));
+    writeFileAtomic(path.join(sub, "out.txt"), "hello");
+    expect(readFileSync(path.join(sub, "out.txt"), "utf8")).toBe("hello");
+    expect(readdirSync(sub)).toEqual(["out.txt"]);
+  });
+
+  it("a failed write (disk full) keeps the old file and removes the temporary one", () => {
+    const sub = mkdtempSync(path.join(dir, "atomic-"));
+    const target = path.join(sub, "out.txt");
+    writeFileSync(target, "old");
+    const spy = vi.spyOn(fs, "writeSync").mockImplementation(() => {
+      throw Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" });
+    });
+    try {
+      expect(() => writeFileAtomic(target, "new content", "--output")).toThrow(/--output: cannot write .*no space left/);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(readFileSync(target, "utf8")).toBe("old");
+    expect(readdirSync(sub)).toEqual(["out.txt"]);
+  });
+
+  it("/dev/full reports a full disk; a missing directory is a KgrankInputError", () => {
+    if (existsSync("/dev/full")) expect(() => writeFileAtomic("/dev/full", "x")).toThrow(/no space left/);
+    expect(() => writeFileAtomic(path.join(dir, "no", "such", "dir", "f.txt"), "x")).toThrow(KgrankInputError);
+  });
+});
