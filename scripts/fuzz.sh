@@ -46,8 +46,11 @@ for name in "${names[@]}"; do
   [ -d "native/fuzz/corpus/$name" ] && seeds=("native/fuzz/corpus/$name")
   echo "== fuzz_$name for ${seconds}s (corpus $work${seeds:+ + ${seeds[0]}})"
   log="build-fuzz/fuzz_$name.log"
+  parallel=()
+  # -jobs makes libFuzzer write fuzz-<n>.log files in the working directory: only when asked for.
+  [ "$jobs" -gt 1 ] && parallel=(-jobs="$jobs" -workers="$jobs")
   if ! "$bin" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -max_len=8192 -print_final_stats=1 \
-      -jobs="$jobs" -workers="$jobs" -artifact_prefix="$artifacts" "$work" "${seeds[@]}" >"$log" 2>&1; then
+      "${parallel[@]}" -artifact_prefix="$artifacts" "$work" "${seeds[@]}" >"$log" 2>&1; then
     tail -n 60 "$log" >&2
     echo "fuzz_$name FAILED; reproduce with: $bin $artifacts<crash file>" >&2
     ls -1 "$artifacts" >&2 || true

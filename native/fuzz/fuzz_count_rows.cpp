@@ -22,8 +22,11 @@ void run(FuzzedDataProvider& p) {
   size_t rows = p.ConsumeIntegralInRange<size_t>(0, 12);
   size_t cols = p.ConsumeIntegralInRange<size_t>(1, 70);
   const uint8_t grow = p.ConsumeIntegral<uint8_t>();
-  if (grow >= 240) cols = (size_t{1} << 20) / sizeof(T) + p.ConsumeIntegralInRange<size_t>(0, 40);  // > one piece
-  else if (grow >= 220) cols = p.ConsumeIntegralInRange<size_t>(3000, 9000), rows = std::max<size_t>(rows, 11);
+  if (grow >= 250) {
+    cols = (size_t{1} << 20) / sizeof(T) + p.ConsumeIntegralInRange<size_t>(0, 40);  // > one piece
+    rows = std::min<size_t>(rows, 3);
+  }
+  else if (grow >= 235) cols = p.ConsumeIntegralInRange<size_t>(3000, 9000), rows = std::max<size_t>(rows, 11);
   // Scores: a fuzzed pattern repeated over the matrix, so large matrices cost no more input.
   const size_t pattern_len = p.ConsumeIntegralInRange<size_t>(1, 97);
   std::vector<T> pattern(pattern_len);

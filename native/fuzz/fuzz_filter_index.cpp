@@ -112,7 +112,7 @@ void check_filtered(FuzzedDataProvider& p, const FilterIndex& idx, const std::ma
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider p(data, size);
   int32_t E, R;
-  switch (p.ConsumeIntegralInRange<int>(0, 7)) {
+  switch (p.ConsumeIntegralInRange<int>(0, 15)) {
     case 0: E = 65536, R = 65536; break;   // 16 + 16 bits: 32-bit entries, the last relation's bound is 2^32
     case 1: E = 65537, R = 65536; break;   // 17 + 16 bits: 64-bit entries
     case 2: E = 1, R = 1; break;
