@@ -169,6 +169,34 @@ describe(`async safety on ${label}`, () => {
     await expectDetached(pending, "scores");
   });
 
+  it("ChunkedBatch.add: a slice detached mid-call is rejected and not covered; re-adding it gives the same results", async () => {
+    const numEntities = 1 << 20;
+    const rows = 8;
+    const triples = Int32Array.from({ length: rows * 3 }, (_, i) => (i % 3 === 1 ? 0 : (i * 7919) % numEntities));
+    const all = new Float32Array(rows * numEntities).map((_, i) => (i * 31) % 89);
+    const trueScores = Array.from({ length: rows }, (_, r) => all[r * numEntities + triples[3 * r + 2]!]!);
+    const half = numEntities / 2;
+    const slice = (start: number) => {
+      const out = new Float32Array(rows * half);
+      for (let r = 0; r < rows; r++) out.set(all.subarray(r * numEntities + start, r * numEntities + start + half), r * half);
+      return out;
+    };
+    const reference = new RankEvaluator({ numEntities, filterTriples: triples, sides: "tail" });
+    await reference.add({ triples, side: "tail", scores: all });
+    const evaluator = new RankEvaluator({ numEntities, filterTriples: triples, sides: "tail" });
+    const batch = evaluator.chunked({ triples, side: "tail", trueScores });
+    await batch.add({ scores: slice(0), entityStart: 0 });
+    const doomed = slice(half);
+    const pending = batch.add({ scores: doomed, entityStart: half });
+    structuredClone(doomed.buffer, { transfer: [doomed.buffer as ArrayBuffer] });
+    collectAndChurn();
+    await expectDetached(pending, "scores");
+    expect(batch.entitiesSeen).toBe(half);
+    await batch.add({ scores: slice(half), entityStart: half });
+    batch.finish();
+    expect(evaluator.finalize().get("mrr")).toBe(reference.finalize().get("mrr"));
+  });
+
   it("inputs referenced only by the pending call are not collected: results equal the sync call", async () => {
     const want = computeRanksSync({ scores: bigScores(), numColumns: COLS, trueIndices });
     const pending = computeRanks({ scores: bigScores(), numColumns: COLS, trueIndices: trueIndices.slice() });
