@@ -23,7 +23,9 @@ int32_t id(FuzzedDataProvider& p, int32_t bound, bool* bad) {
   const uint8_t mode = p.ConsumeIntegral<uint8_t>();
   if (mode == 255) {
     *bad = true;
-    return p.ConsumeBool() ? -1 - p.ConsumeIntegralInRange<int32_t>(0, 3) : bound + p.ConsumeIntegralInRange<int32_t>(0, 3);
+    // Below 0, or at / above the bound where int32 has room (bound may be 2^31 - 1).
+    const int32_t k = p.ConsumeIntegralInRange<int32_t>(0, 3);
+    return p.ConsumeBool() || bound > INT32_MAX - 3 ? -1 - k : bound + k;
   }
   if (mode >= 200) return bound - 1 - p.ConsumeIntegralInRange<int32_t>(0, std::min<int32_t>(bound - 1, 3));  // top ids
   return static_cast<int32_t>(p.ConsumeIntegralInRange<uint32_t>(0, static_cast<uint32_t>(bound - 1)));
