@@ -31,16 +31,54 @@ function currentEvaluator() {
   return evaluator;
 }
 
+// ChunkedBatch: each row's true score is its own score at its true column (the triple's tail).
+const chunkTrue = Array.from({ length: 64 }, (_, r) => scores[r * 100 + triples[3 * r + 2]]);
+const columns = (from, to) => {
+  const out = new Float32Array(64 * (to - from));
+  for (let r = 0; r < 64; r++) out.set(scores.subarray(r * 100 + from, r * 100 + to), r * (to - from));
+  return out;
+};
+const leftSlice = columns(0, 50);
+const rightSlice = columns(50, 100);
+// finalize() (the metric value pass, expectations, variances) of a small evaluation restored from its state on
+// every call (an evaluator finalizes once): covers serialize / merge too.
+const finalizeState = (() => {
+  const e = new RankEvaluator({ numEntities: 100, filterTriples: triples, sides: "tail" });
+  e.addSync({ triples, side: "tail", scores });
+  return e.serialize();
+})();
+
 const entryPoints = {
   countScoresSync: () => kg.countScoresSync({ scores, numColumns: 100, thresholds: pos }),
   countScores: () => kg.countScores({ scores, numColumns: 100, thresholds: pos }),
   computeRanksSync: () => kg.computeRanksSync({ scores, numColumns: 100, trueIndices }),
   computeRanks: () => kg.computeRanks({ scores, numColumns: 100, trueIndices }),
+  computeSampledRanksSync: () => kg.computeSampledRanksSync({ positiveScores: pos, negativeScores: scores }),
   computeSampledRanks: () => kg.computeSampledRanks({ positiveScores: pos, negativeScores: scores }),
   rankCounter: () => {
     const c = new kg.RankCounter({ trueScores: pos });
     c.addSync({ scores, columnStart: 0 });
     return c.ranks();
+  },
+  rankCounterAsync: async () => {
+    const c = new kg.RankCounter({ trueScores: pos });
+    await c.add({ scores, columnStart: 0 });
+    return c.ranks();
+  },
+  chunkedBatch: async () => {
+    const b = currentEvaluator().chunked({ triples, side: "tail", trueScores: chunkTrue });
+    await b.add({ scores: leftSlice, entityStart: 0 });
+    b.addSync({ scores: rightSlice, entityStart: 50 });
+    b.finish();
+  },
+  evaluatorAddSampled: () => currentEvaluator().addSampled({ side: "tail", positiveScores: pos, negativeScores: scores }),
+  evaluatorMergeFinalize: () => RankEvaluator.merge([finalizeState]).finalize(),
+  // An async call whose input is transferred away mid-call (KgrankDetachedError): the job's pins must be released.
+  detachedMidCall: async () => {
+    const s = scores.slice();
+    const p = kg.computeRanks({ scores: s, numColumns: 100, trueIndices });
+    structuredClone(s.buffer, { transfer: [s.buffer] });
+    await p.catch(() => {});
   },
   evaluatorFilterIndex: () => new RankEvaluator({ numEntities: 100, filterTriples: triples, sides: "tail" }),
   evaluatorAdd: () => currentEvaluator().add({ triples, side: "tail", scores }),

@@ -1,5 +1,6 @@
 /** Public row-wise counting: the primitive that rank computation builds on. */
 import { kernels } from "./backend";
+import { watchDetach } from "./errors";
 import type { CountBuffers, FloatArray } from "./kernels";
 import { thresholdsFor } from "./float32";
 import { floatMatrix, integer, numberArray, options, rowCount, threadCount } from "./validate";
@@ -59,6 +60,8 @@ export function countScoresSync(args: CountScoresOptions): CountScoresResult {
 /** As countScoresSync, but runs off the JavaScript thread (native backend) and returns a Promise. */
 export async function countScores(args: CountScoresOptions): Promise<CountScoresResult> {
   const p = prepare(args);
+  const watch = watchDetach({ scores: p.scores, thresholds: p.thresholds });
   await kernels().countScoresAsync(p.scores, p.numColumns, p.thresholds, p.out, p.threads);
+  watch.check();
   return finish(p);
 }

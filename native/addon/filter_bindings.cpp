@@ -8,6 +8,7 @@
 #include "../core/count.h"
 #include "../core/filter_index.h"
 #include "common.h"
+#include "pin.h"
 
 namespace kgrank_addon {
 
@@ -186,21 +187,27 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
         : Napi::AsyncWorker(env, "kgrank:countFiltered"), job_(job), deferred_(Napi::Promise::Deferred::New(env)) {
       keep_ = Napi::Persistent(Napi::Object::New(env));
       keep_.Value().Set("index", info.This());  // the index must outlive the job
-      for (uint32_t k = 0; k < 10; ++k) keep_.Value().Set(k, info[k]);
+      for (uint32_t k = 0; k < 10; ++k) {
+        keep_.Value().Set(k, info[k]);
+        pins_.add(env, info[k]);  // no detach, no free of any array while the job runs (pin.h)
+      }
     }
     Napi::Promise promise() const { return deferred_.Promise(); }
     void Execute() override { job_.run(); }
     void OnOK() override {
+      pins_.release();
       keep_.Reset();
       deferred_.Resolve(Env().Undefined());
     }
     void OnError(const Napi::Error& e) override {
+      pins_.release();
       keep_.Reset();
       deferred_.Reject(e.Value());
     }
 
    private:
     FilteredJob job_;
+    BufferPins pins_;
     Napi::Promise::Deferred deferred_;
     Napi::ObjectReference keep_;
   };

@@ -17,11 +17,12 @@ namespace {
 
 constexpr int kLanes = 4;
 
-// 2x is an integer (ranks are validated finite and >= 1, and below 2^53). A cast, not std::floor: without SSE4.1
-// in the baseline build, floor is a library call.
+// 2x is an integer in [0, 2^53). A cast, not std::floor: without SSE4.1 in the baseline build, floor is a library
+// call. This runs before the pass has validated the ranks, so the range test comes first: casting -Inf, NaN or a
+// value below -2^63 to int64 is undefined behaviour (found by fuzz_aggregate).
 inline bool is_half_integer(double x) {
   const double t = 2 * x;
-  return t < 9007199254740992.0 && t == static_cast<double>(static_cast<int64_t>(t));
+  return t >= 0.0 && t < 9007199254740992.0 && t == static_cast<double>(static_cast<int64_t>(t));
 }
 
 // Not finite or below 1 (NaN included).

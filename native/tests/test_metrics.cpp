@@ -1,6 +1,7 @@
 // Unit tests of the metric numerics in native/core (harmonic, aggregate, expectation, sampling).
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <vector>
 
 #include "aggregate.h"
@@ -88,6 +89,22 @@ void sampling_stream() {
   CHECK_EQ(a[1], 1.0);
 }
 
+// Found by fuzz_aggregate: the half-integer test cast 2r to int64 before the rank was validated, so -Inf or a
+// rank below -2^63 was undefined behaviour (UBSan: "-inf is outside the range of representable values of type
+// 'long'"). Invalid ranks must only be counted.
+void aggregate_invalid_ranks_are_counted_without_ub() {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> r = {-inf, 2, -1e300, std::numeric_limits<double>::quiet_NaN(), 0.5, inf};
+  const double k = 2;
+  std::vector<double> out(kgrank::kAggregateFixedSlots + 1);
+  kgrank::AggregateRequest req;
+  req.median = req.mad = req.variance = true;
+  kgrank::aggregate_ranks(r.data(), nullptr, r.size(), &k, 1, req, out.data(), 1);
+  CHECK_EQ(out[kgrank::kInvalidRanks], 5.0);
+  CHECK(std::isnan(out[kgrank::kMedian]));
+  CHECK(std::isnan(out[kgrank::kMad]));
+}
+
 }  // namespace
 
 int main() {
@@ -96,5 +113,6 @@ int main() {
   aggregate_is_thread_count_independent();
   closed_forms();
   sampling_stream();
+  aggregate_invalid_ranks_are_counted_without_ub();
   TEST_MAIN_END();
 }

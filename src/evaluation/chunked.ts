@@ -184,6 +184,13 @@ export class ChunkedBatch {
     this.#pending++;
     try {
       await this.#counter.add({ scores: p.chunk, columnStart: p.cStart, threads: p.threads });
+    } catch (e) {
+      // Not counted (e.g. KgrankDetachedError: the slice was transferred mid-call): its entities are not covered,
+      // so finish() cannot succeed without them, and the slice may be added again.
+      const i = this.#ranges.findIndex(([a, b]) => a === p.start && b === p.end);
+      if (i >= 0) this.#ranges.splice(i, 1);
+      this.#covered -= p.end - p.start;
+      throw e;
     } finally {
       this.#pending--;
     }

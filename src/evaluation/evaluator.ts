@@ -4,7 +4,7 @@
  * turns them into every metric. State is O(tasks) and serialisable, so shards merge exactly.
  */
 import { backendInfo, kernels } from "../backend";
-import { KgrankInputError, KgrankStateError } from "../errors";
+import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, Side } from "../kernels";
 import { getMetric, listMetrics } from "../metrics/index";
 import type { RankMetric } from "../metrics/types";
@@ -443,6 +443,7 @@ export class RankEvaluator {
     }
     const counts = this.newCounts(p.kept);
     const th = p.scores instanceof Float32Array ? new Float32Array(p.kept) : new Float64Array(p.kept);
+    const watch = watchDetach({ scores: p.scores, anchor: p.anchor, relation: p.relation, truth: p.truth });
     this.pending++;
     try {
       if (p.index) await p.index.countFilteredAsync(p.scores, p.anchor, p.relation, p.truth, th, counts, p.threads);
@@ -450,6 +451,7 @@ export class RankEvaluator {
     } finally {
       this.pending--;
     }
+    watch.check();  // nothing is recorded from a batch whose inputs were given away mid-call
     this.record(p, counts, th);
   }
 

@@ -4,7 +4,7 @@
  * ranks come out at the end. Memory: O(rows), never rows x all candidates.
  */
 import { kernels } from "../backend";
-import { KgrankInputError, KgrankStateError } from "../errors";
+import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import { thresholdsFor } from "../float32";
 import type { CountBuffers, FloatArray } from "../kernels";
 import { describe, integer, options, threadCount } from "../validate";
@@ -99,11 +99,20 @@ export class RankCounter {
   async add(chunk: RankChunk): Promise<void> {
     const p = this.prepare(chunk);
     const counts = this.newCounts();
+    const watch = watchDetach({ scores: p.scores });
     this.pending++;
     try {
       await kernels().countScoresAsync(p.scores, p.width, p.thresholds, counts, p.threads);
     } finally {
       this.pending--;
+    }
+    try {
+      watch.check();
+    } catch (e) {
+      // Nothing is counted from a chunk given away mid-call; its columns may be added again.
+      const i = this.ranges.findIndex(([a, b]) => a === p.start && b === p.start + p.width);
+      if (i >= 0) this.ranges.splice(i, 1);
+      throw e;
     }
     this.accumulate(p, counts);
   }

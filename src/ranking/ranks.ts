@@ -9,7 +9,7 @@
  * NaN scores are not candidates. numCandidates = non-NaN candidates, the true one included.
  */
 import { kernels } from "../backend";
-import { KgrankInputError } from "../errors";
+import { KgrankInputError, watchDetach } from "../errors";
 import { thresholdsFor } from "../float32";
 import type { CountBuffers, FloatArray } from "../kernels";
 import { describe, floatMatrix, integer, options, rowCount, threadCount } from "../validate";
@@ -227,11 +227,13 @@ function runSync(job: RankJob): Ranks {
 async function runAsync(job: RankJob): Promise<Ranks> {
   const counts = newCounts(job.rows);
   const k = kernels();
+  const watch = watchDetach({ scores: job.scores, trueIndices: job.trueIndex, thresholds: job.thresholds });
   if (job.trueIndex) {
     await k.countScoresByIndexAsync(job.scores, job.numColumns, job.trueIndex, job.thresholds, counts, job.threads);
   } else {
     await k.countScoresAsync(job.scores, job.numColumns, job.thresholds, counts, job.threads);
   }
+  watch.check();
   return finish(job, counts);
 }
 

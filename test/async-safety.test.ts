@@ -1,0 +1,214 @@
+/**
+ * Async safety: the inputs of a pending async call can be neither collected nor freed under the running job.
+ * Detaching an input (structuredClone / postMessage with a transfer list, ArrayBuffer.prototype.transfer where Node
+ * has it) while the call runs must not crash - the job co-owns the memory - and the call rejects with
+ * KgrankDetachedError instead of returning results computed from data the caller gave away. Without the native fix
+ * the first test segfaulted: the transferred buffer is dropped and collected, its memory freed and reused while the
+ * worker thread still reads it.
+ */
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { describe, expect, it } from "vitest";
+
+import {
+  backendInfo,
+  computeRanks,
+  computeRanksSync,
+  computeSampledRanks,
+  computeSampledRanksSync,
+  countScores,
+  KgrankDetachedError,
+  KgrankError,
+  RankCounter,
+  RankEvaluator,
+} from "../src/index";
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
+
+const info = backendInfo();
+const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+
+// 16 rows of 2^20 columns (64 MiB of float32): above glibc's largest mmap threshold (32 MiB), so the memory is
+// always its own mapping and freeing it unmaps it - a use-after-free read then faults instead of reading stale data.
+const ROWS = 16;
+const COLS = 1 << 20;
+function bigScores(): Float32Array {
+  const s = new Float32Array(ROWS * COLS);
+  for (let i = 0; i < s.length; i++) s[i] = (i * 2654435761) % 1000;
+  return s;
+}
+const trueIndices = Int32Array.from({ length: ROWS }, (_, r) => (r * 7919) % COLS);
+
+type Detach = (buffer: ArrayBuffer) => void;
+const detachers: [string, Detach | null][] = [
+  ["structuredClone transfer", (b) => void structuredClone(b, { transfer: [b] })],
+  [
+    "MessagePort.postMessage transfer",
+    (b) => {
+      const channel = new MessageChannel();
+      channel.port1.postMessage(b, [b]);
+      channel.port1.close();
+      channel.port2.close();
+    },
+  ],
+  [
+    "ArrayBuffer.prototype.transfer",
+    typeof (ArrayBuffer.prototype as { transfer?: unknown }).transfer === "function"
+      ? (b) => void (b as unknown as { transfer(n?: number): ArrayBuffer }).transfer(8)
+      : null,
+  ],
+];
+
+// Drop the transferred copy, collect it, and churn memory so freed pages would be unmapped or reused.
+function collectAndChurn(): void {
+  gc();
+  gc();
+  const junk: Float32Array[] = [];
+  for (let i = 0; i < 4; i++) junk.push(new Float32Array(ROWS * COLS / 4).fill(7));
+  expect(junk.length).toBe(4);
+}
+
+// Occupies libuv's 4 worker threads for a while (the native backend's async jobs queue behind them), so a job
+// queued next starts only after the test has detached its input and collected the memory: without the fix its
+// reads are then use-after-free, deterministically. The fallback runs these inline.
+const blockerScores = new Float32Array(ROWS * COLS).fill(1);
+const blockerIndices = new Int32Array(ROWS);
+function occupyWorkers(): Promise<unknown> {
+  return Promise.all(
+    Array.from({ length: 4 }, () => computeRanks({ scores: blockerScores, numColumns: COLS, trueIndices: blockerIndices, threads: 1 })),
+  );
+}
+
+async function expectDetached(promise: Promise<unknown>, argument: string): Promise<void> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(KgrankDetachedError);
+  expect(err).toBeInstanceOf(KgrankError);
+  expect((err as KgrankDetachedError).code).toBe("KGRANK_DETACHED");
+  expect((err as KgrankDetachedError).argument).toBe(argument);
+}
+
+describe(`async safety on ${label}`, () => {
+  for (const [name, detach] of detachers) {
+    it.skipIf(detach === null)(`computeRanks: scores detached mid-call by ${name} -> KgrankDetachedError, no crash`, async () => {
+      const scores = bigScores();
+      const want = computeRanksSync({ scores: scores.slice(), numColumns: COLS, trueIndices });
+      const busy = occupyWorkers();
+      const pending = computeRanks({ scores, numColumns: COLS, trueIndices });
+      detach!(scores.buffer as ArrayBuffer);
+      expect(scores.length).toBe(0);
+      collectAndChurn();
+      await expectDetached(pending, "scores");
+      await busy;
+      // The process is intact and the next call is right.
+      const again = await computeRanks({ scores: bigScores(), numColumns: COLS, trueIndices });
+      expect(again).toEqual(want);
+    });
+  }
+
+  // In a fresh process (the built package, default backend), where nothing else holds memory: the standalone
+  // reproduction of the use-after-free (exit 139 before the fix).
+  for (const mode of ["clone", "port"]) {
+    it.skipIf(info.backend !== "native")(`a fresh process survives a ${mode} transfer of a running job's scores`, () => {
+      const child = spawnSync(process.execPath, ["--expose-gc", join(__dirname, "helpers", "detach-child.mjs"), mode], {
+        encoding: "utf8",
+        env: { ...process.env, KGRANK_BACKEND: "native" },
+      });
+      expect(child.signal).toBeNull();
+      expect(child.status).toBe(0);
+      expect(JSON.parse(child.stdout.trim())).toMatchObject({ outcome: "rejected", name: "KgrankDetachedError", code: "KGRANK_DETACHED" });
+    });
+  }
+
+  it("countScores: thresholds detached mid-call -> KgrankDetachedError", async () => {
+    const scores = bigScores();
+    const thresholds = new Float32Array(ROWS).fill(500);
+    const pending = countScores({ scores, numColumns: COLS, thresholds });
+    structuredClone(thresholds.buffer, { transfer: [thresholds.buffer as ArrayBuffer] });
+    collectAndChurn();
+    await expectDetached(pending, "thresholds");
+  });
+
+  it("computeSampledRanks: negatives detached mid-call -> KgrankDetachedError", async () => {
+    const negativeScores = bigScores();
+    const positiveScores = new Float32Array(ROWS).fill(500);
+    const pending = computeSampledRanks({ positiveScores, negativeScores });
+    structuredClone(negativeScores.buffer, { transfer: [negativeScores.buffer as ArrayBuffer] });
+    collectAndChurn();
+    await expectDetached(pending, "scores");
+  });
+
+  it("RankCounter.add: a chunk detached mid-call is rejected and not counted; the counter goes on", async () => {
+    const trueScores = new Float32Array(ROWS).fill(500);
+    const counter = new RankCounter({ trueScores });
+    const chunk = bigScores();
+    const keep = chunk.slice();
+    const pending = counter.add({ scores: chunk, columnStart: 0 });
+    structuredClone(chunk.buffer, { transfer: [chunk.buffer as ArrayBuffer] });
+    collectAndChurn();
+    await expectDetached(pending, "scores");
+    expect(counter.columnsSeen).toBe(0);
+    await counter.add({ scores: keep, columnStart: 0 });
+    expect(counter.ranks()).toEqual(computeSampledRanksSync({ positiveScores: trueScores, negativeScores: keep }));
+  });
+
+  it("RankEvaluator.add: scores detached mid-call -> KgrankDetachedError, nothing recorded", async () => {
+    const numEntities = 1 << 16;
+    const rows = 64;
+    const triples = Int32Array.from({ length: rows * 3 }, (_, i) => (i % 3 === 1 ? 0 : (i * 7919) % numEntities));
+    const evaluator = new RankEvaluator({ numEntities, filterTriples: triples, sides: "tail" });
+    const scores = new Float32Array(rows * numEntities).map((_, i) => i % 97);
+    const pending = evaluator.add({ triples, side: "tail", scores });
+    structuredClone(scores.buffer, { transfer: [scores.buffer as ArrayBuffer] });
+    collectAndChurn();
+    await expectDetached(pending, "scores");
+  });
+
+  it("ChunkedBatch.add: a slice detached mid-call is rejected and not covered; re-adding it gives the same results", async () => {
+    const numEntities = 1 << 20;
+    const rows = 8;
+    const triples = Int32Array.from({ length: rows * 3 }, (_, i) => (i % 3 === 1 ? 0 : (i * 7919) % numEntities));
+    const all = new Float32Array(rows * numEntities).map((_, i) => (i * 31) % 89);
+    const trueScores = Array.from({ length: rows }, (_, r) => all[r * numEntities + triples[3 * r + 2]!]!);
+    const half = numEntities / 2;
+    const slice = (start: number) => {
+      const out = new Float32Array(rows * half);
+      for (let r = 0; r < rows; r++) out.set(all.subarray(r * numEntities + start, r * numEntities + start + half), r * half);
+      return out;
+    };
+    const reference = new RankEvaluator({ numEntities, filterTriples: triples, sides: "tail" });
+    await reference.add({ triples, side: "tail", scores: all });
+    const evaluator = new RankEvaluator({ numEntities, filterTriples: triples, sides: "tail" });
+    const batch = evaluator.chunked({ triples, side: "tail", trueScores });
+    await batch.add({ scores: slice(0), entityStart: 0 });
+    const doomed = slice(half);
+    const pending = batch.add({ scores: doomed, entityStart: half });
+    structuredClone(doomed.buffer, { transfer: [doomed.buffer as ArrayBuffer] });
+    collectAndChurn();
+    await expectDetached(pending, "scores");
+    expect(batch.entitiesSeen).toBe(half);
+    await batch.add({ scores: slice(half), entityStart: half });
+    batch.finish();
+    expect(evaluator.finalize().get("mrr")).toBe(reference.finalize().get("mrr"));
+  });
+
+  it("inputs referenced only by the pending call are not collected: results equal the sync call", async () => {
+    const want = computeRanksSync({ scores: bigScores(), numColumns: COLS, trueIndices });
+    const pending = computeRanks({ scores: bigScores(), numColumns: COLS, trueIndices: trueIndices.slice() });
+    collectAndChurn();
+    expect(await pending).toEqual(want);
+  });
+
+  it("after the call settles the caller may detach its inputs again", async () => {
+    const scores = bigScores();
+    await computeRanks({ scores, numColumns: COLS, trueIndices });
+    const moved = structuredClone(scores.buffer, { transfer: [scores.buffer as ArrayBuffer] });
+    expect(moved.byteLength).toBe(ROWS * COLS * 4);
+    expect(scores.length).toBe(0);
+  });
+});
