@@ -41,6 +41,19 @@ function expectUserError(r: Run, pattern: RegExp): void {
 }
 
 const p = (name: string) => path.join(dir, name);
+
+let big: string | null = null;
+/** A synthetic dataset big enough that the baseline evaluation runs for seconds: 15,000 entities, 40,000 test triples. */
+function bigDataset(): string {
+  if (big) return big;
+  const d = mkdtempSync(path.join(dir, "big-"));
+  const E = 15000;
+  const triple = (i: number, a: number, b: number) => `e${(i * a) % E}\tr${(i * 7) % 20}\te${(i * b + 5) % E}`;
+  writeFileSync(path.join(d, "train.tsv"), Array.from({ length: 60000 }, (_, i) => triple(i, 1, 31)).join("\n") + "\n");
+  writeFileSync(path.join(d, "valid.tsv"), triple(1, 1, 31) + "\n");
+  writeFileSync(path.join(d, "test.tsv"), Array.from({ length: 40000 }, (_, i) => triple(i, 7, 13)).join("\n") + "\n");
+  return (big = d);
+}
 const nations = loadDataset("nations");
 const rows = nations.splits.test.length / 3;
 const n = nations.numEntities;
@@ -285,13 +298,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
   });
 
   it("SIGINT during a long run: exit 130, a one-line message, no output file", async () => {
-    // A synthetic dataset big enough that the baseline evaluation runs for seconds: 15,000 entities, 40,000 test triples.
-    const d = mkdtempSync(path.join(dir, "big-"));
-    const E = 15000;
-    const triple = (i: number, a: number, b: number) => `e${(i * a) % E}\tr${(i * 7) % 20}\te${(i * b + 5) % E}`;
-    writeFileSync(path.join(d, "train.tsv"), Array.from({ length: 60000 }, (_, i) => triple(i, 1, 31)).join("\n") + "\n");
-    writeFileSync(path.join(d, "valid.tsv"), triple(1, 1, 31) + "\n");
-    writeFileSync(path.join(d, "test.tsv"), Array.from({ length: 40000 }, (_, i) => triple(i, 7, 13)).join("\n") + "\n");
+    const d = bigDataset();
     const child = spawn(process.execPath, [bin, "evaluate", "--dataset-dir", d, "--filter", "none", "--output", "sigint.txt"], { cwd: dir, env: process.env });
     let stderr = "";
     child.stderr.on("data", (b) => (stderr += b));
@@ -303,6 +310,32 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(stderr.trim()).toBe("kgrank: interrupted");
     expect(existsSync(p("sigint.txt"))).toBe(false);
     expect(readdirSync(dir).filter((f) => f.includes("sigint"))).toEqual([]);
+  });
+
+  const hasScript = spawnSync("script", ["--version"], { encoding: "utf8" }).status === 0;
+  it.skipIf(!hasScript)("on a terminal, work over a second shows a progress bar on stderr; --quiet hides it", async () => {
+    // util-linux `script` gives the command a pseudo-terminal and records what it prints. Each run is stopped once
+    // the bar has been seen (or after 3 s for --quiet): the bar is the point, not the table.
+    const tty = async (extra: string) => {
+      const log = p(`tty${extra ? "-quiet" : ""}.log`);
+      const cmd = `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} evaluate --dataset-dir ${JSON.stringify(bigDataset())} --filter none --metrics mrr ${extra}`;
+      const child = spawn("script", ["-qfec", cmd, log], { cwd: dir, env: process.env, detached: true, stdio: "ignore" });
+      const closed = new Promise((res) => child.on("close", res));
+      const t0 = Date.now();
+      const seen = () => (existsSync(log) ? readFileSync(log, "utf8") : "");
+      while (Date.now() - t0 < (extra ? 3000 : 60_000) && !/evaluating/.test(seen()) && child.exitCode === null) {
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // already finished
+      }
+      await closed;
+      return seen();
+    };
+    expect(await tty("")).toMatch(/evaluating big-\w+ test \[[=-]+\] \d+% \| \d+\/80000/);
+    expect(await tty("--quiet")).not.toMatch(/evaluating/);
   });
 
   const fb = existsSync(path.join(SHARED_DATASETS, "fb15k-237", "train.tsv"));
