@@ -205,6 +205,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(kgrank(["evaluate", "--metrics", "mrx"]), /unknown metric "mrx"; closest known names: .*mrr/);
     expectUserError(kgrank(["evaluate", "--dataset", "fb16k"]), /unknown dataset "fb16k"/);
     expectUserError(kgrank(["evaluate", "--dataset", "wn18rr", "--dataset-dir", "nowhere"]), /--dataset-dir: wn18rr is not bundled/);
+    expectUserError(kgrank(["evaluate", "--dataset-dir", "nowhere"]), /--dataset-dir: nowhere has no train\.tsv/);
     expectUserError(kgrank(["evaluate", "--split", "dev"]), /--split must be valid or test/);
     expectUserError(kgrank(["evaluate", "--filter", "train,tset"]), /--filter: "tset" is not a split/);
     expectUserError(kgrank(["evaluate", "--format", "xml"]), /format/);
