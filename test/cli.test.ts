@@ -72,6 +72,17 @@ beforeAll(() => {
   writeNpy(p("head.npy"), b.scoreBatch(nations.splits.test, "head"), [rows, n]);
   writeNpy(p("tail.npy"), b.scoreBatch(nations.splits.test, "tail"), [rows, n]);
   writeNpy(p("tail64.npy"), Float64Array.from(b.scoreBatch(nations.splits.test, "tail")), [rows, n]);
+  // The same scores and triples in reverse order (as another tool might order its rows), as ids.
+  const rev = (m: Float32Array, width: number) => {
+    const out = new Float32Array(m.length);
+    for (let i = 0; i < m.length / width; i++) out.set(m.subarray(i * width, (i + 1) * width), m.length - (i + 1) * width);
+    return out;
+  };
+  const t = nations.splits.test;
+  writeNpy(p("rev-triples.npy"), Int32Array.from(rev(Float32Array.from(t), 3)), [rows, 3]);
+  writeNpy(p("rev-tail.npy"), rev(b.scoreBatch(t, "tail"), n), [rows, n]);
+  writeNpy(p("bad-triples.npy"), Int32Array.from([0, 0, 0, 1, 99, 1]), [2, 3]);
+  writeNpy(p("unknown-triples.npy"), BigInt64Array.from([0n, 0n, 0n]), [1, 3]);
   writeNpy(p("narrow.npy"), new Float32Array(rows * (n - 1)), [rows, n - 1]);
   writeNpy(p("short.npy"), new Float32Array((rows - 1) * n), [rows - 1, n]);
   writeNpy(p("int.npy"), new Int32Array(rows * n), [rows, n]);
@@ -159,6 +170,23 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(files.status, files.stderr).toBe(0);
     expect(JSON.parse(files.stdout).results).toEqual(base.results);
     expect(JSON.parse(files.stdout).scorer).toBe("scores from files");
+  });
+
+  it("evaluate --triples: score rows in another order line up through their id triples", () => {
+    const json = (args: string[]) => {
+      const r = kgrank([...args, "--format", "json"]);
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout);
+    };
+    const straight = json(["evaluate", "--scores-tail", "tail.npy"]);
+    const reordered = json(["evaluate", "--scores-tail", "rev-tail.npy", "--triples", "rev-triples.npy"]);
+    expect(reordered.results).toEqual(straight.results);
+    // Without --triples the reversed rows are scored against the wrong triples: the results change.
+    const misaligned = json(["evaluate", "--scores-tail", "rev-tail.npy"]);
+    expect(misaligned.results.tail.realistic.inverse_harmonic_mean_rank).not.toBeCloseTo(straight.results.tail.realistic.inverse_harmonic_mean_rank, 3);
+    expectUserError(kgrank(["evaluate", "--scores-tail", "tail.npy", "--triples", "bad-triples.npy"]), /--triples: row 1: relation id 99 is outside \[0, 55\)/);
+    expectUserError(kgrank(["evaluate", "--scores-tail", "tail.npy", "--triples", "tail.npy"]), /--triples: dtype f4 is not an integer type/);
+    expectUserError(kgrank(["evaluate", "--scores-tail", "tail.npy", "--triples", "unknown-triples.npy"]), /--scores-tail: shape \(201, 14\) does not match \(1, 14\)/);
   });
 
   it("evaluate with one side's scores evaluates that side only", () => {
