@@ -41,6 +41,19 @@ function expectUserError(r: Run, pattern: RegExp): void {
 }
 
 const p = (name: string) => path.join(dir, name);
+
+let big: string | null = null;
+/** A synthetic dataset big enough that the baseline evaluation runs for seconds: 15,000 entities, 40,000 test triples. */
+function bigDataset(): string {
+  if (big) return big;
+  const d = mkdtempSync(path.join(dir, "big-"));
+  const E = 15000;
+  const triple = (i: number, a: number, b: number) => `e${(i * a) % E}\tr${(i * 7) % 20}\te${(i * b + 5) % E}`;
+  writeFileSync(path.join(d, "train.tsv"), Array.from({ length: 60000 }, (_, i) => triple(i, 1, 31)).join("\n") + "\n");
+  writeFileSync(path.join(d, "valid.tsv"), triple(1, 1, 31) + "\n");
+  writeFileSync(path.join(d, "test.tsv"), Array.from({ length: 40000 }, (_, i) => triple(i, 7, 13)).join("\n") + "\n");
+  return (big = d);
+}
 const nations = loadDataset("nations");
 const rows = nations.splits.test.length / 3;
 const n = nations.numEntities;
@@ -59,6 +72,17 @@ beforeAll(() => {
   writeNpy(p("head.npy"), b.scoreBatch(nations.splits.test, "head"), [rows, n]);
   writeNpy(p("tail.npy"), b.scoreBatch(nations.splits.test, "tail"), [rows, n]);
   writeNpy(p("tail64.npy"), Float64Array.from(b.scoreBatch(nations.splits.test, "tail")), [rows, n]);
+  // The same scores and triples in reverse order (as another tool might order its rows), as ids.
+  const rev = (m: Float32Array, width: number) => {
+    const out = new Float32Array(m.length);
+    for (let i = 0; i < m.length / width; i++) out.set(m.subarray(i * width, (i + 1) * width), m.length - (i + 1) * width);
+    return out;
+  };
+  const t = nations.splits.test;
+  writeNpy(p("rev-triples.npy"), Int32Array.from(rev(Float32Array.from(t), 3)), [rows, 3]);
+  writeNpy(p("rev-tail.npy"), rev(b.scoreBatch(t, "tail"), n), [rows, n]);
+  writeNpy(p("bad-triples.npy"), Int32Array.from([0, 0, 0, 1, 99, 1]), [2, 3]);
+  writeNpy(p("unknown-triples.npy"), BigInt64Array.from([0n, 0n, 0n]), [1, 3]);
   writeNpy(p("narrow.npy"), new Float32Array(rows * (n - 1)), [rows, n - 1]);
   writeNpy(p("short.npy"), new Float32Array((rows - 1) * n), [rows - 1, n]);
   writeNpy(p("int.npy"), new Int32Array(rows * n), [rows, n]);
@@ -116,6 +140,27 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     }
   });
 
+  it("README's examples are what the commands print (evaluate, metrics, expectations)", () => {
+    const readme = readFileSync(path.join(root, "README.md"), "utf8");
+    /** The lines of the README's code block that follows "$ <command>", up to the closing fence. */
+    const block = (command: string) => {
+      const start = readme.indexOf(`$ ${command}\n`);
+      expect(start, command).toBeGreaterThan(0);
+      const body = readme.slice(start + command.length + 3);
+      return body.slice(0, body.indexOf("```")).trimEnd().split("\n");
+    };
+    // Machine-dependent lines (backend header, timing) are left out of the comparison.
+    const stable = (lines: string[]) => lines.filter((l) => !/^kgrank-native .*backend|^done in /.test(l)).map((l) => l.trimEnd());
+    const run = (args: string[]) => {
+      const r = kgrank(args);
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout.trimEnd().split("\n");
+    };
+    expect(stable(block("npx kgrank evaluate"))).toEqual(stable(run(["evaluate"])));
+    expect(block("npx kgrank metrics --ranks ranks.txt --num-candidates nc.txt")).toEqual(run(["metrics", "--ranks", "ranks.txt", "--num-candidates", "nc.txt"]));
+    expect(block("npx kgrank expectations --dataset nations --split test")).toEqual(run(["expectations", "--dataset", "nations", "--split", "test"]));
+  });
+
   it("evaluate --format json equals the library's results exactly; score files give the baseline's numbers", async () => {
     const ref = await reference();
     const base = JSON.parse(kgrank(["evaluate", "--format", "json"]).stdout);
@@ -125,6 +170,23 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(files.status, files.stderr).toBe(0);
     expect(JSON.parse(files.stdout).results).toEqual(base.results);
     expect(JSON.parse(files.stdout).scorer).toBe("scores from files");
+  });
+
+  it("evaluate --triples: score rows in another order line up through their id triples", () => {
+    const json = (args: string[]) => {
+      const r = kgrank([...args, "--format", "json"]);
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout);
+    };
+    const straight = json(["evaluate", "--scores-tail", "tail.npy"]);
+    const reordered = json(["evaluate", "--scores-tail", "rev-tail.npy", "--triples", "rev-triples.npy"]);
+    expect(reordered.results).toEqual(straight.results);
+    // Without --triples the reversed rows are scored against the wrong triples: the results change.
+    const misaligned = json(["evaluate", "--scores-tail", "rev-tail.npy"]);
+    expect(misaligned.results.tail.realistic.inverse_harmonic_mean_rank).not.toBeCloseTo(straight.results.tail.realistic.inverse_harmonic_mean_rank, 3);
+    expectUserError(kgrank(["evaluate", "--scores-tail", "tail.npy", "--triples", "bad-triples.npy"]), /--triples: row 1: relation id 99 is outside \[0, 55\)/);
+    expectUserError(kgrank(["evaluate", "--scores-tail", "tail.npy", "--triples", "tail.npy"]), /--triples: dtype f4 is not an integer type/);
+    expectUserError(kgrank(["evaluate", "--scores-tail", "tail.npy", "--triples", "unknown-triples.npy"]), /--scores-tail: shape \(201, 14\) does not match \(1, 14\)/);
   });
 
   it("evaluate with one side's scores evaluates that side only", () => {
@@ -192,6 +254,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(kgrank(["evaluate", "--metrics", "mrx"]), /unknown metric "mrx"; closest known names: .*mrr/);
     expectUserError(kgrank(["evaluate", "--dataset", "fb16k"]), /unknown dataset "fb16k"/);
     expectUserError(kgrank(["evaluate", "--dataset", "wn18rr", "--dataset-dir", "nowhere"]), /--dataset-dir: wn18rr is not bundled/);
+    expectUserError(kgrank(["evaluate", "--dataset-dir", "nowhere"]), /--dataset-dir: nowhere has no train\.tsv/);
     expectUserError(kgrank(["evaluate", "--split", "dev"]), /--split must be valid or test/);
     expectUserError(kgrank(["evaluate", "--filter", "train,tset"]), /--filter: "tset" is not a split/);
     expectUserError(kgrank(["evaluate", "--format", "xml"]), /format/);
@@ -285,13 +348,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
   });
 
   it("SIGINT during a long run: exit 130, a one-line message, no output file", async () => {
-    // A synthetic dataset big enough that the baseline evaluation runs for seconds: 15,000 entities, 40,000 test triples.
-    const d = mkdtempSync(path.join(dir, "big-"));
-    const E = 15000;
-    const triple = (i: number, a: number, b: number) => `e${(i * a) % E}\tr${(i * 7) % 20}\te${(i * b + 5) % E}`;
-    writeFileSync(path.join(d, "train.tsv"), Array.from({ length: 60000 }, (_, i) => triple(i, 1, 31)).join("\n") + "\n");
-    writeFileSync(path.join(d, "valid.tsv"), triple(1, 1, 31) + "\n");
-    writeFileSync(path.join(d, "test.tsv"), Array.from({ length: 40000 }, (_, i) => triple(i, 7, 13)).join("\n") + "\n");
+    const d = bigDataset();
     const child = spawn(process.execPath, [bin, "evaluate", "--dataset-dir", d, "--filter", "none", "--output", "sigint.txt"], { cwd: dir, env: process.env });
     let stderr = "";
     child.stderr.on("data", (b) => (stderr += b));
@@ -303,6 +360,32 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(stderr.trim()).toBe("kgrank: interrupted");
     expect(existsSync(p("sigint.txt"))).toBe(false);
     expect(readdirSync(dir).filter((f) => f.includes("sigint"))).toEqual([]);
+  });
+
+  const hasScript = spawnSync("script", ["--version"], { encoding: "utf8" }).status === 0;
+  it.skipIf(!hasScript)("on a terminal, work over a second shows a progress bar on stderr; --quiet hides it", async () => {
+    // util-linux `script` gives the command a pseudo-terminal and records what it prints. Each run is stopped once
+    // the bar has been seen (or after 3 s for --quiet): the bar is the point, not the table.
+    const tty = async (extra: string) => {
+      const log = p(`tty${extra ? "-quiet" : ""}.log`);
+      const cmd = `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} evaluate --dataset-dir ${JSON.stringify(bigDataset())} --filter none --metrics mrr ${extra}`;
+      const child = spawn("script", ["-qfec", cmd, log], { cwd: dir, env: process.env, detached: true, stdio: "ignore" });
+      const closed = new Promise((res) => child.on("close", res));
+      const t0 = Date.now();
+      const seen = () => (existsSync(log) ? readFileSync(log, "utf8") : "");
+      while (Date.now() - t0 < (extra ? 3000 : 60_000) && !/evaluating/.test(seen()) && child.exitCode === null) {
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // already finished
+      }
+      await closed;
+      return seen();
+    };
+    expect(await tty("")).toMatch(/evaluating big-\w+ test \[[=-]+\] \d+% \| \d+\/80000/);
+    expect(await tty("--quiet")).not.toMatch(/evaluating/);
   });
 
   const fb = existsSync(path.join(SHARED_DATASETS, "fb15k-237", "train.tsv"));

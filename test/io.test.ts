@@ -333,6 +333,17 @@ describe("datasets", () => {
     expect(d.dropped.valid).toBe(9);
     expect(d.entityLabels).toEqual(fb!.entities);
   });
+
+  const wn = loadShared("wn18rr");
+  it.skipIf(!wn)("WN18RR from the shared folder: labels keep their leading zeros; 2,924 of 3,134 test triples kept", () => {
+    const d = loadDataset("wn18rr", { datasetDir: SHARED_DATASETS });
+    expect(d.splits.test.length / 3).toBe(2924);
+    expect(d.dropped.test).toBe(210);
+    expect(d.numEntities).toBe(40559);
+    expect(d.entityLabels.every((l) => /^\d{8}$/.test(l))).toBe(true);
+    expect(d.entityLabels.some((l) => l.startsWith("0"))).toBe(true);
+    expect(d.entityLabels).toEqual(wn!.entities);
+  });
 });
 
 describe("baseline scorer and candidate counts", () => {

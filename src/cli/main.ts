@@ -109,6 +109,23 @@ function readArray(file: string, argument: string): NpyData {
   return readNpy(file, argument);
 }
 
+/** Evaluated triples as ids (rows x 3, integer .npy), e.g. PyKEEN's `mapped_triples` in the order of its score rows. */
+function readIdTriples(file: string, argument: string, ds: Dataset): Int32Array {
+  const a = readArray(file, argument);
+  if (!/^[iub]/.test(a.dtype)) throw new KgrankInputError(argument, `dtype ${a.dtype} is not an integer type: save id triples as int32 or int64`);
+  expectShape(a, [-1, 3], argument, "one (head, relation, tail) id row per score row");
+  const out = new Int32Array(a.data.length);
+  for (let i = 0; i < out.length; i++) {
+    const v = a.data[i]!;
+    const bound = i % 3 === 1 ? ds.numRelations : ds.numEntities;
+    if (v < 0 || v >= bound) {
+      throw new KgrankInputError(argument, `row ${Math.floor(i / 3)}: ${i % 3 === 1 ? "relation" : "entity"} id ${v} is outside [0, ${bound}) of ${ds.name}'s training ids`);
+    }
+    out[i] = v;
+  }
+  return out;
+}
+
 function floatScores(a: NpyData, argument: string): Float32Array | Float64Array {
   if (a.data instanceof Float32Array || a.data instanceof Float64Array) {
     if (a.dtype === "f2" || a.dtype === "f4" || a.dtype === "f8") return a.data;
@@ -134,6 +151,7 @@ interface EvaluateOptions {
   split: Split;
   scoresHead?: string;
   scoresTail?: string;
+  triples?: string;
   negativesHead?: string;
   negativesTail?: string;
   filter: string[];
@@ -155,7 +173,7 @@ const ROWS_PER_BATCH = (n: number) => Math.max(1, Math.min(4096, Math.floor((16 
 async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   const t0 = performance.now();
   const ds = datasetFrom(opts);
-  const evaluated = ds.splits[opts.split];
+  const evaluated = opts.triples ? readIdTriples(opts.triples, "--triples", ds) : ds.splits[opts.split];
   const rows = evaluated.length / 3;
   const n = ds.numEntities;
   const given = { head: opts.scoresHead, tail: opts.scoresTail };
@@ -175,7 +193,8 @@ async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   const evaluator = new RankEvaluator({
     numEntities: n,
     numRelations: ds.numRelations,
-    filterTriples: filterSet.length ? filterSet.map((s) => ds.splits[s]) : undefined,
+    // The evaluated triples always filter (PyKEEN); with --triples they are those rows, not the split's file.
+    filterTriples: filterSet.length ? [...filterSet.map((s) => ds.splits[s]), ...(opts.triples ? [evaluated] : [])] : undefined,
     sides: sides.length === 2 ? "both" : sides[0],
     ks: opts.ks,
     metrics: opts.metrics,
@@ -222,9 +241,9 @@ async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   const info = backendInfo();
   const scorerName = fromFiles ? (sampled ? "sampled scores from files" : "scores from files") : "frequency baseline";
   const setting = sampled ? "sampled negatives (unfiltered)" : filterSet.length ? `filtered by ${filterSet.join("+")}` : "unfiltered";
-  const dropped = ds.dropped[opts.split];
+  const dropped = opts.triples ? 0 : ds.dropped[opts.split];
   const title =
-    `${ds.name} ${opts.split} (${rows} triples x ${n} entities${dropped ? `; ${dropped} with labels unseen in train dropped` : ""}), ` +
+    `${ds.name} ${opts.triples ? `triples from ${path.basename(opts.triples)}` : opts.split} (${rows} triples x ${n} entities${dropped ? `; ${dropped} with labels unseen in train dropped` : ""}), ` +
     `${setting}, ${scorerName}`;
   const relations = opts.byRelation ? results.byRelation() : null;
   const relLabel = (r: number) => ds.relationLabels[r] ?? String(r);
@@ -570,6 +589,7 @@ export function buildProgram(out: Out): Command {
   )
     .option("--scores-head <file>", "head scores (.npy/.npz/.safetensors, float): rows in split order, columns in entity id order")
     .option("--scores-tail <file>", "tail scores, same layout; with --negatives-*: the true triples' scores, one per row")
+    .option("--triples <file>", "the evaluated triples as ids (rows x 3 integer .npy) in the order of the score rows, e.g. PyKEEN's mapped_triples (default: the split's TSV order)")
     .option("--negatives-head <file>", "sampled head negatives' scores (rows x K) for sampled ranking (OGB protocol)")
     .option("--negatives-tail <file>", "sampled tail negatives' scores (rows x K)")
     .option("--metrics <list>", "comma list of metrics to report (names or synonyms: mrr, hits@10, amri, ...)", listArg)
@@ -652,7 +672,7 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
   }
 }
 
-const FLAG_OF: Record<string, string> = { dataset: "--dataset", "dataset-dir": "--dataset-dir", datasetDir: "--dataset-dir", metrics: "--metrics", ks: "--ks" };
+const FLAG_OF: Record<string, string> = { triples: "--triples", dataset: "--dataset", "dataset-dir": "--dataset-dir", datasetDir: "--dataset-dir", metrics: "--metrics", ks: "--ks" };
 
 const defaultOut: Out = {
   stdout: (s) => process.stdout.write(s),

@@ -87,6 +87,13 @@ export function datasetDirectory(name: string | undefined, options: LoadDatasetO
   if (options.datasetDir !== undefined && existsSync(path.join(options.datasetDir, "train.tsv")) && name === undefined) {
     return { name: path.basename(path.resolve(options.datasetDir)), directory: path.resolve(options.datasetDir) };
   }
+  if (options.datasetDir !== undefined && name === undefined) {
+    throw new KgrankInputError(
+      "datasetDir",
+      `${options.datasetDir} has no train.tsv; point it at a folder with train.tsv, valid.tsv and test.tsv, ` +
+        `or add a dataset name to read ${path.join(options.datasetDir, "NAME")}`,
+    );
+  }
   const canonical = datasetName(name ?? "nations");
   if ((BUNDLED_DATASETS as readonly string[]).includes(canonical) && options.datasetDir === undefined) {
     return { name: canonical, directory: path.join(bundledDataDir(), canonical) };
