@@ -59,5 +59,6 @@ for name in "${names[@]}"; do
   runs="$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -n 1 || true)"
   cov="$(grep -Eo 'cov: [0-9]+' "$log" | tail -n 1 || true)"
   summary+=("fuzz_$name: ${runs:-?} runs, ${cov:-cov ?}, corpus $(ls "$work" | wc -l) inputs")
+  echo "   ${summary[-1]}"
 done
 printf '%s\n' "${summary[@]}"

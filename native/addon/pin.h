@@ -11,6 +11,9 @@
 // SharedArrayBuffers are held the same way. Pins are taken and released on the JavaScript thread.
 #pragma once
 #include <napi.h>
+#if !__has_include(<v8.h>)
+#error "kgrank's async bindings need V8's headers (v8.h) to keep job inputs alive: build against full Node headers (node-gyp does; for cmake-js, point it at the Node installation's include/node)"
+#endif
 #include <v8.h>
 
 #include <cstring>

@@ -119,6 +119,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 1: E = 65537, R = 65536; break;   // 17 + 16 bits: 64-bit entries
     case 2: E = 1, R = 1; break;
     case 3: E = 3, R = 2147483647; break;  // 2 + 31 bits: 64-bit entries, relation ids up to 2^31 - 1
+    case 4: E = 262151, R = 5; break;      // rows longer than one 1 MiB piece: column-split counting, then adjust
     default:
       E = p.ConsumeIntegralInRange<int32_t>(1, 300);
       R = p.ConsumeIntegralInRange<int32_t>(1, 40);
@@ -161,7 +162,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (auto& kv : ref) answers += kv.second.size(), keys.push_back(kv.first);
   FUZZ_CHECK(idx.num_keys() == ref.size());
   FUZZ_CHECK(idx.num_answers() == answers);
-  FUZZ_CHECK(idx.wide() == (E > 65536 || R > 65536));
+  // 64-bit entries exactly when the packed (relation, answer) needs more than 32 bits.
+  const auto bits = [](int64_t max_value) {
+    unsigned b = 1;
+    while ((int64_t{1} << b) <= max_value) ++b;
+    return b;
+  };
+  FUZZ_CHECK(idx.wide() == (bits(E - 1) + bits(R - 1) > 32));
 
   // Lookups: every known key, then fuzzed keys (some out of range).
   std::vector<Key> probes = keys;
