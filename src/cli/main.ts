@@ -13,7 +13,7 @@ import { KgrankError, KgrankInputError } from "../errors";
 import { RankEvaluator } from "../evaluation/evaluator";
 import type { RankResults } from "../evaluation/results";
 import { removePendingFiles, writeFileAtomic } from "../io/atomic";
-import { type Dataset, loadDataset, type Split, SPLITS } from "../io/datasets";
+import { BUNDLED_DATASETS, type Dataset, EXTERNAL_DATASETS, loadDataset, type Split, SPLITS } from "../io/datasets";
 import { fileError, type NpyData, readNpy } from "../io/npy";
 import { readNpz } from "../io/npz";
 import { readSafetensors } from "../io/safetensors";
@@ -514,43 +514,77 @@ function adjustCommand(
   emit(out, text, opts.output, opts.quiet);
 }
 
-function expectationsCommand(
-  opts: { dataset?: string; datasetDir?: string; split: Split; filter: string[]; ks?: number[]; format: Format; output?: string; quiet?: boolean },
-  out: Out,
-): void {
-  const ds = datasetFrom(opts);
-  const filtered = candidateCounts(ds, opts.split, opts.filter);
-  const raw = candidateCounts(ds, opts.split, ["none"]);
-  const metrics = metricSet(opts.ks, undefined).filter((m) => m.closedExpectation && !("base" in m));
-  const rows: { metric: string; side: string; setting: string; expected: number; variance: number | undefined }[] = [];
+interface ExpectationRow {
+  dataset: string;
+  metric: string;
+  side: string;
+  setting: "filtered" | "unfiltered";
+  expected: number;
+  variance: number | undefined;
+}
+
+function expectationRows(ds: Dataset, split: Split, filter: string[], metrics: RankMetric[]): { rows: ExpectationRow[]; tasks: number; setting: string } {
+  const filtered = candidateCounts(ds, split, filter);
+  const raw = candidateCounts(ds, split, ["none"]);
+  const rows: ExpectationRow[] = [];
   for (const m of metrics) {
     for (const side of ["head", "tail", "both"] as const) {
       for (const [setting, c] of [["filtered", filtered], ["unfiltered", raw]] as const) {
         const nc = prepareCandidates(c[side]);
-        rows.push({ metric: m.key, side, setting, expected: m.expectedValue(nc as never), variance: m.closedVariance ? m.variance(nc as never) : undefined });
+        rows.push({ dataset: ds.name, metric: m.key, side, setting, expected: m.expectedValue(nc as never), variance: m.closedVariance ? m.variance(nc as never) : undefined });
       }
     }
   }
-  let text: string;
-  if (opts.format === "json") {
-    text = json({ dataset: ds.name, split: opts.split, numEntities: ds.numEntities, tasks: filtered.head.length, filter: filtered.setting, rows });
-  } else if (opts.format === "csv") {
-    text = csv(["metric", "side", "setting", "expected", "variance"], rows.map((r) => [r.metric, r.side, r.setting, r.expected, r.variance]));
-  } else {
-    const get = (m: string, side: string, setting: string) => rows.find((r) => r.metric === m && r.side === side && r.setting === setting)!;
-    const header = ["metric", "side", "filtered E", "filtered Var", "unfiltered E", "unfiltered Var"];
-    const body: string[][] = [];
-    for (const m of metrics) {
-      for (const side of ["head", "tail", "both"]) {
-        const f = get(m.key, side, "filtered");
-        const u = get(m.key, side, "unfiltered");
-        body.push([m.key, side, fmt(f.expected, 6), fmt(f.variance, 6), fmt(u.expected, 6), fmt(u.variance, 6)]);
+  return { rows, tasks: filtered.head.length, setting: filtered.setting };
+}
+
+function expectationsCommand(
+  opts: { dataset?: string; datasetDir?: string; split: Split; filter: string[]; ks?: number[]; format: Format; output?: string; quiet?: boolean },
+  out: Out,
+): void {
+  const metrics = metricSet(opts.ks, undefined).filter((m) => m.closedExpectation && !("base" in m));
+  // --dataset all: every bundled dataset and every external one found under --dataset-dir (PyKEEN's Zenodo table).
+  const all = opts.dataset?.trim().toLowerCase() === "all";
+  const datasets: Dataset[] = [];
+  const missing: string[] = [];
+  if (all) {
+    for (const name of [...BUNDLED_DATASETS, ...EXTERNAL_DATASETS]) {
+      try {
+        datasets.push(loadDataset(name, { datasetDir: (BUNDLED_DATASETS as readonly string[]).includes(name) ? undefined : opts.datasetDir }));
+      } catch (e) {
+        if (!(e instanceof KgrankInputError) || e.argument !== "datasetDir") throw e;
+        missing.push(name);
       }
     }
-    text =
-      `${ds.name} ${opts.split}: ${filtered.head.length} triples, ${ds.numEntities} entities; filtered = ${filtered.setting}\n` +
-      `Expectation and variance of each metric when every rank is uniform over its candidates (closed forms).\n\n` +
-      table(opts.format, header, body, 2);
+  } else {
+    datasets.push(datasetFrom(opts));
+  }
+  const parts = datasets.map((ds) => ({ ds, ...expectationRows(ds, opts.split, opts.filter, metrics) }));
+  const rows = parts.flatMap((p) => p.rows);
+  let text: string;
+  if (opts.format === "json") {
+    const one = (p: (typeof parts)[number]) => ({ dataset: p.ds.name, split: opts.split, numEntities: p.ds.numEntities, tasks: p.tasks, filter: p.setting, rows: p.rows });
+    text = json(all ? { datasets: parts.map(one), missing } : one(parts[0]!));
+  } else if (opts.format === "csv") {
+    text = csv(["dataset", "metric", "side", "setting", "expected", "variance"], rows.map((r) => [r.dataset, r.metric, r.side, r.setting, r.expected, r.variance]));
+  } else {
+    const sections = parts.map(({ ds, rows: dsRows, tasks, setting }) => {
+      const get = (m: string, side: string, s: string) => dsRows.find((r) => r.metric === m && r.side === side && r.setting === s)!;
+      const body: string[][] = [];
+      for (const m of metrics) {
+        for (const side of ["head", "tail", "both"]) {
+          const f = get(m.key, side, "filtered");
+          const u = get(m.key, side, "unfiltered");
+          body.push([m.key, side, fmt(f.expected, 6), fmt(f.variance, 6), fmt(u.expected, 6), fmt(u.variance, 6)]);
+        }
+      }
+      return (
+        `${ds.name} ${opts.split}: ${tasks} triples, ${ds.numEntities} entities; filtered = ${setting}\n` +
+        `Expectation and variance of each metric when every rank is uniform over its candidates (closed forms).\n\n` +
+        table(opts.format as "table" | "markdown", ["metric", "side", "filtered E", "filtered Var", "unfiltered E", "unfiltered Var"], body, 2)
+      );
+    });
+    text = sections.join("\n\n") + (missing.length ? `\n\nnot found under the dataset directory: ${missing.join(", ")}` : "");
   }
   emit(out, text, opts.output, opts.quiet);
 }
@@ -623,7 +657,11 @@ export function buildProgram(out: Out): Command {
     .addOption(quietOption())
     .action((o) => adjustCommand(o, out));
 
-  datasetOptions(program.command("expectations").description("expected value and variance of every metric with a closed form, per side, filtered and unfiltered"))
+  datasetOptions(
+    program
+      .command("expectations")
+      .description("expected value and variance of every metric with a closed form, per side, filtered and unfiltered (--dataset all: every dataset found)"),
+  )
     .option("--ks <list>", "cut-offs of Hits@k (default 1,3,5,10)", ksArg)
     .addOption(formatOption())
     .addOption(outputOption())
