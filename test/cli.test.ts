@@ -347,6 +347,19 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(kgrank(["expectations", "--dataset", "nope"]), /unknown dataset/);
   });
 
+  it("expectations --dataset all: every bundled dataset, and the external ones found under --dataset-dir", () => {
+    const r = kgrank(["expectations", "--dataset", "all", "--dataset-dir", p("no-such-dir"), "--format", "json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.datasets.map((d: { dataset: string }) => d.dataset)).toEqual(["nations", "kinships", "umls"]);
+    expect(j.missing).toEqual(["fb15k-237", "wn18rr", "codex-s", "codex-m"]);
+    const one = JSON.parse(kgrank(["expectations", "--dataset", "kinships", "--format", "json"]).stdout);
+    expect(j.datasets[1].rows).toEqual(one.rows);
+    const c = kgrank(["expectations", "--dataset", "all", "--dataset-dir", p("no-such-dir"), "--format", "csv"]).stdout.trim().split("\n");
+    expect(c[0]).toBe("dataset,metric,side,setting,expected,variance");
+    expect(new Set(c.slice(1).map((l) => l.split(",")[0]))).toEqual(new Set(["nations", "kinships", "umls"]));
+  });
+
   it("SIGINT during a long run: exit 130, a one-line message, no output file", async () => {
     const d = bigDataset();
     const child = spawn(process.execPath, [bin, "evaluate", "--dataset-dir", d, "--filter", "none", "--output", "sigint.txt"], { cwd: dir, env: process.env });

@@ -1,0 +1,219 @@
+/** `kgrank evaluate`: rank a split (baseline or score files), every metric, rank type and expectation. */
+import * as path from "node:path";
+
+import { backendInfo } from "../backend";
+import { KgrankInputError } from "../errors";
+import { RankEvaluator } from "../evaluation/evaluator";
+import type { RankResults } from "../evaluation/results";
+import { type Split } from "../io/datasets";
+import { FrequencyBaseline } from "../scoring/baseline";
+
+import { csv, type Format, fmt, json, table } from "./format";
+import { Progress } from "./progress";
+import {
+  datasetFrom, emit, expectShape, filterSplits, floatScores, nanIfMissing, type Out, readArray, readIdTriples,
+  safeExpected, safeGet, SIDES, type TaskSide,
+} from "./shared";
+
+// ---- evaluate ----------------------------------------------------------------------------------------------------
+
+export interface EvaluateOptions {
+  dataset?: string;
+  datasetDir?: string;
+  split: Split;
+  scoresHead?: string;
+  scoresTail?: string;
+  triples?: string;
+  negativesHead?: string;
+  negativesTail?: string;
+  filter: string[];
+  metrics?: string[];
+  ks?: number[];
+  format: Format;
+  output?: string;
+  byRelation?: boolean;
+  bootstrap?: number;
+  seed: number;
+  quiet?: boolean;
+}
+
+/** Lets signal handlers and the progress bar run between batches (the fallback's promises resolve without it). */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+const ROWS_PER_BATCH = (n: number) => Math.max(1, Math.min(4096, Math.floor((16 << 20) / n)));
+
+export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
+  const t0 = performance.now();
+  const ds = datasetFrom(opts);
+  const evaluated = opts.triples ? readIdTriples(opts.triples, "--triples", ds) : ds.splits[opts.split];
+  const rows = evaluated.length / 3;
+  const n = ds.numEntities;
+  const given = { head: opts.scoresHead, tail: opts.scoresTail };
+  const negatives = { head: opts.negativesHead, tail: opts.negativesTail };
+  for (const side of SIDES) {
+    if (negatives[side] && !given[side]) {
+      throw new KgrankInputError(`--negatives-${side}`, `needs --scores-${side} with the true triples' scores (one per row of the ${opts.split} split)`);
+    }
+  }
+  const fromFiles = Boolean(given.head || given.tail);
+  const sides: TaskSide[] = fromFiles ? SIDES.filter((s) => given[s]) : [...SIDES];
+  const sampled = sides.some((s) => negatives[s]);
+  if (sampled && sides.some((s) => !negatives[s])) {
+    throw new KgrankInputError("--negatives-head", "give negatives for every side with scores, or for none (sampled and full ranking do not mix)");
+  }
+  const filterSet = sampled ? [] : filterSplits(opts.filter, opts.split);
+  const evaluator = new RankEvaluator({
+    numEntities: n,
+    numRelations: ds.numRelations,
+    // The evaluated triples always filter (PyKEEN); with --triples they are those rows, not the split's file.
+    filterTriples: filterSet.length ? [...filterSet.map((s) => ds.splits[s]), ...(opts.triples ? [evaluated] : [])] : undefined,
+    sides: sides.length === 2 ? "both" : sides[0],
+    ks: opts.ks,
+    metrics: opts.metrics,
+  });
+  const scorer = fromFiles ? null : new FrequencyBaseline(ds.splits.train, n, ds.numRelations);
+  const batch = ROWS_PER_BATCH(n);
+  const progress = new Progress(`evaluating ${ds.name} ${opts.split}`, rows * sides.length, { quiet: opts.quiet });
+  try {
+    for (const side of sides) {
+      if (scorer) {
+        for (let start = 0; start < rows; start += batch) {
+          const triples = evaluated.subarray(3 * start, 3 * Math.min(rows, start + batch));
+          await evaluator.add({ triples, side, scores: scorer.scoreBatch(triples, side) });
+          progress.tick(triples.length / 3);
+          await yieldToEventLoop();
+        }
+        continue;
+      }
+      const arg = `--scores-${side}`;
+      const a = readArray(given[side]!, arg);
+      const scores = floatScores(a, arg);
+      if (negatives[side]) {
+        if (!(a.shape.length === 1 || (a.shape.length === 2 && a.shape[1] === 1))) expectShape(a, [rows], arg, `one true score per ${opts.split} triple`);
+        if (a.shape[0] !== rows) expectShape(a, [rows], arg, `one true score per ${opts.split} triple (${rows} after dropping unseen labels)`);
+        const negArg = `--negatives-${side}`;
+        const neg = readArray(negatives[side]!, negArg);
+        expectShape(neg, [rows, -1], negArg, `one row of K negative scores per ${opts.split} triple`);
+        await evaluator.addSampled({ side, triples: evaluated, positiveScores: scores, negativeScores: floatScores(neg, negArg) });
+        progress.tick(rows);
+        continue;
+      }
+      expectShape(a, [rows, n], arg, `rows in the order of the ${opts.split} split's ${rows} triples, columns in entity id order (${n} entities)`);
+      for (let start = 0; start < rows; start += batch) {
+        const end = Math.min(rows, start + batch);
+        await evaluator.add({ triples: evaluated.subarray(3 * start, 3 * end), side, scores: scores.subarray(start * n, end * n) });
+        progress.tick(end - start);
+        await yieldToEventLoop();
+      }
+    }
+  } finally {
+    progress.stop();
+  }
+  const results = evaluator.finalize(opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {});
+  const info = backendInfo();
+  const scorerName = fromFiles ? (sampled ? "sampled scores from files" : "scores from files") : "frequency baseline";
+  const setting = sampled ? "sampled negatives (unfiltered)" : filterSet.length ? `filtered by ${filterSet.join("+")}` : "unfiltered";
+  const dropped = opts.triples ? 0 : ds.dropped[opts.split];
+  const title =
+    `${ds.name} ${opts.triples ? `triples from ${path.basename(opts.triples)}` : opts.split} (${rows} triples x ${n} entities${dropped ? `; ${dropped} with labels unseen in train dropped` : ""}), ` +
+    `${setting}, ${scorerName}`;
+  const relations = opts.byRelation ? results.byRelation() : null;
+  const relLabel = (r: number) => ds.relationLabels[r] ?? String(r);
+  const ms = (performance.now() - t0).toFixed(0);
+  let text: string;
+  if (opts.format === "json") {
+    text = json({
+      dataset: ds.name, split: opts.split, numEntities: n, triples: rows, dropped, setting, scorer: scorerName,
+      backend: { backend: info.backend, simd: info.simd, threads: info.threads, version: info.version },
+      results: results.toJSON(),
+      expected: Object.fromEntries(["head", "tail", "both"].map((s) => [s, expectedTable(results, s)])),
+      meanRankWidth: { head: nanIfMissing(() => results.meanRankWidth("head")), tail: nanIfMissing(() => results.meanRankWidth("tail")), both: results.meanRankWidth("both") },
+      intervals: results.intervals(),
+      info: results.info,
+      byRelation: relations?.map((g) => ({ relation: relLabel(g.relation), relationId: g.relation, count: g.count, tasks: g.tasks, results: g.results.toJSON() })),
+    });
+  } else if (opts.format === "csv") {
+    const header = ["relation", "side", "rank_type", "metric", "value", "expected", "lower", "upper"];
+    const rowsOut: (string | number | undefined)[][] = [];
+    const add = (rel: string, r: RankResults) => {
+      const intervals = r.intervals();
+      for (const [side, byType] of Object.entries(r.toJSON())) {
+        for (const [rt, values] of Object.entries(byType)) {
+          for (const [k, v] of Object.entries(values as Record<string, number>)) {
+            const iv = intervals?.[side as "both"][rt as "realistic"][k];
+            rowsOut.push([rel, side, rt, k, v, safeExpected(r, `${side}.${k}`), iv?.lower, iv?.upper]);
+          }
+        }
+      }
+    };
+    add("all", results);
+    for (const g of relations ?? []) add(relLabel(g.relation), g.results);
+    text = csv(header, rowsOut);
+  } else {
+    const parts = [
+      `kgrank-native ${info.version}: backend ${info.backend}${info.backend === "native" ? `, SIMD ${info.simd}, threads ${info.threads}` : ""}`,
+      "",
+      title,
+      "",
+      opts.format === "markdown" ? results.toMarkdown() : resultsTable(results),
+    ];
+    if (relations) {
+      parts.push("", "Per relation (both sides, realistic ranks):", "");
+      const header = ["relation", "tasks", "MRR", "MRR random E", "Hits@1", "Hits@10", "AMRI", "z-MRR"];
+      const rowsOut = relations.map((g) => [
+        relLabel(g.relation), String(g.count), fmt(safeGet(g.results, "mrr")), fmt(safeExpected(g.results, "mrr")), fmt(safeGet(g.results, "hits@1")),
+        fmt(safeGet(g.results, "hits@10")), fmt(safeGet(g.results, "amri")), fmt(safeGet(g.results, "zmrr")),
+      ]);
+      parts.push(table(opts.format, header, rowsOut));
+    }
+    parts.push("", `done in ${ms} ms`);
+    text = parts.join("\n");
+  }
+  emit(out, text, opts.output, opts.quiet);
+}
+
+function expectedTable(r: RankResults, side: string): Record<string, number> {
+  const outT: Record<string, number> = {};
+  const table = r.toJSON()[side as "both"];
+  if (!table) return outT;
+  for (const k of Object.keys(table.realistic)) {
+    const e = safeExpected(r, `${side}.${k}`);
+    if (e !== undefined) outT[k] = e;
+  }
+  return outT;
+}
+
+/** The plain-text version of RankResults.toMarkdown(): a row per metric, a column per side and rank type. */
+function resultsTable(r: RankResults): string {
+  const data = r.toJSON();
+  const keys: string[] = [];
+  for (const side of ["both", "head", "tail"] as const) {
+    for (const rt of ["realistic", "optimistic", "pessimistic"] as const) {
+      for (const k of Object.keys(data[side]?.[rt] ?? {})) if (!keys.includes(k)) keys.push(k);
+    }
+  }
+  const cols: [string, string][] = [];
+  for (const side of ["head", "tail", "both"]) for (const rt of ["optimistic", "realistic", "pessimistic"]) cols.push([side, rt]);
+  const present = cols.filter(([s]) => Object.keys((data as Record<string, Record<string, object>>)[s]?.realistic ?? {}).length > 0);
+  const header = ["metric", ...present.map(([s, rt]) => `${s} ${rt.slice(0, 4)}.`), "random E"];
+  const intervals = r.intervals();
+  const rows = keys.map((k) => [
+    k,
+    ...present.map(([s, rt]) => {
+      const v = (data as Record<string, Record<string, Record<string, number>>>)[s]?.[rt]?.[k];
+      const iv = intervals?.[s as "both"][rt as "realistic"][k];
+      return iv && v !== undefined ? `${fmt(v)} [${fmt(iv.lower)}, ${fmt(iv.upper)}]` : fmt(v);
+    }),
+    fmt(safeExpected(r, `both.${k}`)),
+  ]);
+  const widths = present.map(([s]) => fmt(nanIfMissing(() => r.meanRankWidth(s as "both"))));
+  rows.push(["mean_rank_width (pess. - opt.)", ...present.map(([, rt], i) => (rt === "optimistic" ? widths[i]! : "")), ""]);
+  const i = r.info;
+  return (
+    table("table", header, rows) +
+    `\n\n${i.tasks.head} head and ${i.tasks.tail} tail tasks; ${i.filtered ? `filtered by ${i.filterTriples.reduce((a, b) => a + b, 0)} known triples` : "unfiltered"}; ` +
+    `${i.weighting} weighting. "random E": expectation under uniformly random ranking (both sides); empty where no closed form.` +
+    (intervals ? " Brackets: 95% bootstrap percentile intervals over tasks." : "")
+  );
+}
+

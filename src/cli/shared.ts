@@ -1,0 +1,225 @@
+/** Helpers shared by the kgrank commands: option parsers, output, datasets, arrays from files. */
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+
+import { InvalidArgumentError, Option } from "commander";
+
+import { KgrankInputError } from "../errors";
+import type { RankResults } from "../evaluation/results";
+import { writeFileAtomic } from "../io/atomic";
+import { type Dataset, loadDataset, type Split, SPLITS } from "../io/datasets";
+import { fileError, type NpyData, readNpy } from "../io/npy";
+import { readNpz } from "../io/npz";
+import { readSafetensors } from "../io/safetensors";
+import { getMetric, listMetrics } from "../metrics/index";
+import type { RankMetric } from "../metrics/types";
+
+import { filteredCandidateCounts } from "./candidates";
+import { FORMATS } from "./format";
+
+export interface Out {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+}
+
+export const SIDES = ["head", "tail"] as const;
+export type TaskSide = (typeof SIDES)[number];
+
+// ---- option parsers ----------------------------------------------------------------------------------------------
+
+export function intArg(name: string, min: number) {
+  return (v: string) => {
+    const n = Number(v);
+    if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}, got "${v}"`);
+    return n;
+  };
+}
+
+export function listArg(v: string): string[] {
+  return v.split(",").map((s) => s.trim()).filter(Boolean);
+}
+
+export function ksArg(v: string): number[] {
+  return listArg(v).map((s) => {
+    const n = Number(s);
+    if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`--ks takes positive integers separated by commas, got "${s}"`);
+    return n;
+  });
+}
+
+export function collect(v: string, prev: string[] = []): string[] {
+  return [...prev, v];
+}
+
+export const formatOption = () => new Option("--format <format>", "output format").choices(FORMATS as string[]).default("table");
+export const outputOption = () => new Option("-o, --output <file>", "write the output to FILE (atomically: temporary name, then rename)");
+export const quietOption = () => new Option("-q, --quiet", "no progress bar and no notes on stderr");
+
+// ---- shared helpers ----------------------------------------------------------------------------------------------
+
+export function emit(out: Out, text: string, output: string | undefined, quiet: boolean | undefined): void {
+  const body = text.endsWith("\n") ? text : text + "\n";
+  if (output) {
+    writeFileAtomic(output, body, "--output");
+    if (!quiet) out.stderr(`wrote ${output}\n`);
+  } else {
+    out.stdout(body);
+  }
+}
+
+export function datasetFrom(opts: { dataset?: string; datasetDir?: string }): Dataset {
+  return loadDataset(opts.dataset, { datasetDir: opts.datasetDir });
+}
+
+export function splitArg(v: string): Split {
+  if (v !== "valid" && v !== "test" && v !== "train") throw new InvalidArgumentError(`--split must be valid or test, got "${v}"`);
+  return v;
+}
+
+/** The splits that filter: a comma list of train, valid, test, or "none". The evaluated split is always added. */
+export function filterSplits(list: string[], evaluated: Split): Split[] {
+  if (list.length === 1 && list[0] === "none") return [];
+  const out = new Set<Split>();
+  for (const s of list) {
+    if (!(SPLITS as readonly string[]).includes(s)) {
+      throw new KgrankInputError("--filter", `"${s}" is not a split; use a comma list of train, valid, test (or "none" for raw ranks)`);
+    }
+    out.add(s as Split);
+  }
+  out.add(evaluated);
+  return SPLITS.filter((s) => out.has(s));
+}
+
+/** One float array from a .npy, .npz or .safetensors file (the latter two must hold exactly one array). */
+export function readArray(file: string, argument: string): NpyData {
+  const ext = path.extname(file).toLowerCase();
+  if (ext === ".npz" || ext === ".safetensors") {
+    const all = ext === ".npz" ? readNpz(file, argument) : readSafetensors(file, argument);
+    const names = Object.keys(all);
+    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${names.join(", ")}); save exactly one`);
+    return all[names[0]!]!;
+  }
+  return readNpy(file, argument);
+}
+
+/** Evaluated triples as ids (rows x 3, integer .npy), e.g. PyKEEN's `mapped_triples` in the order of its score rows. */
+export function readIdTriples(file: string, argument: string, ds: Dataset): Int32Array {
+  const a = readArray(file, argument);
+  if (!/^[iub]/.test(a.dtype)) throw new KgrankInputError(argument, `dtype ${a.dtype} is not an integer type: save id triples as int32 or int64`);
+  expectShape(a, [-1, 3], argument, "one (head, relation, tail) id row per score row");
+  const out = new Int32Array(a.data.length);
+  for (let i = 0; i < out.length; i++) {
+    const v = a.data[i]!;
+    const bound = i % 3 === 1 ? ds.numRelations : ds.numEntities;
+    if (v < 0 || v >= bound) {
+      throw new KgrankInputError(argument, `row ${Math.floor(i / 3)}: ${i % 3 === 1 ? "relation" : "entity"} id ${v} is outside [0, ${bound}) of ${ds.name}'s training ids`);
+    }
+    out[i] = v;
+  }
+  return out;
+}
+
+export function floatScores(a: NpyData, argument: string): Float32Array | Float64Array {
+  if (a.data instanceof Float32Array || a.data instanceof Float64Array) {
+    if (a.dtype === "f2" || a.dtype === "f4" || a.dtype === "f8") return a.data;
+  }
+  throw new KgrankInputError(argument, `dtype ${a.dtype} is not a float type: save scores as float32 or float64 (numpy: scores.astype("float32"))`);
+}
+
+export function expectShape(a: NpyData, want: number[], argument: string, what: string): void {
+  const ok = a.shape.length === want.length && a.shape.every((d, i) => want[i] === -1 || d === want[i]);
+  if (!ok) {
+    throw new KgrankInputError(
+      argument,
+      `shape (${a.shape.join(", ")}) does not match (${want.map((d) => (d === -1 ? "K" : d)).join(", ")}): ${what}`,
+    );
+  }
+}
+
+export function nanIfMissing(f: () => number): number {
+  try {
+    return f();
+  } catch {
+    return NaN;
+  }
+}
+
+export function safeGet(r: RankResults, key: string): number | undefined {
+  try {
+    return r.get(key);
+  } catch {
+    return undefined;
+  }
+}
+
+export function safeExpected(r: RankResults, key: string): number | undefined {
+  try {
+    return r.expected(key);
+  } catch {
+    return undefined;
+  }
+}
+
+// ---- metrics -----------------------------------------------------------------------------------------------------
+
+/** Numbers from .npy, .txt (one per line) or .json (an array). */
+export function readNumbers(file: string, argument: string): Float64Array {
+  const ext = path.extname(file).toLowerCase();
+  if (ext === ".npy" || ext === ".npz" || ext === ".safetensors") {
+    const a = readArray(file, argument);
+    if (a.shape.length > 2 || (a.shape.length === 2 && a.shape[1] !== 1)) {
+      throw new KgrankInputError(argument, `shape (${a.shape.join(", ")}) is not a vector: save one number per task (shape (n,))`);
+    }
+    return Float64Array.from(a.data);
+  }
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    throw fileError(argument, file, e);
+  }
+  if (ext === ".json") {
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch (e) {
+      throw new KgrankInputError(argument, `${file} is not valid JSON (${(e as Error).message})`);
+    }
+    if (!Array.isArray(v) || v.some((x) => typeof x !== "number")) throw new KgrankInputError(argument, `${file} must hold a JSON array of numbers`);
+    return Float64Array.from(v as number[]);
+  }
+  const outN: number[] = [];
+  text.replace(/^\uFEFF/, "").split("\n").forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "") return;
+    const v = Number(line);
+    if (!Number.isFinite(v)) throw new KgrankInputError(argument, `${file} line ${i + 1}: "${line.slice(0, 40)}" is not a number (one rank per line)`);
+    outN.push(v);
+  });
+  if (outN.length === 0) throw new KgrankInputError(argument, `${file} holds no numbers`);
+  return Float64Array.from(outN);
+}
+
+export function metricSet(ks: number[] | undefined, names: string[] | undefined): RankMetric[] {
+  if (names?.length) return names.map((m) => getMetric(m));
+  const all = listMetrics().filter((m) => !("k" in m && (m as { k?: number }).k !== undefined) || !ks);
+  if (ks) {
+    for (const k of ks) for (const q of [`hits@${k}`, `adjusted_hits_at_${k}`, `z_hits_at_${k}`]) all.push(getMetric(q));
+  }
+  return all;
+}
+
+// ---- adjust and expectations -------------------------------------------------------------------------------------
+
+export function candidateCounts(ds: Dataset, split: Split, filter: string[]): { head: Float64Array; tail: Float64Array; both: Float64Array; setting: string } {
+  const evaluated = ds.splits[split];
+  const fs = filterSplits(filter, split);
+  const c = fs.length
+    ? filteredCandidateCounts(evaluated, fs.map((s) => ds.splits[s]), ds.numEntities, ds.numRelations)
+    : { head: new Float64Array(evaluated.length / 3).fill(ds.numEntities), tail: new Float64Array(evaluated.length / 3).fill(ds.numEntities) };
+  const both = new Float64Array(c.head.length * 2);
+  both.set(c.head, 0);
+  both.set(c.tail, c.head.length);
+  return { ...c, both, setting: fs.length ? `filtered by ${fs.join("+")}` : "unfiltered" };
+}
+
