@@ -25,18 +25,41 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
   double max_n = 0;
   for (size_t i = 0; i < count; ++i) max_n = std::max(max_n, num_candidates[i]);
   if (weights == nullptr && max_n <= kDenseLimit && max_n <= 8.0 * static_cast<double>(count) + 4096.0) {
-    std::vector<uint32_t> counts(static_cast<size_t>(max_n) + 1, 0);
-    size_t distinct = 0;
-    for (size_t i = 0; i < count; ++i) distinct += counts[static_cast<size_t>(num_candidates[i])]++ == 0;
-    h.n.resize(distinct);
-    h.w1.resize(distinct);
-    size_t b = 0;
-    for (size_t v = 1; v < counts.size(); ++v) {
-      if (counts[v] == 0) continue;
-      h.n[b] = static_cast<double>(v);
-      h.w1[b++] = counts[v];
+    // Dense counting, cache-sized: the values are first scattered into buckets of kBucketWidth consecutive
+    // values (sequential writes), then each bucket is counted in a 16-bit counter block that stays in L2, so no
+    // increment misses the cache. Scratch buffers are per thread and kept (pages touched once per process).
+    constexpr unsigned kBucketShift = 17;
+    constexpr size_t kBucketWidth = size_t{1} << kBucketShift;
+    const size_t buckets = (static_cast<size_t>(max_n) >> kBucketShift) + 1;
+    thread_local std::vector<uint32_t> scattered;
+    thread_local std::vector<uint32_t> counters(kBucketWidth);  // 32-bit: no overflow handling needed
+    if (scattered.size() < count) scattered.resize(count);
+    std::vector<size_t> start(buckets + 1, 0);
+    for (size_t i = 0; i < count; ++i) ++start[(static_cast<size_t>(num_candidates[i]) >> kBucketShift) + 1];
+    for (size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+    {
+      std::vector<size_t> fill(start.begin(), start.end() - 1);
+      uint32_t* out = scattered.data();
+      for (size_t i = 0; i < count; ++i) {
+        const uint32_t v = static_cast<uint32_t>(static_cast<int64_t>(num_candidates[i]));
+        out[fill[v >> kBucketShift]++] = v;
+      }
     }
-    h.w2 = h.w1;
+    h.n.reserve(std::min(count, static_cast<size_t>(max_n)));
+    h.w1.reserve(h.n.capacity());
+    uint32_t* c = counters.data();
+    for (size_t b = 0; b < buckets; ++b) {
+      if (start[b] == start[b + 1]) continue;
+      const uint32_t base = static_cast<uint32_t>(b << kBucketShift);
+      for (size_t i = start[b]; i < start[b + 1]; ++i) ++c[scattered[i] - base];
+      for (size_t v = 0; v < kBucketWidth; ++v) {
+        if (c[v] == 0) continue;
+        h.n.push_back(static_cast<double>(base + v));
+        h.w1.push_back(c[v]);
+        c[v] = 0;
+      }
+    }
+    // h.w2 stays empty: unweighted, the squared-weight sums are the counts (w1).
     h.total_weight = static_cast<double>(count);
     return h;
   }
@@ -70,7 +93,7 @@ Moments combine(const CandidateHistogram& h, Fn fn) {
   for (size_t b = 0; b < h.n.size(); ++b) {
     const Moments m = fn(h.n[b]);
     e.add(h.w1[b] * m.expectation);
-    v.add(h.w2[b] * m.variance);
+    v.add((h.w2.empty() ? h.w1[b] : h.w2[b]) * m.variance);
   }
   const double w = h.total_weight;
   return {e.value() / w, v.value() / (w * w)};
@@ -262,8 +285,8 @@ Moments histogram_moments(ClosedMetric metric, const double* n, const double* w1
                               [](double x) { return Moments{(x + 1) / 2, (x - 1) * (x + 1) / 12}; });
     case ClosedMetric::InverseHarmonicMean:
       return combine_parallel(n, w1, w2, bins, total_weight, threads, [](double x) {
-        const double mean = harmonic1(x) / x;
-        return Moments{mean, std::max(0.0, harmonic2(x) / x - mean * mean)};
+        const HarmonicPair h = harmonic_means(x);
+        return Moments{h.h1_over_n, std::max(0.0, h.h2_over_n - h.h1_over_n * h.h1_over_n)};
       });
     case ClosedMetric::Hits:
       return combine_parallel(n, w1, w2, bins, total_weight, threads, [k](double x) {

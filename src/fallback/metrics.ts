@@ -64,6 +64,21 @@ export function harmonic2(n: number): number {
   return PI2_OVER_6 - (series - x2);
 }
 
+/** [H_1(n)/n, H_2(n)/n] with one log and one division above the table (native/core/harmonic.cpp). */
+export function harmonicMeans(n: number): [number, number] {
+  if (n <= HARMONIC_TABLE_LIMIT) {
+    const t = harmonicTables();
+    return [t.h1[n]! / n, t.h2[n]! / n];
+  }
+  const x = 1 / n;
+  const x2 = x * x;
+  const tail1 = x2 * (1 / 12 - x2 * (1 / 120 - x2 * (1 / 252 - x2 * (1 / 240 - x2 * (1 / 132)))));
+  const h1 = Math.log(n) + EULER_GAMMA + 0.5 * x - tail1;
+  const series = x + 0.5 * x2 + x * x2 * (1 / 6 - x2 * (1 / 30 - x2 * (1 / 42 - x2 * (1 / 30))));
+  const h2 = PI2_OVER_6 - (series - x2);
+  return [h1 * x, h2 * x];
+}
+
 // ---- aggregation -----------------------------------------------------------------------------------------------
 function aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: Float64Array, flags: number) {
   const n = ranks.length;
@@ -149,15 +164,38 @@ function medianAbsoluteDeviation(values: Float64Array, weights: Float64Array | n
 
 // ---- closed forms ----------------------------------------------------------------------------------------------
 interface Histogram {
-  n: number[];
-  w1: number[];
-  w2: number[];
+  n: ArrayLike<number>;
+  w1: ArrayLike<number>;
+  w2: ArrayLike<number>;
   total: number;
 }
 
 function candidateHistogram(numCandidates: Float64Array, weights: Float64Array | null): Histogram {
   const count = numCandidates.length;
-  const h: Histogram = { n: [], w1: [], w2: [], total: 0 };
+  if (!weights) {
+    let maxN = 0;
+    for (let i = 0; i < count; i++) maxN = Math.max(maxN, numCandidates[i]!);
+    if (maxN <= 8 * count + 4096) {
+      // Dense counting (as the native path): one counter per value 1..max N.
+      const counts = new Uint32Array(maxN + 1);
+      let distinct = 0;
+      for (let i = 0; i < count; i++) {
+        const x = numCandidates[i]!;
+        const c = counts[x]!;
+        counts[x] = c + 1;
+        if (c === 0) distinct++;
+      }
+      const n = new Float64Array(distinct);
+      const w = new Float64Array(distinct);
+      for (let v = 1, b = 0; v <= maxN; v++) {
+        if (counts[v] === 0) continue;
+        n[b] = v;
+        w[b++] = counts[v]!;
+      }
+      return { n, w1: w, w2: w, total: count };
+    }
+  }
+  const h = { n: [] as number[], w1: [] as number[], w2: [] as number[], total: 0 };
   if (!weights) {
     const counts = new Map<number, number>();
     for (let i = 0; i < count; i++) counts.set(numCandidates[i]!, (counts.get(numCandidates[i]!) ?? 0) + 1);
@@ -341,8 +379,8 @@ function histogramMoments(metric: ClosedMetricCode, h: Histogram, count: number,
       return combine(h, (n) => [(n + 1) / 2, ((n - 1) * (n + 1)) / 12]);
     case ClosedMetricCode.InverseHarmonicMean:
       return combine(h, (n) => {
-        const mean = harmonic1(n) / n;
-        return [mean, Math.max(0, harmonic2(n) / n - mean * mean)];
+        const [mean, second] = harmonicMeans(n);
+        return [mean, Math.max(0, second - mean * mean)];
       });
     case ClosedMetricCode.Hits:
       return combine(h, (n) => {
@@ -351,7 +389,7 @@ function histogramMoments(metric: ClosedMetricCode, h: Histogram, count: number,
         return [p, p * ((n - hit) / n)];
       });
     case ClosedMetricCode.GeometricMean: {
-      const groups = h.n.map((n, b) => ({ exponent: 1 / count, n, multiplicity: h.w1[b]! }));
+      const groups = Array.from(h.n, (n, b) => ({ exponent: 1 / count, n, multiplicity: h.w1[b]! }));
       return geometricFromGroups(groups);
     }
   }
@@ -364,11 +402,12 @@ function closedMoments(metric: ClosedMetricCode, numCandidates: Float64Array, we
 }
 
 function toTyped(h: Histogram): CandidateHistogram {
-  return { values: Float64Array.from(h.n), w1: Float64Array.from(h.w1), w2: Float64Array.from(h.w2), totalWeight: h.total };
+  const w1 = Float64Array.from(h.w1);
+  return { values: Float64Array.from(h.n), w1, w2: h.w2 === h.w1 ? w1 : Float64Array.from(h.w2), totalWeight: h.total };
 }
 
 function fromTyped(h: CandidateHistogram): Histogram {
-  return { n: Array.from(h.values), w1: Array.from(h.w1), w2: Array.from(h.w2), total: h.totalWeight };
+  return { n: h.values, w1: h.w1, w2: h.w2, total: h.totalWeight };
 }
 
 // ---- sampling --------------------------------------------------------------------------------------------------
