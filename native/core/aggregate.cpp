@@ -150,10 +150,15 @@ void sum_chunk(const double* r, const double* w, size_t n, const double* ks, siz
   out.max_rank = mx;
   out.count = static_cast<double>(n);
   if (want_m2 && n > 0) {
-    // The chunk is still in cache: centre on its own (unweighted) mean.
-    CompensatedSum s;
-    for (size_t i = 0; i < n; ++i) s.add(r[i]);
-    const double mean = s.value() / static_cast<double>(n);
+    // The chunk is still in cache: centre on its own (unweighted) mean, from the compensated sum of this pass.
+    double mean;
+    if (w == nullptr) {
+      mean = out.wr.value() / static_cast<double>(n);
+    } else {
+      CompensatedSum s;
+      for (size_t i = 0; i < n; ++i) s.add(r[i]);
+      mean = s.value() / static_cast<double>(n);
+    }
     LaneSum m2;
     size_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
@@ -199,26 +204,38 @@ void histogram_median(const double* r, size_t n, double max_rank, bool want_mad,
   const double m = (static_cast<double>(lower) + static_cast<double>(upper)) / 4;  // mean of halves, exact
   *med = m;
   if (!want_mad) return;
-  // |2r - 2m| values: walk outward from 2m, counting how many lie within distance d (in units of 1/2... of 2r).
-  const double two_m = 2 * m;  // integer or half-integer
-  // Distances |2r - 2m| are integers or half-integers; work in 4r units to keep them integral.
-  const int64_t c4 = static_cast<int64_t>(2 * two_m);  // 4m
-  std::vector<uint32_t> dist_counts(2 * size + 2, 0);
-  for (size_t v = 0; v < size; ++v) {
-    if (!counts[v]) continue;
-    const int64_t d = std::llabs(static_cast<int64_t>(2 * v) - c4);  // |4r - 4m|
-    dist_counts[static_cast<size_t>(d)] += counts[v];
-  }
-  auto kth_d = [&](size_t k) {
-    size_t cum = 0;
-    for (size_t d = 0; d < dist_counts.size(); ++d) {
-      cum += dist_counts[d];
-      if (cum > k) return d;
+  // Distances |4r - 4m| (integers: r and m are half-integers or quarter-integers) in increasing order by walking
+  // outward from m over the histogram of 2r, merging the two sides; no second histogram is built.
+  const int64_t c4 = static_cast<int64_t>(4 * m);
+  const int64_t top = static_cast<int64_t>(size);
+  int64_t left = std::min<int64_t>(c4 / 2, top - 1), right = left + 1;  // left: largest v with 2v <= 4m
+  const size_t k_lo = n % 2 ? mid : mid - 1;
+  constexpr int64_t kFar = INT64_MAX;
+  size_t cum = 0, dl = 0, du = 0;
+  bool have_lo = false;
+  while (left >= 0 || right < top) {
+    const int64_t dist_left = left >= 0 ? c4 - 2 * left : kFar;
+    const int64_t dist_right = right < top ? 2 * right - c4 : kFar;
+    int64_t d;
+    size_t c;
+    if (dist_left <= dist_right) {
+      d = dist_left;
+      c = counts[static_cast<size_t>(left--)];
+    } else {
+      d = dist_right;
+      c = counts[static_cast<size_t>(right++)];
     }
-    return dist_counts.size() - 1;
-  };
-  const size_t du = kth_d(mid);
-  const size_t dl = n % 2 ? du : kth_d(mid - 1);
+    if (c == 0) continue;
+    if (!have_lo && cum + c > k_lo) {
+      dl = static_cast<size_t>(d);
+      have_lo = true;
+    }
+    if (cum + c > mid) {
+      du = static_cast<size_t>(d);
+      break;
+    }
+    cum += c;
+  }
   *mad = ((static_cast<double>(dl) + static_cast<double>(du)) / 8) / kNormalQuartile;
 }
 
