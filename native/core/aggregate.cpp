@@ -173,9 +173,8 @@ void sum_chunk(const double* r, const double* w, size_t n, const double* ks, siz
   }
 }
 
-// Median and MAD of half-integer ranks (unweighted) from a counting histogram of 2 r.
-void histogram_median(const double* r, size_t n, double max_rank, bool want_mad, double* med, double* mad,
-                      unsigned threads) {
+// Counting histogram of 2 r over half-integer ranks r <= max_rank: counts[v] = #{i : 2 r_i = v}.
+std::vector<uint32_t> doubled_histogram(const double* r, size_t n, double max_rank, unsigned threads) {
   const size_t size = static_cast<size_t>(2 * max_rank) + 1;
   const size_t parts = 2;  // fixed split; counts are integers, so the merge is exact whatever the threads
   std::vector<std::vector<uint32_t>> partial(parts);
@@ -189,6 +188,12 @@ void histogram_median(const double* r, size_t n, double max_rank, bool want_mad,
   for (size_t p = 1; p < parts; ++p) {
     for (size_t v = 0; v < size; ++v) counts[v] += partial[p][v];
   }
+  return std::move(partial[0]);
+}
+
+// Median and MAD of n half-integer ranks from their doubled histogram.
+void median_from_histogram(const std::vector<uint32_t>& counts, size_t n, bool want_mad, double* med, double* mad) {
+  const size_t size = counts.size();
   // k-th smallest (0-based) of the values 2r.
   auto kth = [&](size_t k) {
     size_t cum = 0;
@@ -239,10 +244,104 @@ void histogram_median(const double* r, size_t n, double max_rank, bool want_mad,
   *mad = ((static_cast<double>(dl) + static_cast<double>(du)) / 8) / kNormalQuartile;
 }
 
+// Unweighted ranks with a median asked for, when they are half-integers with 2 max <= 4 n: every statistic from the
+// doubled histogram the median needs anyway (one validation pass and one counting pass over the ranks, then
+// O(max rank) work over the bins), instead of the per-rank fused pass plus the histogram. Returns false (nothing
+// written) when the ranks do not qualify; the caller then takes the general path.
+bool histogram_aggregate(const double* r, size_t n, const double* ks, size_t num_k, const AggregateRequest& request,
+                         double* out, unsigned threads) {
+  const size_t chunks = (n + kAggregateChunk - 1) / kAggregateChunk;
+  std::vector<double> maxima(chunks);
+  std::vector<unsigned char> ok(chunks);
+  parallel_for(chunks, threads, [&](size_t c) {
+    const size_t begin = c * kAggregateChunk, end = std::min(n, begin + kAggregateChunk);
+    double mx = 0;
+    bool good = true;
+    for (size_t i = begin; i < end; ++i) {
+      const double x = r[i];
+      good &= !invalid_rank(x) && is_half_integer(x);
+      mx = std::max(mx, x);
+    }
+    maxima[c] = mx;
+    ok[c] = good;
+  });
+  double mx = 0;
+  for (size_t c = 0; c < chunks; ++c) {
+    if (!ok[c]) return false;
+    mx = std::max(mx, maxima[c]);
+  }
+  if (2 * mx > 4.0 * static_cast<double>(n)) return false;
+  const std::vector<uint32_t> counts = doubled_histogram(r, n, mx, threads);
+  const size_t size = counts.size();
+  // Sums over the bins in fixed blocks, merged in order: the same bits on any thread count.
+  constexpr size_t kBinBlock = size_t{1} << 16;
+  const size_t blocks = (size + kBinBlock - 1) / kBinBlock;
+  struct Part {
+    CompensatedSum sr, sinv, slog;
+    std::vector<double> hits;
+  };
+  std::vector<Part> parts(blocks);
+  parallel_for(blocks, threads, [&](size_t b) {
+    Part& p = parts[b];
+    p.hits.assign(num_k, 0.0);
+    const size_t end = std::min(size, (b + 1) * kBinBlock);
+    for (size_t v = b * kBinBlock; v < end; ++v) {
+      const uint32_t c = counts[v];
+      if (c == 0) continue;
+      const double x = static_cast<double>(v) / 2, w = static_cast<double>(c);
+      p.sr.add(w * x);
+      p.sinv.add(w / x);
+      p.slog.add(w * std::log(x));
+      for (size_t j = 0; j < num_k; ++j) p.hits[j] += x <= ks[j] ? w : 0.0;  // integers: exact
+    }
+  });
+  CompensatedSum sr, sinv, slog;
+  std::vector<double> hits(num_k, 0.0);
+  for (const Part& p : parts) {
+    sr.merge(p.sr);
+    sinv.merge(p.sinv);
+    slog.merge(p.slog);
+    for (size_t j = 0; j < num_k; ++j) hits[j] += p.hits[j];
+  }
+  const double count = static_cast<double>(n);
+  out[kSumWeights] = count;
+  out[kSumRanks] = sr.value();
+  out[kSumLogRanks] = slog.value();
+  out[kSumInverseRanks] = sinv.value();
+  out[kSumSquaredDev] = 0.0;
+  if (request.variance) {
+    const double mean = sr.value() / count;
+    std::vector<CompensatedSum> dev(blocks);
+    parallel_for(blocks, threads, [&](size_t b) {
+      const size_t end = std::min(size, (b + 1) * kBinBlock);
+      CompensatedSum d;
+      for (size_t v = b * kBinBlock; v < end; ++v) {
+        if (counts[v] == 0) continue;
+        const double e = static_cast<double>(v) / 2 - mean;
+        d.add(static_cast<double>(counts[v]) * (e * e));
+      }
+      dev[b] = d;
+    });
+    CompensatedSum m2;
+    for (const CompensatedSum& d : dev) m2.merge(d);
+    out[kSumSquaredDev] = m2.value();
+  }
+  out[kInvalidRanks] = 0;
+  out[kMedian] = std::numeric_limits<double>::quiet_NaN();
+  out[kMad] = std::numeric_limits<double>::quiet_NaN();
+  for (size_t j = 0; j < num_k; ++j) out[kAggregateFixedSlots + j] = hits[j];
+  median_from_histogram(counts, n, request.mad, &out[kMedian], &out[kMad]);
+  return true;
+}
+
 }  // namespace
 
 void aggregate_ranks(const double* ranks, const double* weights, size_t n, const double* ks, size_t num_k,
                      const AggregateRequest& request, double* out, unsigned threads) {
+  if (weights == nullptr && (request.median || request.mad) && n >= (size_t{1} << 16) &&
+      histogram_aggregate(ranks, n, ks, num_k, request, out, threads)) {
+    return;
+  }
   const size_t chunks = (n + kAggregateChunk - 1) / kAggregateChunk;
   std::vector<ChunkResult> parts(chunks);
   parallel_for(chunks, threads, [&](size_t c) {
@@ -288,7 +387,7 @@ void aggregate_ranks(const double* ranks, const double* weights, size_t n, const
   if (invalid > 0) return;  // the caller reports the bad ranks; medians of garbage are not computed
   if ((request.median || request.mad) && n > 0) {
     if (weights == nullptr && half && 2 * mx <= static_cast<double>(std::max<size_t>(4 * n, size_t{1} << 22))) {
-      histogram_median(ranks, n, mx, request.mad, &out[kMedian], &out[kMad], threads);
+      median_from_histogram(doubled_histogram(ranks, n, mx, threads), n, request.mad, &out[kMedian], &out[kMad]);
     } else {
       out[kMedian] = median(ranks, weights, n);
       if (request.mad) out[kMad] = median_absolute_deviation(ranks, weights, n);

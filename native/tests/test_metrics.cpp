@@ -57,6 +57,33 @@ void aggregate_is_thread_count_independent() {
   for (size_t i = 0; i < a.size(); ++i) CHECK_EQ(a[i], b[i]);
 }
 
+// Unweighted ranks with a median asked for take the histogram path (n >= 2^16, half-integers, 2 max <= 4 n): its
+// sums, hits and squared deviations equal the general fused pass, its median and MAD the selection-based ones.
+void histogram_path_matches_general_path() {
+  std::vector<double> r(200001);
+  for (size_t i = 0; i < r.size(); ++i) r[i] = 1 + static_cast<double>((i * 7919) % 150000) / 2;
+  const double ks[2] = {3, 1000.5};
+  std::vector<double> hist(kgrank::kAggregateFixedSlots + 2), plain(kgrank::kAggregateFixedSlots + 2);
+  kgrank::AggregateRequest all;
+  all.variance = all.median = all.mad = true;
+  kgrank::AggregateRequest sums;
+  sums.variance = true;
+  kgrank::aggregate_ranks(r.data(), nullptr, r.size(), ks, 2, all, hist.data(), 2);
+  kgrank::aggregate_ranks(r.data(), nullptr, r.size(), ks, 2, sums, plain.data(), 2);
+  for (size_t s : {kgrank::kSumWeights, kgrank::kSumRanks, kgrank::kSumLogRanks, kgrank::kSumInverseRanks,
+                   kgrank::kSumSquaredDev}) {
+    CHECK(close(hist[s], plain[s], 1e-14));
+  }
+  CHECK_EQ(hist[kgrank::kAggregateFixedSlots], plain[kgrank::kAggregateFixedSlots]);
+  CHECK_EQ(hist[kgrank::kAggregateFixedSlots + 1], plain[kgrank::kAggregateFixedSlots + 1]);
+  CHECK_EQ(hist[kgrank::kMedian], kgrank::median(r.data(), nullptr, r.size()));
+  CHECK_EQ(hist[kgrank::kMad], kgrank::median_absolute_deviation(r.data(), nullptr, r.size()));
+  r.pop_back();  // even n
+  kgrank::aggregate_ranks(r.data(), nullptr, r.size(), ks, 2, all, hist.data(), 1);
+  CHECK_EQ(hist[kgrank::kMedian], kgrank::median(r.data(), nullptr, r.size()));
+  CHECK_EQ(hist[kgrank::kMad], kgrank::median_absolute_deviation(r.data(), nullptr, r.size()));
+}
+
 void closed_forms() {
   const std::vector<double> n = {1, 2, 10};
   const kgrank::Moments mr = kgrank::closed_moments(kgrank::ClosedMetric::ArithmeticMean, n.data(), nullptr, 3, 0);
@@ -120,6 +147,7 @@ int main() {
   aggregate_sums_and_medians();
   aggregate_is_thread_count_independent();
   closed_forms();
+  histogram_path_matches_general_path();
   sampling_stream();
   centred_power_sums_match_direct_sums();
   TEST_MAIN_END();
