@@ -16,7 +16,8 @@ interface AddonInfo {
 }
 
 function nativeLevels(): AddonInfo | null {
-  const require = createRequire(import.meta.url);
+  // Resolves absolute addon paths only, so any base works (import.meta is not allowed under the CommonJS tsconfig).
+  const require = createRequire(path.resolve("vitest.config.mts"));
   const candidates = process.env.KGRANK_ADDON_PATH
     ? [path.resolve(process.env.KGRANK_ADDON_PATH)]
     : [path.resolve("build/Release/kgrank.node"), path.resolve("build-cmake/Release/kgrank.node")];

@@ -11,6 +11,7 @@
       "native/core/harmonic.cpp",
       "native/core/aggregate.cpp",
       "native/core/expectation.cpp",
+      "native/core/power_sums.cpp",
       "native/core/sampling.cpp"
     ],
     "kgrank_avx2_sources": ["native/core/kernels_avx2.cpp"],

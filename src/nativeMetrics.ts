@@ -6,7 +6,7 @@ export interface NativeMetricsAddon {
   aggregateRanks(ranks: Float64Array, weights: Float64Array | undefined, ks: Float64Array, flags: number,
     threads: number): Float64Array;
   medianRanks(values: Float64Array, weights: Float64Array | undefined, mad: boolean): number;
-  candidateHistogram(numCandidates: Float64Array, weights: Float64Array | undefined): CandidateHistogram;
+  candidateHistogram(numCandidates: Float64Array, weights: Float64Array | undefined, threads?: number): CandidateHistogram;
   histogramMoments(metric: number, values: Float64Array, w1: Float64Array, w2: Float64Array, totalWeight: number,
     count: number, k: number, threads: number): Float64Array;
   closedMoments(metric: number, numCandidates: Float64Array, weights: Float64Array | undefined, k: number): Float64Array;
@@ -20,7 +20,7 @@ export function nativeMetricKernels(addon: NativeMetricsAddon, threads: number):
   return {
     aggregateRanks: (ranks, weights, ks, flags, t) => addon.aggregateRanks(ranks, weights ?? undefined, ks, flags, t ?? threads),
     medianRanks: (values, weights, mad) => addon.medianRanks(values, weights ?? undefined, mad),
-    candidateHistogram: (numCandidates, weights) => addon.candidateHistogram(numCandidates, weights ?? undefined),
+    candidateHistogram: (numCandidates, weights) => addon.candidateHistogram(numCandidates, weights ?? undefined, threads),
     histogramMoments: (metric, h, count, k, t) =>
       addon.histogramMoments(metric, h.values, h.w1, h.w2, h.totalWeight, count, k, t ?? threads),
     closedMoments: (metric: ClosedMetricCode, numCandidates, weights, k) =>

@@ -94,21 +94,31 @@ Napi::Value ClosedMoments(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// candidateHistogram(numCandidates, weights?) -> { values, w1, w2, totalWeight }
+// Float64Array over a vector's memory, freed when V8 collects it (no copy of histograms of ~1e6 bins).
+Napi::Float64Array adopt(Napi::Env env, std::vector<double>&& v) {
+  auto* owned = new std::vector<double>(std::move(v));
+  if (owned->empty()) {
+    delete owned;
+    return Napi::Float64Array::New(env, 0);
+  }
+  Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, owned->data(), owned->size() * sizeof(double),
+                                                    [](Napi::Env, void*, std::vector<double>* hint) { delete hint; },
+                                                    owned);
+  return Napi::Float64Array::New(env, owned->size(), buffer, 0);
+}
+
+// candidateHistogram(numCandidates, weights?, threads?) -> { values, w1, w2, totalWeight } (unweighted: w2 is w1)
 Napi::Value CandidateHistogram(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const F64 n = f64_arg(info, 0, "numCandidates", false);
   const F64 w = f64_arg(info, 1, "weights", true);
   same_length(env, n, w, "weights");
-  const kgrank::CandidateHistogram h = kgrank::candidate_histogram(n.data, w.data, n.length);
+  kgrank::CandidateHistogram h = kgrank::candidate_histogram(n.data, w.data, n.length);
   Napi::Object out = Napi::Object::New(env);
-  const std::vector<double>* parts[3] = {&h.n, &h.w1, &h.w2};
-  const char* names[3] = {"values", "w1", "w2"};
-  for (size_t p = 0; p < 3; ++p) {
-    Napi::Float64Array a = Napi::Float64Array::New(env, parts[p]->size());
-    std::copy(parts[p]->begin(), parts[p]->end(), a.Data());
-    out.Set(names[p], a);
-  }
+  out.Set("values", adopt(env, std::move(h.n)));
+  Napi::Float64Array w1 = adopt(env, std::move(h.w1));
+  out.Set("w1", w1);
+  out.Set("w2", w.data == nullptr ? w1 : adopt(env, std::move(h.w2)));
   out.Set("totalWeight", h.total_weight);
   return out;
 }

@@ -151,10 +151,15 @@ void sum_chunk(const double* r, const double* w, size_t n, const double* ks, siz
   out.max_rank = mx;
   out.count = static_cast<double>(n);
   if (want_m2 && n > 0) {
-    // The chunk is still in cache: centre on its own (unweighted) mean.
-    CompensatedSum s;
-    for (size_t i = 0; i < n; ++i) s.add(r[i]);
-    const double mean = s.value() / static_cast<double>(n);
+    // The chunk is still in cache: centre on its own (unweighted) mean, from the compensated sum of this pass.
+    double mean;
+    if (w == nullptr) {
+      mean = out.wr.value() / static_cast<double>(n);
+    } else {
+      CompensatedSum s;
+      for (size_t i = 0; i < n; ++i) s.add(r[i]);
+      mean = s.value() / static_cast<double>(n);
+    }
     LaneSum m2;
     size_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
@@ -169,9 +174,8 @@ void sum_chunk(const double* r, const double* w, size_t n, const double* ks, siz
   }
 }
 
-// Median and MAD of half-integer ranks (unweighted) from a counting histogram of 2 r.
-void histogram_median(const double* r, size_t n, double max_rank, bool want_mad, double* med, double* mad,
-                      unsigned threads) {
+// Counting histogram of 2 r over half-integer ranks r <= max_rank: counts[v] = #{i : 2 r_i = v}.
+std::vector<uint32_t> doubled_histogram(const double* r, size_t n, double max_rank, unsigned threads) {
   const size_t size = static_cast<size_t>(2 * max_rank) + 1;
   const size_t parts = 2;  // fixed split; counts are integers, so the merge is exact whatever the threads
   std::vector<std::vector<uint32_t>> partial(parts);
@@ -185,6 +189,12 @@ void histogram_median(const double* r, size_t n, double max_rank, bool want_mad,
   for (size_t p = 1; p < parts; ++p) {
     for (size_t v = 0; v < size; ++v) counts[v] += partial[p][v];
   }
+  return std::move(partial[0]);
+}
+
+// Median and MAD of n half-integer ranks from their doubled histogram.
+void median_from_histogram(const std::vector<uint32_t>& counts, size_t n, bool want_mad, double* med, double* mad) {
+  const size_t size = counts.size();
   // k-th smallest (0-based) of the values 2r.
   auto kth = [&](size_t k) {
     size_t cum = 0;
@@ -200,33 +210,139 @@ void histogram_median(const double* r, size_t n, double max_rank, bool want_mad,
   const double m = (static_cast<double>(lower) + static_cast<double>(upper)) / 4;  // mean of halves, exact
   *med = m;
   if (!want_mad) return;
-  // |2r - 2m| values: walk outward from 2m, counting how many lie within distance d (in units of 1/2... of 2r).
-  const double two_m = 2 * m;  // integer or half-integer
-  // Distances |2r - 2m| are integers or half-integers; work in 4r units to keep them integral.
-  const int64_t c4 = static_cast<int64_t>(2 * two_m);  // 4m
-  std::vector<uint32_t> dist_counts(2 * size + 2, 0);
-  for (size_t v = 0; v < size; ++v) {
-    if (!counts[v]) continue;
-    const int64_t d = std::llabs(static_cast<int64_t>(2 * v) - c4);  // |4r - 4m|
-    dist_counts[static_cast<size_t>(d)] += counts[v];
-  }
-  auto kth_d = [&](size_t k) {
-    size_t cum = 0;
-    for (size_t d = 0; d < dist_counts.size(); ++d) {
-      cum += dist_counts[d];
-      if (cum > k) return d;
+  // Distances |4r - 4m| (integers: r and m are half-integers or quarter-integers) in increasing order by walking
+  // outward from m over the histogram of 2r, merging the two sides; no second histogram is built.
+  const int64_t c4 = static_cast<int64_t>(4 * m);
+  const int64_t top = static_cast<int64_t>(size);
+  int64_t left = std::min<int64_t>(c4 / 2, top - 1), right = left + 1;  // left: largest v with 2v <= 4m
+  const size_t k_lo = n % 2 ? mid : mid - 1;
+  constexpr int64_t kFar = INT64_MAX;
+  size_t cum = 0, dl = 0, du = 0;
+  bool have_lo = false;
+  while (left >= 0 || right < top) {
+    const int64_t dist_left = left >= 0 ? c4 - 2 * left : kFar;
+    const int64_t dist_right = right < top ? 2 * right - c4 : kFar;
+    int64_t d;
+    size_t c;
+    if (dist_left <= dist_right) {
+      d = dist_left;
+      c = counts[static_cast<size_t>(left--)];
+    } else {
+      d = dist_right;
+      c = counts[static_cast<size_t>(right++)];
     }
-    return dist_counts.size() - 1;
-  };
-  const size_t du = kth_d(mid);
-  const size_t dl = n % 2 ? du : kth_d(mid - 1);
+    if (c == 0) continue;
+    if (!have_lo && cum + c > k_lo) {
+      dl = static_cast<size_t>(d);
+      have_lo = true;
+    }
+    if (cum + c > mid) {
+      du = static_cast<size_t>(d);
+      break;
+    }
+    cum += c;
+  }
   *mad = ((static_cast<double>(dl) + static_cast<double>(du)) / 8) / kNormalQuartile;
+}
+
+// Unweighted ranks with a median asked for, when they are half-integers with 2 max <= 4 n: every statistic from the
+// doubled histogram the median needs anyway (one validation pass and one counting pass over the ranks, then
+// O(max rank) work over the bins), instead of the per-rank fused pass plus the histogram. Returns false (nothing
+// written) when the ranks do not qualify; the caller then takes the general path.
+bool histogram_aggregate(const double* r, size_t n, const double* ks, size_t num_k, const AggregateRequest& request,
+                         double* out, unsigned threads) {
+  const size_t chunks = (n + kAggregateChunk - 1) / kAggregateChunk;
+  std::vector<double> maxima(chunks);
+  std::vector<unsigned char> ok(chunks);
+  parallel_for(chunks, threads, [&](size_t c) {
+    const size_t begin = c * kAggregateChunk, end = std::min(n, begin + kAggregateChunk);
+    double mx = 0;
+    bool good = true;
+    for (size_t i = begin; i < end; ++i) {
+      const double x = r[i];
+      good &= !invalid_rank(x) && is_half_integer(x);
+      mx = std::max(mx, x);
+    }
+    maxima[c] = mx;
+    ok[c] = good;
+  });
+  double mx = 0;
+  for (size_t c = 0; c < chunks; ++c) {
+    if (!ok[c]) return false;
+    mx = std::max(mx, maxima[c]);
+  }
+  if (2 * mx > 4.0 * static_cast<double>(n)) return false;
+  const std::vector<uint32_t> counts = doubled_histogram(r, n, mx, threads);
+  const size_t size = counts.size();
+  // Sums over the bins in fixed blocks, merged in order: the same bits on any thread count.
+  constexpr size_t kBinBlock = size_t{1} << 16;
+  const size_t blocks = (size + kBinBlock - 1) / kBinBlock;
+  struct Part {
+    CompensatedSum sr, sinv, slog;
+    std::vector<double> hits;
+  };
+  std::vector<Part> parts(blocks);
+  parallel_for(blocks, threads, [&](size_t b) {
+    Part& p = parts[b];
+    p.hits.assign(num_k, 0.0);
+    const size_t end = std::min(size, (b + 1) * kBinBlock);
+    for (size_t v = b * kBinBlock; v < end; ++v) {
+      const uint32_t c = counts[v];
+      if (c == 0) continue;
+      const double x = static_cast<double>(v) / 2, w = static_cast<double>(c);
+      p.sr.add(w * x);
+      p.sinv.add(w / x);
+      p.slog.add(w * std::log(x));
+      for (size_t j = 0; j < num_k; ++j) p.hits[j] += x <= ks[j] ? w : 0.0;  // integers: exact
+    }
+  });
+  CompensatedSum sr, sinv, slog;
+  std::vector<double> hits(num_k, 0.0);
+  for (const Part& p : parts) {
+    sr.merge(p.sr);
+    sinv.merge(p.sinv);
+    slog.merge(p.slog);
+    for (size_t j = 0; j < num_k; ++j) hits[j] += p.hits[j];
+  }
+  const double count = static_cast<double>(n);
+  out[kSumWeights] = count;
+  out[kSumRanks] = sr.value();
+  out[kSumLogRanks] = slog.value();
+  out[kSumInverseRanks] = sinv.value();
+  out[kSumSquaredDev] = 0.0;
+  if (request.variance) {
+    const double mean = sr.value() / count;
+    std::vector<CompensatedSum> dev(blocks);
+    parallel_for(blocks, threads, [&](size_t b) {
+      const size_t end = std::min(size, (b + 1) * kBinBlock);
+      CompensatedSum d;
+      for (size_t v = b * kBinBlock; v < end; ++v) {
+        if (counts[v] == 0) continue;
+        const double e = static_cast<double>(v) / 2 - mean;
+        d.add(static_cast<double>(counts[v]) * (e * e));
+      }
+      dev[b] = d;
+    });
+    CompensatedSum m2;
+    for (const CompensatedSum& d : dev) m2.merge(d);
+    out[kSumSquaredDev] = m2.value();
+  }
+  out[kInvalidRanks] = 0;
+  out[kMedian] = std::numeric_limits<double>::quiet_NaN();
+  out[kMad] = std::numeric_limits<double>::quiet_NaN();
+  for (size_t j = 0; j < num_k; ++j) out[kAggregateFixedSlots + j] = hits[j];
+  median_from_histogram(counts, n, request.mad, &out[kMedian], &out[kMad]);
+  return true;
 }
 
 }  // namespace
 
 void aggregate_ranks(const double* ranks, const double* weights, size_t n, const double* ks, size_t num_k,
                      const AggregateRequest& request, double* out, unsigned threads) {
+  if (weights == nullptr && (request.median || request.mad) && n >= (size_t{1} << 16) &&
+      histogram_aggregate(ranks, n, ks, num_k, request, out, threads)) {
+    return;
+  }
   const size_t chunks = (n + kAggregateChunk - 1) / kAggregateChunk;
   std::vector<ChunkResult> parts(chunks);
   parallel_for(chunks, threads, [&](size_t c) {
@@ -272,7 +388,7 @@ void aggregate_ranks(const double* ranks, const double* weights, size_t n, const
   if (invalid > 0) return;  // the caller reports the bad ranks; medians of garbage are not computed
   if ((request.median || request.mad) && n > 0) {
     if (weights == nullptr && half && 2 * mx <= static_cast<double>(std::max<size_t>(4 * n, size_t{1} << 22))) {
-      histogram_median(ranks, n, mx, request.mad, &out[kMedian], &out[kMad], threads);
+      median_from_histogram(doubled_histogram(ranks, n, mx, threads), n, request.mad, &out[kMedian], &out[kMad]);
     } else {
       out[kMedian] = median(ranks, weights, n);
       if (request.mad) out[kMad] = median_absolute_deviation(ranks, weights, n);

@@ -8,6 +8,7 @@
 
 #include "compensated.h"
 #include "harmonic.h"
+#include "power_sums.h"
 #include "thread_pool.h"
 
 namespace kgrank {
@@ -24,18 +25,41 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
   double max_n = 0;
   for (size_t i = 0; i < count; ++i) max_n = std::max(max_n, num_candidates[i]);
   if (weights == nullptr && max_n <= kDenseLimit && max_n <= 8.0 * static_cast<double>(count) + 4096.0) {
-    std::vector<uint32_t> counts(static_cast<size_t>(max_n) + 1, 0);
-    size_t distinct = 0;
-    for (size_t i = 0; i < count; ++i) distinct += counts[static_cast<size_t>(num_candidates[i])]++ == 0;
-    h.n.resize(distinct);
-    h.w1.resize(distinct);
-    size_t b = 0;
-    for (size_t v = 1; v < counts.size(); ++v) {
-      if (counts[v] == 0) continue;
-      h.n[b] = static_cast<double>(v);
-      h.w1[b++] = counts[v];
+    // Dense counting, cache-sized: the values are first scattered into buckets of kBucketWidth consecutive
+    // values (sequential writes), then each bucket is counted in a 16-bit counter block that stays in L2, so no
+    // increment misses the cache. Scratch buffers are per thread and kept (pages touched once per process).
+    constexpr unsigned kBucketShift = 17;
+    constexpr size_t kBucketWidth = size_t{1} << kBucketShift;
+    const size_t buckets = (static_cast<size_t>(max_n) >> kBucketShift) + 1;
+    thread_local std::vector<uint32_t> scattered;
+    thread_local std::vector<uint32_t> counters(kBucketWidth);  // 32-bit: no overflow handling needed
+    if (scattered.size() < count) scattered.resize(count);
+    std::vector<size_t> start(buckets + 1, 0);
+    for (size_t i = 0; i < count; ++i) ++start[(static_cast<size_t>(num_candidates[i]) >> kBucketShift) + 1];
+    for (size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+    {
+      std::vector<size_t> fill(start.begin(), start.end() - 1);
+      uint32_t* out = scattered.data();
+      for (size_t i = 0; i < count; ++i) {
+        const uint32_t v = static_cast<uint32_t>(static_cast<int64_t>(num_candidates[i]));
+        out[fill[v >> kBucketShift]++] = v;
+      }
     }
-    h.w2 = h.w1;
+    h.n.reserve(std::min(count, static_cast<size_t>(max_n)));
+    h.w1.reserve(h.n.capacity());
+    uint32_t* c = counters.data();
+    for (size_t b = 0; b < buckets; ++b) {
+      if (start[b] == start[b + 1]) continue;
+      const uint32_t base = static_cast<uint32_t>(b << kBucketShift);
+      for (size_t i = start[b]; i < start[b + 1]; ++i) ++c[scattered[i] - base];
+      for (size_t v = 0; v < kBucketWidth; ++v) {
+        if (c[v] == 0) continue;
+        h.n.push_back(static_cast<double>(base + v));
+        h.w1.push_back(c[v]);
+        c[v] = 0;
+      }
+    }
+    // h.w2 stays empty: unweighted, the squared-weight sums are the counts (w1).
     h.total_weight = static_cast<double>(count);
     return h;
   }
@@ -69,7 +93,7 @@ Moments combine(const CandidateHistogram& h, Fn fn) {
   for (size_t b = 0; b < h.n.size(); ++b) {
     const Moments m = fn(h.n[b]);
     e.add(h.w1[b] * m.expectation);
-    v.add(h.w2[b] * m.variance);
+    v.add((h.w2.empty() ? h.w1[b] : h.w2[b]) * m.variance);
   }
   const double w = h.total_weight;
   return {e.value() / w, v.value() / (w * w)};
@@ -108,20 +132,16 @@ struct GeometricGroup {
 // Accumulates, for one exponent a and sorted distinct n's, sum_c c*log E[r^a] and sum_c c*log1p(Var/E^2).
 void sweep_exponent(const GeometricGroup* groups, size_t count, CompensatedSum& log_mean, CompensatedSum& log_ratio) {
   const double a = groups[0].exponent;
-  CompensatedSum s1, s2;
-  double j = 1;
+  std::vector<double> n(count);
+  for (size_t g = 0; g < count; ++g) n[g] = groups[g].n;
+  std::vector<PowerSums> sums(count);
+  centred_power_sums(a, n.data(), count, sums.data(), 1);
   for (size_t g = 0; g < count; ++g) {
-    const double n = groups[g].n;
-    for (; j <= n; j += 1) {
-      const double e = std::expm1(a * std::log(j));
-      s1.add(e);
-      s2.add(e * e);
-    }
-    const double mean_e = s1.value() / n;                        // E[r^a] - 1
-    const double var = std::max(0.0, s2.value() / n - mean_e * mean_e);  // Var[r^a] = Var[r^a - 1]
+    const double mean_e = sums[g].s1 / n[g];                              // E[r^a] - 1
+    const double var = std::max(0.0, sums[g].s2 / n[g] - mean_e * mean_e);  // Var[r^a] = Var[r^a - 1]
     const double mu = 1.0 + mean_e;
-    log_mean.add(groups[g].multiplicity * std::log1p(mean_e));
-    log_ratio.add(groups[g].multiplicity * std::log1p(var / (mu * mu)));
+    log_mean.add(groups[g].multiplicity * log1p_small(mean_e));
+    log_ratio.add(groups[g].multiplicity * log1p_small(var / (mu * mu)));
   }
 }
 
@@ -181,7 +201,6 @@ namespace kgrank {
 namespace {
 
 constexpr size_t kBinBlock = 4096;
-constexpr double kSweepBlock = 65536;
 
 template <class Fn>
 Moments combine_parallel(const double* n, const double* w1, const double* w2, size_t bins, double total,
@@ -207,85 +226,47 @@ Moments combine_parallel(const double* n, const double* w1, const double* w2, si
   return {es.value() / total, vs.value() / (total * total)};
 }
 
-// Unweighted geometric mean: exponent a = 1/count, bins with multiplicities. The sweep over j = 1..max n is cut
-// into fixed j-blocks: each block sums e_j = expm1(a log j) and e_j^2 and records its partial sums at the bins
-// ending inside it; a sequential prefix over block totals then gives every bin's sums.
+// Unweighted geometric mean: exponent a = 1/count, bins with multiplicities. Bins up to the sweep limit take
+// their centred power sums from one term-by-term sweep; bins above it from the Euler-Maclaurin tail (one log per
+// bin), in fixed blocks of bins merged in block order.
 Moments geometric_parallel(const double* n, const double* mult, size_t bins, double count, unsigned threads) {
   const double a = 1.0 / count;
   const double max_n = n[bins - 1];
-  const size_t blocks = static_cast<size_t>(std::ceil(max_n / kSweepBlock));
-  std::vector<CompensatedSum> t1(blocks), t2(blocks);
-  std::vector<CompensatedSum> p1(bins), p2(bins);  // partial sums inside the bin's block
-  // first bin of each block
-  std::vector<size_t> first(blocks + 1, bins);
-  {
-    size_t b = 0;
-    for (size_t i = 0; i < bins; ++i) {
-      const size_t blk = static_cast<size_t>((n[i] - 1) / kSweepBlock);
-      while (b <= blk) first[b++] = i;
-    }
-    while (b <= blocks) first[b++] = bins;
+  const bool small = a * std::log(std::max(max_n, 2.0)) < 0.02;
+  const double limit = std::min(max_n, kPowerSweepLimit);
+  CompensatedSum head_mean, head_ratio;
+  CompensatedSum s1, s2;
+  size_t first = 0;
+  auto accumulate = [&](double x, double m, double sum1, double sum2, CompensatedSum& lm, CompensatedSum& lr) {
+    const double inv = 1 / x;
+    const double mean_e = sum1 * inv;
+    const double var = std::max(0.0, sum2 * inv - mean_e * mean_e);
+    const double mu = 1.0 + mean_e;
+    lm.add(m * log1p_small(mean_e));
+    lr.add(m * log1p_small(var / (mu * mu)));
+  };
+  for (double j = 1; j <= limit; j += 1) {
+    const double e = centred_power(a, j, small);
+    s1.add(e);
+    s2.add(e * e);
+    for (; first < bins && n[first] == j; ++first) accumulate(j, mult[first], s1.value(), s2.value(), head_mean, head_ratio);
   }
-  // expm1 by its Taylor polynomial when |a log j| < 0.02 everywhere (truncation < 0.02^8/8! ~ 6e-19 relative).
-  const bool small = a * std::log(max_n) < 0.02;
-  parallel_for(blocks, threads, [&](size_t b) {
-    const double lo = static_cast<double>(b) * kSweepBlock + 1;
-    const double hi = std::min(max_n, lo + kSweepBlock - 1);
-    CompensatedSum s1, s2;
-    size_t i = first[b];
-    double j = lo;
-    while (j <= hi) {
-      // Plain sums up to the next bin boundary or 32 terms, then one compensated add.
-      const double next_bin = i < bins ? n[i] : hi + 1;
-      const double stop = std::min({hi, next_bin, j + 31});
-      double q1 = 0, q2 = 0;
-      for (; j <= stop; j += 1) {
-        const double x = a * std::log(j);
-        const double e = small
-            ? x * (1 + x * (1.0 / 2 + x * (1.0 / 6 + x * (1.0 / 24 + x * (1.0 / 120 + x * (1.0 / 720 + x * (1.0 / 5040)))))))
-            : std::expm1(x);
-        q1 += e;
-        q2 += e * e;
-      }
-      s1.add(q1);
-      s2.add(q2);
-      if (i < bins && n[i] == j - 1) {
-        p1[i] = s1;
-        p2[i] = s2;
-        ++i;
-      }
-    }
-    t1[b] = s1;
-    t2[b] = s2;
-  });
-  std::vector<CompensatedSum> before1(blocks), before2(blocks);
-  CompensatedSum run1, run2;
-  for (size_t b = 0; b < blocks; ++b) {
-    before1[b] = run1;
-    before2[b] = run2;
-    run1.merge(t1[b]);
-    run2.merge(t2[b]);
-  }
-  const size_t chunks = (bins + kBinBlock - 1) / kBinBlock;
+  const double base1 = s1.value(), base2 = s2.value();
+  const PowerTail tail(a, small);
+  const PowerSums tm = tail(kPowerSweepLimit);
+  const size_t chunks = (bins - first + kBinBlock - 1) / kBinBlock;
   std::vector<CompensatedSum> lm(chunks), lr(chunks);
   parallel_for(chunks, threads, [&](size_t c) {
-    const size_t end = std::min(bins, (c + 1) * kBinBlock);
+    const size_t begin = first + c * kBinBlock, end = std::min(bins, begin + kBinBlock);
     CompensatedSum lm_local, lr_local;
-    for (size_t i = c * kBinBlock; i < end; ++i) {
-      const size_t blk = static_cast<size_t>((n[i] - 1) / kSweepBlock);
-      CompensatedSum s1 = before1[blk], s2 = before2[blk];
-      s1.merge(p1[i]);
-      s2.merge(p2[i]);
-      const double mean_e = s1.value() / n[i];
-      const double var = std::max(0.0, s2.value() / n[i] - mean_e * mean_e);
-      const double mu = 1.0 + mean_e;
-      lm_local.add(mult[i] * std::log1p(mean_e));
-      lr_local.add(mult[i] * std::log1p(var / (mu * mu)));
+    for (size_t i = begin; i < end; ++i) {
+      const PowerSums t = tail(n[i]);
+      accumulate(n[i], mult[i], base1 + (t.s1 - tm.s1), base2 + (t.s2 - tm.s2), lm_local, lr_local);
     }
     lm[c] = lm_local;
     lr[c] = lr_local;
   });
-  CompensatedSum log_mean, log_ratio;
+  CompensatedSum log_mean = head_mean, log_ratio = head_ratio;
   for (size_t c = 0; c < chunks; ++c) {
     log_mean.merge(lm[c]);
     log_ratio.merge(lr[c]);
@@ -304,8 +285,8 @@ Moments histogram_moments(ClosedMetric metric, const double* n, const double* w1
                               [](double x) { return Moments{(x + 1) / 2, (x - 1) * (x + 1) / 12}; });
     case ClosedMetric::InverseHarmonicMean:
       return combine_parallel(n, w1, w2, bins, total_weight, threads, [](double x) {
-        const double mean = harmonic1(x) / x;
-        return Moments{mean, std::max(0.0, harmonic2(x) / x - mean * mean)};
+        const HarmonicPair h = harmonic_means(x);
+        return Moments{h.h1_over_n, std::max(0.0, h.h2_over_n - h.h1_over_n * h.h1_over_n)};
       });
     case ClosedMetric::Hits:
       return combine_parallel(n, w1, w2, bins, total_weight, threads, [k](double x) {

@@ -9,7 +9,7 @@
 namespace kgrank {
 
 // Tasks grouped by distinct number of candidates, sorted by n. w1 = sum of weights (counts when unweighted),
-// w2 = sum of squared weights.
+// w2 = sum of squared weights (left empty when there are no weights: then it equals w1).
 struct CandidateHistogram {
   std::vector<double> n, w1, w2;
   double total_weight = 0.0;

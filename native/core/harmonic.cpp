@@ -55,4 +55,19 @@ double harmonic2(double n) {
   return kPi2Over6 - (series - x2);
 }
 
+HarmonicPair harmonic_means(double n) {
+  if (n <= static_cast<double>(kHarmonicTableLimit)) {
+    const Tables& t = tables();
+    const size_t i = static_cast<size_t>(n);
+    return {t.h1[i] / n, t.h2[i] / n};
+  }
+  const double x = 1.0 / n;
+  const double x2 = x * x;
+  const double tail1 = x2 * (1.0 / 12 - x2 * (1.0 / 120 - x2 * (1.0 / 252 - x2 * (1.0 / 240 - x2 * (1.0 / 132)))));
+  const double h1 = std::log(n) + kEulerGamma + 0.5 * x - tail1;
+  const double series = x + 0.5 * x2 + x * x2 * (1.0 / 6 - x2 * (1.0 / 30 - x2 * (1.0 / 42 - x2 * (1.0 / 30))));
+  const double h2 = kPi2Over6 - (series - x2);
+  return {h1 * x, h2 * x};
+}
+
 }  // namespace kgrank

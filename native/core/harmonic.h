@@ -12,4 +12,11 @@ constexpr size_t kHarmonicTableLimit = size_t{1} << 16;
 double harmonic1(double n);
 double harmonic2(double n);
 
+// H_1(n) / n and H_2(n) / n together (one log and one division above the table): the MRR moments per bin.
+struct HarmonicPair {
+  double h1_over_n;
+  double h2_over_n;
+};
+HarmonicPair harmonic_means(double n);
+
 }  // namespace kgrank

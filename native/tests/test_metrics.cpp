@@ -8,6 +8,7 @@
 #include "check.h"
 #include "expectation.h"
 #include "harmonic.h"
+#include "power_sums.h"
 #include "sampling.h"
 
 namespace {
@@ -57,6 +58,33 @@ void aggregate_is_thread_count_independent() {
   for (size_t i = 0; i < a.size(); ++i) CHECK_EQ(a[i], b[i]);
 }
 
+// Unweighted ranks with a median asked for take the histogram path (n >= 2^16, half-integers, 2 max <= 4 n): its
+// sums, hits and squared deviations equal the general fused pass, its median and MAD the selection-based ones.
+void histogram_path_matches_general_path() {
+  std::vector<double> r(200001);
+  for (size_t i = 0; i < r.size(); ++i) r[i] = 1 + static_cast<double>((i * 7919) % 150000) / 2;
+  const double ks[2] = {3, 1000.5};
+  std::vector<double> hist(kgrank::kAggregateFixedSlots + 2), plain(kgrank::kAggregateFixedSlots + 2);
+  kgrank::AggregateRequest all;
+  all.variance = all.median = all.mad = true;
+  kgrank::AggregateRequest sums;
+  sums.variance = true;
+  kgrank::aggregate_ranks(r.data(), nullptr, r.size(), ks, 2, all, hist.data(), 2);
+  kgrank::aggregate_ranks(r.data(), nullptr, r.size(), ks, 2, sums, plain.data(), 2);
+  for (size_t s : {kgrank::kSumWeights, kgrank::kSumRanks, kgrank::kSumLogRanks, kgrank::kSumInverseRanks,
+                   kgrank::kSumSquaredDev}) {
+    CHECK(close(hist[s], plain[s], 1e-14));
+  }
+  CHECK_EQ(hist[kgrank::kAggregateFixedSlots], plain[kgrank::kAggregateFixedSlots]);
+  CHECK_EQ(hist[kgrank::kAggregateFixedSlots + 1], plain[kgrank::kAggregateFixedSlots + 1]);
+  CHECK_EQ(hist[kgrank::kMedian], kgrank::median(r.data(), nullptr, r.size()));
+  CHECK_EQ(hist[kgrank::kMad], kgrank::median_absolute_deviation(r.data(), nullptr, r.size()));
+  r.pop_back();  // even n
+  kgrank::aggregate_ranks(r.data(), nullptr, r.size(), ks, 2, all, hist.data(), 1);
+  CHECK_EQ(hist[kgrank::kMedian], kgrank::median(r.data(), nullptr, r.size()));
+  CHECK_EQ(hist[kgrank::kMad], kgrank::median_absolute_deviation(r.data(), nullptr, r.size()));
+}
+
 void closed_forms() {
   const std::vector<double> n = {1, 2, 10};
   const kgrank::Moments mr = kgrank::closed_moments(kgrank::ClosedMetric::ArithmeticMean, n.data(), nullptr, 3, 0);
@@ -71,6 +99,30 @@ void closed_forms() {
   CHECK(close(g.variance, 0.25, 1e-14));
   const kgrank::Moments one = kgrank::closed_moments(kgrank::ClosedMetric::InverseHarmonicMean, n.data(), nullptr, 1, 0);
   CHECK_EQ(one.variance, 0.0);
+}
+
+// Centred power sums: the sweep + Euler-Maclaurin tail against term-by-term long double sums, across the sweep
+// limit and for exponents from 1e-7 (a = 1/count at WikiKG2 scale) to 1 (one task).
+void centred_power_sums_match_direct_sums() {
+  const std::vector<double> n = {1, 2, 255, 256, 257, 258, 1000, 65537, 300000};
+  for (double a : {1e-7, 1e-4, 0.013, 0.3, 0.5, 1.0}) {
+    std::vector<kgrank::PowerSums> got(n.size());
+    kgrank::centred_power_sums(a, n.data(), n.size(), got.data(), 2);
+    long double s1 = 0, s2 = 0;
+    size_t i = 0;
+    for (double j = 1; i < n.size(); j += 1) {
+      const long double e = std::expm1(static_cast<long double>(a) * std::log(static_cast<long double>(j)));
+      s1 += e;
+      s2 += e * e;
+      if (n[i] == j) {
+        CHECK(close(got[i].s1, static_cast<double>(s1), 2e-14));
+        CHECK(close(got[i].s2, static_cast<double>(s2), 2e-14));
+        ++i;
+      }
+    }
+  }
+  CHECK(kgrank::log1p_small(1e-5) == std::log1p(1e-5) || close(kgrank::log1p_small(1e-5), std::log1p(1e-5), 1e-16));
+  CHECK(close(kgrank::log1p_small(0.015), std::log1p(0.015), 2e-16));
 }
 
 void sampling_stream() {
@@ -112,7 +164,9 @@ int main() {
   aggregate_sums_and_medians();
   aggregate_is_thread_count_independent();
   closed_forms();
+  histogram_path_matches_general_path();
   sampling_stream();
   aggregate_invalid_ranks_are_counted_without_ub();
+  centred_power_sums_match_direct_sums();
   TEST_MAIN_END();
 }

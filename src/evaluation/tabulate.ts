@@ -3,7 +3,7 @@
  * the mean rank width, and (optionally) bootstrap percentile intervals over tasks. Shared by finalize() and by the
  * breakdowns (per relation, relation category, degree bucket), which tabulate subsets of the same tasks.
  */
-import { KgrankInputError } from "../errors";
+import { KgrankInputError, NoClosedFormError } from "../errors";
 import { streamKey, uniform01Keyed } from "../fallback/metrics";
 import { type CandidateSet, metricValues, prepareCandidates } from "../metrics/index";
 import type { Interval, RankMetric } from "../metrics/types";
@@ -210,6 +210,7 @@ export function tabulate(
       try {
         expected[side][m.key] = m.expectedValue(candidates);
       } catch (e) {
+        if (e instanceof NoClosedFormError) continue; // e.g. the weighted median: no closed form, no entry
         if (!(e instanceof KgrankInputError)) throw e;
         expected[side][m.key] = NaN;
       }

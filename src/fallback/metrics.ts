@@ -64,6 +64,21 @@ export function harmonic2(n: number): number {
   return PI2_OVER_6 - (series - x2);
 }
 
+/** [H_1(n)/n, H_2(n)/n] with one log and one division above the table (native/core/harmonic.cpp). */
+export function harmonicMeans(n: number): [number, number] {
+  if (n <= HARMONIC_TABLE_LIMIT) {
+    const t = harmonicTables();
+    return [t.h1[n]! / n, t.h2[n]! / n];
+  }
+  const x = 1 / n;
+  const x2 = x * x;
+  const tail1 = x2 * (1 / 12 - x2 * (1 / 120 - x2 * (1 / 252 - x2 * (1 / 240 - x2 * (1 / 132)))));
+  const h1 = Math.log(n) + EULER_GAMMA + 0.5 * x - tail1;
+  const series = x + 0.5 * x2 + x * x2 * (1 / 6 - x2 * (1 / 30 - x2 * (1 / 42 - x2 * (1 / 30))));
+  const h2 = PI2_OVER_6 - (series - x2);
+  return [h1 * x, h2 * x];
+}
+
 // ---- aggregation -----------------------------------------------------------------------------------------------
 function aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: Float64Array, flags: number) {
   const n = ranks.length;
@@ -149,15 +164,38 @@ function medianAbsoluteDeviation(values: Float64Array, weights: Float64Array | n
 
 // ---- closed forms ----------------------------------------------------------------------------------------------
 interface Histogram {
-  n: number[];
-  w1: number[];
-  w2: number[];
+  n: ArrayLike<number>;
+  w1: ArrayLike<number>;
+  w2: ArrayLike<number>;
   total: number;
 }
 
 function candidateHistogram(numCandidates: Float64Array, weights: Float64Array | null): Histogram {
   const count = numCandidates.length;
-  const h: Histogram = { n: [], w1: [], w2: [], total: 0 };
+  if (!weights) {
+    let maxN = 0;
+    for (let i = 0; i < count; i++) maxN = Math.max(maxN, numCandidates[i]!);
+    if (maxN <= 8 * count + 4096) {
+      // Dense counting (as the native path): one counter per value 1..max N.
+      const counts = new Uint32Array(maxN + 1);
+      let distinct = 0;
+      for (let i = 0; i < count; i++) {
+        const x = numCandidates[i]!;
+        const c = counts[x]!;
+        counts[x] = c + 1;
+        if (c === 0) distinct++;
+      }
+      const n = new Float64Array(distinct);
+      const w = new Float64Array(distinct);
+      for (let v = 1, b = 0; v <= maxN; v++) {
+        if (counts[v] === 0) continue;
+        n[b] = v;
+        w[b++] = counts[v]!;
+      }
+      return { n, w1: w, w2: w, total: count };
+    }
+  }
+  const h = { n: [] as number[], w1: [] as number[], w2: [] as number[], total: 0 };
   if (!weights) {
     const counts = new Map<number, number>();
     for (let i = 0; i < count; i++) counts.set(numCandidates[i]!, (counts.get(numCandidates[i]!) ?? 0) + 1);
@@ -209,23 +247,97 @@ interface GeometricGroup {
   multiplicity: number;
 }
 
+// ---- centred power sums (mirrors native/core/power_sums.{h,cpp}) -------------------------------------------------
+/** Term-by-term sweep limit M of the centred power sums; Euler-Maclaurin above it. */
+export const POWER_SWEEP_LIMIT = 256;
+
+/** expm1(a log x), by its Taylor polynomial when `small` (|a log x| < 0.02). */
+function centredPower(a: number, x: number, small: boolean): number {
+  const u = a * Math.log(x);
+  if (!small) return Math.expm1(u);
+  return u * (1 + u * (1 / 2 + u * (1 / 6 + u * (1 / 24 + u * (1 / 120 + u * (1 / 720 + u * (1 / 5040)))))));
+}
+
+/** log1p(x) by its Taylor polynomial for |x| < 0.02 (to x^5 below 1e-4), Math.log1p above. */
+export function log1pSmall(x: number): number {
+  const ax = Math.abs(x);
+  if (ax < 1e-4) return x * (1 + x * (-1 / 2 + x * (1 / 3 + x * (-1 / 4 + x * (1 / 5)))));
+  if (!(ax < 0.02)) return Math.log1p(x);
+  return x * (1 + x * (-1 / 2 + x * (1 / 3 + x * (-1 / 4 + x * (1 / 5 + x * (-1 / 6 + x * (1 / 7 +
+    x * (-1 / 8 + x * (1 / 9 + x * (-1 / 10 + x * (1 / 11 + x * (-1 / 12))))))))))));
+}
+
+const falling3 = (b: number) => b * (b - 1) * (b - 2);
+const falling5 = (b: number) => b * (b - 1) * (b - 2) * (b - 3) * (b - 4);
+
+/** Euler-Maclaurin part T(x) = F + f/2 + f'/12 - f'''/720 + f^(5)/30240 of S1 = sum e_j and S2 = sum e_j^2. */
+class PowerTail {
+  readonly f1: number;
+  readonly f2: number;
+  readonly d1: number;
+  readonly d3: number;
+  readonly d5: number;
+  readonly e3: number;
+  readonly e5: number;
+  constructor(readonly a: number, readonly small: boolean) {
+    this.f1 = 1 / (1 + a);
+    this.f2 = 1 / ((1 + a) * (1 + 2 * a));
+    this.d1 = a / 12;
+    this.d3 = -falling3(a) / 720;
+    this.d5 = falling5(a) / 30240;
+    this.e3 = -falling3(2 * a) / 720;
+    this.e5 = falling5(2 * a) / 30240;
+  }
+  at(x: number): [number, number] {
+    const a = this.a;
+    const e = centredPower(a, x, this.small);
+    const p = 1 + e;
+    const inv = 1 / x;
+    const inv2 = inv * inv;
+    const inv3 = inv2 * inv;
+    const inv5 = inv3 * inv2;
+    const t1 = x * (e - a) * this.f1 + 0.5 * e + p * (this.d1 * inv + this.d3 * inv3 + this.d5 * inv5);
+    const t2 = x * (e * e * (1 + a) - 2 * a * e + 2 * a * a) * this.f2 + 0.5 * e * e + 2 * this.d1 * p * e * inv +
+      (this.e3 * p * p - 2 * this.d3 * p) * inv3 + (this.e5 * p * p - 2 * this.d5 * p) * inv5;
+    return [t1, t2];
+  }
+}
+
+/**
+ * Adds, for one exponent a and sorted distinct n (groups[from..to)), sum_c c*log E[r^a] and
+ * sum_c c*log1p(Var[r^a]/E[r^a]^2), from the centred power sums: a sweep up to POWER_SWEEP_LIMIT, Euler-Maclaurin
+ * above it.
+ */
 function sweepExponent(groups: GeometricGroup[], from: number, to: number, logMean: CompensatedSum, logRatio: CompensatedSum) {
   const a = groups[from]!.exponent;
+  const maxN = groups[to - 1]!.n;
+  const small = a * Math.log(Math.max(maxN, 2)) < 0.02;
+  const limit = Math.min(maxN, POWER_SWEEP_LIMIT);
+  const accumulate = (x: number, m: number, sum1: number, sum2: number) => {
+    const inv = 1 / x;
+    const meanE = sum1 * inv;
+    const variance = Math.max(0, sum2 * inv - meanE * meanE);
+    const mu = 1 + meanE;
+    logMean.add(m * log1pSmall(meanE));
+    logRatio.add(m * log1pSmall(variance / (mu * mu)));
+  };
   const s1 = new CompensatedSum();
   const s2 = new CompensatedSum();
-  let j = 1;
-  for (let g = from; g < to; g++) {
-    const n = groups[g]!.n;
-    for (; j <= n; j += 1) {
-      const e = Math.expm1(a * Math.log(j));
-      s1.add(e);
-      s2.add(e * e);
-    }
-    const meanE = s1.value() / n;
-    const variance = Math.max(0, s2.value() / n - meanE * meanE);
-    const mu = 1 + meanE;
-    logMean.add(groups[g]!.multiplicity * Math.log1p(meanE));
-    logRatio.add(groups[g]!.multiplicity * Math.log1p(variance / (mu * mu)));
+  let g = from;
+  for (let j = 1; j <= limit; j += 1) {
+    const e = centredPower(a, j, small);
+    s1.add(e);
+    s2.add(e * e);
+    for (; g < to && groups[g]!.n === j; g++) accumulate(j, groups[g]!.multiplicity, s1.value(), s2.value());
+  }
+  if (g === to) return;
+  const base1 = s1.value();
+  const base2 = s2.value();
+  const tail = new PowerTail(a, small);
+  const [m1, m2] = tail.at(POWER_SWEEP_LIMIT);
+  for (; g < to; g++) {
+    const [t1, t2] = tail.at(groups[g]!.n);
+    accumulate(groups[g]!.n, groups[g]!.multiplicity, base1 + (t1 - m1), base2 + (t2 - m2));
   }
 }
 
@@ -267,8 +379,8 @@ function histogramMoments(metric: ClosedMetricCode, h: Histogram, count: number,
       return combine(h, (n) => [(n + 1) / 2, ((n - 1) * (n + 1)) / 12]);
     case ClosedMetricCode.InverseHarmonicMean:
       return combine(h, (n) => {
-        const mean = harmonic1(n) / n;
-        return [mean, Math.max(0, harmonic2(n) / n - mean * mean)];
+        const [mean, second] = harmonicMeans(n);
+        return [mean, Math.max(0, second - mean * mean)];
       });
     case ClosedMetricCode.Hits:
       return combine(h, (n) => {
@@ -277,7 +389,7 @@ function histogramMoments(metric: ClosedMetricCode, h: Histogram, count: number,
         return [p, p * ((n - hit) / n)];
       });
     case ClosedMetricCode.GeometricMean: {
-      const groups = h.n.map((n, b) => ({ exponent: 1 / count, n, multiplicity: h.w1[b]! }));
+      const groups = Array.from(h.n, (n, b) => ({ exponent: 1 / count, n, multiplicity: h.w1[b]! }));
       return geometricFromGroups(groups);
     }
   }
@@ -290,11 +402,12 @@ function closedMoments(metric: ClosedMetricCode, numCandidates: Float64Array, we
 }
 
 function toTyped(h: Histogram): CandidateHistogram {
-  return { values: Float64Array.from(h.n), w1: Float64Array.from(h.w1), w2: Float64Array.from(h.w2), totalWeight: h.total };
+  const w1 = Float64Array.from(h.w1);
+  return { values: Float64Array.from(h.n), w1, w2: h.w2 === h.w1 ? w1 : Float64Array.from(h.w2), totalWeight: h.total };
 }
 
 function fromTyped(h: CandidateHistogram): Histogram {
-  return { n: Array.from(h.values), w1: Array.from(h.w1), w2: Array.from(h.w2), total: h.totalWeight };
+  return { n: h.values, w1: h.w1, w2: h.w2, total: h.totalWeight };
 }
 
 // ---- sampling --------------------------------------------------------------------------------------------------

@@ -39,6 +39,8 @@ interface Spec {
   /** Closed-form [E, Var] of the metric, if any. */
   closed?: ClosedMetricCode;
   closedVariance?: boolean;
+  /** E and Var of the unweighted median (src/metrics/median.ts) instead of a kernel closed form. */
+  closedMedian?: boolean;
   /** The value from the fused pass, which must compute `flags` (AGGREGATE_FLAGS) besides the sums. */
   fromSums: (s: Sums) => number;
   flags?: number;
@@ -69,8 +71,8 @@ export class BaseRankMetric implements RankMetric {
     this.increasing = spec.increasing;
     this.valueRange = spec.valueRange;
     this.supportsWeights = spec.supportsWeights;
-    this.closedExpectation = spec.closed !== undefined;
-    this.closedVariance = spec.closed !== undefined && spec.closedVariance !== false;
+    this.closedExpectation = spec.closed !== undefined || spec.closedMedian === true;
+    this.closedVariance = (spec.closed !== undefined && spec.closedVariance !== false) || spec.closedMedian === true;
     if (spec.k !== undefined) this.k = spec.k;
     this.#spec = spec;
   }
@@ -96,6 +98,17 @@ export class BaseRankMetric implements RankMetric {
   /** [E, Var] in closed form, or NoClosedFormError. */
   moments(numCandidates: Candidates, weights?: ArrayLike<number>, needVariance = false): [number, number] {
     const spec = this.#spec;
+    if (spec.closedMedian) {
+      const c = candidatesArg(numCandidates, weights, this.supportsWeights, this.key);
+      if (c.weights) {
+        throw new NoClosedFormError(
+          this.key,
+          "the weighted median has no closed-form expectation or variance (only the unweighted median has); use estimate({ numCandidates, weights, numSamples }) for a Monte-Carlo value",
+        );
+      }
+      const m = c.medianMoments();
+      return [m.expectation, m.variance];
+    }
     if (spec.closed === undefined || (needVariance && !this.closedVariance)) {
       throw new NoClosedFormError(
         this.key,
@@ -213,6 +226,7 @@ export const medianRank = () => new BaseRankMetric({
   key: "median_rank", name: "Median Rank", synonyms: ["median", "mdr"],
   increasing: false, valueRange: RANK_RANGE, supportsWeights: true,
   statistic: StatisticCode.Median, fromStatistic: identity, flags: MEDIAN, fromSums: (s) => s.median,
+  closedMedian: true,
 });
 export const inverseMedianRank = () => new BaseRankMetric({
   key: "inverse_median_rank", name: "Inverse Median Rank", synonyms: ["imr", "inverse_median"],

@@ -7,6 +7,7 @@ import { kernels } from "../backend";
 import { KgrankInputError } from "../errors";
 import { ClosedMetricCode, type CandidateHistogram } from "../kernels";
 import { numCandidatesArg, weightsArg } from "./input";
+import { type MedianMoments, medianMoments } from "./median";
 
 export class CandidateSet {
   readonly numCandidates: Float64Array;
@@ -22,6 +23,14 @@ export class CandidateSet {
 
   get length(): number {
     return this.numCandidates.length;
+  }
+
+  #median: MedianMoments | null = null;
+
+  /** E and Var of the (unweighted, conventional) median rank, computed once (src/metrics/median.ts). */
+  medianMoments(): MedianMoments {
+    this.#median ??= medianMoments(this.numCandidates);
+    return this.#median;
   }
 
   /** [E, Var] of a closed form, computed once per (metric, k). */

@@ -157,3 +157,28 @@ export function listMetrics(): RankMetric[] {
   }
   return out;
 }
+
+function rangeText(r: { lower: number | null; lowerInclusive: boolean; upper: number | null; upperInclusive: boolean }): string {
+  const lo = r.lower === null ? "(-inf" : `${r.lowerInclusive ? "[" : "("}${r.lower}`;
+  const hi = r.upper === null ? "inf)" : `${r.upper}${r.upperInclusive ? "]" : ")"}`;
+  return `${lo}, ${hi}`;
+}
+
+/**
+ * The catalogue as a markdown table (README "Metrics"; test/metrics-readme.test.ts keeps the README in step):
+ * key, synonyms, direction, range, closed-form E and Var, weights.
+ */
+export function metricsMarkdownTable(): string {
+  const rows = [
+    "| key | synonyms | better | range | closed E | closed Var | weights |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const m of listMetrics()) {
+    const syn = m.synonyms.map((s) => `\`${s}\``).join(", ");
+    rows.push(
+      `| \`${m.key}\` | ${syn} | ${m.increasing ? "higher" : "lower"} | ${rangeText(m.valueRange)} | ` +
+        `${m.closedExpectation ? "yes" : "no"} | ${m.closedVariance ? "yes" : "no"} | ${m.supportsWeights ? "yes" : "no"} |`,
+    );
+  }
+  return rows.join("\n");
+}

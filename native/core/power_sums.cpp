@@ -1,0 +1,68 @@
+#include "power_sums.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "compensated.h"
+#include "thread_pool.h"
+
+namespace kgrank {
+
+namespace {
+double falling3(double b) { return b * (b - 1) * (b - 2); }
+double falling5(double b) { return b * (b - 1) * (b - 2) * (b - 3) * (b - 4); }
+}  // namespace
+
+PowerTail::PowerTail(double a_, bool small_)
+    : a(a_), small(small_), f1(1 / (1 + a_)), f2(1 / ((1 + a_) * (1 + 2 * a_))), d1(a_ / 12),
+      d3(-falling3(a_) / 720), d5(falling5(a_) / 30240), e3(-falling3(2 * a_) / 720), e5(falling5(2 * a_) / 30240) {}
+
+PowerSums PowerTail::operator()(double x) const {
+  const double e = centred_power(a, x, small);  // x^a - 1
+  const double p = 1 + e;                       // x^a
+  const double inv = 1 / x;
+  const double inv2 = inv * inv;
+  const double inv3 = inv2 * inv;
+  const double inv5 = inv3 * inv2;
+  // f1 = x^a - 1: F1 = x (e - a)/(1 + a), f1^(k) = c_k(a) x^a / x^k
+  const double t1 = x * (e - a) * f1 + 0.5 * e + p * (d1 * inv + d3 * inv3 + d5 * inv5);
+  // f2 = x^2a - 2 x^a + 1: f2' = 2 a x^a e / x, f2^(k) = (c_k(2a) x^2a - 2 c_k(a) x^a) / x^k
+  const double t2 = x * (e * e * (1 + a) - 2 * a * e + 2 * a * a) * f2 + 0.5 * e * e + 2 * d1 * p * e * inv +
+                    (e3 * p * p - 2 * d3 * p) * inv3 + (e5 * p * p - 2 * d5 * p) * inv5;
+  return {t1, t2};
+}
+
+namespace {
+constexpr size_t kTailBlock = 4096;
+}
+
+void centred_power_sums(double a, const double* n, size_t count, PowerSums* out, unsigned threads) {
+  if (count == 0) return;
+  const double max_n = n[count - 1];
+  const bool small = a * std::log(std::max(max_n, 2.0)) < 0.02;
+  const double limit = std::min(max_n, kPowerSweepLimit);
+  // Term-by-term sweep up to the limit, recording the prefix sums at the bins inside it.
+  CompensatedSum s1, s2;
+  size_t i = 0;
+  for (double j = 1; j <= limit; j += 1) {
+    const double e = centred_power(a, j, small);
+    s1.add(e);
+    s2.add(e * e);
+    for (; i < count && n[i] == j; ++i) out[i] = {s1.value(), s2.value()};
+  }
+  if (i == count) return;
+  const double base1 = s1.value(), base2 = s2.value();
+  const PowerTail tail(a, small);
+  const PowerSums tm = tail(kPowerSweepLimit);
+  const size_t first = i;
+  const size_t blocks = (count - first + kTailBlock - 1) / kTailBlock;
+  parallel_for(blocks, threads, [&](size_t b) {
+    const size_t begin = first + b * kTailBlock, end = std::min(count, begin + kTailBlock);
+    for (size_t t = begin; t < end; ++t) {
+      const PowerSums tn = tail(n[t]);
+      out[t] = {base1 + ((tn.s1 - tm.s1)), base2 + ((tn.s2 - tm.s2))};
+    }
+  });
+}
+
+}  // namespace kgrank

@@ -1,0 +1,58 @@
+// Centred power sums of the geometric-mean moments: for an exponent a and integer N >= 1,
+//   S1(N) = sum_{j<=N} e_j,  S2(N) = sum_{j<=N} e_j^2,  e_j = j^a - 1 = expm1(a log j),
+// so E[r^a] = 1 + S1/N and Var[r^a] = S2/N - (S1/N)^2 for r ~ Uniform{1..N}, without forming differences of
+// nearly equal powers. Up to kPowerSweepLimit the sums are taken term by term (one sweep per exponent, shared by
+// all N of that exponent); above it, S(N) = S(M) + T(N) - T(M) with the Euler-Maclaurin expansion
+//   T(x) = F(x) + f(x)/2 + f'(x)/12 - f'''(x)/720 + f^(5)(x)/30240,  F' = f,
+// in closed forms that stay free of cancellation for tiny a (F1 = x (e - a)/(1 + a),
+// F2 = x (e^2 (1 + a) - 2 a e + 2 a^2) / ((1 + a)(1 + 2 a)), e = expm1(a log x)). For 0 < a <= 1 and
+// M = 256 the first omitted term, B_8/8! (f^(7)(N) - f^(7)(M)), is below 1e-19 of S(M) <= S(N): the
+// expansion is exact to double rounding. Cost: O(min(N, M)) once per exponent, then O(1) (one log) per N.
+#pragma once
+#include <cmath>
+#include <cstddef>
+
+namespace kgrank {
+
+constexpr double kPowerSweepLimit = 256;
+
+struct PowerSums {
+  double s1;
+  double s2;
+};
+
+// e = expm1(a log x) with a Taylor polynomial when `small` (|a log x| < 0.02: truncation < 1e-17 relative).
+inline double centred_power(double a, double x, bool small) {
+  const double u = a * std::log(x);
+  if (!small) return std::expm1(u);
+  return u * (1 + u * (1.0 / 2 + u * (1.0 / 6 + u * (1.0 / 24 + u * (1.0 / 120 + u * (1.0 / 720 + u * (1.0 / 5040)))))));
+}
+
+// log1p(x), by its Taylor polynomial for |x| < 0.02: to x^5 below 1e-4 (first omitted term < 2e-21 relative),
+// to x^12 otherwise (< 3e-22 relative); std::log1p above.
+inline double log1p_small(double x) {
+  const double ax = std::fabs(x);
+  if (ax < 1e-4) return x * (1 + x * (-1.0 / 2 + x * (1.0 / 3 + x * (-1.0 / 4 + x * (1.0 / 5)))));
+  if (!(ax < 0.02)) return std::log1p(x);
+  return x * (1 + x * (-1.0 / 2 + x * (1.0 / 3 + x * (-1.0 / 4 + x * (1.0 / 5 + x * (-1.0 / 6 + x * (1.0 / 7 +
+         x * (-1.0 / 8 + x * (1.0 / 9 + x * (-1.0 / 10 + x * (1.0 / 11 + x * (-1.0 / 12))))))))))));
+}
+
+// Euler-Maclaurin part T(x) of S1 and S2 (see above), x >= M, with the coefficients of one exponent
+// precomputed (no division per call apart from 1/x).
+struct PowerTail {
+  double a;
+  bool small;
+  double f1, f2;        // 1/(1+a), 1/((1+a)(1+2a))
+  double d1, d3, d5;    // a/12, -c3(a)/720, c5(a)/30240 (c_k: falling products)
+  double e3, e5;        // -c3(2a)/720, c5(2a)/30240
+  PowerTail(double a, bool small);
+  PowerSums operator()(double x) const;
+};
+
+// S1, S2 at each of the sorted distinct values n[0..count) (integers >= 1) for one exponent a in (0, 1]:
+// out[i] = {S1(n[i]), S2(n[i])}. `threads` parallelises the part above the sweep limit (fixed blocks: the
+// result does not depend on the thread count).
+void centred_power_sums(double a, const double* n, size_t count, PowerSums* out, unsigned threads);
+
+}  // namespace kgrank
