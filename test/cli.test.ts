@@ -328,7 +328,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(kgrank(["adjust", "--metric", "mrr"]), /--metric: "mrr" is not NAME=VALUE/);
     expectUserError(kgrank(["adjust", "--metric", "mrx=0.3"]), /unknown metric "mrx"/);
     expectUserError(kgrank(["adjust", "--metric", "amri=0.3"]), /already adjusted/);
-    expectUserError(kgrank(["adjust", "--metric", "median_rank=2"]), /no closed-form expectation/);
+    expectUserError(kgrank(["adjust", "--metric", "hmr=2"]), /no closed-form expectation/);
   });
 
   it("expectations: filtered and unfiltered E and Var per side; filtered both-side E matches evaluate's", async () => {
