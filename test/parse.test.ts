@@ -117,16 +117,21 @@ describe.skipIf(!addon)("C++ parsers match their TypeScript twins", () => {
   });
 
   it(".npy: grammar-built headers with random whitespace, quotes, dtypes, shapes, versions and lengths", () => {
-    const ws = fc.constantFrom("", " ", "  ", "\t", "\n", "\u00a0", "\u3000", "\u2028", "\u0085", "\ufeff");
+    const ws = fc.oneof(
+      { weight: 12, arbitrary: fc.constantFrom("", " ", "  ", "\t", "\n") },
+      { weight: 1, arbitrary: fc.constantFrom("\u00a0", "\u3000", "\u2028", "\u0085", "\ufeff", "\u180e", "\u00a0\u0020") },
+    );
     const quote = fc.constantFrom("'", '"');
+    // Mostly valid pieces (so that many headers are accepted and whitespace/quoting differences show), some hostile.
     const dtype = fc.oneof(
-      fc.tuple(fc.constantFrom("", "<", ">", "|", "=", "!"), fc.constantFrom("f", "i", "u", "b", "c", "U", "é"),
-        fc.constantFrom("1", "2", "4", "8", "16", "04", "", "4x")).map(([a, b, c]) => a + b + c),
-      fc.string({ maxLength: 6 }),
+      { weight: 6, arbitrary: fc.tuple(fc.constantFrom("", "<", ">", "|", "="), fc.constantFrom(...DTYPES)).map(([a, d]) => a + d) },
+      { weight: 2, arbitrary: fc.tuple(fc.constantFrom("", "<", ">", "|", "=", "!"), fc.constantFrom("f", "i", "u", "b", "c", "U", "é"),
+        fc.constantFrom("1", "2", "4", "8", "16", "04", "", "4x")).map(([a, b, c]) => a + b + c) },
+      { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
     );
     const dim = fc.oneof(
-      fc.nat({ max: 20 }).map(String), fc.constantFrom("0", "1048576", "1099511627776", "9007199254740991", "9007199254740992",
-        "99999999999999999999999", "3L", "L", "-1", "1.5", "", " ", "0x10", "1e3", "\u00a07\u00a0", "\u0663"),
+      { weight: 4, arbitrary: fc.nat({ max: 20 }).map(String) }, { weight: 1, arbitrary: fc.constantFrom("0", "1048576", "1099511627776", "9007199254740991", "9007199254740992",
+        "99999999999999999999999", "3L", "L", "-1", "1.5", "", " ", "0x10", "1e3", "\u00a07\u00a0", "\u0663") },
     );
     const shape = fc.array(fc.tuple(ws, dim, ws), { maxLength: 4 }).chain((ds) =>
       fc.constantFrom(",", ", ", "").map((tail) => ds.map(([a, d, b]) => a + d + b).join(",") + (ds.length > 0 ? tail : "")));
@@ -134,26 +139,32 @@ describe.skipIf(!addon)("C++ parsers match their TypeScript twins", () => {
       fc.tuple(quote, quote, ws, ws, value).map(([q1, q2, a, b, v]) => `${q1}${key}${q2}${a}:${b}${v}`);
     const header = fc.tuple(
       ws,
-      fc.constantFrom("{", "{", "[", ""),
-      fc.shuffledSubarray([
+      fc.constantFrom("{", "{", "{", "{", "[", ""),
+      fc.tuple(
         entry("descr", fc.tuple(quote, dtype, quote).map(([a, d, b]) => a + d + b)),
-        entry("fortran_order", fc.constantFrom("True", "False", "true", "1")),
+        entry("fortran_order", fc.constantFrom("True", "False", "True", "False", "true", "1")),
         entry("shape", shape.map((s) => `(${s})`)),
-      ], { minLength: 2 }),
+        fc.boolean(),
+      ).chain(([d, f, sh, all]) => fc.shuffledSubarray([d, f, sh], { minLength: all ? 3 : 2 })),
       fc.constantFrom("}", ", }", ""),
     ).map(([w, open, entries, close]) => `${w}${open}${entries.join(", ")}${close}`);
+    let accepted = 0;
     fc.assert(
-      fc.property(header, fc.constantFrom(1, 2, 3), fc.integer({ min: -3, max: 3 }), fc.boolean(),
-        fc.option(fc.integer({ min: -64, max: 4096 })), fc.nat({ max: 8 }),
+      fc.property(header, fc.constantFrom(1, 2, 3), fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.integer({ min: -3, max: 3 })),
+        fc.boolean(), fc.option(fc.integer({ min: -64, max: 4096 })), fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.nat({ max: 8 })),
         (h, v, delta, asUtf8, sizeDelta, cut) => {
           const hb = asUtf8 ? utf8(h) : latin1(h);
-          let b = npy(hb, v, delta === 3 ? 0 : delta);
-          if (cut > 6) b = b.subarray(0, Math.max(0, b.length - cut));
+          let b = npy(hb, v, delta);
+          if (cut > 0) b = b.subarray(0, Math.max(0, b.length - cut));
           const size = sizeDelta === null ? undefined : Math.max(0, b.length + sizeDelta);
-          expect(nativeNpy(b, size)).toEqual(tsNpy(b, size));
+          const want = tsNpy(b, size);
+          if ("ok" in want) accepted++;
+          expect(nativeNpy(b, size)).toEqual(want);
         }),
       { numRuns: RUNS },
     );
+    // Not vacuous: a good share of the generated headers is accepted.
+    expect(accepted).toBeGreaterThan(RUNS / 20);
   });
 
   it(".npy: valid headers with random bytes overwritten, inserted or dropped", () => {
