@@ -141,7 +141,9 @@ Capture match_descr(const std::u32string& t) {
     if (j == std::u32string::npos || j >= t.size() || !is_quote(t[j])) continue;
     size_t k = j + 1;
     while (k < t.size() && !is_quote(t[k])) ++k;
-    if (k >= t.size()) continue;
+    // No quote after j: no later start can match either (it needs quotes past i + 6). Stopping keeps this linear on
+    // headers like "'descr':'" repeated (the regex it mirrors is quadratic there).
+    if (k >= t.size()) return c;
     c.found = true;
     c.begin = j + 1;
     c.end = k;
@@ -169,7 +171,7 @@ Capture match_shape(const std::u32string& t) {
     if (j == std::u32string::npos || j >= t.size() || t[j] != U'(') continue;
     size_t k = j + 1;
     while (k < t.size() && t[k] != U')') ++k;
-    if (k >= t.size()) continue;
+    if (k >= t.size()) return c;  // no ')' after j: no later start can match; linear on "'shape':(" repeated
     c.found = true;
     c.begin = j + 1;
     c.end = k;

@@ -3,6 +3,7 @@
 // same functions against their TypeScript twins through the addon.
 #include "parse.h"
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -135,6 +136,20 @@ void test_npy_rejections() {
             "declared shape (3, 2) of >i2 needs 12 data bytes but the file has 0 (truncated file or lying header)");
 }
 
+// Headers that make the mirrored regexes quadratic ("'shape':(" or "'descr':'" repeated up to the 1 MiB limit) parse in
+// linear time: well under a second (the quadratic scan took minutes).
+void test_npy_linear_time() {
+  for (const char* unit : {"'shape':(", "'descr':'", "'descr':' "}) {
+    std::string dict = "{";
+    while (dict.size() < (1u << 20) - 16) dict += unit;
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK_MSG(fails(npy(dict, 2)), "the header is not a dict with 'descr', 'fortran_order' and 'shape'");
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (seconds > 1.0) std::fprintf(stderr, "%s repeated: %.2f s\n", unit, seconds);
+    CHECK(seconds < 1.0);
+  }
+}
+
 std::string tsv_error(const std::string& s) {
   std::vector<size_t> off;
   std::string e;
@@ -181,6 +196,7 @@ void test_tsv() {
 int main() {
   test_npy_valid();
   test_npy_rejections();
+  test_npy_linear_time();
   test_tsv();
   TEST_MAIN_END();
 }
