@@ -163,8 +163,8 @@ describe.skipIf(!addon)("C++ parsers match their TypeScript twins", () => {
         }),
       { numRuns: RUNS },
     );
-    // Not vacuous: a good share of the generated headers is accepted.
-    expect(accepted).toBeGreaterThan(RUNS / 20);
+    // Not vacuous: some of the generated headers are accepted (none were, once, through a generator bug).
+    expect(accepted).toBeGreaterThan(RUNS / 100); // ~5% in practice
   });
 
   it(".npy: valid headers with random bytes overwritten, inserted or dropped", () => {
@@ -207,7 +207,10 @@ describe.skipIf(!addon)("C++ parsers match their TypeScript twins", () => {
       .map((f) => f.map((s) => s.replace(/[\t\n]/g, "_")).join("\t"));
     const text = fc.tuple(fc.boolean(), fc.array(fc.oneof(line, good, good), { maxLength: 12 })).map(([bom, ls]) => (bom ? "\ufeff" : "") + ls.join("\n"));
     fc.assert(fc.property(text, (t) => {
-      expect(nativeTsv(utf8(t))).toEqual(tsTsv(utf8(t)));
+      const want = tsTsv(utf8(t));
+      expect(nativeTsv(utf8(t))).toEqual(want);
+      // The public byte path (ASCII files: one decode and slices; others: a decode per field) gives the same rows.
+      if ("ok" in want) expect(splitTsvBytes(Buffer.from(t, "utf8"), "x")).toEqual(want.ok);
     }), { numRuns: RUNS });
     const bytes = fc.array(fc.oneof(fc.constantFrom(0x09, 0x0a, 0x0d, 0x20, 0x61, 0xc2, 0xa0, 0xe2, 0x80, 0xa8, 0xef, 0xbb, 0xbf), fc.integer({ min: 0, max: 255 })), { maxLength: 64 });
     fc.assert(fc.property(bytes, (b) => {

@@ -4,6 +4,7 @@
  * `readTriples` maps labels to ids. Ids follow PyKEEN: the sorted labels of the *training* triples, so score
  * matrices exported from PyKEEN line up column for column.
  */
+import { isAscii } from "node:buffer";
 import { readFileSync, statSync } from "node:fs";
 
 import { nativeAddon } from "../backend";
@@ -35,6 +36,14 @@ export function splitTsvBytes(bytes: Buffer, argument = "file"): [string, string
   if (typeof r === "string") throw new KgrankInputError(argument, r);
   const n = r.length / 6;
   const rows = new Array<[string, string, string]>(n);
+  if (isAscii(bytes)) {
+    // Byte offsets are string offsets: one decode, then slices (about 1.6x faster than decoding each field).
+    const text = bytes.toString("latin1");
+    for (let i = 0, k = 0; i < n; i++, k += 6) {
+      rows[i] = [text.slice(r[k]!, r[k + 1]!), text.slice(r[k + 2]!, r[k + 3]!), text.slice(r[k + 4]!, r[k + 5]!)];
+    }
+    return rows;
+  }
   for (let i = 0, k = 0; i < n; i++, k += 6) {
     rows[i] = [bytes.toString("utf8", r[k]!, r[k + 1]!), bytes.toString("utf8", r[k + 2]!, r[k + 3]!), bytes.toString("utf8", r[k + 4]!, r[k + 5]!)];
   }
