@@ -12,7 +12,8 @@
       "native/core/aggregate.cpp",
       "native/core/expectation.cpp",
       "native/core/power_sums.cpp",
-      "native/core/sampling.cpp"
+      "native/core/sampling.cpp",
+      "native/core/parse.cpp"
     ],
     "kgrank_avx2_sources": ["native/core/kernels_avx2.cpp"],
     "kgrank_avx512_sources": ["native/core/kernels_avx512.cpp"],
@@ -21,7 +22,8 @@
       "native/addon/addon.cpp",
       "native/addon/count_bindings.cpp",
       "native/addon/filter_bindings.cpp",
-      "native/addon/metrics_bindings.cpp"
+      "native/addon/metrics_bindings.cpp",
+      "native/addon/parse_bindings.cpp"
     ]
   }
 }

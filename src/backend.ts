@@ -17,6 +17,18 @@ import type {
 } from "./kernels";
 import { type NativeMetricsAddon, nativeMetricKernels } from "./nativeMetrics";
 
+/** A parsed .npy header as the addon returns it (src/io/npy.ts NpyHeader). */
+export interface NativeNpyHeader {
+  version: 1 | 2 | 3;
+  dataOffset: number;
+  dtype: string;
+  littleEndian: boolean;
+  fortranOrder: boolean;
+  shape: number[];
+  size: number;
+  itemSize: number;
+}
+
 /** What the addon exports (native/addon/addon.cpp). */
 export interface NativeAddon extends NativeMetricsAddon {
   info(): {
@@ -43,6 +55,10 @@ export interface NativeAddon extends NativeMetricsAddon {
     greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
   ): Promise<void>;
   bandwidthRead(data: ArrayBufferView, simd: number, threads: number): number;
+  /** native/core/parse.h: the header, or the error message without the "<argument>: " prefix. */
+  parseNpyHeader(bytes: Uint8Array, fileSize?: number): NativeNpyHeader | string;
+  /** native/core/parse.h: 6 byte offsets per triple ([start, end) of head, relation, tail), or the error message. */
+  splitTsvTriples(bytes: Uint8Array): Uint32Array | string;
   FilterIndex: new (triples: Int32Array[], numEntities: number, numRelations: number, side: number, threads: number) => {
     answers(anchor: number, relation: number): Int32Array;
     missing(anchor: Int32Array, relation: Int32Array, answer: Int32Array): number;

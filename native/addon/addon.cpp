@@ -14,6 +14,7 @@ namespace kgrank_addon {
 void register_count(Napi::Env env, Napi::Object exports);
 void register_filter(Napi::Env env, Napi::Object exports);
 void register_metrics(Napi::Env env, Napi::Object exports);
+void register_parse(Napi::Env env, Napi::Object exports);
 }  // namespace kgrank_addon
 
 namespace {
@@ -46,6 +47,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   kgrank_addon::register_count(env, exports);
   kgrank_addon::register_filter(env, exports);
   kgrank_addon::register_metrics(env, exports);
+  kgrank_addon::register_parse(env, exports);
   return exports;
 }
 

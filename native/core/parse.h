@@ -1,0 +1,49 @@
+// Parsers of untrusted input files, ported from their TypeScript twins (src/io/npy.ts parseNpyHeader, src/io/tsv.ts
+// splitTsvTriples) with exactly their semantics: the same inputs are accepted, the same are rejected, with the same
+// message. The addon uses these when it is loaded, so the code libFuzzer exercises (native/fuzz/fuzz_npy_header.cpp,
+// fuzz_tsv.cpp) is the code users run. Pure: no I/O, no allocation beyond the outputs, total on any bytes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kgrank {
+
+struct NpyHeader {
+  int version = 0;             // 1, 2 or 3
+  uint64_t data_offset = 0;    // magic + version + header length field + header
+  std::string dtype;           // "f2" "f4" "f8" "i1" "i2" "i4" "i8" "u1" "u2" "u4" "u8" "b1"
+  bool little_endian = true;   // false only for '>'
+  bool fortran_order = false;
+  std::vector<uint64_t> shape; // each <= 2^53 - 1
+  uint64_t size = 1;           // product of shape, <= 2^40
+  uint32_t item_size = 0;
+};
+
+// Parses the start of a .npy file (at least magic, version, header length and the header). On failure returns false
+// and sets `error` to the TypeScript message without its "<argument>: " prefix (e.g. "not a valid .npy file: wrong
+// magic ..."), as UTF-8. `has_file_size`: check that the declared data fits in `file_size` bytes.
+bool parse_npy_header(const uint8_t* bytes, size_t len, bool has_file_size, uint64_t file_size, NpyHeader& out,
+                      std::string& error);
+
+// Same, with 0 meaning "file size unknown".
+inline bool parse_npy_header(const uint8_t* bytes, size_t len, uint64_t file_size_or_0, NpyHeader& out,
+                             std::string& error) {
+  return parse_npy_header(bytes, len, file_size_or_0 != 0, file_size_or_0, out, error);
+}
+
+// Splits UTF-8 TSV bytes into head<TAB>relation<TAB>tail triples: a leading UTF-8 BOM is skipped, "\r\n" accepted,
+// lines that are empty or only (JavaScript) whitespace skipped. Appends 6 byte offsets per triple to `offsets`:
+// [head start, head end, relation start, relation end, tail start, tail end). On a line with another field count or
+// an empty field returns false with `error` = the TypeScript message without its argument prefix
+// ("line 3 has 2 tab-separated fields, expected 3 (head<TAB>relation<TAB>tail)").
+bool split_tsv_triples(const uint8_t* bytes, size_t len, std::vector<size_t>& offsets, std::string& error);
+
+// JavaScript's String.prototype.trim / \s whitespace (WhiteSpace + LineTerminator).
+bool js_whitespace(uint32_t cp);
+
+// WHATWG UTF-8 decoding with replacement (TextDecoder, fatal: false; no BOM handling): code points of bytes.
+void utf8_decode(const uint8_t* bytes, size_t len, std::u32string& out);
+
+}  // namespace kgrank

@@ -1,0 +1,202 @@
+// Unit tests of the input parsers (native/core/parse.h): .npy headers of every version and dtype, every rejection
+// with its exact message, and the TSV splitter's offsets, blank-line rules and errors. test/parse.test.ts checks the
+// same functions against their TypeScript twins through the addon.
+#include "parse.h"
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "check.h"
+
+using kgrank::NpyHeader;
+
+namespace {
+
+std::string npy(const std::string& dict, int version, int minor = 0) {
+  std::string out = std::string("\x93NUMPY", 6) + static_cast<char>(version) + static_cast<char>(minor);
+  const size_t n = dict.size();
+  out += static_cast<char>(n & 0xFF);
+  out += static_cast<char>((n >> 8) & 0xFF);
+  if (version != 1) {
+    out += static_cast<char>((n >> 16) & 0xFF);
+    out += static_cast<char>((n >> 24) & 0xFF);
+  }
+  return out + dict;
+}
+
+bool parse(const std::string& s, NpyHeader& h, std::string& e, bool has_size = false, uint64_t size = 0) {
+  e.clear();
+  return kgrank::parse_npy_header(reinterpret_cast<const uint8_t*>(s.data()), s.size(), has_size, size, h, e);
+}
+
+std::string fails(const std::string& s, bool has_size = false, uint64_t size = 0) {
+  NpyHeader h;
+  std::string e;
+  if (parse(s, h, e, has_size, size)) return "(accepted)";
+  const std::string prefix = "not a valid .npy file: ";
+  CHECK(e.rfind(prefix, 0) == 0);
+  return e.substr(prefix.size());
+}
+
+#define CHECK_MSG(got, want)                                                                            \
+  do {                                                                                                  \
+    const std::string _g = (got);                                                                       \
+    if (_g != (want)) {                                                                                 \
+      std::fprintf(stderr, "%s:%d: got \"%s\"\n  want \"%s\"\n", __FILE__, __LINE__, _g.c_str(), want); \
+      ++kgrank_test::failures();                                                                        \
+    }                                                                                                   \
+  } while (0)
+
+void test_npy_valid() {
+  const char* dtypes[] = {"f2", "f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "b1"};
+  const uint32_t sizes[] = {2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1};
+  for (int v = 1; v <= 3; ++v) {
+    for (int k = 0; k < 12; ++k) {
+      for (const char* order : {"<", ">", "|", "=", ""}) {
+        const std::string dict = std::string("{'descr': '") + order + dtypes[k] +
+                                 "', 'fortran_order': True, 'shape': (3, 4), }        \n";
+        const std::string file = npy(dict, v);
+        NpyHeader h;
+        std::string e;
+        CHECK(parse(file, h, e));
+        CHECK_EQ(h.version, v);
+        CHECK_EQ(h.data_offset, file.size());
+        CHECK(h.dtype == dtypes[k]);
+        CHECK_EQ(h.item_size, sizes[k]);
+        CHECK_EQ(h.little_endian, std::string(order) != ">");
+        CHECK(h.fortran_order);
+        CHECK(h.shape.size() == 2 && h.shape[0] == 3 && h.shape[1] == 4);
+        CHECK_EQ(h.size, 12u);
+        // The data must fit when the file size is known.
+        CHECK(parse(file, h, e, true, file.size() + 12 * sizes[k]));
+        CHECK(!parse(file, h, e, true, file.size() + 12 * sizes[k] - 1));
+      }
+    }
+  }
+  NpyHeader h;
+  std::string e;
+  CHECK(parse(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 1), h, e));
+  CHECK(h.shape.empty() && h.size == 1);
+  CHECK(parse(npy("{\"descr\":\"<f4\",\"fortran_order\":False,\"shape\":(5,)}", 2), h, e));
+  CHECK(h.shape.size() == 1 && h.shape[0] == 5 && !h.fortran_order);
+  CHECK(parse(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3L, 007, ), }", 1), h, e));
+  CHECK(h.shape.size() == 2 && h.shape[0] == 3 && h.shape[1] == 7);
+  // A zero dimension makes any other (safe) dimension fine.
+  const std::string zero = npy("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 9007199254740991), }", 1);
+  CHECK(parse(zero, h, e, true, zero.size()));
+  CHECK_EQ(h.size, 0u);
+  // JavaScript whitespace: NBSP (latin1 0xA0 in v1/v2; U+00A0 and U+3000 in UTF-8 for v3).
+  CHECK(parse(npy("\xA0{'descr'\xA0:\xA0'<f4', 'fortran_order': True, 'shape': (\xA0" "2\xA0,), }", 1), h, e));
+  CHECK(h.shape.size() == 1 && h.shape[0] == 2);
+  CHECK(parse(npy("\xEF\xBB\xBF\xE3\x80\x80{'descr':\xC2\xA0'<f4', 'fortran_order': True, 'shape': (2,), }", 3), h, e));
+  CHECK(!parse(npy("\xC2\xA0{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 1), h, e));  // latin1: "Â" + NBSP
+  // 2^40 elements exactly is accepted.
+  CHECK(parse(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1048576, 1048576), }", 1), h, e));
+  CHECK_EQ(h.size, uint64_t(1) << 40);
+}
+
+void test_npy_rejections() {
+  CHECK_MSG(fails("\x93NUMPY\x01"), "only 7 bytes, shorter than the 10-byte preamble (truncated header)");
+  CHECK_MSG(fails(std::string("\x93NUMPZ\x01\x00\x00\x00", 10)),
+            "wrong magic (a .npy file starts with \\x93NUMPY); save it with numpy.save()");
+  CHECK_MSG(fails(npy("{}", 4, 7)), "format version 4.7 is not 1.0, 2.0 or 3.0");
+  CHECK_MSG(fails(std::string("\x93NUMPY\x02\x00\x01\x00\x00", 11)),
+            "truncated header (version 2/3 preamble needs 12 bytes)");
+  CHECK_MSG(fails(std::string("\x93NUMPY\x02\x00\x01\x00\x10\x00", 12)),
+            "header length 1048577 is absurd (more than 1048576 bytes)");
+  CHECK_MSG(fails(std::string("\x93NUMPY\x01\x00\x20\x00{'d", 13)),
+            "truncated header: it declares 32 bytes but only 3 follow");
+  CHECK_MSG(fails(npy("['descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 1)),
+            "the header is not a dict with 'descr', 'fortran_order' and 'shape'");
+  CHECK_MSG(fails(npy("{'descr': '<f4', 'fortran_order': false, 'shape': (3,), }", 1)),
+            "the header is not a dict with 'descr', 'fortran_order' and 'shape'");
+  CHECK_MSG(fails(npy("{'descr': '<c16', 'fortran_order': False, 'shape': (3,), }", 1)),
+            "dtype '<c16' is not supported (accepted: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, any byte order)");
+  CHECK_MSG(fails(npy("{'descr': '<f04', 'fortran_order': False, 'shape': (3,), }", 1)),
+            "dtype '<f04' is not supported (accepted: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, any byte order)");
+  // latin1 bytes come back as UTF-8 in the message.
+  CHECK_MSG(fails(npy("{'descr': '<f4\xE9', 'fortran_order': False, 'shape': (3,), }", 1)),
+            "dtype '<f4\xC3\xA9' is not supported (accepted: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, any byte order)");
+  // v3: invalid UTF-8 becomes U+FFFD (one per maximal subpart, as TextDecoder does).
+  CHECK_MSG(fails(npy("{'descr': '<f4\xE2\x82\xFF', 'fortran_order': False, 'shape': (3,), }", 3)),
+            "dtype '<f4\xEF\xBF\xBD\xEF\xBF\xBD' is not supported (accepted: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, any "
+            "byte order)");
+  CHECK_MSG(fails(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3,,4), }", 1)),
+            "shape (3,,4) has a dimension '' that is not a non-negative integer");
+  CHECK_MSG(fails(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", 1)),
+            "shape (-1,) has a dimension '-1' that is not a non-negative integer");
+  CHECK_MSG(fails(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (9007199254740992L,), }", 1)),
+            "shape dimension 9007199254740992L is too large");
+  CHECK_MSG(fails(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }", 1)),
+            "shape dimension 99999999999999999999999 is too large");
+  CHECK_MSG(fails(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1048577, 1048576), }", 1)),
+            "declared shape (1048577, 1048576) has more than 2^40 elements");
+  CHECK_MSG(fails(npy("{'descr': '>i2', 'fortran_order': False, 'shape': (3, 2), }", 1), true, 60),
+            "declared shape (3, 2) of >i2 needs 12 data bytes but the file has 0 (truncated file or lying header)");
+}
+
+// Headers that make the mirrored regexes quadratic ("'shape':(" or "'descr':'" repeated up to the 1 MiB limit) parse in
+// linear time: well under a second (the quadratic scan took minutes).
+void test_npy_linear_time() {
+  for (const char* unit : {"'shape':(", "'descr':'", "'descr':' "}) {
+    std::string dict = "{";
+    while (dict.size() < (1u << 20) - 16) dict += unit;
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK_MSG(fails(npy(dict, 2)), "the header is not a dict with 'descr', 'fortran_order' and 'shape'");
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (seconds > 1.0) std::fprintf(stderr, "%s repeated: %.2f s\n", unit, seconds);
+    CHECK(seconds < 1.0);
+  }
+}
+
+std::string tsv_error(const std::string& s) {
+  std::vector<size_t> off;
+  std::string e;
+  if (kgrank::split_tsv_triples(reinterpret_cast<const uint8_t*>(s.data()), s.size(), off, e)) return "(accepted)";
+  return e;
+}
+
+std::vector<std::string> tsv_fields(const std::string& s) {
+  std::vector<size_t> off;
+  std::string e;
+  std::vector<std::string> out;
+  if (!kgrank::split_tsv_triples(reinterpret_cast<const uint8_t*>(s.data()), s.size(), off, e)) return {"ERROR " + e};
+  CHECK_EQ(off.size() % 6, 0u);
+  for (size_t k = 0; k < off.size(); k += 2) out.push_back(s.substr(off[k], off[k + 1] - off[k]));
+  return out;
+}
+
+void test_tsv() {
+  using V = std::vector<std::string>;
+  CHECK(tsv_fields("") == V{});
+  CHECK(tsv_fields("\n\n") == V{});
+  CHECK(tsv_fields("\xEF\xBB\xBF" "a\tr\tb\r\n\r\n  \n\t\t\nc\tr\td\n") == (V{"a", "r", "b", "c", "r", "d"}));
+  CHECK(tsv_fields("a\tr\tb") == (V{"a", "r", "b"}));
+  // Fields keep their spaces and any second CR; only one CR before LF is a line end.
+  CHECK(tsv_fields(" a \t r \t b \r\r\n") == (V{" a ", " r ", " b \r"}));
+  // Unicode whitespace-only lines are blank (NBSP, U+2028, U+3000, BOM inside the text).
+  CHECK(tsv_fields("\xC2\xA0\n\xE2\x80\xA8\n\xE3\x80\x80\xEF\xBB\xBF\nx\ty\tz") == (V{"x", "y", "z"}));
+  // U+0085 (NEL) and U+180E are not JavaScript whitespace.
+  CHECK_MSG(tsv_error("\xC2\x85\n"), "line 1 has 1 tab-separated field, expected 3 (head<TAB>relation<TAB>tail)");
+  CHECK_MSG(tsv_error("a\tr\tb\n\xE1\xA0\x8E"), "line 2 has 1 tab-separated field, expected 3 (head<TAB>relation<TAB>tail)");
+  // Invalid UTF-8 is a label, not whitespace.
+  CHECK(tsv_fields("\xFF\t\xC2\t\xE2\x80") == (V{"\xFF", "\xC2", "\xE2\x80"}));
+  CHECK_MSG(tsv_error("a\tr\tb\nc\td\n"), "line 2 has 2 tab-separated fields, expected 3 (head<TAB>relation<TAB>tail)");
+  CHECK_MSG(tsv_error("a\tr\tb\n\na\tr\tb\tx\n"), "line 3 has 4 tab-separated fields, expected 3 (head<TAB>relation<TAB>tail)");
+  CHECK_MSG(tsv_error("a\t\tb\n"), "line 1 has an empty field (head<TAB>relation<TAB>tail)");
+  CHECK_MSG(tsv_error("\ta\tb"), "line 1 has an empty field (head<TAB>relation<TAB>tail)");
+  CHECK_MSG(tsv_error("a\tb\t\r\n"), "line 1 has an empty field (head<TAB>relation<TAB>tail)");
+  // The BOM is skipped once; a second one is a label character.
+  CHECK(tsv_fields("\xEF\xBB\xBF\xEF\xBB\xBF" "a\tr\tb") == (V{"\xEF\xBB\xBF" "a", "r", "b"}));
+}
+
+}  // namespace
+
+int main() {
+  test_npy_valid();
+  test_npy_rejections();
+  test_npy_linear_time();
+  test_tsv();
+  TEST_MAIN_END();
+}
