@@ -86,8 +86,8 @@ function nativeFilterIndex(
         level, t ?? threads);
     },
     countFilteredAsync(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
-      return index.countFilteredAsync(scores, numEntities, anchor, relation, truth, th, out.greater, out.equal, out.nan,
-        out.removed, level, t ?? threads);
+      return index.countFilteredAsync(holdable(scores), numEntities, holdable(anchor), holdable(relation),
+        holdable(truth), th, out.greater, out.equal, out.nan, out.removed, level, t ?? threads);
     },
   };
 }
@@ -177,6 +177,15 @@ function tryLoadAddon(): AddonLoad {
 
 const SIMD_CODES: Record<SimdLevel, number> = { scalar: 0, avx2: 1, avx512: 2, neon: 3 };
 
+/**
+ * An async job's input as the native job can hold it. The job co-owns every other buffer's memory
+ * (native/addon/pin.h), but a resizable ArrayBuffer's resize() shrinks that memory in place - a crash under a
+ * running job - so views of one are copied (the addon refuses them). Outputs are always the facade's own arrays.
+ */
+function holdable<T extends FloatArray | Int32Array>(a: T): T {
+  return (a.buffer as { resizable?: boolean }).resizable === true ? (a.slice() as T) : a;
+}
+
 /** Native kernels at a fixed SIMD level and default thread count. */
 export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: number): Kernels {
   const level = SIMD_CODES[simd];
@@ -189,13 +198,15 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
       addon.countScores(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads);
     },
     countScoresAsync(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number) {
-      return addon.countScoresAsync(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads);
+      return addon.countScoresAsync(holdable(scores), numColumns, holdable(thresholds), out.greater, out.equal, out.nan,
+        level, t ?? threads);
     },
     countScoresByIndex(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number) {
       addon.countScoresByIndex(s, cols, idx, th, out.greater, out.equal, out.nan, level, t ?? threads);
     },
     countScoresByIndexAsync(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number) {
-      return addon.countScoresByIndexAsync(s, cols, idx, th, out.greater, out.equal, out.nan, level, t ?? threads);
+      return addon.countScoresByIndexAsync(holdable(s), cols, holdable(idx), th, out.greater, out.equal, out.nan, level,
+        t ?? threads);
     },
     buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side, t?: number) {
       return nativeFilterIndex(addon, triples, numEntities, numRelations, side, level, t ?? threads);

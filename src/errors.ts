@@ -36,15 +36,15 @@ export class KgrankStateError extends KgrankError {
 
 /**
  * An input of an async call was detached (transferred: structuredClone / postMessage with a transfer list,
- * ArrayBuffer.prototype.transfer) before the call settled. The running job was safe - it co-owns the memory - but its
+ * ArrayBuffer.prototype.transfer) or shrunk (a resizable ArrayBuffer's resize()) before the call settled. The running job was safe - it co-owns the memory - but its
  * result is discarded, since the caller gave the data away mid-call. `argument` names the detached input.
  */
 export class KgrankDetachedError extends KgrankError {
   readonly argument: string;
   constructor(argument: string) {
     super(
-      `${argument}: its ArrayBuffer was detached (transferred) while the async call was running; the result is ` +
-        `discarded. Keep inputs attached until the promise settles, or pass a copy`,
+      `${argument}: its ArrayBuffer was detached (transferred) or shrunk (resized) while the async call was ` +
+        `running; the result is discarded. Keep inputs as they are until the promise settles, or pass a copy`,
       "KGRANK_DETACHED",
     );
     this.argument = argument;
@@ -53,7 +53,7 @@ export class KgrankDetachedError extends KgrankError {
 
 /**
  * Records the byte lengths of an async call's input arrays; check() throws KgrankDetachedError when one of them was
- * detached since (a detached view has byteLength 0). Call check() after awaiting the kernel, before using results.
+ * detached or shrunk since (a detached or out-of-bounds view has byteLength 0). Call check() after awaiting the kernel, before using results.
  */
 export function watchDetach(inputs: Record<string, ArrayBufferView | null | undefined>): { check(): void } {
   const watched: [string, ArrayBufferView, number][] = [];

@@ -7,6 +7,7 @@
  * worker thread still reads it.
  */
 import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -124,6 +125,38 @@ describe(`async safety on ${label}`, () => {
       expect(JSON.parse(child.stdout.trim())).toMatchObject({ outcome: "rejected", name: "KgrankDetachedError", code: "KGRANK_DETACHED" });
     });
   }
+
+  it("computeRanks: a resizable ArrayBuffer shrunk mid-call -> KgrankDetachedError, no crash", async () => {
+    // Resizable ArrayBuffers (ES2024) are in Node 20; the TypeScript lib here predates them.
+    const Resizable = ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer & { resize(n: number): void };
+    const ab = new Resizable(ROWS * COLS * 4, { maxByteLength: ROWS * COLS * 4 });
+    const scores = new Float32Array(ab, 0, ROWS * COLS);
+    scores.set(bigScores());
+    const busy = occupyWorkers();
+    const pending = computeRanks({ scores, numColumns: COLS, trueIndices });
+    ab.resize(4096);
+    expect(scores.length).toBe(0);
+    collectAndChurn();
+    await expectDetached(pending, "scores");
+    await busy;
+  });
+
+  it.skipIf(info.backend !== "native")("the addon's async bindings refuse views of resizable ArrayBuffers (second line)", () => {
+    type Async = (...args: unknown[]) => Promise<void>;
+    const addon = createRequire(__filename)(info.addonPath!) as { countScoresAsync: Async };
+    const Resizable = ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer;
+    const scores = new Float32Array(new Resizable(16, { maxByteLength: 64 }));
+    const out = () => new Float64Array(2);
+    let err: unknown;
+    try {
+      void addon.countScoresAsync(scores, 2, new Float32Array(2), out(), out(), out(), 0, 1);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as { code?: string }).code).toBe("KGRANK_INPUT");
+    expect(String((err as Error).message)).toContain("resizable");
+  });
 
   it("countScores: thresholds detached mid-call -> KgrankDetachedError", async () => {
     const scores = bigScores();

@@ -142,6 +142,12 @@ class CountWorker : public Napi::AsyncWorker {
 
 Napi::Value queue_count(const Napi::CallbackInfo& info, bool by_index) {
   const CountJob job = count_job(info, by_index);
+  for (size_t k = 0; k + 2 < info.Length(); ++k) {
+    if (BufferPins::resizable(info.Env(), info[k])) {
+      throw_type(info.Env(), "argument " + std::to_string(k) + " is a view of a resizable ArrayBuffer, which an async " +
+                                 "job cannot hold (resize() could shrink it under the job): pass a copy");
+    }
+  }
   auto* worker = new CountWorker(info.Env(), job, info);
   Napi::Promise promise = worker->promise();
   worker->Queue();

@@ -213,7 +213,14 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   };
 
   Napi::Value CountFilteredAsync(const Napi::CallbackInfo& info) {
-    auto* worker = new Worker(info.Env(), job(info), info);
+    const FilteredJob j = job(info);
+    for (uint32_t k = 0; k < 10; ++k) {
+      if (BufferPins::resizable(info.Env(), info[k])) {
+        throw_type(info.Env(), "argument " + std::to_string(k) + " is a view of a resizable ArrayBuffer, which an " +
+                                   "async job cannot hold (resize() could shrink it under the job): pass a copy");
+      }
+    }
+    auto* worker = new Worker(info.Env(), j, info);
     Napi::Promise promise = worker->promise();
     worker->Queue();
     return promise;

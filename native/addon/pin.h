@@ -41,6 +41,20 @@ class BufferPins {
   // Lets go of the stores (JavaScript thread: a store may be freed here).
   void release() { stores_.clear(); }
 
+  // True when `value` is a typed array over a resizable (non-shared) ArrayBuffer. Co-owning does not protect those:
+  // resize() shrinks the same store in place (V8 takes the tail pages away), so a job reading them crashes
+  // (test/async-safety.test.ts). Async bindings refuse them; the TypeScript layer passes copies instead.
+  static bool resizable(napi_env env, napi_value value) {
+    bool is_typed = false;
+    if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed) return false;
+    napi_value buffer;
+    if (napi_get_typedarray_info(env, value, nullptr, nullptr, nullptr, &buffer, nullptr) != napi_ok) return false;
+    const v8::Local<v8::Value> local = to_local(buffer);
+    if (!local->IsArrayBuffer()) return false;  // growable SharedArrayBuffers only grow: safe
+    const std::shared_ptr<v8::BackingStore> store = local.As<v8::ArrayBuffer>()->GetBackingStore();
+    return store && store->IsResizableByUserJavaScript();
+  }
+
  private:
   // napi_value is a v8::Local<v8::Value> in Node's implementation (js_native_api_v8.h does the same copy).
   static v8::Local<v8::Value> to_local(napi_value v) {
