@@ -193,6 +193,13 @@ Napi::Value Harmonic(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), order == 1 ? kgrank::harmonic1(x) : kgrank::harmonic2(x));
 }
 
+// generalizedHarmonic(n, p) -> H_p(n) = sum_{j<=n} j^-p for real p.
+Napi::Value GeneralizedHarmonic(const Napi::CallbackInfo& info) {
+  const size_t n = size_arg(info, 0, "n", 0);
+  const double p = number_arg(info, 1, "p");
+  return Napi::Number::New(info.Env(), kgrank::harmonic_real(static_cast<double>(n), p));
+}
+
 }  // namespace
 
 void register_metrics(Napi::Env env, Napi::Object exports) {
@@ -204,6 +211,7 @@ void register_metrics(Napi::Env env, Napi::Object exports) {
   exports.Set("sampleStatistic", Napi::Function::New(env, SampleStatistic, "sampleStatistic"));
   exports.Set("generateRanks", Napi::Function::New(env, GenerateRanks, "generateRanks"));
   exports.Set("harmonic", Napi::Function::New(env, Harmonic, "harmonic"));
+  exports.Set("generalizedHarmonic", Napi::Function::New(env, GeneralizedHarmonic, "generalizedHarmonic"));
 }
 
 }  // namespace kgrank_addon
