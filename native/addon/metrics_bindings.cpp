@@ -113,7 +113,8 @@ Napi::Value CandidateHistogram(const Napi::CallbackInfo& info) {
   const F64 n = f64_arg(info, 0, "numCandidates", false);
   const F64 w = f64_arg(info, 1, "weights", true);
   same_length(env, n, w, "weights");
-  kgrank::CandidateHistogram h = kgrank::candidate_histogram(n.data, w.data, n.length);
+  const unsigned threads = info.Length() > 2 && info[2].IsNumber() ? threads_arg(info, 2) : 0;
+  kgrank::CandidateHistogram h = kgrank::candidate_histogram(n.data, w.data, n.length, threads);
   Napi::Object out = Napi::Object::New(env);
   out.Set("values", adopt(env, std::move(h.n)));
   Napi::Float64Array w1 = adopt(env, std::move(h.w1));
