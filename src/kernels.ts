@@ -126,6 +126,8 @@ export interface MetricKernels {
   generateRanks(numCandidates: Float64Array, seed: number, sample: number): Float64Array;
   /** H_1(n) or H_2(n) for integer n >= 0. */
   harmonic(n: number, order: 1 | 2): number;
+  /** H_p(n) = sum_{j<=n} j^-p for real p (table-free: direct sum to 256, Euler-Maclaurin above). */
+  generalizedHarmonic(n: number, p: number): number;
 }
 
 export interface Kernels extends MetricKernels {

@@ -14,6 +14,7 @@ export interface NativeMetricsAddon {
     statistic: number, k: number, threads: number): Float64Array;
   generateRanks(numCandidates: Float64Array, seed: number, sample: number): Float64Array;
   harmonic(n: number, order: number): number;
+  generalizedHarmonic(n: number, p: number): number;
 }
 
 export function nativeMetricKernels(addon: NativeMetricsAddon, threads: number): MetricKernels {
@@ -29,5 +30,6 @@ export function nativeMetricKernels(addon: NativeMetricsAddon, threads: number):
       addon.sampleStatistic(numCandidates, weights ?? undefined, numSamples, seed, statistic, k, t ?? threads),
     generateRanks: (numCandidates, seed, sample) => addon.generateRanks(numCandidates, seed, sample),
     harmonic: (n, order) => addon.harmonic(n, order),
+    generalizedHarmonic: (n, p) => addon.generalizedHarmonic(n, p),
   };
 }

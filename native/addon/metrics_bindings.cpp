@@ -113,7 +113,8 @@ Napi::Value CandidateHistogram(const Napi::CallbackInfo& info) {
   const F64 n = f64_arg(info, 0, "numCandidates", false);
   const F64 w = f64_arg(info, 1, "weights", true);
   same_length(env, n, w, "weights");
-  kgrank::CandidateHistogram h = kgrank::candidate_histogram(n.data, w.data, n.length);
+  const unsigned threads = info.Length() > 2 && info[2].IsNumber() ? threads_arg(info, 2) : 0;
+  kgrank::CandidateHistogram h = kgrank::candidate_histogram(n.data, w.data, n.length, threads);
   Napi::Object out = Napi::Object::New(env);
   out.Set("values", adopt(env, std::move(h.n)));
   Napi::Float64Array w1 = adopt(env, std::move(h.w1));
@@ -193,6 +194,13 @@ Napi::Value Harmonic(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), order == 1 ? kgrank::harmonic1(x) : kgrank::harmonic2(x));
 }
 
+// generalizedHarmonic(n, p) -> H_p(n) = sum_{j<=n} j^-p for real p.
+Napi::Value GeneralizedHarmonic(const Napi::CallbackInfo& info) {
+  const size_t n = size_arg(info, 0, "n", 0);
+  const double p = number_arg(info, 1, "p");
+  return Napi::Number::New(info.Env(), kgrank::harmonic_real(static_cast<double>(n), p));
+}
+
 }  // namespace
 
 void register_metrics(Napi::Env env, Napi::Object exports) {
@@ -204,6 +212,7 @@ void register_metrics(Napi::Env env, Napi::Object exports) {
   exports.Set("sampleStatistic", Napi::Function::New(env, SampleStatistic, "sampleStatistic"));
   exports.Set("generateRanks", Napi::Function::New(env, GenerateRanks, "generateRanks"));
   exports.Set("harmonic", Napi::Function::New(env, Harmonic, "harmonic"));
+  exports.Set("generalizedHarmonic", Napi::Function::New(env, GeneralizedHarmonic, "generalizedHarmonic"));
 }
 
 }  // namespace kgrank_addon

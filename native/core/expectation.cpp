@@ -20,7 +20,8 @@ constexpr double kDenseLimit = 1 << 26;
 
 }  // namespace
 
-CandidateHistogram candidate_histogram(const double* num_candidates, const double* weights, size_t count) {
+CandidateHistogram candidate_histogram(const double* num_candidates, const double* weights, size_t count,
+                                       unsigned threads) {
   CandidateHistogram h;
   double max_n = 0;
   for (size_t i = 0; i < count; ++i) max_n = std::max(max_n, num_candidates[i]);
@@ -32,7 +33,6 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
     constexpr size_t kBucketWidth = size_t{1} << kBucketShift;
     const size_t buckets = (static_cast<size_t>(max_n) >> kBucketShift) + 1;
     thread_local std::vector<uint32_t> scattered;
-    thread_local std::vector<uint32_t> counters(kBucketWidth);  // 32-bit: no overflow handling needed
     if (scattered.size() < count) scattered.resize(count);
     std::vector<size_t> start(buckets + 1, 0);
     for (size_t i = 0; i < count; ++i) ++start[(static_cast<size_t>(num_candidates[i]) >> kBucketShift) + 1];
@@ -45,20 +45,43 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
         out[fill[v >> kBucketShift]++] = v;
       }
     }
-    h.n.reserve(std::min(count, static_cast<size_t>(max_n)));
-    h.w1.reserve(h.n.capacity());
-    uint32_t* c = counters.data();
-    for (size_t b = 0; b < buckets; ++b) {
-      if (start[b] == start[b + 1]) continue;
+    // Buckets in parallel, twice: first the number of distinct values of each (offsets), then the bins written at
+    // those offsets. Counting a bucket is cheap (its counters stay in L2), so counting it twice costs less than
+    // writing the bins once more through a buffer.
+    std::vector<size_t> distinct(buckets, 0);
+    const uint32_t* sc = scattered.data();
+    auto count_bucket = [&](size_t b, uint32_t* c) {
       const uint32_t base = static_cast<uint32_t>(b << kBucketShift);
-      for (size_t i = start[b]; i < start[b + 1]; ++i) ++c[scattered[i] - base];
+      for (size_t i = start[b]; i < start[b + 1]; ++i) ++c[sc[i] - base];
+    };
+    parallel_for(buckets, threads, [&](size_t b) {
+      thread_local std::vector<uint32_t> local(kBucketWidth);
+      uint32_t* c = local.data();
+      count_bucket(b, c);
+      size_t d = 0;
       for (size_t v = 0; v < kBucketWidth; ++v) {
-        if (c[v] == 0) continue;
-        h.n.push_back(static_cast<double>(base + v));
-        h.w1.push_back(c[v]);
+        d += c[v] != 0;
         c[v] = 0;
       }
-    }
+      distinct[b] = d;
+    });
+    std::vector<size_t> offset(buckets + 1, 0);
+    for (size_t b = 0; b < buckets; ++b) offset[b + 1] = offset[b] + distinct[b];
+    h.n.resize(offset[buckets]);
+    h.w1.resize(offset[buckets]);
+    parallel_for(buckets, threads, [&](size_t b) {
+      thread_local std::vector<uint32_t> local(kBucketWidth);
+      uint32_t* c = local.data();
+      count_bucket(b, c);
+      const uint32_t base = static_cast<uint32_t>(b << kBucketShift);
+      size_t at = offset[b];
+      for (size_t v = 0; v < kBucketWidth; ++v) {
+        if (c[v] == 0) continue;
+        h.n[at] = static_cast<double>(base + v);
+        h.w1[at++] = c[v];
+        c[v] = 0;
+      }
+    });
     // h.w2 stays empty: unweighted, the squared-weight sums are the counts (w1).
     h.total_weight = static_cast<double>(count);
     return h;

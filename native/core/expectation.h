@@ -15,7 +15,9 @@ struct CandidateHistogram {
   double total_weight = 0.0;
 };
 
-CandidateHistogram candidate_histogram(const double* num_candidates, const double* weights, size_t count);
+// threads: parallelism of the dense (unweighted) counting (0 = hardware threads); the result does not depend on it.
+CandidateHistogram candidate_histogram(const double* num_candidates, const double* weights, size_t count,
+                                       unsigned threads = 0);
 
 struct Moments {
   double expectation;

@@ -70,4 +70,25 @@ HarmonicPair harmonic_means(double n) {
   return {h1 * x, h2 * x};
 }
 
+double harmonic_real(double n, double p) {
+  constexpr double kM = 256;
+  CompensatedSum s;
+  const double top = std::min(n, kM);
+  for (double j = 1; j <= top; j += 1) s.add(std::exp(-p * std::log(j)));
+  if (n <= kM) return s.value();
+  const double log_ratio = std::log(n / kM);
+  const double q = 1 - p;
+  const double integral = q == 0 ? log_ratio : std::exp(q * std::log(kM)) * std::expm1(q * log_ratio) / q;
+  // f = x^-p; f^(k) = (-p)(-p-1)...(-p-k+1) x^(-p-k)
+  auto f = [p](double x) { return std::exp(-p * std::log(x)); };
+  const double c1 = -p, c3 = -p * (p + 1) * (p + 2), c5 = c3 * (p + 3) * (p + 4);
+  auto em = [&](double x) {
+    const double fx = f(x), inv = 1 / x, inv2 = inv * inv;
+    return fx / 2 + fx * inv * (c1 / 12 + inv2 * (-c3 / 720 + inv2 * (c5 / 30240)));
+  };
+  s.add(integral);
+  s.add(em(n) - em(kM));
+  return s.value();
+}
+
 }  // namespace kgrank

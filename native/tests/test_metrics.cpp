@@ -85,6 +85,26 @@ void histogram_path_matches_general_path() {
   CHECK_EQ(hist[kgrank::kMad], kgrank::median_absolute_deviation(r.data(), nullptr, r.size()));
 }
 
+// The int32 fast path of generate_ranks (every N_i < 2^31) gives the bits of 1 + floor(u * N_i); so does the
+// general path when one N_i is 2^31 or more.
+void generate_ranks_paths_agree() {
+  std::vector<double> small_n(5000), big_n(5000);
+  for (size_t i = 0; i < small_n.size(); ++i) {
+    small_n[i] = 1 + static_cast<double>((i * 2654435761u) % 2147483647u);
+    big_n[i] = small_n[i];
+  }
+  big_n[17] = 9007199254740991.0;
+  std::vector<double> a(small_n.size()), b(big_n.size());
+  kgrank::generate_ranks(small_n.data(), small_n.size(), 9, 4, a.data());
+  kgrank::generate_ranks(big_n.data(), big_n.size(), 9, 4, b.data());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double want = 1 + std::floor(kgrank::uniform01(9, 4, static_cast<uint32_t>(i)) * small_n[i]);
+    CHECK_EQ(a[i], want);
+    if (i != 17) CHECK_EQ(b[i], want);
+  }
+  CHECK(b[17] >= 1 && b[17] <= big_n[17]);
+}
+
 void closed_forms() {
   const std::vector<double> n = {1, 2, 10};
   const kgrank::Moments mr = kgrank::closed_moments(kgrank::ClosedMetric::ArithmeticMean, n.data(), nullptr, 3, 0);
@@ -165,6 +185,7 @@ int main() {
   aggregate_is_thread_count_independent();
   closed_forms();
   histogram_path_matches_general_path();
+  generate_ranks_paths_agree();
   sampling_stream();
   aggregate_invalid_ranks_are_counted_without_ub();
   centred_power_sums_match_direct_sums();

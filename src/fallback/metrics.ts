@@ -79,6 +79,30 @@ export function harmonicMeans(n: number): [number, number] {
   return [h1 * x, h2 * x];
 }
 
+/** H_p(n) for real p: mirrors harmonic_real in native/core/harmonic.cpp. */
+export function generalizedHarmonic(n: number, p: number): number {
+  const M = 256;
+  const s = new CompensatedSum();
+  const top = Math.min(n, M);
+  for (let j = 1; j <= top; j++) s.add(Math.exp(-p * Math.log(j)));
+  if (n <= M) return s.value();
+  const logRatio = Math.log(n / M);
+  const q = 1 - p;
+  const integral = q === 0 ? logRatio : (Math.exp(q * Math.log(M)) * Math.expm1(q * logRatio)) / q;
+  const c1 = -p;
+  const c3 = -p * (p + 1) * (p + 2);
+  const c5 = c3 * (p + 3) * (p + 4);
+  const em = (x: number) => {
+    const fx = Math.exp(-p * Math.log(x));
+    const inv = 1 / x;
+    const inv2 = inv * inv;
+    return fx / 2 + fx * inv * (c1 / 12 + inv2 * (-c3 / 720 + inv2 * (c5 / 30240)));
+  };
+  s.add(integral);
+  s.add(em(n) - em(M));
+  return s.value();
+}
+
 // ---- aggregation -----------------------------------------------------------------------------------------------
 function aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: Float64Array, flags: number) {
   const n = ranks.length;
@@ -500,4 +524,5 @@ export const tsMetricKernels: MetricKernels = {
   generateRanks: (numCandidates, seed, sample) =>
     generateRanksInto(numCandidates, seed, sample, new Float64Array(numCandidates.length)),
   harmonic: (n, order) => (order === 1 ? harmonic1(n) : harmonic2(n)),
+  generalizedHarmonic,
 };
