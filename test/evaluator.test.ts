@@ -142,6 +142,20 @@ describe(`RankEvaluator feeding on ${label}`, () => {
     expect(ev.info().weighting).toBe("explicit");
   });
 
+  it("reports the median's random expectation on access (exact here), and none for weighted runs", async () => {
+    const { getMetric } = await import("../src/index");
+    const ev = new RankEvaluator({ numEntities: N, sides: "tail" });
+    ev.addRanks({ side: "tail", realistic: [1.5, 3, 2], numCandidates: [4, 10, 7] });
+    const r = ev.finalize();
+    const want = getMetric("median_rank").expectedValue([4, 10, 7]);
+    expect(r.expected("tail.median_rank")).toBeCloseTo(want, 12);
+    expect(r.expected("both.median_rank")).toBeCloseTo(want, 12);
+    expect(r.toMarkdown()).toContain("median_rank");
+    const w = new RankEvaluator({ numEntities: N, sides: "tail" });
+    w.addRanks({ side: "tail", realistic: [1.5, 3], numCandidates: [4, 10], weights: [2, 1] });
+    expect(w.finalize().expected("tail.median_rank")).toBeUndefined();
+  });
+
   const bad: [string, () => unknown, string, RegExp?][] = [
     ["an evaluated triple missing from the filter", () => new RankEvaluator({ numEntities: N, filterTriples: [train] }).addSync({ triples: test.subarray(0, 3), side: "tail", scores: new Float32Array(N) }), "triples", /not in filterTriples/],
     ["a side the evaluator does not evaluate", () => new RankEvaluator({ numEntities: N, sides: "tail" }).addSync({ triples: test.subarray(0, 3), side: "head", scores: new Float32Array(N) }), "side"],
