@@ -10,7 +10,10 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { printTable, root, runCases, writeResult } from "./lib.mjs";
+import { mkdtempSync, rmSync } from "node:fs";
+import * as os from "node:os";
+
+import { median, numpyVersion, printTable, root, runCases, writeNpyFile, writeResult } from "./lib.mjs";
 
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
@@ -28,6 +31,14 @@ async function child(backendName) {
   const n20k = Float64Array.from({ length: 20_000 }, (_, i) => 1 + ((i * 7919) % 5000));
   const metrics = CLOSED.map((q) => k.getMetric(q));
   const hmr = k.getMetric("hmr");
+  const med = k.getMetric("median_rank");
+  if (args.includes("--npy")) {
+    // The same data for the NumPy peer (written once, by the native child).
+    const dir = args[args.indexOf("--npy") + 1];
+    writeNpyFile(join(dir, "n.npy"), Float64Array.from(numCandidates), [numCandidates.length]);
+    writeNpyFile(join(dir, "r.npy"), Float64Array.from(ranks7), [ranks7.length]);
+    writeNpyFile(join(dir, "e.npy"), n20k, [n20k.length]);
+  }
   const slow = backendName === "ts" ? { minSamples: 2, maxTime: 1 } : undefined;
   const cases = [
     ["closed", () => {
@@ -39,6 +50,12 @@ async function child(backendName) {
     }, slow],
     ["values", () => k.metricValues(BASE, ranks7), slow],
     ["estimate", () => hmr.estimate({ numCandidates: n20k, numSamples: 1000, seed: 1 }), slow],
+    // The median's E and Var (order statistics; shared TypeScript on both backends), at the same n = 1.2 M.
+    ["median", () => {
+      const c = k.prepareCandidates(numCandidates);
+      med.expectedValue(c);
+      med.variance(c);
+    }, { minSamples: 2, maxTime: 1 }],
   ];
   const results = await runCases(cases, { minSamples: quick ? 3 : 7, maxTime: quick ? 1 : 3 });
   process.stdout.write(JSON.stringify({ info, results }));
@@ -49,9 +66,11 @@ if (args.includes("--child")) {
 } else {
   const self = fileURLToPath(import.meta.url);
   const out = {};
+  const tmp = mkdtempSync(join(os.tmpdir(), "kgrank-bench-"));
   for (const b of ["native", "ts"]) {
     console.error(`  running ${b}...`);
-    const r = spawnSync(process.execPath, [self, "--child", b, ...args], {
+    const extra = b === "native" ? ["--npy", tmp] : [];
+    const r = spawnSync(process.execPath, [self, "--child", b, ...args, ...extra], {
       cwd: root,
       env: { ...process.env, KGRANK_BACKEND: b },
       encoding: "utf8",
@@ -63,15 +82,31 @@ if (args.includes("--child")) {
     }
     out[b] = JSON.parse(r.stdout);
   }
-  const targets = { closed: 50, values: 40, estimate: 50 };
+  // NumPy, computing what PyKEEN computes the way it does (bench/numpy_metrics.py), on the same data.
+  const npVersion = numpyVersion();
+  let numpy = null;
+  if (npVersion) {
+    console.error("  running numpy...");
+    const r = spawnSync("python3", [join(root, "bench", "numpy_metrics.py"), join(tmp, "n.npy"), join(tmp, "r.npy"), join(tmp, "e.npy"),
+      String(quick ? 2 : 5)], { encoding: "utf8", maxBuffer: 1 << 24 });
+    if (r.status === 0) {
+      const j = JSON.parse(r.stdout);
+      numpy = { version: j.numpy, closed: median(j.closed) * 1e3, values: median(j.values) * 1e3, estimate: median(j.estimate) * 1e3 };
+    } else console.error(`numpy peer failed: ${r.stderr}`);
+  }
+  rmSync(tmp, { recursive: true, force: true });
+  const targets = { closed: 50, values: 40, estimate: 50, median: null };
   const rows = Object.keys(targets).map((name) => {
     const nat = out.native.results[name].median * 1e3;
     const ts = out.ts.results[name].median * 1e3;
+    const np = numpy?.[name];
     return [name, nat.toFixed(1), `±${out.native.results[name].spread.toFixed(1)}%`, ts.toFixed(1), (ts / nat).toFixed(1),
-      String(targets[name])];
+      np === undefined ? "" : `${np.toFixed(1)} (${(np / nat).toFixed(1)}x)`, targets[name] === null ? "practical" : String(targets[name])];
   });
   console.log(`metrics (native ${out.native.info.simd}, ${out.native.info.threads} threads):`);
-  printTable(["case", "native ms", "spread", "ts ms", "x ts", "target ms"], rows);
-  const file = writeResult("metrics", { native: out.native, ts: out.ts, targets });
+  printTable(["case", "native ms", "spread", "ts ms", "x ts", "numpy ms (x)", "target ms"], rows);
+  if (!npVersion) console.log("note: python3 with numpy not found; NumPy column skipped");
+  else console.log("note: NumPy 'closed' computes MR, MRR and Hits@10 only (PyKEEN's GMR expectation is O(sum N_i)); median: no NumPy peer");
+  const file = writeResult("metrics", { native: out.native, ts: out.ts, numpy: numpy && { closed: numpy.closed, values: numpy.values, estimate: numpy.estimate }, numpyVersion: npVersion, targets });
   console.log(`wrote ${file}`);
 }
