@@ -7,7 +7,7 @@
 //  4. a dense WikiKG2-width slice: 256 triples x 2,500,604 entities, filtered, vs the probe
 //   node bench/evaluator.bench.mjs [--quick] [--datasets DIR]
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import * as os from "node:os";
 import { join, resolve } from "node:path";
@@ -18,6 +18,7 @@ import { median, numpyVersion, printTable, quantile, root, writeNpyFile, writeRe
 const require = createRequire(import.meta.url);
 const { RankEvaluator } = require(join(root, "dist", "cjs", "evaluation", "evaluator.js"));
 const backend = require(join(root, "dist", "cjs", "backend.js"));
+const { loadDataset } = require(join(root, "dist", "cjs", "index.js"));
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
 const dsArg = args.indexOf("--datasets");
@@ -49,17 +50,11 @@ function fill(arr, seed) {
   return arr;
 }
 
+/** A dataset from DIR/NAME/{train,valid,test}.tsv through the library's own reader (PyKEEN ids), or null. */
 function loadTsvDataset(name) {
-  const dir = join(datasetsDir, name);
-  if (!existsSync(join(dir, "train.tsv"))) return null;
-  const read = (s) => readFileSync(join(dir, `${s}.tsv`), "utf8").split("\n").filter(Boolean).map((l) => l.split("\t"));
-  const train = read("train");
-  const ents = [...new Set(train.flatMap(([h, , t]) => [h, t]))].sort();
-  const rels = [...new Set(train.map(([, r]) => r))].sort();
-  const e = new Map(ents.map((x, i) => [x, i]));
-  const r = new Map(rels.map((x, i) => [x, i]));
-  const map = (rows) => Int32Array.from(rows.filter(([h, , t]) => e.has(h) && e.has(t)).flatMap(([h, rr, t]) => [e.get(h), r.get(rr), e.get(t)]));
-  return { numEntities: ents.length, numRelations: rels.length, train: map(train), valid: map(read("valid")), test: map(read("test")) };
+  if (!existsSync(join(datasetsDir, name, "train.tsv"))) return null;
+  const d = loadDataset(name, { datasetDir: datasetsDir });
+  return { numEntities: d.numEntities, numRelations: d.numRelations, train: d.splits.train, valid: d.splits.valid, test: d.splits.test };
 }
 
 // ---- 1. FB15k-237 ---------------------------------------------------------------------------------------------

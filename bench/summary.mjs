@@ -9,7 +9,6 @@ import { printTable, resultsDir } from "./lib.mjs";
 const pct = (x) => `${(100 * x).toFixed(1)} %`;
 const fx = (x, d = 1) => (x === null || x === undefined || !Number.isFinite(x) ? "n/a" : `${x.toFixed(d)}×`);
 const msf = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
-const verdict = (ok) => (ok ? "met" : "**missed**");
 
 /** Rows: [scenario, native, vs machine limit, × TS fallback, × NumPy, target, verdict]. */
 export function summaryRows(latest) {
