@@ -1,6 +1,5 @@
 // AVX-512 kernels (compiled with -mavx512f -mavx512bw -mavx512dq -mavx512vl; only called when CPUID and XCR0
-// allow it). Compares write opmask registers; popcount of the mask counts matches. The tail uses masked loads,
-// so there is no scalar remainder loop.
+// allow it).
 #include <immintrin.h>
 
 #include "kernels.h"
@@ -8,65 +7,94 @@
 namespace kgrank {
 namespace isa {
 
+namespace {
+// Software prefetch distance. Measured on an Intel Xeon (AVX-512, 2 vCPUs; rows of 14,541 and 16,384 floats, both
+// threads streaming; a standalone copy of this loop against the plain read probe): 1 KiB 1.12-1.13x the probe's time,
+// 1.5 KiB 1.07-1.10x, 2 KiB 1.04-1.07x, 3 KiB 1.05x, 4 KiB 1.08x, none 1.32-1.36x. 2 KiB it is.
+constexpr size_t kPrefetchBytes = 2048;
+// Each 32-bit lane gains at most 2 per step of 32 floats (16 doubles): reduce to 64 bits every 2^26 elements.
+constexpr size_t kBlock = size_t{1} << 26;
+
+inline uint64_t hsum(__m512i v) {
+  const __m512i lo = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v));
+  const __m512i hi = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(v, 1));
+  return static_cast<uint64_t>(_mm512_reduce_add_epi64(_mm512_add_epi64(lo, hi)));
+}
+
+inline void prefetch_line_pair(const void* p) {
+  _mm_prefetch(static_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_T0);
+  _mm_prefetch(static_cast<const char*>(p) + kPrefetchBytes + 64, _MM_HINT_T0);
+}
+}  // namespace
+
+// Compares write opmask registers, and each mask adds one to the lanes it selects in a vector counter (a masked
+// add): two vector instructions per compare and no mask moves, shifts or popcounts on the scalar side. The
+// popcount form (compare, kmov, shift, or, popcnt, add) kept fewer loads in flight: 1.20-1.23x the probe's time
+// against 1.04-1.07x for this form in the same standalone measurement.
 Counts count_f32_avx512(const float* x, size_t n, float t) {
   Counts c;
   const __m512 vt = _mm512_set1_ps(t);
-  uint64_t g = 0, e = 0, u = 0;
+  const __m512i one = _mm512_set1_epi32(1);
   size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    _mm_prefetch(reinterpret_cast<const char*>(x + i) + 1024, _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(x + i) + 1088, _MM_HINT_T0);
-    const __m512 a = _mm512_loadu_ps(x + i);
-    const __m512 b = _mm512_loadu_ps(x + i + 16);
-    const uint32_t ga = _mm512_cmp_ps_mask(a, vt, _CMP_GT_OQ), gb = _mm512_cmp_ps_mask(b, vt, _CMP_GT_OQ);
-    const uint32_t ea = _mm512_cmp_ps_mask(a, vt, _CMP_EQ_OQ), eb = _mm512_cmp_ps_mask(b, vt, _CMP_EQ_OQ);
-    const uint32_t ua = _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), ub = _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q);
-    g += static_cast<uint64_t>(_mm_popcnt_u32(ga | (gb << 16)));
-    e += static_cast<uint64_t>(_mm_popcnt_u32(ea | (eb << 16)));
-    u += static_cast<uint64_t>(_mm_popcnt_u32(ua | (ub << 16)));
+  while (i + 32 <= n) {
+    const size_t block_end = n - i > kBlock ? i + kBlock : n;
+    __m512i g = _mm512_setzero_si512(), e = _mm512_setzero_si512(), u = _mm512_setzero_si512();
+    for (; i + 32 <= block_end; i += 32) {
+      prefetch_line_pair(x + i);
+      const __m512 a = _mm512_loadu_ps(x + i);
+      const __m512 b = _mm512_loadu_ps(x + i + 16);
+      g = _mm512_mask_add_epi32(g, _mm512_cmp_ps_mask(a, vt, _CMP_GT_OQ), g, one);
+      e = _mm512_mask_add_epi32(e, _mm512_cmp_ps_mask(a, vt, _CMP_EQ_OQ), e, one);
+      u = _mm512_mask_add_epi32(u, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), u, one);
+      g = _mm512_mask_add_epi32(g, _mm512_cmp_ps_mask(b, vt, _CMP_GT_OQ), g, one);
+      e = _mm512_mask_add_epi32(e, _mm512_cmp_ps_mask(b, vt, _CMP_EQ_OQ), e, one);
+      u = _mm512_mask_add_epi32(u, _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), u, one);
+    }
+    c.greater += hsum(g);
+    c.equal += hsum(e);
+    c.nan += hsum(u);
   }
+  // The tail (fewer than 32) with masked loads: no scalar remainder loop.
   for (; i < n; i += 16) {
     const size_t left = n - i;
     const __mmask16 k = left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
     const __m512 a = _mm512_maskz_loadu_ps(k, x + i);
-    g += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_ps_mask(k, a, vt, _CMP_GT_OQ)));
-    e += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_ps_mask(k, a, vt, _CMP_EQ_OQ)));
-    u += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_ps_mask(k, a, a, _CMP_UNORD_Q)));
+    c.greater += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_ps_mask(k, a, vt, _CMP_GT_OQ)));
+    c.equal += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_ps_mask(k, a, vt, _CMP_EQ_OQ)));
+    c.nan += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_ps_mask(k, a, a, _CMP_UNORD_Q)));
   }
-  c.greater = g;
-  c.equal = e;
-  c.nan = u;
   return c;
 }
 
 Counts count_f64_avx512(const double* x, size_t n, double t) {
   Counts c;
   const __m512d vt = _mm512_set1_pd(t);
-  uint64_t g = 0, e = 0, u = 0;
+  const __m512i one = _mm512_set1_epi64(1);
   size_t i = 0;
+  // 64-bit lanes: no overflow to guard against.
+  __m512i g = _mm512_setzero_si512(), e = _mm512_setzero_si512(), u = _mm512_setzero_si512();
   for (; i + 16 <= n; i += 16) {
-    _mm_prefetch(reinterpret_cast<const char*>(x + i) + 1024, _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(x + i) + 1088, _MM_HINT_T0);
+    prefetch_line_pair(x + i);
     const __m512d a = _mm512_loadu_pd(x + i);
     const __m512d b = _mm512_loadu_pd(x + i + 8);
-    const uint32_t ga = _mm512_cmp_pd_mask(a, vt, _CMP_GT_OQ), gb = _mm512_cmp_pd_mask(b, vt, _CMP_GT_OQ);
-    const uint32_t ea = _mm512_cmp_pd_mask(a, vt, _CMP_EQ_OQ), eb = _mm512_cmp_pd_mask(b, vt, _CMP_EQ_OQ);
-    const uint32_t ua = _mm512_cmp_pd_mask(a, a, _CMP_UNORD_Q), ub = _mm512_cmp_pd_mask(b, b, _CMP_UNORD_Q);
-    g += static_cast<uint64_t>(_mm_popcnt_u32(ga | (gb << 8)));
-    e += static_cast<uint64_t>(_mm_popcnt_u32(ea | (eb << 8)));
-    u += static_cast<uint64_t>(_mm_popcnt_u32(ua | (ub << 8)));
+    g = _mm512_mask_add_epi64(g, _mm512_cmp_pd_mask(a, vt, _CMP_GT_OQ), g, one);
+    e = _mm512_mask_add_epi64(e, _mm512_cmp_pd_mask(a, vt, _CMP_EQ_OQ), e, one);
+    u = _mm512_mask_add_epi64(u, _mm512_cmp_pd_mask(a, a, _CMP_UNORD_Q), u, one);
+    g = _mm512_mask_add_epi64(g, _mm512_cmp_pd_mask(b, vt, _CMP_GT_OQ), g, one);
+    e = _mm512_mask_add_epi64(e, _mm512_cmp_pd_mask(b, vt, _CMP_EQ_OQ), e, one);
+    u = _mm512_mask_add_epi64(u, _mm512_cmp_pd_mask(b, b, _CMP_UNORD_Q), u, one);
   }
+  c.greater = static_cast<uint64_t>(_mm512_reduce_add_epi64(g));
+  c.equal = static_cast<uint64_t>(_mm512_reduce_add_epi64(e));
+  c.nan = static_cast<uint64_t>(_mm512_reduce_add_epi64(u));
   for (; i < n; i += 8) {
     const size_t left = n - i;
     const __mmask8 k = left >= 8 ? static_cast<__mmask8>(0xFF) : static_cast<__mmask8>((1u << left) - 1u);
     const __m512d a = _mm512_maskz_loadu_pd(k, x + i);
-    g += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_pd_mask(k, a, vt, _CMP_GT_OQ)));
-    e += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_pd_mask(k, a, vt, _CMP_EQ_OQ)));
-    u += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_pd_mask(k, a, a, _CMP_UNORD_Q)));
+    c.greater += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_pd_mask(k, a, vt, _CMP_GT_OQ)));
+    c.equal += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_pd_mask(k, a, vt, _CMP_EQ_OQ)));
+    c.nan += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_pd_mask(k, a, a, _CMP_UNORD_Q)));
   }
-  c.greater = g;
-  c.equal = e;
-  c.nan = u;
   return c;
 }
 
