@@ -63,6 +63,10 @@ ReadFn pick_read(SimdLevel level) {
 
 SimdLevel usable(SimdLevel level) { return simd_supported(level) ? level : SimdLevel::Scalar; }
 
+inline void prefetch(const void* p) {
+  if (p != nullptr) __builtin_prefetch(p, 0, 3);
+}
+
 // Work is cut into pieces of about this many bytes: large enough to amortise scheduling, small enough to balance.
 constexpr size_t kPieceBytes = size_t{1} << 20;
 // Below this many bytes in total, threads cost more than they save.
@@ -79,14 +83,22 @@ struct NoPrepare {
   void operator()(size_t, size_t) const {}
 };
 
+// Names no memory to fetch ahead.
+struct NoAhead {
+  const void* operator()(size_t) const { return nullptr; }
+};
+
 // threshold(r) gives row r's threshold; it is called once per row, on the thread that counts the row (or, for
 // rows split into column pieces, once per row before the pieces are counted). adjust(r, t, counts) may correct a
 // row's counts before they are stored (the filtered setting), on the thread that counted the row. prepare(r0, r1)
-// runs before rows [r0, r1) are counted, on the thread that counts them (batched index lookups).
-template <typename T, typename Fn, typename ThresholdFn, typename AdjustFn = NoAdjust, typename PrepareFn = NoPrepare>
+// runs before rows [r0, r1) are counted, on the thread that counts them (batched index lookups). ahead(r) names
+// the address threshold(r) will read (or null): it is prefetched while the row before it is counted, so a threshold
+// read from a random column of a row that is not in cache yet does not stall the stream once per row.
+template <typename T, typename Fn, typename ThresholdFn, typename AdjustFn = NoAdjust, typename PrepareFn = NoPrepare,
+          typename AheadFn = NoAhead>
 void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn threshold, double* greater, double* equal,
                      double* nan, const CountOptions& options, Fn kernel, AdjustFn adjust = AdjustFn(),
-                     PrepareFn prepare = PrepareFn()) {
+                     PrepareFn prepare = PrepareFn(), AheadFn ahead = AheadFn()) {
   if (rows == 0) return;
   const size_t total_bytes = rows * cols * sizeof(T);
   const unsigned threads = total_bytes < kParallelBytes ? 1u : options.threads;
@@ -101,6 +113,7 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
       prepare(r0, r1);
       for (size_t r = r0; r < r1; ++r) {
         const T t = threshold(r);
+        if (r + 1 < r1) prefetch(ahead(r + 1));
         Counts c = kernel(scores + r * cols, cols, t);
         adjust(r, t, c);
         greater[r] = static_cast<double>(c.greater);
@@ -163,8 +176,102 @@ void by_index(const T* scores, size_t rows, size_t cols, const int32_t* true_ind
     thresholds_out[r] = t;
     return t;
   };
-  count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel);
+  const auto ahead = [=](size_t r) -> const void* { return scores + r * cols + static_cast<size_t>(true_index[r]); };
+  count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, NoAdjust(), NoPrepare(), ahead);
 }
+using AnswersF32 = Counts (*)(const float*, const uint32_t*, size_t, uint32_t, int32_t, float);
+
+// The filtered count of float32 rows with packed 32-bit index entries, software-pipelined. Taking the known answers
+// out of a row is latency-bound work (index lookups, a gather of scattered scores, a binary search), and each core
+// streams at most about half the machine's bandwidth: work done between two rows is time the core's memory stream
+// stands still, and the stream then restarts from a cold prefetch window. So the answers of row r - 1 (still in
+// L2) are gathered in slices between the segments of row r's count, where out-of-order execution overlaps them with
+// the stream; the next row's threshold is prefetched while the current row is counted. Same counts as counting
+// each row and then adjusting it (integer counts: the order of the additions does not matter).
+void filtered_pipelined(const float* scores, size_t rows, size_t cols, const int32_t* anchor, const int32_t* relation,
+                        const int32_t* truth, const FilterIndex& index, float* thresholds_out, double* greater,
+                        double* equal, double* nan, double* removed, const CountOptions& options, CountF32 kernel,
+                        AnswersF32 answers) {
+  if (rows == 0) return;
+  const size_t total_bytes = rows * cols * sizeof(float);
+  const unsigned threads = total_bytes < kParallelBytes ? 1u : options.threads;
+  const size_t piece = kPieceBytes / sizeof(float);
+  const size_t rows_per_task = threads == 1 ? rows : std::max<size_t>(1, piece / std::max<size_t>(cols, 1));
+  const size_t tasks = (rows + rows_per_task - 1) / rows_per_task;
+  // Segments of a row between which answer slices run: a multiple of 32 floats (the kernels' step), 8 KiB.
+  constexpr size_t kSegment = 2048;
+  const size_t segments = (cols + kSegment - 1) / kSegment;
+  std::vector<const uint32_t*> first(rows);
+  std::vector<size_t> count(rows);
+  parallel_for(tasks, threads, [&](size_t task) {
+    const size_t r0 = task * rows_per_task;
+    const size_t r1 = std::min(rows, r0 + rows_per_task);
+    uint32_t mask = 0;
+    index.packed_answers_many(anchor + r0, relation + r0, r1 - r0, first.data() + r0, count.data() + r0, &mask);
+    prefetch(scores + r0 * cols + static_cast<size_t>(truth[r0]));
+    // The row whose count is done and whose answers are being taken out.
+    struct Pending {
+      size_t row = 0;
+      float t = 0;
+      Counts counts, known;
+      size_t done = 0;
+    } pending;
+    bool have = false;
+    const auto answer_slice = [&](size_t upto) {
+      const size_t r = pending.row;
+      if (upto <= pending.done) return;
+      const Counts k = answers(scores + r * cols, first[r] + pending.done, upto - pending.done, mask, truth[r], pending.t);
+      pending.known.greater += k.greater;
+      pending.known.equal += k.equal;
+      pending.known.nan += k.nan;
+      pending.done = upto;
+    };
+    const auto finish = [&]() {
+      const size_t r = pending.row;
+      answer_slice(count[r]);
+      const int32_t own = truth[r];
+      bool found = false;
+      // The task's own triple must be among the answers (entries the gather just touched).
+      if (count[r] > 0 && own >= 0) {
+        const uint32_t key = (first[r][0] & ~mask) | static_cast<uint32_t>(own);
+        found = std::binary_search(first[r], first[r] + count[r], key);
+      }
+      Counts c = pending.counts;
+      c.greater -= pending.known.greater;
+      c.equal -= pending.known.equal;
+      greater[r] = static_cast<double>(c.greater);
+      equal[r] = static_cast<double>(c.equal);
+      nan[r] = static_cast<double>(c.nan);
+      // -1 flags a task whose own triple is not in the index (the caller reports it).
+      removed[r] = found ? static_cast<double>(pending.known.nan) : -1.0;
+    };
+    for (size_t r = r0; r < r1; ++r) {
+      const float* row = scores + r * cols;
+      const float t = row[static_cast<size_t>(truth[r])];
+      thresholds_out[r] = t;
+      if (r + 1 < r1) prefetch(scores + (r + 1) * cols + static_cast<size_t>(truth[r + 1]));
+      const size_t owed = have ? count[pending.row] : 0;
+      const size_t per_segment = (owed + segments - 1) / segments;
+      Counts c;
+      size_t seg = 0;
+      for (size_t j = 0; j < cols; j += kSegment, ++seg) {
+        const Counts part = kernel(row + j, std::min(kSegment, cols - j), t);
+        c.greater += part.greater;
+        c.equal += part.equal;
+        c.nan += part.nan;
+        if (have) answer_slice(std::min(owed, (seg + 1) * per_segment));
+      }
+      if (have) finish();
+      pending = Pending();
+      pending.row = r;
+      pending.t = t;
+      pending.counts = c;
+      have = true;
+    }
+    if (have) finish();
+  });
+}
+
 template <typename T, typename Fn>
 void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, const int32_t* relation,
               const int32_t* truth, const FilterIndex& index, T* thresholds_out, double* greater, double* equal,
@@ -185,6 +292,12 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
   // Index lookups for a run of rows are batched (packed_answers_many) before the run is counted; float32 scores
   // with 32-bit entries then go to the ISA kernel (AVX2 gathers eight answers' scores at a time).
   const bool packed = std::is_same<T, float>::value && !index.wide();
+  if (packed && cols <= kPieceBytes / sizeof(T)) {
+    filtered_pipelined(reinterpret_cast<const float*>(scores), rows, cols, anchor, relation, truth, index,
+                       reinterpret_cast<float*>(thresholds_out), greater, equal, nan, removed, options,
+                       pick_f32(usable(options.simd)), answers_f32);
+    return;
+  }
   std::vector<const uint32_t*> first(packed ? rows : 0);
   std::vector<size_t> count(packed ? rows : 0);
   uint32_t mask = 0;
@@ -220,7 +333,8 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
     // -1 flags a task whose own triple is not in the index (the caller reports it).
     removed[r] = found ? static_cast<double>(known.nan) : -1.0;
   };
-  count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, adjust, prepare);
+  const auto ahead = [=](size_t r) -> const void* { return scores + r * cols + static_cast<size_t>(truth[r]); };
+  count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, adjust, prepare, ahead);
 }
 
 }  // namespace
