@@ -119,6 +119,20 @@ function idSet(name: string, value: unknown, bound: number | null): Int32Array {
   return out;
 }
 
+/**
+ * The common case of tripleArray, on a monomorphic Int32Array (values are integers already): true when every id is in
+ * range. Otherwise the general loop below finds the first bad value and names it.
+ */
+function int32TriplesInRange(t: Int32Array, numEntities: number, numRelations: number | null): boolean {
+  const relBound = numRelations ?? 2147483647;
+  let ok = true;
+  for (let i = 0; i + 2 < t.length; i += 3) {
+    const h = t[i]!, r = t[i + 1]!, tail = t[i + 2]!;
+    ok = ok && h >= 0 && h < numEntities && r >= 0 && r < relBound && tail >= 0 && tail < numEntities;
+  }
+  return ok;
+}
+
 function tripleArray(name: string, value: unknown, numEntities: number, numRelations: number | null): Int32Array {
   const isView = ArrayBuffer.isView(value) && !(value instanceof DataView);
   if (!isView && !Array.isArray(value)) {
@@ -126,6 +140,7 @@ function tripleArray(name: string, value: unknown, numEntities: number, numRelat
   }
   const arr = value as ArrayLike<unknown>;
   if (arr.length % 3 !== 0) throw new KgrankInputError(name, `has ${arr.length} elements, not a multiple of 3 (rows of head, relation, tail)`);
+  if (value instanceof Int32Array && int32TriplesInRange(value, numEntities, numRelations)) return value;
   const out = value instanceof Int32Array ? value : new Int32Array(arr.length);
   for (let i = 0; i < arr.length; i++) {
     const v = arr[i];
@@ -284,22 +299,30 @@ export class RankEvaluator {
     const keep = this.keepMask(triples);
     let kept = rows;
     if (keep) kept = keep.reduce((a, b) => a + b, 0);
-    const anchor = new Int32Array(kept);
-    const relation = new Int32Array(kept);
-    const truth = new Int32Array(kept);
-    const origAnchor = new Int32Array(kept);
-    const origTruth = new Int32Array(kept);
+    // One allocation for the key columns; without entity restriction the index ids are the original ids and the
+    // columns are shared (they are only read from here on).
+    const c = this.compact;
+    const cols = new Int32Array((c ? 5 : 3) * kept);
+    const origAnchor = cols.subarray(0, kept);
+    const origTruth = cols.subarray(kept, 2 * kept);
+    const relation = cols.subarray(2 * kept, 3 * kept);
+    const anchor = c ? cols.subarray(3 * kept, 4 * kept) : origAnchor;
+    const truth = c ? cols.subarray(4 * kept, 5 * kept) : origTruth;
+    const a = side === "tail" ? 0 : 2;
+    const b = 2 - a;
     let k = 0;
     for (let i = 0; i < rows; i++) {
       if (keep && !keep[i]) continue;
-      const h = triples[3 * i]!;
-      const t = triples[3 * i + 2]!;
-      origAnchor[k] = side === "tail" ? h : t;
-      origTruth[k] = side === "tail" ? t : h;
-      anchor[k] = this.compact ? this.compact[origAnchor[k]!]! : origAnchor[k]!;
-      truth[k] = this.compact ? this.compact[origTruth[k]!]! : origTruth[k]!;
+      origAnchor[k] = triples[3 * i + a]!;
+      origTruth[k] = triples[3 * i + b]!;
       relation[k] = triples[3 * i + 1]!;
       k++;
+    }
+    if (c) {
+      for (let i = 0; i < kept; i++) {
+        anchor[i] = c[origAnchor[i]!]!;
+        truth[i] = c[origTruth[i]!]!;
+      }
     }
     const index = this.filter ? this.filter[side]! : null;
     const keys = { keep, kept, anchor, relation, truth, origAnchor, origTruth, index, side };
@@ -387,7 +410,12 @@ export class RankEvaluator {
   }
 
   private newCounts(rows: number): FilteredCountBuffers {
-    return { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows), removed: new Float64Array(rows) };
+    // One allocation: each typed array costs about a microsecond to create, and a batch needs several.
+    const b = new Float64Array(4 * rows);
+    return {
+      greater: b.subarray(0, rows), equal: b.subarray(rows, 2 * rows), nan: b.subarray(2 * rows, 3 * rows),
+      removed: b.subarray(3 * rows, 4 * rows),
+    };
   }
 
   /**
