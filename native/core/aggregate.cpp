@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "compensated.h"
+#include "rank_sums.h"
+#include "simd.h"
 #include "thread_pool.h"
 
 namespace kgrank {
@@ -16,14 +18,6 @@ namespace kgrank {
 namespace {
 
 constexpr int kLanes = 4;
-
-// 2x is an integer in [0, 2^53). A cast, not std::floor: without SSE4.1 in the baseline build, floor is a library
-// call. This runs before the pass has validated the ranks, so the range test comes first: casting -Inf, NaN or a
-// value below -2^63 to int64 is undefined behaviour (found by fuzz_aggregate).
-inline bool is_half_integer(double x) {
-  const double t = 2 * x;
-  return t >= 0.0 && t < 9007199254740992.0 && t == static_cast<double>(static_cast<int64_t>(t));
-}
 
 // Not finite or below 1 (NaN included).
 inline bool invalid_rank(double x) { return !(x >= 1.0 && x <= 1.7976931348623157e308); }
@@ -48,118 +42,45 @@ struct LaneSum {
   }
 };
 
-// Product of doubles as mantissa * 2^exponent, renormalised before it can overflow: sum log r = log(product).
-struct LogProduct {
-  double mantissa[kLanes] = {1, 1, 1, 1};
-  int64_t exponent = 0;
-  void renormalise() {
-    for (int l = 0; l < kLanes; ++l) {
-      int e = 0;
-      mantissa[l] = std::frexp(mantissa[l], &e);
-      exponent += e;
-    }
-  }
-  double log_value() const {
-    double m = 1.0;
-    int64_t e = exponent;
-    for (int l = 0; l < kLanes; ++l) {
-      int k = 0;
-      m = std::frexp(m * mantissa[l], &k);
-      e += k;
-    }
-    return std::log(m) + static_cast<double>(e) * 0.69314718055994530942;
-  }
-};
-
 struct ChunkResult {
   CompensatedSum w, wr, wlog, winv;
-  std::vector<double> hits;  // exact integer counts when unweighted, compensated otherwise
+  std::vector<double> hits;
   double count = 0, mean = 0, m2 = 0;
-  bool half_integers = true;
-  double max_rank = 0;
   double invalid = 0;
 };
 
+// Weighted ranks: compensated sums in lanes, hits, invalid count and (when asked) the chunk's centred squares.
 void sum_chunk(const double* r, const double* w, size_t n, const double* ks, size_t num_k, bool want_m2,
                ChunkResult& out) {
-  LaneSum wr, winv, wsum, wlog;
+  LaneSum winv, wsum, wlog, wr;
   out.hits.assign(num_k, 0.0);
-  bool half = true;
-  double mx = 0;
-  if (w == nullptr) {
-    LogProduct prod;
-    size_t i = 0;
-    std::vector<int64_t> hit(num_k, 0);
-    // blocks of 32 ranks between renormalisations: 32 * 4 lanes... each lane sees 8 factors < 2^53 -> < 2^424
-    for (; i < n;) {
-      const size_t end = std::min(n, i + 32);
-      for (; i + kLanes <= end; i += kLanes) {
-        for (int l = 0; l < kLanes; ++l) {
-          const double x = r[i + l];
-          wr.add(l, x);
-          winv.add(l, 1.0 / x);
-          prod.mantissa[l] *= x;
-          mx = std::max(mx, x);
-          half &= is_half_integer(x);
-        }
-      }
-      for (; i < end; ++i) {
-        const double x = r[i];
-        wr.add(0, x);
-        winv.add(0, 1.0 / x);
-        prod.mantissa[0] *= x;
-        mx = std::max(mx, x);
-        half &= is_half_integer(x);
-      }
-      prod.renormalise();
-    }
-    for (size_t j = 0; j < num_k; ++j) {
-      const double k = ks[j];
-      int64_t c = 0;
-      for (size_t t = 0; t < n; ++t) c += r[t] <= k;
-      hit[j] = c;
-      out.hits[j] = static_cast<double>(c);
-    }
-    out.w.add(static_cast<double>(n));
-    out.wlog.add(prod.log_value());
-  } else {
-    for (size_t i = 0; i < n; ++i) {
-      const int l = static_cast<int>(i % kLanes);
-      const double x = r[i];
-      const double wi = w[i];
-      wsum.add(l, wi);
-      wr.add(l, wi * x);
-      wlog.add(l, wi * std::log(x));
-      winv.add(l, wi / x);
-      mx = std::max(mx, x);
-      half &= is_half_integer(x);
-    }
-    for (size_t j = 0; j < num_k; ++j) {
-      CompensatedSum h;
-      for (size_t t = 0; t < n; ++t) h.add(r[t] <= ks[j] ? w[t] : 0.0);
-      out.hits[j] = h.value();
-    }
-    out.w = wsum.total();
-    out.wlog = wlog.total();
+  for (size_t i = 0; i < n; ++i) {
+    const int l = static_cast<int>(i % kLanes);
+    const double x = r[i];
+    const double wi = w[i];
+    wsum.add(l, wi);
+    wr.add(l, wi * x);
+    wlog.add(l, wi * std::log(x));
+    winv.add(l, wi / x);
   }
+  for (size_t j = 0; j < num_k; ++j) {
+    CompensatedSum h;
+    for (size_t t = 0; t < n; ++t) h.add(r[t] <= ks[j] ? w[t] : 0.0);
+    out.hits[j] = h.value();
+  }
+  out.w = wsum.total();
+  out.wlog = wlog.total();
   out.wr = wr.total();
   out.winv = winv.total();
   size_t bad = 0;
   for (size_t t = 0; t < n; ++t) bad += invalid_rank(r[t]);
   out.invalid = static_cast<double>(bad);
-  out.half_integers = half;
-  out.max_rank = mx;
   out.count = static_cast<double>(n);
   if (want_m2 && n > 0) {
-    // The chunk is still in cache: centre on its own (unweighted) mean, from the compensated sum of this pass.
-    double mean;
-    if (w == nullptr) {
-      mean = out.wr.value() / static_cast<double>(n);
-    } else {
-      CompensatedSum s;
-      for (size_t i = 0; i < n; ++i) s.add(r[i]);
-      mean = s.value() / static_cast<double>(n);
-    }
+    // The chunk is still in cache: centre on its own (unweighted) mean.
+    CompensatedSum s;
+    for (size_t i = 0; i < n; ++i) s.add(r[i]);
+    const double mean = s.value() / static_cast<double>(n);
     LaneSum m2;
     size_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
@@ -174,173 +95,275 @@ void sum_chunk(const double* r, const double* w, size_t n, const double* ks, siz
   }
 }
 
-// Counting histogram of 2 r over half-integer ranks r <= max_rank: counts[v] = #{i : 2 r_i = v}.
-std::vector<uint32_t> doubled_histogram(const double* r, size_t n, double max_rank, unsigned threads) {
-  const size_t size = static_cast<size_t>(2 * max_rank) + 1;
-  const size_t parts = 2;  // fixed split; counts are integers, so the merge is exact whatever the threads
-  std::vector<std::vector<uint32_t>> partial(parts);
-  parallel_for(parts, threads, [&](size_t p) {
-    std::vector<uint32_t>& c = partial[p];
-    c.assign(size, 0);
-    const size_t begin = n * p / parts, end = n * (p + 1) / parts;
-    for (size_t i = begin; i < end; ++i) ++c[static_cast<size_t>(2 * r[i])];
-  });
-  std::vector<uint32_t>& counts = partial[0];
-  for (size_t p = 1; p < parts; ++p) {
-    for (size_t v = 0; v < size; ++v) counts[v] += partial[p][v];
-  }
-  return std::move(partial[0]);
+// ---- Unweighted ranks: chunk kernels (rank_sums.h) and medians by radix selection ------------------------------
+
+// Chunks are processed in blocks; each block owns a coarse histogram (when a median is asked for). Block and chunk
+// boundaries are fixed by n alone, so results do not depend on the thread count.
+constexpr size_t kChunksPerBlock = 32;
+
+RankChunkSumsFn pick_rank_sums() {
+#ifdef KGRANK_HAVE_AVX2
+  if (simd_supported(SimdLevel::AVX2)) return isa::rank_chunk_sums_avx2;
+#endif
+  return isa::rank_chunk_sums_scalar;
 }
 
-// Median and MAD of n half-integer ranks from their doubled histogram.
-void median_from_histogram(const std::vector<uint32_t>& counts, size_t n, bool want_mad, double* med, double* mad) {
-  const size_t size = counts.size();
-  // k-th smallest (0-based) of the values 2r.
-  auto kth = [&](size_t k) {
-    size_t cum = 0;
-    for (size_t v = 0; v < size; ++v) {
-      cum += counts[v];
-      if (cum > k) return v;
-    }
-    return size - 1;
-  };
-  const size_t mid = n / 2;
-  const size_t upper = kth(mid);
-  const size_t lower = n % 2 ? upper : kth(mid - 1);
-  const double m = (static_cast<double>(lower) + static_cast<double>(upper)) / 4;  // mean of halves, exact
-  *med = m;
-  if (!want_mad) return;
-  // Distances |4r - 4m| (integers: r and m are half-integers or quarter-integers) in increasing order by walking
-  // outward from m over the histogram of 2r, merging the two sides; no second histogram is built.
-  const int64_t c4 = static_cast<int64_t>(4 * m);
-  const int64_t top = static_cast<int64_t>(size);
-  int64_t left = std::min<int64_t>(c4 / 2, top - 1), right = left + 1;  // left: largest v with 2v <= 4m
-  const size_t k_lo = n % 2 ? mid : mid - 1;
-  constexpr int64_t kFar = INT64_MAX;
-  size_t cum = 0, dl = 0, du = 0;
-  bool have_lo = false;
-  while (left >= 0 || right < top) {
-    const int64_t dist_left = left >= 0 ? c4 - 2 * left : kFar;
-    const int64_t dist_right = right < top ? 2 * right - c4 : kFar;
-    int64_t d;
-    size_t c;
-    if (dist_left <= dist_right) {
-      d = dist_left;
-      c = counts[static_cast<size_t>(left--)];
-    } else {
-      d = dist_right;
-      c = counts[static_cast<size_t>(right++)];
-    }
-    if (c == 0) continue;
-    if (!have_lo && cum + c > k_lo) {
-      dl = static_cast<size_t>(d);
-      have_lo = true;
-    }
-    if (cum + c > mid) {
-      du = static_cast<size_t>(d);
-      break;
-    }
-    cum += c;
-  }
-  *mad = ((static_cast<double>(dl) + static_cast<double>(du)) / 8) / kNormalQuartile;
-}
+// Non-negative doubles are ordered as their bit patterns: the top 16 bits (sign, exponent, four mantissa bits) are a
+// monotone bucket key. Ranks use keys from kRankKeyBase (the bucket of 1.0) on; deviations |r - m| from 0 on. Keys
+// are masked into the table, never clamped: valid values all fall inside it, and invalid ones (which make the
+// aggregate invalid before any median is taken) land somewhere harmless.
+struct KeySpace {
+  uint32_t base;  // the key (bits >> 48) of bucket 0
+  uint32_t mask;  // buckets - 1
+  size_t buckets() const { return size_t{mask} + 1; }
+  uint32_t key(double v) const { return (static_cast<uint32_t>(rank_bits(v) >> 48) - base) & mask; }
+  double start(uint32_t k) const { return bits_to_double(static_cast<uint64_t>(k + base) << 48); }
+};
 
-// Unweighted ranks with a median asked for, when they are half-integers with 2 max <= 4 n: every statistic from the
-// doubled histogram the median needs anyway (one validation pass and one counting pass over the ranks, then
-// O(max rank) work over the bins), instead of the per-rank fused pass plus the histogram. Returns false (nothing
-// written) when the ranks do not qualify; the caller then takes the general path.
-bool histogram_aggregate(const double* r, size_t n, const double* ks, size_t num_k, const AggregateRequest& request,
-                         double* out, unsigned threads) {
-  const size_t chunks = (n + kAggregateChunk - 1) / kAggregateChunk;
-  std::vector<double> maxima(chunks);
-  std::vector<unsigned char> ok(chunks);
-  parallel_for(chunks, threads, [&](size_t c) {
-    const size_t begin = c * kAggregateChunk, end = std::min(n, begin + kAggregateChunk);
-    double mx = 0;
-    bool good = true;
+constexpr KeySpace kRankKeys{kRankKeyBase, static_cast<uint32_t>(kRankBuckets - 1)};
+
+// The k_lo-th and k_hi-th smallest (0-based, k_hi = k_lo or k_lo + 1) of value(i) over [0, n), given per-block
+// histograms of their keys. The buckets holding the two are found from the merged counts; when that is a single
+// bucket that can hold only one value (`single(bucket, &v)` says so), that value is the answer; otherwise the values
+// in the buckets between are copied out (each block writes at the offset the histograms give it) and selected there.
+template <typename ValueFn, typename SingleFn>
+void radix_select(size_t n, size_t blocks, size_t block_len, const std::vector<uint32_t>& hist, const KeySpace& keys,
+                  size_t k_lo, size_t k_hi, ValueFn value, SingleFn single, unsigned threads, double* lo_out,
+                  double* hi_out) {
+  const size_t buckets = keys.buckets();
+  std::vector<uint64_t> total(buckets, 0);
+  for (size_t b = 0; b < blocks; ++b) {
+    const uint32_t* h = hist.data() + b * buckets;
+    for (size_t k = 0; k < buckets; ++k) total[k] += h[k];
+  }
+  uint64_t cum = 0, below = 0;
+  size_t b_lo = buckets, b_hi = buckets;
+  for (size_t k = 0; k < buckets && b_hi == buckets; ++k) {
+    if (b_lo == buckets && cum + total[k] > k_lo) {
+      b_lo = k;
+      below = cum;
+    }
+    if (cum + total[k] > k_hi) b_hi = k;
+    cum += total[k];
+  }
+  double value_single = 0;
+  if (b_lo == b_hi && single(static_cast<uint32_t>(b_lo), &value_single)) {
+    *lo_out = *hi_out = value_single;
+    return;
+  }
+  std::vector<size_t> offset(blocks + 1, 0);
+  for (size_t b = 0; b < blocks; ++b) {
+    const uint32_t* h = hist.data() + b * buckets;
+    size_t in = 0;
+    for (size_t k = b_lo; k <= b_hi; ++k) in += h[k];
+    offset[b + 1] = offset[b] + in;
+  }
+  // Kept values are those whose bit patterns lie in [first, first + span]: one subtraction and compare per value.
+  const uint64_t first = static_cast<uint64_t>(b_lo + keys.base) << 48;
+  const uint64_t span = ((static_cast<uint64_t>(b_hi + keys.base) + 1) << 48) - 1 - first;
+  std::vector<double> picked(offset[blocks]);
+  double* const dst0 = picked.data();
+  const size_t* const offs = offset.data();
+  parallel_for(blocks, threads, [=](size_t b) {
+    const size_t begin = b * block_len, end = std::min(n, begin + block_len);
+    double* dst = dst0 + offs[b];
     for (size_t i = begin; i < end; ++i) {
-      const double x = r[i];
-      good &= !invalid_rank(x) && is_half_integer(x);
-      mx = std::max(mx, x);
+      const double v = value(i);
+      if (rank_bits(v) - first <= span) *dst++ = v;  // rarely taken: only values in the median's buckets
     }
-    maxima[c] = mx;
-    ok[c] = good;
   });
-  double mx = 0;
-  for (size_t c = 0; c < chunks; ++c) {
-    if (!ok[c]) return false;
-    mx = std::max(mx, maxima[c]);
-  }
-  if (2 * mx > 4.0 * static_cast<double>(n)) return false;
-  const std::vector<uint32_t> counts = doubled_histogram(r, n, mx, threads);
-  const size_t size = counts.size();
-  // Sums over the bins in fixed blocks, merged in order: the same bits on any thread count.
-  constexpr size_t kBinBlock = size_t{1} << 16;
-  const size_t blocks = (size + kBinBlock - 1) / kBinBlock;
-  struct Part {
-    CompensatedSum sr, sinv, slog;
-    std::vector<double> hits;
-  };
-  std::vector<Part> parts(blocks);
+  const size_t j = static_cast<size_t>(k_lo - below);
+  std::nth_element(picked.begin(), picked.begin() + static_cast<std::ptrdiff_t>(j), picked.end());
+  *lo_out = picked[j];
+  *hi_out = k_hi == k_lo ? picked[j] : *std::min_element(picked.begin() + static_cast<std::ptrdiff_t>(j) + 1, picked.end());
+}
+
+// Unweighted ranks: one pass of the chunk kernel over every rank (sums, product, counts, hits, centred squares and,
+// when a median is asked for, the coarse histogram), then the median and MAD by radix selection: a second pass
+// copies out the few values in the median's buckets (none when the bucket holds a single half-integer), and the MAD
+// takes one pass for the histogram of |r - median| and one to copy out its buckets.
+void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t num_k, const AggregateRequest& request,
+                          double* out, unsigned threads) {
+  const size_t chunks = (n + kAggregateChunk - 1) / kAggregateChunk;
+  const size_t blocks = (chunks + kChunksPerBlock - 1) / kChunksPerBlock;
+  const size_t block_len = kChunksPerBlock * kAggregateChunk;
+  const bool medians = request.median || request.mad;
+  const RankChunkSumsFn sums = pick_rank_sums();
+  std::vector<RankChunkSums> parts(chunks);
+  std::vector<uint64_t> hits(chunks * num_k, 0);
+  std::vector<uint32_t> hist(medians ? blocks * kRankBuckets : 0, 0);
   parallel_for(blocks, threads, [&](size_t b) {
-    Part& p = parts[b];
-    p.hits.assign(num_k, 0.0);
-    const size_t end = std::min(size, (b + 1) * kBinBlock);
-    for (size_t v = b * kBinBlock; v < end; ++v) {
-      const uint32_t c = counts[v];
-      if (c == 0) continue;
-      const double x = static_cast<double>(v) / 2, w = static_cast<double>(c);
-      p.sr.add(w * x);
-      p.sinv.add(w / x);
-      p.slog.add(w * std::log(x));
-      for (size_t j = 0; j < num_k; ++j) p.hits[j] += x <= ks[j] ? w : 0.0;  // integers: exact
+    const size_t c1 = std::min(chunks, (b + 1) * kChunksPerBlock);
+    for (size_t c = b * kChunksPerBlock; c < c1; ++c) {
+      const size_t begin = c * kAggregateChunk, len = std::min(kAggregateChunk, n - begin);
+      sums(r + begin, len, ks, num_k, hits.data() + c * num_k, medians ? hist.data() + b * kRankBuckets : nullptr,
+           request.variance, &parts[c]);
     }
   });
-  CompensatedSum sr, sinv, slog;
-  std::vector<double> hits(num_k, 0.0);
-  for (const Part& p : parts) {
-    sr.merge(p.sr);
-    sinv.merge(p.sinv);
-    slog.merge(p.slog);
-    for (size_t j = 0; j < num_k; ++j) hits[j] += p.hits[j];
-  }
-  const double count = static_cast<double>(n);
-  out[kSumWeights] = count;
-  out[kSumRanks] = sr.value();
-  out[kSumLogRanks] = slog.value();
-  out[kSumInverseRanks] = sinv.value();
-  out[kSumSquaredDev] = 0.0;
-  if (request.variance) {
-    const double mean = sr.value() / count;
-    std::vector<CompensatedSum> dev(blocks);
-    parallel_for(blocks, threads, [&](size_t b) {
-      const size_t end = std::min(size, (b + 1) * kBinBlock);
-      CompensatedSum d;
-      for (size_t v = b * kBinBlock; v < end; ++v) {
-        if (counts[v] == 0) continue;
-        const double e = static_cast<double>(v) / 2 - mean;
-        d.add(static_cast<double>(counts[v]) * (e * e));
+  CompensatedSum wr, winv, m2;
+  uint64_t invalid = 0, not_half = 0;
+  int64_t exponent = 0;
+  double mantissa = 1.0;
+  double count = 0, mean = 0;
+  std::vector<uint64_t> hit_total(num_k, 0);
+  for (size_t c = 0; c < chunks; ++c) {
+    const RankChunkSums& p = parts[c];
+    for (int l = 0; l < kSumLanes; ++l) {
+      wr.add(p.s[l]);
+      wr.add(-p.c[l]);
+      winv.add(p.si[l]);
+      winv.add(-p.ci[l]);
+      int e = 0;
+      mantissa = std::frexp(mantissa * p.m[l], &e);
+      exponent += e;
+    }
+    exponent += p.e;
+    invalid += p.invalid;
+    not_half += p.not_half;
+    for (size_t j = 0; j < num_k; ++j) hit_total[j] += hits[c * num_k + j];
+    if (request.variance) {
+      // Chan et al.: merge (count, mean, M2) of the chunk into the running totals.
+      const double len = static_cast<double>(std::min(kAggregateChunk, n - c * kAggregateChunk));
+      CompensatedSum q;
+      for (int l = 0; l < kSumLanes; ++l) {
+        q.add(p.m2[l]);
+        q.add(-p.m2c[l]);
       }
-      dev[b] = d;
-    });
-    CompensatedSum m2;
-    for (const CompensatedSum& d : dev) m2.merge(d);
-    out[kSumSquaredDev] = m2.value();
+      const double total = count + len;
+      const double delta = p.mean - mean;
+      m2.merge(q);
+      m2.add(delta * delta * (count * len / total));
+      mean += delta * (len / total);
+      count = total;
+    }
   }
-  out[kInvalidRanks] = 0;
+  out[kSumWeights] = static_cast<double>(n);
+  out[kSumRanks] = wr.value();
+  out[kSumLogRanks] = n > 0 ? std::log(mantissa) + static_cast<double>(exponent) * 0.69314718055994530942 : 0.0;
+  out[kSumInverseRanks] = winv.value();
+  out[kSumSquaredDev] = request.variance ? m2.value() : 0.0;
   out[kMedian] = std::numeric_limits<double>::quiet_NaN();
   out[kMad] = std::numeric_limits<double>::quiet_NaN();
-  for (size_t j = 0; j < num_k; ++j) out[kAggregateFixedSlots + j] = hits[j];
-  median_from_histogram(counts, n, request.mad, &out[kMedian], &out[kMad]);
-  return true;
+  out[kInvalidRanks] = static_cast<double>(invalid);
+  for (size_t j = 0; j < num_k; ++j) out[kAggregateFixedSlots + j] = static_cast<double>(hit_total[j]);
+  if (invalid > 0 || !medians || n == 0) return;
+
+  const size_t k_lo = (n - 1) / 2, k_hi = n / 2;
+  // With half-integer ranks, a bucket no wider than 1/2 holds one possible value: the half-integer in it.
+  const bool half = not_half == 0;
+  const auto rank_single = [&](uint32_t k, double* v) {
+    const double lo = kRankKeys.start(k), width = kRankKeys.start(k + 1) - lo;
+    if (!half || width > 0.5) return false;
+    *v = std::ceil(2 * lo) / 2;
+    return true;
+  };
+  double lower = 0, upper = 0;
+  radix_select(n, blocks, block_len, hist, kRankKeys, k_lo, k_hi, [r](size_t i) { return r[i]; }, rank_single,
+               threads, &lower, &upper);
+  const double med = lower + (upper - lower) / 2;
+  out[kMedian] = med;
+  if (!request.mad) return;
+  // The MAD without a histogram of deviations: the rank histogram bounds F(d) = #{|r - med| <= d} from below (buckets
+  // wholly inside [med - d, med + d]) and above (buckets touching it), with a few ulps of slack for the rounding of
+  // |r - med|. d1 = a distance with F(d1) <= k_lo for sure, d2 = one with F(d2) >= k_hi + 1 for sure; one pass counts
+  // deviations <= d1 and copies those in (d1, d2], where the two middle deviations must be.
+  std::vector<uint64_t> prefix(kRankBuckets + 1, 0);
+  {
+    std::vector<uint64_t> total(kRankBuckets, 0);
+    for (size_t b = 0; b < blocks; ++b) {
+      const uint32_t* h = hist.data() + b * kRankBuckets;
+      for (size_t k = 0; k < kRankBuckets; ++k) total[k] += h[k];
+    }
+    for (size_t k = 0; k < kRankBuckets; ++k) prefix[k + 1] = prefix[k] + total[k];
+  }
+  size_t top = kRankBuckets;  // one past the last non-empty bucket
+  while (top > 0 && prefix[top] == prefix[top - 1]) --top;
+  const double max_dev = std::max(med - 1.0, kRankKeys.start(static_cast<uint32_t>(top)) - med);
+  // Bucket of v among the rank buckets, with values below 1 in bucket 0 and beyond the table after its end.
+  const auto bucket_of = [&](double v) -> size_t {
+    if (!(v >= 1.0)) return 0;
+    if (v >= kRankKeys.start(static_cast<uint32_t>(top))) return top;
+    return kRankKeys.key(v);
+  };
+  const auto slack = [&](double d) { return 8 * std::numeric_limits<double>::epsilon() * (med + d); };
+  const auto upper_count = [&](double d) -> uint64_t {  // >= F(d)
+    const double e = slack(d);
+    const size_t lo = bucket_of(med - d - e), hi = bucket_of(med + d + e);
+    return prefix[std::min(hi + 1, top)] - prefix[std::min(lo, top)];
+  };
+  const auto lower_count = [&](double d) -> uint64_t {  // <= F(d)
+    const double e = slack(d);
+    const double a = med - d + e, z = med + d - e;
+    if (!(a <= z)) return 0;
+    size_t lo = bucket_of(a);
+    if (lo < top && a > 1.0 && kRankKeys.start(static_cast<uint32_t>(lo)) < a) ++lo;  // bucket of a is partly outside
+    const size_t hi = bucket_of(z);  // the bucket of z may be partly outside: excluded
+    return hi > lo ? prefix[hi] - prefix[lo] : 0;
+  };
+  // Bisection for the largest d1 with upper_count(d1) <= k_lo (-1 when even d = 0 is too many) and the smallest d2
+  // with lower_count(d2) >= k_hi + 1 (max_dev + slack always qualifies).
+  double d1 = -1.0;
+  if (upper_count(0.0) <= k_lo) {
+    double lo = 0.0, hi = max_dev;
+    for (int it = 0; it < 80 && lo < hi; ++it) {
+      const double mid = lo + (hi - lo) / 2;
+      if (upper_count(mid) <= k_lo) lo = mid; else hi = mid;
+      if (mid == lo && mid == hi) break;
+    }
+    d1 = lo;
+  }
+  double d2 = max_dev + slack(max_dev);
+  {
+    double lo = std::max(d1, 0.0), hi = d2;
+    for (int it = 0; it < 80 && lo < hi; ++it) {
+      const double mid = lo + (hi - lo) / 2;
+      if (lower_count(mid) >= k_hi + 1) hi = mid; else lo = mid;
+    }
+    if (lower_count(hi) >= k_hi + 1) d2 = hi;
+  }
+  // One pass: count deviations <= d1 and keep those in (d1, d2], each block into its own list. Deviations are >= 0,
+  // so their bit patterns are ordered like their values: two integer compares per rank, and the rarely taken copy
+  // is the only branch.
+  const uint64_t first = d1 < 0 ? 0 : rank_bits(d1) + 1;
+  const uint64_t span = rank_bits(d2) - first;
+  std::vector<std::vector<double>> kept(blocks);
+  std::vector<uint64_t> below_count(blocks);
+  std::vector<double>* const kp = kept.data();
+  uint64_t* const bc = below_count.data();
+  parallel_for(blocks, threads, [=](size_t b) {
+    const size_t begin = b * block_len, end = std::min(n, begin + block_len);
+    uint64_t nb = 0;
+    std::vector<double>& out = kp[b];
+    for (size_t i = begin; i < end; ++i) {
+      const double d = std::fabs(r[i] - med);
+      const uint64_t bits = rank_bits(d);
+      nb += bits < first;
+      if (bits - first <= span) out.push_back(d);
+    }
+    bc[b] = nb;
+  });
+  uint64_t below = 0;
+  size_t total_kept = 0;
+  for (size_t b = 0; b < blocks; ++b) {
+    below += below_count[b];
+    total_kept += kept[b].size();
+  }
+  std::vector<double> picked;
+  picked.reserve(total_kept);
+  for (const std::vector<double>& k : kept) picked.insert(picked.end(), k.begin(), k.end());
+  const size_t j = static_cast<size_t>(k_lo - below);
+  std::nth_element(picked.begin(), picked.begin() + static_cast<std::ptrdiff_t>(j), picked.end());
+  lower = picked[j];
+  upper = k_hi == k_lo ? lower : *std::min_element(picked.begin() + static_cast<std::ptrdiff_t>(j) + 1, picked.end());
+  out[kMad] = (lower + (upper - lower) / 2) / kNormalQuartile;
 }
 
 }  // namespace
 
 void aggregate_ranks(const double* ranks, const double* weights, size_t n, const double* ks, size_t num_k,
                      const AggregateRequest& request, double* out, unsigned threads) {
-  if (weights == nullptr && (request.median || request.mad) && n >= (size_t{1} << 16) &&
-      histogram_aggregate(ranks, n, ks, num_k, request, out, threads)) {
+  if (weights == nullptr) {
+    aggregate_unweighted(ranks, n, ks, num_k, request, out, threads);
     return;
   }
   const size_t chunks = (n + kAggregateChunk - 1) / kAggregateChunk;
@@ -348,14 +371,12 @@ void aggregate_ranks(const double* ranks, const double* weights, size_t n, const
   parallel_for(chunks, threads, [&](size_t c) {
     const size_t begin = c * kAggregateChunk;
     const size_t len = std::min(kAggregateChunk, n - begin);
-    sum_chunk(ranks + begin, weights ? weights + begin : nullptr, len, ks, num_k, request.variance, parts[c]);
+    sum_chunk(ranks + begin, weights + begin, len, ks, num_k, request.variance, parts[c]);
   });
   CompensatedSum w, wr, wlog, winv;
   std::vector<CompensatedSum> hits(num_k);
   double count = 0, mean = 0;
   CompensatedSum m2;
-  bool half = true;
-  double mx = 0;
   double invalid = 0;
   for (const ChunkResult& p : parts) {
     invalid += p.invalid;
@@ -364,8 +385,6 @@ void aggregate_ranks(const double* ranks, const double* weights, size_t n, const
     wlog.merge(p.wlog);
     winv.merge(p.winv);
     for (size_t j = 0; j < num_k; ++j) hits[j].add(p.hits[j]);
-    half &= p.half_integers;
-    mx = std::max(mx, p.max_rank);
     if (request.variance && p.count > 0) {
       // Chan et al.: merge (count, mean, M2) of two parts.
       const double total = count + p.count;
@@ -387,12 +406,8 @@ void aggregate_ranks(const double* ranks, const double* weights, size_t n, const
   for (size_t j = 0; j < num_k; ++j) out[kAggregateFixedSlots + j] = hits[j].value();
   if (invalid > 0) return;  // the caller reports the bad ranks; medians of garbage are not computed
   if ((request.median || request.mad) && n > 0) {
-    if (weights == nullptr && half && 2 * mx <= static_cast<double>(std::max<size_t>(4 * n, size_t{1} << 22))) {
-      median_from_histogram(doubled_histogram(ranks, n, mx, threads), n, request.mad, &out[kMedian], &out[kMad]);
-    } else {
-      out[kMedian] = median(ranks, weights, n);
-      if (request.mad) out[kMad] = median_absolute_deviation(ranks, weights, n);
-    }
+    out[kMedian] = median(ranks, weights, n);
+    if (request.mad) out[kMad] = median_absolute_deviation(ranks, weights, n);
   }
 }
 

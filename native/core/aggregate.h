@@ -1,9 +1,11 @@
 // Aggregation of ranks into everything the base metrics need, in one fused pass over memory: compensated sums of
 // w r, w / r, w log r (unweighted: through exact mantissa/exponent products, no log per rank), hit counts for the
 // requested k, the centred sum of squares (per-chunk mean, chunks merged with Chan's formula), and, when asked,
-// exact medians (counting histogram of 2 r for half-integer ranks, selection otherwise).
+// exact medians and MADs (unweighted: radix selection on the values' top bits, from a histogram the same pass builds;
+// weighted: sorting).
 // Determinism: the input is cut into fixed chunks of kAggregateChunk ranks whatever the thread count, and chunk
-// results are merged in chunk order: the same input gives the same bits on 1 or 64 threads.
+// results are merged in chunk order: the same input gives the same bits on 1 or 64 threads (and, unweighted, at every
+// SIMD level).
 #pragma once
 #include <cstddef>
 

@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include "kernels.h"
+#include "rank_sums.h"
 
 namespace kgrank {
 namespace isa {
@@ -145,6 +146,107 @@ Counts answers_f32_avx2(const float* row, const uint32_t* entries, size_t n, uin
   c.equal += tail.equal;
   c.nan += tail.nan;
   return c;
+}
+
+// The aggregate's chunk kernel (rank_sums.h): lane l of the scalar version is element l % 4 of vector l / 4 here,
+// every lane sees the same operations in the same order, so the results are the same bits.
+void rank_chunk_sums_avx2(const double* x, size_t n, const double* ks, size_t num_k, uint64_t* hits, uint32_t* hist,
+                          bool centred, RankChunkSums* out) {
+  RankChunkSums& o = *out;
+  rank_sums_init(o);
+  const size_t full = n - n % kSumLanes;
+  const __m256d one = _mm256_set1_pd(1.0), dmax = _mm256_set1_pd(1.7976931348623157e308);
+  const __m256d two52 = _mm256_set1_pd(kTwo52);
+  const __m256i mant = _mm256_set1_epi64x(static_cast<long long>(kMantissaBits));
+  const __m256i onebits = _mm256_set1_epi64x(static_cast<long long>(kOneBits));
+  const __m256i bias = _mm256_set1_epi64x(1023), ones = _mm256_set1_epi64x(1);
+  __m256d s[4], c[4], si[4], ci[4], m[4];
+  for (int j = 0; j < 4; ++j) {
+    s[j] = c[j] = si[j] = ci[j] = _mm256_setzero_pd();
+    m[j] = one;
+  }
+  __m256i e = _mm256_setzero_si256(), bad = _mm256_setzero_si256(), nothalf = _mm256_setzero_si256();
+  size_t groups = 0;
+  for (size_t i = 0; i < full; i += kSumLanes) {
+    for (int j = 0; j < 4; ++j) {
+      const __m256d v = _mm256_loadu_pd(x + i + 4 * j);
+      const __m256d y = _mm256_sub_pd(v, c[j]);
+      const __m256d t = _mm256_add_pd(s[j], y);
+      c[j] = _mm256_sub_pd(_mm256_sub_pd(t, s[j]), y);
+      s[j] = t;
+      const __m256d inv = _mm256_div_pd(one, v);
+      const __m256d yi = _mm256_sub_pd(inv, ci[j]);
+      const __m256d ti = _mm256_add_pd(si[j], yi);
+      ci[j] = _mm256_sub_pd(_mm256_sub_pd(ti, si[j]), yi);
+      si[j] = ti;
+      const __m256i b = _mm256_castpd_si256(v);
+      e = _mm256_add_epi64(e, _mm256_sub_epi64(_mm256_srli_epi64(b, 52), bias));
+      m[j] = _mm256_mul_pd(m[j], _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(b, mant), onebits)));
+      const __m256d valid = _mm256_and_pd(_mm256_cmp_pd(v, one, _CMP_GE_OQ), _mm256_cmp_pd(v, dmax, _CMP_LE_OQ));
+      bad = _mm256_add_epi64(bad, _mm256_add_epi64(ones, _mm256_castpd_si256(valid)));  // 1 + (-1 or 0)
+      const __m256d d = _mm256_add_pd(v, v);
+      const __m256d r = _mm256_sub_pd(_mm256_add_pd(d, two52), two52);
+      const __m256d half = _mm256_or_pd(_mm256_cmp_pd(d, two52, _CMP_GE_OQ), _mm256_cmp_pd(r, d, _CMP_EQ_OQ));
+      nothalf = _mm256_add_epi64(nothalf, _mm256_add_epi64(ones, _mm256_castpd_si256(half)));
+    }
+    if (++groups == kRenormaliseGroups) {
+      for (int j = 0; j < 4; ++j) {
+        const __m256i b = _mm256_castpd_si256(m[j]);
+        e = _mm256_add_epi64(e, _mm256_sub_epi64(_mm256_srli_epi64(b, 52), bias));
+        m[j] = _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(b, mant), onebits));
+      }
+      groups = 0;
+    }
+  }
+  for (int j = 0; j < 4; ++j) {
+    _mm256_storeu_pd(o.s + 4 * j, s[j]);
+    _mm256_storeu_pd(o.c + 4 * j, c[j]);
+    _mm256_storeu_pd(o.si + 4 * j, si[j]);
+    _mm256_storeu_pd(o.ci + 4 * j, ci[j]);
+    _mm256_storeu_pd(o.m + 4 * j, m[j]);
+  }
+  o.e = static_cast<int64_t>(hsum_epi64(e));
+  o.invalid = hsum_epi64(bad);
+  o.not_half = hsum_epi64(nothalf);
+  for (size_t i = full; i < n; ++i) rank_step(o, static_cast<int>(i - full), x[i]);
+  rank_renormalise(o);
+  const size_t full4 = n - n % 4;
+  for (size_t j = 0; j < num_k; ++j) {
+    const __m256d vk = _mm256_set1_pd(ks[j]);
+    __m256i h = _mm256_setzero_si256();
+    for (size_t i = 0; i < full4; i += 4) {
+      h = _mm256_sub_epi64(h, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_loadu_pd(x + i), vk, _CMP_LE_OQ)));
+    }
+    uint64_t count = hsum_epi64(h);
+    for (size_t i = full4; i < n; ++i) count += x[i] <= ks[j];
+    hits[j] += count;
+  }
+  if (hist != nullptr) {
+    for (size_t i = 0; i < n; ++i) ++hist[rank_key(rank_bits(x[i]))];
+  }
+  if (centred && n > 0) {
+    const double mean = rank_lanes_mean(o, n);
+    o.mean = mean;
+    const __m256d vm = _mm256_set1_pd(mean);
+    __m256d q[4], qc[4];
+    for (int j = 0; j < 4; ++j) q[j] = qc[j] = _mm256_setzero_pd();
+    for (size_t i = 0; i < full; i += kSumLanes) {
+      for (int j = 0; j < 4; ++j) {
+        const __m256d d = _mm256_sub_pd(_mm256_loadu_pd(x + i + 4 * j), vm);
+        __m256d sq = _mm256_mul_pd(d, d);
+        KGRANK_UNFUSED(sq);
+        const __m256d y = _mm256_sub_pd(sq, qc[j]);
+        const __m256d t = _mm256_add_pd(q[j], y);
+        qc[j] = _mm256_sub_pd(_mm256_sub_pd(t, q[j]), y);
+        q[j] = t;
+      }
+    }
+    for (int j = 0; j < 4; ++j) {
+      _mm256_storeu_pd(o.m2 + 4 * j, q[j]);
+      _mm256_storeu_pd(o.m2c + 4 * j, qc[j]);
+    }
+    for (size_t i = full; i < n; ++i) centred_step(o, static_cast<int>(i - full), x[i], mean);
+  }
 }
 
 uint64_t read_avx2(const unsigned char* p, size_t bytes) {

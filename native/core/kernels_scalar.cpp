@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "kernels.h"
+#include "rank_sums.h"
 
 namespace kgrank {
 namespace isa {
@@ -43,6 +44,39 @@ Counts answers_f32_scalar(const float* row, const uint32_t* entries, size_t n, u
     c.nan += v == v;
   }
   return c;
+}
+
+void rank_chunk_sums_scalar(const double* x, size_t n, const double* ks, size_t num_k, uint64_t* hits, uint32_t* hist,
+                            bool centred, RankChunkSums* out) {
+  RankChunkSums& o = *out;
+  rank_sums_init(o);
+  const size_t full = n - n % kSumLanes;
+  size_t groups = 0;
+  for (size_t i = 0; i < full; i += kSumLanes) {
+    for (int l = 0; l < kSumLanes; ++l) rank_step(o, l, x[i + l]);
+    if (++groups == kRenormaliseGroups) {
+      rank_renormalise(o);
+      groups = 0;
+    }
+  }
+  for (size_t i = full; i < n; ++i) rank_step(o, static_cast<int>(i - full), x[i]);
+  rank_renormalise(o);
+  for (size_t j = 0; j < num_k; ++j) {
+    uint64_t h = 0;
+    for (size_t i = 0; i < n; ++i) h += x[i] <= ks[j];
+    hits[j] += h;
+  }
+  if (hist != nullptr) {
+    for (size_t i = 0; i < n; ++i) ++hist[rank_key(rank_bits(x[i]))];
+  }
+  if (centred && n > 0) {
+    const double mean = rank_lanes_mean(o, n);
+    o.mean = mean;
+    for (size_t i = 0; i < full; i += kSumLanes) {
+      for (int l = 0; l < kSumLanes; ++l) centred_step(o, l, x[i + l], mean);
+    }
+    for (size_t i = full; i < n; ++i) centred_step(o, static_cast<int>(i - full), x[i], mean);
+  }
 }
 
 uint64_t read_scalar(const unsigned char* p, size_t bytes) {

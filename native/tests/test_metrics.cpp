@@ -1,5 +1,7 @@
 // Unit tests of the metric numerics in native/core (harmonic, aggregate, expectation, sampling).
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <cstdio>
 #include <limits>
 #include <vector>
@@ -9,6 +11,8 @@
 #include "expectation.h"
 #include "harmonic.h"
 #include "power_sums.h"
+#include "rank_sums.h"
+#include "simd.h"
 #include "sampling.h"
 
 namespace {
@@ -58,8 +62,8 @@ void aggregate_is_thread_count_independent() {
   for (size_t i = 0; i < a.size(); ++i) CHECK_EQ(a[i], b[i]);
 }
 
-// Unweighted ranks with a median asked for take the histogram path (n >= 2^16, half-integers, 2 max <= 4 n): its
-// sums, hits and squared deviations equal the general fused pass, its median and MAD the selection-based ones.
+// Unweighted medians come from radix selection over the pass's coarse histogram: its sums, hits and squared
+// deviations equal the pass without a median, its median and MAD the sorting-based ones.
 void histogram_path_matches_general_path() {
   std::vector<double> r(200001);
   for (size_t i = 0; i < r.size(); ++i) r[i] = 1 + static_cast<double>((i * 7919) % 150000) / 2;
@@ -179,12 +183,69 @@ void aggregate_invalid_ranks_are_counted_without_ub() {
 
 }  // namespace
 
+// The chunk kernel gives the same bits at every SIMD level (lanes see the same operations in the same order), for
+// every remainder length, with invalid and non-half-integer ranks among them.
+void rank_chunk_sums_levels_agree() {
+  std::mt19937_64 g(7);
+  std::vector<double> x(1000);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const uint64_t u = g();
+    x[i] = u % 7 == 0 ? 1 + static_cast<double>(u % 1000) / 3 : 1 + static_cast<double>(u % 100000) / 2;
+  }
+  x[17] = std::numeric_limits<double>::quiet_NaN();
+  x[400] = 0.25;
+  x[401] = 1e300;
+  const double ks[3] = {1, 10.5, 3000};
+  for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{263}, size_t{1000}}) {
+    for (bool centred : {false, true}) {
+      kgrank::RankChunkSums a, b;
+      std::vector<uint64_t> ha(3, 0), hb(3, 0);
+      std::vector<uint32_t> ca(kgrank::kRankBuckets, 0), cb(kgrank::kRankBuckets, 0);
+      kgrank::isa::rank_chunk_sums_scalar(x.data(), n, ks, 3, ha.data(), ca.data(), centred, &a);
+#ifdef KGRANK_HAVE_AVX2
+      if (!kgrank::simd_supported(kgrank::SimdLevel::AVX2)) continue;
+      kgrank::isa::rank_chunk_sums_avx2(x.data(), n, ks, 3, hb.data(), cb.data(), centred, &b);
+      CHECK(std::memcmp(&a, &b, sizeof a) == 0);
+      CHECK(ha == hb);
+      CHECK(ca == cb);
+#else
+      (void)b;
+#endif
+    }
+  }
+}
+
+// Radix-selected median and MAD over several blocks: arbitrary reals, and degenerate inputs where more than half the
+// ranks share one value (the median's bucket holds one value; most deviations are 0).
+void radix_median_and_mad_match_sorting() {
+  std::mt19937_64 g(11);
+  std::vector<std::vector<double>> cases(3, std::vector<double>(600001));
+  for (size_t i = 0; i < cases[0].size(); ++i) {
+    cases[0][i] = 1 + std::ldexp(static_cast<double>(g() >> 11), -40);           // reals in [1, 2^13)
+    cases[1][i] = g() % 10 < 6 ? 1.0 : 1 + static_cast<double>(g() % 5000) / 2;  // 60 % ranks of 1
+    cases[2][i] = g() % 10 < 6 ? 3.5 : 1 + static_cast<double>(g() % 90);        // 60 % ties at 3.5
+  }
+  kgrank::AggregateRequest req;
+  req.median = req.mad = true;
+  std::vector<double> out(kgrank::kAggregateFixedSlots);
+  for (std::vector<double>& r : cases) {
+    for (int even = 0; even < 2; ++even) {
+      if (even) r.pop_back();
+      kgrank::aggregate_ranks(r.data(), nullptr, r.size(), nullptr, 0, req, out.data(), 2);
+      CHECK_EQ(out[kgrank::kMedian], kgrank::median(r.data(), nullptr, r.size()));
+      CHECK_EQ(out[kgrank::kMad], kgrank::median_absolute_deviation(r.data(), nullptr, r.size()));
+    }
+  }
+}
+
 int main() {
   harmonic_numbers();
   aggregate_sums_and_medians();
   aggregate_is_thread_count_independent();
   closed_forms();
   histogram_path_matches_general_path();
+  rank_chunk_sums_levels_agree();
+  radix_median_and_mad_match_sorting();
   generate_ranks_paths_agree();
   sampling_stream();
   aggregate_invalid_ranks_are_counted_without_ub();
