@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 #include <string>
 
@@ -95,14 +96,16 @@ Napi::Value ClosedMoments(const Napi::CallbackInfo& info) {
 }
 
 // Float64Array over a vector's memory, freed when V8 collects it (no copy of histograms of ~1e6 bins).
-Napi::Float64Array adopt(Napi::Env env, std::vector<double>&& v) {
-  auto* owned = new std::vector<double>(std::move(v));
+template <typename Column>
+Napi::Float64Array adopt(Napi::Env env, Column&& v) {
+  using Vector = std::decay_t<Column>;
+  auto* owned = new Vector(std::move(v));
   if (owned->empty()) {
     delete owned;
     return Napi::Float64Array::New(env, 0);
   }
   Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, owned->data(), owned->size() * sizeof(double),
-                                                    [](Napi::Env, void*, std::vector<double>* hint) { delete hint; },
+                                                    [](Napi::Env, void*, Vector* hint) { delete hint; },
                                                     owned);
   return Napi::Float64Array::New(env, owned->size(), buffer, 0);
 }

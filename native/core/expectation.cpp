@@ -23,28 +23,75 @@ constexpr double kDenseLimit = 1 << 26;
 CandidateHistogram candidate_histogram(const double* num_candidates, const double* weights, size_t count,
                                        unsigned threads) {
   CandidateHistogram h;
+  // Unweighted: dense counting, cache-sized. Values are scattered into buckets of kBucketWidth consecutive values
+  // (sequential writes), then each bucket is counted in a counter block that stays in L2, so no increment misses
+  // the cache. The input is cut into fixed parts: each part's bucket sizes and maximum come from one parallel pass,
+  // and each part scatters its values into its own slice of every bucket (bucket-major, part-minor: the layout, and
+  // so the result, does not depend on the thread count). Scratch buffers are per thread and kept.
+  constexpr unsigned kBucketShift = 17;
+  constexpr size_t kBucketWidth = size_t{1} << kBucketShift;
+  constexpr size_t kMaxBuckets = (static_cast<size_t>(kDenseLimit) >> kBucketShift) + 1;
+  constexpr size_t kParts = 16;
+  bool dense = weights == nullptr && count > 0;
   double max_n = 0;
-  for (size_t i = 0; i < count; ++i) max_n = std::max(max_n, num_candidates[i]);
-  if (weights == nullptr && max_n <= kDenseLimit && max_n <= 8.0 * static_cast<double>(count) + 4096.0) {
-    // Dense counting, cache-sized: the values are first scattered into buckets of kBucketWidth consecutive
-    // values (sequential writes), then each bucket is counted in a 16-bit counter block that stays in L2, so no
-    // increment misses the cache. Scratch buffers are per thread and kept (pages touched once per process).
-    constexpr unsigned kBucketShift = 17;
-    constexpr size_t kBucketWidth = size_t{1} << kBucketShift;
+  std::vector<size_t> sizes;  // [part][bucket]
+  if (dense) {
+    sizes.assign(kParts * kMaxBuckets, 0);
+    std::vector<double> part_max(kParts, 0.0);
+    std::vector<unsigned char> part_ok(kParts, 1);
+    parallel_for(kParts, threads, [&](size_t p) {
+      const size_t begin = count * p / kParts, end = count * (p + 1) / kParts;
+      size_t* c = sizes.data() + p * kMaxBuckets;
+      double mx = 0;
+      bool ok = true;
+      for (size_t i = begin; i < end; ++i) {
+        const double v = num_candidates[i];
+        // Only integers in [1, kDenseLimit] are counted densely; anything else sends the input to the sort below
+        // (and is counted as kDenseLimit meanwhile, so the counting stays in bounds). The range test comes first:
+        // casting NaN or a huge value to an integer is undefined.
+        const bool range = v >= 1.0 && v <= kDenseLimit;
+        const int64_t iv = static_cast<int64_t>(range ? v : kDenseLimit);
+        const bool in = range && static_cast<double>(iv) == v;
+        ok &= in;
+        const int64_t u = in ? iv : static_cast<int64_t>(kDenseLimit);
+        mx = std::max(mx, static_cast<double>(u));
+        ++c[static_cast<uint64_t>(u) >> kBucketShift];
+      }
+      part_max[p] = mx;
+      part_ok[p] = ok;
+    });
+    for (size_t p = 0; p < kParts; ++p) {
+      max_n = std::max(max_n, part_max[p]);
+      dense = dense && part_ok[p];
+    }
+    dense = dense && max_n <= 8.0 * static_cast<double>(count) + 4096.0;
+  }
+  if (dense) {
     const size_t buckets = (static_cast<size_t>(max_n) >> kBucketShift) + 1;
     thread_local std::vector<uint32_t> scattered;
     if (scattered.size() < count) scattered.resize(count);
     std::vector<size_t> start(buckets + 1, 0);
-    for (size_t i = 0; i < count; ++i) ++start[(static_cast<size_t>(num_candidates[i]) >> kBucketShift) + 1];
-    for (size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+    std::vector<size_t> part_start(kParts * buckets);
     {
-      std::vector<size_t> fill(start.begin(), start.end() - 1);
-      uint32_t* out = scattered.data();
-      for (size_t i = 0; i < count; ++i) {
+      size_t at = 0;
+      for (size_t b = 0; b < buckets; ++b) {
+        start[b] = at;
+        for (size_t p = 0; p < kParts; ++p) {
+          part_start[p * buckets + b] = at;
+          at += sizes[p * kMaxBuckets + b];
+        }
+      }
+      start[buckets] = at;
+    }
+    uint32_t* const out = scattered.data();
+    parallel_for(kParts, threads, [&](size_t p) {
+      const size_t begin = count * p / kParts, end = count * (p + 1) / kParts;
+      size_t* fill = part_start.data() + p * buckets;
+      for (size_t i = begin; i < end; ++i) {
         const uint32_t v = static_cast<uint32_t>(static_cast<int64_t>(num_candidates[i]));
         out[fill[v >> kBucketShift]++] = v;
       }
-    }
+    });
     // Buckets in parallel, twice: first the number of distinct values of each (offsets), then the bins written at
     // those offsets. Counting a bucket is cheap (its counters stay in L2), so counting it twice costs less than
     // writing the bins once more through a buffer.
@@ -86,6 +133,7 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
     h.total_weight = static_cast<double>(count);
     return h;
   }
+  if (count == 0) return h;
   std::vector<std::pair<double, double>> pairs(count);
   for (size_t i = 0; i < count; ++i) pairs[i] = {num_candidates[i], weights ? weights[i] : 1.0};
   std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -4,14 +4,40 @@
 // closed forms cost O(number of distinct N_i) (plus, for the geometric mean, one sweep up to max N_i).
 #pragma once
 #include <cstddef>
+#include <new>
+#include <utility>
 #include <vector>
 
 namespace kgrank {
 
+// std::allocator that leaves elements default-initialised (no zero fill) on resize(): a large result is first touched
+// where its parts are written, in parallel, instead of in a serial memset (fresh pages cost about 1.3 us each on a
+// VM; 15 MB of histogram is 3,700 of them).
+template <typename T>
+struct UninitialisedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitialisedAllocator<U>;
+  };
+  UninitialisedAllocator() = default;
+  template <typename U>
+  UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+using HistogramColumn = std::vector<double, UninitialisedAllocator<double>>;
+
 // Tasks grouped by distinct number of candidates, sorted by n. w1 = sum of weights (counts when unweighted),
 // w2 = sum of squared weights (left empty when there are no weights: then it equals w1).
 struct CandidateHistogram {
-  std::vector<double> n, w1, w2;
+  HistogramColumn n, w1, w2;
   double total_weight = 0.0;
 };
 

@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(h.n.size() == ref.size());
   // Unweighted, w2 is left empty: the squared-weight sums are then the counts, w1.
   FUZZ_CHECK(weighted ? h.w2.size() == h.n.size() : h.w2.empty());
-  const std::vector<double>& w2 = h.w2.empty() ? h.w1 : h.w2;
+  const kgrank::HistogramColumn& w2 = h.w2.empty() ? h.w1 : h.w2;
   size_t b = 0;
   for (const auto& kv : ref) {
     FUZZ_CHECK(h.n[b] == kv.first);
