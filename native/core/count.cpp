@@ -92,8 +92,8 @@ struct NoAhead {
 // rows split into column pieces, once per row before the pieces are counted). adjust(r, t, counts) may correct a
 // row's counts before they are stored (the filtered setting), on the thread that counted the row. prepare(r0, r1)
 // runs before rows [r0, r1) are counted, on the thread that counts them (batched index lookups). ahead(r) names
-// the address threshold(r) will read (or null): it is prefetched while the row before it is counted, so a threshold
-// read from a random column of a row that is not in cache yet does not stall the stream once per row.
+// the address threshold(r) will read (or null): the run's addresses are all prefetched before it starts, so
+// thresholds read from random columns of rows not in cache yet cost one overlapped wait, not one stall per row.
 template <typename T, typename Fn, typename ThresholdFn, typename AdjustFn = NoAdjust, typename PrepareFn = NoPrepare,
           typename AheadFn = NoAhead>
 void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn threshold, double* greater, double* equal,
@@ -110,10 +110,10 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
     parallel_for(tasks, threads, [&](size_t task) {
       const size_t r0 = task * rows_per_task;
       const size_t r1 = std::min(rows, r0 + rows_per_task);
+      for (size_t r = r0; r < r1; ++r) prefetch(ahead(r));
       prepare(r0, r1);
       for (size_t r = r0; r < r1; ++r) {
         const T t = threshold(r);
-        if (r + 1 < r1) prefetch(ahead(r + 1));
         Counts c = kernel(scores + r * cols, cols, t);
         adjust(r, t, c);
         greater[r] = static_cast<double>(c.greater);
@@ -186,7 +186,7 @@ using AnswersF32 = Counts (*)(const float*, const uint32_t*, size_t, uint32_t, i
 // streams at most about half the machine's bandwidth: work done between two rows is time the core's memory stream
 // stands still, and the stream then restarts from a cold prefetch window. So the answers of row r - 1 (still in
 // L2) are gathered in slices between the segments of row r's count, where out-of-order execution overlaps them with
-// the stream; the next row's threshold is prefetched while the current row is counted. Same counts as counting
+// the stream; the thresholds of a task's rows are all prefetched when it starts. Same counts as counting
 // each row and then adjusting it (integer counts: the order of the additions does not matter).
 void filtered_pipelined(const float* scores, size_t rows, size_t cols, const int32_t* anchor, const int32_t* relation,
                         const int32_t* truth, const FilterIndex& index, float* thresholds_out, double* greater,
@@ -206,9 +206,10 @@ void filtered_pipelined(const float* scores, size_t rows, size_t cols, const int
   parallel_for(tasks, threads, [&](size_t task) {
     const size_t r0 = task * rows_per_task;
     const size_t r1 = std::min(rows, r0 + rows_per_task);
+    // Every threshold of the task is fetched at once (independent misses overlap), behind the index lookups.
+    for (size_t r = r0; r < r1; ++r) prefetch(scores + r * cols + static_cast<size_t>(truth[r]));
     uint32_t mask = 0;
     index.packed_answers_many(anchor + r0, relation + r0, r1 - r0, first.data() + r0, count.data() + r0, &mask);
-    prefetch(scores + r0 * cols + static_cast<size_t>(truth[r0]));
     // The row whose count is done and whose answers are being taken out.
     struct Pending {
       size_t row = 0;
@@ -249,7 +250,6 @@ void filtered_pipelined(const float* scores, size_t rows, size_t cols, const int
       const float* row = scores + r * cols;
       const float t = row[static_cast<size_t>(truth[r])];
       thresholds_out[r] = t;
-      if (r + 1 < r1) prefetch(scores + (r + 1) * cols + static_cast<size_t>(truth[r + 1]));
       const size_t owed = have ? count[pending.row] : 0;
       const size_t per_segment = (owed + segments - 1) / segments;
       Counts c;
