@@ -8,10 +8,12 @@ namespace kgrank {
 namespace isa {
 
 namespace {
-// Software prefetch distance. Measured on an Intel Xeon (AVX-512, 2 vCPUs; rows of 14,541 and 16,384 floats, both
-// threads streaming; a standalone copy of this loop against the plain read probe): 1 KiB 1.12-1.13x the probe's time,
-// 1.5 KiB 1.07-1.10x, 2 KiB 1.04-1.07x, 3 KiB 1.05x, 4 KiB 1.08x, none 1.32-1.36x. 2 KiB it is.
-constexpr size_t kPrefetchBytes = 2048;
+// Software prefetch distance. Measured on an Intel Xeon (AVX-512, 2 vCPUs, both threads streaming), as the time of
+// the counting pass over the probe's: a standalone copy of this loop on rows of 14,541 floats, 1 KiB 1.12-1.13x,
+// 1.5 KiB 1.07-1.10x, 2 KiB 1.04-1.07x, 3 KiB 1.05-1.08x, 4 KiB 1.08x, none 1.32-1.36x; through the library's own
+// thread pool on FB15k-237-shaped batches (80 x 512 rows, paired, 21 runs each), 2 KiB 1.135-1.169x, 2.5 KiB
+// 1.145x, 3 KiB 1.115-1.117x, 4 KiB 1.163x. 3 KiB it is.
+constexpr size_t kPrefetchBytes = 3072;
 // Each 32-bit lane gains at most 2 per step of 32 floats (16 doubles): reduce to 64 bits every 2^26 elements.
 constexpr size_t kBlock = size_t{1} << 26;
 
