@@ -179,99 +179,6 @@ void by_index(const T* scores, size_t rows, size_t cols, const int32_t* true_ind
   const auto ahead = [=](size_t r) -> const void* { return scores + r * cols + static_cast<size_t>(true_index[r]); };
   count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, NoAdjust(), NoPrepare(), ahead);
 }
-using AnswersF32 = Counts (*)(const float*, const uint32_t*, size_t, uint32_t, int32_t, float);
-
-// The filtered count of float32 rows with packed 32-bit index entries, software-pipelined. Taking the known answers
-// out of a row is latency-bound work (index lookups, a gather of scattered scores, a binary search), and each core
-// streams at most about half the machine's bandwidth: work done between two rows is time the core's memory stream
-// stands still, and the stream then restarts from a cold prefetch window. So the answers of row r - 1 (still in
-// L2) are gathered in slices between the segments of row r's count, where out-of-order execution overlaps them with
-// the stream; the thresholds of a task's rows are all prefetched when it starts. Same counts as counting
-// each row and then adjusting it (integer counts: the order of the additions does not matter).
-void filtered_pipelined(const float* scores, size_t rows, size_t cols, const int32_t* anchor, const int32_t* relation,
-                        const int32_t* truth, const FilterIndex& index, float* thresholds_out, double* greater,
-                        double* equal, double* nan, double* removed, const CountOptions& options, CountF32 kernel,
-                        AnswersF32 answers) {
-  if (rows == 0) return;
-  const size_t total_bytes = rows * cols * sizeof(float);
-  const unsigned threads = total_bytes < kParallelBytes ? 1u : options.threads;
-  const size_t piece = kPieceBytes / sizeof(float);
-  const size_t rows_per_task = threads == 1 ? rows : std::max<size_t>(1, piece / std::max<size_t>(cols, 1));
-  const size_t tasks = (rows + rows_per_task - 1) / rows_per_task;
-  // Segments of a row between which answer slices run: a multiple of 32 floats (the kernels' step), 8 KiB.
-  constexpr size_t kSegment = 2048;
-  const size_t segments = (cols + kSegment - 1) / kSegment;
-  std::vector<const uint32_t*> first(rows);
-  std::vector<size_t> count(rows);
-  parallel_for(tasks, threads, [&](size_t task) {
-    const size_t r0 = task * rows_per_task;
-    const size_t r1 = std::min(rows, r0 + rows_per_task);
-    // Every threshold of the task is fetched at once (independent misses overlap), behind the index lookups.
-    for (size_t r = r0; r < r1; ++r) prefetch(scores + r * cols + static_cast<size_t>(truth[r]));
-    uint32_t mask = 0;
-    index.packed_answers_many(anchor + r0, relation + r0, r1 - r0, first.data() + r0, count.data() + r0, &mask);
-    // The row whose count is done and whose answers are being taken out.
-    struct Pending {
-      size_t row = 0;
-      float t = 0;
-      Counts counts, known;
-      size_t done = 0;
-    } pending;
-    bool have = false;
-    const auto answer_slice = [&](size_t upto) {
-      const size_t r = pending.row;
-      if (upto <= pending.done) return;
-      const Counts k = answers(scores + r * cols, first[r] + pending.done, upto - pending.done, mask, truth[r], pending.t);
-      pending.known.greater += k.greater;
-      pending.known.equal += k.equal;
-      pending.known.nan += k.nan;
-      pending.done = upto;
-    };
-    const auto finish = [&]() {
-      const size_t r = pending.row;
-      answer_slice(count[r]);
-      const int32_t own = truth[r];
-      bool found = false;
-      // The task's own triple must be among the answers (entries the gather just touched).
-      if (count[r] > 0 && own >= 0) {
-        const uint32_t key = (first[r][0] & ~mask) | static_cast<uint32_t>(own);
-        found = std::binary_search(first[r], first[r] + count[r], key);
-      }
-      Counts c = pending.counts;
-      c.greater -= pending.known.greater;
-      c.equal -= pending.known.equal;
-      greater[r] = static_cast<double>(c.greater);
-      equal[r] = static_cast<double>(c.equal);
-      nan[r] = static_cast<double>(c.nan);
-      // -1 flags a task whose own triple is not in the index (the caller reports it).
-      removed[r] = found ? static_cast<double>(pending.known.nan) : -1.0;
-    };
-    for (size_t r = r0; r < r1; ++r) {
-      const float* row = scores + r * cols;
-      const float t = row[static_cast<size_t>(truth[r])];
-      thresholds_out[r] = t;
-      const size_t owed = have ? count[pending.row] : 0;
-      const size_t per_segment = (owed + segments - 1) / segments;
-      Counts c;
-      size_t seg = 0;
-      for (size_t j = 0; j < cols; j += kSegment, ++seg) {
-        const Counts part = kernel(row + j, std::min(kSegment, cols - j), t);
-        c.greater += part.greater;
-        c.equal += part.equal;
-        c.nan += part.nan;
-        if (have) answer_slice(std::min(owed, (seg + 1) * per_segment));
-      }
-      if (have) finish();
-      pending = Pending();
-      pending.row = r;
-      pending.t = t;
-      pending.counts = c;
-      have = true;
-    }
-    if (have) finish();
-  });
-}
-
 template <typename T, typename Fn>
 void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, const int32_t* relation,
               const int32_t* truth, const FilterIndex& index, T* thresholds_out, double* greater, double* equal,
@@ -292,12 +199,6 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
   // Index lookups for a run of rows are batched (packed_answers_many) before the run is counted; float32 scores
   // with 32-bit entries then go to the ISA kernel (AVX2 gathers eight answers' scores at a time).
   const bool packed = std::is_same<T, float>::value && !index.wide();
-  if (packed && cols <= kPieceBytes / sizeof(T)) {
-    filtered_pipelined(reinterpret_cast<const float*>(scores), rows, cols, anchor, relation, truth, index,
-                       reinterpret_cast<float*>(thresholds_out), greater, equal, nan, removed, options,
-                       pick_f32(usable(options.simd)), answers_f32);
-    return;
-  }
   std::vector<const uint32_t*> first(packed ? rows : 0);
   std::vector<size_t> count(packed ? rows : 0);
   uint32_t mask = 0;
