@@ -51,9 +51,10 @@ class FilterIndex {
     return true;
   }
 
-  // packed_answers() for n keys at once: the binary searches of up to 16 keys advance in lockstep, so their cache
-  // misses overlap instead of queueing (a lookup is ~2 log2(segment) dependent loads). False when the index uses
-  // 64-bit entries. Out-of-range keys get count 0.
+  // packed_answers() for n keys at once: the lower-bound searches of up to 16 keys advance in lockstep, so their
+  // cache misses overlap instead of queueing (a search is ~log2(segment) dependent loads), and each run's end is
+  // found by walking the run, which the caller reads next anyway. False when the index uses 64-bit entries.
+  // Out-of-range keys get count 0.
   bool packed_answers_many(const int32_t* anchor, const int32_t* relation, size_t n, const uint32_t** first,
                            size_t* count, uint32_t* mask) const;
 

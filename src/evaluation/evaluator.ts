@@ -8,7 +8,7 @@ import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, Side } from "../kernels";
 import { getMetric, listMetrics } from "../metrics/index";
 import type { RankMetric } from "../metrics/types";
-import { computeSampledRanks, computeSampledRanksSync, ranksFromCounts } from "../ranking/ranks";
+import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
 import { type BreakdownSource, RankResults } from "./results";
 import { type BootstrapOptions, checkBootstrap, type SidePart, subsetPart, tabulate } from "./tabulate";
 import { describe, floatMatrix, integer, options, threadCount } from "../validate";
@@ -124,13 +124,18 @@ function idSet(name: string, value: unknown, bound: number | null): Int32Array {
  * range. Otherwise the general loop below finds the first bad value and names it.
  */
 function int32TriplesInRange(t: Int32Array, numEntities: number, numRelations: number | null): boolean {
+  // Unsigned compares (x >>> 0): a negative id becomes >= 2^31 and fails the bound too.
   const relBound = numRelations ?? 2147483647;
-  let ok = true;
   for (let i = 0; i + 2 < t.length; i += 3) {
-    const h = t[i]!, r = t[i + 1]!, tail = t[i + 2]!;
-    ok = ok && h >= 0 && h < numEntities && r >= 0 && r < relBound && tail >= 0 && tail < numEntities;
+    if (t[i]! >>> 0 >= numEntities || t[i + 1]! >>> 0 >= relBound || t[i + 2]! >>> 0 >= numEntities) return false;
   }
-  return ok;
+  return true;
+}
+
+/** Count columns of a batch, plus room for the rank columns record() derives from them. */
+interface BatchCounts extends FilteredCountBuffers {
+  realistic: Float64Array;
+  weight: Float64Array;
 }
 
 function tripleArray(name: string, value: unknown, numEntities: number, numRelations: number | null): Int32Array {
@@ -388,9 +393,10 @@ export class RankEvaluator {
   }
 
   private record(
-    p: ReturnType<RankEvaluator["prepareBatch"]>, counts: FilteredCountBuffers, thresholds: FloatArray,
+    p: ReturnType<RankEvaluator["prepareBatch"]>, counts: BatchCounts, thresholds: FloatArray,
   ): void {
-    for (let i = 0; i < p.kept; i++) {
+    const kept = p.kept;
+    for (let i = 0; i < kept; i++) {
       if (thresholds[i] !== thresholds[i]) {
         throw new KgrankInputError(
           "scores",
@@ -398,23 +404,38 @@ export class RankEvaluator {
         );
       }
     }
+    const { greater, equal, nan, removed, realistic, weight } = counts;
     if (p.index) {
-      for (let i = 0; i < p.kept; i++) if (counts.removed[i]! < 0) this.notInFilter(p, i);
+      for (let i = 0; i < kept; i++) if (removed[i]! < 0) this.notInFilter(p, i);
     }
-    const ranks = ranksFromCounts(counts, p.n, true);
-    for (let i = 0; i < p.kept; i++) ranks.numCandidates[i]! -= counts.removed[i]!;
-    this.skippedTasks[p.side] += p.rows - p.kept;
-    this.tasks[p.side].append({
-      ...ranks, relation: p.relation, anchor: p.origAnchor, truth: p.origTruth, weight: new Float64Array(p.kept).fill(NaN),
+    // The count columns become the rank columns in place (the true candidate is one of the columns): optimistic
+    // 1 + greater, pessimistic greater + equal, candidates = columns - NaN scores - other known answers removed.
+    const n = p.n;
+    for (let i = 0; i < kept; i++) {
+      const g = greater[i]!;
+      const opt = 1 + g;
+      const pess = g + equal[i]!;
+      greater[i] = opt;
+      equal[i] = pess;
+      realistic[i] = 0.5 * (opt + pess);
+      nan[i] = n - nan[i]! - removed[i]!;
+      weight[i] = NaN;
+    }
+    this.skippedTasks[p.side] += p.rows - kept;
+    this.tasks[p.side].adopt({
+      optimistic: greater, pessimistic: equal, realistic, numCandidates: nan, relation: p.relation,
+      anchor: p.origAnchor, truth: p.origTruth, weight,
     });
   }
 
-  private newCounts(rows: number): FilteredCountBuffers {
-    // One allocation: each typed array costs about a microsecond to create, and a batch needs several.
-    const b = new Float64Array(4 * rows);
+  private newCounts(rows: number): BatchCounts {
+    // One allocation for the kernel's count columns and the rank columns they turn into: each typed array costs
+    // about a microsecond to create, and a batch needs six.
+    const b = new Float64Array(6 * rows);
     return {
       greater: b.subarray(0, rows), equal: b.subarray(rows, 2 * rows), nan: b.subarray(2 * rows, 3 * rows),
-      removed: b.subarray(3 * rows, 4 * rows),
+      removed: b.subarray(3 * rows, 4 * rows), realistic: b.subarray(4 * rows, 5 * rows),
+      weight: b.subarray(5 * rows, 6 * rows),
     };
   }
 

@@ -61,6 +61,14 @@ export class TaskBuffer {
     this.count += kept;
   }
 
+  /** append() without the checks, for columns built here (same length, adopted as they are). */
+  adopt(cols: TaskColumns): void {
+    const n = cols.optimistic.length;
+    if (n === 0) return;
+    this.pieces.push(cols);
+    this.count += n;
+  }
+
   /** Every task's columns, contiguous (views; do not modify). */
   columns(): TaskColumns {
     if (this.pieces.length === 1) return this.pieces[0]!;
