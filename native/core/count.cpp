@@ -192,9 +192,13 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
   // candidate if its score is not NaN (NaN scores were never candidates).
   using AnswersFn = Counts (*)(const float*, const uint32_t*, size_t, uint32_t, int32_t, float);
   AnswersFn answers_f32 = isa::answers_f32_scalar;
-#ifdef KGRANK_HAVE_AVX2
   const SimdLevel level = usable(options.simd);
-  if (level == SimdLevel::AVX2 || level == SimdLevel::AVX512) answers_f32 = isa::answers_f32_avx2;
+  (void)level;
+#ifdef KGRANK_HAVE_AVX2
+  if (level == SimdLevel::AVX2) answers_f32 = isa::answers_f32_avx2;
+#endif
+#ifdef KGRANK_HAVE_AVX512
+  if (level == SimdLevel::AVX512) answers_f32 = isa::answers_f32_avx512;
 #endif
   // Index lookups for a run of rows are batched (packed_answers_many) before the run is counted; float32 scores
   // with 32-bit entries then go to the ISA kernel (AVX2 gathers eight answers' scores at a time).

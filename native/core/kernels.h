@@ -23,6 +23,9 @@ Counts answers_f32_scalar(const float* row, const uint32_t* entries, size_t n, u
 #ifdef KGRANK_HAVE_AVX2
 Counts answers_f32_avx2(const float* row, const uint32_t* entries, size_t n, uint32_t mask, int32_t own, float t);
 #endif
+#ifdef KGRANK_HAVE_AVX512
+Counts answers_f32_avx512(const float* row, const uint32_t* entries, size_t n, uint32_t mask, int32_t own, float t);
+#endif
 }  // namespace isa
 
 namespace isa {

@@ -17,10 +17,21 @@ constexpr size_t kPrefetchBytes = 3072;
 // Each 32-bit lane gains at most 2 per step of 32 floats (16 doubles): reduce to 64 bits every 2^26 elements.
 constexpr size_t kBlock = size_t{1} << 26;
 
+// Lane sums through memory: GCC 12 warns (falsely) about its own extract intrinsics.
 inline uint64_t hsum(__m512i v) {
-  const __m512i lo = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v));
-  const __m512i hi = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(v, 1));
-  return static_cast<uint64_t>(_mm512_reduce_add_epi64(_mm512_add_epi64(lo, hi)));
+  alignas(64) uint32_t lanes[16];
+  _mm512_store_si512(lanes, v);
+  uint64_t s = 0;
+  for (uint32_t x : lanes) s += x;
+  return s;
+}
+
+inline uint64_t hsum64(__m512i v) {
+  alignas(64) uint64_t lanes[8];
+  _mm512_store_si512(lanes, v);
+  uint64_t s = 0;
+  for (uint64_t x : lanes) s += x;
+  return s;
 }
 
 inline void prefetch_line_pair(const void* p) {
@@ -86,9 +97,9 @@ Counts count_f64_avx512(const double* x, size_t n, double t) {
     e = _mm512_mask_add_epi64(e, _mm512_cmp_pd_mask(b, vt, _CMP_EQ_OQ), e, one);
     u = _mm512_mask_add_epi64(u, _mm512_cmp_pd_mask(b, b, _CMP_UNORD_Q), u, one);
   }
-  c.greater = static_cast<uint64_t>(_mm512_reduce_add_epi64(g));
-  c.equal = static_cast<uint64_t>(_mm512_reduce_add_epi64(e));
-  c.nan = static_cast<uint64_t>(_mm512_reduce_add_epi64(u));
+  c.greater = hsum64(g);
+  c.equal = hsum64(e);
+  c.nan = hsum64(u);
   for (; i < n; i += 8) {
     const size_t left = n - i;
     const __mmask8 k = left >= 8 ? static_cast<__mmask8>(0xFF) : static_cast<__mmask8>((1u << left) - 1u);
@@ -97,6 +108,30 @@ Counts count_f64_avx512(const double* x, size_t n, double t) {
     c.equal += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_pd_mask(k, a, vt, _CMP_EQ_OQ)));
     c.nan += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_pd_mask(k, a, a, _CMP_UNORD_Q)));
   }
+  return c;
+}
+
+Counts answers_f32_avx512(const float* row, const uint32_t* entries, size_t n, uint32_t mask, int32_t own, float t) {
+  // Sixteen answers at a time: decode the ids, gather their scores, compare under a mask that drops the true
+  // answer's own lane; the tail (fewer than 16) is a masked load and a masked gather.
+  const __m512i vmask = _mm512_set1_epi32(static_cast<int>(mask));
+  const __m512i vown = _mm512_set1_epi32(own);
+  const __m512 vt = _mm512_set1_ps(t);
+  uint64_t g = 0, e = 0, u = 0;
+  for (size_t k = 0; k < n; k += 16) {
+    const size_t left = n - k;
+    const __mmask16 live = left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
+    const __m512i idx = _mm512_and_si512(_mm512_maskz_loadu_epi32(live, entries + k), vmask);
+    const __mmask16 keep = _mm512_mask_cmpneq_epi32_mask(live, idx, vown);
+    const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), keep, idx, row, 4);
+    g += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_ps_mask(keep, v, vt, _CMP_GT_OQ)));
+    e += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_ps_mask(keep, v, vt, _CMP_EQ_OQ)));
+    u += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_ps_mask(keep, v, v, _CMP_ORD_Q)));
+  }
+  Counts c;
+  c.greater = g;
+  c.equal = e;
+  c.nan = u;
   return c;
 }
 
