@@ -65,6 +65,7 @@ export interface NativeAddon extends NativeMetricsAddon {
     stats(): { keys: number; answers: number; bytes: number; wide: boolean };
     countFiltered(...args: unknown[]): void;
     countFilteredAsync(...args: unknown[]): Promise<void>;
+    rankTriples(...args: unknown[]): number;
   };
 }
 
@@ -84,6 +85,9 @@ function nativeFilterIndex(
     countFiltered(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
       index.countFiltered(scores, numEntities, anchor, relation, truth, th, out.greater, out.equal, out.nan, out.removed,
         level, t ?? threads);
+    },
+    rankTriples(scores, triples, keys, th, out, t?: number) {
+      return index.rankTriples(scores, triples, keys, th, out, level, t ?? threads);
     },
     countFilteredAsync(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
       return index.countFilteredAsync(holdable(scores), numEntities, holdable(anchor), holdable(relation),

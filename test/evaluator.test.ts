@@ -158,6 +158,11 @@ describe(`RankEvaluator feeding on ${label}`, () => {
 
   const bad: [string, () => unknown, string, RegExp?][] = [
     ["an evaluated triple missing from the filter", () => new RankEvaluator({ numEntities: N, filterTriples: [train] }).addSync({ triples: test.subarray(0, 3), side: "tail", scores: new Float32Array(N) }), "triples", /not in filterTriples/],
+    // The filtered synchronous batch takes one native call on the native backend: its problems must read the same.
+    ["an evaluated triple missing from the filter, among others that are in it", () => new RankEvaluator({ numEntities: N, filterTriples: [train, test.subarray(0, 3)] }).addSync({ triples: test.subarray(0, 6), side: "head", scores: new Float32Array(2 * N) }), "triples", /triple \(\d+, \d+, \d+\) is not in filterTriples/],
+    ["a NaN true score in a filtered batch", () => new RankEvaluator({ numEntities: N, filterTriples: [train, test] }).addSync({ triples: test.subarray(0, 6), side: "tail", scores: new Float64Array(2 * N).fill(NaN) }), "scores", /true score of task 0 of the batch is NaN/],
+    ["an entity id out of range in a filtered batch", () => new RankEvaluator({ numEntities: N, filterTriples: [train, test] }).addSync({ triples: new Int32Array([0, 0, 1, 0, 0, N]), side: "tail", scores: new Float32Array(2 * N) }), "triples", /row 1: tail/],
+    ["a relation id out of range in a filtered batch", () => new RankEvaluator({ numEntities: N, numRelations: 3, filterTriples: [train.filter((_, i) => train[i - (i % 3) + 1]! < 3)] }).addSync({ triples: new Int32Array([0, 7, 1]), side: "head", scores: new Float32Array(N) }), "triples", /relation 7/],
     ["a side the evaluator does not evaluate", () => new RankEvaluator({ numEntities: N, sides: "tail" }).addSync({ triples: test.subarray(0, 3), side: "head", scores: new Float32Array(N) }), "side"],
     ["an unknown side", () => new RankEvaluator({ numEntities: N }).addSync({ triples: test.subarray(0, 3), side: "both" as never, scores: new Float32Array(N) }), "side"],
     ["scores of the wrong length", () => new RankEvaluator({ numEntities: N }).addSync({ triples: test.subarray(0, 3), side: "tail", scores: new Float32Array(N - 1) }), "scores", /needs 1 x numEntities/],

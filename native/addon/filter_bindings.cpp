@@ -2,6 +2,7 @@
 #include <napi.h>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -48,6 +49,7 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
                         InstanceMethod("missing", &FilterIndexWrap::Missing),
                         InstanceMethod("stats", &FilterIndexWrap::Stats),
                         InstanceMethod("countFiltered", &FilterIndexWrap::CountFiltered),
+                        InstanceMethod("rankTriples", &FilterIndexWrap::RankTriples),
                         InstanceMethod("countFilteredAsync", &FilterIndexWrap::CountFilteredAsync)});
   }
 
@@ -179,6 +181,94 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   Napi::Value CountFiltered(const Napi::CallbackInfo& info) {
     job(info).run();
     return info.Env().Undefined();
+  }
+
+  // rankTriples(scores, triples, keysOut, thresholdsOut, out, simd, threads) -> -1, or kind * 2^32 + row
+  // A whole evaluator batch in one call (the evaluator's synchronous path without restriction): triples (Int32Array,
+  // rows x 3) are checked against the index's id ranges and split into keysOut = [relation | anchor | truth] (rows
+  // each; anchor and truth by the index's side), the filtered count runs, and out (Float64Array, 6 x rows) receives
+  // [optimistic | pessimistic | realistic | numCandidates | weight = NaN | scratch] ranks. Problems are returned, not
+  // thrown, so the caller raises its own typed errors: kind 1 = triple id out of range (row = flat index into
+  // triples), 2 = NaN true score, 3 = evaluated triple not in the index.
+  Napi::Value RankTriples(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
+    const napi_typedarray_type type = scores.TypedArrayType();
+    if (type != napi_float32_array && type != napi_float64_array) throw_type(env, "scores must be a Float32Array or Float64Array");
+    const size_t cols = static_cast<size_t>(index_.num_entities());
+    if (scores.ElementLength() % cols != 0) throw_range(env, "scores.length must be a multiple of numEntities");
+    const size_t rows = scores.ElementLength() / cols;
+    Napi::TypedArray triples = typed_array_arg(info, 1, "triples");
+    if (triples.TypedArrayType() != napi_int32_array || triples.ElementLength() != 3 * rows) {
+      throw_type(env, "triples must be an Int32Array of 3 ids per score row");
+    }
+    Napi::TypedArray keys = typed_array_arg(info, 2, "keysOut");
+    if (keys.TypedArrayType() != napi_int32_array || keys.ElementLength() != 3 * rows) {
+      throw_type(env, "keysOut must be an Int32Array of 3 x rows");
+    }
+    Napi::TypedArray th = typed_array_arg(info, 3, "thresholdsOut");
+    if (th.TypedArrayType() != type || th.ElementLength() != rows) throw_type(env, "thresholdsOut must match scores' type, one per row");
+    Napi::TypedArray outArr = typed_array_arg(info, 4, "out");
+    if (outArr.TypedArrayType() != napi_float64_array || outArr.ElementLength() != 6 * rows) {
+      throw_type(env, "out must be a Float64Array of 6 x rows");
+    }
+    const CountOptions options = options_arg(info, 5, 6);
+    const int32_t* t = static_cast<const int32_t*>(raw_data(triples));
+    int32_t* relation = static_cast<int32_t*>(raw_data(keys));
+    int32_t* anchor = relation + rows;
+    int32_t* truth = anchor + rows;
+    const uint32_t entities = static_cast<uint32_t>(index_.num_entities());
+    const uint32_t relations = static_cast<uint32_t>(index_.num_relations());
+    const bool tail = index_.side() == FilterIndex::Side::Tail;
+    const auto problem = [&](double kind, size_t row) { return Napi::Number::New(env, kind * 4294967296.0 + static_cast<double>(row)); };
+    for (size_t r = 0; r < rows; ++r) {
+      const int32_t h = t[3 * r], rel = t[3 * r + 1], tl = t[3 * r + 2];
+      if (static_cast<uint32_t>(h) >= entities) return problem(1, 3 * r);
+      if (static_cast<uint32_t>(rel) >= relations) return problem(1, 3 * r + 1);
+      if (static_cast<uint32_t>(tl) >= entities) return problem(1, 3 * r + 2);
+      relation[r] = rel;
+      anchor[r] = tail ? h : tl;
+      truth[r] = tail ? tl : h;
+    }
+    double* out = static_cast<double*>(raw_data(outArr));
+    double* greater = out;
+    double* equal = out + rows;
+    double* realistic = out + 2 * rows;
+    double* nan = out + 3 * rows;
+    double* weight = out + 4 * rows;
+    double* removed = out + 5 * rows;
+    if (type == napi_float32_array) {
+      const float* thr = static_cast<const float*>(raw_data(th));
+      kgrank::count_rows_filtered(static_cast<const float*>(raw_data(scores)), rows, cols, anchor, relation, truth, index_,
+                                  static_cast<float*>(raw_data(th)), greater, equal, nan, removed, options);
+      for (size_t r = 0; r < rows; ++r) {
+        if (thr[r] != thr[r]) return problem(2, r);
+      }
+    } else {
+      const double* thr = static_cast<const double*>(raw_data(th));
+      kgrank::count_rows_filtered(static_cast<const double*>(raw_data(scores)), rows, cols, anchor, relation, truth,
+                                  index_, static_cast<double*>(raw_data(th)), greater, equal, nan, removed, options);
+      for (size_t r = 0; r < rows; ++r) {
+        if (thr[r] != thr[r]) return problem(2, r);
+      }
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      if (removed[r] < 0) return problem(3, r);
+    }
+    // The counts become ranks in place (as the evaluator's JavaScript path computes them): the true candidate is a
+    // column, so optimistic = 1 + greater, pessimistic = greater + equal, candidates = columns - NaN - removed.
+    const double n = static_cast<double>(cols);
+    for (size_t r = 0; r < rows; ++r) {
+      const double g = greater[r];
+      const double opt = 1 + g;
+      const double pess = g + equal[r];
+      greater[r] = opt;
+      equal[r] = pess;
+      realistic[r] = 0.5 * (opt + pess);
+      nan[r] = n - nan[r] - removed[r];
+      weight[r] = std::numeric_limits<double>::quiet_NaN();
+    }
+    return Napi::Number::New(env, -1);
   }
 
   class Worker : public Napi::AsyncWorker {

@@ -469,8 +469,50 @@ export class RankEvaluator {
     return result;
   }
 
+  /**
+   * The common filtered batch in one native call (native backend, no restriction, Int32Array triples, one score row
+   * per triple): id checks, keys, the filtered count and the ranks, with no per-row JavaScript. Returns false when the
+   * batch does not qualify (the general path then handles it, and raises any input error with its usual message).
+   */
+  private addSyncNative(batch: ScoreBatch): boolean {
+    if (this.restrictRelations || this.compact || this.finished || this.restored) return false;
+    if (batch === null || typeof batch !== "object") return false;
+    const { triples, scores, side } = batch;
+    if (side !== "head" && side !== "tail") return false;
+    const index = this.filter?.[side];
+    if (!index?.rankTriples || !this.sides.includes(side)) return false;
+    if (!(triples instanceof Int32Array) || !(scores instanceof Float32Array || scores instanceof Float64Array)) return false;
+    const rows = triples.length / 3;
+    if (rows === 0 || !Number.isInteger(rows) || scores.length !== rows * this.numEntities) return false;
+    const threads = batch.threads === undefined ? this.threads : threadCount(batch.threads);
+    const keys = new Int32Array(3 * rows);
+    const th = scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows);
+    const out = new Float64Array(6 * rows);
+    const code = index.rankTriples(scores, triples, keys, th, out, threads);
+    if (code !== -1) {
+      const kind = Math.floor(code / 4294967296);
+      const row = code - kind * 4294967296;
+      // An id out of the index's range: nothing was recorded, so the general path reports it with its usual message.
+      if (kind === 1) return false;
+      if (kind === 2) {
+        throw new KgrankInputError(
+          "scores",
+          `the true score of task ${row} of the batch is NaN: a NaN score marks a non-candidate, so the true answer has no rank`,
+        );
+      }
+      this.notInFilter({ side, relation: keys.subarray(0, rows), origAnchor: keys.subarray(rows, 2 * rows), origTruth: keys.subarray(2 * rows) }, row);
+    }
+    this.tasks[side].adopt({
+      optimistic: out.subarray(0, rows), pessimistic: out.subarray(rows, 2 * rows), realistic: out.subarray(2 * rows, 3 * rows),
+      numCandidates: out.subarray(3 * rows, 4 * rows), weight: out.subarray(4 * rows, 5 * rows),
+      relation: keys.subarray(0, rows), anchor: keys.subarray(rows, 2 * rows), truth: keys.subarray(2 * rows),
+    });
+    return true;
+  }
+
   /** Adds a batch of scores for one side, on the calling thread. */
   addSync(batch: ScoreBatch): void {
+    if (this.addSyncNative(batch)) return;
     const p = this.prepareBatch(batch);
     if (p.kept === 0) {
       this.skippedTasks[p.side] += p.rows;
