@@ -1,8 +1,8 @@
 // Fuzz target: the metric aggregate (one value pass over ranks, aggregate_ranks) on ranks that include invalid
-// ones (NaN, +-Inf, 0, negatives, huge values), half-integers (the histogram median) and arbitrary reals, with and
-// without weights, over several chunks. Oracles: the invalid-rank count and unweighted hit counts are exact; sums
-// are close to a long double sum; the result is bit-identical on 1 and 2 threads (the determinism contract); the
-// histogram median / MAD equal the selection median / MAD.
+// ones (NaN, +-Inf, 0, negatives, huge values), half-integers (the one-value-bucket shortcut of the radix median)
+// and arbitrary reals, with and without weights, over several chunks. Oracles: the invalid-rank count and unweighted
+// hit counts are exact; sums are close to a long double sum; the result is bit-identical on 1 and 2 threads (the
+// determinism contract); the radix-selected median / MAD equal the sorting-based median / MAD.
 #include <algorithm>
 #include <cstring>
 
@@ -100,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(close(out1[kgrank::kSumInverseRanks], si));
   }
   if ((req.median || req.mad) && n > 0 && !weighted) {
-    // The histogram path (half-integer ranks) and the selection path must agree exactly.
+    // Radix selection (unweighted) and selection by sorting must agree exactly.
     FUZZ_CHECK(out1[kgrank::kMedian] == kgrank::median(ranks.data(), nullptr, n));
     if (req.mad) FUZZ_CHECK(out1[kgrank::kMad] == kgrank::median_absolute_deviation(ranks.data(), nullptr, n));
     std::vector<double> sorted(ranks);
