@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -20,6 +21,36 @@ unsigned hardware_threads() {
 }
 
 namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// How long a thread spins on an atomic before it blocks on a condition variable. A blocked thread is woken through
+// the kernel, and on a virtual machine an idle vCPU must be rescheduled by the host first: measured on a 2-vCPU
+// KVM guest, a job of 1.9 MB took 63 us on 2 threads (wake-ups included) against 36 us on 1. Spinning a little
+// after each job keeps back-to-back jobs (batches of an evaluation, repeated calls) on awake threads; the cost is at
+// most this much busy time per thread after its last job.
+constexpr std::chrono::microseconds kSpin{100};
+
+// Spins until ready() or the budget is spent; true when ready.
+template <typename Ready>
+bool spin_until(Ready ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return ready();
+  }
+}
 
 struct Loop {
   std::function<void(size_t)> fn;
@@ -56,6 +87,7 @@ class Pool {
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (unsigned i = 0; i < helpers; ++i) queue_.push_back(loop);
+      queued_.fetch_add(helpers, std::memory_order_release);
     }
     if (helpers == 1) {
       wake_.notify_one();
@@ -67,17 +99,20 @@ class Pool {
  private:
   void run() {
     for (;;) {
+      spin_until([this] { return queued_.load(std::memory_order_acquire) > 0; });
       std::shared_ptr<Loop> loop;
       {
         std::unique_lock<std::mutex> lock(mu_);
         wake_.wait(lock, [this] { return !queue_.empty(); });
         loop = std::move(queue_.front());
         queue_.pop_front();
+        queued_.fetch_sub(1, std::memory_order_relaxed);
       }
       loop->work();
     }
   }
 
+  std::atomic<size_t> queued_{0};  // queue_.size(), readable without the lock (for spinning)
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Loop>> queue_;
@@ -105,6 +140,7 @@ void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_
   const unsigned helpers = static_cast<unsigned>(std::min<size_t>(threads - 1, n - 1));
   pool().submit(loop, helpers);
   loop->work();
+  if (spin_until([&] { return loop->finished.load(std::memory_order_acquire) == loop->n; })) return;
   std::unique_lock<std::mutex> lock(loop->mu);
   loop->all_done.wait(lock, [&] { return loop->finished.load(std::memory_order_acquire) == loop->n; });
 }
