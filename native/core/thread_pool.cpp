@@ -10,6 +10,11 @@
 #include <thread>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
+#include <immintrin.h>  // _mm_pause (SSE2, in the x86-64 baseline)
+#define KGRANK_X86 1
+#endif
+
 namespace kgrank {
 
 unsigned hardware_threads() {
@@ -23,8 +28,8 @@ unsigned hardware_threads() {
 namespace {
 
 inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
-  __builtin_ia32_pause();
+#if defined(KGRANK_X86)
+  _mm_pause();
 #elif defined(__aarch64__)
   __asm__ __volatile__("yield");
 #else
