@@ -201,7 +201,7 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
   if (level == SimdLevel::AVX512) answers_f32 = isa::answers_f32_avx512;
 #endif
   // Index lookups for a run of rows are batched (packed_answers_many) before the run is counted; float32 scores
-  // with 32-bit entries then go to the ISA kernel (AVX2 gathers eight answers' scores at a time).
+  // with 32-bit entries then go to the ISA kernel (AVX2 gathers eight answers' scores at a time, AVX-512 sixteen).
   const bool packed = std::is_same<T, float>::value && !index.wide();
   std::vector<const uint32_t*> first(packed ? rows : 0);
   std::vector<size_t> count(packed ? rows : 0);
