@@ -108,38 +108,32 @@ RankChunkSumsFn pick_rank_sums() {
   return isa::rank_chunk_sums_scalar;
 }
 
-// Non-negative doubles are ordered as their bit patterns: the top 16 bits (sign, exponent, four mantissa bits) are a
-// monotone bucket key. Ranks use keys from kRankKeyBase (the bucket of 1.0) on; deviations |r - m| from 0 on. Keys
-// are masked into the table, never clamped: valid values all fall inside it, and invalid ones (which make the
-// aggregate invalid before any median is taken) land somewhere harmless.
-struct KeySpace {
-  uint32_t base;  // the key (bits >> 48) of bucket 0
-  uint32_t mask;  // buckets - 1
-  size_t buckets() const { return size_t{mask} + 1; }
-  uint32_t key(double v) const { return (static_cast<uint32_t>(rank_bits(v) >> 48) - base) & mask; }
-  double start(uint32_t k) const { return bits_to_double(static_cast<uint64_t>(k + base) << 48); }
-};
+// Smallest value of rank bucket k (rank_key() in rank_sums.h: the top 16 bits of the value, from the bucket of 1.0).
+// Non-negative doubles are ordered as their bit patterns, so the buckets are ordered like their values.
+inline double bucket_start(size_t k) {
+  return bits_to_double(static_cast<uint64_t>(k + kRankKeyBase) << 48);
+}
 
-constexpr KeySpace kRankKeys{kRankKeyBase, static_cast<uint32_t>(kRankBuckets - 1)};
+// The j-th and (j + 1)-th smallest of `values` (the second only when both are asked for): the two middle values of
+// a median, once the values around them are all that is left.
+void two_smallest_from(std::vector<double>& values, size_t j, bool both, double* lo, double* hi) {
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(j), values.end());
+  *lo = values[j];
+  *hi = both ? *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(j) + 1, values.end()) : *lo;
+}
 
-// The k_lo-th and k_hi-th smallest (0-based, k_hi = k_lo or k_lo + 1) of value(i) over [0, n), given per-block
-// histograms of their keys. The buckets holding the two are found from the merged counts; when that is a single
-// bucket that can hold only one value (`single(bucket, &v)` says so), that value is the answer; otherwise the values
-// in the buckets between are copied out (each block writes at the offset the histograms give it) and selected there.
-template <typename ValueFn, typename SingleFn>
-void radix_select(size_t n, size_t blocks, size_t block_len, const std::vector<uint32_t>& hist, const KeySpace& keys,
-                  size_t k_lo, size_t k_hi, ValueFn value, SingleFn single, unsigned threads, double* lo_out,
-                  double* hi_out) {
-  const size_t buckets = keys.buckets();
-  std::vector<uint64_t> total(buckets, 0);
-  for (size_t b = 0; b < blocks; ++b) {
-    const uint32_t* h = hist.data() + b * buckets;
-    for (size_t k = 0; k < buckets; ++k) total[k] += h[k];
-  }
+// The k_lo-th and k_hi-th smallest ranks (0-based, k_hi = k_lo or k_lo + 1), given the per-block histograms of their
+// keys and the merged counts. When both lie in one bucket that can hold only one value (`single(bucket, &v)` says
+// so), that value is the answer; otherwise the ranks in the buckets between are copied out (each block at the offset
+// its histogram gives it) and selected there.
+template <typename SingleFn>
+void select_ranks(const double* r, size_t n, size_t blocks, size_t block_len, const std::vector<uint32_t>& hist,
+                  const std::vector<uint64_t>& total, size_t k_lo, size_t k_hi, SingleFn single, unsigned threads,
+                  double* lo_out, double* hi_out) {
   uint64_t cum = 0, below = 0;
-  size_t b_lo = buckets, b_hi = buckets;
-  for (size_t k = 0; k < buckets && b_hi == buckets; ++k) {
-    if (b_lo == buckets && cum + total[k] > k_lo) {
+  size_t b_lo = kRankBuckets, b_hi = kRankBuckets;
+  for (size_t k = 0; k < kRankBuckets && b_hi == kRankBuckets; ++k) {
+    if (b_lo == kRankBuckets && cum + total[k] > k_lo) {
       b_lo = k;
       below = cum;
     }
@@ -147,20 +141,20 @@ void radix_select(size_t n, size_t blocks, size_t block_len, const std::vector<u
     cum += total[k];
   }
   double value_single = 0;
-  if (b_lo == b_hi && single(static_cast<uint32_t>(b_lo), &value_single)) {
+  if (b_lo == b_hi && single(b_lo, &value_single)) {
     *lo_out = *hi_out = value_single;
     return;
   }
   std::vector<size_t> offset(blocks + 1, 0);
   for (size_t b = 0; b < blocks; ++b) {
-    const uint32_t* h = hist.data() + b * buckets;
+    const uint32_t* h = hist.data() + b * kRankBuckets;
     size_t in = 0;
     for (size_t k = b_lo; k <= b_hi; ++k) in += h[k];
     offset[b + 1] = offset[b] + in;
   }
   // Kept values are those whose bit patterns lie in [first, first + span]: one subtraction and compare per value.
-  const uint64_t first = static_cast<uint64_t>(b_lo + keys.base) << 48;
-  const uint64_t span = ((static_cast<uint64_t>(b_hi + keys.base) + 1) << 48) - 1 - first;
+  const uint64_t first = static_cast<uint64_t>(b_lo + kRankKeyBase) << 48;
+  const uint64_t span = ((static_cast<uint64_t>(b_hi + kRankKeyBase) + 1) << 48) - 1 - first;
   std::vector<double> picked(offset[blocks]);
   double* const dst0 = picked.data();
   const size_t* const offs = offset.data();
@@ -168,20 +162,17 @@ void radix_select(size_t n, size_t blocks, size_t block_len, const std::vector<u
     const size_t begin = b * block_len, end = std::min(n, begin + block_len);
     double* dst = dst0 + offs[b];
     for (size_t i = begin; i < end; ++i) {
-      const double v = value(i);
+      const double v = r[i];
       if (rank_bits(v) - first <= span) *dst++ = v;  // rarely taken: only values in the median's buckets
     }
   });
-  const size_t j = static_cast<size_t>(k_lo - below);
-  std::nth_element(picked.begin(), picked.begin() + static_cast<std::ptrdiff_t>(j), picked.end());
-  *lo_out = picked[j];
-  *hi_out = k_hi == k_lo ? picked[j] : *std::min_element(picked.begin() + static_cast<std::ptrdiff_t>(j) + 1, picked.end());
+  two_smallest_from(picked, static_cast<size_t>(k_lo - below), k_hi != k_lo, lo_out, hi_out);
 }
 
 // Unweighted ranks: one pass of the chunk kernel over every rank (sums, product, counts, hits, centred squares and,
 // when a median is asked for, the coarse histogram), then the median and MAD by radix selection: a second pass
 // copies out the few values in the median's buckets (none when the bucket holds a single half-integer), and the MAD
-// takes one pass for the histogram of |r - median| and one to copy out its buckets.
+// takes one more pass, over a bracket of deviations the same histogram gives.
 void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t num_k, const AggregateRequest& request,
                           double* out, unsigned threads) {
   const size_t chunks = (n + kAggregateChunk - 1) / kAggregateChunk;
@@ -248,18 +239,23 @@ void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t nu
   for (size_t j = 0; j < num_k; ++j) out[kAggregateFixedSlots + j] = static_cast<double>(hit_total[j]);
   if (invalid > 0 || !medians || n == 0) return;
 
+  // The blocks' histograms merged once, for the median and the MAD.
+  std::vector<uint64_t> total(kRankBuckets, 0);
+  for (size_t b = 0; b < blocks; ++b) {
+    const uint32_t* h = hist.data() + b * kRankBuckets;
+    for (size_t k = 0; k < kRankBuckets; ++k) total[k] += h[k];
+  }
   const size_t k_lo = (n - 1) / 2, k_hi = n / 2;
   // With half-integer ranks, a bucket no wider than 1/2 holds one possible value: the half-integer in it.
   const bool half = not_half == 0;
-  const auto rank_single = [&](uint32_t k, double* v) {
-    const double lo = kRankKeys.start(k), width = kRankKeys.start(k + 1) - lo;
+  const auto rank_single = [&](size_t k, double* v) {
+    const double lo = bucket_start(k), width = bucket_start(k + 1) - lo;
     if (!half || width > 0.5) return false;
     *v = std::ceil(2 * lo) / 2;
     return true;
   };
   double lower = 0, upper = 0;
-  radix_select(n, blocks, block_len, hist, kRankKeys, k_lo, k_hi, [r](size_t i) { return r[i]; }, rank_single,
-               threads, &lower, &upper);
+  select_ranks(r, n, blocks, block_len, hist, total, k_lo, k_hi, rank_single, threads, &lower, &upper);
   const double med = lower + (upper - lower) / 2;
   out[kMedian] = med;
   if (!request.mad) return;
@@ -268,22 +264,15 @@ void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t nu
   // |r - med|. d1 = a distance with F(d1) <= k_lo for sure, d2 = one with F(d2) >= k_hi + 1 for sure; one pass counts
   // deviations <= d1 and copies those in (d1, d2], where the two middle deviations must be.
   std::vector<uint64_t> prefix(kRankBuckets + 1, 0);
-  {
-    std::vector<uint64_t> total(kRankBuckets, 0);
-    for (size_t b = 0; b < blocks; ++b) {
-      const uint32_t* h = hist.data() + b * kRankBuckets;
-      for (size_t k = 0; k < kRankBuckets; ++k) total[k] += h[k];
-    }
-    for (size_t k = 0; k < kRankBuckets; ++k) prefix[k + 1] = prefix[k] + total[k];
-  }
+  for (size_t k = 0; k < kRankBuckets; ++k) prefix[k + 1] = prefix[k] + total[k];
   size_t top = kRankBuckets;  // one past the last non-empty bucket
   while (top > 0 && prefix[top] == prefix[top - 1]) --top;
-  const double max_dev = std::max(med - 1.0, kRankKeys.start(static_cast<uint32_t>(top)) - med);
+  const double max_dev = std::max(med - 1.0, bucket_start(top) - med);
   // Bucket of v among the rank buckets, with values below 1 in bucket 0 and beyond the table after its end.
   const auto bucket_of = [&](double v) -> size_t {
     if (!(v >= 1.0)) return 0;
-    if (v >= kRankKeys.start(static_cast<uint32_t>(top))) return top;
-    return kRankKeys.key(v);
+    if (v >= bucket_start(top)) return top;
+    return rank_key(rank_bits(v));
   };
   const auto slack = [&](double d) { return 8 * std::numeric_limits<double>::epsilon() * (med + d); };
   const auto upper_count = [&](double d) -> uint64_t {  // >= F(d)
@@ -296,7 +285,7 @@ void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t nu
     const double a = med - d + e, z = med + d - e;
     if (!(a <= z)) return 0;
     size_t lo = bucket_of(a);
-    if (lo < top && a > 1.0 && kRankKeys.start(static_cast<uint32_t>(lo)) < a) ++lo;  // bucket of a is partly outside
+    if (lo < top && a > 1.0 && bucket_start(lo) < a) ++lo;  // bucket of a is partly outside
     const size_t hi = bucket_of(z);  // the bucket of z may be partly outside: excluded
     return hi > lo ? prefix[hi] - prefix[lo] : 0;
   };
@@ -307,8 +296,8 @@ void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t nu
     double lo = 0.0, hi = max_dev;
     for (int it = 0; it < 80 && lo < hi; ++it) {
       const double mid = lo + (hi - lo) / 2;
+      if (mid == lo || mid == hi) break;  // adjacent doubles: no further progress
       if (upper_count(mid) <= k_lo) lo = mid; else hi = mid;
-      if (mid == lo && mid == hi) break;
     }
     d1 = lo;
   }
@@ -317,6 +306,7 @@ void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t nu
     double lo = std::max(d1, 0.0), hi = d2;
     for (int it = 0; it < 80 && lo < hi; ++it) {
       const double mid = lo + (hi - lo) / 2;
+      if (mid == lo || mid == hi) break;  // adjacent doubles: no further progress
       if (lower_count(mid) >= k_hi + 1) hi = mid; else lo = mid;
     }
     if (lower_count(hi) >= k_hi + 1) d2 = hi;
@@ -351,10 +341,7 @@ void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t nu
   std::vector<double> picked;
   picked.reserve(total_kept);
   for (const std::vector<double>& k : kept) picked.insert(picked.end(), k.begin(), k.end());
-  const size_t j = static_cast<size_t>(k_lo - below);
-  std::nth_element(picked.begin(), picked.begin() + static_cast<std::ptrdiff_t>(j), picked.end());
-  lower = picked[j];
-  upper = k_hi == k_lo ? lower : *std::min_element(picked.begin() + static_cast<std::ptrdiff_t>(j) + 1, picked.end());
+  two_smallest_from(picked, static_cast<size_t>(k_lo - below), k_hi != k_lo, &lower, &upper);
   out[kMad] = (lower + (upper - lower) / 2) / kNormalQuartile;
 }
 
