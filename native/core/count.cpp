@@ -63,8 +63,11 @@ ReadFn pick_read(SimdLevel level) {
 
 SimdLevel usable(SimdLevel level) { return simd_supported(level) ? level : SimdLevel::Scalar; }
 
-inline void prefetch(const void* p) {
-  if (p != nullptr) __builtin_prefetch(p, 0, 3);
+// Thresholds read from random columns of rows [r0, r1) (the true answers' own scores): fetched together before the
+// rows are counted, so rows not in cache yet cost one overlapped wait, not one stall per row.
+template <typename T>
+void prefetch_true_scores(const T* scores, size_t cols, const int32_t* true_index, size_t r0, size_t r1) {
+  for (size_t r = r0; r < r1; ++r) __builtin_prefetch(scores + r * cols + static_cast<size_t>(true_index[r]), 0, 3);
 }
 
 // Work is cut into pieces of about this many bytes: large enough to amortise scheduling, small enough to balance.
@@ -83,22 +86,14 @@ struct NoPrepare {
   void operator()(size_t, size_t) const {}
 };
 
-// Names no memory to fetch ahead.
-struct NoAhead {
-  const void* operator()(size_t) const { return nullptr; }
-};
-
 // threshold(r) gives row r's threshold; it is called once per row, on the thread that counts the row (or, for
 // rows split into column pieces, once per row before the pieces are counted). adjust(r, t, counts) may correct a
 // row's counts before they are stored (the filtered setting), on the thread that counted the row. prepare(r0, r1)
-// runs before rows [r0, r1) are counted, on the thread that counts them (batched index lookups). ahead(r) names
-// the address threshold(r) will read (or null): the run's addresses are all prefetched before it starts, so
-// thresholds read from random columns of rows not in cache yet cost one overlapped wait, not one stall per row.
-template <typename T, typename Fn, typename ThresholdFn, typename AdjustFn = NoAdjust, typename PrepareFn = NoPrepare,
-          typename AheadFn = NoAhead>
+// runs before rows [r0, r1) are counted, on the thread that counts them (batched index lookups, prefetches).
+template <typename T, typename Fn, typename ThresholdFn, typename AdjustFn = NoAdjust, typename PrepareFn = NoPrepare>
 void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn threshold, double* greater, double* equal,
                      double* nan, const CountOptions& options, Fn kernel, AdjustFn adjust = AdjustFn(),
-                     PrepareFn prepare = PrepareFn(), AheadFn ahead = AheadFn()) {
+                     PrepareFn prepare = PrepareFn()) {
   if (rows == 0) return;
   const size_t total_bytes = rows * cols * sizeof(T);
   const unsigned threads = total_bytes < kParallelBytes ? 1u : options.threads;
@@ -110,7 +105,6 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
     parallel_for(tasks, threads, [&](size_t task) {
       const size_t r0 = task * rows_per_task;
       const size_t r1 = std::min(rows, r0 + rows_per_task);
-      for (size_t r = r0; r < r1; ++r) prefetch(ahead(r));
       prepare(r0, r1);
       for (size_t r = r0; r < r1; ++r) {
         const T t = threshold(r);
@@ -176,8 +170,8 @@ void by_index(const T* scores, size_t rows, size_t cols, const int32_t* true_ind
     thresholds_out[r] = t;
     return t;
   };
-  const auto ahead = [=](size_t r) -> const void* { return scores + r * cols + static_cast<size_t>(true_index[r]); };
-  count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, NoAdjust(), NoPrepare(), ahead);
+  const auto prepare = [=](size_t r0, size_t r1) { prefetch_true_scores(scores, cols, true_index, r0, r1); };
+  count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, NoAdjust(), prepare);
 }
 template <typename T, typename Fn>
 void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, const int32_t* relation,
@@ -207,6 +201,7 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
   std::vector<size_t> count(packed ? rows : 0);
   uint32_t mask = 0;
   const auto prepare = [&](size_t r0, size_t r1) {
+    prefetch_true_scores(scores, cols, truth, r0, r1);
     if (packed) index.packed_answers_many(anchor + r0, relation + r0, r1 - r0, first.data() + r0, count.data() + r0, &mask);
   };
   const auto adjust = [&](size_t r, T t, Counts& c) {
@@ -238,8 +233,7 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
     // -1 flags a task whose own triple is not in the index (the caller reports it).
     removed[r] = found ? static_cast<double>(known.nan) : -1.0;
   };
-  const auto ahead = [=](size_t r) -> const void* { return scores + r * cols + static_cast<size_t>(truth[r]); };
-  count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, adjust, prepare, ahead);
+  count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, adjust, prepare);
 }
 
 }  // namespace
