@@ -8,7 +8,7 @@ import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, Side } from "../kernels";
 import { getMetric, listMetrics } from "../metrics/index";
 import type { RankMetric } from "../metrics/types";
-import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
+import { computeSampledRanks, computeSampledRanksSync, ranksFromCounts } from "../ranking/ranks";
 import { type BreakdownSource, RankResults } from "./results";
 import { type BootstrapOptions, checkBootstrap, type SidePart, subsetPart, tabulate } from "./tabulate";
 import { describe, floatMatrix, integer, options, threadCount } from "../validate";
@@ -130,6 +130,14 @@ function int32TriplesInRange(t: Int32Array, numEntities: number, numRelations: n
     if (t[i]! >>> 0 >= numEntities || t[i + 1]! >>> 0 >= relBound || t[i + 2]! >>> 0 >= numEntities) return false;
   }
   return true;
+}
+
+/** The error for a batch whose task `task` has a NaN true score (a NaN score is not a candidate). */
+function nanTrueScore(task: number): KgrankInputError {
+  return new KgrankInputError(
+    "scores",
+    `the true score of task ${task} of the batch is NaN: a NaN score marks a non-candidate, so the true answer has no rank`,
+  );
 }
 
 /** Count columns of a batch, plus room for the rank columns record() derives from them. */
@@ -396,35 +404,19 @@ export class RankEvaluator {
     p: ReturnType<RankEvaluator["prepareBatch"]>, counts: BatchCounts, thresholds: FloatArray,
   ): void {
     const kept = p.kept;
-    for (let i = 0; i < kept; i++) {
-      if (thresholds[i] !== thresholds[i]) {
-        throw new KgrankInputError(
-          "scores",
-          `the true score of task ${i} of the batch is NaN: a NaN score marks a non-candidate, so the true answer has no rank`,
-        );
-      }
-    }
-    const { greater, equal, nan, removed, realistic, weight } = counts;
+    for (let i = 0; i < kept; i++) if (thresholds[i] !== thresholds[i]) throw nanTrueScore(i);
+    const { nan, removed, realistic, weight } = counts;
     if (p.index) {
       for (let i = 0; i < kept; i++) if (removed[i]! < 0) this.notInFilter(p, i);
     }
-    // The count columns become the rank columns in place (the true candidate is one of the columns): optimistic
-    // 1 + greater, pessimistic greater + equal, candidates = columns - NaN scores - other known answers removed.
-    const n = p.n;
-    for (let i = 0; i < kept; i++) {
-      const g = greater[i]!;
-      const opt = 1 + g;
-      const pess = g + equal[i]!;
-      greater[i] = opt;
-      equal[i] = pess;
-      realistic[i] = 0.5 * (opt + pess);
-      nan[i] = n - nan[i]! - removed[i]!;
-      weight[i] = NaN;
-    }
+    // The count columns become the rank columns in place (the true candidate is one of the columns); candidates then
+    // lose the other known answers the filter removed.
+    const ranks = ranksFromCounts(counts, p.n, true, realistic);
+    for (let i = 0; i < kept; i++) nan[i] = nan[i]! - removed[i]!;
+    weight.fill(NaN);
     this.skippedTasks[p.side] += p.rows - kept;
     this.tasks[p.side].adopt({
-      optimistic: greater, pessimistic: equal, realistic, numCandidates: nan, relation: p.relation,
-      anchor: p.origAnchor, truth: p.origTruth, weight,
+      ...ranks, relation: p.relation, anchor: p.origAnchor, truth: p.origTruth, weight,
     });
   }
 
@@ -494,12 +486,7 @@ export class RankEvaluator {
       const row = code - kind * 4294967296;
       // An id out of the index's range: nothing was recorded, so the general path reports it with its usual message.
       if (kind === 1) return false;
-      if (kind === 2) {
-        throw new KgrankInputError(
-          "scores",
-          `the true score of task ${row} of the batch is NaN: a NaN score marks a non-candidate, so the true answer has no rank`,
-        );
-      }
+      if (kind === 2) throw nanTrueScore(row);
       this.notInFilter({ side, relation: keys.subarray(0, rows), origAnchor: keys.subarray(rows, 2 * rows), origTruth: keys.subarray(2 * rows) }, row);
     }
     this.tasks[side].adopt({

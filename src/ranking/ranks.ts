@@ -176,13 +176,15 @@ function newCounts(rows: number): CountBuffers {
  * it is already in `equal` and in the non-NaN count; otherwise it is added once. Consumes `counts`: its arrays
  * are reused for the ranks.
  */
-export function ranksFromCounts(counts: CountBuffers, columns: number, trueInColumns: boolean): Ranks {
+export function ranksFromCounts(
+  counts: CountBuffers, columns: number, trueInColumns: boolean,
+  realistic: Float64Array = new Float64Array(counts.greater.length),
+): Ranks {
   // The count buffers are the callers' own scratch: they become the rank columns in place (fresh large arrays cost
-  // page faults that outweigh this loop), so only the realistic ranks are allocated.
+  // page faults that outweigh this loop), so only the realistic ranks are allocated (unless the caller gives room).
   const rows = counts.greater.length;
   const extra = trueInColumns ? 0 : 1;
   const { greater, equal, nan } = counts;
-  const realistic = new Float64Array(rows);
   for (let i = 0; i < rows; i++) {
     const g = greater[i]!;
     const opt = 1 + g;
