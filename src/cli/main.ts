@@ -15,7 +15,7 @@ import { removePendingFiles } from "../io/atomic";
 import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
 import { evaluate, type EvaluateOptions } from "./evaluate";
 import {
-  collect, formatOption, intArg, ksArg, listArg, type Out, outputOption, quietOption, splitArg,
+  collect, formatOption, intArg, ksOption, listArg, type Out, outputOption, quietOption, splitArg,
 } from "./shared";
 
 // ---- program -----------------------------------------------------------------------------------------------------
@@ -47,7 +47,7 @@ export function buildProgram(out: Out): Command {
     .option("--negatives-head <file>", "sampled head negatives' scores (rows x K) for sampled ranking (OGB protocol)")
     .option("--negatives-tail <file>", "sampled tail negatives' scores (rows x K)")
     .option("--metrics <list>", "comma list of metrics to report (names or synonyms: mrr, hits@10, amri, ...)", listArg)
-    .option("--ks <list>", "cut-offs of Hits@k (default 1,3,5,10)", ksArg)
+    .addOption(ksOption())
     .addOption(formatOption())
     .addOption(outputOption())
     .option("--by-relation", "also break the results down per relation")
@@ -63,7 +63,7 @@ export function buildProgram(out: Out): Command {
     .option("--num-candidates <file>", "candidates per task (enables expectations and adjusted / z-scored metrics)")
     .option("--weights <file>", "positive weight per task")
     .option("--metrics <list>", "comma list of metrics (default: all that apply)", listArg)
-    .option("--ks <list>", "cut-offs of Hits@k (default 1,3,5,10)", ksArg)
+    .addOption(ksOption())
     .addOption(formatOption())
     .addOption(outputOption())
     .addOption(quietOption())
@@ -82,7 +82,7 @@ export function buildProgram(out: Out): Command {
       .command("expectations")
       .description("expected value and variance of every metric with a closed form, per side, filtered and unfiltered (--dataset all: every dataset found)"),
   )
-    .option("--ks <list>", "cut-offs of Hits@k (default 1,3,5,10)", ksArg)
+    .addOption(ksOption())
     .addOption(formatOption())
     .addOption(outputOption())
     .addOption(quietOption())

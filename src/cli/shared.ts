@@ -54,6 +54,7 @@ export function collect(v: string, prev: string[] = []): string[] {
 export const formatOption = () => new Option("--format <format>", "output format").choices(FORMATS as string[]).default("table");
 export const outputOption = () => new Option("-o, --output <file>", "write the output to FILE (atomically: temporary name, then rename)");
 export const quietOption = () => new Option("-q, --quiet", "no progress bar and no notes on stderr");
+export const ksOption = () => new Option("--ks <list>", "cut-offs of Hits@k (default 1,3,5,10)").argParser(ksArg);
 
 // ---- shared helpers ----------------------------------------------------------------------------------------------
 
