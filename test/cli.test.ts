@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { backendInfo } from "../src/backend";
 import { FrequencyBaseline, getMetric, loadDataset, prepareCandidates, RankEvaluator, writeNpy } from "../src/index";
-import { SHARED_DATASETS } from "./helpers/datasets";
+import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
+import { external, runs } from "./helpers/external";
 
 const root = path.resolve(__dirname, "..");
 const bin = path.join(root, "bin", "kgrank.js");
@@ -391,8 +392,8 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(readdirSync(dir).filter((f) => f.includes("sigint"))).toEqual([]);
   });
 
-  const hasScript = spawnSync("script", ["--version"], { encoding: "utf8" }).status === 0;
-  it.skipIf(!hasScript)("on a terminal, work over a second shows a progress bar on stderr; --quiet hides it", async () => {
+  const script = external("util-linux `script`", runs("script", ["--version"]), "install bsdutils");
+  it.skipIf(script.missing)(script.name("on a terminal, work over a second shows a progress bar on stderr; --quiet hides it"), async () => {
     // util-linux `script` gives the command a pseudo-terminal and records what it prints. Each run is stopped once
     // the bar has been seen (or after 3 s for --quiet): the bar is the point, not the table.
     const tty = async (extra: string) => {
@@ -417,8 +418,8 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(await tty("--quiet")).not.toMatch(/evaluating/);
   });
 
-  const fb = existsSync(path.join(SHARED_DATASETS, "fb15k-237", "train.tsv"));
-  it.skipIf(!fb)("adjust on FB15k-237 from --dataset-dir: 2 x 20,438 filtered tasks over 14,505 entities", () => {
+  const fb = sharedDataset("fb15k-237");
+  it.skipIf(fb.missing)(fb.name("adjust on FB15k-237 from --dataset-dir: 2 x 20,438 filtered tasks over 14,505 entities"), () => {
     const r = kgrank(["adjust", "--dataset", "fb15k-237", "--dataset-dir", SHARED_DATASETS, "--metric", "mrr=0.35", "--format", "json"]);
     expect(r.status, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout);

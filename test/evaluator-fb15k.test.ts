@@ -8,14 +8,14 @@ import { describe, expect, it } from "vitest";
 
 import { backendInfo } from "../src/backend";
 import { RankEvaluator } from "../src/index";
-import { loadShared, SHARED_DATASETS } from "./helpers/datasets";
+import { loadShared, sharedDataset } from "./helpers/datasets";
+import { describeWith } from "./helpers/external";
 import { refValue } from "./helpers/metricsReference";
 import { rng } from "./helpers/reference";
 
 const info = backendInfo();
 const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
 const fb = loadShared("fb15k-237");
-if (!fb) console.warn(`FB15k-237 not found under ${SHARED_DATASETS}: set KGRANK_DATASETS to run the FB15k-237 tests`);
 
 type Side = "head" | "tail";
 
@@ -25,9 +25,9 @@ function relClose(actual: number, expected: number, tol = 1e-12) {
   expect(err, `${actual} vs ${expected}`).toBeLessThanOrEqual(tol);
 }
 
-describe.skipIf(!fb)(`RankEvaluator on FB15k-237 on ${label}`, () => {
-  const { train, valid, test } = fb!.splits;
-  const N = fb!.entities.length;
+describeWith(`RankEvaluator on FB15k-237 on ${label}`, fb, sharedDataset("fb15k-237"), (fb) => {
+  const { train, valid, test } = fb.splits;
+  const N = fb.entities.length;
   const filter = [train, valid, test];
   // A seeded sample of 400 test triples keeps the brute force quick; the filter is the full train+valid+test.
   const pick = rng(237);

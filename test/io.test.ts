@@ -3,7 +3,7 @@
  * datasets and atomic writes. Files are built byte by byte here from the format specs (independently of
  * encodeNpy); when NumPy is installed, files NumPy itself wrote are read too.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs, { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -15,7 +15,8 @@ import {
   splitTsvTriples, writeFileAtomic, writeNpy,
 } from "../src/index";
 import { filteredCandidateCounts } from "../src/cli/candidates";
-import { loadBundled, loadShared, SHARED_DATASETS } from "./helpers/datasets";
+import { loadBundled, loadShared, SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
+import { external, runs } from "./helpers/external";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-io-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -199,9 +200,9 @@ describe("readNpy", () => {
   });
 });
 
-const hasNumpy = spawnSync("python3", ["-c", "import numpy"], { encoding: "utf8" }).status === 0;
+const numpy = external("python3 with NumPy", runs("python3", ["-c", "import numpy"]), "install python3-numpy");
 
-describe.skipIf(!hasNumpy)("files written by NumPy", () => {
+describe.skipIf(numpy.missing)(numpy.name("files written by NumPy"), () => {
   it("reads numpy.save output (both byte orders, Fortran order, f2, bool) and numpy reads writeNpy output", () => {
     const py = `
 import numpy as np, sys
@@ -325,7 +326,8 @@ describe("datasets", () => {
   });
 
   const fb = loadShared("fb15k-237");
-  it.skipIf(!fb)("FB15k-237 from the shared folder: 14,505 training entities, 20,438 test triples kept, 28 dropped", () => {
+  const fbNeed = sharedDataset("fb15k-237");
+  it.skipIf(fbNeed.missing)(fbNeed.name("FB15k-237 from the shared folder: 14,505 training entities, 20,438 test triples kept, 28 dropped"), () => {
     const d = loadDataset("fb15k-237", { datasetDir: SHARED_DATASETS });
     expect(d.numEntities).toBe(14505);
     expect(d.splits.test.length / 3).toBe(20438);
@@ -335,7 +337,8 @@ describe("datasets", () => {
   });
 
   const wn = loadShared("wn18rr");
-  it.skipIf(!wn)("WN18RR from the shared folder: labels keep their leading zeros; 2,924 of 3,134 test triples kept", () => {
+  const wnNeed = sharedDataset("wn18rr");
+  it.skipIf(wnNeed.missing)(wnNeed.name("WN18RR from the shared folder: labels keep their leading zeros; 2,924 of 3,134 test triples kept"), () => {
     const d = loadDataset("wn18rr", { datasetDir: SHARED_DATASETS });
     expect(d.splits.test.length / 3).toBe(2924);
     expect(d.dropped.test).toBe(210);

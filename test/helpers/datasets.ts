@@ -2,6 +2,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 
+import { external, type External } from "./external";
+
 export interface MappedDataset {
   entities: string[];
   relations: string[];
@@ -11,11 +13,15 @@ export interface MappedDataset {
 /** Where the big benchmark datasets live: $KGRANK_DATASETS, or ../shared/datasets beside the repository. */
 export const SHARED_DATASETS = process.env.KGRANK_DATASETS ?? path.resolve(__dirname, "..", "..", "..", "shared", "datasets");
 
-/** A dataset from SHARED_DATASETS (e.g. "fb15k-237"), or null when it is not on this machine. */
+/** Whether SHARED_DATASETS holds `name` (e.g. "fb15k-237"); a skip names the folder and the variable to set. */
+export function sharedDataset(name: string): External {
+  const found = existsSync(path.join(SHARED_DATASETS, name, "train.tsv"));
+  return external(`${name} under ${SHARED_DATASETS}`, found, "set KGRANK_DATASETS to a folder holding NAME/{train,valid,test}.tsv");
+}
+
+/** A dataset from SHARED_DATASETS, or null when it is not on this machine (see `sharedDataset`). */
 export function loadShared(name: string): MappedDataset | null {
-  const dir = path.join(SHARED_DATASETS, name);
-  if (!existsSync(path.join(dir, "train.tsv"))) return null;
-  return loadDir(dir);
+  return sharedDataset(name).missing ? null : loadDir(path.join(SHARED_DATASETS, name));
 }
 
 export function loadBundled(name: string): MappedDataset {
