@@ -3,7 +3,7 @@ import { kernels } from "./backend";
 import { watchDetach } from "./errors";
 import type { CountBuffers, FloatArray } from "./kernels";
 import { thresholdsFor } from "./float32";
-import { floatMatrix, integer, numberArray, options, rowCount, threadCount } from "./validate";
+import { floatMatrix, integer, numberArray, optionKeys, options, rowCount, threadCount } from "./validate";
 
 export interface CountScoresOptions {
   /** Row-major scores, `numColumns` per row. */
@@ -29,7 +29,7 @@ interface Prepared {
 }
 
 function prepare(args: unknown): Prepared {
-  const o = options("countScores options", args);
+  const o = options("countScores options", args, optionKeys<CountScoresOptions>({ scores: 1, numColumns: 1, thresholds: 1, threads: 1 }));
   const scores = floatMatrix("scores", o.scores);
   const numColumns = integer("numColumns", o.numColumns, 1);
   const rows = rowCount("scores", scores, numColumns);

@@ -2,6 +2,8 @@
  * Typed errors. Every error kgrank throws on purpose is a `KgrankError`; its `code` says which kind, and input
  * errors name the offending argument and say what is accepted.
  */
+import { quoted } from "./suggest";
+
 export class KgrankError extends Error {
   readonly code: string;
   constructor(message: string, code = "KGRANK_ERROR") {
@@ -82,7 +84,7 @@ export class UnknownMetricError extends KgrankError {
   readonly suggestions: readonly string[];
   constructor(query: string, suggestions: readonly string[]) {
     super(
-      `unknown metric ${JSON.stringify(query)}; closest known names: ${suggestions.join(", ")} ` +
+      `unknown metric ${quoted(query)}; closest known names: ${suggestions.join(", ")} ` +
         `(listMetrics() prints the catalogue)`,
       "KGRANK_UNKNOWN_METRIC",
     );

@@ -14,11 +14,12 @@ export { computeRanks, computeRanksSync, computeSampledRanks, computeSampledRank
 export type { ComputeRanksOptions, ComputeSampledRanksOptions, Ranks } from "./ranking/ranks";
 export { NoClosedFormError, UnknownMetricError } from "./errors";
 export {
-  affine, expectationNormalized, generateNumCandidatesAndRanks, generateRanks, getMetric, listMetrics, metricValues,
-  prepareCandidates, reindexed, zScored, zToPValue,
+  affine, DEFAULT_KS, expectationNormalized, generateNumCandidatesAndRanks, generateRanks, getMetric, listMetrics, metricSelection,
+  metricValues, parseMetricKey, prepareCandidates, reindexed, zScored, zToPValue,
 } from "./metrics/index";
 export type {
-  AffineCoefficients, CandidateSet, Candidates, DerivedRankMetric, Estimate, EstimateOptions, Interval, RankMetric, RankType, ValueRange,
+  AffineCoefficients, CandidateSet, Candidates, DerivedRankMetric, Estimate, EstimateOptions, Interval, MetricKey, RankMetric, RankType,
+  ValueRange,
 } from "./metrics/index";
 export { RankEvaluator } from "./evaluation/evaluator";
 export type {

@@ -1,6 +1,7 @@
 /** Argument checks shared by every public function, so both backends see only valid input. */
 import { KgrankInputError } from "./errors";
 import type { FloatArray } from "./kernels";
+import { closest, quoted } from "./suggest";
 
 export function describe(value: unknown): string {
   if (value === null) return "null";
@@ -72,10 +73,30 @@ export function numberArray(name: string, value: unknown, length: number): Array
   return arr as ArrayLike<number>;
 }
 
-/** Plain object options argument. */
-export function options(name: string, value: unknown): Record<string, unknown> {
+/**
+ * The keys of an options type, written once as a record so the compiler checks the list is complete and has no
+ * extra key: `optionKeys<RankEvaluatorOptions>({ numEntities: 1, filterTriples: 1, ... })`.
+ */
+export function optionKeys<T>(keys: Record<keyof T & string, 1>): readonly string[] {
+  return Object.keys(keys);
+}
+
+/**
+ * A plain options object whose keys are all among `known`. An unknown key (a typo such as `filter` for
+ * `filterTriples`, or an option of another function) is an error naming the closest valid key, since ignoring it
+ * would silently give other results than the caller asked for. Keys whose value is undefined count as absent.
+ */
+export function options(name: string, value: unknown, known: readonly string[]): Record<string, unknown> {
   if (value === null || typeof value !== "object" || Array.isArray(value) || ArrayBuffer.isView(value)) {
     throw new KgrankInputError(name, `must be an options object, got ${describe(value)}`);
+  }
+  for (const key of Object.keys(value)) {
+    if (known.includes(key) || (value as Record<string, unknown>)[key] === undefined) continue;
+    throw new KgrankInputError(
+      name,
+      `unknown option ${quoted(key)}; did you mean "${closest(key, known, 1, (s) => s.toLowerCase())[0]}"? ` +
+        `Accepted: ${known.join(", ")}`,
+    );
   }
   return value as Record<string, unknown>;
 }

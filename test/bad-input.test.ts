@@ -96,7 +96,8 @@ export const CASES: Case[] = [
   { kind: "ks with 0", call: () => new RankEvaluator({ numEntities: 3, ks: [0] }), error: KgrankInputError, argument: "ks[0]" },
   { kind: "unknown weighting", call: () => new RankEvaluator({ numEntities: 3, weighting: "mean" as never }), error: KgrankInputError, argument: "weighting" },
   { kind: "addRanks rank above numCandidates", call: () => ev().addRanks({ side: "tail", realistic: [5], numCandidates: [3] }), error: KgrankInputError, argument: "realistic" },
-  { kind: "addRanks zero weight", call: () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], weights: [0] }), error: KgrankInputError, argument: "weights" },
+  { kind: "addRanks negative weight", call: () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], weights: [-1] }), error: KgrankInputError, argument: "weights" },
+  { kind: "every weight 0", call: () => prepareCandidates([3, 3], [0, 0]), error: KgrankInputError, argument: "weights" },
   { kind: "add after finalize", call: () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); e.finalize(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); }, error: KgrankStateError },
   { kind: "finalize with no tasks", call: () => ev().finalize(), error: KgrankStateError },
   { kind: "merge of corrupted state", call: () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); const s = e.serialize(); s[s.length - 1]! ^= 0xff; RankEvaluator.merge([s]); }, error: KgrankInputError, argument: "states[0]" },
@@ -126,7 +127,56 @@ export const CASES: Case[] = [
   { kind: "TSV with 4 columns (line named)", call: () => splitTsvTriples("a\tr\tb\tc\n"), error: KgrankInputError, argument: "file" },
   { kind: "TSV empty field", call: () => splitTsvTriples("a\t\tb\n"), error: KgrankInputError, argument: "file" },
   { kind: "unknown dataset", call: () => loadDataset("freebase-2"), error: KgrankInputError, argument: "dataset" },
+  // ---- options objects and metric names (issue 14) -------------------------------------------------------------
+  { kind: "unknown option key (filter for filterTriples)", call: () => new RankEvaluator({ numEntities: 3, filter: [triples] } as never), error: KgrankInputError, argument: "RankEvaluator options" },
+  { kind: "misspelt metric at construction", call: () => new RankEvaluator({ numEntities: 3, metrics: ["mrr", "hist@10"] }), error: UnknownMetricError },
+  { kind: "negative k in a Hits name", call: () => getMetric("hits@-1"), error: KgrankInputError, argument: "query" },
 ];
+
+/**
+ * Every public function that takes an options object, called with one misspelt key: each must refuse it with a
+ * KgrankInputError that suggests the key meant (an ignored option silently changes results).
+ */
+const withResults = () => {
+  const e = ev();
+  e.addRanks({ side: "tail", realistic: [1, 2], numCandidates: [3, 3] });
+  e.addRanks({ side: "head", realistic: [1, 1], numCandidates: [3, 3] });
+  return e.finalize();
+};
+const TYPOS: [string, () => unknown, string][] = [
+  ["RankEvaluator", () => new RankEvaluator({ numEntities: 3, filterTriple: triples } as never), "filterTriples"],
+  ["RankEvaluator.finalize", () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); e.finalize({ bootstraps: { samples: 10 } } as never); }, "bootstrap"],
+  ["finalize's bootstrap", () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); e.finalize({ bootstrap: { sample: 10 } as never }); }, "samples"],
+  ["RankEvaluator.addSync", () => ev().addSync({ triples, side: "tail", score: f32(6) } as never), "scores"],
+  ["RankEvaluator.addRanks", () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], weight: [1] } as never), "weights"],
+  ["RankEvaluator.addSampledSync", () => ev().addSampledSync({ side: "tail", positiveScores: [1], negativeScore: f32(2) } as never), "negativeScores"],
+  ["RankEvaluator.chunked", () => ev().chunked({ triples, side: "tail", trueScore: [1, 1] } as never), "trueScores"],
+  ["computeRanksSync", () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndex: [0, 1] } as never), "trueIndices"],
+  ["computeSampledRanksSync", () => computeSampledRanksSync({ positiveScore: [1], negativeScores: f32(2) } as never), "positiveScores"],
+  ["countScoresSync", () => countScoresSync({ scores: f32(4), numColumns: 2, threshold: [1, 1] } as never), "thresholds"],
+  ["RankCounter", () => new RankCounter({ trueScores: [1], numColumn: 2 } as never), "numColumns"],
+  ["RankCounter.add", () => new RankCounter({ trueScores: [1], numColumns: 2 }).addSync({ scores: f32(2), columnstart: 0 } as never), "columnStart"],
+  ["metric.estimate", () => getMetric("mrr").estimate({ numCandidates: [3, 3], numSample: 10 } as never), "numSamples"],
+  ["loadDataset", () => loadDataset("nations", { datasetdir: "x" } as never), "datasetDir"],
+  ["RankResults.byDegree", () => withResults().byDegree(triples, { bound: [1] } as never), "bounds"],
+  ["RankResults.toMarkdown", () => withResults().toMarkdown({ digit: 3 } as never), "digits"],
+  ["encodeNpy", () => encodeNpy(Float32Array.of(1), [1], { dtyp: "f4" } as never), "dtype"],
+];
+
+describe(`unknown option keys on ${label}`, () => {
+  for (const [where, call, meant] of TYPOS) {
+    it(`${where}: a misspelt key is refused and "${meant}" suggested`, () => {
+      let err: unknown = null;
+      try {
+        call();
+      } catch (e) {
+        err = e;
+      }
+      expect(err, "the misspelt key was ignored").toBeInstanceOf(KgrankInputError);
+      expect((err as Error).message).toContain(`did you mean "${meant}"?`);
+    });
+  }
+});
 
 describe(`bad-input matrix on ${label}`, () => {
   it(`has at least 40 kinds of bad input (${CASES.length})`, () => {

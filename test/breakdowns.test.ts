@@ -135,7 +135,6 @@ describe(`RankResults breakdowns on ${label}`, () => {
         expected: { head: {}, tail: {}, both: {} }, meanRankWidth: { head: NaN, tail: NaN, both: NaN }, keys: [],
         info: results.info,
       },
-      (q) => q,
     );
     expect(() => bare.byRelation()).toThrow(KgrankStateError);
   });

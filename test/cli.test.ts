@@ -162,6 +162,54 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(block("npx kgrank expectations --dataset nations --split test")).toEqual(run(["expectations", "--dataset", "nations", "--split", "test"]));
   });
 
+  it("the mistakes a new user makes are caught with the flag and the fix named", () => {
+    const json = (args: string[]) => {
+      const r = kgrank([...args, "--format", "json"]);
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout);
+    };
+    // --ks: one default set, each metric once, only the asked-for cut-offs.
+    const ks = json(["metrics", "--ranks", "ranks.txt", "--num-candidates", "nc.txt", "--ks", "1,10"]).metrics.map((m: { metric: string }) => m.metric);
+    expect(new Set(ks).size).toBe(ks.length);
+    expect(ks.filter((k: string) => /hits_at/.test(k))).toEqual(["hits_at_1", "adjusted_hits_at_1", "z_hits_at_1", "hits_at_10", "adjusted_hits_at_10", "z_hits_at_10"]);
+    // A metric that needs candidate counts names the flag, not the library argument.
+    expectUserError(kgrank(["metrics", "--ranks", "ranks.txt", "--metrics", "amri"]), /^kgrank: --num-candidates: adjusted_arithmetic_mean_rank_index needs/);
+    // 0-based ranks get the hint to add 1.
+    writeFileSync(p("ranks0.txt"), "0\n1\n4\n");
+    expectUserError(kgrank(["metrics", "--ranks", "ranks0.txt"]), /--ranks: element 0 is 0; .*add 1 to every rank/);
+    // A percentage where a fraction belongs.
+    expectUserError(kgrank(["adjust", "--dataset", "nations", "--metric", "hits@10=48"]), /--metric: "hits@10=48": 48 is outside the range of hits_at_10, \[0, 1\]; if it is a percentage, give hits_at_10=0.48/);
+    // PyKEEN's full keys in --metrics and --metric; a side in the key picks that side's candidates.
+    expect(json(["metrics", "--ranks", "ranks.txt", "--metrics", "both.realistic.hits_at_10,mrr"]).metrics.map((m: { metric: string }) => m.metric))
+      .toEqual(["hits_at_10", "inverse_harmonic_mean_rank"]);
+    const adj = json(["adjust", "--dataset", "nations", "--metric", "tail.realistic.hits_at_10=0.48", "--metric", "mrr=0.3"]);
+    expect(adj.metrics.map((m: { side: string }) => m.side)).toEqual(["tail", "both"]);
+    const tailOnly = json(["adjust", "--dataset", "nations", "--side", "tail", "--metric", "hits@10=0.48"]);
+    expect(adj.metrics[0].expected).toBe(tailOnly.metrics[0].expected);
+    // --by-relation follows --metrics: a column per asked metric, each filled.
+    const rel = kgrank(["evaluate", "--by-relation", "--metrics", "mrr,hits@10", "--format", "csv"]);
+    expect(rel.status, rel.stderr).toBe(0);
+    const table = kgrank(["evaluate", "--by-relation", "--metrics", "mrr,hits@10"]).stdout;
+    const perRelation = table.slice(table.indexOf("Per relation"));
+    expect(perRelation).toMatch(/relation\s+tasks\s+inverse_harmonic_mean_rank\s+inverse_harmonic_mean_rank random E\s+hits_at_10/);
+    const firstRow = perRelation.split("\n")[4]!;
+    expect(firstRow.trim().split(/\s{2,}/).length, firstRow).toBe(5);
+    // --triples: the footer counts distinct known triples, the evaluated split once.
+    const footer = (args: string[]) => /filtered by (\d+) known triples/.exec(kgrank(["evaluate", "--scores-tail", "tail.npy", ...args]).stdout)![1];
+    expect(footer(["--triples", "rev-triples.npy"])).toBe(footer([]));
+  });
+
+  it("info on the fallback prints the whole reason it fell back", () => {
+    writeFileSync(p("not-an-addon.node"), "not a shared object");
+    const r = kgrank(["info"], { KGRANK_ADDON_PATH: p("not-an-addon.node"), KGRANK_BACKEND: "" });
+    expect(r.status, r.stderr).toBe(0);
+    const lines = r.stdout.split("\n");
+    const at = lines.findIndex((l) => l.startsWith("fallbackReason"));
+    expect(at, r.stdout).toBeGreaterThanOrEqual(0);
+    expect(lines[at]).toMatch(/the native addon could not be loaded:/);
+    expect(lines[at + 1], r.stdout).toMatch(/^\s{17}.*not-an-addon\.node/);
+  });
+
   it("evaluate --format json equals the library's results exactly; score files give the baseline's numbers", async () => {
     const ref = await reference();
     const base = JSON.parse(kgrank(["evaluate", "--format", "json"]).stdout);
@@ -272,7 +320,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(kgrank(["evaluate", "--dataset", "fb16k"]), /unknown dataset "fb16k"/);
     expectUserError(kgrank(["evaluate", "--dataset", "wn18rr", "--dataset-dir", "nowhere"]), /--dataset-dir: wn18rr is not bundled/);
     expectUserError(kgrank(["evaluate", "--dataset-dir", "nowhere"]), /--dataset-dir: nowhere has no train\.tsv/);
-    expectUserError(kgrank(["evaluate", "--split", "dev"]), /--split must be valid or test/);
+    expectUserError(kgrank(["evaluate", "--split", "dev"]), /--split must be train, valid or test/);
     expectUserError(kgrank(["evaluate", "--filter", "train,tset"]), /--filter: "tset" is not a split/);
     expectUserError(kgrank(["evaluate", "--format", "xml"]), /format/);
     expectUserError(kgrank(["evaluate", "--bootstrap", "-3"]), /--bootstrap must be an integer/);

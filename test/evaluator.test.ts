@@ -156,6 +156,89 @@ describe(`RankEvaluator feeding on ${label}`, () => {
     expect(w.finalize().expected("tail.median_rank")).toBeUndefined();
   });
 
+  it("a side declared but never fed makes 'both' NaN with the reason in notes, not the other side's numbers", () => {
+    const ev = new RankEvaluator({ numEntities: N });
+    ev.addRanks({ side: "tail", realistic: [1, 2, 4], numCandidates: [5, 5, 5] });
+    const r = ev.finalize();
+    expect(r.get("tail.mrr")).toBeCloseTo((1 + 1 / 2 + 1 / 4) / 3, 14);
+    expect(r.get("mrr")).toBeNaN();
+    expect(r.get("both.realistic.hits@10")).toBeNaN();
+    expect(r.info.notes.join("\n")).toMatch(/no head task was added/);
+    // A declared single side is not affected.
+    const one = new RankEvaluator({ numEntities: N, sides: "tail" });
+    one.addRanks({ side: "tail", realistic: [1, 2, 4], numCandidates: [5, 5, 5] });
+    expect(one.finalize().get("mrr")).toBeCloseTo((1 + 1 / 2 + 1 / 4) / 3, 14);
+  });
+
+  it("zero weights count for nothing (PyKEEN): equal to leaving those tasks out of every weighted metric", () => {
+    const realistic = [1, 2.5, 7, 3, 1, 9];
+    const numCandidates = [5, 10, 9, 4, 2, 30];
+    const weights = [1, 0, 2, 0.5, 0, 3];
+    const keep = weights.map((w) => w > 0);
+    const all = new RankEvaluator({ numEntities: N, sides: "tail" });
+    all.addRanks({ side: "tail", realistic, numCandidates, weights });
+    const kept = new RankEvaluator({ numEntities: N, sides: "tail" });
+    kept.addRanks({ side: "tail", realistic: realistic.filter((_, i) => keep[i]), numCandidates: numCandidates.filter((_, i) => keep[i]), weights: weights.filter((w) => w > 0) });
+    const a = all.finalize();
+    const b = kept.finalize();
+    for (const key of ["mr", "mrr", "gmr", "hmr", "hits@1", "hits@3", "hits@10", "median_rank", "mad", "amri", "zmrr", "adjusted_hits_at_3"]) {
+      expect(a.get(`tail.${key}`), key).toBeCloseTo(b.get(`tail.${key}`), 12);
+    }
+    expect(a.expected("tail.mrr")).toBeCloseTo(b.expected("tail.mrr")!, 14);
+    // Variance, standard deviation and count ignore weights (PyKEEN), so they are over all six tasks.
+    expect(a.get("tail.count")).toBe(6);
+    const mean = realistic.reduce((x, y) => x + y) / 6;
+    expect(a.get("tail.variance")).toBeCloseTo(realistic.reduce((x, y) => x + (y - mean) ** 2, 0) / 6, 12);
+  });
+
+  it("weights are scale-invariant: x 5e-324, x 1e-160 and x 5e307 (sum past the largest double) give the results of the unscaled weights", () => {
+    const run = (scale: number) => {
+      const ev = new RankEvaluator({ numEntities: N, sides: "tail" });
+      ev.addRanks({ side: "tail", realistic: [1, 3, 2], numCandidates: [4, 10, 7], weights: [1, 2, 3].map((w) => w * scale) });
+      return ev.finalize();
+    };
+    const base = run(1);
+    for (const scale of [5e-324, 1e-160, 5e307]) {
+      const r = run(scale);
+      for (const key of ["mr", "mrr", "gmr", "hits@3", "median_rank", "amri", "zmrr"]) {
+        expect(r.get(`tail.${key}`), `${key} x ${scale}`).toBeCloseTo(base.get(`tail.${key}`), 13);
+      }
+      expect(r.expected("tail.mrr")).toBeCloseTo(base.expected("tail.mrr")!, 14);
+    }
+  });
+
+  it("macro weighting reports variance, standard deviation and count as PyKEEN does (unweighted)", () => {
+    const ev = new RankEvaluator({ numEntities: N, filterTriples: allTriples, weighting: "macro", sides: "tail" });
+    const rows = test.length / 3;
+    const scores = randomScores(rows, 5);
+    fixTrue(scores, test, "tail");
+    ev.addSync({ triples: test, side: "tail", scores });
+    const r = ev.finalize();
+    const ranks = Array.from(ev.taskColumns("tail").realistic);
+    const mean = ranks.reduce((x, y) => x + y) / ranks.length;
+    const v = ranks.reduce((x, y) => x + (y - mean) ** 2, 0) / ranks.length;
+    expect(r.get("tail.variance")).toBeCloseTo(v, 10);
+    expect(r.get("tail.std")).toBeCloseTo(Math.sqrt(v), 10);
+    expect(r.get("tail.count")).toBe(rows);
+  });
+
+  it("checks metric names when it is constructed, not in finalize(); full PyKEEN keys name their metric", () => {
+    expect(() => new RankEvaluator({ numEntities: N, metrics: ["mrr", "hitz@10"] })).toThrow(/unknown metric "hitz@10"/);
+    const ev = new RankEvaluator({ numEntities: N, sides: "tail", metrics: ["tail.realistic.hits_at_10", "mrr", "MRR", "inverse_harmonic_mean_rank"] });
+    ev.addRanks({ side: "tail", realistic: [1, 20], numCandidates: [30, 30] });
+    const r = ev.finalize();
+    expect(Object.keys(r.toJSON().tail.realistic)).toEqual(["hits_at_10", "inverse_harmonic_mean_rank"]);
+  });
+
+  it("console.log shows the tasks and headline metrics, not RankResults {}", async () => {
+    const { inspect } = await import("node:util");
+    const ev = new RankEvaluator({ numEntities: N, sides: "tail" });
+    ev.addRanks({ side: "tail", realistic: [1, 2], numCandidates: [4, 4] });
+    const text = inspect(ev.finalize());
+    expect(text).toMatch(/^RankResults \{ tasks: \{ head: 0, tail: 2 \}/);
+    expect(text).toContain("inverse_harmonic_mean_rank: 0.75");
+  });
+
   const bad: [string, () => unknown, string, RegExp?][] = [
     ["an evaluated triple missing from the filter", () => new RankEvaluator({ numEntities: N, filterTriples: [train] }).addSync({ triples: test.subarray(0, 3), side: "tail", scores: new Float32Array(N) }), "triples", /not in filterTriples/],
     // The filtered synchronous batch takes one native call on the native backend: its problems must read the same.
@@ -175,7 +258,7 @@ describe(`RankEvaluator feeding on ${label}`, () => {
     ["an empty restriction", () => new RankEvaluator({ numEntities: N, restrictRelations: [] }), "restrictRelations"],
     ["a rank above its candidates", () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", realistic: [5], numCandidates: [4] }), "realistic"],
     ["a rank of 1.25", () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", realistic: [1.25], numCandidates: [4] }), "realistic"],
-    ["a zero weight", () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", realistic: [1], numCandidates: [4], weights: [0] }), "weights"],
+    ["a negative weight", () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", realistic: [1], numCandidates: [4], weights: [-0.5] }), "weights"],
     ["no ranks at all", () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", numCandidates: [4] }), "ranks"],
   ];
   for (const [what, call, argument, pattern] of bad) {

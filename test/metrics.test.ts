@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import { allKernels } from "../src/backend";
-import { getMetric, KgrankInputError, listMetrics, metricValues, prepareCandidates, UnknownMetricError } from "../src/index";
+import { getMetric, KgrankInputError, listMetrics, metricSelection, metricValues, parseMetricKey, prepareCandidates, UnknownMetricError } from "../src/index";
 import { refMedian, refValue, relErr, } from "./helpers/metricsReference";
 import { rng } from "./helpers/reference";
 
@@ -93,6 +93,47 @@ describe("getMetric resolves keys, synonyms and class-style names case-insensiti
   });
 });
 
+describe("names a user gets wrong", () => {
+  it("a negative k is refused, not read as a positive one", () => {
+    for (const q of ["hits@-1", "hits_at_-3", "adjusted_hits_at_-10", "z_hits_at_-1", "hits @ -5"]) {
+      expect(() => getMetric(q), q).toThrow(/Hits@k needs an integer k >= 1, not a negative one/);
+    }
+    // Hyphens as separators stay accepted.
+    expect(getMetric("hits-at-10").key).toBe("hits_at_10");
+    expect(getMetric("z-hits-at-1").key).toBe("z_hits_at_1");
+  });
+
+  it("a full PyKEEN key given to getMetric names the metric part; parseMetricKey splits it", () => {
+    expect(() => getMetric("both.realistic.hits_at_10")).toThrow(/is a full key .*getMetric takes the metric part, "hits_at_10"/);
+    const k = parseMetricKey("Right.PESSIMISTIC.mrr");
+    expect([k.side, k.rankType, k.metric.key]).toEqual(["tail", "pessimistic", "inverse_harmonic_mean_rank"]);
+    expect(parseMetricKey("amri").side).toBeNull();
+  });
+
+  it("a huge unknown name is answered fast and echoed cut short", () => {
+    const q = "q".repeat(400_000);
+    const t0 = performance.now();
+    let message = "";
+    try {
+      getMetric(q);
+    } catch (e) {
+      expect(e).toBeInstanceOf(UnknownMetricError);
+      message = (e as Error).message;
+    }
+    expect(performance.now() - t0).toBeLessThan(500); // was 2.5 s
+    expect(message.length).toBeLessThan(400_000);
+  });
+
+  it("one default selection: every metric with the Hits family at each k, a metric named twice reported once", () => {
+    const keys = metricSelection(null, [1, 10]).map((m) => m.key);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(keys.filter((k) => /hits_at/.test(k))).toEqual([
+      "hits_at_1", "adjusted_hits_at_1", "z_hits_at_1", "hits_at_10", "adjusted_hits_at_10", "z_hits_at_10",
+    ]);
+    expect(metricSelection(["mrr", "MRR", "both.realistic.mrr", "hits@10"]).map((m) => m.key)).toEqual(["inverse_harmonic_mean_rank", "hits_at_10"]);
+  });
+});
+
 describe("value() of every base metric equals the plain reference (1e-12 relative)", () => {
   const random = rng(7);
   const n = 501;
@@ -172,9 +213,16 @@ describe("edge cases of value()", () => {
     expect(() => m.value("abc" as unknown as number[])).toThrow(KgrankInputError);
   });
 
-  it("metrics without weight support reject weights", () => {
-    expect(() => getMetric("std").value([1, 2], undefined, [1, 1])).toThrow(/weights: standard_deviation does not support weights/);
-    expect(() => getMetric("count").value([1, 2], undefined, [1, 1])).toThrow(KgrankInputError);
+  it("metrics without weight support ignore weights, as PyKEEN's (variance, standard deviation, count)", () => {
+    const r = [1, 2, 7, 3.5];
+    const w = [0.5, 3, 0, 1];
+    for (const q of ["std", "variance", "count"]) {
+      expect(getMetric(q).value(r, undefined, w)).toBe(getMetric(q).value(r));
+    }
+    // NumPy: np.var([1, 2, 7, 3.5]) = 5.171875 (population variance, as PyKEEN).
+    expect(getMetric("variance").value(r, undefined, w)).toBeCloseTo(5.171875, 14);
+    expect(getMetric("count").value(r, undefined, w)).toBe(4);
+    expect(() => getMetric("std").value([1, 2], undefined, [1, -1])).toThrow(/weights: element 1 is -1/);
   });
 
   it("derived metrics need numCandidates", () => {
@@ -251,8 +299,12 @@ describe("metricValues() and prepareCandidates()", () => {
     }
   });
 
-  it("rejects weights when one of the metrics does not support them, and derived metrics without N", () => {
-    expect(() => metricValues(["mr", "std"], r, N, r.map(() => 1))).toThrow(/weights: standard_deviation/);
+  it("weights apply to the metrics that support them and are ignored by the others; derived metrics need N", () => {
+    const w = r.map((_, i) => (i % 4 === 0 ? 0 : 1 + (i % 3)));
+    const mixed = metricValues(["mr", "std", "count"], r, N, w);
+    expect(mixed.arithmetic_mean_rank).toBe(metricValues(["mr"], r, N, w).arithmetic_mean_rank);
+    expect(mixed.standard_deviation).toBe(metricValues(["std"], r).standard_deviation);
+    expect(mixed.count).toBe(r.length);
     expect(() => metricValues(["zmrr"], r)).toThrow(/numCandidates/);
     expect(() => metricValues([], r)).toThrow(/metrics/);
   });

@@ -84,7 +84,7 @@ describe(`RankEvaluator.finalize on ${label}`, () => {
     // As in PyKEEN, z-scored, re-indexed and expectation-normalised metrics exist for realistic ranks only.
     expect(() => results.get("head.pessimistic.amri")).toThrow(/reported for rank types realistic/);
     expect(results.get("left.mr")).toBe(results.get("head.arithmetic_mean_rank"));
-    expect(() => results.get("both.sideways.mrr")).toThrow(/neither a side .* nor a rank type .*: sideways, mrr/);
+    expect(() => results.get("both.sideways.mrr")).toThrow(/neither a side .* nor a rank type .*: "sideways", "mrr"/);
     expect(() => results.get("both.realistic.mrx")).toThrow(UnknownMetricError);
     expect(() => results.get("head.tail.mrr")).toThrow(KgrankInputError);
     expect(() => results.get("both.realistic")).toThrow(/names no metric/);

@@ -420,8 +420,11 @@ double median(const double* values, const double* weights, size_t n) {
     const double c = cum.value();
     if (c >= half) {
       const double x = values[order[i]];
-      if (c == half && i + 1 < n) {
-        const double y = values[order[i + 1]];
+      // Exactly half the weight lies at or below x: the median is midway to the next task that weighs anything.
+      size_t j = i + 1;
+      if (c == half) while (j < n && weights[order[j]] == 0) ++j;
+      if (c == half && j < n) {
+        const double y = values[order[j]];
         return x + (y - x) / 2;
       }
       return x;

@@ -3,12 +3,12 @@ import { backendInfo } from "../backend";
 import { KgrankInputError } from "../errors";
 import { BUNDLED_DATASETS, type Dataset, EXTERNAL_DATASETS, loadDataset, type Split } from "../io/datasets";
 import {
-  expectationNormalized, getMetric, listMetrics, metricValues, prepareCandidates, reindexed, zScored, zToPValue,
+  expectationNormalized, listMetrics, metricSelection, metricValues, parseMetricKey, prepareCandidates, reindexed, zScored, zToPValue,
 } from "../metrics/index";
 import type { RankMetric } from "../metrics/types";
 
 import { csv, type Format, fmt, fmtP, json, table } from "./format";
-import { candidateCounts, datasetFrom, emit, metricSet, type Out, readNumbers } from "./shared";
+import { candidateCounts, datasetFrom, emit, type Out, readNumbers } from "./shared";
 
 export async function metricsCommand(
   opts: { ranks: string; numCandidates?: string; weights?: string; metrics?: string[]; ks?: number[]; format: Format; output?: string; quiet?: boolean },
@@ -19,14 +19,18 @@ export async function metricsCommand(
   const w = opts.weights ? readNumbers(opts.weights, "--weights") : undefined;
   if (nc && nc.length !== ranks.length) throw new KgrankInputError("--num-candidates", `has ${nc.length} numbers but --ranks has ${ranks.length}: one per task`);
   if (w && w.length !== ranks.length) throw new KgrankInputError("--weights", `has ${w.length} numbers but --ranks has ${ranks.length}: one per task`);
-  let metrics = metricSet(opts.ks, opts.metrics);
+  let metrics = metricSelection(opts.metrics, opts.ks, "--metrics");
   const skipped: string[] = [];
   if (!opts.metrics) {
     metrics = metrics.filter((m) => {
-      const keep = (nc || !m.needsCandidates) && (!w || m.supportsWeights);
+      const keep = nc || !m.needsCandidates;
       if (!keep) skipped.push(m.key);
       return keep;
     });
+  }
+  const needy = nc ? [] : metrics.filter((m) => m.needsCandidates);
+  if (needy.length) {
+    throw new KgrankInputError("--num-candidates", `${needy.map((m) => m.key).join(", ")} need${needy.length === 1 ? "s" : ""} the number of candidates of each task: give --num-candidates FILE`);
   }
   const candidates = nc ? prepareCandidates(nc, w) : undefined;
   const values = metricValues(metrics, ranks, candidates, candidates ? undefined : w);
@@ -44,7 +48,7 @@ export async function metricsCommand(
     text =
       `${ranks.length} ranks${nc ? " with candidate counts" : ""}${w ? ", weighted" : ""}\n\n` +
       table(opts.format, ["metric", "value", "random E", "random SD"], rows.map((r) => [r.metric, fmt(r.value), fmt(r.expected), fmt(r.std)])) +
-      (skipped.length ? `\n\nnot computed (${nc ? "no weight support" : "need --num-candidates"}): ${skipped.join(", ")}` : "");
+      (skipped.length ? `\n\nnot computed (need --num-candidates): ${skipped.join(", ")}` : "");
   }
   emit(out, text, opts.output, opts.quiet);
 }
@@ -58,38 +62,56 @@ export function adjustCommand(
     const m = /^\s*([^=]+?)\s*=\s*(\S+)\s*$/.exec(s);
     const v = m ? Number(m[2]) : NaN;
     if (!m || !Number.isFinite(v)) throw new KgrankInputError("--metric", `"${s}" is not NAME=VALUE with a number, e.g. mrr=0.35`);
-    const metric = getMetric(m[1]!);
+    const key = parseMetricKey(m[1]!, "--metric");
+    const metric = key.metric;
     if ("base" in metric) throw new KgrankInputError("--metric", `${metric.key} is already adjusted; give the published base metric (e.g. mrr, hits@10, mr)`);
     if (!metric.closedExpectation) {
       throw new KgrankInputError("--metric", `${metric.key} has no closed-form expectation, so it cannot be adjusted; metrics that can: ${listMetrics().filter((x) => x.closedExpectation && !("base" in x)).map((x) => x.key).join(", ")}`);
     }
-    return { metric, value: v };
+    checkPublishedValue(metric, v, s);
+    return { metric, value: v, side: key.side ?? opts.side };
   });
   const ds = datasetFrom(opts);
   const c = candidateCounts(ds, opts.split, opts.filter);
-  const nc = prepareCandidates(c[opts.side]);
-  const rows = parsed.map(({ metric, value }) => {
+  const rows = parsed.map(({ metric, value, side }) => {
+    const nc = prepareCandidates(c[side]);
     const e = metric.expectedValue(nc as never);
     const sd = metric.closedVariance ? Math.sqrt(metric.variance(nc as never)) : NaN;
     const idx = reindexed(metric).adjust(value, nc as never);
     const ratio = expectationNormalized(metric).adjust(value, nc as never);
     const z = metric.closedVariance ? zScored(metric).adjust(value, nc as never) : NaN;
-    return { metric: metric.key, value, expected: e, std: sd, adjustedIndex: idx, expectationRatio: ratio, z, pValue: Number.isFinite(z) ? zToPValue(z) : NaN };
+    return { metric: metric.key, side, value, expected: e, std: sd, adjustedIndex: idx, expectationRatio: ratio, z, pValue: Number.isFinite(z) ? zToPValue(z) : NaN };
   });
   const tasks = c[opts.side].length;
+  const sides = new Set(rows.map((r) => r.side));
   let text: string;
   if (opts.format === "json") text = json({ dataset: ds.name, split: opts.split, side: opts.side, setting: c.setting, tasks, metrics: rows });
   else if (opts.format === "csv") {
-    text = csv(["metric", "value", "expected", "std", "adjusted_index", "expectation_ratio", "z", "p_value"], rows.map((r) => [r.metric, r.value, r.expected, r.std, r.adjustedIndex, r.expectationRatio, r.z, r.pValue]));
+    text = csv(["metric", "side", "value", "expected", "std", "adjusted_index", "expectation_ratio", "z", "p_value"], rows.map((r) => [r.metric, r.side, r.value, r.expected, r.std, r.adjustedIndex, r.expectationRatio, r.z, r.pValue]));
   } else {
     text =
       `${ds.name} ${opts.split}, ${opts.side} side${opts.side === "both" ? "s" : ""} (${tasks} tasks), ${c.setting}\n\n` +
-      table(opts.format, ["metric", "value", "random E", "random SD", "adjusted index", "value / E", "z", "p (one-sided)"], rows.map((r) => [
-        r.metric, fmt(r.value), fmt(r.expected), fmt(r.std), fmt(r.adjustedIndex), fmt(r.expectationRatio), fmt(r.z, 2), fmtP(r.pValue),
+      table(opts.format, ["metric", ...(sides.size > 1 || !sides.has(opts.side) ? ["side"] : []), "value", "random E", "random SD", "adjusted index", "value / E", "z", "p (one-sided)"], rows.map((r) => [
+        r.metric, ...(sides.size > 1 || !sides.has(opts.side) ? [`${r.side} (${c[r.side].length})`] : []), fmt(r.value), fmt(r.expected), fmt(r.std), fmt(r.adjustedIndex), fmt(r.expectationRatio), fmt(r.z, 2), fmtP(r.pValue),
       ])) +
       `\n\nadjusted index = (value - E) / (best - E): 0 at random, 1 when perfect; z = (value - E) / SD, as if every rank were uniform over its candidates.`;
   }
   emit(out, text, opts.output, opts.quiet);
+}
+
+/**
+ * A published value must lie in its metric's range: "hits@10=48" is a percentage as papers print it, and adjusting
+ * it as a fraction would print nonsense. Where value / 100 fits, say so.
+ */
+function checkPublishedValue(metric: RankMetric, value: number, given: string): void {
+  const r = metric.valueRange;
+  const inRange = (v: number) =>
+    (r.lower === null || v > r.lower || (r.lowerInclusive && v === r.lower)) &&
+    (r.upper === null || v < r.upper || (r.upperInclusive && v === r.upper));
+  if (inRange(value)) return;
+  const span = `${r.lowerInclusive ? "[" : "("}${r.lower ?? "-inf"}, ${r.upper ?? "inf"}${r.upperInclusive ? "]" : ")"}`;
+  const hint = value > 1 && inRange(value / 100) ? `; if it is a percentage, give ${metric.key}=${value / 100}` : "";
+  throw new KgrankInputError("--metric", `"${given}": ${value} is outside the range of ${metric.key}, ${span}${hint}`);
 }
 
 interface ExpectationRow {
@@ -120,7 +142,7 @@ export function expectationsCommand(
   opts: { dataset?: string; datasetDir?: string; split: Split; filter: string[]; ks?: number[]; format: Format; output?: string; quiet?: boolean },
   out: Out,
 ): void {
-  const metrics = metricSet(opts.ks, undefined).filter((m) => m.closedExpectation && !("base" in m));
+  const metrics = metricSelection(null, opts.ks).filter((m) => m.closedExpectation && !("base" in m));
   // --dataset all: every bundled dataset and every external one found under --dataset-dir (PyKEEN's Zenodo table).
   const all = opts.dataset?.trim().toLowerCase() === "all";
   const datasets: Dataset[] = [];
@@ -173,6 +195,7 @@ export function infoCommand(opts: { format: "table" | "json" }, out: Out): void 
   const info = backendInfo() as unknown as Record<string, unknown>;
   const all = { ...info, node: process.version, platform: `${process.platform}-${process.arch}` };
   if (opts.format === "json") out.stdout(json(all));
-  else out.stdout(Object.entries(all).map(([k, v]) => `${k.padEnd(16)} ${Array.isArray(v) ? v.join(",") : String(v).split("\n")[0]}`).join("\n") + "\n");
+  // Multi-line values (a fallback reason with the loader's error) keep every line, indented under their key.
+  else out.stdout(Object.entries(all).map(([k, v]) => `${k.padEnd(16)} ${Array.isArray(v) ? v.join(",") : String(v).split("\n").join(`\n${" ".repeat(17)}`)}`).join("\n") + "\n");
 }
 

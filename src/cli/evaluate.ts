@@ -4,8 +4,9 @@ import * as path from "node:path";
 import { backendInfo } from "../backend";
 import { KgrankInputError } from "../errors";
 import { RankEvaluator } from "../evaluation/evaluator";
-import type { RankResults } from "../evaluation/results";
+import { knownTriples, type RankResults } from "../evaluation/results";
 import { type Split } from "../io/datasets";
+import { metricSelection } from "../metrics/index";
 import { FrequencyBaseline } from "../scoring/baseline";
 
 import { csv, type Format, fmt, json, table } from "./format";
@@ -159,10 +160,12 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
     ];
     if (relations) {
       parts.push("", "Per relation (both sides, realistic ranks):", "");
-      const header = ["relation", "tasks", "MRR", "MRR random E", "Hits@1", "Hits@10", "AMRI", "z-MRR"];
+      // The metrics asked for with --metrics, else a short default; MRR's random expectation beside MRR.
+      const columns = opts.metrics ? metricSelection(opts.metrics, opts.ks, "--metrics").map((m) => [m.key, m.key]) : RELATION_COLUMNS;
+      const header = ["relation", "tasks", ...columns.flatMap(([key, title]) => (key === MRR ? [title!, `${title} random E`] : [title!]))];
       const rowsOut = relations.map((g) => [
-        relLabel(g.relation), String(g.count), fmt(safeGet(g.results, "mrr")), fmt(safeExpected(g.results, "mrr")), fmt(safeGet(g.results, "hits@1")),
-        fmt(safeGet(g.results, "hits@10")), fmt(safeGet(g.results, "amri")), fmt(safeGet(g.results, "zmrr")),
+        relLabel(g.relation), String(g.count),
+        ...columns.flatMap(([key]) => (key === MRR ? [fmt(safeGet(g.results, key!)), fmt(safeExpected(g.results, key!))] : [fmt(safeGet(g.results, key!))])),
       ]);
       parts.push(table(opts.format, header, rowsOut));
     }
@@ -171,6 +174,13 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   }
   emit(out, text, opts.output, opts.quiet);
 }
+
+const MRR = "inverse_harmonic_mean_rank";
+/** The per-relation table's columns without --metrics: metric key and column title. */
+const RELATION_COLUMNS = [
+  [MRR, "MRR"], ["hits_at_1", "Hits@1"], ["hits_at_10", "Hits@10"], ["adjusted_arithmetic_mean_rank_index", "AMRI"],
+  ["z_inverse_harmonic_mean_rank", "z-MRR"],
+];
 
 function expectedTable(r: RankResults, side: string): Record<string, number> {
   const outT: Record<string, number> = {};
@@ -211,7 +221,7 @@ function resultsTable(r: RankResults): string {
   const i = r.info;
   return (
     table("table", header, rows) +
-    `\n\n${i.tasks.head} head and ${i.tasks.tail} tail tasks; ${i.filtered ? `filtered by ${i.filterTriples.reduce((a, b) => a + b, 0)} known triples` : "unfiltered"}; ` +
+    `\n\n${i.tasks.head} head and ${i.tasks.tail} tail tasks; ${i.filtered ? `filtered by ${knownTriples(i)} known triples` : "unfiltered"}; ` +
     `${i.weighting} weighting. "random E": expectation under uniformly random ranking (both sides); empty where no closed form.` +
     (intervals ? " Brackets: 95% bootstrap percentile intervals over tasks." : "")
   );

@@ -130,7 +130,10 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
   }
 }
 
-const FLAG_OF: Record<string, string> = { triples: "--triples", dataset: "--dataset", "dataset-dir": "--dataset-dir", datasetDir: "--dataset-dir", metrics: "--metrics", ks: "--ks" };
+const FLAG_OF: Record<string, string> = {
+  triples: "--triples", dataset: "--dataset", "dataset-dir": "--dataset-dir", datasetDir: "--dataset-dir", metrics: "--metrics", ks: "--ks",
+  ranks: "--ranks", numCandidates: "--num-candidates", weights: "--weights",
+};
 
 const defaultOut: Out = {
   stdout: (s) => process.stdout.write(s),

@@ -11,8 +11,6 @@ import { type Dataset, loadDataset, type Split, SPLITS } from "../io/datasets";
 import { fileError, type NpyData, readNpy } from "../io/npy";
 import { readNpz } from "../io/npz";
 import { readSafetensors } from "../io/safetensors";
-import { getMetric, listMetrics } from "../metrics/index";
-import type { RankMetric } from "../metrics/types";
 
 import { filteredCandidateCounts } from "./candidates";
 import { FORMATS } from "./format";
@@ -73,7 +71,7 @@ export function datasetFrom(opts: { dataset?: string; datasetDir?: string }): Da
 }
 
 export function splitArg(v: string): Split {
-  if (v !== "valid" && v !== "test" && v !== "train") throw new InvalidArgumentError(`--split must be valid or test, got "${v}"`);
+  if (v !== "valid" && v !== "test" && v !== "train") throw new InvalidArgumentError(`--split must be train, valid or test, got "${v}"`);
   return v;
 }
 
@@ -199,15 +197,6 @@ export function readNumbers(file: string, argument: string): Float64Array {
   });
   if (outN.length === 0) throw new KgrankInputError(argument, `${file} holds no numbers`);
   return Float64Array.from(outN);
-}
-
-export function metricSet(ks: number[] | undefined, names: string[] | undefined): RankMetric[] {
-  if (names?.length) return names.map((m) => getMetric(m));
-  const all = listMetrics().filter((m) => !("k" in m && (m as { k?: number }).k !== undefined) || !ks);
-  if (ks) {
-    for (const k of ks) for (const q of [`hits@${k}`, `adjusted_hits_at_${k}`, `z_hits_at_${k}`]) all.push(getMetric(q));
-  }
-  return all;
 }
 
 // ---- adjust and expectations -------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import { KgrankInputError, KgrankStateError } from "../errors";
 import type { FilterIndexHandle, FloatArray } from "../kernels";
 import { RankCounter } from "../ranking/rank-counter";
 import type { Ranks } from "../ranking/ranks";
-import { describe, integer, options, threadCount } from "../validate";
+import { describe, integer, optionKeys, options, threadCount } from "../validate";
 
 export interface ChunkedBatchOptions {
   /** The evaluated triples of the batch: b x 3 (head, relation, tail). */
@@ -27,6 +27,8 @@ export interface EntitySlice {
   entityStart: number;
   threads?: number;
 }
+
+const SLICE_KEYS = optionKeys<EntitySlice>({ scores: 1, entityStart: 1, threads: 1 });
 
 /** What the evaluator hands a chunked batch: the kept rows' keys and where the ranks go when it finishes. */
 export interface ChunkedContext {
@@ -106,7 +108,7 @@ export class ChunkedBatch {
 
   private prepare(slice: EntitySlice) {
     if (this.#done) throw new KgrankStateError("ChunkedBatch: finish() was already called; start a new chunked batch");
-    const o = options("slice", slice);
+    const o = options("slice", slice, SLICE_KEYS);
     const scores = o.scores;
     const ctx = this.#ctx;
     if (!(scores instanceof Float32Array) && !(scores instanceof Float64Array)) {

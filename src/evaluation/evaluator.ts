@@ -6,12 +6,12 @@
 import { backendInfo, kernels } from "../backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, Side } from "../kernels";
-import { getMetric, listMetrics } from "../metrics/index";
+import { DEFAULT_KS, metricSelection } from "../metrics/index";
 import type { RankMetric } from "../metrics/types";
 import { computeSampledRanks, computeSampledRanksSync, ranksFromCounts } from "../ranking/ranks";
 import { type BreakdownSource, RankResults } from "./results";
 import { type BootstrapOptions, checkBootstrap, type SidePart, subsetPart, tabulate } from "./tabulate";
-import { describe, floatMatrix, integer, options, threadCount } from "../validate";
+import { describe, floatMatrix, integer, optionKeys, options, threadCount } from "../validate";
 import { decodeState, encodeState, type StateHeader } from "./state";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
 import { ChunkedBatch, type ChunkedBatchOptions } from "./chunked";
@@ -80,18 +80,32 @@ export interface RanksBatch {
   realistic?: ArrayLike<number>;
   /** Candidates per task (the true one included). */
   numCandidates: ArrayLike<number>;
-  /** Explicit per-task weights (positive). */
+  /** Explicit per-task weights (finite, >= 0; a zero weight makes the task count for nothing, as in PyKEEN). */
   weights?: ArrayLike<number>;
   /** Relation of each task, for per-relation breakdowns. */
   relations?: ArrayLike<number>;
 }
+
+const EVALUATOR_KEYS = optionKeys<RankEvaluatorOptions>({
+  numEntities: 1, numRelations: 1, filterTriples: 1, sides: 1, ks: 1, metrics: 1, restrictEntities: 1, restrictRelations: 1,
+  weighting: 1, threads: 1,
+});
+const SCORE_BATCH_KEYS = optionKeys<ScoreBatch>({ triples: 1, side: 1, scores: 1, threads: 1 });
+const SAMPLED_BATCH_KEYS = optionKeys<SampledBatch>({ triples: 1, side: 1, positiveScores: 1, negativeScores: 1, threads: 1 });
+const RANKS_BATCH_KEYS = optionKeys<RanksBatch>({
+  side: 1, optimistic: 1, pessimistic: 1, realistic: 1, numCandidates: 1, weights: 1, relations: 1,
+});
+const CHUNKED_KEYS = optionKeys<ChunkedBatchOptions>({ triples: 1, side: 1, trueScores: 1, threads: 1 });
 
 /** Provenance of an evaluation: what was filtered, skipped and how tasks were weighted. */
 export interface EvaluationInfo {
   numEntities: number;
   numRelations: number | null;
   filtered: boolean;
+  /** Rows of each filterTriples array, as given. */
   filterTriples: number[];
+  /** Distinct known triples over all filterTriples arrays (null when unfiltered, or restored from an older state). */
+  knownTriples: number | null;
   sides: EvaluationSide[];
   tasks: Record<EvaluationSide, number>;
   skipped: Record<EvaluationSide, number>;
@@ -204,7 +218,7 @@ export class RankEvaluator {
   private restored: StateHeader | null = null;
 
   constructor(args: RankEvaluatorOptions) {
-    const o = options("RankEvaluator options", args);
+    const o = options("RankEvaluator options", args, EVALUATOR_KEYS);
     this.numEntities = integer("numEntities", o.numEntities, 1, 2 ** 31 - 1);
     const filterList = o.filterTriples === undefined ? [] : Array.isArray(o.filterTriples) ? o.filterTriples : [o.filterTriples];
     let numRelations: number | null = o.numRelations === undefined ? null : integer("numRelations", o.numRelations, 1, 2 ** 31 - 1);
@@ -220,13 +234,15 @@ export class RankEvaluator {
       throw new KgrankInputError("sides", `must be "both", "head" or "tail", got ${describe(sides)}`);
     }
     this.sides = sides === "both" ? ["head", "tail"] : [sides];
-    const ks = o.ks ?? [1, 3, 5, 10];
+    const ks = o.ks ?? [...DEFAULT_KS];
     if (!Array.isArray(ks) || ks.length === 0) throw new KgrankInputError("ks", `must be a non-empty array of integers >= 1, got ${describe(ks)}`);
     this.ks = [...new Set(ks.map((k, i) => integer(`ks[${i}]`, k, 1)))].sort((a, b) => a - b);
     if (o.metrics !== undefined && (!Array.isArray(o.metrics) || o.metrics.some((m) => typeof m !== "string"))) {
       throw new KgrankInputError("metrics", `must be an array of metric names, got ${describe(o.metrics)}`);
     }
     this.metricKeys = (o.metrics as string[] | undefined) ?? null;
+    // Resolve the names now: a misspelt metric must fail here, not in finalize() after an hour-long run.
+    metricSelection(this.metricKeys, this.ks);
     const weighting = o.weighting ?? "micro";
     if (weighting !== "micro" && weighting !== "macro") {
       throw new KgrankInputError("weighting", `must be "micro" or "macro", got ${describe(weighting)}`);
@@ -359,7 +375,7 @@ export class RankEvaluator {
 
   private prepareBatch(args: unknown) {
     this.checkOpen("add");
-    const o = options("batch", args);
+    const o = options("batch", args, SCORE_BATCH_KEYS);
     const side = sideArg(o.side, this.sides);
     const scores = floatMatrix("scores", o.scores);
     const triples = tripleArray("triples", o.triples, this.numEntities, this.numRelations);
@@ -438,7 +454,7 @@ export class RankEvaluator {
    */
   chunked(batch: ChunkedBatchOptions): ChunkedBatch {
     this.checkOpen("chunked");
-    const o = options("batch", batch);
+    const o = options("batch", batch, CHUNKED_KEYS);
     const side = sideArg(o.side, this.sides);
     const triples = tripleArray("triples", o.triples, this.numEntities, this.numRelations);
     const rows = triples.length / 3;
@@ -552,7 +568,7 @@ export class RankEvaluator {
   /** Adds OGB-style sampled scores (no filtering: the negatives are the candidates). */
   async addSampled(batch: SampledBatch): Promise<void> {
     this.checkOpen("addSampled");
-    const o = options("batch", batch);
+    const o = options("batch", batch, SAMPLED_BATCH_KEYS);
     const side = sideArg(o.side, this.sides);
     this.pending++;
     let ranks;
@@ -572,7 +588,7 @@ export class RankEvaluator {
   /** addSampled on the calling thread. */
   addSampledSync(batch: SampledBatch): void {
     this.checkOpen("addSampled");
-    const o = options("batch", batch);
+    const o = options("batch", batch, SAMPLED_BATCH_KEYS);
     const side = sideArg(o.side, this.sides);
     const ranks = computeSampledRanksSync({
       positiveScores: o.positiveScores as ArrayLike<number>,
@@ -586,7 +602,7 @@ export class RankEvaluator {
   /** Adds ranks computed elsewhere (e.g. exported from PyTorch). */
   addRanks(batch: RanksBatch): void {
     this.checkOpen("addRanks");
-    const o = options("batch", batch);
+    const o = options("batch", batch, RANKS_BATCH_KEYS);
     const side = sideArg(o.side, this.sides);
     const nc = o.numCandidates as ArrayLike<unknown>;
     if (!(Array.isArray(nc) || (ArrayBuffer.isView(nc) && !(nc instanceof DataView)))) {
@@ -636,8 +652,8 @@ export class RankEvaluator {
       }
       for (let i = 0; i < n; i++) {
         const v = w[i];
-        if (typeof v !== "number" || !(v > 0) || !Number.isFinite(v)) {
-          throw new KgrankInputError("weights", `weights[${i}] = ${describe(v)} is not a finite number > 0`);
+        if (typeof v !== "number" || !(v >= 0) || !Number.isFinite(v)) {
+          throw new KgrankInputError("weights", `weights[${i}] = ${describe(v)} is not a finite number >= 0 (0: the task counts for nothing)`);
         }
         weight[i] = v;
       }
@@ -665,6 +681,7 @@ export class RankEvaluator {
       const h = this.restored;
       return {
         numEntities: h.numEntities, numRelations: h.numRelations, filtered: h.filtered, filterTriples: [...h.filterTriples],
+        knownTriples: h.knownTriples ?? null,
         sides: [...h.sides], tasks: this.taskCounts, skipped: { ...this.skippedTasks },
         restrictEntities: h.restrictEntities, restrictRelations: h.restrictRelations,
         weighting: this.explicitWeights ? "explicit" : h.weighting, ks: [...h.ks], metrics: h.metrics ? [...h.metrics] : null,
@@ -675,6 +692,7 @@ export class RankEvaluator {
       numRelations: this.numRelations,
       filtered: this.filter !== null,
       filterTriples: [...this.filterSizes],
+      knownTriples: this.filter ? Object.values(this.filter)[0]!.stats().answers : null,
       sides: [...this.sides],
       tasks: this.taskCounts,
       skipped: { ...this.skippedTasks },
@@ -714,7 +732,7 @@ export class RankEvaluator {
     return {
       format: 1, numEntities: i.numEntities, numRelations: i.numRelations, sides: i.sides, ks: i.ks, metrics: i.metrics,
       weighting: this.restored ? this.restored.weighting : this.weighting, explicitWeights: this.explicitWeights,
-      filtered: i.filtered, filterTriples: i.filterTriples, restrictEntities: i.restrictEntities,
+      filtered: i.filtered, filterTriples: i.filterTriples, knownTriples: i.knownTriples, restrictEntities: i.restrictEntities,
       restrictRelations: i.restrictRelations, skipped: i.skipped, tasks: i.tasks,
     };
   }
@@ -781,16 +799,7 @@ export class RankEvaluator {
 
   /** The metrics to report: the `metrics` option resolved, or every metric with Hits-style ones at every k. */
   private reportedMetrics(): RankMetric[] {
-    const hitsLike = /^(adjusted_|z_)?hits_at_\d+$/;
-    if (this.metricKeys) {
-      const seen = new Set<string>();
-      return this.metricKeys.map((q) => getMetric(q)).filter((m) => !seen.has(m.key) && (seen.add(m.key), true));
-    }
-    const out = listMetrics().filter((m) => !hitsLike.test(m.key));
-    for (const k of this.ks) {
-      for (const prefix of ["", "adjusted_", "z_"]) out.push(getMetric(`${prefix}hits_at_${k}`));
-    }
-    return out;
+    return metricSelection(this.metricKeys, this.ks);
   }
 
   /**
@@ -799,7 +808,7 @@ export class RankEvaluator {
    * support are left out; a rank type some tasks lack (addRanks without it) is left out for that side.
    */
   finalize(opts: FinalizeOptions = {}): RankResults {
-    const o = options("finalize options", opts);
+    const o = options("finalize options", opts, optionKeys<FinalizeOptions>({ bootstrap: 1 }));
     const bootstrap = checkBootstrap(o.bootstrap);
     if (this.pending > 0) throw new KgrankStateError(`finalize(): ${this.pending} add call(s) or chunked batch(es) are still running; await / finish them first`);
     if (this.finished) throw new KgrankStateError("finalize(): already called; the RankResults it returned hold the results");
@@ -808,16 +817,14 @@ export class RankEvaluator {
     }
     const metrics = this.reportedMetrics();
     const info = { ...this.info(), backend: backendInfo().backend };
-    const resolve = (q: string) => getMetric(q).key;
     const make = (head: SidePart, tail: SidePart, notes: string[], boot: typeof bootstrap, group?: string): RankResults => {
-      const t = tabulate(metrics, head, tail, notes, boot);
+      const t = tabulate(metrics, head, tail, notes, boot, group ? [] : this.info().sides);
       return new RankResults(
         {
           values: t.values, expected: t.expected, meanRankWidth: t.meanRankWidth, keys: metrics.map((m) => m.key),
           info: { ...structuredClone(info), tasks: { head: t.tasks.head, tail: t.tasks.tail }, notes, ...(group ? { group } : {}) },
           intervals: t.intervals, bootstrap: boot,
         },
-        resolve,
         source,
       );
     };

@@ -3,23 +3,20 @@
  * expectation under uniformly random ranking next to each metric that has one, and the evaluation's provenance.
  */
 import { KgrankInputError, KgrankStateError } from "../errors";
-import type { Interval } from "../metrics/types";
-import { describe, options } from "../validate";
+import { parseMetricKey, resultSide } from "../metrics/catalogue";
+import { type Interval, RANK_TYPES, type RankType, RESULT_SIDES, type ResultSide } from "../metrics/types";
+import { describe, integer, optionKeys, options } from "../validate";
 import type { EvaluationInfo } from "./evaluator";
 import type { IntervalTable, SidePart } from "./tabulate";
 
-export type ResultSide = "head" | "tail" | "both";
-export type ResultRankType = "optimistic" | "realistic" | "pessimistic";
-export const RESULT_SIDES: readonly ResultSide[] = ["head", "tail", "both"];
-export const RESULT_RANK_TYPES: readonly ResultRankType[] = ["optimistic", "realistic", "pessimistic"];
+export type { ResultSide };
+export type ResultRankType = RankType;
+export { RESULT_SIDES };
+export const RESULT_RANK_TYPES: readonly ResultRankType[] = RANK_TYPES;
 
 /** side -> rank type -> metric key -> value. */
 export type ResultTable = Record<ResultSide, Record<ResultRankType, Record<string, number>>>;
 
-const SIDE_NAMES: Record<string, ResultSide> = { head: "head", left: "head", tail: "tail", right: "tail", both: "both" };
-const RANK_TYPE_NAMES: Record<string, ResultRankType> = {
-  optimistic: "optimistic", realistic: "realistic", pessimistic: "pessimistic",
-};
 
 export interface RankResultsData {
   values: ResultTable;
@@ -95,18 +92,18 @@ function tripleArg(name: string, value: unknown): Int32Array {
   return value;
 }
 
+/** Distinct known triples of a filtered evaluation (summed filter sizes for states that did not record it). */
+export function knownTriples(info: EvaluationInfo): number {
+  return info.knownTriples ?? info.filterTriples.reduce((a, b) => a + b, 0);
+}
+
 export class RankResults {
   readonly #data: RankResultsData;
-  readonly #resolve: (query: string) => string;
   readonly #source: BreakdownSource | null;
 
-  /**
-   * `resolve` maps a metric query (key, synonym, "hits@10", ...) to its canonical key or throws; `source` (the
-   * tasks) enables the breakdowns.
-   */
-  constructor(data: RankResultsData, resolve: (query: string) => string, source: BreakdownSource | null = null) {
+  /** `source` (the tasks) enables the breakdowns. */
+  constructor(data: RankResultsData, source: BreakdownSource | null = null) {
     this.#data = data;
-    this.#resolve = resolve;
     this.#source = source;
   }
 
@@ -229,7 +226,7 @@ export class RankResults {
    */
   byDegree(triples: Int32Array, opts: DegreeOptions = {}): DegreeBreakdown[] {
     const t = tripleArg("triples", triples);
-    const o = options("options", opts);
+    const o = options("options", opts, optionKeys<DegreeOptions>({ of: 1, bounds: 1 }));
     const of = o.of ?? "answer";
     if (of !== "answer" && of !== "anchor") throw new KgrankInputError("of", `must be "answer" or "anchor", got ${describe(of)}`);
     const src = this.source("byDegree()");
@@ -280,6 +277,23 @@ export class RankResults {
     });
   }
 
+  /**
+   * What `console.log(results)` shows: the tasks and the headline metrics (both sides, realistic), instead of the
+   * empty `RankResults {}` that private fields give.
+   */
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    const i = this.#data.info;
+    const realistic = this.#data.values.both.realistic;
+    const headline = ["inverse_harmonic_mean_rank", "arithmetic_mean_rank", "hits_at_1", "hits_at_3", "hits_at_10"]
+      .filter((k) => k in realistic)
+      .map((k) => `${k}: ${Number(realistic[k]!.toPrecision(6))}`);
+    const shown = headline.length ? headline : Object.entries(realistic).slice(0, 5).map(([k, v]) => `${k}: ${Number(v.toPrecision(6))}`);
+    return (
+      `RankResults { tasks: { head: ${i.tasks.head}, tail: ${i.tasks.tail} }, ${i.filtered ? "filtered" : "unfiltered"}, ` +
+      `both.realistic: { ${shown.join(", ")} }, metrics: ${this.#data.keys.length} (get(key), toJSON(), toMarkdown()) }`
+    );
+  }
+
   /** Provenance: filter sizes, tasks and skipped tasks per side, restriction, weighting, backend. */
   get info(): RankResultsData["info"] {
     return structuredClone(this.#data.info);
@@ -311,32 +325,13 @@ export class RankResults {
 
   /** Mean (pessimistic - optimistic) rank of a side: the average width of tie groups around the true answer. */
   meanRankWidth(side: ResultSide = "both"): number {
-    return this.#data.meanRankWidth[SIDE_NAMES[side] ?? "both"];
+    return this.#data.meanRankWidth[resultSide(side)];
   }
 
+  /** Side and rank type default to both and realistic (PyKEEN's defaults). */
   private parse(key: string): { side: ResultSide; rankType: ResultRankType; metric: string } {
-    if (typeof key !== "string" || key.trim() === "") {
-      throw new KgrankInputError("key", `must be a metric key such as "both.realistic.mrr" or "tail.hits@10", got ${String(key)}`);
-    }
-    let side: ResultSide | null = null;
-    let rankType: ResultRankType | null = null;
-    const rest: string[] = [];
-    for (const raw of key.split(".")) {
-      const part = raw.trim().toLowerCase();
-      if (part in SIDE_NAMES && side === null) side = SIDE_NAMES[part]!;
-      else if (part in RANK_TYPE_NAMES && rankType === null) rankType = RANK_TYPE_NAMES[part]!;
-      else rest.push(raw.trim());
-    }
-    if (rest.length !== 1) {
-      throw new KgrankInputError(
-        "key",
-        rest.length === 0
-          ? `"${key}" names no metric: add one, e.g. "${key}.mrr"`
-          : `"${key}" has ${rest.length} parts that are neither a side (head, tail, both) nor a rank type ` +
-            `(optimistic, realistic, pessimistic): ${rest.join(", ")}`,
-      );
-    }
-    return { side: side ?? "both", rankType: rankType ?? "realistic", metric: this.#resolve(rest[0]!) };
+    const k = parseMetricKey(key);
+    return { side: k.side ?? "both", rankType: k.rankType ?? "realistic", metric: k.metric.key };
   }
 
   /** side -> rank type -> key -> value (PyKEEN's nesting). */
@@ -356,8 +351,9 @@ export class RankResults {
   }
 
   /** A table a person reads: one row per metric, a column per side and rank type, expectations alongside. */
-  toMarkdown(options: { digits?: number } = {}): string {
-    const digits = options.digits ?? 4;
+  toMarkdown(opts: { digits?: number } = {}): string {
+    const o = options("options", opts, ["digits"]);
+    const digits = o.digits === undefined ? 4 : integer("digits", o.digits, 0, 20);
     const fmt = (v: number | undefined) => (v === undefined ? "" : Number.isInteger(v) ? String(v) : v.toFixed(digits));
     const iv = this.#data.intervals;
     const cell = (s: ResultSide, r: ResultRankType, key: string) => {
@@ -379,7 +375,7 @@ export class RankResults {
     lines.push(
       "",
       `${i.tasks.head} head and ${i.tasks.tail} tail tasks (${i.skipped.head + i.skipped.tail} skipped by restriction); ` +
-        `${i.filtered ? `filtered by ${i.filterTriples.reduce((a, b) => a + b, 0)} known triples` : "unfiltered"}; ` +
+        `${i.filtered ? `filtered by ${knownTriples(i)} known triples` : "unfiltered"}; ` +
         `${i.weighting} weighting; backend ${i.backend}.` +
         (i.group ? ` Group: ${i.group}.` : "") +
         (this.#data.bootstrap

@@ -21,6 +21,8 @@ export interface StateHeader {
   explicitWeights: boolean;
   filtered: boolean;
   filterTriples: number[];
+  /** Distinct known triples; absent in states written before it was recorded. */
+  knownTriples?: number | null;
   restrictEntities: number | null;
   restrictRelations: number | null;
   skipped: { head: number; tail: number };

@@ -7,7 +7,7 @@ import { KgrankInputError, NoClosedFormError } from "../errors";
 import { streamKey, uniform01Keyed } from "../fallback/metrics";
 import { type CandidateSet, metricValues, prepareCandidates } from "../metrics/index";
 import type { Interval, RankMetric } from "../metrics/types";
-import { describe, options } from "../validate";
+import { describe, optionKeys, options } from "../validate";
 import { RESULT_RANK_TYPES, RESULT_SIDES, type ResultRankType, type ResultSide, type ResultTable } from "./results";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
 
@@ -39,7 +39,7 @@ export interface Tabulated {
 
 export function checkBootstrap(value: unknown): Required<BootstrapOptions> | null {
   if (value === undefined) return null;
-  const o = options("bootstrap", value);
+  const o = options("bootstrap", value, optionKeys<BootstrapOptions>({ samples: 1, seed: 1, confidenceLevel: 1 }));
   const samples = o.samples ?? 1000;
   const seed = o.seed ?? 0;
   const confidenceLevel = o.confidenceLevel ?? 0.95;
@@ -120,9 +120,12 @@ function hasNaN(a: Float64Array): boolean {
   return false;
 }
 
-/** Metrics computable for a rank type: supported, and weight-aware when the tasks are weighted. */
-function metricsFor(metrics: RankMetric[], rt: ResultRankType, weighted: boolean): RankMetric[] {
-  return metrics.filter((m) => m.supportedRankTypes.includes(rt) && (!weighted || m.supportsWeights));
+/**
+ * Metrics computable for a rank type. Under weighting every metric is reported, as PyKEEN's macro evaluator does:
+ * those without weight support (variance, standard deviation, count) are over the unweighted ranks.
+ */
+function metricsFor(metrics: RankMetric[], rt: ResultRankType): RankMetric[] {
+  return metrics.filter((m) => m.supportedRankTypes.includes(rt));
 }
 
 /**
@@ -140,7 +143,7 @@ function bootstrapSide(
   const draws: Record<string, Record<string, Float64Array>> = {};
   for (const rt of rankTypes) {
     draws[rt] = {};
-    for (const m of metricsFor(metrics, rt, weighted)) draws[rt]![m.key] = new Float64Array(B);
+    for (const m of metricsFor(metrics, rt)) draws[rt]![m.key] = new Float64Array(B);
   }
   const pick = new Uint32Array(n);
   const ranks = new Float64Array(n);
@@ -156,7 +159,7 @@ function bootstrapSide(
     for (const rt of rankTypes) {
       const src = part.cols[rt];
       for (let i = 0; i < n; i++) ranks[i] = src[pick[i]!]!;
-      const ms = metricsFor(metrics, rt, weighted);
+      const ms = metricsFor(metrics, rt);
       if (ms.length === 0) continue;
       const v = valuesOrNaN(ms, ranks, candidates, null, "");
       for (const m of ms) draws[rt]![m.key]![b] = v[m.key]!;
@@ -204,9 +207,13 @@ function lazyExpectation(table: Record<string, number>, metric: RankMetric, cand
   });
 }
 
+/**
+ * `declared`: the sides the evaluator was asked for. When both were declared but only one has tasks, "both" would
+ * silently equal that one side; its values are NaN instead, with the reason in `notes`.
+ */
 export function tabulate(
   metrics: RankMetric[], head: SidePart, tail: SidePart, notes: string[] | null,
-  bootstrap: Required<BootstrapOptions> | null = null,
+  bootstrap: Required<BootstrapOptions> | null = null, declared: readonly ("head" | "tail")[] = [],
 ): Tabulated {
   const parts: Record<ResultSide, SidePart> = { head, tail, both: bothSides(head, tail) };
   const values = {} as ResultTable;
@@ -222,12 +229,21 @@ export function tabulate(
     const { cols, weights } = parts[side];
     tasks[side] = cols.optimistic.length;
     if (cols.optimistic.length === 0) continue;
+    const missing = side === "both" && declared.length === 2 ? declared.find((d) => parts[d].cols.optimistic.length === 0) : undefined;
+    if (missing) {
+      for (const rt of RESULT_RANK_TYPES) {
+        if (hasNaN(cols[rt])) continue;
+        for (const m of metricsFor(metrics, rt)) values.both[rt][m.key] = NaN;
+      }
+      notes?.push(`both.* is NaN: sides "both" was declared but no ${missing} task was added, so "both" would be the other side alone`);
+      continue;
+    }
     const candidates = prepareCandidates(cols.numCandidates, weights ?? undefined);
     const rankTypes: ResultRankType[] = [];
     for (const rt of RESULT_RANK_TYPES) {
       const ranks = cols[rt];
       if (hasNaN(ranks)) continue;
-      const forType = metricsFor(metrics, rt, weights !== null);
+      const forType = metricsFor(metrics, rt);
       if (forType.length === 0) continue;
       rankTypes.push(rt);
       values[side][rt] = valuesOrNaN(forType, ranks, candidates, notes, `${side}.${rt}`);

@@ -169,8 +169,11 @@ function median(values: Float64Array, weights: Float64Array | null): number {
     const c = cum.value();
     if (c >= half) {
       const x = values[order[i]!]!;
-      if (c === half && i + 1 < n) {
-        const y = values[order[i + 1]!]!;
+      // Exactly half the weight lies at or below x: the median is midway to the next task that weighs anything.
+      let j = i + 1;
+      if (c === half) while (j < n && weights[order[j]!] === 0) j++;
+      if (c === half && j < n) {
+        const y = values[order[j]!]!;
         return x + (y - x) / 2;
       }
       return x;

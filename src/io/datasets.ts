@@ -8,6 +8,7 @@ import { existsSync, statSync } from "node:fs";
 import * as path from "node:path";
 
 import { KgrankInputError } from "../errors";
+import { optionKeys, options as checkOptions } from "../validate";
 import { labelMaps, mapTriples, readTsvRows } from "./tsv";
 
 export const BUNDLED_DATASETS = ["nations", "kinships", "umls"] as const;
@@ -114,6 +115,7 @@ export function datasetDirectory(name: string | undefined, options: LoadDatasetO
 
 /** Loads a dataset by name (bundled, or from `datasetDir`), with PyKEEN's ids. */
 export function loadDataset(name?: string, options: LoadDatasetOptions = {}): Dataset {
+  checkOptions("options", options, optionKeys<LoadDatasetOptions>({ datasetDir: 1 }));
   const { name: canonical, directory } = datasetDirectory(name, options);
   const rows = Object.fromEntries(SPLITS.map((s) => [s, readTsvRows(path.join(directory, `${s}.tsv`), "dataset")])) as Record<
     Split,

@@ -8,6 +8,7 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 
 import { nativeAddon } from "../backend";
 import { KgrankInputError } from "../errors";
+import { options as checkOptions } from "../validate";
 import { writeFileAtomic } from "./atomic";
 
 export type NpyDtype = "f2" | "f4" | "f8" | "i1" | "i2" | "i4" | "i8" | "u1" | "u2" | "u4" | "u8" | "b1";
@@ -299,7 +300,7 @@ export function encodeNpy(
 ): Uint8Array {
   const found = DTYPE_OF.find(([C]) => data instanceof C);
   if (!found) throw new KgrankInputError("data", `must be a typed array (Float32Array, Int32Array, ...), got ${String((data as object)?.constructor?.name)}`);
-  const dtype = options.dtype ?? found[1];
+  const dtype = checkOptions("options", options, ["dtype"]).dtype as NpyDtype | undefined ?? found[1];
   if (dtype !== found[1] && !(dtype === "b1" && found[1] === "u1")) {
     throw new KgrankInputError("dtype", `'${dtype}' does not match the array type ${(data as object).constructor.name} (dtype ${found[1]})`);
   }

@@ -9,6 +9,7 @@ import { readFileSync, statSync } from "node:fs";
 
 import { nativeAddon } from "../backend";
 import { KgrankInputError } from "../errors";
+import { options as checkOptions } from "../validate";
 import { fileError } from "./npy";
 
 /**
@@ -163,6 +164,7 @@ export function readTsvRows(path: string, argument = "file"): [string, string, s
  * it for a training split); with the training split's maps, triples with unknown labels are dropped and counted.
  */
 export function readTriples(path: string, options: { maps?: LabelMaps; argument?: string } = {}): TriplesFile {
+  checkOptions("options", options, ["maps", "argument"]);
   const argument = options.argument ?? "path";
   const rows = readTsvRows(path, argument);
   const maps = options.maps ?? labelMaps(rows);

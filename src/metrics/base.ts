@@ -149,7 +149,7 @@ export function estimateWith(
   options: EstimateOptions,
   sample: (candidates: CandidateSet, numSamples: number, seed: number) => Float64Array,
 ): Estimate {
-  const opts = checkEstimateOptions(options ?? ({} as EstimateOptions));
+  const opts = checkEstimateOptions(options);
   const candidates = candidatesArg(options.numCandidates, options.weights, metric.supportsWeights, metric.key);
   const values = sample(candidates, opts.numSamples, opts.seed);
   return bootstrap(values, opts.seed, opts.confidenceLevel, opts.numBootstrap);

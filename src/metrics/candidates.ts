@@ -57,7 +57,7 @@ export function prepareCandidates(numCandidates: ArrayLike<number>, weights?: Ar
   return new CandidateSet(n, w ? Float64Array.from(w) : null);
 }
 
-/** A CandidateSet from either form; `supportsWeights` false rejects weights. */
+/** A CandidateSet from either form; for a metric without weight support (`supportsWeights` false) weights are ignored, as in PyKEEN. */
 export function candidatesArg(
   numCandidates: ArrayLike<number> | CandidateSet,
   weights: ArrayLike<number> | undefined,
@@ -68,10 +68,7 @@ export function candidatesArg(
     if (weights !== undefined && weights !== null) {
       throw new KgrankInputError("weights", "must be given to prepareCandidates(), not next to a prepared candidate set");
     }
-    if (numCandidates.weights && !supportsWeights) {
-      throw new KgrankInputError("weights", `${metric} does not support weights; prepare the candidates without them`);
-    }
-    return numCandidates;
+    return numCandidates.weights && !supportsWeights ? new CandidateSet(numCandidates.numCandidates, null) : numCandidates;
   }
   const n = numCandidatesArg(numCandidates);
   return new CandidateSet(n, weightsArg(weights, n.length, supportsWeights, metric));

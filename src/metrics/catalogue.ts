@@ -3,12 +3,16 @@
  * synonyms and class-style names case-insensitively and parses k from Hits-style queries.
  */
 import { KgrankInputError, UnknownMetricError } from "../errors";
+import { closest, quoted } from "../suggest";
 import { describe } from "../validate";
 import * as base from "./base";
 import { reindexed, zScored, expectationNormalized } from "./derived";
-import { type DerivedRankMetric, type RankMetric, range } from "./types";
+import { type DerivedRankMetric, RANK_TYPES, type RankMetric, type RankType, range, RESULT_SIDES, type ResultSide } from "./types";
 
 const DEFAULT_K = 10;
+
+/** The Hits@k cut-offs reported when none are asked for. */
+export const DEFAULT_KS: readonly number[] = [1, 3, 5, 10];
 
 function adjustedHits(k: number): DerivedRankMetric {
   return reindexed(base.hitsAtK(k), {
@@ -112,25 +116,9 @@ function parseHits(q: string): RankMetric | null {
   return HITS_FACTORY[kind](k);
 }
 
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
-
 function suggestions(q: string): string[] {
   const names = [...Object.keys(FIXED), ...Object.values(FIXED).flatMap((m) => m().synonyms), "hits_at_10", "hits@10"];
-  return names
-    .map((n) => ({ n, d: editDistance(q, normalize(n)) }))
-    .sort((x, y) => x.d - y.d || x.n.localeCompare(y.n))
-    .slice(0, 5)
-    .map((x) => x.n);
+  return closest(q, names, 5, normalize);
 }
 
 /**
@@ -141,20 +129,98 @@ export function getMetric(query: string): RankMetric {
   if (typeof query !== "string" || query.trim() === "") {
     throw new KgrankInputError("query", `must be a metric name such as "mrr" or "hits@10", got ${describe(query)}`);
   }
+  // normalize() drops hyphens, so a negative k ("hits@-1", "hits_at_-3") would read as a positive one.
+  if (/(@|_|\s)-\s*\d/.test(query)) {
+    throw new KgrankInputError("query", `${quoted(query)}: Hits@k needs an integer k >= 1, not a negative one`);
+  }
   const q = normalize(query.trim());
   const key = nameIndex().get(q);
   if (key) return FIXED[key]!();
   const hits = parseHits(q);
   if (hits) return hits;
+  if (query.includes(".")) fullKeyGiven(query);
   throw new UnknownMetricError(query, suggestions(q));
 }
 
-/** The catalogue: every metric, with Hits@k and its adjusted and z-scored forms at k = 1, 3, 5, 10. */
+/** getMetric was given "both.realistic.mrr": name the metric part, which is what it takes. */
+function fullKeyGiven(query: string): void {
+  let metric: RankMetric;
+  try {
+    metric = parseMetricKey(query, "query").metric;
+  } catch {
+    return;
+  }
+  throw new KgrankInputError(
+    "query",
+    `${quoted(query)} is a full key (side.rank_type.metric); getMetric takes the metric part, "${metric.key}" ` +
+      `(RankResults.get and parseMetricKey take full keys)`,
+  );
+}
+
+/** A PyKEEN-style full key, split: the side and rank type it names (null where it names none) and the metric. */
+export interface MetricKey {
+  side: ResultSide | null;
+  rankType: RankType | null;
+  metric: RankMetric;
+}
+
+const SIDE_NAMES: Record<string, ResultSide> = { head: "head", left: "head", tail: "tail", right: "tail", both: "both" };
+
+/** "head", "tail" or "both" (PyKEEN's "left" and "right" too), case-insensitive. */
+export function resultSide(value: unknown, argument = "side"): ResultSide {
+  const side = typeof value === "string" ? SIDE_NAMES[value.trim().toLowerCase()] : undefined;
+  if (!side) throw new KgrankInputError(argument, `must be "head", "tail" or "both", got ${describe(value)}`);
+  return side;
+}
+
+/**
+ * Splits "both.realistic.hits_at_10", "tail.mrr", "pessimistic.amri" or plain "mrr" into side, rank type and metric
+ * (parts in any order, case-insensitive; "left"/"right" for head/tail as in PyKEEN). `argument` names the caller's
+ * argument or CLI flag in errors.
+ */
+export function parseMetricKey(key: string, argument = "key"): MetricKey {
+  if (typeof key !== "string" || key.trim() === "") {
+    throw new KgrankInputError(argument, `must be a metric key such as "both.realistic.mrr" or "tail.hits@10", got ${describe(key)}`);
+  }
+  let side: ResultSide | null = null;
+  let rankType: RankType | null = null;
+  const rest: string[] = [];
+  for (const raw of key.split(".")) {
+    const part = raw.trim().toLowerCase();
+    if (Object.hasOwn(SIDE_NAMES, part) && side === null) side = SIDE_NAMES[part]!;
+    else if ((RANK_TYPES as readonly string[]).includes(part) && rankType === null) rankType = part as RankType;
+    else rest.push(raw.trim());
+  }
+  if (rest.length !== 1) {
+    throw new KgrankInputError(
+      argument,
+      rest.length === 0
+        ? `${quoted(key)} names no metric: add one, e.g. "${key}.mrr"`
+        : `${quoted(key)} has ${rest.length} parts that are neither a side (${RESULT_SIDES.join(", ")}) nor a rank type ` +
+          `(${RANK_TYPES.join(", ")}): ${rest.map(quoted).join(", ")}`,
+    );
+  }
+  return { side, rankType, metric: getMetric(rest[0]!) };
+}
+
+/**
+ * The metrics a run reports, in catalogue order: the `names` given (metric names or full keys; a metric named twice
+ * is reported once), or else every metric, with Hits@k and its adjusted and z-scored forms at each of `ks`.
+ * The evaluator and every CLI command take their metric list from here.
+ */
+export function metricSelection(names?: readonly string[] | null, ks: readonly number[] = DEFAULT_KS, argument = "metrics"): RankMetric[] {
+  const seen = new Set<string>();
+  const unique = (m: RankMetric) => !seen.has(m.key) && (seen.add(m.key), true);
+  if (names && names.length > 0) return names.map((q) => parseMetricKey(q, argument).metric).filter(unique);
+  const out: RankMetric[] = Object.values(FIXED).map((make) => make());
+  for (const k of ks) for (const kind of ["hits", "adjusted", "z"] as HitsKind[]) out.push(HITS_FACTORY[kind](k));
+  return out.filter(unique);
+}
+
+/** The catalogue: every metric, with Hits@k and its adjusted and z-scored forms at k = 1, 3, 5, 10 (by kind). */
 export function listMetrics(): RankMetric[] {
   const out: RankMetric[] = Object.values(FIXED).map((make) => make());
-  for (const kind of ["hits", "adjusted", "z"] as HitsKind[]) {
-    for (const k of [1, 3, 5, 10]) out.push(HITS_FACTORY[kind](k));
-  }
+  for (const kind of ["hits", "adjusted", "z"] as HitsKind[]) for (const k of DEFAULT_KS) out.push(HITS_FACTORY[kind](k));
   return out;
 }
 

@@ -5,8 +5,8 @@
  */
 import { KgrankInputError } from "../errors";
 import { CompensatedSum, streamKey, uniform01Keyed } from "../fallback/metrics";
-import { describe } from "../validate";
-import type { Interval } from "./types";
+import { describe, optionKeys, options } from "../validate";
+import type { EstimateOptions, Interval } from "./types";
 
 const BOOTSTRAP_STREAM = 0x5bd1e995;
 
@@ -30,8 +30,12 @@ function quantile(sorted: Float64Array, q: number): number {
   return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
 }
 
-export function checkEstimateOptions(opts: { numSamples?: unknown; seed?: unknown; confidenceLevel?: unknown; numBootstrap?: unknown }) {
-  const { numSamples, seed = 0, confidenceLevel = 0.95, numBootstrap = 1000 } = opts;
+const ESTIMATE_KEYS = optionKeys<EstimateOptions>({
+  numCandidates: 1, weights: 1, numSamples: 1, seed: 1, confidenceLevel: 1, numBootstrap: 1,
+});
+
+export function checkEstimateOptions(value: unknown) {
+  const { numSamples, seed = 0, confidenceLevel = 0.95, numBootstrap = 1000 } = options("options", value, ESTIMATE_KEYS);
   if (typeof numSamples !== "number" || !Number.isInteger(numSamples) || numSamples < 2 || numSamples > 0xffffffff) {
     throw new KgrankInputError("numSamples", `must be an integer from 2 to 2^32-1, got ${describe(numSamples)}`);
   }

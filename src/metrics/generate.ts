@@ -9,7 +9,7 @@ const CANDIDATE_STREAM = 0xffffffff;
 
 function seedOf(opts: unknown): number {
   if (opts === undefined) return 0;
-  const seed = optionsArg("options", opts).seed ?? 0;
+  const seed = optionsArg("options", opts, ["seed"]).seed ?? 0;
   if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
     throw new KgrankInputError("options.seed", `must be an integer from 0 to 2^32-1, got ${describe(seed)}`);
   }

@@ -32,7 +32,8 @@ export function ranksArg(value: unknown, numCandidates?: Float64Array): Float64A
   for (let i = 0; i < r.length; i++) {
     const x = r[i]!;
     if (!Number.isFinite(x) || x < 1) {
-      throw new KgrankInputError("ranks", `element ${i} is ${x}; ranks must be finite numbers >= 1 (1 = best)`);
+      const zeroBased = x === 0 ? "; if these are 0-based positions (as argsort gives), add 1 to every rank" : "";
+      throw new KgrankInputError("ranks", `element ${i} is ${x}; ranks must be finite numbers >= 1 (1 = best)${zeroBased}`);
     }
     if (numCandidates && x > numCandidates[i]!) {
       throw new KgrankInputError(
@@ -61,23 +62,37 @@ export function numCandidatesArg(value: unknown, length?: number): Float64Array 
 }
 
 /**
- * Weights: optional, one per task, finite and > 0. Weights scale tasks; a task that should not count must be
- * removed rather than weighted 0 (so a weighted median is never decided by a weightless task).
+ * Per-task weights as PyKEEN takes them: finite and >= 0 (a zero weight makes a task count for nothing), at least one
+ * > 0. Metrics without weight support (variance, standard deviation, count) ignore them, as PyKEEN's do: null.
+ * The weights are scaled by a power of two so the largest is in [1, 2): exact, so every result is unchanged, and
+ * sums of huge weights (1e308 each) no longer overflow nor tiny ones (5e-324) lose their ratios. `metric` names the
+ * caller in messages.
  */
 export function weightsArg(value: unknown, length: number, supported: boolean, metric: string): Float64Array | null {
   if (value === undefined || value === null) return null;
-  if (!supported) {
-    throw new KgrankInputError("weights", `${metric} does not support weights; omit them (or pick a metric that does)`);
-  }
   const w = list("weights", value, length);
+  let max = 0;
   for (let i = 0; i < w.length; i++) {
     const x = w[i]!;
-    if (!Number.isFinite(x) || x <= 0) {
-      throw new KgrankInputError(
-        "weights",
-        `element ${i} is ${x}; weights must be finite and > 0 (remove a task instead of weighting it 0)`,
-      );
+    if (!Number.isFinite(x) || x < 0) {
+      throw new KgrankInputError("weights", `element ${i} is ${x}; weights must be finite and >= 0 (0: the task counts for nothing)`);
     }
+    if (x > max) max = x;
   }
-  return w;
+  if (max === 0) throw new KgrankInputError("weights", `every weight is 0, so ${metric || "the metric"} would weigh no task; give at least one weight > 0`);
+  if (!supported) return null;
+  const scale = powerOfTwoBelow(max);
+  if (scale === 1) return w;
+  const out = w === value ? new Float64Array(w.length) : w;
+  for (let i = 0; i < w.length; i++) out[i] = w[i]! / scale;
+  return out;
+}
+
+/** 2^floor(log2(x)) for a finite x > 0 (subnormals included), exactly. */
+function powerOfTwoBelow(x: number): number {
+  let e = Math.floor(Math.log2(x));
+  // log2 rounds: step to the exact exponent.
+  while (2 ** e > x) e--;
+  while (2 ** (e + 1) <= x) e++;
+  return 2 ** e;
 }

@@ -8,6 +8,11 @@ export type RankType = "optimistic" | "realistic" | "pessimistic";
 
 export const RANK_TYPES: readonly RankType[] = ["optimistic", "realistic", "pessimistic"];
 
+/** Which tasks a value is over: head (left) tasks, tail (right) tasks, or both together. */
+export type ResultSide = "head" | "tail" | "both";
+
+export const RESULT_SIDES: readonly ResultSide[] = ["head", "tail", "both"];
+
 export interface ValueRange {
   lower: number | null;
   lowerInclusive: boolean;

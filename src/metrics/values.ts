@@ -36,7 +36,7 @@ export function metricValues(
   const resolved = metrics.map((m) => (typeof m === "string" ? getMetric(m) : m));
   let prepared: CandidateSet | null = null;
   if (numCandidates instanceof CandidateSet) {
-    prepared = candidatesArg(numCandidates, weights, resolved.every((m) => m.supportsWeights), "metricValues");
+    prepared = candidatesArg(numCandidates, weights, true, "metricValues");
     if ((ranks as ArrayLike<number>)?.length !== prepared.length) {
       throw new KgrankInputError("numCandidates", `the candidate set has ${prepared.length} tasks but there are ${(ranks as ArrayLike<number>)?.length} ranks`);
     }
@@ -44,8 +44,8 @@ export function metricValues(
   }
   const n = numCandidates === undefined ? undefined : prepared ? prepared.numCandidates : numCandidatesArg(numCandidates, (ranks as ArrayLike<number>)?.length);
   const r = n ? ranksArg(ranks, n) : ranksShape(ranks);
-  const supportsWeights = resolved.every((m) => m.supportsWeights);
-  const w = weightsArg(weights, r.length, supportsWeights, resolved.find((m) => !m.supportsWeights)?.key ?? "");
+  // Metrics without weight support (variance, std, count) read unweighted sums of the same pass, as PyKEEN's ignore weights.
+  const w = weightsArg(weights, r.length, true, "metricValues");
   const bases = resolved.map(unwrap);
   let flags = 0;
   const kSet = new Set<number>();
@@ -59,7 +59,7 @@ export function metricValues(
   if (needCandidates && !n) {
     throw new KgrankInputError("numCandidates", `${resolved.find((m) => m.needsCandidates)!.key} needs the number of candidates; pass numCandidates`);
   }
-  const candidates = prepared ?? (n ? candidatesArg(n, w ?? undefined, supportsWeights, "metricValues") : null);
+  const candidates = prepared ?? (n ? candidatesArg(n, w ?? undefined, true, "metricValues") : null);
   const out: Record<string, number> = {};
   resolved.forEach((m, i) => {
     // Apply the derived chain from the base up.

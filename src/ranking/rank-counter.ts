@@ -7,7 +7,7 @@ import { kernels } from "../backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import { thresholdsFor } from "../float32";
 import type { CountBuffers, FloatArray } from "../kernels";
-import { describe, integer, options, threadCount } from "../validate";
+import { describe, integer, optionKeys, options, threadCount } from "../validate";
 import { indexArray, type Ranks, ranksFromCounts } from "./ranks";
 
 export interface RankCounterOptions {
@@ -58,7 +58,7 @@ export class RankCounter {
   private thresholdCache = new Map<string, { thresholds: FloatArray; inexactRows: number[] }>();
 
   constructor(args: RankCounterOptions) {
-    const o = options("RankCounter options", args);
+    const o = options("RankCounter options", args, optionKeys<RankCounterOptions>({ trueScores: 1, trueIndices: 1, numColumns: 1, threads: 1 }));
     const ts = o.trueScores as ArrayLike<unknown> | undefined;
     if (!(Array.isArray(ts) || (ArrayBuffer.isView(ts) && !(ts instanceof DataView))) ||
       ts instanceof BigInt64Array || ts instanceof BigUint64Array) {
@@ -152,7 +152,7 @@ export class RankCounter {
 
   private prepare(chunk: RankChunk): PreparedChunk {
     if (this.finished) throw new KgrankStateError("RankCounter: ranks() was already called; create a new RankCounter");
-    const o = options("chunk", chunk);
+    const o = options("chunk", chunk, optionKeys<RankChunk>({ scores: 1, columnStart: 1, threads: 1 }));
     const scores = o.scores;
     if (!(scores instanceof Float32Array) && !(scores instanceof Float64Array)) {
       throw new KgrankInputError("scores", `must be a Float32Array or Float64Array (numRows x width), got ${describe(scores)}`);

@@ -12,7 +12,7 @@ import { kernels } from "../backend";
 import { KgrankInputError, watchDetach } from "../errors";
 import { thresholdsFor } from "../float32";
 import type { CountBuffers, FloatArray } from "../kernels";
-import { describe, floatMatrix, integer, options, rowCount, threadCount } from "../validate";
+import { describe, floatMatrix, integer, optionKeys, options, rowCount, threadCount } from "../validate";
 
 /** Ranks of the true candidates, one per row; all exact (realistic ranks are multiples of 0.5). */
 export interface Ranks {
@@ -113,7 +113,7 @@ function byScoreJob(scores: FloatArray, numColumns: number, trueScores: ArrayLik
 }
 
 function prepareDense(args: unknown): RankJob {
-  const o = options("computeRanks options", args);
+  const o = options("computeRanks options", args, optionKeys<ComputeRanksOptions>({ scores: 1, numColumns: 1, trueIndices: 1, trueScores: 1, threads: 1 }));
   const scores = floatMatrix("scores", o.scores);
   const numColumns = integer("numColumns", o.numColumns, 1);
   const rows = rowCount("scores", scores, numColumns);
@@ -139,7 +139,7 @@ function prepareDense(args: unknown): RankJob {
 }
 
 function prepareSampled(args: unknown): RankJob {
-  const o = options("computeSampledRanks options", args);
+  const o = options("computeSampledRanks options", args, optionKeys<ComputeSampledRanksOptions>({ positiveScores: 1, negativeScores: 1, threads: 1 }));
   const negativeScores = o.negativeScores;
   if (!(negativeScores instanceof Float32Array) && !(negativeScores instanceof Float64Array)) {
     throw new KgrankInputError(

@@ -1,0 +1,39 @@
+/**
+ * "Did you mean": the known names closest to a misspelt one, by edit distance. Used by the metric resolver and the
+ * option-key checks. The query is cut to MAX_QUERY characters first, so a hostile 400 kB name costs microseconds,
+ * and `quoted()` bounds what an error message echoes back.
+ */
+
+/** Longest prefix of a query that is compared; names in the catalogues are far shorter. */
+const MAX_QUERY = 64;
+
+/** Levenshtein distance (insert, delete, substitute: 1 each). */
+export function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/**
+ * The `count` names nearest to `query` (ties in name order). `normalize` maps both sides before comparing (e.g.
+ * case and separators); the names are returned as given.
+ */
+export function closest(query: string, names: readonly string[], count = 1, normalize: (s: string) => string = (s) => s): string[] {
+  const q = normalize(query.slice(0, MAX_QUERY));
+  return [...new Set(names)]
+    .map((n) => ({ n, d: editDistance(q, normalize(n)) }))
+    .sort((x, y) => x.d - y.d || x.n.localeCompare(y.n))
+    .slice(0, count)
+    .map((x) => x.n);
+}
+
+/** A string for an error message: JSON-quoted, cut to 60 characters with the full length named. */
+export function quoted(s: string): string {
+  return s.length <= 60 ? JSON.stringify(s) : `${JSON.stringify(s.slice(0, 60))}… (${s.length} characters)`;
+}
