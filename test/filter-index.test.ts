@@ -81,3 +81,34 @@ describe(`filter index on ${label}`, () => {
     });
   }
 });
+
+describe(`rankTriples (one call per filtered batch) on ${label}`, () => {
+  const index = kernels().buildFilterIndex([Int32Array.of(0, 0, 1, 0, 0, 2, 3, 1, 2)], 4, 2, "tail");
+  const call = (triples: number[], scores: number[]) => {
+    const rows = triples.length / 3;
+    const keys = new Int32Array(3 * rows);
+    const out = new Float64Array(6 * rows);
+    const code = index.rankTriples(Float32Array.from(scores), Int32Array.from(triples), keys, new Float32Array(rows), out);
+    return { code, keys: Array.from(keys), out: Array.from(out) };
+  };
+
+  it("ranks like the brute force: (0, 0, ?) with known answers 1 and 2, (3, 1, ?) with known answer 2", () => {
+    // Row 0: true tail 1 scores 0.5; 2 is another known answer (removed); 0 scores 0.9 (above), 3 scores 0.5 (tie).
+    // Row 1: true tail 2 scores 0.1; every other tail is a candidate, 0 and 1 above, 3 NaN (no candidate).
+    const r = call([0, 0, 1, 3, 1, 2], [0.9, 0.5, 0.7, 0.5, 0.8, 0.3, 0.1, NaN]);
+    expect(r.code).toBe(-1);
+    expect(r.keys).toEqual([0, 1, 0, 3, 1, 2]); // relation | anchor | truth
+    const col = (k: number) => r.out.slice(2 * k, 2 * k + 2);
+    expect(col(0)).toEqual([2, 3]); // optimistic
+    expect(col(1)).toEqual([3, 3]); // pessimistic
+    expect(col(2)).toEqual([2.5, 3]); // realistic
+    expect(col(3)).toEqual([3, 3]); // candidates: 4 - removed 1; 4 - NaN 1
+    expect(col(4).every(Number.isNaN)).toBe(true); // weight
+  });
+
+  it("returns problems as codes: 1 an id out of range (flat index), 2 a NaN true score, 3 a triple not in the index", () => {
+    expect(call([0, 0, 1, 0, 5, 1], new Array(8).fill(0)).code).toBe(4294967296 + 4);
+    expect(call([0, 0, 1, 0, 0, 2], [0, NaN, 0, 0, 0, 0, 0, 0]).code).toBe(2 * 4294967296 + 0);
+    expect(call([0, 0, 1, 1, 0, 3], new Array(8).fill(0)).code).toBe(3 * 4294967296 + 1);
+  });
+});

@@ -6,8 +6,7 @@ import { KgrankInputError, KgrankStateError } from "../errors";
 import { parseMetricKey, resultSide } from "../metrics/catalogue";
 import { type Interval, RANK_TYPES, type RankType, RESULT_SIDES, type ResultSide } from "../metrics/types";
 import { describe, integer, optionKeys, options } from "../validate";
-import type { EvaluationInfo } from "./evaluator";
-import type { IntervalTable, SidePart } from "./tabulate";
+import type { EvaluationInfo, IntervalTable, SidePart } from "./types";
 
 export type { ResultSide };
 export type ResultRankType = RankType;

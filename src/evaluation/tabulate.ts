@@ -9,25 +9,10 @@ import { type CandidateSet, metricValues, prepareCandidates } from "../metrics/i
 import type { Interval, RankMetric } from "../metrics/types";
 import { describe, optionKeys, options } from "../validate";
 import { RESULT_RANK_TYPES, RESULT_SIDES, type ResultRankType, type ResultSide, type ResultTable } from "./results";
+import type { BootstrapOptions, IntervalTable, SidePart } from "./types";
+
+export type { BootstrapOptions, IntervalTable, SidePart } from "./types";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
-
-/** The tasks of one side and their weights (null: every task weighs 1). */
-export interface SidePart {
-  cols: TaskColumns;
-  weights: Float64Array | null;
-}
-
-export interface BootstrapOptions {
-  /** Number of bootstrap replicates (default 1000). */
-  samples?: number;
-  /** Seed of the resampling stream (default 0): the same seed gives the same intervals. */
-  seed?: number;
-  /** Two-sided confidence level of the percentile intervals (default 0.95). */
-  confidenceLevel?: number;
-}
-
-/** side -> rank type -> metric key -> percentile interval. */
-export type IntervalTable = Record<ResultSide, Record<ResultRankType, Record<string, Interval>>>;
 
 export interface Tabulated {
   values: ResultTable;

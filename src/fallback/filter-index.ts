@@ -129,6 +129,47 @@ export class TsFilterIndex implements FilterIndexHandle {
     }
   }
 
+  /**
+   * Twin of the addon's rankTriples (native/addon/filter_bindings.cpp): a filtered batch from its triples in one
+   * call. keysOut = relation | anchor | truth columns; out = optimistic | pessimistic | realistic | numCandidates |
+   * weight (NaN) | scratch, each `rows` long. Returns -1, or kind * 2^32 + row: kind 1 an id out of range (row = flat
+   * index into triples), 2 a NaN true score, 3 an evaluated triple not in the index. Ids are checked before anything
+   * is counted.
+   */
+  rankTriples(scores: FloatArray, triples: Int32Array, keysOut: Int32Array, thresholdsOut: FloatArray, out: Float64Array): number {
+    const cols = this.numEntities;
+    const rows = scores.length / cols;
+    const relation = keysOut.subarray(0, rows);
+    const anchor = keysOut.subarray(rows, 2 * rows);
+    const truth = keysOut.subarray(2 * rows, 3 * rows);
+    const tail = this.side === "tail";
+    for (let r = 0; r < rows; r++) {
+      const h = triples[3 * r]!;
+      const rel = triples[3 * r + 1]!;
+      const t = triples[3 * r + 2]!;
+      if (h >>> 0 >= cols) return 4294967296 + 3 * r;
+      if (rel >>> 0 >= this.numRelations) return 4294967296 + 3 * r + 1;
+      if (t >>> 0 >= cols) return 4294967296 + 3 * r + 2;
+      relation[r] = rel;
+      anchor[r] = tail ? h : t;
+      truth[r] = tail ? t : h;
+    }
+    const column = (k: number) => out.subarray(k * rows, (k + 1) * rows);
+    const [greater, equal, realistic, nan, weight, removed] = [0, 1, 2, 3, 4, 5].map(column) as Float64Array[];
+    this.countFiltered(scores, anchor, relation, truth, thresholdsOut, { greater: greater!, equal: equal!, nan: nan!, removed: removed! });
+    for (let r = 0; r < rows; r++) if (thresholdsOut[r] !== thresholdsOut[r]) return 2 * 4294967296 + r;
+    for (let r = 0; r < rows; r++) if (removed![r]! < 0) return 3 * 4294967296 + r;
+    for (let r = 0; r < rows; r++) {
+      const g = greater![r]!;
+      greater![r] = 1 + g;
+      equal![r] = g + equal![r]!;
+      realistic![r] = 0.5 * (greater![r]! + equal![r]!);
+      nan![r] = cols - nan![r]! - removed![r]!;
+      weight![r] = NaN;
+    }
+    return -1;
+  }
+
   async countFilteredAsync(
     scores: FloatArray, anchor: Int32Array, relation: Int32Array, truth: Int32Array, thresholdsOut: FloatArray,
     out: FilteredCountBuffers,

@@ -5,7 +5,7 @@
  * deterministic and ties many candidates, which is why the rank type matters.
  */
 import { KgrankInputError } from "../errors";
-import type { EvaluationSide } from "../evaluation/evaluator";
+import type { EvaluationSide } from "../evaluation/types";
 import { describe } from "../validate";
 
 export interface Scorer {

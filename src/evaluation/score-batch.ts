@@ -1,0 +1,145 @@
+/**
+ * One batch of scores, from `add()` / `addSync()` to task columns: prepare (check, select the evaluated rows, gather
+ * their scores), count (on the calling thread or off it), finish (NaN and filter checks, counts turned into ranks).
+ * The sync and async twins share prepare and finish, as src/ranking/ranks.ts does.
+ *
+ * A filtered batch without restriction takes one kernel call instead (`rankTriples`, on both backends): id checks,
+ * keys, the filtered count and the ranks with no per-row JavaScript. Its problems come back as codes and are raised
+ * with the same messages as the general path's.
+ */
+import { kernels } from "../backend";
+import { KgrankInputError } from "../errors";
+import type { FilteredCountBuffers, FilterIndexHandle, FloatArray } from "../kernels";
+import { ranksFromCounts } from "../ranking/ranks";
+import { floatMatrix, options, threadCount } from "../validate";
+import { nanTrueScore, sideArg, tripleArray } from "./inputs";
+import { notInFilter, type TaskKeys, type TaskSelection } from "./selection";
+import type { TaskColumns } from "./task-buffer";
+import { type EvaluationSide, SCORE_BATCH_KEYS, type ScoreBatch } from "./types";
+
+/** What a batch needs of its evaluator. */
+export interface BatchContext {
+  numEntities: number;
+  numRelations: number | null;
+  sides: EvaluationSide[];
+  selection: TaskSelection;
+  filter: Partial<Record<EvaluationSide, FilterIndexHandle>> | null;
+  threads: number | undefined;
+}
+
+/** A checked batch: its kept tasks' keys and their gathered score rows. */
+export interface PreparedBatch {
+  keys: TaskKeys;
+  scores: FloatArray;
+  /** Candidate columns of `scores`. */
+  n: number;
+  threads: number | undefined;
+}
+
+/** The kernel's count columns and room for the rank columns they become: one allocation (six arrays per batch). */
+interface Counted extends FilteredCountBuffers {
+  realistic: Float64Array;
+  weight: Float64Array;
+  thresholds: FloatArray;
+}
+
+export function prepareScoreBatch(args: unknown, ctx: BatchContext): PreparedBatch {
+  const o = options("batch", args, SCORE_BATCH_KEYS);
+  const side = sideArg(o.side, ctx.sides);
+  const scores = floatMatrix("scores", o.scores);
+  const triples = tripleArray("triples", o.triples, ctx.numEntities, ctx.numRelations);
+  const rows = triples.length / 3;
+  if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
+  if (scores.length !== rows * ctx.numEntities) {
+    throw new KgrankInputError(
+      "scores",
+      `has ${scores.length} elements; a batch of ${rows} triples needs ${rows} x numEntities ${ctx.numEntities} = ` +
+        `${rows * ctx.numEntities} (row-major, one row per triple)`,
+    );
+  }
+  // The filtered count itself checks that each evaluated triple is in the filter (removed = -1 otherwise).
+  const keys = ctx.selection.keys(side, triples, ctx.filter?.[side] ?? null, false);
+  return {
+    keys, scores: ctx.selection.gatherRows(scores, keys), n: ctx.selection.numCandidates,
+    threads: threadCount(o.threads) ?? ctx.threads,
+  };
+}
+
+function newCounts(p: PreparedBatch): Counted {
+  const rows = p.keys.kept;
+  const b = new Float64Array(6 * rows);
+  return {
+    greater: b.subarray(0, rows), equal: b.subarray(rows, 2 * rows), nan: b.subarray(2 * rows, 3 * rows),
+    removed: b.subarray(3 * rows, 4 * rows), realistic: b.subarray(4 * rows, 5 * rows),
+    weight: b.subarray(5 * rows, 6 * rows),
+    thresholds: p.scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows),
+  };
+}
+
+export function countSync(p: PreparedBatch): Counted {
+  const c = newCounts(p);
+  const { anchor, relation, truth, index } = p.keys;
+  if (index) index.countFiltered(p.scores, anchor, relation, truth, c.thresholds, c, p.threads);
+  else kernels().countScoresByIndex(p.scores, p.n, truth, c.thresholds, c, p.threads);
+  return c;
+}
+
+export async function countAsync(p: PreparedBatch): Promise<Counted> {
+  const c = newCounts(p);
+  const { anchor, relation, truth, index } = p.keys;
+  if (index) await index.countFilteredAsync(p.scores, anchor, relation, truth, c.thresholds, c, p.threads);
+  else await kernels().countScoresByIndexAsync(p.scores, p.n, truth, c.thresholds, c, p.threads);
+  return c;
+}
+
+/** The batch's task columns: ranks from the counts, minus the known answers the filter removed, and the keys. */
+export function finishBatch(p: PreparedBatch, c: Counted): TaskColumns {
+  const { keys } = p;
+  for (let i = 0; i < keys.kept; i++) if (c.thresholds[i] !== c.thresholds[i]) throw nanTrueScore(i);
+  if (keys.index) {
+    for (let i = 0; i < keys.kept; i++) if (c.removed[i]! < 0) throw notInFilter(keys, i);
+  }
+  // The count columns become the rank columns in place (the true candidate is one of the columns); candidates then
+  // lose the other known answers the filter removed.
+  const ranks = ranksFromCounts(c, p.n, true, c.realistic);
+  for (let i = 0; i < keys.kept; i++) ranks.numCandidates[i] = ranks.numCandidates[i]! - c.removed[i]!;
+  c.weight.fill(NaN);
+  return { ...ranks, relation: keys.relation, anchor: keys.origAnchor, truth: keys.origTruth, weight: c.weight };
+}
+
+/**
+ * The one-call path for a filtered batch without restriction (Int32Array triples, one score row each); null when the
+ * batch does not qualify or holds an id out of range, and the general path then handles it with its usual messages.
+ */
+export function rankFilteredBatch(batch: ScoreBatch, ctx: BatchContext): { side: EvaluationSide; columns: TaskColumns } | null {
+  if (ctx.selection.restricted || batch === null || typeof batch !== "object") return null;
+  const { triples, scores, side } = batch;
+  if ((side !== "head" && side !== "tail") || !ctx.sides.includes(side)) return null;
+  const index = ctx.filter?.[side];
+  if (!index || !(triples instanceof Int32Array) || !(scores instanceof Float32Array || scores instanceof Float64Array)) return null;
+  const rows = triples.length / 3;
+  if (rows === 0 || !Number.isInteger(rows) || scores.length !== rows * ctx.numEntities) return null;
+  const threads = batch.threads === undefined ? ctx.threads : threadCount(batch.threads);
+  const keys = new Int32Array(3 * rows);
+  const relation = keys.subarray(0, rows);
+  const anchor = keys.subarray(rows, 2 * rows);
+  const truth = keys.subarray(2 * rows);
+  const th = scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows);
+  const out = new Float64Array(6 * rows);
+  const code = index.rankTriples(scores, triples, keys, th, out, threads);
+  if (code !== -1) {
+    const kind = Math.floor(code / 4294967296);
+    const row = code - kind * 4294967296;
+    if (kind === 1) return null;
+    if (kind === 2) throw nanTrueScore(row);
+    throw notInFilter({ side, relation, origAnchor: anchor, origTruth: truth }, row);
+  }
+  const column = (k: number) => out.subarray(k * rows, (k + 1) * rows);
+  return {
+    side,
+    columns: {
+      optimistic: column(0), pessimistic: column(1), realistic: column(2), numCandidates: column(3), weight: column(4),
+      relation, anchor, truth,
+    },
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * The evaluator's public types: its options, the batches it takes and the provenance it reports. In their own file
+ * so results, tabulation and the CLI can name them without importing the evaluator (no import circle).
+ */
+import type { Side } from "../kernels";
+import type { Interval, RankType, ResultSide } from "../metrics/types";
+import type { TaskColumns } from "./task-buffer";
+import type { ChunkedBatchOptions } from "./chunked";
+
+export type { ChunkedBatchOptions } from "./chunked";
+import { optionKeys } from "../validate";
+
+export type EvaluationSide = Side;
+export type Weighting = "micro" | "macro";
+
+export interface RankEvaluatorOptions {
+  /** Number of entities: score rows have this many columns (entity ids 0 .. numEntities-1). */
+  numEntities: number;
+  /** Number of relations (default: 1 + the largest relation id in filterTriples, or unbounded when unfiltered). */
+  numRelations?: number;
+  /**
+   * Known triples for the filtered setting (t x 3 Int32Array: head, relation, tail), one array or several
+   * (train, valid, test). Include the evaluated split: like PyKEEN, the evaluation triples always filter; add()
+   * checks that every evaluated triple is in this set. Omit for the unfiltered (raw) setting.
+   */
+  filterTriples?: Int32Array | Int32Array[];
+  /** Sides to evaluate: "both" (default), "head" or "tail". */
+  sides?: "both" | EvaluationSide;
+  /** Cut-offs of Hits@k and its derived metrics (default [1, 3, 5, 10]). */
+  ks?: number[];
+  /** Metric keys or synonyms to report (default: every metric that applies). */
+  metrics?: string[];
+  /** Only tasks whose head and tail are in this set are evaluated, and only these entities are candidates. */
+  restrictEntities?: ArrayLike<number>;
+  /** Only tasks whose relation is in this set are evaluated. */
+  restrictRelations?: ArrayLike<number>;
+  /** "micro" (default: every task weighs 1) or "macro" (PyKEEN's MacroRankBasedEvaluator). */
+  weighting?: Weighting;
+  /** Threads for native kernels. */
+  threads?: number;
+}
+
+export interface FinalizeOptions {
+  /** Bootstrap percentile intervals over tasks for every metric (RankResults.interval(key)). */
+  bootstrap?: BootstrapOptions;
+}
+
+export interface ScoreBatch {
+  /** The evaluated triples of the batch: b x 3 (head, relation, tail). */
+  triples: Int32Array | ArrayLike<number>;
+  /** Which side the scores predict: "tail" scores (h, r, e) for every e, "head" scores (e, r, t). */
+  side: EvaluationSide;
+  /** Row-major b x numEntities scores. NaN marks a non-candidate. */
+  scores: Float32Array | Float64Array;
+  threads?: number;
+}
+
+export interface SampledBatch {
+  /** The evaluated triples (b x 3), used for relations and keys; optional. */
+  triples?: Int32Array | ArrayLike<number>;
+  side: EvaluationSide;
+  /** Score of each true triple (length b). */
+  positiveScores: ArrayLike<number>;
+  /** b x K negatives' scores. */
+  negativeScores: Float32Array | Float64Array;
+  threads?: number;
+}
+
+export interface RanksBatch {
+  side: EvaluationSide;
+  /** Ranks by type; give at least one. A missing type is unknown for these tasks (its metrics become NaN). */
+  optimistic?: ArrayLike<number>;
+  pessimistic?: ArrayLike<number>;
+  realistic?: ArrayLike<number>;
+  /** Candidates per task (the true one included). */
+  numCandidates: ArrayLike<number>;
+  /** Explicit per-task weights (finite, >= 0; a zero weight makes the task count for nothing, as in PyKEEN). */
+  weights?: ArrayLike<number>;
+  /** Relation of each task, for per-relation breakdowns. */
+  relations?: ArrayLike<number>;
+}
+
+export const EVALUATOR_KEYS = optionKeys<RankEvaluatorOptions>({
+  numEntities: 1, numRelations: 1, filterTriples: 1, sides: 1, ks: 1, metrics: 1, restrictEntities: 1, restrictRelations: 1,
+  weighting: 1, threads: 1,
+});
+export const SCORE_BATCH_KEYS = optionKeys<ScoreBatch>({ triples: 1, side: 1, scores: 1, threads: 1 });
+export const SAMPLED_BATCH_KEYS = optionKeys<SampledBatch>({ triples: 1, side: 1, positiveScores: 1, negativeScores: 1, threads: 1 });
+export const RANKS_BATCH_KEYS = optionKeys<RanksBatch>({
+  side: 1, optimistic: 1, pessimistic: 1, realistic: 1, numCandidates: 1, weights: 1, relations: 1,
+});
+export const CHUNKED_KEYS = optionKeys<ChunkedBatchOptions>({ triples: 1, side: 1, trueScores: 1, threads: 1 });
+
+/** Provenance of an evaluation: what was filtered, skipped and how tasks were weighted. */
+export interface EvaluationInfo {
+  numEntities: number;
+  numRelations: number | null;
+  filtered: boolean;
+  /** Rows of each filterTriples array, as given. */
+  filterTriples: number[];
+  /** Distinct known triples over all filterTriples arrays (null when unfiltered, or restored from an older state). */
+  knownTriples: number | null;
+  sides: EvaluationSide[];
+  tasks: Record<EvaluationSide, number>;
+  skipped: Record<EvaluationSide, number>;
+  restrictEntities: number | null;
+  restrictRelations: number | null;
+  weighting: Weighting | "explicit";
+  ks: number[];
+  metrics: string[] | null;
+}
+
+export const FINALIZE_KEYS = optionKeys<FinalizeOptions>({ bootstrap: 1 });
+
+/** The tasks of one side and their weights (null: every task weighs 1). */
+export interface SidePart {
+  cols: TaskColumns;
+  weights: Float64Array | null;
+}
+
+export interface BootstrapOptions {
+  /** Number of bootstrap replicates (default 1000). */
+  samples?: number;
+  /** Seed of the resampling stream (default 0): the same seed gives the same intervals. */
+  seed?: number;
+  /** Two-sided confidence level of the percentile intervals (default 0.95). */
+  confidenceLevel?: number;
+}
+
+/** side -> rank type -> metric key -> percentile interval. */
+export type IntervalTable = Record<ResultSide, Record<RankType, Record<string, Interval>>>;
