@@ -30,7 +30,8 @@ function nativeLevels(): AddonInfo | null {
 
 const onlyTs = (process.env.KGRANK_BACKEND ?? "").toLowerCase() === "ts";
 const behaviour = ["test/**/*.test.ts"];
-const once = ["test/package.test.ts", "test/loader.test.ts", "test/determinism.test.ts"];
+// Run once, not per backend: they start subprocesses per backend themselves, or compare every backend in one process.
+const once = ["test/package.test.ts", "test/loader.test.ts", "test/determinism.test.ts", "test/parity.test.ts"];
 
 const projects: object[] = [];
 if (!onlyTs) {
@@ -66,6 +67,7 @@ if (!onlyTs) {
 export default defineConfig({
   test: {
     projects,
+    globalSetup: ["test/helpers/build-dist.ts"],
     testTimeout: 60_000,
     pool: "forks",
   },

@@ -25,12 +25,13 @@ import {
   RankCounter,
   RankEvaluator,
 } from "../src/index";
+import { backendLabel } from "./helpers/backend";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
 
 const info = backendInfo();
-const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const label = backendLabel;
 
 // 16 rows of 2^20 columns (64 MiB of float32): above glibc's largest mmap threshold (32 MiB), so the memory is
 // always its own mapping and freeing it unmaps it - a use-after-free read then faults instead of reading stale data.

@@ -8,15 +8,14 @@ import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
-import { backendInfo } from "../src/backend";
 import {
   computeRanks, computeRanksSync, computeSampledRanksSync, countScores, countScoresSync, getMetric, KgrankInputError,
   KgrankStateError, metricValues, prepareCandidates, RankCounter, RankEvaluator, UnknownMetricError,
   encodeNpy, loadDataset, parseNpy, parseNpz, parseSafetensors, readNpy, splitTsvTriples, writeNpy,
 } from "../src/index";
+import { backendLabel } from "./helpers/backend";
 
-const info = backendInfo();
-const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const label = backendLabel;
 
 function detached(n: number): Float32Array {
   const buf = new ArrayBuffer(4 * n);

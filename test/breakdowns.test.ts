@@ -10,9 +10,10 @@ import { backendInfo } from "../src/backend";
 import { KgrankInputError, KgrankStateError, RankEvaluator, RankResults } from "../src/index";
 import { loadBundled } from "./helpers/datasets";
 import { rng } from "./helpers/reference";
+import { backendLabel } from "./helpers/backend";
 
 const info = backendInfo();
-const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const label = backendLabel;
 const umls = loadBundled("umls");
 const N = umls.entities.length;
 const { train, valid, test } = umls.splits;

@@ -7,9 +7,10 @@ import { describe, expect, it } from "vitest";
 
 import { backendInfo, computeRanks, computeRanksSync, computeSampledRanks, RankCounter } from "../src/index";
 import { rng } from "./helpers/reference";
+import { backendLabel } from "./helpers/backend";
 
 const info = backendInfo();
-const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const label = backendLabel;
 
 function threadCount(): number {
   const m = /Threads:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"));

@@ -3,9 +3,10 @@ import { describe, expect, it } from "vitest";
 
 import { backendInfo, countScores, countScoresSync, KgrankInputError } from "../src/index";
 import { referenceCounts, rng, SPECIAL_F32, SPECIAL_F64 } from "./helpers/reference";
+import { backendLabel } from "./helpers/backend";
 
 const info = backendInfo();
-const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const label = backendLabel;
 
 function expectCounts(
   got: { greater: Float64Array; equal: Float64Array; nan: Float64Array },

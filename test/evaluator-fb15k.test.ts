@@ -6,15 +6,14 @@
  */
 import { describe, expect, it } from "vitest";
 
-import { backendInfo } from "../src/backend";
 import { RankEvaluator } from "../src/index";
 import { loadShared, sharedDataset } from "./helpers/datasets";
 import { describeWith } from "./helpers/external";
 import { refValue } from "./helpers/metricsReference";
-import { rng } from "./helpers/reference";
+import { knownAnswers, rng } from "./helpers/reference";
+import { backendLabel } from "./helpers/backend";
 
-const info = backendInfo();
-const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const label = backendLabel;
 const fb = loadShared("fb15k-237");
 
 type Side = "head" | "tail";
@@ -48,15 +47,7 @@ describeWith(`RankEvaluator on FB15k-237 on ${label}`, fb, sharedDataset("fb15k-
   }
 
   function bruteForce(side: Side, scores: Float32Array) {
-    const known = new Map<string, Set<number>>();
-    for (const t of filter) {
-      for (let i = 0; i < t.length; i += 3) {
-        const key = side === "tail" ? `${t[i]},${t[i + 1]}` : `${t[i + 2]},${t[i + 1]}`;
-        let s = known.get(key);
-        if (!s) known.set(key, (s = new Set()));
-        s.add(side === "tail" ? t[i + 2]! : t[i]!);
-      }
-    }
+    const known = knownAnswers(filter, side);
     const out = { optimistic: [] as number[], pessimistic: [] as number[], realistic: [] as number[], numCandidates: [] as number[] };
     for (let i = 0; i < rows; i++) {
       const [h, r, t] = [triples[3 * i]!, triples[3 * i + 1]!, triples[3 * i + 2]!];

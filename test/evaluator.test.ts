@@ -4,10 +4,11 @@ import { backendInfo } from "../src/backend";
 import { RankEvaluator } from "../src/evaluation/evaluator";
 import { KgrankInputError } from "../src/index";
 import { loadBundled } from "./helpers/datasets";
-import { referenceRanks, rng } from "./helpers/reference";
+import { knownAnswers, referenceRanks, rng } from "./helpers/reference";
+import { backendLabel } from "./helpers/backend";
 
 const info = backendInfo();
-const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const label = backendLabel;
 const umls = loadBundled("umls");
 const N = umls.entities.length;
 const { train, valid, test } = umls.splits;
@@ -19,14 +20,7 @@ type Side = "head" | "tail";
 function reference(
   scores: Float32Array, triples: Int32Array, side: Side, filter: Int32Array[] | null, keptEntities: Set<number> | null,
 ) {
-  const known = new Map<string, Set<number>>();
-  for (const t of filter ?? []) {
-    for (let i = 0; i < t.length; i += 3) {
-      const key = side === "tail" ? `${t[i]},${t[i + 1]}` : `${t[i + 2]},${t[i + 1]}`;
-      if (!known.has(key)) known.set(key, new Set());
-      known.get(key)!.add(side === "tail" ? t[i + 2]! : t[i]!);
-    }
-  }
+  const known = knownAnswers(filter ?? [], side);
   const rows = triples.length / 3;
   const masked = new Float64Array(scores);
   const truths: number[] = [];

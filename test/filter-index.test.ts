@@ -3,33 +3,19 @@ import { describe, expect, it } from "vitest";
 import { backendInfo, kernels } from "../src/backend";
 import type { Side } from "../src/kernels";
 import { loadBundled } from "./helpers/datasets";
-import { rng } from "./helpers/reference";
+import { knownAnswers, rng } from "./helpers/reference";
+import { backendLabel } from "./helpers/backend";
 
-const info = backendInfo();
-const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const label = backendLabel;
 const umls = loadBundled("umls");
 const all = [umls.splits.train, umls.splits.valid, umls.splits.test];
 const N = umls.entities.length;
 const R = umls.relations.length;
 
-/** Known answers per (anchor, relation), from plain Sets. */
-function referenceAnswers(side: Side): Map<string, Set<number>> {
-  const m = new Map<string, Set<number>>();
-  for (const t of all) {
-    for (let i = 0; i < t.length; i += 3) {
-      const [h, r, tail] = [t[i]!, t[i + 1]!, t[i + 2]!];
-      const key = side === "tail" ? `${h},${r}` : `${tail},${r}`;
-      if (!m.has(key)) m.set(key, new Set());
-      m.get(key)!.add(side === "tail" ? tail : h);
-    }
-  }
-  return m;
-}
-
 describe(`filter index on ${label}`, () => {
   for (const side of ["tail", "head"] as const) {
     it(`lists exactly the known ${side}s of every key of UMLS train+valid+test, sorted, duplicates merged`, () => {
-      const ref = referenceAnswers(side);
+      const ref = knownAnswers(all, side);
       // Duplicated input: the test split twice.
       const index = kernels().buildFilterIndex([...all, umls.splits.test], N, R, side);
       let total = 0;
@@ -45,7 +31,7 @@ describe(`filter index on ${label}`, () => {
 
     it(`gives filtered counts equal to NaN-masking the other known ${side}s (UMLS test, float32 and float64)`, async () => {
       const index = kernels().buildFilterIndex(all, N, R, side);
-      const ref = referenceAnswers(side);
+      const ref = knownAnswers(all, side);
       const test = umls.splits.test;
       const rows = test.length / 3;
       const next = rng(17);

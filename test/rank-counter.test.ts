@@ -5,9 +5,9 @@ import {
   backendInfo, computeRanksSync, KgrankInputError, KgrankStateError, RankCounter, type Ranks,
 } from "../src/index";
 import { rng } from "./helpers/reference";
+import { backendLabel } from "./helpers/backend";
 
-const info = backendInfo();
-const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const label = backendLabel;
 
 const plain = (r: Ranks) => ({
   optimistic: Array.from(r.optimistic),

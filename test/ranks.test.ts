@@ -6,9 +6,9 @@ import {
   type Ranks,
 } from "../src/index";
 import { referenceRanks, rng, SPECIAL_F64, type RefRanks } from "./helpers/reference";
+import { backendLabel } from "./helpers/backend";
 
-const info = backendInfo();
-const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const label = backendLabel;
 
 function plain(r: Ranks): RefRanks {
   return {

@@ -3,9 +3,10 @@ import { describe, expect, it } from "vitest";
 import { backendInfo, KgrankInputError, KgrankStateError, RankEvaluator, RankResults, UnknownMetricError } from "../src/index";
 import { loadBundled } from "./helpers/datasets";
 import { referenceRanks, rng } from "./helpers/reference";
+import { backendLabel } from "./helpers/backend";
 
 const info = backendInfo();
-const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const label = backendLabel;
 const nations = loadBundled("nations");
 const N = nations.entities.length;
 const { train, valid, test } = nations.splits;

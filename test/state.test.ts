@@ -1,13 +1,12 @@
 import { describe, expect, it } from "vitest";
 
-import { backendInfo } from "../src/backend";
 import { RankEvaluator } from "../src/evaluation/evaluator";
 import { KgrankInputError, KgrankStateError } from "../src/index";
 import { loadBundled } from "./helpers/datasets";
 import { rng } from "./helpers/reference";
+import { backendLabel } from "./helpers/backend";
 
-const info = backendInfo();
-const label = `${info.backend}${info.backend === "native" ? `/${info.simd}/t${info.threads}` : ""}`;
+const label = backendLabel;
 const umls = loadBundled("umls");
 const N = umls.entities.length;
 const { train, valid, test } = umls.splits;

@@ -86,3 +86,20 @@ export function referenceRanks(
   }
   return out;
 }
+
+/**
+ * Brute-force known answers of the filtered setting, from plain Sets: for side "tail" the key "h,r" maps to every t
+ * with (h, r, t) in one of `filter`'s triple arrays; for "head" the key "t,r" to every h.
+ */
+export function knownAnswers(filter: readonly Int32Array[], side: "head" | "tail"): Map<string, Set<number>> {
+  const known = new Map<string, Set<number>>();
+  for (const t of filter) {
+    for (let i = 0; i < t.length; i += 3) {
+      const key = side === "tail" ? `${t[i]},${t[i + 1]}` : `${t[i + 2]},${t[i + 1]}`;
+      let s = known.get(key);
+      if (!s) known.set(key, (s = new Set()));
+      s.add(side === "tail" ? t[i + 2]! : t[i]!);
+    }
+  }
+  return known;
+}
