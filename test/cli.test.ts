@@ -221,6 +221,16 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(JSON.parse(files.stdout).scorer).toBe("scores from files");
   });
 
+  it("evaluate's table and markdown are the library's RankResults.toTable(), one renderer", async () => {
+    const ref = await reference();
+    for (const format of ["table", "markdown"] as const) {
+      const r = kgrank(["evaluate", "--format", format]);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toContain(ref.toTable({ format }));
+    }
+    expect(ref.toMarkdown()).toBe(ref.toTable({ format: "markdown" }));
+  });
+
   it("evaluate --triples: score rows in another order line up through their id triples", () => {
     const json = (args: string[]) => {
       const r = kgrank([...args, "--format", "json"]);

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { backendInfo } from "../backend";
 import { KgrankInputError } from "../errors";
 import { RankEvaluator } from "../evaluation/evaluator";
-import { knownTriples, type RankResults } from "../evaluation/results";
+import type { RankResults } from "../evaluation/results";
 import { type Split } from "../io/datasets";
 import { metricSelection } from "../metrics/index";
 import { FrequencyBaseline } from "../scoring/baseline";
@@ -156,7 +156,7 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
       "",
       title,
       "",
-      opts.format === "markdown" ? results.toMarkdown() : resultsTable(results),
+      results.toTable({ format: opts.format }),
     ];
     if (relations) {
       parts.push("", "Per relation (both sides, realistic ranks):", "");
@@ -192,38 +192,3 @@ function expectedTable(r: RankResults, side: string): Record<string, number> {
   }
   return outT;
 }
-
-/** The plain-text version of RankResults.toMarkdown(): a row per metric, a column per side and rank type. */
-function resultsTable(r: RankResults): string {
-  const data = r.toJSON();
-  const keys: string[] = [];
-  for (const side of ["both", "head", "tail"] as const) {
-    for (const rt of ["realistic", "optimistic", "pessimistic"] as const) {
-      for (const k of Object.keys(data[side]?.[rt] ?? {})) if (!keys.includes(k)) keys.push(k);
-    }
-  }
-  const cols: [string, string][] = [];
-  for (const side of ["head", "tail", "both"]) for (const rt of ["optimistic", "realistic", "pessimistic"]) cols.push([side, rt]);
-  const present = cols.filter(([s]) => Object.keys((data as Record<string, Record<string, object>>)[s]?.realistic ?? {}).length > 0);
-  const header = ["metric", ...present.map(([s, rt]) => `${s} ${rt.slice(0, 4)}.`), "random E"];
-  const intervals = r.intervals();
-  const rows = keys.map((k) => [
-    k,
-    ...present.map(([s, rt]) => {
-      const v = (data as Record<string, Record<string, Record<string, number>>>)[s]?.[rt]?.[k];
-      const iv = intervals?.[s as "both"][rt as "realistic"][k];
-      return iv && v !== undefined ? `${fmt(v)} [${fmt(iv.lower)}, ${fmt(iv.upper)}]` : fmt(v);
-    }),
-    fmt(safeExpected(r, `both.${k}`)),
-  ]);
-  const widths = present.map(([s]) => fmt(nanIfMissing(() => r.meanRankWidth(s as "both"))));
-  rows.push(["mean_rank_width (pess. - opt.)", ...present.map(([, rt], i) => (rt === "optimistic" ? widths[i]! : "")), ""]);
-  const i = r.info;
-  return (
-    table("table", header, rows) +
-    `\n\n${i.tasks.head} head and ${i.tasks.tail} tail tasks; ${i.filtered ? `filtered by ${knownTriples(i)} known triples` : "unfiltered"}; ` +
-    `${i.weighting} weighting. "random E": expectation under uniformly random ranking (both sides); empty where no closed form.` +
-    (intervals ? " Brackets: 95% bootstrap percentile intervals over tasks." : "")
-  );
-}
-

@@ -5,6 +5,7 @@
 import { KgrankInputError, KgrankStateError } from "../errors";
 import { parseMetricKey, resultSide } from "../metrics/catalogue";
 import { type Interval, RANK_TYPES, type RankType, RESULT_SIDES, type ResultSide } from "../metrics/types";
+import { fmt, table } from "../report/table";
 import { describe, integer, optionKeys, options } from "../validate";
 import type { EvaluationInfo, IntervalTable, SidePart } from "./types";
 
@@ -349,39 +350,53 @@ export class RankResults {
     return out;
   }
 
-  /** A table a person reads: one row per metric, a column per side and rank type, expectations alongside. */
-  toMarkdown(opts: { digits?: number } = {}): string {
-    const o = options("options", opts, ["digits"]);
+  /**
+   * A table a person reads (what `kgrank evaluate` prints): a row per metric, a column per side and rank type that
+   * has tasks, the expectation under random ranking (both sides) last; bootstrap intervals in brackets; the mean
+   * rank width; a footer with the tasks, filter, weighting and backend. `format` "table" aligns plain text,
+   * "markdown" gives a markdown table; `digits` decimals (4).
+   */
+  toTable(opts: { format?: "table" | "markdown"; digits?: number } = {}): string {
+    const o = options("options", opts, ["format", "digits"]);
     const digits = o.digits === undefined ? 4 : integer("digits", o.digits, 0, 20);
-    const fmt = (v: number | undefined) => (v === undefined ? "" : Number.isInteger(v) ? String(v) : v.toFixed(digits));
-    const iv = this.#data.intervals;
-    const cell = (s: ResultSide, r: ResultRankType, key: string) => {
-      const v = fmt(this.#data.values[s][r][key]);
-      const i = iv?.[s][r][key];
-      return i && v !== "" ? `${v} [${fmt(i.lower)}, ${fmt(i.upper)}]` : v;
-    };
-    const cols: [ResultSide, ResultRankType][] = [];
-    for (const side of RESULT_SIDES) for (const rt of RESULT_RANK_TYPES) cols.push([side, rt]);
-    const header = ["metric", ...cols.map(([s, r]) => `${s} ${r.slice(0, 4)}.`), "both: random E"];
-    const lines = [`| ${header.join(" | ")} |`, `| ${header.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`];
-    for (const key of this.#data.keys) {
-      const cells = cols.map(([s, r]) => cell(s, r, key));
-      lines.push(`| ${key} | ${cells.join(" | ")} | ${fmt(this.#data.expected.both[key])} |`);
+    if (o.format !== undefined && o.format !== "table" && o.format !== "markdown") {
+      throw new KgrankInputError("format", `must be "table" or "markdown", got ${describe(o.format)}`);
     }
-    const w = this.#data.meanRankWidth;
-    lines.push(`| mean_rank_width (pess. - opt.) | ${RESULT_SIDES.map((s) => [fmt(w[s]), "", ""].join(" | ")).join(" | ")} |  |`);
+    const values = this.#data.values;
+    const intervals = this.#data.intervals;
+    const cols: [ResultSide, ResultRankType][] = [];
+    for (const side of RESULT_SIDES) {
+      if (Object.keys(values[side].realistic).length === 0 && Object.keys(values[side].optimistic).length === 0) continue;
+      for (const rt of RESULT_RANK_TYPES) cols.push([side, rt]);
+    }
+    const present = this.#data.keys.filter((k) => cols.some(([s, rt]) => k in values[s][rt]));
+    const cell = (s: ResultSide, rt: ResultRankType, key: string) => {
+      const v = values[s][rt][key];
+      const iv = intervals?.[s][rt][key];
+      return iv && v !== undefined ? `${fmt(v, digits)} [${fmt(iv.lower, digits)}, ${fmt(iv.upper, digits)}]` : fmt(v, digits);
+    };
+    const rows = present.map((k) => [k, ...cols.map(([s, rt]) => cell(s, rt, k)), fmt(this.#data.expected.both[k], digits)]);
+    const width = this.#data.meanRankWidth;
+    rows.push(["mean_rank_width (pess. - opt.)", ...cols.map(([s, rt]) => (rt === "optimistic" ? fmt(width[s], digits) : "")), ""]);
+    const header = ["metric", ...cols.map(([s, rt]) => `${s} ${rt.slice(0, 4)}.`), "random E"];
     const i = this.#data.info;
-    lines.push(
-      "",
-      `${i.tasks.head} head and ${i.tasks.tail} tail tasks (${i.skipped.head + i.skipped.tail} skipped by restriction); ` +
-        `${i.filtered ? `filtered by ${knownTriples(i)} known triples` : "unfiltered"}; ` +
-        `${i.weighting} weighting; backend ${i.backend}.` +
-        (i.group ? ` Group: ${i.group}.` : "") +
-        (this.#data.bootstrap
-          ? ` Brackets: ${this.#data.bootstrap.confidenceLevel * 100}% bootstrap percentile intervals over tasks ` +
-            `(${this.#data.bootstrap.samples} replicates, seed ${this.#data.bootstrap.seed}).`
-          : ""),
+    const boot = this.#data.bootstrap;
+    return (
+      table(o.format === "markdown" ? "markdown" : "table", header, rows) +
+      `\n\n${i.tasks.head} head and ${i.tasks.tail} tail tasks` +
+      (i.skipped.head + i.skipped.tail ? ` (${i.skipped.head + i.skipped.tail} skipped by restriction)` : "") +
+      `; ${i.filtered ? `filtered by ${knownTriples(i)} known triples` : "unfiltered"}; ${i.weighting} weighting.` +
+      (i.group ? ` Group: ${i.group}.` : "") +
+      ` "random E": expectation under uniformly random ranking (both sides); empty where no closed form.` +
+      (boot
+        ? ` Brackets: ${boot.confidenceLevel * 100}% bootstrap percentile intervals over tasks (${boot.samples} replicates, seed ${boot.seed}).`
+        : "")
     );
-    return lines.join("\n");
+  }
+
+  /** toTable() as a markdown table. */
+  toMarkdown(opts: { digits?: number } = {}): string {
+    options("options", opts, ["digits"]);
+    return this.toTable({ ...opts, format: "markdown" });
   }
 }
