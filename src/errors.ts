@@ -92,3 +92,14 @@ export class UnknownMetricError extends KgrankError {
     this.suggestions = suggestions;
   }
 }
+
+/**
+ * A ranking task whose true score is NaN: a NaN score marks a non-candidate, so the true answer has no rank.
+ * `where` names the task ("task 3 of the batch", "row 3 (column 7)"); `argument` the input that holds the score.
+ */
+export function nanTrueScore(where: string, argument = "scores"): KgrankInputError {
+  return new KgrankInputError(
+    argument,
+    `the true score of ${where} is NaN: a NaN score marks a non-candidate, so the true answer has no rank; fix the scores or drop the row`,
+  );
+}

@@ -14,6 +14,11 @@ export function describe(value: unknown): string {
   return typeof value;
 }
 
+/** An array or a typed array view (not a DataView, whose bytes have no element type): something with numbered elements. */
+export function isArrayLike(value: unknown): value is ArrayLike<unknown> {
+  return Array.isArray(value) || (ArrayBuffer.isView(value) && !(value instanceof DataView));
+}
+
 /** A Float32Array or Float64Array with at least one element. */
 export function floatMatrix(name: string, value: unknown): FloatArray {
   if (!(value instanceof Float32Array) && !(value instanceof Float64Array)) {
@@ -99,4 +104,43 @@ export function options(name: string, value: unknown, known: readonly string[]):
     );
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * The common case of tripleArray, on a monomorphic Int32Array (values are integers already): true when every id is in
+ * range. Otherwise the general loop below finds the first bad value and names it.
+ */
+function int32TriplesInRange(t: Int32Array, numEntities: number, numRelations: number | null): boolean {
+  // Unsigned compares (x >>> 0): a negative id becomes >= 2^31 and fails the bound too.
+  const relBound = numRelations ?? 2147483647;
+  for (let i = 0; i + 2 < t.length; i += 3) {
+    if (t[i]! >>> 0 >= numEntities || t[i + 1]! >>> 0 >= relBound || t[i + 2]! >>> 0 >= numEntities) return false;
+  }
+  return true;
+}
+
+/** Evaluated or known triples: rows of (head, relation, tail) ids below numEntities / numRelations (null: 2^31). */
+export function tripleArray(name: string, value: unknown, numEntities: number, numRelations: number | null): Int32Array {
+  const isView = isArrayLike(value) && !Array.isArray(value);
+  if (!isView && !Array.isArray(value)) {
+    throw new KgrankInputError(name, `must be an Int32Array of (head, relation, tail) rows, got ${describe(value)}`);
+  }
+  const arr = value as ArrayLike<unknown>;
+  if (arr.length % 3 !== 0) throw new KgrankInputError(name, `has ${arr.length} elements, not a multiple of 3 (rows of head, relation, tail)`);
+  if (value instanceof Int32Array && int32TriplesInRange(value, numEntities, numRelations)) return value;
+  const out = value instanceof Int32Array ? value : new Int32Array(arr.length);
+  for (let i = 0; i < arr.length; i++) {
+    const v = arr[i];
+    const isRel = i % 3 === 1;
+    const bound = isRel ? numRelations : numEntities;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || (bound !== null && v >= bound) || v > 2147483647) {
+      const what = isRel ? "relation" : i % 3 === 0 ? "head" : "tail";
+      throw new KgrankInputError(
+        name,
+        `row ${Math.floor(i / 3)}: ${what} ${describe(v)} is not an id in [0, ${bound ?? "2^31"})`,
+      );
+    }
+    if (out !== value) out[i] = v;
+  }
+  return out;
 }

@@ -119,7 +119,9 @@ describe(`RankResults breakdowns on ${label}`, () => {
     expect(custom.map((c) => c.label).every((l) => ["0-49", "50-199", "200+"].includes(l))).toBe(true);
     expect(() => results.byDegree(train, { bounds: [1, 2] })).toThrow(KgrankInputError);
     expect(() => results.byDegree(train, { of: "head" as never })).toThrow(KgrankInputError);
-    expect(() => results.byRelationCategory(new Float32Array(3) as never)).toThrow(KgrankInputError);
+    expect(() => results.byRelationCategory(Int32Array.of(0, 0) as never)).toThrow(/not a multiple of 3/);
+    expect(() => results.byRelationCategory(Int32Array.of(0, 0, 1e6))).toThrow(/tail 1000000 is not an id in \[0, /);
+    expect(() => results.byRelationCategory("0 0 1" as never)).toThrow(KgrankInputError);
   });
 
   it("breakdowns keep macro weights of the whole evaluation", () => {

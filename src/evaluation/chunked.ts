@@ -9,7 +9,7 @@ import { KgrankInputError, KgrankStateError } from "../errors";
 import type { FilterIndexHandle, FloatArray } from "../kernels";
 import { RankCounter } from "../ranking/rank-counter";
 import type { Ranks } from "../ranking/ranks";
-import { describe, integer, optionKeys, options, threadCount } from "../validate";
+import { describe, integer, isArrayLike, optionKeys, options, threadCount } from "../validate";
 
 export interface ChunkedBatchOptions {
   /** The evaluated triples of the batch: b x 3 (head, relation, tail). */
@@ -75,7 +75,7 @@ export class ChunkedBatch {
   constructor(ctx: ChunkedContext, trueScores: ArrayLike<number>) {
     this.#ctx = ctx;
     const ts = trueScores as ArrayLike<unknown>;
-    if (!(Array.isArray(ts) || (ArrayBuffer.isView(ts) && !(ts instanceof DataView))) || ts.length !== ctx.rows) {
+    if (!isArrayLike(ts) || ts.length !== ctx.rows) {
       throw new KgrankInputError("trueScores", `must be an array with one score per triple (${ctx.rows}), got ${describe(ts)}`);
     }
     const kept = new Float64Array(ctx.kept);

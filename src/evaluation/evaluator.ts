@@ -11,9 +11,9 @@ import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import type { FilterIndexHandle } from "../kernels";
 import { DEFAULT_KS, metricSelection } from "../metrics/index";
 import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
-import { describe, integer, options, threadCount } from "../validate";
+import { describe, integer, options, threadCount, tripleArray } from "../validate";
 import { ChunkedBatch } from "./chunked";
-import { rankedTasks, sampledArgs, sampledTasks, sideArg, tripleArray } from "./inputs";
+import { rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
 import { type BreakdownSource, RankResults } from "./results";
 import {
   type BatchContext, countAsync, countSync, finishBatch, prepareScoreBatch, type PreparedBatch, rankFilteredBatch,

@@ -4,13 +4,13 @@
  */
 import { KgrankInputError } from "../errors";
 import type { FloatArray } from "../kernels";
-import { describe } from "../validate";
+import { describe, isArrayLike, tripleArray } from "../validate";
 import type { TaskColumns } from "./task-buffer";
 import type { EvaluationSide } from "./types";
 
 export function idSet(name: string, value: unknown, bound: number | null): Int32Array {
   const arr = value as ArrayLike<unknown>;
-  if (!(Array.isArray(value) || (ArrayBuffer.isView(value) && !(value instanceof DataView)))) {
+  if (!isArrayLike(value)) {
     throw new KgrankInputError(name, `must be an array of ids, got ${describe(value)}`);
   }
   const out = new Int32Array(arr.length);
@@ -25,51 +25,6 @@ export function idSet(name: string, value: unknown, bound: number | null): Int32
   return out;
 }
 
-/**
- * The common case of tripleArray, on a monomorphic Int32Array (values are integers already): true when every id is in
- * range. Otherwise the general loop below finds the first bad value and names it.
- */
-function int32TriplesInRange(t: Int32Array, numEntities: number, numRelations: number | null): boolean {
-  // Unsigned compares (x >>> 0): a negative id becomes >= 2^31 and fails the bound too.
-  const relBound = numRelations ?? 2147483647;
-  for (let i = 0; i + 2 < t.length; i += 3) {
-    if (t[i]! >>> 0 >= numEntities || t[i + 1]! >>> 0 >= relBound || t[i + 2]! >>> 0 >= numEntities) return false;
-  }
-  return true;
-}
-
-/** The error for a batch whose task `task` has a NaN true score (a NaN score is not a candidate). */
-export function nanTrueScore(task: number): KgrankInputError {
-  return new KgrankInputError(
-    "scores",
-    `the true score of task ${task} of the batch is NaN: a NaN score marks a non-candidate, so the true answer has no rank`,
-  );
-}
-
-export function tripleArray(name: string, value: unknown, numEntities: number, numRelations: number | null): Int32Array {
-  const isView = ArrayBuffer.isView(value) && !(value instanceof DataView);
-  if (!isView && !Array.isArray(value)) {
-    throw new KgrankInputError(name, `must be an Int32Array of (head, relation, tail) rows, got ${describe(value)}`);
-  }
-  const arr = value as ArrayLike<unknown>;
-  if (arr.length % 3 !== 0) throw new KgrankInputError(name, `has ${arr.length} elements, not a multiple of 3 (rows of head, relation, tail)`);
-  if (value instanceof Int32Array && int32TriplesInRange(value, numEntities, numRelations)) return value;
-  const out = value instanceof Int32Array ? value : new Int32Array(arr.length);
-  for (let i = 0; i < arr.length; i++) {
-    const v = arr[i];
-    const isRel = i % 3 === 1;
-    const bound = isRel ? numRelations : numEntities;
-    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || (bound !== null && v >= bound) || v > 2147483647) {
-      const what = isRel ? "relation" : i % 3 === 0 ? "head" : "tail";
-      throw new KgrankInputError(
-        name,
-        `row ${Math.floor(i / 3)}: ${what} ${describe(v)} is not an id in [0, ${bound ?? "2^31"})`,
-      );
-    }
-    if (out !== value) out[i] = v;
-  }
-  return out;
-}
 
 export function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSide {
   if (value !== "head" && value !== "tail") {
@@ -87,7 +42,7 @@ export function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSi
  */
 export function rankedTasks(o: Record<string, unknown>, numRelations: number | null): TaskColumns {
   const nc = o.numCandidates as ArrayLike<unknown>;
-  if (!(Array.isArray(nc) || (ArrayBuffer.isView(nc) && !(nc instanceof DataView)))) {
+  if (!isArrayLike(nc)) {
     throw new KgrankInputError("numCandidates", `must be an array of numbers, got ${describe(nc)}`);
   }
   const n = nc.length;
@@ -111,7 +66,7 @@ export function rankedTasks(o: Record<string, unknown>, numRelations: number | n
   };
   for (const k of given) {
     const arr = o[k] as ArrayLike<unknown>;
-    if (!(Array.isArray(arr) || ArrayBuffer.isView(arr)) || arr.length !== n) {
+    if (!isArrayLike(arr) || arr.length !== n) {
       throw new KgrankInputError(k, `must be an array with one rank per task (${n}), got ${describe(arr)}`);
     }
     for (let i = 0; i < n; i++) {
@@ -129,7 +84,7 @@ export function rankedTasks(o: Record<string, unknown>, numRelations: number | n
   const weight = new Float64Array(n).fill(NaN);
   if (o.weights !== undefined) {
     const w = o.weights as ArrayLike<unknown>;
-    if (!(Array.isArray(w) || ArrayBuffer.isView(w)) || w.length !== n) {
+    if (!isArrayLike(w) || w.length !== n) {
       throw new KgrankInputError("weights", `must be an array with one weight per task (${n}), got ${describe(w)}`);
     }
     for (let i = 0; i < n; i++) {

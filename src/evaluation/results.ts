@@ -6,7 +6,7 @@ import { KgrankInputError, KgrankStateError } from "../errors";
 import { parseMetricKey, resultSide } from "../metrics/catalogue";
 import { type Interval, RANK_TYPES, type RankType, RESULT_SIDES, type ResultSide } from "../metrics/types";
 import { fmt, table } from "../report/table";
-import { describe, integer, optionKeys, options } from "../validate";
+import { describe, integer, optionKeys, options, tripleArray } from "../validate";
 import type { EvaluationInfo, IntervalTable, SidePart } from "./types";
 
 export type { ResultSide };
@@ -82,15 +82,6 @@ export interface DegreeOptions {
   bounds?: number[];
 }
 
-function tripleArg(name: string, value: unknown): Int32Array {
-  if (!(value instanceof Int32Array) || value.length % 3 !== 0) {
-    throw new KgrankInputError(name, `must be an Int32Array of (head, relation, tail) rows (length a multiple of 3), got ${describe(value)}`);
-  }
-  for (let i = 0; i < value.length; i++) {
-    if (value[i]! < 0) throw new KgrankInputError(name, `row ${Math.floor(i / 3)} holds a negative id ${value[i]}`);
-  }
-  return value;
-}
 
 /** Distinct known triples of a filtered evaluation (summed filter sizes for states that did not record it). */
 export function knownTriples(info: EvaluationInfo): number {
@@ -174,7 +165,7 @@ export class RankResults {
    * `triples` form the group "unseen".
    */
   byRelationCategory(triples: Int32Array): RelationCategoryBreakdown[] {
-    const t = tripleArg("triples", triples);
+    const t = tripleArray("triples", triples, this.#data.info.numEntities, this.#data.info.numRelations);
     const src = this.source("byRelationCategory()");
     const tails = new Map<number, Map<number, Set<number>>>(); // relation -> head -> tails
     const heads = new Map<number, Map<number, Set<number>>>(); // relation -> tail -> heads
@@ -225,7 +216,7 @@ export class RankResults {
    * to predict (default) or of the given one. Buckets by default: 0, 1, 2-3, 4-7, 8-15, ...
    */
   byDegree(triples: Int32Array, opts: DegreeOptions = {}): DegreeBreakdown[] {
-    const t = tripleArg("triples", triples);
+    const t = tripleArray("triples", triples, this.#data.info.numEntities, this.#data.info.numRelations);
     const o = options("options", opts, optionKeys<DegreeOptions>({ of: 1, bounds: 1 }));
     const of = o.of ?? "answer";
     if (of !== "answer" && of !== "anchor") throw new KgrankInputError("of", `must be "answer" or "anchor", got ${describe(of)}`);

@@ -7,7 +7,7 @@ import { kernels } from "../backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import { thresholdsFor } from "../float32";
 import type { CountBuffers, FloatArray } from "../kernels";
-import { describe, integer, optionKeys, options, threadCount } from "../validate";
+import { describe, integer, isArrayLike, optionKeys, options, threadCount } from "../validate";
 import { indexArray, type Ranks, ranksFromCounts } from "./ranks";
 
 export interface RankCounterOptions {
@@ -60,7 +60,7 @@ export class RankCounter {
   constructor(args: RankCounterOptions) {
     const o = options("RankCounter options", args, optionKeys<RankCounterOptions>({ trueScores: 1, trueIndices: 1, numColumns: 1, threads: 1 }));
     const ts = o.trueScores as ArrayLike<unknown> | undefined;
-    if (!(Array.isArray(ts) || (ArrayBuffer.isView(ts) && !(ts instanceof DataView))) ||
+    if (!isArrayLike(ts) ||
       ts instanceof BigInt64Array || ts instanceof BigUint64Array) {
       throw new KgrankInputError("trueScores", `must be a Float32Array, Float64Array or array of numbers, got ${describe(ts)}`);
     }

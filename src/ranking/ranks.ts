@@ -9,10 +9,10 @@
  * NaN scores are not candidates. numCandidates = non-NaN candidates, the true one included.
  */
 import { kernels } from "../backend";
-import { KgrankInputError, watchDetach } from "../errors";
+import { KgrankInputError, nanTrueScore, watchDetach } from "../errors";
 import { thresholdsFor } from "../float32";
 import type { CountBuffers, FloatArray } from "../kernels";
-import { describe, floatMatrix, integer, optionKeys, options, rowCount, threadCount } from "../validate";
+import { describe, floatMatrix, integer, isArrayLike, optionKeys, options, rowCount, threadCount } from "../validate";
 
 /** Ranks of the true candidates, one per row; all exact (realistic ranks are multiples of 0.5). */
 export interface Ranks {
@@ -61,7 +61,7 @@ interface RankJob {
 
 /** An array-like of integers in [0, bound), e.g. true column indices. */
 export function indexArray(name: string, value: unknown, length: number, bound: number): ArrayLike<number> {
-  const isView = ArrayBuffer.isView(value) && !(value instanceof DataView);
+  const isView = isArrayLike(value) && !Array.isArray(value);
   if (!isView && !Array.isArray(value)) {
     throw new KgrankInputError(name, `must be an Int32Array, Uint32Array or array of integers, got ${describe(value)}`);
   }
@@ -84,11 +84,11 @@ function trueScoreArray(name: string, value: unknown, length: number): ArrayLike
   if (value instanceof Float32Array || value instanceof Float64Array) {
     if (value.length !== length) throw new KgrankInputError(name, `must have ${length} elements (one per row), got ${value.length}`);
     for (let i = 0; i < length; i++) {
-      if (value[i] !== value[i]) throw nanTrueScore(name, i);
+      if (value[i] !== value[i]) throw nanTrueScore(`${name}[${i}]`, name);
     }
     return value;
   }
-  const isView = ArrayBuffer.isView(value) && !(value instanceof DataView);
+  const isView = isArrayLike(value) && !Array.isArray(value);
   if ((!isView && !Array.isArray(value)) || value instanceof BigInt64Array || value instanceof BigUint64Array) {
     throw new KgrankInputError(name, `must be a Float32Array, Float64Array or array of numbers, got ${describe(value)}`);
   }
@@ -97,13 +97,9 @@ function trueScoreArray(name: string, value: unknown, length: number): ArrayLike
   for (let i = 0; i < length; i++) {
     const v = arr[i];
     if (typeof v !== "number") throw new KgrankInputError(name, `${name}[${i}] is ${describe(v)}, not a number`);
-    if (v !== v) throw nanTrueScore(name, i);
+    if (v !== v) throw nanTrueScore(`${name}[${i}]`, name);
   }
   return arr as ArrayLike<number>;
-}
-
-function nanTrueScore(name: string, row: number): KgrankInputError {
-  return new KgrankInputError(name, `${name}[${row}] is NaN: the true candidate of row ${row} has no score, so it has no rank`);
 }
 
 /** A job whose true candidates are given by score (not among the columns). */
@@ -148,8 +144,7 @@ function prepareSampled(args: unknown): RankJob {
     );
   }
   const pos = o.positiveScores as ArrayLike<unknown> | undefined;
-  const isArrayLike = Array.isArray(pos) || (ArrayBuffer.isView(pos) && !(pos instanceof DataView));
-  if (!isArrayLike) {
+  if (!isArrayLike(pos)) {
     throw new KgrankInputError("positiveScores", `must be a Float32Array, Float64Array or array of numbers, got ${describe(pos)}`);
   }
   const n = (pos as ArrayLike<unknown>).length;
@@ -203,11 +198,7 @@ function finish(job: RankJob, counts: CountBuffers): Ranks {
     const t = job.thresholds;
     for (let i = 0; i < job.rows; i++) {
       if (t[i] !== t[i]) {
-        throw new KgrankInputError(
-          "scores",
-          `the true score of row ${i} (column ${job.trueIndex[i]}) is NaN: a NaN score marks a non-candidate, so ` +
-            `the true candidate has no rank; fix the scores or drop the row`,
-        );
+        throw nanTrueScore(`row ${i} (column ${job.trueIndex[i]})`);
       }
     }
   }

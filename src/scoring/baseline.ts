@@ -6,7 +6,7 @@
  */
 import { KgrankInputError } from "../errors";
 import type { EvaluationSide } from "../evaluation/types";
-import { describe } from "../validate";
+import { describe, integer, tripleArray } from "../validate";
 
 export interface Scorer {
   readonly numEntities: number;
@@ -21,11 +21,10 @@ export class FrequencyBaseline implements Scorer {
   readonly #tail: Float32Array;
 
   constructor(train: Int32Array, numEntities: number, numRelations: number) {
-    if (!(train instanceof Int32Array) || train.length % 3 !== 0 || train.length === 0) {
-      throw new KgrankInputError("train", `must be a non-empty Int32Array of (head, relation, tail) rows, got ${describe(train)}`);
-    }
-    if (!Number.isInteger(numEntities) || numEntities < 1) throw new KgrankInputError("numEntities", `must be a positive integer, got ${describe(numEntities)}`);
-    if (!Number.isInteger(numRelations) || numRelations < 1) throw new KgrankInputError("numRelations", `must be a positive integer, got ${describe(numRelations)}`);
+    integer("numEntities", numEntities, 1, 2 ** 31 - 1);
+    integer("numRelations", numRelations, 1, 2 ** 31 - 1);
+    train = tripleArray("train", train, numEntities, numRelations);
+    if (train.length === 0) throw new KgrankInputError("train", "is empty: the baseline counts training triples");
     this.numEntities = numEntities;
     this.numRelations = numRelations;
     this.#head = new Float32Array(numRelations * numEntities);
