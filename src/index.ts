@@ -18,8 +18,8 @@ export {
   metricValues, parseMetricKey, prepareCandidates, reindexed, zScored, zToPValue,
 } from "./metrics/index";
 export type {
-  AffineCoefficients, CandidateSet, Candidates, DerivedRankMetric, Estimate, EstimateOptions, Interval, MetricKey, RankMetric, RankType,
-  ValueRange,
+  AffineCoefficients, CandidateSet, Candidates, DerivedRankMetric, Estimate, EstimateOptions, Interval, MetricKey, MetricName, MetricQuery, ParsedMetricKey,
+  RankMetric, RankType, ValueRange,
 } from "./metrics/index";
 export { RankEvaluator } from "./evaluation/evaluator";
 export type {

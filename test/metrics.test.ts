@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 
 import { allKernels } from "../src/backend";
 import { getMetric, KgrankInputError, listMetrics, metricSelection, metricValues, parseMetricKey, prepareCandidates, UnknownMetricError } from "../src/index";
+import { FIXED_METRIC_KEYS, METRIC_SYNONYMS, type MetricQuery } from "../src/metrics/index";
 import { refMedian, refValue, relErr, } from "./helpers/metricsReference";
 import { rng } from "./helpers/reference";
 
@@ -90,6 +91,18 @@ describe("getMetric resolves keys, synonyms and class-style names case-insensiti
     expect(() => getMetric("hits@0")).toThrow(/k >= 1/);
     expect(() => getMetric(3 as unknown as string)).toThrow(KgrankInputError);
     expect(() => getMetric("")).toThrow(/query/);
+  });
+});
+
+describe("metric names as types", () => {
+  it("the literal key and synonym lists (for editor completion) are exactly the catalogue's", () => {
+    const fixed = listMetrics().filter((m) => !/hits_at_\d+$/.test(m.key));
+    expect([...FIXED_METRIC_KEYS]).toEqual(fixed.map((m) => m.key));
+    expect([...METRIC_SYNONYMS].sort()).toEqual(fixed.flatMap((m) => m.synonyms).sort());
+    const typed: MetricQuery[] = ["mrr", "hits@10", "tail.amri", "both.realistic.hits_at_3", "MeanReciprocalRank"];
+    expect(typed.map((q) => parseMetricKey(q).metric.key)).toEqual([
+      "inverse_harmonic_mean_rank", "hits_at_10", "adjusted_arithmetic_mean_rank_index", "hits_at_3", "inverse_harmonic_mean_rank",
+    ]);
   });
 });
 

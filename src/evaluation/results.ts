@@ -4,6 +4,7 @@
  */
 import { KgrankInputError, KgrankStateError } from "../errors";
 import { parseMetricKey, resultSide } from "../metrics/catalogue";
+import type { MetricQuery } from "../metrics/names";
 import { type Interval, RANK_TYPES, type RankType, RESULT_SIDES, type ResultSide } from "../metrics/types";
 import { fmt, table } from "../report/table";
 import { describe, integer, optionKeys, options, tripleArray } from "../validate";
@@ -102,7 +103,7 @@ export class RankResults {
    * The bootstrap percentile interval of a metric (finalize({ bootstrap }) computes them), e.g. "tail.mrr";
    * undefined when no interval was computed for it.
    */
-  interval(key: string): Interval | undefined {
+  interval(key: MetricQuery): Interval | undefined {
     const { side, rankType, metric } = this.parse(key);
     const iv = this.#data.intervals?.[side][rankType][metric];
     return iv ? { ...iv } : undefined;
@@ -294,7 +295,7 @@ export class RankResults {
    * A value by PyKEEN-style key: "both.realistic.inverse_harmonic_mean_rank", "mrr", "tail.hits@10",
    * "head.pessimistic.amri". Parts in any order; the side defaults to both, the rank type to realistic.
    */
-  get(key: string): number {
+  get(key: MetricQuery): number {
     const { side, rankType, metric } = this.parse(key);
     const table = this.#data.values[side][rankType];
     if (!(metric in table)) {
@@ -309,7 +310,7 @@ export class RankResults {
   }
 
   /** The expectation of a metric under uniformly random ranking, for a side ("both" by default). */
-  expected(key: string): number | undefined {
+  expected(key: MetricQuery): number | undefined {
     const { side, metric } = this.parse(key);
     return this.#data.expected[side][metric];
   }
@@ -320,7 +321,7 @@ export class RankResults {
   }
 
   /** Side and rank type default to both and realistic (PyKEEN's defaults). */
-  private parse(key: string): { side: ResultSide; rankType: ResultRankType; metric: string } {
+  private parse(key: MetricQuery): { side: ResultSide; rankType: ResultRankType; metric: string } {
     const k = parseMetricKey(key);
     return { side: k.side ?? "both", rankType: k.rankType ?? "realistic", metric: k.metric.key };
   }

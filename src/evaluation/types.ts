@@ -3,6 +3,7 @@
  * so results, tabulation and the CLI can name them without importing the evaluator (no import circle).
  */
 import type { Side } from "../kernels";
+import type { MetricQuery } from "../metrics/names";
 import type { Interval, RankType, ResultSide } from "../metrics/types";
 import type { TaskColumns } from "./task-buffer";
 import type { ChunkedBatchOptions } from "./chunked";
@@ -29,7 +30,7 @@ export interface RankEvaluatorOptions {
   /** Cut-offs of Hits@k and its derived metrics (default [1, 3, 5, 10]). */
   ks?: number[];
   /** Metric keys or synonyms to report (default: every metric that applies). */
-  metrics?: string[];
+  metrics?: MetricQuery[];
   /** Only tasks whose head and tail are in this set are evaluated, and only these entities are candidates. */
   restrictEntities?: ArrayLike<number>;
   /** Only tasks whose relation is in this set are evaluated. */

@@ -5,6 +5,7 @@
 import { KgrankInputError, UnknownMetricError } from "../errors";
 import { closest, quoted } from "../suggest";
 import { describe } from "../validate";
+import type { MetricQuery } from "./names";
 import * as base from "./base";
 import { reindexed, zScored, expectationNormalized } from "./derived";
 import { type DerivedRankMetric, RANK_TYPES, type RankMetric, type RankType, range, RESULT_SIDES, type ResultSide } from "./types";
@@ -125,7 +126,7 @@ function suggestions(q: string): string[] {
  * The metric for a key, synonym or class-style name (case-insensitive): "mrr", "MeanReciprocalRank",
  * "inverse_harmonic_mean_rank", "hits@3", "hits_at_3", "ah@10", "z_hits_at_1", "HitsAtK" (k = 10), ...
  */
-export function getMetric(query: string): RankMetric {
+export function getMetric(query: MetricQuery): RankMetric {
   if (typeof query !== "string" || query.trim() === "") {
     throw new KgrankInputError("query", `must be a metric name such as "mrr" or "hits@10", got ${describe(query)}`);
   }
@@ -158,7 +159,7 @@ function fullKeyGiven(query: string): void {
 }
 
 /** A PyKEEN-style full key, split: the side and rank type it names (null where it names none) and the metric. */
-export interface MetricKey {
+export interface ParsedMetricKey {
   side: ResultSide | null;
   rankType: RankType | null;
   metric: RankMetric;
@@ -178,7 +179,7 @@ export function resultSide(value: unknown, argument = "side"): ResultSide {
  * (parts in any order, case-insensitive; "left"/"right" for head/tail as in PyKEEN). `argument` names the caller's
  * argument or CLI flag in errors.
  */
-export function parseMetricKey(key: string, argument = "key"): MetricKey {
+export function parseMetricKey(key: MetricQuery, argument = "key"): ParsedMetricKey {
   if (typeof key !== "string" || key.trim() === "") {
     throw new KgrankInputError(argument, `must be a metric key such as "both.realistic.mrr" or "tail.hits@10", got ${describe(key)}`);
   }
@@ -208,7 +209,7 @@ export function parseMetricKey(key: string, argument = "key"): MetricKey {
  * is reported once), or else every metric, with Hits@k and its adjusted and z-scored forms at each of `ks`.
  * The evaluator and every CLI command take their metric list from here.
  */
-export function metricSelection(names?: readonly string[] | null, ks: readonly number[] = DEFAULT_KS, argument = "metrics"): RankMetric[] {
+export function metricSelection(names?: readonly MetricQuery[] | null, ks: readonly number[] = DEFAULT_KS, argument = "metrics"): RankMetric[] {
   const seen = new Set<string>();
   const unique = (m: RankMetric) => !seen.has(m.key) && (seen.add(m.key), true);
   if (names && names.length > 0) return names.map((q) => parseMetricKey(q, argument).metric).filter(unique);
