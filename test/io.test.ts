@@ -325,6 +325,25 @@ describe("datasets", () => {
     expect(() => loadDataset("wn18rr", { datasetDir: path.join(dir, "none") })).toThrow(/--dataset-dir/);
   });
 
+  it("reads splits as distributed by their authors (train.txt, valid.txt, test.txt) like .tsv ones", () => {
+    const txt = path.join(dir, "as-distributed", "nations");
+    fs.mkdirSync(txt, { recursive: true });
+    for (const split of ["train", "valid", "test"]) {
+      fs.copyFileSync(path.join(__dirname, "..", "data", "nations", `${split}.tsv`), path.join(txt, `${split}.txt`));
+    }
+    const a = loadDataset("nations", { datasetDir: path.join(dir, "as-distributed") });
+    const b = loadDataset("nations");
+    expect(a.entityLabels).toEqual(b.entityLabels);
+    expect(Array.from(a.splits.test)).toEqual(Array.from(b.splits.test));
+    expect(loadDataset(undefined, { datasetDir: txt }).splits.train.length).toBe(b.splits.train.length);
+  });
+
+  it("a bundled dataset named with an explicit directory that lacks it is an error, not the bundled copy", () => {
+    expect(() => loadDataset("nations", { datasetDir: "/nonexistent/kgrank" })).toThrow(
+      /datasetDir: --dataset-dir was given, but .*nations\/train.tsv does not exist .*leave out --dataset-dir/,
+    );
+  });
+
   const fb = loadShared("fb15k-237");
   const fbNeed = sharedDataset("fb15k-237");
   it.skipIf(fbNeed.missing)(fbNeed.name("FB15k-237 from the shared folder: 14,505 training entities, 20,438 test triples kept, 28 dropped"), () => {

@@ -43,7 +43,9 @@ export interface Dataset {
 export interface LoadDatasetOptions {
   /**
    * Directory holding NAME/{train,valid,test}.tsv for the non-bundled datasets (default: $KGRANK_DATASETS, else
-   * `datasets/` in the working directory). If it holds train.tsv itself, it is the dataset.
+   * `datasets/` in the working directory). If it holds train.tsv itself, it is the dataset. Splits may be .tsv or
+   * .txt (as FB15k-237, WN18RR and CoDEx are distributed). A bundled dataset named with an explicit directory that
+   * does not hold it is an error, not the bundled copy.
    */
   datasetDir?: string;
 }
@@ -83,41 +85,51 @@ function isDir(p: string): boolean {
   }
 }
 
+/**
+ * The file of a split in `dir`: SPLIT.tsv, or SPLIT.txt as FB15k-237, WN18RR and CoDEx are distributed by their
+ * authors (the same tab-separated triples); null when neither exists.
+ */
+export function splitFile(dir: string, split: Split): string | null {
+  for (const ext of [".tsv", ".txt"]) {
+    const file = path.join(dir, split + ext);
+    if (existsSync(file)) return file;
+  }
+  return null;
+}
+
 /** Resolves where a dataset's splits live. */
 export function datasetDirectory(name: string | undefined, options: LoadDatasetOptions = {}): { name: string; directory: string } {
-  if (options.datasetDir !== undefined && existsSync(path.join(options.datasetDir, "train.tsv")) && name === undefined) {
-    return { name: path.basename(path.resolve(options.datasetDir)), directory: path.resolve(options.datasetDir) };
-  }
-  if (options.datasetDir !== undefined && name === undefined) {
+  const explicit = options.datasetDir;
+  if (explicit !== undefined && name === undefined) {
+    if (splitFile(explicit, "train")) return { name: path.basename(path.resolve(explicit)), directory: path.resolve(explicit) };
     throw new KgrankInputError(
       "datasetDir",
-      `${options.datasetDir} has no train.tsv; point it at a folder with train.tsv, valid.tsv and test.tsv, ` +
-        `or add a dataset name to read ${path.join(options.datasetDir, "NAME")}`,
+      `${explicit} has no train.tsv (or train.txt); point it at a folder with train, valid and test splits, ` +
+        `or add a dataset name to read ${path.join(explicit, "NAME")}`,
     );
   }
   const canonical = datasetName(name ?? "nations");
-  if ((BUNDLED_DATASETS as readonly string[]).includes(canonical) && options.datasetDir === undefined) {
-    return { name: canonical, directory: path.join(bundledDataDir(), canonical) };
-  }
-  const root = options.datasetDir ?? defaultDatasetDir();
+  const bundled = (BUNDLED_DATASETS as readonly string[]).includes(canonical);
+  if (bundled && explicit === undefined) return { name: canonical, directory: path.join(bundledDataDir(), canonical) };
+  const root = explicit ?? defaultDatasetDir();
   const dir = path.join(root, canonical);
-  if (!existsSync(path.join(dir, "train.tsv"))) {
-    if ((BUNDLED_DATASETS as readonly string[]).includes(canonical)) return { name: canonical, directory: path.join(bundledDataDir(), canonical) };
-    throw new KgrankInputError(
-      "datasetDir",
-      `${canonical} is not bundled and ${path.join(dir, "train.tsv")} does not exist` +
-        (isDir(root) ? "" : ` (no directory ${root})`) +
-        `; put its train.tsv, valid.tsv and test.tsv in ${dir}, or pass --dataset-dir DIR (env KGRANK_DATASETS)`,
-    );
-  }
-  return { name: canonical, directory: dir };
+  if (splitFile(dir, "train")) return { name: canonical, directory: dir };
+  // The bundled copy stands in for a default folder without it; an explicit --dataset-dir must hold what it names.
+  if (bundled && explicit === undefined) return { name: canonical, directory: path.join(bundledDataDir(), canonical) };
+  throw new KgrankInputError(
+    "datasetDir",
+    `${bundled ? `--dataset-dir was given, but ` : `${canonical} is not bundled and `}${path.join(dir, "train.tsv")} does not exist` +
+      (isDir(root) ? "" : ` (no directory ${root})`) +
+      `; put its train, valid and test splits (.tsv or .txt) in ${dir}` +
+      (bundled ? `, or leave out --dataset-dir to use the bundled copy` : `, or pass --dataset-dir DIR (env KGRANK_DATASETS)`),
+  );
 }
 
 /** Loads a dataset by name (bundled, or from `datasetDir`), with PyKEEN's ids. */
 export function loadDataset(name?: string, options: LoadDatasetOptions = {}): Dataset {
   checkOptions("options", options, optionKeys<LoadDatasetOptions>({ datasetDir: 1 }));
   const { name: canonical, directory } = datasetDirectory(name, options);
-  const rows = Object.fromEntries(SPLITS.map((s) => [s, readTsvRows(path.join(directory, `${s}.tsv`), "dataset")])) as Record<
+  const rows = Object.fromEntries(SPLITS.map((s) => [s, readTsvRows(splitFile(directory, s) ?? path.join(directory, `${s}.tsv`), "dataset")])) as Record<
     Split,
     [string, string, string][]
   >;
