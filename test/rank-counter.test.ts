@@ -84,6 +84,17 @@ describe(`RankCounter on ${label}`, () => {
     );
   });
 
+  it("ranks() called twice gives the same ranks and leaves the first result as it was", () => {
+    const c = new RankCounter({ trueScores: [0.5, 0.25], numColumns: 3 });
+    c.addSync({ scores: Float32Array.of(0.875, 0.5, 0.125, 0.25, 0.25, 0.75), columnStart: 0 });
+    const first = c.ranks();
+    const copy = structuredClone(first);
+    const second = c.ranks();
+    expect(second).toEqual(copy);
+    expect(first).toEqual(copy);
+    expect(Array.from(first.optimistic)).toEqual([2, 2]);
+  });
+
   it("accepts chunks added concurrently (async) and of mixed float types", async () => {
     const rows = 17;
     const cols = 20_000;

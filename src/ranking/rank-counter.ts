@@ -55,6 +55,8 @@ export class RankCounter {
   private columns = 0;
   private pending = 0;
   private finished = false;
+  /** The ranks, once ranks() turned the totals into them. */
+  private result: Ranks | null = null;
   private thresholdCache = new Map<string, { thresholds: FloatArray; inexactRows: number[] }>();
 
   constructor(args: RankCounterOptions) {
@@ -122,8 +124,12 @@ export class RankCounter {
     return this.columns;
   }
 
-  /** Finishes counting and returns the ranks. Further chunks are refused. */
+  /**
+   * Finishes counting and returns the ranks. Further chunks are refused; a later call returns the same ranks again
+   * (as new arrays: the counts are turned into ranks in place once, so they are never converted twice).
+   */
   ranks(): Ranks {
+    if (this.result) return copyRanks(this.result);
     if (this.pending > 0) {
       throw new KgrankStateError(`RankCounter.ranks(): ${this.pending} add() call(s) are still running; await them first`);
     }
@@ -142,7 +148,8 @@ export class RankCounter {
       }
     }
     this.finished = true;
-    return ranksFromCounts(this.totals, this.columns, this.trueIndices !== null);
+    this.result = ranksFromCounts(this.totals, this.columns, this.trueIndices !== null);
+    return this.result;
   }
 
   private newCounts(): CountBuffers {
@@ -217,4 +224,11 @@ export class RankCounter {
       }
     }
   }
+}
+
+function copyRanks(r: Ranks): Ranks {
+  return {
+    optimistic: r.optimistic.slice(), pessimistic: r.pessimistic.slice(), realistic: r.realistic.slice(),
+    numCandidates: r.numCandidates.slice(),
+  };
 }
