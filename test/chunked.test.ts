@@ -105,6 +105,20 @@ describe(`RankEvaluator.chunked on ${label}`, () => {
     expect(() => batch.addSync({ scores, entityStart: 0 })).toThrow(/true column/);
   });
 
+  it("an abandoned chunked batch can be aborted: nothing recorded, finalize() no longer blocked", () => {
+    const ev = new RankEvaluator({ numEntities: N, filterTriples: filter, sides: "tail" });
+    const b = ev.chunked({ triples: test.subarray(0, 6), side: "tail", trueScores: [0.5, 0.5] });
+    b.addSync({ scores: new Float32Array(2 * 10).fill(0.25), entityStart: 0 });
+    expect(() => ev.serialize()).toThrow(KgrankStateError);
+    b.abort();
+    b.abort();
+    expect(() => b.finish()).toThrow(/finish\(\) or abort\(\) was already called/);
+    expect(() => b.addSync({ scores: new Float32Array(2), entityStart: 10 })).toThrow(KgrankStateError);
+    ev.addRanks({ side: "tail", realistic: [1], numCandidates: [3] });
+    expect(ev.taskCounts.tail).toBe(1);
+    expect(ev.finalize().get("tail.count")).toBe(1);
+  });
+
   it("rejects bad slices and misuse with typed errors", () => {
     const ev = new RankEvaluator({ numEntities: N, filterTriples: filter });
     const triples = test.subarray(0, 6);

@@ -334,6 +334,9 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(kgrank(["evaluate", "--filter", "train,tset"]), /--filter: "tset" is not a split/);
     expectUserError(kgrank(["evaluate", "--format", "xml"]), /format/);
     expectUserError(kgrank(["evaluate", "--bootstrap", "-3"]), /--bootstrap must be an integer/);
+    // Checked as a flag, not later as the library's bootstrap.samples.
+    expectUserError(kgrank(["evaluate", "--bootstrap", "1"]), /--bootstrap must be an integer from 2 to 1000000, got "1"/);
+    expectUserError(kgrank(["evaluate", "--output", ""]), /--output needs a file name/);
     expectUserError(kgrank(["evaluate", "--ks", "0"]), /--ks takes positive integers/);
     expectUserError(kgrank(["evaluate", "--bogus"]), /unknown option '--bogus'/);
     expectUserError(kgrank(["frobnicate"]), /unknown command 'frobnicate'/);

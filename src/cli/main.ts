@@ -51,7 +51,7 @@ export function buildProgram(out: Out): Command {
     .addOption(formatOption())
     .addOption(outputOption())
     .option("--by-relation", "also break the results down per relation")
-    .option("--bootstrap <n>", "bootstrap percentile intervals (95%) with N replicates", intArg("--bootstrap", 1))
+    .option("--bootstrap <n>", "bootstrap percentile intervals (95%) with N replicates (2 to 1e6)", intArg("--bootstrap", 2, 1e6))
     .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0), 0)
     .addOption(quietOption())
     .action(async (o: EvaluateOptions) => evaluate(o, out));

@@ -25,10 +25,13 @@ export type TaskSide = (typeof SIDES)[number];
 
 // ---- option parsers ----------------------------------------------------------------------------------------------
 
-export function intArg(name: string, min: number) {
+export function intArg(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (v: string) => {
     const n = Number(v);
-    if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}, got "${v}"`);
+    if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+      throw new InvalidArgumentError(`${name} must be an integer ${range}, got "${v.slice(0, 40)}"`);
+    }
     return n;
   };
 }
@@ -50,7 +53,11 @@ export function collect(v: string, prev: string[] = []): string[] {
 }
 
 export const formatOption = () => new Option("--format <format>", "output format").choices(FORMATS as string[]).default("table");
-export const outputOption = () => new Option("-o, --output <file>", "write the output to FILE (atomically: temporary name, then rename)");
+export const outputOption = () =>
+  new Option("-o, --output <file>", "write the output to FILE (atomically: temporary name, then rename)").argParser((v: string) => {
+    if (v.trim() === "") throw new InvalidArgumentError("--output needs a file name (leave it out to print to stdout)");
+    return v;
+  });
 export const quietOption = () => new Option("-q, --quiet", "no progress bar and no notes on stderr");
 export const ksOption = () => new Option("--ks <list>", "cut-offs of Hits@k (default 1,3,5,10)").argParser(ksArg);
 

@@ -107,7 +107,7 @@ export class ChunkedBatch {
   }
 
   private prepare(slice: EntitySlice) {
-    if (this.#done) throw new KgrankStateError("ChunkedBatch: finish() was already called; start a new chunked batch");
+    if (this.#done) throw new KgrankStateError("ChunkedBatch: finish() or abort() was already called; start a new chunked batch");
     const o = options("slice", slice, SLICE_KEYS);
     const scores = o.scores;
     const ctx = this.#ctx;
@@ -199,9 +199,20 @@ export class ChunkedBatch {
     this.remove(p.chunk, p.cStart, p.cEnd);
   }
 
+  /**
+   * Gives the batch up: nothing of it is recorded, and the evaluator no longer waits for it (finalize() and
+   * serialize() refuse to run while a chunked batch is open). Slices still being counted are discarded when they
+   * settle. Calling it after finish() or abort() does nothing.
+   */
+  abort(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#ctx.release();
+  }
+
   /** Records the batch's ranks in the evaluator; every entity must have been covered by a slice. */
   finish(): void {
-    if (this.#done) throw new KgrankStateError("ChunkedBatch.finish(): already called");
+    if (this.#done) throw new KgrankStateError("ChunkedBatch.finish(): finish() or abort() was already called");
     if (this.#pending > 0) throw new KgrankStateError(`ChunkedBatch.finish(): ${this.#pending} add() call(s) are still running; await them first`);
     if (this.#covered !== this.#ctx.numEntities) {
       throw new KgrankStateError(
