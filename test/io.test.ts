@@ -11,7 +11,7 @@ import { zipSync } from "fflate";
 import { afterAll, describe, expect, it, vi } from "vitest";
 
 import {
-  encodeNpy, FrequencyBaseline, KgrankInputError, loadDataset, parseNpyHeader, readNpy, readNpz, readSafetensors, readTriples,
+  encodeNpy, FrequencyBaseline, KgrankInputError, loadDataset, parseNpyHeader, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples,
   splitTsvTriples, writeFileAtomic, writeNpy,
 } from "../src/index";
 import { filteredCandidateCounts } from "../src/cli/candidates";
@@ -275,6 +275,35 @@ describe("readNpz and readSafetensors", () => {
     expect(Array.from(t.b!.data)).toEqual([1, 0]);
     expect(() => readSafetensors(file("t-trunc.safetensors", out.subarray(0, out.length - 3)))).toThrow(/data_offsets/);
     expect(() => readSafetensors(file("t-bad.safetensors", "xx"))).toThrow(KgrankInputError);
+  });
+
+  it("safetensors: a tensor named __proto__ is kept as a tensor; a dtype 'constructor' is named as a bad dtype", () => {
+    const build = (header: object, data: Uint8Array) => {
+      const h = new TextEncoder().encode(JSON.stringify(header));
+      const out = new Uint8Array(8 + h.length + data.length);
+      new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
+      out.set(h, 8);
+      out.set(data, 8 + h.length);
+      return out;
+    };
+    const four = new Uint8Array(new Float32Array([2.5]).buffer);
+    const t = parseSafetensors(build(JSON.parse('{"__proto__": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}'), four));
+    expect(Object.keys(t)).toEqual(["__proto__"]);
+    expect(Array.from(t["__proto__"]!.data)).toEqual([2.5]);
+    expect(() => parseSafetensors(build({ x: { dtype: "constructor", shape: [1], data_offsets: [0, 4] } }, four))).toThrow(/tensor x has dtype "constructor"/);
+  });
+
+  it("refuses FIFOs and devices before opening them (a FIFO would block, /dev/zero never ends)", () => {
+    const fifo = path.join(dir, "pipe.npy");
+    execFileSync("mkfifo", [fifo]);
+    const readers: [string, (p: string) => unknown][] = [
+      ["readNpy", (p) => readNpy(p, "--scores-tail")], ["readNpz", (p) => readNpz(p, "--scores-tail")],
+      ["readSafetensors", (p) => readSafetensors(p, "--scores-tail")], ["readTriples", (p) => readTriples(p, { argument: "--scores-tail" })],
+    ];
+    for (const [name, read] of readers) {
+      expect(() => read(fifo), name).toThrow(/--scores-tail: cannot read .*pipe\.npy: it is a FIFO \(named pipe\)/);
+      if (existsSync("/dev/zero")) expect(() => read("/dev/zero"), name).toThrow(/it is a device/);
+    }
   });
 });
 

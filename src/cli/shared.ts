@@ -1,5 +1,4 @@
 /** Helpers shared by the kgrank commands: option parsers, output, datasets, arrays from files. */
-import { readFileSync } from "node:fs";
 import * as path from "node:path";
 
 import { InvalidArgumentError, Option } from "commander";
@@ -8,7 +7,8 @@ import { KgrankInputError } from "../errors";
 import type { RankResults } from "../evaluation/results";
 import { writeFileAtomic } from "../io/atomic";
 import { type Dataset, loadDataset, type Split, SPLITS } from "../io/datasets";
-import { fileError, type NpyData, readNpy } from "../io/npy";
+import { readRegularFile } from "../io/files";
+import { type NpyData, readNpy } from "../io/npy";
 import { readNpz } from "../io/npz";
 import { readSafetensors } from "../io/safetensors";
 
@@ -178,12 +178,7 @@ export function readNumbers(file: string, argument: string): Float64Array {
     }
     return Float64Array.from(a.data);
   }
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (e) {
-    throw fileError(argument, file, e);
-  }
+  const text = readRegularFile(file, argument).toString("utf8");
   if (ext === ".json") {
     let v: unknown;
     try {

@@ -4,12 +4,13 @@
  * with one positioned read (no intermediate copy for native-endian C-order files), `writeNpy` writes version 1.0
  * (2.0 when the header needs it) through a temporary file that is renamed into place.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 
 import { nativeAddon } from "../backend";
 import { KgrankInputError } from "../errors";
 import { options as checkOptions } from "../validate";
 import { writeFileAtomic } from "./atomic";
+import { fileError, openRegularFile } from "./files";
 
 export type NpyDtype = "f2" | "f4" | "f8" | "i1" | "i2" | "i4" | "i8" | "u1" | "u2" | "u4" | "u8" | "b1";
 export type NpyArray = Float32Array | Float64Array | Int8Array | Int16Array | Int32Array | Uint8Array | Uint16Array | Uint32Array;
@@ -222,21 +223,7 @@ export function parseNpy(bytes: Uint8Array, argument = "file"): NpyData {
   return decodeNpyData(header, bytes.subarray(header.dataOffset, header.dataOffset + header.size * header.itemSize), argument);
 }
 
-function openForRead(path: string, argument: string): number {
-  try {
-    return openSync(path, "r");
-  } catch (e) {
-    throw fileError(argument, path, e);
-  }
-}
-
-/** A KgrankInputError for a file that cannot be opened or read. */
-export function fileError(argument: string, path: string, e: unknown): KgrankInputError {
-  const code = (e as NodeJS.ErrnoException).code;
-  const why =
-    code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : code === "EISDIR" ? "is a directory, not a file" : (e as Error).message;
-  return new KgrankInputError(argument, `cannot read ${path}: ${why}`);
-}
+export { fileError } from "./files";
 
 /**
  * Reads a .npy file: the header first, then the data in one positioned read into a buffer allocated for the
@@ -244,7 +231,7 @@ export function fileError(argument: string, path: string, e: unknown): KgrankInp
  */
 export function readNpy(path: string, argument = "file"): NpyData {
   if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to a .npy file");
-  const fd = openForRead(path, argument);
+  const fd = openRegularFile(path, argument);
   try {
     let fileSize: number;
     try {

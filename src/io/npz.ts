@@ -2,23 +2,17 @@
  * NumPy .npz archives (numpy.savez / savez_compressed): a zip of .npy members, stored or deflated. Unzipped with
  * fflate; each member is parsed with the .npy reader.
  */
-import { readFileSync } from "node:fs";
 
 import { unzipSync } from "fflate";
 
 import { KgrankInputError } from "../errors";
-import { fileError, type NpyData, parseNpy } from "./npy";
+import { readRegularFile } from "./files";
+import { type NpyData, parseNpy } from "./npy";
 
 /** Reads every array of an .npz file, keyed by name (the member name without ".npy"). */
 export function readNpz(path: string, argument = "file"): Record<string, NpyData> {
   if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to an .npz file");
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    throw fileError(argument, path, e);
-  }
-  return parseNpz(bytes, argument);
+  return parseNpz(readRegularFile(path, argument), argument);
 }
 
 /** Parses an in-memory .npz archive. */
@@ -32,7 +26,8 @@ export function parseNpz(bytes: Uint8Array, argument = "file"): Record<string, N
   } catch (e) {
     throw new KgrankInputError(argument, `not a valid .npz file: the zip archive is damaged (${(e as Error).message})`);
   }
-  const out: Record<string, NpyData> = {};
+  // A null-prototype record, so a member named "__proto__" cannot replace the record's prototype.
+  const out: Record<string, NpyData> = Object.create(null);
   for (const [name, data] of Object.entries(members)) {
     if (!name.endsWith(".npy")) continue;
     const key = name.slice(0, -4);

@@ -2,10 +2,12 @@
  * safetensors files: an 8-byte little-endian header length, a JSON header {name: {dtype, shape, data_offsets}},
  * then the tensors' bytes (little-endian, C order).
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 
 import { KgrankInputError } from "../errors";
-import { decodeNpyData, fileError, type NpyData, type NpyDtype } from "./npy";
+import { quoted } from "../suggest";
+import { fileError, openRegularFile } from "./files";
+import { decodeNpyData, type NpyData, type NpyDtype } from "./npy";
 
 const DTYPES: Record<string, NpyDtype> = {
   F16: "f2", F32: "f4", F64: "f8", I8: "i1", I16: "i2", I32: "i4", I64: "i8", U8: "u1", U16: "u2", U32: "u4", U64: "u8", BOOL: "b1",
@@ -27,11 +29,13 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
   }
   if (typeof header !== "object" || header === null || Array.isArray(header)) throw bad("the header is not a JSON object");
   const base = 8 + len;
-  const out: Record<string, NpyData> = {};
+  // A null-prototype record: a tensor named "__proto__" is a tensor like any other.
+  const out: Record<string, NpyData> = Object.create(null);
   for (const [name, t] of Object.entries(header)) {
     if (name === "__metadata__") continue;
-    const dtype = DTYPES[t?.dtype];
-    if (!dtype) throw bad(`tensor ${name} has dtype ${String(t?.dtype)} (accepted: ${Object.keys(DTYPES).join(" ")})`);
+    // Own keys only: a dtype "constructor" or "toString" is not a dtype.
+    const dtype = typeof t?.dtype === "string" && Object.hasOwn(DTYPES, t.dtype) ? DTYPES[t.dtype] : undefined;
+    if (!dtype) throw bad(`tensor ${name} has dtype ${quoted(String(t?.dtype))} (accepted: ${Object.keys(DTYPES).join(" ")})`);
     const shape = t.shape;
     if (!Array.isArray(shape) || shape.some((n) => !Number.isSafeInteger(n) || n < 0)) throw bad(`tensor ${name} has a bad shape`);
     const size = shape.reduce((a, b) => a * b, 1);
@@ -53,12 +57,7 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
 /** Reads a safetensors file (one read of the whole file). */
 export function readSafetensors(path: string, argument = "file"): Record<string, NpyData> {
   if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to a .safetensors file");
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (e) {
-    throw fileError(argument, path, e);
-  }
+  const fd = openRegularFile(path, argument);
   try {
     const size = fstatSync(fd).size;
     const buf = new Uint8Array(new ArrayBuffer(size));

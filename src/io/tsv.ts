@@ -5,12 +5,11 @@
  * matrices exported from PyKEEN line up column for column.
  */
 import { isAscii } from "node:buffer";
-import { readFileSync, statSync } from "node:fs";
 
 import { nativeAddon } from "../backend";
 import { KgrankInputError } from "../errors";
 import { options as checkOptions } from "../validate";
-import { fileError } from "./npy";
+import { readRegularFile } from "./files";
 
 /**
  * Splits TSV text into [head, relation, tail] rows. Pure. A leading BOM and `\r\n` line ends are accepted; blank
@@ -144,13 +143,7 @@ export function mapTriples(rows: readonly (readonly string[])[], maps: LabelMaps
 /** Reads a TSV file of labelled triples as text (argument names the path in errors). */
 export function readTsvRows(path: string, argument = "file"): [string, string, string][] {
   if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to a TSV file of head<TAB>relation<TAB>tail lines");
-  let bytes: Buffer;
-  try {
-    if (statSync(path).isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
-    bytes = readFileSync(path);
-  } catch (e) {
-    throw fileError(argument, path, e);
-  }
+  const bytes = readRegularFile(path, argument);
   try {
     return splitTsvBytes(bytes, argument);
   } catch (e) {

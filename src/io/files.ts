@@ -1,0 +1,51 @@
+/**
+ * Opening input files: one place for the checks every reader needs. Only regular files are read: a FIFO would block
+ * the open (or feed data forever), and a device such as /dev/zero never ends, so they are refused before opening,
+ * as are directories. Errors are KgrankInputErrors naming the argument (or CLI flag) and the path.
+ */
+import { openSync, readFileSync, statSync } from "node:fs";
+
+import { KgrankInputError } from "../errors";
+
+/** A KgrankInputError for a file that cannot be opened or read. */
+export function fileError(argument: string, path: string, e: unknown): KgrankInputError {
+  const code = (e as NodeJS.ErrnoException).code;
+  const why =
+    code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : code === "EISDIR" ? "is a directory, not a file" : (e as Error).message;
+  return new KgrankInputError(argument, `cannot read ${path}: ${why}`);
+}
+
+/** Throws unless `path` is a regular file (after following links). */
+export function checkRegularFile(path: string, argument: string): void {
+  let st;
+  try {
+    st = statSync(path);
+  } catch (e) {
+    throw fileError(argument, path, e);
+  }
+  if (st.isDirectory()) throw fileError(argument, path, Object.assign(new Error("is a directory"), { code: "EISDIR" }));
+  if (!st.isFile()) {
+    const kind = st.isFIFO() ? "a FIFO (named pipe)" : st.isCharacterDevice() || st.isBlockDevice() ? "a device" : st.isSocket() ? "a socket" : "not a regular file";
+    throw new KgrankInputError(argument, `cannot read ${path}: it is ${kind}; kgrank reads regular files (save the data to a file first)`);
+  }
+}
+
+/** A read-only descriptor of a regular file. */
+export function openRegularFile(path: string, argument: string): number {
+  checkRegularFile(path, argument);
+  try {
+    return openSync(path, "r");
+  } catch (e) {
+    throw fileError(argument, path, e);
+  }
+}
+
+/** The whole content of a regular file. */
+export function readRegularFile(path: string, argument: string): Buffer {
+  checkRegularFile(path, argument);
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw fileError(argument, path, e);
+  }
+}
