@@ -444,4 +444,33 @@ describe("writeFileAtomic", () => {
     if (existsSync("/dev/full")) expect(() => writeFileAtomic("/dev/full", "x")).toThrow(/no space left/);
     expect(() => writeFileAtomic(path.join(dir, "no", "such", "dir", "f.txt"), "x")).toThrow(KgrankInputError);
   });
+
+  it("writes as a careful writer: keeps the mode, refuses read-only files, writes through links, fits NAME_MAX", () => {
+    const sub = mkdtempSync(path.join(dir, "careful-"));
+    const secret = path.join(sub, "secret.txt");
+    writeFileSync(secret, "old", { mode: 0o600 });
+    fs.chmodSync(secret, 0o600);
+    writeFileAtomic(secret, "new");
+    expect(fs.statSync(secret).mode & 0o777).toBe(0o600);
+    expect(readFileSync(secret, "utf8")).toBe("new");
+
+    const ro = path.join(sub, "read-only.txt");
+    writeFileSync(ro, "keep");
+    fs.chmodSync(ro, 0o444);
+    expect(() => writeFileAtomic(ro, "x", "--output")).toThrow(/--output: cannot write .*read-only\.txt: it is read-only \(mode 0444\)/);
+    expect(readFileSync(ro, "utf8")).toBe("keep");
+
+    const target = path.join(sub, "target.txt");
+    writeFileSync(target, "old");
+    const link = path.join(sub, "link.txt");
+    fs.symlinkSync("target.txt", link);
+    writeFileAtomic(link, "through the link");
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target, "utf8")).toBe("through the link");
+
+    const long = path.join(sub, "x".repeat(250) + ".txt");
+    writeFileAtomic(long, "long name");
+    expect(readFileSync(long, "utf8")).toBe("long name");
+    expect(readdirSync(sub).sort()).toEqual(["link.txt", "read-only.txt", "secret.txt", "target.txt", "x".repeat(250) + ".txt"].sort());
+  });
 });

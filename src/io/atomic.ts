@@ -31,23 +31,69 @@ function explain(e: unknown): string {
   return (e as Error).message;
 }
 
+/** The file a write to `path` lands in: `path`, or the final target of the symbolic link(s) it names. */
+function finalTarget(path: string): string {
+  let p = path;
+  for (let hops = 0; hops < 40; hops++) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(p);
+    } catch {
+      return p; // does not exist (yet): written as a new file
+    }
+    if (!st.isSymbolicLink()) return p;
+    p = nodePath.resolve(nodePath.dirname(p), fs.readlinkSync(p));
+  }
+  return p; // a link loop: the open below reports it
+}
+
+/** A temporary name beside `target`, within NAME_MAX (255 bytes) however long the target's name is. */
+function temporaryName(target: string): string {
+  const base = nodePath.basename(target);
+  const suffix = `.${process.pid}.${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}.tmp`;
+  const name = Buffer.byteLength(base) + suffix.length + 1 <= 255 ? `.${base}${suffix}` : `.kgrank${suffix}`;
+  return nodePath.join(nodePath.dirname(target), name);
+}
+
 /**
- * Writes `data` to `path` atomically. Special files that cannot be renamed onto (e.g. /dev/null, /dev/full, a
- * FIFO) are written directly, since there is nothing partial to leave behind in them.
+ * Writes `data` to `path` atomically, as a careful writer: through a symbolic link to its target (the link stays),
+ * keeping an existing file's permission bits, refusing a read-only file (no write bit, or not writable by this
+ * user), with a temporary name that fits NAME_MAX. Special files that cannot be renamed onto (e.g. /dev/null,
+ * /dev/full, a FIFO) are written directly, since there is nothing partial to leave behind in them.
  */
 export function writeFileAtomic(path: string, data: Uint8Array | string, argument = "output"): void {
   const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  if (path.startsWith("/dev/")) {
-    writeAll(path, bytes, argument, "w");
-    return;
+  if (typeof path !== "string" || path.trim() === "") throw new KgrankInputError(argument, "needs a file name");
+  const target = finalTarget(path);
+  let mode: number | null = null;
+  try {
+    const st = fs.statSync(target);
+    if (!st.isFile() && !st.isDirectory()) {
+      writeAll(target, bytes, argument, "w", 0o666);
+      return;
+    }
+    if (st.isFile()) {
+      mode = st.mode & 0o7777;
+      let writable = (mode & 0o222) !== 0;
+      try {
+        fs.accessSync(target, fs.constants.W_OK);
+      } catch {
+        writable = false;
+      }
+      if (!writable) {
+        throw new KgrankInputError(argument, `cannot write ${path}: it is read-only (mode ${mode.toString(8).padStart(4, "0")}); make it writable or choose another file`);
+      }
+    }
+  } catch (e) {
+    if (e instanceof KgrankInputError) throw e;
+    // does not exist: a new file
   }
-  const dir = nodePath.dirname(path);
-  const tmp = nodePath.join(dir, `.${nodePath.basename(path)}.${process.pid}.${Date.now().toString(36)}.tmp`);
+  const tmp = temporaryName(target);
   pending.add(tmp);
   try {
-    writeAll(tmp, bytes, argument, "wx");
+    writeAll(tmp, bytes, argument, "wx", mode ?? 0o666);
     try {
-      fs.renameSync(tmp, path);
+      fs.renameSync(tmp, target);
     } catch (e) {
       throw new KgrankInputError(argument, `cannot write ${path}: ${explain(e)}`);
     }
@@ -63,17 +109,23 @@ export function writeFileAtomic(path: string, data: Uint8Array | string, argumen
   }
 }
 
-function writeAll(path: string, bytes: Uint8Array, argument: string, flags: string): void {
+/**
+ * Writes every byte to `path` opened with `flags`. A new regular file gets `mode` exactly (an existing file's bits
+ * when it replaces one; else 0666 less the umask, as any tool would create it).
+ */
+function writeAll(path: string, bytes: Uint8Array, argument: string, flags: string, mode: number): void {
   let fd: number;
   try {
-    fd = fs.openSync(path, flags, 0o644);
+    fd = fs.openSync(path, flags, mode === 0o666 ? 0o666 : 0o600);
   } catch (e) {
     throw new KgrankInputError(argument, `cannot write ${path}: ${explain(e)}`);
   }
   try {
+    const regular = fs.fstatSync(fd).isFile();
+    if (regular && mode !== 0o666) fs.fchmodSync(fd, mode);
     let done = 0;
     while (done < bytes.byteLength) done += fs.writeSync(fd, bytes, done, Math.min(bytes.byteLength - done, 1 << 30));
-    if (!path.startsWith("/dev/")) fs.fsyncSync(fd);
+    if (regular) fs.fsyncSync(fd);
   } catch (e) {
     throw new KgrankInputError(argument, `cannot write ${path}: ${explain(e)}`);
   } finally {
