@@ -109,7 +109,7 @@ export interface CandidateHistogram {
 /** What aggregateRanks() computes beyond the sums (bit flags). */
 export const AGGREGATE_FLAGS = { variance: 1, median: 2, mad: 4 } as const;
 
-/** Numerics of the metrics (native/core/{aggregate,expectation,harmonic,sampling}; src/fallback/metrics.ts). */
+/** Numerics of the metrics (native/core/{aggregate,expectation,harmonic,sampling}; src/fallback/{aggregate,expectation,harmonic,power-sums,sampling}.ts). */
 export interface MetricKernels {
   /**
    * One fused pass over validated ranks (weights null = all 1): compensated sums, hit counts per k, and what
