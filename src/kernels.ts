@@ -57,7 +57,8 @@ export interface FilterIndexHandle {
    * Native only: a whole evaluator batch (rows x 3 triples, one score row each) in one call. keysOut (3 x rows)
    * receives [relation | anchor | truth], out (6 x rows) [optimistic | pessimistic | realistic | numCandidates |
    * weight NaN | scratch]. Returns -1, or kind * 2^32 + row for a problem it does not throw: 1 = triple id out of
-   * range (row = flat index), 2 = NaN true score, 3 = evaluated triple not in the index.
+   * range (row = flat index), 2 = NaN true score, 3 = evaluated triple not in the index (src/backend.ts derives it
+   * from the core's failed status, native/core/status.h).
    */
   rankTriples?(
     scores: FloatArray, triples: Int32Array, keysOut: Int32Array, thresholdsOut: FloatArray, out: Float64Array,
