@@ -39,6 +39,16 @@ void same_length(Napi::Env env, const F64& a, const F64& b, const char* name) {
   if (b.data != nullptr && b.length != a.length) throw_range(env, std::string(name) + " must have one element per rank");
 }
 
+// info[index]: a Float64Array named `name`; info[index + 1]: its optional weights, one per element.
+struct Weighted {
+  F64 values, weights;
+};
+Weighted weighted_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
+  const Weighted w{f64_arg(info, index, name, false), f64_arg(info, index + 1, "weights", true)};
+  same_length(info.Env(), w.values, w.weights, "weights");
+  return w;
+}
+
 kgrank::ClosedMetric metric_arg(const Napi::CallbackInfo& info, size_t index) {
   const size_t metric = size_arg(info, index, "metric", 0);
   if (metric > 3) throw_range(info.Env(), "metric must be 0..3");
@@ -57,9 +67,7 @@ Napi::Float64Array moments_array(Napi::Env env, const kgrank::Moments& m) {
 // 2 median, 4 median absolute deviation
 Napi::Value AggregateRanks(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const F64 ranks = f64_arg(info, 0, "ranks", false);
-  const F64 weights = f64_arg(info, 1, "weights", true);
-  same_length(env, ranks, weights, "weights");
+  const auto [ranks, weights] = weighted_arg(info, 0, "ranks");
   const F64 ks = f64_arg(info, 2, "ks", false);
   const size_t flags = size_arg(info, 3, "flags", 0);
   kgrank::AggregateRequest request;
@@ -77,9 +85,7 @@ Napi::Value AggregateRanks(const Napi::CallbackInfo& info) {
 // medianRanks(values, weights?, mad: boolean) -> number
 Napi::Value MedianRanks(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const F64 values = f64_arg(info, 0, "values", false);
-  const F64 weights = f64_arg(info, 1, "weights", true);
-  same_length(env, values, weights, "weights");
+  const auto [values, weights] = weighted_arg(info, 0, "values");
   if (values.length == 0) throw_range(env, "values must not be empty");
   const bool mad = info.Length() > 2 && info[2].ToBoolean().Value();
   const double m = mad ? kgrank::median_absolute_deviation(values.data, weights.data, values.length)
@@ -91,9 +97,7 @@ Napi::Value MedianRanks(const Napi::CallbackInfo& info) {
 Napi::Value ClosedMoments(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const kgrank::ClosedMetric metric = metric_arg(info, 0);
-  const F64 n = f64_arg(info, 1, "numCandidates", false);
-  const F64 w = f64_arg(info, 2, "weights", true);
-  same_length(env, n, w, "weights");
+  const auto [n, w] = weighted_arg(info, 1, "numCandidates");
   if (n.length == 0) throw_range(env, "numCandidates must not be empty");
   const double k = number_arg(info, 3, "k");
   const kgrank::Moments m =
@@ -119,9 +123,7 @@ Napi::Float64Array adopt(Napi::Env env, Column&& v) {
 // candidateHistogram(numCandidates, weights?, threads?) -> { values, w1, w2, totalWeight } (unweighted: w2 is w1)
 Napi::Value CandidateHistogram(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const F64 n = f64_arg(info, 0, "numCandidates", false);
-  const F64 w = f64_arg(info, 1, "weights", true);
-  same_length(env, n, w, "weights");
+  const auto [n, w] = weighted_arg(info, 0, "numCandidates");
   const unsigned threads = info.Length() > 2 && info[2].IsNumber() ? threads_arg(info, 2) : 0;
   kgrank::CandidateHistogram h = kgrank::candidate_histogram(n.data, w.data, n.length, threads);
   Napi::Object out = Napi::Object::New(env);
@@ -161,9 +163,7 @@ uint32_t seed_arg(const Napi::CallbackInfo& info, size_t index) {
 // sampleStatistic(numCandidates, weights?, numSamples, seed, statistic, k, simd, threads) -> Float64Array(numSamples)
 Napi::Value SampleStatistic(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const F64 n = f64_arg(info, 0, "numCandidates", false);
-  const F64 w = f64_arg(info, 1, "weights", true);
-  same_length(env, n, w, "weights");
+  const auto [n, w] = weighted_arg(info, 0, "numCandidates");
   if (n.length == 0 || n.length > UINT32_MAX) throw_range(env, "numCandidates must have 1 to 2^32-1 elements");
   const size_t samples = size_arg(info, 2, "numSamples", 1);
   if (samples > UINT32_MAX) throw_range(env, "numSamples must be below 2^32");
