@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 
-import { KgrankBackendError } from "./errors";
+import { KgrankBackendError, KgrankInputError } from "./errors";
 import { tsKernels } from "./fallback/index";
 import type {
   BackendName, CountBuffers, FilteredCountBuffers, FilterIndexHandle, FloatArray, Kernels, Side, SimdLevel,
@@ -38,6 +38,14 @@ export interface NativeAddon extends NativeMetricsAddon {
     hardwareThreads: number;
     napiVersion: number;
   };
+  /**
+   * Debug hook (native/core/simd.h): per kernel family, the ISA variant the dispatch table holds for `simd` and the
+   * variant the family's most recent call ran.
+   */
+  dispatchInfo(simd: number): {
+    variants: Record<"count" | "read" | "answers" | "rankSums" | "generateRanks", SimdLevel>;
+    last: Record<"count" | "read" | "answers" | "rankSums" | "generateRanks", SimdLevel>;
+  };
   countScores(
     scores: FloatArray, numColumns: number, thresholds: FloatArray,
     greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
@@ -55,19 +63,52 @@ export interface NativeAddon extends NativeMetricsAddon {
     greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
   ): Promise<void>;
   bandwidthRead(data: ArrayBufferView, simd: number, threads: number): number;
-  /** native/core/parse.h: the header, or the error message without the "<argument>: " prefix. */
-  parseNpyHeader(bytes: Uint8Array, fileSize?: number): NativeNpyHeader | string;
-  /** native/core/parse.h: 6 byte offsets per triple ([start, end) of head, relation, tail), or the error message. */
-  splitTsvTriples(bytes: Uint8Array): Uint32Array | string;
+  /** native/core/parse.h: the header; a rejected one throws a status error (statusOf()). */
+  parseNpyHeader(bytes: Uint8Array, fileSize?: number): NativeNpyHeader;
+  /**
+   * native/core/parse.h: 6 byte offsets per triple ([start, end) of head, relation, tail); a rejected file throws a
+   * status error (statusOf()).
+   */
+  splitTsvTriples(bytes: Uint8Array): Uint32Array;
   FilterIndex: new (triples: Int32Array[], numEntities: number, numRelations: number, side: number, threads: number) => {
     answers(anchor: number, relation: number): Int32Array;
     missing(anchor: Int32Array, relation: Int32Array, answer: Int32Array): number;
     stats(): { keys: number; answers: number; bytes: number; wide: boolean };
     countFiltered(...args: unknown[]): void;
     countFilteredAsync(...args: unknown[]): Promise<void>;
-    rankTriples(...args: unknown[]): number;
+    rankTriples(...args: unknown[]): void;
   };
 }
+
+/** Kinds of a failed core Status (native/core/status.h StatusCode). */
+export const NativeStatus = { invalidInput: 1, idOutOfRange: 2, nanTrueScore: 3, notInIndex: 4 } as const;
+
+/**
+ * The one way the addon reports what the core rejected (native/addon/common.h throw_status): an error with code
+ * "KGRANK_INPUT" and numeric `status` and `index`. Returns them, or null for any other error (misuse of a binding).
+ */
+export function statusOf(e: unknown): { status: number; index: number; message: string } | null {
+  if (!(e instanceof Error)) return null;
+  const { code, status, index } = e as Error & { code?: unknown; status?: unknown; index?: unknown };
+  if (code !== "KGRANK_INPUT" || typeof status !== "number" || typeof index !== "number") return null;
+  return { status, index, message: e.message };
+}
+
+/** Runs a parser binding; a rejected input becomes the KgrankInputError its TypeScript twin throws. */
+export function nativeParse<T>(argument: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    const s = statusOf(e);
+    if (s?.status === NativeStatus.invalidInput) throw new KgrankInputError(argument, s.message);
+    throw e;
+  }
+}
+
+/** FilterIndexHandle.rankTriples' problem kinds (src/kernels.ts) by status. */
+const RANK_TRIPLES_PROBLEM: Record<number, number> = {
+  [NativeStatus.idOutOfRange]: 1, [NativeStatus.nanTrueScore]: 2, [NativeStatus.notInIndex]: 3,
+};
 
 /** The native filter index behind the FilterIndexHandle interface. */
 function nativeFilterIndex(
@@ -87,7 +128,15 @@ function nativeFilterIndex(
         level, t ?? threads);
     },
     rankTriples(scores, triples, keys, th, out, t?: number) {
-      return index.rankTriples(scores, triples, keys, th, out, level, t ?? threads);
+      try {
+        index.rankTriples(scores, triples, keys, th, out, level, t ?? threads);
+        return -1;
+      } catch (e) {
+        const s = statusOf(e);
+        const kind = s ? RANK_TRIPLES_PROBLEM[s.status] : undefined;
+        if (kind === undefined) throw e;
+        return kind * 4294967296 + s!.index;
+      }
     },
     countFilteredAsync(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
       return index.countFilteredAsync(holdable(scores), numEntities, holdable(anchor), holdable(relation),
@@ -197,7 +246,7 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
     backend: "native",
     simd,
     threads,
-    ...nativeMetricKernels(addon, threads),
+    ...nativeMetricKernels(addon, level, threads),
     countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number) {
       addon.countScores(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads);
     },

@@ -58,7 +58,8 @@ export interface FilterIndexHandle {
    * addon's binding and TsFilterIndex.rankTriples). keysOut (3 x rows)
    * receives [relation | anchor | truth], out (6 x rows) [optimistic | pessimistic | realistic | numCandidates |
    * weight NaN | scratch]. Returns -1, or kind * 2^32 + row for a problem it does not throw: 1 = triple id out of
-   * range (row = flat index), 2 = NaN true score, 3 = evaluated triple not in the index.
+   * range (row = flat index), 2 = NaN true score, 3 = evaluated triple not in the index (src/backend.ts derives it
+   * from the core's failed status, native/core/status.h).
    */
   rankTriples(
     scores: FloatArray, triples: Int32Array, keysOut: Int32Array, thresholdsOut: FloatArray, out: Float64Array,
@@ -110,7 +111,7 @@ export interface CandidateHistogram {
 /** What aggregateRanks() computes beyond the sums (bit flags). */
 export const AGGREGATE_FLAGS = { variance: 1, median: 2, mad: 4 } as const;
 
-/** Numerics of the metrics (native/core/{aggregate,expectation,harmonic,sampling}; src/fallback/metrics.ts). */
+/** Numerics of the metrics (native/core/{aggregate,expectation,harmonic,sampling}; src/fallback/{aggregate,expectation,harmonic,power-sums,sampling}.ts). */
 export interface MetricKernels {
   /**
    * One fused pass over validated ranks (weights null = all 1): compensated sums, hit counts per k, and what

@@ -4,22 +4,24 @@ import type { CandidateHistogram, ClosedMetricCode, MetricKernels, StatisticCode
 /** What native/addon/metrics_bindings.cpp exports. */
 export interface NativeMetricsAddon {
   aggregateRanks(ranks: Float64Array, weights: Float64Array | undefined, ks: Float64Array, flags: number,
-    threads: number): Float64Array;
+    simd: number, threads: number): Float64Array;
   medianRanks(values: Float64Array, weights: Float64Array | undefined, mad: boolean): number;
   candidateHistogram(numCandidates: Float64Array, weights: Float64Array | undefined, threads?: number): CandidateHistogram;
   histogramMoments(metric: number, values: Float64Array, w1: Float64Array, w2: Float64Array, totalWeight: number,
     count: number, k: number, threads: number): Float64Array;
   closedMoments(metric: number, numCandidates: Float64Array, weights: Float64Array | undefined, k: number): Float64Array;
   sampleStatistic(numCandidates: Float64Array, weights: Float64Array | undefined, numSamples: number, seed: number,
-    statistic: number, k: number, threads: number): Float64Array;
-  generateRanks(numCandidates: Float64Array, seed: number, sample: number): Float64Array;
+    statistic: number, k: number, simd: number, threads: number): Float64Array;
+  generateRanks(numCandidates: Float64Array, seed: number, sample: number, simd: number, threads: number): Float64Array;
   harmonic(n: number, order: number): number;
   generalizedHarmonic(n: number, p: number): number;
 }
 
-export function nativeMetricKernels(addon: NativeMetricsAddon, threads: number): MetricKernels {
+/** `level`: the SIMD level code (KGRANK_SIMD) the aggregate's and the sampler's kernels run at, as the counting kernels'. */
+export function nativeMetricKernels(addon: NativeMetricsAddon, level: number, threads: number): MetricKernels {
   return {
-    aggregateRanks: (ranks, weights, ks, flags, t) => addon.aggregateRanks(ranks, weights ?? undefined, ks, flags, t ?? threads),
+    aggregateRanks: (ranks, weights, ks, flags, t) =>
+      addon.aggregateRanks(ranks, weights ?? undefined, ks, flags, level, t ?? threads),
     medianRanks: (values, weights, mad) => addon.medianRanks(values, weights ?? undefined, mad),
     candidateHistogram: (numCandidates, weights) => addon.candidateHistogram(numCandidates, weights ?? undefined, threads),
     histogramMoments: (metric, h, count, k, t) =>
@@ -27,8 +29,8 @@ export function nativeMetricKernels(addon: NativeMetricsAddon, threads: number):
     closedMoments: (metric: ClosedMetricCode, numCandidates, weights, k) =>
       addon.closedMoments(metric, numCandidates, weights ?? undefined, k),
     sampleStatistic: (numCandidates, weights, numSamples, seed, statistic: StatisticCode, k, t) =>
-      addon.sampleStatistic(numCandidates, weights ?? undefined, numSamples, seed, statistic, k, t ?? threads),
-    generateRanks: (numCandidates, seed, sample) => addon.generateRanks(numCandidates, seed, sample),
+      addon.sampleStatistic(numCandidates, weights ?? undefined, numSamples, seed, statistic, k, level, t ?? threads),
+    generateRanks: (numCandidates, seed, sample) => addon.generateRanks(numCandidates, seed, sample, level, threads),
     harmonic: (n, order) => addon.harmonic(n, order),
     generalizedHarmonic: (n, p) => addon.generalizedHarmonic(n, p),
   };

@@ -1,6 +1,7 @@
 /** backendInfo() on whichever backend this test project selected. */
 import { describe, expect, it } from "vitest";
 
+import { allKernels, kernels, nativeAddon } from "../src/backend";
 import { backendInfo } from "../src/index";
 
 describe("backendInfo", () => {
@@ -27,5 +28,42 @@ describe("backendInfo", () => {
     const a = backendInfo();
     a.supportedSimd.push("neon");
     expect(backendInfo().supportedSimd).not.toContain("neon");
+  });
+});
+
+describe("one ISA dispatch table (native/core/simd.cpp), KGRANK_SIMD honoured by every kernel family", () => {
+  const info = backendInfo();
+  const addon = nativeAddon();
+  const code = { scalar: 0, avx2: 1, avx512: 2, neon: 3 } as const;
+  const ranks = Float64Array.from({ length: 50_000 }, (_, i) => 1 + (i % 997));
+  const ks = Float64Array.of(1, 10);
+
+  it.runIf(info.backend === "native")("the aggregate and the counting run the kernels of this project's level", () => {
+    const level = code[info.simd as keyof typeof code];
+    // First run every other supported level, so the hook cannot pass by default.
+    for (const k of allKernels(1)) if (k.backend === "native" && k.simd !== info.simd) k.aggregateRanks(ranks, null, ks, 7);
+    for (const k of allKernels(1)) if (k.backend === "native" && k.simd !== info.simd) k.generateRanks(ranks, 1, 0);
+    kernels().aggregateRanks(ranks, null, ks, 7);
+    kernels().generateRanks(ranks, 1, 0);
+    kernels().countScores(ranks, 1000, ranks.subarray(0, 50), {
+      greater: new Float64Array(50), equal: new Float64Array(50), nan: new Float64Array(50),
+    });
+    const d = addon!.dispatchInfo(level);
+    expect(d.last.rankSums).toBe(d.variants.rankSums);
+    expect(d.last.count).toBe(d.variants.count);
+    expect(d.last.generateRanks).toBe(d.variants.generateRanks);
+    expect(d.variants.count).toBe(info.simd);
+    if (info.simd === "scalar") {
+      expect(d.last.rankSums).toBe("scalar");
+      expect(d.last.generateRanks).toBe("scalar");
+      expect(d.last.count).toBe("scalar");
+    }
+  });
+
+  it.runIf(info.backend === "native")("the scalar level's table holds only scalar kernels", () => {
+    const d = addon!.dispatchInfo(code.scalar);
+    expect(d.variants).toEqual({
+      count: "scalar", read: "scalar", answers: "scalar", rankSums: "scalar", generateRanks: "scalar",
+    });
   });
 });

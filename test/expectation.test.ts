@@ -1,5 +1,5 @@
 /**
- * Closed-form expectations and variances (native/core/expectation.cpp, src/fallback/metrics.ts) against exact
+ * Closed-form expectations and variances (native/core/expectation.cpp, src/fallback/expectation.ts) against exact
  * BigInt rationals, brute-force enumeration of every rank vector, and 80-digit mpmath fixtures
  * (scripts/metrics-fixtures.py -> test/fixtures/metrics-reference.json).
  */

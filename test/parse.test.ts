@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 
-import { nativeAddon } from "../src/backend";
+import { NativeStatus, nativeAddon, statusOf } from "../src/backend";
 import { KgrankInputError } from "../src/errors";
 import { parseNpyHeader, parseNpyHeaderTs } from "../src/io/npy";
 import { splitTsvBytes, splitTsvTriples, splitTsvTriplesTs } from "../src/io/tsv";
@@ -27,9 +27,19 @@ function tsNpy(bytes: Uint8Array, fileSize?: number): Outcome {
   }
 }
 
+/** A binding's result, or the message of the failed core status it threw (native/addon/common.h throw_status). */
+function nativeOutcome<T>(call: () => T): { ok: T } | { error: string } {
+  try {
+    return { ok: call() };
+  } catch (e) {
+    const status = statusOf(e);
+    if (status?.status !== NativeStatus.invalidInput) throw e;
+    return { error: status.message };
+  }
+}
+
 function nativeNpy(bytes: Uint8Array, fileSize?: number): Outcome {
-  const r = addon!.parseNpyHeader(bytes, fileSize);
-  return typeof r === "string" ? { error: r } : { ok: r };
+  return nativeOutcome(() => addon!.parseNpyHeader(bytes, fileSize));
 }
 
 function tsTsv(bytes: Uint8Array): Outcome {
@@ -43,8 +53,9 @@ function tsTsv(bytes: Uint8Array): Outcome {
 
 function nativeTsv(bytes: Uint8Array): Outcome {
   const buf = Buffer.from(bytes);
-  const r = addon!.splitTsvTriples(buf);
-  if (typeof r === "string") return { error: r };
+  const outcome = nativeOutcome(() => addon!.splitTsvTriples(buf));
+  if ("error" in outcome) return outcome;
+  const r = outcome.ok;
   // Internal consistency of the offsets: increasing, within the buffer, fields free of tab and newline.
   for (let k = 0; k < r.length; k++) {
     expect(r[k]!).toBeLessThanOrEqual(buf.length);

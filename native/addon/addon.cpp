@@ -42,8 +42,30 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// dispatchInfo(simd) -> { variants, last }: per kernel family ("count", "read", "answers", "rankSums"), the ISA
+// variant the dispatch table (native/core/simd.h) holds for that level, and the variant its most recent call ran.
+// A debug hook for tests: it proves that a level's calls (KGRANK_SIMD) run that level's kernels.
+Napi::Value DispatchInfo(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const size_t level = kgrank_addon::size_arg(info, 0, "simd", 0);
+  if (level > 3) kgrank_addon::throw_range(env, "simd must be 0..3");
+  Napi::Object variants = Napi::Object::New(env);
+  Napi::Object last = Napi::Object::New(env);
+  const kgrank::KernelTable& table = kgrank::kernel_table(static_cast<SimdLevel>(level));
+  for (int f = 0; f < kgrank::kKernelFamilies; ++f) {
+    const auto family = static_cast<kgrank::KernelFamily>(f);
+    variants.Set(kgrank::kernel_family_name(family), kgrank::simd_name(table.variant[f]));
+    last.Set(kgrank::kernel_family_name(family), kgrank::simd_name(kgrank::last_dispatched(family)));
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("variants", variants);
+  out.Set("last", last);
+  return out;
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("info", Napi::Function::New(env, Info, "info"));
+  exports.Set("dispatchInfo", Napi::Function::New(env, DispatchInfo, "dispatchInfo"));
   kgrank_addon::register_count(env, exports);
   kgrank_addon::register_filter(env, exports);
   kgrank_addon::register_metrics(env, exports);

@@ -1,5 +1,6 @@
-// Argument conversion and checks shared by the binding files. Errors thrown here reach JavaScript as TypeError /
-// RangeError with code "KGRANK_INPUT"; the TypeScript facade validates first, so these are a second line.
+// Argument conversion and checks shared by the binding files, and the one way a core Status reaches JavaScript
+// (throw_status). Errors thrown here reach JavaScript as TypeError / RangeError with code "KGRANK_INPUT"; the
+// TypeScript facade validates first, so the argument checks are a second line.
 #pragma once
 #include <napi.h>
 
@@ -8,6 +9,7 @@
 
 #include "../core/count.h"
 #include "../core/simd.h"
+#include "../core/status.h"
 
 namespace kgrank_addon {
 
@@ -24,6 +26,21 @@ using kgrank::SimdLevel;
   Napi::RangeError err = Napi::RangeError::New(env, msg);
   err.Set("code", Napi::String::New(env, "KGRANK_INPUT"));
   throw err;
+}
+
+// A failed core Status (native/core/status.h) as a RangeError with code "KGRANK_INPUT", the status's message, and
+// `status` (StatusCode) and `index` properties; src/backend.ts statusOf() reads them back for the facade's typed
+// errors. The only way the addon reports what the core rejected.
+[[noreturn]] inline void throw_status(Napi::Env env, const kgrank::Status& status) {
+  Napi::RangeError err = Napi::RangeError::New(env, status.message);
+  err.Set("code", Napi::String::New(env, "KGRANK_INPUT"));
+  err.Set("status", Napi::Number::New(env, static_cast<double>(static_cast<int>(status.code))));
+  err.Set("index", Napi::Number::New(env, static_cast<double>(status.index)));
+  throw err;
+}
+
+inline void check_status(Napi::Env env, const kgrank::Status& status) {
+  if (!status.ok()) throw_status(env, status);
 }
 
 // Start of a typed array's elements; works for ArrayBuffer- and SharedArrayBuffer-backed arrays alike.
@@ -55,6 +72,12 @@ inline size_t size_arg(const Napi::CallbackInfo& info, size_t index, const char*
   return static_cast<size_t>(v);
 }
 
+// A thread count (0 = hardware threads), capped at 4096.
+inline unsigned threads_arg(const Napi::CallbackInfo& info, size_t index) {
+  const size_t t = size_arg(info, index, "threads", 0);
+  return static_cast<unsigned>(t > 4096 ? 4096 : t);
+}
+
 inline CountOptions options_arg(const Napi::CallbackInfo& info, size_t simd_index, size_t threads_index) {
   CountOptions opt;
   const size_t level = size_arg(info, simd_index, "simd", 0);
@@ -63,8 +86,7 @@ inline CountOptions options_arg(const Napi::CallbackInfo& info, size_t simd_inde
                                 kgrank::supported_simd_list() + ")");
   }
   opt.simd = static_cast<SimdLevel>(level);
-  const size_t threads = size_arg(info, threads_index, "threads", 0);
-  opt.threads = static_cast<unsigned>(threads > 4096 ? 4096 : threads);
+  opt.threads = threads_arg(info, threads_index);
   return opt;
 }
 

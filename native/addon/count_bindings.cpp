@@ -2,8 +2,8 @@
 #include <napi.h>
 
 #include "../core/count.h"
+#include "async.h"
 #include "common.h"
-#include "pin.h"
 
 namespace kgrank_addon {
 
@@ -106,52 +106,10 @@ Napi::Value CountScoresByIndex(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// Runs a counting job on a libuv worker thread (which fans out to kgrank's own pool). Every JavaScript array the
-// job reads or writes is held by a reference until the promise settles, so none can be collected meanwhile, and
-// its buffer is pinned (pin.h), so none can be detached and freed meanwhile.
-class CountWorker : public Napi::AsyncWorker {
- public:
-  CountWorker(Napi::Env env, const CountJob& job, const Napi::CallbackInfo& info)
-      : Napi::AsyncWorker(env, "kgrank:countScores"), job_(job), deferred_(Napi::Promise::Deferred::New(env)) {
-    keep_ = Napi::Persistent(Napi::Object::New(env));
-    // Every argument but the trailing simd and threads numbers is an array the job touches.
-    for (size_t k = 0; k + 2 < info.Length(); ++k) {
-      keep_.Value().Set(static_cast<uint32_t>(k), info[k]);
-      pins_.add(env, info[k]);
-    }
-  }
-  Napi::Promise promise() const { return deferred_.Promise(); }
-  void Execute() override { job_.run(); }
-  void OnOK() override {
-    pins_.release();
-    keep_.Reset();
-    deferred_.Resolve(Env().Undefined());
-  }
-  void OnError(const Napi::Error& e) override {
-    pins_.release();
-    keep_.Reset();
-    deferred_.Reject(e.Value());
-  }
-
- private:
-  CountJob job_;
-  BufferPins pins_;
-  Napi::Promise::Deferred deferred_;
-  Napi::ObjectReference keep_;
-};
-
+// Every argument but the trailing simd and threads numbers is an array the job touches (async.h holds them).
 Napi::Value queue_count(const Napi::CallbackInfo& info, bool by_index) {
   const CountJob job = count_job(info, by_index);
-  for (size_t k = 0; k + 2 < info.Length(); ++k) {
-    if (BufferPins::resizable(info.Env(), info[k])) {
-      throw_type(info.Env(), "argument " + std::to_string(k) + " is a view of a resizable ArrayBuffer, which an async " +
-                                 "job cannot hold (resize() could shrink it under the job): pass a copy");
-    }
-  }
-  auto* worker = new CountWorker(info.Env(), job, info);
-  Napi::Promise promise = worker->promise();
-  worker->Queue();
-  return promise;
+  return queue_job(info, "kgrank:countScores", job, info.Length() >= 2 ? info.Length() - 2 : 0);
 }
 
 Napi::Value CountScoresAsync(const Napi::CallbackInfo& info) { return queue_count(info, false); }

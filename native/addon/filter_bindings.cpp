@@ -2,14 +2,13 @@
 #include <napi.h>
 
 #include <algorithm>
-#include <limits>
 #include <memory>
 #include <vector>
 
 #include "../core/count.h"
 #include "../core/filter_index.h"
+#include "async.h"
 #include "common.h"
-#include "pin.h"
 
 namespace kgrank_addon {
 
@@ -73,13 +72,10 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     if (entities > 2147483647u || relations > 2147483647u) throw_range(env, "numEntities and numRelations must be < 2^31");
     const size_t side = size_arg(info, 3, "side", 0);
     if (side > 1) throw_range(env, "side must be 0 (head) or 1 (tail)");
-    const size_t threads = size_arg(info, 4, "threads", 0);
-    std::string error;
-    if (!FilterIndex::build(spans, static_cast<int32_t>(entities), static_cast<int32_t>(relations),
-                            side == 1 ? FilterIndex::Side::Tail : FilterIndex::Side::Head,
-                            static_cast<unsigned>(threads > 4096 ? 4096 : threads), &index_, &error)) {
-      throw_range(env, error);
-    }
+    const unsigned threads = threads_arg(info, 4);
+    check_status(env, FilterIndex::build(spans, static_cast<int32_t>(entities), static_cast<int32_t>(relations),
+                                         side == 1 ? FilterIndex::Side::Tail : FilterIndex::Side::Head,
+                                         threads, &index_));
     // Tell V8 how much native memory this object holds, so it collects large indexes promptly.
     external_ = static_cast<int64_t>(index_.bytes());
     Napi::MemoryManagement::AdjustExternalMemory(env, external_);
@@ -183,13 +179,11 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     return info.Env().Undefined();
   }
 
-  // rankTriples(scores, triples, keysOut, thresholdsOut, out, simd, threads) -> -1, or kind * 2^32 + row
-  // A whole evaluator batch in one call (the evaluator's synchronous path without restriction): triples (Int32Array,
-  // rows x 3) are checked against the index's id ranges and split into keysOut = [relation | anchor | truth] (rows
-  // each; anchor and truth by the index's side), the filtered count runs, and out (Float64Array, 6 x rows) receives
-  // [optimistic | pessimistic | realistic | numCandidates | weight = NaN | scratch] ranks. Problems are returned, not
-  // thrown, so the caller raises its own typed errors: kind 1 = triple id out of range (row = flat index into
-  // triples), 2 = NaN true score, 3 = evaluated triple not in the index.
+  // rankTriples(scores, triples, keysOut, thresholdsOut, out, simd, threads) -> undefined
+  // A whole evaluator batch in one call (kgrank::rank_triples, count.h): keysOut = [relation | anchor | truth],
+  // out = [optimistic | pessimistic | realistic | numCandidates | weight = NaN | scratch]. A triple id out of range,
+  // a NaN true score or an evaluated triple not in the index is a failed status, thrown as every one is (common.h);
+  // src/backend.ts turns it back into the FilterIndexHandle's problem code.
   Napi::Value RankTriples(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
@@ -213,107 +207,21 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
       throw_type(env, "out must be a Float64Array of 6 x rows");
     }
     const CountOptions options = options_arg(info, 5, 6);
-    const int32_t* t = static_cast<const int32_t*>(raw_data(triples));
-    int32_t* relation = static_cast<int32_t*>(raw_data(keys));
-    int32_t* anchor = relation + rows;
-    int32_t* truth = anchor + rows;
-    const uint32_t entities = static_cast<uint32_t>(index_.num_entities());
-    const uint32_t relations = static_cast<uint32_t>(index_.num_relations());
-    const bool tail = index_.side() == FilterIndex::Side::Tail;
-    const auto problem = [&](double kind, size_t row) { return Napi::Number::New(env, kind * 4294967296.0 + static_cast<double>(row)); };
-    for (size_t r = 0; r < rows; ++r) {
-      const int32_t h = t[3 * r], rel = t[3 * r + 1], tl = t[3 * r + 2];
-      if (static_cast<uint32_t>(h) >= entities) return problem(1, 3 * r);
-      if (static_cast<uint32_t>(rel) >= relations) return problem(1, 3 * r + 1);
-      if (static_cast<uint32_t>(tl) >= entities) return problem(1, 3 * r + 2);
-      relation[r] = rel;
-      anchor[r] = tail ? h : tl;
-      truth[r] = tail ? tl : h;
-    }
-    double* out = static_cast<double*>(raw_data(outArr));
-    double* greater = out;
-    double* equal = out + rows;
-    double* realistic = out + 2 * rows;
-    double* nan = out + 3 * rows;
-    double* weight = out + 4 * rows;
-    double* removed = out + 5 * rows;
-    if (type == napi_float32_array) {
-      const float* thr = static_cast<const float*>(raw_data(th));
-      kgrank::count_rows_filtered(static_cast<const float*>(raw_data(scores)), rows, cols, anchor, relation, truth, index_,
-                                  static_cast<float*>(raw_data(th)), greater, equal, nan, removed, options);
-      for (size_t r = 0; r < rows; ++r) {
-        if (thr[r] != thr[r]) return problem(2, r);
-      }
-    } else {
-      const double* thr = static_cast<const double*>(raw_data(th));
-      kgrank::count_rows_filtered(static_cast<const double*>(raw_data(scores)), rows, cols, anchor, relation, truth,
-                                  index_, static_cast<double*>(raw_data(th)), greater, equal, nan, removed, options);
-      for (size_t r = 0; r < rows; ++r) {
-        if (thr[r] != thr[r]) return problem(2, r);
-      }
-    }
-    for (size_t r = 0; r < rows; ++r) {
-      if (removed[r] < 0) return problem(3, r);
-    }
-    // The counts become ranks in place (as the evaluator's JavaScript path computes them): the true candidate is a
-    // column, so optimistic = 1 + greater, pessimistic = greater + equal, candidates = columns - NaN - removed.
-    const double n = static_cast<double>(cols);
-    for (size_t r = 0; r < rows; ++r) {
-      const double g = greater[r];
-      const double opt = 1 + g;
-      const double pess = g + equal[r];
-      greater[r] = opt;
-      equal[r] = pess;
-      realistic[r] = 0.5 * (opt + pess);
-      nan[r] = n - nan[r] - removed[r];
-      weight[r] = std::numeric_limits<double>::quiet_NaN();
-    }
-    return Napi::Number::New(env, -1);
+    const auto* t = static_cast<const int32_t*>(raw_data(triples));
+    auto* k = static_cast<int32_t*>(raw_data(keys));
+    auto* out = static_cast<double*>(raw_data(outArr));
+    check_status(env, type == napi_float32_array
+                          ? kgrank::rank_triples(static_cast<const float*>(raw_data(scores)), rows, t, index_, k,
+                                                 static_cast<float*>(raw_data(th)), out, options)
+                          : kgrank::rank_triples(static_cast<const double*>(raw_data(scores)), rows, t, index_, k,
+                                                 static_cast<double*>(raw_data(th)), out, options));
+    return env.Undefined();
   }
 
-  class Worker : public Napi::AsyncWorker {
-   public:
-    Worker(Napi::Env env, const FilteredJob& job, const Napi::CallbackInfo& info)
-        : Napi::AsyncWorker(env, "kgrank:countFiltered"), job_(job), deferred_(Napi::Promise::Deferred::New(env)) {
-      keep_ = Napi::Persistent(Napi::Object::New(env));
-      keep_.Value().Set("index", info.This());  // the index must outlive the job
-      for (uint32_t k = 0; k < 10; ++k) {
-        keep_.Value().Set(k, info[k]);
-        pins_.add(env, info[k]);  // no detach, no free of any array while the job runs (pin.h)
-      }
-    }
-    Napi::Promise promise() const { return deferred_.Promise(); }
-    void Execute() override { job_.run(); }
-    void OnOK() override {
-      pins_.release();
-      keep_.Reset();
-      deferred_.Resolve(Env().Undefined());
-    }
-    void OnError(const Napi::Error& e) override {
-      pins_.release();
-      keep_.Reset();
-      deferred_.Reject(e.Value());
-    }
-
-   private:
-    FilteredJob job_;
-    BufferPins pins_;
-    Napi::Promise::Deferred deferred_;
-    Napi::ObjectReference keep_;
-  };
-
+  // The ten arrays of countFiltered are held and pinned until the promise settles, and this index with them (it
+  // must outlive the job).
   Napi::Value CountFilteredAsync(const Napi::CallbackInfo& info) {
-    const FilteredJob j = job(info);
-    for (uint32_t k = 0; k < 10; ++k) {
-      if (BufferPins::resizable(info.Env(), info[k])) {
-        throw_type(info.Env(), "argument " + std::to_string(k) + " is a view of a resizable ArrayBuffer, which an " +
-                                   "async job cannot hold (resize() could shrink it under the job): pass a copy");
-      }
-    }
-    auto* worker = new Worker(info.Env(), j, info);
-    Napi::Promise promise = worker->promise();
-    worker->Queue();
-    return promise;
+    return queue_job(info, "kgrank:countFiltered", job(info), 10, info.This());
   }
 
   FilterIndex index_;

@@ -30,11 +30,6 @@ F64 f64_arg(const Napi::CallbackInfo& info, size_t index, const char* name, bool
   return {static_cast<const double*>(raw_data(a)), a.ElementLength()};
 }
 
-unsigned threads_arg(const Napi::CallbackInfo& info, size_t index) {
-  const size_t t = size_arg(info, index, "threads", 0);
-  return static_cast<unsigned>(t > 4096 ? 4096 : t);
-}
-
 double number_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
   if (info.Length() <= index || !info[index].IsNumber()) throw_type(info.Env(), std::string(name) + " must be a number");
   return info[index].As<Napi::Number>().DoubleValue();
@@ -44,32 +39,53 @@ void same_length(Napi::Env env, const F64& a, const F64& b, const char* name) {
   if (b.data != nullptr && b.length != a.length) throw_range(env, std::string(name) + " must have one element per rank");
 }
 
-// aggregateRanks(ranks, weights?, ks, flags, threads) -> Float64Array(8 + ks.length); flags: 1 variance, 2 median,
-// 4 median absolute deviation
+// info[index]: a Float64Array named `name`; info[index + 1]: its optional weights, one per element.
+struct Weighted {
+  F64 values, weights;
+};
+Weighted weighted_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
+  const Weighted w{f64_arg(info, index, name, false), f64_arg(info, index + 1, "weights", true)};
+  same_length(info.Env(), w.values, w.weights, "weights");
+  return w;
+}
+
+kgrank::ClosedMetric metric_arg(const Napi::CallbackInfo& info, size_t index) {
+  const size_t metric = size_arg(info, index, "metric", 0);
+  if (metric > 3) throw_range(info.Env(), "metric must be 0..3");
+  return static_cast<kgrank::ClosedMetric>(metric);
+}
+
+// [E, Var] as the Float64Array both moment bindings return.
+Napi::Float64Array moments_array(Napi::Env env, const kgrank::Moments& m) {
+  Napi::Float64Array out = Napi::Float64Array::New(env, 2);
+  out[0] = m.expectation;
+  out[1] = m.variance;
+  return out;
+}
+
+// aggregateRanks(ranks, weights?, ks, flags, simd, threads) -> Float64Array(8 + ks.length); flags: 1 variance,
+// 2 median, 4 median absolute deviation
 Napi::Value AggregateRanks(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const F64 ranks = f64_arg(info, 0, "ranks", false);
-  const F64 weights = f64_arg(info, 1, "weights", true);
-  same_length(env, ranks, weights, "weights");
+  const auto [ranks, weights] = weighted_arg(info, 0, "ranks");
   const F64 ks = f64_arg(info, 2, "ks", false);
   const size_t flags = size_arg(info, 3, "flags", 0);
   kgrank::AggregateRequest request;
   request.variance = (flags & 1) != 0;
   request.median = (flags & 2) != 0;
   request.mad = (flags & 4) != 0;
-  const unsigned threads = threads_arg(info, 4);
+  const CountOptions options = options_arg(info, 4, 5);
+  request.simd = options.simd;
   Napi::Float64Array out = Napi::Float64Array::New(env, kgrank::kAggregateFixedSlots + ks.length);
   kgrank::aggregate_ranks(ranks.data, weights.data, ranks.length, ks.data, ks.length, request, out.Data(),
-                          threads);
+                          options.threads);
   return out;
 }
 
 // medianRanks(values, weights?, mad: boolean) -> number
 Napi::Value MedianRanks(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const F64 values = f64_arg(info, 0, "values", false);
-  const F64 weights = f64_arg(info, 1, "weights", true);
-  same_length(env, values, weights, "weights");
+  const auto [values, weights] = weighted_arg(info, 0, "values");
   if (values.length == 0) throw_range(env, "values must not be empty");
   const bool mad = info.Length() > 2 && info[2].ToBoolean().Value();
   const double m = mad ? kgrank::median_absolute_deviation(values.data, weights.data, values.length)
@@ -80,19 +96,13 @@ Napi::Value MedianRanks(const Napi::CallbackInfo& info) {
 // closedMoments(metric, numCandidates, weights?, k) -> Float64Array [E, Var]
 Napi::Value ClosedMoments(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const size_t metric = size_arg(info, 0, "metric", 0);
-  if (metric > 3) throw_range(env, "metric must be 0..3");
-  const F64 n = f64_arg(info, 1, "numCandidates", false);
-  const F64 w = f64_arg(info, 2, "weights", true);
-  same_length(env, n, w, "weights");
+  const kgrank::ClosedMetric metric = metric_arg(info, 0);
+  const auto [n, w] = weighted_arg(info, 1, "numCandidates");
   if (n.length == 0) throw_range(env, "numCandidates must not be empty");
   const double k = number_arg(info, 3, "k");
   const kgrank::Moments m =
-      kgrank::closed_moments(static_cast<kgrank::ClosedMetric>(metric), n.data, w.data, n.length, k);
-  Napi::Float64Array out = Napi::Float64Array::New(env, 2);
-  out[0] = m.expectation;
-  out[1] = m.variance;
-  return out;
+      kgrank::closed_moments(metric, n.data, w.data, n.length, k);
+  return moments_array(env, m);
 }
 
 // Float64Array over a vector's memory, freed when V8 collects it (no copy of histograms of ~1e6 bins).
@@ -113,9 +123,7 @@ Napi::Float64Array adopt(Napi::Env env, Column&& v) {
 // candidateHistogram(numCandidates, weights?, threads?) -> { values, w1, w2, totalWeight } (unweighted: w2 is w1)
 Napi::Value CandidateHistogram(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const F64 n = f64_arg(info, 0, "numCandidates", false);
-  const F64 w = f64_arg(info, 1, "weights", true);
-  same_length(env, n, w, "weights");
+  const auto [n, w] = weighted_arg(info, 0, "numCandidates");
   const unsigned threads = info.Length() > 2 && info[2].IsNumber() ? threads_arg(info, 2) : 0;
   kgrank::CandidateHistogram h = kgrank::candidate_histogram(n.data, w.data, n.length, threads);
   Napi::Object out = Napi::Object::New(env);
@@ -130,8 +138,7 @@ Napi::Value CandidateHistogram(const Napi::CallbackInfo& info) {
 // histogramMoments(metric, values, w1, w2, totalWeight, count, k, threads) -> Float64Array [E, Var]
 Napi::Value HistogramMoments(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const size_t metric = size_arg(info, 0, "metric", 0);
-  if (metric > 3) throw_range(env, "metric must be 0..3");
+  const kgrank::ClosedMetric metric = metric_arg(info, 0);
   const F64 values = f64_arg(info, 1, "values", false);
   const F64 w1 = f64_arg(info, 2, "w1", false);
   const F64 w2 = f64_arg(info, 3, "w2", false);
@@ -142,12 +149,9 @@ Napi::Value HistogramMoments(const Napi::CallbackInfo& info) {
   const double count = number_arg(info, 5, "count");
   const double k = number_arg(info, 6, "k");
   const unsigned threads = threads_arg(info, 7);
-  const kgrank::Moments m = kgrank::histogram_moments(static_cast<kgrank::ClosedMetric>(metric), values.data, w1.data,
+  const kgrank::Moments m = kgrank::histogram_moments(metric, values.data, w1.data,
                                                       w2.data, values.length, total, count, k, threads);
-  Napi::Float64Array out = Napi::Float64Array::New(env, 2);
-  out[0] = m.expectation;
-  out[1] = m.variance;
-  return out;
+  return moments_array(env, m);
 }
 
 uint32_t seed_arg(const Napi::CallbackInfo& info, size_t index) {
@@ -156,12 +160,10 @@ uint32_t seed_arg(const Napi::CallbackInfo& info, size_t index) {
   return static_cast<uint32_t>(s);
 }
 
-// sampleStatistic(numCandidates, weights?, numSamples, seed, statistic, k, threads) -> Float64Array(numSamples)
+// sampleStatistic(numCandidates, weights?, numSamples, seed, statistic, k, simd, threads) -> Float64Array(numSamples)
 Napi::Value SampleStatistic(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const F64 n = f64_arg(info, 0, "numCandidates", false);
-  const F64 w = f64_arg(info, 1, "weights", true);
-  same_length(env, n, w, "weights");
+  const auto [n, w] = weighted_arg(info, 0, "numCandidates");
   if (n.length == 0 || n.length > UINT32_MAX) throw_range(env, "numCandidates must have 1 to 2^32-1 elements");
   const size_t samples = size_arg(info, 2, "numSamples", 1);
   if (samples > UINT32_MAX) throw_range(env, "numSamples must be below 2^32");
@@ -169,22 +171,23 @@ Napi::Value SampleStatistic(const Napi::CallbackInfo& info) {
   const size_t stat = size_arg(info, 4, "statistic", 0);
   if (stat > 7) throw_range(env, "statistic must be 0..7");
   const double k = number_arg(info, 5, "k");
-  const unsigned threads = threads_arg(info, 6);
+  const CountOptions options = options_arg(info, 6, 7);
   Napi::Float64Array out = Napi::Float64Array::New(env, samples);
   kgrank::sample_statistic(n.data, w.data, n.length, samples, seed, static_cast<kgrank::Statistic>(stat), k,
-                           out.Data(), threads);
+                           out.Data(), options.threads, options.simd);
   return out;
 }
 
-// generateRanks(numCandidates, seed, sample) -> Float64Array
+// generateRanks(numCandidates, seed, sample, simd, threads) -> Float64Array (threads: checked, unused)
 Napi::Value GenerateRanks(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const F64 n = f64_arg(info, 0, "numCandidates", false);
   if (n.length > UINT32_MAX) throw_range(env, "numCandidates must have at most 2^32-1 elements");
   const uint32_t seed = seed_arg(info, 1);
   const uint32_t sample = seed_arg(info, 2);
+  const SimdLevel simd = options_arg(info, 3, 4).simd;
   Napi::Float64Array out = Napi::Float64Array::New(env, n.length);
-  kgrank::generate_ranks(n.data, n.length, seed, sample, out.Data());
+  kgrank::generate_ranks(n.data, n.length, seed, sample, out.Data(), simd);
   return out;
 }
 

@@ -1,6 +1,6 @@
-// Bindings of the input parsers (native/core/parse.h). A parse failure is returned, not thrown: the message (without
-// the "<argument>: " prefix) comes back as a string and src/io wraps it in the same KgrankInputError the TypeScript
-// twin throws. Only misuse of the binding itself (wrong argument types) throws here.
+// Bindings of the input parsers (native/core/parse.h). A parse failure is a failed Status, thrown as every core
+// status is (common.h throw_status): its message has no "<argument>: " prefix, and src/io wraps it in the same
+// KgrankInputError the TypeScript twin throws.
 #include <napi.h>
 
 #include <cstring>
@@ -19,7 +19,7 @@ const uint8_t* bytes_arg(const Napi::CallbackInfo& info, size_t index, size_t* l
   return *len == 0 ? nullptr : static_cast<const uint8_t*>(raw_data(array));
 }
 
-// parseNpyHeader(bytes: Uint8Array, fileSize: number | undefined) -> header object | error string
+// parseNpyHeader(bytes: Uint8Array, fileSize: number | undefined) -> header object
 Napi::Value ParseNpyHeader(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   size_t len = 0;
@@ -29,8 +29,7 @@ Napi::Value ParseNpyHeader(const Napi::CallbackInfo& info) {
   bool has_size = info.Length() > 1 && !info[1].IsUndefined();
   uint64_t file_size = has_size ? size_arg(info, 1, "fileSize", 0) : 0;
   kgrank::NpyHeader h;
-  std::string error;
-  if (!kgrank::parse_npy_header(bytes, len, has_size, file_size, h, error)) return Napi::String::New(env, error);
+  check_status(env, kgrank::parse_npy_header(bytes, len, has_size, file_size, h));
   Napi::Object out = Napi::Object::New(env);
   out.Set("version", h.version);
   out.Set("dataOffset", static_cast<double>(h.data_offset));
@@ -45,7 +44,7 @@ Napi::Value ParseNpyHeader(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// splitTsvTriples(bytes: Uint8Array) -> Uint32Array of 6 byte offsets per triple | error string
+// splitTsvTriples(bytes: Uint8Array) -> Uint32Array of 6 byte offsets per triple
 Napi::Value SplitTsvTriples(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   size_t len = 0;
@@ -54,8 +53,7 @@ Napi::Value SplitTsvTriples(const Napi::CallbackInfo& info) {
   static const uint8_t kEmpty[1] = {0};
   if (bytes == nullptr) bytes = kEmpty;
   std::vector<size_t> offsets;
-  std::string error;
-  if (!kgrank::split_tsv_triples(bytes, len, offsets, error)) return Napi::String::New(env, error);
+  check_status(env, kgrank::split_tsv_triples(bytes, len, offsets));
   Napi::Uint32Array out = Napi::Uint32Array::New(env, offsets.size());
   uint32_t* dst = out.Data();
   for (size_t k = 0; k < offsets.size(); ++k) dst[k] = static_cast<uint32_t>(offsets[k]);

@@ -101,13 +101,6 @@ void sum_chunk(const double* r, const double* w, size_t n, const double* ks, siz
 // boundaries are fixed by n alone, so results do not depend on the thread count.
 constexpr size_t kChunksPerBlock = 32;
 
-RankChunkSumsFn pick_rank_sums() {
-#ifdef KGRANK_HAVE_AVX2
-  if (simd_supported(SimdLevel::AVX2)) return isa::rank_chunk_sums_avx2;
-#endif
-  return isa::rank_chunk_sums_scalar;
-}
-
 // Smallest value of rank bucket k (rank_key() in rank_sums.h: the top 16 bits of the value, from the bucket of 1.0).
 // Non-negative doubles are ordered as their bit patterns, so the buckets are ordered like their values.
 inline double bucket_start(size_t k) {
@@ -179,7 +172,7 @@ void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t nu
   const size_t blocks = (chunks + kChunksPerBlock - 1) / kChunksPerBlock;
   const size_t block_len = kChunksPerBlock * kAggregateChunk;
   const bool medians = request.median || request.mad;
-  const RankChunkSumsFn sums = pick_rank_sums();
+  const RankChunkSumsFn sums = dispatch(request.simd, KernelFamily::RankSums).rank_chunk_sums;
   std::vector<RankChunkSums> parts(chunks);
   std::vector<uint64_t> hits(chunks * num_k, 0);
   std::vector<uint32_t> hist(medians ? blocks * kRankBuckets : 0, 0);

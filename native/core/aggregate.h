@@ -9,6 +9,8 @@
 #pragma once
 #include <cstddef>
 
+#include "simd.h"
+
 namespace kgrank {
 
 constexpr size_t kAggregateChunk = size_t{1} << 13;
@@ -30,6 +32,7 @@ struct AggregateRequest {
   bool variance = false;
   bool median = false;
   bool mad = false;
+  SimdLevel simd = SimdLevel::Scalar;  // kernels of the unweighted pass (simd.h dispatch; unsupported -> scalar)
 };
 
 // weights may be null (all 1). out must hold kAggregateFixedSlots + num_k doubles.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -11,57 +12,6 @@
 namespace kgrank {
 
 namespace {
-
-using CountF32 = Counts (*)(const float*, size_t, float);
-using CountF64 = Counts (*)(const double*, size_t, double);
-using ReadFn = uint64_t (*)(const unsigned char*, size_t);
-
-CountF32 pick_f32(SimdLevel level) {
-  switch (level) {
-#ifdef KGRANK_HAVE_AVX2
-    case SimdLevel::AVX2: return isa::count_f32_avx2;
-#endif
-#ifdef KGRANK_HAVE_AVX512
-    case SimdLevel::AVX512: return isa::count_f32_avx512;
-#endif
-#ifdef KGRANK_HAVE_NEON
-    case SimdLevel::NEON: return isa::count_f32_neon;
-#endif
-    default: return isa::count_f32_scalar;
-  }
-}
-
-CountF64 pick_f64(SimdLevel level) {
-  switch (level) {
-#ifdef KGRANK_HAVE_AVX2
-    case SimdLevel::AVX2: return isa::count_f64_avx2;
-#endif
-#ifdef KGRANK_HAVE_AVX512
-    case SimdLevel::AVX512: return isa::count_f64_avx512;
-#endif
-#ifdef KGRANK_HAVE_NEON
-    case SimdLevel::NEON: return isa::count_f64_neon;
-#endif
-    default: return isa::count_f64_scalar;
-  }
-}
-
-ReadFn pick_read(SimdLevel level) {
-  switch (level) {
-#ifdef KGRANK_HAVE_AVX2
-    case SimdLevel::AVX2: return isa::read_avx2;
-#endif
-#ifdef KGRANK_HAVE_AVX512
-    case SimdLevel::AVX512: return isa::read_avx512;
-#endif
-#ifdef KGRANK_HAVE_NEON
-    case SimdLevel::NEON: return isa::read_neon;
-#endif
-    default: return isa::read_scalar;
-  }
-}
-
-SimdLevel usable(SimdLevel level) { return simd_supported(level) ? level : SimdLevel::Scalar; }
 
 // Thresholds read from random columns of rows [r0, r1) (the true answers' own scores): fetched together before the
 // rows are counted, so rows not in cache yet cost one overlapped wait, not one stall per row.
@@ -146,19 +96,24 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
 
 }  // namespace
 
-Counts count_run(const float* x, size_t n, float t, SimdLevel simd) { return pick_f32(usable(simd))(x, n, t); }
-Counts count_run(const double* x, size_t n, double t, SimdLevel simd) { return pick_f64(usable(simd))(x, n, t); }
+namespace {
+CountF32Fn count_kernel(const float*, SimdLevel level) { return dispatch(level, KernelFamily::Count).count_f32; }
+CountF64Fn count_kernel(const double*, SimdLevel level) { return dispatch(level, KernelFamily::Count).count_f64; }
+}  // namespace
+
+Counts count_run(const float* x, size_t n, float t, SimdLevel simd) { return count_kernel(x, simd)(x, n, t); }
+Counts count_run(const double* x, size_t n, double t, SimdLevel simd) { return count_kernel(x, simd)(x, n, t); }
 
 void count_rows(const float* scores, size_t rows, size_t cols, const float* thresholds, double* greater,
                 double* equal, double* nan, const CountOptions& options) {
   count_rows_impl(scores, rows, cols, [=](size_t r) { return thresholds[r]; }, greater, equal, nan, options,
-                  pick_f32(usable(options.simd)));
+                  count_kernel(scores, options.simd));
 }
 
 void count_rows(const double* scores, size_t rows, size_t cols, const double* thresholds, double* greater,
                 double* equal, double* nan, const CountOptions& options) {
   count_rows_impl(scores, rows, cols, [=](size_t r) { return thresholds[r]; }, greater, equal, nan, options,
-                  pick_f64(usable(options.simd)));
+                  count_kernel(scores, options.simd));
 }
 
 namespace {
@@ -184,16 +139,7 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
   };
   // Take every other known answer of the task out of the counts: its greater / equal contribution, and one
   // candidate if its score is not NaN (NaN scores were never candidates).
-  using AnswersFn = Counts (*)(const float*, const uint32_t*, size_t, uint32_t, int32_t, float);
-  AnswersFn answers_f32 = isa::answers_f32_scalar;
-  const SimdLevel level = usable(options.simd);
-  (void)level;
-#ifdef KGRANK_HAVE_AVX2
-  if (level == SimdLevel::AVX2) answers_f32 = isa::answers_f32_avx2;
-#endif
-#ifdef KGRANK_HAVE_AVX512
-  if (level == SimdLevel::AVX512) answers_f32 = isa::answers_f32_avx512;
-#endif
+  const AnswersF32Fn answers_f32 = dispatch(options.simd, KernelFamily::Answers).answers_f32;
   // Index lookups for a run of rows are batched (packed_answers_many) before the run is counted; float32 scores
   // with 32-bit entries then go to the ISA kernel (AVX2 gathers eight answers' scores at a time, AVX-512 sixteen).
   const bool packed = std::is_same<T, float>::value && !index.wide();
@@ -242,7 +188,7 @@ void count_rows_filtered(const float* scores, size_t rows, size_t cols, const in
                          const int32_t* relation, const int32_t* truth, const FilterIndex& index, float* thresholds_out,
                          double* greater, double* equal, double* nan, double* removed, const CountOptions& options) {
   filtered(scores, rows, cols, anchor, relation, truth, index, thresholds_out, greater, equal, nan, removed, options,
-           pick_f32(usable(options.simd)));
+           count_kernel(scores, options.simd));
 }
 
 void count_rows_filtered(const double* scores, size_t rows, size_t cols, const int32_t* anchor,
@@ -250,22 +196,87 @@ void count_rows_filtered(const double* scores, size_t rows, size_t cols, const i
                          double* thresholds_out, double* greater, double* equal, double* nan, double* removed,
                          const CountOptions& options) {
   filtered(scores, rows, cols, anchor, relation, truth, index, thresholds_out, greater, equal, nan, removed, options,
-           pick_f64(usable(options.simd)));
+           count_kernel(scores, options.simd));
+}
+
+namespace {
+template <typename T>
+Status rank_triples_impl(const T* scores, size_t rows, const int32_t* t, const FilterIndex& index, int32_t* keys,
+                         T* thresholds, double* out, const CountOptions& options) {
+  int32_t* relation = keys;
+  int32_t* anchor = keys + rows;
+  int32_t* truth = keys + 2 * rows;
+  const uint32_t entities = static_cast<uint32_t>(index.num_entities());
+  const uint32_t relations = static_cast<uint32_t>(index.num_relations());
+  const bool tail = index.side() == FilterIndex::Side::Tail;
+  for (size_t r = 0; r < rows; ++r) {
+    const int32_t h = t[3 * r], rel = t[3 * r + 1], tl = t[3 * r + 2];
+    if (static_cast<uint32_t>(h) >= entities) return Status::at(StatusCode::IdOutOfRange, 3 * r, "head id out of range");
+    if (static_cast<uint32_t>(rel) >= relations) {
+      return Status::at(StatusCode::IdOutOfRange, 3 * r + 1, "relation id out of range");
+    }
+    if (static_cast<uint32_t>(tl) >= entities) {
+      return Status::at(StatusCode::IdOutOfRange, 3 * r + 2, "tail id out of range");
+    }
+    relation[r] = rel;
+    anchor[r] = tail ? h : tl;
+    truth[r] = tail ? tl : h;
+  }
+  const size_t cols = static_cast<size_t>(index.num_entities());
+  double* greater = out;
+  double* equal = out + rows;
+  double* realistic = out + 2 * rows;
+  double* nan = out + 3 * rows;
+  double* weight = out + 4 * rows;
+  double* removed = out + 5 * rows;
+  count_rows_filtered(scores, rows, cols, anchor, relation, truth, index, thresholds, greater, equal, nan, removed,
+                      options);
+  for (size_t r = 0; r < rows; ++r) {
+    if (thresholds[r] != thresholds[r]) return Status::at(StatusCode::NanTrueScore, r, "the true score is NaN");
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    if (removed[r] < 0) return Status::at(StatusCode::NotInIndex, r, "the triple is not among the filter triples");
+  }
+  // The counts become ranks in place (as the evaluator's JavaScript path computes them): the true candidate is a
+  // column, so optimistic = 1 + greater, pessimistic = greater + equal, candidates = columns - NaN - removed.
+  const double n = static_cast<double>(cols);
+  for (size_t r = 0; r < rows; ++r) {
+    const double g = greater[r];
+    const double opt = 1 + g;
+    const double pess = g + equal[r];
+    greater[r] = opt;
+    equal[r] = pess;
+    realistic[r] = 0.5 * (opt + pess);
+    nan[r] = n - nan[r] - removed[r];
+    weight[r] = std::numeric_limits<double>::quiet_NaN();
+  }
+  return Status::success();
+}
+}  // namespace
+
+Status rank_triples(const float* scores, size_t rows, const int32_t* triples, const FilterIndex& index, int32_t* keys,
+                    float* thresholds_out, double* out, const CountOptions& options) {
+  return rank_triples_impl(scores, rows, triples, index, keys, thresholds_out, out, options);
+}
+
+Status rank_triples(const double* scores, size_t rows, const int32_t* triples, const FilterIndex& index, int32_t* keys,
+                    double* thresholds_out, double* out, const CountOptions& options) {
+  return rank_triples_impl(scores, rows, triples, index, keys, thresholds_out, out, options);
 }
 
 void count_rows_by_index(const float* scores, size_t rows, size_t cols, const int32_t* true_index,
                          float* thresholds_out, double* greater, double* equal, double* nan, const CountOptions& options) {
-  by_index(scores, rows, cols, true_index, thresholds_out, greater, equal, nan, options, pick_f32(usable(options.simd)));
+  by_index(scores, rows, cols, true_index, thresholds_out, greater, equal, nan, options, count_kernel(scores, options.simd));
 }
 
 void count_rows_by_index(const double* scores, size_t rows, size_t cols, const int32_t* true_index,
                          double* thresholds_out, double* greater, double* equal, double* nan,
                          const CountOptions& options) {
-  by_index(scores, rows, cols, true_index, thresholds_out, greater, equal, nan, options, pick_f64(usable(options.simd)));
+  by_index(scores, rows, cols, true_index, thresholds_out, greater, equal, nan, options, count_kernel(scores, options.simd));
 }
 
 uint64_t bandwidth_read(const void* data, size_t bytes, const CountOptions& options) {
-  const ReadFn read = pick_read(usable(options.simd));
+  const ReadFn read = dispatch(options.simd, KernelFamily::Read).read;
   const auto* p = static_cast<const unsigned char*>(data);
   const unsigned threads = bytes < kParallelBytes ? 1u : options.threads;
   const size_t pieces = (bytes + kPieceBytes - 1) / kPieceBytes;

@@ -8,6 +8,7 @@
 
 #include "kernels.h"
 #include "simd.h"
+#include "status.h"
 
 namespace kgrank {
 
@@ -44,6 +45,17 @@ void count_rows_filtered(const double* scores, size_t rows, size_t cols, const i
                          const int32_t* relation, const int32_t* truth, const FilterIndex& index,
                          double* thresholds_out, double* greater, double* equal, double* nan, double* removed,
                          const CountOptions& options);
+
+// A whole filtered evaluator batch in one call: triples (rows x 3 ids, row-major head, relation, tail, one score row
+// each; cols = index.num_entities()) are checked against the index's id ranges and split into keys = [relation |
+// anchor | truth] (rows each; anchor and truth by the index's side), counted as count_rows_filtered, and turned into
+// ranks in out (6 x rows): [optimistic | pessimistic | realistic | numCandidates | weight = NaN | scratch].
+// Statuses: IdOutOfRange (index = flat index into triples; nothing counted), NanTrueScore (index = first such row),
+// NotInIndex (index = first row whose own triple is not among the filter triples).
+Status rank_triples(const float* scores, size_t rows, const int32_t* triples, const FilterIndex& index, int32_t* keys,
+                    float* thresholds_out, double* out, const CountOptions& options);
+Status rank_triples(const double* scores, size_t rows, const int32_t* triples, const FilterIndex& index, int32_t* keys,
+                    double* thresholds_out, double* out, const CountOptions& options);
 
 // One contiguous run at the given level (single-threaded); the building block of count_rows.
 Counts count_run(const float* x, size_t n, float t, SimdLevel simd);

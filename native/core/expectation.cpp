@@ -157,193 +157,114 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
 
 namespace {
 
-// sum_b w1_b E_b / W and sum_b w2_b V_b / W^2 with per-bin moments from fn(n) -> (E, V).
-template <class Fn>
-Moments combine(const CandidateHistogram& h, Fn fn) {
-  CompensatedSum e, v;
-  for (size_t b = 0; b < h.n.size(); ++b) {
-    const Moments m = fn(h.n[b]);
-    e.add(h.w1[b] * m.expectation);
-    v.add((h.w2.empty() ? h.w1[b] : h.w2[b]) * m.variance);
-  }
-  const double w = h.total_weight;
-  return {e.value() / w, v.value() / (w * w)};
+// ---- one routine per formula --------------------------------------------------------------------------------------
+
+// Per-task moments of the additive closed forms for r ~ Uniform{1..n}.
+Moments arithmetic_moments(double n) { return {(n + 1) / 2, (n - 1) * (n + 1) / 12}; }
+
+Moments inverse_harmonic_moments(double n) {
+  // Var[1/r] = H_2(n)/n - (H_1(n)/n)^2; for n = 1 both terms are 1 and the difference is exactly 0.
+  const HarmonicPair h = harmonic_means(n);
+  return {h.h1_over_n, std::max(0.0, h.h2_over_n - h.h1_over_n * h.h1_over_n)};
 }
 
-}  // namespace
-
-Moments moments_arithmetic_mean(const CandidateHistogram& h) {
-  return combine(h, [](double n) { return Moments{(n + 1) / 2, (n - 1) * (n + 1) / 12}; });
+Moments hits_moments(double n, double k) {
+  const double hit = std::min(k, n);
+  const double p = hit / n;
+  return {p, p * ((n - hit) / n)};
 }
 
-Moments moments_inverse_harmonic_mean(const CandidateHistogram& h) {
-  return combine(h, [](double n) {
-    const double mean = harmonic1(n) / n;
-    // Var[1/r] = H_2(n)/n - (H_1(n)/n)^2; for n = 1 both terms are 1 and the difference is exactly 0.
-    return Moments{mean, std::max(0.0, harmonic2(n) / n - mean * mean)};
-  });
+// Geometric mean, one bin: adds m log E[r^a] and m log1p(Var[r^a] / E[r^a]^2) from the centred power sums at n.
+void add_geometric_logs(double n, double m, PowerSums s, CompensatedSum& log_mean, CompensatedSum& log_ratio) {
+  const double inv = 1 / n;
+  const double mean_e = s.s1 * inv;                                 // E[r^a] - 1
+  const double var = std::max(0.0, s.s2 * inv - mean_e * mean_e);  // Var[r^a] = Var[r^a - 1]
+  const double mu = 1.0 + mean_e;
+  log_mean.add(m * log1p_small(mean_e));
+  log_ratio.add(m * log1p_small(var / (mu * mu)));
 }
 
-Moments moments_hits(const CandidateHistogram& h, double k) {
-  return combine(h, [k](double n) {
-    const double hit = std::min(k, n);
-    const double p = hit / n;
-    return Moments{p, p * ((n - hit) / n)};
-  });
-}
-
-namespace {
-
-struct GeometricGroup {
-  double exponent;  // a = w / W
-  double n;
-  double multiplicity;  // number of tasks with this (a, n)
-};
-
-// Accumulates, for one exponent a and sorted distinct n's, sum_c c*log E[r^a] and sum_c c*log1p(Var/E^2).
-void sweep_exponent(const GeometricGroup* groups, size_t count, CompensatedSum& log_mean, CompensatedSum& log_ratio) {
-  const double a = groups[0].exponent;
-  std::vector<double> n(count);
-  for (size_t g = 0; g < count; ++g) n[g] = groups[g].n;
-  std::vector<PowerSums> sums(count);
-  centred_power_sums(a, n.data(), count, sums.data(), 1);
-  for (size_t g = 0; g < count; ++g) {
-    const double mean_e = sums[g].s1 / n[g];                              // E[r^a] - 1
-    const double var = std::max(0.0, sums[g].s2 / n[g] - mean_e * mean_e);  // Var[r^a] = Var[r^a - 1]
-    const double mu = 1.0 + mean_e;
-    log_mean.add(groups[g].multiplicity * log1p_small(mean_e));
-    log_ratio.add(groups[g].multiplicity * log1p_small(var / (mu * mu)));
-  }
-}
-
-}  // namespace
-
-Moments moments_geometric_mean(const double* num_candidates, const double* weights, size_t count) {
-  std::vector<GeometricGroup> groups;
-  if (weights == nullptr) {
-    const CandidateHistogram h = candidate_histogram(num_candidates, nullptr, count);
-    const double a = 1.0 / static_cast<double>(count);
-    for (size_t b = 0; b < h.n.size(); ++b) groups.push_back({a, h.n[b], h.w1[b]});
-  } else {
-    CompensatedSum total;
-    for (size_t i = 0; i < count; ++i) total.add(weights[i]);
-    const double w = total.value();
-    std::vector<std::pair<double, double>> pairs(count);
-    for (size_t i = 0; i < count; ++i) pairs[i] = {weights[i] / w, num_candidates[i]};
-    std::sort(pairs.begin(), pairs.end());
-    for (size_t i = 0; i < count;) {
-      size_t j = i;
-      while (j < count && pairs[j] == pairs[i]) ++j;
-      groups.push_back({pairs[i].first, pairs[i].second, static_cast<double>(j - i)});
-      i = j;
-    }
-  }
-  CompensatedSum log_mean, log_ratio;
-  for (size_t i = 0; i < groups.size();) {
-    size_t j = i;
-    while (j < groups.size() && groups[j].exponent == groups[i].exponent) ++j;
-    sweep_exponent(groups.data() + i, j - i, log_mean, log_ratio);
-    i = j;
-  }
-  const double mean = std::exp(log_mean.value());
-  return {mean, mean * mean * std::expm1(log_ratio.value())};
-}
-
-Moments closed_moments(ClosedMetric metric, const double* num_candidates, const double* weights, size_t count,
-                       double k) {
-  switch (metric) {
-    case ClosedMetric::ArithmeticMean:
-      return moments_arithmetic_mean(candidate_histogram(num_candidates, weights, count));
-    case ClosedMetric::InverseHarmonicMean:
-      return moments_inverse_harmonic_mean(candidate_histogram(num_candidates, weights, count));
-    case ClosedMetric::Hits:
-      return moments_hits(candidate_histogram(num_candidates, weights, count), k);
-    case ClosedMetric::GeometricMean:
-      return moments_geometric_mean(num_candidates, weights, count);
-  }
-  return {0.0, 0.0};
-}
-
-}  // namespace kgrank
-
-// ---- histogram-based, parallel ---------------------------------------------------------------------------------
-namespace kgrank {
-
-namespace {
-
+// ---- the one parallel combine ---------------------------------------------------------------------------------
+// Fixed blocks of kBinBlock bins, in parallel, each with its own compensated sums, merged in block order: the
+// result does not depend on the thread count.
 constexpr size_t kBinBlock = 4096;
 
-template <class Fn>
-Moments combine_parallel(const double* n, const double* w1, const double* w2, size_t bins, double total,
-                         unsigned threads, Fn fn) {
-  const size_t blocks = (bins + kBinBlock - 1) / kBinBlock;
-  std::vector<CompensatedSum> e(blocks), v(blocks);
-  parallel_for(blocks, threads, [&](size_t b) {
-    const size_t end = std::min(bins, (b + 1) * kBinBlock);
-    CompensatedSum el, vl;  // local: no false sharing between threads
-    for (size_t i = b * kBinBlock; i < end; ++i) {
-      const Moments m = fn(n[i]);
-      el.add(w1[i] * m.expectation);
-      vl.add(w2[i] * m.variance);
-    }
-    e[b] = el;
-    v[b] = vl;
+struct SumPair {
+  CompensatedSum a, b;
+};
+
+// Adds bin(i, pair) for bins [begin, end) into `into`, block by block.
+template <class Bin>
+void blocked_sum(size_t begin, size_t end, unsigned threads, SumPair& into, Bin bin) {
+  const size_t blocks = (end - begin + kBinBlock - 1) / kBinBlock;
+  std::vector<SumPair> partial(blocks);
+  parallel_for(blocks, threads, [&](size_t c) {
+    const size_t from = begin + c * kBinBlock, to = std::min(end, from + kBinBlock);
+    SumPair local;  // local: no false sharing between threads
+    for (size_t i = from; i < to; ++i) bin(i, local);
+    partial[c] = local;
   });
-  CompensatedSum es, vs;
-  for (size_t b = 0; b < blocks; ++b) {
-    es.merge(e[b]);
-    vs.merge(v[b]);
+  for (size_t c = 0; c < blocks; ++c) {
+    into.a.merge(partial[c].a);
+    into.b.merge(partial[c].b);
   }
-  return {es.value() / total, vs.value() / (total * total)};
 }
 
-// Unweighted geometric mean: exponent a = 1/count, bins with multiplicities. Bins up to the sweep limit take
-// their centred power sums from one term-by-term sweep; bins above it from the Euler-Maclaurin tail (one log per
-// bin), in fixed blocks of bins merged in block order.
-Moments geometric_parallel(const double* n, const double* mult, size_t bins, double count, unsigned threads) {
-  const double a = 1.0 / count;
-  const double max_n = n[bins - 1];
-  const bool small = a * std::log(std::max(max_n, 2.0)) < 0.02;
-  const double limit = std::min(max_n, kPowerSweepLimit);
-  CompensatedSum head_mean, head_ratio;
-  CompensatedSum s1, s2;
-  size_t first = 0;
-  auto accumulate = [&](double x, double m, double sum1, double sum2, CompensatedSum& lm, CompensatedSum& lr) {
-    const double inv = 1 / x;
-    const double mean_e = sum1 * inv;
-    const double var = std::max(0.0, sum2 * inv - mean_e * mean_e);
-    const double mu = 1.0 + mean_e;
-    lm.add(m * log1p_small(mean_e));
-    lr.add(m * log1p_small(var / (mu * mu)));
-  };
-  for (double j = 1; j <= limit; j += 1) {
-    const double e = centred_power(a, j, small);
-    s1.add(e);
-    s2.add(e * e);
-    for (; first < bins && n[first] == j; ++first) accumulate(j, mult[first], s1.value(), s2.value(), head_mean, head_ratio);
-  }
-  const double base1 = s1.value(), base2 = s2.value();
-  const PowerTail tail(a, small);
-  const PowerSums tm = tail(kPowerSweepLimit);
-  const size_t chunks = (bins - first + kBinBlock - 1) / kBinBlock;
-  std::vector<CompensatedSum> lm(chunks), lr(chunks);
-  parallel_for(chunks, threads, [&](size_t c) {
-    const size_t begin = first + c * kBinBlock, end = std::min(bins, begin + kBinBlock);
-    CompensatedSum lm_local, lr_local;
-    for (size_t i = begin; i < end; ++i) {
-      const PowerSums t = tail(n[i]);
-      accumulate(n[i], mult[i], base1 + (t.s1 - tm.s1), base2 + (t.s2 - tm.s2), lm_local, lr_local);
-    }
-    lm[c] = lm_local;
-    lr[c] = lr_local;
+// sum_b w1_b E_b / W and sum_b w2_b V_b / W^2 with per-bin moments fn(n) -> (E, V).
+template <class Fn>
+Moments combine(const double* n, const double* w1, const double* w2, size_t bins, double total, unsigned threads,
+                Fn fn) {
+  SumPair sums;
+  blocked_sum(0, bins, threads, sums, [&](size_t i, SumPair& s) {
+    const Moments m = fn(n[i]);
+    s.a.add(w1[i] * m.expectation);
+    s.b.add(w2[i] * m.variance);
   });
-  CompensatedSum log_mean = head_mean, log_ratio = head_ratio;
-  for (size_t c = 0; c < chunks; ++c) {
-    log_mean.merge(lm[c]);
-    log_ratio.merge(lr[c]);
+  return {sums.a.value() / total, sums.b.value() / (total * total)};
+}
+
+// Adds the geometric-mean log terms of one exponent a over sorted distinct n with multiplicities: bins inside the
+// sweep limit serially as the sweep reaches them, the rest (one tail evaluation each) in fixed blocks.
+void geometric_logs(double a, const double* n, const double* mult, size_t bins, unsigned threads, SumPair& logs) {
+  const PowerSweep sweep =
+      power_sweep(a, n, bins, [&](size_t i, PowerSums s) { add_geometric_logs(n[i], mult[i], s, logs.a, logs.b); });
+  blocked_sum(sweep.first, bins, threads, logs, [&](size_t i, SumPair& s) {
+    add_geometric_logs(n[i], mult[i], sweep.at(n[i]), s.a, s.b);
+  });
+}
+
+Moments geometric_finish(const SumPair& logs) {
+  const double mean = std::exp(logs.a.value());
+  return {mean, mean * mean * std::expm1(logs.b.value())};
+}
+
+// Weighted geometric mean: exponents a_i = w_i / W, tasks grouped by (a, n), one sweep per distinct exponent.
+Moments weighted_geometric_moments(const double* num_candidates, const double* weights, size_t count,
+                                   unsigned threads) {
+  CompensatedSum total;
+  for (size_t i = 0; i < count; ++i) total.add(weights[i]);
+  const double w = total.value();
+  std::vector<std::pair<double, double>> pairs(count);
+  for (size_t i = 0; i < count; ++i) pairs[i] = {weights[i] / w, num_candidates[i]};
+  std::sort(pairs.begin(), pairs.end());
+  std::vector<double> n, mult;
+  SumPair logs;
+  for (size_t i = 0; i < count;) {
+    // One exponent: its distinct n with multiplicities.
+    n.clear();
+    mult.clear();
+    size_t j = i;
+    while (j < count && pairs[j].first == pairs[i].first) {
+      size_t e = j;
+      while (e < count && pairs[e] == pairs[j]) ++e;
+      n.push_back(pairs[j].second);
+      mult.push_back(static_cast<double>(e - j));
+      j = e;
+    }
+    geometric_logs(pairs[i].first, n.data(), mult.data(), n.size(), threads, logs);
+    i = j;
   }
-  const double mean = std::exp(log_mean.value());
-  return {mean, mean * mean * std::expm1(log_ratio.value())};
+  return geometric_finish(logs);
 }
 
 }  // namespace
@@ -352,23 +273,29 @@ Moments histogram_moments(ClosedMetric metric, const double* n, const double* w1
                           double total_weight, double count, double k, unsigned threads) {
   switch (metric) {
     case ClosedMetric::ArithmeticMean:
-      return combine_parallel(n, w1, w2, bins, total_weight, threads,
-                              [](double x) { return Moments{(x + 1) / 2, (x - 1) * (x + 1) / 12}; });
+      return combine(n, w1, w2, bins, total_weight, threads, arithmetic_moments);
     case ClosedMetric::InverseHarmonicMean:
-      return combine_parallel(n, w1, w2, bins, total_weight, threads, [](double x) {
-        const HarmonicPair h = harmonic_means(x);
-        return Moments{h.h1_over_n, std::max(0.0, h.h2_over_n - h.h1_over_n * h.h1_over_n)};
-      });
+      return combine(n, w1, w2, bins, total_weight, threads, inverse_harmonic_moments);
     case ClosedMetric::Hits:
-      return combine_parallel(n, w1, w2, bins, total_weight, threads, [k](double x) {
-        const double hit = std::min(k, x);
-        const double p = hit / x;
-        return Moments{p, p * ((x - hit) / x)};
-      });
-    case ClosedMetric::GeometricMean:
-      return geometric_parallel(n, w1, bins, count, threads);
+      return combine(n, w1, w2, bins, total_weight, threads, [k](double x) { return hits_moments(x, k); });
+    case ClosedMetric::GeometricMean: {
+      SumPair logs;
+      geometric_logs(1.0 / count, n, w1, bins, threads, logs);
+      return geometric_finish(logs);
+    }
   }
   return {0.0, 0.0};
+}
+
+Moments closed_moments(ClosedMetric metric, const double* num_candidates, const double* weights, size_t count,
+                       double k, unsigned threads) {
+  if (metric == ClosedMetric::GeometricMean && weights != nullptr) {
+    return weighted_geometric_moments(num_candidates, weights, count, threads);
+  }
+  const CandidateHistogram h = candidate_histogram(num_candidates, weights, count, threads);
+  const double* w2 = h.w2.empty() ? h.w1.data() : h.w2.data();
+  return histogram_moments(metric, h.n.data(), h.w1.data(), w2, h.n.size(), h.total_weight,
+                           static_cast<double>(count), k, threads);
 }
 
 }  // namespace kgrank

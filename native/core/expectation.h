@@ -57,22 +57,18 @@ enum class ClosedMetric : int {
   GeometricMean = 3,      // GMR
 };
 
-Moments moments_arithmetic_mean(const CandidateHistogram& h);
-Moments moments_inverse_harmonic_mean(const CandidateHistogram& h);
-Moments moments_hits(const CandidateHistogram& h, double k);
-// Geometric mean: G = exp(sum_i a_i log r_i), a_i = w_i / W. E[G] = prod_i E[r_i^a_i];
-// Var[G] = E[G]^2 * expm1(sum_i log1p(Var[r_i^a_i] / E[r_i^a_i]^2)), each Var[r^a] from a compensated sweep
-// over e_j = expm1(a log j), so no difference of nearly equal products is ever formed.
-Moments moments_geometric_mean(const double* num_candidates, const double* weights, size_t count);
-
-// The same closed forms from a histogram (sorted distinct n with weight sums w1, squared-weight sums w2, total
-// weight, task count). For the geometric mean the histogram must be unweighted (w1 = multiplicities, exponent
-// 1/count). Parallel over fixed blocks (bins, or j-ranges of the geometric sweep) merged in block order, so the
-// result does not depend on the thread count.
+// [E, Var] of a closed form from a histogram: sorted distinct n with weight sums w1 and squared-weight sums w2
+// (unweighted: w2 = w1 = multiplicities), total weight, task count. For the geometric mean the histogram must be
+// unweighted (exponent 1/count): G = exp(sum_i a_i log r_i), E[G] = prod_i E[r_i^a_i],
+// Var[G] = E[G]^2 * expm1(sum_i log1p(Var[r_i^a_i] / E[r_i^a_i]^2)), each moment of r^a from the centred power sums
+// (power_sums.h), so no difference of nearly equal products is ever formed. Parallel over fixed blocks of bins
+// merged in block order, so the result does not depend on the thread count.
 Moments histogram_moments(ClosedMetric metric, const double* n, const double* w1, const double* w2, size_t bins,
                           double total_weight, double count, double k, unsigned threads);
 
+// The same from the tasks: their histogram, then histogram_moments; the weighted geometric mean (exponents
+// a_i = w_i / W) groups the tasks by (a, n) and runs the same per-exponent routine once per distinct exponent.
 Moments closed_moments(ClosedMetric metric, const double* num_candidates, const double* weights, size_t count,
-                       double k);
+                       double k, unsigned threads = 0);
 
 }  // namespace kgrank

@@ -65,8 +65,8 @@ void FilterIndex::fill(const std::vector<TripleSpan>& spans, int anchor_col, int
   *unique_offsets = std::move(unique);
 }
 
-bool FilterIndex::build(const std::vector<TripleSpan>& spans, int32_t num_entities, int32_t num_relations, Side side,
-                        unsigned threads, FilterIndex* out, std::string* error) {
+Status FilterIndex::build(const std::vector<TripleSpan>& spans, int32_t num_entities, int32_t num_relations, Side side,
+                          unsigned threads, FilterIndex* out) {
   const int anchor_col = side == Side::Tail ? 0 : 2;
   const int answer_col = side == Side::Tail ? 2 : 0;
   size_t total = 0;
@@ -76,17 +76,16 @@ bool FilterIndex::build(const std::vector<TripleSpan>& spans, int32_t num_entiti
     const int32_t* t = spans[s].data;
     for (size_t i = 0; i < spans[s].count; ++i, t += 3) {
       if (t[0] < 0 || t[0] >= num_entities || t[2] < 0 || t[2] >= num_entities || t[1] < 0 || t[1] >= num_relations) {
-        *error = "triple array " + std::to_string(s) + ", row " + std::to_string(i) + ": (" + std::to_string(t[0]) + ", " +
-                 std::to_string(t[1]) + ", " + std::to_string(t[2]) + ") has an id outside [0, numEntities) / [0, numRelations)";
-        return false;
+        return Status::invalid("triple array " + std::to_string(s) + ", row " + std::to_string(i) + ": (" +
+                               std::to_string(t[0]) + ", " + std::to_string(t[1]) + ", " + std::to_string(t[2]) +
+                               ") has an id outside [0, numEntities) / [0, numRelations)");
       }
       ++offsets[static_cast<size_t>(t[anchor_col]) + 1];
     }
     total += spans[s].count;
   }
   if (total >= (size_t{1} << 32)) {
-    *error = "more than 2^32 - 1 filter triples";
-    return false;
+    return Status::invalid("more than 2^32 - 1 filter triples");
   }
   for (size_t a = 0; a < static_cast<size_t>(num_entities); ++a) offsets[a + 1] += offsets[a];
 
@@ -102,7 +101,7 @@ bool FilterIndex::build(const std::vector<TripleSpan>& spans, int32_t num_entiti
     fill(spans, anchor_col, answer_col, idx.answer_bits_, offsets, threads, &idx.entries32_, &idx.offsets_, &idx.num_keys_);
   }
   *out = std::move(idx);
-  return true;
+  return Status::success();
 }
 
 bool FilterIndex::packed_answers_many(const int32_t* anchor, const int32_t* relation, size_t n,

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "status.h"
+
 namespace kgrank {
 
 struct TripleSpan {
@@ -25,10 +27,10 @@ class FilterIndex {
  public:
   enum class Side { Head, Tail };
 
-  // Builds the index from one or more triple arrays (duplicates are fine). Returns false and sets *error when an
-  // id is out of range (the message names the array, the row and the value).
-  static bool build(const std::vector<TripleSpan>& spans, int32_t num_entities, int32_t num_relations, Side side,
-                    unsigned threads, FilterIndex* out, std::string* error);
+  // Builds the index from one or more triple arrays (duplicates are fine). InvalidInput when an id is out of range
+  // (the message names the array, the row and the value) or there are 2^32 or more triples.
+  static Status build(const std::vector<TripleSpan>& spans, int32_t num_entities, int32_t num_relations, Side side,
+                      unsigned threads, FilterIndex* out);
 
   // Calls f(answer) for every known answer of (anchor, relation), in ascending order. Out-of-range ids: none.
   template <typename F>

@@ -34,40 +34,39 @@ const Tables& tables() {
 constexpr double kEulerGamma = 0.57721566490153286061;
 constexpr double kPi2Over6 = 1.64493406684822643647;
 
-}  // namespace
-
-double harmonic1(double n) {
-  if (n <= static_cast<double>(kHarmonicTableLimit)) return tables().h1[static_cast<size_t>(n)];
-  // H_n = ln n + gamma + 1/(2n) - sum_k B_2k / (2k n^2k)
-  const double x2 = 1.0 / (n * n);
-  const double tail =
-      x2 * (1.0 / 12 - x2 * (1.0 / 120 - x2 * (1.0 / 252 - x2 * (1.0 / 240 - x2 * (1.0 / 132)))));
-  return std::log(n) + kEulerGamma + 0.5 / n - tail;
+// The asymptotic series above the table, once each; x = 1/n.
+// H_1(n) = ln n + gamma + 1/(2n) - sum_k B_2k / (2k n^2k)
+inline double harmonic1_series(double n, double x) {
+  const double x2 = x * x;
+  const double tail = x2 * (1.0 / 12 - x2 * (1.0 / 120 - x2 * (1.0 / 252 - x2 * (1.0 / 240 - x2 * (1.0 / 132)))));
+  return std::log(n) + kEulerGamma + 0.5 * x - tail;
 }
 
-double harmonic2(double n) {
-  if (n <= static_cast<double>(kHarmonicTableLimit)) return tables().h2[static_cast<size_t>(n)];
-  // H_2(n) = pi^2/6 - psi'(n+1), psi'(n+1) = psi'(n) - 1/n^2 with
-  // psi'(n) = 1/n + 1/(2n^2) + sum_k B_2k / n^(2k+1)
-  const double x = 1.0 / n;
+// H_2(n) = pi^2/6 - psi'(n+1), psi'(n+1) = psi'(n) - 1/n^2 with psi'(n) = 1/n + 1/(2n^2) + sum_k B_2k / n^(2k+1)
+inline double harmonic2_series(double x) {
   const double x2 = x * x;
   const double series = x + 0.5 * x2 + x * x2 * (1.0 / 6 - x2 * (1.0 / 30 - x2 * (1.0 / 42 - x2 * (1.0 / 30))));
   return kPi2Over6 - (series - x2);
 }
 
+inline bool in_table(double n) { return n <= static_cast<double>(kHarmonicTableLimit); }
+
+}  // namespace
+
+double harmonic1(double n) {
+  return in_table(n) ? tables().h1[static_cast<size_t>(n)] : harmonic1_series(n, 1.0 / n);
+}
+
+double harmonic2(double n) { return in_table(n) ? tables().h2[static_cast<size_t>(n)] : harmonic2_series(1.0 / n); }
+
 HarmonicPair harmonic_means(double n) {
-  if (n <= static_cast<double>(kHarmonicTableLimit)) {
+  if (in_table(n)) {
     const Tables& t = tables();
     const size_t i = static_cast<size_t>(n);
     return {t.h1[i] / n, t.h2[i] / n};
   }
   const double x = 1.0 / n;
-  const double x2 = x * x;
-  const double tail1 = x2 * (1.0 / 12 - x2 * (1.0 / 120 - x2 * (1.0 / 252 - x2 * (1.0 / 240 - x2 * (1.0 / 132)))));
-  const double h1 = std::log(n) + kEulerGamma + 0.5 * x - tail1;
-  const double series = x + 0.5 * x2 + x * x2 * (1.0 / 6 - x2 * (1.0 / 30 - x2 * (1.0 / 42 - x2 * (1.0 / 30))));
-  const double h2 = kPi2Over6 - (series - x2);
-  return {h1 * x, h2 * x};
+  return {harmonic1_series(n, x) * x, harmonic2_series(x) * x};
 }
 
 double harmonic_real(double n, double p) {

@@ -1,6 +1,6 @@
 // Per-ISA leaf kernels. Each *_scalar / *_avx2 / *_avx512 / *_neon function lives in a translation unit compiled
-// for that instruction set; callers go through the dispatch in count.cpp / bandwidth.cpp, never call them directly
-// unless simd_supported() said yes.
+// for that instruction set; callers go through the one dispatch table (dispatch() in simd.h), never call them
+// directly.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +43,12 @@ uint64_t read_avx2(const unsigned char* p, size_t bytes);
 Counts count_f32_avx512(const float* x, size_t n, float t);
 Counts count_f64_avx512(const double* x, size_t n, double t);
 uint64_t read_avx512(const unsigned char* p, size_t bytes);
+#endif
+
+// The int32 fast path of the rank generator (sampling.h generate_ranks_small_body).
+void generate_ranks_small_scalar(const double* num_candidates, uint32_t n, uint32_t key, double* out);
+#ifdef KGRANK_HAVE_AVX2
+void generate_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_t key, double* out);
 #endif
 
 #ifdef KGRANK_HAVE_NEON

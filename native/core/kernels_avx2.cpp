@@ -5,6 +5,7 @@
 
 #include "kernels.h"
 #include "rank_sums.h"
+#include "sampling.h"
 
 namespace kgrank {
 namespace isa {
@@ -261,6 +262,10 @@ uint64_t read_avx2(const unsigned char* p, size_t bytes) {
   }
   uint64_t acc = hsum_epi64(_mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3)));
   return acc + read_scalar(p + i, bytes - i);
+}
+
+void generate_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_t key, double* out) {
+  generate_ranks_small_body(num_candidates, n, key, out);
 }
 
 }  // namespace isa

@@ -3,6 +3,7 @@
 
 #include "kernels.h"
 #include "rank_sums.h"
+#include "sampling.h"
 
 namespace kgrank {
 namespace isa {
@@ -89,6 +90,10 @@ uint64_t read_scalar(const unsigned char* p, size_t bytes) {
   }
   for (; i < bytes; ++i) acc += p[i];
   return acc;
+}
+
+void generate_ranks_small_scalar(const double* num_candidates, uint32_t n, uint32_t key, double* out) {
+  generate_ranks_small_body(num_candidates, n, key, out);
 }
 
 }  // namespace isa

@@ -204,13 +204,9 @@ void utf8_decode(const uint8_t* bytes, size_t len, std::u32string& out) {
   d.finish(emit);
 }
 
-bool parse_npy_header(const uint8_t* bytes, size_t len, bool has_file_size, uint64_t file_size, NpyHeader& out,
-                      std::string& error) {
+Status parse_npy_header(const uint8_t* bytes, size_t len, bool has_file_size, uint64_t file_size, NpyHeader& out) {
   static const char* const kBad = "not a valid .npy file: ";
-  auto fail = [&error](const std::string& msg) {
-    error = std::string(kBad) + msg;
-    return false;
-  };
+  auto fail = [](const std::string& msg) { return Status::invalid(std::string(kBad) + msg); };
   if (len < 10) {
     return fail("only " + std::to_string(len) + " bytes, shorter than the 10-byte preamble (truncated header)");
   }
@@ -344,7 +340,7 @@ bool parse_npy_header(const uint8_t* bytes, size_t len, bool has_file_size, uint
   out.shape = std::move(shape);
   out.size = size;
   out.item_size = item_size;
-  return true;
+  return Status::success();
 }
 
 namespace {
@@ -368,7 +364,7 @@ bool blank_line(const uint8_t* b, const uint8_t* e) {
 
 }  // namespace
 
-bool split_tsv_triples(const uint8_t* bytes, size_t len, std::vector<size_t>& offsets, std::string& error) {
+Status split_tsv_triples(const uint8_t* bytes, size_t len, std::vector<size_t>& offsets) {
   size_t start = (len >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF) ? 3 : 0;
   uint64_t line_no = 0;
   while (start <= len) {
@@ -389,13 +385,12 @@ bool split_tsv_triples(const uint8_t* bytes, size_t len, std::vector<size_t>& of
       }
     }
     if (fields != 3) {
-      error = "line " + std::to_string(line_no) + " has " + std::to_string(fields) + " tab-separated field" +
-              (fields == 1 ? "" : "s") + ", expected 3 (head<TAB>relation<TAB>tail)";
-      return false;
+      return Status::invalid("line " + std::to_string(line_no) + " has " + std::to_string(fields) +
+                             " tab-separated field" + (fields == 1 ? "" : "s") +
+                             ", expected 3 (head<TAB>relation<TAB>tail)");
     }
     if (tabs[0] == line_start || tabs[1] == tabs[0] + 1 || line_end == tabs[1] + 1) {
-      error = "line " + std::to_string(line_no) + " has an empty field (head<TAB>relation<TAB>tail)";
-      return false;
+      return Status::invalid("line " + std::to_string(line_no) + " has an empty field (head<TAB>relation<TAB>tail)");
     }
     offsets.push_back(line_start);
     offsets.push_back(tabs[0]);
@@ -404,7 +399,7 @@ bool split_tsv_triples(const uint8_t* bytes, size_t len, std::vector<size_t>& of
     offsets.push_back(tabs[1] + 1);
     offsets.push_back(line_end);
   }
-  return true;
+  return Status::success();
 }
 
 }  // namespace kgrank

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "status.h"
+
 namespace kgrank {
 
 struct NpyHeader {
@@ -21,24 +23,22 @@ struct NpyHeader {
   uint32_t item_size = 0;
 };
 
-// Parses the start of a .npy file (at least magic, version, header length and the header). On failure returns false
-// and sets `error` to the TypeScript message without its "<argument>: " prefix (e.g. "not a valid .npy file: wrong
+// Parses the start of a .npy file (at least magic, version, header length and the header). On failure the status is
+// InvalidInput with the TypeScript message without its "<argument>: " prefix (e.g. "not a valid .npy file: wrong
 // magic ..."), as UTF-8. `has_file_size`: check that the declared data fits in `file_size` bytes.
-bool parse_npy_header(const uint8_t* bytes, size_t len, bool has_file_size, uint64_t file_size, NpyHeader& out,
-                      std::string& error);
+Status parse_npy_header(const uint8_t* bytes, size_t len, bool has_file_size, uint64_t file_size, NpyHeader& out);
 
 // Same, with 0 meaning "file size unknown".
-inline bool parse_npy_header(const uint8_t* bytes, size_t len, uint64_t file_size_or_0, NpyHeader& out,
-                             std::string& error) {
-  return parse_npy_header(bytes, len, file_size_or_0 != 0, file_size_or_0, out, error);
+inline Status parse_npy_header(const uint8_t* bytes, size_t len, uint64_t file_size_or_0, NpyHeader& out) {
+  return parse_npy_header(bytes, len, file_size_or_0 != 0, file_size_or_0, out);
 }
 
 // Splits UTF-8 TSV bytes into head<TAB>relation<TAB>tail triples: a leading UTF-8 BOM is skipped, "\r\n" accepted,
 // lines that are empty or only (JavaScript) whitespace skipped. Appends 6 byte offsets per triple to `offsets`:
 // [head start, head end, relation start, relation end, tail start, tail end). On a line with another field count or
-// an empty field returns false with `error` = the TypeScript message without its argument prefix
+// an empty field the status is InvalidInput with the TypeScript message without its argument prefix
 // ("line 3 has 2 tab-separated fields, expected 3 (head<TAB>relation<TAB>tail)").
-bool split_tsv_triples(const uint8_t* bytes, size_t len, std::vector<size_t>& offsets, std::string& error);
+Status split_tsv_triples(const uint8_t* bytes, size_t len, std::vector<size_t>& offsets);
 
 // JavaScript's String.prototype.trim / \s whitespace (WhiteSpace + LineTerminator).
 bool js_whitespace(uint32_t cp);

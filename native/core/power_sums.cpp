@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "compensated.h"
 #include "thread_pool.h"
 
 namespace kgrank {
@@ -38,30 +37,12 @@ constexpr size_t kTailBlock = 4096;
 
 void centred_power_sums(double a, const double* n, size_t count, PowerSums* out, unsigned threads) {
   if (count == 0) return;
-  const double max_n = n[count - 1];
-  const bool small = a * std::log(std::max(max_n, 2.0)) < 0.02;
-  const double limit = std::min(max_n, kPowerSweepLimit);
-  // Term-by-term sweep up to the limit, recording the prefix sums at the bins inside it.
-  CompensatedSum s1, s2;
-  size_t i = 0;
-  for (double j = 1; j <= limit; j += 1) {
-    const double e = centred_power(a, j, small);
-    s1.add(e);
-    s2.add(e * e);
-    for (; i < count && n[i] == j; ++i) out[i] = {s1.value(), s2.value()};
-  }
-  if (i == count) return;
-  const double base1 = s1.value(), base2 = s2.value();
-  const PowerTail tail(a, small);
-  const PowerSums tm = tail(kPowerSweepLimit);
-  const size_t first = i;
+  const PowerSweep sweep = power_sweep(a, n, count, [out](size_t i, PowerSums s) { out[i] = s; });
+  const size_t first = sweep.first;
   const size_t blocks = (count - first + kTailBlock - 1) / kTailBlock;
   parallel_for(blocks, threads, [&](size_t b) {
     const size_t begin = first + b * kTailBlock, end = std::min(count, begin + kTailBlock);
-    for (size_t t = begin; t < end; ++t) {
-      const PowerSums tn = tail(n[t]);
-      out[t] = {base1 + ((tn.s1 - tm.s1)), base2 + ((tn.s2 - tm.s2))};
-    }
+    for (size_t t = begin; t < end; ++t) out[t] = sweep.at(n[t]);
   });
 }
 

@@ -9,8 +9,11 @@
 // M = 256 the first omitted term, B_8/8! (f^(7)(N) - f^(7)(M)), is below 1e-19 of S(M) <= S(N): the
 // expansion is exact to double rounding. Cost: O(min(N, M)) once per exponent, then O(1) (one log) per N.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+
+#include "compensated.h"
 
 namespace kgrank {
 
@@ -49,6 +52,39 @@ struct PowerTail {
   PowerTail(double a, bool small);
   PowerSums operator()(double x) const;
 };
+
+// The sweep of one exponent a in (0, 1] over sorted distinct values n[0..count) (integers >= 1, count >= 1): the
+// sums at the bins up to the sweep limit are taken term by term and handed to head(i, PowerSums) in bin order;
+// bins from `first` on lie above the limit, and at(n[i]) gives their sums from the Euler-Maclaurin tail (O(1) each,
+// const, so callable from any thread). The one sweep behind every use of the centred power sums
+// (centred_power_sums below and the geometric-mean moments in expectation.cpp).
+struct PowerSweep {
+  size_t first;
+  double base1, base2;  // S1, S2 at the sweep limit M
+  PowerTail tail;
+  PowerSums tail_at_limit;  // T(M)
+  PowerSums at(double x) const {
+    const PowerSums t = tail(x);
+    return {base1 + (t.s1 - tail_at_limit.s1), base2 + (t.s2 - tail_at_limit.s2)};
+  }
+};
+
+template <class Head>
+PowerSweep power_sweep(double a, const double* n, size_t count, Head head) {
+  const double max_n = n[count - 1];
+  const bool small = a * std::log(std::max(max_n, 2.0)) < 0.02;
+  const double limit = std::min(max_n, kPowerSweepLimit);
+  CompensatedSum s1, s2;
+  size_t i = 0;
+  for (double j = 1; j <= limit; j += 1) {
+    const double e = centred_power(a, j, small);
+    s1.add(e);
+    s2.add(e * e);
+    for (; i < count && n[i] == j; ++i) head(i, PowerSums{s1.value(), s2.value()});
+  }
+  const PowerTail tail(a, small);
+  return PowerSweep{i, s1.value(), s2.value(), tail, tail(kPowerSweepLimit)};
+}
 
 // S1, S2 at each of the sorted distinct values n[0..count) (integers >= 1) for one exponent a in (0, 1]:
 // out[i] = {S1(n[i]), S2(n[i])}. `threads` parallelises the part above the sweep limit (fixed blocks: the

@@ -36,9 +36,8 @@ struct RankChunkSums {
   double mean;            // the run's mean (when asked for)
 };
 
-// x: the run; hits[j] += #{r <= ks[j]}; hist: kRankBuckets counters to add the run's keys to, or null.
-using RankChunkSumsFn = void (*)(const double* x, size_t n, const double* ks, size_t num_k, uint64_t* hits,
-                                 uint32_t* hist, bool centred, RankChunkSums* out);
+// x: the run; hits[j] += #{r <= ks[j]}; hist: kRankBuckets counters to add the run's keys to, or null. The kernels'
+// type is RankChunkSumsFn (simd.h), which picks one of them per level.
 
 namespace isa {
 void rank_chunk_sums_scalar(const double* x, size_t n, const double* ks, size_t num_k, uint64_t* hits, uint32_t* hist,

@@ -11,21 +11,6 @@ namespace kgrank {
 
 namespace {
 
-// The same ranks when every N_i < 2^31: u * N_i < 2^31 then truncates through int32, which vectorises (a double ->
-// int64/uint64 conversion does not, before AVX-512), and the loop has no branch. Bit-identical to the general loop.
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void generate_ranks_small(const double* num_candidates, uint32_t n, uint32_t key, double* out) {
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t h = mix32(key, i);
-    const int32_t hi = static_cast<int32_t>(h >> 5);                       // 27 bits
-    const int32_t lo = static_cast<int32_t>(fmix32(h + 0x63d83595u) >> 6);  // 26 bits
-    const double u = (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
-    out[i] = 1.0 + static_cast<double>(static_cast<int32_t>(u * num_candidates[i]));
-  }
-}
-
 void generate_ranks_general(const double* num_candidates, size_t n, uint32_t key, double* out) {
   for (size_t i = 0; i < n; ++i) {
     // u * N >= 0 and < 2^53: truncation is floor (and avoids a libm call in the baseline build).
@@ -41,10 +26,11 @@ bool all_below_2_31(const double* num_candidates, size_t n) {
 
 }  // namespace
 
-void generate_ranks(const double* num_candidates, size_t n, uint32_t seed, uint32_t sample, double* out) {
+void generate_ranks(const double* num_candidates, size_t n, uint32_t seed, uint32_t sample, double* out,
+                    SimdLevel simd) {
   const uint32_t key = stream_key(seed, sample);
   if (all_below_2_31(num_candidates, n)) {
-    generate_ranks_small(num_candidates, static_cast<uint32_t>(n), key, out);
+    dispatch(simd, KernelFamily::GenerateRanks).generate_ranks_small(num_candidates, static_cast<uint32_t>(n), key, out);
   } else {
     generate_ranks_general(num_candidates, n, key, out);
   }
@@ -98,14 +84,15 @@ double statistic_of(Statistic stat, const double* r, const double* w, size_t n, 
 }
 
 void sample_statistic(const double* num_candidates, const double* weights, size_t n, size_t num_samples,
-                      uint32_t seed, Statistic stat, double k, double* out, unsigned threads) {
+                      uint32_t seed, Statistic stat, double k, double* out, unsigned threads, SimdLevel simd) {
   const bool small = all_below_2_31(num_candidates, n);
+  const GenerateRanksSmallFn generate_small = dispatch(simd, KernelFamily::GenerateRanks).generate_ranks_small;
   parallel_for(num_samples, threads, [&](size_t s) {
     thread_local std::vector<double> ranks;
     ranks.resize(n);
     const uint32_t key = stream_key(seed, static_cast<uint32_t>(s));
     if (small) {
-      generate_ranks_small(num_candidates, static_cast<uint32_t>(n), key, ranks.data());
+      generate_small(num_candidates, static_cast<uint32_t>(n), key, ranks.data());
     } else {
       generate_ranks_general(num_candidates, n, key, ranks.data());
     }

@@ -6,7 +6,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "simd.h"
+
 namespace kgrank {
+
+// The stream, with internal linkage: the ISA kernels (generate_ranks_small_body below, compiled into
+// kernels_scalar.cpp and kernels_avx2.cpp) use it, and an inline function with external linkage compiled with -mavx2
+// in one unit could be the copy the linker keeps for every unit (the hazard rank_sums.h describes).
+namespace {
 
 inline uint32_t fmix32(uint32_t h) {
   h ^= h >> 16;
@@ -34,8 +41,25 @@ inline double uniform01(uint32_t seed, uint32_t sample, uint32_t index) {
   return uniform01_keyed(stream_key(seed, sample), index);
 }
 
+// The rank generator's kernel when every N_i < 2^31 (and n < 2^32): u * N_i < 2^31 then truncates through int32,
+// which vectorises (a double -> int64/uint64 conversion does not, before AVX-512), and the loop has no branch.
+// Bit-identical to the general loop 1 + floor(u * N_i). isa::generate_ranks_small_* (kernels.h) compile it per ISA.
+inline void generate_ranks_small_body(const double* num_candidates, uint32_t n, uint32_t key, double* out) {
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t h = mix32(key, i);
+    const int32_t hi = static_cast<int32_t>(h >> 5);                       // 27 bits
+    const int32_t lo = static_cast<int32_t>(fmix32(h + 0x63d83595u) >> 6);  // 26 bits
+    const double u = (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
+    out[i] = 1.0 + static_cast<double>(static_cast<int32_t>(u * num_candidates[i]));
+  }
+}
+
+}  // namespace
+
 // One rank vector (sample number `sample`) for the given candidate counts.
-void generate_ranks(const double* num_candidates, size_t n, uint32_t seed, uint32_t sample, double* out);
+// `simd`: the level whose kernel runs the int32 fast path (simd.h dispatch; the bits are the same at every level).
+void generate_ranks(const double* num_candidates, size_t n, uint32_t seed, uint32_t sample, double* out,
+                    SimdLevel simd = SimdLevel::Scalar);
 
 // Statistics of a rank vector that the metrics are functions of.
 enum class Statistic : int {
@@ -54,6 +78,7 @@ double statistic_of(Statistic stat, const double* ranks, const double* weights, 
 
 // out[s] = statistic of sample s, for s < num_samples; samples run in parallel, each sequentially.
 void sample_statistic(const double* num_candidates, const double* weights, size_t n, size_t num_samples,
-                      uint32_t seed, Statistic stat, double k, double* out, unsigned threads);
+                      uint32_t seed, Statistic stat, double k, double* out, unsigned threads,
+                      SimdLevel simd = SimdLevel::Scalar);
 
 }  // namespace kgrank

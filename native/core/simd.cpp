@@ -1,6 +1,9 @@
 #include "simd.h"
 
+#include <atomic>
 #include <cstdint>
+
+#include "rank_sums.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #define KGRANK_X86_64 1
@@ -143,6 +146,86 @@ std::string supported_simd_list() {
     }
   }
   return out;
+}
+
+namespace {
+
+KernelTable make_table(SimdLevel level) {
+  KernelTable t{isa::count_f32_scalar, isa::count_f64_scalar, isa::read_scalar, isa::answers_f32_scalar,
+                isa::rank_chunk_sums_scalar, isa::generate_ranks_small_scalar,
+                {SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar}};
+  auto set = [&t](KernelFamily f, SimdLevel v) { t.variant[static_cast<int>(f)] = v; };
+  switch (level) {
+#ifdef KGRANK_HAVE_AVX2
+    case SimdLevel::AVX2:
+      t.count_f32 = isa::count_f32_avx2;
+      t.count_f64 = isa::count_f64_avx2;
+      t.read = isa::read_avx2;
+      t.answers_f32 = isa::answers_f32_avx2;
+      t.rank_chunk_sums = isa::rank_chunk_sums_avx2;
+      t.generate_ranks_small = isa::generate_ranks_small_avx2;
+      for (KernelFamily f : {KernelFamily::Count, KernelFamily::Read, KernelFamily::Answers, KernelFamily::RankSums,
+                             KernelFamily::GenerateRanks}) {
+        set(f, SimdLevel::AVX2);
+      }
+      break;
+#endif
+#if defined(KGRANK_HAVE_AVX512) && defined(KGRANK_HAVE_AVX2)
+    case SimdLevel::AVX512:
+      // AVX2's table with the AVX-512 kernels that exist (none for rank sums and rank generation: AVX2's run).
+      t = make_table(SimdLevel::AVX2);
+      t.count_f32 = isa::count_f32_avx512;
+      t.count_f64 = isa::count_f64_avx512;
+      t.read = isa::read_avx512;
+      t.answers_f32 = isa::answers_f32_avx512;
+      for (KernelFamily f : {KernelFamily::Count, KernelFamily::Read, KernelFamily::Answers}) set(f, SimdLevel::AVX512);
+      break;
+#endif
+#ifdef KGRANK_HAVE_NEON
+    case SimdLevel::NEON:
+      t.count_f32 = isa::count_f32_neon;
+      t.count_f64 = isa::count_f64_neon;
+      t.read = isa::read_neon;
+      for (KernelFamily f : {KernelFamily::Count, KernelFamily::Read}) set(f, SimdLevel::NEON);
+      break;
+#endif
+    default:
+      break;
+  }
+  return t;
+}
+
+std::atomic<int> g_last_dispatched[kKernelFamilies] = {};
+
+}  // namespace
+
+const KernelTable& kernel_table(SimdLevel level) {
+  static const KernelTable tables[4] = {make_table(SimdLevel::Scalar), make_table(SimdLevel::AVX2),
+                                        make_table(SimdLevel::AVX512), make_table(SimdLevel::NEON)};
+  const int l = static_cast<int>(level);
+  return (l >= 0 && l < 4 && simd_supported(level)) ? tables[l] : tables[0];
+}
+
+const KernelTable& dispatch(SimdLevel level, KernelFamily family) {
+  const KernelTable& t = kernel_table(level);
+  g_last_dispatched[static_cast<int>(family)].store(static_cast<int>(t.variant[static_cast<int>(family)]),
+                                                    std::memory_order_relaxed);
+  return t;
+}
+
+SimdLevel last_dispatched(KernelFamily family) {
+  return static_cast<SimdLevel>(g_last_dispatched[static_cast<int>(family)].load(std::memory_order_relaxed));
+}
+
+const char* kernel_family_name(KernelFamily family) {
+  switch (family) {
+    case KernelFamily::Count: return "count";
+    case KernelFamily::Read: return "read";
+    case KernelFamily::Answers: return "answers";
+    case KernelFamily::RankSums: return "rankSums";
+    case KernelFamily::GenerateRanks: return "generateRanks";
+  }
+  return "unknown";
 }
 
 }  // namespace kgrank

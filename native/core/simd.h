@@ -2,7 +2,11 @@
 // The core is compiled for a baseline target; ISA-specific kernels live in their own translation units,
 // each compiled with its own flags, and are only called after select_simd() found the CPU (and OS) able.
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <string>
+
+#include "kernels.h"
 
 namespace kgrank {
 
@@ -22,5 +26,49 @@ SimdLevel best_simd();
 
 // Every supported level, lowest first, as a comma-separated list ("scalar,avx2").
 std::string supported_simd_list();
+
+// ---- the one ISA dispatch table ---------------------------------------------------------------------------------
+// Every kernel family finds its per-ISA kernel here, from the level the caller asked for (CountOptions::simd, or the
+// level argument of aggregate_ranks): KGRANK_SIMD, which the facade turns into that level, is honoured by all.
+
+struct RankChunkSums;  // rank_sums.h
+using CountF32Fn = Counts (*)(const float* x, size_t n, float t);
+using CountF64Fn = Counts (*)(const double* x, size_t n, double t);
+using ReadFn = uint64_t (*)(const unsigned char* p, size_t bytes);
+using AnswersF32Fn = Counts (*)(const float* row, const uint32_t* entries, size_t n, uint32_t mask, int32_t own,
+                                float t);
+using RankChunkSumsFn = void (*)(const double* x, size_t n, const double* ks, size_t num_k, uint64_t* hits,
+                                 uint32_t* hist, bool centred, RankChunkSums* out);
+using GenerateRanksSmallFn = void (*)(const double* num_candidates, uint32_t n, uint32_t key, double* out);
+
+enum class KernelFamily : int { Count = 0, Read = 1, Answers = 2, RankSums = 3, GenerateRanks = 4 };
+constexpr int kKernelFamilies = 5;
+
+struct KernelTable {
+  CountF32Fn count_f32;
+  CountF64Fn count_f64;
+  ReadFn read;
+  AnswersF32Fn answers_f32;
+  RankChunkSumsFn rank_chunk_sums;
+  GenerateRanksSmallFn generate_ranks_small;
+  // The instruction set each family's kernel above is written for (indexed by KernelFamily): a family without a
+  // kernel of its own at a level runs the next lower one (answers: NEON -> scalar; rank sums and rank generation:
+  // AVX-512 -> AVX2, NEON -> scalar).
+  SimdLevel variant[kKernelFamilies];
+};
+
+// The kernels of `level`; a level this binary or CPU does not support gives the scalar table.
+const KernelTable& kernel_table(SimdLevel level);
+
+// What every kernel user calls: kernel_table(level), recording for the debug hook below which variant of `family`
+// the caller is about to run (one relaxed store per call, not per chunk).
+const KernelTable& dispatch(SimdLevel level, KernelFamily family);
+
+// Debug/info hook: the variant of `family` that the most recent dispatch() for it chose (Scalar before any), so a
+// test can check that a level's calls run that level's kernels (e.g. that the scalar level aggregates with the
+// scalar kernel). Any thread's most recent call; tests call it right after their own.
+SimdLevel last_dispatched(KernelFamily family);
+
+const char* kernel_family_name(KernelFamily family);
 
 }  // namespace kgrank

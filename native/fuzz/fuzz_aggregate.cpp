@@ -59,6 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   req.variance = p.ConsumeBool();
   req.median = p.ConsumeBool();
   req.mad = p.ConsumeBool();
+  req.simd = kgrank::best_simd();  // the level users get by default (the dispatch table gives each family its kernel)
   const double* w = weighted ? weights.data() : nullptr;
 
   std::vector<double> out1(kgrank::kAggregateFixedSlots + ks.size()), out2(out1.size());

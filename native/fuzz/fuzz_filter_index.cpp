@@ -143,8 +143,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<kgrank::TripleSpan> spans;
   for (auto& t : triples) spans.push_back({t.data(), t.size() / 3});
   FilterIndex idx;
-  std::string error;
-  const bool ok = FilterIndex::build(spans, E, R, side, p.ConsumeBool() ? 1 : 2, &idx, &error);
+  const kgrank::Status status = FilterIndex::build(spans, E, R, side, p.ConsumeBool() ? 1 : 2, &idx);
+  const bool ok = status.ok();
+  const std::string& error = status.message;
   FUZZ_CHECK(ok == !bad);
   if (!ok) {
     FUZZ_CHECK(!error.empty());

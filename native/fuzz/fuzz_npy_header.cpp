@@ -69,9 +69,11 @@ void check_header(const kgrank::NpyHeader& h, size_t len) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kgrank::NpyHeader loose, strict;
-  std::string loose_error, strict_error;
-  const bool loose_ok = kgrank::parse_npy_header(data, size, false, 0, loose, loose_error);
-  const bool strict_ok = kgrank::parse_npy_header(data, size, true, size, strict, strict_error);
+  const kgrank::Status loose_status = kgrank::parse_npy_header(data, size, false, 0, loose);
+  const kgrank::Status strict_status = kgrank::parse_npy_header(data, size, true, size, strict);
+  const bool loose_ok = loose_status.ok(), strict_ok = strict_status.ok();
+  const std::string& loose_error = loose_status.message;
+  const std::string& strict_error = strict_status.message;
   if (strict_ok) {
     FUZZ_CHECK(loose_ok && same(loose, strict));
     check_header(strict, size);
@@ -101,8 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     file += dict;
     kgrank::NpyHeader again;
-    std::string error;
-    FUZZ_CHECK(kgrank::parse_npy_header(reinterpret_cast<const uint8_t*>(file.data()), file.size(), false, 0, again, error));
+    FUZZ_CHECK(kgrank::parse_npy_header(reinterpret_cast<const uint8_t*>(file.data()), file.size(), false, 0, again).ok());
     FUZZ_CHECK(again.dtype == loose.dtype && again.shape == loose.shape && again.size == loose.size &&
                again.fortran_order == loose.fortran_order && again.version == loose.version &&
                (again.little_endian == loose.little_endian || loose.item_size == 1));

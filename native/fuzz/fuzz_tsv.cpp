@@ -54,8 +54,9 @@ bool reference(const std::string& in, std::vector<size_t>& offsets, std::string&
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<size_t> offsets;
-  std::string error;
-  const bool ok = kgrank::split_tsv_triples(data, size, offsets, error);
+  const kgrank::Status status = kgrank::split_tsv_triples(data, size, offsets);
+  const bool ok = status.ok();
+  const std::string& error = status.message;
   std::vector<size_t> want;
   std::string want_error;
   const bool want_ok = reference(std::string(reinterpret_cast<const char*>(data), size), want, want_error);

@@ -32,8 +32,7 @@ int main() {
 
   for (FilterIndex::Side side : {FilterIndex::Side::Tail, FilterIndex::Side::Head}) {
     FilterIndex idx;
-    std::string err;
-    CHECK(FilterIndex::build(spans, n, R, side, 2, &idx, &err));
+    CHECK(FilterIndex::build(spans, n, R, side, 2, &idx).ok());
     std::map<std::pair<int32_t, int32_t>, std::set<int32_t>> ref;
     for (const auto& s : spans) {
       for (size_t i = 0; i < s.count; ++i) {
@@ -110,8 +109,7 @@ int main() {
     const int32_t big_n = 1 << 22, big_r = 1 << 10;
     std::vector<int32_t> edge = {5, big_r - 1, big_n - 1, 5, big_r - 1, 7, 5, 0, 3, big_n - 1, big_r - 1, 5};
     FilterIndex tails;
-    std::string e2;
-    CHECK(FilterIndex::build({{edge.data(), 4}}, big_n, big_r, FilterIndex::Side::Tail, 2, &tails, &e2));
+    CHECK(FilterIndex::build({{edge.data(), 4}}, big_n, big_r, FilterIndex::Side::Tail, 2, &tails).ok());
     CHECK(!tails.wide());
     std::vector<int32_t> got;
     tails.for_each_answer(5, big_r - 1, [&](int32_t v) { got.push_back(v); });
@@ -121,7 +119,7 @@ int main() {
     CHECK_EQ(tails.count(5, 0), size_t{1});
     // One more relation bit forces 64-bit entries; answers stay the same.
     FilterIndex wide;
-    CHECK(FilterIndex::build({{edge.data(), 4}}, big_n, big_r + 1, FilterIndex::Side::Tail, 2, &wide, &e2));
+    CHECK(FilterIndex::build({{edge.data(), 4}}, big_n, big_r + 1, FilterIndex::Side::Tail, 2, &wide).ok());
     CHECK(wide.wide());
     got.clear();
     wide.for_each_answer(5, big_r - 1, [&](int32_t v) { got.push_back(v); });
@@ -130,8 +128,8 @@ int main() {
   // Out-of-range ids are refused with a message.
   std::vector<int32_t> bad = {0, 0, 50};
   FilterIndex idx;
-  std::string err;
-  CHECK(!FilterIndex::build({{bad.data(), 1}}, n, R, FilterIndex::Side::Tail, 1, &idx, &err));
-  CHECK(err.find("row 0") != std::string::npos);
+  const kgrank::Status status = FilterIndex::build({{bad.data(), 1}}, n, R, FilterIndex::Side::Tail, 1, &idx);
+  CHECK(status.code == kgrank::StatusCode::InvalidInput);
+  CHECK(status.message.find("row 0") != std::string::npos);
   TEST_MAIN_END();
 }

@@ -238,8 +238,57 @@ void radix_median_and_mad_match_sorting() {
   }
 }
 
+// The aggregate goes through the one dispatch table: at each level it runs that level's rank kernel (the scalar
+// level the scalar one, whatever the CPU), and every level gives the same bits.
+void aggregate_honours_the_simd_level() {
+  std::vector<double> r(3 * kgrank::kAggregateChunk + 5);
+  for (size_t i = 0; i < r.size(); ++i) r[i] = 1 + static_cast<double>((i * 7919) % 4099) / 2;
+  const double k = 10;
+  using kgrank::SimdLevel;
+  CHECK(kgrank::kernel_table(SimdLevel::Scalar).rank_chunk_sums == &kgrank::isa::rank_chunk_sums_scalar);
+  std::vector<double> scalar(kgrank::kAggregateFixedSlots + 1), other(kgrank::kAggregateFixedSlots + 1);
+  for (SimdLevel level : {SimdLevel::AVX512, SimdLevel::AVX2, SimdLevel::NEON, SimdLevel::Scalar}) {
+    if (!kgrank::simd_supported(level)) continue;
+    kgrank::AggregateRequest req;
+    req.variance = req.median = req.mad = true;
+    req.simd = SimdLevel::AVX512;  // a different level first, so the hook cannot pass by default
+    kgrank::aggregate_ranks(r.data(), nullptr, r.size(), &k, 1, req, other.data(), 2);
+    req.simd = level;
+    kgrank::aggregate_ranks(r.data(), nullptr, r.size(), &k, 1, req, other.data(), 2);
+    const kgrank::KernelTable& table = kgrank::kernel_table(level);
+    CHECK(kgrank::last_dispatched(kgrank::KernelFamily::RankSums) == table.variant[3]);
+    if (level == SimdLevel::Scalar) {
+      CHECK(kgrank::last_dispatched(kgrank::KernelFamily::RankSums) == SimdLevel::Scalar);
+      scalar = other;
+    }
+  }
+  // Scalar ran last; compare every level with it.
+  for (SimdLevel level : {SimdLevel::AVX512, SimdLevel::AVX2, SimdLevel::NEON}) {
+    if (!kgrank::simd_supported(level)) continue;
+    kgrank::AggregateRequest req;
+    req.variance = req.median = req.mad = true;
+    req.simd = level;
+    kgrank::aggregate_ranks(r.data(), nullptr, r.size(), &k, 1, req, other.data(), 2);
+    CHECK(std::memcmp(scalar.data(), other.data(), scalar.size() * sizeof(double)) == 0);
+  }
+  // The rank generator too: each level's kernel, the same bits.
+  std::vector<double> n(1000), g_scalar(1000), g_level(1000);
+  for (size_t i = 0; i < n.size(); ++i) n[i] = 1 + static_cast<double>((i * 104729) % 1000003);
+  kgrank::generate_ranks(n.data(), n.size(), 5, 3, g_scalar.data(), SimdLevel::Scalar);
+  CHECK(kgrank::last_dispatched(kgrank::KernelFamily::GenerateRanks) == SimdLevel::Scalar);
+  for (SimdLevel level : {SimdLevel::AVX512, SimdLevel::AVX2, SimdLevel::NEON}) {
+    if (!kgrank::simd_supported(level)) continue;
+    kgrank::generate_ranks(n.data(), n.size(), 5, 3, g_level.data(), level);
+    CHECK(kgrank::last_dispatched(kgrank::KernelFamily::GenerateRanks) == kgrank::kernel_table(level).variant[4]);
+    CHECK(g_level == g_scalar);
+  }
+  // An unsupported level falls back to the scalar table.
+  CHECK(kgrank::kernel_table(static_cast<SimdLevel>(7)).count_f32 == kgrank::kernel_table(SimdLevel::Scalar).count_f32);
+}
+
 int main() {
   harmonic_numbers();
+  aggregate_honours_the_simd_level();
   aggregate_sums_and_medians();
   aggregate_is_thread_count_independent();
   closed_forms();

@@ -26,8 +26,9 @@ std::string npy(const std::string& dict, int version, int minor = 0) {
 }
 
 bool parse(const std::string& s, NpyHeader& h, std::string& e, bool has_size = false, uint64_t size = 0) {
-  e.clear();
-  return kgrank::parse_npy_header(reinterpret_cast<const uint8_t*>(s.data()), s.size(), has_size, size, h, e);
+  const kgrank::Status status = kgrank::parse_npy_header(reinterpret_cast<const uint8_t*>(s.data()), s.size(), has_size, size, h);
+  e = status.message;
+  return status.ok();
 }
 
 std::string fails(const std::string& s, bool has_size = false, uint64_t size = 0) {
@@ -152,16 +153,16 @@ void test_npy_linear_time() {
 
 std::string tsv_error(const std::string& s) {
   std::vector<size_t> off;
-  std::string e;
-  if (kgrank::split_tsv_triples(reinterpret_cast<const uint8_t*>(s.data()), s.size(), off, e)) return "(accepted)";
-  return e;
+  const kgrank::Status status = kgrank::split_tsv_triples(reinterpret_cast<const uint8_t*>(s.data()), s.size(), off);
+  if (status.ok()) return "(accepted)";
+  return status.message;
 }
 
 std::vector<std::string> tsv_fields(const std::string& s) {
   std::vector<size_t> off;
-  std::string e;
   std::vector<std::string> out;
-  if (!kgrank::split_tsv_triples(reinterpret_cast<const uint8_t*>(s.data()), s.size(), off, e)) return {"ERROR " + e};
+  const kgrank::Status status = kgrank::split_tsv_triples(reinterpret_cast<const uint8_t*>(s.data()), s.size(), off);
+  if (!status.ok()) return {"ERROR " + status.message};
   CHECK_EQ(off.size() % 6, 0u);
   for (size_t k = 0; k < off.size(); k += 2) out.push_back(s.substr(off[k], off[k + 1] - off[k]));
   return out;

@@ -4,7 +4,7 @@
  * breakdowns (per relation, relation category, degree bucket), which tabulate subsets of the same tasks.
  */
 import { KgrankInputError, NoClosedFormError } from "../errors";
-import { streamKey, uniform01Keyed } from "../fallback/metrics";
+import { streamKey, uniform01Keyed } from "../numeric";
 import { type CandidateSet, metricValues, prepareCandidates } from "../metrics/index";
 import type { Interval, RankMetric } from "../metrics/types";
 import { describe, optionKeys, options } from "../validate";

@@ -1,3 +1,4 @@
+/** Row-wise counting, the fallback. Twin of native/core/count.{h,cpp} (the scalar kernel of native/core/kernels_scalar.cpp). */
 import type { CountBuffers, FloatArray } from "../kernels";
 
 /** Row-wise greater / equal / NaN counts, the fallback's twin of native/core/count.cpp. */

@@ -1,3 +1,4 @@
+/** Known answers per (anchor, relation) and filtered counting, the fallback. Twin of native/core/filter_index.{h,cpp} (and of count_rows_filtered in native/core/count.cpp). */
 import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, Side } from "../kernels";
 import { countScoresByIndex } from "./count";
 

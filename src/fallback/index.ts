@@ -1,7 +1,28 @@
-import type { CountBuffers, FloatArray, Kernels, Side } from "../kernels";
+/**
+ * The pure-TypeScript backend, file for file the twin of native/core: aggregate.ts, count.ts, expectation.ts,
+ * filter-index.ts, harmonic.ts, power-sums.ts, sampling.ts (numerics the facade shares live in src/numeric).
+ */
+import type { CountBuffers, FloatArray, Kernels, MetricKernels, Side } from "../kernels";
+import { aggregateRanks, median, medianAbsoluteDeviation } from "./aggregate";
 import { countScores, countScoresByIndex } from "./count";
+import { candidateHistogram, closedMoments, fromTyped, histogramMoments, toTyped } from "./expectation";
 import { TsFilterIndex } from "./filter-index";
-import { tsMetricKernels } from "./metrics";
+import { generalizedHarmonic, harmonic1, harmonic2 } from "./harmonic";
+import { generateRanksInto, sampleStatistic } from "./sampling";
+
+const tsMetricKernels: MetricKernels = {
+  aggregateRanks: (ranks, weights, ks, flags) => aggregateRanks(ranks, weights, ks, flags),
+  medianRanks: (values, weights, mad) => (mad ? medianAbsoluteDeviation(values, weights) : median(values, weights)),
+  closedMoments,
+  candidateHistogram: (numCandidates, weights) => toTyped(candidateHistogram(numCandidates, weights)),
+  histogramMoments: (metric, h, count, k) => histogramMoments(metric, fromTyped(h), count, k),
+  sampleStatistic: (numCandidates, weights, numSamples, seed, statistic, k) =>
+    sampleStatistic(numCandidates, weights, numSamples, seed, statistic, k),
+  generateRanks: (numCandidates, seed, sample) =>
+    generateRanksInto(numCandidates, seed, sample, new Float64Array(numCandidates.length)),
+  harmonic: (n, order) => (order === 1 ? harmonic1(n) : harmonic2(n)),
+  generalizedHarmonic,
+};
 
 /** The pure-TypeScript backend: identical results to the native one, single-threaded and slower. */
 export const tsKernels: Kernels = {

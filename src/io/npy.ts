@@ -6,7 +6,7 @@
  */
 import { closeSync, fstatSync, readSync } from "node:fs";
 
-import { nativeAddon } from "../backend";
+import { nativeAddon, nativeParse } from "../backend";
 import { KgrankInputError } from "../errors";
 import { options as checkOptions } from "../validate";
 import { writeFileAtomic } from "./atomic";
@@ -55,9 +55,7 @@ const MAX_HEADER = 1 << 20;
 export function parseNpyHeader(bytes: Uint8Array, argument = "file", fileSize?: number): NpyHeader {
   const addon = nativeAddon();
   if (addon && bytes instanceof Uint8Array && (fileSize === undefined || (Number.isSafeInteger(fileSize) && fileSize >= 0))) {
-    const r = addon.parseNpyHeader(bytes, fileSize);
-    if (typeof r === "string") throw new KgrankInputError(argument, r);
-    return r as NpyHeader;
+    return nativeParse(argument, () => addon.parseNpyHeader(bytes, fileSize)) as NpyHeader;
   }
   return parseNpyHeaderTs(bytes, argument, fileSize);
 }

@@ -6,7 +6,7 @@
  */
 import { isAscii } from "node:buffer";
 
-import { nativeAddon } from "../backend";
+import { nativeAddon, nativeParse } from "../backend";
 import { KgrankInputError } from "../errors";
 import { options as checkOptions } from "../validate";
 import { readRegularFile } from "./files";
@@ -32,8 +32,7 @@ export function splitTsvTriples(text: string, argument = "file"): [string, strin
 export function splitTsvBytes(bytes: Buffer, argument = "file"): [string, string, string][] {
   const addon = nativeAddon();
   if (!addon || bytes.length > 0xffffffff) return splitTsvTriplesTs(bytes.toString("utf8"), argument);
-  const r = addon.splitTsvTriples(bytes);
-  if (typeof r === "string") throw new KgrankInputError(argument, r);
+  const r = nativeParse(argument, () => addon.splitTsvTriples(bytes));
   const n = r.length / 6;
   const rows = new Array<[string, string, string]>(n);
   if (isAscii(bytes)) {

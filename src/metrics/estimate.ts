@@ -4,7 +4,7 @@
  * percentile intervals for the mean and the variance. The bootstrap runs here, in TypeScript, for both backends.
  */
 import { KgrankInputError } from "../errors";
-import { CompensatedSum, streamKey, uniform01Keyed } from "../fallback/metrics";
+import { CompensatedSum, streamKey, uniform01Keyed } from "../numeric";
 import { describe, optionKeys, options } from "../validate";
 import type { EstimateOptions, Interval } from "./types";
 

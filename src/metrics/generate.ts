@@ -1,7 +1,7 @@
 /** Seeded random rank vectors: r_i ~ Uniform{1..N_i}, the same stream as Monte-Carlo sample 0 of estimate(). */
 import { kernels } from "../backend";
 import { KgrankInputError } from "../errors";
-import { uniform01 } from "../fallback/metrics";
+import { uniform01 } from "../numeric";
 import { describe, options as optionsArg } from "../validate";
 import { numCandidatesArg } from "./input";
 
