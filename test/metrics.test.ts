@@ -106,6 +106,19 @@ describe("metric names as types", () => {
   });
 });
 
+describe("weights at the ends of the double range", () => {
+  it("weights whose sum overflows ([1e308] x 3) give the equal-weight values, E and Var (was an abort / a hang)", () => {
+    const r = [1, 2, 4];
+    const N = [5, 5, 9];
+    const huge = [1e308, 1e308, 1e308];
+    for (const q of ["mr", "mrr", "gmr", "hits@3", "median_rank", "amri", "zmrr"]) {
+      expect(metricValues([q], r, N, huge)[getMetric(q).key], q).toBeCloseTo(metricValues([q], r, N, [1, 1, 1])[getMetric(q).key]!, 13);
+    }
+    expect(getMetric("mrr").expectedValue(N, huge)).toBeCloseTo(getMetric("mrr").expectedValue(N), 14);
+    expect(getMetric("mrr").variance(N, huge)).toBeCloseTo(getMetric("mrr").variance(N), 14);
+  });
+});
+
 describe("names a user gets wrong", () => {
   it("a negative k is refused, not read as a positive one", () => {
     for (const q of ["hits@-1", "hits_at_-3", "adjusted_hits_at_-10", "z_hits_at_-1", "hits @ -5"]) {
