@@ -1,5 +1,9 @@
 #!/usr/bin/env node
-// npm install hook: compile the native addon with node-gyp. If that is impossible (no compiler, no Python, an
+// npm install hook: use the prebuilt addon when the package ships one for this platform, arch, Node ABI and libc
+// (prebuilds/, made by scripts/prebuild.mjs at pack time); else keep a local build whose stamp says it is current
+// for these sources and this Node (npx in the repository re-runs this script: it must not recompile); else
+// compile the native addon with node-gyp. KGRANK_BUILD_FROM_SOURCE=1 (or npm's --build-from-source) ignores the
+// prebuilds. If compiling is impossible (no compiler, no Python, an
 // unusual platform) the install still succeeds: one warning says why, and the package runs on its pure-TypeScript
 // fallback. Set KGRANK_REQUIRE_NATIVE=1 to make a failed build fail the install (CI does), or
 // KGRANK_SKIP_BUILD=1 to skip compiling.
@@ -23,6 +27,41 @@ function warn(reason) {
 
 if (process.env.KGRANK_SKIP_BUILD === "1") warn("KGRANK_SKIP_BUILD=1");
 
+const { findPrebuild } = require("./find-prebuild.js");
+const stamp = require("./stamp.js");
+
+/** The addon at `file` loads in this Node and answers info(); else the reason it does not. */
+function loads(file) {
+  try {
+    require(file).info();
+    return true;
+  } catch (err) {
+    return String(err.message).split("\n")[0];
+  }
+}
+
+const fromSource =
+  process.env.KGRANK_BUILD_FROM_SOURCE === "1" || process.env.npm_config_build_from_source === "true";
+if (!fromSource) {
+  const prebuild = findPrebuild(root);
+  if (prebuild) {
+    const ok = loads(prebuild);
+    if (ok === true) {
+      console.log(`kgrank-native: using the prebuilt addon ${path.relative(root, prebuild)}; nothing to compile`);
+      process.exit(0);
+    }
+    console.warn(`kgrank-native: the prebuilt addon ${path.relative(root, prebuild)} does not load (${ok}); compiling`);
+  }
+}
+
+const built = path.join(root, "build", "Release", "kgrank.node");
+const stampFile = path.join(root, "build", "Release", "kgrank.stamp.json");
+const inputs = stamp.nativeInputs(root);
+if (stamp.isCurrent(stampFile, inputs, [built]) && loads(built) === true) {
+  console.log("kgrank-native: build/Release/kgrank.node is current for these sources and this Node; not rebuilding");
+  process.exit(0);
+}
+
 function nodeGypCommand() {
   if (process.env.npm_config_node_gyp) return [process.execPath, [process.env.npm_config_node_gyp]];
   try {
@@ -37,3 +76,4 @@ const jobs = String(Math.max(1, require("node:os").availableParallelism()));
 const result = spawnSync(cmd, [...prefix, "rebuild", "--jobs", jobs], { cwd: root, stdio: "inherit" });
 if (result.error) warn(`could not run node-gyp: ${result.error.message}`);
 if (result.status !== 0) warn(`node-gyp exited with status ${result.status}`);
+stamp.writeStamp(stampFile, inputs, [built]);

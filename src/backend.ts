@@ -4,7 +4,7 @@
  *   KGRANK_BACKEND=native|ts   force a backend (native fails loudly when the addon cannot load)
  *   KGRANK_SIMD=scalar|avx2|avx512|neon   run the native kernels at this level (must be supported here)
  *   KGRANK_THREADS=N           default thread count of native kernels (default: hardware threads)
- *   KGRANK_ADDON_PATH=FILE     load the addon from this file instead of the local builds
+ *   KGRANK_ADDON_PATH=FILE     load the addon from this file instead of the prebuild and the local builds
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -191,11 +191,32 @@ export const packageVersion: string = (() => {
   }
 })();
 
-/** Ordered places to look for the addon: explicit path, node-gyp builds, the cmake-js build. */
-function addonCandidates(): string[] {
+/**
+ * The prebuilt addon the package ships for this platform, arch, Node ABI and libc (prebuilds/<platform>-<arch>/,
+ * matched by node-gyp-build's rules in scripts/find-prebuild.js, shared with the install script), if any.
+ */
+function prebuildCandidate(): string | undefined {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { findPrebuild } = require(path.join(packageRoot, "scripts", "find-prebuild.js")) as {
+      findPrebuild(root: string): string | undefined;
+    };
+    return findPrebuild(packageRoot);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Ordered places to look for the addon: an explicit path alone; else the shipped prebuild, then the node-gyp
+ * builds, then the cmake-js build. The TypeScript fallback comes after all of them.
+ */
+export function addonCandidates(): string[] {
   const explicit = process.env.KGRANK_ADDON_PATH;
   if (explicit) return [path.resolve(explicit)];
+  const prebuild = prebuildCandidate();
   return [
+    ...(prebuild ? [prebuild] : []),
     path.join(packageRoot, "build", "Release", "kgrank.node"),
     path.join(packageRoot, "build", "Debug", "kgrank.node"),
     path.join(packageRoot, "build-cmake", "Release", "kgrank.node"),

@@ -1,10 +1,14 @@
 /**
- * The package as a user gets it: `npm pack`, install the tarball into an empty project (which compiles the addon
- * through the install script), then `import` (ESM), `require` (CommonJS) and type-check against it. A second
- * install with a broken compiler must still succeed, warn once, and run on the TypeScript fallback.
+ * The package as a user gets it: `npm pack` plus the prebuilt addons `prepack` adds (scripts/prebuild.mjs, run
+ * here into an unpacked copy so the repository is untouched), installed into an empty project on linux-x64: the
+ * install must compile nothing and load the prebuild; then `import` (ESM), `require` (CommonJS) and type-check
+ * against it, and the loader order prebuild -> local build -> fallback. The tarball without prebuilds stands for
+ * the platforms that build from source: with a broken compiler it must still install, warn once, and run on the
+ * TypeScript fallback, unless KGRANK_REQUIRE_NATIVE=1, which makes the install fail.
+ * KGRANK_PREBUILD_ARCHES=x64 skips the arm64 prebuild (needs g++-aarch64-linux-gnu; CI installs it).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 const root = path.resolve(__dirname, "..");
 const work = mkdtempSync(path.join(os.tmpdir(), "kgrank-pack-"));
 let tarball = "";
+/** The tarball as packed from the repository, without prebuilds: what other platforms compile from source. */
+let sourceTarball = "";
 let files: string[] = [];
+const prebuildArches = (process.env.KGRANK_PREBUILD_ARCHES ?? "x64,arm64").split(",").filter(Boolean);
+const prebuildFile = `node.abi${process.versions.modules}.glibc.node`;
 
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
@@ -22,11 +30,11 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   return { ...env, ...extra };
 }
 
-function install(dir: string, env: Record<string, string>) {
+function install(dir: string, env: Record<string, string>, from = tarball) {
   writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, version: "1.0.0" }));
   return spawnSync(
     "npm",
-    ["install", "--no-audit", "--no-fund", "--prefer-offline", "--foreground-scripts", tarball],
+    ["install", "--no-audit", "--no-fund", "--prefer-offline", "--foreground-scripts", from],
     { cwd: dir, env: cleanEnv(env), encoding: "utf8", timeout: 540_000 },
   );
 }
@@ -49,9 +57,26 @@ beforeAll(() => {
     env: cleanEnv(),
   });
   const meta = JSON.parse(out.slice(out.indexOf("[")))[0];
-  tarball = path.join(work, meta.filename);
-  files = meta.files.map((f: { path: string }) => f.path);
-}, 120_000);
+  sourceTarball = path.join(work, `source-${meta.filename}`);
+  renameSync(path.join(work, meta.filename), sourceTarball);
+  // What `npm pack` does with its prepack script, on a copy: unpack, add the prebuilds, pack again.
+  execFileSync("tar", ["xzf", sourceTarball, "-C", work]);
+  const pkg = path.join(work, "package");
+  const pb = spawnSync(
+    process.execPath,
+    [path.join(root, "scripts", "prebuild.mjs"), "--out", path.join(pkg, "prebuilds"), "--arch", prebuildArches.join(",")],
+    { cwd: root, env: cleanEnv(), encoding: "utf8", timeout: 900_000 },
+  );
+  expect(pb.status, pb.stdout + pb.stderr).toBe(0);
+  const out2 = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], {
+    cwd: pkg,
+    encoding: "utf8",
+    env: cleanEnv(),
+  });
+  const meta2 = JSON.parse(out2.slice(out2.indexOf("[")))[0];
+  tarball = path.join(work, meta2.filename);
+  files = meta2.files.map((f: { path: string }) => f.path);
+}, 1_000_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -61,27 +86,49 @@ describe("npm package", () => {
       "package.json", "README.md", "binding.gyp", "native/sources.gypi", "native/CMakeLists.txt",
       "native/core/count.cpp", "native/addon/addon.cpp", "scripts/install.js", "dist/cjs/index.js",
       "dist/cjs/index.d.ts", "dist/esm/index.mjs", "dist/esm/index.d.mts", "bin/kgrank.js",
-      "data/nations/test.tsv",
+      "data/nations/test.tsv", "scripts/stamp.js", "scripts/find-prebuild.js",
+      ...prebuildArches.map((a) => `prebuilds/linux-${a}/${prebuildFile}`),
     ]) {
       expect(files, needed).toContain(needed);
     }
     for (const f of files) {
       expect(f).not.toMatch(/^(build|build-[^/]+|node_modules|test|bench|\.ci)\//);
       expect(f).not.toMatch(/fb15k|wn18rr|codex/i);
+      expect(f).not.toMatch(/build-stamp|kgrank\.stamp/);
     }
+    // Stripped prebuilds keep the tarball small (measured 2026-11-23: about 0.2 MB per prebuild, compressed).
+    expect(statSync(tarball).size).toBeLessThan(3_000_000);
   });
 
-  describe("installed with a working compiler", () => {
+  it("ships an arm64 prebuild that really is aarch64 code", () => {
+    if (!prebuildArches.includes("arm64")) return;
+    const elf = execFileSync("od", ["-An", "-tu2", "-j18", "-N2", path.join(work, "package", "prebuilds", "linux-arm64", prebuildFile)], { encoding: "utf8" });
+    expect(Number(elf.trim())).toBe(183); // e_machine EM_AARCH64
+  });
+
+  describe("installed on linux-x64, where a prebuild ships", () => {
     const dir = path.join(work, "consumer");
+    const installed = path.join(dir, "node_modules", "kgrank-native");
+    let installOutput = "";
     beforeAll(() => {
       rmSync(dir, { recursive: true, force: true });
       execFileSync("mkdir", ["-p", dir]);
-      const r = install(dir, {});
+      // A compiler that fails: the install must not need one.
+      const r = install(dir, { CXX: "/bin/false", CC: "/bin/false", KGRANK_REQUIRE_NATIVE: "1" });
       expect(r.status, r.stderr).toBe(0);
+      installOutput = r.stdout + r.stderr;
     }, 600_000);
 
-    it("builds the addon during install", () => {
-      expect(existsSync(path.join(dir, "node_modules", "kgrank-native", "build", "Release", "kgrank.node"))).toBe(true);
+    it("compiles nothing and loads the prebuild", () => {
+      expect(installOutput).toContain(`using the prebuilt addon prebuilds/linux-x64/${prebuildFile}; nothing to compile`);
+      expect(installOutput).not.toMatch(/gyp info|CXX\(target\)/);
+      expect(existsSync(path.join(installed, "build"))).toBe(false);
+      const r = node(dir, ["-p", `JSON.stringify(require("kgrank-native").backendInfo())`]);
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({
+        backend: "native",
+        addonPath: path.join(installed, "prebuilds", "linux-x64", prebuildFile),
+      });
     });
 
     it("works with require (CommonJS)", () => {
@@ -140,15 +187,34 @@ describe("npm package", () => {
       expect(bad.status).toBe(1);
       expect(bad.stderr.trim().split("\n")).toHaveLength(1);
     });
+
+    it("loads the prebuild first, then a local build, then falls back", () => {
+      const info = () => {
+        const r = node(dir, ["-p", `JSON.stringify(require("kgrank-native").backendInfo())`]);
+        expect(r.status, r.stderr).toBe(0);
+        return { ...JSON.parse(r.stdout), stderr: r.stderr };
+      };
+      const built = path.join(installed, "build", "Release", "kgrank.node");
+      mkdirSync(path.dirname(built), { recursive: true });
+      copyFileSync(path.join(root, "build", "Release", "kgrank.node"), built);
+      expect(info().addonPath).toBe(path.join(installed, "prebuilds", "linux-x64", prebuildFile));
+      renameSync(path.join(installed, "prebuilds"), path.join(installed, "prebuilds-away"));
+      expect(info().addonPath).toBe(built);
+      rmSync(path.join(installed, "build"), { recursive: true });
+      const last = info();
+      expect(last.backend).toBe("ts");
+      expect(last.stderr.split("pure-TypeScript fallback").length - 1).toBe(1);
+      renameSync(path.join(installed, "prebuilds-away"), path.join(installed, "prebuilds"));
+    });
   });
 
-  describe("installed where the addon cannot be compiled", () => {
+  describe("installed without a prebuild where the addon cannot be compiled", () => {
     const dir = path.join(work, "no-compiler");
     let installOutput = "";
     beforeAll(() => {
       rmSync(dir, { recursive: true, force: true });
       execFileSync("mkdir", ["-p", dir]);
-      const r = install(dir, { CXX: "/bin/false", CC: "/bin/false" });
+      const r = install(dir, { CXX: "/bin/false", CC: "/bin/false" }, sourceTarball);
       expect(r.status, r.stderr).toBe(0);
       installOutput = r.stdout + r.stderr;
     }, 600_000);
@@ -164,5 +230,13 @@ describe("npm package", () => {
       expect(JSON.parse(r.stdout)).toMatchObject({ info: { backend: "ts" }, g: [1, 1], e: [1, 1], n: [0, 1] });
       expect(r.stderr.split("pure-TypeScript fallback").length - 1).toBe(1);
     });
+
+    it("fails the install instead when KGRANK_REQUIRE_NATIVE=1", () => {
+      const strict = path.join(work, "no-compiler-strict");
+      mkdirSync(strict, { recursive: true });
+      const r = install(strict, { CXX: "/bin/false", CC: "/bin/false", KGRANK_REQUIRE_NATIVE: "1" }, sourceTarball);
+      expect(r.status).not.toBe(0);
+      expect(r.stdout + r.stderr).toContain("KGRANK_REQUIRE_NATIVE=1, so the install fails");
+    }, 600_000);
   });
 });

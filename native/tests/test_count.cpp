@@ -1,6 +1,7 @@
 // Unit tests of the counting kernels: every ISA level this CPU supports, against a plain loop, on lengths that hit
 // every tail path, special values (NaN, +-0, +-Inf, subnormals), both element types, and both thread splits.
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -8,6 +9,7 @@
 
 #include "check.h"
 #include "count.h"
+#include "simd.h"
 #include "thread_pool.h"
 
 using kgrank::Counts;
@@ -134,6 +136,10 @@ void test_bandwidth_read() {
 }  // namespace
 
 int main() {
+  // One line naming the levels every test below runs, so a cross run can check it exercised its SIMD kernels.
+  std::printf("simd levels tested:");
+  for (SimdLevel level : levels()) std::printf(" %s", kgrank::simd_name(level));
+  std::printf("\n");
   std::mt19937_64 rng(12345);
   test_runs<float>(rng);
   test_runs<double>(rng);

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The C++ core unit tests cross-compiled for aarch64 (Debian's g++-aarch64-linux-gnu, toolchain file
+# native/cmake/aarch64-linux-gnu.cmake) and run under qemu-aarch64 by ctest. Fails when the toolchain or qemu is
+# missing, when a test fails, or when the NEON kernels were not among the levels the tests ran.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for tool in aarch64-linux-gnu-g++ qemu-aarch64; do
+  command -v "$tool" >/dev/null || { echo "test-native-arm64: $tool not found (apt-get install g++-aarch64-linux-gnu qemu-user)" >&2; exit 1; }
+done
+build=build-core-arm64
+cmake -S native -B "$build" -DCMAKE_BUILD_TYPE=Release -DKGRANK_BUILD_ADDON=OFF \
+  -DCMAKE_TOOLCHAIN_FILE="$PWD/native/cmake/aarch64-linux-gnu.cmake"
+cmake --build "$build" -j 2
+ctest --test-dir "$build" --output-on-failure
+# ctest hides passing output: run the count test once more, visibly, and require the NEON level in it.
+levels="$(qemu-aarch64 -L /usr/aarch64-linux-gnu "$build/test_count" | grep '^simd levels tested:')"
+echo "$levels (under qemu-aarch64)"
+case " $levels " in *" neon "*) ;; *) echo "test-native-arm64: the NEON kernels were not exercised" >&2; exit 1 ;; esac
