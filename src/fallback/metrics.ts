@@ -5,25 +5,10 @@
 import {
   AGGREGATE_FLAGS, AGGREGATE_SLOTS, type CandidateHistogram, ClosedMetricCode, type MetricKernels, StatisticCode,
 } from "../kernels";
+import { CompensatedSum } from "./compensated";
+import { medianMoments } from "./median-moments";
 
-/** Neumaier summation (mirrors native/core/compensated.h). */
-export class CompensatedSum {
-  sum = 0;
-  error = 0;
-  add(x: number): void {
-    const t = this.sum + x;
-    if (Math.abs(this.sum) >= Math.abs(x)) this.error += this.sum - t + x;
-    else this.error += x - t + this.sum;
-    this.sum = t;
-  }
-  merge(o: CompensatedSum): void {
-    this.add(o.sum);
-    this.add(o.error);
-  }
-  value(): number {
-    return this.sum + this.error;
-  }
-}
+export { CompensatedSum };
 
 // ---- harmonic numbers ------------------------------------------------------------------------------------------
 export const HARMONIC_TABLE_LIMIT = 1 << 16;
@@ -511,6 +496,10 @@ export const tsMetricKernels: MetricKernels = {
   aggregateRanks: (ranks, weights, ks, flags) => aggregateRanks(ranks, weights, ks, flags),
   medianRanks: (values, weights, mad) => (mad ? medianAbsoluteDeviation(values, weights) : median(values, weights)),
   closedMoments,
+  medianMoments: (numCandidates) => {
+    const m = medianMoments(numCandidates);
+    return Float64Array.of(m.expectation, m.variance);
+  },
   candidateHistogram: (numCandidates, weights) => toTyped(candidateHistogram(numCandidates, weights)),
   histogramMoments: (metric, h, count, k) => histogramMoments(metric, fromTyped(h), count, k),
   sampleStatistic(numCandidates, weights, numSamples, seed, statistic, k) {
