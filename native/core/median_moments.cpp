@@ -34,12 +34,16 @@
 // J (even n): for each x the sum over y = x + d runs until the bound P(no rank in (x, y]) <= 1e-20 of the running
 // sum; over x point by point for bands up to 1024, else Euler-Maclaurin as above over the whole band (its distinct-N
 // kinks ignored: at large n each kink changes the slope by O(1/n), and J enters Var with weight O(1/n), so the error
-// is far below 1e-9 of Var; measured below).
+// is far below 1e-9 of Var: against J summed point by point, Var differs by 3.6e-13 relative at n = 1.2 M and
+// 7.4e-12 at n = 200,000, N_i uniform on 1..2.5 M). Cost of J: the sum over y grows with N/n (the gap B - A is
+// ~ N/n), so even n with N_i far above n is the slow corner (n = 200,000, N up to 2.5 M: ~2 s; n = 1,000,
+// N ~ 1e6: minutes); odd n has no such term.
 //
 // Accuracy (test/median-moments.test.ts, native/tests/test_median_moments.cpp): against BigInt enumeration of every
 // rank vector (n <= 7) and against an independent O(n^2) DP over the full distribution at n = 1,000, 1,001, 5,000 with
 // mixed N: relative error of E and Var below 1e-12; against mpmath (50 digits) at n = 3, 5, 6 with N up to 1e8: below
-// 1e-12; the two backends agree within 1e-12.
+// 1e-12; the two backends agree within 1e-12 (bit-identical on most inputs; 4e-14 at n = 1.2 M).
+// Time at n = 1.2 M, N_i uniform on 1..2.5 M: ~0.35 s CPU odd n, ~0.55 s even n (native, sort included).
 #include "median_moments.h"
 
 #include <algorithm>
