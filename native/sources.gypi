@@ -11,6 +11,7 @@
       "native/core/harmonic.cpp",
       "native/core/aggregate.cpp",
       "native/core/expectation.cpp",
+      "native/core/median_moments.cpp",
       "native/core/power_sums.cpp",
       "native/core/sampling.cpp",
       "native/core/parse.cpp"

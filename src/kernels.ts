@@ -111,7 +111,10 @@ export interface CandidateHistogram {
 /** What aggregateRanks() computes beyond the sums (bit flags). */
 export const AGGREGATE_FLAGS = { variance: 1, median: 2, mad: 4 } as const;
 
-/** Numerics of the metrics (native/core/{aggregate,expectation,harmonic,sampling}; src/fallback/{aggregate,expectation,harmonic,power-sums,sampling}.ts). */
+/**
+ * Numerics of the metrics (native/core/{aggregate,expectation,harmonic,median_moments,sampling};
+ * src/fallback/{aggregate,expectation,harmonic,median-moments,power-sums,sampling}.ts).
+ */
 export interface MetricKernels {
   /**
    * One fused pass over validated ranks (weights null = all 1): compensated sums, hit counts per k, and what
@@ -131,6 +134,11 @@ export interface MetricKernels {
     threads?: number): Float64Array;
   /** [E, Var] of a closed-form metric under uniform ranks. */
   closedMoments(metric: ClosedMetricCode, numCandidates: Float64Array, weights: Float64Array | null, k: number): Float64Array;
+  /**
+   * [E, Var] of the conventional (unweighted) median rank under independent uniform ranks, for validated candidate
+   * counts (native/core/median_moments.cpp; src/fallback/median-moments.ts).
+   */
+  medianMoments(numCandidates: Float64Array): Float64Array;
   /** The statistic of `numSamples` seeded random rank vectors. */
   sampleStatistic(numCandidates: Float64Array, weights: Float64Array | null, numSamples: number, seed: number,
     statistic: StatisticCode, k: number, threads?: number): Float64Array;

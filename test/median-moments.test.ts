@@ -1,13 +1,24 @@
 /**
- * E and Var of the median rank (src/metrics/median.ts): the exact method against brute-force enumeration of every
- * rank vector with BigInt rationals (odd and even n, the even-n variance through the covariance of the two middle
- * order statistics), the normal approximation against the exact method, and the metric API around it.
+ * E and Var of the median rank (Kernels.medianMoments: native/core/median_moments.cpp and its twin
+ * src/fallback/median-moments.ts), on the backend of this vitest project: against brute-force enumeration of every rank
+ * vector with BigInt rationals (odd and even n), an independent float64 DP over the full distribution written here
+ * (n = 1,000 / 1,001 / 5,001, mixed N; even n through the joint law of the two middle order statistics), exact
+ * rationals for small odd n with N up to 2^31-1 (scripts/median-fixtures.py -> test/fixtures/median-reference.json),
+ * closed forms (n = 1, 2, 3 equal N), the cost bound for huge N, and native = fallback within 1e-12 relative.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
 import { describe, expect, it } from "vitest";
 
+import { allKernels, kernels } from "../src/backend";
 import { getMetric, NoClosedFormError } from "../src/index";
 import { medianMoments } from "../src/metrics/median";
 import { relErr } from "./helpers/metricsReference";
+
+const fixtures = JSON.parse(readFileSync(join(__dirname, "fixtures", "median-reference.json"), "utf8")) as {
+  cases: { N: number[]; expectation: string; variance: string }[];
+};
 
 /** Exact E and Var of the conventional median over all prod N_i rank vectors, as BigInt rationals. */
 function bruteForceMedian(N: number[]): { e: number; v: number } {
@@ -30,39 +41,178 @@ function bruteForceMedian(N: number[]): { e: number; v: number } {
   return { e: Number(s1) / Number(2n * total), v: Number(s2 * total - s1 * s1) / Number(4n * total * total) };
 }
 
+/**
+ * Independent reference: the full Poisson-binomial distribution of C_x by DP for every x (O(max N * n^2)), and for
+ * even n the joint P(C_x = k, C_y = k) = [z^k] prod_i (p_i(x) z + 1 - p_i(y)) for every x < y; raw moment sums.
+ */
+function dpReference(N: number[]): { e: number; v: number } {
+  const n = N.length;
+  const k = n % 2 ? (n + 1) / 2 : n / 2;
+  const maxN = Math.max(...N);
+  const q = new Float64Array(n + 1);
+  const pb = (x: number, y: number) => {
+    q.fill(0);
+    q[0] = 1;
+    for (let i = 0; i < n; i++) {
+      const a = Math.min(x, N[i]!) / N[i]!;
+      const b = 1 - Math.min(y, N[i]!) / N[i]!;
+      for (let c = i + 1; c >= 1; c--) q[c] = q[c]! * b + q[c - 1]! * a;
+      q[0] = q[0]! * b;
+    }
+  };
+  let ea = 0;
+  let ea2 = 0;
+  let eb = 0;
+  let eb2 = 0;
+  let eab = 0;
+  for (let x = 0; x < maxN; x++) {
+    pb(x, x);
+    let fa = 0;
+    for (let c = 0; c < k; c++) fa += q[c]!;
+    const fb = fa + q[k]!;
+    ea += fa;
+    ea2 += (2 * x + 1) * fa;
+    eb += fb;
+    eb2 += (2 * x + 1) * fb;
+    eab += (x + 1) * fa + x * fb;
+  }
+  if (n % 2) return { e: ea, v: ea2 - ea * ea };
+  for (let x = 0; x < maxN; x++) {
+    for (let y = x + 1; y < maxN; y++) {
+      pb(x, y);
+      eab -= q[k]!;
+    }
+  }
+  return { e: (ea + eb) / 2, v: (ea2 + eb2 + 2 * eab - (ea + eb) ** 2) / 4 };
+}
+
+function lcg(seed: number): () => number {
+  let s = seed;
+  return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+}
+
+const kernelMoments = (N: ArrayLike<number>) => {
+  const m = kernels().medianMoments(Float64Array.from(N));
+  return { e: m[0]!, v: m[1]! };
+};
+
 const TINY: number[][] = [
   [1], [2], [7], [3, 5], [2, 2], [1, 1], [1, 2, 3], [4, 4, 4], [2, 3, 5, 7], [6, 1, 3, 2], [3, 3, 3, 3, 3],
-  [2, 5, 3, 4, 2, 6], [1, 9, 1, 9], [8, 8, 1, 2, 3], [5, 4, 3, 2, 1, 6, 2],
+  [2, 5, 3, 4, 2, 6], [1, 9, 1, 9], [8, 8, 1, 2, 3], [5, 4, 3, 2, 1, 6, 2], [1, 1, 1, 5], [9, 9, 9, 9, 9, 9],
 ];
 
-describe("median E and Var: exact method equals brute-force enumeration (BigInt), 1e-12 relative", () => {
+describe("median E and Var equal brute-force enumeration (BigInt), 1e-12 relative", () => {
   for (const N of TINY) {
     it(`N = [${N.join(",")}]`, () => {
-      const m = medianMoments(Float64Array.from(N));
-      expect(m.method).toBe("exact");
+      const m = kernelMoments(N);
       const ref = bruteForceMedian(N);
-      expect(relErr(m.expectation, ref.e)).toBeLessThanOrEqual(1e-12);
-      if (ref.v === 0) expect(Math.abs(m.variance)).toBeLessThanOrEqual(1e-14);
-      else expect(relErr(m.variance, ref.v)).toBeLessThanOrEqual(1e-12);
-      // through the metric API (prepared or raw candidates)
+      expect(relErr(m.e, ref.e)).toBeLessThanOrEqual(1e-12);
+      if (ref.v === 0) expect(Math.abs(m.v)).toBeLessThanOrEqual(1e-13);
+      else expect(relErr(m.v, ref.v)).toBeLessThanOrEqual(1e-12);
+      // through the metric API
       expect(relErr(getMetric("median_rank").expectedValue(N), ref.e)).toBeLessThanOrEqual(1e-12);
     });
   }
 });
 
-describe("median E and Var: normal approximation against the exact method", () => {
-  let seed = 7;
-  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-  // Measured bounds (documented in src/metrics/median.ts and the README): E within 2e-4 relative from n = 51 on;
-  // Var within 2e-2 for odd n, 6e-2 for even n (the approximation drops Var(B - A)/4; small discrete N_i are the
-  // worst case).
-  for (const n of [51, 201, 1001, 200, 400]) {
-    it(`n = ${n}, N_i uniform on 1..50`, () => {
-      const N = Float64Array.from({ length: n }, () => 1 + Math.floor(rnd() * 50));
-      const exact = medianMoments(N, "exact");
-      const normal = medianMoments(N, "normal");
-      expect(relErr(normal.expectation, exact.expectation)).toBeLessThanOrEqual(2e-4);
-      expect(relErr(normal.variance, exact.variance)).toBeLessThanOrEqual(n % 2 ? 2e-2 : 6e-2);
+describe("median E and Var equal an independent full-distribution DP (n in the thousands, mixed N)", () => {
+  // Measured: E within 1e-14, Var within 5e-12 relative (the DP itself sums ~1e5 float64 terms).
+  const cases: [number, number, number][] = [[1001, 60, 1], [1000, 30, 2], [5001, 20, 3], [400, 200, 4], [200, 80, 5]];
+  for (const [n, maxN, seed] of cases) {
+    it(`n = ${n}, N_i uniform on 1..${maxN}`, () => {
+      const rnd = lcg(seed);
+      const N = Array.from({ length: n }, () => 1 + Math.floor(rnd() * maxN));
+      const m = kernelMoments(N);
+      const ref = dpReference(N);
+      expect(relErr(m.e, ref.e)).toBeLessThanOrEqual(1e-12);
+      expect(relErr(m.v, ref.v)).toBeLessThanOrEqual(1e-10);
+    });
+  }
+  it("N_i = 1 mixtures (saturated tasks shift the count)", () => {
+    const rnd = lcg(9);
+    for (const frac of [0.3, 0.5, 0.7]) {
+      const N = Array.from({ length: 301 }, () => (rnd() < frac ? 1 : 1 + Math.floor(rnd() * 50)));
+      const m = kernelMoments(N);
+      const ref = dpReference(N);
+      expect(relErr(m.e, ref.e)).toBeLessThanOrEqual(1e-12);
+      if (ref.v > 1e-12) expect(relErr(m.v, ref.v)).toBeLessThanOrEqual(1e-10);
+      else expect(Math.abs(m.v - ref.v)).toBeLessThanOrEqual(1e-12);
+    }
+  });
+});
+
+describe("median E and Var equal exact rationals for small odd n with N up to 2^31-1", () => {
+  for (const c of fixtures.cases) {
+    it(`N = [${c.N.join(",")}]`, () => {
+      const m = kernelMoments(c.N);
+      expect(relErr(m.e, Number(c.expectation))).toBeLessThanOrEqual(1e-12);
+      const v = Number(c.variance);
+      if (v === 0) expect(Math.abs(m.v)).toBeLessThanOrEqual(1e-12);
+      else expect(relErr(m.v, v)).toBeLessThanOrEqual(1e-12);
+    });
+  }
+});
+
+describe("median E and Var: closed forms and cost", () => {
+  it("n = 1: E = (N+1)/2, Var = (N^2-1)/12", () => {
+    for (const N of [1, 2, 10, 1e8, 2147483647]) {
+      const m = kernelMoments([N]);
+      expect(relErr(m.e, (N + 1) / 2)).toBeLessThanOrEqual(1e-12);
+      expect(relErr(m.v, (N * N - 1) / 12)).toBeLessThanOrEqual(1e-12);
+    }
+  });
+  it("n = 2 is the mean of the two ranks: E = (E r1 + E r2)/2, Var = (Var r1 + Var r2)/4", () => {
+    for (const [a, b] of [[10000, 10000], [3, 2147483647], [1, 7]] as const) {
+      const m = kernelMoments([a, b]);
+      expect(relErr(m.e, ((a + 1) / 2 + (b + 1) / 2) / 2)).toBeLessThanOrEqual(1e-15);
+      expect(relErr(m.v, ((a * a - 1) / 12 + (b * b - 1) / 12) / 4)).toBeLessThanOrEqual(1e-15);
+    }
+  });
+  it("all N equal (n = 3): E and Var by the closed-form CDF 1 - 3u^2 + 2u^3 summed exactly (BigInt)", () => {
+    for (const N of [5, 1000, 1e8, 2147483647]) {
+      // sum_{x<N} P(M > x) with P = 1 - 3 x^2/N^2 + 2 x^3/N^3: exact with BigInt power sums, scaled by N^3.
+      const n = BigInt(N);
+      const m1 = n - 1n;
+      const s = [n, (m1 * n) / 2n, (m1 * n * (2n * m1 + 1n)) / 6n, ((m1 * n) / 2n) ** 2n,
+        (m1 * n * (2n * m1 + 1n) * (3n * m1 * m1 + 3n * m1 - 1n)) / 30n];
+      const n3 = n ** 3n;
+      const eNum = s[0]! * n3 - 3n * s[2]! * n + 2n * s[3]!; // E * N^3
+      const e2Num = 2n * (s[1]! * n3 - 3n * s[3]! * n + 2n * s[4]!) + eNum; // E[M^2] * N^3
+      const vNum = e2Num * n3 - eNum * eNum; // Var * N^6
+      const e = Number(eNum) / Number(n3);
+      const v = Number(vNum) / Number(n3 * n3);
+      const m = kernelMoments([N, N, N]);
+      expect(relErr(m.e, e)).toBeLessThanOrEqual(1e-12);
+      expect(relErr(m.v, v)).toBeLessThanOrEqual(1e-12);
+    }
+  });
+  it("3 tasks of N = 1e8 and of N = 2^31-1 take milliseconds", () => {
+    for (const N of [1e8, 2147483647]) {
+      const t0 = performance.now();
+      kernelMoments([N, N, N]);
+      expect(performance.now() - t0).toBeLessThan(200);
+    }
+  });
+});
+
+describe("median E and Var: native and fallback agree within 1e-12 relative", () => {
+  const ks = allKernels();
+  const rnd = lcg(11);
+  const sets: [string, Float64Array][] = [
+    ["n = 1,001, N up to 5,000", Float64Array.from({ length: 1001 }, () => 1 + Math.floor(rnd() * 5000))],
+    ["n = 20,001, N up to 2.5 M", Float64Array.from({ length: 20001 }, () => 1 + Math.floor(rnd() * 2.5e6))],
+    // Even n costs more (the joint law of the two middle ranks): its sum over the gap grows with N/n.
+    ["n = 20,000, N up to 20,000", Float64Array.from({ length: 20000 }, () => 1 + Math.floor(rnd() * 20000))],
+    ["n = 201, N up to 2^31-1", Float64Array.from({ length: 201 }, () => 1 + Math.floor(rnd() * 2147483646))],
+  ];
+  for (const [name, N] of sets) {
+    it(name, () => {
+      const ref = ks[ks.length - 1]!.medianMoments(N); // the fallback
+      for (const k of ks) {
+        const m = k.medianMoments(N);
+        expect(relErr(m[0]!, ref[0]!)).toBeLessThanOrEqual(1e-12);
+        expect(relErr(m[1]!, ref[1]!)).toBeLessThanOrEqual(1e-12);
+      }
     });
   }
 });
@@ -74,6 +224,7 @@ describe("median E and Var through the metric catalogue", () => {
     expect(() => m.expectedValue([3, 4], [1, 2])).toThrow(NoClosedFormError);
     expect(() => m.expectedValue([3, 4], [1, 2])).toThrow(/weighted median/);
     expect(() => getMetric("inverse_median_rank").expectedValue([3, 4])).toThrow(NoClosedFormError);
+    expect(() => medianMoments(new Float64Array(0))).toThrow(/empty/);
   });
 
   it("agrees with a Monte-Carlo estimate at n = 2001 (within 4 standard errors)", () => {

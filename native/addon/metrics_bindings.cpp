@@ -11,6 +11,7 @@
 #include "../core/aggregate.h"
 #include "../core/expectation.h"
 #include "../core/harmonic.h"
+#include "../core/median_moments.h"
 #include "../core/sampling.h"
 #include "common.h"
 
@@ -103,6 +104,18 @@ Napi::Value ClosedMoments(const Napi::CallbackInfo& info) {
   const kgrank::Moments m =
       kgrank::closed_moments(metric, n.data, w.data, n.length, k);
   return moments_array(env, m);
+}
+
+// medianMoments(numCandidates) -> Float64Array [E, Var] of the conventional median rank (validated integers >= 1)
+Napi::Value MedianMoments(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const F64 n = f64_arg(info, 0, "numCandidates", false);
+  if (n.length == 0) throw_range(env, "numCandidates must not be empty");
+  const kgrank::MedianMomentsResult m = kgrank::median_moments(n.data, n.length);
+  Napi::Float64Array out = Napi::Float64Array::New(env, 2);
+  out[0] = m.expectation;
+  out[1] = m.variance;
+  return out;
 }
 
 // Float64Array over a vector's memory, freed when V8 collects it (no copy of histograms of ~1e6 bins).
@@ -213,6 +226,7 @@ void register_metrics(Napi::Env env, Napi::Object exports) {
   exports.Set("aggregateRanks", Napi::Function::New(env, AggregateRanks, "aggregateRanks"));
   exports.Set("medianRanks", Napi::Function::New(env, MedianRanks, "medianRanks"));
   exports.Set("closedMoments", Napi::Function::New(env, ClosedMoments, "closedMoments"));
+  exports.Set("medianMoments", Napi::Function::New(env, MedianMoments, "medianMoments"));
   exports.Set("candidateHistogram", Napi::Function::New(env, CandidateHistogram, "candidateHistogram"));
   exports.Set("histogramMoments", Napi::Function::New(env, HistogramMoments, "histogramMoments"));
   exports.Set("sampleStatistic", Napi::Function::New(env, SampleStatistic, "sampleStatistic"));

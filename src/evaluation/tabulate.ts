@@ -166,8 +166,8 @@ function bootstrapSide(
 
 /** Every metric for head, tail and both, each rank type, with expectations; notes collect undefined metrics. */
 /**
- * Expectations that cost far more than the rest of finalize: the median's takes about a second at 1.2 M tasks
- * (order statistics of independent uniforms), against tens of milliseconds for everything else. They are computed
+ * Expectations that cost far more than the rest of finalize: the median's takes about half a second at 1.2 M tasks
+ * (exact order-statistic law, native/core/median_moments.cpp), against tens of milliseconds for everything else. They are computed
  * on first access (results.expected(key), toMarkdown) and cached, so a finalize that never asks for them does not
  * pay for them.
  */

@@ -6,6 +6,7 @@ import type { CountBuffers, FloatArray, Kernels, MetricKernels, Side } from "../
 import { aggregateRanks, median, medianAbsoluteDeviation } from "./aggregate";
 import { countScores, countScoresByIndex } from "./count";
 import { candidateHistogram, closedMoments, fromTyped, histogramMoments, toTyped } from "./expectation";
+import { medianMoments } from "./median-moments";
 import { TsFilterIndex } from "./filter-index";
 import { generalizedHarmonic, harmonic1, harmonic2 } from "./harmonic";
 import { generateRanksInto, sampleStatistic } from "./sampling";
@@ -14,6 +15,10 @@ const tsMetricKernels: MetricKernels = {
   aggregateRanks: (ranks, weights, ks, flags) => aggregateRanks(ranks, weights, ks, flags),
   medianRanks: (values, weights, mad) => (mad ? medianAbsoluteDeviation(values, weights) : median(values, weights)),
   closedMoments,
+  medianMoments: (numCandidates) => {
+    const m = medianMoments(numCandidates);
+    return Float64Array.of(m.expectation, m.variance);
+  },
   candidateHistogram: (numCandidates, weights) => toTyped(candidateHistogram(numCandidates, weights)),
   histogramMoments: (metric, h, count, k) => histogramMoments(metric, fromTyped(h), count, k),
   sampleStatistic: (numCandidates, weights, numSamples, seed, statistic, k) =>

@@ -1,0 +1,502 @@
+// E and Var of the conventional median rank under independent uniform ranks r_i ~ Uniform{1..N_i}.
+// TypeScript twin: src/fallback/median-moments.ts (same steps, same constants, same order of operations).
+//
+// Quantities. C_x = #{i : r_i <= x} is a sum of independent Bernoulli(p_i(x) = min(x, N_i)/N_i). With k the lower
+// middle index (k = (n+1)/2 for odd n, n/2 for even n), A = r_(k), B = r_(k+1):
+//   P(A > x) = P(C_x <= k-1),  P(B > x) = P(C_x <= k),
+//   P(A <= x, B > y) = P(C_x = k, C_y = k)  (x < y: exactly k ranks <= x and none in (x, y]).
+// Outside a band [X0, X1) of x, P(A > x) is 1 and P(B > x) is 0 to 1e-20; X0 and X1 come from bisection on the exact
+// tail values (monotone in x). Shifted by X0 (so no large terms cancel):
+//   E[A - X0] = S0A = sum_{X0<=x<X1} P(A > x),   E[(A - X0)^2] = sum (2(x - X0) + 1) P(A > x)  (same for B),
+//   E[(A - X0)(B - X0)] = sum (x - X0 + 1) P(A > x) + sum (y - X0) P(B > y) - J,  J = sum_{X0<=x<y} P(C_x=k, C_y=k)
+// (J = E[G(G-1)/2] for the gap G = B - A). Odd n needs only A; even n E = X0 + (S0A + S0B)/2 and
+// Var = (E[A'^2] + E[B'^2] + 2 E[A'B'] - (S0A + S0B)^2) / 4. n = 2 is the mean of the two ranks (closed form).
+//
+// Tail values at one x (and the joint at (x, y = x + d)): tasks with N_i <= x are certainly below (a shift), tasks
+// with x < N_i <= y must be below (factor x/N_i), the others have the generating factor 1 + (x(z-1) - d)/N_i. The
+// count of the last group, D, is recovered from its generating function on the unit circle: a DFT of odd size M over
+// the window [mu - t, mu + t] of D (Bernstein: P(|D - mu| >= t) <= 2 exp(-t^2 / (2 (s^2 + t/3))) <= 2e-20 for the t
+// used, so aliasing costs at most that), keeping only the frequencies where |psi(w)| <= psi(0) exp(-s^2 (1 - cos w))
+// is above e^-46 (the dropped ones cost at most psi(0) e^-46 in any CDF value). log psi(w) comes either from the
+// power series sum_s (-1)^(s-1) u^s P_s(y) / s, u = (x(e^{iw} - 1) - d)/y, P_s(y) = sum_{N_i > y} (y/N_i)^s (used
+// when |u| <= 1/2; terms to 1e-18 absolute, at most 40), with the P_s read from block suffix sums (64 distinct N per
+// block, scaled by the block's first N so that nothing under- or overflows), so one evaluation costs
+// O(64 * 40 + frequencies * terms) whatever n and max N are; or, when the series would converge slowly (few tasks,
+// small variance), directly from the per-distinct-N factors (O(groups * frequencies)). CDFs are summed in closed form
+// (geometric sums of the DFT basis), upper and lower tails separately (no 1 - p).
+//
+// Sums over x. A band of at most 4096 integers is summed point by point. Wider bands (large N) are cut at the
+// distinct N_i (inside each run the tail is a polynomial in x); a run of >= 1024 integers on which the smoothness
+// scale s(x) = max(1, sd(C_x)) / (2 sum_{N_i > x} 1/N_i) is >= 256 is summed by Euler-Maclaurin,
+//   sum_{x=a}^{b-1} f = int_a^b f + (f(a) - f(b))/2 + (f'(b) - f'(a))/12 + R,  |R| ~ |f'''| / 720 ~ 1/(720 s^3),
+// the integral by 20-point Gauss-Legendre panels of width s and f' by 3-point one-sided differences (error f'''/3);
+// other runs point by point. So the work does not grow with max N: 3 tasks of N = 2^31-1 take ~100 evaluations.
+// J (even n): for each x the sum over y = x + d runs until the bound P(no rank in (x, y]) <= 1e-20 of the running
+// sum; over x point by point for bands up to 1024, else Euler-Maclaurin as above over the whole band (its distinct-N
+// kinks ignored: at large n each kink changes the slope by O(1/n), and J enters Var with weight O(1/n), so the error
+// is far below 1e-9 of Var: against J summed point by point, Var differs by 3.6e-13 relative at n = 1.2 M and
+// 7.4e-12 at n = 200,000, N_i uniform on 1..2.5 M). Cost of J: the sum over y grows with N/n (the gap B - A is
+// ~ N/n), so even n with N_i far above n is the slow corner (n = 200,000, N up to 2.5 M: ~2 s; n = 1,000,
+// N ~ 1e6: minutes); odd n has no such term.
+//
+// Accuracy (test/median-moments.test.ts, native/tests/test_median_moments.cpp): against BigInt enumeration of every
+// rank vector (n <= 7) and against an independent O(n^2) DP over the full distribution at n = 1,000, 1,001, 5,000 with
+// mixed N: relative error of E and Var below 1e-12; against mpmath (50 digits) at n = 3, 5, 6 with N up to 1e8: below
+// 1e-12; the two backends agree within 1e-12 (bit-identical on most inputs; 4e-14 at n = 1.2 M).
+// Time at n = 1.2 M, N_i uniform on 1..2.5 M: ~0.35 s CPU odd n, ~0.55 s even n (native, sort included).
+#include "median_moments.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "compensated.h"
+
+namespace kgrank {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kTailLog = 46.0;       // dropped frequencies: each below e^-46 of psi(0)
+constexpr double kBernstein = 46.7;     // window: 2 exp(-46.7) = 1e-20
+constexpr double kBandTail = 1e-20;     // band ends
+constexpr size_t kBlock = 64;           // distinct N per block of the power-sum suffixes
+constexpr int kMaxS = 40;               // power sums P_1..P_40
+constexpr double kDirectWidth = 4096;   // bands up to this many integers: point by point
+constexpr double kRunQuad = 1024;       // shortest run summed by Euler-Maclaurin
+constexpr double kScaleQuad = 256;      // smallest smoothness scale for Euler-Maclaurin
+constexpr double kJointDirect = 1024;   // J: bands up to this many integers point by point
+constexpr int kGauss = 20;
+
+struct GaussRule {
+  double x[kGauss];
+  double w[kGauss];
+};
+
+const GaussRule& gauss_rule() {
+  static const GaussRule rule = [] {
+    GaussRule r{};
+    for (int i = 0; i < kGauss; ++i) {
+      double z = std::cos(kPi * (i + 0.75) / (kGauss + 0.5));
+      double dp = 1;
+      for (int it = 0; it < 100; ++it) {
+        double p0 = 1, p1 = z;
+        for (int j = 2; j <= kGauss; ++j) {
+          const double p2 = ((2 * j - 1) * z * p1 - (j - 1) * p0) / j;
+          p0 = p1;
+          p1 = p2;
+        }
+        dp = kGauss * (z * p1 - p0) / (z * z - 1);
+        const double dz = p1 / dp;
+        z -= dz;
+        if (std::fabs(dz) < 1e-16) break;
+      }
+      r.x[i] = z;
+      r.w[i] = 2 / ((1 - z * z) * dp * dp);
+    }
+    return r;
+  }();
+  return rule;
+}
+
+// sin(w) - w without cancellation.
+double sin_minus(double w) {
+  if (std::fabs(w) < 0.5) {
+    const double w2 = w * w;
+    return -w * w2 / 6 * (1 - w2 / 20 * (1 - w2 / 42 * (1 - w2 / 72 * (1 - w2 / 110 * (1 - w2 / 156)))));
+  }
+  return std::sin(w) - w;
+}
+
+class MedianModel {
+ public:
+  MedianModel(const double* nc, size_t count) : n_(static_cast<double>(count)) {
+    std::vector<double> sorted(nc, nc + count);
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < count;) {
+      size_t j = i;
+      while (j < count && sorted[j] == sorted[i]) ++j;
+      N_.push_back(sorted[i]);
+      m_.push_back(static_cast<double>(j - i));
+      i = j;
+    }
+    G_ = N_.size();
+    cum_m_.assign(G_ + 1, 0);
+    cum_log_.assign(G_ + 1, 0);
+    CompensatedSum lg;
+    for (size_t g = 0; g < G_; ++g) {
+      cum_m_[g + 1] = cum_m_[g] + m_[g];
+      lg.add(m_[g] * std::log(N_[g]));
+      cum_log_[g + 1] = lg.value();
+    }
+    const size_t blocks = (G_ + kBlock - 1) / kBlock;
+    suffix_.assign(blocks * kMaxS, 0);
+    for (size_t b = blocks; b-- > 0;) {
+      const size_t start = b * kBlock, end = std::min(G_, start + kBlock);
+      double* s = &suffix_[b * kMaxS];
+      for (size_t g = start; g < end; ++g) {
+        const double q = N_[start] / N_[g];
+        double t = m_[g];
+        for (int j = 0; j < kMaxS; ++j) {
+          t *= q;
+          s[j] += t;
+        }
+        // s[j] = sum m (N_start/N_g)^(j+1); the first group contributes m exactly.
+      }
+      if (end < G_) {
+        const double q = N_[start] / N_[end];
+        const double* next = &suffix_[(b + 1) * kMaxS];
+        double t = 1;
+        for (int j = 0; j < kMaxS; ++j) {
+          t *= q;
+          s[j] += t * next[j];
+        }
+      }
+    }
+    CompensatedSum inv;
+    for (size_t g = 0; g < G_; ++g) inv.add(m_[g] / N_[g]);
+    total_rate_ = inv.value();
+    re_.resize(1);
+    im_.resize(1);
+  }
+
+  MedianMomentsResult run() {
+    const double n = n_;
+    if (n == 2) {
+      // The median of two ranks is their mean: E = (E r1 + E r2)/2, Var = (Var r1 + Var r2)/4.
+      const double a = N_.front(), b = N_.back();
+      return {(a + b + 2) / 4, ((a * a - 1) + (b * b - 1)) / 48};
+    }
+    const bool even = std::fmod(n, 2.0) == 0;
+    const double k = even ? n / 2 : (n + 1) / 2;
+    const double jlo = k - 1, jhi = even ? k : k - 1;
+    const double max_n = N_.back();
+    // X0: the largest x with P(C_x > k-1) <= 1e-20; X1: the smallest with P(C_x <= jhi) <= 1e-20.
+    double lo = 0, hi = max_n;
+    while (hi - lo > 1) {
+      const double mid = std::floor((lo + hi) / 2);
+      eval(mid, 0);
+      if (upper(jlo) <= kBandTail) lo = mid; else hi = mid;
+    }
+    const double x0 = lo;
+    lo = x0;
+    hi = max_n;
+    while (hi - lo > 1) {
+      const double mid = std::floor((lo + hi) / 2);
+      eval(mid, 0);
+      if (lower(jhi) <= kBandTail) hi = mid; else lo = mid;
+    }
+    const double x1 = hi;
+    // Marginal sums: [sum F_A, sum F_B, sum (x-X0) F_A, sum (x-X0) F_B].
+    double sums[4] = {0, 0, 0, 0};
+    auto marginal = [&](double x, double* out) {
+      eval(x, 0);
+      const double fa = lower(jlo), fb = even ? lower(jhi) : 0;
+      out[0] = fa;
+      out[1] = fb;
+      out[2] = (x - x0) * fa;
+      out[3] = (x - x0) * fb;
+    };
+    if (x1 - x0 <= kDirectWidth) {
+      direct(x0, x1, 4, marginal, sums);
+    } else {
+      double r0 = x0;
+      size_t g = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), x0) - N_.begin());
+      while (r0 < x1) {
+        const double r1 = g < G_ ? std::min(N_[g], x1) : x1;
+        ++g;
+        if (r1 <= r0) continue;
+        double part[4] = {0, 0, 0, 0};
+        if (r1 - r0 >= kRunQuad && std::min({scale(r0), scale(std::floor((r0 + r1) / 2)), scale(r1)}) >= kScaleQuad) {
+          euler_maclaurin(r0, r1, 4, marginal, part);
+        } else {
+          direct(r0, r1, 4, marginal, part);
+        }
+        for (int i = 0; i < 4; ++i) sums[i] += part[i];
+        r0 = r1;
+      }
+    }
+    const double s0a = sums[0], s1a = sums[2];
+    if (!even) {
+      return {x0 + s0a, std::max(0.0, 2 * s1a + s0a - s0a * s0a)};
+    }
+    const double s0b = sums[1], s1b = sums[3];
+    // J = sum_{x<y} P(C_x = k, C_y = k).
+    auto joint = [&](double x, double* out) {
+      CompensatedSum acc;
+      for (double d = 1;; ++d) {
+        if (x + d >= x1) break;
+        eval(x, d);
+        const double bound = zero_ ? 0 : std::exp(logpre_) * psi0_;
+        const double h = zero_ ? 0 : std::exp(logpre_) * pmf(k);
+        acc.add(h);
+        if (bound <= 1e-20 * std::max(acc.value(), 1e-280)) break;
+      }
+      out[0] = acc.value();
+    };
+    double jsum = 0;
+    if (x1 - x0 <= kJointDirect) direct(x0, x1, 1, joint, &jsum);
+    else euler_maclaurin(x0, x1, 1, joint, &jsum);
+    const double ea2 = 2 * s1a + s0a, eb2 = 2 * s1b + s0b;
+    const double eab = (s1a + s0a) + s1b - jsum;
+    const double t = s0a + s0b;
+    return {x0 + t / 2, std::max(0.0, (ea2 + eb2 + 2 * eab - t * t) / 4)};
+  }
+
+ private:
+  // ---- one evaluation: the generating function of the free tasks at (x, y = x + d) --------------------------------
+  // P[j] = sum_{g >= g0} m_g (v/N_g)^(j+1), j < smax.
+  void power_sums(double v, size_t g0, double* P, int smax) const {
+    for (int j = 0; j < smax; ++j) P[j] = 0;
+    if (g0 >= G_) return;
+    const size_t b = g0 / kBlock;
+    const size_t end = std::min(G_, (b + 1) * kBlock);
+    for (size_t g = g0; g < end; ++g) {
+      const double q = v / N_[g];
+      double t = m_[g];
+      for (int j = 0; j < smax; ++j) {
+        t *= q;
+        P[j] += t;
+      }
+    }
+    if (end < G_) {
+      const double q = v / N_[end];
+      const double* s = &suffix_[(b + 1) * kMaxS];
+      double t = 1;
+      for (int j = 0; j < smax; ++j) {
+        t *= q;
+        P[j] += t * s[j];
+      }
+    }
+  }
+
+  void eval(double x, double d) {
+    const double y = x + d;
+    const size_t gx = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), x) - N_.begin());
+    const size_t gy = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), y) - N_.begin());
+    const double sat = cum_m_[gx], mid = cum_m_[gy] - cum_m_[gx], nu = n_ - cum_m_[gy];
+    shift_ = sat + mid;
+    zero_ = false;
+    logpre_ = 0;
+    if (mid > 0) {
+      if (x <= 0) zero_ = true;
+      else logpre_ = mid * std::log(x) - (cum_log_[gy] - cum_log_[gx]);
+    }
+    // Moments of the free count D (normalised p' = x / (N - d)), log psi(0), rate sum 1/N.
+    double P[kMaxS];
+    const double ax = y > 0 ? x / y : 0, dy = y > 0 ? d / y : 0;
+    // Terms the moment series need (dy^s below 1e-19), 2 for the marginal.
+    int smom = 2;
+    if (d > 0 && dy <= 0.3) smom = std::min(kMaxS, std::max(2, static_cast<int>(std::ceil(-43.8 / std::log(dy))) + 1));
+    power_sums(y, gy, P, smom);
+    double mu = 0, var = 0, logpsi0 = 0;
+    const bool series_moments = d == 0 || dy <= 0.3;
+    if (d == 0) {
+      mu = P[0];
+      var = P[0] - P[1];
+    } else if (series_moments) {
+      double m1 = 0, m2 = 0, l0 = 0, r = 1;
+      for (int j = 0; j < smom; ++j) {  // r = dy^j
+        m1 += r * P[j];
+        if (j >= 1) m2 += j * (r / dy) * P[j];
+        l0 -= r * dy * P[j] / (j + 1);
+        r *= dy;
+      }
+      mu = ax * m1;
+      var = mu - ax * ax * m2;
+      logpsi0 = l0;
+    } else {
+      for (size_t g = gy; g < G_; ++g) {
+        const double p = x / (N_[g] - d);
+        mu += m_[g] * p;
+        var += m_[g] * p * (1 - p);
+        logpsi0 += m_[g] * std::log1p(-d / N_[g]);
+      }
+    }
+    var = std::max(0.0, var);
+    psi0_ = d == 0 ? 1 : std::exp(logpsi0);
+    rate_ = y > 0 ? P[0] / y : total_rate_;
+    sd_ = std::sqrt(var);
+    // Window [L, L+M) of D, M odd.
+    const double t = kBernstein / 3 + std::sqrt(kBernstein * kBernstein / 9 + 2 * kBernstein * var);
+    const double L = std::max(0.0, std::floor(mu - t));
+    const double U = std::min(nu, std::ceil(mu + t));
+    double M = std::max(1.0, U - L + 1);
+    if (std::fmod(M, 2.0) == 0) M += 1;
+    L_ = L;
+    M_ = M;
+    // Kept frequencies t = 1..T: var * 2 sin^2(pi t / M) <= 46 + log M.
+    const double c = (kTailLog + std::log(M)) / (2 * var);
+    double T = (M - 1) / 2;
+    if (c < 1) T = std::min(T, std::floor(M / kPi * std::asin(std::sqrt(c))));
+    T_ = static_cast<size_t>(T);
+    if (re_.size() < T_ + 1) {
+      re_.resize(T_ + 1);
+      im_.resize(T_ + 1);
+    }
+    if (T_ == 0) return;
+    const double wT = 2 * std::sin(kPi * T / M);
+    const double rho = ax * wT + dy;
+    // Series over the groups from gs on (all free groups when it converges fast enough for them, else those with
+    // N > 2y, whose |u| y/N is at most half as large; the groups in between are taken one by one).
+    int S = series_terms(rho, nu);
+    size_t gs = gy;
+    if (S == 0) {
+      gs = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), 2 * y) - N_.begin());
+      if (gs < G_) S = series_terms((ax * wT + dy) * y / N_[gs], n_ - cum_m_[gs]);
+      if (S == 0) gs = G_;
+    }
+    if (S > 0) power_sums(y, gs, P, S);
+    else P[0] = 0;
+    const double P1 = P[0];
+    for (size_t ti = 1; ti <= T_; ++ti) {
+      const double w = 2 * kPi * static_cast<double>(ti) / M;
+      const double sh = std::sin(w / 2);
+      const double wre = -2 * sh * sh, wim = std::sin(w);
+      double lre = 0, lim = 0;
+      for (size_t g = gy; g < gs; ++g) {
+        const double vre = (x * wre - d) / N_[g], vim = x * wim / N_[g];
+        lre += 0.5 * m_[g] * std::log1p(2 * vre + vre * vre + vim * vim);
+        lim += m_[g] * std::atan2(vim, 1 + vre);
+      }
+      if (S > 0) {
+        // s = 1 with the phase -wL folded in without cancellation.
+        lre += (ax * wre - dy) * P1;
+        lim += (ax * P1 - L) * wim + L * sin_minus(w);
+        const double ure = ax * wre - dy, uim = ax * wim;
+        double pre = ure, pim = uim;
+        for (int s = 2; s <= S; ++s) {
+          const double nre = pre * ure - pim * uim;
+          pim = pre * uim + pim * ure;
+          pre = nre;
+          const double f = (s % 2 == 0 ? -1.0 : 1.0) * P[s - 1] / s;
+          lre += f * pre;
+          lim += f * pim;
+        }
+      } else {
+        lim -= w * L;
+      }
+      const double mag = std::exp(lre);
+      re_[ti] = mag * std::cos(lim);
+      im_[ti] = mag * std::sin(lim);
+    }
+  }
+
+  static int series_terms(double rho, double nu) {
+    if (rho > 0.5) return 0;
+    int S = rho > 0 ? static_cast<int>(std::ceil(std::log(1e-18 * (1 - rho) / std::max(nu, 1.0)) / std::log(rho))) : 1;
+    S = std::max(S, 1);
+    return S > kMaxS ? 0 : S;
+  }
+
+  // sum_{c' = 0}^{J} e^{-i w_t c'} summed against psi_t: 2 Re sum_t psi_t G_t.
+  double geometric(double J) const {
+    double acc = 0;
+    for (size_t ti = 1; ti <= T_; ++ti) {
+      const double tt = static_cast<double>(ti);
+      const double w = 2 * kPi * tt / M_;
+      const double th = 2 * kPi * std::fmod(tt * (J + 1), M_) / M_;
+      const double sh = std::sin(th / 2), sw = std::sin(w / 2);
+      const double nre = 2 * sh * sh, nim = std::sin(th);  // 1 - e^{-i th}
+      const double dre = 2 * sw * sw, dim = std::sin(w);   // 1 - e^{-i w}
+      const double den = dre * dre + dim * dim;
+      const double gre = (nre * dre + nim * dim) / den, gim = (nim * dre - nre * dim) / den;
+      acc += re_[ti] * gre - im_[ti] * gim;
+    }
+    return 2 * acc;
+  }
+
+  // P(C <= j) and P(C > j) of the current evaluation (scaled by psi(0) for the joint).
+  double lower(double j) const {
+    const double jj = j - shift_;
+    if (jj < L_) return 0;
+    if (jj >= L_ + M_ - 1) return psi0_;
+    const double J = jj - L_;
+    return std::min(psi0_, std::max(0.0, (psi0_ * (J + 1) + geometric(J)) / M_));
+  }
+  double upper(double j) const {
+    const double jj = j - shift_;
+    if (jj < L_) return psi0_;
+    if (jj >= L_ + M_ - 1) return 0;
+    const double J = jj - L_;
+    return std::min(psi0_, std::max(0.0, (psi0_ * (M_ - 1 - J) - geometric(J)) / M_));
+  }
+  double pmf(double c) const {
+    const double cc = c - shift_;
+    if (cc < L_ || cc >= L_ + M_) return 0;
+    const double C = cc - L_;
+    double acc = 0;
+    for (size_t ti = 1; ti <= T_; ++ti) {
+      const double th = 2 * kPi * std::fmod(static_cast<double>(ti) * C, M_) / M_;
+      acc += re_[ti] * std::cos(th) + im_[ti] * std::sin(th);
+    }
+    return std::max(0.0, (psi0_ + 2 * acc) / M_);
+  }
+
+  double scale(double x) {
+    eval(x, 0);
+    return std::max(1.0, sd_) / (2 * rate_);
+  }
+
+  // ---- sums over integers -------------------------------------------------------------------------------------------
+  template <typename F>
+  void direct(double a, double b, int K, F& f, double* out) {
+    std::vector<CompensatedSum> acc(K);
+    double v[4];
+    for (double x = a; x < b; ++x) {
+      f(x, v);
+      for (int i = 0; i < K; ++i) acc[i].add(v[i]);
+    }
+    for (int i = 0; i < K; ++i) out[i] = acc[i].value();
+  }
+
+  // sum_{x=a}^{b-1} f(x) = int_a^b f + (f(a) - f(b))/2 + (f'(b) - f'(a))/12 (b - a >= 3).
+  template <typename F>
+  void euler_maclaurin(double a, double b, int K, F& f, double* out) {
+    const GaussRule& gr = gauss_rule();
+    std::vector<CompensatedSum> acc(K);
+    double v[4];
+    double t = a;
+    while (t < b) {
+      const double w = std::min(b - t, std::max(16.0, scale(t)));
+      const double c = t + w / 2, h = w / 2;
+      for (int i = 0; i < kGauss; ++i) {
+        f(c + h * gr.x[i], v);
+        for (int j = 0; j < K; ++j) acc[j].add(h * gr.w[i] * v[j]);
+      }
+      t += w;
+    }
+    double fa[4], fa1[4], fa2[4], fb[4], fb1[4], fb2[4];
+    f(a, fa);
+    f(a + 1, fa1);
+    f(a + 2, fa2);
+    f(b, fb);
+    f(b - 1, fb1);
+    f(b - 2, fb2);
+    for (int j = 0; j < K; ++j) {
+      acc[j].add((fa[j] - fb[j]) / 2);
+      const double da = (-3 * fa[j] + 4 * fa1[j] - fa2[j]) / 2, db = (3 * fb[j] - 4 * fb1[j] + fb2[j]) / 2;
+      acc[j].add((db - da) / 12);
+      out[j] = acc[j].value();
+    }
+  }
+
+  double n_;
+  size_t G_ = 0;
+  std::vector<double> N_, m_, cum_m_, cum_log_, suffix_;
+  double total_rate_ = 0;
+  // current evaluation
+  double shift_ = 0, logpre_ = 0, psi0_ = 1, L_ = 0, M_ = 1, rate_ = 0, sd_ = 0;
+  bool zero_ = false;
+  size_t T_ = 0;
+  std::vector<double> re_, im_;
+};
+
+}  // namespace
+
+MedianMomentsResult median_moments(const double* num_candidates, size_t count) {
+  MedianModel model(num_candidates, count);
+  return model.run();
+}
+
+}  // namespace kgrank

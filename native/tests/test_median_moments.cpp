@@ -1,0 +1,171 @@
+// Unit tests of native/core/median_moments: E and Var of the median rank against brute-force enumeration (tiny n),
+// an independent full-distribution DP (n in the thousands), closed forms (n = 1, 2, 3 with equal N) and cost bounds
+// (huge N must take milliseconds).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "check.h"
+#include "median_moments.h"
+
+namespace {
+
+double rel(double a, double b) { return b == 0 ? std::fabs(a) : std::fabs(a - b) / std::fabs(b); }
+
+// Every rank vector, long double sums of 2*median.
+void brute(const std::vector<double>& N, long double& e, long double& v) {
+  const size_t n = N.size();
+  std::vector<double> r(n, 1), s(n);
+  long double total = 0, s1 = 0, s2 = 0;
+  for (;;) {
+    s = r;
+    std::sort(s.begin(), s.end());
+    const long double twice = n % 2 ? 2.0L * s[(n - 1) / 2] : (long double)s[n / 2 - 1] + s[n / 2];
+    total += 1;
+    s1 += twice;
+    s2 += twice * twice;
+    size_t i = 0;
+    while (i < n && r[i] == N[i]) r[i++] = 1;
+    if (i == n) break;
+    r[i] += 1;
+  }
+  e = s1 / (2 * total);
+  v = (s2 / total - (s1 / total) * (s1 / total)) / 4;
+}
+
+// Independent reference: Poisson-binomial DP of C_x over all tasks for every x (and every pair x < y for even n),
+// long double, then the moment identities with raw sums.
+void dp_reference(const std::vector<double>& N, long double& e, long double& v) {
+  const size_t n = N.size();
+  const size_t k = n % 2 ? (n + 1) / 2 : n / 2;
+  const double maxN = *std::max_element(N.begin(), N.end());
+  auto pb = [&](double x, double y, std::vector<long double>& q) {
+    // coefficients of prod_i (p_i(x) z + 1 - p_i(y)), degree n
+    q.assign(n + 1, 0);
+    q[0] = 1;
+    for (size_t i = 0; i < n; ++i) {
+      const long double a = std::min(x, N[i]) / N[i], b = 1 - std::min(y, N[i]) / N[i];
+      for (size_t c = i + 1; c >= 1; --c) q[c] = q[c] * b + q[c - 1] * a;
+      q[0] *= b;
+    }
+  };
+  std::vector<long double> q;
+  std::vector<long double> FA(maxN), FB(maxN);
+  for (double x = 0; x < maxN; ++x) {
+    pb(x, x, q);
+    long double le = 0;
+    for (size_t c = 0; c + 1 <= k; ++c) le += q[c];  // C <= k-1
+    FA[(size_t)x] = le;
+    FB[(size_t)x] = le + q[k];
+  }
+  long double ea = 0, ea2 = 0, eb = 0, eb2 = 0;
+  for (size_t x = 0; x < (size_t)maxN; ++x) {
+    ea += FA[x];
+    ea2 += (2.0L * x + 1) * FA[x];
+    eb += FB[x];
+    eb2 += (2.0L * x + 1) * FB[x];
+  }
+  if (n % 2) {
+    e = ea;
+    v = ea2 - ea * ea;
+    return;
+  }
+  long double eab = 0;
+  for (size_t x = 0; x < (size_t)maxN; ++x) eab += (x + 1.0L) * FA[x] + (long double)x * FB[x];
+  for (double x = 0; x < maxN; ++x)
+    for (double y = x + 1; y < maxN; ++y) {
+      pb(x, y, q);
+      eab -= q[k];
+    }
+  e = (ea + eb) / 2;
+  v = (ea2 + eb2 + 2 * eab - (ea + eb) * (ea + eb)) / 4;
+}
+
+void tiny_brute() {
+  const std::vector<std::vector<double>> cases = {
+      {1}, {2}, {7}, {3, 5}, {2, 2}, {1, 1}, {1, 2, 3}, {4, 4, 4}, {2, 3, 5, 7}, {6, 1, 3, 2}, {3, 3, 3, 3, 3},
+      {2, 5, 3, 4, 2, 6}, {1, 9, 1, 9}, {8, 8, 1, 2, 3}, {5, 4, 3, 2, 1, 6, 2}, {1, 1, 1, 5}, {9, 9, 9, 9, 9, 9}};
+  for (const auto& N : cases) {
+    long double e, v;
+    brute(N, e, v);
+    const auto m = kgrank::median_moments(N.data(), N.size());
+    const bool ok = rel(m.expectation, (double)e) <= 1e-12 && (v == 0 ? std::fabs(m.variance) <= 1e-13
+                                                                        : rel(m.variance, (double)v) <= 1e-12);
+    if (!ok) std::fprintf(stderr, "n=%zu E %.17g vs %.17Lg  V %.17g vs %.17Lg\n", N.size(), m.expectation, e,
+                          m.variance, v);
+    CHECK(ok);
+  }
+}
+
+void dp_cases() {
+  unsigned s = 12345;
+  auto rnd = [&]() { return (s = s * 1103515245u + 12345u) >> 8; };
+  struct Case { size_t n; double maxN; };
+  for (const Case c : {Case{101, 40}, Case{1000, 30}, Case{1001, 60}, Case{400, 200}, Case{5001, 20}}) {
+    std::vector<double> N(c.n);
+    for (auto& x : N) x = 1 + rnd() % (unsigned)c.maxN;
+    long double e, v;
+    dp_reference(N, e, v);
+    const auto m = kgrank::median_moments(N.data(), N.size());
+    const double re = rel(m.expectation, (double)e), rv = rel(m.variance, (double)v);
+    std::printf("n=%zu maxN=%g: E %.17g vs %.17Lg, Var %.17g vs %.17Lg (rel %.2e %.2e)\n", c.n, c.maxN, m.expectation, e, m.variance, v, re, rv);
+    CHECK(re <= 1e-12);
+    CHECK(rv <= 1e-10);
+  }
+}
+
+void closed_forms() {
+  // n = 1: E = (N+1)/2, Var = (N^2-1)/12.
+  for (double N : {1.0, 2.0, 10.0, 1e8, 2147483647.0}) {
+    const auto m = kgrank::median_moments(&N, 1);
+    CHECK(rel(m.expectation, (N + 1) / 2) <= 1e-12);
+    if (N > 1) CHECK(rel(m.variance, (N * N - 1) / 12) <= 1e-9);
+  }
+  // n = 2: the mean of the two.
+  const double two[2] = {10000, 10000};
+  const auto m2 = kgrank::median_moments(two, 2);
+  CHECK(rel(m2.expectation, 5000.5) <= 1e-15);
+  CHECK(rel(m2.variance, (1e8 - 1) / 24) <= 1e-15);
+  // n = 3, all N: the median of three uniforms on 1..N: P(M > x) = (1-u)^3 + 3u(1-u)^2, u = x/N (exact sums).
+  for (double N : {5.0, 1000.0, 1e8, 2147483647.0}) {
+    const double three[3] = {N, N, N};
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto m = kgrank::median_moments(three, 3);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    // sum_{x=0}^{N-1} f(x/N) for a cubic: E[M] = sum P(M > x); closed form via power sums of x.
+    const long double n = N;
+    auto S = [&](int p) -> long double {  // sum_{x=0}^{N-1} x^p
+      const long double m1 = n - 1;
+      if (p == 0) return n;
+      if (p == 1) return m1 * n / 2;
+      if (p == 2) return m1 * n * (2 * m1 + 1) / 6;
+      if (p == 3) return (m1 * n / 2) * (m1 * n / 2);
+      return m1 * n * (2 * m1 + 1) * (3 * m1 * m1 + 3 * m1 - 1) / 30;  // p = 4
+    };
+    // P(M > x) = 1 - 3u^2 + 2u^3
+    const long double e = S(0) - 3 * S(2) / (n * n) + 2 * S(3) / (n * n * n);
+    const long double e2 = 2 * (S(1) - 3 * S(3) / (n * n) + 2 * S(4) / (n * n * n)) + e;
+    const long double v = e2 - e * e;
+    std::printf("n=3 N=%g: E rel err %.2e Var rel err %.2e (%.2f ms)\n", N, rel(m.expectation, (double)e),
+                rel(m.variance, (double)v), ms);
+    CHECK(rel(m.expectation, (double)e) <= 1e-12);
+    CHECK(rel(m.variance, (double)v) <= 1e-9);
+    CHECK(ms < 200);
+  }
+}
+
+}  // namespace
+
+int main() {
+  tiny_brute();
+  closed_forms();
+  dp_cases();
+  if (kgrank_test::failures()) {
+    std::fprintf(stderr, "%d failure(s)\n", kgrank_test::failures());
+    return 1;
+  }
+  std::printf("median_moments: ok\n");
+  return 0;
+}
