@@ -10,7 +10,7 @@ export interface NativeMetricsAddon {
   histogramMoments(metric: number, values: Float64Array, w1: Float64Array, w2: Float64Array, totalWeight: number,
     count: number, k: number, threads: number): Float64Array;
   closedMoments(metric: number, numCandidates: Float64Array, weights: Float64Array | undefined, k: number): Float64Array;
-  medianMoments(numCandidates: Float64Array): Float64Array;
+  medianMoments(numCandidates: Float64Array, wantVariance?: boolean): Float64Array;
   sampleStatistic(numCandidates: Float64Array, weights: Float64Array | undefined, numSamples: number, seed: number,
     statistic: number, k: number, simd: number, threads: number): Float64Array;
   generateRanks(numCandidates: Float64Array, seed: number, sample: number, simd: number, threads: number): Float64Array;
@@ -29,7 +29,7 @@ export function nativeMetricKernels(addon: NativeMetricsAddon, level: number, th
       addon.histogramMoments(metric, h.values, h.w1, h.w2, h.totalWeight, count, k, t ?? threads),
     closedMoments: (metric: ClosedMetricCode, numCandidates, weights, k) =>
       addon.closedMoments(metric, numCandidates, weights ?? undefined, k),
-    medianMoments: (numCandidates) => addon.medianMoments(numCandidates),
+    medianMoments: (numCandidates, wantVariance) => addon.medianMoments(numCandidates, wantVariance),
     sampleStatistic: (numCandidates, weights, numSamples, seed, statistic: StatisticCode, k, t) =>
       addon.sampleStatistic(numCandidates, weights ?? undefined, numSamples, seed, statistic, k, level, t ?? threads),
     generateRanks: (numCandidates, seed, sample) => addon.generateRanks(numCandidates, seed, sample, level, threads),

@@ -217,6 +217,29 @@ describe("median E and Var: native and fallback agree within 1e-12 relative", ()
   }
 });
 
+describe("median E alone (the evaluator's random-E column) skips the even-n joint sum", () => {
+  const ks = allKernels();
+  const rnd = lcg(23);
+  for (const [name, N] of [
+    ["even n = 1,000, N up to 40,000 (WN18RR-like, where the joint sum is slow)", Float64Array.from({ length: 1000 }, () => 1 + Math.floor(rnd() * 40000))],
+    ["even n = 400, N up to 300", Float64Array.from({ length: 400 }, () => 1 + Math.floor(rnd() * 300))],
+    ["odd n = 401, N up to 300", Float64Array.from({ length: 401 }, () => 1 + Math.floor(rnd() * 300))],
+  ] as const) {
+    it(`${name}: E equals the full computation's E bit for bit on every backend; Var NaN only for even n`, () => {
+      for (const k of ks) {
+        const eOnly = k.medianMoments(N, false);
+        const small = N.length <= 400;
+        if (small) expect(eOnly[0], k.backend).toBe(k.medianMoments(N, true)[0]);
+        expect(Number.isNaN(eOnly[1]!), k.backend).toBe(N.length % 2 === 0);
+        expect(relErr(eOnly[0]!, ks[ks.length - 1]!.medianMoments(N, false)[0]!), k.backend).toBeLessThanOrEqual(1e-12);
+      }
+      // Through the catalogue: expectedValue asks for E only; variance() for both.
+      const m = getMetric("median_rank");
+      expect(m.expectedValue(N)).toBe(kernels().medianMoments(N, false)[0]);
+    });
+  }
+});
+
 describe("median E and Var through the metric catalogue", () => {
   it("median_rank has closed E and Var; weighted median and inverse median rank throw NoClosedFormError", () => {
     const m = getMetric("median_rank");

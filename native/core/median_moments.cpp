@@ -46,6 +46,8 @@
 // Time at n = 1.2 M, N_i uniform on 1..2.5 M: ~0.35 s CPU odd n, ~0.55 s even n (native, sort included).
 #include "median_moments.h"
 
+#include <limits>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -160,7 +162,7 @@ class MedianModel {
     im_.resize(1);
   }
 
-  MedianMomentsResult run() {
+  MedianMomentsResult run(bool want_variance) {
     const double n = n_;
     if (n == 2) {
       // The median of two ranks is their mean: E = (E r1 + E r2)/2, Var = (Var r1 + Var r2)/4.
@@ -221,6 +223,7 @@ class MedianModel {
       return {x0 + s0a, std::max(0.0, 2 * s1a + s0a - s0a * s0a)};
     }
     const double s0b = sums[1], s1b = sums[3];
+    if (!want_variance) return {x0 + (s0a + s0b) / 2, std::numeric_limits<double>::quiet_NaN()};
     // J = sum_{x<y} P(C_x = k, C_y = k).
     auto joint = [&](double x, double* out) {
       CompensatedSum acc;
@@ -494,9 +497,9 @@ class MedianModel {
 
 }  // namespace
 
-MedianMomentsResult median_moments(const double* num_candidates, size_t count) {
+MedianMomentsResult median_moments(const double* num_candidates, size_t count, bool want_variance) {
   MedianModel model(num_candidates, count);
-  return model.run();
+  return model.run(want_variance);
 }
 
 }  // namespace kgrank

@@ -13,6 +13,8 @@ struct MedianMomentsResult {
 };
 
 // num_candidates: count >= 1 validated integers >= 1 (any order). Deterministic and single-threaded.
-MedianMomentsResult median_moments(const double* num_candidates, size_t count);
+// want_variance false skips the joint law of the two middle order statistics (even n), the costly part: the
+// variance is then NaN (for odd n it costs nothing more and is computed anyway).
+MedianMomentsResult median_moments(const double* num_candidates, size_t count, bool want_variance = true);
 
 }  // namespace kgrank

@@ -15,8 +15,8 @@ const tsMetricKernels: MetricKernels = {
   aggregateRanks: (ranks, weights, ks, flags) => aggregateRanks(ranks, weights, ks, flags),
   medianRanks: (values, weights, mad) => (mad ? medianAbsoluteDeviation(values, weights) : median(values, weights)),
   closedMoments,
-  medianMoments: (numCandidates) => {
-    const m = medianMoments(numCandidates);
+  medianMoments: (numCandidates, wantVariance) => {
+    const m = medianMoments(numCandidates, wantVariance);
     return Float64Array.of(m.expectation, m.variance);
   },
   candidateHistogram: (numCandidates, weights) => toTyped(candidateHistogram(numCandidates, weights)),

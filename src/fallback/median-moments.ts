@@ -152,7 +152,7 @@ class MedianModel {
     this.totalRate = inv.value();
   }
 
-  run(): [number, number] {
+  run(wantVariance = true): [number, number] {
     const n = this.n;
     if (n === 2) {
       const a = this.N[0]!;
@@ -220,6 +220,7 @@ class MedianModel {
     if (!even) return [x0 + s0a, Math.max(0, 2 * s1a + s0a - s0a * s0a)];
     const s0b = sums[1]!;
     const s1b = sums[3]!;
+    if (!wantVariance) return [x0 + (s0a + s0b) / 2, NaN];
     const joint: Fn = (x, out) => {
       const acc = new CompensatedSum();
       for (let d = 1; ; d++) {
@@ -485,7 +486,7 @@ class MedianModel {
 }
 
 /** E and Var of the conventional median rank for validated candidate counts (integers >= 1). */
-export function medianMoments(numCandidates: Float64Array): { expectation: number; variance: number } {
-  const [expectation, variance] = new MedianModel(numCandidates).run();
+export function medianMoments(numCandidates: Float64Array, wantVariance = true): { expectation: number; variance: number } {
+  const [expectation, variance] = new MedianModel(numCandidates).run(wantVariance);
   return { expectation, variance };
 }

@@ -106,7 +106,7 @@ export class BaseRankMetric implements RankMetric {
           "the weighted median has no closed-form expectation or variance (only the unweighted median has); use estimate({ numCandidates, weights, numSamples }) for a Monte-Carlo value",
         );
       }
-      const m = c.medianMoments();
+      const m = c.medianMoments(needVariance);
       return [m.expectation, m.variance];
     }
     if (spec.closed === undefined || (needVariance && !this.closedVariance)) {

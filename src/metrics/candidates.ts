@@ -26,11 +26,19 @@ export class CandidateSet {
   }
 
   #median: MedianMoments | null = null;
+  #medianExpectation: MedianMoments | null = null;
 
-  /** E and Var of the (unweighted, conventional) median rank, computed once (src/metrics/median.ts). */
-  medianMoments(): MedianMoments {
-    this.#median ??= medianMoments(this.numCandidates);
-    return this.#median;
+  /**
+   * E and Var of the (unweighted, conventional) median rank, computed once (src/metrics/median.ts). Without
+   * `wantVariance` only E is needed: for even n that skips the joint sum, the costly part (Var may then be NaN).
+   */
+  medianMoments(wantVariance = true): MedianMoments {
+    if (wantVariance || this.#median) {
+      this.#median ??= medianMoments(this.numCandidates, true);
+      return this.#median;
+    }
+    this.#medianExpectation ??= medianMoments(this.numCandidates, false);
+    return this.#medianExpectation;
   }
 
   /** [E, Var] of a closed form, computed once per (metric, k). */

@@ -16,10 +16,10 @@ export interface MedianMoments {
 }
 
 /** E and Var of the (conventional, unweighted) median rank for validated candidate counts (integers >= 1). */
-export function medianMoments(numCandidates: Float64Array): MedianMoments {
+export function medianMoments(numCandidates: Float64Array, wantVariance = true): MedianMoments {
   if (numCandidates.length === 0) {
     throw new KgrankInputError("numCandidates", "is empty: a metric needs at least one ranking task");
   }
-  const m = kernels().medianMoments(numCandidates);
+  const m = kernels().medianMoments(numCandidates, wantVariance);
   return { expectation: m[0]!, variance: m[1]! };
 }
