@@ -12,9 +12,11 @@ namespace isa {
 
 namespace {
 // Software prefetch distance for the counting loops. Measured on an AMD EPYC (2 vCPUs, 512 MiB float32):
-// single-thread counting went from 35 to 30 ms (the plain read probe: 28 ms). The probe itself gets slower with
-// the same prefetch (28 -> 37 ms), so it stays a plain read.
-constexpr size_t kPrefetchBytes = 1024;
+// single-thread counting went from 35 to 30 ms (the plain read probe: 28 ms) with 1 KiB. The probe itself gets
+// slower with the same prefetch (28 -> 37 ms), so it stays a plain read. 3 KiB (as the AVX-512 kernel): FB15k-237
+// filtered, both sides, at KGRANK_SIMD=avx2 on an AMD EPYC with AVX-512 (2 vCPUs, quiet), 7 alternating runs per
+// distance: 1.27-1.46x the probe at 1 KiB, 1.11-1.28x at 3 KiB (6 of 7 pairs faster).
+constexpr size_t kPrefetchBytes = 3072;
 
 inline uint64_t hsum_epi32(__m256i v) {
   // Lanes hold counts below 2^31; widen to 64 bits before adding.

@@ -1,0 +1,66 @@
+// FB15k-237 filtered, both sides, at every SIMD level this CPU has: each level in its own process (the level is
+// fixed at load by KGRANK_SIMD), the bandwidth probe over the same bytes measured in that process, medians of 9.
+//   node bench/fb15k-levels.mjs [--datasets DIR]
+import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { root } from "./lib.mjs";
+
+const require = createRequire(import.meta.url);
+const args = process.argv.slice(2);
+const dsArg = args.indexOf("--datasets");
+const datasetsDir = dsArg >= 0 ? resolve(args[dsArg + 1]) : resolve(root, "..", "shared", "datasets");
+const { RankEvaluator, loadDataset, backendInfo } = require(join(root, "dist", "cjs", "index.js"));
+const backend = require(join(root, "dist", "cjs", "backend.js"));
+const addon = backend.nativeAddon();
+if (!addon) throw new Error("fb15k-levels: the native addon is not built (npm run build:native)");
+const info = addon.info();
+
+if (args.includes("--child")) {
+  const best = info.simdLevels[info.simdLevels.length - 1].level;
+  const d = loadDataset("fb15k-237", { datasetDir: datasetsDir });
+  const N = d.numEntities;
+  const test = d.splits.test;
+  const rows = test.length / 3;
+  const batch = 512;
+  const fill = (a, seed) => {
+    let x = seed >>> 0 || 1;
+    for (let i = 0; i < a.length; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; a[i] = (x >>> 0) / 4294967296; }
+    return a;
+  };
+  const pool = Array.from({ length: 8 }, (_, i) => fill(new Float32Array(batch * N), 100 + i));
+  const batches = [];
+  for (const side of ["head", "tail"]) {
+    for (let s = 0, b = 0; s < rows; s += batch, b++) {
+      const e = Math.min(rows, s + batch);
+      batches.push({ side, triples: test.subarray(3 * s, 3 * e), scores: pool[b % 8].subarray(0, (e - s) * N) });
+    }
+  }
+  const filterTriples = [d.splits.train, d.splits.valid, d.splits.test];
+  const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+  const probe = [];
+  const filtered = [];
+  for (let rep = 0; rep < 9; rep++) {
+    let t0 = performance.now();
+    for (const b of batches) addon.bandwidthRead(b.scores, best, info.hardwareThreads);
+    probe.push(performance.now() - t0);
+    const ev = new RankEvaluator({ numEntities: N, filterTriples });
+    t0 = performance.now();
+    for (const b of batches) ev.addSync(b);
+    filtered.push(performance.now() - t0);
+  }
+  process.stdout.write(JSON.stringify({ simd: backendInfo().simd, probeMs: med(probe), filteredMs: med(filtered) }));
+  process.exit(0);
+}
+
+console.log("FB15k-237 test, both sides, filtered, per SIMD level (each vs the probe in the same process):");
+for (const level of info.simdLevels.map((l) => l.name)) {
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--child", ...args], {
+    env: { ...process.env, KGRANK_SIMD: level }, encoding: "utf8",
+  });
+  if (r.status !== 0) { console.log(`${level}: failed: ${r.stderr.trim().split("\n")[0]}`); continue; }
+  const j = JSON.parse(r.stdout);
+  console.log(`${j.simd.padEnd(7)} ${j.filteredMs.toFixed(1).padStart(7)} ms  probe ${j.probeMs.toFixed(1).padStart(6)} ms  ${(j.filteredMs / j.probeMs).toFixed(2)}x`);
+}
