@@ -144,3 +144,19 @@ export function tripleArray(name: string, value: unknown, numEntities: number, n
   }
   return out;
 }
+
+/** A seed of the counter-based random streams: an integer from 0 to 2^32-1. */
+export function seedArg(name: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 0xffffffff) {
+    throw new KgrankInputError(name, `must be an integer from 0 to 2^32-1, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A two-sided confidence level in (0, 1). */
+export function confidenceLevelArg(name: string, value: unknown): number {
+  if (typeof value !== "number" || !(value > 0 && value < 1)) {
+    throw new KgrankInputError(name, `must be a number in (0, 1) such as 0.95, got ${describe(value)}`);
+  }
+  return value;
+}

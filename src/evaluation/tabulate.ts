@@ -4,10 +4,10 @@
  * breakdowns (per relation, relation category, degree bucket), which tabulate subsets of the same tasks.
  */
 import { KgrankInputError, NoClosedFormError } from "../errors";
-import { streamKey, uniform01Keyed } from "../numeric";
+import { quantile, streamKey, uniform01Keyed } from "../numeric";
 import { type CandidateSet, metricValues, prepareCandidates } from "../metrics/index";
 import type { Interval, RankMetric } from "../metrics/types";
-import { describe, optionKeys, options } from "../validate";
+import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../validate";
 import { RESULT_RANK_TYPES, RESULT_SIDES, type ResultRankType, type ResultSide, type ResultTable } from "./results";
 import type { BootstrapOptions, IntervalTable, SidePart } from "./types";
 
@@ -31,13 +31,7 @@ export function checkBootstrap(value: unknown): Required<BootstrapOptions> | nul
   if (typeof samples !== "number" || !Number.isInteger(samples) || samples < 2 || samples > 1e6) {
     throw new KgrankInputError("bootstrap.samples", `must be an integer from 2 to 1e6, got ${describe(samples)}`);
   }
-  if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
-    throw new KgrankInputError("bootstrap.seed", `must be an integer from 0 to 2^32-1, got ${describe(seed)}`);
-  }
-  if (typeof confidenceLevel !== "number" || !(confidenceLevel > 0 && confidenceLevel < 1)) {
-    throw new KgrankInputError("bootstrap.confidenceLevel", `must be a number in (0, 1) such as 0.95, got ${describe(confidenceLevel)}`);
-  }
-  return { samples, seed, confidenceLevel };
+  return { samples, seed: seedArg("bootstrap.seed", seed), confidenceLevel: confidenceLevelArg("bootstrap.confidenceLevel", confidenceLevel) };
 }
 
 /** The union of both sides' tasks (head first), with weights when either side has them. */
@@ -89,13 +83,6 @@ function valuesOrNaN(
     }
   }
   return out;
-}
-
-function quantile(sorted: Float64Array, q: number): number {
-  const pos = q * (sorted.length - 1);
-  const lo = Math.floor(pos);
-  const hi = Math.min(sorted.length - 1, lo + 1);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
 }
 
 const SIDE_STREAM: Record<ResultSide, number> = { head: 0x68656164, tail: 0x7461696c, both: 0x626f7468 };

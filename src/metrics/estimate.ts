@@ -4,8 +4,8 @@
  * percentile intervals for the mean and the variance. The bootstrap runs here, in TypeScript, for both backends.
  */
 import { KgrankInputError } from "../errors";
-import { CompensatedSum, streamKey, uniform01Keyed } from "../numeric";
-import { describe, optionKeys, options } from "../validate";
+import { CompensatedSum, quantile, streamKey, uniform01Keyed } from "../numeric";
+import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../validate";
 import type { EstimateOptions, Interval } from "./types";
 
 const BOOTSTRAP_STREAM = 0x5bd1e995;
@@ -23,13 +23,6 @@ function meanAndVariance(values: Float64Array, pick?: Uint32Array): [number, num
   return [mean, d.value() / (n - 1)];
 }
 
-function quantile(sorted: Float64Array, q: number): number {
-  const pos = q * (sorted.length - 1);
-  const lo = Math.floor(pos);
-  const hi = Math.min(sorted.length - 1, lo + 1);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
-}
-
 const ESTIMATE_KEYS = optionKeys<EstimateOptions>({
   numCandidates: 1, weights: 1, numSamples: 1, seed: 1, confidenceLevel: 1, numBootstrap: 1,
 });
@@ -39,16 +32,12 @@ export function checkEstimateOptions(value: unknown) {
   if (typeof numSamples !== "number" || !Number.isInteger(numSamples) || numSamples < 2 || numSamples > 0xffffffff) {
     throw new KgrankInputError("numSamples", `must be an integer from 2 to 2^32-1, got ${describe(numSamples)}`);
   }
-  if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
-    throw new KgrankInputError("seed", `must be an integer from 0 to 2^32-1, got ${describe(seed)}`);
-  }
-  if (typeof confidenceLevel !== "number" || !(confidenceLevel > 0 && confidenceLevel < 1)) {
-    throw new KgrankInputError("confidenceLevel", `must be a number in (0, 1) such as 0.95, got ${describe(confidenceLevel)}`);
-  }
+  seedArg("seed", seed);
+  confidenceLevelArg("confidenceLevel", confidenceLevel);
   if (typeof numBootstrap !== "number" || !Number.isInteger(numBootstrap) || numBootstrap < 1 || numBootstrap > 1e6) {
     throw new KgrankInputError("numBootstrap", `must be an integer from 1 to 1e6, got ${describe(numBootstrap)}`);
   }
-  return { numSamples, seed, confidenceLevel, numBootstrap };
+  return { numSamples, seed: seed as number, confidenceLevel: confidenceLevel as number, numBootstrap };
 }
 
 /** Mean and (unbiased) variance of `values` with bootstrap percentile intervals. */
