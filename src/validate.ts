@@ -121,8 +121,7 @@ function int32TriplesInRange(t: Int32Array, numEntities: number, numRelations: n
 
 /** Evaluated or known triples: rows of (head, relation, tail) ids below numEntities / numRelations (null: 2^31). */
 export function tripleArray(name: string, value: unknown, numEntities: number, numRelations: number | null): Int32Array {
-  const isView = isArrayLike(value) && !Array.isArray(value);
-  if (!isView && !Array.isArray(value)) {
+  if (!isArrayLike(value)) {
     throw new KgrankInputError(name, `must be an Int32Array of (head, relation, tail) rows, got ${describe(value)}`);
   }
   const arr = value as ArrayLike<unknown>;

@@ -61,8 +61,7 @@ interface RankJob {
 
 /** An array-like of integers in [0, bound), e.g. true column indices. */
 export function indexArray(name: string, value: unknown, length: number, bound: number): ArrayLike<number> {
-  const isView = isArrayLike(value) && !Array.isArray(value);
-  if (!isView && !Array.isArray(value)) {
+  if (!isArrayLike(value)) {
     throw new KgrankInputError(name, `must be an Int32Array, Uint32Array or array of integers, got ${describe(value)}`);
   }
   if (value instanceof BigInt64Array || value instanceof BigUint64Array) {
@@ -88,8 +87,7 @@ function trueScoreArray(name: string, value: unknown, length: number): ArrayLike
     }
     return value;
   }
-  const isView = isArrayLike(value) && !Array.isArray(value);
-  if ((!isView && !Array.isArray(value)) || value instanceof BigInt64Array || value instanceof BigUint64Array) {
+  if (!isArrayLike(value) || value instanceof BigInt64Array || value instanceof BigUint64Array) {
     throw new KgrankInputError(name, `must be a Float32Array, Float64Array or array of numbers, got ${describe(value)}`);
   }
   const arr = value as ArrayLike<unknown>;
