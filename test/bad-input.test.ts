@@ -14,6 +14,7 @@ import {
   encodeNpy, loadDataset, parseNpy, parseNpz, parseSafetensors, readNpy, splitTsvTriples, writeNpy,
 } from "../src/index";
 import { backendLabel } from "./helpers/backend";
+import { decodeState, encodeState } from "../src/evaluation/state";
 
 const label = backendLabel;
 
@@ -100,6 +101,7 @@ export const CASES: Case[] = [
   { kind: "add after finalize", call: () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); e.finalize(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); }, error: KgrankStateError },
   { kind: "finalize with no tasks", call: () => ev().finalize(), error: KgrankStateError },
   { kind: "merge of corrupted state", call: () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); const s = e.serialize(); s[s.length - 1]! ^= 0xff; RankEvaluator.merge([s]); }, error: KgrankInputError, argument: "states[0]" },
+  { kind: "merge of crafted, re-checksummed state", call: () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); const d = decodeState(e.serialize()); d.sides.tail.realistic[0] = 0; RankEvaluator.merge([encodeState(d.header, d.sides)]); }, error: KgrankInputError, argument: "states[0]" },
   { kind: "merge of random bytes", call: () => RankEvaluator.merge([new Uint8Array(100).fill(7)]), error: KgrankInputError, argument: "states[0]" },
   // ---- metrics -----------------------------------------------------------------------------------------------
   { kind: "unknown metric key", call: () => getMetric("mean_rank_thing"), error: UnknownMetricError },

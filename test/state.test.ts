@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 
+import { createHash } from "node:crypto";
+
 import { RankEvaluator } from "../src/evaluation/evaluator";
+import { decodeState, encodeState, type StateHeader } from "../src/evaluation/state";
+import type { TaskColumns } from "../src/evaluation/task-buffer";
 import { KgrankInputError, KgrankStateError } from "../src/index";
 import { loadBundled } from "./helpers/datasets";
 import { rng } from "./helpers/reference";
@@ -86,5 +90,131 @@ describe(`evaluator state on ${label}`, () => {
     const restored = RankEvaluator.deserialize(single.serialize());
     expect(() => restored.addSync({ triples: test.subarray(0, 3), side: "tail", scores: scores.tail.subarray(0, N) })).toThrow(KgrankStateError);
     expect(() => restored.addRanks({ side: "tail", realistic: [1], numCandidates: [2] })).toThrow(/restored from serialized state/);
+  });
+});
+
+/**
+ * Crafted states: the header and columns of a real state changed, then written with a correct digest (encodeState),
+ * as an attacker or a buggy producer would. Each must be refused with a typed error naming what is wrong.
+ */
+describe(`crafted states on ${label}`, () => {
+  const ev = new RankEvaluator({ numEntities: 20, numRelations: 3, sides: "both", weighting: "micro" });
+  ev.addRanks({ side: "tail", optimistic: [1, 2], pessimistic: [3, 2], realistic: [2, 2], numCandidates: [5, 20], relations: [0, 2] });
+  ev.addRanks({ side: "head", realistic: [1.5], numCandidates: [4] });
+  const good = decodeState(ev.serialize());
+  const craft = (edit: (h: Record<string, unknown>, c: { head: TaskColumns; tail: TaskColumns }) => void): Uint8Array => {
+    const header = structuredClone(good.header) as unknown as Record<string, unknown>;
+    const cols = {
+      head: Object.fromEntries(Object.entries(good.sides.head).map(([k, v]) => [k, v.slice()])) as unknown as TaskColumns,
+      tail: Object.fromEntries(Object.entries(good.sides.tail).map(([k, v]) => [k, v.slice()])) as unknown as TaskColumns,
+    };
+    edit(header, cols);
+    return encodeState(header as unknown as StateHeader, cols);
+  };
+  const cases: [string, Uint8Array, RegExp][] = [
+    ["rank 0", craft((_, c) => void (c.tail.optimistic[0] = 0)), /tail task 0: optimistic rank = 0/],
+    ["rank 1.3", craft((_, c) => void (c.tail.realistic[1] = 1.3)), /tail task 1: realistic rank = 1.3/],
+    ["rank above its candidate count", craft((_, c) => void (c.head.realistic[0] = 4.5)), /head task 0: realistic/],
+    ["candidate count above numEntities", craft((_, c) => void (c.tail.numCandidates[1] = 21)), /numCandidates = 21 is not an integer in \[1, numEntities = 20\]/],
+    ["fractional candidate count", craft((_, c) => void (c.tail.numCandidates[0] = 4.5)), /numCandidates/],
+    ["optimistic > pessimistic", craft((_, c) => { c.tail.optimistic[0] = 3; c.tail.pessimistic[0] = 1; }), /out of order/],
+    ["no rank at all", craft((_, c) => void (c.head.realistic[0] = NaN)), /all missing/],
+    ["bogus side", craft((h) => void (h.sides = ["tail", "sideways"])), /header field sides/],
+    ["duplicate side", craft((h) => void (h.sides = ["tail", "tail"])), /header field sides/],
+    ["tasks on a side not evaluated", craft((h) => void (h.sides = ["tail"])), /has head tasks, but sides is \["tail"\]/],
+    ["relation id out of range", craft((_, c) => void (c.tail.relation[1] = 3)), /relation = 3 is not -1 \(unknown\) or an id in \[0, 3\)/],
+    ["negative anchor", craft((_, c) => void (c.tail.anchor[0] = -7)), /anchor = -7/],
+    ["answer beyond numEntities", craft((_, c) => void (c.tail.truth[0] = 20)), /truth = 20/],
+    ["non-numeric skipped", craft((h) => void (h.skipped = { head: "3", tail: 0 })), /header field skipped/],
+    ["negative skipped", craft((h) => void (h.skipped = { head: -1, tail: 0 })), /header field skipped/],
+    ["numEntities 0", craft((h) => void (h.numEntities = 0)), /header field numEntities/],
+    ["weighting bogus", craft((h) => void (h.weighting = "sideways")), /header field weighting/],
+    ["unknown header field", craft((h) => void (h.__proto__x = 1)), /header field "__proto__x" is not one kgrank writes/],
+    ["weight without explicitWeights", craft((_, c) => void (c.tail.weight[0] = 2)), /explicitWeights: false/],
+    ["negative weight", craft((h, c) => { h.explicitWeights = true; c.tail.weight[0] = -2; }), /weight = -2/],
+    ["restriction above numEntities", craft((h) => void (h.restrictEntities = 21)), /header field restrictEntities/],
+    ["filterTriples without filtered", craft((h) => void (h.filterTriples = [5])), /header field filterTriples/],
+  ];
+  for (const [what, bytes, pattern] of cases) {
+    it(`refuses a re-checksummed state with ${what}`, () => {
+      let caught: unknown;
+      try {
+        RankEvaluator.merge([ev.serialize(), bytes]);
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(KgrankInputError);
+      expect((caught as KgrankInputError).argument).toBe("states[1]");
+      expect((caught as Error).message).toMatch(pattern);
+    });
+  }
+
+  it("refuses a header that is JSON null, a number or a list", () => {
+    for (const json of ["null", "7", "[1]"]) {
+      const bytes = ev.serialize();
+      const headerLength = new DataView(bytes.buffer).getUint32(8, true);
+      const padded = new TextEncoder().encode(json.padEnd(headerLength, " "));
+      const forged = new Uint8Array(48 + headerLength);
+      forged.set(bytes.subarray(0, 48));
+      forged.set(padded, 48);
+      forged.set(createHash("sha256").update(forged.subarray(48)).digest(), 12);
+      expect(() => RankEvaluator.deserialize(forged)).toThrow(/the header is not a JSON object/);
+    }
+  });
+
+  it("accepts the untouched state, and a crafted one that stays within what the evaluator writes", () => {
+    expect(() => RankEvaluator.merge([ev.serialize(), craft(() => undefined)])).not.toThrow();
+    const raised = craft((_, c) => void (c.tail.realistic[0] = 2.5));
+    expect(RankEvaluator.deserialize(raised).taskColumns("tail").realistic[0]).toBe(2.5);
+  });
+
+  it("uses SHA-256: a digest of the body, not a 32-bit word; any single flipped bit is caught", () => {
+    const bytes = ev.serialize();
+    expect(Buffer.from(bytes.subarray(12, 44))).toEqual(createHash("sha256").update(bytes.subarray(48)).digest());
+    for (let bit = 0; bit < (bytes.length - 48) * 8; bit += 37) {
+      const flipped = bytes.slice();
+      flipped[48 + (bit >> 3)]! ^= 1 << (bit & 7);
+      expect(() => RankEvaluator.deserialize(flipped)).toThrow(KgrankInputError);
+    }
+  });
+
+  it("still reads format 1 (an FNV-1a word where the digest now is), with the same field checks", () => {
+    const v2 = ev.serialize();
+    const headerLength = new DataView(v2.buffer).getUint32(8, true);
+    const toV1 = (source: Uint8Array): Uint8Array => {
+      const header = JSON.parse(new TextDecoder().decode(source.subarray(48, 48 + headerLength)));
+      let json = JSON.stringify({ ...header, format: 1 });
+      json += " ".repeat((8 - (json.length % 8)) % 8);
+      const body = Buffer.concat([Buffer.from(json), source.subarray(48 + headerLength)]);
+      const out = new Uint8Array(16 + body.length);
+      out.set(source.subarray(0, 12));
+      new DataView(out.buffer).setUint32(4, 1, true);
+      new DataView(out.buffer).setUint32(8, json.length, true);
+      let h = 0x811c9dc5;
+      for (const b of body) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+      new DataView(out.buffer).setUint32(12, h, true);
+      out.set(body, 16);
+      return out;
+    };
+    const restored = RankEvaluator.deserialize(toV1(v2));
+    expect(restored.taskColumns("tail")).toEqual(ev.taskColumns("tail"));
+    expect(() => RankEvaluator.deserialize(toV1(craft((_, c) => void (c.tail.optimistic[0] = 0))))).toThrow(/optimistic rank = 0/);
+  });
+});
+
+describe(`addRanks and sampled batches refuse what a state could not hold, on ${label}`, () => {
+  it("refuses numCandidates above numEntities", () => {
+    const ev = new RankEvaluator({ numEntities: 10 });
+    expect(() => ev.addRanks({ side: "tail", realistic: [1], numCandidates: [11] })).toThrow(/numCandidates\[0\] = 11 is not an integer in \[1, numEntities = 10\]/);
+  });
+  it("refuses optimistic > pessimistic and a realistic rank outside them", () => {
+    const ev = new RankEvaluator({ numEntities: 10 });
+    expect(() => ev.addRanks({ side: "tail", optimistic: [3], pessimistic: [2], numCandidates: [5] })).toThrow(/out of order/);
+    expect(() => ev.addRanks({ side: "tail", optimistic: [2], pessimistic: [3], realistic: [4], numCandidates: [5] })).toThrow(/out of order/);
+  });
+  it("refuses more sampled negatives than the graph has other entities", () => {
+    const ev = new RankEvaluator({ numEntities: 3 });
+    expect(() => ev.addSampledSync({ side: "tail", positiveScores: [1], negativeScores: new Float32Array([0, 0, 0]) })).toThrow(/3 negatives besides the positive, more than numEntities = 3/);
+    expect(() => ev.addSampledSync({ side: "tail", positiveScores: [1], negativeScores: new Float32Array([0, 0]) })).not.toThrow();
   });
 });

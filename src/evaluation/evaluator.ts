@@ -19,7 +19,7 @@ import {
   type BatchContext, countAsync, countSync, finishBatch, prepareScoreBatch, type PreparedBatch, rankFilteredBatch,
 } from "./score-batch";
 import { TaskSelection } from "./selection";
-import { decodeState, encodeState, type StateHeader } from "./state";
+import { decodeState, encodeState, STATE_FORMAT_VERSION, type StateHeader } from "./state";
 import { checkBootstrap, subsetPart, tabulate } from "./tabulate";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
 import {
@@ -201,7 +201,7 @@ export class RankEvaluator {
     this.checkOpen("addRanks");
     const o = options("batch", batch, RANKS_BATCH_KEYS);
     const side = sideArg(o.side, this.sides);
-    const columns = rankedTasks(o, this.numRelations);
+    const columns = rankedTasks(o, this.numEntities, this.numRelations);
     if (o.weights !== undefined) this.explicitWeights = true;
     this.tasks[side].append(columns);
   }
@@ -236,7 +236,7 @@ export class RankEvaluator {
   private header(): StateHeader {
     if (this.restored) return { ...this.restored, explicitWeights: this.explicitWeights, skipped: { ...this.skippedTasks }, tasks: this.taskCounts };
     return {
-      format: 1, numEntities: this.numEntities, numRelations: this.numRelations, sides: [...this.sides], ks: [...this.ks],
+      format: STATE_FORMAT_VERSION, numEntities: this.numEntities, numRelations: this.numRelations, sides: [...this.sides], ks: [...this.ks],
       metrics: this.metricKeys ? [...this.metricKeys] : null, weighting: this.weighting, explicitWeights: this.explicitWeights,
       filtered: this.filter !== null, filterTriples: [...this.filterSizes],
       knownTriples: this.filter ? Object.values(this.filter)[0]!.stats().answers : null,

@@ -40,7 +40,7 @@ export function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSi
  * The task columns of an addRanks() batch: ranks (integers or halves in [1, N_i]; a rank type not given is NaN),
  * candidate counts, weights (NaN when not given) and relations; anchor and answer unknown (-1).
  */
-export function rankedTasks(o: Record<string, unknown>, numRelations: number | null): TaskColumns {
+export function rankedTasks(o: Record<string, unknown>, numEntities: number, numRelations: number | null): TaskColumns {
   const nc = o.numCandidates as ArrayLike<unknown>;
   if (!isArrayLike(nc)) {
     throw new KgrankInputError("numCandidates", `must be an array of numbers, got ${describe(nc)}`);
@@ -50,8 +50,11 @@ export function rankedTasks(o: Record<string, unknown>, numRelations: number | n
   const numCandidates = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const v = nc[i];
-    if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
-      throw new KgrankInputError("numCandidates", `numCandidates[${i}] = ${describe(v)} is not an integer >= 1`);
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > numEntities) {
+      throw new KgrankInputError(
+        "numCandidates",
+        `numCandidates[${i}] = ${describe(v)} is not an integer in [1, numEntities = ${numEntities}] (a task ranks its answer among the graph's entities)`,
+      );
     }
     numCandidates[i] = v;
   }
@@ -79,6 +82,15 @@ export function rankedTasks(o: Record<string, unknown>, numRelations: number | n
         );
       }
       cols[k][i] = v;
+    }
+  }
+  for (let i = 0; i < n; i++) {
+    const lo = cols.optimistic[i]!, mid = cols.realistic[i]!, hi = cols.pessimistic[i]!;
+    if (lo > hi || lo > mid || mid > hi) {
+      throw new KgrankInputError(
+        "ranks",
+        `task ${i}: optimistic ${lo}, realistic ${mid}, pessimistic ${hi} are out of order (optimistic <= realistic <= pessimistic)`,
+      );
     }
   }
   const weight = new Float64Array(n).fill(NaN);
@@ -133,5 +145,14 @@ export function sampledTasks(
   numEntities: number, numRelations: number | null,
 ): TaskColumns {
   const n = ranks.optimistic.length;
+  for (let i = 0; i < n; i++) {
+    if (ranks.numCandidates[i]! > numEntities) {
+      throw new KgrankInputError(
+        "negativeScores",
+        `row ${i} has ${ranks.numCandidates[i]! - 1} negatives besides the positive, more than numEntities = ${numEntities} ` +
+          "allows: sampled negatives are other entities of the graph (drop duplicates or raise numEntities)",
+      );
+    }
+  }
   return { ...ranks, ...sampledKeys(o, side, n, numEntities, numRelations), weight: new Float64Array(n).fill(NaN) };
 }

@@ -1,13 +1,20 @@
 /**
  * Binary state of a RankEvaluator: everything finalize() needs (tasks per side, provenance), so shards evaluated
- * in separate processes or machines merge exactly. Layout (little-endian):
- *   "KGRS" | u32 format version | u32 header bytes | u32 FNV-1a checksum of everything after this field |
+ * in separate processes or machines merge exactly. Layout (little-endian), format 2:
+ *   "KGRS" | u32 format version | u32 header bytes | SHA-256 of everything after the digest (32 bytes) |
  *   header JSON (UTF-8, padded with spaces to a multiple of 8) | per side (head, tail), per column: raw values
+ * Format 1 (an FNV-1a word where the digest is now) is still read. A state is input like any other: decodeState()
+ * checks every header field and every task as addRanks() checks its arguments, so a crafted state whose digest was
+ * recomputed still cannot carry a rank outside [1, N], a candidate count above numEntities or an unknown side.
  */
+import { createHash } from "node:crypto";
+
 import { KgrankInputError } from "../errors";
 import { COLUMN_NAMES, type TaskColumns } from "./task-buffer";
 
-export const STATE_FORMAT_VERSION = 1;
+export const STATE_FORMAT_VERSION = 2;
+/** Bytes before the header JSON, per format version. */
+const PREFIX: Record<number, number> = { 1: 16, 2: 48 };
 const MAGIC = "KGRS";
 
 export interface StateHeader {
@@ -33,6 +40,7 @@ const isI32 = (c: string) => c === "relation" || c === "anchor" || c === "truth"
 /** On little-endian hosts (nearly all) columns are copied as bytes; elsewhere they are converted per element. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
+/** Format 1's checksum: FNV-1a over everything after the checksum word. */
 function fnv1a(bytes: Uint8Array): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < bytes.length; i++) {
@@ -42,21 +50,24 @@ function fnv1a(bytes: Uint8Array): number {
   return h >>> 0;
 }
 
+const sha256 = (bytes: Uint8Array): Uint8Array => new Uint8Array(createHash("sha256").update(bytes).digest());
+
 export function encodeState(header: StateHeader, sides: { head: TaskColumns; tail: TaskColumns }): Uint8Array {
-  let json = JSON.stringify(header);
+  let json = JSON.stringify({ ...header, format: STATE_FORMAT_VERSION });
   json += " ".repeat((8 - (Buffer.byteLength(json) % 8)) % 8);
   const headerBytes = new TextEncoder().encode(json);
+  const prefix = PREFIX[STATE_FORMAT_VERSION]!;
   let payload = 0;
   for (const side of ["head", "tail"] as const) {
     for (const c of COLUMN_NAMES) payload += sides[side][c].byteLength;
   }
-  const out = new Uint8Array(16 + headerBytes.length + payload);
+  const out = new Uint8Array(prefix + headerBytes.length + payload);
   const view = new DataView(out.buffer);
   out.set(new TextEncoder().encode(MAGIC), 0);
   view.setUint32(4, STATE_FORMAT_VERSION, true);
   view.setUint32(8, headerBytes.length, true);
-  out.set(headerBytes, 16);
-  let off = 16 + headerBytes.length;
+  out.set(headerBytes, prefix);
+  let off = prefix + headerBytes.length;
   for (const side of ["head", "tail"] as const) {
     for (const c of COLUMN_NAMES) {
       const col = sides[side][c];
@@ -72,7 +83,7 @@ export function encodeState(header: StateHeader, sides: { head: TaskColumns; tai
       off += col.byteLength;
     }
   }
-  view.setUint32(12, fnv1a(out.subarray(16)), true);
+  out.set(sha256(out.subarray(prefix)), 12);
   return out;
 }
 
@@ -85,23 +96,28 @@ export function decodeState(bytes: unknown): { header: StateHeader; sides: { hea
   if (bytes.length < 16 || new TextDecoder().decode(bytes.subarray(0, 4)) !== MAGIC) throw corrupt("wrong magic bytes");
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const version = view.getUint32(4, true);
-  if (version !== STATE_FORMAT_VERSION) {
-    throw corrupt(`format version ${version}; this kgrank-native reads version ${STATE_FORMAT_VERSION}`);
+  const prefix = PREFIX[version];
+  if (prefix === undefined) {
+    throw corrupt(`format version ${version}; this kgrank-native reads versions ${Object.keys(PREFIX).join(" and ")}`);
   }
   const headerLength = view.getUint32(8, true);
-  if (16 + headerLength > bytes.length) throw corrupt("truncated header");
-  if (fnv1a(bytes.subarray(16)) !== view.getUint32(12, true)) throw corrupt("checksum mismatch (damaged or truncated)");
-  let header: StateHeader;
+  if (bytes.length < prefix || prefix + headerLength > bytes.length) throw corrupt("truncated header");
+  const body = bytes.subarray(prefix);
+  const intact = version === 1
+    ? fnv1a(body) === view.getUint32(12, true)
+    : Buffer.compare(sha256(body), bytes.subarray(12, 44)) === 0;
+  if (!intact) throw corrupt("checksum mismatch (damaged or truncated)");
+  let parsed: unknown;
   try {
-    header = JSON.parse(new TextDecoder().decode(bytes.subarray(16, 16 + headerLength)));
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(prefix, prefix + headerLength)));
   } catch {
     throw corrupt("unreadable header");
   }
-  let off = 16 + headerLength;
+  const header = checkHeader(parsed, version);
+  let off = prefix + headerLength;
   const sides = {} as { head: TaskColumns; tail: TaskColumns };
   for (const side of ["head", "tail"] as const) {
-    const n = header.tasks?.[side];
-    if (!Number.isInteger(n) || n < 0) throw corrupt(`bad task count for ${side}`);
+    const n = header.tasks[side];
     const cols = {} as Record<string, Float64Array | Int32Array>;
     for (const c of COLUMN_NAMES) {
       const size = (isI32(c) ? 4 : 8) * n;
@@ -117,7 +133,88 @@ export function decodeState(bytes: unknown): { header: StateHeader; sides: { hea
       off += size;
     }
     sides[side] = cols as unknown as TaskColumns;
+    checkTasks(side, sides[side], header);
   }
   if (off !== bytes.length) throw corrupt("trailing bytes");
   return { header, sides };
+}
+
+const SIDES = ["head", "tail"] as const;
+const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+const isPositive = (v: unknown, max = 2 ** 31 - 1): v is number => typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= max;
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const HEADER_FIELDS = new Set([
+  "format", "numEntities", "numRelations", "sides", "ks", "metrics", "weighting", "explicitWeights", "filtered",
+  "filterTriples", "knownTriples", "restrictEntities", "restrictRelations", "skipped", "tasks",
+]);
+
+/** The header as the evaluator wrote it, or a typed error naming the first field that it could not have written. */
+function checkHeader(h: unknown, version: number): StateHeader {
+  const bad = (field: string, why: string) => corrupt(`header field ${field} ${why}`);
+  if (!isRecord(h)) throw corrupt("the header is not a JSON object");
+  for (const k of Object.keys(h)) if (!HEADER_FIELDS.has(k)) throw bad(JSON.stringify(k.slice(0, 40)), "is not one kgrank writes");
+  if (h.format !== version) throw bad("format", `is ${JSON.stringify(h.format)}, not the file's version ${version}`);
+  if (!isPositive(h.numEntities)) throw bad("numEntities", "is not an integer in [1, 2^31 - 1]");
+  if (h.numRelations !== null && !isPositive(h.numRelations)) throw bad("numRelations", "is neither null nor an integer >= 1");
+  const sides = h.sides;
+  if (!Array.isArray(sides) || sides.length === 0 || sides.length > 2 || !sides.every((s, i) => SIDES.includes(s) && sides.indexOf(s) === i)) {
+    throw bad("sides", 'is not a list of distinct "head" / "tail"');
+  }
+  if (!Array.isArray(h.ks) || !h.ks.every((k) => isPositive(k))) throw bad("ks", "is not a list of integers >= 1");
+  if (h.metrics !== null && !(Array.isArray(h.metrics) && h.metrics.every((m) => typeof m === "string" && m.length <= 200))) {
+    throw bad("metrics", "is neither null nor a list of metric names");
+  }
+  if (h.weighting !== "micro" && h.weighting !== "macro") throw bad("weighting", 'is not "micro" or "macro"');
+  if (typeof h.explicitWeights !== "boolean") throw bad("explicitWeights", "is not true or false");
+  if (typeof h.filtered !== "boolean") throw bad("filtered", "is not true or false");
+  if (!Array.isArray(h.filterTriples) || !h.filterTriples.every(isCount) || (h.filterTriples.length > 0) !== h.filtered) {
+    throw bad("filterTriples", "is not a list of triple counts matching filtered");
+  }
+  if (h.knownTriples !== undefined && h.knownTriples !== null && !isCount(h.knownTriples)) throw bad("knownTriples", "is not a count");
+  if (h.restrictEntities !== null && !isPositive(h.restrictEntities, h.numEntities)) {
+    throw bad("restrictEntities", `is neither null nor a count in [1, numEntities = ${h.numEntities}]`);
+  }
+  if (h.restrictRelations !== null && !isPositive(h.restrictRelations)) throw bad("restrictRelations", "is neither null nor a count >= 1");
+  for (const field of ["skipped", "tasks"] as const) {
+    const v = h[field];
+    if (!isRecord(v) || Object.keys(v).length !== 2 || !isCount(v.head) || !isCount(v.tail)) {
+      throw bad(field, "is not { head, tail } counts");
+    }
+  }
+  const tasks = h.tasks as { head: number; tail: number };
+  for (const side of SIDES) {
+    if (tasks[side] > 0 && !sides.includes(side)) throw bad("tasks", `has ${side} tasks, but sides is ${JSON.stringify(sides)}`);
+  }
+  return h as unknown as StateHeader;
+}
+
+const isRank = (v: number, n: number) => Number.isNaN(v) || (Number.isInteger(2 * v) && v >= 1 && v <= n);
+
+/** Each task as addRanks() and the ranking paths can produce it; a typed error names side, task and column. */
+function checkTasks(side: "head" | "tail", c: TaskColumns, h: StateHeader): void {
+  const bound = h.numEntities;
+  const relations = h.numRelations ?? 2 ** 31 - 1;
+  const n = c.optimistic.length;
+  for (let i = 0; i < n; i++) {
+    const bad = (column: string, why: string) => corrupt(`${side} task ${i}: ${column} ${why}`);
+    const nc = c.numCandidates[i]!;
+    if (!(Number.isInteger(nc) && nc >= 1 && nc <= bound)) {
+      throw bad("numCandidates", `= ${nc} is not an integer in [1, numEntities = ${bound}]`);
+    }
+    const o = c.optimistic[i]!, p = c.pessimistic[i]!, r = c.realistic[i]!;
+    for (const [name, v] of [["optimistic", o], ["pessimistic", p], ["realistic", r]] as const) {
+      if (!isRank(v, nc)) throw bad(name, `rank = ${v} is not NaN or a rank in [1, numCandidates = ${nc}] (integers or halves)`);
+    }
+    if (Number.isNaN(o) && Number.isNaN(p) && Number.isNaN(r)) throw bad("ranks", "are all missing (NaN)");
+    if (o > p || o > r || r > p) throw bad("ranks", `are out of order: optimistic ${o} <= realistic ${r} <= pessimistic ${p} must hold`);
+    const rel = c.relation[i]!;
+    if (rel < -1 || rel >= relations) throw bad("relation", `= ${rel} is not -1 (unknown) or an id in [0, ${relations})`);
+    for (const column of ["anchor", "truth"] as const) {
+      const e = c[column][i]!;
+      if (e < -1 || e >= h.numEntities) throw bad(column, `= ${e} is not -1 (unknown) or an id in [0, numEntities = ${h.numEntities})`);
+    }
+    const w = c.weight[i]!;
+    if (!Number.isNaN(w) && !(w >= 0 && Number.isFinite(w))) throw bad("weight", `= ${w} is not NaN (none) or a finite number >= 0`);
+    if (!Number.isNaN(w) && !h.explicitWeights) throw bad("weight", `= ${w} is given, but the header says explicitWeights: false`);
+  }
 }
