@@ -186,6 +186,34 @@ describe(`RankEvaluator bootstrap intervals on ${label}`, () => {
     expect(run(1)).not.toEqual(run(2));
   });
 
+  it("finalizeAsync gives finalize's results, lets the event loop turn, and stops at an abort signal", async () => {
+    const fed = () => {
+      const ev = new RankEvaluator({ numEntities: N, filterTriples: filter, metrics: ["mrr", "hits@3", "median_rank"] });
+      ev.addSync({ triples: test, side: "tail", scores: scores.tail });
+      ev.addSync({ triples: test, side: "head", scores: scores.head });
+      return ev;
+    };
+    const bootstrap = { samples: 300, seed: 5 };
+    const sync = fed().finalize({ bootstrap });
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    const asyncResults = await fed().finalizeAsync({ bootstrap });
+    clearInterval(ticker);
+    expect(asyncResults.toJSON()).toEqual(sync.toJSON());
+    expect(asyncResults.intervals()).toEqual(sync.intervals());
+    expect(turns, "timers ran while the bootstrap was computed").toBeGreaterThan(0);
+    // Aborted: rejects with the signal's reason, and the evaluator can be finalized again with the same result.
+    const ev = fed();
+    const controller = new AbortController();
+    setImmediate(() => controller.abort());
+    await expect(ev.finalizeAsync({ bootstrap: { samples: 1e6, seed: 5 }, signal: controller.signal })).rejects.toThrow(/abort/i);
+    expect(ev.finalize({ bootstrap }).intervals()).toEqual(sync.intervals());
+    // An already-aborted signal rejects before any work; a signal that is not an AbortSignal is an input error.
+    await expect(fed().finalizeAsync({ signal: AbortSignal.abort() })).rejects.toThrow(/abort/i);
+    await expect(fed().finalizeAsync({ signal: "stop" as never })).rejects.toThrow(KgrankInputError);
+    expect(() => fed().finalize({ signal: controller.signal } as never)).toThrow(/did you mean|unknown/);
+  });
+
   it("rejects bad bootstrap options with a KgrankInputError naming the option", () => {
     for (const [bootstrap, arg] of [
       [{ samples: 1 }, "bootstrap.samples"], [{ samples: 2.5 }, "bootstrap.samples"], [{ seed: -1 }, "bootstrap.seed"],

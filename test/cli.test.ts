@@ -453,6 +453,25 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(readdirSync(dir).filter((f) => f.includes("sigint"))).toEqual([]);
   });
 
+  it("SIGINT during a long --bootstrap: exit 130 at once, no output file (the bootstrap yields to the event loop)", async () => {
+    // 1e6 replicates on Nations run for minutes; before finalizeAsync the bootstrap blocked the event loop, the
+    // signal waited for it, and the output was written before exit 130.
+    const child = spawn(process.execPath, [bin, "evaluate", "--bootstrap", "1000000", "--output", "boot.txt"], { cwd: dir, env: process.env });
+    let stderr = "";
+    child.stderr.on("data", (b) => (stderr += b));
+    const closed = new Promise<number | string | null>((res) => child.on("close", (c, sig) => res(c ?? sig)));
+    await new Promise((res) => setTimeout(res, 2500));
+    expect(child.exitCode, "the run ended before the signal").toBeNull();
+    const sent = Date.now();
+    child.kill("SIGINT");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    const code = await closed;
+    clearTimeout(timer);
+    expect(code, `exit after SIGINT (${Date.now() - sent} ms)`).toBe(130);
+    expect(stderr.trim()).toBe("kgrank: interrupted");
+    expect(existsSync(p("boot.txt"))).toBe(false);
+  });
+
   const script = external("util-linux `script`", runs("script", ["--version"]), "install bsdutils");
   it.skipIf(script.missing)(script.name("on a terminal, work over a second shows a progress bar on stderr; --quiet hides it"), async () => {
     // util-linux `script` gives the command a pseudo-terminal and records what it prints. Each run is stopped once

@@ -110,7 +110,8 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   } finally {
     progress.stop();
   }
-  const results = evaluator.finalize(opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {});
+  // Async, so Ctrl-C during a long bootstrap is handled at once (main.ts exits 130 and writes nothing).
+  const results = await evaluator.finalizeAsync(opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {});
   const info = backendInfo();
   const scorerName = fromFiles ? (sampled ? "sampled scores from files" : "scores from files") : "frequency baseline";
   const setting = sampled ? "sampled negatives (unfiltered)" : filterSet.length ? `filtered by ${filterSet.join("+")}` : "unfiltered";

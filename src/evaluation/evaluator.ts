@@ -4,7 +4,7 @@
  * turns them into every metric. State is O(tasks) and serialisable, so shards merge exactly.
  *
  * The evaluator only keeps the books: inputs are checked in ./inputs, tasks selected in ./selection, score batches
- * ranked in ./score-batch, weights in ./weighting, results tabulated in ./tabulate (ARCHITECTURE.md: one batch).
+ * ranked in ./score-batch, weights in ./weighting, results in ./finalize + ./tabulate (ARCHITECTURE.md: one batch).
  */
 import { backendInfo, kernels } from "../backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
@@ -13,19 +13,20 @@ import { DEFAULT_KS, metricSelection } from "../metrics/index";
 import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
 import { describe, integer, options, threadCount, tripleArray } from "../validate";
 import { ChunkedBatch } from "./chunked";
+import { finalizeRun, type FinalizeRun, finishAsync } from "./finalize";
 import { rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
-import { type BreakdownSource, RankResults } from "./results";
+import type { RankResults } from "./results";
 import {
   type BatchContext, countAsync, countSync, finishBatch, prepareScoreBatch, type PreparedBatch, rankFilteredBatch,
 } from "./score-batch";
 import { TaskSelection } from "./selection";
 import { decodeState, encodeState, STATE_FORMAT_VERSION, type StateHeader } from "./state";
-import { checkBootstrap, subsetPart, tabulate } from "./tabulate";
+import { checkBootstrap } from "./tabulate";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
 import {
-  CHUNKED_KEYS, type ChunkedBatchOptions, type EvaluationInfo, type EvaluationSide, EVALUATOR_KEYS, FINALIZE_KEYS,
+  CHUNKED_KEYS, type ChunkedBatchOptions, type EvaluationInfo, type EvaluationSide, EVALUATOR_KEYS, FINALIZE_ASYNC_KEYS, FINALIZE_KEYS,
   type FinalizeOptions, RANKS_BATCH_KEYS, type RankEvaluatorOptions, type RanksBatch, SAMPLED_BATCH_KEYS,
-  type SampledBatch, type ScoreBatch, type SidePart, type Weighting,
+  type SampledBatch, type ScoreBatch, type Weighting,
 } from "./types";
 import { taskWeights } from "./weighting";
 
@@ -311,34 +312,39 @@ export class RankEvaluator {
    * without it) is left out for that side.
    */
   finalize(opts: FinalizeOptions = {}): RankResults {
-    const o = options("finalize options", opts, FINALIZE_KEYS);
+    const run = this.startFinalize(opts, FINALIZE_KEYS);
+    return run.results(run.table(false));
+  }
+
+  /**
+   * finalize() that keeps the event loop turning while the bootstrap runs (slices of about 10 ms between
+   * setImmediate turns) and stops at `signal`: it then rejects with the signal's reason and leaves the evaluator
+   * as it was, so finalize can be called again. Without a bootstrap it equals finalize().
+   */
+  async finalizeAsync(opts: FinalizeOptions & { signal?: AbortSignal } = {}): Promise<RankResults> {
+    const run = this.startFinalize(opts, FINALIZE_ASYNC_KEYS);
+    try {
+      return await finishAsync(run, opts.signal);
+    } catch (e) {
+      this.finished = false;
+      throw e;
+    }
+  }
+
+  /** Checks and closes the evaluator for finalize. */
+  private startFinalize(opts: unknown, keys: readonly string[]): FinalizeRun {
+    const o = options("finalize options", opts, keys) as FinalizeOptions & { signal?: unknown };
     const bootstrap = checkBootstrap(o.bootstrap);
+    if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw new KgrankInputError("signal", "must be an AbortSignal");
     if (this.pending > 0) throw new KgrankStateError(`finalize(): ${this.pending} add call(s) or chunked batch(es) are still running; await / finish them first`);
-    if (this.finished) throw new KgrankStateError("finalize(): already called; the RankResults it returned hold the results");
+    if (this.finished) throw new KgrankStateError("finalize(): already called (or running); the RankResults it returned hold the results");
     if (this.tasks.head.length + this.tasks.tail.length === 0) {
       throw new KgrankStateError("finalize(): no task was added; add score batches, sampled scores or ranks first");
     }
-    const metrics = metricSelection(this.metricKeys, this.ks);
-    const info = { ...this.info(), backend: backendInfo().backend };
-    const make = (head: SidePart, tail: SidePart, notes: string[], boot: typeof bootstrap, group?: string): RankResults => {
-      const t = tabulate(metrics, head, tail, notes, boot, group ? [] : this.info().sides);
-      return new RankResults(
-        {
-          values: t.values, expected: t.expected, meanRankWidth: t.meanRankWidth, keys: metrics.map((m) => m.key),
-          info: { ...structuredClone(info), tasks: { head: t.tasks.head, tail: t.tasks.tail }, notes, ...(group ? { group } : {}) },
-          intervals: t.intervals, bootstrap: boot,
-        },
-        source,
-      );
-    };
-    const source: BreakdownSource = {
-      head: { cols: this.tasks.head.columns(), weights: this.taskWeights("head") },
-      tail: { cols: this.tasks.tail.columns(), weights: this.taskWeights("tail") },
-      tabulate: (head, tail, label) => make(head, tail, [], null, label),
-      subset: subsetPart,
-    };
+    const head = { cols: this.tasks.head.columns(), weights: this.taskWeights("head") };
+    const tail = { cols: this.tasks.tail.columns(), weights: this.taskWeights("tail") };
+    const run = finalizeRun(metricSelection(this.metricKeys, this.ks), { ...this.info(), backend: backendInfo().backend }, head, tail, bootstrap);
     this.finished = true;
-    return make(source.head, source.tail, [], bootstrap);
+    return run;
   }
 }
-

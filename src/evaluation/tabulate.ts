@@ -100,15 +100,23 @@ function metricsFor(metrics: RankMetric[], rt: ResultRankType): RankMetric[] {
   return metrics.filter((m) => m.supportedRankTypes.includes(rt));
 }
 
+/** A bootstrap in progress: step() draws replicates until the clock passes `until` and says whether all are done. */
+export interface BootstrapRun {
+  side: ResultSide;
+  step(until: number): boolean;
+  result(): Record<ResultRankType, Record<string, Interval>>;
+}
+
 /**
  * Bootstrap over tasks: `samples` replicates, each drawing n tasks with replacement (a seeded stream per side and
- * replicate, so results do not depend on the backend or on other sides), every metric recomputed on each
- * replicate (derived metrics with the replicate's own candidate counts); percentile intervals.
+ * replicate, so results do not depend on the backend, on other sides or on how the work is sliced in time), every
+ * metric recomputed on each replicate (derived metrics with the replicate's own candidate counts); percentile
+ * intervals. Resumable, so finalizeAsync() can run it in slices between turns of the event loop.
  */
 function bootstrapSide(
   side: ResultSide, part: SidePart, metrics: RankMetric[], rankTypes: ResultRankType[], values: ResultTable,
   opts: Required<BootstrapOptions>,
-): Record<ResultRankType, Record<string, Interval>> {
+): BootstrapRun {
   const n = part.cols.optimistic.length;
   const B = opts.samples;
   const weighted = part.weights !== null;
@@ -122,7 +130,8 @@ function bootstrapSide(
   const numCandidates = new Float64Array(n);
   const weights = weighted ? new Float64Array(n) : null;
   const stream = (opts.seed ^ SIDE_STREAM[side]) >>> 0;
-  for (let b = 0; b < B; b++) {
+  let b = 0;
+  const replicate = () => {
     const key = streamKey(stream, b);
     for (let i = 0; i < n; i++) pick[i] = Math.floor(uniform01Keyed(key, i) * n);
     for (let i = 0; i < n; i++) numCandidates[i] = part.cols.numCandidates[pick[i]!]!;
@@ -136,19 +145,33 @@ function bootstrapSide(
       const v = valuesOrNaN(ms, ranks, candidates, null, "");
       for (const m of ms) draws[rt]![m.key]![b] = v[m.key]!;
     }
-  }
-  const alpha = (1 - opts.confidenceLevel) / 2;
-  const out = { optimistic: {}, realistic: {}, pessimistic: {} } as Record<ResultRankType, Record<string, Interval>>;
-  for (const rt of rankTypes) {
-    for (const [key, arr] of Object.entries(draws[rt]!)) {
-      const finite = arr.filter((x) => x === x).sort();
-      const value = values[side][rt][key]!;
-      out[rt][key] = finite.length === 0
-        ? { value, lower: NaN, upper: NaN, confidenceLevel: opts.confidenceLevel }
-        : { value, lower: quantile(finite, alpha), upper: quantile(finite, 1 - alpha), confidenceLevel: opts.confidenceLevel };
+    b++;
+  };
+  const result = () => {
+    const alpha = (1 - opts.confidenceLevel) / 2;
+    const out = { optimistic: {}, realistic: {}, pessimistic: {} } as Record<ResultRankType, Record<string, Interval>>;
+    for (const rt of rankTypes) {
+      for (const [key, arr] of Object.entries(draws[rt]!)) {
+        const finite = arr.filter((x) => x === x).sort();
+        const value = values[side][rt][key]!;
+        out[rt][key] = finite.length === 0
+          ? { value, lower: NaN, upper: NaN, confidenceLevel: opts.confidenceLevel }
+          : { value, lower: quantile(finite, alpha), upper: quantile(finite, 1 - alpha), confidenceLevel: opts.confidenceLevel };
+      }
     }
-  }
-  return out;
+    return out;
+  };
+  return {
+    side,
+    step(until) {
+      while (b < B) {
+        replicate();
+        if (performance.now() >= until) break;
+      }
+      return b === B;
+    },
+    result,
+  };
 }
 
 /** Every metric for head, tail and both, each rank type, with expectations; notes collect undefined metrics. */
@@ -180,19 +203,21 @@ function lazyExpectation(table: Record<string, number>, metric: RankMetric, cand
 }
 
 /**
+ * `deferBootstrap`: return the bootstrap as resumable runs (finishRun) instead of running it here.
  * `declared`: the sides the evaluator was asked for. When both were declared but only one has tasks, "both" would
  * silently equal that one side; its values are NaN instead, with the reason in `notes`.
  */
 export function tabulate(
   metrics: RankMetric[], head: SidePart, tail: SidePart, notes: string[] | null,
-  bootstrap: Required<BootstrapOptions> | null = null, declared: readonly ("head" | "tail")[] = [],
-): Tabulated {
+  bootstrap: Required<BootstrapOptions> | null = null, declared: readonly ("head" | "tail")[] = [], deferBootstrap = false,
+): Tabulated & { runs: BootstrapRun[] } {
   const parts: Record<ResultSide, SidePart> = { head, tail, both: bothSides(head, tail) };
   const values = {} as ResultTable;
   const expected = {} as Record<ResultSide, Record<string, number>>;
   const meanRankWidth = {} as Record<ResultSide, number>;
   const tasks = {} as Record<ResultSide, number>;
   const intervals = bootstrap ? ({} as IntervalTable) : null;
+  const runs: BootstrapRun[] = [];
   for (const side of RESULT_SIDES) {
     values[side] = { optimistic: {}, realistic: {}, pessimistic: {} };
     expected[side] = {};
@@ -244,7 +269,16 @@ export function tabulate(
       }
     }
     meanRankWidth[side] = known ? width / known : NaN;
-    if (intervals && bootstrap) intervals[side] = bootstrapSide(side, parts[side], metrics, rankTypes, values, bootstrap);
+    if (intervals && bootstrap) runs.push(bootstrapSide(side, parts[side], metrics, rankTypes, values, bootstrap));
   }
-  return { values, expected, meanRankWidth, intervals, tasks };
+  const tabulated = { values, expected, meanRankWidth, intervals, tasks };
+  if (!deferBootstrap) for (const run of runs) finishRun(tabulated, run, Infinity);
+  return { ...tabulated, runs };
+}
+
+/** Runs a bootstrap slice until `until`; when the run is complete, its intervals go into the table. */
+export function finishRun(t: Tabulated, run: BootstrapRun, until: number): boolean {
+  if (!run.step(until)) return false;
+  t.intervals![run.side] = run.result();
+  return true;
 }

@@ -112,6 +112,7 @@ export interface EvaluationInfo {
 }
 
 export const FINALIZE_KEYS = optionKeys<FinalizeOptions>({ bootstrap: 1 });
+export const FINALIZE_ASYNC_KEYS = optionKeys<FinalizeOptions & { signal?: AbortSignal }>({ bootstrap: 1, signal: 1 });
 
 /** The tasks of one side and their weights (null: every task weighs 1). */
 export interface SidePart {

@@ -1,0 +1,56 @@
+/**
+ * From an evaluator's recorded tasks to RankResults: one tabulation of every task (with the bootstrap run at once,
+ * or in slices between event-loop turns for finalizeAsync), and the breakdown source the results tabulate subsets
+ * with.
+ */
+import type { RankMetric } from "../metrics/types";
+import { RankResults, type BreakdownSource } from "./results";
+import { type BootstrapRun, finishRun, subsetPart, type Tabulated, tabulate } from "./tabulate";
+import type { BootstrapOptions, EvaluationInfo, SidePart } from "./types";
+
+export interface FinalizeRun {
+  /** Tabulates every task; with `defer` the bootstrap is left in `runs` for finishRun(). */
+  table(defer: boolean): Tabulated & { runs: BootstrapRun[] };
+  results(t: Tabulated): RankResults;
+}
+
+export function finalizeRun(
+  metrics: RankMetric[], info: EvaluationInfo & { backend: string }, head: SidePart, tail: SidePart,
+  bootstrap: Required<BootstrapOptions> | null,
+): FinalizeRun {
+  const keys = metrics.map((m) => m.key);
+  const make = (t: Tabulated, notes: string[], boot: typeof bootstrap, group?: string): RankResults =>
+    new RankResults(
+      {
+        values: t.values, expected: t.expected, meanRankWidth: t.meanRankWidth, keys,
+        info: { ...structuredClone(info), tasks: { head: t.tasks.head, tail: t.tasks.tail }, notes, ...(group ? { group } : {}) },
+        intervals: t.intervals, bootstrap: boot,
+      },
+      source,
+    );
+  const source: BreakdownSource = {
+    head, tail, subset: subsetPart,
+    tabulate: (h, t, label) => {
+      const notes: string[] = [];
+      return make(tabulate(metrics, h, t, notes, null, []), notes, null, label);
+    },
+  };
+  const notes: string[] = [];
+  return {
+    table: (defer) => tabulate(metrics, head, tail, notes, bootstrap, info.sides, defer),
+    results: (t) => make(t, notes, bootstrap),
+  };
+}
+
+/** Runs the table and its bootstrap in slices of about 10 ms, yielding to the event loop between them. */
+export async function finishAsync(run: FinalizeRun, signal: AbortSignal | undefined): Promise<RankResults> {
+  signal?.throwIfAborted();
+  const table = run.table(true);
+  for (const r of table.runs) {
+    while (!finishRun(table, r, performance.now() + 10)) {
+      await new Promise((resolve) => setImmediate(resolve));
+      signal?.throwIfAborted();
+    }
+  }
+  return run.results(table);
+}
