@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { backendInfo } from "../src/backend";
+import { CompactIds } from "../src/evaluation/selection";
 import { RankEvaluator } from "../src/evaluation/evaluator";
 import { KgrankInputError } from "../src/index";
 import { loadBundled } from "./helpers/datasets";
@@ -268,4 +269,25 @@ describe(`RankEvaluator feeding on ${label}`, () => {
       if (pattern) expect((caught as Error).message).toMatch(pattern);
     });
   }
+});
+
+describe(`entity restriction's id map on ${label}`, () => {
+  it("maps ids by table or by search identically; a few kept entities of 2^31 - 1 need no 8 GiB table", () => {
+    const next = rng(5);
+    for (const [numEntities, keptCount] of [[1000, 30], [2 ** 24 + 10, 3], [2 ** 31 - 1, 50]] as const) {
+      const kept = Int32Array.from(new Set(Array.from({ length: keptCount }, () => Math.floor(next() * numEntities)))).sort();
+      const map = new CompactIds(kept, numEntities);
+      const reference = new Map(Array.from(kept, (e, i) => [e, i]));
+      const probes = [...kept, 0, numEntities - 1, ...Array.from({ length: 200 }, () => Math.floor(next() * numEntities))];
+      for (const e of probes) expect(map.id(e)).toBe(reference.get(e) ?? -1);
+    }
+    const ev = new RankEvaluator({ numEntities: 2 ** 31 - 1, numRelations: 2, restrictEntities: [1, 2] });
+    ev.addSampledSync({
+      side: "tail", triples: new Int32Array([1, 0, 2, 1, 1, 5, 2, 0, 1]),
+      positiveScores: [1, 1, 1], negativeScores: new Float32Array([0, 2, 0, 0, 0, 0]),
+    });
+    expect(ev.info().skipped.tail).toBe(1);
+    expect(Array.from(ev.taskColumns("tail").realistic)).toEqual([2, 1]); // row 0: one negative (2) above 1; row 2: none
+    expect(() => ev.addSampledSync({ side: "tail", positiveScores: [1], negativeScores: new Float32Array([0]) })).toThrow(/triples: are required under restrict/);
+  });
 });

@@ -186,7 +186,7 @@ export class RankEvaluator {
     } finally {
       this.pending--;
     }
-    this.record(side, sampledTasks(o, side, ranks, this.numEntities, this.numRelations));
+    this.record(side, ...sampledTasks(o, side, ranks, this.context));
   }
 
   /** addSampled on the calling thread. */
@@ -194,7 +194,7 @@ export class RankEvaluator {
     this.checkOpen("addSampled");
     const o = options("batch", batch, SAMPLED_BATCH_KEYS);
     const side = sideArg(o.side, this.sides);
-    this.record(side, sampledTasks(o, side, computeSampledRanksSync(sampledArgs(o, this.threads)), this.numEntities, this.numRelations));
+    this.record(side, ...sampledTasks(o, side, computeSampledRanksSync(sampledArgs(o, this.threads)), this.context));
   }
 
   /** Adds ranks computed elsewhere (e.g. exported from PyTorch). */

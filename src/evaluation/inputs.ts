@@ -5,7 +5,8 @@
 import { KgrankInputError } from "../errors";
 import type { FloatArray } from "../kernels";
 import { describe, isArrayLike, tripleArray } from "../validate";
-import type { TaskColumns } from "./task-buffer";
+import type { BatchContext } from "./score-batch";
+import { TaskBuffer, type TaskColumns } from "./task-buffer";
 import type { EvaluationSide } from "./types";
 
 export function idSet(name: string, value: unknown, bound: number | null): Int32Array {
@@ -139,11 +140,15 @@ export function sampledArgs(o: Record<string, unknown>, threads: number | undefi
   };
 }
 
-/** The task columns of sampled ranks: keys from the batch's triples (or unknown), no weight. */
+/**
+ * The task columns of sampled ranks: keys from the batch's triples (or unknown), no weight. Under restriction the
+ * triples are required, and `keep` marks the rows whose relation and entities are kept (the others are skipped,
+ * as in score batches; the negatives are whatever the caller scored).
+ */
 export function sampledTasks(
   o: Record<string, unknown>, side: EvaluationSide, ranks: Omit<TaskColumns, "relation" | "anchor" | "truth" | "weight">,
-  numEntities: number, numRelations: number | null,
-): TaskColumns {
+  { numEntities, numRelations, selection }: Pick<BatchContext, "numEntities" | "numRelations" | "selection">,
+): [columns: TaskColumns, skipped: number] {
   const n = ranks.optimistic.length;
   for (let i = 0; i < n; i++) {
     if (ranks.numCandidates[i]! > numEntities) {
@@ -154,5 +159,13 @@ export function sampledTasks(
       );
     }
   }
-  return { ...ranks, ...sampledKeys(o, side, n, numEntities, numRelations), weight: new Float64Array(n).fill(NaN) };
+  if (selection.restricted && o.triples === undefined) {
+    throw new KgrankInputError("triples", "are required under restrictRelations / restrictEntities: they say which tasks fall outside");
+  }
+  const columns = { ...ranks, ...sampledKeys(o, side, n, numEntities, numRelations), weight: new Float64Array(n).fill(NaN) };
+  const keep = selection.keepMask(o.triples as Int32Array);
+  if (!keep) return [columns, 0];
+  const kept = new TaskBuffer();
+  kept.append(columns, keep);
+  return [kept.columns(), n - kept.length];
 }

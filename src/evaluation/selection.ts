@@ -29,6 +29,39 @@ export interface TaskKeys {
   index: FilterIndexHandle | null;
 }
 
+/**
+ * Entity id -> compact id (its position among the sorted kept entities; -1: excluded). A dense table when that is
+ * small (up to 2^24 entities, or 16 per kept one), else a binary search: a restriction to a few entities of a graph
+ * declared with 2^31 - 1 entities must not allocate and fill 8 GiB (it took a minute, or failed untyped).
+ */
+export class CompactIds {
+  private readonly dense: Int32Array | null = null;
+
+  constructor(private readonly kept: Int32Array, numEntities: number) {
+    if (numEntities <= 2 ** 24 || numEntities <= 16 * kept.length) {
+      try {
+        const dense = new Int32Array(numEntities).fill(-1);
+        kept.forEach((e, i) => (dense[e] = i));
+        this.dense = dense;
+      } catch (e) {
+        if (!(e instanceof RangeError)) throw e; // no memory for the table: the search gives the same ids
+      }
+    }
+  }
+
+  id(e: number): number {
+    if (this.dense) return this.dense[e] ?? -1;
+    let lo = 0;
+    let hi = this.kept.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.kept[mid]! < e) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.kept.length && this.kept[lo] === e ? lo : -1;
+  }
+}
+
 /** The error for an evaluated triple (row `row` of the keys) that the filter does not hold. */
 export function notInFilter(
   k: { side: EvaluationSide; origAnchor: Int32Array; origTruth: Int32Array; relation: Int32Array }, row: number,
@@ -45,7 +78,7 @@ export class TaskSelection {
   /** Relation id -> 1 when evaluated; null without relation restriction. */
   readonly relations: Uint8Array | null = null;
   /** Entity id -> compact candidate id (-1: excluded); null without entity restriction. */
-  readonly compact: Int32Array | null = null;
+  readonly compact: CompactIds | null = null;
   /** Sorted kept entity ids (compact id = position), or null. */
   readonly keptEntities: Int32Array | null = null;
 
@@ -64,9 +97,7 @@ export class TaskSelection {
     }
     if (restrictEntities !== undefined) {
       const kept = Int32Array.from(new Set(idSet("restrictEntities", restrictEntities, numEntities))).sort();
-      const compact = new Int32Array(numEntities).fill(-1);
-      kept.forEach((e, i) => (compact[e] = i));
-      this.compact = compact;
+      this.compact = new CompactIds(kept, numEntities);
       this.keptEntities = kept;
     }
   }
@@ -95,15 +126,15 @@ export class TaskSelection {
     if (!c) return t;
     const out: number[] = [];
     for (let i = 0; i < t.length; i += 3) {
-      const h = c[t[i]!]!;
-      const tail = c[t[i + 2]!]!;
+      const h = c.id(t[i]!);
+      const tail = c.id(t[i + 2]!);
       if (h >= 0 && tail >= 0) out.push(h, t[i + 1]!, tail);
     }
     return Int32Array.from(out);
   }
 
   /** Which rows of a batch are evaluated, or null when all are. */
-  private keepMask(triples: Int32Array): Uint8Array | null {
+  keepMask(triples: Int32Array): Uint8Array | null {
     if (!this.restricted) return null;
     const rows = triples.length / 3;
     const keep = new Uint8Array(rows);
@@ -112,7 +143,7 @@ export class TaskSelection {
     for (let i = 0; i < rows; i++) {
       const r = triples[3 * i + 1]!;
       const relOk = !rel || (r < rel.length && rel[r] === 1);
-      const entOk = !c || (c[triples[3 * i]!]! >= 0 && c[triples[3 * i + 2]!]! >= 0);
+      const entOk = !c || (c.id(triples[3 * i]!) >= 0 && c.id(triples[3 * i + 2]!) >= 0);
       keep[i] = relOk && entOk ? 1 : 0;
     }
     return keep;
@@ -146,8 +177,8 @@ export class TaskSelection {
     }
     if (c) {
       for (let i = 0; i < kept; i++) {
-        anchor[i] = c[origAnchor[i]!]!;
-        truth[i] = c[origTruth[i]!]!;
+        anchor[i] = c.id(origAnchor[i]!);
+        truth[i] = c.id(origTruth[i]!);
       }
     }
     const keys = { side, rows, keep, kept, anchor, relation, truth, origAnchor, origTruth, index };
