@@ -16,9 +16,12 @@ export class KgrankError extends Error {
 /** A public function was called with an argument it cannot accept. `argument` names it. */
 export class KgrankInputError extends KgrankError {
   readonly argument: string;
-  constructor(argument: string, message: string) {
+  /** The row (of a batch) or element the error is about, when there is one: callers map it to their own numbering. */
+  readonly index: number | undefined;
+  constructor(argument: string, message: string, index?: number) {
     super(`${argument}: ${message}`, "KGRANK_INPUT");
     this.argument = argument;
+    this.index = index;
   }
 }
 
@@ -97,9 +100,10 @@ export class UnknownMetricError extends KgrankError {
  * A ranking task whose true score is NaN: a NaN score marks a non-candidate, so the true answer has no rank.
  * `where` names the task ("task 3 of the batch", "row 3 (column 7)"); `argument` the input that holds the score.
  */
-export function nanTrueScore(where: string, argument = "scores"): KgrankInputError {
+export function nanTrueScore(where: string, argument = "scores", index?: number): KgrankInputError {
   return new KgrankInputError(
     argument,
     `the true score of ${where} is NaN: a NaN score marks a non-candidate, so the true answer has no rank; fix the scores or drop the row`,
+    index,
   );
 }

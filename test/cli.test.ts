@@ -4,7 +4,7 @@
  * command runs on every backend. Checks stdout, stderr and the exit code on good and bad input.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -269,6 +269,25 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(r.status, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout);
     expect(j.info.tasks).toEqual({ head: 0, tail: rows });
+  });
+
+  it("user errors name the file and its row: empty train.tsv, every test triple unseen, a NaN true score", () => {
+    const make = (name: string, train: string, test: string) => {
+      const d = p(name);
+      mkdirSync(d, { recursive: true });
+      writeFileSync(path.join(d, "train.tsv"), train);
+      writeFileSync(path.join(d, "valid.tsv"), test);
+      writeFileSync(path.join(d, "test.tsv"), test);
+      return d;
+    };
+    // Before: "numEntities: must be an integer from 1 ..." and "finalize(): no task was added".
+    expectUserError(kgrank(["evaluate", "--dataset-dir", make("empty-train", "", "a\tr\tb\n")]), /--dataset: .*train\.tsv holds no triple: entity and relation ids come from the training triples/);
+    expectUserError(kgrank(["evaluate", "--dataset-dir", make("unseen", "a\tr\tb\n", "x\tr\ty\nz\tq\tw\n")]), /--split: the test split of unseen has no triple to evaluate: all 2 have an entity or relation unseen in train/);
+    // Before: "the true score of task 50 of the batch": no file, no side, no row of the file.
+    const scores = new Float32Array(rows * n);
+    scores.fill(NaN, 50 * n, 51 * n);
+    writeNpy(p("nan-row.npy"), scores, [rows, n]);
+    expectUserError(kgrank(["evaluate", "--scores-tail", "nan-row.npy"]), /--scores-tail: the true score of row 50 of nan-row\.npy \(triple \(\d+, \d+, \d+\), tail side\) is NaN/);
   });
 
   it("evaluate --negatives-tail: sampled ranks (each positive 2.5 above 3 of 5 negatives -> realistic rank 3)", () => {

@@ -48,6 +48,14 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   const ds = datasetFrom(opts);
   const evaluated = opts.triples ? readIdTriples(opts.triples, "--triples", ds) : ds.splits[opts.split];
   const rows = evaluated.length / 3;
+  if (rows === 0) {
+    const lost = opts.triples ? 0 : ds.dropped[opts.split];
+    throw new KgrankInputError(
+      opts.triples ? "--triples" : "--split",
+      `${opts.triples ?? `the ${opts.split} split of ${ds.name}`} has no triple to evaluate` +
+        (lost ? `: all ${lost} have an entity or relation unseen in train and were dropped (as PyKEEN does)` : ""),
+    );
+  }
   const n = ds.numEntities;
   const given = { head: opts.scoresHead, tail: opts.scoresTail };
   const negatives = { head: opts.negativesHead, tail: opts.negativesTail };
@@ -102,7 +110,13 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
       expectShape(a, [rows, n], arg, `rows in the order of the ${opts.split} split's ${rows} triples, columns in entity id order (${n} entities)`);
       for (let start = 0; start < rows; start += batch) {
         const end = Math.min(rows, start + batch);
-        await evaluator.add({ triples: evaluated.subarray(3 * start, 3 * end), side, scores: scores.subarray(start * n, end * n) });
+        try {
+          await evaluator.add({ triples: evaluated.subarray(3 * start, 3 * end), side, scores: scores.subarray(start * n, end * n) });
+        } catch (e) {
+          // The library names the row of the batch; the user knows rows of the file.
+          if (!(e instanceof KgrankInputError) || e.argument !== "scores" || e.index === undefined) throw e;
+          throw new KgrankInputError(arg, e.message.replace(/^scores: /, "").replace(/row \d+ of the batch/, `row ${start + e.index} of ${path.basename(given[side]!)}`), start + e.index);
+        }
         progress.tick(end - start);
         await yieldToEventLoop();
       }

@@ -8,12 +8,12 @@
  * with the same messages as the general path's.
  */
 import { kernels } from "../backend";
-import { KgrankInputError, nanTrueScore } from "../errors";
+import { KgrankInputError } from "../errors";
 import type { FilteredCountBuffers, FilterIndexHandle, FloatArray } from "../kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { floatMatrix, options, threadCount, tripleArray } from "../validate";
 import { sideArg } from "./inputs";
-import { notInFilter, type TaskKeys, type TaskSelection } from "./selection";
+import { nanTrueTask, notInFilter, type TaskKeys, type TaskSelection } from "./selection";
 import type { TaskColumns } from "./task-buffer";
 import { type EvaluationSide, SCORE_BATCH_KEYS, type ScoreBatch } from "./types";
 
@@ -95,7 +95,7 @@ export async function countAsync(p: PreparedBatch): Promise<Counted> {
 /** The batch's task columns: ranks from the counts, minus the known answers the filter removed, and the keys. */
 export function finishBatch(p: PreparedBatch, c: Counted): TaskColumns {
   const { keys } = p;
-  for (let i = 0; i < keys.kept; i++) if (c.thresholds[i] !== c.thresholds[i]) throw nanTrueScore(`task ${i} of the batch`);
+  for (let i = 0; i < keys.kept; i++) if (c.thresholds[i] !== c.thresholds[i]) throw nanTrueTask(keys, i);
   if (keys.index) {
     for (let i = 0; i < keys.kept; i++) if (c.removed[i]! < 0) throw notInFilter(keys, i);
   }
@@ -131,7 +131,7 @@ export function rankFilteredBatch(batch: ScoreBatch, ctx: BatchContext): { side:
     const kind = Math.floor(code / 4294967296);
     const row = code - kind * 4294967296;
     if (kind === 1) return null;
-    if (kind === 2) throw nanTrueScore(`task ${row} of the batch`);
+    if (kind === 2) throw nanTrueTask({ side, relation, origAnchor: anchor, origTruth: truth }, row);
     throw notInFilter({ side, relation, origAnchor: anchor, origTruth: truth }, row);
   }
   const column = (k: number) => out.subarray(k * rows, (k + 1) * rows);

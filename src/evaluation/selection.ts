@@ -6,7 +6,7 @@
  * Under entity restriction the index lives in compact ids (position among the sorted kept entities), so only the
  * kept entities are candidates and the kernels see contiguous columns.
  */
-import { KgrankInputError } from "../errors";
+import { KgrankInputError, nanTrueScore } from "../errors";
 import type { FilterIndexHandle, FloatArray } from "../kernels";
 import { idSet } from "./inputs";
 import type { EvaluationSide } from "./types";
@@ -72,6 +72,14 @@ export function notInFilter(
     `the evaluated triple (${h}, ${k.relation[row]}, ${t}) is not in filterTriples: include the evaluation ` +
       `split in filterTriples (the evaluated triples always filter, as in PyKEEN)`,
   );
+}
+
+/** The NaN-true-score error of kept task `i`: names its triple and its row in the batch (error.index). */
+export function nanTrueTask(k: { side: EvaluationSide; origAnchor: Int32Array; origTruth: Int32Array; relation: Int32Array; keep?: Uint8Array | null }, i: number): KgrankInputError {
+  let row = i;
+  if (k.keep) for (let r = 0, seen = -1; r < k.keep.length; r++) if (k.keep[r] && ++seen === i) { row = r; break; }
+  const [h, t] = k.side === "tail" ? [k.origAnchor[i], k.origTruth[i]] : [k.origTruth[i], k.origAnchor[i]];
+  return nanTrueScore(`row ${row} of the batch (triple (${h}, ${k.relation[i]}, ${t}), ${k.side} side)`, "scores", row);
 }
 
 export class TaskSelection {

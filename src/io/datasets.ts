@@ -133,6 +133,10 @@ export function loadDataset(name?: string, options: LoadDatasetOptions = {}): Da
     Split,
     [string, string, string][]
   >;
+  if (rows.train.length === 0) {
+    const file = splitFile(directory, "train") ?? path.join(directory, "train.tsv");
+    throw new KgrankInputError("dataset", `${file} holds no triple: entity and relation ids come from the training triples (as in PyKEEN), so train cannot be empty`);
+  }
   const maps = labelMaps(rows.train);
   const splits = {} as Record<Split, Int32Array>;
   const dropped = {} as Record<Split, number>;
