@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import {
   computeRanks, computeRanksSync, computeSampledRanksSync, countScores, countScoresSync, getMetric, KgrankInputError,
   KgrankStateError, metricValues, prepareCandidates, RankCounter, RankEvaluator, UnknownMetricError,
-  encodeNpy, loadDataset, parseNpy, parseNpz, parseSafetensors, readNpy, splitTsvTriples, writeNpy,
+  encodeNpy, loadDataset, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples, splitTsvTriples, writeNpy,
 } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { decodeState, encodeState } from "../src/evaluation/state";
@@ -120,6 +120,10 @@ export const CASES: Case[] = [
   { kind: "npy unsupported dtype", call: () => parseNpy(npyWithHeader("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }")), error: KgrankInputError, argument: "file" },
   { kind: "npy header not a dict", call: () => parseNpy(npyWithHeader("[1, 2, 3]")), error: KgrankInputError, argument: "file" },
   { kind: "npy int64 past 2^53", call: () => parseNpy(int64Npy), error: KgrankInputError, argument: "file" },
+  { kind: "npy a device (/dev/zero)", call: () => readNpy("/dev/zero", "--scores-tail"), error: KgrankInputError, argument: "--scores-tail" },
+  { kind: "npz a device (/dev/zero)", call: () => readNpz("/dev/zero", "--scores-tail"), error: KgrankInputError, argument: "--scores-tail" },
+  { kind: "safetensors a device (/dev/zero)", call: () => readSafetensors("/dev/zero", "--scores-tail"), error: KgrankInputError, argument: "--scores-tail" },
+  { kind: "TSV triples a device (/dev/zero)", call: () => readTriples("/dev/zero"), error: KgrankInputError },
   { kind: "npy missing file", call: () => readNpy("/nonexistent/kgrank/scores.npy", "--scores-tail"), error: KgrankInputError, argument: "--scores-tail" },
   { kind: "writeNpy shape not matching the data", call: () => writeNpy("/tmp/kgrank-never-written.npy", Float32Array.from([1, 2, 3]), [2, 2]), error: KgrankInputError, argument: "shape" },
   { kind: ".npz that is not a zip", call: () => parseNpz(goodNpy), error: KgrankInputError, argument: "file" },
