@@ -31,7 +31,9 @@ function nativeLevels(): AddonInfo | null {
 const onlyTs = (process.env.KGRANK_BACKEND ?? "").toLowerCase() === "ts";
 const behaviour = ["test/**/*.test.ts"];
 // Run once, not per backend: they start subprocesses per backend themselves, or compare every backend in one process.
-const once = ["test/package.test.ts", "test/loader.test.ts", "test/determinism.test.ts", "test/parity.test.ts"];
+const once = [
+  "test/package.test.ts", "test/loader.test.ts", "test/determinism.test.ts", "test/parity.test.ts", "test/shard.test.ts",
+];
 
 const projects: object[] = [];
 if (!onlyTs) {

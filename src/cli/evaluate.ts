@@ -9,8 +9,11 @@ import { type Split } from "../io/datasets";
 import { metricSelection } from "../metrics/index";
 import { FrequencyBaseline } from "../scoring/baseline";
 
+import { writeFileAtomic } from "../io/atomic";
+
 import { csv, type Format, fmt, json, table } from "./format";
 import { Progress } from "./progress";
+import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRows } from "./shard";
 import {
   datasetFrom, emit, expectShape, filterSplits, floatScores, nanIfMissing, type Out, readArray, readIdTriples,
   safeExpected, safeGet, SIDES, type TaskSide,
@@ -36,6 +39,8 @@ export interface EvaluateOptions {
   bootstrap?: number;
   seed: number;
   quiet?: boolean;
+  shard?: ShardSpec;
+  saveState?: string;
 }
 
 /** Lets signal handlers and the progress bar run between batches (the fallback's promises resolve without it). */
@@ -57,6 +62,11 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
     );
   }
   const n = ds.numEntities;
+  if (opts.shard && !opts.saveState) {
+    throw new KgrankInputError("--shard", "needs --save-state FILE: a shard's tasks are only meaningful merged (kgrank merge FILE...)");
+  }
+  const shard = opts.shard ? resolveShard(opts.shard, process.env) : null;
+  const [lo, hi] = shard ? shardRows(shard.index, shard.count, rows) : [0, rows];
   const given = { head: opts.scoresHead, tail: opts.scoresTail };
   const negatives = { head: opts.negativesHead, tail: opts.negativesTail };
   for (const side of SIDES) {
@@ -82,12 +92,12 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   });
   const scorer = fromFiles ? null : new FrequencyBaseline(ds.splits.train, n, ds.numRelations);
   const batch = ROWS_PER_BATCH(n);
-  const progress = new Progress(`evaluating ${ds.name} ${opts.split}`, rows * sides.length, { quiet: opts.quiet });
+  const progress = new Progress(`evaluating ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}`, (hi - lo) * sides.length, { quiet: opts.quiet });
   try {
     for (const side of sides) {
       if (scorer) {
-        for (let start = 0; start < rows; start += batch) {
-          const triples = evaluated.subarray(3 * start, 3 * Math.min(rows, start + batch));
+        for (let start = lo; start < hi; start += batch) {
+          const triples = evaluated.subarray(3 * start, 3 * Math.min(hi, start + batch));
           await evaluator.add({ triples, side, scores: scorer.scoreBatch(triples, side) });
           progress.tick(triples.length / 3);
           await yieldToEventLoop();
@@ -103,13 +113,19 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
         const negArg = `--negatives-${side}`;
         const neg = readArray(negatives[side]!, negArg);
         expectShape(neg, [rows, -1], negArg, `one row of K negative scores per ${opts.split} triple`);
-        await evaluator.addSampled({ side, triples: evaluated, positiveScores: scores, negativeScores: floatScores(neg, negArg) });
-        progress.tick(rows);
+        const k = neg.shape[1]!;
+        const negScores = floatScores(neg, negArg);
+        if (hi > lo) {
+          await evaluator.addSampled({
+            side, triples: evaluated.subarray(3 * lo, 3 * hi), positiveScores: scores.subarray(lo, hi), negativeScores: negScores.subarray(lo * k, hi * k),
+          });
+        }
+        progress.tick(hi - lo);
         continue;
       }
       expectShape(a, [rows, n], arg, `rows in the order of the ${opts.split} split's ${rows} triples, columns in entity id order (${n} entities)`);
-      for (let start = 0; start < rows; start += batch) {
-        const end = Math.min(rows, start + batch);
+      for (let start = lo; start < hi; start += batch) {
+        const end = Math.min(hi, start + batch);
         try {
           await evaluator.add({ triples: evaluated.subarray(3 * start, 3 * end), side, scores: scores.subarray(start * n, end * n) });
         } catch (e) {
@@ -124,22 +140,72 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   } finally {
     progress.stop();
   }
-  // Async, so Ctrl-C during a long bootstrap is handled at once (main.ts exits 130 and writes nothing).
-  const results = await evaluator.finalizeAsync(opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {});
-  const info = backendInfo();
   const scorerName = fromFiles ? (sampled ? "sampled scores from files" : "scores from files") : "frequency baseline";
   const setting = sampled ? "sampled negatives (unfiltered)" : filterSet.length ? `filtered by ${filterSet.join("+")}` : "unfiltered";
   const dropped = opts.triples ? 0 : ds.dropped[opts.split];
-  const title =
-    `${ds.name} ${opts.triples ? `triples from ${path.basename(opts.triples)}` : opts.split} (${rows} triples x ${n} entities${dropped ? `; ${dropped} with labels unseen in train dropped` : ""}), ` +
-    `${setting}, ${scorerName}`;
-  const relations = opts.byRelation ? results.byRelation() : null;
-  const relLabel = (r: number) => ds.relationLabels[r] ?? String(r);
+  const report: ReportInfo = {
+    title:
+      `${ds.name} ${opts.triples ? `triples from ${path.basename(opts.triples)}` : opts.split} (${rows} triples x ${n} entities${dropped ? `; ${dropped} with labels unseen in train dropped` : ""}), ` +
+      `${setting}, ${scorerName}`,
+    dataset: ds.name, split: opts.split, numEntities: n, triples: rows, dropped, setting, scorer: scorerName,
+    metrics: opts.metrics ?? null, ks: opts.ks ?? null, byRelation: Boolean(opts.byRelation), bootstrap: opts.bootstrap ?? null, seed: opts.seed,
+    relationLabels: opts.byRelation ? ds.relationLabels : null,
+  };
+  if (opts.saveState) {
+    // Everything that decides the numbers; the shard index is not part of it (it differs between shards).
+    const files = [opts.triples, given.head, given.tail, negatives.head, negatives.tail].map((f, i) => (f ? fileFingerprint(f, FILE_FLAGS[i]!) : null));
+    const fingerprint = runFingerprint([report, evaluated, ...filterSet.map((s) => ds.splits[s]), ds.entityLabels, ds.relationLabels, files, opts.filter]);
+    const meta: RunMeta = { kgrank: "evaluate", fingerprint, shard: shard?.index ?? 0, shards: shard?.count ?? 1, rows: [lo, hi], report };
+    writeFileAtomic(opts.saveState, evaluator.serialize({ meta: meta as unknown as Record<string, unknown> }), "--save-state");
+    if (shard) {
+      if (!opts.quiet) out.stderr(`shard ${shard.index}/${shard.count}: rows ${lo}..${hi - 1} of ${rows} (${evaluator.taskCounts.head + evaluator.taskCounts.tail} tasks) -> ${opts.saveState}\n`);
+      return;
+    }
+  }
+  // Async, so Ctrl-C during a long bootstrap is handled at once (main.ts exits 130 and writes nothing).
+  const results = await evaluator.finalizeAsync(opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {});
+  emit(out, renderEvaluation(results, report, opts.format, t0), opts.output, opts.quiet);
+}
+
+const FILE_FLAGS = ["--triples", "--scores-head", "--scores-tail", "--negatives-head", "--negatives-tail"];
+
+/** What the printed results say about the run besides the numbers; saved in shard states so merge prints the same. */
+export interface ReportInfo {
+  title: string;
+  dataset: string;
+  split: string;
+  numEntities: number;
+  triples: number;
+  dropped: number;
+  setting: string;
+  scorer: string;
+  metrics: string[] | null;
+  ks: number[] | null;
+  byRelation: boolean;
+  bootstrap: number | null;
+  seed: number;
+  relationLabels: string[] | null;
+}
+
+/** The provenance `--save-state` writes into the state (RankEvaluator.serialize({ meta })). */
+export interface RunMeta {
+  kgrank: "evaluate";
+  fingerprint: string;
+  shard: number;
+  shards: number;
+  rows: [number, number];
+  report: ReportInfo;
+}
+
+/** The results as `kgrank evaluate` prints them (table / markdown / csv / json); `kgrank merge` prints the same. */
+export function renderEvaluation(results: RankResults, r: ReportInfo, format: Format, t0: number): string {
+  const info = backendInfo();
+  const relations = r.byRelation ? results.byRelation() : null;
+  const relLabel = (id: number) => r.relationLabels?.[id] ?? String(id);
   const ms = (performance.now() - t0).toFixed(0);
-  let text: string;
-  if (opts.format === "json") {
-    text = json({
-      dataset: ds.name, split: opts.split, numEntities: n, triples: rows, dropped, setting, scorer: scorerName,
+  if (format === "json") {
+    return json({
+      dataset: r.dataset, split: r.split, numEntities: r.numEntities, triples: r.triples, dropped: r.dropped, setting: r.setting, scorer: r.scorer,
       backend: { backend: info.backend, simd: info.simd, threads: info.threads, version: info.version },
       results: results.toJSON(),
       expected: Object.fromEntries(["head", "tail", "both"].map((s) => [s, expectedTable(results, s)])),
@@ -148,46 +214,45 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
       info: results.info,
       byRelation: relations?.map((g) => ({ relation: relLabel(g.relation), relationId: g.relation, count: g.count, tasks: g.tasks, results: g.results.toJSON() })),
     });
-  } else if (opts.format === "csv") {
+  }
+  if (format === "csv") {
     const header = ["relation", "side", "rank_type", "metric", "value", "expected", "lower", "upper"];
     const rowsOut: (string | number | undefined)[][] = [];
-    const add = (rel: string, r: RankResults) => {
-      const intervals = r.intervals();
-      for (const [side, byType] of Object.entries(r.toJSON())) {
+    const add = (rel: string, res: RankResults) => {
+      const intervals = res.intervals();
+      for (const [side, byType] of Object.entries(res.toJSON())) {
         for (const [rt, values] of Object.entries(byType)) {
           for (const [k, v] of Object.entries(values as Record<string, number>)) {
             const iv = intervals?.[side as "both"][rt as "realistic"][k];
-            rowsOut.push([rel, side, rt, k, v, safeExpected(r, `${side}.${k}`), iv?.lower, iv?.upper]);
+            rowsOut.push([rel, side, rt, k, v, safeExpected(res, `${side}.${k}`), iv?.lower, iv?.upper]);
           }
         }
       }
     };
     add("all", results);
     for (const g of relations ?? []) add(relLabel(g.relation), g.results);
-    text = csv(header, rowsOut);
-  } else {
-    const parts = [
-      `kgrank-native ${info.version}: backend ${info.backend}${info.backend === "native" ? `, SIMD ${info.simd}, threads ${info.threads}` : ""}`,
-      "",
-      title,
-      "",
-      results.toTable({ format: opts.format }),
-    ];
-    if (relations) {
-      parts.push("", "Per relation (both sides, realistic ranks):", "");
-      // The metrics asked for with --metrics, else a short default; MRR's random expectation beside MRR.
-      const columns = opts.metrics ? metricSelection(opts.metrics, opts.ks, "--metrics").map((m) => [m.key, m.key]) : RELATION_COLUMNS;
-      const header = ["relation", "tasks", ...columns.flatMap(([key, title]) => (key === MRR ? [title!, `${title} random E`] : [title!]))];
-      const rowsOut = relations.map((g) => [
-        relLabel(g.relation), String(g.count),
-        ...columns.flatMap(([key]) => (key === MRR ? [fmt(safeGet(g.results, key!)), fmt(safeExpected(g.results, key!))] : [fmt(safeGet(g.results, key!))])),
-      ]);
-      parts.push(table(opts.format, header, rowsOut));
-    }
-    parts.push("", `done in ${ms} ms`);
-    text = parts.join("\n");
+    return csv(header, rowsOut);
   }
-  emit(out, text, opts.output, opts.quiet);
+  const parts = [
+    `kgrank-native ${info.version}: backend ${info.backend}${info.backend === "native" ? `, SIMD ${info.simd}, threads ${info.threads}` : ""}`,
+    "",
+    r.title,
+    "",
+    results.toTable({ format }),
+  ];
+  if (relations) {
+    parts.push("", "Per relation (both sides, realistic ranks):", "");
+    // The metrics asked for with --metrics, else a short default; MRR's random expectation beside MRR.
+    const columns = r.metrics ? metricSelection(r.metrics, r.ks ?? undefined, "--metrics").map((m) => [m.key, m.key]) : RELATION_COLUMNS;
+    const header = ["relation", "tasks", ...columns.flatMap(([key, title]) => (key === MRR ? [title!, `${title} random E`] : [title!]))];
+    const rowsOut = relations.map((g) => [
+      relLabel(g.relation), String(g.count),
+      ...columns.flatMap(([key]) => (key === MRR ? [fmt(safeGet(g.results, key!)), fmt(safeExpected(g.results, key!))] : [fmt(safeGet(g.results, key!))])),
+    ]);
+    parts.push(table(format, header, rowsOut));
+  }
+  parts.push("", `done in ${ms} ms`);
+  return parts.join("\n");
 }
 
 const MRR = "inverse_harmonic_mean_rank";

@@ -14,6 +14,8 @@ import { removePendingFiles } from "../io/atomic";
 
 import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
 import { evaluate, type EvaluateOptions } from "./evaluate";
+import { mergeCommand, type MergeOptions } from "./merge";
+import { shardArg } from "./shard";
 import {
   collect, formatOption, intArg, ksOption, listArg, type Out, outputOption, quietOption, splitArg,
 } from "./shared";
@@ -54,7 +56,18 @@ export function buildProgram(out: Out): Command {
     .option("--bootstrap <n>", "bootstrap percentile intervals (95%) with N replicates (2 to 1e6)", intArg("--bootstrap", 2, 1e6))
     .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0), 0)
     .addOption(quietOption())
+    .option("--shard <I/N>", "evaluate only shard I (0-based) of N, a fixed split of the triples; auto/N takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (needs --save-state)", shardArg)
+    .option("--save-state <file>", "write the evaluator's state (SHA-256-checked) to FILE, for kgrank merge")
     .action(async (o: EvaluateOptions) => evaluate(o, out));
+
+  program
+    .command("merge")
+    .description("the results of a sharded evaluate run from its shards' --save-state files, exactly as the unsharded run prints them")
+    .argument("<files...>", "state files of every shard of one run, in any order")
+    .addOption(formatOption())
+    .addOption(outputOption())
+    .addOption(quietOption())
+    .action(async (files: string[], o: MergeOptions) => mergeCommand(files, o, out));
 
   program
     .command("metrics")

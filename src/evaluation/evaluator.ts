@@ -20,7 +20,7 @@ import {
   type BatchContext, countAsync, countSync, finishBatch, prepareScoreBatch, type PreparedBatch, rankFilteredBatch,
 } from "./score-batch";
 import { TaskSelection } from "./selection";
-import { decodeState, encodeState, STATE_FORMAT_VERSION, type StateHeader } from "./state";
+import { decodeState, encodeState, STATE_FORMAT_VERSION, type StateHeader, withMeta } from "./state";
 import { checkBootstrap } from "./tabulate";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
 import {
@@ -247,12 +247,12 @@ export class RankEvaluator {
   }
 
   /**
-   * The evaluator's state (tasks and provenance) as bytes: versioned and checksummed. RankEvaluator.merge() of the
-   * states of shards gives exactly the results of one evaluator fed every batch (median included).
-   */
-  serialize(): Uint8Array {
+   * The evaluator's state (tasks, provenance, your `meta`: read it back with stateMeta()) as SHA-256-checked bytes.
+   * merge() of shards' states gives exactly the results of one evaluator fed every batch (median included). */
+  serialize(opts: { meta?: Record<string, unknown> } = {}): Uint8Array {
+    const { meta } = options("serialize options", opts, ["meta"]);
     if (this.pending > 0) throw new KgrankStateError(`serialize(): ${this.pending} add call(s) are still running; await them first`);
-    return encodeState(this.header(), { head: this.tasks.head.columns(), tail: this.tasks.tail.columns() });
+    return encodeState(withMeta(this.header(), meta), { head: this.tasks.head.columns(), tail: this.tasks.tail.columns() });
   }
 
   /** An evaluator restored from serialize() bytes (finalize or merge it). */

@@ -34,6 +34,8 @@ export interface StateHeader {
   restrictRelations: number | null;
   skipped: { head: number; tail: number };
   tasks: { head: number; tail: number };
+  /** The caller's provenance (serialize({ meta })), e.g. the CLI's run fingerprint and shard; JSON values. */
+  meta?: Record<string, unknown>;
 }
 
 const isI32 = (c: string) => c === "relation" || c === "anchor" || c === "truth";
@@ -85,6 +87,18 @@ export function encodeState(header: StateHeader, sides: { head: TaskColumns; tai
   }
   out.set(sha256(out.subarray(prefix)), 12);
   return out;
+}
+
+/** The header with the caller's provenance (a plain object of JSON values; copied), or unchanged without one. */
+export function withMeta(header: StateHeader, meta: unknown): StateHeader {
+  if (meta === undefined) return header;
+  if (meta === null || typeof meta !== "object" || Array.isArray(meta)) throw new KgrankInputError("meta", "must be a plain object of JSON values");
+  return { ...header, meta: JSON.parse(JSON.stringify(meta)) as Record<string, unknown> };
+}
+
+/** The provenance a state was serialized with (serialize({ meta })), after every check decodeState makes. */
+export function stateMeta(bytes: Uint8Array): Record<string, unknown> | null {
+  return decodeState(bytes).header.meta ?? null;
 }
 
 function corrupt(why: string): KgrankInputError {
@@ -145,7 +159,7 @@ const isPositive = (v: unknown, max = 2 ** 31 - 1): v is number => typeof v === 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const HEADER_FIELDS = new Set([
   "format", "numEntities", "numRelations", "sides", "ks", "metrics", "weighting", "explicitWeights", "filtered",
-  "filterTriples", "knownTriples", "restrictEntities", "restrictRelations", "skipped", "tasks",
+  "filterTriples", "knownTriples", "restrictEntities", "restrictRelations", "skipped", "tasks", "meta",
 ]);
 
 /** The header as the evaluator wrote it, or a typed error naming the first field that it could not have written. */
@@ -181,6 +195,7 @@ function checkHeader(h: unknown, version: number): StateHeader {
       throw bad(field, "is not { head, tail } counts");
     }
   }
+  if (h.meta !== undefined && !isRecord(h.meta)) throw bad("meta", "is not a JSON object");
   const tasks = h.tasks as { head: number; tail: number };
   for (const side of SIDES) {
     if (tasks[side] > 0 && !sides.includes(side)) throw bad("tasks", `has ${side} tasks, but sides is ${JSON.stringify(sides)}`);

@@ -1,0 +1,71 @@
+/**
+ * `kgrank merge FILE...`: the results of a sharded run (`kgrank evaluate --shard I/N --save-state FILE`), printed
+ * exactly as the unsharded `kgrank evaluate` prints them. Refuses, one line each: a file that is not a state (or is
+ * damaged: the SHA-256 digest and every field are checked), a state not written by `--save-state`, shards of
+ * different runs (their fingerprints differ), a shard given twice, a missing shard.
+ */
+import * as path from "node:path";
+
+import { KgrankInputError } from "../errors";
+import { RankEvaluator } from "../evaluation/evaluator";
+import { stateMeta } from "../evaluation/state";
+import { readRegularFile } from "../io/files";
+
+import { type Format } from "./format";
+import { renderEvaluation, type RunMeta } from "./evaluate";
+import { emit, type Out } from "./shared";
+
+export interface MergeOptions {
+  format: Format;
+  output?: string;
+  quiet?: boolean;
+}
+
+function runMeta(file: string, bytes: Uint8Array): RunMeta {
+  let meta: Record<string, unknown> | null;
+  try {
+    meta = stateMeta(bytes);
+  } catch (e) {
+    if (e instanceof KgrankInputError) throw new KgrankInputError(file, e.message.replace(/^state: /, ""));
+    throw e;
+  }
+  const m = meta as Partial<RunMeta> | null;
+  const shardOk = m && Number.isInteger(m.shards) && m.shards! >= 1 && Number.isInteger(m.shard) && m.shard! >= 0 && m.shard! < m.shards!;
+  if (!m || m.kgrank !== "evaluate" || typeof m.fingerprint !== "string" || !shardOk || typeof m.report !== "object" || m.report === null) {
+    throw new KgrankInputError(file, "is an evaluator state, but not one written by kgrank evaluate --save-state (no run fingerprint or shard)");
+  }
+  return m as RunMeta;
+}
+
+export async function mergeCommand(files: string[], opts: MergeOptions, out: Out): Promise<void> {
+  const t0 = performance.now();
+  if (files.length === 0) throw new KgrankInputError("FILE", "give the state files of every shard (kgrank evaluate --shard I/N --save-state FILE)");
+  const loaded = files.map((file) => {
+    const bytes = new Uint8Array(readRegularFile(file, file));
+    return { file, bytes, meta: runMeta(file, bytes) };
+  });
+  const first = loaded[0]!;
+  const byShard = new Map<number, (typeof loaded)[number]>();
+  for (const s of loaded) {
+    if (s.meta.fingerprint !== first.meta.fingerprint || s.meta.shards !== first.meta.shards) {
+      throw new KgrankInputError(
+        s.file,
+        `is a shard of another run than ${first.file} (dataset, split, filter, options, scores or shard count differ)`,
+      );
+    }
+    const twin = byShard.get(s.meta.shard);
+    if (twin) throw new KgrankInputError(s.file, `is shard ${s.meta.shard}/${s.meta.shards} again (also ${twin.file}); give each shard once`);
+    byShard.set(s.meta.shard, s);
+  }
+  const count = first.meta.shards;
+  const missing = Array.from({ length: count }, (_, i) => i).filter((i) => !byShard.has(i));
+  if (missing.length > 0) {
+    const list = missing.slice(0, 10).map((i) => `${i}/${count}`).join(", ") + (missing.length > 10 ? `, ... (${missing.length} in all)` : "");
+    throw new KgrankInputError("FILE", `shard${missing.length > 1 ? "s" : ""} ${list} of this run ${missing.length > 1 ? "are" : "is"} missing (${path.basename(first.file)} and ${files.length - 1} other file(s) given)`);
+  }
+  // Shard order restores the unsharded run's task order, so every sum, the median and the bootstrap are bit-identical.
+  const evaluator = RankEvaluator.merge(Array.from({ length: count }, (_, i) => byShard.get(i)!.bytes));
+  const report = first.meta.report;
+  const results = await evaluator.finalizeAsync(report.bootstrap ? { bootstrap: { samples: report.bootstrap, seed: report.seed, confidenceLevel: 0.95 } } : {});
+  emit(out, renderEvaluation(results, report, opts.format, t0), opts.output, opts.quiet);
+}

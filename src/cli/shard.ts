@@ -1,0 +1,107 @@
+/**
+ * Sharded runs: `kgrank evaluate --shard I/N --save-state FILE` evaluates a deterministic part of the split and
+ * saves the evaluator's state; `kgrank merge FILE...` checks that the shards are one run's, all there once, and
+ * prints exactly what the unsharded run prints. Shard I of N is the contiguous rows [floor(I·rows/N),
+ * floor((I+1)·rows/N)) of the evaluated triples: it depends on nothing but I, N and the split, and merging the
+ * shards in index order restores the single run's task order, hence its numbers bit for bit.
+ */
+import { createHash } from "node:crypto";
+import { closeSync, fstatSync, readSync } from "node:fs";
+
+import { InvalidArgumentError } from "commander";
+
+import { KgrankInputError } from "../errors";
+import { openRegularFile } from "../io/files";
+
+export interface ShardSpec {
+  index: number | "auto";
+  count: number;
+}
+
+/** commander parser of `--shard I/N` or `auto/N` (I taken from a job array's environment). */
+export function shardArg(v: string): ShardSpec {
+  const m = /^(\d{1,9}|auto)\/(\d{1,9})$/.exec(v.trim());
+  if (!m) throw new InvalidArgumentError(`--shard must be I/N (0-based, e.g. 0/8) or auto/N, got "${v.slice(0, 40)}"`);
+  const count = Number(m[2]);
+  if (count < 1) throw new InvalidArgumentError(`--shard: N must be at least 1, got ${count}`);
+  if (m[1] === "auto") return { index: "auto", count };
+  const index = Number(m[1]);
+  if (index >= count) throw new InvalidArgumentError(`--shard: I must be in [0, ${count - 1}] (0-based), got ${index}`);
+  return { index, count };
+}
+
+/**
+ * The shard index: given, or from SLURM job arrays (SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN, so `--array=1-8`
+ * works too) or Kubernetes Indexed Jobs (JOB_COMPLETION_INDEX).
+ */
+export function resolveShard(spec: ShardSpec, env: NodeJS.ProcessEnv): { index: number; count: number } {
+  if (spec.index !== "auto") return { index: spec.index, count: spec.count };
+  const slurm = env.SLURM_ARRAY_TASK_ID;
+  const k8s = env.JOB_COMPLETION_INDEX;
+  const int = (name: string, v: string) => {
+    if (!/^\d{1,9}$/.test(v.trim())) throw new KgrankInputError("--shard", `auto: ${name} = "${v.slice(0, 40)}" is not a non-negative integer`);
+    return Number(v);
+  };
+  let index: number;
+  let from: string;
+  if (slurm !== undefined && slurm !== "") {
+    index = int("SLURM_ARRAY_TASK_ID", slurm) - (env.SLURM_ARRAY_TASK_MIN ? int("SLURM_ARRAY_TASK_MIN", env.SLURM_ARRAY_TASK_MIN) : 0);
+    from = "SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN";
+  } else if (k8s !== undefined && k8s !== "") {
+    index = int("JOB_COMPLETION_INDEX", k8s);
+    from = "JOB_COMPLETION_INDEX";
+  } else {
+    throw new KgrankInputError("--shard", "auto needs SLURM_ARRAY_TASK_ID (a SLURM job array) or JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); give I/N otherwise");
+  }
+  if (index < 0 || index >= spec.count) {
+    throw new KgrankInputError("--shard", `auto: ${from} = ${index} is outside [0, ${spec.count - 1}] for N = ${spec.count}`);
+  }
+  return { index, count: spec.count };
+}
+
+/** Rows [lo, hi) of shard `index` of `count` over `rows` rows. */
+export function shardRows(index: number, count: number, rows: number): [number, number] {
+  return [Math.floor((index * rows) / count), Math.floor(((index + 1) * rows) / count)];
+}
+
+/**
+ * Identity of a file's content for the run fingerprint without reading all of a huge score file: its size and the
+ * SHA-256 of its first and last 4 MiB (all of it when smaller than 8 MiB).
+ */
+export function fileFingerprint(file: string, argument: string): string {
+  const fd = openRegularFile(file, argument);
+  try {
+    const size = fstatSync(fd).size;
+    const hash = createHash("sha256").update(`${size}:`);
+    const piece = 4 << 20;
+    const read = (position: number, length: number) => {
+      const buf = Buffer.alloc(length);
+      let got = 0;
+      while (got < length) {
+        const n = readSync(fd, buf, got, length - got, position + got);
+        if (n === 0) break;
+        got += n;
+      }
+      hash.update(buf.subarray(0, got));
+    };
+    if (size <= 2 * piece) read(0, size);
+    else {
+      read(0, piece);
+      read(size - piece, piece);
+    }
+    return hash.digest("hex");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** SHA-256 over a run's defining parts (JSON values and typed arrays), in order. */
+export function runFingerprint(parts: unknown[]): string {
+  const hash = createHash("sha256");
+  for (const p of parts) {
+    if (ArrayBuffer.isView(p)) hash.update(new Uint8Array(p.buffer, p.byteOffset, p.byteLength));
+    else hash.update(JSON.stringify(p) ?? "undefined");
+    hash.update("\u0000");
+  }
+  return hash.digest("hex");
+}
