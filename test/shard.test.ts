@@ -5,7 +5,7 @@
  * It starts its CLI processes per backend itself (vitest's "once" project): native at the CPU's SIMD level, and ts.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -120,6 +120,22 @@ for (const name of ["native", "ts"]) describe(`kgrank evaluate --shard / kgrank 
     userError(kgrank(["evaluate", "--shard", "auto/3", "--save-state", p("x.state")], { SLURM_ARRAY_TASK_ID: "", JOB_COMPLETION_INDEX: "" }), /--shard: auto needs SLURM_ARRAY_TASK_ID .* or JOB_COMPLETION_INDEX/);
     userError(kgrank(["evaluate", "--shard", "auto/3", "--save-state", p("x.state")], { JOB_COMPLETION_INDEX: "3" }), /JOB_COMPLETION_INDEX = 3 is outside \[0, 2\]/);
     userError(kgrank(["evaluate", "--shard", "auto/3", "--save-state", p("x.state")], { SLURM_ARRAY_TASK_ID: "x1" }), /SLURM_ARRAY_TASK_ID = "x1" is not a non-negative integer/);
+  });
+
+  it("--workers K runs the shards as K local processes and prints the single run; their temporary states are removed", () => {
+    const tmp = p(`tmp-${name}`);
+    mkdirSync(tmp, { recursive: true });
+    const env = { TMPDIR: tmp };
+    for (const args of [["--dataset", "umls"], ["--by-relation", "--bootstrap", "30", "--metrics", "mrr,median_rank"]]) {
+      expect(ok(kgrank(["evaluate", ...args, "--workers", "2", "--format", "json"], env))).toBe(ok(kgrank(["evaluate", ...args, "--format", "json"])));
+    }
+    ok(kgrank(["evaluate", "--workers", "3", "--save-state", p("workers.state"), "--output", p("workers.txt"), "--quiet"], env));
+    expect(ok(kgrank(["merge", p("workers.state"), "--format", "json"]))).toBe(ok(kgrank(["evaluate", "--format", "json"])));
+    expect(readFileSync(p("workers.txt"), "utf8")).toContain("nations test (201 triples x 14 entities)");
+    userError(kgrank(["evaluate", "--workers", "2", "--scores-tail", "no-such.npy"], env), /^kgrank: worker [01]\/2: --scores-tail: cannot read no-such\.npy: no such file$/);
+    userError(kgrank(["evaluate", "--workers", "2", "--shard", "0/2", "--save-state", p("x.state")]), /--workers: runs its own shards/);
+    userError(kgrank(["evaluate", "--workers", "0"]), /--workers must be an integer from 1 to 256/);
+    expect(readdirSync(tmp)).toEqual([]);
   });
 
   it("refuses bad flags and every wrong set of shard files with one line naming the file", () => {

@@ -14,6 +14,7 @@ import { writeFileAtomic } from "../io/atomic";
 import { csv, type Format, fmt, json, table } from "./format";
 import { Progress } from "./progress";
 import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRows } from "./shard";
+import { evaluateWithWorkers } from "./workers";
 import {
   datasetFrom, emit, expectShape, filterSplits, floatScores, nanIfMissing, type Out, readArray, readIdTriples,
   safeExpected, safeGet, SIDES, type TaskSide,
@@ -41,6 +42,9 @@ export interface EvaluateOptions {
   quiet?: boolean;
   shard?: ShardSpec;
   saveState?: string;
+  workers?: number;
+  /** The command line as given (main() fills it): `--workers` hands it to its child processes. */
+  argv?: string[];
 }
 
 /** Lets signal handlers and the progress bar run between batches (the fallback's promises resolve without it). */
@@ -49,6 +53,7 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 const ROWS_PER_BATCH = (n: number) => Math.max(1, Math.min(4096, Math.floor((16 << 20) / n)));
 
 export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
+  if (opts.workers !== undefined && opts.workers > 1) return evaluateWithWorkers(opts.argv ?? [], opts.workers, opts, out);
   const t0 = performance.now();
   const ds = datasetFrom(opts);
   const evaluated = opts.triples ? readIdTriples(opts.triples, "--triples", ds) : ds.splits[opts.split];

@@ -30,7 +30,7 @@ function datasetOptions(cmd: Command, splitDefault = "test"): Command {
     .option("--filter <splits>", "comma list of splits whose triples are filtered out of the candidates, or none", listArg, ["train", "valid", "test"]);
 }
 
-export function buildProgram(out: Out): Command {
+export function buildProgram(out: Out, argv: string[] = []): Command {
   const program = new Command("kgrank")
     .description("Rank-based evaluation of knowledge-graph link prediction (PyKEEN semantics)")
     .version(backendInfoVersion(), "-V, --version")
@@ -58,7 +58,8 @@ export function buildProgram(out: Out): Command {
     .addOption(quietOption())
     .option("--shard <I/N>", "evaluate only shard I (0-based) of N, a fixed split of the triples; auto/N takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (needs --save-state)", shardArg)
     .option("--save-state <file>", "write the evaluator's state (SHA-256-checked) to FILE, for kgrank merge")
-    .action(async (o: EvaluateOptions) => evaluate(o, out));
+    .option("--workers <k>", "run the evaluation as K shard processes on this machine and merge them (same output)", intArg("--workers", 1, 256))
+    .action(async (o: EvaluateOptions) => evaluate({ ...o, argv }, out));
 
   program
     .command("merge")
@@ -119,8 +120,8 @@ function backendInfoVersion(): string {
 
 /** Runs the CLI; resolves to the exit code. */
 export async function main(argv: string[] = process.argv.slice(2), out: Out = defaultOut): Promise<number> {
-  const program = buildProgram(out);
   if (argv.length === 0) argv = ["--help"];
+  const program = buildProgram(out, argv);
   try {
     await program.parseAsync(argv, { from: "user" });
     return 0;

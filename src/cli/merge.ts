@@ -37,16 +37,13 @@ function runMeta(file: string, bytes: Uint8Array): RunMeta {
   return m as RunMeta;
 }
 
-export async function mergeCommand(files: string[], opts: MergeOptions, out: Out): Promise<void> {
-  const t0 = performance.now();
-  if (files.length === 0) throw new KgrankInputError("FILE", "give the state files of every shard (kgrank evaluate --shard I/N --save-state FILE)");
-  const loaded = files.map((file) => {
-    const bytes = new Uint8Array(readRegularFile(file, file));
-    return { file, bytes, meta: runMeta(file, bytes) };
-  });
-  const first = loaded[0]!;
-  const byShard = new Map<number, (typeof loaded)[number]>();
-  for (const s of loaded) {
+/** The merged evaluator and report info of one run's shard states (every check of `kgrank merge`). */
+export function mergeShards(loaded: { file: string; bytes: Uint8Array }[]): { evaluator: RankEvaluator; report: RunMeta["report"]; meta: RunMeta } {
+  if (loaded.length === 0) throw new KgrankInputError("FILE", "give the state files of every shard (kgrank evaluate --shard I/N --save-state FILE)");
+  const states = loaded.map((s) => ({ ...s, meta: runMeta(s.file, s.bytes) }));
+  const first = states[0]!;
+  const byShard = new Map<number, (typeof states)[number]>();
+  for (const s of states) {
     if (s.meta.fingerprint !== first.meta.fingerprint || s.meta.shards !== first.meta.shards) {
       throw new KgrankInputError(
         s.file,
@@ -61,11 +58,22 @@ export async function mergeCommand(files: string[], opts: MergeOptions, out: Out
   const missing = Array.from({ length: count }, (_, i) => i).filter((i) => !byShard.has(i));
   if (missing.length > 0) {
     const list = missing.slice(0, 10).map((i) => `${i}/${count}`).join(", ") + (missing.length > 10 ? `, ... (${missing.length} in all)` : "");
-    throw new KgrankInputError("FILE", `shard${missing.length > 1 ? "s" : ""} ${list} of this run ${missing.length > 1 ? "are" : "is"} missing (${path.basename(first.file)} and ${files.length - 1} other file(s) given)`);
+    throw new KgrankInputError("FILE", `shard${missing.length > 1 ? "s" : ""} ${list} of this run ${missing.length > 1 ? "are" : "is"} missing (${path.basename(first.file)} and ${states.length - 1} other file(s) given)`);
   }
   // Shard order restores the unsharded run's task order, so every sum, the median and the bootstrap are bit-identical.
   const evaluator = RankEvaluator.merge(Array.from({ length: count }, (_, i) => byShard.get(i)!.bytes));
-  const report = first.meta.report;
+  return { evaluator, report: first.meta.report, meta: first.meta };
+}
+
+/** Finalizes a merged run (with its bootstrap) and prints it as `kgrank evaluate` would. */
+export async function printMerged(merged: ReturnType<typeof mergeShards>, opts: MergeOptions, out: Out, t0: number): Promise<void> {
+  const { evaluator, report } = merged;
   const results = await evaluator.finalizeAsync(report.bootstrap ? { bootstrap: { samples: report.bootstrap, seed: report.seed, confidenceLevel: 0.95 } } : {});
   emit(out, renderEvaluation(results, report, opts.format, t0), opts.output, opts.quiet);
+}
+
+export async function mergeCommand(files: string[], opts: MergeOptions, out: Out): Promise<void> {
+  const t0 = performance.now();
+  const merged = mergeShards(files.map((file) => ({ file, bytes: new Uint8Array(readRegularFile(file, file)) })));
+  await printMerged(merged, opts, out, t0);
 }
