@@ -97,7 +97,7 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   });
   const scorer = fromFiles ? null : new FrequencyBaseline(ds.splits.train, n, ds.numRelations);
   const batch = ROWS_PER_BATCH(n);
-  const progress = new Progress(`evaluating ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}`, (hi - lo) * sides.length, { quiet: opts.quiet });
+  const progress = new Progress(`evaluating ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}`, (hi - lo) * sides.length, { quiet: opts.quiet, report: out.progress });
   try {
     for (const side of sides) {
       if (scorer) {

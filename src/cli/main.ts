@@ -15,6 +15,7 @@ import { removePendingFiles } from "../io/atomic";
 import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
 import { evaluate, type EvaluateOptions } from "./evaluate";
 import { mergeCommand, type MergeOptions } from "./merge";
+import { DEFAULT_QUEUE, runArgs, submitRun, type SubmitOptions, workerCommand, type WorkerOptions } from "./queue";
 import { shardArg } from "./shard";
 import {
   collect, formatOption, intArg, ksOption, listArg, type Out, outputOption, quietOption, splitArg,
@@ -38,28 +39,41 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .exitOverride()
     .configureOutput({ writeOut: (s) => out.stdout(s), writeErr: (s) => out.stderr(s) });
 
-  datasetOptions(
-    program
-      .command("evaluate")
-      .description("rank the split's triples (both sides) and print every metric, rank type and random expectation; default: bundled Nations test with a frequency baseline"),
+  evaluateFlags(
+    datasetOptions(
+      program
+        .command("evaluate")
+        .description("rank the split's triples (both sides) and print every metric, rank type and random expectation; default: bundled Nations test with a frequency baseline"),
+    ),
   )
-    .option("--scores-head <file>", "head scores (.npy/.npz/.safetensors, float): rows in split order, columns in entity id order")
-    .option("--scores-tail <file>", "tail scores, same layout; with --negatives-*: the true triples' scores, one per row")
-    .option("--triples <file>", "the evaluated triples as ids (rows x 3 integer .npy) in the order of the score rows, e.g. PyKEEN's mapped_triples (default: the split's TSV order)")
-    .option("--negatives-head <file>", "sampled head negatives' scores (rows x K) for sampled ranking (OGB protocol)")
-    .option("--negatives-tail <file>", "sampled tail negatives' scores (rows x K)")
-    .option("--metrics <list>", "comma list of metrics to report (names or synonyms: mrr, hits@10, amri, ...)", listArg)
-    .addOption(ksOption())
-    .addOption(formatOption())
-    .addOption(outputOption())
-    .option("--by-relation", "also break the results down per relation")
-    .option("--bootstrap <n>", "bootstrap percentile intervals (95%) with N replicates (2 to 1e6)", intArg("--bootstrap", 2, 1e6))
-    .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0), 0)
-    .addOption(quietOption())
     .option("--shard <I/N>", "evaluate only shard I (0-based) of N, a fixed split of the triples; auto/N takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (needs --save-state)", shardArg)
     .option("--save-state <file>", "write the evaluator's state (SHA-256-checked) to FILE, for kgrank merge")
     .option("--workers <k>", "run the evaluation as K shard processes on this machine and merge them (same output)", intArg("--workers", 1, 256))
     .action(async (o: EvaluateOptions) => evaluate({ ...o, argv }, out));
+
+  evaluateFlags(
+    datasetOptions(
+      program
+        .command("submit")
+        .description("run an evaluation as shard jobs on a BullMQ queue (kgrank worker takes them), wait, merge and print it like evaluate"),
+    ),
+  )
+    .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://127.0.0.1:6379")
+    .requiredOption("--shards <n>", "number of shard jobs", intArg("--shards", 1, 100000))
+    .requiredOption("--state-dir <dir>", "directory every worker and this command can see (shared storage) for the shard states")
+    .option("--queue <name>", "queue name", DEFAULT_QUEUE)
+    .option("--attempts <n>", "attempts per shard job before the run fails", intArg("--attempts", 1, 100), 3)
+    .action(async (o: SubmitOptions) => submitRun({ ...o, args: runArgs(argv) }, out));
+
+  program
+    .command("worker")
+    .description("take shard jobs from a BullMQ queue (kgrank submit) and run them until SIGINT / SIGTERM")
+    .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://127.0.0.1:6379")
+    .option("--queue <name>", "queue name", DEFAULT_QUEUE)
+    .option("--concurrency <n>", "shard jobs run at once in this process", intArg("--concurrency", 1, 64), 1)
+    .option("--lock-ms <ms>", "a job whose worker stops renewing its lock for this long is retried elsewhere", intArg("--lock-ms", 500, 3_600_000), 30_000)
+    .addOption(quietOption())
+    .action(async (o: WorkerOptions & { quiet?: boolean }) => workerCommand(o, out));
 
   program
     .command("merge")
@@ -108,6 +122,24 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .addOption(new Option("--format <format>", "output format").choices(["table", "json"]).default("table"))
     .action((o) => infoCommand(o, out));
   return program;
+}
+
+/** The flags that define an evaluation (evaluate and submit share them). */
+function evaluateFlags(cmd: Command): Command {
+  return cmd
+    .option("--scores-head <file>", "head scores (.npy/.npz/.safetensors, float): rows in split order, columns in entity id order")
+    .option("--scores-tail <file>", "tail scores, same layout; with --negatives-*: the true triples' scores, one per row")
+    .option("--triples <file>", "the evaluated triples as ids (rows x 3 integer .npy) in the order of the score rows, e.g. PyKEEN's mapped_triples (default: the split's TSV order)")
+    .option("--negatives-head <file>", "sampled head negatives' scores (rows x K) for sampled ranking (OGB protocol)")
+    .option("--negatives-tail <file>", "sampled tail negatives' scores (rows x K)")
+    .option("--metrics <list>", "comma list of metrics to report (names or synonyms: mrr, hits@10, amri, ...)", listArg)
+    .addOption(ksOption())
+    .addOption(formatOption())
+    .addOption(outputOption())
+    .option("--by-relation", "also break the results down per relation")
+    .option("--bootstrap <n>", "bootstrap percentile intervals (95%) with N replicates (2 to 1e6)", intArg("--bootstrap", 2, 1e6))
+    .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0), 0)
+    .addOption(quietOption());
 }
 
 function backendInfoVersion(): string {

@@ -14,18 +14,25 @@ export class Progress {
   #bar: SingleBar | null = null;
   #value = 0;
 
-  constructor(label: string, total: number, options: { quiet?: boolean; stream?: NodeJS.WriteStream; delayMs?: number } = {}) {
+  readonly #report: ((done: number, total: number) => void) | undefined;
+
+  constructor(
+    label: string, total: number,
+    options: { quiet?: boolean; stream?: NodeJS.WriteStream; delayMs?: number; report?: (done: number, total: number) => void } = {},
+  ) {
     const stream = options.stream ?? process.stderr;
     this.#enabled = !options.quiet && Boolean(stream.isTTY) && total > 0;
     this.#label = label;
     this.#total = total;
     this.#delayMs = options.delayMs ?? 1000;
     this.#stream = stream;
+    this.#report = options.report;
   }
 
   /** Advances by `n` units; the bar appears once the work has run for ~1 s. */
   tick(n = 1): void {
     this.#value += n;
+    this.#report?.(this.#value, this.#total);
     if (!this.#enabled) return;
     if (!this.#bar && Date.now() - this.#start >= this.#delayMs) {
       this.#bar = new SingleBar({

@@ -18,6 +18,8 @@ import { FORMATS } from "./format";
 export interface Out {
   stdout: (s: string) => void;
   stderr: (s: string) => void;
+  /** Work done so far (e.g. a queue worker reports it through its job); called beside the progress bar. */
+  progress?: (done: number, total: number) => void;
 }
 
 export const SIDES = ["head", "tail"] as const;

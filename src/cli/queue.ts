@@ -1,0 +1,257 @@
+/**
+ * One evaluation over many machines on BullMQ (Redis): `kgrank submit --redis URL --shards N --state-dir DIR
+ * <evaluate options>` enqueues the N shard jobs of the run and waits; `kgrank worker --redis URL` (as many as you
+ * like, anywhere that sees the same files) takes them, runs `kgrank evaluate <options> --shard I/N --save-state
+ * FILE` in process, and returns the file's path and SHA-256, never the state itself. The submitter checks each
+ * file's digest, then merges exactly one state per shard as `kgrank merge` does, and prints what `kgrank evaluate`
+ * prints.
+ *
+ * Fault tolerance is BullMQ's: a worker that dies (SIGKILL) stops renewing its job's lock, the job is found stalled
+ * and retried by another worker. Exactness is kgrank's: each attempt writes its own file (a late write of a dead
+ * attempt cannot replace the state a job returned), the merge takes the one file each completed job names, checks
+ * its digest and the run fingerprint inside it. If Redis loses the jobs (restarted without persistence) the
+ * submitter stops with an error naming the shard; it never merges states it did not get from a completed job.
+ *
+ * BullMQ is an optional dependency, loaded only here.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync } from "node:fs";
+import * as path from "node:path";
+
+import type { Job, Queue, Worker } from "bullmq";
+
+import { KgrankError, KgrankInputError } from "../errors";
+
+import type { Format } from "./format";
+import { mergeShards, printMerged } from "./merge";
+import { Progress } from "./progress";
+import { childArgs } from "./workers";
+import type { Out } from "./shared";
+
+export const DEFAULT_QUEUE = "kgrank";
+
+/** What a shard job carries: the evaluate flags of the run, its shard, where states go. */
+export interface ShardJobData {
+  run: string;
+  args: string[];
+  shard: number;
+  shards: number;
+  stateDir: string;
+}
+
+/** What a completed shard job returns. */
+export interface ShardJobResult {
+  file: string;
+  sha256: string;
+  bytes: number;
+}
+
+function bullmq(): typeof import("bullmq") {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require("bullmq") as typeof import("bullmq");
+  } catch {
+    throw new KgrankError("kgrank worker and kgrank submit need the optional package bullmq: npm install bullmq (and a Redis server)");
+  }
+}
+
+/** BullMQ connection options from a redis:// URL (host, port, password, db). */
+export function redisConnection(url: string): { host: string; port: number; password?: string; username?: string; db?: number; maxRetriesPerRequest: null } {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new KgrankInputError("--redis", `"${url.slice(0, 80)}" is not a URL; give redis://HOST:PORT`);
+  }
+  if (u.protocol !== "redis:") throw new KgrankInputError("--redis", `must be a redis:// URL, got ${u.protocol}`);
+  const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : undefined;
+  if (db !== undefined && !Number.isInteger(db)) throw new KgrankInputError("--redis", `database "${u.pathname.slice(1)}" is not a number`);
+  return {
+    host: u.hostname || "127.0.0.1", port: u.port ? Number(u.port) : 6379,
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}), ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(db !== undefined ? { db } : {}), maxRetriesPerRequest: null,
+  };
+}
+
+const sha256File = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
+
+export interface WorkerOptions {
+  redis: string;
+  queue?: string;
+  concurrency?: number;
+  /** How long a job's lock lasts without renewal before it counts as stalled (BullMQ lockDuration), ms. */
+  lockMs?: number;
+}
+
+/**
+ * A BullMQ worker that runs shard jobs in this process (library API: a Node service can host it). Resolves to the
+ * Worker; close() it to stop.
+ */
+export async function startShardWorker(opts: WorkerOptions, log: (line: string) => void = () => undefined): Promise<Worker<ShardJobData, ShardJobResult>> {
+  const { Worker } = bullmq();
+  const lockDuration = opts.lockMs ?? 30_000;
+  const worker = new Worker<ShardJobData, ShardJobResult>(
+    opts.queue ?? DEFAULT_QUEUE,
+    async (job: Job<ShardJobData, ShardJobResult>) => {
+      const { run, args, shard, shards, stateDir } = job.data;
+      mkdirSync(stateDir, { recursive: true });
+      // One file per attempt: a dead attempt's orphaned write can never replace the state a job returned.
+      const file = path.join(stateDir, `${run}-shard-${shard}-of-${shards}-${job.attemptsStarted}-${randomBytes(4).toString("hex")}.state`);
+      let stderr = "";
+      let last = 0;
+      const { main } = await import("./main");
+      const code = await main([...args, "--shard", `${shard}/${shards}`, "--save-state", file, "--quiet"], {
+        stdout: () => undefined,
+        stderr: (s) => (stderr += s),
+        progress: (done, total) => {
+          const now = Date.now();
+          if (now - last < 250 && done < total) return;
+          last = now;
+          void job.updateProgress({ done, total });
+        },
+      });
+      if (code !== 0) throw new Error(stderr.trim().split("\n")[0]?.replace(/^kgrank: /, "") || `exit code ${code}`);
+      log(`shard ${shard}/${shards} of run ${run} -> ${file}`);
+      return { file, sha256: sha256File(file), bytes: readFileSync(file).length };
+    },
+    {
+      connection: redisConnection(opts.redis), concurrency: opts.concurrency ?? 1,
+      lockDuration, stalledInterval: Math.max(500, Math.floor(lockDuration / 2)), maxStalledCount: 2,
+    },
+  );
+  worker.on("error", (e) => log(`worker error: ${e.message}`));
+  await worker.waitUntilReady();
+  return worker;
+}
+
+/** `kgrank worker`: runs until SIGINT / SIGTERM, then finishes nothing new and closes. */
+export async function workerCommand(opts: WorkerOptions & { quiet?: boolean }, out: Out): Promise<void> {
+  const worker = await startShardWorker(opts, opts.quiet ? undefined : (line) => out.stderr(`kgrank worker: ${line}\n`));
+  if (!opts.quiet) out.stderr(`kgrank worker: waiting for shard jobs on queue "${opts.queue ?? DEFAULT_QUEUE}" at ${opts.redis}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGTERM", stop);
+    process.once("SIGINT", stop);
+  });
+  await worker.close();
+}
+
+export interface SubmitOptions {
+  redis: string;
+  queue?: string;
+  shards: number;
+  stateDir: string;
+  /** Attempts per shard before the run fails (a stalled job counts against BullMQ's maxStalledCount instead). */
+  attempts?: number;
+  format: Format;
+  output?: string;
+  quiet?: boolean;
+  /** The evaluate flags of the run (the command line minus submit's own flags). */
+  args: string[];
+}
+
+/** Enqueues a run's shard jobs, waits for all, checks and merges their states (library API of `kgrank submit`). */
+export async function submitRun(opts: SubmitOptions, out: Out): Promise<void> {
+  const t0 = performance.now();
+  const { Queue, QueueEvents } = bullmq();
+  const name = opts.queue ?? DEFAULT_QUEUE;
+  const connection = redisConnection(opts.redis);
+  const run = `${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`;
+  const stateDir = path.resolve(opts.stateDir);
+  mkdirSync(stateDir, { recursive: true });
+  const queue: Queue<ShardJobData, ShardJobResult> = new Queue(name, { connection });
+  const events = new QueueEvents(name, { connection });
+  const progress = new Progress(`evaluating ${opts.shards} shards on queue "${name}"`, 1000, { quiet: opts.quiet });
+  const done = new Array<number>(opts.shards).fill(0);
+  const total = new Array<number>(opts.shards).fill(0);
+  try {
+    await events.waitUntilReady();
+    const ids = Array.from({ length: opts.shards }, (_, i) => `${run}-${i}`);
+    let shown = 0; // the bar counts thousandths of the run's tasks
+    events.on("progress", ({ jobId, data }) => {
+      const i = ids.indexOf(jobId);
+      const d = data as { done?: number; total?: number };
+      if (i < 0 || typeof d?.done !== "number" || typeof d?.total !== "number") return;
+      done[i] = d.done;
+      total[i] = d.total;
+      const all = total.reduce((a, b) => a + b, 0);
+      const now = all > 0 ? Math.round((1000 * done.reduce((a, b) => a + b, 0)) / all) : 0;
+      if (now > shown) progress.tick(now - shown);
+      shown = Math.max(shown, now);
+    });
+    await queue.addBulk(
+      ids.map((jobId, shard) => ({
+        name: "shard",
+        data: { run, args: opts.args, shard, shards: opts.shards, stateDir },
+        opts: { jobId, attempts: opts.attempts ?? 3, removeOnComplete: false, removeOnFail: false },
+      })),
+    );
+    const results = new Map<number, ShardJobResult>();
+    while (results.size < opts.shards) {
+      for (let shard = 0; shard < opts.shards; shard++) {
+        if (results.has(shard)) continue;
+        // State first, then the job's data: read the other way round, a job completing in between looks
+        // completed with no return value yet.
+        const state = await queue.getJobState(ids[shard]!);
+        const job = await queue.getJob(ids[shard]!);
+        if (!job || state === "unknown") {
+          throw new KgrankError(`shard ${shard}/${opts.shards} (job ${ids[shard]}) vanished from the queue: was Redis restarted without persistence? Submit the run again`);
+        }
+        if (state === "failed") throw new KgrankError(`shard ${shard}/${opts.shards} failed after ${job.attemptsMade} attempt(s): ${job.failedReason}`);
+        if (state === "completed") {
+          const r = job.returnvalue as Partial<ShardJobResult> | null;
+          if (!r || typeof r.file !== "string" || typeof r.sha256 !== "string" || typeof r.bytes !== "number") {
+            throw new KgrankError(`shard ${shard}/${opts.shards} completed without naming its state file: was it run by kgrank worker?`);
+          }
+          results.set(shard, r as ShardJobResult);
+        }
+      }
+      if (results.size < opts.shards) await new Promise((r) => setTimeout(r, 200));
+    }
+    progress.stop();
+    const loaded = [...results.entries()].sort((a, b) => a[0] - b[0]).map(([shard, r]) => {
+      const bytes = new Uint8Array(readFileSync(r.file));
+      const digest = createHash("sha256").update(bytes).digest("hex");
+      if (digest !== r.sha256 || bytes.length !== r.bytes) {
+        throw new KgrankError(`shard ${shard}/${opts.shards}: ${r.file} is not the file its job wrote (SHA-256 differs): changed or replaced on the shared storage`);
+      }
+      return { file: r.file, bytes };
+    });
+    await printMerged(mergeShards(loaded), { format: opts.format, output: opts.output, quiet: opts.quiet }, out, t0);
+  } finally {
+    progress.stop();
+    await events.close().catch(() => undefined);
+    await queue.close().catch(() => undefined);
+  }
+}
+
+/** Flags of `kgrank submit` that are its own; the rest are the run's evaluate flags. */
+const SUBMIT_WITH_VALUE = ["--redis", "--queue", "--shards", "--state-dir", "--attempts"];
+
+/** Flags naming files or folders: made absolute, since workers run elsewhere (they must see the same paths). */
+const PATH_FLAGS = ["--scores-head", "--scores-tail", "--negatives-head", "--negatives-tail", "--triples", "--dataset-dir"];
+
+/**
+ * The evaluate flags of a `kgrank submit ...` command line: submit's own flags and output flags removed, paths
+ * made absolute against this process's working directory.
+ */
+export function runArgs(argv: string[], cwd = process.cwd()): string[] {
+  const rest: string[] = [];
+  for (let i = argv[0] === "submit" ? 1 : 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (SUBMIT_WITH_VALUE.includes(a)) {
+      i++;
+      continue;
+    }
+    if (SUBMIT_WITH_VALUE.some((f) => a.startsWith(`${f}=`))) continue;
+    const eq = a.indexOf("=");
+    if (eq > 0 && PATH_FLAGS.includes(a.slice(0, eq))) {
+      rest.push(`${a.slice(0, eq)}=${path.resolve(cwd, a.slice(eq + 1))}`);
+    } else if (PATH_FLAGS.includes(a) && i + 1 < argv.length) {
+      rest.push(a, path.resolve(cwd, argv[++i]!));
+    } else {
+      rest.push(a);
+    }
+  }
+  return ["evaluate", ...childArgs(rest)];
+}

@@ -1,0 +1,189 @@
+/**
+ * `kgrank submit` / `kgrank worker` on a real Redis (Debian's redis-server, started here on a free localhost port
+ * and stopped at the end) through BullMQ: queue runs print exactly what a single `kgrank evaluate` prints; a worker
+ * killed with SIGKILL mid-shard has its job retried elsewhere and the results are still identical; a Redis restart
+ * mid-run ends in the right results or one clear error. Skipped, with the reason in the test name, where
+ * redis-server or the optional bullmq package is missing (CI installs both and fails on the skip).
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { external, runs } from "./helpers/external";
+
+const root = path.resolve(__dirname, "..");
+const bin = path.join(root, "bin", "kgrank.js");
+const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-queue-"));
+const p = (name: string) => path.join(dir, name);
+
+let bullmqInstalled = true;
+try {
+  require.resolve("bullmq");
+} catch {
+  bullmqInstalled = false;
+}
+const redis = external("redis-server", runs("redis-server", ["--version"]), "install Debian's redis-server package");
+const bull = external("the optional package bullmq", bullmqInstalled, "npm install (bullmq is an optionalDependency)");
+const missing = redis.missing || bull.missing;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+    srv.on("error", reject);
+  });
+}
+
+let port = 0;
+let server: ChildProcess | null = null;
+const children: ChildProcess[] = [];
+const url = () => `redis://127.0.0.1:${port}`;
+
+async function startRedis(): Promise<void> {
+  server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+  for (let i = 0; i < 100; i++) {
+    if (spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout?.trim() === "PONG") return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("redis-server did not answer PING");
+}
+
+async function stopRedis(): Promise<void> {
+  const s = server;
+  server = null;
+  if (!s || s.exitCode !== null) return;
+  const gone = new Promise((r) => s.on("exit", r));
+  s.kill("SIGKILL");
+  await gone;
+}
+
+function worker(tag: string): ChildProcess {
+  const child = spawn(process.execPath, [bin, "worker", "--redis", url(), "--lock-ms", "2000", "--quiet"], {
+    cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore",
+  });
+  child.on("exit", () => undefined);
+  children.push(child);
+  void tag;
+  return child;
+}
+
+function run(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env: process.env });
+    children.push(child);
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b) => (stdout += b));
+    child.stderr.on("data", (b) => (stderr += b));
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((r) => child.on("exit", r));
+  child.kill("SIGKILL");
+  await gone;
+}
+
+/** A synthetic graph whose shards take a few seconds each (so a worker can be killed mid-shard). */
+function bigDataset(): string {
+  const d = p("big");
+  if (existsSync(path.join(d, "test.tsv"))) return d;
+  mkdirSync(d, { recursive: true });
+  let seed = 7;
+  const next = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const E = 3000;
+  const t = () => `e${next(E)}\tr${next(20)}\te${next(E)}`;
+  const train = Array.from({ length: E }, (_, i) => `e${i}\tr${i % 20}\te${(i * 7 + 1) % E}`);
+  for (let i = 0; i < 40000; i++) train.push(t());
+  writeFileSync(path.join(d, "train.tsv"), train.join("\n") + "\n");
+  writeFileSync(path.join(d, "valid.tsv"), Array.from({ length: 100 }, t).join("\n") + "\n");
+  writeFileSync(path.join(d, "test.tsv"), Array.from({ length: 24000 }, t).join("\n") + "\n");
+  return d;
+}
+
+describe.skipIf(missing)((redis.missing ? redis : bull).name("kgrank submit / worker on BullMQ and a real Redis"), () => {
+  beforeAll(async () => {
+    port = await freePort();
+    await startRedis();
+  });
+  afterAll(async () => {
+    for (const c of children) await kill(c);
+    await stopRedis();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a queue run with two workers prints exactly the single-process evaluate (bundled datasets, breakdowns, bootstrap)", async () => {
+    const workers = [worker("a"), worker("b")];
+    for (const args of [["--dataset", "umls"], ["--dataset", "nations", "--by-relation", "--bootstrap", "30", "--metrics", "mrr,median_rank"]]) {
+      const q = await run(["submit", "--redis", url(), "--shards", "5", "--state-dir", p("states"), ...args, "--format", "json", "--quiet"]);
+      expect(q.status, q.stderr).toBe(0);
+      const single = await run(["evaluate", ...args, "--format", "json"]);
+      expect(q.stdout).toBe(single.stdout);
+    }
+    for (const w of workers) await kill(w);
+  }, 240_000);
+
+  it("a worker killed with SIGKILL mid-shard: its job is retried by another worker, the results are identical", async () => {
+    const { Queue } = await import("bullmq");
+    const queue = new Queue("kgrank", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
+    const args = ["--dataset-dir", bigDataset(), "--metrics", "mrr,hits@10,median_rank"];
+    const first = worker("first");
+    const submitted = run(["submit", "--redis", url(), "--shards", "2", "--state-dir", p("kill-states"), ...args, "--format", "json", "--quiet"]);
+    // Wait until the first worker is inside a shard (active, some progress reported), then kill it.
+    let killedJob: string | null = null;
+    for (let i = 0; i < 600 && !killedJob; i++) {
+      const active = await queue.getActive();
+      const inside = active.find((j) => typeof j.progress === "object" && (j.progress as { done?: number }).done! > 0);
+      if (inside) killedJob = inside.id!;
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(killedJob, "the first worker never reported progress inside a shard").not.toBeNull();
+    await kill(first);
+    const second = worker("second");
+    const q = await submitted;
+    expect(q.status, q.stderr).toBe(0);
+    const retried = await queue.getJob(killedJob!);
+    expect(retried!.attemptsStarted, "the killed shard's job ran again").toBeGreaterThanOrEqual(2);
+    const single = await run(["evaluate", ...args, "--format", "json"]);
+    expect(q.stdout).toBe(single.stdout);
+    await kill(second);
+    await queue.close();
+  }, 300_000);
+
+  it("a Redis restart mid-run ends in one clear error (the jobs are gone), never in other numbers", async () => {
+    const args = ["--dataset-dir", bigDataset(), "--metrics", "mrr"];
+    const w = worker("restart");
+    const submitted = run(["submit", "--redis", url(), "--shards", "3", "--state-dir", p("restart-states"), ...args, "--format", "json", "--quiet"]);
+    await new Promise((r) => setTimeout(r, 1500));
+    await stopRedis();
+    await startRedis();
+    const q = await submitted;
+    if (q.status === 0) {
+      const single = await run(["evaluate", ...args, "--format", "json"]);
+      expect(q.stdout).toBe(single.stdout);
+    } else {
+      expect(q.status).toBe(1);
+      expect(q.stderr.trim().split("\n")).toHaveLength(1);
+      expect(q.stderr).toMatch(/^kgrank: shard \d+\/3 \(job .*\) vanished from the queue: was Redis restarted without persistence\?/);
+    }
+    await kill(w);
+  }, 300_000);
+
+  it("refuses bad queue flags with one line", async () => {
+    const bad = await run(["submit", "--redis", "http://x", "--shards", "2", "--state-dir", p("s")]);
+    expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ URL/);
+    const shard = await run(["submit", "--redis", url(), "--shards", "2", "--state-dir", p("s"), "--shard", "0/2"]);
+    expect(shard.stderr).toMatch(/unknown option '--shard'/); // submit makes its own shards
+  });
+});
