@@ -13,6 +13,7 @@ const SCENARIOS = [
   { name: "ranks", file: "ranks.bench.mjs" },
   { name: "evaluator", file: "evaluator.bench.mjs" },
   { name: "metrics", file: "metrics.bench.mjs" },
+  { name: "scale-out", file: "scale-out.bench.mjs" },
 ];
 
 const args = process.argv.slice(2);

@@ -1,0 +1,140 @@
+// Scale-out (issue 16), measured in one run:
+//  - merge: RankEvaluator.merge of 64 shard states of a WikiKG2-sized run (1.2 M tasks, 2,500,604 entities), and
+//    the state's bytes per task;
+//  - local workers: `kgrank evaluate --workers 2` over `--workers 1` on a compute-bound evaluation (the frequency
+//    baseline scores every entity in JavaScript: CPU work per process) of a synthetic 3,000-entity graph;
+//  - queue overhead per shard: `kgrank submit` with 33 shards over 1 shard of Nations against one `kgrank worker`
+//    on a real redis-server (skipped with a note when redis-server or bullmq is missing): (T33 - T1) / 32 is one
+//    shard's BullMQ round trip, state write, digest and read, and in-process evaluate start.
+//   node bench/scale-out.bench.mjs [--quick]
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import * as net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+import { median, printTable, root, writeResult } from "./lib.mjs";
+
+const require = createRequire(import.meta.url);
+const { RankEvaluator } = require(join(root, "dist", "cjs", "index.js"));
+const quick = process.argv.includes("--quick");
+const bin = join(root, "bin", "kgrank.js");
+const dir = mkdtempSync(join(tmpdir(), "kgrank-scale-"));
+const rows = [];
+const result = {};
+
+// ---- merge of 64 shard states ---------------------------------------------------------------------------------
+{
+  const numEntities = 2_500_604;
+  const tasks = quick ? 200_000 : 1_200_000;
+  const shards = 64;
+  let seed = 1;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const states = [];
+  for (let s = 0; s < shards; s++) {
+    const n = Math.floor(((s + 1) * tasks) / shards) - Math.floor((s * tasks) / shards);
+    const ev = new RankEvaluator({ numEntities, numRelations: 535 });
+    for (const side of ["head", "tail"]) {
+      const half = side === "head" ? Math.floor(n / 2) : n - Math.floor(n / 2);
+      const numCandidates = Float64Array.from({ length: half }, () => numEntities - Math.floor(rand() * 50));
+      const optimistic = Float64Array.from(numCandidates, (c) => 1 + Math.floor(rand() * rand() * c));
+      const pessimistic = Float64Array.from(optimistic, (o, i) => Math.min(numCandidates[i], o + (rand() < 0.1 ? 1 : 0)));
+      const realistic = Float64Array.from(optimistic, (o, i) => (o + pessimistic[i]) / 2);
+      const relations = Int32Array.from({ length: half }, () => Math.floor(rand() * 535));
+      ev.addRanks({ side, optimistic, pessimistic, realistic, numCandidates, relations });
+    }
+    states.push(ev.serialize());
+  }
+  const bytes = states.reduce((a, s) => a + s.length, 0);
+  const times = [];
+  let merged;
+  for (let r = 0; r < 5; r++) {
+    const t0 = performance.now();
+    merged = RankEvaluator.merge(states);
+    times.push(performance.now() - t0);
+  }
+  const t0 = performance.now();
+  merged.finalize();
+  const finalizeMs = performance.now() - t0;
+  result.merge = { tasks, shards, medianMs: median(times), finalizeMs, bytesPerTask: bytes / tasks, stateMiB: bytes / 2 ** 20 };
+  rows.push([`merge ${shards} states, ${tasks} tasks`, `${median(times).toFixed(0)} ms`, `target <= 2000 ms (finalize after: ${finalizeMs.toFixed(0)} ms)`]);
+  rows.push(["state size", `${(bytes / tasks).toFixed(1)} B/task`, `${(bytes / 2 ** 20).toFixed(1)} MiB in all`]);
+}
+
+// ---- local workers ---------------------------------------------------------------------------------------------
+function syntheticGraph(d, entities, testRows) {
+  mkdirSync(d, { recursive: true });
+  let seed = 7;
+  const next = (n) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+  const t = () => `e${next(entities)}\tr${next(20)}\te${next(entities)}`;
+  const train = Array.from({ length: entities }, (_, i) => `e${i}\tr${i % 20}\te${(i * 7 + 1) % entities}`);
+  for (let i = 0; i < 40000; i++) train.push(t());
+  writeFileSync(join(d, "train.tsv"), train.join("\n") + "\n");
+  writeFileSync(join(d, "valid.tsv"), Array.from({ length: 100 }, t).join("\n") + "\n");
+  writeFileSync(join(d, "test.tsv"), Array.from({ length: testRows }, t).join("\n") + "\n");
+}
+const timed = (args, env = {}) => {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: dir, env: { ...process.env, ...env }, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`kgrank ${args.join(" ")}: ${r.stderr}`);
+  return performance.now() - t0;
+};
+{
+  const graph = join(dir, "graph");
+  syntheticGraph(graph, 3000, quick ? 8000 : 24000);
+  const args = ["evaluate", "--dataset-dir", graph, "--metrics", "mrr,hits@10", "--quiet"];
+  const one = [];
+  const two = [];
+  for (let r = 0; r < (quick ? 1 : 3); r++) {
+    one.push(timed([...args, "--workers", "1"]));
+    two.push(timed([...args, "--workers", "2"]));
+  }
+  const speedup = median(one) / median(two);
+  result.workers = { oneMs: median(one), twoMs: median(two), speedup };
+  rows.push(["--workers 2 over --workers 1", `${speedup.toFixed(2)}x`, `target >= 1.8x (${median(one).toFixed(0)} ms -> ${median(two).toFixed(0)} ms)`]);
+}
+
+// ---- queue overhead per shard ------------------------------------------------------------------------------------
+const hasRedis = spawnSync("redis-server", ["--version"]).status === 0;
+let hasBull = true;
+try {
+  require.resolve("bullmq", { paths: [root] });
+} catch {
+  hasBull = false;
+}
+if (hasRedis && hasBull) {
+  const port = await new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const p = srv.address().port;
+      srv.close(() => resolve(p));
+    });
+  });
+  const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+  for (let i = 0; i < 100 && spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout?.trim() !== "PONG"; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const url = `redis://127.0.0.1:${port}`;
+  const worker = spawn(process.execPath, [bin, "worker", "--redis", url, "--quiet"], { stdio: "ignore" });
+  await new Promise((r) => setTimeout(r, 1500));
+  const submit = (shards) => timed(["submit", "--redis", url, "--shards", String(shards), "--state-dir", join(dir, "states"), "--quiet", "--format", "json"]);
+  submit(1); // warm-up
+  const t1 = [];
+  const t33 = [];
+  for (let r = 0; r < (quick ? 1 : 3); r++) {
+    t1.push(submit(1));
+    t33.push(submit(33));
+  }
+  const perShard = (median(t33) - median(t1)) / 32;
+  result.queue = { oneShardMs: median(t1), shards33Ms: median(t33), perShardMs: perShard };
+  rows.push(["queue overhead per shard", `${perShard.toFixed(1)} ms`, `target <= 50 ms (1 shard ${median(t1).toFixed(0)} ms, 33 shards ${median(t33).toFixed(0)} ms)`]);
+  worker.kill("SIGKILL");
+  server.kill("SIGKILL");
+} else {
+  rows.push(["queue overhead per shard", "skipped", `${hasRedis ? "" : "redis-server missing (apt-get install redis-server) "}${hasBull ? "" : "bullmq missing (npm install)"}`]);
+}
+
+rmSync(dir, { recursive: true, force: true });
+printTable(["scale-out", "measured", "note"], rows);
+writeResult("scale-out", result);
