@@ -44,3 +44,5 @@ export type { LabelMaps, TriplesFile } from "./io/tsv";
 export { BUNDLED_DATASETS, EXTERNAL_DATASETS, loadDataset } from "./io/datasets";
 export type { Dataset, LoadDatasetOptions, Split } from "./io/datasets";
 export { writeFileAtomic } from "./io/atomic";
+export { ogbEvaluate, ogbEvaluateSync } from "./ogb";
+export type { OgbInput, OgbLists } from "./ogb";

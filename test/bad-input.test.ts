@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 
 import {
   computeRanks, computeRanksSync, computeSampledRanksSync, countScores, countScoresSync, getMetric, KgrankInputError,
-  KgrankStateError, metricValues, prepareCandidates, RankCounter, RankEvaluator, UnknownMetricError,
+  KgrankStateError, metricValues, ogbEvaluateSync, prepareCandidates, RankCounter, RankEvaluator, UnknownMetricError,
   encodeNpy, loadDataset, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples, splitTsvTriples, writeNpy,
 } from "../src/index";
 import { backendLabel } from "./helpers/backend";
@@ -103,6 +103,8 @@ export const CASES: Case[] = [
   { kind: "merge of corrupted state", call: () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); const s = e.serialize(); s[s.length - 1]! ^= 0xff; RankEvaluator.merge([s]); }, error: KgrankInputError, argument: "states[0]" },
   { kind: "merge of crafted, re-checksummed state", call: () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); const d = decodeState(e.serialize()); d.sides.tail.realistic[0] = 0; RankEvaluator.merge([encodeState(d.header, d.sides)]); }, error: KgrankInputError, argument: "states[0]" },
   { kind: "merge of random bytes", call: () => RankEvaluator.merge([new Uint8Array(100).fill(7)]), error: KgrankInputError, argument: "states[0]" },
+  { kind: "OGB drop-in: NaN positive score", call: () => ogbEvaluateSync({ y_pred_pos: [NaN], y_pred_neg: new Float32Array(3) }), error: KgrankInputError, argument: "y_pred_pos" },
+  { kind: "OGB drop-in: y_pred_neg not (n, K)", call: () => ogbEvaluateSync({ y_pred_pos: [1, 2], y_pred_neg: new Float32Array(3) }), error: KgrankInputError, argument: "y_pred_neg" },
   // ---- metrics -----------------------------------------------------------------------------------------------
   { kind: "unknown metric key", call: () => getMetric("mean_rank_thing"), error: UnknownMetricError },
   { kind: "rank < 1", call: () => metricValues(["mr"], [0.5, 2], [3, 3]), error: KgrankInputError },
