@@ -30,7 +30,7 @@ export type { ChunkedBatchOptions, EntitySlice } from "./evaluation/chunked";
 export { RankResults } from "./evaluation/results";
 export type {
   Breakdown, DegreeBreakdown, DegreeOptions, RelationBreakdown, RelationCategory, RelationCategoryBreakdown, ResultRankType,
-  ResultSide, ResultTable,
+  ResultSide, ResultTable, TaskTable,
 } from "./evaluation/results";
 export type { BootstrapOptions, IntervalTable } from "./evaluation/tabulate";
 export { FrequencyBaseline } from "./scoring/baseline";

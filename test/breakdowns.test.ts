@@ -232,3 +232,39 @@ describe(`RankEvaluator bootstrap intervals on ${label}`, () => {
     }
   });
 });
+
+describe(`RankResults.tasks() on ${label}`, () => {
+  it("gives every task's side, triple, ranks and candidates as columns; a group's results hold the group's tasks", () => {
+    const ev = new RankEvaluator({ numEntities: N, filterTriples: filter });
+    ev.addSync({ triples: test, side: "head", scores: scores.head });
+    ev.addSync({ triples: test, side: "tail", scores: scores.tail });
+    const r = ev.finalize();
+    const t = r.tasks();
+    const rows = test.length / 3;
+    expect(t.side.length).toBe(2 * rows);
+    for (let i = 0; i < 2 * rows; i++) {
+      const row = i % rows;
+      expect(t.side[i]).toBe(i < rows ? "head" : "tail");
+      expect([t.head[i], t.relation[i], t.tail[i]]).toEqual([test[3 * row], test[3 * row + 1], test[3 * row + 2]]);
+      expect(t.optimistic[i]).toBeLessThanOrEqual(t.realistic[i]!);
+      expect(t.realistic[i]).toBeLessThanOrEqual(t.pessimistic[i]!);
+    }
+    const cols = ev.taskColumns("tail");
+    expect(Array.from(t.realistic.subarray(rows))).toEqual(Array.from(cols.realistic));
+    expect(Array.from(t.numCandidates.subarray(rows))).toEqual(Array.from(cols.numCandidates));
+    expect(Number.isNaN(t.weight[0])).toBe(true);
+    // Copies: changing them changes nothing behind the results.
+    t.realistic.fill(1);
+    expect(r.tasks().realistic).toEqual(Float64Array.from([...ev.taskColumns("head").realistic, ...cols.realistic]));
+    // Each relation group's results hold exactly that relation's tasks, and their MRR is theirs.
+    for (const g of r.byRelation().slice(0, 5)) {
+      const gt = g.results.tasks();
+      expect(gt.side.length).toBe(g.count);
+      expect(new Set(gt.relation)).toEqual(new Set([g.relation]));
+      const mrr = gt.realistic.reduce((a, x) => a + 1 / x, 0) / gt.realistic.length;
+      expect(g.results.get("both.realistic.inverse_harmonic_mean_rank")).toBeCloseTo(mrr, 12);
+      // A group's own breakdown stays inside the group.
+      expect(g.results.byRelation().map((x) => x.relation)).toEqual([g.relation]);
+    }
+  });
+});

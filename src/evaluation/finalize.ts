@@ -19,26 +19,28 @@ export function finalizeRun(
   bootstrap: Required<BootstrapOptions> | null,
 ): FinalizeRun {
   const keys = metrics.map((m) => m.key);
-  const make = (t: Tabulated, notes: string[], boot: typeof bootstrap, group?: string): RankResults =>
+  const make = (t: Tabulated, notes: string[], boot: typeof bootstrap, tasks: BreakdownSource, group?: string): RankResults =>
     new RankResults(
       {
         values: t.values, expected: t.expected, meanRankWidth: t.meanRankWidth, keys,
         info: { ...structuredClone(info), tasks: { head: t.tasks.head, tail: t.tasks.tail }, notes, ...(group ? { group } : {}) },
         intervals: t.intervals, bootstrap: boot,
       },
-      source,
+      tasks,
     );
-  const source: BreakdownSource = {
-    head, tail, subset: subsetPart,
-    tabulate: (h, t, label) => {
+  // A group's results hold the group's tasks (its tasks() and its own breakdowns are of those).
+  const sourceOf = (h: SidePart, t: SidePart): BreakdownSource => ({
+    head: h, tail: t, subset: subsetPart,
+    tabulate: (gh, gt, label) => {
       const notes: string[] = [];
-      return make(tabulate(metrics, h, t, notes, null, []), notes, null, label);
+      return make(tabulate(metrics, gh, gt, notes, null, []), notes, null, sourceOf(gh, gt), label);
     },
-  };
+  });
+  const source = sourceOf(head, tail);
   const notes: string[] = [];
   return {
     table: (defer) => tabulate(metrics, head, tail, notes, bootstrap, info.sides, defer),
-    results: (t) => make(t, notes, bootstrap),
+    results: (t) => make(t, notes, bootstrap, source),
   };
 }
 

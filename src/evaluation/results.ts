@@ -45,6 +45,22 @@ export interface BreakdownSource {
   subset(part: SidePart, keep: Uint8Array): SidePart;
 }
 
+/** Per-task columns of RankResults.tasks(): one entry per task, head-side tasks first. */
+export interface TaskTable {
+  side: ("head" | "tail")[];
+  /** The task's triple in entity / relation ids; -1 where it is unknown (ranks added without triples). */
+  head: Int32Array;
+  relation: Int32Array;
+  tail: Int32Array;
+  /** Ranks of each type; NaN where that type was not given (addRanks with only some types). */
+  optimistic: Float64Array;
+  realistic: Float64Array;
+  pessimistic: Float64Array;
+  numCandidates: Float64Array;
+  /** Explicit weight (addRanks({ weights })), NaN when none was given. */
+  weight: Float64Array;
+}
+
 /** One group of a breakdown: its tasks' results and how many tasks it holds. */
 export interface Breakdown {
   /** Tasks in the group (head + tail). */
@@ -112,6 +128,33 @@ export class RankResults {
   /** All bootstrap intervals: side -> rank type -> key -> interval; null without bootstrap. */
   intervals(): IntervalTable | null {
     return this.#data.intervals ? structuredClone(this.#data.intervals) : null;
+  }
+
+  /**
+   * Every task behind these results as columns, head-side tasks first, then tail-side, each in the order added:
+   * its side, its triple (ids; -1 where unknown, e.g. addRanks without triples), its ranks of each type (NaN for a
+   * type not given), candidate count and explicit weight (NaN when none). A breakdown group's results hold that
+   * group's tasks. The arrays are copies.
+   */
+  tasks(): TaskTable {
+    const src = this.source("tasks()");
+    const nh = src.head.cols.optimistic.length;
+    const n = nh + src.tail.cols.optimistic.length;
+    const out: TaskTable = {
+      side: new Array<"head" | "tail">(n), head: new Int32Array(n), relation: new Int32Array(n), tail: new Int32Array(n),
+      optimistic: new Float64Array(n), realistic: new Float64Array(n), pessimistic: new Float64Array(n),
+      numCandidates: new Float64Array(n), weight: new Float64Array(n),
+    };
+    for (const side of ["head", "tail"] as const) {
+      const c = src[side].cols;
+      const at = side === "head" ? 0 : nh;
+      out.side.fill(side, at, at + c.optimistic.length);
+      out.head.set(side === "head" ? c.truth : c.anchor, at);
+      out.tail.set(side === "head" ? c.anchor : c.truth, at);
+      out.relation.set(c.relation, at);
+      for (const k of ["optimistic", "realistic", "pessimistic", "numCandidates", "weight"] as const) out[k].set(c[k], at);
+    }
+    return out;
   }
 
   private source(what: string): BreakdownSource {
