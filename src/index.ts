@@ -45,4 +45,6 @@ export { BUNDLED_DATASETS, EXTERNAL_DATASETS, loadDataset } from "./io/datasets"
 export type { Dataset, LoadDatasetOptions, Split } from "./io/datasets";
 export { writeFileAtomic } from "./io/atomic";
 export { ogbEvaluate, ogbEvaluateSync } from "./ogb";
+export { compareRuns } from "./compare/paired";
+export type { Comparison, ComparisonRow, CompareOptions } from "./compare/paired";
 export type { OgbInput, OgbLists } from "./ogb";

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { backendInfo } from "../src/backend";
-import { FrequencyBaseline, getMetric, loadDataset, prepareCandidates, RankEvaluator, writeNpy } from "../src/index";
+import { compareRuns, FrequencyBaseline, getMetric, loadDataset, prepareCandidates, RankEvaluator, writeNpy } from "../src/index";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { external, runs } from "./helpers/external";
 
@@ -288,6 +288,23 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     scores.fill(NaN, 50 * n, 51 * n);
     writeNpy(p("nan-row.npy"), scores, [rows, n]);
     expectUserError(kgrank(["evaluate", "--scores-tail", "nan-row.npy"]), /--scores-tail: the true score of row 50 of nan-row\.npy \(triple \(\d+, \d+, \d+\), tail side\) is NaN/);
+  });
+
+  it("compare: saved runs' paired comparison equals compareRuns on the same states; other tasks are refused", () => {
+    expect(kgrank(["evaluate", "--save-state", "cmp-a.state", "--quiet"]).status).toBe(0);
+    const noisy = (side: "head" | "tail") => new FrequencyBaseline(nations.splits.train, n, nations.numRelations).scoreBatch(nations.splits.test, side).map((x, i) => x + ((i * 7919) % 5) * 0.5);
+    writeNpy(p("cmp-head.npy"), noisy("head"), [rows, n]);
+    writeNpy(p("cmp-tail.npy"), noisy("tail"), [rows, n]);
+    expect(kgrank(["evaluate", "--scores-head", "cmp-head.npy", "--scores-tail", "cmp-tail.npy", "--save-state", "cmp-b.state", "--quiet"]).status).toBe(0);
+    const r = kgrank(["compare", "cmp-a.state", "cmp-b.state", "--samples", "500", "--seed", "2", "--metrics", "mrr,hits@1,median_rank", "--format", "json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const runs = ["cmp-a.state", "cmp-b.state"].map((f) => ({ name: f, results: RankEvaluator.deserialize(new Uint8Array(readFileSync(p(f)))).finalize() }));
+    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(JSON.stringify(compareRuns(runs, { samples: 500, seed: 2, metrics: ["mrr", "hits@1", "median_rank"] }), (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v))));
+    expect(kgrank(["compare", "cmp-a.state", "cmp-b.state", "--samples", "200"]).stdout).toMatch(/p adjusted over all 7 rows: Holm-Bonferroni/);
+    expect(kgrank(["evaluate", "--scores-tail", "cmp-tail.npy", "--save-state", "cmp-c.state", "--quiet"]).status).toBe(0);
+    expectUserError(kgrank(["compare", "cmp-a.state", "cmp-c.state"]), /runs: cmp-c\.state has 201 tasks, cmp-a\.state 402/);
+    expectUserError(kgrank(["compare", "cmp-a.state"]), /at least two saved runs/);
+    expectUserError(kgrank(["compare", "cmp-a.state", "cmp-head.npy"]), /cmp-head\.npy: .*wrong magic bytes/);
   });
 
   it("evaluate --negatives-tail: sampled ranks (each positive 2.5 above 3 of 5 negatives -> realistic rank 3)", () => {

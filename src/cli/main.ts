@@ -14,6 +14,7 @@ import { removePendingFiles } from "../io/atomic";
 
 import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
 import { evaluate, type EvaluateOptions } from "./evaluate";
+import { compareCommand, type CompareCliOptions } from "./compare";
 import { mergeCommand, type MergeOptions } from "./merge";
 import { DEFAULT_QUEUE, runArgs, submitRun, type SubmitOptions, workerCommand, type WorkerOptions } from "./queue";
 import { shardArg } from "./shard";
@@ -64,6 +65,19 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--attempts <n>", "attempts per shard job before the run fails", intArg("--attempts", 1, 100), 3)
     .action(async (o: SubmitOptions) => submitRun({ ...o, args: runArgs(argv) }, out));
+
+  program
+    .command("compare")
+    .description("paired comparison of saved runs (kgrank evaluate --save-state) over the same tasks: differences, intervals, p-values")
+    .argument("<files...>", "two or more state files; every later run is compared with the first")
+    .option("--metrics <list>", "metrics to compare (default: mrr, hits@1, hits@3, hits@10, mr, amri, median_rank)", listArg)
+    .option("--samples <n>", "randomization and bootstrap samples", intArg("--samples", 10, 1e7), 10000)
+    .option("--seed <n>", "seed of both", intArg("--seed", 0), 0)
+    .addOption(new Option("--correction <how>", "adjustment of the p-values over all rows").choices(["holm", "bh", "none"]).default("holm"))
+    .addOption(formatOption())
+    .addOption(outputOption())
+    .addOption(quietOption())
+    .action(async (files: string[], o: CompareCliOptions) => compareCommand(files, o, out));
 
   program
     .command("worker")

@@ -43,3 +43,11 @@ export function describeWith<T>(title: string, value: T | null, ext: External, b
   if (value !== null && !ext.missing) describe(title, () => body(value));
   else describe.skip(ext.name(title), () => it("needs its external dependency", () => undefined));
 }
+
+/** The first of python3 and Debian's /usr/bin/python3 that imports every module, or null. */
+export function pythonWith(...modules: string[]): string | null {
+  for (const py of ["python3", "/usr/bin/python3"]) {
+    if (runs(py, ["-c", modules.map((m) => `import ${m}`).join("; ") || "pass"])) return py;
+  }
+  return null;
+}

@@ -1,0 +1,248 @@
+/**
+ * Paired comparison of runs over the same tasks (issue 17): for each metric, each run's value, the difference to
+ * the first run, a paired bootstrap interval of the difference, and p-values:
+ *  - a paired randomization test (each task's two ranks swapped with probability 1/2, the metric recomputed): valid
+ *    for every metric, the median and GMR included; p = (1 + #{|D*| >= |D|}) / (1 + samples);
+ *  - where the metric is a mean of per-task values (MR, MRR, Hits@k, their inverses / adjusted forms by the same
+ *    affine map): the paired t-test and the Wilcoxon signed-rank test on the per-task differences (SciPy's
+ *    conventions: zeros dropped, average ranks for ties, exact null distribution for n <= 50 without ties, else the
+ *    normal approximation with the tie correction and no continuity correction), and Cohen's d_z;
+ *  - p-values adjusted over all (metric, run) pairs by Holm–Bonferroni (default) or Benjamini–Hochberg.
+ * Runs must hold the same tasks in the same order (side, triple and candidate count): the first difference is named.
+ */
+import { KgrankInputError } from "../errors";
+import type { RankResults, TaskTable } from "../evaluation/results";
+import { getMetric, metricValues, prepareCandidates } from "../metrics/index";
+import type { RankMetric } from "../metrics/types";
+import { quantile, streamKey, uniform01Keyed } from "../numeric";
+import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../validate";
+import { normalTwoSided, studentTwoSided, wilcoxonExactTwoSided } from "./distributions";
+
+export interface CompareOptions {
+  /** Metrics to compare (names or synonyms); default MRR, Hits@1/3/10, MR, AMRI, median rank. */
+  metrics?: string[];
+  /** Randomization and bootstrap replicates (default 10,000). */
+  samples?: number;
+  seed?: number;
+  /** Of the bootstrap interval of each difference (default 0.95). */
+  confidenceLevel?: number;
+  /** Multiple-comparison adjustment over every (metric, run) p-value: "holm" (default), "bh" or "none". */
+  correction?: "holm" | "bh" | "none";
+}
+
+export interface ComparisonRow {
+  metric: string;
+  /** Run whose difference to the first run this row is (index into the runs). */
+  run: number;
+  valueA: number;
+  valueB: number;
+  /** valueB - valueA. */
+  difference: number;
+  lower: number;
+  upper: number;
+  pRandomization: number;
+  /** The randomization p-value after the correction. */
+  pAdjusted: number;
+  /** Only for means of per-task values (else null). */
+  pTTest: number | null;
+  pWilcoxon: number | null;
+  /** Cohen's d_z of the per-task differences (mean / standard deviation); null where there is no t-test. */
+  effectSize: number | null;
+}
+
+export interface Comparison {
+  names: string[];
+  tasks: number;
+  samples: number;
+  seed: number;
+  confidenceLevel: number;
+  correction: "holm" | "bh" | "none";
+  rows: ComparisonRow[];
+}
+
+const KEYS = optionKeys<CompareOptions>({ metrics: 1, samples: 1, seed: 1, confidenceLevel: 1, correction: 1 });
+const DEFAULT_METRICS = ["mrr", "hits@1", "hits@3", "hits@10", "mr", "amri", "median_rank"];
+
+/** Per-task value whose mean is the metric (up to an affine map that depends only on the candidate counts). */
+function perTask(m: RankMetric): ((rank: number) => number) | null {
+  if (m.key === "arithmetic_mean_rank" || m.key === "adjusted_arithmetic_mean_rank_index" || m.key === "adjusted_arithmetic_mean_rank") {
+    return (r) => r;
+  }
+  if (m.key === "inverse_harmonic_mean_rank" || m.key === "adjusted_inverse_harmonic_mean_rank") return (r) => 1 / r;
+  const hits = /^(?:adjusted_)?hits_at_(\d+)$/.exec(m.key);
+  if (hits) {
+    const k = Number(hits[1]);
+    return (r) => (r <= k ? 1 : 0);
+  }
+  return null;
+}
+
+function sameTasks(a: TaskTable, b: TaskTable, names: [string, string]): void {
+  if (a.side.length !== b.side.length) {
+    throw new KgrankInputError("runs", `${names[1]} has ${b.side.length} tasks, ${names[0]} ${a.side.length}: the runs must be over the same tasks`);
+  }
+  for (let i = 0; i < a.side.length; i++) {
+    const sa = `${a.side[i]} (${a.head[i]}, ${a.relation[i]}, ${a.tail[i]})`;
+    const sb = `${b.side[i]} (${b.head[i]}, ${b.relation[i]}, ${b.tail[i]})`;
+    if (sa !== sb) throw new KgrankInputError("runs", `task ${i} differs: ${names[0]} has ${sa}, ${names[1]} has ${sb}; the runs must be over the same tasks in the same order`);
+    if (a.numCandidates[i] !== b.numCandidates[i]) {
+      throw new KgrankInputError("runs", `task ${i} ${sa} has ${a.numCandidates[i]} candidates in ${names[0]}, ${b.numCandidates[i]} in ${names[1]}: evaluated with other filter settings`);
+    }
+    if (Number.isNaN(a.realistic[i]!) || Number.isNaN(b.realistic[i]!)) {
+      throw new KgrankInputError("runs", `task ${i} ${sa} has no realistic rank: compare runs that record realistic ranks`);
+    }
+  }
+}
+
+function adjust(p: number[], how: "holm" | "bh" | "none"): number[] {
+  const m = p.length;
+  if (how === "none" || m === 0) return [...p];
+  const order = p.map((v, i) => [v, i] as const).sort((x, y) => x[0] - y[0]);
+  const out = new Array<number>(m);
+  if (how === "holm") {
+    let running = 0;
+    order.forEach(([v, i], k) => {
+      running = Math.max(running, Math.min(1, (m - k) * v));
+      out[i] = running;
+    });
+  } else {
+    let running = 1;
+    for (let k = m - 1; k >= 0; k--) {
+      const [v, i] = order[k]!;
+      running = Math.min(running, Math.min(1, (m * v) / (k + 1)));
+      out[i] = running;
+    }
+  }
+  return out;
+}
+
+/** Paired t-test and Wilcoxon signed-rank test of per-task differences d (SciPy's two-sided conventions). */
+export function pairedTests(d: ArrayLike<number>): { t: number; pT: number; pW: number; dz: number; wPlus: number } {
+  const n = d.length;
+  let mean = 0;
+  for (let i = 0; i < n; i++) mean += d[i]!;
+  mean /= n;
+  let ss = 0;
+  for (let i = 0; i < n; i++) ss += (d[i]! - mean) ** 2;
+  const sd = Math.sqrt(ss / (n - 1));
+  const t = mean / (sd / Math.sqrt(n));
+  const pT = sd === 0 ? (mean === 0 ? NaN : 0) : studentTwoSided(t, n - 1);
+  // Wilcoxon: zeros dropped, |d| ranked with average ranks for ties.
+  const nz = Array.from(d).filter((x) => x !== 0);
+  const m = nz.length;
+  const order = nz.map((x, i) => [Math.abs(x), i] as const).sort((a, b) => a[0] - b[0]);
+  const ranks = new Float64Array(m);
+  let tieTerm = 0;
+  for (let k = 0; k < m; ) {
+    let j = k;
+    while (j + 1 < m && order[j + 1]![0] === order[k]![0]) j++;
+    const avg = (k + j) / 2 + 1;
+    for (let q = k; q <= j; q++) ranks[order[q]![1]] = avg;
+    const size = j - k + 1;
+    if (size > 1) tieTerm += size * (size * size - 1);
+    k = j + 1;
+  }
+  let wPlus = 0;
+  for (let i = 0; i < m; i++) if (nz[i]! > 0) wPlus += ranks[i]!;
+  let pW: number;
+  if (m === 0) pW = NaN;
+  else if (m <= 50 && tieTerm === 0 && m === n) pW = wilcoxonExactTwoSided(wPlus, m);
+  else {
+    const wMinus = (m * (m + 1)) / 2 - wPlus;
+    const stat = Math.min(wPlus, wMinus);
+    const se = Math.sqrt((m * (m + 1) * (2 * m + 1) - 0.5 * tieTerm) / 24);
+    pW = se === 0 ? NaN : normalTwoSided((stat - (m * (m + 1)) / 4) / se);
+  }
+  return { t, pT, pW, dz: mean / sd, wPlus };
+}
+
+/**
+ * Compares runs over the same tasks: each later run against the first. `runs` are RankResults (finalize()) or
+ * { name, results }.
+ */
+export function compareRuns(runs: (RankResults | { name: string; results: RankResults })[], opts: CompareOptions = {}): Comparison {
+  const o = options("compare options", opts, KEYS) as CompareOptions;
+  if (!Array.isArray(runs) || runs.length < 2) throw new KgrankInputError("runs", `needs at least two runs to compare, got ${describe(runs)}`);
+  const named = runs.map((r, i) => ("results" in r && "name" in r ? r : { name: `run ${i}`, results: r as RankResults }));
+  const samples = o.samples ?? 10_000;
+  if (typeof samples !== "number" || !Number.isInteger(samples) || samples < 10 || samples > 1e7) {
+    throw new KgrankInputError("samples", `must be an integer from 10 to 1e7, got ${describe(samples)}`);
+  }
+  const seed = seedArg("seed", o.seed ?? 0);
+  const level = confidenceLevelArg("confidenceLevel", o.confidenceLevel ?? 0.95);
+  const correction = o.correction ?? "holm";
+  if (!["holm", "bh", "none"].includes(correction as string)) throw new KgrankInputError("correction", `must be "holm", "bh" or "none", got ${describe(correction)}`);
+  if (o.metrics !== undefined && !Array.isArray(o.metrics)) throw new KgrankInputError("metrics", `must be a list of metric names, got ${describe(o.metrics)}`);
+  const metrics = (o.metrics ?? DEFAULT_METRICS).map((q) => getMetric(q));
+  const tables = named.map((r) => r.results.tasks());
+  for (let j = 1; j < tables.length; j++) sameTasks(tables[0]!, tables[j]!, [named[0]!.name, named[j]!.name]);
+  const A = tables[0]!;
+  const n = A.side.length;
+  const candidates = prepareCandidates(A.numCandidates);
+  const value = (m: RankMetric, ranks: Float64Array, c = candidates) => metricValues([m], ranks, c)[m.key]!;
+  const rows: ComparisonRow[] = [];
+  const alpha = (1 - level) / 2;
+  const ra = new Float64Array(n);
+  const rb = new Float64Array(n);
+  const nc = new Float64Array(n);
+  for (let j = 1; j < tables.length; j++) {
+    const B = tables[j]!;
+    for (const m of metrics) {
+      const valueA = value(m, A.realistic);
+      const valueB = value(m, B.realistic);
+      const observed = valueB - valueA;
+      const fn = perTask(m);
+      // Randomization: replicate s swaps task i's ranks when its keyed uniform is below 1/2.
+      const key0 = streamKey(seed, 0x5a17 + j);
+      let extreme = 0;
+      const tol = 1e-12 * Math.max(1, Math.abs(observed));
+      const d = fn ? Float64Array.from({ length: n }, (_, i) => fn(B.realistic[i]!) - fn(A.realistic[i]!)) : null;
+      const scale = fn ? (valueB - valueA) / (d!.reduce((x, y) => x + y, 0) / n || 1) : 1;
+      for (let s = 0; s < samples; s++) {
+        const key = streamKey(key0, s);
+        let stat: number;
+        if (d && Number.isFinite(scale) && d.some((x) => x !== 0)) {
+          // A mean of per-task values: the swapped difference is the mean of sign-flipped d (times the affine map).
+          let sum = 0;
+          for (let i = 0; i < n; i++) sum += uniform01Keyed(key, i) < 0.5 ? -d[i]! : d[i]!;
+          stat = (sum / n) * scale;
+        } else {
+          for (let i = 0; i < n; i++) {
+            const swap = uniform01Keyed(key, i) < 0.5;
+            ra[i] = swap ? B.realistic[i]! : A.realistic[i]!;
+            rb[i] = swap ? A.realistic[i]! : B.realistic[i]!;
+          }
+          stat = value(m, rb) - value(m, ra);
+        }
+        if (Math.abs(stat) >= Math.abs(observed) - tol) extreme++;
+      }
+      const pRandomization = (1 + extreme) / (1 + samples);
+      // Paired bootstrap of the difference: the same resampled tasks for both runs.
+      const diffs = new Float64Array(samples);
+      const bootKey = streamKey(seed, 0xb007 + j);
+      for (let s = 0; s < samples; s++) {
+        const key = streamKey(bootKey, s);
+        for (let i = 0; i < n; i++) {
+          const pick = Math.floor(uniform01Keyed(key, i) * n);
+          ra[i] = A.realistic[pick]!;
+          rb[i] = B.realistic[pick]!;
+          nc[i] = A.numCandidates[pick]!;
+        }
+        const c = prepareCandidates(nc);
+        diffs[s] = value(m, rb, c) - value(m, ra, c);
+      }
+      const finite = diffs.filter((x) => x === x).sort();
+      const tests = d ? pairedTests(d) : null;
+      rows.push({
+        metric: m.key, run: j, valueA, valueB, difference: observed,
+        lower: finite.length ? quantile(finite, alpha) : NaN, upper: finite.length ? quantile(finite, 1 - alpha) : NaN,
+        pRandomization, pAdjusted: NaN, pTTest: tests ? tests.pT : null, pWilcoxon: tests ? tests.pW : null,
+        // d is of the per-task values; an affine map with a negative slope (e.g. AMRI of ranks) flips the sign.
+        effectSize: tests ? (scale < 0 ? -tests.dz : tests.dz) : null,
+      });
+    }
+  }
+  const adjusted = adjust(rows.map((r) => r.pRandomization), correction);
+  rows.forEach((r, i) => (r.pAdjusted = adjusted[i]!));
+  return { names: named.map((r) => r.name), tasks: n, samples, seed, confidenceLevel: level, correction, rows };
+}

@@ -1,0 +1,194 @@
+/**
+ * Paired comparison: the distributions against closed forms and SciPy (t, normal, exact Wilcoxon), the paired
+ * t-test and Wilcoxon signed-rank test against SciPy's ttest_rel and wilcoxon (ties, zeros, n above and below 50),
+ * the randomization test against exact enumeration of all 2^n swaps at tiny n (within 4 Monte-Carlo standard
+ * errors), Holm and Benjamini–Hochberg against hand-worked values, and compareRuns end to end on Nations.
+ */
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+
+import { normalTwoSided, studentTwoSided, wilcoxonExactTwoSided } from "../src/compare/distributions";
+import { compareRuns, pairedTests } from "../src/compare/paired";
+import { FrequencyBaseline, KgrankInputError, loadDataset, metricValues, RankEvaluator } from "../src/index";
+import { backendLabel } from "./helpers/backend";
+import { external, pythonWith } from "./helpers/external";
+import { rng } from "./helpers/reference";
+
+const python = pythonWith("scipy", "numpy");
+const scipy = external("Python with SciPy", python !== null, "install Debian's python3-scipy (or pip install scipy)");
+
+function py(code: string, input: unknown): unknown {
+  const r = spawnSync(python!, ["-c", code], { input: JSON.stringify(input), encoding: "utf8" });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+describe("tail probabilities", () => {
+  it("Student's t against closed forms (df 1: Cauchy, df 2) and the normal tail against known quantiles", () => {
+    for (const t of [0, 0.3, 1, 2.5, 10, 300]) {
+      expect(studentTwoSided(t, 1)).toBeCloseTo(1 - (2 / Math.PI) * Math.atan(t), 13);
+      expect(studentTwoSided(-t, 2)).toBeCloseTo(1 - t / Math.sqrt(2 + t * t), 13);
+    }
+    expect(normalTwoSided(1.959963984540054)).toBeCloseTo(0.05, 14);
+    expect(normalTwoSided(2.5758293035489004)).toBeCloseTo(0.01, 14);
+    expect(normalTwoSided(0)).toBeCloseTo(1, 14);
+  });
+
+  it("the exact Wilcoxon null distribution against enumeration of every sign assignment", () => {
+    for (const n of [1, 4, 9, 12]) {
+      const max = (n * (n + 1)) / 2;
+      for (const t of [0, 3, Math.floor(max / 3), Math.floor(max / 2), max]) {
+        let tail = 0;
+        for (let mask = 0; mask < 2 ** n; mask++) {
+          let s = 0;
+          for (let k = 0; k < n; k++) if (mask & (1 << k)) s += k + 1;
+          if (s <= Math.min(t, max - t)) tail++;
+        }
+        expect(wilcoxonExactTwoSided(t, n)).toBeCloseTo(Math.min(1, (2 * tail) / 2 ** n), 14);
+      }
+    }
+  });
+
+  it.skipIf(scipy.missing)(scipy.name("Student's t and the normal tail against SciPy"), () => {
+    const cases = [[0.5, 3], [2.1, 17], [4.4, 120], [1.3, 39999], [7, 5]];
+    const want = py("import json,sys; from scipy import stats; c=json.load(sys.stdin); print(json.dumps([[2*stats.t.sf(abs(t),df), 2*stats.norm.sf(abs(t))] for t,df in c]))", cases) as number[][];
+    cases.forEach(([t, df], i) => {
+      expect(studentTwoSided(t!, df!) / want[i]![0]! - 1).toBeLessThan(1e-11);
+      expect(Math.abs(normalTwoSided(t!) / want[i]![1]! - 1)).toBeLessThan(1e-11);
+    });
+  });
+});
+
+describe.skipIf(scipy.missing)(scipy.name("paired t-test and Wilcoxon against SciPy"), () => {
+  const next = rng(3);
+  const cases: [string, number[]][] = [
+    ["n = 300 with ties and zeros (hits-like)", Array.from({ length: 300 }, () => Math.floor(next() * 3) - 1)],
+    ["n = 300 continuous", Array.from({ length: 300 }, () => next() - 0.45)],
+    ["n = 60 reciprocal-rank differences", Array.from({ length: 60 }, () => 1 / (1 + Math.floor(next() * 20)) - 1 / (1 + Math.floor(next() * 20)))],
+    ["n = 12 without ties (exact)", Array.from({ length: 12 }, (_, i) => (i + 1) * (i % 3 === 0 ? -1 : 1) * 0.37)],
+  ];
+  for (const [what, d] of cases) {
+    it(what, () => {
+      const want = py(
+        "import json,sys; import numpy as np; from scipy import stats; d=np.array(json.load(sys.stdin));" +
+          "t=stats.ttest_rel(d, np.zeros_like(d)); w=stats.wilcoxon(d, zero_method='wilcox', correction=False);" +
+          "print(json.dumps([float(t.statistic), float(t.pvalue), float(w.pvalue)]))",
+        d,
+      ) as number[];
+      const got = pairedTests(d);
+      expect(got.t).toBeCloseTo(want[0]!, 10);
+      expect(Math.abs(got.pT / want[1]! - 1)).toBeLessThan(1e-9);
+      expect(Math.abs(got.pW / want[2]! - 1)).toBeLessThan(1e-9);
+    });
+  }
+});
+
+describe(`compareRuns on ${backendLabel}`, () => {
+  const nations = loadDataset("nations");
+  const N = nations.numEntities;
+  const { train, valid, test } = nations.splits;
+  const baseline = new FrequencyBaseline(train, N, nations.numRelations);
+  const run = (noise: number, seed: number) => {
+    const ev = new RankEvaluator({ numEntities: N, filterTriples: [train, valid, test] });
+    const next = rng(seed);
+    for (const side of ["head", "tail"] as const) {
+      const s = baseline.scoreBatch(test, side).map((x) => x + noise * Math.floor(next() * 4));
+      ev.addSync({ triples: test, side, scores: s });
+    }
+    return ev.finalize();
+  };
+  const a = run(0, 1);
+  const b = run(3, 2);
+  const c = run(0.001, 3);
+
+  it("values, differences, intervals and p-values per metric and run; Holm over all of them", () => {
+    const cmp = compareRuns([{ name: "A", results: a }, { name: "B", results: b }, { name: "C", results: c }], { samples: 2000, seed: 9 });
+    expect(cmp.names).toEqual(["A", "B", "C"]);
+    expect(cmp.rows).toHaveLength(2 * 7);
+    for (const r of cmp.rows) {
+      const other = r.run === 1 ? b : c;
+      expect(r.valueA).toBe(a.get(`both.realistic.${r.metric}`));
+      expect(r.valueB).toBe(other.get(`both.realistic.${r.metric}`));
+      expect(r.difference).toBeCloseTo(r.valueB - r.valueA, 15);
+      expect(r.lower).toBeLessThanOrEqual(r.upper);
+      expect(r.pRandomization).toBeGreaterThan(0);
+      expect(r.pAdjusted).toBeGreaterThanOrEqual(r.pRandomization);
+      expect(r.pTTest === null).toBe(r.metric === "median_rank");
+    }
+    const mrrB = cmp.rows.find((r) => r.metric === "inverse_harmonic_mean_rank" && r.run === 1)!;
+    expect(mrrB.difference).toBeLessThan(0); // noisy scores rank worse
+    expect(mrrB.pRandomization).toBeLessThan(0.01);
+    expect(mrrB.upper).toBeLessThan(0);
+    // Deterministic for a seed.
+    expect(compareRuns([a, b], { samples: 200, seed: 4, metrics: ["mrr"] })).toEqual(compareRuns([a, b], { samples: 200, seed: 4, metrics: ["mrr"] }));
+  });
+
+  it("the randomization p-value equals exact enumeration of all 2^n swaps within its Monte-Carlo error", () => {
+    const ranksA = [1, 3, 2, 8, 1, 5, 4, 2, 7, 1];
+    const ranksB = [2, 1, 6, 3, 1, 9, 2, 5, 1, 3];
+    const mk = (ranks: number[]) => {
+      const ev = new RankEvaluator({ numEntities: 10, numRelations: 1 });
+      ev.addRanks({ side: "tail", realistic: ranks, numCandidates: ranks.map(() => 10) });
+      return ev.finalize();
+    };
+    for (const metric of ["mrr", "median_rank", "gmr"]) {
+      const key = metric === "mrr" ? "inverse_harmonic_mean_rank" : metric === "gmr" ? "geometric_mean_rank" : "median_rank";
+      const stat = (x: number[], y: number[]) => metricValues([key], y, y.map(() => 10))[key]! - metricValues([key], x, x.map(() => 10))[key]!;
+      const observed = stat(ranksA, ranksB);
+      let extreme = 0;
+      const n = ranksA.length;
+      for (let mask = 0; mask < 2 ** n; mask++) {
+        const x = ranksA.map((r, i) => (mask & (1 << i) ? ranksB[i]! : r));
+        const y = ranksB.map((r, i) => (mask & (1 << i) ? ranksA[i]! : r));
+        if (Math.abs(stat(x, y)) >= Math.abs(observed) - 1e-12) extreme++;
+      }
+      const exact = extreme / 2 ** n;
+      const samples = 20000;
+      const got = compareRuns([mk(ranksA), mk(ranksB)], { metrics: [metric], samples, seed: 1 }).rows[0]!.pRandomization;
+      expect(Math.abs(got - exact), `${metric}: ${got} vs exact ${exact}`).toBeLessThan(4 * Math.sqrt((exact * (1 - exact)) / samples) + 1 / samples);
+    }
+  });
+
+  it("Holm and Benjamini-Hochberg adjust as defined", () => {
+    // Hand-worked: p = [0.01, 0.04, 0.03] -> Holm [0.03, 0.06, 0.06]; BH [0.03, 0.04, 0.04].
+    const mk = (ranks: number[]) => {
+      const ev = new RankEvaluator({ numEntities: 50 });
+      ev.addRanks({ side: "tail", realistic: ranks, numCandidates: ranks.map(() => 50) });
+      return ev.finalize();
+    };
+    const x = mk(Array.from({ length: 40 }, (_, i) => 1 + (i % 7)));
+    const y = mk(Array.from({ length: 40 }, (_, i) => 1 + ((i * 3) % 11)));
+    const holm = compareRuns([x, y], { samples: 500, metrics: ["mrr", "mr", "hits@3"] }).rows;
+    const bh = compareRuns([x, y], { samples: 500, metrics: ["mrr", "mr", "hits@3"], correction: "bh" }).rows;
+    const p = holm.map((r) => r.pRandomization);
+    const order = [...p.keys()].sort((i, j) => p[i]! - p[j]!);
+    const wantHolm = new Array<number>(3);
+    let run = 0;
+    order.forEach((i, k) => (wantHolm[i] = run = Math.max(run, Math.min(1, (3 - k) * p[i]!))));
+    expect(holm.map((r) => r.pAdjusted)).toEqual(wantHolm);
+    const wantBh = new Array<number>(3);
+    let low = 1;
+    for (let k = 2; k >= 0; k--) wantBh[order[k]!] = low = Math.min(low, Math.min(1, (3 * p[order[k]!]!) / (k + 1)));
+    expect(bh.map((r) => r.pAdjusted)).toEqual(wantBh);
+  });
+
+  it("refuses runs over other tasks, naming the first difference, and bad options", () => {
+    const ev = new RankEvaluator({ numEntities: N, filterTriples: [train, valid, test] });
+    const s = baseline.scoreBatch(test, "tail");
+    ev.addSync({ triples: test, side: "tail", scores: s });
+    const tailOnly = ev.finalize();
+    expect(() => compareRuns([a, tailOnly])).toThrow(/has 201 tasks, run 0 402/);
+    const unfiltered = new RankEvaluator({ numEntities: N });
+    for (const side of ["head", "tail"] as const) unfiltered.addSync({ triples: test, side, scores: baseline.scoreBatch(test, side) });
+    expect(() => compareRuns([a, unfiltered.finalize()])).toThrow(/task \d+ head \(\d+, \d+, \d+\) has \d+ candidates in run 0, 14 in run 1: evaluated with other filter settings/);
+    for (const [o, arg] of [[{ samples: 3 }, "samples"], [{ correction: "sidak" }, "correction"], [{ seed: -1 }, "seed"], [{ metrics: "mrr" }, "metrics"]] as const) {
+      expect(() => compareRuns([a, b], o as never)).toThrow(KgrankInputError);
+      try {
+        compareRuns([a, b], o as never);
+      } catch (e) {
+        expect((e as KgrankInputError).argument).toBe(arg);
+      }
+    }
+    expect(() => compareRuns([a])).toThrow(/at least two runs/);
+  });
+});
