@@ -33,7 +33,7 @@ const behaviour = ["test/**/*.test.ts"];
 // Run once, not per backend: they start subprocesses per backend themselves, or compare every backend in one process.
 const once = [
   "test/package.test.ts", "test/loader.test.ts", "test/determinism.test.ts", "test/parity.test.ts", "test/shard.test.ts",
-  "test/queue.test.ts",
+  "test/queue.test.ts", "test/report.test.ts",
 ];
 
 const projects: object[] = [];

@@ -16,6 +16,7 @@ import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from 
 import { evaluate, type EvaluateOptions } from "./evaluate";
 import { compareCommand, type CompareCliOptions } from "./compare";
 import { mergeCommand, type MergeOptions } from "./merge";
+import { plotCommand, reportCommand } from "./report";
 import { DEFAULT_QUEUE, runArgs, submitRun, type SubmitOptions, workerCommand, type WorkerOptions } from "./queue";
 import { shardArg } from "./shard";
 import {
@@ -78,6 +79,26 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .addOption(outputOption())
     .addOption(quietOption())
     .action(async (files: string[], o: CompareCliOptions) => compareCommand(files, o, out));
+
+  program
+    .command("report")
+    .description("one self-contained HTML report (tables, plots, comparison) of saved runs (kgrank evaluate --save-state)")
+    .argument("<files...>", "one or more state files; with several, each is compared with the first")
+    .option("--bootstrap <n>", "bootstrap intervals of each run's metrics with N replicates", intArg("--bootstrap", 2, 1e6))
+    .option("--samples <n>", "samples of the comparison's randomization test and bootstrap", intArg("--samples", 10, 1e7), 2000)
+    .option("--seed <n>", "seed of the bootstrap and the comparison", intArg("--seed", 0), 0)
+    .addOption(outputOption())
+    .addOption(quietOption())
+    .action(async (files: string[], o) => reportCommand(files, o, out));
+
+  program
+    .command("plot")
+    .description("one plot of a saved run as SVG: ranks (rank distribution), hits (Hits@k curve), relations (MRR per relation)")
+    .argument("<name>", "ranks, hits or relations")
+    .argument("<file>", "state file (kgrank evaluate --save-state)")
+    .addOption(outputOption())
+    .addOption(quietOption())
+    .action(async (name: string, file: string, o) => plotCommand(name, file, o, out));
 
   program
     .command("worker")

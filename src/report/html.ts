@@ -1,0 +1,103 @@
+/**
+ * One self-contained HTML report of one or more runs (nothing is fetched: styles, SVG plots and a few lines of
+ * script are inline), readable on a laptop screen: per run the main metrics with their random expectation,
+ * adjusted index and bootstrap intervals, the mean rank width, the rank distribution, the Hits@k curve and MRR per
+ * relation; with several runs, their paired comparison with significance marks.
+ */
+import { compareRuns } from "../compare/paired";
+import type { RankResults } from "../evaluation/results";
+import { type PlotName, plotSpec, renderSvg } from "./plots";
+import { fmt } from "./table";
+
+export interface ReportRun {
+  name: string;
+  results: RankResults;
+  relationLabels?: readonly string[] | null;
+}
+
+const MAIN = [
+  ["inverse_harmonic_mean_rank", "MRR"], ["hits_at_1", "Hits@1"], ["hits_at_3", "Hits@3"], ["hits_at_10", "Hits@10"],
+  ["arithmetic_mean_rank", "MR"], ["adjusted_arithmetic_mean_rank_index", "AMRI (adjusted index)"],
+  ["adjusted_inverse_harmonic_mean_rank", "adjusted MRR"], ["z_inverse_harmonic_mean_rank", "z-MRR"], ["median_rank", "median rank"],
+] as const;
+
+const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
+
+function cell(r: RankResults, side: string, key: string): number | undefined {
+  try {
+    return r.get(`${side}.realistic.${key}`);
+  } catch {
+    return undefined;
+  }
+}
+
+function metricTable(r: RankResults): string {
+  const rows = MAIN.filter(([key]) => cell(r, "both", key) !== undefined).map(([key, title]) => {
+    const iv = r.interval(`both.realistic.${key}`);
+    const e = (() => {
+      try {
+        return r.expected(`both.${key}`);
+      } catch {
+        return undefined;
+      }
+    })();
+    return `<tr><th scope="row">${title}</th>${["head", "tail", "both"].map((s) => `<td>${fmt(cell(r, s, key))}</td>`).join("")}` +
+      `<td>${e === undefined ? "" : fmt(e)}</td><td>${iv ? `[${fmt(iv.lower)}, ${fmt(iv.upper)}]` : ""}</td></tr>`;
+  });
+  return `<table><thead><tr><th>metric (realistic ranks)</th><th>head</th><th>tail</th><th>both</th><th>random E (both)</th><th>bootstrap interval (both)</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+}
+
+export async function buildReport(runs: ReportRun[], opts: { samples?: number; seed?: number } = {}): Promise<string> {
+  const sections: string[] = [];
+  for (const run of runs) {
+    const r = run.results;
+    const info = r.info;
+    const plots = [];
+    const names: PlotName[] = ["ranks", "hits", ...(r.tasks().relation.some((x) => x >= 0) ? (["relations"] as const) : [])];
+    for (const name of names) {
+      plots.push(`<figure class="plot" data-plot="${name}">${await renderSvg(plotSpec(name, r, run.relationLabels ?? undefined))}</figure>`);
+    }
+    sections.push(
+      `<section><h2>${escape(run.name)}</h2>` +
+        `<p class="meta">${info.tasks.head} head and ${info.tasks.tail} tail tasks, ${info.numEntities} entities, ` +
+        `${info.filtered ? `filtered (${info.knownTriples ?? info.filterTriples.reduce((a, b) => a + b, 0)} known triples)` : "unfiltered"}, ` +
+        `backend ${escape(info.backend)}. Mean rank width (pessimistic − optimistic, ties): head ${fmt(r.meanRankWidth("head"))}, ` +
+        `tail ${fmt(r.meanRankWidth("tail"))}, both ${fmt(r.meanRankWidth("both"))}.</p>` +
+        metricTable(r) + plots.join("") + `</section>`,
+    );
+  }
+  if (runs.length >= 2) {
+    const cmp = compareRuns(runs.map((x) => ({ name: x.name, results: x.results })), { samples: opts.samples ?? 2000, seed: opts.seed ?? 0 });
+    const mark = (p: number) => (p < 0.01 ? "**" : p < 0.05 ? "*" : "");
+    const rows = cmp.rows.map((row) =>
+      `<tr><th scope="row">${row.metric}</th><td>${escape(cmp.names[row.run]!)}</td><td>${fmt(row.valueA)}</td><td>${fmt(row.valueB)}</td>` +
+        `<td>${fmt(row.difference)}<span class="sig">${mark(row.pAdjusted)}</span></td><td>[${fmt(row.lower)}, ${fmt(row.upper)}]</td>` +
+        `<td>${row.pAdjusted.toPrecision(3)}</td></tr>`,
+    );
+    sections.push(
+      `<section><h2>Comparison with ${escape(cmp.names[0]!)}</h2><p class="meta">${cmp.tasks} paired tasks; randomization test and paired ` +
+        `bootstrap with ${cmp.samples} samples (seed ${cmp.seed}); p adjusted by ${cmp.correction === "holm" ? "Holm–Bonferroni" : cmp.correction}; ` +
+        `* p &lt; 0.05, ** p &lt; 0.01 (adjusted).</p><table><thead><tr><th>metric</th><th>run</th><th>${escape(cmp.names[0]!)}</th><th>run value</th>` +
+        `<th>difference</th><th>${Math.round(cmp.confidenceLevel * 100)}% interval</th><th>p (adjusted)</th></tr></thead><tbody>${rows.join("")}</tbody></table></section>`,
+    );
+  }
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>kgrank report</title>
+<style>
+body { font-family: Helvetica, Arial, sans-serif; max-width: 1100px; margin: 1.5em auto; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-variant-numeric: tabular-nums; }
+th, td { border-bottom: 1px solid #ccc; padding: 0.25em 0.7em; text-align: right; }
+th[scope=row], thead th:first-child { text-align: left; }
+.meta { color: #555; } .sig { font-weight: bold; } figure.plot { margin: 1.5em 0; } svg { max-width: 100%; height: auto; }
+</style></head><body>
+<h1>kgrank report</h1>
+${sections.join("\n")}
+<script>
+// Marks drawn per plot, for a reader's sanity and the report's browser test.
+const marks = [...document.querySelectorAll("figure.plot")].map((f) => f.dataset.plot + ":" + f.querySelectorAll("g.role-mark path, g.role-mark rect, g.role-mark line").length);
+document.body.dataset.marks = marks.join(",");
+</script>
+</body></html>
+`;
+}

@@ -1,0 +1,114 @@
+/**
+ * Plots of a run, as Vega-Lite specifications rendered to SVG in Node by Vega's headless view (no browser):
+ *  - "ranks": the distribution of realistic ranks per side, in log2 bins (1, 2-3, 4-7, ...);
+ *  - "hits": Hits@k for k = 1..max N on a log axis, against its expectation under random ranking
+ *    (E[Hits@k] = mean over tasks of min(k, N_i) / N_i);
+ *  - "relations": MRR per relation, sorted, each bar labelled with its task count;
+ * Colours are the Okabe–Ito pair blue / orange (distinct for colour-blind readers) with different lightness (so
+ * they survive greyscale printing); the random baseline is dashed, not only differently coloured.
+ */
+import type { RankResults } from "../evaluation/results";
+
+export const PLOT_NAMES = ["ranks", "hits", "relations"] as const;
+export type PlotName = (typeof PLOT_NAMES)[number];
+
+const BLUE = "#0072B2";
+const ORANGE = "#E69F00";
+const FONT = "Helvetica, Arial, sans-serif";
+const CONFIG = { font: FONT, axis: { labelFontSize: 11, titleFontSize: 12 }, legend: { labelFontSize: 11, titleFontSize: 12 }, view: { stroke: null } };
+
+/** Vega-Lite specification of one plot of `results` (labels: relation id -> name). */
+export function plotSpec(name: PlotName, results: RankResults, relationLabels?: readonly string[]): Record<string, unknown> {
+  const t = results.tasks();
+  const n = t.side.length;
+  if (name === "ranks") {
+    const counts = new Map<string, number>();
+    let maxBin = 0;
+    for (let i = 0; i < n; i++) {
+      const r = t.realistic[i]!;
+      if (!(r >= 1)) continue;
+      const bin = Math.floor(Math.log2(r));
+      maxBin = Math.max(maxBin, bin);
+      counts.set(`${t.side[i]}:${bin}`, (counts.get(`${t.side[i]}:${bin}`) ?? 0) + 1);
+    }
+    const label = (b: number) => (b === 0 ? "1" : `${2 ** b}–${2 ** (b + 1) - 1}`);
+    const values: { side: string; bin: string; order: number; tasks: number }[] = [];
+    for (const side of ["head", "tail"]) {
+      for (let b = 0; b <= maxBin; b++) values.push({ side: `${side} prediction`, bin: label(b), order: b, tasks: counts.get(`${side}:${b}`) ?? 0 });
+    }
+    return {
+      $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+      title: "Distribution of realistic ranks (log2 bins)",
+      width: 560, height: 260, config: CONFIG,
+      data: { values },
+      mark: { type: "bar" },
+      encoding: {
+        x: { field: "bin", type: "ordinal", sort: { field: "order" }, title: "realistic rank (bin)", axis: { labelAngle: 0 } },
+        xOffset: { field: "side" },
+        y: { field: "tasks", type: "quantitative", title: "tasks (count)" },
+        color: { field: "side", type: "nominal", scale: { range: [BLUE, ORANGE] }, title: null, legend: { orient: "top-right" } },
+      },
+    };
+  }
+  if (name === "hits") {
+    let maxN = 1;
+    for (let i = 0; i < n; i++) maxN = Math.max(maxN, t.numCandidates[i]!);
+    const ks = new Set<number>([1]);
+    for (let k = 1; k <= maxN; k = Math.ceil(k * 1.15)) ks.add(k);
+    ks.add(maxN);
+    const sorted = Float64Array.from(t.realistic).sort();
+    const values: { k: number; hits: number; curve: string }[] = [];
+    let at = 0;
+    for (const k of [...ks].sort((a, b) => a - b)) {
+      while (at < n && sorted[at]! <= k) at++;
+      let expected = 0;
+      for (let i = 0; i < n; i++) expected += Math.min(k, t.numCandidates[i]!) / t.numCandidates[i]!;
+      values.push({ k, hits: at / n, curve: "model" }, { k, hits: expected / n, curve: "random ranking (expected)" });
+    }
+    return {
+      $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+      title: "Hits@k against its random expectation",
+      width: 560, height: 260, config: CONFIG,
+      data: { values },
+      mark: { type: "line", strokeWidth: 2 },
+      encoding: {
+        x: { field: "k", type: "quantitative", scale: { type: "log", domain: [1, maxN], nice: false }, title: "k (candidates, log scale)" },
+        y: { field: "hits", type: "quantitative", scale: { domain: [0, 1] }, title: "Hits@k (fraction of tasks)" },
+        color: { field: "curve", type: "nominal", scale: { range: [BLUE, ORANGE] }, title: null, legend: { orient: "bottom-right", labelLimit: 400 } },
+        strokeDash: { field: "curve", type: "nominal", scale: { range: [[1, 0], [6, 4]] }, title: null },
+      },
+    };
+  }
+  const groups = results.byRelation();
+  const values = groups
+    .map((g) => ({
+      relation: `${relationLabels?.[g.relation] ?? g.relation} (${g.count})`,
+      mrr: g.results.get("both.realistic.inverse_harmonic_mean_rank"),
+    }))
+    .sort((a, b) => b.mrr - a.mrr);
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: "MRR per relation (task count in brackets)",
+    width: 460, height: { step: 14 }, config: CONFIG,
+    data: { values },
+    mark: { type: "bar", color: BLUE },
+    encoding: {
+      y: { field: "relation", type: "nominal", sort: "-x", title: null },
+      x: { field: "mrr", type: "quantitative", scale: { domain: [0, 1] }, title: "MRR (realistic ranks, both sides)" },
+    },
+  };
+}
+
+// Vega and Vega-Lite are ES modules; a plain import() survives the CommonJS build this way.
+const importEsm = new Function("specifier", "return import(specifier)") as (s: string) => Promise<unknown>;
+
+/** SVG text of a Vega-Lite specification, rendered headlessly. */
+export async function renderSvg(spec: Record<string, unknown>): Promise<string> {
+  const vega = (await importEsm("vega")) as typeof import("vega");
+  const vl = (await importEsm("vega-lite")) as { compile(spec: unknown): { spec: import("vega").Spec } };
+  const compiled = vl.compile(spec as never).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: "none" });
+  const svg = await view.toSVG();
+  view.finalize();
+  return svg;
+}
