@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { backendInfo } from "../src/backend";
-import { compareRuns, FrequencyBaseline, getMetric, loadDataset, prepareCandidates, RankEvaluator, writeNpy } from "../src/index";
+import { compareRuns, FrequencyBaseline, getMetric, loadDataset, parseNpz, prepareCandidates, RankEvaluator, writeNpy } from "../src/index";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { external, runs } from "./helpers/external";
 
@@ -305,6 +305,24 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(kgrank(["compare", "cmp-a.state", "cmp-c.state"]), /runs: cmp-c\.state has 201 tasks, cmp-a\.state 402/);
     expectUserError(kgrank(["compare", "cmp-a.state"]), /at least two saved runs/);
     expectUserError(kgrank(["compare", "cmp-a.state", "cmp-head.npy"]), /cmp-head\.npy: .*wrong magic bytes/);
+  });
+
+  it("evaluate --ranks-out: every task's ranks as .tsv with labels and as .npz NumPy reads; equal to results.tasks()", async () => {
+    expect(kgrank(["evaluate", "--ranks-out", "ranks.tsv", "--quiet"]).status).toBe(0);
+    expect(kgrank(["evaluate", "--ranks-out", "ranks-out.npz", "--quiet"]).status).toBe(0);
+    const ev = new RankEvaluator({ numEntities: n, numRelations: nations.numRelations, filterTriples: [nations.splits.train, nations.splits.valid, nations.splits.test] });
+    const b = new FrequencyBaseline(nations.splits.train, n, nations.numRelations);
+    for (const side of ["head", "tail"] as const) await ev.add({ triples: nations.splits.test, side, scores: b.scoreBatch(nations.splits.test, side) });
+    const t = ev.finalize().tasks();
+    const lines = readFileSync(p("ranks.tsv"), "utf8").trim().split("\n");
+    expect(lines[0]).toBe("side\thead\trelation\ttail\toptimistic\trealistic\tpessimistic\tnum_candidates");
+    expect(lines).toHaveLength(1 + 2 * rows);
+    const first = lines[1]!.split("\t");
+    expect(first).toEqual(["head", nations.entityLabels[t.head[0]!], nations.relationLabels[t.relation[0]!], nations.entityLabels[t.tail[0]!], String(t.optimistic[0]), String(t.realistic[0]), String(t.pessimistic[0]), String(t.numCandidates[0])]);
+    const z = parseNpz(new Uint8Array(readFileSync(p("ranks-out.npz"))));
+    expect(Array.from(z.realistic!.data as Float64Array)).toEqual(Array.from(t.realistic));
+    expect(Array.from(z.side!.data as Int8Array).filter((x) => x === 1)).toHaveLength(rows);
+    expectUserError(kgrank(["evaluate", "--ranks-out", "ranks.csv"]), /--ranks-out: must end in \.npz or \.tsv/);
   });
 
   it("evaluate --negatives-tail: sampled ranks (each positive 2.5 above 3 of 5 negatives -> realistic rank 3)", () => {

@@ -14,6 +14,7 @@ import { writeFileAtomic } from "../io/atomic";
 import { csv, type Format, fmt, json, table } from "./format";
 import { Progress } from "./progress";
 import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRows } from "./shard";
+import { writeRanksOut } from "./ranks-out";
 import { evaluateWithWorkers } from "./workers";
 import {
   datasetFrom, emit, expectShape, filterSplits, floatScores, nanIfMissing, type Out, readArray, readIdTriples,
@@ -43,6 +44,7 @@ export interface EvaluateOptions {
   shard?: ShardSpec;
   saveState?: string;
   workers?: number;
+  ranksOut?: string;
   /** The command line as given (main() fills it): `--workers` hands it to its child processes. */
   argv?: string[];
 }
@@ -169,6 +171,7 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   }
   // Async, so Ctrl-C during a long bootstrap is handled at once (main.ts exits 130 and writes nothing).
   const results = await evaluator.finalizeAsync(opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {});
+  if (opts.ranksOut) writeRanksOut(opts.ranksOut, results, { entities: ds.entityLabels, relations: ds.relationLabels });
   emit(out, renderEvaluation(results, report, opts.format, t0), opts.output, opts.quiet);
 }
 

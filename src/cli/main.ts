@@ -51,6 +51,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .option("--shard <I/N>", "evaluate only shard I (0-based) of N, a fixed split of the triples; auto/N takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (needs --save-state)", shardArg)
     .option("--save-state <file>", "write the evaluator's state (SHA-256-checked) to FILE, for kgrank merge")
     .option("--workers <k>", "run the evaluation as K shard processes on this machine and merge them (same output)", intArg("--workers", 1, 256))
+    .option("--ranks-out <file>", "also write every task's ranks, triple and candidate count: .npz (ids) or .tsv (labels)")
     .action(async (o: EvaluateOptions) => evaluate({ ...o, argv }, out));
 
   evaluateFlags(
@@ -114,6 +115,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .command("merge")
     .description("the results of a sharded evaluate run from its shards' --save-state files, exactly as the unsharded run prints them")
     .argument("<files...>", "state files of every shard of one run, in any order")
+    .option("--ranks-out <file>", "also write every task's ranks: .npz or .tsv (entities by id)")
     .addOption(formatOption())
     .addOption(outputOption())
     .addOption(quietOption())

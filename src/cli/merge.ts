@@ -13,12 +13,14 @@ import { readRegularFile } from "../io/files";
 
 import { type Format } from "./format";
 import { renderEvaluation, type RunMeta } from "./evaluate";
+import { writeRanksOut } from "./ranks-out";
 import { emit, type Out } from "./shared";
 
 export interface MergeOptions {
   format: Format;
   output?: string;
   quiet?: boolean;
+  ranksOut?: string;
 }
 
 function runMeta(file: string, bytes: Uint8Array): RunMeta {
@@ -69,6 +71,8 @@ export function mergeShards(loaded: { file: string; bytes: Uint8Array }[]): { ev
 export async function printMerged(merged: ReturnType<typeof mergeShards>, opts: MergeOptions, out: Out, t0: number): Promise<void> {
   const { evaluator, report } = merged;
   const results = await evaluator.finalizeAsync(report.bootstrap ? { bootstrap: { samples: report.bootstrap, seed: report.seed, confidenceLevel: 0.95 } } : {});
+  // Entity labels are not in the states (they can be millions): a merged .tsv names entities by id.
+  if (opts.ranksOut) writeRanksOut(opts.ranksOut, results, { relations: report.relationLabels });
   emit(out, renderEvaluation(results, report, opts.format, t0), opts.output, opts.quiet);
 }
 

@@ -18,7 +18,7 @@ import { Progress } from "./progress";
 import type { Out } from "./shared";
 
 /** Flags a child must not inherit: the parent prints and saves; `--flag value` and `--flag=value` forms. */
-const PARENT_ONLY_WITH_VALUE = ["--workers", "--output", "--format", "--save-state"];
+const PARENT_ONLY_WITH_VALUE = ["--workers", "--output", "--format", "--save-state", "--ranks-out"];
 const PARENT_ONLY = ["--quiet"];
 
 export function childArgs(argv: string[]): string[] {
@@ -45,7 +45,8 @@ function binPath(): string {
 }
 
 export async function evaluateWithWorkers(
-  argv: string[], workers: number, opts: { format: Format; output?: string; quiet?: boolean; saveState?: string; shard?: unknown }, out: Out,
+  argv: string[], workers: number,
+  opts: { format: Format; output?: string; quiet?: boolean; saveState?: string; shard?: unknown; ranksOut?: string }, out: Out,
 ): Promise<void> {
   if (opts.shard) throw new KgrankInputError("--workers", "runs its own shards: drop --shard (or run the shards yourself, without --workers)");
   const t0 = performance.now();
@@ -93,7 +94,7 @@ export async function evaluateWithWorkers(
       const meta = { ...merged.meta, shard: 0, shards: 1, rows: [0, merged.report.triples] };
       writeFileAtomic(opts.saveState, merged.evaluator.serialize({ meta }), "--save-state");
     }
-    await printMerged(merged, { format: opts.format, output: opts.output, quiet: opts.quiet }, out, t0);
+    await printMerged(merged, { format: opts.format, output: opts.output, quiet: opts.quiet, ranksOut: opts.ranksOut }, out, t0);
   } finally {
     progress.stop();
     cleanup();
