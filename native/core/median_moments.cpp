@@ -50,6 +50,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "compensated.h"
@@ -68,7 +69,21 @@ constexpr double kDirectWidth = 4096;   // bands up to this many integers: point
 constexpr double kRunQuad = 1024;       // shortest run summed by Euler-Maclaurin
 constexpr double kScaleQuad = 256;      // smallest smoothness scale for Euler-Maclaurin
 constexpr double kJointDirect = 1024;   // J: bands up to this many integers point by point
+constexpr double kRowQuad = 64;         // J's rows: shortest run of y summed by panels (and lambda <= 8/64)
+constexpr double kRowPanel = 8;         // J's rows: panel width times the decay rate lambda
+constexpr double kJointKinks = 64;      // J over x: at most this many distinct N inside the band are cut at
+constexpr double kJointPanel = 4;       // J over x: panel width in units of the smoothness scale
+constexpr double kScaleRun = 16;        // J over x: smallest smoothness scale for panels on a run
+// One-sided 9-point differences (unit step) for f'(a), f'''(a), f^(5)(a): errors O(f^(9)), O(f^(9)), O(f^(9)).
+constexpr double kD1[9] = {-761.0 / 280, 8, -14, 56.0 / 3, -35.0 / 2, 56.0 / 5, -14.0 / 3, 8.0 / 7, -1.0 / 8};
+constexpr double kD3[9] = {-801.0 / 80, 349.0 / 6, -18353.0 / 120, 2391.0 / 10, -1457.0 / 6, 4891.0 / 30, -561.0 / 8,
+                           527.0 / 30, -469.0 / 240};
+constexpr double kD5[9] = {-27.0 / 2, 575.0 / 6, -895.0 / 3, 1065.0 / 2, -1790.0 / 3, 2581.0 / 6, -195, 305.0 / 6,
+                           -35.0 / 6};
 constexpr int kGauss = 20;
+constexpr double kRescale = 8.749002899132048e+99;  // 2^332 (exact)
+constexpr double kTiny = 1.142987391282275e-100;    // 2^-332 (exact)
+constexpr double kLogRescale = 332 * 0.6931471805599453;
 
 struct GaussRule {
   double x[kGauss];
@@ -156,7 +171,11 @@ class MedianModel {
       }
     }
     CompensatedSum inv;
-    for (size_t g = 0; g < G_; ++g) inv.add(m_[g] / N_[g]);
+    cum_rate_.assign(G_ + 1, 0);
+    for (size_t g = 0; g < G_; ++g) {
+      inv.add(m_[g] / N_[g]);
+      cum_rate_[g + 1] = inv.value();
+    }
     total_rate_ = inv.value();
     re_.resize(1);
     im_.resize(1);
@@ -225,21 +244,36 @@ class MedianModel {
     const double s0b = sums[1], s1b = sums[3];
     if (!want_variance) return {x0 + (s0a + s0b) / 2, std::numeric_limits<double>::quiet_NaN()};
     // J = sum_{x<y} P(C_x = k, C_y = k).
-    auto joint = [&](double x, double* out) {
-      CompensatedSum acc;
-      for (double d = 1;; ++d) {
-        if (x + d >= x1) break;
-        eval(x, d);
-        const double bound = zero_ ? 0 : std::exp(logpre_) * psi0_;
-        const double h = zero_ ? 0 : std::exp(logpre_) * pmf(k);
-        acc.add(h);
-        if (bound <= 1e-20 * std::max(acc.value(), 1e-280)) break;
-      }
-      out[0] = acc.value();
-    };
+    auto joint = [&](double x, double* out) { out[0] = joint_row(x, x1, k); };
     double jsum = 0;
-    if (x1 - x0 <= kJointDirect) direct(x0, x1, 1, joint, &jsum);
-    else euler_maclaurin(x0, x1, 1, joint, &jsum);
+    const size_t kx0 = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), x0) - N_.begin());
+    const size_t kx1 = static_cast<size_t>(std::lower_bound(N_.begin(), N_.end(), x1) - N_.begin());
+    if (x1 - x0 <= kJointDirect) {
+      direct(x0, x1, 1, joint, &jsum);
+    } else if (kx1 - kx0 > kJointKinks) {
+      // Many distinct N inside the band (large n): each kink changes J's slope by O(1/n) and J enters Var with
+      // weight O(1/n), so the kinks are not cut (measured in the header).
+      euler_maclaurin(x0, x1, 1, joint, &jsum, kJointPanel);
+    } else {
+      // J(x) is a polynomial in x between kinks: runs summed as the rows are (panels with Euler-Maclaurin endpoint
+      // terms through f^(5)) when long and smooth, else point by point.
+      CompensatedSum acc;
+      double r0 = x0;
+      for (size_t g = kx0; r0 < x1; ++g) {
+        const double r1 = g < kx1 ? N_[g] : x1;
+        if (r1 <= r0) continue;
+        double part = 0;
+        if (r1 - r0 >= kRowQuad && std::min({scale(r0), scale(std::floor((r0 + r1) / 2)), scale(r1)}) >= kScaleRun) {
+          sum_run(r0, r1, [&](double x) { return joint_row(x, x1, k); }, [&](double x) { return kJointPanel * scale(x); },
+                  &part);
+        } else {
+          direct(r0, r1, 1, joint, &part);
+        }
+        acc.add(part);
+        r0 = r1;
+      }
+      jsum = acc.value();
+    }
     const double ea2 = 2 * s1a + s0a, eb2 = 2 * s1b + s0b;
     const double eab = (s1a + s0a) + s1b - jsum;
     const double t = s0a + s0b;
@@ -247,6 +281,94 @@ class MedianModel {
   }
 
  private:
+  // ---- the joint term: one row J(x) = sum_{x < y < x1} h(y), h(y) = P(C_x = k, C_y = k) ----------------------------
+  // On y the summand is a polynomial between consecutive distinct N > x (a task's factor p_x z + 1 - y/N stops
+  // changing at y = N) and decays like prod over the tasks above x of (1 - d/(N_i - x)): its log-derivative is at
+  // most lambda(y) = sum_{N_g > y} m_g (N_g - x) / (N_g (N_g - y)) in expectation (the tasks with N_g > y weighted by
+  // their chance 1 - x/N_g of lying above x). Runs of y between kinks of at least kRowQuad integers are summed by
+  // Gauss-Legendre panels of width kRowPanel / lambda (at most half of what is left of the run, so that lambda grows
+  // by at most 2 inside a panel) with the Euler-Maclaurin endpoint terms through f^(5) (derivatives from 9-point
+  // one-sided differences; lambda <= 1/8 there, so the remainder is below lambda^8/1209600 of f); shorter runs
+  // and the last 32 integers before a kink point by point. The row stops where P(no rank in (x, y]) (which bounds h
+  // from y on) is below 1e-20 of the running sum (point by point) or its tail estimate bound / lambda is below
+  // 1e-18 of it (panels).
+  double joint_point(double x, double y, double k, double* bound) {
+    eval(x, y - x);
+    *bound = zero_ ? 0 : std::exp(logpre_) * psi0_;
+    return zero_ ? 0 : std::exp(logpre_) * pmf(k);
+  }
+
+  double row_rate(double x, double y) const {
+    const size_t g0 = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), y) - N_.begin());
+    const size_t g1 = std::min(G_, g0 + kBlock);
+    double lam = 0;
+    for (size_t g = g0; g < g1; ++g) lam += m_[g] * (N_[g] - x) / (N_[g] * (N_[g] - y));
+    if (g1 < G_) lam += (total_rate_ - cum_rate_[g1]) * (N_[g1] - x) / (N_[g1] - y);
+    return lam;
+  }
+
+  double joint_row(double x, double x1, double k) {
+    CompensatedSum acc;
+    double bound = 0;
+    // Non-integer x (quadrature nodes): the polynomial continuation of the row is the sum over the integers y from
+    // ceil(x + 1) on plus F(ceil(x + 1)) - F(x + 1), F the discrete antiderivative of the first piece of h, taken
+    // from the Newton form of h at ceil(x + 1) + 0..8: -sum_j Delta^j h * binom(-theta, j + 1).
+    const double y0 = std::ceil(x + 1);
+    if (y0 > x + 1 && y0 + 8 < x1) {
+      double dif[9];
+      for (int i = 0; i < 9; ++i) dif[i] = joint_point(x, y0 + i, k, &bound);
+      const double theta = y0 - (x + 1);
+      double binom = 1;  // binom(-theta, j + 1)
+      for (int j = 0; j < 9; ++j) {
+        binom *= (-theta - j) / (j + 1);
+        acc.add(-dif[0] * binom);
+        for (int i = 0; i + j < 8; ++i) dif[i] = dif[i + 1] - dif[i];
+      }
+    }
+    double y = y0;
+    size_t g = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), y0) - N_.begin());
+    while (y < x1) {
+      const double yb = g < G_ ? std::min(N_[g], x1) : x1;
+      ++g;
+      if (yb <= y) continue;
+      double lam = yb - y >= kRowQuad ? row_rate(x, y) : 0;
+      if (lam > 0 && lam * kRowQuad <= kRowPanel) {
+        // Panels on [y, b), b moving towards yb; endpoint terms at y and at b.
+        const GaussRule& gr = gauss_rule();
+        double f0[9], f1[9];
+        for (int i = 0; i < 9; ++i) f0[i] = joint_point(x, y + i, k, &bound);
+        double p = y;
+        bool stop = false;
+        while (yb - p > 32) {
+          const double w = std::floor(std::min((yb - p) / 2, kRowPanel / lam));  // integer ends: p stays integral
+          const double c = p + w / 2, h = w / 2;
+          for (int i = 0; i < kGauss; ++i) acc.add(h * gr.w[i] * joint_point(x, c + h * gr.x[i], k, &bound));
+          p += w;
+          lam = row_rate(x, p);
+          if (bound <= 1e-18 * lam * acc.value()) {
+            stop = true;
+            break;
+          }
+        }
+        for (int i = 0; i < 9; ++i) f1[i] = joint_point(x, p - i, k, &bound);
+        add_endpoints(f0, f1, acc);
+        if (stop) break;
+        y = p;
+      }
+      bool done = false;
+      for (; y < yb; ++y) {
+        acc.add(joint_point(x, y, k, &bound));
+        if (bound <= 1e-20 * std::max(acc.value(), 1e-280)) {
+          done = true;
+          break;
+        }
+      }
+      if (done) break;
+      y = yb;
+    }
+    return acc.value();
+  }
+
   // ---- one evaluation: the generating function of the free tasks at (x, y = x + d) --------------------------------
   // P[j] = sum_{g >= g0} m_g (v/N_g)^(j+1), j < smax.
   void power_sums(double v, size_t g0, double* P, int smax) const {
@@ -342,13 +464,15 @@ class MedianModel {
     const double rho = ax * wT + dy;
     // Series over the groups from gs on (all free groups when it converges fast enough for them, else those with
     // N > 2y, whose |u| y/N is at most half as large; the groups in between are taken one by one).
-    int S = series_terms(rho, nu);
+    // |u| y / N_g <= rho y / N_g bounds the ratio of the series terms of group g, so the groups from gs on need
+    // S terms when rho y / N_gs is small enough: all free groups if possible, else those with N >= 2, 4, 8 rho y.
+    int S = gy < G_ ? series_terms(rho * y / N_[gy], nu) : 0;
     size_t gs = gy;
-    if (S == 0) {
-      gs = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), 2 * y) - N_.begin());
-      if (gs < G_) S = series_terms((ax * wT + dy) * y / N_[gs], n_ - cum_m_[gs]);
-      if (S == 0) gs = G_;
+    for (double r = 2; S == 0 && r <= 8; r *= 2) {
+      gs = std::max(gy, static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), r * rho * y) - N_.begin()));
+      if (gs < G_) S = series_terms(rho * y / N_[gs], n_ - cum_m_[gs]);
     }
+    if (S == 0) gs = G_;
     if (S > 0) power_sums(y, gs, P, S);
     else P[0] = 0;
     const double P1 = P[0];
@@ -357,10 +481,41 @@ class MedianModel {
       const double sh = std::sin(w / 2);
       const double wre = -2 * sh * sh, wim = std::sin(w);
       double lre = 0, lim = 0;
+      // Groups taken one by one: the product of their factors (1 + v)^m in complex arithmetic (|1 + v| <= 1; m by
+      // repeated squaring), kept as mantissa * e^lsc with the mantissa rescaled by 2^332 when it gets small; one log
+      // and one atan2 per frequency instead of one per group.
+      double pre_ = 1, pim_ = 0, lsc = 0;
+      const bool product = gy < gs;
       for (size_t g = gy; g < gs; ++g) {
         const double vre = (x * wre - d) / N_[g], vim = x * wim / N_[g];
-        lre += 0.5 * m_[g] * std::log1p(2 * vre + vre * vre + vim * vim);
-        lim += m_[g] * std::atan2(vim, 1 + vre);
+        double bre = 1 + vre, bim = vim, lb = 0;
+        if (m_[g] == 1) {
+          const double nre = pre_ * bre - pim_ * bim;
+          pim_ = pre_ * bim + pim_ * bre;
+          pre_ = nre;
+          rescale(pre_, pim_, lsc);
+          continue;
+        }
+        for (uint64_t mm = static_cast<uint64_t>(m_[g]);;) {
+          if (mm & 1) {
+            const double nre = pre_ * bre - pim_ * bim;
+            pim_ = pre_ * bim + pim_ * bre;
+            pre_ = nre;
+            lsc += lb;
+            rescale(pre_, pim_, lsc);
+          }
+          mm >>= 1;
+          if (mm == 0) break;
+          const double nre = bre * bre - bim * bim;
+          bim = 2 * bre * bim;
+          bre = nre;
+          lb *= 2;
+          rescale(bre, bim, lb);
+        }
+      }
+      if (product) {
+        lre += 0.5 * std::log(pre_ * pre_ + pim_ * pim_) + lsc;
+        lim += std::atan2(pim_, pre_);
       }
       if (S > 0) {
         // s = 1 with the phase -wL folded in without cancellation.
@@ -382,6 +537,15 @@ class MedianModel {
       const double mag = std::exp(lre);
       re_[ti] = mag * std::cos(lim);
       im_[ti] = mag * std::sin(lim);
+    }
+  }
+
+  // Keeps a complex mantissa of magnitude <= 1 away from underflow: scaled by 2^332, the log scale lowered.
+  static void rescale(double& re, double& im, double& log_scale) {
+    if (std::fabs(re) + std::fabs(im) < kTiny) {
+      re *= kRescale;
+      im *= kRescale;
+      log_scale -= kLogRescale;
     }
   }
 
@@ -442,6 +606,43 @@ class MedianModel {
   }
 
   // ---- sums over integers -------------------------------------------------------------------------------------------
+  // sum_{a <= x < b} f(x) for f smooth on the scale width(x) (b - a >= 64): Gauss-Legendre panels of width
+  // min(width, (b - t)/2) (integers), the last 32 integers point by point, Euler-Maclaurin endpoint terms through
+  // f^(5) with 9-point one-sided differences.
+  template <typename F, typename W>
+  void sum_run(double a, double b, F f, W width, double* out) {
+    const GaussRule& gr = gauss_rule();
+    CompensatedSum acc;
+    double f0[9], f1[9];
+    for (int i = 0; i < 9; ++i) f0[i] = f(a + i);
+    double p = a;
+    while (b - p > 32) {  // nodes stay 16 below b: J's rows at non-integer x look 10 integers ahead
+      const double w = std::floor(std::min((b - p) / 2, std::max(16.0, width(p))));
+      const double c = p + w / 2, h = w / 2;
+      for (int i = 0; i < kGauss; ++i) acc.add(h * gr.w[i] * f(c + h * gr.x[i]));
+      p += w;
+    }
+    for (int i = 0; i < 9; ++i) f1[i] = f(p - i);
+    add_endpoints(f0, f1, acc);
+    for (; p < b; ++p) acc.add(f(p));
+    *out = acc.value();
+  }
+
+  // The Euler-Maclaurin endpoint terms of sum_{a <= x < b} f given f(a + i) and f(b - i), i < 9:
+  //   int_a^b f + (f(a) - f(b))/2 + (f'(b) - f'(a))/12 - (f'''(b) - f'''(a))/720 + (f^(5)(b) - f^(5)(a))/30240.
+  static void add_endpoints(const double* f0, const double* f1, CompensatedSum& acc) {
+    double d1 = 0, d3 = 0, d5 = 0;
+    for (int i = 0; i < 9; ++i) {
+      d1 -= kD1[i] * (f1[i] + f0[i]);
+      d3 -= kD3[i] * (f1[i] + f0[i]);
+      d5 -= kD5[i] * (f1[i] + f0[i]);
+    }
+    acc.add((f0[0] - f1[0]) / 2);
+    acc.add(d1 / 12);
+    acc.add(-d3 / 720);
+    acc.add(d5 / 30240);
+  }
+
   template <typename F>
   void direct(double a, double b, int K, F& f, double* out) {
     std::vector<CompensatedSum> acc(K);
@@ -455,13 +656,13 @@ class MedianModel {
 
   // sum_{x=a}^{b-1} f(x) = int_a^b f + (f(a) - f(b))/2 + (f'(b) - f'(a))/12 (b - a >= 3).
   template <typename F>
-  void euler_maclaurin(double a, double b, int K, F& f, double* out) {
+  void euler_maclaurin(double a, double b, int K, F& f, double* out, double panel = 1) {
     const GaussRule& gr = gauss_rule();
     std::vector<CompensatedSum> acc(K);
     double v[4];
     double t = a;
     while (t < b) {
-      const double w = std::min(b - t, std::max(16.0, scale(t)));
+      const double w = std::min(b - t, std::max(16.0, panel * scale(t)));
       const double c = t + w / 2, h = w / 2;
       for (int i = 0; i < kGauss; ++i) {
         f(c + h * gr.x[i], v);
@@ -486,7 +687,7 @@ class MedianModel {
 
   double n_;
   size_t G_ = 0;
-  std::vector<double> N_, m_, cum_m_, cum_log_, suffix_;
+  std::vector<double> N_, m_, cum_m_, cum_log_, cum_rate_, suffix_;
   double total_rate_ = 0;
   // current evaluation
   double shift_ = 0, logpre_ = 0, psi0_ = 1, L_ = 0, M_ = 1, rate_ = 0, sd_ = 0;
