@@ -31,19 +31,22 @@
 //   sum_{x=a}^{b-1} f = int_a^b f + (f(a) - f(b))/2 + (f'(b) - f'(a))/12 + R,  |R| ~ |f'''| / 720 ~ 1/(720 s^3),
 // the integral by 20-point Gauss-Legendre panels of width s and f' by 3-point one-sided differences (error f'''/3);
 // other runs point by point. So the work does not grow with max N: 3 tasks of N = 2^31-1 take ~100 evaluations.
-// J (even n): for each x the sum over y = x + d runs until the bound P(no rank in (x, y]) <= 1e-20 of the running
-// sum; over x point by point for bands up to 1024, else Euler-Maclaurin as above over the whole band (its distinct-N
-// kinks ignored: at large n each kink changes the slope by O(1/n), and J enters Var with weight O(1/n), so the error
-// is far below 1e-9 of Var: against J summed point by point, Var differs by 3.6e-13 relative at n = 1.2 M and
-// 7.4e-12 at n = 200,000, N_i uniform on 1..2.5 M). Cost of J: the sum over y grows with N/n (the gap B - A is
-// ~ N/n), so even n with N_i far above n is the slow corner (n = 200,000, N up to 2.5 M: ~2 s; n = 1,000,
-// N ~ 1e6: minutes); odd n has no such term.
+// J (even n): one row J(x) = sum_{x<y<X1} P(C_x = k, C_y = k) per x (joint_row: cut at the distinct N above x,
+// long smooth runs of y by Gauss-Legendre panels of width 12/lambda, lambda the rows' decay rate, with Euler-Maclaurin
+// endpoint terms through f^(5)). Over x: point by point for bands up to 1024; with at most 64 distinct N inside the
+// band, cut at them (J(x) is a polynomial between them; non-integer nodes use the row's polynomial continuation);
+// with more (large n), Euler-Maclaurin over the whole band with kinks not cut (each changes J's slope by O(1/n) and J
+// enters Var with weight O(1/n): at n = 1.2 M, N_i uniform on 1..2.5 M, Var is within 2.5e-12 of J summed point by
+// point over x). So the cost of J no longer grows with N/n: WN18RR tails (n = 2,924, N ~ 40,900) 0.2-0.3 s CPU
+// (was 9.4 s), n = 4 at N = 1e8 or 2^31-1 0.1 s (was minutes). Its dear corner now: many distinct N inside both the
+// band and each row's decay range at moderate n (n = 1,000, N_i uniform to 40,000: ~30 s), where neither the x nor
+// the y runs are long enough for panels.
 //
 // Accuracy (test/median-moments.test.ts, native/tests/test_median_moments.cpp): against BigInt enumeration of every
 // rank vector (n <= 7) and against an independent O(n^2) DP over the full distribution at n = 1,000, 1,001, 5,000 with
 // mixed N: relative error of E and Var below 1e-12; against mpmath (50 digits) at n = 3, 5, 6 with N up to 1e8: below
 // 1e-12; the two backends agree within 1e-12 (bit-identical on most inputs; 4e-14 at n = 1.2 M).
-// Time at n = 1.2 M, N_i uniform on 1..2.5 M: ~0.35 s CPU odd n, ~0.55 s even n (native, sort included).
+// Time at n = 1.2 M, N_i uniform on 1..2.5 M: ~0.35 s CPU odd n, ~0.5 s even n (native, sort included).
 #include "median_moments.h"
 
 #include <limits>
@@ -70,9 +73,10 @@ constexpr double kRunQuad = 1024;       // shortest run summed by Euler-Maclauri
 constexpr double kScaleQuad = 256;      // smallest smoothness scale for Euler-Maclaurin
 constexpr double kJointDirect = 1024;   // J: bands up to this many integers point by point
 constexpr double kRowQuad = 64;         // J's rows: shortest run of y summed by panels (and lambda <= 8/64)
-constexpr double kRowPanel = 8;         // J's rows: panel width times the decay rate lambda
+constexpr double kRowPanel = 12;        // J's rows: panel width times the decay rate lambda
 constexpr double kJointKinks = 64;      // J over x: at most this many distinct N inside the band are cut at
-constexpr double kJointPanel = 4;       // J over x: panel width in units of the smoothness scale
+constexpr double kJointPanel = 4;       // J over x, kinks not cut: panel width in units of the scale
+constexpr double kRunPanel = 8;         // J over x, on a run between kinks: the same
 constexpr double kScaleRun = 16;        // J over x: smallest smoothness scale for panels on a run
 // One-sided 9-point differences (unit step) for f'(a), f'''(a), f^(5)(a): errors O(f^(9)), O(f^(9)), O(f^(9)).
 constexpr double kD1[9] = {-761.0 / 280, 8, -14, 56.0 / 3, -35.0 / 2, 56.0 / 5, -14.0 / 3, 8.0 / 7, -1.0 / 8};
@@ -244,7 +248,7 @@ class MedianModel {
     const double s0b = sums[1], s1b = sums[3];
     if (!want_variance) return {x0 + (s0a + s0b) / 2, std::numeric_limits<double>::quiet_NaN()};
     // J = sum_{x<y} P(C_x = k, C_y = k).
-    auto joint = [&](double x, double* out) { out[0] = joint_row(x, x1, k); };
+    auto joint = [&](double x, double* out) { out[0] = joint_row(x, x1, k, false); };
     double jsum = 0;
     const size_t kx0 = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), x0) - N_.begin());
     const size_t kx1 = static_cast<size_t>(std::lower_bound(N_.begin(), N_.end(), x1) - N_.begin());
@@ -264,7 +268,7 @@ class MedianModel {
         if (r1 <= r0) continue;
         double part = 0;
         if (r1 - r0 >= kRowQuad && std::min({scale(r0), scale(std::floor((r0 + r1) / 2)), scale(r1)}) >= kScaleRun) {
-          sum_run(r0, r1, [&](double x) { return joint_row(x, x1, k); }, [&](double x) { return kJointPanel * scale(x); },
+          sum_run(r0, r1, [&](double x) { return joint_row(x, x1, k, true); }, [&](double x) { return kRunPanel * scale(x); },
                   &part);
         } else {
           direct(r0, r1, 1, joint, &part);
@@ -307,13 +311,16 @@ class MedianModel {
     return lam;
   }
 
-  double joint_row(double x, double x1, double k) {
+  // continuation: at a non-integer x (a quadrature node on a run between kinks, few kinks) the row is its
+  // polynomial continuation in x: the sum over the integers y from ceil(x + 1) on plus F(ceil(x + 1)) - F(x + 1),
+  // F the discrete antiderivative of the first piece of h, from the Newton form of h at ceil(x + 1) + 0..8:
+  // -sum_j Delta^j h * binom(-theta, j + 1). Without it (many kinks, kinks not cut) y runs over x + 1, x + 2, ...,
+  // which averages over the dense kinks in y (the Newton form would straddle them): at n = 1.2 M the variance is
+  // then within 3.5e-13 of J summed point by point over x, against 1.5e-9 with the continuation.
+  double joint_row(double x, double x1, double k, bool continuation) {
     CompensatedSum acc;
     double bound = 0;
-    // Non-integer x (quadrature nodes): the polynomial continuation of the row is the sum over the integers y from
-    // ceil(x + 1) on plus F(ceil(x + 1)) - F(x + 1), F the discrete antiderivative of the first piece of h, taken
-    // from the Newton form of h at ceil(x + 1) + 0..8: -sum_j Delta^j h * binom(-theta, j + 1).
-    const double y0 = std::ceil(x + 1);
+    const double y0 = continuation ? std::ceil(x + 1) : x + 1;
     if (y0 > x + 1 && y0 + 8 < x1) {
       double dif[9];
       for (int i = 0; i < 9; ++i) dif[i] = joint_point(x, y0 + i, k, &bound);
@@ -363,8 +370,7 @@ class MedianModel {
           break;
         }
       }
-      if (done) break;
-      y = yb;
+      if (done) break;  // y is now the first point of the lattice y0 + integers at or past yb
     }
     return acc.value();
   }

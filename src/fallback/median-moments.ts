@@ -17,9 +17,10 @@ const RUN_QUAD = 1024;
 const SCALE_QUAD = 256;
 const JOINT_DIRECT = 1024;
 const ROW_QUAD = 64;
-const ROW_PANEL = 8;
+const ROW_PANEL = 12;
 const JOINT_KINKS = 64;
 const JOINT_PANEL = 4;
+const RUN_PANEL = 8;
 const SCALE_RUN = 16;
 const D1 = [-761 / 280, 8, -14, 56 / 3, -35 / 2, 56 / 5, -14 / 3, 8 / 7, -1 / 8];
 const D3 = [-801 / 80, 349 / 6, -18353 / 120, 2391 / 10, -1457 / 6, 4891 / 30, -561 / 8, 527 / 30, -469 / 240];
@@ -271,7 +272,7 @@ class MedianModel {
     const s1b = sums[3]!;
     if (!wantVariance) return [x0 + (s0a + s0b) / 2, NaN];
     const joint: Fn = (x, out) => {
-      out[0] = this.jointRow(x, x1, k);
+      out[0] = this.jointRow(x, x1, k, false);
     };
     const js = new Float64Array(1);
     const kx0 = upperBound(this.N, x0);
@@ -292,7 +293,7 @@ class MedianModel {
           r1 - r0 >= ROW_QUAD &&
           Math.min(this.scale(r0), this.scale(Math.floor((r0 + r1) / 2)), this.scale(r1)) >= SCALE_RUN
         ) {
-          part[0] = this.sumRun(r0, r1, (x) => this.jointRow(x, x1, k), (x) => JOINT_PANEL * this.scale(x));
+          part[0] = this.sumRun(r0, r1, (x) => this.jointRow(x, x1, k, true), (x) => RUN_PANEL * this.scale(x));
         } else {
           this.direct(r0, r1, 1, joint, part);
         }
@@ -327,9 +328,9 @@ class MedianModel {
   }
 
   /** One row J(x) = sum_{x < y < x1} P(C_x = k, C_y = k) (native: joint_row; the method is described there). */
-  jointRow(x: number, x1: number, k: number): number {
+  jointRow(x: number, x1: number, k: number, continuation: boolean): number {
     const acc = new CompensatedSum();
-    const y0 = Math.ceil(x + 1);
+    const y0 = continuation ? Math.ceil(x + 1) : x + 1;
     if (y0 > x + 1 && y0 + 8 < x1) {
       const dif = new Float64Array(9);
       for (let i = 0; i < 9; i++) dif[i] = this.jointPoint(x, y0 + i, k);
@@ -381,7 +382,6 @@ class MedianModel {
         }
       }
       if (done) break;
-      y = yb;
     }
     return acc.value();
   }
