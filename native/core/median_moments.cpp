@@ -453,6 +453,13 @@ class MedianModel {
     const double L = std::max(0.0, std::floor(mu - t));
     const double U = std::min(nu, std::ceil(mu + t));
     double M = std::max(1.0, U - L + 1);
+    if (M >= 128) {
+      // M rounded up to a multiple of 2^(floor(log2 M) - 4) (at most 1/16 more): the trigonometric tables of one M
+      // serve the next evaluations (a larger window only adds counts of probability zero).
+      double step = 1;
+      while (step * 32 <= M) step *= 2;
+      M = std::ceil(M / step) * step;
+    }
     if (std::fmod(M, 2.0) == 0) M += 1;
     L_ = L;
     M_ = M;
@@ -466,6 +473,7 @@ class MedianModel {
       im_.resize(T_ + 1);
     }
     if (T_ == 0) return;
+    tab_ = &table(M);
     const double wT = 2 * std::sin(kPi * T / M);
     const double rho = ax * wT + dy;
     // Series over the groups from gs on (all free groups when it converges fast enough for them, else those with
@@ -482,10 +490,14 @@ class MedianModel {
     if (S > 0) power_sums(y, gs, P, S);
     else P[0] = 0;
     const double P1 = P[0];
+    double coef[kMaxS + 1];
+    for (int s = 2; s <= S; ++s) coef[s] = (s % 2 == 0 ? -1.0 : 1.0) * P[s - 1] / s;
+    const double* tsh = tab_->sh.data();
+    const double* ts1 = tab_->s1.data();
     for (size_t ti = 1; ti <= T_; ++ti) {
       const double w = 2 * kPi * static_cast<double>(ti) / M;
-      const double sh = std::sin(w / 2);
-      const double wre = -2 * sh * sh, wim = std::sin(w);
+      const double sh = tsh[ti];
+      const double wre = -2 * sh * sh, wim = ts1[ti];
       double lre = 0, lim = 0;
       // Groups taken one by one: the product of their factors (1 + v)^m in complex arithmetic (|1 + v| <= 1; m by
       // repeated squaring), kept as mantissa * e^lsc with the mantissa rescaled by 2^332 when it gets small; one log
@@ -533,7 +545,7 @@ class MedianModel {
           const double nre = pre * ure - pim * uim;
           pim = pre * uim + pim * ure;
           pre = nre;
-          const double f = (s % 2 == 0 ? -1.0 : 1.0) * P[s - 1] / s;
+          const double f = coef[s];
           lre += f * pre;
           lim += f * pim;
         }
@@ -544,6 +556,31 @@ class MedianModel {
       re_[ti] = mag * std::cos(lim);
       im_[ti] = mag * std::sin(lim);
     }
+  }
+
+  // sin(w/2), sin(w), cos(w) at w = 2 pi j / M, j < M, for the last two M (the same expressions as computed inline).
+  struct TrigTable {
+    double M = 0;
+    std::vector<double> sh, s1, c1;
+  };
+  const TrigTable& table(double M) {
+    for (const TrigTable& t : tables_) {
+      if (t.M == M) return t;
+    }
+    TrigTable& t = tables_[next_table_];
+    next_table_ ^= 1;
+    const size_t size = static_cast<size_t>(M);
+    t.M = M;
+    t.sh.resize(size);
+    t.s1.resize(size);
+    t.c1.resize(size);
+    for (size_t j = 0; j < size; ++j) {
+      const double w = 2 * kPi * static_cast<double>(j) / M;
+      t.sh[j] = std::sin(w / 2);
+      t.s1[j] = std::sin(w);
+      t.c1[j] = std::cos(w);
+    }
+    return t;
   }
 
   // Keeps a complex mantissa of magnitude <= 1 away from underflow: scaled by 2^332, the log scale lowered.
@@ -567,11 +604,10 @@ class MedianModel {
     double acc = 0;
     for (size_t ti = 1; ti <= T_; ++ti) {
       const double tt = static_cast<double>(ti);
-      const double w = 2 * kPi * tt / M_;
-      const double th = 2 * kPi * std::fmod(tt * (J + 1), M_) / M_;
-      const double sh = std::sin(th / 2), sw = std::sin(w / 2);
-      const double nre = 2 * sh * sh, nim = std::sin(th);  // 1 - e^{-i th}
-      const double dre = 2 * sw * sw, dim = std::sin(w);   // 1 - e^{-i w}
+      const size_t j = static_cast<size_t>(std::fmod(tt * (J + 1), M_));  // th = 2 pi j / M, w = 2 pi t / M
+      const double sh = tab_->sh[j], sw = tab_->sh[ti];
+      const double nre = 2 * sh * sh, nim = tab_->s1[j];  // 1 - e^{-i th}
+      const double dre = 2 * sw * sw, dim = tab_->s1[ti];  // 1 - e^{-i w}
       const double den = dre * dre + dim * dim;
       const double gre = (nre * dre + nim * dim) / den, gim = (nim * dre - nre * dim) / den;
       acc += re_[ti] * gre - im_[ti] * gim;
@@ -600,8 +636,8 @@ class MedianModel {
     const double C = cc - L_;
     double acc = 0;
     for (size_t ti = 1; ti <= T_; ++ti) {
-      const double th = 2 * kPi * std::fmod(static_cast<double>(ti) * C, M_) / M_;
-      acc += re_[ti] * std::cos(th) + im_[ti] * std::sin(th);
+      const size_t j = static_cast<size_t>(std::fmod(static_cast<double>(ti) * C, M_));  // th = 2 pi j / M
+      acc += re_[ti] * tab_->c1[j] + im_[ti] * tab_->s1[j];
     }
     return std::max(0.0, (psi0_ + 2 * acc) / M_);
   }
@@ -700,6 +736,9 @@ class MedianModel {
   bool zero_ = false;
   size_t T_ = 0;
   std::vector<double> re_, im_;
+  TrigTable tables_[2];
+  int next_table_ = 0;
+  const TrigTable* tab_ = nullptr;
 };
 
 }  // namespace

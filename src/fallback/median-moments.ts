@@ -116,6 +116,7 @@ function upperBound(sorted: Float64Array, v: number): number {
 }
 
 type Fn = (x: number, out: Float64Array) => void;
+type TrigTable = { M: number; sh: Float64Array; s1: Float64Array; c1: Float64Array };
 
 class MedianModel {
   readonly n: number;
@@ -141,6 +142,10 @@ class MedianModel {
   im = new Float64Array(1);
   readonly P = new Float64Array(MAX_S);
   bound = 0;
+  readonly coef = new Float64Array(MAX_S + 1);
+  tables: TrigTable[] = [];
+  nextTable = 0;
+  tab: TrigTable | null = null;
   // mantissa and log scale of the complex product in eval (native: locals)
   private pr = 1;
   private pi = 0;
@@ -470,6 +475,11 @@ class MedianModel {
     const L = Math.max(0, Math.floor(mu - t));
     const U = Math.min(nu, Math.ceil(mu + t));
     let M = Math.max(1, U - L + 1);
+    if (M >= 128) {
+      let step = 1;
+      while (step * 32 <= M) step *= 2;
+      M = Math.ceil(M / step) * step;
+    }
     if (M % 2 === 0) M += 1;
     this.L = L;
     this.M = M;
@@ -482,6 +492,7 @@ class MedianModel {
       this.im = new Float64Array(T + 1);
     }
     if (T === 0) return;
+    const tab = (this.tab = this.table(M));
     const wT = 2 * Math.sin((PI * T) / M);
     const rho = ax * wT + dy;
     let S = gy < this.G ? seriesTerms((rho * y) / N[gy]!, nu) : 0;
@@ -496,11 +507,13 @@ class MedianModel {
     const P1 = P[0]!;
     const re = this.re;
     const im = this.im;
+    const coef = this.coef;
+    for (let s = 2; s <= S; s++) coef[s] = ((s % 2 === 0 ? -1.0 : 1.0) * P[s - 1]!) / s;
     for (let ti = 1; ti <= T; ti++) {
       const w = (2 * PI * ti) / M;
-      const sh = Math.sin(w / 2);
+      const sh = tab.sh[ti]!;
       const wre = -2 * sh * sh;
-      const wim = Math.sin(w);
+      const wim = tab.s1[ti]!;
       let lre = 0;
       let lim = 0;
       this.pr = 1;
@@ -547,7 +560,7 @@ class MedianModel {
           const nre = pre * ure - pim * uim;
           pim = pre * uim + pim * ure;
           pre = nre;
-          const f = ((s % 2 === 0 ? -1.0 : 1.0) * P[s - 1]!) / s;
+          const f = coef[s]!;
           lre += f * pre;
           lim += f * pim;
         }
@@ -558,6 +571,24 @@ class MedianModel {
       re[ti] = mag * Math.cos(lim);
       im[ti] = mag * Math.sin(lim);
     }
+  }
+
+  /** sin(w/2), sin(w), cos(w) at w = 2 pi j / M, j < M, for the last two M (native: table). */
+  table(M: number): TrigTable {
+    for (const t of this.tables) if (t.M === M) return t;
+    const sh = new Float64Array(M);
+    const s1 = new Float64Array(M);
+    const c1 = new Float64Array(M);
+    for (let j = 0; j < M; j++) {
+      const w = (2 * PI * j) / M;
+      sh[j] = Math.sin(w / 2);
+      s1[j] = Math.sin(w);
+      c1[j] = Math.cos(w);
+    }
+    const t = { M, sh, s1, c1 };
+    this.tables[this.nextTable] = t;
+    this.nextTable ^= 1;
+    return t;
   }
 
   /** The running product of eval times (bre + i bim) e^lb, rescaled by 2^332 when small (native: inline). */
@@ -576,15 +607,15 @@ class MedianModel {
   geometric(J: number): number {
     let acc = 0;
     const M = this.M;
+    const tab = this.tab!;
     for (let ti = 1; ti <= this.T; ti++) {
-      const w = (2 * PI * ti) / M;
-      const th = (2 * PI * ((ti * (J + 1)) % M)) / M;
-      const sh = Math.sin(th / 2);
-      const sw = Math.sin(w / 2);
+      const j = (ti * (J + 1)) % M; // th = 2 pi j / M, w = 2 pi t / M
+      const sh = tab.sh[j]!;
+      const sw = tab.sh[ti]!;
       const nre = 2 * sh * sh;
-      const nim = Math.sin(th);
+      const nim = tab.s1[j]!;
       const dre = 2 * sw * sw;
-      const dim = Math.sin(w);
+      const dim = tab.s1[ti]!;
       const den = dre * dre + dim * dim;
       const gre = (nre * dre + nim * dim) / den;
       const gim = (nim * dre - nre * dim) / den;
@@ -614,9 +645,10 @@ class MedianModel {
     if (cc < this.L || cc >= this.L + this.M) return 0;
     const C = cc - this.L;
     let acc = 0;
+    const tab = this.tab!;
     for (let ti = 1; ti <= this.T; ti++) {
-      const th = (2 * PI * ((ti * C) % this.M)) / this.M;
-      acc += this.re[ti]! * Math.cos(th) + this.im[ti]! * Math.sin(th);
+      const j = (ti * C) % this.M; // th = 2 pi j / M
+      acc += this.re[ti]! * tab.c1[j]! + this.im[ti]! * tab.s1[j]!;
     }
     return Math.max(0, (this.psi0 + 2 * acc) / this.M);
   }
