@@ -77,7 +77,8 @@ constexpr double kRowPanel = 12;        // J's rows: panel width times the decay
 constexpr double kJointKinks = 64;      // J over x: at most this many distinct N inside the band are cut at
 constexpr double kJointPanel = 4;       // J over x, kinks not cut: panel width in units of the scale
 constexpr double kRunPanel = 8;         // J over x, on a run between kinks: the same
-constexpr double kScaleRun = 16;        // J over x: smallest smoothness scale for panels on a run
+constexpr double kScaleRun = 16;
+constexpr double kMarginalPanel = 4;    // marginal runs between 64 and 1024 (or scale below 256): panel width in scales        // J over x: smallest smoothness scale for panels on a run
 // One-sided 9-point differences (unit step) for f'(a), f'''(a), f^(5)(a): errors O(f^(9)), O(f^(9)), O(f^(9)).
 constexpr double kD1[9] = {-761.0 / 280, 8, -14, 56.0 / 3, -35.0 / 2, 56.0 / 5, -14.0 / 3, 8.0 / 7, -1.0 / 8};
 constexpr double kD3[9] = {-801.0 / 80, 349.0 / 6, -18353.0 / 120, 2391.0 / 10, -1457.0 / 6, 4891.0 / 30, -561.0 / 8,
@@ -234,6 +235,9 @@ class MedianModel {
         double part[4] = {0, 0, 0, 0};
         if (r1 - r0 >= kRunQuad && std::min({scale(r0), scale(std::floor((r0 + r1) / 2)), scale(r1)}) >= kScaleQuad) {
           euler_maclaurin(r0, r1, 4, marginal, part);
+        } else if (r1 - r0 >= kRowQuad && std::min({scale(r0), scale(std::floor((r0 + r1) / 2)), scale(r1)}) >= kScaleRun) {
+          // Shorter or less smooth runs: panels of width 4 scales with endpoint terms through f^(5).
+          sum_run(r0, r1, 4, marginal, [&](double x) { return kMarginalPanel * scale(x); }, part);
         } else {
           direct(r0, r1, 4, marginal, part);
         }
@@ -268,8 +272,8 @@ class MedianModel {
         if (r1 <= r0) continue;
         double part = 0;
         if (r1 - r0 >= kRowQuad && std::min({scale(r0), scale(std::floor((r0 + r1) / 2)), scale(r1)}) >= kScaleRun) {
-          sum_run(r0, r1, [&](double x) { return joint_row(x, x1, k, true); }, [&](double x) { return kRunPanel * scale(x); },
-                  &part);
+          auto row = [&](double x, double* out) { out[0] = joint_row(x, x1, k, true); };
+          sum_run(r0, r1, 1, row, [&](double x) { return kRunPanel * scale(x); }, &part);
         } else {
           direct(r0, r1, 1, joint, &part);
         }
@@ -648,26 +652,38 @@ class MedianModel {
   }
 
   // ---- sums over integers -------------------------------------------------------------------------------------------
-  // sum_{a <= x < b} f(x) for f smooth on the scale width(x) (b - a >= 64): Gauss-Legendre panels of width
-  // min(width, (b - t)/2) (integers), the last 32 integers point by point, Euler-Maclaurin endpoint terms through
-  // f^(5) with 9-point one-sided differences.
+  // sum_{a <= x < b} f(x) (K components) for f smooth on the scale width(x) (b - a >= 64): Gauss-Legendre panels of
+  // width min(width, (b - t)/2) (integers), the last 32 integers point by point, Euler-Maclaurin endpoint terms
+  // through f^(5) with 9-point one-sided differences.
   template <typename F, typename W>
-  void sum_run(double a, double b, F f, W width, double* out) {
+  void sum_run(double a, double b, int K, F& f, W width, double* out) {
     const GaussRule& gr = gauss_rule();
-    CompensatedSum acc;
-    double f0[9], f1[9];
-    for (int i = 0; i < 9; ++i) f0[i] = f(a + i);
+    CompensatedSum acc[4];
+    double f0[4][9], f1[4][9], v[4];
+    for (int i = 0; i < 9; ++i) {
+      f(a + i, v);
+      for (int j = 0; j < K; ++j) f0[j][i] = v[j];
+    }
     double p = a;
     while (b - p > 32) {  // nodes stay 16 below b: J's rows at non-integer x look 10 integers ahead
       const double w = std::floor(std::min((b - p) / 2, std::max(16.0, width(p))));
       const double c = p + w / 2, h = w / 2;
-      for (int i = 0; i < kGauss; ++i) acc.add(h * gr.w[i] * f(c + h * gr.x[i]));
+      for (int i = 0; i < kGauss; ++i) {
+        f(c + h * gr.x[i], v);
+        for (int j = 0; j < K; ++j) acc[j].add(h * gr.w[i] * v[j]);
+      }
       p += w;
     }
-    for (int i = 0; i < 9; ++i) f1[i] = f(p - i);
-    add_endpoints(f0, f1, acc);
-    for (; p < b; ++p) acc.add(f(p));
-    *out = acc.value();
+    for (int i = 0; i < 9; ++i) {
+      f(p - i, v);
+      for (int j = 0; j < K; ++j) f1[j][i] = v[j];
+    }
+    for (int j = 0; j < K; ++j) add_endpoints(f0[j], f1[j], acc[j]);
+    for (; p < b; ++p) {
+      f(p, v);
+      for (int j = 0; j < K; ++j) acc[j].add(v[j]);
+    }
+    for (int j = 0; j < K; ++j) out[j] = acc[j].value();
   }
 
   // The Euler-Maclaurin endpoint terms of sum_{a <= x < b} f given f(a + i) and f(b - i), i < 9:

@@ -22,6 +22,7 @@ const JOINT_KINKS = 64;
 const JOINT_PANEL = 4;
 const RUN_PANEL = 8;
 const SCALE_RUN = 16;
+const MARGINAL_PANEL = 4;
 const D1 = [-761 / 280, 8, -14, 56 / 3, -35 / 2, 56 / 5, -14 / 3, 8 / 7, -1 / 8];
 const D3 = [-801 / 80, 349 / 6, -18353 / 120, 2391 / 10, -1457 / 6, 4891 / 30, -561 / 8, 527 / 30, -469 / 240];
 const D5 = [-27 / 2, 575 / 6, -895 / 3, 1065 / 2, -1790 / 3, 2581 / 6, -195, 305 / 6, -35 / 6];
@@ -263,6 +264,11 @@ class MedianModel {
           Math.min(this.scale(r0), this.scale(Math.floor((r0 + r1) / 2)), this.scale(r1)) >= SCALE_QUAD
         ) {
           this.eulerMaclaurin(r0, r1, 4, marginal, part);
+        } else if (
+          r1 - r0 >= ROW_QUAD &&
+          Math.min(this.scale(r0), this.scale(Math.floor((r0 + r1) / 2)), this.scale(r1)) >= SCALE_RUN
+        ) {
+          this.sumRun(r0, r1, 4, marginal, (x) => MARGINAL_PANEL * this.scale(x), part);
         } else {
           this.direct(r0, r1, 4, marginal, part);
         }
@@ -298,7 +304,10 @@ class MedianModel {
           r1 - r0 >= ROW_QUAD &&
           Math.min(this.scale(r0), this.scale(Math.floor((r0 + r1) / 2)), this.scale(r1)) >= SCALE_RUN
         ) {
-          part[0] = this.sumRun(r0, r1, (x) => this.jointRow(x, x1, k, true), (x) => RUN_PANEL * this.scale(x));
+          const row: Fn = (x, out) => {
+            out[0] = this.jointRow(x, x1, k, true);
+          };
+          this.sumRun(r0, r1, 1, row, (x) => RUN_PANEL * this.scale(x), part);
         } else {
           this.direct(r0, r1, 1, joint, part);
         }
@@ -668,25 +677,38 @@ class MedianModel {
     for (let i = 0; i < K; i++) out[i] = acc[i]!.value();
   }
 
-  /** sum_{a <= x < b} f(x) by panels and Euler-Maclaurin endpoint terms (native: sum_run). */
-  sumRun(a: number, b: number, f: (x: number) => number, width: (x: number) => number): number {
+  /** sum_{a <= x < b} f(x) (K components) by panels and Euler-Maclaurin endpoint terms (native: sum_run). */
+  sumRun(a: number, b: number, K: number, f: Fn, width: (x: number) => number, out: Float64Array): void {
     const gr = gaussRule();
-    const acc = new CompensatedSum();
-    const f0 = new Float64Array(9);
-    const f1 = new Float64Array(9);
-    for (let i = 0; i < 9; i++) f0[i] = f(a + i);
+    const acc = Array.from({ length: K }, () => new CompensatedSum());
+    const f0 = Array.from({ length: K }, () => new Float64Array(9));
+    const f1 = Array.from({ length: K }, () => new Float64Array(9));
+    const v = new Float64Array(4);
+    for (let i = 0; i < 9; i++) {
+      f(a + i, v);
+      for (let j = 0; j < K; j++) f0[j]![i] = v[j]!;
+    }
     let p = a;
     while (b - p > 32) {
       const w = Math.floor(Math.min((b - p) / 2, Math.max(16, width(p))));
       const c = p + w / 2;
       const h = w / 2;
-      for (let i = 0; i < GAUSS; i++) acc.add(h * gr.w[i]! * f(c + h * gr.x[i]!));
+      for (let i = 0; i < GAUSS; i++) {
+        f(c + h * gr.x[i]!, v);
+        for (let j = 0; j < K; j++) acc[j]!.add(h * gr.w[i]! * v[j]!);
+      }
       p += w;
     }
-    for (let i = 0; i < 9; i++) f1[i] = f(p - i);
-    addEndpoints(f0, f1, acc);
-    for (; p < b; p++) acc.add(f(p));
-    return acc.value();
+    for (let i = 0; i < 9; i++) {
+      f(p - i, v);
+      for (let j = 0; j < K; j++) f1[j]![i] = v[j]!;
+    }
+    for (let j = 0; j < K; j++) addEndpoints(f0[j]!, f1[j]!, acc[j]!);
+    for (; p < b; p++) {
+      f(p, v);
+      for (let j = 0; j < K; j++) acc[j]!.add(v[j]!);
+    }
+    for (let j = 0; j < K; j++) out[j] = acc[j]!.value();
   }
 
   eulerMaclaurin(a: number, b: number, K: number, f: Fn, out: Float64Array, panel = 1): void {
