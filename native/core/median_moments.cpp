@@ -22,15 +22,19 @@
 // when |u| <= 1/2; terms to 1e-18 absolute, at most 40), with the P_s read from block suffix sums (64 distinct N per
 // block, scaled by the block's first N so that nothing under- or overflows), so one evaluation costs
 // O(64 * 40 + frequencies * terms) whatever n and max N are; or, when the series would converge slowly (few tasks,
-// small variance), directly from the per-distinct-N factors (O(groups * frequencies)). CDFs are summed in closed form
-// (geometric sums of the DFT basis), upper and lower tails separately (no 1 - p).
+// small variance), directly from the per-distinct-N factors (O(groups * frequencies): their (1 + v)^m multiplied in
+// complex arithmetic, one log and atan2 per frequency). The series covers the groups above r * rho * y (r = 1, 2, 4, 8)
+// with its ratio bounded by rho * y / N of the first of them. CDFs are summed in closed form (geometric sums of the
+// DFT basis), upper and lower tails separately (no 1 - p); sin and cos of 2 pi j / M come from tables kept per M
+// (M >= 128 rounded up by at most 1/16 so that consecutive evaluations share them).
 //
 // Sums over x. A band of at most 4096 integers is summed point by point. Wider bands (large N) are cut at the
 // distinct N_i (inside each run the tail is a polynomial in x); a run of >= 1024 integers on which the smoothness
 // scale s(x) = max(1, sd(C_x)) / (2 sum_{N_i > x} 1/N_i) is >= 256 is summed by Euler-Maclaurin,
 //   sum_{x=a}^{b-1} f = int_a^b f + (f(a) - f(b))/2 + (f'(b) - f'(a))/12 + R,  |R| ~ |f'''| / 720 ~ 1/(720 s^3),
 // the integral by 20-point Gauss-Legendre panels of width s and f' by 3-point one-sided differences (error f'''/3);
-// other runs point by point. So the work does not grow with max N: 3 tasks of N = 2^31-1 take ~100 evaluations.
+// runs of >= 64 with s >= 16 by panels 4 s wide with the endpoint terms through f^(5) from 9-point one-sided
+// differences (sum_run); other runs point by point. So the work does not grow with max N: 3 tasks of N = 2^31-1 take ~100 evaluations.
 // J (even n): one row J(x) = sum_{x<y<X1} P(C_x = k, C_y = k) per x (joint_row: cut at the distinct N above x,
 // long smooth runs of y by Gauss-Legendre panels of width 12/lambda, lambda the rows' decay rate, with Euler-Maclaurin
 // endpoint terms through f^(5)). Over x: point by point for bands up to 1024; with at most 64 distinct N inside the
@@ -45,7 +49,9 @@
 // Accuracy (test/median-moments.test.ts, native/tests/test_median_moments.cpp): against BigInt enumeration of every
 // rank vector (n <= 7) and against an independent O(n^2) DP over the full distribution at n = 1,000, 1,001, 5,000 with
 // mixed N: relative error of E and Var below 1e-12; against mpmath (50 digits) at n = 3, 5, 6 with N up to 1e8: below
-// 1e-12; the two backends agree within 1e-12 (bit-identical on most inputs; 4e-14 at n = 1.2 M).
+// 1e-12; against exact rationals (scripts/median-fixtures.py) for even n = 4..20 with N up to 2^31-1 and the DP at
+// even n = 6, 8, 12 with N up to 2,500: Var below 5e-14; the two backends agree within 1e-12 (bit-identical on most
+// inputs; 4e-14 at n = 1.2 M).
 // Time at n = 1.2 M, N_i uniform on 1..2.5 M: ~0.35 s CPU odd n, ~0.5 s even n (native, sort included).
 #include "median_moments.h"
 
