@@ -22,34 +22,44 @@
 // when |u| <= 1/2; terms to 1e-18 absolute, at most 40), with the P_s read from block suffix sums (64 distinct N per
 // block, scaled by the block's first N so that nothing under- or overflows), so one evaluation costs
 // O(64 * 40 + frequencies * terms) whatever n and max N are; or, when the series would converge slowly (few tasks,
-// small variance), directly from the per-distinct-N factors (O(groups * frequencies)). CDFs are summed in closed form
-// (geometric sums of the DFT basis), upper and lower tails separately (no 1 - p).
+// small variance), directly from the per-distinct-N factors (O(groups * frequencies): their (1 + v)^m multiplied in
+// complex arithmetic, one log and atan2 per frequency). The series covers the groups above r * rho * y (r = 1, 2, 4, 8)
+// with its ratio bounded by rho * y / N of the first of them. CDFs are summed in closed form (geometric sums of the
+// DFT basis), upper and lower tails separately (no 1 - p); sin and cos of 2 pi j / M come from tables kept per M
+// (M >= 128 rounded up by at most 1/16 so that consecutive evaluations share them).
 //
 // Sums over x. A band of at most 4096 integers is summed point by point. Wider bands (large N) are cut at the
 // distinct N_i (inside each run the tail is a polynomial in x); a run of >= 1024 integers on which the smoothness
 // scale s(x) = max(1, sd(C_x)) / (2 sum_{N_i > x} 1/N_i) is >= 256 is summed by Euler-Maclaurin,
 //   sum_{x=a}^{b-1} f = int_a^b f + (f(a) - f(b))/2 + (f'(b) - f'(a))/12 + R,  |R| ~ |f'''| / 720 ~ 1/(720 s^3),
 // the integral by 20-point Gauss-Legendre panels of width s and f' by 3-point one-sided differences (error f'''/3);
-// other runs point by point. So the work does not grow with max N: 3 tasks of N = 2^31-1 take ~100 evaluations.
-// J (even n): for each x the sum over y = x + d runs until the bound P(no rank in (x, y]) <= 1e-20 of the running
-// sum; over x point by point for bands up to 1024, else Euler-Maclaurin as above over the whole band (its distinct-N
-// kinks ignored: at large n each kink changes the slope by O(1/n), and J enters Var with weight O(1/n), so the error
-// is far below 1e-9 of Var: against J summed point by point, Var differs by 3.6e-13 relative at n = 1.2 M and
-// 7.4e-12 at n = 200,000, N_i uniform on 1..2.5 M). Cost of J: the sum over y grows with N/n (the gap B - A is
-// ~ N/n), so even n with N_i far above n is the slow corner (n = 200,000, N up to 2.5 M: ~2 s; n = 1,000,
-// N ~ 1e6: minutes); odd n has no such term.
+// runs of >= 64 with s >= 16 by panels 4 s wide with the endpoint terms through f^(5) from 9-point one-sided
+// differences (sum_run); other runs point by point. So the work does not grow with max N: 3 tasks of N = 2^31-1 take ~100 evaluations.
+// J (even n): one row J(x) = sum_{x<y<X1} P(C_x = k, C_y = k) per x (joint_row: cut at the distinct N above x,
+// long smooth runs of y by Gauss-Legendre panels of width 12/lambda, lambda the rows' decay rate, with Euler-Maclaurin
+// endpoint terms through f^(5)). Over x: point by point for bands up to 1024; with at most 64 distinct N inside the
+// band, cut at them (J(x) is a polynomial between them; non-integer nodes use the row's polynomial continuation);
+// with more (large n), Euler-Maclaurin over the whole band with kinks not cut (each changes J's slope by O(1/n) and J
+// enters Var with weight O(1/n): at n = 1.2 M, N_i uniform on 1..2.5 M, Var is within 2.5e-12 of J summed point by
+// point over x). So the cost of J no longer grows with N/n: WN18RR tails (n = 2,924, N ~ 40,900) 0.2-0.3 s CPU
+// (was 9.4 s), n = 4 at N = 1e8 or 2^31-1 0.1 s (was minutes). Its dear corner now: many distinct N inside both the
+// band and each row's decay range at moderate n (n = 1,000, N_i uniform to 40,000: ~30 s), where neither the x nor
+// the y runs are long enough for panels.
 //
 // Accuracy (test/median-moments.test.ts, native/tests/test_median_moments.cpp): against BigInt enumeration of every
 // rank vector (n <= 7) and against an independent O(n^2) DP over the full distribution at n = 1,000, 1,001, 5,000 with
 // mixed N: relative error of E and Var below 1e-12; against mpmath (50 digits) at n = 3, 5, 6 with N up to 1e8: below
-// 1e-12; the two backends agree within 1e-12 (bit-identical on most inputs; 4e-14 at n = 1.2 M).
-// Time at n = 1.2 M, N_i uniform on 1..2.5 M: ~0.35 s CPU odd n, ~0.55 s even n (native, sort included).
+// 1e-12; against exact rationals (scripts/median-fixtures.py) for even n = 4..20 with N up to 2^31-1 and the DP at
+// even n = 6, 8, 12 with N up to 2,500: Var below 5e-14; the two backends agree within 1e-12 (bit-identical on most
+// inputs; 4e-14 at n = 1.2 M).
+// Time at n = 1.2 M, N_i uniform on 1..2.5 M: ~0.35 s CPU odd n, ~0.5 s even n (native, sort included).
 #include "median_moments.h"
 
 #include <limits>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "compensated.h"
@@ -68,7 +78,23 @@ constexpr double kDirectWidth = 4096;   // bands up to this many integers: point
 constexpr double kRunQuad = 1024;       // shortest run summed by Euler-Maclaurin
 constexpr double kScaleQuad = 256;      // smallest smoothness scale for Euler-Maclaurin
 constexpr double kJointDirect = 1024;   // J: bands up to this many integers point by point
+constexpr double kRowQuad = 64;         // J's rows: shortest run of y summed by panels (and lambda <= 8/64)
+constexpr double kRowPanel = 12;        // J's rows: panel width times the decay rate lambda
+constexpr double kJointKinks = 64;      // J over x: at most this many distinct N inside the band are cut at
+constexpr double kJointPanel = 4;       // J over x, kinks not cut: panel width in units of the scale
+constexpr double kRunPanel = 8;         // J over x, on a run between kinks: the same
+constexpr double kScaleRun = 16;
+constexpr double kMarginalPanel = 4;    // marginal runs between 64 and 1024 (or scale below 256): panel width in scales        // J over x: smallest smoothness scale for panels on a run
+// One-sided 9-point differences (unit step) for f'(a), f'''(a), f^(5)(a): errors O(f^(9)), O(f^(9)), O(f^(9)).
+constexpr double kD1[9] = {-761.0 / 280, 8, -14, 56.0 / 3, -35.0 / 2, 56.0 / 5, -14.0 / 3, 8.0 / 7, -1.0 / 8};
+constexpr double kD3[9] = {-801.0 / 80, 349.0 / 6, -18353.0 / 120, 2391.0 / 10, -1457.0 / 6, 4891.0 / 30, -561.0 / 8,
+                           527.0 / 30, -469.0 / 240};
+constexpr double kD5[9] = {-27.0 / 2, 575.0 / 6, -895.0 / 3, 1065.0 / 2, -1790.0 / 3, 2581.0 / 6, -195, 305.0 / 6,
+                           -35.0 / 6};
 constexpr int kGauss = 20;
+constexpr double kRescale = 8.749002899132048e+99;  // 2^332 (exact)
+constexpr double kTiny = 1.142987391282275e-100;    // 2^-332 (exact)
+constexpr double kLogRescale = 332 * 0.6931471805599453;
 
 struct GaussRule {
   double x[kGauss];
@@ -156,7 +182,11 @@ class MedianModel {
       }
     }
     CompensatedSum inv;
-    for (size_t g = 0; g < G_; ++g) inv.add(m_[g] / N_[g]);
+    cum_rate_.assign(G_ + 1, 0);
+    for (size_t g = 0; g < G_; ++g) {
+      inv.add(m_[g] / N_[g]);
+      cum_rate_[g + 1] = inv.value();
+    }
     total_rate_ = inv.value();
     re_.resize(1);
     im_.resize(1);
@@ -211,6 +241,9 @@ class MedianModel {
         double part[4] = {0, 0, 0, 0};
         if (r1 - r0 >= kRunQuad && std::min({scale(r0), scale(std::floor((r0 + r1) / 2)), scale(r1)}) >= kScaleQuad) {
           euler_maclaurin(r0, r1, 4, marginal, part);
+        } else if (r1 - r0 >= kRowQuad && std::min({scale(r0), scale(std::floor((r0 + r1) / 2)), scale(r1)}) >= kScaleRun) {
+          // Shorter or less smooth runs: panels of width 4 scales with endpoint terms through f^(5).
+          sum_run(r0, r1, 4, marginal, [&](double x) { return kMarginalPanel * scale(x); }, part);
         } else {
           direct(r0, r1, 4, marginal, part);
         }
@@ -225,21 +258,36 @@ class MedianModel {
     const double s0b = sums[1], s1b = sums[3];
     if (!want_variance) return {x0 + (s0a + s0b) / 2, std::numeric_limits<double>::quiet_NaN()};
     // J = sum_{x<y} P(C_x = k, C_y = k).
-    auto joint = [&](double x, double* out) {
-      CompensatedSum acc;
-      for (double d = 1;; ++d) {
-        if (x + d >= x1) break;
-        eval(x, d);
-        const double bound = zero_ ? 0 : std::exp(logpre_) * psi0_;
-        const double h = zero_ ? 0 : std::exp(logpre_) * pmf(k);
-        acc.add(h);
-        if (bound <= 1e-20 * std::max(acc.value(), 1e-280)) break;
-      }
-      out[0] = acc.value();
-    };
+    auto joint = [&](double x, double* out) { out[0] = joint_row(x, x1, k, false); };
     double jsum = 0;
-    if (x1 - x0 <= kJointDirect) direct(x0, x1, 1, joint, &jsum);
-    else euler_maclaurin(x0, x1, 1, joint, &jsum);
+    const size_t kx0 = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), x0) - N_.begin());
+    const size_t kx1 = static_cast<size_t>(std::lower_bound(N_.begin(), N_.end(), x1) - N_.begin());
+    if (x1 - x0 <= kJointDirect) {
+      direct(x0, x1, 1, joint, &jsum);
+    } else if (kx1 - kx0 > kJointKinks) {
+      // Many distinct N inside the band (large n): each kink changes J's slope by O(1/n) and J enters Var with
+      // weight O(1/n), so the kinks are not cut (measured in the header).
+      euler_maclaurin(x0, x1, 1, joint, &jsum, kJointPanel);
+    } else {
+      // J(x) is a polynomial in x between kinks: runs summed as the rows are (panels with Euler-Maclaurin endpoint
+      // terms through f^(5)) when long and smooth, else point by point.
+      CompensatedSum acc;
+      double r0 = x0;
+      for (size_t g = kx0; r0 < x1; ++g) {
+        const double r1 = g < kx1 ? N_[g] : x1;
+        if (r1 <= r0) continue;
+        double part = 0;
+        if (r1 - r0 >= kRowQuad && std::min({scale(r0), scale(std::floor((r0 + r1) / 2)), scale(r1)}) >= kScaleRun) {
+          auto row = [&](double x, double* out) { out[0] = joint_row(x, x1, k, true); };
+          sum_run(r0, r1, 1, row, [&](double x) { return kRunPanel * scale(x); }, &part);
+        } else {
+          direct(r0, r1, 1, joint, &part);
+        }
+        acc.add(part);
+        r0 = r1;
+      }
+      jsum = acc.value();
+    }
     const double ea2 = 2 * s1a + s0a, eb2 = 2 * s1b + s0b;
     const double eab = (s1a + s0a) + s1b - jsum;
     const double t = s0a + s0b;
@@ -247,6 +295,96 @@ class MedianModel {
   }
 
  private:
+  // ---- the joint term: one row J(x) = sum_{x < y < x1} h(y), h(y) = P(C_x = k, C_y = k) ----------------------------
+  // On y the summand is a polynomial between consecutive distinct N > x (a task's factor p_x z + 1 - y/N stops
+  // changing at y = N) and decays like prod over the tasks above x of (1 - d/(N_i - x)): its log-derivative is at
+  // most lambda(y) = sum_{N_g > y} m_g (N_g - x) / (N_g (N_g - y)) in expectation (the tasks with N_g > y weighted by
+  // their chance 1 - x/N_g of lying above x). Runs of y between kinks of at least kRowQuad integers are summed by
+  // Gauss-Legendre panels of width kRowPanel / lambda (at most half of what is left of the run, so that lambda grows
+  // by at most 2 inside a panel) with the Euler-Maclaurin endpoint terms through f^(5) (derivatives from 9-point
+  // one-sided differences; lambda <= 1/8 there, so the remainder is below lambda^8/1209600 of f); shorter runs
+  // and the last 32 integers before a kink point by point. The row stops where P(no rank in (x, y]) (which bounds h
+  // from y on) is below 1e-20 of the running sum (point by point) or its tail estimate bound / lambda is below
+  // 1e-18 of it (panels).
+  double joint_point(double x, double y, double k, double* bound) {
+    eval(x, y - x);
+    *bound = zero_ ? 0 : std::exp(logpre_) * psi0_;
+    return zero_ ? 0 : std::exp(logpre_) * pmf(k);
+  }
+
+  double row_rate(double x, double y) const {
+    const size_t g0 = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), y) - N_.begin());
+    const size_t g1 = std::min(G_, g0 + kBlock);
+    double lam = 0;
+    for (size_t g = g0; g < g1; ++g) lam += m_[g] * (N_[g] - x) / (N_[g] * (N_[g] - y));
+    if (g1 < G_) lam += (total_rate_ - cum_rate_[g1]) * (N_[g1] - x) / (N_[g1] - y);
+    return lam;
+  }
+
+  // continuation: at a non-integer x (a quadrature node on a run between kinks, few kinks) the row is its
+  // polynomial continuation in x: the sum over the integers y from ceil(x + 1) on plus F(ceil(x + 1)) - F(x + 1),
+  // F the discrete antiderivative of the first piece of h, from the Newton form of h at ceil(x + 1) + 0..8:
+  // -sum_j Delta^j h * binom(-theta, j + 1). Without it (many kinks, kinks not cut) y runs over x + 1, x + 2, ...,
+  // which averages over the dense kinks in y (the Newton form would straddle them): at n = 1.2 M the variance is
+  // then within 3.5e-13 of J summed point by point over x, against 1.5e-9 with the continuation.
+  double joint_row(double x, double x1, double k, bool continuation) {
+    CompensatedSum acc;
+    double bound = 0;
+    const double y0 = continuation ? std::ceil(x + 1) : x + 1;
+    if (y0 > x + 1 && y0 + 8 < x1) {
+      double dif[9];
+      for (int i = 0; i < 9; ++i) dif[i] = joint_point(x, y0 + i, k, &bound);
+      const double theta = y0 - (x + 1);
+      double binom = 1;  // binom(-theta, j + 1)
+      for (int j = 0; j < 9; ++j) {
+        binom *= (-theta - j) / (j + 1);
+        acc.add(-dif[0] * binom);
+        for (int i = 0; i + j < 8; ++i) dif[i] = dif[i + 1] - dif[i];
+      }
+    }
+    double y = y0;
+    size_t g = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), y0) - N_.begin());
+    while (y < x1) {
+      const double yb = g < G_ ? std::min(N_[g], x1) : x1;
+      ++g;
+      if (yb <= y) continue;
+      double lam = yb - y >= kRowQuad ? row_rate(x, y) : 0;
+      if (lam > 0 && lam * kRowQuad <= kRowPanel) {
+        // Panels on [y, b), b moving towards yb; endpoint terms at y and at b.
+        const GaussRule& gr = gauss_rule();
+        double f0[9], f1[9];
+        for (int i = 0; i < 9; ++i) f0[i] = joint_point(x, y + i, k, &bound);
+        double p = y;
+        bool stop = false;
+        while (yb - p > 32) {
+          const double w = std::floor(std::min((yb - p) / 2, kRowPanel / lam));  // integer ends: p stays integral
+          const double c = p + w / 2, h = w / 2;
+          for (int i = 0; i < kGauss; ++i) acc.add(h * gr.w[i] * joint_point(x, c + h * gr.x[i], k, &bound));
+          p += w;
+          lam = row_rate(x, p);
+          if (bound <= 1e-18 * lam * acc.value()) {
+            stop = true;
+            break;
+          }
+        }
+        for (int i = 0; i < 9; ++i) f1[i] = joint_point(x, p - i, k, &bound);
+        add_endpoints(f0, f1, acc);
+        if (stop) break;
+        y = p;
+      }
+      bool done = false;
+      for (; y < yb; ++y) {
+        acc.add(joint_point(x, y, k, &bound));
+        if (bound <= 1e-20 * std::max(acc.value(), 1e-280)) {
+          done = true;
+          break;
+        }
+      }
+      if (done) break;  // y is now the first point of the lattice y0 + integers at or past yb
+    }
+    return acc.value();
+  }
+
   // ---- one evaluation: the generating function of the free tasks at (x, y = x + d) --------------------------------
   // P[j] = sum_{g >= g0} m_g (v/N_g)^(j+1), j < smax.
   void power_sums(double v, size_t g0, double* P, int smax) const {
@@ -325,6 +463,13 @@ class MedianModel {
     const double L = std::max(0.0, std::floor(mu - t));
     const double U = std::min(nu, std::ceil(mu + t));
     double M = std::max(1.0, U - L + 1);
+    if (M >= 128) {
+      // M rounded up to a multiple of 2^(floor(log2 M) - 4) (at most 1/16 more): the trigonometric tables of one M
+      // serve the next evaluations (a larger window only adds counts of probability zero).
+      double step = 1;
+      while (step * 32 <= M) step *= 2;
+      M = std::ceil(M / step) * step;
+    }
     if (std::fmod(M, 2.0) == 0) M += 1;
     L_ = L;
     M_ = M;
@@ -338,29 +483,67 @@ class MedianModel {
       im_.resize(T_ + 1);
     }
     if (T_ == 0) return;
+    tab_ = &table(M);
     const double wT = 2 * std::sin(kPi * T / M);
     const double rho = ax * wT + dy;
     // Series over the groups from gs on (all free groups when it converges fast enough for them, else those with
     // N > 2y, whose |u| y/N is at most half as large; the groups in between are taken one by one).
-    int S = series_terms(rho, nu);
+    // |u| y / N_g <= rho y / N_g bounds the ratio of the series terms of group g, so the groups from gs on need
+    // S terms when rho y / N_gs is small enough: all free groups if possible, else those with N >= 2, 4, 8 rho y.
+    int S = gy < G_ ? series_terms(rho * y / N_[gy], nu) : 0;
     size_t gs = gy;
-    if (S == 0) {
-      gs = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), 2 * y) - N_.begin());
-      if (gs < G_) S = series_terms((ax * wT + dy) * y / N_[gs], n_ - cum_m_[gs]);
-      if (S == 0) gs = G_;
+    for (double r = 2; S == 0 && r <= 8; r *= 2) {
+      gs = std::max(gy, static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), r * rho * y) - N_.begin()));
+      if (gs < G_) S = series_terms(rho * y / N_[gs], n_ - cum_m_[gs]);
     }
+    if (S == 0) gs = G_;
     if (S > 0) power_sums(y, gs, P, S);
     else P[0] = 0;
     const double P1 = P[0];
+    double coef[kMaxS + 1];
+    for (int s = 2; s <= S; ++s) coef[s] = (s % 2 == 0 ? -1.0 : 1.0) * P[s - 1] / s;
+    const double* tsh = tab_->sh.data();
+    const double* ts1 = tab_->s1.data();
     for (size_t ti = 1; ti <= T_; ++ti) {
       const double w = 2 * kPi * static_cast<double>(ti) / M;
-      const double sh = std::sin(w / 2);
-      const double wre = -2 * sh * sh, wim = std::sin(w);
+      const double sh = tsh[ti];
+      const double wre = -2 * sh * sh, wim = ts1[ti];
       double lre = 0, lim = 0;
+      // Groups taken one by one: the product of their factors (1 + v)^m in complex arithmetic (|1 + v| <= 1; m by
+      // repeated squaring), kept as mantissa * e^lsc with the mantissa rescaled by 2^332 when it gets small; one log
+      // and one atan2 per frequency instead of one per group.
+      double pre_ = 1, pim_ = 0, lsc = 0;
+      const bool product = gy < gs;
       for (size_t g = gy; g < gs; ++g) {
         const double vre = (x * wre - d) / N_[g], vim = x * wim / N_[g];
-        lre += 0.5 * m_[g] * std::log1p(2 * vre + vre * vre + vim * vim);
-        lim += m_[g] * std::atan2(vim, 1 + vre);
+        double bre = 1 + vre, bim = vim, lb = 0;
+        if (m_[g] == 1) {
+          const double nre = pre_ * bre - pim_ * bim;
+          pim_ = pre_ * bim + pim_ * bre;
+          pre_ = nre;
+          rescale(pre_, pim_, lsc);
+          continue;
+        }
+        for (uint64_t mm = static_cast<uint64_t>(m_[g]);;) {
+          if (mm & 1) {
+            const double nre = pre_ * bre - pim_ * bim;
+            pim_ = pre_ * bim + pim_ * bre;
+            pre_ = nre;
+            lsc += lb;
+            rescale(pre_, pim_, lsc);
+          }
+          mm >>= 1;
+          if (mm == 0) break;
+          const double nre = bre * bre - bim * bim;
+          bim = 2 * bre * bim;
+          bre = nre;
+          lb *= 2;
+          rescale(bre, bim, lb);
+        }
+      }
+      if (product) {
+        lre += 0.5 * std::log(pre_ * pre_ + pim_ * pim_) + lsc;
+        lim += std::atan2(pim_, pre_);
       }
       if (S > 0) {
         // s = 1 with the phase -wL folded in without cancellation.
@@ -372,7 +555,7 @@ class MedianModel {
           const double nre = pre * ure - pim * uim;
           pim = pre * uim + pim * ure;
           pre = nre;
-          const double f = (s % 2 == 0 ? -1.0 : 1.0) * P[s - 1] / s;
+          const double f = coef[s];
           lre += f * pre;
           lim += f * pim;
         }
@@ -382,6 +565,40 @@ class MedianModel {
       const double mag = std::exp(lre);
       re_[ti] = mag * std::cos(lim);
       im_[ti] = mag * std::sin(lim);
+    }
+  }
+
+  // sin(w/2), sin(w), cos(w) at w = 2 pi j / M, j < M, for the last two M (the same expressions as computed inline).
+  struct TrigTable {
+    double M = 0;
+    std::vector<double> sh, s1, c1;
+  };
+  const TrigTable& table(double M) {
+    for (const TrigTable& t : tables_) {
+      if (t.M == M) return t;
+    }
+    TrigTable& t = tables_[next_table_];
+    next_table_ ^= 1;
+    const size_t size = static_cast<size_t>(M);
+    t.M = M;
+    t.sh.resize(size);
+    t.s1.resize(size);
+    t.c1.resize(size);
+    for (size_t j = 0; j < size; ++j) {
+      const double w = 2 * kPi * static_cast<double>(j) / M;
+      t.sh[j] = std::sin(w / 2);
+      t.s1[j] = std::sin(w);
+      t.c1[j] = std::cos(w);
+    }
+    return t;
+  }
+
+  // Keeps a complex mantissa of magnitude <= 1 away from underflow: scaled by 2^332, the log scale lowered.
+  static void rescale(double& re, double& im, double& log_scale) {
+    if (std::fabs(re) + std::fabs(im) < kTiny) {
+      re *= kRescale;
+      im *= kRescale;
+      log_scale -= kLogRescale;
     }
   }
 
@@ -397,11 +614,10 @@ class MedianModel {
     double acc = 0;
     for (size_t ti = 1; ti <= T_; ++ti) {
       const double tt = static_cast<double>(ti);
-      const double w = 2 * kPi * tt / M_;
-      const double th = 2 * kPi * std::fmod(tt * (J + 1), M_) / M_;
-      const double sh = std::sin(th / 2), sw = std::sin(w / 2);
-      const double nre = 2 * sh * sh, nim = std::sin(th);  // 1 - e^{-i th}
-      const double dre = 2 * sw * sw, dim = std::sin(w);   // 1 - e^{-i w}
+      const size_t j = static_cast<size_t>(std::fmod(tt * (J + 1), M_));  // th = 2 pi j / M, w = 2 pi t / M
+      const double sh = tab_->sh[j], sw = tab_->sh[ti];
+      const double nre = 2 * sh * sh, nim = tab_->s1[j];  // 1 - e^{-i th}
+      const double dre = 2 * sw * sw, dim = tab_->s1[ti];  // 1 - e^{-i w}
       const double den = dre * dre + dim * dim;
       const double gre = (nre * dre + nim * dim) / den, gim = (nim * dre - nre * dim) / den;
       acc += re_[ti] * gre - im_[ti] * gim;
@@ -430,8 +646,8 @@ class MedianModel {
     const double C = cc - L_;
     double acc = 0;
     for (size_t ti = 1; ti <= T_; ++ti) {
-      const double th = 2 * kPi * std::fmod(static_cast<double>(ti) * C, M_) / M_;
-      acc += re_[ti] * std::cos(th) + im_[ti] * std::sin(th);
+      const size_t j = static_cast<size_t>(std::fmod(static_cast<double>(ti) * C, M_));  // th = 2 pi j / M
+      acc += re_[ti] * tab_->c1[j] + im_[ti] * tab_->s1[j];
     }
     return std::max(0.0, (psi0_ + 2 * acc) / M_);
   }
@@ -442,6 +658,55 @@ class MedianModel {
   }
 
   // ---- sums over integers -------------------------------------------------------------------------------------------
+  // sum_{a <= x < b} f(x) (K components) for f smooth on the scale width(x) (b - a >= 64): Gauss-Legendre panels of
+  // width min(width, (b - t)/2) (integers), the last 32 integers point by point, Euler-Maclaurin endpoint terms
+  // through f^(5) with 9-point one-sided differences.
+  template <typename F, typename W>
+  void sum_run(double a, double b, int K, F& f, W width, double* out) {
+    const GaussRule& gr = gauss_rule();
+    CompensatedSum acc[4];
+    double f0[4][9], f1[4][9], v[4];
+    for (int i = 0; i < 9; ++i) {
+      f(a + i, v);
+      for (int j = 0; j < K; ++j) f0[j][i] = v[j];
+    }
+    double p = a;
+    while (b - p > 32) {  // nodes stay 16 below b: J's rows at non-integer x look 10 integers ahead
+      const double w = std::floor(std::min((b - p) / 2, std::max(16.0, width(p))));
+      const double c = p + w / 2, h = w / 2;
+      for (int i = 0; i < kGauss; ++i) {
+        f(c + h * gr.x[i], v);
+        for (int j = 0; j < K; ++j) acc[j].add(h * gr.w[i] * v[j]);
+      }
+      p += w;
+    }
+    for (int i = 0; i < 9; ++i) {
+      f(p - i, v);
+      for (int j = 0; j < K; ++j) f1[j][i] = v[j];
+    }
+    for (int j = 0; j < K; ++j) add_endpoints(f0[j], f1[j], acc[j]);
+    for (; p < b; ++p) {
+      f(p, v);
+      for (int j = 0; j < K; ++j) acc[j].add(v[j]);
+    }
+    for (int j = 0; j < K; ++j) out[j] = acc[j].value();
+  }
+
+  // The Euler-Maclaurin endpoint terms of sum_{a <= x < b} f given f(a + i) and f(b - i), i < 9:
+  //   int_a^b f + (f(a) - f(b))/2 + (f'(b) - f'(a))/12 - (f'''(b) - f'''(a))/720 + (f^(5)(b) - f^(5)(a))/30240.
+  static void add_endpoints(const double* f0, const double* f1, CompensatedSum& acc) {
+    double d1 = 0, d3 = 0, d5 = 0;
+    for (int i = 0; i < 9; ++i) {
+      d1 -= kD1[i] * (f1[i] + f0[i]);
+      d3 -= kD3[i] * (f1[i] + f0[i]);
+      d5 -= kD5[i] * (f1[i] + f0[i]);
+    }
+    acc.add((f0[0] - f1[0]) / 2);
+    acc.add(d1 / 12);
+    acc.add(-d3 / 720);
+    acc.add(d5 / 30240);
+  }
+
   template <typename F>
   void direct(double a, double b, int K, F& f, double* out) {
     std::vector<CompensatedSum> acc(K);
@@ -455,13 +720,13 @@ class MedianModel {
 
   // sum_{x=a}^{b-1} f(x) = int_a^b f + (f(a) - f(b))/2 + (f'(b) - f'(a))/12 (b - a >= 3).
   template <typename F>
-  void euler_maclaurin(double a, double b, int K, F& f, double* out) {
+  void euler_maclaurin(double a, double b, int K, F& f, double* out, double panel = 1) {
     const GaussRule& gr = gauss_rule();
     std::vector<CompensatedSum> acc(K);
     double v[4];
     double t = a;
     while (t < b) {
-      const double w = std::min(b - t, std::max(16.0, scale(t)));
+      const double w = std::min(b - t, std::max(16.0, panel * scale(t)));
       const double c = t + w / 2, h = w / 2;
       for (int i = 0; i < kGauss; ++i) {
         f(c + h * gr.x[i], v);
@@ -486,13 +751,16 @@ class MedianModel {
 
   double n_;
   size_t G_ = 0;
-  std::vector<double> N_, m_, cum_m_, cum_log_, suffix_;
+  std::vector<double> N_, m_, cum_m_, cum_log_, cum_rate_, suffix_;
   double total_rate_ = 0;
   // current evaluation
   double shift_ = 0, logpre_ = 0, psi0_ = 1, L_ = 0, M_ = 1, rate_ = 0, sd_ = 0;
   bool zero_ = false;
   size_t T_ = 0;
   std::vector<double> re_, im_;
+  TrigTable tables_[2];
+  int next_table_ = 0;
+  const TrigTable* tab_ = nullptr;
 };
 
 }  // namespace

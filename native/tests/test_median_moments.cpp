@@ -1,6 +1,6 @@
 // Unit tests of native/core/median_moments: E and Var of the median rank against brute-force enumeration (tiny n),
-// an independent full-distribution DP (n in the thousands), closed forms (n = 1, 2, 3 with equal N) and cost bounds
-// (huge N must take milliseconds).
+// an independent full-distribution DP (n in the thousands), closed forms (n = 1, 2, 3 with equal N), exact rationals
+// for even n with N far above n, and cost bounds (huge N must take milliseconds).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -156,11 +156,40 @@ void closed_forms() {
   }
 }
 
+// Even n with N far above n (the joint law of the two middle ranks over long gaps) against the exact rationals of
+// scripts/median-fixtures.py (test/fixtures/median-reference.json), and the cost at N = 2^31-1.
+void even_exact() {
+  struct Case {
+    std::vector<double> N;
+    double e, v;
+  };
+  std::vector<Case> cases = {
+      {{1e8, 1e8, 1e8, 1e8}, 50000000.5, 333333333333333.37},
+      {{2147483647, 2147483647, 2147483647, 2147483647}, 1073741824.0, 1.5372286713774735e+17},
+      {{3000, 3000, 5000, 8000, 8000, 20000}, 2765.843725559895, 974099.0793628238},
+      {{10, 1000, 100000, 10000000, 1000000000, 2147483647}, 2512806.894110947, 2083412312008.6815},
+      {{2971, 420, 776, 270, 2072, 1313, 2036, 95, 184, 2}, 243.26383225554227, 9765.8833247708884},
+  };
+  Case c20{{}, 779.11905564869552, 20845.067771690343};
+  for (int i = 0; i < 20; ++i) c20.N.push_back(i < 7 ? 1000 : i < 13 ? 1500 : 4000);
+  cases.push_back(c20);
+  for (const Case& c : cases) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto m = kgrank::median_moments(c.N.data(), c.N.size());
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("even n=%zu: E rel err %.2e, Var rel err %.2e (%.1f ms)\n", c.N.size(), rel(m.expectation, c.e),
+                rel(m.variance, c.v), ms);
+    CHECK(rel(m.expectation, c.e) <= 1e-12);
+    CHECK(rel(m.variance, c.v) <= 1e-12);
+  }
+}
+
 }  // namespace
 
 int main() {
   tiny_brute();
   closed_forms();
+  even_exact();
   dp_cases();
   if (kgrank_test::failures()) {
     std::fprintf(stderr, "%d failure(s)\n", kgrank_test::failures());

@@ -16,7 +16,20 @@ const DIRECT_WIDTH = 4096;
 const RUN_QUAD = 1024;
 const SCALE_QUAD = 256;
 const JOINT_DIRECT = 1024;
+const ROW_QUAD = 64;
+const ROW_PANEL = 12;
+const JOINT_KINKS = 64;
+const JOINT_PANEL = 4;
+const RUN_PANEL = 8;
+const SCALE_RUN = 16;
+const MARGINAL_PANEL = 4;
+const D1 = [-761 / 280, 8, -14, 56 / 3, -35 / 2, 56 / 5, -14 / 3, 8 / 7, -1 / 8];
+const D3 = [-801 / 80, 349 / 6, -18353 / 120, 2391 / 10, -1457 / 6, 4891 / 30, -561 / 8, 527 / 30, -469 / 240];
+const D5 = [-27 / 2, 575 / 6, -895 / 3, 1065 / 2, -1790 / 3, 2581 / 6, -195, 305 / 6, -35 / 6];
 const GAUSS = 20;
+const RESCALE = 2 ** 332;
+const TINY = 2 ** -332;
+const LOG_RESCALE = 332 * 0.6931471805599453;
 
 let rule: { x: Float64Array; w: Float64Array } | null = null;
 
@@ -63,6 +76,34 @@ function seriesTerms(rho: number, nu: number): number {
   return S > MAX_S ? 0 : S;
 }
 
+/** First index with sorted[i] >= v. */
+function lowerBound(sorted: Float64Array, v: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The Euler-Maclaurin endpoint terms (native: add_endpoints). */
+function addEndpoints(f0: Float64Array, f1: Float64Array, acc: CompensatedSum): void {
+  let d1 = 0;
+  let d3 = 0;
+  let d5 = 0;
+  for (let i = 0; i < 9; i++) {
+    d1 -= D1[i]! * (f1[i]! + f0[i]!);
+    d3 -= D3[i]! * (f1[i]! + f0[i]!);
+    d5 -= D5[i]! * (f1[i]! + f0[i]!);
+  }
+  acc.add((f0[0]! - f1[0]!) / 2);
+  acc.add(d1 / 12);
+  acc.add(-d3 / 720);
+  acc.add(d5 / 30240);
+}
+
 /** First index with sorted[i] > v. */
 function upperBound(sorted: Float64Array, v: number): number {
   let lo = 0;
@@ -76,6 +117,7 @@ function upperBound(sorted: Float64Array, v: number): number {
 }
 
 type Fn = (x: number, out: Float64Array) => void;
+type TrigTable = { M: number; sh: Float64Array; s1: Float64Array; c1: Float64Array };
 
 class MedianModel {
   readonly n: number;
@@ -84,6 +126,7 @@ class MedianModel {
   readonly G: number;
   readonly cumM: Float64Array;
   readonly cumLog: Float64Array;
+  readonly cumRate: Float64Array;
   readonly suffix: Float64Array;
   readonly totalRate: number;
   // current evaluation
@@ -99,6 +142,15 @@ class MedianModel {
   re = new Float64Array(1);
   im = new Float64Array(1);
   readonly P = new Float64Array(MAX_S);
+  bound = 0;
+  readonly coef = new Float64Array(MAX_S + 1);
+  tables: TrigTable[] = [];
+  nextTable = 0;
+  tab: TrigTable | null = null;
+  // mantissa and log scale of the complex product in eval (native: locals)
+  private pr = 1;
+  private pi = 0;
+  private ls = 0;
 
   constructor(nc: Float64Array) {
     this.n = nc.length;
@@ -148,7 +200,11 @@ class MedianModel {
       }
     }
     const inv = new CompensatedSum();
-    for (let g = 0; g < G; g++) inv.add(this.m[g]! / this.N[g]!);
+    this.cumRate = new Float64Array(G + 1);
+    for (let g = 0; g < G; g++) {
+      inv.add(this.m[g]! / this.N[g]!);
+      this.cumRate[g + 1] = inv.value();
+    }
     this.totalRate = inv.value();
   }
 
@@ -208,6 +264,11 @@ class MedianModel {
           Math.min(this.scale(r0), this.scale(Math.floor((r0 + r1) / 2)), this.scale(r1)) >= SCALE_QUAD
         ) {
           this.eulerMaclaurin(r0, r1, 4, marginal, part);
+        } else if (
+          r1 - r0 >= ROW_QUAD &&
+          Math.min(this.scale(r0), this.scale(Math.floor((r0 + r1) / 2)), this.scale(r1)) >= SCALE_RUN
+        ) {
+          this.sumRun(r0, r1, 4, marginal, (x) => MARGINAL_PANEL * this.scale(x), part);
         } else {
           this.direct(r0, r1, 4, marginal, part);
         }
@@ -222,26 +283,121 @@ class MedianModel {
     const s1b = sums[3]!;
     if (!wantVariance) return [x0 + (s0a + s0b) / 2, NaN];
     const joint: Fn = (x, out) => {
-      const acc = new CompensatedSum();
-      for (let d = 1; ; d++) {
-        if (x + d >= x1) break;
-        this.eval(x, d);
-        const bound = this.zero ? 0 : Math.exp(this.logpre) * this.psi0;
-        const h = this.zero ? 0 : Math.exp(this.logpre) * this.pmf(k);
-        acc.add(h);
-        if (bound <= 1e-20 * Math.max(acc.value(), 1e-280)) break;
-      }
-      out[0] = acc.value();
+      out[0] = this.jointRow(x, x1, k, false);
     };
     const js = new Float64Array(1);
-    if (x1 - x0 <= JOINT_DIRECT) this.direct(x0, x1, 1, joint, js);
-    else this.eulerMaclaurin(x0, x1, 1, joint, js);
+    const kx0 = upperBound(this.N, x0);
+    const kx1 = lowerBound(this.N, x1);
+    if (x1 - x0 <= JOINT_DIRECT) {
+      this.direct(x0, x1, 1, joint, js);
+    } else if (kx1 - kx0 > JOINT_KINKS) {
+      this.eulerMaclaurin(x0, x1, 1, joint, js, JOINT_PANEL);
+    } else {
+      const acc = new CompensatedSum();
+      const part = new Float64Array(1);
+      let r0 = x0;
+      for (let g = kx0; r0 < x1; g++) {
+        const r1 = g < kx1 ? this.N[g]! : x1;
+        if (r1 <= r0) continue;
+        part[0] = 0;
+        if (
+          r1 - r0 >= ROW_QUAD &&
+          Math.min(this.scale(r0), this.scale(Math.floor((r0 + r1) / 2)), this.scale(r1)) >= SCALE_RUN
+        ) {
+          const row: Fn = (x, out) => {
+            out[0] = this.jointRow(x, x1, k, true);
+          };
+          this.sumRun(r0, r1, 1, row, (x) => RUN_PANEL * this.scale(x), part);
+        } else {
+          this.direct(r0, r1, 1, joint, part);
+        }
+        acc.add(part[0]!);
+        r0 = r1;
+      }
+      js[0] = acc.value();
+    }
     const jsum = js[0]!;
     const ea2 = 2 * s1a + s0a;
     const eb2 = 2 * s1b + s0b;
     const eab = s1a + s0a + s1b - jsum;
     const t = s0a + s0b;
     return [x0 + t / 2, Math.max(0, (ea2 + eb2 + 2 * eab - t * t) / 4)];
+  }
+
+  /** h = P(C_x = k, C_y = k); this.bound = P(no rank in (x, y]) (native: joint_point). */
+  jointPoint(x: number, y: number, k: number): number {
+    this.eval(x, y - x);
+    this.bound = this.zero ? 0 : Math.exp(this.logpre) * this.psi0;
+    return this.zero ? 0 : Math.exp(this.logpre) * this.pmf(k);
+  }
+
+  rowRate(x: number, y: number): number {
+    const N = this.N;
+    const g0 = upperBound(N, y);
+    const g1 = Math.min(this.G, g0 + BLOCK);
+    let lam = 0;
+    for (let g = g0; g < g1; g++) lam += (this.m[g]! * (N[g]! - x)) / (N[g]! * (N[g]! - y));
+    if (g1 < this.G) lam += ((this.totalRate - this.cumRate[g1]!) * (N[g1]! - x)) / (N[g1]! - y);
+    return lam;
+  }
+
+  /** One row J(x) = sum_{x < y < x1} P(C_x = k, C_y = k) (native: joint_row; the method is described there). */
+  jointRow(x: number, x1: number, k: number, continuation: boolean): number {
+    const acc = new CompensatedSum();
+    const y0 = continuation ? Math.ceil(x + 1) : x + 1;
+    if (y0 > x + 1 && y0 + 8 < x1) {
+      const dif = new Float64Array(9);
+      for (let i = 0; i < 9; i++) dif[i] = this.jointPoint(x, y0 + i, k);
+      const theta = y0 - (x + 1);
+      let binom = 1;
+      for (let j = 0; j < 9; j++) {
+        binom *= (-theta - j) / (j + 1);
+        acc.add(-dif[0]! * binom);
+        for (let i = 0; i + j < 8; i++) dif[i] = dif[i + 1]! - dif[i]!;
+      }
+    }
+    let y = y0;
+    let g = upperBound(this.N, y0);
+    const f0 = new Float64Array(9);
+    const f1 = new Float64Array(9);
+    while (y < x1) {
+      const yb = g < this.G ? Math.min(this.N[g]!, x1) : x1;
+      g++;
+      if (yb <= y) continue;
+      let lam = yb - y >= ROW_QUAD ? this.rowRate(x, y) : 0;
+      if (lam > 0 && lam * ROW_QUAD <= ROW_PANEL) {
+        const gr = gaussRule();
+        for (let i = 0; i < 9; i++) f0[i] = this.jointPoint(x, y + i, k);
+        let p = y;
+        let stop = false;
+        while (yb - p > 32) {
+          const w = Math.floor(Math.min((yb - p) / 2, ROW_PANEL / lam));
+          const c = p + w / 2;
+          const h = w / 2;
+          for (let i = 0; i < GAUSS; i++) acc.add(h * gr.w[i]! * this.jointPoint(x, c + h * gr.x[i]!, k));
+          p += w;
+          lam = this.rowRate(x, p);
+          if (this.bound <= 1e-18 * lam * acc.value()) {
+            stop = true;
+            break;
+          }
+        }
+        for (let i = 0; i < 9; i++) f1[i] = this.jointPoint(x, p - i, k);
+        addEndpoints(f0, f1, acc);
+        if (stop) break;
+        y = p;
+      }
+      let done = false;
+      for (; y < yb; y++) {
+        acc.add(this.jointPoint(x, y, k));
+        if (this.bound <= 1e-20 * Math.max(acc.value(), 1e-280)) {
+          done = true;
+          break;
+        }
+      }
+      if (done) break;
+    }
+    return acc.value();
   }
 
   /** P[j] = sum_{g >= g0} m_g (v/N_g)^(j+1), j < smax. */
@@ -328,6 +484,11 @@ class MedianModel {
     const L = Math.max(0, Math.floor(mu - t));
     const U = Math.min(nu, Math.ceil(mu + t));
     let M = Math.max(1, U - L + 1);
+    if (M >= 128) {
+      let step = 1;
+      while (step * 32 <= M) step *= 2;
+      M = Math.ceil(M / step) * step;
+    }
     if (M % 2 === 0) M += 1;
     this.L = L;
     this.M = M;
@@ -340,32 +501,62 @@ class MedianModel {
       this.im = new Float64Array(T + 1);
     }
     if (T === 0) return;
+    const tab = (this.tab = this.table(M));
     const wT = 2 * Math.sin((PI * T) / M);
     const rho = ax * wT + dy;
-    let S = seriesTerms(rho, nu);
+    let S = gy < this.G ? seriesTerms((rho * y) / N[gy]!, nu) : 0;
     let gs = gy;
-    if (S === 0) {
-      gs = upperBound(N, 2 * y);
-      if (gs < this.G) S = seriesTerms(((ax * wT + dy) * y) / N[gs]!, this.n - this.cumM[gs]!);
-      if (S === 0) gs = this.G;
+    for (let r = 2; S === 0 && r <= 8; r *= 2) {
+      gs = Math.max(gy, upperBound(N, r * rho * y));
+      if (gs < this.G) S = seriesTerms((rho * y) / N[gs]!, this.n - this.cumM[gs]!);
     }
+    if (S === 0) gs = this.G;
     if (S > 0) this.powerSums(y, gs, S);
     else P[0] = 0;
     const P1 = P[0]!;
     const re = this.re;
     const im = this.im;
+    const coef = this.coef;
+    for (let s = 2; s <= S; s++) coef[s] = ((s % 2 === 0 ? -1.0 : 1.0) * P[s - 1]!) / s;
     for (let ti = 1; ti <= T; ti++) {
       const w = (2 * PI * ti) / M;
-      const sh = Math.sin(w / 2);
+      const sh = tab.sh[ti]!;
       const wre = -2 * sh * sh;
-      const wim = Math.sin(w);
+      const wim = tab.s1[ti]!;
       let lre = 0;
       let lim = 0;
+      this.pr = 1;
+      this.pi = 0;
+      this.ls = 0;
+      const product = gy < gs;
       for (let g = gy; g < gs; g++) {
         const vre = (x * wre - d) / N[g]!;
         const vim = (x * wim) / N[g]!;
-        lre += 0.5 * mm[g]! * Math.log1p(2 * vre + vre * vre + vim * vim);
-        lim += mm[g]! * Math.atan2(vim, 1 + vre);
+        let bre = 1 + vre;
+        let bim = vim;
+        if (mm[g] === 1) {
+          this.mulInto(bre, bim, 0);
+          continue;
+        }
+        let lb = 0;
+        for (let e = mm[g]!; ; ) {
+          if (e % 2 === 1) this.mulInto(bre, bim, lb);
+          e = Math.floor(e / 2);
+          if (e === 0) break;
+          const nre = bre * bre - bim * bim;
+          bim = 2 * bre * bim;
+          bre = nre;
+          lb *= 2;
+          if (Math.abs(bre) + Math.abs(bim) < TINY) {
+            bre *= RESCALE;
+            bim *= RESCALE;
+            lb -= LOG_RESCALE;
+          }
+        }
+      }
+      if (product) {
+        lre += 0.5 * Math.log(this.pr * this.pr + this.pi * this.pi) + this.ls;
+        lim += Math.atan2(this.pi, this.pr);
       }
       if (S > 0) {
         lre += (ax * wre - dy) * P1;
@@ -378,7 +569,7 @@ class MedianModel {
           const nre = pre * ure - pim * uim;
           pim = pre * uim + pim * ure;
           pre = nre;
-          const f = ((s % 2 === 0 ? -1.0 : 1.0) * P[s - 1]!) / s;
+          const f = coef[s]!;
           lre += f * pre;
           lim += f * pim;
         }
@@ -391,18 +582,49 @@ class MedianModel {
     }
   }
 
+  /** sin(w/2), sin(w), cos(w) at w = 2 pi j / M, j < M, for the last two M (native: table). */
+  table(M: number): TrigTable {
+    for (const t of this.tables) if (t.M === M) return t;
+    const sh = new Float64Array(M);
+    const s1 = new Float64Array(M);
+    const c1 = new Float64Array(M);
+    for (let j = 0; j < M; j++) {
+      const w = (2 * PI * j) / M;
+      sh[j] = Math.sin(w / 2);
+      s1[j] = Math.sin(w);
+      c1[j] = Math.cos(w);
+    }
+    const t = { M, sh, s1, c1 };
+    this.tables[this.nextTable] = t;
+    this.nextTable ^= 1;
+    return t;
+  }
+
+  /** The running product of eval times (bre + i bim) e^lb, rescaled by 2^332 when small (native: inline). */
+  private mulInto(bre: number, bim: number, lb: number): void {
+    const nre = this.pr * bre - this.pi * bim;
+    this.pi = this.pr * bim + this.pi * bre;
+    this.pr = nre;
+    this.ls += lb;
+    if (Math.abs(this.pr) + Math.abs(this.pi) < TINY) {
+      this.pr *= RESCALE;
+      this.pi *= RESCALE;
+      this.ls -= LOG_RESCALE;
+    }
+  }
+
   geometric(J: number): number {
     let acc = 0;
     const M = this.M;
+    const tab = this.tab!;
     for (let ti = 1; ti <= this.T; ti++) {
-      const w = (2 * PI * ti) / M;
-      const th = (2 * PI * ((ti * (J + 1)) % M)) / M;
-      const sh = Math.sin(th / 2);
-      const sw = Math.sin(w / 2);
+      const j = (ti * (J + 1)) % M; // th = 2 pi j / M, w = 2 pi t / M
+      const sh = tab.sh[j]!;
+      const sw = tab.sh[ti]!;
       const nre = 2 * sh * sh;
-      const nim = Math.sin(th);
+      const nim = tab.s1[j]!;
       const dre = 2 * sw * sw;
-      const dim = Math.sin(w);
+      const dim = tab.s1[ti]!;
       const den = dre * dre + dim * dim;
       const gre = (nre * dre + nim * dim) / den;
       const gim = (nim * dre - nre * dim) / den;
@@ -432,9 +654,10 @@ class MedianModel {
     if (cc < this.L || cc >= this.L + this.M) return 0;
     const C = cc - this.L;
     let acc = 0;
+    const tab = this.tab!;
     for (let ti = 1; ti <= this.T; ti++) {
-      const th = (2 * PI * ((ti * C) % this.M)) / this.M;
-      acc += this.re[ti]! * Math.cos(th) + this.im[ti]! * Math.sin(th);
+      const j = (ti * C) % this.M; // th = 2 pi j / M
+      acc += this.re[ti]! * tab.c1[j]! + this.im[ti]! * tab.s1[j]!;
     }
     return Math.max(0, (this.psi0 + 2 * acc) / this.M);
   }
@@ -454,13 +677,47 @@ class MedianModel {
     for (let i = 0; i < K; i++) out[i] = acc[i]!.value();
   }
 
-  eulerMaclaurin(a: number, b: number, K: number, f: Fn, out: Float64Array): void {
+  /** sum_{a <= x < b} f(x) (K components) by panels and Euler-Maclaurin endpoint terms (native: sum_run). */
+  sumRun(a: number, b: number, K: number, f: Fn, width: (x: number) => number, out: Float64Array): void {
+    const gr = gaussRule();
+    const acc = Array.from({ length: K }, () => new CompensatedSum());
+    const f0 = Array.from({ length: K }, () => new Float64Array(9));
+    const f1 = Array.from({ length: K }, () => new Float64Array(9));
+    const v = new Float64Array(4);
+    for (let i = 0; i < 9; i++) {
+      f(a + i, v);
+      for (let j = 0; j < K; j++) f0[j]![i] = v[j]!;
+    }
+    let p = a;
+    while (b - p > 32) {
+      const w = Math.floor(Math.min((b - p) / 2, Math.max(16, width(p))));
+      const c = p + w / 2;
+      const h = w / 2;
+      for (let i = 0; i < GAUSS; i++) {
+        f(c + h * gr.x[i]!, v);
+        for (let j = 0; j < K; j++) acc[j]!.add(h * gr.w[i]! * v[j]!);
+      }
+      p += w;
+    }
+    for (let i = 0; i < 9; i++) {
+      f(p - i, v);
+      for (let j = 0; j < K; j++) f1[j]![i] = v[j]!;
+    }
+    for (let j = 0; j < K; j++) addEndpoints(f0[j]!, f1[j]!, acc[j]!);
+    for (; p < b; p++) {
+      f(p, v);
+      for (let j = 0; j < K; j++) acc[j]!.add(v[j]!);
+    }
+    for (let j = 0; j < K; j++) out[j] = acc[j]!.value();
+  }
+
+  eulerMaclaurin(a: number, b: number, K: number, f: Fn, out: Float64Array, panel = 1): void {
     const gr = gaussRule();
     const acc = Array.from({ length: K }, () => new CompensatedSum());
     const v = new Float64Array(4);
     let t = a;
     while (t < b) {
-      const w = Math.min(b - t, Math.max(16, this.scale(t)));
+      const w = Math.min(b - t, Math.max(16, panel * this.scale(t)));
       const c = t + w / 2;
       const h = w / 2;
       for (let i = 0; i < GAUSS; i++) {
