@@ -81,7 +81,12 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     Napi::MemoryManagement::AdjustExternalMemory(env, external_);
   }
 
-  void Finalize(Napi::Env env) override { Napi::MemoryManagement::AdjustExternalMemory(env, -external_); }
+  // Also runs while the environment is torn down: the plain call, whose failure is ignored (the Napi:: wrapper
+  // throws on failure, and an exception out of a finalizer aborts the process).
+  void Finalize(Napi::Env env) override {
+    int64_t ignored = 0;
+    napi_adjust_external_memory(env, -external_, &ignored);
+  }
 
  private:
   Napi::Value Answers(const Napi::CallbackInfo& info) {
