@@ -1,5 +1,6 @@
 /** Native adapter of the metric kernels (native/addon/metrics_bindings.cpp), spread into nativeKernels(). */
 import type { CandidateHistogram, ClosedMetricCode, MetricKernels, StatisticCode } from "./kernels";
+import { nativeCall as call } from "./nativeCall";
 
 /** What native/addon/metrics_bindings.cpp exports. */
 export interface NativeMetricsAddon {
@@ -22,17 +23,20 @@ export interface NativeMetricsAddon {
 export function nativeMetricKernels(addon: NativeMetricsAddon, level: number, threads: number): MetricKernels {
   return {
     aggregateRanks: (ranks, weights, ks, flags, t) =>
-      addon.aggregateRanks(ranks, weights ?? undefined, ks, flags, level, t ?? threads),
-    medianRanks: (values, weights, mad) => addon.medianRanks(values, weights ?? undefined, mad),
-    candidateHistogram: (numCandidates, weights) => addon.candidateHistogram(numCandidates, weights ?? undefined, threads),
+      call("ranks", () => addon.aggregateRanks(ranks, weights ?? undefined, ks, flags, level, t ?? threads)),
+    medianRanks: (values, weights, mad) => call("ranks", () => addon.medianRanks(values, weights ?? undefined, mad)),
+    candidateHistogram: (numCandidates, weights) =>
+      call("numCandidates", () => addon.candidateHistogram(numCandidates, weights ?? undefined, threads)),
     histogramMoments: (metric, h, count, k, t) =>
-      addon.histogramMoments(metric, h.values, h.w1, h.w2, h.totalWeight, count, k, t ?? threads),
+      call("numCandidates", () => addon.histogramMoments(metric, h.values, h.w1, h.w2, h.totalWeight, count, k, t ?? threads)),
     closedMoments: (metric: ClosedMetricCode, numCandidates, weights, k) =>
-      addon.closedMoments(metric, numCandidates, weights ?? undefined, k),
-    medianMoments: (numCandidates, wantVariance) => addon.medianMoments(numCandidates, wantVariance),
+      call("numCandidates", () => addon.closedMoments(metric, numCandidates, weights ?? undefined, k)),
+    medianMoments: (numCandidates, wantVariance) => call("numCandidates", () => addon.medianMoments(numCandidates, wantVariance)),
     sampleStatistic: (numCandidates, weights, numSamples, seed, statistic: StatisticCode, k, t) =>
-      addon.sampleStatistic(numCandidates, weights ?? undefined, numSamples, seed, statistic, k, level, t ?? threads),
-    generateRanks: (numCandidates, seed, sample) => addon.generateRanks(numCandidates, seed, sample, level, threads),
+      call("numCandidates", () =>
+        addon.sampleStatistic(numCandidates, weights ?? undefined, numSamples, seed, statistic, k, level, t ?? threads)),
+    generateRanks: (numCandidates, seed, sample) =>
+      call("numCandidates", () => addon.generateRanks(numCandidates, seed, sample, level, threads)),
     harmonic: (n, order) => addon.harmonic(n, order),
     generalizedHarmonic: (n, p) => addon.generalizedHarmonic(n, p),
   };

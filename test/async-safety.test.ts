@@ -151,6 +151,31 @@ describe(`async safety on ${label}`, () => {
     }, 150_000);
   }
 
+  // Inputs that change while native code uses them (issue 18 item 2): a SharedArrayBuffer written by a second thread
+  // during the calls, or an index array overwritten right after an async call returned its promise. A score may
+  // change (garbage in, garbage out), an index never: every call returns a valid result or throws a KgrankError.
+  // Before: SIGSEGV (computeRanks, mutate-after-call, filterIndex, metricValue), and computeRanksSync threw the
+  // addon's raw RangeError. In a child process, so that a crash fails this test and nothing else.
+  const hammerCases = ["computeRanksSync", "computeRanks", "mutate-after-call", "filterIndex", "addSync", "metricValue"];
+  for (const which of hammerCases) {
+    it(`${which}: inputs changed by another thread (or after the call) -> a valid result or a KgrankError, no crash`, () => {
+      const iterations = 150;
+      const child = spawnSync(process.execPath, [join(__dirname, "helpers", "shared-hammer-child.mjs"), which, String(iterations)], {
+        encoding: "utf8",
+        env: { ...process.env, KGRANK_BACKEND: info.backend },
+        timeout: 240_000,
+      });
+      expect(child.signal).toBeNull();
+      expect(child.status).toBe(0);
+      const r = JSON.parse(child.stdout.trim()) as { ok: number; typed: number; untyped: string[]; invalid: number };
+      expect(r.untyped).toEqual([]);
+      expect(r.invalid).toBe(0);
+      // metricValue makes up to three calls per iteration (the first to throw ends the iteration).
+      if (which === "metricValue") expect(r.ok + r.typed).toBeGreaterThanOrEqual(iterations);
+      else expect(r.ok + r.typed).toBe(iterations);
+    }, 300_000);
+  }
+
   it("computeRanks: a resizable ArrayBuffer shrunk mid-call -> KgrankDetachedError, no crash", async () => {
     // Resizable ArrayBuffers (ES2024) are in Node 20; the TypeScript lib here predates them.
     const Resizable = ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer & { resize(n: number): void };

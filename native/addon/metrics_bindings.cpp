@@ -225,16 +225,16 @@ Napi::Value GeneralizedHarmonic(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void register_metrics(Napi::Env env, Napi::Object exports) {
-  exports.Set("aggregateRanks", Napi::Function::New(env, AggregateRanks, "aggregateRanks"));
-  exports.Set("medianRanks", Napi::Function::New(env, MedianRanks, "medianRanks"));
-  exports.Set("closedMoments", Napi::Function::New(env, ClosedMoments, "closedMoments"));
-  exports.Set("medianMoments", Napi::Function::New(env, MedianMoments, "medianMoments"));
-  exports.Set("candidateHistogram", Napi::Function::New(env, CandidateHistogram, "candidateHistogram"));
-  exports.Set("histogramMoments", Napi::Function::New(env, HistogramMoments, "histogramMoments"));
-  exports.Set("sampleStatistic", Napi::Function::New(env, SampleStatistic, "sampleStatistic"));
-  exports.Set("generateRanks", Napi::Function::New(env, GenerateRanks, "generateRanks"));
-  exports.Set("harmonic", Napi::Function::New(env, Harmonic, "harmonic"));
-  exports.Set("generalizedHarmonic", Napi::Function::New(env, GeneralizedHarmonic, "generalizedHarmonic"));
+  export_function<AggregateRanks>(env, exports, "aggregateRanks");
+  export_function<MedianRanks>(env, exports, "medianRanks");
+  export_function<ClosedMoments>(env, exports, "closedMoments");
+  export_function<MedianMoments>(env, exports, "medianMoments");
+  export_function<CandidateHistogram>(env, exports, "candidateHistogram");
+  export_function<HistogramMoments>(env, exports, "histogramMoments");
+  export_function<SampleStatistic>(env, exports, "sampleStatistic");
+  export_function<GenerateRanks>(env, exports, "generateRanks");
+  export_function<Harmonic>(env, exports, "harmonic");
+  export_function<GeneralizedHarmonic>(env, exports, "generalizedHarmonic");
 }
 
 }  // namespace kgrank_addon

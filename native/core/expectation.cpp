@@ -18,6 +18,12 @@ namespace {
 // Dense counting when max N is not much larger than the task count; otherwise a sort.
 constexpr double kDenseLimit = 1 << 26;
 
+// The dense path's scatter buffer: per thread, kept between calls.
+std::vector<uint32_t>& scattered_values() {
+  thread_local std::vector<uint32_t> scattered;
+  return scattered;
+}
+
 }  // namespace
 
 CandidateHistogram candidate_histogram(const double* num_candidates, const double* weights, size_t count,
@@ -66,11 +72,12 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
     }
     dense = dense && max_n <= 8.0 * static_cast<double>(count) + 4096.0;
   }
+  std::vector<size_t> start;
   if (dense) {
     const size_t buckets = (static_cast<size_t>(max_n) >> kBucketShift) + 1;
-    thread_local std::vector<uint32_t> scattered;
+    std::vector<uint32_t>& scattered = scattered_values();
     if (scattered.size() < count) scattered.resize(count);
-    std::vector<size_t> start(buckets + 1, 0);
+    start.assign(buckets + 1, 0);
     std::vector<size_t> part_start(kParts * buckets);
     {
       size_t at = 0;
@@ -84,14 +91,38 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
       start[buckets] = at;
     }
     uint32_t* const out = scattered.data();
+    // Each part's slice of each bucket ends where the next begins; the values are read a second time here, so each
+    // is checked again as it is read: values that changed since the first pass (memory another thread writes) would
+    // otherwise be cast out of range or overflow a slice. Then the sort below, over a copy, takes over.
+    std::vector<size_t> part_end(kParts * buckets);
+    for (size_t p = 0; p < kParts; ++p) {
+      for (size_t b = 0; b < buckets; ++b) part_end[p * buckets + b] = part_start[p * buckets + b] + sizes[p * kMaxBuckets + b];
+    }
+    std::vector<unsigned char> part_changed(kParts, 0);
     parallel_for(kParts, threads, [&](size_t p) {
       const size_t begin = count * p / kParts, end = count * (p + 1) / kParts;
       size_t* fill = part_start.data() + p * buckets;
+      const size_t* fill_end = part_end.data() + p * buckets;
       for (size_t i = begin; i < end; ++i) {
-        const uint32_t v = static_cast<uint32_t>(static_cast<int64_t>(num_candidates[i]));
-        out[fill[v >> kBucketShift]++] = v;
+        const double d = num_candidates[i];
+        if (!(d >= 1.0 && d <= max_n) || static_cast<double>(static_cast<int64_t>(d)) != d) {
+          part_changed[p] = 1;
+          return;
+        }
+        const uint32_t v = static_cast<uint32_t>(static_cast<int64_t>(d));
+        const size_t b = v >> kBucketShift;
+        if (fill[b] == fill_end[b]) {
+          part_changed[p] = 1;
+          return;
+        }
+        out[fill[b]++] = v;
       }
     });
+    for (unsigned char changed : part_changed) dense = dense && changed == 0;
+  }
+  if (dense) {
+    const size_t buckets = (static_cast<size_t>(max_n) >> kBucketShift) + 1;
+    const std::vector<uint32_t>& scattered = scattered_values();
     // Buckets in parallel, twice: first the number of distinct values of each (offsets), then the bins written at
     // those offsets. Counting a bucket is cheap (its counters stay in L2), so counting it twice costs less than
     // writing the bins once more through a buffer.
@@ -136,7 +167,11 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
   if (count == 0) return h;
   std::vector<std::pair<double, double>> pairs(count);
   for (size_t i = 0; i < count; ++i) pairs[i] = {num_candidates[i], weights ? weights[i] : 1.0};
-  std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Sorted as copied, in a strict weak order even with NaN (last): `<` alone is not one, and std::sort may then
+  // read out of bounds (validated input has no NaN; a second line).
+  std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
+    return a.first < b.first || (b.first != b.first && a.first == a.first);
+  });
   CompensatedSum total;
   for (size_t i = 0; i < count;) {
     CompensatedSum s1, s2;
