@@ -11,11 +11,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 import { KgrankBackendError, KgrankInputError } from "./errors";
-import { tsKernels } from "./fallback/index";
+import { tsKernels as fallbackKernels } from "./fallback/index";
 import type {
   BackendName, CountBuffers, FilteredCountBuffers, FilterIndexHandle, FloatArray, Kernels, Side, SimdLevel,
 } from "./kernels";
-import { nativeCall, nativeCallAsync, nativeError } from "./nativeCall";
+import { nativeCall, nativeCallAsync, nativeError, withMemoryErrors } from "./nativeCall";
 import { type NativeMetricsAddon, nativeMetricKernels } from "./nativeMetrics";
 
 /** A parsed .npy header as the addon returns it (src/io/npy.ts NpyHeader). */
@@ -250,6 +250,9 @@ function tryLoadAddon(): AddonLoad {
   }
   return { addon: null, failures };
 }
+
+/** The fallback, with failed typed-array allocations raised as KgrankMemoryError (as the addon's). */
+const tsKernels: Kernels = withMemoryErrors(fallbackKernels);
 
 const SIMD_CODES: Record<SimdLevel, number> = { scalar: 0, avx2: 1, avx512: 2, neon: 3 };
 

@@ -46,3 +46,33 @@ export function nativeCallAsync<T>(argument: string, run: () => Promise<T>): Pro
     return Promise.reject(nativeError(e, argument));
   }
 }
+
+/**
+ * The fallback's kernels with a failed typed-array allocation (a RangeError: "Array buffer allocation failed",
+ * "Invalid typed array length") turned into the KgrankMemoryError the native backend throws for the same input, with
+ * the same message; `operation` is the kernel's name. Handles returned by a kernel (the filter index) are the
+ * fallback's own.
+ */
+export function withMemoryErrors<K extends object>(kernels: K): K {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(kernels)) {
+    out[name] = typeof value !== "function" ? value : (...args: unknown[]) => {
+      try {
+        return (value as (...a: unknown[]) => unknown).apply(kernels, args);
+      } catch (e) {
+        if (e instanceof RangeError && ALLOCATION_FAILED.test(e.message)) {
+          throw new KgrankMemoryError(name, `${name}: ${MEMORY_ADVICE} (${e.message})`);
+        }
+        throw e;
+      }
+    };
+  }
+  return out as K;
+}
+
+const ALLOCATION_FAILED = /allocation failed|invalid (typed )?array( buffer)? length/i;
+
+/** native/addon/common.h memory_message(), after "<operation>: ". */
+const MEMORY_ADVICE =
+  "not enough memory for this input (a native allocation failed); pass a smaller input (fewer rows, entities or " +
+  "triples per call) or give the process more memory";

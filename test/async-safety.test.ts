@@ -176,6 +176,33 @@ describe(`async safety on ${label}`, () => {
     }, 300_000);
   }
 
+  // Allocation failure (issue 18 item 3): under a virtual-memory limit, an input whose buffers cannot fit fails with
+  // KgrankMemoryError naming the operation, and the process goes on. Before: std::bad_alloc escaped the binding (the
+  // filter index) or a pool thread (the Monte-Carlo estimate) and aborted the process (exit 134).
+  const memoryCases: [string, string, boolean][] = [
+    ["filterIndex", "buildFilterIndex", true], ["estimate", "sampleStatistic", false],
+  ];
+  for (const [which, operation, mustFail] of memoryCases) {
+    it.skipIf(process.platform !== "linux")(`${which} under ulimit -v: KgrankMemoryError (${operation}), exit 0`, () => {
+      const script = join(__dirname, "helpers", "memory-child.cjs");
+      const child = spawnSync("bash", ["-c", `ulimit -v 2200000; exec "${process.execPath}" "${script}" ${which}`], {
+        encoding: "utf8",
+        env: { ...process.env, KGRANK_BACKEND: info.backend },
+        timeout: 120_000,
+      });
+      expect(child.stderr).not.toMatch(/terminate called|bad_alloc/);
+      expect(child.signal).toBeNull();
+      expect(child.status).toBe(0);
+      const r = JSON.parse(child.stdout.trim()) as Record<string, unknown>;
+      expect(r.after).toBe(3);
+      // The fallback needs less memory for the estimate (one sample buffer at a time): it may succeed.
+      if (mustFail || r.outcome !== "ok") {
+        expect(r).toMatchObject({ outcome: "threw", name: "KgrankMemoryError", code: "KGRANK_MEMORY", operation, typed: true });
+        expect(r.message).toMatch(/not enough memory for this input/);
+      }
+    }, 150_000);
+  }
+
   it("computeRanks: a resizable ArrayBuffer shrunk mid-call -> KgrankDetachedError, no crash", async () => {
     // Resizable ArrayBuffers (ES2024) are in Node 20; the TypeScript lib here predates them.
     const Resizable = ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer & { resize(n: number): void };

@@ -58,7 +58,7 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   // new FilterIndex(triplesList: Int32Array[], numEntities, numRelations, side: 0 = head | 1 = tail, threads)
   explicit FilterIndexWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<FilterIndexWrap>(info) {
     // The index's arrays are sized by numEntities and the triple count: a failed allocation is a typed error.
-    guarded(info.Env(), "FilterIndex", [&] { build(info); });
+    guarded(info.Env(), "buildFilterIndex", [&] { build(info); });
   }
 
   // Also runs while the environment is torn down: the plain call, whose failure is ignored (the Napi:: wrapper
@@ -72,7 +72,7 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   // A method whose C++ exceptions reach JavaScript as typed errors (common.h guarded).
   template <Napi::Value (FilterIndexWrap::*Method)(const Napi::CallbackInfo&)>
   Napi::Value Guard(const Napi::CallbackInfo& info) {
-    return guarded(info.Env(), "FilterIndex", [&] { return (this->*Method)(info); });
+    return guarded(info.Env(), "filterIndex", [&] { return (this->*Method)(info); });
   }
 
   void build(const Napi::CallbackInfo& info) {
