@@ -272,7 +272,7 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
     backend: "native",
     simd,
     threads,
-    ...nativeMetricKernels(addon, level, threads),
+    ...nativeMetricKernels(addon, level, threads, (n) => fallbackKernels.candidateHistogram(n, null)),
     countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number) {
       nativeCall("scores", () =>
         addon.countScores(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads));

@@ -17,6 +17,12 @@ namespace {
 
 // Dense counting when max N is not much larger than the task count; otherwise a sort.
 constexpr double kDenseLimit = 1 << 26;
+// Below this many tasks the sort is cheaper than the dense path's fixed costs (its part counters, 16 parts on the
+// pool, a counter block per bucket): measured, see candidate_histogram. Both give the same histogram.
+#ifndef KGRANK_HISTOGRAM_SORT_BELOW
+#define KGRANK_HISTOGRAM_SORT_BELOW 2048
+#endif
+constexpr size_t kSortBelow = KGRANK_HISTOGRAM_SORT_BELOW;
 
 // The dense path's scatter buffer: per thread, kept between calls.
 std::vector<uint32_t>& scattered_values() {
@@ -38,7 +44,7 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
   constexpr size_t kBucketWidth = size_t{1} << kBucketShift;
   constexpr size_t kMaxBuckets = (static_cast<size_t>(kDenseLimit) >> kBucketShift) + 1;
   constexpr size_t kParts = 16;
-  bool dense = weights == nullptr && count > 0;
+  bool dense = weights == nullptr && count >= kSortBelow && count > 0;
   double max_n = 0;
   std::vector<size_t> sizes;  // [part][bucket]
   if (dense) {
@@ -132,12 +138,17 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
       const uint32_t base = static_cast<uint32_t>(b << kBucketShift);
       for (size_t i = start[b]; i < start[b + 1]; ++i) ++c[sc[i] - base];
     };
+    // Values of bucket b lie in [base, base + width(b)): the last bucket ends at max N, so its counters are scanned
+    // only that far (a histogram of N <= 15,000 scanned all 131,072 counters twice).
+    const size_t top = static_cast<size_t>(max_n);
+    auto width = [&](size_t b) { return std::min(kBucketWidth, top + 1 - (b << kBucketShift)); };
     parallel_for(buckets, threads, [&](size_t b) {
       thread_local std::vector<uint32_t> local(kBucketWidth);
       uint32_t* c = local.data();
       count_bucket(b, c);
       size_t d = 0;
-      for (size_t v = 0; v < kBucketWidth; ++v) {
+      const size_t w = width(b);
+      for (size_t v = 0; v < w; ++v) {
         d += c[v] != 0;
         c[v] = 0;
       }
@@ -153,7 +164,8 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
       count_bucket(b, c);
       const uint32_t base = static_cast<uint32_t>(b << kBucketShift);
       size_t at = offset[b];
-      for (size_t v = 0; v < kBucketWidth; ++v) {
+      const size_t w = width(b);
+      for (size_t v = 0; v < w; ++v) {
         if (c[v] == 0) continue;
         h.n[at] = static_cast<double>(base + v);
         h.w1[at++] = c[v];
@@ -165,6 +177,20 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
     return h;
   }
   if (count == 0) return h;
+  if (weights == nullptr) {
+    // Unweighted: the sorted copy's runs are the bins; w1 = run lengths (exact), w2 left empty (= w1).
+    std::vector<double> v(num_candidates, num_candidates + count);
+    std::sort(v.begin(), v.end(), [](double a, double b) { return a < b || (b != b && a == a); });
+    for (size_t i = 0; i < count;) {
+      size_t j = i + 1;
+      while (j < count && v[j] == v[i]) ++j;
+      h.n.push_back(v[i]);
+      h.w1.push_back(static_cast<double>(j - i));
+      i = j;
+    }
+    h.total_weight = static_cast<double>(count);
+    return h;
+  }
   std::vector<std::pair<double, double>> pairs(count);
   for (size_t i = 0; i < count; ++i) pairs[i] = {num_candidates[i], weights ? weights[i] : 1.0};
   // Sorted as copied, in a strict weak order even with NaN (last): `<` alone is not one, and std::sort may then
@@ -182,7 +208,7 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
     }
     h.n.push_back(pairs[i].first);
     h.w1.push_back(s1.value());
-    h.w2.push_back(s2.value());
+    if (weights != nullptr) h.w2.push_back(s2.value());  // unweighted: w2 = w1, left empty as by the dense path
     total.merge(s1);
     i = j;
   }
