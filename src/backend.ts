@@ -11,10 +11,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 import { KgrankBackendError, KgrankInputError } from "./errors";
-import { tsKernels } from "./fallback/index";
+import { tsKernels as fallbackKernels } from "./fallback/index";
 import type {
   BackendName, CountBuffers, FilteredCountBuffers, FilterIndexHandle, FloatArray, Kernels, Side, SimdLevel,
 } from "./kernels";
+import { nativeCall, nativeCallAsync, nativeError, withMemoryErrors } from "./nativeCall";
 import { type NativeMetricsAddon, nativeMetricKernels } from "./nativeMetrics";
 
 /** A parsed .npy header as the addon returns it (src/io/npy.ts NpyHeader). */
@@ -115,17 +116,18 @@ function nativeFilterIndex(
   addon: NativeAddon, triples: Int32Array[], numEntities: number, numRelations: number, side: Side, level: number,
   threads: number,
 ): FilterIndexHandle {
-  const index = new addon.FilterIndex(triples, numEntities, numRelations, side === "tail" ? 1 : 0, threads);
+  const index = nativeCall("filterTriples",
+    () => new addon.FilterIndex(triples, numEntities, numRelations, side === "tail" ? 1 : 0, threads));
   return {
     side,
     numEntities,
     numRelations,
-    answers: (anchor, relation) => index.answers(anchor, relation),
-    missing: (anchor, relation, answer) => index.missing(anchor, relation, answer),
+    answers: (anchor, relation) => nativeCall("anchor", () => index.answers(anchor, relation)),
+    missing: (anchor, relation, answer) => nativeCall("triples", () => index.missing(anchor, relation, answer)),
     stats: () => index.stats(),
     countFiltered(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
-      index.countFiltered(scores, numEntities, anchor, relation, truth, th, out.greater, out.equal, out.nan, out.removed,
-        level, t ?? threads);
+      nativeCall("triples", () => index.countFiltered(scores, numEntities, anchor, relation, truth, th, out.greater,
+        out.equal, out.nan, out.removed, level, t ?? threads));
     },
     rankTriples(scores, triples, keys, th, out, t?: number) {
       try {
@@ -134,13 +136,13 @@ function nativeFilterIndex(
       } catch (e) {
         const s = statusOf(e);
         const kind = s ? RANK_TRIPLES_PROBLEM[s.status] : undefined;
-        if (kind === undefined) throw e;
+        if (kind === undefined) throw nativeError(e, "triples");
         return kind * 4294967296 + s!.index;
       }
     },
     countFilteredAsync(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
-      return index.countFilteredAsync(holdable(scores), numEntities, holdable(anchor), holdable(relation),
-        holdable(truth), th, out.greater, out.equal, out.nan, out.removed, level, t ?? threads);
+      return nativeCallAsync("triples", () => index.countFilteredAsync(holdable(scores), numEntities, holdable(anchor),
+        holdable(relation), holdable(truth), th, out.greater, out.equal, out.nan, out.removed, level, t ?? threads));
     },
   };
 }
@@ -249,6 +251,9 @@ function tryLoadAddon(): AddonLoad {
   return { addon: null, failures };
 }
 
+/** The fallback, with failed typed-array allocations raised as KgrankMemoryError (as the addon's). */
+const tsKernels: Kernels = withMemoryErrors(fallbackKernels);
+
 const SIMD_CODES: Record<SimdLevel, number> = { scalar: 0, avx2: 1, avx512: 2, neon: 3 };
 
 /**
@@ -267,20 +272,22 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
     backend: "native",
     simd,
     threads,
-    ...nativeMetricKernels(addon, level, threads),
+    ...nativeMetricKernels(addon, level, threads, (n) => fallbackKernels.candidateHistogram(n, null)),
     countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number) {
-      addon.countScores(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads);
+      nativeCall("scores", () =>
+        addon.countScores(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads));
     },
     countScoresAsync(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number) {
-      return addon.countScoresAsync(holdable(scores), numColumns, holdable(thresholds), out.greater, out.equal, out.nan,
-        level, t ?? threads);
+      return nativeCallAsync("scores", () => addon.countScoresAsync(holdable(scores), numColumns, holdable(thresholds),
+        out.greater, out.equal, out.nan, level, t ?? threads));
     },
     countScoresByIndex(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number) {
-      addon.countScoresByIndex(s, cols, idx, th, out.greater, out.equal, out.nan, level, t ?? threads);
+      nativeCall("trueIndices", () =>
+        addon.countScoresByIndex(s, cols, idx, th, out.greater, out.equal, out.nan, level, t ?? threads));
     },
     countScoresByIndexAsync(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number) {
-      return addon.countScoresByIndexAsync(holdable(s), cols, holdable(idx), th, out.greater, out.equal, out.nan, level,
-        t ?? threads);
+      return nativeCallAsync("trueIndices", () => addon.countScoresByIndexAsync(holdable(s), cols, holdable(idx), th,
+        out.greater, out.equal, out.nan, level, t ?? threads));
     },
     buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side, t?: number) {
       return nativeFilterIndex(addon, triples, numEntities, numRelations, side, level, t ?? threads);

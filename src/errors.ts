@@ -32,6 +32,18 @@ export class KgrankBackendError extends KgrankError {
   }
 }
 
+/**
+ * The native backend could not allocate the memory an input needs (e.g. a filter index for 2^31 - 1 entities under
+ * a memory limit). Nothing was computed and the process goes on; `operation` names the native call.
+ */
+export class KgrankMemoryError extends KgrankError {
+  readonly operation: string;
+  constructor(operation: string, message: string) {
+    super(message, "KGRANK_MEMORY");
+    this.operation = operation;
+  }
+}
+
 /** An object was used in a state that does not allow the call (e.g. adding to a finished accumulator). */
 export class KgrankStateError extends KgrankError {
   constructor(message: string) {

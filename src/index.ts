@@ -6,7 +6,7 @@ export { backendInfo } from "./backend";
 export type { BackendInfo } from "./backend";
 export { countScores, countScoresSync } from "./count";
 export type { CountScoresOptions, CountScoresResult } from "./count";
-export { KgrankBackendError, KgrankDetachedError, KgrankError, KgrankInputError, KgrankStateError } from "./errors";
+export { KgrankBackendError, KgrankDetachedError, KgrankError, KgrankInputError, KgrankMemoryError, KgrankStateError } from "./errors";
 export type { BackendName, FloatArray, SimdLevel } from "./kernels";
 export { RankCounter } from "./ranking/rank-counter";
 export type { RankChunk, RankCounterOptions } from "./ranking/rank-counter";

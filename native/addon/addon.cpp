@@ -2,6 +2,12 @@
 // and checks arguments and nothing else: all numerics live in native/core.
 #include <napi.h>
 
+#if defined(_WIN32)
+#include <windows.h>
+#else
+#include <dlfcn.h>
+#endif
+
 #include "../core/simd.h"
 #include "../core/thread_pool.h"
 #include "common.h"
@@ -63,7 +69,30 @@ Napi::Value DispatchInfo(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// Keeps this library loaded until the process exits. Node unloads an addon (dlclose) when the last environment
+// that loaded it goes away - a Worker that was the only one to require kgrank, terminated - but kgrank's thread pool
+// (native/core/thread_pool.cpp) is process-wide and its threads live on in this library's code: once unmapped,
+// the next job or wake-up of a pool thread jumped into freed pages (SIGSEGV, test/async-safety.test.ts). Pinned, a
+// later require() in any thread gets the same instance and the same pool.
+void pin_library() {
+  static const bool pinned = [] {
+#if defined(_WIN32)
+    HMODULE self = nullptr;
+    return GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_PIN,
+                              reinterpret_cast<LPCWSTR>(&pin_library), &self) != 0;
+#else
+    Dl_info where;
+    if (dladdr(reinterpret_cast<void*>(&pin_library), &where) == 0 || where.dli_fname == nullptr) return false;
+    // RTLD_NOLOAD: the library is already loaded (this code runs in it); RTLD_NODELETE: never unload it. The handle
+    // is deliberately never closed.
+    return dlopen(where.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != nullptr;
+#endif
+  }();
+  (void)pinned;
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  pin_library();
   exports.Set("info", Napi::Function::New(env, Info, "info"));
   exports.Set("dispatchInfo", Napi::Function::New(env, DispatchInfo, "dispatchInfo"));
   kgrank_addon::register_count(env, exports);

@@ -5,6 +5,9 @@
 #include <napi.h>
 
 #include <cstdint>
+#include <exception>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 #include "../core/count.h"
@@ -88,6 +91,56 @@ inline CountOptions options_arg(const Napi::CallbackInfo& info, size_t simd_inde
   opt.simd = static_cast<SimdLevel>(level);
   opt.threads = threads_arg(info, threads_index);
   return opt;
+}
+
+// The message of an allocation that failed in `what` (a binding's name): the input needs more memory than the
+// process may have. src/backend.ts raises it as KgrankMemoryError (code KGRANK_MEMORY).
+inline std::string memory_message(const char* what) {
+  return std::string(what) + ": not enough memory for this input (a native allocation failed); pass a smaller " +
+         "input (fewer rows, entities or triples per call) or give the process more memory";
+}
+
+// A JavaScript Error with `code`, made with the plain C calls and throwing nothing: nullptr when the environment
+// cannot make one (it is being torn down).
+inline napi_value make_error(napi_env env, const std::string& message, const char* code) noexcept {
+  napi_value m = nullptr, c = nullptr, e = nullptr;
+  if (napi_create_string_utf8(env, message.data(), message.size(), &m) != napi_ok) return nullptr;
+  if (napi_create_string_utf8(env, code, NAPI_AUTO_LENGTH, &c) != napi_ok) return nullptr;
+  if (napi_create_error(env, c, m, &e) != napi_ok) return nullptr;
+  return e;
+}
+
+// Runs a binding's body; a C++ exception other than a Napi::Error (std::bad_alloc of an input-sized allocation,
+// std::length_error of an impossible size) becomes a JavaScript error with code KGRANK_MEMORY or KGRANK_NATIVE
+// instead of escaping into Node-API, which would abort the process.
+template <class Body>
+auto guarded(Napi::Env env, const char* what, Body body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    Napi::Error err = Napi::Error::New(env, memory_message(what));
+    err.Set("code", Napi::String::New(env, "KGRANK_MEMORY"));
+    throw err;
+  } catch (const std::length_error&) {
+    Napi::Error err = Napi::Error::New(env, memory_message(what));
+    err.Set("code", Napi::String::New(env, "KGRANK_MEMORY"));
+    throw err;
+  } catch (const std::exception& e) {
+    Napi::Error err = Napi::Error::New(env, std::string(what) + ": " + e.what());
+    err.Set("code", Napi::String::New(env, "KGRANK_NATIVE"));
+    throw err;
+  }
+}
+
+// Exports `Fn` as `name`, guarded: its C++ exceptions reach JavaScript as typed errors naming it.
+template <Napi::Value (*Fn)(const Napi::CallbackInfo&)>
+void export_function(Napi::Env env, Napi::Object exports, const char* name) {
+  const auto call = [](const Napi::CallbackInfo& info) -> Napi::Value {
+    return guarded(info.Env(), static_cast<const char*>(info.Data()), [&] { return Fn(info); });
+  };
+  exports.Set(name, Napi::Function::New(env, call, name, const_cast<char*>(name)));
 }
 
 }  // namespace kgrank_addon

@@ -1,6 +1,8 @@
 // Bindings of the counting kernel and the memory-bandwidth probe.
 #include <napi.h>
 
+#include <vector>
+
 #include "../core/count.h"
 #include "async.h"
 #include "common.h"
@@ -9,13 +11,15 @@ namespace kgrank_addon {
 
 namespace {
 
-// Everything a counting job needs, gathered and checked on the JavaScript thread.
+// Everything a counting job needs, gathered and checked on the JavaScript thread. The true indices are the job's own
+// copy, checked after copying: the caller's array may change the moment it is read (a SharedArrayBuffer written by
+// another thread, or any array once an async call has returned), and the kernel indexes the rows with them.
 struct CountJob {
   napi_typedarray_type type;
   const void* scores;
   // Thresholds: read from here, or, when true_index is set, gathered from the rows and written here.
   void* thresholds;
-  const int32_t* true_index = nullptr;
+  std::vector<int32_t> true_index;  // empty: thresholds are given
   size_t rows;
   size_t cols;
   double* greater;
@@ -24,12 +28,12 @@ struct CountJob {
   CountOptions options;
 
   void run() const {
-    if (true_index != nullptr) {
+    if (!true_index.empty()) {
       if (type == napi_float32_array) {
-        kgrank::count_rows_by_index(static_cast<const float*>(scores), rows, cols, true_index,
+        kgrank::count_rows_by_index(static_cast<const float*>(scores), rows, cols, true_index.data(),
                                     static_cast<float*>(thresholds), greater, equal, nan, options);
       } else {
-        kgrank::count_rows_by_index(static_cast<const double*>(scores), rows, cols, true_index,
+        kgrank::count_rows_by_index(static_cast<const double*>(scores), rows, cols, true_index.data(),
                                     static_cast<double*>(thresholds), greater, equal, nan, options);
       }
       return;
@@ -86,12 +90,13 @@ CountJob count_job(const Napi::CallbackInfo& info, bool by_index) {
       throw_type(env, "trueIndex must be an Int32Array with one element per row");
     }
     const auto* idx = static_cast<const int32_t*>(raw_data(index));
+    job.true_index.assign(idx, idx + rows);
     for (size_t r = 0; r < rows; ++r) {
-      if (idx[r] < 0 || static_cast<size_t>(idx[r]) >= cols) {
-        throw_range(env, "trueIndex[" + std::to_string(r) + "] is outside [0, numColumns)");
+      const int32_t i = job.true_index[r];
+      if (i < 0 || static_cast<size_t>(i) >= cols) {
+        throw_range(env, "trueIndex[" + std::to_string(r) + "] is " + std::to_string(i) + ", outside [0, numColumns)");
       }
     }
-    job.true_index = idx;
   }
   return job;
 }
@@ -108,8 +113,8 @@ Napi::Value CountScoresByIndex(const Napi::CallbackInfo& info) {
 
 // Every argument but the trailing simd and threads numbers is an array the job touches (async.h holds them).
 Napi::Value queue_count(const Napi::CallbackInfo& info, bool by_index) {
-  const CountJob job = count_job(info, by_index);
-  return queue_job(info, "kgrank:countScores", job, info.Length() >= 2 ? info.Length() - 2 : 0);
+  return queue_job(info, by_index ? "countScoresByIndexAsync" : "countScoresAsync", count_job(info, by_index),
+                   info.Length() >= 2 ? info.Length() - 2 : 0);
 }
 
 Napi::Value CountScoresAsync(const Napi::CallbackInfo& info) { return queue_count(info, false); }
@@ -127,11 +132,11 @@ Napi::Value BandwidthRead(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void register_count(Napi::Env env, Napi::Object exports) {
-  exports.Set("countScores", Napi::Function::New(env, CountScores, "countScores"));
-  exports.Set("countScoresAsync", Napi::Function::New(env, CountScoresAsync, "countScoresAsync"));
-  exports.Set("countScoresByIndex", Napi::Function::New(env, CountScoresByIndex, "countScoresByIndex"));
-  exports.Set("countScoresByIndexAsync", Napi::Function::New(env, CountScoresByIndexAsync, "countScoresByIndexAsync"));
-  exports.Set("bandwidthRead", Napi::Function::New(env, BandwidthRead, "bandwidthRead"));
+  export_function<CountScores>(env, exports, "countScores");
+  export_function<CountScoresAsync>(env, exports, "countScoresAsync");
+  export_function<CountScoresByIndex>(env, exports, "countScoresByIndex");
+  export_function<CountScoresByIndexAsync>(env, exports, "countScoresByIndexAsync");
+  export_function<BandwidthRead>(env, exports, "bandwidthRead");
 }
 
 }  // namespace kgrank_addon

@@ -16,20 +16,22 @@ namespace {
 
 using kgrank::FilterIndex;
 
-// Everything a filtered counting job needs, checked on the JavaScript thread.
+// Everything a filtered counting job needs, checked on the JavaScript thread. The ids are the job's own copies,
+// checked after copying (the caller's arrays may change under a running job; the kernel indexes with the ids).
 struct FilteredJob {
   napi_typedarray_type type;
   const void* scores;
   size_t rows, cols;
-  const int32_t* anchor;
-  const int32_t* relation;
-  const int32_t* truth;
+  std::vector<int32_t> ids;  // anchor | relation | truth, rows each
   void* thresholds;
   double* out[4];
   const FilterIndex* index;
   CountOptions options;
 
   void run() const {
+    const int32_t* anchor = ids.data();
+    const int32_t* relation = anchor + rows;
+    const int32_t* truth = relation + rows;
     if (type == napi_float32_array) {
       kgrank::count_rows_filtered(static_cast<const float*>(scores), rows, cols, anchor, relation, truth, *index,
                                   static_cast<float*>(thresholds), out[0], out[1], out[2], out[3], options);
@@ -44,16 +46,36 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "FilterIndex",
-                       {InstanceMethod("answers", &FilterIndexWrap::Answers),
-                        InstanceMethod("missing", &FilterIndexWrap::Missing),
-                        InstanceMethod("stats", &FilterIndexWrap::Stats),
-                        InstanceMethod("countFiltered", &FilterIndexWrap::CountFiltered),
-                        InstanceMethod("rankTriples", &FilterIndexWrap::RankTriples),
-                        InstanceMethod("countFilteredAsync", &FilterIndexWrap::CountFilteredAsync)});
+                       {InstanceMethod("answers", &FilterIndexWrap::Guard<&FilterIndexWrap::Answers>),
+                        InstanceMethod("missing", &FilterIndexWrap::Guard<&FilterIndexWrap::Missing>),
+                        InstanceMethod("stats", &FilterIndexWrap::Guard<&FilterIndexWrap::Stats>),
+                        InstanceMethod("countFiltered", &FilterIndexWrap::Guard<&FilterIndexWrap::CountFiltered>),
+                        InstanceMethod("rankTriples", &FilterIndexWrap::Guard<&FilterIndexWrap::RankTriples>),
+                        InstanceMethod("countFilteredAsync",
+                                       &FilterIndexWrap::Guard<&FilterIndexWrap::CountFilteredAsync>)});
   }
 
   // new FilterIndex(triplesList: Int32Array[], numEntities, numRelations, side: 0 = head | 1 = tail, threads)
   explicit FilterIndexWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<FilterIndexWrap>(info) {
+    // The index's arrays are sized by numEntities and the triple count: a failed allocation is a typed error.
+    guarded(info.Env(), "buildFilterIndex", [&] { build(info); });
+  }
+
+  // Also runs while the environment is torn down: the plain call, whose failure is ignored (the Napi:: wrapper
+  // throws on failure, and an exception out of a finalizer aborts the process).
+  void Finalize(Napi::Env env) override {
+    int64_t ignored = 0;
+    napi_adjust_external_memory(env, -external_, &ignored);
+  }
+
+ private:
+  // A method whose C++ exceptions reach JavaScript as typed errors (common.h guarded).
+  template <Napi::Value (FilterIndexWrap::*Method)(const Napi::CallbackInfo&)>
+  Napi::Value Guard(const Napi::CallbackInfo& info) {
+    return guarded(info.Env(), "filterIndex", [&] { return (this->*Method)(info); });
+  }
+
+  void build(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (info.Length() < 5 || !info[0].IsArray()) throw_type(env, "triples must be an array of Int32Array");
     Napi::Array list = info[0].As<Napi::Array>();
@@ -81,9 +103,6 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     Napi::MemoryManagement::AdjustExternalMemory(env, external_);
   }
 
-  void Finalize(Napi::Env env) override { Napi::MemoryManagement::AdjustExternalMemory(env, -external_); }
-
- private:
   Napi::Value Answers(const Napi::CallbackInfo& info) {
     const size_t anchor = size_arg(info, 0, "anchor", 0);
     const size_t relation = size_arg(info, 1, "relation", 0);
@@ -140,24 +159,24 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     j.scores = raw_data(scores);
     j.rows = rows;
     j.cols = cols;
-    const int32_t* ids[3];
     const char* names[3] = {"anchor", "relation", "truth"};
     const size_t bounds[3] = {cols, static_cast<size_t>(index_.num_relations()), cols};
+    j.ids.resize(3 * rows);
     for (size_t k = 0; k < 3; ++k) {
       Napi::TypedArray a = typed_array_arg(info, 2 + k, names[k]);
       if (a.TypedArrayType() != napi_int32_array || a.ElementLength() != rows) {
         throw_type(env, std::string(names[k]) + " must be an Int32Array with one element per row");
       }
-      ids[k] = static_cast<const int32_t*>(raw_data(a));
+      const auto* src = static_cast<const int32_t*>(raw_data(a));
+      int32_t* own = j.ids.data() + k * rows;
+      std::copy(src, src + rows, own);
       for (size_t r = 0; r < rows; ++r) {
-        if (ids[k][r] < 0 || static_cast<size_t>(ids[k][r]) >= bounds[k]) {
-          throw_range(env, std::string(names[k]) + "[" + std::to_string(r) + "] is out of range");
+        if (own[r] < 0 || static_cast<size_t>(own[r]) >= bounds[k]) {
+          throw_range(env, std::string(names[k]) + "[" + std::to_string(r) + "] is " + std::to_string(own[r]) +
+                               ", out of range");
         }
       }
     }
-    j.anchor = ids[0];
-    j.relation = ids[1];
-    j.truth = ids[2];
     Napi::TypedArray th = typed_array_arg(info, 5, "thresholdsOut");
     if (th.TypedArrayType() != type || th.ElementLength() != rows) throw_type(env, "thresholdsOut must match scores' type, one per row");
     j.thresholds = raw_data(th);
@@ -221,7 +240,7 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   // The ten arrays of countFiltered are held and pinned until the promise settles, and this index with them (it
   // must outlive the job).
   Napi::Value CountFilteredAsync(const Napi::CallbackInfo& info) {
-    return queue_job(info, "kgrank:countFiltered", job(info), 10, info.This());
+    return queue_job(info, "countFilteredAsync", job(info), 10, info.This());
   }
 
   FilterIndex index_;

@@ -107,12 +107,22 @@ inline double bucket_start(size_t k) {
   return bits_to_double(static_cast<uint64_t>(k + kRankKeyBase) << 48);
 }
 
+// A strict weak order of all doubles: the usual one, NaN after everything (std::sort and std::nth_element may read
+// outside the range when the order is not strict weak, as `<` is not with NaN).
+inline bool before(double a, double b) { return a < b || (b != b && a == a); }
+
 // The j-th and (j + 1)-th smallest of `values` (the second only when both are asked for): the two middle values of
-// a median, once the values around them are all that is left.
+// a median, once the values around them are all that is left. Sets both to NaN when `values` is too short, which
+// happens only when the ranks changed between the passes that counted and copied them (memory another thread
+// writes: the result is then meaningless, but nothing is read out of bounds).
 void two_smallest_from(std::vector<double>& values, size_t j, bool both, double* lo, double* hi) {
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(j), values.end());
+  if (j >= values.size() || (both && j + 1 >= values.size())) {
+    *lo = *hi = std::numeric_limits<double>::quiet_NaN();
+    return;
+  }
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(j), values.end(), before);
   *lo = values[j];
-  *hi = both ? *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(j) + 1, values.end()) : *lo;
+  *hi = both ? *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(j) + 1, values.end(), before) : *lo;
 }
 
 // The k_lo-th and k_hi-th smallest ranks (0-based, k_hi = k_lo or k_lo + 1), given the per-block histograms of their
@@ -154,9 +164,12 @@ void select_ranks(const double* r, size_t n, size_t blocks, size_t block_len, co
   parallel_for(blocks, threads, [=](size_t b) {
     const size_t begin = b * block_len, end = std::min(n, begin + block_len);
     double* dst = dst0 + offs[b];
+    double* const dst_end = dst0 + offs[b + 1];
     for (size_t i = begin; i < end; ++i) {
       const double v = r[i];
-      if (rank_bits(v) - first <= span) *dst++ = v;  // rarely taken: only values in the median's buckets
+      // Rarely taken: only values in the median's buckets. The block's slot holds what its histogram counted; more
+      // can come only if the ranks changed since (another thread writing them): never write past the slot.
+      if (rank_bits(v) - first <= span && dst != dst_end) *dst++ = v;
     }
   });
   two_smallest_from(picked, static_cast<size_t>(k_lo - below), k_hi != k_lo, lo_out, hi_out);
@@ -334,7 +347,9 @@ void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t nu
   std::vector<double> picked;
   picked.reserve(total_kept);
   for (const std::vector<double>& k : kept) picked.insert(picked.end(), k.begin(), k.end());
-  two_smallest_from(picked, static_cast<size_t>(k_lo - below), k_hi != k_lo, &lower, &upper);
+  // below <= k_lo unless the ranks changed since the histogram was taken (then: NaN, nothing read out of bounds).
+  two_smallest_from(picked, below <= k_lo ? static_cast<size_t>(k_lo - below) : picked.size(), k_hi != k_lo, &lower,
+                    &upper);
   out[kMad] = (lower + (upper - lower) / 2) / kNormalQuartile;
 }
 
@@ -392,18 +407,21 @@ void aggregate_ranks(const double* ranks, const double* weights, size_t n, const
 }
 
 double median(const double* values, const double* weights, size_t n) {
+  // The values are copied before they are ordered: a sort whose keys change under it (memory another thread
+  // writes) may read out of bounds, and so may one ordered by `<` over NaN (`before` puts NaN last).
+  std::vector<double> v(values, values + n);
   if (weights == nullptr) {
-    std::vector<double> v(values, values + n);
     const size_t mid = n / 2;
-    std::nth_element(v.begin(), v.begin() + mid, v.end());
+    std::nth_element(v.begin(), v.begin() + mid, v.end(), before);
     const double upper = v[mid];
     if (n % 2 == 1) return upper;
-    const double lower = *std::max_element(v.begin(), v.begin() + mid);
+    const double lower = *std::max_element(v.begin(), v.begin() + mid, before);
     return lower + (upper - lower) / 2;
   }
+  values = v.data();
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return values[a] < values[b]; });
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return before(values[a], values[b]); });
   CompensatedSum total;
   for (size_t i = 0; i < n; ++i) total.add(weights[i]);
   const double half = total.value() / 2;

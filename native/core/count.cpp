@@ -203,9 +203,13 @@ namespace {
 template <typename T>
 Status rank_triples_impl(const T* scores, size_t rows, const int32_t* t, const FilterIndex& index, int32_t* keys,
                          T* thresholds, double* out, const CountOptions& options) {
-  int32_t* relation = keys;
-  int32_t* anchor = keys + rows;
-  int32_t* truth = keys + 2 * rows;
+  // The keys are split into memory of our own and counted from there; `keys` (the caller's) only receives a copy.
+  // Reading them back from `keys` let a caller who changes that array meanwhile (shared memory) move an id out of
+  // range after it was checked: each triple id is read exactly once, here, and checked as it is read.
+  std::vector<int32_t> own(3 * rows);
+  int32_t* relation = own.data();
+  int32_t* anchor = relation + rows;
+  int32_t* truth = relation + 2 * rows;
   const uint32_t entities = static_cast<uint32_t>(index.num_entities());
   const uint32_t relations = static_cast<uint32_t>(index.num_relations());
   const bool tail = index.side() == FilterIndex::Side::Tail;
@@ -231,6 +235,7 @@ Status rank_triples_impl(const T* scores, size_t rows, const int32_t* t, const F
   double* removed = out + 5 * rows;
   count_rows_filtered(scores, rows, cols, anchor, relation, truth, index, thresholds, greater, equal, nan, removed,
                       options);
+  std::copy(own.begin(), own.end(), keys);
   for (size_t r = 0; r < rows; ++r) {
     if (thresholds[r] != thresholds[r]) return Status::at(StatusCode::NanTrueScore, r, "the true score is NaN");
   }

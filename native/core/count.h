@@ -51,7 +51,8 @@ void count_rows_filtered(const double* scores, size_t rows, size_t cols, const i
 // anchor | truth] (rows each; anchor and truth by the index's side), counted as count_rows_filtered, and turned into
 // ranks in out (6 x rows): [optimistic | pessimistic | realistic | numCandidates | weight = NaN | scratch].
 // Statuses: IdOutOfRange (index = flat index into triples; nothing counted), NanTrueScore (index = first such row),
-// NotInIndex (index = first row whose own triple is not among the filter triples).
+// NotInIndex (index = first row whose own triple is not among the filter triples). Each id of `triples` is read once
+// and counting uses a private copy of the keys, so triples and keys may be memory another thread writes.
 Status rank_triples(const float* scores, size_t rows, const int32_t* triples, const FilterIndex& index, int32_t* keys,
                     float* thresholds_out, double* out, const CountOptions& options);
 Status rank_triples(const double* scores, size_t rows, const int32_t* triples, const FilterIndex& index, int32_t* keys,

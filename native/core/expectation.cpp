@@ -17,6 +17,18 @@ namespace {
 
 // Dense counting when max N is not much larger than the task count; otherwise a sort.
 constexpr double kDenseLimit = 1 << 26;
+// Below this many tasks the sort is cheaper than the dense path's fixed costs (its part counters, 16 parts on the
+// pool, a counter block per bucket): measured, see candidate_histogram. Both give the same histogram.
+#ifndef KGRANK_HISTOGRAM_SORT_BELOW
+#define KGRANK_HISTOGRAM_SORT_BELOW 2048
+#endif
+constexpr size_t kSortBelow = KGRANK_HISTOGRAM_SORT_BELOW;
+
+// The dense path's scatter buffer: per thread, kept between calls.
+std::vector<uint32_t>& scattered_values() {
+  thread_local std::vector<uint32_t> scattered;
+  return scattered;
+}
 
 }  // namespace
 
@@ -32,7 +44,7 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
   constexpr size_t kBucketWidth = size_t{1} << kBucketShift;
   constexpr size_t kMaxBuckets = (static_cast<size_t>(kDenseLimit) >> kBucketShift) + 1;
   constexpr size_t kParts = 16;
-  bool dense = weights == nullptr && count > 0;
+  bool dense = weights == nullptr && count >= kSortBelow && count > 0;
   double max_n = 0;
   std::vector<size_t> sizes;  // [part][bucket]
   if (dense) {
@@ -66,11 +78,12 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
     }
     dense = dense && max_n <= 8.0 * static_cast<double>(count) + 4096.0;
   }
+  std::vector<size_t> start;
   if (dense) {
     const size_t buckets = (static_cast<size_t>(max_n) >> kBucketShift) + 1;
-    thread_local std::vector<uint32_t> scattered;
+    std::vector<uint32_t>& scattered = scattered_values();
     if (scattered.size() < count) scattered.resize(count);
-    std::vector<size_t> start(buckets + 1, 0);
+    start.assign(buckets + 1, 0);
     std::vector<size_t> part_start(kParts * buckets);
     {
       size_t at = 0;
@@ -84,14 +97,38 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
       start[buckets] = at;
     }
     uint32_t* const out = scattered.data();
+    // Each part's slice of each bucket ends where the next begins; the values are read a second time here, so each
+    // is checked again as it is read: values that changed since the first pass (memory another thread writes) would
+    // otherwise be cast out of range or overflow a slice. Then the sort below, over a copy, takes over.
+    std::vector<size_t> part_end(kParts * buckets);
+    for (size_t p = 0; p < kParts; ++p) {
+      for (size_t b = 0; b < buckets; ++b) part_end[p * buckets + b] = part_start[p * buckets + b] + sizes[p * kMaxBuckets + b];
+    }
+    std::vector<unsigned char> part_changed(kParts, 0);
     parallel_for(kParts, threads, [&](size_t p) {
       const size_t begin = count * p / kParts, end = count * (p + 1) / kParts;
       size_t* fill = part_start.data() + p * buckets;
+      const size_t* fill_end = part_end.data() + p * buckets;
       for (size_t i = begin; i < end; ++i) {
-        const uint32_t v = static_cast<uint32_t>(static_cast<int64_t>(num_candidates[i]));
-        out[fill[v >> kBucketShift]++] = v;
+        const double d = num_candidates[i];
+        if (!(d >= 1.0 && d <= max_n) || static_cast<double>(static_cast<int64_t>(d)) != d) {
+          part_changed[p] = 1;
+          return;
+        }
+        const uint32_t v = static_cast<uint32_t>(static_cast<int64_t>(d));
+        const size_t b = v >> kBucketShift;
+        if (fill[b] == fill_end[b]) {
+          part_changed[p] = 1;
+          return;
+        }
+        out[fill[b]++] = v;
       }
     });
+    for (unsigned char changed : part_changed) dense = dense && changed == 0;
+  }
+  if (dense) {
+    const size_t buckets = (static_cast<size_t>(max_n) >> kBucketShift) + 1;
+    const std::vector<uint32_t>& scattered = scattered_values();
     // Buckets in parallel, twice: first the number of distinct values of each (offsets), then the bins written at
     // those offsets. Counting a bucket is cheap (its counters stay in L2), so counting it twice costs less than
     // writing the bins once more through a buffer.
@@ -101,12 +138,17 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
       const uint32_t base = static_cast<uint32_t>(b << kBucketShift);
       for (size_t i = start[b]; i < start[b + 1]; ++i) ++c[sc[i] - base];
     };
+    // Values of bucket b lie in [base, base + width(b)): the last bucket ends at max N, so its counters are scanned
+    // only that far (a histogram of N <= 15,000 scanned all 131,072 counters twice).
+    const size_t top = static_cast<size_t>(max_n);
+    auto width = [&](size_t b) { return std::min(kBucketWidth, top + 1 - (b << kBucketShift)); };
     parallel_for(buckets, threads, [&](size_t b) {
       thread_local std::vector<uint32_t> local(kBucketWidth);
       uint32_t* c = local.data();
       count_bucket(b, c);
       size_t d = 0;
-      for (size_t v = 0; v < kBucketWidth; ++v) {
+      const size_t w = width(b);
+      for (size_t v = 0; v < w; ++v) {
         d += c[v] != 0;
         c[v] = 0;
       }
@@ -122,7 +164,8 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
       count_bucket(b, c);
       const uint32_t base = static_cast<uint32_t>(b << kBucketShift);
       size_t at = offset[b];
-      for (size_t v = 0; v < kBucketWidth; ++v) {
+      const size_t w = width(b);
+      for (size_t v = 0; v < w; ++v) {
         if (c[v] == 0) continue;
         h.n[at] = static_cast<double>(base + v);
         h.w1[at++] = c[v];
@@ -134,9 +177,27 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
     return h;
   }
   if (count == 0) return h;
+  if (weights == nullptr) {
+    // Unweighted: the sorted copy's runs are the bins; w1 = run lengths (exact), w2 left empty (= w1).
+    std::vector<double> v(num_candidates, num_candidates + count);
+    std::sort(v.begin(), v.end(), [](double a, double b) { return a < b || (b != b && a == a); });
+    for (size_t i = 0; i < count;) {
+      size_t j = i + 1;
+      while (j < count && v[j] == v[i]) ++j;
+      h.n.push_back(v[i]);
+      h.w1.push_back(static_cast<double>(j - i));
+      i = j;
+    }
+    h.total_weight = static_cast<double>(count);
+    return h;
+  }
   std::vector<std::pair<double, double>> pairs(count);
   for (size_t i = 0; i < count; ++i) pairs[i] = {num_candidates[i], weights ? weights[i] : 1.0};
-  std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Sorted as copied, in a strict weak order even with NaN (last): `<` alone is not one, and std::sort may then
+  // read out of bounds (validated input has no NaN; a second line).
+  std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
+    return a.first < b.first || (b.first != b.first && a.first == a.first);
+  });
   CompensatedSum total;
   for (size_t i = 0; i < count;) {
     CompensatedSum s1, s2;
@@ -147,7 +208,7 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
     }
     h.n.push_back(pairs[i].first);
     h.w1.push_back(s1.value());
-    h.w2.push_back(s2.value());
+    if (weights != nullptr) h.w2.push_back(s2.value());  // unweighted: w2 = w1, left empty as by the dense path
     total.merge(s1);
     i = j;
   }

@@ -15,19 +15,26 @@ unsigned bits_for(int64_t max_value) {
 }  // namespace
 
 template <typename E>
-void FilterIndex::fill(const std::vector<TripleSpan>& spans, int anchor_col, int answer_col, unsigned bits,
-                       const std::vector<uint32_t>& offsets, unsigned threads, std::vector<E>* entries,
-                       std::vector<uint32_t>* unique_offsets, size_t* keys) {
+bool FilterIndex::fill(const std::vector<TripleSpan>& spans, int anchor_col, int answer_col, unsigned bits,
+                       int32_t num_entities, int32_t num_relations, const std::vector<uint32_t>& offsets,
+                       unsigned threads, std::vector<E>* entries, std::vector<uint32_t>* unique_offsets,
+                       size_t* keys) {
   const size_t n = offsets.size() - 1;
   std::vector<E> raw(offsets[n]);
   {
-    // Counting sort by anchor: each anchor's packed (relation, answer) entries land in its bucket.
+    // Counting sort by anchor: each anchor's packed (relation, answer) entries land in its bucket. The triples are
+    // read a second time here (the first pass counted them): each id is read once into a local and checked again,
+    // and a bucket that would overflow stops the build. Memory another thread writes meanwhile (a SharedArrayBuffer)
+    // then fails the build instead of writing past a bucket or packing an id out of range.
     std::vector<uint32_t> cursor(offsets.begin(), offsets.end() - 1);
     for (const TripleSpan& span : spans) {
       const int32_t* t = span.data;
       for (size_t i = 0; i < span.count; ++i, t += 3) {
-        raw[cursor[static_cast<size_t>(t[anchor_col])]++] =
-            (static_cast<E>(t[1]) << bits) | static_cast<E>(t[answer_col]);
+        const int32_t a = t[anchor_col], rel = t[1], b = t[answer_col];
+        if (a < 0 || a >= num_entities || b < 0 || b >= num_entities || rel < 0 || rel >= num_relations) return false;
+        uint32_t& at = cursor[static_cast<size_t>(a)];
+        if (at == offsets[static_cast<size_t>(a) + 1]) return false;
+        raw[at++] = (static_cast<E>(rel) << bits) | static_cast<E>(b);
       }
     }
   }
@@ -63,6 +70,7 @@ void FilterIndex::fill(const std::vector<TripleSpan>& spans, int anchor_col, int
     }
   });
   *unique_offsets = std::move(unique);
+  return true;
 }
 
 Status FilterIndex::build(const std::vector<TripleSpan>& spans, int32_t num_entities, int32_t num_relations, Side side,
@@ -75,12 +83,13 @@ Status FilterIndex::build(const std::vector<TripleSpan>& spans, int32_t num_enti
   for (size_t s = 0; s < spans.size(); ++s) {
     const int32_t* t = spans[s].data;
     for (size_t i = 0; i < spans[s].count; ++i, t += 3) {
-      if (t[0] < 0 || t[0] >= num_entities || t[2] < 0 || t[2] >= num_entities || t[1] < 0 || t[1] >= num_relations) {
+      const int32_t h = t[0], rel = t[1], tl = t[2];  // each id read once: checked and used as read
+      if (h < 0 || h >= num_entities || tl < 0 || tl >= num_entities || rel < 0 || rel >= num_relations) {
         return Status::invalid("triple array " + std::to_string(s) + ", row " + std::to_string(i) + ": (" +
-                               std::to_string(t[0]) + ", " + std::to_string(t[1]) + ", " + std::to_string(t[2]) +
+                               std::to_string(h) + ", " + std::to_string(rel) + ", " + std::to_string(tl) +
                                ") has an id outside [0, numEntities) / [0, numRelations)");
       }
-      ++offsets[static_cast<size_t>(t[anchor_col]) + 1];
+      ++offsets[static_cast<size_t>(anchor_col == 0 ? h : tl) + 1];
     }
     total += spans[s].count;
   }
@@ -95,10 +104,14 @@ Status FilterIndex::build(const std::vector<TripleSpan>& spans, int32_t num_enti
   idx.num_relations_ = num_relations;
   idx.answer_bits_ = bits_for(num_entities - 1);
   idx.wide_ = idx.answer_bits_ + bits_for(num_relations - 1) > 32;
-  if (idx.wide_) {
-    fill(spans, anchor_col, answer_col, idx.answer_bits_, offsets, threads, &idx.entries64_, &idx.offsets_, &idx.num_keys_);
-  } else {
-    fill(spans, anchor_col, answer_col, idx.answer_bits_, offsets, threads, &idx.entries32_, &idx.offsets_, &idx.num_keys_);
+  const bool filled =
+      idx.wide_ ? fill(spans, anchor_col, answer_col, idx.answer_bits_, num_entities, num_relations, offsets, threads,
+                       &idx.entries64_, &idx.offsets_, &idx.num_keys_)
+                : fill(spans, anchor_col, answer_col, idx.answer_bits_, num_entities, num_relations, offsets, threads,
+                       &idx.entries32_, &idx.offsets_, &idx.num_keys_);
+  if (!filled) {
+    return Status::invalid("the triples changed while the index was built (another thread wrote to their memory?): "
+                           "pass arrays that stay unchanged during the call, e.g. a copy");
   }
   *out = std::move(idx);
   return Status::success();

@@ -28,7 +28,8 @@ class FilterIndex {
   enum class Side { Head, Tail };
 
   // Builds the index from one or more triple arrays (duplicates are fine). InvalidInput when an id is out of range
-  // (the message names the array, the row and the value) or there are 2^32 or more triples.
+  // (the message names the array, the row and the value), there are 2^32 or more triples, or the triples changed
+  // during the build (their memory may be written by another thread: every id is checked where it is used).
   static Status build(const std::vector<TripleSpan>& spans, int32_t num_entities, int32_t num_relations, Side side,
                       unsigned threads, FilterIndex* out);
 
@@ -98,10 +99,11 @@ class FilterIndex {
     for (const E* p = first; p != last; ++p) f(static_cast<int32_t>(*p & mask));
   }
 
+  // False when the triples no longer match the counts of the first pass (changed meanwhile).
   template <typename E>
-  static void fill(const std::vector<TripleSpan>& spans, int anchor_col, int answer_col, unsigned bits,
-                   const std::vector<uint32_t>& offsets, unsigned threads, std::vector<E>* entries,
-                   std::vector<uint32_t>* unique_offsets, size_t* keys);
+  static bool fill(const std::vector<TripleSpan>& spans, int anchor_col, int answer_col, unsigned bits,
+                   int32_t num_entities, int32_t num_relations, const std::vector<uint32_t>& offsets,
+                   unsigned threads, std::vector<E>* entries, std::vector<uint32_t>* unique_offsets, size_t* keys);
 
   Side side_ = Side::Tail;
   int32_t num_entities_ = 0;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -64,13 +65,25 @@ struct Loop {
   std::atomic<size_t> finished{0};
   std::mutex mu;
   std::condition_variable all_done;
+  // The first exception fn threw (std::bad_alloc of an input-sized buffer, on any thread), rethrown to the caller
+  // once every index is accounted for. An exception must not leave a pool thread: that calls std::terminate.
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;  // written once, under mu
 
-  // Claims and runs indices until none are left.
+  // Claims and runs indices until none are left; after a failure the remaining indices are claimed, not run.
   void work() {
     size_t done_here = 0;
     for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
          i = next.fetch_add(1, std::memory_order_relaxed)) {
-      fn(i);
+      if (!failed.load(std::memory_order_relaxed)) {
+        try {
+          fn(i);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!error) error = std::current_exception();
+          failed.store(true, std::memory_order_relaxed);
+        }
+      }
       ++done_here;
     }
     if (done_here > 0 && finished.fetch_add(done_here, std::memory_order_acq_rel) + done_here == n) {
@@ -143,11 +156,25 @@ void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_
   loop->fn = fn;
   loop->n = n;
   const unsigned helpers = static_cast<unsigned>(std::min<size_t>(threads - 1, n - 1));
-  pool().submit(loop, helpers);
+  try {
+    pool().submit(loop, helpers);
+  } catch (...) {
+    // Queueing failed (out of memory), perhaps after some helpers were queued: the caller claims every index left,
+    // and a helper that starts later finds none (it only touches the Loop, which it co-owns).
+  }
   loop->work();
-  if (spin_until([&] { return loop->finished.load(std::memory_order_acquire) == loop->n; })) return;
-  std::unique_lock<std::mutex> lock(loop->mu);
-  loop->all_done.wait(lock, [&] { return loop->finished.load(std::memory_order_acquire) == loop->n; });
+  if (!spin_until([&] { return loop->finished.load(std::memory_order_acquire) == loop->n; })) {
+    std::unique_lock<std::mutex> lock(loop->mu);
+    loop->all_done.wait(lock, [&] { return loop->finished.load(std::memory_order_acquire) == loop->n; });
+  }
+  if (loop->failed.load(std::memory_order_acquire)) {
+    std::exception_ptr error;
+    {
+      std::lock_guard<std::mutex> lock(loop->mu);
+      error = loop->error;
+    }
+    std::rethrow_exception(error);
+  }
 }
 
 }  // namespace kgrank

@@ -1,10 +1,12 @@
 // FilterIndex against a std::set reference, and filtered counting against "mask the known answers with NaN, then
 // count": both sides, duplicates, several triple arrays, every SIMD level and both thread splits.
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "check.h"
@@ -131,5 +133,50 @@ int main() {
   const kgrank::Status status = FilterIndex::build({{bad.data(), 1}}, n, R, FilterIndex::Side::Tail, 1, &idx);
   CHECK(status.code == kgrank::StatusCode::InvalidInput);
   CHECK(status.message.find("row 0") != std::string::npos);
+
+  // Triples changed by another thread during the build (a SharedArrayBuffer in Node): the build reads them in two
+  // passes (count per anchor, then fill), so every id is checked again where it is used. Each build either fails
+  // with InvalidInput or gives an index whose answers are all valid ids. Before, a changed anchor overflowed its
+  // bucket (under ASan: heap-buffer-overflow in fill(); plain builds corrupted the heap).
+  {
+    const int32_t ents = 64;
+    std::vector<std::atomic<int32_t>> shared(3 * 4096);
+    for (size_t i = 0; i < shared.size(); i += 3) {
+      shared[i].store(static_cast<int32_t>(i % ents));
+      shared[i + 1].store(static_cast<int32_t>(i % 3));
+      shared[i + 2].store(static_cast<int32_t>((i * 7) % ents));
+    }
+    // std::atomic<int32_t> is lock-free and laid out as int32_t here: the core reads the array as plain ints.
+    static_assert(sizeof(std::atomic<int32_t>) == sizeof(int32_t), "atomic int32 must be 4 bytes");
+    const auto* data = reinterpret_cast<const int32_t*>(shared.data());
+    std::atomic<bool> stop{false};
+    std::thread writer([&] {
+      std::mt19937 w(7);
+      const int32_t values[] = {ents - 1, 0, ents, -1, 1 << 30};
+      while (!stop.load(std::memory_order_relaxed)) {
+        const size_t i = 3 * (w() % 4096);
+        const int32_t keep = shared[i].load(std::memory_order_relaxed);
+        shared[i].store(values[w() % 5], std::memory_order_relaxed);
+        shared[i].store(w() % 2 ? keep : static_cast<int32_t>(w() % ents), std::memory_order_relaxed);
+      }
+    });
+    int built = 0, refused = 0;
+    for (int round = 0; round < 400; ++round) {
+      FilterIndex changing;
+      const kgrank::Status st = FilterIndex::build({{data, 4096}}, ents, 3, FilterIndex::Side::Tail, 2, &changing);
+      if (!st.ok()) {
+        CHECK(st.code == kgrank::StatusCode::InvalidInput);
+        ++refused;
+        continue;
+      }
+      ++built;
+      for (int32_t a = 0; a < ents; ++a) {
+        for (int32_t r = 0; r < 3; ++r) changing.for_each_answer(a, r, [&](int32_t b) { CHECK(b >= 0 && b < ents); });
+      }
+    }
+    stop.store(true);
+    writer.join();
+    CHECK_EQ(built + refused, 400);
+  }
   TEST_MAIN_END();
 }

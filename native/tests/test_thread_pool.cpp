@@ -1,6 +1,10 @@
 // The pool runs every index exactly once, from many concurrent callers, and does not deadlock when a loop body
 // starts a loop of its own.
 #include <atomic>
+#include <chrono>
+#include <new>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -33,5 +37,43 @@ int main() {
   });
   CHECK_EQ(nested.load(), 64L * 4950L);
   kgrank::parallel_for(0, 2, [&](size_t) { CHECK(false); });
+
+  // An exception thrown by fn on a pool thread (std::bad_alloc of an input-sized buffer) reaches the caller of
+  // parallel_for once no thread runs fn any more, and the pool goes on working. Before, it left the pool thread:
+  // std::terminate, the whole process aborted.
+  {
+    const std::thread::id caller = std::this_thread::get_id();
+    int helped = 0;
+    for (int round = 0; round < 20; ++round) {
+      std::atomic<int> helper_calls{0};
+      bool caught = false;
+      try {
+        kgrank::parallel_for(64, 0, [&](size_t) {
+          if (std::this_thread::get_id() != caller) {
+            helper_calls.fetch_add(1);
+            throw std::bad_alloc();
+          }
+          std::this_thread::sleep_for(std::chrono::microseconds(200));  // leaves indices to the helpers
+        });
+      } catch (const std::bad_alloc&) {
+        caught = true;
+      }
+      CHECK(caught == (helper_calls.load() > 0));
+      helped += helper_calls.load() > 0;
+    }
+    if (kgrank::hardware_threads() > 1) CHECK(helped > 0);
+    bool caught = false;
+    try {
+      kgrank::parallel_for(8, 2, [&](size_t i) {
+        if (i == 3) throw std::runtime_error("index 3");
+      });
+    } catch (const std::runtime_error& e) {
+      caught = std::string(e.what()) == "index 3";
+    }
+    CHECK(caught);
+    std::atomic<int> after{0};
+    kgrank::parallel_for(1000, 0, [&](size_t) { after.fetch_add(1); });
+    CHECK_EQ(after.load(), 1000);
+  }
   TEST_MAIN_END();
 }
