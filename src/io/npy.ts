@@ -186,19 +186,26 @@ export function decodeNpyData(header: NpyHeader, bytes: Uint8Array, argument = "
     data = out;
   }
   if (dtype === "b1") for (let i = 0; i < size; i++) if (data[i]! > 1) data[i] = 1;
-  if (header.fortranOrder && shape.length > 1) data = fortranToC(data, shape);
+  if (header.fortranOrder && shape.length > 1) data = fortranToC(data, shape, argument);
   return { data, shape: [...shape], dtype };
 }
 
-/** Transposes a Fortran-order (column-major) array of `shape` into C order. */
-function fortranToC(src: NpyArray, shape: number[]): NpyArray {
+/**
+ * Transposes a Fortran-order (column-major) array of `shape` into C order. Unit dimensions are dropped first: they
+ * do not move any element, and with them the odometer below carried through every one of them per element (a
+ * (N, 1, 1, ..., 1) file with 100,000 dimensions cost N x 100,000 steps). What remains has at most 40 dimensions
+ * (each >= 2, product <= 2^40), so the cost is O(elements); with one dimension left nothing moves at all.
+ */
+function fortranToC(src: NpyArray, shape: readonly number[], argument: string): NpyArray {
+  const dims = shape.filter((n) => n !== 1);
+  if (dims.length <= 1 || src.length === 0) return src;
   const out = new (src.constructor as new (n: number) => NpyArray)(src.length);
-  const nd = shape.length;
+  const nd = dims.length;
   const fStride: number[] = new Array(nd);
   let s = 1;
   for (let k = 0; k < nd; k++) {
     fStride[k] = s;
-    s *= shape[k]!;
+    s *= dims[k]!;
   }
   const idx = new Array(nd).fill(0);
   let f = 0;
@@ -207,7 +214,7 @@ function fortranToC(src: NpyArray, shape: number[]): NpyArray {
     for (let k = nd - 1; k >= 0; k--) {
       idx[k]++;
       f += fStride[k]!;
-      if (idx[k] < shape[k]!) break;
+      if (idx[k] < dims[k]!) break;
       f -= idx[k] * fStride[k]!;
       idx[k] = 0;
     }
