@@ -76,3 +76,58 @@ describe("Fortran-order .npy with many unit dimensions", () => {
     expect(Array.from(a.data)).toEqual([0, 1, 2, 3, 4, 5]);
   });
 });
+
+/** Runs `script` (CommonJS, `kg` = the built package) in a child under `ulimit -v` (KiB) and a 64 MiB old space. */
+function child(script: string, virtualKiB = 2_000_000): { out: string; err: string; status: number | null } {
+  const dist = path.resolve(__dirname, "..", "dist", "cjs", "index.js");
+  const code = `const kg = require(${JSON.stringify(dist)});\n${script}`;
+  const r = spawnSync("bash", ["-c", `ulimit -v ${virtualKiB} && exec "$0" --max-old-space-size=64 -e "$1"`, process.execPath, code], {
+    encoding: "utf8",
+    env: { ...process.env },
+    timeout: 120_000,
+  });
+  return { out: r.stdout, err: r.stderr, status: r.status };
+}
+
+/**
+ * The child's peak RSS in MiB: VmHWM is this process image's own high-water mark (getrusage's maxRSS would include
+ * the parent's pages, inherited through fork and kept across exec).
+ */
+const report = `
+function peakMiB() {
+  try { return Number(/VmHWM:\\s*(\\d+)/.exec(require("fs").readFileSync("/proc/self/status", "utf8"))[1]) / 1024; }
+  catch { return process.resourceUsage().maxRSS / 1024; }
+}
+function report(f) {
+  try { f(); console.log(JSON.stringify({ ok: true, rssMiB: peakMiB() })); }
+  catch (e) { console.log(JSON.stringify({ name: e.constructor.name, argument: e.argument, message: e.message, rssMiB: peakMiB() })); }
+}`;
+
+describe("allocations the machine cannot make are typed errors", () => {
+  it("a sparse 8 GiB .npy and an 8 GiB safetensors under a 2 GB address-space limit: KgrankInputError naming the file and size", () => {
+    const big = 2 ** 30; // float64 elements: 8 GiB
+    const header = npy(`{'descr': '<f8', 'fortran_order': False, 'shape': (${big},), }`);
+    const p = path.join(dir, "sparse-8g.npy");
+    const fd = openSync(p, "w");
+    writeSync(fd, header);
+    writeSync(fd, new Uint8Array(1), 0, 1, header.length + 8 * big - 1);
+    closeSync(fd);
+    const st = path.join(dir, "sparse-8g.safetensors");
+    const h = Buffer.from(JSON.stringify({ x: { dtype: "F64", shape: [big], data_offsets: [0, 8 * big] } }));
+    const fd2 = openSync(st, "w");
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64LE(BigInt(h.length));
+    writeSync(fd2, len);
+    writeSync(fd2, h);
+    writeSync(fd2, new Uint8Array(1), 0, 1, 8 + h.length + 8 * big - 1);
+    closeSync(fd2);
+    const r = child(`${report}\nreport(() => kg.readNpy(${JSON.stringify(p)}, "--scores-tail"));\nreport(() => kg.readSafetensors(${JSON.stringify(st)}, "--scores-head"));`);
+    const lines = r.out.trim().split("\n").map((l) => JSON.parse(l) as { name: string; argument: string; message: string });
+    expect(lines, r.err).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ name: "KgrankInputError", argument: "--scores-tail" });
+    expect(lines[0]!.message).toContain(p);
+    expect(lines[0]!.message).toMatch(/8589934592 bytes \(8\.0 GiB\)/);
+    expect(lines[1]).toMatchObject({ name: "KgrankInputError", argument: "--scores-head" });
+    expect(lines[1]!.message).toContain(st);
+  });
+});

@@ -9,6 +9,7 @@ import { closeSync, fstatSync, readSync } from "node:fs";
 import { nativeAddon, nativeParse } from "../backend";
 import { KgrankInputError } from "../errors";
 import { options as checkOptions } from "../validate";
+import { allocate } from "./alloc";
 import { writeFileAtomic } from "./atomic";
 import { fileError, openRegularFile } from "./files";
 
@@ -155,11 +156,11 @@ export function decodeNpyData(header: NpyHeader, bytes: Uint8Array, argument = "
     dtype as "f4"
   ] as (new (buf: ArrayBufferLike, off: number, len: number) => NpyArray) & (new (len: number) => NpyArray) | undefined;
   if (dtype === "f2") {
-    const out = new Float32Array(size);
+    const out = allocate(argument, undefined, 4 * size, () => new Float32Array(size));
     for (let i = 0; i < size; i++) out[i] = halfToFloat(dv.getUint16(2 * i, littleEndian));
     data = out;
   } else if (dtype === "i8" || dtype === "u8") {
-    const out = new Float64Array(size);
+    const out = allocate(argument, undefined, 8 * size, () => new Float64Array(size));
     for (let i = 0; i < size; i++) {
       const v = dtype === "i8" ? dv.getBigInt64(8 * i, littleEndian) : dv.getBigUint64(8 * i, littleEndian);
       if (v > 9007199254740992n || v < -9007199254740992n) {
@@ -175,7 +176,7 @@ export function decodeNpyData(header: NpyHeader, bytes: Uint8Array, argument = "
   } else if (native && aligned) {
     data = new Ctor!(bytes.buffer, bytes.byteOffset, size);
   } else {
-    const out = new Ctor!(size);
+    const out = allocate(argument, undefined, size * itemSize, () => new Ctor!(size));
     const get = {
       f4: (o: number) => dv.getFloat32(o, littleEndian), f8: (o: number) => dv.getFloat64(o, littleEndian),
       i1: (o: number) => dv.getInt8(o), i2: (o: number) => dv.getInt16(o, littleEndian), i4: (o: number) => dv.getInt32(o, littleEndian),
@@ -199,7 +200,7 @@ export function decodeNpyData(header: NpyHeader, bytes: Uint8Array, argument = "
 function fortranToC(src: NpyArray, shape: readonly number[], argument: string): NpyArray {
   const dims = shape.filter((n) => n !== 1);
   if (dims.length <= 1 || src.length === 0) return src;
-  const out = new (src.constructor as new (n: number) => NpyArray)(src.length);
+  const out = allocate(argument, undefined, src.byteLength, () => new (src.constructor as new (n: number) => NpyArray)(src.length));
   const nd = dims.length;
   const fStride: number[] = new Array(nd);
   let s = 1;
@@ -257,7 +258,7 @@ export function readNpy(path: string, argument = "file"): NpyData {
     const header = parseNpyHeader(new Uint8Array(headerBytes.buffer, headerBytes.byteOffset, headerBytes.byteLength), argument, fileSize);
     const nbytes = header.size * header.itemSize;
     // Allocate with room for alignment: the data lands at offset 0 of a fresh ArrayBuffer.
-    const buf = new Uint8Array(new ArrayBuffer(nbytes));
+    const buf = allocate(argument, path, nbytes, () => new Uint8Array(new ArrayBuffer(nbytes)));
     readFully(fd, buf, header.dataOffset, argument, path);
     return decodeNpyData(header, buf, argument);
   } finally {

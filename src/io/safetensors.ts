@@ -6,6 +6,7 @@ import { closeSync, fstatSync, readSync } from "node:fs";
 
 import { KgrankInputError } from "../errors";
 import { quoted } from "../suggest";
+import { allocate } from "./alloc";
 import { fileError, openRegularFile } from "./files";
 import { decodeNpyData, type NpyData, type NpyDtype } from "./npy";
 
@@ -60,7 +61,7 @@ export function readSafetensors(path: string, argument = "file"): Record<string,
   const fd = openRegularFile(path, argument);
   try {
     const size = fstatSync(fd).size;
-    const buf = new Uint8Array(new ArrayBuffer(size));
+    const buf = allocate(argument, path, size, () => new Uint8Array(new ArrayBuffer(size)));
     let done = 0;
     while (done < size) {
       const n = readSync(fd, buf, done, Math.min(size - done, 1 << 30), done);
