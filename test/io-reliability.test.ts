@@ -131,3 +131,28 @@ describe("allocations the machine cannot make are typed errors", () => {
     expect(lines[1]!.message).toContain(st);
   });
 });
+
+describe("safetensors headers that are not what they claim", () => {
+  const build = (header: string, data = new Uint8Array(8)) => {
+    const h = Buffer.from(header);
+    const out = new Uint8Array(8 + h.length + data.length);
+    new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
+    out.set(h, 8);
+    out.set(data, 8 + h.length);
+    return out;
+  };
+  it("says what is wrong, naming the tensor", () => {
+    const cases: [string, RegExp][] = [
+      ["null", /the header is null, not a JSON object of tensors/],
+      ["[1]", /the header is an array, not a JSON object of tensors/],
+      ["{\"x\": null}", /tensor "x" is null, not an object \{dtype, shape, data_offsets\}/],
+      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2.5], \"data_offsets\": [0, 8]}}", /tensor "x": shape \[2\.5\] is not a list of non-negative integers/],
+      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [8, 0]}}", /tensor "x": data_offsets \[8,0\] end before they start/],
+      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 16]}}", /tensor "x": data_offsets \[0,16\] end past the 8 data bytes of the file/],
+      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 8]}}", /tensor "x": data_offsets \[0,8\] hold 8 bytes but shape \[1\] of F32 needs 4/],
+      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2]}}", /tensor "x": data_offsets is missing/],
+      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}, \"__metadata__\": 3}", /__metadata__ is 3, not an object of strings/],
+    ];
+    for (const [h, re] of cases) expect(errorOf(() => parseSafetensors(build(h))).message, h).toMatch(re);
+  });
+});
