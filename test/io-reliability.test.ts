@@ -132,6 +132,156 @@ describe("allocations the machine cannot make are typed errors", () => {
   });
 });
 
+/** A zip archive built by hand: members with a method, raw (already compressed) data, and sizes that may lie. */
+interface Member {
+  name: string;
+  method?: number;
+  data: Uint8Array;
+  uncompressed?: Uint8Array;
+  declaredSize?: number;
+  crc?: number;
+}
+function zip(members: Member[], options: { zip64?: boolean } = {}): Uint8Array {
+  const locals: Buffer[] = [];
+  const central: Buffer[] = [];
+  let offset = 0;
+  for (const m of members) {
+    const name = Buffer.from(m.name, "utf8");
+    const usize = m.declaredSize ?? (m.uncompressed ?? m.data).length;
+    const crc = m.crc ?? crc32(m.uncompressed ?? m.data);
+    const z64 = options.zip64 === true;
+    const extra = z64 ? Buffer.alloc(4 + 24) : Buffer.alloc(0);
+    if (z64) {
+      extra.writeUInt16LE(1, 0);
+      extra.writeUInt16LE(24, 2);
+      extra.writeBigUInt64LE(BigInt(usize), 4);
+      extra.writeBigUInt64LE(BigInt(m.data.length), 12);
+      extra.writeBigUInt64LE(BigInt(offset), 20);
+    }
+    const lh = Buffer.alloc(30);
+    lh.writeUInt32LE(0x04034b50, 0);
+    lh.writeUInt16LE(z64 ? 45 : 20, 4);
+    lh.writeUInt16LE(0x800, 6);
+    lh.writeUInt16LE(m.method ?? 0, 8);
+    lh.writeUInt32LE(crc, 14);
+    lh.writeUInt32LE(z64 ? 0xffffffff : m.data.length, 18);
+    lh.writeUInt32LE(z64 ? 0xffffffff : Math.min(usize, 0xffffffff), 22);
+    lh.writeUInt16LE(name.length, 26);
+    const lextra = z64 ? Buffer.from(extra.subarray(0, 20)) : Buffer.alloc(0);
+    if (z64) lextra.writeUInt16LE(16, 2);
+    lh.writeUInt16LE(lextra.length, 28);
+    const ch = Buffer.alloc(46);
+    ch.writeUInt32LE(0x02014b50, 0);
+    ch.writeUInt16LE(z64 ? 45 : 20, 4);
+    ch.writeUInt16LE(z64 ? 45 : 20, 6);
+    ch.writeUInt16LE(0x800, 8);
+    ch.writeUInt16LE(m.method ?? 0, 10);
+    ch.writeUInt32LE(crc, 16);
+    ch.writeUInt32LE(z64 ? 0xffffffff : m.data.length, 20);
+    ch.writeUInt32LE(z64 ? 0xffffffff : Math.min(usize, 0xffffffff), 24);
+    ch.writeUInt16LE(name.length, 28);
+    ch.writeUInt16LE(extra.length, 30);
+    ch.writeUInt32LE(z64 ? 0xffffffff : offset, 42);
+    locals.push(lh, name, Buffer.from(lextra), Buffer.from(m.data));
+    central.push(ch, name, extra);
+    offset += 30 + name.length + lextra.length + m.data.length;
+  }
+  const cd = Buffer.concat(central);
+  const tail: Buffer[] = [];
+  if (options.zip64) {
+    const e64 = Buffer.alloc(56);
+    e64.writeUInt32LE(0x06064b50, 0);
+    e64.writeBigUInt64LE(44n, 4);
+    e64.writeUInt16LE(45, 12);
+    e64.writeUInt16LE(45, 14);
+    e64.writeBigUInt64LE(BigInt(members.length), 24);
+    e64.writeBigUInt64LE(BigInt(members.length), 32);
+    e64.writeBigUInt64LE(BigInt(cd.length), 40);
+    e64.writeBigUInt64LE(BigInt(offset), 48);
+    const loc = Buffer.alloc(20);
+    loc.writeUInt32LE(0x07064b50, 0);
+    loc.writeBigUInt64LE(BigInt(offset + cd.length), 8);
+    loc.writeUInt32LE(1, 16);
+    tail.push(e64, loc);
+  }
+  const eocd = Buffer.alloc(22);
+  eocd.writeUInt32LE(0x06054b50, 0);
+  eocd.writeUInt16LE(options.zip64 ? 0xffff : members.length, 8);
+  eocd.writeUInt16LE(options.zip64 ? 0xffff : members.length, 10);
+  eocd.writeUInt32LE(options.zip64 ? 0xffffffff : cd.length, 12);
+  eocd.writeUInt32LE(options.zip64 ? 0xffffffff : offset, 16);
+  return new Uint8Array(Buffer.concat([...locals, cd, ...tail, eocd]));
+}
+const deflated = (name: string, raw: Uint8Array, extra: Partial<Member> = {}): Member => ({ name, method: 8, data: deflateRawSync(raw), uncompressed: raw, ...extra });
+
+describe(".npz: the central directory, lazily, bounded, CRC-checked", () => {
+  const a = encodeNpy(Float32Array.from([1, 2, 3]));
+  const b = encodeNpy(Int32Array.from([4, 5]));
+
+  it("reads stored, deflated and zip64 archives; only the arrays asked for", () => {
+    for (const z64 of [false, true]) {
+      const bytes = zip([{ name: "a.npy", data: a }, deflated("b.npy", b), deflated("README.txt", Buffer.from("hello"))], { zip64: z64 });
+      const all = parseNpz(bytes);
+      expect(Object.keys(all).sort()).toEqual(["a", "b"]);
+      expect(Array.from(all.a!.data)).toEqual([1, 2, 3]);
+      expect(Array.from(all.b!.data)).toEqual([4, 5]);
+      const only = readNpz(file(`only-${z64}.npz`, bytes), "--scores", { arrays: ["b"] });
+      expect(Object.keys(only)).toEqual(["b"]);
+      expect(errorOf(() => parseNpz(bytes, "--scores", { arrays: ["c"] })).message).toMatch(/no array 'c' \(it holds a, b\)/);
+    }
+  });
+
+  it("a member whose bytes fail its CRC-32 is a typed error naming the member (NumPy raises; this read it silently)", () => {
+    const flipped = a.slice();
+    flipped[flipped.length - 1]! ^= 1;
+    for (const m of [{ name: "a.npy", data: flipped, crc: crc32(a) }, deflated("a.npy", flipped, { crc: crc32(a) })]) {
+      const e = errorOf(() => parseNpz(zip([m]), "--scores"));
+      expect(e.message).toMatch(/a\.npy.*CRC-32/);
+    }
+  });
+
+  it("bzip2 and lzma members name their compression and the fix", () => {
+    for (const [method, what] of [[12, "bzip2"], [14, "LZMA"]] as const) {
+      const e = errorOf(() => parseNpz(zip([{ name: "a.npy", method, data: new Uint8Array(40), declaredSize: a.length }])));
+      expect(e.message).toContain(what);
+      expect(e.message).toMatch(/np\.savez/);
+      expect(e.message).not.toMatch(/damaged/);
+    }
+  });
+
+  it("a declared size no deflate stream of its length can produce is refused before anything is allocated", () => {
+    const members = Array.from({ length: 20 }, (_, k) => deflated(`m${k}.npy`, a, { declaredSize: 0xffffffff }));
+    const e = errorOf(() => parseNpz(zip(members)));
+    expect(e.message).toMatch(/m0\.npy declares 4294967295 bytes/);
+    // a member that inflates to more or less than it declares
+    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length - 1 })]))).message).toMatch(/a\.npy inflates to more than its declared/);
+    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length + 1 })]))).message).toMatch(/a\.npy inflates to \d+ bytes, not the \d+ it declares/);
+  });
+
+  it("a 512 MiB README.txt member in a small archive is never inflated (a child with a 64 MiB heap stays small)", () => {
+    // 512 MiB of zeros deflated as one stream, built in a child that streams 1 MiB chunks (about 510 KB), so that no
+    // process here ever holds 512 MiB
+    const gen = `
+const zlib = require("node:zlib"), fs = require("node:fs");
+const chunk = Buffer.alloc(1 << 20); let crc = 0; const parts = [];
+const d = zlib.createDeflateRaw({ level: 9 });
+d.on("data", (b) => parts.push(b));
+d.on("end", () => { fs.writeFileSync(process.argv[1], Buffer.concat(parts)); console.log(crc); });
+let k = 0;
+(function write() { while (k < 512) { crc = zlib.crc32(chunk, crc); k++; if (!d.write(chunk)) return d.once("drain", write); } d.end(); })();`;
+    const streamFile = path.join(dir, "zeros-512m.deflate");
+    const crc = Number(execFileSync(process.execPath, ["-e", gen, streamFile], { encoding: "utf8" }).trim());
+    const stream = readFileSync(streamFile);
+    const bytes = zip([{ name: "a.npy", data: a }, { name: "README.txt", method: 8, data: stream, declaredSize: 512 << 20, crc }]);
+    const p = file("readme-bomb.npz", bytes);
+    expect(bytes.length).toBeLessThan(600_000);
+    const r = child(`${report}\nreport(() => { const z = kg.readNpz(${JSON.stringify(p)}); if (Object.keys(z).join() !== "a") throw new Error("keys " + Object.keys(z)); });`, 8_000_000);
+    const out = JSON.parse(r.out.trim() || "{}") as { ok?: boolean; rssMiB: number };
+    expect(out.ok, r.out + r.err).toBe(true);
+    expect(out.rssMiB).toBeLessThan(200);
+  });
+});
+
 describe("safetensors headers that are not what they claim", () => {
   const build = (header: string, data = new Uint8Array(8)) => {
     const h = Buffer.from(header);
