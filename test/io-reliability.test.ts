@@ -54,6 +54,122 @@ function errorOf(call: () => unknown): KgrankInputError {
   throw new Error("no error was raised");
 }
 
+describe(".npy header: a Python dict literal, as NumPy reads it", () => {
+  it("duplicate keys: the last one wins, as in a Python dict", () => {
+    const a = parseNpy(npy("{'descr': '<f4', 'fortran_order': True, 'shape': (9,), 'descr': '<i4', 'shape': (2,), 'fortran_order': False}", i32(7, -1)));
+    expect(a.dtype).toBe("i4");
+    expect(a.shape).toEqual([2]);
+    expect(Array.from(a.data)).toEqual([7, -1]);
+  });
+
+  it("a string value holding \"'shape': (9,)\" or \"'descr': '<f8'\" is a string, not a key", () => {
+    const a = parseNpy(npy(`{'descr': "'descr': '<f8', 'shape': (9,)", 'descr': '<i4', 'fortran_order': False, 'shape': (2,), }`, i32(3, 4)));
+    expect([a.dtype, a.shape, Array.from(a.data)]).toEqual(["i4", [2], [3, 4]]);
+  });
+
+  it("escapes, quotes, prefixes, comments, line continuations, adjacent strings and trailing commas", () => {
+    const headers = [
+      "{'descr': '\\x3ci4', \"fortran_order\": False, 'shape': (2,)}",
+      "{'descr': '\\u003ci4', 'fortran_order': False, 'shape': (2 ,) , }",
+      "{u'descr': r'<i4', 'fortran_order': False, # a comment ' }\n 'shape': (\n2,\n)}",
+      "{'de' \"scr\": '<' 'i4', 'fortran_order':\\\nFalse, 'shape': (2,)}",
+      "{'descr': '''<i4''', 'fortran_order': False, 'shape': (2,)}",
+      "{'descr': '<i\\64', 'fortran_order': False, 'shape': (2,)}",
+      "\t {'descr': '<i4', 'fortran_order': False, 'shape': (2,)}  \n",
+    ];
+    for (const h of headers) {
+      const a = parseNpy(npy(h, i32(5, 6)));
+      expect([a.dtype, a.shape, Array.from(a.data)], h).toEqual(["i4", [2], [5, 6]]);
+    }
+  });
+
+  it("rejects what NumPy rejects: other keys, a missing key, shape not a tuple, fortran_order not a bool, bad syntax", () => {
+    const cases: [string, RegExp][] = [
+      ["{'descr': '<i4', 'fortran_order': False, 'shape': (2,), 'x': 1}", /key 'x' besides 'descr', 'fortran_order' and 'shape'/],
+      ["{'descr': '<i4', 'shape': (2,)}", /no 'fortran_order'/],
+      ["{'descr': '<i4', 'fortran_order': False, 'shape': (2)}", /'shape' is not a tuple/],
+      ["{'descr': '<i4', 'fortran_order': 'False', 'shape': (2,)}", /'fortran_order' is 'False', not True or False/],
+      ["{'descr': '<i4', 'fortran_order': False, 'shape': (2,), ", /not a valid Python dict literal/],
+      ["{'descr': '<i4', 'fortran_order': False, 'shape': (2,)} x", /not a valid Python dict literal/],
+      ["{'descr': '<i4\n', 'fortran_order': False, 'shape': (2,)}", /unterminated string/],
+      ["{'descr': '<i4', 'fortran_order': False, 'shape': (-2,)}", /not a non-negative integer/],
+      ["{'descr': '<i4', 'fortran_order': False, 'shape': (02,)}", /not a valid Python dict literal/],
+      ["{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (2,)}", /'descr' is not a string/],
+    ];
+    for (const [h, re] of cases) expect(errorOf(() => parseNpy(npy(h, i32(5, 6)))).message, h).toMatch(re);
+  });
+
+  it("a version 3.0 header must be UTF-8; version 1.0 / 2.0 headers are latin-1", () => {
+    const bad = npy("{'descr': '<i4', 'fortran_order': False, 'shape': (2,)}", i32(1, 2), 3);
+    bad[12 + 1] = 0xff; // the "'" before descr
+    expect(errorOf(() => parseNpy(bad)).message).toMatch(/not valid UTF-8/);
+    // latin-1 text inside a string of a v1 header is just text
+    expect(parseNpy(npy("{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", i32(1, 2), 1)).shape).toEqual([2]);
+  });
+
+  it("long headers are cut short in error messages", () => {
+    const long = "x".repeat(500_000);
+    for (const h of [`{'descr': '${long}', 'fortran_order': False, 'shape': (2,)}`, `{'descr': '<i4', 'fortran_order': False, 'shape': (2,), '${long}`,
+      `{'descr': '<i4', 'fortran_order': False, 'shape': (${"1, ".repeat(200_000)}2, 7777777777777)}`, `{'descr': '<i4', 'fortran_order': ${long}, 'shape': (2,)}`]) {
+      const e = errorOf(() => parseNpy(npy(h, i32(1, 2), 2)));
+      expect(e.message.length, e.message.slice(0, 300)).toBeLessThan(600);
+    }
+  });
+});
+
+const numpy = external("python3 with NumPy", runs("python3", ["-c", "import numpy"]), "install python3-numpy");
+
+describe.skipIf(numpy.missing)(numpy.name(".npy header: same verdict as numpy.load"), () => {
+  it("accepts and rejects hand-picked headers exactly as NumPy does, with the same dtype and shape", () => {
+    const headers = [
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (2,)}",
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), 'descr': '>i4'}",
+      "{'descr': '\\x3ci4', 'fortran_order': False, 'shape': (2, 1)}",
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (2)}",
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), 'x': 1}",
+      "{'descr': '<i4', 'fortran_order': 0, 'shape': (2,)}",
+      "{'descr': '<i4', 'fortran_order': False, # c\n 'shape': (1, 2)}",
+      "{'descr': '<i' '4', 'fortran_order': False, 'shape': (2,)}",
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (1_0,)}",
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (02,)}",
+      "{'descr': \"'descr': '<f8'\", 'descr': '<u4', 'fortran_order': False, 'shape': (2,)}",
+      "{'descr': '<i4', 'fortran_order': False, 'shape': ()}",
+      "{'descr': '<i4', 'fortran_order': True, 'shape': (1, 2, 1)}",
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (2,),}",
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (2,)",
+      "{'descr': '<i4', 'fortran_order': False}",
+      "{'descr': '''<i4''', 'fortran_order': False, 'shape': (2,)}",
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (2,)} # trailing comment",
+    ];
+    const files = headers.map((h, k) => file(`np-verdict-${k}.npy`, npy(h, new Uint8Array(64), 1)));
+    const py = `
+import numpy as np, sys, json
+out = []
+for f in sys.argv[1:]:
+    try:
+        a = np.load(f)
+        out.append({"ok": [a.dtype.str[1:], list(a.shape)]})
+    except Exception as e:
+        out.append({"error": type(e).__name__})
+print(json.dumps(out))
+`;
+    const verdicts = JSON.parse(execFileSync("python3", ["-c", py, ...files], { encoding: "utf8" })) as ({ ok: [string, number[]] } | { error: string })[];
+    headers.forEach((h, k) => {
+      const v = verdicts[k]!;
+      let ours: { ok: [string, number[]] } | { error: string };
+      try {
+        const a = readNpy(files[k]!);
+        ours = { ok: [a.dtype, a.shape] };
+      } catch (e) {
+        expect(e, h).toBeInstanceOf(KgrankInputError);
+        ours = { error: "any" };
+      }
+      if ("ok" in v) expect(ours, h).toEqual(v);
+      else expect("error" in ours, `${h}: NumPy raised ${v.error}, we accepted`).toBe(true);
+    });
+  });
+});
+
 describe("Fortran-order .npy with many unit dimensions", () => {
   it("a (N, 1, 1, ..., 1) file with 100,000 dimensions reads fast (was 8 s: elements x dimensions)", () => {
     const n = 20_000;

@@ -43,6 +43,15 @@ Status split_tsv_triples(const uint8_t* bytes, size_t len, std::vector<size_t>& 
 // JavaScript's String.prototype.trim / \s whitespace (WhiteSpace + LineTerminator).
 bool js_whitespace(uint32_t cp);
 
+// Offset of the first byte of the first ill-formed UTF-8 sequence in bytes[0, len) (surrogates, overlong forms and
+// code points past U+10FFFF are ill-formed), or kUtf8Valid. Twin of utf8ErrorOffset in src/io/npy.ts.
+constexpr size_t kUtf8Valid = static_cast<size_t>(-1);
+size_t utf8_error_offset(const uint8_t* bytes, size_t len);
+
+// Up to 60 code points of t[start, end) for an error message, as UTF-8: controls as '?', surrogates as U+FFFD, "..."
+// when cut. Twin of echoCodePoints in src/io/npy.ts.
+std::string echo_code_points(const std::u32string& t, size_t start, size_t end);
+
 // WHATWG UTF-8 decoding with replacement (TextDecoder, fatal: false; no BOM handling): code points of bytes.
 void utf8_decode(const uint8_t* bytes, size_t len, std::u32string& out);
 
