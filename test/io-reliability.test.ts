@@ -193,6 +193,30 @@ describe("Fortran-order .npy with many unit dimensions", () => {
   });
 });
 
+describe("TSV files that are not UTF-8", () => {
+  const latin1 = (s: string) => Buffer.from(s, "latin1");
+  it("café and cafè in Latin-1 are refused with the file and the line, not merged into caf\\uFFFD", () => {
+    const p = file("latin1.tsv", latin1("a\tr\tb\ncaf\u00e9\tr\tb\ncaf\u00e8\tr\tb\n"));
+    const e = errorOf(() => readTriples(p, { argument: "--train" }));
+    expect(e.argument).toBe("--train");
+    expect(e.message).toContain(p);
+    expect(e.message).toMatch(/line 2 is not valid UTF-8 \(byte 0xe9 at byte 4 of the line\)/);
+    expect(e.message).toMatch(/iconv/);
+  });
+
+  it("the line number counts every line, and a bad byte wins over a later column error", () => {
+    expect(errorOf(() => splitTsvBytes(Buffer.from([0x61, 0x09, 0x62, 0x09, 0x63, 0x0a, 0x0a, 0x61, 0x09, 0xc3, 0x28, 0x0a, 0x61, 0x0a]), "t")).message).toMatch(
+      /^t: line 3 is not valid UTF-8 \(byte 0xc3 at byte 3 of the line\)/,
+    );
+    // encoded surrogates and overlong forms are not UTF-8 either (WHATWG / Python both refuse them)
+    expect(errorOf(() => splitTsvBytes(Buffer.from([0x61, 0x09, 0xed, 0xa0, 0x80, 0x09, 0x62]), "t")).message).toMatch(/line 1 is not valid UTF-8/);
+    expect(errorOf(() => splitTsvBytes(Buffer.from([0x61, 0x09, 0xc0, 0xaf, 0x09, 0x62]), "t")).message).toMatch(/line 1 is not valid UTF-8/);
+    // a truncated sequence at the end of the file
+    expect(errorOf(() => splitTsvBytes(Buffer.from([0x61, 0x09, 0x62, 0x09, 0xe2, 0x82]), "t")).message).toMatch(/line 1 is not valid UTF-8 \(byte 0xe2 at byte 5/);
+    expect(splitTsvBytes(Buffer.from("caf\u00e9\t\u{1f600}\tb\n", "utf8"), "t")).toEqual([["caf\u00e9", "\u{1f600}", "b"]]);
+  });
+});
+
 /** Runs `script` (CommonJS, `kg` = the built package) in a child under `ulimit -v` (KiB) and a 64 MiB old space. */
 function child(script: string, virtualKiB = 2_000_000): { out: string; err: string; status: number | null } {
   const dist = path.resolve(__dirname, "..", "dist", "cjs", "index.js");
@@ -422,3 +446,5 @@ describe("safetensors headers that are not what they claim", () => {
     for (const [h, re] of cases) expect(errorOf(() => parseSafetensors(build(h))).message, h).toMatch(re);
   });
 });
+
+

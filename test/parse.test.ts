@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from "vitest";
 import { NativeStatus, nativeAddon, statusOf } from "../src/backend";
 import { KgrankInputError } from "../src/errors";
 import { parseNpyHeader, parseNpyHeaderTs } from "../src/io/npy";
-import { splitTsvBytes, splitTsvTriples, splitTsvTriplesTs } from "../src/io/tsv";
+import { splitTsvBytes, splitTsvBytesTs, splitTsvTriples } from "../src/io/tsv";
 
 const addon = nativeAddon();
 const RUNS = 3000;
@@ -44,7 +44,7 @@ function nativeNpy(bytes: Uint8Array, fileSize?: number): Outcome {
 
 function tsTsv(bytes: Uint8Array): Outcome {
   try {
-    return { ok: splitTsvTriplesTs(Buffer.from(bytes).toString("utf8"), "x") };
+    return { ok: splitTsvBytesTs(bytes, "x") };
   } catch (e) {
     if (!(e instanceof KgrankInputError)) throw e;
     return { error: e.message.slice(3) };

@@ -688,6 +688,23 @@ bool blank_line(const uint8_t* b, const uint8_t* e) {
 }  // namespace
 
 Status split_tsv_triples(const uint8_t* bytes, size_t len, std::vector<size_t>& offsets) {
+  // The bytes must be UTF-8 (a Latin-1 "caf\xe9" and "caf\xe8" would both decode to "caf\uFFFD" and merge two entities).
+  const size_t bad = utf8_error_offset(bytes, len);
+  if (bad != kUtf8Valid) {
+    uint64_t line = 1;
+    size_t line_start = 0;
+    for (const uint8_t* q = static_cast<const uint8_t*>(std::memchr(bytes, '\n', bad)); q != nullptr;
+         q = static_cast<const uint8_t*>(std::memchr(q + 1, '\n', bad - static_cast<size_t>(q + 1 - bytes)))) {
+      ++line;
+      line_start = static_cast<size_t>(q - bytes) + 1;
+    }
+    static const char kHex[] = "0123456789abcdef";
+    const uint8_t b = bytes[bad];
+    return Status::invalid("line " + std::to_string(line) + " is not valid UTF-8 (byte 0x" + kHex[b >> 4] + kHex[b & 15] +
+                           " at byte " + std::to_string(bad - line_start + 1) +
+                           " of the line): the file must be UTF-8, as PyKEEN reads it; re-encode it, e.g. iconv -f "
+                           "latin1 -t utf-8 FILE > FILE.utf8");
+  }
   size_t start = (len >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF) ? 3 : 0;
   uint64_t line_no = 0;
   while (start <= len) {

@@ -33,7 +33,9 @@ inline Status parse_npy_header(const uint8_t* bytes, size_t len, uint64_t file_s
   return parse_npy_header(bytes, len, file_size_or_0 != 0, file_size_or_0, out);
 }
 
-// Splits UTF-8 TSV bytes into head<TAB>relation<TAB>tail triples: a leading UTF-8 BOM is skipped, "\r\n" accepted,
+// Splits UTF-8 TSV bytes into head<TAB>relation<TAB>tail triples: bytes that are not UTF-8 are refused with the
+// 1-based line and the byte ("line 2 is not valid UTF-8 (byte 0xe9 at byte 4 of the line): ..."), before any other
+// check; a leading UTF-8 BOM is skipped, "\r\n" accepted,
 // lines that are empty or only (JavaScript) whitespace skipped. Appends 6 byte offsets per triple to `offsets`:
 // [head start, head end, relation start, relation end, tail start, tail end). On a line with another field count or
 // an empty field the status is InvalidInput with the TypeScript message without its argument prefix
