@@ -4,7 +4,8 @@
  * never crash, abort or hang. The README's "Reliability" section lists these kinds; a test below keeps the two in
  * step. CLI and file cases live in test/cli*.test.ts and are listed there too.
  */
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -13,6 +14,7 @@ import {
   KgrankStateError, metricValues, ogbEvaluateSync, prepareCandidates, RankCounter, RankEvaluator, UnknownMetricError,
   encodeNpy, loadDataset, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples, splitTsvTriples, writeNpy,
 } from "../src/index";
+import { zipSync } from "fflate";
 import { backendLabel } from "./helpers/backend";
 import { decodeState, encodeState } from "../src/evaluation/state";
 
@@ -42,6 +44,28 @@ const int64Npy = (() => {
   const b = encodeNpy(BigInt64Array.from([2n ** 60n]));
   return b;
 })();
+
+/** A one-member .npz ("a.npy" = goodNpy, stored or deflated) with `patch` applied (local header at 0, central entry at `cd`). */
+function npzPatched(level: 0 | 6, patch: (z: Uint8Array, dv: DataView, cd: number) => void): Uint8Array {
+  const z = zipSync({ "a.npy": goodNpy }, { level });
+  const dv = new DataView(z.buffer, z.byteOffset, z.byteLength);
+  let cd = z.length - 22;
+  while (cd > 0 && dv.getUint32(cd, true) !== 0x02014b50) cd--;
+  patch(z, dv, cd);
+  return z;
+}
+const latin1Tsv = (() => {
+  const p = path.join(mkdtempSync(path.join(os.tmpdir(), "kgrank-bad-input-")), "latin1.tsv");
+  writeFileSync(p, Buffer.from("a\tr\tcaf\u00e9\n", "latin1"));
+  return p;
+})();
+const safetensors = (header: string) => {
+  const h = Buffer.from(header);
+  const out = new Uint8Array(8 + h.length + 4);
+  new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
+  out.set(h, 8);
+  return out;
+};
 
 interface Case {
   kind: string;
@@ -128,11 +152,22 @@ export const CASES: Case[] = [
   { kind: "TSV triples a device (/dev/zero)", call: () => readTriples("/dev/zero"), error: KgrankInputError },
   { kind: "npy missing file", call: () => readNpy("/nonexistent/kgrank/scores.npy", "--scores-tail"), error: KgrankInputError, argument: "--scores-tail" },
   { kind: "writeNpy shape not matching the data", call: () => writeNpy("/tmp/kgrank-never-written.npy", Float32Array.from([1, 2, 3]), [2, 2]), error: KgrankInputError, argument: "shape" },
+  { kind: "npy header with a key NumPy does not write", call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), 'x': 1}")), error: KgrankInputError, argument: "file" },
+  { kind: "npy header that is not a Python literal", call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2}")), error: KgrankInputError, argument: "file" },
+  { kind: "npy shape not a tuple", call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': 4}")), error: KgrankInputError, argument: "file" },
   { kind: ".npz that is not a zip", call: () => parseNpz(goodNpy), error: KgrankInputError, argument: "file" },
+  { kind: ".npz member failing its CRC-32", call: () => parseNpz(npzPatched(0, (z, dv, cd) => { z[cd - 1]! ^= 1; })), error: KgrankInputError, argument: "file[a]" },
+  { kind: ".npz member compressed with bzip2", call: () => parseNpz(npzPatched(0, (z, dv, cd) => { dv.setUint16(8, 12, true); dv.setUint16(cd + 10, 12, true); })), error: KgrankInputError, argument: "file[a]" },
+  { kind: ".npz member declaring more than deflate can produce", call: () => parseNpz(npzPatched(6, (z, dv, cd) => { dv.setUint32(cd + 24, 0xffffffff, true); })), error: KgrankInputError, argument: "file[a]" },
+  { kind: ".npz without the array asked for", call: () => parseNpz(npzPatched(0, () => {}), "file", { arrays: ["b"] }), error: KgrankInputError, argument: "file" },
   { kind: "safetensors header length past the end", call: () => parseSafetensors(Uint8Array.from([255, 255, 0, 0, 0, 0, 0, 0, 123])), error: KgrankInputError, argument: "file" },
+  { kind: "safetensors header null", call: () => parseSafetensors(safetensors("null")), error: KgrankInputError, argument: "file" },
+  { kind: "safetensors tensor entry not an object", call: () => parseSafetensors(safetensors('{"x": 3}')), error: KgrankInputError, argument: "file" },
+  { kind: "safetensors data_offsets past the data", call: () => parseSafetensors(safetensors('{"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}')), error: KgrankInputError, argument: "file" },
   { kind: "TSV with 2 columns (line named)", call: () => splitTsvTriples("a\tr\tb\na\tr\n"), error: KgrankInputError, argument: "file" },
   { kind: "TSV with 4 columns (line named)", call: () => splitTsvTriples("a\tr\tb\tc\n"), error: KgrankInputError, argument: "file" },
   { kind: "TSV empty field", call: () => splitTsvTriples("a\t\tb\n"), error: KgrankInputError, argument: "file" },
+  { kind: "TSV not UTF-8 (Latin-1; line named)", call: () => readTriples(latin1Tsv, { argument: "--train" }), error: KgrankInputError, argument: "--train" },
   { kind: "unknown dataset", call: () => loadDataset("freebase-2"), error: KgrankInputError, argument: "dataset" },
   // ---- options objects and metric names (issue 14) -------------------------------------------------------------
   { kind: "unknown option key (filter for filterTriples)", call: () => new RankEvaluator({ numEntities: 3, filter: [triples] } as never), error: KgrankInputError, argument: "RankEvaluator options" },

@@ -290,7 +290,7 @@ describe("readNpz and readSafetensors", () => {
     const t = parseSafetensors(build(JSON.parse('{"__proto__": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}'), four));
     expect(Object.keys(t)).toEqual(["__proto__"]);
     expect(Array.from(t["__proto__"]!.data)).toEqual([2.5]);
-    expect(() => parseSafetensors(build({ x: { dtype: "constructor", shape: [1], data_offsets: [0, 4] } }, four))).toThrow(/tensor x has dtype "constructor"/);
+    expect(() => parseSafetensors(build({ x: { dtype: "constructor", shape: [1], data_offsets: [0, 4] } }, four))).toThrow(/tensor "x" has dtype "constructor"/);
   });
 
   it("refuses FIFOs and devices before opening them (a FIFO would block, /dev/zero never ends)", () => {

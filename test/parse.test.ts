@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from "vitest";
 import { NativeStatus, nativeAddon, statusOf } from "../src/backend";
 import { KgrankInputError } from "../src/errors";
 import { parseNpyHeader, parseNpyHeaderTs } from "../src/io/npy";
-import { splitTsvBytes, splitTsvTriples, splitTsvTriplesTs } from "../src/io/tsv";
+import { splitTsvBytes, splitTsvBytesTs, splitTsvTriples } from "../src/io/tsv";
 
 const addon = nativeAddon();
 const RUNS = 3000;
@@ -44,7 +44,7 @@ function nativeNpy(bytes: Uint8Array, fileSize?: number): Outcome {
 
 function tsTsv(bytes: Uint8Array): Outcome {
   try {
-    return { ok: splitTsvTriplesTs(Buffer.from(bytes).toString("utf8"), "x") };
+    return { ok: splitTsvBytesTs(bytes, "x") };
   } catch (e) {
     if (!(e instanceof KgrankInputError)) throw e;
     return { error: e.message.slice(3) };
@@ -133,6 +133,8 @@ describe.skipIf(!addon)("C++ parsers match their TypeScript twins", () => {
       { weight: 1, arbitrary: fc.constantFrom("\u00a0", "\u3000", "\u2028", "\u0085", "\ufeff", "\u180e", "\u00a0\u0020") },
     );
     const quote = fc.constantFrom("'", '"');
+    // Matching quotes mostly (Python needs them; the regexes this parser replaced did not), sometimes not.
+    const quotes = fc.oneof({ weight: 8, arbitrary: quote.map((q) => [q, q] as const) }, { weight: 1, arbitrary: fc.tuple(quote, quote) });
     // Mostly valid pieces (so that many headers are accepted and whitespace/quoting differences show), some hostile.
     const dtype = fc.oneof(
       { weight: 6, arbitrary: fc.tuple(fc.constantFrom("", "<", ">", "|", "="), fc.constantFrom(...DTYPES)).map(([a, d]) => a + d) },
@@ -147,12 +149,12 @@ describe.skipIf(!addon)("C++ parsers match their TypeScript twins", () => {
     const shape = fc.array(fc.tuple(ws, dim, ws), { maxLength: 4 }).chain((ds) =>
       fc.constantFrom(",", ", ", "").map((tail) => ds.map(([a, d, b]) => a + d + b).join(",") + (ds.length > 0 ? tail : "")));
     const entry = (key: string, value: fc.Arbitrary<string>) =>
-      fc.tuple(quote, quote, ws, ws, value).map(([q1, q2, a, b, v]) => `${q1}${key}${q2}${a}:${b}${v}`);
+      fc.tuple(quotes, ws, ws, value).map(([[q1, q2], a, b, v]) => `${q1}${key}${q2}${a}:${b}${v}`);
     const header = fc.tuple(
       ws,
       fc.constantFrom("{", "{", "{", "{", "[", ""),
       fc.tuple(
-        entry("descr", fc.tuple(quote, dtype, quote).map(([a, d, b]) => a + d + b)),
+        entry("descr", fc.tuple(quotes, dtype).map(([[a, b], d]) => a + d + b)),
         entry("fortran_order", fc.constantFrom("True", "False", "True", "False", "true", "1")),
         entry("shape", shape.map((s) => `(${s})`)),
         fc.boolean(),
@@ -261,18 +263,21 @@ describe.skipIf(addon !== null)("fallback backend", () => {
 
 describe("adversarial .npy headers", () => {
   it("a 1 MiB header of \"'shape':(\" repeated is rejected in well under a second by both parsers (was ~1 min)", () => {
-    for (const unit of ["'shape':(", "'descr':'", "'fortran_order' : "]) {
+    for (const unit of ["'shape':(", "'descr':'", "'fortran_order' : ", "(", "'", "#", "\\\n"]) {
       let dict = "{";
       while (dict.length < (1 << 20) - 16) dict += unit;
       const b = npy(latin1(dict), 2);
       const t0 = performance.now();
       const want = tsNpy(b);
       if (addon) expect(nativeNpy(b)).toEqual(want);
-      expect(want).toEqual({ error: "not a valid .npy file: the header is not a dict with 'descr', 'fortran_order' and 'shape'" });
+      expect("error" in want && want.error, unit).toMatch(/^not a valid \.npy file: the header is not a valid Python dict literal: /);
+      // the message quotes the header near the problem, cut short
+      expect("error" in want && want.error.length, unit).toBeLessThan(300);
       expect(performance.now() - t0).toBeLessThan(3000);
     }
-    // The cut at the last ')' finds the same match as the whole text.
-    const h = npy(latin1("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': '(((' }"), 1);
+    // Parentheses and quotes inside comments and strings are text, not structure.
+    const h = npy(latin1("{'descr': '<f4', 'shape': (2,), 'fortran_order': False, } # '(((' )"), 1);
     expect(tsNpy(h)).toMatchObject({ ok: { shape: [2] } });
+    if (addon) expect(nativeNpy(h)).toEqual(tsNpy(h));
   });
 });

@@ -2,6 +2,7 @@
 // (test/parse.test.ts) checks both against each other on random and mutated inputs.
 #include "parse.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace kgrank {
@@ -97,13 +98,8 @@ void append_utf8(std::string& s, uint32_t c) {
   }
 }
 
-std::string utf8_of(const std::u32string& t, size_t begin, size_t end) {
-  std::string s;
-  for (size_t i = begin; i < end; ++i) append_utf8(s, t[i]);
-  return s;
-}
 
-bool is_quote(char32_t c) { return c == U'\'' || c == U'"'; }
+bool is_digit(char32_t c) { return c >= U'0' && c <= U'9'; }
 
 bool has_at(const std::u32string& t, size_t i, const char* lit) {
   const size_t n = std::strlen(lit);
@@ -114,73 +110,373 @@ bool has_at(const std::u32string& t, size_t i, const char* lit) {
   return true;
 }
 
-// The part common to the three header regexes: ['"]key['"]\s*:\s* starting at i; returns the index after it or npos.
-size_t key_prefix(const std::u32string& t, size_t i, const char* key) {
-  const size_t n = t.size();
-  if (!is_quote(t[i]) || !has_at(t, i + 1, key)) return std::u32string::npos;
-  size_t j = i + 1 + std::strlen(key);
-  if (j >= n || !is_quote(t[j])) return std::u32string::npos;
-  ++j;
-  while (j < n && js_whitespace(t[j])) ++j;
-  if (j >= n || t[j] != U':') return std::u32string::npos;
-  ++j;
-  while (j < n && js_whitespace(t[j])) ++j;
-  return j;
-}
+// ---- The header as a Python literal (twin of PyLiteralParser in src/io/npy.ts, rule for rule) ---------------------
 
-struct Capture {
-  bool found = false;
-  size_t begin = 0, end = 0;
+constexpr size_t kMaxDepth = 32;  // nesting of tuples and lists
+constexpr size_t kEcho = 60;      // code points of the header echoed in a message
+
+struct PyValue {
+  enum Kind { Str, Bool, None, Int, Tuple, List } kind = None;
+  std::u32string text;           // Str
+  bool value = false;            // Bool
+  bool negative = false;         // Int
+  std::vector<uint8_t> digits;   // Int
+  std::vector<PyValue> items;    // Tuple, List
+  size_t start = 0, end = 0;     // code point span in the header
 };
 
-// /['"]descr['"]\s*:\s*['"]([^'"]*)['"]/
-Capture match_descr(const std::u32string& t) {
-  Capture c;
-  for (size_t i = 0; i < t.size(); ++i) {
-    size_t j = key_prefix(t, i, "descr");
-    if (j == std::u32string::npos || j >= t.size() || !is_quote(t[j])) continue;
-    size_t k = j + 1;
-    while (k < t.size() && !is_quote(t[k])) ++k;
-    // No quote after j: no later start can match either (it needs quotes past i + 6). Stopping keeps this linear on
-    // headers like "'descr':'" repeated (the regex it mirrors is quadratic there).
-    if (k >= t.size()) return c;
-    c.found = true;
-    c.begin = j + 1;
-    c.end = k;
-    return c;
-  }
-  return c;
+bool py_ws(char32_t c) { return c == 0x20 || c == 0x09 || c == 0x0C || c == 0x0A || c == 0x0D; }
+bool py_ident(char32_t c) {
+  return (c >= U'A' && c <= U'Z') || (c >= U'a' && c <= U'z') || is_digit(c) || c == U'_' || c >= 0x80;
 }
-
-// /['"]fortran_order['"]\s*:\s*(True|False)/ -> 1 True, 0 False, -1 no match
-int match_fortran(const std::u32string& t) {
-  for (size_t i = 0; i < t.size(); ++i) {
-    size_t j = key_prefix(t, i, "fortran_order");
-    if (j == std::u32string::npos) continue;
-    if (has_at(t, j, "True")) return 1;
-    if (has_at(t, j, "False")) return 0;
-  }
+int hex_value(char32_t c) {
+  if (is_digit(c)) return static_cast<int>(c - U'0');
+  if (c >= U'a' && c <= U'f') return static_cast<int>(c - U'a' + 10);
+  if (c >= U'A' && c <= U'F') return static_cast<int>(c - U'A' + 10);
   return -1;
 }
 
-// /['"]shape['"]\s*:\s*\(([^)]*)\)/
-Capture match_shape(const std::u32string& t) {
-  Capture c;
-  for (size_t i = 0; i < t.size(); ++i) {
-    size_t j = key_prefix(t, i, "shape");
-    if (j == std::u32string::npos || j >= t.size() || t[j] != U'(') continue;
-    size_t k = j + 1;
-    while (k < t.size() && t[k] != U')') ++k;
-    if (k >= t.size()) return c;  // no ')' after j: no later start can match; linear on "'shape':(" repeated
-    c.found = true;
-    c.begin = j + 1;
-    c.end = k;
-    return c;
+}  // namespace
+
+std::string echo_code_points(const std::u32string& t, size_t start, size_t end) {
+  std::string s;
+  const size_t stop = std::min(end, start + kEcho);
+  for (size_t i = start; i < stop; ++i) {
+    const uint32_t c = t[i];
+    if (c < 0x20 || (c >= 0x7F && c <= 0x9F)) s += '?';
+    else if (c >= 0xD800 && c <= 0xDFFF) append_utf8(s, 0xFFFD);
+    else append_utf8(s, c);
   }
-  return c;
+  if (end > stop) s += "...";
+  return s;
 }
 
-bool is_digit(char32_t c) { return c >= U'0' && c <= U'9'; }
+size_t utf8_error_offset(const uint8_t* bytes, size_t n) {
+  size_t i = 0;
+  // ASCII fast path, 8 bytes at a time
+  while (i < n) {
+    while (i + 8 <= n) {
+      uint64_t w;
+      std::memcpy(&w, bytes + i, 8);
+      if (w & 0x8080808080808080ull) break;
+      i += 8;
+    }
+    if (i >= n) break;
+    const uint8_t c = bytes[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t need;
+    uint8_t lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      need = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      need = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      need = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    for (size_t k = 1; k <= need; ++k) {
+      if (i + k >= n) return i;
+      const uint8_t b = bytes[i + k];
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return i;
+    }
+    i += need + 1;
+  }
+  return kUtf8Valid;
+}
+
+namespace {
+
+class PyLiteralParser {
+ public:
+  PyLiteralParser(const std::u32string& t, bool long_suffix) : t_(t), long_suffix_(long_suffix) {}
+
+  bool failed = false;
+  bool not_dict = false;
+  std::string what;
+  size_t at = 0;
+
+  // The whole header: a dict, then only whitespace and comments. Entries in order (duplicates kept).
+  bool dict(std::vector<std::pair<PyValue, PyValue>>& entries) {
+    ws();
+    if (i_ >= t_.size() || t_[i_] != U'{') {
+      failed = not_dict = true;
+      at = i_;
+      return false;
+    }
+    ++i_;
+    bool comma = true;
+    for (;;) {
+      ws();
+      if (i_ < t_.size() && t_[i_] == U'}') {
+        ++i_;
+        break;
+      }
+      if (!comma) return fail("expected ',' or '}'");
+      PyValue key, value;
+      if (!parse_value(1, key)) return false;
+      ws();
+      if (i_ >= t_.size() || t_[i_] != U':') return fail("expected ':' after a key");
+      ++i_;
+      if (!parse_value(1, value)) return false;
+      entries.emplace_back(std::move(key), std::move(value));
+      ws();
+      comma = i_ < t_.size() && t_[i_] == U',';
+      if (comma) ++i_;
+    }
+    ws();
+    if (i_ < t_.size()) return fail("text after the dict");
+    return true;
+  }
+
+ private:
+  const std::u32string& t_;
+  const bool long_suffix_;
+  size_t i_ = 0;
+
+  char32_t at_(size_t k) const { return k < t_.size() ? t_[k] : char32_t(0xFFFFFFFFu); }
+  static constexpr char32_t kEnd = char32_t(0xFFFFFFFFu);
+
+  bool fail(const std::string& w) { return fail_at(w, i_); }
+  bool fail_at(const std::string& w, size_t where) {
+    failed = true;
+    what = w;
+    at = where;
+    return false;
+  }
+
+  void ws() {
+    for (;;) {
+      const char32_t c = at_(i_);
+      if (c == kEnd) return;
+      if (py_ws(c)) {
+        ++i_;
+      } else if (c == U'#') {
+        while (i_ < t_.size() && t_[i_] != 0x0A && t_[i_] != 0x0D) ++i_;
+      } else if (c == U'\\' && (at_(i_ + 1) == 0x0A || at_(i_ + 1) == 0x0D)) {
+        i_ += (at_(i_ + 1) == 0x0D && at_(i_ + 2) == 0x0A) ? 3 : 2;
+      } else {
+        return;
+      }
+    }
+  }
+
+  // Length of the ASCII word [A-Za-z0-9_]* starting at k.
+  size_t word(size_t k) const {
+    size_t n = 0;
+    while (k + n < t_.size() && t_[k + n] < 0x80 && py_ident(t_[k + n])) ++n;
+    return n;
+  }
+
+  bool is_prefix(size_t k, size_t n) const {
+    if (n != 1) return false;
+    const char32_t c = t_[k];
+    return c == U'u' || c == U'U' || c == U'r' || c == U'R';
+  }
+
+  static bool is_q(char32_t c) { return c == U'\'' || c == U'"'; }
+
+  bool parse_value(size_t depth, PyValue& out) {
+    ws();
+    const size_t start = i_;
+    const char32_t c = at_(i_);
+    if (c == kEnd) return fail("the header ends where a value should be");
+    if (is_q(c)) return strings(start, out);
+    if (c == U'(' || c == U'[') return sequence(depth, start, out);
+    if (c == U'-' || c == U'+' || is_digit(c)) return integer(start, out);
+    if (py_ident(c) && c < 0x80) {
+      const size_t n = word(i_);
+      const char32_t q = at_(i_ + n);
+      if (is_prefix(i_, n) && is_q(q)) return strings(start, out);
+      if (q == kEnd || !py_ident(q)) {
+        if (has_at(t_, i_, "True") && n == 4) {
+          i_ += 4;
+          out.kind = PyValue::Bool;
+          out.value = true;
+          out.start = start;
+          out.end = i_;
+          return true;
+        }
+        if (has_at(t_, i_, "False") && n == 5) {
+          i_ += 5;
+          out.kind = PyValue::Bool;
+          out.value = false;
+          out.start = start;
+          out.end = i_;
+          return true;
+        }
+        if (has_at(t_, i_, "None") && n == 4) {
+          i_ += 4;
+          out.kind = PyValue::None;
+          out.start = start;
+          out.end = i_;
+          return true;
+        }
+      }
+      return fail("'" + echo_code_points(t_, start, start + n) + "' is not a literal NumPy writes");
+    }
+    return fail("unexpected '" + echo_code_points(t_, start, start + 1) + "'");
+  }
+
+  // One or more adjacent string literals, joined.
+  bool strings(size_t start, PyValue& out) {
+    out.kind = PyValue::Str;
+    out.start = start;
+    for (;;) {
+      if (!string(out.text)) return false;
+      const size_t save = i_;
+      ws();
+      const char32_t c = at_(i_);
+      if (is_q(c)) continue;
+      if (c != kEnd && py_ident(c)) {
+        const size_t n = word(i_);
+        if (is_prefix(i_, n) && is_q(at_(i_ + n))) continue;
+      }
+      i_ = save;
+      out.end = i_;
+      return true;
+    }
+  }
+
+  bool string(std::u32string& out) {
+    const size_t begin = i_;
+    bool raw = false;
+    if (!is_q(t_[i_])) {
+      raw = t_[i_] == U'r' || t_[i_] == U'R';
+      ++i_;
+    }
+    const char32_t q = t_[i_];
+    const bool triple = at_(i_ + 1) == q && at_(i_ + 2) == q;
+    i_ += triple ? 3 : 1;
+    for (;;) {
+      const char32_t c = at_(i_);
+      if (c == kEnd || (!triple && (c == 0x0A || c == 0x0D))) return fail_at("unterminated string", begin);
+      if (c == q && (!triple || (at_(i_ + 1) == q && at_(i_ + 2) == q))) {
+        i_ += triple ? 3 : 1;
+        return true;
+      }
+      if (c != U'\\') {
+        out.push_back(c);
+        ++i_;
+        continue;
+      }
+      const char32_t e = at_(i_ + 1);
+      if (e == kEnd) return fail_at("unterminated string", begin);
+      if (raw) {
+        out.push_back(U'\\');
+        out.push_back(e);
+        i_ += 2;
+        continue;
+      }
+      i_ += 2;
+      switch (e) {
+        case 0x0A: break;
+        case 0x0D: if (at_(i_) == 0x0A) ++i_; break;
+        case U'\\': case U'\'': case U'"': out.push_back(e); break;
+        case U'a': out.push_back(7); break;
+        case U'b': out.push_back(8); break;
+        case U'f': out.push_back(12); break;
+        case U'n': out.push_back(10); break;
+        case U'r': out.push_back(13); break;
+        case U't': out.push_back(9); break;
+        case U'v': out.push_back(11); break;
+        case U'x': case U'u': case U'U': {
+          const size_t n = e == U'x' ? 2 : e == U'u' ? 4 : 8;
+          uint32_t v = 0;
+          for (size_t k = 0; k < n; ++k) {
+            const int h = hex_value(at_(i_ + k));
+            if (h < 0) return fail_at(std::string("truncated \\") + static_cast<char>(e) + " escape", i_ - 2);
+            v = v * 16 + static_cast<uint32_t>(h);
+          }
+          if (v > 0x10FFFF) return fail_at("\\U escape past U+10FFFF", i_ - 2);
+          i_ += n;
+          out.push_back(static_cast<char32_t>(v));
+          break;
+        }
+        case U'N': return fail_at("\\N{...} escapes are not supported", i_ - 2);
+        default:
+          if (e >= U'0' && e <= U'7') {
+            uint32_t v = e - U'0';
+            for (int k = 0; k < 2 && at_(i_) >= U'0' && at_(i_) <= U'7'; ++k) v = v * 8 + (t_[i_++] - U'0');
+            out.push_back(static_cast<char32_t>(v));
+          } else {
+            out.push_back(U'\\');
+            out.push_back(e);
+          }
+      }
+    }
+  }
+
+  bool integer(size_t start, PyValue& out) {
+    out.kind = PyValue::Int;
+    out.start = start;
+    out.negative = at_(i_) == U'-';
+    if (at_(i_) == U'-' || at_(i_) == U'+') {
+      ++i_;
+      ws();
+    }
+    if (!is_digit(at_(i_))) return fail("a sign without a number");
+    const size_t first = i_;
+    for (;;) {
+      const char32_t c = at_(i_);
+      if (c != kEnd && is_digit(c)) {
+        out.digits.push_back(static_cast<uint8_t>(c - U'0'));
+      } else if (c == U'_' && is_digit(at_(i_ + 1)) && i_ > first) {
+        // separator
+      } else {
+        break;
+      }
+      ++i_;
+    }
+    bool nonzero = false;
+    for (uint8_t d : out.digits) nonzero = nonzero || d != 0;
+    if (out.digits[0] == 0 && nonzero) return fail_at("leading zeros in a decimal integer", first);
+    if (long_suffix_ && (at_(i_) == U'L' || at_(i_) == U'l')) ++i_;
+    const char32_t c = at_(i_);
+    if (c != kEnd && (py_ident(c) || c == U'.')) return fail_at("a number NumPy does not write (only decimal integers)", first);
+    out.end = i_;
+    return true;
+  }
+
+  bool sequence(size_t depth, size_t start, PyValue& out) {
+    const char32_t open = t_[i_];
+    const char32_t close = open == U'(' ? U')' : U']';
+    if (depth >= kMaxDepth) return fail("nested more than " + std::to_string(kMaxDepth) + " deep");
+    ++i_;
+    std::vector<PyValue> items;
+    bool comma = false;
+    for (;;) {
+      ws();
+      if (at_(i_) == close) {
+        ++i_;
+        break;
+      }
+      if (!items.empty() && !comma) return fail(std::string("expected ',' or '") + static_cast<char>(close) + "'");
+      items.emplace_back();
+      if (!parse_value(depth + 1, items.back())) return false;
+      ws();
+      comma = at_(i_) == U',';
+      if (comma) ++i_;
+    }
+    if (open == U'(' && items.size() == 1 && !comma) {
+      out = std::move(items[0]);
+    } else {
+      out.kind = open == U'(' ? PyValue::Tuple : PyValue::List;
+      out.items = std::move(items);
+    }
+    out.start = start;
+    out.end = i_;
+    return true;
+  }
+};
+
 
 constexpr uint64_t kMaxElements = uint64_t(1) << 40;
 constexpr uint32_t kMaxHeader = 1u << 20;
@@ -241,82 +537,107 @@ Status parse_npy_header(const uint8_t* bytes, size_t len, bool has_file_size, ui
   const uint8_t* raw = bytes + start;
   std::u32string text;
   if (major == 3) {
-    // TextDecoder("utf-8") drops a leading BOM (ignoreBOM: false).
-    size_t skip = (header_len >= 3 && raw[0] == 0xEF && raw[1] == 0xBB && raw[2] == 0xBF) ? 3 : 0;
-    utf8_decode(raw + skip, static_cast<size_t>(header_len) - skip, text);
+    // NumPy decodes a 3.0 header as strict UTF-8 (a BOM is not skipped: it is a character Python refuses there).
+    if (utf8_error_offset(raw, static_cast<size_t>(header_len)) != kUtf8Valid) {
+      return fail("the version 3.0 header is not valid UTF-8; save the file with numpy.save()");
+    }
+    utf8_decode(raw, static_cast<size_t>(header_len), text);
   } else {
     text.resize(static_cast<size_t>(header_len));
     for (size_t i = 0; i < header_len; ++i) text[i] = raw[i];  // latin1
   }
 
-  const Capture descr = match_descr(text);
-  const int fortran = match_fortran(text);
-  const Capture shape_m = match_shape(text);
-  size_t first = 0;
-  while (first < text.size() && js_whitespace(text[first])) ++first;
-  if (first >= text.size() || text[first] != U'{' || !descr.found || fortran < 0 || !shape_m.found) {
-    return fail("the header is not a dict with 'descr', 'fortran_order' and 'shape'");
+  std::vector<std::pair<PyValue, PyValue>> entries;
+  PyLiteralParser parser(text, major != 3);
+  if (!parser.dict(entries)) {
+    if (parser.not_dict) {
+      return fail("the header is not a dict with 'descr', 'fortran_order' and 'shape' (it starts: " +
+                  echo_code_points(text, parser.at, text.size()) + ")");
+    }
+    return fail("the header is not a valid Python dict literal: " + parser.what + " at character " +
+                std::to_string(parser.at + 1) + " (near: " + echo_code_points(text, parser.at, text.size()) +
+                "); save the file with numpy.save()");
+  }
+  const PyValue* descr = nullptr;
+  const PyValue* fortran = nullptr;
+  const PyValue* shape_v = nullptr;
+  for (const auto& kv : entries) {
+    const PyValue& k = kv.first;
+    if (k.kind != PyValue::Str) {
+      return fail("the header has a key " + echo_code_points(text, k.start, k.end) + " that is not a string");
+    }
+    // A Python dict literal: the last duplicate wins.
+    if (k.text == U"descr") descr = &kv.second;
+    else if (k.text == U"fortran_order") fortran = &kv.second;
+    else if (k.text == U"shape") shape_v = &kv.second;
+    else {
+      return fail("the header has a key '" + echo_code_points(k.text, 0, k.text.size()) +
+                  "' besides 'descr', 'fortran_order' and 'shape' (NumPy refuses such files too)");
+    }
+  }
+  const char* const keys[] = {"descr", "fortran_order", "shape"};
+  const PyValue* const found[] = {descr, fortran, shape_v};
+  for (int k = 0; k < 3; ++k) {
+    if (found[k] == nullptr) {
+      return fail(std::string("the header has no '") + keys[k] +
+                  "' (NumPy writes a dict with 'descr', 'fortran_order' and 'shape')");
+    }
+  }
+  static const char* const kAccepted = "(accepted: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, any byte order)";
+  if (descr->kind != PyValue::Str) {
+    return fail("'descr' is not a string but " + echo_code_points(text, descr->start, descr->end) +
+                ": structured and object dtypes are not supported " + kAccepted);
   }
   // /^([<>|=]?)([fiub])(\d+)$/ on descr
-  const std::string d = utf8_of(text, descr.begin, descr.end);
-  size_t p = descr.begin;
+  const std::u32string& dt = descr->text;
+  const std::string d = echo_code_points(dt, 0, dt.size());
+  size_t p = 0;
   char32_t order = 0;
-  if (p < descr.end && (text[p] == U'<' || text[p] == U'>' || text[p] == U'|' || text[p] == U'=')) order = text[p++];
   bool dtype_ok = false;
   std::string code;
-  if (p < descr.end && (text[p] == U'f' || text[p] == U'i' || text[p] == U'u' || text[p] == U'b')) {
-    code += static_cast<char>(text[p++]);
-    const size_t digits = p;
-    while (p < descr.end && is_digit(text[p])) code += static_cast<char>(text[p++]);
-    dtype_ok = p > digits && p == descr.end;
+  if (dt.size() <= 8) {
+    if (p < dt.size() && (dt[p] == U'<' || dt[p] == U'>' || dt[p] == U'|' || dt[p] == U'=')) order = dt[p++];
+    if (p < dt.size() && (dt[p] == U'f' || dt[p] == U'i' || dt[p] == U'u' || dt[p] == U'b')) {
+      code += static_cast<char>(dt[p++]);
+      const size_t digits = p;
+      while (p < dt.size() && is_digit(dt[p])) code += static_cast<char>(dt[p++]);
+      dtype_ok = p > digits && p == dt.size();
+    }
   }
   const uint32_t item_size = dtype_ok ? item_size_of(code) : 0;
-  if (item_size == 0) {
-    return fail("dtype '" + d +
-                "' is not supported (accepted: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, any byte order)");
+  if (item_size == 0) return fail("dtype '" + d + "' is not supported " + kAccepted);
+  if (fortran->kind != PyValue::Bool) {
+    return fail("'fortran_order' is " + echo_code_points(text, fortran->start, fortran->end) + ", not True or False");
   }
-
-  // shapeM[1].split(",").map(trim), a trailing empty part dropped.
-  const std::string shape_text = utf8_of(text, shape_m.begin, shape_m.end);
-  std::vector<std::pair<size_t, size_t>> parts;
-  {
-    size_t b = shape_m.begin;
-    for (size_t i = shape_m.begin; i <= shape_m.end; ++i) {
-      if (i == shape_m.end || text[i] == U',') {
-        size_t s = b, e = i;
-        while (s < e && js_whitespace(text[s])) ++s;
-        while (e > s && js_whitespace(text[e - 1])) --e;
-        parts.emplace_back(s, e);
-        b = i + 1;
-      }
-    }
-    if (!parts.empty() && parts.back().first == parts.back().second) parts.pop_back();
+  if (shape_v->kind != PyValue::Tuple) {
+    return fail("'shape' is not a tuple but " + echo_code_points(text, shape_v->start, shape_v->end) +
+                ": it must be a tuple of non-negative integers such as (1000, 14541)");
   }
   std::vector<uint64_t> shape;
   uint64_t size = 1;
-  for (const auto& part : parts) {
-    const size_t s = part.first, e = part.second;
-    size_t q = s;
-    while (q < e && is_digit(text[q])) ++q;
-    const size_t digits_end = q;
-    if (q < e && text[q] == U'L') ++q;
-    if (digits_end == s || q != e) {
-      return fail("shape (" + shape_text + ") has a dimension '" + utf8_of(text, s, e) +
-                  "' that is not a non-negative integer");
+  for (const PyValue& item : shape_v->items) {
+    size_t z = 0;
+    const bool is_int = item.kind == PyValue::Int;
+    if (is_int) {
+      while (z + 1 < item.digits.size() && item.digits[z] == 0) ++z;
     }
-    size_t z = s;
-    while (z + 1 < digits_end && text[z] == U'0') ++z;
+    if (!is_int || (item.negative && item.digits[z] != 0)) {
+      return fail("shape has a dimension " + echo_code_points(text, item.start, item.end) +
+                  " that is not a non-negative integer");
+    }
+    const size_t ndigits = item.digits.size() - z;
     uint64_t n = 0;
-    bool too_large = digits_end - z > 16;
-    if (!too_large) {
-      for (size_t k = z; k < digits_end; ++k) n = n * 10 + static_cast<uint64_t>(text[k] - U'0');
-      too_large = n > kMaxSafe;
+    if (ndigits <= 16) {
+      for (size_t k = z; k < item.digits.size(); ++k) n = n * 10 + item.digits[k];
     }
-    if (too_large) return fail("shape dimension " + utf8_of(text, s, e) + " is too large");
+    if (ndigits > 16 || n > kMaxSafe) {
+      return fail("shape dimension " + echo_code_points(text, item.start, item.end) + " is too large");
+    }
     shape.push_back(n);
     // size * n > 2^40, without overflow (size <= 2^40 here, n <= 2^53 - 1)
     if (size != 0 && n > kMaxElements / size) {
-      return fail("declared shape (" + shape_text + ") has more than 2^40 elements");
+      return fail("declared shape " + echo_code_points(text, shape_v->start, shape_v->end) +
+                  " has more than 2^40 elements");
     }
     size *= n;
   }
@@ -324,10 +645,12 @@ Status parse_npy_header(const uint8_t* bytes, size_t len, bool has_file_size, ui
   const uint64_t data_bytes = size * item_size;
   if (has_file_size && file_size < data_offset + data_bytes) {
     std::string dims;
-    for (size_t k = 0; k < shape.size(); ++k) {
+    const size_t shown = shape.size() <= 8 ? shape.size() : 6;
+    for (size_t k = 0; k < shown; ++k) {
       if (k) dims += ", ";
       dims += std::to_string(shape[k]);
     }
+    if (shape.size() > 8) dims += ", ... (" + std::to_string(shape.size()) + " dimensions)";
     return fail("declared shape (" + dims + ") of " + d + " needs " + std::to_string(data_bytes) +
                 " data bytes but the file has " + std::to_string(file_size > data_offset ? file_size - data_offset : 0) +
                 " (truncated file or lying header)");
@@ -336,7 +659,7 @@ Status parse_npy_header(const uint8_t* bytes, size_t len, bool has_file_size, ui
   out.data_offset = data_offset;
   out.dtype = code;
   out.little_endian = order != U'>';
-  out.fortran_order = fortran == 1;
+  out.fortran_order = fortran->value;
   out.shape = std::move(shape);
   out.size = size;
   out.item_size = item_size;
@@ -365,6 +688,23 @@ bool blank_line(const uint8_t* b, const uint8_t* e) {
 }  // namespace
 
 Status split_tsv_triples(const uint8_t* bytes, size_t len, std::vector<size_t>& offsets) {
+  // The bytes must be UTF-8 (a Latin-1 "caf\xe9" and "caf\xe8" would both decode to "caf\uFFFD" and merge two entities).
+  const size_t bad = utf8_error_offset(bytes, len);
+  if (bad != kUtf8Valid) {
+    uint64_t line = 1;
+    size_t line_start = 0;
+    for (const uint8_t* q = static_cast<const uint8_t*>(std::memchr(bytes, '\n', bad)); q != nullptr;
+         q = static_cast<const uint8_t*>(std::memchr(q + 1, '\n', bad - static_cast<size_t>(q + 1 - bytes)))) {
+      ++line;
+      line_start = static_cast<size_t>(q - bytes) + 1;
+    }
+    static const char kHex[] = "0123456789abcdef";
+    const uint8_t b = bytes[bad];
+    return Status::invalid("line " + std::to_string(line) + " is not valid UTF-8 (byte 0x" + kHex[b >> 4] + kHex[b & 15] +
+                           " at byte " + std::to_string(bad - line_start + 1) +
+                           " of the line): the file must be UTF-8, as PyKEEN reads it; re-encode it, e.g. iconv -f "
+                           "latin1 -t utf-8 FILE > FILE.utf8");
+  }
   size_t start = (len >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF) ? 3 : 0;
   uint64_t line_no = 0;
   while (start <= len) {

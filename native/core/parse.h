@@ -33,7 +33,9 @@ inline Status parse_npy_header(const uint8_t* bytes, size_t len, uint64_t file_s
   return parse_npy_header(bytes, len, file_size_or_0 != 0, file_size_or_0, out);
 }
 
-// Splits UTF-8 TSV bytes into head<TAB>relation<TAB>tail triples: a leading UTF-8 BOM is skipped, "\r\n" accepted,
+// Splits UTF-8 TSV bytes into head<TAB>relation<TAB>tail triples: bytes that are not UTF-8 are refused with the
+// 1-based line and the byte ("line 2 is not valid UTF-8 (byte 0xe9 at byte 4 of the line): ..."), before any other
+// check; a leading UTF-8 BOM is skipped, "\r\n" accepted,
 // lines that are empty or only (JavaScript) whitespace skipped. Appends 6 byte offsets per triple to `offsets`:
 // [head start, head end, relation start, relation end, tail start, tail end). On a line with another field count or
 // an empty field the status is InvalidInput with the TypeScript message without its argument prefix
@@ -42,6 +44,15 @@ Status split_tsv_triples(const uint8_t* bytes, size_t len, std::vector<size_t>& 
 
 // JavaScript's String.prototype.trim / \s whitespace (WhiteSpace + LineTerminator).
 bool js_whitespace(uint32_t cp);
+
+// Offset of the first byte of the first ill-formed UTF-8 sequence in bytes[0, len) (surrogates, overlong forms and
+// code points past U+10FFFF are ill-formed), or kUtf8Valid. Twin of utf8ErrorOffset in src/io/npy.ts.
+constexpr size_t kUtf8Valid = static_cast<size_t>(-1);
+size_t utf8_error_offset(const uint8_t* bytes, size_t len);
+
+// Up to 60 code points of t[start, end) for an error message, as UTF-8: controls as '?', surrogates as U+FFFD, "..."
+// when cut. Twin of echoCodePoints in src/io/npy.ts.
+std::string echo_code_points(const std::u32string& t, size_t start, size_t end);
 
 // WHATWG UTF-8 decoding with replacement (TextDecoder, fatal: false; no BOM handling): code points of bytes.
 void utf8_decode(const uint8_t* bytes, size_t len, std::u32string& out);

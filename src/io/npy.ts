@@ -4,11 +4,13 @@
  * with one positioned read (no intermediate copy for native-endian C-order files), `writeNpy` writes version 1.0
  * (2.0 when the header needs it) through a temporary file that is renamed into place.
  */
+import { isUtf8 } from "node:buffer";
 import { closeSync, fstatSync, readSync } from "node:fs";
 
 import { nativeAddon, nativeParse } from "../backend";
 import { KgrankInputError } from "../errors";
 import { options as checkOptions } from "../validate";
+import { allocate } from "./alloc";
 import { writeFileAtomic } from "./atomic";
 import { fileError, openRegularFile } from "./files";
 
@@ -85,46 +87,388 @@ export function parseNpyHeaderTs(bytes: Uint8Array, argument = "file", fileSize?
     throw bad(`truncated header: it declares ${headerLen} bytes but only ${bytes.length - start} follow`);
   }
   const raw = bytes.subarray(start, start + headerLen);
-  let text = "";
-  if (major === 3) text = new TextDecoder("utf-8", { fatal: false }).decode(raw);
-  else for (let i = 0; i < raw.length; i++) text += String.fromCharCode(raw[i]!);
-
-  const descr = /['"]descr['"]\s*:\s*['"]([^'"]*)['"]/.exec(text);
-  const fortran = /['"]fortran_order['"]\s*:\s*(True|False)/.exec(text);
-  // Only text up to the last ')' can hold a match; cutting there keeps the regex linear on "'shape':(" repeated
-  // (every start would otherwise scan to the end: ~1 min for a 1 MiB header). Same match either way.
-  const shapeM = /['"]shape['"]\s*:\s*\(([^)]*)\)/.exec(text.slice(0, text.lastIndexOf(")") + 1));
-  if (!text.trimStart().startsWith("{") || !descr || !fortran || !shapeM) {
-    throw bad("the header is not a dict with 'descr', 'fortran_order' and 'shape'");
+  let cps: ArrayLike<number> = raw; // versions 1.0 and 2.0: latin-1, one code point per byte
+  if (major === 3) {
+    // NumPy decodes a 3.0 header as strict UTF-8 (a BOM is not skipped: it is a character Python refuses there).
+    if (utf8ErrorOffset(raw) >= 0) throw bad("the version 3.0 header is not valid UTF-8; save the file with numpy.save()");
+    cps = Array.from(new TextDecoder("utf-8", { ignoreBOM: true }).decode(raw), (c) => c.codePointAt(0)!);
   }
-  const d = descr[1]!;
-  const dm = /^([<>|=]?)([fiub])(\d+)$/.exec(d);
+  let entries: [PyValue, PyValue][];
+  try {
+    entries = new PyLiteralParser(cps, major !== 3).dict();
+  } catch (e) {
+    if (!(e instanceof PySyntaxError)) throw e;
+    if (e.what === "not a dict") {
+      throw bad(`the header is not a dict with 'descr', 'fortran_order' and 'shape' (it starts: ${echoCodePoints(cps, e.at, cps.length)})`);
+    }
+    throw bad(`the header is not a valid Python dict literal: ${e.what} at character ${e.at + 1} (near: ${echoCodePoints(cps, e.at, cps.length)}); save the file with numpy.save()`);
+  }
+  const fields = new Map<string, PyValue>();
+  for (const [k, v] of entries) {
+    if (k.kind !== "str") throw bad(`the header has a key ${echoCodePoints(cps, k.start, k.end)} that is not a string`);
+    const name = k.text.length <= 13 ? String.fromCodePoint(...k.text) : "";
+    if (name !== "descr" && name !== "fortran_order" && name !== "shape") {
+      throw bad(`the header has a key '${echoCodePoints(k.text, 0, k.text.length)}' besides 'descr', 'fortran_order' and 'shape' (NumPy refuses such files too)`);
+    }
+    fields.set(name, v); // a Python dict literal: the last duplicate wins
+  }
+  for (const key of ["descr", "fortran_order", "shape"]) {
+    if (!fields.has(key)) throw bad(`the header has no '${key}' (NumPy writes a dict with 'descr', 'fortran_order' and 'shape')`);
+  }
+  const descr = fields.get("descr")!;
+  const fortran = fields.get("fortran_order")!;
+  const shapeV = fields.get("shape")!;
+  const accepted = "(accepted: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, any byte order)";
+  if (descr.kind !== "str") {
+    throw bad(`'descr' is not a string but ${echoCodePoints(cps, descr.start, descr.end)}: structured and object dtypes are not supported ${accepted}`);
+  }
+  const d = echoCodePoints(descr.text, 0, descr.text.length);
+  const dm = descr.text.length <= 8 ? /^([<>|=]?)([fiub])(\d+)$/.exec(String.fromCodePoint(...descr.text)) : null;
   const code = dm ? (`${dm[2]}${dm[3]}` as NpyDtype) : null;
-  if (!dm || !code || !(code in ITEM_SIZE) || (code === "b1" && dm[2] !== "b") || (dm[2] === "b" && code !== "b1")) {
-    throw bad(`dtype '${d}' is not supported (accepted: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, any byte order)`);
+  if (!dm || !code || !Object.hasOwn(ITEM_SIZE, code) || (code === "b1" && dm[2] !== "b") || (dm[2] === "b" && code !== "b1")) {
+    throw bad(`dtype '${d}' is not supported ${accepted}`);
+  }
+  if (fortran.kind !== "bool") throw bad(`'fortran_order' is ${echoCodePoints(cps, fortran.start, fortran.end)}, not True or False`);
+  if (shapeV.kind !== "tuple") {
+    throw bad(`'shape' is not a tuple but ${echoCodePoints(cps, shapeV.start, shapeV.end)}: it must be a tuple of non-negative integers such as (1000, 14541)`);
   }
   const itemSize = ITEM_SIZE[code];
   const littleEndian = dm[1] !== ">";
   const shape: number[] = [];
-  const parts = shapeM[1]!.split(",").map((s) => s.trim());
-  if (parts.length > 0 && parts[parts.length - 1] === "") parts.pop();
   let size = 1;
-  for (const p of parts) {
-    if (!/^\d+L?$/.test(p)) throw bad(`shape (${shapeM[1]}) has a dimension '${p}' that is not a non-negative integer`);
-    const n = Number.parseInt(p, 10);
-    if (!Number.isSafeInteger(n)) throw bad(`shape dimension ${p} is too large`);
+  for (const item of shapeV.items) {
+    const digits = item.kind === "int" ? item.digits : [];
+    let z = 0;
+    while (z < digits.length - 1 && digits[z] === 0) z++;
+    if (item.kind !== "int" || (item.negative && digits[z] !== 0)) {
+      throw bad(`shape has a dimension ${echoCodePoints(cps, item.start, item.end)} that is not a non-negative integer`);
+    }
+    let n = 0;
+    for (let k = z; k < digits.length && k - z <= 16; k++) n = n * 10 + digits[k]!;
+    if (digits.length - z > 16 || n > Number.MAX_SAFE_INTEGER) throw bad(`shape dimension ${echoCodePoints(cps, item.start, item.end)} is too large`);
     shape.push(n);
+    if (size * n > MAX_ELEMENTS) throw bad(`declared shape ${echoCodePoints(cps, shapeV.start, shapeV.end)} has more than 2^40 elements`);
     size *= n;
-    if (size > MAX_ELEMENTS) throw bad(`declared shape (${shapeM[1]}) has more than 2^40 elements`);
   }
   const dataOffset = start + headerLen;
   if (fileSize !== undefined && fileSize < dataOffset + size * itemSize) {
     throw bad(
-      `declared shape (${shape.join(", ")}) of ${d} needs ${size * itemSize} data bytes but the file has ` +
+      `declared shape (${formatDims(shape)}) of ${d} needs ${size * itemSize} data bytes but the file has ` +
         `${Math.max(0, fileSize - dataOffset)} (truncated file or lying header)`,
     );
   }
-  return { version: major as 1 | 2 | 3, dataOffset, dtype: code, littleEndian, fortranOrder: fortran[1] === "True", shape, size, itemSize };
+  return { version: major as 1 | 2 | 3, dataOffset, dtype: code, littleEndian, fortranOrder: fortran.value, shape, size, itemSize };
+}
+
+/** Dimensions for a message: all of them up to 8, else the first 6 and the count. */
+function formatDims(shape: readonly number[]): string {
+  return shape.length <= 8 ? shape.join(", ") : `${shape.slice(0, 6).join(", ")}, ... (${shape.length} dimensions)`;
+}
+
+/**
+ * Offset of the first byte of the first ill-formed UTF-8 sequence in `bytes`, or -1 when all of it is UTF-8 (no
+ * surrogates, no overlong forms, nothing past U+10FFFF: what Python's and WHATWG's strict decoders accept). The C++
+ * twin is utf8_error_offset (native/core/parse.cpp).
+ */
+export function utf8ErrorOffset(bytes: Uint8Array): number {
+  if (isUtf8(bytes)) return -1;
+  const n = bytes.length;
+  for (let i = 0; i < n; ) {
+    const c = bytes[i]!;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) need = 1;
+    else if (c >= 0xe0 && c <= 0xef) {
+      need = 2;
+      if (c === 0xe0) lo = 0xa0;
+      if (c === 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      need = 3;
+      if (c === 0xf0) lo = 0x90;
+      if (c === 0xf4) hi = 0x8f;
+    } else return i;
+    for (let k = 1; k <= need; k++) {
+      const b = i + k < n ? bytes[i + k]! : -1;
+      if (b < (k === 1 ? lo : 0x80) || b > (k === 1 ? hi : 0xbf)) return i;
+    }
+    i += need + 1;
+  }
+  return -1;
+}
+
+// ---- The header as a Python literal ---------------------------------------------------------------------------------
+// NumPy reads the header with ast.literal_eval: a dict whose keys are exactly 'descr', 'fortran_order' and 'shape'.
+// This is a small parser of that literal over code points (latin-1 bytes for versions 1.0 / 2.0, UTF-8 for 3.0):
+// strings (quotes, triple quotes, u/r prefixes, escapes, adjacent strings joined), True / False / None, decimal
+// integers (with a sign, underscores, and the Python 2 'L' suffix in versions 1.0 / 2.0), tuples and lists; Python's
+// whitespace, comments and line continuations between tokens. Duplicate keys: the last wins. The C++ twin
+// (native/core/parse.cpp) follows it rule for rule and gives the same messages.
+
+/** A parsed literal; `start`/`end` are its code point span in the header (for messages). */
+type PyValue =
+  | { kind: "str"; text: number[]; start: number; end: number }
+  | { kind: "bool"; value: boolean; start: number; end: number }
+  | { kind: "none"; start: number; end: number }
+  | { kind: "int"; negative: boolean; digits: number[]; start: number; end: number }
+  | { kind: "tuple" | "list"; items: PyValue[]; start: number; end: number };
+
+/** Deepest nesting of tuples and lists accepted (NumPy headers have one level). */
+const MAX_DEPTH = 32;
+/** Code points of the header echoed in a message. */
+const ECHO = 60;
+
+class PySyntaxError {
+  constructor(readonly what: string, readonly at: number) {}
+}
+
+/** Up to ECHO code points of cps[start, end) for a message: controls as '?', surrogates as U+FFFD, '...' if cut. */
+export function echoCodePoints(cps: ArrayLike<number>, start: number, end: number): string {
+  let s = "";
+  const stop = Math.min(end, start + ECHO);
+  for (let i = start; i < stop; i++) {
+    const c = cps[i]!;
+    s += c < 0x20 || (c >= 0x7f && c <= 0x9f) ? "?" : c >= 0xd800 && c <= 0xdfff ? "\ufffd" : String.fromCodePoint(c);
+  }
+  return end > stop ? s + "..." : s;
+}
+
+const isPyWs = (c: number) => c === 0x20 || c === 0x09 || c === 0x0c || c === 0x0a || c === 0x0d;
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+const isIdent = (c: number) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || isDigit(c) || c === 0x5f || c >= 0x80;
+const hexValue = (c: number) => (isDigit(c) ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1);
+
+class PyLiteralParser {
+  i = 0;
+  constructor(readonly t: ArrayLike<number>, readonly longSuffix: boolean) {}
+
+  /** Skips whitespace, comments and backslash-newline continuations. */
+  ws(): void {
+    const t = this.t;
+    for (;;) {
+      const c = t[this.i];
+      if (c === undefined) return;
+      if (isPyWs(c)) this.i++;
+      else if (c === 0x23) {
+        while (this.i < t.length && t[this.i] !== 0x0a && t[this.i] !== 0x0d) this.i++;
+      } else if (c === 0x5c && (t[this.i + 1] === 0x0a || t[this.i + 1] === 0x0d)) {
+        this.i += t[this.i + 1] === 0x0d && t[this.i + 2] === 0x0a ? 3 : 2;
+      } else return;
+    }
+  }
+
+  fail(what: string, at = this.i): never {
+    throw new PySyntaxError(what, at);
+  }
+
+  /** The word [A-Za-z0-9_]* starting here (an identifier or a string prefix). */
+  word(): string {
+    let s = "";
+    for (let k = this.i; k < this.t.length && isIdent(this.t[k]!) && this.t[k]! < 0x80; k++) s += String.fromCharCode(this.t[k]!);
+    return s;
+  }
+
+  value(depth: number): PyValue {
+    this.ws();
+    const t = this.t;
+    const start = this.i;
+    const c = t[this.i];
+    if (c === undefined) this.fail("the header ends where a value should be");
+    if (c === 0x27 || c === 0x22) return this.strings(start);
+    if (c === 0x28 || c === 0x5b) return this.sequence(depth, start);
+    if (c === 0x2d || c === 0x2b || isDigit(c)) return this.integer(start);
+    if (isIdent(c) && c < 0x80) {
+      const w = this.word();
+      const q = t[this.i + w.length];
+      if ((w === "u" || w === "U" || w === "r" || w === "R") && (q === 0x27 || q === 0x22)) return this.strings(start);
+      if (q === undefined || !isIdent(q)) {
+        if (w === "True" || w === "False") {
+          this.i += w.length;
+          return { kind: "bool", value: w === "True", start, end: this.i };
+        }
+        if (w === "None") {
+          this.i += w.length;
+          return { kind: "none", start, end: this.i };
+        }
+      }
+      this.fail(`'${echoCodePoints(t, start, start + w.length)}' is not a literal NumPy writes`);
+    }
+    this.fail(`unexpected '${echoCodePoints(t, start, start + 1)}'`);
+  }
+
+  /** One or more adjacent string literals, joined. */
+  strings(start: number): PyValue {
+    const text: number[] = [];
+    for (;;) {
+      this.string(text);
+      const save = this.i;
+      this.ws();
+      const c = this.t[this.i];
+      if (c === 0x27 || c === 0x22) continue;
+      if (c !== undefined && isIdent(c)) {
+        const w = this.word();
+        const q = this.t[this.i + w.length];
+        if ((w === "u" || w === "U" || w === "r" || w === "R") && (q === 0x27 || q === 0x22)) continue;
+      }
+      this.i = save;
+      return { kind: "str", text, start, end: this.i };
+    }
+  }
+
+  /** One string literal (optional u / r prefix) appended to `out`. */
+  string(out: number[]): void {
+    const t = this.t;
+    const begin = this.i;
+    let raw = false;
+    if (t[this.i] !== 0x27 && t[this.i] !== 0x22) {
+      raw = t[this.i] === 0x72 || t[this.i] === 0x52;
+      this.i++;
+    }
+    const q = t[this.i]!;
+    const triple = t[this.i + 1] === q && t[this.i + 2] === q;
+    this.i += triple ? 3 : 1;
+    for (;;) {
+      const c = t[this.i];
+      if (c === undefined || (!triple && (c === 0x0a || c === 0x0d))) this.fail("unterminated string", begin);
+      if (c === q && (!triple || (t[this.i + 1] === q && t[this.i + 2] === q))) {
+        this.i += triple ? 3 : 1;
+        return;
+      }
+      if (c !== 0x5c) {
+        out.push(c);
+        this.i++;
+        continue;
+      }
+      const e = t[this.i + 1];
+      if (e === undefined) this.fail("unterminated string", begin);
+      if (raw) {
+        // A raw string keeps the backslash; it only stops the next character from closing the string.
+        out.push(0x5c, e);
+        this.i += 2;
+        continue;
+      }
+      this.i += 2;
+      switch (e) {
+        case 0x0a: break;
+        case 0x0d: if (t[this.i] === 0x0a) this.i++; break;
+        case 0x5c: case 0x27: case 0x22: out.push(e); break;
+        case 0x61: out.push(7); break;
+        case 0x62: out.push(8); break;
+        case 0x66: out.push(12); break;
+        case 0x6e: out.push(10); break;
+        case 0x72: out.push(13); break;
+        case 0x74: out.push(9); break;
+        case 0x76: out.push(11); break;
+        case 0x78: case 0x75: case 0x55: {
+          const n = e === 0x78 ? 2 : e === 0x75 ? 4 : 8;
+          let v = 0;
+          for (let k = 0; k < n; k++) {
+            const h = hexValue(t[this.i + k] ?? -1);
+            if (h < 0) this.fail(`truncated \\${String.fromCharCode(e)} escape`, this.i - 2);
+            v = v * 16 + h;
+          }
+          if (v > 0x10ffff) this.fail("\\U escape past U+10FFFF", this.i - 2);
+          this.i += n;
+          out.push(v);
+          break;
+        }
+        case 0x4e: this.fail("\\N{...} escapes are not supported", this.i - 2);
+        // eslint-disable-next-line no-fallthrough
+        default:
+          if (e >= 0x30 && e <= 0x37) {
+            let v = e - 0x30;
+            for (let k = 0; k < 2 && (t[this.i] ?? 0) >= 0x30 && t[this.i]! <= 0x37; k++) v = v * 8 + (t[this.i++]! - 0x30);
+            out.push(v);
+          } else out.push(0x5c, e);
+      }
+    }
+  }
+
+  /** A decimal integer with an optional sign (Python: no leading zeros except 0, single underscores between digits). */
+  integer(start: number): PyValue {
+    const t = this.t;
+    // One sign at most (ast.literal_eval takes "-1", not "--1").
+    const negative = t[this.i] === 0x2d;
+    if (t[this.i] === 0x2d || t[this.i] === 0x2b) {
+      this.i++;
+      this.ws();
+    }
+    if (!isDigit(t[this.i] ?? -1)) this.fail("a sign without a number");
+    const digits: number[] = [];
+    const first = this.i;
+    for (;;) {
+      const c = t[this.i];
+      if (c !== undefined && isDigit(c)) digits.push(c - 0x30);
+      else if (c === 0x5f && isDigit(t[this.i + 1] ?? -1) && this.i > first) {
+        /* separator */
+      } else break;
+      this.i++;
+    }
+    if (digits[0] === 0 && digits.some((d) => d !== 0)) this.fail("leading zeros in a decimal integer", first);
+    if (this.longSuffix && (t[this.i] === 0x4c || t[this.i] === 0x6c)) this.i++;
+    const c = t[this.i];
+    if (c !== undefined && (isIdent(c) || c === 0x2e)) this.fail("a number NumPy does not write (only decimal integers)", first);
+    return { kind: "int", negative, digits, start, end: this.i };
+  }
+
+  /** ( ... ) or [ ... ]: a tuple, a list, or a parenthesised value. */
+  sequence(depth: number, start: number): PyValue {
+    const t = this.t;
+    const open = t[this.i]!;
+    const close = open === 0x28 ? 0x29 : 0x5d;
+    if (depth >= MAX_DEPTH) this.fail(`nested more than ${MAX_DEPTH} deep`);
+    this.i++;
+    const items: PyValue[] = [];
+    let comma = false;
+    for (;;) {
+      this.ws();
+      if (t[this.i] === close) {
+        this.i++;
+        break;
+      }
+      if (items.length > 0 && !comma) this.fail(`expected ',' or '${String.fromCharCode(close)}'`);
+      items.push(this.value(depth + 1));
+      this.ws();
+      comma = t[this.i] === 0x2c;
+      if (comma) this.i++;
+    }
+    if (open === 0x28 && items.length === 1 && !comma) return { ...items[0]!, start, end: this.i };
+    return { kind: open === 0x28 ? "tuple" : "list", items, start, end: this.i };
+  }
+
+  /** The whole header: a dict, then only whitespace and comments. Entries in order (duplicates kept). */
+  dict(): [PyValue, PyValue][] {
+    const t = this.t;
+    this.ws();
+    if (t[this.i] !== 0x7b) throw new PySyntaxError("not a dict", this.i);
+    this.i++;
+    const entries: [PyValue, PyValue][] = [];
+    let comma = true;
+    for (;;) {
+      this.ws();
+      if (t[this.i] === 0x7d) {
+        this.i++;
+        break;
+      }
+      if (!comma) this.fail("expected ',' or '}'");
+      const key = this.value(1);
+      this.ws();
+      if (t[this.i] !== 0x3a) this.fail("expected ':' after a key");
+      this.i++;
+      const value = this.value(1);
+      entries.push([key, value]);
+      this.ws();
+      comma = t[this.i] === 0x2c;
+      if (comma) this.i++;
+    }
+    this.ws();
+    if (this.i < t.length) this.fail("text after the dict");
+    return entries;
+  }
 }
 
 const hostLittle = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -155,11 +499,11 @@ export function decodeNpyData(header: NpyHeader, bytes: Uint8Array, argument = "
     dtype as "f4"
   ] as (new (buf: ArrayBufferLike, off: number, len: number) => NpyArray) & (new (len: number) => NpyArray) | undefined;
   if (dtype === "f2") {
-    const out = new Float32Array(size);
+    const out = allocate(argument, undefined, 4 * size, () => new Float32Array(size));
     for (let i = 0; i < size; i++) out[i] = halfToFloat(dv.getUint16(2 * i, littleEndian));
     data = out;
   } else if (dtype === "i8" || dtype === "u8") {
-    const out = new Float64Array(size);
+    const out = allocate(argument, undefined, 8 * size, () => new Float64Array(size));
     for (let i = 0; i < size; i++) {
       const v = dtype === "i8" ? dv.getBigInt64(8 * i, littleEndian) : dv.getBigUint64(8 * i, littleEndian);
       if (v > 9007199254740992n || v < -9007199254740992n) {
@@ -175,7 +519,7 @@ export function decodeNpyData(header: NpyHeader, bytes: Uint8Array, argument = "
   } else if (native && aligned) {
     data = new Ctor!(bytes.buffer, bytes.byteOffset, size);
   } else {
-    const out = new Ctor!(size);
+    const out = allocate(argument, undefined, size * itemSize, () => new Ctor!(size));
     const get = {
       f4: (o: number) => dv.getFloat32(o, littleEndian), f8: (o: number) => dv.getFloat64(o, littleEndian),
       i1: (o: number) => dv.getInt8(o), i2: (o: number) => dv.getInt16(o, littleEndian), i4: (o: number) => dv.getInt32(o, littleEndian),
@@ -186,19 +530,26 @@ export function decodeNpyData(header: NpyHeader, bytes: Uint8Array, argument = "
     data = out;
   }
   if (dtype === "b1") for (let i = 0; i < size; i++) if (data[i]! > 1) data[i] = 1;
-  if (header.fortranOrder && shape.length > 1) data = fortranToC(data, shape);
+  if (header.fortranOrder && shape.length > 1) data = fortranToC(data, shape, argument);
   return { data, shape: [...shape], dtype };
 }
 
-/** Transposes a Fortran-order (column-major) array of `shape` into C order. */
-function fortranToC(src: NpyArray, shape: number[]): NpyArray {
-  const out = new (src.constructor as new (n: number) => NpyArray)(src.length);
-  const nd = shape.length;
+/**
+ * Transposes a Fortran-order (column-major) array of `shape` into C order. Unit dimensions are dropped first: they
+ * do not move any element, and with them the odometer below carried through every one of them per element (a
+ * (N, 1, 1, ..., 1) file with 100,000 dimensions cost N x 100,000 steps). What remains has at most 40 dimensions
+ * (each >= 2, product <= 2^40), so the cost is O(elements); with one dimension left nothing moves at all.
+ */
+function fortranToC(src: NpyArray, shape: readonly number[], argument: string): NpyArray {
+  const dims = shape.filter((n) => n !== 1);
+  if (dims.length <= 1 || src.length === 0) return src;
+  const out = allocate(argument, undefined, src.byteLength, () => new (src.constructor as new (n: number) => NpyArray)(src.length));
+  const nd = dims.length;
   const fStride: number[] = new Array(nd);
   let s = 1;
   for (let k = 0; k < nd; k++) {
     fStride[k] = s;
-    s *= shape[k]!;
+    s *= dims[k]!;
   }
   const idx = new Array(nd).fill(0);
   let f = 0;
@@ -207,7 +558,7 @@ function fortranToC(src: NpyArray, shape: number[]): NpyArray {
     for (let k = nd - 1; k >= 0; k--) {
       idx[k]++;
       f += fStride[k]!;
-      if (idx[k] < shape[k]!) break;
+      if (idx[k] < dims[k]!) break;
       f -= idx[k] * fStride[k]!;
       idx[k] = 0;
     }
@@ -250,7 +601,7 @@ export function readNpy(path: string, argument = "file"): NpyData {
     const header = parseNpyHeader(new Uint8Array(headerBytes.buffer, headerBytes.byteOffset, headerBytes.byteLength), argument, fileSize);
     const nbytes = header.size * header.itemSize;
     // Allocate with room for alignment: the data lands at offset 0 of a fresh ArrayBuffer.
-    const buf = new Uint8Array(new ArrayBuffer(nbytes));
+    const buf = allocate(argument, path, nbytes, () => new Uint8Array(new ArrayBuffer(nbytes)));
     readFully(fd, buf, header.dataOffset, argument, path);
     return decodeNpyData(header, buf, argument);
   } finally {

@@ -6,6 +6,7 @@ import { closeSync, fstatSync, readSync } from "node:fs";
 
 import { KgrankInputError } from "../errors";
 import { quoted } from "../suggest";
+import { allocate } from "./alloc";
 import { fileError, openRegularFile } from "./files";
 import { decodeNpyData, type NpyData, type NpyDtype } from "./npy";
 
@@ -19,34 +20,59 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
   const bad = (msg: string) => new KgrankInputError(argument, `not a valid safetensors file: ${msg}`);
   if (bytes.length < 8) throw bad("shorter than its 8-byte header length");
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const len = Number(dv.getBigUint64(0, true));
-  if (len > bytes.length - 8 || len > 100_000_000) throw bad(`header length ${len} exceeds the file (truncated or not safetensors)`);
-  let header: Record<string, { dtype: string; shape: number[]; data_offsets: [number, number] }>;
-  try {
-    header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + len)));
-  } catch {
-    throw bad("the header is not JSON");
+  const len64 = dv.getBigUint64(0, true);
+  if (len64 > BigInt(bytes.length - 8)) {
+    throw bad(`its first 8 bytes declare a ${len64}-byte JSON header but only ${bytes.length - 8} bytes follow (truncated, or not a safetensors file)`);
   }
-  if (typeof header !== "object" || header === null || Array.isArray(header)) throw bad("the header is not a JSON object");
+  const len = Number(len64);
+  if (len > 100_000_000) throw bad(`the JSON header is ${len} bytes, more than the 100 MB safetensors allows`);
+  let header: unknown;
+  try {
+    header = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(8, 8 + len)));
+  } catch (e) {
+    throw bad(`the ${len}-byte header is not UTF-8 JSON (${(e as Error).message.slice(0, 120)})`);
+  }
+  const kind = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `${JSON.stringify(v)?.slice(0, 40)}`);
+  if (typeof header !== "object" || header === null || Array.isArray(header)) {
+    throw bad(`the header is ${kind(header)}, not a JSON object of tensors {"name": {"dtype", "shape", "data_offsets"}}`);
+  }
   const base = 8 + len;
+  const dataBytes = bytes.length - base;
   // A null-prototype record: a tensor named "__proto__" is a tensor like any other.
   const out: Record<string, NpyData> = Object.create(null);
-  for (const [name, t] of Object.entries(header)) {
-    if (name === "__metadata__") continue;
+  for (const [name, t] of Object.entries(header as Record<string, unknown>)) {
+    const tensor = `tensor ${quoted(name.length > 80 ? name.slice(0, 80) + "..." : name)}`;
+    if (name === "__metadata__") {
+      if (typeof t !== "object" || t === null || Array.isArray(t) || Object.values(t).some((v) => typeof v !== "string")) {
+        throw bad(`__metadata__ is ${kind(t)}, not an object of strings`);
+      }
+      continue;
+    }
+    if (typeof t !== "object" || t === null || Array.isArray(t)) throw bad(`${tensor} is ${kind(t)}, not an object {dtype, shape, data_offsets}`);
+    const { dtype: dt, shape, data_offsets: offsets } = t as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
     // Own keys only: a dtype "constructor" or "toString" is not a dtype.
-    const dtype = typeof t?.dtype === "string" && Object.hasOwn(DTYPES, t.dtype) ? DTYPES[t.dtype] : undefined;
-    if (!dtype) throw bad(`tensor ${name} has dtype ${quoted(String(t?.dtype))} (accepted: ${Object.keys(DTYPES).join(" ")})`);
-    const shape = t.shape;
-    if (!Array.isArray(shape) || shape.some((n) => !Number.isSafeInteger(n) || n < 0)) throw bad(`tensor ${name} has a bad shape`);
-    const size = shape.reduce((a, b) => a * b, 1);
-    const [s, e] = Array.isArray(t.data_offsets) ? t.data_offsets : [NaN, NaN];
-    if (!Number.isSafeInteger(s) || !Number.isSafeInteger(e) || s < 0 || e < s || base + e > bytes.length || e - s !== size * SIZES[dtype]) {
-      throw bad(`tensor ${name}: data_offsets ${JSON.stringify(t.data_offsets)} do not fit its shape and the file`);
+    const dtype = typeof dt === "string" && Object.hasOwn(DTYPES, dt) ? DTYPES[dt] : undefined;
+    if (!dtype) throw bad(`${tensor} has dtype ${dt === undefined ? "missing" : quoted(String(dt).slice(0, 40))} (accepted: ${Object.keys(DTYPES).join(" ")})`);
+    if (shape === undefined) throw bad(`${tensor}: shape is missing`);
+    if (!Array.isArray(shape) || shape.some((n) => !Number.isSafeInteger(n) || n < 0)) {
+      throw bad(`${tensor}: shape ${JSON.stringify(shape).slice(0, 80)} is not a list of non-negative integers`);
+    }
+    const size = (shape as number[]).reduce((a, b) => a * b, 1);
+    if (offsets === undefined) throw bad(`${tensor}: data_offsets is missing`);
+    const shown = JSON.stringify(offsets).slice(0, 80);
+    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((n) => Number.isSafeInteger(n) && n >= 0)) {
+      throw bad(`${tensor}: data_offsets ${shown} is not a pair [begin, end] of non-negative integers`);
+    }
+    const [s, e] = offsets as [number, number];
+    if (e < s) throw bad(`${tensor}: data_offsets ${shown} end before they start`);
+    if (e > dataBytes) throw bad(`${tensor}: data_offsets ${shown} end past the ${dataBytes} data bytes of the file (truncated file?)`);
+    if (e - s !== size * SIZES[dtype]) {
+      throw bad(`${tensor}: data_offsets ${shown} hold ${e - s} bytes but shape ${JSON.stringify(shape).slice(0, 80)} of ${dt} needs ${size * SIZES[dtype]}`);
     }
     let data = bytes.subarray(base + s, base + e);
-    if (data.byteOffset % SIZES[dtype] !== 0) data = data.slice();
+    if (data.byteOffset % SIZES[dtype] !== 0) data = allocate(`${argument}[${name}]`, undefined, data.length, () => data.slice());
     out[name] = decodeNpyData(
-      { version: 1, dataOffset: 0, dtype, littleEndian: true, fortranOrder: false, shape, size, itemSize: SIZES[dtype] },
+      { version: 1, dataOffset: 0, dtype, littleEndian: true, fortranOrder: false, shape: shape as number[], size, itemSize: SIZES[dtype] },
       data,
       `${argument}[${name}]`,
     );
@@ -60,7 +86,7 @@ export function readSafetensors(path: string, argument = "file"): Record<string,
   const fd = openRegularFile(path, argument);
   try {
     const size = fstatSync(fd).size;
-    const buf = new Uint8Array(new ArrayBuffer(size));
+    const buf = allocate(argument, path, size, () => new Uint8Array(new ArrayBuffer(size)));
     let done = 0;
     while (done < size) {
       const n = readSync(fd, buf, done, Math.min(size - done, 1 << 30), done);

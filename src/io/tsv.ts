@@ -10,6 +10,7 @@ import { nativeAddon, nativeParse } from "../backend";
 import { KgrankInputError } from "../errors";
 import { options as checkOptions } from "../validate";
 import { readRegularFile } from "./files";
+import { utf8ErrorOffset } from "./npy";
 
 /**
  * Splits TSV text into [head, relation, tail] rows. Pure. A leading BOM and `\r\n` line ends are accepted; blank
@@ -31,7 +32,7 @@ export function splitTsvTriples(text: string, argument = "file"): [string, strin
  */
 export function splitTsvBytes(bytes: Buffer, argument = "file"): [string, string, string][] {
   const addon = nativeAddon();
-  if (!addon || bytes.length > 0xffffffff) return splitTsvTriplesTs(bytes.toString("utf8"), argument);
+  if (!addon || bytes.length > 0xffffffff) return splitTsvBytesTs(bytes, argument);
   const r = nativeParse(argument, () => addon.splitTsvTriples(bytes));
   const n = r.length / 6;
   const rows = new Array<[string, string, string]>(n);
@@ -47,6 +48,33 @@ export function splitTsvBytes(bytes: Buffer, argument = "file"): [string, string
     rows[i] = [bytes.toString("utf8", r[k]!, r[k + 1]!), bytes.toString("utf8", r[k + 2]!, r[k + 3]!), bytes.toString("utf8", r[k + 4]!, r[k + 5]!)];
   }
   return rows;
+}
+
+/**
+ * The TypeScript byte splitter, twin of native/core/parse.cpp split_tsv_triples: the bytes must be UTF-8 (a Latin-1
+ * file would otherwise decode "café" and "cafè" both to "caf\uFFFD" and merge two entities; NumPy and PyKEEN read
+ * strict UTF-8 and raise), then the text is split by splitTsvTriplesTs.
+ */
+export function splitTsvBytesTs(bytes: Uint8Array, argument = "file"): [string, string, string][] {
+  const bad = utf8ErrorOffset(bytes);
+  if (bad >= 0) {
+    let line = 1;
+    let lineStart = 0;
+    for (let i = bytes.indexOf(0x0a); i >= 0 && i < bad; i = bytes.indexOf(0x0a, i + 1)) {
+      line++;
+      lineStart = i + 1;
+    }
+    throw new KgrankInputError(argument, invalidUtf8Message(line, bytes[bad]!, bad - lineStart + 1));
+  }
+  return splitTsvTriplesTs(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"), argument);
+}
+
+/** The message for a TSV line that is not UTF-8 (the C++ twin builds the same). */
+function invalidUtf8Message(line: number, byte: number, column: number): string {
+  return (
+    `line ${line} is not valid UTF-8 (byte 0x${byte.toString(16).padStart(2, "0")} at byte ${column} of the line): the file must be ` +
+    `UTF-8, as PyKEEN reads it; re-encode it, e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8`
+  );
 }
 
 /** The TypeScript splitter: the fallback backend's, and the reference of the C++ port. */
