@@ -34,6 +34,9 @@ export type {
 } from "./evaluation/results";
 export type { BootstrapOptions, IntervalTable } from "./evaluation/tabulate";
 export { FrequencyBaseline } from "./scoring/baseline";
+export { EmbeddingModel, INTERACTIONS } from "./scoring/embedding-model";
+export type { ComplexLayout, EmbeddingMatrix, EmbeddingModelOptions, InteractionName } from "./scoring/embedding-model";
+export type { ModelBatch } from "./evaluation/model-batch";
 export type { Scorer } from "./scoring/baseline";
 export { decodeNpyData, encodeNpy, parseNpy, parseNpyHeader, readNpy, writeNpy } from "./io/npy";
 export type { NpyArray, NpyData, NpyDtype, NpyHeader } from "./io/npy";

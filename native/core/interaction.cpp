@@ -15,7 +15,8 @@
 //              PyKEEN's rotate_interaction takes the L2 norm over dimensions instead), |r_k| = 1. Relation rows
 //              of half the entity width are phases: r_k = exp(i * value * phase_scale), OGB: phase_scale =
 //              pi / embedding_range, embedding_range = (gamma + 2) / hidden_dim. tail: q = h r, f = -sum |e - q|;
-//              head: q = conj(r) t, f = -sum |e - q| (|h r - t| = |h - conj(r) t| since |r| = 1)
+//              head: q = conj(r) t, f = -sum |e - q| (|h r - t| = |h - conj(r) t| since |r| = 1); relation rows
+//              given as complex numbers are normalised to |r_k| = 1 (PyKEEN keeps them so by a constraint)
 //   PairRE     f = -sum_k |h'_k rh_k - t'_k rt_k|, relation row [rh | rt], h' = h / ||h||_2 (entities normalised
 //              as the PairRE authors' OGB code does, F.normalize); tail: q = h' * rh, c = rt; head: q = t' * rt,
 //              c = rh; f = -sum |q - e' c|
@@ -121,6 +122,11 @@ void form_query(const EmbeddingModel<T>& m, const std::vector<uint32_t>& map, in
         } else {
           rr = r[canonical(k, d, true, m.layout)];
           ri = r[canonical(k + h, d, true, m.layout)];
+          if (m.interaction == Interaction::RotatE) {  // a rotation: |r_k| = 1 (PyKEEN's constraint, applied here)
+            const double mod = std::sqrt(rr * rr + ri * ri);
+            rr /= mod;
+            ri /= mod;
+          }
         }
         const double ar = A(k), ai = A(k + h);
         if (head_side) {  // conj(r) * t

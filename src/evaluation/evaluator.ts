@@ -18,6 +18,7 @@ import { type BreakdownSource, RankResults } from "./results";
 import {
   type BatchContext, countAsync, countSync, finishBatch, prepareScoreBatch, type PreparedBatch, rankFilteredBatch,
 } from "./score-batch";
+import { type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
 import { TaskSelection } from "./selection";
 import { decodeState, encodeState, type StateHeader } from "./state";
 import { checkBootstrap, subsetPart, tabulate } from "./tabulate";
@@ -171,6 +172,36 @@ export class RankEvaluator {
     }, o.trueScores as ArrayLike<number>);
     this.pending++;
     return result;
+  }
+
+  /**
+   * Ranks triples from a model's embeddings (EmbeddingModel): every candidate scored in the kernel and compared
+   * with the true score at once, no score matrix; filtered, restricted and weighted as score batches are. Both
+   * sides by default. With `negatives`, the OGB protocol (the given K entities per triple are the candidates).
+   */
+  addModelSync(batch: ModelBatch): void {
+    this.checkOpen("addModel");
+    const jobs = prepareModelBatch(batch, this.context);
+    runModelSync(jobs);
+    for (const j of jobs) this.recordModelSide(j.side, j.finish(), j.skipped);
+  }
+
+  /** addModelSync off the JavaScript thread (the native kernel runs on the thread pool; the event loop stays free). */
+  async addModel(batch: ModelBatch): Promise<void> {
+    this.checkOpen("addModel");
+    const jobs = prepareModelBatch(batch, this.context);
+    this.pending++;
+    try {
+      await runModelAsync(jobs);
+    } finally {
+      this.pending--;
+    }
+    for (const j of jobs) this.recordModelSide(j.side, j.finish(), j.skipped);
+  }
+
+  private recordModelSide(side: EvaluationSide, columns: TaskColumns | null, skipped: number): void {
+    if (columns) this.record(side, columns, skipped);
+    else this.skippedTasks[side] += skipped;
   }
 
   /** Adds OGB-style sampled scores (no filtering: the negatives are the candidates). */
