@@ -1,0 +1,95 @@
+// Ranking from embeddings (issue 15): the machine's peak FMA rate on the same threads (fmaProbe), then the fused
+// score-and-count kernel's (query, entity) x dimension rate per interaction as a fraction of it, and a
+// WikiKG2-shaped extrapolation. One run, ratios measured in the same process. Run: npm run build:ts && node
+// bench/embeddings.mjs [--wikikg2]. The PyTorch peer (Debian python3-torch) is skipped when /usr/bin/python3 has no
+// torch (printed as such).
+import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const { nativeAddon, kernels } = require("../dist/cjs/backend.js");
+const { EmbeddingModel } = require("../dist/cjs/index.js");
+
+const addon = nativeAddon();
+if (!addon) throw new Error("the native addon is needed for this benchmark");
+const k = kernels();
+const LEVEL = { scalar: 0, avx2: 1, avx512: 2, neon: 3 }[k.simd];
+const threads = k.threads;
+
+function probe() {
+  const iters = 2e7;
+  addon.fmaProbe(LEVEL, threads, 1e6);
+  const t0 = process.hrtime.bigint();
+  const [madds] = addon.fmaProbe(LEVEL, threads, iters);
+  const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  return madds / s;
+}
+
+function rnd(n, seed) {
+  const a = new Float32Array(n);
+  let x = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    a[i] = x / 2 ** 32 - 0.5;
+  }
+  return a;
+}
+
+/** Times one full (unfiltered) ranking of `rows` tail queries against `n` entities; returns seconds. */
+function timeRank(interaction, n, width, relWidth, rows, layout) {
+  const model = new EmbeddingModel({
+    interaction, entityEmbeddings: { data: rnd(n * width, 1), shape: [n, width] },
+    relationEmbeddings: { data: rnd(8 * relWidth, 2), shape: [8, relWidth] }, ...(layout ? { complexLayout: layout } : {}),
+  });
+  const anchor = Int32Array.from({ length: rows }, (_, i) => (i * 7919) % n);
+  const rel = Int32Array.from({ length: rows }, (_, i) => i % 8);
+  const truth = Int32Array.from({ length: rows }, (_, i) => (i * 104729) % n);
+  const out = new Float64Array(5 * rows + 2);
+  const job = model.job("tail", anchor, rel, truth);
+  k.rankEmbeddings(job, out, threads); // warm-up
+  let best = Infinity;
+  for (let rep = 0; rep < 3; rep++) {
+    const t0 = process.hrtime.bigint();
+    k.rankEmbeddings(job, out, threads);
+    best = Math.min(best, Number(process.hrtime.bigint() - t0) / 1e9);
+  }
+  return best;
+}
+
+const peak = probe();
+console.log(`# ranking from embeddings: native ${k.simd}, ${threads} threads`);
+console.log(`FMA probe: ${(peak / 1e9).toFixed(2)} G multiply-adds/s (${(peak / 1e9 / threads).toFixed(2)} per thread)`);
+const N = 20000;
+const ROWS = 512;
+const cases = [
+  // name, width, relation width, layout, multiply-adds counted per (query, entity), target fraction
+  ["distmult", 200, 200, null, 200, 0.6],
+  ["complex", 200, 200, "halves", 4 * 100, 0.6],
+  ["transe-l2", 200, 200, null, 200, 0.3],
+  ["rotate", 200, 100, "halves", 100, 0.3],
+  ["pairre", 200, 400, null, 200, 0.3],
+  ["transe-l1", 200, 200, null, 200, 0.2],
+];
+console.log(`| interaction | d (stored) | entities x queries | time | work units/s | / FMA probe | target |`);
+console.log(`| --- | --- | --- | --- | --- | --- | --- |`);
+for (const [name, w, rw, layout, units, target] of cases) {
+  const s = timeRank(name, N, w, rw, ROWS, layout);
+  const rate = (N * ROWS * units) / s;
+  console.log(`| ${name} | ${w} | ${N} x ${ROWS} | ${(s * 1e3).toFixed(1)} ms | ${(rate / 1e9).toFixed(2)} G | ${(100 * rate / peak).toFixed(0)} % | ${target * 100} % |`);
+}
+
+if (process.argv.includes("--wikikg2")) {
+  const n = 2500604;
+  for (const d of [100]) {
+    const rows = 64;
+    const s = timeRank("distmult", n, d, d, rows, null);
+    const perTaskCore = (s * threads) / rows;
+    const tasks = 598543 * 2;
+    console.log(`WikiKG2-shaped DistMult d=${d}: ${rows} tasks x ${n} entities in ${s.toFixed(2)} s on ${threads} threads ` +
+      `= ${(perTaskCore * 1e3).toFixed(1)} ms per task per core; whole test set (${tasks} tasks, both sides): ` +
+      `${((tasks * perTaskCore) / threads / 3600).toFixed(1)} h here, ${((tasks * perTaskCore) / 64 / 3600).toFixed(2)} h on 64 such cores`);
+  }
+}
+
+const torch = spawnSync("/usr/bin/python3", ["-c", "import torch"], { stdio: "ignore" }).status === 0;
+if (!torch) console.log("PyTorch peer: skipped (/usr/bin/python3 has no torch; Debian: apt-get install python3-torch)");
