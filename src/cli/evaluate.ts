@@ -6,6 +6,8 @@ import { KgrankInputError } from "../errors";
 import { RankEvaluator } from "../evaluation/evaluator";
 import type { RankResults } from "../evaluation/results";
 import { type Split } from "../io/datasets";
+import { loadEmbeddingModel } from "../io/model-dir";
+import type { ComplexLayout, InteractionName } from "../scoring/embedding-model";
 import { metricSelection } from "../metrics/index";
 import { FrequencyBaseline } from "../scoring/baseline";
 
@@ -36,7 +38,19 @@ export interface EvaluateOptions {
   bootstrap?: number;
   seed: number;
   quiet?: boolean;
+  modelDir?: string;
+  interaction?: string;
+  entityEmbeddings?: string;
+  relationEmbeddings?: string;
+  entityIds?: string;
+  relationIds?: string;
+  negativesIds?: string;
+  complexLayout?: string;
+  precision?: string;
 }
+
+/** Rows per addModel call: a progress step that keeps the query vectors small (rows x dim). */
+const MODEL_ROWS = 512;
 
 /** Lets signal handlers and the progress bar run between batches (the fallback's promises resolve without it). */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -56,6 +70,20 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
       throw new KgrankInputError(`--negatives-${side}`, `needs --scores-${side} with the true triples' scores (one per row of the ${opts.split} split)`);
     }
   }
+  const fromModel = Boolean(opts.modelDir || opts.interaction || opts.entityEmbeddings);
+  if (fromModel && (given.head || given.tail)) {
+    throw new KgrankInputError("--scores-head", "scores files and a model's embeddings do not mix: give one or the other");
+  }
+  if (opts.negativesIds && !fromModel) {
+    throw new KgrankInputError("--negatives-ids", "needs a model (--model-dir or --interaction with the embedding files); for negatives' scores use --negatives-head / --negatives-tail");
+  }
+  if (opts.complexLayout !== undefined && opts.complexLayout !== "halves" && opts.complexLayout !== "interleaved") {
+    throw new KgrankInputError("--complex-layout", `must be halves or interleaved, got ${opts.complexLayout}`);
+  }
+  if (opts.precision !== undefined && opts.precision !== "float32" && opts.precision !== "float64") {
+    throw new KgrankInputError("--precision", `must be float32 or float64, got ${opts.precision}`);
+  }
+  if (fromModel) return evaluateModel(opts, out, t0, ds, evaluated);
   const fromFiles = Boolean(given.head || given.tail);
   const sides: TaskSide[] = fromFiles ? SIDES.filter((s) => given[s]) : [...SIDES];
   const sampled = sides.some((s) => negatives[s]);
@@ -110,10 +138,61 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   } finally {
     progress.stop();
   }
-  const results = evaluator.finalize(opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {});
-  const info = backendInfo();
   const scorerName = fromFiles ? (sampled ? "sampled scores from files" : "scores from files") : "frequency baseline";
   const setting = sampled ? "sampled negatives (unfiltered)" : filterSet.length ? `filtered by ${filterSet.join("+")}` : "unfiltered";
+  report(opts, out, t0, ds, evaluator, rows, scorerName, setting);
+}
+
+/** `kgrank evaluate` from a model's embeddings: the kernel scores and counts; batches of rows for the progress bar. */
+async function evaluateModel(opts: EvaluateOptions, out: Out, t0: number, ds: ReturnType<typeof datasetFrom>, evaluated: Int32Array): Promise<void> {
+  const rows = evaluated.length / 3;
+  const n = ds.numEntities;
+  const model = loadEmbeddingModel({
+    modelDir: opts.modelDir, interaction: opts.interaction as InteractionName | undefined,
+    entityEmbeddings: opts.entityEmbeddings, relationEmbeddings: opts.relationEmbeddings,
+    entityIds: opts.entityIds, relationIds: opts.relationIds, complexLayout: opts.complexLayout as ComplexLayout | undefined,
+    precision: opts.precision as "float32" | "float64" | undefined,
+    entityLabels: ds.entityLabels, relationLabels: ds.relationLabels,
+  });
+  let negatives: Int32Array | null = null;
+  let k = 0;
+  if (opts.negativesIds) {
+    const neg = readArray(opts.negativesIds, "--negatives-ids");
+    if (!/^[iu]/.test(neg.dtype)) throw new KgrankInputError("--negatives-ids", `dtype ${neg.dtype} is not an integer type: save entity ids as int32 or int64`);
+    expectShape(neg, [rows, -1], "--negatives-ids", `one row of K entity ids per ${opts.split} triple`);
+    k = neg.shape[1]!;
+    negatives = Int32Array.from(neg.data as ArrayLike<number>);
+  }
+  const filterSet = negatives ? [] : filterSplits(opts.filter, opts.split);
+  const evaluator = new RankEvaluator({
+    numEntities: n, numRelations: ds.numRelations,
+    filterTriples: filterSet.length ? [...filterSet.map((s) => ds.splits[s]), ...(opts.triples ? [evaluated] : [])] : undefined,
+    ks: opts.ks, metrics: opts.metrics,
+  });
+  const progress = new Progress(`scoring ${ds.name} ${opts.split} from embeddings`, rows * 2, { quiet: opts.quiet });
+  try {
+    for (const side of SIDES) {
+      for (let start = 0; start < rows; start += MODEL_ROWS) {
+        const end = Math.min(rows, start + MODEL_ROWS);
+        const triples = evaluated.subarray(3 * start, 3 * end);
+        await evaluator.addModel({ model, triples, side, ...(negatives ? { negatives: negatives.subarray(start * k, end * k) } : {}) });
+        progress.tick(end - start);
+        await yieldToEventLoop();
+      }
+    }
+  } finally {
+    progress.stop();
+  }
+  const setting = negatives ? `OGB protocol: ${k} given negatives per triple (unfiltered)` : filterSet.length ? `filtered by ${filterSet.join("+")}` : "unfiltered";
+  const scorerName = `${model.interaction} from embeddings (${model.entityWidth} columns, ${model.precision})`;
+  report(opts, out, t0, ds, evaluator, rows, scorerName, setting);
+}
+
+function report(opts: EvaluateOptions, out: Out, t0: number, ds: ReturnType<typeof datasetFrom>, evaluator: RankEvaluator,
+  rows: number, scorerName: string, setting: string): void {
+  const n = ds.numEntities;
+  const results = evaluator.finalize(opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {});
+  const info = backendInfo();
   const dropped = opts.triples ? 0 : ds.dropped[opts.split];
   const title =
     `${ds.name} ${opts.triples ? `triples from ${path.basename(opts.triples)}` : opts.split} (${rows} triples x ${n} entities${dropped ? `; ${dropped} with labels unseen in train dropped` : ""}), ` +
