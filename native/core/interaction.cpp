@@ -30,6 +30,7 @@
 #include "interaction.h"
 
 #include <atomic>
+#include <bitset>
 #include <cmath>
 #include <exception>
 #include <vector>
@@ -54,6 +55,11 @@ struct Scalar {
   static V fnmadd(V a, V b, V c) { return std::fma(-a, b, c); }
   static V abs(V a) { return std::fabs(a); }
   static V sqrt(V a) { return std::sqrt(a); }
+  static constexpr size_t kQueries = 4;
+  static unsigned gt(V a, V b) { return a > b ? 1u : 0u; }
+  static unsigned eq(V a, V b) { return a == b ? 1u : 0u; }
+  static unsigned unord(V a, V b) { return (a != a || b != b) ? 1u : 0u; }
+  static uint32_t popcount(unsigned m) { return static_cast<uint32_t>(std::bitset<32>(m).count()); }
 };
 
 // One multiply-add of the accumulation type: fused for float (as the vector kernels), separate for double.

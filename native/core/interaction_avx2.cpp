@@ -1,5 +1,5 @@
 // AVX2 + FMA traits of the interaction micro-kernel (interaction_kernel.h); compiled with -mavx2 -mfma, called only
-// when the CPU and OS allow it (simd.cpp). 8 float lanes; a panel is 16 entities.
+// when the CPU and OS allow it (simd.cpp). 8 float lanes; a panel is 16 entities; blocks of 6 queries (12 of the 16 registers accumulate).
 #include <immintrin.h>
 
 #include "interaction_kernel.h"
@@ -19,6 +19,11 @@ struct Avx2 {
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
   static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  static constexpr size_t kQueries = 6;
+  static unsigned gt(V a, V b) { return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ))); }
+  static unsigned eq(V a, V b) { return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))); }
+  static unsigned unord(V a, V b) { return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_UNORD_Q))); }
+  static uint32_t popcount(unsigned m) { return static_cast<uint32_t>(_mm_popcnt_u32(m)); }
   static V sqrt(V a) { return _mm256_sqrt_ps(a); }
 };
 }  // namespace

@@ -1,5 +1,5 @@
 // AVX-512 traits of the interaction micro-kernel (interaction_kernel.h); compiled with -mavx512f (+vl, bw, dq), called only
-// when the CPU and OS allow it (simd.cpp). 16 float lanes; a panel is 32 entities.
+// when the CPU and OS allow it (simd.cpp). 16 float lanes; a panel is 32 entities; blocks of 8 queries (16 of the 32 registers accumulate).
 #include <immintrin.h>
 
 #include "interaction_kernel.h"
@@ -19,6 +19,11 @@ struct Avx512 {
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
   static V abs(V a) { return _mm512_abs_ps(a); }
+  static constexpr size_t kQueries = 8;
+  static unsigned gt(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+  static unsigned eq(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
+  static unsigned unord(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
+  static uint32_t popcount(unsigned m) { return static_cast<uint32_t>(_mm_popcnt_u32(m)); }
   static V sqrt(V a) { return _mm512_sqrt_ps(a); }
 };
 }  // namespace

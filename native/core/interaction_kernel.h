@@ -1,7 +1,8 @@
 // The register-blocked micro-kernel of interaction.h, written once over an ISA's vector traits and compiled per ISA
 // (interaction.cpp: scalar; interaction_avx2.cpp; interaction_avx512.cpp). GEMM-style: a chunk of candidate entities
-// is packed into panels of W entities (element-major: panel[k * W + lane]), then each group of 4 queries x W
-// entities is scored in 2 x 4 vector accumulators, element by element. Each lane runs exactly the operations of
+// is packed into panels of W entities (element-major: panel[k * W + lane]), then each group of Q queries x W
+// entities (Q = 8 on AVX-512, 6 on AVX2, 4 scalar) is scored in Q x 2 vector accumulators, element by element, and
+// counted against the true scores in registers (compare masks, popcount). Each lane runs exactly the operations of
 // score_one() in interaction.cpp (one correctly rounded FMA / add / sqrt per step, in the same order), so a score is
 // the same bit for bit on every level, lane and thread count. Distances are computed directly (e - q), never through
 // |a|^2 + |b|^2 - 2ab, whose rounding would change ties.
@@ -10,32 +11,36 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <bitset>
 
 #include "interaction.h"
 
 namespace kgrank {
 namespace interaction_detail {
 
-constexpr size_t kQueriesPerGroup = 4;
 constexpr size_t kQueryBlock = 64;  // queries whose vectors stay in L1/L2 while a chunk's panels pass by
 
 template <class I>
 struct Micro {
   using V = typename I::V;
   static constexpr size_t L = I::kLanes;
-  static constexpr size_t W = 2 * L;  // entities per panel
+  static constexpr size_t W = 2 * L;        // entities per panel
+  static constexpr size_t Q = I::kQueries;  // queries per register block (Q x 2 accumulators)
 
-  // acc[q][lane] for 4 queries; out is 4 x W floats (the accumulators, before the sign of distance ops).
+  // Scores Q queries x W entities of one panel element by element, then counts in registers: for each query a,
+  // lanes scoring > / == its threshold and NaN lanes, among the first `valid` lanes. A distance op accumulates the
+  // distance d and scores -d; -d > t is d < -t exactly (negation is exact), so the sign never needs applying.
   template <ScoreOp OP>
-  static void run(const float* const q[4], const float* const c[4], const float* panel, size_t dim, float* out) {
-    V acc[4][2];
-    for (size_t a = 0; a < 4; ++a) acc[a][0] = acc[a][1] = I::zero();
+  static void run(const float* const q[Q], const float* const c[Q], const float* panel, size_t dim, const float* t,
+                  size_t nq, size_t valid, uint32_t* greater, uint32_t* equal, uint32_t* nan) {
+    V acc[Q][2];
+    for (size_t a = 0; a < Q; ++a) acc[a][0] = acc[a][1] = I::zero();
     if (OP == ScoreOp::Modulus) {
       const size_t half = dim / 2;
       for (size_t k = 0; k < half; ++k) {
         const V xr0 = I::load(panel + k * W), xr1 = I::load(panel + k * W + L);
         const V xi0 = I::load(panel + (k + half) * W), xi1 = I::load(panel + (k + half) * W + L);
-        for (size_t a = 0; a < 4; ++a) {
+        for (size_t a = 0; a < Q; ++a) {
           const V qr = I::set1(q[a][k]), qi = I::set1(q[a][k + half]);
           const V dr0 = I::sub(xr0, qr), di0 = I::sub(xi0, qi);
           const V dr1 = I::sub(xr1, qr), di1 = I::sub(xi1, qi);
@@ -46,7 +51,7 @@ struct Micro {
     } else {
       for (size_t k = 0; k < dim; ++k) {
         const V x0 = I::load(panel + k * W), x1 = I::load(panel + k * W + L);
-        for (size_t a = 0; a < 4; ++a) {
+        for (size_t a = 0; a < Q; ++a) {
           const V qv = I::set1(q[a][k]);
           if (OP == ScoreOp::Dot) {
             acc[a][0] = I::fma(qv, x0, acc[a][0]);
@@ -66,9 +71,23 @@ struct Micro {
         }
       }
     }
-    for (size_t a = 0; a < 4; ++a) {
-      I::store(out + a * W, acc[a][0]);
-      I::store(out + a * W + L, acc[a][1]);
+    const unsigned full = L >= 32 ? ~0u : (1u << L) - 1;
+    const unsigned m0 = valid >= L ? full : (1u << valid) - 1;
+    const unsigned m1 = valid >= W ? full : valid > L ? (1u << (valid - L)) - 1 : 0u;
+    for (size_t a = 0; a < nq; ++a) {
+      const float th = OP == ScoreOp::Dot ? t[a] : -t[a];
+      const V tv = I::set1(th);
+      uint32_t g, e, n;
+      if (OP == ScoreOp::Dot) {
+        g = I::popcount(I::gt(acc[a][0], tv) & m0) + I::popcount(I::gt(acc[a][1], tv) & m1);
+      } else {
+        g = I::popcount(I::gt(tv, acc[a][0]) & m0) + I::popcount(I::gt(tv, acc[a][1]) & m1);
+      }
+      e = I::popcount(I::eq(acc[a][0], tv) & m0) + I::popcount(I::eq(acc[a][1], tv) & m1);
+      n = I::popcount(I::unord(acc[a][0], acc[a][0]) & m0) + I::popcount(I::unord(acc[a][1], acc[a][1]) & m1);
+      greater[a] += g;
+      equal[a] += e;
+      nan[a] += n;
     }
   }
 
@@ -97,36 +116,21 @@ struct Micro {
         }
       }
     }
-    alignas(64) float out[4 * W];
-    const bool negate = OP != ScoreOp::Dot;
     for (size_t qb = 0; qb < p.rows; qb += kQueryBlock) {
       const size_t qe = qb + kQueryBlock < p.rows ? qb + kQueryBlock : p.rows;
       for (size_t pi = 0; pi < panels; ++pi) {
         const float* panel = pack + pi * dim * W;
         const size_t valid = n - pi * W < W ? n - pi * W : W;
-        for (size_t g = qb; g < qe; g += 4) {
-          const size_t nq = qe - g < 4 ? qe - g : 4;
-          const float* q[4];
-          const float* c[4];
-          for (size_t a = 0; a < 4; ++a) {
+        for (size_t g = qb; g < qe; g += Q) {
+          const size_t nq = qe - g < Q ? qe - g : Q;
+          const float* q[Q];
+          const float* c[Q];
+          for (size_t a = 0; a < Q; ++a) {
             const size_t row = g + (a < nq ? a : 0);
             q[a] = p.query + row * dim;
             c[a] = p.coeff ? p.coeff + row * dim : nullptr;
           }
-          run<OP>(q, c, panel, dim, out);
-          for (size_t a = 0; a < nq; ++a) {
-            const float t = p.threshold[g + a];
-            uint32_t gt = 0, eq = 0, na = 0;
-            for (size_t l = 0; l < valid; ++l) {
-              const float s = negate ? -out[a * W + l] : out[a * W + l];
-              gt += s > t;
-              eq += s == t;
-              na += s != s;
-            }
-            greater[g + a] += gt;
-            equal[g + a] += eq;
-            nan[g + a] += na;
-          }
+          run<OP>(q, c, panel, dim, p.threshold + g, nq, valid, greater + g, equal + g, nan + g);
         }
       }
     }
