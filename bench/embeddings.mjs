@@ -4,7 +4,13 @@
 // bench/embeddings.mjs [--wikikg2]. The PyTorch peer (Debian python3-torch) is skipped when /usr/bin/python3 has no
 // torch (printed as such).
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 const require = createRequire(import.meta.url);
 const { nativeAddon, kernels } = require("../dist/cjs/backend.js");
@@ -60,6 +66,10 @@ function timeRank(interaction, n, width, relWidth, rows, layout) {
   return best;
 }
 
+if (process.argv.includes("--torch-only")) {
+  torchPeer();
+  process.exit(0);
+}
 const peak = probe();
 console.log(`# ranking from embeddings: native ${k.simd}, ${threads} threads`);
 console.log(`FMA probe: ${(peak / 1e9).toFixed(2)} G multiply-adds/s (${(peak / 1e9 / threads).toFixed(2)} per thread)`);
@@ -97,5 +107,76 @@ if (process.argv.includes("--wikikg2")) {
   }
 }
 
+if (process.argv.includes("--event-loop")) await eventLoop();
+
+/** Event-loop delay while an async addModel scores 100,000 entities x 2048 queries (d = 100) off the JS thread. */
+async function eventLoop() {
+  const { RankEvaluator } = require("../dist/cjs/index.js");
+  const { monitorEventLoopDelay } = await import("node:perf_hooks");
+  const n = 100000;
+  const d = 100;
+  const model = new EmbeddingModel({ interaction: "distmult", entityEmbeddings: { data: rnd(n * d, 5), shape: [n, d] }, relationEmbeddings: { data: rnd(8 * d, 6), shape: [8, d] } });
+  const rows = 2048;
+  const triples = Int32Array.from({ length: 3 * rows }, (_, i) => (i % 3 === 1 ? i % 8 : (i * 7919) % n));
+  const ev = new RankEvaluator({ numEntities: n, numRelations: 8 });
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  const timer = setInterval(() => undefined, 1);
+  h.enable();
+  const t0 = process.hrtime.bigint();
+  await ev.addModel({ model, triples });
+  const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  h.disable();
+  clearInterval(timer);
+  console.log(`event loop during async addModel (${rows} triples x 2 sides x ${n} entities, d = ${d}, ${s.toFixed(2)} s): ` +
+    `p99 ${(h.percentile(99) / 1e6).toFixed(1)} ms, max ${(h.max / 1e6).toFixed(1)} ms (target p99 <= 20 ms)`);
+}
+
 const torch = spawnSync("/usr/bin/python3", ["-c", "import torch"], { stdio: "ignore" }).status === 0;
 if (!torch) console.log("PyTorch peer: skipped (/usr/bin/python3 has no torch; Debian: apt-get install python3-torch)");
+else if (process.argv.includes("--torch")) torchPeer();
+if (process.argv.includes("--torch-only")) process.exit(0);
+
+/** FB15k-237 DistMult, full filtered, both sides: kgrank's addModelSync against the PyTorch pipeline, same run. */
+function torchPeer() {
+  const { loadDataset, RankEvaluator, encodeNpy } = require("../dist/cjs/index.js");
+  const dir = mkdtempSync(join(tmpdir(), "kgrank-torch-"));
+  const ds = loadDataset("fb15k-237", { datasetDir: process.env.KGRANK_DATASETS ?? join(process.cwd(), "..", "shared", "datasets") });
+  const n = ds.numEntities;
+  const nr = ds.numRelations;
+  const known = [ds.splits.train, ds.splits.valid, ds.splits.test];
+  const all = new Int32Array(known.reduce((a, t) => a + t.length, 0));
+  let off = 0;
+  for (const t of known) { all.set(t, off); off += t.length; }
+  writeFileSync(join(dir, "test.npy"), encodeNpy(ds.splits.test, [ds.splits.test.length / 3, 3]));
+  writeFileSync(join(dir, "known.npy"), encodeNpy(all, [all.length / 3, 3]));
+  console.log(`\nFB15k-237 DistMult, full filtered, both sides (${ds.splits.test.length / 3} test triples x ${n} entities), ${threads} threads:`);
+  console.log("| d | kgrank (addModelSync) | PyTorch pipeline | speed-up | MRR kgrank / torch |");
+  console.log("| --- | --- | --- | --- | --- |");
+  for (const d of [200, 32]) {
+    const ent = rnd(n * d, 11);
+    const rel = rnd(nr * d, 12);
+    writeFileSync(join(dir, "entity.npy"), encodeNpy(ent, [n, d]));
+    writeFileSync(join(dir, "relation.npy"), encodeNpy(rel, [nr, d]));
+    const model = new EmbeddingModel({ interaction: "distmult", entityEmbeddings: { data: ent, shape: [n, d] }, relationEmbeddings: { data: rel, shape: [nr, d] } });
+    let best = Infinity;
+    let mrr = NaN;
+    for (let rep = 0; rep < 2; rep++) {
+      const ev = new RankEvaluator({ numEntities: n, numRelations: nr, filterTriples: known, metrics: ["mrr"] });
+      const t0 = process.hrtime.bigint();
+      ev.addModelSync({ model, triples: ds.splits.test });
+      best = Math.min(best, Number(process.hrtime.bigint() - t0) / 1e9);
+      mrr = ev.finalize().get("both.realistic.mrr");
+    }
+    let tbest = Infinity;
+    let tmrr = NaN;
+    for (let rep = 0; rep < 1; rep++) {
+      const r = spawnSync("/usr/bin/python3", [join(root, "bench", "torch_embeddings.py"), dir, String(threads)], { encoding: "utf8" });
+      if (r.status !== 0) throw new Error(r.stderr);
+      const j = JSON.parse(r.stdout.trim().split("\n").pop());
+      tbest = Math.min(tbest, j.seconds);
+      tmrr = j.mrr;
+    }
+    console.log(`| ${d} | ${(best * 1e3).toFixed(0)} ms | ${(tbest * 1e3).toFixed(0)} ms | ${(tbest / best).toFixed(2)}x | ${mrr.toFixed(6)} / ${tmrr.toFixed(6)} |`);
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
