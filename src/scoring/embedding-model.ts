@@ -22,7 +22,10 @@ export interface EmbeddingMatrix {
 export interface EmbeddingModelOptions {
   /** transe-l1, transe-l2, distmult, complex, rotate, pairre. */
   interaction: InteractionName;
-  /** numEntities x width, rows in kgrank's entity id order. */
+  /**
+   * numEntities x width, rows in kgrank's entity id order. A Float32Array (Float64Array with precision "float64")
+   * is used in place, not copied (WikiKG2 at d = 500 is 5 GB): do not modify or transfer it while the model is used.
+   */
   entityEmbeddings: EmbeddingMatrix;
   /**
    * numRelations x width: the entity width (TransE, DistMult, ComplEx; RotatE as complex numbers), half of it
