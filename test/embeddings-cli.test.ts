@@ -5,10 +5,10 @@
  * library's results for the same model.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 
 import { EmbeddingModel, encodeNpy, loadDataset, RankEvaluator } from "../src/index";
 import { backendLabel } from "./helpers/backend";
@@ -52,6 +52,7 @@ writeFileSync(path.join(dir, "entity.npy"), encodeNpy(ent, [n, 16]));
 writeFileSync(path.join(dir, "relation.npy"), encodeNpy(rel, [nr, 16]));
 
 describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   it("explicit files: --format json equals the library's results", () => {
     const r = kgrank(["--interaction", "distmult", "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy", "--format", "json", "--quiet"]);
     expect(r.stderr).toBe("");
