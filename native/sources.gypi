@@ -14,17 +14,19 @@
       "native/core/median_moments.cpp",
       "native/core/power_sums.cpp",
       "native/core/sampling.cpp",
-      "native/core/parse.cpp"
+      "native/core/parse.cpp",
+      "native/core/interaction.cpp"
     ],
-    "kgrank_avx2_sources": ["native/core/kernels_avx2.cpp"],
-    "kgrank_avx512_sources": ["native/core/kernels_avx512.cpp"],
+    "kgrank_avx2_sources": ["native/core/kernels_avx2.cpp", "native/core/interaction_avx2.cpp"],
+    "kgrank_avx512_sources": ["native/core/kernels_avx512.cpp", "native/core/interaction_avx512.cpp"],
     "kgrank_neon_sources": ["native/core/kernels_neon.cpp"],
     "kgrank_addon_sources": [
       "native/addon/addon.cpp",
       "native/addon/count_bindings.cpp",
       "native/addon/filter_bindings.cpp",
       "native/addon/metrics_bindings.cpp",
-      "native/addon/parse_bindings.cpp"
+      "native/addon/parse_bindings.cpp",
+      "native/addon/score_bindings.cpp"
     ]
   }
 }

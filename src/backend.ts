@@ -13,7 +13,7 @@ import * as path from "node:path";
 import { KgrankBackendError, KgrankInputError } from "./errors";
 import { tsKernels as fallbackKernels } from "./fallback/index";
 import type {
-  BackendName, CountBuffers, FilteredCountBuffers, FilterIndexHandle, FloatArray, Kernels, Side, SimdLevel,
+  BackendName, CountBuffers, EmbeddingJob, FilteredCountBuffers, FilterIndexHandle, FloatArray, Kernels, Side, SimdLevel,
 } from "./kernels";
 import { nativeCall, nativeCallAsync, nativeError, withMemoryErrors } from "./nativeCall";
 import { type NativeMetricsAddon, nativeMetricKernels } from "./nativeMetrics";
@@ -64,6 +64,11 @@ export interface NativeAddon extends NativeMetricsAddon {
     greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
   ): Promise<void>;
   bandwidthRead(data: ArrayBufferView, simd: number, threads: number): number;
+  /** native/addon/score_bindings.cpp: ranking from embeddings (arguments in that file's order). */
+  rankEmbeddings(...args: unknown[]): void;
+  rankEmbeddingsAsync(...args: unknown[]): Promise<void>;
+  /** Peak FMA probe: [multiply-adds performed, checksum]. */
+  fmaProbe(simd: number, threads: number, iterations: number): [number, number];
   /** native/core/parse.h: the header; a rejected one throws a status error (statusOf()). */
   parseNpyHeader(bytes: Uint8Array, fileSize?: number): NativeNpyHeader;
   /**
@@ -265,6 +270,18 @@ function holdable<T extends FloatArray | Int32Array>(a: T): T {
   return (a.buffer as { resizable?: boolean }).resizable === true ? (a.slice() as T) : a;
 }
 
+/** The addon's rankEmbeddings arguments (native/addon/score_bindings.cpp); empty arrays stand for "none". */
+function embeddingArgs(job: EmbeddingJob, out: Float64Array, level: number, threads: number): unknown[] {
+  const empty = job.entityEmbeddings instanceof Float64Array ? new Float64Array(0) : new Float32Array(0);
+  const meta = Float64Array.of(job.interaction, job.layout, job.numEntities, job.entityWidth, job.numRelations,
+    job.relationWidth, job.phaseScale, job.headSide ? 1 : 0);
+  return [
+    holdable(job.entityEmbeddings), holdable(job.relationEmbeddings), job.entityScale ? holdable(job.entityScale) : empty,
+    meta, job.anchor, job.relationIds, job.truth, job.candidates ?? new Int32Array(0), job.negatives ?? new Int32Array(0),
+    job.excludeOffsets ?? new Uint32Array(0), job.excludeIds ?? new Int32Array(0), out, job.negativesPerRow, level, threads,
+  ];
+}
+
 /** Native kernels at a fixed SIMD level and default thread count. */
 export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: number): Kernels {
   const level = SIMD_CODES[simd];
@@ -288,6 +305,12 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
     countScoresByIndexAsync(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number) {
       return nativeCallAsync("trueIndices", () => addon.countScoresByIndexAsync(holdable(s), cols, holdable(idx), th,
         out.greater, out.equal, out.nan, level, t ?? threads));
+    },
+    rankEmbeddings(job: EmbeddingJob, out: Float64Array, t?: number) {
+      addon.rankEmbeddings(...embeddingArgs(job, out, level, t ?? threads));
+    },
+    rankEmbeddingsAsync(job: EmbeddingJob, out: Float64Array, t?: number) {
+      return addon.rankEmbeddingsAsync(...embeddingArgs(job, out, level, t ?? threads));
     },
     buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side, t?: number) {
       return nativeFilterIndex(addon, triples, numEntities, numRelations, side, level, t ?? threads);

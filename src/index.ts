@@ -34,6 +34,11 @@ export type {
 } from "./evaluation/results";
 export type { BootstrapOptions, IntervalTable } from "./evaluation/tabulate";
 export { FrequencyBaseline } from "./scoring/baseline";
+export { EmbeddingModel, INTERACTIONS } from "./scoring/embedding-model";
+export type { ComplexLayout, EmbeddingMatrix, EmbeddingModelOptions, InteractionName } from "./scoring/embedding-model";
+export type { ModelBatch } from "./evaluation/model-batch";
+export { loadEmbeddingModel } from "./io/model-dir";
+export type { LoadEmbeddingModelOptions } from "./io/model-dir";
 export type { Scorer } from "./scoring/baseline";
 export { decodeNpyData, encodeNpy, parseNpy, parseNpyHeader, readNpy, writeNpy } from "./io/npy";
 export type { NpyArray, NpyData, NpyDtype, NpyHeader } from "./io/npy";

@@ -151,6 +151,39 @@ export interface MetricKernels {
   generalizedHarmonic(n: number, p: number): number;
 }
 
+/**
+ * One batch of queries for ranking from embeddings (native/core/interaction.h; src/fallback/interaction.ts). Ids are
+ * checked by the caller. Interaction codes: 0 TransE-L1, 1 TransE-L2, 2 DistMult, 3 ComplEx, 4 RotatE, 5 PairRE.
+ */
+export interface EmbeddingJob {
+  interaction: number;
+  /** Complex rows: 0 = real halves then imaginary halves, 1 = interleaved. */
+  layout: 0 | 1;
+  /** numEntities x entityWidth; Float64Array = accumulate in float64. */
+  entityEmbeddings: FloatArray;
+  relationEmbeddings: FloatArray;
+  /** PairRE: one factor per entity (1 / norm), same type; else null. */
+  entityScale: FloatArray | null;
+  numEntities: number;
+  entityWidth: number;
+  numRelations: number;
+  relationWidth: number;
+  /** RotatE with phase relations: angle = value x phaseScale. */
+  phaseScale: number;
+  headSide: boolean;
+  anchor: Int32Array;
+  relationIds: Int32Array;
+  truth: Int32Array;
+  /** Shared candidate entities (restriction), or null for every entity. */
+  candidates: Int32Array | null;
+  /** rows x negativesPerRow candidate ids (OGB protocol), or null. */
+  negatives: Int32Array | null;
+  negativesPerRow: number;
+  /** Filter: ids excluded from row i are excludeIds[excludeOffsets[i] .. excludeOffsets[i + 1]). */
+  excludeOffsets: Uint32Array | null;
+  excludeIds: Int32Array | null;
+}
+
 export interface Kernels extends MetricKernels {
   readonly backend: BackendName;
   /** SIMD level the kernels run at ("none" for the fallback). */
@@ -192,6 +225,13 @@ export interface Kernels extends MetricKernels {
     out: CountBuffers,
     threads?: number,
   ): Promise<void>;
+
+  /**
+   * Ranks a batch of queries from embeddings: out (5 x rows + 2) receives greater | equal | nan | removed |
+   * trueScore per row, then a status code and row (0 = ok, 3 = NaN true score).
+   */
+  rankEmbeddings(job: EmbeddingJob, out: Float64Array, threads?: number): void;
+  rankEmbeddingsAsync(job: EmbeddingJob, out: Float64Array, threads?: number): Promise<void>;
 
   /** Builds the filter index of one side from triple arrays (t x 3 Int32Array each: head, relation, tail). */
   buildFilterIndex(

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import {
-  computeRanks, computeRanksSync, computeSampledRanksSync, countScores, countScoresSync, getMetric, KgrankInputError,
+  computeRanks, computeRanksSync, computeSampledRanksSync, countScores, countScoresSync, EmbeddingModel, getMetric, KgrankInputError,
   KgrankStateError, metricValues, ogbEvaluateSync, prepareCandidates, RankCounter, RankEvaluator, UnknownMetricError,
   encodeNpy, loadDataset, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples, splitTsvTriples, writeNpy,
 } from "../src/index";
@@ -30,6 +30,11 @@ function detached(n: number): Float32Array {
 const f32 = (n: number, v = 0.5) => new Float32Array(n).fill(v);
 const triples = Int32Array.from([0, 0, 1, 1, 0, 2]);
 const ev = () => new RankEvaluator({ numEntities: 3, filterTriples: triples });
+
+/** A 3-entity, 1-relation DistMult model (width 2), with `over` replacing options. */
+const emb = (over: Record<string, unknown> = {}) => new EmbeddingModel({
+  interaction: "distmult", entityEmbeddings: { data: f32(6), shape: [3, 2] }, relationEmbeddings: { data: f32(2), shape: [1, 2] }, ...over,
+} as never);
 
 const goodNpy = encodeNpy(Float32Array.from([1, 2, 3, 4]), [2, 2]);
 /** The good file with its header dict replaced (same length, padded), e.g. to declare another shape or dtype. */
@@ -173,6 +178,19 @@ export const CASES: Case[] = [
   { kind: "unknown option key (filter for filterTriples)", call: () => new RankEvaluator({ numEntities: 3, filter: [triples] } as never), error: KgrankInputError, argument: "RankEvaluator options" },
   { kind: "misspelt metric at construction", call: () => new RankEvaluator({ numEntities: 3, metrics: ["mrr", "hist@10"] }), error: UnknownMetricError },
   { kind: "negative k in a Hits name", call: () => getMetric("hits@-1"), error: KgrankInputError, argument: "query" },
+  // ---- ranking from embeddings (issue 15) ------------------------------------------------------------------------
+  { kind: "embeddings NaN", call: () => emb({ entityEmbeddings: { data: Float32Array.of(0, 0, 0, NaN, 0, 0), shape: [3, 2] } }), error: KgrankInputError, argument: "entityEmbeddings" },
+  { kind: "embeddings data and shape disagree", call: () => emb({ entityEmbeddings: { data: f32(5), shape: [3, 2] } }), error: KgrankInputError, argument: "entityEmbeddings" },
+  { kind: "embeddings not 2-D", call: () => emb({ entityEmbeddings: { data: f32(6), shape: [6] } }), error: KgrankInputError, argument: "entityEmbeddings" },
+  { kind: "relation width wrong for the interaction", call: () => emb({ interaction: "pairre" }), error: KgrankInputError, argument: "relationEmbeddings" },
+  { kind: "complex layout missing (never guessed)", call: () => emb({ interaction: "complex" }), error: KgrankInputError, argument: "complexLayout" },
+  { kind: "unknown interaction", call: () => emb({ interaction: "transr" }), error: KgrankInputError, argument: "interaction" },
+  { kind: "model not an EmbeddingModel", call: () => ev().addModelSync({ model: {} as never, triples }), error: KgrankInputError, argument: "model" },
+  { kind: "model entity count differs from the evaluator's", call: () => new RankEvaluator({ numEntities: 4 }).addModelSync({ model: emb(), triples }), error: KgrankInputError, argument: "model" },
+  { kind: "model batch id out of range", call: () => ev().addModelSync({ model: emb(), triples: [0, 0, 3] }), error: KgrankInputError, argument: "triples" },
+  { kind: "OGB negatives out of range", call: () => ev().addModelSync({ model: emb(), triples, side: "tail", negatives: [0, 1, 2, 9] }), error: KgrankInputError, argument: "negatives" },
+  { kind: "OGB negatives not K per triple", call: () => ev().addModelSync({ model: emb(), triples, side: "tail", negatives: [0, 1, 2] }), error: KgrankInputError, argument: "negatives" },
+  { kind: "async addModel: rejects, never throws synchronously", call: () => ev().addModel({ model: emb(), triples: [0, 0, 3] }), error: KgrankInputError, argument: "triples" },
 ];
 
 /**

@@ -1,15 +1,17 @@
-/** `kgrank evaluate`: rank a split (baseline or score files), every metric, rank type and expectation. */
+/** `kgrank evaluate`: rank a split (baseline, score files or a model's embeddings), every metric, rank type and expectation. */
+import { readdirSync, statSync } from "node:fs";
 import * as path from "node:path";
 
 import { backendInfo } from "../backend";
 import { KgrankInputError } from "../errors";
 import { RankEvaluator } from "../evaluation/evaluator";
 import type { RankResults } from "../evaluation/results";
+import { writeFileAtomic } from "../io/atomic";
 import { type Split } from "../io/datasets";
+import { loadEmbeddingModel } from "../io/model-dir";
 import { metricSelection } from "../metrics/index";
 import { FrequencyBaseline } from "../scoring/baseline";
-
-import { writeFileAtomic } from "../io/atomic";
+import type { ComplexLayout, InteractionName } from "../scoring/embedding-model";
 
 import { csv, type Format, fmt, json, table } from "./format";
 import { Progress } from "./progress";
@@ -47,7 +49,19 @@ export interface EvaluateOptions {
   ranksOut?: string;
   /** The command line as given (main() fills it): `--workers` hands it to its child processes. */
   argv?: string[];
+  modelDir?: string;
+  interaction?: string;
+  entityEmbeddings?: string;
+  relationEmbeddings?: string;
+  entityIds?: string;
+  relationIds?: string;
+  negativesIds?: string;
+  complexLayout?: string;
+  precision?: string;
 }
+
+/** Rows per addModel call: a progress step that keeps the query vectors small (rows x dim). */
+const MODEL_ROWS = 512;
 
 /** Lets signal handlers and the progress bar run between batches (the fallback's promises resolve without it). */
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -81,6 +95,21 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
       throw new KgrankInputError(`--negatives-${side}`, `needs --scores-${side} with the true triples' scores (one per row of the ${opts.split} split)`);
     }
   }
+  const fromModel = Boolean(opts.modelDir || opts.interaction || opts.entityEmbeddings);
+  if (fromModel && (given.head || given.tail)) {
+    throw new KgrankInputError("--scores-head", "scores files and a model's embeddings do not mix: give one or the other");
+  }
+  if (opts.negativesIds && !fromModel) {
+    throw new KgrankInputError("--negatives-ids", "needs a model (--model-dir or --interaction with the embedding files); for negatives' scores use --negatives-head / --negatives-tail");
+  }
+  if (opts.complexLayout !== undefined && opts.complexLayout !== "halves" && opts.complexLayout !== "interleaved") {
+    throw new KgrankInputError("--complex-layout", `must be halves or interleaved, got ${opts.complexLayout}`);
+  }
+  if (opts.precision !== undefined && opts.precision !== "float32" && opts.precision !== "float64") {
+    throw new KgrankInputError("--precision", `must be float32 or float64, got ${opts.precision}`);
+  }
+  const run: RunContext = { opts, out, t0, ds, evaluated, rows, lo, hi, shard };
+  if (fromModel) return evaluateModel(run);
   const fromFiles = Boolean(given.head || given.tail);
   const sides: TaskSide[] = fromFiles ? SIDES.filter((s) => given[s]) : [...SIDES];
   const sampled = sides.some((s) => negatives[s]);
@@ -149,6 +178,88 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   }
   const scorerName = fromFiles ? (sampled ? "sampled scores from files" : "scores from files") : "frequency baseline";
   const setting = sampled ? "sampled negatives (unfiltered)" : filterSet.length ? `filtered by ${filterSet.join("+")}` : "unfiltered";
+  const files = [opts.triples, given.head, given.tail, negatives.head, negatives.tail].map((f, i) => (f ? fileFingerprint(f, FILE_FLAGS[i]!) : null));
+  await finish(run, evaluator, scorerName, setting, filterSet, files);
+}
+
+interface RunContext {
+  opts: EvaluateOptions;
+  out: Out;
+  t0: number;
+  ds: ReturnType<typeof datasetFrom>;
+  evaluated: Int32Array;
+  rows: number;
+  /** The rows [lo, hi) this process evaluates (all without --shard). */
+  lo: number;
+  hi: number;
+  shard: { index: number; count: number } | null;
+}
+
+/** `kgrank evaluate` from a model's embeddings: the kernel scores and counts; batches of rows for the progress bar. */
+async function evaluateModel(run: RunContext): Promise<void> {
+  const { opts, ds, evaluated, rows, lo, hi, shard } = run;
+  const n = ds.numEntities;
+  const model = loadEmbeddingModel({
+    modelDir: opts.modelDir, interaction: opts.interaction as InteractionName | undefined,
+    entityEmbeddings: opts.entityEmbeddings, relationEmbeddings: opts.relationEmbeddings,
+    entityIds: opts.entityIds, relationIds: opts.relationIds, complexLayout: opts.complexLayout as ComplexLayout | undefined,
+    precision: opts.precision as "float32" | "float64" | undefined,
+    entityLabels: ds.entityLabels, relationLabels: ds.relationLabels,
+  });
+  let negatives: Int32Array | null = null;
+  let k = 0;
+  if (opts.negativesIds) {
+    const neg = readArray(opts.negativesIds, "--negatives-ids");
+    if (!/^[iu]/.test(neg.dtype)) throw new KgrankInputError("--negatives-ids", `dtype ${neg.dtype} is not an integer type: save entity ids as int32 or int64`);
+    expectShape(neg, [rows, -1], "--negatives-ids", `one row of K entity ids per ${opts.split} triple`);
+    k = neg.shape[1]!;
+    negatives = Int32Array.from(neg.data as ArrayLike<number>);
+  }
+  const filterSet = negatives ? [] : filterSplits(opts.filter, opts.split);
+  const evaluator = new RankEvaluator({
+    numEntities: n, numRelations: ds.numRelations,
+    filterTriples: filterSet.length ? [...filterSet.map((s) => ds.splits[s]), ...(opts.triples ? [evaluated] : [])] : undefined,
+    ks: opts.ks, metrics: opts.metrics,
+  });
+  const label = `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""} from embeddings`;
+  const progress = new Progress(label, (hi - lo) * 2, { quiet: opts.quiet, report: run.out.progress });
+  try {
+    for (const side of SIDES) {
+      for (let start = lo; start < hi; start += MODEL_ROWS) {
+        const end = Math.min(hi, start + MODEL_ROWS);
+        const triples = evaluated.subarray(3 * start, 3 * end);
+        await evaluator.addModel({ model, triples, side, ...(negatives ? { negatives: negatives.subarray(start * k, end * k) } : {}) });
+        progress.tick(end - start);
+        await yieldToEventLoop();
+      }
+    }
+  } finally {
+    progress.stop();
+  }
+  const setting = negatives ? `OGB protocol: ${k} given negatives per triple (unfiltered)` : filterSet.length ? `filtered by ${filterSet.join("+")}` : "unfiltered";
+  const scorerName = `${model.interaction} from embeddings (${model.entityWidth} columns, ${model.precision})`;
+  const modelFiles = [opts.triples, opts.entityEmbeddings, opts.relationEmbeddings, opts.entityIds, opts.relationIds, opts.negativesIds]
+    .map((f) => (f ? fileFingerprint(f, "--model") : null));
+  const dirFiles = opts.modelDir ? directoryFingerprints(opts.modelDir) : null;
+  await finish(run, evaluator, scorerName, setting, filterSet, [...modelFiles, dirFiles]);
+}
+
+/** Fingerprints of a model directory's regular files, by name. */
+function directoryFingerprints(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir).sort()) {
+    const file = path.join(dir, name);
+    if (statSync(file).isFile()) out[name] = fileFingerprint(file, "--model-dir");
+  }
+  return out;
+}
+
+/** Saves the state (--save-state; a shard stops there), finalizes, writes --ranks-out and prints the results. */
+async function finish(
+  run: RunContext, evaluator: RankEvaluator, scorerName: string, setting: string, filterSet: string[], inputs: unknown[],
+): Promise<void> {
+  const { opts, out, t0, ds, evaluated, rows, lo, hi, shard } = run;
+  const n = ds.numEntities;
   const dropped = opts.triples ? 0 : ds.dropped[opts.split];
   const report: ReportInfo = {
     title:
@@ -160,8 +271,7 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   };
   if (opts.saveState) {
     // Everything that decides the numbers; the shard index is not part of it (it differs between shards).
-    const files = [opts.triples, given.head, given.tail, negatives.head, negatives.tail].map((f, i) => (f ? fileFingerprint(f, FILE_FLAGS[i]!) : null));
-    const fingerprint = runFingerprint([report, evaluated, ...filterSet.map((s) => ds.splits[s]), ds.entityLabels, ds.relationLabels, files, opts.filter]);
+    const fingerprint = runFingerprint([report, evaluated, ...filterSet.map((s) => ds.splits[s as Split]), ds.entityLabels, ds.relationLabels, inputs, opts.filter]);
     const meta: RunMeta = { kgrank: "evaluate", fingerprint, shard: shard?.index ?? 0, shards: shard?.count ?? 1, rows: [lo, hi], report };
     writeFileAtomic(opts.saveState, evaluator.serialize({ meta: meta as unknown as Record<string, unknown> }), "--save-state");
     if (shard) {

@@ -9,12 +9,13 @@
 import { backendInfo, kernels } from "../backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import type { FilterIndexHandle } from "../kernels";
-import { DEFAULT_KS, metricSelection } from "../metrics/index";
+import { metricSelection } from "../metrics/index";
 import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
-import { describe, integer, options, threadCount, tripleArray } from "../validate";
+import { options, threadCount, tripleArray } from "../validate";
 import { ChunkedBatch } from "./chunked";
 import { finalizeRun, type FinalizeRun, finishAsync } from "./finalize";
-import { rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
+import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
+import { type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
 import type { RankResults } from "./results";
 import {
   type BatchContext, countAsync, countSync, finishBatch, prepareScoreBatch, type PreparedBatch, rankFilteredBatch,
@@ -57,36 +58,14 @@ export class RankEvaluator {
 
   constructor(args: RankEvaluatorOptions) {
     const o = options("RankEvaluator options", args, EVALUATOR_KEYS);
-    this.numEntities = integer("numEntities", o.numEntities, 1, 2 ** 31 - 1);
-    const filterList = o.filterTriples === undefined ? [] : Array.isArray(o.filterTriples) ? o.filterTriples : [o.filterTriples];
-    let numRelations: number | null = o.numRelations === undefined ? null : integer("numRelations", o.numRelations, 1, 2 ** 31 - 1);
-    const checked = filterList.map((t, i) => tripleArray(`filterTriples[${i}]`, t, this.numEntities, numRelations));
-    if (numRelations === null && checked.length > 0) {
-      let max = -1;
-      for (const t of checked) for (let i = 1; i < t.length; i += 3) if (t[i]! > max) max = t[i]!;
-      numRelations = max + 1;
-    }
+    const { numEntities, numRelations, checked, sides, ks, metricKeys, weighting, threads } = evaluatorSettings(o);
+    this.numEntities = numEntities;
     this.numRelations = numRelations;
-    const sides = o.sides ?? "both";
-    if (sides !== "both" && sides !== "head" && sides !== "tail") {
-      throw new KgrankInputError("sides", `must be "both", "head" or "tail", got ${describe(sides)}`);
-    }
-    this.sides = sides === "both" ? ["head", "tail"] : [sides];
-    const ks = o.ks ?? [...DEFAULT_KS];
-    if (!Array.isArray(ks) || ks.length === 0) throw new KgrankInputError("ks", `must be a non-empty array of integers >= 1, got ${describe(ks)}`);
-    this.ks = [...new Set(ks.map((k, i) => integer(`ks[${i}]`, k, 1)))].sort((a, b) => a - b);
-    if (o.metrics !== undefined && (!Array.isArray(o.metrics) || o.metrics.some((m) => typeof m !== "string"))) {
-      throw new KgrankInputError("metrics", `must be an array of metric names, got ${describe(o.metrics)}`);
-    }
-    this.metricKeys = (o.metrics as string[] | undefined) ?? null;
-    // Resolve the names now: a misspelt metric must fail here, not in finalize() after an hour-long run.
-    metricSelection(this.metricKeys, this.ks);
-    const weighting = o.weighting ?? "micro";
-    if (weighting !== "micro" && weighting !== "macro") {
-      throw new KgrankInputError("weighting", `must be "micro" or "macro", got ${describe(weighting)}`);
-    }
+    this.sides = sides;
+    this.ks = ks;
+    this.metricKeys = metricKeys;
     this.weighting = weighting;
-    this.threads = threadCount(o.threads);
+    this.threads = threads;
     this.filterSizes = checked.map((t) => t.length / 3);
     this.selection = new TaskSelection(this.numEntities, this.numRelations, o.restrictRelations, o.restrictEntities);
     if (checked.length > 0) {
@@ -96,8 +75,7 @@ export class RankEvaluator {
         this.filter[side] = kernels().buildFilterIndex(triples, this.selection.numCandidates, this.numRelations!, side, this.threads);
       }
     }
-    const { numEntities, sides: evaluated, selection, filter, threads } = this;
-    this.context = { numEntities, numRelations, sides: evaluated, selection, filter, threads };
+    this.context = { numEntities, numRelations, sides, selection: this.selection, filter: this.filter, threads };
   }
 
   private checkOpen(what: string): void {
@@ -110,16 +88,14 @@ export class RankEvaluator {
     }
   }
 
-  /** Records a batch's task columns (and the rows restriction skipped). */
-  private record(side: EvaluationSide, columns: TaskColumns, skipped = 0): void {
-    this.tasks[side].adopt(columns);
+  /** Records a batch's task columns (none when every row was skipped) and the rows restriction skipped. */
+  private record(side: EvaluationSide, columns: TaskColumns | null, skipped = 0): void {
+    if (columns) this.tasks[side].adopt(columns);
     this.skippedTasks[side] += skipped;
   }
 
   private recordBatch(p: PreparedBatch, counted: Parameters<typeof finishBatch>[1] | null): void {
-    const { side, rows, kept } = p.keys;
-    if (counted) this.record(side, finishBatch(p, counted), rows - kept);
-    else this.skippedTasks[side] += rows;
+    this.record(p.keys.side, counted ? finishBatch(p, counted) : null, counted ? p.keys.rows - p.keys.kept : p.keys.rows);
   }
 
   /** Adds a batch of scores for one side, on the calling thread. */
@@ -172,6 +148,29 @@ export class RankEvaluator {
     }, o.trueScores as ArrayLike<number>);
     this.pending++;
     return result;
+  }
+
+  /**
+   * Ranks triples from a model's embeddings (EmbeddingModel), scored and counted in the kernel (no score matrix),
+   * filtered, restricted and weighted as score batches; both sides by default; `negatives`: the OGB protocol. */
+  addModelSync(batch: ModelBatch): void {
+    this.checkOpen("addModel");
+    const jobs = prepareModelBatch(batch, this.context);
+    runModelSync(jobs);
+    for (const j of jobs) this.record(j.side, j.finish(), j.skipped);
+  }
+
+  /** addModelSync off the JavaScript thread (the native kernel runs on the thread pool; the event loop stays free). */
+  async addModel(batch: ModelBatch): Promise<void> {
+    this.checkOpen("addModel");
+    const jobs = prepareModelBatch(batch, this.context);
+    this.pending++;
+    try {
+      await runModelAsync(jobs);
+    } finally {
+      this.pending--;
+    }
+    for (const j of jobs) this.record(j.side, j.finish(), j.skipped);
   }
 
   /** Adds OGB-style sampled scores (no filtering: the negatives are the candidates). */

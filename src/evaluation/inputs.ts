@@ -4,10 +4,11 @@
  */
 import { KgrankInputError } from "../errors";
 import type { FloatArray } from "../kernels";
-import { describe, isArrayLike, tripleArray } from "../validate";
+import { DEFAULT_KS, metricSelection } from "../metrics/index";
+import { describe, integer, isArrayLike, threadCount, tripleArray } from "../validate";
 import type { BatchContext } from "./score-batch";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
-import type { EvaluationSide } from "./types";
+import type { EvaluationSide, Weighting } from "./types";
 
 export function idSet(name: string, value: unknown, bound: number | null): Int32Array {
   const arr = value as ArrayLike<unknown>;
@@ -168,4 +169,36 @@ export function sampledTasks(
   const kept = new TaskBuffer();
   kept.append(columns, keep);
   return [kept.columns(), n - kept.length];
+}
+
+/** The evaluator's settings from its options: each checked, with a typed error naming the option. */
+export function evaluatorSettings(o: Record<string, unknown>) {
+  const numEntities = integer("numEntities", o.numEntities, 1, 2 ** 31 - 1);
+  const filterList = o.filterTriples === undefined ? [] : Array.isArray(o.filterTriples) ? o.filterTriples : [o.filterTriples];
+  let numRelations: number | null = o.numRelations === undefined ? null : integer("numRelations", o.numRelations, 1, 2 ** 31 - 1);
+  const checked = filterList.map((t, i) => tripleArray(`filterTriples[${i}]`, t, numEntities, numRelations));
+  if (numRelations === null && checked.length > 0) {
+    let max = -1;
+    for (const t of checked) for (let i = 1; i < t.length; i += 3) if (t[i]! > max) max = t[i]!;
+    numRelations = max + 1;
+  }
+  const side = o.sides ?? "both";
+  if (side !== "both" && side !== "head" && side !== "tail") {
+    throw new KgrankInputError("sides", `must be "both", "head" or "tail", got ${describe(side)}`);
+  }
+  const sides: EvaluationSide[] = side === "both" ? ["head", "tail"] : [side];
+  const ksArg = o.ks ?? [...DEFAULT_KS];
+  if (!Array.isArray(ksArg) || ksArg.length === 0) throw new KgrankInputError("ks", `must be a non-empty array of integers >= 1, got ${describe(ksArg)}`);
+  const ks = [...new Set(ksArg.map((k, i) => integer(`ks[${i}]`, k, 1)))].sort((a, b) => a - b);
+  if (o.metrics !== undefined && (!Array.isArray(o.metrics) || o.metrics.some((m) => typeof m !== "string"))) {
+    throw new KgrankInputError("metrics", `must be an array of metric names, got ${describe(o.metrics)}`);
+  }
+  const metricKeys = (o.metrics as string[] | undefined) ?? null;
+  // Resolve the names now: a misspelt metric must fail here, not in finalize() after an hour-long run.
+  metricSelection(metricKeys, ks);
+  const weighting = o.weighting ?? "micro";
+  if (weighting !== "micro" && weighting !== "macro") {
+    throw new KgrankInputError("weighting", `must be "micro" or "macro", got ${describe(weighting)}`);
+  }
+  return { numEntities, numRelations, checked, sides, ks, metricKeys, weighting: weighting as Weighting, threads: threadCount(o.threads) };
 }

@@ -2,12 +2,13 @@
  * The pure-TypeScript backend, file for file the twin of native/core: aggregate.ts, count.ts, expectation.ts,
  * filter-index.ts, harmonic.ts, power-sums.ts, sampling.ts (numerics the facade shares live in src/numeric).
  */
-import type { CountBuffers, FloatArray, Kernels, MetricKernels, Side } from "../kernels";
+import type { CountBuffers, EmbeddingJob, FloatArray, Kernels, MetricKernels, Side } from "../kernels";
 import { aggregateRanks, median, medianAbsoluteDeviation } from "./aggregate";
 import { countScores, countScoresByIndex } from "./count";
 import { candidateHistogram, closedMoments, fromTyped, histogramMoments, toTyped } from "./expectation";
 import { medianMoments } from "./median-moments";
 import { TsFilterIndex } from "./filter-index";
+import { rankEmbeddings } from "./interaction";
 import { generalizedHarmonic, harmonic1, harmonic2 } from "./harmonic";
 import { generateRanksInto, sampleStatistic } from "./sampling";
 
@@ -48,6 +49,12 @@ export const tsKernels: Kernels = {
     scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray, out: CountBuffers,
   ) {
     countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
+  },
+  rankEmbeddings(job: EmbeddingJob, out: Float64Array) {
+    rankEmbeddings(job, out);
+  },
+  async rankEmbeddingsAsync(job: EmbeddingJob, out: Float64Array) {
+    rankEmbeddings(job, out);
   },
   buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side) {
     return new TsFilterIndex(triples, numEntities, numRelations, side);

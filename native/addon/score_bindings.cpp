@@ -1,0 +1,231 @@
+// Bindings of ranking from embeddings (native/core/interaction.h) and of the FMA peak probe. Its own file: the job
+// copies every id array it indexes with on the JavaScript thread, checks the copies, and runs on them, so nothing
+// the caller does to its arrays during an async job can send the core out of bounds.
+#include <napi.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "../core/interaction.h"
+#include "async.h"
+#include "common.h"
+
+namespace kgrank_addon {
+
+namespace {
+
+using kgrank::ComplexLayout;
+using kgrank::Interaction;
+
+// Ids copied and checked: the job reads only these.
+struct Ids {
+  std::vector<int32_t> anchor, relation, truth, candidates, negatives, exclude_ids;
+  std::vector<uint32_t> exclude_offsets;
+};
+
+struct ScoreJob {
+  bool wide;
+  const void* entity;
+  const void* relation;
+  const void* scale;  // or null
+  Interaction interaction;
+  ComplexLayout layout;
+  size_t num_entities, entity_width, num_relations, relation_width;
+  double phase_scale;
+  bool head_side;
+  size_t negatives_per_row;
+  std::shared_ptr<const Ids> ids;
+  double* out;  // 5 x rows + 2 status slots
+  SimdLevel simd;
+  unsigned threads;
+
+  template <class T>
+  kgrank::Status go() const {
+    kgrank::EmbeddingModel<T> m{interaction, layout, static_cast<const T*>(entity), static_cast<const T*>(relation),
+                                num_entities, num_relations, entity_width, relation_width, phase_scale,
+                                static_cast<const T*>(scale)};
+    const size_t rows = ids->anchor.size();
+    kgrank::EmbeddingQueries q;
+    q.rows = rows;
+    q.head_side = head_side;
+    q.anchor = ids->anchor.data();
+    q.relation = ids->relation.data();
+    q.truth = ids->truth.data();
+    if (!ids->candidates.empty()) {
+      q.candidates = ids->candidates.data();
+      q.num_candidates = ids->candidates.size();
+    }
+    if (negatives_per_row > 0) {
+      q.negatives = ids->negatives.data();
+      q.negatives_per_row = negatives_per_row;
+    }
+    if (!ids->exclude_offsets.empty()) {
+      q.exclude_offsets = ids->exclude_offsets.data();
+      q.exclude_ids = ids->exclude_ids.data();
+    }
+    kgrank::EmbeddingCounts c{out, out + rows, out + 2 * rows, out + 3 * rows, out + 4 * rows};
+    return kgrank::rank_embeddings<T>(m, q, c, simd, threads);
+  }
+
+  void run() const {
+    kgrank::Status s;
+    try {
+      s = wide ? go<double>() : go<float>();
+    } catch (const std::bad_alloc&) {
+      s = kgrank::Status::invalid("out of memory");
+    }
+    const size_t rows = ids->anchor.size();
+    out[5 * rows] = static_cast<double>(static_cast<int>(s.code));
+    out[5 * rows + 1] = static_cast<double>(s.index);
+  }
+};
+
+template <class T>
+std::vector<T> copy_ids(const Napi::CallbackInfo& info, size_t index, const char* name, napi_typedarray_type type) {
+  Napi::TypedArray a = typed_array_arg(info, index, name);
+  if (a.TypedArrayType() != type) throw_type(info.Env(), std::string(name) + " has the wrong element type");
+  const T* p = static_cast<const T*>(raw_data(a));
+  return std::vector<T>(p, p + a.ElementLength());
+}
+
+void check_range(Napi::Env env, const std::vector<int32_t>& v, size_t bound, const char* name) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] < 0 || static_cast<size_t>(v[i]) >= bound) {
+      throw_range(env, std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(v[i]) + " is outside [0, " +
+                           std::to_string(bound) + ")");
+    }
+  }
+}
+
+// Arguments: entity, relation, entityScale (same type; length 0 = none), meta (Float64Array: interaction, layout,
+// numEntities, entityWidth, numRelations, relationWidth, phaseScale, headSide), anchor, relation ids, truth,
+// candidates (length 0 = all), negatives (length 0 = none), excludeOffsets (Uint32Array, length 0 = none),
+// excludeIds, out (Float64Array, 5 x rows + 2: greater | equal | nan | removed | trueScore | status, index),
+// negativesPerRow, simd, threads.
+ScoreJob score_job(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::TypedArray ent = typed_array_arg(info, 0, "entity");
+  Napi::TypedArray rel = typed_array_arg(info, 1, "relation");
+  Napi::TypedArray scale = typed_array_arg(info, 2, "entityScale");
+  const napi_typedarray_type type = ent.TypedArrayType();
+  if (type != napi_float32_array && type != napi_float64_array) throw_type(env, "entity must be a Float32Array or Float64Array");
+  if (rel.TypedArrayType() != type || scale.TypedArrayType() != type) {
+    throw_type(env, "relation and entityScale must have the element type of entity");
+  }
+  const std::vector<double> meta = copy_ids<double>(info, 3, "meta", napi_float64_array);
+  if (meta.size() != 8) throw_range(env, "meta must hold 8 numbers");
+  ScoreJob job{};
+  job.wide = type == napi_float64_array;
+  const double code = meta[0];
+  if (!(code >= 0 && code <= 5 && code == std::floor(code))) throw_range(env, "interaction code must be 0..5");
+  job.interaction = static_cast<Interaction>(static_cast<int>(code));
+  job.layout = meta[1] == 1 ? ComplexLayout::Interleaved : ComplexLayout::Halves;
+  for (size_t k : {2, 3, 4, 5}) {
+    if (!(meta[k] >= 1 && meta[k] < 9007199254740992.0 && meta[k] == std::floor(meta[k]))) {
+      throw_range(env, "meta sizes must be integers >= 1");
+    }
+  }
+  job.num_entities = static_cast<size_t>(meta[2]);
+  job.entity_width = static_cast<size_t>(meta[3]);
+  job.num_relations = static_cast<size_t>(meta[4]);
+  job.relation_width = static_cast<size_t>(meta[5]);
+  job.phase_scale = meta[6];
+  job.head_side = meta[7] != 0;
+  const size_t d = job.entity_width;
+  if (ent.ElementLength() / d != job.num_entities || ent.ElementLength() % d != 0) {
+    throw_range(env, "entity.length must be numEntities x entityWidth");
+  }
+  if (rel.ElementLength() / job.relation_width != job.num_relations || rel.ElementLength() % job.relation_width != 0) {
+    throw_range(env, "relation.length must be numRelations x relationWidth");
+  }
+  size_t want_rel = d;
+  switch (job.interaction) {
+    case Interaction::ComplEx:
+    case Interaction::RotatE:
+      if (d % 2 != 0) throw_range(env, "complex entity rows need an even width");
+      if (job.interaction == Interaction::RotatE && job.relation_width == d / 2) want_rel = d / 2;
+      break;
+    case Interaction::PairRE: want_rel = 2 * d; break;
+    default: break;
+  }
+  if (job.relation_width != want_rel) throw_range(env, "relationWidth does not fit the interaction and entityWidth");
+  const bool pair = job.interaction == Interaction::PairRE;
+  if (scale.ElementLength() != 0 && (!pair || scale.ElementLength() != job.num_entities)) {
+    throw_range(env, "entityScale must be empty, or (PairRE) hold one factor per entity");
+  }
+  auto ids = std::make_shared<Ids>();
+  ids->anchor = copy_ids<int32_t>(info, 4, "anchor", napi_int32_array);
+  ids->relation = copy_ids<int32_t>(info, 5, "relationIds", napi_int32_array);
+  ids->truth = copy_ids<int32_t>(info, 6, "truth", napi_int32_array);
+  ids->candidates = copy_ids<int32_t>(info, 7, "candidates", napi_int32_array);
+  ids->negatives = copy_ids<int32_t>(info, 8, "negatives", napi_int32_array);
+  ids->exclude_offsets = copy_ids<uint32_t>(info, 9, "excludeOffsets", napi_uint32_array);
+  ids->exclude_ids = copy_ids<int32_t>(info, 10, "excludeIds", napi_int32_array);
+  const size_t rows = ids->anchor.size();
+  if (rows == 0 || ids->relation.size() != rows || ids->truth.size() != rows) {
+    throw_range(env, "anchor, relationIds and truth must have the same non-zero length");
+  }
+  check_range(env, ids->anchor, job.num_entities, "anchor");
+  check_range(env, ids->truth, job.num_entities, "truth");
+  check_range(env, ids->relation, job.num_relations, "relationIds");
+  check_range(env, ids->candidates, job.num_entities, "candidates");
+  check_range(env, ids->negatives, job.num_entities, "negatives");
+  check_range(env, ids->exclude_ids, job.num_entities, "excludeIds");
+  job.negatives_per_row = size_arg(info, 12, "negativesPerRow", 0);
+  if (ids->negatives.size() != rows * job.negatives_per_row) throw_range(env, "negatives.length must be rows x negativesPerRow");
+  if (!ids->exclude_offsets.empty()) {
+    const auto& o = ids->exclude_offsets;
+    if (o.size() != rows + 1 || o[0] != 0 || o[rows] != ids->exclude_ids.size()) {
+      throw_range(env, "excludeOffsets must hold rows + 1 offsets from 0 to excludeIds.length");
+    }
+    for (size_t i = 0; i < rows; ++i) {
+      if (o[i] > o[i + 1]) throw_range(env, "excludeOffsets must not decrease");
+    }
+  }
+  Napi::TypedArray out = typed_array_arg(info, 11, "out");
+  if (out.TypedArrayType() != napi_float64_array || out.ElementLength() != 5 * rows + 2) {
+    throw_type(env, "out must be a Float64Array of 5 x rows + 2");
+  }
+  const CountOptions opt = options_arg(info, 13, 14);
+  job.simd = opt.simd;
+  job.threads = opt.threads;
+  job.entity = raw_data(ent);
+  job.relation = raw_data(rel);
+  job.scale = scale.ElementLength() ? raw_data(scale) : nullptr;
+  job.out = static_cast<double*>(raw_data(out));
+  job.ids = std::move(ids);
+  return job;
+}
+
+Napi::Value RankEmbeddings(const Napi::CallbackInfo& info) {
+  score_job(info).run();
+  return info.Env().Undefined();
+}
+
+Napi::Value RankEmbeddingsAsync(const Napi::CallbackInfo& info) {
+  const ScoreJob job = score_job(info);
+  return queue_job(info, "kgrank:rankEmbeddings", job, 12);
+}
+
+// Arguments: simd, threads, iterations. Returns [multiply-adds performed, checksum].
+Napi::Value FmaProbe(const Napi::CallbackInfo& info) {
+  const CountOptions opt = options_arg(info, 0, 1);
+  const size_t iterations = size_arg(info, 2, "iterations", 1);
+  double sink = 0;
+  const double madds = kgrank::fma_probe(opt.simd, opt.threads, iterations, &sink);
+  Napi::Array r = Napi::Array::New(info.Env(), 2);
+  r.Set(uint32_t{0}, Napi::Number::New(info.Env(), madds));
+  r.Set(uint32_t{1}, Napi::Number::New(info.Env(), sink));
+  return r;
+}
+
+}  // namespace
+
+void register_score(Napi::Env env, Napi::Object exports) {
+  exports.Set("rankEmbeddings", Napi::Function::New(env, RankEmbeddings, "rankEmbeddings"));
+  exports.Set("rankEmbeddingsAsync", Napi::Function::New(env, RankEmbeddingsAsync, "rankEmbeddingsAsync"));
+  exports.Set("fmaProbe", Napi::Function::New(env, FmaProbe, "fmaProbe"));
+}
+
+}  // namespace kgrank_addon

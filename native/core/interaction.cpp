@@ -1,0 +1,397 @@
+// Ranking from embeddings (interaction.h): query formation, the scalar score of one pair, the chunked driver on the
+// thread pool, and the scalar traits of the micro-kernel. Twin: src/fallback/interaction.ts.
+//
+// The interactions, higher = better (the formulas as PyKEEN's pykeen/nn/functional.py and OGB's
+// examples/linkproppred/wikikg2/model.py (snap-stanford/ogb, the KnowledgeGraphEmbedding code) define them; the
+// constant gamma of OGB's distance models, score = gamma - distance, does not change ranks and is dropped):
+//   TransE-L1  f(h,r,t) = -sum_k |h_k + r_k - t_k|                 tail: q = h + r, f = -sum |e - q|
+//   TransE-L2  f(h,r,t) = -||h + r - t||_2, ranked by -sum (.)^2   head: q = t - r, f = -sum |e - q|  (sqrt is
+//              monotone: dropping it changes no order, only merges no ties)
+//   DistMult   f = sum_k h_k r_k t_k                               tail: q = h * r; head: q = r * t; f = q . e
+//   ComplEx    f = Re(sum_k h_k r_k conj(t_k))                     tail: q = h r (complex product), f = q_re.e_re +
+//              q_im.e_im; head: q = conj(r) t ... written out: q_re = r_re t_re + r_im t_im, q_im = r_re t_im -
+//              r_im t_re, f = e_re.q_re + e_im.q_im (OGB's head-batch form)
+//   RotatE     f = -sum_k |h_k r_k - t_k| (complex modulus per dimension, summed: OGB / the RotatE authors' code;
+//              PyKEEN's rotate_interaction takes the L2 norm over dimensions instead), |r_k| = 1. Relation rows
+//              of half the entity width are phases: r_k = exp(i * value * phase_scale), OGB: phase_scale =
+//              pi / embedding_range, embedding_range = (gamma + 2) / hidden_dim. tail: q = h r, f = -sum |e - q|;
+//              head: q = conj(r) t, f = -sum |e - q| (|h r - t| = |h - conj(r) t| since |r| = 1); relation rows
+//              given as complex numbers are normalised to |r_k| = 1 (PyKEEN keeps them so by a constraint)
+//   PairRE     f = -sum_k |h'_k rh_k - t'_k rt_k|, relation row [rh | rt], h' = h / ||h||_2 (entities normalised
+//              as the PairRE authors' OGB code does, F.normalize); tail: q = h' * rh, c = rt; head: q = t' * rt,
+//              c = rh; f = -sum |q - e' c|
+// Queries are formed in double from the stored values and rounded once to the accumulation type.
+//
+// Accumulation (float32, the default): each step is one correctly rounded float operation (fma, add, sqrt), so a
+// score differs from the exact value of the formula on the float32 embeddings by at most about dim * 2^-24 *
+// sum_k |term_k| (the standard recursive-summation bound, gamma_n = n u / (1 - n u)), plus the query's one
+// rounding, 2^-24 |q_k| per element. Ranks can differ from an exact evaluation only where the true score and a
+// candidate's are that close. The wide option accumulates in float64 (plain multiply, then add: no FMA).
+#include "interaction.h"
+
+#include <atomic>
+#include <bitset>
+#include <cmath>
+#include <exception>
+#include <vector>
+
+#include "interaction_kernel.h"
+#include "thread_pool.h"
+
+namespace kgrank {
+namespace {
+
+struct Scalar {
+  using V = float;
+  static constexpr size_t kLanes = 1;
+  static V zero() { return 0.0f; }
+  static V set1(float x) { return x; }
+  static V load(const float* p) { return *p; }
+  static void store(float* p, V v) { *p = v; }
+  static V add(V a, V b) { return a + b; }
+  static V sub(V a, V b) { return a - b; }
+  static V mul(V a, V b) { return a * b; }
+  static V fma(V a, V b, V c) { return std::fma(a, b, c); }
+  static V fnmadd(V a, V b, V c) { return std::fma(-a, b, c); }
+  static V abs(V a) { return std::fabs(a); }
+  static V sqrt(V a) { return std::sqrt(a); }
+  static constexpr size_t kQueries = 4;
+  static unsigned gt(V a, V b) { return a > b ? 1u : 0u; }
+  static unsigned eq(V a, V b) { return a == b ? 1u : 0u; }
+  static unsigned unord(V a, V b) { return (a != a || b != b) ? 1u : 0u; }
+  static uint32_t popcount(unsigned m) { return static_cast<uint32_t>(std::bitset<32>(m).count()); }
+};
+
+// One multiply-add of the accumulation type: fused for float (as the vector kernels), separate for double.
+inline float madd(float a, float b, float c) { return std::fma(a, b, c); }
+inline double madd(double a, double b, double c) {
+  const double p = a * b;
+  return p + c;
+}
+
+bool is_complex(Interaction i) { return i == Interaction::ComplEx || i == Interaction::RotatE; }
+
+ScoreOp op_of(Interaction i) {
+  switch (i) {
+    case Interaction::TransEL1: return ScoreOp::L1;
+    case Interaction::TransEL2: return ScoreOp::L2Squared;
+    case Interaction::DistMult:
+    case Interaction::ComplEx: return ScoreOp::Dot;
+    case Interaction::RotatE: return ScoreOp::Modulus;
+    case Interaction::PairRE: return ScoreOp::PairL1;
+  }
+  return ScoreOp::Dot;
+}
+
+// Canonical element k (complex: re halves then im halves) of a row stored in `layout`.
+inline size_t canonical(size_t k, size_t width, bool complex, ComplexLayout layout) {
+  if (!complex || layout == ComplexLayout::Halves) return k;
+  const size_t c = width / 2;
+  return k < c ? 2 * k : 2 * (k - c) + 1;
+}
+
+template <class T>
+struct Prepared {
+  ScoreOp op;
+  size_t dim;
+  std::vector<uint32_t> map;
+  std::vector<T> query;
+  std::vector<T> coeff;
+};
+
+// The query vector (and PairRE's coefficient vector) of (anchor, relation, side), in canonical order.
+template <class T>
+void form_query(const EmbeddingModel<T>& m, const std::vector<uint32_t>& map, int32_t anchor, int32_t rel,
+                bool head_side, T* q, T* c) {
+  const size_t d = m.entity_width;
+  const T* a = m.entity + static_cast<size_t>(anchor) * d;
+  const T* r = m.relation + static_cast<size_t>(rel) * m.relation_width;
+  auto A = [&](size_t k) { return static_cast<double>(a[map[k]]); };
+  switch (m.interaction) {
+    case Interaction::TransEL1:
+    case Interaction::TransEL2:
+      for (size_t k = 0; k < d; ++k) q[k] = static_cast<T>(head_side ? A(k) - r[k] : A(k) + r[k]);
+      return;
+    case Interaction::DistMult:
+      for (size_t k = 0; k < d; ++k) q[k] = static_cast<T>(A(k) * r[k]);
+      return;
+    case Interaction::ComplEx:
+    case Interaction::RotatE: {
+      const size_t h = d / 2;
+      const bool phases = m.interaction == Interaction::RotatE && m.relation_width == h;
+      for (size_t k = 0; k < h; ++k) {
+        double rr, ri;
+        if (phases) {
+          const double phase = static_cast<double>(r[k]) * m.phase_scale;
+          rr = std::cos(phase);
+          ri = std::sin(phase);
+        } else {
+          rr = r[canonical(k, d, true, m.layout)];
+          ri = r[canonical(k + h, d, true, m.layout)];
+          if (m.interaction == Interaction::RotatE) {  // a rotation: |r_k| = 1 (PyKEEN's constraint, applied here)
+            const double mod = std::sqrt(rr * rr + ri * ri);
+            rr /= mod;
+            ri /= mod;
+          }
+        }
+        const double ar = A(k), ai = A(k + h);
+        if (head_side) {  // conj(r) * t
+          q[k] = static_cast<T>(rr * ar + ri * ai);
+          q[k + h] = static_cast<T>(rr * ai - ri * ar);
+        } else {  // h * r
+          q[k] = static_cast<T>(ar * rr - ai * ri);
+          q[k + h] = static_cast<T>(ar * ri + ai * rr);
+        }
+      }
+      return;
+    }
+    case Interaction::PairRE: {
+      const T s = m.entity_scale ? m.entity_scale[anchor] : T(1);
+      for (size_t k = 0; k < d; ++k) {
+        const T an = static_cast<T>(a[k] * s);  // rounded as the packed entity elements are
+        const double rh = r[k], rt = r[d + k];
+        q[k] = static_cast<T>(static_cast<double>(an) * (head_side ? rt : rh));
+        c[k] = static_cast<T>(head_side ? rh : rt);
+      }
+      return;
+    }
+  }
+}
+
+// The score of entity e against one query: exactly the operations of a micro-kernel lane.
+template <class T>
+T score_one(ScoreOp op, const T* q, const T* c, size_t dim, const T* row, const uint32_t* map, const T* scale,
+            size_t e) {
+  T acc = 0;
+  const T s = scale ? scale[e] : T(1);
+  switch (op) {
+    case ScoreOp::Dot:
+      for (size_t k = 0; k < dim; ++k) acc = madd(q[k], row[map[k]], acc);
+      return acc;
+    case ScoreOp::L1:
+      for (size_t k = 0; k < dim; ++k) acc = acc + std::fabs(row[map[k]] - q[k]);
+      return -acc;
+    case ScoreOp::L2Squared:
+      for (size_t k = 0; k < dim; ++k) {
+        const T x = row[map[k]] - q[k];
+        acc = madd(x, x, acc);
+      }
+      return -acc;
+    case ScoreOp::Modulus: {
+      const size_t h = dim / 2;
+      for (size_t k = 0; k < h; ++k) {
+        const T dr = row[map[k]] - q[k];
+        const T di = row[map[k + h]] - q[k + h];
+        const T di2 = di * di;
+        acc = acc + std::sqrt(madd(dr, dr, di2));
+      }
+      return -acc;
+    }
+    case ScoreOp::PairL1:
+      for (size_t k = 0; k < dim; ++k) {
+        const T x = scale ? static_cast<T>(row[map[k]] * s) : row[map[k]];
+        acc = acc + std::fabs(madd(-x, c[k], q[k]));
+      }
+      return -acc;
+  }
+  return acc;
+}
+
+using ChunkFn = void (*)(const ChunkPlan&, size_t, size_t, uint32_t*, uint32_t*, uint32_t*, float*);
+
+ChunkFn chunk_kernel(SimdLevel level) {
+#ifdef KGRANK_HAVE_AVX512
+  if (level == SimdLevel::AVX512 && simd_supported(level)) return isa::rank_chunk_avx512;
+#endif
+#ifdef KGRANK_HAVE_AVX2
+  if ((level == SimdLevel::AVX2 || level == SimdLevel::AVX512) && simd_supported(SimdLevel::AVX2)) {
+    return isa::rank_chunk_avx2;
+  }
+#endif
+  (void)level;
+  return isa::rank_chunk_scalar;
+}
+
+constexpr size_t kChunk = 512;      // candidates per task (a multiple of every panel width)
+constexpr size_t kRowsPerTask = 64; // rows per task of the per-row passes (filter, sampled negatives)
+
+}  // namespace
+
+namespace isa {
+void rank_chunk_scalar(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
+                       uint32_t* nan, float* pack) {
+  interaction_detail::Micro<Scalar>::dispatch(plan, begin, end, greater, equal, nan, pack);
+}
+}  // namespace isa
+
+template <class T>
+Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, const EmbeddingCounts& out,
+                       SimdLevel simd, unsigned threads) {
+  const size_t rows = qs.rows;
+  const size_t dim = m.entity_width;
+  const bool complex = is_complex(m.interaction);
+  const ScoreOp op = op_of(m.interaction);
+  std::vector<uint32_t> map(dim);
+  std::vector<T> query, coeff;
+  std::vector<float> threshold;
+  try {
+    for (size_t k = 0; k < dim; ++k) map[k] = static_cast<uint32_t>(canonical(k, dim, complex, m.layout));
+    query.resize(rows * dim);
+    if (op == ScoreOp::PairL1) coeff.resize(rows * dim);
+    threshold.resize(rows);
+  } catch (const std::bad_alloc&) {
+    return Status::invalid("out of memory for the query vectors of this batch: pass fewer triples per call");
+  }
+  const T* entity = m.entity;
+  const size_t width = m.entity_width;
+  auto score_of = [&](size_t row, size_t e) {
+    return score_one<T>(op, query.data() + row * dim, coeff.empty() ? nullptr : coeff.data() + row * dim, dim,
+                        entity + e * width, map.data(), m.entity_scale, e);
+  };
+  for (size_t i = 0; i < rows; ++i) {
+    form_query<T>(m, map, qs.anchor[i], qs.relation[i], qs.head_side, query.data() + i * dim,
+                  coeff.empty() ? nullptr : coeff.data() + i * dim);
+  }
+  for (size_t i = 0; i < rows; ++i) {
+    const T t = score_of(i, static_cast<size_t>(qs.truth[i]));
+    if (t != t) return Status::at(StatusCode::NanTrueScore, i, "the true triple's score is NaN");
+    out.true_score[i] = static_cast<double>(t);
+    threshold[i] = static_cast<float>(t);
+    out.greater[i] = out.equal[i] = out.nan[i] = 0;
+    if (out.removed) out.removed[i] = 0;
+  }
+  std::atomic<bool> failed{false};
+  const size_t row_tasks = (rows + kRowsPerTask - 1) / kRowsPerTask;
+
+  if (qs.negatives) {  // OGB protocol: K given candidates per row, scored one by one
+    const size_t K = qs.negatives_per_row;
+    parallel_for(row_tasks, threads, [&](size_t task) {
+      const size_t end = (task + 1) * kRowsPerTask < rows ? (task + 1) * kRowsPerTask : rows;
+      for (size_t i = task * kRowsPerTask; i < end; ++i) {
+        const T t = static_cast<T>(out.true_score[i]);
+        double g = 0, e = 0, n = 0;
+        for (size_t j = 0; j < K; ++j) {
+          const T s = score_of(i, static_cast<size_t>(qs.negatives[i * K + j]));
+          g += s > t;
+          e += s == t;
+          n += s != s;
+        }
+        out.greater[i] = g;
+        out.equal[i] = e;
+        out.nan[i] = n;
+      }
+    });
+    return Status::success();
+  }
+
+  const size_t n_cand = qs.candidates ? qs.num_candidates : m.num_entities;
+  const size_t tasks = (n_cand + kChunk - 1) / kChunk;
+  std::vector<std::atomic<uint64_t>> totals(3 * rows);
+  for (auto& v : totals) v.store(0, std::memory_order_relaxed);
+
+  if constexpr (std::is_same<T, float>::value) {
+    ChunkPlan plan{op, dim, query.data(), coeff.empty() ? nullptr : coeff.data(), threshold.data(), rows,
+                   entity, width, map.data(), m.entity_scale, qs.candidates, n_cand};
+    const ChunkFn kernel = chunk_kernel(simd);
+    parallel_for(tasks, threads, [&](size_t task) {
+      try {
+        thread_local std::vector<float> pack;
+        thread_local std::vector<uint32_t> local;
+        if (pack.size() < kChunk * dim) pack.assign(kChunk * dim, 0.0f);
+        local.assign(3 * rows, 0);
+        const size_t begin = task * kChunk;
+        const size_t end = begin + kChunk < n_cand ? begin + kChunk : n_cand;
+        kernel(plan, begin, end, local.data(), local.data() + rows, local.data() + 2 * rows, pack.data());
+        for (size_t k = 0; k < 3 * rows; ++k) {
+          if (local[k] != 0) totals[k].fetch_add(local[k], std::memory_order_relaxed);
+        }
+      } catch (...) {
+        failed.store(true);
+      }
+    });
+  } else {  // wide: the scalar pair loop in double, the same chunks
+    parallel_for(tasks, threads, [&](size_t task) {
+      const size_t begin = task * kChunk;
+      const size_t end = begin + kChunk < n_cand ? begin + kChunk : n_cand;
+      for (size_t i = 0; i < rows; ++i) {
+        const T t = static_cast<T>(out.true_score[i]);
+        uint64_t g = 0, e = 0, n = 0;
+        for (size_t j = begin; j < end; ++j) {
+          const size_t ent = qs.candidates ? static_cast<size_t>(qs.candidates[j]) : j;
+          const T s = score_of(i, ent);
+          g += s > t;
+          e += s == t;
+          n += s != s;
+        }
+        totals[i].fetch_add(g, std::memory_order_relaxed);
+        totals[rows + i].fetch_add(e, std::memory_order_relaxed);
+        totals[2 * rows + i].fetch_add(n, std::memory_order_relaxed);
+      }
+    });
+  }
+  if (failed.load()) return Status::invalid("out of memory for the scoring tiles: use fewer threads");
+  for (size_t i = 0; i < rows; ++i) {
+    out.greater[i] = static_cast<double>(totals[i].load());
+    out.equal[i] = static_cast<double>(totals[rows + i].load());
+    out.nan[i] = static_cast<double>(totals[2 * rows + i].load());
+  }
+  if (qs.exclude_offsets) {  // the filter: known answers scored one by one by the same code, taken out
+    parallel_for(row_tasks, threads, [&](size_t task) {
+      const size_t end = (task + 1) * kRowsPerTask < rows ? (task + 1) * kRowsPerTask : rows;
+      for (size_t i = task * kRowsPerTask; i < end; ++i) {
+        const T t = static_cast<T>(out.true_score[i]);
+        double g = 0, e = 0, kept = 0;
+        for (uint32_t j = qs.exclude_offsets[i]; j < qs.exclude_offsets[i + 1]; ++j) {
+          const T s = score_of(i, static_cast<size_t>(qs.exclude_ids[j]));
+          g += s > t;
+          e += s == t;
+          kept += s == s;
+        }
+        out.greater[i] -= g;
+        out.equal[i] -= e;
+        if (out.removed) out.removed[i] = kept;
+      }
+    });
+  }
+  return Status::success();
+}
+
+template <class T>
+double score_triple(const EmbeddingModel<T>& m, int32_t head, int32_t relation, int32_t tail, bool head_side) {
+  const size_t dim = m.entity_width;
+  const bool complex = is_complex(m.interaction);
+  std::vector<uint32_t> map(dim);
+  for (size_t k = 0; k < dim; ++k) map[k] = static_cast<uint32_t>(canonical(k, dim, complex, m.layout));
+  std::vector<T> q(dim), c(dim);
+  form_query<T>(m, map, head_side ? tail : head, relation, head_side, q.data(), c.data());
+  const size_t e = static_cast<size_t>(head_side ? head : tail);
+  return static_cast<double>(score_one<T>(op_of(m.interaction), q.data(), c.data(), dim, m.entity + e * dim,
+                                          map.data(), m.entity_scale, e));
+}
+
+double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* sink) {
+  const unsigned n = threads == 0 ? hardware_threads() : threads;
+  std::vector<double> sums(n, 0.0);
+  size_t lanes = 1;
+  double (*fn)(size_t) = [](size_t it) { return interaction_detail::Micro<Scalar>::probe(it); };
+#ifdef KGRANK_HAVE_AVX2
+  if (simd == SimdLevel::AVX2 && simd_supported(simd)) { fn = isa::fma_probe_avx2; lanes = 8; }
+#endif
+#ifdef KGRANK_HAVE_AVX512
+  if (simd == SimdLevel::AVX512 && simd_supported(simd)) { fn = isa::fma_probe_avx512; lanes = 16; }
+#endif
+  parallel_for(n, n, [&](size_t i) { sums[i] = fn(iterations); });
+  double s = 0;
+  for (double v : sums) s += v;
+  *sink = s;
+  return static_cast<double>(n) * static_cast<double>(iterations) * 12.0 * static_cast<double>(lanes);
+}
+
+template Status rank_embeddings<float>(const EmbeddingModel<float>&, const EmbeddingQueries&, const EmbeddingCounts&,
+                                       SimdLevel, unsigned);
+template Status rank_embeddings<double>(const EmbeddingModel<double>&, const EmbeddingQueries&,
+                                        const EmbeddingCounts&, SimdLevel, unsigned);
+template double score_triple<float>(const EmbeddingModel<float>&, int32_t, int32_t, int32_t, bool);
+template double score_triple<double>(const EmbeddingModel<double>&, int32_t, int32_t, int32_t, bool);
+
+}  // namespace kgrank

@@ -1,0 +1,121 @@
+// Scoring a trained model from its embeddings and ranking in the same pass: per query (anchor, relation, side) the
+// query vector is formed once, entity embeddings are streamed in packed panels that stay in cache, each (query,
+// entity) score is computed in registers and compared with the true score at once; only the counts are kept.
+// Memory beyond the embeddings: the query vectors of a job and one packed chunk per running task.
+//
+// Twin: src/fallback/interaction.ts (same operations in the same order, float32 emulated exactly). Formulas and sign
+// conventions are written out in interaction.cpp (form_query) and in the README ("Evaluating a model from its
+// embeddings"). Higher score = better everywhere: distance models score the negated distance.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "simd.h"
+#include "status.h"
+
+namespace kgrank {
+
+// Codes shared with src/kernels.ts InteractionCode.
+enum class Interaction : int { TransEL1 = 0, TransEL2 = 1, DistMult = 2, ComplEx = 3, RotatE = 4, PairRE = 5 };
+
+// How a complex entity (or relation) row of 2c numbers is stored: [re_0..re_{c-1} | im_0..im_{c-1}] (OGB's
+// KnowledgeGraphEmbedding code, torch.chunk(x, 2)) or [re_0, im_0, re_1, im_1, ...] (torch.view_as_real, PyKEEN).
+enum class ComplexLayout : int { Halves = 0, Interleaved = 1 };
+
+// The per-element operation the kernel runs (what the interaction reduces to once the query is formed).
+enum class ScoreOp : int { Dot = 0, L1 = 1, L2Squared = 2, Modulus = 3, PairL1 = 4 };
+
+// A model's embeddings in the accumulation type T (float: the default; double: the wide option). Checked by the
+// caller: sizes, finite values.
+template <class T>
+struct EmbeddingModel {
+  Interaction interaction;
+  ComplexLayout layout;          // of complex entity rows (ComplEx, RotatE) and complex relation rows
+  const T* entity;               // num_entities x entity_width
+  const T* relation;             // num_relations x relation_width
+  size_t num_entities;
+  size_t num_relations;
+  size_t entity_width;
+  size_t relation_width;
+  // RotatE: when relation_width is half the entity width the relation rows are phases, angle = value * phase_scale
+  // (OGB: pi / embedding_range); otherwise they are complex numbers used as given.
+  double phase_scale;
+  const T* entity_scale;         // PairRE: per-entity factor applied to every element (1 / ||e||), or null
+};
+
+// One job's queries. The candidates of a row are: negatives[row*K .. row*K+K) when negatives is set (OGB protocol;
+// the true answer is not among the columns), else the shared list `candidates` (entity restriction), else every
+// entity (the true answer is then one of the columns and is counted as equal, as countScoresByIndex does).
+struct EmbeddingQueries {
+  size_t rows;
+  bool head_side;                // true: score (e, r, t) for every e; false: (h, r, e)
+  const int32_t* anchor;
+  const int32_t* relation;
+  const int32_t* truth;
+  const int32_t* candidates = nullptr;
+  size_t num_candidates = 0;
+  const int32_t* negatives = nullptr;
+  size_t negatives_per_row = 0;
+  // Filter: for row i, exclude_ids[exclude_offsets[i] .. exclude_offsets[i+1]) are scored individually (by the code
+  // that scores their columns) and taken out of the counts. Null for none.
+  const uint32_t* exclude_offsets = nullptr;
+  const int32_t* exclude_ids = nullptr;
+};
+
+// Per row: candidates scoring > / == the true score, NaN scores, non-NaN excluded answers, and the true score.
+struct EmbeddingCounts {
+  double* greater;
+  double* equal;
+  double* nan;
+  double* removed;       // may be null when nothing is excluded
+  double* true_score;
+};
+
+// Ranks a job. Every id must be valid (the caller checked); returns NanTrueScore (index = row) when a true score is
+// NaN. Each (query, entity) score is computed by one fixed sequence of operations whatever the thread count or SIMD
+// level, so results are bit-identical across both.
+template <class T>
+Status rank_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& queries, const EmbeddingCounts& out,
+                       SimdLevel simd, unsigned threads);
+
+// The score of one (query, entity) pair with exactly the operations of a kernel lane (tests, benchmarks).
+template <class T>
+double score_triple(const EmbeddingModel<T>& model, int32_t head, int32_t relation, int32_t tail, bool head_side);
+
+// Peak-rate probe for the benchmarks: `iterations` rounds of independent float32 FMAs per thread at `simd`; returns
+// the number of multiply-adds performed (the caller times it). The sum of the results is written to *sink.
+double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* sink);
+
+// ---- internal: what one chunk task needs (interaction_kernel.h); the per-ISA entry points ----------------------
+struct ChunkPlan {
+  ScoreOp op;
+  size_t dim;            // elements per query / packed entity column (Modulus: 2c, halves)
+  const float* query;    // rows x dim, canonical order
+  const float* coeff;    // PairL1: rows x dim (the entity-side relation factor), else null
+  const float* threshold;// rows: the true scores (float)
+  size_t rows;
+  // Element k of entity e in canonical order (complex: halves) is entity[e * width + map[k]], times scale[e].
+  const float* entity;
+  size_t width;
+  const uint32_t* map;
+  const float* scale;
+  const int32_t* candidates;  // null: candidate j is entity j
+  size_t num_candidates;
+};
+
+namespace isa {
+void rank_chunk_scalar(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
+                       uint32_t* nan, float* pack);
+#ifdef KGRANK_HAVE_AVX2
+void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
+                     uint32_t* nan, float* pack);
+double fma_probe_avx2(size_t iterations);
+#endif
+#ifdef KGRANK_HAVE_AVX512
+void rank_chunk_avx512(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
+                       uint32_t* nan, float* pack);
+double fma_probe_avx512(size_t iterations);
+#endif
+}  // namespace isa
+
+}  // namespace kgrank

@@ -1,0 +1,38 @@
+// AVX2 + FMA traits of the interaction micro-kernel (interaction_kernel.h); compiled with -mavx2 -mfma, called only
+// when the CPU and OS allow it (simd.cpp). 8 float lanes; a panel is 16 entities; blocks of 6 queries (12 of the 16 registers accumulate).
+#include <immintrin.h>
+
+#include "interaction_kernel.h"
+
+namespace kgrank {
+namespace {
+struct Avx2 {
+  using V = __m256;
+  static constexpr size_t kLanes = 8;
+  static V zero() { return _mm256_setzero_ps(); }
+  static V set1(float x) { return _mm256_set1_ps(x); }
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
+  static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  static constexpr size_t kQueries = 6;
+  static unsigned gt(V a, V b) { return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ))); }
+  static unsigned eq(V a, V b) { return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))); }
+  static unsigned unord(V a, V b) { return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_UNORD_Q))); }
+  static uint32_t popcount(unsigned m) { return static_cast<uint32_t>(_mm_popcnt_u32(m)); }
+  static V sqrt(V a) { return _mm256_sqrt_ps(a); }
+};
+}  // namespace
+
+namespace isa {
+void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
+                     uint32_t* nan, float* pack) {
+  interaction_detail::Micro<Avx2>::dispatch(plan, begin, end, greater, equal, nan, pack);
+}
+double fma_probe_avx2(size_t iterations) { return interaction_detail::Micro<Avx2>::probe(iterations); }
+}  // namespace isa
+}  // namespace kgrank

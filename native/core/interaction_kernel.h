@@ -1,0 +1,169 @@
+// The register-blocked micro-kernel of interaction.h, written once over an ISA's vector traits and compiled per ISA
+// (interaction.cpp: scalar; interaction_avx2.cpp; interaction_avx512.cpp). GEMM-style: a chunk of candidate entities
+// is packed into panels of W entities (element-major: panel[k * W + lane]), then each group of Q queries x W
+// entities (Q = 8 on AVX-512, 6 on AVX2, 4 scalar) is scored in Q x 2 vector accumulators, element by element, and
+// counted against the true scores in registers (compare masks, popcount). Each lane runs exactly the operations of
+// score_one() in interaction.cpp (one correctly rounded FMA / add / sqrt per step, in the same order), so a score is
+// the same bit for bit on every level, lane and thread count. Distances are computed directly (e - q), never through
+// |a|^2 + |b|^2 - 2ab, whose rounding would change ties.
+// (The packing + micro-kernel layout follows the usual GEMM structure, e.g. BLIS's "packed panels, MR x NR
+// register block"; nothing is copied from it.)
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <bitset>
+
+#include "interaction.h"
+
+namespace kgrank {
+namespace interaction_detail {
+
+constexpr size_t kQueryBlock = 64;  // queries whose vectors stay in L1/L2 while a chunk's panels pass by
+
+template <class I>
+struct Micro {
+  using V = typename I::V;
+  static constexpr size_t L = I::kLanes;
+  static constexpr size_t W = 2 * L;        // entities per panel
+  static constexpr size_t Q = I::kQueries;  // queries per register block (Q x 2 accumulators)
+
+  // Scores Q queries x W entities of one panel element by element, then counts in registers: for each query a,
+  // lanes scoring > / == its threshold and NaN lanes, among the first `valid` lanes. A distance op accumulates the
+  // distance d and scores -d; -d > t is d < -t exactly (negation is exact), so the sign never needs applying.
+  template <ScoreOp OP>
+  static void run(const float* const q[Q], const float* const c[Q], const float* panel, size_t dim, const float* t,
+                  size_t nq, size_t valid, uint32_t* greater, uint32_t* equal, uint32_t* nan) {
+    V acc[Q][2];
+    for (size_t a = 0; a < Q; ++a) acc[a][0] = acc[a][1] = I::zero();
+    if (OP == ScoreOp::Modulus) {
+      const size_t half = dim / 2;
+      for (size_t k = 0; k < half; ++k) {
+        const V xr0 = I::load(panel + k * W), xr1 = I::load(panel + k * W + L);
+        const V xi0 = I::load(panel + (k + half) * W), xi1 = I::load(panel + (k + half) * W + L);
+        for (size_t a = 0; a < Q; ++a) {
+          const V qr = I::set1(q[a][k]), qi = I::set1(q[a][k + half]);
+          const V dr0 = I::sub(xr0, qr), di0 = I::sub(xi0, qi);
+          const V dr1 = I::sub(xr1, qr), di1 = I::sub(xi1, qi);
+          acc[a][0] = I::add(acc[a][0], I::sqrt(I::fma(dr0, dr0, I::mul(di0, di0))));
+          acc[a][1] = I::add(acc[a][1], I::sqrt(I::fma(dr1, dr1, I::mul(di1, di1))));
+        }
+      }
+    } else {
+      for (size_t k = 0; k < dim; ++k) {
+        const V x0 = I::load(panel + k * W), x1 = I::load(panel + k * W + L);
+        for (size_t a = 0; a < Q; ++a) {
+          const V qv = I::set1(q[a][k]);
+          if (OP == ScoreOp::Dot) {
+            acc[a][0] = I::fma(qv, x0, acc[a][0]);
+            acc[a][1] = I::fma(qv, x1, acc[a][1]);
+          } else if (OP == ScoreOp::L1) {
+            acc[a][0] = I::add(acc[a][0], I::abs(I::sub(x0, qv)));
+            acc[a][1] = I::add(acc[a][1], I::abs(I::sub(x1, qv)));
+          } else if (OP == ScoreOp::L2Squared) {
+            const V d0 = I::sub(x0, qv), d1 = I::sub(x1, qv);
+            acc[a][0] = I::fma(d0, d0, acc[a][0]);
+            acc[a][1] = I::fma(d1, d1, acc[a][1]);
+          } else {  // PairL1: |q - x * c|, one rounding (fnmadd)
+            const V cv = I::set1(c[a][k]);
+            acc[a][0] = I::add(acc[a][0], I::abs(I::fnmadd(x0, cv, qv)));
+            acc[a][1] = I::add(acc[a][1], I::abs(I::fnmadd(x1, cv, qv)));
+          }
+        }
+      }
+    }
+    const unsigned full = L >= 32 ? ~0u : (1u << L) - 1;
+    const unsigned m0 = valid >= L ? full : (1u << valid) - 1;
+    const unsigned m1 = valid >= W ? full : valid > L ? (1u << (valid - L)) - 1 : 0u;
+    for (size_t a = 0; a < nq; ++a) {
+      const float th = OP == ScoreOp::Dot ? t[a] : -t[a];
+      const V tv = I::set1(th);
+      uint32_t g, e, n;
+      if (OP == ScoreOp::Dot) {
+        g = I::popcount(I::gt(acc[a][0], tv) & m0) + I::popcount(I::gt(acc[a][1], tv) & m1);
+      } else {
+        g = I::popcount(I::gt(tv, acc[a][0]) & m0) + I::popcount(I::gt(tv, acc[a][1]) & m1);
+      }
+      e = I::popcount(I::eq(acc[a][0], tv) & m0) + I::popcount(I::eq(acc[a][1], tv) & m1);
+      n = I::popcount(I::unord(acc[a][0], acc[a][0]) & m0) + I::popcount(I::unord(acc[a][1], acc[a][1]) & m1);
+      greater[a] += g;
+      equal[a] += e;
+      nan[a] += n;
+    }
+  }
+
+  template <ScoreOp OP>
+  static void chunk(const ChunkPlan& p, size_t begin, size_t end, uint32_t* greater, uint32_t* equal, uint32_t* nan,
+                    float* pack) {
+    const size_t dim = p.dim;
+    const size_t n = end - begin;
+    const size_t panels = (n + W - 1) / W;
+    // Pack: panel-major, element-major within a panel; padding lanes are zero and never counted.
+    for (size_t pi = 0; pi < panels; ++pi) {
+      float* panel = pack + pi * dim * W;
+      for (size_t l = 0; l < W; ++l) {
+        const size_t j = begin + pi * W + l;
+        if (j >= end) {
+          for (size_t k = 0; k < dim; ++k) panel[k * W + l] = 0.0f;
+          continue;
+        }
+        const size_t e = p.candidates ? static_cast<size_t>(p.candidates[j]) : j;
+        const float* row = p.entity + e * p.width;
+        if (p.scale) {
+          const float s = p.scale[e];
+          for (size_t k = 0; k < dim; ++k) panel[k * W + l] = row[p.map[k]] * s;
+        } else {
+          for (size_t k = 0; k < dim; ++k) panel[k * W + l] = row[p.map[k]];
+        }
+      }
+    }
+    for (size_t qb = 0; qb < p.rows; qb += kQueryBlock) {
+      const size_t qe = qb + kQueryBlock < p.rows ? qb + kQueryBlock : p.rows;
+      for (size_t pi = 0; pi < panels; ++pi) {
+        const float* panel = pack + pi * dim * W;
+        const size_t valid = n - pi * W < W ? n - pi * W : W;
+        for (size_t g = qb; g < qe; g += Q) {
+          const size_t nq = qe - g < Q ? qe - g : Q;
+          const float* q[Q];
+          const float* c[Q];
+          for (size_t a = 0; a < Q; ++a) {
+            const size_t row = g + (a < nq ? a : 0);
+            q[a] = p.query + row * dim;
+            c[a] = p.coeff ? p.coeff + row * dim : nullptr;
+          }
+          run<OP>(q, c, panel, dim, p.threshold + g, nq, valid, greater + g, equal + g, nan + g);
+        }
+      }
+    }
+  }
+
+  static void dispatch(const ChunkPlan& p, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
+                       uint32_t* nan, float* pack) {
+    switch (p.op) {
+      case ScoreOp::Dot: return chunk<ScoreOp::Dot>(p, begin, end, greater, equal, nan, pack);
+      case ScoreOp::L1: return chunk<ScoreOp::L1>(p, begin, end, greater, equal, nan, pack);
+      case ScoreOp::L2Squared: return chunk<ScoreOp::L2Squared>(p, begin, end, greater, equal, nan, pack);
+      case ScoreOp::Modulus: return chunk<ScoreOp::Modulus>(p, begin, end, greater, equal, nan, pack);
+      case ScoreOp::PairL1: return chunk<ScoreOp::PairL1>(p, begin, end, greater, equal, nan, pack);
+    }
+  }
+
+  // Peak FMA probe: 12 independent accumulator chains per thread (enough to cover FMA latency x throughput).
+  static double probe(size_t iterations) {
+    V acc[12];
+    for (size_t a = 0; a < 12; ++a) acc[a] = I::set1(1.0f + 1e-7f * static_cast<float>(a));
+    const V m = I::set1(0.999999f), b = I::set1(1e-7f);
+    for (size_t it = 0; it < iterations; ++it) {
+      for (size_t a = 0; a < 12; ++a) acc[a] = I::fma(acc[a], m, b);
+    }
+    alignas(64) float out[L];
+    double s = 0;
+    for (size_t a = 0; a < 12; ++a) {
+      I::store(out, acc[a]);
+      for (size_t l = 0; l < L; ++l) s += out[l];
+    }
+    return s;
+  }
+};
+
+}  // namespace interaction_detail
+}  // namespace kgrank

@@ -1,0 +1,187 @@
+/**
+ * A batch of triples ranked from a model's embeddings (RankEvaluator.addModel / addModelSync): the triples' keys
+ * (through the evaluator's task selection, so restriction and the filter apply as for score batches), the filter's
+ * other known answers as an exclusion list per row, one kernel call per side (rankEmbeddings: scores computed and
+ * counted in the same pass, never materialised), then the counts become task columns as in ./score-batch.
+ * With `negatives` (OGB protocol) the K given entities per triple are the candidates, unfiltered, as addSampled.
+ */
+import { kernels } from "../backend";
+import { KgrankInputError, nanTrueScore } from "../errors";
+import type { EmbeddingJob } from "../kernels";
+import { ranksFromCounts } from "../ranking/ranks";
+import { EmbeddingModel } from "../scoring/embedding-model";
+import { describe, isArrayLike, options, optionKeys, threadCount, tripleArray } from "../validate";
+import type { BatchContext } from "./score-batch";
+import type { TaskColumns } from "./task-buffer";
+import type { EvaluationSide } from "./types";
+
+export interface ModelBatch {
+  /** The model to rank (numEntities must equal the evaluator's). */
+  model: EmbeddingModel;
+  /** The evaluated triples, b x 3 (head, relation, tail). */
+  triples: Int32Array | ArrayLike<number>;
+  /** One side, or (default) every side the evaluator evaluates. */
+  side?: EvaluationSide | "both";
+  /**
+   * OGB protocol: b x K entity ids, the candidates of each triple (its true answer is scored apart and is not one
+   * of them); no filter applies. For both sides give { head, tail }.
+   */
+  negatives?: Int32Array | ArrayLike<number> | { head: Int32Array | ArrayLike<number>; tail: Int32Array | ArrayLike<number> };
+  threads?: number;
+}
+
+export const MODEL_BATCH_KEYS = optionKeys<ModelBatch>({ model: 1, triples: 1, side: 1, negatives: 1, threads: 1 });
+
+/** One side's kernel call, prepared: the job, its output, and how to turn the output into task columns. */
+export interface ModelSideJob {
+  side: EvaluationSide;
+  job: EmbeddingJob | null;
+  out: Float64Array;
+  threads: number | undefined;
+  skipped: number;
+  finish(): TaskColumns | null;
+}
+
+function negativeIds(name: string, value: unknown, rows: number, numEntities: number): { ids: Int32Array; k: number } {
+  if (!isArrayLike(value)) throw new KgrankInputError(name, `must be an Int32Array of b x K entity ids, got ${describe(value)}`);
+  const arr = value as ArrayLike<number>;
+  const k = arr.length / rows;
+  if (arr.length === 0 || !Number.isInteger(k)) {
+    throw new KgrankInputError(name, `has ${arr.length} ids, not a positive multiple of the ${rows} triples (K ids per triple, row-major)`);
+  }
+  const ids = new Int32Array(arr.length);
+  for (let i = 0; i < arr.length; i++) {
+    const v = arr[i]!;
+    if (!Number.isInteger(v) || v < 0 || v >= numEntities) {
+      throw new KgrankInputError(name, `row ${Math.floor(i / k)}, column ${i % k}: ${describe(v)} is not an entity id in [0, ${numEntities})`);
+    }
+    ids[i] = v;
+  }
+  return { ids, k };
+}
+
+/** Checks a model batch and prepares one kernel job per evaluated side. */
+export function prepareModelBatch(args: unknown, ctx: BatchContext): ModelSideJob[] {
+  const o = options("batch", args, MODEL_BATCH_KEYS);
+  if (!(o.model instanceof EmbeddingModel)) {
+    throw new KgrankInputError("model", `must be an EmbeddingModel (new EmbeddingModel({...}) or loadEmbeddingModel()), got ${describe(o.model)}`);
+  }
+  const model = o.model;
+  if (model.numEntities !== ctx.numEntities) {
+    throw new KgrankInputError("model", `has ${model.numEntities} entity rows but the evaluator has numEntities ${ctx.numEntities}: map the rows to the dataset's ids (entityIds) or use the model's own dataset`);
+  }
+  if (ctx.numRelations !== null && model.numRelations < ctx.numRelations) {
+    throw new KgrankInputError("model", `has ${model.numRelations} relation rows but the evaluator has numRelations ${ctx.numRelations}`);
+  }
+  const triples = tripleArray("triples", o.triples, ctx.numEntities, Math.min(model.numRelations, ctx.numRelations ?? Infinity));
+  const rows = triples.length / 3;
+  if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
+  const side = o.side ?? "both";
+  if (side !== "both" && side !== "head" && side !== "tail") {
+    throw new KgrankInputError("side", `must be "head", "tail" or "both", got ${describe(side)}`);
+  }
+  const sides: EvaluationSide[] = side === "both" ? ctx.sides : [side as EvaluationSide];
+  for (const s of sides) {
+    if (!ctx.sides.includes(s)) throw new KgrankInputError("side", `"${s}" is not evaluated by this RankEvaluator (sides: ${ctx.sides.join(", ")})`);
+  }
+  const threads = threadCount(o.threads) ?? ctx.threads;
+  return sides.map((s) => {
+    if (o.negatives !== undefined) {
+      const raw = o.negatives as Record<string, unknown>;
+      const perSide = !isArrayLike(raw) && raw !== null && typeof raw === "object" && ("head" in raw || "tail" in raw);
+      if (!perSide && sides.length > 1) {
+        throw new KgrankInputError("negatives", "with both sides, give { head, tail } (each b x K ids), or pass side");
+      }
+      const name = perSide ? `negatives.${s}` : "negatives";
+      const neg = negativeIds(name, perSide ? raw[s] : raw, rows, ctx.numEntities);
+      return sampledJob(model, triples, s, neg.ids, neg.k, threads);
+    }
+    return fullJob(model, triples, s, ctx, threads);
+  });
+}
+
+function sampledJob(model: EmbeddingModel, triples: Int32Array, side: EvaluationSide, negatives: Int32Array, k: number,
+  threads: number | undefined): ModelSideJob {
+  const rows = triples.length / 3;
+  const relation = new Int32Array(rows);
+  const anchor = new Int32Array(rows);
+  const truth = new Int32Array(rows);
+  for (let i = 0; i < rows; i++) {
+    relation[i] = triples[3 * i + 1]!;
+    anchor[i] = side === "tail" ? triples[3 * i]! : triples[3 * i + 2]!;
+    truth[i] = side === "tail" ? triples[3 * i + 2]! : triples[3 * i]!;
+  }
+  const out = new Float64Array(5 * rows + 2);
+  return {
+    side, out, threads, skipped: 0,
+    job: model.job(side, anchor, relation, truth, { negatives, negativesPerRow: k }),
+    finish() {
+      checkStatus(out, rows);
+      const c = counts(out, rows);
+      const ranks = ranksFromCounts(c, k, false);
+      return { ...ranks, relation, anchor, truth, weight: new Float64Array(rows).fill(NaN) };
+    },
+  };
+}
+
+function fullJob(model: EmbeddingModel, triples: Int32Array, side: EvaluationSide, ctx: BatchContext,
+  threads: number | undefined): ModelSideJob {
+  const index = ctx.filter?.[side] ?? null;
+  const keys = ctx.selection.keys(side, triples, index, true);
+  const rows = keys.kept;
+  const out = new Float64Array(5 * rows + 2);
+  if (rows === 0) return { side, out, threads, skipped: keys.rows, job: null, finish: () => null };
+  const kept = ctx.selection.keptEntities;
+  let excludeOffsets: Uint32Array | null = null;
+  let excludeIds: Int32Array | null = null;
+  if (index) {
+    // The filter's other known answers of each task, in the caller's entity ids: scored one by one by the kernel.
+    const lists: Int32Array[] = [];
+    excludeOffsets = new Uint32Array(rows + 1);
+    for (let i = 0; i < rows; i++) {
+      const ans = index.answers(keys.anchor[i]!, keys.relation[i]!);
+      lists.push(ans);
+      excludeOffsets[i + 1] = excludeOffsets[i]! + ans.length - 1; // the true answer is among them (keys() checked)
+    }
+    excludeIds = new Int32Array(excludeOffsets[rows]!);
+    for (let i = 0, w = 0; i < rows; i++) {
+      const own = keys.truth[i]!;
+      for (const a of lists[i]!) if (a !== own) excludeIds[w++] = kept ? kept[a]! : a;
+    }
+  }
+  const n = ctx.selection.numCandidates;
+  return {
+    side, out, threads, skipped: keys.rows - rows,
+    job: model.job(side, keys.origAnchor, keys.relation, keys.origTruth, { candidates: kept, excludeOffsets, excludeIds }),
+    finish() {
+      checkStatus(out, rows);
+      const c = counts(out, rows);
+      const ranks = ranksFromCounts(c, n, true);
+      if (index) for (let i = 0; i < rows; i++) ranks.numCandidates[i] = ranks.numCandidates[i]! - out[3 * rows + i]!;
+      return {
+        ...ranks, relation: keys.relation, anchor: keys.origAnchor, truth: keys.origTruth, weight: new Float64Array(rows).fill(NaN),
+      };
+    },
+  };
+}
+
+function counts(out: Float64Array, rows: number) {
+  // Copies: ranksFromCounts rewrites its buffers in place.
+  return { greater: out.slice(0, rows), equal: out.slice(rows, 2 * rows), nan: out.slice(2 * rows, 3 * rows) };
+}
+
+function checkStatus(out: Float64Array, rows: number): void {
+  const status = out[5 * rows]!;
+  if (status === 0) return;
+  const row = out[5 * rows + 1]!;
+  if (status === 3) throw nanTrueScore(`task ${row} of the batch (the model's score of its true triple)`, "model");
+  throw new KgrankInputError("model", `could not be ranked (status ${status}): out of memory; pass fewer triples per call or fewer threads`);
+}
+
+export function runModelSync(jobs: ModelSideJob[]): void {
+  for (const j of jobs) if (j.job) kernels().rankEmbeddings(j.job, j.out, j.threads);
+}
+
+export async function runModelAsync(jobs: ModelSideJob[]): Promise<void> {
+  for (const j of jobs) if (j.job) await kernels().rankEmbeddingsAsync(j.job, j.out, j.threads);
+}

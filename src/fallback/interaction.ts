@@ -1,0 +1,235 @@
+/**
+ * Ranking from embeddings, the fallback. Twin of native/core/interaction.{h,cpp} and interaction_kernel.h: the same
+ * query vectors (formed in double, rounded once), the same per-element operations in the same order, the same
+ * counts. Float32 models are computed in emulated float32: every add, subtract, multiply and square root is one
+ * double operation rounded by Math.fround (exact: double has more than 2 x 24 + 2 bits), and the fused multiply-add
+ * is emulated exactly (fma32), so a float32 score is the native score bit for bit. Float64 models use plain double
+ * multiply then add, as the native wide path does. Formulas and sign conventions: native/core/interaction.cpp.
+ *
+ * Candidates are streamed in chunks of 512 entities, each scored against every query of the batch and counted at
+ * once: nothing of size batch x entities exists.
+ */
+import type { EmbeddingJob, FloatArray } from "../kernels";
+
+const fround = Math.fround;
+
+/**
+ * fmaf(a, b, c) for float32 a, b, c: a * b is exact in double, the sum is rounded once to double and then to
+ * float32; the two roundings differ from one only when the double sum lies exactly halfway between two float32
+ * values and the sum was inexact, in which case the exact remainder (TwoSum) picks the side.
+ */
+export function fma32(a: number, b: number, c: number): number {
+  const p = a * b;
+  const s = p + c;
+  const r = fround(s);
+  if (s === r || s !== s) return r;
+  const m = 2 * s - r; // the other float32 neighbour when s is a midpoint (exact: Sterbenz)
+  if (fround(m) !== m) return r;
+  const bb = s - p;
+  const err = p - (s - bb) + (c - bb);
+  if (err === 0) return r;
+  return err > 0 === m > r ? m : r;
+}
+
+/** Codes shared with native/core/interaction.h. */
+const enum Op { Dot = 0, L1 = 1, L2Squared = 2, Modulus = 3, PairL1 = 4 }
+
+function opOf(interaction: number): Op {
+  return ([Op.L1, Op.L2Squared, Op.Dot, Op.Dot, Op.Modulus, Op.PairL1] as const)[interaction]!;
+}
+
+function isComplex(interaction: number): boolean {
+  return interaction === 3 || interaction === 4;
+}
+
+/** Position of canonical element k (complex: real halves, then imaginary halves) in a stored row. */
+function canonicalMap(width: number, complex: boolean, interleaved: boolean): Uint32Array {
+  const map = new Uint32Array(width);
+  const c = width / 2;
+  for (let k = 0; k < width; k++) map[k] = !complex || !interleaved ? k : k < c ? 2 * k : 2 * (k - c) + 1;
+  return map;
+}
+
+/** Query (and PairRE coefficient) vectors of every row, canonical order, rounded to the model's type. */
+function formQueries(job: EmbeddingJob, map: Uint32Array, wide: boolean): { q: FloatArray; c: FloatArray | null } {
+  const round = wide ? (x: number) => x : fround;
+  const rows = job.anchor.length;
+  const d = job.entityWidth;
+  const E = job.entityEmbeddings;
+  const R = job.relationEmbeddings;
+  const rw = job.relationWidth;
+  const q = wide ? new Float64Array(rows * d) : new Float32Array(rows * d);
+  const pair = job.interaction === 5;
+  const c = pair ? (wide ? new Float64Array(rows * d) : new Float32Array(rows * d)) : null;
+  const head = job.headSide;
+  const relMap = canonicalMap(d, true, job.layout === 1);
+  for (let i = 0; i < rows; i++) {
+    const a = job.anchor[i]! * d;
+    const r = job.relationIds[i]! * rw;
+    const o = i * d;
+    switch (job.interaction) {
+      case 0:
+      case 1:
+        for (let k = 0; k < d; k++) q[o + k] = head ? E[a + k]! - R[r + k]! : E[a + k]! + R[r + k]!;
+        break;
+      case 2:
+        for (let k = 0; k < d; k++) q[o + k] = E[a + k]! * R[r + k]!;
+        break;
+      case 3:
+      case 4: {
+        const h = d / 2;
+        const phases = job.interaction === 4 && rw === h;
+        for (let k = 0; k < h; k++) {
+          let rr: number;
+          let ri: number;
+          if (phases) {
+            const phase = R[r + k]! * job.phaseScale;
+            rr = Math.cos(phase);
+            ri = Math.sin(phase);
+          } else {
+            rr = R[r + relMap[k]!]!;
+            ri = R[r + relMap[k + h]!]!;
+            if (job.interaction === 4) {
+              const mod = Math.sqrt(rr * rr + ri * ri);
+              rr /= mod;
+              ri /= mod;
+            }
+          }
+          const ar = E[a + map[k]!]!;
+          const ai = E[a + map[k + h]!]!;
+          if (head) {
+            q[o + k] = rr * ar + ri * ai;
+            q[o + k + h] = rr * ai - ri * ar;
+          } else {
+            q[o + k] = ar * rr - ai * ri;
+            q[o + k + h] = ar * ri + ai * rr;
+          }
+        }
+        break;
+      }
+      case 5: {
+        const s = job.entityScale ? job.entityScale[job.anchor[i]!]! : 1;
+        for (let k = 0; k < d; k++) {
+          const an = round(E[a + k]! * s);
+          const rh = R[r + k]!;
+          const rt = R[r + d + k]!;
+          q[o + k] = an * (head ? rt : rh);
+          c![o + k] = head ? rh : rt;
+        }
+        break;
+      }
+    }
+  }
+  return { q, c };
+}
+
+/** The score of entity e for query row i: the operations of a native kernel lane, in order. */
+function makeScorer(job: EmbeddingJob, map: Uint32Array, q: FloatArray, c: FloatArray | null, wide: boolean) {
+  const E = job.entityEmbeddings;
+  const d = job.entityWidth;
+  const op = opOf(job.interaction);
+  const scale = job.entityScale;
+  const f = wide ? (x: number) => x : fround;
+  const madd = wide ? (a: number, b: number, z: number) => a * b + z : fma32;
+  return (i: number, e: number): number => {
+    const o = i * d;
+    const row = e * d;
+    let acc = 0;
+    switch (op) {
+      case Op.Dot:
+        for (let k = 0; k < d; k++) acc = madd(q[o + k]!, E[row + map[k]!]!, acc);
+        return acc;
+      case Op.L1:
+        for (let k = 0; k < d; k++) acc = f(acc + Math.abs(f(E[row + map[k]!]! - q[o + k]!)));
+        return -acc;
+      case Op.L2Squared:
+        for (let k = 0; k < d; k++) {
+          const x = f(E[row + map[k]!]! - q[o + k]!);
+          acc = madd(x, x, acc);
+        }
+        return -acc;
+      case Op.Modulus: {
+        const h = d / 2;
+        for (let k = 0; k < h; k++) {
+          const dr = f(E[row + map[k]!]! - q[o + k]!);
+          const di = f(E[row + map[k + h]!]! - q[o + k + h]!);
+          acc = f(acc + f(Math.sqrt(madd(dr, dr, f(di * di)))));
+        }
+        return -acc;
+      }
+      case Op.PairL1: {
+        const s = scale ? scale[e]! : 1;
+        for (let k = 0; k < d; k++) {
+          const x = scale ? f(E[row + map[k]!]! * s) : E[row + map[k]!]!;
+          acc = f(acc + Math.abs(madd(-x, c![o + k]!, q[o + k]!)));
+        }
+        return -acc;
+      }
+    }
+  };
+}
+
+const CHUNK = 512;
+
+/**
+ * Fills out (5 x rows + 2): greater | equal | nan | removed | trueScore per row, then a status code and index
+ * (0 = ok, 3 = NaN true score at that row), as the addon's rankEmbeddings does. Ids must be checked by the caller.
+ */
+export function rankEmbeddings(job: EmbeddingJob, out: Float64Array): void {
+  const rows = job.anchor.length;
+  const wide = job.entityEmbeddings instanceof Float64Array;
+  const map = canonicalMap(job.entityWidth, isComplex(job.interaction), job.layout === 1);
+  const { q, c } = formQueries(job, map, wide);
+  const score = makeScorer(job, map, q, c, wide);
+  const greater = out.subarray(0, rows);
+  const equal = out.subarray(rows, 2 * rows);
+  const nan = out.subarray(2 * rows, 3 * rows);
+  const removed = out.subarray(3 * rows, 4 * rows);
+  const truth = out.subarray(4 * rows, 5 * rows);
+  out.fill(0);
+  for (let i = 0; i < rows; i++) {
+    const t = score(i, job.truth[i]!);
+    if (t !== t) {
+      out[5 * rows] = 3;
+      out[5 * rows + 1] = i;
+      return;
+    }
+    truth[i] = t;
+  }
+  const tally = (i: number, s: number, t: number) => {
+    if (s > t) greater[i]!++;
+    else if (s === t) equal[i]!++;
+    else if (s !== s) nan[i]!++;
+  };
+  if (job.negatives) {
+    const K = job.negativesPerRow;
+    for (let i = 0; i < rows; i++) {
+      const t = truth[i]!;
+      for (let j = 0; j < K; j++) tally(i, score(i, job.negatives[i * K + j]!), t);
+    }
+    return;
+  }
+  const cand = job.candidates;
+  const n = cand ? cand.length : job.numEntities;
+  for (let begin = 0; begin < n; begin += CHUNK) {
+    const end = Math.min(begin + CHUNK, n);
+    for (let i = 0; i < rows; i++) {
+      const t = truth[i]!;
+      for (let j = begin; j < end; j++) tally(i, score(i, cand ? cand[j]! : j), t);
+    }
+  }
+  const off = job.excludeOffsets;
+  if (off) {
+    for (let i = 0; i < rows; i++) {
+      const t = truth[i]!;
+      let kept = 0;
+      for (let j = off[i]!; j < off[i + 1]!; j++) {
+        const s = score(i, job.excludeIds![j]!);
+        if (s > t) greater[i]!--;
+        else if (s === t) equal[i]!--;
+        if (s === s) kept++;
+      }
+      removed[i] = kept;
+    }
+  }
+}

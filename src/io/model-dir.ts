@@ -1,0 +1,172 @@
+/**
+ * Loading a trained model's embeddings from files into an EmbeddingModel, rows mapped to a dataset's entity and
+ * relation ids. Layouts:
+ *   - a model directory with config.json, as OGB's KnowledgeGraphEmbedding code saves it
+ *     (snap-stanford/ogb examples/linkproppred/wikikg2/run.py save_model: entity_embedding.npy,
+ *     relation_embedding.npy, config.json holding the run's arguments: model, hidden_dim, gamma,
+ *     double_entity_embedding, double_relation_embedding), or as DGL-KE saves it (<dataset>_<model>_entity.npy and
+ *     _relation.npy, the names dgl-ke's KGEModel.load reads (awslabs/dgl-ke python/dglke/models/infer.py), with
+ *     config.json keys model, emb_size / hidden_dim, gamma, double_ent, double_rel, and entities.tsv /
+ *     relations.tsv id maps);
+ *   - or explicit files (.npy / .npz / .safetensors, float32 or float64) and --interaction.
+ * Complex models from a config are stored as real | imaginary halves (torch.chunk in both codes); RotatE relations are
+ * phases scaled by pi / embedding_range, embedding_range = (gamma + 2) / hidden_dim. Without a config the complex
+ * layout must be given. Gamma only shifts scores and is dropped.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import * as path from "node:path";
+
+import { KgrankInputError } from "../errors";
+import { type ComplexLayout, EmbeddingModel, INTERACTIONS, type InteractionName } from "../scoring/embedding-model";
+import { describe } from "../validate";
+import type { NpyData } from "./npy";
+import { readNpy } from "./npy";
+import { readNpz } from "./npz";
+import { readSafetensors } from "./safetensors";
+
+export interface LoadEmbeddingModelOptions {
+  /** Directory with config.json and the embedding files (OGB KnowledgeGraphEmbedding or DGL-KE layout). */
+  modelDir?: string;
+  interaction?: InteractionName;
+  entityEmbeddings?: string;
+  relationEmbeddings?: string;
+  /** Label of each embedding row, one per line ("label" or "id<TAB>label", as DGL-KE's entities.tsv). */
+  entityIds?: string;
+  relationIds?: string;
+  complexLayout?: ComplexLayout;
+  precision?: "float32" | "float64";
+  /** The dataset's labels in id order: rows are mapped to them through the id maps. */
+  entityLabels?: readonly string[];
+  relationLabels?: readonly string[];
+}
+
+/** OGB / DGL-KE model names -> interactions (OGB's TransE is the L1 distance: torch.norm(p=1)). */
+const MODEL_NAMES: Record<string, InteractionName> = {
+  transe: "transe-l1", transe_l1: "transe-l1", transe_l2: "transe-l2", distmult: "distmult", complex: "complex",
+  rotate: "rotate", pairre: "pairre",
+};
+
+function readMatrix(file: string, argument: string): NpyData {
+  const ext = path.extname(file).toLowerCase();
+  let a: NpyData;
+  if (ext === ".npz" || ext === ".safetensors") {
+    const all = ext === ".npz" ? readNpz(file, argument) : readSafetensors(file, argument);
+    const names = Object.keys(all);
+    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${names.join(", ")}); save exactly one`);
+    a = all[names[0]!]!;
+  } else {
+    a = readNpy(file, argument);
+  }
+  if (a.dtype !== "f4" && a.dtype !== "f8" && a.dtype !== "f2") {
+    throw new KgrankInputError(argument, `${file} has dtype ${a.dtype}; embeddings must be float16, float32 or float64`);
+  }
+  if (a.shape.length !== 2) throw new KgrankInputError(argument, `${file} has shape [${a.shape.join(", ")}]; embeddings must be 2-D [rows, dim]`);
+  return a;
+}
+
+/** Labels of the rows of an id-map file. */
+function readIdMap(file: string, argument: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    throw new KgrankInputError(argument, `cannot read ${file}: ${(e as Error).message}`);
+  }
+  const lines = text.split(/\r?\n/).filter((l) => l.length > 0);
+  return lines.map((l, i) => {
+    const parts = l.split("\t");
+    if (parts.length === 1) return parts[0]!;
+    if (parts.length === 2 && Number(parts[0]) === i) return parts[1]!;
+    throw new KgrankInputError(argument, `${file} line ${i + 1}: expected "label" or "${i}<TAB>label", got ${describe(l)}`);
+  });
+}
+
+/** The matrix with its rows reordered to `labels` through the id map's row labels. */
+function mapRows(m: NpyData, rowLabels: string[], labels: readonly string[], argument: string, mapArg: string): NpyData {
+  const [rows, cols] = m.shape as [number, number];
+  if (rowLabels.length !== rows) {
+    throw new KgrankInputError(mapArg, `lists ${rowLabels.length} labels but the embeddings have ${rows} rows: the id map must name every row`);
+  }
+  const row = new Map(rowLabels.map((l, i) => [l, i]));
+  const data = m.data instanceof Float64Array ? new Float64Array(labels.length * cols) : new Float32Array(labels.length * cols);
+  labels.forEach((label, id) => {
+    const r = row.get(label);
+    if (r === undefined) throw new KgrankInputError(mapArg, `has no row for the dataset's label ${describe(label)} (id ${id}): the embeddings were trained on another id set`);
+    data.set((m.data as Float32Array).subarray(r * cols, (r + 1) * cols), id * cols);
+  });
+  return { data, shape: [labels.length, cols], dtype: m.dtype };
+}
+
+/** Reads a model's embeddings (and config) into an EmbeddingModel. */
+export function loadEmbeddingModel(o: LoadEmbeddingModelOptions): EmbeddingModel {
+  let interaction = o.interaction;
+  let entFile = o.entityEmbeddings;
+  let relFile = o.relationEmbeddings;
+  let entIds = o.entityIds;
+  let relIds = o.relationIds;
+  let layout = o.complexLayout;
+  let phaseScale: number | undefined;
+  if (o.modelDir) {
+    const dir = o.modelDir;
+    const configFile = path.join(dir, "config.json");
+    if (!existsSync(configFile)) {
+      throw new KgrankInputError("modelDir", `${dir} has no config.json (OGB KnowledgeGraphEmbedding or DGL-KE layout); give --interaction and the embedding files instead`);
+    }
+    let config: Record<string, unknown>;
+    try {
+      config = JSON.parse(readFileSync(configFile, "utf8"));
+    } catch (e) {
+      throw new KgrankInputError("modelDir", `${configFile} is not valid JSON: ${(e as Error).message}`);
+    }
+    const name = String(config.model ?? config.model_name ?? "").toLowerCase();
+    const fromConfig = MODEL_NAMES[name];
+    if (!fromConfig) {
+      throw new KgrankInputError("modelDir", `${configFile}: model ${describe(config.model ?? config.model_name)} is not one of TransE, TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, PairRE`);
+    }
+    if (interaction && interaction !== fromConfig) {
+      throw new KgrankInputError("interaction", `${interaction} contradicts ${configFile}'s model ${String(config.model)} (${fromConfig}); drop --interaction`);
+    }
+    interaction = fromConfig;
+    const files = readdirSync(dir);
+    const find = (suffixes: string[]) => files.find((f) => suffixes.some((s) => f === s || f.endsWith(`_${s}`)));
+    entFile ??= (() => { const f = find(["entity_embedding.npy", "entity.npy"]); return f && path.join(dir, f); })();
+    relFile ??= (() => { const f = find(["relation_embedding.npy", "relation.npy"]); return f && path.join(dir, f); })();
+    if (!entFile || !relFile) throw new KgrankInputError("modelDir", `${dir} has no entity_embedding.npy / relation_embedding.npy (OGB) or <dataset>_<model>_entity.npy / _relation.npy (DGL-KE)`);
+    if (!entIds && existsSync(path.join(dir, "entities.tsv"))) entIds = path.join(dir, "entities.tsv");
+    if (!relIds && existsSync(path.join(dir, "relations.tsv"))) relIds = path.join(dir, "relations.tsv");
+    if (interaction === "complex" || interaction === "rotate") layout ??= "halves";
+    if (interaction === "rotate") {
+      const gamma = Number(config.gamma);
+      const hidden = Number(config.hidden_dim ?? config.emb_size);
+      if (!Number.isFinite(gamma) || !(hidden > 0)) {
+        throw new KgrankInputError("modelDir", `${configFile}: RotatE needs gamma and hidden_dim (or emb_size) for the phase scale pi / ((gamma + 2) / hidden_dim)`);
+      }
+      phaseScale = Math.PI / ((gamma + 2) / hidden);
+    }
+  }
+  if (!interaction || !INTERACTIONS.includes(interaction)) {
+    throw new KgrankInputError("interaction", `must be one of ${INTERACTIONS.join(", ")} (or give a model directory with config.json), got ${describe(interaction)}`);
+  }
+  if (!entFile) throw new KgrankInputError("entityEmbeddings", "is required: the entity embedding file (.npy, .npz or .safetensors)");
+  if (!relFile) throw new KgrankInputError("relationEmbeddings", "is required: the relation embedding file (.npy, .npz or .safetensors)");
+  let ent = readMatrix(entFile, "entityEmbeddings");
+  let rel = readMatrix(relFile, "relationEmbeddings");
+  if (entIds) {
+    if (!o.entityLabels) throw new KgrankInputError("entityIds", "needs the dataset's entity labels to map rows to");
+    ent = mapRows(ent, readIdMap(entIds, "entityIds"), o.entityLabels, "entityEmbeddings", "entityIds");
+  } else if (o.entityLabels && ent.shape[0] !== o.entityLabels.length) {
+    throw new KgrankInputError("entityEmbeddings", `has ${ent.shape[0]} rows but the dataset has ${o.entityLabels.length} entities: give the id map (--entity-ids) that names each row`);
+  }
+  if (relIds) {
+    if (!o.relationLabels) throw new KgrankInputError("relationIds", "needs the dataset's relation labels to map rows to");
+    rel = mapRows(rel, readIdMap(relIds, "relationIds"), o.relationLabels, "relationEmbeddings", "relationIds");
+  } else if (o.relationLabels && rel.shape[0] !== o.relationLabels.length) {
+    throw new KgrankInputError("relationEmbeddings", `has ${rel.shape[0]} rows but the dataset has ${o.relationLabels.length} relations: give the id map (--relation-ids) that names each row`);
+  }
+  return new EmbeddingModel({
+    interaction, entityEmbeddings: { data: ent.data as Float32Array, shape: ent.shape },
+    relationEmbeddings: { data: rel.data as Float32Array, shape: rel.shape },
+    ...(layout ? { complexLayout: layout } : {}), ...(phaseScale !== undefined ? { phaseScale } : {}),
+    ...(o.precision ? { precision: o.precision } : {}),
+  });
+}

@@ -1,0 +1,192 @@
+/**
+ * A trained model given by its embeddings: what RankEvaluator.addModel() ranks directly, scoring every candidate
+ * from the embeddings in the kernel (native/core/interaction.cpp, twin src/fallback/interaction.ts) without ever
+ * materialising a score matrix. The formulas and sign conventions (higher = better; distances negated; OGB's
+ * constant gamma dropped) are written out in native/core/interaction.cpp and the README.
+ */
+import { kernels } from "../backend";
+import { KgrankInputError } from "../errors";
+import type { EmbeddingJob, FloatArray } from "../kernels";
+import { describe, options, optionKeys, threadCount } from "../validate";
+
+export const INTERACTIONS = ["transe-l1", "transe-l2", "distmult", "complex", "rotate", "pairre"] as const;
+export type InteractionName = (typeof INTERACTIONS)[number];
+export type ComplexLayout = "halves" | "interleaved";
+
+/** A row-major matrix: `shape` = [rows, columns] (what readNpy / readNpz / readSafetensors return fits). */
+export interface EmbeddingMatrix {
+  data: ArrayLike<number> & { length: number };
+  shape: readonly number[];
+}
+
+export interface EmbeddingModelOptions {
+  /** transe-l1, transe-l2, distmult, complex, rotate, pairre. */
+  interaction: InteractionName;
+  /**
+   * numEntities x width, rows in kgrank's entity id order. A Float32Array (Float64Array with precision "float64")
+   * is used in place, not copied (WikiKG2 at d = 500 is 5 GB): do not modify or transfer it while the model is used.
+   */
+  entityEmbeddings: EmbeddingMatrix;
+  /**
+   * numRelations x width: the entity width (TransE, DistMult, ComplEx; RotatE as complex numbers), half of it
+   * (RotatE phases), or twice it (PairRE: [head factor | tail factor]).
+   */
+  relationEmbeddings: EmbeddingMatrix;
+  /** How complex rows are stored; required for complex and rotate (never guessed). */
+  complexLayout?: ComplexLayout;
+  /** Accumulation: "float32" (default; float64 embeddings are rounded to float32) or "float64". */
+  precision?: "float32" | "float64";
+  /** RotatE phase relations: angle = value x phaseScale (OGB: pi / embedding_range). Default 1 (radians). */
+  phaseScale?: number;
+  /** PairRE: divide entity rows by their L2 norm as the PairRE code does (default true). */
+  normalizeEntities?: boolean;
+}
+
+export const EMBEDDING_MODEL_KEYS = optionKeys<EmbeddingModelOptions>({
+  interaction: 1, entityEmbeddings: 1, relationEmbeddings: 1, complexLayout: 1, precision: 1, phaseScale: 1,
+  normalizeEntities: 1,
+});
+
+const CODES: Record<InteractionName, number> = {
+  "transe-l1": 0, "transe-l2": 1, distmult: 2, complex: 3, rotate: 4, pairre: 5,
+};
+
+function matrix(name: string, value: unknown, wide: boolean): { data: FloatArray; rows: number; cols: number } {
+  if (value === null || typeof value !== "object" || !("data" in value) || !("shape" in value)) {
+    throw new KgrankInputError(name, `must be { data, shape: [rows, columns] } (e.g. what readNpy returns), got ${describe(value)}`);
+  }
+  const { data, shape } = value as EmbeddingMatrix;
+  if (!Array.isArray(shape) || shape.length !== 2 || !shape.every((s) => Number.isInteger(s) && s >= 1)) {
+    throw new KgrankInputError(name, `must be a 2-D matrix [rows, columns]; got shape ${describe(shape)} (reshape it to 2-D)`);
+  }
+  const [rows, cols] = shape as [number, number];
+  if (!(data instanceof Float32Array || data instanceof Float64Array || Array.isArray(data))) {
+    throw new KgrankInputError(name, `data must be a Float32Array or Float64Array, got ${describe(data)}`);
+  }
+  if (data.length !== rows * cols) {
+    throw new KgrankInputError(name, `has ${data.length} values but shape [${rows}, ${cols}] needs ${rows * cols}`);
+  }
+  const out = wide ? (data instanceof Float64Array ? data : Float64Array.from(data)) : data instanceof Float32Array ? data : Float32Array.from(data);
+  for (let i = 0; i < out.length; i++) {
+    const v = out[i]!;
+    if (!Number.isFinite(v)) {
+      throw new KgrankInputError(name, `row ${Math.floor(i / cols)}, column ${i % cols} is ${v}${Number.isFinite(data[i]!) ? " after rounding to float32 (use precision: \"float64\")" : ""}: embeddings must be finite (check the training run or the export)`);
+    }
+  }
+  return { data: out, rows, cols };
+}
+
+export class EmbeddingModel {
+  readonly interaction: InteractionName;
+  readonly numEntities: number;
+  readonly numRelations: number;
+  /** Columns of an entity row (complex models: 2 x complex dimension). */
+  readonly entityWidth: number;
+  readonly relationWidth: number;
+  readonly precision: "float32" | "float64";
+  readonly complexLayout: ComplexLayout | null;
+  readonly phaseScale: number;
+  readonly #entity: FloatArray;
+  readonly #relation: FloatArray;
+  readonly #scale: FloatArray | null;
+
+  constructor(args: EmbeddingModelOptions) {
+    const o = options("EmbeddingModel options", args, EMBEDDING_MODEL_KEYS);
+    const interaction = o.interaction as InteractionName;
+    if (!INTERACTIONS.includes(interaction)) {
+      throw new KgrankInputError("interaction", `must be one of ${INTERACTIONS.join(", ")}, got ${describe(o.interaction)}`);
+    }
+    const precision = o.precision ?? "float32";
+    if (precision !== "float32" && precision !== "float64") {
+      throw new KgrankInputError("precision", `must be "float32" or "float64", got ${describe(precision)}`);
+    }
+    const wide = precision === "float64";
+    const ent = matrix("entityEmbeddings", o.entityEmbeddings, wide);
+    const rel = matrix("relationEmbeddings", o.relationEmbeddings, wide);
+    const complex = interaction === "complex" || interaction === "rotate";
+    let layout: ComplexLayout | null = null;
+    if (complex) {
+      if (o.complexLayout !== "halves" && o.complexLayout !== "interleaved") {
+        throw new KgrankInputError(
+          "complexLayout",
+          `is required for ${interaction}: "halves" (real parts then imaginary parts, as OGB's KnowledgeGraphEmbedding ` +
+            `code stores them) or "interleaved" (re, im pairs, as torch.view_as_real); got ${describe(o.complexLayout)}`,
+        );
+      }
+      layout = o.complexLayout;
+      if (ent.cols % 2 !== 0) {
+        throw new KgrankInputError("entityEmbeddings", `has ${ent.cols} columns; ${interaction} needs an even width (2 x complex dimension)`);
+      }
+    } else if (o.complexLayout !== undefined) {
+      throw new KgrankInputError("complexLayout", `applies to complex and rotate only, not ${interaction}; remove it`);
+    }
+    const d = ent.cols;
+    const allowed = interaction === "pairre" ? [2 * d] : interaction === "rotate" ? [d / 2, d] : [d];
+    if (!allowed.includes(rel.cols)) {
+      const what = interaction === "pairre" ? `2 x ${d} = ${2 * d} ([head factor | tail factor])`
+        : interaction === "rotate" ? `${d / 2} (phases) or ${d} (complex numbers)` : `${d} (the entity width)`;
+      throw new KgrankInputError("relationEmbeddings", `has ${rel.cols} columns; ${interaction} with ${d}-column entities needs ${what}`);
+    }
+    const phaseScale = o.phaseScale ?? 1;
+    if (typeof phaseScale !== "number" || !Number.isFinite(phaseScale)) {
+      throw new KgrankInputError("phaseScale", `must be a finite number, got ${describe(phaseScale)}`);
+    }
+    this.interaction = interaction;
+    this.numEntities = ent.rows;
+    this.numRelations = rel.rows;
+    this.entityWidth = d;
+    this.relationWidth = rel.cols;
+    this.precision = precision;
+    this.complexLayout = layout;
+    this.phaseScale = phaseScale;
+    this.#entity = ent.data;
+    this.#relation = rel.data;
+    this.#scale = null;
+    if (interaction === "pairre" && (o.normalizeEntities ?? true)) {
+      const s = wide ? new Float64Array(ent.rows) : new Float32Array(ent.rows);
+      for (let e = 0; e < ent.rows; e++) {
+        let sq = 0;
+        for (let k = 0; k < d; k++) sq += ent.data[e * d + k]! ** 2;
+        s[e] = 1 / Math.max(Math.sqrt(sq), 1e-12); // F.normalize's eps
+      }
+      this.#scale = s;
+    }
+  }
+
+  /** The kernel job for these keys (ids checked by the caller). */
+  job(side: "head" | "tail", anchor: Int32Array, relation: Int32Array, truth: Int32Array,
+    extra: Partial<Pick<EmbeddingJob, "candidates" | "negatives" | "negativesPerRow" | "excludeOffsets" | "excludeIds">> = {}): EmbeddingJob {
+    return {
+      interaction: CODES[this.interaction], layout: this.complexLayout === "interleaved" ? 1 : 0,
+      entityEmbeddings: this.#entity, relationEmbeddings: this.#relation, entityScale: this.#scale,
+      numEntities: this.numEntities, entityWidth: this.entityWidth, numRelations: this.numRelations,
+      relationWidth: this.relationWidth, phaseScale: this.phaseScale, headSide: side === "head",
+      anchor, relationIds: relation, truth, candidates: null, negatives: null, negativesPerRow: 0, excludeOffsets: null,
+      excludeIds: null, ...extra,
+    };
+  }
+
+  /** The model's score of each triple (b x 3), by the code that scores the ranking's columns. */
+  scoreTriples(triples: Int32Array, opts: { threads?: number } = {}): Float64Array {
+    const rows = triples.length / 3;
+    if (!(triples instanceof Int32Array) || !Number.isInteger(rows)) {
+      throw new KgrankInputError("triples", `must be an Int32Array of b x 3 ids, got ${describe(triples)}`);
+    }
+    const anchor = new Int32Array(rows);
+    const rel = new Int32Array(rows);
+    const truth = new Int32Array(rows);
+    for (let i = 0; i < rows; i++) {
+      const [h, r, t] = [triples[3 * i]!, triples[3 * i + 1]!, triples[3 * i + 2]!];
+      if (h < 0 || t < 0 || h >= this.numEntities || t >= this.numEntities || r < 0 || r >= this.numRelations) {
+        throw new KgrankInputError("triples", `row ${i}: (${h}, ${r}, ${t}) is outside ${this.numEntities} entities / ${this.numRelations} relations`);
+      }
+      anchor[i] = h;
+      rel[i] = r;
+      truth[i] = t;
+    }
+    if (rows === 0) return new Float64Array(0);
+    const out = new Float64Array(5 * rows + 2);
+    kernels().rankEmbeddings(this.job("tail", anchor, rel, truth, { candidates: Int32Array.of(0) }), out, threadCount(opts.threads));
+    return out.slice(4 * rows, 5 * rows);
+  }
+}
