@@ -10,6 +10,7 @@
 
 #include "../core/simd.h"
 #include "../core/thread_pool.h"
+#include "async.h"
 #include "common.h"
 
 #ifndef KGRANK_VERSION
@@ -96,6 +97,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   pin_library();
   exports.Set("info", Napi::Function::New(env, Info, "info"));
   exports.Set("dispatchInfo", Napi::Function::New(env, DispatchInfo, "dispatchInfo"));
+  kgrank_addon::export_function<kgrank_addon::JobControlNew>(env, exports, "jobControl");
+  kgrank_addon::export_function<kgrank_addon::CancelJob>(env, exports, "cancelJob");
+  kgrank_addon::export_function<kgrank_addon::JobProgress>(env, exports, "jobProgress");
   kgrank_addon::register_count(env, exports);
   kgrank_addon::register_filter(env, exports);
   kgrank_addon::register_metrics(env, exports);

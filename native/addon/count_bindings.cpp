@@ -27,7 +27,9 @@ struct CountJob {
   double* nan;
   CountOptions options;
 
-  void run() const {
+  void run(kgrank::JobControl* control = nullptr) const {
+    CountOptions options = this->options;
+    options.control = control;
     if (!true_index.empty()) {
       if (type == napi_float32_array) {
         kgrank::count_rows_by_index(static_cast<const float*>(scores), rows, cols, true_index.data(),
@@ -111,10 +113,12 @@ Napi::Value CountScoresByIndex(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// Every argument but the trailing simd and threads numbers is an array the job touches (async.h holds them).
+// Every argument before the trailing simd and threads numbers is held (async.h; numColumns, a number, is ignored by
+// the pins); an optional job control follows threads.
 Napi::Value queue_count(const Napi::CallbackInfo& info, bool by_index) {
-  return queue_job(info, by_index ? "countScoresByIndexAsync" : "countScoresAsync", count_job(info, by_index),
-                   info.Length() >= 2 ? info.Length() - 2 : 0);
+  const size_t arrays = by_index ? 7 : 6;
+  return queue_job(info, by_index ? "countScoresByIndexAsync" : "countScoresAsync", count_job(info, by_index), arrays,
+                   arrays + 2);
 }
 
 Napi::Value CountScoresAsync(const Napi::CallbackInfo& info) { return queue_count(info, false); }

@@ -28,7 +28,9 @@ struct FilteredJob {
   const FilterIndex* index;
   CountOptions options;
 
-  void run() const {
+  void run(kgrank::JobControl* control = nullptr) const {
+    CountOptions options = this->options;
+    options.control = control;
     const int32_t* anchor = ids.data();
     const int32_t* relation = anchor + rows;
     const int32_t* truth = relation + rows;
@@ -238,9 +240,9 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   }
 
   // The ten arrays of countFiltered are held and pinned until the promise settles, and this index with them (it
-  // must outlive the job).
+  // must outlive the job). An optional job control follows threads (argument 12).
   Napi::Value CountFilteredAsync(const Napi::CallbackInfo& info) {
-    return queue_job(info, "countFilteredAsync", job(info), 10, info.This());
+    return queue_job(info, "countFilteredAsync", job(info), 10, 12, info.This());
   }
 
   FilterIndex index_;

@@ -41,7 +41,7 @@ struct ScoreJob {
   unsigned threads;
 
   template <class T>
-  kgrank::Status go() const {
+  kgrank::Status go(kgrank::JobControl* control) const {
     kgrank::EmbeddingModel<T> m{interaction, layout, static_cast<const T*>(entity), static_cast<const T*>(relation),
                                 num_entities, num_relations, entity_width, relation_width, phase_scale,
                                 static_cast<const T*>(scale)};
@@ -65,13 +65,13 @@ struct ScoreJob {
       q.exclude_ids = ids->exclude_ids.data();
     }
     kgrank::EmbeddingCounts c{out, out + rows, out + 2 * rows, out + 3 * rows, out + 4 * rows};
-    return kgrank::rank_embeddings<T>(m, q, c, simd, threads);
+    return kgrank::rank_embeddings<T>(m, q, c, simd, threads, control);
   }
 
-  void run() const {
+  void run(kgrank::JobControl* control = nullptr) const {
     kgrank::Status s;
     try {
-      s = wide ? go<double>() : go<float>();
+      s = wide ? go<double>(control) : go<float>(control);
     } catch (const std::bad_alloc&) {
       s = kgrank::Status::invalid("out of memory");
     }
@@ -102,7 +102,7 @@ void check_range(Napi::Env env, const std::vector<int32_t>& v, size_t bound, con
 // numEntities, entityWidth, numRelations, relationWidth, phaseScale, headSide), anchor, relation ids, truth,
 // candidates (length 0 = all), negatives (length 0 = none), excludeOffsets (Uint32Array, length 0 = none),
 // excludeIds, out (Float64Array, 5 x rows + 2: greater | equal | nan | removed | trueScore | status, index),
-// negativesPerRow, simd, threads.
+// negativesPerRow, simd, threads; the async binding takes an optional job control after threads (async.h).
 ScoreJob score_job(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::TypedArray ent = typed_array_arg(info, 0, "entity");
@@ -205,7 +205,7 @@ Napi::Value RankEmbeddings(const Napi::CallbackInfo& info) {
 
 Napi::Value RankEmbeddingsAsync(const Napi::CallbackInfo& info) {
   const ScoreJob job = score_job(info);
-  return queue_job(info, "kgrank:rankEmbeddings", job, 12);
+  return queue_job(info, "kgrank:rankEmbeddings", job, 12, 15);
 }
 
 // Arguments: simd, threads, iterations. Returns [multiply-adds performed, checksum].

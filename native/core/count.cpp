@@ -48,10 +48,14 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
   const size_t total_bytes = rows * cols * sizeof(T);
   const unsigned threads = total_bytes < kParallelBytes ? 1u : options.threads;
   const size_t piece = std::max<size_t>(1, kPieceBytes / sizeof(T));
+  JobControl* const control = options.control;
   if (cols <= piece || threads == 1) {
-    // Whole rows per task: results are written directly, no reduction.
-    const size_t rows_per_task = threads == 1 ? rows : std::max<size_t>(1, piece / std::max<size_t>(cols, 1));
+    // Whole rows per task: results are written directly, no reduction. One thread takes all rows as one task, unless
+    // the job may be cancelled (then tasks of about a piece each, so the cancel is seen between them).
+    const size_t rows_per_task =
+        threads == 1 && control == nullptr ? rows : std::max<size_t>(1, piece / std::max<size_t>(cols, 1));
     const size_t tasks = (rows + rows_per_task - 1) / rows_per_task;
+    if (control != nullptr) control->add_total(rows);
     parallel_for(tasks, threads, [&](size_t task) {
       const size_t r0 = task * rows_per_task;
       const size_t r1 = std::min(rows, r0 + rows_per_task);
@@ -64,7 +68,8 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
         equal[r] = static_cast<double>(c.equal);
         nan[r] = static_cast<double>(c.nan);
       }
-    });
+      if (control != nullptr) control->advance(r1 - r0);
+    }, control);
     return;
   }
   // Long rows: split each row into column pieces, count them in parallel, then add the pieces up per row.
@@ -72,12 +77,14 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
   std::vector<T> row_threshold(rows);
   for (size_t r = 0; r < rows; ++r) row_threshold[r] = threshold(r);
   std::vector<Counts> partial(rows * pieces_per_row);
+  if (control != nullptr) control->add_total(rows * pieces_per_row);
   parallel_for(rows * pieces_per_row, threads, [&](size_t task) {
     const size_t r = task / pieces_per_row;
     const size_t c0 = (task % pieces_per_row) * piece;
     const size_t len = std::min(piece, cols - c0);
     partial[task] = kernel(scores + r * cols + c0, len, row_threshold[r]);
-  });
+    if (control != nullptr) control->advance(1);
+  }, control);
   prepare(0, rows);
   for (size_t r = 0; r < rows; ++r) {
     Counts sum;

@@ -9,6 +9,7 @@
 #include "kernels.h"
 #include "simd.h"
 #include "status.h"
+#include "thread_pool.h"
 
 namespace kgrank {
 
@@ -17,6 +18,11 @@ class FilterIndex;
 struct CountOptions {
   SimdLevel simd = SimdLevel::Scalar;  // must satisfy simd_supported()
   unsigned threads = 0;                // 0 = hardware_threads()
+  // An async job's cancellation flag and progress counter, or null. With one, the rows are cut into tasks of about
+  // 1 MB even on one thread (so a cancel is seen at the next task boundary), the counting loops throw Cancelled
+  // (thread_pool.h) when it is cancelled, and progress is counted in tasks' rows (or in row pieces, for rows longer
+  // than a task). Results do not depend on it.
+  JobControl* control = nullptr;
 };
 
 void count_rows(const float* scores, size_t rows, size_t cols, const float* thresholds, double* greater,

@@ -226,7 +226,7 @@ void rank_chunk_scalar(const ChunkPlan& plan, size_t begin, size_t end, uint32_t
 
 template <class T>
 Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, const EmbeddingCounts& out,
-                       SimdLevel simd, unsigned threads) {
+                       SimdLevel simd, unsigned threads, JobControl* control) {
   const size_t rows = qs.rows;
   const size_t dim = m.entity_width;
   const bool complex = is_complex(m.interaction);
@@ -265,6 +265,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
 
   if (qs.negatives) {  // OGB protocol: K given candidates per row, scored one by one
     const size_t K = qs.negatives_per_row;
+    if (control != nullptr) control->add_total(rows);
     parallel_for(row_tasks, threads, [&](size_t task) {
       const size_t end = (task + 1) * kRowsPerTask < rows ? (task + 1) * kRowsPerTask : rows;
       for (size_t i = task * kRowsPerTask; i < end; ++i) {
@@ -280,7 +281,8 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
         out.equal[i] = e;
         out.nan[i] = n;
       }
-    });
+      if (control != nullptr) control->advance(end - task * kRowsPerTask);
+    }, control);
     return Status::success();
   }
 
@@ -288,6 +290,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
   const size_t tasks = (n_cand + kChunk - 1) / kChunk;
   std::vector<std::atomic<uint64_t>> totals(3 * rows);
   for (auto& v : totals) v.store(0, std::memory_order_relaxed);
+  if (control != nullptr) control->add_total(tasks * rows + (qs.exclude_offsets ? rows : 0));
 
   if constexpr (std::is_same<T, float>::value) {
     ChunkPlan plan{op, dim, query.data(), coeff.empty() ? nullptr : coeff.data(), threshold.data(), rows,
@@ -308,7 +311,8 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
       } catch (...) {
         failed.store(true);
       }
-    });
+      if (control != nullptr) control->advance(rows);
+    }, control);
   } else {  // wide: the scalar pair loop in double, the same chunks
     parallel_for(tasks, threads, [&](size_t task) {
       const size_t begin = task * kChunk;
@@ -327,7 +331,8 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
         totals[rows + i].fetch_add(e, std::memory_order_relaxed);
         totals[2 * rows + i].fetch_add(n, std::memory_order_relaxed);
       }
-    });
+      if (control != nullptr) control->advance(rows);
+    }, control);
   }
   if (failed.load()) return Status::invalid("out of memory for the scoring tiles: use fewer threads");
   for (size_t i = 0; i < rows; ++i) {
@@ -351,7 +356,8 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
         out.equal[i] -= e;
         if (out.removed) out.removed[i] = kept;
       }
-    });
+      if (control != nullptr) control->advance(end - task * kRowsPerTask);
+    }, control);
   }
   return Status::success();
 }
@@ -388,9 +394,9 @@ double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* si
 }
 
 template Status rank_embeddings<float>(const EmbeddingModel<float>&, const EmbeddingQueries&, const EmbeddingCounts&,
-                                       SimdLevel, unsigned);
+                                       SimdLevel, unsigned, JobControl*);
 template Status rank_embeddings<double>(const EmbeddingModel<double>&, const EmbeddingQueries&,
-                                        const EmbeddingCounts&, SimdLevel, unsigned);
+                                        const EmbeddingCounts&, SimdLevel, unsigned, JobControl*);
 template double score_triple<float>(const EmbeddingModel<float>&, int32_t, int32_t, int32_t, bool);
 template double score_triple<double>(const EmbeddingModel<double>&, int32_t, int32_t, int32_t, bool);
 

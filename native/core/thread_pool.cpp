@@ -60,6 +60,7 @@ bool spin_until(Ready ready) {
 
 struct Loop {
   std::function<void(size_t)> fn;
+  const JobControl* control = nullptr;
   size_t n = 0;
   std::atomic<size_t> next{0};
   std::atomic<size_t> finished{0};
@@ -69,13 +70,18 @@ struct Loop {
   // once every index is accounted for. An exception must not leave a pool thread: that calls std::terminate.
   std::atomic<bool> failed{false};
   std::exception_ptr error;  // written once, under mu
+  // Set when an index was skipped because the job was cancelled (parallel_for then throws Cancelled).
+  std::atomic<bool> skipped{false};
 
-  // Claims and runs indices until none are left; after a failure the remaining indices are claimed, not run.
+  // Claims and runs indices until none are left; after a failure or a cancellation the remaining indices are
+  // claimed, not run.
   void work() {
     size_t done_here = 0;
     for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
          i = next.fetch_add(1, std::memory_order_relaxed)) {
-      if (!failed.load(std::memory_order_relaxed)) {
+      if (control != nullptr && control->cancelled()) {
+        skipped.store(true, std::memory_order_relaxed);
+      } else if (!failed.load(std::memory_order_relaxed)) {
         try {
           fn(i);
         } catch (...) {
@@ -145,15 +151,20 @@ Pool& pool() {
 
 }  // namespace
 
-void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_t)>& fn) {
+void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_t)>& fn,
+                  const JobControl* control) {
   if (n == 0) return;
   unsigned threads = max_threads == 0 ? hardware_threads() : std::min(max_threads, hardware_threads());
   if (threads <= 1 || n == 1) {
-    for (size_t i = 0; i < n; ++i) fn(i);
+    for (size_t i = 0; i < n; ++i) {
+      if (control != nullptr && control->cancelled()) throw Cancelled();
+      fn(i);
+    }
     return;
   }
   auto loop = std::make_shared<Loop>();
   loop->fn = fn;
+  loop->control = control;
   loop->n = n;
   const unsigned helpers = static_cast<unsigned>(std::min<size_t>(threads - 1, n - 1));
   try {
@@ -175,6 +186,7 @@ void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_
     }
     std::rethrow_exception(error);
   }
+  if (loop->skipped.load(std::memory_order_acquire)) throw Cancelled();
 }
 
 }  // namespace kgrank

@@ -119,6 +119,44 @@ void test_by_index(std::mt19937_64& rng, size_t rows, size_t cols) {
   }
 }
 
+// With a job control the rows are cut into more tasks (even on one thread): the counts are the same, progress ends
+// at done == total, and a control cancelled before the call throws Cancelled, on both thread splits.
+template <typename T>
+void test_control(std::mt19937_64& rng, size_t rows, size_t cols) {
+  std::vector<T> scores(rows * cols);
+  std::uniform_int_distribution<int> small(-6, 6);
+  for (auto& v : scores) v = static_cast<T>(small(rng)) / T(2);
+  std::vector<int32_t> idx(rows);
+  for (size_t r = 0; r < rows; ++r) idx[r] = static_cast<int32_t>((r * 31 + 1) % cols);
+  for (unsigned threads : {1u, 2u}) {
+    kgrank::CountOptions opt;
+    opt.simd = kgrank::best_simd();
+    opt.threads = threads;
+    std::vector<double> g1(rows), e1(rows), u1(rows), g2(rows), e2(rows), u2(rows);
+    std::vector<T> th1(rows), th2(rows);
+    kgrank::count_rows_by_index(scores.data(), rows, cols, idx.data(), th1.data(), g1.data(), e1.data(), u1.data(), opt);
+    kgrank::JobControl control;
+    opt.control = &control;
+    kgrank::count_rows_by_index(scores.data(), rows, cols, idx.data(), th2.data(), g2.data(), e2.data(), u2.data(), opt);
+    CHECK(g1 == g2);
+    CHECK(e1 == e2);
+    CHECK(u1 == u2);
+    CHECK(th1 == th2);
+    CHECK(control.total() > 0);
+    CHECK_EQ(control.done(), control.total());
+    kgrank::JobControl cancelled;
+    cancelled.cancel();
+    opt.control = &cancelled;
+    bool threw = false;
+    try {
+      kgrank::count_rows_by_index(scores.data(), rows, cols, idx.data(), th2.data(), g2.data(), e2.data(), u2.data(), opt);
+    } catch (const kgrank::Cancelled&) {
+      threw = true;
+    }
+    CHECK(threw == (rows > 0));
+  }
+}
+
 void test_bandwidth_read() {
   std::vector<uint64_t> words(1 << 18);
   uint64_t want = 0;
@@ -149,6 +187,8 @@ int main() {
   test_rows<float>(rng, 0, 10);
   test_by_index<float>(rng, 300, 1000);   // whole rows per task
   test_by_index<double>(rng, 3, 400000);  // rows split into column pieces
+  test_control<float>(rng, 600, 2000);     // whole rows per task
+  test_control<double>(rng, 3, 400000);    // rows split into column pieces
   test_bandwidth_read();
   TEST_MAIN_END();
 }

@@ -101,7 +101,28 @@ void check_model(const Fixture& f, std::mt19937& rng) {
           }
           std::vector<double> out(5 * rows, -1);
           EmbeddingCounts c{out.data(), out.data() + rows, out.data() + 2 * rows, out.data() + 3 * rows, out.data() + 4 * rows};
-          CHECK(rank_embeddings<T>(m, q, c, level, threads).ok());
+          // Three threads run with a job control (same counts, progress ends at done == total); a cancelled control
+          // stops the job with Cancelled.
+          kgrank::JobControl control;
+          CHECK(rank_embeddings<T>(m, q, c, level, threads, threads == 3 ? &control : nullptr).ok());
+          if (threads == 3) {
+            CHECK(control.total() > 0);
+            CHECK_EQ(control.done(), control.total());
+          }
+          if (threads == 2) {
+            std::vector<double> scratch(5 * rows, -1);
+            EmbeddingCounts sc{scratch.data(), scratch.data() + rows, scratch.data() + 2 * rows, scratch.data() + 3 * rows,
+                               scratch.data() + 4 * rows};
+            kgrank::JobControl cancelled;
+            cancelled.cancel();
+            bool threw = false;
+            try {
+              (void)rank_embeddings<T>(m, q, sc, level, threads, &cancelled);
+            } catch (const kgrank::Cancelled&) {
+              threw = true;
+            }
+            CHECK(threw);
+          }
           for (size_t i = 0; i < rows; ++i) {
             CHECK_EQ(out[i], g[i]);
             CHECK_EQ(out[rows + i], e[i]);

@@ -1,5 +1,5 @@
 // The pool runs every index exactly once, from many concurrent callers, and does not deadlock when a loop body
-// starts a loop of its own.
+// starts a loop of its own; a cancelled job stops at the next task boundary.
 #include <atomic>
 #include <chrono>
 #include <new>
@@ -74,6 +74,56 @@ int main() {
     std::atomic<int> after{0};
     kgrank::parallel_for(1000, 0, [&](size_t) { after.fetch_add(1); });
     CHECK_EQ(after.load(), 1000);
+  }
+  // Cancellation at task boundaries, on one thread and on several: a task that cancels the job finishes, the tasks
+  // not started then are skipped, and Cancelled reaches the caller; the pool goes on working. Uncancelled, a control
+  // changes nothing; a job cancelled before its loop runs no task at all.
+  for (unsigned threads : {1u, 2u, 0u}) {
+    kgrank::JobControl control;
+    std::atomic<size_t> ran{0};
+    bool cancelled = false;
+    try {
+      kgrank::parallel_for(10000, threads, [&](size_t i) {
+        ran.fetch_add(1);
+        if (i == 10) control.cancel();
+      }, &control);
+    } catch (const kgrank::Cancelled&) {
+      cancelled = true;
+    }
+    CHECK(cancelled);
+    CHECK(ran.load() >= 1);
+    CHECK(ran.load() < 10000);
+    kgrank::JobControl idle;
+    std::atomic<size_t> all{0};
+    kgrank::parallel_for(5000, threads, [&](size_t) { all.fetch_add(1); }, &idle);
+    CHECK_EQ(all.load(), size_t{5000});
+    kgrank::JobControl early;
+    early.cancel();
+    std::atomic<size_t> none{0};
+    bool threw = false;
+    try {
+      kgrank::parallel_for(100, threads, [&](size_t) { none.fetch_add(1); }, &early);
+    } catch (const kgrank::Cancelled&) {
+      threw = true;
+    }
+    CHECK(threw);
+    CHECK_EQ(none.load(), size_t{0});
+    // A task's own exception wins over the cancellation.
+    kgrank::JobControl both;
+    bool runtime = false;
+    try {
+      kgrank::parallel_for(100, threads, [&](size_t i) {
+        if (i == 0) {
+          both.cancel();
+          throw std::runtime_error("task");
+        }
+      }, &both);
+    } catch (const std::runtime_error&) {
+      runtime = true;
+    } catch (const kgrank::Cancelled&) {
+      runtime = false;
+    }
+    CHECK(runtime);
   }
   TEST_MAIN_END();
 }
