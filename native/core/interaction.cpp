@@ -214,6 +214,10 @@ ChunkFn chunk_kernel(SimdLevel level) {
 
 constexpr size_t kChunk = 512;      // candidates per task (a multiple of every panel width)
 constexpr size_t kRowsPerTask = 64; // rows per task of the per-row passes (filter, sampled negatives)
+// Rows per task of the chunk pass when the job may be cancelled (a control is given): a chunk of every row of a big
+// batch is seconds of work on one scalar thread, too coarse a boundary for a cancel. A multiple of the kernel's
+// query block (64), so queries are grouped as without blocks; counts are integer sums, so results do not change.
+constexpr size_t kRowBlock = 256;
 
 }  // namespace
 
@@ -292,32 +296,48 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
   for (auto& v : totals) v.store(0, std::memory_order_relaxed);
   if (control != nullptr) control->add_total(tasks * rows + (qs.exclude_offsets ? rows : 0));
 
+  // Tasks: candidate chunks, each for a block of rows (all rows unless the job may be cancelled).
+  const size_t row_block = control != nullptr ? kRowBlock : (rows > 0 ? rows : 1);
+  const size_t blocks = (rows + row_block - 1) / row_block;
   if constexpr (std::is_same<T, float>::value) {
-    ChunkPlan plan{op, dim, query.data(), coeff.empty() ? nullptr : coeff.data(), threshold.data(), rows,
-                   entity, width, map.data(), m.entity_scale, qs.candidates, n_cand};
+    const ChunkPlan plan{op, dim, query.data(), coeff.empty() ? nullptr : coeff.data(), threshold.data(), rows,
+                         entity, width, map.data(), m.entity_scale, qs.candidates, n_cand};
     const ChunkFn kernel = chunk_kernel(simd);
-    parallel_for(tasks, threads, [&](size_t task) {
+    parallel_for(tasks * blocks, threads, [&](size_t t) {
+      const size_t task = t / blocks;
+      const size_t r0 = (t % blocks) * row_block;
+      const size_t nr = r0 + row_block < rows ? row_block : rows - r0;
       try {
         thread_local std::vector<float> pack;
         thread_local std::vector<uint32_t> local;
         if (pack.size() < kChunk * dim) pack.assign(kChunk * dim, 0.0f);
-        local.assign(3 * rows, 0);
+        local.assign(3 * nr, 0);
+        ChunkPlan part = plan;
+        part.query += r0 * dim;
+        if (part.coeff != nullptr) part.coeff += r0 * dim;
+        part.threshold += r0;
+        part.rows = nr;
         const size_t begin = task * kChunk;
         const size_t end = begin + kChunk < n_cand ? begin + kChunk : n_cand;
-        kernel(plan, begin, end, local.data(), local.data() + rows, local.data() + 2 * rows, pack.data());
-        for (size_t k = 0; k < 3 * rows; ++k) {
-          if (local[k] != 0) totals[k].fetch_add(local[k], std::memory_order_relaxed);
+        kernel(part, begin, end, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
+        for (size_t c = 0; c < 3; ++c) {
+          for (size_t k = 0; k < nr; ++k) {
+            if (local[c * nr + k] != 0) totals[c * rows + r0 + k].fetch_add(local[c * nr + k], std::memory_order_relaxed);
+          }
         }
       } catch (...) {
         failed.store(true);
       }
-      if (control != nullptr) control->advance(rows);
+      if (control != nullptr) control->advance(nr);
     }, control);
   } else {  // wide: the scalar pair loop in double, the same chunks
-    parallel_for(tasks, threads, [&](size_t task) {
+    parallel_for(tasks * blocks, threads, [&](size_t t) {
+      const size_t task = t / blocks;
+      const size_t r0 = (t % blocks) * row_block;
+      const size_t r1 = r0 + row_block < rows ? r0 + row_block : rows;
       const size_t begin = task * kChunk;
       const size_t end = begin + kChunk < n_cand ? begin + kChunk : n_cand;
-      for (size_t i = 0; i < rows; ++i) {
+      for (size_t i = r0; i < r1; ++i) {
         const T t = static_cast<T>(out.true_score[i]);
         uint64_t g = 0, e = 0, n = 0;
         for (size_t j = begin; j < end; ++j) {
@@ -331,7 +351,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
         totals[rows + i].fetch_add(e, std::memory_order_relaxed);
         totals[2 * rows + i].fetch_add(n, std::memory_order_relaxed);
       }
-      if (control != nullptr) control->advance(rows);
+      if (control != nullptr) control->advance(r1 - r0);
     }, control);
   }
   if (failed.load()) return Status::invalid("out of memory for the scoring tiles: use fewer threads");

@@ -75,8 +75,9 @@ struct EmbeddingCounts {
 // Ranks a job. Every id must be valid (the caller checked); returns NanTrueScore (index = row) when a true score is
 // NaN. Each (query, entity) score is computed by one fixed sequence of operations whatever the thread count or SIMD
 // level, so results are bit-identical across both. With a `control` (thread_pool.h) the job stops at the next task
-// boundary once it is cancelled (Cancelled is thrown, every buffer released) and counts its progress: `rows` units
-// per candidate chunk of 512, plus one per row of the filter pass (one per row of the OGB pass).
+// boundary once it is cancelled (Cancelled is thrown, every buffer released) and counts its progress: one unit per
+// row of each candidate chunk of 512 (its tasks then take blocks of 256 rows), plus one per row of the filter pass
+// (one per row of the OGB pass).
 template <class T>
 Status rank_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& queries, const EmbeddingCounts& out,
                        SimdLevel simd, unsigned threads, JobControl* control = nullptr);
