@@ -13,7 +13,8 @@ import * as path from "node:path";
 import { KgrankBackendError, KgrankInputError } from "./errors";
 import { tsKernels as fallbackKernels } from "./fallback/index";
 import type {
-  BackendName, CountBuffers, EmbeddingJob, FilteredCountBuffers, FilterIndexHandle, FloatArray, Kernels, Side, SimdLevel,
+  BackendName, CountBuffers, EmbeddingJob, FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl, Kernels, Side,
+  SimdLevel,
 } from "./kernels";
 import { nativeCall, nativeCallAsync, nativeError, withMemoryErrors } from "./nativeCall";
 import { type NativeMetricsAddon, nativeMetricKernels } from "./nativeMetrics";
@@ -53,7 +54,7 @@ export interface NativeAddon extends NativeMetricsAddon {
   ): void;
   countScoresAsync(
     scores: FloatArray, numColumns: number, thresholds: FloatArray,
-    greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
+    greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number, control?: NativeJobControl,
   ): Promise<void>;
   countScoresByIndex(
     scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray,
@@ -61,9 +62,17 @@ export interface NativeAddon extends NativeMetricsAddon {
   ): void;
   countScoresByIndexAsync(
     scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray,
-    greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
+    greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number, control?: NativeJobControl,
   ): Promise<void>;
   bandwidthRead(data: ArrayBufferView, simd: number, threads: number): number;
+  /**
+   * native/addon/async.h: a job control to pass as the last argument of an async binding; cancelJob stops the jobs
+   * given it at their next task boundary (they reject with code KGRANK_CANCELLED), jobProgress reads [done, total]
+   * work units.
+   */
+  jobControl(): NativeJobControl;
+  cancelJob(control: NativeJobControl): void;
+  jobProgress(control: NativeJobControl): [number, number];
   /** native/addon/score_bindings.cpp: ranking from embeddings (arguments in that file's order). */
   rankEmbeddings(...args: unknown[]): void;
   rankEmbeddingsAsync(...args: unknown[]): Promise<void>;
@@ -84,6 +93,45 @@ export interface NativeAddon extends NativeMetricsAddon {
     countFilteredAsync(...args: unknown[]): Promise<void>;
     rankTriples(...args: unknown[]): void;
   };
+}
+
+/** An opaque job control of the addon (native/addon/async.h). */
+export type NativeJobControl = { readonly __nativeJobControl: unique symbol };
+
+/** How often a running native job's progress counter is read (it is an atomic load: the job never waits for it). */
+const PROGRESS_POLL_MS = 50;
+
+/**
+ * Runs one async binding under `job` (src/kernels.ts JobControl): without one, as it is; with one, the binding gets a
+ * native job control (its last argument, through `start`), the job's stop cancels it, a timer reads its progress
+ * (scaled from the driver's work units to the call's `rows`) while it runs, and a stopped job rejects with the
+ * stop reason once the native work has ended - also when it finished anyway. The stop listener and the timer are
+ * gone when the promise settles.
+ */
+async function underJob(
+  addon: NativeAddon, job: JobControl | undefined, rows: number, start: (control?: NativeJobControl) => Promise<void>,
+): Promise<void> {
+  if (!job) return start();
+  if (job.stopped) throw job.stopReason;
+  const control = addon.jobControl();
+  const unregister = job.onStop(() => addon.cancelJob(control));
+  const timer = job.wantsProgress
+    ? setInterval(() => {
+      const [done, total] = addon.jobProgress(control);
+      if (total > 0) job.progress(Math.min(rows, Math.floor((done / total) * rows)));
+    }, PROGRESS_POLL_MS)
+    : null;
+  timer?.unref();
+  try {
+    await start(control);
+  } catch (e) {
+    if (job.stopped) throw job.stopReason;
+    throw e;
+  } finally {
+    if (timer) clearInterval(timer);
+    unregister();
+  }
+  if (job.stopped) throw job.stopReason;
 }
 
 /** Kinds of a failed core Status (native/core/status.h StatusCode). */
@@ -145,9 +193,10 @@ function nativeFilterIndex(
         return kind * 4294967296 + s!.index;
       }
     },
-    countFilteredAsync(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
-      return nativeCallAsync("triples", () => index.countFilteredAsync(holdable(scores), numEntities, holdable(anchor),
-        holdable(relation), holdable(truth), th, out.greater, out.equal, out.nan, out.removed, level, t ?? threads));
+    countFilteredAsync(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number, job?: JobControl) {
+      return underJob(addon, job, truth.length, (control) => nativeCallAsync("triples", () => index.countFilteredAsync(
+        holdable(scores), numEntities, holdable(anchor), holdable(relation), holdable(truth), th, out.greater, out.equal,
+        out.nan, out.removed, level, t ?? threads, control)));
     },
   };
 }
@@ -294,23 +343,27 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
       nativeCall("scores", () =>
         addon.countScores(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads));
     },
-    countScoresAsync(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number) {
-      return nativeCallAsync("scores", () => addon.countScoresAsync(holdable(scores), numColumns, holdable(thresholds),
-        out.greater, out.equal, out.nan, level, t ?? threads));
+    countScoresAsync(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number,
+      job?: JobControl) {
+      return underJob(addon, job, thresholds.length, (control) => nativeCallAsync("scores", () => addon.countScoresAsync(
+        holdable(scores), numColumns, holdable(thresholds), out.greater, out.equal, out.nan, level, t ?? threads, control)));
     },
     countScoresByIndex(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number) {
       nativeCall("trueIndices", () =>
         addon.countScoresByIndex(s, cols, idx, th, out.greater, out.equal, out.nan, level, t ?? threads));
     },
-    countScoresByIndexAsync(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number) {
-      return nativeCallAsync("trueIndices", () => addon.countScoresByIndexAsync(holdable(s), cols, holdable(idx), th,
-        out.greater, out.equal, out.nan, level, t ?? threads));
+    countScoresByIndexAsync(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number,
+      job?: JobControl) {
+      return underJob(addon, job, idx.length, (control) => nativeCallAsync("trueIndices", () =>
+        addon.countScoresByIndexAsync(holdable(s), cols, holdable(idx), th, out.greater, out.equal, out.nan, level,
+          t ?? threads, control)));
     },
     rankEmbeddings(job: EmbeddingJob, out: Float64Array, t?: number) {
       addon.rankEmbeddings(...embeddingArgs(job, out, level, t ?? threads));
     },
-    rankEmbeddingsAsync(job: EmbeddingJob, out: Float64Array, t?: number) {
-      return addon.rankEmbeddingsAsync(...embeddingArgs(job, out, level, t ?? threads));
+    rankEmbeddingsAsync(job: EmbeddingJob, out: Float64Array, t?: number, control?: JobControl) {
+      return underJob(addon, control, job.anchor.length,
+        (c) => addon.rankEmbeddingsAsync(...embeddingArgs(job, out, level, t ?? threads), c));
     },
     buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side, t?: number) {
       return nativeFilterIndex(addon, triples, numEntities, numRelations, side, level, t ?? threads);

@@ -3,6 +3,7 @@ import { kernels } from "./backend";
 import { watchDetach } from "./errors";
 import type { CountBuffers, FloatArray } from "./kernels";
 import { thresholdsFor } from "./float32";
+import { ASYNC_KEYS, asyncArgs, type AsyncArgs, type AsyncOptions, withJob } from "./jobs";
 import { floatMatrix, integer, numberArray, optionKeys, options, rowCount, threadCount } from "./validate";
 
 export interface CountScoresOptions {
@@ -28,8 +29,12 @@ interface Prepared {
   threads: number | undefined;
 }
 
-function prepare(args: unknown): Prepared {
-  const o = options("countScores options", args, optionKeys<CountScoresOptions>({ scores: 1, numColumns: 1, thresholds: 1, threads: 1 }));
+const COUNT_KEYS = optionKeys<CountScoresOptions>({ scores: 1, numColumns: 1, thresholds: 1, threads: 1 });
+const COUNT_ASYNC_KEYS = [...COUNT_KEYS, ...ASYNC_KEYS];
+
+function prepare(args: unknown, keys = COUNT_KEYS, withAsync?: (o: Record<string, unknown>) => void): Prepared {
+  const o = options("countScores options", args, keys);
+  withAsync?.(o);
   const scores = floatMatrix("scores", o.scores);
   const numColumns = integer("numColumns", o.numColumns, 1);
   const rows = rowCount("scores", scores, numColumns);
@@ -57,11 +62,19 @@ export function countScoresSync(args: CountScoresOptions): CountScoresResult {
   return finish(p);
 }
 
-/** As countScoresSync, but runs off the JavaScript thread (native backend) and returns a Promise. */
-export async function countScores(args: CountScoresOptions): Promise<CountScoresResult> {
-  const p = prepare(args);
-  const watch = watchDetach({ scores: p.scores, thresholds: p.thresholds });
-  await kernels().countScoresAsync(p.scores, p.numColumns, p.thresholds, p.out, p.threads);
-  watch.check();
-  return finish(p);
+/**
+ * As countScoresSync, but runs off the JavaScript thread (native backend) and returns a Promise. `signal` stops it
+ * (rejecting with the signal's reason); `onProgress` reports rows counted (src/jobs.ts AsyncOptions).
+ */
+export async function countScores(args: CountScoresOptions & AsyncOptions): Promise<CountScoresResult> {
+  let a!: AsyncArgs;
+  const p = prepare(args, COUNT_ASYNC_KEYS, (o) => (a = asyncArgs(o)));
+  return withJob(a, p.thresholds.length, async (job) => {
+    const watch = watchDetach({ scores: p.scores, thresholds: p.thresholds });
+    await kernels().countScoresAsync(p.scores, p.numColumns, p.thresholds, p.out, p.threads, job);
+    watch.check();
+    const result = finish(p);
+    job?.finish();
+    return result;
+  });
 }

@@ -16,6 +16,25 @@ export interface CountBuffers {
   nan: Float64Array;
 }
 
+/**
+ * Cancellation and progress of one async kernel call (src/jobs.ts CallJob implements it for the public async APIs).
+ * Once `stopped`, the kernel stops at its next task boundary - native: the job control of native/addon/async.h,
+ * checked by the core's parallel loops; fallback: between row slices - and rejects with `stopReason`, also when the
+ * work happened to finish anyway; the promise settles only once no work of the call runs any more. When
+ * `wantsProgress`, the kernel reports the rows of this call finished so far to `progress` (from the event loop, never
+ * after it settles; the job throttles and orders them). Without a job, an async kernel runs as it always did.
+ */
+export interface JobControl {
+  readonly stopped: boolean;
+  /** Why the job was stopped (the AbortSignal's reason); what the kernel rejects with. */
+  readonly stopReason: unknown;
+  /** Calls `fn` once when the job is stopped (at once if it is); returns a function that unregisters it. */
+  onStop(fn: () => void): () => void;
+  readonly wantsProgress: boolean;
+  /** Rows of this kernel call finished so far. */
+  progress(done: number): void;
+}
+
 /** Which side of a triple is predicted: head = (?, r, t), tail = (h, r, ?). */
 export type Side = "head" | "tail";
 
@@ -51,7 +70,7 @@ export interface FilterIndexHandle {
   ): void;
   countFilteredAsync(
     scores: FloatArray, anchor: Int32Array, relation: Int32Array, truth: Int32Array, thresholdsOut: FloatArray,
-    out: FilteredCountBuffers, threads?: number,
+    out: FilteredCountBuffers, threads?: number, job?: JobControl,
   ): Promise<void>;
   /**
    * A whole filtered evaluator batch (rows x 3 triples, one score row each) in one call, on both backends (the
@@ -203,6 +222,7 @@ export interface Kernels extends MetricKernels {
     thresholds: FloatArray,
     out: CountBuffers,
     threads?: number,
+    job?: JobControl,
   ): Promise<void>;
 
   /**
@@ -224,6 +244,7 @@ export interface Kernels extends MetricKernels {
     thresholdsOut: FloatArray,
     out: CountBuffers,
     threads?: number,
+    job?: JobControl,
   ): Promise<void>;
 
   /**
@@ -231,7 +252,7 @@ export interface Kernels extends MetricKernels {
    * trueScore per row, then a status code and row (0 = ok, 3 = NaN true score).
    */
   rankEmbeddings(job: EmbeddingJob, out: Float64Array, threads?: number): void;
-  rankEmbeddingsAsync(job: EmbeddingJob, out: Float64Array, threads?: number): Promise<void>;
+  rankEmbeddingsAsync(job: EmbeddingJob, out: Float64Array, threads?: number, control?: JobControl): Promise<void>;
 
   /** Builds the filter index of one side from triple arrays (t x 3 Int32Array each: head, relation, tail). */
   buildFilterIndex(

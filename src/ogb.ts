@@ -9,6 +9,7 @@
  * float32 lists (torch's float32 reduction) may differ from a float64 mean of the same lists by up to ~1e-7.
  */
 import { KgrankInputError } from "./errors";
+import { ASYNC_KEYS, type AsyncOptions } from "./jobs";
 import { computeSampledRanks, computeSampledRanksSync, type Ranks } from "./ranking/ranks";
 import { describe, optionKeys, options } from "./validate";
 
@@ -28,9 +29,10 @@ export interface OgbLists {
 }
 
 const OGB_KEYS = optionKeys<OgbInput>({ y_pred_pos: 1, y_pred_neg: 1, threads: 1 });
+const OGB_ASYNC_KEYS = [...OGB_KEYS, ...ASYNC_KEYS];
 
-function prepare(input: OgbInput) {
-  const o = options("input", input, OGB_KEYS);
+function prepare(input: OgbInput, keys = OGB_KEYS) {
+  const o = options("input", input, keys);
   const pos = o.y_pred_pos as ArrayLike<number>;
   if (pos === null || typeof pos !== "object" || typeof (pos as { length?: unknown }).length !== "number") {
     throw new KgrankInputError("y_pred_pos", `must be an array of scores, shape (n,), got ${describe(pos)}`);
@@ -51,7 +53,10 @@ function prepare(input: OgbInput) {
   if (neg.length === 0 || neg.length % n !== 0) {
     throw new KgrankInputError("y_pred_neg", `has ${neg.length} scores: it must hold K >= 1 per positive edge (${n} edges), shape (n, K)`);
   }
-  return { positiveScores: pos, negativeScores: neg, threads: o.threads as number | undefined };
+  return {
+    positiveScores: pos, negativeScores: neg, threads: o.threads as number | undefined,
+    signal: o.signal as AbortSignal | undefined, onProgress: o.onProgress as AsyncOptions["onProgress"],
+  };
 }
 
 function lists(r: Ranks): OgbLists {
@@ -78,10 +83,13 @@ function inOgbTerms(e: unknown): unknown {
   return new KgrankInputError(name, message, e.index);
 }
 
-/** OGB's `Evaluator.eval({ y_pred_pos, y_pred_neg })` for the MRR datasets, counting off the JavaScript thread. */
-export async function ogbEvaluate(input: OgbInput): Promise<OgbLists> {
+/**
+ * OGB's `Evaluator.eval({ y_pred_pos, y_pred_neg })` for the MRR datasets, counting off the JavaScript thread;
+ * `signal` and `onProgress` (edges counted) as computeSampledRanks.
+ */
+export async function ogbEvaluate(input: OgbInput & AsyncOptions): Promise<OgbLists> {
   try {
-    return lists(await computeSampledRanks(prepare(input)));
+    return lists(await computeSampledRanks(prepare(input, OGB_ASYNC_KEYS)));
   } catch (e) {
     throw inOgbTerms(e);
   }

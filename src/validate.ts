@@ -159,3 +159,21 @@ export function confidenceLevelArg(name: string, value: unknown): number {
   }
   return value;
 }
+
+/** The `signal` option of an async call: an AbortSignal, or undefined. */
+export function signalOption(value: unknown): AbortSignal | undefined {
+  if (value === undefined) return undefined;
+  if (!(value instanceof AbortSignal)) {
+    throw new KgrankInputError("signal", `must be an AbortSignal (e.g. new AbortController().signal), got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** The `onProgress` option of an async call: a function, or undefined. */
+export function progressOption<F extends (...args: never[]) => unknown>(value: unknown): F | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "function") {
+    throw new KgrankInputError("onProgress", `must be a function ({ done, total }) => void, got ${describe(value)}`);
+  }
+  return value as F;
+}

@@ -9,6 +9,7 @@ import { KgrankInputError, KgrankStateError } from "../errors";
 import type { FilterIndexHandle, FloatArray } from "../kernels";
 import { RankCounter } from "../ranking/rank-counter";
 import type { Ranks } from "../ranking/ranks";
+import { ASYNC_KEYS, asyncArgs, type AsyncOptions } from "../jobs";
 import { describe, integer, isArrayLike, optionKeys, options, threadCount } from "../validate";
 
 export interface ChunkedBatchOptions {
@@ -29,6 +30,7 @@ export interface EntitySlice {
 }
 
 const SLICE_KEYS = optionKeys<EntitySlice>({ scores: 1, entityStart: 1, threads: 1 });
+const SLICE_ASYNC_KEYS = [...SLICE_KEYS, ...ASYNC_KEYS];
 
 /** What the evaluator hands a chunked batch: the kept rows' keys and where the ranks go when it finishes. */
 export interface ChunkedContext {
@@ -106,9 +108,10 @@ export class ChunkedBatch {
     return this.#covered;
   }
 
-  private prepare(slice: EntitySlice) {
+  private prepare(slice: EntitySlice, async = false) {
     if (this.#done) throw new KgrankStateError("ChunkedBatch: finish() or abort() was already called; start a new chunked batch");
-    const o = options("slice", slice, SLICE_KEYS);
+    const o = options("slice", slice, async ? SLICE_ASYNC_KEYS : SLICE_KEYS);
+    const { signal, onProgress } = async ? asyncArgs(o) : { signal: undefined, onProgress: undefined };
     const scores = o.scores;
     const ctx = this.#ctx;
     if (!(scores instanceof Float32Array) && !(scores instanceof Float64Array)) {
@@ -147,7 +150,7 @@ export class ChunkedBatch {
         k++;
       }
     }
-    return { chunk, start, end, cStart, cEnd, threads: threadCount(o.threads) };
+    return { chunk, start, end, cStart, cEnd, threads: threadCount(o.threads), signal, onProgress };
   }
 
   /** Takes the filter's known answers in [cStart, cEnd) out of the counts. */
@@ -177,18 +180,24 @@ export class ChunkedBatch {
     this.remove(p.chunk, p.cStart, p.cEnd);
   }
 
-  /** Counts a slice off the JavaScript thread. Slices may be added concurrently. */
-  async add(slice: EntitySlice): Promise<void> {
-    const p = this.prepare(slice);
+  /**
+   * Counts a slice off the JavaScript thread. Slices may be added concurrently. `signal` stops it and `onProgress`
+   * reports rows counted (src/jobs.ts AsyncOptions); an aborted slice is not counted and may be added again.
+   */
+  async add(slice: EntitySlice & AsyncOptions): Promise<void> {
+    const p = this.prepare(slice, true);
     this.#ranges.push([p.start, p.end]);
     this.#covered += p.end - p.start;
-    if (!this.#counter || p.cEnd === p.cStart) return;
+    if (!this.#counter || p.cEnd === p.cStart) {
+      p.onProgress?.({ done: 0, total: 0 });
+      return;
+    }
     this.#pending++;
     try {
-      await this.#counter.add({ scores: p.chunk, columnStart: p.cStart, threads: p.threads });
+      await this.#counter.add({ scores: p.chunk, columnStart: p.cStart, threads: p.threads, signal: p.signal, onProgress: p.onProgress });
     } catch (e) {
-      // Not counted (e.g. KgrankDetachedError: the slice was transferred mid-call): its entities are not covered,
-      // so finish() cannot succeed without them, and the slice may be added again.
+      // Not counted (KgrankDetachedError: the slice was transferred mid-call; the signal's reason: aborted): its
+      // entities are not covered, so finish() cannot succeed without them, and the slice may be added again.
       const i = this.#ranges.findIndex(([a, b]) => a === p.start && b === p.end);
       if (i >= 0) this.#ranges.splice(i, 1);
       this.#covered -= p.end - p.start;

@@ -10,12 +10,13 @@ import { backendInfo, kernels } from "../backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import type { FilterIndexHandle } from "../kernels";
 import { metricSelection } from "../metrics/index";
+import { asyncArgs, type AsyncOptions, withJob } from "../jobs";
 import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
-import { options, threadCount, tripleArray } from "../validate";
+import { isArrayLike, options, signalOption, threadCount, tripleArray } from "../validate";
 import { ChunkedBatch } from "./chunked";
 import { finalizeRun, type FinalizeRun, finishAsync } from "./finalize";
 import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
-import { type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
+import { MODEL_BATCH_ASYNC_KEYS, type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
 import type { RankResults } from "./results";
 import {
   type BatchContext, countAsync, countSync, finishBatch, prepareScoreBatch, type PreparedBatch, rankFilteredBatch,
@@ -26,8 +27,8 @@ import { checkBootstrap } from "./tabulate";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
 import {
   CHUNKED_KEYS, type ChunkedBatchOptions, type EvaluationInfo, type EvaluationSide, EVALUATOR_KEYS, FINALIZE_ASYNC_KEYS, FINALIZE_KEYS,
-  type FinalizeOptions, RANKS_BATCH_KEYS, type RankEvaluatorOptions, type RanksBatch, SAMPLED_BATCH_KEYS,
-  type SampledBatch, type ScoreBatch, type Weighting,
+  type FinalizeOptions, RANKS_BATCH_KEYS, type RankEvaluatorOptions, type RanksBatch, SAMPLED_BATCH_ASYNC_KEYS,
+  SAMPLED_BATCH_KEYS, type SampledBatch, SCORE_BATCH_ASYNC_KEYS, SCORE_BATCH_KEYS, type ScoreBatch, type Weighting,
 } from "./types";
 import { taskWeights } from "./weighting";
 
@@ -101,28 +102,41 @@ export class RankEvaluator {
   /** Adds a batch of scores for one side, on the calling thread. */
   addSync(batch: ScoreBatch): void {
     this.checkOpen("add");
+    options("batch", batch, SCORE_BATCH_KEYS); // the one-call path below checks no key
     const one = rankFilteredBatch(batch, this.context);
     if (one) return this.record(one.side, one.columns);
     const p = prepareScoreBatch(batch, this.context);
     this.recordBatch(p, p.keys.kept > 0 ? countSync(p) : null);
   }
 
-  /** Adds a batch of scores for one side, counting off the JavaScript thread. Batches may be added concurrently. */
-  async add(batch: ScoreBatch): Promise<void> {
+  /**
+   * Adds a batch of scores for one side, counting off the JavaScript thread. Batches may be added concurrently.
+   * `signal` stops the count at its next task boundary: the call rejects with the signal's reason and records
+   * nothing (the evaluator is as before the call); `onProgress` reports tasks counted (src/jobs.ts AsyncOptions).
+   */
+  async add(batch: ScoreBatch & AsyncOptions): Promise<void> {
     this.checkOpen("add");
-    const p = prepareScoreBatch(batch, this.context);
-    if (p.keys.kept === 0) return this.recordBatch(p, null);
-    const { scores, keys } = p;
-    const watch = watchDetach({ scores, anchor: keys.anchor, relation: keys.relation, truth: keys.truth });
-    this.pending++;
-    let counted;
-    try {
-      counted = await countAsync(p);
-    } finally {
-      this.pending--;
-    }
-    watch.check(); // nothing is recorded from a batch whose inputs were given away mid-call
-    this.recordBatch(p, counted);
+    const a = asyncArgs(options("batch", batch, SCORE_BATCH_ASYNC_KEYS));
+    const p = prepareScoreBatch(batch, this.context, SCORE_BATCH_ASYNC_KEYS);
+    return withJob(a, p.keys.kept, async (job) => {
+      if (p.keys.kept === 0) {
+        job?.finish();
+        return this.recordBatch(p, null);
+      }
+      const { scores, keys } = p;
+      const watch = watchDetach({ scores, anchor: keys.anchor, relation: keys.relation, truth: keys.truth });
+      this.pending++;
+      let counted;
+      try {
+        counted = await countAsync(p, job);
+      } finally {
+        this.pending--;
+      }
+      watch.check(); // nothing is recorded from a batch whose inputs were given away mid-call
+      const columns = finishBatch(p, counted);
+      job?.finish(); // nor from one aborted meanwhile
+      this.record(keys.side, columns, keys.rows - keys.kept);
+    });
   }
 
   /**
@@ -160,32 +174,55 @@ export class RankEvaluator {
     for (const j of jobs) this.record(j.side, j.finish(), j.skipped);
   }
 
-  /** addModelSync off the JavaScript thread (the native kernel runs on the thread pool; the event loop stays free). */
-  async addModel(batch: ModelBatch): Promise<void> {
+  /**
+   * addModelSync off the JavaScript thread (the native kernel runs on the thread pool; the event loop stays free).
+   * `signal` stops it at the kernel's next task boundary (a chunk of 512 candidates): the call rejects with the
+   * signal's reason and records nothing of the batch, neither side (the evaluator is as before the call);
+   * `onProgress` reports tasks (rows x sides) ranked (src/jobs.ts AsyncOptions).
+   */
+  async addModel(batch: ModelBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addModel");
-    const jobs = prepareModelBatch(batch, this.context);
-    this.pending++;
-    try {
-      await runModelAsync(jobs);
-    } finally {
-      this.pending--;
-    }
-    for (const j of jobs) this.record(j.side, j.finish(), j.skipped);
+    const a = asyncArgs(options("batch", batch, MODEL_BATCH_ASYNC_KEYS));
+    const jobs = prepareModelBatch(batch, this.context, MODEL_BATCH_ASYNC_KEYS);
+    await withJob(a, jobs.reduce((n, j) => n + j.rows, 0), async (job) => {
+      this.pending++;
+      try {
+        await runModelAsync(jobs, job);
+      } finally {
+        this.pending--;
+      }
+      const columns = jobs.map((j) => j.finish()); // every side checked before any is recorded
+      job?.finish();
+      jobs.forEach((j, k) => this.record(j.side, columns[k]!, j.skipped));
+    });
   }
 
-  /** Adds OGB-style sampled scores (no filtering: the negatives are the candidates). */
-  async addSampled(batch: SampledBatch): Promise<void> {
+  /**
+   * Adds OGB-style sampled scores (no filtering: the negatives are the candidates). `signal` and `onProgress` as
+   * add(): an aborted batch is not recorded.
+   */
+  async addSampled(batch: SampledBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addSampled");
-    const o = options("batch", batch, SAMPLED_BATCH_KEYS);
+    const o = options("batch", batch, SAMPLED_BATCH_ASYNC_KEYS);
+    const a = asyncArgs(o);
     const side = sideArg(o.side, this.sides);
-    this.pending++;
-    let ranks;
-    try {
-      ranks = await computeSampledRanks(sampledArgs(o, this.threads));
-    } finally {
-      this.pending--;
-    }
-    this.record(side, ...sampledTasks(o, side, ranks, this.context));
+    const rows = isArrayLike(o.positiveScores) ? o.positiveScores.length : 0;
+    await withJob(a, rows, async (job) => {
+      this.pending++;
+      let ranks;
+      try {
+        // The nested call stops with this one and reports through it; this call makes the final report.
+        const nested = job
+          ? { signal: job.signal, onProgress: job.wantsProgress ? (q: { done: number }) => job.progress(q.done) : undefined }
+          : {};
+        ranks = await computeSampledRanks({ ...sampledArgs(o, this.threads), ...nested });
+      } finally {
+        this.pending--;
+      }
+      const [columns, skipped] = sampledTasks(o, side, ranks, this.context);
+      job?.finish();
+      this.record(side, columns, skipped);
+    });
   }
 
   /** addSampled on the calling thread. */
@@ -334,7 +371,7 @@ export class RankEvaluator {
   private startFinalize(opts: unknown, keys: readonly string[]): FinalizeRun {
     const o = options("finalize options", opts, keys) as FinalizeOptions & { signal?: unknown };
     const bootstrap = checkBootstrap(o.bootstrap);
-    if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw new KgrankInputError("signal", "must be an AbortSignal");
+    signalOption(o.signal);
     if (this.pending > 0) throw new KgrankStateError(`finalize(): ${this.pending} add call(s) or chunked batch(es) are still running; await / finish them first`);
     if (this.finished) throw new KgrankStateError("finalize(): already called (or running); the RankResults it returned hold the results");
     if (this.tasks.head.length + this.tasks.tail.length === 0) {

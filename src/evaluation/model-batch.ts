@@ -7,6 +7,7 @@
  */
 import { kernels } from "../backend";
 import { KgrankInputError, nanTrueScore } from "../errors";
+import { ASYNC_KEYS, type CallJob } from "../jobs";
 import type { EmbeddingJob } from "../kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { EmbeddingModel } from "../scoring/embedding-model";
@@ -31,11 +32,14 @@ export interface ModelBatch {
 }
 
 export const MODEL_BATCH_KEYS = optionKeys<ModelBatch>({ model: 1, triples: 1, side: 1, negatives: 1, threads: 1 });
+export const MODEL_BATCH_ASYNC_KEYS = [...MODEL_BATCH_KEYS, ...ASYNC_KEYS];
 
 /** One side's kernel call, prepared: the job, its output, and how to turn the output into task columns. */
 export interface ModelSideJob {
   side: EvaluationSide;
   job: EmbeddingJob | null;
+  /** Rows (tasks) the kernel ranks: 0 when every row was skipped. */
+  rows: number;
   out: Float64Array;
   threads: number | undefined;
   skipped: number;
@@ -61,8 +65,8 @@ function negativeIds(name: string, value: unknown, rows: number, numEntities: nu
 }
 
 /** Checks a model batch and prepares one kernel job per evaluated side. */
-export function prepareModelBatch(args: unknown, ctx: BatchContext): ModelSideJob[] {
-  const o = options("batch", args, MODEL_BATCH_KEYS);
+export function prepareModelBatch(args: unknown, ctx: BatchContext, known: readonly string[] = MODEL_BATCH_KEYS): ModelSideJob[] {
+  const o = options("batch", args, known);
   if (!(o.model instanceof EmbeddingModel)) {
     throw new KgrankInputError("model", `must be an EmbeddingModel (new EmbeddingModel({...}) or loadEmbeddingModel()), got ${describe(o.model)}`);
   }
@@ -113,7 +117,7 @@ function sampledJob(model: EmbeddingModel, triples: Int32Array, side: Evaluation
   }
   const out = new Float64Array(5 * rows + 2);
   return {
-    side, out, threads, skipped: 0,
+    side, out, threads, skipped: 0, rows,
     job: model.job(side, anchor, relation, truth, { negatives, negativesPerRow: k }),
     finish() {
       checkStatus(out, rows);
@@ -130,7 +134,7 @@ function fullJob(model: EmbeddingModel, triples: Int32Array, side: EvaluationSid
   const keys = ctx.selection.keys(side, triples, index, true);
   const rows = keys.kept;
   const out = new Float64Array(5 * rows + 2);
-  if (rows === 0) return { side, out, threads, skipped: keys.rows, job: null, finish: () => null };
+  if (rows === 0) return { side, out, threads, skipped: keys.rows, rows: 0, job: null, finish: () => null };
   const kept = ctx.selection.keptEntities;
   let excludeOffsets: Uint32Array | null = null;
   let excludeIds: Int32Array | null = null;
@@ -151,7 +155,7 @@ function fullJob(model: EmbeddingModel, triples: Int32Array, side: EvaluationSid
   }
   const n = ctx.selection.numCandidates;
   return {
-    side, out, threads, skipped: keys.rows - rows,
+    side, out, threads, skipped: keys.rows - rows, rows,
     job: model.job(side, keys.origAnchor, keys.relation, keys.origTruth, { candidates: kept, excludeOffsets, excludeIds }),
     finish() {
       checkStatus(out, rows);
@@ -182,6 +186,12 @@ export function runModelSync(jobs: ModelSideJob[]): void {
   for (const j of jobs) if (j.job) kernels().rankEmbeddings(j.job, j.out, j.threads);
 }
 
-export async function runModelAsync(jobs: ModelSideJob[]): Promise<void> {
-  for (const j of jobs) if (j.job) await kernels().rankEmbeddingsAsync(j.job, j.out, j.threads);
+/** The side jobs one after the other, off the JavaScript thread; `call` stops them and takes their progress (rows). */
+export async function runModelAsync(jobs: ModelSideJob[], call?: CallJob): Promise<void> {
+  let offset = 0;
+  for (const j of jobs) {
+    call?.check();
+    if (j.job) await kernels().rankEmbeddingsAsync(j.job, j.out, j.threads, call?.part(offset));
+    offset += j.rows;
+  }
 }

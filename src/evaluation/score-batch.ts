@@ -9,7 +9,7 @@
  */
 import { kernels } from "../backend";
 import { KgrankInputError } from "../errors";
-import type { FilteredCountBuffers, FilterIndexHandle, FloatArray } from "../kernels";
+import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl } from "../kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { floatMatrix, options, threadCount, tripleArray } from "../validate";
 import { sideArg } from "./inputs";
@@ -43,8 +43,8 @@ interface Counted extends FilteredCountBuffers {
   thresholds: FloatArray;
 }
 
-export function prepareScoreBatch(args: unknown, ctx: BatchContext): PreparedBatch {
-  const o = options("batch", args, SCORE_BATCH_KEYS);
+export function prepareScoreBatch(args: unknown, ctx: BatchContext, known: readonly string[] = SCORE_BATCH_KEYS): PreparedBatch {
+  const o = options("batch", args, known);
   const side = sideArg(o.side, ctx.sides);
   const scores = floatMatrix("scores", o.scores);
   const triples = tripleArray("triples", o.triples, ctx.numEntities, ctx.numRelations);
@@ -84,11 +84,12 @@ export function countSync(p: PreparedBatch): Counted {
   return c;
 }
 
-export async function countAsync(p: PreparedBatch): Promise<Counted> {
+/** The count off the JavaScript thread; `job` (src/kernels.ts) stops it and takes its progress. */
+export async function countAsync(p: PreparedBatch, job?: JobControl): Promise<Counted> {
   const c = newCounts(p);
   const { anchor, relation, truth, index } = p.keys;
-  if (index) await index.countFilteredAsync(p.scores, anchor, relation, truth, c.thresholds, c, p.threads);
-  else await kernels().countScoresByIndexAsync(p.scores, p.n, truth, c.thresholds, c, p.threads);
+  if (index) await index.countFilteredAsync(p.scores, anchor, relation, truth, c.thresholds, c, p.threads, job);
+  else await kernels().countScoresByIndexAsync(p.scores, p.n, truth, c.thresholds, c, p.threads, job);
   return c;
 }
 

@@ -1,6 +1,7 @@
 /** Known answers per (anchor, relation) and filtered counting, the fallback. Twin of native/core/filter_index.{h,cpp} (and of count_rows_filtered in native/core/count.cpp). */
-import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, Side } from "../kernels";
+import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl, Side } from "../kernels";
 import { countScoresByIndex } from "./count";
+import { inSlices } from "./slices";
 
 /** Bits needed for values 0 .. maxValue. */
 function bitsFor(maxValue: number): number {
@@ -173,8 +174,15 @@ export class TsFilterIndex implements FilterIndexHandle {
 
   async countFilteredAsync(
     scores: FloatArray, anchor: Int32Array, relation: Int32Array, truth: Int32Array, thresholdsOut: FloatArray,
-    out: FilteredCountBuffers,
+    out: FilteredCountBuffers, _threads?: number, job?: JobControl,
   ): Promise<void> {
-    this.countFiltered(scores, anchor, relation, truth, thresholdsOut, out);
+    if (!job) return this.countFiltered(scores, anchor, relation, truth, thresholdsOut, out);
+    const cols = this.numEntities;
+    const rows = (r0: number, r1: number) => ({
+      greater: out.greater.subarray(r0, r1), equal: out.equal.subarray(r0, r1), nan: out.nan.subarray(r0, r1),
+      removed: out.removed.subarray(r0, r1),
+    });
+    await inSlices(truth.length, cols, job, (r0, r1) => this.countFiltered(scores.subarray(r0 * cols, r1 * cols),
+      anchor.subarray(r0, r1), relation.subarray(r0, r1), truth.subarray(r0, r1), thresholdsOut.subarray(r0, r1), rows(r0, r1)));
   }
 }

@@ -2,15 +2,23 @@
  * The pure-TypeScript backend, file for file the twin of native/core: aggregate.ts, count.ts, expectation.ts,
  * filter-index.ts, harmonic.ts, power-sums.ts, sampling.ts (numerics the facade shares live in src/numeric).
  */
-import type { CountBuffers, EmbeddingJob, FloatArray, Kernels, MetricKernels, Side } from "../kernels";
+import type { CountBuffers, EmbeddingJob, FloatArray, JobControl, Kernels, MetricKernels, Side } from "../kernels";
 import { aggregateRanks, median, medianAbsoluteDeviation } from "./aggregate";
 import { countScores, countScoresByIndex } from "./count";
 import { candidateHistogram, closedMoments, fromTyped, histogramMoments, toTyped } from "./expectation";
 import { medianMoments } from "./median-moments";
 import { TsFilterIndex } from "./filter-index";
-import { rankEmbeddings } from "./interaction";
+import { rankEmbeddings, rankEmbeddingsSliced } from "./interaction";
 import { generalizedHarmonic, harmonic1, harmonic2 } from "./harmonic";
 import { generateRanksInto, sampleStatistic } from "./sampling";
+import { inSlices } from "./slices";
+
+/** Rows [r0, r1) of count buffers. */
+function countRows<T extends CountBuffers>(out: T, r0: number, r1: number): T {
+  const part: Record<string, Float64Array> = {};
+  for (const [k, v] of Object.entries(out)) part[k] = (v as Float64Array).subarray(r0, r1);
+  return part as unknown as T;
+}
 
 const tsMetricKernels: MetricKernels = {
   aggregateRanks: (ranks, weights, ks, flags) => aggregateRanks(ranks, weights, ks, flags),
@@ -39,22 +47,30 @@ export const tsKernels: Kernels = {
   countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers): void {
     countScores(scores, numColumns, thresholds, out);
   },
-  async countScoresAsync(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers) {
-    countScores(scores, numColumns, thresholds, out);
+  async countScoresAsync(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, _t?: number,
+    job?: JobControl) {
+    if (!job) return countScores(scores, numColumns, thresholds, out);
+    await inSlices(thresholds.length, numColumns, job, (r0, r1) => countScores(scores.subarray(r0 * numColumns, r1 * numColumns),
+      numColumns, thresholds.subarray(r0, r1), countRows(out, r0, r1)));
   },
   countScoresByIndex(scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray, out: CountBuffers) {
     countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
   },
   async countScoresByIndexAsync(
-    scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray, out: CountBuffers,
+    scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray, out: CountBuffers, _t?: number,
+    job?: JobControl,
   ) {
-    countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
+    if (!job) return countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
+    await inSlices(trueIndex.length, numColumns, job, (r0, r1) => countScoresByIndex(
+      scores.subarray(r0 * numColumns, r1 * numColumns), numColumns, trueIndex.subarray(r0, r1), thresholdsOut.subarray(r0, r1),
+      countRows(out, r0, r1)));
   },
   rankEmbeddings(job: EmbeddingJob, out: Float64Array) {
     rankEmbeddings(job, out);
   },
-  async rankEmbeddingsAsync(job: EmbeddingJob, out: Float64Array) {
-    rankEmbeddings(job, out);
+  async rankEmbeddingsAsync(job: EmbeddingJob, out: Float64Array, _t?: number, control?: JobControl) {
+    if (!control) return rankEmbeddings(job, out);
+    await rankEmbeddingsSliced(job, out, control);
   },
   buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side) {
     return new TsFilterIndex(triples, numEntities, numRelations, side);

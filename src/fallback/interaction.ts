@@ -9,7 +9,8 @@
  * Candidates are streamed in chunks of 512 entities, each scored against every query of the batch and counted at
  * once: nothing of size batch x entities exists.
  */
-import type { EmbeddingJob, FloatArray } from "../kernels";
+import type { EmbeddingJob, FloatArray, JobControl } from "../kernels";
+import { inSlices } from "./slices";
 
 const fround = Math.fround;
 
@@ -232,4 +233,45 @@ export function rankEmbeddings(job: EmbeddingJob, out: Float64Array): void {
       removed[i] = kept;
     }
   }
+}
+
+/** Rows [r0, r1) of a job as a job of their own (the filter's exclusion offsets rebased). */
+function rowsOf(job: EmbeddingJob, r0: number, r1: number): EmbeddingJob {
+  const off = job.excludeOffsets;
+  const K = job.negativesPerRow;
+  const base = off ? off[r0]! : 0;
+  return {
+    ...job,
+    anchor: job.anchor.subarray(r0, r1),
+    relationIds: job.relationIds.subarray(r0, r1),
+    truth: job.truth.subarray(r0, r1),
+    negatives: job.negatives ? job.negatives.subarray(r0 * K, r1 * K) : null,
+    excludeOffsets: off ? Uint32Array.from(off.subarray(r0, r1 + 1), (x) => x - base) : null,
+    excludeIds: off ? job.excludeIds!.subarray(base, off[r1]!) : null,
+  };
+}
+
+/**
+ * rankEmbeddings in row slices between event-loop turns (src/fallback/slices.ts), stopping at the job's stop. Each
+ * row's counts depend on that row alone, and the first row with a NaN true score lies in the first slice that has
+ * one, so the output equals rankEmbeddings' (the status row included).
+ */
+export async function rankEmbeddingsSliced(job: EmbeddingJob, out: Float64Array, control: JobControl): Promise<void> {
+  const rows = job.anchor.length;
+  const perRow = (job.negatives ? job.negativesPerRow : job.candidates ? job.candidates.length : job.numEntities) * job.entityWidth;
+  out.fill(0);
+  let failed = false;
+  await inSlices(rows, perRow, control, (r0, r1) => {
+    if (failed) return;
+    const n = r1 - r0;
+    const part = new Float64Array(5 * n + 2);
+    rankEmbeddings(rowsOf(job, r0, r1), part);
+    if (part[5 * n] !== 0) {
+      out[5 * rows] = part[5 * n]!;
+      out[5 * rows + 1] = r0 + part[5 * n + 1]!;
+      failed = true;
+      return;
+    }
+    for (let k = 0; k < 5; k++) out.set(part.subarray(k * n, (k + 1) * n), k * rows + r0);
+  });
 }

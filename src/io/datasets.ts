@@ -8,8 +8,10 @@ import { existsSync, statSync } from "node:fs";
 import * as path from "node:path";
 
 import { KgrankInputError } from "../errors";
-import { optionKeys, options as checkOptions } from "../validate";
-import { labelMaps, mapTriples, readTsvRows } from "./tsv";
+import { optionKeys, options as checkOptions, signalOption } from "../validate";
+import { readRegularFile, readRegularFileAsync } from "./files";
+import { runSteps, runStepsAsync, type Steps } from "./steps";
+import { labelMapsSteps, mapTriplesSteps, tsvRowsSteps } from "./tsv";
 
 export const BUNDLED_DATASETS = ["nations", "kinships", "umls"] as const;
 export const EXTERNAL_DATASETS = ["fb15k-237", "wn18rr", "codex-s", "codex-m"] as const;
@@ -129,19 +131,48 @@ export function datasetDirectory(name: string | undefined, options: LoadDatasetO
 export function loadDataset(name?: string, options: LoadDatasetOptions = {}): Dataset {
   checkOptions("options", options, optionKeys<LoadDatasetOptions>({ datasetDir: 1 }));
   const { name: canonical, directory } = datasetDirectory(name, options);
-  const rows = Object.fromEntries(SPLITS.map((s) => [s, readTsvRows(splitFile(directory, s) ?? path.join(directory, `${s}.tsv`), "dataset")])) as Record<
-    Split,
-    [string, string, string][]
-  >;
+  const rows = SPLITS.map((s) => runSteps(tsvRowsSteps(readRegularFile(splitPath(directory, s), "dataset"), splitPath(directory, s), "dataset")));
+  return runSteps(datasetSteps(canonical, directory, rows));
+}
+
+export interface LoadDatasetAsyncOptions extends LoadDatasetOptions {
+  /** Stops the load: the promise rejects with the signal's reason (checked between reads and parsing slices). */
+  signal?: AbortSignal;
+}
+
+/**
+ * loadDataset off the event loop: the splits are read with fs.promises and parsed, labelled and mapped in slices
+ * of about 10 ms between event-loop turns. The same dataset and the same errors as loadDataset.
+ */
+export async function loadDatasetAsync(name?: string, options: LoadDatasetAsyncOptions = {}): Promise<Dataset> {
+  const o = checkOptions("options", options, optionKeys<LoadDatasetAsyncOptions>({ datasetDir: 1, signal: 1 }));
+  const signal = signalOption(o.signal);
+  signal?.throwIfAborted();
+  const { name: canonical, directory } = datasetDirectory(name, options);
+  const rows: [string, string, string][][] = [];
+  for (const s of SPLITS) {
+    const file = splitPath(directory, s);
+    rows.push(await runStepsAsync(tsvRowsSteps(await readRegularFileAsync(file, "dataset", signal), file, "dataset"), signal));
+  }
+  return runStepsAsync(datasetSteps(canonical, directory, rows), signal);
+}
+
+function splitPath(directory: string, split: Split): string {
+  return splitFile(directory, split) ?? path.join(directory, `${split}.tsv`);
+}
+
+/** A dataset from its splits' rows (train, valid, test), in steps (./steps.ts). */
+function* datasetSteps(canonical: string, directory: string, rowsBySplit: [string, string, string][][]): Steps<Dataset> {
+  const rows = Object.fromEntries(SPLITS.map((s, k) => [s, rowsBySplit[k]!])) as Record<Split, [string, string, string][]>;
   if (rows.train.length === 0) {
     const file = splitFile(directory, "train") ?? path.join(directory, "train.tsv");
     throw new KgrankInputError("dataset", `${file} holds no triple: entity and relation ids come from the training triples (as in PyKEEN), so train cannot be empty`);
   }
-  const maps = labelMaps(rows.train);
+  const maps = yield* labelMapsSteps(rows.train);
   const splits = {} as Record<Split, Int32Array>;
   const dropped = {} as Record<Split, number>;
   for (const s of SPLITS) {
-    const m = mapTriples(rows[s], maps);
+    const m = yield* mapTriplesSteps(rows[s], maps);
     splits[s] = m.triples;
     dropped[s] = m.dropped;
   }

@@ -3,7 +3,8 @@
  * the open (or feed data forever), and a device such as /dev/zero never ends, so they are refused before opening,
  * as are directories. Errors are KgrankInputErrors naming the argument (or CLI flag) and the path.
  */
-import { openSync, readFileSync, statSync } from "node:fs";
+import { openSync, readFileSync, type Stats, statSync } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
 
 import { KgrankInputError } from "../errors";
 
@@ -23,6 +24,21 @@ export function checkRegularFile(path: string, argument: string): void {
   } catch (e) {
     throw fileError(argument, path, e);
   }
+  regularFile(st, path, argument);
+}
+
+/** checkRegularFile with fs.promises. */
+export async function checkRegularFileAsync(path: string, argument: string): Promise<void> {
+  let st;
+  try {
+    st = await stat(path);
+  } catch (e) {
+    throw fileError(argument, path, e);
+  }
+  regularFile(st, path, argument);
+}
+
+function regularFile(st: Stats, path: string, argument: string): void {
   if (st.isDirectory()) throw fileError(argument, path, Object.assign(new Error("is a directory"), { code: "EISDIR" }));
   if (!st.isFile()) {
     const kind = st.isFIFO() ? "a FIFO (named pipe)" : st.isCharacterDevice() || st.isBlockDevice() ? "a device" : st.isSocket() ? "a socket" : "not a regular file";
@@ -36,6 +52,18 @@ export function openRegularFile(path: string, argument: string): number {
   try {
     return openSync(path, "r");
   } catch (e) {
+    throw fileError(argument, path, e);
+  }
+}
+
+/** The whole content of a regular file, read with fs.promises; the signal's reason when it is aborted meanwhile. */
+export async function readRegularFileAsync(path: string, argument: string, signal?: AbortSignal): Promise<Buffer> {
+  await checkRegularFileAsync(path, argument);
+  signal?.throwIfAborted();
+  try {
+    return await readFile(path, { signal });
+  } catch (e) {
+    if (signal?.aborted) throw signal.reason;
     throw fileError(argument, path, e);
   }
 }

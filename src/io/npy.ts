@@ -6,13 +6,15 @@
  */
 import { isUtf8 } from "node:buffer";
 import { closeSync, fstatSync, readSync } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
 
 import { nativeAddon, nativeParse } from "../backend";
 import { KgrankInputError } from "../errors";
-import { options as checkOptions } from "../validate";
+import { describe, optionKeys, options as checkOptions, signalOption } from "../validate";
 import { allocate } from "./alloc";
 import { writeFileAtomic } from "./atomic";
-import { fileError, openRegularFile } from "./files";
+import { checkRegularFileAsync, fileError, openRegularFile } from "./files";
+import { runSteps, runStepsAsync, STEP, type Steps } from "./steps";
 
 export type NpyDtype = "f2" | "f4" | "f8" | "i1" | "i2" | "i4" | "i8" | "u1" | "u2" | "u4" | "u8" | "b1";
 export type NpyArray = Float32Array | Float64Array | Int8Array | Int16Array | Int32Array | Uint8Array | Uint16Array | Uint32Array;
@@ -487,6 +489,11 @@ function halfToFloat(h: number): number {
  * For a native-endian C-order file with an aligned buffer the result is a view on `bytes` (no copy).
  */
 export function decodeNpyData(header: NpyHeader, bytes: Uint8Array, argument = "file"): NpyData {
+  return runSteps(decodeNpySteps(header, bytes, argument));
+}
+
+/** decodeNpyData in steps of STEP elements (./steps.ts): readNpyAsync runs them between event-loop turns. */
+function* decodeNpySteps(header: NpyHeader, bytes: Uint8Array, argument: string): Steps<NpyData> {
   const { dtype, size, itemSize, littleEndian, shape } = header;
   if (bytes.byteLength < size * itemSize) {
     throw new KgrankInputError(argument, `not a valid .npy file: ${size * itemSize} data bytes declared, ${bytes.byteLength} present (truncated)`);
@@ -500,20 +507,26 @@ export function decodeNpyData(header: NpyHeader, bytes: Uint8Array, argument = "
   ] as (new (buf: ArrayBufferLike, off: number, len: number) => NpyArray) & (new (len: number) => NpyArray) | undefined;
   if (dtype === "f2") {
     const out = allocate(argument, undefined, 4 * size, () => new Float32Array(size));
-    for (let i = 0; i < size; i++) out[i] = halfToFloat(dv.getUint16(2 * i, littleEndian));
+    for (let i0 = 0; i0 < size; i0 += STEP) {
+      for (let i = i0, end = Math.min(size, i0 + STEP); i < end; i++) out[i] = halfToFloat(dv.getUint16(2 * i, littleEndian));
+      yield;
+    }
     data = out;
   } else if (dtype === "i8" || dtype === "u8") {
     const out = allocate(argument, undefined, 8 * size, () => new Float64Array(size));
-    for (let i = 0; i < size; i++) {
-      const v = dtype === "i8" ? dv.getBigInt64(8 * i, littleEndian) : dv.getBigUint64(8 * i, littleEndian);
-      if (v > 9007199254740992n || v < -9007199254740992n) {
-        throw new KgrankInputError(
-          argument,
-          `element ${i} of the ${dtype} array is ${v}, past 2^53: it cannot be represented exactly as a JavaScript number; ` +
-            `save ids/ranks as int32 or float64`,
-        );
+    for (let i0 = 0; i0 < size; i0 += STEP) {
+      for (let i = i0, end = Math.min(size, i0 + STEP); i < end; i++) {
+        const v = dtype === "i8" ? dv.getBigInt64(8 * i, littleEndian) : dv.getBigUint64(8 * i, littleEndian);
+        if (v > 9007199254740992n || v < -9007199254740992n) {
+          throw new KgrankInputError(
+            argument,
+            `element ${i} of the ${dtype} array is ${v}, past 2^53: it cannot be represented exactly as a JavaScript number; ` +
+              `save ids/ranks as int32 or float64`,
+          );
+        }
+        out[i] = Number(v);
       }
-      out[i] = Number(v);
+      yield;
     }
     data = out;
   } else if (native && aligned) {
@@ -526,11 +539,19 @@ export function decodeNpyData(header: NpyHeader, bytes: Uint8Array, argument = "
       u1: (o: number) => dv.getUint8(o), b1: (o: number) => dv.getUint8(o), u2: (o: number) => dv.getUint16(o, littleEndian),
       u4: (o: number) => dv.getUint32(o, littleEndian),
     }[dtype as "f4"];
-    for (let i = 0; i < size; i++) out[i] = get(i * itemSize);
+    for (let i0 = 0; i0 < size; i0 += STEP) {
+      for (let i = i0, end = Math.min(size, i0 + STEP); i < end; i++) out[i] = get(i * itemSize);
+      yield;
+    }
     data = out;
   }
-  if (dtype === "b1") for (let i = 0; i < size; i++) if (data[i]! > 1) data[i] = 1;
-  if (header.fortranOrder && shape.length > 1) data = fortranToC(data, shape, argument);
+  if (dtype === "b1") {
+    for (let i0 = 0; i0 < size; i0 += STEP) {
+      for (let i = i0, end = Math.min(size, i0 + STEP); i < end; i++) if (data[i]! > 1) data[i] = 1;
+      yield;
+    }
+  }
+  if (header.fortranOrder && shape.length > 1) data = yield* fortranToC(data, shape, argument);
   return { data, shape: [...shape], dtype };
 }
 
@@ -540,7 +561,7 @@ export function decodeNpyData(header: NpyHeader, bytes: Uint8Array, argument = "
  * (N, 1, 1, ..., 1) file with 100,000 dimensions cost N x 100,000 steps). What remains has at most 40 dimensions
  * (each >= 2, product <= 2^40), so the cost is O(elements); with one dimension left nothing moves at all.
  */
-function fortranToC(src: NpyArray, shape: readonly number[], argument: string): NpyArray {
+function* fortranToC(src: NpyArray, shape: readonly number[], argument: string): Steps<NpyArray> {
   const dims = shape.filter((n) => n !== 1);
   if (dims.length <= 1 || src.length === 0) return src;
   const out = allocate(argument, undefined, src.byteLength, () => new (src.constructor as new (n: number) => NpyArray)(src.length));
@@ -553,15 +574,18 @@ function fortranToC(src: NpyArray, shape: readonly number[], argument: string): 
   }
   const idx = new Array(nd).fill(0);
   let f = 0;
-  for (let c = 0; c < src.length; c++) {
-    out[c] = src[f]!;
-    for (let k = nd - 1; k >= 0; k--) {
-      idx[k]++;
-      f += fStride[k]!;
-      if (idx[k] < dims[k]!) break;
-      f -= idx[k] * fStride[k]!;
-      idx[k] = 0;
+  for (let c0 = 0; c0 < src.length; c0 += STEP) {
+    for (let c = c0, end = Math.min(src.length, c0 + STEP); c < end; c++) {
+      out[c] = src[f]!;
+      for (let k = nd - 1; k >= 0; k--) {
+        idx[k]++;
+        f += fStride[k]!;
+        if (idx[k] < dims[k]!) break;
+        f -= idx[k] * fStride[k]!;
+        idx[k] = 0;
+      }
     }
+    yield;
   }
   return out;
 }
@@ -607,6 +631,81 @@ export function readNpy(path: string, argument = "file"): NpyData {
   } finally {
     closeSync(fd);
   }
+}
+
+/** Options of readNpyAsync. */
+export interface ReadNpyAsyncOptions {
+  /** Stops the read: the promise rejects with the signal's reason (checked between reads and decoding slices). */
+  signal?: AbortSignal;
+  /** The name errors give the file (default "file"), as readNpy's second argument. */
+  argument?: string;
+}
+
+/** Bytes per positioned read of readNpyAsync: each is one libuv request, off the event loop. */
+const READ_CHUNK = 1 << 24;
+
+/**
+ * readNpy off the event loop: the file is read with fs.promises in chunks (each checked against the signal), and
+ * data that needs converting (big-endian, f2, i8 / u8, Fortran order) is decoded in slices of about 10 ms between
+ * event-loop turns. The same result and the same errors as readNpy.
+ */
+export async function readNpyAsync(path: string, opts: ReadNpyAsyncOptions = {}): Promise<NpyData> {
+  const o = checkOptions("options", opts, optionKeys<ReadNpyAsyncOptions>({ signal: 1, argument: 1 }));
+  const signal = signalOption(o.signal);
+  const argument = o.argument === undefined ? "file" : o.argument;
+  if (typeof argument !== "string") throw new KgrankInputError("argument", `must be a string, got ${describe(argument)}`);
+  signal?.throwIfAborted();
+  if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to a .npy file");
+  await checkRegularFileAsync(path, argument);
+  let fh: FileHandle;
+  try {
+    fh = await open(path, "r");
+  } catch (e) {
+    throw fileError(argument, path, e);
+  }
+  try {
+    let fileSize: number;
+    try {
+      const st = await fh.stat();
+      if (st.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
+      fileSize = st.size;
+    } catch (e) {
+      throw fileError(argument, path, e);
+    }
+    const pre = Buffer.alloc(Math.min(fileSize, 12));
+    await readFullyAsync(fh, pre, 0, argument, path, signal);
+    let headerBytes = pre;
+    if (pre.length >= 10 && pre[6]! >= 1 && pre[6]! <= 3) {
+      const len = pre[6] === 1 ? pre.readUInt16LE(8) + 10 : pre.length >= 12 ? pre.readUInt32LE(8) + 12 : 12;
+      headerBytes = Buffer.alloc(Math.min(len, fileSize, MAX_HEADER + 12));
+      await readFullyAsync(fh, headerBytes, 0, argument, path, signal);
+    }
+    const header = parseNpyHeader(new Uint8Array(headerBytes.buffer, headerBytes.byteOffset, headerBytes.byteLength), argument, fileSize);
+    const nbytes = header.size * header.itemSize;
+    const buf = allocate(argument, path, nbytes, () => new Uint8Array(new ArrayBuffer(nbytes)));
+    await readFullyAsync(fh, buf, header.dataOffset, argument, path, signal);
+    return await runStepsAsync(decodeNpySteps(header, buf, argument), signal);
+  } finally {
+    await fh.close().catch(() => {});
+  }
+}
+
+async function readFullyAsync(
+  fh: FileHandle, buf: Uint8Array, position: number, argument: string, path: string, signal: AbortSignal | undefined,
+): Promise<void> {
+  let done = 0;
+  while (done < buf.byteLength) {
+    signal?.throwIfAborted();
+    let n: number;
+    try {
+      ({ bytesRead: n } = await fh.read(buf, done, Math.min(buf.byteLength - done, READ_CHUNK), position + done));
+    } catch (e) {
+      throw fileError(argument, path, e);
+    }
+    if (n === 0) throw new KgrankInputError(argument, `not a valid .npy file: ${path} ended early (truncated)`);
+    done += n;
+  }
+  signal?.throwIfAborted();
 }
 
 function readFully(fd: number, buf: Uint8Array, position: number, argument: string, path: string): void {

@@ -4,13 +4,14 @@
  * `readTriples` maps labels to ids. Ids follow PyKEEN: the sorted labels of the *training* triples, so score
  * matrices exported from PyKEEN line up column for column.
  */
-import { isAscii } from "node:buffer";
+import { isAscii, isUtf8 } from "node:buffer";
 
 import { nativeAddon, nativeParse } from "../backend";
 import { KgrankInputError } from "../errors";
 import { options as checkOptions } from "../validate";
 import { readRegularFile } from "./files";
 import { utf8ErrorOffset } from "./npy";
+import { runSteps, STEP, type Steps } from "./steps";
 
 /**
  * Splits TSV text into [head, relation, tail] rows. Pure. A leading BOM and `\r\n` line ends are accepted; blank
@@ -69,6 +70,69 @@ export function splitTsvBytesTs(bytes: Uint8Array, argument = "file"): [string, 
   return splitTsvTriplesTs(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"), argument);
 }
 
+/** Bytes per piece of splitTsvSteps: a few ms of splitting. */
+const PIECE = 1 << 19;
+
+/**
+ * [start, end) byte ranges of about PIECE bytes covering `bytes`, each but the last ending just after a newline, and
+ * none after the first starting with the bytes of a BOM (the one-call splitter drops a BOM only at the file's start).
+ * At least one range, also for no bytes.
+ */
+function tsvPieces(bytes: Uint8Array): [number, number][] {
+  const pieces: [number, number][] = [];
+  let start = 0;
+  while (bytes.length - start > PIECE) {
+    let cut = bytes.indexOf(0x0a, start + PIECE - 1);
+    while (cut >= 0 && bytes[cut + 1] === 0xef && bytes[cut + 2] === 0xbb && bytes[cut + 3] === 0xbf) cut = bytes.indexOf(0x0a, cut + 1);
+    if (cut < 0 || cut + 1 >= bytes.length) break;
+    pieces.push([start, cut + 1]);
+    start = cut + 1;
+  }
+  pieces.push([start, bytes.length]);
+  return pieces;
+}
+
+/** Newlines in bytes[start, end). */
+function newlines(bytes: Uint8Array, start: number, end: number): number {
+  let n = 0;
+  for (let i = bytes.indexOf(0x0a, start); i >= 0 && i < end; i = bytes.indexOf(0x0a, i + 1)) n++;
+  return n;
+}
+
+/**
+ * splitTsvBytes in steps of about PIECE bytes (./steps.ts): the same rows and the same errors (lines numbered in the
+ * whole file; an invalid UTF-8 byte anywhere is reported before any other problem, as the one-call splitter does).
+ */
+export function* splitTsvSteps(bytes: Buffer, argument = "file"): Steps<[string, string, string][]> {
+  const pieces = tsvPieces(bytes);
+  if (pieces.length === 1) return splitTsvBytes(bytes, argument);
+  // A piece's own line numbers, moved to the file's.
+  const split = (start: number, end: number, line: number) => {
+    try {
+      return splitTsvBytes(bytes.subarray(start, end), argument);
+    } catch (e) {
+      if (!(e instanceof KgrankInputError) || e.argument !== argument) throw e;
+      const message = e.message.slice(argument.length + 2).replace(/^line (\d+)/, (_, n: string) => `line ${Number(n) + line}`);
+      throw new KgrankInputError(argument, message);
+    }
+  };
+  let line = 0;
+  for (const [start, end] of pieces) {
+    if (!isUtf8(bytes.subarray(start, end))) split(start, end, line);
+    line += newlines(bytes, start, end);
+    yield;
+  }
+  const rows: [string, string, string][] = [];
+  line = 0;
+  for (const [start, end] of pieces) {
+    const part = split(start, end, line);
+    for (let i = 0; i < part.length; i++) rows.push(part[i]!);
+    line += newlines(bytes, start, end);
+    yield;
+  }
+  return rows;
+}
+
 /** The message for a TSV line that is not UTF-8 (the C++ twin builds the same). */
 function invalidUtf8Message(line: number, byte: number, column: number): string {
   return (
@@ -121,14 +185,24 @@ export interface TriplesFile extends LabelMaps {
 
 /** Label maps as PyKEEN builds them from training triples: sorted distinct entity (head or tail) and relation labels. */
 export function labelMaps(rows: readonly (readonly string[])[]): LabelMaps {
+  return runSteps(labelMapsSteps(rows));
+}
+
+/** labelMaps in steps of STEP rows (./steps.ts). */
+export function* labelMapsSteps(rows: readonly (readonly string[])[]): Steps<LabelMaps> {
   const ents = new Set<string>();
   const rels = new Set<string>();
-  for (const [h, r, t] of rows) {
-    ents.add(h!);
-    ents.add(t!);
-    rels.add(r!);
+  for (let i0 = 0; i0 < rows.length; i0 += STEP) {
+    for (let i = i0, end = Math.min(rows.length, i0 + STEP); i < end; i++) {
+      const [h, r, t] = rows[i]!;
+      ents.add(h!);
+      ents.add(t!);
+      rels.add(r!);
+    }
+    yield;
   }
   const entityLabels = [...ents].sort(byCodePoint);
+  yield;
   const relationLabels = [...rels].sort(byCodePoint);
   return {
     entityLabels,
@@ -153,26 +227,43 @@ function byCodePoint(a: string, b: string): number {
 
 /** Maps label rows to ids; rows with a label missing from the maps are dropped and counted. */
 export function mapTriples(rows: readonly (readonly string[])[], maps: LabelMaps): { triples: Int32Array; dropped: number } {
+  return runSteps(mapTriplesSteps(rows, maps));
+}
+
+/** mapTriples in steps of STEP rows (./steps.ts). */
+export function* mapTriplesSteps(rows: readonly (readonly string[])[], maps: LabelMaps): Steps<{ triples: Int32Array; dropped: number }> {
   const out = new Int32Array(rows.length * 3);
   let k = 0;
-  for (const [h, r, t] of rows) {
-    const hi = maps.entityToId.get(h!);
-    const ri = maps.relationToId.get(r!);
-    const ti = maps.entityToId.get(t!);
-    if (hi === undefined || ri === undefined || ti === undefined) continue;
-    out[k++] = hi;
-    out[k++] = ri;
-    out[k++] = ti;
+  for (let i0 = 0; i0 < rows.length; i0 += STEP) {
+    for (let i = i0, end = Math.min(rows.length, i0 + STEP); i < end; i++) {
+      const [h, r, t] = rows[i]!;
+      const hi = maps.entityToId.get(h!);
+      const ri = maps.relationToId.get(r!);
+      const ti = maps.entityToId.get(t!);
+      if (hi === undefined || ri === undefined || ti === undefined) continue;
+      out[k++] = hi;
+      out[k++] = ri;
+      out[k++] = ti;
+    }
+    yield;
   }
   return { triples: out.slice(0, k), dropped: rows.length - k / 3 };
 }
 
 /** Reads a TSV file of labelled triples as text (argument names the path in errors). */
 export function readTsvRows(path: string, argument = "file"): [string, string, string][] {
+  checkTsvPath(path, argument);
+  return runSteps(tsvRowsSteps(readRegularFile(path, argument), path, argument));
+}
+
+export function checkTsvPath(path: unknown, argument: string): void {
   if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to a TSV file of head<TAB>relation<TAB>tail lines");
-  const bytes = readRegularFile(path, argument);
+}
+
+/** The rows of a TSV file's bytes in steps; errors name the file. */
+export function* tsvRowsSteps(bytes: Buffer, path: string, argument: string): Steps<[string, string, string][]> {
   try {
-    return splitTsvBytes(bytes, argument);
+    return yield* splitTsvSteps(bytes, argument);
   } catch (e) {
     if (e instanceof KgrankInputError) throw new KgrankInputError(argument, `${path}: ${e.message.slice(argument.length + 2)}`);
     throw e;

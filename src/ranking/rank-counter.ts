@@ -7,6 +7,7 @@ import { kernels } from "../backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import { thresholdsFor } from "../float32";
 import type { CountBuffers, FloatArray } from "../kernels";
+import { ASYNC_KEYS, asyncArgs, type AsyncArgs, type AsyncOptions, withJob } from "../jobs";
 import { describe, integer, isArrayLike, optionKeys, options, threadCount } from "../validate";
 import { indexArray, type Ranks, ranksFromCounts } from "./ranks";
 
@@ -32,6 +33,9 @@ export interface RankChunk {
   columnStart: number;
   threads?: number;
 }
+
+const CHUNK_KEYS = optionKeys<RankChunk>({ scores: 1, columnStart: 1, threads: 1 });
+const CHUNK_ASYNC_KEYS = [...CHUNK_KEYS, ...ASYNC_KEYS];
 
 interface PreparedChunk {
   scores: FloatArray;
@@ -97,24 +101,30 @@ export class RankCounter {
     this.accumulate(p, counts);
   }
 
-  /** Counts one chunk off the JavaScript thread. Chunks may be added concurrently. */
-  async add(chunk: RankChunk): Promise<void> {
-    const p = this.prepare(chunk);
+  /**
+   * Counts one chunk off the JavaScript thread. Chunks may be added concurrently. `signal` stops it and
+   * `onProgress` reports rows counted (src/jobs.ts AsyncOptions); a chunk that was aborted (or failed) is not counted
+   * and its columns may be added again.
+   */
+  async add(chunk: RankChunk & AsyncOptions): Promise<void> {
+    let a!: AsyncArgs;
+    const p = this.prepare(chunk, (o) => (a = asyncArgs(o)));
     const counts = this.newCounts();
     const watch = watchDetach({ scores: p.scores });
     this.pending++;
     try {
-      await kernels().countScoresAsync(p.scores, p.width, p.thresholds, counts, p.threads);
-    } finally {
-      this.pending--;
-    }
-    try {
-      watch.check();
+      await withJob(a, this.numRows, async (job) => {
+        await kernels().countScoresAsync(p.scores, p.width, p.thresholds, counts, p.threads, job);
+        watch.check();
+        job?.finish();
+      });
     } catch (e) {
-      // Nothing is counted from a chunk given away mid-call; its columns may be added again.
-      const i = this.ranges.findIndex(([a, b]) => a === p.start && b === p.start + p.width);
+      // Nothing is counted from a chunk given away mid-call, aborted or failed; its columns may be added again.
+      const i = this.ranges.findIndex(([x, y]) => x === p.start && y === p.start + p.width);
       if (i >= 0) this.ranges.splice(i, 1);
       throw e;
+    } finally {
+      this.pending--;
     }
     this.accumulate(p, counts);
   }
@@ -157,9 +167,10 @@ export class RankCounter {
     return { greater: new Float64Array(n), equal: new Float64Array(n), nan: new Float64Array(n) };
   }
 
-  private prepare(chunk: RankChunk): PreparedChunk {
+  private prepare(chunk: RankChunk, asyncCheck?: (o: Record<string, unknown>) => void): PreparedChunk {
     if (this.finished) throw new KgrankStateError("RankCounter: ranks() was already called; create a new RankCounter");
-    const o = options("chunk", chunk, optionKeys<RankChunk>({ scores: 1, columnStart: 1, threads: 1 }));
+    const o = options("chunk", chunk, asyncCheck ? CHUNK_ASYNC_KEYS : CHUNK_KEYS);
+    asyncCheck?.(o);
     const scores = o.scores;
     if (!(scores instanceof Float32Array) && !(scores instanceof Float64Array)) {
       throw new KgrankInputError("scores", `must be a Float32Array or Float64Array (numRows x width), got ${describe(scores)}`);

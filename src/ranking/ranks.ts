@@ -12,6 +12,7 @@ import { kernels } from "../backend";
 import { KgrankInputError, nanTrueScore, watchDetach } from "../errors";
 import { thresholdsFor } from "../float32";
 import type { CountBuffers, FloatArray } from "../kernels";
+import { ASYNC_KEYS, asyncArgs, type AsyncArgs, type AsyncOptions, withJob } from "../jobs";
 import { describe, floatMatrix, integer, isArrayLike, optionKeys, options, rowCount, threadCount } from "../validate";
 
 /** Ranks of the true candidates, one per row; all exact (realistic ranks are multiples of 0.5). */
@@ -106,8 +107,15 @@ function byScoreJob(scores: FloatArray, numColumns: number, trueScores: ArrayLik
   return { scores, numColumns, rows: trueScores.length, thresholds, inexactRows, trueInColumns: false, threads };
 }
 
-function prepareDense(args: unknown): RankJob {
-  const o = options("computeRanks options", args, optionKeys<ComputeRanksOptions>({ scores: 1, numColumns: 1, trueIndices: 1, trueScores: 1, threads: 1 }));
+const DENSE_KEYS = optionKeys<ComputeRanksOptions>({ scores: 1, numColumns: 1, trueIndices: 1, trueScores: 1, threads: 1 });
+const SAMPLED_KEYS = optionKeys<ComputeSampledRanksOptions>({ positiveScores: 1, negativeScores: 1, threads: 1 });
+
+/** Checks the async options (src/jobs.ts) of an options object that accepts them, before anything else. */
+type AsyncCheck = ((o: Record<string, unknown>) => void) | undefined;
+
+function prepareDense(args: unknown, asyncCheck?: AsyncCheck): RankJob {
+  const o = options("computeRanks options", args, asyncCheck ? [...DENSE_KEYS, ...ASYNC_KEYS] : DENSE_KEYS);
+  asyncCheck?.(o);
   const scores = floatMatrix("scores", o.scores);
   const numColumns = integer("numColumns", o.numColumns, 1);
   const rows = rowCount("scores", scores, numColumns);
@@ -132,8 +140,9 @@ function prepareDense(args: unknown): RankJob {
   return byScoreJob(scores, numColumns, trueScoreArray("trueScores", o.trueScores, rows), threads);
 }
 
-function prepareSampled(args: unknown): RankJob {
-  const o = options("computeSampledRanks options", args, optionKeys<ComputeSampledRanksOptions>({ positiveScores: 1, negativeScores: 1, threads: 1 }));
+function prepareSampled(args: unknown, asyncCheck?: AsyncCheck): RankJob {
+  const o = options("computeSampledRanks options", args, asyncCheck ? [...SAMPLED_KEYS, ...ASYNC_KEYS] : SAMPLED_KEYS);
+  asyncCheck?.(o);
   const negativeScores = o.negativeScores;
   if (!(negativeScores instanceof Float32Array) && !(negativeScores instanceof Float64Array)) {
     throw new KgrankInputError(
@@ -215,17 +224,21 @@ function runSync(job: RankJob): Ranks {
   return finish(job, counts);
 }
 
-async function runAsync(job: RankJob): Promise<Ranks> {
-  const counts = newCounts(job.rows);
-  const k = kernels();
-  const watch = watchDetach({ scores: job.scores, trueIndices: job.trueIndex, thresholds: job.thresholds });
-  if (job.trueIndex) {
-    await k.countScoresByIndexAsync(job.scores, job.numColumns, job.trueIndex, job.thresholds, counts, job.threads);
-  } else {
-    await k.countScoresAsync(job.scores, job.numColumns, job.thresholds, counts, job.threads);
-  }
-  watch.check();
-  return finish(job, counts);
+async function runAsync(job: RankJob, a: AsyncArgs): Promise<Ranks> {
+  return withJob(a, job.rows, async (control) => {
+    const counts = newCounts(job.rows);
+    const k = kernels();
+    const watch = watchDetach({ scores: job.scores, trueIndices: job.trueIndex, thresholds: job.thresholds });
+    if (job.trueIndex) {
+      await k.countScoresByIndexAsync(job.scores, job.numColumns, job.trueIndex, job.thresholds, counts, job.threads, control);
+    } else {
+      await k.countScoresAsync(job.scores, job.numColumns, job.thresholds, counts, job.threads, control);
+    }
+    watch.check();
+    const ranks = finish(job, counts);
+    control?.finish();
+    return ranks;
+  });
 }
 
 /** Ranks of the true candidates from a dense score matrix, on the calling thread (small inputs). */
@@ -233,9 +246,14 @@ export function computeRanksSync(args: ComputeRanksOptions): Ranks {
   return runSync(prepareDense(args));
 }
 
-/** Ranks of the true candidates from a dense score matrix, off the JavaScript thread. */
-export async function computeRanks(args: ComputeRanksOptions): Promise<Ranks> {
-  return runAsync(prepareDense(args));
+/**
+ * Ranks of the true candidates from a dense score matrix, off the JavaScript thread. `signal` stops it (rejecting
+ * with the signal's reason); `onProgress` reports rows ranked (src/jobs.ts AsyncOptions).
+ */
+export async function computeRanks(args: ComputeRanksOptions & AsyncOptions): Promise<Ranks> {
+  let a!: AsyncArgs;
+  const job = prepareDense(args, (o) => (a = asyncArgs(o)));
+  return runAsync(job, a);
 }
 
 /**
@@ -246,7 +264,9 @@ export function computeSampledRanksSync(args: ComputeSampledRanksOptions): Ranks
   return runSync(prepareSampled(args));
 }
 
-/** As computeSampledRanksSync, off the JavaScript thread. */
-export async function computeSampledRanks(args: ComputeSampledRanksOptions): Promise<Ranks> {
-  return runAsync(prepareSampled(args));
+/** As computeSampledRanksSync, off the JavaScript thread; `signal` and `onProgress` as computeRanks. */
+export async function computeSampledRanks(args: ComputeSampledRanksOptions & AsyncOptions): Promise<Ranks> {
+  let a!: AsyncArgs;
+  const job = prepareSampled(args, (o) => (a = asyncArgs(o)));
+  return runAsync(job, a);
 }

@@ -1,0 +1,32 @@
+/**
+ * The fallback's async kernels under a job (src/kernels.ts JobControl): the rows are worked through in slices of
+ * about SLICE_MS between turns of the event loop, the job's stop is checked between slices (the fallback's task
+ * boundary; twin of the cancellation check of native/core/thread_pool.cpp parallel_for) and the rows done are reported
+ * after each. Rows are independent in every kernel that uses it, so slicing never changes a result.
+ */
+import type { JobControl } from "../kernels";
+
+/** Target length of one slice: well under the ~50 ms an event-loop turn may take. */
+const SLICE_MS = 10;
+
+/**
+ * Runs `step(r0, r1)` over [0, rows) in consecutive slices; `work` estimates one row's cost (elements touched), which
+ * sizes the first slice (about 64k elements); later slices are resized from the time the previous one took.
+ */
+export async function inSlices(rows: number, work: number, job: JobControl, step: (r0: number, r1: number) => void): Promise<void> {
+  if (job.stopped) throw job.stopReason;
+  let size = Math.max(1, Math.floor(65536 / Math.max(1, work)));
+  for (let r = 0; r < rows;) {
+    const end = Math.min(rows, r + size);
+    const t0 = performance.now();
+    step(r, end);
+    const ms = performance.now() - t0;
+    r = end;
+    size = Math.max(1, Math.min(4 * size, Math.floor((size * SLICE_MS) / Math.max(ms, 0.01))));
+    if (r < rows) {
+      if (job.wantsProgress) job.progress(r);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (job.stopped) throw job.stopReason;
+    }
+  }
+}

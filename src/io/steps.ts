@@ -1,0 +1,47 @@
+/**
+ * Work cut into steps: a generator that yields between pieces of a few milliseconds each, so one implementation runs
+ * at once (runSteps: the sync readers) or between turns of the event loop (runStepsAsync: the async readers, which
+ * keep any one turn to about SLICE_MS and stop at an AbortSignal between steps).
+ */
+export type Steps<T> = Generator<void, T, void>;
+
+/** Elements per step of an element loop (a few ms of work at most). */
+export const STEP = 1 << 16;
+
+/** Time run between two event-loop turns by runStepsAsync. */
+const SLICE_MS = 10;
+
+/** Runs every step now. */
+export function runSteps<T>(steps: Steps<T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** Yields to the event loop (after I/O and timers: setImmediate). */
+export function turn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Runs the steps in slices of about SLICE_MS between event-loop turns; rejects with the signal's reason when it is
+ * aborted (checked before the first step and between slices; the generator is closed).
+ */
+export async function runStepsAsync<T>(steps: Steps<T>, signal: AbortSignal | undefined): Promise<T> {
+  try {
+    signal?.throwIfAborted();
+    let deadline = performance.now() + SLICE_MS;
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+      if (performance.now() >= deadline) {
+        await turn();
+        signal?.throwIfAborted();
+        deadline = performance.now() + SLICE_MS;
+      }
+    }
+  } finally {
+    steps.return(undefined as never);
+  }
+}
