@@ -69,12 +69,15 @@ export class KgrankDetachedError extends KgrankError {
 }
 
 /**
- * Records the byte lengths of an async call's input arrays; check() throws KgrankDetachedError when one of them was
+ * Records the byte lengths of an async call's input arrays (by name, or as [name, array] pairs when several share a
+ * name); check() throws KgrankDetachedError when one of them was
  * detached or shrunk since (a detached or out-of-bounds view has byteLength 0). Call check() after awaiting the kernel, before using results.
  */
-export function watchDetach(inputs: Record<string, ArrayBufferView | null | undefined>): { check(): void } {
+export function watchDetach(
+  inputs: Record<string, ArrayBufferView | null | undefined> | [string, ArrayBufferView | null | undefined][],
+): { check(): void } {
   const watched: [string, ArrayBufferView, number][] = [];
-  for (const [name, view] of Object.entries(inputs)) {
+  for (const [name, view] of Array.isArray(inputs) ? inputs : Object.entries(inputs)) {
     if (view && view.byteLength > 0) watched.push([name, view, view.byteLength]);
   }
   return {

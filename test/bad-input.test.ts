@@ -13,6 +13,7 @@ import {
   computeRanks, computeRanksSync, computeSampledRanksSync, countScores, countScoresSync, EmbeddingModel, getMetric, KgrankInputError,
   KgrankStateError, metricValues, ogbEvaluateSync, prepareCandidates, RankCounter, RankEvaluator, UnknownMetricError,
   encodeNpy, loadDataset, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples, splitTsvTriples, writeNpy,
+  computeSampledRanks, countScores as countScoresAsync, loadDatasetAsync, ogbEvaluate, readNpyAsync,
 } from "../src/index";
 import { zipSync } from "fflate";
 import { backendLabel } from "./helpers/backend";
@@ -191,6 +192,16 @@ export const CASES: Case[] = [
   { kind: "OGB negatives out of range", call: () => ev().addModelSync({ model: emb(), triples, side: "tail", negatives: [0, 1, 2, 9] }), error: KgrankInputError, argument: "negatives" },
   { kind: "OGB negatives not K per triple", call: () => ev().addModelSync({ model: emb(), triples, side: "tail", negatives: [0, 1, 2] }), error: KgrankInputError, argument: "negatives" },
   { kind: "async addModel: rejects, never throws synchronously", call: () => ev().addModel({ model: emb(), triples: [0, 0, 3] }), error: KgrankInputError, argument: "triples" },
+  // ---- cancellation and progress of async calls (issue 16) ---------------------------------------------------------
+  { kind: "signal not an AbortSignal", call: () => computeRanks({ scores: f32(4), numColumns: 2, trueIndices: [0, 0], signal: "stop" as never }), error: KgrankInputError, argument: "signal" },
+  { kind: "signal an AbortController (not its signal)", call: () => ev().add({ triples, side: "tail", scores: f32(6), signal: new AbortController() as never }), error: KgrankInputError, argument: "signal" },
+  { kind: "onProgress not a function", call: () => ev().addModel({ model: emb(), triples, onProgress: 5 as never }), error: KgrankInputError, argument: "onProgress" },
+  { kind: "onProgress an object", call: () => computeSampledRanks({ positiveScores: [1], negativeScores: f32(2), onProgress: {} as never }), error: KgrankInputError, argument: "onProgress" },
+  { kind: "OGB drop-in: signal not an AbortSignal", call: () => ogbEvaluate({ y_pred_pos: [1], y_pred_neg: f32(2), signal: {} as never }), error: KgrankInputError, argument: "signal" },
+  { kind: "RankCounter.add: onProgress not a function", call: () => new RankCounter({ trueScores: [1] }).add({ scores: f32(2), columnStart: 0, onProgress: "x" as never }), error: KgrankInputError, argument: "onProgress" },
+  { kind: "readNpyAsync: signal not an AbortSignal", call: () => readNpyAsync("/nonexistent/kgrank/a.npy", { signal: 1 as never }), error: KgrankInputError, argument: "signal" },
+  { kind: "loadDatasetAsync: signal not an AbortSignal", call: () => loadDatasetAsync("nations", { signal: null as never }), error: KgrankInputError, argument: "signal" },
+  { kind: "readNpyAsync missing file", call: () => readNpyAsync("/nonexistent/kgrank/scores.npy", { argument: "--scores-tail" }), error: KgrankInputError, argument: "--scores-tail" },
 ];
 
 /**
@@ -221,14 +232,26 @@ const TYPOS: [string, () => unknown, string][] = [
   ["RankResults.byDegree", () => withResults().byDegree(triples, { bound: [1] } as never), "bounds"],
   ["RankResults.toMarkdown", () => withResults().toMarkdown({ digit: 3 } as never), "digits"],
   ["encodeNpy", () => encodeNpy(Float32Array.of(1), [1], { dtyp: "f4" } as never), "dtype"],
+  // The async options (signal, onProgress) are known keys of every async call, and only of those.
+  ["RankEvaluator.add", () => ev().add({ triples, side: "tail", scores: f32(6), onProgres: () => {} } as never), "onProgress"],
+  ["RankEvaluator.addModel", () => ev().addModel({ model: emb(), triples, signl: AbortSignal.abort() } as never), "signal"],
+  ["RankEvaluator.addSampled", () => ev().addSampled({ side: "tail", positiveScores: [1], negativeScores: f32(2), onprogress: () => {} } as never), "onProgress"],
+  ["computeRanks", () => computeRanks({ scores: f32(4), numColumns: 2, trueIndices: [0, 1], signl: AbortSignal.abort() } as never), "signal"],
+  ["countScores", () => countScoresAsync({ scores: f32(4), numColumns: 2, thresholds: [1, 1], onProgres: () => {} } as never), "onProgress"],
+  ["ogbEvaluate", () => ogbEvaluate({ y_pred_pos: [1], y_pred_neg: f32(2), signl: AbortSignal.abort() } as never), "signal"],
+  ["RankCounter.add (async)", () => new RankCounter({ trueScores: [1] }).add({ scores: f32(2), columnStart: 0, singal: AbortSignal.abort() } as never), "signal"],
+  ["ChunkedBatch.add", () => ev().chunked({ triples, side: "tail", trueScores: [0, 0] }).add({ scores: f32(6), entityStart: 0, signl: AbortSignal.abort() } as never), "signal"],
+  ["readNpyAsync", () => readNpyAsync("/nonexistent/kgrank/a.npy", { signl: AbortSignal.abort() } as never), "signal"],
+  ["loadDatasetAsync", () => loadDatasetAsync("nations", { datasetdir: "x" } as never), "datasetDir"],
+  ["RankEvaluator.finalizeAsync", () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); return e.finalizeAsync({ signl: AbortSignal.abort() } as never); }, "signal"],
 ];
 
 describe(`unknown option keys on ${label}`, () => {
   for (const [where, call, meant] of TYPOS) {
-    it(`${where}: a misspelt key is refused and "${meant}" suggested`, () => {
+    it(`${where}: a misspelt key is refused and "${meant}" suggested`, async () => {
       let err: unknown = null;
       try {
-        call();
+        await call();
       } catch (e) {
         err = e;
       }

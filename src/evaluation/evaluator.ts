@@ -184,13 +184,16 @@ export class RankEvaluator {
     this.checkOpen("addModel");
     const a = asyncArgs(options("batch", batch, MODEL_BATCH_ASYNC_KEYS));
     const jobs = prepareModelBatch(batch, this.context, MODEL_BATCH_ASYNC_KEYS);
+    const model = jobs.find((j) => j.job)?.job;
+    const watch = watchDetach([["model", model?.entityEmbeddings], ["model", model?.relationEmbeddings], ["model", model?.entityScale]]);
     await withJob(a, jobs.reduce((n, j) => n + j.rows, 0), async (job) => {
       this.pending++;
       try {
-        await runModelAsync(jobs, job);
+        await runModelAsync(jobs, job, watch);
       } finally {
         this.pending--;
       }
+      watch.check(); // nothing is recorded from a model whose embeddings were given away mid-call
       const columns = jobs.map((j) => j.finish()); // every side checked before any is recorded
       job?.finish();
       jobs.forEach((j, k) => this.record(j.side, columns[k]!, j.skipped));

@@ -186,11 +186,16 @@ export function runModelSync(jobs: ModelSideJob[]): void {
   for (const j of jobs) if (j.job) kernels().rankEmbeddings(j.job, j.out, j.threads);
 }
 
-/** The side jobs one after the other, off the JavaScript thread; `call` stops them and takes their progress (rows). */
-export async function runModelAsync(jobs: ModelSideJob[], call?: CallJob): Promise<void> {
+/**
+ * The side jobs one after the other, off the JavaScript thread; `call` stops them and takes their progress (rows);
+ * `watch` (src/errors.ts watchDetach of the model's arrays) is checked before each: a model given away during the
+ * first side is not handed to the second side's job.
+ */
+export async function runModelAsync(jobs: ModelSideJob[], call?: CallJob, watch?: { check(): void }): Promise<void> {
   let offset = 0;
   for (const j of jobs) {
     call?.check();
+    watch?.check();
     if (j.job) await kernels().rankEmbeddingsAsync(j.job, j.out, j.threads, call?.part(offset));
     offset += j.rows;
   }

@@ -182,7 +182,7 @@ export class TsFilterIndex implements FilterIndexHandle {
       greater: out.greater.subarray(r0, r1), equal: out.equal.subarray(r0, r1), nan: out.nan.subarray(r0, r1),
       removed: out.removed.subarray(r0, r1),
     });
-    await inSlices(truth.length, cols, job, (r0, r1) => this.countFiltered(scores.subarray(r0 * cols, r1 * cols),
+    await inSlices(truth.length, cols, job, [scores, anchor, relation, truth], (r0, r1) => this.countFiltered(scores.subarray(r0 * cols, r1 * cols),
       anchor.subarray(r0, r1), relation.subarray(r0, r1), truth.subarray(r0, r1), thresholdsOut.subarray(r0, r1), rows(r0, r1)));
   }
 }

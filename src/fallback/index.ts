@@ -50,7 +50,7 @@ export const tsKernels: Kernels = {
   async countScoresAsync(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, _t?: number,
     job?: JobControl) {
     if (!job) return countScores(scores, numColumns, thresholds, out);
-    await inSlices(thresholds.length, numColumns, job, (r0, r1) => countScores(scores.subarray(r0 * numColumns, r1 * numColumns),
+    await inSlices(thresholds.length, numColumns, job, [scores, thresholds], (r0, r1) => countScores(scores.subarray(r0 * numColumns, r1 * numColumns),
       numColumns, thresholds.subarray(r0, r1), countRows(out, r0, r1)));
   },
   countScoresByIndex(scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray, out: CountBuffers) {
@@ -61,7 +61,7 @@ export const tsKernels: Kernels = {
     job?: JobControl,
   ) {
     if (!job) return countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
-    await inSlices(trueIndex.length, numColumns, job, (r0, r1) => countScoresByIndex(
+    await inSlices(trueIndex.length, numColumns, job, [scores, trueIndex], (r0, r1) => countScoresByIndex(
       scores.subarray(r0 * numColumns, r1 * numColumns), numColumns, trueIndex.subarray(r0, r1), thresholdsOut.subarray(r0, r1),
       countRows(out, r0, r1)));
   },

@@ -261,7 +261,9 @@ export async function rankEmbeddingsSliced(job: EmbeddingJob, out: Float64Array,
   const perRow = (job.negatives ? job.negativesPerRow : job.candidates ? job.candidates.length : job.numEntities) * job.entityWidth;
   out.fill(0);
   let failed = false;
-  await inSlices(rows, perRow, control, (r0, r1) => {
+  const inputs = [job.entityEmbeddings, job.relationEmbeddings, job.entityScale, job.anchor, job.relationIds, job.truth,
+    job.candidates, job.negatives, job.excludeOffsets, job.excludeIds];
+  await inSlices(rows, perRow, control, inputs, (r0, r1) => {
     if (failed) return;
     const n = r1 - r0;
     const part = new Float64Array(5 * n + 2);

@@ -3,6 +3,11 @@
  * about SLICE_MS between turns of the event loop, the job's stop is checked between slices (the fallback's task
  * boundary; twin of the cancellation check of native/core/thread_pool.cpp parallel_for) and the rows done are reported
  * after each. Rows are independent in every kernel that uses it, so slicing never changes a result.
+ *
+ * Between slices the caller's arrays may be detached (transferred) - the native job co-owns its inputs' memory and
+ * reads on; JavaScript cannot read a detached buffer. A slice loop that finds one of its `inputs` detached or shrunk
+ * stops there and resolves with incomplete output: the facade, which watches every input of an async call
+ * (src/errors.ts watchDetach), then rejects with KgrankDetachedError as it does for the native job.
  */
 import type { JobControl } from "../kernels";
 
@@ -13,8 +18,11 @@ const SLICE_MS = 10;
  * Runs `step(r0, r1)` over [0, rows) in consecutive slices; `work` estimates one row's cost (elements touched), which
  * sizes the first slice (about 64k elements); later slices are resized from the time the previous one took.
  */
-export async function inSlices(rows: number, work: number, job: JobControl, step: (r0: number, r1: number) => void): Promise<void> {
+export async function inSlices(
+  rows: number, work: number, job: JobControl, inputs: readonly (ArrayBufferView | null)[], step: (r0: number, r1: number) => void,
+): Promise<void> {
   if (job.stopped) throw job.stopReason;
+  const watched = inputs.filter((v): v is ArrayBufferView => v !== null).map((v) => [v, v.byteLength] as const);
   let size = Math.max(1, Math.floor(65536 / Math.max(1, work)));
   for (let r = 0; r < rows;) {
     const end = Math.min(rows, r + size);
@@ -27,6 +35,7 @@ export async function inSlices(rows: number, work: number, job: JobControl, step
       if (job.wantsProgress) job.progress(r);
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (job.stopped) throw job.stopReason;
+      if (watched.some(([v, bytes]) => v.byteLength !== bytes)) return; // given away: the facade reports it
     }
   }
 }
