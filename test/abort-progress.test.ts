@@ -17,6 +17,8 @@ import {
   backendInfo, computeRanks, computeSampledRanks, countScores, EmbeddingModel, encodeNpy, KgrankInputError, loadDataset,
   loadDatasetAsync, ogbEvaluate, type Progress, RankCounter, RankEvaluator, readNpy, readNpyAsync,
 } from "../src/index";
+import { runSteps } from "../src/io/steps";
+import { splitTsvBytes, splitTsvSteps } from "../src/io/tsv";
 import { backendLabel } from "./helpers/backend";
 import { loadBundled, SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { rng } from "./helpers/reference";
@@ -445,6 +447,20 @@ describe(`async readers on ${label}`, () => {
     const p = loadDatasetAsync(undefined, { datasetDir: ds, signal: controller.signal });
     controller.abort();
     expect(isAbortError(await rejection(p))).toBe(true);
+  });
+
+  it("TSV split in pieces equals the one-call splitter, also where every line starts with a BOM's bytes", () => {
+    // Each line but the first starts with U+FEFF: a label character there (only a file's first BOM is dropped), so
+    // no piece may start at such a line - here none can, and the file is one piece, split by the one-call splitter;
+    // with every other line BOM-led, pieces are cut before the others.
+    for (const every of [1, 2]) {
+      const lines = Array.from({ length: 30_000 }, (_, i) => `${i % every === 0 && i > 0 ? "\uFEFF" : ""}e${i}\tr\te${i + 1}`);
+      const bytes = Buffer.from(lines.join("\n") + "\n");
+      const want = splitTsvBytes(bytes, "file");
+      const got = runSteps(splitTsvSteps(bytes, "file"));
+      expect(got.length).toBe(want.length);
+      expect(got.map((r) => r.join("\t")).join("\n")).toBe(want.map((r) => r.join("\t")).join("\n"));
+    }
   });
 
   const fb = sharedDataset("fb15k-237");

@@ -5,8 +5,11 @@
  */
 export type Steps<T> = Generator<void, T, void>;
 
-/** Elements per step of an element loop (a few ms of work at most). */
+/** Elements per step of a loop over typed-array elements (about a millisecond of work). */
 export const STEP = 1 << 16;
+
+/** Rows per step of a loop over rows of strings (map and set lookups: far slower per row than an element). */
+export const ROW_STEP = 1 << 13;
 
 /** Time run between two event-loop turns by runStepsAsync. */
 const SLICE_MS = 10;

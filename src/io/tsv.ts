@@ -11,7 +11,7 @@ import { KgrankInputError } from "../errors";
 import { options as checkOptions } from "../validate";
 import { readRegularFile } from "./files";
 import { utf8ErrorOffset } from "./npy";
-import { runSteps, STEP, type Steps } from "./steps";
+import { ROW_STEP, runSteps, type Steps } from "./steps";
 
 /**
  * Splits TSV text into [head, relation, tail] rows. Pure. A leading BOM and `\r\n` line ends are accepted; blank
@@ -71,7 +71,7 @@ export function splitTsvBytesTs(bytes: Uint8Array, argument = "file"): [string, 
 }
 
 /** Bytes per piece of splitTsvSteps: a few ms of splitting. */
-const PIECE = 1 << 19;
+const PIECE = 1 << 17;
 
 /**
  * [start, end) byte ranges of about PIECE bytes covering `bytes`, each but the last ending just after a newline, and
@@ -188,12 +188,12 @@ export function labelMaps(rows: readonly (readonly string[])[]): LabelMaps {
   return runSteps(labelMapsSteps(rows));
 }
 
-/** labelMaps in steps of STEP rows (./steps.ts). */
+/** labelMaps in steps of ROW_STEP rows (./steps.ts). */
 export function* labelMapsSteps(rows: readonly (readonly string[])[]): Steps<LabelMaps> {
   const ents = new Set<string>();
   const rels = new Set<string>();
-  for (let i0 = 0; i0 < rows.length; i0 += STEP) {
-    for (let i = i0, end = Math.min(rows.length, i0 + STEP); i < end; i++) {
+  for (let i0 = 0; i0 < rows.length; i0 += ROW_STEP) {
+    for (let i = i0, end = Math.min(rows.length, i0 + ROW_STEP); i < end; i++) {
       const [h, r, t] = rows[i]!;
       ents.add(h!);
       ents.add(t!);
@@ -230,12 +230,12 @@ export function mapTriples(rows: readonly (readonly string[])[], maps: LabelMaps
   return runSteps(mapTriplesSteps(rows, maps));
 }
 
-/** mapTriples in steps of STEP rows (./steps.ts). */
+/** mapTriples in steps of ROW_STEP rows (./steps.ts). */
 export function* mapTriplesSteps(rows: readonly (readonly string[])[], maps: LabelMaps): Steps<{ triples: Int32Array; dropped: number }> {
   const out = new Int32Array(rows.length * 3);
   let k = 0;
-  for (let i0 = 0; i0 < rows.length; i0 += STEP) {
-    for (let i = i0, end = Math.min(rows.length, i0 + STEP); i < end; i++) {
+  for (let i0 = 0; i0 < rows.length; i0 += ROW_STEP) {
+    for (let i = i0, end = Math.min(rows.length, i0 + ROW_STEP); i < end; i++) {
       const [h, r, t] = rows[i]!;
       const hi = maps.entityToId.get(h!);
       const ri = maps.relationToId.get(r!);
