@@ -189,7 +189,7 @@ export class ChunkedBatch {
     this.#ranges.push([p.start, p.end]);
     this.#covered += p.end - p.start;
     if (!this.#counter || p.cEnd === p.cStart) {
-      p.onProgress?.({ done: 0, total: 0 });
+      p.onProgress?.({ done: this.#ctx.kept, total: this.#ctx.kept }); // nothing to count in this slice
       return;
     }
     this.#pending++;
