@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <vector>
 
@@ -103,7 +104,12 @@ void dp_cases() {
   unsigned s = 12345;
   auto rnd = [&]() { return (s = s * 1103515245u + 12345u) >> 8; };
   struct Case { size_t n; double maxN; };
+  // Under emulation (scripts/test-native-arm64.sh sets KGRANK_TEST_EMULATED) the long-double reference is software
+  // quad precision on aarch64 run by qemu: the cases past a few hundred tasks took 500+ s there, so only the small
+  // ones run (the kernel has no ISA-specific code; the native run checks every case).
+  const bool emulated = std::getenv("KGRANK_TEST_EMULATED") != nullptr;
   for (const Case c : {Case{101, 40}, Case{1000, 30}, Case{1001, 60}, Case{400, 200}, Case{5001, 20}}) {
+    if (emulated && c.n > 500) continue;
     std::vector<double> N(c.n);
     for (auto& x : N) x = 1 + rnd() % (unsigned)c.maxN;
     long double e, v;
