@@ -192,7 +192,7 @@ describe(`async safety on ${label}`, () => {
   // KgrankMemoryError naming the operation, and the process goes on. Before: std::bad_alloc escaped the binding (the
   // filter index) or a pool thread (the Monte-Carlo estimate) and aborted the process (exit 134).
   const memoryCases: [string, string, boolean][] = [
-    ["filterIndex", "buildFilterIndex", true], ["estimate", "sampleStatistic", false],
+    ["filterIndex", "buildFilterIndex", true], ["estimate", "sampleStatistic", false], ["baseline", "FrequencyBaseline", true],
   ];
   for (const [which, operation, mustFail] of memoryCases) {
     it.skipIf(process.platform !== "linux")(`${which} under ulimit -v: KgrankMemoryError (${operation}), exit 0`, () => {

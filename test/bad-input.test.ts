@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import {
-  computeRanks, computeRanksSync, computeSampledRanksSync, countScores, countScoresSync, EmbeddingModel, getMetric, KgrankInputError,
+  computeRanks, computeRanksSync, computeSampledRanksSync, countScores, countScoresSync, EmbeddingModel, FrequencyBaseline, getMetric, KgrankInputError,
   KgrankStateError, metricValues, ogbEvaluateSync, prepareCandidates, RankCounter, RankEvaluator, UnknownMetricError,
   encodeNpy, loadDataset, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples, splitTsvTriples, writeNpy,
 } from "../src/index";
@@ -174,6 +174,8 @@ export const CASES: Case[] = [
   { kind: "TSV empty field", call: () => splitTsvTriples("a\t\tb\n"), error: KgrankInputError, argument: "file" },
   { kind: "TSV not UTF-8 (Latin-1; line named)", call: () => readTriples(latin1Tsv, { argument: "--train" }), error: KgrankInputError, argument: "--train" },
   { kind: "unknown dataset", call: () => loadDataset("freebase-2"), error: KgrankInputError, argument: "dataset" },
+  // ---- scorers -----------------------------------------------------------------------------------------------------
+  { kind: "FrequencyBaseline relations x entities past the typed-array limit", call: () => new FrequencyBaseline(triples, 2 ** 31 - 1, 4), error: KgrankInputError, argument: "numEntities" },
   // ---- options objects and metric names (issue 14) -------------------------------------------------------------
   { kind: "unknown option key (filter for filterTriples)", call: () => new RankEvaluator({ numEntities: 3, filter: [triples] } as never), error: KgrankInputError, argument: "RankEvaluator options" },
   { kind: "misspelt metric at construction", call: () => new RankEvaluator({ numEntities: 3, metrics: ["mrr", "hist@10"] }), error: UnknownMetricError },
