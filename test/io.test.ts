@@ -11,7 +11,7 @@ import { zipSync } from "fflate";
 import { afterAll, describe, expect, it, vi } from "vitest";
 
 import {
-  encodeNpy, FrequencyBaseline, KgrankInputError, loadDataset, parseNpyHeader, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples,
+  encodeNpy, FrequencyBaseline, KgrankInputError, loadDataset, loadEmbeddingModel, parseNpyHeader, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples,
   splitTsvTriples, writeFileAtomic, writeNpy,
 } from "../src/index";
 import { filteredCandidateCounts } from "../src/cli/candidates";
@@ -304,6 +304,33 @@ describe("readNpz and readSafetensors", () => {
       expect(() => read(fifo), name).toThrow(/--scores-tail: cannot read .*pipe\.npy: it is a FIFO \(named pipe\)/);
       if (existsSync("/dev/zero")) expect(() => read("/dev/zero"), name).toThrow(/it is a device/);
     }
+  });
+});
+
+describe("id maps of embedding rows (--entity-ids / --relation-ids)", () => {
+  const model = () => {
+    writeFileSync(path.join(dir, "idmap-entity.npy"), encodeNpy(Float32Array.from([1, 2, 3, 4, 5, 6]), [3, 2]));
+    writeFileSync(path.join(dir, "idmap-relation.npy"), encodeNpy(Float32Array.from([1, 1]), [1, 2]));
+    return (entityIds: string) => loadEmbeddingModel({
+      interaction: "distmult", entityEmbeddings: path.join(dir, "idmap-entity.npy"), relationEmbeddings: path.join(dir, "idmap-relation.npy"),
+      entityIds, entityLabels: ["a", "b", "c"], relationLabels: ["r"],
+    });
+  };
+  it("a label twice is refused with the file and both 1-based lines (before: the last row won silently)", () => {
+    const load = model();
+    // blank lines count as lines in the message, not as rows
+    const p = file("dup-ids.tsv", "0\ta\n1\tb\n\n2\ta\n");
+    const e = (() => { try { load(p); } catch (err) { return err as KgrankInputError; } return null; })();
+    expect(e).toBeInstanceOf(KgrankInputError);
+    expect(e!.argument).toBe("entityIds");
+    expect(e!.message).toMatch(/^entityIds: .*dup-ids\.tsv line 4: label "a" is also on line 1: each row needs its own label$/);
+    // rows: "label" lines and "row<TAB>label" lines; CRLF accepted
+    const ok = load(file("ok-ids.tsv", "c\r\nb\r\na\r\n"));
+    expect(ok.numEntities).toBe(3);
+  });
+  it("an id map that is not UTF-8 is refused with the file and the line (before: decoded to U+FFFD, two labels could merge)", () => {
+    const p = file("latin1-ids.tsv", Buffer.from("a\nb\ncaf\u00e9\n", "latin1") as unknown as Uint8Array);
+    expect(() => model()(p)).toThrow(/^entityIds: .*latin1-ids\.tsv: line 3 is not valid UTF-8 \(byte 0xe9 at byte 4 of the line\)/);
   });
 });
 

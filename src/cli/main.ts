@@ -225,6 +225,8 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
 const FLAG_OF: Record<string, string> = {
   triples: "--triples", dataset: "--dataset", "dataset-dir": "--dataset-dir", datasetDir: "--dataset-dir", metrics: "--metrics", ks: "--ks",
   ranks: "--ranks", numCandidates: "--num-candidates", weights: "--weights",
+  modelDir: "--model-dir", entityIds: "--entity-ids", relationIds: "--relation-ids", entityEmbeddings: "--entity-embeddings",
+  relationEmbeddings: "--relation-embeddings",
 };
 
 const defaultOut: Out = {
