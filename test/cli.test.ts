@@ -10,7 +10,9 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { backendInfo } from "../src/backend";
-import { compareRuns, FrequencyBaseline, getMetric, loadDataset, parseNpz, prepareCandidates, RankEvaluator, writeNpy } from "../src/index";
+import { zipSync } from "fflate";
+
+import { compareRuns, encodeNpy, FrequencyBaseline, getMetric, loadDataset, parseNpz, prepareCandidates, RankEvaluator, writeNpy } from "../src/index";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { external, runs } from "./helpers/external";
 
@@ -370,6 +372,19 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     if (existsSync("/dev/full")) expectUserError(kgrank(["evaluate", "--output", "/dev/full"]), /--output: cannot write \/dev\/full: no space left/);
     expectUserError(kgrank(["evaluate", "--output", "nodir/out.txt"]), /--output: cannot write/);
     expect(existsSync(p("nodir"))).toBe(false);
+  });
+
+  it("echoed input is bounded: a 50,000-dimension .npy or an .npz of two 60,000-character names as --scores-tail", () => {
+    // Before: a 150 KB and a 120 KB line on stderr.
+    writeFileSync(p("dims-50k.npy"), encodeNpy(Float32Array.of(0.5), new Array<number>(50_000).fill(1)));
+    const r = kgrank(["evaluate", "--scores-tail", "dims-50k.npy"]);
+    expectUserError(r, /^kgrank: --scores-tail: shape \(1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\) does not match \(201, 14\)/);
+    expect(r.stderr.length).toBeLessThan(600);
+    const good = encodeNpy(Float32Array.of(1, 2));
+    writeFileSync(p("long-names.npz"), zipSync({ [`${"a".repeat(60_000)}.npy`]: good, [`${"b".repeat(60_000)}.npy`]: good }, { level: 0 }));
+    const z = kgrank(["evaluate", "--scores-tail", "long-names.npz"]);
+    expectUserError(z, /^kgrank: --scores-tail: long-names\.npz holds 2 arrays \("a{60}"… \(60000 characters\), "b{60}"… \(60000 characters\)\); save exactly one/);
+    expect(z.stderr.length).toBeLessThan(600);
   });
 
   it("bad input to evaluate: missing file, wrong dtype, wrong shape, not npy, unknown metric/dataset/option/format", () => {

@@ -12,7 +12,13 @@ import * as path from "node:path";
 import { deflateRawSync, crc32 } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 
-import { encodeNpy, KgrankInputError, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples } from "../src/index";
+import { zipSync } from "fflate";
+
+import {
+  encodeNpy, KgrankInputError, loadEmbeddingModel, ogbEvaluateSync, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors,
+  readTriples, writeNpy,
+} from "../src/index";
+import { expectShape, readArray, readNumbers } from "../src/cli/shared";
 import { splitTsvBytes } from "../src/io/tsv";
 import { external, runs } from "./helpers/external";
 
@@ -367,7 +373,7 @@ describe(".npz: the central directory, lazily, bounded, CRC-checked", () => {
       expect(Array.from(all.b!.data)).toEqual([4, 5]);
       const only = readNpz(file(`only-${z64}.npz`, bytes), "--scores", { arrays: ["b"] });
       expect(Object.keys(only)).toEqual(["b"]);
-      expect(errorOf(() => parseNpz(bytes, "--scores", { arrays: ["c"] })).message).toMatch(/no array 'c' \(it holds a, b\)/);
+      expect(errorOf(() => parseNpz(bytes, "--scores", { arrays: ["c"] })).message).toMatch(/no array "c" \(it holds "a", "b"\)/);
     }
   });
 
@@ -392,10 +398,10 @@ describe(".npz: the central directory, lazily, bounded, CRC-checked", () => {
   it("a declared size no deflate stream of its length can produce is refused before anything is allocated", () => {
     const members = Array.from({ length: 20 }, (_, k) => deflated(`m${k}.npy`, a, { declaredSize: 0xffffffff }));
     const e = errorOf(() => parseNpz(zip(members)));
-    expect(e.message).toMatch(/m0\.npy declares 4294967295 bytes/);
+    expect(e.message).toMatch(/member "m0\.npy" declares 4294967295 bytes/);
     // a member that inflates to more or less than it declares
-    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length - 1 })]))).message).toMatch(/a\.npy inflates to more than its declared/);
-    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length + 1 })]))).message).toMatch(/a\.npy inflates to \d+ bytes, not the \d+ it declares/);
+    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length - 1 })]))).message).toMatch(/member "a\.npy" inflates to more than its declared/);
+    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length + 1 })]))).message).toMatch(/member "a\.npy" inflates to \d+ bytes, not the \d+ it declares/);
   });
 
   it("a 512 MiB README.txt member in a small archive is never inflated (a child with a 64 MiB heap stays small)", () => {
@@ -448,3 +454,73 @@ describe("safetensors headers that are not what they claim", () => {
 });
 
 
+
+describe("echoed input is bounded: shapes, member names, tensor names", () => {
+  // Each message quotes at most a few names or dimensions, cut short, with the count (before: 150 KB for a 50,000-
+  // dimension shape, 200 KB for writeNpy with a 1e5-dimension shape, 120 KB for two 60,000-character member names).
+  const BOUND = 600;
+  const ones = (n: number) => new Array<number>(n).fill(1);
+  const manyDims = () => file("dims-50k.npy", npy(`{'descr': '<f4', 'fortran_order': False, 'shape': (${ones(50_000).join(",")}), }`, new Uint8Array(4), 2));
+
+  it("a .npy of 50,000 dimensions where scores, numbers or embeddings are expected: 6 dimensions and the count", () => {
+    const p = manyDims();
+    const a = readArray(p, "--scores-tail");
+    const shape = errorOf(() => expectShape(a, [-1, 14], "--scores-tail", "one row per triple"));
+    expect(shape.message).toMatch(/^--scores-tail: shape \(1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\) does not match \(K, 14\)/);
+    const numbers = errorOf(() => readNumbers(p, "--ranks"));
+    expect(numbers.message).toMatch(/shape \(1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\) is not a vector/);
+    const embeddings = errorOf(() => loadEmbeddingModel({ interaction: "distmult", entityEmbeddings: p, relationEmbeddings: p }));
+    expect(embeddings.message).toMatch(/has shape \[1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\]; embeddings must be 2-D/);
+    for (const e of [shape, numbers, embeddings]) expect(e.message.length - p.length).toBeLessThan(BOUND);
+  });
+
+  it("writeNpy / encodeNpy with a 1e5-dimension shape, or a shape of long strings", () => {
+    const e = errorOf(() => writeNpy(path.join(dir, "never.npy"), Float32Array.of(1, 2, 3), ones(100_000)));
+    expect(e.argument).toBe("shape");
+    expect(e.message).toMatch(/^shape: \(1, 1, 1, 1, 1, 1, \.\.\. \(100000 dimensions\)\) does not match the array's 3 elements$/);
+    const s = errorOf(() => encodeNpy(Float32Array.of(1, 2, 3), ["x".repeat(100_000)] as never));
+    expect(s.message).toContain("(100000 characters)");
+    for (const m of [e.message, s.message]) expect(m.length).toBeLessThan(BOUND);
+    const o = errorOf(() => ogbEvaluateSync({ y_pred_pos: [1], y_pred_neg: { data: new Float32Array(1), shape: ones(100_000) } as never }));
+    expect(o.message).toMatch(/got \(1, 1, 1, 1, 1, 1, \.\.\. \(100000 dimensions\)\)/);
+    expect(o.message.length).toBeLessThan(BOUND);
+  });
+
+  it("an .npz with two 60,000-character member names: every message and argument stays short", () => {
+    const long = (c: string) => c.repeat(60_000);
+    const good = encodeNpy(Float32Array.of(1, 2));
+    const bytes = zipSync({ [`${long("a")}.npy`]: good, [`${long("b")}.npy`]: good }, { level: 0 });
+    const p = file("long-names.npz", bytes);
+    const two = errorOf(() => readArray(p, "--scores-tail"));
+    expect(two.message).toMatch(/holds 2 arrays \("a{60}"… \(60000 characters\), "b{60}"… \(60000 characters\)\); save exactly one/);
+    const missing = errorOf(() => parseNpz(bytes, "--scores", { arrays: ["c"] }));
+    expect(missing.message).toMatch(/no array "c" \(it holds "a{60}"… \(60000 characters\), "b{60}"…/);
+    // a member failing its CRC-32: the member is named cut short, in the message and in the argument
+    const flipped = bytes.slice();
+    flipped[30 + 60_004 + good.length - 1]! ^= 1;
+    const crc = errorOf(() => parseNpz(flipped, "--scores"));
+    expect(crc.message).toMatch(/CRC-32/);
+    expect(crc.argument).toBe(`--scores[${"a".repeat(60)}…]`);
+    for (const e of [two, missing, crc]) expect(e.message.length - p.length).toBeLessThan(BOUND);
+    // many members: the first 5 names and the count
+    const many = zipSync(Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`m${i}.npy`, good])), { level: 0 });
+    expect(errorOf(() => parseNpz(many, "x", { arrays: ["zz"] })).message).toMatch(/\(it holds "m0", "m1", "m2", "m3", "m4", \.\.\. \(50 in all\)\)$/);
+  });
+
+  it("safetensors: a 100,000-character tensor name is cut once, with its real length (before: cut to 80, then reported as 83)", () => {
+    const name = "t".repeat(100_000);
+    const h = Buffer.from(JSON.stringify({ [name]: { dtype: "Q8", shape: [1], data_offsets: [0, 1] } }));
+    const out = new Uint8Array(8 + h.length + 1);
+    new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
+    out.set(h, 8);
+    const e = errorOf(() => parseSafetensors(out, "--scores"));
+    expect(e.message).toMatch(/tensor "t{60}"… \(100000 characters\) has dtype "Q8"/);
+    expect(e.message.length).toBeLessThan(BOUND);
+  });
+
+  it("a path of a million characters is not echoed whole", () => {
+    const e = errorOf(() => readNpy("/tmp/" + "p".repeat(1_000_000), "--scores-tail"));
+    expect(e.message).toMatch(/cannot read "\/tmp\/p+"… \(1000005 characters\): the name is too long/);
+    expect(e.message.length).toBeLessThan(BOUND);
+  });
+});

@@ -11,6 +11,7 @@ import { readRegularFile } from "../io/files";
 import { type NpyData, readNpy } from "../io/npy";
 import { readNpz } from "../io/npz";
 import { readSafetensors } from "../io/safetensors";
+import { formatDims, quoted, quotedList } from "../suggest";
 
 import { filteredCandidateCounts } from "./candidates";
 import { FORMATS } from "./format";
@@ -90,7 +91,7 @@ export function filterSplits(list: string[], evaluated: Split): Split[] {
   const out = new Set<Split>();
   for (const s of list) {
     if (!(SPLITS as readonly string[]).includes(s)) {
-      throw new KgrankInputError("--filter", `"${s}" is not a split; use a comma list of train, valid, test (or "none" for raw ranks)`);
+      throw new KgrankInputError("--filter", `${quoted(s)} is not a split; use a comma list of train, valid, test (or "none" for raw ranks)`);
     }
     out.add(s as Split);
   }
@@ -104,7 +105,7 @@ export function readArray(file: string, argument: string): NpyData {
   if (ext === ".npz" || ext === ".safetensors") {
     const all = ext === ".npz" ? readNpz(file, argument) : readSafetensors(file, argument);
     const names = Object.keys(all);
-    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${names.join(", ")}); save exactly one`);
+    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${quotedList(names)}); save exactly one`);
     return all[names[0]!]!;
   }
   return readNpy(file, argument);
@@ -139,7 +140,7 @@ export function expectShape(a: NpyData, want: number[], argument: string, what: 
   if (!ok) {
     throw new KgrankInputError(
       argument,
-      `shape (${a.shape.join(", ")}) does not match (${want.map((d) => (d === -1 ? "K" : d)).join(", ")}): ${what}`,
+      `shape (${formatDims(a.shape)}) does not match (${want.map((d) => (d === -1 ? "K" : d)).join(", ")}): ${what}`,
     );
   }
 }
@@ -176,7 +177,7 @@ export function readNumbers(file: string, argument: string): Float64Array {
   if (ext === ".npy" || ext === ".npz" || ext === ".safetensors") {
     const a = readArray(file, argument);
     if (a.shape.length > 2 || (a.shape.length === 2 && a.shape[1] !== 1)) {
-      throw new KgrankInputError(argument, `shape (${a.shape.join(", ")}) is not a vector: save one number per task (shape (n,))`);
+      throw new KgrankInputError(argument, `shape (${formatDims(a.shape)}) is not a vector: save one number per task (shape (n,))`);
     }
     return Float64Array.from(a.data);
   }
@@ -186,7 +187,7 @@ export function readNumbers(file: string, argument: string): Float64Array {
     try {
       v = JSON.parse(text);
     } catch (e) {
-      throw new KgrankInputError(argument, `${file} is not valid JSON (${(e as Error).message})`);
+      throw new KgrankInputError(argument, `${file} is not valid JSON (${(e as Error).message.slice(0, 120)})`);
     }
     if (!Array.isArray(v) || v.some((x) => typeof x !== "number")) throw new KgrankInputError(argument, `${file} must hold a JSON array of numbers`);
     return Float64Array.from(v as number[]);

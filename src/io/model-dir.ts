@@ -18,7 +18,7 @@ import * as path from "node:path";
 
 import { KgrankInputError } from "../errors";
 import { type ComplexLayout, EmbeddingModel, INTERACTIONS, type InteractionName } from "../scoring/embedding-model";
-import { quoted } from "../suggest";
+import { formatDims, quoted, quotedList } from "../suggest";
 import { describe } from "../validate";
 import { readRegularFile } from "./files";
 import type { NpyData } from "./npy";
@@ -55,7 +55,7 @@ function readMatrix(file: string, argument: string): NpyData {
   if (ext === ".npz" || ext === ".safetensors") {
     const all = ext === ".npz" ? readNpz(file, argument) : readSafetensors(file, argument);
     const names = Object.keys(all);
-    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${names.join(", ")}); save exactly one`);
+    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${quotedList(names)}); save exactly one`);
     a = all[names[0]!]!;
   } else {
     a = readNpy(file, argument);
@@ -63,7 +63,7 @@ function readMatrix(file: string, argument: string): NpyData {
   if (a.dtype !== "f4" && a.dtype !== "f8" && a.dtype !== "f2") {
     throw new KgrankInputError(argument, `${file} has dtype ${a.dtype}; embeddings must be float16, float32 or float64`);
   }
-  if (a.shape.length !== 2) throw new KgrankInputError(argument, `${file} has shape [${a.shape.join(", ")}]; embeddings must be 2-D [rows, dim]`);
+  if (a.shape.length !== 2) throw new KgrankInputError(argument, `${file} has shape [${formatDims(a.shape)}]; embeddings must be 2-D [rows, dim]`);
   return a;
 }
 
