@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { deflateRawSync, crc32 } from "node:zlib";
+import { crc32 } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 
 import { zipSync } from "fflate";
@@ -21,6 +21,7 @@ import {
 import { expectShape, readArray, readNumbers } from "../src/cli/shared";
 import { splitTsvBytes } from "../src/io/tsv";
 import { external, runs } from "./helpers/external";
+import { deflated, zip } from "./helpers/zip";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-io-rel-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -278,87 +279,6 @@ describe("allocations the machine cannot make are typed errors", () => {
   });
 });
 
-/** A zip archive built by hand: members with a method, raw (already compressed) data, and sizes that may lie. */
-interface Member {
-  name: string;
-  method?: number;
-  data: Uint8Array;
-  uncompressed?: Uint8Array;
-  declaredSize?: number;
-  crc?: number;
-}
-function zip(members: Member[], options: { zip64?: boolean } = {}): Uint8Array {
-  const locals: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const m of members) {
-    const name = Buffer.from(m.name, "utf8");
-    const usize = m.declaredSize ?? (m.uncompressed ?? m.data).length;
-    const crc = m.crc ?? crc32(m.uncompressed ?? m.data);
-    const z64 = options.zip64 === true;
-    const extra = z64 ? Buffer.alloc(4 + 24) : Buffer.alloc(0);
-    if (z64) {
-      extra.writeUInt16LE(1, 0);
-      extra.writeUInt16LE(24, 2);
-      extra.writeBigUInt64LE(BigInt(usize), 4);
-      extra.writeBigUInt64LE(BigInt(m.data.length), 12);
-      extra.writeBigUInt64LE(BigInt(offset), 20);
-    }
-    const lh = Buffer.alloc(30);
-    lh.writeUInt32LE(0x04034b50, 0);
-    lh.writeUInt16LE(z64 ? 45 : 20, 4);
-    lh.writeUInt16LE(0x800, 6);
-    lh.writeUInt16LE(m.method ?? 0, 8);
-    lh.writeUInt32LE(crc, 14);
-    lh.writeUInt32LE(z64 ? 0xffffffff : m.data.length, 18);
-    lh.writeUInt32LE(z64 ? 0xffffffff : Math.min(usize, 0xffffffff), 22);
-    lh.writeUInt16LE(name.length, 26);
-    const lextra = z64 ? Buffer.from(extra.subarray(0, 20)) : Buffer.alloc(0);
-    if (z64) lextra.writeUInt16LE(16, 2);
-    lh.writeUInt16LE(lextra.length, 28);
-    const ch = Buffer.alloc(46);
-    ch.writeUInt32LE(0x02014b50, 0);
-    ch.writeUInt16LE(z64 ? 45 : 20, 4);
-    ch.writeUInt16LE(z64 ? 45 : 20, 6);
-    ch.writeUInt16LE(0x800, 8);
-    ch.writeUInt16LE(m.method ?? 0, 10);
-    ch.writeUInt32LE(crc, 16);
-    ch.writeUInt32LE(z64 ? 0xffffffff : m.data.length, 20);
-    ch.writeUInt32LE(z64 ? 0xffffffff : Math.min(usize, 0xffffffff), 24);
-    ch.writeUInt16LE(name.length, 28);
-    ch.writeUInt16LE(extra.length, 30);
-    ch.writeUInt32LE(z64 ? 0xffffffff : offset, 42);
-    locals.push(lh, name, Buffer.from(lextra), Buffer.from(m.data));
-    central.push(ch, name, extra);
-    offset += 30 + name.length + lextra.length + m.data.length;
-  }
-  const cd = Buffer.concat(central);
-  const tail: Buffer[] = [];
-  if (options.zip64) {
-    const e64 = Buffer.alloc(56);
-    e64.writeUInt32LE(0x06064b50, 0);
-    e64.writeBigUInt64LE(44n, 4);
-    e64.writeUInt16LE(45, 12);
-    e64.writeUInt16LE(45, 14);
-    e64.writeBigUInt64LE(BigInt(members.length), 24);
-    e64.writeBigUInt64LE(BigInt(members.length), 32);
-    e64.writeBigUInt64LE(BigInt(cd.length), 40);
-    e64.writeBigUInt64LE(BigInt(offset), 48);
-    const loc = Buffer.alloc(20);
-    loc.writeUInt32LE(0x07064b50, 0);
-    loc.writeBigUInt64LE(BigInt(offset + cd.length), 8);
-    loc.writeUInt32LE(1, 16);
-    tail.push(e64, loc);
-  }
-  const eocd = Buffer.alloc(22);
-  eocd.writeUInt32LE(0x06054b50, 0);
-  eocd.writeUInt16LE(options.zip64 ? 0xffff : members.length, 8);
-  eocd.writeUInt16LE(options.zip64 ? 0xffff : members.length, 10);
-  eocd.writeUInt32LE(options.zip64 ? 0xffffffff : cd.length, 12);
-  eocd.writeUInt32LE(options.zip64 ? 0xffffffff : offset, 16);
-  return new Uint8Array(Buffer.concat([...locals, cd, ...tail, eocd]));
-}
-const deflated = (name: string, raw: Uint8Array, extra: Partial<Member> = {}): Member => ({ name, method: 8, data: deflateRawSync(raw), uncompressed: raw, ...extra });
 
 describe(".npz: the central directory, lazily, bounded, CRC-checked", () => {
   const a = encodeNpy(Float32Array.from([1, 2, 3]));
@@ -404,6 +324,24 @@ describe(".npz: the central directory, lazily, bounded, CRC-checked", () => {
     expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length + 1 })]))).message).toMatch(/member "a\.npy" inflates to \d+ bytes, not the \d+ it declares/);
   });
 
+  it("entries that share data (a zip bomb: many entries, one deflate stream) are refused before anything is inflated", () => {
+    // 20 entries of one 1 MiB member that deflates to ~1 KB, all pointing at the first member's local header: each
+    // entry alone is valid (size, CRC), so before, the reader inflated the same stream 20 times (20 MiB from 1 KB).
+    const big = encodeNpy(new Float32Array(1 << 18));
+    const bytes = zip(Array.from({ length: 20 }, (_, k) => deflated(`m${k}.npy`, big)));
+    const dv = new DataView(bytes.buffer);
+    let cd = bytes.length - 22;
+    cd = dv.getUint32(cd + 16, true);
+    for (let k = 0; k < 20; k++) {
+      expect(dv.getUint32(cd, true)).toBe(0x02014b50);
+      dv.setUint32(cd + 42, 0, true);
+      cd += 46 + dv.getUint16(cd + 28, true) + dv.getUint16(cd + 30, true) + dv.getUint16(cd + 32, true);
+    }
+    expect(errorOf(() => parseNpz(bytes, "--scores")).message).toMatch(/^--scores: not a valid \.npz file: members "m0\.npy" and "m1\.npy" overlap/);
+    // one of them alone is read
+    expect(parseNpz(bytes, "--scores", { arrays: ["m7"] }).m7!.shape).toEqual([1 << 18]);
+  });
+
   it("a 512 MiB README.txt member in a small archive is never inflated (a child with a 64 MiB heap stays small)", () => {
     // 512 MiB of zeros deflated as one stream, built in a child that streams 1 MiB chunks (about 510 KB), so that no
     // process here ever holds 512 MiB
@@ -447,6 +385,8 @@ describe("safetensors headers that are not what they claim", () => {
       ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 16]}}", /tensor "x": data_offsets \[0,16\] end past the 8 data bytes of the file/],
       ["{\"x\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 8]}}", /tensor "x": data_offsets \[0,8\] hold 8 bytes but shape \[1\] of F32 needs 4/],
       ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2]}}", /tensor "x": data_offsets is missing/],
+      // tensors sharing bytes: each would decode the same data again (a small file, tensors x data of work)
+      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}, \"y\": {\"dtype\": \"F16\", \"shape\": [2], \"data_offsets\": [4, 8]}}", /tensor "x" and tensor "y" overlap/],
       ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}, \"__metadata__\": 3}", /__metadata__ is 3, not an object of strings/],
     ];
     for (const [h, re] of cases) expect(errorOf(() => parseSafetensors(build(h))).message, h).toMatch(re);

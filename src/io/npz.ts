@@ -103,6 +103,16 @@ function readArchive(src: Source, argument: string, options: NpzOptions): Record
     }
   }
   if (byKey.size === 0) throw bad("the archive holds no .npy members");
+  // Members a zip writer made never share bytes. Entries that overlap (a zip-bomb trick: many entries pointing at
+  // one small deflate stream) would multiply the work by their number, so they are refused before anything is read,
+  // as Python's zipfile does. A member spans at least its 30-byte local header and its compressed data.
+  const spans = [...new Set(wanted)].map((k) => byKey.get(k)!).sort((x, y) => x.localOffset - y.localOffset);
+  for (let i = 1; i < spans.length; i++) {
+    const [prev, next] = [spans[i - 1]!, spans[i]!];
+    if (next.localOffset < prev.localOffset + 30 + prev.compressedSize) {
+      throw bad(`members ${quoted(prev.name)} and ${quoted(next.name)} overlap (entries sharing data: a damaged archive or a zip bomb)`);
+    }
+  }
   // A null-prototype record, so a member named "__proto__" cannot replace the record's prototype.
   const out: Record<string, NpyData> = Object.create(null);
   for (const key of wanted) {
