@@ -11,6 +11,7 @@ import { Command, CommanderError, Option } from "commander";
 import { backendInfo } from "../backend";
 import { KgrankError, KgrankInputError } from "../errors";
 import { removePendingFiles } from "../io/atomic";
+import { quoted } from "../suggest";
 
 import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
 import { evaluate, type EvaluateOptions } from "./evaluate";
@@ -39,7 +40,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .version(backendInfoVersion(), "-V, --version")
     .showHelpAfterError(false)
     .exitOverride()
-    .configureOutput({ writeOut: (s) => out.stdout(s), writeErr: (s) => out.stderr(s) });
+    .configureOutput({ writeOut: (s) => out.stdout(s), writeErr: (s) => out.stderr(s), outputError: (s, write) => write(usageError(s)) });
 
   evaluateFlags(
     datasetOptions(
@@ -205,7 +206,7 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) {
-      // Help and version exit with 0; usage errors were already printed by commander as one line.
+      // Help and version exit with 0; usage errors were already printed by commander, through usageError().
       return e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.version" ? 0 : 1;
     }
     if (e instanceof KgrankError) {
@@ -220,6 +221,27 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
     if (process.env.KGRANK_DEBUG) out.stderr(`${(e as Error)?.stack}\n`);
     return 70;
   }
+}
+
+/**
+ * commander's own usage errors ("error: unknown option '--x'", "error: option '--format <format>' argument 'xml' is
+ * invalid. Allowed choices are ...", "error: required option '--ranks <file>' not specified") in the one format of
+ * every CLI error: `kgrank: --flag: what is wrong`, one line, bounded. (Flag values our parsers check are
+ * KgrankInputErrors and never come here.)
+ */
+export function usageError(text: string): string {
+  let m = text.trim().replace(/^error:\s*/, "").replace(/\s*\n\s*/g, " ");
+  const invalid = /^option '(?:-\w, )?(--[\w-]+)[^']*' argument '([\s\S]*)' is invalid\.\s*([\s\S]*)$/.exec(m);
+  if (invalid) {
+    const [, flag, value, why] = invalid as unknown as [string, string, string, string];
+    const choices = /^Allowed choices are (.*?)\.?$/.exec(why);
+    m = choices ? `${flag}: must be one of ${choices[1]}, got ${quoted(value)}` : `${flag}: ${why} (got ${quoted(value)})`;
+  }
+  const required = /^required option '(?:-\w, )?(--[\w-]+)[^']*' not specified$/.exec(m);
+  if (required) m = `${required[1]}: is required`;
+  const missing = /^option '(?:-\w, )?(--[\w-]+)[^']*' argument missing$/.exec(m);
+  if (missing) m = `${missing[1]}: needs a value`;
+  return `kgrank: ${m.length > 300 ? `${m.slice(0, 300)}…` : m}\n`;
 }
 
 const FLAG_OF: Record<string, string> = {

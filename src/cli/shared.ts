@@ -1,7 +1,7 @@
 /** Helpers shared by the kgrank commands: option parsers, output, datasets, arrays from files. */
 import * as path from "node:path";
 
-import { InvalidArgumentError, Option } from "commander";
+import { Option } from "commander";
 
 import { KgrankInputError } from "../errors";
 import type { RankResults } from "../evaluation/results";
@@ -28,12 +28,17 @@ export type TaskSide = (typeof SIDES)[number];
 
 // ---- option parsers ----------------------------------------------------------------------------------------------
 
+/*
+ * Flag parsers throw a KgrankInputError naming the flag, not commander's InvalidArgumentError: it reaches main()'s
+ * catch as it is and prints as every other CLI error, `kgrank: --bootstrap: must be ...` (commander's own format,
+ * "error: option '--bootstrap <n>' argument '1' is invalid. ...", named the flag twice and differed from the rest).
+ */
 export function intArg(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (v: string) => {
     const n = Number(v);
     if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
       const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
-      throw new InvalidArgumentError(`${name} must be an integer ${range}, got "${v.slice(0, 40)}"`);
+      throw new KgrankInputError(name, `must be an integer ${range}, got ${quoted(v)}`);
     }
     return n;
   };
@@ -46,7 +51,7 @@ export function listArg(v: string): string[] {
 export function ksArg(v: string): number[] {
   return listArg(v).map((s) => {
     const n = Number(s);
-    if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`--ks takes positive integers separated by commas, got "${s}"`);
+    if (!Number.isSafeInteger(n) || n < 1) throw new KgrankInputError("--ks", `takes positive integers separated by commas, got ${quoted(s)}`);
     return n;
   });
 }
@@ -58,7 +63,7 @@ export function collect(v: string, prev: string[] = []): string[] {
 export const formatOption = () => new Option("--format <format>", "output format").choices(FORMATS as string[]).default("table");
 export const outputOption = () =>
   new Option("-o, --output <file>", "write the output to FILE (atomically: temporary name, then rename)").argParser((v: string) => {
-    if (v.trim() === "") throw new InvalidArgumentError("--output needs a file name (leave it out to print to stdout)");
+    if (v.trim() === "") throw new KgrankInputError("--output", "needs a file name (leave it out to print to stdout)");
     return v;
   });
 export const quietOption = () => new Option("-q, --quiet", "no progress bar and no notes on stderr");
@@ -81,7 +86,7 @@ export function datasetFrom(opts: { dataset?: string; datasetDir?: string }): Da
 }
 
 export function splitArg(v: string): Split {
-  if (v !== "valid" && v !== "test" && v !== "train") throw new InvalidArgumentError(`--split must be train, valid or test, got "${v}"`);
+  if (v !== "valid" && v !== "test" && v !== "train") throw new KgrankInputError("--split", `must be train, valid or test, got ${quoted(v)}`);
   return v;
 }
 
