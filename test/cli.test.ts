@@ -459,7 +459,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(kgrank(["metrics", "--ranks", "ranks-big.txt", "--num-candidates", "nc.txt"]), /rank/);
     expectUserError(kgrank(["metrics", "--ranks", "tail.npy"]), /--ranks: shape \(201, 14\) is not a vector/);
     expectUserError(kgrank(["metrics", "--ranks", "ranks.txt", "--metrics", "hitz@3"]), /unknown metric/);
-    expectUserError(kgrank(["metrics"]), /required option '--ranks <file>'/);
+    expectUserError(kgrank(["metrics"]), /^kgrank: --ranks: is required$/m);
   });
 
   it("adjust: z and adjusted index of published numbers from the filtered candidate counts", async () => {

@@ -134,7 +134,7 @@ for (const name of ["native", "ts"]) describe(`kgrank evaluate --shard / kgrank 
     expect(readFileSync(p("workers.txt"), "utf8")).toContain("nations test (201 triples x 14 entities)");
     userError(kgrank(["evaluate", "--workers", "2", "--scores-tail", "no-such.npy"], env), /^kgrank: worker [01]\/2: --scores-tail: cannot read no-such\.npy: no such file$/);
     userError(kgrank(["evaluate", "--workers", "2", "--shard", "0/2", "--save-state", p("x.state")]), /--workers: runs its own shards/);
-    userError(kgrank(["evaluate", "--workers", "0"]), /--workers must be an integer from 1 to 256/);
+    userError(kgrank(["evaluate", "--workers", "0"]), /^kgrank: --workers: must be an integer from 1 to 256/);
     expect(readdirSync(tmp)).toEqual([]);
   });
 
