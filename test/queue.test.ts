@@ -12,6 +12,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
+import { loadDataset, writeNpy } from "../src/index";
+import { randomValues } from "./helpers/embedding-reference";
 import { external, runs } from "./helpers/external";
 
 const root = path.resolve(__dirname, "..");
@@ -63,9 +65,9 @@ async function stopRedis(): Promise<void> {
   await gone;
 }
 
-function worker(tag: string): ChildProcess {
+function worker(tag: string, cwd = dir): ChildProcess {
   const child = spawn(process.execPath, [bin, "worker", "--redis", url(), "--lock-ms", "2000", "--quiet"], {
-    cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore",
+    cwd, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore",
   });
   child.on("exit", () => undefined);
   children.push(child);
@@ -110,6 +112,40 @@ function bigDataset(): string {
   writeFileSync(path.join(d, "valid.tsv"), Array.from({ length: 100 }, t).join("\n") + "\n");
   writeFileSync(path.join(d, "test.tsv"), Array.from({ length: 24000 }, t).join("\n") + "\n");
   return d;
+}
+
+/**
+ * A random DistMult model of Nations under dir/model, as a user's files: entity rows in reverse label order (with an
+ * --entity-ids file naming each row), relations with a --relation-ids file, an OGB model directory with the same
+ * embeddings, and OGB-protocol negatives (--negatives-ids). Returns the evaluate flags of each run, with paths
+ * relative to dir.
+ */
+function nationsModel(): string[][] {
+  const ds = loadDataset("nations");
+  const d = p("model");
+  mkdirSync(path.join(d, "ogb"), { recursive: true });
+  const n = ds.numEntities;
+  const nr = ds.numRelations;
+  const dim = 8;
+  const ent = randomValues(n * dim, 11, 0.5);
+  const rel = randomValues(nr * dim, 12, 0.5);
+  const reversed = new Float32Array(n * dim);
+  for (let i = 0; i < n; i++) reversed.set(ent.subarray(i * dim, (i + 1) * dim), (n - 1 - i) * dim);
+  writeNpy(path.join(d, "entity.npy"), reversed, [n, dim]);
+  writeNpy(path.join(d, "relation.npy"), rel, [nr, dim]);
+  writeFileSync(path.join(d, "entities.txt"), [...ds.entityLabels].reverse().join("\n") + "\n");
+  writeFileSync(path.join(d, "relations.txt"), ds.relationLabels.join("\n") + "\n");
+  writeNpy(path.join(d, "ogb", "entity_embedding.npy"), ent, [n, dim]);
+  writeNpy(path.join(d, "ogb", "relation_embedding.npy"), rel, [nr, dim]);
+  writeFileSync(path.join(d, "ogb", "config.json"), JSON.stringify({ model: "DistMult", hidden_dim: dim, gamma: 12, double_entity_embedding: false, double_relation_embedding: false }));
+  const rows = ds.splits.test.length / 3;
+  writeNpy(path.join(d, "negatives.npy"), Int32Array.from({ length: rows * 6 }, (_, i) => (i * 7 + 3) % n), [rows, 6]);
+  return [
+    ["--dataset", "nations", "--interaction", "distmult", "--entity-embeddings", "model/entity.npy", "--relation-embeddings", "model/relation.npy",
+      "--entity-ids", "model/entities.txt", "--relation-ids=model/relations.txt", "--by-relation"],
+    ["--dataset", "nations", "--model-dir", "model/ogb", "--metrics", "mrr,hits@10,median_rank"],
+    ["--dataset", "nations", "--model-dir=model/ogb", "--negatives-ids", "model/negatives.npy"],
+  ];
 }
 
 describe.skipIf(missing)((redis.missing ? redis : bull).name("kgrank submit / worker on BullMQ and a real Redis"), () => {
@@ -179,6 +215,20 @@ describe.skipIf(missing)((redis.missing ? redis : bull).name("kgrank submit / wo
     }
     await kill(w);
   }, 300_000);
+
+  it("a model run with relative paths, workers in another directory: exactly `kgrank evaluate`'s output", async () => {
+    const elsewhere = p("elsewhere");
+    mkdirSync(elsewhere, { recursive: true });
+    const workers = [worker("x", elsewhere), worker("y", elsewhere)];
+    for (const args of nationsModel()) {
+      const q = await run(["submit", "--redis", url(), "--shards", "3", "--state-dir", "model-states", ...args, "--format", "json", "--quiet"]);
+      expect(q.status, q.stderr).toBe(0);
+      const single = await run(["evaluate", ...args, "--format", "json"]);
+      expect(single.status, single.stderr).toBe(0);
+      expect(q.stdout).toBe(single.stdout);
+    }
+    for (const w of workers) await kill(w);
+  }, 240_000);
 
   it("refuses bad queue flags with one line", async () => {
     const bad = await run(["submit", "--redis", "http://x", "--shards", "2", "--state-dir", p("s")]);

@@ -14,6 +14,7 @@ import { removePendingFiles } from "../io/atomic";
 
 import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
 import { evaluate, type EvaluateOptions } from "./evaluate";
+import { datasetOptions, evaluateFlags } from "./flags";
 import { compareCommand, type CompareCliOptions } from "./compare";
 import { mergeCommand, type MergeOptions } from "./merge";
 import { plotCommand, reportCommand } from "./report";
@@ -25,13 +26,6 @@ import {
 
 // ---- program -----------------------------------------------------------------------------------------------------
 
-function datasetOptions(cmd: Command, splitDefault = "test"): Command {
-  return cmd
-    .option("--dataset <name>", "nations, kinships, umls (bundled); fb15k-237, wn18rr, codex-s, codex-m (from --dataset-dir)")
-    .option("--dataset-dir <dir>", "folder with NAME/{train,valid,test}.tsv, or one dataset's own folder (default: $KGRANK_DATASETS or ./datasets)")
-    .addOption(new Option("--split <split>", "split to evaluate").argParser(splitArg).default(splitDefault))
-    .option("--filter <splits>", "comma list of splits whose triples are filtered out of the candidates, or none", listArg, ["train", "valid", "test"]);
-}
 
 export function buildProgram(out: Out, argv: string[] = []): Command {
   const program = new Command("kgrank")
@@ -161,33 +155,6 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
   return program;
 }
 
-/** The flags that define an evaluation (evaluate and submit share them). */
-function evaluateFlags(cmd: Command): Command {
-  return cmd
-    .option("--scores-head <file>", "head scores (.npy/.npz/.safetensors, float): rows in split order, columns in entity id order")
-    .option("--scores-tail <file>", "tail scores, same layout; with --negatives-*: the true triples' scores, one per row")
-    .option("--triples <file>", "the evaluated triples as ids (rows x 3 integer .npy) in the order of the score rows, e.g. PyKEEN's mapped_triples (default: the split's TSV order)")
-    .option("--negatives-head <file>", "sampled head negatives' scores (rows x K) for sampled ranking (OGB protocol)")
-    .option("--negatives-tail <file>", "sampled tail negatives' scores (rows x K)")
-    .option("--model-dir <dir>", "rank from a trained model's embeddings: a directory with config.json (OGB KnowledgeGraphEmbedding or DGL-KE layout)")
-    .option("--interaction <name>", "score from embeddings with this interaction: transe-l1, transe-l2, distmult, complex, rotate, pairre")
-    .option("--entity-embeddings <file>", "entity embeddings (.npy/.npz/.safetensors, rows x dim, float32/float64)")
-    .option("--relation-embeddings <file>", "relation embeddings (rows x dim; RotatE phases: dim / 2; PairRE: 2 x dim)")
-    .option("--entity-ids <file>", "the label of each entity embedding row (\"label\" or \"id<TAB>label\" per line), when rows are not in the dataset's id order")
-    .option("--relation-ids <file>", "the label of each relation embedding row")
-    .option("--negatives-ids <file>", "OGB protocol from embeddings: rows x K entity ids (integer .npy), the candidates of each triple on every side")
-    .option("--complex-layout <layout>", "how complex vectors are stored: halves (re | im) or interleaved (re, im, ...); required for complex / rotate without a config")
-    .option("--precision <p>", "accumulation when scoring from embeddings: float32 (default) or float64")
-    .option("--metrics <list>", "comma list of metrics to report (names or synonyms: mrr, hits@10, amri, ...)", listArg)
-    .addOption(ksOption())
-    .addOption(formatOption())
-    .addOption(outputOption())
-    .option("--by-relation", "also break the results down per relation")
-    .option("--bootstrap <n>", "bootstrap percentile intervals (95%) with N replicates (2 to 1e6)", intArg("--bootstrap", 2, 1e6))
-    .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0), 0)
-    .addOption(quietOption());
-}
-
 function backendInfoVersion(): string {
   try {
     return (JSON.parse(readFileSync(path.resolve(__dirname, "..", "..", "..", "package.json"), "utf8")) as { version: string }).version;
@@ -225,6 +192,8 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
 const FLAG_OF: Record<string, string> = {
   triples: "--triples", dataset: "--dataset", "dataset-dir": "--dataset-dir", datasetDir: "--dataset-dir", metrics: "--metrics", ks: "--ks",
   ranks: "--ranks", numCandidates: "--num-candidates", weights: "--weights",
+  modelDir: "--model-dir", entityEmbeddings: "--entity-embeddings", relationEmbeddings: "--relation-embeddings", entityIds: "--entity-ids",
+  relationIds: "--relation-ids",
 };
 
 const defaultOut: Out = {

@@ -25,6 +25,7 @@ import { KgrankError, KgrankInputError } from "../errors";
 import type { Format } from "./format";
 import { mergeShards, printMerged } from "./merge";
 import { Progress } from "./progress";
+import { pathFlags } from "./flags";
 import { childArgs } from "./workers";
 import type { Out } from "./shared";
 
@@ -228,8 +229,12 @@ export async function submitRun(opts: SubmitOptions, out: Out): Promise<void> {
 /** Flags of `kgrank submit` that are its own; the rest are the run's evaluate flags. */
 const SUBMIT_WITH_VALUE = ["--redis", "--queue", "--shards", "--state-dir", "--attempts"];
 
-/** Flags naming files or folders: made absolute, since workers run elsewhere (they must see the same paths). */
-const PATH_FLAGS = ["--scores-head", "--scores-tail", "--negatives-head", "--negatives-tail", "--triples", "--dataset-dir"];
+/**
+ * Flags naming files or folders: made absolute, since workers run elsewhere (they must see the same paths). Read
+ * off evaluate's option definitions (every <file> / <dir> flag), so a new file flag is covered without a list here.
+ */
+let pathFlagList: string[] | null = null;
+const PATH_FLAGS = () => (pathFlagList ??= pathFlags());
 
 /**
  * The evaluate flags of a `kgrank submit ...` command line: submit's own flags and output flags removed, paths
@@ -245,9 +250,9 @@ export function runArgs(argv: string[], cwd = process.cwd()): string[] {
     }
     if (SUBMIT_WITH_VALUE.some((f) => a.startsWith(`${f}=`))) continue;
     const eq = a.indexOf("=");
-    if (eq > 0 && PATH_FLAGS.includes(a.slice(0, eq))) {
+    if (eq > 0 && PATH_FLAGS().includes(a.slice(0, eq))) {
       rest.push(`${a.slice(0, eq)}=${path.resolve(cwd, a.slice(eq + 1))}`);
-    } else if (PATH_FLAGS.includes(a) && i + 1 < argv.length) {
+    } else if (PATH_FLAGS().includes(a) && i + 1 < argv.length) {
       rest.push(a, path.resolve(cwd, argv[++i]!));
     } else {
       rest.push(a);
