@@ -12,6 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
+import { submitRun } from "../src/cli/queue";
 import { loadDataset, writeNpy } from "../src/index";
 import { randomValues } from "./helpers/embedding-reference";
 import { external, runs } from "./helpers/external";
@@ -148,6 +149,12 @@ function nationsModel(): string[][] {
   ];
 }
 
+/** A working directory for workers other than the submitter's (dir): relative paths resolve differently there. */
+function elsewhere(): string {
+  mkdirSync(p("elsewhere"), { recursive: true });
+  return p("elsewhere");
+}
+
 describe.skipIf(missing)((redis.missing ? redis : bull).name("kgrank submit / worker on BullMQ and a real Redis"), () => {
   beforeAll(async () => {
     port = await freePort();
@@ -217,9 +224,7 @@ describe.skipIf(missing)((redis.missing ? redis : bull).name("kgrank submit / wo
   }, 300_000);
 
   it("a model run with relative paths, workers in another directory: exactly `kgrank evaluate`'s output", async () => {
-    const elsewhere = p("elsewhere");
-    mkdirSync(elsewhere, { recursive: true });
-    const workers = [worker("x", elsewhere), worker("y", elsewhere)];
+    const workers = [worker("x", elsewhere()), worker("y", elsewhere())];
     for (const args of nationsModel()) {
       const q = await run(["submit", "--redis", url(), "--shards", "3", "--state-dir", "model-states", ...args, "--format", "json", "--quiet"]);
       expect(q.status, q.stderr).toBe(0);
@@ -228,6 +233,25 @@ describe.skipIf(missing)((redis.missing ? redis : bull).name("kgrank submit / wo
       expect(q.stdout).toBe(single.stdout);
     }
     for (const w of workers) await kill(w);
+  }, 240_000);
+
+  it("submitRun (library) resolves to the merged RankResults and the text evaluate prints", async () => {
+    const w = worker("lib", elsewhere());
+    const args = nationsModel()[1]!.map((a) => (a.startsWith("model/") ? path.relative(process.cwd(), p(a)) : a));
+    const got = await submitRun({ redis: url(), shards: 2, stateDir: p("lib-states"), args, format: "json", quiet: true });
+    const single = await run(["evaluate", ...nationsModel()[1]!, "--format", "json"]);
+    expect(got.text.trimEnd()).toBe(single.stdout.trimEnd());
+    const want = JSON.parse(single.stdout);
+    expect(JSON.parse(JSON.stringify(got.results.toJSON(), (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v)))).toEqual(want.results);
+    expect(got.results.get("mrr")).toBe(want.results.both.realistic.inverse_harmonic_mean_rank);
+    expect(got.report.dataset).toBe("nations");
+    expect(got.shards).toHaveLength(2);
+    for (const s of got.shards) expect(s.sha256).toMatch(/^[0-9a-f]{64}$/);
+    // Without `out` nothing is printed; the default format is evaluate's table.
+    const table = await submitRun({ redis: url(), shards: 1, stateDir: p("lib-states"), args: ["--dataset", "umls", "--metrics", "mrr"], quiet: true });
+    expect(table.text).toMatch(/^kgrank-native .*\n\numls test/);
+    expect(table.text).toContain(table.results.toTable());
+    await kill(w);
   }, 240_000);
 
   it("refuses bad queue flags with one line", async () => {

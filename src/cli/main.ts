@@ -18,7 +18,7 @@ import { datasetOptions, evaluateFlags } from "./flags";
 import { compareCommand, type CompareCliOptions } from "./compare";
 import { mergeCommand, type MergeOptions } from "./merge";
 import { plotCommand, reportCommand } from "./report";
-import { DEFAULT_QUEUE, runArgs, submitRun, type SubmitOptions, workerCommand, type WorkerOptions } from "./queue";
+import { DEFAULT_QUEUE, submitRun, type SubmitOptions, workerCommand, type WorkerOptions } from "./queue";
 import { shardArg } from "./shard";
 import {
   collect, formatOption, intArg, ksOption, listArg, type Out, outputOption, quietOption, splitArg,
@@ -60,7 +60,9 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .requiredOption("--state-dir <dir>", "directory every worker and this command can see (shared storage) for the shard states")
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--attempts <n>", "attempts per shard job before the run fails", intArg("--attempts", 1, 100), 3)
-    .action(async (o: SubmitOptions) => submitRun({ ...o, args: runArgs(argv) }, out));
+    .action(async (o: SubmitOptions) => {
+      await submitRun({ ...o, args: argv }, out);
+    });
 
   program
     .command("compare")

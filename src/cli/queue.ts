@@ -23,7 +23,7 @@ import type { Job, Queue, Worker } from "bullmq";
 import { KgrankError, KgrankInputError } from "../errors";
 
 import type { Format } from "./format";
-import { mergeShards, printMerged } from "./merge";
+import { type MergedRun, mergeShards, printMerged } from "./merge";
 import { Progress } from "./progress";
 import { pathFlags } from "./flags";
 import { childArgs } from "./workers";
@@ -144,16 +144,37 @@ export interface SubmitOptions {
   stateDir: string;
   /** Attempts per shard before the run fails (a stalled job counts against BullMQ's maxStalledCount instead). */
   attempts?: number;
-  format: Format;
+  /** Of the returned `text` (and of what is printed): table (default), markdown, csv or json, as `kgrank evaluate --format`. */
+  format?: Format;
+  /** Also write the text to this file (atomically). */
   output?: string;
+  /** No progress bar and no notes on stderr. */
   quiet?: boolean;
-  /** The evaluate flags of the run (the command line minus submit's own flags). */
+  /**
+   * The evaluate flags of the run, as on `kgrank evaluate`'s command line (e.g. ["--dataset", "nations",
+   * "--scores-tail", "tail.npy"]); a leading "submit" or "evaluate", submit's own flags and output flags are
+   * dropped, and file flags are made absolute against the working directory (workers run elsewhere).
+   */
   args: string[];
 }
 
-/** Enqueues a run's shard jobs, waits for all, checks and merges their states (library API of `kgrank submit`). */
-export async function submitRun(opts: SubmitOptions, out: Out): Promise<void> {
+/** What submitRun resolves to: the merged results, the run's report info, the text `kgrank evaluate` prints. */
+export interface SubmitResult extends MergedRun {
+  /** The state file, SHA-256 and size each shard's job returned, in shard order. */
+  shards: ShardJobResult[];
+}
+
+/** Prints nothing: the default `out` of submitRun for a service that uses the returned results. */
+const SILENT: Out = { stdout: () => undefined, stderr: () => undefined };
+
+/**
+ * Enqueues a run's shard jobs, waits for all, checks and merges their states, and resolves to the merged results
+ * (library API of `kgrank submit`; `out` receives the printed text, nothing when omitted).
+ */
+export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise<SubmitResult> {
   const t0 = performance.now();
+  const args = runArgs(opts.args);
+  const format = opts.format ?? "table";
   const { Queue, QueueEvents } = bullmq();
   const name = opts.queue ?? DEFAULT_QUEUE;
   const connection = redisConnection(opts.redis);
@@ -183,7 +204,7 @@ export async function submitRun(opts: SubmitOptions, out: Out): Promise<void> {
     await queue.addBulk(
       ids.map((jobId, shard) => ({
         name: "shard",
-        data: { run, args: opts.args, shard, shards: opts.shards, stateDir },
+        data: { run, args, shard, shards: opts.shards, stateDir },
         opts: { jobId, attempts: opts.attempts ?? 3, removeOnComplete: false, removeOnFail: false },
       })),
     );
@@ -218,7 +239,8 @@ export async function submitRun(opts: SubmitOptions, out: Out): Promise<void> {
       }
       return { file: r.file, bytes };
     });
-    await printMerged(mergeShards(loaded), { format: opts.format, output: opts.output, quiet: opts.quiet }, out, t0);
+    const merged = await printMerged(mergeShards(loaded), { format, output: opts.output, quiet: opts.quiet }, out, t0);
+    return { ...merged, shards: [...results.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r) };
   } finally {
     progress.stop();
     await events.close().catch(() => undefined);
@@ -237,12 +259,12 @@ let pathFlagList: string[] | null = null;
 const PATH_FLAGS = () => (pathFlagList ??= pathFlags());
 
 /**
- * The evaluate flags of a `kgrank submit ...` command line: submit's own flags and output flags removed, paths
- * made absolute against this process's working directory.
+ * The evaluate flags of a `kgrank submit ...` command line (or of evaluate flags alone): submit's own flags and
+ * output flags removed, paths made absolute against this process's working directory. Idempotent.
  */
 export function runArgs(argv: string[], cwd = process.cwd()): string[] {
   const rest: string[] = [];
-  for (let i = argv[0] === "submit" ? 1 : 0; i < argv.length; i++) {
+  for (let i = argv[0] === "submit" || argv[0] === "evaluate" ? 1 : 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (SUBMIT_WITH_VALUE.includes(a)) {
       i++;
