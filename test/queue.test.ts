@@ -254,6 +254,53 @@ describe.skipIf(missing)((redis.missing ? redis : bull).name("kgrank submit / wo
     await kill(w);
   }, 240_000);
 
+  it("kgrank worker on SIGTERM: closes and exits 0 when idle; exits 143 with one line past --close-timeout or with Redis gone", async () => {
+    const start = (extra: string[]) => {
+      const child = spawn(process.execPath, [bin, "worker", "--redis", url(), "--queue", "sigterm", "--lock-ms", "2000", ...extra], {
+        cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" },
+      });
+      children.push(child);
+      let stderr = "";
+      child.stderr.on("data", (b) => (stderr += b));
+      const exit = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on("close", (code) => resolve({ code, stderr })));
+      const ready = async () => {
+        for (let i = 0; i < 400 && !stderr.includes("waiting for shard jobs"); i++) await new Promise((r) => setTimeout(r, 50));
+      };
+      return { child, exit, ready };
+    };
+    const lastLine = (text: string) => text.trim().split("\n").at(-1)!;
+    // Idle, Redis up: a clean close.
+    const idle = start([]);
+    await idle.ready();
+    idle.child.kill("SIGTERM");
+    expect((await idle.exit).code).toBe(0);
+    // Inside a long shard: it does not wait past --close-timeout; the shard is left to another worker.
+    const { Queue } = await import("bullmq");
+    const queue = new Queue("sigterm", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
+    const busy = start(["--close-timeout", "200"]);
+    await busy.ready();
+    const submitted = run(["submit", "--redis", url(), "--queue", "sigterm", "--shards", "1", "--state-dir", p("sigterm-states"), "--dataset-dir", bigDataset(), "--quiet"]);
+    for (let i = 0; i < 600 && (await queue.getActiveCount()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    busy.child.kill("SIGTERM");
+    const b = await busy.exit;
+    expect(b.code, b.stderr).toBe(143);
+    expect(lastLine(b.stderr)).toMatch(/^kgrank worker: closing took longer than --close-timeout 200 ms; stopped without closing \(a shard left unfinished is retried by another worker when its lock expires\)$/);
+    const submitter = children.at(-1)!;
+    await kill(submitter);
+    await submitted;
+    await queue.obliterate({ force: true });
+    await queue.close();
+    // Redis gone: closing would wait for it forever.
+    const orphan = start([]);
+    await orphan.ready();
+    await stopRedis();
+    orphan.child.kill("SIGTERM");
+    const o = await orphan.exit;
+    expect(o.code, o.stderr).toBe(143);
+    expect(lastLine(o.stderr)).toMatch(/^kgrank worker: Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable; stopped without closing/);
+    await startRedis();
+  }, 300_000);
+
   it("refuses bad queue flags with one line", async () => {
     const bad = await run(["submit", "--redis", "http://x", "--shards", "2", "--state-dir", p("s")]);
     expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ URL/);

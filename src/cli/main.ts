@@ -18,7 +18,7 @@ import { datasetOptions, evaluateFlags } from "./flags";
 import { compareCommand, type CompareCliOptions } from "./compare";
 import { mergeCommand, type MergeOptions } from "./merge";
 import { plotCommand, reportCommand } from "./report";
-import { DEFAULT_QUEUE, submitRun, type SubmitOptions, workerCommand, type WorkerOptions } from "./queue";
+import { DEFAULT_CLOSE_TIMEOUT_MS, DEFAULT_QUEUE, submitRun, type SubmitOptions, workerCommand, type WorkerOptions } from "./queue";
 import { shardArg } from "./shard";
 import {
   collect, formatOption, intArg, ksOption, listArg, type Out, outputOption, quietOption, splitArg,
@@ -104,8 +104,9 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--concurrency <n>", "shard jobs run at once in this process", intArg("--concurrency", 1, 64), 1)
     .option("--lock-ms <ms>", "a job whose worker stops renewing its lock for this long is retried elsewhere", intArg("--lock-ms", 500, 3_600_000), 30_000)
+    .option("--close-timeout <ms>", "on SIGTERM, wait at most this long for a running shard and the queue to close, then exit 143 (its job is retried elsewhere)", intArg("--close-timeout", 0, 3_600_000), DEFAULT_CLOSE_TIMEOUT_MS)
     .addOption(quietOption())
-    .action(async (o: WorkerOptions & { quiet?: boolean }) => workerCommand(o, out));
+    .action(async (o: WorkerOptions & { quiet?: boolean; closeTimeout?: number }) => workerCommand(o, out));
 
   program
     .command("merge")

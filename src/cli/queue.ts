@@ -21,6 +21,7 @@ import * as path from "node:path";
 import type { Job, Queue, Worker } from "bullmq";
 
 import { KgrankError, KgrankInputError } from "../errors";
+import { removePendingFiles } from "../io/atomic";
 
 import type { Format } from "./format";
 import { type MergedRun, mergeShards, printMerged } from "./merge";
@@ -120,13 +121,33 @@ export async function startShardWorker(opts: WorkerOptions, log: (line: string) 
       lockDuration, stalledInterval: Math.max(500, Math.floor(lockDuration / 2)), maxStalledCount: 2,
     },
   );
-  worker.on("error", (e) => log(`worker error: ${e.message}`));
+  // Redis down: BullMQ reports every reconnection attempt; say each distinct error once until it changes.
+  let lastError = "";
+  worker.on("error", (e) => {
+    if (e.message !== lastError) log(`worker error: ${e.message}`);
+    lastError = e.message;
+  });
+  worker.on("ready", () => (lastError = ""));
   await worker.waitUntilReady();
   return worker;
 }
 
-/** `kgrank worker`: runs until SIGINT / SIGTERM, then finishes nothing new and closes. */
-export async function workerCommand(opts: WorkerOptions & { quiet?: boolean }, out: Out): Promise<void> {
+/** Milliseconds `kgrank worker` waits on SIGTERM for a running shard and the queue connection to close. */
+export const DEFAULT_CLOSE_TIMEOUT_MS = 5000;
+
+/** True when the worker's Redis connection is up (asked without waiting on a connection that is not). */
+async function redisReady(worker: Worker): Promise<boolean> {
+  const client = await Promise.race([worker.client, new Promise<null>((r) => setTimeout(r, 200, null).unref())]);
+  return client !== null && (client as { status?: string }).status === "ready";
+}
+
+/**
+ * `kgrank worker`: runs until SIGTERM (or SIGINT, which the CLI turns into exit 130 at once), then takes no new job
+ * and closes, letting a running shard finish, for at most `closeTimeout` ms. If Redis is unreachable (closing
+ * would wait for it forever) or the bound passes, it exits 143 (128 + SIGTERM) with one line: a shard it did not
+ * finish is retried by another worker once its lock expires (BullMQ's stalled-job recovery), so nothing is lost.
+ */
+export async function workerCommand(opts: WorkerOptions & { quiet?: boolean; closeTimeout?: number }, out: Out): Promise<void> {
   const worker = await startShardWorker(opts, opts.quiet ? undefined : (line) => out.stderr(`kgrank worker: ${line}\n`));
   if (!opts.quiet) out.stderr(`kgrank worker: waiting for shard jobs on queue "${opts.queue ?? DEFAULT_QUEUE}" at ${opts.redis}\n`);
   await new Promise<void>((resolve) => {
@@ -134,7 +155,25 @@ export async function workerCommand(opts: WorkerOptions & { quiet?: boolean }, o
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
   });
-  await worker.close();
+  const bound = opts.closeTimeout ?? DEFAULT_CLOSE_TIMEOUT_MS;
+  let why: string | null = null;
+  if (!(await redisReady(worker))) {
+    why = `Redis at ${opts.redis} is unreachable`;
+  } else {
+    let timer: NodeJS.Timeout | undefined;
+    const closed = await Promise.race([
+      worker.close().then(() => true),
+      new Promise<boolean>((r) => (timer = setTimeout(r, bound, false))),
+    ]);
+    clearTimeout(timer);
+    if (!closed) why = `closing took longer than --close-timeout ${bound} ms`;
+  }
+  if (why) {
+    // The connection's reconnect timers would keep the process alive: exit here, as the CLI's SIGINT handler does.
+    removePendingFiles();
+    out.stderr(`kgrank worker: ${why}; stopped without closing (a shard left unfinished is retried by another worker when its lock expires)\n`);
+    process.exit(143);
+  }
 }
 
 export interface SubmitOptions {
