@@ -46,7 +46,10 @@ export interface ComparisonRow {
   /** Only for means of per-task values (else null). */
   pTTest: number | null;
   pWilcoxon: number | null;
-  /** Cohen's d_z of the per-task differences (mean / standard deviation); null where there is no t-test. */
+  /**
+   * Cohen's d_z of the per-task differences (mean / standard deviation with ddof 1); 0 for identical runs, +-inf when
+   * every task differs by the same amount, NaN for a single task; null where there is no t-test.
+   */
   effectSize: number | null;
 }
 
@@ -153,7 +156,10 @@ export function pairedTests(d: ArrayLike<number>): { t: number; pT: number; pW: 
     const se = Math.sqrt((m * (m + 1) * (2 * m + 1) - 0.5 * tieTerm) / 24);
     pW = se === 0 ? NaN : normalTwoSided((stat - (m * (m + 1)) / 4) / se);
   }
-  return { t, pT, pW, dz: mean / sd, wPlus };
+  // d_z = mean / sd (ddof 1). Identical runs (every difference 0) have no effect: 0, not 0 / 0. Every task differing
+  // by the same non-zero amount is an effect without spread: +-inf. One task: NaN (no standard deviation).
+  const dz = sd === 0 ? (mean === 0 ? 0 : mean > 0 ? Infinity : -Infinity) : mean / sd;
+  return { t, pT, pW, dz, wPlus };
 }
 
 /**
@@ -238,7 +244,7 @@ export function compareRuns(runs: (RankResults | { name: string; results: RankRe
         lower: finite.length ? quantile(finite, alpha) : NaN, upper: finite.length ? quantile(finite, 1 - alpha) : NaN,
         pRandomization, pAdjusted: NaN, pTTest: tests ? tests.pT : null, pWilcoxon: tests ? tests.pW : null,
         // d is of the per-task values; an affine map with a negative slope (e.g. AMRI of ranks) flips the sign.
-        effectSize: tests ? (scale < 0 ? -tests.dz : tests.dz) : null,
+        effectSize: tests ? (scale < 0 && tests.dz !== 0 ? -tests.dz : tests.dz) : null,
       });
     }
   }
