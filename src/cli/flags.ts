@@ -23,6 +23,8 @@ export function evaluateFlags(cmd: Command): Command {
     .option("--triples <file>", "the evaluated triples as ids (rows x 3 integer .npy) in the order of the score rows, e.g. PyKEEN's mapped_triples (default: the split's TSV order)")
     .option("--negatives-head <file>", "sampled head negatives' scores (rows x K) for sampled ranking (OGB protocol)")
     .option("--negatives-tail <file>", "sampled tail negatives' scores (rows x K)")
+    .option("--positive-scores <file>", "dataset-free sampled ranking (OGB's y_pred_pos): one positive score per task, shape (n,); with --negative-scores")
+    .option("--negative-scores <file>", "OGB's y_pred_neg: K negatives' scores per task, shape (n, K); no dataset or labels needed")
     .option("--model-dir <dir>", "rank from a trained model's embeddings: a directory with config.json (OGB KnowledgeGraphEmbedding or DGL-KE layout)")
     .option("--interaction <name>", "score from embeddings with this interaction: transe-l1, transe-l2, distmult, complex, rotate, pairre")
     .option("--entity-embeddings <file>", "entity embeddings (.npy/.npz/.safetensors, rows x dim, float32/float64)")
@@ -49,4 +51,9 @@ export function evaluateFlags(cmd: Command): Command {
 export function pathFlags(): string[] {
   const cmd = evaluateFlags(datasetOptions(new Command("evaluate")));
   return cmd.options.filter((o) => /<(file|dir)>/.test(o.flags) && o.long).map((o) => o.long!);
+}
+
+/** The option keys (camelCase) set on the command line, not by a default. */
+export function givenKeys(cmd: Command): string[] {
+  return cmd.options.map((o) => o.attributeName()).filter((k) => cmd.getOptionValueSource(k) === "cli");
 }

@@ -14,7 +14,7 @@ import { removePendingFiles } from "../io/atomic";
 
 import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
 import { evaluate, type EvaluateOptions } from "./evaluate";
-import { datasetOptions, evaluateFlags } from "./flags";
+import { datasetOptions, evaluateFlags, givenKeys } from "./flags";
 import { compareCommand, type CompareCliOptions } from "./compare";
 import { mergeCommand, type MergeOptions } from "./merge";
 import { plotCommand, reportCommand } from "./report";
@@ -46,7 +46,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .option("--save-state <file>", "write the evaluator's state (SHA-256-checked) to FILE, for kgrank merge")
     .option("--workers <k>", "run the evaluation as K shard processes on this machine and merge them (same output)", intArg("--workers", 1, 256))
     .option("--ranks-out <file>", "also write every task's ranks, triple and candidate count: .npz (ids) or .tsv (labels)")
-    .action(async (o: EvaluateOptions) => evaluate({ ...o, argv }, out));
+    .action(async (o: EvaluateOptions, cmd: Command) => evaluate({ ...o, argv, given: givenKeys(cmd) }, out));
 
   evaluateFlags(
     datasetOptions(
