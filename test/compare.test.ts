@@ -231,6 +231,26 @@ describe(`compareRuns on ${backendLabel}`, () => {
     expect(pairedTests([0, 0, 0]).dz).toBe(0);
   });
 
+  it("addRanks({ triples }) keeps task identity; with labels, runs are matched by label, not id", () => {
+    const mk = (triples: number[], ranks: number[]) => {
+      const ev = new RankEvaluator({ numEntities: 5, numRelations: 2 });
+      ev.addRanks({ side: "tail", realistic: ranks, numCandidates: ranks.map(() => 5), triples });
+      return ev.finalize();
+    };
+    const x = mk([0, 0, 1, 2, 1, 3], [1, 2]);
+    expect(Array.from(x.tasks().tail)).toEqual([1, 3]);
+    expect(Array.from(x.tasks().relation)).toEqual([0, 1]);
+    // The same tasks under other ids: equal by label, refused by id.
+    const y = mk([3, 1, 4, 0, 0, 1], [2, 2]);
+    const lx = { entities: ["a", "b", "c", "d", "e"], relations: ["r", "s"] };
+    const ly = { entities: ["c", "d", "e", "a", "b"], relations: ["s", "r"] };
+    expect(compareRuns([{ name: "x", results: x, labels: lx }, { name: "y", results: y, labels: ly }], { samples: 20 }).tasks).toBe(2);
+    expect(() => compareRuns([{ name: "x", results: x }, { name: "y", results: y }], { samples: 20 })).toThrow(/task 0 differs: x has tail \(0, 0, 1\), y has tail \(3, 1, 4\)/);
+    const lz = { ...ly, entities: ["c", "d", "e", "a", "z"] };
+    expect(() => compareRuns([{ name: "x", results: x, labels: lx }, { name: "z", results: y, labels: lz }], { samples: 20 }))
+      .toThrow(/task 0 differs: x has tail \(a, r, b\), z has tail \(a, r, z\)/);
+  });
+
   it("Holm and Benjamini-Hochberg adjust as defined", () => {
     // Hand-worked: p = [0.01, 0.04, 0.03] -> Holm [0.03, 0.06, 0.06]; BH [0.03, 0.04, 0.04].
     const mk = (ranks: number[]) => {

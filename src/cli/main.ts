@@ -66,8 +66,8 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
 
   program
     .command("compare")
-    .description("paired comparison of saved runs (kgrank evaluate --save-state) over the same tasks: differences, intervals, p-values")
-    .argument("<files...>", "two or more state files; every later run is compared with the first")
+    .description("paired comparison of saved runs (kgrank evaluate --save-state, or --ranks-out .npz / .tsv) over the same tasks: differences, intervals, p-values")
+    .argument("<files...>", "two or more state or rank files; every later run is compared with the first")
     .option("--metrics <list>", "metrics to compare (default: mrr, hits@1, hits@3, hits@10, mr, amri, median_rank)", listArg)
     .option("--samples <n>", "randomization and bootstrap samples", intArg("--samples", 10, 1e7), 10000)
     .option("--seed <n>", "seed of both", intArg("--seed", 0), 0)
