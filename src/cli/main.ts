@@ -84,15 +84,19 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .option("--bootstrap <n>", "bootstrap intervals of each run's metrics with N replicates", intArg("--bootstrap", 2, 1e6))
     .option("--samples <n>", "samples of the comparison's randomization test and bootstrap", intArg("--samples", 10, 1e7), 2000)
     .option("--seed <n>", "seed of the bootstrap and the comparison", intArg("--seed", 0), 0)
+    .option("--dataset <name>", "the runs' dataset, for the relation-category and degree breakdowns (default: the one recorded in each state)")
+    .option("--dataset-dir <dir>", "folder of that dataset (as for evaluate)")
     .addOption(outputOption())
     .addOption(quietOption())
     .action(async (files: string[], o) => reportCommand(files, o, out));
 
   program
     .command("plot")
-    .description("one plot of a saved run as SVG: ranks (rank distribution), hits (Hits@k curve), relations (MRR per relation)")
-    .argument("<name>", "ranks, hits or relations")
+    .description("one plot of a saved run as SVG: ranks (rank distribution), hits (Hits@k curve), relations (MRR per relation), categories (MRR per relation category), degrees (MRR by entity degree)")
+    .argument("<name>", "ranks, hits, relations, categories or degrees")
     .argument("<file>", "state file (kgrank evaluate --save-state)")
+    .option("--dataset <name>", "the run's dataset, for categories and degrees (default: the one recorded in the state)")
+    .option("--dataset-dir <dir>", "folder of that dataset (as for evaluate)")
     .addOption(outputOption())
     .addOption(quietOption())
     .action(async (name: string, file: string, o) => plotCommand(name, file, o, out));
