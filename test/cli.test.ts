@@ -447,6 +447,17 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(kgrank(["frobnicate"]), /unknown command 'frobnicate'/);
   });
 
+  it("bad values of worker, report and plot flags: one line naming the flag", () => {
+    expectUserError(kgrank(["worker", "--redis", "redis://127.0.0.1:1", "--close-timeout", "-1"]), /--close-timeout must be an integer from 0 to 3600000, got "-1"/);
+    expectUserError(kgrank(["worker", "--redis", "redis://127.0.0.1:1", "--close-timeout", "soon"]), /--close-timeout must be an integer from 0 to 3600000, got "soon"/);
+    expectUserError(kgrank(["worker", "--redis", "http://x"]), /^kgrank: --redis: must be a redis:\/\/ URL/);
+    expect(kgrank(["evaluate", "--save-state", "flags.state", "--quiet"]).status).toBe(0);
+    expectUserError(kgrank(["report", "flags.state", "--dataset", "kinships"]), /^kgrank: --dataset: kinships has 104 entities and 25 relations, but flags\.state was evaluated over 14 entities/);
+    expectUserError(kgrank(["report", "flags.state", "--dataset", "nationz"]), /^kgrank: --dataset: unknown dataset "nationz"/);
+    expectUserError(kgrank(["plot", "degrees", "flags.state", "--dataset-dir", "nowhere"]), /^kgrank: --dataset-dir: /);
+    expectUserError(kgrank(["plot", "degree", "flags.state"]), /^kgrank: NAME: "degree" is not a plot; choose ranks, hits, relations, categories, degrees/);
+  });
+
   it("a dataset directory with a malformed TSV: the file and line are named", () => {
     const d = mkdtempSync(path.join(dir, "ds-"));
     writeFileSync(path.join(d, "train.tsv"), "a\tr\tb\r\nb\tr\tc\r\n");

@@ -12,7 +12,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { submitRun } from "../src/cli/queue";
+import { pathFlags } from "../src/cli/flags";
+import { runArgs, submitRun } from "../src/cli/queue";
 import { loadDataset, writeNpy } from "../src/index";
 import { randomValues } from "./helpers/embedding-reference";
 import { external, runs } from "./helpers/external";
@@ -148,6 +149,29 @@ function nationsModel(): string[][] {
     ["--dataset", "nations", "--model-dir=model/ogb", "--negatives-ids", "model/negatives.npy"],
   ];
 }
+
+describe("the evaluate flags a shard job carries (no Redis needed)", () => {
+  it("every file and folder flag of evaluate is made absolute, read off its option definitions", () => {
+    const flags = pathFlags();
+    for (const f of ["--dataset-dir", "--scores-head", "--scores-tail", "--triples", "--negatives-head", "--negatives-tail", "--model-dir",
+      "--entity-embeddings", "--relation-embeddings", "--entity-ids", "--relation-ids", "--negatives-ids", "--positive-scores", "--negative-scores"]) {
+      expect(flags, f).toContain(f);
+    }
+    expect(flags).not.toContain("--dataset"); // a name, not a path
+    const argv = ["submit", "--redis", "redis://h:1", "--shards", "4", "--state-dir", "s", "-o", "out.txt", "-q", "--format", "json",
+      ...flags.flatMap((f, i) => (i % 2 ? [`${f}=rel/${i}`] : [f, `rel/${i}`])), "--metrics", "mrr"];
+    const args = runArgs(argv, "/work/here");
+    expect(args[0]).toBe("evaluate");
+    flags.forEach((f, i) => {
+      if (f === "--output") return; // the submitter's own: dropped
+      expect(args.includes(`${f}=/work/here/rel/${i}`) || args[args.indexOf(f) + 1] === `/work/here/rel/${i}`, f).toBe(true);
+    });
+    for (const own of ["--redis", "--shards", "--state-dir", "-o", "--output", "-q", "--format"]) expect(args, own).not.toContain(own);
+    expect(args.slice(-2)).toEqual(["--metrics", "mrr"]);
+    // Idempotent: a library caller's args, already absolute or starting with "evaluate", come out the same.
+    expect(runArgs(args, "/elsewhere")).toEqual(args);
+  });
+});
 
 /** A working directory for workers other than the submitter's (dir): relative paths resolve differently there. */
 function elsewhere(): string {
