@@ -117,7 +117,7 @@ describe("kgrank report and plot", () => {
     kgrankFails(["plot", "degrees", a], /^kgrank: --dataset: the degrees plot needs the run's training triples, but the state names no dataset/);
   }, 300_000);
 
-  it.skipIf(chromium.missing)(chromium.name("the report opens in headless Chromium: no console error, marks in every plot, a screenshot"), () => {
+  it.skipIf(chromium.missing)(chromium.name("the report opens in headless Chromium: no console message, marks in every plot, a screenshot"), () => {
     kgrank(["report", a, b, "--dataset", "nations", "--output", p("report.html"), "--samples", "300", "--quiet"]);
     const html = readFileSync(p("report.html"), "utf8");
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=["']https?:/); // nothing fetched
