@@ -5,7 +5,7 @@
  * library's results for the same model.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -107,6 +107,45 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expect(r.stderr).toBe("");
     const model = new EmbeddingModel({ interaction: "distmult", entityEmbeddings: { data: ent, shape: [n, 16] }, relationEmbeddings: { data: rel, shape: [nr, 16] } });
     expectClose(JSON.parse(r.stdout).results, library(model, neg));
+  });
+
+  // Id maps and config.json are read like every other input: before, `--entity-ids FIFO` blocked forever and
+  // `--entity-ids /dev/zero` under a memory limit aborted (std::bad_alloc, exit 134). Each run has a time limit, so a
+  // regression fails here instead of hanging.
+  it("--entity-ids / --relation-ids / --model-dir's config.json as a FIFO or /dev/zero (under ulimit -v): one-line error, exit 1", () => {
+    const fifo = path.join(dir, "ids.fifo");
+    spawnSync("mkfifo", [fifo]);
+    const model = path.join(dir, "fifo-model");
+    spawnSync("mkdir", ["-p", model]);
+    writeFileSync(path.join(model, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
+    writeFileSync(path.join(model, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
+    spawnSync("mkfifo", [path.join(model, "config.json")]);
+    const zeroModel = path.join(dir, "zero-model");
+    spawnSync("mkdir", ["-p", zeroModel]);
+    writeFileSync(path.join(zeroModel, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
+    writeFileSync(path.join(zeroModel, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
+    symlinkSync("/dev/zero", path.join(zeroModel, "config.json"));
+    const files = ["--interaction", "distmult", "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy"];
+    const limited = (args: string[]) => {
+      const r = spawnSync("bash", ["-c", 'ulimit -v 4000000 && exec "$0" "$@"', process.execPath, bin, "evaluate", "--dataset", "nations", ...args], {
+        cwd: dir, encoding: "utf8", timeout: 60_000,
+      });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    const cases: [string[], RegExp][] = [
+      [[...files, "--entity-ids", fifo], /^kgrank: --entity-ids: cannot read .*ids\.fifo: it is a FIFO/],
+      [[...files, "--relation-ids", fifo], /^kgrank: --relation-ids: cannot read .*ids\.fifo: it is a FIFO/],
+      [["--model-dir", model], /^kgrank: --model-dir: cannot read .*config\.json: it is a FIFO/],
+      [[...files, "--entity-ids", "/dev/zero"], /^kgrank: --entity-ids: cannot read \/dev\/zero: it is a device/],
+      [[...files, "--relation-ids", "/dev/zero"], /^kgrank: --relation-ids: cannot read \/dev\/zero: it is a device/],
+      [["--model-dir", zeroModel], /^kgrank: --model-dir: cannot read .*config\.json: it is a device/],
+    ];
+    for (const [args, re] of cases) {
+      const r = args.includes("/dev/zero") || args.includes(zeroModel) ? limited(args) : kgrank(args);
+      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(1);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toMatch(re);
+    }
   });
 
   it("complex without --complex-layout is refused, naming the flag's option", () => {

@@ -142,7 +142,7 @@ for (const name of ["native", "ts"]) describe(`kgrank evaluate --shard / kgrank 
     userError(kgrank(["evaluate", "--shard", "0/2"]), /--shard: needs --save-state FILE/);
     userError(kgrank(["evaluate", "--shard", "2/2", "--save-state", p("x.state")]), /I must be in \[0, 1\]/);
     userError(kgrank(["evaluate", "--shard", "1/0", "--save-state", p("x.state")]), /N must be at least 1/);
-    userError(kgrank(["evaluate", "--shard", "half", "--save-state", p("x.state")]), /--shard must be I\/N/);
+    userError(kgrank(["evaluate", "--shard", "half", "--save-state", p("x.state")]), /^kgrank: --shard: must be I\/N/);
     for (let i = 0; i < 3; i++) ok(kgrank(["evaluate", "--shard", `${i}/3`, "--save-state", p(`r-${i}.state`), "--quiet"]));
     ok(kgrank(["evaluate", "--ks", "1,3", "--shard", "2/3", "--save-state", p("other-run.state"), "--quiet"]));
     ok(kgrank(["evaluate", "--shard", "1/4", "--save-state", p("other-count.state"), "--quiet"]));

@@ -13,16 +13,19 @@
  * phases scaled by pi / embedding_range, embedding_range = (gamma + 2) / hidden_dim. Without a config the complex
  * layout must be given. Gamma only shifts scores and is dropped.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import * as path from "node:path";
 
 import { KgrankInputError } from "../errors";
 import { type ComplexLayout, EmbeddingModel, INTERACTIONS, type InteractionName } from "../scoring/embedding-model";
+import { formatDims, quoted, quotedList } from "../suggest";
 import { describe } from "../validate";
+import { readRegularFile } from "./files";
 import type { NpyData } from "./npy";
 import { readNpy } from "./npy";
 import { readNpz } from "./npz";
 import { readSafetensors } from "./safetensors";
+import { invalidUtf8Line } from "./tsv";
 
 export interface LoadEmbeddingModelOptions {
   /** Directory with config.json and the embedding files (OGB KnowledgeGraphEmbedding or DGL-KE layout). */
@@ -52,7 +55,7 @@ function readMatrix(file: string, argument: string): NpyData {
   if (ext === ".npz" || ext === ".safetensors") {
     const all = ext === ".npz" ? readNpz(file, argument) : readSafetensors(file, argument);
     const names = Object.keys(all);
-    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${names.join(", ")}); save exactly one`);
+    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${quotedList(names)}); save exactly one`);
     a = all[names[0]!]!;
   } else {
     a = readNpy(file, argument);
@@ -60,25 +63,40 @@ function readMatrix(file: string, argument: string): NpyData {
   if (a.dtype !== "f4" && a.dtype !== "f8" && a.dtype !== "f2") {
     throw new KgrankInputError(argument, `${file} has dtype ${a.dtype}; embeddings must be float16, float32 or float64`);
   }
-  if (a.shape.length !== 2) throw new KgrankInputError(argument, `${file} has shape [${a.shape.join(", ")}]; embeddings must be 2-D [rows, dim]`);
+  if (a.shape.length !== 2) throw new KgrankInputError(argument, `${file} has shape [${formatDims(a.shape)}]; embeddings must be 2-D [rows, dim]`);
   return a;
 }
 
-/** Labels of the rows of an id-map file. */
+/**
+ * Labels of the rows of an id-map file: one non-empty line per row, "label" or "row<TAB>label". Read like every other
+ * input (a regular file only: a FIFO would block and /dev/zero never end), and like the TSV reader: UTF-8 only, and
+ * each label once (a duplicate would silently map two rows to one label, the last winning); errors name the file and
+ * the 1-based line.
+ */
 function readIdMap(file: string, argument: string): string[] {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (e) {
-    throw new KgrankInputError(argument, `cannot read ${file}: ${(e as Error).message}`);
-  }
-  const lines = text.split(/\r?\n/).filter((l) => l.length > 0);
-  return lines.map((l, i) => {
+  const bytes = readRegularFile(file, argument);
+  const notUtf8 = invalidUtf8Line(bytes);
+  if (notUtf8 !== null) throw new KgrankInputError(argument, `${file}: ${notUtf8}`);
+  const lines = bytes.toString("utf8").split("\n");
+  const labels: string[] = [];
+  const lineOf = new Map<string, number>();
+  lines.forEach((raw, k) => {
+    const l = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (l.length === 0) return;
+    const i = labels.length;
     const parts = l.split("\t");
-    if (parts.length === 1) return parts[0]!;
-    if (parts.length === 2 && Number(parts[0]) === i) return parts[1]!;
-    throw new KgrankInputError(argument, `${file} line ${i + 1}: expected "label" or "${i}<TAB>label", got ${describe(l)}`);
+    let label: string;
+    if (parts.length === 1) label = parts[0]!;
+    else if (parts.length === 2 && Number(parts[0]) === i) label = parts[1]!;
+    else throw new KgrankInputError(argument, `${file} line ${k + 1}: expected "label" or "${i}<TAB>label", got ${describe(l)}`);
+    const first = lineOf.get(label);
+    if (first !== undefined) {
+      throw new KgrankInputError(argument, `${file} line ${k + 1}: label ${quoted(label)} is also on line ${first}: each row needs its own label`);
+    }
+    lineOf.set(label, k + 1);
+    labels.push(label);
   });
+  return labels;
 }
 
 /** The matrix with its rows reordered to `labels` through the id map's row labels. */
@@ -112,11 +130,15 @@ export function loadEmbeddingModel(o: LoadEmbeddingModelOptions): EmbeddingModel
     if (!existsSync(configFile)) {
       throw new KgrankInputError("modelDir", `${dir} has no config.json (OGB KnowledgeGraphEmbedding or DGL-KE layout); give --interaction and the embedding files instead`);
     }
+    const configBytes = readRegularFile(configFile, "modelDir");
     let config: Record<string, unknown>;
     try {
-      config = JSON.parse(readFileSync(configFile, "utf8"));
+      config = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(configBytes));
     } catch (e) {
-      throw new KgrankInputError("modelDir", `${configFile} is not valid JSON: ${(e as Error).message}`);
+      throw new KgrankInputError("modelDir", `${configFile} is not valid UTF-8 JSON: ${(e as Error).message.slice(0, 120)}`);
+    }
+    if (typeof config !== "object" || config === null || Array.isArray(config)) {
+      throw new KgrankInputError("modelDir", `${configFile} is ${describe(config)}, not a JSON object of the run's arguments`);
     }
     const name = String(config.model ?? config.model_name ?? "").toLowerCase();
     const fromConfig = MODEL_NAMES[name];
