@@ -23,6 +23,8 @@ const CASES: Case[] = [
   { name: "complex", layout: "halves" }, { name: "complex", layout: "interleaved" },
   { name: "rotate", layout: "halves", phases: true }, { name: "rotate", layout: "interleaved", phases: false },
   { name: "rotate", layout: "interleaved", phases: true }, { name: "pairre" },
+  // PyKEEN's RotatE (rotate_interaction, the L2 norm over complex dimensions): its complex tensors are interleaved.
+  { name: "rotate-l2", layout: "interleaved", phases: false }, { name: "rotate-l2", layout: "halves", phases: true },
 ];
 
 function label(c: Case): string {
@@ -32,10 +34,11 @@ function label(c: Case): string {
 function build(c: Case, ds: MappedDataset, dim: number, seed: number, precision: "float32" | "float64" = "float32") {
   const n = ds.entities.length;
   const nr = ds.relations.length;
-  const width = c.name === "complex" || c.name === "rotate" ? 2 * dim : dim;
-  const relWidth = c.name === "pairre" ? 2 * width : c.name === "rotate" && c.phases ? width / 2 : width;
+  const rotation = c.name === "rotate" || c.name === "rotate-l2";
+  const width = c.name === "complex" || rotation ? 2 * dim : dim;
+  const relWidth = c.name === "pairre" ? 2 * width : rotation && c.phases ? width / 2 : width;
   const ent = randomValues(n * width, seed, 0.5);
-  const rel = randomValues(nr * relWidth, seed + 1, c.name === "rotate" && c.phases ? 3 : 0.5);
+  const rel = randomValues(nr * relWidth, seed + 1, rotation && c.phases ? 3 : 0.5);
   const phaseScale = c.phases ? 1.0471975511965976 : 1;
   const model = new EmbeddingModel({
     interaction: c.name, entityEmbeddings: { data: ent, shape: [n, width] }, relationEmbeddings: { data: rel, shape: [nr, relWidth] },
@@ -140,7 +143,7 @@ describe(`ranking from embeddings on Nations [${backendLabel}]`, () => {
   }
 
   it("float64 accumulation gives the reference's ranks (bound 2^-53)", () => {
-    for (const c of [CASES[1]!, CASES[3]!, CASES[5]!, CASES[8]!]) {
+    for (const c of [CASES[1]!, CASES[3]!, CASES[5]!, CASES[8]!, CASES[9]!]) {
       const { model, ref } = build(c, ds, 8, 5, "float64");
       const ev = evaluatorFor(ds);
       ev.addModelSync({ model, triples: ds.splits.test });
@@ -172,12 +175,26 @@ describe(`ranking from embeddings on Nations [${backendLabel}]`, () => {
   });
 
   it("the true triple's score equals model.scoreTriples and the column scoring it (rank counts it once)", () => {
-    const { model, ref } = build(CASES[8]!, ds, 8, 21);
-    const s = model.scoreTriples(ds.splits.test);
-    for (let i = 0; i < ds.splits.test.length / 3; i++) {
-      const want = refScore(ref, ds.splits.test[3 * i]!, ds.splits.test[3 * i + 1]!, ds.splits.test[3 * i + 2]!);
-      expect(Math.abs(s[i]! - want)).toBeLessThan(1e-4 * (1 + Math.abs(want)));
+    for (const c of [CASES[8]!, CASES[9]!, CASES[10]!]) {
+      const { model, ref } = build(c, ds, 8, 21);
+      const s = model.scoreTriples(ds.splits.test);
+      for (let i = 0; i < ds.splits.test.length / 3; i++) {
+        const want = refScore(ref, ds.splits.test[3 * i]!, ds.splits.test[3 * i + 1]!, ds.splits.test[3 * i + 2]!);
+        expect(Math.abs(s[i]! - want), label(c)).toBeLessThan(1e-4 * (1 + Math.abs(want)));
+      }
     }
+  });
+
+  it("rotate-l2 (PyKEEN's -||h r - t||_2) and rotate (OGB's sum of moduli) rank the same embeddings differently", () => {
+    const c = CASES[9]!;
+    const l2 = build(c, ds, 8, 17);
+    const ogb = build({ ...c, name: "rotate" }, ds, 8, 17);
+    const ranks = (model: EmbeddingModel) => {
+      const ev = evaluatorFor(ds);
+      ev.addModelSync({ model, triples: ds.splits.test });
+      return Array.from(ev.taskColumns("tail").realistic);
+    };
+    expect(ranks(l2.model)).not.toEqual(ranks(ogb.model));
   });
 
   it("entity restriction ranks among the kept entities only", () => {

@@ -12,11 +12,18 @@
 //              q_im.e_im; head: q = conj(r) t ... written out: q_re = r_re t_re + r_im t_im, q_im = r_re t_im -
 //              r_im t_re, f = e_re.q_re + e_im.q_im (OGB's head-batch form)
 //   RotatE     f = -sum_k |h_k r_k - t_k| (complex modulus per dimension, summed: OGB / the RotatE authors' code;
-//              PyKEEN's rotate_interaction takes the L2 norm over dimensions instead), |r_k| = 1. Relation rows
-//              of half the entity width are phases: r_k = exp(i * value * phase_scale), OGB: phase_scale =
-//              pi / embedding_range, embedding_range = (gamma + 2) / hidden_dim. tail: q = h r, f = -sum |e - q|;
-//              head: q = conj(r) t, f = -sum |e - q| (|h r - t| = |h - conj(r) t| since |r| = 1); relation rows
-//              given as complex numbers are normalised to |r_k| = 1 (PyKEEN keeps them so by a constraint)
+//              PyKEEN's rotate_interaction takes the L2 norm over dimensions instead: RotatE-L2 below), |r_k| = 1.
+//              Relation rows of half the entity width are phases: r_k = exp(i * value * phase_scale), OGB:
+//              phase_scale = pi / embedding_range, embedding_range = (gamma + 2) / hidden_dim. tail: q = h r,
+//              f = -sum |e - q|; head: q = conj(r) t, f = -sum |e - q| (|h r - t| = |h - conj(r) t| since |r| = 1);
+//              relation rows given as complex numbers are normalised to |r_k| = 1 (PyKEEN keeps them so by a
+//              constraint)
+//   RotatE-L2  f = -||h r - t||_2 = -sqrt(sum_k |h_k r_k - t_k|^2), PyKEEN's RotatE (pykeen/nn/functional.py
+//              rotate_interaction: negative_norm(h * r - t, p=2) on complex tensors), ranked by
+//              -sum_k |h_k r_k - t_k|^2 (sqrt is monotone: dropping it changes no order, only merges no ties). Query
+//              and relation rows exactly as RotatE (|h r - t| = |h - conj(r) t| per dimension, so the head side is
+//              the same distance); the sum of squared moduli is the sum of squares of the 2c real and imaginary
+//              parts of e - q, so it runs as TransE-L2's op (L2Squared) over the canonical [re | im] elements
 //   PairRE     f = -sum_k |h'_k rh_k - t'_k rt_k|, relation row [rh | rt], h' = h / ||h||_2 (entities normalised
 //              as the PairRE authors' OGB code does, F.normalize); tail: q = h' * rh, c = rt; head: q = t' * rt,
 //              c = rh; f = -sum |q - e' c|
@@ -69,12 +76,14 @@ inline double madd(double a, double b, double c) {
   return p + c;
 }
 
-bool is_complex(Interaction i) { return i == Interaction::ComplEx || i == Interaction::RotatE; }
+bool is_rotate(Interaction i) { return i == Interaction::RotatE || i == Interaction::RotatEL2; }
+bool is_complex(Interaction i) { return i == Interaction::ComplEx || is_rotate(i); }
 
 ScoreOp op_of(Interaction i) {
   switch (i) {
     case Interaction::TransEL1: return ScoreOp::L1;
-    case Interaction::TransEL2: return ScoreOp::L2Squared;
+    case Interaction::TransEL2:
+    case Interaction::RotatEL2: return ScoreOp::L2Squared;  // sum of squared moduli = sum of squared re, im parts
     case Interaction::DistMult:
     case Interaction::ComplEx: return ScoreOp::Dot;
     case Interaction::RotatE: return ScoreOp::Modulus;
@@ -116,9 +125,10 @@ void form_query(const EmbeddingModel<T>& m, const std::vector<uint32_t>& map, in
       for (size_t k = 0; k < d; ++k) q[k] = static_cast<T>(A(k) * r[k]);
       return;
     case Interaction::ComplEx:
-    case Interaction::RotatE: {
+    case Interaction::RotatE:
+    case Interaction::RotatEL2: {
       const size_t h = d / 2;
-      const bool phases = m.interaction == Interaction::RotatE && m.relation_width == h;
+      const bool phases = is_rotate(m.interaction) && m.relation_width == h;
       for (size_t k = 0; k < h; ++k) {
         double rr, ri;
         if (phases) {
@@ -128,7 +138,7 @@ void form_query(const EmbeddingModel<T>& m, const std::vector<uint32_t>& map, in
         } else {
           rr = r[canonical(k, d, true, m.layout)];
           ri = r[canonical(k + h, d, true, m.layout)];
-          if (m.interaction == Interaction::RotatE) {  // a rotation: |r_k| = 1 (PyKEEN's constraint, applied here)
+          if (is_rotate(m.interaction)) {  // a rotation: |r_k| = 1 (PyKEEN's constraint, applied here)
             const double mod = std::sqrt(rr * rr + ri * ri);
             rr /= mod;
             ri /= mod;

@@ -15,8 +15,11 @@
 
 namespace kgrank {
 
-// Codes shared with src/kernels.ts InteractionCode.
-enum class Interaction : int { TransEL1 = 0, TransEL2 = 1, DistMult = 2, ComplEx = 3, RotatE = 4, PairRE = 5 };
+// Codes shared with src/kernels.ts InteractionCode. RotatE is OGB's (sum of the moduli per complex dimension),
+// RotatEL2 PyKEEN's (the L2 norm of the complex vector h r - t): same query, same relation rows, another distance.
+enum class Interaction : int {
+  TransEL1 = 0, TransEL2 = 1, DistMult = 2, ComplEx = 3, RotatE = 4, PairRE = 5, RotatEL2 = 6
+};
 
 // How a complex entity (or relation) row of 2c numbers is stored: [re_0..re_{c-1} | im_0..im_{c-1}] (OGB's
 // KnowledgeGraphEmbedding code, torch.chunk(x, 2)) or [re_0, im_0, re_1, im_1, ...] (torch.view_as_real, PyKEEN).
@@ -30,15 +33,15 @@ enum class ScoreOp : int { Dot = 0, L1 = 1, L2Squared = 2, Modulus = 3, PairL1 =
 template <class T>
 struct EmbeddingModel {
   Interaction interaction;
-  ComplexLayout layout;          // of complex entity rows (ComplEx, RotatE) and complex relation rows
+  ComplexLayout layout;          // of complex entity rows (ComplEx, RotatE, RotatEL2) and complex relation rows
   const T* entity;               // num_entities x entity_width
   const T* relation;             // num_relations x relation_width
   size_t num_entities;
   size_t num_relations;
   size_t entity_width;
   size_t relation_width;
-  // RotatE: when relation_width is half the entity width the relation rows are phases, angle = value * phase_scale
-  // (OGB: pi / embedding_range); otherwise they are complex numbers used as given.
+  // RotatE, RotatEL2: when relation_width is half the entity width the relation rows are phases, angle = value *
+  // phase_scale (OGB: pi / embedding_range); otherwise they are complex numbers, normalised to modulus 1.
   double phase_scale;
   const T* entity_scale;         // PairRE: per-entity factor applied to every element (1 / ||e||), or null
 };

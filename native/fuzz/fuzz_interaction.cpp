@@ -26,15 +26,16 @@ T value(FuzzedDataProvider& p) {
 
 template <class T>
 void run(FuzzedDataProvider& p) {
-  const auto interaction = static_cast<Interaction>(p.ConsumeIntegralInRange<int>(0, 5));
+  const auto interaction = static_cast<Interaction>(p.ConsumeIntegralInRange<int>(0, 6));
   const auto layout = static_cast<ComplexLayout>(p.ConsumeIntegralInRange<int>(0, 1));
-  const bool complex = interaction == Interaction::ComplEx || interaction == Interaction::RotatE;
+  const bool rotation = interaction == Interaction::RotatE || interaction == Interaction::RotatEL2;
+  const bool complex = interaction == Interaction::ComplEx || rotation;
   size_t width = p.ConsumeIntegralInRange<size_t>(1, 40);
   if (complex) width = 2 * ((width + 1) / 2);
   size_t rel_width = width;
   if (interaction == Interaction::PairRE) rel_width = 2 * width;
-  if (interaction == Interaction::RotatE && p.ConsumeBool()) rel_width = width / 2;  // phases
-  if (interaction == Interaction::RotatE && rel_width == width / 2 && layout == ComplexLayout::Interleaved) rel_width = width;
+  if (rotation && p.ConsumeBool()) rel_width = width / 2;  // phases
+  if (rotation && rel_width == width / 2 && layout == ComplexLayout::Interleaved) rel_width = width;
   const size_t n = p.ConsumeIntegralInRange<size_t>(1, 90), nr = p.ConsumeIntegralInRange<size_t>(1, 4);
   const size_t rows = p.ConsumeIntegralInRange<size_t>(1, 14);
   std::vector<T> ent(n * width), rel(nr * rel_width), scale;

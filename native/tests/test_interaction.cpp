@@ -93,6 +93,8 @@ int main() {
       {Interaction::ComplEx, ComplexLayout::Interleaved, 36, 36},
       {Interaction::RotatE, ComplexLayout::Halves, 36, 18},
       {Interaction::RotatE, ComplexLayout::Interleaved, 36, 36},
+      {Interaction::RotatEL2, ComplexLayout::Halves, 36, 18},
+      {Interaction::RotatEL2, ComplexLayout::Interleaved, 36, 36},
       {Interaction::PairRE, ComplexLayout::Halves, 37, 74},
   };
   for (const Fixture& f : fixtures) {

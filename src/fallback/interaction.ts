@@ -34,12 +34,17 @@ export function fma32(a: number, b: number, c: number): number {
 /** Codes shared with native/core/interaction.h. */
 const enum Op { Dot = 0, L1 = 1, L2Squared = 2, Modulus = 3, PairL1 = 4 }
 
+/** The op each interaction code reduces to (RotatE-L2, 6: the sum of squared moduli = L2Squared over [re | im]). */
 function opOf(interaction: number): Op {
-  return ([Op.L1, Op.L2Squared, Op.Dot, Op.Dot, Op.Modulus, Op.PairL1] as const)[interaction]!;
+  return ([Op.L1, Op.L2Squared, Op.Dot, Op.Dot, Op.Modulus, Op.PairL1, Op.L2Squared] as const)[interaction]!;
+}
+
+function isRotate(interaction: number): boolean {
+  return interaction === 4 || interaction === 6;
 }
 
 function isComplex(interaction: number): boolean {
-  return interaction === 3 || interaction === 4;
+  return interaction === 3 || isRotate(interaction);
 }
 
 /** Position of canonical element k (complex: real halves, then imaginary halves) in a stored row. */
@@ -76,9 +81,10 @@ function formQueries(job: EmbeddingJob, map: Uint32Array, wide: boolean): { q: F
         for (let k = 0; k < d; k++) q[o + k] = E[a + k]! * R[r + k]!;
         break;
       case 3:
-      case 4: {
+      case 4:
+      case 6: {
         const h = d / 2;
-        const phases = job.interaction === 4 && rw === h;
+        const phases = isRotate(job.interaction) && rw === h;
         for (let k = 0; k < h; k++) {
           let rr: number;
           let ri: number;
@@ -89,7 +95,7 @@ function formQueries(job: EmbeddingJob, map: Uint32Array, wide: boolean): { q: F
           } else {
             rr = R[r + relMap[k]!]!;
             ri = R[r + relMap[k + h]!]!;
-            if (job.interaction === 4) {
+            if (isRotate(job.interaction)) {
               const mod = Math.sqrt(rr * rr + ri * ri);
               rr /= mod;
               ri /= mod;

@@ -1,10 +1,10 @@
 /**
  * Independent float64 reference of the interactions, written in the test from the formulas (not from the kernels):
  * complex numbers as (re, im) pairs read straight from the stored layout, PairRE's normalisation recomputed here.
- * Higher = better; distances negated, gamma dropped, TransE-L2 without the square root (the kernel ranks by the
- * squared distance; sqrt is monotone). Also a seeded generator of random embeddings and the rank oracle.
+ * Higher = better; distances negated, gamma dropped, TransE-L2 and RotatE-L2 (PyKEEN's RotatE, -||h r - t||_2)
+ * without the square root (the kernel ranks by the squared distance; sqrt is monotone). Also a seeded generator of random embeddings and the rank oracle.
  */
-export type Name = "transe-l1" | "transe-l2" | "distmult" | "complex" | "rotate" | "pairre";
+export type Name = "transe-l1" | "transe-l2" | "distmult" | "complex" | "rotate" | "rotate-l2" | "pairre";
 
 export interface RefModel {
   name: Name;
@@ -36,6 +36,17 @@ function cplx(v: Float64Array, row: number, width: number, k: number, interleave
   return interleaved ? [v[base + 2 * k]!, v[base + 2 * k + 1]!] : [v[base + k]!, v[base + c + k]!];
 }
 
+/** RotatE's r_k: a phase (angle = value x phaseScale) or a complex number scaled to modulus 1. */
+function rotation(m: RefModel, r: number, k: number): [number, number] {
+  if (m.relWidth === m.width / 2) {
+    const phase = m.rel[r * m.relWidth + k]! * m.phaseScale;
+    return [Math.cos(phase), Math.sin(phase)];
+  }
+  const [c, e] = cplx(m.rel, r, m.width, k, m.interleaved);
+  const mod = Math.hypot(c, e); // a rotation: |r_k| = 1 (PyKEEN constrains it; the kernel normalises)
+  return [c / mod, e / mod];
+}
+
 /** f(h, r, t) from the formulas. */
 export function refScore(m: RefModel, h: number, r: number, t: number): number {
   const d = m.width;
@@ -64,22 +75,15 @@ export function refScore(m: RefModel, h: number, r: number, t: number): number {
       }
       return s;
     case "rotate":
+    case "rotate-l2":
+      // rotate: sum_k |h_k r_k - t_k| (OGB); rotate-l2: ||h r - t||_2^2 = sum_k |h_k r_k - t_k|^2 (PyKEEN)
       for (let k = 0; k < d / 2; k++) {
         const [a, b] = cplx(E, h, d, k, m.interleaved);
-        let c: number;
-        let e: number;
-        if (m.relWidth === d / 2) {
-          const phase = R[r * m.relWidth + k]! * m.phaseScale;
-          c = Math.cos(phase);
-          e = Math.sin(phase);
-        } else {
-          [c, e] = cplx(R, r, d, k, m.interleaved);
-          const mod = Math.hypot(c, e); // a rotation: |r_k| = 1 (PyKEEN constrains it; the kernel normalises)
-          c /= mod;
-          e /= mod;
-        }
+        const [c, e] = rotation(m, r, k);
         const [x, y] = cplx(E, t, d, k, m.interleaved);
-        s += Math.hypot(a * c - b * e - x, a * e + b * c - y);
+        const re = a * c - b * e - x;
+        const im = a * e + b * c - y;
+        s += m.name === "rotate" ? Math.hypot(re, im) : re * re + im * im;
       }
       return -s;
     case "pairre": {
@@ -124,14 +128,20 @@ export function refMagnitude(m: RefModel, h: number, r: number, t: number): numb
       return 2 * s;
     }
     default: {
-      // complex, rotate: moduli per complex dimension
+      // complex, rotate, rotate-l2: moduli per complex dimension
       for (let k = 0; k < d / 2; k++) {
         const [a, b] = cplx(E, h, d, k, m.interleaved);
         const [x, y] = cplx(E, t, d, k, m.interleaved);
         const hm = Math.abs(a) + Math.abs(b);
         const tm = Math.abs(x) + Math.abs(y);
         if (m.name === "rotate") s += 2 * (hm + tm);
-        else {
+        else if (m.name === "rotate-l2") {
+          // As TransE-L2 per real part: 2 x |d| + x^2 2^-20 with x = hm + tm bounding each part of the query (|r| = 1)
+          // and of the candidate, and |d_re| + |d_im| <= 2 |d_k| for d = e - q on either side (|q| rotates with r).
+          const [c, e] = rotation(m, r, k);
+          const dk = Math.hypot(a * c - b * e - x, a * e + b * c - y);
+          s += 2 * (hm + tm) * 2 * dk + 2 * (hm + tm) ** 2 * 2 ** -20;
+        } else {
           const [c, e] = cplx(R, r, d, k, m.interleaved);
           s += 2 * hm * (Math.abs(c) + Math.abs(e)) * tm;
         }
