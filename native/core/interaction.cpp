@@ -132,9 +132,7 @@ void form_query(const EmbeddingModel<T>& m, const std::vector<uint32_t>& map, in
       for (size_t k = 0; k < h; ++k) {
         double rr, ri;
         if (phases) {
-          const double phase = static_cast<double>(r[k]) * m.phase_scale;
-          rr = std::cos(phase);
-          ri = std::sin(phase);
+          cos_sin(static_cast<double>(r[k]) * m.phase_scale, &rr, &ri);
         } else {
           rr = r[canonical(k, d, true, m.layout)];
           ri = r[canonical(k + h, d, true, m.layout)];
@@ -377,6 +375,30 @@ double score_triple(const EmbeddingModel<T>& m, int32_t head, int32_t relation, 
   const size_t e = static_cast<size_t>(head_side ? head : tail);
   return static_cast<double>(score_one<T>(op_of(m.interaction), q.data(), c.data(), dim, m.entity + e * dim,
                                           map.data(), m.entity_scale, e));
+}
+
+void cos_sin(double x, double* c, double* s) {
+  // x = n pi/2 + r, |r| <= pi/4: Cody-Waite reduction with pi/2 split in three 33-bit parts (n p_i is exact for
+  // |n| < 2^20), then the Taylor series of sin and cos to r^17 / r^18 (truncation below 1e-19 on |r| <= pi/4),
+  // in Horner form. Every step is a double +, -, * or floor, which JavaScript rounds identically (no contraction:
+  // the core is built with -ffp-contract=off).
+  const double p1 = 1.57079632673412561417e+00;   // pi/2 to 33 bits
+  const double p2 = 6.07710050630396597660e-11;   // the next 33 bits
+  const double p3 = 2.02226624871116645580e-21;   // and the next
+  const double n = std::floor(x * 0.63661977236758134308 + 0.5);  // 2 / pi
+  const double r = ((x - n * p1) - n * p2) - n * p3;
+  const double z = r * r;
+  const double sr = r + r * z * (-1.0 / 6 + z * (1.0 / 120 + z * (-1.0 / 5040 + z * (1.0 / 362880 + z * (-1.0 / 39916800 +
+                    z * (1.0 / 6227020800 + z * (-1.0 / 1307674368000 + z * (1.0 / 355687428096000))))))));
+  const double cr = 1.0 + z * (-1.0 / 2 + z * (1.0 / 24 + z * (-1.0 / 720 + z * (1.0 / 40320 + z * (-1.0 / 3628800 +
+                    z * (1.0 / 479001600 + z * (-1.0 / 87178291200 + z * (1.0 / 20922789888000 +
+                    z * (-1.0 / 6402373705728000)))))))));
+  const double q = n - 4.0 * std::floor(n * 0.25);  // n mod 4, exact
+  if (q == 0) { *c = cr; *s = sr; }
+  else if (q == 1) { *c = -sr; *s = cr; }
+  else if (q == 2) { *c = -cr; *s = -sr; }
+  else { *c = sr; *s = -cr; }  // q == 3, or NaN (x not finite: both NaN)
+  if (q != q) *c = *s = q;
 }
 
 double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* sink) {

@@ -85,6 +85,13 @@ Status rank_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& q
 template <class T>
 double score_triple(const EmbeddingModel<T>& model, int32_t head, int32_t relation, int32_t tail, bool head_side);
 
+// cos(x) and sin(x) by one fixed sequence of double additions and multiplications (twin: cosSin in
+// src/fallback/interaction.ts), so that RotatE's phase relations give the same rotation, bit for bit, on every
+// backend: libm's cos / sin and JavaScript's Math.cos / Math.sin are not correctly rounded and disagree in the last
+// bit for a few percent of arguments. Accurate to a few units in the last place for |x| < 2^20 pi / 2; beyond,
+// still deterministic, less accurate.
+void cos_sin(double x, double* c, double* s);
+
 // Peak-rate probe for the benchmarks: `iterations` rounds of independent float32 FMAs per thread at `simd`; returns
 // the number of multiply-adds performed (the caller times it). The sum of the results is written to *sink.
 double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* sink);
