@@ -1,8 +1,8 @@
 /**
  * `kgrank evaluate` from embeddings as a user runs it (bin/kgrank.js from dist/, in a subprocess on this project's
  * backend): explicit .npy files, an OGB KnowledgeGraphEmbedding model directory (config.json, RotatE phases), a
- * DGL-KE directory with shuffled rows and an entities.tsv id map, the OGB protocol; `--format json` must equal the
- * library's results for the same model.
+ * DGL-KE directory with shuffled rows and an entities.tsv id map (plain TransE: L2), .npz / safetensors files, shards
+ * merged with kgrank merge, the OGB protocol; `--format json` must equal the library's results for the same model.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 
 import { EmbeddingModel, encodeNpy, loadDataset, loadEmbeddingModel, RankEvaluator } from "../src/index";
 import { backendLabel } from "./helpers/backend";
+import { deflated, safetensorsFile, zip } from "./helpers/archives";
 import { randomValues } from "./helpers/embedding-reference";
 
 const bin = path.resolve(__dirname, "..", "bin", "kgrank.js");
@@ -136,6 +137,32 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expect(() => load("unknown", { model: "TransE", hidden_dim: 16 }, "entity.npy")).toThrow(/give --interaction transe-l1 or transe-l2/);
     expect(load("unknown", { model: "TransE", hidden_dim: 16 }, "entity.npy", "transe-l2")).toBe("transe-l2");
     expect(() => load("dglke-contradicted", { model: "TransE", emb_size: 16 }, "FB15k_TransE_entity.npy", "transe-l1")).toThrow(/contradicts/);
+  });
+
+  it("a deflated .npz and a float64 safetensors file print what the .npy files print, byte for byte", () => {
+    writeFileSync(path.join(dir, "entity.npz"), zip([deflated("entity.npy", encodeNpy(ent, [n, 16]))]));
+    writeFileSync(path.join(dir, "relation.safetensors"), safetensorsFile({ relation: { data: Float64Array.from(rel), shape: [nr, 16] } }));
+    const args = ["--interaction", "distmult", "--format", "json", "--quiet"];
+    const want = kgrank([...args, "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy"]);
+    const got = kgrank([...args, "--entity-embeddings", "entity.npz", "--relation-embeddings", "relation.safetensors"]);
+    expect(got.stderr).toBe("");
+    expect(got.stdout).toBe(want.stdout);
+  });
+
+  it("--shard I/3 --save-state, then kgrank merge, with --bootstrap: the unsharded output byte for byte", () => {
+    const args = ["--dataset", "nations", "--interaction", "complex", "--complex-layout", "halves", "--entity-embeddings", "entity.npy",
+      "--relation-embeddings", "relation.npy", "--bootstrap", "100", "--seed", "9", "--format", "json", "--quiet"];
+    const run = (a: string[]) => spawnSync(process.execPath, [bin, ...a], { cwd: dir, encoding: "utf8", timeout: 120_000 });
+    for (let i = 0; i < 3; i++) {
+      const r = run(["evaluate", ...args, "--shard", `${i}/3`, "--save-state", `emb-shard-${i}.state`]);
+      expect(r.status, r.stderr).toBe(0);
+    }
+    const merged = run(["merge", "emb-shard-2.state", "emb-shard-0.state", "emb-shard-1.state", "--format", "json", "--quiet"]);
+    expect(merged.status, merged.stderr).toBe(0);
+    const whole = run(["evaluate", ...args]);
+    expect(whole.status, whole.stderr).toBe(0);
+    expect(JSON.parse(whole.stdout).intervals).not.toBeNull();
+    expect(merged.stdout).toBe(whole.stdout);
   });
 
   it("--negatives-ids: the OGB protocol from embeddings", () => {

@@ -6,9 +6,14 @@
  * metrics (MRR, MR, Hits@k) always within what those open tasks can move them (below 1e-6 for MRR but in one
  * FB15k-237 case), else equal. float64 accumulation must match exactly up to 1e-9 ties.
  */
-import { describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 
-import { EmbeddingModel, KgrankInputError, RankEvaluator, type RankResults } from "../src/index";
+import { EmbeddingModel, encodeNpy, KgrankInputError, loadEmbeddingModel, RankEvaluator, type RankResults } from "../src/index";
+import { encodeNpz } from "../src/io/npz-write";
+import { deflated, safetensorsFile, stored, zip } from "./helpers/archives";
 import { backendLabel } from "./helpers/backend";
 import { loadBundled, loadShared, type MappedDataset, sharedDataset } from "./helpers/datasets";
 import { type Name, randomValues, refMagnitude, type RefModel, refScore } from "./helpers/embedding-reference";
@@ -306,6 +311,99 @@ describe(`ranking from embeddings on FB15k-237 [${backendLabel}]`, () => {
       expect(open).toBeLessThan(0.75 * 2 * rows);
     });
   }
+});
+
+describe(`a model from .npy / .npz / safetensors files, float32 and float64, on Nations [${backendLabel}]`, () => {
+  const ds = loadBundled("nations");
+  const dir = mkdtempSync(path.join(tmpdir(), "kgrank-emb-files-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const n = ds.entities.length;
+  const nr = ds.relations.length;
+  const width = 16; // ComplEx, 8 complex dimensions, interleaved
+  // float64 values that float32 cannot hold: the float32 files hold them rounded.
+  const ent64 = Float64Array.from(randomValues(n * width, 31, 0.5), (v, i) => v + 1e-9 * Math.sin(i));
+  const rel64 = Float64Array.from(randomValues(nr * width, 32, 0.5), (v, i) => v + 1e-9 * Math.cos(i));
+  const ent32 = Float32Array.from(ent64);
+  const rel32 = Float32Array.from(rel64);
+  const put = (name: string, bytes: Uint8Array) => {
+    writeFileSync(path.join(dir, name), bytes);
+    return path.join(dir, name);
+  };
+  const files = (tag: string, e: Float32Array | Float64Array, r: Float32Array | Float64Array) => {
+    const es = [n, width];
+    const rs = [nr, width];
+    switch (tag) {
+      case "npy": return [put(`e-${tag}-${e.BYTES_PER_ELEMENT}.npy`, encodeNpy(e, es)), put(`r-${tag}-${e.BYTES_PER_ELEMENT}.npy`, encodeNpy(r, rs))];
+      case "npz": return [put(`e-${tag}-${e.BYTES_PER_ELEMENT}.npz`, encodeNpz({ entity: { data: e, shape: es } })), put(`r-${tag}-${e.BYTES_PER_ELEMENT}.npz`, encodeNpz({ relation: { data: r, shape: rs } }))];
+      case "npz-deflated": return [put(`e-${tag}-${e.BYTES_PER_ELEMENT}.npz`, zip([deflated("entity.npy", encodeNpy(e, es))])), put(`r-${tag}-${e.BYTES_PER_ELEMENT}.npz`, zip([deflated("relation.npy", encodeNpy(r, rs))]))];
+      case "npz-stored": return [put(`e-${tag}-${e.BYTES_PER_ELEMENT}.npz`, zip([stored("entity.npy", encodeNpy(e, es))])), put(`r-${tag}-${e.BYTES_PER_ELEMENT}.npz`, zip([stored("relation.npy", encodeNpy(r, rs))]))];
+      default: return [put(`e-${e.BYTES_PER_ELEMENT}.safetensors`, safetensorsFile({ entity: { data: e, shape: es } })), put(`r-${e.BYTES_PER_ELEMENT}.safetensors`, safetensorsFile({ relation: { data: r, shape: rs } }))];
+    }
+  };
+  const FORMATS = ["npy", "npz", "npz-stored", "npz-deflated", "safetensors"];
+  const run = (entityEmbeddings: string, relationEmbeddings: string, precision?: "float64") => {
+    const model = loadEmbeddingModel({ interaction: "complex", complexLayout: "interleaved", entityEmbeddings, relationEmbeddings, ...(precision ? { precision } : {}) });
+    const ev = evaluatorFor(ds);
+    ev.addModelSync({ model, triples: ds.splits.test });
+    return { model, ev };
+  };
+  const ref: RefModel = { name: "complex", ent: Float64Array.from(ent32), rel: Float64Array.from(rel32), width, relWidth: width, interleaved: true, phaseScale: 1 };
+  const ref64: RefModel = { ...ref, ent: ent64, rel: rel64 };
+
+  it("every format and element type of the same values gives the same results, bit for bit", () => {
+    const want = run(...(files("npy", ent32, rel32) as [string, string])).ev.finalize().toJSON();
+    for (const f of FORMATS) {
+      // float32 files; float64 files are rounded to float32 on load (the default precision), so give the same.
+      for (const [e, r] of [[ent32, rel32], [ent64, rel64]] as const) {
+        const { model, ev } = run(...(files(f, e, r) as [string, string]));
+        expect(model.precision).toBe("float32");
+        expect(ev.finalize().toJSON(), `${f} ${e.constructor.name}`).toEqual(want);
+      }
+    }
+  });
+
+  it("precision float64: a float64 file is the reference's ranks (bound 2^-53); float32 within the float32 bound", () => {
+    const want = run(...(files("npy", ent64, rel64) as [string, string]), "float64").ev.finalize().toJSON();
+    for (const f of FORMATS) {
+      const { model, ev } = run(...(files(f, ent64, rel64) as [string, string]), "float64");
+      expect(model.precision).toBe("float64");
+      expect(checkAgainstReference(ev, ds, ref64, ds.splits.test, true).open, f).toBe(0);
+      const again = run(...(files(f, ent64, rel64) as [string, string]), "float64").ev.finalize().toJSON();
+      expect(again, f).toEqual(want);
+      // The float32 file of the rounded values, accumulated in float32: the README's bound against its own values.
+      const f32 = run(...(files(f, ent32, rel32) as [string, string])).ev;
+      expect(checkAgainstReference(f32, ds, ref, ds.splits.test, false).open, f).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it("macro weighting and the bootstrap: a model gives what its score matrices give", () => {
+    const { model } = run(...(files("npy", ent32, rel32) as [string, string]));
+    const options = { weighting: "macro" as const };
+    const fromModel = evaluatorFor(ds, options);
+    fromModel.addModelSync({ model, triples: ds.splits.test });
+    const fromScores = evaluatorFor(ds, options);
+    const t = ds.splits.test;
+    const rows = t.length / 3;
+    for (const side of ["head", "tail"] as const) {
+      // Every (row, candidate) triple scored by model.scoreTriples: the code that scores the ranking's columns.
+      const all = new Int32Array(rows * n * 3);
+      for (let i = 0; i < rows; i++) {
+        for (let e = 0; e < n; e++) {
+          const o = 3 * (i * n + e);
+          all[o] = side === "head" ? e : t[3 * i]!;
+          all[o + 1] = t[3 * i + 1]!;
+          all[o + 2] = side === "tail" ? e : t[3 * i + 2]!;
+        }
+      }
+      fromScores.addSync({ triples: t, side, scores: Float32Array.from(model.scoreTriples(all)) });
+    }
+    const bootstrap = { bootstrap: { samples: 200, seed: 5 } };
+    const a = fromModel.finalize(bootstrap);
+    const b = fromScores.finalize(bootstrap);
+    expect(a.intervals()).not.toBeNull();
+    expect(a.intervals()).toEqual(b.intervals());
+    expect(a.toJSON()).toEqual(b.toJSON());
+  });
 });
 
 describe(`EmbeddingModel bad input [${backendLabel}]`, () => {
