@@ -208,6 +208,9 @@ T score_one(ScoreOp op, const T* q, const T* c, size_t dim, const T* row, const 
 using ChunkFn = void (*)(const ChunkPlan&, size_t, size_t, uint32_t*, uint32_t*, uint32_t*, float*);
 
 ChunkFn chunk_kernel(SimdLevel level) {
+#ifdef KGRANK_HAVE_NEON
+  if (level == SimdLevel::NEON && simd_supported(level)) return isa::rank_chunk_neon;
+#endif
 #ifdef KGRANK_HAVE_AVX512
   if (level == SimdLevel::AVX512 && simd_supported(level)) return isa::rank_chunk_avx512;
 #endif
@@ -411,6 +414,9 @@ double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* si
 #endif
 #ifdef KGRANK_HAVE_AVX512
   if (simd == SimdLevel::AVX512 && simd_supported(simd)) { fn = isa::fma_probe_avx512; lanes = 16; }
+#endif
+#ifdef KGRANK_HAVE_NEON
+  if (simd == SimdLevel::NEON && simd_supported(simd)) { fn = isa::fma_probe_neon; lanes = 4; }
 #endif
   parallel_for(n, n, [&](size_t i) { sums[i] = fn(iterations); });
   double s = 0;

@@ -126,6 +126,11 @@ void rank_chunk_avx512(const ChunkPlan& plan, size_t begin, size_t end, uint32_t
                        uint32_t* nan, float* pack);
 double fma_probe_avx512(size_t iterations);
 #endif
+#ifdef KGRANK_HAVE_NEON
+void rank_chunk_neon(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
+                     uint32_t* nan, float* pack);
+double fma_probe_neon(size_t iterations);
+#endif
 }  // namespace isa
 
 }  // namespace kgrank

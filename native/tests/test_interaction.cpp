@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -85,6 +86,12 @@ void check_model(const Fixture& f, std::mt19937& rng) {
 }  // namespace
 
 int main() {
+  // One line naming the levels the kernel checks run at, so a cross run can check it exercised its SIMD kernels.
+  std::printf("simd levels tested:");
+  for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
+    if (simd_supported(level)) std::printf(" %s", simd_name(level));
+  }
+  std::printf("\n");
   std::mt19937 rng(42);
   const Fixture fixtures[] = {
       {Interaction::TransEL1, ComplexLayout::Halves, 37, 37},
