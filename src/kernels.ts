@@ -170,7 +170,8 @@ export interface MetricKernels {
 
 /**
  * One batch of queries for ranking from embeddings (native/core/interaction.h; src/fallback/interaction.ts). Ids are
- * checked by the caller. Interaction codes: 0 TransE-L1, 1 TransE-L2, 2 DistMult, 3 ComplEx, 4 RotatE, 5 PairRE.
+ * checked by the caller. Interaction codes: 0 TransE-L1, 1 TransE-L2, 2 DistMult, 3 ComplEx, 4 RotatE, 5 PairRE,
+ * 6 RotatE-L2 (PyKEEN's RotatE).
  */
 export interface EmbeddingJob {
   interaction: number;
