@@ -155,7 +155,10 @@ export interface MetricKernels {
    * [E, Var] of the conventional (unweighted) median rank under independent uniform ranks, for validated candidate
    * counts (native/core/median_moments.cpp; src/fallback/median-moments.ts).
    */
-  /** [E, Var] of the median rank; with wantVariance false, Var may be NaN (the costly joint sum of even n skipped). */
+  /**
+   * [E, Var, evaluations] of the median rank; with wantVariance false, Var may be NaN (the costly joint sum of even n
+   * skipped). `evaluations` counts the kernel's evaluations of the generating function (its cost, for tests).
+   */
   medianMoments(numCandidates: Float64Array, wantVariance?: boolean): Float64Array;
   /** The statistic of `numSamples` seeded random rank vectors. */
   sampleStatistic(numCandidates: Float64Array, weights: Float64Array | null, numSamples: number, seed: number,
