@@ -51,5 +51,5 @@ export type { Dataset, LoadDatasetOptions, Split } from "./io/datasets";
 export { writeFileAtomic } from "./io/atomic";
 export { ogbEvaluate, ogbEvaluateSync } from "./ogb";
 export { compareRuns } from "./compare/paired";
-export type { Comparison, ComparisonRow, CompareOptions } from "./compare/paired";
+export type { Comparison, ComparisonRow, CompareOptions, NamedRun, TaskLabels } from "./compare/paired";
 export type { OgbInput, OgbLists } from "./ogb";

@@ -20,6 +20,7 @@ import {
 } from "../src/index";
 import { expectShape, readArray, readNumbers } from "../src/cli/shared";
 import { splitTsvBytes } from "../src/io/tsv";
+import { deflated, zip } from "./helpers/archives";
 import { external, runs } from "./helpers/external";
 import { deflated, zip } from "./helpers/zip";
 

@@ -5,13 +5,14 @@
  *     (snap-stanford/ogb examples/linkproppred/wikikg2/run.py save_model: entity_embedding.npy,
  *     relation_embedding.npy, config.json holding the run's arguments: model, hidden_dim, gamma,
  *     double_entity_embedding, double_relation_embedding), or as DGL-KE saves it (<dataset>_<model>_entity.npy and
- *     _relation.npy, the names dgl-ke's KGEModel.load reads (awslabs/dgl-ke python/dglke/models/infer.py), with
- *     config.json keys model, emb_size / hidden_dim, gamma, double_ent, double_rel, and entities.tsv /
- *     relations.tsv id maps);
+ *     _relation.npy, the names dgl-ke's KEModel.save_emb writes and InferModel.load_emb reads (awslabs/dgl-ke
+ *     python/dglke/models/general_models.py), with config.json keys model, emb_size / hidden_dim, gamma,
+ *     double_ent, double_rel, and entities.tsv / relations.tsv id maps);
  *   - or explicit files (.npy / .npz / .safetensors, float32 or float64) and --interaction.
  * Complex models from a config are stored as real | imaginary halves (torch.chunk in both codes); RotatE relations are
  * phases scaled by pi / embedding_range, embedding_range = (gamma + 2) / hidden_dim. Without a config the complex
- * layout must be given. Gamma only shifts scores and is dropped.
+ * layout must be given. Gamma only shifts scores and is dropped. A plain "TransE" is the L1 distance in an OGB
+ * directory and the L2 distance in a DGL-KE one (savedBy below tells them apart).
  */
 import { existsSync, readdirSync } from "node:fs";
 import * as path from "node:path";
@@ -43,11 +44,35 @@ export interface LoadEmbeddingModelOptions {
   relationLabels?: readonly string[];
 }
 
-/** OGB / DGL-KE model names -> interactions (OGB's TransE is the L1 distance: torch.norm(p=1)). */
+/** OGB / DGL-KE model names -> interactions, all but plain "TransE", which the two codes read differently. */
 const MODEL_NAMES: Record<string, InteractionName> = {
-  transe: "transe-l1", transe_l1: "transe-l1", transe_l2: "transe-l2", distmult: "distmult", complex: "complex",
-  rotate: "rotate", pairre: "pairre",
+  transe_l1: "transe-l1", transe_l2: "transe-l2", distmult: "distmult", complex: "complex", rotate: "rotate",
+  pairre: "pairre",
 };
+
+/**
+ * Plain "TransE" by the code that saved the directory. OGB's KnowledgeGraphEmbedding code scores it with the L1
+ * distance (examples/linkproppred/wikikg2/model.py TransE: torch.norm(score, p=1, dim=2)); DGL-KE with the L2
+ * distance (awslabs/dgl-ke python/dglke/models/general_models.py, KEModel and InferModel:
+ * `if model_name == 'TransE' or model_name == 'TransE_l2': self.score_func = TransEScore(gamma, 'l2')`).
+ */
+const TRANSE_BY_LAYOUT = { ogb: "transe-l1", dglke: "transe-l2" } as const satisfies Record<string, InteractionName>;
+
+/**
+ * Which code saved a model directory, from what each writes: DGL-KE's config.json is its run's arguments
+ * (python/dglke/utils.py save_model: vars(args), keys model_name / hidden_dim / double_ent / double_rel; the
+ * newer writer keys model / emb_size / double_ent / double_rel, as python/dglke/models/infer.py reads them) and its
+ * embeddings are <dataset>_<model>_entity.npy / _relation.npy (KEModel.save_emb); OGB's is its run's arguments
+ * too (run.py save_model: model, hidden_dim, double_entity_embedding, double_relation_embedding) with
+ * entity_embedding.npy / relation_embedding.npy. Null when the signs are missing or disagree.
+ */
+function savedBy(config: Record<string, unknown>, files: string[]): "ogb" | "dglke" | null {
+  const dglke = ["emb_size", "double_ent", "double_rel", "model_name"].some((k) => k in config) ||
+    files.some((f) => f.endsWith("_entity.npy"));
+  const ogb = ["double_entity_embedding", "double_relation_embedding"].some((k) => k in config) ||
+    files.includes("entity_embedding.npy");
+  return dglke === ogb ? null : dglke ? "dglke" : "ogb";
+}
 
 function readMatrix(file: string, argument: string): NpyData {
   const ext = path.extname(file).toLowerCase();
@@ -140,16 +165,30 @@ export function loadEmbeddingModel(o: LoadEmbeddingModelOptions): EmbeddingModel
     if (typeof config !== "object" || config === null || Array.isArray(config)) {
       throw new KgrankInputError("modelDir", `${configFile} is ${describe(config)}, not a JSON object of the run's arguments`);
     }
-    const name = String(config.model ?? config.model_name ?? "").toLowerCase();
-    const fromConfig = MODEL_NAMES[name];
+    const files = readdirSync(dir);
+    const modelName = config.model ?? config.model_name;
+    const name = String(modelName ?? "").toLowerCase();
+    let fromConfig: InteractionName | undefined = MODEL_NAMES[name];
+    if (name === "transe") {
+      const layout = savedBy(config, files);
+      if (layout) fromConfig = TRANSE_BY_LAYOUT[layout];
+      else if (interaction === "transe-l1" || interaction === "transe-l2") fromConfig = interaction;
+      else {
+        throw new KgrankInputError(
+          "modelDir",
+          `${configFile}: model TransE is the L1 distance in OGB's KnowledgeGraphEmbedding code and the L2 distance in ` +
+            `DGL-KE, and ${dir} does not show which saved it (OGB: entity_embedding.npy, double_entity_embedding; ` +
+            `DGL-KE: <dataset>_<model>_entity.npy, emb_size / double_ent): give --interaction transe-l1 or transe-l2`,
+        );
+      }
+    }
     if (!fromConfig) {
-      throw new KgrankInputError("modelDir", `${configFile}: model ${describe(config.model ?? config.model_name)} is not one of TransE, TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, PairRE`);
+      throw new KgrankInputError("modelDir", `${configFile}: model ${describe(modelName)} is not one of TransE, TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, PairRE`);
     }
     if (interaction && interaction !== fromConfig) {
-      throw new KgrankInputError("interaction", `${interaction} contradicts ${configFile}'s model ${String(config.model)} (${fromConfig}); drop --interaction`);
+      throw new KgrankInputError("interaction", `${interaction} contradicts ${configFile}'s model ${String(modelName)} (${fromConfig}); drop --interaction`);
     }
     interaction = fromConfig;
-    const files = readdirSync(dir);
     const find = (suffixes: string[]) => files.find((f) => suffixes.some((s) => f === s || f.endsWith(`_${s}`)));
     entFile ??= (() => { const f = find(["entity_embedding.npy", "entity.npy"]); return f && path.join(dir, f); })();
     relFile ??= (() => { const f = find(["relation_embedding.npy", "relation.npy"]); return f && path.join(dir, f); })();
