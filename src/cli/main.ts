@@ -67,7 +67,9 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .requiredOption("--state-dir <dir>", "directory every worker and this command can see (shared storage) for the shard states")
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--attempts <n>", "attempts per shard job before the run fails", intArg("--attempts", 1, 100), 3)
-    .action(async (o: SubmitOptions) => submitRun({ ...o, args: runArgs(argv) }, out));
+    .action(async (o: SubmitOptions) => {
+      await submitRun({ ...o, args: runArgs(argv) }, out);
+    });
 
   program
     .command("compare")
