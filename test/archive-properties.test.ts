@@ -22,7 +22,7 @@ import { encodeNpy, KgrankInputError, parseNpz, parseSafetensors, readNpz, readS
 import type { NpyData } from "../src/io/npy";
 import { encodeNpz } from "../src/io/npz-write";
 import { backendLabel } from "./helpers/backend";
-import { deflated, zip } from "./helpers/zip";
+import { deflated, zip } from "./helpers/archives";
 
 const RUNS = Number(process.env.KGRANK_PROPERTY_RUNS ?? 1000);
 const MAX_MESSAGE = 1000;

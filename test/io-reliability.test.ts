@@ -22,7 +22,6 @@ import { expectShape, readArray, readNumbers } from "../src/cli/shared";
 import { splitTsvBytes } from "../src/io/tsv";
 import { deflated, zip } from "./helpers/archives";
 import { external, runs } from "./helpers/external";
-import { deflated, zip } from "./helpers/zip";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-io-rel-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
