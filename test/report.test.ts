@@ -12,6 +12,7 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
 import { FrequencyBaseline, loadDataset, RankEvaluator } from "../src/index";
+import { plotSpec, RELATION_ENDS } from "../src/report/plots";
 import { external, runs } from "./helpers/external";
 
 const root = path.resolve(__dirname, "..");
@@ -62,6 +63,26 @@ function saveRuns(): [string, string] {
 
 describe("kgrank report and plot", () => {
   const [a, b] = saveRuns();
+
+  it("the per-relation plot keeps the best and worst RELATION_ENDS relations when there are more than twice as many", () => {
+    const numRelations = 2 * RELATION_ENDS + 7;
+    const ev = new RankEvaluator({ numEntities: 50, numRelations, sides: "tail" });
+    const n = 3 * numRelations;
+    const relations = Int32Array.from({ length: n }, (_, i) => i % numRelations);
+    // Relation r's ranks are all 1 + r: MRR 1 / (1 + r), so the order of the bars is known.
+    const ranks = Float64Array.from(relations, (r) => 1 + r);
+    ev.addRanks({ side: "tail", optimistic: ranks, pessimistic: ranks, realistic: ranks, numCandidates: new Float64Array(n).fill(50), relations });
+    const spec = plotSpec("relations", ev.finalize()) as { title: string; data: { values: { relation: string }[] } };
+    const shown = spec.data.values.map((v) => Number(v.relation.split(" ")[0]));
+    const want = [...Array.from({ length: RELATION_ENDS }, (_, i) => i), ...Array.from({ length: RELATION_ENDS }, (_, i) => numRelations - RELATION_ENDS + i)];
+    expect(shown).toEqual(want);
+    expect(spec.title).toBe(`MRR per relation: the ${RELATION_ENDS} best and ${RELATION_ENDS} worst of ${numRelations} (task count in brackets)`);
+    const few = new RankEvaluator({ numEntities: 50, numRelations: 3, sides: "tail" });
+    const r3 = Int32Array.from([0, 1, 2]);
+    const k3 = Float64Array.from([1, 2, 3]);
+    few.addRanks({ side: "tail", optimistic: k3, pessimistic: k3, realistic: k3, numCandidates: new Float64Array(3).fill(50), relations: r3 });
+    expect((plotSpec("relations", few.finalize()) as { data: { values: unknown[] } }).data.values).toHaveLength(3);
+  });
 
   it("plot writes one SVG with marks for each plot name; an unknown name is refused", () => {
     for (const name of ["ranks", "hits", "relations"]) {

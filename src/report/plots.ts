@@ -12,6 +12,9 @@
 import { KgrankInputError } from "../errors";
 import type { RankResults } from "../evaluation/results";
 
+/** Bars kept at each end of the per-relation plot when there are more than twice as many relations. */
+export const RELATION_ENDS = 20;
+
 export const PLOT_NAMES = ["ranks", "hits", "relations", "categories", "degrees"] as const;
 export type PlotName = (typeof PLOT_NAMES)[number];
 /** Plots that need the run's training triples (relation categories and entity degrees are defined by them). */
@@ -159,11 +162,15 @@ export function plotSpec(name: PlotName, results: RankResults, context: PlotCont
       mrr: g.results.get("both.realistic.inverse_harmonic_mean_rank"),
     }))
     .sort((a, b) => b.mrr - a.mrr);
+  // A laptop screen holds about 40 bars: past that, the best and the worst RELATION_ENDS (FB15k-237 has 237 relations).
+  const shown = values.length > 2 * RELATION_ENDS ? [...values.slice(0, RELATION_ENDS), ...values.slice(-RELATION_ENDS)] : values;
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: "MRR per relation (task count in brackets)",
+    title: shown.length < values.length
+      ? `MRR per relation: the ${RELATION_ENDS} best and ${RELATION_ENDS} worst of ${values.length} (task count in brackets)`
+      : "MRR per relation (task count in brackets)",
     width: 460, height: { step: 14 }, config: CONFIG,
-    data: { values },
+    data: { values: shown },
     mark: { type: "bar", color: BLUE },
     encoding: {
       y: { field: "relation", type: "nominal", sort: "-x", title: null },
