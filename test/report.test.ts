@@ -81,7 +81,17 @@ describe("kgrank report and plot", () => {
     const r3 = Int32Array.from([0, 1, 2]);
     const k3 = Float64Array.from([1, 2, 3]);
     few.addRanks({ side: "tail", optimistic: k3, pessimistic: k3, realistic: k3, numCandidates: new Float64Array(3).fill(50), relations: r3 });
-    expect((plotSpec("relations", few.finalize()) as { data: { values: unknown[] } }).data.values).toHaveLength(3);
+    const fewResults = few.finalize();
+    expect((plotSpec("relations", fewResults) as { data: { values: unknown[] } }).data.values).toHaveLength(3);
+    // Long labels keep their end and the count; two that shorten alike stay two bars.
+    const long = "/a/very/long/freebase/relation/path/that/goes/on";
+    const labels = [`/x${long}/name`, `/y${long}/name`, "short"];
+    const bars = (plotSpec("relations", fewResults, { relationLabels: labels }) as { data: { values: { relation: string }[] } }).data.values.map((v) => v.relation);
+    expect(bars).toHaveLength(3);
+    expect(new Set(bars).size).toBe(3);
+    expect(bars).toContain("short (1)");
+    expect(bars.filter((b) => b.startsWith("…") && b.includes("/goes/on/name (1)"))).toHaveLength(2);
+    expect(bars.some((b) => / #1$/.test(b))).toBe(true);
   });
 
   it("plot writes one SVG with marks for each plot name; an unknown name is refused", () => {

@@ -14,6 +14,8 @@ import type { RankResults } from "../evaluation/results";
 
 /** Bars kept at each end of the per-relation plot when there are more than twice as many relations. */
 export const RELATION_ENDS = 20;
+/** Characters of a relation label on the per-relation axis; longer ones keep their end, after an ellipsis. */
+export const RELATION_LABEL_CHARS = 36;
 
 export const PLOT_NAMES = ["ranks", "hits", "relations", "categories", "degrees"] as const;
 export type PlotName = (typeof PLOT_NAMES)[number];
@@ -119,7 +121,9 @@ export function plotSpec(name: PlotName, results: RankResults, context: PlotCont
       data: { values },
       mark: { type: "bar" },
       encoding: {
-        x: { field: "bin", type: "ordinal", sort: { field: "order" }, title: "realistic rank (bin)", axis: { labelAngle: 0 } },
+        x: { field: "bin", type: "ordinal", sort: { field: "order" }, title: "realistic rank (bin)",
+          // Past 2^8 the bin labels ("2048–4095") are wider than their band: slanted, they do not overlap.
+          axis: { labelAngle: maxBin > 8 ? -40 : 0 } },
         xOffset: { field: "side" },
         y: { field: "tasks", type: "quantitative", title: "tasks (count)" },
         color: { field: "side", type: "nominal", scale: { range: [BLUE, ORANGE] }, title: null, legend: { orient: "top-right" } },
@@ -156,11 +160,17 @@ export function plotSpec(name: PlotName, results: RankResults, context: PlotCont
     };
   }
   const groups = results.byRelation();
+  // Long labels (FB15k-237's "/olympics/olympic_games/sports") keep their informative end and the task count; a
+  // shortened label that collides with another gets its id, so that two relations never share a bar.
+  const seen = new Set<string>();
   const values = groups
-    .map((g) => ({
-      relation: `${relationLabels?.[g.relation] ?? g.relation} (${g.count})`,
-      mrr: g.results.get("both.realistic.inverse_harmonic_mean_rank"),
-    }))
+    .map((g) => {
+      const full = relationLabels?.[g.relation] ?? String(g.relation);
+      let relation = `${full.length > RELATION_LABEL_CHARS ? `…${full.slice(-(RELATION_LABEL_CHARS - 1))}` : full} (${g.count})`;
+      if (seen.has(relation)) relation = `${relation} #${g.relation}`;
+      seen.add(relation);
+      return { relation, mrr: g.results.get("both.realistic.inverse_harmonic_mean_rank") };
+    })
     .sort((a, b) => b.mrr - a.mrr);
   // A laptop screen holds about 40 bars: past that, the best and the worst RELATION_ENDS (FB15k-237 has 237 relations).
   const shown = values.length > 2 * RELATION_ENDS ? [...values.slice(0, RELATION_ENDS), ...values.slice(-RELATION_ENDS)] : values;
@@ -173,7 +183,7 @@ export function plotSpec(name: PlotName, results: RankResults, context: PlotCont
     data: { values: shown },
     mark: { type: "bar", color: BLUE },
     encoding: {
-      y: { field: "relation", type: "nominal", sort: "-x", title: null },
+      y: { field: "relation", type: "nominal", sort: "-x", title: null, axis: { labelLimit: 0 } }, // shortened above; Vega in Node over-estimates text width
       x: { field: "mrr", type: "quantitative", scale: { domain: [0, 1] }, title: "MRR (realistic ranks, both sides)" },
     },
   };
