@@ -1,17 +1,19 @@
 # node-gyp build of the kgrank addon. The source lists live in native/sources.gypi (JSON, also read by
 # native/CMakeLists.txt), so both builds compile the same files. ISA-specific kernels are static libraries with
 # their own flags; the dispatch in native/core/simd.cpp calls them only on CPUs (and OSes) that support them.
+# -ffp-contract=off: no fused multiply-add the code did not ask for (see native/CMakeLists.txt).
 {
   "includes": ["native/sources.gypi"],
   "target_defaults": {
-    "cflags_cc": ["-O3", "-std=c++17"],
+    "cflags_cc": ["-O3", "-std=c++17", "-ffp-contract=off"],
     "cflags_cc!": ["-fno-exceptions", "-std=gnu++17"],
     "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
     "xcode_settings": {
       "GCC_ENABLE_CPP_EXCEPTIONS": "YES",
       "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
       "GCC_OPTIMIZATION_LEVEL": "3",
-      "MACOSX_DEPLOYMENT_TARGET": "11.0"
+      "MACOSX_DEPLOYMENT_TARGET": "11.0",
+      "OTHER_CPLUSPLUSFLAGS": ["-ffp-contract=off"]
     },
     "msvs_settings": {
       "VCCLCompilerTool": { "ExceptionHandling": 1, "AdditionalOptions": ["/std:c++17"] }

@@ -1,8 +1,9 @@
 // Ranking from embeddings (issue 15): the machine's peak FMA rate on the same threads (fmaProbe), then the fused
 // score-and-count kernel's (query, entity) x dimension rate per interaction as a fraction of it, and a
-// WikiKG2-shaped extrapolation. One run, ratios measured in the same process. Run: npm run build:ts && node
-// bench/embeddings.mjs [--wikikg2]. The PyTorch peer (Debian python3-torch) is skipped when /usr/bin/python3 has no
-// torch (printed as such).
+// WikiKG2-shaped extrapolation. One run, ratios measured in the same process. Part of `npm run bench` (which passes
+// --wikikg2 --event-loop --torch); alone: npm run build:ts && node bench/embeddings.mjs [--wikikg2] [--wikikg2-tasks N]
+// [--event-loop] [--torch] [--quick]. The PyTorch peer (Debian python3-torch) is skipped when /usr/bin/python3 has no
+// torch (printed as such). Writes bench/results/embeddings.json (bench/summary.mjs turns it into rows).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -10,7 +11,15 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { writeResult } from "./lib.mjs";
+
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const flagValue = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
+// The issue's sample: 10,000 tasks of WikiKG2's 1,197,086 (both sides), at d = 100 and d = 500.
+const wikikg2Tasks = flagValue("--wikikg2-tasks", quick ? 200 : 10000);
+const result = { cases: [], wikikg2: [], eventLoop: null, torch: null };
 
 const require = createRequire(import.meta.url);
 const { nativeAddon, kernels } = require("../dist/cjs/backend.js");
@@ -71,6 +80,7 @@ if (process.argv.includes("--torch-only")) {
   process.exit(0);
 }
 const peak = probe();
+result.probe = { simd: k.simd, threads, maddsPerSecond: peak };
 console.log(`# ranking from embeddings: native ${k.simd}, ${threads} threads`);
 console.log(`FMA probe: ${(peak / 1e9).toFixed(2)} G multiply-adds/s (${(peak / 1e9 / threads).toFixed(2)} per thread)`);
 const N = 20000;
@@ -92,17 +102,19 @@ for (const [name, w, rw, layout, units, target] of cases) {
   const s = timeRank(name, N, w, rw, ROWS, layout);
   const rate = (N * ROWS * units) / s;
   console.log(`| ${name} | ${w} | ${N} x ${ROWS} | ${(s * 1e3).toFixed(1)} ms | ${(rate / 1e9).toFixed(2)} G | ${(100 * rate / p).toFixed(0)} % (probe ${(p / 1e9).toFixed(1)} G) | ${target * 100} % |`);
+  result.cases.push({ interaction: name, width: w, entities: N, queries: ROWS, seconds: s, unitsPerSecond: rate, probe: p, fraction: rate / p, target });
 }
 
 if (process.argv.includes("--wikikg2")) {
   const n = 2500604;
-  for (const [d, rows] of [[100, 1000], [500, 200]]) {
+  for (const [d, rows] of [[100, wikikg2Tasks], [500, wikikg2Tasks]]) {
     const s = timeRank("distmult", n, d, d, rows, null, 1);
     const perTaskCore = (s * threads) / rows;
     const tasks = 598543 * 2;
     console.log(`WikiKG2-shaped DistMult d=${d}: ${rows} tasks x ${n} entities in ${s.toFixed(2)} s on ${threads} threads ` +
       `= ${(perTaskCore * 1e3).toFixed(1)} ms per task per core; whole test set (${tasks} tasks, both sides): ` +
       `${((tasks * perTaskCore) / threads / 3600).toFixed(1)} h here, ${((tasks * perTaskCore) / 64 / 3600).toFixed(2)} h on 64 such cores`);
+    result.wikikg2.push({ d, entities: n, sampleTasks: rows, seconds: s, threads, perTaskCoreSeconds: perTaskCore, testTasks: tasks, probe: peak });
   }
 }
 
@@ -128,12 +140,14 @@ async function eventLoop() {
   clearInterval(timer);
   console.log(`event loop during async addModel (${rows} triples x 2 sides x ${n} entities, d = ${d}, ${s.toFixed(2)} s): ` +
     `p99 ${(h.percentile(99) / 1e6).toFixed(1)} ms, max ${(h.max / 1e6).toFixed(1)} ms (target p99 <= 20 ms)`);
+  result.eventLoop = { seconds: s, p99Ms: h.percentile(99) / 1e6, maxMs: h.max / 1e6, triples: rows, entities: n, d };
 }
 
 const torch = spawnSync("/usr/bin/python3", ["-c", "import torch"], { stdio: "ignore" }).status === 0;
 if (!torch) console.log("PyTorch peer: skipped (/usr/bin/python3 has no torch; Debian: apt-get install python3-torch)");
 else if (process.argv.includes("--torch")) torchPeer();
 if (process.argv.includes("--torch-only")) process.exit(0);
+writeResult("embeddings", result);
 
 /** FB15k-237 DistMult, full filtered, both sides: kgrank's addModelSync against the PyTorch pipeline, same run. */
 function torchPeer() {
@@ -151,6 +165,7 @@ function torchPeer() {
   console.log(`\nFB15k-237 DistMult, full filtered, both sides (${ds.splits.test.length / 3} test triples x ${n} entities), ${threads} threads:`);
   console.log("| d | kgrank (addModelSync) | PyTorch pipeline | speed-up | MRR kgrank / torch |");
   console.log("| --- | --- | --- | --- | --- |");
+  result.torch = [];
   for (const d of [200, 32]) {
     const ent = rnd(n * d, 11);
     const rel = rnd(nr * d, 12);
@@ -176,6 +191,7 @@ function torchPeer() {
       tmrr = j.mrr;
     }
     console.log(`| ${d} | ${(best * 1e3).toFixed(0)} ms | ${(tbest * 1e3).toFixed(0)} ms | ${(tbest / best).toFixed(2)}x | ${mrr.toFixed(6)} / ${tmrr.toFixed(6)} |`);
+    result.torch.push({ d, kgrankSeconds: best, torchSeconds: tbest, speedup: tbest / best, mrr, torchMrr: tmrr });
   }
   rmSync(dir, { recursive: true, force: true });
 }

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { machine, printTable, resultsDir, root } from "./lib.mjs";
-import { HEADER, SIMD_HEADER, simdRows, summaryRows } from "./summary.mjs";
+import { HEADER, PROJECTION_HEADER, SIMD_HEADER, projectionRows, simdRows, summaryRows } from "./summary.mjs";
 
 const SCENARIOS = [
   { name: "count", file: "count.bench.mjs" },
@@ -14,6 +14,9 @@ const SCENARIOS = [
   { name: "evaluator", file: "evaluator.bench.mjs" },
   { name: "metrics", file: "metrics.bench.mjs" },
   { name: "scale-out", file: "scale-out.bench.mjs" },
+  // Ranking from embeddings: FMA probe and per-interaction rates, the WikiKG2-shaped sample, the event loop during an
+  // async addModel, and the PyTorch peer on FB15k-237 (skipped with a note without torch or the dataset).
+  { name: "embeddings", file: "embeddings.mjs", args: ["--wikikg2", "--event-loop", "--torch"] },
 ];
 
 const args = process.argv.slice(2);
@@ -31,7 +34,7 @@ let failed = 0;
 for (const s of SCENARIOS) {
   if (only && !only.includes(s.name)) continue;
   console.log(`\n=== ${s.name} ===`);
-  const r = spawnSync(process.execPath, ["--expose-gc", join(root, "bench", s.file), ...passThrough], {
+  const r = spawnSync(process.execPath, ["--expose-gc", join(root, "bench", s.file), ...(s.args ?? []), ...passThrough], {
     cwd: root,
     stdio: "inherit",
   });
@@ -50,6 +53,11 @@ const simd = simdRows(latest);
 if (simd.length) {
   console.log("");
   printTable(SIMD_HEADER, simd);
+}
+const proj = projectionRows(latest);
+if (proj.length) {
+  console.log("");
+  printTable(PROJECTION_HEADER, proj);
 }
 console.log(`\nwrote ${join(resultsDir, "latest.json")}`);
 process.exit(failed ? 1 : 0);

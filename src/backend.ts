@@ -91,6 +91,8 @@ export interface NativeAddon extends NativeMetricsAddon {
     stats(): { keys: number; answers: number; bytes: number; wide: boolean };
     countFiltered(...args: unknown[]): void;
     countFilteredAsync(...args: unknown[]): Promise<void>;
+    countFilteredRange(...args: unknown[]): void;
+    countFilteredRangeAsync(...args: unknown[]): Promise<void>;
     rankTriples(...args: unknown[]): void;
   };
 }
@@ -197,6 +199,15 @@ function nativeFilterIndex(
       return underJob(addon, job, truth.length, (control) => nativeCallAsync("triples", () => index.countFilteredAsync(
         holdable(scores), numEntities, holdable(anchor), holdable(relation), holdable(truth), th, out.greater, out.equal,
         out.nan, out.removed, level, t ?? threads, control)));
+    },
+    countFilteredRange(scores, start, width, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
+      nativeCall("triples", () => index.countFilteredRange(scores, start, width, anchor, relation, truth, th,
+        out.greater, out.equal, out.nan, out.removed, level, t ?? threads));
+    },
+    countFilteredRangeAsync(scores, start, width, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number, job?: JobControl) {
+      return underJob(addon, job, truth.length, (control) => nativeCallAsync("triples", () => index.countFilteredRangeAsync(
+        holdable(scores), start, width, holdable(anchor), holdable(relation), holdable(truth), holdable(th), out.greater,
+        out.equal, out.nan, out.removed, level, t ?? threads, control)));
     },
   };
 }

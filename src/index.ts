@@ -52,5 +52,5 @@ export type { Dataset, LoadDatasetAsyncOptions, LoadDatasetOptions, Split } from
 export { writeFileAtomic } from "./io/atomic";
 export { ogbEvaluate, ogbEvaluateSync } from "./ogb";
 export { compareRuns } from "./compare/paired";
-export type { Comparison, ComparisonRow, CompareOptions } from "./compare/paired";
+export type { Comparison, ComparisonRow, CompareOptions, NamedRun, TaskLabels } from "./compare/paired";
 export type { OgbInput, OgbLists } from "./ogb";

@@ -73,6 +73,23 @@ export interface FilterIndexHandle {
     out: FilteredCountBuffers, threads?: number, job?: JobControl,
   ): Promise<void>;
   /**
+   * countFiltered over one column slice (a chunked batch: scores arrive in slices of the entity axis). Rows of
+   * `scores` (rows x width) hold columns [columnStart, columnStart + width) of the task (anchor[i], relation[i], ?);
+   * `thresholds` (scores' type) are the true scores, given (the true column truth[i] may lie in another slice).
+   * Counts as countScores, minus every other known answer of the task inside the slice (at column answer -
+   * columnStart); answers outside it are left to their own slice. removed[i] counts the slice's removed non-NaN
+   * candidates, -1 when the task's own triple is not in the index. Summed over slices that tile the entity axis,
+   * the counts are countFiltered's (native/core/count.cpp count_rows_filtered_range; TsFilterIndex).
+   */
+  countFilteredRange(
+    scores: FloatArray, columnStart: number, width: number, anchor: Int32Array, relation: Int32Array,
+    truth: Int32Array, thresholds: FloatArray, out: FilteredCountBuffers, threads?: number,
+  ): void;
+  countFilteredRangeAsync(
+    scores: FloatArray, columnStart: number, width: number, anchor: Int32Array, relation: Int32Array,
+    truth: Int32Array, thresholds: FloatArray, out: FilteredCountBuffers, threads?: number, job?: JobControl,
+  ): Promise<void>;
+  /**
    * A whole filtered evaluator batch (rows x 3 triples, one score row each) in one call, on both backends (the
    * addon's binding and TsFilterIndex.rankTriples). keysOut (3 x rows)
    * receives [relation | anchor | truth], out (6 x rows) [optimistic | pessimistic | realistic | numCandidates |
@@ -157,7 +174,10 @@ export interface MetricKernels {
    * [E, Var] of the conventional (unweighted) median rank under independent uniform ranks, for validated candidate
    * counts (native/core/median_moments.cpp; src/fallback/median-moments.ts).
    */
-  /** [E, Var] of the median rank; with wantVariance false, Var may be NaN (the costly joint sum of even n skipped). */
+  /**
+   * [E, Var, evaluations] of the median rank; with wantVariance false, Var may be NaN (the costly joint sum of even n
+   * skipped). `evaluations` counts the kernel's evaluations of the generating function (its cost, for tests).
+   */
   medianMoments(numCandidates: Float64Array, wantVariance?: boolean): Float64Array;
   /** The statistic of `numSamples` seeded random rank vectors. */
   sampleStatistic(numCandidates: Float64Array, weights: Float64Array | null, numSamples: number, seed: number,
@@ -172,7 +192,8 @@ export interface MetricKernels {
 
 /**
  * One batch of queries for ranking from embeddings (native/core/interaction.h; src/fallback/interaction.ts). Ids are
- * checked by the caller. Interaction codes: 0 TransE-L1, 1 TransE-L2, 2 DistMult, 3 ComplEx, 4 RotatE, 5 PairRE.
+ * checked by the caller. Interaction codes: 0 TransE-L1, 1 TransE-L2, 2 DistMult, 3 ComplEx, 4 RotatE, 5 PairRE,
+ * 6 RotatE-L2 (PyKEEN's RotatE).
  */
 export interface EmbeddingJob {
   interaction: number;

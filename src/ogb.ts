@@ -11,6 +11,7 @@
 import { KgrankInputError } from "./errors";
 import { ASYNC_KEYS, type AsyncOptions } from "./jobs";
 import { computeSampledRanks, computeSampledRanksSync, type Ranks } from "./ranking/ranks";
+import { formatDims } from "./suggest";
 import { describe, optionKeys, options } from "./validate";
 
 export interface OgbInput {
@@ -43,7 +44,7 @@ function prepare(input: OgbInput, keys = OGB_KEYS) {
   if (neg && typeof neg === "object" && "shape" in neg && "data" in neg) {
     const shape = neg.shape;
     if (!Array.isArray(shape) || shape.length !== 2 || shape[0] !== n) {
-      throw new KgrankInputError("y_pred_neg", `must have shape (${n}, K) like OGB's, got (${Array.isArray(shape) ? shape.join(", ") : describe(shape)})`);
+      throw new KgrankInputError("y_pred_neg", `must have shape (${n}, K) like OGB's, got ${Array.isArray(shape) ? `(${formatDims(shape)})` : describe(shape)}`);
     }
     neg = neg.data;
   }

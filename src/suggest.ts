@@ -1,7 +1,8 @@
 /**
  * "Did you mean": the known names closest to a misspelt one, by edit distance. Used by the metric resolver and the
- * option-key checks. The query is cut to MAX_QUERY characters first, so a hostile 400 kB name costs microseconds,
- * and `quoted()` bounds what an error message echoes back.
+ * option-key checks. The query is cut to MAX_QUERY characters first, so a hostile 400 kB name costs microseconds.
+ * The bounded formatters of what a message echoes back live here too: `quoted()` (one name), `quotedList()` (names),
+ * `formatDims()` (a shape); every message that interpolates caller or file data goes through one of them.
  */
 
 /** Longest prefix of a query that is compared; names in the catalogues are far shorter. */
@@ -36,4 +37,26 @@ export function closest(query: string, names: readonly string[], count = 1, norm
 /** A string for an error message: JSON-quoted, cut to 60 characters with the full length named. */
 export function quoted(s: string): string {
   return s.length <= 60 ? JSON.stringify(s) : `${JSON.stringify(s.slice(0, 60))}… (${s.length} characters)`;
+}
+
+/** A name for an argument label (`file[name]`): as is up to 60 characters, else cut with an ellipsis. */
+export function shortName(s: string): string {
+  return s.length <= 60 ? s : `${s.slice(0, 60)}…`;
+}
+
+/** Names for an error message: each quoted(), the first `max`, then how many there are in all. */
+export function quotedList(names: readonly string[], max = 5): string {
+  const shown = names.slice(0, max).map((n) => quoted(String(n))).join(", ");
+  return names.length <= max ? shown : `${shown}, ... (${names.length} in all)`;
+}
+
+/**
+ * Dimensions for an error message: all of them up to 8, else the first 6 and the count. Non-numbers (a caller's
+ * shape may hold anything) are shown bounded: strings quoted(), anything else by its type.
+ */
+export function formatDims(shape: readonly unknown[]): string {
+  const one = (d: unknown) =>
+    typeof d === "number" || typeof d === "bigint" || typeof d === "boolean" ? String(d) : typeof d === "string" ? quoted(d) : d === null ? "null" : typeof d;
+  const shown = shape.length <= 8 ? shape : shape.slice(0, 6);
+  return shape.length <= 8 ? shown.map(one).join(", ") : `${shown.map(one).join(", ")}, ... (${shape.length} dimensions)`;
 }

@@ -4,15 +4,16 @@
  * never crash, abort or hang. The README's "Reliability" section lists these kinds; a test below keeps the two in
  * step. CLI and file cases live in test/cli*.test.ts and are listed there too.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import {
-  computeRanks, computeRanksSync, computeSampledRanksSync, countScores, countScoresSync, EmbeddingModel, getMetric, KgrankInputError,
+  computeRanks, computeRanksSync, computeSampledRanksSync, countScores, countScoresSync, EmbeddingModel, FrequencyBaseline, getMetric, KgrankInputError,
   KgrankStateError, metricValues, ogbEvaluateSync, prepareCandidates, RankCounter, RankEvaluator, UnknownMetricError,
-  encodeNpy, loadDataset, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples, splitTsvTriples, writeNpy,
+  encodeNpy, loadDataset, loadEmbeddingModel, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples, splitTsvTriples, writeNpy,
   computeSampledRanks, countScores as countScoresAsync, loadDatasetAsync, ogbEvaluate, readNpyAsync,
 } from "../src/index";
 import { zipSync } from "fflate";
@@ -65,6 +66,30 @@ const latin1Tsv = (() => {
   writeFileSync(p, Buffer.from("a\tr\tcaf\u00e9\n", "latin1"));
   return p;
 })();
+/**
+ * A model's files for loadEmbeddingModel (3 entities, 1 relation, width 2) and id maps or a model directory that
+ * are not regular files: a FIFO (read, it blocks until a writer comes) and /dev/zero (never ends).
+ */
+const modelFiles = (() => {
+  const d = mkdtempSync(path.join(os.tmpdir(), "kgrank-bad-model-"));
+  const p = (name: string) => path.join(d, name);
+  writeFileSync(p("entity.npy"), encodeNpy(f32(6), [3, 2]));
+  writeFileSync(p("relation.npy"), encodeNpy(f32(2), [1, 2]));
+  execFileSync("mkfifo", [p("ids.fifo")]);
+  writeFileSync(p("dup.tsv"), "a\nb\n\na\n");
+  writeFileSync(p("latin1.tsv"), Buffer.from("a\nb\ncaf\u00e9\n", "latin1"));
+  for (const [name, config] of [["fifo-dir", "fifo"], ["zero-dir", "zero"]] as const) {
+    mkdirSync(p(name));
+    writeFileSync(p(`${name}/entity_embedding.npy`), encodeNpy(f32(6), [3, 2]));
+    writeFileSync(p(`${name}/relation_embedding.npy`), encodeNpy(f32(2), [1, 2]));
+    if (config === "fifo") execFileSync("mkfifo", [p(`${name}/config.json`)]);
+    else symlinkSync("/dev/zero", p(`${name}/config.json`));
+  }
+  return { p, labels: { entityLabels: ["a", "b", "c"], relationLabels: ["r"] } };
+})();
+const loadModel = (o: Record<string, string>) => loadEmbeddingModel({
+  interaction: "distmult", entityEmbeddings: modelFiles.p("entity.npy"), relationEmbeddings: modelFiles.p("relation.npy"), ...modelFiles.labels, ...o,
+});
 const safetensors = (header: string) => {
   const h = Buffer.from(header);
   const out = new Uint8Array(8 + h.length + 4);
@@ -127,6 +152,10 @@ export const CASES: Case[] = [
   { kind: "unknown weighting", call: () => new RankEvaluator({ numEntities: 3, weighting: "mean" as never }), error: KgrankInputError, argument: "weighting" },
   { kind: "addRanks rank above numCandidates", call: () => ev().addRanks({ side: "tail", realistic: [5], numCandidates: [3] }), error: KgrankInputError, argument: "realistic" },
   { kind: "addRanks negative weight", call: () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], weights: [-1] }), error: KgrankInputError, argument: "weights" },
+  { kind: "addRanks triples and relations both", call: () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], triples: [0, 0, 1], relations: [0] }), error: KgrankInputError, argument: "relations" },
+  { kind: "addRanks triples not one row per task", call: () => ev().addRanks({ side: "tail", realistic: [1, 1], numCandidates: [3, 3], triples: [0, 0, 1] }), error: KgrankInputError, argument: "triples" },
+  { kind: "addRanks triple id out of range", call: () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], triples: [0, 0, 7] }), error: KgrankInputError, argument: "triples" },
+  { kind: "addRanks relations not one per task", call: () => ev().addRanks({ side: "tail", realistic: [1, 1], numCandidates: [3, 3], relations: [0] }), error: KgrankInputError, argument: "relations" },
   { kind: "every weight 0", call: () => prepareCandidates([3, 3], [0, 0]), error: KgrankInputError, argument: "weights" },
   { kind: "add after finalize", call: () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); e.finalize(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); }, error: KgrankStateError },
   { kind: "finalize with no tasks", call: () => ev().finalize(), error: KgrankStateError },
@@ -175,6 +204,8 @@ export const CASES: Case[] = [
   { kind: "TSV empty field", call: () => splitTsvTriples("a\t\tb\n"), error: KgrankInputError, argument: "file" },
   { kind: "TSV not UTF-8 (Latin-1; line named)", call: () => readTriples(latin1Tsv, { argument: "--train" }), error: KgrankInputError, argument: "--train" },
   { kind: "unknown dataset", call: () => loadDataset("freebase-2"), error: KgrankInputError, argument: "dataset" },
+  // ---- scorers -----------------------------------------------------------------------------------------------------
+  { kind: "FrequencyBaseline relations x entities past the typed-array limit", call: () => new FrequencyBaseline(triples, 2 ** 31 - 1, 4), error: KgrankInputError, argument: "numEntities" },
   // ---- options objects and metric names (issue 14) -------------------------------------------------------------
   { kind: "unknown option key (filter for filterTriples)", call: () => new RankEvaluator({ numEntities: 3, filter: [triples] } as never), error: KgrankInputError, argument: "RankEvaluator options" },
   { kind: "misspelt metric at construction", call: () => new RankEvaluator({ numEntities: 3, metrics: ["mrr", "hist@10"] }), error: UnknownMetricError },
@@ -186,11 +217,21 @@ export const CASES: Case[] = [
   { kind: "relation width wrong for the interaction", call: () => emb({ interaction: "pairre" }), error: KgrankInputError, argument: "relationEmbeddings" },
   { kind: "complex layout missing (never guessed)", call: () => emb({ interaction: "complex" }), error: KgrankInputError, argument: "complexLayout" },
   { kind: "unknown interaction", call: () => emb({ interaction: "transr" }), error: KgrankInputError, argument: "interaction" },
+  { kind: "rotate-l2 complex layout missing (never guessed)", call: () => emb({ interaction: "rotate-l2" }), error: KgrankInputError, argument: "complexLayout" },
+  { kind: "rotate-l2 relation width neither phases nor complex numbers", call: () => emb({ interaction: "rotate-l2", complexLayout: "interleaved", entityEmbeddings: { data: f32(12), shape: [3, 4] }, relationEmbeddings: { data: f32(3), shape: [1, 3] } }), error: KgrankInputError, argument: "relationEmbeddings" },
   { kind: "model not an EmbeddingModel", call: () => ev().addModelSync({ model: {} as never, triples }), error: KgrankInputError, argument: "model" },
   { kind: "model entity count differs from the evaluator's", call: () => new RankEvaluator({ numEntities: 4 }).addModelSync({ model: emb(), triples }), error: KgrankInputError, argument: "model" },
   { kind: "model batch id out of range", call: () => ev().addModelSync({ model: emb(), triples: [0, 0, 3] }), error: KgrankInputError, argument: "triples" },
   { kind: "OGB negatives out of range", call: () => ev().addModelSync({ model: emb(), triples, side: "tail", negatives: [0, 1, 2, 9] }), error: KgrankInputError, argument: "negatives" },
   { kind: "OGB negatives not K per triple", call: () => ev().addModelSync({ model: emb(), triples, side: "tail", negatives: [0, 1, 2] }), error: KgrankInputError, argument: "negatives" },
+  { kind: "id map (--entity-ids) a FIFO", call: () => loadModel({ entityIds: modelFiles.p("ids.fifo") }), error: KgrankInputError, argument: "entityIds" },
+  { kind: "id map (--entity-ids) a device (/dev/zero)", call: () => loadModel({ entityIds: "/dev/zero" }), error: KgrankInputError, argument: "entityIds" },
+  { kind: "id map (--relation-ids) a FIFO", call: () => loadModel({ relationIds: modelFiles.p("ids.fifo") }), error: KgrankInputError, argument: "relationIds" },
+  { kind: "id map (--relation-ids) a device (/dev/zero)", call: () => loadModel({ relationIds: "/dev/zero" }), error: KgrankInputError, argument: "relationIds" },
+  { kind: "model directory whose config.json is a FIFO", call: () => loadEmbeddingModel({ modelDir: modelFiles.p("fifo-dir"), ...modelFiles.labels }), error: KgrankInputError, argument: "modelDir" },
+  { kind: "model directory whose config.json is /dev/zero", call: () => loadEmbeddingModel({ modelDir: modelFiles.p("zero-dir"), ...modelFiles.labels }), error: KgrankInputError, argument: "modelDir" },
+  { kind: "id map with a duplicate label (line named)", call: () => loadModel({ entityIds: modelFiles.p("dup.tsv") }), error: KgrankInputError, argument: "entityIds" },
+  { kind: "id map not UTF-8 (Latin-1; line named)", call: () => loadModel({ entityIds: modelFiles.p("latin1.tsv") }), error: KgrankInputError, argument: "entityIds" },
   { kind: "async addModel: rejects, never throws synchronously", call: () => ev().addModel({ model: emb(), triples: [0, 0, 3] }), error: KgrankInputError, argument: "triples" },
   // ---- cancellation and progress of async calls (issue 16) ---------------------------------------------------------
   { kind: "signal not an AbortSignal", call: () => computeRanks({ scores: f32(4), numColumns: 2, trueIndices: [0, 0], signal: "stop" as never }), error: KgrankInputError, argument: "signal" },

@@ -1,7 +1,11 @@
 /**
  * RankEvaluator.chunked(): a batch fed in entity slices must record exactly the ranks of the same batch fed whole
- * (addSync), for random slicings, filtered and unfiltered, under restriction, with NaN scores and ties.
+ * (addSync), for random slicings, filtered and unfiltered, under restriction, with NaN scores and ties. Filtered, the
+ * slices are counted by the filter index's column-range count (FilterIndexHandle.countFilteredRange); the property
+ * test holds it to the one-call filtered ranks (addSync -> rankTriples) on random graphs whose tasks have known
+ * answers in several slices.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import { KgrankInputError, KgrankStateError, RankEvaluator } from "../src/index";
@@ -45,6 +49,15 @@ function slicing(seed: number): [number, number][] {
     [out[i], out[j]] = [out[j]!, out[i]!];
   }
   return out;
+}
+
+/** Cut points (from fast-check) splitting [0, cols) into slices, in an order drawn from `order`. */
+function chunking(cols: number, cuts: number[], order: number[]): [number, number][] {
+  const points = [...new Set(cuts.map((c) => 1 + (c % Math.max(1, cols - 1))))].filter((c) => c < cols).sort((a, b) => a - b);
+  const bounds = [0, ...points, cols];
+  const out: [number, number][] = [];
+  for (let i = 0; i + 1 < bounds.length; i++) out.push([bounds[i]!, bounds[i + 1]!]);
+  return out.map((c, i) => [c, order[i % order.length]! + i] as const).sort((a, b) => a[1] - b[1]).map(([c]) => c);
 }
 
 function slice(scores: Float32Array | Float64Array, a: number, b: number) {
@@ -96,6 +109,78 @@ describe(`RankEvaluator.chunked on ${label}`, () => {
       });
     }
   }
+
+  it("filtered: random chunkings of random graphs record the one-call filtered ranks (property, sync and async)", async () => {
+    let spread = 0; // tasks whose other known answers fall in two or more slices
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 2, max: 48 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.boolean(),
+        fc.constantFrom<Side>("head", "tail"),
+        fc.array(fc.nat(), { maxLength: 7 }),
+        fc.array(fc.nat({ max: 20 }), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
+        fc.integer(),
+        async (E, R, single, side, cuts, order, asyncs, seed) => {
+          const next = rng(seed);
+          const pick = (n: number) => Math.floor(next() * n);
+          // One end among few entities, the other anywhere: keys with many known answers spread over the axis.
+          const filterTriples: number[] = [];
+          for (let i = 0; i < 3 * E; i++) {
+            const few = pick(Math.min(E, 3));
+            const any = pick(E);
+            if (i % 2) filterTriples.push(few, pick(R), any);
+            else filterTriples.push(any, pick(R), few);
+          }
+          const rowsHere = 1 + pick(8);
+          const triples = new Int32Array(3 * rowsHere);
+          for (let i = 0; i < rowsHere; i++) triples.set(filterTriples.slice(3 * (i * 5 % (3 * E)), 3 * (i * 5 % (3 * E)) + 3), 3 * i);
+          const scores = single ? new Float32Array(rowsHere * E) : new Float64Array(rowsHere * E);
+          for (let j = 0; j < scores.length; j++) scores[j] = next() < 0.05 ? NaN : pick(6) / 2;
+          const trueScores = new Float64Array(rowsHere);
+          for (let i = 0; i < rowsHere; i++) {
+            const j = i * E + triples[3 * i + (side === "tail" ? 2 : 0)]!;
+            if (Number.isNaN(scores[j]!)) scores[j] = 1;
+            trueScores[i] = scores[j]!;
+          }
+          const opts = { numEntities: E, numRelations: R, filterTriples: [Int32Array.from(filterTriples)], sides: side };
+          const whole = new RankEvaluator(opts);
+          whole.addSync({ triples, side, scores }); // filtered, unrestricted: one rankTriples call
+          const sliced = new RankEvaluator(opts);
+          const batch = sliced.chunked({ triples, side, trueScores });
+          const slices = chunking(E, cuts, order);
+          let k = 0;
+          for (const [a, b] of slices) {
+            const w = b - a;
+            const part = new (scores.constructor as Float32ArrayConstructor)(rowsHere * w);
+            for (let i = 0; i < rowsHere; i++) part.set(scores.subarray(i * E + a, i * E + b), i * w);
+            if (asyncs[k++ % asyncs.length]) await batch.add({ scores: part, entityStart: a });
+            else batch.addSync({ scores: part, entityStart: a });
+          }
+          batch.finish();
+          const want = whole.taskColumns(side);
+          const got = sliced.taskColumns(side);
+          for (const col of ["optimistic", "pessimistic", "realistic", "numCandidates", "relation", "anchor", "truth"] as const) {
+            expect(Array.from(got[col]), col).toEqual(Array.from(want[col]));
+          }
+          // How many tasks had other known answers in two or more slices.
+          for (let i = 0; i < rowsHere; i++) {
+            const [h, r, t] = [triples[3 * i]!, triples[3 * i + 1]!, triples[3 * i + 2]!];
+            const hit = new Set<number>();
+            for (let f = 0; f < filterTriples.length; f += 3) {
+              const [fh, fr, ft] = [filterTriples[f]!, filterTriples[f + 1]!, filterTriples[f + 2]!];
+              const other = side === "tail" ? fh === h && fr === r && ft !== t : ft === t && fr === r && fh !== h;
+              if (other) hit.add(slices.findIndex(([a, b]) => (side === "tail" ? ft : fh) >= a && (side === "tail" ? ft : fh) < b));
+            }
+            if (hit.size >= 2) spread++;
+          }
+        },
+      ),
+      { numRuns: 150, seed: 11 },
+    );
+    expect(spread).toBeGreaterThan(100);
+  });
 
   it("checks that the true column of a slice holds the given true score", () => {
     const ev = new RankEvaluator({ numEntities: N, filterTriples: filter });

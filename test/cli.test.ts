@@ -10,7 +10,10 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { backendInfo } from "../src/backend";
-import { compareRuns, FrequencyBaseline, getMetric, loadDataset, parseNpz, prepareCandidates, RankEvaluator, writeNpy } from "../src/index";
+import { zipSync } from "fflate";
+
+import { compareRuns, encodeNpy, FrequencyBaseline, getMetric, loadDataset, parseNpz, prepareCandidates, RankEvaluator, writeNpy } from "../src/index";
+import { writeNpz } from "../src/io/npz-write";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { external, runs } from "./helpers/external";
 
@@ -30,13 +33,16 @@ function kgrank(args: string[], env: Record<string, string> = {}): Run {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** A user error: exit code != 0, one line on stderr starting with "kgrank:" or commander's "error:", no stack. */
+/**
+ * A user error: exit code != 0, one line on stderr starting with "kgrank: " (commander's own usage errors too: its
+ * "error: option '--x <n>' argument ..." format is rewritten, src/cli/main.ts usageError), no stack.
+ */
 function expectUserError(r: Run, pattern: RegExp): void {
   expect(r.status, r.stderr).not.toBe(0);
   expect(r.status).not.toBe(70); // 70 = internal error
   const lines = r.stderr.trim().split("\n");
   expect(lines, r.stderr).toHaveLength(1);
-  expect(lines[0]).toMatch(/^(kgrank|error):/);
+  expect(lines[0]).toMatch(/^kgrank: /);
   expect(r.stderr).toMatch(pattern);
   expect(r.stderr).not.toMatch(/\n\s+at /);
 }
@@ -305,6 +311,56 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(kgrank(["compare", "cmp-a.state", "cmp-c.state"]), /runs: cmp-c\.state has 201 tasks, cmp-a\.state 402/);
     expectUserError(kgrank(["compare", "cmp-a.state"]), /at least two saved runs/);
     expectUserError(kgrank(["compare", "cmp-a.state", "cmp-head.npy"]), /cmp-head\.npy: .*wrong magic bytes/);
+    // Identical runs: d_z is 0, not NaN.
+    const same = kgrank(["compare", "cmp-a.state", "cmp-a.state", "--samples", "50", "--metrics", "mrr,mr"]);
+    expect(same.status, same.stderr).toBe(0);
+    expect(same.stdout).not.toMatch(/NaN/);
+    expect(same.stdout).toMatch(/^inverse_harmonic_mean_rank\s+cmp-a\.state\s+0\.5499\s+0\.5499\s+0\s+\[0, 0\]\s+1\.0000\s+1\.0000\s+0$/m);
+  });
+
+  it("compare takes --ranks-out files (.npz by id, .tsv by label) as well as states; a task mismatch names the first differing task", () => {
+    const b = (side: "head" | "tail") => new FrequencyBaseline(nations.splits.train, n, nations.numRelations).scoreBatch(nations.splits.test, side).map((x, i) => x + ((i * 7919) % 5) * 0.5);
+    writeNpy(p("rk-head.npy"), b("head"), [rows, n]);
+    writeNpy(p("rk-tail.npy"), b("tail"), [rows, n]);
+    for (const [name, extra] of [["rk-a", []], ["rk-b", ["--scores-head", "rk-head.npy", "--scores-tail", "rk-tail.npy"]]] as const) {
+      const r = kgrank(["evaluate", ...extra, "--save-state", `${name}.state`, "--ranks-out", `${name}.npz`, "--quiet"]);
+      expect(r.status, r.stderr).toBe(0);
+      expect(kgrank(["evaluate", ...extra, "--ranks-out", `${name}.tsv`, "--quiet"]).status).toBe(0);
+    }
+    const cmp = (files: string[]) => {
+      const r = kgrank(["compare", ...files, "--samples", "300", "--seed", "4", "--metrics", "mrr,hits@3,median_rank", "--format", "json"]);
+      expect(r.status, r.stderr).toBe(0);
+      const j = JSON.parse(r.stdout);
+      delete j.names;
+      return j;
+    };
+    const fromStates = cmp(["rk-a.state", "rk-b.state"]);
+    expect(fromStates.rows[0].difference).not.toBe(0);
+    expect(cmp(["rk-a.npz", "rk-b.npz"])).toEqual(fromStates);
+    expect(cmp(["rk-a.tsv", "rk-b.tsv"])).toEqual(fromStates);
+    expect(cmp(["rk-a.state", "rk-b.npz"])).toEqual(fromStates);
+    // The same tail tasks in another order: the first differing task is named, by id (states, .npz) or label (.tsv).
+    const t = nations.splits.test;
+    const last = rows - 1;
+    for (const [args, name] of [[["--scores-tail", "tail.npy"], "rk-fwd"], [["--scores-tail", "rev-tail.npy", "--triples", "rev-triples.npy"], "rk-rev"]] as const) {
+      expect(kgrank(["evaluate", ...args, "--save-state", `${name}.state`, "--ranks-out", `${name}.tsv`, "--quiet"]).status).toBe(0);
+    }
+    const ids = (i: number) => `tail \\(${t[3 * i]}, ${t[3 * i + 1]}, ${t[3 * i + 2]}\\)`;
+    const labels = (i: number) => `tail \\(${nations.entityLabels[t[3 * i]!]}, ${nations.relationLabels[t[3 * i + 1]!]}, ${nations.entityLabels[t[3 * i + 2]!]}\\)`;
+    expectUserError(kgrank(["compare", "rk-fwd.state", "rk-rev.state"]),
+      new RegExp(`^kgrank: runs: task 0 differs: rk-fwd\\.state has ${ids(0)}, rk-rev\\.state has ${ids(last)}; the runs must be over the same tasks in the same order$`, "m"));
+    expectUserError(kgrank(["compare", "rk-fwd.tsv", "rk-rev.tsv"]), new RegExp(`task 0 differs: rk-fwd\\.tsv has ${labels(0)}, rk-rev\\.tsv has ${labels(last)};`));
+    expectUserError(kgrank(["compare", "rk-a.state", "rk-b.tsv"]), /task 0 differs: .*\(a \.tsv rank file names tasks by label, a state or \.npz by id: compare like with like\)$/m);
+    // Files that are not rank files.
+    writeFileSync(p("not-ranks.tsv"), "a\tb\n");
+    expectUserError(kgrank(["compare", "rk-a.tsv", "not-ranks.tsv"]), /^kgrank: not-ranks\.tsv: line 1 is not the header .*: not a rank file written by kgrank evaluate --ranks-out/);
+    writeFileSync(p("short-ranks.tsv"), "side\thead\trelation\ttail\toptimistic\trealistic\tpessimistic\tnum_candidates\ntail\ta\tr\tb\t1\t1\n");
+    expectUserError(kgrank(["compare", "rk-a.tsv", "short-ranks.tsv"]), /short-ranks\.tsv: line 2 has 6 fields, not 8/);
+    writeFileSync(p("bad-rank.tsv"), "side\thead\trelation\ttail\toptimistic\trealistic\tpessimistic\tnum_candidates\ntail\ta\tr\tb\t1\t9\t9\t3\n");
+    expectUserError(kgrank(["compare", "rk-a.tsv", "bad-rank.tsv"]), /bad-rank\.tsv: line 2: pessimistic: pessimistic\[0\] = 9 is not a rank in \[1, numCandidates\[0\] = 3\]/);
+    expectUserError(kgrank(["compare", "rk-a.npz", "ranks.npy"]), /ranks\.npy: is not a valid kgrank evaluator state/);
+    writeNpz(p("not-ranks.npz"), { side: { data: Int8Array.of(1) } }, "test");
+    expectUserError(kgrank(["compare", "rk-a.npz", "not-ranks.npz"]), /not-ranks\.npz: has no array "head", "relation", "tail", "optimistic", "realistic", "pessimistic", "num_candidates": not a rank file/);
   });
 
   it("evaluate --ranks-out: every task's ranks as .tsv with labels and as .npz NumPy reads; equal to results.tasks()", async () => {
@@ -372,6 +428,19 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(existsSync(p("nodir"))).toBe(false);
   });
 
+  it("echoed input is bounded: a 50,000-dimension .npy or an .npz of two 60,000-character names as --scores-tail", () => {
+    // Before: a 150 KB and a 120 KB line on stderr.
+    writeFileSync(p("dims-50k.npy"), encodeNpy(Float32Array.of(0.5), new Array<number>(50_000).fill(1)));
+    const r = kgrank(["evaluate", "--scores-tail", "dims-50k.npy"]);
+    expectUserError(r, /^kgrank: --scores-tail: shape \(1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\) does not match \(201, 14\)/);
+    expect(r.stderr.length).toBeLessThan(600);
+    const good = encodeNpy(Float32Array.of(1, 2));
+    writeFileSync(p("long-names.npz"), zipSync({ [`${"a".repeat(60_000)}.npy`]: good, [`${"b".repeat(60_000)}.npy`]: good }, { level: 0 }));
+    const z = kgrank(["evaluate", "--scores-tail", "long-names.npz"]);
+    expectUserError(z, /^kgrank: --scores-tail: long-names\.npz holds 2 arrays \("a{60}"… \(60000 characters\), "b{60}"… \(60000 characters\)\); save exactly one/);
+    expect(z.stderr.length).toBeLessThan(600);
+  });
+
   it("bad input to evaluate: missing file, wrong dtype, wrong shape, not npy, unknown metric/dataset/option/format", () => {
     expectUserError(kgrank(["evaluate", "--scores-tail", "missing.npy"]), /--scores-tail: cannot read missing\.npy: no such file/);
     expectUserError(kgrank(["evaluate", "--scores-tail", "int.npy"]), /--scores-tail: dtype i4 is not a float type/);
@@ -384,16 +453,33 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(kgrank(["evaluate", "--dataset", "fb16k"]), /unknown dataset "fb16k"/);
     expectUserError(kgrank(["evaluate", "--dataset", "wn18rr", "--dataset-dir", "nowhere"]), /--dataset-dir: wn18rr is not bundled/);
     expectUserError(kgrank(["evaluate", "--dataset-dir", "nowhere"]), /--dataset-dir: nowhere has no train\.tsv/);
-    expectUserError(kgrank(["evaluate", "--split", "dev"]), /--split must be train, valid or test/);
+    expectUserError(kgrank(["evaluate", "--split", "dev"]), /^kgrank: --split: must be train, valid or test, got "dev"$/m);
     expectUserError(kgrank(["evaluate", "--filter", "train,tset"]), /--filter: "tset" is not a split/);
-    expectUserError(kgrank(["evaluate", "--format", "xml"]), /format/);
-    expectUserError(kgrank(["evaluate", "--bootstrap", "-3"]), /--bootstrap must be an integer/);
+    expectUserError(kgrank(["evaluate", "--format", "xml"]), /^kgrank: --format: must be one of table, json, csv, markdown, got "xml"$/m);
+    expectUserError(kgrank(["evaluate", "--bootstrap", "-3"]), /^kgrank: --bootstrap: must be an integer/);
     // Checked as a flag, not later as the library's bootstrap.samples.
-    expectUserError(kgrank(["evaluate", "--bootstrap", "1"]), /--bootstrap must be an integer from 2 to 1000000, got "1"/);
-    expectUserError(kgrank(["evaluate", "--output", ""]), /--output needs a file name/);
-    expectUserError(kgrank(["evaluate", "--ks", "0"]), /--ks takes positive integers/);
-    expectUserError(kgrank(["evaluate", "--bogus"]), /unknown option '--bogus'/);
-    expectUserError(kgrank(["frobnicate"]), /unknown command 'frobnicate'/);
+    // The flags' own checks and commander's usage errors print like every other error: "kgrank: --flag: ...".
+    expectUserError(kgrank(["evaluate", "--bootstrap", "1"]), /^kgrank: --bootstrap: must be an integer from 2 to 1000000, got "1"$/m);
+    expectUserError(kgrank(["evaluate", "--output", ""]), /^kgrank: --output: needs a file name/);
+    expectUserError(kgrank(["evaluate", "--ks", "0"]), /^kgrank: --ks: takes positive integers separated by commas, got "0"$/m);
+    expectUserError(kgrank(["evaluate", "--seed"]), /^kgrank: --seed: needs a value$/m);
+    expectUserError(kgrank(["metrics"]), /^kgrank: --ranks: is required$/m);
+    expectUserError(kgrank(["evaluate", "--bogus"]), /^kgrank: unknown option '--bogus'/);
+    expectUserError(kgrank(["evaluate", "--by-relatio"]), /^kgrank: unknown option '--by-relatio' \(Did you mean --by-relation\?\)$/m);
+    expectUserError(kgrank(["frobnicate"]), /^kgrank: unknown command 'frobnicate'/);
+    const long = kgrank(["evaluate", "--format", "x".repeat(100_000)]);
+    expectUserError(long, /^kgrank: --format: must be one of .*, got "x{60}"… \(100000 characters\)$/m);
+  });
+
+  it("bad values of worker, report and plot flags: one line naming the flag", () => {
+    expectUserError(kgrank(["worker", "--redis", "redis://127.0.0.1:1", "--close-timeout", "-1"]), /--close-timeout:? must be an integer from 0 to 3600000, got "-1"/);
+    expectUserError(kgrank(["worker", "--redis", "redis://127.0.0.1:1", "--close-timeout", "soon"]), /--close-timeout:? must be an integer from 0 to 3600000, got "soon"/);
+    expectUserError(kgrank(["worker", "--redis", "http://x"]), /^kgrank: --redis: must be a redis:\/\/ URL/);
+    expect(kgrank(["evaluate", "--save-state", "flags.state", "--quiet"]).status).toBe(0);
+    expectUserError(kgrank(["report", "flags.state", "--dataset", "kinships"]), /^kgrank: --dataset: kinships has 104 entities and 25 relations, but flags\.state was evaluated over 14 entities/);
+    expectUserError(kgrank(["report", "flags.state", "--dataset", "nationz"]), /^kgrank: --dataset: unknown dataset "nationz"/);
+    expectUserError(kgrank(["plot", "degrees", "flags.state", "--dataset-dir", "nowhere"]), /^kgrank: --dataset-dir: /);
+    expectUserError(kgrank(["plot", "degree", "flags.state"]), /^kgrank: NAME: "degree" is not a plot; choose ranks, hits, relations, categories, degrees/);
   });
 
   it("a dataset directory with a malformed TSV: the file and line are named", () => {
@@ -435,7 +521,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(kgrank(["metrics", "--ranks", "ranks-big.txt", "--num-candidates", "nc.txt"]), /rank/);
     expectUserError(kgrank(["metrics", "--ranks", "tail.npy"]), /--ranks: shape \(201, 14\) is not a vector/);
     expectUserError(kgrank(["metrics", "--ranks", "ranks.txt", "--metrics", "hitz@3"]), /unknown metric/);
-    expectUserError(kgrank(["metrics"]), /required option '--ranks <file>'/);
+    expectUserError(kgrank(["metrics"]), /^kgrank: --ranks: is required$/m);
   });
 
   it("adjust: z and adjusted index of published numbers from the filtered candidate counts", async () => {

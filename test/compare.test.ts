@@ -72,15 +72,85 @@ describe.skipIf(scipy.missing)(scipy.name("paired t-test and Wilcoxon against Sc
       const want = py(
         "import json,sys; import numpy as np; from scipy import stats; d=np.array(json.load(sys.stdin));" +
           "t=stats.ttest_rel(d, np.zeros_like(d)); w=stats.wilcoxon(d, zero_method='wilcox', correction=False);" +
-          "print(json.dumps([float(t.statistic), float(t.pvalue), float(w.pvalue)]))",
+          "print(json.dumps([float(t.statistic), float(t.pvalue), float(w.pvalue), float(np.mean(d) / np.std(d, ddof=1))]))",
         d,
       ) as number[];
       const got = pairedTests(d);
+      // Cohen's d_z against numpy: mean / sd with ddof 1.
+      expect(Math.abs(got.dz / want[3]! - 1), `d_z ${got.dz} vs numpy ${want[3]}`).toBeLessThan(1e-12);
       expect(got.t).toBeCloseTo(want[0]!, 10);
       expect(Math.abs(got.pT / want[1]! - 1)).toBeLessThan(1e-9);
       expect(Math.abs(got.pW / want[2]! - 1)).toBeLessThan(1e-9);
     });
   }
+});
+
+/** A run of ranks alone (one side, `numCandidates` each) for compareRuns. */
+function ranksRun(ranks: number[], numCandidates: number) {
+  const ev = new RankEvaluator({ numEntities: numCandidates, numRelations: 1 });
+  ev.addRanks({ side: "tail", realistic: ranks, numCandidates: ranks.map(() => numCandidates) });
+  return ev.finalize();
+}
+
+describe.skipIf(scipy.missing)(scipy.name("the randomization test against SciPy's permutation_test, d_z against numpy"), () => {
+  // SciPy's paired randomization test: permutation_type='samples' swaps each pair's two values, statistic the mean
+  // difference of the per-task values (1/rank for MRR, rank for MR, [rank <= 10] for Hits@10). Exact when
+  // n_resamples >= 2^n (n = 12), else Monte Carlo with its own +1 correction, like ours. Its two-sided p is twice the
+  // smaller one-sided p; the sign-flip null is symmetric, so that is our P(|D*| >= |D|). Tolerance: 4 standard
+  // errors of the difference of the two estimates, sqrt(p(1 - p) (1 / B_ours + 1 / B_scipy)) (B_scipy = inf when
+  // exact), plus 1 / B_ours + 1 / B_scipy for the +1 corrections.
+  /** [p-value, statistic] of SciPy's test for each (x, y) pair of per-task values, in one Python process. */
+  const permutation = (pairs: [number[], number[]][], resamples: number) =>
+    py(
+      "import json,sys,inspect; import numpy as np; from scipy import stats; c=json.load(sys.stdin);" +
+        "kw={'rng' if 'rng' in inspect.signature(stats.permutation_test).parameters else 'random_state': 1}\n" +
+        "def test(x, y):\n" +
+        "  r=stats.permutation_test((np.array(y,float), np.array(x,float)), lambda a, b, axis: np.mean(a - b, axis=axis), permutation_type='samples'," +
+        " vectorized=True, n_resamples=c['B'], alternative='two-sided', **kw)\n" +
+        "  return [float(r.pvalue), float(r.statistic)]\n" +
+        "print(json.dumps([test(x, y) for x, y in c['pairs']]))",
+      { pairs, B: resamples },
+    ) as [number, number][];
+  const next = rng(17);
+  const N = 50;
+  const small = { a: [3, 1, 7, 2, 12, 5, 1, 9, 4, 2, 30, 6], b: [1, 2, 3, 2, 6, 9, 1, 2, 8, 1, 4, 3] };
+  const bigA = Array.from({ length: 300 }, () => 1 + Math.floor(next() * 30));
+  const bigB = bigA.map((r) => Math.max(1, Math.min(N, r + Math.floor(next() * 5) - 2)));
+  const cases: [string, number[], number[], number][] = [
+    ["n = 12, SciPy exact (all 4096 swaps)", small.a, small.b, 5000],
+    ["n = 300, both Monte Carlo", bigA, bigB, 20000],
+  ];
+  const perTask: Record<string, (r: number) => number> = { mrr: (r) => 1 / r, mr: (r) => r, "hits@10": (r) => (r <= 10 ? 1 : 0) };
+  for (const [what, ra, rb, scipyResamples] of cases) {
+    it(what, () => {
+      const samples = 20000;
+      const exact = scipyResamples >= 2 ** ra.length;
+      const metrics = Object.entries(perTask);
+      const scipyResults = permutation(metrics.map(([, f]) => [ra.map(f), rb.map(f)]), scipyResamples);
+      for (const [k, [metric]] of metrics.entries()) {
+        const [want, statistic] = scipyResults[k]!;
+        const row = compareRuns([ranksRun(ra, N), ranksRun(rb, N)], { metrics: [metric], samples, seed: 3 }).rows[0]!;
+        expect(row.difference).toBeCloseTo(statistic, 12);
+        const se = Math.sqrt(Math.max(want * (1 - want), 1 / samples) * (1 / samples + (exact ? 0 : 1 / scipyResamples)));
+        const tol = 4 * se + 1 / samples + (exact ? 0 : 1 / scipyResamples);
+        expect(Math.abs(row.pRandomization - want), `${metric}: ours ${row.pRandomization}, SciPy ${want}, tolerance ${tol}`).toBeLessThan(tol);
+      }
+    }, 120_000);
+  }
+
+  it("compareRuns' d_z equals numpy's on the per-task differences, with the metric's direction", () => {
+    const a = ranksRun(bigA, N);
+    const b = ranksRun(bigB, N);
+    const rows = compareRuns([a, b], { metrics: ["mrr", "mr", "amri"], samples: 100 }).rows;
+    const [reciprocal, ranks] = py(
+      "import json,sys; import numpy as np; print(json.dumps([float(np.mean(d) / np.std(d, ddof=1)) for d in map(np.array, json.load(sys.stdin))]))",
+      [(r: number) => 1 / r, (r: number) => r].map((f) => bigA.map((r, i) => f(bigB[i]!) - f(r))),
+    ) as number[];
+    expect(rows[0]!.effectSize! / reciprocal! - 1).toBeCloseTo(0, 12);
+    expect(rows[1]!.effectSize! / ranks! - 1).toBeCloseTo(0, 12);
+    // AMRI falls as ranks rise: its d_z is minus that of the ranks.
+    expect(rows[2]!.effectSize! / -ranks! - 1).toBeCloseTo(0, 12);
+  });
 });
 
 describe(`compareRuns on ${backendLabel}`, () => {
@@ -147,6 +217,38 @@ describe(`compareRuns on ${backendLabel}`, () => {
       const got = compareRuns([mk(ranksA), mk(ranksB)], { metrics: [metric], samples, seed: 1 }).rows[0]!.pRandomization;
       expect(Math.abs(got - exact), `${metric}: ${got} vs exact ${exact}`).toBeLessThan(4 * Math.sqrt((exact * (1 - exact)) / samples) + 1 / samples);
     }
+  });
+
+  it("identical runs: d_z 0 (not NaN), randomization p 1, t-test and Wilcoxon undefined (NaN, as SciPy)", () => {
+    const rows = compareRuns([a, a], { samples: 200 }).rows;
+    for (const r of rows) {
+      expect(r.difference).toBe(0);
+      expect(r.pRandomization).toBe(1);
+      if (r.effectSize !== null) expect(Object.is(r.effectSize, 0), `${r.metric}: ${r.effectSize}`).toBe(true);
+    }
+    expect(pairedTests([0.5, 0.5, 0.5]).dz).toBe(Infinity);
+    expect(pairedTests([-2, -2]).dz).toBe(-Infinity);
+    expect(pairedTests([0, 0, 0]).dz).toBe(0);
+  });
+
+  it("addRanks({ triples }) keeps task identity; with labels, runs are matched by label, not id", () => {
+    const mk = (triples: number[], ranks: number[]) => {
+      const ev = new RankEvaluator({ numEntities: 5, numRelations: 2 });
+      ev.addRanks({ side: "tail", realistic: ranks, numCandidates: ranks.map(() => 5), triples });
+      return ev.finalize();
+    };
+    const x = mk([0, 0, 1, 2, 1, 3], [1, 2]);
+    expect(Array.from(x.tasks().tail)).toEqual([1, 3]);
+    expect(Array.from(x.tasks().relation)).toEqual([0, 1]);
+    // The same tasks under other ids: equal by label, refused by id.
+    const y = mk([3, 1, 4, 0, 0, 1], [2, 2]);
+    const lx = { entities: ["a", "b", "c", "d", "e"], relations: ["r", "s"] };
+    const ly = { entities: ["c", "d", "e", "a", "b"], relations: ["s", "r"] };
+    expect(compareRuns([{ name: "x", results: x, labels: lx }, { name: "y", results: y, labels: ly }], { samples: 20 }).tasks).toBe(2);
+    expect(() => compareRuns([{ name: "x", results: x }, { name: "y", results: y }], { samples: 20 })).toThrow(/task 0 differs: x has tail \(0, 0, 1\), y has tail \(3, 1, 4\)/);
+    const lz = { ...ly, entities: ["c", "d", "e", "a", "z"] };
+    expect(() => compareRuns([{ name: "x", results: x, labels: lx }, { name: "z", results: y, labels: lz }], { samples: 20 }))
+      .toThrow(/task 0 differs: x has tail \(a, r, b\), z has tail \(a, r, z\)/);
   });
 
   it("Holm and Benjamini-Hochberg adjust as defined", () => {

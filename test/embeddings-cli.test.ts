@@ -1,17 +1,18 @@
 /**
  * `kgrank evaluate` from embeddings as a user runs it (bin/kgrank.js from dist/, in a subprocess on this project's
  * backend): explicit .npy files, an OGB KnowledgeGraphEmbedding model directory (config.json, RotatE phases), a
- * DGL-KE directory with shuffled rows and an entities.tsv id map, the OGB protocol; `--format json` must equal the
- * library's results for the same model.
+ * DGL-KE directory with shuffled rows and an entities.tsv id map (plain TransE: L2), .npz / safetensors files, shards
+ * merged with kgrank merge, the OGB protocol; `--format json` must equal the library's results for the same model.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
-import { EmbeddingModel, encodeNpy, loadDataset, RankEvaluator } from "../src/index";
+import { EmbeddingModel, encodeNpy, loadDataset, loadEmbeddingModel, RankEvaluator } from "../src/index";
 import { backendLabel } from "./helpers/backend";
+import { deflated, safetensorsFile, zip } from "./helpers/archives";
 import { randomValues } from "./helpers/embedding-reference";
 
 const bin = path.resolve(__dirname, "..", "bin", "kgrank.js");
@@ -99,6 +100,71 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expect(bad.stderr).toMatch(/has no row for the dataset's label/);
   });
 
+  it("a DGL-KE directory whose config says plain TransE is DGL-KE's TransE, the L2 distance (OGB's TransE is L1)", () => {
+    const d = path.join(dir, "dglke-transe");
+    mkdirSync(d, { recursive: true });
+    writeFileSync(path.join(d, "Nations_TransE_entity.npy"), encodeNpy(ent, [n, 16]));
+    writeFileSync(path.join(d, "Nations_TransE_relation.npy"), encodeNpy(rel, [nr, 16]));
+    // What dgl-ke's save_model writes (the run's arguments), for `dglke_train --model_name TransE`.
+    writeFileSync(path.join(d, "config.json"), JSON.stringify({ model: "TransE", dataset: "Nations", emb_size: 16, gamma: 12, double_ent: false, double_rel: false }));
+    const r = kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const got = JSON.parse(r.stdout);
+    expect(got.scorer).toMatch(/^transe-l2 from embeddings/);
+    const files = ["--entity-embeddings", path.join(d, "Nations_TransE_entity.npy"), "--relation-embeddings", path.join(d, "Nations_TransE_relation.npy")];
+    const l2 = JSON.parse(kgrank(["--interaction", "transe-l2", ...files, "--format", "json", "--quiet"]).stdout);
+    const l1 = JSON.parse(kgrank(["--interaction", "transe-l1", ...files, "--format", "json", "--quiet"]).stdout);
+    expect(got.results).toEqual(l2.results);
+    expect(got.results).not.toEqual(l1.results); // the two distances rank these embeddings differently
+  });
+
+  it("plain TransE by the directory's writer: DGL-KE (either config generation or file names) L2, OGB L1; unknown: asks", () => {
+    const load = (name: string, config: Record<string, unknown>, entFile: string, interaction?: "transe-l1" | "transe-l2") => {
+      const d = path.join(dir, `transe-${name}`);
+      mkdirSync(d, { recursive: true });
+      writeFileSync(path.join(d, entFile), encodeNpy(ent, [n, 16]));
+      writeFileSync(path.join(d, entFile.replace("entity", "relation")), encodeNpy(rel, [nr, 16]));
+      writeFileSync(path.join(d, "config.json"), JSON.stringify(config));
+      return loadEmbeddingModel({ modelDir: d, ...(interaction ? { interaction } : {}) }).interaction;
+    };
+    // dgl-ke's older save_model: vars(args) with --model_name / --hidden_dim / --double_ent.
+    expect(load("dglke-old", { model_name: "TransE", hidden_dim: 16, gamma: 12, double_ent: false }, "FB15k_TransE_entity.npy")).toBe("transe-l2");
+    expect(load("dglke-files", { model: "TransE", hidden_dim: 16, gamma: 12 }, "FB15k_TransE_entity.npy")).toBe("transe-l2");
+    expect(load("dglke-l1", { model: "TransE_l1", emb_size: 16, gamma: 12 }, "FB15k_TransE_l1_entity.npy")).toBe("transe-l1");
+    expect(load("ogb", { model: "TransE", hidden_dim: 16, gamma: 12, double_entity_embedding: false }, "entity_embedding.npy")).toBe("transe-l1");
+    expect(load("ogb-files", { model: "TransE", hidden_dim: 16, gamma: 12 }, "entity_embedding.npy")).toBe("transe-l1");
+    expect(() => load("unknown", { model: "TransE", hidden_dim: 16 }, "entity.npy")).toThrow(/give --interaction transe-l1 or transe-l2/);
+    expect(load("unknown", { model: "TransE", hidden_dim: 16 }, "entity.npy", "transe-l2")).toBe("transe-l2");
+    expect(() => load("dglke-contradicted", { model: "TransE", emb_size: 16 }, "FB15k_TransE_entity.npy", "transe-l1")).toThrow(/contradicts/);
+  });
+
+  it("a deflated .npz and a float64 safetensors file print what the .npy files print, byte for byte", () => {
+    writeFileSync(path.join(dir, "entity.npz"), zip([deflated("entity.npy", encodeNpy(ent, [n, 16]))]));
+    writeFileSync(path.join(dir, "relation.safetensors"), safetensorsFile({ relation: { data: Float64Array.from(rel), shape: [nr, 16] } }));
+    const args = ["--interaction", "distmult", "--format", "json", "--quiet"];
+    const want = kgrank([...args, "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy"]);
+    const got = kgrank([...args, "--entity-embeddings", "entity.npz", "--relation-embeddings", "relation.safetensors"]);
+    expect(got.stderr).toBe("");
+    expect(got.stdout).toBe(want.stdout);
+  });
+
+  it("--shard I/3 --save-state, then kgrank merge, with --bootstrap: the unsharded output byte for byte", () => {
+    const args = ["--dataset", "nations", "--interaction", "complex", "--complex-layout", "halves", "--entity-embeddings", "entity.npy",
+      "--relation-embeddings", "relation.npy", "--bootstrap", "100", "--seed", "9", "--format", "json", "--quiet"];
+    const run = (a: string[]) => spawnSync(process.execPath, [bin, ...a], { cwd: dir, encoding: "utf8", timeout: 120_000 });
+    for (let i = 0; i < 3; i++) {
+      const r = run(["evaluate", ...args, "--shard", `${i}/3`, "--save-state", `emb-shard-${i}.state`]);
+      expect(r.status, r.stderr).toBe(0);
+    }
+    const merged = run(["merge", "emb-shard-2.state", "emb-shard-0.state", "emb-shard-1.state", "--format", "json", "--quiet"]);
+    expect(merged.status, merged.stderr).toBe(0);
+    const whole = run(["evaluate", ...args]);
+    expect(whole.status, whole.stderr).toBe(0);
+    expect(JSON.parse(whole.stdout).intervals).not.toBeNull();
+    expect(merged.stdout).toBe(whole.stdout);
+  });
+
   it("--negatives-ids: the OGB protocol from embeddings", () => {
     const rows = ds.splits.test.length / 3;
     const neg = Int32Array.from(randomValues(rows * 5, 8), (v) => Math.floor(((v + 1) / 2) * n));
@@ -107,6 +173,45 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expect(r.stderr).toBe("");
     const model = new EmbeddingModel({ interaction: "distmult", entityEmbeddings: { data: ent, shape: [n, 16] }, relationEmbeddings: { data: rel, shape: [nr, 16] } });
     expectClose(JSON.parse(r.stdout).results, library(model, neg));
+  });
+
+  // Id maps and config.json are read like every other input: before, `--entity-ids FIFO` blocked forever and
+  // `--entity-ids /dev/zero` under a memory limit aborted (std::bad_alloc, exit 134). Each run has a time limit, so a
+  // regression fails here instead of hanging.
+  it("--entity-ids / --relation-ids / --model-dir's config.json as a FIFO or /dev/zero (under ulimit -v): one-line error, exit 1", () => {
+    const fifo = path.join(dir, "ids.fifo");
+    spawnSync("mkfifo", [fifo]);
+    const model = path.join(dir, "fifo-model");
+    spawnSync("mkdir", ["-p", model]);
+    writeFileSync(path.join(model, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
+    writeFileSync(path.join(model, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
+    spawnSync("mkfifo", [path.join(model, "config.json")]);
+    const zeroModel = path.join(dir, "zero-model");
+    spawnSync("mkdir", ["-p", zeroModel]);
+    writeFileSync(path.join(zeroModel, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
+    writeFileSync(path.join(zeroModel, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
+    symlinkSync("/dev/zero", path.join(zeroModel, "config.json"));
+    const files = ["--interaction", "distmult", "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy"];
+    const limited = (args: string[]) => {
+      const r = spawnSync("bash", ["-c", 'ulimit -v 4000000 && exec "$0" "$@"', process.execPath, bin, "evaluate", "--dataset", "nations", ...args], {
+        cwd: dir, encoding: "utf8", timeout: 60_000,
+      });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    const cases: [string[], RegExp][] = [
+      [[...files, "--entity-ids", fifo], /^kgrank: --entity-ids: cannot read .*ids\.fifo: it is a FIFO/],
+      [[...files, "--relation-ids", fifo], /^kgrank: --relation-ids: cannot read .*ids\.fifo: it is a FIFO/],
+      [["--model-dir", model], /^kgrank: --model-dir: cannot read .*config\.json: it is a FIFO/],
+      [[...files, "--entity-ids", "/dev/zero"], /^kgrank: --entity-ids: cannot read \/dev\/zero: it is a device/],
+      [[...files, "--relation-ids", "/dev/zero"], /^kgrank: --relation-ids: cannot read \/dev\/zero: it is a device/],
+      [["--model-dir", zeroModel], /^kgrank: --model-dir: cannot read .*config\.json: it is a device/],
+    ];
+    for (const [args, re] of cases) {
+      const r = args.includes("/dev/zero") || args.includes(zeroModel) ? limited(args) : kgrank(args);
+      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(1);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toMatch(re);
+    }
   });
 
   it("complex without --complex-layout is refused, naming the flag's option", () => {

@@ -3,10 +3,11 @@ import { describe, expect, it } from "vitest";
 import { backendInfo } from "../src/backend";
 import { CompactIds } from "../src/evaluation/selection";
 import { RankEvaluator } from "../src/evaluation/evaluator";
-import { KgrankInputError } from "../src/index";
+import { getMetric, KgrankInputError, prepareCandidates } from "../src/index";
 import { loadBundled } from "./helpers/datasets";
 import { knownAnswers, referenceRanks, rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
+import { relErr } from "./helpers/metricsReference";
 
 const info = backendInfo();
 const label = backendLabel;
@@ -193,12 +194,31 @@ describe(`RankEvaluator feeding on ${label}`, () => {
       return ev.finalize();
     };
     const base = run(1);
+    // The closed-form Var (and std) of each metric under random ranking with the same weights (before the weights
+    // were normalised, x 1e-160 shifted Var[MRR] by 4e-4): relative agreement, since Var[MR] is ~2 and Var[MRR] ~0.03.
+    const candidates = [4, 10, 7];
+    const moments = (scale: number) => ["mr", "mrr", "gmr", "hits@3", "amri", "zmrr", "adjusted_hits_at_3"].map((key) => {
+      const c = prepareCandidates(candidates, [1, 2, 3].map((w) => w * scale));
+      const m = getMetric(key);
+      return { key, e: m.expectedValue(c), v: m.variance(c), std: m.std(c) };
+    });
+    const baseMoments = moments(1);
     for (const scale of [5e-324, 1e-160, 5e307]) {
       const r = run(scale);
       for (const key of ["mr", "mrr", "gmr", "hits@3", "median_rank", "amri", "zmrr"]) {
         expect(r.get(`tail.${key}`), `${key} x ${scale}`).toBeCloseTo(base.get(`tail.${key}`), 13);
       }
       expect(r.expected("tail.mrr")).toBeCloseTo(base.expected("tail.mrr")!, 14);
+      // The rank variance and std of the results ignore weights (PyKEEN) but must not turn NaN at extreme scales.
+      expect(r.get("tail.variance"), `variance x ${scale}`).toBe(base.get("tail.variance"));
+      expect(r.get("tail.std"), `std x ${scale}`).toBe(base.get("tail.std"));
+      moments(scale).forEach(({ key, e, v, std }, i) => {
+        const want = baseMoments[i]!;
+        expect(relErr(e, want.e), `E[${key}] x ${scale}`).toBeLessThanOrEqual(1e-13);
+        expect(relErr(v, want.v), `Var[${key}] x ${scale}`).toBeLessThanOrEqual(1e-13);
+        expect(relErr(std, want.std), `std[${key}] x ${scale}`).toBeLessThanOrEqual(1e-13);
+        expect(std).toBeCloseTo(Math.sqrt(v), 14);
+      });
     }
   });
 

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
-import { kernels } from "../src/backend";
+import { kernels, nativeAddon } from "../src/backend";
+import { type CandidateHistogram, ClosedMetricCode } from "../src/kernels";
 import { getMetric, NoClosedFormError } from "../src/index";
 import { bruteForceMoments, exactMoments, refValue, relErr } from "./helpers/metricsReference";
 
@@ -160,5 +161,38 @@ describe("edge cases of the closed forms", () => {
     expect(() => m.expectedValue([3, 4], [1, -1])).toThrow(/weights: element 1 is -1/);
     expect(() => m.expectedValue([3, 4], [1, NaN])).toThrow(/weights: element 1 is NaN/);
     expect(() => m.expectedValue([3, 4], [1])).toThrow(/weights: must have 2 elements/);
+  });
+});
+
+describe("tiny candidate sets skip the addon's histogram (src/nativeMetrics.ts: <= 64 tasks, every N <= 256, unweighted)", () => {
+  const addon = nativeAddon();
+  it.skipIf(addon === null)("counted at the binding: tiny sets never call it, one task or candidate more does; the values are the same", () => {
+    const a = addon as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const original = a.candidateHistogram!;
+    let calls = 0;
+    a.candidateHistogram = (...args: unknown[]) => {
+      calls++;
+      return original(...args);
+    };
+    try {
+      const mrr = getMetric("mrr");
+      const cases: [string, number[], number[] | undefined, number][] = [
+        ["10 tasks, N <= 11", Array.from({ length: 10 }, (_, i) => 5 + (i % 7)), undefined, 0],
+        ["64 tasks, N = 256", new Array<number>(64).fill(256), undefined, 0],
+        ["65 tasks", new Array<number>(65).fill(3), undefined, 1],
+        ["one N = 257", [3, 257], undefined, 1],
+        ["weighted", [3, 4], [1, 2], 1],
+      ];
+      for (const [name, N, w, want] of cases) {
+        calls = 0;
+        const e = mrr.expectedValue(N, w);
+        expect(calls, name).toBe(want);
+        // The fallback's histogram holds the same exact counts as the addon's, so the value is the same to the bit.
+        const h = original(Float64Array.from(N), w ? Float64Array.from(w) : undefined, 1) as CandidateHistogram;
+        expect(e, name).toBe(kernels().histogramMoments(ClosedMetricCode.InverseHarmonicMean, h, N.length, 0)[0]);
+      }
+    } finally {
+      a.candidateHistogram = original;
+    }
   });
 });

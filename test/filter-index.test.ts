@@ -68,6 +68,102 @@ describe(`filter index on ${label}`, () => {
   }
 });
 
+describe(`countFilteredRange (a column slice of the filtered count) on ${label}`, () => {
+  const test = umls.splits.test;
+  const rows = test.length / 3;
+  /** Random cut points of [0, N), shuffled. */
+  const tiling = (next: () => number): [number, number][] => {
+    const cuts = new Set<number>([0, N]);
+    const k = 1 + Math.floor(next() * 7);
+    for (let i = 0; i < k; i++) cuts.add(Math.floor(next() * N));
+    const c = [...cuts].sort((a, b) => a - b);
+    const out: [number, number][] = [];
+    for (let i = 0; i + 1 < c.length; i++) if (c[i]! < c[i + 1]!) out.push([c[i]!, c[i + 1]!]);
+    return out.sort(() => next() - 0.5);
+  };
+  for (const side of ["tail", "head"] as const) {
+    it(`each slice equals "count the slice, minus the other known ${side}s inside it"; the slices sum to countFiltered`, async () => {
+      const index = kernels().buildFilterIndex(all, N, R, side);
+      const ref = knownAnswers(all, side);
+      const next = rng(29);
+      const anchor = new Int32Array(rows);
+      const relation = new Int32Array(rows);
+      const truth = new Int32Array(rows);
+      for (let i = 0; i < rows; i++) {
+        anchor[i] = side === "tail" ? test[3 * i]! : test[3 * i + 2]!;
+        relation[i] = test[3 * i + 1]!;
+        truth[i] = side === "tail" ? test[3 * i + 2]! : test[3 * i]!;
+      }
+      // Row 0's task gets a truth that is no known answer: removed is -1 in every slice.
+      const known0 = ref.get(`${anchor[0]},${relation[0]}`)!;
+      truth[0] = Array.from({ length: N }, (_, e) => e).find((e) => !known0.has(e))!;
+      let multi = 0;
+      for (const Ctor of [Float32Array, Float64Array]) {
+        const scores = new Ctor(rows * N).map(() => (next() < 0.03 ? NaN : Math.floor(next() * 16) / 4));
+        for (let i = 0; i < rows; i++) if (Number.isNaN(scores[i * N + truth[i]!]!)) scores[i * N + truth[i]!] = 1;
+        // Given thresholds: the true column's score, or (every third row) a value of its own.
+        const th = new Ctor(rows).map((_, i) => (i % 3 === 2 ? 1.25 : scores[i * N + truth[i]!]!));
+        const whole = { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows), removed: new Float64Array(rows) };
+        index.countFiltered(scores, anchor, relation, truth, new Ctor(rows), whole);
+        for (let round = 0; round < 3; round++) {
+          const sum = { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows), removed: new Float64Array(rows) };
+          let k = 0;
+          const slices = tiling(next);
+          for (const [a, b] of slices) {
+            const w = b - a;
+            const slice = new Ctor(rows * w);
+            for (let i = 0; i < rows; i++) slice.set(scores.subarray(i * N + a, i * N + b), i * w);
+            const out = { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows), removed: new Float64Array(rows) };
+            if (k++ % 2) await index.countFilteredRangeAsync(slice, a, w, anchor, relation, truth, th, out);
+            else index.countFilteredRange(slice, a, w, anchor, relation, truth, th, out);
+            for (let i = 0; i < rows; i++) {
+              const answers = ref.get(`${anchor[i]},${relation[i]}`)!;
+              const t = th[i]!;
+              let g = 0, e = 0, nan = 0, removed = 0, inside = 0;
+              for (let j = a; j < b; j++) {
+                const v = slice[i * w + j - a]!;
+                if (answers.has(j) && j !== truth[i]) inside++;
+                if (Number.isNaN(v)) nan++;
+                else if (answers.has(j) && j !== truth[i]) removed++;
+                else {
+                  g += v > t ? 1 : 0;
+                  e += v === t ? 1 : 0;
+                }
+              }
+              if (inside > 0 && inside < answers.size - 1) multi++;
+              expect([out.greater[i], out.equal[i], out.nan[i], out.removed[i]], `row ${i}, slice [${a}, ${b})`)
+                .toEqual([g, e, nan, answers.has(truth[i]!) ? removed : -1]);
+              sum.greater[i]! += g;
+              sum.equal[i]! += e;
+              sum.nan[i]! += nan;
+              sum.removed[i]! += removed;
+            }
+          }
+          // Rows whose given threshold is their true column's score: the slices sum to the whole row's count.
+          for (let i = 1; i < rows; i++) {
+            if (i % 3 === 2) continue;
+            expect([sum.greater[i], sum.equal[i], sum.nan[i], sum.removed[i]], `row ${i}`)
+              .toEqual([whole.greater[i], whole.equal[i], whole.nan[i], whole.removed[i]]);
+          }
+        }
+      }
+      expect(multi).toBeGreaterThan(100); // tasks whose known answers fall in several slices
+    });
+  }
+
+  it.skipIf(backendInfo().backend !== "native")("refuses slices past numEntities and ids out of range (native checks)", () => {
+    const index = kernels().buildFilterIndex(all, N, R, "tail");
+    const one = Int32Array.of(0);
+    const out = { greater: new Float64Array(1), equal: new Float64Array(1), nan: new Float64Array(1), removed: new Float64Array(1) };
+    const th = new Float32Array(1);
+    expect(() => index.countFilteredRange(new Float32Array(4), N - 3, 4, one, one, one, th, out)).toThrow(/run past/);
+    expect(() => index.countFilteredRange(new Float32Array(4), 0, 4, Int32Array.of(N), one, one, th, out)).toThrow(/anchor\[0\]/);
+    expect(() => index.countFilteredRange(new Float32Array(4), 0, 4, one, Int32Array.of(-1), one, th, out)).toThrow(/relation\[0\]/);
+    expect(() => index.countFilteredRange(new Float32Array(4), 0, 4, one, one, Int32Array.of(N), th, out)).toThrow(/truth\[0\]/);
+    return expect(index.countFilteredRangeAsync(new Float32Array(4), N - 1, 4, one, one, one, th, out)).rejects.toThrow(/run past/);
+  });
+});
+
 describe(`rankTriples (one call per filtered batch) on ${label}`, () => {
   const index = kernels().buildFilterIndex([Int32Array.of(0, 0, 1, 0, 0, 2, 3, 1, 2)], 4, 2, "tail");
   const call = (triples: number[], scores: number[]) => {

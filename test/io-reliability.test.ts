@@ -9,11 +9,18 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { deflateRawSync, crc32 } from "node:zlib";
+import { crc32 } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 
-import { encodeNpy, KgrankInputError, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples } from "../src/index";
+import { zipSync } from "fflate";
+
+import {
+  encodeNpy, KgrankInputError, loadEmbeddingModel, ogbEvaluateSync, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors,
+  readTriples, writeNpy,
+} from "../src/index";
+import { expectShape, readArray, readNumbers } from "../src/cli/shared";
 import { splitTsvBytes } from "../src/io/tsv";
+import { deflated, zip } from "./helpers/archives";
 import { external, runs } from "./helpers/external";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-io-rel-"));
@@ -171,17 +178,23 @@ print(json.dumps(out))
 });
 
 describe("Fortran-order .npy with many unit dimensions", () => {
-  it("a (N, 1, 1, ..., 1) file with 100,000 dimensions reads fast (was 8 s: elements x dimensions)", () => {
+  it("a (N, 1, 1, ..., 1) file with 100,000 dimensions is read without a transpose pass (was 8 s: elements x dimensions)", () => {
     const n = 20_000;
     const dims = [n, ...new Array<number>(99_999).fill(1)];
     const values = Float64Array.from({ length: n }, (_, i) => i * 0.5);
-    const p = file("many-dims.npy", npy(`{'descr': '<f8', 'fortran_order': True, 'shape': (${dims.join(",")}), }`, new Uint8Array(values.buffer), 2));
-    const t0 = performance.now();
-    const a = readNpy(p);
-    const ms = performance.now() - t0;
+    const bytes = npy(`{'descr': '<f8', 'fortran_order': True, 'shape': (${dims.join(",")}), }`, new Uint8Array(values.buffer), 2);
+    const a = readNpy(file("many-dims.npy", bytes));
     expect(a.shape.length).toBe(100_000);
     expect(Array.from(a.data)).toEqual(Array.from(values));
-    expect(ms).toBeLessThan(2000);
+    // The work, not the time: with one dimension left after the unit ones are dropped, nothing moves, so the array is
+    // a view of the input's own bytes (no element is visited by the transpose; before, each was, once per dimension).
+    const m = parseNpy(bytes);
+    expect(m.data.buffer).toBe(bytes.buffer);
+    expect(Array.from(m.data)).toEqual(Array.from(values));
+    // With two non-unit dimensions the transpose runs over the elements, whatever the unit dimensions around them.
+    const t = parseNpy(npy(`{'descr': '<i4', 'fortran_order': True, 'shape': (2, ${new Array<number>(99_998).fill(1).join(",")}, 3), }`, i32(0, 3, 1, 4, 2, 5), 2));
+    expect(t.data.buffer).not.toBe(bytes.buffer);
+    expect(Array.from(t.data)).toEqual([0, 1, 2, 3, 4, 5]);
   });
 
   it("unit dimensions anywhere do not change the transpose (1 x 2 x 1 x 3 x 1 Fortran = 2 x 3 Fortran)", () => {
@@ -272,87 +285,6 @@ describe("allocations the machine cannot make are typed errors", () => {
   });
 });
 
-/** A zip archive built by hand: members with a method, raw (already compressed) data, and sizes that may lie. */
-interface Member {
-  name: string;
-  method?: number;
-  data: Uint8Array;
-  uncompressed?: Uint8Array;
-  declaredSize?: number;
-  crc?: number;
-}
-function zip(members: Member[], options: { zip64?: boolean } = {}): Uint8Array {
-  const locals: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const m of members) {
-    const name = Buffer.from(m.name, "utf8");
-    const usize = m.declaredSize ?? (m.uncompressed ?? m.data).length;
-    const crc = m.crc ?? crc32(m.uncompressed ?? m.data);
-    const z64 = options.zip64 === true;
-    const extra = z64 ? Buffer.alloc(4 + 24) : Buffer.alloc(0);
-    if (z64) {
-      extra.writeUInt16LE(1, 0);
-      extra.writeUInt16LE(24, 2);
-      extra.writeBigUInt64LE(BigInt(usize), 4);
-      extra.writeBigUInt64LE(BigInt(m.data.length), 12);
-      extra.writeBigUInt64LE(BigInt(offset), 20);
-    }
-    const lh = Buffer.alloc(30);
-    lh.writeUInt32LE(0x04034b50, 0);
-    lh.writeUInt16LE(z64 ? 45 : 20, 4);
-    lh.writeUInt16LE(0x800, 6);
-    lh.writeUInt16LE(m.method ?? 0, 8);
-    lh.writeUInt32LE(crc, 14);
-    lh.writeUInt32LE(z64 ? 0xffffffff : m.data.length, 18);
-    lh.writeUInt32LE(z64 ? 0xffffffff : Math.min(usize, 0xffffffff), 22);
-    lh.writeUInt16LE(name.length, 26);
-    const lextra = z64 ? Buffer.from(extra.subarray(0, 20)) : Buffer.alloc(0);
-    if (z64) lextra.writeUInt16LE(16, 2);
-    lh.writeUInt16LE(lextra.length, 28);
-    const ch = Buffer.alloc(46);
-    ch.writeUInt32LE(0x02014b50, 0);
-    ch.writeUInt16LE(z64 ? 45 : 20, 4);
-    ch.writeUInt16LE(z64 ? 45 : 20, 6);
-    ch.writeUInt16LE(0x800, 8);
-    ch.writeUInt16LE(m.method ?? 0, 10);
-    ch.writeUInt32LE(crc, 16);
-    ch.writeUInt32LE(z64 ? 0xffffffff : m.data.length, 20);
-    ch.writeUInt32LE(z64 ? 0xffffffff : Math.min(usize, 0xffffffff), 24);
-    ch.writeUInt16LE(name.length, 28);
-    ch.writeUInt16LE(extra.length, 30);
-    ch.writeUInt32LE(z64 ? 0xffffffff : offset, 42);
-    locals.push(lh, name, Buffer.from(lextra), Buffer.from(m.data));
-    central.push(ch, name, extra);
-    offset += 30 + name.length + lextra.length + m.data.length;
-  }
-  const cd = Buffer.concat(central);
-  const tail: Buffer[] = [];
-  if (options.zip64) {
-    const e64 = Buffer.alloc(56);
-    e64.writeUInt32LE(0x06064b50, 0);
-    e64.writeBigUInt64LE(44n, 4);
-    e64.writeUInt16LE(45, 12);
-    e64.writeUInt16LE(45, 14);
-    e64.writeBigUInt64LE(BigInt(members.length), 24);
-    e64.writeBigUInt64LE(BigInt(members.length), 32);
-    e64.writeBigUInt64LE(BigInt(cd.length), 40);
-    e64.writeBigUInt64LE(BigInt(offset), 48);
-    const loc = Buffer.alloc(20);
-    loc.writeUInt32LE(0x07064b50, 0);
-    loc.writeBigUInt64LE(BigInt(offset + cd.length), 8);
-    loc.writeUInt32LE(1, 16);
-    tail.push(e64, loc);
-  }
-  const eocd = Buffer.alloc(22);
-  eocd.writeUInt32LE(0x06054b50, 0);
-  eocd.writeUInt16LE(options.zip64 ? 0xffff : members.length, 8);
-  eocd.writeUInt16LE(options.zip64 ? 0xffff : members.length, 10);
-  eocd.writeUInt32LE(options.zip64 ? 0xffffffff : cd.length, 12);
-  eocd.writeUInt32LE(options.zip64 ? 0xffffffff : offset, 16);
-  return new Uint8Array(Buffer.concat([...locals, cd, ...tail, eocd]));
-}
-const deflated = (name: string, raw: Uint8Array, extra: Partial<Member> = {}): Member => ({ name, method: 8, data: deflateRawSync(raw), uncompressed: raw, ...extra });
 
 describe(".npz: the central directory, lazily, bounded, CRC-checked", () => {
   const a = encodeNpy(Float32Array.from([1, 2, 3]));
@@ -367,7 +299,7 @@ describe(".npz: the central directory, lazily, bounded, CRC-checked", () => {
       expect(Array.from(all.b!.data)).toEqual([4, 5]);
       const only = readNpz(file(`only-${z64}.npz`, bytes), "--scores", { arrays: ["b"] });
       expect(Object.keys(only)).toEqual(["b"]);
-      expect(errorOf(() => parseNpz(bytes, "--scores", { arrays: ["c"] })).message).toMatch(/no array 'c' \(it holds a, b\)/);
+      expect(errorOf(() => parseNpz(bytes, "--scores", { arrays: ["c"] })).message).toMatch(/no array "c" \(it holds "a", "b"\)/);
     }
   });
 
@@ -392,10 +324,28 @@ describe(".npz: the central directory, lazily, bounded, CRC-checked", () => {
   it("a declared size no deflate stream of its length can produce is refused before anything is allocated", () => {
     const members = Array.from({ length: 20 }, (_, k) => deflated(`m${k}.npy`, a, { declaredSize: 0xffffffff }));
     const e = errorOf(() => parseNpz(zip(members)));
-    expect(e.message).toMatch(/m0\.npy declares 4294967295 bytes/);
+    expect(e.message).toMatch(/member "m0\.npy" declares 4294967295 bytes/);
     // a member that inflates to more or less than it declares
-    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length - 1 })]))).message).toMatch(/a\.npy inflates to more than its declared/);
-    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length + 1 })]))).message).toMatch(/a\.npy inflates to \d+ bytes, not the \d+ it declares/);
+    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length - 1 })]))).message).toMatch(/member "a\.npy" inflates to more than its declared/);
+    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length + 1 })]))).message).toMatch(/member "a\.npy" inflates to \d+ bytes, not the \d+ it declares/);
+  });
+
+  it("entries that share data (a zip bomb: many entries, one deflate stream) are refused before anything is inflated", () => {
+    // 20 entries of one 1 MiB member that deflates to ~1 KB, all pointing at the first member's local header: each
+    // entry alone is valid (size, CRC), so before, the reader inflated the same stream 20 times (20 MiB from 1 KB).
+    const big = encodeNpy(new Float32Array(1 << 18));
+    const bytes = zip(Array.from({ length: 20 }, (_, k) => deflated(`m${k}.npy`, big)));
+    const dv = new DataView(bytes.buffer);
+    let cd = bytes.length - 22;
+    cd = dv.getUint32(cd + 16, true);
+    for (let k = 0; k < 20; k++) {
+      expect(dv.getUint32(cd, true)).toBe(0x02014b50);
+      dv.setUint32(cd + 42, 0, true);
+      cd += 46 + dv.getUint16(cd + 28, true) + dv.getUint16(cd + 30, true) + dv.getUint16(cd + 32, true);
+    }
+    expect(errorOf(() => parseNpz(bytes, "--scores")).message).toMatch(/^--scores: not a valid \.npz file: members "m0\.npy" and "m1\.npy" overlap/);
+    // one of them alone is read
+    expect(parseNpz(bytes, "--scores", { arrays: ["m7"] }).m7!.shape).toEqual([1 << 18]);
   });
 
   it("a 512 MiB README.txt member in a small archive is never inflated (a child with a 64 MiB heap stays small)", () => {
@@ -441,6 +391,8 @@ describe("safetensors headers that are not what they claim", () => {
       ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 16]}}", /tensor "x": data_offsets \[0,16\] end past the 8 data bytes of the file/],
       ["{\"x\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 8]}}", /tensor "x": data_offsets \[0,8\] hold 8 bytes but shape \[1\] of F32 needs 4/],
       ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2]}}", /tensor "x": data_offsets is missing/],
+      // tensors sharing bytes: each would decode the same data again (a small file, tensors x data of work)
+      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}, \"y\": {\"dtype\": \"F16\", \"shape\": [2], \"data_offsets\": [4, 8]}}", /tensor "x" and tensor "y" overlap/],
       ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}, \"__metadata__\": 3}", /__metadata__ is 3, not an object of strings/],
     ];
     for (const [h, re] of cases) expect(errorOf(() => parseSafetensors(build(h))).message, h).toMatch(re);
@@ -448,3 +400,73 @@ describe("safetensors headers that are not what they claim", () => {
 });
 
 
+
+describe("echoed input is bounded: shapes, member names, tensor names", () => {
+  // Each message quotes at most a few names or dimensions, cut short, with the count (before: 150 KB for a 50,000-
+  // dimension shape, 200 KB for writeNpy with a 1e5-dimension shape, 120 KB for two 60,000-character member names).
+  const BOUND = 600;
+  const ones = (n: number) => new Array<number>(n).fill(1);
+  const manyDims = () => file("dims-50k.npy", npy(`{'descr': '<f4', 'fortran_order': False, 'shape': (${ones(50_000).join(",")}), }`, new Uint8Array(4), 2));
+
+  it("a .npy of 50,000 dimensions where scores, numbers or embeddings are expected: 6 dimensions and the count", () => {
+    const p = manyDims();
+    const a = readArray(p, "--scores-tail");
+    const shape = errorOf(() => expectShape(a, [-1, 14], "--scores-tail", "one row per triple"));
+    expect(shape.message).toMatch(/^--scores-tail: shape \(1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\) does not match \(K, 14\)/);
+    const numbers = errorOf(() => readNumbers(p, "--ranks"));
+    expect(numbers.message).toMatch(/shape \(1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\) is not a vector/);
+    const embeddings = errorOf(() => loadEmbeddingModel({ interaction: "distmult", entityEmbeddings: p, relationEmbeddings: p }));
+    expect(embeddings.message).toMatch(/has shape \[1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\]; embeddings must be 2-D/);
+    for (const e of [shape, numbers, embeddings]) expect(e.message.length - p.length).toBeLessThan(BOUND);
+  });
+
+  it("writeNpy / encodeNpy with a 1e5-dimension shape, or a shape of long strings", () => {
+    const e = errorOf(() => writeNpy(path.join(dir, "never.npy"), Float32Array.of(1, 2, 3), ones(100_000)));
+    expect(e.argument).toBe("shape");
+    expect(e.message).toMatch(/^shape: \(1, 1, 1, 1, 1, 1, \.\.\. \(100000 dimensions\)\) does not match the array's 3 elements$/);
+    const s = errorOf(() => encodeNpy(Float32Array.of(1, 2, 3), ["x".repeat(100_000)] as never));
+    expect(s.message).toContain("(100000 characters)");
+    for (const m of [e.message, s.message]) expect(m.length).toBeLessThan(BOUND);
+    const o = errorOf(() => ogbEvaluateSync({ y_pred_pos: [1], y_pred_neg: { data: new Float32Array(1), shape: ones(100_000) } as never }));
+    expect(o.message).toMatch(/got \(1, 1, 1, 1, 1, 1, \.\.\. \(100000 dimensions\)\)/);
+    expect(o.message.length).toBeLessThan(BOUND);
+  });
+
+  it("an .npz with two 60,000-character member names: every message and argument stays short", () => {
+    const long = (c: string) => c.repeat(60_000);
+    const good = encodeNpy(Float32Array.of(1, 2));
+    const bytes = zipSync({ [`${long("a")}.npy`]: good, [`${long("b")}.npy`]: good }, { level: 0 });
+    const p = file("long-names.npz", bytes);
+    const two = errorOf(() => readArray(p, "--scores-tail"));
+    expect(two.message).toMatch(/holds 2 arrays \("a{60}"… \(60000 characters\), "b{60}"… \(60000 characters\)\); save exactly one/);
+    const missing = errorOf(() => parseNpz(bytes, "--scores", { arrays: ["c"] }));
+    expect(missing.message).toMatch(/no array "c" \(it holds "a{60}"… \(60000 characters\), "b{60}"…/);
+    // a member failing its CRC-32: the member is named cut short, in the message and in the argument
+    const flipped = bytes.slice();
+    flipped[30 + 60_004 + good.length - 1]! ^= 1;
+    const crc = errorOf(() => parseNpz(flipped, "--scores"));
+    expect(crc.message).toMatch(/CRC-32/);
+    expect(crc.argument).toBe(`--scores[${"a".repeat(60)}…]`);
+    for (const e of [two, missing, crc]) expect(e.message.length - p.length).toBeLessThan(BOUND);
+    // many members: the first 5 names and the count
+    const many = zipSync(Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`m${i}.npy`, good])), { level: 0 });
+    expect(errorOf(() => parseNpz(many, "x", { arrays: ["zz"] })).message).toMatch(/\(it holds "m0", "m1", "m2", "m3", "m4", \.\.\. \(50 in all\)\)$/);
+  });
+
+  it("safetensors: a 100,000-character tensor name is cut once, with its real length (before: cut to 80, then reported as 83)", () => {
+    const name = "t".repeat(100_000);
+    const h = Buffer.from(JSON.stringify({ [name]: { dtype: "Q8", shape: [1], data_offsets: [0, 1] } }));
+    const out = new Uint8Array(8 + h.length + 1);
+    new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
+    out.set(h, 8);
+    const e = errorOf(() => parseSafetensors(out, "--scores"));
+    expect(e.message).toMatch(/tensor "t{60}"… \(100000 characters\) has dtype "Q8"/);
+    expect(e.message.length).toBeLessThan(BOUND);
+  });
+
+  it("a path of a million characters is not echoed whole", () => {
+    const e = errorOf(() => readNpy("/tmp/" + "p".repeat(1_000_000), "--scores-tail"));
+    expect(e.message).toMatch(/cannot read "\/tmp\/p+"… \(1000005 characters\): the name is too long/);
+    expect(e.message.length).toBeLessThan(BOUND);
+  });
+});

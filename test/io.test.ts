@@ -11,10 +11,11 @@ import { zipSync } from "fflate";
 import { afterAll, describe, expect, it, vi } from "vitest";
 
 import {
-  encodeNpy, FrequencyBaseline, KgrankInputError, loadDataset, parseNpyHeader, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples,
+  encodeNpy, FrequencyBaseline, KgrankInputError, loadDataset, loadEmbeddingModel, parseNpyHeader, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples,
   splitTsvTriples, writeFileAtomic, writeNpy,
 } from "../src/index";
 import { filteredCandidateCounts } from "../src/cli/candidates";
+import { encodeNpz } from "../src/io/npz-write";
 import { loadBundled, loadShared, SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { external, runs } from "./helpers/external";
 
@@ -213,6 +214,7 @@ np.save(d + '/np-f2.npy', np.array([0.5, -1.25, np.inf], dtype='f2'))
 np.save(d + '/np-bool.npy', np.array([True, False, True]))
 np.savez(d + '/np-stored.npz', a=np.arange(5, dtype='u4'), b=np.ones((2, 2), dtype='f4'))
 np.savez_compressed(d + '/np-deflated.npz', a=np.arange(5, dtype='i8'))
+np.savez(d + '/np-proto.npz', **{'__proto__': np.array([1.5, 2.5], dtype='f8'), 'constructor': np.arange(2, dtype='i4')})
 x = np.load(d + '/from-js.npy'); assert x.dtype == np.float32 and x.shape == (2, 3) and x.tolist() == [[1, 2, 3], [4, 5, 6]], x
 `;
     writeNpy(path.join(dir, "from-js.npy"), Float32Array.from([1, 2, 3, 4, 5, 6]), [2, 3]);
@@ -228,6 +230,12 @@ x = np.load(d + '/from-js.npy'); assert x.dtype == np.float32 and x.shape == (2,
     expect(Array.from(s.a!.data)).toEqual([0, 1, 2, 3, 4]);
     expect(s.b!.shape).toEqual([2, 2]);
     expect(Array.from(readNpz(path.join(dir, "np-deflated.npz")).a!.data)).toEqual([0, 1, 2, 3, 4]);
+    // Names that are Object.prototype's own: arrays like any other, the record's prototype untouched (null).
+    const proto = readNpz(path.join(dir, "np-proto.npz"));
+    expect(Object.getPrototypeOf(proto)).toBeNull();
+    expect(Object.keys(proto).sort()).toEqual(["__proto__", "constructor"]);
+    expect(Array.from(proto["__proto__"]!.data)).toEqual([1.5, 2.5]);
+    expect(Array.from(proto["constructor"]!.data)).toEqual([0, 1]);
   });
 });
 
@@ -293,6 +301,28 @@ describe("readNpz and readSafetensors", () => {
     expect(() => parseSafetensors(build({ x: { dtype: "constructor", shape: [1], data_offsets: [0, 4] } }, four))).toThrow(/tensor "x" has dtype "constructor"/);
   });
 
+  it(".npz: a member named __proto__ is kept as an array and the record's prototype stays null (zip writer and kgrank's own)", () => {
+    const proto = encodeNpy(Float32Array.from([2.5, -1]));
+    const b = encodeNpy(Int32Array.from([7]));
+    const arrays: Record<string, { data: Float32Array | Int32Array }> = Object.create(null);
+    arrays["__proto__"] = { data: Float32Array.from([2.5, -1]) };
+    arrays.b = { data: Int32Array.from([7]) };
+    const archives: [string, Uint8Array][] = [
+      ["fflate, stored", zipSync({ ["__proto__.npy"]: proto, "b.npy": b }, { level: 0 })],
+      ["fflate, deflated", zipSync({ ["__proto__.npy"]: proto, "b.npy": b }, { level: 6 })],
+      ["encodeNpz", encodeNpz(arrays)],
+    ];
+    for (const [name, bytes] of archives) {
+      for (const z of [parseNpz(bytes), readNpz(file(`proto-${name.replace(/\W+/g, "-")}.npz`, bytes)), parseNpz(bytes, "file", { arrays: ["__proto__"] })]) {
+        expect(Object.getPrototypeOf(z), name).toBeNull();
+        expect(Object.keys(z).includes("__proto__"), name).toBe(true);
+        expect(Array.from(z["__proto__"]!.data), name).toEqual([2.5, -1]);
+      }
+      expect(Object.keys(parseNpz(bytes)).sort(), name).toEqual(["__proto__", "b"]);
+    }
+    expect(({} as Record<string, unknown>).data).toBeUndefined(); // nothing leaked into Object.prototype
+  });
+
   it("refuses FIFOs and devices before opening them (a FIFO would block, /dev/zero never ends)", () => {
     const fifo = path.join(dir, "pipe.npy");
     execFileSync("mkfifo", [fifo]);
@@ -304,6 +334,33 @@ describe("readNpz and readSafetensors", () => {
       expect(() => read(fifo), name).toThrow(/--scores-tail: cannot read .*pipe\.npy: it is a FIFO \(named pipe\)/);
       if (existsSync("/dev/zero")) expect(() => read("/dev/zero"), name).toThrow(/it is a device/);
     }
+  });
+});
+
+describe("id maps of embedding rows (--entity-ids / --relation-ids)", () => {
+  const model = () => {
+    writeFileSync(path.join(dir, "idmap-entity.npy"), encodeNpy(Float32Array.from([1, 2, 3, 4, 5, 6]), [3, 2]));
+    writeFileSync(path.join(dir, "idmap-relation.npy"), encodeNpy(Float32Array.from([1, 1]), [1, 2]));
+    return (entityIds: string) => loadEmbeddingModel({
+      interaction: "distmult", entityEmbeddings: path.join(dir, "idmap-entity.npy"), relationEmbeddings: path.join(dir, "idmap-relation.npy"),
+      entityIds, entityLabels: ["a", "b", "c"], relationLabels: ["r"],
+    });
+  };
+  it("a label twice is refused with the file and both 1-based lines (before: the last row won silently)", () => {
+    const load = model();
+    // blank lines count as lines in the message, not as rows
+    const p = file("dup-ids.tsv", "0\ta\n1\tb\n\n2\ta\n");
+    const e = (() => { try { load(p); } catch (err) { return err as KgrankInputError; } return null; })();
+    expect(e).toBeInstanceOf(KgrankInputError);
+    expect(e!.argument).toBe("entityIds");
+    expect(e!.message).toMatch(/^entityIds: .*dup-ids\.tsv line 4: label "a" is also on line 1: each row needs its own label$/);
+    // rows: "label" lines and "row<TAB>label" lines; CRLF accepted
+    const ok = load(file("ok-ids.tsv", "c\r\nb\r\na\r\n"));
+    expect(ok.numEntities).toBe(3);
+  });
+  it("an id map that is not UTF-8 is refused with the file and the line (before: decoded to U+FFFD, two labels could merge)", () => {
+    const p = file("latin1-ids.tsv", Buffer.from("a\nb\ncaf\u00e9\n", "latin1") as unknown as Uint8Array);
+    expect(() => model()(p)).toThrow(/^entityIds: .*latin1-ids\.tsv: line 3 is not valid UTF-8 \(byte 0xe9 at byte 4 of the line\)/);
   });
 });
 

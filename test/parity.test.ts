@@ -1,11 +1,13 @@
 /**
  * Every backend this process can run (native at each supported SIMD level and several thread counts, and the
- * TS fallback) gives exactly the same counts on the same inputs.
+ * TS fallback) gives exactly the same counts on the same inputs: score matrices, and ranking from embeddings (every
+ * interaction, both complex layouts, float32 and float64: the true scores bit for bit).
  */
 import { describe, expect, it } from "vitest";
 
 import { allKernels } from "../src/backend";
 import type { CountBuffers, FloatArray, Kernels } from "../src/kernels";
+import { EmbeddingModel, INTERACTIONS } from "../src/scoring/embedding-model";
 import { rng, SPECIAL_F32, SPECIAL_F64 } from "./helpers/reference";
 
 function run(k: Kernels, scores: FloatArray, cols: number, thresholds: FloatArray, threads?: number): CountBuffers {
@@ -76,6 +78,47 @@ describe("backend parity", () => {
           expect(Array.from(th), `${v.name} gathered thresholds`).toEqual(Array.from(gathered));
         }
       });
+    }
+  }
+});
+
+describe("backend parity of ranking from embeddings", () => {
+  const variants = kernelsWithThreads();
+  const n = 211;
+  const rows = 17;
+  for (const interaction of INTERACTIONS) {
+    const complex = interaction === "complex" || interaction === "rotate" || interaction === "rotate-l2";
+    for (const layout of complex ? (["halves", "interleaved"] as const) : ([undefined] as const)) {
+      for (const precision of ["float32", "float64"] as const) {
+        it(`${interaction}${layout ? `/${layout}` : ""} ${precision}: counts and true scores agree bit for bit`, () => {
+          const next = rng(n + interaction.length * 7 + (layout === "interleaved" ? 1 : 0));
+          const width = 10;
+          const relWidth = interaction === "pairre" ? 2 * width : interaction.startsWith("rotate") && layout === "halves" ? width / 2 : width;
+          // Quarter steps give many exact ties; the rest are arbitrary float32 values.
+          const value = () => (next() < 0.5 ? Math.floor(next() * 17 - 8) / 4 : Math.fround(next() * 4 - 2));
+          const ent = Float32Array.from({ length: n * width }, value);
+          const rel = Float32Array.from({ length: 3 * relWidth }, value);
+          const model = new EmbeddingModel({
+            interaction, entityEmbeddings: { data: ent, shape: [n, width] }, relationEmbeddings: { data: rel, shape: [3, relWidth] },
+            precision, phaseScale: 0.7, ...(layout ? { complexLayout: layout } : {}),
+          });
+          const ids = (m: number) => Int32Array.from({ length: rows }, () => Math.floor(next() * m));
+          const anchor = ids(n);
+          const relation = ids(3);
+          const truth = ids(n);
+          const excludeOffsets = Uint32Array.from({ length: rows + 1 }, (_, i) => 2 * i);
+          const excludeIds = Int32Array.from({ length: 2 * rows }, (_, j) => (truth[j >> 1]! + 1 + j) % n);
+          for (const side of ["head", "tail"] as const) {
+            const job = model.job(side, anchor, relation, truth, { excludeOffsets, excludeIds });
+            const outs = variants.map((v) => {
+              const out = new Float64Array(5 * rows + 2);
+              v.kernels.rankEmbeddings(job, out, v.threads);
+              return { name: v.name, out: Array.from(out) };
+            });
+            for (const other of outs.slice(1)) expect(other.out, `${side}: ${other.name} vs ${outs[0]!.name}`).toEqual(outs[0]!.out);
+          }
+        });
+      }
     }
   }
 });

@@ -12,6 +12,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
+import { pathFlags } from "../src/cli/flags";
+import { runArgs, submitRun } from "../src/cli/queue";
+import { loadDataset, writeNpy } from "../src/index";
+import { randomValues } from "./helpers/embedding-reference";
 import { external, runs } from "./helpers/external";
 
 const root = path.resolve(__dirname, "..");
@@ -63,9 +67,9 @@ async function stopRedis(): Promise<void> {
   await gone;
 }
 
-function worker(tag: string): ChildProcess {
+function worker(tag: string, cwd = dir): ChildProcess {
   const child = spawn(process.execPath, [bin, "worker", "--redis", url(), "--lock-ms", "2000", "--quiet"], {
-    cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore",
+    cwd, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore",
   });
   child.on("exit", () => undefined);
   children.push(child);
@@ -110,6 +114,69 @@ function bigDataset(): string {
   writeFileSync(path.join(d, "valid.tsv"), Array.from({ length: 100 }, t).join("\n") + "\n");
   writeFileSync(path.join(d, "test.tsv"), Array.from({ length: 24000 }, t).join("\n") + "\n");
   return d;
+}
+
+/**
+ * A random DistMult model of Nations under dir/model, as a user's files: entity rows in reverse label order (with an
+ * --entity-ids file naming each row), relations with a --relation-ids file, an OGB model directory with the same
+ * embeddings, and OGB-protocol negatives (--negatives-ids). Returns the evaluate flags of each run, with paths
+ * relative to dir.
+ */
+function nationsModel(): string[][] {
+  const ds = loadDataset("nations");
+  const d = p("model");
+  mkdirSync(path.join(d, "ogb"), { recursive: true });
+  const n = ds.numEntities;
+  const nr = ds.numRelations;
+  const dim = 8;
+  const ent = randomValues(n * dim, 11, 0.5);
+  const rel = randomValues(nr * dim, 12, 0.5);
+  const reversed = new Float32Array(n * dim);
+  for (let i = 0; i < n; i++) reversed.set(ent.subarray(i * dim, (i + 1) * dim), (n - 1 - i) * dim);
+  writeNpy(path.join(d, "entity.npy"), reversed, [n, dim]);
+  writeNpy(path.join(d, "relation.npy"), rel, [nr, dim]);
+  writeFileSync(path.join(d, "entities.txt"), [...ds.entityLabels].reverse().join("\n") + "\n");
+  writeFileSync(path.join(d, "relations.txt"), ds.relationLabels.join("\n") + "\n");
+  writeNpy(path.join(d, "ogb", "entity_embedding.npy"), ent, [n, dim]);
+  writeNpy(path.join(d, "ogb", "relation_embedding.npy"), rel, [nr, dim]);
+  writeFileSync(path.join(d, "ogb", "config.json"), JSON.stringify({ model: "DistMult", hidden_dim: dim, gamma: 12, double_entity_embedding: false, double_relation_embedding: false }));
+  const rows = ds.splits.test.length / 3;
+  writeNpy(path.join(d, "negatives.npy"), Int32Array.from({ length: rows * 6 }, (_, i) => (i * 7 + 3) % n), [rows, 6]);
+  return [
+    ["--dataset", "nations", "--interaction", "distmult", "--entity-embeddings", "model/entity.npy", "--relation-embeddings", "model/relation.npy",
+      "--entity-ids", "model/entities.txt", "--relation-ids=model/relations.txt", "--by-relation"],
+    ["--dataset", "nations", "--model-dir", "model/ogb", "--metrics", "mrr,hits@10,median_rank"],
+    ["--dataset", "nations", "--model-dir=model/ogb", "--negatives-ids", "model/negatives.npy"],
+  ];
+}
+
+describe("the evaluate flags a shard job carries (no Redis needed)", () => {
+  it("every file and folder flag of evaluate is made absolute, read off its option definitions", () => {
+    const flags = pathFlags();
+    for (const f of ["--dataset-dir", "--scores-head", "--scores-tail", "--triples", "--negatives-head", "--negatives-tail", "--model-dir",
+      "--entity-embeddings", "--relation-embeddings", "--entity-ids", "--relation-ids", "--negatives-ids", "--positive-scores", "--negative-scores"]) {
+      expect(flags, f).toContain(f);
+    }
+    expect(flags).not.toContain("--dataset"); // a name, not a path
+    const argv = ["submit", "--redis", "redis://h:1", "--shards", "4", "--state-dir", "s", "-o", "out.txt", "-q", "--format", "json",
+      ...flags.flatMap((f, i) => (i % 2 ? [`${f}=rel/${i}`] : [f, `rel/${i}`])), "--metrics", "mrr"];
+    const args = runArgs(argv, "/work/here");
+    expect(args[0]).toBe("evaluate");
+    flags.forEach((f, i) => {
+      if (f === "--output") return; // the submitter's own: dropped
+      expect(args.includes(`${f}=/work/here/rel/${i}`) || args[args.indexOf(f) + 1] === `/work/here/rel/${i}`, f).toBe(true);
+    });
+    for (const own of ["--redis", "--shards", "--state-dir", "-o", "--output", "-q", "--format"]) expect(args, own).not.toContain(own);
+    expect(args.slice(-2)).toEqual(["--metrics", "mrr"]);
+    // Idempotent: a library caller's args, already absolute or starting with "evaluate", come out the same.
+    expect(runArgs(args, "/elsewhere")).toEqual(args);
+  });
+});
+
+/** A working directory for workers other than the submitter's (dir): relative paths resolve differently there. */
+function elsewhere(): string {
+  mkdirSync(p("elsewhere"), { recursive: true });
+  return p("elsewhere");
 }
 
 describe.skipIf(missing)((redis.missing ? redis : bull).name("kgrank submit / worker on BullMQ and a real Redis"), () => {
@@ -178,6 +245,84 @@ describe.skipIf(missing)((redis.missing ? redis : bull).name("kgrank submit / wo
       expect(q.stderr).toMatch(/^kgrank: shard \d+\/3 \(job .*\) vanished from the queue: was Redis restarted without persistence\?/);
     }
     await kill(w);
+  }, 300_000);
+
+  it("a model run with relative paths, workers in another directory: exactly `kgrank evaluate`'s output", async () => {
+    const workers = [worker("x", elsewhere()), worker("y", elsewhere())];
+    for (const args of nationsModel()) {
+      const q = await run(["submit", "--redis", url(), "--shards", "3", "--state-dir", "model-states", ...args, "--format", "json", "--quiet"]);
+      expect(q.status, q.stderr).toBe(0);
+      const single = await run(["evaluate", ...args, "--format", "json"]);
+      expect(single.status, single.stderr).toBe(0);
+      expect(q.stdout).toBe(single.stdout);
+    }
+    for (const w of workers) await kill(w);
+  }, 240_000);
+
+  it("submitRun (library) resolves to the merged RankResults and the text evaluate prints", async () => {
+    const w = worker("lib", elsewhere());
+    const args = nationsModel()[1]!.map((a) => (a.startsWith("model/") ? path.relative(process.cwd(), p(a)) : a));
+    const got = await submitRun({ redis: url(), shards: 2, stateDir: p("lib-states"), args, format: "json", quiet: true });
+    const single = await run(["evaluate", ...nationsModel()[1]!, "--format", "json"]);
+    expect(got.text.trimEnd()).toBe(single.stdout.trimEnd());
+    const want = JSON.parse(single.stdout);
+    expect(JSON.parse(JSON.stringify(got.results.toJSON(), (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v)))).toEqual(want.results);
+    expect(got.results.get("mrr")).toBe(want.results.both.realistic.inverse_harmonic_mean_rank);
+    expect(got.report.dataset).toBe("nations");
+    expect(got.shards).toHaveLength(2);
+    for (const s of got.shards) expect(s.sha256).toMatch(/^[0-9a-f]{64}$/);
+    // Without `out` nothing is printed; the default format is evaluate's table.
+    const table = await submitRun({ redis: url(), shards: 1, stateDir: p("lib-states"), args: ["--dataset", "umls", "--metrics", "mrr"], quiet: true });
+    expect(table.text).toMatch(/^kgrank-native .*\n\numls test/);
+    expect(table.text).toContain(table.results.toTable());
+    await kill(w);
+  }, 240_000);
+
+  it("kgrank worker on SIGTERM: closes and exits 0 when idle; exits 143 with one line past --close-timeout or with Redis gone", async () => {
+    const start = (extra: string[]) => {
+      const child = spawn(process.execPath, [bin, "worker", "--redis", url(), "--queue", "sigterm", "--lock-ms", "2000", ...extra], {
+        cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" },
+      });
+      children.push(child);
+      let stderr = "";
+      child.stderr.on("data", (b) => (stderr += b));
+      const exit = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on("close", (code) => resolve({ code, stderr })));
+      const ready = async () => {
+        for (let i = 0; i < 400 && !stderr.includes("waiting for shard jobs"); i++) await new Promise((r) => setTimeout(r, 50));
+      };
+      return { child, exit, ready };
+    };
+    const lastLine = (text: string) => text.trim().split("\n").at(-1)!;
+    // Idle, Redis up: a clean close.
+    const idle = start([]);
+    await idle.ready();
+    idle.child.kill("SIGTERM");
+    expect((await idle.exit).code).toBe(0);
+    // Inside a long shard: it does not wait past --close-timeout; the shard is left to another worker.
+    const { Queue } = await import("bullmq");
+    const queue = new Queue("sigterm", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
+    const busy = start(["--close-timeout", "200"]);
+    await busy.ready();
+    const submitted = run(["submit", "--redis", url(), "--queue", "sigterm", "--shards", "1", "--state-dir", p("sigterm-states"), "--dataset-dir", bigDataset(), "--quiet"]);
+    for (let i = 0; i < 600 && (await queue.getActiveCount()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    busy.child.kill("SIGTERM");
+    const b = await busy.exit;
+    expect(b.code, b.stderr).toBe(143);
+    expect(lastLine(b.stderr)).toMatch(/^kgrank worker: closing took longer than --close-timeout 200 ms; stopped without closing \(a shard left unfinished is retried by another worker when its lock expires\)$/);
+    const submitter = children.at(-1)!;
+    await kill(submitter);
+    await submitted;
+    await queue.obliterate({ force: true });
+    await queue.close();
+    // Redis gone: closing would wait for it forever.
+    const orphan = start([]);
+    await orphan.ready();
+    await stopRedis();
+    orphan.child.kill("SIGTERM");
+    const o = await orphan.exit;
+    expect(o.code, o.stderr).toBe(143);
+    expect(lastLine(o.stderr)).toMatch(/^kgrank worker: Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable; stopped without closing/);
+    await startRedis();
   }, 300_000);
 
   it("refuses bad queue flags with one line", async () => {

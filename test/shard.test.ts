@@ -134,7 +134,7 @@ for (const name of ["native", "ts"]) describe(`kgrank evaluate --shard / kgrank 
     expect(readFileSync(p("workers.txt"), "utf8")).toContain("nations test (201 triples x 14 entities)");
     userError(kgrank(["evaluate", "--workers", "2", "--scores-tail", "no-such.npy"], env), /^kgrank: worker [01]\/2: --scores-tail: cannot read no-such\.npy: no such file$/);
     userError(kgrank(["evaluate", "--workers", "2", "--shard", "0/2", "--save-state", p("x.state")]), /--workers: runs its own shards/);
-    userError(kgrank(["evaluate", "--workers", "0"]), /--workers must be an integer from 1 to 256/);
+    userError(kgrank(["evaluate", "--workers", "0"]), /^kgrank: --workers: must be an integer from 1 to 256/);
     expect(readdirSync(tmp)).toEqual([]);
   });
 
@@ -142,7 +142,7 @@ for (const name of ["native", "ts"]) describe(`kgrank evaluate --shard / kgrank 
     userError(kgrank(["evaluate", "--shard", "0/2"]), /--shard: needs --save-state FILE/);
     userError(kgrank(["evaluate", "--shard", "2/2", "--save-state", p("x.state")]), /I must be in \[0, 1\]/);
     userError(kgrank(["evaluate", "--shard", "1/0", "--save-state", p("x.state")]), /N must be at least 1/);
-    userError(kgrank(["evaluate", "--shard", "half", "--save-state", p("x.state")]), /--shard must be I\/N/);
+    userError(kgrank(["evaluate", "--shard", "half", "--save-state", p("x.state")]), /^kgrank: --shard: must be I\/N/);
     for (let i = 0; i < 3; i++) ok(kgrank(["evaluate", "--shard", `${i}/3`, "--save-state", p(`r-${i}.state`), "--quiet"]));
     ok(kgrank(["evaluate", "--ks", "1,3", "--shard", "2/3", "--save-state", p("other-run.state"), "--quiet"]));
     ok(kgrank(["evaluate", "--shard", "1/4", "--save-state", p("other-count.state"), "--quiet"]));

@@ -18,10 +18,14 @@ using kgrank::FilterIndex;
 
 // Everything a filtered counting job needs, checked on the JavaScript thread. The ids are the job's own copies,
 // checked after copying (the caller's arrays may change under a running job; the kernel indexes with the ids).
+// Whole rows (cols = numEntities, thresholds gathered into `thresholds`) or, with `range`, the column slice
+// [column_start, column_start + cols) of every row (thresholds given in `thresholds`).
 struct FilteredJob {
   napi_typedarray_type type;
   const void* scores;
   size_t rows, cols;
+  bool range = false;
+  size_t column_start = 0;
   std::vector<int32_t> ids;  // anchor | relation | truth, rows each
   void* thresholds;
   double* out[4];
@@ -34,6 +38,18 @@ struct FilteredJob {
     const int32_t* anchor = ids.data();
     const int32_t* relation = anchor + rows;
     const int32_t* truth = relation + rows;
+    if (range) {
+      if (type == napi_float32_array) {
+        kgrank::count_rows_filtered_range(static_cast<const float*>(scores), rows, cols, column_start, anchor, relation,
+                                          truth, *index, static_cast<const float*>(thresholds), out[0], out[1], out[2],
+                                          out[3], options);
+      } else {
+        kgrank::count_rows_filtered_range(static_cast<const double*>(scores), rows, cols, column_start, anchor,
+                                          relation, truth, *index, static_cast<const double*>(thresholds), out[0],
+                                          out[1], out[2], out[3], options);
+      }
+      return;
+    }
     if (type == napi_float32_array) {
       kgrank::count_rows_filtered(static_cast<const float*>(scores), rows, cols, anchor, relation, truth, *index,
                                   static_cast<float*>(thresholds), out[0], out[1], out[2], out[3], options);
@@ -54,7 +70,11 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
                         InstanceMethod("countFiltered", &FilterIndexWrap::Guard<&FilterIndexWrap::CountFiltered>),
                         InstanceMethod("rankTriples", &FilterIndexWrap::Guard<&FilterIndexWrap::RankTriples>),
                         InstanceMethod("countFilteredAsync",
-                                       &FilterIndexWrap::Guard<&FilterIndexWrap::CountFilteredAsync>)});
+                                       &FilterIndexWrap::Guard<&FilterIndexWrap::CountFilteredAsync>),
+                        InstanceMethod("countFilteredRange",
+                                       &FilterIndexWrap::Guard<&FilterIndexWrap::CountFilteredRange>),
+                        InstanceMethod("countFilteredRangeAsync",
+                                       &FilterIndexWrap::Guard<&FilterIndexWrap::CountFilteredRangeAsync>)});
   }
 
   // new FilterIndex(triplesList: Int32Array[], numEntities, numRelations, side: 0 = head | 1 = tail, threads)
@@ -150,27 +170,57 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   FilteredJob job(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
-    const napi_typedarray_type type = scores.TypedArrayType();
-    if (type != napi_float32_array && type != napi_float64_array) throw_type(env, "scores must be a Float32Array or Float64Array");
     const size_t cols = size_arg(info, 1, "numColumns", 1);
     if (cols != static_cast<size_t>(index_.num_entities())) throw_range(env, "numColumns must equal the index's numEntities");
-    if (scores.ElementLength() % cols != 0) throw_range(env, "scores.length must be a multiple of numColumns");
-    const size_t rows = scores.ElementLength() / cols;
     FilteredJob j;
-    j.type = type;
-    j.scores = raw_data(scores);
-    j.rows = rows;
     j.cols = cols;
+    fill_job(info, scores, 2, &j);
+    return j;
+  }
+
+  // The column slice of every row: scores (rows x width), columnStart, width, anchor, relation, truth (Int32Array
+  // each), thresholds (given, scores' type), greater, equal, nan, removed (Float64Array each), simd, threads.
+  FilteredJob range_job(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
+    const size_t start = size_arg(info, 1, "columnStart", 0);
+    const size_t width = size_arg(info, 2, "width", 1);
+    const size_t entities = static_cast<size_t>(index_.num_entities());
+    if (start > entities || width > entities - start) {
+      throw_range(env, "columns [" + std::to_string(start) + ", " + std::to_string(start + width) +
+                           ") run past the index's numEntities " + std::to_string(entities));
+    }
+    FilteredJob j;
+    j.cols = width;
+    j.range = true;
+    j.column_start = start;
+    fill_job(info, scores, 3, &j);
+    return j;
+  }
+
+  // The arguments both jobs share, from info[first] on: anchor, relation, truth, thresholds, greater, equal, nan,
+  // removed, simd, threads. Rows = scores.length / j->cols.
+  void fill_job(const Napi::CallbackInfo& info, const Napi::TypedArray& scores, size_t first, FilteredJob* j) {
+    Napi::Env env = info.Env();
+    const napi_typedarray_type type = scores.TypedArrayType();
+    if (type != napi_float32_array && type != napi_float64_array) throw_type(env, "scores must be a Float32Array or Float64Array");
+    const size_t cols = j->cols;
+    if (scores.ElementLength() % cols != 0) throw_range(env, "scores.length must be a multiple of the row width");
+    const size_t rows = scores.ElementLength() / cols;
+    j->type = type;
+    j->scores = raw_data(scores);
+    j->rows = rows;
     const char* names[3] = {"anchor", "relation", "truth"};
-    const size_t bounds[3] = {cols, static_cast<size_t>(index_.num_relations()), cols};
-    j.ids.resize(3 * rows);
+    const size_t entities = static_cast<size_t>(index_.num_entities());
+    const size_t bounds[3] = {entities, static_cast<size_t>(index_.num_relations()), entities};
+    j->ids.resize(3 * rows);
     for (size_t k = 0; k < 3; ++k) {
-      Napi::TypedArray a = typed_array_arg(info, 2 + k, names[k]);
+      Napi::TypedArray a = typed_array_arg(info, first + k, names[k]);
       if (a.TypedArrayType() != napi_int32_array || a.ElementLength() != rows) {
         throw_type(env, std::string(names[k]) + " must be an Int32Array with one element per row");
       }
       const auto* src = static_cast<const int32_t*>(raw_data(a));
-      int32_t* own = j.ids.data() + k * rows;
+      int32_t* own = j->ids.data() + k * rows;
       std::copy(src, src + rows, own);
       for (size_t r = 0; r < rows; ++r) {
         if (own[r] < 0 || static_cast<size_t>(own[r]) >= bounds[k]) {
@@ -179,20 +229,22 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
         }
       }
     }
-    Napi::TypedArray th = typed_array_arg(info, 5, "thresholdsOut");
-    if (th.TypedArrayType() != type || th.ElementLength() != rows) throw_type(env, "thresholdsOut must match scores' type, one per row");
-    j.thresholds = raw_data(th);
+    const char* th_name = j->range ? "thresholds" : "thresholdsOut";
+    Napi::TypedArray th = typed_array_arg(info, first + 3, th_name);
+    if (th.TypedArrayType() != type || th.ElementLength() != rows) {
+      throw_type(env, std::string(th_name) + " must match scores' type, one per row");
+    }
+    j->thresholds = raw_data(th);
     const char* outs[4] = {"greater", "equal", "nan", "removed"};
     for (size_t k = 0; k < 4; ++k) {
-      Napi::TypedArray o = typed_array_arg(info, 6 + k, outs[k]);
+      Napi::TypedArray o = typed_array_arg(info, first + 4 + k, outs[k]);
       if (o.TypedArrayType() != napi_float64_array || o.ElementLength() != rows) {
         throw_type(env, std::string(outs[k]) + " must be a Float64Array with one element per row");
       }
-      j.out[k] = static_cast<double*>(raw_data(o));
+      j->out[k] = static_cast<double*>(raw_data(o));
     }
-    j.index = &index_;
-    j.options = options_arg(info, 10, 11);
-    return j;
+    j->index = &index_;
+    j->options = options_arg(info, first + 8, first + 9);
   }
 
   Napi::Value CountFiltered(const Napi::CallbackInfo& info) {
@@ -243,6 +295,17 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   // must outlive the job). An optional job control follows threads (argument 12).
   Napi::Value CountFilteredAsync(const Napi::CallbackInfo& info) {
     return queue_job(info, "countFilteredAsync", job(info), 10, 12, info.This());
+  }
+
+  Napi::Value CountFilteredRange(const Napi::CallbackInfo& info) {
+    range_job(info).run();
+    return info.Env().Undefined();
+  }
+
+  // The eleven arguments of countFilteredRange (arrays and the two numbers between them) are held, the arrays pinned,
+  // until the promise settles, and this index with them. An optional job control follows threads (argument 13).
+  Napi::Value CountFilteredRangeAsync(const Napi::CallbackInfo& info) {
+    return queue_job(info, "countFilteredRangeAsync", range_job(info), 11, 13, info.This());
   }
 
   FilterIndex index_;

@@ -107,17 +107,19 @@ Napi::Value ClosedMoments(const Napi::CallbackInfo& info) {
   return moments_array(env, m);
 }
 
-// medianMoments(numCandidates, wantVariance) -> Float64Array [E, Var] of the conventional median rank (validated
-// integers >= 1); Var is NaN when wantVariance is false and n is even (the joint sum is skipped)
+// medianMoments(numCandidates, wantVariance) -> Float64Array [E, Var, evaluations] of the conventional median rank
+// (validated integers >= 1); Var is NaN when wantVariance is false and n is even (the joint sum is skipped);
+// evaluations is the kernel's cost (tests bound it)
 Napi::Value MedianMoments(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const F64 n = f64_arg(info, 0, "numCandidates", false);
   if (n.length == 0) throw_range(env, "numCandidates must not be empty");
   const bool want_variance = info.Length() < 2 || info[1].IsUndefined() || info[1].ToBoolean().Value();
   const kgrank::MedianMomentsResult m = kgrank::median_moments(n.data, n.length, want_variance);
-  Napi::Float64Array out = Napi::Float64Array::New(env, 2);
+  Napi::Float64Array out = Napi::Float64Array::New(env, 3);
   out[0] = m.expectation;
   out[1] = m.variance;
+  out[2] = m.evaluations;
   return out;
 }
 

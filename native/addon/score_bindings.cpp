@@ -118,7 +118,7 @@ ScoreJob score_job(const Napi::CallbackInfo& info) {
   ScoreJob job{};
   job.wide = type == napi_float64_array;
   const double code = meta[0];
-  if (!(code >= 0 && code <= 5 && code == std::floor(code))) throw_range(env, "interaction code must be 0..5");
+  if (!(code >= 0 && code <= 6 && code == std::floor(code))) throw_range(env, "interaction code must be 0..6");
   job.interaction = static_cast<Interaction>(static_cast<int>(code));
   job.layout = meta[1] == 1 ? ComplexLayout::Interleaved : ComplexLayout::Halves;
   for (size_t k : {2, 3, 4, 5}) {
@@ -143,8 +143,9 @@ ScoreJob score_job(const Napi::CallbackInfo& info) {
   switch (job.interaction) {
     case Interaction::ComplEx:
     case Interaction::RotatE:
+    case Interaction::RotatEL2:
       if (d % 2 != 0) throw_range(env, "complex entity rows need an even width");
-      if (job.interaction == Interaction::RotatE && job.relation_width == d / 2) want_rel = d / 2;
+      if (job.interaction != Interaction::ComplEx && job.relation_width == d / 2) want_rel = d / 2;
       break;
     case Interaction::PairRE: want_rel = 2 * d; break;
     default: break;

@@ -135,30 +135,33 @@ void by_index(const T* scores, size_t rows, size_t cols, const int32_t* true_ind
   const auto prepare = [=](size_t r0, size_t r1) { prefetch_true_scores(scores, cols, true_index, r0, r1); };
   count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, NoAdjust(), prepare);
 }
-template <typename T, typename Fn>
-void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, const int32_t* relation,
-              const int32_t* truth, const FilterIndex& index, T* thresholds_out, double* greater, double* equal,
-              double* nan, double* removed, const CountOptions& options, Fn kernel) {
-  const auto gather = [=](size_t r) {
-    const T t = scores[r * cols + static_cast<size_t>(truth[r])];
-    thresholds_out[r] = t;
-    return t;
-  };
+
+// The filtered count of columns [column_start, column_start + width) of the entity axis (the whole axis, or one slice
+// of a chunked batch): rows are `width` long; threshold(r) gives row r's true score (gathered from the row, or given).
+template <typename T, typename Fn, typename ThresholdFn, typename PrefetchFn>
+void filtered(const T* scores, size_t rows, size_t width, size_t column_start, const int32_t* anchor,
+              const int32_t* relation, const int32_t* truth, const FilterIndex& index, ThresholdFn threshold,
+              PrefetchFn prefetch, double* greater, double* equal, double* nan, double* removed,
+              const CountOptions& options, Fn kernel) {
   // Take every other known answer of the task out of the counts: its greater / equal contribution, and one
   // candidate if its score is not NaN (NaN scores were never candidates).
   const AnswersF32Fn answers_f32 = dispatch(options.simd, KernelFamily::Answers).answers_f32;
+  const bool whole = column_start == 0 && width == static_cast<size_t>(index.num_entities());
   // Index lookups for a run of rows are batched (packed_answers_many) before the run is counted; float32 scores
   // with 32-bit entries then go to the ISA kernel (AVX2 gathers eight answers' scores at a time, AVX-512 sixteen).
-  const bool packed = std::is_same<T, float>::value && !index.wide();
+  // A slice visits only the answers inside it (FilterIndex::for_each_answer_in): a few per row and slice.
+  const bool packed = whole && std::is_same<T, float>::value && !index.wide();
   std::vector<const uint32_t*> first(packed ? rows : 0);
   std::vector<size_t> count(packed ? rows : 0);
   uint32_t mask = 0;
   const auto prepare = [&](size_t r0, size_t r1) {
-    prefetch_true_scores(scores, cols, truth, r0, r1);
+    prefetch(r0, r1);
     if (packed) index.packed_answers_many(anchor + r0, relation + r0, r1 - r0, first.data() + r0, count.data() + r0, &mask);
   };
+  const int32_t lo = static_cast<int32_t>(column_start);
+  const int32_t hi = static_cast<int32_t>(column_start + width);
   const auto adjust = [&](size_t r, T t, Counts& c) {
-    const T* row = scores + r * cols;
+    const T* row = scores + r * width;
     const int32_t own = truth[r];
     Counts known;
     bool found = false;
@@ -170,23 +173,54 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
         found = std::binary_search(first[r], first[r] + count[r], key);
       }
     } else {
-      index.for_each_answer(anchor[r], relation[r], [&](int32_t b) {
+      const auto take_out = [&](int32_t b) {
         if (b == own) {
           found = true;
           return;
         }
-        const T v = row[b];
+        const T v = row[b - lo];
         known.greater += v > t;
         known.equal += v == t;
         known.nan += v == v;
-      });
+      };
+      if (whole) {
+        index.for_each_answer(anchor[r], relation[r], take_out);
+      } else {
+        index.for_each_answer_in(anchor[r], relation[r], lo, hi, take_out);
+        // The own answer outside the slice: is it a known answer all the same?
+        if (!found && (own < lo || own >= hi)) found = index.contains(anchor[r], relation[r], own);
+      }
     }
     c.greater -= known.greater;
     c.equal -= known.equal;
     // -1 flags a task whose own triple is not in the index (the caller reports it).
     removed[r] = found ? static_cast<double>(known.nan) : -1.0;
   };
-  count_rows_impl(scores, rows, cols, gather, greater, equal, nan, options, kernel, adjust, prepare);
+  count_rows_impl(scores, rows, width, threshold, greater, equal, nan, options, kernel, adjust, prepare);
+}
+
+template <typename T, typename Fn>
+void filtered_whole(const T* scores, size_t rows, size_t cols, const int32_t* anchor, const int32_t* relation,
+                    const int32_t* truth, const FilterIndex& index, T* thresholds_out, double* greater, double* equal,
+                    double* nan, double* removed, const CountOptions& options, Fn kernel) {
+  const auto gather = [=](size_t r) {
+    const T t = scores[r * cols + static_cast<size_t>(truth[r])];
+    thresholds_out[r] = t;
+    return t;
+  };
+  const auto prefetch = [=](size_t r0, size_t r1) { prefetch_true_scores(scores, cols, truth, r0, r1); };
+  filtered(scores, rows, cols, 0, anchor, relation, truth, index, gather, prefetch, greater, equal, nan, removed,
+           options, kernel);
+}
+
+template <typename T, typename Fn>
+void filtered_range(const T* scores, size_t rows, size_t width, size_t column_start, const int32_t* anchor,
+                    const int32_t* relation, const int32_t* truth, const FilterIndex& index, const T* thresholds,
+                    double* greater, double* equal, double* nan, double* removed, const CountOptions& options,
+                    Fn kernel) {
+  const auto given = [=](size_t r) { return thresholds[r]; };
+  filtered(scores, rows, width, column_start, anchor, relation, truth, index, given, NoPrepare(), greater, equal, nan,
+           removed, options, kernel);
 }
 
 }  // namespace
@@ -194,16 +228,32 @@ void filtered(const T* scores, size_t rows, size_t cols, const int32_t* anchor, 
 void count_rows_filtered(const float* scores, size_t rows, size_t cols, const int32_t* anchor,
                          const int32_t* relation, const int32_t* truth, const FilterIndex& index, float* thresholds_out,
                          double* greater, double* equal, double* nan, double* removed, const CountOptions& options) {
-  filtered(scores, rows, cols, anchor, relation, truth, index, thresholds_out, greater, equal, nan, removed, options,
-           count_kernel(scores, options.simd));
+  filtered_whole(scores, rows, cols, anchor, relation, truth, index, thresholds_out, greater, equal, nan, removed,
+                 options, count_kernel(scores, options.simd));
 }
 
 void count_rows_filtered(const double* scores, size_t rows, size_t cols, const int32_t* anchor,
                          const int32_t* relation, const int32_t* truth, const FilterIndex& index,
                          double* thresholds_out, double* greater, double* equal, double* nan, double* removed,
                          const CountOptions& options) {
-  filtered(scores, rows, cols, anchor, relation, truth, index, thresholds_out, greater, equal, nan, removed, options,
-           count_kernel(scores, options.simd));
+  filtered_whole(scores, rows, cols, anchor, relation, truth, index, thresholds_out, greater, equal, nan, removed,
+                 options, count_kernel(scores, options.simd));
+}
+
+void count_rows_filtered_range(const float* scores, size_t rows, size_t width, size_t column_start,
+                               const int32_t* anchor, const int32_t* relation, const int32_t* truth,
+                               const FilterIndex& index, const float* thresholds, double* greater, double* equal,
+                               double* nan, double* removed, const CountOptions& options) {
+  filtered_range(scores, rows, width, column_start, anchor, relation, truth, index, thresholds, greater, equal, nan,
+                 removed, options, count_kernel(scores, options.simd));
+}
+
+void count_rows_filtered_range(const double* scores, size_t rows, size_t width, size_t column_start,
+                               const int32_t* anchor, const int32_t* relation, const int32_t* truth,
+                               const FilterIndex& index, const double* thresholds, double* greater, double* equal,
+                               double* nan, double* removed, const CountOptions& options) {
+  filtered_range(scores, rows, width, column_start, anchor, relation, truth, index, thresholds, greater, equal, nan,
+                 removed, options, count_kernel(scores, options.simd));
 }
 
 namespace {

@@ -52,6 +52,23 @@ void count_rows_filtered(const double* scores, size_t rows, size_t cols, const i
                          double* thresholds_out, double* greater, double* equal, double* nan, double* removed,
                          const CountOptions& options);
 
+// A column slice of the filtered count (a chunked batch, whose scores arrive in slices of the entity axis): scores
+// is rows x width, the columns [column_start, column_start + width) of the index's entity axis, and thresholds[r] is
+// row r's true score, given (its column may lie in another slice). The slice is counted as count_rows, then every
+// other known answer b of (anchor[r], relation[r]) inside the slice is taken out (its score is column
+// b - column_start); answers outside the slice are left to their own slice. removed[r] counts the slice's removed
+// non-NaN candidates, or is -1 when the task's own triple is not in the index. Over slices that tile
+// [0, num_entities) the sums equal count_rows_filtered's with the same thresholds. column_start + width must be
+// <= index.num_entities(); anchor, relation and truth must be valid ids (truth may lie outside the slice).
+void count_rows_filtered_range(const float* scores, size_t rows, size_t width, size_t column_start,
+                               const int32_t* anchor, const int32_t* relation, const int32_t* truth,
+                               const FilterIndex& index, const float* thresholds, double* greater, double* equal,
+                               double* nan, double* removed, const CountOptions& options);
+void count_rows_filtered_range(const double* scores, size_t rows, size_t width, size_t column_start,
+                               const int32_t* anchor, const int32_t* relation, const int32_t* truth,
+                               const FilterIndex& index, const double* thresholds, double* greater, double* equal,
+                               double* nan, double* removed, const CountOptions& options);
+
 // A whole filtered evaluator batch in one call: triples (rows x 3 ids, row-major head, relation, tail, one score row
 // each; cols = index.num_entities()) are checked against the index's id ranges and split into keys = [relation |
 // anchor | truth] (rows each; anchor and truth by the index's side), counted as count_rows_filtered, and turned into

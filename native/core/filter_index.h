@@ -43,6 +43,19 @@ class FilterIndex {
     }
   }
 
+  // Calls f(answer) for every known answer of (anchor, relation) in [lo, hi), in ascending order (a column slice of
+  // the filtered count): a binary search for the first, then a walk to the first answer >= hi. Requires
+  // 0 <= lo <= hi <= num_entities(); out-of-range anchor or relation: none.
+  template <typename F>
+  void for_each_answer_in(int32_t anchor, int32_t relation, int32_t lo, int32_t hi, F f) const {
+    if (lo >= hi) return;
+    if (wide_) {
+      visit_in(entries64_, anchor, relation, lo, hi, f);
+    } else {
+      visit_in(entries32_, anchor, relation, lo, hi, f);
+    }
+  }
+
   // The packed 32-bit entries of (anchor, relation) and the mask that extracts an answer id from one; false when
   // the index uses 64-bit entries (then use for_each_answer). *count is 0 when there are none.
   bool packed_answers(int32_t anchor, int32_t relation, const uint32_t** first, size_t* count, uint32_t* mask) const {
@@ -97,6 +110,17 @@ class FilterIndex {
     if (!range(entries, anchor, relation, &first, &last)) return;
     const E mask = (E{1} << answer_bits_) - 1;
     for (const E* p = first; p != last; ++p) f(static_cast<int32_t>(*p & mask));
+  }
+
+  // lo < hi <= num_entities_, so lo fits in the answer bits and (relation << bits) | lo is the packed key of lo.
+  template <typename E, typename F>
+  void visit_in(const std::vector<E>& entries, int32_t anchor, int32_t relation, int32_t lo, int32_t hi, F& f) const {
+    const E* first;
+    const E* last;
+    if (!range(entries, anchor, relation, &first, &last)) return;
+    const E mask = (E{1} << answer_bits_) - 1;
+    const E* p = std::lower_bound(first, last, (static_cast<E>(relation) << answer_bits_) | static_cast<E>(lo));
+    for (; p != last && static_cast<int32_t>(*p & mask) < hi; ++p) f(static_cast<int32_t>(*p & mask));
   }
 
   // False when the triples no longer match the counts of the first pass (changed meanwhile).

@@ -12,11 +12,18 @@
 //              q_im.e_im; head: q = conj(r) t ... written out: q_re = r_re t_re + r_im t_im, q_im = r_re t_im -
 //              r_im t_re, f = e_re.q_re + e_im.q_im (OGB's head-batch form)
 //   RotatE     f = -sum_k |h_k r_k - t_k| (complex modulus per dimension, summed: OGB / the RotatE authors' code;
-//              PyKEEN's rotate_interaction takes the L2 norm over dimensions instead), |r_k| = 1. Relation rows
-//              of half the entity width are phases: r_k = exp(i * value * phase_scale), OGB: phase_scale =
-//              pi / embedding_range, embedding_range = (gamma + 2) / hidden_dim. tail: q = h r, f = -sum |e - q|;
-//              head: q = conj(r) t, f = -sum |e - q| (|h r - t| = |h - conj(r) t| since |r| = 1); relation rows
-//              given as complex numbers are normalised to |r_k| = 1 (PyKEEN keeps them so by a constraint)
+//              PyKEEN's rotate_interaction takes the L2 norm over dimensions instead: RotatE-L2 below), |r_k| = 1.
+//              Relation rows of half the entity width are phases: r_k = exp(i * value * phase_scale), OGB:
+//              phase_scale = pi / embedding_range, embedding_range = (gamma + 2) / hidden_dim. tail: q = h r,
+//              f = -sum |e - q|; head: q = conj(r) t, f = -sum |e - q| (|h r - t| = |h - conj(r) t| since |r| = 1);
+//              relation rows given as complex numbers are normalised to |r_k| = 1 (PyKEEN keeps them so by a
+//              constraint)
+//   RotatE-L2  f = -||h r - t||_2 = -sqrt(sum_k |h_k r_k - t_k|^2), PyKEEN's RotatE (pykeen/nn/functional.py
+//              rotate_interaction: negative_norm(h * r - t, p=2) on complex tensors), ranked by
+//              -sum_k |h_k r_k - t_k|^2 (sqrt is monotone: dropping it changes no order, only merges no ties). Query
+//              and relation rows exactly as RotatE (|h r - t| = |h - conj(r) t| per dimension, so the head side is
+//              the same distance); the sum of squared moduli is the sum of squares of the 2c real and imaginary
+//              parts of e - q, so it runs as TransE-L2's op (L2Squared) over the canonical [re | im] elements
 //   PairRE     f = -sum_k |h'_k rh_k - t'_k rt_k|, relation row [rh | rt], h' = h / ||h||_2 (entities normalised
 //              as the PairRE authors' OGB code does, F.normalize); tail: q = h' * rh, c = rt; head: q = t' * rt,
 //              c = rh; f = -sum |q - e' c|
@@ -69,12 +76,14 @@ inline double madd(double a, double b, double c) {
   return p + c;
 }
 
-bool is_complex(Interaction i) { return i == Interaction::ComplEx || i == Interaction::RotatE; }
+bool is_rotate(Interaction i) { return i == Interaction::RotatE || i == Interaction::RotatEL2; }
+bool is_complex(Interaction i) { return i == Interaction::ComplEx || is_rotate(i); }
 
 ScoreOp op_of(Interaction i) {
   switch (i) {
     case Interaction::TransEL1: return ScoreOp::L1;
-    case Interaction::TransEL2: return ScoreOp::L2Squared;
+    case Interaction::TransEL2:
+    case Interaction::RotatEL2: return ScoreOp::L2Squared;  // sum of squared moduli = sum of squared re, im parts
     case Interaction::DistMult:
     case Interaction::ComplEx: return ScoreOp::Dot;
     case Interaction::RotatE: return ScoreOp::Modulus;
@@ -116,19 +125,18 @@ void form_query(const EmbeddingModel<T>& m, const std::vector<uint32_t>& map, in
       for (size_t k = 0; k < d; ++k) q[k] = static_cast<T>(A(k) * r[k]);
       return;
     case Interaction::ComplEx:
-    case Interaction::RotatE: {
+    case Interaction::RotatE:
+    case Interaction::RotatEL2: {
       const size_t h = d / 2;
-      const bool phases = m.interaction == Interaction::RotatE && m.relation_width == h;
+      const bool phases = is_rotate(m.interaction) && m.relation_width == h;
       for (size_t k = 0; k < h; ++k) {
         double rr, ri;
         if (phases) {
-          const double phase = static_cast<double>(r[k]) * m.phase_scale;
-          rr = std::cos(phase);
-          ri = std::sin(phase);
+          cos_sin(static_cast<double>(r[k]) * m.phase_scale, &rr, &ri);
         } else {
           rr = r[canonical(k, d, true, m.layout)];
           ri = r[canonical(k + h, d, true, m.layout)];
-          if (m.interaction == Interaction::RotatE) {  // a rotation: |r_k| = 1 (PyKEEN's constraint, applied here)
+          if (is_rotate(m.interaction)) {  // a rotation: |r_k| = 1 (PyKEEN's constraint, applied here)
             const double mod = std::sqrt(rr * rr + ri * ri);
             rr /= mod;
             ri /= mod;
@@ -200,6 +208,9 @@ T score_one(ScoreOp op, const T* q, const T* c, size_t dim, const T* row, const 
 using ChunkFn = void (*)(const ChunkPlan&, size_t, size_t, uint32_t*, uint32_t*, uint32_t*, float*);
 
 ChunkFn chunk_kernel(SimdLevel level) {
+#ifdef KGRANK_HAVE_NEON
+  if (level == SimdLevel::NEON && simd_supported(level)) return isa::rank_chunk_neon;
+#endif
 #ifdef KGRANK_HAVE_AVX512
   if (level == SimdLevel::AVX512 && simd_supported(level)) return isa::rank_chunk_avx512;
 #endif
@@ -395,6 +406,30 @@ double score_triple(const EmbeddingModel<T>& m, int32_t head, int32_t relation, 
                                           map.data(), m.entity_scale, e));
 }
 
+void cos_sin(double x, double* c, double* s) {
+  // x = n pi/2 + r, |r| <= pi/4: Cody-Waite reduction with pi/2 split in three 33-bit parts (n p_i is exact for
+  // |n| < 2^20), then the Taylor series of sin and cos to r^17 / r^18 (truncation below 1e-19 on |r| <= pi/4),
+  // in Horner form. Every step is a double +, -, * or floor, which JavaScript rounds identically (no contraction:
+  // the core is built with -ffp-contract=off).
+  const double p1 = 1.57079632673412561417e+00;   // pi/2 to 33 bits
+  const double p2 = 6.07710050630396597660e-11;   // the next 33 bits
+  const double p3 = 2.02226624871116645580e-21;   // and the next
+  const double n = std::floor(x * 0.63661977236758134308 + 0.5);  // 2 / pi
+  const double r = ((x - n * p1) - n * p2) - n * p3;
+  const double z = r * r;
+  const double sr = r + r * z * (-1.0 / 6 + z * (1.0 / 120 + z * (-1.0 / 5040 + z * (1.0 / 362880 + z * (-1.0 / 39916800 +
+                    z * (1.0 / 6227020800 + z * (-1.0 / 1307674368000 + z * (1.0 / 355687428096000))))))));
+  const double cr = 1.0 + z * (-1.0 / 2 + z * (1.0 / 24 + z * (-1.0 / 720 + z * (1.0 / 40320 + z * (-1.0 / 3628800 +
+                    z * (1.0 / 479001600 + z * (-1.0 / 87178291200 + z * (1.0 / 20922789888000 +
+                    z * (-1.0 / 6402373705728000)))))))));
+  const double q = n - 4.0 * std::floor(n * 0.25);  // n mod 4, exact
+  if (q == 0) { *c = cr; *s = sr; }
+  else if (q == 1) { *c = -sr; *s = cr; }
+  else if (q == 2) { *c = -cr; *s = -sr; }
+  else { *c = sr; *s = -cr; }  // q == 3, or NaN (x not finite: both NaN)
+  if (q != q) *c = *s = q;
+}
+
 double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* sink) {
   const unsigned n = threads == 0 ? hardware_threads() : threads;
   std::vector<double> sums(n, 0.0);
@@ -405,6 +440,9 @@ double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* si
 #endif
 #ifdef KGRANK_HAVE_AVX512
   if (simd == SimdLevel::AVX512 && simd_supported(simd)) { fn = isa::fma_probe_avx512; lanes = 16; }
+#endif
+#ifdef KGRANK_HAVE_NEON
+  if (simd == SimdLevel::NEON && simd_supported(simd)) { fn = isa::fma_probe_neon; lanes = 4; }
 #endif
   parallel_for(n, n, [&](size_t i) { sums[i] = fn(iterations); });
   double s = 0;

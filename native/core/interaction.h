@@ -16,8 +16,11 @@
 
 namespace kgrank {
 
-// Codes shared with src/kernels.ts InteractionCode.
-enum class Interaction : int { TransEL1 = 0, TransEL2 = 1, DistMult = 2, ComplEx = 3, RotatE = 4, PairRE = 5 };
+// Codes shared with src/kernels.ts InteractionCode. RotatE is OGB's (sum of the moduli per complex dimension),
+// RotatEL2 PyKEEN's (the L2 norm of the complex vector h r - t): same query, same relation rows, another distance.
+enum class Interaction : int {
+  TransEL1 = 0, TransEL2 = 1, DistMult = 2, ComplEx = 3, RotatE = 4, PairRE = 5, RotatEL2 = 6
+};
 
 // How a complex entity (or relation) row of 2c numbers is stored: [re_0..re_{c-1} | im_0..im_{c-1}] (OGB's
 // KnowledgeGraphEmbedding code, torch.chunk(x, 2)) or [re_0, im_0, re_1, im_1, ...] (torch.view_as_real, PyKEEN).
@@ -31,15 +34,15 @@ enum class ScoreOp : int { Dot = 0, L1 = 1, L2Squared = 2, Modulus = 3, PairL1 =
 template <class T>
 struct EmbeddingModel {
   Interaction interaction;
-  ComplexLayout layout;          // of complex entity rows (ComplEx, RotatE) and complex relation rows
+  ComplexLayout layout;          // of complex entity rows (ComplEx, RotatE, RotatEL2) and complex relation rows
   const T* entity;               // num_entities x entity_width
   const T* relation;             // num_relations x relation_width
   size_t num_entities;
   size_t num_relations;
   size_t entity_width;
   size_t relation_width;
-  // RotatE: when relation_width is half the entity width the relation rows are phases, angle = value * phase_scale
-  // (OGB: pi / embedding_range); otherwise they are complex numbers used as given.
+  // RotatE, RotatEL2: when relation_width is half the entity width the relation rows are phases, angle = value *
+  // phase_scale (OGB: pi / embedding_range); otherwise they are complex numbers, normalised to modulus 1.
   double phase_scale;
   const T* entity_scale;         // PairRE: per-entity factor applied to every element (1 / ||e||), or null
 };
@@ -86,6 +89,13 @@ Status rank_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& q
 template <class T>
 double score_triple(const EmbeddingModel<T>& model, int32_t head, int32_t relation, int32_t tail, bool head_side);
 
+// cos(x) and sin(x) by one fixed sequence of double additions and multiplications (twin: cosSin in
+// src/fallback/interaction.ts), so that RotatE's phase relations give the same rotation, bit for bit, on every
+// backend: libm's cos / sin and JavaScript's Math.cos / Math.sin are not correctly rounded and disagree in the last
+// bit for a few percent of arguments. Accurate to a few units in the last place for |x| < 2^20 pi / 2; beyond,
+// still deterministic, less accurate.
+void cos_sin(double x, double* c, double* s);
+
 // Peak-rate probe for the benchmarks: `iterations` rounds of independent float32 FMAs per thread at `simd`; returns
 // the number of multiply-adds performed (the caller times it). The sum of the results is written to *sink.
 double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* sink);
@@ -119,6 +129,11 @@ double fma_probe_avx2(size_t iterations);
 void rank_chunk_avx512(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                        uint32_t* nan, float* pack);
 double fma_probe_avx512(size_t iterations);
+#endif
+#ifdef KGRANK_HAVE_NEON
+void rank_chunk_neon(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
+                     uint32_t* nan, float* pack);
+double fma_probe_neon(size_t iterations);
 #endif
 }  // namespace isa
 

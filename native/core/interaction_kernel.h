@@ -1,11 +1,15 @@
 // The register-blocked micro-kernel of interaction.h, written once over an ISA's vector traits and compiled per ISA
-// (interaction.cpp: scalar; interaction_avx2.cpp; interaction_avx512.cpp). GEMM-style: a chunk of candidate entities
-// is packed into panels of W entities (element-major: panel[k * W + lane]), then each group of Q queries x W
-// entities (Q = 8 on AVX-512, 6 on AVX2, 4 scalar) is scored in Q x 2 vector accumulators, element by element, and
-// counted against the true scores in registers (compare masks, popcount). Each lane runs exactly the operations of
-// score_one() in interaction.cpp (one correctly rounded FMA / add / sqrt per step, in the same order), so a score is
-// the same bit for bit on every level, lane and thread count. Distances are computed directly (e - q), never through
-// |a|^2 + |b|^2 - 2ab, whose rounding would change ties.
+// (interaction.cpp: scalar; interaction_avx2.cpp; interaction_avx512.cpp; interaction_neon.cpp on aarch64).
+// GEMM-style: a chunk of candidate entities is packed into panels of W entities (element-major: panel[k * W + lane]),
+// then each group of Q queries x W entities (Q = 8 on AVX-512 and NEON, 6 on AVX2, 4 scalar) is scored in Q x 2
+// vector accumulators, element by element, and counted against the true scores in registers (compare masks,
+// popcount). Each lane runs exactly the operations of score_one() in interaction.cpp (one correctly rounded FMA / add
+// / sqrt per step, in the same order), so a score is the same bit for bit on every level, lane and thread count.
+// Distances are computed directly (e - q), never through |a|^2 + |b|^2 - 2ab, whose rounding would change ties. The
+// ops are what the interactions reduce to once the query is formed (interaction.cpp op_of): L2Squared serves
+// TransE-L2 and PyKEEN's RotatE (RotatE-L2), whose -||h r - t||_2 is ranked by minus the sum of squared moduli, sum_k
+// (re_k^2 + im_k^2) over the canonical [re | im] elements: the square root is monotone, so it is never taken (no sqrt
+// per dimension, as Modulus needs for OGB's RotatE) and the ranks are those of the norm.
 // (The packing + micro-kernel layout follows the usual GEMM structure, e.g. BLIS's "packed panels, MR x NR
 // register block"; nothing is copied from it.)
 #pragma once

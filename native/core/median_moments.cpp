@@ -37,21 +37,30 @@
 // differences (sum_run); other runs point by point. So the work does not grow with max N: 3 tasks of N = 2^31-1 take ~100 evaluations.
 // J (even n): one row J(x) = sum_{x<y<X1} P(C_x = k, C_y = k) per x (joint_row: cut at the distinct N above x,
 // long smooth runs of y by Gauss-Legendre panels of width 12/lambda, lambda the rows' decay rate, with Euler-Maclaurin
-// endpoint terms through f^(5)). Over x: point by point for bands up to 1024; with at most 64 distinct N inside the
+// endpoint terms through f^(5); consecutive such runs separated by single-task kinks are chained: the panels run
+// through the kinks and each kink adds the exact jump term of h', -P(C_x = k+1, C_c = k+1) B2(theta) / (2x), for one
+// evaluation, with the neglected h''' jump bounded and checked per kink; see joint_row). Over x: point by point for
+// bands up to 1024; with at most 64 distinct N inside the
 // band, cut at them (J(x) is a polynomial between them; non-integer nodes use the row's polynomial continuation);
 // with more (large n), Euler-Maclaurin over the whole band with kinks not cut (each changes J's slope by O(1/n) and J
 // enters Var with weight O(1/n): at n = 1.2 M, N_i uniform on 1..2.5 M, Var is within 2.5e-12 of J summed point by
 // point over x). So the cost of J no longer grows with N/n: WN18RR tails (n = 2,924, N ~ 40,900) 0.2-0.3 s CPU
-// (was 9.4 s), n = 4 at N = 1e8 or 2^31-1 0.1 s (was minutes). Its dear corner now: many distinct N inside both the
-// band and each row's decay range at moderate n (n = 1,000, N_i uniform to 40,000: ~30 s), where neither the x nor
-// the y runs are long enough for panels.
+// (was 9.4 s), n = 4 at N = 1e8 or 2^31-1 0.1 s (was minutes). The chains (n = 1,000, ~1,000 distinct N, CPU on a
+// loaded 2-vCPU machine, E and Var): N_i uniform to 2^31-1 7.6 s (was 95 s; 115 k evaluations, was ~780 k), to
+// 2e6 7.9 s (was 47 s), to 1e5 13 s (was 26 s), in [2.4e6, 2.5e6] 2.7 s (was 6.8 s); n = 14, distinct N to 2^31-1:
+// 431 k evaluations (was 5.3 M). Each evaluation costs ~50 us at n = 1,000 (the groups near y taken one by one).
+// Still dear: (a) short runs of y (kink spacing below 64, e.g. n = 1,000 with N to 2,500 or 20,000: 1.1 s and 5.7 s,
+// rows summed point by point); (b) the sum over x with at most 64 kinks in a wide band (small n, e.g. n = 40-100
+// with N to 1e6: seconds to minutes), whose runs close with endpoint differences and a point-by-point tail.
 //
 // Accuracy (test/median-moments.test.ts, native/tests/test_median_moments.cpp): against BigInt enumeration of every
 // rank vector (n <= 7) and against an independent O(n^2) DP over the full distribution at n = 1,000, 1,001, 5,000 with
 // mixed N: relative error of E and Var below 1e-12; against mpmath (50 digits) at n = 3, 5, 6 with N up to 1e8: below
 // 1e-12; against exact rationals (scripts/median-fixtures.py) for even n = 4..20 with N up to 2^31-1 and the DP at
 // even n = 6, 8, 12 with N up to 2,500: Var below 5e-14; the two backends agree within 1e-12 (bit-identical on most
-// inputs; 4e-14 at n = 1.2 M).
+// inputs; 4e-14 at n = 1.2 M). The chained rows against the same rows summed point by point over y (n = 200, N to
+// 2e4; n = 1,000, N to 1e5): equal to the 17 digits printed; exact rationals for n = 12 and 14 distinct N to 2^31-1:
+// below 2e-15. (Without the B2(theta) factor, at non-integer x, Var was off by 7e-10 at n = 200.)
 // Time at n = 1.2 M, N_i uniform on 1..2.5 M: ~0.35 s CPU odd n, ~0.5 s even n (native, sort included).
 #include "median_moments.h"
 
@@ -80,6 +89,7 @@ constexpr double kScaleQuad = 256;      // smallest smoothness scale for Euler-M
 constexpr double kJointDirect = 1024;   // J: bands up to this many integers point by point
 constexpr double kRowQuad = 64;         // J's rows: shortest run of y summed by panels (and lambda <= 8/64)
 constexpr double kRowPanel = 12;        // J's rows: panel width times the decay rate lambda
+constexpr double kChainMult = 1;        // J's rows: kinks of at most this many tasks are crossed by a chain
 constexpr double kJointKinks = 64;      // J over x: at most this many distinct N inside the band are cut at
 constexpr double kJointPanel = 4;       // J over x, kinks not cut: panel width in units of the scale
 constexpr double kRunPanel = 8;         // J over x, on a run between kinks: the same
@@ -92,6 +102,9 @@ constexpr double kD3[9] = {-801.0 / 80, 349.0 / 6, -18353.0 / 120, 2391.0 / 10, 
 constexpr double kD5[9] = {-27.0 / 2, 575.0 / 6, -895.0 / 3, 1065.0 / 2, -1790.0 / 3, 2581.0 / 6, -195, 305.0 / 6,
                            -35.0 / 6};
 constexpr int kGauss = 20;
+// 4-point Gauss-Legendre (J's chains: the piece from a kink's last lattice point to the kink, width < 1).
+constexpr double kGauss4X[4] = {-0.8611363115940526, -0.3399810435848563, 0.3399810435848563, 0.8611363115940526};
+constexpr double kGauss4W[4] = {0.3478548451374538, 0.6521451548625461, 0.6521451548625461, 0.3478548451374538};
 constexpr double kRescale = 8.749002899132048e+99;  // 2^332 (exact)
 constexpr double kTiny = 1.142987391282275e-100;    // 2^-332 (exact)
 constexpr double kLogRescale = 332 * 0.6931471805599453;
@@ -191,6 +204,8 @@ class MedianModel {
     re_.resize(1);
     im_.resize(1);
   }
+
+  double evaluations() const { return evaluations_; }
 
   MedianMomentsResult run(bool want_variance) {
     const double n = n_;
@@ -344,15 +359,85 @@ class MedianModel {
     }
     double y = y0;
     size_t g = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), y0) - N_.begin());
+    // Chains (x > 0; runs of y of >= kRowQuad integers on which the row decays slowly, lambda kRowQuad <= kRowPanel):
+    // consecutive such runs whose kinks are single tasks are one Euler-Maclaurin sum over the lattice y0 + j (y0 is
+    // not an integer at a quadrature node x): Gauss-Legendre panels of width kRowPanel / lambda run through the kinks
+    // (each run's panels end at its kink; lambda there without the end group's growth, whose factor is linear in y),
+    // start terms at the chain's first lattice point, end terms at its last, and at each kink c inside, the jump term
+    // of h'. With h = h1 + (c - y)_+ h2 (h1, h2 smooth across c), h'(c-) - h'(c+) = -h2(c) = -P(C_x = k+1,
+    // C_c = k+1) / x, and its term is that times B2(theta) / 2, theta = frac(c - y0) (1/12 on integer lattices). The
+    // jump of h''' is -3 h2''(c), |h2''| <= Lambda^2 h2 (Lambda = sum_{N_g > c} m_g / (N_g - c)), so the neglected term
+    // is at most Lambda^2 h2 / 240: the chain goes on past c only when that is below 1e-16 of the row so far, and when
+    // the next run qualifies; otherwise it is closed at the last lattice point before c. A kink thus costs one
+    // evaluation (and a 4-point panel up to it off the integer lattice) instead of 18 for the endpoint differences
+    // and the point-by-point tail next to it.
+    bool chain = false;  // while true, y is the kink the chain's integral has reached (not a lattice point)
+    double f0[9], f1[9];
+    const double zeros[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    auto chainable = [&](double lam_run, double b, size_t gb) {
+      return lam_run > 0 && lam_run * kRowQuad <= kRowPanel && (b >= x1 || m_[gb] <= kChainMult);
+    };
     while (y < x1) {
+      const size_t gend = g;
       const double yb = g < G_ ? std::min(N_[g], x1) : x1;
       ++g;
       if (yb <= y) continue;
       double lam = yb - y >= kRowQuad ? row_rate(x, y) : 0;
-      if (lam > 0 && lam * kRowQuad <= kRowPanel) {
+      const bool smooth = lam > 0 && lam * kRowQuad <= kRowPanel;
+      if (chain || (x > 0 && chainable(lam, yb, gend))) {
+        const GaussRule& gr = gauss_rule();
+        if (!chain) {
+          for (int i = 0; i < 9; ++i) f0[i] = joint_point(x, y + i, k, &bound);
+          add_endpoints(f0, zeros, acc);
+          chain = true;
+        }
+        const bool kink = yb < x1;
+        const double e = y0 + std::floor(yb - y0);  // the last lattice point <= yb
+        const double end_rate = kink ? m_[gend] * (N_[gend] - x) / (N_[gend] * (N_[gend] - y)) : 0;
+        double p = y;
+        bool stop = false;
+        while (p < e) {
+          const double w = std::min(e - p, std::max(16.0, std::floor(kRowPanel / lam)));
+          const double c = p + w / 2, h = w / 2;
+          for (int i = 0; i < kGauss; ++i) acc.add(h * gr.w[i] * joint_point(x, c + h * gr.x[i], k, &bound));
+          p += w;
+          if (p >= e) break;
+          lam = row_rate(x, p) - (kink ? m_[gend] * (N_[gend] - x) / (N_[gend] * (N_[gend] - p)) : 0) + end_rate;
+          if (bound <= 1e-18 * lam * acc.value()) {
+            stop = true;
+            break;
+          }
+        }
+        if (stop) break;
+        if (kink) {
+          const double yn = gend + 1 < G_ ? std::min(N_[gend + 1], x1) : x1;
+          const double lam_n = yn - yb >= kRowQuad ? row_rate(x, yb) : 0;
+          if (chainable(lam_n, yn, gend + 1)) {
+            eval(x, yb - x);
+            const double h2 = zero_ ? 0 : std::exp(logpre_) * pmf(k + 1) / x;
+            const double bound_c = zero_ ? 0 : std::exp(logpre_) * psi0_;
+            const double big = row_rate(0, yb);
+            if (big * big / 240 * h2 <= 1e-16 * acc.value()) {
+              if (e < yb) {
+                const double c = (e + yb) / 2, h = (yb - e) / 2;
+                for (int i = 0; i < 4; ++i) acc.add(h * kGauss4W[i] * joint_point(x, c + h * kGauss4X[i], k, &bound));
+              }
+              const double theta = (yb - y0) - std::floor(yb - y0);
+              acc.add(-h2 * (theta * theta - theta + 1.0 / 6) / 2);
+              y = yb;
+              if (bound_c <= 1e-18 * lam_n * acc.value()) break;
+              continue;
+            }
+          }
+        }
+        // Close the chain at the lattice point e: end terms from the left piece, then the lattice points in [e, yb).
+        for (int i = 0; i < 9; ++i) f1[i] = joint_point(x, e - i, k, &bound);
+        add_endpoints(zeros, f1, acc);
+        chain = false;
+        y = e;
+      } else if (smooth) {
         // Panels on [y, b), b moving towards yb; endpoint terms at y and at b.
         const GaussRule& gr = gauss_rule();
-        double f0[9], f1[9];
         for (int i = 0; i < 9; ++i) f0[i] = joint_point(x, y + i, k, &bound);
         double p = y;
         bool stop = false;
@@ -412,6 +497,7 @@ class MedianModel {
   }
 
   void eval(double x, double d) {
+    ++evaluations_;
     const double y = x + d;
     const size_t gx = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), x) - N_.begin());
     const size_t gy = static_cast<size_t>(std::upper_bound(N_.begin(), N_.end(), y) - N_.begin());
@@ -750,6 +836,7 @@ class MedianModel {
   }
 
   double n_;
+  double evaluations_ = 0;
   size_t G_ = 0;
   std::vector<double> N_, m_, cum_m_, cum_log_, cum_rate_, suffix_;
   double total_rate_ = 0;
@@ -767,7 +854,9 @@ class MedianModel {
 
 MedianMomentsResult median_moments(const double* num_candidates, size_t count, bool want_variance) {
   MedianModel model(num_candidates, count);
-  return model.run(want_variance);
+  MedianMomentsResult r = model.run(want_variance);
+  r.evaluations = model.evaluations();
+  return r;
 }
 
 }  // namespace kgrank

@@ -10,6 +10,8 @@ namespace kgrank {
 struct MedianMomentsResult {
   double expectation;
   double variance;
+  // Cost: how many times the generating function was evaluated (for tests: bounded independently of max N).
+  double evaluations = 0;
 };
 
 // num_candidates: count >= 1 validated integers >= 1 (any order). Deterministic and single-threaded.

@@ -5,7 +5,10 @@
 //   lookups    for_each_answer / count / contains / packed_answers / packed_answers_many (in-range and
 //              out-of-range keys) against a std::set per (anchor, relation);
 //   counting   count_rows_filtered (float32 and float64, every SIMD level, 1 or 2 threads) against "count the row,
-//              then take every other known answer out", with removed = -1 when the task's triple is not known.
+//              then take every other known answer out", with removed = -1 when the task's triple is not known;
+//   slices     count_rows_filtered_range over a fuzzed column slice [start, start + width) (the whole axis
+//              included) with given thresholds (the true column's score or a fuzzed one) against "count the slice's
+//              columns, then take out every other known answer inside the slice", removed = -1 as above.
 #include <map>
 #include <set>
 #include <string>
@@ -105,6 +108,58 @@ void check_filtered(FuzzedDataProvider& p, const FilterIndex& idx, const std::ma
         FUZZ_CHECK(false);
       }
       FUZZ_CHECK(std::memcmp(&th[r], &scores[r * cols + static_cast<size_t>(truth[r])], sizeof(T)) == 0);
+    }
+  }
+
+  // A column slice of the same rows (as a chunked batch has them), thresholds given.
+  const size_t start = p.ConsumeIntegralInRange<size_t>(0, cols - 1);
+  const size_t width = p.ConsumeIntegralInRange<size_t>(1, cols - start);
+  std::vector<T> slice(rows * width);
+  std::vector<T> given(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    std::copy(scores.begin() + static_cast<long>(r * cols + start),
+              scores.begin() + static_cast<long>(r * cols + start + width), slice.begin() + static_cast<long>(r * width));
+    given[r] = p.ConsumeBool() ? scores[r * cols + static_cast<size_t>(truth[r])] : kgrank_fuzz::score<T>(p);
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    const T* row = slice.data() + r * width;
+    const T t = given[r];
+    const kgrank::Counts all = kgrank_fuzz::reference(row, width, t);
+    double g = static_cast<double>(all.greater), e = static_cast<double>(all.equal), removed = 0;
+    bool found = false;
+    auto it = ref.find({anchor[r], relation[r]});
+    if (it != ref.end()) {
+      for (int32_t b : it->second) {
+        if (b == truth[r]) {
+          found = true;
+          continue;
+        }
+        if (static_cast<size_t>(b) < start || static_cast<size_t>(b) >= start + width) continue;
+        const T v = row[static_cast<size_t>(b) - start];
+        g -= v > t;
+        e -= v == t;
+        removed += !std::isnan(v);
+      }
+    }
+    wg[r] = g;
+    we[r] = e;
+    wn[r] = static_cast<double>(all.nan);
+    wr[r] = found ? removed : -1.0;
+  }
+  for (kgrank::SimdLevel level : kgrank_fuzz::levels()) {
+    kgrank::CountOptions opt;
+    opt.simd = level;
+    opt.threads = threads;
+    std::fill(rm.begin(), rm.end(), -7.0);
+    kgrank::count_rows_filtered_range(slice.data(), rows, width, start, anchor.data(), relation.data(), truth.data(),
+                                      idx, given.data(), g.data(), e.data(), n.data(), rm.data(), opt);
+    for (size_t r = 0; r < rows; ++r) {
+      if (g[r] != wg[r] || e[r] != we[r] || n[r] != wn[r] || rm[r] != wr[r]) {
+        std::fprintf(stderr, "%s slice [%zu, %zu) row %zu (a=%d r=%d t=%d): got (%g %g %g %g), want (%g %g %g %g)\n",
+                     kgrank::simd_name(level), start, start + width, r, anchor[r], relation[r], truth[r], g[r], e[r],
+                     n[r], rm[r], wg[r], we[r], wn[r], wr[r]);
+        FUZZ_CHECK(false);
+      }
     }
   }
 }

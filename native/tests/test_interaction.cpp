@@ -1,14 +1,18 @@
 // Ranking from embeddings: at every SIMD level and thread count the kernel's counts equal a plain loop over
-// score_triple() (the single-pair code), which checks that every vector lane computes each score bit for bit as the
-// scalar code does (a rank counts the true candidate as equal exactly once), for every interaction and both complex
-// layouts, with filter exclusions, a candidate subset and OGB negatives; and float64 agrees with float32 closely.
+// score_triple() (the single-pair code; the oracle is interaction_oracle.h, shared with the fuzz target), which
+// checks that every vector lane computes each score bit for bit as the scalar code does (a rank counts the true
+// candidate as equal exactly once), for every interaction and both complex layouts, with filter exclusions, a
+// candidate subset and OGB negatives; and float64 agrees with float32 closely.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <vector>
 
 #include "check.h"
 #include "interaction.h"
+#include "interaction_oracle.h"
 
 using namespace kgrank;
 
@@ -39,95 +43,58 @@ void check_model(const Fixture& f, std::mt19937& rng) {
   }
   EmbeddingModel<T> m{f.interaction, f.layout, ent.data(), rel.data(), n, nr, f.width, f.rel_width, 0.7,
                       scale.empty() ? nullptr : scale.data()};
-  std::vector<int32_t> anchor(rows), relation(rows), truth(rows), cand, neg;
+  kgrank_oracle::Job job;
+  job.anchor.resize(rows);
+  job.relation.resize(rows);
+  job.truth.resize(rows);
   for (size_t i = 0; i < rows; ++i) {
-    anchor[i] = static_cast<int32_t>(rng() % n);
-    relation[i] = static_cast<int32_t>(rng() % nr);
-    truth[i] = i == 0 ? 3 : static_cast<int32_t>(rng() % n);
+    job.anchor[i] = static_cast<int32_t>(rng() % n);
+    job.relation[i] = static_cast<int32_t>(rng() % nr);
+    job.truth[i] = i == 0 ? 3 : static_cast<int32_t>(rng() % n);
   }
-  for (size_t e = 0; e < n; e += 3) cand.push_back(static_cast<int32_t>(e));
-  const size_t K = 9;
-  for (size_t i = 0; i < rows * K; ++i) neg.push_back(static_cast<int32_t>(rng() % n));
-  std::vector<uint32_t> off(rows + 1, 0);
-  std::vector<int32_t> excl;
+  for (size_t e = 0; e < n; e += 3) job.cand.push_back(static_cast<int32_t>(e));
+  job.K = 9;
+  for (size_t i = 0; i < rows * job.K; ++i) job.neg.push_back(static_cast<int32_t>(rng() % n));
+  job.off.assign(rows + 1, 0);
   for (size_t i = 0; i < rows; ++i) {
-    for (int j = 0; j < 4; ++j) excl.push_back(static_cast<int32_t>((truth[i] + 11 * (j + 1)) % n));
-    off[i + 1] = static_cast<uint32_t>(excl.size());
+    for (int j = 0; j < 4; ++j) job.excl.push_back(static_cast<int32_t>((job.truth[i] + 11 * (j + 1)) % n));
+    job.off[i + 1] = static_cast<uint32_t>(job.excl.size());
   }
   for (bool head : {false, true}) {
-    for (int mode = 0; mode < 3; ++mode) {  // 0: all entities + filter, 1: candidate subset, 2: negatives
-      // Expected counts from score_triple, one pair at a time.
-      std::vector<double> g(rows, 0), e(rows, 0), rem(rows, 0);
-      for (size_t i = 0; i < rows; ++i) {
-        auto score = [&](int32_t x) {
-          return head ? score_triple(m, x, relation[i], anchor[i], true) : score_triple(m, anchor[i], relation[i], x, false);
-        };
-        const double t = score(truth[i]);
-        auto count = [&](int32_t x, double sign) {
-          const double s = score(x);
-          if (s > t) g[i] += sign;
-          else if (s == t) e[i] += sign;
-        };
-        if (mode == 0) {
-          for (size_t x = 0; x < n; ++x) count(static_cast<int32_t>(x), 1);
-          for (uint32_t j = off[i]; j < off[i + 1]; ++j) {
-            count(excl[j], -1);
-            rem[i] += 1;
-          }
-        } else if (mode == 1) {
-          for (int32_t x : cand) count(x, 1);
-        } else {
-          for (size_t j = 0; j < K; ++j) count(neg[i * K + j], 1);
-        }
-      }
+    for (auto mode : {kgrank_oracle::Job::AllEntities, kgrank_oracle::Job::Subset, kgrank_oracle::Job::Negatives}) {
+      job.head = head;
+      job.mode = mode;
+      const kgrank_oracle::Expected want = kgrank_oracle::expected_counts(m, job);
+      CHECK(!want.nan_true);
       for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
         if (!simd_supported(level)) continue;
         for (unsigned threads : {1u, 2u, 3u}) {
-          EmbeddingQueries q;
-          q.rows = rows;
-          q.head_side = head;
-          q.anchor = anchor.data();
-          q.relation = relation.data();
-          q.truth = truth.data();
-          if (mode == 0) {
-            q.exclude_offsets = off.data();
-            q.exclude_ids = excl.data();
-          } else if (mode == 1) {
-            q.candidates = cand.data();
-            q.num_candidates = cand.size();
-          } else {
-            q.negatives = neg.data();
-            q.negatives_per_row = K;
-          }
-          std::vector<double> out(5 * rows, -1);
-          EmbeddingCounts c{out.data(), out.data() + rows, out.data() + 2 * rows, out.data() + 3 * rows, out.data() + 4 * rows};
           // Three threads run with a job control (same counts, progress ends at done == total); a cancelled control
           // stops the job with Cancelled.
           kgrank::JobControl control;
-          CHECK(rank_embeddings<T>(m, q, c, level, threads, threads == 3 ? &control : nullptr).ok());
+          std::vector<double> out;
+          CHECK(kgrank_oracle::run_kernel(m, job, level, threads, out, threads == 3 ? &control : nullptr).ok());
           if (threads == 3) {
             CHECK(control.total() > 0);
             CHECK_EQ(control.done(), control.total());
           }
           if (threads == 2) {
-            std::vector<double> scratch(5 * rows, -1);
-            EmbeddingCounts sc{scratch.data(), scratch.data() + rows, scratch.data() + 2 * rows, scratch.data() + 3 * rows,
-                               scratch.data() + 4 * rows};
+            std::vector<double> scratch;
             kgrank::JobControl cancelled;
             cancelled.cancel();
             bool threw = false;
             try {
-              (void)rank_embeddings<T>(m, q, sc, level, threads, &cancelled);
+              (void)kgrank_oracle::run_kernel(m, job, level, threads, scratch, &cancelled);
             } catch (const kgrank::Cancelled&) {
               threw = true;
             }
             CHECK(threw);
           }
           for (size_t i = 0; i < rows; ++i) {
-            CHECK_EQ(out[i], g[i]);
-            CHECK_EQ(out[rows + i], e[i]);
+            CHECK_EQ(out[i], want.greater[i]);
+            CHECK_EQ(out[rows + i], want.equal[i]);
             CHECK_EQ(out[2 * rows + i], 0.0);
-            if (mode == 0) CHECK_EQ(out[3 * rows + i], rem[i]);
+            if (mode == kgrank_oracle::Job::AllEntities) CHECK_EQ(out[3 * rows + i], want.removed[i]);
           }
         }
       }
@@ -181,6 +148,12 @@ void check_row_blocks(std::mt19937& rng) {
 }  // namespace
 
 int main() {
+  // One line naming the levels the kernel checks run at, so a cross run can check it exercised its SIMD kernels.
+  std::printf("simd levels tested:");
+  for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
+    if (simd_supported(level)) std::printf(" %s", simd_name(level));
+  }
+  std::printf("\n");
   std::mt19937 rng(42);
   const Fixture fixtures[] = {
       {Interaction::TransEL1, ComplexLayout::Halves, 37, 37},
@@ -190,6 +163,8 @@ int main() {
       {Interaction::ComplEx, ComplexLayout::Interleaved, 36, 36},
       {Interaction::RotatE, ComplexLayout::Halves, 36, 18},
       {Interaction::RotatE, ComplexLayout::Interleaved, 36, 36},
+      {Interaction::RotatEL2, ComplexLayout::Halves, 36, 18},
+      {Interaction::RotatEL2, ComplexLayout::Interleaved, 36, 36},
       {Interaction::PairRE, ComplexLayout::Halves, 37, 74},
   };
   for (const Fixture& f : fixtures) {
@@ -198,6 +173,21 @@ int main() {
   }
   check_row_blocks<float>(rng);
   check_row_blocks<double>(rng);
+  // cos_sin (RotatE's phases, twin of the fallback's cosSin) is within a few ulps of libm's cos / sin.
+  {
+    std::uniform_real_distribution<double> phase(-1000.0, 1000.0);
+    double worst = 0;
+    for (int i = 0; i < 200000; ++i) {
+      const double x = i < 1000 ? (i - 500) * 0.7853981633974483 : phase(rng);  // multiples of pi/4 included
+      double c, s;
+      cos_sin(x, &c, &s);
+      worst = std::max(worst, std::max(std::fabs(c - std::cos(x)), std::fabs(s - std::sin(x))));
+    }
+    CHECK(worst < 1e-15);
+    double c, s;
+    cos_sin(std::nan(""), &c, &s);
+    CHECK(c != c && s != s);
+  }
   // The probe counts what it did.
   double sink = 0;
   CHECK_EQ(fma_probe(SimdLevel::Scalar, 1, 10, &sink), 10.0 * 12.0);

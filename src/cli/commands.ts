@@ -6,6 +6,7 @@ import {
   expectationNormalized, listMetrics, metricSelection, metricValues, parseMetricKey, prepareCandidates, reindexed, zScored, zToPValue,
 } from "../metrics/index";
 import type { RankMetric } from "../metrics/types";
+import { quoted } from "../suggest";
 
 import { csv, type Format, fmt, fmtP, json, table } from "./format";
 import { candidateCounts, datasetFrom, emit, type Out, readNumbers } from "./shared";
@@ -61,7 +62,7 @@ export function adjustCommand(
   const parsed = opts.metric.map((s) => {
     const m = /^\s*([^=]+?)\s*=\s*(\S+)\s*$/.exec(s);
     const v = m ? Number(m[2]) : NaN;
-    if (!m || !Number.isFinite(v)) throw new KgrankInputError("--metric", `"${s}" is not NAME=VALUE with a number, e.g. mrr=0.35`);
+    if (!m || !Number.isFinite(v)) throw new KgrankInputError("--metric", `${quoted(s)} is not NAME=VALUE with a number, e.g. mrr=0.35`);
     const key = parseMetricKey(m[1]!, "--metric");
     const metric = key.metric;
     if ("base" in metric) throw new KgrankInputError("--metric", `${metric.key} is already adjusted; give the published base metric (e.g. mrr, hits@10, mr)`);
@@ -111,7 +112,7 @@ function checkPublishedValue(metric: RankMetric, value: number, given: string): 
   if (inRange(value)) return;
   const span = `${r.lowerInclusive ? "[" : "("}${r.lower ?? "-inf"}, ${r.upper ?? "inf"}${r.upperInclusive ? "]" : ")"}`;
   const hint = value > 1 && inRange(value / 100) ? `; if it is a percentage, give ${metric.key}=${value / 100}` : "";
-  throw new KgrankInputError("--metric", `"${given}": ${value} is outside the range of ${metric.key}, ${span}${hint}`);
+  throw new KgrankInputError("--metric", `${quoted(given)}: ${value} is outside the range of ${metric.key}, ${span}${hint}`);
 }
 
 interface ExpectationRow {

@@ -1,15 +1,13 @@
 /**
  * `kgrank compare A B [C ...]`: runs saved by `kgrank evaluate --save-state` (each the state of a whole run or a
- * merged queue run) compared over their common tasks with compareRuns(): every later run against the first.
+ * merged queue run) or their per-task rank files (`--ranks-out` .npz / .tsv), compared over the same tasks with
+ * compareRuns(): every later run against the first.
  */
-import * as path from "node:path";
-
-import { compareRuns } from "../compare/paired";
+import { type Comparison, compareRuns } from "../compare/paired";
 import { KgrankInputError } from "../errors";
-import { RankEvaluator } from "../evaluation/evaluator";
-import { readRegularFile } from "../io/files";
 
 import { csv, type Format, fmt, fmtP, json, table } from "./format";
+import { loadRun } from "./rank-files";
 import { emit, type Out } from "./shared";
 
 export interface CompareCliOptions {
@@ -23,18 +21,20 @@ export interface CompareCliOptions {
 }
 
 export async function compareCommand(files: string[], opts: CompareCliOptions, out: Out): Promise<void> {
-  if (files.length < 2) throw new KgrankInputError("FILE", "give at least two saved runs (kgrank evaluate ... --save-state FILE)");
-  const runs = files.map((file) => {
-    let ev: RankEvaluator;
-    try {
-      ev = RankEvaluator.deserialize(new Uint8Array(readRegularFile(file, file)));
-    } catch (e) {
-      if (e instanceof KgrankInputError) throw new KgrankInputError(file, e.message.replace(/^states\[0\]: /, ""));
-      throw e;
+  if (files.length < 2) throw new KgrankInputError("FILE", "give at least two saved runs (kgrank evaluate ... --save-state FILE, or --ranks-out FILE.npz / .tsv)");
+  const loaded = files.map(loadRun);
+  const runs = loaded.map((r) => ({ name: r.name, results: r.evaluator.finalize(), labels: r.labels }));
+  let cmp: Comparison;
+  try {
+    cmp = compareRuns(runs, { metrics: opts.metrics, samples: opts.samples, seed: opts.seed, correction: opts.correction });
+  } catch (e) {
+    // A .tsv names entities by label, states and .npz by id: say so when such a mix is what differs.
+    const kinds = new Set(loaded.map((r) => (r.kind === "tsv" ? "labels" : "ids")));
+    if (e instanceof KgrankInputError && /^runs: task \d+ differs/.test(e.message) && kinds.size > 1) {
+      throw new KgrankInputError("runs", `${e.message.replace(/^runs: /, "")} (a .tsv rank file names tasks by label, a state or .npz by id: compare like with like)`);
     }
-    return { name: path.basename(file), results: ev.finalize() };
-  });
-  const cmp = compareRuns(runs, { metrics: opts.metrics, samples: opts.samples, seed: opts.seed, correction: opts.correction });
+    throw e;
+  }
   const correction = { holm: "Holm-Bonferroni", bh: "Benjamini-Hochberg", none: "none" }[cmp.correction];
   let text: string;
   if (opts.format === "json") text = json(cmp);

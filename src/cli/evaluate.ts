@@ -58,6 +58,11 @@ export interface EvaluateOptions {
   negativesIds?: string;
   complexLayout?: string;
   precision?: string;
+  /** Dataset-free sampled ranking (OGB's y_pred_pos, shape (n,), and y_pred_neg, (n, K)). */
+  positiveScores?: string;
+  negativeScores?: string;
+  /** Option keys set on the command line (main() fills it from commander), to refuse flags that do not apply. */
+  given?: string[];
 }
 
 /** Rows per addModel call: a progress step that keeps the query vectors small (rows x dim). */
@@ -71,6 +76,10 @@ const ROWS_PER_BATCH = (n: number) => Math.max(1, Math.min(4096, Math.floor((16 
 export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   if (opts.workers !== undefined && opts.workers > 1) return evaluateWithWorkers(opts.argv ?? [], opts.workers, opts, out);
   const t0 = performance.now();
+  if (opts.shard && !opts.saveState) {
+    throw new KgrankInputError("--shard", "needs --save-state FILE: a shard's tasks are only meaningful merged (kgrank merge FILE...)");
+  }
+  if (opts.positiveScores !== undefined || opts.negativeScores !== undefined) return evaluateScoresOnly(opts, out, t0);
   const ds = datasetFrom(opts);
   const evaluated = opts.triples ? readIdTriples(opts.triples, "--triples", ds) : ds.splits[opts.split];
   const rows = evaluated.length / 3;
@@ -83,9 +92,6 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
     );
   }
   const n = ds.numEntities;
-  if (opts.shard && !opts.saveState) {
-    throw new KgrankInputError("--shard", "needs --save-state FILE: a shard's tasks are only meaningful merged (kgrank merge FILE...)");
-  }
   const shard = opts.shard ? resolveShard(opts.shard, process.env) : null;
   const [lo, hi] = shard ? shardRows(shard.index, shard.count, rows) : [0, rows];
   const given = { head: opts.scoresHead, tail: opts.scoresTail };
@@ -258,7 +264,7 @@ function directoryFingerprints(dir: string): Record<string, string> {
 async function finish(
   run: RunContext, evaluator: RankEvaluator, scorerName: string, setting: string, filterSet: string[], inputs: unknown[],
 ): Promise<void> {
-  const { opts, out, t0, ds, evaluated, rows, lo, hi, shard } = run;
+  const { opts, ds, evaluated, rows } = run;
   const n = ds.numEntities;
   const dropped = opts.triples ? 0 : ds.dropped[opts.split];
   const report: ReportInfo = {
@@ -269,9 +275,23 @@ async function finish(
     metrics: opts.metrics ?? null, ks: opts.ks ?? null, byRelation: Boolean(opts.byRelation), bootstrap: opts.bootstrap ?? null, seed: opts.seed,
     relationLabels: opts.byRelation ? ds.relationLabels : null,
   };
+  // Everything that decides the numbers; the shard index is not part of it (it differs between shards).
+  const decisive = [report, evaluated, ...filterSet.map((s) => ds.splits[s as Split]), ds.entityLabels, ds.relationLabels, inputs, opts.filter];
+  await finishRun(run, evaluator, report, decisive, { entities: ds.entityLabels, relations: ds.relationLabels });
+}
+
+/** The rows and shard of a run, for finishRun. */
+type RunSlice = Pick<RunContext, "opts" | "out" | "t0" | "lo" | "hi" | "shard">;
+
+/** --save-state (with the run's fingerprint of `decisive`), finalize, --ranks-out and the printed results. */
+async function finishRun(
+  run: RunSlice, evaluator: RankEvaluator, report: ReportInfo, decisive: unknown[],
+  labels: { entities?: readonly string[] | null; relations?: readonly string[] | null },
+): Promise<void> {
+  const { opts, out, t0, lo, hi, shard } = run;
+  const rows = report.triples;
   if (opts.saveState) {
-    // Everything that decides the numbers; the shard index is not part of it (it differs between shards).
-    const fingerprint = runFingerprint([report, evaluated, ...filterSet.map((s) => ds.splits[s as Split]), ds.entityLabels, ds.relationLabels, inputs, opts.filter]);
+    const fingerprint = runFingerprint(decisive);
     const meta: RunMeta = { kgrank: "evaluate", fingerprint, shard: shard?.index ?? 0, shards: shard?.count ?? 1, rows: [lo, hi], report };
     writeFileAtomic(opts.saveState, evaluator.serialize({ meta: meta as unknown as Record<string, unknown> }), "--save-state");
     if (shard) {
@@ -281,8 +301,73 @@ async function finish(
   }
   // Async, so Ctrl-C during a long bootstrap is handled at once (main.ts exits 130 and writes nothing).
   const results = await evaluator.finalizeAsync(opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {});
-  if (opts.ranksOut) writeRanksOut(opts.ranksOut, results, { entities: ds.entityLabels, relations: ds.relationLabels });
+  if (opts.ranksOut) writeRanksOut(opts.ranksOut, results, labels);
   emit(out, renderEvaluation(results, report, opts.format, t0), opts.output, opts.quiet);
+}
+
+/** Flags that name a dataset, triples or another source of scores: none applies to dataset-free sampled ranking. */
+const NOT_WITH_SCORES_ONLY: [keyof EvaluateOptions, string][] = [
+  ["dataset", "--dataset"], ["datasetDir", "--dataset-dir"], ["split", "--split"], ["filter", "--filter"], ["triples", "--triples"],
+  ["scoresHead", "--scores-head"], ["scoresTail", "--scores-tail"], ["negativesHead", "--negatives-head"], ["negativesTail", "--negatives-tail"],
+  ["modelDir", "--model-dir"], ["interaction", "--interaction"], ["entityEmbeddings", "--entity-embeddings"],
+  ["relationEmbeddings", "--relation-embeddings"], ["entityIds", "--entity-ids"], ["relationIds", "--relation-ids"],
+  ["negativesIds", "--negatives-ids"], ["complexLayout", "--complex-layout"], ["precision", "--precision"], ["byRelation", "--by-relation"],
+];
+
+/**
+ * `kgrank evaluate --positive-scores p.npy --negative-scores n.npy`: OGB's sampled protocol without a dataset (as
+ * WikiKG2's evaluator: y_pred_pos of shape (n,), y_pred_neg of shape (n, K), no labels). Each row is one task with
+ * K + 1 candidates (a NaN negative is no candidate), ranked by the same kernel as ogbEvaluate(): the realistic rank
+ * is OGB's. The tasks are reported as the tail side (and both); every metric and its random expectation apply.
+ */
+async function evaluateScoresOnly(opts: EvaluateOptions, out: Out, t0: number): Promise<void> {
+  if (!opts.positiveScores) throw new KgrankInputError("--negative-scores", "needs --positive-scores FILE: the positive (true) score of each row, shape (n,)");
+  if (!opts.negativeScores) throw new KgrankInputError("--positive-scores", "needs --negative-scores FILE: K negatives' scores per positive, shape (n, K)");
+  for (const [key, flag] of NOT_WITH_SCORES_ONLY) {
+    const set = opts.given ? opts.given.includes(key) : key !== "split" && key !== "filter" && opts[key] !== undefined && opts[key] !== false;
+    if (set) {
+      throw new KgrankInputError(
+        flag,
+        "does not apply to --positive-scores / --negative-scores (sampled ranking without a dataset): drop it, " +
+          "or rank a dataset's triples with --scores-tail and --negatives-tail",
+      );
+    }
+  }
+  const posFile = opts.positiveScores;
+  const negFile = opts.negativeScores;
+  const p = readArray(posFile, "--positive-scores");
+  const positives = floatScores(p, "--positive-scores");
+  if (!(p.shape.length === 1 || (p.shape.length === 2 && p.shape[1] === 1)) || p.shape[0] === 0) {
+    throw new KgrankInputError("--positive-scores", `shape (${p.shape.join(", ")}) is not (n,) with n >= 1: one positive score per row, as OGB's y_pred_pos`);
+  }
+  const rows = p.shape[0]!;
+  const neg = readArray(negFile, "--negative-scores");
+  expectShape(neg, [rows, -1], "--negative-scores", `one row of K negative scores per positive (${rows} in ${path.basename(posFile)}), as OGB's y_pred_neg`);
+  const k = neg.shape[1]!;
+  if (k === 0) throw new KgrankInputError("--negative-scores", `shape (${neg.shape.join(", ")}) has no negative: give K >= 1 per row`);
+  const negatives = floatScores(neg, "--negative-scores");
+  const shard = opts.shard ? resolveShard(opts.shard, process.env) : null;
+  const [lo, hi] = shard ? shardRows(shard.index, shard.count, rows) : [0, rows];
+  const evaluator = new RankEvaluator({ numEntities: k + 1, sides: "tail", ks: opts.ks, metrics: opts.metrics });
+  if (hi > lo) {
+    try {
+      await evaluator.addSampled({ side: "tail", positiveScores: positives.subarray(lo, hi), negativeScores: negatives.subarray(lo * k, hi * k) });
+    } catch (e) {
+      if (!(e instanceof KgrankInputError) || e.argument !== "positiveScores") throw e;
+      // Rows of the file, not of the shard.
+      const message = e.message.replace(/^positiveScores: /, "").replace(/positiveScores\[(\d+)\]/, (_m, i: string) => `row ${lo + Number(i)} of ${path.basename(posFile)}`);
+      throw new KgrankInputError("--positive-scores", message);
+    }
+  }
+  const setting = `sampled negatives (unfiltered): ${k} per task, realistic rank = OGB's`;
+  const scorer = "sampled scores from files";
+  const report: ReportInfo = {
+    title: `${path.basename(posFile)} and ${path.basename(negFile)} (${rows} tasks x ${k} negatives, no dataset), ${setting}, ${scorer}`,
+    dataset: null, split: null, numEntities: null, triples: rows, dropped: 0, setting, scorer,
+    metrics: opts.metrics ?? null, ks: opts.ks ?? null, byRelation: false, bootstrap: opts.bootstrap ?? null, seed: opts.seed, relationLabels: null,
+  };
+  const inputs = [fileFingerprint(posFile, "--positive-scores"), fileFingerprint(negFile, "--negative-scores")];
+  await finishRun({ opts, out, t0, lo, hi, shard }, evaluator, report, [report, inputs], {});
 }
 
 const FILE_FLAGS = ["--triples", "--scores-head", "--scores-tail", "--negatives-head", "--negatives-tail"];
@@ -290,9 +375,10 @@ const FILE_FLAGS = ["--triples", "--scores-head", "--scores-tail", "--negatives-
 /** What the printed results say about the run besides the numbers; saved in shard states so merge prints the same. */
 export interface ReportInfo {
   title: string;
-  dataset: string;
-  split: string;
-  numEntities: number;
+  /** Null for dataset-free sampled ranking (--positive-scores / --negative-scores). */
+  dataset: string | null;
+  split: string | null;
+  numEntities: number | null;
   triples: number;
   dropped: number;
   setting: string;

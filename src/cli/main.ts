@@ -11,13 +11,15 @@ import { Command, CommanderError, Option } from "commander";
 import { backendInfo } from "../backend";
 import { KgrankError, KgrankInputError } from "../errors";
 import { removePendingFiles } from "../io/atomic";
+import { quoted } from "../suggest";
 
 import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
 import { evaluate, type EvaluateOptions } from "./evaluate";
+import { datasetOptions, evaluateFlags, givenKeys } from "./flags";
 import { compareCommand, type CompareCliOptions } from "./compare";
 import { mergeCommand, type MergeOptions } from "./merge";
 import { plotCommand, reportCommand } from "./report";
-import { DEFAULT_QUEUE, runArgs, submitRun, type SubmitOptions, workerCommand, type WorkerOptions } from "./queue";
+import { DEFAULT_CLOSE_TIMEOUT_MS, DEFAULT_QUEUE, submitRun, type SubmitOptions, workerCommand, type WorkerOptions } from "./queue";
 import { shardArg } from "./shard";
 import {
   collect, formatOption, intArg, ksOption, listArg, type Out, outputOption, quietOption, splitArg,
@@ -25,13 +27,6 @@ import {
 
 // ---- program -----------------------------------------------------------------------------------------------------
 
-function datasetOptions(cmd: Command, splitDefault = "test"): Command {
-  return cmd
-    .option("--dataset <name>", "nations, kinships, umls (bundled); fb15k-237, wn18rr, codex-s, codex-m (from --dataset-dir)")
-    .option("--dataset-dir <dir>", "folder with NAME/{train,valid,test}.tsv, or one dataset's own folder (default: $KGRANK_DATASETS or ./datasets)")
-    .addOption(new Option("--split <split>", "split to evaluate").argParser(splitArg).default(splitDefault))
-    .option("--filter <splits>", "comma list of splits whose triples are filtered out of the candidates, or none", listArg, ["train", "valid", "test"]);
-}
 
 export function buildProgram(out: Out, argv: string[] = []): Command {
   const program = new Command("kgrank")
@@ -39,7 +34,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .version(backendInfoVersion(), "-V, --version")
     .showHelpAfterError(false)
     .exitOverride()
-    .configureOutput({ writeOut: (s) => out.stdout(s), writeErr: (s) => out.stderr(s) });
+    .configureOutput({ writeOut: (s) => out.stdout(s), writeErr: (s) => out.stderr(s), outputError: (s, write) => write(usageError(s)) });
 
   evaluateFlags(
     datasetOptions(
@@ -52,7 +47,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .option("--save-state <file>", "write the evaluator's state (SHA-256-checked) to FILE, for kgrank merge")
     .option("--workers <k>", "run the evaluation as K shard processes on this machine and merge them (same output)", intArg("--workers", 1, 256))
     .option("--ranks-out <file>", "also write every task's ranks, triple and candidate count: .npz (ids) or .tsv (labels)")
-    .action(async (o: EvaluateOptions) => evaluate({ ...o, argv }, out));
+    .action(async (o: EvaluateOptions, cmd: Command) => evaluate({ ...o, argv, given: givenKeys(cmd) }, out));
 
   evaluateFlags(
     datasetOptions(
@@ -66,12 +61,14 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .requiredOption("--state-dir <dir>", "directory every worker and this command can see (shared storage) for the shard states")
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--attempts <n>", "attempts per shard job before the run fails", intArg("--attempts", 1, 100), 3)
-    .action(async (o: SubmitOptions) => submitRun({ ...o, args: runArgs(argv) }, out));
+    .action(async (o: SubmitOptions) => {
+      await submitRun({ ...o, args: argv }, out);
+    });
 
   program
     .command("compare")
-    .description("paired comparison of saved runs (kgrank evaluate --save-state) over the same tasks: differences, intervals, p-values")
-    .argument("<files...>", "two or more state files; every later run is compared with the first")
+    .description("paired comparison of saved runs (kgrank evaluate --save-state, or --ranks-out .npz / .tsv) over the same tasks: differences, intervals, p-values")
+    .argument("<files...>", "two or more state or rank files; every later run is compared with the first")
     .option("--metrics <list>", "metrics to compare (default: mrr, hits@1, hits@3, hits@10, mr, amri, median_rank)", listArg)
     .option("--samples <n>", "randomization and bootstrap samples", intArg("--samples", 10, 1e7), 10000)
     .option("--seed <n>", "seed of both", intArg("--seed", 0), 0)
@@ -88,15 +85,19 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .option("--bootstrap <n>", "bootstrap intervals of each run's metrics with N replicates", intArg("--bootstrap", 2, 1e6))
     .option("--samples <n>", "samples of the comparison's randomization test and bootstrap", intArg("--samples", 10, 1e7), 2000)
     .option("--seed <n>", "seed of the bootstrap and the comparison", intArg("--seed", 0), 0)
+    .option("--dataset <name>", "the runs' dataset, for the relation-category and degree breakdowns (default: the one recorded in each state)")
+    .option("--dataset-dir <dir>", "folder of that dataset (as for evaluate)")
     .addOption(outputOption())
     .addOption(quietOption())
     .action(async (files: string[], o) => reportCommand(files, o, out));
 
   program
     .command("plot")
-    .description("one plot of a saved run as SVG: ranks (rank distribution), hits (Hits@k curve), relations (MRR per relation)")
-    .argument("<name>", "ranks, hits or relations")
+    .description("one plot of a saved run as SVG: ranks (rank distribution), hits (Hits@k curve), relations (MRR per relation), categories (MRR per relation category), degrees (MRR by entity degree)")
+    .argument("<name>", "ranks, hits, relations, categories or degrees")
     .argument("<file>", "state file (kgrank evaluate --save-state)")
+    .option("--dataset <name>", "the run's dataset, for categories and degrees (default: the one recorded in the state)")
+    .option("--dataset-dir <dir>", "folder of that dataset (as for evaluate)")
     .addOption(outputOption())
     .addOption(quietOption())
     .action(async (name: string, file: string, o) => plotCommand(name, file, o, out));
@@ -108,8 +109,9 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--concurrency <n>", "shard jobs run at once in this process", intArg("--concurrency", 1, 64), 1)
     .option("--lock-ms <ms>", "a job whose worker stops renewing its lock for this long is retried elsewhere", intArg("--lock-ms", 500, 3_600_000), 30_000)
+    .option("--close-timeout <ms>", "on SIGTERM, wait at most this long for a running shard and the queue to close, then exit 143 (its job is retried elsewhere)", intArg("--close-timeout", 0, 3_600_000), DEFAULT_CLOSE_TIMEOUT_MS)
     .addOption(quietOption())
-    .action(async (o: WorkerOptions & { quiet?: boolean }) => workerCommand(o, out));
+    .action(async (o: WorkerOptions & { quiet?: boolean; closeTimeout?: number }) => workerCommand(o, out));
 
   program
     .command("merge")
@@ -161,33 +163,6 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
   return program;
 }
 
-/** The flags that define an evaluation (evaluate and submit share them). */
-function evaluateFlags(cmd: Command): Command {
-  return cmd
-    .option("--scores-head <file>", "head scores (.npy/.npz/.safetensors, float): rows in split order, columns in entity id order")
-    .option("--scores-tail <file>", "tail scores, same layout; with --negatives-*: the true triples' scores, one per row")
-    .option("--triples <file>", "the evaluated triples as ids (rows x 3 integer .npy) in the order of the score rows, e.g. PyKEEN's mapped_triples (default: the split's TSV order)")
-    .option("--negatives-head <file>", "sampled head negatives' scores (rows x K) for sampled ranking (OGB protocol)")
-    .option("--negatives-tail <file>", "sampled tail negatives' scores (rows x K)")
-    .option("--model-dir <dir>", "rank from a trained model's embeddings: a directory with config.json (OGB KnowledgeGraphEmbedding or DGL-KE layout)")
-    .option("--interaction <name>", "score from embeddings with this interaction: transe-l1, transe-l2, distmult, complex, rotate, pairre")
-    .option("--entity-embeddings <file>", "entity embeddings (.npy/.npz/.safetensors, rows x dim, float32/float64)")
-    .option("--relation-embeddings <file>", "relation embeddings (rows x dim; RotatE phases: dim / 2; PairRE: 2 x dim)")
-    .option("--entity-ids <file>", "the label of each entity embedding row (\"label\" or \"id<TAB>label\" per line), when rows are not in the dataset's id order")
-    .option("--relation-ids <file>", "the label of each relation embedding row")
-    .option("--negatives-ids <file>", "OGB protocol from embeddings: rows x K entity ids (integer .npy), the candidates of each triple on every side")
-    .option("--complex-layout <layout>", "how complex vectors are stored: halves (re | im) or interleaved (re, im, ...); required for complex / rotate without a config")
-    .option("--precision <p>", "accumulation when scoring from embeddings: float32 (default) or float64")
-    .option("--metrics <list>", "comma list of metrics to report (names or synonyms: mrr, hits@10, amri, ...)", listArg)
-    .addOption(ksOption())
-    .addOption(formatOption())
-    .addOption(outputOption())
-    .option("--by-relation", "also break the results down per relation")
-    .option("--bootstrap <n>", "bootstrap percentile intervals (95%) with N replicates (2 to 1e6)", intArg("--bootstrap", 2, 1e6))
-    .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0), 0)
-    .addOption(quietOption());
-}
-
 function backendInfoVersion(): string {
   try {
     return (JSON.parse(readFileSync(path.resolve(__dirname, "..", "..", "..", "package.json"), "utf8")) as { version: string }).version;
@@ -205,7 +180,7 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) {
-      // Help and version exit with 0; usage errors were already printed by commander as one line.
+      // Help and version exit with 0; usage errors were already printed by commander, through usageError().
       return e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.version" ? 0 : 1;
     }
     if (e instanceof KgrankError) {
@@ -222,9 +197,32 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
   }
 }
 
+/**
+ * commander's own usage errors ("error: unknown option '--x'", "error: option '--format <format>' argument 'xml' is
+ * invalid. Allowed choices are ...", "error: required option '--ranks <file>' not specified") in the one format of
+ * every CLI error: `kgrank: --flag: what is wrong`, one line, bounded. (Flag values our parsers check are
+ * KgrankInputErrors and never come here.)
+ */
+export function usageError(text: string): string {
+  let m = text.trim().replace(/^error:\s*/, "").replace(/\s*\n\s*/g, " ");
+  const invalid = /^option '(?:-\w, )?(--[\w-]+)[^']*' argument '([\s\S]*)' is invalid\.\s*([\s\S]*)$/.exec(m);
+  if (invalid) {
+    const [, flag, value, why] = invalid as unknown as [string, string, string, string];
+    const choices = /^Allowed choices are (.*?)\.?$/.exec(why);
+    m = choices ? `${flag}: must be one of ${choices[1]}, got ${quoted(value)}` : `${flag}: ${why} (got ${quoted(value)})`;
+  }
+  const required = /^required option '(?:-\w, )?(--[\w-]+)[^']*' not specified$/.exec(m);
+  if (required) m = `${required[1]}: is required`;
+  const missing = /^option '(?:-\w, )?(--[\w-]+)[^']*' argument missing$/.exec(m);
+  if (missing) m = `${missing[1]}: needs a value`;
+  return `kgrank: ${m.length > 300 ? `${m.slice(0, 300)}…` : m}\n`;
+}
+
 const FLAG_OF: Record<string, string> = {
   triples: "--triples", dataset: "--dataset", "dataset-dir": "--dataset-dir", datasetDir: "--dataset-dir", metrics: "--metrics", ks: "--ks",
   ranks: "--ranks", numCandidates: "--num-candidates", weights: "--weights",
+  modelDir: "--model-dir", entityEmbeddings: "--entity-embeddings", relationEmbeddings: "--relation-embeddings", entityIds: "--entity-ids",
+  relationIds: "--relation-ids",
 };
 
 const defaultOut: Out = {

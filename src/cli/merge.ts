@@ -8,11 +8,12 @@ import * as path from "node:path";
 
 import { KgrankInputError } from "../errors";
 import { RankEvaluator } from "../evaluation/evaluator";
+import type { RankResults } from "../evaluation/results";
 import { stateMeta } from "../evaluation/state";
 import { readRegularFile } from "../io/files";
 
 import { type Format } from "./format";
-import { renderEvaluation, type RunMeta } from "./evaluate";
+import { renderEvaluation, type ReportInfo, type RunMeta } from "./evaluate";
 import { writeRanksOut } from "./ranks-out";
 import { emit, type Out } from "./shared";
 
@@ -67,13 +68,22 @@ export function mergeShards(loaded: { file: string; bytes: Uint8Array }[]): { ev
   return { evaluator, report: first.meta.report, meta: first.meta };
 }
 
-/** Finalizes a merged run (with its bootstrap) and prints it as `kgrank evaluate` would. */
-export async function printMerged(merged: ReturnType<typeof mergeShards>, opts: MergeOptions, out: Out, t0: number): Promise<void> {
+/** A merged run's results, its report info and the text `kgrank evaluate` prints for it (in the asked format). */
+export interface MergedRun {
+  results: RankResults;
+  report: ReportInfo;
+  text: string;
+}
+
+/** Finalizes a merged run (with its bootstrap), prints it as `kgrank evaluate` would, and returns it. */
+export async function printMerged(merged: ReturnType<typeof mergeShards>, opts: MergeOptions, out: Out, t0: number): Promise<MergedRun> {
   const { evaluator, report } = merged;
   const results = await evaluator.finalizeAsync(report.bootstrap ? { bootstrap: { samples: report.bootstrap, seed: report.seed, confidenceLevel: 0.95 } } : {});
   // Entity labels are not in the states (they can be millions): a merged .tsv names entities by id.
   if (opts.ranksOut) writeRanksOut(opts.ranksOut, results, { relations: report.relationLabels });
-  emit(out, renderEvaluation(results, report, opts.format, t0), opts.output, opts.quiet);
+  const text = renderEvaluation(results, report, opts.format, t0);
+  emit(out, text, opts.output, opts.quiet);
+  return { results, report, text };
 }
 
 export async function mergeCommand(files: string[], opts: MergeOptions, out: Out): Promise<void> {

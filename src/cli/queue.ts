@@ -21,10 +21,12 @@ import * as path from "node:path";
 import type { Job, Queue, Worker } from "bullmq";
 
 import { KgrankError, KgrankInputError } from "../errors";
+import { removePendingFiles } from "../io/atomic";
 
 import type { Format } from "./format";
-import { mergeShards, printMerged } from "./merge";
+import { type MergedRun, mergeShards, printMerged } from "./merge";
 import { Progress } from "./progress";
+import { pathFlags } from "./flags";
 import { childArgs } from "./workers";
 import type { Out } from "./shared";
 
@@ -119,13 +121,33 @@ export async function startShardWorker(opts: WorkerOptions, log: (line: string) 
       lockDuration, stalledInterval: Math.max(500, Math.floor(lockDuration / 2)), maxStalledCount: 2,
     },
   );
-  worker.on("error", (e) => log(`worker error: ${e.message}`));
+  // Redis down: BullMQ reports every reconnection attempt; say each distinct error once until it changes.
+  let lastError = "";
+  worker.on("error", (e) => {
+    if (e.message !== lastError) log(`worker error: ${e.message}`);
+    lastError = e.message;
+  });
+  worker.on("ready", () => (lastError = ""));
   await worker.waitUntilReady();
   return worker;
 }
 
-/** `kgrank worker`: runs until SIGINT / SIGTERM, then finishes nothing new and closes. */
-export async function workerCommand(opts: WorkerOptions & { quiet?: boolean }, out: Out): Promise<void> {
+/** Milliseconds `kgrank worker` waits on SIGTERM for a running shard and the queue connection to close. */
+export const DEFAULT_CLOSE_TIMEOUT_MS = 5000;
+
+/** True when the worker's Redis connection is up (asked without waiting on a connection that is not). */
+async function redisReady(worker: Worker): Promise<boolean> {
+  const client = await Promise.race([worker.client, new Promise<null>((r) => setTimeout(r, 200, null).unref())]);
+  return client !== null && (client as { status?: string }).status === "ready";
+}
+
+/**
+ * `kgrank worker`: runs until SIGTERM (or SIGINT, which the CLI turns into exit 130 at once), then takes no new job
+ * and closes, letting a running shard finish, for at most `closeTimeout` ms. If Redis is unreachable (closing
+ * would wait for it forever) or the bound passes, it exits 143 (128 + SIGTERM) with one line: a shard it did not
+ * finish is retried by another worker once its lock expires (BullMQ's stalled-job recovery), so nothing is lost.
+ */
+export async function workerCommand(opts: WorkerOptions & { quiet?: boolean; closeTimeout?: number }, out: Out): Promise<void> {
   const worker = await startShardWorker(opts, opts.quiet ? undefined : (line) => out.stderr(`kgrank worker: ${line}\n`));
   if (!opts.quiet) out.stderr(`kgrank worker: waiting for shard jobs on queue "${opts.queue ?? DEFAULT_QUEUE}" at ${opts.redis}\n`);
   await new Promise<void>((resolve) => {
@@ -133,7 +155,25 @@ export async function workerCommand(opts: WorkerOptions & { quiet?: boolean }, o
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
   });
-  await worker.close();
+  const bound = opts.closeTimeout ?? DEFAULT_CLOSE_TIMEOUT_MS;
+  let why: string | null = null;
+  if (!(await redisReady(worker))) {
+    why = `Redis at ${opts.redis} is unreachable`;
+  } else {
+    let timer: NodeJS.Timeout | undefined;
+    const closed = await Promise.race([
+      worker.close().then(() => true),
+      new Promise<boolean>((r) => (timer = setTimeout(r, bound, false))),
+    ]);
+    clearTimeout(timer);
+    if (!closed) why = `closing took longer than --close-timeout ${bound} ms`;
+  }
+  if (why) {
+    // The connection's reconnect timers would keep the process alive: exit here, as the CLI's SIGINT handler does.
+    removePendingFiles();
+    out.stderr(`kgrank worker: ${why}; stopped without closing (a shard left unfinished is retried by another worker when its lock expires)\n`);
+    process.exit(143);
+  }
 }
 
 export interface SubmitOptions {
@@ -143,16 +183,37 @@ export interface SubmitOptions {
   stateDir: string;
   /** Attempts per shard before the run fails (a stalled job counts against BullMQ's maxStalledCount instead). */
   attempts?: number;
-  format: Format;
+  /** Of the returned `text` (and of what is printed): table (default), markdown, csv or json, as `kgrank evaluate --format`. */
+  format?: Format;
+  /** Also write the text to this file (atomically). */
   output?: string;
+  /** No progress bar and no notes on stderr. */
   quiet?: boolean;
-  /** The evaluate flags of the run (the command line minus submit's own flags). */
+  /**
+   * The evaluate flags of the run, as on `kgrank evaluate`'s command line (e.g. ["--dataset", "nations",
+   * "--scores-tail", "tail.npy"]); a leading "submit" or "evaluate", submit's own flags and output flags are
+   * dropped, and file flags are made absolute against the working directory (workers run elsewhere).
+   */
   args: string[];
 }
 
-/** Enqueues a run's shard jobs, waits for all, checks and merges their states (library API of `kgrank submit`). */
-export async function submitRun(opts: SubmitOptions, out: Out): Promise<void> {
+/** What submitRun resolves to: the merged results, the run's report info, the text `kgrank evaluate` prints. */
+export interface SubmitResult extends MergedRun {
+  /** The state file, SHA-256 and size each shard's job returned, in shard order. */
+  shards: ShardJobResult[];
+}
+
+/** Prints nothing: the default `out` of submitRun for a service that uses the returned results. */
+const SILENT: Out = { stdout: () => undefined, stderr: () => undefined };
+
+/**
+ * Enqueues a run's shard jobs, waits for all, checks and merges their states, and resolves to the merged results
+ * (library API of `kgrank submit`; `out` receives the printed text, nothing when omitted).
+ */
+export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise<SubmitResult> {
   const t0 = performance.now();
+  const args = runArgs(opts.args);
+  const format = opts.format ?? "table";
   const { Queue, QueueEvents } = bullmq();
   const name = opts.queue ?? DEFAULT_QUEUE;
   const connection = redisConnection(opts.redis);
@@ -182,7 +243,7 @@ export async function submitRun(opts: SubmitOptions, out: Out): Promise<void> {
     await queue.addBulk(
       ids.map((jobId, shard) => ({
         name: "shard",
-        data: { run, args: opts.args, shard, shards: opts.shards, stateDir },
+        data: { run, args, shard, shards: opts.shards, stateDir },
         opts: { jobId, attempts: opts.attempts ?? 3, removeOnComplete: false, removeOnFail: false },
       })),
     );
@@ -217,7 +278,8 @@ export async function submitRun(opts: SubmitOptions, out: Out): Promise<void> {
       }
       return { file: r.file, bytes };
     });
-    await printMerged(mergeShards(loaded), { format: opts.format, output: opts.output, quiet: opts.quiet }, out, t0);
+    const merged = await printMerged(mergeShards(loaded), { format, output: opts.output, quiet: opts.quiet }, out, t0);
+    return { ...merged, shards: [...results.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r) };
   } finally {
     progress.stop();
     await events.close().catch(() => undefined);
@@ -228,16 +290,20 @@ export async function submitRun(opts: SubmitOptions, out: Out): Promise<void> {
 /** Flags of `kgrank submit` that are its own; the rest are the run's evaluate flags. */
 const SUBMIT_WITH_VALUE = ["--redis", "--queue", "--shards", "--state-dir", "--attempts"];
 
-/** Flags naming files or folders: made absolute, since workers run elsewhere (they must see the same paths). */
-const PATH_FLAGS = ["--scores-head", "--scores-tail", "--negatives-head", "--negatives-tail", "--triples", "--dataset-dir"];
+/**
+ * Flags naming files or folders: made absolute, since workers run elsewhere (they must see the same paths). Read
+ * off evaluate's option definitions (every <file> / <dir> flag), so a new file flag is covered without a list here.
+ */
+let pathFlagList: string[] | null = null;
+const PATH_FLAGS = () => (pathFlagList ??= pathFlags());
 
 /**
- * The evaluate flags of a `kgrank submit ...` command line: submit's own flags and output flags removed, paths
- * made absolute against this process's working directory.
+ * The evaluate flags of a `kgrank submit ...` command line (or of evaluate flags alone): submit's own flags and
+ * output flags removed, paths made absolute against this process's working directory. Idempotent.
  */
 export function runArgs(argv: string[], cwd = process.cwd()): string[] {
   const rest: string[] = [];
-  for (let i = argv[0] === "submit" ? 1 : 0; i < argv.length; i++) {
+  for (let i = argv[0] === "submit" || argv[0] === "evaluate" ? 1 : 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (SUBMIT_WITH_VALUE.includes(a)) {
       i++;
@@ -245,9 +311,9 @@ export function runArgs(argv: string[], cwd = process.cwd()): string[] {
     }
     if (SUBMIT_WITH_VALUE.some((f) => a.startsWith(`${f}=`))) continue;
     const eq = a.indexOf("=");
-    if (eq > 0 && PATH_FLAGS.includes(a.slice(0, eq))) {
+    if (eq > 0 && PATH_FLAGS().includes(a.slice(0, eq))) {
       rest.push(`${a.slice(0, eq)}=${path.resolve(cwd, a.slice(eq + 1))}`);
-    } else if (PATH_FLAGS.includes(a) && i + 1 < argv.length) {
+    } else if (PATH_FLAGS().includes(a) && i + 1 < argv.length) {
       rest.push(a, path.resolve(cwd, argv[++i]!));
     } else {
       rest.push(a);

@@ -1,50 +1,117 @@
 /**
  * `kgrank report STATE... --output report.html` (one self-contained HTML file) and `kgrank plot NAME STATE
  * --output plot.svg` (one figure for a paper), from runs saved by `kgrank evaluate --save-state`.
+ *
+ * The relation-category and degree breakdowns are defined by the training triples, which a state does not hold: they
+ * come from `--dataset` / `--dataset-dir`, or from the dataset name `kgrank evaluate` records in the state (bundled
+ * datasets load by name; others need `--dataset-dir`). The dataset must be the run's: its entity count is checked.
  */
 import * as path from "node:path";
 
 import { KgrankInputError } from "../errors";
 import { RankEvaluator } from "../evaluation/evaluator";
+import type { RankResults } from "../evaluation/results";
 import { stateMeta } from "../evaluation/state";
+import { type Dataset, loadDataset } from "../io/datasets";
 import { readRegularFile } from "../io/files";
 import { buildReport, type ReportRun } from "../report/html";
-import { PLOT_NAMES, type PlotName, plotSpec, renderSvg } from "../report/plots";
+import { PLOT_NAMES, type PlotName, plotSpec, renderSvg, TRAIN_PLOTS } from "../report/plots";
 
 import { emit, type Out } from "./shared";
 
-function loadRun(file: string, bootstrap?: number, seed = 0): ReportRun {
+export interface ReportDatasetOptions {
+  dataset?: string;
+  datasetDir?: string;
+}
+
+function loadState(file: string, bootstrap?: number, seed = 0): { results: RankResults; meta: Record<string, unknown> | null } {
   const bytes = new Uint8Array(readRegularFile(file, file));
-  let ev: RankEvaluator;
-  let meta: Record<string, unknown> | null;
   try {
-    ev = RankEvaluator.deserialize(bytes);
-    meta = stateMeta(bytes);
+    const ev = RankEvaluator.deserialize(bytes);
+    return { results: ev.finalize(bootstrap ? { bootstrap: { samples: bootstrap, seed } } : {}), meta: stateMeta(bytes) };
   } catch (e) {
     if (e instanceof KgrankInputError) throw new KgrankInputError(file, e.message.replace(/^states\[0\]: /, ""));
     throw e;
   }
+}
+
+/**
+ * The training triples for a run's breakdowns, or why there are none. A dataset asked for (--dataset /
+ * --dataset-dir) that cannot be loaded or does not fit the run is an error; the one recorded in the state that
+ * cannot be found is a note (the report is still written).
+ */
+function trainingTriples(
+  file: string, results: RankResults, meta: Record<string, unknown> | null, opts: ReportDatasetOptions, cache: Map<string, Dataset>,
+): { train: Int32Array; dataset: string; relationLabels: readonly string[] } | { note: string } {
+  const report = (meta?.report ?? null) as { dataset?: unknown } | null;
+  const recorded = typeof report?.dataset === "string" ? report.dataset : null;
+  const asked = opts.dataset !== undefined || opts.datasetDir !== undefined;
+  const name = opts.dataset ?? recorded ?? undefined;
+  if (!asked && name === undefined) {
+    return {
+      note: report && report.dataset === null
+        ? "this run has no dataset (sampled scores only)"
+        : "the state names no dataset: give --dataset NAME (and --dataset-dir DIR) for the training triples",
+    };
+  }
+  const key = `${name ?? ""}\u0000${opts.datasetDir ?? ""}`;
+  let ds = cache.get(key);
+  if (!ds) {
+    try {
+      ds = loadDataset(name, { datasetDir: opts.datasetDir });
+    } catch (e) {
+      if (asked || !(e instanceof KgrankInputError)) throw e;
+      return { note: `the run's dataset ${name} was not found (${e.message.replace(/^\w+: /, "")}); give --dataset-dir DIR` };
+    }
+    cache.set(key, ds);
+  }
+  const info = results.info;
+  const flag = opts.dataset !== undefined || recorded === null ? "--dataset" : "--dataset-dir";
+  if (ds.numEntities !== info.numEntities || (info.numRelations !== null && info.numRelations > ds.numRelations)) {
+    throw new KgrankInputError(
+      flag,
+      `${ds.name} has ${ds.numEntities} entities and ${ds.numRelations} relations, but ${path.basename(file)} was evaluated over ` +
+        `${info.numEntities} entities${info.numRelations !== null ? ` and ${info.numRelations} relations` : ""}: give the dataset the run was evaluated on`,
+    );
+  }
+  const t = results.tasks();
+  if (!t.relation.some((r) => r >= 0)) return { note: "the run recorded no triples (ranks added without them)" };
+  return { train: ds.splits.train, dataset: ds.name, relationLabels: ds.relationLabels };
+}
+
+function reportRun(file: string, opts: ReportDatasetOptions & { bootstrap?: number; seed?: number }, cache: Map<string, Dataset>): ReportRun {
+  const { results, meta } = loadState(file, opts.bootstrap, opts.seed);
   const report = (meta?.report ?? null) as { relationLabels?: string[] | null } | null;
+  const train = trainingTriples(file, results, meta, opts, cache);
+  const fromDataset = "train" in train;
   return {
-    name: path.basename(file),
-    results: ev.finalize(bootstrap ? { bootstrap: { samples: bootstrap, seed } } : {}),
-    relationLabels: report?.relationLabels ?? null,
+    name: path.basename(file), results,
+    // The state holds relation labels only from --by-relation runs; the dataset has them all.
+    relationLabels: report?.relationLabels ?? (fromDataset ? train.relationLabels : null),
+    ...(fromDataset ? { trainTriples: train.train, dataset: train.dataset } : { breakdownNote: train.note }),
   };
 }
 
 export async function reportCommand(
-  files: string[], opts: { output?: string; samples: number; seed: number; bootstrap?: number; quiet?: boolean }, out: Out,
+  files: string[], opts: ReportDatasetOptions & { output?: string; samples: number; seed: number; bootstrap?: number; quiet?: boolean }, out: Out,
 ): Promise<void> {
   if (files.length === 0) throw new KgrankInputError("FILE", "give one or more saved runs (kgrank evaluate ... --save-state FILE)");
-  const runs = files.map((f) => loadRun(f, opts.bootstrap, opts.seed));
+  const cache = new Map<string, Dataset>();
+  const runs = files.map((f) => reportRun(f, opts, cache));
+  for (const r of runs) {
+    if (r.breakdownNote && !opts.quiet) out.stderr(`kgrank report: ${r.name}: no relation-category and degree breakdowns: ${r.breakdownNote}\n`);
+  }
   const html = await buildReport(runs, { samples: opts.samples, seed: opts.seed });
   emit(out, html, opts.output, opts.quiet);
 }
 
-export async function plotCommand(name: string, file: string, opts: { output?: string; quiet?: boolean }, out: Out): Promise<void> {
+export async function plotCommand(name: string, file: string, opts: ReportDatasetOptions & { output?: string; quiet?: boolean }, out: Out): Promise<void> {
   if (!(PLOT_NAMES as readonly string[]).includes(name)) {
     throw new KgrankInputError("NAME", `"${name.slice(0, 40)}" is not a plot; choose ${PLOT_NAMES.join(", ")}`);
   }
-  const run = loadRun(file);
-  emit(out, await renderSvg(plotSpec(name as PlotName, run.results, run.relationLabels ?? undefined)), opts.output, opts.quiet);
+  const run = reportRun(file, TRAIN_PLOTS.includes(name as PlotName) ? opts : {}, new Map());
+  if (TRAIN_PLOTS.includes(name as PlotName) && !run.trainTriples) {
+    throw new KgrankInputError("--dataset", `the ${name} plot needs the run's training triples, but ${run.breakdownNote}`);
+  }
+  emit(out, await renderSvg(plotSpec(name as PlotName, run.results, { relationLabels: run.relationLabels, trainTriples: run.trainTriples })), opts.output, opts.quiet);
 }

@@ -8,10 +8,9 @@
 import { createHash } from "node:crypto";
 import { closeSync, fstatSync, readSync } from "node:fs";
 
-import { InvalidArgumentError } from "commander";
-
 import { KgrankInputError } from "../errors";
 import { openRegularFile } from "../io/files";
+import { quoted } from "../suggest";
 
 export interface ShardSpec {
   index: number | "auto";
@@ -21,12 +20,12 @@ export interface ShardSpec {
 /** commander parser of `--shard I/N` or `auto/N` (I taken from a job array's environment). */
 export function shardArg(v: string): ShardSpec {
   const m = /^(\d{1,9}|auto)\/(\d{1,9})$/.exec(v.trim());
-  if (!m) throw new InvalidArgumentError(`--shard must be I/N (0-based, e.g. 0/8) or auto/N, got "${v.slice(0, 40)}"`);
+  if (!m) throw new KgrankInputError("--shard", `must be I/N (0-based, e.g. 0/8) or auto/N, got ${quoted(v)}`);
   const count = Number(m[2]);
-  if (count < 1) throw new InvalidArgumentError(`--shard: N must be at least 1, got ${count}`);
+  if (count < 1) throw new KgrankInputError("--shard", `N must be at least 1, got ${count}`);
   if (m[1] === "auto") return { index: "auto", count };
   const index = Number(m[1]);
-  if (index >= count) throw new InvalidArgumentError(`--shard: I must be in [0, ${count - 1}] (0-based), got ${index}`);
+  if (index >= count) throw new KgrankInputError("--shard", `I must be in [0, ${count - 1}] (0-based), got ${index}`);
   return { index, count };
 }
 

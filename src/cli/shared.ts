@@ -1,7 +1,7 @@
 /** Helpers shared by the kgrank commands: option parsers, output, datasets, arrays from files. */
 import * as path from "node:path";
 
-import { InvalidArgumentError, Option } from "commander";
+import { Option } from "commander";
 
 import { KgrankInputError } from "../errors";
 import type { RankResults } from "../evaluation/results";
@@ -11,6 +11,7 @@ import { readRegularFile } from "../io/files";
 import { type NpyData, readNpy } from "../io/npy";
 import { readNpz } from "../io/npz";
 import { readSafetensors } from "../io/safetensors";
+import { formatDims, quoted, quotedList } from "../suggest";
 
 import { filteredCandidateCounts } from "./candidates";
 import { FORMATS } from "./format";
@@ -27,12 +28,17 @@ export type TaskSide = (typeof SIDES)[number];
 
 // ---- option parsers ----------------------------------------------------------------------------------------------
 
+/*
+ * Flag parsers throw a KgrankInputError naming the flag, not commander's InvalidArgumentError: it reaches main()'s
+ * catch as it is and prints as every other CLI error, `kgrank: --bootstrap: must be ...` (commander's own format,
+ * "error: option '--bootstrap <n>' argument '1' is invalid. ...", named the flag twice and differed from the rest).
+ */
 export function intArg(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (v: string) => {
     const n = Number(v);
     if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
       const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
-      throw new InvalidArgumentError(`${name} must be an integer ${range}, got "${v.slice(0, 40)}"`);
+      throw new KgrankInputError(name, `must be an integer ${range}, got ${quoted(v)}`);
     }
     return n;
   };
@@ -45,7 +51,7 @@ export function listArg(v: string): string[] {
 export function ksArg(v: string): number[] {
   return listArg(v).map((s) => {
     const n = Number(s);
-    if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`--ks takes positive integers separated by commas, got "${s}"`);
+    if (!Number.isSafeInteger(n) || n < 1) throw new KgrankInputError("--ks", `takes positive integers separated by commas, got ${quoted(s)}`);
     return n;
   });
 }
@@ -57,7 +63,7 @@ export function collect(v: string, prev: string[] = []): string[] {
 export const formatOption = () => new Option("--format <format>", "output format").choices(FORMATS as string[]).default("table");
 export const outputOption = () =>
   new Option("-o, --output <file>", "write the output to FILE (atomically: temporary name, then rename)").argParser((v: string) => {
-    if (v.trim() === "") throw new InvalidArgumentError("--output needs a file name (leave it out to print to stdout)");
+    if (v.trim() === "") throw new KgrankInputError("--output", "needs a file name (leave it out to print to stdout)");
     return v;
   });
 export const quietOption = () => new Option("-q, --quiet", "no progress bar and no notes on stderr");
@@ -80,7 +86,7 @@ export function datasetFrom(opts: { dataset?: string; datasetDir?: string }): Da
 }
 
 export function splitArg(v: string): Split {
-  if (v !== "valid" && v !== "test" && v !== "train") throw new InvalidArgumentError(`--split must be train, valid or test, got "${v}"`);
+  if (v !== "valid" && v !== "test" && v !== "train") throw new KgrankInputError("--split", `must be train, valid or test, got ${quoted(v)}`);
   return v;
 }
 
@@ -90,7 +96,7 @@ export function filterSplits(list: string[], evaluated: Split): Split[] {
   const out = new Set<Split>();
   for (const s of list) {
     if (!(SPLITS as readonly string[]).includes(s)) {
-      throw new KgrankInputError("--filter", `"${s}" is not a split; use a comma list of train, valid, test (or "none" for raw ranks)`);
+      throw new KgrankInputError("--filter", `${quoted(s)} is not a split; use a comma list of train, valid, test (or "none" for raw ranks)`);
     }
     out.add(s as Split);
   }
@@ -104,7 +110,7 @@ export function readArray(file: string, argument: string): NpyData {
   if (ext === ".npz" || ext === ".safetensors") {
     const all = ext === ".npz" ? readNpz(file, argument) : readSafetensors(file, argument);
     const names = Object.keys(all);
-    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${names.join(", ")}); save exactly one`);
+    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${quotedList(names)}); save exactly one`);
     return all[names[0]!]!;
   }
   return readNpy(file, argument);
@@ -139,7 +145,7 @@ export function expectShape(a: NpyData, want: number[], argument: string, what: 
   if (!ok) {
     throw new KgrankInputError(
       argument,
-      `shape (${a.shape.join(", ")}) does not match (${want.map((d) => (d === -1 ? "K" : d)).join(", ")}): ${what}`,
+      `shape (${formatDims(a.shape)}) does not match (${want.map((d) => (d === -1 ? "K" : d)).join(", ")}): ${what}`,
     );
   }
 }
@@ -176,7 +182,7 @@ export function readNumbers(file: string, argument: string): Float64Array {
   if (ext === ".npy" || ext === ".npz" || ext === ".safetensors") {
     const a = readArray(file, argument);
     if (a.shape.length > 2 || (a.shape.length === 2 && a.shape[1] !== 1)) {
-      throw new KgrankInputError(argument, `shape (${a.shape.join(", ")}) is not a vector: save one number per task (shape (n,))`);
+      throw new KgrankInputError(argument, `shape (${formatDims(a.shape)}) is not a vector: save one number per task (shape (n,))`);
     }
     return Float64Array.from(a.data);
   }
@@ -186,7 +192,7 @@ export function readNumbers(file: string, argument: string): Float64Array {
     try {
       v = JSON.parse(text);
     } catch (e) {
-      throw new KgrankInputError(argument, `${file} is not valid JSON (${(e as Error).message})`);
+      throw new KgrankInputError(argument, `${file} is not valid JSON (${(e as Error).message.slice(0, 120)})`);
     }
     if (!Array.isArray(v) || v.some((x) => typeof x !== "number")) throw new KgrankInputError(argument, `${file} must hold a JSON array of numbers`);
     return Float64Array.from(v as number[]);

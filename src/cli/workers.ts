@@ -18,8 +18,8 @@ import { Progress } from "./progress";
 import type { Out } from "./shared";
 
 /** Flags a child must not inherit: the parent prints and saves; `--flag value` and `--flag=value` forms. */
-const PARENT_ONLY_WITH_VALUE = ["--workers", "--output", "--format", "--save-state", "--ranks-out"];
-const PARENT_ONLY = ["--quiet"];
+const PARENT_ONLY_WITH_VALUE = ["--workers", "--output", "-o", "--format", "--save-state", "--ranks-out"];
+const PARENT_ONLY = ["--quiet", "-q"];
 
 export function childArgs(argv: string[]): string[] {
   const out: string[] = [];

@@ -8,7 +8,8 @@
  *    conventions: zeros dropped, average ranks for ties, exact null distribution for n <= 50 without ties, else the
  *    normal approximation with the tie correction and no continuity correction), and Cohen's d_z;
  *  - p-values adjusted over all (metric, run) pairs by Holm–Bonferroni (default) or Benjamini–Hochberg.
- * Runs must hold the same tasks in the same order (side, triple and candidate count): the first difference is named.
+ * Runs must hold the same tasks in the same order (side, triple and candidate count): the first difference is named,
+ * in the runs' labels where given.
  */
 import { KgrankInputError } from "../errors";
 import type { RankResults, TaskTable } from "../evaluation/results";
@@ -46,7 +47,10 @@ export interface ComparisonRow {
   /** Only for means of per-task values (else null). */
   pTTest: number | null;
   pWilcoxon: number | null;
-  /** Cohen's d_z of the per-task differences (mean / standard deviation); null where there is no t-test. */
+  /**
+   * Cohen's d_z of the per-task differences (mean / standard deviation with ddof 1); 0 for identical runs, +-inf when
+   * every task differs by the same amount, NaN for a single task; null where there is no t-test.
+   */
   effectSize: number | null;
 }
 
@@ -77,19 +81,38 @@ function perTask(m: RankMetric): ((rank: number) => number) | null {
   return null;
 }
 
-function sameTasks(a: TaskTable, b: TaskTable, names: [string, string]): void {
+/** How a run names its entities and relations (by id when absent). */
+export interface TaskLabels {
+  entities?: readonly string[] | null;
+  relations?: readonly string[] | null;
+}
+
+/** A task's identity as text: side and triple, in labels where the run has them, else ids (-1: unknown). */
+function taskName(t: TaskTable, i: number, labels: TaskLabels | undefined): string {
+  const e = (id: number) => (id >= 0 ? (labels?.entities?.[id] ?? String(id)) : "?");
+  const r = (id: number) => (id >= 0 ? (labels?.relations?.[id] ?? String(id)) : "?");
+  return `${t.side[i]} (${e(t.head[i]!)}, ${r(t.relation[i]!)}, ${e(t.tail[i]!)})`;
+}
+
+function sameTasks(a: TaskTable, b: TaskTable, names: [string, string], labels: [TaskLabels | undefined, TaskLabels | undefined]): void {
   if (a.side.length !== b.side.length) {
     throw new KgrankInputError("runs", `${names[1]} has ${b.side.length} tasks, ${names[0]} ${a.side.length}: the runs must be over the same tasks`);
   }
+  const byId = !labels[0] && !labels[1];
   for (let i = 0; i < a.side.length; i++) {
-    const sa = `${a.side[i]} (${a.head[i]}, ${a.relation[i]}, ${a.tail[i]})`;
-    const sb = `${b.side[i]} (${b.head[i]}, ${b.relation[i]}, ${b.tail[i]})`;
-    if (sa !== sb) throw new KgrankInputError("runs", `task ${i} differs: ${names[0]} has ${sa}, ${names[1]} has ${sb}; the runs must be over the same tasks in the same order`);
+    const same = byId
+      ? a.side[i] === b.side[i] && a.head[i] === b.head[i] && a.relation[i] === b.relation[i] && a.tail[i] === b.tail[i]
+      : taskName(a, i, labels[0]) === taskName(b, i, labels[1]);
+    const sa = same ? "" : taskName(a, i, labels[0]);
+    if (!same) {
+      const sb = taskName(b, i, labels[1]);
+      throw new KgrankInputError("runs", `task ${i} differs: ${names[0]} has ${sa}, ${names[1]} has ${sb}; the runs must be over the same tasks in the same order`);
+    }
     if (a.numCandidates[i] !== b.numCandidates[i]) {
-      throw new KgrankInputError("runs", `task ${i} ${sa} has ${a.numCandidates[i]} candidates in ${names[0]}, ${b.numCandidates[i]} in ${names[1]}: evaluated with other filter settings`);
+      throw new KgrankInputError("runs", `task ${i} ${taskName(a, i, labels[0])} has ${a.numCandidates[i]} candidates in ${names[0]}, ${b.numCandidates[i]} in ${names[1]}: evaluated with other filter settings`);
     }
     if (Number.isNaN(a.realistic[i]!) || Number.isNaN(b.realistic[i]!)) {
-      throw new KgrankInputError("runs", `task ${i} ${sa} has no realistic rank: compare runs that record realistic ranks`);
+      throw new KgrankInputError("runs", `task ${i} ${taskName(a, i, labels[0])} has no realistic rank: compare runs that record realistic ranks`);
     }
   }
 }
@@ -153,17 +176,31 @@ export function pairedTests(d: ArrayLike<number>): { t: number; pT: number; pW: 
     const se = Math.sqrt((m * (m + 1) * (2 * m + 1) - 0.5 * tieTerm) / 24);
     pW = se === 0 ? NaN : normalTwoSided((stat - (m * (m + 1)) / 4) / se);
   }
-  return { t, pT, pW, dz: mean / sd, wPlus };
+  // d_z = mean / sd (ddof 1). Identical runs (every difference 0) have no effect: 0, not 0 / 0. Every task differing
+  // by the same non-zero amount is an effect without spread: +-inf. One task: NaN (no standard deviation).
+  const dz = sd === 0 ? (mean === 0 ? 0 : mean > 0 ? Infinity : -Infinity) : mean / sd;
+  return { t, pT, pW, dz, wPlus };
+}
+
+/** A run for compareRuns: its results, a name for messages and tables, and optionally its labels. */
+export interface NamedRun {
+  name: string;
+  results: RankResults;
+  /**
+   * Entity and relation labels by id. With labels, tasks are matched by label (side, head, relation, tail), so runs
+   * whose ids differ (e.g. rank files read with their own label maps) compare; without, by id.
+   */
+  labels?: TaskLabels | null;
 }
 
 /**
  * Compares runs over the same tasks: each later run against the first. `runs` are RankResults (finalize()) or
- * { name, results }.
+ * { name, results, labels? }.
  */
-export function compareRuns(runs: (RankResults | { name: string; results: RankResults })[], opts: CompareOptions = {}): Comparison {
+export function compareRuns(runs: (RankResults | NamedRun)[], opts: CompareOptions = {}): Comparison {
   const o = options("compare options", opts, KEYS) as CompareOptions;
   if (!Array.isArray(runs) || runs.length < 2) throw new KgrankInputError("runs", `needs at least two runs to compare, got ${describe(runs)}`);
-  const named = runs.map((r, i) => ("results" in r && "name" in r ? r : { name: `run ${i}`, results: r as RankResults }));
+  const named: NamedRun[] = runs.map((r, i) => ("results" in r && "name" in r ? r : { name: `run ${i}`, results: r as RankResults }));
   const samples = o.samples ?? 10_000;
   if (typeof samples !== "number" || !Number.isInteger(samples) || samples < 10 || samples > 1e7) {
     throw new KgrankInputError("samples", `must be an integer from 10 to 1e7, got ${describe(samples)}`);
@@ -175,7 +212,9 @@ export function compareRuns(runs: (RankResults | { name: string; results: RankRe
   if (o.metrics !== undefined && !Array.isArray(o.metrics)) throw new KgrankInputError("metrics", `must be a list of metric names, got ${describe(o.metrics)}`);
   const metrics = (o.metrics ?? DEFAULT_METRICS).map((q) => getMetric(q));
   const tables = named.map((r) => r.results.tasks());
-  for (let j = 1; j < tables.length; j++) sameTasks(tables[0]!, tables[j]!, [named[0]!.name, named[j]!.name]);
+  for (let j = 1; j < tables.length; j++) {
+    sameTasks(tables[0]!, tables[j]!, [named[0]!.name, named[j]!.name], [named[0]!.labels ?? undefined, named[j]!.labels ?? undefined]);
+  }
   const A = tables[0]!;
   const n = A.side.length;
   const candidates = prepareCandidates(A.numCandidates);
@@ -238,7 +277,7 @@ export function compareRuns(runs: (RankResults | { name: string; results: RankRe
         lower: finite.length ? quantile(finite, alpha) : NaN, upper: finite.length ? quantile(finite, 1 - alpha) : NaN,
         pRandomization, pAdjusted: NaN, pTTest: tests ? tests.pT : null, pWilcoxon: tests ? tests.pW : null,
         // d is of the per-task values; an affine map with a negative slope (e.g. AMRI of ranks) flips the sign.
-        effectSize: tests ? (scale < 0 ? -tests.dz : tests.dz) : null,
+        effectSize: tests ? (scale < 0 && tests.dz !== 0 ? -tests.dz : tests.dz) : null,
       });
     }
   }

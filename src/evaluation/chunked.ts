@@ -1,13 +1,15 @@
 /**
  * Filtered evaluation of one batch whose scores arrive in entity slices (LibKGE's chunk_size, PyKEEN's slicing):
- * the greater / equal / candidate counts of every slice accumulate per row (RankCounter), and the known answers of
- * the filter that fall in each slice are taken out of them as the slice passes. Memory O(rows); the batch never
- * needs all rows x numEntities scores at once. The true scores must be known up front (score the true triples
+ * the greater / equal / candidate counts of every slice accumulate per row (RankCounter). Filtered, each slice is
+ * counted by the filter index's column-range count (FilteredRankCounter -> FilterIndexHandle.countFilteredRange:
+ * native/core/count.cpp count_rows_filtered_range, src/fallback/filter-index.ts), which takes the known answers that
+ * fall in the slice out in the kernel; nothing of the filter is kept or subtracted here. Memory O(rows); the batch
+ * never needs all rows x numEntities scores at once. The true scores must be known up front (score the true triples
  * first), because every slice is counted against them.
  */
 import { KgrankInputError, KgrankStateError } from "../errors";
 import type { FilterIndexHandle, FloatArray } from "../kernels";
-import { RankCounter } from "../ranking/rank-counter";
+import { FilteredRankCounter, RankCounter } from "../ranking/rank-counter";
 import type { Ranks } from "../ranking/ranks";
 import { ASYNC_KEYS, asyncArgs, type AsyncOptions } from "../jobs";
 import { describe, integer, isArrayLike, optionKeys, options, threadCount } from "../validate";
@@ -63,12 +65,6 @@ function lowerBound(a: Int32Array, x: number): number {
 export class ChunkedBatch {
   readonly #ctx: ChunkedContext;
   readonly #counter: RankCounter | null;
-  readonly #trueScores: Float64Array;
-  /** Known answers (other than the true one) of each kept row, in index ids, sorted. */
-  readonly #answers: Int32Array[];
-  readonly #removedGreater: Float64Array;
-  readonly #removedEqual: Float64Array;
-  readonly #removedCandidates: Float64Array;
   readonly #ranges: [number, number][] = [];
   #covered = 0;
   #pending = 0;
@@ -88,19 +84,11 @@ export class ChunkedBatch {
       }
       if (!ctx.keep || ctx.keep[i]) kept[k++] = v;
     }
-    this.#trueScores = kept;
     const n = ctx.keptEntities ? ctx.keptEntities.length : ctx.numEntities;
-    this.#counter = ctx.kept > 0
-      ? new RankCounter({ trueScores: kept, trueIndices: ctx.truth, numColumns: n, threads: ctx.threads })
-      : null;
-    this.#answers = [];
-    for (let i = 0; i < ctx.kept; i++) {
-      const a = ctx.index ? ctx.index.answers(ctx.anchor[i]!, ctx.relation[i]!) : new Int32Array(0);
-      this.#answers.push(a.filter((x) => x !== ctx.truth[i]));
-    }
-    this.#removedGreater = new Float64Array(ctx.kept);
-    this.#removedEqual = new Float64Array(ctx.kept);
-    this.#removedCandidates = new Float64Array(ctx.kept);
+    const args = { trueScores: kept, trueIndices: ctx.truth, numColumns: n, threads: ctx.threads };
+    this.#counter = ctx.kept === 0 ? null
+      : ctx.index ? new FilteredRankCounter(args, { index: ctx.index, anchor: ctx.anchor, relation: ctx.relation })
+      : new RankCounter(args);
   }
 
   /** Entity columns covered by the slices added so far. */
@@ -153,23 +141,6 @@ export class ChunkedBatch {
     return { chunk, start, end, cStart, cEnd, threads: threadCount(o.threads), signal, onProgress };
   }
 
-  /** Takes the filter's known answers in [cStart, cEnd) out of the counts. */
-  private remove(chunk: FloatArray, cStart: number, cEnd: number): void {
-    const w = cEnd - cStart;
-    for (let i = 0; i < this.#ctx.kept; i++) {
-      const a = this.#answers[i]!;
-      if (a.length === 0) continue;
-      const t = this.#trueScores[i]!;
-      for (let j = lowerBound(a, cStart); j < a.length && a[j]! < cEnd; j++) {
-        const s = chunk[i * w + (a[j]! - cStart)]!;
-        if (s !== s) continue; // NaN: never a candidate, nothing to take out
-        this.#removedCandidates[i]!++;
-        if (s > t) this.#removedGreater[i]!++;
-        else if (s === t) this.#removedEqual[i]!++;
-      }
-    }
-  }
-
   /** Counts a slice on the calling thread. */
   addSync(slice: EntitySlice): void {
     const p = this.prepare(slice);
@@ -177,7 +148,6 @@ export class ChunkedBatch {
     this.#covered += p.end - p.start;
     if (!this.#counter || p.cEnd === p.cStart) return;
     this.#counter.addSync({ scores: p.chunk, columnStart: p.cStart, threads: p.threads });
-    this.remove(p.chunk, p.cStart, p.cEnd);
   }
 
   /**
@@ -205,7 +175,6 @@ export class ChunkedBatch {
     } finally {
       this.#pending--;
     }
-    this.remove(p.chunk, p.cStart, p.cEnd);
   }
 
   /**
@@ -230,14 +199,6 @@ export class ChunkedBatch {
     }
     this.#done = true;
     this.#ctx.release();
-    if (!this.#counter) return;
-    const r = this.#counter.ranks();
-    for (let i = 0; i < this.#ctx.kept; i++) {
-      r.optimistic[i]! -= this.#removedGreater[i]!;
-      r.pessimistic[i]! -= this.#removedGreater[i]! + this.#removedEqual[i]!;
-      r.realistic[i] = 0.5 * (r.optimistic[i]! + r.pessimistic[i]!);
-      r.numCandidates[i]! -= this.#removedCandidates[i]!;
-    }
-    this.#ctx.record(r);
+    if (this.#counter) this.#ctx.record(this.#counter.ranks());
   }
 }

@@ -241,7 +241,7 @@ export class RankEvaluator {
     this.checkOpen("addRanks");
     const o = options("batch", batch, RANKS_BATCH_KEYS);
     const side = sideArg(o.side, this.sides);
-    const columns = rankedTasks(o, this.numEntities, this.numRelations);
+    const columns = rankedTasks(o, side, this.numEntities, this.numRelations);
     if (o.weights !== undefined) this.explicitWeights = true;
     this.tasks[side].append(columns);
   }

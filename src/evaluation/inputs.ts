@@ -40,9 +40,10 @@ export function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSi
 
 /**
  * The task columns of an addRanks() batch: ranks (integers or halves in [1, N_i]; a rank type not given is NaN),
- * candidate counts, weights (NaN when not given) and relations; anchor and answer unknown (-1).
+ * candidate counts, weights (NaN when not given); the triples' relation, anchor and answer when `triples` are given,
+ * else the relations (if given) with anchor and answer unknown (-1).
  */
-export function rankedTasks(o: Record<string, unknown>, numEntities: number, numRelations: number | null): TaskColumns {
+export function rankedTasks(o: Record<string, unknown>, side: EvaluationSide, numEntities: number, numRelations: number | null): TaskColumns {
   const nc = o.numCandidates as ArrayLike<unknown>;
   if (!isArrayLike(nc)) {
     throw new KgrankInputError("numCandidates", `must be an array of numbers, got ${describe(nc)}`);
@@ -109,20 +110,30 @@ export function rankedTasks(o: Record<string, unknown>, numEntities: number, num
       weight[i] = v;
     }
   }
+  if (o.triples !== undefined) {
+    if (o.relations !== undefined) throw new KgrankInputError("relations", "give relations or triples, not both (the triples hold the relations)");
+    return { ...cols, numCandidates, weight, ...sampledKeys(o, side, n, numEntities, numRelations, "task") };
+  }
   const relation = new Int32Array(n).fill(-1);
-  if (o.relations !== undefined) relation.set(idSet("relations", o.relations, numRelations));
+  if (o.relations !== undefined) {
+    const r = idSet("relations", o.relations, numRelations);
+    if (r.length !== n) throw new KgrankInputError("relations", `must have one relation per task (${n}), got ${r.length}`);
+    relation.set(r);
+  }
   const minusOne = new Int32Array(n).fill(-1);
   return { ...cols, numCandidates, weight, relation, anchor: minusOne, truth: minusOne };
 }
 
 /** Keys of sampled tasks: from the batch's optional triples, else unknown (-1). */
-function sampledKeys(o: Record<string, unknown>, side: EvaluationSide, n: number, numEntities: number, numRelations: number | null) {
+function sampledKeys(
+  o: Record<string, unknown>, side: EvaluationSide, n: number, numEntities: number, numRelations: number | null, per = "positive",
+) {
   const relation = new Int32Array(n).fill(-1);
   const anchor = new Int32Array(n).fill(-1);
   const truth = new Int32Array(n).fill(-1);
   if (o.triples !== undefined) {
     const t = tripleArray("triples", o.triples, numEntities, numRelations);
-    if (t.length !== 3 * n) throw new KgrankInputError("triples", `must have ${n} rows (one per positive), got ${t.length / 3}`);
+    if (t.length !== 3 * n) throw new KgrankInputError("triples", `must have ${n} rows (one per ${per}), got ${t.length / 3}`);
     for (let i = 0; i < n; i++) {
       relation[i] = t[3 * i + 1]!;
       anchor[i] = side === "tail" ? t[3 * i]! : t[3 * i + 2]!;

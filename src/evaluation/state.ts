@@ -10,6 +10,7 @@
 import { createHash } from "node:crypto";
 
 import { KgrankInputError } from "../errors";
+import { describe } from "../validate";
 import { COLUMN_NAMES, type TaskColumns } from "./task-buffer";
 
 export const STATE_FORMAT_VERSION = 2;
@@ -167,7 +168,7 @@ function checkHeader(h: unknown, version: number): StateHeader {
   const bad = (field: string, why: string) => corrupt(`header field ${field} ${why}`);
   if (!isRecord(h)) throw corrupt("the header is not a JSON object");
   for (const k of Object.keys(h)) if (!HEADER_FIELDS.has(k)) throw bad(JSON.stringify(k.slice(0, 40)), "is not one kgrank writes");
-  if (h.format !== version) throw bad("format", `is ${JSON.stringify(h.format)}, not the file's version ${version}`);
+  if (h.format !== version) throw bad("format", `is ${describe(h.format)}, not the file's version ${version}`);
   if (!isPositive(h.numEntities)) throw bad("numEntities", "is not an integer in [1, 2^31 - 1]");
   if (h.numRelations !== null && !isPositive(h.numRelations)) throw bad("numRelations", "is neither null nor an integer >= 1");
   const sides = h.sides;

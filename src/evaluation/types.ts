@@ -80,6 +80,11 @@ export interface RanksBatch {
   weights?: ArrayLike<number>;
   /** Relation of each task, for per-relation breakdowns. */
   relations?: ArrayLike<number>;
+  /**
+   * The task's triple (b x 3: head, relation, tail ids), instead of `relations`: keeps each task's identity (its anchor
+   * and answer on `side`) for tasks(), breakdowns and compareRuns' check that runs cover the same tasks.
+   */
+  triples?: Int32Array | ArrayLike<number>;
 }
 
 export const EVALUATOR_KEYS = optionKeys<RankEvaluatorOptions>({
@@ -89,7 +94,7 @@ export const EVALUATOR_KEYS = optionKeys<RankEvaluatorOptions>({
 export const SCORE_BATCH_KEYS = optionKeys<ScoreBatch>({ triples: 1, side: 1, scores: 1, threads: 1 });
 export const SAMPLED_BATCH_KEYS = optionKeys<SampledBatch>({ triples: 1, side: 1, positiveScores: 1, negativeScores: 1, threads: 1 });
 export const RANKS_BATCH_KEYS = optionKeys<RanksBatch>({
-  side: 1, optimistic: 1, pessimistic: 1, realistic: 1, numCandidates: 1, weights: 1, relations: 1,
+  side: 1, optimistic: 1, pessimistic: 1, realistic: 1, numCandidates: 1, weights: 1, relations: 1, triples: 1,
 });
 export const SCORE_BATCH_ASYNC_KEYS = [...SCORE_BATCH_KEYS, ...ASYNC_KEYS];
 export const SAMPLED_BATCH_ASYNC_KEYS = [...SAMPLED_BATCH_KEYS, ...ASYNC_KEYS];

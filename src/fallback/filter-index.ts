@@ -1,6 +1,9 @@
-/** Known answers per (anchor, relation) and filtered counting, the fallback. Twin of native/core/filter_index.{h,cpp} (and of count_rows_filtered in native/core/count.cpp). */
+/**
+ * Known answers per (anchor, relation) and filtered counting, the fallback. Twin of native/core/filter_index.{h,cpp}
+ * (and of count_rows_filtered, count_rows_filtered_range and rank_triples in native/core/count.cpp).
+ */
 import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl, Side } from "../kernels";
-import { countScoresByIndex } from "./count";
+import { countScores, countScoresByIndex } from "./count";
 import { inSlices } from "./slices";
 
 /** Bits needed for values 0 .. maxValue. */
@@ -102,27 +105,70 @@ export class TsFilterIndex implements FilterIndexHandle {
     scores: FloatArray, anchor: Int32Array, relation: Int32Array, truth: Int32Array, thresholdsOut: FloatArray,
     out: FilteredCountBuffers,
   ): void {
-    const cols = this.numEntities;
-    countScoresByIndex(scores, cols, truth, thresholdsOut, out);
+    countScoresByIndex(scores, this.numEntities, truth, thresholdsOut, out);
+    this.takeOutKnown(scores, 0, this.numEntities, anchor, relation, truth, thresholdsOut, out);
+  }
+
+  /** Twin of count_rows_filtered_range (native/core/count.cpp): the column slice [columnStart, columnStart + width). */
+  countFilteredRange(
+    scores: FloatArray, columnStart: number, width: number, anchor: Int32Array, relation: Int32Array, truth: Int32Array,
+    thresholds: FloatArray, out: FilteredCountBuffers,
+  ): void {
+    countScores(scores, width, thresholds, out);
+    this.takeOutKnown(scores, columnStart, width, anchor, relation, truth, thresholds, out);
+  }
+
+  async countFilteredRangeAsync(
+    scores: FloatArray, columnStart: number, width: number, anchor: Int32Array, relation: Int32Array, truth: Int32Array,
+    thresholds: FloatArray, out: FilteredCountBuffers, _threads?: number, job?: JobControl,
+  ): Promise<void> {
+    if (!job) return this.countFilteredRange(scores, columnStart, width, anchor, relation, truth, thresholds, out);
+    const rows = (r0: number, r1: number) => ({
+      greater: out.greater.subarray(r0, r1), equal: out.equal.subarray(r0, r1), nan: out.nan.subarray(r0, r1),
+      removed: out.removed.subarray(r0, r1),
+    });
+    await inSlices(truth.length, width, job, [scores, anchor, relation, truth], (r0, r1) => this.countFilteredRange(
+      scores.subarray(r0 * width, r1 * width), columnStart, width, anchor.subarray(r0, r1), relation.subarray(r0, r1),
+      truth.subarray(r0, r1), thresholds.subarray(r0, r1), rows(r0, r1)));
+  }
+
+  /**
+   * Takes every other known answer of each row's task inside columns [start, start + width) out of the row's counts
+   * (rows of `scores` are `width` long; answer b is at column b - start), and sets removed (-1: the task's own triple
+   * is not in the index). The filter part of count_rows_filtered and count_rows_filtered_range alike.
+   */
+  private takeOutKnown(
+    scores: FloatArray, start: number, width: number, anchor: Int32Array, relation: Int32Array, truth: Int32Array,
+    thresholds: FloatArray, out: FilteredCountBuffers,
+  ): void {
+    const end = start + width;
     for (let r = 0; r < truth.length; r++) {
       const [a, b] = this.range(anchor[r]!, relation[r]!);
       const base = relation[r]! * this.scale;
-      const t = thresholdsOut[r]!;
-      const row = r * cols;
+      const t = thresholds[r]!;
+      const row = r * width;
+      const own = truth[r]!;
       let g = 0;
       let e = 0;
       let gone = 0;
       let found = false;
-      for (let k = a; k < b; k++) {
+      // The answers inside the slice: from the first >= start to the first >= end.
+      for (let k = start === 0 ? a : this.lowerBound(a, b, base + start); k < b; k++) {
         const col = this.entries[k]! - base;
-        if (col === truth[r]) {
+        if (col >= end) break;
+        if (col === own) {
           found = true;
           continue;
         }
-        const v = scores[row + col]!;
+        const v = scores[row + col - start]!;
         g += v > t ? 1 : 0;
         e += v === t ? 1 : 0;
         gone += v === v ? 1 : 0;
+      }
+      // The own answer outside the slice: is it a known answer all the same?
+      if (!found && (own < start || own >= end)) {
+        const at = this.lowerBound(a, b, base + own);
+        found = at < b && this.entries[at] === base + own;
       }
       out.greater[r]! -= g;
       out.equal[r]! -= e;

@@ -26,7 +26,7 @@ const tsMetricKernels: MetricKernels = {
   closedMoments,
   medianMoments: (numCandidates, wantVariance) => {
     const m = medianMoments(numCandidates, wantVariance);
-    return Float64Array.of(m.expectation, m.variance);
+    return Float64Array.of(m.expectation, m.variance, m.evaluations);
   },
   candidateHistogram: (numCandidates, weights) => toTyped(candidateHistogram(numCandidates, weights)),
   histogramMoments: (metric, h, count, k) => histogramMoments(metric, fromTyped(h), count, k),

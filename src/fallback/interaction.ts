@@ -32,15 +32,42 @@ export function fma32(a: number, b: number, c: number): number {
   return err > 0 === m > r ? m : r;
 }
 
+/**
+ * cos(x), sin(x) by the fixed sequence of double operations of native/core/interaction.cpp cos_sin (its twin), so
+ * RotatE's phase relations rotate by the same numbers, bit for bit, on both backends (Math.cos / Math.sin and libm
+ * disagree in the last bit for a few percent of arguments). Cody-Waite reduction by pi/2 in three 33-bit parts, then
+ * the Taylor series of sin and cos to r^17 / r^18 in Horner form.
+ */
+export function cosSin(x: number): [number, number] {
+  const p1 = 1.57079632673412561417e+0;
+  const p2 = 6.0771005063039659766e-11;
+  const p3 = 2.0222662487111664558e-21;
+  const n = Math.floor(x * 0.63661977236758134308 + 0.5);
+  const r = x - n * p1 - n * p2 - n * p3;
+  const z = r * r;
+  const sr = r + r * z * (-1 / 6 + z * (1 / 120 + z * (-1 / 5040 + z * (1 / 362880 + z * (-1 / 39916800 +
+    z * (1 / 6227020800 + z * (-1 / 1307674368000 + z * (1 / 355687428096000))))))));
+  const cr = 1 + z * (-1 / 2 + z * (1 / 24 + z * (-1 / 720 + z * (1 / 40320 + z * (-1 / 3628800 +
+    z * (1 / 479001600 + z * (-1 / 87178291200 + z * (1 / 20922789888000 + z * (-1 / 6402373705728000)))))))));
+  const q = n - 4 * Math.floor(n * 0.25);
+  if (q !== q) return [q, q];
+  return q === 0 ? [cr, sr] : q === 1 ? [-sr, cr] : q === 2 ? [-cr, -sr] : [sr, -cr];
+}
+
 /** Codes shared with native/core/interaction.h. */
 const enum Op { Dot = 0, L1 = 1, L2Squared = 2, Modulus = 3, PairL1 = 4 }
 
+/** The op each interaction code reduces to (RotatE-L2, 6: the sum of squared moduli = L2Squared over [re | im]). */
 function opOf(interaction: number): Op {
-  return ([Op.L1, Op.L2Squared, Op.Dot, Op.Dot, Op.Modulus, Op.PairL1] as const)[interaction]!;
+  return ([Op.L1, Op.L2Squared, Op.Dot, Op.Dot, Op.Modulus, Op.PairL1, Op.L2Squared] as const)[interaction]!;
+}
+
+function isRotate(interaction: number): boolean {
+  return interaction === 4 || interaction === 6;
 }
 
 function isComplex(interaction: number): boolean {
-  return interaction === 3 || interaction === 4;
+  return interaction === 3 || isRotate(interaction);
 }
 
 /** Position of canonical element k (complex: real halves, then imaginary halves) in a stored row. */
@@ -77,20 +104,19 @@ function formQueries(job: EmbeddingJob, map: Uint32Array, wide: boolean): { q: F
         for (let k = 0; k < d; k++) q[o + k] = E[a + k]! * R[r + k]!;
         break;
       case 3:
-      case 4: {
+      case 4:
+      case 6: {
         const h = d / 2;
-        const phases = job.interaction === 4 && rw === h;
+        const phases = isRotate(job.interaction) && rw === h;
         for (let k = 0; k < h; k++) {
           let rr: number;
           let ri: number;
           if (phases) {
-            const phase = R[r + k]! * job.phaseScale;
-            rr = Math.cos(phase);
-            ri = Math.sin(phase);
+            [rr, ri] = cosSin(R[r + k]! * job.phaseScale);
           } else {
             rr = R[r + relMap[k]!]!;
             ri = R[r + relMap[k + h]!]!;
-            if (job.interaction === 4) {
+            if (isRotate(job.interaction)) {
               const mod = Math.sqrt(rr * rr + ri * ri);
               rr /= mod;
               ri /= mod;

@@ -18,6 +18,7 @@ const SCALE_QUAD = 256;
 const JOINT_DIRECT = 1024;
 const ROW_QUAD = 64;
 const ROW_PANEL = 12;
+const CHAIN_MULT = 1;
 const JOINT_KINKS = 64;
 const JOINT_PANEL = 4;
 const RUN_PANEL = 8;
@@ -27,6 +28,8 @@ const D1 = [-761 / 280, 8, -14, 56 / 3, -35 / 2, 56 / 5, -14 / 3, 8 / 7, -1 / 8]
 const D3 = [-801 / 80, 349 / 6, -18353 / 120, 2391 / 10, -1457 / 6, 4891 / 30, -561 / 8, 527 / 30, -469 / 240];
 const D5 = [-27 / 2, 575 / 6, -895 / 3, 1065 / 2, -1790 / 3, 2581 / 6, -195, 305 / 6, -35 / 6];
 const GAUSS = 20;
+const GAUSS4_X = [-0.8611363115940526, -0.3399810435848563, 0.3399810435848563, 0.8611363115940526];
+const GAUSS4_W = [0.3478548451374538, 0.6521451548625461, 0.6521451548625461, 0.3478548451374538];
 const RESCALE = 2 ** 332;
 const TINY = 2 ** -332;
 const LOG_RESCALE = 332 * 0.6931471805599453;
@@ -143,6 +146,8 @@ class MedianModel {
   im = new Float64Array(1);
   readonly P = new Float64Array(MAX_S);
   bound = 0;
+  /** evaluations of the generating function (the kernel's cost, reported for tests) */
+  evaluations = 0;
   readonly coef = new Float64Array(MAX_S + 1);
   tables: TrigTable[] = [];
   nextTable = 0;
@@ -360,12 +365,74 @@ class MedianModel {
     let g = upperBound(this.N, y0);
     const f0 = new Float64Array(9);
     const f1 = new Float64Array(9);
+    const zeros = new Float64Array(9);
+    const N = this.N;
+    const m = this.m;
+    // Chains of smooth runs summed as one Euler-Maclaurin sum over the lattice y0 + j (native: joint_row, which
+    // describes them); while `chain`, y is the kink the chain's integral has reached.
+    let chain = false;
+    const chainable = (lamRun: number, b: number, gb: number): boolean =>
+      lamRun > 0 && lamRun * ROW_QUAD <= ROW_PANEL && (b >= x1 || m[gb]! <= CHAIN_MULT);
     while (y < x1) {
-      const yb = g < this.G ? Math.min(this.N[g]!, x1) : x1;
+      const gend = g;
+      const yb = g < this.G ? Math.min(N[g]!, x1) : x1;
       g++;
       if (yb <= y) continue;
       let lam = yb - y >= ROW_QUAD ? this.rowRate(x, y) : 0;
-      if (lam > 0 && lam * ROW_QUAD <= ROW_PANEL) {
+      const smooth = lam > 0 && lam * ROW_QUAD <= ROW_PANEL;
+      if (chain || (x > 0 && chainable(lam, yb, gend))) {
+        const gr = gaussRule();
+        if (!chain) {
+          for (let i = 0; i < 9; i++) f0[i] = this.jointPoint(x, y + i, k);
+          addEndpoints(f0, zeros, acc);
+          chain = true;
+        }
+        const kink = yb < x1;
+        const e = y0 + Math.floor(yb - y0);
+        const endRate = kink ? (m[gend]! * (N[gend]! - x)) / (N[gend]! * (N[gend]! - y)) : 0;
+        let p = y;
+        let stop = false;
+        while (p < e) {
+          const w = Math.min(e - p, Math.max(16, Math.floor(ROW_PANEL / lam)));
+          const c = p + w / 2;
+          const h = w / 2;
+          for (let i = 0; i < GAUSS; i++) acc.add(h * gr.w[i]! * this.jointPoint(x, c + h * gr.x[i]!, k));
+          p += w;
+          if (p >= e) break;
+          lam = this.rowRate(x, p) - (kink ? (m[gend]! * (N[gend]! - x)) / (N[gend]! * (N[gend]! - p)) : 0) + endRate;
+          if (this.bound <= 1e-18 * lam * acc.value()) {
+            stop = true;
+            break;
+          }
+        }
+        if (stop) break;
+        if (kink) {
+          const yn = gend + 1 < this.G ? Math.min(N[gend + 1]!, x1) : x1;
+          const lamN = yn - yb >= ROW_QUAD ? this.rowRate(x, yb) : 0;
+          if (chainable(lamN, yn, gend + 1)) {
+            this.eval(x, yb - x);
+            const h2 = this.zero ? 0 : (Math.exp(this.logpre) * this.pmf(k + 1)) / x;
+            const boundC = this.zero ? 0 : Math.exp(this.logpre) * this.psi0;
+            const big = this.rowRate(0, yb);
+            if (((big * big) / 240) * h2 <= 1e-16 * acc.value()) {
+              if (e < yb) {
+                const c = (e + yb) / 2;
+                const h = (yb - e) / 2;
+                for (let i = 0; i < 4; i++) acc.add(h * GAUSS4_W[i]! * this.jointPoint(x, c + h * GAUSS4_X[i]!, k));
+              }
+              const theta = yb - y0 - Math.floor(yb - y0);
+              acc.add((-h2 * (theta * theta - theta + 1 / 6)) / 2);
+              y = yb;
+              if (boundC <= 1e-18 * lamN * acc.value()) break;
+              continue;
+            }
+          }
+        }
+        for (let i = 0; i < 9; i++) f1[i] = this.jointPoint(x, e - i, k);
+        addEndpoints(zeros, f1, acc);
+        chain = false;
+        y = e;
+      } else if (smooth) {
         const gr = gaussRule();
         for (let i = 0; i < 9; i++) f0[i] = this.jointPoint(x, y + i, k);
         let p = y;
@@ -427,6 +494,7 @@ class MedianModel {
   }
 
   eval(x: number, d: number): void {
+    this.evaluations++;
     const y = x + d;
     const N = this.N;
     const mm = this.m;
@@ -743,7 +811,11 @@ class MedianModel {
 }
 
 /** E and Var of the conventional median rank for validated candidate counts (integers >= 1). */
-export function medianMoments(numCandidates: Float64Array, wantVariance = true): { expectation: number; variance: number } {
-  const [expectation, variance] = new MedianModel(numCandidates).run(wantVariance);
-  return { expectation, variance };
+export function medianMoments(
+  numCandidates: Float64Array,
+  wantVariance = true,
+): { expectation: number; variance: number; evaluations: number } {
+  const model = new MedianModel(numCandidates);
+  const [expectation, variance] = model.run(wantVariance);
+  return { expectation, variance, evaluations: model.evaluations };
 }

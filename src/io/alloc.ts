@@ -1,10 +1,15 @@
 /**
- * Input-sized allocations of the file readers. A file declares how much memory it needs (a .npy shape, a zip
- * member's size, a safetensors offset); when the machine cannot give it (an 8 GiB file under a memory limit), V8
- * throws a bare RangeError ("Array buffer allocation failed"). Every such allocation goes through `allocate`, which
- * turns that into a KgrankInputError naming the argument, the file and the size.
+ * Input-sized allocations. A file declares how much memory it needs (a .npy shape, a zip member's size, a
+ * safetensors offset), and some constructors size tables by their arguments (FrequencyBaseline: relations x
+ * entities); when the machine cannot give it (an 8 GiB array under a memory limit), V8 throws a bare RangeError
+ * ("Array buffer allocation failed", or "Invalid typed array length" past its limit). File data goes through
+ * `allocate` (a KgrankInputError naming the argument, the file and the size); tables sized by arguments through
+ * `allocateTable` (a KgrankMemoryError naming the operation, as the native backend's), after `checkTableLength`
+ * has refused a length no typed array can have.
  */
-import { KgrankInputError } from "../errors";
+import { constants } from "node:buffer";
+
+import { KgrankInputError, KgrankMemoryError } from "../errors";
 
 /** Bytes for a message: "8589934592 bytes (8.0 GiB)". */
 export function formatBytes(n: number): string {
@@ -31,6 +36,50 @@ export function allocate<T>(argument: string, file: string | undefined, bytes: n
       argument,
       `cannot allocate ${formatBytes(bytes)} for the data of ${file ?? "the file"}: ${e.message}; ` +
         `free memory (or raise the process's memory limit), or split the array into smaller files`,
+    );
+  }
+}
+
+/**
+ * The most elements a typed array of `bytesPerElement`-byte elements can have in this Node. Up to Node 20 V8 capped
+ * the length (buffer.constants.MAX_LENGTH = 2^32 elements, whatever their size); since Node 22 it caps the bytes
+ * (MAX_LENGTH = 2^53 - 1 bytes, so 2^53 / bytesPerElement elements). The minimum of the two readings is exact on both.
+ */
+export function typedArrayLimit(bytesPerElement: number): number {
+  return Math.min(constants.MAX_LENGTH, Math.floor(Number.MAX_SAFE_INTEGER / bytesPerElement));
+}
+
+/**
+ * Throws a KgrankInputError(argument) when a table of `length` elements (the product `what` names, e.g.
+ * "numRelations x numEntities") is longer than any typed array can be.
+ */
+export function checkTableLength(argument: string, what: string, length: number, bytesPerElement: number): void {
+  const limit = typedArrayLimit(bytesPerElement);
+  if (length > limit) {
+    throw new KgrankInputError(
+      argument,
+      `${what} = ${length} elements is more than one typed array can hold (${limit} here); use fewer entities or relations`,
+    );
+  }
+}
+
+/**
+ * Runs `make` (which allocates a table of about `bytes` bytes sized by the arguments of `operation`); an allocation
+ * failure becomes a KgrankMemoryError(operation) saying how much was asked for, and a length V8 refuses a
+ * KgrankInputError(argument). Nothing is left half-built.
+ */
+export function allocateTable<T>(operation: string, argument: string, bytes: number, make: () => T): T {
+  try {
+    return make();
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    if (/invalid (typed )?array( buffer)? length/i.test(e.message)) {
+      throw new KgrankInputError(argument, `needs a table of ${formatBytes(bytes)}, more than one typed array can hold: ${e.message}`);
+    }
+    throw new KgrankMemoryError(
+      operation,
+      `${operation}: not enough memory for this input: cannot allocate ${formatBytes(bytes)} (${e.message}); ` +
+        `use fewer entities or relations, or give the process more memory`,
     );
   }
 }

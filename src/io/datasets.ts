@@ -8,7 +8,8 @@ import { existsSync, statSync } from "node:fs";
 import * as path from "node:path";
 
 import { KgrankInputError } from "../errors";
-import { optionKeys, options as checkOptions, signalOption } from "../validate";
+import { quoted } from "../suggest";
+import { describe, optionKeys, options as checkOptions, signalOption } from "../validate";
 import { readRegularFile, readRegularFileAsync } from "./files";
 import { runSteps, runStepsAsync, type Steps } from "./steps";
 import { labelMapsSteps, mapTriplesSteps, tsvRowsSteps } from "./tsv";
@@ -72,7 +73,7 @@ export function datasetName(name: string): string {
   if (!canonical) {
     throw new KgrankInputError(
       "dataset",
-      `unknown dataset ${JSON.stringify(name)}; known: ${[...BUNDLED_DATASETS, ...EXTERNAL_DATASETS].join(", ")} ` +
+      `unknown dataset ${typeof name === "string" ? quoted(name) : describe(name)}; known: ${[...BUNDLED_DATASETS, ...EXTERNAL_DATASETS].join(", ")} ` +
         `(or --dataset-dir DIR with train.tsv, valid.tsv, test.tsv)`,
     );
   }

@@ -7,13 +7,23 @@ import { openSync, readFileSync, type Stats, statSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 
 import { KgrankInputError } from "../errors";
+import { quoted } from "../suggest";
+
+/**
+ * A path for a message: as given up to PATH_MAX (4096) characters, else quoted() (cut, with its length): only a path
+ * that cannot be opened is that long, and a caller's 1 MB string must not come back whole.
+ */
+export function shownPath(path: string): string {
+  return typeof path === "string" && path.length <= 4096 ? path : quoted(String(path));
+}
 
 /** A KgrankInputError for a file that cannot be opened or read. */
 export function fileError(argument: string, path: string, e: unknown): KgrankInputError {
   const code = (e as NodeJS.ErrnoException).code;
   const why =
-    code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : code === "EISDIR" ? "is a directory, not a file" : (e as Error).message;
-  return new KgrankInputError(argument, `cannot read ${path}: ${why}`);
+    code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : code === "EISDIR" ? "is a directory, not a file"
+      : code === "ENAMETOOLONG" ? "the name is too long" : (e as Error).message.slice(0, 200);
+  return new KgrankInputError(argument, `cannot read ${shownPath(path)}: ${why}`);
 }
 
 /** Throws unless `path` is a regular file (after following links). */
@@ -42,7 +52,7 @@ function regularFile(st: Stats, path: string, argument: string): void {
   if (st.isDirectory()) throw fileError(argument, path, Object.assign(new Error("is a directory"), { code: "EISDIR" }));
   if (!st.isFile()) {
     const kind = st.isFIFO() ? "a FIFO (named pipe)" : st.isCharacterDevice() || st.isBlockDevice() ? "a device" : st.isSocket() ? "a socket" : "not a regular file";
-    throw new KgrankInputError(argument, `cannot read ${path}: it is ${kind}; kgrank reads regular files (save the data to a file first)`);
+    throw new KgrankInputError(argument, `cannot read ${shownPath(path)}: it is ${kind}; kgrank reads regular files (save the data to a file first)`);
   }
 }
 

@@ -5,24 +5,28 @@
  *     (snap-stanford/ogb examples/linkproppred/wikikg2/run.py save_model: entity_embedding.npy,
  *     relation_embedding.npy, config.json holding the run's arguments: model, hidden_dim, gamma,
  *     double_entity_embedding, double_relation_embedding), or as DGL-KE saves it (<dataset>_<model>_entity.npy and
- *     _relation.npy, the names dgl-ke's KGEModel.load reads (awslabs/dgl-ke python/dglke/models/infer.py), with
- *     config.json keys model, emb_size / hidden_dim, gamma, double_ent, double_rel, and entities.tsv /
- *     relations.tsv id maps);
+ *     _relation.npy, the names dgl-ke's KEModel.save_emb writes and InferModel.load_emb reads (awslabs/dgl-ke
+ *     python/dglke/models/general_models.py), with config.json keys model, emb_size / hidden_dim, gamma,
+ *     double_ent, double_rel, and entities.tsv / relations.tsv id maps);
  *   - or explicit files (.npy / .npz / .safetensors, float32 or float64) and --interaction.
  * Complex models from a config are stored as real | imaginary halves (torch.chunk in both codes); RotatE relations are
  * phases scaled by pi / embedding_range, embedding_range = (gamma + 2) / hidden_dim. Without a config the complex
- * layout must be given. Gamma only shifts scores and is dropped.
+ * layout must be given. Gamma only shifts scores and is dropped. A plain "TransE" is the L1 distance in an OGB
+ * directory and the L2 distance in a DGL-KE one (savedBy below tells them apart).
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import * as path from "node:path";
 
 import { KgrankInputError } from "../errors";
 import { type ComplexLayout, EmbeddingModel, INTERACTIONS, type InteractionName } from "../scoring/embedding-model";
+import { formatDims, quoted, quotedList } from "../suggest";
 import { describe } from "../validate";
+import { readRegularFile } from "./files";
 import type { NpyData } from "./npy";
 import { readNpy } from "./npy";
 import { readNpz } from "./npz";
 import { readSafetensors } from "./safetensors";
+import { invalidUtf8Line } from "./tsv";
 
 export interface LoadEmbeddingModelOptions {
   /** Directory with config.json and the embedding files (OGB KnowledgeGraphEmbedding or DGL-KE layout). */
@@ -40,11 +44,35 @@ export interface LoadEmbeddingModelOptions {
   relationLabels?: readonly string[];
 }
 
-/** OGB / DGL-KE model names -> interactions (OGB's TransE is the L1 distance: torch.norm(p=1)). */
+/** OGB / DGL-KE model names -> interactions, all but plain "TransE", which the two codes read differently. */
 const MODEL_NAMES: Record<string, InteractionName> = {
-  transe: "transe-l1", transe_l1: "transe-l1", transe_l2: "transe-l2", distmult: "distmult", complex: "complex",
-  rotate: "rotate", pairre: "pairre",
+  transe_l1: "transe-l1", transe_l2: "transe-l2", distmult: "distmult", complex: "complex", rotate: "rotate",
+  pairre: "pairre",
 };
+
+/**
+ * Plain "TransE" by the code that saved the directory. OGB's KnowledgeGraphEmbedding code scores it with the L1
+ * distance (examples/linkproppred/wikikg2/model.py TransE: torch.norm(score, p=1, dim=2)); DGL-KE with the L2
+ * distance (awslabs/dgl-ke python/dglke/models/general_models.py, KEModel and InferModel:
+ * `if model_name == 'TransE' or model_name == 'TransE_l2': self.score_func = TransEScore(gamma, 'l2')`).
+ */
+const TRANSE_BY_LAYOUT = { ogb: "transe-l1", dglke: "transe-l2" } as const satisfies Record<string, InteractionName>;
+
+/**
+ * Which code saved a model directory, from what each writes: DGL-KE's config.json is its run's arguments
+ * (python/dglke/utils.py save_model: vars(args), keys model_name / hidden_dim / double_ent / double_rel; the
+ * newer writer keys model / emb_size / double_ent / double_rel, as python/dglke/models/infer.py reads them) and its
+ * embeddings are <dataset>_<model>_entity.npy / _relation.npy (KEModel.save_emb); OGB's is its run's arguments
+ * too (run.py save_model: model, hidden_dim, double_entity_embedding, double_relation_embedding) with
+ * entity_embedding.npy / relation_embedding.npy. Null when the signs are missing or disagree.
+ */
+function savedBy(config: Record<string, unknown>, files: string[]): "ogb" | "dglke" | null {
+  const dglke = ["emb_size", "double_ent", "double_rel", "model_name"].some((k) => k in config) ||
+    files.some((f) => f.endsWith("_entity.npy"));
+  const ogb = ["double_entity_embedding", "double_relation_embedding"].some((k) => k in config) ||
+    files.includes("entity_embedding.npy");
+  return dglke === ogb ? null : dglke ? "dglke" : "ogb";
+}
 
 function readMatrix(file: string, argument: string): NpyData {
   const ext = path.extname(file).toLowerCase();
@@ -52,7 +80,7 @@ function readMatrix(file: string, argument: string): NpyData {
   if (ext === ".npz" || ext === ".safetensors") {
     const all = ext === ".npz" ? readNpz(file, argument) : readSafetensors(file, argument);
     const names = Object.keys(all);
-    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${names.join(", ")}); save exactly one`);
+    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${quotedList(names)}); save exactly one`);
     a = all[names[0]!]!;
   } else {
     a = readNpy(file, argument);
@@ -60,25 +88,40 @@ function readMatrix(file: string, argument: string): NpyData {
   if (a.dtype !== "f4" && a.dtype !== "f8" && a.dtype !== "f2") {
     throw new KgrankInputError(argument, `${file} has dtype ${a.dtype}; embeddings must be float16, float32 or float64`);
   }
-  if (a.shape.length !== 2) throw new KgrankInputError(argument, `${file} has shape [${a.shape.join(", ")}]; embeddings must be 2-D [rows, dim]`);
+  if (a.shape.length !== 2) throw new KgrankInputError(argument, `${file} has shape [${formatDims(a.shape)}]; embeddings must be 2-D [rows, dim]`);
   return a;
 }
 
-/** Labels of the rows of an id-map file. */
+/**
+ * Labels of the rows of an id-map file: one non-empty line per row, "label" or "row<TAB>label". Read like every other
+ * input (a regular file only: a FIFO would block and /dev/zero never end), and like the TSV reader: UTF-8 only, and
+ * each label once (a duplicate would silently map two rows to one label, the last winning); errors name the file and
+ * the 1-based line.
+ */
 function readIdMap(file: string, argument: string): string[] {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (e) {
-    throw new KgrankInputError(argument, `cannot read ${file}: ${(e as Error).message}`);
-  }
-  const lines = text.split(/\r?\n/).filter((l) => l.length > 0);
-  return lines.map((l, i) => {
+  const bytes = readRegularFile(file, argument);
+  const notUtf8 = invalidUtf8Line(bytes);
+  if (notUtf8 !== null) throw new KgrankInputError(argument, `${file}: ${notUtf8}`);
+  const lines = bytes.toString("utf8").split("\n");
+  const labels: string[] = [];
+  const lineOf = new Map<string, number>();
+  lines.forEach((raw, k) => {
+    const l = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (l.length === 0) return;
+    const i = labels.length;
     const parts = l.split("\t");
-    if (parts.length === 1) return parts[0]!;
-    if (parts.length === 2 && Number(parts[0]) === i) return parts[1]!;
-    throw new KgrankInputError(argument, `${file} line ${i + 1}: expected "label" or "${i}<TAB>label", got ${describe(l)}`);
+    let label: string;
+    if (parts.length === 1) label = parts[0]!;
+    else if (parts.length === 2 && Number(parts[0]) === i) label = parts[1]!;
+    else throw new KgrankInputError(argument, `${file} line ${k + 1}: expected "label" or "${i}<TAB>label", got ${describe(l)}`);
+    const first = lineOf.get(label);
+    if (first !== undefined) {
+      throw new KgrankInputError(argument, `${file} line ${k + 1}: label ${quoted(label)} is also on line ${first}: each row needs its own label`);
+    }
+    lineOf.set(label, k + 1);
+    labels.push(label);
   });
+  return labels;
 }
 
 /** The matrix with its rows reordered to `labels` through the id map's row labels. */
@@ -112,22 +155,40 @@ export function loadEmbeddingModel(o: LoadEmbeddingModelOptions): EmbeddingModel
     if (!existsSync(configFile)) {
       throw new KgrankInputError("modelDir", `${dir} has no config.json (OGB KnowledgeGraphEmbedding or DGL-KE layout); give --interaction and the embedding files instead`);
     }
+    const configBytes = readRegularFile(configFile, "modelDir");
     let config: Record<string, unknown>;
     try {
-      config = JSON.parse(readFileSync(configFile, "utf8"));
+      config = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(configBytes));
     } catch (e) {
-      throw new KgrankInputError("modelDir", `${configFile} is not valid JSON: ${(e as Error).message}`);
+      throw new KgrankInputError("modelDir", `${configFile} is not valid UTF-8 JSON: ${(e as Error).message.slice(0, 120)}`);
     }
-    const name = String(config.model ?? config.model_name ?? "").toLowerCase();
-    const fromConfig = MODEL_NAMES[name];
+    if (typeof config !== "object" || config === null || Array.isArray(config)) {
+      throw new KgrankInputError("modelDir", `${configFile} is ${describe(config)}, not a JSON object of the run's arguments`);
+    }
+    const files = readdirSync(dir);
+    const modelName = config.model ?? config.model_name;
+    const name = String(modelName ?? "").toLowerCase();
+    let fromConfig: InteractionName | undefined = MODEL_NAMES[name];
+    if (name === "transe") {
+      const layout = savedBy(config, files);
+      if (layout) fromConfig = TRANSE_BY_LAYOUT[layout];
+      else if (interaction === "transe-l1" || interaction === "transe-l2") fromConfig = interaction;
+      else {
+        throw new KgrankInputError(
+          "modelDir",
+          `${configFile}: model TransE is the L1 distance in OGB's KnowledgeGraphEmbedding code and the L2 distance in ` +
+            `DGL-KE, and ${dir} does not show which saved it (OGB: entity_embedding.npy, double_entity_embedding; ` +
+            `DGL-KE: <dataset>_<model>_entity.npy, emb_size / double_ent): give --interaction transe-l1 or transe-l2`,
+        );
+      }
+    }
     if (!fromConfig) {
-      throw new KgrankInputError("modelDir", `${configFile}: model ${describe(config.model ?? config.model_name)} is not one of TransE, TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, PairRE`);
+      throw new KgrankInputError("modelDir", `${configFile}: model ${describe(modelName)} is not one of TransE, TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, PairRE`);
     }
     if (interaction && interaction !== fromConfig) {
-      throw new KgrankInputError("interaction", `${interaction} contradicts ${configFile}'s model ${String(config.model)} (${fromConfig}); drop --interaction`);
+      throw new KgrankInputError("interaction", `${interaction} contradicts ${configFile}'s model ${String(modelName)} (${fromConfig}); drop --interaction`);
     }
     interaction = fromConfig;
-    const files = readdirSync(dir);
     const find = (suffixes: string[]) => files.find((f) => suffixes.some((s) => f === s || f.endsWith(`_${s}`)));
     entFile ??= (() => { const f = find(["entity_embedding.npy", "entity.npy"]); return f && path.join(dir, f); })();
     relFile ??= (() => { const f = find(["relation_embedding.npy", "relation.npy"]); return f && path.join(dir, f); })();

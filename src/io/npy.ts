@@ -10,6 +10,7 @@ import { type FileHandle, open } from "node:fs/promises";
 
 import { nativeAddon, nativeParse } from "../backend";
 import { KgrankInputError } from "../errors";
+import { formatDims, quoted } from "../suggest";
 import { describe, optionKeys, options as checkOptions, signalOption } from "../validate";
 import { allocate } from "./alloc";
 import { writeFileAtomic } from "./atomic";
@@ -160,11 +161,6 @@ export function parseNpyHeaderTs(bytes: Uint8Array, argument = "file", fileSize?
     );
   }
   return { version: major as 1 | 2 | 3, dataOffset, dtype: code, littleEndian, fortranOrder: fortran.value, shape, size, itemSize };
-}
-
-/** Dimensions for a message: all of them up to 8, else the first 6 and the count. */
-function formatDims(shape: readonly number[]): string {
-  return shape.length <= 8 ? shape.join(", ") : `${shape.slice(0, 6).join(", ")}, ... (${shape.length} dimensions)`;
 }
 
 /**
@@ -737,10 +733,11 @@ export function encodeNpy(
   if (!found) throw new KgrankInputError("data", `must be a typed array (Float32Array, Int32Array, ...), got ${String((data as object)?.constructor?.name)}`);
   const dtype = checkOptions("options", options, ["dtype"]).dtype as NpyDtype | undefined ?? found[1];
   if (dtype !== found[1] && !(dtype === "b1" && found[1] === "u1")) {
-    throw new KgrankInputError("dtype", `'${dtype}' does not match the array type ${(data as object).constructor.name} (dtype ${found[1]})`);
+    throw new KgrankInputError("dtype", `${quoted(String(dtype))} does not match the array type ${(data as object).constructor.name} (dtype ${found[1]})`);
   }
   if (!Array.isArray(shape) || shape.some((n) => !Number.isSafeInteger(n) || n < 0) || shape.reduce((a, b) => a * b, 1) !== data.length) {
-    throw new KgrankInputError("shape", `(${String(shape)}) does not match the array's ${data.length} elements`);
+    const shown = Array.isArray(shape) ? `(${formatDims(shape)})` : describe(shape);
+    throw new KgrankInputError("shape", `${shown} does not match the array's ${data.length} elements`);
   }
   const descr = `${ITEM_SIZE[dtype] === 1 ? "|" : "<"}${dtype}`;
   const dims = shape.length === 1 ? `${shape[0]},` : shape.join(", ");

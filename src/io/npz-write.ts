@@ -6,6 +6,7 @@
 import { crc32 } from "node:zlib";
 
 import { KgrankInputError } from "../errors";
+import { quoted } from "../suggest";
 import { writeFileAtomic } from "./atomic";
 import { encodeNpy, type NpyArray } from "./npy";
 
@@ -16,7 +17,7 @@ export function encodeNpz(arrays: Record<string, { data: NpyArray; shape?: numbe
   const names = Object.keys(arrays);
   for (const name of names) {
     const body = encodeNpy(arrays[name]!.data, arrays[name]!.shape);
-    if (body.length >= 2 ** 32 - 1 || offset >= 2 ** 32 - 1) throw new KgrankInputError("arrays", `${name} does not fit a zip member without ZIP64 (4 GiB)`);
+    if (body.length >= 2 ** 32 - 1 || offset >= 2 ** 32 - 1) throw new KgrankInputError("arrays", `${quoted(name)} does not fit a zip member without ZIP64 (4 GiB)`);
     const file = Buffer.from(`${name}.npy`, "utf8");
     const crc = crc32(body);
     const local = Buffer.alloc(30);

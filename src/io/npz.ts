@@ -10,7 +10,8 @@ import { closeSync, fstatSync, readSync } from "node:fs";
 import { crc32, inflateRawSync } from "node:zlib";
 
 import { KgrankInputError } from "../errors";
-import { options as checkOptions } from "../validate";
+import { quoted, quotedList, shortName } from "../suggest";
+import { describe, options as checkOptions } from "../validate";
 import { allocate } from "./alloc";
 import { fileError, openRegularFile } from "./files";
 import { type NpyData, parseNpy } from "./npy";
@@ -97,15 +98,26 @@ function readArchive(src: Source, argument: string, options: NpzOptions): Record
   if (!Array.isArray(options.arrays) && options.arrays !== undefined) throw new KgrankInputError("arrays", "must be an array of array names");
   for (const k of wanted) {
     if (typeof k !== "string" || !byKey.has(k)) {
-      throw new KgrankInputError(argument, `the archive has no array '${String(k)}' (it holds ${[...byKey.keys()].join(", ") || "no .npy members"})`);
+      const asked = typeof k === "string" ? quoted(k) : describe(k);
+      throw new KgrankInputError(argument, `the archive has no array ${asked} (it holds ${byKey.size ? quotedList([...byKey.keys()]) : "no .npy members"})`);
     }
   }
   if (byKey.size === 0) throw bad("the archive holds no .npy members");
+  // Members a zip writer made never share bytes. Entries that overlap (a zip-bomb trick: many entries pointing at
+  // one small deflate stream) would multiply the work by their number, so they are refused before anything is read,
+  // as Python's zipfile does. A member spans at least its 30-byte local header and its compressed data.
+  const spans = [...new Set(wanted)].map((k) => byKey.get(k)!).sort((x, y) => x.localOffset - y.localOffset);
+  for (let i = 1; i < spans.length; i++) {
+    const [prev, next] = [spans[i - 1]!, spans[i]!];
+    if (next.localOffset < prev.localOffset + 30 + prev.compressedSize) {
+      throw bad(`members ${quoted(prev.name)} and ${quoted(next.name)} overlap (entries sharing data: a damaged archive or a zip bomb)`);
+    }
+  }
   // A null-prototype record, so a member named "__proto__" cannot replace the record's prototype.
   const out: Record<string, NpyData> = Object.create(null);
   for (const key of wanted) {
     const entry = byKey.get(key)!;
-    out[key] = parseNpy(memberBytes(src, entry, argument, key), `${argument}[${key}]`);
+    out[key] = parseNpy(memberBytes(src, entry, argument, key), `${argument}[${shortName(key)}]`);
   }
   return out;
 }
@@ -171,10 +183,10 @@ function centralDirectory(src: Source, bad: (msg: string) => KgrankInputError): 
       if (id === 1) {
         let q = x + 4;
         const next = () => {
-          if (q + 8 > x + 4 + len) throw bad(`the zip archive is damaged (zip64 field of ${name})`);
+          if (q + 8 > x + 4 + len) throw bad(`the zip archive is damaged (zip64 field of ${quoted(name)})`);
           const v = cv.getBigUint64(q, true);
           q += 8;
-          if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw bad(`member ${name} declares a size past 2^53`);
+          if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw bad(`member ${quoted(name)} declares a size past 2^53`);
           return Number(v);
         };
         if (size === 0xffffffff) size = next();
@@ -191,8 +203,8 @@ function centralDirectory(src: Source, bad: (msg: string) => KgrankInputError): 
 
 /** The uncompressed bytes of one member, checked against its declared size and CRC-32. */
 function memberBytes(src: Source, e: Entry, argument: string, key: string): Uint8Array {
-  const arg = `${argument}[${key}]`;
-  const bad = (msg: string) => new KgrankInputError(arg, `not a valid .npz file: member ${e.name} ${msg}`);
+  const arg = `${argument}[${shortName(key)}]`;
+  const bad = (msg: string) => new KgrankInputError(arg, `not a valid .npz file: member ${quoted(e.name)} ${msg}`);
   if ((e.flags & 1) !== 0) throw bad("is encrypted; save the arrays with np.savez (no password)");
   if (e.method !== 0 && e.method !== 8) {
     const what = METHOD_NAMES[e.method] ?? `method ${e.method}`;
@@ -223,7 +235,7 @@ function memberBytes(src: Source, e: Entry, argument: string, key: string): Uint
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ERR_BUFFER_TOO_LARGE") throw bad(`inflates to more than its declared ${e.size} bytes (damaged archive)`);
-      if (err instanceof RangeError) return allocate(arg, e.name, e.size, () => { throw err; });
+      if (err instanceof RangeError) return allocate(arg, `member ${quoted(e.name)}`, e.size, () => { throw err; });
       throw bad(`does not inflate (${(err as Error).message}): the archive is damaged`);
     }
     if (inflated.length !== e.size) throw bad(`inflates to ${inflated.length} bytes, not the ${e.size} it declares (damaged archive)`);
@@ -237,5 +249,5 @@ function memberBytes(src: Source, e: Entry, argument: string, key: string): Uint
     );
   }
   // parseNpy views the data when aligned; copy to an aligned buffer only when the view is not.
-  return data.byteOffset % 8 === 0 ? data : allocate(arg, e.name, data.length, () => data.slice());
+  return data.byteOffset % 8 === 0 ? data : allocate(arg, `member ${quoted(e.name)}`, data.length, () => data.slice());
 }

@@ -5,7 +5,7 @@
 import { closeSync, fstatSync, readSync } from "node:fs";
 
 import { KgrankInputError } from "../errors";
-import { quoted } from "../suggest";
+import { quoted, shortName } from "../suggest";
 import { allocate } from "./alloc";
 import { fileError, openRegularFile } from "./files";
 import { decodeNpyData, type NpyData, type NpyDtype } from "./npy";
@@ -40,8 +40,10 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
   const dataBytes = bytes.length - base;
   // A null-prototype record: a tensor named "__proto__" is a tensor like any other.
   const out: Record<string, NpyData> = Object.create(null);
+  const checked: { name: string; tensor: string; dtype: NpyDtype; shape: number[]; size: number; s: number; e: number }[] = [];
   for (const [name, t] of Object.entries(header as Record<string, unknown>)) {
-    const tensor = `tensor ${quoted(name.length > 80 ? name.slice(0, 80) + "..." : name)}`;
+    // quoted() cuts a long name and reports its full length.
+    const tensor = `tensor ${quoted(name)}`;
     if (name === "__metadata__") {
       if (typeof t !== "object" || t === null || Array.isArray(t) || Object.values(t).some((v) => typeof v !== "string")) {
         throw bad(`__metadata__ is ${kind(t)}, not an object of strings`);
@@ -69,12 +71,22 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
     if (e - s !== size * SIZES[dtype]) {
       throw bad(`${tensor}: data_offsets ${shown} hold ${e - s} bytes but shape ${JSON.stringify(shape).slice(0, 80)} of ${dt} needs ${size * SIZES[dtype]}`);
     }
+    checked.push({ name, tensor, dtype, shape: shape as number[], size, s, e });
+  }
+  // Tensors never share bytes (the safetensors library refuses overlapping offsets): overlapping ones would decode the
+  // same bytes once per tensor, so a small file could cost memory and time in proportion to tensors x data.
+  const spans = checked.filter((t) => t.e > t.s).sort((x, y) => x.s - y.s);
+  for (let i = 1; i < spans.length; i++) {
+    if (spans[i]!.s < spans[i - 1]!.e) throw bad(`${spans[i - 1]!.tensor} and ${spans[i]!.tensor} overlap (data_offsets sharing bytes)`);
+  }
+  for (const { name, dtype, shape, size, s, e } of checked) {
     let data = bytes.subarray(base + s, base + e);
-    if (data.byteOffset % SIZES[dtype] !== 0) data = allocate(`${argument}[${name}]`, undefined, data.length, () => data.slice());
+    const arg = `${argument}[${shortName(name)}]`;
+    if (data.byteOffset % SIZES[dtype] !== 0) data = allocate(arg, undefined, data.length, () => data.slice());
     out[name] = decodeNpyData(
-      { version: 1, dataOffset: 0, dtype, littleEndian: true, fortranOrder: false, shape: shape as number[], size, itemSize: SIZES[dtype] },
+      { version: 1, dataOffset: 0, dtype, littleEndian: true, fortranOrder: false, shape, size, itemSize: SIZES[dtype] },
       data,
-      `${argument}[${name}]`,
+      arg,
     );
   }
   return out;

@@ -57,16 +57,8 @@ export function splitTsvBytes(bytes: Buffer, argument = "file"): [string, string
  * strict UTF-8 and raise), then the text is split by splitTsvTriplesTs.
  */
 export function splitTsvBytesTs(bytes: Uint8Array, argument = "file"): [string, string, string][] {
-  const bad = utf8ErrorOffset(bytes);
-  if (bad >= 0) {
-    let line = 1;
-    let lineStart = 0;
-    for (let i = bytes.indexOf(0x0a); i >= 0 && i < bad; i = bytes.indexOf(0x0a, i + 1)) {
-      line++;
-      lineStart = i + 1;
-    }
-    throw new KgrankInputError(argument, invalidUtf8Message(line, bytes[bad]!, bad - lineStart + 1));
-  }
+  const bad = invalidUtf8Line(bytes);
+  if (bad !== null) throw new KgrankInputError(argument, bad);
   return splitTsvTriplesTs(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"), argument);
 }
 
@@ -133,7 +125,23 @@ export function* splitTsvSteps(bytes: Buffer, argument = "file"): Steps<[string,
   return rows;
 }
 
-/** The message for a TSV line that is not UTF-8 (the C++ twin builds the same). */
+/**
+ * Null when `bytes` are all UTF-8; else "line N is not valid UTF-8 (...)" naming the 1-based line and the first bad
+ * byte (the C++ twin builds the same message). Every reader of text files (TSV triples, id maps) refuses with it.
+ */
+export function invalidUtf8Line(bytes: Uint8Array): string | null {
+  const bad = utf8ErrorOffset(bytes);
+  if (bad < 0) return null;
+  let line = 1;
+  let lineStart = 0;
+  for (let i = bytes.indexOf(0x0a); i >= 0 && i < bad; i = bytes.indexOf(0x0a, i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return invalidUtf8Message(line, bytes[bad]!, bad - lineStart + 1);
+}
+
+/** The message for a text line that is not UTF-8 (the C++ twin builds the same). */
 function invalidUtf8Message(line: number, byte: number, column: number): string {
   return (
     `line ${line} is not valid UTF-8 (byte 0x${byte.toString(16).padStart(2, "0")} at byte ${column} of the line): the file must be ` +

@@ -1,12 +1,14 @@
 /**
  * Chunked rank computation: a model that scores candidates in column slices (LibKGE's chunk_size, PyKEEN's
  * slicing) feeds each slice of the same rows here; greater / equal / non-NaN counts accumulate per row and the
- * ranks come out at the end. Memory: O(rows), never rows x all candidates.
+ * ranks come out at the end. Memory: O(rows), never rows x all candidates. FilteredRankCounter (the evaluator's
+ * chunked batches) counts each chunk with the filter index's column-range count instead, so the filter's known
+ * answers are taken out in the kernel.
  */
 import { kernels } from "../backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import { thresholdsFor } from "../float32";
-import type { CountBuffers, FloatArray } from "../kernels";
+import type { CountBuffers, FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl } from "../kernels";
 import { ASYNC_KEYS, asyncArgs, type AsyncArgs, type AsyncOptions, withJob } from "../jobs";
 import { describe, integer, isArrayLike, optionKeys, options, threadCount } from "../validate";
 import { indexArray, type Ranks, ranksFromCounts } from "./ranks";
@@ -37,7 +39,8 @@ export interface RankChunk {
 const CHUNK_KEYS = optionKeys<RankChunk>({ scores: 1, columnStart: 1, threads: 1 });
 const CHUNK_ASYNC_KEYS = [...CHUNK_KEYS, ...ASYNC_KEYS];
 
-interface PreparedChunk {
+/** A checked chunk: its scores, first column and width, the thresholds in its element type. */
+export interface PreparedChunk {
   scores: FloatArray;
   start: number;
   width: number;
@@ -50,7 +53,7 @@ export class RankCounter {
   /** Number of rows (tasks). */
   readonly numRows: number;
   private readonly trueScores: Float64Array;
-  private readonly trueIndices: Int32Array | null;
+  protected readonly trueIndices: Int32Array | null;
   private readonly numColumns: number | null;
   private readonly threads: number | undefined;
   private readonly totals: CountBuffers;
@@ -97,7 +100,7 @@ export class RankCounter {
   addSync(chunk: RankChunk): void {
     const p = this.prepare(chunk);
     const counts = this.newCounts();
-    kernels().countScores(p.scores, p.width, p.thresholds, counts, p.threads);
+    this.countChunk(p, counts);
     this.accumulate(p, counts);
   }
 
@@ -114,7 +117,7 @@ export class RankCounter {
     this.pending++;
     try {
       await withJob(a, this.numRows, async (job) => {
-        await kernels().countScoresAsync(p.scores, p.width, p.thresholds, counts, p.threads, job);
+        await this.countChunkAsync(p, counts, job);
         watch.check();
         job?.finish();
       });
@@ -160,6 +163,16 @@ export class RankCounter {
     this.finished = true;
     this.result = ranksFromCounts(this.totals, this.columns, this.trueIndices !== null);
     return this.result;
+  }
+
+  /** Counts one chunk's columns into `counts` (greater / equal / NaN per row). */
+  protected countChunk(p: PreparedChunk, counts: CountBuffers): void {
+    kernels().countScores(p.scores, p.width, p.thresholds, counts, p.threads);
+  }
+
+  /** countChunk off the JavaScript thread, under the call's job (signal / onProgress) if it has one. */
+  protected countChunkAsync(p: PreparedChunk, counts: CountBuffers, job?: JobControl): Promise<void> {
+    return kernels().countScoresAsync(p.scores, p.width, p.thresholds, counts, p.threads, job);
   }
 
   private newCounts(): CountBuffers {
@@ -233,6 +246,59 @@ export class RankCounter {
         const j = this.trueIndices[i]!;
         if (j >= p.start && j < end) this.seenTrue[i] = 1;
       }
+    }
+  }
+}
+
+/** The filtered tasks of a FilteredRankCounter's rows: keys in the index's ids (the true answers are trueIndices). */
+export interface RankFilter {
+  index: FilterIndexHandle;
+  anchor: Int32Array;
+  relation: Int32Array;
+}
+
+/**
+ * A RankCounter whose rows are filtered tasks (the evaluator's chunked batches; the columns are the index's entity
+ * ids). Each chunk is counted by the index's column-range count (FilterIndexHandle.countFilteredRange), which takes
+ * every other known answer of the row's task inside the chunk out of its greater / equal counts in the kernel; the
+ * candidates it removes are added to the chunk's non-candidate (NaN) count, so ranks() gives the filtered ranks and
+ * candidate counts. Every row's own triple must be in the index (the evaluator checks it before the first chunk).
+ */
+export class FilteredRankCounter extends RankCounter {
+  readonly #filter: RankFilter;
+
+  constructor(args: RankCounterOptions & { trueIndices: ArrayLike<number>; numColumns: number }, filter: RankFilter) {
+    super(args);
+    this.#filter = filter;
+  }
+
+  protected override countChunk(p: PreparedChunk, counts: CountBuffers): void {
+    const out = this.filteredCounts(counts);
+    const f = this.#filter;
+    f.index.countFilteredRange(p.scores, p.start, p.width, f.anchor, f.relation, this.trueIndices!, p.thresholds, out, p.threads);
+    this.fold(out);
+  }
+
+  protected override async countChunkAsync(p: PreparedChunk, counts: CountBuffers, job?: JobControl): Promise<void> {
+    const out = this.filteredCounts(counts);
+    const f = this.#filter;
+    await f.index.countFilteredRangeAsync(p.scores, p.start, p.width, f.anchor, f.relation, this.trueIndices!, p.thresholds,
+      out, p.threads, job);
+    this.fold(out);
+  }
+
+  private filteredCounts(counts: CountBuffers): FilteredCountBuffers {
+    return { ...counts, removed: new Float64Array(this.numRows) };
+  }
+
+  /** The removed known answers are no candidates: counted with the NaN scores. */
+  private fold(out: FilteredCountBuffers): void {
+    for (let i = 0; i < this.numRows; i++) {
+      const removed = out.removed[i]!;
+      if (removed < 0) {
+        throw new KgrankInputError("triples", `row ${i}: the evaluated triple is not in the filter index (include it in filterTriples)`);
+      }
+      out.nan[i]! += removed;
     }
   }
 }

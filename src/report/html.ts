@@ -2,17 +2,50 @@
  * One self-contained HTML report of one or more runs (nothing is fetched: styles, SVG plots and a few lines of
  * script are inline), readable on a laptop screen: per run the main metrics with their random expectation,
  * adjusted index and bootstrap intervals, the mean rank width, the rank distribution, the Hits@k curve and MRR per
- * relation; with several runs, their paired comparison with significance marks.
+ * relation, and (given the training triples) MRR per relation category and per degree bin; with several runs, their
+ * paired comparison with significance marks.
  */
 import { compareRuns } from "../compare/paired";
 import type { RankResults } from "../evaluation/results";
-import { type PlotName, plotSpec, renderSvg } from "./plots";
+import { categoryRows, degreeRows, type GroupRow, type PlotName, plotSpec, renderSvg } from "./plots";
 import { fmt } from "./table";
 
 export interface ReportRun {
   name: string;
   results: RankResults;
   relationLabels?: readonly string[] | null;
+  /** Training triples of the run's dataset: with them, the relation-category and degree breakdowns appear. */
+  trainTriples?: Int32Array | null;
+  /** The dataset they come from (named in the sections). */
+  dataset?: string | null;
+  /** Why there are no breakdowns, when there are none (shown in their place). */
+  breakdownNote?: string | null;
+}
+
+function groupTable(first: string, rows: GroupRow[], withRelations: boolean): string {
+  const body = rows.map((r) =>
+    `<tr><th scope="row">${escape(r.label)}</th>${withRelations ? `<td>${r.relations}</td>` : ""}<td>${r.tasks}</td><td>${r.head}</td><td>${r.tail}</td>` +
+      `<td>${fmt(r.mrr)}</td><td>${fmt(r.hits10)}</td></tr>`,
+  );
+  return `<table><thead><tr><th>${first}</th>${withRelations ? "<th>relations</th>" : ""}<th>tasks</th><th>head</th><th>tail</th>` +
+    `<th>MRR</th><th>Hits@10</th></tr></thead><tbody>${body.join("")}</tbody></table>`;
+}
+
+/** The relation-category and degree sections of a run (tables and plots), or the note saying why they are absent. */
+async function breakdowns(run: ReportRun): Promise<string> {
+  const train = run.trainTriples;
+  if (!train) return run.breakdownNote ? `<p class="meta note">Relation-category and degree breakdowns: ${escape(run.breakdownNote)}</p>` : "";
+  const from = run.dataset ? ` of ${escape(run.dataset)}` : "";
+  const plot = async (name: PlotName) => `<figure class="plot" data-plot="${name}">${await renderSvg(plotSpec(name, run.results, { trainTriples: train }))}</figure>`;
+  return (
+    `<h3>By relation category</h3><p class="meta">Bordes et al. (2013) from the training triples${from}: a side is "N" when its ` +
+    `relation has on average 1.5 or more answers per anchor there (1-N: one head, many tails); "unseen": not in training. ` +
+    `Realistic ranks, both sides.</p>` +
+    groupTable("category", categoryRows(run.results, train), true) + (await plot("categories")) +
+    `<h3>By degree</h3><p class="meta">Degree of the entity to predict: the training triples${from} it occurs in (as head or ` +
+    `tail), in bins 0, 1, 2–3, 4–7, …. Realistic ranks, both sides.</p>` +
+    groupTable("degree", degreeRows(run.results, train), false) + (await plot("degrees"))
+  );
 }
 
 const MAIN = [
@@ -55,7 +88,7 @@ export async function buildReport(runs: ReportRun[], opts: { samples?: number; s
     const plots = [];
     const names: PlotName[] = ["ranks", "hits", ...(r.tasks().relation.some((x) => x >= 0) ? (["relations"] as const) : [])];
     for (const name of names) {
-      plots.push(`<figure class="plot" data-plot="${name}">${await renderSvg(plotSpec(name, r, run.relationLabels ?? undefined))}</figure>`);
+      plots.push(`<figure class="plot" data-plot="${name}">${await renderSvg(plotSpec(name, r, { relationLabels: run.relationLabels }))}</figure>`);
     }
     sections.push(
       `<section><h2>${escape(run.name)}</h2>` +
@@ -63,7 +96,7 @@ export async function buildReport(runs: ReportRun[], opts: { samples?: number; s
         `${info.filtered ? `filtered (${info.knownTriples ?? info.filterTriples.reduce((a, b) => a + b, 0)} known triples)` : "unfiltered"}, ` +
         `backend ${escape(info.backend)}. Mean rank width (pessimistic − optimistic, ties): head ${fmt(r.meanRankWidth("head"))}, ` +
         `tail ${fmt(r.meanRankWidth("tail"))}, both ${fmt(r.meanRankWidth("both"))}.</p>` +
-        metricTable(r) + plots.join("") + `</section>`,
+        metricTable(r) + plots.join("") + (await breakdowns(run)) + `</section>`,
     );
   }
   if (runs.length >= 2) {
@@ -89,7 +122,7 @@ body { font-family: Helvetica, Arial, sans-serif; max-width: 1100px; margin: 1.5
 table { border-collapse: collapse; margin: 1em 0; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid #ccc; padding: 0.25em 0.7em; text-align: right; }
 th[scope=row], thead th:first-child { text-align: left; }
-.meta { color: #555; } .sig { font-weight: bold; } figure.plot { margin: 1.5em 0; } svg { max-width: 100%; height: auto; }
+.meta { color: #555; } h3 { margin-top: 1.5em; } .sig { font-weight: bold; } figure.plot { margin: 1.5em 0; } svg { max-width: 100%; height: auto; }
 </style></head><body>
 <h1>kgrank report</h1>
 ${sections.join("\n")}

@@ -4,21 +4,99 @@
  *  - "hits": Hits@k for k = 1..max N on a log axis, against its expectation under random ranking
  *    (E[Hits@k] = mean over tasks of min(k, N_i) / N_i);
  *  - "relations": MRR per relation, sorted, each bar labelled with its task count;
+ *  - "categories": MRR per relation category (1-1, 1-N, N-1, N-N from the training triples), with task counts;
+ *  - "degrees": MRR per degree bin of the entity to predict (0, 1, 2-3, 4-7, ... triples in training), with counts;
  * Colours are the Okabe–Ito pair blue / orange (distinct for colour-blind readers) with different lightness (so
  * they survive greyscale printing); the random baseline is dashed, not only differently coloured.
  */
+import { KgrankInputError } from "../errors";
 import type { RankResults } from "../evaluation/results";
 
-export const PLOT_NAMES = ["ranks", "hits", "relations"] as const;
+/** Bars kept at each end of the per-relation plot when there are more than twice as many relations. */
+export const RELATION_ENDS = 20;
+/** Characters of a relation label on the per-relation axis; longer ones keep their end, after an ellipsis. */
+export const RELATION_LABEL_CHARS = 36;
+
+export const PLOT_NAMES = ["ranks", "hits", "relations", "categories", "degrees"] as const;
 export type PlotName = (typeof PLOT_NAMES)[number];
+/** Plots that need the run's training triples (relation categories and entity degrees are defined by them). */
+export const TRAIN_PLOTS: readonly PlotName[] = ["categories", "degrees"];
+
+/** What a plot may need besides the results. */
+export interface PlotContext {
+  /** Relation labels by id. */
+  relationLabels?: readonly string[] | null;
+  /** The training triples of the run's dataset (categories, degrees). */
+  trainTriples?: Int32Array | null;
+}
+
+/** One group of a breakdown as the report shows it. */
+export interface GroupRow {
+  label: string;
+  tasks: number;
+  head: number;
+  tail: number;
+  mrr: number;
+  hits10: number | undefined;
+  /** Relations in the group (relation categories only). */
+  relations?: number;
+}
+
+const safe = (r: RankResults, key: string) => {
+  try {
+    return r.get(key);
+  } catch {
+    return undefined;
+  }
+};
+
+function groupRow(label: string, g: { count: number; tasks: { head: number; tail: number }; results: RankResults }): GroupRow {
+  return {
+    label, tasks: g.count, head: g.tasks.head, tail: g.tasks.tail,
+    mrr: g.results.get("both.realistic.inverse_harmonic_mean_rank"), hits10: safe(g.results, "both.realistic.hits_at_10"),
+  };
+}
+
+/** MRR per relation category (1-1, 1-N, N-1, N-N by Bordes et al. 2013 from the training triples; "unseen"). */
+export function categoryRows(results: RankResults, train: Int32Array): GroupRow[] {
+  return results.byRelationCategory(train).map((g) => ({ ...groupRow(g.category, g), relations: g.relations.length }));
+}
+
+/** MRR per degree bin of the entity to predict (its triples in training; bins 0, 1, 2-3, 4-7, ...). */
+export function degreeRows(results: RankResults, train: Int32Array): GroupRow[] {
+  return results.byDegree(train).map((g) => groupRow(g.label, g));
+}
+
+/** A bar chart of MRR per group, in the groups' order, each bar labelled with its task count. */
+function groupBars(title: string, rows: GroupRow[]): Record<string, unknown> {
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title, width: 460, height: { step: 22 }, config: CONFIG,
+    data: { values: rows.map((r, order) => ({ group: `${r.label} (${r.tasks})`, mrr: r.mrr, order })) },
+    mark: { type: "bar", color: BLUE },
+    encoding: {
+      // No axis title: rotated, it would be taller than a few bars and stretch the plot.
+      y: { field: "group", type: "nominal", sort: { field: "order" }, title: null },
+      x: { field: "mrr", type: "quantitative", scale: { domain: [0, 1] }, title: "MRR (realistic ranks, both sides)" },
+    },
+  };
+}
 
 const BLUE = "#0072B2";
 const ORANGE = "#E69F00";
 const FONT = "Helvetica, Arial, sans-serif";
 const CONFIG = { font: FONT, axis: { labelFontSize: 11, titleFontSize: 12 }, legend: { labelFontSize: 11, titleFontSize: 12 }, view: { stroke: null } };
 
-/** Vega-Lite specification of one plot of `results` (labels: relation id -> name). */
-export function plotSpec(name: PlotName, results: RankResults, relationLabels?: readonly string[]): Record<string, unknown> {
+/** Vega-Lite specification of one plot of `results`; "categories" and "degrees" need `context.trainTriples`. */
+export function plotSpec(name: PlotName, results: RankResults, context: PlotContext = {}): Record<string, unknown> {
+  const relationLabels = context.relationLabels;
+  if (name === "categories" || name === "degrees") {
+    const train = context.trainTriples;
+    if (!train) throw new KgrankInputError("trainTriples", `the ${name} plot needs the training triples of the run's dataset`);
+    return name === "categories"
+      ? groupBars("MRR per relation category from the training triples (task count in brackets)", categoryRows(results, train))
+      : groupBars("MRR by training degree of the entity to predict (task count in brackets)", degreeRows(results, train));
+  }
   const t = results.tasks();
   const n = t.side.length;
   if (name === "ranks") {
@@ -43,7 +121,9 @@ export function plotSpec(name: PlotName, results: RankResults, relationLabels?: 
       data: { values },
       mark: { type: "bar" },
       encoding: {
-        x: { field: "bin", type: "ordinal", sort: { field: "order" }, title: "realistic rank (bin)", axis: { labelAngle: 0 } },
+        x: { field: "bin", type: "ordinal", sort: { field: "order" }, title: "realistic rank (bin)",
+          // Past 2^8 the bin labels ("2048–4095") are wider than their band: slanted, they do not overlap.
+          axis: { labelAngle: maxBin > 8 ? -40 : 0 } },
         xOffset: { field: "side" },
         y: { field: "tasks", type: "quantitative", title: "tasks (count)" },
         color: { field: "side", type: "nominal", scale: { range: [BLUE, ORANGE] }, title: null, legend: { orient: "top-right" } },
@@ -80,20 +160,30 @@ export function plotSpec(name: PlotName, results: RankResults, relationLabels?: 
     };
   }
   const groups = results.byRelation();
+  // Long labels (FB15k-237's "/olympics/olympic_games/sports") keep their informative end and the task count; a
+  // shortened label that collides with another gets its id, so that two relations never share a bar.
+  const seen = new Set<string>();
   const values = groups
-    .map((g) => ({
-      relation: `${relationLabels?.[g.relation] ?? g.relation} (${g.count})`,
-      mrr: g.results.get("both.realistic.inverse_harmonic_mean_rank"),
-    }))
+    .map((g) => {
+      const full = relationLabels?.[g.relation] ?? String(g.relation);
+      let relation = `${full.length > RELATION_LABEL_CHARS ? `…${full.slice(-(RELATION_LABEL_CHARS - 1))}` : full} (${g.count})`;
+      if (seen.has(relation)) relation = `${relation} #${g.relation}`;
+      seen.add(relation);
+      return { relation, mrr: g.results.get("both.realistic.inverse_harmonic_mean_rank") };
+    })
     .sort((a, b) => b.mrr - a.mrr);
+  // A laptop screen holds about 40 bars: past that, the best and the worst RELATION_ENDS (FB15k-237 has 237 relations).
+  const shown = values.length > 2 * RELATION_ENDS ? [...values.slice(0, RELATION_ENDS), ...values.slice(-RELATION_ENDS)] : values;
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: "MRR per relation (task count in brackets)",
+    title: shown.length < values.length
+      ? `MRR per relation: the ${RELATION_ENDS} best and ${RELATION_ENDS} worst of ${values.length} (task count in brackets)`
+      : "MRR per relation (task count in brackets)",
     width: 460, height: { step: 14 }, config: CONFIG,
-    data: { values },
+    data: { values: shown },
     mark: { type: "bar", color: BLUE },
     encoding: {
-      y: { field: "relation", type: "nominal", sort: "-x", title: null },
+      y: { field: "relation", type: "nominal", sort: "-x", title: null, axis: { labelLimit: 0 } }, // shortened above; Vega in Node over-estimates text width
       x: { field: "mrr", type: "quantitative", scale: { domain: [0, 1] }, title: "MRR (realistic ranks, both sides)" },
     },
   };

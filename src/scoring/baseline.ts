@@ -6,6 +6,7 @@
  */
 import { KgrankInputError } from "../errors";
 import type { EvaluationSide } from "../evaluation/types";
+import { allocateTable, checkTableLength } from "../io/alloc";
 import { describe, integer, tripleArray } from "../validate";
 
 export interface Scorer {
@@ -27,8 +28,12 @@ export class FrequencyBaseline implements Scorer {
     if (train.length === 0) throw new KgrankInputError("train", "is empty: the baseline counts training triples");
     this.numEntities = numEntities;
     this.numRelations = numRelations;
-    this.#head = new Float32Array(numRelations * numEntities);
-    this.#tail = new Float32Array(numRelations * numEntities);
+    // Two count tables of numRelations x numEntities float32 cells: refuse a length no typed array can have, and an
+    // allocation the machine cannot make is a KgrankMemoryError (a bare RangeError before).
+    const cells = numRelations * numEntities;
+    checkTableLength("numEntities", `numRelations x numEntities (${numRelations} x ${numEntities})`, cells, 4);
+    [this.#head, this.#tail] = allocateTable("FrequencyBaseline", "numEntities", 8 * cells,
+      () => [new Float32Array(cells), new Float32Array(cells)]);
     for (let i = 0; i < train.length; i += 3) {
       const h = train[i]!;
       const r = train[i + 1]!;
@@ -46,7 +51,8 @@ export class FrequencyBaseline implements Scorer {
     const n = this.numEntities;
     const rows = Math.floor(triples.length / 3);
     const table = side === "head" ? this.#head : this.#tail;
-    const out = new Float32Array(rows * n);
+    checkTableLength("triples", `rows x numEntities (${rows} x ${n})`, rows * n, 4);
+    const out = allocateTable("FrequencyBaseline.scoreBatch", "triples", 4 * rows * n, () => new Float32Array(rows * n));
     for (let i = 0; i < rows; i++) {
       const r = triples[3 * i + 1]!;
       if (r < 0 || r >= this.numRelations) throw new KgrankInputError("triples", `row ${i}: relation ${r} is not in [0, ${this.numRelations})`);

@@ -9,7 +9,7 @@ import { KgrankInputError } from "../errors";
 import type { EmbeddingJob, FloatArray } from "../kernels";
 import { describe, options, optionKeys, threadCount } from "../validate";
 
-export const INTERACTIONS = ["transe-l1", "transe-l2", "distmult", "complex", "rotate", "pairre"] as const;
+export const INTERACTIONS = ["transe-l1", "transe-l2", "distmult", "complex", "rotate", "rotate-l2", "pairre"] as const;
 export type InteractionName = (typeof INTERACTIONS)[number];
 export type ComplexLayout = "halves" | "interleaved";
 
@@ -20,7 +20,7 @@ export interface EmbeddingMatrix {
 }
 
 export interface EmbeddingModelOptions {
-  /** transe-l1, transe-l2, distmult, complex, rotate, pairre. */
+  /** transe-l1, transe-l2, distmult, complex, rotate (OGB's), rotate-l2 (PyKEEN's RotatE), pairre. */
   interaction: InteractionName;
   /**
    * numEntities x width, rows in kgrank's entity id order. A Float32Array (Float64Array with precision "float64")
@@ -29,14 +29,14 @@ export interface EmbeddingModelOptions {
   entityEmbeddings: EmbeddingMatrix;
   /**
    * numRelations x width: the entity width (TransE, DistMult, ComplEx; RotatE as complex numbers), half of it
-   * (RotatE phases), or twice it (PairRE: [head factor | tail factor]).
+   * (RotatE phases; both for rotate and rotate-l2), or twice it (PairRE: [head factor | tail factor]).
    */
   relationEmbeddings: EmbeddingMatrix;
-  /** How complex rows are stored; required for complex and rotate (never guessed). */
+  /** How complex rows are stored; required for complex, rotate and rotate-l2 (never guessed). */
   complexLayout?: ComplexLayout;
   /** Accumulation: "float32" (default; float64 embeddings are rounded to float32) or "float64". */
   precision?: "float32" | "float64";
-  /** RotatE phase relations: angle = value x phaseScale (OGB: pi / embedding_range). Default 1 (radians). */
+  /** rotate, rotate-l2 phase relations: angle = value x phaseScale (OGB: pi / embedding_range). Default 1 (radians). */
   phaseScale?: number;
   /** PairRE: divide entity rows by their L2 norm as the PairRE code does (default true). */
   normalizeEntities?: boolean;
@@ -48,7 +48,7 @@ export const EMBEDDING_MODEL_KEYS = optionKeys<EmbeddingModelOptions>({
 });
 
 const CODES: Record<InteractionName, number> = {
-  "transe-l1": 0, "transe-l2": 1, distmult: 2, complex: 3, rotate: 4, pairre: 5,
+  "transe-l1": 0, "transe-l2": 1, distmult: 2, complex: 3, rotate: 4, pairre: 5, "rotate-l2": 6,
 };
 
 function matrix(name: string, value: unknown, wide: boolean): { data: FloatArray; rows: number; cols: number } {
@@ -103,7 +103,8 @@ export class EmbeddingModel {
     const wide = precision === "float64";
     const ent = matrix("entityEmbeddings", o.entityEmbeddings, wide);
     const rel = matrix("relationEmbeddings", o.relationEmbeddings, wide);
-    const complex = interaction === "complex" || interaction === "rotate";
+    const rotation = interaction === "rotate" || interaction === "rotate-l2";
+    const complex = interaction === "complex" || rotation;
     let layout: ComplexLayout | null = null;
     if (complex) {
       if (o.complexLayout !== "halves" && o.complexLayout !== "interleaved") {
@@ -118,13 +119,13 @@ export class EmbeddingModel {
         throw new KgrankInputError("entityEmbeddings", `has ${ent.cols} columns; ${interaction} needs an even width (2 x complex dimension)`);
       }
     } else if (o.complexLayout !== undefined) {
-      throw new KgrankInputError("complexLayout", `applies to complex and rotate only, not ${interaction}; remove it`);
+      throw new KgrankInputError("complexLayout", `applies to complex, rotate and rotate-l2 only, not ${interaction}; remove it`);
     }
     const d = ent.cols;
-    const allowed = interaction === "pairre" ? [2 * d] : interaction === "rotate" ? [d / 2, d] : [d];
+    const allowed = interaction === "pairre" ? [2 * d] : rotation ? [d / 2, d] : [d];
     if (!allowed.includes(rel.cols)) {
       const what = interaction === "pairre" ? `2 x ${d} = ${2 * d} ([head factor | tail factor])`
-        : interaction === "rotate" ? `${d / 2} (phases) or ${d} (complex numbers)` : `${d} (the entity width)`;
+        : rotation ? `${d / 2} (phases) or ${d} (complex numbers)` : `${d} (the entity width)`;
       throw new KgrankInputError("relationEmbeddings", `has ${rel.cols} columns; ${interaction} with ${d}-column entities needs ${what}`);
     }
     const phaseScale = o.phaseScale ?? 1;
