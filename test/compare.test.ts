@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 
 import { normalTwoSided, studentTwoSided, wilcoxonExactTwoSided } from "../src/compare/distributions";
 import { compareRuns, pairedTests } from "../src/compare/paired";
-import { FrequencyBaseline, KgrankInputError, loadDataset, metricValues, RankEvaluator } from "../src/index";
+import { FrequencyBaseline, getMetric, KgrankInputError, loadDataset, metricValues, RankEvaluator } from "../src/index";
+import { lowerHalfKeyed, quantile, streamKey, uniform01Keyed } from "../src/numeric";
 import { backendLabel } from "./helpers/backend";
 import { external, pythonWith } from "./helpers/external";
 import { rng } from "./helpers/reference";
@@ -191,6 +192,63 @@ describe(`compareRuns on ${backendLabel}`, () => {
     expect(mrrB.upper).toBeLessThan(0);
     // Deterministic for a seed.
     expect(compareRuns([a, b], { samples: 200, seed: 4, metrics: ["mrr"] })).toEqual(compareRuns([a, b], { samples: 200, seed: 4, metrics: ["mrr"] }));
+  });
+
+  it("equals the definition recomputed metric by metric (every replicate's swaps or resampled tasks, the metric recomputed)", () => {
+    // The straightforward form of the two resampling loops, run per metric with metricValues: compareRuns shares
+    // each replicate's swaps and picks among metrics and takes means of per-task differences where it can.
+    const metrics = ["mrr", "hits@3", "mr", "amri", "median_rank", "gmr"];
+    const samples = 300;
+    const seed = 5;
+    const cmp = compareRuns([a, b], { samples, seed, metrics });
+    const A = a.tasks();
+    const B = b.tasks();
+    const n = A.realistic.length;
+    for (const [k, name] of metrics.entries()) {
+      const row = cmp.rows[k]!;
+      const value = (r: Float64Array, c: Float64Array) => metricValues([name], r, c)[row.metric]!;
+      const observed = value(B.realistic, A.numCandidates) - value(A.realistic, A.numCandidates);
+      let extreme = 0;
+      const diffs: number[] = [];
+      for (let s = 0; s < samples; s++) {
+        const key = streamKey(streamKey(seed, 0x5a17 + 1), s);
+        const ra = new Float64Array(n);
+        const rb = new Float64Array(n);
+        for (let i = 0; i < n; i++) {
+          const swap = uniform01Keyed(key, i) < 0.5;
+          ra[i] = swap ? B.realistic[i]! : A.realistic[i]!;
+          rb[i] = swap ? A.realistic[i]! : B.realistic[i]!;
+        }
+        const stat = value(rb, A.numCandidates) - value(ra, A.numCandidates);
+        if (Math.abs(stat) >= Math.abs(observed) - 1e-9 * Math.max(1, Math.abs(observed))) extreme++;
+        const boot = streamKey(streamKey(seed, 0xb007 + 1), s);
+        const nc = new Float64Array(n);
+        for (let i = 0; i < n; i++) {
+          const pick = Math.floor(uniform01Keyed(boot, i) * n);
+          ra[i] = A.realistic[pick]!;
+          rb[i] = B.realistic[pick]!;
+          nc[i] = A.numCandidates[pick]!;
+        }
+        diffs.push(value(rb, nc) - value(ra, nc));
+      }
+      diffs.sort((x, y) => x - y);
+      expect(row.metric).toBe(getMetric(name).key);
+      expect(row.pRandomization, name).toBe((1 + extreme) / (1 + samples));
+      // Interval ends: quantiles of the same replicates, up to the rounding of a mean of differences.
+      expect(Math.abs(row.lower - quantile(Float64Array.from(diffs), 0.025)), name).toBeLessThan(1e-12 * Math.max(1, Math.abs(observed)));
+      expect(Math.abs(row.upper - quantile(Float64Array.from(diffs), 0.975)), name).toBeLessThan(1e-12 * Math.max(1, Math.abs(observed)));
+    }
+    // The swap test at half the cost is exactly the uniform's.
+    let differ = 0;
+    let lower = 0;
+    for (let t = 0; t < 200_000; t++) {
+      const key = streamKey(t, 7);
+      const half = uniform01Keyed(key, t * 31) < 0.5;
+      if (lowerHalfKeyed(key, t * 31) !== half) differ++;
+      if (half) lower++;
+    }
+    expect(differ).toBe(0);
+    expect(Math.abs(lower - 100_000)).toBeLessThan(5 * Math.sqrt(50_000)); // both halves occur
   });
 
   it("the randomization p-value equals exact enumeration of all 2^n swaps within its Monte-Carlo error", () => {

@@ -15,7 +15,9 @@ import { KgrankInputError } from "../errors";
 import type { RankResults, TaskTable } from "../evaluation/results";
 import { getMetric, metricValues, prepareCandidates } from "../metrics/index";
 import type { RankMetric } from "../metrics/types";
-import { quantile, streamKey, uniform01Keyed } from "../numeric";
+import { quantile } from "../numeric";
+// Straight from the module: calls through the index's re-export getters are not inlined in the hot loops.
+import { lowerHalfKeyed, streamKey, uniform01Keyed } from "../numeric/random";
 import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../validate";
 import { normalTwoSided, studentTwoSided, wilcoxonExactTwoSided } from "./distributions";
 
@@ -218,66 +220,96 @@ export function compareRuns(runs: (RankResults | NamedRun)[], opts: CompareOptio
   const A = tables[0]!;
   const n = A.side.length;
   const candidates = prepareCandidates(A.numCandidates);
-  const value = (m: RankMetric, ranks: Float64Array, c = candidates) => metricValues([m], ranks, c)[m.key]!;
   const rows: ComparisonRow[] = [];
   const alpha = (1 - level) / 2;
   const ra = new Float64Array(n);
   const rb = new Float64Array(n);
   const nc = new Float64Array(n);
+  const swap = new Uint8Array(n);
+  const pick = new Int32Array(n);
   for (let j = 1; j < tables.length; j++) {
     const B = tables[j]!;
-    for (const m of metrics) {
-      const valueA = value(m, A.realistic);
-      const valueB = value(m, B.realistic);
-      const observed = valueB - valueA;
+    const valuesA = metricValues(metrics, A.realistic, candidates);
+    const valuesB = metricValues(metrics, B.realistic, candidates);
+    // Per metric: the observed difference, and where the metric is a mean of per-task values, those differences d
+    // and the affine map's slope (the randomization keeps each task's candidates, so the map is fixed there).
+    const plans = metrics.map((m) => {
+      const observed = valuesB[m.key]! - valuesA[m.key]!;
       const fn = perTask(m);
-      // Randomization: replicate s swaps task i's ranks when its keyed uniform is below 1/2.
-      const key0 = streamKey(seed, 0x5a17 + j);
-      let extreme = 0;
-      const tol = 1e-12 * Math.max(1, Math.abs(observed));
       const d = fn ? Float64Array.from({ length: n }, (_, i) => fn(B.realistic[i]!) - fn(A.realistic[i]!)) : null;
-      const scale = fn ? (valueB - valueA) / (d!.reduce((x, y) => x + y, 0) / n || 1) : 1;
-      for (let s = 0; s < samples; s++) {
-        const key = streamKey(key0, s);
-        let stat: number;
-        if (d && Number.isFinite(scale) && d.some((x) => x !== 0)) {
-          // A mean of per-task values: the swapped difference is the mean of sign-flipped d (times the affine map).
-          let sum = 0;
-          for (let i = 0; i < n; i++) sum += uniform01Keyed(key, i) < 0.5 ? -d[i]! : d[i]!;
-          stat = (sum / n) * scale;
-        } else {
-          for (let i = 0; i < n; i++) {
-            const swap = uniform01Keyed(key, i) < 0.5;
-            ra[i] = swap ? B.realistic[i]! : A.realistic[i]!;
-            rb[i] = swap ? A.realistic[i]! : B.realistic[i]!;
-          }
-          stat = value(m, rb) - value(m, ra);
-        }
-        if (Math.abs(stat) >= Math.abs(observed) - tol) extreme++;
-      }
-      const pRandomization = (1 + extreme) / (1 + samples);
-      // Paired bootstrap of the difference: the same resampled tasks for both runs.
-      const diffs = new Float64Array(samples);
-      const bootKey = streamKey(seed, 0xb007 + j);
-      for (let s = 0; s < samples; s++) {
-        const key = streamKey(bootKey, s);
+      const scale = d ? observed / (d.reduce((x, y) => x + y, 0) / n || 1) : 1;
+      const flips = d !== null && Number.isFinite(scale) && d.some((x) => x !== 0);
+      // A plain mean (MRR, MR, Hits@k: no expectation in it) is also resampled as a mean of d; adjusted forms are not,
+      // as their map moves with the resampled tasks' candidates.
+      const plain = d !== null && !m.key.startsWith("adjusted_");
+      return { m, observed, d, scale, flips, plain, extreme: 0, tol: 1e-12 * Math.max(1, Math.abs(observed)), diffs: new Float64Array(samples) };
+    });
+    const byRecount = plans.filter((q) => !q.flips).map((q) => q.m);
+    const byResample = plans.filter((q) => !q.plain).map((q) => q.m);
+    // Randomization: replicate s swaps task i's ranks when its keyed uniform is below 1/2, the same tasks for every
+    // metric. A mean of per-task values needs only the sign-flipped sum of d (times the affine map).
+    const key0 = streamKey(seed, 0x5a17 + j);
+    for (let s = 0; s < samples; s++) {
+      const key = streamKey(key0, s);
+      for (let i = 0; i < n; i++) swap[i] = lowerHalfKeyed(key, i) ? 1 : 0;
+      let recomputed: [Record<string, number>, Record<string, number>] | null = null;
+      if (byRecount.length) {
         for (let i = 0; i < n; i++) {
-          const pick = Math.floor(uniform01Keyed(key, i) * n);
-          ra[i] = A.realistic[pick]!;
-          rb[i] = B.realistic[pick]!;
-          nc[i] = A.numCandidates[pick]!;
+          ra[i] = swap[i] ? B.realistic[i]! : A.realistic[i]!;
+          rb[i] = swap[i] ? A.realistic[i]! : B.realistic[i]!;
+        }
+        recomputed = [metricValues(byRecount, ra, candidates), metricValues(byRecount, rb, candidates)];
+      }
+      for (const q of plans) {
+        let stat: number;
+        if (q.flips) {
+          const d = q.d!;
+          let sum = 0;
+          for (let i = 0; i < n; i++) sum += swap[i] ? -d[i]! : d[i]!;
+          stat = (sum / n) * q.scale;
+        } else {
+          stat = recomputed![1][q.m.key]! - recomputed![0][q.m.key]!;
+        }
+        if (Math.abs(stat) >= Math.abs(q.observed) - q.tol) q.extreme++;
+      }
+    }
+    // Paired bootstrap of the difference: the same resampled tasks for both runs and every metric.
+    const bootKey = streamKey(seed, 0xb007 + j);
+    for (let s = 0; s < samples; s++) {
+      const key = streamKey(bootKey, s);
+      for (let i = 0; i < n; i++) pick[i] = Math.floor(uniform01Keyed(key, i) * n);
+      let resampled: [Record<string, number>, Record<string, number>] | null = null;
+      if (byResample.length) {
+        for (let i = 0; i < n; i++) {
+          const k = pick[i]!;
+          ra[i] = A.realistic[k]!;
+          rb[i] = B.realistic[k]!;
+          nc[i] = A.numCandidates[k]!;
         }
         const c = prepareCandidates(nc);
-        diffs[s] = value(m, rb, c) - value(m, ra, c);
+        resampled = [metricValues(byResample, ra, c), metricValues(byResample, rb, c)];
       }
-      const finite = diffs.filter((x) => x === x).sort();
-      const tests = d ? pairedTests(d) : null;
+      for (const q of plans) {
+        if (q.plain) {
+          const d = q.d!;
+          let sum = 0;
+          for (let i = 0; i < n; i++) sum += d[pick[i]!]!;
+          q.diffs[s] = sum / n;
+        } else {
+          q.diffs[s] = resampled![1][q.m.key]! - resampled![0][q.m.key]!;
+        }
+      }
+    }
+    for (const q of plans) {
+      const finite = q.diffs.filter((x) => x === x).sort();
+      const tests = q.d ? pairedTests(q.d) : null;
       rows.push({
-        metric: m.key, run: j, valueA, valueB, difference: observed,
+        metric: q.m.key, run: j, valueA: valuesA[q.m.key]!, valueB: valuesB[q.m.key]!, difference: q.observed,
         lower: finite.length ? quantile(finite, alpha) : NaN, upper: finite.length ? quantile(finite, 1 - alpha) : NaN,
-        pRandomization, pAdjusted: NaN, pTTest: tests ? tests.pT : null, pWilcoxon: tests ? tests.pW : null,
+        pRandomization: (1 + q.extreme) / (1 + samples), pAdjusted: NaN,
+        pTTest: tests ? tests.pT : null, pWilcoxon: tests ? tests.pW : null,
         // d is of the per-task values; an affine map with a negative slope (e.g. AMRI of ranks) flips the sign.
-        effectSize: tests ? (scale < 0 && tests.dz !== 0 ? -tests.dz : tests.dz) : null,
+        effectSize: tests ? (q.scale < 0 && tests.dz !== 0 ? -tests.dz : tests.dz) : null,
       });
     }
   }

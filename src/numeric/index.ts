@@ -1,4 +1,4 @@
 /** Numerics shared by the fallback backend and the facade; neither imports the other for them. */
 export { CompensatedSum } from "./compensated";
-export { streamKey, uniform01, uniform01Keyed } from "./random";
+export { lowerHalfKeyed, streamKey, uniform01, uniform01Keyed } from "./random";
 export { quantile } from "./quantile";
