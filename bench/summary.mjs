@@ -139,7 +139,7 @@ export function summaryRows(latest) {
   }
   if (so?.workers) {
     rows.push([
-      "kgrank evaluate --workers 2 over --workers 1 (compute-bound)", `${so.workers.speedup.toFixed(2)}×`,
+      "kgrank evaluate --workers 2 over --workers 1 (compute-bound: DistMult on the ts backend)", `${so.workers.speedup.toFixed(2)}×`,
       `${msf(so.workers.oneMs)} ms → ${msf(so.workers.twoMs)} ms`, "", "", "≥ 1.8×", verdict(so.workers.speedup >= 1.8),
     ]);
   }
