@@ -87,12 +87,19 @@ void test_rows(std::mt19937_64& rng, size_t rows, size_t cols) {
   }
 }
 
+// n scores among the 13 halves -3, -2.5, ..., 3: many exact ties.
+template <typename T>
+std::vector<T> tied_scores(std::mt19937_64& rng, size_t n) {
+  std::vector<T> scores(n);
+  std::uniform_int_distribution<int> small(-6, 6);
+  for (auto& v : scores) v = static_cast<T>(small(rng)) / T(2);
+  return scores;
+}
+
 // count_rows_by_index == count_rows with thresholds gathered beforehand, on both thread splits.
 template <typename T>
 void test_by_index(std::mt19937_64& rng, size_t rows, size_t cols) {
-  std::vector<T> scores(rows * cols);
-  std::uniform_int_distribution<int> small(-6, 6);
-  for (auto& v : scores) v = static_cast<T>(small(rng)) / T(2);
+  const std::vector<T> scores = tied_scores<T>(rng, rows * cols);
   std::vector<int32_t> idx(rows);
   std::vector<T> gathered(rows);
   for (size_t r = 0; r < rows; ++r) {
@@ -123,9 +130,7 @@ void test_by_index(std::mt19937_64& rng, size_t rows, size_t cols) {
 // at done == total, and a control cancelled before the call throws Cancelled, on both thread splits.
 template <typename T>
 void test_control(std::mt19937_64& rng, size_t rows, size_t cols) {
-  std::vector<T> scores(rows * cols);
-  std::uniform_int_distribution<int> small(-6, 6);
-  for (auto& v : scores) v = static_cast<T>(small(rng)) / T(2);
+  const std::vector<T> scores = tied_scores<T>(rng, rows * cols);
   std::vector<int32_t> idx(rows);
   for (size_t r = 0; r < rows; ++r) idx[r] = static_cast<int32_t>((r * 31 + 1) % cols);
   for (unsigned threads : {1u, 2u}) {
