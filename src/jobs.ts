@@ -81,6 +81,15 @@ function unwatch(signal: AbortSignal, job: CallJob): void {
   watched.delete(signal);
 }
 
+/**
+ * The async options of a call made inside `job`'s call: it stops with that call and reports its progress through
+ * it (the outer call makes the final report). None without a job.
+ */
+export function nestedCall(job: CallJob | undefined): AsyncOptions {
+  if (!job) return {};
+  return { signal: job.signal, onProgress: job.wantsProgress ? (q: Progress) => job.progress(q.done) : undefined };
+}
+
 /** One async call's stop state and progress; the kernels it runs see it (or a part of it) as their JobControl. */
 export class CallJob implements JobControl {
   readonly total: number;

@@ -12,7 +12,11 @@ import type { FilterIndexHandle, FloatArray } from "../kernels";
 import { FilteredRankCounter, RankCounter } from "../ranking/rank-counter";
 import type { Ranks } from "../ranking/ranks";
 import { ASYNC_KEYS, asyncArgs, type AsyncOptions } from "../jobs";
-import { describe, integer, isArrayLike, optionKeys, options, threadCount } from "../validate";
+import { describe, integer, isArrayLike, optionKeys, options, threadCount, tripleArray } from "../validate";
+import { sideArg } from "./inputs";
+import type { BatchContext } from "./score-batch";
+import type { TaskColumns } from "./task-buffer";
+import { CHUNKED_KEYS, type EvaluationSide } from "./types";
 
 export interface ChunkedBatchOptions {
   /** The evaluated triples of the batch: b x 3 (head, relation, tail). */
@@ -201,4 +205,31 @@ export class ChunkedBatch {
     this.#ctx.release();
     if (this.#counter) this.#ctx.record(this.#counter.ranks());
   }
+}
+
+/**
+ * A RankEvaluator's chunked(batch): the batch checked and its tasks selected as a score batch's (restriction,
+ * filter keys); `record` receives its task columns when it finishes, `release` is called when it finishes or aborts.
+ */
+export function openChunkedBatch(
+  batch: ChunkedBatchOptions,
+  context: BatchContext,
+  record: (side: EvaluationSide, columns: TaskColumns, skipped: number) => void,
+  release: () => void,
+): ChunkedBatch {
+  const o = options("batch", batch, CHUNKED_KEYS);
+  const side = sideArg(o.side, context.sides);
+  const triples = tripleArray("triples", o.triples, context.numEntities, context.numRelations);
+  if (triples.length === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
+  const { selection } = context;
+  const keys = selection.keys(side, triples, context.filter?.[side] ?? null, true);
+  return new ChunkedBatch({
+    rows: keys.rows, kept: keys.kept, keep: keys.keep, numEntities: context.numEntities, keptEntities: selection.keptEntities,
+    anchor: keys.anchor, relation: keys.relation, truth: keys.truth, index: keys.index,
+    threads: threadCount(o.threads) ?? context.threads,
+    record: (ranks) => record(side, {
+      ...ranks, relation: keys.relation, anchor: keys.origAnchor, truth: keys.origTruth, weight: new Float64Array(keys.kept).fill(NaN),
+    }, keys.rows - keys.kept),
+    release,
+  }, o.trueScores as ArrayLike<number>);
 }

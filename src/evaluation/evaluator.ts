@@ -10,10 +10,10 @@ import { backendInfo, kernels } from "../backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import type { FilterIndexHandle } from "../kernels";
 import { metricSelection } from "../metrics/index";
-import { asyncArgs, type AsyncOptions, withJob } from "../jobs";
+import { asyncArgs, type AsyncOptions, nestedCall, withJob } from "../jobs";
 import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
-import { isArrayLike, options, signalOption, threadCount, tripleArray } from "../validate";
-import { ChunkedBatch } from "./chunked";
+import { isArrayLike, options, signalOption } from "../validate";
+import { type ChunkedBatch, openChunkedBatch } from "./chunked";
 import { finalizeRun, type FinalizeRun, finishAsync } from "./finalize";
 import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
 import { MODEL_BATCH_ASYNC_KEYS, type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
@@ -22,11 +22,11 @@ import {
   type BatchContext, countAsync, countSync, finishBatch, prepareScoreBatch, type PreparedBatch, rankFilteredBatch,
 } from "./score-batch";
 import { TaskSelection } from "./selection";
-import { decodeState, encodeState, STATE_FORMAT_VERSION, type StateHeader, withMeta } from "./state";
+import { decodeShards, encodeState, evaluatorOptions, STATE_FORMAT_VERSION, type StateHeader, withMeta } from "./state";
 import { checkBootstrap } from "./tabulate";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
 import {
-  CHUNKED_KEYS, type ChunkedBatchOptions, type EvaluationInfo, type EvaluationSide, EVALUATOR_KEYS, FINALIZE_ASYNC_KEYS, FINALIZE_KEYS,
+  type ChunkedBatchOptions, type EvaluationInfo, type EvaluationSide, EVALUATOR_KEYS, FINALIZE_ASYNC_KEYS, FINALIZE_KEYS,
   type FinalizeOptions, RANKS_BATCH_KEYS, type RankEvaluatorOptions, type RanksBatch, SAMPLED_BATCH_ASYNC_KEYS,
   SAMPLED_BATCH_KEYS, type SampledBatch, SCORE_BATCH_ASYNC_KEYS, SCORE_BATCH_KEYS, type ScoreBatch, type Weighting,
 } from "./types";
@@ -146,20 +146,7 @@ export class RankEvaluator {
    */
   chunked(batch: ChunkedBatchOptions): ChunkedBatch {
     this.checkOpen("chunked");
-    const o = options("batch", batch, CHUNKED_KEYS);
-    const side = sideArg(o.side, this.sides);
-    const triples = tripleArray("triples", o.triples, this.numEntities, this.numRelations);
-    if (triples.length === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
-    const keys = this.selection.keys(side, triples, this.filter?.[side] ?? null, true);
-    const result = new ChunkedBatch({
-      rows: keys.rows, kept: keys.kept, keep: keys.keep, numEntities: this.numEntities, keptEntities: this.selection.keptEntities,
-      anchor: keys.anchor, relation: keys.relation, truth: keys.truth, index: keys.index,
-      threads: threadCount(o.threads) ?? this.threads,
-      record: (ranks) => this.record(side, {
-        ...ranks, relation: keys.relation, anchor: keys.origAnchor, truth: keys.origTruth, weight: new Float64Array(keys.kept).fill(NaN),
-      }, keys.rows - keys.kept),
-      release: () => this.pending--,
-    }, o.trueScores as ArrayLike<number>);
+    const result = openChunkedBatch(batch, this.context, (side, columns, skipped) => this.record(side, columns, skipped), () => this.pending--);
     this.pending++;
     return result;
   }
@@ -214,11 +201,7 @@ export class RankEvaluator {
       this.pending++;
       let ranks;
       try {
-        // The nested call stops with this one and reports through it; this call makes the final report.
-        const nested = job
-          ? { signal: job.signal, onProgress: job.wantsProgress ? (q: { done: number }) => job.progress(q.done) : undefined }
-          : {};
-        ranks = await computeSampledRanks({ ...sampledArgs(o, this.threads), ...nested });
+        ranks = await computeSampledRanks({ ...sampledArgs(o, this.threads), ...nestedCall(job) });
       } finally {
         this.pending--;
       }
@@ -307,34 +290,9 @@ export class RankEvaluator {
     if (!Array.isArray(states) || states.length === 0) {
       throw new KgrankInputError("states", "must be a non-empty array of serialized states or RankEvaluators");
     }
-    const decoded = states.map((s, i) => {
-      try {
-        return s instanceof RankEvaluator ? decodeState(s.serialize()) : decodeState(s);
-      } catch (e) {
-        if (e instanceof KgrankInputError) throw new KgrankInputError(`states[${i}]`, e.message.replace(/^state: /, ""));
-        throw e;
-      }
-    });
+    const decoded = decodeShards(states.map((s) => (s instanceof RankEvaluator ? s.serialize() : s)));
     const first = decoded[0]!.header;
-    const same = (h: StateHeader) =>
-      JSON.stringify([h.numEntities, h.numRelations, h.sides, h.ks, h.metrics, h.weighting, h.filtered, h.filterTriples,
-        h.restrictEntities, h.restrictRelations]);
-    decoded.forEach((d, i) => {
-      if (same(d.header) !== same(first)) {
-        throw new KgrankInputError(
-          `states[${i}]`,
-          "was evaluated with other settings (numEntities, sides, ks, metrics, weighting, filter or restriction) than states[0]",
-        );
-      }
-    });
-    const ev = new RankEvaluator({
-      numEntities: first.numEntities,
-      numRelations: first.numRelations ?? undefined,
-      sides: first.sides.length === 2 ? "both" : first.sides[0],
-      ks: first.ks,
-      metrics: first.metrics ?? undefined,
-      weighting: first.weighting,
-    });
+    const ev = new RankEvaluator(evaluatorOptions(first));
     for (const d of decoded) {
       for (const side of ["head", "tail"] as const) ev.tasks[side].append(d.sides[side]);
       ev.skippedTasks.head += d.header.skipped.head;

@@ -12,6 +12,7 @@ import { createHash } from "node:crypto";
 import { KgrankInputError } from "../errors";
 import { describe } from "../validate";
 import { COLUMN_NAMES, type TaskColumns } from "./task-buffer";
+import type { RankEvaluatorOptions } from "./types";
 
 export const STATE_FORMAT_VERSION = 2;
 /** Bytes before the header JSON, per format version. */
@@ -100,6 +101,48 @@ export function withMeta(header: StateHeader, meta: unknown): StateHeader {
 /** The provenance a state was serialized with (serialize({ meta })), after every check decodeState makes. */
 export function stateMeta(bytes: Uint8Array): Record<string, unknown> | null {
   return decodeState(bytes).header.meta ?? null;
+}
+
+export type DecodedState = ReturnType<typeof decodeState>;
+
+/**
+ * The states of shards to merge, decoded (an error names the shard: `states[i]`) and checked to share the
+ * settings that make their tasks one evaluation: numEntities, sides, ks, metrics, weighting, filter, restriction.
+ */
+export function decodeShards(states: Uint8Array[]): DecodedState[] {
+  const decoded = states.map((s, i) => {
+    try {
+      return decodeState(s);
+    } catch (e) {
+      if (e instanceof KgrankInputError) throw new KgrankInputError(`states[${i}]`, e.message.replace(/^state: /, ""));
+      throw e;
+    }
+  });
+  const settings = (h: StateHeader) =>
+    JSON.stringify([h.numEntities, h.numRelations, h.sides, h.ks, h.metrics, h.weighting, h.filtered, h.filterTriples,
+      h.restrictEntities, h.restrictRelations]);
+  const first = settings(decoded[0]!.header);
+  decoded.forEach((d, i) => {
+    if (settings(d.header) !== first) {
+      throw new KgrankInputError(
+        `states[${i}]`,
+        "was evaluated with other settings (numEntities, sides, ks, metrics, weighting, filter or restriction) than states[0]",
+      );
+    }
+  });
+  return decoded;
+}
+
+/** The options of an evaluator with a state's settings (the one shards' states are merged into). */
+export function evaluatorOptions(h: StateHeader): RankEvaluatorOptions {
+  return {
+    numEntities: h.numEntities,
+    numRelations: h.numRelations ?? undefined,
+    sides: h.sides.length === 2 ? "both" : h.sides[0],
+    ks: h.ks,
+    metrics: h.metrics ?? undefined,
+    weighting: h.weighting,
+  };
 }
 
 function corrupt(why: string): KgrankInputError {
