@@ -7,7 +7,7 @@ import { KgrankInputError } from "../errors";
 import { RankEvaluator } from "../evaluation/evaluator";
 import type { RankResults } from "../evaluation/results";
 import { writeFileAtomic } from "../io/atomic";
-import { type Split } from "../io/datasets";
+import { type Dataset, type Split } from "../io/datasets";
 import { loadEmbeddingModel } from "../io/model-dir";
 import { metricSelection } from "../metrics/index";
 import { FrequencyBaseline } from "../scoring/baseline";
@@ -19,7 +19,7 @@ import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRow
 import { writeRanksOut } from "./ranks-out";
 import { evaluateWithWorkers } from "./workers";
 import {
-  datasetFrom, emit, expectShape, filterSplits, floatScores, nanIfMissing, type Out, readArray, readIdTriples,
+  datasetFromAsync, emit, expectShape, filterSplits, floatScores, nanIfMissing, type Out, readArray, readIdTriples,
   safeExpected, safeGet, SIDES, type TaskSide,
 } from "./shared";
 
@@ -80,7 +80,7 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
     throw new KgrankInputError("--shard", "needs --save-state FILE: a shard's tasks are only meaningful merged (kgrank merge FILE...)");
   }
   if (opts.positiveScores !== undefined || opts.negativeScores !== undefined) return evaluateScoresOnly(opts, out, t0);
-  const ds = datasetFrom(opts);
+  const ds = await datasetFromAsync(opts);
   const evaluated = opts.triples ? readIdTriples(opts.triples, "--triples", ds) : ds.splits[opts.split];
   const rows = evaluated.length / 3;
   if (rows === 0) {
@@ -192,7 +192,7 @@ interface RunContext {
   opts: EvaluateOptions;
   out: Out;
   t0: number;
-  ds: ReturnType<typeof datasetFrom>;
+  ds: Dataset;
   evaluated: Int32Array;
   rows: number;
   /** The rows [lo, hi) this process evaluates (all without --shard). */

@@ -6,7 +6,7 @@ import { Option } from "commander";
 import { KgrankInputError } from "../errors";
 import type { RankResults } from "../evaluation/results";
 import { writeFileAtomic } from "../io/atomic";
-import { type Dataset, loadDataset, type Split, SPLITS } from "../io/datasets";
+import { type Dataset, loadDataset, loadDatasetAsync, type Split, SPLITS } from "../io/datasets";
 import { readRegularFile } from "../io/files";
 import { type NpyData, readNpy } from "../io/npy";
 import { readNpz } from "../io/npz";
@@ -83,6 +83,11 @@ export function emit(out: Out, text: string, output: string | undefined, quiet: 
 
 export function datasetFrom(opts: { dataset?: string; datasetDir?: string }): Dataset {
   return loadDataset(opts.dataset, { datasetDir: opts.datasetDir });
+}
+
+/** datasetFrom off the event loop (a queue worker keeps renewing its job's lock while FB15k-237 loads). */
+export function datasetFromAsync(opts: { dataset?: string; datasetDir?: string }): Promise<Dataset> {
+  return loadDatasetAsync(opts.dataset, { datasetDir: opts.datasetDir });
 }
 
 export function splitArg(v: string): Split {
