@@ -140,7 +140,9 @@ export function summaryRows(latest) {
   if (so?.workers) {
     rows.push([
       "kgrank evaluate --workers 2 over --workers 1 (compute-bound: DistMult on the ts backend)", `${so.workers.speedup.toFixed(2)}×`,
-      `${msf(so.workers.oneMs)} ms → ${msf(so.workers.twoMs)} ms`, "", "", "≥ 1.8×", verdict(so.workers.speedup >= 1.8),
+      `${msf(so.workers.oneMs)} ms → ${msf(so.workers.twoMs)} ms` +
+        (so.workers.ratios ? `; pairs ${so.workers.ratios.map((x) => x.toFixed(2)).join(", ")}, machine's two-process limit ${so.workers.limits.map((x) => x.toFixed(2)).join(", ")}` : ""),
+      "", "", "≥ 1.8×", verdict(so.workers.speedup >= 1.8),
     ]);
   }
   if (so?.queue) {
