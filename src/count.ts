@@ -3,8 +3,8 @@ import { kernels } from "./backend";
 import { watchDetach } from "./errors";
 import type { CountBuffers, FloatArray } from "./kernels";
 import { thresholdsFor } from "./float32";
-import { ASYNC_KEYS, asyncArgs, type AsyncArgs, type AsyncOptions, withJob } from "./jobs";
-import { floatMatrix, integer, numberArray, optionKeys, options, rowCount, threadCount } from "./validate";
+import { type AsyncArgs, type AsyncOptions, callOptions, withJob } from "./jobs";
+import { floatMatrix, integer, numberArray, optionKeys, rowCount, threadCount } from "./validate";
 
 export interface CountScoresOptions {
   /** Row-major scores, `numColumns` per row. */
@@ -27,14 +27,14 @@ interface Prepared {
   inexactRows: number[];
   out: CountBuffers;
   threads: number | undefined;
+  /** The async form's signal and onProgress. */
+  call: AsyncArgs;
 }
 
 const COUNT_KEYS = optionKeys<CountScoresOptions>({ scores: 1, numColumns: 1, thresholds: 1, threads: 1 });
-const COUNT_ASYNC_KEYS = [...COUNT_KEYS, ...ASYNC_KEYS];
 
-function prepare(args: unknown, keys = COUNT_KEYS, withAsync?: (o: Record<string, unknown>) => void): Prepared {
-  const o = options("countScores options", args, keys);
-  withAsync?.(o);
+function prepare(args: unknown, isAsync = false): Prepared {
+  const { o, a } = callOptions("countScores options", args, COUNT_KEYS, isAsync);
   const scores = floatMatrix("scores", o.scores);
   const numColumns = integer("numColumns", o.numColumns, 1);
   const rows = rowCount("scores", scores, numColumns);
@@ -47,6 +47,7 @@ function prepare(args: unknown, keys = COUNT_KEYS, withAsync?: (o: Record<string
     inexactRows,
     threads: threadCount(o.threads),
     out: { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows) },
+    call: a,
   };
 }
 
@@ -67,9 +68,8 @@ export function countScoresSync(args: CountScoresOptions): CountScoresResult {
  * (rejecting with the signal's reason); `onProgress` reports rows counted (src/jobs.ts AsyncOptions).
  */
 export async function countScores(args: CountScoresOptions & AsyncOptions): Promise<CountScoresResult> {
-  let a!: AsyncArgs;
-  const p = prepare(args, COUNT_ASYNC_KEYS, (o) => (a = asyncArgs(o)));
-  return withJob(a, p.thresholds.length, async (job) => {
+  const p = prepare(args, true);
+  return withJob(p.call, p.thresholds.length, async (job) => {
     const watch = watchDetach({ scores: p.scores, thresholds: p.thresholds });
     await kernels().countScoresAsync(p.scores, p.numColumns, p.thresholds, p.out, p.threads, job);
     watch.check();

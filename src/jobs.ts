@@ -7,7 +7,7 @@
  * work of it runs any more, and records nothing: whatever the call would have changed is as before it.
  */
 import type { JobControl } from "./kernels";
-import { optionKeys, progressOption, signalOption } from "./validate";
+import { optionKeys, options, progressOption, signalOption } from "./validate";
 
 /** Work done so far by an async call, in its tasks (rows: one per ranking task). */
 export interface Progress {
@@ -47,6 +47,17 @@ export function asyncArgs(o: Record<string, unknown>): AsyncArgs {
   const onProgress = progressOption<(progress: Progress) => void>(o.onProgress);
   signal?.throwIfAborted();
   return { signal, onProgress };
+}
+
+/**
+ * The options object of a call that has a sync and an async form: its keys checked (`keys`, and for the async form
+ * ASYNC_KEYS too), then for the async form its `signal` and `onProgress` before any other option (asyncArgs); the
+ * sync form's are both undefined.
+ */
+export function callOptions(name: string, args: unknown, keys: readonly string[], isAsync: boolean): { o: Record<string, unknown>; a: AsyncArgs } {
+  if (!isAsync) return { o: options(name, args, keys), a: { signal: undefined, onProgress: undefined } };
+  const o = options(name, args, [...keys, ...ASYNC_KEYS]);
+  return { o, a: asyncArgs(o) };
 }
 
 /** Shortest time between two intermediate progress calls. */

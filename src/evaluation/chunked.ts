@@ -11,7 +11,7 @@ import { KgrankInputError, KgrankStateError } from "../errors";
 import type { FilterIndexHandle, FloatArray } from "../kernels";
 import { FilteredRankCounter, RankCounter } from "../ranking/rank-counter";
 import type { Ranks } from "../ranking/ranks";
-import { ASYNC_KEYS, asyncArgs, type AsyncOptions } from "../jobs";
+import { type AsyncOptions, callOptions } from "../jobs";
 import { describe, integer, isArrayLike, optionKeys, options, threadCount, tripleArray } from "../validate";
 import { sideArg } from "./inputs";
 import type { BatchContext } from "./score-batch";
@@ -36,7 +36,6 @@ export interface EntitySlice {
 }
 
 const SLICE_KEYS = optionKeys<EntitySlice>({ scores: 1, entityStart: 1, threads: 1 });
-const SLICE_ASYNC_KEYS = [...SLICE_KEYS, ...ASYNC_KEYS];
 
 /** What the evaluator hands a chunked batch: the kept rows' keys and where the ranks go when it finishes. */
 export interface ChunkedContext {
@@ -102,8 +101,7 @@ export class ChunkedBatch {
 
   private prepare(slice: EntitySlice, async = false) {
     if (this.#done) throw new KgrankStateError("ChunkedBatch: finish() or abort() was already called; start a new chunked batch");
-    const o = options("slice", slice, async ? SLICE_ASYNC_KEYS : SLICE_KEYS);
-    const { signal, onProgress } = async ? asyncArgs(o) : { signal: undefined, onProgress: undefined };
+    const { o, a: { signal, onProgress } } = callOptions("slice", slice, SLICE_KEYS, async);
     const scores = o.scores;
     const ctx = this.#ctx;
     if (!(scores instanceof Float32Array) && !(scores instanceof Float64Array)) {

@@ -10,13 +10,13 @@ import { backendInfo, kernels } from "../backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import type { FilterIndexHandle } from "../kernels";
 import { metricSelection } from "../metrics/index";
-import { asyncArgs, type AsyncOptions, nestedCall, withJob } from "../jobs";
+import { type AsyncOptions, callOptions, nestedCall, withJob } from "../jobs";
 import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
 import { isArrayLike, options, signalOption } from "../validate";
 import { type ChunkedBatch, openChunkedBatch } from "./chunked";
 import { finalizeRun, type FinalizeRun, finishAsync } from "./finalize";
 import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
-import { MODEL_BATCH_ASYNC_KEYS, type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
+import { MODEL_BATCH_KEYS, type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
 import type { RankResults } from "./results";
 import {
   type BatchContext, countAsync, countSync, finishBatch, prepareScoreBatch, type PreparedBatch, rankFilteredBatch,
@@ -27,8 +27,8 @@ import { checkBootstrap } from "./tabulate";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
 import {
   type ChunkedBatchOptions, type EvaluationInfo, type EvaluationSide, EVALUATOR_KEYS, FINALIZE_ASYNC_KEYS, FINALIZE_KEYS,
-  type FinalizeOptions, RANKS_BATCH_KEYS, type RankEvaluatorOptions, type RanksBatch, SAMPLED_BATCH_ASYNC_KEYS,
-  SAMPLED_BATCH_KEYS, type SampledBatch, SCORE_BATCH_ASYNC_KEYS, SCORE_BATCH_KEYS, type ScoreBatch, type Weighting,
+  type FinalizeOptions, RANKS_BATCH_KEYS, type RankEvaluatorOptions, type RanksBatch, SAMPLED_BATCH_KEYS,
+  type SampledBatch, SCORE_BATCH_KEYS, type ScoreBatch, type Weighting,
 } from "./types";
 import { taskWeights } from "./weighting";
 
@@ -102,10 +102,10 @@ export class RankEvaluator {
   /** Adds a batch of scores for one side, on the calling thread. */
   addSync(batch: ScoreBatch): void {
     this.checkOpen("add");
-    options("batch", batch, SCORE_BATCH_KEYS); // the one-call path below checks no key
+    const o = options("batch", batch, SCORE_BATCH_KEYS); // the one-call path below checks no key
     const one = rankFilteredBatch(batch, this.context);
     if (one) return this.record(one.side, one.columns);
-    const p = prepareScoreBatch(batch, this.context);
+    const p = prepareScoreBatch(o, this.context);
     this.recordBatch(p, p.keys.kept > 0 ? countSync(p) : null);
   }
 
@@ -116,8 +116,8 @@ export class RankEvaluator {
    */
   async add(batch: ScoreBatch & AsyncOptions): Promise<void> {
     this.checkOpen("add");
-    const a = asyncArgs(options("batch", batch, SCORE_BATCH_ASYNC_KEYS));
-    const p = prepareScoreBatch(batch, this.context, SCORE_BATCH_ASYNC_KEYS);
+    const { o, a } = callOptions("batch", batch, SCORE_BATCH_KEYS, true);
+    const p = prepareScoreBatch(o, this.context);
     return withJob(a, p.keys.kept, async (job) => {
       if (p.keys.kept === 0) {
         job?.finish();
@@ -156,7 +156,7 @@ export class RankEvaluator {
    * filtered, restricted and weighted as score batches; both sides by default; `negatives`: the OGB protocol. */
   addModelSync(batch: ModelBatch): void {
     this.checkOpen("addModel");
-    const jobs = prepareModelBatch(batch, this.context);
+    const jobs = prepareModelBatch(options("batch", batch, MODEL_BATCH_KEYS), this.context);
     runModelSync(jobs);
     for (const j of jobs) this.record(j.side, j.finish(), j.skipped);
   }
@@ -169,8 +169,8 @@ export class RankEvaluator {
    */
   async addModel(batch: ModelBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addModel");
-    const a = asyncArgs(options("batch", batch, MODEL_BATCH_ASYNC_KEYS));
-    const jobs = prepareModelBatch(batch, this.context, MODEL_BATCH_ASYNC_KEYS);
+    const { o, a } = callOptions("batch", batch, MODEL_BATCH_KEYS, true);
+    const jobs = prepareModelBatch(o, this.context);
     const model = jobs.find((j) => j.job)?.job;
     const watch = watchDetach([["model", model?.entityEmbeddings], ["model", model?.relationEmbeddings], ["model", model?.entityScale]]);
     await withJob(a, jobs.reduce((n, j) => n + j.rows, 0), async (job) => {
@@ -193,8 +193,7 @@ export class RankEvaluator {
    */
   async addSampled(batch: SampledBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addSampled");
-    const o = options("batch", batch, SAMPLED_BATCH_ASYNC_KEYS);
-    const a = asyncArgs(o);
+    const { o, a } = callOptions("batch", batch, SAMPLED_BATCH_KEYS, true);
     const side = sideArg(o.side, this.sides);
     const rows = isArrayLike(o.positiveScores) ? o.positiveScores.length : 0;
     await withJob(a, rows, async (job) => {

@@ -7,11 +7,11 @@
  */
 import { kernels } from "../backend";
 import { KgrankInputError, nanTrueScore } from "../errors";
-import { ASYNC_KEYS, type CallJob } from "../jobs";
+import type { CallJob } from "../jobs";
 import type { EmbeddingJob } from "../kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { EmbeddingModel } from "../scoring/embedding-model";
-import { describe, isArrayLike, options, optionKeys, threadCount, tripleArray } from "../validate";
+import { describe, isArrayLike, optionKeys, threadCount, tripleArray } from "../validate";
 import type { BatchContext } from "./score-batch";
 import type { TaskColumns } from "./task-buffer";
 import type { EvaluationSide } from "./types";
@@ -32,7 +32,6 @@ export interface ModelBatch {
 }
 
 export const MODEL_BATCH_KEYS = optionKeys<ModelBatch>({ model: 1, triples: 1, side: 1, negatives: 1, threads: 1 });
-export const MODEL_BATCH_ASYNC_KEYS = [...MODEL_BATCH_KEYS, ...ASYNC_KEYS];
 
 /** One side's kernel call, prepared: the job, its output, and how to turn the output into task columns. */
 export interface ModelSideJob {
@@ -64,9 +63,8 @@ function negativeIds(name: string, value: unknown, rows: number, numEntities: nu
   return { ids, k };
 }
 
-/** Checks a model batch and prepares one kernel job per evaluated side. */
-export function prepareModelBatch(args: unknown, ctx: BatchContext, known: readonly string[] = MODEL_BATCH_KEYS): ModelSideJob[] {
-  const o = options("batch", args, known);
+/** Checks a model batch (`o`: its keys already checked) and prepares one kernel job per evaluated side. */
+export function prepareModelBatch(o: Record<string, unknown>, ctx: BatchContext): ModelSideJob[] {
   if (!(o.model instanceof EmbeddingModel)) {
     throw new KgrankInputError("model", `must be an EmbeddingModel (new EmbeddingModel({...}) or loadEmbeddingModel()), got ${describe(o.model)}`);
   }

@@ -11,11 +11,11 @@ import { kernels } from "../backend";
 import { KgrankInputError } from "../errors";
 import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl } from "../kernels";
 import { ranksFromCounts } from "../ranking/ranks";
-import { floatMatrix, options, threadCount, tripleArray } from "../validate";
+import { floatMatrix, threadCount, tripleArray } from "../validate";
 import { sideArg } from "./inputs";
 import { nanTrueTask, notInFilter, type TaskKeys, type TaskSelection } from "./selection";
 import type { TaskColumns } from "./task-buffer";
-import { type EvaluationSide, SCORE_BATCH_KEYS, type ScoreBatch } from "./types";
+import type { EvaluationSide, ScoreBatch } from "./types";
 
 /** What a batch needs of its evaluator. */
 export interface BatchContext {
@@ -43,8 +43,8 @@ interface Counted extends FilteredCountBuffers {
   thresholds: FloatArray;
 }
 
-export function prepareScoreBatch(args: unknown, ctx: BatchContext, known: readonly string[] = SCORE_BATCH_KEYS): PreparedBatch {
-  const o = options("batch", args, known);
+/** Checks a score batch (`o`: its keys already checked) and selects its tasks. */
+export function prepareScoreBatch(o: Record<string, unknown>, ctx: BatchContext): PreparedBatch {
   const side = sideArg(o.side, ctx.sides);
   const scores = floatMatrix("scores", o.scores);
   const triples = tripleArray("triples", o.triples, ctx.numEntities, ctx.numRelations);

@@ -9,7 +9,7 @@ import type { TaskColumns } from "./task-buffer";
 import type { ChunkedBatchOptions } from "./chunked";
 
 export type { ChunkedBatchOptions } from "./chunked";
-import { ASYNC_KEYS, type AsyncOptions } from "../jobs";
+import type { AsyncOptions } from "../jobs";
 import { optionKeys } from "../validate";
 
 export type EvaluationSide = Side;
@@ -96,8 +96,6 @@ export const SAMPLED_BATCH_KEYS = optionKeys<SampledBatch>({ triples: 1, side: 1
 export const RANKS_BATCH_KEYS = optionKeys<RanksBatch>({
   side: 1, optimistic: 1, pessimistic: 1, realistic: 1, numCandidates: 1, weights: 1, relations: 1, triples: 1,
 });
-export const SCORE_BATCH_ASYNC_KEYS = [...SCORE_BATCH_KEYS, ...ASYNC_KEYS];
-export const SAMPLED_BATCH_ASYNC_KEYS = [...SAMPLED_BATCH_KEYS, ...ASYNC_KEYS];
 export const CHUNKED_KEYS = optionKeys<ChunkedBatchOptions>({ triples: 1, side: 1, trueScores: 1, threads: 1 });
 
 /** Provenance of an evaluation: what was filtered, skipped and how tasks were weighted. */

@@ -9,7 +9,7 @@ import { kernels } from "../backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
 import { thresholdsFor } from "../float32";
 import type { CountBuffers, FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl } from "../kernels";
-import { ASYNC_KEYS, asyncArgs, type AsyncArgs, type AsyncOptions, withJob } from "../jobs";
+import { type AsyncArgs, type AsyncOptions, callOptions, withJob } from "../jobs";
 import { describe, integer, isArrayLike, optionKeys, options, threadCount } from "../validate";
 import { indexArray, type Ranks, ranksFromCounts } from "./ranks";
 
@@ -37,7 +37,6 @@ export interface RankChunk {
 }
 
 const CHUNK_KEYS = optionKeys<RankChunk>({ scores: 1, columnStart: 1, threads: 1 });
-const CHUNK_ASYNC_KEYS = [...CHUNK_KEYS, ...ASYNC_KEYS];
 
 /** A checked chunk: its scores, first column and width, the thresholds in its element type. */
 export interface PreparedChunk {
@@ -110,13 +109,12 @@ export class RankCounter {
    * and its columns may be added again.
    */
   async add(chunk: RankChunk & AsyncOptions): Promise<void> {
-    let a!: AsyncArgs;
-    const p = this.prepare(chunk, (o) => (a = asyncArgs(o)));
+    const p = this.prepare(chunk, true);
     const counts = this.newCounts();
     const watch = watchDetach({ scores: p.scores });
     this.pending++;
     try {
-      await withJob(a, this.numRows, async (job) => {
+      await withJob(p.call, this.numRows, async (job) => {
         await this.countChunkAsync(p, counts, job);
         watch.check();
         job?.finish();
@@ -180,10 +178,10 @@ export class RankCounter {
     return { greater: new Float64Array(n), equal: new Float64Array(n), nan: new Float64Array(n) };
   }
 
-  private prepare(chunk: RankChunk, asyncCheck?: (o: Record<string, unknown>) => void): PreparedChunk {
+  /** The chunk checked (with the async form's signal and onProgress: `call`). */
+  private prepare(chunk: RankChunk, isAsync = false): PreparedChunk & { call: AsyncArgs } {
     if (this.finished) throw new KgrankStateError("RankCounter: ranks() was already called; create a new RankCounter");
-    const o = options("chunk", chunk, asyncCheck ? CHUNK_ASYNC_KEYS : CHUNK_KEYS);
-    asyncCheck?.(o);
+    const { o, a } = callOptions("chunk", chunk, CHUNK_KEYS, isAsync);
     const scores = o.scores;
     if (!(scores instanceof Float32Array) && !(scores instanceof Float64Array)) {
       throw new KgrankInputError("scores", `must be a Float32Array or Float64Array (numRows x width), got ${describe(scores)}`);
@@ -228,7 +226,10 @@ export class RankCounter {
       }
     }
     this.ranges.push([start, end]);
-    return { scores, start, width, thresholds: th.thresholds, inexactRows: th.inexactRows, threads: threadCount(o.threads) ?? this.threads };
+    return {
+      scores, start, width, thresholds: th.thresholds, inexactRows: th.inexactRows, threads: threadCount(o.threads) ?? this.threads,
+      call: a,
+    };
   }
 
   private accumulate(p: PreparedChunk, counts: CountBuffers): void {

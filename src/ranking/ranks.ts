@@ -12,8 +12,8 @@ import { kernels } from "../backend";
 import { KgrankInputError, nanTrueScore, watchDetach } from "../errors";
 import { thresholdsFor } from "../float32";
 import type { CountBuffers, FloatArray } from "../kernels";
-import { ASYNC_KEYS, asyncArgs, type AsyncArgs, type AsyncOptions, withJob } from "../jobs";
-import { describe, floatMatrix, integer, isArrayLike, optionKeys, options, rowCount, threadCount } from "../validate";
+import { type AsyncArgs, type AsyncOptions, callOptions, withJob } from "../jobs";
+import { describe, floatMatrix, integer, isArrayLike, optionKeys, rowCount, threadCount } from "../validate";
 
 /** Ranks of the true candidates, one per row; all exact (realistic ranks are multiples of 0.5). */
 export interface Ranks {
@@ -110,12 +110,13 @@ function byScoreJob(scores: FloatArray, numColumns: number, trueScores: ArrayLik
 const DENSE_KEYS = optionKeys<ComputeRanksOptions>({ scores: 1, numColumns: 1, trueIndices: 1, trueScores: 1, threads: 1 });
 const SAMPLED_KEYS = optionKeys<ComputeSampledRanksOptions>({ positiveScores: 1, negativeScores: 1, threads: 1 });
 
-/** Checks the async options (src/jobs.ts) of an options object that accepts them, before anything else. */
-type AsyncCheck = ((o: Record<string, unknown>) => void) | undefined;
+/** The checked options of computeRanks(Sync): the job, and the async form's signal and onProgress. */
+function prepareDense(args: unknown, isAsync = false): [RankJob, AsyncArgs] {
+  const { o, a } = callOptions("computeRanks options", args, DENSE_KEYS, isAsync);
+  return [denseJob(o), a];
+}
 
-function prepareDense(args: unknown, asyncCheck?: AsyncCheck): RankJob {
-  const o = options("computeRanks options", args, asyncCheck ? [...DENSE_KEYS, ...ASYNC_KEYS] : DENSE_KEYS);
-  asyncCheck?.(o);
+function denseJob(o: Record<string, unknown>): RankJob {
   const scores = floatMatrix("scores", o.scores);
   const numColumns = integer("numColumns", o.numColumns, 1);
   const rows = rowCount("scores", scores, numColumns);
@@ -140,9 +141,13 @@ function prepareDense(args: unknown, asyncCheck?: AsyncCheck): RankJob {
   return byScoreJob(scores, numColumns, trueScoreArray("trueScores", o.trueScores, rows), threads);
 }
 
-function prepareSampled(args: unknown, asyncCheck?: AsyncCheck): RankJob {
-  const o = options("computeSampledRanks options", args, asyncCheck ? [...SAMPLED_KEYS, ...ASYNC_KEYS] : SAMPLED_KEYS);
-  asyncCheck?.(o);
+/** The checked options of computeSampledRanks(Sync), as prepareDense. */
+function prepareSampled(args: unknown, isAsync = false): [RankJob, AsyncArgs] {
+  const { o, a } = callOptions("computeSampledRanks options", args, SAMPLED_KEYS, isAsync);
+  return [sampledJob(o), a];
+}
+
+function sampledJob(o: Record<string, unknown>): RankJob {
   const negativeScores = o.negativeScores;
   if (!(negativeScores instanceof Float32Array) && !(negativeScores instanceof Float64Array)) {
     throw new KgrankInputError(
@@ -243,7 +248,7 @@ async function runAsync(job: RankJob, a: AsyncArgs): Promise<Ranks> {
 
 /** Ranks of the true candidates from a dense score matrix, on the calling thread (small inputs). */
 export function computeRanksSync(args: ComputeRanksOptions): Ranks {
-  return runSync(prepareDense(args));
+  return runSync(prepareDense(args)[0]);
 }
 
 /**
@@ -251,9 +256,7 @@ export function computeRanksSync(args: ComputeRanksOptions): Ranks {
  * with the signal's reason); `onProgress` reports rows ranked (src/jobs.ts AsyncOptions).
  */
 export async function computeRanks(args: ComputeRanksOptions & AsyncOptions): Promise<Ranks> {
-  let a!: AsyncArgs;
-  const job = prepareDense(args, (o) => (a = asyncArgs(o)));
-  return runAsync(job, a);
+  return runAsync(...prepareDense(args, true));
 }
 
 /**
@@ -261,12 +264,10 @@ export async function computeRanks(args: ComputeRanksOptions & AsyncOptions): Pr
  * the NaN negatives; realistic ranks equal OGB's 0.5 * (#neg > pos + #neg >= pos) + 1.
  */
 export function computeSampledRanksSync(args: ComputeSampledRanksOptions): Ranks {
-  return runSync(prepareSampled(args));
+  return runSync(prepareSampled(args)[0]);
 }
 
 /** As computeSampledRanksSync, off the JavaScript thread; `signal` and `onProgress` as computeRanks. */
 export async function computeSampledRanks(args: ComputeSampledRanksOptions & AsyncOptions): Promise<Ranks> {
-  let a!: AsyncArgs;
-  const job = prepareSampled(args, (o) => (a = asyncArgs(o)));
-  return runAsync(job, a);
+  return runAsync(...prepareSampled(args, true));
 }
