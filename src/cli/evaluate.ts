@@ -9,6 +9,7 @@ import type { RankResults } from "../evaluation/results";
 import { writeFileAtomic } from "../io/atomic";
 import { type Dataset, type Split } from "../io/datasets";
 import { loadEmbeddingModel } from "../io/model-dir";
+import { turn } from "../jobs";
 import { metricSelection } from "../metrics/index";
 import { FrequencyBaseline } from "../scoring/baseline";
 import type { ComplexLayout, InteractionName } from "../scoring/embedding-model";
@@ -68,8 +69,8 @@ export interface EvaluateOptions {
 /** Rows per addModel call: a progress step that keeps the query vectors small (rows x dim). */
 const MODEL_ROWS = 512;
 
-/** Lets signal handlers and the progress bar run between batches (the fallback's promises resolve without it). */
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+// Between batches the loops below `await turn()` (src/jobs.ts), so signal handlers and the progress bar run (the
+// fallback's promises resolve without giving them a turn).
 
 const ROWS_PER_BATCH = (n: number) => Math.max(1, Math.min(4096, Math.floor((16 << 20) / n)));
 
@@ -142,7 +143,7 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
           const triples = evaluated.subarray(3 * start, 3 * Math.min(hi, start + batch));
           await evaluator.add({ triples, side, scores: scorer.scoreBatch(triples, side) });
           progress.tick(triples.length / 3);
-          await yieldToEventLoop();
+          await turn();
         }
         continue;
       }
@@ -176,7 +177,7 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
           throw new KgrankInputError(arg, e.message.replace(/^scores: /, "").replace(/row \d+ of the batch/, `row ${start + e.index} of ${path.basename(given[side]!)}`), start + e.index);
         }
         progress.tick(end - start);
-        await yieldToEventLoop();
+        await turn();
       }
     }
   } finally {
@@ -236,7 +237,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
         const triples = evaluated.subarray(3 * start, 3 * end);
         await evaluator.addModel({ model, triples, side, ...(negatives ? { negatives: negatives.subarray(start * k, end * k) } : {}) });
         progress.tick(end - start);
-        await yieldToEventLoop();
+        await turn();
       }
     }
   } finally {

@@ -3,6 +3,7 @@
  * or in slices between event-loop turns for finalizeAsync), and the breakdown source the results tabulate subsets
  * with.
  */
+import { SLICE_MS, turn } from "../jobs";
 import type { RankMetric } from "../metrics/types";
 import { RankResults, type BreakdownSource } from "./results";
 import { type BootstrapRun, finishRun, subsetPart, type Tabulated, tabulate } from "./tabulate";
@@ -49,8 +50,8 @@ export async function finishAsync(run: FinalizeRun, signal: AbortSignal | undefi
   signal?.throwIfAborted();
   const table = run.table(true);
   for (const r of table.runs) {
-    while (!finishRun(table, r, performance.now() + 10)) {
-      await new Promise((resolve) => setImmediate(resolve));
+    while (!finishRun(table, r, performance.now() + SLICE_MS)) {
+      await turn();
       signal?.throwIfAborted();
     }
   }

@@ -9,10 +9,8 @@
  * stops there and resolves with incomplete output: the facade, which watches every input of an async call
  * (src/errors.ts watchDetach), then rejects with KgrankDetachedError as it does for the native job.
  */
-import type { JobControl } from "../kernels";
-
-/** Target length of one slice: well under the ~50 ms an event-loop turn may take. */
-const SLICE_MS = 10;
+import { SLICE_MS, turn } from "../jobs";
+import type { CountBuffers, JobControl } from "../kernels";
 
 /**
  * Runs `step(r0, r1)` over [0, rows) in consecutive slices; `work` estimates one row's cost (elements touched), which
@@ -33,9 +31,16 @@ export async function inSlices(
     size = Math.max(1, Math.min(4 * size, Math.floor((size * SLICE_MS) / Math.max(ms, 0.01))));
     if (r < rows) {
       if (job.wantsProgress) job.progress(r);
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await turn();
       if (job.stopped) throw job.stopReason;
       if (watched.some(([v, bytes]) => v.byteLength !== bytes)) return; // given away: the facade reports it
     }
   }
+}
+
+/** Rows [r0, r1) of count buffers (plain or filtered): views, for a slice's counts. */
+export function bufferRows<T extends CountBuffers>(out: T, r0: number, r1: number): T {
+  const part: Record<string, Float64Array> = {};
+  for (const [k, v] of Object.entries(out)) part[k] = (v as Float64Array).subarray(r0, r1);
+  return part as unknown as T;
 }

@@ -3,6 +3,8 @@
  * at once (runSteps: the sync readers) or between turns of the event loop (runStepsAsync: the async readers, which
  * keep any one turn to about SLICE_MS and stop at an AbortSignal between steps).
  */
+import { SLICE_MS, turn } from "../jobs";
+
 export type Steps<T> = Generator<void, T, void>;
 
 /** Elements per step of a loop over typed-array elements (about a millisecond of work). */
@@ -11,8 +13,6 @@ export const STEP = 1 << 16;
 /** Rows per step of a loop over rows of strings (map and set lookups: far slower per row than an element). */
 export const ROW_STEP = 1 << 13;
 
-/** Time run between two event-loop turns by runStepsAsync. */
-const SLICE_MS = 10;
 
 /** Runs every step now. */
 export function runSteps<T>(steps: Steps<T>): T {
@@ -20,11 +20,6 @@ export function runSteps<T>(steps: Steps<T>): T {
     const r = steps.next();
     if (r.done) return r.value;
   }
-}
-
-/** Yields to the event loop (after I/O and timers: setImmediate). */
-export function turn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**
