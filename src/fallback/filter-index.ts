@@ -4,7 +4,7 @@
  */
 import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl, Side } from "../kernels";
 import { countScores, countScoresByIndex } from "./count";
-import { inSlices } from "./slices";
+import { bufferRows, inSlices } from "./slices";
 
 /** Bits needed for values 0 .. maxValue. */
 function bitsFor(maxValue: number): number {
@@ -123,13 +123,9 @@ export class TsFilterIndex implements FilterIndexHandle {
     thresholds: FloatArray, out: FilteredCountBuffers, _threads?: number, job?: JobControl,
   ): Promise<void> {
     if (!job) return this.countFilteredRange(scores, columnStart, width, anchor, relation, truth, thresholds, out);
-    const rows = (r0: number, r1: number) => ({
-      greater: out.greater.subarray(r0, r1), equal: out.equal.subarray(r0, r1), nan: out.nan.subarray(r0, r1),
-      removed: out.removed.subarray(r0, r1),
-    });
     await inSlices(truth.length, width, job, [scores, anchor, relation, truth], (r0, r1) => this.countFilteredRange(
       scores.subarray(r0 * width, r1 * width), columnStart, width, anchor.subarray(r0, r1), relation.subarray(r0, r1),
-      truth.subarray(r0, r1), thresholds.subarray(r0, r1), rows(r0, r1)));
+      truth.subarray(r0, r1), thresholds.subarray(r0, r1), bufferRows(out, r0, r1)));
   }
 
   /**
@@ -224,11 +220,7 @@ export class TsFilterIndex implements FilterIndexHandle {
   ): Promise<void> {
     if (!job) return this.countFiltered(scores, anchor, relation, truth, thresholdsOut, out);
     const cols = this.numEntities;
-    const rows = (r0: number, r1: number) => ({
-      greater: out.greater.subarray(r0, r1), equal: out.equal.subarray(r0, r1), nan: out.nan.subarray(r0, r1),
-      removed: out.removed.subarray(r0, r1),
-    });
     await inSlices(truth.length, cols, job, [scores, anchor, relation, truth], (r0, r1) => this.countFiltered(scores.subarray(r0 * cols, r1 * cols),
-      anchor.subarray(r0, r1), relation.subarray(r0, r1), truth.subarray(r0, r1), thresholdsOut.subarray(r0, r1), rows(r0, r1)));
+      anchor.subarray(r0, r1), relation.subarray(r0, r1), truth.subarray(r0, r1), thresholdsOut.subarray(r0, r1), bufferRows(out, r0, r1)));
   }
 }

@@ -11,14 +11,7 @@ import { TsFilterIndex } from "./filter-index";
 import { rankEmbeddings, rankEmbeddingsSliced } from "./interaction";
 import { generalizedHarmonic, harmonic1, harmonic2 } from "./harmonic";
 import { generateRanksInto, sampleStatistic } from "./sampling";
-import { inSlices } from "./slices";
-
-/** Rows [r0, r1) of count buffers. */
-function countRows<T extends CountBuffers>(out: T, r0: number, r1: number): T {
-  const part: Record<string, Float64Array> = {};
-  for (const [k, v] of Object.entries(out)) part[k] = (v as Float64Array).subarray(r0, r1);
-  return part as unknown as T;
-}
+import { bufferRows, inSlices } from "./slices";
 
 const tsMetricKernels: MetricKernels = {
   aggregateRanks: (ranks, weights, ks, flags) => aggregateRanks(ranks, weights, ks, flags),
@@ -51,7 +44,7 @@ export const tsKernels: Kernels = {
     job?: JobControl) {
     if (!job) return countScores(scores, numColumns, thresholds, out);
     await inSlices(thresholds.length, numColumns, job, [scores, thresholds], (r0, r1) => countScores(scores.subarray(r0 * numColumns, r1 * numColumns),
-      numColumns, thresholds.subarray(r0, r1), countRows(out, r0, r1)));
+      numColumns, thresholds.subarray(r0, r1), bufferRows(out, r0, r1)));
   },
   countScoresByIndex(scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray, out: CountBuffers) {
     countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
@@ -63,7 +56,7 @@ export const tsKernels: Kernels = {
     if (!job) return countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
     await inSlices(trueIndex.length, numColumns, job, [scores, trueIndex], (r0, r1) => countScoresByIndex(
       scores.subarray(r0 * numColumns, r1 * numColumns), numColumns, trueIndex.subarray(r0, r1), thresholdsOut.subarray(r0, r1),
-      countRows(out, r0, r1)));
+      bufferRows(out, r0, r1)));
   },
   rankEmbeddings(job: EmbeddingJob, out: Float64Array) {
     rankEmbeddings(job, out);
