@@ -27,7 +27,6 @@ import {
 
 // ---- program -----------------------------------------------------------------------------------------------------
 
-
 export function buildProgram(out: Out, argv: string[] = []): Command {
   const program = new Command("kgrank")
     .description("Rank-based evaluation of knowledge-graph link prediction (PyKEEN semantics)")

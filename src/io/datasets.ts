@@ -132,7 +132,10 @@ export function datasetDirectory(name: string | undefined, options: LoadDatasetO
 export function loadDataset(name?: string, options: LoadDatasetOptions = {}): Dataset {
   checkOptions("options", options, optionKeys<LoadDatasetOptions>({ datasetDir: 1 }));
   const { name: canonical, directory } = datasetDirectory(name, options);
-  const rows = SPLITS.map((s) => runSteps(tsvRowsSteps(readRegularFile(splitPath(directory, s), "dataset"), splitPath(directory, s), "dataset")));
+  const rows = SPLITS.map((s) => {
+    const file = splitPath(directory, s);
+    return runSteps(tsvRowsSteps(readRegularFile(file, "dataset"), file, "dataset"));
+  });
   return runSteps(datasetSteps(canonical, directory, rows));
 }
 
@@ -166,8 +169,7 @@ function splitPath(directory: string, split: Split): string {
 function* datasetSteps(canonical: string, directory: string, rowsBySplit: [string, string, string][][]): Steps<Dataset> {
   const rows = Object.fromEntries(SPLITS.map((s, k) => [s, rowsBySplit[k]!])) as Record<Split, [string, string, string][]>;
   if (rows.train.length === 0) {
-    const file = splitFile(directory, "train") ?? path.join(directory, "train.tsv");
-    throw new KgrankInputError("dataset", `${file} holds no triple: entity and relation ids come from the training triples (as in PyKEEN), so train cannot be empty`);
+    throw new KgrankInputError("dataset", `${splitPath(directory, "train")} holds no triple: entity and relation ids come from the training triples (as in PyKEEN), so train cannot be empty`);
   }
   const maps = yield* labelMapsSteps(rows.train);
   const splits = {} as Record<Split, Int32Array>;

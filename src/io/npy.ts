@@ -598,6 +598,16 @@ export { fileError } from "./files";
  * Reads a .npy file: the header first, then the data in one positioned read into a buffer allocated for the
  * result (which becomes the typed array without a copy for native-endian C-order f4/f8/i1/i2/i4/u1/u2/u4/b1 data).
  */
+/**
+ * Bytes to read for the header from the file's first (up to) 12 bytes `pre`: magic, version and header length,
+ * capped by the file and by MAX_HEADER; null when `pre` holds no version 1-3 prefix (the parser then reports `pre`).
+ */
+function headerReadLength(pre: Buffer, fileSize: number): number | null {
+  if (pre.length < 10 || pre[6]! < 1 || pre[6]! > 3) return null;
+  const len = pre[6] === 1 ? pre.readUInt16LE(8) + 10 : pre.length >= 12 ? pre.readUInt32LE(8) + 12 : 12;
+  return Math.min(len, fileSize, MAX_HEADER + 12);
+}
+
 export function readNpy(path: string, argument = "file"): NpyData {
   if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to a .npy file");
   const fd = openRegularFile(path, argument);
@@ -612,12 +622,9 @@ export function readNpy(path: string, argument = "file"): NpyData {
     }
     const pre = Buffer.alloc(Math.min(fileSize, 12));
     readFully(fd, pre, 0, argument, path);
-    let headerBytes = pre;
-    if (pre.length >= 10 && pre[6]! >= 1 && pre[6]! <= 3) {
-      const len = pre[6] === 1 ? pre.readUInt16LE(8) + 10 : pre.length >= 12 ? pre.readUInt32LE(8) + 12 : 12;
-      headerBytes = Buffer.alloc(Math.min(len, fileSize, MAX_HEADER + 12));
-      readFully(fd, headerBytes, 0, argument, path);
-    }
+    const len = headerReadLength(pre, fileSize);
+    const headerBytes = len === null ? pre : Buffer.alloc(len);
+    if (len !== null) readFully(fd, headerBytes, 0, argument, path);
     const header = parseNpyHeader(new Uint8Array(headerBytes.buffer, headerBytes.byteOffset, headerBytes.byteLength), argument, fileSize);
     const nbytes = header.size * header.itemSize;
     // Allocate with room for alignment: the data lands at offset 0 of a fresh ArrayBuffer.
@@ -670,12 +677,9 @@ export async function readNpyAsync(path: string, opts: ReadNpyAsyncOptions = {})
     }
     const pre = Buffer.alloc(Math.min(fileSize, 12));
     await readFullyAsync(fh, pre, 0, argument, path, signal);
-    let headerBytes = pre;
-    if (pre.length >= 10 && pre[6]! >= 1 && pre[6]! <= 3) {
-      const len = pre[6] === 1 ? pre.readUInt16LE(8) + 10 : pre.length >= 12 ? pre.readUInt32LE(8) + 12 : 12;
-      headerBytes = Buffer.alloc(Math.min(len, fileSize, MAX_HEADER + 12));
-      await readFullyAsync(fh, headerBytes, 0, argument, path, signal);
-    }
+    const len = headerReadLength(pre, fileSize);
+    const headerBytes = len === null ? pre : Buffer.alloc(len);
+    if (len !== null) await readFullyAsync(fh, headerBytes, 0, argument, path, signal);
     const header = parseNpyHeader(new Uint8Array(headerBytes.buffer, headerBytes.byteOffset, headerBytes.byteLength), argument, fileSize);
     const nbytes = header.size * header.itemSize;
     const buf = allocate(argument, path, nbytes, () => new Uint8Array(new ArrayBuffer(nbytes)));

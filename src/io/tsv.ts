@@ -264,7 +264,7 @@ export function readTsvRows(path: string, argument = "file"): [string, string, s
   return runSteps(tsvRowsSteps(readRegularFile(path, argument), path, argument));
 }
 
-export function checkTsvPath(path: unknown, argument: string): void {
+function checkTsvPath(path: unknown, argument: string): void {
   if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to a TSV file of head<TAB>relation<TAB>tail lines");
 }
 
