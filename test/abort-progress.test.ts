@@ -32,15 +32,19 @@ const R = nations.relations.length;
 const known = [nations.splits.train, nations.splits.valid, nations.splits.test];
 const test = nations.splits.test;
 
-/** A Nations-sized DistMult model with seeded random embeddings. */
-function nationsModel(seed: number): EmbeddingModel {
+/** A DistMult model with seeded random embeddings in [-0.5, 0.5). */
+function randomDistMult(entities: number, relations: number, dim: number, seed: number): EmbeddingModel {
   const next = rng(seed);
-  const dim = 16;
   return new EmbeddingModel({
     interaction: "distmult",
-    entityEmbeddings: { data: Float32Array.from({ length: N * dim }, () => next() - 0.5), shape: [N, dim] },
-    relationEmbeddings: { data: Float32Array.from({ length: R * dim }, () => next() - 0.5), shape: [R, dim] },
+    entityEmbeddings: { data: Float32Array.from({ length: entities * dim }, () => next() - 0.5), shape: [entities, dim] },
+    relationEmbeddings: { data: Float32Array.from({ length: relations * dim }, () => next() - 0.5), shape: [relations, dim] },
   });
+}
+
+/** A Nations-sized DistMult model with seeded random embeddings. */
+function nationsModel(seed: number): EmbeddingModel {
+  return randomDistMult(N, R, 16, seed);
 }
 
 /** Scores of every entity for each test triple's side (b x N), seeded, with ties. */
@@ -94,12 +98,7 @@ function bigModel(size: "big" | "medium" = "big") {
   const ts = info.backend === "ts";
   const n = ts || size === "medium" ? 6000 : 40_000;
   const dim = ts || size === "medium" ? 32 : 64;
-  const next = rng(99);
-  const model = new EmbeddingModel({
-    interaction: "distmult",
-    entityEmbeddings: { data: Float32Array.from({ length: n * dim }, () => next() - 0.5), shape: [n, dim] },
-    relationEmbeddings: { data: Float32Array.from({ length: 4 * dim }, () => next() - 0.5), shape: [4, dim] },
-  });
+  const model = randomDistMult(n, 4, dim, 99);
   const rows = ts ? 400 : 8000;
   const triples = Int32Array.from({ length: 3 * rows }, (_, i) => (i % 3 === 1 ? i % 4 : (i * 7919) % n));
   return { model, triples, n };

@@ -92,6 +92,14 @@ function run(args: string[]): Promise<{ status: number | null; stdout: string; s
   });
 }
 
+/** `kgrank submit` of `args` in `shards` shards prints exactly what one `kgrank evaluate` process prints. */
+async function expectSubmitEqualsEvaluate(args: string[], shards: number, stateDir: string): Promise<void> {
+  const q = await run(["submit", "--redis", url(), "--shards", String(shards), "--state-dir", p(stateDir), ...args, "--format", "json", "--quiet"]);
+  expect(q.status, q.stderr).toBe(0);
+  const single = await run(["evaluate", ...args, "--format", "json"]);
+  expect(q.stdout).toBe(single.stdout);
+}
+
 async function kill(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const gone = new Promise((r) => child.on("exit", r));
@@ -197,23 +205,18 @@ describe.skipIf(missing)((redis.missing ? redis : bull).name("kgrank submit / wo
     const workers = [worker("a"), worker("b")];
     for (const args of [["--dataset", "umls"], ["--dataset", "kinships", "--metrics", "mrr,hits@10,median_rank,amri"],
       ["--dataset", "nations", "--by-relation", "--bootstrap", "30", "--metrics", "mrr,median_rank"]]) {
-      const q = await run(["submit", "--redis", url(), "--shards", "5", "--state-dir", p("states"), ...args, "--format", "json", "--quiet"]);
-      expect(q.status, q.stderr).toBe(0);
-      const single = await run(["evaluate", ...args, "--format", "json"]);
-      expect(q.stdout).toBe(single.stdout);
+      await expectSubmitEqualsEvaluate(args, 5, "states");
     }
     for (const w of workers) await kill(w);
   }, 240_000);
 
   it.skipIf(fb.missing)(fb.name("a queue run of FB15k-237's filtered test evaluation with two workers equals the single process"), async () => {
-    // FB15k-237's synchronous dataset load and filter build hold a worker's event loop for a second or more on a
-    // loaded machine: with the kill tests' 2 s lock its job was declared stalled. The default 30 s lock here.
+    // FB15k-237's filter-index build (synchronous; the dataset loads asynchronously) holds a worker's event loop for
+    // a second or more on a loaded machine: with the kill tests' 2 s lock its job was declared stalled. The default
+    // 30 s lock here.
     const workers = [worker("fb-a", dir, 30_000), worker("fb-b", dir, 30_000)];
     const args = ["--dataset", "fb15k-237", "--dataset-dir", SHARED_DATASETS, "--metrics", "mrr,hits@10,median_rank,amri"];
-    const q = await run(["submit", "--redis", url(), "--shards", "4", "--state-dir", p("fb-states"), ...args, "--format", "json", "--quiet"]);
-    expect(q.status, q.stderr).toBe(0);
-    const single = await run(["evaluate", ...args, "--format", "json"]);
-    expect(q.stdout).toBe(single.stdout);
+    await expectSubmitEqualsEvaluate(args, 4, "fb-states");
     for (const w of workers) await kill(w);
   }, 600_000);
 
