@@ -32,8 +32,13 @@ const onlyTs = (process.env.KGRANK_BACKEND ?? "").toLowerCase() === "ts";
 const behaviour = ["test/**/*.test.ts"];
 // Run once, not per backend: they start subprocesses per backend themselves, or compare every backend in one process.
 const once = [
-  "test/package.test.ts", "test/loader.test.ts", "test/determinism.test.ts", "test/parity.test.ts", "test/shard.test.ts",
-  "test/queue.test.ts", "test/report.test.ts",
+  "test/package.test.ts",
+  "test/loader.test.ts",
+  "test/determinism.test.ts",
+  "test/parity.test.ts",
+  "test/shard.test.ts",
+  "test/queue.test.ts",
+  "test/report.test.ts",
 ];
 
 const projects: object[] = [];
@@ -61,7 +66,12 @@ if (!onlyTs) {
 }
 projects.push({
   extends: true,
-  test: { name: "ts", include: behaviour, exclude: once, env: { KGRANK_BACKEND: "ts", KGRANK_SIMD: "", KGRANK_THREADS: "" } },
+  test: {
+    name: "ts",
+    include: behaviour,
+    exclude: once,
+    env: { KGRANK_BACKEND: "ts", KGRANK_SIMD: "", KGRANK_THREADS: "" },
+  },
 });
 if (!onlyTs) {
   projects.push({ extends: true, test: { name: "once", include: once, testTimeout: 600_000, hookTimeout: 600_000 } });

@@ -28,7 +28,9 @@ const info = addon.info();
 const hw = info.hardwareThreads;
 const threadCounts = [...new Set([1, hw])];
 
-console.log(`count: ${rows} x ${cols} float32 = ${(bytes / 2 ** 20).toFixed(0)} MiB, threads ${threadCounts.join("/")}`);
+console.log(
+  `count: ${rows} x ${cols} float32 = ${(bytes / 2 ** 20).toFixed(0)} MiB, threads ${threadCounts.join("/")}`,
+);
 const scores = fillRandom(new Float32Array(rows * cols), 12345);
 const thresholds = new Float32Array(rows);
 for (let r = 0; r < rows; r++) thresholds[r] = scores[r * cols + (r % cols)];
@@ -51,7 +53,11 @@ const results = await runCases(cases, {
 });
 
 const gbps = (s) => bytes / s / 1e9;
-const bestProbe = Math.min(...Object.entries(results).filter(([n]) => n.startsWith("probe")).map(([, r]) => r.median));
+const bestProbe = Math.min(
+  ...Object.entries(results)
+    .filter(([n]) => n.startsWith("probe"))
+    .map(([, r]) => r.median),
+);
 const best = info.simdLevels[info.simdLevels.length - 1].name;
 const bestNativeName = `native ${best} t${hw}`;
 const tsTime = results["ts fallback"].median;

@@ -57,8 +57,10 @@ function rnd(n, seed) {
 /** Times one full (unfiltered) ranking of `rows` tail queries against `n` entities; returns seconds. */
 function timeRank(interaction, n, width, relWidth, rows, layout, reps = 5) {
   const model = new EmbeddingModel({
-    interaction, entityEmbeddings: { data: rnd(n * width, 1), shape: [n, width] },
-    relationEmbeddings: { data: rnd(8 * relWidth, 2), shape: [8, relWidth] }, ...(layout ? { complexLayout: layout } : {}),
+    interaction,
+    entityEmbeddings: { data: rnd(n * width, 1), shape: [n, width] },
+    relationEmbeddings: { data: rnd(8 * relWidth, 2), shape: [8, relWidth] },
+    ...(layout ? { complexLayout: layout } : {}),
   });
   const anchor = Int32Array.from({ length: rows }, (_, i) => (i * 7919) % n);
   const rel = Int32Array.from({ length: rows }, (_, i) => i % 8);
@@ -82,7 +84,9 @@ if (process.argv.includes("--torch-only")) {
 const peak = probe();
 result.probe = { simd: k.simd, threads, maddsPerSecond: peak };
 console.log(`# ranking from embeddings: native ${k.simd}, ${threads} threads`);
-console.log(`FMA probe: ${(peak / 1e9).toFixed(2)} G multiply-adds/s (${(peak / 1e9 / threads).toFixed(2)} per thread)`);
+console.log(
+  `FMA probe: ${(peak / 1e9).toFixed(2)} G multiply-adds/s (${(peak / 1e9 / threads).toFixed(2)} per thread)`,
+);
 const N = 20000;
 const ROWS = 512;
 const cases = [
@@ -101,20 +105,46 @@ for (const [name, w, rw, layout, units, target] of cases) {
   const p = Math.max(probe(), 0);
   const s = timeRank(name, N, w, rw, ROWS, layout);
   const rate = (N * ROWS * units) / s;
-  console.log(`| ${name} | ${w} | ${N} x ${ROWS} | ${(s * 1e3).toFixed(1)} ms | ${(rate / 1e9).toFixed(2)} G | ${(100 * rate / p).toFixed(0)} % (probe ${(p / 1e9).toFixed(1)} G) | ${target * 100} % |`);
-  result.cases.push({ interaction: name, width: w, entities: N, queries: ROWS, seconds: s, unitsPerSecond: rate, probe: p, fraction: rate / p, target });
+  console.log(
+    `| ${name} | ${w} | ${N} x ${ROWS} | ${(s * 1e3).toFixed(1)} ms | ${(rate / 1e9).toFixed(2)} G | ${((100 * rate) / p).toFixed(0)} % (probe ${(p / 1e9).toFixed(1)} G) | ${target * 100} % |`,
+  );
+  result.cases.push({
+    interaction: name,
+    width: w,
+    entities: N,
+    queries: ROWS,
+    seconds: s,
+    unitsPerSecond: rate,
+    probe: p,
+    fraction: rate / p,
+    target,
+  });
 }
 
 if (process.argv.includes("--wikikg2")) {
   const n = 2500604;
-  for (const [d, rows] of [[100, wikikg2Tasks], [500, wikikg2Tasks]]) {
+  for (const [d, rows] of [
+    [100, wikikg2Tasks],
+    [500, wikikg2Tasks],
+  ]) {
     const s = timeRank("distmult", n, d, d, rows, null, 1);
     const perTaskCore = (s * threads) / rows;
     const tasks = 598543 * 2;
-    console.log(`WikiKG2-shaped DistMult d=${d}: ${rows} tasks x ${n} entities in ${s.toFixed(2)} s on ${threads} threads ` +
-      `= ${(perTaskCore * 1e3).toFixed(1)} ms per task per core; whole test set (${tasks} tasks, both sides): ` +
-      `${((tasks * perTaskCore) / threads / 3600).toFixed(1)} h here, ${((tasks * perTaskCore) / 64 / 3600).toFixed(2)} h on 64 such cores`);
-    result.wikikg2.push({ d, entities: n, sampleTasks: rows, seconds: s, threads, perTaskCoreSeconds: perTaskCore, testTasks: tasks, probe: peak });
+    console.log(
+      `WikiKG2-shaped DistMult d=${d}: ${rows} tasks x ${n} entities in ${s.toFixed(2)} s on ${threads} threads ` +
+        `= ${(perTaskCore * 1e3).toFixed(1)} ms per task per core; whole test set (${tasks} tasks, both sides): ` +
+        `${((tasks * perTaskCore) / threads / 3600).toFixed(1)} h here, ${((tasks * perTaskCore) / 64 / 3600).toFixed(2)} h on 64 such cores`,
+    );
+    result.wikikg2.push({
+      d,
+      entities: n,
+      sampleTasks: rows,
+      seconds: s,
+      threads,
+      perTaskCoreSeconds: perTaskCore,
+      testTasks: tasks,
+      probe: peak,
+    });
   }
 }
 
@@ -126,7 +156,11 @@ async function eventLoop() {
   const { monitorEventLoopDelay } = await import("node:perf_hooks");
   const n = 100000;
   const d = 100;
-  const model = new EmbeddingModel({ interaction: "distmult", entityEmbeddings: { data: rnd(n * d, 5), shape: [n, d] }, relationEmbeddings: { data: rnd(8 * d, 6), shape: [8, d] } });
+  const model = new EmbeddingModel({
+    interaction: "distmult",
+    entityEmbeddings: { data: rnd(n * d, 5), shape: [n, d] },
+    relationEmbeddings: { data: rnd(8 * d, 6), shape: [8, d] },
+  });
   const rows = 2048;
   const triples = Int32Array.from({ length: 3 * rows }, (_, i) => (i % 3 === 1 ? i % 8 : (i * 7919) % n));
   const ev = new RankEvaluator({ numEntities: n, numRelations: 8 });
@@ -138,8 +172,10 @@ async function eventLoop() {
   const s = Number(process.hrtime.bigint() - t0) / 1e9;
   h.disable();
   clearInterval(timer);
-  console.log(`event loop during async addModel (${rows} triples x 2 sides x ${n} entities, d = ${d}, ${s.toFixed(2)} s): ` +
-    `p99 ${(h.percentile(99) / 1e6).toFixed(1)} ms, max ${(h.max / 1e6).toFixed(1)} ms (target p99 <= 20 ms)`);
+  console.log(
+    `event loop during async addModel (${rows} triples x 2 sides x ${n} entities, d = ${d}, ${s.toFixed(2)} s): ` +
+      `p99 ${(h.percentile(99) / 1e6).toFixed(1)} ms, max ${(h.max / 1e6).toFixed(1)} ms (target p99 <= 20 ms)`,
+  );
   result.eventLoop = { seconds: s, p99Ms: h.percentile(99) / 1e6, maxMs: h.max / 1e6, triples: rows, entities: n, d };
 }
 
@@ -153,16 +189,23 @@ writeResult("embeddings", result);
 function torchPeer() {
   const { loadDataset, RankEvaluator, encodeNpy } = require("../dist/cjs/index.js");
   const dir = mkdtempSync(join(tmpdir(), "kgrank-torch-"));
-  const ds = loadDataset("fb15k-237", { datasetDir: process.env.KGRANK_DATASETS ?? join(process.cwd(), "..", "shared", "datasets") });
+  const ds = loadDataset("fb15k-237", {
+    datasetDir: process.env.KGRANK_DATASETS ?? join(process.cwd(), "..", "shared", "datasets"),
+  });
   const n = ds.numEntities;
   const nr = ds.numRelations;
   const known = [ds.splits.train, ds.splits.valid, ds.splits.test];
   const all = new Int32Array(known.reduce((a, t) => a + t.length, 0));
   let off = 0;
-  for (const t of known) { all.set(t, off); off += t.length; }
+  for (const t of known) {
+    all.set(t, off);
+    off += t.length;
+  }
   writeFileSync(join(dir, "test.npy"), encodeNpy(ds.splits.test, [ds.splits.test.length / 3, 3]));
   writeFileSync(join(dir, "known.npy"), encodeNpy(all, [all.length / 3, 3]));
-  console.log(`\nFB15k-237 DistMult, full filtered, both sides (${ds.splits.test.length / 3} test triples x ${n} entities), ${threads} threads:`);
+  console.log(
+    `\nFB15k-237 DistMult, full filtered, both sides (${ds.splits.test.length / 3} test triples x ${n} entities), ${threads} threads:`,
+  );
   console.log("| d | kgrank (addModelSync) | PyTorch pipeline | speed-up | MRR kgrank / torch |");
   console.log("| --- | --- | --- | --- | --- |");
   result.torch = [];
@@ -171,7 +214,11 @@ function torchPeer() {
     const rel = rnd(nr * d, 12);
     writeFileSync(join(dir, "entity.npy"), encodeNpy(ent, [n, d]));
     writeFileSync(join(dir, "relation.npy"), encodeNpy(rel, [nr, d]));
-    const model = new EmbeddingModel({ interaction: "distmult", entityEmbeddings: { data: ent, shape: [n, d] }, relationEmbeddings: { data: rel, shape: [nr, d] } });
+    const model = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: ent, shape: [n, d] },
+      relationEmbeddings: { data: rel, shape: [nr, d] },
+    });
     let best = Infinity;
     let mrr = NaN;
     for (let rep = 0; rep < 2; rep++) {
@@ -184,13 +231,17 @@ function torchPeer() {
     let tbest = Infinity;
     let tmrr = NaN;
     for (let rep = 0; rep < 1; rep++) {
-      const r = spawnSync("/usr/bin/python3", [join(root, "bench", "torch_embeddings.py"), dir, String(threads)], { encoding: "utf8" });
+      const r = spawnSync("/usr/bin/python3", [join(root, "bench", "torch_embeddings.py"), dir, String(threads)], {
+        encoding: "utf8",
+      });
       if (r.status !== 0) throw new Error(r.stderr);
       const j = JSON.parse(r.stdout.trim().split("\n").pop());
       tbest = Math.min(tbest, j.seconds);
       tmrr = j.mrr;
     }
-    console.log(`| ${d} | ${(best * 1e3).toFixed(0)} ms | ${(tbest * 1e3).toFixed(0)} ms | ${(tbest / best).toFixed(2)}x | ${mrr.toFixed(6)} / ${tmrr.toFixed(6)} |`);
+    console.log(
+      `| ${d} | ${(best * 1e3).toFixed(0)} ms | ${(tbest * 1e3).toFixed(0)} ms | ${(tbest / best).toFixed(2)}x | ${mrr.toFixed(6)} / ${tmrr.toFixed(6)} |`,
+    );
     result.torch.push({ d, kgrankSeconds: best, torchSeconds: tbest, speedup: tbest / best, mrr, torchMrr: tmrr });
   }
   rmSync(dir, { recursive: true, force: true });

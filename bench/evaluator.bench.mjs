@@ -54,7 +54,13 @@ function fill(arr, seed) {
 function loadTsvDataset(name) {
   if (!existsSync(join(datasetsDir, name, "train.tsv"))) return null;
   const d = loadDataset(name, { datasetDir: datasetsDir });
-  return { numEntities: d.numEntities, numRelations: d.numRelations, train: d.splits.train, valid: d.splits.valid, test: d.splits.test };
+  return {
+    numEntities: d.numEntities,
+    numRelations: d.numRelations,
+    train: d.splits.train,
+    valid: d.splits.valid,
+    test: d.splits.test,
+  };
 }
 
 // ---- 1. FB15k-237 ---------------------------------------------------------------------------------------------
@@ -67,7 +73,11 @@ function fb15kBatches(fb, poolSize) {
   for (const side of ["head", "tail"]) {
     for (let s = 0, b = 0; s < rows; s += batch, b++) {
       const e = Math.min(rows, s + batch);
-      batches.push({ side, triples: fb.test.subarray(3 * s, 3 * e), scores: pool[b % pool.length].subarray(0, (e - s) * N) });
+      batches.push({
+        side,
+        triples: fb.test.subarray(3 * s, 3 * e),
+        scores: pool[b % pool.length].subarray(0, (e - s) * N),
+      });
     }
   }
   return { N, rows, batch, pool, batches, filterTriples: [fb.train, fb.valid, fb.test] };
@@ -120,7 +130,10 @@ if (!fb) {
   // The same pass on the TS fallback (own process) and the way PyKEEN filters and ranks, in NumPy.
   console.error("  FB15k-237: TS fallback...");
   const ts = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--ts-fb15k", ...args], {
-    cwd: root, env: { ...process.env, KGRANK_BACKEND: "ts" }, encoding: "utf8", maxBuffer: 1 << 24,
+    cwd: root,
+    env: { ...process.env, KGRANK_BACKEND: "ts" },
+    encoding: "utf8",
+    maxBuffer: 1 << 24,
   });
   const tsOut = ts.status === 0 ? JSON.parse(ts.stdout) : (console.error(ts.stderr), null);
   let np = null;
@@ -134,23 +147,47 @@ if (!fb) {
     writeNpyFile(join(tmp, "test.npy"), fb.test, [rows, 3]);
     const all = new Int32Array(T * 3);
     let o = 0;
-    for (const t of filterTriples) { all.set(t, o); o += t.length; }
+    for (const t of filterTriples) {
+      all.set(t, o);
+      o += t.length;
+    }
     writeNpyFile(join(tmp, "filter.npy"), all, [T, 3]);
-    const r = spawnSync("python3", [join(root, "bench", "numpy_evaluator.py"), join(tmp, "pool.npy"), join(tmp, "test.npy"),
-      join(tmp, "filter.npy"), String(batch), String(quick ? 1 : 3)], { encoding: "utf8", maxBuffer: 1 << 24 });
+    const r = spawnSync(
+      "python3",
+      [
+        join(root, "bench", "numpy_evaluator.py"),
+        join(tmp, "pool.npy"),
+        join(tmp, "test.npy"),
+        join(tmp, "filter.npy"),
+        String(batch),
+        String(quick ? 1 : 3),
+      ],
+      { encoding: "utf8", maxBuffer: 1 << 24 },
+    );
     rmSync(tmp, { recursive: true, force: true });
     if (r.status === 0) np = JSON.parse(r.stdout);
     else console.error(`numpy peer failed: ${r.stderr}`);
   }
   report.fb15k237 = {
-    tasks: 2 * rows, bytes, probeMs: median(runs.probe), filteredMs: median(runs.filtered), unfilteredMs: median(runs.unfiltered),
+    tasks: 2 * rows,
+    bytes,
+    probeMs: median(runs.probe),
+    filteredMs: median(runs.filtered),
+    unfilteredMs: median(runs.unfiltered),
     filteredQuartilesMs: [quantile(runs.filtered, 0.25), quantile(runs.filtered, 0.75)],
-    ratioToProbe: median(runs.filtered) / median(runs.probe), filteredVsUnfiltered: median(runs.filtered) / median(runs.unfiltered) - 1,
-    indexBuildMs: indexMs, indexBytesPerTriple: (fi.stats().bytes + fiHead.stats().bytes) / T, mrr,
-    tsMs: tsOut ? median(tsOut.times) : null, tsMrr: tsOut?.mrr ?? null,
+    ratioToProbe: median(runs.filtered) / median(runs.probe),
+    filteredVsUnfiltered: median(runs.filtered) / median(runs.unfiltered) - 1,
+    indexBuildMs: indexMs,
+    indexBytesPerTriple: (fi.stats().bytes + fiHead.stats().bytes) / T,
+    mrr,
+    tsMs: tsOut ? median(tsOut.times) : null,
+    tsMrr: tsOut?.mrr ?? null,
     speedupVsTs: tsOut ? median(tsOut.times) / median(runs.filtered) : null,
-    numpy: npVersion, numpyMs: np ? median(np.times) * 1e3 : null, numpyCopyMs: np ? np.copy * 1e3 : null,
-    numpyBuildMs: np ? np.build * 1e3 : null, numpyMrr: np?.mrr ?? null,
+    numpy: npVersion,
+    numpyMs: np ? median(np.times) * 1e3 : null,
+    numpyCopyMs: np ? np.copy * 1e3 : null,
+    numpyBuildMs: np ? np.build * 1e3 : null,
+    numpyMrr: np?.mrr ?? null,
     speedupVsNumpy: np ? (median(np.times) * 1e3) / median(runs.filtered) : null,
   };
 }
@@ -174,7 +211,10 @@ if (!fb) {
   const tail = backend.kernels().buildFilterIndex([triples], N, R, "tail").stats();
   const head = backend.kernels().buildFilterIndex([triples], N, R, "head").stats();
   report.wikikg2Index = {
-    triples: T, buildBothSidesMs: buildMs, bytesPerTriple: (tail.bytes + head.bytes) / T, keysPerTriple: (tail.keys + head.keys) / (2 * T),
+    triples: T,
+    buildBothSidesMs: buildMs,
+    bytesPerTriple: (tail.bytes + head.bytes) / T,
+    keysPerTriple: (tail.keys + head.keys) / (2 * T),
     rssGrowthMiB: (process.memoryUsage().rss - rssBefore) / 2 ** 20,
   };
   // Dense full-width slice: 256 evaluated triples (drawn from the filter set) x all entities.
@@ -191,7 +231,13 @@ if (!fb) {
     ev.addSync({ triples: slice, side: "tail", scores });
     evals.push(now() - t0);
   }
-  report.wikikg2Slice = { rows, bytes: scores.byteLength, probeMs: median(probes), evaluatorMs: median(evals), ratioToProbe: median(evals) / median(probes) };
+  report.wikikg2Slice = {
+    rows,
+    bytes: scores.byteLength,
+    probeMs: median(probes),
+    evaluatorMs: median(evals),
+    ratioToProbe: median(evals) / median(probes),
+  };
 }
 
 // ---- 3. WikiKG2-shaped sampled evaluation -----------------------------------------------------------------------
@@ -205,13 +251,19 @@ if (!fb) {
   for (let i = 0; i < 3 * n; i++) triples[i] = Math.floor(rnd() * (i % 3 === 1 ? 535 : 2_500_604));
   const t0 = now();
   const ev = new RankEvaluator({ numEntities: 2_500_604, numRelations: 535 });
-  for (const side of ["head", "tail"]) await ev.addSampled({ side, triples, positiveScores: pos, negativeScores: negs[side] });
+  for (const side of ["head", "tail"])
+    await ev.addSampled({ side, triples, positiveScores: pos, negativeScores: negs[side] });
   const feedMs = now() - t0;
   const t1 = now();
   const results = ev.finalize();
   const finalizeMs = now() - t1;
   report.wikikg2Sampled = {
-    n, K, feedMs, finalizeMs, endToEndMs: feedMs + finalizeMs, mrr: results.get("mrr"),
+    n,
+    K,
+    feedMs,
+    finalizeMs,
+    endToEndMs: feedMs + finalizeMs,
+    mrr: results.get("mrr"),
     peakRssMiB: process.resourceUsage().maxRSS / 1024,
   };
 }
@@ -219,21 +271,61 @@ if (!fb) {
 const f = report.fb15k237;
 const rowsOut = [];
 if (f) {
-  rowsOut.push(["FB15k-237 test, both sides, filtered", `${f.filteredMs.toFixed(0)} ms (q ${f.filteredQuartilesMs.map((x) => x.toFixed(0)).join("-")})`, `${f.ratioToProbe.toFixed(2)}x probe (${f.probeMs.toFixed(0)} ms, ${(f.bytes / 2 ** 30).toFixed(2)} GiB)`, "<= 1.3x probe"]);
-  rowsOut.push(["  TS fallback, same pass", f.tsMs === null ? "failed" : `${f.tsMs.toFixed(0)} ms`, f.tsMs === null ? "" : `native is ${f.speedupVsTs.toFixed(1)}x (MRR ${f.tsMrr === f.mrr ? "identical" : `${f.tsMrr} vs ${f.mrr}`})`, ""]);
-  rowsOut.push(["  NumPy, PyKEEN's filter-and-count", f.numpyMs === null ? "n/a (no numpy)" : `${f.numpyMs.toFixed(0)} ms`,
-    f.numpyMs === null ? "" : `native is ${f.speedupVsNumpy.toFixed(1)}x (MRR diff ${Math.abs(f.numpyMrr - f.mrr).toExponential(1)}; copy ${f.numpyCopyMs.toFixed(0)} ms excluded)`, ""]);
-  rowsOut.push(["  filtered vs unfiltered", `${(100 * f.filteredVsUnfiltered).toFixed(1)}%`, `unfiltered ${f.unfilteredMs.toFixed(0)} ms`, "<= 10%"]);
-  rowsOut.push(["  filter index (train+valid+test)", `${f.indexBuildMs.toFixed(0)} ms`, `${f.indexBytesPerTriple.toFixed(2)} bytes/triple, both sides`, "<= 12"]);
+  rowsOut.push([
+    "FB15k-237 test, both sides, filtered",
+    `${f.filteredMs.toFixed(0)} ms (q ${f.filteredQuartilesMs.map((x) => x.toFixed(0)).join("-")})`,
+    `${f.ratioToProbe.toFixed(2)}x probe (${f.probeMs.toFixed(0)} ms, ${(f.bytes / 2 ** 30).toFixed(2)} GiB)`,
+    "<= 1.3x probe",
+  ]);
+  rowsOut.push([
+    "  TS fallback, same pass",
+    f.tsMs === null ? "failed" : `${f.tsMs.toFixed(0)} ms`,
+    f.tsMs === null
+      ? ""
+      : `native is ${f.speedupVsTs.toFixed(1)}x (MRR ${f.tsMrr === f.mrr ? "identical" : `${f.tsMrr} vs ${f.mrr}`})`,
+    "",
+  ]);
+  rowsOut.push([
+    "  NumPy, PyKEEN's filter-and-count",
+    f.numpyMs === null ? "n/a (no numpy)" : `${f.numpyMs.toFixed(0)} ms`,
+    f.numpyMs === null
+      ? ""
+      : `native is ${f.speedupVsNumpy.toFixed(1)}x (MRR diff ${Math.abs(f.numpyMrr - f.mrr).toExponential(1)}; copy ${f.numpyCopyMs.toFixed(0)} ms excluded)`,
+    "",
+  ]);
+  rowsOut.push([
+    "  filtered vs unfiltered",
+    `${(100 * f.filteredVsUnfiltered).toFixed(1)}%`,
+    `unfiltered ${f.unfilteredMs.toFixed(0)} ms`,
+    "<= 10%",
+  ]);
+  rowsOut.push([
+    "  filter index (train+valid+test)",
+    `${f.indexBuildMs.toFixed(0)} ms`,
+    `${f.indexBytesPerTriple.toFixed(2)} bytes/triple, both sides`,
+    "<= 12",
+  ]);
 }
 const w = report.wikikg2Index;
-rowsOut.push([`WikiKG2-shaped index, ${(w.triples / 1e6).toFixed(0)} M triples`, `${w.buildBothSidesMs.toFixed(0)} ms`, `${w.bytesPerTriple.toFixed(2)} bytes/triple, both sides`, "<= 12"]);
+rowsOut.push([
+  `WikiKG2-shaped index, ${(w.triples / 1e6).toFixed(0)} M triples`,
+  `${w.buildBothSidesMs.toFixed(0)} ms`,
+  `${w.bytesPerTriple.toFixed(2)} bytes/triple, both sides`,
+  "<= 12",
+]);
 const d = report.wikikg2Slice;
-rowsOut.push([`dense slice ${d.rows} x 2.5 M, filtered`, `${d.evaluatorMs.toFixed(0)} ms`, `${d.ratioToProbe.toFixed(2)}x probe (${d.probeMs.toFixed(0)} ms)`, "bus speed"]);
+rowsOut.push([
+  `dense slice ${d.rows} x 2.5 M, filtered`,
+  `${d.evaluatorMs.toFixed(0)} ms`,
+  `${d.ratioToProbe.toFixed(2)}x probe (${d.probeMs.toFixed(0)} ms)`,
+  "bus speed",
+]);
 const s = report.wikikg2Sampled;
 rowsOut.push([
-  `sampled ${s.n} x ${s.K}, both sides, end to end`, `${s.endToEndMs.toFixed(0)} ms`,
-  `feed ${s.feedMs.toFixed(0)} ms + finalize ${s.finalizeMs.toFixed(0)} ms; peak RSS ${s.peakRssMiB.toFixed(0)} MiB`, "<= 2 s",
+  `sampled ${s.n} x ${s.K}, both sides, end to end`,
+  `${s.endToEndMs.toFixed(0)} ms`,
+  `feed ${s.feedMs.toFixed(0)} ms + finalize ${s.finalizeMs.toFixed(0)} ms; peak RSS ${s.peakRssMiB.toFixed(0)} MiB`,
+  "<= 2 s",
 ]);
 printTable(["scenario", "time", "detail", "target"], rowsOut);
 console.log(`wrote ${writeResult("evaluator", { report })}`);

@@ -29,7 +29,12 @@ if (args.includes("--child")) {
   const batch = 512;
   const fill = (a, seed) => {
     let x = seed >>> 0 || 1;
-    for (let i = 0; i < a.length; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; a[i] = (x >>> 0) / 4294967296; }
+    for (let i = 0; i < a.length; i++) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      a[i] = (x >>> 0) / 4294967296;
+    }
     return a;
   };
   const pool = Array.from({ length: 8 }, (_, i) => fill(new Float32Array(batch * N), 100 + i));
@@ -55,16 +60,24 @@ if (args.includes("--child")) {
     filtered.push(performance.now() - t0);
     ratio.push(filtered[rep] / probe[rep]);
   }
-  process.stdout.write(JSON.stringify({ simd: backendInfo().simd, probeMs: med(probe), filteredMs: med(filtered), ratio: med(ratio) }));
+  process.stdout.write(
+    JSON.stringify({ simd: backendInfo().simd, probeMs: med(probe), filteredMs: med(filtered), ratio: med(ratio) }),
+  );
   process.exit(0);
 }
 
 console.log("FB15k-237 test, both sides, filtered, per SIMD level (each vs the probe in the same process):");
 for (const level of info.simdLevels.map((l) => l.name)) {
   const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--child", ...args], {
-    env: { ...process.env, KGRANK_SIMD: level }, encoding: "utf8",
+    env: { ...process.env, KGRANK_SIMD: level },
+    encoding: "utf8",
   });
-  if (r.status !== 0) { console.log(`${level}: failed: ${r.stderr.trim().split("\n")[0]}`); continue; }
+  if (r.status !== 0) {
+    console.log(`${level}: failed: ${r.stderr.trim().split("\n")[0]}`);
+    continue;
+  }
   const j = JSON.parse(r.stdout);
-  console.log(`${j.simd.padEnd(7)} ${j.filteredMs.toFixed(1).padStart(7)} ms  probe ${j.probeMs.toFixed(1).padStart(6)} ms  ${j.ratio.toFixed(2)}x (median of 15 paired ratios)`);
+  console.log(
+    `${j.simd.padEnd(7)} ${j.filteredMs.toFixed(1).padStart(7)} ms  probe ${j.probeMs.toFixed(1).padStart(6)} ms  ${j.ratio.toFixed(2)}x (median of 15 paired ratios)`,
+  );
 }

@@ -30,7 +30,11 @@ export function runCases(cases, { minSamples = 7, maxTime = 4, onCase } = {}) {
     const suite = new Benchmark.Suite();
     const out = {};
     for (const [name, fn, opts] of cases) {
-      suite.add(name, fn, { minSamples: opts?.minSamples ?? minSamples, maxTime: opts?.maxTime ?? maxTime, initCount: 1 });
+      suite.add(name, fn, {
+        minSamples: opts?.minSamples ?? minSamples,
+        maxTime: opts?.maxTime ?? maxTime,
+        initCount: 1,
+      });
     }
     suite
       .on("cycle", (event) => {
@@ -89,7 +93,10 @@ export function machine() {
 export function writeResult(name, data) {
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ scenario: name, date: new Date().toISOString(), machine: machine(), ...data }, null, 2));
+  writeFileSync(
+    file,
+    JSON.stringify({ scenario: name, date: new Date().toISOString(), machine: machine(), ...data }, null, 2),
+  );
   return file;
 }
 
@@ -116,7 +123,14 @@ export function fillRandom(arr, seed = 1) {
 
 /** Writes a C-order little-endian .npy (format 1.0) for the NumPy peer benchmarks. */
 export function writeNpyFile(file, array, shape) {
-  const descr = array instanceof Float32Array ? "<f4" : array instanceof Float64Array ? "<f8" : array instanceof Int32Array ? "<i4" : null;
+  const descr =
+    array instanceof Float32Array
+      ? "<f4"
+      : array instanceof Float64Array
+        ? "<f8"
+        : array instanceof Int32Array
+          ? "<i4"
+          : null;
   if (!descr) throw new Error(`writeNpyFile: unsupported ${array.constructor.name}`);
   let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(", ")}${shape.length === 1 ? "," : ""}), }`;
   const unpadded = 10 + header.length + 1;

@@ -48,26 +48,38 @@ async function child(backendName) {
   }
   const slow = backendName === "ts" ? { minSamples: 2, maxTime: 1 } : undefined;
   const cases = [
-    ["closed", () => {
-      const c = k.prepareCandidates(numCandidates);
-      for (const m of metrics) {
-        m.expectedValue(c);
-        m.variance(c);
-      }
-    }, slow],
+    [
+      "closed",
+      () => {
+        const c = k.prepareCandidates(numCandidates);
+        for (const m of metrics) {
+          m.expectedValue(c);
+          m.variance(c);
+        }
+      },
+      slow,
+    ],
     ["values", () => k.metricValues(BASE, ranks7), slow],
     ["estimate", () => hmr.estimate({ numCandidates: n20k, numSamples: 1000, seed: 1 }), slow],
     // The median's exact E and Var (native/core/median_moments.cpp vs src/fallback/median-moments.ts), same n = 1.2 M.
-    ["median", () => {
-      const c = k.prepareCandidates(numCandidates);
-      med.expectedValue(c);
-      med.variance(c);
-    }, { minSamples: 2, maxTime: 1 }],
-    ["median-gap", () => {
-      const c = k.prepareCandidates(gapN);
-      med.expectedValue(c);
-      med.variance(c);
-    }, { minSamples: 2, maxTime: 1 }],
+    [
+      "median",
+      () => {
+        const c = k.prepareCandidates(numCandidates);
+        med.expectedValue(c);
+        med.variance(c);
+      },
+      { minSamples: 2, maxTime: 1 },
+    ],
+    [
+      "median-gap",
+      () => {
+        const c = k.prepareCandidates(gapN);
+        med.expectedValue(c);
+        med.variance(c);
+      },
+      { minSamples: 2, maxTime: 1 },
+    ],
   ];
   const results = await runCases(cases, { minSamples: quick ? 3 : 7, maxTime: quick ? 1 : 3 });
   process.stdout.write(JSON.stringify({ info, results }));
@@ -99,11 +111,25 @@ if (args.includes("--child")) {
   let numpy = null;
   if (npVersion) {
     console.error("  running numpy...");
-    const r = spawnSync("python3", [join(root, "bench", "numpy_metrics.py"), join(tmp, "n.npy"), join(tmp, "r.npy"), join(tmp, "e.npy"),
-      String(quick ? 2 : 5)], { encoding: "utf8", maxBuffer: 1 << 24 });
+    const r = spawnSync(
+      "python3",
+      [
+        join(root, "bench", "numpy_metrics.py"),
+        join(tmp, "n.npy"),
+        join(tmp, "r.npy"),
+        join(tmp, "e.npy"),
+        String(quick ? 2 : 5),
+      ],
+      { encoding: "utf8", maxBuffer: 1 << 24 },
+    );
     if (r.status === 0) {
       const j = JSON.parse(r.stdout);
-      numpy = { version: j.numpy, closed: median(j.closed) * 1e3, values: median(j.values) * 1e3, estimate: median(j.estimate) * 1e3 };
+      numpy = {
+        version: j.numpy,
+        closed: median(j.closed) * 1e3,
+        values: median(j.values) * 1e3,
+        estimate: median(j.estimate) * 1e3,
+      };
     } else console.error(`numpy peer failed: ${r.stderr}`);
   }
   rmSync(tmp, { recursive: true, force: true });
@@ -112,13 +138,29 @@ if (args.includes("--child")) {
     const nat = out.native.results[name].median * 1e3;
     const ts = out.ts.results[name].median * 1e3;
     const np = numpy?.[name];
-    return [name, nat.toFixed(1), `±${out.native.results[name].spread.toFixed(1)}%`, ts.toFixed(1), (ts / nat).toFixed(1),
-      np === undefined ? "" : `${np.toFixed(1)} (${(np / nat).toFixed(1)}x)`, targets[name] === null ? "practical" : String(targets[name])];
+    return [
+      name,
+      nat.toFixed(1),
+      `±${out.native.results[name].spread.toFixed(1)}%`,
+      ts.toFixed(1),
+      (ts / nat).toFixed(1),
+      np === undefined ? "" : `${np.toFixed(1)} (${(np / nat).toFixed(1)}x)`,
+      targets[name] === null ? "practical" : String(targets[name]),
+    ];
   });
   console.log(`metrics (native ${out.native.info.simd}, ${out.native.info.threads} threads):`);
   printTable(["case", "native ms", "spread", "ts ms", "x ts", "numpy ms (x)", "target ms"], rows);
   if (!npVersion) console.log("note: python3 with numpy not found; NumPy column skipped");
-  else console.log("note: NumPy 'closed' computes MR, MRR and Hits@10 only (PyKEEN's GMR expectation is O(sum N_i)); median: no NumPy peer");
-  const file = writeResult("metrics", { native: out.native, ts: out.ts, numpy: numpy && { closed: numpy.closed, values: numpy.values, estimate: numpy.estimate }, numpyVersion: npVersion, targets });
+  else
+    console.log(
+      "note: NumPy 'closed' computes MR, MRR and Hits@10 only (PyKEEN's GMR expectation is O(sum N_i)); median: no NumPy peer",
+    );
+  const file = writeResult("metrics", {
+    native: out.native,
+    ts: out.ts,
+    numpy: numpy && { closed: numpy.closed, values: numpy.values, estimate: numpy.estimate },
+    numpyVersion: npVersion,
+    targets,
+  });
   console.log(`wrote ${file}`);
 }

@@ -23,7 +23,9 @@ function time(name, f, reps = 7) {
     ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   ms.sort((a, b) => a - b);
-  console.log(`${name.padEnd(48)} median ${ms[reps >> 1].toFixed(1).padStart(7)} ms   min ${ms[0].toFixed(1).padStart(7)} ms`);
+  console.log(
+    `${name.padEnd(48)} median ${ms[reps >> 1].toFixed(1).padStart(7)} ms   min ${ms[0].toFixed(1).padStart(7)} ms`,
+  );
   return out;
 }
 

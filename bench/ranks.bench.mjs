@@ -5,13 +5,23 @@
 //  4. event-loop delay (monitorEventLoopDelay, p99) while an async ~1 GiB job runs
 //   node bench/ranks.bench.mjs [--quick]
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import * as os from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 
-import { fillRandom, median, numpyVersion, pairedRatio, printTable, root, runCases, writeNpyFile, writeResult } from "./lib.mjs";
+import {
+  fillRandom,
+  median,
+  numpyVersion,
+  pairedRatio,
+  printTable,
+  root,
+  runCases,
+  writeNpyFile,
+  writeResult,
+} from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const kg = require(join(root, "dist", "cjs", "index.js"));
@@ -27,7 +37,6 @@ const best = info.simdLevels[info.simdLevels.length - 1];
 const hw = info.hardwareThreads;
 const tmp = mkdtempSync(join(os.tmpdir(), "kgrank-bench-"));
 const numpy = numpyVersion();
-const ms = (s) => (s * 1e3).toFixed(2);
 const report = {};
 
 function tsRanks(scores, cols, idx) {
@@ -48,7 +57,9 @@ function runNumpy(mode, arrays, repeats) {
     writeNpyFile(f, arr, shape);
     return f;
   });
-  const r = spawnSync("python3", [join(root, "bench", "numpy_ranks.py"), mode, ...files, String(repeats)], { encoding: "utf8" });
+  const r = spawnSync("python3", [join(root, "bench", "numpy_ranks.py"), mode, ...files, String(repeats)], {
+    encoding: "utf8",
+  });
   for (const f of files) rmSync(f, { force: true });
   if (r.status !== 0) {
     console.error(`numpy peer failed: ${r.stderr}`);
@@ -78,11 +89,26 @@ function runNumpy(mode, arrays, repeats) {
     () => kg.computeRanksSync({ scores, numColumns: cols, trueIndices: idx }),
     quick ? 9 : 21,
   );
-  const np = runNumpy("dense", [["scores", scores, [rows, cols]], ["idx", idx, [rows]]], quick ? 3 : 5);
+  const np = runNumpy(
+    "dense",
+    [
+      ["scores", scores, [rows, cols]],
+      ["idx", idx, [rows]],
+    ],
+    quick ? 3 : 5,
+  );
   report.dense = {
-    rows, cols, bytes, probeMs: res.probe.median * 1e3, nativeMs: res.native.median * 1e3, tsMs: res.ts.median * 1e3,
-    numpyMs: np === null ? null : np * 1e3, fractionOfProbe: paired.median, fractionOfProbeQuartiles: [paired.q1, paired.q3],
-    speedupVsTs: res.ts.median / res.native.median, speedupVsNumpy: np === null ? null : np / res.native.median,
+    rows,
+    cols,
+    bytes,
+    probeMs: res.probe.median * 1e3,
+    nativeMs: res.native.median * 1e3,
+    tsMs: res.ts.median * 1e3,
+    numpyMs: np === null ? null : np * 1e3,
+    fractionOfProbe: paired.median,
+    fractionOfProbeQuartiles: [paired.q1, paired.q3],
+    speedupVsTs: res.ts.median / res.native.median,
+    speedupVsNumpy: np === null ? null : np / res.native.median,
   };
 }
 
@@ -105,8 +131,15 @@ function runNumpy(mode, arrays, repeats) {
   const dramGBs = big.byteLength / res["dram probe"].median / 1e9;
   const nativeGBs = bytes / res.native.median / 1e9;
   report.cached = {
-    rows, cols, bytes, nativeUs: res.native.median * 1e6, tsUs: res.ts.median * 1e6, nativeGBs, dramGBs,
-    ratioToDram: nativeGBs / dramGBs, speedupVsTs: res.ts.median / res.native.median,
+    rows,
+    cols,
+    bytes,
+    nativeUs: res.native.median * 1e6,
+    tsUs: res.ts.median * 1e6,
+    nativeGBs,
+    dramGBs,
+    ratioToDram: nativeGBs / dramGBs,
+    speedupVsTs: res.ts.median / res.native.median,
   };
 }
 
@@ -133,10 +166,22 @@ function runNumpy(mode, arrays, repeats) {
     ],
     { minSamples: quick ? 5 : 9, maxTime: quick ? 1 : 3 },
   );
-  const np = runNumpy("sampled", [["pos", pos, [n]], ["neg", neg, [n, k]]], 3);
+  const np = runNumpy(
+    "sampled",
+    [
+      ["pos", pos, [n]],
+      ["neg", neg, [n, k]],
+    ],
+    3,
+  );
   report.sampled = {
-    n, k, probeMs: res.probe.median * 1e3, nativeMs: res.native.median * 1e3, tsMs: res.ts.median * 1e3,
-    numpyMs: np === null ? null : np * 1e3, speedupVsTs: res.ts.median / res.native.median,
+    n,
+    k,
+    probeMs: res.probe.median * 1e3,
+    nativeMs: res.native.median * 1e3,
+    tsMs: res.ts.median * 1e3,
+    numpyMs: np === null ? null : np * 1e3,
+    speedupVsTs: res.ts.median / res.native.median,
     speedupVsNumpy: np === null ? null : np / res.native.median,
   };
 }
@@ -155,23 +200,55 @@ function runNumpy(mode, arrays, repeats) {
   const elapsed = performance.now() - t0;
   h.disable();
   report.eventLoop = {
-    bytes: scores.byteLength, jobs, elapsedMs: elapsed, p50Ms: h.percentile(50) / 1e6, p99Ms: h.percentile(99) / 1e6,
+    bytes: scores.byteLength,
+    jobs,
+    elapsedMs: elapsed,
+    p50Ms: h.percentile(50) / 1e6,
+    p99Ms: h.percentile(99) / 1e6,
     maxMs: h.max / 1e6,
   };
 }
 
 rmSync(tmp, { recursive: true, force: true });
-const d = report.dense, c = report.cached, s = report.sampled, e = report.eventLoop;
+const d = report.dense,
+  c = report.cached,
+  s = report.sampled,
+  e = report.eventLoop;
 printTable(
   ["scenario", "native", "vs probe / DRAM", "x TS", "x NumPy", "target"],
   [
-    ["dense 512 MiB f32", `${d.nativeMs.toFixed(1)} ms`, `${(100 * d.fractionOfProbe).toFixed(1)}% (q ${(100 * d.fractionOfProbeQuartiles[0]).toFixed(0)}-${(100 * d.fractionOfProbeQuartiles[1]).toFixed(0)}%)`,
-      d.speedupVsTs.toFixed(1), d.speedupVsNumpy === null ? "n/a (no numpy)" : d.speedupVsNumpy.toFixed(1), ">= 85% probe, >= 8x TS, >= 8x NumPy"],
-    ["FB15k-237 rows in cache", `${c.nativeUs.toFixed(0)} us (${c.nativeGBs.toFixed(1)} GB/s)`, `${c.ratioToDram.toFixed(2)}x DRAM (${c.dramGBs.toFixed(1)} GB/s)`,
-      c.speedupVsTs.toFixed(1), "", ">= 1x DRAM rate"],
-    [`sampled ${s.n} x ${s.k}`, `${s.nativeMs.toFixed(1)} ms`, `probe ${s.probeMs.toFixed(1)} ms`, s.speedupVsTs.toFixed(1),
-      s.speedupVsNumpy === null ? "n/a" : s.speedupVsNumpy.toFixed(1), "<= 150 ms"],
-    ["event loop, async 1 GiB", `p99 ${e.p99Ms.toFixed(2)} ms`, `max ${e.maxMs.toFixed(2)} ms over ${e.jobs} jobs`, "", "", "p99 <= 20 ms"],
+    [
+      "dense 512 MiB f32",
+      `${d.nativeMs.toFixed(1)} ms`,
+      `${(100 * d.fractionOfProbe).toFixed(1)}% (q ${(100 * d.fractionOfProbeQuartiles[0]).toFixed(0)}-${(100 * d.fractionOfProbeQuartiles[1]).toFixed(0)}%)`,
+      d.speedupVsTs.toFixed(1),
+      d.speedupVsNumpy === null ? "n/a (no numpy)" : d.speedupVsNumpy.toFixed(1),
+      ">= 85% probe, >= 8x TS, >= 8x NumPy",
+    ],
+    [
+      "FB15k-237 rows in cache",
+      `${c.nativeUs.toFixed(0)} us (${c.nativeGBs.toFixed(1)} GB/s)`,
+      `${c.ratioToDram.toFixed(2)}x DRAM (${c.dramGBs.toFixed(1)} GB/s)`,
+      c.speedupVsTs.toFixed(1),
+      "",
+      ">= 1x DRAM rate",
+    ],
+    [
+      `sampled ${s.n} x ${s.k}`,
+      `${s.nativeMs.toFixed(1)} ms`,
+      `probe ${s.probeMs.toFixed(1)} ms`,
+      s.speedupVsTs.toFixed(1),
+      s.speedupVsNumpy === null ? "n/a" : s.speedupVsNumpy.toFixed(1),
+      "<= 150 ms",
+    ],
+    [
+      "event loop, async 1 GiB",
+      `p99 ${e.p99Ms.toFixed(2)} ms`,
+      `max ${e.maxMs.toFixed(2)} ms over ${e.jobs} jobs`,
+      "",
+      "",
+      "p99 <= 20 ms",
+    ],
   ],
 );
 if (!numpy) console.log("note: python3 with numpy not found; NumPy columns skipped");

@@ -34,10 +34,14 @@ let failed = 0;
 for (const s of SCENARIOS) {
   if (only && !only.includes(s.name)) continue;
   console.log(`\n=== ${s.name} ===`);
-  const r = spawnSync(process.execPath, ["--expose-gc", join(root, "bench", s.file), ...(s.args ?? []), ...passThrough], {
-    cwd: root,
-    stdio: "inherit",
-  });
+  const r = spawnSync(
+    process.execPath,
+    ["--expose-gc", join(root, "bench", s.file), ...(s.args ?? []), ...passThrough],
+    {
+      cwd: root,
+      stdio: "inherit",
+    },
+  );
   if (r.status !== 0) {
     failed++;
     latest.scenarios[s.name] = { error: `exit status ${r.status}` };
@@ -47,7 +51,9 @@ for (const s of SCENARIOS) {
 }
 latest.elapsedSeconds = (Date.now() - started) / 1e3;
 writeFileSync(join(resultsDir, "latest.json"), JSON.stringify(latest, null, 2));
-console.log(`\n=== summary (${latest.machine.cpu}, ${latest.machine.cores} cores; ${latest.elapsedSeconds.toFixed(0)} s) ===`);
+console.log(
+  `\n=== summary (${latest.machine.cpu}, ${latest.machine.cores} cores; ${latest.elapsedSeconds.toFixed(0)} s) ===`,
+);
 printTable(HEADER, summaryRows(latest));
 const simd = simdRows(latest);
 if (simd.length) {

@@ -31,7 +31,7 @@ const result = {};
   const tasks = quick ? 200_000 : 1_200_000;
   const shards = 64;
   let seed = 1;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const states = [];
   for (let s = 0; s < shards; s++) {
     const n = Math.floor(((s + 1) * tasks) / shards) - Math.floor((s * tasks) / shards);
@@ -40,7 +40,9 @@ const result = {};
       const half = side === "head" ? Math.floor(n / 2) : n - Math.floor(n / 2);
       const numCandidates = Float64Array.from({ length: half }, () => numEntities - Math.floor(rand() * 50));
       const optimistic = Float64Array.from(numCandidates, (c) => 1 + Math.floor(rand() * rand() * c));
-      const pessimistic = Float64Array.from(optimistic, (o, i) => Math.min(numCandidates[i], o + (rand() < 0.1 ? 1 : 0)));
+      const pessimistic = Float64Array.from(optimistic, (o, i) =>
+        Math.min(numCandidates[i], o + (rand() < 0.1 ? 1 : 0)),
+      );
       const realistic = Float64Array.from(optimistic, (o, i) => (o + pessimistic[i]) / 2);
       const relations = Int32Array.from({ length: half }, () => Math.floor(rand() * 535));
       ev.addRanks({ side, optimistic, pessimistic, realistic, numCandidates, relations });
@@ -58,8 +60,19 @@ const result = {};
   const t0 = performance.now();
   merged.finalize();
   const finalizeMs = performance.now() - t0;
-  result.merge = { tasks, shards, medianMs: median(times), finalizeMs, bytesPerTask: bytes / tasks, stateMiB: bytes / 2 ** 20 };
-  rows.push([`merge ${shards} states, ${tasks} tasks`, `${median(times).toFixed(0)} ms`, `target <= 2000 ms (finalize after: ${finalizeMs.toFixed(0)} ms)`]);
+  result.merge = {
+    tasks,
+    shards,
+    medianMs: median(times),
+    finalizeMs,
+    bytesPerTask: bytes / tasks,
+    stateMiB: bytes / 2 ** 20,
+  };
+  rows.push([
+    `merge ${shards} states, ${tasks} tasks`,
+    `${median(times).toFixed(0)} ms`,
+    `target <= 2000 ms (finalize after: ${finalizeMs.toFixed(0)} ms)`,
+  ]);
   rows.push(["state size", `${(bytes / tasks).toFixed(1)} B/task`, `${(bytes / 2 ** 20).toFixed(1)} MiB in all`]);
 }
 
@@ -77,13 +90,18 @@ function syntheticGraph(d, entities, testRows) {
 }
 const timed = (args, env = {}) => {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [bin, ...args], { cwd: dir, env: { ...process.env, ...env }, encoding: "utf8" });
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    cwd: dir,
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+  });
   if (r.status !== 0) throw new Error(`kgrank ${args.join(" ")}: ${r.stderr}`);
   return performance.now() - t0;
 };
 // The machine's own limit for two processes right now: a fixed single-threaded JavaScript loop (~2 s) alone, then two
 // copies at once; 2 x alone / together is 2 on two free cores and less when the host takes time from a vCPU.
-const SPIN = "(() => { let x = 0; const a = new Float32Array(65536).map((_, i) => i * 1e-5); " +
+const SPIN =
+  "(() => { let x = 0; const a = new Float32Array(65536).map((_, i) => i * 1e-5); " +
   "for (let r = 0; r < 30000; r++) for (let i = 0; i < 65536; i++) x += a[i] * a[(i + r) & 65535]; if (x < 0) console.log(x); })();";
 function twoProcessLimit() {
   let t0 = performance.now();
@@ -110,7 +128,18 @@ function twoProcessLimit() {
   writeNpy(join(dir, "rel.npy"), Float32Array.from({ length: 20 * d }, r), [20, d]);
   writeFileSync(join(dir, "ent.tsv"), Array.from({ length: entities }, (_, i) => `e${i}`).join("\n") + "\n");
   writeFileSync(join(dir, "rel.tsv"), Array.from({ length: 20 }, (_, i) => `r${i}`).join("\n") + "\n");
-  const model = ["--interaction", "distmult", "--entity-embeddings", "ent.npy", "--relation-embeddings", "rel.npy", "--entity-ids", "ent.tsv", "--relation-ids", "rel.tsv"];
+  const model = [
+    "--interaction",
+    "distmult",
+    "--entity-embeddings",
+    "ent.npy",
+    "--relation-embeddings",
+    "rel.npy",
+    "--entity-ids",
+    "ent.tsv",
+    "--relation-ids",
+    "rel.tsv",
+  ];
   const args = ["evaluate", "--dataset-dir", graph, ...model, "--metrics", "mrr,hits@10", "--quiet"];
   const one = [];
   const two = [];
@@ -123,7 +152,8 @@ function twoProcessLimit() {
   for (let k = 0; k < (quick ? 1 : 4); k++) {
     limits.push(twoProcessLimit());
     const pair = {};
-    for (const w of k % 2 === 0 ? [1, 2] : [2, 1]) pair[w] = timed([...args, "--workers", String(w)], { KGRANK_BACKEND: "ts" });
+    for (const w of k % 2 === 0 ? [1, 2] : [2, 1])
+      pair[w] = timed([...args, "--workers", String(w)], { KGRANK_BACKEND: "ts" });
     one.push(pair[1]);
     two.push(pair[2]);
     ratios.push(pair[1] / pair[2]);
@@ -131,11 +161,31 @@ function twoProcessLimit() {
   const speedup = median(ratios);
   const nativeOne = timed([...args, "--workers", "1"]);
   const nativeTwo = timed([...args, "--workers", "2"]);
-  result.workers = { oneMs: median(one), twoMs: median(two), speedup, ratios, limits, backend: "ts", nativeOneMs: nativeOne, nativeTwoMs: nativeTwo };
-  rows.push(["--workers 2 over --workers 1 (ts backend)", `${speedup.toFixed(2)}x`, `target >= 1.8x (median of pairs ${ratios.map((x) => x.toFixed(2)).join(", ")}; ${median(one).toFixed(0)} ms -> ${median(two).toFixed(0)} ms)`]);
-  rows.push(["  the machine's two-process limit", `${median(limits).toFixed(2)}x`,
-    `a single-threaded loop, two copies at once over one, before each pair (${limits.map((x) => x.toFixed(2)).join(", ")})`]);
-  rows.push(["the same on native (threads)", `${(nativeOne / nativeTwo).toFixed(2)}x`, `${nativeOne.toFixed(0)} ms -> ${nativeTwo.toFixed(0)} ms: one process already uses both cores`]);
+  result.workers = {
+    oneMs: median(one),
+    twoMs: median(two),
+    speedup,
+    ratios,
+    limits,
+    backend: "ts",
+    nativeOneMs: nativeOne,
+    nativeTwoMs: nativeTwo,
+  };
+  rows.push([
+    "--workers 2 over --workers 1 (ts backend)",
+    `${speedup.toFixed(2)}x`,
+    `target >= 1.8x (median of pairs ${ratios.map((x) => x.toFixed(2)).join(", ")}; ${median(one).toFixed(0)} ms -> ${median(two).toFixed(0)} ms)`,
+  ]);
+  rows.push([
+    "  the machine's two-process limit",
+    `${median(limits).toFixed(2)}x`,
+    `a single-threaded loop, two copies at once over one, before each pair (${limits.map((x) => x.toFixed(2)).join(", ")})`,
+  ]);
+  rows.push([
+    "the same on native (threads)",
+    `${(nativeOne / nativeTwo).toFixed(2)}x`,
+    `${nativeOne.toFixed(0)} ms -> ${nativeTwo.toFixed(0)} ms: one process already uses both cores`,
+  ]);
 }
 
 // ---- queue overhead per shard ------------------------------------------------------------------------------------
@@ -154,14 +204,34 @@ if (hasRedis && hasBull) {
       srv.close(() => resolve(p));
     });
   });
-  const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
-  for (let i = 0; i < 100 && spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout?.trim() !== "PONG"; i++) {
+  const server = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    { stdio: "ignore" },
+  );
+  for (
+    let i = 0;
+    i < 100 && spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout?.trim() !== "PONG";
+    i++
+  ) {
     await new Promise((r) => setTimeout(r, 50));
   }
   const url = `redis://127.0.0.1:${port}`;
   const worker = spawn(process.execPath, [bin, "worker", "--redis", url, "--quiet"], { stdio: "ignore" });
   await new Promise((r) => setTimeout(r, 1500));
-  const submit = (shards) => timed(["submit", "--redis", url, "--shards", String(shards), "--state-dir", join(dir, "states"), "--quiet", "--format", "json"]);
+  const submit = (shards) =>
+    timed([
+      "submit",
+      "--redis",
+      url,
+      "--shards",
+      String(shards),
+      "--state-dir",
+      join(dir, "states"),
+      "--quiet",
+      "--format",
+      "json",
+    ]);
   submit(1); // warm-up
   const t1 = [];
   const t33 = [];
@@ -171,11 +241,19 @@ if (hasRedis && hasBull) {
   }
   const perShard = (median(t33) - median(t1)) / 32;
   result.queue = { oneShardMs: median(t1), shards33Ms: median(t33), perShardMs: perShard };
-  rows.push(["queue overhead per shard", `${perShard.toFixed(1)} ms`, `target <= 50 ms (1 shard ${median(t1).toFixed(0)} ms, 33 shards ${median(t33).toFixed(0)} ms)`]);
+  rows.push([
+    "queue overhead per shard",
+    `${perShard.toFixed(1)} ms`,
+    `target <= 50 ms (1 shard ${median(t1).toFixed(0)} ms, 33 shards ${median(t33).toFixed(0)} ms)`,
+  ]);
   worker.kill("SIGKILL");
   server.kill("SIGKILL");
 } else {
-  rows.push(["queue overhead per shard", "skipped", `${hasRedis ? "" : "redis-server missing (apt-get install redis-server) "}${hasBull ? "" : "bullmq missing (npm install)"}`]);
+  rows.push([
+    "queue overhead per shard",
+    "skipped",
+    `${hasRedis ? "" : "redis-server missing (apt-get install redis-server) "}${hasBull ? "" : "bullmq missing (npm install)"}`,
+  ]);
 }
 
 rmSync(dir, { recursive: true, force: true });

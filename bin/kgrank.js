@@ -7,7 +7,9 @@ try {
   cli = require("../dist/cjs/cli/main.js");
 } catch (e) {
   if (e && e.code === "MODULE_NOT_FOUND" && String(e.message).includes("dist/cjs/cli/main.js")) {
-    process.stderr.write("kgrank: the compiled CLI (dist/) is missing; run `npm run build:ts` in the package directory\n");
+    process.stderr.write(
+      "kgrank: the compiled CLI (dist/) is missing; run `npm run build:ts` in the package directory\n",
+    );
     process.exit(1);
   }
   throw e;

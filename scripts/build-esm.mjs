@@ -9,7 +9,9 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 process.env.KGRANK_BACKEND = "ts"; // listing names must not need (or warn about) the addon
 const cjs = createRequire(import.meta.url)(join(root, "dist", "cjs", "index.js"));
-const names = Object.keys(cjs).filter((n) => n !== "__esModule" && n !== "default").sort();
+const names = Object.keys(cjs)
+  .filter((n) => n !== "__esModule" && n !== "default")
+  .sort();
 mkdirSync(join(root, "dist", "esm"), { recursive: true });
 writeFileSync(
   join(root, "dist", "esm", "index.mjs"),

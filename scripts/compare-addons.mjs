@@ -12,8 +12,9 @@ const levelsB = JSON.stringify(b.info().simdLevels);
 if (levelsA !== levelsB) throw new Error(`SIMD levels differ: ${levelsA} vs ${levelsB}`);
 
 let x = 7;
-const next = () => ((x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32);
-const rows = 64, cols = 50_001;
+const next = () => (x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32;
+const rows = 64,
+  cols = 50_001;
 for (const Ctor of [Float32Array, Float64Array]) {
   const scores = new Ctor(rows * cols).map(() => (next() < 0.01 ? NaN : Math.floor(next() * 32) / 4));
   const thresholds = new Ctor(rows).map((_, r) => scores[r * cols + r]);

@@ -22,11 +22,15 @@ function findPrebuild(root) {
     return undefined;
   }
   const dir = path.join(root, "prebuilds");
-  const tuple = readdir(dir).map(ngb.parseTuple).filter(ngb.matchTuple(process.platform, process.arch))
+  const tuple = readdir(dir)
+    .map(ngb.parseTuple)
+    .filter(ngb.matchTuple(process.platform, process.arch))
     .sort(ngb.compareTuples)[0];
   if (!tuple) return undefined;
-  const files = readdir(path.join(dir, tuple.name)).map(ngb.parseTags)
-    .filter(ngb.matchTags("node", process.versions.modules)).sort(ngb.compareTags("node"));
+  const files = readdir(path.join(dir, tuple.name))
+    .map(ngb.parseTags)
+    .filter(ngb.matchTags("node", process.versions.modules))
+    .sort(ngb.compareTags("node"));
   return files[0] ? path.join(dir, tuple.name, files[0].file) : undefined;
 }
 

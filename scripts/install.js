@@ -40,8 +40,7 @@ function loads(file) {
   }
 }
 
-const fromSource =
-  process.env.KGRANK_BUILD_FROM_SOURCE === "1" || process.env.npm_config_build_from_source === "true";
+const fromSource = process.env.KGRANK_BUILD_FROM_SOURCE === "1" || process.env.npm_config_build_from_source === "true";
 if (!fromSource) {
   const prebuild = findPrebuild(root);
   if (prebuild) {

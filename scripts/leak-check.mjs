@@ -27,7 +27,8 @@ const triples = Int32Array.from({ length: 64 * 3 }, (_, i) => (i % 3 === 1 ? i %
 let evaluator = null;
 let evaluatorCalls = 0;
 function currentEvaluator() {
-  if (evaluatorCalls++ % 1000 === 0) evaluator = new RankEvaluator({ numEntities: 100, filterTriples: triples, sides: "tail" });
+  if (evaluatorCalls++ % 1000 === 0)
+    evaluator = new RankEvaluator({ numEntities: 100, filterTriples: triples, sides: "tail" });
   return evaluator;
 }
 
@@ -71,7 +72,8 @@ const entryPoints = {
     b.addSync({ scores: rightSlice, entityStart: 50 });
     b.finish();
   },
-  evaluatorAddSampled: () => currentEvaluator().addSampled({ side: "tail", positiveScores: pos, negativeScores: scores }),
+  evaluatorAddSampled: () =>
+    currentEvaluator().addSampled({ side: "tail", positiveScores: pos, negativeScores: scores }),
   evaluatorMergeFinalize: () => RankEvaluator.merge([finalizeState]).finalize(),
   // An async call whose input is transferred away mid-call (KgrankDetachedError): the job's pins must be released.
   detachedMidCall: async () => {

@@ -33,8 +33,12 @@ if (process.platform !== "linux" || process.arch !== "x64") {
 const cross = {
   x64: { env: {}, strip: "strip" },
   arm64: {
-    env: { CC: "aarch64-linux-gnu-gcc", CXX: "aarch64-linux-gnu-g++", LINK: "aarch64-linux-gnu-g++",
-      AR: "aarch64-linux-gnu-ar" },
+    env: {
+      CC: "aarch64-linux-gnu-gcc",
+      CXX: "aarch64-linux-gnu-g++",
+      LINK: "aarch64-linux-gnu-g++",
+      AR: "aarch64-linux-gnu-ar",
+    },
     strip: "aarch64-linux-gnu-strip",
   },
 };
@@ -49,7 +53,9 @@ const jobs = String(Math.max(1, (await import("node:os")).availableParallelism()
 function run(cmd, argv, env, cwd = root) {
   const r = spawnSync(cmd, argv, { cwd, env: { ...process.env, ...env }, stdio: "inherit" });
   if (r.error || r.status !== 0) {
-    console.error(`kgrank-native prebuild: ${cmd} ${argv.join(" ")} failed (${r.error?.message ?? `status ${r.status}`})`);
+    console.error(
+      `kgrank-native prebuild: ${cmd} ${argv.join(" ")} failed (${r.error?.message ?? `status ${r.status}`})`,
+    );
     process.exit(1);
   }
 }
@@ -61,8 +67,10 @@ for (const arch of arches) {
     process.exit(1);
   }
   if (tc.env.CXX && spawnSync(tc.env.CXX, ["--version"]).status !== 0) {
-    console.error(`kgrank-native prebuild: ${tc.env.CXX} not found: apt-get install g++-aarch64-linux-gnu ` +
-      `(or KGRANK_PREBUILD_ARCHES=x64 to pack without the arm64 prebuild)`);
+    console.error(
+      `kgrank-native prebuild: ${tc.env.CXX} not found: apt-get install g++-aarch64-linux-gnu ` +
+        `(or KGRANK_PREBUILD_ARCHES=x64 to pack without the arm64 prebuild)`,
+    );
     process.exit(1);
   }
   // A staging directory with the build files and links to the sources and node_modules (node-addon-api).
@@ -79,7 +87,9 @@ for (const arch of arches) {
   const saved = {};
   for (const [k, v] of Object.entries(env)) [saved[k], process.env[k]] = [process.env[k], v];
   const inputs = stamp.nativeInputs(root, arch);
-  for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+  for (const [k, v] of Object.entries(saved))
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
   const t0 = Date.now();
   if (stamp.isCurrent(stampFile, inputs, [stripped])) {
     console.log(`kgrank-native prebuild: linux-${arch} is current (${stampFile})`);

@@ -73,8 +73,9 @@ function nativeInputs(root, arch = process.arch) {
   } catch {
     // hashed as unknown: a later install that finds it rebuilds
   }
-  const env = ["CC", "CXX", "LINK", "AR", "CFLAGS", "CXXFLAGS", "LDFLAGS", "npm_config_nodedir"]
-    .map((k) => `${k}=${process.env[k] ?? ""}`);
+  const env = ["CC", "CXX", "LINK", "AR", "CFLAGS", "CXXFLAGS", "LDFLAGS", "npm_config_nodedir"].map(
+    (k) => `${k}=${process.env[k] ?? ""}`,
+  );
   return inputsHash(root, files, [
     `node ${process.version} abi ${process.versions.modules} napi ${process.versions.napi}`,
     `platform ${process.platform} arch ${arch}`,

@@ -13,7 +13,15 @@ import * as path from "node:path";
 import { KgrankBackendError, KgrankInputError } from "./errors";
 import { tsKernels as fallbackKernels } from "./fallback/index";
 import type {
-  BackendName, CountBuffers, EmbeddingJob, FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl, Kernels, Side,
+  BackendName,
+  CountBuffers,
+  EmbeddingJob,
+  FilteredCountBuffers,
+  FilterIndexHandle,
+  FloatArray,
+  JobControl,
+  Kernels,
+  Side,
   SimdLevel,
 } from "./kernels";
 import { nativeCall, nativeCallAsync, nativeError, withMemoryErrors } from "./nativeCall";
@@ -49,20 +57,48 @@ export interface NativeAddon extends NativeMetricsAddon {
     last: Record<"count" | "read" | "answers" | "rankSums" | "generateRanks", SimdLevel>;
   };
   countScores(
-    scores: FloatArray, numColumns: number, thresholds: FloatArray,
-    greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
+    scores: FloatArray,
+    numColumns: number,
+    thresholds: FloatArray,
+    greater: Float64Array,
+    equal: Float64Array,
+    nan: Float64Array,
+    simd: number,
+    threads: number,
   ): void;
   countScoresAsync(
-    scores: FloatArray, numColumns: number, thresholds: FloatArray,
-    greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number, control?: NativeJobControl,
+    scores: FloatArray,
+    numColumns: number,
+    thresholds: FloatArray,
+    greater: Float64Array,
+    equal: Float64Array,
+    nan: Float64Array,
+    simd: number,
+    threads: number,
+    control?: NativeJobControl,
   ): Promise<void>;
   countScoresByIndex(
-    scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray,
-    greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number,
+    scores: FloatArray,
+    numColumns: number,
+    trueIndex: Int32Array,
+    thresholdsOut: FloatArray,
+    greater: Float64Array,
+    equal: Float64Array,
+    nan: Float64Array,
+    simd: number,
+    threads: number,
   ): void;
   countScoresByIndexAsync(
-    scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray,
-    greater: Float64Array, equal: Float64Array, nan: Float64Array, simd: number, threads: number, control?: NativeJobControl,
+    scores: FloatArray,
+    numColumns: number,
+    trueIndex: Int32Array,
+    thresholdsOut: FloatArray,
+    greater: Float64Array,
+    equal: Float64Array,
+    nan: Float64Array,
+    simd: number,
+    threads: number,
+    control?: NativeJobControl,
   ): Promise<void>;
   bandwidthRead(data: ArrayBufferView, simd: number, threads: number): number;
   /**
@@ -85,7 +121,13 @@ export interface NativeAddon extends NativeMetricsAddon {
    * status error (statusOf()).
    */
   splitTsvTriples(bytes: Uint8Array): Uint32Array;
-  FilterIndex: new (triples: Int32Array[], numEntities: number, numRelations: number, side: number, threads: number) => {
+  FilterIndex: new (
+    triples: Int32Array[],
+    numEntities: number,
+    numRelations: number,
+    side: number,
+    threads: number,
+  ) => {
     answers(anchor: number, relation: number): Int32Array;
     missing(anchor: Int32Array, relation: Int32Array, answer: Int32Array): number;
     stats(): { keys: number; answers: number; bytes: number; wide: boolean };
@@ -111,7 +153,10 @@ const PROGRESS_POLL_MS = 50;
  * gone when the promise settles.
  */
 async function underJob(
-  addon: NativeAddon, job: JobControl | undefined, rows: number, start: (control?: NativeJobControl) => Promise<void>,
+  addon: NativeAddon,
+  job: JobControl | undefined,
+  rows: number,
+  start: (control?: NativeJobControl) => Promise<void>,
 ): Promise<void> {
   if (!job) return start();
   if (job.stopped) throw job.stopReason;
@@ -119,9 +164,9 @@ async function underJob(
   const unregister = job.onStop(() => addon.cancelJob(control));
   const timer = job.wantsProgress
     ? setInterval(() => {
-      const [done, total] = addon.jobProgress(control);
-      if (total > 0) job.progress(Math.min(rows, Math.floor((done / total) * rows)));
-    }, PROGRESS_POLL_MS)
+        const [done, total] = addon.jobProgress(control);
+        if (total > 0) job.progress(Math.min(rows, Math.floor((done / total) * rows)));
+      }, PROGRESS_POLL_MS)
     : null;
   timer?.unref();
   try {
@@ -163,16 +208,25 @@ export function nativeParse<T>(argument: string, parse: () => T): T {
 
 /** FilterIndexHandle.rankTriples' problem kinds (src/kernels.ts) by status. */
 const RANK_TRIPLES_PROBLEM: Record<number, number> = {
-  [NativeStatus.idOutOfRange]: 1, [NativeStatus.nanTrueScore]: 2, [NativeStatus.notInIndex]: 3,
+  [NativeStatus.idOutOfRange]: 1,
+  [NativeStatus.nanTrueScore]: 2,
+  [NativeStatus.notInIndex]: 3,
 };
 
 /** The native filter index behind the FilterIndexHandle interface. */
 function nativeFilterIndex(
-  addon: NativeAddon, triples: Int32Array[], numEntities: number, numRelations: number, side: Side, level: number,
+  addon: NativeAddon,
+  triples: Int32Array[],
+  numEntities: number,
+  numRelations: number,
+  side: Side,
+  level: number,
   threads: number,
 ): FilterIndexHandle {
-  const index = nativeCall("filterTriples",
-    () => new addon.FilterIndex(triples, numEntities, numRelations, side === "tail" ? 1 : 0, threads));
+  const index = nativeCall(
+    "filterTriples",
+    () => new addon.FilterIndex(triples, numEntities, numRelations, side === "tail" ? 1 : 0, threads),
+  );
   return {
     side,
     numEntities,
@@ -181,8 +235,22 @@ function nativeFilterIndex(
     missing: (anchor, relation, answer) => nativeCall("triples", () => index.missing(anchor, relation, answer)),
     stats: () => index.stats(),
     countFiltered(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
-      nativeCall("triples", () => index.countFiltered(scores, numEntities, anchor, relation, truth, th, out.greater,
-        out.equal, out.nan, out.removed, level, t ?? threads));
+      nativeCall("triples", () =>
+        index.countFiltered(
+          scores,
+          numEntities,
+          anchor,
+          relation,
+          truth,
+          th,
+          out.greater,
+          out.equal,
+          out.nan,
+          out.removed,
+          level,
+          t ?? threads,
+        ),
+      );
     },
     rankTriples(scores, triples, keys, th, out, t?: number) {
       try {
@@ -196,18 +264,77 @@ function nativeFilterIndex(
       }
     },
     countFilteredAsync(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number, job?: JobControl) {
-      return underJob(addon, job, truth.length, (control) => nativeCallAsync("triples", () => index.countFilteredAsync(
-        holdable(scores), numEntities, holdable(anchor), holdable(relation), holdable(truth), th, out.greater, out.equal,
-        out.nan, out.removed, level, t ?? threads, control)));
+      return underJob(addon, job, truth.length, (control) =>
+        nativeCallAsync("triples", () =>
+          index.countFilteredAsync(
+            holdable(scores),
+            numEntities,
+            holdable(anchor),
+            holdable(relation),
+            holdable(truth),
+            th,
+            out.greater,
+            out.equal,
+            out.nan,
+            out.removed,
+            level,
+            t ?? threads,
+            control,
+          ),
+        ),
+      );
     },
     countFilteredRange(scores, start, width, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
-      nativeCall("triples", () => index.countFilteredRange(scores, start, width, anchor, relation, truth, th,
-        out.greater, out.equal, out.nan, out.removed, level, t ?? threads));
+      nativeCall("triples", () =>
+        index.countFilteredRange(
+          scores,
+          start,
+          width,
+          anchor,
+          relation,
+          truth,
+          th,
+          out.greater,
+          out.equal,
+          out.nan,
+          out.removed,
+          level,
+          t ?? threads,
+        ),
+      );
     },
-    countFilteredRangeAsync(scores, start, width, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number, job?: JobControl) {
-      return underJob(addon, job, truth.length, (control) => nativeCallAsync("triples", () => index.countFilteredRangeAsync(
-        holdable(scores), start, width, holdable(anchor), holdable(relation), holdable(truth), holdable(th), out.greater,
-        out.equal, out.nan, out.removed, level, t ?? threads, control)));
+    countFilteredRangeAsync(
+      scores,
+      start,
+      width,
+      anchor,
+      relation,
+      truth,
+      th,
+      out: FilteredCountBuffers,
+      t?: number,
+      job?: JobControl,
+    ) {
+      return underJob(addon, job, truth.length, (control) =>
+        nativeCallAsync("triples", () =>
+          index.countFilteredRangeAsync(
+            holdable(scores),
+            start,
+            width,
+            holdable(anchor),
+            holdable(relation),
+            holdable(truth),
+            holdable(th),
+            out.greater,
+            out.equal,
+            out.nan,
+            out.removed,
+            level,
+            t ?? threads,
+            control,
+          ),
+        ),
+      );
     },
   };
 }
@@ -333,12 +460,32 @@ function holdable<T extends FloatArray | Int32Array>(a: T): T {
 /** The addon's rankEmbeddings arguments (native/addon/score_bindings.cpp); empty arrays stand for "none". */
 function embeddingArgs(job: EmbeddingJob, out: Float64Array, level: number, threads: number): unknown[] {
   const empty = job.entityEmbeddings instanceof Float64Array ? new Float64Array(0) : new Float32Array(0);
-  const meta = Float64Array.of(job.interaction, job.layout, job.numEntities, job.entityWidth, job.numRelations,
-    job.relationWidth, job.phaseScale, job.headSide ? 1 : 0);
+  const meta = Float64Array.of(
+    job.interaction,
+    job.layout,
+    job.numEntities,
+    job.entityWidth,
+    job.numRelations,
+    job.relationWidth,
+    job.phaseScale,
+    job.headSide ? 1 : 0,
+  );
   return [
-    holdable(job.entityEmbeddings), holdable(job.relationEmbeddings), job.entityScale ? holdable(job.entityScale) : empty,
-    meta, job.anchor, job.relationIds, job.truth, job.candidates ?? new Int32Array(0), job.negatives ?? new Int32Array(0),
-    job.excludeOffsets ?? new Uint32Array(0), job.excludeIds ?? new Int32Array(0), out, job.negativesPerRow, level, threads,
+    holdable(job.entityEmbeddings),
+    holdable(job.relationEmbeddings),
+    job.entityScale ? holdable(job.entityScale) : empty,
+    meta,
+    job.anchor,
+    job.relationIds,
+    job.truth,
+    job.candidates ?? new Int32Array(0),
+    job.negatives ?? new Int32Array(0),
+    job.excludeOffsets ?? new Uint32Array(0),
+    job.excludeIds ?? new Int32Array(0),
+    out,
+    job.negativesPerRow,
+    level,
+    threads,
   ];
 }
 
@@ -352,29 +499,71 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
     ...nativeMetricKernels(addon, level, threads, (n) => fallbackKernels.candidateHistogram(n, null)),
     countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number) {
       nativeCall("scores", () =>
-        addon.countScores(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads));
+        addon.countScores(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads),
+      );
     },
-    countScoresAsync(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number,
-      job?: JobControl) {
-      return underJob(addon, job, thresholds.length, (control) => nativeCallAsync("scores", () => addon.countScoresAsync(
-        holdable(scores), numColumns, holdable(thresholds), out.greater, out.equal, out.nan, level, t ?? threads, control)));
+    countScoresAsync(
+      scores: FloatArray,
+      numColumns: number,
+      thresholds: FloatArray,
+      out: CountBuffers,
+      t?: number,
+      job?: JobControl,
+    ) {
+      return underJob(addon, job, thresholds.length, (control) =>
+        nativeCallAsync("scores", () =>
+          addon.countScoresAsync(
+            holdable(scores),
+            numColumns,
+            holdable(thresholds),
+            out.greater,
+            out.equal,
+            out.nan,
+            level,
+            t ?? threads,
+            control,
+          ),
+        ),
+      );
     },
     countScoresByIndex(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number) {
       nativeCall("trueIndices", () =>
-        addon.countScoresByIndex(s, cols, idx, th, out.greater, out.equal, out.nan, level, t ?? threads));
+        addon.countScoresByIndex(s, cols, idx, th, out.greater, out.equal, out.nan, level, t ?? threads),
+      );
     },
-    countScoresByIndexAsync(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number,
-      job?: JobControl) {
-      return underJob(addon, job, idx.length, (control) => nativeCallAsync("trueIndices", () =>
-        addon.countScoresByIndexAsync(holdable(s), cols, holdable(idx), th, out.greater, out.equal, out.nan, level,
-          t ?? threads, control)));
+    countScoresByIndexAsync(
+      s: FloatArray,
+      cols: number,
+      idx: Int32Array,
+      th: FloatArray,
+      out: CountBuffers,
+      t?: number,
+      job?: JobControl,
+    ) {
+      return underJob(addon, job, idx.length, (control) =>
+        nativeCallAsync("trueIndices", () =>
+          addon.countScoresByIndexAsync(
+            holdable(s),
+            cols,
+            holdable(idx),
+            th,
+            out.greater,
+            out.equal,
+            out.nan,
+            level,
+            t ?? threads,
+            control,
+          ),
+        ),
+      );
     },
     rankEmbeddings(job: EmbeddingJob, out: Float64Array, t?: number) {
       addon.rankEmbeddings(...embeddingArgs(job, out, level, t ?? threads));
     },
     rankEmbeddingsAsync(job: EmbeddingJob, out: Float64Array, t?: number, control?: JobControl) {
-      return underJob(addon, control, job.anchor.length,
-        (c) => addon.rankEmbeddingsAsync(...embeddingArgs(job, out, level, t ?? threads), c));
+      return underJob(addon, control, job.anchor.length, (c) =>
+        addon.rankEmbeddingsAsync(...embeddingArgs(job, out, level, t ?? threads), c),
+      );
     },
     buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side, t?: number) {
       return nativeFilterIndex(addon, triples, numEntities, numRelations, side, level, t ?? threads);
@@ -410,8 +599,13 @@ function select(): Selection {
       kernels: tsKernels,
       addon: null,
       info: {
-        backend: "ts", simd: "none", threads: 1, version: packageVersion, supportedSimd: [],
-        hardwareThreads: availableParallelism, fallbackReason: "KGRANK_BACKEND=ts",
+        backend: "ts",
+        simd: "none",
+        threads: 1,
+        version: packageVersion,
+        supportedSimd: [],
+        hardwareThreads: availableParallelism,
+        fallbackReason: "KGRANK_BACKEND=ts",
       },
     };
   }
@@ -433,8 +627,13 @@ function select(): Selection {
       kernels: tsKernels,
       addon: null,
       info: {
-        backend: "ts", simd: "none", threads: 1, version: packageVersion, supportedSimd: [],
-        hardwareThreads: availableParallelism, fallbackReason: reason,
+        backend: "ts",
+        simd: "none",
+        threads: 1,
+        version: packageVersion,
+        supportedSimd: [],
+        hardwareThreads: availableParallelism,
+        fallbackReason: reason,
       },
     };
   }
@@ -462,8 +661,13 @@ function select(): Selection {
     kernels: nativeKernels(addon, simd, threads),
     addon,
     info: {
-      backend: "native", simd, threads, version: packageVersion, supportedSimd: supported,
-      hardwareThreads: native.hardwareThreads, addonPath: load.path,
+      backend: "native",
+      simd,
+      threads,
+      version: packageVersion,
+      supportedSimd: supported,
+      hardwareThreads: native.hardwareThreads,
+      addonPath: load.path,
     },
   };
 }

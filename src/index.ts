@@ -6,7 +6,14 @@ export { backendInfo } from "./backend";
 export type { BackendInfo } from "./backend";
 export { countScores, countScoresSync } from "./count";
 export type { CountScoresOptions, CountScoresResult } from "./count";
-export { KgrankBackendError, KgrankDetachedError, KgrankError, KgrankInputError, KgrankMemoryError, KgrankStateError } from "./errors";
+export {
+  KgrankBackendError,
+  KgrankDetachedError,
+  KgrankError,
+  KgrankInputError,
+  KgrankMemoryError,
+  KgrankStateError,
+} from "./errors";
 export type { BackendName, FloatArray, SimdLevel } from "./kernels";
 export type { AsyncOptions, Progress } from "./jobs";
 export { RankCounter } from "./ranking/rank-counter";
@@ -15,23 +22,62 @@ export { computeRanks, computeRanksSync, computeSampledRanks, computeSampledRank
 export type { ComputeRanksOptions, ComputeSampledRanksOptions, Ranks } from "./ranking/ranks";
 export { NoClosedFormError, UnknownMetricError } from "./errors";
 export {
-  affine, DEFAULT_KS, expectationNormalized, generateNumCandidatesAndRanks, generateRanks, getMetric, listMetrics, metricSelection,
-  metricValues, parseMetricKey, prepareCandidates, reindexed, zScored, zToPValue,
+  affine,
+  DEFAULT_KS,
+  expectationNormalized,
+  generateNumCandidatesAndRanks,
+  generateRanks,
+  getMetric,
+  listMetrics,
+  metricSelection,
+  metricValues,
+  parseMetricKey,
+  prepareCandidates,
+  reindexed,
+  zScored,
+  zToPValue,
 } from "./metrics/index";
 export type {
-  AffineCoefficients, CandidateSet, Candidates, DerivedRankMetric, Estimate, EstimateOptions, Interval, MetricKey, MetricName, MetricQuery, ParsedMetricKey,
-  RankMetric, RankType, ValueRange,
+  AffineCoefficients,
+  CandidateSet,
+  Candidates,
+  DerivedRankMetric,
+  Estimate,
+  EstimateOptions,
+  Interval,
+  MetricKey,
+  MetricName,
+  MetricQuery,
+  ParsedMetricKey,
+  RankMetric,
+  RankType,
+  ValueRange,
 } from "./metrics/index";
 export { RankEvaluator } from "./evaluation/evaluator";
 export type {
-  EvaluationInfo, EvaluationSide, FinalizeOptions, RankEvaluatorOptions, RanksBatch, SampledBatch, ScoreBatch, Weighting,
+  EvaluationInfo,
+  EvaluationSide,
+  FinalizeOptions,
+  RankEvaluatorOptions,
+  RanksBatch,
+  SampledBatch,
+  ScoreBatch,
+  Weighting,
 } from "./evaluation/evaluator";
 export { ChunkedBatch } from "./evaluation/chunked";
 export type { ChunkedBatchOptions, EntitySlice } from "./evaluation/chunked";
 export { RankResults } from "./evaluation/results";
 export type {
-  Breakdown, DegreeBreakdown, DegreeOptions, RelationBreakdown, RelationCategory, RelationCategoryBreakdown, ResultRankType,
-  ResultSide, ResultTable, TaskTable,
+  Breakdown,
+  DegreeBreakdown,
+  DegreeOptions,
+  RelationBreakdown,
+  RelationCategory,
+  RelationCategoryBreakdown,
+  ResultRankType,
+  ResultSide,
+  ResultTable,
+  TaskTable,
 } from "./evaluation/results";
 export type { BootstrapOptions, IntervalTable } from "./evaluation/tabulate";
 export { FrequencyBaseline } from "./scoring/baseline";

@@ -54,7 +54,12 @@ export function asyncArgs(o: Record<string, unknown>): AsyncArgs {
  * ASYNC_KEYS too), then for the async form its `signal` and `onProgress` before any other option (asyncArgs); the
  * sync form's are both undefined.
  */
-export function callOptions(name: string, args: unknown, keys: readonly string[], isAsync: boolean): { o: Record<string, unknown>; a: AsyncArgs } {
+export function callOptions(
+  name: string,
+  args: unknown,
+  keys: readonly string[],
+  isAsync: boolean,
+): { o: Record<string, unknown>; a: AsyncArgs } {
   if (!isAsync) return { o: options(name, args, keys), a: { signal: undefined, onProgress: undefined } };
   const o = options(name, args, [...keys, ...ASYNC_KEYS]);
   return { o, a: asyncArgs(o) };
@@ -236,7 +241,11 @@ export class CallJob implements JobControl {
  * Runs an async call's body under a CallJob of `total` tasks (none when the call has neither a signal nor a progress
  * callback: then the kernels run as they always did), and lets go of the signal when it settles.
  */
-export async function withJob<T>(args: AsyncArgs, total: number, body: (job: CallJob | undefined) => Promise<T>): Promise<T> {
+export async function withJob<T>(
+  args: AsyncArgs,
+  total: number,
+  body: (job: CallJob | undefined) => Promise<T>,
+): Promise<T> {
   if (!args.signal && !args.onProgress) return body(undefined);
   const job = new CallJob(args, total);
   try {

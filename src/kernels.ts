@@ -65,12 +65,23 @@ export interface FilterIndexHandle {
    * answer is column truth[i]: counts as countScoresByIndex, minus every other known answer of the task.
    */
   countFiltered(
-    scores: FloatArray, anchor: Int32Array, relation: Int32Array, truth: Int32Array, thresholdsOut: FloatArray,
-    out: FilteredCountBuffers, threads?: number,
+    scores: FloatArray,
+    anchor: Int32Array,
+    relation: Int32Array,
+    truth: Int32Array,
+    thresholdsOut: FloatArray,
+    out: FilteredCountBuffers,
+    threads?: number,
   ): void;
   countFilteredAsync(
-    scores: FloatArray, anchor: Int32Array, relation: Int32Array, truth: Int32Array, thresholdsOut: FloatArray,
-    out: FilteredCountBuffers, threads?: number, job?: JobControl,
+    scores: FloatArray,
+    anchor: Int32Array,
+    relation: Int32Array,
+    truth: Int32Array,
+    thresholdsOut: FloatArray,
+    out: FilteredCountBuffers,
+    threads?: number,
+    job?: JobControl,
   ): Promise<void>;
   /**
    * countFiltered over one column slice (a chunked batch: scores arrive in slices of the entity axis). Rows of
@@ -82,12 +93,27 @@ export interface FilterIndexHandle {
    * the counts are countFiltered's (native/core/count.cpp count_rows_filtered_range; TsFilterIndex).
    */
   countFilteredRange(
-    scores: FloatArray, columnStart: number, width: number, anchor: Int32Array, relation: Int32Array,
-    truth: Int32Array, thresholds: FloatArray, out: FilteredCountBuffers, threads?: number,
+    scores: FloatArray,
+    columnStart: number,
+    width: number,
+    anchor: Int32Array,
+    relation: Int32Array,
+    truth: Int32Array,
+    thresholds: FloatArray,
+    out: FilteredCountBuffers,
+    threads?: number,
   ): void;
   countFilteredRangeAsync(
-    scores: FloatArray, columnStart: number, width: number, anchor: Int32Array, relation: Int32Array,
-    truth: Int32Array, thresholds: FloatArray, out: FilteredCountBuffers, threads?: number, job?: JobControl,
+    scores: FloatArray,
+    columnStart: number,
+    width: number,
+    anchor: Int32Array,
+    relation: Int32Array,
+    truth: Int32Array,
+    thresholds: FloatArray,
+    out: FilteredCountBuffers,
+    threads?: number,
+    job?: JobControl,
   ): Promise<void>;
   /**
    * A whole filtered evaluator batch (rows x 3 triples, one score row each) in one call, on both backends (the
@@ -98,7 +124,11 @@ export interface FilterIndexHandle {
    * from the core's failed status, native/core/status.h).
    */
   rankTriples(
-    scores: FloatArray, triples: Int32Array, keysOut: Int32Array, thresholdsOut: FloatArray, out: Float64Array,
+    scores: FloatArray,
+    triples: Int32Array,
+    keysOut: Int32Array,
+    thresholdsOut: FloatArray,
+    out: Float64Array,
     threads?: number,
   ): number;
 }
@@ -156,8 +186,13 @@ export interface MetricKernels {
    * One fused pass over validated ranks (weights null = all 1): compensated sums, hit counts per k, and what
    * `flags` (AGGREGATE_FLAGS) asks for; see AGGREGATE_SLOTS.
    */
-  aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: Float64Array, flags: number,
-    threads?: number): Float64Array;
+  aggregateRanks(
+    ranks: Float64Array,
+    weights: Float64Array | null,
+    ks: Float64Array,
+    flags: number,
+    threads?: number,
+  ): Float64Array;
   /** Conventional (weighted) median of `values`, or with `mad` the scaled median absolute deviation. */
   medianRanks(values: Float64Array, weights: Float64Array | null, mad: boolean): number;
   /** Tasks grouped by distinct N (sorted), with weight sums w1 and squared-weight sums w2. */
@@ -166,10 +201,20 @@ export interface MetricKernels {
    * [E, Var] of a closed-form metric from a histogram; `count` is the number of tasks. The geometric mean needs an
    * unweighted histogram (its exponent is 1/count).
    */
-  histogramMoments(metric: ClosedMetricCode, histogram: CandidateHistogram, count: number, k: number,
-    threads?: number): Float64Array;
+  histogramMoments(
+    metric: ClosedMetricCode,
+    histogram: CandidateHistogram,
+    count: number,
+    k: number,
+    threads?: number,
+  ): Float64Array;
   /** [E, Var] of a closed-form metric under uniform ranks. */
-  closedMoments(metric: ClosedMetricCode, numCandidates: Float64Array, weights: Float64Array | null, k: number): Float64Array;
+  closedMoments(
+    metric: ClosedMetricCode,
+    numCandidates: Float64Array,
+    weights: Float64Array | null,
+    k: number,
+  ): Float64Array;
   /**
    * [E, Var] of the conventional (unweighted) median rank under independent uniform ranks, for validated candidate
    * counts (native/core/median_moments.cpp; src/fallback/median-moments.ts).
@@ -180,8 +225,15 @@ export interface MetricKernels {
    */
   medianMoments(numCandidates: Float64Array, wantVariance?: boolean): Float64Array;
   /** The statistic of `numSamples` seeded random rank vectors. */
-  sampleStatistic(numCandidates: Float64Array, weights: Float64Array | null, numSamples: number, seed: number,
-    statistic: StatisticCode, k: number, threads?: number): Float64Array;
+  sampleStatistic(
+    numCandidates: Float64Array,
+    weights: Float64Array | null,
+    numSamples: number,
+    seed: number,
+    statistic: StatisticCode,
+    k: number,
+    threads?: number,
+  ): Float64Array;
   /** Rank vector number `sample` of the seeded stream. */
   generateRanks(numCandidates: Float64Array, seed: number, sample: number): Float64Array;
   /** H_1(n) or H_2(n) for integer n >= 0. */
@@ -235,7 +287,13 @@ export interface Kernels extends MetricKernels {
    * For each row i of the row-major matrix `scores` (numColumns per row) count entries > thresholds[i],
    * === thresholds[i] and NaN. `thresholds` has the element type of `scores`.
    */
-  countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, threads?: number): void;
+  countScores(
+    scores: FloatArray,
+    numColumns: number,
+    thresholds: FloatArray,
+    out: CountBuffers,
+    threads?: number,
+  ): void;
   /** The same, off the JavaScript thread where the backend can; resolves when `out` is filled. */
   countScoresAsync(
     scores: FloatArray,
@@ -277,6 +335,10 @@ export interface Kernels extends MetricKernels {
 
   /** Builds the filter index of one side from triple arrays (t x 3 Int32Array each: head, relation, tail). */
   buildFilterIndex(
-    triples: Int32Array[], numEntities: number, numRelations: number, side: Side, threads?: number,
+    triples: Int32Array[],
+    numEntities: number,
+    numRelations: number,
+    side: Side,
+    threads?: number,
   ): FilterIndexHandle;
 }

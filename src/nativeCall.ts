@@ -56,16 +56,19 @@ export function nativeCallAsync<T>(argument: string, run: () => Promise<T>): Pro
 export function withMemoryErrors<K extends object>(kernels: K): K {
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(kernels)) {
-    out[name] = typeof value !== "function" ? value : (...args: unknown[]) => {
-      try {
-        return (value as (...a: unknown[]) => unknown).apply(kernels, args);
-      } catch (e) {
-        if (e instanceof RangeError && ALLOCATION_FAILED.test(e.message)) {
-          throw new KgrankMemoryError(name, `${name}: ${MEMORY_ADVICE} (${e.message})`);
-        }
-        throw e;
-      }
-    };
+    out[name] =
+      typeof value !== "function"
+        ? value
+        : (...args: unknown[]) => {
+            try {
+              return (value as (...a: unknown[]) => unknown).apply(kernels, args);
+            } catch (e) {
+              if (e instanceof RangeError && ALLOCATION_FAILED.test(e.message)) {
+                throw new KgrankMemoryError(name, `${name}: ${MEMORY_ADVICE} (${e.message})`);
+              }
+              throw e;
+            }
+          };
   }
   return out as K;
 }

@@ -4,16 +4,47 @@ import { nativeCall as call } from "./nativeCall";
 
 /** What native/addon/metrics_bindings.cpp exports. */
 export interface NativeMetricsAddon {
-  aggregateRanks(ranks: Float64Array, weights: Float64Array | undefined, ks: Float64Array, flags: number,
-    simd: number, threads: number): Float64Array;
+  aggregateRanks(
+    ranks: Float64Array,
+    weights: Float64Array | undefined,
+    ks: Float64Array,
+    flags: number,
+    simd: number,
+    threads: number,
+  ): Float64Array;
   medianRanks(values: Float64Array, weights: Float64Array | undefined, mad: boolean): number;
-  candidateHistogram(numCandidates: Float64Array, weights: Float64Array | undefined, threads?: number): CandidateHistogram;
-  histogramMoments(metric: number, values: Float64Array, w1: Float64Array, w2: Float64Array, totalWeight: number,
-    count: number, k: number, threads: number): Float64Array;
-  closedMoments(metric: number, numCandidates: Float64Array, weights: Float64Array | undefined, k: number): Float64Array;
+  candidateHistogram(
+    numCandidates: Float64Array,
+    weights: Float64Array | undefined,
+    threads?: number,
+  ): CandidateHistogram;
+  histogramMoments(
+    metric: number,
+    values: Float64Array,
+    w1: Float64Array,
+    w2: Float64Array,
+    totalWeight: number,
+    count: number,
+    k: number,
+    threads: number,
+  ): Float64Array;
+  closedMoments(
+    metric: number,
+    numCandidates: Float64Array,
+    weights: Float64Array | undefined,
+    k: number,
+  ): Float64Array;
   medianMoments(numCandidates: Float64Array, wantVariance?: boolean): Float64Array;
-  sampleStatistic(numCandidates: Float64Array, weights: Float64Array | undefined, numSamples: number, seed: number,
-    statistic: number, k: number, simd: number, threads: number): Float64Array;
+  sampleStatistic(
+    numCandidates: Float64Array,
+    weights: Float64Array | undefined,
+    numSamples: number,
+    seed: number,
+    statistic: number,
+    k: number,
+    simd: number,
+    threads: number,
+  ): Float64Array;
   generateRanks(numCandidates: Float64Array, seed: number, sample: number, simd: number, threads: number): Float64Array;
   harmonic(n: number, order: number): number;
   generalizedHarmonic(n: number, p: number): number;
@@ -32,7 +63,9 @@ export const SMALL_HISTOGRAM_MAX_N = 256;
 
 /** `level`: the SIMD level code (KGRANK_SIMD) the aggregate's and the sampler's kernels run at, as the counting kernels'. */
 export function nativeMetricKernels(
-  addon: NativeMetricsAddon, level: number, threads: number,
+  addon: NativeMetricsAddon,
+  level: number,
+  threads: number,
   smallHistogram?: (numCandidates: Float64Array) => CandidateHistogram,
 ): MetricKernels {
   const isSmall = (n: Float64Array): boolean => {
@@ -49,13 +82,17 @@ export function nativeMetricKernels(
         ? smallHistogram!(numCandidates)
         : call("numCandidates", () => addon.candidateHistogram(numCandidates, weights ?? undefined, threads)),
     histogramMoments: (metric, h, count, k, t) =>
-      call("numCandidates", () => addon.histogramMoments(metric, h.values, h.w1, h.w2, h.totalWeight, count, k, t ?? threads)),
+      call("numCandidates", () =>
+        addon.histogramMoments(metric, h.values, h.w1, h.w2, h.totalWeight, count, k, t ?? threads),
+      ),
     closedMoments: (metric: ClosedMetricCode, numCandidates, weights, k) =>
       call("numCandidates", () => addon.closedMoments(metric, numCandidates, weights ?? undefined, k)),
-    medianMoments: (numCandidates, wantVariance) => call("numCandidates", () => addon.medianMoments(numCandidates, wantVariance)),
+    medianMoments: (numCandidates, wantVariance) =>
+      call("numCandidates", () => addon.medianMoments(numCandidates, wantVariance)),
     sampleStatistic: (numCandidates, weights, numSamples, seed, statistic: StatisticCode, k, t) =>
       call("numCandidates", () =>
-        addon.sampleStatistic(numCandidates, weights ?? undefined, numSamples, seed, statistic, k, level, t ?? threads)),
+        addon.sampleStatistic(numCandidates, weights ?? undefined, numSamples, seed, statistic, k, level, t ?? threads),
+      ),
     generateRanks: (numCandidates, seed, sample) =>
       call("numCandidates", () => addon.generateRanks(numCandidates, seed, sample, level, threads)),
     harmonic: (n, order) => addon.harmonic(n, order),

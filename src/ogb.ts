@@ -44,26 +44,41 @@ function prepare(input: OgbInput, keys = OGB_KEYS) {
   if (neg && typeof neg === "object" && "shape" in neg && "data" in neg) {
     const shape = neg.shape;
     if (!Array.isArray(shape) || shape.length !== 2 || shape[0] !== n) {
-      throw new KgrankInputError("y_pred_neg", `must have shape (${n}, K) like OGB's, got ${Array.isArray(shape) ? `(${formatDims(shape)})` : describe(shape)}`);
+      throw new KgrankInputError(
+        "y_pred_neg",
+        `must have shape (${n}, K) like OGB's, got ${Array.isArray(shape) ? `(${formatDims(shape)})` : describe(shape)}`,
+      );
     }
     neg = neg.data;
   }
   if (!(neg instanceof Float32Array) && !(neg instanceof Float64Array)) {
-    throw new KgrankInputError("y_pred_neg", `must be a Float32Array or Float64Array of shape (n, K), row-major, got ${describe(neg)}`);
+    throw new KgrankInputError(
+      "y_pred_neg",
+      `must be a Float32Array or Float64Array of shape (n, K), row-major, got ${describe(neg)}`,
+    );
   }
   if (neg.length === 0 || neg.length % n !== 0) {
-    throw new KgrankInputError("y_pred_neg", `has ${neg.length} scores: it must hold K >= 1 per positive edge (${n} edges), shape (n, K)`);
+    throw new KgrankInputError(
+      "y_pred_neg",
+      `has ${neg.length} scores: it must hold K >= 1 per positive edge (${n} edges), shape (n, K)`,
+    );
   }
   return {
-    positiveScores: pos, negativeScores: neg, threads: o.threads as number | undefined,
-    signal: o.signal as AbortSignal | undefined, onProgress: o.onProgress as AsyncOptions["onProgress"],
+    positiveScores: pos,
+    negativeScores: neg,
+    threads: o.threads as number | undefined,
+    signal: o.signal as AbortSignal | undefined,
+    onProgress: o.onProgress as AsyncOptions["onProgress"],
   };
 }
 
 function lists(r: Ranks): OgbLists {
   const n = r.realistic.length;
   const out: OgbLists = {
-    "hits@1_list": new Float32Array(n), "hits@3_list": new Float32Array(n), "hits@10_list": new Float32Array(n), mrr_list: new Float32Array(n),
+    "hits@1_list": new Float32Array(n),
+    "hits@3_list": new Float32Array(n),
+    "hits@10_list": new Float32Array(n),
+    mrr_list: new Float32Array(n),
   };
   for (let i = 0; i < n; i++) {
     const rank = r.realistic[i]!;
@@ -80,7 +95,10 @@ function inOgbTerms(e: unknown): unknown {
   if (!(e instanceof KgrankInputError)) return e;
   const name = { positiveScores: "y_pred_pos", negativeScores: "y_pred_neg" }[e.argument];
   if (!name) return e;
-  const message = e.message.slice(e.argument.length + 2).replaceAll("positiveScores", "y_pred_pos").replaceAll("negativeScores", "y_pred_neg");
+  const message = e.message
+    .slice(e.argument.length + 2)
+    .replaceAll("positiveScores", "y_pred_pos")
+    .replaceAll("negativeScores", "y_pred_neg");
   return new KgrankInputError(name, message, e.index);
 }
 

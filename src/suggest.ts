@@ -25,7 +25,12 @@ export function editDistance(a: string, b: string): number {
  * The `count` names nearest to `query` (ties in name order). `normalize` maps both sides before comparing (e.g.
  * case and separators); the names are returned as given.
  */
-export function closest(query: string, names: readonly string[], count = 1, normalize: (s: string) => string = (s) => s): string[] {
+export function closest(
+  query: string,
+  names: readonly string[],
+  count = 1,
+  normalize: (s: string) => string = (s) => s,
+): string[] {
   const q = normalize(query.slice(0, MAX_QUERY));
   return [...new Set(names)]
     .map((n) => ({ n, d: editDistance(q, normalize(n)) }))
@@ -46,7 +51,10 @@ export function shortName(s: string): string {
 
 /** Names for an error message: each quoted(), the first `max`, then how many there are in all. */
 export function quotedList(names: readonly string[], max = 5): string {
-  const shown = names.slice(0, max).map((n) => quoted(String(n))).join(", ");
+  const shown = names
+    .slice(0, max)
+    .map((n) => quoted(String(n)))
+    .join(", ");
   return names.length <= max ? shown : `${shown}, ... (${names.length} in all)`;
 }
 
@@ -56,7 +64,15 @@ export function quotedList(names: readonly string[], max = 5): string {
  */
 export function formatDims(shape: readonly unknown[]): string {
   const one = (d: unknown) =>
-    typeof d === "number" || typeof d === "bigint" || typeof d === "boolean" ? String(d) : typeof d === "string" ? quoted(d) : d === null ? "null" : typeof d;
+    typeof d === "number" || typeof d === "bigint" || typeof d === "boolean"
+      ? String(d)
+      : typeof d === "string"
+        ? quoted(d)
+        : d === null
+          ? "null"
+          : typeof d;
   const shown = shape.length <= 8 ? shape : shape.slice(0, 6);
-  return shape.length <= 8 ? shown.map(one).join(", ") : `${shown.map(one).join(", ")}, ... (${shape.length} dimensions)`;
+  return shape.length <= 8
+    ? shown.map(one).join(", ")
+    : `${shown.map(one).join(", ")}, ... (${shape.length} dimensions)`;
 }

@@ -6,7 +6,8 @@ import { closest, quoted } from "./suggest";
 export function describe(value: unknown): string {
   if (value === null) return "null";
   if (value === undefined) return "undefined";
-  if (ArrayBuffer.isView(value)) return `${value.constructor.name}(${(value as unknown as ArrayLike<unknown>).length ?? value.byteLength})`;
+  if (ArrayBuffer.isView(value))
+    return `${value.constructor.name}(${(value as unknown as ArrayLike<unknown>).length ?? value.byteLength})`;
   if (Array.isArray(value)) return `Array(${value.length})`;
   if (typeof value === "number") return String(value);
   if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
@@ -61,7 +62,10 @@ export function rowCount(scoresName: string, scores: FloatArray, numColumns: num
 
 /** An array-like of numbers with exactly `length` elements (typed array or plain array). */
 export function numberArray(name: string, value: unknown, length: number): ArrayLike<number> {
-  const isNumericView = ArrayBuffer.isView(value) && !(value instanceof DataView) && !(value instanceof BigInt64Array) &&
+  const isNumericView =
+    ArrayBuffer.isView(value) &&
+    !(value instanceof DataView) &&
+    !(value instanceof BigInt64Array) &&
     !(value instanceof BigUint64Array);
   if (!isNumericView && !Array.isArray(value)) {
     throw new KgrankInputError(name, `must be a typed array or an array of numbers, got ${describe(value)}`);
@@ -72,7 +76,8 @@ export function numberArray(name: string, value: unknown, length: number): Array
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      if (typeof value[i] !== "number") throw new KgrankInputError(name, `element ${i} is ${describe(value[i])}, not a number`);
+      if (typeof value[i] !== "number")
+        throw new KgrankInputError(name, `element ${i} is ${describe(value[i])}, not a number`);
     }
   }
   return arr as ArrayLike<number>;
@@ -120,12 +125,18 @@ function int32TriplesInRange(t: Int32Array, numEntities: number, numRelations: n
 }
 
 /** Evaluated or known triples: rows of (head, relation, tail) ids below numEntities / numRelations (null: 2^31). */
-export function tripleArray(name: string, value: unknown, numEntities: number, numRelations: number | null): Int32Array {
+export function tripleArray(
+  name: string,
+  value: unknown,
+  numEntities: number,
+  numRelations: number | null,
+): Int32Array {
   if (!isArrayLike(value)) {
     throw new KgrankInputError(name, `must be an Int32Array of (head, relation, tail) rows, got ${describe(value)}`);
   }
   const arr = value as ArrayLike<unknown>;
-  if (arr.length % 3 !== 0) throw new KgrankInputError(name, `has ${arr.length} elements, not a multiple of 3 (rows of head, relation, tail)`);
+  if (arr.length % 3 !== 0)
+    throw new KgrankInputError(name, `has ${arr.length} elements, not a multiple of 3 (rows of head, relation, tail)`);
   if (value instanceof Int32Array && int32TriplesInRange(value, numEntities, numRelations)) return value;
   const out = value instanceof Int32Array ? value : new Int32Array(arr.length);
   for (let i = 0; i < arr.length; i++) {
@@ -164,7 +175,10 @@ export function confidenceLevelArg(name: string, value: unknown): number {
 export function signalOption(value: unknown): AbortSignal | undefined {
   if (value === undefined) return undefined;
   if (!(value instanceof AbortSignal)) {
-    throw new KgrankInputError("signal", `must be an AbortSignal (e.g. new AbortController().signal), got ${describe(value)}`);
+    throw new KgrankInputError(
+      "signal",
+      `must be an AbortSignal (e.g. new AbortController().signal), got ${describe(value)}`,
+    );
   }
   return value;
 }

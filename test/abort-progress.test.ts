@@ -14,8 +14,21 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import {
-  backendInfo, computeRanks, computeSampledRanks, countScores, EmbeddingModel, encodeNpy, KgrankInputError, loadDataset,
-  loadDatasetAsync, ogbEvaluate, type Progress, RankCounter, RankEvaluator, readNpy, readNpyAsync,
+  backendInfo,
+  computeRanks,
+  computeSampledRanks,
+  countScores,
+  EmbeddingModel,
+  encodeNpy,
+  KgrankInputError,
+  loadDataset,
+  loadDatasetAsync,
+  ogbEvaluate,
+  type Progress,
+  RankCounter,
+  RankEvaluator,
+  readNpy,
+  readNpyAsync,
 } from "../src/index";
 import { runSteps } from "../src/io/steps";
 import { splitTsvBytes, splitTsvSteps } from "../src/io/tsv";
@@ -37,8 +50,14 @@ function randomDistMult(entities: number, relations: number, dim: number, seed: 
   const next = rng(seed);
   return new EmbeddingModel({
     interaction: "distmult",
-    entityEmbeddings: { data: Float32Array.from({ length: entities * dim }, () => next() - 0.5), shape: [entities, dim] },
-    relationEmbeddings: { data: Float32Array.from({ length: relations * dim }, () => next() - 0.5), shape: [relations, dim] },
+    entityEmbeddings: {
+      data: Float32Array.from({ length: entities * dim }, () => next() - 0.5),
+      shape: [entities, dim],
+    },
+    relationEmbeddings: {
+      data: Float32Array.from({ length: relations * dim }, () => next() - 0.5),
+      shape: [relations, dim],
+    },
   });
 }
 
@@ -67,8 +86,10 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
 
 /** Typed arrays compared by type and bytes (toEqual walks them element by element: slow for large ones). */
 function sameArray(a: ArrayBufferView, b: ArrayBufferView): boolean {
-  return a.constructor === b.constructor &&
-    Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+  return (
+    a.constructor === b.constructor &&
+    Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))
+  );
 }
 
 function expectSameNpy(a: { data: ArrayBufferView; shape: number[]; dtype: string }, b: typeof a, what: string): void {
@@ -132,12 +153,18 @@ describe(`abort and progress on ${label}`, () => {
       const calls: [string, () => Promise<unknown>][] = [
         ["countScores", () => countScores({ scores, numColumns: cols, thresholds: new Float32Array(rows), signal })],
         ["computeRanks", () => computeRanks({ scores, numColumns: cols, trueIndices, signal })],
-        ["computeSampledRanks", () => computeSampledRanks({ positiveScores: [1, 2], negativeScores: new Float32Array(8), signal })],
+        [
+          "computeSampledRanks",
+          () => computeSampledRanks({ positiveScores: [1, 2], negativeScores: new Float32Array(8), signal }),
+        ],
         ["ogbEvaluate", () => ogbEvaluate({ y_pred_pos: [1, 2], y_pred_neg: new Float32Array(8), signal })],
         ["RankCounter.add", () => counter.add({ scores: new Float32Array(4), columnStart: 0, signal })],
         ["RankEvaluator.add", () => e.add({ triples: test, side: "tail", scores, signal })],
         ["RankEvaluator.addModel", () => e.addModel({ model: nationsModel(1), triples: test, signal })],
-        ["RankEvaluator.addSampled", () => e.addSampled({ side: "tail", positiveScores: [1, 2], negativeScores: new Float32Array(8), signal })],
+        [
+          "RankEvaluator.addSampled",
+          () => e.addSampled({ side: "tail", positiveScores: [1, 2], negativeScores: new Float32Array(8), signal }),
+        ],
         ["ChunkedBatch.add", () => chunked.add({ scores: new Float32Array(2 * N), entityStart: 0, signal })],
         ["readNpyAsync", () => readNpyAsync(npy, { signal })],
         ["loadDatasetAsync", () => loadDatasetAsync("nations", { signal })],
@@ -158,20 +185,25 @@ describe(`abort and progress on ${label}`, () => {
 
   it("addModel aborted mid-run rejects with AbortError and leaves the evaluator exactly as if it never saw the batch", async () => {
     const { model, triples, n } = bigModel();
-    const small = (seed: number) => Int32Array.from({ length: 60 }, (_, i) => (i % 3 === 1 ? (seed + i) % 4 : (i * 31 + seed) % n));
+    const small = (seed: number) =>
+      Int32Array.from({ length: 60 }, (_, i) => (i % 3 === 1 ? (seed + i) % 4 : (i * 31 + seed) % n));
     const a = new RankEvaluator({ numEntities: n, numRelations: 4 });
     const b = new RankEvaluator({ numEntities: n, numRelations: 4 });
     await a.addModel({ model, triples: small(1) });
     await b.addModel({ model, triples: small(1) });
     const controller = new AbortController();
     const reports: Progress[] = [];
-    const err = await rejection(a.addModel({
-      model, triples, signal: controller.signal,
-      onProgress: (p) => {
-        reports.push(p);
-        controller.abort();
-      },
-    }));
+    const err = await rejection(
+      a.addModel({
+        model,
+        triples,
+        signal: controller.signal,
+        onProgress: (p) => {
+          reports.push(p);
+          controller.abort();
+        },
+      }),
+    );
     expect(isAbortError(err), String(err)).toBe(true);
     expect(reports.length).toBe(1);
     expect(reports[0]!.done).toBeGreaterThan(0);
@@ -193,7 +225,12 @@ describe(`abort and progress on ${label}`, () => {
     const pending = [
       a.add({ triples: test, side: "tail", scores, signal: controller.signal }),
       a.add({ triples: test, side: "head", scores, signal: controller.signal }),
-      a.addSampled({ side: "tail", positiveScores: [1, 2], negativeScores: new Float32Array(8), signal: controller.signal }),
+      a.addSampled({
+        side: "tail",
+        positiveScores: [1, 2],
+        negativeScores: new Float32Array(8),
+        signal: controller.signal,
+      }),
     ];
     controller.abort(); // the jobs are queued or running: each stops at its next task boundary
     for (const e of await Promise.all(pending.map(rejection))) expect(isAbortError(e), String(e)).toBe(true);
@@ -249,14 +286,24 @@ describe(`abort and progress on ${label}`, () => {
     const c2 = new AbortController();
     const p2 = countScores({ scores, numColumns: cols, thresholds: new Float32Array(rows), signal: c2.signal });
     const c3 = new AbortController();
-    const p3 = ogbEvaluate({ y_pred_pos: new Float32Array(rows), y_pred_neg: { data: scores, shape: [rows, cols] }, signal: c3.signal });
+    const p3 = ogbEvaluate({
+      y_pred_pos: new Float32Array(rows),
+      y_pred_neg: { data: scores, shape: [rows, cols] },
+      signal: c3.signal,
+    });
     c1.abort();
     c2.abort();
     c3.abort();
     for (const e of await Promise.all([p1, p2, p3].map(rejection))) expect(isAbortError(e), String(e)).toBe(true);
     const plain = await computeRanks({ scores, numColumns: cols, trueIndices });
     const reports: Progress[] = [];
-    const watched = await computeRanks({ scores, numColumns: cols, trueIndices, signal: new AbortController().signal, onProgress: (p) => reports.push(p) });
+    const watched = await computeRanks({
+      scores,
+      numColumns: cols,
+      trueIndices,
+      signal: new AbortController().signal,
+      onProgress: (p) => reports.push(p),
+    });
     expect(watched).toEqual(plain);
     expect(reports.at(-1)).toEqual({ done: rows, total: rows });
   });
@@ -287,14 +334,24 @@ describe(`abort and progress on ${label}`, () => {
     await e.add({ triples: test, side: "tail", scores, onProgress: (p) => reports.push(p) });
     check(reports, rowsN);
     reports = [];
-    await e.addSampled({ side: "head", positiveScores: [1, 2, 3], negativeScores: new Float32Array(12), onProgress: (p) => reports.push(p) });
+    await e.addSampled({
+      side: "head",
+      positiveScores: [1, 2, 3],
+      negativeScores: new Float32Array(12),
+      onProgress: (p) => reports.push(p),
+    });
     check(reports, 3);
     reports = [];
     const counter = new RankCounter({ trueScores: [1, 2] });
     await counter.add({ scores: new Float32Array(6), columnStart: 0, onProgress: (p) => reports.push(p) });
     check(reports, 2);
     reports = [];
-    await countScores({ scores, numColumns: N, thresholds: new Float32Array(rowsN), onProgress: (p) => reports.push(p) });
+    await countScores({
+      scores,
+      numColumns: N,
+      thresholds: new Float32Array(rowsN),
+      onProgress: (p) => reports.push(p),
+    });
     check(reports, rowsN);
     reports = [];
     await ogbEvaluate({ y_pred_pos: [1, 2], y_pred_neg: new Float32Array(8), onProgress: (p) => reports.push(p) });
@@ -310,11 +367,28 @@ describe(`abort and progress on ${label}`, () => {
     const { model, triples, n } = bigModel();
     const a = new RankEvaluator({ numEntities: n, numRelations: 4 });
     const boom = new Error("progress callback failed");
-    const err = await rejection(a.addModel({ model, triples, onProgress: () => { throw boom; } }));
+    const err = await rejection(
+      a.addModel({
+        model,
+        triples,
+        onProgress: () => {
+          throw boom;
+        },
+      }),
+    );
     expect(err).toBe(boom);
     expect(a.taskCounts).toEqual({ head: 0, tail: 0 });
     const e = ev();
-    const err2 = await rejection(e.add({ triples: test, side: "tail", scores: scoreRows(test, 5), onProgress: () => { throw boom; } }));
+    const err2 = await rejection(
+      e.add({
+        triples: test,
+        side: "tail",
+        scores: scoreRows(test, 5),
+        onProgress: () => {
+          throw boom;
+        },
+      }),
+    );
     expect(err2).toBe(boom);
     expect(e.taskCounts).toEqual({ head: 0, tail: 0 });
   });
@@ -323,7 +397,9 @@ describe(`abort and progress on ${label}`, () => {
     const controller = new AbortController();
     const scores = scoreRows(test, 6);
     const e = ev();
-    const calls = Array.from({ length: 40 }, (_, i) => e.add({ triples: test, side: i % 2 ? "head" : "tail", scores, signal: controller.signal }));
+    const calls = Array.from({ length: 40 }, (_, i) =>
+      e.add({ triples: test, side: i % 2 ? "head" : "tail", scores, signal: controller.signal }),
+    );
     expect(getEventListeners(controller.signal, "abort").length).toBeLessThanOrEqual(1);
     await Promise.all(calls);
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
@@ -331,9 +407,12 @@ describe(`abort and progress on ${label}`, () => {
   });
 
   it("sync calls refuse the async options (they cannot be stopped)", () => {
-    expect(() => ev().addSync({ triples: test, side: "tail", scores: scoreRows(test, 1), signal: AbortSignal.abort() } as never))
-      .toThrow(KgrankInputError);
-    expect(() => ev().addModelSync({ model: nationsModel(1), triples: test, onProgress: () => {} } as never)).toThrow(/unknown option "onProgress"/);
+    expect(() =>
+      ev().addSync({ triples: test, side: "tail", scores: scoreRows(test, 1), signal: AbortSignal.abort() } as never),
+    ).toThrow(KgrankInputError);
+    expect(() => ev().addModelSync({ model: nationsModel(1), triples: test, onProgress: () => {} } as never)).toThrow(
+      /unknown option "onProgress"/,
+    );
   });
 });
 
@@ -347,8 +426,21 @@ describe(`async readers on ${label}`, () => {
     const files: [string, Uint8Array][] = [
       ["f4.npy", encodeNpy(Float32Array.from(f), [400, 500])],
       ["f8.npy", encodeNpy(f, [n])],
-      ["i8.npy", encodeNpy(BigInt64Array.from(f, (x) => BigInt(Math.round(x * 1e6))), [500, 400])],
-      ["b1.npy", encodeNpy(Uint8Array.from(f, (x) => (x > 0 ? 1 : 0)), [n], { dtype: "b1" })],
+      [
+        "i8.npy",
+        encodeNpy(
+          BigInt64Array.from(f, (x) => BigInt(Math.round(x * 1e6))),
+          [500, 400],
+        ),
+      ],
+      [
+        "b1.npy",
+        encodeNpy(
+          Uint8Array.from(f, (x) => (x > 0 ? 1 : 0)),
+          [n],
+          { dtype: "b1" },
+        ),
+      ],
     ];
     // Big-endian, half precision and Fortran order, written by hand (header text as NumPy writes it).
     const header = (dict: string) => {
@@ -373,7 +465,10 @@ describe(`async readers on ${label}`, () => {
     for (let i = 0; i < n; i++) new DataView(half.buffer).setUint16(2 * i, (i * 7919) & 0x7bff, true);
     files.push(["f2.npy", withData(header("{'descr': '<f2', 'fortran_order': False, 'shape': (200000,), }"), half)]);
     const fortran = new Uint8Array(Float32Array.from(f).buffer);
-    files.push(["fortran.npy", withData(header("{'descr': '<f4', 'fortran_order': True, 'shape': (400, 5, 100), }"), fortran)]);
+    files.push([
+      "fortran.npy",
+      withData(header("{'descr': '<f4', 'fortran_order': True, 'shape': (400, 5, 100), }"), fortran),
+    ]);
     for (const [name, bytes] of files) {
       const file = path.join(dir, name);
       writeFileSync(file, bytes);
@@ -404,7 +499,10 @@ describe(`async readers on ${label}`, () => {
     mkdirSync(ds, { recursive: true });
     const lines = (count: number, seed: number) => {
       const next = rng(seed);
-      return Array.from({ length: count }, (_, i) => `entity_${Math.floor(next() * 30000)}\trel_${i % 37}\tentity_${Math.floor(next() * 30000)}`);
+      return Array.from(
+        { length: count },
+        (_, i) => `entity_${Math.floor(next() * 30000)}\trel_${i % 37}\tentity_${Math.floor(next() * 30000)}`,
+      );
     };
     writeFileSync(path.join(ds, "train.tsv"), "\uFEFF" + lines(60_000, 1).join("\r\n") + "\n\n");
     writeFileSync(path.join(ds, "valid.tsv"), lines(2000, 2).join("\n"));
@@ -429,7 +527,10 @@ describe(`async readers on ${label}`, () => {
     expect(syncMessage).toMatch(/line 55001 has 2 tab-separated fields/);
     expect(((await rejection(loadDatasetAsync(undefined, { datasetDir: ds }))) as Error).message).toBe(syncMessage);
     // Invalid UTF-8 late in the file is reported before an earlier field error, as by the one-call splitter.
-    const latin = Buffer.concat([Buffer.from(bad.slice(0, 59_000).join("\n") + "\n"), Buffer.from("caf\xe9\tr\tx\n", "latin1")]);
+    const latin = Buffer.concat([
+      Buffer.from(bad.slice(0, 59_000).join("\n") + "\n"),
+      Buffer.from("caf\xe9\tr\tx\n", "latin1"),
+    ]);
     writeFileSync(path.join(ds, "train.tsv"), latin);
     const syncUtf8 = (() => {
       try {
@@ -453,7 +554,10 @@ describe(`async readers on ${label}`, () => {
     // no piece may start at such a line - here none can, and the file is one piece, split by the one-call splitter;
     // with every other line BOM-led, pieces are cut before the others.
     for (const every of [1, 2]) {
-      const lines = Array.from({ length: 30_000 }, (_, i) => `${i % every === 0 && i > 0 ? "\uFEFF" : ""}e${i}\tr\te${i + 1}`);
+      const lines = Array.from(
+        { length: 30_000 },
+        (_, i) => `${i % every === 0 && i > 0 ? "\uFEFF" : ""}e${i}\tr\te${i + 1}`,
+      );
       const bytes = Buffer.from(lines.join("\n") + "\n");
       const want = splitTsvBytes(bytes, "file");
       const got = runSteps(splitTsvSteps(bytes, "file"));
@@ -464,6 +568,9 @@ describe(`async readers on ${label}`, () => {
 
   const fb = sharedDataset("fb15k-237");
   it.skipIf(fb.missing)(fb.name("loadDatasetAsync equals loadDataset on FB15k-237"), async () => {
-    expectSameDataset(await loadDatasetAsync("fb15k-237", { datasetDir: SHARED_DATASETS }), loadDataset("fb15k-237", { datasetDir: SHARED_DATASETS }));
+    expectSameDataset(
+      await loadDatasetAsync("fb15k-237", { datasetDir: SHARED_DATASETS }),
+      loadDataset("fb15k-237", { datasetDir: SHARED_DATASETS }),
+    );
   });
 });

@@ -70,7 +70,7 @@ function collectAndChurn(): void {
   gc();
   gc();
   const junk: Float32Array[] = [];
-  for (let i = 0; i < 4; i++) junk.push(new Float32Array(ROWS * COLS / 4).fill(7));
+  for (let i = 0; i < 4; i++) junk.push(new Float32Array((ROWS * COLS) / 4).fill(7));
   expect(junk.length).toBe(4);
 }
 
@@ -81,7 +81,9 @@ const blockerScores = new Float32Array(ROWS * COLS).fill(1);
 const blockerIndices = new Int32Array(ROWS);
 function occupyWorkers(): Promise<unknown> {
   return Promise.all(
-    Array.from({ length: 4 }, () => computeRanks({ scores: blockerScores, numColumns: COLS, trueIndices: blockerIndices, threads: 1 })),
+    Array.from({ length: 4 }, () =>
+      computeRanks({ scores: blockerScores, numColumns: COLS, trueIndices: blockerIndices, threads: 1 }),
+    ),
   );
 }
 
@@ -110,34 +112,48 @@ async function expectDetached(promise: Promise<unknown>, argument: string): Prom
 
 describe(`async safety on ${label}`, () => {
   for (const [name, detach] of detachers) {
-    it.skipIf(detach === null)(`computeRanks: scores detached mid-call by ${name} -> KgrankDetachedError, no crash`, async () => {
-      const scores = bigScores();
-      const want = computeRanksSync({ scores: scores.slice(), numColumns: COLS, trueIndices });
-      const busy = occupyWorkers();
-      const pending = computeRanks({ scores, numColumns: COLS, trueIndices });
-      detach!(scores.buffer as ArrayBuffer);
-      expect(scores.length).toBe(0);
-      collectAndChurn();
-      await expectDetached(pending, "scores");
-      await busy;
-      // The process is intact and the next call is right.
-      const again = await computeRanks({ scores: bigScores(), numColumns: COLS, trueIndices });
-      expect(again).toEqual(want);
-    });
+    it.skipIf(detach === null)(
+      `computeRanks: scores detached mid-call by ${name} -> KgrankDetachedError, no crash`,
+      async () => {
+        const scores = bigScores();
+        const want = computeRanksSync({ scores: scores.slice(), numColumns: COLS, trueIndices });
+        const busy = occupyWorkers();
+        const pending = computeRanks({ scores, numColumns: COLS, trueIndices });
+        detach!(scores.buffer as ArrayBuffer);
+        expect(scores.length).toBe(0);
+        collectAndChurn();
+        await expectDetached(pending, "scores");
+        await busy;
+        // The process is intact and the next call is right.
+        const again = await computeRanks({ scores: bigScores(), numColumns: COLS, trueIndices });
+        expect(again).toEqual(want);
+      },
+    );
   }
 
   // In a fresh process (the built package, default backend), where nothing else holds memory: the standalone
   // reproduction of the use-after-free (exit 139 before the fix).
   for (const mode of ["clone", "port"]) {
-    it.skipIf(info.backend !== "native")(`a fresh process survives a ${mode} transfer of a running job's scores`, () => {
-      const child = spawnSync(process.execPath, ["--expose-gc", join(__dirname, "helpers", "detach-child.mjs"), mode], {
-        encoding: "utf8",
-        env: { ...process.env, KGRANK_BACKEND: "native" },
-      });
-      expect(child.signal).toBeNull();
-      expect(child.status).toBe(0);
-      expect(JSON.parse(child.stdout.trim())).toMatchObject({ outcome: "rejected", name: "KgrankDetachedError", code: "KGRANK_DETACHED" });
-    });
+    it.skipIf(info.backend !== "native")(
+      `a fresh process survives a ${mode} transfer of a running job's scores`,
+      () => {
+        const child = spawnSync(
+          process.execPath,
+          ["--expose-gc", join(__dirname, "helpers", "detach-child.mjs"), mode],
+          {
+            encoding: "utf8",
+            env: { ...process.env, KGRANK_BACKEND: "native" },
+          },
+        );
+        expect(child.signal).toBeNull();
+        expect(child.status).toBe(0);
+        expect(JSON.parse(child.stdout.trim())).toMatchObject({
+          outcome: "rejected",
+          name: "KgrankDetachedError",
+          code: "KGRANK_DETACHED",
+        });
+      },
+    );
   }
 
   // A Worker terminated while its native jobs are queued or running: the environment's teardown drains the jobs
@@ -146,8 +162,13 @@ describe(`async safety on ${label}`, () => {
   // every other one with the addon loaded by the workers alone (Node then unloads it with the last worker: the pool
   // threads crashed in unmapped code, exit 139, 2 of 6 runs, until the addon pinned itself).
   const asyncEntryPoints = [
-    "countScores", "computeRanks", "computeSampledRanks", "RankCounter.add", "RankEvaluator.add filtered",
-    "RankEvaluator.add unfiltered", "ChunkedBatch.add",
+    "countScores",
+    "computeRanks",
+    "computeSampledRanks",
+    "RankCounter.add",
+    "RankEvaluator.add filtered",
+    "RankEvaluator.add unfiltered",
+    "ChunkedBatch.add",
   ];
   for (const [n, entry] of asyncEntryPoints.entries()) {
     const mode = n % 2 === 0 ? "workers-only" : "main-loaded";
@@ -169,15 +190,26 @@ describe(`async safety on ${label}`, () => {
   // change (garbage in, garbage out), an index never: every call returns a valid result or throws a KgrankError.
   // Before: SIGSEGV (computeRanks, mutate-after-call, filterIndex, metricValue), and computeRanksSync threw the
   // addon's raw RangeError. In a child process, so that a crash fails this test and nothing else.
-  const hammerCases = ["computeRanksSync", "computeRanks", "mutate-after-call", "filterIndex", "addSync", "metricValue"];
+  const hammerCases = [
+    "computeRanksSync",
+    "computeRanks",
+    "mutate-after-call",
+    "filterIndex",
+    "addSync",
+    "metricValue",
+  ];
   for (const which of hammerCases) {
     it(`${which}: inputs changed by another thread (or after the call) -> a valid result or a KgrankError, no crash`, () => {
       const iterations = 150;
-      const child = spawnSync(process.execPath, [join(__dirname, "helpers", "shared-hammer-child.mjs"), which, String(iterations)], {
-        encoding: "utf8",
-        env: { ...process.env, KGRANK_BACKEND: info.backend },
-        timeout: 240_000,
-      });
+      const child = spawnSync(
+        process.execPath,
+        [join(__dirname, "helpers", "shared-hammer-child.mjs"), which, String(iterations)],
+        {
+          encoding: "utf8",
+          env: { ...process.env, KGRANK_BACKEND: info.backend },
+          timeout: 240_000,
+        },
+      );
       expect(child.signal).toBeNull();
       expect(child.status).toBe(0);
       const r = JSON.parse(child.stdout.trim()) as { ok: number; typed: number; untyped: string[]; invalid: number };
@@ -193,27 +225,39 @@ describe(`async safety on ${label}`, () => {
   // KgrankMemoryError naming the operation, and the process goes on. Before: std::bad_alloc escaped the binding (the
   // filter index) or a pool thread (the Monte-Carlo estimate) and aborted the process (exit 134).
   const memoryCases: [string, string, boolean][] = [
-    ["filterIndex", "buildFilterIndex", true], ["estimate", "sampleStatistic", false], ["baseline", "FrequencyBaseline", true],
+    ["filterIndex", "buildFilterIndex", true],
+    ["estimate", "sampleStatistic", false],
+    ["baseline", "FrequencyBaseline", true],
   ];
   for (const [which, operation, mustFail] of memoryCases) {
-    it.skipIf(process.platform !== "linux")(`${which} under ulimit -v: KgrankMemoryError (${operation}), exit 0`, () => {
-      const script = join(__dirname, "helpers", "memory-child.cjs");
-      const child = spawnSync("bash", ["-c", `ulimit -v 2200000; exec "${process.execPath}" "${script}" ${which}`], {
-        encoding: "utf8",
-        env: { ...process.env, KGRANK_BACKEND: info.backend },
-        timeout: 120_000,
-      });
-      expect(child.stderr).not.toMatch(/terminate called|bad_alloc/);
-      expect(child.signal).toBeNull();
-      expect(child.status).toBe(0);
-      const r = JSON.parse(child.stdout.trim()) as Record<string, unknown>;
-      expect(r.after).toBe(3);
-      // The fallback needs less memory for the estimate (one sample buffer at a time): it may succeed.
-      if (mustFail || r.outcome !== "ok") {
-        expect(r).toMatchObject({ outcome: "threw", name: "KgrankMemoryError", code: "KGRANK_MEMORY", operation, typed: true });
-        expect(r.message).toMatch(/not enough memory for this input/);
-      }
-    }, 150_000);
+    it.skipIf(process.platform !== "linux")(
+      `${which} under ulimit -v: KgrankMemoryError (${operation}), exit 0`,
+      () => {
+        const script = join(__dirname, "helpers", "memory-child.cjs");
+        const child = spawnSync("bash", ["-c", `ulimit -v 2200000; exec "${process.execPath}" "${script}" ${which}`], {
+          encoding: "utf8",
+          env: { ...process.env, KGRANK_BACKEND: info.backend },
+          timeout: 120_000,
+        });
+        expect(child.stderr).not.toMatch(/terminate called|bad_alloc/);
+        expect(child.signal).toBeNull();
+        expect(child.status).toBe(0);
+        const r = JSON.parse(child.stdout.trim()) as Record<string, unknown>;
+        expect(r.after).toBe(3);
+        // The fallback needs less memory for the estimate (one sample buffer at a time): it may succeed.
+        if (mustFail || r.outcome !== "ok") {
+          expect(r).toMatchObject({
+            outcome: "threw",
+            name: "KgrankMemoryError",
+            code: "KGRANK_MEMORY",
+            operation,
+            typed: true,
+          });
+          expect(r.message).toMatch(/not enough memory for this input/);
+        }
+      },
+      150_000,
+    );
   }
 
   // Issue 18 item 4: 1e5 expectation calls in one synchronous loop keep no per-call memory (before: +59 to +66 MiB of
@@ -227,15 +271,25 @@ describe(`async safety on ${label}`, () => {
   ];
   for (const [name, tasks, base, spread, nativeCalls] of memoryRuns) {
     it(`1e5 expectation calls without an event-loop turn, ${name}: RSS grows < 16 MiB`, () => {
-      const child = spawnSync(process.execPath, ["--expose-gc", join(__dirname, "helpers", "expectation-memory-child.cjs"), String(tasks), String(base), String(spread)], {
-        encoding: "utf8",
-        env: { ...process.env, KGRANK_BACKEND: info.backend },
-        timeout: 240_000,
-      });
+      const child = spawnSync(
+        process.execPath,
+        [
+          "--expose-gc",
+          join(__dirname, "helpers", "expectation-memory-child.cjs"),
+          String(tasks),
+          String(base),
+          String(spread),
+        ],
+        {
+          encoding: "utf8",
+          env: { ...process.env, KGRANK_BACKEND: info.backend },
+          timeout: 240_000,
+        },
+      );
       expect(child.status, child.stderr).toBe(0);
       const r = JSON.parse(child.stdout.trim()) as { growthMiB: number; mean: number; nativeHistograms: number };
       const N = Array.from({ length: tasks }, (_, i) => base + ((i * 37) % spread));
-      expect(r.mean).toBeCloseTo(meanReciprocalRankExpectation(N), 9);  // the mean of 1e5 summed values: rounding ~1e-12
+      expect(r.mean).toBeCloseTo(meanReciprocalRankExpectation(N), 9); // the mean of 1e5 summed values: rounding ~1e-12
       // Which path ran (2,000 warm-up calls + 1e5): the run tests the code it means to.
       expect(r.nativeHistograms).toBe(info.backend === "native" ? nativeCalls : 0);
       expect(r.growthMiB).toBeLessThan(16);
@@ -244,7 +298,10 @@ describe(`async safety on ${label}`, () => {
 
   it("computeRanks: a resizable ArrayBuffer shrunk mid-call -> KgrankDetachedError, no crash", async () => {
     // Resizable ArrayBuffers (ES2024) are in Node 20; the TypeScript lib here predates them.
-    const Resizable = ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer & { resize(n: number): void };
+    const Resizable = ArrayBuffer as unknown as new (
+      n: number,
+      o: { maxByteLength: number },
+    ) => ArrayBuffer & { resize(n: number): void };
     const ab = new Resizable(ROWS * COLS * 4, { maxByteLength: ROWS * COLS * 4 });
     const scores = new Float32Array(ab, 0, ROWS * COLS);
     scores.set(bigScores());
@@ -257,22 +314,25 @@ describe(`async safety on ${label}`, () => {
     await busy;
   });
 
-  it.skipIf(info.backend !== "native")("the addon's async bindings refuse views of resizable ArrayBuffers (second line)", () => {
-    type Async = (...args: unknown[]) => Promise<void>;
-    const addon = createRequire(__filename)(info.addonPath!) as { countScoresAsync: Async };
-    const Resizable = ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer;
-    const scores = new Float32Array(new Resizable(16, { maxByteLength: 64 }));
-    const out = () => new Float64Array(2);
-    let err: unknown;
-    try {
-      void addon.countScoresAsync(scores, 2, new Float32Array(2), out(), out(), out(), 0, 1);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(TypeError);
-    expect((err as { code?: string }).code).toBe("KGRANK_INPUT");
-    expect(String((err as Error).message)).toContain("resizable");
-  });
+  it.skipIf(info.backend !== "native")(
+    "the addon's async bindings refuse views of resizable ArrayBuffers (second line)",
+    () => {
+      type Async = (...args: unknown[]) => Promise<void>;
+      const addon = createRequire(__filename)(info.addonPath!) as { countScoresAsync: Async };
+      const Resizable = ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer;
+      const scores = new Float32Array(new Resizable(16, { maxByteLength: 64 }));
+      const out = () => new Float64Array(2);
+      let err: unknown;
+      try {
+        void addon.countScoresAsync(scores, 2, new Float32Array(2), out(), out(), out(), 0, 1);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(TypeError);
+      expect((err as { code?: string }).code).toBe("KGRANK_INPUT");
+      expect(String((err as Error).message)).toContain("resizable");
+    },
+  );
 
   it("countScores: thresholds detached mid-call -> KgrankDetachedError", async () => {
     const scores = bigScores();
@@ -327,7 +387,8 @@ describe(`async safety on ${label}`, () => {
     const half = numEntities / 2;
     const slice = (start: number) => {
       const out = new Float32Array(rows * half);
-      for (let r = 0; r < rows; r++) out.set(all.subarray(r * numEntities + start, r * numEntities + start + half), r * half);
+      for (let r = 0; r < rows; r++)
+        out.set(all.subarray(r * numEntities + start, r * numEntities + start + half), r * half);
       return out;
     };
     const reference = new RankEvaluator({ numEntities, filterTriples: triples, sides: "tail" });
@@ -353,7 +414,8 @@ describe(`async safety on ${label}`, () => {
       const dim = 32;
       const entity = new Float32Array(n * dim).map((_, i) => ((i * 2654435761) % 1000) / 1000 - 0.5);
       const model = new EmbeddingModel({
-        interaction: "distmult", entityEmbeddings: { data: entity, shape: [n, dim] },
+        interaction: "distmult",
+        entityEmbeddings: { data: entity, shape: [n, dim] },
         relationEmbeddings: { data: new Float32Array(2 * dim).fill(0.25), shape: [2, dim] },
       });
       const rows = info.backend === "ts" ? 40 : 400;
@@ -387,10 +449,16 @@ describe(`async safety on ${label}`, () => {
     for (let k = 0; k < 48; k++) {
       const controller = new AbortController();
       const scores = base.slice();
-      calls.push(computeRanks({ scores, numColumns: cols, trueIndices: idx, signal: controller.signal }).then(
-        (r) => expect(r).toEqual(want),
-        (e: unknown) => expect(e instanceof KgrankDetachedError || (e instanceof DOMException && e.name === "AbortError"), String(e)).toBe(true),
-      ));
+      calls.push(
+        computeRanks({ scores, numColumns: cols, trueIndices: idx, signal: controller.signal }).then(
+          (r) => expect(r).toEqual(want),
+          (e: unknown) =>
+            expect(
+              e instanceof KgrankDetachedError || (e instanceof DOMException && e.name === "AbortError"),
+              String(e),
+            ).toBe(true),
+        ),
+      );
       if (k % 4 === 3) structuredClone(scores.buffer, { transfer: [scores.buffer as ArrayBuffer] });
       const when = k % 4;
       if (when === 0) controller.abort();

@@ -41,12 +41,15 @@ describe("one ISA dispatch table (native/core/simd.cpp), KGRANK_SIMD honoured by
   it.runIf(info.backend === "native")("the aggregate and the counting run the kernels of this project's level", () => {
     const level = code[info.simd as keyof typeof code];
     // First run every other supported level, so the hook cannot pass by default.
-    for (const k of allKernels(1)) if (k.backend === "native" && k.simd !== info.simd) k.aggregateRanks(ranks, null, ks, 7);
+    for (const k of allKernels(1))
+      if (k.backend === "native" && k.simd !== info.simd) k.aggregateRanks(ranks, null, ks, 7);
     for (const k of allKernels(1)) if (k.backend === "native" && k.simd !== info.simd) k.generateRanks(ranks, 1, 0);
     kernels().aggregateRanks(ranks, null, ks, 7);
     kernels().generateRanks(ranks, 1, 0);
     kernels().countScores(ranks, 1000, ranks.subarray(0, 50), {
-      greater: new Float64Array(50), equal: new Float64Array(50), nan: new Float64Array(50),
+      greater: new Float64Array(50),
+      equal: new Float64Array(50),
+      nan: new Float64Array(50),
     });
     const d = addon!.dispatchInfo(level);
     expect(d.last.rankSums).toBe(d.variants.rankSums);
@@ -63,7 +66,11 @@ describe("one ISA dispatch table (native/core/simd.cpp), KGRANK_SIMD honoured by
   it.runIf(info.backend === "native")("the scalar level's table holds only scalar kernels", () => {
     const d = addon!.dispatchInfo(code.scalar);
     expect(d.variants).toEqual({
-      count: "scalar", read: "scalar", answers: "scalar", rankSums: "scalar", generateRanks: "scalar",
+      count: "scalar",
+      read: "scalar",
+      answers: "scalar",
+      rankSums: "scalar",
+      generateRanks: "scalar",
     });
   });
 });

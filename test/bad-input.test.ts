@@ -11,10 +11,39 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import {
-  computeRanks, computeRanksSync, computeSampledRanksSync, countScores, countScoresSync, EmbeddingModel, FrequencyBaseline, getMetric, KgrankInputError,
-  KgrankStateError, metricValues, ogbEvaluateSync, prepareCandidates, RankCounter, RankEvaluator, UnknownMetricError,
-  encodeNpy, loadDataset, loadEmbeddingModel, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples, splitTsvTriples, writeNpy,
-  computeSampledRanks, countScores as countScoresAsync, loadDatasetAsync, ogbEvaluate, readNpyAsync,
+  computeRanks,
+  computeRanksSync,
+  computeSampledRanksSync,
+  countScores,
+  countScoresSync,
+  EmbeddingModel,
+  FrequencyBaseline,
+  getMetric,
+  KgrankInputError,
+  KgrankStateError,
+  metricValues,
+  ogbEvaluateSync,
+  prepareCandidates,
+  RankCounter,
+  RankEvaluator,
+  UnknownMetricError,
+  encodeNpy,
+  loadDataset,
+  loadEmbeddingModel,
+  parseNpy,
+  parseNpz,
+  parseSafetensors,
+  readNpy,
+  readNpz,
+  readSafetensors,
+  readTriples,
+  splitTsvTriples,
+  writeNpy,
+  computeSampledRanks,
+  countScores as countScoresAsync,
+  loadDatasetAsync,
+  ogbEvaluate,
+  readNpyAsync,
 } from "../src/index";
 import { zipSync } from "fflate";
 import { backendLabel } from "./helpers/backend";
@@ -34,9 +63,13 @@ const triples = Int32Array.from([0, 0, 1, 1, 0, 2]);
 const ev = () => new RankEvaluator({ numEntities: 3, filterTriples: triples });
 
 /** A 3-entity, 1-relation DistMult model (width 2), with `over` replacing options. */
-const emb = (over: Record<string, unknown> = {}) => new EmbeddingModel({
-  interaction: "distmult", entityEmbeddings: { data: f32(6), shape: [3, 2] }, relationEmbeddings: { data: f32(2), shape: [1, 2] }, ...over,
-} as never);
+const emb = (over: Record<string, unknown> = {}) =>
+  new EmbeddingModel({
+    interaction: "distmult",
+    entityEmbeddings: { data: f32(6), shape: [3, 2] },
+    relationEmbeddings: { data: f32(2), shape: [1, 2] },
+    ...over,
+  } as never);
 
 const goodNpy = encodeNpy(Float32Array.from([1, 2, 3, 4]), [2, 2]);
 /** The good file with its header dict replaced (same length, padded), e.g. to declare another shape or dtype. */
@@ -78,7 +111,10 @@ const modelFiles = (() => {
   execFileSync("mkfifo", [p("ids.fifo")]);
   writeFileSync(p("dup.tsv"), "a\nb\n\na\n");
   writeFileSync(p("latin1.tsv"), Buffer.from("a\nb\ncaf\u00e9\n", "latin1"));
-  for (const [name, config] of [["fifo-dir", "fifo"], ["zero-dir", "zero"]] as const) {
+  for (const [name, config] of [
+    ["fifo-dir", "fifo"],
+    ["zero-dir", "zero"],
+  ] as const) {
     mkdirSync(p(name));
     writeFileSync(p(`${name}/entity_embedding.npy`), encodeNpy(f32(6), [3, 2]));
     writeFileSync(p(`${name}/relation_embedding.npy`), encodeNpy(f32(2), [1, 2]));
@@ -87,9 +123,14 @@ const modelFiles = (() => {
   }
   return { p, labels: { entityLabels: ["a", "b", "c"], relationLabels: ["r"] } };
 })();
-const loadModel = (o: Record<string, string>) => loadEmbeddingModel({
-  interaction: "distmult", entityEmbeddings: modelFiles.p("entity.npy"), relationEmbeddings: modelFiles.p("relation.npy"), ...modelFiles.labels, ...o,
-});
+const loadModel = (o: Record<string, string>) =>
+  loadEmbeddingModel({
+    interaction: "distmult",
+    entityEmbeddings: modelFiles.p("entity.npy"),
+    relationEmbeddings: modelFiles.p("relation.npy"),
+    ...modelFiles.labels,
+    ...o,
+  });
 const safetensors = (header: string) => {
   const h = Buffer.from(header);
   const out = new Uint8Array(8 + h.length + 4);
@@ -107,142 +148,771 @@ interface Case {
 
 export const CASES: Case[] = [
   // ---- counting and ranks -------------------------------------------------------------------------------------
-  { kind: "scores not a typed array", call: () => countScoresSync({ scores: [1, 2] as never, numColumns: 2, thresholds: [1] }), error: KgrankInputError, argument: "scores" },
-  { kind: "scores an Int32Array", call: () => countScoresSync({ scores: new Int32Array(4) as never, numColumns: 2, thresholds: [1, 1] }), error: KgrankInputError, argument: "scores" },
-  { kind: "scores a BigInt64Array", call: () => computeRanksSync({ scores: new BigInt64Array(4) as never, numColumns: 2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "scores" },
-  { kind: "scores a DataView", call: () => computeRanksSync({ scores: new DataView(new ArrayBuffer(16)) as never, numColumns: 2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "scores" },
-  { kind: "scores empty", call: () => computeRanksSync({ scores: new Float32Array(0), numColumns: 2, trueIndices: [] }), error: KgrankInputError, argument: "scores" },
-  { kind: "scores detached ArrayBuffer", call: () => computeRanksSync({ scores: detached(4), numColumns: 2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "scores" },
-  { kind: "numColumns zero", call: () => countScoresSync({ scores: f32(4), numColumns: 0, thresholds: [1] }), error: KgrankInputError, argument: "numColumns" },
-  { kind: "numColumns negative", call: () => computeRanksSync({ scores: f32(4), numColumns: -2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
-  { kind: "numColumns non-integer", call: () => computeRanksSync({ scores: f32(4), numColumns: 1.5, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
-  { kind: "numColumns NaN", call: () => computeRanksSync({ scores: f32(4), numColumns: NaN, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
-  { kind: "numColumns Infinity", call: () => computeRanksSync({ scores: f32(4), numColumns: Infinity, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
-  { kind: "numColumns a string", call: () => computeRanksSync({ scores: f32(4), numColumns: "2" as never, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
-  { kind: "numColumns not dividing the length", call: () => computeRanksSync({ scores: f32(5), numColumns: 2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
-  { kind: "numColumns past 2^32 (index overflow)", call: () => computeRanksSync({ scores: f32(4), numColumns: 2 ** 33, trueIndices: [0] }), error: KgrankInputError, argument: "numColumns" },
-  { kind: "thresholds length mismatch", call: () => countScoresSync({ scores: f32(4), numColumns: 2, thresholds: [1] }), error: KgrankInputError, argument: "thresholds" },
-  { kind: "trueIndices out of range", call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [0, 2] }), error: KgrankInputError, argument: "trueIndices" },
-  { kind: "trueIndices negative", call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [-1, 0] }), error: KgrankInputError, argument: "trueIndices" },
-  { kind: "trueIndices non-integer", call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [0.5, 0] }), error: KgrankInputError, argument: "trueIndices" },
-  { kind: "trueIndices and trueScores both missing", call: () => computeRanksSync({ scores: f32(4), numColumns: 2 }), error: KgrankInputError },
-  { kind: "true score NaN", call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueScores: [NaN, 1] }), error: KgrankInputError, argument: "trueScores" },
-  { kind: "true candidate's score NaN", call: () => computeRanksSync({ scores: Float32Array.from([NaN, 1, 1, 1]), numColumns: 2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "scores" },
-  { kind: "threads zero", call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [0, 0], threads: 0 }), error: KgrankInputError, argument: "threads" },
-  { kind: "threads absurd", call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [0, 0], threads: 1e9 }), error: KgrankInputError, argument: "threads" },
+  {
+    kind: "scores not a typed array",
+    call: () => countScoresSync({ scores: [1, 2] as never, numColumns: 2, thresholds: [1] }),
+    error: KgrankInputError,
+    argument: "scores",
+  },
+  {
+    kind: "scores an Int32Array",
+    call: () => countScoresSync({ scores: new Int32Array(4) as never, numColumns: 2, thresholds: [1, 1] }),
+    error: KgrankInputError,
+    argument: "scores",
+  },
+  {
+    kind: "scores a BigInt64Array",
+    call: () => computeRanksSync({ scores: new BigInt64Array(4) as never, numColumns: 2, trueIndices: [0, 0] }),
+    error: KgrankInputError,
+    argument: "scores",
+  },
+  {
+    kind: "scores a DataView",
+    call: () =>
+      computeRanksSync({ scores: new DataView(new ArrayBuffer(16)) as never, numColumns: 2, trueIndices: [0, 0] }),
+    error: KgrankInputError,
+    argument: "scores",
+  },
+  {
+    kind: "scores empty",
+    call: () => computeRanksSync({ scores: new Float32Array(0), numColumns: 2, trueIndices: [] }),
+    error: KgrankInputError,
+    argument: "scores",
+  },
+  {
+    kind: "scores detached ArrayBuffer",
+    call: () => computeRanksSync({ scores: detached(4), numColumns: 2, trueIndices: [0, 0] }),
+    error: KgrankInputError,
+    argument: "scores",
+  },
+  {
+    kind: "numColumns zero",
+    call: () => countScoresSync({ scores: f32(4), numColumns: 0, thresholds: [1] }),
+    error: KgrankInputError,
+    argument: "numColumns",
+  },
+  {
+    kind: "numColumns negative",
+    call: () => computeRanksSync({ scores: f32(4), numColumns: -2, trueIndices: [0, 0] }),
+    error: KgrankInputError,
+    argument: "numColumns",
+  },
+  {
+    kind: "numColumns non-integer",
+    call: () => computeRanksSync({ scores: f32(4), numColumns: 1.5, trueIndices: [0, 0] }),
+    error: KgrankInputError,
+    argument: "numColumns",
+  },
+  {
+    kind: "numColumns NaN",
+    call: () => computeRanksSync({ scores: f32(4), numColumns: NaN, trueIndices: [0, 0] }),
+    error: KgrankInputError,
+    argument: "numColumns",
+  },
+  {
+    kind: "numColumns Infinity",
+    call: () => computeRanksSync({ scores: f32(4), numColumns: Infinity, trueIndices: [0, 0] }),
+    error: KgrankInputError,
+    argument: "numColumns",
+  },
+  {
+    kind: "numColumns a string",
+    call: () => computeRanksSync({ scores: f32(4), numColumns: "2" as never, trueIndices: [0, 0] }),
+    error: KgrankInputError,
+    argument: "numColumns",
+  },
+  {
+    kind: "numColumns not dividing the length",
+    call: () => computeRanksSync({ scores: f32(5), numColumns: 2, trueIndices: [0, 0] }),
+    error: KgrankInputError,
+    argument: "numColumns",
+  },
+  {
+    kind: "numColumns past 2^32 (index overflow)",
+    call: () => computeRanksSync({ scores: f32(4), numColumns: 2 ** 33, trueIndices: [0] }),
+    error: KgrankInputError,
+    argument: "numColumns",
+  },
+  {
+    kind: "thresholds length mismatch",
+    call: () => countScoresSync({ scores: f32(4), numColumns: 2, thresholds: [1] }),
+    error: KgrankInputError,
+    argument: "thresholds",
+  },
+  {
+    kind: "trueIndices out of range",
+    call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [0, 2] }),
+    error: KgrankInputError,
+    argument: "trueIndices",
+  },
+  {
+    kind: "trueIndices negative",
+    call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [-1, 0] }),
+    error: KgrankInputError,
+    argument: "trueIndices",
+  },
+  {
+    kind: "trueIndices non-integer",
+    call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [0.5, 0] }),
+    error: KgrankInputError,
+    argument: "trueIndices",
+  },
+  {
+    kind: "trueIndices and trueScores both missing",
+    call: () => computeRanksSync({ scores: f32(4), numColumns: 2 }),
+    error: KgrankInputError,
+  },
+  {
+    kind: "true score NaN",
+    call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueScores: [NaN, 1] }),
+    error: KgrankInputError,
+    argument: "trueScores",
+  },
+  {
+    kind: "true candidate's score NaN",
+    call: () => computeRanksSync({ scores: Float32Array.from([NaN, 1, 1, 1]), numColumns: 2, trueIndices: [0, 0] }),
+    error: KgrankInputError,
+    argument: "scores",
+  },
+  {
+    kind: "threads zero",
+    call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [0, 0], threads: 0 }),
+    error: KgrankInputError,
+    argument: "threads",
+  },
+  {
+    kind: "threads absurd",
+    call: () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndices: [0, 0], threads: 1e9 }),
+    error: KgrankInputError,
+    argument: "threads",
+  },
   { kind: "options not an object", call: () => computeRanksSync(null as never), error: KgrankInputError },
-  { kind: "sampled K = 0", call: () => computeSampledRanksSync({ positiveScores: [1, 2], negativeScores: new Float32Array(0) }), error: KgrankInputError },
-  { kind: "sampled negatives not a multiple of n", call: () => computeSampledRanksSync({ positiveScores: [1, 2], negativeScores: f32(5) }), error: KgrankInputError, argument: "negativeScores" },
-  { kind: "sampled positive NaN", call: () => computeSampledRanksSync({ positiveScores: [1, NaN], negativeScores: f32(4) }), error: KgrankInputError, argument: "positiveScores" },
-  { kind: "async: rejects, never throws synchronously", call: () => computeRanks({ scores: f32(5), numColumns: 2, trueIndices: [0, 0] }), error: KgrankInputError, argument: "numColumns" },
-  { kind: "async count: bad thresholds", call: () => countScores({ scores: f32(4), numColumns: 2, thresholds: "x" as never }), error: KgrankInputError, argument: "thresholds" },
-  { kind: "RankCounter: chunk overlap", call: () => { const c = new RankCounter({ trueScores: [1] }); c.addSync({ scores: f32(2), columnStart: 0 }); c.addSync({ scores: f32(2), columnStart: 1 }); }, error: KgrankInputError, argument: "columnStart" },
-  { kind: "RankCounter: ranks() before any chunk", call: () => new RankCounter({ trueScores: [1] }).ranks(), error: KgrankStateError },
+  {
+    kind: "sampled K = 0",
+    call: () => computeSampledRanksSync({ positiveScores: [1, 2], negativeScores: new Float32Array(0) }),
+    error: KgrankInputError,
+  },
+  {
+    kind: "sampled negatives not a multiple of n",
+    call: () => computeSampledRanksSync({ positiveScores: [1, 2], negativeScores: f32(5) }),
+    error: KgrankInputError,
+    argument: "negativeScores",
+  },
+  {
+    kind: "sampled positive NaN",
+    call: () => computeSampledRanksSync({ positiveScores: [1, NaN], negativeScores: f32(4) }),
+    error: KgrankInputError,
+    argument: "positiveScores",
+  },
+  {
+    kind: "async: rejects, never throws synchronously",
+    call: () => computeRanks({ scores: f32(5), numColumns: 2, trueIndices: [0, 0] }),
+    error: KgrankInputError,
+    argument: "numColumns",
+  },
+  {
+    kind: "async count: bad thresholds",
+    call: () => countScores({ scores: f32(4), numColumns: 2, thresholds: "x" as never }),
+    error: KgrankInputError,
+    argument: "thresholds",
+  },
+  {
+    kind: "RankCounter: chunk overlap",
+    call: () => {
+      const c = new RankCounter({ trueScores: [1] });
+      c.addSync({ scores: f32(2), columnStart: 0 });
+      c.addSync({ scores: f32(2), columnStart: 1 });
+    },
+    error: KgrankInputError,
+    argument: "columnStart",
+  },
+  {
+    kind: "RankCounter: ranks() before any chunk",
+    call: () => new RankCounter({ trueScores: [1] }).ranks(),
+    error: KgrankStateError,
+  },
   // ---- evaluator ---------------------------------------------------------------------------------------------
-  { kind: "numEntities zero", call: () => new RankEvaluator({ numEntities: 0 }), error: KgrankInputError, argument: "numEntities" },
-  { kind: "numEntities past 2^31", call: () => new RankEvaluator({ numEntities: 2 ** 31 }), error: KgrankInputError, argument: "numEntities" },
-  { kind: "filterTriples with 2 columns", call: () => new RankEvaluator({ numEntities: 3, filterTriples: Int32Array.from([0, 1, 1, 2]) }), error: KgrankInputError, argument: "filterTriples[0]" },
-  { kind: "filterTriples id out of range", call: () => new RankEvaluator({ numEntities: 3, filterTriples: Int32Array.from([0, 0, 3]) }), error: KgrankInputError, argument: "filterTriples[0]" },
-  { kind: "unknown side", call: () => ev().addSync({ triples, side: "left" as never, scores: f32(6) }), error: KgrankInputError, argument: "side" },
-  { kind: "unknown sides option", call: () => new RankEvaluator({ numEntities: 3, sides: "all" as never }), error: KgrankInputError, argument: "sides" },
-  { kind: "row length != numEntities", call: () => ev().addSync({ triples, side: "tail", scores: f32(8) }), error: KgrankInputError, argument: "scores" },
-  { kind: "rows x numEntities overflows 2^32", call: () => new RankEvaluator({ numEntities: 2 ** 31 - 1 }).addSync({ triples: Int32Array.from([0, 0, 1, 1, 0, 2, 2, 0, 1]), side: "tail", scores: f32(9) }), error: KgrankInputError, argument: "scores" },
-  { kind: "evaluated triple not in filter", call: () => ev().addSync({ triples: Int32Array.from([2, 0, 0]), side: "tail", scores: f32(3) }), error: KgrankInputError, argument: "triples" },
-  { kind: "ks with 0", call: () => new RankEvaluator({ numEntities: 3, ks: [0] }), error: KgrankInputError, argument: "ks[0]" },
-  { kind: "unknown weighting", call: () => new RankEvaluator({ numEntities: 3, weighting: "mean" as never }), error: KgrankInputError, argument: "weighting" },
-  { kind: "addRanks rank above numCandidates", call: () => ev().addRanks({ side: "tail", realistic: [5], numCandidates: [3] }), error: KgrankInputError, argument: "realistic" },
-  { kind: "addRanks negative weight", call: () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], weights: [-1] }), error: KgrankInputError, argument: "weights" },
-  { kind: "addRanks triples and relations both", call: () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], triples: [0, 0, 1], relations: [0] }), error: KgrankInputError, argument: "relations" },
-  { kind: "addRanks triples not one row per task", call: () => ev().addRanks({ side: "tail", realistic: [1, 1], numCandidates: [3, 3], triples: [0, 0, 1] }), error: KgrankInputError, argument: "triples" },
-  { kind: "addRanks triple id out of range", call: () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], triples: [0, 0, 7] }), error: KgrankInputError, argument: "triples" },
-  { kind: "addRanks relations not one per task", call: () => ev().addRanks({ side: "tail", realistic: [1, 1], numCandidates: [3, 3], relations: [0] }), error: KgrankInputError, argument: "relations" },
-  { kind: "every weight 0", call: () => prepareCandidates([3, 3], [0, 0]), error: KgrankInputError, argument: "weights" },
-  { kind: "add after finalize", call: () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); e.finalize(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); }, error: KgrankStateError },
+  {
+    kind: "numEntities zero",
+    call: () => new RankEvaluator({ numEntities: 0 }),
+    error: KgrankInputError,
+    argument: "numEntities",
+  },
+  {
+    kind: "numEntities past 2^31",
+    call: () => new RankEvaluator({ numEntities: 2 ** 31 }),
+    error: KgrankInputError,
+    argument: "numEntities",
+  },
+  {
+    kind: "filterTriples with 2 columns",
+    call: () => new RankEvaluator({ numEntities: 3, filterTriples: Int32Array.from([0, 1, 1, 2]) }),
+    error: KgrankInputError,
+    argument: "filterTriples[0]",
+  },
+  {
+    kind: "filterTriples id out of range",
+    call: () => new RankEvaluator({ numEntities: 3, filterTriples: Int32Array.from([0, 0, 3]) }),
+    error: KgrankInputError,
+    argument: "filterTriples[0]",
+  },
+  {
+    kind: "unknown side",
+    call: () => ev().addSync({ triples, side: "left" as never, scores: f32(6) }),
+    error: KgrankInputError,
+    argument: "side",
+  },
+  {
+    kind: "unknown sides option",
+    call: () => new RankEvaluator({ numEntities: 3, sides: "all" as never }),
+    error: KgrankInputError,
+    argument: "sides",
+  },
+  {
+    kind: "row length != numEntities",
+    call: () => ev().addSync({ triples, side: "tail", scores: f32(8) }),
+    error: KgrankInputError,
+    argument: "scores",
+  },
+  {
+    kind: "rows x numEntities overflows 2^32",
+    call: () =>
+      new RankEvaluator({ numEntities: 2 ** 31 - 1 }).addSync({
+        triples: Int32Array.from([0, 0, 1, 1, 0, 2, 2, 0, 1]),
+        side: "tail",
+        scores: f32(9),
+      }),
+    error: KgrankInputError,
+    argument: "scores",
+  },
+  {
+    kind: "evaluated triple not in filter",
+    call: () => ev().addSync({ triples: Int32Array.from([2, 0, 0]), side: "tail", scores: f32(3) }),
+    error: KgrankInputError,
+    argument: "triples",
+  },
+  {
+    kind: "ks with 0",
+    call: () => new RankEvaluator({ numEntities: 3, ks: [0] }),
+    error: KgrankInputError,
+    argument: "ks[0]",
+  },
+  {
+    kind: "unknown weighting",
+    call: () => new RankEvaluator({ numEntities: 3, weighting: "mean" as never }),
+    error: KgrankInputError,
+    argument: "weighting",
+  },
+  {
+    kind: "addRanks rank above numCandidates",
+    call: () => ev().addRanks({ side: "tail", realistic: [5], numCandidates: [3] }),
+    error: KgrankInputError,
+    argument: "realistic",
+  },
+  {
+    kind: "addRanks negative weight",
+    call: () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], weights: [-1] }),
+    error: KgrankInputError,
+    argument: "weights",
+  },
+  {
+    kind: "addRanks triples and relations both",
+    call: () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], triples: [0, 0, 1], relations: [0] }),
+    error: KgrankInputError,
+    argument: "relations",
+  },
+  {
+    kind: "addRanks triples not one row per task",
+    call: () => ev().addRanks({ side: "tail", realistic: [1, 1], numCandidates: [3, 3], triples: [0, 0, 1] }),
+    error: KgrankInputError,
+    argument: "triples",
+  },
+  {
+    kind: "addRanks triple id out of range",
+    call: () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], triples: [0, 0, 7] }),
+    error: KgrankInputError,
+    argument: "triples",
+  },
+  {
+    kind: "addRanks relations not one per task",
+    call: () => ev().addRanks({ side: "tail", realistic: [1, 1], numCandidates: [3, 3], relations: [0] }),
+    error: KgrankInputError,
+    argument: "relations",
+  },
+  {
+    kind: "every weight 0",
+    call: () => prepareCandidates([3, 3], [0, 0]),
+    error: KgrankInputError,
+    argument: "weights",
+  },
+  {
+    kind: "add after finalize",
+    call: () => {
+      const e = ev();
+      e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] });
+      e.finalize();
+      e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] });
+    },
+    error: KgrankStateError,
+  },
   { kind: "finalize with no tasks", call: () => ev().finalize(), error: KgrankStateError },
-  { kind: "merge of corrupted state", call: () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); const s = e.serialize(); s[s.length - 1]! ^= 0xff; RankEvaluator.merge([s]); }, error: KgrankInputError, argument: "states[0]" },
-  { kind: "merge of crafted, re-checksummed state", call: () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); const d = decodeState(e.serialize()); d.sides.tail.realistic[0] = 0; RankEvaluator.merge([encodeState(d.header, d.sides)]); }, error: KgrankInputError, argument: "states[0]" },
-  { kind: "merge of random bytes", call: () => RankEvaluator.merge([new Uint8Array(100).fill(7)]), error: KgrankInputError, argument: "states[0]" },
-  { kind: "OGB drop-in: NaN positive score", call: () => ogbEvaluateSync({ y_pred_pos: [NaN], y_pred_neg: new Float32Array(3) }), error: KgrankInputError, argument: "y_pred_pos" },
-  { kind: "OGB drop-in: y_pred_neg not (n, K)", call: () => ogbEvaluateSync({ y_pred_pos: [1, 2], y_pred_neg: new Float32Array(3) }), error: KgrankInputError, argument: "y_pred_neg" },
+  {
+    kind: "merge of corrupted state",
+    call: () => {
+      const e = ev();
+      e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] });
+      const s = e.serialize();
+      s[s.length - 1]! ^= 0xff;
+      RankEvaluator.merge([s]);
+    },
+    error: KgrankInputError,
+    argument: "states[0]",
+  },
+  {
+    kind: "merge of crafted, re-checksummed state",
+    call: () => {
+      const e = ev();
+      e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] });
+      const d = decodeState(e.serialize());
+      d.sides.tail.realistic[0] = 0;
+      RankEvaluator.merge([encodeState(d.header, d.sides)]);
+    },
+    error: KgrankInputError,
+    argument: "states[0]",
+  },
+  {
+    kind: "merge of random bytes",
+    call: () => RankEvaluator.merge([new Uint8Array(100).fill(7)]),
+    error: KgrankInputError,
+    argument: "states[0]",
+  },
+  {
+    kind: "OGB drop-in: NaN positive score",
+    call: () => ogbEvaluateSync({ y_pred_pos: [NaN], y_pred_neg: new Float32Array(3) }),
+    error: KgrankInputError,
+    argument: "y_pred_pos",
+  },
+  {
+    kind: "OGB drop-in: y_pred_neg not (n, K)",
+    call: () => ogbEvaluateSync({ y_pred_pos: [1, 2], y_pred_neg: new Float32Array(3) }),
+    error: KgrankInputError,
+    argument: "y_pred_neg",
+  },
   // ---- metrics -----------------------------------------------------------------------------------------------
   { kind: "unknown metric key", call: () => getMetric("mean_rank_thing"), error: UnknownMetricError },
   { kind: "rank < 1", call: () => metricValues(["mr"], [0.5, 2], [3, 3]), error: KgrankInputError },
   { kind: "rank > numCandidates", call: () => metricValues(["mr"], [4, 2], [3, 3]), error: KgrankInputError },
   { kind: "non-finite rank", call: () => metricValues(["mrr"], [Infinity]), error: KgrankInputError },
-  { kind: "non-integer numCandidates", call: () => prepareCandidates([2.5]), error: KgrankInputError, argument: "numCandidates" },
-  { kind: "negative weight", call: () => prepareCandidates([3, 3], [1, -1]), error: KgrankInputError, argument: "weights" },
+  {
+    kind: "non-integer numCandidates",
+    call: () => prepareCandidates([2.5]),
+    error: KgrankInputError,
+    argument: "numCandidates",
+  },
+  {
+    kind: "negative weight",
+    call: () => prepareCandidates([3, 3], [1, -1]),
+    error: KgrankInputError,
+    argument: "weights",
+  },
   { kind: "NaN weight", call: () => prepareCandidates([3, 3], [1, NaN]), error: KgrankInputError, argument: "weights" },
   // ---- files (src/io); the CLI turns each into a one-line message and exit code 1 (test/cli.test.ts) ----------------
-  { kind: "npy truncated header", call: () => parseNpy(goodNpy.subarray(0, 40)), error: KgrankInputError, argument: "file" },
-  { kind: "npy truncated data", call: () => parseNpy(goodNpy.subarray(0, goodNpy.length - 2)), error: KgrankInputError, argument: "file" },
-  { kind: "npy lying header (shape larger than the data)", call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2000, 2000), }")), error: KgrankInputError, argument: "file" },
-  { kind: "npy giant declared shape (past 2^40 elements)", call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999, 99999999), }")), error: KgrankInputError, argument: "file" },
-  { kind: "npy wrong magic", call: () => parseNpy(Uint8Array.from([0x50, 0x4b, 3, 4, ...goodNpy.subarray(4)])), error: KgrankInputError, argument: "file" },
-  { kind: "npy unsupported dtype", call: () => parseNpy(npyWithHeader("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }")), error: KgrankInputError, argument: "file" },
-  { kind: "npy header not a dict", call: () => parseNpy(npyWithHeader("[1, 2, 3]")), error: KgrankInputError, argument: "file" },
+  {
+    kind: "npy truncated header",
+    call: () => parseNpy(goodNpy.subarray(0, 40)),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "npy truncated data",
+    call: () => parseNpy(goodNpy.subarray(0, goodNpy.length - 2)),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "npy lying header (shape larger than the data)",
+    call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2000, 2000), }")),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "npy giant declared shape (past 2^40 elements)",
+    call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999, 99999999), }")),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "npy wrong magic",
+    call: () => parseNpy(Uint8Array.from([0x50, 0x4b, 3, 4, ...goodNpy.subarray(4)])),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "npy unsupported dtype",
+    call: () => parseNpy(npyWithHeader("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }")),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "npy header not a dict",
+    call: () => parseNpy(npyWithHeader("[1, 2, 3]")),
+    error: KgrankInputError,
+    argument: "file",
+  },
   { kind: "npy int64 past 2^53", call: () => parseNpy(int64Npy), error: KgrankInputError, argument: "file" },
-  { kind: "npy a device (/dev/zero)", call: () => readNpy("/dev/zero", "--scores-tail"), error: KgrankInputError, argument: "--scores-tail" },
-  { kind: "npz a device (/dev/zero)", call: () => readNpz("/dev/zero", "--scores-tail"), error: KgrankInputError, argument: "--scores-tail" },
-  { kind: "safetensors a device (/dev/zero)", call: () => readSafetensors("/dev/zero", "--scores-tail"), error: KgrankInputError, argument: "--scores-tail" },
+  {
+    kind: "npy a device (/dev/zero)",
+    call: () => readNpy("/dev/zero", "--scores-tail"),
+    error: KgrankInputError,
+    argument: "--scores-tail",
+  },
+  {
+    kind: "npz a device (/dev/zero)",
+    call: () => readNpz("/dev/zero", "--scores-tail"),
+    error: KgrankInputError,
+    argument: "--scores-tail",
+  },
+  {
+    kind: "safetensors a device (/dev/zero)",
+    call: () => readSafetensors("/dev/zero", "--scores-tail"),
+    error: KgrankInputError,
+    argument: "--scores-tail",
+  },
   { kind: "TSV triples a device (/dev/zero)", call: () => readTriples("/dev/zero"), error: KgrankInputError },
-  { kind: "npy missing file", call: () => readNpy("/nonexistent/kgrank/scores.npy", "--scores-tail"), error: KgrankInputError, argument: "--scores-tail" },
-  { kind: "writeNpy shape not matching the data", call: () => writeNpy("/tmp/kgrank-never-written.npy", Float32Array.from([1, 2, 3]), [2, 2]), error: KgrankInputError, argument: "shape" },
-  { kind: "npy header with a key NumPy does not write", call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), 'x': 1}")), error: KgrankInputError, argument: "file" },
-  { kind: "npy header that is not a Python literal", call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2}")), error: KgrankInputError, argument: "file" },
-  { kind: "npy shape not a tuple", call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': 4}")), error: KgrankInputError, argument: "file" },
+  {
+    kind: "npy missing file",
+    call: () => readNpy("/nonexistent/kgrank/scores.npy", "--scores-tail"),
+    error: KgrankInputError,
+    argument: "--scores-tail",
+  },
+  {
+    kind: "writeNpy shape not matching the data",
+    call: () => writeNpy("/tmp/kgrank-never-written.npy", Float32Array.from([1, 2, 3]), [2, 2]),
+    error: KgrankInputError,
+    argument: "shape",
+  },
+  {
+    kind: "npy header with a key NumPy does not write",
+    call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), 'x': 1}")),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "npy header that is not a Python literal",
+    call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2}")),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "npy shape not a tuple",
+    call: () => parseNpy(npyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': 4}")),
+    error: KgrankInputError,
+    argument: "file",
+  },
   { kind: ".npz that is not a zip", call: () => parseNpz(goodNpy), error: KgrankInputError, argument: "file" },
-  { kind: ".npz member failing its CRC-32", call: () => parseNpz(npzPatched(0, (z, dv, cd) => { z[cd - 1]! ^= 1; })), error: KgrankInputError, argument: "file[a]" },
-  { kind: ".npz member compressed with bzip2", call: () => parseNpz(npzPatched(0, (z, dv, cd) => { dv.setUint16(8, 12, true); dv.setUint16(cd + 10, 12, true); })), error: KgrankInputError, argument: "file[a]" },
-  { kind: ".npz member declaring more than deflate can produce", call: () => parseNpz(npzPatched(6, (z, dv, cd) => { dv.setUint32(cd + 24, 0xffffffff, true); })), error: KgrankInputError, argument: "file[a]" },
-  { kind: ".npz without the array asked for", call: () => parseNpz(npzPatched(0, () => {}), "file", { arrays: ["b"] }), error: KgrankInputError, argument: "file" },
-  { kind: "safetensors header length past the end", call: () => parseSafetensors(Uint8Array.from([255, 255, 0, 0, 0, 0, 0, 0, 123])), error: KgrankInputError, argument: "file" },
-  { kind: "safetensors header null", call: () => parseSafetensors(safetensors("null")), error: KgrankInputError, argument: "file" },
-  { kind: "safetensors tensor entry not an object", call: () => parseSafetensors(safetensors('{"x": 3}')), error: KgrankInputError, argument: "file" },
-  { kind: "safetensors data_offsets past the data", call: () => parseSafetensors(safetensors('{"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}')), error: KgrankInputError, argument: "file" },
-  { kind: "TSV with 2 columns (line named)", call: () => splitTsvTriples("a\tr\tb\na\tr\n"), error: KgrankInputError, argument: "file" },
-  { kind: "TSV with 4 columns (line named)", call: () => splitTsvTriples("a\tr\tb\tc\n"), error: KgrankInputError, argument: "file" },
+  {
+    kind: ".npz member failing its CRC-32",
+    call: () =>
+      parseNpz(
+        npzPatched(0, (z, _dv, cd) => {
+          z[cd - 1]! ^= 1;
+        }),
+      ),
+    error: KgrankInputError,
+    argument: "file[a]",
+  },
+  {
+    kind: ".npz member compressed with bzip2",
+    call: () =>
+      parseNpz(
+        npzPatched(0, (_z, dv, cd) => {
+          dv.setUint16(8, 12, true);
+          dv.setUint16(cd + 10, 12, true);
+        }),
+      ),
+    error: KgrankInputError,
+    argument: "file[a]",
+  },
+  {
+    kind: ".npz member declaring more than deflate can produce",
+    call: () =>
+      parseNpz(
+        npzPatched(6, (_z, dv, cd) => {
+          dv.setUint32(cd + 24, 0xffffffff, true);
+        }),
+      ),
+    error: KgrankInputError,
+    argument: "file[a]",
+  },
+  {
+    kind: ".npz without the array asked for",
+    call: () =>
+      parseNpz(
+        npzPatched(0, () => {}),
+        "file",
+        { arrays: ["b"] },
+      ),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "safetensors header length past the end",
+    call: () => parseSafetensors(Uint8Array.from([255, 255, 0, 0, 0, 0, 0, 0, 123])),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "safetensors header null",
+    call: () => parseSafetensors(safetensors("null")),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "safetensors tensor entry not an object",
+    call: () => parseSafetensors(safetensors('{"x": 3}')),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "safetensors data_offsets past the data",
+    call: () => parseSafetensors(safetensors('{"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}')),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "TSV with 2 columns (line named)",
+    call: () => splitTsvTriples("a\tr\tb\na\tr\n"),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "TSV with 4 columns (line named)",
+    call: () => splitTsvTriples("a\tr\tb\tc\n"),
+    error: KgrankInputError,
+    argument: "file",
+  },
   { kind: "TSV empty field", call: () => splitTsvTriples("a\t\tb\n"), error: KgrankInputError, argument: "file" },
-  { kind: "TSV not UTF-8 (Latin-1; line named)", call: () => readTriples(latin1Tsv, { argument: "--train" }), error: KgrankInputError, argument: "--train" },
+  {
+    kind: "TSV not UTF-8 (Latin-1; line named)",
+    call: () => readTriples(latin1Tsv, { argument: "--train" }),
+    error: KgrankInputError,
+    argument: "--train",
+  },
   { kind: "unknown dataset", call: () => loadDataset("freebase-2"), error: KgrankInputError, argument: "dataset" },
   // ---- scorers -----------------------------------------------------------------------------------------------------
-  { kind: "FrequencyBaseline relations x entities past the typed-array limit", call: () => new FrequencyBaseline(triples, 2 ** 31 - 1, 4), error: KgrankInputError, argument: "numEntities" },
+  {
+    kind: "FrequencyBaseline relations x entities past the typed-array limit",
+    call: () => new FrequencyBaseline(triples, 2 ** 31 - 1, 4),
+    error: KgrankInputError,
+    argument: "numEntities",
+  },
   // ---- options objects and metric names (issue 14) -------------------------------------------------------------
-  { kind: "unknown option key (filter for filterTriples)", call: () => new RankEvaluator({ numEntities: 3, filter: [triples] } as never), error: KgrankInputError, argument: "RankEvaluator options" },
-  { kind: "misspelt metric at construction", call: () => new RankEvaluator({ numEntities: 3, metrics: ["mrr", "hist@10"] }), error: UnknownMetricError },
+  {
+    kind: "unknown option key (filter for filterTriples)",
+    call: () => new RankEvaluator({ numEntities: 3, filter: [triples] } as never),
+    error: KgrankInputError,
+    argument: "RankEvaluator options",
+  },
+  {
+    kind: "misspelt metric at construction",
+    call: () => new RankEvaluator({ numEntities: 3, metrics: ["mrr", "hist@10"] }),
+    error: UnknownMetricError,
+  },
   { kind: "negative k in a Hits name", call: () => getMetric("hits@-1"), error: KgrankInputError, argument: "query" },
   // ---- ranking from embeddings (issue 15) ------------------------------------------------------------------------
-  { kind: "embeddings NaN", call: () => emb({ entityEmbeddings: { data: Float32Array.of(0, 0, 0, NaN, 0, 0), shape: [3, 2] } }), error: KgrankInputError, argument: "entityEmbeddings" },
-  { kind: "embeddings data and shape disagree", call: () => emb({ entityEmbeddings: { data: f32(5), shape: [3, 2] } }), error: KgrankInputError, argument: "entityEmbeddings" },
-  { kind: "embeddings not 2-D", call: () => emb({ entityEmbeddings: { data: f32(6), shape: [6] } }), error: KgrankInputError, argument: "entityEmbeddings" },
-  { kind: "relation width wrong for the interaction", call: () => emb({ interaction: "pairre" }), error: KgrankInputError, argument: "relationEmbeddings" },
-  { kind: "complex layout missing (never guessed)", call: () => emb({ interaction: "complex" }), error: KgrankInputError, argument: "complexLayout" },
-  { kind: "unknown interaction", call: () => emb({ interaction: "transr" }), error: KgrankInputError, argument: "interaction" },
-  { kind: "rotate-l2 complex layout missing (never guessed)", call: () => emb({ interaction: "rotate-l2" }), error: KgrankInputError, argument: "complexLayout" },
-  { kind: "rotate-l2 relation width neither phases nor complex numbers", call: () => emb({ interaction: "rotate-l2", complexLayout: "interleaved", entityEmbeddings: { data: f32(12), shape: [3, 4] }, relationEmbeddings: { data: f32(3), shape: [1, 3] } }), error: KgrankInputError, argument: "relationEmbeddings" },
-  { kind: "model not an EmbeddingModel", call: () => ev().addModelSync({ model: {} as never, triples }), error: KgrankInputError, argument: "model" },
-  { kind: "model entity count differs from the evaluator's", call: () => new RankEvaluator({ numEntities: 4 }).addModelSync({ model: emb(), triples }), error: KgrankInputError, argument: "model" },
-  { kind: "model batch id out of range", call: () => ev().addModelSync({ model: emb(), triples: [0, 0, 3] }), error: KgrankInputError, argument: "triples" },
-  { kind: "OGB negatives out of range", call: () => ev().addModelSync({ model: emb(), triples, side: "tail", negatives: [0, 1, 2, 9] }), error: KgrankInputError, argument: "negatives" },
-  { kind: "OGB negatives not K per triple", call: () => ev().addModelSync({ model: emb(), triples, side: "tail", negatives: [0, 1, 2] }), error: KgrankInputError, argument: "negatives" },
-  { kind: "id map (--entity-ids) a FIFO", call: () => loadModel({ entityIds: modelFiles.p("ids.fifo") }), error: KgrankInputError, argument: "entityIds" },
-  { kind: "id map (--entity-ids) a device (/dev/zero)", call: () => loadModel({ entityIds: "/dev/zero" }), error: KgrankInputError, argument: "entityIds" },
-  { kind: "id map (--relation-ids) a FIFO", call: () => loadModel({ relationIds: modelFiles.p("ids.fifo") }), error: KgrankInputError, argument: "relationIds" },
-  { kind: "id map (--relation-ids) a device (/dev/zero)", call: () => loadModel({ relationIds: "/dev/zero" }), error: KgrankInputError, argument: "relationIds" },
-  { kind: "model directory whose config.json is a FIFO", call: () => loadEmbeddingModel({ modelDir: modelFiles.p("fifo-dir"), ...modelFiles.labels }), error: KgrankInputError, argument: "modelDir" },
-  { kind: "model directory whose config.json is /dev/zero", call: () => loadEmbeddingModel({ modelDir: modelFiles.p("zero-dir"), ...modelFiles.labels }), error: KgrankInputError, argument: "modelDir" },
-  { kind: "id map with a duplicate label (line named)", call: () => loadModel({ entityIds: modelFiles.p("dup.tsv") }), error: KgrankInputError, argument: "entityIds" },
-  { kind: "id map not UTF-8 (Latin-1; line named)", call: () => loadModel({ entityIds: modelFiles.p("latin1.tsv") }), error: KgrankInputError, argument: "entityIds" },
-  { kind: "async addModel: rejects, never throws synchronously", call: () => ev().addModel({ model: emb(), triples: [0, 0, 3] }), error: KgrankInputError, argument: "triples" },
+  {
+    kind: "embeddings NaN",
+    call: () => emb({ entityEmbeddings: { data: Float32Array.of(0, 0, 0, NaN, 0, 0), shape: [3, 2] } }),
+    error: KgrankInputError,
+    argument: "entityEmbeddings",
+  },
+  {
+    kind: "embeddings data and shape disagree",
+    call: () => emb({ entityEmbeddings: { data: f32(5), shape: [3, 2] } }),
+    error: KgrankInputError,
+    argument: "entityEmbeddings",
+  },
+  {
+    kind: "embeddings not 2-D",
+    call: () => emb({ entityEmbeddings: { data: f32(6), shape: [6] } }),
+    error: KgrankInputError,
+    argument: "entityEmbeddings",
+  },
+  {
+    kind: "relation width wrong for the interaction",
+    call: () => emb({ interaction: "pairre" }),
+    error: KgrankInputError,
+    argument: "relationEmbeddings",
+  },
+  {
+    kind: "complex layout missing (never guessed)",
+    call: () => emb({ interaction: "complex" }),
+    error: KgrankInputError,
+    argument: "complexLayout",
+  },
+  {
+    kind: "unknown interaction",
+    call: () => emb({ interaction: "transr" }),
+    error: KgrankInputError,
+    argument: "interaction",
+  },
+  {
+    kind: "rotate-l2 complex layout missing (never guessed)",
+    call: () => emb({ interaction: "rotate-l2" }),
+    error: KgrankInputError,
+    argument: "complexLayout",
+  },
+  {
+    kind: "rotate-l2 relation width neither phases nor complex numbers",
+    call: () =>
+      emb({
+        interaction: "rotate-l2",
+        complexLayout: "interleaved",
+        entityEmbeddings: { data: f32(12), shape: [3, 4] },
+        relationEmbeddings: { data: f32(3), shape: [1, 3] },
+      }),
+    error: KgrankInputError,
+    argument: "relationEmbeddings",
+  },
+  {
+    kind: "model not an EmbeddingModel",
+    call: () => ev().addModelSync({ model: {} as never, triples }),
+    error: KgrankInputError,
+    argument: "model",
+  },
+  {
+    kind: "model entity count differs from the evaluator's",
+    call: () => new RankEvaluator({ numEntities: 4 }).addModelSync({ model: emb(), triples }),
+    error: KgrankInputError,
+    argument: "model",
+  },
+  {
+    kind: "model batch id out of range",
+    call: () => ev().addModelSync({ model: emb(), triples: [0, 0, 3] }),
+    error: KgrankInputError,
+    argument: "triples",
+  },
+  {
+    kind: "OGB negatives out of range",
+    call: () => ev().addModelSync({ model: emb(), triples, side: "tail", negatives: [0, 1, 2, 9] }),
+    error: KgrankInputError,
+    argument: "negatives",
+  },
+  {
+    kind: "OGB negatives not K per triple",
+    call: () => ev().addModelSync({ model: emb(), triples, side: "tail", negatives: [0, 1, 2] }),
+    error: KgrankInputError,
+    argument: "negatives",
+  },
+  {
+    kind: "id map (--entity-ids) a FIFO",
+    call: () => loadModel({ entityIds: modelFiles.p("ids.fifo") }),
+    error: KgrankInputError,
+    argument: "entityIds",
+  },
+  {
+    kind: "id map (--entity-ids) a device (/dev/zero)",
+    call: () => loadModel({ entityIds: "/dev/zero" }),
+    error: KgrankInputError,
+    argument: "entityIds",
+  },
+  {
+    kind: "id map (--relation-ids) a FIFO",
+    call: () => loadModel({ relationIds: modelFiles.p("ids.fifo") }),
+    error: KgrankInputError,
+    argument: "relationIds",
+  },
+  {
+    kind: "id map (--relation-ids) a device (/dev/zero)",
+    call: () => loadModel({ relationIds: "/dev/zero" }),
+    error: KgrankInputError,
+    argument: "relationIds",
+  },
+  {
+    kind: "model directory whose config.json is a FIFO",
+    call: () => loadEmbeddingModel({ modelDir: modelFiles.p("fifo-dir"), ...modelFiles.labels }),
+    error: KgrankInputError,
+    argument: "modelDir",
+  },
+  {
+    kind: "model directory whose config.json is /dev/zero",
+    call: () => loadEmbeddingModel({ modelDir: modelFiles.p("zero-dir"), ...modelFiles.labels }),
+    error: KgrankInputError,
+    argument: "modelDir",
+  },
+  {
+    kind: "id map with a duplicate label (line named)",
+    call: () => loadModel({ entityIds: modelFiles.p("dup.tsv") }),
+    error: KgrankInputError,
+    argument: "entityIds",
+  },
+  {
+    kind: "id map not UTF-8 (Latin-1; line named)",
+    call: () => loadModel({ entityIds: modelFiles.p("latin1.tsv") }),
+    error: KgrankInputError,
+    argument: "entityIds",
+  },
+  {
+    kind: "async addModel: rejects, never throws synchronously",
+    call: () => ev().addModel({ model: emb(), triples: [0, 0, 3] }),
+    error: KgrankInputError,
+    argument: "triples",
+  },
   // ---- cancellation and progress of async calls (issue 16) ---------------------------------------------------------
-  { kind: "signal not an AbortSignal", call: () => computeRanks({ scores: f32(4), numColumns: 2, trueIndices: [0, 0], signal: "stop" as never }), error: KgrankInputError, argument: "signal" },
-  { kind: "signal an AbortController (not its signal)", call: () => ev().add({ triples, side: "tail", scores: f32(6), signal: new AbortController() as never }), error: KgrankInputError, argument: "signal" },
-  { kind: "onProgress not a function", call: () => ev().addModel({ model: emb(), triples, onProgress: 5 as never }), error: KgrankInputError, argument: "onProgress" },
-  { kind: "onProgress an object", call: () => computeSampledRanks({ positiveScores: [1], negativeScores: f32(2), onProgress: {} as never }), error: KgrankInputError, argument: "onProgress" },
-  { kind: "OGB drop-in: signal not an AbortSignal", call: () => ogbEvaluate({ y_pred_pos: [1], y_pred_neg: f32(2), signal: {} as never }), error: KgrankInputError, argument: "signal" },
-  { kind: "RankCounter.add: onProgress not a function", call: () => new RankCounter({ trueScores: [1] }).add({ scores: f32(2), columnStart: 0, onProgress: "x" as never }), error: KgrankInputError, argument: "onProgress" },
-  { kind: "readNpyAsync: signal not an AbortSignal", call: () => readNpyAsync("/nonexistent/kgrank/a.npy", { signal: 1 as never }), error: KgrankInputError, argument: "signal" },
-  { kind: "loadDatasetAsync: signal not an AbortSignal", call: () => loadDatasetAsync("nations", { signal: null as never }), error: KgrankInputError, argument: "signal" },
-  { kind: "readNpyAsync missing file", call: () => readNpyAsync("/nonexistent/kgrank/scores.npy", { argument: "--scores-tail" }), error: KgrankInputError, argument: "--scores-tail" },
+  {
+    kind: "signal not an AbortSignal",
+    call: () => computeRanks({ scores: f32(4), numColumns: 2, trueIndices: [0, 0], signal: "stop" as never }),
+    error: KgrankInputError,
+    argument: "signal",
+  },
+  {
+    kind: "signal an AbortController (not its signal)",
+    call: () => ev().add({ triples, side: "tail", scores: f32(6), signal: new AbortController() as never }),
+    error: KgrankInputError,
+    argument: "signal",
+  },
+  {
+    kind: "onProgress not a function",
+    call: () => ev().addModel({ model: emb(), triples, onProgress: 5 as never }),
+    error: KgrankInputError,
+    argument: "onProgress",
+  },
+  {
+    kind: "onProgress an object",
+    call: () => computeSampledRanks({ positiveScores: [1], negativeScores: f32(2), onProgress: {} as never }),
+    error: KgrankInputError,
+    argument: "onProgress",
+  },
+  {
+    kind: "OGB drop-in: signal not an AbortSignal",
+    call: () => ogbEvaluate({ y_pred_pos: [1], y_pred_neg: f32(2), signal: {} as never }),
+    error: KgrankInputError,
+    argument: "signal",
+  },
+  {
+    kind: "RankCounter.add: onProgress not a function",
+    call: () => new RankCounter({ trueScores: [1] }).add({ scores: f32(2), columnStart: 0, onProgress: "x" as never }),
+    error: KgrankInputError,
+    argument: "onProgress",
+  },
+  {
+    kind: "readNpyAsync: signal not an AbortSignal",
+    call: () => readNpyAsync("/nonexistent/kgrank/a.npy", { signal: 1 as never }),
+    error: KgrankInputError,
+    argument: "signal",
+  },
+  {
+    kind: "loadDatasetAsync: signal not an AbortSignal",
+    call: () => loadDatasetAsync("nations", { signal: null as never }),
+    error: KgrankInputError,
+    argument: "signal",
+  },
+  {
+    kind: "readNpyAsync missing file",
+    call: () => readNpyAsync("/nonexistent/kgrank/scores.npy", { argument: "--scores-tail" }),
+    error: KgrankInputError,
+    argument: "--scores-tail",
+  },
 ];
 
 /**
@@ -257,34 +927,122 @@ const withResults = () => {
 };
 const TYPOS: [string, () => unknown, string][] = [
   ["RankEvaluator", () => new RankEvaluator({ numEntities: 3, filterTriple: triples } as never), "filterTriples"],
-  ["RankEvaluator.finalize", () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); e.finalize({ bootstraps: { samples: 10 } } as never); }, "bootstrap"],
-  ["finalize's bootstrap", () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); e.finalize({ bootstrap: { sample: 10 } as never }); }, "samples"],
+  [
+    "RankEvaluator.finalize",
+    () => {
+      const e = ev();
+      e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] });
+      e.finalize({ bootstraps: { samples: 10 } } as never);
+    },
+    "bootstrap",
+  ],
+  [
+    "finalize's bootstrap",
+    () => {
+      const e = ev();
+      e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] });
+      e.finalize({ bootstrap: { sample: 10 } as never });
+    },
+    "samples",
+  ],
   ["RankEvaluator.addSync", () => ev().addSync({ triples, side: "tail", score: f32(6) } as never), "scores"],
-  ["RankEvaluator.addRanks", () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], weight: [1] } as never), "weights"],
-  ["RankEvaluator.addSampledSync", () => ev().addSampledSync({ side: "tail", positiveScores: [1], negativeScore: f32(2) } as never), "negativeScores"],
+  [
+    "RankEvaluator.addRanks",
+    () => ev().addRanks({ side: "tail", realistic: [1], numCandidates: [3], weight: [1] } as never),
+    "weights",
+  ],
+  [
+    "RankEvaluator.addSampledSync",
+    () => ev().addSampledSync({ side: "tail", positiveScores: [1], negativeScore: f32(2) } as never),
+    "negativeScores",
+  ],
   ["RankEvaluator.chunked", () => ev().chunked({ triples, side: "tail", trueScore: [1, 1] } as never), "trueScores"],
-  ["computeRanksSync", () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndex: [0, 1] } as never), "trueIndices"],
-  ["computeSampledRanksSync", () => computeSampledRanksSync({ positiveScore: [1], negativeScores: f32(2) } as never), "positiveScores"],
-  ["countScoresSync", () => countScoresSync({ scores: f32(4), numColumns: 2, threshold: [1, 1] } as never), "thresholds"],
+  [
+    "computeRanksSync",
+    () => computeRanksSync({ scores: f32(4), numColumns: 2, trueIndex: [0, 1] } as never),
+    "trueIndices",
+  ],
+  [
+    "computeSampledRanksSync",
+    () => computeSampledRanksSync({ positiveScore: [1], negativeScores: f32(2) } as never),
+    "positiveScores",
+  ],
+  [
+    "countScoresSync",
+    () => countScoresSync({ scores: f32(4), numColumns: 2, threshold: [1, 1] } as never),
+    "thresholds",
+  ],
   ["RankCounter", () => new RankCounter({ trueScores: [1], numColumn: 2 } as never), "numColumns"],
-  ["RankCounter.add", () => new RankCounter({ trueScores: [1], numColumns: 2 }).addSync({ scores: f32(2), columnstart: 0 } as never), "columnStart"],
+  [
+    "RankCounter.add",
+    () => new RankCounter({ trueScores: [1], numColumns: 2 }).addSync({ scores: f32(2), columnstart: 0 } as never),
+    "columnStart",
+  ],
   ["metric.estimate", () => getMetric("mrr").estimate({ numCandidates: [3, 3], numSample: 10 } as never), "numSamples"],
   ["loadDataset", () => loadDataset("nations", { datasetdir: "x" } as never), "datasetDir"],
   ["RankResults.byDegree", () => withResults().byDegree(triples, { bound: [1] } as never), "bounds"],
   ["RankResults.toMarkdown", () => withResults().toMarkdown({ digit: 3 } as never), "digits"],
   ["encodeNpy", () => encodeNpy(Float32Array.of(1), [1], { dtyp: "f4" } as never), "dtype"],
   // The async options (signal, onProgress) are known keys of every async call, and only of those.
-  ["RankEvaluator.add", () => ev().add({ triples, side: "tail", scores: f32(6), onProgres: () => {} } as never), "onProgress"],
-  ["RankEvaluator.addModel", () => ev().addModel({ model: emb(), triples, signl: AbortSignal.abort() } as never), "signal"],
-  ["RankEvaluator.addSampled", () => ev().addSampled({ side: "tail", positiveScores: [1], negativeScores: f32(2), onprogress: () => {} } as never), "onProgress"],
-  ["computeRanks", () => computeRanks({ scores: f32(4), numColumns: 2, trueIndices: [0, 1], signl: AbortSignal.abort() } as never), "signal"],
-  ["countScores", () => countScoresAsync({ scores: f32(4), numColumns: 2, thresholds: [1, 1], onProgres: () => {} } as never), "onProgress"],
-  ["ogbEvaluate", () => ogbEvaluate({ y_pred_pos: [1], y_pred_neg: f32(2), signl: AbortSignal.abort() } as never), "signal"],
-  ["RankCounter.add (async)", () => new RankCounter({ trueScores: [1] }).add({ scores: f32(2), columnStart: 0, singal: AbortSignal.abort() } as never), "signal"],
-  ["ChunkedBatch.add", () => ev().chunked({ triples, side: "tail", trueScores: [0, 0] }).add({ scores: f32(6), entityStart: 0, signl: AbortSignal.abort() } as never), "signal"],
+  [
+    "RankEvaluator.add",
+    () => ev().add({ triples, side: "tail", scores: f32(6), onProgres: () => {} } as never),
+    "onProgress",
+  ],
+  [
+    "RankEvaluator.addModel",
+    () => ev().addModel({ model: emb(), triples, signl: AbortSignal.abort() } as never),
+    "signal",
+  ],
+  [
+    "RankEvaluator.addSampled",
+    () => ev().addSampled({ side: "tail", positiveScores: [1], negativeScores: f32(2), onprogress: () => {} } as never),
+    "onProgress",
+  ],
+  [
+    "computeRanks",
+    () => computeRanks({ scores: f32(4), numColumns: 2, trueIndices: [0, 1], signl: AbortSignal.abort() } as never),
+    "signal",
+  ],
+  [
+    "countScores",
+    () => countScoresAsync({ scores: f32(4), numColumns: 2, thresholds: [1, 1], onProgres: () => {} } as never),
+    "onProgress",
+  ],
+  [
+    "ogbEvaluate",
+    () => ogbEvaluate({ y_pred_pos: [1], y_pred_neg: f32(2), signl: AbortSignal.abort() } as never),
+    "signal",
+  ],
+  [
+    "RankCounter.add (async)",
+    () =>
+      new RankCounter({ trueScores: [1] }).add({
+        scores: f32(2),
+        columnStart: 0,
+        singal: AbortSignal.abort(),
+      } as never),
+    "signal",
+  ],
+  [
+    "ChunkedBatch.add",
+    () =>
+      ev()
+        .chunked({ triples, side: "tail", trueScores: [0, 0] })
+        .add({ scores: f32(6), entityStart: 0, signl: AbortSignal.abort() } as never),
+    "signal",
+  ],
   ["readNpyAsync", () => readNpyAsync("/nonexistent/kgrank/a.npy", { signl: AbortSignal.abort() } as never), "signal"],
   ["loadDatasetAsync", () => loadDatasetAsync("nations", { datasetdir: "x" } as never), "datasetDir"],
-  ["RankEvaluator.finalizeAsync", () => { const e = ev(); e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] }); return e.finalizeAsync({ signl: AbortSignal.abort() } as never); }, "signal"],
+  [
+    "RankEvaluator.finalizeAsync",
+    () => {
+      const e = ev();
+      e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] });
+      return e.finalizeAsync({ signl: AbortSignal.abort() } as never);
+    },
+    "signal",
+  ],
 ];
 
 describe(`unknown option keys on ${label}`, () => {
@@ -331,7 +1089,10 @@ describe(`bad-input matrix on ${label}`, () => {
   });
 
   it("TSV with CRLF line ends, a BOM or empty lines is accepted, not an error", () => {
-    expect(splitTsvTriples("\uFEFFa\tr\tb\r\n\r\nc\tr\td\r\n\n")).toEqual([["a", "r", "b"], ["c", "r", "d"]]);
+    expect(splitTsvTriples("\uFEFFa\tr\tb\r\n\r\nc\tr\td\r\n\n")).toEqual([
+      ["a", "r", "b"],
+      ["c", "r", "d"],
+    ]);
   });
 
   it("TSV errors name the line (1-based, blank lines counted)", () => {

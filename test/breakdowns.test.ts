@@ -6,13 +6,11 @@
  */
 import { describe, expect, it } from "vitest";
 
-import { backendInfo } from "../src/backend";
 import { KgrankInputError, KgrankStateError, RankEvaluator, RankResults } from "../src/index";
 import { loadBundled } from "./helpers/datasets";
 import { rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
 
-const info = backendInfo();
 const label = backendLabel;
 const umls = loadBundled("umls");
 const N = umls.entities.length;
@@ -26,7 +24,8 @@ function scoresFor(triples: Int32Array, side: Side, seed: number): Float32Array 
   const s = new Float32Array(rows * N);
   for (let i = 0; i < s.length; i++) s[i] = Math.floor(next() * 32);
   // Make the model decent: lift the true answer.
-  for (let i = 0; i < rows; i++) s[i * N + (side === "tail" ? triples[3 * i + 2]! : triples[3 * i]!)] = 24 + Math.floor(next() * 8);
+  for (let i = 0; i < rows; i++)
+    s[i * N + (side === "tail" ? triples[3 * i + 2]! : triples[3 * i]!)] = 24 + Math.floor(next() * 8);
   return s;
 }
 const scores = { head: scoresFor(test, "head", 3), tail: scoresFor(test, "tail", 4) };
@@ -132,20 +131,28 @@ describe(`RankResults breakdowns on ${label}`, () => {
   });
 
   it("results made without tasks refuse breakdowns with a KgrankStateError", () => {
-    const bare = new RankResults(
-      {
-        values: { head: { optimistic: {}, realistic: {}, pessimistic: {} }, tail: { optimistic: {}, realistic: {}, pessimistic: {} }, both: { optimistic: {}, realistic: {}, pessimistic: {} } },
-        expected: { head: {}, tail: {}, both: {} }, meanRankWidth: { head: NaN, tail: NaN, both: NaN }, keys: [],
-        info: results.info,
+    const bare = new RankResults({
+      values: {
+        head: { optimistic: {}, realistic: {}, pessimistic: {} },
+        tail: { optimistic: {}, realistic: {}, pessimistic: {} },
+        both: { optimistic: {}, realistic: {}, pessimistic: {} },
       },
-    );
+      expected: { head: {}, tail: {}, both: {} },
+      meanRankWidth: { head: NaN, tail: NaN, both: NaN },
+      keys: [],
+      info: results.info,
+    });
     expect(() => bare.byRelation()).toThrow(KgrankStateError);
   });
 });
 
 describe(`RankEvaluator bootstrap intervals on ${label}`, () => {
   it("adds seeded percentile intervals that bracket the value and match an independent bootstrap's width", () => {
-    const ev = new RankEvaluator({ numEntities: N, filterTriples: filter, metrics: ["mrr", "mr", "hits@10", "amri", "median_rank"] });
+    const ev = new RankEvaluator({
+      numEntities: N,
+      filterTriples: filter,
+      metrics: ["mrr", "mr", "hits@10", "amri", "median_rank"],
+    });
     for (const side of ["head", "tail"] as Side[]) ev.addSync({ triples: test, side, scores: scores[side] });
     const cols = ev.taskColumns("tail");
     const tailRanks = Array.from(cols.realistic);
@@ -188,7 +195,11 @@ describe(`RankEvaluator bootstrap intervals on ${label}`, () => {
 
   it("finalizeAsync gives finalize's results, lets the event loop turn, and stops at an abort signal", async () => {
     const fed = () => {
-      const ev = new RankEvaluator({ numEntities: N, filterTriples: filter, metrics: ["mrr", "hits@3", "median_rank"] });
+      const ev = new RankEvaluator({
+        numEntities: N,
+        filterTriples: filter,
+        metrics: ["mrr", "hits@3", "median_rank"],
+      });
       ev.addSync({ triples: test, side: "tail", scores: scores.tail });
       ev.addSync({ triples: test, side: "head", scores: scores.head });
       return ev;
@@ -206,7 +217,9 @@ describe(`RankEvaluator bootstrap intervals on ${label}`, () => {
     const ev = fed();
     const controller = new AbortController();
     setImmediate(() => controller.abort());
-    await expect(ev.finalizeAsync({ bootstrap: { samples: 1e6, seed: 5 }, signal: controller.signal })).rejects.toThrow(/abort/i);
+    await expect(ev.finalizeAsync({ bootstrap: { samples: 1e6, seed: 5 }, signal: controller.signal })).rejects.toThrow(
+      /abort/i,
+    );
     expect(ev.finalize({ bootstrap }).intervals()).toEqual(sync.intervals());
     // An already-aborted signal rejects before any work; a signal that is not an AbortSignal is an input error.
     await expect(fed().finalizeAsync({ signal: AbortSignal.abort() })).rejects.toThrow(/abort/i);
@@ -216,8 +229,11 @@ describe(`RankEvaluator bootstrap intervals on ${label}`, () => {
 
   it("rejects bad bootstrap options with a KgrankInputError naming the option", () => {
     for (const [bootstrap, arg] of [
-      [{ samples: 1 }, "bootstrap.samples"], [{ samples: 2.5 }, "bootstrap.samples"], [{ seed: -1 }, "bootstrap.seed"],
-      [{ confidenceLevel: 1 }, "bootstrap.confidenceLevel"], [{ confidenceLevel: Number.NaN }, "bootstrap.confidenceLevel"],
+      [{ samples: 1 }, "bootstrap.samples"],
+      [{ samples: 2.5 }, "bootstrap.samples"],
+      [{ seed: -1 }, "bootstrap.seed"],
+      [{ confidenceLevel: 1 }, "bootstrap.confidenceLevel"],
+      [{ confidenceLevel: Number.NaN }, "bootstrap.confidenceLevel"],
       ["yes", "bootstrap"],
     ] as const) {
       const ev = new RankEvaluator({ numEntities: N, filterTriples: filter });

@@ -53,11 +53,16 @@ function slicing(seed: number): [number, number][] {
 
 /** Cut points (from fast-check) splitting [0, cols) into slices, in an order drawn from `order`. */
 function chunking(cols: number, cuts: number[], order: number[]): [number, number][] {
-  const points = [...new Set(cuts.map((c) => 1 + (c % Math.max(1, cols - 1))))].filter((c) => c < cols).sort((a, b) => a - b);
+  const points = [...new Set(cuts.map((c) => 1 + (c % Math.max(1, cols - 1))))]
+    .filter((c) => c < cols)
+    .sort((a, b) => a - b);
   const bounds = [0, ...points, cols];
   const out: [number, number][] = [];
   for (let i = 0; i + 1 < bounds.length; i++) out.push([bounds[i]!, bounds[i + 1]!]);
-  return out.map((c, i) => [c, order[i % order.length]! + i] as const).sort((a, b) => a[1] - b[1]).map(([c]) => c);
+  return out
+    .map((c, i) => [c, order[i % order.length]! + i] as const)
+    .sort((a, b) => a[1] - b[1])
+    .map(([c]) => c);
 }
 
 function slice(scores: Float32Array | Float64Array, a: number, b: number) {
@@ -99,7 +104,15 @@ describe(`RankEvaluator.chunked on ${label}`, () => {
             batch.finish();
             const want = whole.taskColumns(side);
             const got = sliced.taskColumns(side);
-            for (const col of ["optimistic", "pessimistic", "realistic", "numCandidates", "relation", "anchor", "truth"] as const) {
+            for (const col of [
+              "optimistic",
+              "pessimistic",
+              "realistic",
+              "numCandidates",
+              "relation",
+              "anchor",
+              "truth",
+            ] as const) {
               expect(Array.from(got[col]), col).toEqual(Array.from(want[col]));
             }
           }
@@ -135,7 +148,8 @@ describe(`RankEvaluator.chunked on ${label}`, () => {
           }
           const rowsHere = 1 + pick(8);
           const triples = new Int32Array(3 * rowsHere);
-          for (let i = 0; i < rowsHere; i++) triples.set(filterTriples.slice(3 * (i * 5 % (3 * E)), 3 * (i * 5 % (3 * E)) + 3), 3 * i);
+          for (let i = 0; i < rowsHere; i++)
+            triples.set(filterTriples.slice(3 * ((i * 5) % (3 * E)), 3 * ((i * 5) % (3 * E)) + 3), 3 * i);
           const scores = single ? new Float32Array(rowsHere * E) : new Float64Array(rowsHere * E);
           for (let j = 0; j < scores.length; j++) scores[j] = next() < 0.05 ? NaN : pick(6) / 2;
           const trueScores = new Float64Array(rowsHere);
@@ -144,7 +158,12 @@ describe(`RankEvaluator.chunked on ${label}`, () => {
             if (Number.isNaN(scores[j]!)) scores[j] = 1;
             trueScores[i] = scores[j]!;
           }
-          const opts = { numEntities: E, numRelations: R, filterTriples: [Int32Array.from(filterTriples)], sides: side };
+          const opts = {
+            numEntities: E,
+            numRelations: R,
+            filterTriples: [Int32Array.from(filterTriples)],
+            sides: side,
+          };
           const whole = new RankEvaluator(opts);
           whole.addSync({ triples, side, scores }); // filtered, unrestricted: one rankTriples call
           const sliced = new RankEvaluator(opts);
@@ -161,7 +180,15 @@ describe(`RankEvaluator.chunked on ${label}`, () => {
           batch.finish();
           const want = whole.taskColumns(side);
           const got = sliced.taskColumns(side);
-          for (const col of ["optimistic", "pessimistic", "realistic", "numCandidates", "relation", "anchor", "truth"] as const) {
+          for (const col of [
+            "optimistic",
+            "pessimistic",
+            "realistic",
+            "numCandidates",
+            "relation",
+            "anchor",
+            "truth",
+          ] as const) {
             expect(Array.from(got[col]), col).toEqual(Array.from(want[col]));
           }
           // How many tasks had other known answers in two or more slices.
@@ -171,7 +198,10 @@ describe(`RankEvaluator.chunked on ${label}`, () => {
             for (let f = 0; f < filterTriples.length; f += 3) {
               const [fh, fr, ft] = [filterTriples[f]!, filterTriples[f + 1]!, filterTriples[f + 2]!];
               const other = side === "tail" ? fh === h && fr === r && ft !== t : ft === t && fr === r && fh !== h;
-              if (other) hit.add(slices.findIndex(([a, b]) => (side === "tail" ? ft : fh) >= a && (side === "tail" ? ft : fh) < b));
+              if (other)
+                hit.add(
+                  slices.findIndex(([a, b]) => (side === "tail" ? ft : fh) >= a && (side === "tail" ? ft : fh) < b),
+                );
             }
             if (hit.size >= 2) spread++;
           }

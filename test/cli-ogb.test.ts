@@ -58,10 +58,23 @@ beforeAll(() => {
 });
 
 describe(`kgrank evaluate --positive-scores / --negative-scores [${backendLabel}]`, () => {
-  for (const [what, files, arrays] of [["float32", ["pos.npy", "neg.npy"], f32], ["float64, positives (n, 1)", ["pos64.npy", "neg64.npy"], f64]] as const) {
+  for (const [what, files, arrays] of [
+    ["float32", ["pos.npy", "neg.npy"], f32],
+    ["float64, positives (n, 1)", ["pos64.npy", "neg64.npy"], f64],
+  ] as const) {
     it(`${what}: the realistic ranks are ogbEvaluate's, MRR and Hits@k the means of its lists`, () => {
       const out = `ranks-${files[0]}.npz`;
-      const r = kgrank(["evaluate", "--positive-scores", files[0], "--negative-scores", files[1], "--format", "json", "--ranks-out", out]);
+      const r = kgrank([
+        "evaluate",
+        "--positive-scores",
+        files[0],
+        "--negative-scores",
+        files[1],
+        "--format",
+        "json",
+        "--ranks-out",
+        out,
+      ]);
       expect(r.status, r.stderr).toBe(0);
       const j = JSON.parse(r.stdout);
       expect(j.dataset).toBeNull();
@@ -78,7 +91,8 @@ describe(`kgrank evaluate --positive-scores / --negative-scores [${backendLabel}
       const got = j.results.both.realistic;
       // float64 over 1 / rank here, a mean of float32-rounded 1 / rank in OGB: they differ by at most ~1e-7.
       expect(Math.abs(got.inverse_harmonic_mean_rank - mean(ogb.mrr_list))).toBeLessThan(1e-7);
-      for (const k of [1, 3, 10]) expect(got[`hits_at_${k}`]).toBeCloseTo(mean(ogb[`hits@${k}_list` as "hits@1_list"]), 14);
+      for (const k of [1, 3, 10])
+        expect(got[`hits_at_${k}`]).toBeCloseTo(mean(ogb[`hits@${k}_list` as "hits@1_list"]), 14);
       expect(j.results.tail.realistic).toEqual(got); // the tasks are one side
       // Every metric and its random expectation: K + 1 candidates less the NaN negatives.
       expect(Object.keys(got)).toContain("adjusted_arithmetic_mean_rank_index");
@@ -90,19 +104,63 @@ describe(`kgrank evaluate --positive-scores / --negative-scores [${backendLabel}
   }
 
   it("prints evaluate's table; shards merge to the unsharded output; the state compares", () => {
-    const t = kgrank(["evaluate", "--positive-scores", "pos.npy", "--negative-scores", "neg.npy", "--metrics", "mrr,hits@10"]);
+    const t = kgrank([
+      "evaluate",
+      "--positive-scores",
+      "pos.npy",
+      "--negative-scores",
+      "neg.npy",
+      "--metrics",
+      "mrr,hits@10",
+    ]);
     expect(t.status, t.stderr).toBe(0);
-    expect(t.stdout).toMatch(/^pos\.npy and neg\.npy \(600 tasks x 40 negatives, no dataset\), sampled negatives \(unfiltered\)/m);
+    expect(t.stdout).toMatch(
+      /^pos\.npy and neg\.npy \(600 tasks x 40 negatives, no dataset\), sampled negatives \(unfiltered\)/m,
+    );
     expect(t.stdout).toMatch(/^inverse_harmonic_mean_rank\s+[\d.]+\s+[\d.]+/m);
-    const whole = kgrank(["evaluate", "--positive-scores", "pos.npy", "--negative-scores", "neg.npy", "--format", "json", "--bootstrap", "20"]);
+    const whole = kgrank([
+      "evaluate",
+      "--positive-scores",
+      "pos.npy",
+      "--negative-scores",
+      "neg.npy",
+      "--format",
+      "json",
+      "--bootstrap",
+      "20",
+    ]);
     for (const i of [0, 1, 2]) {
-      const s = kgrank(["evaluate", "--positive-scores", "pos.npy", "--negative-scores", "neg.npy", "--bootstrap", "20", "--shard", `${i}/3`, "--save-state", `ogb-${i}.state`, "--quiet"]);
+      const s = kgrank([
+        "evaluate",
+        "--positive-scores",
+        "pos.npy",
+        "--negative-scores",
+        "neg.npy",
+        "--bootstrap",
+        "20",
+        "--shard",
+        `${i}/3`,
+        "--save-state",
+        `ogb-${i}.state`,
+        "--quiet",
+      ]);
       expect(s.status, s.stderr).toBe(0);
     }
     const merged = kgrank(["merge", "ogb-2.state", "ogb-0.state", "ogb-1.state", "--format", "json"]);
     expect(merged.status, merged.stderr).toBe(0);
     expect(merged.stdout).toBe(whole.stdout);
-    expect(kgrank(["evaluate", "--positive-scores", "pos.npy", "--negative-scores", "neg.npy", "--save-state", "ogb.state", "--quiet"]).status).toBe(0);
+    expect(
+      kgrank([
+        "evaluate",
+        "--positive-scores",
+        "pos.npy",
+        "--negative-scores",
+        "neg.npy",
+        "--save-state",
+        "ogb.state",
+        "--quiet",
+      ]).status,
+    ).toBe(0);
     const c = kgrank(["compare", "ogb.state", "ogb.state", "--samples", "50", "--format", "json"]);
     expect(c.status, c.stderr).toBe(0);
     expect(JSON.parse(c.stdout).tasks).toBe(n);
@@ -110,16 +168,52 @@ describe(`kgrank evaluate --positive-scores / --negative-scores [${backendLabel}
 
   it("refuses, one line naming the flag: a missing half, a dataset flag, wrong shapes and dtypes, a NaN positive", () => {
     const both = ["--positive-scores", "pos.npy", "--negative-scores", "neg.npy"];
-    expectUserError(kgrank(["evaluate", "--positive-scores", "pos.npy"]), /^kgrank: --positive-scores: needs --negative-scores FILE/);
-    expectUserError(kgrank(["evaluate", "--negative-scores", "neg.npy"]), /^kgrank: --negative-scores: needs --positive-scores FILE/);
-    for (const extra of [["--dataset", "nations"], ["--split", "valid"], ["--filter", "none"], ["--scores-tail", "pos.npy"], ["--by-relation"], ["--interaction", "distmult"]]) {
-      expectUserError(kgrank(["evaluate", ...both, ...extra]), new RegExp(`^kgrank: ${extra[0]}: does not apply to --positive-scores / --negative-scores \\(sampled ranking without a dataset\\)`));
+    expectUserError(
+      kgrank(["evaluate", "--positive-scores", "pos.npy"]),
+      /^kgrank: --positive-scores: needs --negative-scores FILE/,
+    );
+    expectUserError(
+      kgrank(["evaluate", "--negative-scores", "neg.npy"]),
+      /^kgrank: --negative-scores: needs --positive-scores FILE/,
+    );
+    for (const extra of [
+      ["--dataset", "nations"],
+      ["--split", "valid"],
+      ["--filter", "none"],
+      ["--scores-tail", "pos.npy"],
+      ["--by-relation"],
+      ["--interaction", "distmult"],
+    ]) {
+      expectUserError(
+        kgrank(["evaluate", ...both, ...extra]),
+        new RegExp(
+          `^kgrank: ${extra[0]}: does not apply to --positive-scores / --negative-scores \\(sampled ranking without a dataset\\)`,
+        ),
+      );
     }
-    expectUserError(kgrank(["evaluate", "--positive-scores", "pos-2d.npy", "--negative-scores", "neg.npy"]), /--positive-scores: shape \(600, 2\) is not \(n,\)/);
-    expectUserError(kgrank(["evaluate", "--positive-scores", "pos.npy", "--negative-scores", "neg-short.npy"]), /--negative-scores: shape \(599, 40\) does not match \(600, K\)/);
-    expectUserError(kgrank(["evaluate", "--positive-scores", "pos.npy", "--negative-scores", "neg-int.npy"]), /--negative-scores: dtype i4 is not a float type/);
-    expectUserError(kgrank(["evaluate", "--positive-scores", "missing.npy", "--negative-scores", "neg.npy"]), /--positive-scores: cannot read missing\.npy: no such file/);
-    expectUserError(kgrank(["evaluate", "--positive-scores", "pos-nan.npy", "--negative-scores", "neg.npy"]), /--positive-scores: the true score of row 123 of pos-nan\.npy is NaN/);
-    expectUserError(kgrank(["evaluate", "--positive-scores", "pos-nan.npy", "--negative-scores", "neg.npy", "--shard", "1/2"]), /--shard: needs --save-state/);
+    expectUserError(
+      kgrank(["evaluate", "--positive-scores", "pos-2d.npy", "--negative-scores", "neg.npy"]),
+      /--positive-scores: shape \(600, 2\) is not \(n,\)/,
+    );
+    expectUserError(
+      kgrank(["evaluate", "--positive-scores", "pos.npy", "--negative-scores", "neg-short.npy"]),
+      /--negative-scores: shape \(599, 40\) does not match \(600, K\)/,
+    );
+    expectUserError(
+      kgrank(["evaluate", "--positive-scores", "pos.npy", "--negative-scores", "neg-int.npy"]),
+      /--negative-scores: dtype i4 is not a float type/,
+    );
+    expectUserError(
+      kgrank(["evaluate", "--positive-scores", "missing.npy", "--negative-scores", "neg.npy"]),
+      /--positive-scores: cannot read missing\.npy: no such file/,
+    );
+    expectUserError(
+      kgrank(["evaluate", "--positive-scores", "pos-nan.npy", "--negative-scores", "neg.npy"]),
+      /--positive-scores: the true score of row 123 of pos-nan\.npy is NaN/,
+    );
+    expectUserError(
+      kgrank(["evaluate", "--positive-scores", "pos-nan.npy", "--negative-scores", "neg.npy", "--shard", "1/2"]),
+      /--shard: needs --save-state/,
+    );
   });
 });

@@ -12,7 +12,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendInfo } from "../src/backend";
 import { zipSync } from "fflate";
 
-import { compareRuns, encodeNpy, FrequencyBaseline, getMetric, loadDataset, parseNpz, prepareCandidates, RankEvaluator, writeNpy } from "../src/index";
+import {
+  compareRuns,
+  encodeNpy,
+  FrequencyBaseline,
+  getMetric,
+  loadDataset,
+  parseNpz,
+  prepareCandidates,
+  RankEvaluator,
+  writeNpy,
+} from "../src/index";
 import { writeNpz } from "../src/io/npz-write";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { external, runs } from "./helpers/external";
@@ -29,7 +39,12 @@ interface Run {
 }
 
 function kgrank(args: string[], env: Record<string, string> = {}): Run {
-  const r = spawnSync(process.execPath, [bin, ...args], { cwd: dir, env: { ...process.env, ...env }, encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    cwd: dir,
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -68,8 +83,12 @@ const n = nations.numEntities;
 /** The reference: the same evaluation in-process through the library. */
 async function reference(): Promise<ReturnType<RankEvaluator["finalize"]>> {
   const b = new FrequencyBaseline(nations.splits.train, n, nations.numRelations);
-  const ev = new RankEvaluator({ numEntities: n, filterTriples: [nations.splits.train, nations.splits.valid, nations.splits.test] });
-  for (const side of ["head", "tail"] as const) await ev.add({ triples: nations.splits.test, side, scores: b.scoreBatch(nations.splits.test, side) });
+  const ev = new RankEvaluator({
+    numEntities: n,
+    filterTriples: [nations.splits.train, nations.splits.valid, nations.splits.test],
+  });
+  for (const side of ["head", "tail"] as const)
+    await ev.add({ triples: nations.splits.test, side, scores: b.scoreBatch(nations.splits.test, side) });
   return ev.finalize();
 }
 
@@ -82,7 +101,8 @@ beforeAll(() => {
   // The same scores and triples in reverse order (as another tool might order its rows), as ids.
   const rev = (m: Float32Array, width: number) => {
     const out = new Float32Array(m.length);
-    for (let i = 0; i < m.length / width; i++) out.set(m.subarray(i * width, (i + 1) * width), m.length - (i + 1) * width);
+    for (let i = 0; i < m.length / width; i++)
+      out.set(m.subarray(i * width, (i + 1) * width), m.length - (i + 1) * width);
     return out;
   };
   const t = nations.splits.test;
@@ -96,7 +116,11 @@ beforeAll(() => {
   writeFileSync(p("garbage.npy"), "this is not numpy");
   // Sampled: positives 1, negatives 0..4 -> rank from K = 5 negatives.
   writeNpy(p("pos.npy"), new Float32Array(rows).fill(2.5));
-  writeNpy(p("neg.npy"), Float32Array.from({ length: rows * 5 }, (_, i) => i % 5), [rows, 5]);
+  writeNpy(
+    p("neg.npy"),
+    Float32Array.from({ length: rows * 5 }, (_, i) => i % 5),
+    [rows, 5],
+  );
   writeFileSync(p("ranks.txt"), "1\n2\n\n3.5\n10\n");
   writeFileSync(p("ranks.json"), "[1, 2, 3.5, 10]");
   writeNpy(p("ranks.npy"), Float64Array.from([1, 2, 3.5, 10]));
@@ -118,7 +142,15 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
   });
 
   it("--help works for the program and every command; no command prints the help", () => {
-    for (const args of [["--help"], ["evaluate", "--help"], ["metrics", "--help"], ["adjust", "--help"], ["expectations", "--help"], ["info", "--help"], []]) {
+    for (const args of [
+      ["--help"],
+      ["evaluate", "--help"],
+      ["metrics", "--help"],
+      ["adjust", "--help"],
+      ["expectations", "--help"],
+      ["info", "--help"],
+      [],
+    ]) {
       const r = kgrank(args);
       expect(r.status, args.join(" ")).toBe(0);
       expect(r.stdout, args.join(" ")).toMatch(/Usage: kgrank/);
@@ -130,19 +162,34 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     const r = kgrank(["evaluate"]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toBe(""); // piped: no progress bar, no notes
-    expect(r.stdout).toMatch(/nations test \(201 triples x 14 entities\), filtered by train\+valid\+test, frequency baseline/);
+    expect(r.stdout).toMatch(
+      /nations test \(201 triples x 14 entities\), filtered by train\+valid\+test, frequency baseline/,
+    );
     const ref = await reference();
     const line = r.stdout.split("\n").find((l) => l.startsWith("inverse_harmonic_mean_rank "))!;
     const cells = line.trim().split(/\s+/);
     // head opt/real/pess, tail opt/real/pess, both opt/real/pess, random E
     expect(cells.slice(1).map(Number)).toEqual(
       [
-        ref.get("head.optimistic.mrr"), ref.get("head.realistic.mrr"), ref.get("head.pessimistic.mrr"),
-        ref.get("tail.optimistic.mrr"), ref.get("tail.realistic.mrr"), ref.get("tail.pessimistic.mrr"),
-        ref.get("both.optimistic.mrr"), ref.get("both.realistic.mrr"), ref.get("both.pessimistic.mrr"), ref.expected("mrr")!,
+        ref.get("head.optimistic.mrr"),
+        ref.get("head.realistic.mrr"),
+        ref.get("head.pessimistic.mrr"),
+        ref.get("tail.optimistic.mrr"),
+        ref.get("tail.realistic.mrr"),
+        ref.get("tail.pessimistic.mrr"),
+        ref.get("both.optimistic.mrr"),
+        ref.get("both.realistic.mrr"),
+        ref.get("both.pessimistic.mrr"),
+        ref.expected("mrr")!,
       ].map((v) => Number(v.toFixed(4))),
     );
-    for (const key of ["hits_at_10", "z_inverse_harmonic_mean_rank", "adjusted_arithmetic_mean_rank_index", "median_rank", "mean_rank_width"]) {
+    for (const key of [
+      "hits_at_10",
+      "z_inverse_harmonic_mean_rank",
+      "adjusted_arithmetic_mean_rank_index",
+      "median_rank",
+      "mean_rank_width",
+    ]) {
       expect(r.stdout).toContain(key);
     }
   });
@@ -157,15 +204,20 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       return body.slice(0, body.indexOf("```")).trimEnd().split("\n");
     };
     // Machine-dependent lines (backend header, timing) are left out of the comparison.
-    const stable = (lines: string[]) => lines.filter((l) => !/^kgrank-native .*backend|^done in /.test(l)).map((l) => l.trimEnd());
+    const stable = (lines: string[]) =>
+      lines.filter((l) => !/^kgrank-native .*backend|^done in /.test(l)).map((l) => l.trimEnd());
     const run = (args: string[]) => {
       const r = kgrank(args);
       expect(r.status, r.stderr).toBe(0);
       return r.stdout.trimEnd().split("\n");
     };
     expect(stable(block("npx kgrank evaluate"))).toEqual(stable(run(["evaluate"])));
-    expect(block("npx kgrank metrics --ranks ranks.txt --num-candidates nc.txt")).toEqual(run(["metrics", "--ranks", "ranks.txt", "--num-candidates", "nc.txt"]));
-    expect(block("npx kgrank expectations --dataset nations --split test")).toEqual(run(["expectations", "--dataset", "nations", "--split", "test"]));
+    expect(block("npx kgrank metrics --ranks ranks.txt --num-candidates nc.txt")).toEqual(
+      run(["metrics", "--ranks", "ranks.txt", "--num-candidates", "nc.txt"]),
+    );
+    expect(block("npx kgrank expectations --dataset nations --split test")).toEqual(
+      run(["expectations", "--dataset", "nations", "--split", "test"]),
+    );
   });
 
   it("the mistakes a new user makes are caught with the flag and the fix named", () => {
@@ -175,20 +227,46 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       return JSON.parse(r.stdout);
     };
     // --ks: one default set, each metric once, only the asked-for cut-offs.
-    const ks = json(["metrics", "--ranks", "ranks.txt", "--num-candidates", "nc.txt", "--ks", "1,10"]).metrics.map((m: { metric: string }) => m.metric);
+    const ks = json(["metrics", "--ranks", "ranks.txt", "--num-candidates", "nc.txt", "--ks", "1,10"]).metrics.map(
+      (m: { metric: string }) => m.metric,
+    );
     expect(new Set(ks).size).toBe(ks.length);
-    expect(ks.filter((k: string) => /hits_at/.test(k))).toEqual(["hits_at_1", "adjusted_hits_at_1", "z_hits_at_1", "hits_at_10", "adjusted_hits_at_10", "z_hits_at_10"]);
+    expect(ks.filter((k: string) => /hits_at/.test(k))).toEqual([
+      "hits_at_1",
+      "adjusted_hits_at_1",
+      "z_hits_at_1",
+      "hits_at_10",
+      "adjusted_hits_at_10",
+      "z_hits_at_10",
+    ]);
     // A metric that needs candidate counts names the flag, not the library argument.
-    expectUserError(kgrank(["metrics", "--ranks", "ranks.txt", "--metrics", "amri"]), /^kgrank: --num-candidates: adjusted_arithmetic_mean_rank_index needs/);
+    expectUserError(
+      kgrank(["metrics", "--ranks", "ranks.txt", "--metrics", "amri"]),
+      /^kgrank: --num-candidates: adjusted_arithmetic_mean_rank_index needs/,
+    );
     // 0-based ranks get the hint to add 1.
     writeFileSync(p("ranks0.txt"), "0\n1\n4\n");
     expectUserError(kgrank(["metrics", "--ranks", "ranks0.txt"]), /--ranks: element 0 is 0; .*add 1 to every rank/);
     // A percentage where a fraction belongs.
-    expectUserError(kgrank(["adjust", "--dataset", "nations", "--metric", "hits@10=48"]), /--metric: "hits@10=48": 48 is outside the range of hits_at_10, \[0, 1\]; if it is a percentage, give hits_at_10=0.48/);
+    expectUserError(
+      kgrank(["adjust", "--dataset", "nations", "--metric", "hits@10=48"]),
+      /--metric: "hits@10=48": 48 is outside the range of hits_at_10, \[0, 1\]; if it is a percentage, give hits_at_10=0.48/,
+    );
     // PyKEEN's full keys in --metrics and --metric; a side in the key picks that side's candidates.
-    expect(json(["metrics", "--ranks", "ranks.txt", "--metrics", "both.realistic.hits_at_10,mrr"]).metrics.map((m: { metric: string }) => m.metric))
-      .toEqual(["hits_at_10", "inverse_harmonic_mean_rank"]);
-    const adj = json(["adjust", "--dataset", "nations", "--metric", "tail.realistic.hits_at_10=0.48", "--metric", "mrr=0.3"]);
+    expect(
+      json(["metrics", "--ranks", "ranks.txt", "--metrics", "both.realistic.hits_at_10,mrr"]).metrics.map(
+        (m: { metric: string }) => m.metric,
+      ),
+    ).toEqual(["hits_at_10", "inverse_harmonic_mean_rank"]);
+    const adj = json([
+      "adjust",
+      "--dataset",
+      "nations",
+      "--metric",
+      "tail.realistic.hits_at_10=0.48",
+      "--metric",
+      "mrr=0.3",
+    ]);
     expect(adj.metrics.map((m: { side: string }) => m.side)).toEqual(["tail", "both"]);
     const tailOnly = json(["adjust", "--dataset", "nations", "--side", "tail", "--metric", "hits@10=0.48"]);
     expect(adj.metrics[0].expected).toBe(tailOnly.metrics[0].expected);
@@ -197,11 +275,14 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(rel.status, rel.stderr).toBe(0);
     const table = kgrank(["evaluate", "--by-relation", "--metrics", "mrr,hits@10"]).stdout;
     const perRelation = table.slice(table.indexOf("Per relation"));
-    expect(perRelation).toMatch(/relation\s+tasks\s+inverse_harmonic_mean_rank\s+inverse_harmonic_mean_rank random E\s+hits_at_10/);
+    expect(perRelation).toMatch(
+      /relation\s+tasks\s+inverse_harmonic_mean_rank\s+inverse_harmonic_mean_rank random E\s+hits_at_10/,
+    );
     const firstRow = perRelation.split("\n")[4]!;
     expect(firstRow.trim().split(/\s{2,}/).length, firstRow).toBe(5);
     // --triples: the footer counts distinct known triples, the evaluated split once.
-    const footer = (args: string[]) => /filtered by (\d+) known triples/.exec(kgrank(["evaluate", "--scores-tail", "tail.npy", ...args]).stdout)![1];
+    const footer = (args: string[]) =>
+      /filtered by (\d+) known triples/.exec(kgrank(["evaluate", "--scores-tail", "tail.npy", ...args]).stdout)![1];
     expect(footer(["--triples", "rev-triples.npy"])).toBe(footer([]));
   });
 
@@ -256,7 +337,8 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       expect(typeof a, path).toBe(typeof b);
       if (a && typeof a === "object") {
         expect(Object.keys(a as object).sort(), path).toEqual(Object.keys(b as object).sort());
-        for (const k of Object.keys(a as object)) sameUpToOrder((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`);
+        for (const k of Object.keys(a as object))
+          sameUpToOrder((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`);
       } else {
         expect(a, path).toEqual(b);
       }
@@ -264,10 +346,22 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     sameUpToOrder(reordered.results, straight.results, "results");
     // Without --triples the reversed rows are scored against the wrong triples: the results change.
     const misaligned = json(["evaluate", "--scores-tail", "rev-tail.npy"]);
-    expect(misaligned.results.tail.realistic.inverse_harmonic_mean_rank).not.toBeCloseTo(straight.results.tail.realistic.inverse_harmonic_mean_rank, 3);
-    expectUserError(kgrank(["evaluate", "--scores-tail", "tail.npy", "--triples", "bad-triples.npy"]), /--triples: row 1: relation id 99 is outside \[0, 55\)/);
-    expectUserError(kgrank(["evaluate", "--scores-tail", "tail.npy", "--triples", "tail.npy"]), /--triples: dtype f4 is not an integer type/);
-    expectUserError(kgrank(["evaluate", "--scores-tail", "tail.npy", "--triples", "unknown-triples.npy"]), /--scores-tail: shape \(201, 14\) does not match \(1, 14\)/);
+    expect(misaligned.results.tail.realistic.inverse_harmonic_mean_rank).not.toBeCloseTo(
+      straight.results.tail.realistic.inverse_harmonic_mean_rank,
+      3,
+    );
+    expectUserError(
+      kgrank(["evaluate", "--scores-tail", "tail.npy", "--triples", "bad-triples.npy"]),
+      /--triples: row 1: relation id 99 is outside \[0, 55\)/,
+    );
+    expectUserError(
+      kgrank(["evaluate", "--scores-tail", "tail.npy", "--triples", "tail.npy"]),
+      /--triples: dtype f4 is not an integer type/,
+    );
+    expectUserError(
+      kgrank(["evaluate", "--scores-tail", "tail.npy", "--triples", "unknown-triples.npy"]),
+      /--scores-tail: shape \(201, 14\) does not match \(1, 14\)/,
+    );
   });
 
   it("evaluate with one side's scores evaluates that side only", () => {
@@ -287,48 +381,127 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       return d;
     };
     // Before: "numEntities: must be an integer from 1 ..." and "finalize(): no task was added".
-    expectUserError(kgrank(["evaluate", "--dataset-dir", make("empty-train", "", "a\tr\tb\n")]), /--dataset: .*train\.tsv holds no triple: entity and relation ids come from the training triples/);
-    expectUserError(kgrank(["evaluate", "--dataset-dir", make("unseen", "a\tr\tb\n", "x\tr\ty\nz\tq\tw\n")]), /--split: the test split of unseen has no triple to evaluate: all 2 have an entity or relation unseen in train/);
+    expectUserError(
+      kgrank(["evaluate", "--dataset-dir", make("empty-train", "", "a\tr\tb\n")]),
+      /--dataset: .*train\.tsv holds no triple: entity and relation ids come from the training triples/,
+    );
+    expectUserError(
+      kgrank(["evaluate", "--dataset-dir", make("unseen", "a\tr\tb\n", "x\tr\ty\nz\tq\tw\n")]),
+      /--split: the test split of unseen has no triple to evaluate: all 2 have an entity or relation unseen in train/,
+    );
     // Before: "the true score of task 50 of the batch": no file, no side, no row of the file.
     const scores = new Float32Array(rows * n);
     scores.fill(NaN, 50 * n, 51 * n);
     writeNpy(p("nan-row.npy"), scores, [rows, n]);
-    expectUserError(kgrank(["evaluate", "--scores-tail", "nan-row.npy"]), /--scores-tail: the true score of row 50 of nan-row\.npy \(triple \(\d+, \d+, \d+\), tail side\) is NaN/);
+    expectUserError(
+      kgrank(["evaluate", "--scores-tail", "nan-row.npy"]),
+      /--scores-tail: the true score of row 50 of nan-row\.npy \(triple \(\d+, \d+, \d+\), tail side\) is NaN/,
+    );
   });
 
   it("compare: saved runs' paired comparison equals compareRuns on the same states; other tasks are refused", () => {
     expect(kgrank(["evaluate", "--save-state", "cmp-a.state", "--quiet"]).status).toBe(0);
-    const noisy = (side: "head" | "tail") => new FrequencyBaseline(nations.splits.train, n, nations.numRelations).scoreBatch(nations.splits.test, side).map((x, i) => x + ((i * 7919) % 5) * 0.5);
+    const noisy = (side: "head" | "tail") =>
+      new FrequencyBaseline(nations.splits.train, n, nations.numRelations)
+        .scoreBatch(nations.splits.test, side)
+        .map((x, i) => x + ((i * 7919) % 5) * 0.5);
     writeNpy(p("cmp-head.npy"), noisy("head"), [rows, n]);
     writeNpy(p("cmp-tail.npy"), noisy("tail"), [rows, n]);
-    expect(kgrank(["evaluate", "--scores-head", "cmp-head.npy", "--scores-tail", "cmp-tail.npy", "--save-state", "cmp-b.state", "--quiet"]).status).toBe(0);
-    const r = kgrank(["compare", "cmp-a.state", "cmp-b.state", "--samples", "500", "--seed", "2", "--metrics", "mrr,hits@1,median_rank", "--format", "json"]);
+    expect(
+      kgrank([
+        "evaluate",
+        "--scores-head",
+        "cmp-head.npy",
+        "--scores-tail",
+        "cmp-tail.npy",
+        "--save-state",
+        "cmp-b.state",
+        "--quiet",
+      ]).status,
+    ).toBe(0);
+    const r = kgrank([
+      "compare",
+      "cmp-a.state",
+      "cmp-b.state",
+      "--samples",
+      "500",
+      "--seed",
+      "2",
+      "--metrics",
+      "mrr,hits@1,median_rank",
+      "--format",
+      "json",
+    ]);
     expect(r.status, r.stderr).toBe(0);
-    const runs = ["cmp-a.state", "cmp-b.state"].map((f) => ({ name: f, results: RankEvaluator.deserialize(new Uint8Array(readFileSync(p(f)))).finalize() }));
-    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(JSON.stringify(compareRuns(runs, { samples: 500, seed: 2, metrics: ["mrr", "hits@1", "median_rank"] }), (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v))));
-    expect(kgrank(["compare", "cmp-a.state", "cmp-b.state", "--samples", "200"]).stdout).toMatch(/p adjusted over all 7 rows: Holm-Bonferroni/);
-    expect(kgrank(["evaluate", "--scores-tail", "cmp-tail.npy", "--save-state", "cmp-c.state", "--quiet"]).status).toBe(0);
-    expectUserError(kgrank(["compare", "cmp-a.state", "cmp-c.state"]), /runs: cmp-c\.state has 201 tasks, cmp-a\.state 402/);
+    const runs = ["cmp-a.state", "cmp-b.state"].map((f) => ({
+      name: f,
+      results: RankEvaluator.deserialize(new Uint8Array(readFileSync(p(f)))).finalize(),
+    }));
+    expect(JSON.parse(r.stdout)).toEqual(
+      JSON.parse(
+        JSON.stringify(
+          compareRuns(runs, { samples: 500, seed: 2, metrics: ["mrr", "hits@1", "median_rank"] }),
+          (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v),
+        ),
+      ),
+    );
+    expect(kgrank(["compare", "cmp-a.state", "cmp-b.state", "--samples", "200"]).stdout).toMatch(
+      /p adjusted over all 7 rows: Holm-Bonferroni/,
+    );
+    expect(kgrank(["evaluate", "--scores-tail", "cmp-tail.npy", "--save-state", "cmp-c.state", "--quiet"]).status).toBe(
+      0,
+    );
+    expectUserError(
+      kgrank(["compare", "cmp-a.state", "cmp-c.state"]),
+      /runs: cmp-c\.state has 201 tasks, cmp-a\.state 402/,
+    );
     expectUserError(kgrank(["compare", "cmp-a.state"]), /at least two saved runs/);
     expectUserError(kgrank(["compare", "cmp-a.state", "cmp-head.npy"]), /cmp-head\.npy: .*wrong magic bytes/);
     // Identical runs: d_z is 0, not NaN.
     const same = kgrank(["compare", "cmp-a.state", "cmp-a.state", "--samples", "50", "--metrics", "mrr,mr"]);
     expect(same.status, same.stderr).toBe(0);
     expect(same.stdout).not.toMatch(/NaN/);
-    expect(same.stdout).toMatch(/^inverse_harmonic_mean_rank\s+cmp-a\.state\s+0\.5499\s+0\.5499\s+0\s+\[0, 0\]\s+1\.0000\s+1\.0000\s+0$/m);
+    expect(same.stdout).toMatch(
+      /^inverse_harmonic_mean_rank\s+cmp-a\.state\s+0\.5499\s+0\.5499\s+0\s+\[0, 0\]\s+1\.0000\s+1\.0000\s+0$/m,
+    );
   });
 
   it("compare takes --ranks-out files (.npz by id, .tsv by label) as well as states; a task mismatch names the first differing task", () => {
-    const b = (side: "head" | "tail") => new FrequencyBaseline(nations.splits.train, n, nations.numRelations).scoreBatch(nations.splits.test, side).map((x, i) => x + ((i * 7919) % 5) * 0.5);
+    const b = (side: "head" | "tail") =>
+      new FrequencyBaseline(nations.splits.train, n, nations.numRelations)
+        .scoreBatch(nations.splits.test, side)
+        .map((x, i) => x + ((i * 7919) % 5) * 0.5);
     writeNpy(p("rk-head.npy"), b("head"), [rows, n]);
     writeNpy(p("rk-tail.npy"), b("tail"), [rows, n]);
-    for (const [name, extra] of [["rk-a", []], ["rk-b", ["--scores-head", "rk-head.npy", "--scores-tail", "rk-tail.npy"]]] as const) {
-      const r = kgrank(["evaluate", ...extra, "--save-state", `${name}.state`, "--ranks-out", `${name}.npz`, "--quiet"]);
+    for (const [name, extra] of [
+      ["rk-a", []],
+      ["rk-b", ["--scores-head", "rk-head.npy", "--scores-tail", "rk-tail.npy"]],
+    ] as const) {
+      const r = kgrank([
+        "evaluate",
+        ...extra,
+        "--save-state",
+        `${name}.state`,
+        "--ranks-out",
+        `${name}.npz`,
+        "--quiet",
+      ]);
       expect(r.status, r.stderr).toBe(0);
       expect(kgrank(["evaluate", ...extra, "--ranks-out", `${name}.tsv`, "--quiet"]).status).toBe(0);
     }
     const cmp = (files: string[]) => {
-      const r = kgrank(["compare", ...files, "--samples", "300", "--seed", "4", "--metrics", "mrr,hits@3,median_rank", "--format", "json"]);
+      const r = kgrank([
+        "compare",
+        ...files,
+        "--samples",
+        "300",
+        "--seed",
+        "4",
+        "--metrics",
+        "mrr,hits@3,median_rank",
+        "--format",
+        "json",
+      ]);
       expect(r.status, r.stderr).toBe(0);
       const j = JSON.parse(r.stdout);
       delete j.names;
@@ -342,39 +515,85 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     // The same tail tasks in another order: the first differing task is named, by id (states, .npz) or label (.tsv).
     const t = nations.splits.test;
     const last = rows - 1;
-    for (const [args, name] of [[["--scores-tail", "tail.npy"], "rk-fwd"], [["--scores-tail", "rev-tail.npy", "--triples", "rev-triples.npy"], "rk-rev"]] as const) {
-      expect(kgrank(["evaluate", ...args, "--save-state", `${name}.state`, "--ranks-out", `${name}.tsv`, "--quiet"]).status).toBe(0);
+    for (const [args, name] of [
+      [["--scores-tail", "tail.npy"], "rk-fwd"],
+      [["--scores-tail", "rev-tail.npy", "--triples", "rev-triples.npy"], "rk-rev"],
+    ] as const) {
+      expect(
+        kgrank(["evaluate", ...args, "--save-state", `${name}.state`, "--ranks-out", `${name}.tsv`, "--quiet"]).status,
+      ).toBe(0);
     }
     const ids = (i: number) => `tail \\(${t[3 * i]}, ${t[3 * i + 1]}, ${t[3 * i + 2]}\\)`;
-    const labels = (i: number) => `tail \\(${nations.entityLabels[t[3 * i]!]}, ${nations.relationLabels[t[3 * i + 1]!]}, ${nations.entityLabels[t[3 * i + 2]!]}\\)`;
-    expectUserError(kgrank(["compare", "rk-fwd.state", "rk-rev.state"]),
-      new RegExp(`^kgrank: runs: task 0 differs: rk-fwd\\.state has ${ids(0)}, rk-rev\\.state has ${ids(last)}; the runs must be over the same tasks in the same order$`, "m"));
-    expectUserError(kgrank(["compare", "rk-fwd.tsv", "rk-rev.tsv"]), new RegExp(`task 0 differs: rk-fwd\\.tsv has ${labels(0)}, rk-rev\\.tsv has ${labels(last)};`));
-    expectUserError(kgrank(["compare", "rk-a.state", "rk-b.tsv"]), /task 0 differs: .*\(a \.tsv rank file names tasks by label, a state or \.npz by id: compare like with like\)$/m);
+    const labels = (i: number) =>
+      `tail \\(${nations.entityLabels[t[3 * i]!]}, ${nations.relationLabels[t[3 * i + 1]!]}, ${nations.entityLabels[t[3 * i + 2]!]}\\)`;
+    expectUserError(
+      kgrank(["compare", "rk-fwd.state", "rk-rev.state"]),
+      new RegExp(
+        `^kgrank: runs: task 0 differs: rk-fwd\\.state has ${ids(0)}, rk-rev\\.state has ${ids(last)}; the runs must be over the same tasks in the same order$`,
+        "m",
+      ),
+    );
+    expectUserError(
+      kgrank(["compare", "rk-fwd.tsv", "rk-rev.tsv"]),
+      new RegExp(`task 0 differs: rk-fwd\\.tsv has ${labels(0)}, rk-rev\\.tsv has ${labels(last)};`),
+    );
+    expectUserError(
+      kgrank(["compare", "rk-a.state", "rk-b.tsv"]),
+      /task 0 differs: .*\(a \.tsv rank file names tasks by label, a state or \.npz by id: compare like with like\)$/m,
+    );
     // Files that are not rank files.
     writeFileSync(p("not-ranks.tsv"), "a\tb\n");
-    expectUserError(kgrank(["compare", "rk-a.tsv", "not-ranks.tsv"]), /^kgrank: not-ranks\.tsv: line 1 is not the header .*: not a rank file written by kgrank evaluate --ranks-out/);
-    writeFileSync(p("short-ranks.tsv"), "side\thead\trelation\ttail\toptimistic\trealistic\tpessimistic\tnum_candidates\ntail\ta\tr\tb\t1\t1\n");
+    expectUserError(
+      kgrank(["compare", "rk-a.tsv", "not-ranks.tsv"]),
+      /^kgrank: not-ranks\.tsv: line 1 is not the header .*: not a rank file written by kgrank evaluate --ranks-out/,
+    );
+    writeFileSync(
+      p("short-ranks.tsv"),
+      "side\thead\trelation\ttail\toptimistic\trealistic\tpessimistic\tnum_candidates\ntail\ta\tr\tb\t1\t1\n",
+    );
     expectUserError(kgrank(["compare", "rk-a.tsv", "short-ranks.tsv"]), /short-ranks\.tsv: line 2 has 6 fields, not 8/);
-    writeFileSync(p("bad-rank.tsv"), "side\thead\trelation\ttail\toptimistic\trealistic\tpessimistic\tnum_candidates\ntail\ta\tr\tb\t1\t9\t9\t3\n");
-    expectUserError(kgrank(["compare", "rk-a.tsv", "bad-rank.tsv"]), /bad-rank\.tsv: line 2: pessimistic: pessimistic\[0\] = 9 is not a rank in \[1, numCandidates\[0\] = 3\]/);
+    writeFileSync(
+      p("bad-rank.tsv"),
+      "side\thead\trelation\ttail\toptimistic\trealistic\tpessimistic\tnum_candidates\ntail\ta\tr\tb\t1\t9\t9\t3\n",
+    );
+    expectUserError(
+      kgrank(["compare", "rk-a.tsv", "bad-rank.tsv"]),
+      /bad-rank\.tsv: line 2: pessimistic: pessimistic\[0\] = 9 is not a rank in \[1, numCandidates\[0\] = 3\]/,
+    );
     expectUserError(kgrank(["compare", "rk-a.npz", "ranks.npy"]), /ranks\.npy: is not a valid kgrank evaluator state/);
     writeNpz(p("not-ranks.npz"), { side: { data: Int8Array.of(1) } }, "test");
-    expectUserError(kgrank(["compare", "rk-a.npz", "not-ranks.npz"]), /not-ranks\.npz: has no array "head", "relation", "tail", "optimistic", "realistic", "pessimistic", "num_candidates": not a rank file/);
+    expectUserError(
+      kgrank(["compare", "rk-a.npz", "not-ranks.npz"]),
+      /not-ranks\.npz: has no array "head", "relation", "tail", "optimistic", "realistic", "pessimistic", "num_candidates": not a rank file/,
+    );
   });
 
   it("evaluate --ranks-out: every task's ranks as .tsv with labels and as .npz NumPy reads; equal to results.tasks()", async () => {
     expect(kgrank(["evaluate", "--ranks-out", "ranks.tsv", "--quiet"]).status).toBe(0);
     expect(kgrank(["evaluate", "--ranks-out", "ranks-out.npz", "--quiet"]).status).toBe(0);
-    const ev = new RankEvaluator({ numEntities: n, numRelations: nations.numRelations, filterTriples: [nations.splits.train, nations.splits.valid, nations.splits.test] });
+    const ev = new RankEvaluator({
+      numEntities: n,
+      numRelations: nations.numRelations,
+      filterTriples: [nations.splits.train, nations.splits.valid, nations.splits.test],
+    });
     const b = new FrequencyBaseline(nations.splits.train, n, nations.numRelations);
-    for (const side of ["head", "tail"] as const) await ev.add({ triples: nations.splits.test, side, scores: b.scoreBatch(nations.splits.test, side) });
+    for (const side of ["head", "tail"] as const)
+      await ev.add({ triples: nations.splits.test, side, scores: b.scoreBatch(nations.splits.test, side) });
     const t = ev.finalize().tasks();
     const lines = readFileSync(p("ranks.tsv"), "utf8").trim().split("\n");
     expect(lines[0]).toBe("side\thead\trelation\ttail\toptimistic\trealistic\tpessimistic\tnum_candidates");
     expect(lines).toHaveLength(1 + 2 * rows);
     const first = lines[1]!.split("\t");
-    expect(first).toEqual(["head", nations.entityLabels[t.head[0]!], nations.relationLabels[t.relation[0]!], nations.entityLabels[t.tail[0]!], String(t.optimistic[0]), String(t.realistic[0]), String(t.pessimistic[0]), String(t.numCandidates[0])]);
+    expect(first).toEqual([
+      "head",
+      nations.entityLabels[t.head[0]!],
+      nations.relationLabels[t.relation[0]!],
+      nations.entityLabels[t.tail[0]!],
+      String(t.optimistic[0]),
+      String(t.realistic[0]),
+      String(t.pessimistic[0]),
+      String(t.numCandidates[0]),
+    ]);
     const z = parseNpz(new Uint8Array(readFileSync(p("ranks-out.npz"))));
     expect(Array.from(z.realistic!.data as Float64Array)).toEqual(Array.from(t.realistic));
     expect(Array.from(z.side!.data as Int8Array).filter((x) => x === 1)).toHaveLength(rows);
@@ -382,12 +601,25 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
   });
 
   it("evaluate --negatives-tail: sampled ranks (each positive 2.5 above 3 of 5 negatives -> realistic rank 3)", () => {
-    const r = kgrank(["evaluate", "--scores-tail", "pos.npy", "--negatives-tail", "neg.npy", "--format", "json", "--metrics", "mr,mrr"]);
+    const r = kgrank([
+      "evaluate",
+      "--scores-tail",
+      "pos.npy",
+      "--negatives-tail",
+      "neg.npy",
+      "--format",
+      "json",
+      "--metrics",
+      "mr,mrr",
+    ]);
     expect(r.status, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout);
     expect(j.results.tail.realistic.arithmetic_mean_rank).toBe(3);
     expect(j.results.tail.realistic.inverse_harmonic_mean_rank).toBeCloseTo(1 / 3, 12);
-    expect(Object.keys(j.results.tail.realistic).sort()).toEqual(["arithmetic_mean_rank", "inverse_harmonic_mean_rank"]);
+    expect(Object.keys(j.results.tail.realistic).sort()).toEqual([
+      "arithmetic_mean_rank",
+      "inverse_harmonic_mean_rank",
+    ]);
   });
 
   it("evaluate options: --split valid, --filter, --ks, --metrics, csv, markdown, --by-relation, --bootstrap", () => {
@@ -395,7 +627,9 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(valid.triples).toBe(199);
     const raw = JSON.parse(kgrank(["evaluate", "--filter", "none", "--format", "json"]).stdout);
     expect(raw.info.filtered).toBe(false);
-    expect(raw.results.both.realistic.arithmetic_mean_rank).toBeGreaterThan(valid.results.both.realistic.arithmetic_mean_rank - 100);
+    expect(raw.results.both.realistic.arithmetic_mean_rank).toBeGreaterThan(
+      valid.results.both.realistic.arithmetic_mean_rank - 100,
+    );
     const trainOnly = JSON.parse(kgrank(["evaluate", "--filter", "train", "--format", "json"]).stdout);
     expect(trainOnly.setting).toBe("filtered by train+test"); // the evaluated split always filters (PyKEEN)
     const ks = JSON.parse(kgrank(["evaluate", "--ks", "2,7", "--metrics", "hits@2,hits@7", "--format", "json"]).stdout);
@@ -423,7 +657,11 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
   });
 
   it("--output to a full disk (/dev/full) or a missing directory: one-line error, no file", () => {
-    if (existsSync("/dev/full")) expectUserError(kgrank(["evaluate", "--output", "/dev/full"]), /--output: cannot write \/dev\/full: no space left/);
+    if (existsSync("/dev/full"))
+      expectUserError(
+        kgrank(["evaluate", "--output", "/dev/full"]),
+        /--output: cannot write \/dev\/full: no space left/,
+      );
     expectUserError(kgrank(["evaluate", "--output", "nodir/out.txt"]), /--output: cannot write/);
     expect(existsSync(p("nodir"))).toBe(false);
   });
@@ -432,54 +670,111 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     // Before: a 150 KB and a 120 KB line on stderr.
     writeFileSync(p("dims-50k.npy"), encodeNpy(Float32Array.of(0.5), new Array<number>(50_000).fill(1)));
     const r = kgrank(["evaluate", "--scores-tail", "dims-50k.npy"]);
-    expectUserError(r, /^kgrank: --scores-tail: shape \(1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\) does not match \(201, 14\)/);
+    expectUserError(
+      r,
+      /^kgrank: --scores-tail: shape \(1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\) does not match \(201, 14\)/,
+    );
     expect(r.stderr.length).toBeLessThan(600);
     const good = encodeNpy(Float32Array.of(1, 2));
-    writeFileSync(p("long-names.npz"), zipSync({ [`${"a".repeat(60_000)}.npy`]: good, [`${"b".repeat(60_000)}.npy`]: good }, { level: 0 }));
+    writeFileSync(
+      p("long-names.npz"),
+      zipSync({ [`${"a".repeat(60_000)}.npy`]: good, [`${"b".repeat(60_000)}.npy`]: good }, { level: 0 }),
+    );
     const z = kgrank(["evaluate", "--scores-tail", "long-names.npz"]);
-    expectUserError(z, /^kgrank: --scores-tail: long-names\.npz holds 2 arrays \("a{60}"… \(60000 characters\), "b{60}"… \(60000 characters\)\); save exactly one/);
+    expectUserError(
+      z,
+      /^kgrank: --scores-tail: long-names\.npz holds 2 arrays \("a{60}"… \(60000 characters\), "b{60}"… \(60000 characters\)\); save exactly one/,
+    );
     expect(z.stderr.length).toBeLessThan(600);
   });
 
   it("bad input to evaluate: missing file, wrong dtype, wrong shape, not npy, unknown metric/dataset/option/format", () => {
-    expectUserError(kgrank(["evaluate", "--scores-tail", "missing.npy"]), /--scores-tail: cannot read missing\.npy: no such file/);
+    expectUserError(
+      kgrank(["evaluate", "--scores-tail", "missing.npy"]),
+      /--scores-tail: cannot read missing\.npy: no such file/,
+    );
     expectUserError(kgrank(["evaluate", "--scores-tail", "int.npy"]), /--scores-tail: dtype i4 is not a float type/);
-    expectUserError(kgrank(["evaluate", "--scores-tail", "narrow.npy"]), /--scores-tail: shape \(201, 13\) does not match \(201, 14\)/);
-    expectUserError(kgrank(["evaluate", "--scores-head", "short.npy"]), /--scores-head: shape \(200, 14\) does not match \(201, 14\)/);
-    expectUserError(kgrank(["evaluate", "--scores-tail", "garbage.npy"]), /--scores-tail: not a valid \.npy file: wrong magic/);
-    expectUserError(kgrank(["evaluate", "--scores-tail", "pos.npy", "--negatives-tail", "short.npy"]), /--negatives-tail: shape \(200, 14\) does not match \(201, K\)/);
+    expectUserError(
+      kgrank(["evaluate", "--scores-tail", "narrow.npy"]),
+      /--scores-tail: shape \(201, 13\) does not match \(201, 14\)/,
+    );
+    expectUserError(
+      kgrank(["evaluate", "--scores-head", "short.npy"]),
+      /--scores-head: shape \(200, 14\) does not match \(201, 14\)/,
+    );
+    expectUserError(
+      kgrank(["evaluate", "--scores-tail", "garbage.npy"]),
+      /--scores-tail: not a valid \.npy file: wrong magic/,
+    );
+    expectUserError(
+      kgrank(["evaluate", "--scores-tail", "pos.npy", "--negatives-tail", "short.npy"]),
+      /--negatives-tail: shape \(200, 14\) does not match \(201, K\)/,
+    );
     expectUserError(kgrank(["evaluate", "--negatives-tail", "neg.npy"]), /--negatives-tail: needs --scores-tail/);
     expectUserError(kgrank(["evaluate", "--metrics", "mrx"]), /unknown metric "mrx"; closest known names: .*mrr/);
     expectUserError(kgrank(["evaluate", "--dataset", "fb16k"]), /unknown dataset "fb16k"/);
-    expectUserError(kgrank(["evaluate", "--dataset", "wn18rr", "--dataset-dir", "nowhere"]), /--dataset-dir: wn18rr is not bundled/);
+    expectUserError(
+      kgrank(["evaluate", "--dataset", "wn18rr", "--dataset-dir", "nowhere"]),
+      /--dataset-dir: wn18rr is not bundled/,
+    );
     expectUserError(kgrank(["evaluate", "--dataset-dir", "nowhere"]), /--dataset-dir: nowhere has no train\.tsv/);
-    expectUserError(kgrank(["evaluate", "--split", "dev"]), /^kgrank: --split: must be train, valid or test, got "dev"$/m);
+    expectUserError(
+      kgrank(["evaluate", "--split", "dev"]),
+      /^kgrank: --split: must be train, valid or test, got "dev"$/m,
+    );
     expectUserError(kgrank(["evaluate", "--filter", "train,tset"]), /--filter: "tset" is not a split/);
-    expectUserError(kgrank(["evaluate", "--format", "xml"]), /^kgrank: --format: must be one of table, json, csv, markdown, got "xml"$/m);
+    expectUserError(
+      kgrank(["evaluate", "--format", "xml"]),
+      /^kgrank: --format: must be one of table, json, csv, markdown, got "xml"$/m,
+    );
     expectUserError(kgrank(["evaluate", "--bootstrap", "-3"]), /^kgrank: --bootstrap: must be an integer/);
     // Checked as a flag, not later as the library's bootstrap.samples.
     // The flags' own checks and commander's usage errors print like every other error: "kgrank: --flag: ...".
-    expectUserError(kgrank(["evaluate", "--bootstrap", "1"]), /^kgrank: --bootstrap: must be an integer from 2 to 1000000, got "1"$/m);
+    expectUserError(
+      kgrank(["evaluate", "--bootstrap", "1"]),
+      /^kgrank: --bootstrap: must be an integer from 2 to 1000000, got "1"$/m,
+    );
     expectUserError(kgrank(["evaluate", "--output", ""]), /^kgrank: --output: needs a file name/);
-    expectUserError(kgrank(["evaluate", "--ks", "0"]), /^kgrank: --ks: takes positive integers separated by commas, got "0"$/m);
+    expectUserError(
+      kgrank(["evaluate", "--ks", "0"]),
+      /^kgrank: --ks: takes positive integers separated by commas, got "0"$/m,
+    );
     expectUserError(kgrank(["evaluate", "--seed"]), /^kgrank: --seed: needs a value$/m);
     expectUserError(kgrank(["metrics"]), /^kgrank: --ranks: is required$/m);
     expectUserError(kgrank(["evaluate", "--bogus"]), /^kgrank: unknown option '--bogus'/);
-    expectUserError(kgrank(["evaluate", "--by-relatio"]), /^kgrank: unknown option '--by-relatio' \(Did you mean --by-relation\?\)$/m);
+    expectUserError(
+      kgrank(["evaluate", "--by-relatio"]),
+      /^kgrank: unknown option '--by-relatio' \(Did you mean --by-relation\?\)$/m,
+    );
     expectUserError(kgrank(["frobnicate"]), /^kgrank: unknown command 'frobnicate'/);
     const long = kgrank(["evaluate", "--format", "x".repeat(100_000)]);
     expectUserError(long, /^kgrank: --format: must be one of .*, got "x{60}"… \(100000 characters\)$/m);
   });
 
   it("bad values of worker, report and plot flags: one line naming the flag", () => {
-    expectUserError(kgrank(["worker", "--redis", "redis://127.0.0.1:1", "--close-timeout", "-1"]), /--close-timeout:? must be an integer from 0 to 3600000, got "-1"/);
-    expectUserError(kgrank(["worker", "--redis", "redis://127.0.0.1:1", "--close-timeout", "soon"]), /--close-timeout:? must be an integer from 0 to 3600000, got "soon"/);
+    expectUserError(
+      kgrank(["worker", "--redis", "redis://127.0.0.1:1", "--close-timeout", "-1"]),
+      /--close-timeout:? must be an integer from 0 to 3600000, got "-1"/,
+    );
+    expectUserError(
+      kgrank(["worker", "--redis", "redis://127.0.0.1:1", "--close-timeout", "soon"]),
+      /--close-timeout:? must be an integer from 0 to 3600000, got "soon"/,
+    );
     expectUserError(kgrank(["worker", "--redis", "http://x"]), /^kgrank: --redis: must be a redis:\/\/ URL/);
     expect(kgrank(["evaluate", "--save-state", "flags.state", "--quiet"]).status).toBe(0);
-    expectUserError(kgrank(["report", "flags.state", "--dataset", "kinships"]), /^kgrank: --dataset: kinships has 104 entities and 25 relations, but flags\.state was evaluated over 14 entities/);
-    expectUserError(kgrank(["report", "flags.state", "--dataset", "nationz"]), /^kgrank: --dataset: unknown dataset "nationz"/);
+    expectUserError(
+      kgrank(["report", "flags.state", "--dataset", "kinships"]),
+      /^kgrank: --dataset: kinships has 104 entities and 25 relations, but flags\.state was evaluated over 14 entities/,
+    );
+    expectUserError(
+      kgrank(["report", "flags.state", "--dataset", "nationz"]),
+      /^kgrank: --dataset: unknown dataset "nationz"/,
+    );
     expectUserError(kgrank(["plot", "degrees", "flags.state", "--dataset-dir", "nowhere"]), /^kgrank: --dataset-dir: /);
-    expectUserError(kgrank(["plot", "degree", "flags.state"]), /^kgrank: NAME: "degree" is not a plot; choose ranks, hits, relations, categories, degrees/);
+    expectUserError(
+      kgrank(["plot", "degree", "flags.state"]),
+      /^kgrank: NAME: "degree" is not a plot; choose ranks, hits, relations, categories, degrees/,
+    );
   });
 
   it("a dataset directory with a malformed TSV: the file and line are named", () => {
@@ -487,7 +782,10 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     writeFileSync(path.join(d, "train.tsv"), "a\tr\tb\r\nb\tr\tc\r\n");
     writeFileSync(path.join(d, "valid.tsv"), "\uFEFFa\tr\tc\n");
     writeFileSync(path.join(d, "test.tsv"), "a\tr\tc\nb\tr\n");
-    expectUserError(kgrank(["evaluate", "--dataset-dir", d]), /test\.tsv: line 2 has 2 tab-separated fields, expected 3/);
+    expectUserError(
+      kgrank(["evaluate", "--dataset-dir", d]),
+      /test\.tsv: line 2 has 2 tab-separated fields, expected 3/,
+    );
     writeFileSync(path.join(d, "test.tsv"), "a\tr\tc\nb\tr\ta\n");
     const r = kgrank(["evaluate", "--dataset-dir", d, "--format", "json"]);
     expect(r.status, r.stderr).toBe(0); // CRLF and BOM accepted
@@ -502,7 +800,10 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       const j = JSON.parse(r.stdout);
       const row = (k: string) => j.metrics.find((m: { metric: string }) => m.metric === k);
       expect(row("arithmetic_mean_rank").value).toBe(4.125);
-      expect(row("arithmetic_mean_rank").expected).toBeCloseTo(mr.expectedValue(prepareCandidates([10, 10, 10, 14]) as never), 12);
+      expect(row("arithmetic_mean_rank").expected).toBeCloseTo(
+        mr.expectedValue(prepareCandidates([10, 10, 10, 14]) as never),
+        12,
+      );
       expect(row("inverse_harmonic_mean_rank").value).toBeCloseTo((1 + 0.5 + 1 / 3.5 + 0.1) / 4, 12);
       expect(row("z_inverse_harmonic_mean_rank")).toBeDefined();
     }
@@ -516,8 +817,14 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
 
   it("bad input to metrics: missing file, non-number line, length mismatch, rank above candidates, unknown metric", () => {
     expectUserError(kgrank(["metrics", "--ranks", "nope.txt"]), /--ranks: cannot read nope\.txt: no such file/);
-    expectUserError(kgrank(["metrics", "--ranks", "ranks-bad.txt"]), /--ranks: ranks-bad\.txt line 2: "two" is not a number/);
-    expectUserError(kgrank(["metrics", "--ranks", "ranks.txt", "--num-candidates", "nc-short.txt"]), /--num-candidates: has 2 numbers but --ranks has 4/);
+    expectUserError(
+      kgrank(["metrics", "--ranks", "ranks-bad.txt"]),
+      /--ranks: ranks-bad\.txt line 2: "two" is not a number/,
+    );
+    expectUserError(
+      kgrank(["metrics", "--ranks", "ranks.txt", "--num-candidates", "nc-short.txt"]),
+      /--num-candidates: has 2 numbers but --ranks has 4/,
+    );
     expectUserError(kgrank(["metrics", "--ranks", "ranks-big.txt", "--num-candidates", "nc.txt"]), /rank/);
     expectUserError(kgrank(["metrics", "--ranks", "tail.npy"]), /--ranks: shape \(201, 14\) is not a vector/);
     expectUserError(kgrank(["metrics", "--ranks", "ranks.txt", "--metrics", "hitz@3"]), /unknown metric/);
@@ -528,7 +835,17 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     const ref = await reference();
     const mrr = ref.get("mrr");
     // The baseline's own MRR adjusted post hoc must equal the evaluator's z-MRR and AMRI-style adjusted MRR.
-    const r = kgrank(["adjust", "--dataset", "nations", "--metric", `mrr=${mrr}`, "--metric", "hits@10=0.54", "--format", "json"]);
+    const r = kgrank([
+      "adjust",
+      "--dataset",
+      "nations",
+      "--metric",
+      `mrr=${mrr}`,
+      "--metric",
+      "hits@10=0.54",
+      "--format",
+      "json",
+    ]);
     expect(r.status, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout);
     expect(j.metrics[0].metric).toBe("inverse_harmonic_mean_rank");
@@ -555,7 +872,10 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(r.status, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout);
     const get = (m: string, side: string, setting: string) =>
-      j.rows.find((x: { metric: string; side: string; setting: string }) => x.metric === m && x.side === side && x.setting === setting);
+      j.rows.find(
+        (x: { metric: string; side: string; setting: string }) =>
+          x.metric === m && x.side === side && x.setting === setting,
+      );
     expect(get("inverse_harmonic_mean_rank", "both", "filtered").expected).toBeCloseTo(ref.expected("mrr")!, 12);
     expect(get("hits_at_10", "tail", "filtered").expected).toBeCloseTo(ref.expected("tail.hits@10")!, 12);
     // Unfiltered: every task has all 14 entities as candidates: E[MR] = (14 + 1) / 2, Var = (14^2 - 1) / 12 / tasks.
@@ -573,14 +893,20 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(j.missing).toEqual(["fb15k-237", "wn18rr", "codex-s", "codex-m"]);
     const one = JSON.parse(kgrank(["expectations", "--dataset", "kinships", "--format", "json"]).stdout);
     expect(j.datasets[1].rows).toEqual(one.rows);
-    const c = kgrank(["expectations", "--dataset", "all", "--dataset-dir", p("no-such-dir"), "--format", "csv"]).stdout.trim().split("\n");
+    const c = kgrank(["expectations", "--dataset", "all", "--dataset-dir", p("no-such-dir"), "--format", "csv"])
+      .stdout.trim()
+      .split("\n");
     expect(c[0]).toBe("dataset,metric,side,setting,expected,variance");
     expect(new Set(c.slice(1).map((l) => l.split(",")[0]))).toEqual(new Set(["nations", "kinships", "umls"]));
   });
 
   it("SIGINT during a long run: exit 130, a one-line message, no output file", async () => {
     const d = bigDataset();
-    const child = spawn(process.execPath, [bin, "evaluate", "--dataset-dir", d, "--filter", "none", "--output", "sigint.txt"], { cwd: dir, env: process.env });
+    const child = spawn(
+      process.execPath,
+      [bin, "evaluate", "--dataset-dir", d, "--filter", "none", "--output", "sigint.txt"],
+      { cwd: dir, env: process.env },
+    );
     let stderr = "";
     child.stderr.on("data", (b) => (stderr += b));
     const closed = new Promise<number | null>((res) => child.on("close", (c, sig) => res(c ?? (sig ? 128 + 2 : null))));
@@ -596,7 +922,10 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
   it("SIGINT during a long --bootstrap: exit 130 at once, no output file (the bootstrap yields to the event loop)", async () => {
     // 1e6 replicates on Nations run for minutes; before finalizeAsync the bootstrap blocked the event loop, the
     // signal waited for it, and the output was written before exit 130.
-    const child = spawn(process.execPath, [bin, "evaluate", "--bootstrap", "1000000", "--output", "boot.txt"], { cwd: dir, env: process.env });
+    const child = spawn(process.execPath, [bin, "evaluate", "--bootstrap", "1000000", "--output", "boot.txt"], {
+      cwd: dir,
+      env: process.env,
+    });
     let stderr = "";
     child.stderr.on("data", (b) => (stderr += b));
     const closed = new Promise<number | string | null>((res) => child.on("close", (c, sig) => res(c ?? sig)));
@@ -613,39 +942,60 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
   });
 
   const script = external("util-linux `script`", runs("script", ["--version"]), "install bsdutils");
-  it.skipIf(script.missing)(script.name("on a terminal, work over a second shows a progress bar on stderr; --quiet hides it"), async () => {
-    // util-linux `script` gives the command a pseudo-terminal and records what it prints. Each run is stopped once
-    // the bar has been seen (or after 3 s for --quiet): the bar is the point, not the table.
-    const tty = async (extra: string) => {
-      const log = p(`tty${extra ? "-quiet" : ""}.log`);
-      const cmd = `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} evaluate --dataset-dir ${JSON.stringify(bigDataset())} --filter none --metrics mrr ${extra}`;
-      const child = spawn("script", ["-qfec", cmd, log], { cwd: dir, env: process.env, detached: true, stdio: "ignore" });
-      const closed = new Promise((res) => child.on("close", res));
-      const t0 = Date.now();
-      const seen = () => (existsSync(log) ? readFileSync(log, "utf8") : "");
-      while (Date.now() - t0 < (extra ? 3000 : 60_000) && !/evaluating/.test(seen()) && child.exitCode === null) {
-        await new Promise((res) => setTimeout(res, 100));
-      }
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        // already finished
-      }
-      await closed;
-      return seen();
-    };
-    expect(await tty("")).toMatch(/evaluating big-\w+ test \[[=-]+\] \d+% \| \d+\/80000/);
-    expect(await tty("--quiet")).not.toMatch(/evaluating/);
-  });
+  it.skipIf(script.missing)(
+    script.name("on a terminal, work over a second shows a progress bar on stderr; --quiet hides it"),
+    async () => {
+      // util-linux `script` gives the command a pseudo-terminal and records what it prints. Each run is stopped once
+      // the bar has been seen (or after 3 s for --quiet): the bar is the point, not the table.
+      const tty = async (extra: string) => {
+        const log = p(`tty${extra ? "-quiet" : ""}.log`);
+        const cmd = `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} evaluate --dataset-dir ${JSON.stringify(bigDataset())} --filter none --metrics mrr ${extra}`;
+        const child = spawn("script", ["-qfec", cmd, log], {
+          cwd: dir,
+          env: process.env,
+          detached: true,
+          stdio: "ignore",
+        });
+        const closed = new Promise((res) => child.on("close", res));
+        const t0 = Date.now();
+        const seen = () => (existsSync(log) ? readFileSync(log, "utf8") : "");
+        while (Date.now() - t0 < (extra ? 3000 : 60_000) && !/evaluating/.test(seen()) && child.exitCode === null) {
+          await new Promise((res) => setTimeout(res, 100));
+        }
+        try {
+          process.kill(-child.pid!, "SIGKILL");
+        } catch {
+          // already finished
+        }
+        await closed;
+        return seen();
+      };
+      expect(await tty("")).toMatch(/evaluating big-\w+ test \[[=-]+\] \d+% \| \d+\/80000/);
+      expect(await tty("--quiet")).not.toMatch(/evaluating/);
+    },
+  );
 
   const fb = sharedDataset("fb15k-237");
-  it.skipIf(fb.missing)(fb.name("adjust on FB15k-237 from --dataset-dir: 2 x 20,438 filtered tasks over 14,505 entities"), () => {
-    const r = kgrank(["adjust", "--dataset", "fb15k-237", "--dataset-dir", SHARED_DATASETS, "--metric", "mrr=0.35", "--format", "json"]);
-    expect(r.status, r.stderr).toBe(0);
-    const j = JSON.parse(r.stdout);
-    expect(j.tasks).toBe(2 * 20438);
-    expect(j.metrics[0].expected).toBeGreaterThan(0);
-    expect(j.metrics[0].expected).toBeLessThan(0.01);
-    expect(j.metrics[0].z).toBeGreaterThan(100);
-  });
+  it.skipIf(fb.missing)(
+    fb.name("adjust on FB15k-237 from --dataset-dir: 2 x 20,438 filtered tasks over 14,505 entities"),
+    () => {
+      const r = kgrank([
+        "adjust",
+        "--dataset",
+        "fb15k-237",
+        "--dataset-dir",
+        SHARED_DATASETS,
+        "--metric",
+        "mrr=0.35",
+        "--format",
+        "json",
+      ]);
+      expect(r.status, r.stderr).toBe(0);
+      const j = JSON.parse(r.stdout);
+      expect(j.tasks).toBe(2 * 20438);
+      expect(j.metrics[0].expected).toBeGreaterThan(0);
+      expect(j.metrics[0].expected).toBeLessThan(0.01);
+      expect(j.metrics[0].z).toBeGreaterThan(100);
+    },
+  );
 });

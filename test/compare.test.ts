@@ -51,8 +51,17 @@ describe("tail probabilities", () => {
   });
 
   it.skipIf(scipy.missing)(scipy.name("Student's t and the normal tail against SciPy"), () => {
-    const cases = [[0.5, 3], [2.1, 17], [4.4, 120], [1.3, 39999], [7, 5]];
-    const want = py("import json,sys; from scipy import stats; c=json.load(sys.stdin); print(json.dumps([[2*stats.t.sf(abs(t),df), 2*stats.norm.sf(abs(t))] for t,df in c]))", cases) as number[][];
+    const cases = [
+      [0.5, 3],
+      [2.1, 17],
+      [4.4, 120],
+      [1.3, 39999],
+      [7, 5],
+    ];
+    const want = py(
+      "import json,sys; from scipy import stats; c=json.load(sys.stdin); print(json.dumps([[2*stats.t.sf(abs(t),df), 2*stats.norm.sf(abs(t))] for t,df in c]))",
+      cases,
+    ) as number[][];
     cases.forEach(([t, df], i) => {
       expect(studentTwoSided(t!, df!) / want[i]![0]! - 1).toBeLessThan(1e-11);
       expect(Math.abs(normalTwoSided(t!) / want[i]![1]! - 1)).toBeLessThan(1e-11);
@@ -65,7 +74,10 @@ describe.skipIf(scipy.missing)(scipy.name("paired t-test and Wilcoxon against Sc
   const cases: [string, number[]][] = [
     ["n = 300 with ties and zeros (hits-like)", Array.from({ length: 300 }, () => Math.floor(next() * 3) - 1)],
     ["n = 300 continuous", Array.from({ length: 300 }, () => next() - 0.45)],
-    ["n = 60 reciprocal-rank differences", Array.from({ length: 60 }, () => 1 / (1 + Math.floor(next() * 20)) - 1 / (1 + Math.floor(next() * 20)))],
+    [
+      "n = 60 reciprocal-rank differences",
+      Array.from({ length: 60 }, () => 1 / (1 + Math.floor(next() * 20)) - 1 / (1 + Math.floor(next() * 20))),
+    ],
     ["n = 12 without ties (exact)", Array.from({ length: 12 }, (_, i) => (i + 1) * (i % 3 === 0 ? -1 : 1) * 0.37)],
   ];
   for (const [what, d] of cases) {
@@ -93,66 +105,86 @@ function ranksRun(ranks: number[], numCandidates: number) {
   return ev.finalize();
 }
 
-describe.skipIf(scipy.missing)(scipy.name("the randomization test against SciPy's permutation_test, d_z against numpy"), () => {
-  // SciPy's paired randomization test: permutation_type='samples' swaps each pair's two values, statistic the mean
-  // difference of the per-task values (1/rank for MRR, rank for MR, [rank <= 10] for Hits@10). Exact when
-  // n_resamples >= 2^n (n = 12), else Monte Carlo with its own +1 correction, like ours. Its two-sided p is twice the
-  // smaller one-sided p; the sign-flip null is symmetric, so that is our P(|D*| >= |D|). Tolerance: 4 standard
-  // errors of the difference of the two estimates, sqrt(p(1 - p) (1 / B_ours + 1 / B_scipy)) (B_scipy = inf when
-  // exact), plus 1 / B_ours + 1 / B_scipy for the +1 corrections.
-  /** [p-value, statistic] of SciPy's test for each (x, y) pair of per-task values, in one Python process. */
-  const permutation = (pairs: [number[], number[]][], resamples: number) =>
-    py(
-      "import json,sys,inspect; import numpy as np; from scipy import stats; c=json.load(sys.stdin);" +
-        "kw={'rng' if 'rng' in inspect.signature(stats.permutation_test).parameters else 'random_state': 1}\n" +
-        "def test(x, y):\n" +
-        "  r=stats.permutation_test((np.array(y,float), np.array(x,float)), lambda a, b, axis: np.mean(a - b, axis=axis), permutation_type='samples'," +
-        " vectorized=True, n_resamples=c['B'], alternative='two-sided', **kw)\n" +
-        "  return [float(r.pvalue), float(r.statistic)]\n" +
-        "print(json.dumps([test(x, y) for x, y in c['pairs']]))",
-      { pairs, B: resamples },
-    ) as [number, number][];
-  const next = rng(17);
-  const N = 50;
-  const small = { a: [3, 1, 7, 2, 12, 5, 1, 9, 4, 2, 30, 6], b: [1, 2, 3, 2, 6, 9, 1, 2, 8, 1, 4, 3] };
-  const bigA = Array.from({ length: 300 }, () => 1 + Math.floor(next() * 30));
-  const bigB = bigA.map((r) => Math.max(1, Math.min(N, r + Math.floor(next() * 5) - 2)));
-  const cases: [string, number[], number[], number][] = [
-    ["n = 12, SciPy exact (all 4096 swaps)", small.a, small.b, 5000],
-    ["n = 300, both Monte Carlo", bigA, bigB, 20000],
-  ];
-  const perTask: Record<string, (r: number) => number> = { mrr: (r) => 1 / r, mr: (r) => r, "hits@10": (r) => (r <= 10 ? 1 : 0) };
-  for (const [what, ra, rb, scipyResamples] of cases) {
-    it(what, () => {
-      const samples = 20000;
-      const exact = scipyResamples >= 2 ** ra.length;
-      const metrics = Object.entries(perTask);
-      const scipyResults = permutation(metrics.map(([, f]) => [ra.map(f), rb.map(f)]), scipyResamples);
-      for (const [k, [metric]] of metrics.entries()) {
-        const [want, statistic] = scipyResults[k]!;
-        const row = compareRuns([ranksRun(ra, N), ranksRun(rb, N)], { metrics: [metric], samples, seed: 3 }).rows[0]!;
-        expect(row.difference).toBeCloseTo(statistic, 12);
-        const se = Math.sqrt(Math.max(want * (1 - want), 1 / samples) * (1 / samples + (exact ? 0 : 1 / scipyResamples)));
-        const tol = 4 * se + 1 / samples + (exact ? 0 : 1 / scipyResamples);
-        expect(Math.abs(row.pRandomization - want), `${metric}: ours ${row.pRandomization}, SciPy ${want}, tolerance ${tol}`).toBeLessThan(tol);
-      }
-    }, 120_000);
-  }
+describe.skipIf(scipy.missing)(
+  scipy.name("the randomization test against SciPy's permutation_test, d_z against numpy"),
+  () => {
+    // SciPy's paired randomization test: permutation_type='samples' swaps each pair's two values, statistic the mean
+    // difference of the per-task values (1/rank for MRR, rank for MR, [rank <= 10] for Hits@10). Exact when
+    // n_resamples >= 2^n (n = 12), else Monte Carlo with its own +1 correction, like ours. Its two-sided p is twice the
+    // smaller one-sided p; the sign-flip null is symmetric, so that is our P(|D*| >= |D|). Tolerance: 4 standard
+    // errors of the difference of the two estimates, sqrt(p(1 - p) (1 / B_ours + 1 / B_scipy)) (B_scipy = inf when
+    // exact), plus 1 / B_ours + 1 / B_scipy for the +1 corrections.
+    /** [p-value, statistic] of SciPy's test for each (x, y) pair of per-task values, in one Python process. */
+    const permutation = (pairs: [number[], number[]][], resamples: number) =>
+      py(
+        "import json,sys,inspect; import numpy as np; from scipy import stats; c=json.load(sys.stdin);" +
+          "kw={'rng' if 'rng' in inspect.signature(stats.permutation_test).parameters else 'random_state': 1}\n" +
+          "def test(x, y):\n" +
+          "  r=stats.permutation_test((np.array(y,float), np.array(x,float)), lambda a, b, axis: np.mean(a - b, axis=axis), permutation_type='samples'," +
+          " vectorized=True, n_resamples=c['B'], alternative='two-sided', **kw)\n" +
+          "  return [float(r.pvalue), float(r.statistic)]\n" +
+          "print(json.dumps([test(x, y) for x, y in c['pairs']]))",
+        { pairs, B: resamples },
+      ) as [number, number][];
+    const next = rng(17);
+    const N = 50;
+    const small = { a: [3, 1, 7, 2, 12, 5, 1, 9, 4, 2, 30, 6], b: [1, 2, 3, 2, 6, 9, 1, 2, 8, 1, 4, 3] };
+    const bigA = Array.from({ length: 300 }, () => 1 + Math.floor(next() * 30));
+    const bigB = bigA.map((r) => Math.max(1, Math.min(N, r + Math.floor(next() * 5) - 2)));
+    const cases: [string, number[], number[], number][] = [
+      ["n = 12, SciPy exact (all 4096 swaps)", small.a, small.b, 5000],
+      ["n = 300, both Monte Carlo", bigA, bigB, 20000],
+    ];
+    const perTask: Record<string, (r: number) => number> = {
+      mrr: (r) => 1 / r,
+      mr: (r) => r,
+      "hits@10": (r) => (r <= 10 ? 1 : 0),
+    };
+    for (const [what, ra, rb, scipyResamples] of cases) {
+      it(
+        what,
+        () => {
+          const samples = 20000;
+          const exact = scipyResamples >= 2 ** ra.length;
+          const metrics = Object.entries(perTask);
+          const scipyResults = permutation(
+            metrics.map(([, f]) => [ra.map(f), rb.map(f)]),
+            scipyResamples,
+          );
+          for (const [k, [metric]] of metrics.entries()) {
+            const [want, statistic] = scipyResults[k]!;
+            const row = compareRuns([ranksRun(ra, N), ranksRun(rb, N)], { metrics: [metric], samples, seed: 3 })
+              .rows[0]!;
+            expect(row.difference).toBeCloseTo(statistic, 12);
+            const se = Math.sqrt(
+              Math.max(want * (1 - want), 1 / samples) * (1 / samples + (exact ? 0 : 1 / scipyResamples)),
+            );
+            const tol = 4 * se + 1 / samples + (exact ? 0 : 1 / scipyResamples);
+            expect(
+              Math.abs(row.pRandomization - want),
+              `${metric}: ours ${row.pRandomization}, SciPy ${want}, tolerance ${tol}`,
+            ).toBeLessThan(tol);
+          }
+        },
+        120_000,
+      );
+    }
 
-  it("compareRuns' d_z equals numpy's on the per-task differences, with the metric's direction", () => {
-    const a = ranksRun(bigA, N);
-    const b = ranksRun(bigB, N);
-    const rows = compareRuns([a, b], { metrics: ["mrr", "mr", "amri"], samples: 100 }).rows;
-    const [reciprocal, ranks] = py(
-      "import json,sys; import numpy as np; print(json.dumps([float(np.mean(d) / np.std(d, ddof=1)) for d in map(np.array, json.load(sys.stdin))]))",
-      [(r: number) => 1 / r, (r: number) => r].map((f) => bigA.map((r, i) => f(bigB[i]!) - f(r))),
-    ) as number[];
-    expect(rows[0]!.effectSize! / reciprocal! - 1).toBeCloseTo(0, 12);
-    expect(rows[1]!.effectSize! / ranks! - 1).toBeCloseTo(0, 12);
-    // AMRI falls as ranks rise: its d_z is minus that of the ranks.
-    expect(rows[2]!.effectSize! / -ranks! - 1).toBeCloseTo(0, 12);
-  });
-});
+    it("compareRuns' d_z equals numpy's on the per-task differences, with the metric's direction", () => {
+      const a = ranksRun(bigA, N);
+      const b = ranksRun(bigB, N);
+      const rows = compareRuns([a, b], { metrics: ["mrr", "mr", "amri"], samples: 100 }).rows;
+      const [reciprocal, ranks] = py(
+        "import json,sys; import numpy as np; print(json.dumps([float(np.mean(d) / np.std(d, ddof=1)) for d in map(np.array, json.load(sys.stdin))]))",
+        [(r: number) => 1 / r, (r: number) => r].map((f) => bigA.map((r, i) => f(bigB[i]!) - f(r))),
+      ) as number[];
+      expect(rows[0]!.effectSize! / reciprocal! - 1).toBeCloseTo(0, 12);
+      expect(rows[1]!.effectSize! / ranks! - 1).toBeCloseTo(0, 12);
+      // AMRI falls as ranks rise: its d_z is minus that of the ranks.
+      expect(rows[2]!.effectSize! / -ranks! - 1).toBeCloseTo(0, 12);
+    });
+  },
+);
 
 describe(`compareRuns on ${backendLabel}`, () => {
   const nations = loadDataset("nations");
@@ -173,7 +205,14 @@ describe(`compareRuns on ${backendLabel}`, () => {
   const c = run(0.001, 3);
 
   it("values, differences, intervals and p-values per metric and run; Holm over all of them", () => {
-    const cmp = compareRuns([{ name: "A", results: a }, { name: "B", results: b }, { name: "C", results: c }], { samples: 2000, seed: 9 });
+    const cmp = compareRuns(
+      [
+        { name: "A", results: a },
+        { name: "B", results: b },
+        { name: "C", results: c },
+      ],
+      { samples: 2000, seed: 9 },
+    );
     expect(cmp.names).toEqual(["A", "B", "C"]);
     expect(cmp.rows).toHaveLength(2 * 7);
     for (const r of cmp.rows) {
@@ -191,7 +230,9 @@ describe(`compareRuns on ${backendLabel}`, () => {
     expect(mrrB.pRandomization).toBeLessThan(0.01);
     expect(mrrB.upper).toBeLessThan(0);
     // Deterministic for a seed.
-    expect(compareRuns([a, b], { samples: 200, seed: 4, metrics: ["mrr"] })).toEqual(compareRuns([a, b], { samples: 200, seed: 4, metrics: ["mrr"] }));
+    expect(compareRuns([a, b], { samples: 200, seed: 4, metrics: ["mrr"] })).toEqual(
+      compareRuns([a, b], { samples: 200, seed: 4, metrics: ["mrr"] }),
+    );
   });
 
   it("equals the definition recomputed metric by metric (every replicate's swaps or resampled tasks, the metric recomputed)", () => {
@@ -235,8 +276,12 @@ describe(`compareRuns on ${backendLabel}`, () => {
       expect(row.metric).toBe(getMetric(name).key);
       expect(row.pRandomization, name).toBe((1 + extreme) / (1 + samples));
       // Interval ends: quantiles of the same replicates, up to the rounding of a mean of differences.
-      expect(Math.abs(row.lower - quantile(Float64Array.from(diffs), 0.025)), name).toBeLessThan(1e-12 * Math.max(1, Math.abs(observed)));
-      expect(Math.abs(row.upper - quantile(Float64Array.from(diffs), 0.975)), name).toBeLessThan(1e-12 * Math.max(1, Math.abs(observed)));
+      expect(Math.abs(row.lower - quantile(Float64Array.from(diffs), 0.025)), name).toBeLessThan(
+        1e-12 * Math.max(1, Math.abs(observed)),
+      );
+      expect(Math.abs(row.upper - quantile(Float64Array.from(diffs), 0.975)), name).toBeLessThan(
+        1e-12 * Math.max(1, Math.abs(observed)),
+      );
     }
     // The swap test at half the cost is exactly the uniform's.
     let differ = 0;
@@ -260,8 +305,19 @@ describe(`compareRuns on ${backendLabel}`, () => {
       return ev.finalize();
     };
     for (const metric of ["mrr", "median_rank", "gmr"]) {
-      const key = metric === "mrr" ? "inverse_harmonic_mean_rank" : metric === "gmr" ? "geometric_mean_rank" : "median_rank";
-      const stat = (x: number[], y: number[]) => metricValues([key], y, y.map(() => 10))[key]! - metricValues([key], x, x.map(() => 10))[key]!;
+      const key =
+        metric === "mrr" ? "inverse_harmonic_mean_rank" : metric === "gmr" ? "geometric_mean_rank" : "median_rank";
+      const stat = (x: number[], y: number[]) =>
+        metricValues(
+          [key],
+          y,
+          y.map(() => 10),
+        )[key]! -
+        metricValues(
+          [key],
+          x,
+          x.map(() => 10),
+        )[key]!;
       const observed = stat(ranksA, ranksB);
       let extreme = 0;
       const n = ranksA.length;
@@ -272,8 +328,11 @@ describe(`compareRuns on ${backendLabel}`, () => {
       }
       const exact = extreme / 2 ** n;
       const samples = 20000;
-      const got = compareRuns([mk(ranksA), mk(ranksB)], { metrics: [metric], samples, seed: 1 }).rows[0]!.pRandomization;
-      expect(Math.abs(got - exact), `${metric}: ${got} vs exact ${exact}`).toBeLessThan(4 * Math.sqrt((exact * (1 - exact)) / samples) + 1 / samples);
+      const got = compareRuns([mk(ranksA), mk(ranksB)], { metrics: [metric], samples, seed: 1 }).rows[0]!
+        .pRandomization;
+      expect(Math.abs(got - exact), `${metric}: ${got} vs exact ${exact}`).toBeLessThan(
+        4 * Math.sqrt((exact * (1 - exact)) / samples) + 1 / samples,
+      );
     }
   });
 
@@ -302,11 +361,34 @@ describe(`compareRuns on ${backendLabel}`, () => {
     const y = mk([3, 1, 4, 0, 0, 1], [2, 2]);
     const lx = { entities: ["a", "b", "c", "d", "e"], relations: ["r", "s"] };
     const ly = { entities: ["c", "d", "e", "a", "b"], relations: ["s", "r"] };
-    expect(compareRuns([{ name: "x", results: x, labels: lx }, { name: "y", results: y, labels: ly }], { samples: 20 }).tasks).toBe(2);
-    expect(() => compareRuns([{ name: "x", results: x }, { name: "y", results: y }], { samples: 20 })).toThrow(/task 0 differs: x has tail \(0, 0, 1\), y has tail \(3, 1, 4\)/);
+    expect(
+      compareRuns(
+        [
+          { name: "x", results: x, labels: lx },
+          { name: "y", results: y, labels: ly },
+        ],
+        { samples: 20 },
+      ).tasks,
+    ).toBe(2);
+    expect(() =>
+      compareRuns(
+        [
+          { name: "x", results: x },
+          { name: "y", results: y },
+        ],
+        { samples: 20 },
+      ),
+    ).toThrow(/task 0 differs: x has tail \(0, 0, 1\), y has tail \(3, 1, 4\)/);
     const lz = { ...ly, entities: ["c", "d", "e", "a", "z"] };
-    expect(() => compareRuns([{ name: "x", results: x, labels: lx }, { name: "z", results: y, labels: lz }], { samples: 20 }))
-      .toThrow(/task 0 differs: x has tail \(a, r, b\), z has tail \(a, r, z\)/);
+    expect(() =>
+      compareRuns(
+        [
+          { name: "x", results: x, labels: lx },
+          { name: "z", results: y, labels: lz },
+        ],
+        { samples: 20 },
+      ),
+    ).toThrow(/task 0 differs: x has tail \(a, r, b\), z has tail \(a, r, z\)/);
   });
 
   it("Holm and Benjamini-Hochberg adjust as defined", () => {
@@ -339,9 +421,17 @@ describe(`compareRuns on ${backendLabel}`, () => {
     const tailOnly = ev.finalize();
     expect(() => compareRuns([a, tailOnly])).toThrow(/has 201 tasks, run 0 402/);
     const unfiltered = new RankEvaluator({ numEntities: N });
-    for (const side of ["head", "tail"] as const) unfiltered.addSync({ triples: test, side, scores: baseline.scoreBatch(test, side) });
-    expect(() => compareRuns([a, unfiltered.finalize()])).toThrow(/task \d+ head \(\d+, \d+, \d+\) has \d+ candidates in run 0, 14 in run 1: evaluated with other filter settings/);
-    for (const [o, arg] of [[{ samples: 3 }, "samples"], [{ correction: "sidak" }, "correction"], [{ seed: -1 }, "seed"], [{ metrics: "mrr" }, "metrics"]] as const) {
+    for (const side of ["head", "tail"] as const)
+      unfiltered.addSync({ triples: test, side, scores: baseline.scoreBatch(test, side) });
+    expect(() => compareRuns([a, unfiltered.finalize()])).toThrow(
+      /task \d+ head \(\d+, \d+, \d+\) has \d+ candidates in run 0, 14 in run 1: evaluated with other filter settings/,
+    );
+    for (const [o, arg] of [
+      [{ samples: 3 }, "samples"],
+      [{ correction: "sidak" }, "correction"],
+      [{ seed: -1 }, "seed"],
+      [{ metrics: "mrr" }, "metrics"],
+    ] as const) {
       expect(() => compareRuns([a, b], o as never)).toThrow(KgrankInputError);
       try {
         compareRuns([a, b], o as never);

@@ -23,7 +23,9 @@ describe(`concurrency on ${label}`, () => {
     const jobs = Array.from({ length: 200 }, (_, j) => {
       const cols = [7, 100, 4099, 20_000][j % 4]!;
       const rows = 1 + ((j * 37) % 50);
-      const scores = (j % 2 ? new Float32Array(rows * cols) : new Float64Array(rows * cols)).map(() => Math.floor(next() * 16));
+      const scores = (j % 2 ? new Float32Array(rows * cols) : new Float64Array(rows * cols)).map(() =>
+        Math.floor(next() * 16),
+      );
       const trueIndices = Int32Array.from({ length: rows }, (_, r) => (r * 13 + j) % cols);
       return { scores, numColumns: cols, trueIndices, threads: 1 + (j % 3) };
     });

@@ -25,8 +25,16 @@ describe(`countScores on ${label}`, () => {
 
   it("counts greater, equal and NaN per row (hand-checked)", () => {
     const scores = new Float32Array([
-      3, 1, 2, 2, NaN, // t = 2: greater 1 (3), equal 2, NaN 1
-      -0, 0, 1, -1, Infinity, // t = 0: greater 2 (1, Inf), equal 2 (-0, 0)
+      3,
+      1,
+      2,
+      2,
+      NaN, // t = 2: greater 1 (3), equal 2, NaN 1
+      -0,
+      0,
+      1,
+      -1,
+      Infinity, // t = 0: greater 2 (1, Inf), equal 2 (-0, 0)
     ]);
     const got = countScoresSync({ scores, numColumns: 5, thresholds: [2, 0] });
     expectCounts(got, { greater: [1, 2], equal: [2, 2], nan: [1, 0] });
@@ -44,8 +52,16 @@ describe(`countScores on ${label}`, () => {
 
   it("treats infinities as ordinary scores", () => {
     const scores = new Float64Array([Infinity, Infinity, -Infinity, 5]);
-    expectCounts(countScoresSync({ scores, numColumns: 4, thresholds: [Infinity] }), { greater: [0], equal: [2], nan: [0] });
-    expectCounts(countScoresSync({ scores, numColumns: 4, thresholds: [-Infinity] }), { greater: [3], equal: [1], nan: [0] });
+    expectCounts(countScoresSync({ scores, numColumns: 4, thresholds: [Infinity] }), {
+      greater: [0],
+      equal: [2],
+      nan: [0],
+    });
+    expectCounts(countScoresSync({ scores, numColumns: 4, thresholds: [-Infinity] }), {
+      greater: [3],
+      equal: [1],
+      nan: [0],
+    });
   });
 
   for (const [name, Ctor, specials] of [
@@ -119,7 +135,9 @@ describe(`countScores on ${label}`, () => {
     shared.set([5, 1, 2, 3, 4, 5, NaN, 0, 0, 1, 2, 3]);
     const view = shared.subarray(2, 10); // [2,3,4,5,NaN,0,0,1]
     expectCounts(countScoresSync({ scores: view, numColumns: 4, thresholds: [3, 0] }), {
-      greater: [2, 1], equal: [1, 2], nan: [0, 1],
+      greater: [2, 1],
+      equal: [1, 2],
+      nan: [0, 1],
     });
   });
 
@@ -174,7 +192,11 @@ describe(`countScores input checks on ${label}`, () => {
     ["numColumns not dividing", { scores: new Float32Array(5), numColumns: 2, thresholds: [0, 0] }, "numColumns"],
     ["thresholds too short", { scores: new Float32Array(4), numColumns: 2, thresholds: [0] }, "thresholds"],
     ["thresholds of strings", { scores: new Float32Array(2), numColumns: 2, thresholds: ["a"] }, "thresholds"],
-    ["thresholds a BigInt64Array", { scores: new Float32Array(2), numColumns: 2, thresholds: new BigInt64Array(1) }, "thresholds"],
+    [
+      "thresholds a BigInt64Array",
+      { scores: new Float32Array(2), numColumns: 2, thresholds: new BigInt64Array(1) },
+      "thresholds",
+    ],
     ["threads zero", { scores: new Float32Array(2), numColumns: 2, thresholds: [0], threads: 0 }, "threads"],
     ["threads huge", { scores: new Float32Array(2), numColumns: 2, thresholds: [0], threads: 1e6 }, "threads"],
   ];

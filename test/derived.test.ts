@@ -2,7 +2,13 @@
 import { describe, expect, it } from "vitest";
 
 import {
-  affine, expectationNormalized, getMetric, KgrankInputError, NoClosedFormError, reindexed, zScored,
+  affine,
+  expectationNormalized,
+  getMetric,
+  KgrankInputError,
+  NoClosedFormError,
+  reindexed,
+  zScored,
   type DerivedRankMetric,
 } from "../src/index";
 import { exactMoments, relErr } from "./helpers/metricsReference";
@@ -18,7 +24,8 @@ describe("catalogue derived metrics are the affine maps of their definitions (1e
     const V = v.toNumber();
     const mr = getMetric("mr").value(r, N, weights);
     const tag = weights ? "weighted" : "unweighted";
-    it(`AMR = MR / E[MR], ${tag}`, () => expect(relErr(getMetric("amr").value(r, N, weights), mr / E)).toBeLessThanOrEqual(1e-12));
+    it(`AMR = MR / E[MR], ${tag}`, () =>
+      expect(relErr(getMetric("amr").value(r, N, weights), mr / E)).toBeLessThanOrEqual(1e-12));
     it(`AMRI = (E - MR) / (E - 1), ${tag}`, () =>
       expect(relErr(getMetric("amri").value(r, N, weights), (E - mr) / (E - 1))).toBeLessThanOrEqual(1e-12));
     it(`z-MR = (E - MR) / sqrt(Var), sign-flipped as MR is decreasing, ${tag}`, () =>
@@ -32,8 +39,12 @@ describe("catalogue derived metrics are the affine maps of their definitions (1e
     it(`z-Hits@3 and adjusted Hits@3, ${tag}`, () => {
       const [eh, vh] = exactMoments("hits", N, weights, 3);
       const h = getMetric("hits@3").value(r, N, weights);
-      expect(relErr(getMetric("z_hits_at_3").value(r, N, weights), (h - eh.toNumber()) / Math.sqrt(vh.toNumber()))).toBeLessThanOrEqual(1e-12);
-      expect(relErr(getMetric("ah@3").value(r, N, weights), (h - eh.toNumber()) / (1 - eh.toNumber()))).toBeLessThanOrEqual(1e-12);
+      expect(
+        relErr(getMetric("z_hits_at_3").value(r, N, weights), (h - eh.toNumber()) / Math.sqrt(vh.toNumber())),
+      ).toBeLessThanOrEqual(1e-12);
+      expect(
+        relErr(getMetric("ah@3").value(r, N, weights), (h - eh.toNumber()) / (1 - eh.toNumber())),
+      ).toBeLessThanOrEqual(1e-12);
     });
   }
 

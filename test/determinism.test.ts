@@ -13,7 +13,11 @@ const root = path.resolve(__dirname, "..");
 const script = path.join(root, "scripts", "determinism-run.cjs");
 
 function run(env: Record<string, string>) {
-  const out = execFileSync(process.execPath, [script], { env: { ...process.env, ...env }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  const out = execFileSync(process.execPath, [script], {
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   return JSON.parse(out) as {
     backend: { backend: string; simd: string; threads: number; supportedSimd?: string[] };
     ranks: unknown;
@@ -63,13 +67,16 @@ describe("determinism across runs, thread counts, SIMD levels and backends", () 
     for (const threads of ["1", "2"]) {
       // A level the CPU lacks cannot be checked here: skipped, with the reason in the name.
       const title = `native ${simd} with ${threads} thread(s) is bit-identical`;
-      it.skipIf(!supported.includes(simd))(supported.includes(simd) ? title : `${title} [skipped: this CPU lacks ${simd}]`, () => {
-        const out = run({ KGRANK_BACKEND: "native", KGRANK_SIMD: simd, KGRANK_THREADS: threads });
-        expect(out.backend.simd).toBe(simd);
-        const { backend: _b, ...rest } = out;
-        const { backend: _r, ...want } = reference;
-        expect(rest).toEqual(want);
-      });
+      it.skipIf(!supported.includes(simd))(
+        supported.includes(simd) ? title : `${title} [skipped: this CPU lacks ${simd}]`,
+        () => {
+          const out = run({ KGRANK_BACKEND: "native", KGRANK_SIMD: simd, KGRANK_THREADS: threads });
+          expect(out.backend.simd).toBe(simd);
+          const { backend: _b, ...rest } = out;
+          const { backend: _r, ...want } = reference;
+          expect(rest).toEqual(want);
+        },
+      );
     }
   }
 

@@ -22,15 +22,25 @@ const n = ds.numEntities;
 const nr = ds.numRelations;
 
 function kgrank(args: string[]) {
-  const r = spawnSync(process.execPath, [bin, "evaluate", "--dataset", "nations", ...args], { cwd: dir, encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(process.execPath, [bin, "evaluate", "--dataset", "nations", ...args], {
+    cwd: dir,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 function library(model: EmbeddingModel, negatives?: Int32Array) {
   const ev = new RankEvaluator({
-    numEntities: n, numRelations: nr, ...(negatives ? {} : { filterTriples: [ds.splits.train, ds.splits.valid, ds.splits.test] }),
+    numEntities: n,
+    numRelations: nr,
+    ...(negatives ? {} : { filterTriples: [ds.splits.train, ds.splits.valid, ds.splits.test] }),
   });
-  ev.addModelSync({ model, triples: ds.splits.test, ...(negatives ? { negatives: { head: negatives, tail: negatives } } : {}) });
+  ev.addModelSync({
+    model,
+    triples: ds.splits.test,
+    ...(negatives ? { negatives: { head: negatives, tail: negatives } } : {}),
+  });
   return ev.finalize().toJSON();
 }
 
@@ -44,7 +54,8 @@ function expectClose(a: unknown, b: unknown): void {
     return;
   }
   expect(Object.keys(a as object).sort()).toEqual(Object.keys(b as object).sort());
-  for (const k of Object.keys(a as object)) expectClose((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]);
+  for (const k of Object.keys(a as object))
+    expectClose((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]);
 }
 
 const ent = randomValues(n * 16, 3, 0.5);
@@ -55,12 +66,26 @@ writeFileSync(path.join(dir, "relation.npy"), encodeNpy(rel, [nr, 16]));
 describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   it("explicit files: --format json equals the library's results", () => {
-    const r = kgrank(["--interaction", "distmult", "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy", "--format", "json", "--quiet"]);
+    const r = kgrank([
+      "--interaction",
+      "distmult",
+      "--entity-embeddings",
+      "entity.npy",
+      "--relation-embeddings",
+      "relation.npy",
+      "--format",
+      "json",
+      "--quiet",
+    ]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const got = JSON.parse(r.stdout);
     expect(got.setting).toBe("filtered by train+valid+test");
-    const model = new EmbeddingModel({ interaction: "distmult", entityEmbeddings: { data: ent, shape: [n, 16] }, relationEmbeddings: { data: rel, shape: [nr, 16] } });
+    const model = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: ent, shape: [n, 16] },
+      relationEmbeddings: { data: rel, shape: [nr, 16] },
+    });
     expectClose(got.results, library(model));
   });
 
@@ -70,12 +95,24 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     const relPhases = randomValues(nr * 8, 5, 0.6);
     writeFileSync(path.join(d, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
     writeFileSync(path.join(d, "relation_embedding.npy"), encodeNpy(relPhases, [nr, 8]));
-    writeFileSync(path.join(d, "config.json"), JSON.stringify({ model: "RotatE", hidden_dim: 8, gamma: 6, double_entity_embedding: true, double_relation_embedding: false }));
+    writeFileSync(
+      path.join(d, "config.json"),
+      JSON.stringify({
+        model: "RotatE",
+        hidden_dim: 8,
+        gamma: 6,
+        double_entity_embedding: true,
+        double_relation_embedding: false,
+      }),
+    );
     const r = kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
     expect(r.stderr).toBe("");
     const model = new EmbeddingModel({
-      interaction: "rotate", entityEmbeddings: { data: ent, shape: [n, 16] }, relationEmbeddings: { data: relPhases, shape: [nr, 8] },
-      complexLayout: "halves", phaseScale: Math.PI / ((6 + 2) / 8),
+      interaction: "rotate",
+      entityEmbeddings: { data: ent, shape: [n, 16] },
+      relationEmbeddings: { data: relPhases, shape: [nr, 8] },
+      complexLayout: "halves",
+      phaseScale: Math.PI / ((6 + 2) / 8),
     });
     expectClose(JSON.parse(r.stdout).results, library(model));
   });
@@ -92,9 +129,16 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     writeFileSync(path.join(d, "entities.tsv"), order.map((e, j) => `${j}\t${ds.entityLabels[e]}`).join("\n") + "\n");
     const r = kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
     expect(r.stderr).toBe("");
-    const model = new EmbeddingModel({ interaction: "transe-l2", entityEmbeddings: { data: ent, shape: [n, 16] }, relationEmbeddings: { data: rel, shape: [nr, 16] } });
+    const model = new EmbeddingModel({
+      interaction: "transe-l2",
+      entityEmbeddings: { data: ent, shape: [n, 16] },
+      relationEmbeddings: { data: rel, shape: [nr, 16] },
+    });
     expectClose(JSON.parse(r.stdout).results, library(model));
-    writeFileSync(path.join(d, "entities.tsv"), order.map((e, j) => `${j}\t${j === 0 ? "atlantis" : ds.entityLabels[e]}`).join("\n") + "\n");
+    writeFileSync(
+      path.join(d, "entities.tsv"),
+      order.map((e, j) => `${j}\t${j === 0 ? "atlantis" : ds.entityLabels[e]}`).join("\n") + "\n",
+    );
     const bad = kgrank(["--model-dir", d, "--quiet"]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/has no row for the dataset's label/);
@@ -106,13 +150,28 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     writeFileSync(path.join(d, "Nations_TransE_entity.npy"), encodeNpy(ent, [n, 16]));
     writeFileSync(path.join(d, "Nations_TransE_relation.npy"), encodeNpy(rel, [nr, 16]));
     // What dgl-ke's save_model writes (the run's arguments), for `dglke_train --model_name TransE`.
-    writeFileSync(path.join(d, "config.json"), JSON.stringify({ model: "TransE", dataset: "Nations", emb_size: 16, gamma: 12, double_ent: false, double_rel: false }));
+    writeFileSync(
+      path.join(d, "config.json"),
+      JSON.stringify({
+        model: "TransE",
+        dataset: "Nations",
+        emb_size: 16,
+        gamma: 12,
+        double_ent: false,
+        double_rel: false,
+      }),
+    );
     const r = kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const got = JSON.parse(r.stdout);
     expect(got.scorer).toMatch(/^transe-l2 from embeddings/);
-    const files = ["--entity-embeddings", path.join(d, "Nations_TransE_entity.npy"), "--relation-embeddings", path.join(d, "Nations_TransE_relation.npy")];
+    const files = [
+      "--entity-embeddings",
+      path.join(d, "Nations_TransE_entity.npy"),
+      "--relation-embeddings",
+      path.join(d, "Nations_TransE_relation.npy"),
+    ];
     const l2 = JSON.parse(kgrank(["--interaction", "transe-l2", ...files, "--format", "json", "--quiet"]).stdout);
     const l1 = JSON.parse(kgrank(["--interaction", "transe-l1", ...files, "--format", "json", "--quiet"]).stdout);
     expect(got.results).toEqual(l2.results);
@@ -120,7 +179,12 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
   });
 
   it("plain TransE by the directory's writer: DGL-KE (either config generation or file names) L2, OGB L1; unknown: asks", () => {
-    const load = (name: string, config: Record<string, unknown>, entFile: string, interaction?: "transe-l1" | "transe-l2") => {
+    const load = (
+      name: string,
+      config: Record<string, unknown>,
+      entFile: string,
+      interaction?: "transe-l1" | "transe-l2",
+    ) => {
       const d = path.join(dir, `transe-${name}`);
       mkdirSync(d, { recursive: true });
       writeFileSync(path.join(d, entFile), encodeNpy(ent, [n, 16]));
@@ -129,19 +193,42 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       return loadEmbeddingModel({ modelDir: d, ...(interaction ? { interaction } : {}) }).interaction;
     };
     // dgl-ke's older save_model: vars(args) with --model_name / --hidden_dim / --double_ent.
-    expect(load("dglke-old", { model_name: "TransE", hidden_dim: 16, gamma: 12, double_ent: false }, "FB15k_TransE_entity.npy")).toBe("transe-l2");
-    expect(load("dglke-files", { model: "TransE", hidden_dim: 16, gamma: 12 }, "FB15k_TransE_entity.npy")).toBe("transe-l2");
-    expect(load("dglke-l1", { model: "TransE_l1", emb_size: 16, gamma: 12 }, "FB15k_TransE_l1_entity.npy")).toBe("transe-l1");
-    expect(load("ogb", { model: "TransE", hidden_dim: 16, gamma: 12, double_entity_embedding: false }, "entity_embedding.npy")).toBe("transe-l1");
+    expect(
+      load(
+        "dglke-old",
+        { model_name: "TransE", hidden_dim: 16, gamma: 12, double_ent: false },
+        "FB15k_TransE_entity.npy",
+      ),
+    ).toBe("transe-l2");
+    expect(load("dglke-files", { model: "TransE", hidden_dim: 16, gamma: 12 }, "FB15k_TransE_entity.npy")).toBe(
+      "transe-l2",
+    );
+    expect(load("dglke-l1", { model: "TransE_l1", emb_size: 16, gamma: 12 }, "FB15k_TransE_l1_entity.npy")).toBe(
+      "transe-l1",
+    );
+    expect(
+      load(
+        "ogb",
+        { model: "TransE", hidden_dim: 16, gamma: 12, double_entity_embedding: false },
+        "entity_embedding.npy",
+      ),
+    ).toBe("transe-l1");
     expect(load("ogb-files", { model: "TransE", hidden_dim: 16, gamma: 12 }, "entity_embedding.npy")).toBe("transe-l1");
-    expect(() => load("unknown", { model: "TransE", hidden_dim: 16 }, "entity.npy")).toThrow(/give --interaction transe-l1 or transe-l2/);
+    expect(() => load("unknown", { model: "TransE", hidden_dim: 16 }, "entity.npy")).toThrow(
+      /give --interaction transe-l1 or transe-l2/,
+    );
     expect(load("unknown", { model: "TransE", hidden_dim: 16 }, "entity.npy", "transe-l2")).toBe("transe-l2");
-    expect(() => load("dglke-contradicted", { model: "TransE", emb_size: 16 }, "FB15k_TransE_entity.npy", "transe-l1")).toThrow(/contradicts/);
+    expect(() =>
+      load("dglke-contradicted", { model: "TransE", emb_size: 16 }, "FB15k_TransE_entity.npy", "transe-l1"),
+    ).toThrow(/contradicts/);
   });
 
   it("a deflated .npz and a float64 safetensors file print what the .npy files print, byte for byte", () => {
     writeFileSync(path.join(dir, "entity.npz"), zip([deflated("entity.npy", encodeNpy(ent, [n, 16]))]));
-    writeFileSync(path.join(dir, "relation.safetensors"), safetensorsFile({ relation: { data: Float64Array.from(rel), shape: [nr, 16] } }));
+    writeFileSync(
+      path.join(dir, "relation.safetensors"),
+      safetensorsFile({ relation: { data: Float64Array.from(rel), shape: [nr, 16] } }),
+    );
     const args = ["--interaction", "distmult", "--format", "json", "--quiet"];
     const want = kgrank([...args, "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy"]);
     const got = kgrank([...args, "--entity-embeddings", "entity.npz", "--relation-embeddings", "relation.safetensors"]);
@@ -150,14 +237,40 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
   });
 
   it("--shard I/3 --save-state, then kgrank merge, with --bootstrap: the unsharded output byte for byte", () => {
-    const args = ["--dataset", "nations", "--interaction", "complex", "--complex-layout", "halves", "--entity-embeddings", "entity.npy",
-      "--relation-embeddings", "relation.npy", "--bootstrap", "100", "--seed", "9", "--format", "json", "--quiet"];
-    const run = (a: string[]) => spawnSync(process.execPath, [bin, ...a], { cwd: dir, encoding: "utf8", timeout: 120_000 });
+    const args = [
+      "--dataset",
+      "nations",
+      "--interaction",
+      "complex",
+      "--complex-layout",
+      "halves",
+      "--entity-embeddings",
+      "entity.npy",
+      "--relation-embeddings",
+      "relation.npy",
+      "--bootstrap",
+      "100",
+      "--seed",
+      "9",
+      "--format",
+      "json",
+      "--quiet",
+    ];
+    const run = (a: string[]) =>
+      spawnSync(process.execPath, [bin, ...a], { cwd: dir, encoding: "utf8", timeout: 120_000 });
     for (let i = 0; i < 3; i++) {
       const r = run(["evaluate", ...args, "--shard", `${i}/3`, "--save-state", `emb-shard-${i}.state`]);
       expect(r.status, r.stderr).toBe(0);
     }
-    const merged = run(["merge", "emb-shard-2.state", "emb-shard-0.state", "emb-shard-1.state", "--format", "json", "--quiet"]);
+    const merged = run([
+      "merge",
+      "emb-shard-2.state",
+      "emb-shard-0.state",
+      "emb-shard-1.state",
+      "--format",
+      "json",
+      "--quiet",
+    ]);
     expect(merged.status, merged.stderr).toBe(0);
     const whole = run(["evaluate", ...args]);
     expect(whole.status, whole.stderr).toBe(0);
@@ -169,9 +282,25 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     const rows = ds.splits.test.length / 3;
     const neg = Int32Array.from(randomValues(rows * 5, 8), (v) => Math.floor(((v + 1) / 2) * n));
     writeFileSync(path.join(dir, "neg.npy"), encodeNpy(neg, [rows, 5]));
-    const r = kgrank(["--interaction", "distmult", "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy", "--negatives-ids", "neg.npy", "--format", "json", "--quiet"]);
+    const r = kgrank([
+      "--interaction",
+      "distmult",
+      "--entity-embeddings",
+      "entity.npy",
+      "--relation-embeddings",
+      "relation.npy",
+      "--negatives-ids",
+      "neg.npy",
+      "--format",
+      "json",
+      "--quiet",
+    ]);
     expect(r.stderr).toBe("");
-    const model = new EmbeddingModel({ interaction: "distmult", entityEmbeddings: { data: ent, shape: [n, 16] }, relationEmbeddings: { data: rel, shape: [nr, 16] } });
+    const model = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: ent, shape: [n, 16] },
+      relationEmbeddings: { data: rel, shape: [nr, 16] },
+    });
     expectClose(JSON.parse(r.stdout).results, library(model, neg));
   });
 
@@ -191,11 +320,33 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     writeFileSync(path.join(zeroModel, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
     writeFileSync(path.join(zeroModel, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
     symlinkSync("/dev/zero", path.join(zeroModel, "config.json"));
-    const files = ["--interaction", "distmult", "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy"];
+    const files = [
+      "--interaction",
+      "distmult",
+      "--entity-embeddings",
+      "entity.npy",
+      "--relation-embeddings",
+      "relation.npy",
+    ];
     const limited = (args: string[]) => {
-      const r = spawnSync("bash", ["-c", 'ulimit -v 4000000 && exec "$0" "$@"', process.execPath, bin, "evaluate", "--dataset", "nations", ...args], {
-        cwd: dir, encoding: "utf8", timeout: 60_000,
-      });
+      const r = spawnSync(
+        "bash",
+        [
+          "-c",
+          'ulimit -v 4000000 && exec "$0" "$@"',
+          process.execPath,
+          bin,
+          "evaluate",
+          "--dataset",
+          "nations",
+          ...args,
+        ],
+        {
+          cwd: dir,
+          encoding: "utf8",
+          timeout: 60_000,
+        },
+      );
       return { code: r.status, stdout: r.stdout, stderr: r.stderr };
     };
     const cases: [string[], RegExp][] = [
@@ -215,7 +366,14 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
   });
 
   it("complex without --complex-layout is refused, naming the flag's option", () => {
-    const r = kgrank(["--interaction", "complex", "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy"]);
+    const r = kgrank([
+      "--interaction",
+      "complex",
+      "--entity-embeddings",
+      "entity.npy",
+      "--relation-embeddings",
+      "relation.npy",
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/complexLayout.*halves.*interleaved/);
   });

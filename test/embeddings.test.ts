@@ -11,7 +11,14 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
-import { EmbeddingModel, encodeNpy, KgrankInputError, loadEmbeddingModel, RankEvaluator, type RankResults } from "../src/index";
+import {
+  EmbeddingModel,
+  encodeNpy,
+  KgrankInputError,
+  loadEmbeddingModel,
+  RankEvaluator,
+  type RankResults,
+} from "../src/index";
 import { encodeNpz } from "../src/io/npz-write";
 import { deflated, safetensorsFile, stored, zip } from "./helpers/archives";
 import { backendLabel } from "./helpers/backend";
@@ -25,12 +32,18 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: "transe-l1" }, { name: "transe-l2" }, { name: "distmult" },
-  { name: "complex", layout: "halves" }, { name: "complex", layout: "interleaved" },
-  { name: "rotate", layout: "halves", phases: true }, { name: "rotate", layout: "interleaved", phases: false },
-  { name: "rotate", layout: "interleaved", phases: true }, { name: "pairre" },
+  { name: "transe-l1" },
+  { name: "transe-l2" },
+  { name: "distmult" },
+  { name: "complex", layout: "halves" },
+  { name: "complex", layout: "interleaved" },
+  { name: "rotate", layout: "halves", phases: true },
+  { name: "rotate", layout: "interleaved", phases: false },
+  { name: "rotate", layout: "interleaved", phases: true },
+  { name: "pairre" },
   // PyKEEN's RotatE (rotate_interaction, the L2 norm over complex dimensions): its complex tensors are interleaved.
-  { name: "rotate-l2", layout: "interleaved", phases: false }, { name: "rotate-l2", layout: "halves", phases: true },
+  { name: "rotate-l2", layout: "interleaved", phases: false },
+  { name: "rotate-l2", layout: "halves", phases: true },
 ];
 
 function label(c: Case): string {
@@ -47,11 +60,21 @@ function build(c: Case, ds: MappedDataset, dim: number, seed: number, precision:
   const rel = randomValues(nr * relWidth, seed + 1, rotation && c.phases ? 3 : 0.5);
   const phaseScale = c.phases ? 1.0471975511965976 : 1;
   const model = new EmbeddingModel({
-    interaction: c.name, entityEmbeddings: { data: ent, shape: [n, width] }, relationEmbeddings: { data: rel, shape: [nr, relWidth] },
-    ...(c.layout ? { complexLayout: c.layout } : {}), ...(c.phases ? { phaseScale } : {}), precision,
+    interaction: c.name,
+    entityEmbeddings: { data: ent, shape: [n, width] },
+    relationEmbeddings: { data: rel, shape: [nr, relWidth] },
+    ...(c.layout ? { complexLayout: c.layout } : {}),
+    ...(c.phases ? { phaseScale } : {}),
+    precision,
   });
   const ref: RefModel = {
-    name: c.name, ent: Float64Array.from(ent), rel: Float64Array.from(rel), width, relWidth, interleaved: c.layout === "interleaved", phaseScale,
+    name: c.name,
+    ent: Float64Array.from(ent),
+    rel: Float64Array.from(rel),
+    width,
+    relWidth,
+    interleaved: c.layout === "interleaved",
+    phaseScale,
   };
   return { model, ref, width };
 }
@@ -90,12 +113,26 @@ const HITS = [1, 3, 10] as const;
  * FB15k-237 cases here it is for MRR but in one case, whose bound is 3e-6). Finalizes the evaluator; returns its
  * results and the number of open tasks.
  */
-function checkAgainstReference(ev: RankEvaluator, ds: MappedDataset, ref: RefModel, triples: Int32Array, wide: boolean): { open: number; results: RankResults } {
+function checkAgainstReference(
+  ev: RankEvaluator,
+  ds: MappedDataset,
+  ref: RefModel,
+  triples: Int32Array,
+  wide: boolean,
+): { open: number; results: RankResults } {
   const n = ds.entities.length;
   const u = wide ? 2 ** -53 : 2 ** -24;
   let open = 0;
   type Acc = { tasks: number; mrr: number; mr: number; hits: number[]; bMrr: number; bMr: number; bHits: number[] };
-  const acc = (): Acc => ({ tasks: 0, mrr: 0, mr: 0, hits: HITS.map(() => 0), bMrr: 0, bMr: 0, bHits: HITS.map(() => 0) });
+  const acc = (): Acc => ({
+    tasks: 0,
+    mrr: 0,
+    mr: 0,
+    hits: HITS.map(() => 0),
+    bMrr: 0,
+    bMr: 0,
+    bHits: HITS.map(() => 0),
+  });
   const per: Record<"head" | "tail" | "both", Acc> = { head: acc(), tail: acc(), both: acc() };
   const scores = new Float64Array(n);
   const mags = new Float64Array(n);
@@ -158,7 +195,10 @@ function checkAgainstReference(ev: RankEvaluator, ds: MappedDataset, ref: RefMod
     const check = (metric: string, want: number, bound: number) => {
       const got = results.get(`${key}.realistic.${metric}`);
       const tol = bound / a.tasks + 1e-12 * Math.max(1, Math.abs(want));
-      expect(Math.abs(got - want), `${key} ${metric}: ${got} vs the reference's ${want} (bound ${tol})`).toBeLessThanOrEqual(tol);
+      expect(
+        Math.abs(got - want),
+        `${key} ${metric}: ${got} vs the reference's ${want} (bound ${tol})`,
+      ).toBeLessThanOrEqual(tol);
       if (bound / a.tasks < 1e-6) expect(Math.abs(got - want)).toBeLessThan(1e-6);
     };
     check("mrr", a.mrr / a.tasks, a.bMrr);
@@ -170,8 +210,10 @@ function checkAgainstReference(ev: RankEvaluator, ds: MappedDataset, ref: RefMod
 
 function evaluatorFor(ds: MappedDataset, extra: Partial<ConstructorParameters<typeof RankEvaluator>[0]> = {}) {
   return new RankEvaluator({
-    numEntities: ds.entities.length, numRelations: ds.relations.length,
-    filterTriples: [ds.splits.train, ds.splits.valid, ds.splits.test], ...extra,
+    numEntities: ds.entities.length,
+    numRelations: ds.relations.length,
+    filterTriples: [ds.splits.train, ds.splits.valid, ds.splits.test],
+    ...extra,
   });
 }
 
@@ -271,7 +313,7 @@ describe(`ranking from embeddings on Nations [${backendLabel}]`, () => {
     const rows = t.length / 3;
     const K = 7;
     const ids = randomValues(rows * K, 99);
-    const negatives = Int32Array.from(ids, (v) => Math.floor((v + 1) / 2 * ds.entities.length));
+    const negatives = Int32Array.from(ids, (v) => Math.floor(((v + 1) / 2) * ds.entities.length));
     const ev = new RankEvaluator({ numEntities: ds.entities.length, sides: "tail" });
     ev.addModelSync({ model, triples: t, side: "tail", negatives });
     const cols = ev.taskColumns("tail");
@@ -299,17 +341,20 @@ describe(`ranking from embeddings on FB15k-237 [${backendLabel}]`, () => {
   const ds = fb.missing ? null : loadShared("fb15k-237");
   const rows = 200;
   for (const c of CASES) {
-    it.skipIf(fb.missing)(fb.name(`${label(c)}: ${rows} test triples, filtered, both sides vs the float64 reference`), () => {
-      const { model, ref } = build(c, ds!, 16, 7);
-      const triples = ds!.splits.test.subarray(0, 3 * rows);
-      const ev = evaluatorFor(ds!);
-      ev.addModelSync({ model, triples });
-      // Tasks left open by the bound (a candidate within it of the true score) are checked to lie in the bound's
-      // rank interval, and the metrics to be within what the open tasks can move them; with 14,541 densely packed
-      // random scores many tasks have such a candidate (the count is a sanity limit; the checks are the intervals).
-      const { open } = checkAgainstReference(ev, ds!, ref, triples, false);
-      expect(open).toBeLessThan(0.75 * 2 * rows);
-    });
+    it.skipIf(fb.missing)(
+      fb.name(`${label(c)}: ${rows} test triples, filtered, both sides vs the float64 reference`),
+      () => {
+        const { model, ref } = build(c, ds!, 16, 7);
+        const triples = ds!.splits.test.subarray(0, 3 * rows);
+        const ev = evaluatorFor(ds!);
+        ev.addModelSync({ model, triples });
+        // Tasks left open by the bound (a candidate within it of the true score) are checked to lie in the bound's
+        // rank interval, and the metrics to be within what the open tasks can move them; with 14,541 densely packed
+        // random scores many tasks have such a candidate (the count is a sanity limit; the checks are the intervals).
+        const { open } = checkAgainstReference(ev, ds!, ref, triples, false);
+        expect(open).toBeLessThan(0.75 * 2 * rows);
+      },
+    );
   }
 });
 
@@ -333,28 +378,67 @@ describe(`a model from .npy / .npz / safetensors files, float32 and float64, on 
     const es = [n, width];
     const rs = [nr, width];
     switch (tag) {
-      case "npy": return [put(`e-${tag}-${e.BYTES_PER_ELEMENT}.npy`, encodeNpy(e, es)), put(`r-${tag}-${e.BYTES_PER_ELEMENT}.npy`, encodeNpy(r, rs))];
-      case "npz": return [put(`e-${tag}-${e.BYTES_PER_ELEMENT}.npz`, encodeNpz({ entity: { data: e, shape: es } })), put(`r-${tag}-${e.BYTES_PER_ELEMENT}.npz`, encodeNpz({ relation: { data: r, shape: rs } }))];
-      case "npz-deflated": return [put(`e-${tag}-${e.BYTES_PER_ELEMENT}.npz`, zip([deflated("entity.npy", encodeNpy(e, es))])), put(`r-${tag}-${e.BYTES_PER_ELEMENT}.npz`, zip([deflated("relation.npy", encodeNpy(r, rs))]))];
-      case "npz-stored": return [put(`e-${tag}-${e.BYTES_PER_ELEMENT}.npz`, zip([stored("entity.npy", encodeNpy(e, es))])), put(`r-${tag}-${e.BYTES_PER_ELEMENT}.npz`, zip([stored("relation.npy", encodeNpy(r, rs))]))];
-      default: return [put(`e-${e.BYTES_PER_ELEMENT}.safetensors`, safetensorsFile({ entity: { data: e, shape: es } })), put(`r-${e.BYTES_PER_ELEMENT}.safetensors`, safetensorsFile({ relation: { data: r, shape: rs } }))];
+      case "npy":
+        return [
+          put(`e-${tag}-${e.BYTES_PER_ELEMENT}.npy`, encodeNpy(e, es)),
+          put(`r-${tag}-${e.BYTES_PER_ELEMENT}.npy`, encodeNpy(r, rs)),
+        ];
+      case "npz":
+        return [
+          put(`e-${tag}-${e.BYTES_PER_ELEMENT}.npz`, encodeNpz({ entity: { data: e, shape: es } })),
+          put(`r-${tag}-${e.BYTES_PER_ELEMENT}.npz`, encodeNpz({ relation: { data: r, shape: rs } })),
+        ];
+      case "npz-deflated":
+        return [
+          put(`e-${tag}-${e.BYTES_PER_ELEMENT}.npz`, zip([deflated("entity.npy", encodeNpy(e, es))])),
+          put(`r-${tag}-${e.BYTES_PER_ELEMENT}.npz`, zip([deflated("relation.npy", encodeNpy(r, rs))])),
+        ];
+      case "npz-stored":
+        return [
+          put(`e-${tag}-${e.BYTES_PER_ELEMENT}.npz`, zip([stored("entity.npy", encodeNpy(e, es))])),
+          put(`r-${tag}-${e.BYTES_PER_ELEMENT}.npz`, zip([stored("relation.npy", encodeNpy(r, rs))])),
+        ];
+      default:
+        return [
+          put(`e-${e.BYTES_PER_ELEMENT}.safetensors`, safetensorsFile({ entity: { data: e, shape: es } })),
+          put(`r-${e.BYTES_PER_ELEMENT}.safetensors`, safetensorsFile({ relation: { data: r, shape: rs } })),
+        ];
     }
   };
   const FORMATS = ["npy", "npz", "npz-stored", "npz-deflated", "safetensors"];
   const run = (entityEmbeddings: string, relationEmbeddings: string, precision?: "float64") => {
-    const model = loadEmbeddingModel({ interaction: "complex", complexLayout: "interleaved", entityEmbeddings, relationEmbeddings, ...(precision ? { precision } : {}) });
+    const model = loadEmbeddingModel({
+      interaction: "complex",
+      complexLayout: "interleaved",
+      entityEmbeddings,
+      relationEmbeddings,
+      ...(precision ? { precision } : {}),
+    });
     const ev = evaluatorFor(ds);
     ev.addModelSync({ model, triples: ds.splits.test });
     return { model, ev };
   };
-  const ref: RefModel = { name: "complex", ent: Float64Array.from(ent32), rel: Float64Array.from(rel32), width, relWidth: width, interleaved: true, phaseScale: 1 };
+  const ref: RefModel = {
+    name: "complex",
+    ent: Float64Array.from(ent32),
+    rel: Float64Array.from(rel32),
+    width,
+    relWidth: width,
+    interleaved: true,
+    phaseScale: 1,
+  };
   const ref64: RefModel = { ...ref, ent: ent64, rel: rel64 };
 
   it("every format and element type of the same values gives the same results, bit for bit", () => {
-    const want = run(...(files("npy", ent32, rel32) as [string, string])).ev.finalize().toJSON();
+    const want = run(...(files("npy", ent32, rel32) as [string, string]))
+      .ev.finalize()
+      .toJSON();
     for (const f of FORMATS) {
       // float32 files; float64 files are rounded to float32 on load (the default precision), so give the same.
-      for (const [e, r] of [[ent32, rel32], [ent64, rel64]] as const) {
+      for (const [e, r] of [
+        [ent32, rel32],
+        [ent64, rel64],
+      ] as const) {
         const { model, ev } = run(...(files(f, e, r) as [string, string]));
         expect(model.precision).toBe("float32");
         expect(ev.finalize().toJSON(), `${f} ${e.constructor.name}`).toEqual(want);
@@ -363,12 +447,16 @@ describe(`a model from .npy / .npz / safetensors files, float32 and float64, on 
   });
 
   it("precision float64: a float64 file is the reference's ranks (bound 2^-53); float32 within the float32 bound", () => {
-    const want = run(...(files("npy", ent64, rel64) as [string, string]), "float64").ev.finalize().toJSON();
+    const want = run(...(files("npy", ent64, rel64) as [string, string]), "float64")
+      .ev.finalize()
+      .toJSON();
     for (const f of FORMATS) {
       const { model, ev } = run(...(files(f, ent64, rel64) as [string, string]), "float64");
       expect(model.precision).toBe("float64");
       expect(checkAgainstReference(ev, ds, ref64, ds.splits.test, true).open, f).toBe(0);
-      const again = run(...(files(f, ent64, rel64) as [string, string]), "float64").ev.finalize().toJSON();
+      const again = run(...(files(f, ent64, rel64) as [string, string]), "float64")
+        .ev.finalize()
+        .toJSON();
       expect(again, f).toEqual(want);
       // The float32 file of the rounded values, accumulated in float32: the README's bound against its own values.
       const f32 = run(...(files(f, ent32, rel32) as [string, string])).ev;
@@ -407,12 +495,17 @@ describe(`a model from .npy / .npz / safetensors files, float32 and float64, on 
 });
 
 describe(`EmbeddingModel bad input [${backendLabel}]`, () => {
-  const m = (over: Record<string, unknown>) => () => new EmbeddingModel({
-    interaction: "distmult", entityEmbeddings: { data: new Float32Array(6), shape: [3, 2] },
-    relationEmbeddings: { data: new Float32Array(2), shape: [1, 2] }, ...over,
-  } as never);
+  const m = (over: Record<string, unknown>) => () =>
+    new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: new Float32Array(6), shape: [3, 2] },
+      relationEmbeddings: { data: new Float32Array(2), shape: [1, 2] },
+      ...over,
+    } as never);
   it("rejects NaN, shape mismatches, wrong widths, a missing complex layout, unknown interactions", () => {
-    expect(m({ entityEmbeddings: { data: Float32Array.of(0, 0, NaN, 0, 0, 0), shape: [3, 2] } })).toThrow(/row 1, column 0 is NaN/);
+    expect(m({ entityEmbeddings: { data: Float32Array.of(0, 0, NaN, 0, 0, 0), shape: [3, 2] } })).toThrow(
+      /row 1, column 0 is NaN/,
+    );
     expect(m({ entityEmbeddings: { data: new Float32Array(5), shape: [3, 2] } })).toThrow(KgrankInputError);
     expect(m({ relationEmbeddings: { data: new Float32Array(3), shape: [1, 3] } })).toThrow(/relationEmbeddings/);
     expect(m({ interaction: "complex" })).toThrow(/complexLayout/);

@@ -80,8 +80,9 @@ describe("estimate()", () => {
     const ref = allKernels().at(-1)!;
     for (const k of allKernels()) {
       for (const stat of [0, 2, 3, 4, 5, 6, 7]) {
-        expect(Array.from(k.sampleStatistic(n, stat === 5 || stat === 7 ? null : w, 300, 4, stat, 3, 2)))
-          .toEqual(Array.from(ref.sampleStatistic(n, stat === 5 || stat === 7 ? null : w, 300, 4, stat, 3)));
+        expect(Array.from(k.sampleStatistic(n, stat === 5 || stat === 7 ? null : w, 300, 4, stat, 3, 2))).toEqual(
+          Array.from(ref.sampleStatistic(n, stat === 5 || stat === 7 ? null : w, 300, 4, stat, 3)),
+        );
       }
       const a = k.sampleStatistic(n, w, 300, 4, 1, 0, 2);
       const b = ref.sampleStatistic(n, w, 300, 4, 1, 0);

@@ -4,7 +4,7 @@
  * the other known answers, count by plain loops, metrics by plain sums). Tolerance: ranks exact; metric values
  * 1e-12 relative (the library sums with compensation, the reference naively over ~1,000 terms).
  */
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 
 import { RankEvaluator } from "../src/index";
 import { loadShared, sharedDataset } from "./helpers/datasets";
@@ -48,7 +48,12 @@ describeWith(`RankEvaluator on FB15k-237 on ${label}`, fb, sharedDataset("fb15k-
 
   function bruteForce(side: Side, scores: Float32Array) {
     const known = knownAnswers(filter, side);
-    const out = { optimistic: [] as number[], pessimistic: [] as number[], realistic: [] as number[], numCandidates: [] as number[] };
+    const out = {
+      optimistic: [] as number[],
+      pessimistic: [] as number[],
+      realistic: [] as number[],
+      numCandidates: [] as number[],
+    };
     for (let i = 0; i < rows; i++) {
       const [h, r, t] = [triples[3 * i]!, triples[3 * i + 1]!, triples[3 * i + 2]!];
       const truth = side === "tail" ? t : h;
@@ -135,7 +140,11 @@ describeWith(`RankEvaluator on FB15k-237 on ${label}`, fb, sharedDataset("fb15k-
     for (const side of ["head", "tail"] as Side[]) {
       for (let start = 0, b = 0; start < rows; start += 64, b++) {
         const end = Math.min(rows, start + 64);
-        const batch = { triples: triples.subarray(3 * start, 3 * end), side, scores: scores[side].subarray(start * N, end * N) };
+        const batch = {
+          triples: triples.subarray(3 * start, 3 * end),
+          side,
+          scores: scores[side].subarray(start * N, end * N),
+        };
         if (b % 2) await ev.add(batch);
         else ev.addSync(batch);
       }
@@ -150,7 +159,8 @@ describeWith(`RankEvaluator on FB15k-237 on ${label}`, fb, sharedDataset("fb15k-
     for (const side of ["head", "tail", "both"] as const) {
       for (const rt of ["optimistic", "realistic", "pessimistic"] as const) {
         const ranks = side === "both" ? [...want.head[rt], ...want.tail[rt]] : want[side][rt];
-        const nc = side === "both" ? [...want.head.numCandidates, ...want.tail.numCandidates] : want[side].numCandidates;
+        const nc =
+          side === "both" ? [...want.head.numCandidates, ...want.tail.numCandidates] : want[side].numCandidates;
         for (const [key, value] of Object.entries(referenceMetrics(ranks, nc))) {
           const flat = results.toFlatObject();
           if (!(`${side}.${rt}.${key}` in flat)) continue; // e.g. metrics defined for realistic ranks only
@@ -168,7 +178,12 @@ describeWith(`RankEvaluator on FB15k-237 on ${label}`, fb, sharedDataset("fb15k-
     const single = new RankEvaluator({ numEntities: N, filterTriples: filter });
     const feed = (ev: RankEvaluator, from: number, to: number) => {
       for (const side of ["head", "tail"] as Side[]) {
-        if (to > from) ev.addSync({ triples: triples.subarray(3 * from, 3 * to), side, scores: scores[side].subarray(from * N, to * N) });
+        if (to > from)
+          ev.addSync({
+            triples: triples.subarray(3 * from, 3 * to),
+            side,
+            scores: scores[side].subarray(from * N, to * N),
+          });
       }
     };
     feed(single, 0, rows);

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 
-import { backendInfo } from "../src/backend";
 import { CompactIds } from "../src/evaluation/selection";
 import { RankEvaluator } from "../src/evaluation/evaluator";
 import { getMetric, KgrankInputError, prepareCandidates } from "../src/index";
@@ -9,7 +8,6 @@ import { knownAnswers, referenceRanks, rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
 import { relErr } from "./helpers/metricsReference";
 
-const info = backendInfo();
 const label = backendLabel;
 const umls = loadBundled("umls");
 const N = umls.entities.length;
@@ -20,7 +18,11 @@ type Side = "head" | "tail";
 
 /** Brute force: mask every other known answer (and non-kept entities) with NaN, then rank by sorting. */
 function reference(
-  scores: Float32Array, triples: Int32Array, side: Side, filter: Int32Array[] | null, keptEntities: Set<number> | null,
+  scores: Float32Array,
+  triples: Int32Array,
+  side: Side,
+  filter: Int32Array[] | null,
+  keptEntities: Set<number> | null,
 ) {
   const known = knownAnswers(filter ?? [], side);
   const rows = triples.length / 3;
@@ -61,7 +63,11 @@ describe(`RankEvaluator feeding on ${label}`, () => {
         // Batches of 100 rows, alternating sync and async.
         for (let start = 0, b = 0; start < rows; start += 100, b++) {
           const end = Math.min(rows, start + 100);
-          const batch = { triples: test.subarray(3 * start, 3 * end), side, scores: scores.subarray(start * N, end * N) };
+          const batch = {
+            triples: test.subarray(3 * start, 3 * end),
+            side,
+            scores: scores.subarray(start * N, end * N),
+          };
           if (b % 2) await ev.add(batch);
           else ev.addSync(batch);
         }
@@ -73,14 +79,22 @@ describe(`RankEvaluator feeding on ${label}`, () => {
         expect(Array.from(got.relation)).toEqual(Array.from({ length: rows }, (_, i) => test[3 * i + 1]));
       }
       expect(ev.taskCounts).toEqual({ head: rows, tail: rows });
-      expect(ev.info()).toMatchObject({ filtered, filterTriples: filtered ? [train.length / 3, valid.length / 3, test.length / 3] : [] });
+      expect(ev.info()).toMatchObject({
+        filtered,
+        filterTriples: filtered ? [train.length / 3, valid.length / 3, test.length / 3] : [],
+      });
     });
   }
 
   it("restricts tasks to relations and entities, and candidates to the kept entities", () => {
     const keptRel = [0, 1, 2, 3, 5, 8, 13, 21];
     const keptEnt = Array.from({ length: N }, (_, e) => e).filter((e) => e % 3 !== 0 || e < 20);
-    const ev = new RankEvaluator({ numEntities: N, filterTriples: allTriples, restrictRelations: keptRel, restrictEntities: keptEnt });
+    const ev = new RankEvaluator({
+      numEntities: N,
+      filterTriples: allTriples,
+      restrictRelations: keptRel,
+      restrictEntities: keptEnt,
+    });
     const rows = test.length / 3;
     const scores = randomScores(rows, 5);
     fixTrue(scores, test, "tail");
@@ -88,7 +102,8 @@ describe(`RankEvaluator feeding on ${label}`, () => {
     const keptSet = new Set(keptEnt);
     const keptRows: number[] = [];
     for (let i = 0; i < rows; i++) {
-      if (keptRel.includes(test[3 * i + 1]!) && keptSet.has(test[3 * i]!) && keptSet.has(test[3 * i + 2]!)) keptRows.push(i);
+      if (keptRel.includes(test[3 * i + 1]!) && keptSet.has(test[3 * i]!) && keptSet.has(test[3 * i + 2]!))
+        keptRows.push(i);
     }
     const sub = Int32Array.from(keptRows.flatMap((i) => [test[3 * i]!, test[3 * i + 1]!, test[3 * i + 2]!]));
     const subScores = new Float32Array(keptRows.length * N);
@@ -127,7 +142,12 @@ describe(`RankEvaluator feeding on ${label}`, () => {
 
   it("takes sampled scores and ranks computed elsewhere", () => {
     const ev = new RankEvaluator({ numEntities: N, sides: "tail" });
-    ev.addSampledSync({ side: "tail", positiveScores: [1, 2], negativeScores: new Float32Array([3, 1, 0, 2, 2, 2]), triples: test.subarray(0, 6) });
+    ev.addSampledSync({
+      side: "tail",
+      positiveScores: [1, 2],
+      negativeScores: new Float32Array([3, 1, 0, 2, 2, 2]),
+      triples: test.subarray(0, 6),
+    });
     ev.addRanks({ side: "tail", realistic: [1.5, 3], numCandidates: [4, 10], weights: [2, 1] });
     const c = ev.taskColumns("tail");
     expect(Array.from(c.realistic)).toEqual([2.5, 2.5, 1.5, 3]); // pos 1 vs [3, 1, 0]: 2..3; pos 2 vs [2, 2, 2]: 1..4
@@ -174,10 +194,28 @@ describe(`RankEvaluator feeding on ${label}`, () => {
     const all = new RankEvaluator({ numEntities: N, sides: "tail" });
     all.addRanks({ side: "tail", realistic, numCandidates, weights });
     const kept = new RankEvaluator({ numEntities: N, sides: "tail" });
-    kept.addRanks({ side: "tail", realistic: realistic.filter((_, i) => keep[i]), numCandidates: numCandidates.filter((_, i) => keep[i]), weights: weights.filter((w) => w > 0) });
+    kept.addRanks({
+      side: "tail",
+      realistic: realistic.filter((_, i) => keep[i]),
+      numCandidates: numCandidates.filter((_, i) => keep[i]),
+      weights: weights.filter((w) => w > 0),
+    });
     const a = all.finalize();
     const b = kept.finalize();
-    for (const key of ["mr", "mrr", "gmr", "hmr", "hits@1", "hits@3", "hits@10", "median_rank", "mad", "amri", "zmrr", "adjusted_hits_at_3"]) {
+    for (const key of [
+      "mr",
+      "mrr",
+      "gmr",
+      "hmr",
+      "hits@1",
+      "hits@3",
+      "hits@10",
+      "median_rank",
+      "mad",
+      "amri",
+      "zmrr",
+      "adjusted_hits_at_3",
+    ]) {
       expect(a.get(`tail.${key}`), key).toBeCloseTo(b.get(`tail.${key}`), 12);
     }
     expect(a.expected("tail.mrr")).toBeCloseTo(b.expected("tail.mrr")!, 14);
@@ -190,18 +228,27 @@ describe(`RankEvaluator feeding on ${label}`, () => {
   it("weights are scale-invariant: x 5e-324, x 1e-160 and x 5e307 (sum past the largest double) give the results of the unscaled weights", () => {
     const run = (scale: number) => {
       const ev = new RankEvaluator({ numEntities: N, sides: "tail" });
-      ev.addRanks({ side: "tail", realistic: [1, 3, 2], numCandidates: [4, 10, 7], weights: [1, 2, 3].map((w) => w * scale) });
+      ev.addRanks({
+        side: "tail",
+        realistic: [1, 3, 2],
+        numCandidates: [4, 10, 7],
+        weights: [1, 2, 3].map((w) => w * scale),
+      });
       return ev.finalize();
     };
     const base = run(1);
     // The closed-form Var (and std) of each metric under random ranking with the same weights (before the weights
     // were normalised, x 1e-160 shifted Var[MRR] by 4e-4): relative agreement, since Var[MR] is ~2 and Var[MRR] ~0.03.
     const candidates = [4, 10, 7];
-    const moments = (scale: number) => ["mr", "mrr", "gmr", "hits@3", "amri", "zmrr", "adjusted_hits_at_3"].map((key) => {
-      const c = prepareCandidates(candidates, [1, 2, 3].map((w) => w * scale));
-      const m = getMetric(key);
-      return { key, e: m.expectedValue(c), v: m.variance(c), std: m.std(c) };
-    });
+    const moments = (scale: number) =>
+      ["mr", "mrr", "gmr", "hits@3", "amri", "zmrr", "adjusted_hits_at_3"].map((key) => {
+        const c = prepareCandidates(
+          candidates,
+          [1, 2, 3].map((w) => w * scale),
+        );
+        const m = getMetric(key);
+        return { key, e: m.expectedValue(c), v: m.variance(c), std: m.std(c) };
+      });
     const baseMoments = moments(1);
     for (const scale of [5e-324, 1e-160, 5e307]) {
       const r = run(scale);
@@ -238,8 +285,14 @@ describe(`RankEvaluator feeding on ${label}`, () => {
   });
 
   it("checks metric names when it is constructed, not in finalize(); full PyKEEN keys name their metric", () => {
-    expect(() => new RankEvaluator({ numEntities: N, metrics: ["mrr", "hitz@10"] })).toThrow(/unknown metric "hitz@10"/);
-    const ev = new RankEvaluator({ numEntities: N, sides: "tail", metrics: ["tail.realistic.hits_at_10", "mrr", "MRR", "inverse_harmonic_mean_rank"] });
+    expect(() => new RankEvaluator({ numEntities: N, metrics: ["mrr", "hitz@10"] })).toThrow(
+      /unknown metric "hitz@10"/,
+    );
+    const ev = new RankEvaluator({
+      numEntities: N,
+      sides: "tail",
+      metrics: ["tail.realistic.hits_at_10", "mrr", "MRR", "inverse_harmonic_mean_rank"],
+    });
     ev.addRanks({ side: "tail", realistic: [1, 20], numCandidates: [30, 30] });
     const r = ev.finalize();
     expect(Object.keys(r.toJSON().tail.realistic)).toEqual(["hits_at_10", "inverse_harmonic_mean_rank"]);
@@ -255,28 +308,167 @@ describe(`RankEvaluator feeding on ${label}`, () => {
   });
 
   const bad: [string, () => unknown, string, RegExp?][] = [
-    ["an evaluated triple missing from the filter", () => new RankEvaluator({ numEntities: N, filterTriples: [train] }).addSync({ triples: test.subarray(0, 3), side: "tail", scores: new Float32Array(N) }), "triples", /not in filterTriples/],
+    [
+      "an evaluated triple missing from the filter",
+      () =>
+        new RankEvaluator({ numEntities: N, filterTriples: [train] }).addSync({
+          triples: test.subarray(0, 3),
+          side: "tail",
+          scores: new Float32Array(N),
+        }),
+      "triples",
+      /not in filterTriples/,
+    ],
     // The filtered synchronous batch takes one native call on the native backend: its problems must read the same.
-    ["an evaluated triple missing from the filter, among others that are in it", () => new RankEvaluator({ numEntities: N, filterTriples: [train, test.subarray(0, 3)] }).addSync({ triples: test.subarray(0, 6), side: "head", scores: new Float32Array(2 * N) }), "triples", /triple \(\d+, \d+, \d+\) is not in filterTriples/],
-    ["a NaN true score in a filtered batch", () => new RankEvaluator({ numEntities: N, filterTriples: [train, test] }).addSync({ triples: test.subarray(0, 6), side: "tail", scores: new Float64Array(2 * N).fill(NaN) }), "scores", /true score of row 0 of the batch \(triple \(\d+, \d+, \d+\), tail side\) is NaN/],
-    ["a NaN true score on the one-call path, row 1", () => new RankEvaluator({ numEntities: N, filterTriples: [train, test] }).addSync({ triples: test.subarray(0, 6), side: "head", scores: new Float32Array(2 * N).fill(NaN, N) }), "scores", /true score of row 1 of the batch \(triple \(\d+, \d+, \d+\), head side\)/],
-    ["a NaN true score under restriction names the batch row, not the kept task", () => new RankEvaluator({ numEntities: N, filterTriples: [train, test], restrictRelations: [test[4]!] }).addSync({ triples: test.subarray(0, 6), side: "tail", scores: new Float64Array(2 * N).fill(NaN) }), "scores", /row 1 of the batch/],
-    ["an entity id out of range in a filtered batch", () => new RankEvaluator({ numEntities: N, filterTriples: [train, test] }).addSync({ triples: new Int32Array([0, 0, 1, 0, 0, N]), side: "tail", scores: new Float32Array(2 * N) }), "triples", /row 1: tail/],
-    ["a relation id out of range in a filtered batch", () => new RankEvaluator({ numEntities: N, numRelations: 3, filterTriples: [train.filter((_, i) => train[i - (i % 3) + 1]! < 3)] }).addSync({ triples: new Int32Array([0, 7, 1]), side: "head", scores: new Float32Array(N) }), "triples", /relation 7/],
-    ["a side the evaluator does not evaluate", () => new RankEvaluator({ numEntities: N, sides: "tail" }).addSync({ triples: test.subarray(0, 3), side: "head", scores: new Float32Array(N) }), "side"],
-    ["an unknown side", () => new RankEvaluator({ numEntities: N }).addSync({ triples: test.subarray(0, 3), side: "both" as never, scores: new Float32Array(N) }), "side"],
-    ["scores of the wrong length", () => new RankEvaluator({ numEntities: N }).addSync({ triples: test.subarray(0, 3), side: "tail", scores: new Float32Array(N - 1) }), "scores", /needs 1 x numEntities/],
-    ["an entity id out of range", () => new RankEvaluator({ numEntities: N }).addSync({ triples: [0, 0, N], side: "tail", scores: new Float32Array(N) }), "triples", /tail/],
-    ["triples not in rows of 3", () => new RankEvaluator({ numEntities: N }).addSync({ triples: [0, 0], side: "tail", scores: new Float32Array(N) }), "triples"],
+    [
+      "an evaluated triple missing from the filter, among others that are in it",
+      () =>
+        new RankEvaluator({ numEntities: N, filterTriples: [train, test.subarray(0, 3)] }).addSync({
+          triples: test.subarray(0, 6),
+          side: "head",
+          scores: new Float32Array(2 * N),
+        }),
+      "triples",
+      /triple \(\d+, \d+, \d+\) is not in filterTriples/,
+    ],
+    [
+      "a NaN true score in a filtered batch",
+      () =>
+        new RankEvaluator({ numEntities: N, filterTriples: [train, test] }).addSync({
+          triples: test.subarray(0, 6),
+          side: "tail",
+          scores: new Float64Array(2 * N).fill(NaN),
+        }),
+      "scores",
+      /true score of row 0 of the batch \(triple \(\d+, \d+, \d+\), tail side\) is NaN/,
+    ],
+    [
+      "a NaN true score on the one-call path, row 1",
+      () =>
+        new RankEvaluator({ numEntities: N, filterTriples: [train, test] }).addSync({
+          triples: test.subarray(0, 6),
+          side: "head",
+          scores: new Float32Array(2 * N).fill(NaN, N),
+        }),
+      "scores",
+      /true score of row 1 of the batch \(triple \(\d+, \d+, \d+\), head side\)/,
+    ],
+    [
+      "a NaN true score under restriction names the batch row, not the kept task",
+      () =>
+        new RankEvaluator({ numEntities: N, filterTriples: [train, test], restrictRelations: [test[4]!] }).addSync({
+          triples: test.subarray(0, 6),
+          side: "tail",
+          scores: new Float64Array(2 * N).fill(NaN),
+        }),
+      "scores",
+      /row 1 of the batch/,
+    ],
+    [
+      "an entity id out of range in a filtered batch",
+      () =>
+        new RankEvaluator({ numEntities: N, filterTriples: [train, test] }).addSync({
+          triples: new Int32Array([0, 0, 1, 0, 0, N]),
+          side: "tail",
+          scores: new Float32Array(2 * N),
+        }),
+      "triples",
+      /row 1: tail/,
+    ],
+    [
+      "a relation id out of range in a filtered batch",
+      () =>
+        new RankEvaluator({
+          numEntities: N,
+          numRelations: 3,
+          filterTriples: [train.filter((_, i) => train[i - (i % 3) + 1]! < 3)],
+        }).addSync({ triples: new Int32Array([0, 7, 1]), side: "head", scores: new Float32Array(N) }),
+      "triples",
+      /relation 7/,
+    ],
+    [
+      "a side the evaluator does not evaluate",
+      () =>
+        new RankEvaluator({ numEntities: N, sides: "tail" }).addSync({
+          triples: test.subarray(0, 3),
+          side: "head",
+          scores: new Float32Array(N),
+        }),
+      "side",
+    ],
+    [
+      "an unknown side",
+      () =>
+        new RankEvaluator({ numEntities: N }).addSync({
+          triples: test.subarray(0, 3),
+          side: "both" as never,
+          scores: new Float32Array(N),
+        }),
+      "side",
+    ],
+    [
+      "scores of the wrong length",
+      () =>
+        new RankEvaluator({ numEntities: N }).addSync({
+          triples: test.subarray(0, 3),
+          side: "tail",
+          scores: new Float32Array(N - 1),
+        }),
+      "scores",
+      /needs 1 x numEntities/,
+    ],
+    [
+      "an entity id out of range",
+      () =>
+        new RankEvaluator({ numEntities: N }).addSync({
+          triples: [0, 0, N],
+          side: "tail",
+          scores: new Float32Array(N),
+        }),
+      "triples",
+      /tail/,
+    ],
+    [
+      "triples not in rows of 3",
+      () =>
+        new RankEvaluator({ numEntities: N }).addSync({ triples: [0, 0], side: "tail", scores: new Float32Array(N) }),
+      "triples",
+    ],
     ["numEntities zero", () => new RankEvaluator({ numEntities: 0 }), "numEntities"],
-    ["a bad filter array", () => new RankEvaluator({ numEntities: N, filterTriples: [new Int32Array([0, 0, N])] }), "filterTriples[0]"],
+    [
+      "a bad filter array",
+      () => new RankEvaluator({ numEntities: N, filterTriples: [new Int32Array([0, 0, N])] }),
+      "filterTriples[0]",
+    ],
     ["an unknown weighting", () => new RankEvaluator({ numEntities: N, weighting: "mega" as never }), "weighting"],
     ["ks with zero", () => new RankEvaluator({ numEntities: N, ks: [0] }), "ks[0]"],
     ["an empty restriction", () => new RankEvaluator({ numEntities: N, restrictRelations: [] }), "restrictRelations"],
-    ["a rank above its candidates", () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", realistic: [5], numCandidates: [4] }), "realistic"],
-    ["a rank of 1.25", () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", realistic: [1.25], numCandidates: [4] }), "realistic"],
-    ["a negative weight", () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", realistic: [1], numCandidates: [4], weights: [-0.5] }), "weights"],
-    ["no ranks at all", () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", numCandidates: [4] }), "ranks"],
+    [
+      "a rank above its candidates",
+      () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", realistic: [5], numCandidates: [4] }),
+      "realistic",
+    ],
+    [
+      "a rank of 1.25",
+      () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", realistic: [1.25], numCandidates: [4] }),
+      "realistic",
+    ],
+    [
+      "a negative weight",
+      () =>
+        new RankEvaluator({ numEntities: N }).addRanks({
+          side: "tail",
+          realistic: [1],
+          numCandidates: [4],
+          weights: [-0.5],
+        }),
+      "weights",
+    ],
+    [
+      "no ranks at all",
+      () => new RankEvaluator({ numEntities: N }).addRanks({ side: "tail", numCandidates: [4] }),
+      "ranks",
+    ],
   ];
   for (const [what, call, argument, pattern] of bad) {
     it(`rejects ${what} with a KgrankInputError naming ${argument}`, () => {
@@ -296,20 +488,35 @@ describe(`RankEvaluator feeding on ${label}`, () => {
 describe(`entity restriction's id map on ${label}`, () => {
   it("maps ids by table or by search identically; a few kept entities of 2^31 - 1 need no 8 GiB table", () => {
     const next = rng(5);
-    for (const [numEntities, keptCount] of [[1000, 30], [2 ** 24 + 10, 3], [2 ** 31 - 1, 50]] as const) {
-      const kept = Int32Array.from(new Set(Array.from({ length: keptCount }, () => Math.floor(next() * numEntities)))).sort();
+    for (const [numEntities, keptCount] of [
+      [1000, 30],
+      [2 ** 24 + 10, 3],
+      [2 ** 31 - 1, 50],
+    ] as const) {
+      const kept = Int32Array.from(
+        new Set(Array.from({ length: keptCount }, () => Math.floor(next() * numEntities))),
+      ).sort();
       const map = new CompactIds(kept, numEntities);
       const reference = new Map(Array.from(kept, (e, i) => [e, i]));
-      const probes = [...kept, 0, numEntities - 1, ...Array.from({ length: 200 }, () => Math.floor(next() * numEntities))];
+      const probes = [
+        ...kept,
+        0,
+        numEntities - 1,
+        ...Array.from({ length: 200 }, () => Math.floor(next() * numEntities)),
+      ];
       for (const e of probes) expect(map.id(e)).toBe(reference.get(e) ?? -1);
     }
     const ev = new RankEvaluator({ numEntities: 2 ** 31 - 1, numRelations: 2, restrictEntities: [1, 2] });
     ev.addSampledSync({
-      side: "tail", triples: new Int32Array([1, 0, 2, 1, 1, 5, 2, 0, 1]),
-      positiveScores: [1, 1, 1], negativeScores: new Float32Array([0, 2, 0, 0, 0, 0]),
+      side: "tail",
+      triples: new Int32Array([1, 0, 2, 1, 1, 5, 2, 0, 1]),
+      positiveScores: [1, 1, 1],
+      negativeScores: new Float32Array([0, 2, 0, 0, 0, 0]),
     });
     expect(ev.info().skipped.tail).toBe(1);
     expect(Array.from(ev.taskColumns("tail").realistic)).toEqual([2, 1]); // row 0: one negative (2) above 1; row 2: none
-    expect(() => ev.addSampledSync({ side: "tail", positiveScores: [1], negativeScores: new Float32Array([0]) })).toThrow(/triples: are required under restrict/);
+    expect(() =>
+      ev.addSampledSync({ side: "tail", positiveScores: [1], negativeScores: new Float32Array([0]) }),
+    ).toThrow(/triples: are required under restrict/);
   });
 });

@@ -26,7 +26,12 @@ describe("closed forms match exact rationals (BigInt) within 1e-12 relative", ()
     { N: [1000, 999, 1, 64], w: [2, 1, 1, 4] },
   ];
   for (const { N, w } of cases) {
-    for (const [query, kind, k] of [["mr", "mr", 0], ["mrr", "mrr", 0], ["hits@1", "hits", 1], ["hits@10", "hits", 10]] as const) {
+    for (const [query, kind, k] of [
+      ["mr", "mr", 0],
+      ["mrr", "mrr", 0],
+      ["hits@1", "hits", 1],
+      ["hits@10", "hits", 10],
+    ] as const) {
       it(`${query} on N=[${N}]${w ? ` w=[${w}]` : ""}`, () => {
         const m = getMetric(query);
         const [e, v] = exactMoments(kind, N, w, k);
@@ -48,11 +53,18 @@ describe("closed forms match exact rationals (BigInt) within 1e-12 relative", ()
   it("property: random small candidate sets and integer weights, mr/mrr/hits@3 (1e-12 relative)", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 1, max: 9 })), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 1, max: 9 })), {
+          minLength: 1,
+          maxLength: 12,
+        }),
         (tasks) => {
           const N = tasks.map((t) => t[0]);
           const w = tasks.map((t) => t[1]);
-          for (const [query, kind, k] of [["mr", "mr", 0], ["mrr", "mrr", 0], ["hits@3", "hits", 3]] as const) {
+          for (const [query, kind, k] of [
+            ["mr", "mr", 0],
+            ["mrr", "mrr", 0],
+            ["hits@3", "hits", 3],
+          ] as const) {
             const [e, v] = exactMoments(kind, N, w, k);
             const m = getMetric(query);
             expect(relErr(m.expectedValue(N, w), e.toNumber())).toBeLessThanOrEqual(1e-12);
@@ -79,7 +91,8 @@ describe("closed forms match brute-force enumeration of all rank vectors (1e-12 
       it(`${query} on N=[${N}]${w ? ` w=[${w}]` : ""}`, () => {
         const m = getMetric(query);
         const [e, v] = bruteForceMoments((r) => m.value(r, N, w), N);
-        const tol = (x: number, ref: number) => (Math.abs(ref) < 1e-14 ? Math.abs(x - ref) < 1e-13 : relErr(x, ref) <= 1e-12);
+        const tol = (x: number, ref: number) =>
+          Math.abs(ref) < 1e-14 ? Math.abs(x - ref) < 1e-13 : relErr(x, ref) <= 1e-12;
         expect(tol(m.expectedValue(N, w), e)).toBe(true);
         expect(tol(m.variance(N, w), v)).toBe(true);
       });
@@ -92,7 +105,9 @@ describe("closed forms match brute-force enumeration of all rank vectors (1e-12 
     const [e] = bruteForceMoments((r) => Math.exp((1 * Math.log(r[0]!) + 3 * Math.log(r[1]!)) / 4), N);
     expect(relErr(getMetric("gmr").expectedValue(N, w), e)).toBeLessThanOrEqual(1e-12);
     // the reference value function agrees with the metric's value on one vector
-    expect(relErr(getMetric("gmr").value([2, 5], N, w), refValue("geometric_mean_rank", [2, 5], w))).toBeLessThanOrEqual(1e-15);
+    expect(
+      relErr(getMetric("gmr").value([2, 5], N, w), refValue("geometric_mean_rank", [2, 5], w)),
+    ).toBeLessThanOrEqual(1e-15);
   });
 });
 
@@ -166,33 +181,36 @@ describe("edge cases of the closed forms", () => {
 
 describe("tiny candidate sets skip the addon's histogram (src/nativeMetrics.ts: <= 64 tasks, every N <= 256, unweighted)", () => {
   const addon = nativeAddon();
-  it.skipIf(addon === null)("counted at the binding: tiny sets never call it, one task or candidate more does; the values are the same", () => {
-    const a = addon as unknown as Record<string, (...args: unknown[]) => unknown>;
-    const original = a.candidateHistogram!;
-    let calls = 0;
-    a.candidateHistogram = (...args: unknown[]) => {
-      calls++;
-      return original(...args);
-    };
-    try {
-      const mrr = getMetric("mrr");
-      const cases: [string, number[], number[] | undefined, number][] = [
-        ["10 tasks, N <= 11", Array.from({ length: 10 }, (_, i) => 5 + (i % 7)), undefined, 0],
-        ["64 tasks, N = 256", new Array<number>(64).fill(256), undefined, 0],
-        ["65 tasks", new Array<number>(65).fill(3), undefined, 1],
-        ["one N = 257", [3, 257], undefined, 1],
-        ["weighted", [3, 4], [1, 2], 1],
-      ];
-      for (const [name, N, w, want] of cases) {
-        calls = 0;
-        const e = mrr.expectedValue(N, w);
-        expect(calls, name).toBe(want);
-        // The fallback's histogram holds the same exact counts as the addon's, so the value is the same to the bit.
-        const h = original(Float64Array.from(N), w ? Float64Array.from(w) : undefined, 1) as CandidateHistogram;
-        expect(e, name).toBe(kernels().histogramMoments(ClosedMetricCode.InverseHarmonicMean, h, N.length, 0)[0]);
+  it.skipIf(addon === null)(
+    "counted at the binding: tiny sets never call it, one task or candidate more does; the values are the same",
+    () => {
+      const a = addon as unknown as Record<string, (...args: unknown[]) => unknown>;
+      const original = a.candidateHistogram!;
+      let calls = 0;
+      a.candidateHistogram = (...args: unknown[]) => {
+        calls++;
+        return original(...args);
+      };
+      try {
+        const mrr = getMetric("mrr");
+        const cases: [string, number[], number[] | undefined, number][] = [
+          ["10 tasks, N <= 11", Array.from({ length: 10 }, (_, i) => 5 + (i % 7)), undefined, 0],
+          ["64 tasks, N = 256", new Array<number>(64).fill(256), undefined, 0],
+          ["65 tasks", new Array<number>(65).fill(3), undefined, 1],
+          ["one N = 257", [3, 257], undefined, 1],
+          ["weighted", [3, 4], [1, 2], 1],
+        ];
+        for (const [name, N, w, want] of cases) {
+          calls = 0;
+          const e = mrr.expectedValue(N, w);
+          expect(calls, name).toBe(want);
+          // The fallback's histogram holds the same exact counts as the addon's, so the value is the same to the bit.
+          const h = original(Float64Array.from(N), w ? Float64Array.from(w) : undefined, 1) as CandidateHistogram;
+          expect(e, name).toBe(kernels().histogramMoments(ClosedMetricCode.InverseHarmonicMean, h, N.length, 0)[0]);
+        }
+      } finally {
+        a.candidateHistogram = original;
       }
-    } finally {
-      a.candidateHistogram = original;
-    }
-  });
+    },
+  );
 });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 
 import { backendInfo, kernels } from "../src/backend";
-import type { Side } from "../src/kernels";
 import { loadBundled } from "./helpers/datasets";
 import { knownAnswers, rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
@@ -48,7 +47,12 @@ describe(`filter index on ${label}`, () => {
           if (Number.isNaN(scores[i * N + truth[i]!]!)) scores[i * N + truth[i]!] = 1;
         }
         for (const useAsync of [false, true]) {
-          const out = { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows), removed: new Float64Array(rows) };
+          const out = {
+            greater: new Float64Array(rows),
+            equal: new Float64Array(rows),
+            nan: new Float64Array(rows),
+            removed: new Float64Array(rows),
+          };
           const th = new Ctor(rows);
           if (useAsync) await index.countFilteredAsync(scores, anchor, relation, truth, th, out);
           else index.countFiltered(scores, anchor, relation, truth, th, out);
@@ -103,23 +107,42 @@ describe(`countFilteredRange (a column slice of the filtered count) on ${label}`
         for (let i = 0; i < rows; i++) if (Number.isNaN(scores[i * N + truth[i]!]!)) scores[i * N + truth[i]!] = 1;
         // Given thresholds: the true column's score, or (every third row) a value of its own.
         const th = new Ctor(rows).map((_, i) => (i % 3 === 2 ? 1.25 : scores[i * N + truth[i]!]!));
-        const whole = { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows), removed: new Float64Array(rows) };
+        const whole = {
+          greater: new Float64Array(rows),
+          equal: new Float64Array(rows),
+          nan: new Float64Array(rows),
+          removed: new Float64Array(rows),
+        };
         index.countFiltered(scores, anchor, relation, truth, new Ctor(rows), whole);
         for (let round = 0; round < 3; round++) {
-          const sum = { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows), removed: new Float64Array(rows) };
+          const sum = {
+            greater: new Float64Array(rows),
+            equal: new Float64Array(rows),
+            nan: new Float64Array(rows),
+            removed: new Float64Array(rows),
+          };
           let k = 0;
           const slices = tiling(next);
           for (const [a, b] of slices) {
             const w = b - a;
             const slice = new Ctor(rows * w);
             for (let i = 0; i < rows; i++) slice.set(scores.subarray(i * N + a, i * N + b), i * w);
-            const out = { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows), removed: new Float64Array(rows) };
+            const out = {
+              greater: new Float64Array(rows),
+              equal: new Float64Array(rows),
+              nan: new Float64Array(rows),
+              removed: new Float64Array(rows),
+            };
             if (k++ % 2) await index.countFilteredRangeAsync(slice, a, w, anchor, relation, truth, th, out);
             else index.countFilteredRange(slice, a, w, anchor, relation, truth, th, out);
             for (let i = 0; i < rows; i++) {
               const answers = ref.get(`${anchor[i]},${relation[i]}`)!;
               const t = th[i]!;
-              let g = 0, e = 0, nan = 0, removed = 0, inside = 0;
+              let g = 0,
+                e = 0,
+                nan = 0,
+                removed = 0,
+                inside = 0;
               for (let j = a; j < b; j++) {
                 const v = slice[i * w + j - a]!;
                 if (answers.has(j) && j !== truth[i]) inside++;
@@ -131,8 +154,10 @@ describe(`countFilteredRange (a column slice of the filtered count) on ${label}`
                 }
               }
               if (inside > 0 && inside < answers.size - 1) multi++;
-              expect([out.greater[i], out.equal[i], out.nan[i], out.removed[i]], `row ${i}, slice [${a}, ${b})`)
-                .toEqual([g, e, nan, answers.has(truth[i]!) ? removed : -1]);
+              expect(
+                [out.greater[i], out.equal[i], out.nan[i], out.removed[i]],
+                `row ${i}, slice [${a}, ${b})`,
+              ).toEqual([g, e, nan, answers.has(truth[i]!) ? removed : -1]);
               sum.greater[i]! += g;
               sum.equal[i]! += e;
               sum.nan[i]! += nan;
@@ -142,8 +167,12 @@ describe(`countFilteredRange (a column slice of the filtered count) on ${label}`
           // Rows whose given threshold is their true column's score: the slices sum to the whole row's count.
           for (let i = 1; i < rows; i++) {
             if (i % 3 === 2) continue;
-            expect([sum.greater[i], sum.equal[i], sum.nan[i], sum.removed[i]], `row ${i}`)
-              .toEqual([whole.greater[i], whole.equal[i], whole.nan[i], whole.removed[i]]);
+            expect([sum.greater[i], sum.equal[i], sum.nan[i], sum.removed[i]], `row ${i}`).toEqual([
+              whole.greater[i],
+              whole.equal[i],
+              whole.nan[i],
+              whole.removed[i],
+            ]);
           }
         }
       }
@@ -151,17 +180,33 @@ describe(`countFilteredRange (a column slice of the filtered count) on ${label}`
     });
   }
 
-  it.skipIf(backendInfo().backend !== "native")("refuses slices past numEntities and ids out of range (native checks)", () => {
-    const index = kernels().buildFilterIndex(all, N, R, "tail");
-    const one = Int32Array.of(0);
-    const out = { greater: new Float64Array(1), equal: new Float64Array(1), nan: new Float64Array(1), removed: new Float64Array(1) };
-    const th = new Float32Array(1);
-    expect(() => index.countFilteredRange(new Float32Array(4), N - 3, 4, one, one, one, th, out)).toThrow(/run past/);
-    expect(() => index.countFilteredRange(new Float32Array(4), 0, 4, Int32Array.of(N), one, one, th, out)).toThrow(/anchor\[0\]/);
-    expect(() => index.countFilteredRange(new Float32Array(4), 0, 4, one, Int32Array.of(-1), one, th, out)).toThrow(/relation\[0\]/);
-    expect(() => index.countFilteredRange(new Float32Array(4), 0, 4, one, one, Int32Array.of(N), th, out)).toThrow(/truth\[0\]/);
-    return expect(index.countFilteredRangeAsync(new Float32Array(4), N - 1, 4, one, one, one, th, out)).rejects.toThrow(/run past/);
-  });
+  it.skipIf(backendInfo().backend !== "native")(
+    "refuses slices past numEntities and ids out of range (native checks)",
+    () => {
+      const index = kernels().buildFilterIndex(all, N, R, "tail");
+      const one = Int32Array.of(0);
+      const out = {
+        greater: new Float64Array(1),
+        equal: new Float64Array(1),
+        nan: new Float64Array(1),
+        removed: new Float64Array(1),
+      };
+      const th = new Float32Array(1);
+      expect(() => index.countFilteredRange(new Float32Array(4), N - 3, 4, one, one, one, th, out)).toThrow(/run past/);
+      expect(() => index.countFilteredRange(new Float32Array(4), 0, 4, Int32Array.of(N), one, one, th, out)).toThrow(
+        /anchor\[0\]/,
+      );
+      expect(() => index.countFilteredRange(new Float32Array(4), 0, 4, one, Int32Array.of(-1), one, th, out)).toThrow(
+        /relation\[0\]/,
+      );
+      expect(() => index.countFilteredRange(new Float32Array(4), 0, 4, one, one, Int32Array.of(N), th, out)).toThrow(
+        /truth\[0\]/,
+      );
+      return expect(
+        index.countFilteredRangeAsync(new Float32Array(4), N - 1, 4, one, one, one, th, out),
+      ).rejects.toThrow(/run past/);
+    },
+  );
 });
 
 describe(`rankTriples (one call per filtered batch) on ${label}`, () => {
@@ -170,7 +215,13 @@ describe(`rankTriples (one call per filtered batch) on ${label}`, () => {
     const rows = triples.length / 3;
     const keys = new Int32Array(3 * rows);
     const out = new Float64Array(6 * rows);
-    const code = index.rankTriples(Float32Array.from(scores), Int32Array.from(triples), keys, new Float32Array(rows), out);
+    const code = index.rankTriples(
+      Float32Array.from(scores),
+      Int32Array.from(triples),
+      keys,
+      new Float32Array(rows),
+      out,
+    );
     return { code, keys: Array.from(keys), out: Array.from(out) };
   };
 

@@ -15,8 +15,17 @@ import { afterAll, describe, expect, it } from "vitest";
 import { zipSync } from "fflate";
 
 import {
-  encodeNpy, KgrankInputError, loadEmbeddingModel, ogbEvaluateSync, parseNpy, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors,
-  readTriples, writeNpy,
+  encodeNpy,
+  KgrankInputError,
+  loadEmbeddingModel,
+  ogbEvaluateSync,
+  parseNpy,
+  parseNpz,
+  parseSafetensors,
+  readNpy,
+  readNpz,
+  readTriples,
+  writeNpy,
 } from "../src/index";
 import { expectShape, readArray, readNumbers } from "../src/cli/shared";
 import { splitTsvBytes } from "../src/io/tsv";
@@ -63,14 +72,24 @@ function errorOf(call: () => unknown): KgrankInputError {
 
 describe(".npy header: a Python dict literal, as NumPy reads it", () => {
   it("duplicate keys: the last one wins, as in a Python dict", () => {
-    const a = parseNpy(npy("{'descr': '<f4', 'fortran_order': True, 'shape': (9,), 'descr': '<i4', 'shape': (2,), 'fortran_order': False}", i32(7, -1)));
+    const a = parseNpy(
+      npy(
+        "{'descr': '<f4', 'fortran_order': True, 'shape': (9,), 'descr': '<i4', 'shape': (2,), 'fortran_order': False}",
+        i32(7, -1),
+      ),
+    );
     expect(a.dtype).toBe("i4");
     expect(a.shape).toEqual([2]);
     expect(Array.from(a.data)).toEqual([7, -1]);
   });
 
   it("a string value holding \"'shape': (9,)\" or \"'descr': '<f8'\" is a string, not a key", () => {
-    const a = parseNpy(npy(`{'descr': "'descr': '<f8', 'shape': (9,)", 'descr': '<i4', 'fortran_order': False, 'shape': (2,), }`, i32(3, 4)));
+    const a = parseNpy(
+      npy(
+        `{'descr': "'descr': '<f8', 'shape': (9,)", 'descr': '<i4', 'fortran_order': False, 'shape': (2,), }`,
+        i32(3, 4),
+      ),
+    );
     expect([a.dtype, a.shape, Array.from(a.data)]).toEqual(["i4", [2], [3, 4]]);
   });
 
@@ -92,7 +111,10 @@ describe(".npy header: a Python dict literal, as NumPy reads it", () => {
 
   it("rejects what NumPy rejects: other keys, a missing key, shape not a tuple, fortran_order not a bool, bad syntax", () => {
     const cases: [string, RegExp][] = [
-      ["{'descr': '<i4', 'fortran_order': False, 'shape': (2,), 'x': 1}", /key 'x' besides 'descr', 'fortran_order' and 'shape'/],
+      [
+        "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), 'x': 1}",
+        /key 'x' besides 'descr', 'fortran_order' and 'shape'/,
+      ],
       ["{'descr': '<i4', 'shape': (2,)}", /no 'fortran_order'/],
       ["{'descr': '<i4', 'fortran_order': False, 'shape': (2)}", /'shape' is not a tuple/],
       ["{'descr': '<i4', 'fortran_order': 'False', 'shape': (2,)}", /'fortran_order' is 'False', not True or False/],
@@ -116,8 +138,12 @@ describe(".npy header: a Python dict literal, as NumPy reads it", () => {
 
   it("long headers are cut short in error messages", () => {
     const long = "x".repeat(500_000);
-    for (const h of [`{'descr': '${long}', 'fortran_order': False, 'shape': (2,)}`, `{'descr': '<i4', 'fortran_order': False, 'shape': (2,), '${long}`,
-      `{'descr': '<i4', 'fortran_order': False, 'shape': (${"1, ".repeat(200_000)}2, 7777777777777)}`, `{'descr': '<i4', 'fortran_order': ${long}, 'shape': (2,)}`]) {
+    for (const h of [
+      `{'descr': '${long}', 'fortran_order': False, 'shape': (2,)}`,
+      `{'descr': '<i4', 'fortran_order': False, 'shape': (2,), '${long}`,
+      `{'descr': '<i4', 'fortran_order': False, 'shape': (${"1, ".repeat(200_000)}2, 7777777777777)}`,
+      `{'descr': '<i4', 'fortran_order': ${long}, 'shape': (2,)}`,
+    ]) {
       const e = errorOf(() => parseNpy(npy(h, i32(1, 2), 2)));
       expect(e.message.length, e.message.slice(0, 300)).toBeLessThan(600);
     }
@@ -160,7 +186,9 @@ for f in sys.argv[1:]:
         out.append({"error": type(e).__name__})
 print(json.dumps(out))
 `;
-    const verdicts = JSON.parse(execFileSync("python3", ["-c", py, ...files], { encoding: "utf8" })) as ({ ok: [string, number[]] } | { error: string })[];
+    const verdicts = JSON.parse(execFileSync("python3", ["-c", py, ...files], { encoding: "utf8" })) as (
+      { ok: [string, number[]] } | { error: string }
+    )[];
     headers.forEach((h, k) => {
       const v = verdicts[k]!;
       let ours: { ok: [string, number[]] } | { error: string };
@@ -182,7 +210,11 @@ describe("Fortran-order .npy with many unit dimensions", () => {
     const n = 20_000;
     const dims = [n, ...new Array<number>(99_999).fill(1)];
     const values = Float64Array.from({ length: n }, (_, i) => i * 0.5);
-    const bytes = npy(`{'descr': '<f8', 'fortran_order': True, 'shape': (${dims.join(",")}), }`, new Uint8Array(values.buffer), 2);
+    const bytes = npy(
+      `{'descr': '<f8', 'fortran_order': True, 'shape': (${dims.join(",")}), }`,
+      new Uint8Array(values.buffer),
+      2,
+    );
     const a = readNpy(file("many-dims.npy", bytes));
     expect(a.shape.length).toBe(100_000);
     expect(Array.from(a.data)).toEqual(Array.from(values));
@@ -192,7 +224,13 @@ describe("Fortran-order .npy with many unit dimensions", () => {
     expect(m.data.buffer).toBe(bytes.buffer);
     expect(Array.from(m.data)).toEqual(Array.from(values));
     // With two non-unit dimensions the transpose runs over the elements, whatever the unit dimensions around them.
-    const t = parseNpy(npy(`{'descr': '<i4', 'fortran_order': True, 'shape': (2, ${new Array<number>(99_998).fill(1).join(",")}, 3), }`, i32(0, 3, 1, 4, 2, 5), 2));
+    const t = parseNpy(
+      npy(
+        `{'descr': '<i4', 'fortran_order': True, 'shape': (2, ${new Array<number>(99_998).fill(1).join(",")}, 3), }`,
+        i32(0, 3, 1, 4, 2, 5),
+        2,
+      ),
+    );
     expect(t.data.buffer).not.toBe(bytes.buffer);
     expect(Array.from(t.data)).toEqual([0, 1, 2, 3, 4, 5]);
   });
@@ -218,15 +256,28 @@ describe("TSV files that are not UTF-8", () => {
   });
 
   it("the line number counts every line, and a bad byte wins over a later column error", () => {
-    expect(errorOf(() => splitTsvBytes(Buffer.from([0x61, 0x09, 0x62, 0x09, 0x63, 0x0a, 0x0a, 0x61, 0x09, 0xc3, 0x28, 0x0a, 0x61, 0x0a]), "t")).message).toMatch(
-      /^t: line 3 is not valid UTF-8 \(byte 0xc3 at byte 3 of the line\)/,
-    );
+    expect(
+      errorOf(() =>
+        splitTsvBytes(
+          Buffer.from([0x61, 0x09, 0x62, 0x09, 0x63, 0x0a, 0x0a, 0x61, 0x09, 0xc3, 0x28, 0x0a, 0x61, 0x0a]),
+          "t",
+        ),
+      ).message,
+    ).toMatch(/^t: line 3 is not valid UTF-8 \(byte 0xc3 at byte 3 of the line\)/);
     // encoded surrogates and overlong forms are not UTF-8 either (WHATWG / Python both refuse them)
-    expect(errorOf(() => splitTsvBytes(Buffer.from([0x61, 0x09, 0xed, 0xa0, 0x80, 0x09, 0x62]), "t")).message).toMatch(/line 1 is not valid UTF-8/);
-    expect(errorOf(() => splitTsvBytes(Buffer.from([0x61, 0x09, 0xc0, 0xaf, 0x09, 0x62]), "t")).message).toMatch(/line 1 is not valid UTF-8/);
+    expect(errorOf(() => splitTsvBytes(Buffer.from([0x61, 0x09, 0xed, 0xa0, 0x80, 0x09, 0x62]), "t")).message).toMatch(
+      /line 1 is not valid UTF-8/,
+    );
+    expect(errorOf(() => splitTsvBytes(Buffer.from([0x61, 0x09, 0xc0, 0xaf, 0x09, 0x62]), "t")).message).toMatch(
+      /line 1 is not valid UTF-8/,
+    );
     // a truncated sequence at the end of the file
-    expect(errorOf(() => splitTsvBytes(Buffer.from([0x61, 0x09, 0x62, 0x09, 0xe2, 0x82]), "t")).message).toMatch(/line 1 is not valid UTF-8 \(byte 0xe2 at byte 5/);
-    expect(splitTsvBytes(Buffer.from("caf\u00e9\t\u{1f600}\tb\n", "utf8"), "t")).toEqual([["caf\u00e9", "\u{1f600}", "b"]]);
+    expect(errorOf(() => splitTsvBytes(Buffer.from([0x61, 0x09, 0x62, 0x09, 0xe2, 0x82]), "t")).message).toMatch(
+      /line 1 is not valid UTF-8 \(byte 0xe2 at byte 5/,
+    );
+    expect(splitTsvBytes(Buffer.from("caf\u00e9\t\u{1f600}\tb\n", "utf8"), "t")).toEqual([
+      ["caf\u00e9", "\u{1f600}", "b"],
+    ]);
   });
 });
 
@@ -234,11 +285,15 @@ describe("TSV files that are not UTF-8", () => {
 function child(script: string, virtualKiB = 2_000_000): { out: string; err: string; status: number | null } {
   const dist = path.resolve(__dirname, "..", "dist", "cjs", "index.js");
   const code = `const kg = require(${JSON.stringify(dist)});\n${script}`;
-  const r = spawnSync("bash", ["-c", `ulimit -v ${virtualKiB} && exec "$0" --max-old-space-size=64 -e "$1"`, process.execPath, code], {
-    encoding: "utf8",
-    env: { ...process.env },
-    timeout: 120_000,
-  });
+  const r = spawnSync(
+    "bash",
+    ["-c", `ulimit -v ${virtualKiB} && exec "$0" --max-old-space-size=64 -e "$1"`, process.execPath, code],
+    {
+      encoding: "utf8",
+      env: { ...process.env },
+      timeout: 120_000,
+    },
+  );
   return { out: r.stdout, err: r.stderr, status: r.status };
 }
 
@@ -274,8 +329,13 @@ describe("allocations the machine cannot make are typed errors", () => {
     writeSync(fd2, h);
     writeSync(fd2, new Uint8Array(1), 0, 1, 8 + h.length + 8 * big - 1);
     closeSync(fd2);
-    const r = child(`${report}\nreport(() => kg.readNpy(${JSON.stringify(p)}, "--scores-tail"));\nreport(() => kg.readSafetensors(${JSON.stringify(st)}, "--scores-head"));`);
-    const lines = r.out.trim().split("\n").map((l) => JSON.parse(l) as { name: string; argument: string; message: string });
+    const r = child(
+      `${report}\nreport(() => kg.readNpy(${JSON.stringify(p)}, "--scores-tail"));\nreport(() => kg.readSafetensors(${JSON.stringify(st)}, "--scores-head"));`,
+    );
+    const lines = r.out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { name: string; argument: string; message: string });
     expect(lines, r.err).toHaveLength(2);
     expect(lines[0]).toMatchObject({ name: "KgrankInputError", argument: "--scores-tail" });
     expect(lines[0]!.message).toContain(p);
@@ -285,21 +345,25 @@ describe("allocations the machine cannot make are typed errors", () => {
   });
 });
 
-
 describe(".npz: the central directory, lazily, bounded, CRC-checked", () => {
   const a = encodeNpy(Float32Array.from([1, 2, 3]));
   const b = encodeNpy(Int32Array.from([4, 5]));
 
   it("reads stored, deflated and zip64 archives; only the arrays asked for", () => {
     for (const z64 of [false, true]) {
-      const bytes = zip([{ name: "a.npy", data: a }, deflated("b.npy", b), deflated("README.txt", Buffer.from("hello"))], { zip64: z64 });
+      const bytes = zip(
+        [{ name: "a.npy", data: a }, deflated("b.npy", b), deflated("README.txt", Buffer.from("hello"))],
+        { zip64: z64 },
+      );
       const all = parseNpz(bytes);
       expect(Object.keys(all).sort()).toEqual(["a", "b"]);
       expect(Array.from(all.a!.data)).toEqual([1, 2, 3]);
       expect(Array.from(all.b!.data)).toEqual([4, 5]);
       const only = readNpz(file(`only-${z64}.npz`, bytes), "--scores", { arrays: ["b"] });
       expect(Object.keys(only)).toEqual(["b"]);
-      expect(errorOf(() => parseNpz(bytes, "--scores", { arrays: ["c"] })).message).toMatch(/no array "c" \(it holds "a", "b"\)/);
+      expect(errorOf(() => parseNpz(bytes, "--scores", { arrays: ["c"] })).message).toMatch(
+        /no array "c" \(it holds "a", "b"\)/,
+      );
     }
   });
 
@@ -313,8 +377,13 @@ describe(".npz: the central directory, lazily, bounded, CRC-checked", () => {
   });
 
   it("bzip2 and lzma members name their compression and the fix", () => {
-    for (const [method, what] of [[12, "bzip2"], [14, "LZMA"]] as const) {
-      const e = errorOf(() => parseNpz(zip([{ name: "a.npy", method, data: new Uint8Array(40), declaredSize: a.length }])));
+    for (const [method, what] of [
+      [12, "bzip2"],
+      [14, "LZMA"],
+    ] as const) {
+      const e = errorOf(() =>
+        parseNpz(zip([{ name: "a.npy", method, data: new Uint8Array(40), declaredSize: a.length }])),
+      );
       expect(e.message).toContain(what);
       expect(e.message).toMatch(/np\.savez/);
       expect(e.message).not.toMatch(/damaged/);
@@ -326,8 +395,12 @@ describe(".npz: the central directory, lazily, bounded, CRC-checked", () => {
     const e = errorOf(() => parseNpz(zip(members)));
     expect(e.message).toMatch(/member "m0\.npy" declares 4294967295 bytes/);
     // a member that inflates to more or less than it declares
-    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length - 1 })]))).message).toMatch(/member "a\.npy" inflates to more than its declared/);
-    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length + 1 })]))).message).toMatch(/member "a\.npy" inflates to \d+ bytes, not the \d+ it declares/);
+    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length - 1 })]))).message).toMatch(
+      /member "a\.npy" inflates to more than its declared/,
+    );
+    expect(errorOf(() => parseNpz(zip([deflated("a.npy", a, { declaredSize: a.length + 1 })]))).message).toMatch(
+      /member "a\.npy" inflates to \d+ bytes, not the \d+ it declares/,
+    );
   });
 
   it("entries that share data (a zip bomb: many entries, one deflate stream) are refused before anything is inflated", () => {
@@ -343,7 +416,9 @@ describe(".npz: the central directory, lazily, bounded, CRC-checked", () => {
       dv.setUint32(cd + 42, 0, true);
       cd += 46 + dv.getUint16(cd + 28, true) + dv.getUint16(cd + 30, true) + dv.getUint16(cd + 32, true);
     }
-    expect(errorOf(() => parseNpz(bytes, "--scores")).message).toMatch(/^--scores: not a valid \.npz file: members "m0\.npy" and "m1\.npy" overlap/);
+    expect(errorOf(() => parseNpz(bytes, "--scores")).message).toMatch(
+      /^--scores: not a valid \.npz file: members "m0\.npy" and "m1\.npy" overlap/,
+    );
     // one of them alone is read
     expect(parseNpz(bytes, "--scores", { arrays: ["m7"] }).m7!.shape).toEqual([1 << 18]);
   });
@@ -362,10 +437,16 @@ let k = 0;
     const streamFile = path.join(dir, "zeros-512m.deflate");
     const crc = Number(execFileSync(process.execPath, ["-e", gen, streamFile], { encoding: "utf8" }).trim());
     const stream = readFileSync(streamFile);
-    const bytes = zip([{ name: "a.npy", data: a }, { name: "README.txt", method: 8, data: stream, declaredSize: 512 << 20, crc }]);
+    const bytes = zip([
+      { name: "a.npy", data: a },
+      { name: "README.txt", method: 8, data: stream, declaredSize: 512 << 20, crc },
+    ]);
     const p = file("readme-bomb.npz", bytes);
     expect(bytes.length).toBeLessThan(600_000);
-    const r = child(`${report}\nreport(() => { const z = kg.readNpz(${JSON.stringify(p)}); if (Object.keys(z).join() !== "a") throw new Error("keys " + Object.keys(z)); });`, 8_000_000);
+    const r = child(
+      `${report}\nreport(() => { const z = kg.readNpz(${JSON.stringify(p)}); if (Object.keys(z).join() !== "a") throw new Error("keys " + Object.keys(z)); });`,
+      8_000_000,
+    );
     const out = JSON.parse(r.out.trim() || "{}") as { ok?: boolean; rssMiB: number };
     expect(out.ok, r.out + r.err).toBe(true);
     expect(out.rssMiB).toBeLessThan(200);
@@ -385,49 +466,79 @@ describe("safetensors headers that are not what they claim", () => {
     const cases: [string, RegExp][] = [
       ["null", /the header is null, not a JSON object of tensors/],
       ["[1]", /the header is an array, not a JSON object of tensors/],
-      ["{\"x\": null}", /tensor "x" is null, not an object \{dtype, shape, data_offsets\}/],
-      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2.5], \"data_offsets\": [0, 8]}}", /tensor "x": shape \[2\.5\] is not a list of non-negative integers/],
-      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [8, 0]}}", /tensor "x": data_offsets \[8,0\] end before they start/],
-      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 16]}}", /tensor "x": data_offsets \[0,16\] end past the 8 data bytes of the file/],
-      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 8]}}", /tensor "x": data_offsets \[0,8\] hold 8 bytes but shape \[1\] of F32 needs 4/],
-      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2]}}", /tensor "x": data_offsets is missing/],
+      ['{"x": null}', /tensor "x" is null, not an object \{dtype, shape, data_offsets\}/],
+      [
+        '{"x": {"dtype": "F32", "shape": [2.5], "data_offsets": [0, 8]}}',
+        /tensor "x": shape \[2\.5\] is not a list of non-negative integers/,
+      ],
+      [
+        '{"x": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}}',
+        /tensor "x": data_offsets \[8,0\] end before they start/,
+      ],
+      [
+        '{"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 16]}}',
+        /tensor "x": data_offsets \[0,16\] end past the 8 data bytes of the file/,
+      ],
+      [
+        '{"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 8]}}',
+        /tensor "x": data_offsets \[0,8\] hold 8 bytes but shape \[1\] of F32 needs 4/,
+      ],
+      ['{"x": {"dtype": "F32", "shape": [2]}}', /tensor "x": data_offsets is missing/],
       // tensors sharing bytes: each would decode the same data again (a small file, tensors x data of work)
-      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}, \"y\": {\"dtype\": \"F16\", \"shape\": [2], \"data_offsets\": [4, 8]}}", /tensor "x" and tensor "y" overlap/],
-      ["{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}, \"__metadata__\": 3}", /__metadata__ is 3, not an object of strings/],
+      [
+        '{"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "y": {"dtype": "F16", "shape": [2], "data_offsets": [4, 8]}}',
+        /tensor "x" and tensor "y" overlap/,
+      ],
+      [
+        '{"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "__metadata__": 3}',
+        /__metadata__ is 3, not an object of strings/,
+      ],
     ];
     for (const [h, re] of cases) expect(errorOf(() => parseSafetensors(build(h))).message, h).toMatch(re);
   });
 });
-
-
 
 describe("echoed input is bounded: shapes, member names, tensor names", () => {
   // Each message quotes at most a few names or dimensions, cut short, with the count (before: 150 KB for a 50,000-
   // dimension shape, 200 KB for writeNpy with a 1e5-dimension shape, 120 KB for two 60,000-character member names).
   const BOUND = 600;
   const ones = (n: number) => new Array<number>(n).fill(1);
-  const manyDims = () => file("dims-50k.npy", npy(`{'descr': '<f4', 'fortran_order': False, 'shape': (${ones(50_000).join(",")}), }`, new Uint8Array(4), 2));
+  const manyDims = () =>
+    file(
+      "dims-50k.npy",
+      npy(`{'descr': '<f4', 'fortran_order': False, 'shape': (${ones(50_000).join(",")}), }`, new Uint8Array(4), 2),
+    );
 
   it("a .npy of 50,000 dimensions where scores, numbers or embeddings are expected: 6 dimensions and the count", () => {
     const p = manyDims();
     const a = readArray(p, "--scores-tail");
     const shape = errorOf(() => expectShape(a, [-1, 14], "--scores-tail", "one row per triple"));
-    expect(shape.message).toMatch(/^--scores-tail: shape \(1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\) does not match \(K, 14\)/);
+    expect(shape.message).toMatch(
+      /^--scores-tail: shape \(1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\) does not match \(K, 14\)/,
+    );
     const numbers = errorOf(() => readNumbers(p, "--ranks"));
     expect(numbers.message).toMatch(/shape \(1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\) is not a vector/);
-    const embeddings = errorOf(() => loadEmbeddingModel({ interaction: "distmult", entityEmbeddings: p, relationEmbeddings: p }));
-    expect(embeddings.message).toMatch(/has shape \[1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\]; embeddings must be 2-D/);
+    const embeddings = errorOf(() =>
+      loadEmbeddingModel({ interaction: "distmult", entityEmbeddings: p, relationEmbeddings: p }),
+    );
+    expect(embeddings.message).toMatch(
+      /has shape \[1, 1, 1, 1, 1, 1, \.\.\. \(50000 dimensions\)\]; embeddings must be 2-D/,
+    );
     for (const e of [shape, numbers, embeddings]) expect(e.message.length - p.length).toBeLessThan(BOUND);
   });
 
   it("writeNpy / encodeNpy with a 1e5-dimension shape, or a shape of long strings", () => {
     const e = errorOf(() => writeNpy(path.join(dir, "never.npy"), Float32Array.of(1, 2, 3), ones(100_000)));
     expect(e.argument).toBe("shape");
-    expect(e.message).toMatch(/^shape: \(1, 1, 1, 1, 1, 1, \.\.\. \(100000 dimensions\)\) does not match the array's 3 elements$/);
+    expect(e.message).toMatch(
+      /^shape: \(1, 1, 1, 1, 1, 1, \.\.\. \(100000 dimensions\)\) does not match the array's 3 elements$/,
+    );
     const s = errorOf(() => encodeNpy(Float32Array.of(1, 2, 3), ["x".repeat(100_000)] as never));
     expect(s.message).toContain("(100000 characters)");
     for (const m of [e.message, s.message]) expect(m.length).toBeLessThan(BOUND);
-    const o = errorOf(() => ogbEvaluateSync({ y_pred_pos: [1], y_pred_neg: { data: new Float32Array(1), shape: ones(100_000) } as never }));
+    const o = errorOf(() =>
+      ogbEvaluateSync({ y_pred_pos: [1], y_pred_neg: { data: new Float32Array(1), shape: ones(100_000) } as never }),
+    );
     expect(o.message).toMatch(/got \(1, 1, 1, 1, 1, 1, \.\.\. \(100000 dimensions\)\)/);
     expect(o.message.length).toBeLessThan(BOUND);
   });
@@ -438,7 +549,9 @@ describe("echoed input is bounded: shapes, member names, tensor names", () => {
     const bytes = zipSync({ [`${long("a")}.npy`]: good, [`${long("b")}.npy`]: good }, { level: 0 });
     const p = file("long-names.npz", bytes);
     const two = errorOf(() => readArray(p, "--scores-tail"));
-    expect(two.message).toMatch(/holds 2 arrays \("a{60}"… \(60000 characters\), "b{60}"… \(60000 characters\)\); save exactly one/);
+    expect(two.message).toMatch(
+      /holds 2 arrays \("a{60}"… \(60000 characters\), "b{60}"… \(60000 characters\)\); save exactly one/,
+    );
     const missing = errorOf(() => parseNpz(bytes, "--scores", { arrays: ["c"] }));
     expect(missing.message).toMatch(/no array "c" \(it holds "a{60}"… \(60000 characters\), "b{60}"…/);
     // a member failing its CRC-32: the member is named cut short, in the message and in the argument
@@ -450,7 +563,9 @@ describe("echoed input is bounded: shapes, member names, tensor names", () => {
     for (const e of [two, missing, crc]) expect(e.message.length - p.length).toBeLessThan(BOUND);
     // many members: the first 5 names and the count
     const many = zipSync(Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`m${i}.npy`, good])), { level: 0 });
-    expect(errorOf(() => parseNpz(many, "x", { arrays: ["zz"] })).message).toMatch(/\(it holds "m0", "m1", "m2", "m3", "m4", \.\.\. \(50 in all\)\)$/);
+    expect(errorOf(() => parseNpz(many, "x", { arrays: ["zz"] })).message).toMatch(
+      /\(it holds "m0", "m1", "m2", "m3", "m4", \.\.\. \(50 in all\)\)$/,
+    );
   });
 
   it("safetensors: a 100,000-character tensor name is cut once, with its real length (before: cut to 80, then reported as 83)", () => {

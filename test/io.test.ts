@@ -11,8 +11,21 @@ import { zipSync } from "fflate";
 import { afterAll, describe, expect, it, vi } from "vitest";
 
 import {
-  encodeNpy, FrequencyBaseline, KgrankInputError, loadDataset, loadEmbeddingModel, parseNpyHeader, parseNpz, parseSafetensors, readNpy, readNpz, readSafetensors, readTriples,
-  splitTsvTriples, writeFileAtomic, writeNpy,
+  encodeNpy,
+  FrequencyBaseline,
+  KgrankInputError,
+  loadDataset,
+  loadEmbeddingModel,
+  parseNpyHeader,
+  parseNpz,
+  parseSafetensors,
+  readNpy,
+  readNpz,
+  readSafetensors,
+  readTriples,
+  splitTsvTriples,
+  writeFileAtomic,
+  writeNpy,
 } from "../src/index";
 import { filteredCandidateCounts } from "../src/cli/candidates";
 import { encodeNpz } from "../src/io/npz-write";
@@ -50,17 +63,40 @@ function bytesOf(values: number[], dtype: string, littleEndian: boolean): Uint8A
   values.forEach((v, i) => {
     const o = i * size;
     switch (dtype) {
-      case "f2": dv.setUint16(o, v === 1.5 ? 0x3e00 : v === -2 ? 0xc000 : v === 0 ? 0 : 0x7c00, littleEndian); break;
-      case "f4": dv.setFloat32(o, v, littleEndian); break;
-      case "f8": dv.setFloat64(o, v, littleEndian); break;
-      case "i1": dv.setInt8(o, v); break;
-      case "u1": case "b1": dv.setUint8(o, v); break;
-      case "i2": dv.setInt16(o, v, littleEndian); break;
-      case "u2": dv.setUint16(o, v, littleEndian); break;
-      case "i4": dv.setInt32(o, v, littleEndian); break;
-      case "u4": dv.setUint32(o, v, littleEndian); break;
-      case "i8": dv.setBigInt64(o, BigInt(v), littleEndian); break;
-      case "u8": dv.setBigUint64(o, BigInt(v), littleEndian); break;
+      case "f2":
+        dv.setUint16(o, v === 1.5 ? 0x3e00 : v === -2 ? 0xc000 : v === 0 ? 0 : 0x7c00, littleEndian);
+        break;
+      case "f4":
+        dv.setFloat32(o, v, littleEndian);
+        break;
+      case "f8":
+        dv.setFloat64(o, v, littleEndian);
+        break;
+      case "i1":
+        dv.setInt8(o, v);
+        break;
+      case "u1":
+      case "b1":
+        dv.setUint8(o, v);
+        break;
+      case "i2":
+        dv.setInt16(o, v, littleEndian);
+        break;
+      case "u2":
+        dv.setUint16(o, v, littleEndian);
+        break;
+      case "i4":
+        dv.setInt32(o, v, littleEndian);
+        break;
+      case "u4":
+        dv.setUint32(o, v, littleEndian);
+        break;
+      case "i8":
+        dv.setBigInt64(o, BigInt(v), littleEndian);
+        break;
+      case "u8":
+        dv.setBigUint64(o, BigInt(v), littleEndian);
+        break;
     }
   });
   return buf;
@@ -71,9 +107,16 @@ describe("readNpy", () => {
   for (const dtype of dtypes) {
     for (const endian of ["<", ">"]) {
       it(`reads ${endian}${dtype} in C order (2 x 3)`, () => {
-        const values = dtype === "b1" ? [1, 0, 1, 1, 0, 0] : dtype.startsWith("i") ? [0, -1, 2, -3, 4, 5] : [0, 1, 2, 3, 4, 5];
+        const values =
+          dtype === "b1" ? [1, 0, 1, 1, 0, 0] : dtype.startsWith("i") ? [0, -1, 2, -3, 4, 5] : [0, 1, 2, 3, 4, 5];
         const descr = dtype === "b1" || dtype.endsWith("1") ? `|${dtype}` : `${endian}${dtype}`;
-        const p = file(`c-${endian === "<" ? "le" : "be"}-${dtype}.npy`, npyBytes(`{'descr': '${descr}', 'fortran_order': False, 'shape': (2, 3), }`, bytesOf(values, dtype, endian === "<")));
+        const p = file(
+          `c-${endian === "<" ? "le" : "be"}-${dtype}.npy`,
+          npyBytes(
+            `{'descr': '${descr}', 'fortran_order': False, 'shape': (2, 3), }`,
+            bytesOf(values, dtype, endian === "<"),
+          ),
+        );
         const a = readNpy(p);
         expect(a.shape).toEqual([2, 3]);
         expect(a.dtype).toBe(dtype);
@@ -84,7 +127,13 @@ describe("readNpy", () => {
 
   it("reads half floats (f2), both byte orders", () => {
     for (const le of [true, false]) {
-      const p = file(`f2-${le}.npy`, npyBytes(`{'descr': '${le ? "<" : ">"}f2', 'fortran_order': False, 'shape': (3,), }`, bytesOf([1.5, -2, 99], "f2", le)));
+      const p = file(
+        `f2-${le}.npy`,
+        npyBytes(
+          `{'descr': '${le ? "<" : ">"}f2', 'fortran_order': False, 'shape': (3,), }`,
+          bytesOf([1.5, -2, 99], "f2", le),
+        ),
+      );
       const a = readNpy(p);
       expect(a.data).toBeInstanceOf(Float32Array);
       expect(Array.from(a.data)).toEqual([1.5, -2, Infinity]);
@@ -93,31 +142,60 @@ describe("readNpy", () => {
 
   it("reads Fortran order into C order (2 x 3 and 2 x 3 x 2)", () => {
     // Column-major storage of [[0,1,2],[3,4,5]] is 0,3,1,4,2,5.
-    const p = file("f.npy", npyBytes("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", bytesOf([0, 3, 1, 4, 2, 5], "f8", true)));
+    const p = file(
+      "f.npy",
+      npyBytes("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", bytesOf([0, 3, 1, 4, 2, 5], "f8", true)),
+    );
     expect(Array.from(readNpy(p).data)).toEqual([0, 1, 2, 3, 4, 5]);
     // 3-d: element (i, j, k) at Fortran offset i + 2 j + 6 k; C offset 6 i + 2 j + k.
     const fVals: number[] = new Array(12);
-    for (let i = 0; i < 2; i++) for (let j = 0; j < 3; j++) for (let k = 0; k < 2; k++) fVals[i + 2 * j + 6 * k] = 6 * i + 2 * j + k;
-    const p3 = file("f3.npy", npyBytes("{'descr': '>i4', 'fortran_order': True, 'shape': (2, 3, 2), }", bytesOf(fVals, "i4", false)));
+    for (let i = 0; i < 2; i++)
+      for (let j = 0; j < 3; j++) for (let k = 0; k < 2; k++) fVals[i + 2 * j + 6 * k] = 6 * i + 2 * j + k;
+    const p3 = file(
+      "f3.npy",
+      npyBytes("{'descr': '>i4', 'fortran_order': True, 'shape': (2, 3, 2), }", bytesOf(fVals, "i4", false)),
+    );
     expect(Array.from(readNpy(p3).data)).toEqual([...Array(12).keys()]);
   });
 
   it("reads format versions 2.0 and 3.0 (4-byte header length; 3.0 has a UTF-8 header)", () => {
     for (const v of [2, 3]) {
-      const p = file(`v${v}.npy`, npyBytes("{'descr': '<i4', 'fortran_order': False, 'shape': (4,), }", bytesOf([7, 8, 9, 10], "i4", true), v));
+      const p = file(
+        `v${v}.npy`,
+        npyBytes("{'descr': '<i4', 'fortran_order': False, 'shape': (4,), }", bytesOf([7, 8, 9, 10], "i4", true), v),
+      );
       expect(Array.from(readNpy(p).data)).toEqual([7, 8, 9, 10]);
     }
   });
 
   it("reads 0-d and empty arrays", () => {
-    expect(Array.from(readNpy(file("0d.npy", npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", bytesOf([3.25], "f8", true)))).data)).toEqual([3.25]);
-    const e = readNpy(file("empty.npy", npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 5), }", new Uint8Array(0))));
+    expect(
+      Array.from(
+        readNpy(
+          file(
+            "0d.npy",
+            npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", bytesOf([3.25], "f8", true)),
+          ),
+        ).data,
+      ),
+    ).toEqual([3.25]);
+    const e = readNpy(
+      file("empty.npy", npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 5), }", new Uint8Array(0))),
+    );
     expect(e.shape).toEqual([0, 5]);
     expect(e.data.length).toBe(0);
   });
 
   it("int64 past 2^53 is a typed error; up to 2^53 converts exactly", () => {
-    const ok = readNpy(file("i8ok.npy", npyBytes("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", bytesOf([2 ** 53, -(2 ** 53)], "i8", true))));
+    const ok = readNpy(
+      file(
+        "i8ok.npy",
+        npyBytes(
+          "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }",
+          bytesOf([2 ** 53, -(2 ** 53)], "i8", true),
+        ),
+      ),
+    );
     expect(Array.from(ok.data)).toEqual([2 ** 53, -(2 ** 53)]);
     const big = new Uint8Array(8);
     new DataView(big.buffer).setBigInt64(0, 2n ** 53n + 1n, true);
@@ -127,7 +205,10 @@ describe("readNpy", () => {
   });
 
   it("native-endian C-order data is viewed, not copied, from the buffer it was read into", () => {
-    const p = file("view.npy", npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", bytesOf([1, 2, 3], "f4", true)));
+    const p = file(
+      "view.npy",
+      npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", bytesOf([1, 2, 3], "f4", true)),
+    );
     const a = readNpy(p);
     expect(a.data.byteOffset).toBe(0);
     expect(a.data.buffer.byteLength).toBe(12); // exactly the data: one buffer, no header bytes, no second copy
@@ -135,8 +216,14 @@ describe("readNpy", () => {
 
   it("writeNpy round-trips every writable dtype and shape, and its header parses as v1.0 aligned to 64 bytes", () => {
     const cases = [
-      Float32Array.from([1.5, -2, NaN]), Float64Array.from([Math.PI, -0]), Int8Array.from([-128, 127]), Int16Array.from([-3, 4]),
-      Int32Array.from([2 ** 31 - 1, -(2 ** 31)]), Uint8Array.from([0, 255]), Uint16Array.from([65535]), Uint32Array.from([2 ** 32 - 1]),
+      Float32Array.from([1.5, -2, NaN]),
+      Float64Array.from([Math.PI, -0]),
+      Int8Array.from([-128, 127]),
+      Int16Array.from([-3, 4]),
+      Int32Array.from([2 ** 31 - 1, -(2 ** 31)]),
+      Uint8Array.from([0, 255]),
+      Uint16Array.from([65535]),
+      Uint32Array.from([2 ** 32 - 1]),
     ];
     for (const arr of cases) {
       const p = path.join(dir, `rt-${arr.constructor.name}.npy`);
@@ -161,13 +248,33 @@ describe("readNpy", () => {
       ["truncated preamble", good.subarray(0, 7), /preamble|truncated/],
       ["truncated header", good.subarray(0, 30), /truncated header/],
       ["truncated data", good.subarray(0, good.length - 1), /truncated|lying/],
-      ["giant shape", npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (100000000, 100000000), }", new Uint8Array(0)), /2\^40/],
-      ["lying shape", npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000,), }", new Uint8Array(8)), /needs 4000000 data bytes/],
-      ["unsupported dtype", npyBytes("{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }", new Uint8Array(16)), /dtype '<c16'/],
-      ["object dtype", npyBytes("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", new Uint8Array(8)), /dtype/],
+      [
+        "giant shape",
+        npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (100000000, 100000000), }", new Uint8Array(0)),
+        /2\^40/,
+      ],
+      [
+        "lying shape",
+        npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000,), }", new Uint8Array(8)),
+        /needs 4000000 data bytes/,
+      ],
+      [
+        "unsupported dtype",
+        npyBytes("{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }", new Uint8Array(16)),
+        /dtype '<c16'/,
+      ],
+      [
+        "object dtype",
+        npyBytes("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", new Uint8Array(8)),
+        /dtype/,
+      ],
       ["version 9", Uint8Array.from([...good.subarray(0, 6), 9, 0, ...good.subarray(8)]), /version 9/],
       ["no dict", npyBytes("hello", new Uint8Array(0)), /dict/],
-      ["negative dimension", npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", new Uint8Array(0)), /not a non-negative integer/],
+      [
+        "negative dimension",
+        npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", new Uint8Array(0)),
+        /not a non-negative integer/,
+      ],
     ];
     for (const [name, bytes, re] of cases) {
       const p = file(`bad-${name.replace(/ /g, "-")}.npy`, bytes);
@@ -187,7 +294,7 @@ describe("readNpy", () => {
 
   it("parseNpyHeader is pure and total: random bytes never escape as anything but KgrankInputError", () => {
     let seed = 12345;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
     const good = npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", new Uint8Array(24));
     for (let i = 0; i < 2000; i++) {
       const b = good.slice(0, Math.floor(rnd() * good.length));
@@ -295,10 +402,14 @@ describe("readNpz and readSafetensors", () => {
       return out;
     };
     const four = new Uint8Array(new Float32Array([2.5]).buffer);
-    const t = parseSafetensors(build(JSON.parse('{"__proto__": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}'), four));
+    const t = parseSafetensors(
+      build(JSON.parse('{"__proto__": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}'), four),
+    );
     expect(Object.keys(t)).toEqual(["__proto__"]);
     expect(Array.from(t["__proto__"]!.data)).toEqual([2.5]);
-    expect(() => parseSafetensors(build({ x: { dtype: "constructor", shape: [1], data_offsets: [0, 4] } }, four))).toThrow(/tensor "x" has dtype "constructor"/);
+    expect(() =>
+      parseSafetensors(build({ x: { dtype: "constructor", shape: [1], data_offsets: [0, 4] } }, four)),
+    ).toThrow(/tensor "x" has dtype "constructor"/);
   });
 
   it(".npz: a member named __proto__ is kept as an array and the record's prototype stays null (zip writer and kgrank's own)", () => {
@@ -313,7 +424,11 @@ describe("readNpz and readSafetensors", () => {
       ["encodeNpz", encodeNpz(arrays)],
     ];
     for (const [name, bytes] of archives) {
-      for (const z of [parseNpz(bytes), readNpz(file(`proto-${name.replace(/\W+/g, "-")}.npz`, bytes)), parseNpz(bytes, "file", { arrays: ["__proto__"] })]) {
+      for (const z of [
+        parseNpz(bytes),
+        readNpz(file(`proto-${name.replace(/\W+/g, "-")}.npz`, bytes)),
+        parseNpz(bytes, "file", { arrays: ["__proto__"] }),
+      ]) {
         expect(Object.getPrototypeOf(z), name).toBeNull();
         expect(Object.keys(z).includes("__proto__"), name).toBe(true);
         expect(Array.from(z["__proto__"]!.data), name).toEqual([2.5, -1]);
@@ -327,8 +442,10 @@ describe("readNpz and readSafetensors", () => {
     const fifo = path.join(dir, "pipe.npy");
     execFileSync("mkfifo", [fifo]);
     const readers: [string, (p: string) => unknown][] = [
-      ["readNpy", (p) => readNpy(p, "--scores-tail")], ["readNpz", (p) => readNpz(p, "--scores-tail")],
-      ["readSafetensors", (p) => readSafetensors(p, "--scores-tail")], ["readTriples", (p) => readTriples(p, { argument: "--scores-tail" })],
+      ["readNpy", (p) => readNpy(p, "--scores-tail")],
+      ["readNpz", (p) => readNpz(p, "--scores-tail")],
+      ["readSafetensors", (p) => readSafetensors(p, "--scores-tail")],
+      ["readTriples", (p) => readTriples(p, { argument: "--scores-tail" })],
     ];
     for (const [name, read] of readers) {
       expect(() => read(fifo), name).toThrow(/--scores-tail: cannot read .*pipe\.npy: it is a FIFO \(named pipe\)/);
@@ -341,33 +458,52 @@ describe("id maps of embedding rows (--entity-ids / --relation-ids)", () => {
   const model = () => {
     writeFileSync(path.join(dir, "idmap-entity.npy"), encodeNpy(Float32Array.from([1, 2, 3, 4, 5, 6]), [3, 2]));
     writeFileSync(path.join(dir, "idmap-relation.npy"), encodeNpy(Float32Array.from([1, 1]), [1, 2]));
-    return (entityIds: string) => loadEmbeddingModel({
-      interaction: "distmult", entityEmbeddings: path.join(dir, "idmap-entity.npy"), relationEmbeddings: path.join(dir, "idmap-relation.npy"),
-      entityIds, entityLabels: ["a", "b", "c"], relationLabels: ["r"],
-    });
+    return (entityIds: string) =>
+      loadEmbeddingModel({
+        interaction: "distmult",
+        entityEmbeddings: path.join(dir, "idmap-entity.npy"),
+        relationEmbeddings: path.join(dir, "idmap-relation.npy"),
+        entityIds,
+        entityLabels: ["a", "b", "c"],
+        relationLabels: ["r"],
+      });
   };
   it("a label twice is refused with the file and both 1-based lines (before: the last row won silently)", () => {
     const load = model();
     // blank lines count as lines in the message, not as rows
     const p = file("dup-ids.tsv", "0\ta\n1\tb\n\n2\ta\n");
-    const e = (() => { try { load(p); } catch (err) { return err as KgrankInputError; } return null; })();
+    const e = (() => {
+      try {
+        load(p);
+      } catch (err) {
+        return err as KgrankInputError;
+      }
+      return null;
+    })();
     expect(e).toBeInstanceOf(KgrankInputError);
     expect(e!.argument).toBe("entityIds");
-    expect(e!.message).toMatch(/^entityIds: .*dup-ids\.tsv line 4: label "a" is also on line 1: each row needs its own label$/);
+    expect(e!.message).toMatch(
+      /^entityIds: .*dup-ids\.tsv line 4: label "a" is also on line 1: each row needs its own label$/,
+    );
     // rows: "label" lines and "row<TAB>label" lines; CRLF accepted
     const ok = load(file("ok-ids.tsv", "c\r\nb\r\na\r\n"));
     expect(ok.numEntities).toBe(3);
   });
   it("an id map that is not UTF-8 is refused with the file and the line (before: decoded to U+FFFD, two labels could merge)", () => {
     const p = file("latin1-ids.tsv", Buffer.from("a\nb\ncaf\u00e9\n", "latin1") as unknown as Uint8Array);
-    expect(() => model()(p)).toThrow(/^entityIds: .*latin1-ids\.tsv: line 3 is not valid UTF-8 \(byte 0xe9 at byte 4 of the line\)/);
+    expect(() => model()(p)).toThrow(
+      /^entityIds: .*latin1-ids\.tsv: line 3 is not valid UTF-8 \(byte 0xe9 at byte 4 of the line\)/,
+    );
   });
 });
 
 describe("TSV triples", () => {
   it("splitTsvTriples accepts CRLF, a BOM and blank lines, and keeps labels as strings", () => {
     const rows = splitTsvTriples("\uFEFF00260881\t_hypernym\t00001740\r\n\r\n  \na\tr\tb\n");
-    expect(rows).toEqual([["00260881", "_hypernym", "00001740"], ["a", "r", "b"]]);
+    expect(rows).toEqual([
+      ["00260881", "_hypernym", "00001740"],
+      ["a", "r", "b"],
+    ]);
   });
 
   it("rejects 2 or 4 columns and empty fields, naming the line", () => {
@@ -397,7 +533,8 @@ describe("datasets", () => {
       const ref = loadBundled(name);
       expect(d.entityLabels).toEqual(ref.entities);
       expect(d.relationLabels).toEqual(ref.relations);
-      for (const s of ["train", "valid", "test"] as const) expect(Array.from(d.splits[s])).toEqual(Array.from(ref.splits[s]));
+      for (const s of ["train", "valid", "test"] as const)
+        expect(Array.from(d.splits[s])).toEqual(Array.from(ref.splits[s]));
     }
   });
 
@@ -432,26 +569,32 @@ describe("datasets", () => {
 
   const fb = loadShared("fb15k-237");
   const fbNeed = sharedDataset("fb15k-237");
-  it.skipIf(fbNeed.missing)(fbNeed.name("FB15k-237 from the shared folder: 14,505 training entities, 20,438 test triples kept, 28 dropped"), () => {
-    const d = loadDataset("fb15k-237", { datasetDir: SHARED_DATASETS });
-    expect(d.numEntities).toBe(14505);
-    expect(d.splits.test.length / 3).toBe(20438);
-    expect(d.dropped.test).toBe(28);
-    expect(d.dropped.valid).toBe(9);
-    expect(d.entityLabels).toEqual(fb!.entities);
-  });
+  it.skipIf(fbNeed.missing)(
+    fbNeed.name("FB15k-237 from the shared folder: 14,505 training entities, 20,438 test triples kept, 28 dropped"),
+    () => {
+      const d = loadDataset("fb15k-237", { datasetDir: SHARED_DATASETS });
+      expect(d.numEntities).toBe(14505);
+      expect(d.splits.test.length / 3).toBe(20438);
+      expect(d.dropped.test).toBe(28);
+      expect(d.dropped.valid).toBe(9);
+      expect(d.entityLabels).toEqual(fb!.entities);
+    },
+  );
 
   const wn = loadShared("wn18rr");
   const wnNeed = sharedDataset("wn18rr");
-  it.skipIf(wnNeed.missing)(wnNeed.name("WN18RR from the shared folder: labels keep their leading zeros; 2,924 of 3,134 test triples kept"), () => {
-    const d = loadDataset("wn18rr", { datasetDir: SHARED_DATASETS });
-    expect(d.splits.test.length / 3).toBe(2924);
-    expect(d.dropped.test).toBe(210);
-    expect(d.numEntities).toBe(40559);
-    expect(d.entityLabels.every((l) => /^\d{8}$/.test(l))).toBe(true);
-    expect(d.entityLabels.some((l) => l.startsWith("0"))).toBe(true);
-    expect(d.entityLabels).toEqual(wn!.entities);
-  });
+  it.skipIf(wnNeed.missing)(
+    wnNeed.name("WN18RR from the shared folder: labels keep their leading zeros; 2,924 of 3,134 test triples kept"),
+    () => {
+      const d = loadDataset("wn18rr", { datasetDir: SHARED_DATASETS });
+      expect(d.splits.test.length / 3).toBe(2924);
+      expect(d.dropped.test).toBe(210);
+      expect(d.numEntities).toBe(40559);
+      expect(d.entityLabels.every((l) => /^\d{8}$/.test(l))).toBe(true);
+      expect(d.entityLabels.some((l) => l.startsWith("0"))).toBe(true);
+      expect(d.entityLabels).toEqual(wn!.entities);
+    },
+  );
 });
 
 describe("baseline scorer and candidate counts", () => {
@@ -489,7 +632,9 @@ describe("writeFileAtomic", () => {
       throw Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" });
     });
     try {
-      expect(() => writeFileAtomic(target, "new content", "--output")).toThrow(/--output: cannot write .*no space left/);
+      expect(() => writeFileAtomic(target, "new content", "--output")).toThrow(
+        /--output: cannot write .*no space left/,
+      );
     } finally {
       spy.mockRestore();
     }
@@ -514,7 +659,9 @@ describe("writeFileAtomic", () => {
     const ro = path.join(sub, "read-only.txt");
     writeFileSync(ro, "keep");
     fs.chmodSync(ro, 0o444);
-    expect(() => writeFileAtomic(ro, "x", "--output")).toThrow(/--output: cannot write .*read-only\.txt: it is read-only \(mode 0444\)/);
+    expect(() => writeFileAtomic(ro, "x", "--output")).toThrow(
+      /--output: cannot write .*read-only\.txt: it is read-only \(mode 0444\)/,
+    );
     expect(readFileSync(ro, "utf8")).toBe("keep");
 
     const target = path.join(sub, "target.txt");
@@ -528,6 +675,8 @@ describe("writeFileAtomic", () => {
     const long = path.join(sub, "x".repeat(250) + ".txt");
     writeFileAtomic(long, "long name");
     expect(readFileSync(long, "utf8")).toBe("long name");
-    expect(readdirSync(sub).sort()).toEqual(["link.txt", "read-only.txt", "secret.txt", "target.txt", "x".repeat(250) + ".txt"].sort());
+    expect(readdirSync(sub).sort()).toEqual(
+      ["link.txt", "read-only.txt", "secret.txt", "target.txt", "x".repeat(250) + ".txt"].sort(),
+    );
   });
 });

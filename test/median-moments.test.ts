@@ -99,8 +99,23 @@ const kernelMoments = (N: ArrayLike<number>) => {
 };
 
 const TINY: number[][] = [
-  [1], [2], [7], [3, 5], [2, 2], [1, 1], [1, 2, 3], [4, 4, 4], [2, 3, 5, 7], [6, 1, 3, 2], [3, 3, 3, 3, 3],
-  [2, 5, 3, 4, 2, 6], [1, 9, 1, 9], [8, 8, 1, 2, 3], [5, 4, 3, 2, 1, 6, 2], [1, 1, 1, 5], [9, 9, 9, 9, 9, 9],
+  [1],
+  [2],
+  [7],
+  [3, 5],
+  [2, 2],
+  [1, 1],
+  [1, 2, 3],
+  [4, 4, 4],
+  [2, 3, 5, 7],
+  [6, 1, 3, 2],
+  [3, 3, 3, 3, 3],
+  [2, 5, 3, 4, 2, 6],
+  [1, 9, 1, 9],
+  [8, 8, 1, 2, 3],
+  [5, 4, 3, 2, 1, 6, 2],
+  [1, 1, 1, 5],
+  [9, 9, 9, 9, 9, 9],
 ];
 
 describe("median E and Var equal brute-force enumeration (BigInt), 1e-12 relative", () => {
@@ -119,7 +134,13 @@ describe("median E and Var equal brute-force enumeration (BigInt), 1e-12 relativ
 
 describe("median E and Var equal an independent full-distribution DP (n in the thousands, mixed N)", () => {
   // Measured: E within 1e-14, Var within 5e-12 relative (the DP itself sums ~1e5 float64 terms).
-  const cases: [number, number, number][] = [[1001, 60, 1], [1000, 30, 2], [5001, 20, 3], [400, 200, 4], [200, 80, 5]];
+  const cases: [number, number, number][] = [
+    [1001, 60, 1],
+    [1000, 30, 2],
+    [5001, 20, 3],
+    [400, 200, 4],
+    [200, 80, 5],
+  ];
   for (const [n, maxN, seed] of cases) {
     it(`n = ${n}, N_i uniform on 1..${maxN}`, () => {
       const rnd = lcg(seed);
@@ -131,11 +152,17 @@ describe("median E and Var equal an independent full-distribution DP (n in the t
     });
   }
   // Even n with N far above n: the band of x and each row's sum over y are long and cut by the distinct N.
-  for (const [n, maxN, seed, distinct] of [[8, 1500, 31, 0], [12, 1200, 32, 3], [6, 2500, 33, 0]] as const) {
+  for (const [n, maxN, seed, distinct] of [
+    [8, 1500, 31, 0],
+    [12, 1200, 32, 3],
+    [6, 2500, 33, 0],
+  ] as const) {
     it(`even n = ${n}, N_i ${distinct ? `${distinct} distinct values` : "uniform"} up to ${maxN} (N >> n)`, () => {
       const rnd = lcg(seed);
       const pool = Array.from({ length: distinct }, () => 1 + Math.floor(rnd() * maxN));
-      const N = Array.from({ length: n }, () => (distinct ? pool[Math.floor(rnd() * distinct)]! : 1 + Math.floor(rnd() * maxN)));
+      const N = Array.from({ length: n }, () =>
+        distinct ? pool[Math.floor(rnd() * distinct)]! : 1 + Math.floor(rnd() * maxN),
+      );
       const m = kernelMoments(N);
       const ref = dpReference(N);
       expect(relErr(m.e, ref.e)).toBeLessThanOrEqual(1e-12);
@@ -179,7 +206,11 @@ describe("median E and Var: closed forms and cost", () => {
     }
   });
   it("n = 2 is the mean of the two ranks: E = (E r1 + E r2)/2, Var = (Var r1 + Var r2)/4", () => {
-    for (const [a, b] of [[10000, 10000], [3, 2147483647], [1, 7]] as const) {
+    for (const [a, b] of [
+      [10000, 10000],
+      [3, 2147483647],
+      [1, 7],
+    ] as const) {
       const m = kernelMoments([a, b]);
       expect(relErr(m.e, ((a + 1) / 2 + (b + 1) / 2) / 2)).toBeLessThanOrEqual(1e-15);
       expect(relErr(m.v, ((a * a - 1) / 12 + (b * b - 1) / 12) / 4)).toBeLessThanOrEqual(1e-15);
@@ -190,8 +221,13 @@ describe("median E and Var: closed forms and cost", () => {
       // sum_{x<N} P(M > x) with P = 1 - 3 x^2/N^2 + 2 x^3/N^3: exact with BigInt power sums, scaled by N^3.
       const n = BigInt(N);
       const m1 = n - 1n;
-      const s = [n, (m1 * n) / 2n, (m1 * n * (2n * m1 + 1n)) / 6n, ((m1 * n) / 2n) ** 2n,
-        (m1 * n * (2n * m1 + 1n) * (3n * m1 * m1 + 3n * m1 - 1n)) / 30n];
+      const s = [
+        n,
+        (m1 * n) / 2n,
+        (m1 * n * (2n * m1 + 1n)) / 6n,
+        ((m1 * n) / 2n) ** 2n,
+        (m1 * n * (2n * m1 + 1n) * (3n * m1 * m1 + 3n * m1 - 1n)) / 30n,
+      ];
       const n3 = n ** 3n;
       const eNum = s[0]! * n3 - 3n * s[2]! * n + 2n * s[3]!; // E * N^3
       const e2Num = 2n * (s[1]! * n3 - 3n * s[3]! * n + 2n * s[4]!) + eNum; // E[M^2] * N^3
@@ -209,7 +245,12 @@ describe("median E and Var: closed forms and cost", () => {
     for (const n of [3, 4]) {
       const base = new Array<number>(n).fill(1e5);
       for (const N of [1e8, 2147483647]) {
-        const ratio = costRatio(() => kernelMoments(base), () => kernelMoments(new Array<number>(n).fill(N)), 5, n === 3 ? 20 : 2);
+        const ratio = costRatio(
+          () => kernelMoments(base),
+          () => kernelMoments(new Array<number>(n).fill(N)),
+          5,
+          n === 3 ? 20 : 2,
+        );
         expect(ratio, `n = ${n}, N = ${N}`).toBeLessThan(20);
       }
     }
@@ -222,8 +263,10 @@ describe("median E and Var: closed forms and cost", () => {
 // `evaluations` (the kernel's third output) counts evaluations of the generating function: measured 220 k at
 // N up to 1.1e6 and 431 k at N up to 2^31-1 (before the chains: 1.5 M and 5.3 M, growing 3.6x over the range).
 describe("median Var, even n with distinct N spread widely: cost bounded by the kinks, not by max N", () => {
-  const shape = [1000003, 37000011, 90000049, 150000001, 260000003, 400000009, 555000001, 700000001, 866000003,
-    1000000007, 1300000003, 1600000009, 1900000043, 2147483647];
+  const shape = [
+    1000003, 37000011, 90000049, 150000001, 260000003, 400000009, 555000001, 700000001, 866000003, 1000000007,
+    1300000003, 1600000009, 1900000043, 2147483647,
+  ];
   it("n = 14: evaluations at N up to 2^31-1 within 2.5x of those at N up to 1.1e6, and under 600 k", () => {
     const small = kernels().medianMoments(Float64Array.from(shape, (v) => Math.round(v * 0.0005)));
     const big = kernels().medianMoments(Float64Array.from(shape));
@@ -245,8 +288,10 @@ describe("median E and Var: native and fallback agree within 1e-12 relative", ()
     ["n = 20,000, N up to 20,000", Float64Array.from({ length: 20000 }, () => 1 + Math.floor(rnd() * 20000))],
     ["n = 201, N up to 2^31-1", Float64Array.from({ length: 201 }, () => 1 + Math.floor(rnd() * 2147483646))],
     // even, distinct N far apart: the joint rows' chains through the kinks, at integer and non-integer x
-    ["n = 12, distinct N in 40,009..290,011", Float64Array.from([40009, 61007, 83003, 97001, 120011, 131009, 150001,
-      171007, 190027, 230003, 260003, 290011])],
+    [
+      "n = 12, distinct N in 40,009..290,011",
+      Float64Array.from([40009, 61007, 83003, 97001, 120011, 131009, 150001, 171007, 190027, 230003, 260003, 290011]),
+    ],
   ];
   for (const [name, N] of sets) {
     it(name, () => {
@@ -265,7 +310,10 @@ describe("median E alone (the evaluator's random-E column) skips the even-n join
   const rnd = lcg(23);
   for (const [name, N] of [
     // 40 distinct N up to 40,000: WN18RR's scale, where the joint sum is slow (the cost of E grows with the distinct N).
-    ["even n = 1,000, 40 distinct N up to 40,000", Float64Array.from({ length: 1000 }, () => 1000 * (1 + Math.floor(rnd() * 40)))],
+    [
+      "even n = 1,000, 40 distinct N up to 40,000",
+      Float64Array.from({ length: 1000 }, () => 1000 * (1 + Math.floor(rnd() * 40))),
+    ],
     ["even n = 400, N up to 300", Float64Array.from({ length: 400 }, () => 1 + Math.floor(rnd() * 300))],
     ["odd n = 401, N up to 300", Float64Array.from({ length: 401 }, () => 1 + Math.floor(rnd() * 300))],
   ] as const) {

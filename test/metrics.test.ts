@@ -3,21 +3,47 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import { allKernels } from "../src/backend";
-import { getMetric, KgrankInputError, listMetrics, metricSelection, metricValues, parseMetricKey, prepareCandidates, UnknownMetricError } from "../src/index";
+import {
+  getMetric,
+  KgrankInputError,
+  listMetrics,
+  metricSelection,
+  metricValues,
+  parseMetricKey,
+  prepareCandidates,
+  UnknownMetricError,
+} from "../src/index";
 import { FIXED_METRIC_KEYS, METRIC_SYNONYMS, type MetricQuery } from "../src/metrics/index";
-import { refMedian, refValue, relErr, } from "./helpers/metricsReference";
+import { refMedian, refValue, relErr } from "./helpers/metricsReference";
 import { closest } from "../src/suggest";
 import { rng } from "./helpers/reference";
 
 const BASE_KEYS = [
-  "arithmetic_mean_rank", "geometric_mean_rank", "harmonic_mean_rank", "median_rank", "hits_at_10",
-  "standard_deviation", "variance", "median_absolute_deviation", "count", "inverse_arithmetic_mean_rank",
-  "inverse_geometric_mean_rank", "inverse_harmonic_mean_rank", "inverse_median_rank",
+  "arithmetic_mean_rank",
+  "geometric_mean_rank",
+  "harmonic_mean_rank",
+  "median_rank",
+  "hits_at_10",
+  "standard_deviation",
+  "variance",
+  "median_absolute_deviation",
+  "count",
+  "inverse_arithmetic_mean_rank",
+  "inverse_geometric_mean_rank",
+  "inverse_harmonic_mean_rank",
+  "inverse_median_rank",
 ];
 const ALL_KEYS = [
-  ...BASE_KEYS, "adjusted_arithmetic_mean_rank", "adjusted_arithmetic_mean_rank_index",
-  "adjusted_geometric_mean_rank_index", "adjusted_inverse_harmonic_mean_rank", "adjusted_hits_at_10",
-  "z_arithmetic_mean_rank", "z_geometric_mean_rank", "z_inverse_harmonic_mean_rank", "z_hits_at_10",
+  ...BASE_KEYS,
+  "adjusted_arithmetic_mean_rank",
+  "adjusted_arithmetic_mean_rank_index",
+  "adjusted_geometric_mean_rank_index",
+  "adjusted_inverse_harmonic_mean_rank",
+  "adjusted_hits_at_10",
+  "z_arithmetic_mean_rank",
+  "z_geometric_mean_rank",
+  "z_inverse_harmonic_mean_rank",
+  "z_hits_at_10",
 ];
 
 describe("catalogue", () => {
@@ -54,19 +80,45 @@ describe("catalogue", () => {
 
 describe("getMetric resolves keys, synonyms and class-style names case-insensitively", () => {
   const cases: [string, string][] = [
-    ["mr", "arithmetic_mean_rank"], ["MR", "arithmetic_mean_rank"], ["mean_rank", "arithmetic_mean_rank"],
-    ["ArithmeticMeanRank", "arithmetic_mean_rank"], ["mrr", "inverse_harmonic_mean_rank"],
-    ["mean_reciprocal_rank", "inverse_harmonic_mean_rank"], ["InverseHarmonicMeanRank", "inverse_harmonic_mean_rank"],
-    ["igmr", "inverse_geometric_mean_rank"], ["gmr", "geometric_mean_rank"], ["hmr", "harmonic_mean_rank"],
-    ["amri", "adjusted_arithmetic_mean_rank_index"], ["AdjustedArithmeticMeanRankIndex", "adjusted_arithmetic_mean_rank_index"],
-    ["amr", "adjusted_arithmetic_mean_rank"], ["zmrr", "z_inverse_harmonic_mean_rank"], ["zmr", "z_arithmetic_mean_rank"],
-    ["zgmr", "z_geometric_mean_rank"], ["gmri", "adjusted_geometric_mean_rank_index"], ["amrr", "adjusted_inverse_harmonic_mean_rank"],
-    ["adjusted_mrr", "adjusted_inverse_harmonic_mean_rank"], ["std", "standard_deviation"], ["rank_var", "variance"],
-    ["mad", "median_absolute_deviation"], ["rank_count", "count"], ["iamr", "inverse_arithmetic_mean_rank"],
-    ["hits@10", "hits_at_10"], ["h@10", "hits_at_10"], ["hits@3", "hits_at_3"], ["hits_at_3", "hits_at_3"],
-    ["Hits_At_7", "hits_at_7"], ["HitsAtK", "hits_at_10"], ["ah@10", "adjusted_hits_at_10"], ["ahits@5", "adjusted_hits_at_5"],
-    ["adjusted_hits_at_3", "adjusted_hits_at_3"], ["AdjustedHitsAtK", "adjusted_hits_at_10"], ["z_hits_at_1", "z_hits_at_1"],
-    ["zh@2", "z_hits_at_2"], ["ZHitsAtK", "z_hits_at_10"], ["median_rank", "median_rank"], ["imr", "inverse_median_rank"],
+    ["mr", "arithmetic_mean_rank"],
+    ["MR", "arithmetic_mean_rank"],
+    ["mean_rank", "arithmetic_mean_rank"],
+    ["ArithmeticMeanRank", "arithmetic_mean_rank"],
+    ["mrr", "inverse_harmonic_mean_rank"],
+    ["mean_reciprocal_rank", "inverse_harmonic_mean_rank"],
+    ["InverseHarmonicMeanRank", "inverse_harmonic_mean_rank"],
+    ["igmr", "inverse_geometric_mean_rank"],
+    ["gmr", "geometric_mean_rank"],
+    ["hmr", "harmonic_mean_rank"],
+    ["amri", "adjusted_arithmetic_mean_rank_index"],
+    ["AdjustedArithmeticMeanRankIndex", "adjusted_arithmetic_mean_rank_index"],
+    ["amr", "adjusted_arithmetic_mean_rank"],
+    ["zmrr", "z_inverse_harmonic_mean_rank"],
+    ["zmr", "z_arithmetic_mean_rank"],
+    ["zgmr", "z_geometric_mean_rank"],
+    ["gmri", "adjusted_geometric_mean_rank_index"],
+    ["amrr", "adjusted_inverse_harmonic_mean_rank"],
+    ["adjusted_mrr", "adjusted_inverse_harmonic_mean_rank"],
+    ["std", "standard_deviation"],
+    ["rank_var", "variance"],
+    ["mad", "median_absolute_deviation"],
+    ["rank_count", "count"],
+    ["iamr", "inverse_arithmetic_mean_rank"],
+    ["hits@10", "hits_at_10"],
+    ["h@10", "hits_at_10"],
+    ["hits@3", "hits_at_3"],
+    ["hits_at_3", "hits_at_3"],
+    ["Hits_At_7", "hits_at_7"],
+    ["HitsAtK", "hits_at_10"],
+    ["ah@10", "adjusted_hits_at_10"],
+    ["ahits@5", "adjusted_hits_at_5"],
+    ["adjusted_hits_at_3", "adjusted_hits_at_3"],
+    ["AdjustedHitsAtK", "adjusted_hits_at_10"],
+    ["z_hits_at_1", "z_hits_at_1"],
+    ["zh@2", "z_hits_at_2"],
+    ["ZHitsAtK", "z_hits_at_10"],
+    ["median_rank", "median_rank"],
+    ["imr", "inverse_median_rank"],
   ];
   for (const [query, key] of cases) {
     it(`${query} -> ${key}`, () => expect(getMetric(query).key).toBe(key));
@@ -102,7 +154,11 @@ describe("metric names as types", () => {
     expect([...METRIC_SYNONYMS].sort()).toEqual(fixed.flatMap((m) => m.synonyms).sort());
     const typed: MetricQuery[] = ["mrr", "hits@10", "tail.amri", "both.realistic.hits_at_3", "MeanReciprocalRank"];
     expect(typed.map((q) => parseMetricKey(q).metric.key)).toEqual([
-      "inverse_harmonic_mean_rank", "hits_at_10", "adjusted_arithmetic_mean_rank_index", "hits_at_3", "inverse_harmonic_mean_rank",
+      "inverse_harmonic_mean_rank",
+      "hits_at_10",
+      "adjusted_arithmetic_mean_rank_index",
+      "hits_at_3",
+      "inverse_harmonic_mean_rank",
     ]);
   });
 });
@@ -113,7 +169,10 @@ describe("weights at the ends of the double range", () => {
     const N = [5, 5, 9];
     const huge = [1e308, 1e308, 1e308];
     for (const q of ["mr", "mrr", "gmr", "hits@3", "median_rank", "amri", "zmrr"]) {
-      expect(metricValues([q], r, N, huge)[getMetric(q).key], q).toBeCloseTo(metricValues([q], r, N, [1, 1, 1])[getMetric(q).key]!, 13);
+      expect(metricValues([q], r, N, huge)[getMetric(q).key], q).toBeCloseTo(
+        metricValues([q], r, N, [1, 1, 1])[getMetric(q).key]!,
+        13,
+      );
     }
     expect(getMetric("mrr").expectedValue(N, huge)).toBeCloseTo(getMetric("mrr").expectedValue(N), 14);
     expect(getMetric("mrr").variance(N, huge)).toBeCloseTo(getMetric("mrr").variance(N), 14);
@@ -131,7 +190,9 @@ describe("names a user gets wrong", () => {
   });
 
   it("a full PyKEEN key given to getMetric names the metric part; parseMetricKey splits it", () => {
-    expect(() => getMetric("both.realistic.hits_at_10")).toThrow(/is a full key .*getMetric takes the metric part, "hits_at_10"/);
+    expect(() => getMetric("both.realistic.hits_at_10")).toThrow(
+      /is a full key .*getMetric takes the metric part, "hits_at_10"/,
+    );
     const k = parseMetricKey("Right.PESSIMISTIC.mrr");
     expect([k.side, k.rankType, k.metric.key]).toEqual(["tail", "pessimistic", "inverse_harmonic_mean_rank"]);
     expect(parseMetricKey("amri").side).toBeNull();
@@ -167,9 +228,17 @@ describe("names a user gets wrong", () => {
     const keys = metricSelection(null, [1, 10]).map((m) => m.key);
     expect(new Set(keys).size).toBe(keys.length);
     expect(keys.filter((k) => /hits_at/.test(k))).toEqual([
-      "hits_at_1", "adjusted_hits_at_1", "z_hits_at_1", "hits_at_10", "adjusted_hits_at_10", "z_hits_at_10",
+      "hits_at_1",
+      "adjusted_hits_at_1",
+      "z_hits_at_1",
+      "hits_at_10",
+      "adjusted_hits_at_10",
+      "z_hits_at_10",
     ]);
-    expect(metricSelection(["mrr", "MRR", "both.realistic.mrr", "hits@10"]).map((m) => m.key)).toEqual(["inverse_harmonic_mean_rank", "hits_at_10"]);
+    expect(metricSelection(["mrr", "MRR", "both.realistic.mrr", "hits@10"]).map((m) => m.key)).toEqual([
+      "inverse_harmonic_mean_rank",
+      "hits_at_10",
+    ]);
   });
 });
 
@@ -195,7 +264,9 @@ describe("value() of every base metric equals the plain reference (1e-12 relativ
       fc.property(fc.array(fc.integer({ min: 2, max: 40 }), { minLength: 1, maxLength: 30 }), (twice) => {
         const ranks = twice.map((x) => x / 2);
         expect(getMetric("median_rank").value(ranks)).toBe(refMedian(ranks));
-        expect(relErr(getMetric("mad").value(ranks), refValue("median_absolute_deviation", ranks))).toBeLessThanOrEqual(1e-15);
+        expect(relErr(getMetric("mad").value(ranks), refValue("median_absolute_deviation", ranks))).toBeLessThanOrEqual(
+          1e-15,
+        );
       }),
       { numRuns: 60 },
     );
@@ -231,7 +302,8 @@ describe("value() of every base metric equals the plain reference (1e-12 relativ
 describe("edge cases of value()", () => {
   it("all ranks 1: MR = GMR = HMR = median = 1, MRR = hits@1 = 1, dispersion 0", () => {
     const r = [1, 1, 1];
-    for (const q of ["mr", "gmr", "hmr", "median_rank", "mrr", "hits@1", "igmr", "iamr", "imr"]) expect(getMetric(q).value(r)).toBe(1);
+    for (const q of ["mr", "gmr", "hmr", "median_rank", "mrr", "hits@1", "igmr", "iamr", "imr"])
+      expect(getMetric(q).value(r)).toBe(1);
     for (const q of ["std", "var", "mad"]) expect(getMetric(q).value(r)).toBe(0);
   });
 
@@ -316,7 +388,9 @@ describe("native and fallback kernels agree within 1e-12 relative", () => {
       for (const code of [0, 1, 2, 3]) {
         const one = Array.from(k.histogramMoments(code, h, big.length, 10, 1));
         for (const t of [2, 7]) expect(Array.from(k.histogramMoments(code, h, big.length, 10, t))).toEqual(one);
-        const ts = allKernels().at(-1)!.histogramMoments(code, allKernels().at(-1)!.candidateHistogram(big, null), big.length, 10);
+        const ts = allKernels()
+          .at(-1)!
+          .histogramMoments(code, allKernels().at(-1)!.candidateHistogram(big, null), big.length, 10);
         expect(relErr(one[0]!, ts[0]!)).toBeLessThanOrEqual(1e-12);
         expect(relErr(one[1]!, ts[1]!)).toBeLessThanOrEqual(1e-12);
       }

@@ -12,7 +12,12 @@ import { rng } from "./helpers/reference";
 function reference(pos: ArrayLike<number>, neg: ArrayLike<number>) {
   const n = pos.length;
   const k = neg.length / n;
-  const out = { "hits@1_list": [] as number[], "hits@3_list": [] as number[], "hits@10_list": [] as number[], mrr_list: [] as number[] };
+  const out = {
+    "hits@1_list": [] as number[],
+    "hits@3_list": [] as number[],
+    "hits@10_list": [] as number[],
+    mrr_list: [] as number[],
+  };
   for (let i = 0; i < n; i++) {
     let gt = 0;
     let ge = 0;
@@ -35,10 +40,22 @@ describe(`ogbEvaluate on ${backendLabel}`, () => {
   const n = 300;
   const k = 64;
   const cases: [string, ArrayLike<number>, Float32Array | Float64Array][] = [
-    ["ties (integer scores)", Float32Array.from({ length: n }, () => Math.floor(next() * 6)), Float32Array.from({ length: n * k }, () => Math.floor(next() * 6))],
+    [
+      "ties (integer scores)",
+      Float32Array.from({ length: n }, () => Math.floor(next() * 6)),
+      Float32Array.from({ length: n * k }, () => Math.floor(next() * 6)),
+    ],
     ["float64", Float64Array.from({ length: n }, () => next()), Float64Array.from({ length: n * k }, () => next())],
-    ["float64 positives, float32 negatives", Float64Array.from({ length: n }, (_, i) => (i % 3 === 0 ? Math.fround(0.5) : next())), Float32Array.from({ length: n * k }, (_, i) => (i % 5 === 0 ? 0.5 : next()))],
-    ["NaN negatives", Float32Array.from({ length: n }, () => next()), Float32Array.from({ length: n * k }, (_, i) => (i % 7 === 0 ? NaN : next()))],
+    [
+      "float64 positives, float32 negatives",
+      Float64Array.from({ length: n }, (_, i) => (i % 3 === 0 ? Math.fround(0.5) : next())),
+      Float32Array.from({ length: n * k }, (_, i) => (i % 5 === 0 ? 0.5 : next())),
+    ],
+    [
+      "NaN negatives",
+      Float32Array.from({ length: n }, () => next()),
+      Float32Array.from({ length: n * k }, (_, i) => (i % 7 === 0 ? NaN : next())),
+    ],
   ];
   for (const [what, pos, neg] of cases) {
     it(`equals OGB's formula: ${what}`, async () => {
@@ -56,11 +73,27 @@ describe(`ogbEvaluate on ${backendLabel}`, () => {
   it("refuses what OGB refuses, and a NaN positive (OGB would silently rank it first)", async () => {
     const bad: [() => unknown, string, RegExp][] = [
       [() => ogbEvaluateSync({ y_pred_pos: [0.5, NaN], y_pred_neg: new Float32Array(4) }), "y_pred_pos", /NaN/],
-      [() => ogbEvaluateSync({ y_pred_pos: [0.5, 1], y_pred_neg: new Float32Array(3) }), "y_pred_neg", /K >= 1 per positive edge/],
-      [() => ogbEvaluateSync({ y_pred_pos: [0.5], y_pred_neg: { data: new Float32Array(4), shape: [2, 2] } }), "y_pred_neg", /shape \(1, K\)/],
-      [() => ogbEvaluateSync({ y_pred_pos: [0.5], y_pred_neg: [1, 2] as never }), "y_pred_neg", /Float32Array or Float64Array/],
+      [
+        () => ogbEvaluateSync({ y_pred_pos: [0.5, 1], y_pred_neg: new Float32Array(3) }),
+        "y_pred_neg",
+        /K >= 1 per positive edge/,
+      ],
+      [
+        () => ogbEvaluateSync({ y_pred_pos: [0.5], y_pred_neg: { data: new Float32Array(4), shape: [2, 2] } }),
+        "y_pred_neg",
+        /shape \(1, K\)/,
+      ],
+      [
+        () => ogbEvaluateSync({ y_pred_pos: [0.5], y_pred_neg: [1, 2] as never }),
+        "y_pred_neg",
+        /Float32Array or Float64Array/,
+      ],
       [() => ogbEvaluateSync({ y_pred_pos: [], y_pred_neg: new Float32Array(0) }), "y_pred_pos", /empty/],
-      [() => ogbEvaluateSync({ y_pred_pos: [1], y_pred_neg: new Float32Array(1), y_pred: 1 } as never), "input", /y_pred/],
+      [
+        () => ogbEvaluateSync({ y_pred_pos: [1], y_pred_neg: new Float32Array(1), y_pred: 1 } as never),
+        "input",
+        /y_pred/,
+      ],
     ];
     for (const [call, argument, pattern] of bad) {
       let caught: unknown;

@@ -8,7 +8,17 @@
  * KGRANK_PREBUILD_ARCHES=x64 skips the arm64 prebuild (needs g++-aarch64-linux-gnu; CI installs it).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,10 +33,17 @@ let sourceTarball = "";
 let files: string[] = [];
 // The arm64 prebuild needs Debian's cross compiler: without it (a fresh clone with nothing installed) the package is
 // packed with the x64 prebuild alone and the arm64 check is skipped by name; CI installs it and requires it.
-const crossCompiler = process.env.KGRANK_PREBUILD_ARCHES === undefined
-  ? external("the aarch64 cross compiler", runs("aarch64-linux-gnu-g++", ["--version"]), "install g++-aarch64-linux-gnu (or set KGRANK_PREBUILD_ARCHES=x64)")
-  : null;
-const prebuildArches = (process.env.KGRANK_PREBUILD_ARCHES ?? (crossCompiler?.missing ? "x64" : "x64,arm64")).split(",").filter(Boolean);
+const crossCompiler =
+  process.env.KGRANK_PREBUILD_ARCHES === undefined
+    ? external(
+        "the aarch64 cross compiler",
+        runs("aarch64-linux-gnu-g++", ["--version"]),
+        "install g++-aarch64-linux-gnu (or set KGRANK_PREBUILD_ARCHES=x64)",
+      )
+    : null;
+const prebuildArches = (process.env.KGRANK_PREBUILD_ARCHES ?? (crossCompiler?.missing ? "x64" : "x64,arm64"))
+  .split(",")
+  .filter(Boolean);
 const prebuildFile = `node.abi${process.versions.modules}.glibc.node`;
 
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -39,11 +56,12 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
 
 function install(dir: string, env: Record<string, string>, from = tarball) {
   writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, version: "1.0.0" }));
-  return spawnSync(
-    "npm",
-    ["install", "--no-audit", "--no-fund", "--prefer-offline", "--foreground-scripts", from],
-    { cwd: dir, env: cleanEnv(env), encoding: "utf8", timeout: 540_000 },
-  );
+  return spawnSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--foreground-scripts", from], {
+    cwd: dir,
+    env: cleanEnv(env),
+    encoding: "utf8",
+    timeout: 540_000,
+  });
 }
 
 function node(dir: string, args: string[], env: Record<string, string> = {}) {
@@ -71,7 +89,13 @@ beforeAll(() => {
   const pkg = path.join(work, "package");
   const pb = spawnSync(
     process.execPath,
-    [path.join(root, "scripts", "prebuild.mjs"), "--out", path.join(pkg, "prebuilds"), "--arch", prebuildArches.join(",")],
+    [
+      path.join(root, "scripts", "prebuild.mjs"),
+      "--out",
+      path.join(pkg, "prebuilds"),
+      "--arch",
+      prebuildArches.join(","),
+    ],
     { cwd: root, env: cleanEnv(), encoding: "utf8", timeout: 900_000 },
   );
   expect(pb.status, pb.stdout + pb.stderr).toBe(0);
@@ -90,10 +114,22 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe("npm package", () => {
   it("ships what a build needs and nothing else", () => {
     for (const needed of [
-      "package.json", "README.md", "binding.gyp", "native/sources.gypi", "native/CMakeLists.txt",
-      "native/core/count.cpp", "native/addon/addon.cpp", "scripts/install.js", "dist/cjs/index.js",
-      "dist/cjs/index.d.ts", "dist/esm/index.mjs", "dist/esm/index.d.mts", "bin/kgrank.js",
-      "data/nations/test.tsv", "scripts/stamp.js", "scripts/find-prebuild.js",
+      "package.json",
+      "README.md",
+      "binding.gyp",
+      "native/sources.gypi",
+      "native/CMakeLists.txt",
+      "native/core/count.cpp",
+      "native/addon/addon.cpp",
+      "scripts/install.js",
+      "dist/cjs/index.js",
+      "dist/cjs/index.d.ts",
+      "dist/esm/index.mjs",
+      "dist/esm/index.d.mts",
+      "bin/kgrank.js",
+      "data/nations/test.tsv",
+      "scripts/stamp.js",
+      "scripts/find-prebuild.js",
       ...prebuildArches.map((a) => `prebuilds/linux-${a}/${prebuildFile}`),
     ]) {
       expect(files, needed).toContain(needed);
@@ -109,10 +145,19 @@ describe("npm package", () => {
 
   const arm64 = prebuildArches.includes("arm64");
   const arm64Title = "ships an arm64 prebuild that really is aarch64 code";
-  it.skipIf(!arm64)(arm64 ? arm64Title : `${arm64Title} [skipped: packed without the arm64 prebuild (no aarch64 cross compiler, or KGRANK_PREBUILD_ARCHES)]`, () => {
-    const elf = execFileSync("od", ["-An", "-tu2", "-j18", "-N2", path.join(work, "package", "prebuilds", "linux-arm64", prebuildFile)], { encoding: "utf8" });
-    expect(Number(elf.trim())).toBe(183); // e_machine EM_AARCH64
-  });
+  it.skipIf(!arm64)(
+    arm64
+      ? arm64Title
+      : `${arm64Title} [skipped: packed without the arm64 prebuild (no aarch64 cross compiler, or KGRANK_PREBUILD_ARCHES)]`,
+    () => {
+      const elf = execFileSync(
+        "od",
+        ["-An", "-tu2", "-j18", "-N2", path.join(work, "package", "prebuilds", "linux-arm64", prebuildFile)],
+        { encoding: "utf8" },
+      );
+      expect(Number(elf.trim())).toBe(183); // e_machine EM_AARCH64
+    },
+  );
 
   describe("installed on linux-x64, where a prebuild ships", () => {
     const dir = path.join(work, "consumer");
@@ -128,7 +173,9 @@ describe("npm package", () => {
     }, 600_000);
 
     it("compiles nothing and loads the prebuild", () => {
-      expect(installOutput).toContain(`using the prebuilt addon prebuilds/linux-x64/${prebuildFile}; nothing to compile`);
+      expect(installOutput).toContain(
+        `using the prebuilt addon prebuilds/linux-x64/${prebuildFile}; nothing to compile`,
+      );
       expect(installOutput).not.toMatch(/gyp info|CXX\(target\)/);
       expect(existsSync(path.join(installed, "build"))).toBe(false);
       const r = node(dir, ["-p", `JSON.stringify(require("kgrank-native").backendInfo())`]);
@@ -174,8 +221,19 @@ describe("npm package", () => {
       );
       const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc");
       const r = node(dir, [
-        tsc, "--noEmit", "--strict", "--module", "node16", "--moduleResolution", "node16", "--types", "node",
-        "--typeRoots", path.join(root, "node_modules", "@types"), "esm.mts", "cjs.cts",
+        tsc,
+        "--noEmit",
+        "--strict",
+        "--module",
+        "node16",
+        "--moduleResolution",
+        "node16",
+        "--types",
+        "node",
+        "--typeRoots",
+        path.join(root, "node_modules", "@types"),
+        "esm.mts",
+        "cjs.cts",
       ]);
       expect(r.status, r.stdout + r.stderr).toBe(0);
     });
@@ -190,7 +248,9 @@ describe("npm package", () => {
       expect(ev.status, ev.stderr).toBe(0);
       const j = JSON.parse(ev.stdout);
       expect([j.dataset, j.split, j.triples]).toEqual(["nations", "test", 201]);
-      expect(j.results.both.realistic.inverse_harmonic_mean_rank).toBeGreaterThan(j.expected.both.inverse_harmonic_mean_rank);
+      expect(j.results.both.realistic.inverse_harmonic_mean_rank).toBeGreaterThan(
+        j.expected.both.inverse_harmonic_mean_rank,
+      );
       const bad = spawnSync(bin, ["evaluate", "--dataset", "nope"], { cwd: dir, env: cleanEnv(), encoding: "utf8" });
       expect(bad.status).toBe(1);
       expect(bad.stderr.trim().split("\n")).toHaveLength(1);

@@ -61,7 +61,10 @@ describe("backend parity", () => {
         }
         const thresholds = new Ctor(rows);
         for (let r = 0; r < rows; r++) thresholds[r] = r % 3 === 0 ? specials[r % specials.length]! : scores[r * cols]!;
-        const results = variants.map((v) => ({ name: v.name, counts: run(v.kernels, scores, cols, thresholds, v.threads) }));
+        const results = variants.map((v) => ({
+          name: v.name,
+          counts: run(v.kernels, scores, cols, thresholds, v.threads),
+        }));
         const first = results[0]!;
         for (const other of results.slice(1)) {
           expect(other.counts, `${other.name} vs ${first.name}`).toEqual(first.counts);
@@ -93,14 +96,23 @@ describe("backend parity of ranking from embeddings", () => {
         it(`${interaction}${layout ? `/${layout}` : ""} ${precision}: counts and true scores agree bit for bit`, () => {
           const next = rng(n + interaction.length * 7 + (layout === "interleaved" ? 1 : 0));
           const width = 10;
-          const relWidth = interaction === "pairre" ? 2 * width : interaction.startsWith("rotate") && layout === "halves" ? width / 2 : width;
+          const relWidth =
+            interaction === "pairre"
+              ? 2 * width
+              : interaction.startsWith("rotate") && layout === "halves"
+                ? width / 2
+                : width;
           // Quarter steps give many exact ties; the rest are arbitrary float32 values.
           const value = () => (next() < 0.5 ? Math.floor(next() * 17 - 8) / 4 : Math.fround(next() * 4 - 2));
           const ent = Float32Array.from({ length: n * width }, value);
           const rel = Float32Array.from({ length: 3 * relWidth }, value);
           const model = new EmbeddingModel({
-            interaction, entityEmbeddings: { data: ent, shape: [n, width] }, relationEmbeddings: { data: rel, shape: [3, relWidth] },
-            precision, phaseScale: 0.7, ...(layout ? { complexLayout: layout } : {}),
+            interaction,
+            entityEmbeddings: { data: ent, shape: [n, width] },
+            relationEmbeddings: { data: rel, shape: [3, relWidth] },
+            precision,
+            phaseScale: 0.7,
+            ...(layout ? { complexLayout: layout } : {}),
           });
           const ids = (m: number) => Int32Array.from({ length: rows }, () => Math.floor(next() * m));
           const anchor = ids(n);
@@ -115,7 +127,8 @@ describe("backend parity of ranking from embeddings", () => {
               v.kernels.rankEmbeddings(job, out, v.threads);
               return { name: v.name, out: Array.from(out) };
             });
-            for (const other of outs.slice(1)) expect(other.out, `${side}: ${other.name} vs ${outs[0]!.name}`).toEqual(outs[0]!.out);
+            for (const other of outs.slice(1))
+              expect(other.out, `${side}: ${other.name} vs ${outs[0]!.name}`).toEqual(outs[0]!.out);
           }
         });
       }

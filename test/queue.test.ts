@@ -52,7 +52,9 @@ const children: ChildProcess[] = [];
 const url = () => `redis://127.0.0.1:${port}`;
 
 async function startRedis(): Promise<void> {
-  server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+  server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+    stdio: "ignore",
+  });
   for (let i = 0; i < 100; i++) {
     if (spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout?.trim() === "PONG") return;
     await new Promise((r) => setTimeout(r, 50));
@@ -72,7 +74,9 @@ async function stopRedis(): Promise<void> {
 /** A worker process; a short lock (2 s) lets the kill test see a lost worker's job retried quickly. */
 function worker(tag: string, cwd = dir, lockMs = 2000): ChildProcess {
   const child = spawn(process.execPath, [bin, "worker", "--redis", url(), "--lock-ms", String(lockMs), "--quiet"], {
-    cwd, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore",
+    cwd,
+    env: { ...process.env, KGRANK_THREADS: "1" },
+    stdio: "ignore",
   });
   child.on("exit", () => undefined);
   children.push(child);
@@ -94,7 +98,19 @@ function run(args: string[]): Promise<{ status: number | null; stdout: string; s
 
 /** `kgrank submit` of `args` in `shards` shards prints exactly what one `kgrank evaluate` process prints. */
 async function expectSubmitEqualsEvaluate(args: string[], shards: number, stateDir: string): Promise<void> {
-  const q = await run(["submit", "--redis", url(), "--shards", String(shards), "--state-dir", p(stateDir), ...args, "--format", "json", "--quiet"]);
+  const q = await run([
+    "submit",
+    "--redis",
+    url(),
+    "--shards",
+    String(shards),
+    "--state-dir",
+    p(stateDir),
+    ...args,
+    "--format",
+    "json",
+    "--quiet",
+  ]);
   expect(q.status, q.stderr).toBe(0);
   const single = await run(["evaluate", ...args, "--format", "json"]);
   expect(q.stdout).toBe(single.stdout);
@@ -150,12 +166,37 @@ function nationsModel(): string[][] {
   writeFileSync(path.join(d, "relations.txt"), ds.relationLabels.join("\n") + "\n");
   writeNpy(path.join(d, "ogb", "entity_embedding.npy"), ent, [n, dim]);
   writeNpy(path.join(d, "ogb", "relation_embedding.npy"), rel, [nr, dim]);
-  writeFileSync(path.join(d, "ogb", "config.json"), JSON.stringify({ model: "DistMult", hidden_dim: dim, gamma: 12, double_entity_embedding: false, double_relation_embedding: false }));
+  writeFileSync(
+    path.join(d, "ogb", "config.json"),
+    JSON.stringify({
+      model: "DistMult",
+      hidden_dim: dim,
+      gamma: 12,
+      double_entity_embedding: false,
+      double_relation_embedding: false,
+    }),
+  );
   const rows = ds.splits.test.length / 3;
-  writeNpy(path.join(d, "negatives.npy"), Int32Array.from({ length: rows * 6 }, (_, i) => (i * 7 + 3) % n), [rows, 6]);
+  writeNpy(
+    path.join(d, "negatives.npy"),
+    Int32Array.from({ length: rows * 6 }, (_, i) => (i * 7 + 3) % n),
+    [rows, 6],
+  );
   return [
-    ["--dataset", "nations", "--interaction", "distmult", "--entity-embeddings", "model/entity.npy", "--relation-embeddings", "model/relation.npy",
-      "--entity-ids", "model/entities.txt", "--relation-ids=model/relations.txt", "--by-relation"],
+    [
+      "--dataset",
+      "nations",
+      "--interaction",
+      "distmult",
+      "--entity-embeddings",
+      "model/entity.npy",
+      "--relation-embeddings",
+      "model/relation.npy",
+      "--entity-ids",
+      "model/entities.txt",
+      "--relation-ids=model/relations.txt",
+      "--by-relation",
+    ],
     ["--dataset", "nations", "--model-dir", "model/ogb", "--metrics", "mrr,hits@10,median_rank"],
     ["--dataset", "nations", "--model-dir=model/ogb", "--negatives-ids", "model/negatives.npy"],
   ];
@@ -164,20 +205,52 @@ function nationsModel(): string[][] {
 describe("the evaluate flags a shard job carries (no Redis needed)", () => {
   it("every file and folder flag of evaluate is made absolute, read off its option definitions", () => {
     const flags = pathFlags();
-    for (const f of ["--dataset-dir", "--scores-head", "--scores-tail", "--triples", "--negatives-head", "--negatives-tail", "--model-dir",
-      "--entity-embeddings", "--relation-embeddings", "--entity-ids", "--relation-ids", "--negatives-ids", "--positive-scores", "--negative-scores"]) {
+    for (const f of [
+      "--dataset-dir",
+      "--scores-head",
+      "--scores-tail",
+      "--triples",
+      "--negatives-head",
+      "--negatives-tail",
+      "--model-dir",
+      "--entity-embeddings",
+      "--relation-embeddings",
+      "--entity-ids",
+      "--relation-ids",
+      "--negatives-ids",
+      "--positive-scores",
+      "--negative-scores",
+    ]) {
       expect(flags, f).toContain(f);
     }
     expect(flags).not.toContain("--dataset"); // a name, not a path
-    const argv = ["submit", "--redis", "redis://h:1", "--shards", "4", "--state-dir", "s", "-o", "out.txt", "-q", "--format", "json",
-      ...flags.flatMap((f, i) => (i % 2 ? [`${f}=rel/${i}`] : [f, `rel/${i}`])), "--metrics", "mrr"];
+    const argv = [
+      "submit",
+      "--redis",
+      "redis://h:1",
+      "--shards",
+      "4",
+      "--state-dir",
+      "s",
+      "-o",
+      "out.txt",
+      "-q",
+      "--format",
+      "json",
+      ...flags.flatMap((f, i) => (i % 2 ? [`${f}=rel/${i}`] : [f, `rel/${i}`])),
+      "--metrics",
+      "mrr",
+    ];
     const args = runArgs(argv, "/work/here");
     expect(args[0]).toBe("evaluate");
     flags.forEach((f, i) => {
       if (f === "--output") return; // the submitter's own: dropped
-      expect(args.includes(`${f}=/work/here/rel/${i}`) || args[args.indexOf(f) + 1] === `/work/here/rel/${i}`, f).toBe(true);
+      expect(args.includes(`${f}=/work/here/rel/${i}`) || args[args.indexOf(f) + 1] === `/work/here/rel/${i}`, f).toBe(
+        true,
+      );
     });
-    for (const own of ["--redis", "--shards", "--state-dir", "-o", "--output", "-q", "--format"]) expect(args, own).not.toContain(own);
+    for (const own of ["--redis", "--shards", "--state-dir", "-o", "--output", "-q", "--format"])
+      expect(args, own).not.toContain(own);
     expect(args.slice(-2)).toEqual(["--metrics", "mrr"]);
     // Idempotent: a library caller's args, already absolute or starting with "evaluate", come out the same.
     expect(runArgs(args, "/elsewhere")).toEqual(args);
@@ -190,164 +263,263 @@ function elsewhere(): string {
   return p("elsewhere");
 }
 
-describe.skipIf(missing)((redis.missing ? redis : bull).name("kgrank submit / worker on BullMQ and a real Redis"), () => {
-  beforeAll(async () => {
-    port = await freePort();
-    await startRedis();
-  });
-  afterAll(async () => {
-    for (const c of children) await kill(c);
-    await stopRedis();
-    rmSync(dir, { recursive: true, force: true });
-  });
+describe.skipIf(missing)(
+  (redis.missing ? redis : bull).name("kgrank submit / worker on BullMQ and a real Redis"),
+  () => {
+    beforeAll(async () => {
+      port = await freePort();
+      await startRedis();
+    });
+    afterAll(async () => {
+      for (const c of children) await kill(c);
+      await stopRedis();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-  it("a queue run with two workers prints exactly the single-process evaluate (bundled datasets, breakdowns, bootstrap)", async () => {
-    const workers = [worker("a"), worker("b")];
-    for (const args of [["--dataset", "umls"], ["--dataset", "kinships", "--metrics", "mrr,hits@10,median_rank,amri"],
-      ["--dataset", "nations", "--by-relation", "--bootstrap", "30", "--metrics", "mrr,median_rank"]]) {
-      await expectSubmitEqualsEvaluate(args, 5, "states");
-    }
-    for (const w of workers) await kill(w);
-  }, 240_000);
+    it("a queue run with two workers prints exactly the single-process evaluate (bundled datasets, breakdowns, bootstrap)", async () => {
+      const workers = [worker("a"), worker("b")];
+      for (const args of [
+        ["--dataset", "umls"],
+        ["--dataset", "kinships", "--metrics", "mrr,hits@10,median_rank,amri"],
+        ["--dataset", "nations", "--by-relation", "--bootstrap", "30", "--metrics", "mrr,median_rank"],
+      ]) {
+        await expectSubmitEqualsEvaluate(args, 5, "states");
+      }
+      for (const w of workers) await kill(w);
+    }, 240_000);
 
-  it.skipIf(fb.missing)(fb.name("a queue run of FB15k-237's filtered test evaluation with two workers equals the single process"), async () => {
-    // FB15k-237's filter-index build (synchronous; the dataset loads asynchronously) holds a worker's event loop for
-    // a second or more on a loaded machine: with the kill tests' 2 s lock its job was declared stalled. The default
-    // 30 s lock here.
-    const workers = [worker("fb-a", dir, 30_000), worker("fb-b", dir, 30_000)];
-    const args = ["--dataset", "fb15k-237", "--dataset-dir", SHARED_DATASETS, "--metrics", "mrr,hits@10,median_rank,amri"];
-    await expectSubmitEqualsEvaluate(args, 4, "fb-states");
-    for (const w of workers) await kill(w);
-  }, 600_000);
+    it.skipIf(fb.missing)(
+      fb.name("a queue run of FB15k-237's filtered test evaluation with two workers equals the single process"),
+      async () => {
+        // FB15k-237's filter-index build (synchronous; the dataset loads asynchronously) holds a worker's event loop for
+        // a second or more on a loaded machine: with the kill tests' 2 s lock its job was declared stalled. The default
+        // 30 s lock here.
+        const workers = [worker("fb-a", dir, 30_000), worker("fb-b", dir, 30_000)];
+        const args = [
+          "--dataset",
+          "fb15k-237",
+          "--dataset-dir",
+          SHARED_DATASETS,
+          "--metrics",
+          "mrr,hits@10,median_rank,amri",
+        ];
+        await expectSubmitEqualsEvaluate(args, 4, "fb-states");
+        for (const w of workers) await kill(w);
+      },
+      600_000,
+    );
 
-  it("a worker killed with SIGKILL mid-shard: its job is retried by another worker, the results are identical", async () => {
-    const { Queue } = await import("bullmq");
-    const queue = new Queue("kgrank", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
-    const args = ["--dataset-dir", bigDataset(), "--metrics", "mrr,hits@10,median_rank"];
-    const first = worker("first");
-    const submitted = run(["submit", "--redis", url(), "--shards", "2", "--state-dir", p("kill-states"), ...args, "--format", "json", "--quiet"]);
-    // Wait until the first worker is inside a shard (active, some progress reported), then kill it.
-    let killedJob: string | null = null;
-    for (let i = 0; i < 600 && !killedJob; i++) {
-      const active = await queue.getActive();
-      const inside = active.find((j) => typeof j.progress === "object" && (j.progress as { done?: number }).done! > 0);
-      if (inside) killedJob = inside.id!;
-      else await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(killedJob, "the first worker never reported progress inside a shard").not.toBeNull();
-    await kill(first);
-    const second = worker("second");
-    const q = await submitted;
-    expect(q.status, q.stderr).toBe(0);
-    const retried = await queue.getJob(killedJob!);
-    expect(retried!.attemptsStarted, "the killed shard's job ran again").toBeGreaterThanOrEqual(2);
-    const single = await run(["evaluate", ...args, "--format", "json"]);
-    expect(q.stdout).toBe(single.stdout);
-    await kill(second);
-    await queue.close();
-  }, 300_000);
-
-  it("a Redis restart mid-run ends in one clear error (the jobs are gone), never in other numbers", async () => {
-    const args = ["--dataset-dir", bigDataset(), "--metrics", "mrr"];
-    const w = worker("restart");
-    const submitted = run(["submit", "--redis", url(), "--shards", "3", "--state-dir", p("restart-states"), ...args, "--format", "json", "--quiet"]);
-    await new Promise((r) => setTimeout(r, 1500));
-    await stopRedis();
-    await startRedis();
-    const q = await submitted;
-    if (q.status === 0) {
-      const single = await run(["evaluate", ...args, "--format", "json"]);
-      expect(q.stdout).toBe(single.stdout);
-    } else {
-      expect(q.status).toBe(1);
-      expect(q.stderr.trim().split("\n")).toHaveLength(1);
-      expect(q.stderr).toMatch(/^kgrank: shard \d+\/3 \(job .*\) vanished from the queue: was Redis restarted without persistence\?/);
-    }
-    await kill(w);
-  }, 300_000);
-
-  it("a model run with relative paths, workers in another directory: exactly `kgrank evaluate`'s output", async () => {
-    const workers = [worker("x", elsewhere()), worker("y", elsewhere())];
-    for (const args of nationsModel()) {
-      const q = await run(["submit", "--redis", url(), "--shards", "3", "--state-dir", "model-states", ...args, "--format", "json", "--quiet"]);
+    it("a worker killed with SIGKILL mid-shard: its job is retried by another worker, the results are identical", async () => {
+      const { Queue } = await import("bullmq");
+      const queue = new Queue("kgrank", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
+      const args = ["--dataset-dir", bigDataset(), "--metrics", "mrr,hits@10,median_rank"];
+      const first = worker("first");
+      const submitted = run([
+        "submit",
+        "--redis",
+        url(),
+        "--shards",
+        "2",
+        "--state-dir",
+        p("kill-states"),
+        ...args,
+        "--format",
+        "json",
+        "--quiet",
+      ]);
+      // Wait until the first worker is inside a shard (active, some progress reported), then kill it.
+      let killedJob: string | null = null;
+      for (let i = 0; i < 600 && !killedJob; i++) {
+        const active = await queue.getActive();
+        const inside = active.find(
+          (j) => typeof j.progress === "object" && (j.progress as { done?: number }).done! > 0,
+        );
+        if (inside) killedJob = inside.id!;
+        else await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(killedJob, "the first worker never reported progress inside a shard").not.toBeNull();
+      await kill(first);
+      const second = worker("second");
+      const q = await submitted;
       expect(q.status, q.stderr).toBe(0);
+      const retried = await queue.getJob(killedJob!);
+      expect(retried!.attemptsStarted, "the killed shard's job ran again").toBeGreaterThanOrEqual(2);
       const single = await run(["evaluate", ...args, "--format", "json"]);
-      expect(single.status, single.stderr).toBe(0);
       expect(q.stdout).toBe(single.stdout);
-    }
-    for (const w of workers) await kill(w);
-  }, 240_000);
+      await kill(second);
+      await queue.close();
+    }, 300_000);
 
-  it("submitRun (library) resolves to the merged RankResults and the text evaluate prints", async () => {
-    const w = worker("lib", elsewhere());
-    const args = nationsModel()[1]!.map((a) => (a.startsWith("model/") ? path.relative(process.cwd(), p(a)) : a));
-    const got = await submitRun({ redis: url(), shards: 2, stateDir: p("lib-states"), args, format: "json", quiet: true });
-    const single = await run(["evaluate", ...nationsModel()[1]!, "--format", "json"]);
-    expect(got.text.trimEnd()).toBe(single.stdout.trimEnd());
-    const want = JSON.parse(single.stdout);
-    expect(JSON.parse(JSON.stringify(got.results.toJSON(), (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v)))).toEqual(want.results);
-    expect(got.results.get("mrr")).toBe(want.results.both.realistic.inverse_harmonic_mean_rank);
-    expect(got.report.dataset).toBe("nations");
-    expect(got.shards).toHaveLength(2);
-    for (const s of got.shards) expect(s.sha256).toMatch(/^[0-9a-f]{64}$/);
-    // Without `out` nothing is printed; the default format is evaluate's table.
-    const table = await submitRun({ redis: url(), shards: 1, stateDir: p("lib-states"), args: ["--dataset", "umls", "--metrics", "mrr"], quiet: true });
-    expect(table.text).toMatch(/^kgrank-native .*\n\numls test/);
-    expect(table.text).toContain(table.results.toTable());
-    await kill(w);
-  }, 240_000);
+    it("a Redis restart mid-run ends in one clear error (the jobs are gone), never in other numbers", async () => {
+      const args = ["--dataset-dir", bigDataset(), "--metrics", "mrr"];
+      const w = worker("restart");
+      const submitted = run([
+        "submit",
+        "--redis",
+        url(),
+        "--shards",
+        "3",
+        "--state-dir",
+        p("restart-states"),
+        ...args,
+        "--format",
+        "json",
+        "--quiet",
+      ]);
+      await new Promise((r) => setTimeout(r, 1500));
+      await stopRedis();
+      await startRedis();
+      const q = await submitted;
+      if (q.status === 0) {
+        const single = await run(["evaluate", ...args, "--format", "json"]);
+        expect(q.stdout).toBe(single.stdout);
+      } else {
+        expect(q.status).toBe(1);
+        expect(q.stderr.trim().split("\n")).toHaveLength(1);
+        expect(q.stderr).toMatch(
+          /^kgrank: shard \d+\/3 \(job .*\) vanished from the queue: was Redis restarted without persistence\?/,
+        );
+      }
+      await kill(w);
+    }, 300_000);
 
-  it("kgrank worker on SIGTERM: closes and exits 0 when idle; exits 143 with one line past --close-timeout or with Redis gone", async () => {
-    const start = (extra: string[]) => {
-      const child = spawn(process.execPath, [bin, "worker", "--redis", url(), "--queue", "sigterm", "--lock-ms", "2000", ...extra], {
-        cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" },
+    it("a model run with relative paths, workers in another directory: exactly `kgrank evaluate`'s output", async () => {
+      const workers = [worker("x", elsewhere()), worker("y", elsewhere())];
+      for (const args of nationsModel()) {
+        const q = await run([
+          "submit",
+          "--redis",
+          url(),
+          "--shards",
+          "3",
+          "--state-dir",
+          "model-states",
+          ...args,
+          "--format",
+          "json",
+          "--quiet",
+        ]);
+        expect(q.status, q.stderr).toBe(0);
+        const single = await run(["evaluate", ...args, "--format", "json"]);
+        expect(single.status, single.stderr).toBe(0);
+        expect(q.stdout).toBe(single.stdout);
+      }
+      for (const w of workers) await kill(w);
+    }, 240_000);
+
+    it("submitRun (library) resolves to the merged RankResults and the text evaluate prints", async () => {
+      const w = worker("lib", elsewhere());
+      const args = nationsModel()[1]!.map((a) => (a.startsWith("model/") ? path.relative(process.cwd(), p(a)) : a));
+      const got = await submitRun({
+        redis: url(),
+        shards: 2,
+        stateDir: p("lib-states"),
+        args,
+        format: "json",
+        quiet: true,
       });
-      children.push(child);
-      let stderr = "";
-      child.stderr.on("data", (b) => (stderr += b));
-      const exit = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on("close", (code) => resolve({ code, stderr })));
-      const ready = async () => {
-        for (let i = 0; i < 400 && !stderr.includes("waiting for shard jobs"); i++) await new Promise((r) => setTimeout(r, 50));
-      };
-      return { child, exit, ready };
-    };
-    const lastLine = (text: string) => text.trim().split("\n").at(-1)!;
-    // Idle, Redis up: a clean close.
-    const idle = start([]);
-    await idle.ready();
-    idle.child.kill("SIGTERM");
-    expect((await idle.exit).code).toBe(0);
-    // Inside a long shard: it does not wait past --close-timeout; the shard is left to another worker.
-    const { Queue } = await import("bullmq");
-    const queue = new Queue("sigterm", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
-    const busy = start(["--close-timeout", "200"]);
-    await busy.ready();
-    const submitted = run(["submit", "--redis", url(), "--queue", "sigterm", "--shards", "1", "--state-dir", p("sigterm-states"), "--dataset-dir", bigDataset(), "--quiet"]);
-    for (let i = 0; i < 600 && (await queue.getActiveCount()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
-    busy.child.kill("SIGTERM");
-    const b = await busy.exit;
-    expect(b.code, b.stderr).toBe(143);
-    expect(lastLine(b.stderr)).toMatch(/^kgrank worker: closing took longer than --close-timeout 200 ms; stopped without closing \(a shard left unfinished is retried by another worker when its lock expires\)$/);
-    const submitter = children.at(-1)!;
-    await kill(submitter);
-    await submitted;
-    await queue.obliterate({ force: true });
-    await queue.close();
-    // Redis gone: closing would wait for it forever.
-    const orphan = start([]);
-    await orphan.ready();
-    await stopRedis();
-    orphan.child.kill("SIGTERM");
-    const o = await orphan.exit;
-    expect(o.code, o.stderr).toBe(143);
-    expect(lastLine(o.stderr)).toMatch(/^kgrank worker: Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable; stopped without closing/);
-    await startRedis();
-  }, 300_000);
+      const single = await run(["evaluate", ...nationsModel()[1]!, "--format", "json"]);
+      expect(got.text.trimEnd()).toBe(single.stdout.trimEnd());
+      const want = JSON.parse(single.stdout);
+      expect(
+        JSON.parse(
+          JSON.stringify(got.results.toJSON(), (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v)),
+        ),
+      ).toEqual(want.results);
+      expect(got.results.get("mrr")).toBe(want.results.both.realistic.inverse_harmonic_mean_rank);
+      expect(got.report.dataset).toBe("nations");
+      expect(got.shards).toHaveLength(2);
+      for (const s of got.shards) expect(s.sha256).toMatch(/^[0-9a-f]{64}$/);
+      // Without `out` nothing is printed; the default format is evaluate's table.
+      const table = await submitRun({
+        redis: url(),
+        shards: 1,
+        stateDir: p("lib-states"),
+        args: ["--dataset", "umls", "--metrics", "mrr"],
+        quiet: true,
+      });
+      expect(table.text).toMatch(/^kgrank-native .*\n\numls test/);
+      expect(table.text).toContain(table.results.toTable());
+      await kill(w);
+    }, 240_000);
 
-  it("refuses bad queue flags with one line", async () => {
-    const bad = await run(["submit", "--redis", "http://x", "--shards", "2", "--state-dir", p("s")]);
-    expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ URL/);
-    const shard = await run(["submit", "--redis", url(), "--shards", "2", "--state-dir", p("s"), "--shard", "0/2"]);
-    expect(shard.stderr).toMatch(/unknown option '--shard'/); // submit makes its own shards
-  });
-});
+    it("kgrank worker on SIGTERM: closes and exits 0 when idle; exits 143 with one line past --close-timeout or with Redis gone", async () => {
+      const start = (extra: string[]) => {
+        const child = spawn(
+          process.execPath,
+          [bin, "worker", "--redis", url(), "--queue", "sigterm", "--lock-ms", "2000", ...extra],
+          {
+            cwd: dir,
+            env: { ...process.env, KGRANK_THREADS: "1" },
+          },
+        );
+        children.push(child);
+        let stderr = "";
+        child.stderr.on("data", (b) => (stderr += b));
+        const exit = new Promise<{ code: number | null; stderr: string }>((resolve) =>
+          child.on("close", (code) => resolve({ code, stderr })),
+        );
+        const ready = async () => {
+          for (let i = 0; i < 400 && !stderr.includes("waiting for shard jobs"); i++)
+            await new Promise((r) => setTimeout(r, 50));
+        };
+        return { child, exit, ready };
+      };
+      const lastLine = (text: string) => text.trim().split("\n").at(-1)!;
+      // Idle, Redis up: a clean close.
+      const idle = start([]);
+      await idle.ready();
+      idle.child.kill("SIGTERM");
+      expect((await idle.exit).code).toBe(0);
+      // Inside a long shard: it does not wait past --close-timeout; the shard is left to another worker.
+      const { Queue } = await import("bullmq");
+      const queue = new Queue("sigterm", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
+      const busy = start(["--close-timeout", "200"]);
+      await busy.ready();
+      const submitted = run([
+        "submit",
+        "--redis",
+        url(),
+        "--queue",
+        "sigterm",
+        "--shards",
+        "1",
+        "--state-dir",
+        p("sigterm-states"),
+        "--dataset-dir",
+        bigDataset(),
+        "--quiet",
+      ]);
+      for (let i = 0; i < 600 && (await queue.getActiveCount()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      busy.child.kill("SIGTERM");
+      const b = await busy.exit;
+      expect(b.code, b.stderr).toBe(143);
+      expect(lastLine(b.stderr)).toMatch(
+        /^kgrank worker: closing took longer than --close-timeout 200 ms; stopped without closing \(a shard left unfinished is retried by another worker when its lock expires\)$/,
+      );
+      const submitter = children.at(-1)!;
+      await kill(submitter);
+      await submitted;
+      await queue.obliterate({ force: true });
+      await queue.close();
+      // Redis gone: closing would wait for it forever.
+      const orphan = start([]);
+      await orphan.ready();
+      await stopRedis();
+      orphan.child.kill("SIGTERM");
+      const o = await orphan.exit;
+      expect(o.code, o.stderr).toBe(143);
+      expect(lastLine(o.stderr)).toMatch(
+        /^kgrank worker: Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable; stopped without closing/,
+      );
+      await startRedis();
+    }, 300_000);
+
+    it("refuses bad queue flags with one line", async () => {
+      const bad = await run(["submit", "--redis", "http://x", "--shards", "2", "--state-dir", p("s")]);
+      expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ URL/);
+      const shard = await run(["submit", "--redis", url(), "--shards", "2", "--state-dir", p("s"), "--shard", "0/2"]);
+      expect(shard.stderr).toMatch(/unknown option '--shard'/); // submit makes its own shards
+    });
+  },
+);

@@ -2,7 +2,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import {
-  backendInfo, computeRanksSync, KgrankInputError, KgrankStateError, RankCounter, type Ranks,
+  computeRanksSync,
+  KgrankInputError,
+  KgrankStateError,
+  RankCounter,
+  type Ranks,
 } from "../src/index";
 import { rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
@@ -26,18 +30,23 @@ function slice<T extends Float32Array | Float64Array>(m: T, rows: number, cols: 
 
 /** Random cut points splitting [0, cols) into chunks, then shuffled order. */
 function chunking(cols: number, cuts: number[], order: number[]): [number, number][] {
-  const points = [...new Set(cuts.map((c) => 1 + (c % Math.max(1, cols - 1))))].filter((c) => c < cols).sort((a, b) => a - b);
+  const points = [...new Set(cuts.map((c) => 1 + (c % Math.max(1, cols - 1))))]
+    .filter((c) => c < cols)
+    .sort((a, b) => a - b);
   const bounds = [0, ...points, cols];
   const chunks: [number, number][] = [];
   for (let i = 0; i + 1 < bounds.length; i++) chunks.push([bounds[i]!, bounds[i + 1]!]);
-  return chunks.map((c, i) => [c, order[i % order.length]! + i] as const).sort((a, b) => a[1] - b[1]).map(([c]) => c);
+  return chunks
+    .map((c, i) => [c, order[i % order.length]! + i] as const)
+    .sort((a, b) => a[1] - b[1])
+    .map(([c]) => c);
 }
 
 function matrix(seed: number, rows: number, cols: number, single: boolean) {
   const next = rng(seed);
   const m = single ? new Float32Array(rows * cols) : new Float64Array(rows * cols);
   for (let i = 0; i < m.length; i++) m[i] = next() < 0.05 ? NaN : Math.floor(next() * 10) / 2;
-  const idx = Array.from({ length: rows }, (_, r) => Math.floor(next() * cols));
+  const idx = Array.from({ length: rows }, () => Math.floor(next() * cols));
   for (let r = 0; r < rows; r++) if (Number.isNaN(m[r * cols + idx[r]!]!)) m[r * cols + idx[r]!] = 1;
   return { m, idx, trueScores: idx.map((j, r) => m[r * cols + j]!) };
 }
@@ -56,7 +65,8 @@ describe(`RankCounter on ${label}`, () => {
           const { m, idx, trueScores } = matrix(seed, rows, cols, single);
           const want = plain(computeRanksSync({ scores: m, numColumns: cols, trueIndices: idx }));
           const counter = new RankCounter({ trueScores, trueIndices: idx, numColumns: cols });
-          for (const [a, b] of chunking(cols, cuts, order)) counter.addSync({ scores: slice(m, rows, cols, a, b), columnStart: a });
+          for (const [a, b] of chunking(cols, cuts, order))
+            counter.addSync({ scores: slice(m, rows, cols, a, b), columnStart: a });
           expect(plain(counter.ranks())).toEqual(want);
         },
       ),
@@ -76,7 +86,8 @@ describe(`RankCounter on ${label}`, () => {
           const trueScores = Array.from({ length: rows }, (_, r) => (r % 3) + 0.5 + 2 ** -30); // float64, inexact in f32
           const want = plain(computeRanksSync({ scores: m, numColumns: cols, trueScores }));
           const counter = new RankCounter({ trueScores });
-          for (const [a, b] of chunking(cols, cuts, [0])) counter.addSync({ scores: slice(m, rows, cols, a, b), columnStart: a });
+          for (const [a, b] of chunking(cols, cuts, [0]))
+            counter.addSync({ scores: slice(m, rows, cols, a, b), columnStart: a });
           expect(plain(counter.ranks())).toEqual(want);
         },
       ),
@@ -103,7 +114,9 @@ describe(`RankCounter on ${label}`, () => {
     const counter = new RankCounter({ trueScores, trueIndices: idx, numColumns: cols });
     const bounds = [0, 1000, 7000, 7001, 15000, 20000];
     await Promise.all(
-      bounds.slice(0, -1).map((a, i) => counter.add({ scores: slice(m, rows, cols, a, bounds[i + 1]!), columnStart: a })),
+      bounds
+        .slice(0, -1)
+        .map((a, i) => counter.add({ scores: slice(m, rows, cols, a, bounds[i + 1]!), columnStart: a })),
     );
     expect(plain(counter.ranks())).toEqual(want);
   });
@@ -154,8 +167,14 @@ describe(`RankCounter on ${label}`, () => {
       [() => new RankCounter({ trueScores: "x" as never }), "trueScores"],
       [() => new RankCounter({ trueScores: [1], trueIndices: [3], numColumns: 3 }), "trueIndices"],
       [() => new RankCounter({ trueScores: [1], numColumns: 0 }), "numColumns"],
-      [() => new RankCounter({ trueScores: [1, 2] }).addSync({ scores: new Float32Array(3), columnStart: 0 }), "scores"],
-      [() => new RankCounter({ trueScores: [1] }).addSync({ scores: new Float32Array(3), columnStart: -1 }), "columnStart"],
+      [
+        () => new RankCounter({ trueScores: [1, 2] }).addSync({ scores: new Float32Array(3), columnStart: 0 }),
+        "scores",
+      ],
+      [
+        () => new RankCounter({ trueScores: [1] }).addSync({ scores: new Float32Array(3), columnStart: -1 }),
+        "columnStart",
+      ],
       [() => new RankCounter({ trueScores: [1] }).addSync({ scores: [1, 2] as never, columnStart: 0 }), "scores"],
     ];
     for (const [call, argument] of bad) {

@@ -2,7 +2,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import {
-  backendInfo, computeRanks, computeRanksSync, computeSampledRanks, computeSampledRanksSync, KgrankInputError,
+  computeRanks,
+  computeRanksSync,
+  computeSampledRanks,
+  computeSampledRanksSync,
+  KgrankInputError,
   type Ranks,
 } from "../src/index";
 import { referenceRanks, rng, SPECIAL_F64, type RefRanks } from "./helpers/reference";
@@ -94,7 +98,9 @@ describe(`computeRanks on ${label}`, () => {
             const got = computeRanksSync({ scores, numColumns: cols, trueIndices: idx });
             expect(plain(got)).toEqual(referenceRanks(asF64, cols, { trueIndices: idx }));
           } else {
-            const ts = idx.map((j, r) => (r % 2 ? pool[(r * 13) % pool.length]! : asF64[r * cols + j]!)).map((v) => (Number.isNaN(v) ? 1 : v));
+            const ts = idx
+              .map((j, r) => (r % 2 ? pool[(r * 13) % pool.length]! : asF64[r * cols + j]!))
+              .map((v) => (Number.isNaN(v) ? 1 : v));
             const got = computeRanksSync({ scores, numColumns: cols, trueScores: ts });
             expect(plain(got)).toEqual(referenceRanks(asF64, cols, { trueScores: ts }));
           }
@@ -141,7 +147,10 @@ describe(`computeSampledRanks on ${label}`, () => {
     };
   }
 
-  for (const [name, Ctor] of [["float32", Float32Array], ["float64", Float64Array]] as const) {
+  for (const [name, Ctor] of [
+    ["float32", Float32Array],
+    ["float64", Float64Array],
+  ] as const) {
     it(`equals OGB's evaluator on ranks, MRR and Hits@1/3/10 lists (${name}, ties and NaN negatives)`, async () => {
       const next = rng(21);
       const n = 500;
@@ -149,8 +158,10 @@ describe(`computeSampledRanks on ${label}`, () => {
       const pos = new Ctor(n).map(() => Math.floor(next() * 12) / 4);
       const neg = new Ctor(n * k).map(() => (next() < 0.02 ? NaN : Math.floor(next() * 12) / 4));
       const ref = ogbReference(pos, neg, k);
-      for (const r of [computeSampledRanksSync({ positiveScores: pos, negativeScores: neg }),
-        await computeSampledRanks({ positiveScores: pos, negativeScores: neg })]) {
+      for (const r of [
+        computeSampledRanksSync({ positiveScores: pos, negativeScores: neg }),
+        await computeSampledRanks({ positiveScores: pos, negativeScores: neg }),
+      ]) {
         expect(Array.from(r.realistic)).toEqual(ref.ranks);
         expect(Array.from(r.realistic, (x) => 1 / x)).toEqual(ref.mrrList);
         expect(Array.from(r.realistic, (x) => (x <= 1 ? 1 : 0))).toEqual(ref.hits1);
@@ -169,23 +180,84 @@ describe(`computeSampledRanks on ${label}`, () => {
 describe(`rank input checks on ${label}`, () => {
   const s = new Float32Array([1, 2, 3, 4]);
   const cases: [string, () => unknown, string, RegExp?][] = [
-    ["neither trueIndices nor trueScores", () => computeRanksSync({ scores: s, numColumns: 2 } as never), "trueIndices"],
-    ["both trueIndices and trueScores", () => computeRanksSync({ scores: s, numColumns: 2, trueIndices: [0, 0], trueScores: [1, 1] }), "trueScores"],
-    ["a true index out of range", () => computeRanksSync({ scores: s, numColumns: 2, trueIndices: [0, 2] }), "trueIndices", /trueIndices\[1\] = 2 is not an integer in \[0, 2\)/],
-    ["a negative true index", () => computeRanksSync({ scores: s, numColumns: 2, trueIndices: [-1, 0] }), "trueIndices"],
-    ["a fractional true index", () => computeRanksSync({ scores: s, numColumns: 2, trueIndices: [0.5, 0] }), "trueIndices"],
+    [
+      "neither trueIndices nor trueScores",
+      () => computeRanksSync({ scores: s, numColumns: 2 } as never),
+      "trueIndices",
+    ],
+    [
+      "both trueIndices and trueScores",
+      () => computeRanksSync({ scores: s, numColumns: 2, trueIndices: [0, 0], trueScores: [1, 1] }),
+      "trueScores",
+    ],
+    [
+      "a true index out of range",
+      () => computeRanksSync({ scores: s, numColumns: 2, trueIndices: [0, 2] }),
+      "trueIndices",
+      /trueIndices\[1\] = 2 is not an integer in \[0, 2\)/,
+    ],
+    [
+      "a negative true index",
+      () => computeRanksSync({ scores: s, numColumns: 2, trueIndices: [-1, 0] }),
+      "trueIndices",
+    ],
+    [
+      "a fractional true index",
+      () => computeRanksSync({ scores: s, numColumns: 2, trueIndices: [0.5, 0] }),
+      "trueIndices",
+    ],
     ["too few true indices", () => computeRanksSync({ scores: s, numColumns: 2, trueIndices: [0] }), "trueIndices"],
-    ["BigInt true indices", () => computeRanksSync({ scores: s, numColumns: 2, trueIndices: new BigInt64Array(2) as never }), "trueIndices"],
-    ["a NaN true score given", () => computeRanksSync({ scores: s, numColumns: 2, trueScores: [1, NaN] }), "trueScores", /trueScores\[1\] is NaN/],
-    ["a NaN true score in the matrix", () => computeRanksSync({ scores: new Float32Array([1, NaN]), numColumns: 2, trueIndices: [1] }), "scores", /row 0 \(column 1\) is NaN/],
-    ["empty scores (b = 0)", () => computeRanksSync({ scores: new Float32Array(0), numColumns: 2, trueIndices: [] }), "scores"],
+    [
+      "BigInt true indices",
+      () => computeRanksSync({ scores: s, numColumns: 2, trueIndices: new BigInt64Array(2) as never }),
+      "trueIndices",
+    ],
+    [
+      "a NaN true score given",
+      () => computeRanksSync({ scores: s, numColumns: 2, trueScores: [1, NaN] }),
+      "trueScores",
+      /trueScores\[1\] is NaN/,
+    ],
+    [
+      "a NaN true score in the matrix",
+      () => computeRanksSync({ scores: new Float32Array([1, NaN]), numColumns: 2, trueIndices: [1] }),
+      "scores",
+      /row 0 \(column 1\) is NaN/,
+    ],
+    [
+      "empty scores (b = 0)",
+      () => computeRanksSync({ scores: new Float32Array(0), numColumns: 2, trueIndices: [] }),
+      "scores",
+    ],
     ["numColumns not dividing", () => computeRanksSync({ scores: s, numColumns: 3, trueIndices: [0] }), "numColumns"],
-    ["an Int32Array of scores", () => computeRanksSync({ scores: new Int32Array(4) as never, numColumns: 2, trueIndices: [0, 0] }), "scores"],
-    ["K = 0 negatives", () => computeSampledRanksSync({ positiveScores: [1], negativeScores: new Float32Array(0) }), "negativeScores", /K = 0/],
+    [
+      "an Int32Array of scores",
+      () => computeRanksSync({ scores: new Int32Array(4) as never, numColumns: 2, trueIndices: [0, 0] }),
+      "scores",
+    ],
+    [
+      "K = 0 negatives",
+      () => computeSampledRanksSync({ positiveScores: [1], negativeScores: new Float32Array(0) }),
+      "negativeScores",
+      /K = 0/,
+    ],
     ["no positives", () => computeSampledRanksSync({ positiveScores: [], negativeScores: s }), "positiveScores"],
-    ["negatives not n x K", () => computeSampledRanksSync({ positiveScores: [1, 2, 3], negativeScores: s }), "negativeScores"],
-    ["a NaN positive", () => computeSampledRanksSync({ positiveScores: [1, NaN], negativeScores: s }), "positiveScores", /positiveScores\[1\] is NaN/],
-    ["negatives as a plain array", () => computeSampledRanksSync({ positiveScores: [1], negativeScores: [1, 2] as never }), "negativeScores"],
+    [
+      "negatives not n x K",
+      () => computeSampledRanksSync({ positiveScores: [1, 2, 3], negativeScores: s }),
+      "negativeScores",
+    ],
+    [
+      "a NaN positive",
+      () => computeSampledRanksSync({ positiveScores: [1, NaN], negativeScores: s }),
+      "positiveScores",
+      /positiveScores\[1\] is NaN/,
+    ],
+    [
+      "negatives as a plain array",
+      () => computeSampledRanksSync({ positiveScores: [1], negativeScores: [1, 2] as never }),
+      "negativeScores",
+    ],
   ];
   for (const [what, call, argument, pattern] of cases) {
     it(`rejects ${what} with a KgrankInputError naming ${argument}`, () => {
@@ -204,6 +276,8 @@ describe(`rank input checks on ${label}`, () => {
   it("rejects bad input asynchronously too (a rejected promise, not a throw)", async () => {
     const p = computeRanks({ scores: s, numColumns: 2, trueIndices: [0, 9] });
     await expect(p).rejects.toBeInstanceOf(KgrankInputError);
-    await expect(computeSampledRanks({ positiveScores: [NaN], negativeScores: s })).rejects.toBeInstanceOf(KgrankInputError);
+    await expect(computeSampledRanks({ positiveScores: [NaN], negativeScores: s })).rejects.toBeInstanceOf(
+      KgrankInputError,
+    );
   });
 });

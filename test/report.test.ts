@@ -36,7 +36,14 @@ function kgrankFails(args: string[], pattern: RegExp) {
   expect(r.stderr).toMatch(pattern);
 }
 
-const chromiumFlags = (profile: string) => ["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", `--user-data-dir=${p(profile)}`];
+const chromiumFlags = (profile: string) => [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--enable-logging=stderr",
+  "--v=0",
+  `--user-data-dir=${p(profile)}`,
+];
 
 /**
  * Every message a page wrote to its console, from Chromium's log on stderr. Chromium logs console.log, info, warn
@@ -52,9 +59,17 @@ function saveRuns(): [string, string] {
   const b = new FrequencyBaseline(train, ds.numEntities, ds.numRelations);
   const files: [string, string] = [p("baseline.state"), p("noisy.state")];
   files.forEach((file, k) => {
-    const ev = new RankEvaluator({ numEntities: ds.numEntities, numRelations: ds.numRelations, filterTriples: [train, valid, test] });
+    const ev = new RankEvaluator({
+      numEntities: ds.numEntities,
+      numRelations: ds.numRelations,
+      filterTriples: [train, valid, test],
+    });
     for (const side of ["head", "tail"] as const) {
-      ev.addSync({ triples: test, side, scores: b.scoreBatch(test, side).map((x, i) => x + k * ((i * 7919) % 5) * 0.5) });
+      ev.addSync({
+        triples: test,
+        side,
+        scores: b.scoreBatch(test, side).map((x, i) => x + k * ((i * 7919) % 5) * 0.5),
+      });
     }
     writeFileSync(file, ev.serialize({ meta: { report: { relationLabels: ds.relationLabels } } }));
   });
@@ -71,22 +86,43 @@ describe("kgrank report and plot", () => {
     const relations = Int32Array.from({ length: n }, (_, i) => i % numRelations);
     // Relation r's ranks are all 1 + r: MRR 1 / (1 + r), so the order of the bars is known.
     const ranks = Float64Array.from(relations, (r) => 1 + r);
-    ev.addRanks({ side: "tail", optimistic: ranks, pessimistic: ranks, realistic: ranks, numCandidates: new Float64Array(n).fill(50), relations });
+    ev.addRanks({
+      side: "tail",
+      optimistic: ranks,
+      pessimistic: ranks,
+      realistic: ranks,
+      numCandidates: new Float64Array(n).fill(50),
+      relations,
+    });
     const spec = plotSpec("relations", ev.finalize()) as { title: string; data: { values: { relation: string }[] } };
     const shown = spec.data.values.map((v) => Number(v.relation.split(" ")[0]));
-    const want = [...Array.from({ length: RELATION_ENDS }, (_, i) => i), ...Array.from({ length: RELATION_ENDS }, (_, i) => numRelations - RELATION_ENDS + i)];
+    const want = [
+      ...Array.from({ length: RELATION_ENDS }, (_, i) => i),
+      ...Array.from({ length: RELATION_ENDS }, (_, i) => numRelations - RELATION_ENDS + i),
+    ];
     expect(shown).toEqual(want);
-    expect(spec.title).toBe(`MRR per relation: the ${RELATION_ENDS} best and ${RELATION_ENDS} worst of ${numRelations} (task count in brackets)`);
+    expect(spec.title).toBe(
+      `MRR per relation: the ${RELATION_ENDS} best and ${RELATION_ENDS} worst of ${numRelations} (task count in brackets)`,
+    );
     const few = new RankEvaluator({ numEntities: 50, numRelations: 3, sides: "tail" });
     const r3 = Int32Array.from([0, 1, 2]);
     const k3 = Float64Array.from([1, 2, 3]);
-    few.addRanks({ side: "tail", optimistic: k3, pessimistic: k3, realistic: k3, numCandidates: new Float64Array(3).fill(50), relations: r3 });
+    few.addRanks({
+      side: "tail",
+      optimistic: k3,
+      pessimistic: k3,
+      realistic: k3,
+      numCandidates: new Float64Array(3).fill(50),
+      relations: r3,
+    });
     const fewResults = few.finalize();
     expect((plotSpec("relations", fewResults) as { data: { values: unknown[] } }).data.values).toHaveLength(3);
     // Long labels keep their end and the count; two that shorten alike stay two bars.
     const long = "/a/very/long/freebase/relation/path/that/goes/on";
     const labels = [`/x${long}/name`, `/y${long}/name`, "short"];
-    const bars = (plotSpec("relations", fewResults, { relationLabels: labels }) as { data: { values: { relation: string }[] } }).data.values.map((v) => v.relation);
+    const bars = (
+      plotSpec("relations", fewResults, { relationLabels: labels }) as { data: { values: { relation: string }[] } }
+    ).data.values.map((v) => v.relation);
     expect(bars).toHaveLength(3);
     expect(new Set(bars).size).toBe(3);
     expect(bars).toContain("short (1)");
@@ -113,27 +149,39 @@ describe("kgrank report and plot", () => {
     kgrank(["report", p("cli.state"), "--output", p("cli.html"), "--quiet"]);
     const html = readFileSync(p("cli.html"), "utf8");
     const results = RankEvaluator.deserialize(new Uint8Array(readFileSync(p("cli.state")))).finalize();
-    const section = (title: string) => html.slice(html.indexOf(`<h3>${title}</h3>`), html.indexOf("</table>", html.indexOf(`<h3>${title}</h3>`)));
+    const section = (title: string) =>
+      html.slice(html.indexOf(`<h3>${title}</h3>`), html.indexOf("</table>", html.indexOf(`<h3>${title}</h3>`)));
     const categories = results.byRelationCategory(ds.splits.train);
     expect(categories.length).toBeGreaterThan(1);
     for (const g of categories) {
       const mrr = g.results.get("both.realistic.inverse_harmonic_mean_rank").toFixed(4);
-      expect(section("By relation category")).toContain(`<th scope="row">${g.category}</th><td>${g.relations.length}</td><td>${g.count}</td><td>${g.tasks.head}</td><td>${g.tasks.tail}</td><td>${mrr}</td>`);
+      expect(section("By relation category")).toContain(
+        `<th scope="row">${g.category}</th><td>${g.relations.length}</td><td>${g.count}</td><td>${g.tasks.head}</td><td>${g.tasks.tail}</td><td>${mrr}</td>`,
+      );
     }
     const degrees = results.byDegree(ds.splits.train);
     expect(degrees.length).toBeGreaterThan(1);
     for (const g of degrees) {
       const mrr = g.results.get("both.realistic.inverse_harmonic_mean_rank").toFixed(4);
-      expect(section("By degree")).toContain(`<th scope="row">${g.label}</th><td>${g.count}</td><td>${g.tasks.head}</td><td>${g.tasks.tail}</td><td>${mrr}</td>`);
+      expect(section("By degree")).toContain(
+        `<th scope="row">${g.label}</th><td>${g.count}</td><td>${g.tasks.head}</td><td>${g.tasks.tail}</td><td>${mrr}</td>`,
+      );
     }
     expect(html).toMatch(/data-plot="categories"><svg/);
     expect(html).toMatch(/data-plot="degrees"><svg/);
     // A state that names no dataset: the sections say how to get them; --dataset brings them.
     const [a] = saveRuns();
-    const r = spawnSync(process.execPath, [bin, "report", a, "--output", p("plain.html")], { cwd: dir, encoding: "utf8" });
+    const r = spawnSync(process.execPath, [bin, "report", a, "--output", p("plain.html")], {
+      cwd: dir,
+      encoding: "utf8",
+    });
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/^kgrank report: baseline\.state: no relation-category and degree breakdowns: the state names no dataset: give --dataset NAME/m);
-    expect(readFileSync(p("plain.html"), "utf8")).toMatch(/class="meta note">Relation-category and degree breakdowns: the state names no dataset/);
+    expect(r.stderr).toMatch(
+      /^kgrank report: baseline\.state: no relation-category and degree breakdowns: the state names no dataset: give --dataset NAME/m,
+    );
+    expect(readFileSync(p("plain.html"), "utf8")).toMatch(
+      /class="meta note">Relation-category and degree breakdowns: the state names no dataset/,
+    );
     kgrank(["report", a, "--dataset", "nations", "--output", p("with.html"), "--quiet"]);
     expect(readFileSync(p("with.html"), "utf8")).toContain(section("By relation category"));
     // One plot each, from the recorded dataset.
@@ -142,37 +190,56 @@ describe("kgrank report and plot", () => {
       expect(readFileSync(p(`${name}.svg`), "utf8")).toMatch(/class="mark-rect/);
     }
     // The wrong dataset, an unknown one, or none for a plot that needs it: one line naming the flag.
-    kgrankFails(["report", p("cli.state"), "--dataset", "umls"], /^kgrank: --dataset: umls has 135 entities and 46 relations, but cli\.state was evaluated over 14 entities/);
+    kgrankFails(
+      ["report", p("cli.state"), "--dataset", "umls"],
+      /^kgrank: --dataset: umls has 135 entities and 46 relations, but cli\.state was evaluated over 14 entities/,
+    );
     kgrankFails(["report", p("cli.state"), "--dataset", "fb16k"], /^kgrank: --dataset: unknown dataset "fb16k"/);
     kgrankFails(["report", p("cli.state"), "--dataset-dir", p("nowhere")], /^kgrank: --dataset-dir: /);
-    kgrankFails(["plot", "degrees", a], /^kgrank: --dataset: the degrees plot needs the run's training triples, but the state names no dataset/);
+    kgrankFails(
+      ["plot", "degrees", a],
+      /^kgrank: --dataset: the degrees plot needs the run's training triples, but the state names no dataset/,
+    );
   }, 300_000);
 
-  it.skipIf(chromium.missing)(chromium.name("the report opens in headless Chromium: no console message, marks in every plot, a screenshot"), () => {
-    kgrank(["report", a, b, "--dataset", "nations", "--output", p("report.html"), "--samples", "300", "--quiet"]);
-    const html = readFileSync(p("report.html"), "utf8");
-    expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=["']https?:/); // nothing fetched
-    const url = `file://${p("report.html")}`;
-    const flags = chromiumFlags("profile");
-    // The check itself: a page that warns and errs without the word "Error" is caught.
-    writeFileSync(p("noisy.html"), `<!DOCTYPE html><html><body><script>console.warn("careful"); console.error("bad thing");</script></body></html>`);
-    const noisy = spawnSync("chromium", [...flags, "--dump-dom", `file://${p("noisy.html")}`], { encoding: "utf8", timeout: 120_000 });
-    expect(consoleLines(noisy.stderr).join("\n")).toMatch(/"careful"[^]*"bad thing"/);
-    const dom = spawnSync("chromium", [...flags, "--dump-dom", url], { encoding: "utf8", timeout: 120_000 });
-    expect(dom.status, dom.stderr).toBe(0);
-    expect(consoleLines(dom.stderr), "console messages of the report").toEqual([]);
-    const marks = /data-marks="([^"]*)"/.exec(dom.stdout)?.[1];
-    expect(marks, "the report's script ran").toBeDefined();
-    const counts = marks!.split(",").map((m) => m.split(":"));
-    const perRun = ["ranks", "hits", "relations", "categories", "degrees"];
-    expect(counts.map(([name]) => name)).toEqual([...perRun, ...perRun]);
-    for (const [name, n] of counts) expect(Number(n), name).toBeGreaterThan(0);
-    expect(dom.stdout).toContain("Comparison with baseline.state");
-    const artifacts = path.join(root, "test-artifacts");
-    mkdirSync(artifacts, { recursive: true });
-    const shot = path.join(artifacts, "report.png");
-    const s = spawnSync("chromium", [...flags, "--window-size=1280,7000", `--screenshot=${shot}`, url], { encoding: "utf8", timeout: 120_000 });
-    expect(s.status, s.stderr).toBe(0);
-    expect(existsSync(shot) && statSync(shot).size > 50_000).toBe(true);
-  }, 300_000);
+  it.skipIf(chromium.missing)(
+    chromium.name("the report opens in headless Chromium: no console message, marks in every plot, a screenshot"),
+    () => {
+      kgrank(["report", a, b, "--dataset", "nations", "--output", p("report.html"), "--samples", "300", "--quiet"]);
+      const html = readFileSync(p("report.html"), "utf8");
+      expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=["']https?:/); // nothing fetched
+      const url = `file://${p("report.html")}`;
+      const flags = chromiumFlags("profile");
+      // The check itself: a page that warns and errs without the word "Error" is caught.
+      writeFileSync(
+        p("noisy.html"),
+        `<!DOCTYPE html><html><body><script>console.warn("careful"); console.error("bad thing");</script></body></html>`,
+      );
+      const noisy = spawnSync("chromium", [...flags, "--dump-dom", `file://${p("noisy.html")}`], {
+        encoding: "utf8",
+        timeout: 120_000,
+      });
+      expect(consoleLines(noisy.stderr).join("\n")).toMatch(/"careful"[^]*"bad thing"/);
+      const dom = spawnSync("chromium", [...flags, "--dump-dom", url], { encoding: "utf8", timeout: 120_000 });
+      expect(dom.status, dom.stderr).toBe(0);
+      expect(consoleLines(dom.stderr), "console messages of the report").toEqual([]);
+      const marks = /data-marks="([^"]*)"/.exec(dom.stdout)?.[1];
+      expect(marks, "the report's script ran").toBeDefined();
+      const counts = marks!.split(",").map((m) => m.split(":"));
+      const perRun = ["ranks", "hits", "relations", "categories", "degrees"];
+      expect(counts.map(([name]) => name)).toEqual([...perRun, ...perRun]);
+      for (const [name, n] of counts) expect(Number(n), name).toBeGreaterThan(0);
+      expect(dom.stdout).toContain("Comparison with baseline.state");
+      const artifacts = path.join(root, "test-artifacts");
+      mkdirSync(artifacts, { recursive: true });
+      const shot = path.join(artifacts, "report.png");
+      const s = spawnSync("chromium", [...flags, "--window-size=1280,7000", `--screenshot=${shot}`, url], {
+        encoding: "utf8",
+        timeout: 120_000,
+      });
+      expect(s.status, s.stderr).toBe(0);
+      expect(existsSync(shot) && statSync(shot).size > 50_000).toBe(true);
+    },
+    300_000,
+  );
 });

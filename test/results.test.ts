@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 
-import { backendInfo, KgrankInputError, KgrankStateError, RankEvaluator, RankResults, UnknownMetricError } from "../src/index";
+import {
+  backendInfo,
+  KgrankInputError,
+  KgrankStateError,
+  RankEvaluator,
+  RankResults,
+  UnknownMetricError,
+} from "../src/index";
 import { loadBundled } from "./helpers/datasets";
 import { referenceRanks, rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
@@ -14,12 +21,12 @@ const filter = [train, valid, test];
 const rows = test.length / 3;
 
 /** Scores with many ties, NaN-free at the true answer. */
-function scoresFor(side: "head" | "tail", seed: number): Float32Array {
+function scoresFor(seed: number): Float32Array {
   const next = rng(seed);
   const s = new Float32Array(rows * N).map(() => Math.floor(next() * 6));
   return s;
 }
-const scores = { head: scoresFor("head", 1), tail: scoresFor("tail", 2) };
+const scores = { head: scoresFor(1), tail: scoresFor(2) };
 
 /** Independent reference: brute-force filtered ranks, then plain-loop means. */
 function referenceMetrics(side: "head" | "tail") {
@@ -50,7 +57,8 @@ const both = {
   numCandidates: [...ref.head.numCandidates, ...ref.tail.numCandidates],
 };
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const close = (a: number, b: number, rel = 1e-12) => expect(Math.abs(a - b)).toBeLessThanOrEqual(rel * Math.max(1, Math.abs(b)));
+const close = (a: number, b: number, rel = 1e-12) =>
+  expect(Math.abs(a - b)).toBeLessThanOrEqual(rel * Math.max(1, Math.abs(b)));
 
 function evaluate(extra: Partial<ConstructorParameters<typeof RankEvaluator>[0]> = {}): RankResults {
   const ev = new RankEvaluator({ numEntities: N, filterTriples: filter, ...extra });
@@ -62,11 +70,16 @@ describe(`RankEvaluator.finalize on ${label}`, () => {
   const results = evaluate();
 
   it("reports MR, MRR and Hits@k per side and rank type equal to plain loops over brute-force ranks (1e-12)", () => {
-    for (const [side, r] of [["head", ref.head], ["tail", ref.tail], ["both", both]] as const) {
+    for (const [side, r] of [
+      ["head", ref.head],
+      ["tail", ref.tail],
+      ["both", both],
+    ] as const) {
       for (const rt of ["optimistic", "realistic", "pessimistic"] as const) {
         close(results.get(`${side}.${rt}.arithmetic_mean_rank`), mean(r[rt]));
         close(results.get(`${side}.${rt}.inverse_harmonic_mean_rank`), mean(r[rt].map((x) => 1 / x)));
-        for (const k of [1, 3, 5, 10]) close(results.get(`${side}.${rt}.hits_at_${k}`), mean(r[rt].map((x) => (x <= k ? 1 : 0))));
+        for (const k of [1, 3, 5, 10])
+          close(results.get(`${side}.${rt}.hits_at_${k}`), mean(r[rt].map((x) => (x <= k ? 1 : 0))));
         close(results.get(`${side}.${rt}.count`), r[rt].length);
       }
       // Expected MR under random ranking: mean of (N_i + 1) / 2.

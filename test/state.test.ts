@@ -20,7 +20,12 @@ const scores = {
   head: new Float32Array(rows * N).map(() => Math.floor(next() * 30) / 4),
   tail: new Float32Array(rows * N).map(() => Math.floor(next() * 30) / 4),
 };
-const options = { numEntities: N, filterTriples: [train, valid, test], weighting: "macro" as const, restrictRelations: Array.from({ length: 40 }, (_, i) => i) };
+const options = {
+  numEntities: N,
+  filterTriples: [train, valid, test],
+  weighting: "macro" as const,
+  restrictRelations: Array.from({ length: 40 }, (_, i) => i),
+};
 
 function feed(ev: RankEvaluator, from: number, to: number) {
   for (const side of ["head", "tail"] as const) {
@@ -88,8 +93,12 @@ describe(`evaluator state on ${label}`, () => {
 
   it("keeps restored evaluators closed to new batches", () => {
     const restored = RankEvaluator.deserialize(single.serialize());
-    expect(() => restored.addSync({ triples: test.subarray(0, 3), side: "tail", scores: scores.tail.subarray(0, N) })).toThrow(KgrankStateError);
-    expect(() => restored.addRanks({ side: "tail", realistic: [1], numCandidates: [2] })).toThrow(/restored from serialized state/);
+    expect(() =>
+      restored.addSync({ triples: test.subarray(0, 3), side: "tail", scores: scores.tail.subarray(0, N) }),
+    ).toThrow(KgrankStateError);
+    expect(() => restored.addRanks({ side: "tail", realistic: [1], numCandidates: [2] })).toThrow(
+      /restored from serialized state/,
+    );
   });
 });
 
@@ -99,14 +108,27 @@ describe(`evaluator state on ${label}`, () => {
  */
 describe(`crafted states on ${label}`, () => {
   const ev = new RankEvaluator({ numEntities: 20, numRelations: 3, sides: "both", weighting: "micro" });
-  ev.addRanks({ side: "tail", optimistic: [1, 2], pessimistic: [3, 2], realistic: [2, 2], numCandidates: [5, 20], relations: [0, 2] });
+  ev.addRanks({
+    side: "tail",
+    optimistic: [1, 2],
+    pessimistic: [3, 2],
+    realistic: [2, 2],
+    numCandidates: [5, 20],
+    relations: [0, 2],
+  });
   ev.addRanks({ side: "head", realistic: [1.5], numCandidates: [4] });
   const good = decodeState(ev.serialize());
-  const craft = (edit: (h: Record<string, unknown>, c: { head: TaskColumns; tail: TaskColumns }) => void): Uint8Array => {
+  const craft = (
+    edit: (h: Record<string, unknown>, c: { head: TaskColumns; tail: TaskColumns }) => void,
+  ): Uint8Array => {
     const header = structuredClone(good.header) as unknown as Record<string, unknown>;
     const cols = {
-      head: Object.fromEntries(Object.entries(good.sides.head).map(([k, v]) => [k, v.slice()])) as unknown as TaskColumns,
-      tail: Object.fromEntries(Object.entries(good.sides.tail).map(([k, v]) => [k, v.slice()])) as unknown as TaskColumns,
+      head: Object.fromEntries(
+        Object.entries(good.sides.head).map(([k, v]) => [k, v.slice()]),
+      ) as unknown as TaskColumns,
+      tail: Object.fromEntries(
+        Object.entries(good.sides.tail).map(([k, v]) => [k, v.slice()]),
+      ) as unknown as TaskColumns,
     };
     edit(header, cols);
     return encodeState(header as unknown as StateHeader, cols);
@@ -115,23 +137,53 @@ describe(`crafted states on ${label}`, () => {
     ["rank 0", craft((_, c) => void (c.tail.optimistic[0] = 0)), /tail task 0: optimistic rank = 0/],
     ["rank 1.3", craft((_, c) => void (c.tail.realistic[1] = 1.3)), /tail task 1: realistic rank = 1.3/],
     ["rank above its candidate count", craft((_, c) => void (c.head.realistic[0] = 4.5)), /head task 0: realistic/],
-    ["candidate count above numEntities", craft((_, c) => void (c.tail.numCandidates[1] = 21)), /numCandidates = 21 is not an integer in \[1, numEntities = 20\]/],
+    [
+      "candidate count above numEntities",
+      craft((_, c) => void (c.tail.numCandidates[1] = 21)),
+      /numCandidates = 21 is not an integer in \[1, numEntities = 20\]/,
+    ],
     ["fractional candidate count", craft((_, c) => void (c.tail.numCandidates[0] = 4.5)), /numCandidates/],
-    ["optimistic > pessimistic", craft((_, c) => { c.tail.optimistic[0] = 3; c.tail.pessimistic[0] = 1; }), /out of order/],
+    [
+      "optimistic > pessimistic",
+      craft((_, c) => {
+        c.tail.optimistic[0] = 3;
+        c.tail.pessimistic[0] = 1;
+      }),
+      /out of order/,
+    ],
     ["no rank at all", craft((_, c) => void (c.head.realistic[0] = NaN)), /all missing/],
     ["bogus side", craft((h) => void (h.sides = ["tail", "sideways"])), /header field sides/],
     ["duplicate side", craft((h) => void (h.sides = ["tail", "tail"])), /header field sides/],
-    ["tasks on a side not evaluated", craft((h) => void (h.sides = ["tail"])), /has head tasks, but sides is \["tail"\]/],
-    ["relation id out of range", craft((_, c) => void (c.tail.relation[1] = 3)), /relation = 3 is not -1 \(unknown\) or an id in \[0, 3\)/],
+    [
+      "tasks on a side not evaluated",
+      craft((h) => void (h.sides = ["tail"])),
+      /has head tasks, but sides is \["tail"\]/,
+    ],
+    [
+      "relation id out of range",
+      craft((_, c) => void (c.tail.relation[1] = 3)),
+      /relation = 3 is not -1 \(unknown\) or an id in \[0, 3\)/,
+    ],
     ["negative anchor", craft((_, c) => void (c.tail.anchor[0] = -7)), /anchor = -7/],
     ["answer beyond numEntities", craft((_, c) => void (c.tail.truth[0] = 20)), /truth = 20/],
     ["non-numeric skipped", craft((h) => void (h.skipped = { head: "3", tail: 0 })), /header field skipped/],
     ["negative skipped", craft((h) => void (h.skipped = { head: -1, tail: 0 })), /header field skipped/],
     ["numEntities 0", craft((h) => void (h.numEntities = 0)), /header field numEntities/],
     ["weighting bogus", craft((h) => void (h.weighting = "sideways")), /header field weighting/],
-    ["unknown header field", craft((h) => void (h.__proto__x = 1)), /header field "__proto__x" is not one kgrank writes/],
+    [
+      "unknown header field",
+      craft((h) => void (h.__proto__x = 1)),
+      /header field "__proto__x" is not one kgrank writes/,
+    ],
     ["weight without explicitWeights", craft((_, c) => void (c.tail.weight[0] = 2)), /explicitWeights: false/],
-    ["negative weight", craft((h, c) => { h.explicitWeights = true; c.tail.weight[0] = -2; }), /weight = -2/],
+    [
+      "negative weight",
+      craft((h, c) => {
+        h.explicitWeights = true;
+        c.tail.weight[0] = -2;
+      }),
+      /weight = -2/,
+    ],
     ["restriction above numEntities", craft((h) => void (h.restrictEntities = 21)), /header field restrictEntities/],
     ["filterTriples without filtered", craft((h) => void (h.filterTriples = [5])), /header field filterTriples/],
   ];
@@ -198,23 +250,35 @@ describe(`crafted states on ${label}`, () => {
     };
     const restored = RankEvaluator.deserialize(toV1(v2));
     expect(restored.taskColumns("tail")).toEqual(ev.taskColumns("tail"));
-    expect(() => RankEvaluator.deserialize(toV1(craft((_, c) => void (c.tail.optimistic[0] = 0))))).toThrow(/optimistic rank = 0/);
+    expect(() => RankEvaluator.deserialize(toV1(craft((_, c) => void (c.tail.optimistic[0] = 0))))).toThrow(
+      /optimistic rank = 0/,
+    );
   });
 });
 
 describe(`addRanks and sampled batches refuse what a state could not hold, on ${label}`, () => {
   it("refuses numCandidates above numEntities", () => {
     const ev = new RankEvaluator({ numEntities: 10 });
-    expect(() => ev.addRanks({ side: "tail", realistic: [1], numCandidates: [11] })).toThrow(/numCandidates\[0\] = 11 is not an integer in \[1, numEntities = 10\]/);
+    expect(() => ev.addRanks({ side: "tail", realistic: [1], numCandidates: [11] })).toThrow(
+      /numCandidates\[0\] = 11 is not an integer in \[1, numEntities = 10\]/,
+    );
   });
   it("refuses optimistic > pessimistic and a realistic rank outside them", () => {
     const ev = new RankEvaluator({ numEntities: 10 });
-    expect(() => ev.addRanks({ side: "tail", optimistic: [3], pessimistic: [2], numCandidates: [5] })).toThrow(/out of order/);
-    expect(() => ev.addRanks({ side: "tail", optimistic: [2], pessimistic: [3], realistic: [4], numCandidates: [5] })).toThrow(/out of order/);
+    expect(() => ev.addRanks({ side: "tail", optimistic: [3], pessimistic: [2], numCandidates: [5] })).toThrow(
+      /out of order/,
+    );
+    expect(() =>
+      ev.addRanks({ side: "tail", optimistic: [2], pessimistic: [3], realistic: [4], numCandidates: [5] }),
+    ).toThrow(/out of order/);
   });
   it("refuses more sampled negatives than the graph has other entities", () => {
     const ev = new RankEvaluator({ numEntities: 3 });
-    expect(() => ev.addSampledSync({ side: "tail", positiveScores: [1], negativeScores: new Float32Array([0, 0, 0]) })).toThrow(/3 negatives besides the positive, more than numEntities = 3/);
-    expect(() => ev.addSampledSync({ side: "tail", positiveScores: [1], negativeScores: new Float32Array([0, 0]) })).not.toThrow();
+    expect(() =>
+      ev.addSampledSync({ side: "tail", positiveScores: [1], negativeScores: new Float32Array([0, 0, 0]) }),
+    ).toThrow(/3 negatives besides the positive, more than numEntities = 3/);
+    expect(() =>
+      ev.addSampledSync({ side: "tail", positiveScores: [1], negativeScores: new Float32Array([0, 0]) }),
+    ).not.toThrow();
   });
 });

@@ -21,17 +21,29 @@ export interface CompareCliOptions {
 }
 
 export async function compareCommand(files: string[], opts: CompareCliOptions, out: Out): Promise<void> {
-  if (files.length < 2) throw new KgrankInputError("FILE", "give at least two saved runs (kgrank evaluate ... --save-state FILE, or --ranks-out FILE.npz / .tsv)");
+  if (files.length < 2)
+    throw new KgrankInputError(
+      "FILE",
+      "give at least two saved runs (kgrank evaluate ... --save-state FILE, or --ranks-out FILE.npz / .tsv)",
+    );
   const loaded = files.map(loadRun);
   const runs = loaded.map((r) => ({ name: r.name, results: r.evaluator.finalize(), labels: r.labels }));
   let cmp: Comparison;
   try {
-    cmp = compareRuns(runs, { metrics: opts.metrics, samples: opts.samples, seed: opts.seed, correction: opts.correction });
+    cmp = compareRuns(runs, {
+      metrics: opts.metrics,
+      samples: opts.samples,
+      seed: opts.seed,
+      correction: opts.correction,
+    });
   } catch (e) {
     // A .tsv names entities by label, states and .npz by id: say so when such a mix is what differs.
     const kinds = new Set(loaded.map((r) => (r.kind === "tsv" ? "labels" : "ids")));
     if (e instanceof KgrankInputError && /^runs: task \d+ differs/.test(e.message) && kinds.size > 1) {
-      throw new KgrankInputError("runs", `${e.message.replace(/^runs: /, "")} (a .tsv rank file names tasks by label, a state or .npz by id: compare like with like)`);
+      throw new KgrankInputError(
+        "runs",
+        `${e.message.replace(/^runs: /, "")} (a .tsv rank file names tasks by label, a state or .npz by id: compare like with like)`,
+      );
     }
     throw e;
   }
@@ -39,19 +51,64 @@ export async function compareCommand(files: string[], opts: CompareCliOptions, o
   let text: string;
   if (opts.format === "json") text = json(cmp);
   else {
-    const header = ["metric", "run", "baseline", "value", "difference", `${Math.round(cmp.confidenceLevel * 100)}% interval`, "p (randomization)", `p adjusted`, "p (t-test)", "p (Wilcoxon)", "d_z"];
+    const header = [
+      "metric",
+      "run",
+      "baseline",
+      "value",
+      "difference",
+      `${Math.round(cmp.confidenceLevel * 100)}% interval`,
+      "p (randomization)",
+      `p adjusted`,
+      "p (t-test)",
+      "p (Wilcoxon)",
+      "d_z",
+    ];
     const rows = cmp.rows.map((r) => [
-      r.metric, cmp.names[r.run]!, fmt(r.valueA), fmt(r.valueB), fmt(r.difference), `[${fmt(r.lower)}, ${fmt(r.upper)}]`,
-      fmtP(r.pRandomization), fmtP(r.pAdjusted), r.pTTest === null ? "" : fmtP(r.pTTest), r.pWilcoxon === null ? "" : fmtP(r.pWilcoxon),
+      r.metric,
+      cmp.names[r.run]!,
+      fmt(r.valueA),
+      fmt(r.valueB),
+      fmt(r.difference),
+      `[${fmt(r.lower)}, ${fmt(r.upper)}]`,
+      fmtP(r.pRandomization),
+      fmtP(r.pAdjusted),
+      r.pTTest === null ? "" : fmtP(r.pTTest),
+      r.pWilcoxon === null ? "" : fmtP(r.pWilcoxon),
       r.effectSize === null ? "" : fmt(r.effectSize, 3),
     ]);
     if (opts.format === "csv") {
       text = csv(
-        ["metric", "run", "baseline", "value", "difference", "lower", "upper", "p_randomization", "p_adjusted", "p_ttest", "p_wilcoxon", "d_z"],
-        cmp.rows.map((r) => [r.metric, cmp.names[r.run]!, r.valueA, r.valueB, r.difference, r.lower, r.upper, r.pRandomization, r.pAdjusted, r.pTTest ?? undefined, r.pWilcoxon ?? undefined, r.effectSize ?? undefined]),
+        [
+          "metric",
+          "run",
+          "baseline",
+          "value",
+          "difference",
+          "lower",
+          "upper",
+          "p_randomization",
+          "p_adjusted",
+          "p_ttest",
+          "p_wilcoxon",
+          "d_z",
+        ],
+        cmp.rows.map((r) => [
+          r.metric,
+          cmp.names[r.run]!,
+          r.valueA,
+          r.valueB,
+          r.difference,
+          r.lower,
+          r.upper,
+          r.pRandomization,
+          r.pAdjusted,
+          r.pTTest ?? undefined,
+          r.pWilcoxon ?? undefined,
+          r.effectSize ?? undefined,
+        ]),
       );
-    }
-    else {
+    } else {
       text = [
         `${cmp.names.slice(1).join(", ")} against ${cmp.names[0]}: ${cmp.tasks} paired tasks, realistic ranks`,
         "",

@@ -20,8 +20,19 @@ import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRow
 import { writeRanksOut } from "./ranks-out";
 import { evaluateWithWorkers } from "./workers";
 import {
-  datasetFromAsync, emit, expectShape, filterSplits, floatScores, nanIfMissing, type Out, readArray, readIdTriples,
-  safeExpected, safeGet, SIDES, type TaskSide,
+  datasetFromAsync,
+  emit,
+  expectShape,
+  filterSplits,
+  floatScores,
+  nanIfMissing,
+  type Out,
+  readArray,
+  readIdTriples,
+  safeExpected,
+  safeGet,
+  SIDES,
+  type TaskSide,
 } from "./shared";
 
 // ---- evaluate ----------------------------------------------------------------------------------------------------
@@ -75,10 +86,14 @@ const MODEL_ROWS = 512;
 const ROWS_PER_BATCH = (n: number) => Math.max(1, Math.min(4096, Math.floor((16 << 20) / n)));
 
 export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
-  if (opts.workers !== undefined && opts.workers > 1) return evaluateWithWorkers(opts.argv ?? [], opts.workers, opts, out);
+  if (opts.workers !== undefined && opts.workers > 1)
+    return evaluateWithWorkers(opts.argv ?? [], opts.workers, opts, out);
   const t0 = performance.now();
   if (opts.shard && !opts.saveState) {
-    throw new KgrankInputError("--shard", "needs --save-state FILE: a shard's tasks are only meaningful merged (kgrank merge FILE...)");
+    throw new KgrankInputError(
+      "--shard",
+      "needs --save-state FILE: a shard's tasks are only meaningful merged (kgrank merge FILE...)",
+    );
   }
   if (opts.positiveScores !== undefined || opts.negativeScores !== undefined) return evaluateScoresOnly(opts, out, t0);
   const ds = await datasetFromAsync(opts);
@@ -99,15 +114,24 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   const negatives = { head: opts.negativesHead, tail: opts.negativesTail };
   for (const side of SIDES) {
     if (negatives[side] && !given[side]) {
-      throw new KgrankInputError(`--negatives-${side}`, `needs --scores-${side} with the true triples' scores (one per row of the ${opts.split} split)`);
+      throw new KgrankInputError(
+        `--negatives-${side}`,
+        `needs --scores-${side} with the true triples' scores (one per row of the ${opts.split} split)`,
+      );
     }
   }
   const fromModel = Boolean(opts.modelDir || opts.interaction || opts.entityEmbeddings);
   if (fromModel && (given.head || given.tail)) {
-    throw new KgrankInputError("--scores-head", "scores files and a model's embeddings do not mix: give one or the other");
+    throw new KgrankInputError(
+      "--scores-head",
+      "scores files and a model's embeddings do not mix: give one or the other",
+    );
   }
   if (opts.negativesIds && !fromModel) {
-    throw new KgrankInputError("--negatives-ids", "needs a model (--model-dir or --interaction with the embedding files); for negatives' scores use --negatives-head / --negatives-tail");
+    throw new KgrankInputError(
+      "--negatives-ids",
+      "needs a model (--model-dir or --interaction with the embedding files); for negatives' scores use --negatives-head / --negatives-tail",
+    );
   }
   if (opts.complexLayout !== undefined && opts.complexLayout !== "halves" && opts.complexLayout !== "interleaved") {
     throw new KgrankInputError("--complex-layout", `must be halves or interleaved, got ${opts.complexLayout}`);
@@ -121,21 +145,30 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   const sides: TaskSide[] = fromFiles ? SIDES.filter((s) => given[s]) : [...SIDES];
   const sampled = sides.some((s) => negatives[s]);
   if (sampled && sides.some((s) => !negatives[s])) {
-    throw new KgrankInputError("--negatives-head", "give negatives for every side with scores, or for none (sampled and full ranking do not mix)");
+    throw new KgrankInputError(
+      "--negatives-head",
+      "give negatives for every side with scores, or for none (sampled and full ranking do not mix)",
+    );
   }
   const filterSet = sampled ? [] : filterSplits(opts.filter, opts.split);
   const evaluator = new RankEvaluator({
     numEntities: n,
     numRelations: ds.numRelations,
     // The evaluated triples always filter (PyKEEN); with --triples they are those rows, not the split's file.
-    filterTriples: filterSet.length ? [...filterSet.map((s) => ds.splits[s]), ...(opts.triples ? [evaluated] : [])] : undefined,
+    filterTriples: filterSet.length
+      ? [...filterSet.map((s) => ds.splits[s]), ...(opts.triples ? [evaluated] : [])]
+      : undefined,
     sides: sides.length === 2 ? "both" : sides[0],
     ks: opts.ks,
     metrics: opts.metrics,
   });
   const scorer = fromFiles ? null : new FrequencyBaseline(ds.splits.train, n, ds.numRelations);
   const batch = ROWS_PER_BATCH(n);
-  const progress = new Progress(`evaluating ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}`, (hi - lo) * sides.length, { quiet: opts.quiet, report: out.progress });
+  const progress = new Progress(
+    `evaluating ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}`,
+    (hi - lo) * sides.length,
+    { quiet: opts.quiet, report: out.progress },
+  );
   try {
     for (const side of sides) {
       if (scorer) {
@@ -151,8 +184,10 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
       const a = readArray(given[side]!, arg);
       const scores = floatScores(a, arg);
       if (negatives[side]) {
-        if (!(a.shape.length === 1 || (a.shape.length === 2 && a.shape[1] === 1))) expectShape(a, [rows], arg, `one true score per ${opts.split} triple`);
-        if (a.shape[0] !== rows) expectShape(a, [rows], arg, `one true score per ${opts.split} triple (${rows} after dropping unseen labels)`);
+        if (!(a.shape.length === 1 || (a.shape.length === 2 && a.shape[1] === 1)))
+          expectShape(a, [rows], arg, `one true score per ${opts.split} triple`);
+        if (a.shape[0] !== rows)
+          expectShape(a, [rows], arg, `one true score per ${opts.split} triple (${rows} after dropping unseen labels)`);
         const negArg = `--negatives-${side}`;
         const neg = readArray(negatives[side]!, negArg);
         expectShape(neg, [rows, -1], negArg, `one row of K negative scores per ${opts.split} triple`);
@@ -160,21 +195,39 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
         const negScores = floatScores(neg, negArg);
         if (hi > lo) {
           await evaluator.addSampled({
-            side, triples: evaluated.subarray(3 * lo, 3 * hi), positiveScores: scores.subarray(lo, hi), negativeScores: negScores.subarray(lo * k, hi * k),
+            side,
+            triples: evaluated.subarray(3 * lo, 3 * hi),
+            positiveScores: scores.subarray(lo, hi),
+            negativeScores: negScores.subarray(lo * k, hi * k),
           });
         }
         progress.tick(hi - lo);
         continue;
       }
-      expectShape(a, [rows, n], arg, `rows in the order of the ${opts.split} split's ${rows} triples, columns in entity id order (${n} entities)`);
+      expectShape(
+        a,
+        [rows, n],
+        arg,
+        `rows in the order of the ${opts.split} split's ${rows} triples, columns in entity id order (${n} entities)`,
+      );
       for (let start = lo; start < hi; start += batch) {
         const end = Math.min(hi, start + batch);
         try {
-          await evaluator.add({ triples: evaluated.subarray(3 * start, 3 * end), side, scores: scores.subarray(start * n, end * n) });
+          await evaluator.add({
+            triples: evaluated.subarray(3 * start, 3 * end),
+            side,
+            scores: scores.subarray(start * n, end * n),
+          });
         } catch (e) {
           // The library names the row of the batch; the user knows rows of the file.
           if (!(e instanceof KgrankInputError) || e.argument !== "scores" || e.index === undefined) throw e;
-          throw new KgrankInputError(arg, e.message.replace(/^scores: /, "").replace(/row \d+ of the batch/, `row ${start + e.index} of ${path.basename(given[side]!)}`), start + e.index);
+          throw new KgrankInputError(
+            arg,
+            e.message
+              .replace(/^scores: /, "")
+              .replace(/row \d+ of the batch/, `row ${start + e.index} of ${path.basename(given[side]!)}`),
+            start + e.index,
+          );
         }
         progress.tick(end - start);
         await turn();
@@ -184,8 +237,14 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
     progress.stop();
   }
   const scorerName = fromFiles ? (sampled ? "sampled scores from files" : "scores from files") : "frequency baseline";
-  const setting = sampled ? "sampled negatives (unfiltered)" : filterSet.length ? `filtered by ${filterSet.join("+")}` : "unfiltered";
-  const files = [opts.triples, given.head, given.tail, negatives.head, negatives.tail].map((f, i) => (f ? fileFingerprint(f, FILE_FLAGS[i]!) : null));
+  const setting = sampled
+    ? "sampled negatives (unfiltered)"
+    : filterSet.length
+      ? `filtered by ${filterSet.join("+")}`
+      : "unfiltered";
+  const files = [opts.triples, given.head, given.tail, negatives.head, negatives.tail].map((f, i) =>
+    f ? fileFingerprint(f, FILE_FLAGS[i]!) : null,
+  );
   await finish(run, evaluator, scorerName, setting, filterSet, files);
 }
 
@@ -207,26 +266,39 @@ async function evaluateModel(run: RunContext): Promise<void> {
   const { opts, ds, evaluated, rows, lo, hi, shard } = run;
   const n = ds.numEntities;
   const model = loadEmbeddingModel({
-    modelDir: opts.modelDir, interaction: opts.interaction as InteractionName | undefined,
-    entityEmbeddings: opts.entityEmbeddings, relationEmbeddings: opts.relationEmbeddings,
-    entityIds: opts.entityIds, relationIds: opts.relationIds, complexLayout: opts.complexLayout as ComplexLayout | undefined,
+    modelDir: opts.modelDir,
+    interaction: opts.interaction as InteractionName | undefined,
+    entityEmbeddings: opts.entityEmbeddings,
+    relationEmbeddings: opts.relationEmbeddings,
+    entityIds: opts.entityIds,
+    relationIds: opts.relationIds,
+    complexLayout: opts.complexLayout as ComplexLayout | undefined,
     precision: opts.precision as "float32" | "float64" | undefined,
-    entityLabels: ds.entityLabels, relationLabels: ds.relationLabels,
+    entityLabels: ds.entityLabels,
+    relationLabels: ds.relationLabels,
   });
   let negatives: Int32Array | null = null;
   let k = 0;
   if (opts.negativesIds) {
     const neg = readArray(opts.negativesIds, "--negatives-ids");
-    if (!/^[iu]/.test(neg.dtype)) throw new KgrankInputError("--negatives-ids", `dtype ${neg.dtype} is not an integer type: save entity ids as int32 or int64`);
+    if (!/^[iu]/.test(neg.dtype))
+      throw new KgrankInputError(
+        "--negatives-ids",
+        `dtype ${neg.dtype} is not an integer type: save entity ids as int32 or int64`,
+      );
     expectShape(neg, [rows, -1], "--negatives-ids", `one row of K entity ids per ${opts.split} triple`);
     k = neg.shape[1]!;
     negatives = Int32Array.from(neg.data as ArrayLike<number>);
   }
   const filterSet = negatives ? [] : filterSplits(opts.filter, opts.split);
   const evaluator = new RankEvaluator({
-    numEntities: n, numRelations: ds.numRelations,
-    filterTriples: filterSet.length ? [...filterSet.map((s) => ds.splits[s]), ...(opts.triples ? [evaluated] : [])] : undefined,
-    ks: opts.ks, metrics: opts.metrics,
+    numEntities: n,
+    numRelations: ds.numRelations,
+    filterTriples: filterSet.length
+      ? [...filterSet.map((s) => ds.splits[s]), ...(opts.triples ? [evaluated] : [])]
+      : undefined,
+    ks: opts.ks,
+    metrics: opts.metrics,
   });
   const label = `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""} from embeddings`;
   const progress = new Progress(label, (hi - lo) * 2, { quiet: opts.quiet, report: run.out.progress });
@@ -235,7 +307,12 @@ async function evaluateModel(run: RunContext): Promise<void> {
       for (let start = lo; start < hi; start += MODEL_ROWS) {
         const end = Math.min(hi, start + MODEL_ROWS);
         const triples = evaluated.subarray(3 * start, 3 * end);
-        await evaluator.addModel({ model, triples, side, ...(negatives ? { negatives: negatives.subarray(start * k, end * k) } : {}) });
+        await evaluator.addModel({
+          model,
+          triples,
+          side,
+          ...(negatives ? { negatives: negatives.subarray(start * k, end * k) } : {}),
+        });
         progress.tick(end - start);
         await turn();
       }
@@ -243,10 +320,20 @@ async function evaluateModel(run: RunContext): Promise<void> {
   } finally {
     progress.stop();
   }
-  const setting = negatives ? `OGB protocol: ${k} given negatives per triple (unfiltered)` : filterSet.length ? `filtered by ${filterSet.join("+")}` : "unfiltered";
+  const setting = negatives
+    ? `OGB protocol: ${k} given negatives per triple (unfiltered)`
+    : filterSet.length
+      ? `filtered by ${filterSet.join("+")}`
+      : "unfiltered";
   const scorerName = `${model.interaction} from embeddings (${model.entityWidth} columns, ${model.precision})`;
-  const modelFiles = [opts.triples, opts.entityEmbeddings, opts.relationEmbeddings, opts.entityIds, opts.relationIds, opts.negativesIds]
-    .map((f) => (f ? fileFingerprint(f, "--model") : null));
+  const modelFiles = [
+    opts.triples,
+    opts.entityEmbeddings,
+    opts.relationEmbeddings,
+    opts.entityIds,
+    opts.relationIds,
+    opts.negativesIds,
+  ].map((f) => (f ? fileFingerprint(f, "--model") : null));
   const dirFiles = opts.modelDir ? directoryFingerprints(opts.modelDir) : null;
   await finish(run, evaluator, scorerName, setting, filterSet, [...modelFiles, dirFiles]);
 }
@@ -263,7 +350,12 @@ function directoryFingerprints(dir: string): Record<string, string> {
 
 /** Saves the state (--save-state; a shard stops there), finalizes, writes --ranks-out and prints the results. */
 async function finish(
-  run: RunContext, evaluator: RankEvaluator, scorerName: string, setting: string, filterSet: string[], inputs: unknown[],
+  run: RunContext,
+  evaluator: RankEvaluator,
+  scorerName: string,
+  setting: string,
+  filterSet: string[],
+  inputs: unknown[],
 ): Promise<void> {
   const { opts, ds, evaluated, rows } = run;
   const n = ds.numEntities;
@@ -272,12 +364,30 @@ async function finish(
     title:
       `${ds.name} ${opts.triples ? `triples from ${path.basename(opts.triples)}` : opts.split} (${rows} triples x ${n} entities${dropped ? `; ${dropped} with labels unseen in train dropped` : ""}), ` +
       `${setting}, ${scorerName}`,
-    dataset: ds.name, split: opts.split, numEntities: n, triples: rows, dropped, setting, scorer: scorerName,
-    metrics: opts.metrics ?? null, ks: opts.ks ?? null, byRelation: Boolean(opts.byRelation), bootstrap: opts.bootstrap ?? null, seed: opts.seed,
+    dataset: ds.name,
+    split: opts.split,
+    numEntities: n,
+    triples: rows,
+    dropped,
+    setting,
+    scorer: scorerName,
+    metrics: opts.metrics ?? null,
+    ks: opts.ks ?? null,
+    byRelation: Boolean(opts.byRelation),
+    bootstrap: opts.bootstrap ?? null,
+    seed: opts.seed,
     relationLabels: opts.byRelation ? ds.relationLabels : null,
   };
   // Everything that decides the numbers; the shard index is not part of it (it differs between shards).
-  const decisive = [report, evaluated, ...filterSet.map((s) => ds.splits[s as Split]), ds.entityLabels, ds.relationLabels, inputs, opts.filter];
+  const decisive = [
+    report,
+    evaluated,
+    ...filterSet.map((s) => ds.splits[s as Split]),
+    ds.entityLabels,
+    ds.relationLabels,
+    inputs,
+    opts.filter,
+  ];
   await finishRun(run, evaluator, report, decisive, { entities: ds.entityLabels, relations: ds.relationLabels });
 }
 
@@ -286,33 +396,66 @@ type RunSlice = Pick<RunContext, "opts" | "out" | "t0" | "lo" | "hi" | "shard">;
 
 /** --save-state (with the run's fingerprint of `decisive`), finalize, --ranks-out and the printed results. */
 async function finishRun(
-  run: RunSlice, evaluator: RankEvaluator, report: ReportInfo, decisive: unknown[],
+  run: RunSlice,
+  evaluator: RankEvaluator,
+  report: ReportInfo,
+  decisive: unknown[],
   labels: { entities?: readonly string[] | null; relations?: readonly string[] | null },
 ): Promise<void> {
   const { opts, out, t0, lo, hi, shard } = run;
   const rows = report.triples;
   if (opts.saveState) {
     const fingerprint = runFingerprint(decisive);
-    const meta: RunMeta = { kgrank: "evaluate", fingerprint, shard: shard?.index ?? 0, shards: shard?.count ?? 1, rows: [lo, hi], report };
-    writeFileAtomic(opts.saveState, evaluator.serialize({ meta: meta as unknown as Record<string, unknown> }), "--save-state");
+    const meta: RunMeta = {
+      kgrank: "evaluate",
+      fingerprint,
+      shard: shard?.index ?? 0,
+      shards: shard?.count ?? 1,
+      rows: [lo, hi],
+      report,
+    };
+    writeFileAtomic(
+      opts.saveState,
+      evaluator.serialize({ meta: meta as unknown as Record<string, unknown> }),
+      "--save-state",
+    );
     if (shard) {
-      if (!opts.quiet) out.stderr(`shard ${shard.index}/${shard.count}: rows ${lo}..${hi - 1} of ${rows} (${evaluator.taskCounts.head + evaluator.taskCounts.tail} tasks) -> ${opts.saveState}\n`);
+      if (!opts.quiet)
+        out.stderr(
+          `shard ${shard.index}/${shard.count}: rows ${lo}..${hi - 1} of ${rows} (${evaluator.taskCounts.head + evaluator.taskCounts.tail} tasks) -> ${opts.saveState}\n`,
+        );
       return;
     }
   }
   // Async, so Ctrl-C during a long bootstrap is handled at once (main.ts exits 130 and writes nothing).
-  const results = await evaluator.finalizeAsync(opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {});
+  const results = await evaluator.finalizeAsync(
+    opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {},
+  );
   if (opts.ranksOut) writeRanksOut(opts.ranksOut, results, labels);
   emit(out, renderEvaluation(results, report, opts.format, t0), opts.output, opts.quiet);
 }
 
 /** Flags that name a dataset, triples or another source of scores: none applies to dataset-free sampled ranking. */
 const NOT_WITH_SCORES_ONLY: [keyof EvaluateOptions, string][] = [
-  ["dataset", "--dataset"], ["datasetDir", "--dataset-dir"], ["split", "--split"], ["filter", "--filter"], ["triples", "--triples"],
-  ["scoresHead", "--scores-head"], ["scoresTail", "--scores-tail"], ["negativesHead", "--negatives-head"], ["negativesTail", "--negatives-tail"],
-  ["modelDir", "--model-dir"], ["interaction", "--interaction"], ["entityEmbeddings", "--entity-embeddings"],
-  ["relationEmbeddings", "--relation-embeddings"], ["entityIds", "--entity-ids"], ["relationIds", "--relation-ids"],
-  ["negativesIds", "--negatives-ids"], ["complexLayout", "--complex-layout"], ["precision", "--precision"], ["byRelation", "--by-relation"],
+  ["dataset", "--dataset"],
+  ["datasetDir", "--dataset-dir"],
+  ["split", "--split"],
+  ["filter", "--filter"],
+  ["triples", "--triples"],
+  ["scoresHead", "--scores-head"],
+  ["scoresTail", "--scores-tail"],
+  ["negativesHead", "--negatives-head"],
+  ["negativesTail", "--negatives-tail"],
+  ["modelDir", "--model-dir"],
+  ["interaction", "--interaction"],
+  ["entityEmbeddings", "--entity-embeddings"],
+  ["relationEmbeddings", "--relation-embeddings"],
+  ["entityIds", "--entity-ids"],
+  ["relationIds", "--relation-ids"],
+  ["negativesIds", "--negatives-ids"],
+  ["complexLayout", "--complex-layout"],
+  ["precision", "--precision"],
+  ["byRelation", "--by-relation"],
 ];
 
 /**
@@ -322,10 +465,20 @@ const NOT_WITH_SCORES_ONLY: [keyof EvaluateOptions, string][] = [
  * is OGB's. The tasks are reported as the tail side (and both); every metric and its random expectation apply.
  */
 async function evaluateScoresOnly(opts: EvaluateOptions, out: Out, t0: number): Promise<void> {
-  if (!opts.positiveScores) throw new KgrankInputError("--negative-scores", "needs --positive-scores FILE: the positive (true) score of each row, shape (n,)");
-  if (!opts.negativeScores) throw new KgrankInputError("--positive-scores", "needs --negative-scores FILE: K negatives' scores per positive, shape (n, K)");
+  if (!opts.positiveScores)
+    throw new KgrankInputError(
+      "--negative-scores",
+      "needs --positive-scores FILE: the positive (true) score of each row, shape (n,)",
+    );
+  if (!opts.negativeScores)
+    throw new KgrankInputError(
+      "--positive-scores",
+      "needs --negative-scores FILE: K negatives' scores per positive, shape (n, K)",
+    );
   for (const [key, flag] of NOT_WITH_SCORES_ONLY) {
-    const set = opts.given ? opts.given.includes(key) : key !== "split" && key !== "filter" && opts[key] !== undefined && opts[key] !== false;
+    const set = opts.given
+      ? opts.given.includes(key)
+      : key !== "split" && key !== "filter" && opts[key] !== undefined && opts[key] !== false;
     if (set) {
       throw new KgrankInputError(
         flag,
@@ -339,24 +492,42 @@ async function evaluateScoresOnly(opts: EvaluateOptions, out: Out, t0: number): 
   const p = readArray(posFile, "--positive-scores");
   const positives = floatScores(p, "--positive-scores");
   if (!(p.shape.length === 1 || (p.shape.length === 2 && p.shape[1] === 1)) || p.shape[0] === 0) {
-    throw new KgrankInputError("--positive-scores", `shape (${p.shape.join(", ")}) is not (n,) with n >= 1: one positive score per row, as OGB's y_pred_pos`);
+    throw new KgrankInputError(
+      "--positive-scores",
+      `shape (${p.shape.join(", ")}) is not (n,) with n >= 1: one positive score per row, as OGB's y_pred_pos`,
+    );
   }
   const rows = p.shape[0]!;
   const neg = readArray(negFile, "--negative-scores");
-  expectShape(neg, [rows, -1], "--negative-scores", `one row of K negative scores per positive (${rows} in ${path.basename(posFile)}), as OGB's y_pred_neg`);
+  expectShape(
+    neg,
+    [rows, -1],
+    "--negative-scores",
+    `one row of K negative scores per positive (${rows} in ${path.basename(posFile)}), as OGB's y_pred_neg`,
+  );
   const k = neg.shape[1]!;
-  if (k === 0) throw new KgrankInputError("--negative-scores", `shape (${neg.shape.join(", ")}) has no negative: give K >= 1 per row`);
+  if (k === 0)
+    throw new KgrankInputError(
+      "--negative-scores",
+      `shape (${neg.shape.join(", ")}) has no negative: give K >= 1 per row`,
+    );
   const negatives = floatScores(neg, "--negative-scores");
   const shard = opts.shard ? resolveShard(opts.shard, process.env) : null;
   const [lo, hi] = shard ? shardRows(shard.index, shard.count, rows) : [0, rows];
   const evaluator = new RankEvaluator({ numEntities: k + 1, sides: "tail", ks: opts.ks, metrics: opts.metrics });
   if (hi > lo) {
     try {
-      await evaluator.addSampled({ side: "tail", positiveScores: positives.subarray(lo, hi), negativeScores: negatives.subarray(lo * k, hi * k) });
+      await evaluator.addSampled({
+        side: "tail",
+        positiveScores: positives.subarray(lo, hi),
+        negativeScores: negatives.subarray(lo * k, hi * k),
+      });
     } catch (e) {
       if (!(e instanceof KgrankInputError) || e.argument !== "positiveScores") throw e;
       // Rows of the file, not of the shard.
-      const message = e.message.replace(/^positiveScores: /, "").replace(/positiveScores\[(\d+)\]/, (_m, i: string) => `row ${lo + Number(i)} of ${path.basename(posFile)}`);
+      const message = e.message
+        .replace(/^positiveScores: /, "")
+        .replace(/positiveScores\[(\d+)\]/, (_m, i: string) => `row ${lo + Number(i)} of ${path.basename(posFile)}`);
       throw new KgrankInputError("--positive-scores", message);
     }
   }
@@ -364,8 +535,19 @@ async function evaluateScoresOnly(opts: EvaluateOptions, out: Out, t0: number): 
   const scorer = "sampled scores from files";
   const report: ReportInfo = {
     title: `${path.basename(posFile)} and ${path.basename(negFile)} (${rows} tasks x ${k} negatives, no dataset), ${setting}, ${scorer}`,
-    dataset: null, split: null, numEntities: null, triples: rows, dropped: 0, setting, scorer,
-    metrics: opts.metrics ?? null, ks: opts.ks ?? null, byRelation: false, bootstrap: opts.bootstrap ?? null, seed: opts.seed, relationLabels: null,
+    dataset: null,
+    split: null,
+    numEntities: null,
+    triples: rows,
+    dropped: 0,
+    setting,
+    scorer,
+    metrics: opts.metrics ?? null,
+    ks: opts.ks ?? null,
+    byRelation: false,
+    bootstrap: opts.bootstrap ?? null,
+    seed: opts.seed,
+    relationLabels: null,
   };
   const inputs = [fileFingerprint(posFile, "--positive-scores"), fileFingerprint(negFile, "--negative-scores")];
   await finishRun({ opts, out, t0, lo, hi, shard }, evaluator, report, [report, inputs], {});
@@ -410,14 +592,30 @@ export function renderEvaluation(results: RankResults, r: ReportInfo, format: Fo
   const ms = (performance.now() - t0).toFixed(0);
   if (format === "json") {
     return json({
-      dataset: r.dataset, split: r.split, numEntities: r.numEntities, triples: r.triples, dropped: r.dropped, setting: r.setting, scorer: r.scorer,
+      dataset: r.dataset,
+      split: r.split,
+      numEntities: r.numEntities,
+      triples: r.triples,
+      dropped: r.dropped,
+      setting: r.setting,
+      scorer: r.scorer,
       backend: { backend: info.backend, simd: info.simd, threads: info.threads, version: info.version },
       results: results.toJSON(),
       expected: Object.fromEntries(["head", "tail", "both"].map((s) => [s, expectedTable(results, s)])),
-      meanRankWidth: { head: nanIfMissing(() => results.meanRankWidth("head")), tail: nanIfMissing(() => results.meanRankWidth("tail")), both: results.meanRankWidth("both") },
+      meanRankWidth: {
+        head: nanIfMissing(() => results.meanRankWidth("head")),
+        tail: nanIfMissing(() => results.meanRankWidth("tail")),
+        both: results.meanRankWidth("both"),
+      },
       intervals: results.intervals(),
       info: results.info,
-      byRelation: relations?.map((g) => ({ relation: relLabel(g.relation), relationId: g.relation, count: g.count, tasks: g.tasks, results: g.results.toJSON() })),
+      byRelation: relations?.map((g) => ({
+        relation: relLabel(g.relation),
+        relationId: g.relation,
+        count: g.count,
+        tasks: g.tasks,
+        results: g.results.toJSON(),
+      })),
     });
   }
   if (format === "csv") {
@@ -448,11 +646,22 @@ export function renderEvaluation(results: RankResults, r: ReportInfo, format: Fo
   if (relations) {
     parts.push("", "Per relation (both sides, realistic ranks):", "");
     // The metrics asked for with --metrics, else a short default; MRR's random expectation beside MRR.
-    const columns = r.metrics ? metricSelection(r.metrics, r.ks ?? undefined, "--metrics").map((m) => [m.key, m.key]) : RELATION_COLUMNS;
-    const header = ["relation", "tasks", ...columns.flatMap(([key, title]) => (key === MRR ? [title!, `${title} random E`] : [title!]))];
+    const columns = r.metrics
+      ? metricSelection(r.metrics, r.ks ?? undefined, "--metrics").map((m) => [m.key, m.key])
+      : RELATION_COLUMNS;
+    const header = [
+      "relation",
+      "tasks",
+      ...columns.flatMap(([key, title]) => (key === MRR ? [title!, `${title} random E`] : [title!])),
+    ];
     const rowsOut = relations.map((g) => [
-      relLabel(g.relation), String(g.count),
-      ...columns.flatMap(([key]) => (key === MRR ? [fmt(safeGet(g.results, key!)), fmt(safeExpected(g.results, key!))] : [fmt(safeGet(g.results, key!))])),
+      relLabel(g.relation),
+      String(g.count),
+      ...columns.flatMap(([key]) =>
+        key === MRR
+          ? [fmt(safeGet(g.results, key!)), fmt(safeExpected(g.results, key!))]
+          : [fmt(safeGet(g.results, key!))],
+      ),
     ]);
     parts.push(table(format, header, rowsOut));
   }
@@ -463,7 +672,10 @@ export function renderEvaluation(results: RankResults, r: ReportInfo, format: Fo
 const MRR = "inverse_harmonic_mean_rank";
 /** The per-relation table's columns without --metrics: metric key and column title. */
 const RELATION_COLUMNS = [
-  [MRR, "MRR"], ["hits_at_1", "Hits@1"], ["hits_at_10", "Hits@10"], ["adjusted_arithmetic_mean_rank_index", "AMRI"],
+  [MRR, "MRR"],
+  ["hits_at_1", "Hits@1"],
+  ["hits_at_10", "Hits@10"],
+  ["adjusted_arithmetic_mean_rank_index", "AMRI"],
   ["z_inverse_harmonic_mean_rank", "z-MRR"],
 ];
 

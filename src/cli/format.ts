@@ -25,4 +25,3 @@ export function csv(header: string[], rows: (string | number | undefined)[][]): 
 export function json(value: unknown): string {
   return JSON.stringify(value, (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v), 2) + "\n";
 }
-

@@ -19,10 +19,24 @@ import { datasetOptions, evaluateFlags, givenKeys } from "./flags";
 import { compareCommand, type CompareCliOptions } from "./compare";
 import { mergeCommand, type MergeOptions } from "./merge";
 import { plotCommand, reportCommand } from "./report";
-import { DEFAULT_CLOSE_TIMEOUT_MS, DEFAULT_QUEUE, submitRun, type SubmitOptions, workerCommand, type WorkerOptions } from "./queue";
+import {
+  DEFAULT_CLOSE_TIMEOUT_MS,
+  DEFAULT_QUEUE,
+  submitRun,
+  type SubmitOptions,
+  workerCommand,
+  type WorkerOptions,
+} from "./queue";
 import { shardArg } from "./shard";
 import {
-  collect, formatOption, intArg, ksOption, listArg, type Out, outputOption, quietOption, splitArg,
+  collect,
+  formatOption,
+  intArg,
+  ksOption,
+  listArg,
+  type Out,
+  outputOption,
+  quietOption,
 } from "./shared";
 
 // ---- program -----------------------------------------------------------------------------------------------------
@@ -33,31 +47,53 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .version(backendInfoVersion(), "-V, --version")
     .showHelpAfterError(false)
     .exitOverride()
-    .configureOutput({ writeOut: (s) => out.stdout(s), writeErr: (s) => out.stderr(s), outputError: (s, write) => write(usageError(s)) });
+    .configureOutput({
+      writeOut: (s) => out.stdout(s),
+      writeErr: (s) => out.stderr(s),
+      outputError: (s, write) => write(usageError(s)),
+    });
 
   evaluateFlags(
     datasetOptions(
       program
         .command("evaluate")
-        .description("rank the split's triples (both sides) and print every metric, rank type and random expectation; default: bundled Nations test with a frequency baseline"),
+        .description(
+          "rank the split's triples (both sides) and print every metric, rank type and random expectation; default: bundled Nations test with a frequency baseline",
+        ),
     ),
   )
-    .option("--shard <I/N>", "evaluate only shard I (0-based) of N, a fixed split of the triples; auto/N takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (needs --save-state)", shardArg)
+    .option(
+      "--shard <I/N>",
+      "evaluate only shard I (0-based) of N, a fixed split of the triples; auto/N takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (needs --save-state)",
+      shardArg,
+    )
     .option("--save-state <file>", "write the evaluator's state (SHA-256-checked) to FILE, for kgrank merge")
-    .option("--workers <k>", "run the evaluation as K shard processes on this machine and merge them (same output)", intArg("--workers", 1, 256))
-    .option("--ranks-out <file>", "also write every task's ranks, triple and candidate count: .npz (ids) or .tsv (labels)")
+    .option(
+      "--workers <k>",
+      "run the evaluation as K shard processes on this machine and merge them (same output)",
+      intArg("--workers", 1, 256),
+    )
+    .option(
+      "--ranks-out <file>",
+      "also write every task's ranks, triple and candidate count: .npz (ids) or .tsv (labels)",
+    )
     .action(async (o: EvaluateOptions, cmd: Command) => evaluate({ ...o, argv, given: givenKeys(cmd) }, out));
 
   evaluateFlags(
     datasetOptions(
       program
         .command("submit")
-        .description("run an evaluation as shard jobs on a BullMQ queue (kgrank worker takes them), wait, merge and print it like evaluate"),
+        .description(
+          "run an evaluation as shard jobs on a BullMQ queue (kgrank worker takes them), wait, merge and print it like evaluate",
+        ),
     ),
   )
     .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://127.0.0.1:6379")
     .requiredOption("--shards <n>", "number of shard jobs", intArg("--shards", 1, 100000))
-    .requiredOption("--state-dir <dir>", "directory every worker and this command can see (shared storage) for the shard states")
+    .requiredOption(
+      "--state-dir <dir>",
+      "directory every worker and this command can see (shared storage) for the shard states",
+    )
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--attempts <n>", "attempts per shard job before the run fails", intArg("--attempts", 1, 100), 3)
     .action(async (o: SubmitOptions) => {
@@ -66,12 +102,22 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
 
   program
     .command("compare")
-    .description("paired comparison of saved runs (kgrank evaluate --save-state, or --ranks-out .npz / .tsv) over the same tasks: differences, intervals, p-values")
+    .description(
+      "paired comparison of saved runs (kgrank evaluate --save-state, or --ranks-out .npz / .tsv) over the same tasks: differences, intervals, p-values",
+    )
     .argument("<files...>", "two or more state or rank files; every later run is compared with the first")
-    .option("--metrics <list>", "metrics to compare (default: mrr, hits@1, hits@3, hits@10, mr, amri, median_rank)", listArg)
+    .option(
+      "--metrics <list>",
+      "metrics to compare (default: mrr, hits@1, hits@3, hits@10, mr, amri, median_rank)",
+      listArg,
+    )
     .option("--samples <n>", "randomization and bootstrap samples", intArg("--samples", 10, 1e7), 10000)
     .option("--seed <n>", "seed of both", intArg("--seed", 0), 0)
-    .addOption(new Option("--correction <how>", "adjustment of the p-values over all rows").choices(["holm", "bh", "none"]).default("holm"))
+    .addOption(
+      new Option("--correction <how>", "adjustment of the p-values over all rows")
+        .choices(["holm", "bh", "none"])
+        .default("holm"),
+    )
     .addOption(formatOption())
     .addOption(outputOption())
     .addOption(quietOption())
@@ -79,12 +125,26 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
 
   program
     .command("report")
-    .description("one self-contained HTML report (tables, plots, comparison) of saved runs (kgrank evaluate --save-state)")
+    .description(
+      "one self-contained HTML report (tables, plots, comparison) of saved runs (kgrank evaluate --save-state)",
+    )
     .argument("<files...>", "one or more state files; with several, each is compared with the first")
-    .option("--bootstrap <n>", "bootstrap intervals of each run's metrics with N replicates", intArg("--bootstrap", 2, 1e6))
-    .option("--samples <n>", "samples of the comparison's randomization test and bootstrap", intArg("--samples", 10, 1e7), 2000)
+    .option(
+      "--bootstrap <n>",
+      "bootstrap intervals of each run's metrics with N replicates",
+      intArg("--bootstrap", 2, 1e6),
+    )
+    .option(
+      "--samples <n>",
+      "samples of the comparison's randomization test and bootstrap",
+      intArg("--samples", 10, 1e7),
+      2000,
+    )
     .option("--seed <n>", "seed of the bootstrap and the comparison", intArg("--seed", 0), 0)
-    .option("--dataset <name>", "the runs' dataset, for the relation-category and degree breakdowns (default: the one recorded in each state)")
+    .option(
+      "--dataset <name>",
+      "the runs' dataset, for the relation-category and degree breakdowns (default: the one recorded in each state)",
+    )
     .option("--dataset-dir <dir>", "folder of that dataset (as for evaluate)")
     .addOption(outputOption())
     .addOption(quietOption())
@@ -92,10 +152,15 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
 
   program
     .command("plot")
-    .description("one plot of a saved run as SVG: ranks (rank distribution), hits (Hits@k curve), relations (MRR per relation), categories (MRR per relation category), degrees (MRR by entity degree)")
+    .description(
+      "one plot of a saved run as SVG: ranks (rank distribution), hits (Hits@k curve), relations (MRR per relation), categories (MRR per relation category), degrees (MRR by entity degree)",
+    )
     .argument("<name>", "ranks, hits, relations, categories or degrees")
     .argument("<file>", "state file (kgrank evaluate --save-state)")
-    .option("--dataset <name>", "the run's dataset, for categories and degrees (default: the one recorded in the state)")
+    .option(
+      "--dataset <name>",
+      "the run's dataset, for categories and degrees (default: the one recorded in the state)",
+    )
     .option("--dataset-dir <dir>", "folder of that dataset (as for evaluate)")
     .addOption(outputOption())
     .addOption(quietOption())
@@ -107,14 +172,26 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://127.0.0.1:6379")
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--concurrency <n>", "shard jobs run at once in this process", intArg("--concurrency", 1, 64), 1)
-    .option("--lock-ms <ms>", "a job whose worker stops renewing its lock for this long is retried elsewhere", intArg("--lock-ms", 500, 3_600_000), 30_000)
-    .option("--close-timeout <ms>", "on SIGTERM, wait at most this long for a running shard and the queue to close, then exit 143 (its job is retried elsewhere)", intArg("--close-timeout", 0, 3_600_000), DEFAULT_CLOSE_TIMEOUT_MS)
+    .option(
+      "--lock-ms <ms>",
+      "a job whose worker stops renewing its lock for this long is retried elsewhere",
+      intArg("--lock-ms", 500, 3_600_000),
+      30_000,
+    )
+    .option(
+      "--close-timeout <ms>",
+      "on SIGTERM, wait at most this long for a running shard and the queue to close, then exit 143 (its job is retried elsewhere)",
+      intArg("--close-timeout", 0, 3_600_000),
+      DEFAULT_CLOSE_TIMEOUT_MS,
+    )
     .addOption(quietOption())
     .action(async (o: WorkerOptions & { quiet?: boolean; closeTimeout?: number }) => workerCommand(o, out));
 
   program
     .command("merge")
-    .description("the results of a sharded evaluate run from its shards' --save-state files, exactly as the unsharded run prints them")
+    .description(
+      "the results of a sharded evaluate run from its shards' --save-state files, exactly as the unsharded run prints them",
+    )
     .argument("<files...>", "state files of every shard of one run, in any order")
     .option("--ranks-out <file>", "also write every task's ranks: .npz or .tsv (entities by id)")
     .addOption(formatOption())
@@ -135,9 +212,15 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .addOption(quietOption())
     .action(async (o) => metricsCommand(o, out));
 
-  datasetOptions(program.command("adjust").description("adjusted index and z-score of published numbers, from the dataset's filtered candidate counts"))
+  datasetOptions(
+    program
+      .command("adjust")
+      .description("adjusted index and z-score of published numbers, from the dataset's filtered candidate counts"),
+  )
     .option("--metric <name=value>", "a published value, e.g. mrr=0.35 (repeat for more)", collect, [])
-    .addOption(new Option("--side <side>", "which tasks the number covers").choices(["both", "head", "tail"]).default("both"))
+    .addOption(
+      new Option("--side <side>", "which tasks the number covers").choices(["both", "head", "tail"]).default("both"),
+    )
     .addOption(formatOption())
     .addOption(outputOption())
     .addOption(quietOption())
@@ -146,7 +229,9 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
   datasetOptions(
     program
       .command("expectations")
-      .description("expected value and variance of every metric with a closed form, per side, filtered and unfiltered (--dataset all: every dataset found)"),
+      .description(
+        "expected value and variance of every metric with a closed form, per side, filtered and unfiltered (--dataset all: every dataset found)",
+      ),
   )
     .addOption(ksOption())
     .addOption(formatOption())
@@ -164,7 +249,9 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
 
 function backendInfoVersion(): string {
   try {
-    return (JSON.parse(readFileSync(path.resolve(__dirname, "..", "..", "..", "package.json"), "utf8")) as { version: string }).version;
+    return (
+      JSON.parse(readFileSync(path.resolve(__dirname, "..", "..", "..", "package.json"), "utf8")) as { version: string }
+    ).version;
   } catch {
     return backendInfo().version;
   }
@@ -190,7 +277,9 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
       out.stderr(`kgrank: ${message.split("\n")[0]}\n`);
       return 1;
     }
-    out.stderr(`kgrank: internal error: ${(e as Error)?.message ?? String(e)} (please report it; KGRANK_DEBUG=1 shows the stack)\n`);
+    out.stderr(
+      `kgrank: internal error: ${(e as Error)?.message ?? String(e)} (please report it; KGRANK_DEBUG=1 shows the stack)\n`,
+    );
     if (process.env.KGRANK_DEBUG) out.stderr(`${(e as Error)?.stack}\n`);
     return 70;
   }
@@ -203,12 +292,17 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
  * KgrankInputErrors and never come here.)
  */
 export function usageError(text: string): string {
-  let m = text.trim().replace(/^error:\s*/, "").replace(/\s*\n\s*/g, " ");
+  let m = text
+    .trim()
+    .replace(/^error:\s*/, "")
+    .replace(/\s*\n\s*/g, " ");
   const invalid = /^option '(?:-\w, )?(--[\w-]+)[^']*' argument '([\s\S]*)' is invalid\.\s*([\s\S]*)$/.exec(m);
   if (invalid) {
     const [, flag, value, why] = invalid as unknown as [string, string, string, string];
     const choices = /^Allowed choices are (.*?)\.?$/.exec(why);
-    m = choices ? `${flag}: must be one of ${choices[1]}, got ${quoted(value)}` : `${flag}: ${why} (got ${quoted(value)})`;
+    m = choices
+      ? `${flag}: must be one of ${choices[1]}, got ${quoted(value)}`
+      : `${flag}: ${why} (got ${quoted(value)})`;
   }
   const required = /^required option '(?:-\w, )?(--[\w-]+)[^']*' not specified$/.exec(m);
   if (required) m = `${required[1]}: is required`;
@@ -218,9 +312,19 @@ export function usageError(text: string): string {
 }
 
 const FLAG_OF: Record<string, string> = {
-  triples: "--triples", dataset: "--dataset", "dataset-dir": "--dataset-dir", datasetDir: "--dataset-dir", metrics: "--metrics", ks: "--ks",
-  ranks: "--ranks", numCandidates: "--num-candidates", weights: "--weights",
-  modelDir: "--model-dir", entityEmbeddings: "--entity-embeddings", relationEmbeddings: "--relation-embeddings", entityIds: "--entity-ids",
+  triples: "--triples",
+  dataset: "--dataset",
+  "dataset-dir": "--dataset-dir",
+  datasetDir: "--dataset-dir",
+  metrics: "--metrics",
+  ks: "--ks",
+  ranks: "--ranks",
+  numCandidates: "--num-candidates",
+  weights: "--weights",
+  modelDir: "--model-dir",
+  entityEmbeddings: "--entity-embeddings",
+  relationEmbeddings: "--relation-embeddings",
+  entityIds: "--entity-ids",
   relationIds: "--relation-ids",
 };
 
@@ -243,4 +347,3 @@ export function runCli(): void {
     process.exitCode = code;
   });
 }
-

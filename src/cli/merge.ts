@@ -33,16 +33,40 @@ function runMeta(file: string, bytes: Uint8Array): RunMeta {
     throw e;
   }
   const m = meta as Partial<RunMeta> | null;
-  const shardOk = m && Number.isInteger(m.shards) && m.shards! >= 1 && Number.isInteger(m.shard) && m.shard! >= 0 && m.shard! < m.shards!;
-  if (!m || m.kgrank !== "evaluate" || typeof m.fingerprint !== "string" || !shardOk || typeof m.report !== "object" || m.report === null) {
-    throw new KgrankInputError(file, "is an evaluator state, but not one written by kgrank evaluate --save-state (no run fingerprint or shard)");
+  const shardOk =
+    m &&
+    Number.isInteger(m.shards) &&
+    m.shards! >= 1 &&
+    Number.isInteger(m.shard) &&
+    m.shard! >= 0 &&
+    m.shard! < m.shards!;
+  if (
+    !m ||
+    m.kgrank !== "evaluate" ||
+    typeof m.fingerprint !== "string" ||
+    !shardOk ||
+    typeof m.report !== "object" ||
+    m.report === null
+  ) {
+    throw new KgrankInputError(
+      file,
+      "is an evaluator state, but not one written by kgrank evaluate --save-state (no run fingerprint or shard)",
+    );
   }
   return m as RunMeta;
 }
 
 /** The merged evaluator and report info of one run's shard states (every check of `kgrank merge`). */
-export function mergeShards(loaded: { file: string; bytes: Uint8Array }[]): { evaluator: RankEvaluator; report: RunMeta["report"]; meta: RunMeta } {
-  if (loaded.length === 0) throw new KgrankInputError("FILE", "give the state files of every shard (kgrank evaluate --shard I/N --save-state FILE)");
+export function mergeShards(loaded: { file: string; bytes: Uint8Array }[]): {
+  evaluator: RankEvaluator;
+  report: RunMeta["report"];
+  meta: RunMeta;
+} {
+  if (loaded.length === 0)
+    throw new KgrankInputError(
+      "FILE",
+      "give the state files of every shard (kgrank evaluate --shard I/N --save-state FILE)",
+    );
   const states = loaded.map((s) => ({ ...s, meta: runMeta(s.file, s.bytes) }));
   const first = states[0]!;
   const byShard = new Map<number, (typeof states)[number]>();
@@ -54,14 +78,25 @@ export function mergeShards(loaded: { file: string; bytes: Uint8Array }[]): { ev
       );
     }
     const twin = byShard.get(s.meta.shard);
-    if (twin) throw new KgrankInputError(s.file, `is shard ${s.meta.shard}/${s.meta.shards} again (also ${twin.file}); give each shard once`);
+    if (twin)
+      throw new KgrankInputError(
+        s.file,
+        `is shard ${s.meta.shard}/${s.meta.shards} again (also ${twin.file}); give each shard once`,
+      );
     byShard.set(s.meta.shard, s);
   }
   const count = first.meta.shards;
   const missing = Array.from({ length: count }, (_, i) => i).filter((i) => !byShard.has(i));
   if (missing.length > 0) {
-    const list = missing.slice(0, 10).map((i) => `${i}/${count}`).join(", ") + (missing.length > 10 ? `, ... (${missing.length} in all)` : "");
-    throw new KgrankInputError("FILE", `shard${missing.length > 1 ? "s" : ""} ${list} of this run ${missing.length > 1 ? "are" : "is"} missing (${path.basename(first.file)} and ${states.length - 1} other file(s) given)`);
+    const list =
+      missing
+        .slice(0, 10)
+        .map((i) => `${i}/${count}`)
+        .join(", ") + (missing.length > 10 ? `, ... (${missing.length} in all)` : "");
+    throw new KgrankInputError(
+      "FILE",
+      `shard${missing.length > 1 ? "s" : ""} ${list} of this run ${missing.length > 1 ? "are" : "is"} missing (${path.basename(first.file)} and ${states.length - 1} other file(s) given)`,
+    );
   }
   // Shard order restores the unsharded run's task order, so every sum, the median and the bootstrap are bit-identical.
   const evaluator = RankEvaluator.merge(Array.from({ length: count }, (_, i) => byShard.get(i)!.bytes));
@@ -76,9 +111,16 @@ export interface MergedRun {
 }
 
 /** Finalizes a merged run (with its bootstrap), prints it as `kgrank evaluate` would, and returns it. */
-export async function printMerged(merged: ReturnType<typeof mergeShards>, opts: MergeOptions, out: Out, t0: number): Promise<MergedRun> {
+export async function printMerged(
+  merged: ReturnType<typeof mergeShards>,
+  opts: MergeOptions,
+  out: Out,
+  t0: number,
+): Promise<MergedRun> {
   const { evaluator, report } = merged;
-  const results = await evaluator.finalizeAsync(report.bootstrap ? { bootstrap: { samples: report.bootstrap, seed: report.seed, confidenceLevel: 0.95 } } : {});
+  const results = await evaluator.finalizeAsync(
+    report.bootstrap ? { bootstrap: { samples: report.bootstrap, seed: report.seed, confidenceLevel: 0.95 } } : {},
+  );
   // Entity labels are not in the states (they can be millions): a merged .tsv names entities by id.
   if (opts.ranksOut) writeRanksOut(opts.ranksOut, results, { relations: report.relationLabels });
   const text = renderEvaluation(results, report, opts.format, t0);

@@ -17,8 +17,14 @@ export class Progress {
   readonly #report: ((done: number, total: number) => void) | undefined;
 
   constructor(
-    label: string, total: number,
-    options: { quiet?: boolean; stream?: NodeJS.WriteStream; delayMs?: number; report?: (done: number, total: number) => void } = {},
+    label: string,
+    total: number,
+    options: {
+      quiet?: boolean;
+      stream?: NodeJS.WriteStream;
+      delayMs?: number;
+      report?: (done: number, total: number) => void;
+    } = {},
   ) {
     const stream = options.stream ?? process.stderr;
     this.#enabled = !options.quiet && Boolean(stream.isTTY) && total > 0;

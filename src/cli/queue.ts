@@ -53,12 +53,21 @@ function bullmq(): typeof import("bullmq") {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require("bullmq") as typeof import("bullmq");
   } catch {
-    throw new KgrankError("kgrank worker and kgrank submit need the optional package bullmq: npm install bullmq (and a Redis server)");
+    throw new KgrankError(
+      "kgrank worker and kgrank submit need the optional package bullmq: npm install bullmq (and a Redis server)",
+    );
   }
 }
 
 /** BullMQ connection options from a redis:// URL (host, port, password, db). */
-export function redisConnection(url: string): { host: string; port: number; password?: string; username?: string; db?: number; maxRetriesPerRequest: null } {
+export function redisConnection(url: string): {
+  host: string;
+  port: number;
+  password?: string;
+  username?: string;
+  db?: number;
+  maxRetriesPerRequest: null;
+} {
   let u: URL;
   try {
     u = new URL(url);
@@ -67,11 +76,15 @@ export function redisConnection(url: string): { host: string; port: number; pass
   }
   if (u.protocol !== "redis:") throw new KgrankInputError("--redis", `must be a redis:// URL, got ${u.protocol}`);
   const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : undefined;
-  if (db !== undefined && !Number.isInteger(db)) throw new KgrankInputError("--redis", `database "${u.pathname.slice(1)}" is not a number`);
+  if (db !== undefined && !Number.isInteger(db))
+    throw new KgrankInputError("--redis", `database "${u.pathname.slice(1)}" is not a number`);
   return {
-    host: u.hostname || "127.0.0.1", port: u.port ? Number(u.port) : 6379,
-    ...(u.password ? { password: decodeURIComponent(u.password) } : {}), ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
-    ...(db !== undefined ? { db } : {}), maxRetriesPerRequest: null,
+    host: u.hostname || "127.0.0.1",
+    port: u.port ? Number(u.port) : 6379,
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(db !== undefined ? { db } : {}),
+    maxRetriesPerRequest: null,
   };
 }
 
@@ -89,7 +102,10 @@ export interface WorkerOptions {
  * A BullMQ worker that runs shard jobs in this process (library API: a Node service can host it). Resolves to the
  * Worker; close() it to stop.
  */
-export async function startShardWorker(opts: WorkerOptions, log: (line: string) => void = () => undefined): Promise<Worker<ShardJobData, ShardJobResult>> {
+export async function startShardWorker(
+  opts: WorkerOptions,
+  log: (line: string) => void = () => undefined,
+): Promise<Worker<ShardJobData, ShardJobResult>> {
   const { Worker } = bullmq();
   const lockDuration = opts.lockMs ?? 30_000;
   const worker = new Worker<ShardJobData, ShardJobResult>(
@@ -98,7 +114,10 @@ export async function startShardWorker(opts: WorkerOptions, log: (line: string) 
       const { run, args, shard, shards, stateDir } = job.data;
       mkdirSync(stateDir, { recursive: true });
       // One file per attempt: a dead attempt's orphaned write can never replace the state a job returned.
-      const file = path.join(stateDir, `${run}-shard-${shard}-of-${shards}-${job.attemptsStarted}-${randomBytes(4).toString("hex")}.state`);
+      const file = path.join(
+        stateDir,
+        `${run}-shard-${shard}-of-${shards}-${job.attemptsStarted}-${randomBytes(4).toString("hex")}.state`,
+      );
       let stderr = "";
       let last = 0;
       const { main } = await import("./main");
@@ -112,13 +131,22 @@ export async function startShardWorker(opts: WorkerOptions, log: (line: string) 
           void job.updateProgress({ done, total });
         },
       });
-      if (code !== 0) throw new Error(stderr.trim().split("\n")[0]?.replace(/^kgrank: /, "") || `exit code ${code}`);
+      if (code !== 0)
+        throw new Error(
+          stderr
+            .trim()
+            .split("\n")[0]
+            ?.replace(/^kgrank: /, "") || `exit code ${code}`,
+        );
       log(`shard ${shard}/${shards} of run ${run} -> ${file}`);
       return { file, sha256: sha256File(file), bytes: readFileSync(file).length };
     },
     {
-      connection: redisConnection(opts.redis), concurrency: opts.concurrency ?? 1,
-      lockDuration, stalledInterval: Math.max(500, Math.floor(lockDuration / 2)), maxStalledCount: 2,
+      connection: redisConnection(opts.redis),
+      concurrency: opts.concurrency ?? 1,
+      lockDuration,
+      stalledInterval: Math.max(500, Math.floor(lockDuration / 2)),
+      maxStalledCount: 2,
     },
   );
   // Redis down: BullMQ reports every reconnection attempt; say each distinct error once until it changes.
@@ -147,9 +175,16 @@ async function redisReady(worker: Worker): Promise<boolean> {
  * would wait for it forever) or the bound passes, it exits 143 (128 + SIGTERM) with one line: a shard it did not
  * finish is retried by another worker once its lock expires (BullMQ's stalled-job recovery), so nothing is lost.
  */
-export async function workerCommand(opts: WorkerOptions & { quiet?: boolean; closeTimeout?: number }, out: Out): Promise<void> {
-  const worker = await startShardWorker(opts, opts.quiet ? undefined : (line) => out.stderr(`kgrank worker: ${line}\n`));
-  if (!opts.quiet) out.stderr(`kgrank worker: waiting for shard jobs on queue "${opts.queue ?? DEFAULT_QUEUE}" at ${opts.redis}\n`);
+export async function workerCommand(
+  opts: WorkerOptions & { quiet?: boolean; closeTimeout?: number },
+  out: Out,
+): Promise<void> {
+  const worker = await startShardWorker(
+    opts,
+    opts.quiet ? undefined : (line) => out.stderr(`kgrank worker: ${line}\n`),
+  );
+  if (!opts.quiet)
+    out.stderr(`kgrank worker: waiting for shard jobs on queue "${opts.queue ?? DEFAULT_QUEUE}" at ${opts.redis}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGTERM", stop);
@@ -171,7 +206,9 @@ export async function workerCommand(opts: WorkerOptions & { quiet?: boolean; clo
   if (why) {
     // The connection's reconnect timers would keep the process alive: exit here, as the CLI's SIGINT handler does.
     removePendingFiles();
-    out.stderr(`kgrank worker: ${why}; stopped without closing (a shard left unfinished is retried by another worker when its lock expires)\n`);
+    out.stderr(
+      `kgrank worker: ${why}; stopped without closing (a shard left unfinished is retried by another worker when its lock expires)\n`,
+    );
     process.exit(143);
   }
 }
@@ -256,13 +293,20 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
         const state = await queue.getJobState(ids[shard]!);
         const job = await queue.getJob(ids[shard]!);
         if (!job || state === "unknown") {
-          throw new KgrankError(`shard ${shard}/${opts.shards} (job ${ids[shard]}) vanished from the queue: was Redis restarted without persistence? Submit the run again`);
+          throw new KgrankError(
+            `shard ${shard}/${opts.shards} (job ${ids[shard]}) vanished from the queue: was Redis restarted without persistence? Submit the run again`,
+          );
         }
-        if (state === "failed") throw new KgrankError(`shard ${shard}/${opts.shards} failed after ${job.attemptsMade} attempt(s): ${job.failedReason}`);
+        if (state === "failed")
+          throw new KgrankError(
+            `shard ${shard}/${opts.shards} failed after ${job.attemptsMade} attempt(s): ${job.failedReason}`,
+          );
         if (state === "completed") {
           const r = job.returnvalue as Partial<ShardJobResult> | null;
           if (!r || typeof r.file !== "string" || typeof r.sha256 !== "string" || typeof r.bytes !== "number") {
-            throw new KgrankError(`shard ${shard}/${opts.shards} completed without naming its state file: was it run by kgrank worker?`);
+            throw new KgrankError(
+              `shard ${shard}/${opts.shards} completed without naming its state file: was it run by kgrank worker?`,
+            );
           }
           results.set(shard, r as ShardJobResult);
         }
@@ -270,14 +314,18 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
       if (results.size < opts.shards) await new Promise((r) => setTimeout(r, 200));
     }
     progress.stop();
-    const loaded = [...results.entries()].sort((a, b) => a[0] - b[0]).map(([shard, r]) => {
-      const bytes = new Uint8Array(readFileSync(r.file));
-      const digest = createHash("sha256").update(bytes).digest("hex");
-      if (digest !== r.sha256 || bytes.length !== r.bytes) {
-        throw new KgrankError(`shard ${shard}/${opts.shards}: ${r.file} is not the file its job wrote (SHA-256 differs): changed or replaced on the shared storage`);
-      }
-      return { file: r.file, bytes };
-    });
+    const loaded = [...results.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([shard, r]) => {
+        const bytes = new Uint8Array(readFileSync(r.file));
+        const digest = createHash("sha256").update(bytes).digest("hex");
+        if (digest !== r.sha256 || bytes.length !== r.bytes) {
+          throw new KgrankError(
+            `shard ${shard}/${opts.shards}: ${r.file} is not the file its job wrote (SHA-256 differs): changed or replaced on the shared storage`,
+          );
+        }
+        return { file: r.file, bytes };
+      });
     const merged = await printMerged(mergeShards(loaded), { format, output: opts.output, quiet: opts.quiet }, out, t0);
     return { ...merged, shards: [...results.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r) };
   } finally {

@@ -35,11 +35,23 @@ interface RankColumns {
   numCandidates: Float64Array;
 }
 
-const NPZ_ARRAYS = ["side", "head", "relation", "tail", "optimistic", "realistic", "pessimistic", "num_candidates"] as const;
+const NPZ_ARRAYS = [
+  "side",
+  "head",
+  "relation",
+  "tail",
+  "optimistic",
+  "realistic",
+  "pessimistic",
+  "num_candidates",
+] as const;
 export const TSV_HEADER = "side\thead\trelation\ttail\toptimistic\trealistic\tpessimistic\tnum_candidates";
 
 function notRanksOut(file: string, why: string): KgrankInputError {
-  return new KgrankInputError(file, `${why}: not a rank file written by kgrank evaluate --ranks-out (or a state from --save-state)`);
+  return new KgrankInputError(
+    file,
+    `${why}: not a rank file written by kgrank evaluate --ranks-out (or a state from --save-state)`,
+  );
 }
 
 function fromNpz(file: string): RankColumns {
@@ -57,15 +69,25 @@ function fromNpz(file: string): RankColumns {
   const ints = (k: string) => Int32Array.from(z[k]!.data as ArrayLike<number>, Number);
   const floats = (k: string) => Float64Array.from(z[k]!.data as ArrayLike<number>, Number);
   return {
-    side, head: ints("head"), relation: ints("relation"), tail: ints("tail"),
-    optimistic: floats("optimistic"), realistic: floats("realistic"), pessimistic: floats("pessimistic"), numCandidates: floats("num_candidates"),
+    side,
+    head: ints("head"),
+    relation: ints("relation"),
+    tail: ints("tail"),
+    optimistic: floats("optimistic"),
+    realistic: floats("realistic"),
+    pessimistic: floats("pessimistic"),
+    numCandidates: floats("num_candidates"),
   };
 }
 
 function fromTsv(file: string): { columns: RankColumns; labels: TaskLabels } {
-  const lines = readRegularFile(file, file).toString("utf8").replace(/^\uFEFF/, "").split("\n");
+  const lines = readRegularFile(file, file)
+    .toString("utf8")
+    .replace(/^\uFEFF/, "")
+    .split("\n");
   while (lines.length && lines[lines.length - 1]!.trim() === "") lines.pop();
-  if (lines[0]?.replace(/\r$/, "") !== TSV_HEADER) throw notRanksOut(file, `line 1 is not the header "${TSV_HEADER.replaceAll("\t", "<TAB>")}"`);
+  if (lines[0]?.replace(/\r$/, "") !== TSV_HEADER)
+    throw notRanksOut(file, `line 1 is not the header "${TSV_HEADER.replaceAll("\t", "<TAB>")}"`);
   const n = lines.length - 1;
   const entities = new Map<string, number>();
   const relations = new Map<string, number>();
@@ -76,19 +98,27 @@ function fromTsv(file: string): { columns: RankColumns; labels: TaskLabels } {
     return v;
   };
   const c: RankColumns = {
-    side: new Array<EvaluationSide>(n), head: new Int32Array(n), relation: new Int32Array(n), tail: new Int32Array(n),
-    optimistic: new Float64Array(n), realistic: new Float64Array(n), pessimistic: new Float64Array(n), numCandidates: new Float64Array(n),
+    side: new Array<EvaluationSide>(n),
+    head: new Int32Array(n),
+    relation: new Int32Array(n),
+    tail: new Int32Array(n),
+    optimistic: new Float64Array(n),
+    realistic: new Float64Array(n),
+    pessimistic: new Float64Array(n),
+    numCandidates: new Float64Array(n),
   };
   for (let i = 0; i < n; i++) {
     const f = lines[i + 1]!.replace(/\r$/, "").split("\t");
     if (f.length !== 8) throw notRanksOut(file, `line ${i + 2} has ${f.length} fields, not 8`);
-    if (f[0] !== "head" && f[0] !== "tail") throw notRanksOut(file, `line ${i + 2}: side "${f[0]!.slice(0, 20)}" is not head or tail`);
+    if (f[0] !== "head" && f[0] !== "tail")
+      throw notRanksOut(file, `line ${i + 2}: side "${f[0]!.slice(0, 20)}" is not head or tail`);
     c.side[i] = f[0];
     c.head[i] = id(entities, f[1]!);
     c.relation[i] = id(relations, f[2]!);
     c.tail[i] = id(entities, f[3]!);
     const nums = f.slice(4).map(Number);
-    if (nums.some((v, k) => Number.isNaN(v) && f[4 + k] !== "NaN")) throw notRanksOut(file, `line ${i + 2}: a rank or candidate count is not a number`);
+    if (nums.some((v, k) => Number.isNaN(v) && f[4 + k] !== "NaN"))
+      throw notRanksOut(file, `line ${i + 2}: a rank or candidate count is not a number`);
     [c.optimistic[i], c.realistic[i], c.pessimistic[i], c.numCandidates[i]] = nums as [number, number, number, number];
   }
   return { columns: c, labels: { entities: [...entities.keys()], relations: [...relations.keys()] } };
@@ -122,14 +152,21 @@ function evaluatorOf(file: string, c: RankColumns, where: (row: number) => strin
     else if (withRelation.every(Boolean)) keys.relations = pick(c.relation);
     else if (withRelation.some(Boolean)) {
       const at = rows[withRelation.indexOf(false)]!;
-      throw new KgrankInputError(file, `task ${at} (${side}) has no relation while others of its side have: a rank file's tasks are all keyed or none`);
+      throw new KgrankInputError(
+        file,
+        `task ${at} (${side}) has no relation while others of its side have: a rank file's tasks are all keyed or none`,
+      );
     }
     const ranks: Partial<Record<"optimistic" | "realistic" | "pessimistic", number[]>> = {};
     for (const type of ["optimistic", "realistic", "pessimistic"] as const) {
       const values = pick(c[type]);
       const missing = values.filter((v) => Number.isNaN(v)).length;
       if (missing === 0) ranks[type] = values;
-      else if (missing < values.length) throw new KgrankInputError(file, `${type} ranks are NaN for some ${side} tasks but not all: a rank type is given for every task of a side or none`);
+      else if (missing < values.length)
+        throw new KgrankInputError(
+          file,
+          `${type} ranks are NaN for some ${side} tasks but not all: a rank type is given for every task of a side or none`,
+        );
     }
     try {
       ev.addRanks({ side, ...ranks, numCandidates: pick(c.numCandidates), ...keys });
@@ -148,13 +185,20 @@ function evaluatorOf(file: string, c: RankColumns, where: (row: number) => strin
 export function loadRun(file: string): LoadedRun {
   const name = path.basename(file);
   const ext = path.extname(file).toLowerCase();
-  if (ext === ".npz") return { name, file, kind: "npz", evaluator: evaluatorOf(file, fromNpz(file), (i) => `entry ${i}`), labels: null };
+  if (ext === ".npz")
+    return { name, file, kind: "npz", evaluator: evaluatorOf(file, fromNpz(file), (i) => `entry ${i}`), labels: null };
   if (ext === ".tsv") {
     const { columns, labels } = fromTsv(file);
     return { name, file, kind: "tsv", evaluator: evaluatorOf(file, columns, (i) => `line ${i + 2}`), labels };
   }
   try {
-    return { name, file, kind: "state", evaluator: RankEvaluator.deserialize(new Uint8Array(readRegularFile(file, file))), labels: null };
+    return {
+      name,
+      file,
+      kind: "state",
+      evaluator: RankEvaluator.deserialize(new Uint8Array(readRegularFile(file, file))),
+      labels: null,
+    };
   } catch (e) {
     if (e instanceof KgrankInputError) throw new KgrankInputError(file, e.message.replace(/^states\[0\]: /, ""));
     throw e;

@@ -24,11 +24,18 @@ export interface ReportDatasetOptions {
   datasetDir?: string;
 }
 
-function loadState(file: string, bootstrap?: number, seed = 0): { results: RankResults; meta: Record<string, unknown> | null } {
+function loadState(
+  file: string,
+  bootstrap?: number,
+  seed = 0,
+): { results: RankResults; meta: Record<string, unknown> | null } {
   const bytes = new Uint8Array(readRegularFile(file, file));
   try {
     const ev = RankEvaluator.deserialize(bytes);
-    return { results: ev.finalize(bootstrap ? { bootstrap: { samples: bootstrap, seed } } : {}), meta: stateMeta(bytes) };
+    return {
+      results: ev.finalize(bootstrap ? { bootstrap: { samples: bootstrap, seed } } : {}),
+      meta: stateMeta(bytes),
+    };
   } catch (e) {
     if (e instanceof KgrankInputError) throw new KgrankInputError(file, e.message.replace(/^states\[0\]: /, ""));
     throw e;
@@ -41,7 +48,11 @@ function loadState(file: string, bootstrap?: number, seed = 0): { results: RankR
  * cannot be found is a note (the report is still written).
  */
 function trainingTriples(
-  file: string, results: RankResults, meta: Record<string, unknown> | null, opts: ReportDatasetOptions, cache: Map<string, Dataset>,
+  file: string,
+  results: RankResults,
+  meta: Record<string, unknown> | null,
+  opts: ReportDatasetOptions,
+  cache: Map<string, Dataset>,
 ): { train: Int32Array; dataset: string; relationLabels: readonly string[] } | { note: string } {
   const report = (meta?.report ?? null) as { dataset?: unknown } | null;
   const recorded = typeof report?.dataset === "string" ? report.dataset : null;
@@ -49,9 +60,10 @@ function trainingTriples(
   const name = opts.dataset ?? recorded ?? undefined;
   if (!asked && name === undefined) {
     return {
-      note: report && report.dataset === null
-        ? "this run has no dataset (sampled scores only)"
-        : "the state names no dataset: give --dataset NAME (and --dataset-dir DIR) for the training triples",
+      note:
+        report && report.dataset === null
+          ? "this run has no dataset (sampled scores only)"
+          : "the state names no dataset: give --dataset NAME (and --dataset-dir DIR) for the training triples",
     };
   }
   const key = `${name ?? ""}\u0000${opts.datasetDir ?? ""}`;
@@ -61,7 +73,9 @@ function trainingTriples(
       ds = loadDataset(name, { datasetDir: opts.datasetDir });
     } catch (e) {
       if (asked || !(e instanceof KgrankInputError)) throw e;
-      return { note: `the run's dataset ${name} was not found (${e.message.replace(/^\w+: /, "")}); give --dataset-dir DIR` };
+      return {
+        note: `the run's dataset ${name} was not found (${e.message.replace(/^\w+: /, "")}); give --dataset-dir DIR`,
+      };
     }
     cache.set(key, ds);
   }
@@ -79,13 +93,18 @@ function trainingTriples(
   return { train: ds.splits.train, dataset: ds.name, relationLabels: ds.relationLabels };
 }
 
-function reportRun(file: string, opts: ReportDatasetOptions & { bootstrap?: number; seed?: number }, cache: Map<string, Dataset>): ReportRun {
+function reportRun(
+  file: string,
+  opts: ReportDatasetOptions & { bootstrap?: number; seed?: number },
+  cache: Map<string, Dataset>,
+): ReportRun {
   const { results, meta } = loadState(file, opts.bootstrap, opts.seed);
   const report = (meta?.report ?? null) as { relationLabels?: string[] | null } | null;
   const train = trainingTriples(file, results, meta, opts, cache);
   const fromDataset = "train" in train;
   return {
-    name: path.basename(file), results,
+    name: path.basename(file),
+    results,
     // The state holds relation labels only from --by-relation runs; the dataset has them all.
     relationLabels: report?.relationLabels ?? (fromDataset ? train.relationLabels : null),
     ...(fromDataset ? { trainTriples: train.train, dataset: train.dataset } : { breakdownNote: train.note }),
@@ -93,25 +112,44 @@ function reportRun(file: string, opts: ReportDatasetOptions & { bootstrap?: numb
 }
 
 export async function reportCommand(
-  files: string[], opts: ReportDatasetOptions & { output?: string; samples: number; seed: number; bootstrap?: number; quiet?: boolean }, out: Out,
+  files: string[],
+  opts: ReportDatasetOptions & { output?: string; samples: number; seed: number; bootstrap?: number; quiet?: boolean },
+  out: Out,
 ): Promise<void> {
-  if (files.length === 0) throw new KgrankInputError("FILE", "give one or more saved runs (kgrank evaluate ... --save-state FILE)");
+  if (files.length === 0)
+    throw new KgrankInputError("FILE", "give one or more saved runs (kgrank evaluate ... --save-state FILE)");
   const cache = new Map<string, Dataset>();
   const runs = files.map((f) => reportRun(f, opts, cache));
   for (const r of runs) {
-    if (r.breakdownNote && !opts.quiet) out.stderr(`kgrank report: ${r.name}: no relation-category and degree breakdowns: ${r.breakdownNote}\n`);
+    if (r.breakdownNote && !opts.quiet)
+      out.stderr(`kgrank report: ${r.name}: no relation-category and degree breakdowns: ${r.breakdownNote}\n`);
   }
   const html = await buildReport(runs, { samples: opts.samples, seed: opts.seed });
   emit(out, html, opts.output, opts.quiet);
 }
 
-export async function plotCommand(name: string, file: string, opts: ReportDatasetOptions & { output?: string; quiet?: boolean }, out: Out): Promise<void> {
+export async function plotCommand(
+  name: string,
+  file: string,
+  opts: ReportDatasetOptions & { output?: string; quiet?: boolean },
+  out: Out,
+): Promise<void> {
   if (!(PLOT_NAMES as readonly string[]).includes(name)) {
     throw new KgrankInputError("NAME", `"${name.slice(0, 40)}" is not a plot; choose ${PLOT_NAMES.join(", ")}`);
   }
   const run = reportRun(file, TRAIN_PLOTS.includes(name as PlotName) ? opts : {}, new Map());
   if (TRAIN_PLOTS.includes(name as PlotName) && !run.trainTriples) {
-    throw new KgrankInputError("--dataset", `the ${name} plot needs the run's training triples, but ${run.breakdownNote}`);
+    throw new KgrankInputError(
+      "--dataset",
+      `the ${name} plot needs the run's training triples, but ${run.breakdownNote}`,
+    );
   }
-  emit(out, await renderSvg(plotSpec(name as PlotName, run.results, { relationLabels: run.relationLabels, trainTriples: run.trainTriples })), opts.output, opts.quiet);
+  emit(
+    out,
+    await renderSvg(
+      plotSpec(name as PlotName, run.results, { relationLabels: run.relationLabels, trainTriples: run.trainTriples }),
+    ),
+    opts.output,
+    opts.quiet,
+  );
 }

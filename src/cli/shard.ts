@@ -38,22 +38,31 @@ export function resolveShard(spec: ShardSpec, env: NodeJS.ProcessEnv): { index: 
   const slurm = env.SLURM_ARRAY_TASK_ID;
   const k8s = env.JOB_COMPLETION_INDEX;
   const int = (name: string, v: string) => {
-    if (!/^\d{1,9}$/.test(v.trim())) throw new KgrankInputError("--shard", `auto: ${name} = "${v.slice(0, 40)}" is not a non-negative integer`);
+    if (!/^\d{1,9}$/.test(v.trim()))
+      throw new KgrankInputError("--shard", `auto: ${name} = "${v.slice(0, 40)}" is not a non-negative integer`);
     return Number(v);
   };
   let index: number;
   let from: string;
   if (slurm !== undefined && slurm !== "") {
-    index = int("SLURM_ARRAY_TASK_ID", slurm) - (env.SLURM_ARRAY_TASK_MIN ? int("SLURM_ARRAY_TASK_MIN", env.SLURM_ARRAY_TASK_MIN) : 0);
+    index =
+      int("SLURM_ARRAY_TASK_ID", slurm) -
+      (env.SLURM_ARRAY_TASK_MIN ? int("SLURM_ARRAY_TASK_MIN", env.SLURM_ARRAY_TASK_MIN) : 0);
     from = "SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN";
   } else if (k8s !== undefined && k8s !== "") {
     index = int("JOB_COMPLETION_INDEX", k8s);
     from = "JOB_COMPLETION_INDEX";
   } else {
-    throw new KgrankInputError("--shard", "auto needs SLURM_ARRAY_TASK_ID (a SLURM job array) or JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); give I/N otherwise");
+    throw new KgrankInputError(
+      "--shard",
+      "auto needs SLURM_ARRAY_TASK_ID (a SLURM job array) or JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); give I/N otherwise",
+    );
   }
   if (index < 0 || index >= spec.count) {
-    throw new KgrankInputError("--shard", `auto: ${from} = ${index} is outside [0, ${spec.count - 1}] for N = ${spec.count}`);
+    throw new KgrankInputError(
+      "--shard",
+      `auto: ${from} = ${index} is outside [0, ${spec.count - 1}] for N = ${spec.count}`,
+    );
   }
   return { index, count: spec.count };
 }

@@ -45,13 +45,17 @@ export function intArg(name: string, min: number, max = Number.MAX_SAFE_INTEGER)
 }
 
 export function listArg(v: string): string[] {
-  return v.split(",").map((s) => s.trim()).filter(Boolean);
+  return v
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export function ksArg(v: string): number[] {
   return listArg(v).map((s) => {
     const n = Number(s);
-    if (!Number.isSafeInteger(n) || n < 1) throw new KgrankInputError("--ks", `takes positive integers separated by commas, got ${quoted(s)}`);
+    if (!Number.isSafeInteger(n) || n < 1)
+      throw new KgrankInputError("--ks", `takes positive integers separated by commas, got ${quoted(s)}`);
     return n;
   });
 }
@@ -60,12 +64,16 @@ export function collect(v: string, prev: string[] = []): string[] {
   return [...prev, v];
 }
 
-export const formatOption = () => new Option("--format <format>", "output format").choices(FORMATS as string[]).default("table");
+export const formatOption = () =>
+  new Option("--format <format>", "output format").choices(FORMATS as string[]).default("table");
 export const outputOption = () =>
-  new Option("-o, --output <file>", "write the output to FILE (atomically: temporary name, then rename)").argParser((v: string) => {
-    if (v.trim() === "") throw new KgrankInputError("--output", "needs a file name (leave it out to print to stdout)");
-    return v;
-  });
+  new Option("-o, --output <file>", "write the output to FILE (atomically: temporary name, then rename)").argParser(
+    (v: string) => {
+      if (v.trim() === "")
+        throw new KgrankInputError("--output", "needs a file name (leave it out to print to stdout)");
+      return v;
+    },
+  );
 export const quietOption = () => new Option("-q, --quiet", "no progress bar and no notes on stderr");
 export const ksOption = () => new Option("--ks <list>", "cut-offs of Hits@k (default 1,3,5,10)").argParser(ksArg);
 
@@ -91,7 +99,8 @@ export function datasetFromAsync(opts: { dataset?: string; datasetDir?: string }
 }
 
 export function splitArg(v: string): Split {
-  if (v !== "valid" && v !== "test" && v !== "train") throw new KgrankInputError("--split", `must be train, valid or test, got ${quoted(v)}`);
+  if (v !== "valid" && v !== "test" && v !== "train")
+    throw new KgrankInputError("--split", `must be train, valid or test, got ${quoted(v)}`);
   return v;
 }
 
@@ -101,7 +110,10 @@ export function filterSplits(list: string[], evaluated: Split): Split[] {
   const out = new Set<Split>();
   for (const s of list) {
     if (!(SPLITS as readonly string[]).includes(s)) {
-      throw new KgrankInputError("--filter", `${quoted(s)} is not a split; use a comma list of train, valid, test (or "none" for raw ranks)`);
+      throw new KgrankInputError(
+        "--filter",
+        `${quoted(s)} is not a split; use a comma list of train, valid, test (or "none" for raw ranks)`,
+      );
     }
     out.add(s as Split);
   }
@@ -115,7 +127,11 @@ export function readArray(file: string, argument: string): NpyData {
   if (ext === ".npz" || ext === ".safetensors") {
     const all = ext === ".npz" ? readNpz(file, argument) : readSafetensors(file, argument);
     const names = Object.keys(all);
-    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${quotedList(names)}); save exactly one`);
+    if (names.length !== 1)
+      throw new KgrankInputError(
+        argument,
+        `${file} holds ${names.length} arrays (${quotedList(names)}); save exactly one`,
+      );
     return all[names[0]!]!;
   }
   return readNpy(file, argument);
@@ -124,14 +140,18 @@ export function readArray(file: string, argument: string): NpyData {
 /** Evaluated triples as ids (rows x 3, integer .npy), e.g. PyKEEN's `mapped_triples` in the order of its score rows. */
 export function readIdTriples(file: string, argument: string, ds: Dataset): Int32Array {
   const a = readArray(file, argument);
-  if (!/^[iub]/.test(a.dtype)) throw new KgrankInputError(argument, `dtype ${a.dtype} is not an integer type: save id triples as int32 or int64`);
+  if (!/^[iub]/.test(a.dtype))
+    throw new KgrankInputError(argument, `dtype ${a.dtype} is not an integer type: save id triples as int32 or int64`);
   expectShape(a, [-1, 3], argument, "one (head, relation, tail) id row per score row");
   const out = new Int32Array(a.data.length);
   for (let i = 0; i < out.length; i++) {
     const v = a.data[i]!;
     const bound = i % 3 === 1 ? ds.numRelations : ds.numEntities;
     if (v < 0 || v >= bound) {
-      throw new KgrankInputError(argument, `row ${Math.floor(i / 3)}: ${i % 3 === 1 ? "relation" : "entity"} id ${v} is outside [0, ${bound}) of ${ds.name}'s training ids`);
+      throw new KgrankInputError(
+        argument,
+        `row ${Math.floor(i / 3)}: ${i % 3 === 1 ? "relation" : "entity"} id ${v} is outside [0, ${bound}) of ${ds.name}'s training ids`,
+      );
     }
     out[i] = v;
   }
@@ -142,7 +162,10 @@ export function floatScores(a: NpyData, argument: string): Float32Array | Float6
   if (a.data instanceof Float32Array || a.data instanceof Float64Array) {
     if (a.dtype === "f2" || a.dtype === "f4" || a.dtype === "f8") return a.data;
   }
-  throw new KgrankInputError(argument, `dtype ${a.dtype} is not a float type: save scores as float32 or float64 (numpy: scores.astype("float32"))`);
+  throw new KgrankInputError(
+    argument,
+    `dtype ${a.dtype} is not a float type: save scores as float32 or float64 (numpy: scores.astype("float32"))`,
+  );
 }
 
 export function expectShape(a: NpyData, want: number[], argument: string, what: string): void {
@@ -187,7 +210,10 @@ export function readNumbers(file: string, argument: string): Float64Array {
   if (ext === ".npy" || ext === ".npz" || ext === ".safetensors") {
     const a = readArray(file, argument);
     if (a.shape.length > 2 || (a.shape.length === 2 && a.shape[1] !== 1)) {
-      throw new KgrankInputError(argument, `shape (${formatDims(a.shape)}) is not a vector: save one number per task (shape (n,))`);
+      throw new KgrankInputError(
+        argument,
+        `shape (${formatDims(a.shape)}) is not a vector: save one number per task (shape (n,))`,
+      );
     }
     return Float64Array.from(a.data);
   }
@@ -199,32 +225,51 @@ export function readNumbers(file: string, argument: string): Float64Array {
     } catch (e) {
       throw new KgrankInputError(argument, `${file} is not valid JSON (${(e as Error).message.slice(0, 120)})`);
     }
-    if (!Array.isArray(v) || v.some((x) => typeof x !== "number")) throw new KgrankInputError(argument, `${file} must hold a JSON array of numbers`);
+    if (!Array.isArray(v) || v.some((x) => typeof x !== "number"))
+      throw new KgrankInputError(argument, `${file} must hold a JSON array of numbers`);
     return Float64Array.from(v as number[]);
   }
   const outN: number[] = [];
-  text.replace(/^\uFEFF/, "").split("\n").forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === "") return;
-    const v = Number(line);
-    if (!Number.isFinite(v)) throw new KgrankInputError(argument, `${file} line ${i + 1}: "${line.slice(0, 40)}" is not a number (one rank per line)`);
-    outN.push(v);
-  });
+  text
+    .replace(/^\uFEFF/, "")
+    .split("\n")
+    .forEach((raw, i) => {
+      const line = raw.trim();
+      if (line === "") return;
+      const v = Number(line);
+      if (!Number.isFinite(v))
+        throw new KgrankInputError(
+          argument,
+          `${file} line ${i + 1}: "${line.slice(0, 40)}" is not a number (one rank per line)`,
+        );
+      outN.push(v);
+    });
   if (outN.length === 0) throw new KgrankInputError(argument, `${file} holds no numbers`);
   return Float64Array.from(outN);
 }
 
 // ---- adjust and expectations -------------------------------------------------------------------------------------
 
-export function candidateCounts(ds: Dataset, split: Split, filter: string[]): { head: Float64Array; tail: Float64Array; both: Float64Array; setting: string } {
+export function candidateCounts(
+  ds: Dataset,
+  split: Split,
+  filter: string[],
+): { head: Float64Array; tail: Float64Array; both: Float64Array; setting: string } {
   const evaluated = ds.splits[split];
   const fs = filterSplits(filter, split);
   const c = fs.length
-    ? filteredCandidateCounts(evaluated, fs.map((s) => ds.splits[s]), ds.numEntities, ds.numRelations)
-    : { head: new Float64Array(evaluated.length / 3).fill(ds.numEntities), tail: new Float64Array(evaluated.length / 3).fill(ds.numEntities) };
+    ? filteredCandidateCounts(
+        evaluated,
+        fs.map((s) => ds.splits[s]),
+        ds.numEntities,
+        ds.numRelations,
+      )
+    : {
+        head: new Float64Array(evaluated.length / 3).fill(ds.numEntities),
+        tail: new Float64Array(evaluated.length / 3).fill(ds.numEntities),
+      };
   const both = new Float64Array(c.head.length * 2);
   both.set(c.head, 0);
   both.set(c.tail, c.head.length);
   return { ...c, both, setting: fs.length ? `filtered by ${fs.join("+")}` : "unfiltered" };
 }
-

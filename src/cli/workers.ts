@@ -40,15 +40,22 @@ function binPath(): string {
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
     const bin = path.join(dir, "bin", "kgrank.js");
     if (existsSync(bin)) return bin;
-    if (path.dirname(dir) === dir) throw new KgrankError("--workers: cannot find bin/kgrank.js above the installed package");
+    if (path.dirname(dir) === dir)
+      throw new KgrankError("--workers: cannot find bin/kgrank.js above the installed package");
   }
 }
 
 export async function evaluateWithWorkers(
-  argv: string[], workers: number,
-  opts: { format: Format; output?: string; quiet?: boolean; saveState?: string; shard?: unknown; ranksOut?: string }, out: Out,
+  argv: string[],
+  workers: number,
+  opts: { format: Format; output?: string; quiet?: boolean; saveState?: string; shard?: unknown; ranksOut?: string },
+  out: Out,
 ): Promise<void> {
-  if (opts.shard) throw new KgrankInputError("--workers", "runs its own shards: drop --shard (or run the shards yourself, without --workers)");
+  if (opts.shard)
+    throw new KgrankInputError(
+      "--workers",
+      "runs its own shards: drop --shard (or run the shards yourself, without --workers)",
+    );
   const t0 = performance.now();
   const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-workers-"));
   const children: ChildProcess[] = [];
@@ -63,10 +70,14 @@ export async function evaluateWithWorkers(
     const base = childArgs(argv);
     const files = Array.from({ length: workers }, (_, i) => path.join(dir, `shard-${i}.state`));
     const runs = files.map((file, i) => {
-      const child = spawn(process.execPath, [binPath(), ...base, "--shard", `${i}/${workers}`, "--save-state", file, "--quiet"], {
-        env: { ...process.env, KGRANK_THREADS: threads },
-        stdio: ["ignore", "ignore", "pipe"],
-      });
+      const child = spawn(
+        process.execPath,
+        [binPath(), ...base, "--shard", `${i}/${workers}`, "--save-state", file, "--quiet"],
+        {
+          env: { ...process.env, KGRANK_THREADS: threads },
+          stdio: ["ignore", "ignore", "pipe"],
+        },
+      );
       children.push(child);
       let stderr = "";
       child.stderr!.on("data", (b: Buffer) => (stderr += b.toString()));
@@ -75,7 +86,11 @@ export async function evaluateWithWorkers(
         child.on("close", (code, signal) => {
           progress.tick();
           if (code === 0) return resolve();
-          const line = stderr.trim().split("\n")[0]?.replace(/^kgrank: /, "") || `ended by ${signal ?? `exit code ${code}`}`;
+          const line =
+            stderr
+              .trim()
+              .split("\n")[0]
+              ?.replace(/^kgrank: /, "") || `ended by ${signal ?? `exit code ${code}`}`;
           reject(new KgrankError(`worker ${i}/${workers}: ${line}`));
         });
       });
@@ -94,7 +109,12 @@ export async function evaluateWithWorkers(
       const meta = { ...merged.meta, shard: 0, shards: 1, rows: [0, merged.report.triples] };
       writeFileAtomic(opts.saveState, merged.evaluator.serialize({ meta }), "--save-state");
     }
-    await printMerged(merged, { format: opts.format, output: opts.output, quiet: opts.quiet, ranksOut: opts.ranksOut }, out, t0);
+    await printMerged(
+      merged,
+      { format: opts.format, output: opts.output, quiet: opts.quiet, ranksOut: opts.ranksOut },
+      out,
+      t0,
+    );
   } finally {
     progress.stop();
     cleanup();

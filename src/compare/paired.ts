@@ -71,7 +71,11 @@ const DEFAULT_METRICS = ["mrr", "hits@1", "hits@3", "hits@10", "mr", "amri", "me
 
 /** Per-task value whose mean is the metric (up to an affine map that depends only on the candidate counts). */
 function perTask(m: RankMetric): ((rank: number) => number) | null {
-  if (m.key === "arithmetic_mean_rank" || m.key === "adjusted_arithmetic_mean_rank_index" || m.key === "adjusted_arithmetic_mean_rank") {
+  if (
+    m.key === "arithmetic_mean_rank" ||
+    m.key === "adjusted_arithmetic_mean_rank_index" ||
+    m.key === "adjusted_arithmetic_mean_rank"
+  ) {
     return (r) => r;
   }
   if (m.key === "inverse_harmonic_mean_rank" || m.key === "adjusted_inverse_harmonic_mean_rank") return (r) => 1 / r;
@@ -96,9 +100,17 @@ function taskName(t: TaskTable, i: number, labels: TaskLabels | undefined): stri
   return `${t.side[i]} (${e(t.head[i]!)}, ${r(t.relation[i]!)}, ${e(t.tail[i]!)})`;
 }
 
-function sameTasks(a: TaskTable, b: TaskTable, names: [string, string], labels: [TaskLabels | undefined, TaskLabels | undefined]): void {
+function sameTasks(
+  a: TaskTable,
+  b: TaskTable,
+  names: [string, string],
+  labels: [TaskLabels | undefined, TaskLabels | undefined],
+): void {
   if (a.side.length !== b.side.length) {
-    throw new KgrankInputError("runs", `${names[1]} has ${b.side.length} tasks, ${names[0]} ${a.side.length}: the runs must be over the same tasks`);
+    throw new KgrankInputError(
+      "runs",
+      `${names[1]} has ${b.side.length} tasks, ${names[0]} ${a.side.length}: the runs must be over the same tasks`,
+    );
   }
   const byId = !labels[0] && !labels[1];
   for (let i = 0; i < a.side.length; i++) {
@@ -108,13 +120,22 @@ function sameTasks(a: TaskTable, b: TaskTable, names: [string, string], labels: 
     const sa = same ? "" : taskName(a, i, labels[0]);
     if (!same) {
       const sb = taskName(b, i, labels[1]);
-      throw new KgrankInputError("runs", `task ${i} differs: ${names[0]} has ${sa}, ${names[1]} has ${sb}; the runs must be over the same tasks in the same order`);
+      throw new KgrankInputError(
+        "runs",
+        `task ${i} differs: ${names[0]} has ${sa}, ${names[1]} has ${sb}; the runs must be over the same tasks in the same order`,
+      );
     }
     if (a.numCandidates[i] !== b.numCandidates[i]) {
-      throw new KgrankInputError("runs", `task ${i} ${taskName(a, i, labels[0])} has ${a.numCandidates[i]} candidates in ${names[0]}, ${b.numCandidates[i]} in ${names[1]}: evaluated with other filter settings`);
+      throw new KgrankInputError(
+        "runs",
+        `task ${i} ${taskName(a, i, labels[0])} has ${a.numCandidates[i]} candidates in ${names[0]}, ${b.numCandidates[i]} in ${names[1]}: evaluated with other filter settings`,
+      );
     }
     if (Number.isNaN(a.realistic[i]!) || Number.isNaN(b.realistic[i]!)) {
-      throw new KgrankInputError("runs", `task ${i} ${taskName(a, i, labels[0])} has no realistic rank: compare runs that record realistic ranks`);
+      throw new KgrankInputError(
+        "runs",
+        `task ${i} ${taskName(a, i, labels[0])} has no realistic rank: compare runs that record realistic ranks`,
+      );
     }
   }
 }
@@ -158,7 +179,7 @@ export function pairedTests(d: ArrayLike<number>): { t: number; pT: number; pW: 
   const order = nz.map((x, i) => [Math.abs(x), i] as const).sort((a, b) => a[0] - b[0]);
   const ranks = new Float64Array(m);
   let tieTerm = 0;
-  for (let k = 0; k < m; ) {
+  for (let k = 0; k < m;) {
     let j = k;
     while (j + 1 < m && order[j + 1]![0] === order[k]![0]) j++;
     const avg = (k + j) / 2 + 1;
@@ -201,8 +222,11 @@ export interface NamedRun {
  */
 export function compareRuns(runs: (RankResults | NamedRun)[], opts: CompareOptions = {}): Comparison {
   const o = options("compare options", opts, KEYS) as CompareOptions;
-  if (!Array.isArray(runs) || runs.length < 2) throw new KgrankInputError("runs", `needs at least two runs to compare, got ${describe(runs)}`);
-  const named: NamedRun[] = runs.map((r, i) => ("results" in r && "name" in r ? r : { name: `run ${i}`, results: r as RankResults }));
+  if (!Array.isArray(runs) || runs.length < 2)
+    throw new KgrankInputError("runs", `needs at least two runs to compare, got ${describe(runs)}`);
+  const named: NamedRun[] = runs.map((r, i) =>
+    "results" in r && "name" in r ? r : { name: `run ${i}`, results: r as RankResults },
+  );
   const samples = o.samples ?? 10_000;
   if (typeof samples !== "number" || !Number.isInteger(samples) || samples < 10 || samples > 1e7) {
     throw new KgrankInputError("samples", `must be an integer from 10 to 1e7, got ${describe(samples)}`);
@@ -210,12 +234,19 @@ export function compareRuns(runs: (RankResults | NamedRun)[], opts: CompareOptio
   const seed = seedArg("seed", o.seed ?? 0);
   const level = confidenceLevelArg("confidenceLevel", o.confidenceLevel ?? 0.95);
   const correction = o.correction ?? "holm";
-  if (!["holm", "bh", "none"].includes(correction as string)) throw new KgrankInputError("correction", `must be "holm", "bh" or "none", got ${describe(correction)}`);
-  if (o.metrics !== undefined && !Array.isArray(o.metrics)) throw new KgrankInputError("metrics", `must be a list of metric names, got ${describe(o.metrics)}`);
+  if (!["holm", "bh", "none"].includes(correction as string))
+    throw new KgrankInputError("correction", `must be "holm", "bh" or "none", got ${describe(correction)}`);
+  if (o.metrics !== undefined && !Array.isArray(o.metrics))
+    throw new KgrankInputError("metrics", `must be a list of metric names, got ${describe(o.metrics)}`);
   const metrics = (o.metrics ?? DEFAULT_METRICS).map((q) => getMetric(q));
   const tables = named.map((r) => r.results.tasks());
   for (let j = 1; j < tables.length; j++) {
-    sameTasks(tables[0]!, tables[j]!, [named[0]!.name, named[j]!.name], [named[0]!.labels ?? undefined, named[j]!.labels ?? undefined]);
+    sameTasks(
+      tables[0]!,
+      tables[j]!,
+      [named[0]!.name, named[j]!.name],
+      [named[0]!.labels ?? undefined, named[j]!.labels ?? undefined],
+    );
   }
   const A = tables[0]!;
   const n = A.side.length;
@@ -242,7 +273,17 @@ export function compareRuns(runs: (RankResults | NamedRun)[], opts: CompareOptio
       // A plain mean (MRR, MR, Hits@k: no expectation in it) is also resampled as a mean of d; adjusted forms are not,
       // as their map moves with the resampled tasks' candidates.
       const plain = d !== null && !m.key.startsWith("adjusted_");
-      return { m, observed, d, scale, flips, plain, extreme: 0, tol: 1e-12 * Math.max(1, Math.abs(observed)), diffs: new Float64Array(samples) };
+      return {
+        m,
+        observed,
+        d,
+        scale,
+        flips,
+        plain,
+        extreme: 0,
+        tol: 1e-12 * Math.max(1, Math.abs(observed)),
+        diffs: new Float64Array(samples),
+      };
     });
     const byRecount = plans.filter((q) => !q.flips).map((q) => q.m);
     const byResample = plans.filter((q) => !q.plain).map((q) => q.m);
@@ -304,16 +345,26 @@ export function compareRuns(runs: (RankResults | NamedRun)[], opts: CompareOptio
       const finite = q.diffs.filter((x) => x === x).sort();
       const tests = q.d ? pairedTests(q.d) : null;
       rows.push({
-        metric: q.m.key, run: j, valueA: valuesA[q.m.key]!, valueB: valuesB[q.m.key]!, difference: q.observed,
-        lower: finite.length ? quantile(finite, alpha) : NaN, upper: finite.length ? quantile(finite, 1 - alpha) : NaN,
-        pRandomization: (1 + q.extreme) / (1 + samples), pAdjusted: NaN,
-        pTTest: tests ? tests.pT : null, pWilcoxon: tests ? tests.pW : null,
+        metric: q.m.key,
+        run: j,
+        valueA: valuesA[q.m.key]!,
+        valueB: valuesB[q.m.key]!,
+        difference: q.observed,
+        lower: finite.length ? quantile(finite, alpha) : NaN,
+        upper: finite.length ? quantile(finite, 1 - alpha) : NaN,
+        pRandomization: (1 + q.extreme) / (1 + samples),
+        pAdjusted: NaN,
+        pTTest: tests ? tests.pT : null,
+        pWilcoxon: tests ? tests.pW : null,
         // d is of the per-task values; an affine map with a negative slope (e.g. AMRI of ranks) flips the sign.
         effectSize: tests ? (q.scale < 0 && tests.dz !== 0 ? -tests.dz : tests.dz) : null,
       });
     }
   }
-  const adjusted = adjust(rows.map((r) => r.pRandomization), correction);
+  const adjusted = adjust(
+    rows.map((r) => r.pRandomization),
+    correction,
+  );
   rows.forEach((r, i) => (r.pAdjusted = adjusted[i]!));
   return { names: named.map((r) => r.name), tasks: n, samples, seed, confidenceLevel: level, correction, rows };
 }

@@ -77,21 +77,30 @@ export class ChunkedBatch {
     this.#ctx = ctx;
     const ts = trueScores as ArrayLike<unknown>;
     if (!isArrayLike(ts) || ts.length !== ctx.rows) {
-      throw new KgrankInputError("trueScores", `must be an array with one score per triple (${ctx.rows}), got ${describe(ts)}`);
+      throw new KgrankInputError(
+        "trueScores",
+        `must be an array with one score per triple (${ctx.rows}), got ${describe(ts)}`,
+      );
     }
     const kept = new Float64Array(ctx.kept);
     for (let i = 0, k = 0; i < ctx.rows; i++) {
       const v = ts[i];
       if (typeof v !== "number" || v !== v) {
-        throw new KgrankInputError("trueScores", `trueScores[${i}] is ${describe(v)}: the true triple needs a (non-NaN) score`);
+        throw new KgrankInputError(
+          "trueScores",
+          `trueScores[${i}] is ${describe(v)}: the true triple needs a (non-NaN) score`,
+        );
       }
       if (!ctx.keep || ctx.keep[i]) kept[k++] = v;
     }
     const n = ctx.keptEntities ? ctx.keptEntities.length : ctx.numEntities;
     const args = { trueScores: kept, trueIndices: ctx.truth, numColumns: n, threads: ctx.threads };
-    this.#counter = ctx.kept === 0 ? null
-      : ctx.index ? new FilteredRankCounter(args, { index: ctx.index, anchor: ctx.anchor, relation: ctx.relation })
-      : new RankCounter(args);
+    this.#counter =
+      ctx.kept === 0
+        ? null
+        : ctx.index
+          ? new FilteredRankCounter(args, { index: ctx.index, anchor: ctx.anchor, relation: ctx.relation })
+          : new RankCounter(args);
   }
 
   /** Entity columns covered by the slices added so far. */
@@ -100,24 +109,41 @@ export class ChunkedBatch {
   }
 
   private prepare(slice: EntitySlice, async = false) {
-    if (this.#done) throw new KgrankStateError("ChunkedBatch: finish() or abort() was already called; start a new chunked batch");
-    const { o, a: { signal, onProgress } } = callOptions("slice", slice, SLICE_KEYS, async);
+    if (this.#done)
+      throw new KgrankStateError("ChunkedBatch: finish() or abort() was already called; start a new chunked batch");
+    const {
+      o,
+      a: { signal, onProgress },
+    } = callOptions("slice", slice, SLICE_KEYS, async);
     const scores = o.scores;
     const ctx = this.#ctx;
     if (!(scores instanceof Float32Array) && !(scores instanceof Float64Array)) {
-      throw new KgrankInputError("scores", `must be a Float32Array or Float64Array (rows x slice width), got ${describe(scores)}`);
+      throw new KgrankInputError(
+        "scores",
+        `must be a Float32Array or Float64Array (rows x slice width), got ${describe(scores)}`,
+      );
     }
     if (scores.length === 0 || scores.length % ctx.rows !== 0) {
-      throw new KgrankInputError("scores", `has ${scores.length} elements: a slice holds all ${ctx.rows} rows of the batch for at least one entity`);
+      throw new KgrankInputError(
+        "scores",
+        `has ${scores.length} elements: a slice holds all ${ctx.rows} rows of the batch for at least one entity`,
+      );
     }
     const width = scores.length / ctx.rows;
     const start = integer("entityStart", o.entityStart, 0);
     const end = start + width;
     if (end > ctx.numEntities) {
-      throw new KgrankInputError("entityStart", `slice entities [${start}, ${end}) run past numEntities ${ctx.numEntities}`);
+      throw new KgrankInputError(
+        "entityStart",
+        `slice entities [${start}, ${end}) run past numEntities ${ctx.numEntities}`,
+      );
     }
     for (const [a, b] of this.#ranges) {
-      if (start < b && a < end) throw new KgrankInputError("entityStart", `slice entities [${start}, ${end}) overlap [${a}, ${b}) added before`);
+      if (start < b && a < end)
+        throw new KgrankInputError(
+          "entityStart",
+          `slice entities [${start}, ${end}) overlap [${a}, ${b}) added before`,
+        );
     }
     // The kept rows and, under entity restriction, the kept entities of the slice (contiguous in compact ids).
     let cStart = start;
@@ -166,7 +192,13 @@ export class ChunkedBatch {
     }
     this.#pending++;
     try {
-      await this.#counter.add({ scores: p.chunk, columnStart: p.cStart, threads: p.threads, signal: p.signal, onProgress: p.onProgress });
+      await this.#counter.add({
+        scores: p.chunk,
+        columnStart: p.cStart,
+        threads: p.threads,
+        signal: p.signal,
+        onProgress: p.onProgress,
+      });
     } catch (e) {
       // Not counted (KgrankDetachedError: the slice was transferred mid-call; the signal's reason: aborted): its
       // entities are not covered, so finish() cannot succeed without them, and the slice may be added again.
@@ -193,7 +225,10 @@ export class ChunkedBatch {
   /** Records the batch's ranks in the evaluator; every entity must have been covered by a slice. */
   finish(): void {
     if (this.#done) throw new KgrankStateError("ChunkedBatch.finish(): finish() or abort() was already called");
-    if (this.#pending > 0) throw new KgrankStateError(`ChunkedBatch.finish(): ${this.#pending} add() call(s) are still running; await them first`);
+    if (this.#pending > 0)
+      throw new KgrankStateError(
+        `ChunkedBatch.finish(): ${this.#pending} add() call(s) are still running; await them first`,
+      );
     if (this.#covered !== this.#ctx.numEntities) {
       throw new KgrankStateError(
         `ChunkedBatch.finish(): slices covered ${this.#covered} of ${this.#ctx.numEntities} entities; add the missing ones`,
@@ -221,13 +256,32 @@ export function openChunkedBatch(
   if (triples.length === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
   const { selection } = context;
   const keys = selection.keys(side, triples, context.filter?.[side] ?? null, true);
-  return new ChunkedBatch({
-    rows: keys.rows, kept: keys.kept, keep: keys.keep, numEntities: context.numEntities, keptEntities: selection.keptEntities,
-    anchor: keys.anchor, relation: keys.relation, truth: keys.truth, index: keys.index,
-    threads: threadCount(o.threads) ?? context.threads,
-    record: (ranks) => record(side, {
-      ...ranks, relation: keys.relation, anchor: keys.origAnchor, truth: keys.origTruth, weight: new Float64Array(keys.kept).fill(NaN),
-    }, keys.rows - keys.kept),
-    release,
-  }, o.trueScores as ArrayLike<number>);
+  return new ChunkedBatch(
+    {
+      rows: keys.rows,
+      kept: keys.kept,
+      keep: keys.keep,
+      numEntities: context.numEntities,
+      keptEntities: selection.keptEntities,
+      anchor: keys.anchor,
+      relation: keys.relation,
+      truth: keys.truth,
+      index: keys.index,
+      threads: threadCount(o.threads) ?? context.threads,
+      record: (ranks) =>
+        record(
+          side,
+          {
+            ...ranks,
+            relation: keys.relation,
+            anchor: keys.origAnchor,
+            truth: keys.origTruth,
+            weight: new Float64Array(keys.kept).fill(NaN),
+          },
+          keys.rows - keys.kept,
+        ),
+      release,
+    },
+    o.trueScores as ArrayLike<number>,
+  );
 }

@@ -19,21 +19,46 @@ import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } fr
 import { MODEL_BATCH_KEYS, type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
 import type { RankResults } from "./results";
 import {
-  type BatchContext, countAsync, countSync, finishBatch, prepareScoreBatch, type PreparedBatch, rankFilteredBatch,
+  type BatchContext,
+  countAsync,
+  countSync,
+  finishBatch,
+  prepareScoreBatch,
+  type PreparedBatch,
+  rankFilteredBatch,
 } from "./score-batch";
 import { TaskSelection } from "./selection";
 import { decodeShards, encodeState, evaluatorOptions, STATE_FORMAT_VERSION, type StateHeader, withMeta } from "./state";
 import { checkBootstrap } from "./tabulate";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
 import {
-  type ChunkedBatchOptions, type EvaluationInfo, type EvaluationSide, EVALUATOR_KEYS, FINALIZE_ASYNC_KEYS, FINALIZE_KEYS,
-  type FinalizeOptions, RANKS_BATCH_KEYS, type RankEvaluatorOptions, type RanksBatch, SAMPLED_BATCH_KEYS,
-  type SampledBatch, SCORE_BATCH_KEYS, type ScoreBatch, type Weighting,
+  type ChunkedBatchOptions,
+  type EvaluationInfo,
+  type EvaluationSide,
+  EVALUATOR_KEYS,
+  FINALIZE_ASYNC_KEYS,
+  FINALIZE_KEYS,
+  type FinalizeOptions,
+  RANKS_BATCH_KEYS,
+  type RankEvaluatorOptions,
+  type RanksBatch,
+  SAMPLED_BATCH_KEYS,
+  type SampledBatch,
+  SCORE_BATCH_KEYS,
+  type ScoreBatch,
+  type Weighting,
 } from "./types";
 import { taskWeights } from "./weighting";
 
 export type {
-  EvaluationInfo, EvaluationSide, FinalizeOptions, RankEvaluatorOptions, RanksBatch, SampledBatch, ScoreBatch, Weighting,
+  EvaluationInfo,
+  EvaluationSide,
+  FinalizeOptions,
+  RankEvaluatorOptions,
+  RanksBatch,
+  SampledBatch,
+  ScoreBatch,
+  Weighting,
 } from "./types";
 
 export class RankEvaluator {
@@ -73,14 +98,21 @@ export class RankEvaluator {
       const triples = checked.map((t) => this.selection.indexTriples(t));
       this.filter = {};
       for (const side of this.sides) {
-        this.filter[side] = kernels().buildFilterIndex(triples, this.selection.numCandidates, this.numRelations!, side, this.threads);
+        this.filter[side] = kernels().buildFilterIndex(
+          triples,
+          this.selection.numCandidates,
+          this.numRelations!,
+          side,
+          this.threads,
+        );
       }
     }
     this.context = { numEntities, numRelations, sides, selection: this.selection, filter: this.filter, threads };
   }
 
   private checkOpen(what: string): void {
-    if (this.finished) throw new KgrankStateError(`RankEvaluator.${what}: finalize() was already called; create a new evaluator`);
+    if (this.finished)
+      throw new KgrankStateError(`RankEvaluator.${what}: finalize() was already called; create a new evaluator`);
     if (this.restored) {
       throw new KgrankStateError(
         `RankEvaluator.${what}: this evaluator was restored from serialized state; it can be finalized or merged, ` +
@@ -96,7 +128,11 @@ export class RankEvaluator {
   }
 
   private recordBatch(p: PreparedBatch, counted: Parameters<typeof finishBatch>[1] | null): void {
-    this.record(p.keys.side, counted ? finishBatch(p, counted) : null, counted ? p.keys.rows - p.keys.kept : p.keys.rows);
+    this.record(
+      p.keys.side,
+      counted ? finishBatch(p, counted) : null,
+      counted ? p.keys.rows - p.keys.kept : p.keys.rows,
+    );
   }
 
   /** Adds a batch of scores for one side, on the calling thread. */
@@ -146,7 +182,12 @@ export class RankEvaluator {
    */
   chunked(batch: ChunkedBatchOptions): ChunkedBatch {
     this.checkOpen("chunked");
-    const result = openChunkedBatch(batch, this.context, (side, columns, skipped) => this.record(side, columns, skipped), () => this.pending--);
+    const result = openChunkedBatch(
+      batch,
+      this.context,
+      (side, columns, skipped) => this.record(side, columns, skipped),
+      () => this.pending--,
+    );
     this.pending++;
     return result;
   }
@@ -172,19 +213,27 @@ export class RankEvaluator {
     const { o, a } = callOptions("batch", batch, MODEL_BATCH_KEYS, true);
     const jobs = prepareModelBatch(o, this.context);
     const model = jobs.find((j) => j.job)?.job;
-    const watch = watchDetach([["model", model?.entityEmbeddings], ["model", model?.relationEmbeddings], ["model", model?.entityScale]]);
-    await withJob(a, jobs.reduce((n, j) => n + j.rows, 0), async (job) => {
-      this.pending++;
-      try {
-        await runModelAsync(jobs, job, watch);
-      } finally {
-        this.pending--;
-      }
-      watch.check(); // nothing is recorded from a model whose embeddings were given away mid-call
-      const columns = jobs.map((j) => j.finish()); // every side checked before any is recorded
-      job?.finish();
-      jobs.forEach((j, k) => this.record(j.side, columns[k]!, j.skipped));
-    });
+    const watch = watchDetach([
+      ["model", model?.entityEmbeddings],
+      ["model", model?.relationEmbeddings],
+      ["model", model?.entityScale],
+    ]);
+    await withJob(
+      a,
+      jobs.reduce((n, j) => n + j.rows, 0),
+      async (job) => {
+        this.pending++;
+        try {
+          await runModelAsync(jobs, job, watch);
+        } finally {
+          this.pending--;
+        }
+        watch.check(); // nothing is recorded from a model whose embeddings were given away mid-call
+        const columns = jobs.map((j) => j.finish()); // every side checked before any is recorded
+        job?.finish();
+        jobs.forEach((j, k) => this.record(j.side, columns[k]!, j.skipped));
+      },
+    );
   }
 
   /**
@@ -247,23 +296,47 @@ export class RankEvaluator {
   info(): EvaluationInfo {
     const h = this.restored ?? this.header();
     return {
-      numEntities: h.numEntities, numRelations: h.numRelations, filtered: h.filtered, filterTriples: [...h.filterTriples],
-      knownTriples: h.knownTriples ?? null, sides: [...h.sides], tasks: this.taskCounts, skipped: { ...this.skippedTasks },
-      restrictEntities: h.restrictEntities, restrictRelations: h.restrictRelations,
-      weighting: this.explicitWeights ? "explicit" : h.weighting, ks: [...h.ks], metrics: h.metrics ? [...h.metrics] : null,
+      numEntities: h.numEntities,
+      numRelations: h.numRelations,
+      filtered: h.filtered,
+      filterTriples: [...h.filterTriples],
+      knownTriples: h.knownTriples ?? null,
+      sides: [...h.sides],
+      tasks: this.taskCounts,
+      skipped: { ...this.skippedTasks },
+      restrictEntities: h.restrictEntities,
+      restrictRelations: h.restrictRelations,
+      weighting: this.explicitWeights ? "explicit" : h.weighting,
+      ks: [...h.ks],
+      metrics: h.metrics ? [...h.metrics] : null,
     };
   }
 
   /** This evaluator's settings and counts as a state header. */
   private header(): StateHeader {
-    if (this.restored) return { ...this.restored, explicitWeights: this.explicitWeights, skipped: { ...this.skippedTasks }, tasks: this.taskCounts };
+    if (this.restored)
+      return {
+        ...this.restored,
+        explicitWeights: this.explicitWeights,
+        skipped: { ...this.skippedTasks },
+        tasks: this.taskCounts,
+      };
     return {
-      format: STATE_FORMAT_VERSION, numEntities: this.numEntities, numRelations: this.numRelations, sides: [...this.sides], ks: [...this.ks],
-      metrics: this.metricKeys ? [...this.metricKeys] : null, weighting: this.weighting, explicitWeights: this.explicitWeights,
-      filtered: this.filter !== null, filterTriples: [...this.filterSizes],
+      format: STATE_FORMAT_VERSION,
+      numEntities: this.numEntities,
+      numRelations: this.numRelations,
+      sides: [...this.sides],
+      ks: [...this.ks],
+      metrics: this.metricKeys ? [...this.metricKeys] : null,
+      weighting: this.weighting,
+      explicitWeights: this.explicitWeights,
+      filtered: this.filter !== null,
+      filterTriples: [...this.filterSizes],
       knownTriples: this.filter ? Object.values(this.filter)[0]!.stats().answers : null,
-      restrictEntities: this.selection.keptEntities?.length ?? null, restrictRelations: this.selection.keptRelations,
-      skipped: { ...this.skippedTasks }, tasks: this.taskCounts,
+      restrictEntities: this.selection.keptEntities?.length ?? null,
+      restrictRelations: this.selection.keptRelations,
+      skipped: { ...this.skippedTasks },
+      tasks: this.taskCounts,
     };
   }
 
@@ -272,8 +345,12 @@ export class RankEvaluator {
    * merge() of shards' states gives exactly the results of one evaluator fed every batch (median included). */
   serialize(opts: { meta?: Record<string, unknown> } = {}): Uint8Array {
     const { meta } = options("serialize options", opts, ["meta"]);
-    if (this.pending > 0) throw new KgrankStateError(`serialize(): ${this.pending} add call(s) are still running; await them first`);
-    return encodeState(withMeta(this.header(), meta), { head: this.tasks.head.columns(), tail: this.tasks.tail.columns() });
+    if (this.pending > 0)
+      throw new KgrankStateError(`serialize(): ${this.pending} add call(s) are still running; await them first`);
+    return encodeState(withMeta(this.header(), meta), {
+      head: this.tasks.head.columns(),
+      tail: this.tasks.tail.columns(),
+    });
   }
 
   /** An evaluator restored from serialize() bytes (finalize or merge it). */
@@ -332,14 +409,26 @@ export class RankEvaluator {
     const o = options("finalize options", opts, keys) as FinalizeOptions & { signal?: unknown };
     const bootstrap = checkBootstrap(o.bootstrap);
     signalOption(o.signal);
-    if (this.pending > 0) throw new KgrankStateError(`finalize(): ${this.pending} add call(s) or chunked batch(es) are still running; await / finish them first`);
-    if (this.finished) throw new KgrankStateError("finalize(): already called (or running); the RankResults it returned hold the results");
+    if (this.pending > 0)
+      throw new KgrankStateError(
+        `finalize(): ${this.pending} add call(s) or chunked batch(es) are still running; await / finish them first`,
+      );
+    if (this.finished)
+      throw new KgrankStateError(
+        "finalize(): already called (or running); the RankResults it returned hold the results",
+      );
     if (this.tasks.head.length + this.tasks.tail.length === 0) {
       throw new KgrankStateError("finalize(): no task was added; add score batches, sampled scores or ranks first");
     }
     const head = { cols: this.tasks.head.columns(), weights: this.taskWeights("head") };
     const tail = { cols: this.tasks.tail.columns(), weights: this.taskWeights("tail") };
-    const run = finalizeRun(metricSelection(this.metricKeys, this.ks), { ...this.info(), backend: backendInfo().backend }, head, tail, bootstrap);
+    const run = finalizeRun(
+      metricSelection(this.metricKeys, this.ks),
+      { ...this.info(), backend: backendInfo().backend },
+      head,
+      tail,
+      bootstrap,
+    );
     this.finished = true;
     return run;
   }

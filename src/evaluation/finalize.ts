@@ -16,22 +16,42 @@ export interface FinalizeRun {
 }
 
 export function finalizeRun(
-  metrics: RankMetric[], info: EvaluationInfo & { backend: string }, head: SidePart, tail: SidePart,
+  metrics: RankMetric[],
+  info: EvaluationInfo & { backend: string },
+  head: SidePart,
+  tail: SidePart,
   bootstrap: Required<BootstrapOptions> | null,
 ): FinalizeRun {
   const keys = metrics.map((m) => m.key);
-  const make = (t: Tabulated, notes: string[], boot: typeof bootstrap, tasks: BreakdownSource, group?: string): RankResults =>
+  const make = (
+    t: Tabulated,
+    notes: string[],
+    boot: typeof bootstrap,
+    tasks: BreakdownSource,
+    group?: string,
+  ): RankResults =>
     new RankResults(
       {
-        values: t.values, expected: t.expected, meanRankWidth: t.meanRankWidth, keys,
-        info: { ...structuredClone(info), tasks: { head: t.tasks.head, tail: t.tasks.tail }, notes, ...(group ? { group } : {}) },
-        intervals: t.intervals, bootstrap: boot,
+        values: t.values,
+        expected: t.expected,
+        meanRankWidth: t.meanRankWidth,
+        keys,
+        info: {
+          ...structuredClone(info),
+          tasks: { head: t.tasks.head, tail: t.tasks.tail },
+          notes,
+          ...(group ? { group } : {}),
+        },
+        intervals: t.intervals,
+        bootstrap: boot,
       },
       tasks,
     );
   // A group's results hold the group's tasks (its tasks() and its own breakdowns are of those).
   const sourceOf = (h: SidePart, t: SidePart): BreakdownSource => ({
-    head: h, tail: t, subset: subsetPart,
+    head: h,
+    tail: t,
+    subset: subsetPart,
     tabulate: (gh, gt, label) => {
       const notes: string[] = [];
       return make(tabulate(metrics, gh, gt, notes, null, []), notes, null, sourceOf(gh, gt), label);

@@ -27,13 +27,15 @@ export function idSet(name: string, value: unknown, bound: number | null): Int32
   return out;
 }
 
-
 export function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSide {
   if (value !== "head" && value !== "tail") {
     throw new KgrankInputError("side", `must be "head" or "tail", got ${describe(value)}`);
   }
   if (!allowed.includes(value)) {
-    throw new KgrankInputError("side", `"${value}" is not evaluated by this RankEvaluator (sides: ${allowed.join(", ")})`);
+    throw new KgrankInputError(
+      "side",
+      `"${value}" is not evaluated by this RankEvaluator (sides: ${allowed.join(", ")})`,
+    );
   }
   return value;
 }
@@ -43,7 +45,12 @@ export function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSi
  * candidate counts, weights (NaN when not given); the triples' relation, anchor and answer when `triples` are given,
  * else the relations (if given) with anchor and answer unknown (-1).
  */
-export function rankedTasks(o: Record<string, unknown>, side: EvaluationSide, numEntities: number, numRelations: number | null): TaskColumns {
+export function rankedTasks(
+  o: Record<string, unknown>,
+  side: EvaluationSide,
+  numEntities: number,
+  numRelations: number | null,
+): TaskColumns {
   const nc = o.numCandidates as ArrayLike<unknown>;
   if (!isArrayLike(nc)) {
     throw new KgrankInputError("numCandidates", `must be an array of numbers, got ${describe(nc)}`);
@@ -88,7 +95,9 @@ export function rankedTasks(o: Record<string, unknown>, side: EvaluationSide, nu
     }
   }
   for (let i = 0; i < n; i++) {
-    const lo = cols.optimistic[i]!, mid = cols.realistic[i]!, hi = cols.pessimistic[i]!;
+    const lo = cols.optimistic[i]!,
+      mid = cols.realistic[i]!,
+      hi = cols.pessimistic[i]!;
     if (lo > hi || lo > mid || mid > hi) {
       throw new KgrankInputError(
         "ranks",
@@ -105,19 +114,24 @@ export function rankedTasks(o: Record<string, unknown>, side: EvaluationSide, nu
     for (let i = 0; i < n; i++) {
       const v = w[i];
       if (typeof v !== "number" || !(v >= 0) || !Number.isFinite(v)) {
-        throw new KgrankInputError("weights", `weights[${i}] = ${describe(v)} is not a finite number >= 0 (0: the task counts for nothing)`);
+        throw new KgrankInputError(
+          "weights",
+          `weights[${i}] = ${describe(v)} is not a finite number >= 0 (0: the task counts for nothing)`,
+        );
       }
       weight[i] = v;
     }
   }
   if (o.triples !== undefined) {
-    if (o.relations !== undefined) throw new KgrankInputError("relations", "give relations or triples, not both (the triples hold the relations)");
+    if (o.relations !== undefined)
+      throw new KgrankInputError("relations", "give relations or triples, not both (the triples hold the relations)");
     return { ...cols, numCandidates, weight, ...sampledKeys(o, side, n, numEntities, numRelations, "task") };
   }
   const relation = new Int32Array(n).fill(-1);
   if (o.relations !== undefined) {
     const r = idSet("relations", o.relations, numRelations);
-    if (r.length !== n) throw new KgrankInputError("relations", `must have one relation per task (${n}), got ${r.length}`);
+    if (r.length !== n)
+      throw new KgrankInputError("relations", `must have one relation per task (${n}), got ${r.length}`);
     relation.set(r);
   }
   const minusOne = new Int32Array(n).fill(-1);
@@ -126,14 +140,20 @@ export function rankedTasks(o: Record<string, unknown>, side: EvaluationSide, nu
 
 /** Keys of sampled tasks: from the batch's optional triples, else unknown (-1). */
 function sampledKeys(
-  o: Record<string, unknown>, side: EvaluationSide, n: number, numEntities: number, numRelations: number | null, per = "positive",
+  o: Record<string, unknown>,
+  side: EvaluationSide,
+  n: number,
+  numEntities: number,
+  numRelations: number | null,
+  per = "positive",
 ) {
   const relation = new Int32Array(n).fill(-1);
   const anchor = new Int32Array(n).fill(-1);
   const truth = new Int32Array(n).fill(-1);
   if (o.triples !== undefined) {
     const t = tripleArray("triples", o.triples, numEntities, numRelations);
-    if (t.length !== 3 * n) throw new KgrankInputError("triples", `must have ${n} rows (one per ${per}), got ${t.length / 3}`);
+    if (t.length !== 3 * n)
+      throw new KgrankInputError("triples", `must have ${n} rows (one per ${per}), got ${t.length / 3}`);
     for (let i = 0; i < n; i++) {
       relation[i] = t[3 * i + 1]!;
       anchor[i] = side === "tail" ? t[3 * i]! : t[3 * i + 2]!;
@@ -158,7 +178,9 @@ export function sampledArgs(o: Record<string, unknown>, threads: number | undefi
  * as in score batches; the negatives are whatever the caller scored).
  */
 export function sampledTasks(
-  o: Record<string, unknown>, side: EvaluationSide, ranks: Omit<TaskColumns, "relation" | "anchor" | "truth" | "weight">,
+  o: Record<string, unknown>,
+  side: EvaluationSide,
+  ranks: Omit<TaskColumns, "relation" | "anchor" | "truth" | "weight">,
   { numEntities, numRelations, selection }: Pick<BatchContext, "numEntities" | "numRelations" | "selection">,
 ): [columns: TaskColumns, skipped: number] {
   const n = ranks.optimistic.length;
@@ -172,9 +194,16 @@ export function sampledTasks(
     }
   }
   if (selection.restricted && o.triples === undefined) {
-    throw new KgrankInputError("triples", "are required under restrictRelations / restrictEntities: they say which tasks fall outside");
+    throw new KgrankInputError(
+      "triples",
+      "are required under restrictRelations / restrictEntities: they say which tasks fall outside",
+    );
   }
-  const columns = { ...ranks, ...sampledKeys(o, side, n, numEntities, numRelations), weight: new Float64Array(n).fill(NaN) };
+  const columns = {
+    ...ranks,
+    ...sampledKeys(o, side, n, numEntities, numRelations),
+    weight: new Float64Array(n).fill(NaN),
+  };
   const keep = selection.keepMask(o.triples as Int32Array);
   if (!keep) return [columns, 0];
   const kept = new TaskBuffer();
@@ -185,8 +214,10 @@ export function sampledTasks(
 /** The evaluator's settings from its options: each checked, with a typed error naming the option. */
 export function evaluatorSettings(o: Record<string, unknown>) {
   const numEntities = integer("numEntities", o.numEntities, 1, 2 ** 31 - 1);
-  const filterList = o.filterTriples === undefined ? [] : Array.isArray(o.filterTriples) ? o.filterTriples : [o.filterTriples];
-  let numRelations: number | null = o.numRelations === undefined ? null : integer("numRelations", o.numRelations, 1, 2 ** 31 - 1);
+  const filterList =
+    o.filterTriples === undefined ? [] : Array.isArray(o.filterTriples) ? o.filterTriples : [o.filterTriples];
+  let numRelations: number | null =
+    o.numRelations === undefined ? null : integer("numRelations", o.numRelations, 1, 2 ** 31 - 1);
   const checked = filterList.map((t, i) => tripleArray(`filterTriples[${i}]`, t, numEntities, numRelations));
   if (numRelations === null && checked.length > 0) {
     let max = -1;
@@ -199,7 +230,8 @@ export function evaluatorSettings(o: Record<string, unknown>) {
   }
   const sides: EvaluationSide[] = side === "both" ? ["head", "tail"] : [side];
   const ksArg = o.ks ?? [...DEFAULT_KS];
-  if (!Array.isArray(ksArg) || ksArg.length === 0) throw new KgrankInputError("ks", `must be a non-empty array of integers >= 1, got ${describe(ksArg)}`);
+  if (!Array.isArray(ksArg) || ksArg.length === 0)
+    throw new KgrankInputError("ks", `must be a non-empty array of integers >= 1, got ${describe(ksArg)}`);
   const ks = [...new Set(ksArg.map((k, i) => integer(`ks[${i}]`, k, 1)))].sort((a, b) => a - b);
   if (o.metrics !== undefined && (!Array.isArray(o.metrics) || o.metrics.some((m) => typeof m !== "string"))) {
     throw new KgrankInputError("metrics", `must be an array of metric names, got ${describe(o.metrics)}`);
@@ -211,5 +243,14 @@ export function evaluatorSettings(o: Record<string, unknown>) {
   if (weighting !== "micro" && weighting !== "macro") {
     throw new KgrankInputError("weighting", `must be "micro" or "macro", got ${describe(weighting)}`);
   }
-  return { numEntities, numRelations, checked, sides, ks, metricKeys, weighting: weighting as Weighting, threads: threadCount(o.threads) };
+  return {
+    numEntities,
+    numRelations,
+    checked,
+    sides,
+    ks,
+    metricKeys,
+    weighting: weighting as Weighting,
+    threads: threadCount(o.threads),
+  };
 }

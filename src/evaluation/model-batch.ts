@@ -27,7 +27,8 @@ export interface ModelBatch {
    * OGB protocol: b x K entity ids, the candidates of each triple (its true answer is scored apart and is not one
    * of them); no filter applies. For both sides give { head, tail }.
    */
-  negatives?: Int32Array | ArrayLike<number> | { head: Int32Array | ArrayLike<number>; tail: Int32Array | ArrayLike<number> };
+  negatives?:
+    Int32Array | ArrayLike<number> | { head: Int32Array | ArrayLike<number>; tail: Int32Array | ArrayLike<number> };
   threads?: number;
 }
 
@@ -46,17 +47,24 @@ export interface ModelSideJob {
 }
 
 function negativeIds(name: string, value: unknown, rows: number, numEntities: number): { ids: Int32Array; k: number } {
-  if (!isArrayLike(value)) throw new KgrankInputError(name, `must be an Int32Array of b x K entity ids, got ${describe(value)}`);
+  if (!isArrayLike(value))
+    throw new KgrankInputError(name, `must be an Int32Array of b x K entity ids, got ${describe(value)}`);
   const arr = value as ArrayLike<number>;
   const k = arr.length / rows;
   if (arr.length === 0 || !Number.isInteger(k)) {
-    throw new KgrankInputError(name, `has ${arr.length} ids, not a positive multiple of the ${rows} triples (K ids per triple, row-major)`);
+    throw new KgrankInputError(
+      name,
+      `has ${arr.length} ids, not a positive multiple of the ${rows} triples (K ids per triple, row-major)`,
+    );
   }
   const ids = new Int32Array(arr.length);
   for (let i = 0; i < arr.length; i++) {
     const v = arr[i]!;
     if (!Number.isInteger(v) || v < 0 || v >= numEntities) {
-      throw new KgrankInputError(name, `row ${Math.floor(i / k)}, column ${i % k}: ${describe(v)} is not an entity id in [0, ${numEntities})`);
+      throw new KgrankInputError(
+        name,
+        `row ${Math.floor(i / k)}, column ${i % k}: ${describe(v)} is not an entity id in [0, ${numEntities})`,
+      );
     }
     ids[i] = v;
   }
@@ -66,16 +74,30 @@ function negativeIds(name: string, value: unknown, rows: number, numEntities: nu
 /** Checks a model batch (`o`: its keys already checked) and prepares one kernel job per evaluated side. */
 export function prepareModelBatch(o: Record<string, unknown>, ctx: BatchContext): ModelSideJob[] {
   if (!(o.model instanceof EmbeddingModel)) {
-    throw new KgrankInputError("model", `must be an EmbeddingModel (new EmbeddingModel({...}) or loadEmbeddingModel()), got ${describe(o.model)}`);
+    throw new KgrankInputError(
+      "model",
+      `must be an EmbeddingModel (new EmbeddingModel({...}) or loadEmbeddingModel()), got ${describe(o.model)}`,
+    );
   }
   const model = o.model;
   if (model.numEntities !== ctx.numEntities) {
-    throw new KgrankInputError("model", `has ${model.numEntities} entity rows but the evaluator has numEntities ${ctx.numEntities}: map the rows to the dataset's ids (entityIds) or use the model's own dataset`);
+    throw new KgrankInputError(
+      "model",
+      `has ${model.numEntities} entity rows but the evaluator has numEntities ${ctx.numEntities}: map the rows to the dataset's ids (entityIds) or use the model's own dataset`,
+    );
   }
   if (ctx.numRelations !== null && model.numRelations < ctx.numRelations) {
-    throw new KgrankInputError("model", `has ${model.numRelations} relation rows but the evaluator has numRelations ${ctx.numRelations}`);
+    throw new KgrankInputError(
+      "model",
+      `has ${model.numRelations} relation rows but the evaluator has numRelations ${ctx.numRelations}`,
+    );
   }
-  const triples = tripleArray("triples", o.triples, ctx.numEntities, Math.min(model.numRelations, ctx.numRelations ?? Infinity));
+  const triples = tripleArray(
+    "triples",
+    o.triples,
+    ctx.numEntities,
+    Math.min(model.numRelations, ctx.numRelations ?? Infinity),
+  );
   const rows = triples.length / 3;
   if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
   const side = o.side ?? "both";
@@ -84,7 +106,11 @@ export function prepareModelBatch(o: Record<string, unknown>, ctx: BatchContext)
   }
   const sides: EvaluationSide[] = side === "both" ? ctx.sides : [side as EvaluationSide];
   for (const s of sides) {
-    if (!ctx.sides.includes(s)) throw new KgrankInputError("side", `"${s}" is not evaluated by this RankEvaluator (sides: ${ctx.sides.join(", ")})`);
+    if (!ctx.sides.includes(s))
+      throw new KgrankInputError(
+        "side",
+        `"${s}" is not evaluated by this RankEvaluator (sides: ${ctx.sides.join(", ")})`,
+      );
   }
   const threads = threadCount(o.threads) ?? ctx.threads;
   return sides.map((s) => {
@@ -102,8 +128,14 @@ export function prepareModelBatch(o: Record<string, unknown>, ctx: BatchContext)
   });
 }
 
-function sampledJob(model: EmbeddingModel, triples: Int32Array, side: EvaluationSide, negatives: Int32Array, k: number,
-  threads: number | undefined): ModelSideJob {
+function sampledJob(
+  model: EmbeddingModel,
+  triples: Int32Array,
+  side: EvaluationSide,
+  negatives: Int32Array,
+  k: number,
+  threads: number | undefined,
+): ModelSideJob {
   const rows = triples.length / 3;
   const relation = new Int32Array(rows);
   const anchor = new Int32Array(rows);
@@ -115,7 +147,11 @@ function sampledJob(model: EmbeddingModel, triples: Int32Array, side: Evaluation
   }
   const out = new Float64Array(5 * rows + 2);
   return {
-    side, out, threads, skipped: 0, rows,
+    side,
+    out,
+    threads,
+    skipped: 0,
+    rows,
     job: model.job(side, anchor, relation, truth, { negatives, negativesPerRow: k }),
     finish() {
       checkStatus(out, rows);
@@ -126,8 +162,13 @@ function sampledJob(model: EmbeddingModel, triples: Int32Array, side: Evaluation
   };
 }
 
-function fullJob(model: EmbeddingModel, triples: Int32Array, side: EvaluationSide, ctx: BatchContext,
-  threads: number | undefined): ModelSideJob {
+function fullJob(
+  model: EmbeddingModel,
+  triples: Int32Array,
+  side: EvaluationSide,
+  ctx: BatchContext,
+  threads: number | undefined,
+): ModelSideJob {
   const index = ctx.filter?.[side] ?? null;
   const keys = ctx.selection.keys(side, triples, index, true);
   const rows = keys.kept;
@@ -153,15 +194,27 @@ function fullJob(model: EmbeddingModel, triples: Int32Array, side: EvaluationSid
   }
   const n = ctx.selection.numCandidates;
   return {
-    side, out, threads, skipped: keys.rows - rows, rows,
-    job: model.job(side, keys.origAnchor, keys.relation, keys.origTruth, { candidates: kept, excludeOffsets, excludeIds }),
+    side,
+    out,
+    threads,
+    skipped: keys.rows - rows,
+    rows,
+    job: model.job(side, keys.origAnchor, keys.relation, keys.origTruth, {
+      candidates: kept,
+      excludeOffsets,
+      excludeIds,
+    }),
     finish() {
       checkStatus(out, rows);
       const c = counts(out, rows);
       const ranks = ranksFromCounts(c, n, true);
       if (index) for (let i = 0; i < rows; i++) ranks.numCandidates[i] = ranks.numCandidates[i]! - out[3 * rows + i]!;
       return {
-        ...ranks, relation: keys.relation, anchor: keys.origAnchor, truth: keys.origTruth, weight: new Float64Array(rows).fill(NaN),
+        ...ranks,
+        relation: keys.relation,
+        anchor: keys.origAnchor,
+        truth: keys.origTruth,
+        weight: new Float64Array(rows).fill(NaN),
       };
     },
   };
@@ -177,7 +230,10 @@ function checkStatus(out: Float64Array, rows: number): void {
   if (status === 0) return;
   const row = out[5 * rows + 1]!;
   if (status === 3) throw nanTrueScore(`task ${row} of the batch (the model's score of its true triple)`, "model");
-  throw new KgrankInputError("model", `could not be ranked (status ${status}): out of memory; pass fewer triples per call or fewer threads`);
+  throw new KgrankInputError(
+    "model",
+    `could not be ranked (status ${status}): out of memory; pass fewer triples per call or fewer threads`,
+  );
 }
 
 export function runModelSync(jobs: ModelSideJob[]): void {

@@ -18,7 +18,6 @@ export const RESULT_RANK_TYPES: readonly ResultRankType[] = RANK_TYPES;
 /** side -> rank type -> metric key -> value. */
 export type ResultTable = Record<ResultSide, Record<ResultRankType, Record<string, number>>>;
 
-
 export interface RankResultsData {
   values: ResultTable;
   /** side -> metric key -> expected value under uniformly random ranks (closed forms only). */
@@ -99,7 +98,6 @@ export interface DegreeOptions {
   bounds?: number[];
 }
 
-
 /** Distinct known triples of a filtered evaluation (summed filter sizes for states that did not record it). */
 export function knownTriples(info: EvaluationInfo): number {
   return info.knownTriples ?? info.filterTriples.reduce((a, b) => a + b, 0);
@@ -141,9 +139,15 @@ export class RankResults {
     const nh = src.head.cols.optimistic.length;
     const n = nh + src.tail.cols.optimistic.length;
     const out: TaskTable = {
-      side: new Array<"head" | "tail">(n), head: new Int32Array(n), relation: new Int32Array(n), tail: new Int32Array(n),
-      optimistic: new Float64Array(n), realistic: new Float64Array(n), pessimistic: new Float64Array(n),
-      numCandidates: new Float64Array(n), weight: new Float64Array(n),
+      side: new Array<"head" | "tail">(n),
+      head: new Int32Array(n),
+      relation: new Int32Array(n),
+      tail: new Int32Array(n),
+      optimistic: new Float64Array(n),
+      realistic: new Float64Array(n),
+      pessimistic: new Float64Array(n),
+      numCandidates: new Float64Array(n),
+      weight: new Float64Array(n),
     };
     for (const side of ["head", "tail"] as const) {
       const c = src[side].cols;
@@ -152,7 +156,8 @@ export class RankResults {
       out.head.set(side === "head" ? c.truth : c.anchor, at);
       out.tail.set(side === "head" ? c.anchor : c.truth, at);
       out.relation.set(c.relation, at);
-      for (const k of ["optimistic", "realistic", "pessimistic", "numCandidates", "weight"] as const) out[k].set(c[k], at);
+      for (const k of ["optimistic", "realistic", "pessimistic", "numCandidates", "weight"] as const)
+        out[k].set(c[k], at);
     }
     return out;
   }
@@ -164,10 +169,15 @@ export class RankResults {
 
   /** Groups tasks by a key per task (-1: in no group) and tabulates every group. */
   private groups(
-    what: string, keyOf: (side: "head" | "tail", i: number) => number, labels: Map<number, string>,
+    what: string,
+    keyOf: (side: "head" | "tail", i: number) => number,
+    labels: Map<number, string>,
   ): { key: number; breakdown: Breakdown }[] {
     const src = this.source(what);
-    const keysBySide = { head: new Int32Array(src.head.cols.optimistic.length), tail: new Int32Array(src.tail.cols.optimistic.length) };
+    const keysBySide = {
+      head: new Int32Array(src.head.cols.optimistic.length),
+      tail: new Int32Array(src.tail.cols.optimistic.length),
+    };
     const all = new Set<number>();
     for (const side of ["head", "tail"] as const) {
       const keys = keysBySide[side];
@@ -178,14 +188,21 @@ export class RankResults {
     }
     const out: { key: number; breakdown: Breakdown }[] = [];
     for (const key of [...all].sort((a, b) => a - b)) {
-      const keep = { head: keysBySide.head.map((k) => (k === key ? 1 : 0)), tail: keysBySide.tail.map((k) => (k === key ? 1 : 0)) };
+      const keep = {
+        head: keysBySide.head.map((k) => (k === key ? 1 : 0)),
+        tail: keysBySide.tail.map((k) => (k === key ? 1 : 0)),
+      };
       const head = src.subset(src.head, Uint8Array.from(keep.head));
       const tail = src.subset(src.tail, Uint8Array.from(keep.tail));
       const nh = head.cols.optimistic.length;
       const nt = tail.cols.optimistic.length;
       out.push({
         key,
-        breakdown: { count: nh + nt, tasks: { head: nh, tail: nt }, results: src.tabulate(head, tail, labels.get(key) ?? String(key)) },
+        breakdown: {
+          count: nh + nt,
+          tasks: { head: nh, tail: nt },
+          results: src.tabulate(head, tail, labels.get(key) ?? String(key)),
+        },
       });
     }
     return out;
@@ -197,9 +214,12 @@ export class RankResults {
    */
   byRelation(): RelationBreakdown[] {
     const src = this.source("byRelation()");
-    return this.groups("byRelation()", (side, i) => src[side].cols.relation[i]!, new Map()).map(({ key, breakdown }) => ({
-      relation: key, ...breakdown,
-    }));
+    return this.groups("byRelation()", (side, i) => src[side].cols.relation[i]!, new Map()).map(
+      ({ key, breakdown }) => ({
+        relation: key,
+        ...breakdown,
+      }),
+    );
   }
 
   /**
@@ -245,13 +265,15 @@ export class RankResults {
       return c;
     };
     const labels = new Map(names.map((n, i) => [i, `relation category ${n}`]));
-    return this.groups("byRelationCategory()", (side, i) => cat(src[side].cols.relation[i]!), labels).map(({ key, breakdown }) => {
-      const rels = new Set<number>();
-      for (const side of ["head", "tail"] as const) {
-        for (const r of src[side].cols.relation) if (r >= 0 && cat(r) === key) rels.add(r);
-      }
-      return { category: names[key]!, relations: [...rels].sort((a, b) => a - b), ...breakdown };
-    });
+    return this.groups("byRelationCategory()", (side, i) => cat(src[side].cols.relation[i]!), labels).map(
+      ({ key, breakdown }) => {
+        const rels = new Set<number>();
+        for (const side of ["head", "tail"] as const) {
+          for (const r of src[side].cols.relation) if (r >= 0 && cat(r) === key) rels.add(r);
+        }
+        return { category: names[key]!, relations: [...rels].sort((a, b) => a - b), ...breakdown };
+      },
+    );
   }
 
   /**
@@ -263,7 +285,8 @@ export class RankResults {
     const t = tripleArray("triples", triples, this.#data.info.numEntities, this.#data.info.numRelations);
     const o = options("options", opts, optionKeys<DegreeOptions>({ of: 1, bounds: 1 }));
     const of = o.of ?? "answer";
-    if (of !== "answer" && of !== "anchor") throw new KgrankInputError("of", `must be "answer" or "anchor", got ${describe(of)}`);
+    if (of !== "answer" && of !== "anchor")
+      throw new KgrankInputError("of", `must be "answer" or "anchor", got ${describe(of)}`);
     const src = this.source("byDegree()");
     const degree = new Map<number, number>();
     let maxDegree = 0;
@@ -277,9 +300,16 @@ export class RankResults {
     let bounds: number[];
     if (o.bounds !== undefined) {
       const b = o.bounds as unknown;
-      if (!Array.isArray(b) || b.length === 0 || b[0] !== 0 ||
-        b.some((x, i) => typeof x !== "number" || !Number.isInteger(x) || (i > 0 && x <= b[i - 1]))) {
-        throw new KgrankInputError("bounds", `must be ascending integers starting at 0, such as [0, 1, 10, 100], got ${describe(b)}`);
+      if (
+        !Array.isArray(b) ||
+        b.length === 0 ||
+        b[0] !== 0 ||
+        b.some((x, i) => typeof x !== "number" || !Number.isInteger(x) || (i > 0 && x <= b[i - 1]))
+      ) {
+        throw new KgrankInputError(
+          "bounds",
+          `must be ascending integers starting at 0, such as [0, 1, 10, 100], got ${describe(b)}`,
+        );
       }
       bounds = b as number[];
     } else {
@@ -302,11 +332,15 @@ export class RankResults {
       return lo === hi ? `${lo}` : hi === Infinity ? `${lo}+` : `${lo}-${hi}`;
     };
     const labels = new Map(bounds.map((_, b) => [b, `${of} degree ${label(b)}`]));
-    return this.groups("byDegree()", (side, i) => {
-      const cols = src[side].cols;
-      const e = of === "answer" ? cols.truth[i]! : cols.anchor[i]!;
-      return e < 0 ? -1 : bucketOf(degree.get(e) ?? 0);
-    }, labels).map(({ key, breakdown }) => {
+    return this.groups(
+      "byDegree()",
+      (side, i) => {
+        const cols = src[side].cols;
+        const e = of === "answer" ? cols.truth[i]! : cols.anchor[i]!;
+        return e < 0 ? -1 : bucketOf(degree.get(e) ?? 0);
+      },
+      labels,
+    ).map(({ key, breakdown }) => {
       const [low, high] = range(key);
       return { low, high, label: label(key), ...breakdown };
     });
@@ -322,7 +356,11 @@ export class RankResults {
     const headline = ["inverse_harmonic_mean_rank", "arithmetic_mean_rank", "hits_at_1", "hits_at_3", "hits_at_10"]
       .filter((k) => k in realistic)
       .map((k) => `${k}: ${Number(realistic[k]!.toPrecision(6))}`);
-    const shown = headline.length ? headline : Object.entries(realistic).slice(0, 5).map(([k, v]) => `${k}: ${Number(v.toPrecision(6))}`);
+    const shown = headline.length
+      ? headline
+      : Object.entries(realistic)
+          .slice(0, 5)
+          .map(([k, v]) => `${k}: ${Number(v.toPrecision(6))}`);
     return (
       `RankResults { tasks: { head: ${i.tasks.head}, tail: ${i.tasks.tail} }, ${i.filtered ? "filtered" : "unfiltered"}, ` +
       `both.realistic: { ${shown.join(", ")} }, metrics: ${this.#data.keys.length} (get(key), toJSON(), toMarkdown()) }`
@@ -342,11 +380,15 @@ export class RankResults {
     const { side, rankType, metric } = this.parse(key);
     const table = this.#data.values[side][rankType];
     if (!(metric in table)) {
-      const where = Object.keys(this.#data.values[side]).filter((t) => metric in this.#data.values[side][t as ResultRankType]);
+      const where = Object.keys(this.#data.values[side]).filter(
+        (t) => metric in this.#data.values[side][t as ResultRankType],
+      );
       throw new KgrankInputError(
         "key",
         `${metric} was not computed for ${side}.${rankType}` +
-          (where.length ? ` (it is reported for rank types ${where.join(", ")})` : " (not among the evaluator's metrics)"),
+          (where.length
+            ? ` (it is reported for rank types ${where.join(", ")})`
+            : " (not among the evaluator's metrics)"),
       );
     }
     return table[metric]!;
@@ -401,18 +443,29 @@ export class RankResults {
     const intervals = this.#data.intervals;
     const cols: [ResultSide, ResultRankType][] = [];
     for (const side of RESULT_SIDES) {
-      if (Object.keys(values[side].realistic).length === 0 && Object.keys(values[side].optimistic).length === 0) continue;
+      if (Object.keys(values[side].realistic).length === 0 && Object.keys(values[side].optimistic).length === 0)
+        continue;
       for (const rt of RESULT_RANK_TYPES) cols.push([side, rt]);
     }
     const present = this.#data.keys.filter((k) => cols.some(([s, rt]) => k in values[s][rt]));
     const cell = (s: ResultSide, rt: ResultRankType, key: string) => {
       const v = values[s][rt][key];
       const iv = intervals?.[s][rt][key];
-      return iv && v !== undefined ? `${fmt(v, digits)} [${fmt(iv.lower, digits)}, ${fmt(iv.upper, digits)}]` : fmt(v, digits);
+      return iv && v !== undefined
+        ? `${fmt(v, digits)} [${fmt(iv.lower, digits)}, ${fmt(iv.upper, digits)}]`
+        : fmt(v, digits);
     };
-    const rows = present.map((k) => [k, ...cols.map(([s, rt]) => cell(s, rt, k)), fmt(this.#data.expected.both[k], digits)]);
+    const rows = present.map((k) => [
+      k,
+      ...cols.map(([s, rt]) => cell(s, rt, k)),
+      fmt(this.#data.expected.both[k], digits),
+    ]);
     const width = this.#data.meanRankWidth;
-    rows.push(["mean_rank_width (pess. - opt.)", ...cols.map(([s, rt]) => (rt === "optimistic" ? fmt(width[s], digits) : "")), ""]);
+    rows.push([
+      "mean_rank_width (pess. - opt.)",
+      ...cols.map(([s, rt]) => (rt === "optimistic" ? fmt(width[s], digits) : "")),
+      "",
+    ]);
     const header = ["metric", ...cols.map(([s, rt]) => `${s} ${rt.slice(0, 4)}.`), "random E"];
     const i = this.#data.info;
     const boot = this.#data.bootstrap;

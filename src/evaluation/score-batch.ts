@@ -60,7 +60,9 @@ export function prepareScoreBatch(o: Record<string, unknown>, ctx: BatchContext)
   // The filtered count itself checks that each evaluated triple is in the filter (removed = -1 otherwise).
   const keys = ctx.selection.keys(side, triples, ctx.filter?.[side] ?? null, false);
   return {
-    keys, scores: ctx.selection.gatherRows(scores, keys), n: ctx.selection.numCandidates,
+    keys,
+    scores: ctx.selection.gatherRows(scores, keys),
+    n: ctx.selection.numCandidates,
     threads: threadCount(o.threads) ?? ctx.threads,
   };
 }
@@ -69,8 +71,11 @@ function newCounts(p: PreparedBatch): Counted {
   const rows = p.keys.kept;
   const b = new Float64Array(6 * rows);
   return {
-    greater: b.subarray(0, rows), equal: b.subarray(rows, 2 * rows), nan: b.subarray(2 * rows, 3 * rows),
-    removed: b.subarray(3 * rows, 4 * rows), realistic: b.subarray(4 * rows, 5 * rows),
+    greater: b.subarray(0, rows),
+    equal: b.subarray(rows, 2 * rows),
+    nan: b.subarray(2 * rows, 3 * rows),
+    removed: b.subarray(3 * rows, 4 * rows),
+    realistic: b.subarray(4 * rows, 5 * rows),
     weight: b.subarray(5 * rows, 6 * rows),
     thresholds: p.scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows),
   };
@@ -112,12 +117,16 @@ export function finishBatch(p: PreparedBatch, c: Counted): TaskColumns {
  * The one-call path for a filtered batch without restriction (Int32Array triples, one score row each); null when the
  * batch does not qualify or holds an id out of range, and the general path then handles it with its usual messages.
  */
-export function rankFilteredBatch(batch: ScoreBatch, ctx: BatchContext): { side: EvaluationSide; columns: TaskColumns } | null {
+export function rankFilteredBatch(
+  batch: ScoreBatch,
+  ctx: BatchContext,
+): { side: EvaluationSide; columns: TaskColumns } | null {
   if (ctx.selection.restricted || batch === null || typeof batch !== "object") return null;
   const { triples, scores, side } = batch;
   if ((side !== "head" && side !== "tail") || !ctx.sides.includes(side)) return null;
   const index = ctx.filter?.[side];
-  if (!index || !(triples instanceof Int32Array) || !(scores instanceof Float32Array || scores instanceof Float64Array)) return null;
+  if (!index || !(triples instanceof Int32Array) || !(scores instanceof Float32Array || scores instanceof Float64Array))
+    return null;
   const rows = triples.length / 3;
   if (rows === 0 || !Number.isInteger(rows) || scores.length !== rows * ctx.numEntities) return null;
   const threads = batch.threads === undefined ? ctx.threads : threadCount(batch.threads);
@@ -139,8 +148,14 @@ export function rankFilteredBatch(batch: ScoreBatch, ctx: BatchContext): { side:
   return {
     side,
     columns: {
-      optimistic: column(0), pessimistic: column(1), realistic: column(2), numCandidates: column(3), weight: column(4),
-      relation, anchor, truth,
+      optimistic: column(0),
+      pessimistic: column(1),
+      realistic: column(2),
+      numCandidates: column(3),
+      weight: column(4),
+      relation,
+      anchor,
+      truth,
     },
   };
 }

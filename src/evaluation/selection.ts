@@ -37,7 +37,10 @@ export interface TaskKeys {
 export class CompactIds {
   private readonly dense: Int32Array | null = null;
 
-  constructor(private readonly kept: Int32Array, numEntities: number) {
+  constructor(
+    private readonly kept: Int32Array,
+    numEntities: number,
+  ) {
     if (numEntities <= 2 ** 24 || numEntities <= 16 * kept.length) {
       try {
         const dense = new Int32Array(numEntities).fill(-1);
@@ -64,7 +67,8 @@ export class CompactIds {
 
 /** The error for an evaluated triple (row `row` of the keys) that the filter does not hold. */
 export function notInFilter(
-  k: { side: EvaluationSide; origAnchor: Int32Array; origTruth: Int32Array; relation: Int32Array }, row: number,
+  k: { side: EvaluationSide; origAnchor: Int32Array; origTruth: Int32Array; relation: Int32Array },
+  row: number,
 ): KgrankInputError {
   const [h, t] = k.side === "tail" ? [k.origAnchor[row], k.origTruth[row]] : [k.origTruth[row], k.origAnchor[row]];
   return new KgrankInputError(
@@ -75,9 +79,23 @@ export function notInFilter(
 }
 
 /** The NaN-true-score error of kept task `i`: names its triple and its row in the batch (error.index). */
-export function nanTrueTask(k: { side: EvaluationSide; origAnchor: Int32Array; origTruth: Int32Array; relation: Int32Array; keep?: Uint8Array | null }, i: number): KgrankInputError {
+export function nanTrueTask(
+  k: {
+    side: EvaluationSide;
+    origAnchor: Int32Array;
+    origTruth: Int32Array;
+    relation: Int32Array;
+    keep?: Uint8Array | null;
+  },
+  i: number,
+): KgrankInputError {
   let row = i;
-  if (k.keep) for (let r = 0, seen = -1; r < k.keep.length; r++) if (k.keep[r] && ++seen === i) { row = r; break; }
+  if (k.keep)
+    for (let r = 0, seen = -1; r < k.keep.length; r++)
+      if (k.keep[r] && ++seen === i) {
+        row = r;
+        break;
+      }
   const [h, t] = k.side === "tail" ? [k.origAnchor[i], k.origTruth[i]] : [k.origTruth[i], k.origAnchor[i]];
   return nanTrueScore(`row ${row} of the batch (triple (${h}, ${k.relation[i]}, ${t}), ${k.side} side)`, "scores", row);
 }

@@ -94,7 +94,8 @@ export function encodeState(header: StateHeader, sides: { head: TaskColumns; tai
 /** The header with the caller's provenance (a plain object of JSON values; copied), or unchanged without one. */
 export function withMeta(header: StateHeader, meta: unknown): StateHeader {
   if (meta === undefined) return header;
-  if (meta === null || typeof meta !== "object" || Array.isArray(meta)) throw new KgrankInputError("meta", "must be a plain object of JSON values");
+  if (meta === null || typeof meta !== "object" || Array.isArray(meta))
+    throw new KgrankInputError("meta", "must be a plain object of JSON values");
   return { ...header, meta: JSON.parse(JSON.stringify(meta)) as Record<string, unknown> };
 }
 
@@ -119,8 +120,18 @@ export function decodeShards(states: Uint8Array[]): DecodedState[] {
     }
   });
   const settings = (h: StateHeader) =>
-    JSON.stringify([h.numEntities, h.numRelations, h.sides, h.ks, h.metrics, h.weighting, h.filtered, h.filterTriples,
-      h.restrictEntities, h.restrictRelations]);
+    JSON.stringify([
+      h.numEntities,
+      h.numRelations,
+      h.sides,
+      h.ks,
+      h.metrics,
+      h.weighting,
+      h.filtered,
+      h.filterTriples,
+      h.restrictEntities,
+      h.restrictRelations,
+    ]);
   const first = settings(decoded[0]!.header);
   decoded.forEach((d, i) => {
     if (settings(d.header) !== first) {
@@ -150,7 +161,8 @@ function corrupt(why: string): KgrankInputError {
 }
 
 export function decodeState(bytes: unknown): { header: StateHeader; sides: { head: TaskColumns; tail: TaskColumns } } {
-  if (!(bytes instanceof Uint8Array)) throw new KgrankInputError("state", "must be a Uint8Array from RankEvaluator.serialize()");
+  if (!(bytes instanceof Uint8Array))
+    throw new KgrankInputError("state", "must be a Uint8Array from RankEvaluator.serialize()");
   if (bytes.length < 16 || new TextDecoder().decode(bytes.subarray(0, 4)) !== MAGIC) throw corrupt("wrong magic bytes");
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const version = view.getUint32(4, true);
@@ -161,13 +173,16 @@ export function decodeState(bytes: unknown): { header: StateHeader; sides: { hea
   const headerLength = view.getUint32(8, true);
   if (bytes.length < prefix || prefix + headerLength > bytes.length) throw corrupt("truncated header");
   const body = bytes.subarray(prefix);
-  const intact = version === 1
-    ? fnv1a(body) === view.getUint32(12, true)
-    : Buffer.compare(sha256(body), bytes.subarray(12, 44)) === 0;
+  const intact =
+    version === 1
+      ? fnv1a(body) === view.getUint32(12, true)
+      : Buffer.compare(sha256(body), bytes.subarray(12, 44)) === 0;
   if (!intact) throw corrupt("checksum mismatch (damaged or truncated)");
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(prefix, prefix + headerLength)));
+    parsed = JSON.parse(
+      new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(prefix, prefix + headerLength)),
+    );
   } catch {
     throw corrupt("unreadable header");
   }
@@ -199,40 +214,67 @@ export function decodeState(bytes: unknown): { header: StateHeader; sides: { hea
 
 const SIDES = ["head", "tail"] as const;
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
-const isPositive = (v: unknown, max = 2 ** 31 - 1): v is number => typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= max;
+const isPositive = (v: unknown, max = 2 ** 31 - 1): v is number =>
+  typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= max;
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const HEADER_FIELDS = new Set([
-  "format", "numEntities", "numRelations", "sides", "ks", "metrics", "weighting", "explicitWeights", "filtered",
-  "filterTriples", "knownTriples", "restrictEntities", "restrictRelations", "skipped", "tasks", "meta",
+  "format",
+  "numEntities",
+  "numRelations",
+  "sides",
+  "ks",
+  "metrics",
+  "weighting",
+  "explicitWeights",
+  "filtered",
+  "filterTriples",
+  "knownTriples",
+  "restrictEntities",
+  "restrictRelations",
+  "skipped",
+  "tasks",
+  "meta",
 ]);
 
 /** The header as the evaluator wrote it, or a typed error naming the first field that it could not have written. */
 function checkHeader(h: unknown, version: number): StateHeader {
   const bad = (field: string, why: string) => corrupt(`header field ${field} ${why}`);
   if (!isRecord(h)) throw corrupt("the header is not a JSON object");
-  for (const k of Object.keys(h)) if (!HEADER_FIELDS.has(k)) throw bad(JSON.stringify(k.slice(0, 40)), "is not one kgrank writes");
+  for (const k of Object.keys(h))
+    if (!HEADER_FIELDS.has(k)) throw bad(JSON.stringify(k.slice(0, 40)), "is not one kgrank writes");
   if (h.format !== version) throw bad("format", `is ${describe(h.format)}, not the file's version ${version}`);
   if (!isPositive(h.numEntities)) throw bad("numEntities", "is not an integer in [1, 2^31 - 1]");
-  if (h.numRelations !== null && !isPositive(h.numRelations)) throw bad("numRelations", "is neither null nor an integer >= 1");
+  if (h.numRelations !== null && !isPositive(h.numRelations))
+    throw bad("numRelations", "is neither null nor an integer >= 1");
   const sides = h.sides;
-  if (!Array.isArray(sides) || sides.length === 0 || sides.length > 2 || !sides.every((s, i) => SIDES.includes(s) && sides.indexOf(s) === i)) {
+  if (
+    !Array.isArray(sides) ||
+    sides.length === 0 ||
+    sides.length > 2 ||
+    !sides.every((s, i) => SIDES.includes(s) && sides.indexOf(s) === i)
+  ) {
     throw bad("sides", 'is not a list of distinct "head" / "tail"');
   }
   if (!Array.isArray(h.ks) || !h.ks.every((k) => isPositive(k))) throw bad("ks", "is not a list of integers >= 1");
-  if (h.metrics !== null && !(Array.isArray(h.metrics) && h.metrics.every((m) => typeof m === "string" && m.length <= 200))) {
+  if (
+    h.metrics !== null &&
+    !(Array.isArray(h.metrics) && h.metrics.every((m) => typeof m === "string" && m.length <= 200))
+  ) {
     throw bad("metrics", "is neither null nor a list of metric names");
   }
   if (h.weighting !== "micro" && h.weighting !== "macro") throw bad("weighting", 'is not "micro" or "macro"');
   if (typeof h.explicitWeights !== "boolean") throw bad("explicitWeights", "is not true or false");
   if (typeof h.filtered !== "boolean") throw bad("filtered", "is not true or false");
-  if (!Array.isArray(h.filterTriples) || !h.filterTriples.every(isCount) || (h.filterTriples.length > 0) !== h.filtered) {
+  if (!Array.isArray(h.filterTriples) || !h.filterTriples.every(isCount) || h.filterTriples.length > 0 !== h.filtered) {
     throw bad("filterTriples", "is not a list of triple counts matching filtered");
   }
-  if (h.knownTriples !== undefined && h.knownTriples !== null && !isCount(h.knownTriples)) throw bad("knownTriples", "is not a count");
+  if (h.knownTriples !== undefined && h.knownTriples !== null && !isCount(h.knownTriples))
+    throw bad("knownTriples", "is not a count");
   if (h.restrictEntities !== null && !isPositive(h.restrictEntities, h.numEntities)) {
     throw bad("restrictEntities", `is neither null nor a count in [1, numEntities = ${h.numEntities}]`);
   }
-  if (h.restrictRelations !== null && !isPositive(h.restrictRelations)) throw bad("restrictRelations", "is neither null nor a count >= 1");
+  if (h.restrictRelations !== null && !isPositive(h.restrictRelations))
+    throw bad("restrictRelations", "is neither null nor a count >= 1");
   for (const field of ["skipped", "tasks"] as const) {
     const v = h[field];
     if (!isRecord(v) || Object.keys(v).length !== 2 || !isCount(v.head) || !isCount(v.tail)) {
@@ -242,7 +284,8 @@ function checkHeader(h: unknown, version: number): StateHeader {
   if (h.meta !== undefined && !isRecord(h.meta)) throw bad("meta", "is not a JSON object");
   const tasks = h.tasks as { head: number; tail: number };
   for (const side of SIDES) {
-    if (tasks[side] > 0 && !sides.includes(side)) throw bad("tasks", `has ${side} tasks, but sides is ${JSON.stringify(sides)}`);
+    if (tasks[side] > 0 && !sides.includes(side))
+      throw bad("tasks", `has ${side} tasks, but sides is ${JSON.stringify(sides)}`);
   }
   return h as unknown as StateHeader;
 }
@@ -260,20 +303,32 @@ function checkTasks(side: "head" | "tail", c: TaskColumns, h: StateHeader): void
     if (!(Number.isInteger(nc) && nc >= 1 && nc <= bound)) {
       throw bad("numCandidates", `= ${nc} is not an integer in [1, numEntities = ${bound}]`);
     }
-    const o = c.optimistic[i]!, p = c.pessimistic[i]!, r = c.realistic[i]!;
-    for (const [name, v] of [["optimistic", o], ["pessimistic", p], ["realistic", r]] as const) {
-      if (!isRank(v, nc)) throw bad(name, `rank = ${v} is not NaN or a rank in [1, numCandidates = ${nc}] (integers or halves)`);
+    const o = c.optimistic[i]!,
+      p = c.pessimistic[i]!,
+      r = c.realistic[i]!;
+    for (const [name, v] of [
+      ["optimistic", o],
+      ["pessimistic", p],
+      ["realistic", r],
+    ] as const) {
+      if (!isRank(v, nc))
+        throw bad(name, `rank = ${v} is not NaN or a rank in [1, numCandidates = ${nc}] (integers or halves)`);
     }
     if (Number.isNaN(o) && Number.isNaN(p) && Number.isNaN(r)) throw bad("ranks", "are all missing (NaN)");
-    if (o > p || o > r || r > p) throw bad("ranks", `are out of order: optimistic ${o} <= realistic ${r} <= pessimistic ${p} must hold`);
+    if (o > p || o > r || r > p)
+      throw bad("ranks", `are out of order: optimistic ${o} <= realistic ${r} <= pessimistic ${p} must hold`);
     const rel = c.relation[i]!;
-    if (rel < -1 || rel >= relations) throw bad("relation", `= ${rel} is not -1 (unknown) or an id in [0, ${relations})`);
+    if (rel < -1 || rel >= relations)
+      throw bad("relation", `= ${rel} is not -1 (unknown) or an id in [0, ${relations})`);
     for (const column of ["anchor", "truth"] as const) {
       const e = c[column][i]!;
-      if (e < -1 || e >= h.numEntities) throw bad(column, `= ${e} is not -1 (unknown) or an id in [0, numEntities = ${h.numEntities})`);
+      if (e < -1 || e >= h.numEntities)
+        throw bad(column, `= ${e} is not -1 (unknown) or an id in [0, numEntities = ${h.numEntities})`);
     }
     const w = c.weight[i]!;
-    if (!Number.isNaN(w) && !(w >= 0 && Number.isFinite(w))) throw bad("weight", `= ${w} is not NaN (none) or a finite number >= 0`);
-    if (!Number.isNaN(w) && !h.explicitWeights) throw bad("weight", `= ${w} is given, but the header says explicitWeights: false`);
+    if (!Number.isNaN(w) && !(w >= 0 && Number.isFinite(w)))
+      throw bad("weight", `= ${w} is not NaN (none) or a finite number >= 0`);
+    if (!Number.isNaN(w) && !h.explicitWeights)
+      throw bad("weight", `= ${w} is given, but the header says explicitWeights: false`);
   }
 }

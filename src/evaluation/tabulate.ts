@@ -12,7 +12,7 @@ import { RESULT_RANK_TYPES, RESULT_SIDES, type ResultRankType, type ResultSide, 
 import type { BootstrapOptions, IntervalTable, SidePart } from "./types";
 
 export type { BootstrapOptions, IntervalTable, SidePart } from "./types";
-import { TaskBuffer, type TaskColumns } from "./task-buffer";
+import { TaskBuffer } from "./task-buffer";
 
 export interface Tabulated {
   values: ResultTable;
@@ -31,7 +31,11 @@ export function checkBootstrap(value: unknown): Required<BootstrapOptions> | nul
   if (typeof samples !== "number" || !Number.isInteger(samples) || samples < 2 || samples > 1e6) {
     throw new KgrankInputError("bootstrap.samples", `must be an integer from 2 to 1e6, got ${describe(samples)}`);
   }
-  return { samples, seed: seedArg("bootstrap.seed", seed), confidenceLevel: confidenceLevelArg("bootstrap.confidenceLevel", confidenceLevel) };
+  return {
+    samples,
+    seed: seedArg("bootstrap.seed", seed),
+    confidenceLevel: confidenceLevelArg("bootstrap.confidenceLevel", confidenceLevel),
+  };
 }
 
 /** The union of both sides' tasks (head first), with weights when either side has them. */
@@ -65,7 +69,11 @@ export function subsetPart(part: SidePart, keep: Uint8Array): SidePart {
  * task has at most k candidates) it is NaN and the reason goes to `notes`, instead of failing the whole result.
  */
 function valuesOrNaN(
-  metrics: RankMetric[], ranks: Float64Array, candidates: CandidateSet, notes: string[] | null, where: string,
+  metrics: RankMetric[],
+  ranks: Float64Array,
+  candidates: CandidateSet,
+  notes: string[] | null,
+  where: string,
 ): Record<string, number> {
   try {
     return metricValues(metrics, ranks, candidates);
@@ -114,7 +122,11 @@ export interface BootstrapRun {
  * intervals. Resumable, so finalizeAsync() can run it in slices between turns of the event loop.
  */
 function bootstrapSide(
-  side: ResultSide, part: SidePart, metrics: RankMetric[], rankTypes: ResultRankType[], values: ResultTable,
+  side: ResultSide,
+  part: SidePart,
+  metrics: RankMetric[],
+  rankTypes: ResultRankType[],
+  values: ResultTable,
   opts: Required<BootstrapOptions>,
 ): BootstrapRun {
   const n = part.cols.optimistic.length;
@@ -154,9 +166,15 @@ function bootstrapSide(
       for (const [key, arr] of Object.entries(draws[rt]!)) {
         const finite = arr.filter((x) => x === x).sort();
         const value = values[side][rt][key]!;
-        out[rt][key] = finite.length === 0
-          ? { value, lower: NaN, upper: NaN, confidenceLevel: opts.confidenceLevel }
-          : { value, lower: quantile(finite, alpha), upper: quantile(finite, 1 - alpha), confidenceLevel: opts.confidenceLevel };
+        out[rt][key] =
+          finite.length === 0
+            ? { value, lower: NaN, upper: NaN, confidenceLevel: opts.confidenceLevel }
+            : {
+                value,
+                lower: quantile(finite, alpha),
+                upper: quantile(finite, 1 - alpha),
+                confidenceLevel: opts.confidenceLevel,
+              };
       }
     }
     return out;
@@ -208,8 +226,13 @@ function lazyExpectation(table: Record<string, number>, metric: RankMetric, cand
  * silently equal that one side; its values are NaN instead, with the reason in `notes`.
  */
 export function tabulate(
-  metrics: RankMetric[], head: SidePart, tail: SidePart, notes: string[] | null,
-  bootstrap: Required<BootstrapOptions> | null = null, declared: readonly ("head" | "tail")[] = [], deferBootstrap = false,
+  metrics: RankMetric[],
+  head: SidePart,
+  tail: SidePart,
+  notes: string[] | null,
+  bootstrap: Required<BootstrapOptions> | null = null,
+  declared: readonly ("head" | "tail")[] = [],
+  deferBootstrap = false,
 ): Tabulated & { runs: BootstrapRun[] } {
   const parts: Record<ResultSide, SidePart> = { head, tail, both: bothSides(head, tail) };
   const values = {} as ResultTable;
@@ -226,13 +249,18 @@ export function tabulate(
     const { cols, weights } = parts[side];
     tasks[side] = cols.optimistic.length;
     if (cols.optimistic.length === 0) continue;
-    const missing = side === "both" && declared.length === 2 ? declared.find((d) => parts[d].cols.optimistic.length === 0) : undefined;
+    const missing =
+      side === "both" && declared.length === 2
+        ? declared.find((d) => parts[d].cols.optimistic.length === 0)
+        : undefined;
     if (missing) {
       for (const rt of RESULT_RANK_TYPES) {
         if (hasNaN(cols[rt])) continue;
         for (const m of metricsFor(metrics, rt)) values.both[rt][m.key] = NaN;
       }
-      notes?.push(`both.* is NaN: sides "both" was declared but no ${missing} task was added, so "both" would be the other side alone`);
+      notes?.push(
+        `both.* is NaN: sides "both" was declared but no ${missing} task was added, so "both" would be the other side alone`,
+      );
       continue;
     }
     const candidates = prepareCandidates(cols.numCandidates, weights ?? undefined);

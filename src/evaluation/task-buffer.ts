@@ -19,7 +19,14 @@ export interface TaskColumns {
 }
 
 export const COLUMN_NAMES = [
-  "optimistic", "pessimistic", "realistic", "numCandidates", "relation", "anchor", "truth", "weight",
+  "optimistic",
+  "pessimistic",
+  "realistic",
+  "numCandidates",
+  "relation",
+  "anchor",
+  "truth",
+  "weight",
 ] as const;
 
 const F64 = ["optimistic", "pessimistic", "realistic", "numCandidates", "weight"] as const;
@@ -43,7 +50,8 @@ export class TaskBuffer {
   append(cols: TaskColumns, keep: Uint8Array | null = null): void {
     const n = cols.optimistic.length;
     for (const k of COLUMN_NAMES) {
-      if (cols[k].length !== n) throw new Error(`TaskBuffer.append: column ${k} has ${cols[k].length} entries, not ${n}`);
+      if (cols[k].length !== n)
+        throw new Error(`TaskBuffer.append: column ${k} has ${cols[k].length} entries, not ${n}`);
     }
     if (!keep) {
       if (n === 0) return;

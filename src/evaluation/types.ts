@@ -88,13 +88,34 @@ export interface RanksBatch {
 }
 
 export const EVALUATOR_KEYS = optionKeys<RankEvaluatorOptions>({
-  numEntities: 1, numRelations: 1, filterTriples: 1, sides: 1, ks: 1, metrics: 1, restrictEntities: 1, restrictRelations: 1,
-  weighting: 1, threads: 1,
+  numEntities: 1,
+  numRelations: 1,
+  filterTriples: 1,
+  sides: 1,
+  ks: 1,
+  metrics: 1,
+  restrictEntities: 1,
+  restrictRelations: 1,
+  weighting: 1,
+  threads: 1,
 });
 export const SCORE_BATCH_KEYS = optionKeys<ScoreBatch>({ triples: 1, side: 1, scores: 1, threads: 1 });
-export const SAMPLED_BATCH_KEYS = optionKeys<SampledBatch>({ triples: 1, side: 1, positiveScores: 1, negativeScores: 1, threads: 1 });
+export const SAMPLED_BATCH_KEYS = optionKeys<SampledBatch>({
+  triples: 1,
+  side: 1,
+  positiveScores: 1,
+  negativeScores: 1,
+  threads: 1,
+});
 export const RANKS_BATCH_KEYS = optionKeys<RanksBatch>({
-  side: 1, optimistic: 1, pessimistic: 1, realistic: 1, numCandidates: 1, weights: 1, relations: 1, triples: 1,
+  side: 1,
+  optimistic: 1,
+  pessimistic: 1,
+  realistic: 1,
+  numCandidates: 1,
+  weights: 1,
+  relations: 1,
+  triples: 1,
 });
 export const CHUNKED_KEYS = optionKeys<ChunkedBatchOptions>({ triples: 1, side: 1, trueScores: 1, threads: 1 });
 
@@ -118,7 +139,10 @@ export interface EvaluationInfo {
 }
 
 export const FINALIZE_KEYS = optionKeys<FinalizeOptions>({ bootstrap: 1 });
-export const FINALIZE_ASYNC_KEYS = optionKeys<FinalizeOptions & Pick<AsyncOptions, "signal">>({ bootstrap: 1, signal: 1 });
+export const FINALIZE_ASYNC_KEYS = optionKeys<FinalizeOptions & Pick<AsyncOptions, "signal">>({
+  bootstrap: 1,
+  signal: 1,
+});
 
 /** The tasks of one side and their weights (null: every task weighs 1). */
 export interface SidePart {

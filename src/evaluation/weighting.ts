@@ -18,7 +18,9 @@ function macroWeights(cols: TaskColumns): Float64Array {
   const answers = new Map<string, Set<number>>();
   for (let i = 0; i < n; i++) {
     if (cols.anchor[i]! < 0) {
-      throw new KgrankStateError("macro weighting needs the triples of every task; ranks added without triples have none");
+      throw new KgrankStateError(
+        "macro weighting needs the triples of every task; ranks added without triples have none",
+      );
     }
     const key = `${cols.anchor[i]},${cols.relation[i]}`;
     let s = answers.get(key);

@@ -35,7 +35,8 @@ export function aggregateRanks(ranks: Float64Array, weights: Float64Array | null
   for (let i = 0; i < n; i++) if (!(ranks[i]! >= 1 && ranks[i]! <= Number.MAX_VALUE)) invalid++;
   out[AGGREGATE_SLOTS.invalid] = invalid;
   const medians = invalid === 0 && n > 0;
-  out[AGGREGATE_SLOTS.median] = medians && flags & (AGGREGATE_FLAGS.median | AGGREGATE_FLAGS.mad) ? median(ranks, weights) : NaN;
+  out[AGGREGATE_SLOTS.median] =
+    medians && flags & (AGGREGATE_FLAGS.median | AGGREGATE_FLAGS.mad) ? median(ranks, weights) : NaN;
   out[AGGREGATE_SLOTS.mad] = medians && flags & AGGREGATE_FLAGS.mad ? medianAbsoluteDeviation(ranks, weights) : NaN;
   return out;
 }

@@ -57,7 +57,7 @@ export function candidateHistogram(numCandidates: Float64Array, weights: Float64
   }
   const order = Array.from({ length: count }, (_, i) => i).sort((a, b) => numCandidates[a]! - numCandidates[b]!);
   const total = new CompensatedSum();
-  for (let i = 0; i < count; ) {
+  for (let i = 0; i < count;) {
     const s1 = new CompensatedSum();
     const s2 = new CompensatedSum();
     const v = numCandidates[order[i]!]!;
@@ -92,7 +92,14 @@ function hitsMoments(n: number, k: number): [number, number] {
 }
 
 /** Adds m log E[r^a] and m log1p(Var[r^a] / E[r^a]^2) of one bin (add_geometric_logs). */
-function addGeometricLogs(n: number, m: number, s1: number, s2: number, logMean: CompensatedSum, logRatio: CompensatedSum) {
+function addGeometricLogs(
+  n: number,
+  m: number,
+  s1: number,
+  s2: number,
+  logMean: CompensatedSum,
+  logRatio: CompensatedSum,
+) {
   const inv = 1 / n;
   const meanE = s1 * inv;
   const variance = Math.max(0, s2 * inv - meanE * meanE);
@@ -106,7 +113,10 @@ const BIN_BLOCK = 4096;
 
 /** Adds bin(i, a, b) for bins [begin, end) into (intoA, intoB), block by block (blocked_sum). */
 function blockedSum(
-  begin: number, end: number, intoA: CompensatedSum, intoB: CompensatedSum,
+  begin: number,
+  end: number,
+  intoA: CompensatedSum,
+  intoB: CompensatedSum,
   bin: (i: number, a: CompensatedSum, b: CompensatedSum) => void,
 ): void {
   for (let from = begin; from < end; from += BIN_BLOCK) {
@@ -132,7 +142,11 @@ function combine(h: Histogram, fn: (n: number) => [number, number]): Float64Arra
 
 /** The geometric-mean log terms of one exponent over sorted distinct n with multiplicities (geometric_logs). */
 function geometricLogs(
-  a: number, n: ArrayLike<number>, mult: ArrayLike<number>, bins: number, logMean: CompensatedSum,
+  a: number,
+  n: ArrayLike<number>,
+  mult: ArrayLike<number>,
+  bins: number,
+  logMean: CompensatedSum,
   logRatio: CompensatedSum,
 ): void {
   const sweep = powerSweep(a, n, bins, (i, s1, s2) => addGeometricLogs(n[i]!, mult[i]!, s1, s2, logMean, logRatio));
@@ -157,7 +171,7 @@ function weightedGeometricMoments(numCandidates: Float64Array, weights: Float64A
   pairs.sort((p, q) => (p[0] !== q[0] ? p[0] - q[0] : p[1] - q[1]));
   const logMean = new CompensatedSum();
   const logRatio = new CompensatedSum();
-  for (let i = 0; i < count; ) {
+  for (let i = 0; i < count;) {
     const n: number[] = [];
     const mult: number[] = [];
     let j = i;
@@ -195,7 +209,10 @@ export function histogramMoments(metric: ClosedMetricCode, h: Histogram, count: 
 
 /** [E, Var] from the tasks (closed_moments). */
 export function closedMoments(
-  metric: ClosedMetricCode, numCandidates: Float64Array, weights: Float64Array | null, k: number,
+  metric: ClosedMetricCode,
+  numCandidates: Float64Array,
+  weights: Float64Array | null,
+  k: number,
 ): Float64Array {
   if (metric === ClosedMetricCode.GeometricMean && weights) return weightedGeometricMoments(numCandidates, weights);
   return histogramMoments(metric, candidateHistogram(numCandidates, weights), numCandidates.length, k);

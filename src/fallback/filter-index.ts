@@ -44,7 +44,8 @@ export class TsFilterIndex implements FilterIndexHandle {
     const raw = new Float64Array(total);
     const cursor = counts.slice(0, numEntities);
     for (const t of triples) {
-      for (let i = 0; i < t.length; i += 3) raw[cursor[t[i + anchorCol]!]!++] = t[i + 1]! * this.scale + t[i + answerCol]!;
+      for (let i = 0; i < t.length; i += 3)
+        raw[cursor[t[i + anchorCol]!]!++] = t[i + 1]! * this.scale + t[i + answerCol]!;
     }
     const offsets = new Uint32Array(numEntities + 1);
     let keys = 0;
@@ -102,7 +103,11 @@ export class TsFilterIndex implements FilterIndexHandle {
   }
 
   countFiltered(
-    scores: FloatArray, anchor: Int32Array, relation: Int32Array, truth: Int32Array, thresholdsOut: FloatArray,
+    scores: FloatArray,
+    anchor: Int32Array,
+    relation: Int32Array,
+    truth: Int32Array,
+    thresholdsOut: FloatArray,
     out: FilteredCountBuffers,
   ): void {
     countScoresByIndex(scores, this.numEntities, truth, thresholdsOut, out);
@@ -111,21 +116,44 @@ export class TsFilterIndex implements FilterIndexHandle {
 
   /** Twin of count_rows_filtered_range (native/core/count.cpp): the column slice [columnStart, columnStart + width). */
   countFilteredRange(
-    scores: FloatArray, columnStart: number, width: number, anchor: Int32Array, relation: Int32Array, truth: Int32Array,
-    thresholds: FloatArray, out: FilteredCountBuffers,
+    scores: FloatArray,
+    columnStart: number,
+    width: number,
+    anchor: Int32Array,
+    relation: Int32Array,
+    truth: Int32Array,
+    thresholds: FloatArray,
+    out: FilteredCountBuffers,
   ): void {
     countScores(scores, width, thresholds, out);
     this.takeOutKnown(scores, columnStart, width, anchor, relation, truth, thresholds, out);
   }
 
   async countFilteredRangeAsync(
-    scores: FloatArray, columnStart: number, width: number, anchor: Int32Array, relation: Int32Array, truth: Int32Array,
-    thresholds: FloatArray, out: FilteredCountBuffers, _threads?: number, job?: JobControl,
+    scores: FloatArray,
+    columnStart: number,
+    width: number,
+    anchor: Int32Array,
+    relation: Int32Array,
+    truth: Int32Array,
+    thresholds: FloatArray,
+    out: FilteredCountBuffers,
+    _threads?: number,
+    job?: JobControl,
   ): Promise<void> {
     if (!job) return this.countFilteredRange(scores, columnStart, width, anchor, relation, truth, thresholds, out);
-    await inSlices(truth.length, width, job, [scores, anchor, relation, truth], (r0, r1) => this.countFilteredRange(
-      scores.subarray(r0 * width, r1 * width), columnStart, width, anchor.subarray(r0, r1), relation.subarray(r0, r1),
-      truth.subarray(r0, r1), thresholds.subarray(r0, r1), bufferRows(out, r0, r1)));
+    await inSlices(truth.length, width, job, [scores, anchor, relation, truth], (r0, r1) =>
+      this.countFilteredRange(
+        scores.subarray(r0 * width, r1 * width),
+        columnStart,
+        width,
+        anchor.subarray(r0, r1),
+        relation.subarray(r0, r1),
+        truth.subarray(r0, r1),
+        thresholds.subarray(r0, r1),
+        bufferRows(out, r0, r1),
+      ),
+    );
   }
 
   /**
@@ -134,8 +162,14 @@ export class TsFilterIndex implements FilterIndexHandle {
    * is not in the index). The filter part of count_rows_filtered and count_rows_filtered_range alike.
    */
   private takeOutKnown(
-    scores: FloatArray, start: number, width: number, anchor: Int32Array, relation: Int32Array, truth: Int32Array,
-    thresholds: FloatArray, out: FilteredCountBuffers,
+    scores: FloatArray,
+    start: number,
+    width: number,
+    anchor: Int32Array,
+    relation: Int32Array,
+    truth: Int32Array,
+    thresholds: FloatArray,
+    out: FilteredCountBuffers,
   ): void {
     const end = start + width;
     for (let r = 0; r < truth.length; r++) {
@@ -180,7 +214,13 @@ export class TsFilterIndex implements FilterIndexHandle {
    * index into triples), 2 a NaN true score, 3 an evaluated triple not in the index. Ids are checked before anything
    * is counted.
    */
-  rankTriples(scores: FloatArray, triples: Int32Array, keysOut: Int32Array, thresholdsOut: FloatArray, out: Float64Array): number {
+  rankTriples(
+    scores: FloatArray,
+    triples: Int32Array,
+    keysOut: Int32Array,
+    thresholdsOut: FloatArray,
+    out: Float64Array,
+  ): number {
     const cols = this.numEntities;
     const rows = scores.length / cols;
     const relation = keysOut.subarray(0, rows);
@@ -200,7 +240,12 @@ export class TsFilterIndex implements FilterIndexHandle {
     }
     const column = (k: number) => out.subarray(k * rows, (k + 1) * rows);
     const [greater, equal, realistic, nan, weight, removed] = [0, 1, 2, 3, 4, 5].map(column) as Float64Array[];
-    this.countFiltered(scores, anchor, relation, truth, thresholdsOut, { greater: greater!, equal: equal!, nan: nan!, removed: removed! });
+    this.countFiltered(scores, anchor, relation, truth, thresholdsOut, {
+      greater: greater!,
+      equal: equal!,
+      nan: nan!,
+      removed: removed!,
+    });
     for (let r = 0; r < rows; r++) if (thresholdsOut[r] !== thresholdsOut[r]) return 2 * 4294967296 + r;
     for (let r = 0; r < rows; r++) if (removed![r]! < 0) return 3 * 4294967296 + r;
     for (let r = 0; r < rows; r++) {
@@ -215,12 +260,26 @@ export class TsFilterIndex implements FilterIndexHandle {
   }
 
   async countFilteredAsync(
-    scores: FloatArray, anchor: Int32Array, relation: Int32Array, truth: Int32Array, thresholdsOut: FloatArray,
-    out: FilteredCountBuffers, _threads?: number, job?: JobControl,
+    scores: FloatArray,
+    anchor: Int32Array,
+    relation: Int32Array,
+    truth: Int32Array,
+    thresholdsOut: FloatArray,
+    out: FilteredCountBuffers,
+    _threads?: number,
+    job?: JobControl,
   ): Promise<void> {
     if (!job) return this.countFiltered(scores, anchor, relation, truth, thresholdsOut, out);
     const cols = this.numEntities;
-    await inSlices(truth.length, cols, job, [scores, anchor, relation, truth], (r0, r1) => this.countFiltered(scores.subarray(r0 * cols, r1 * cols),
-      anchor.subarray(r0, r1), relation.subarray(r0, r1), truth.subarray(r0, r1), thresholdsOut.subarray(r0, r1), bufferRows(out, r0, r1)));
+    await inSlices(truth.length, cols, job, [scores, anchor, relation, truth], (r0, r1) =>
+      this.countFiltered(
+        scores.subarray(r0 * cols, r1 * cols),
+        anchor.subarray(r0, r1),
+        relation.subarray(r0, r1),
+        truth.subarray(r0, r1),
+        thresholdsOut.subarray(r0, r1),
+        bufferRows(out, r0, r1),
+      ),
+    );
   }
 }

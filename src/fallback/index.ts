@@ -40,23 +40,52 @@ export const tsKernels: Kernels = {
   countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers): void {
     countScores(scores, numColumns, thresholds, out);
   },
-  async countScoresAsync(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, _t?: number,
-    job?: JobControl) {
+  async countScoresAsync(
+    scores: FloatArray,
+    numColumns: number,
+    thresholds: FloatArray,
+    out: CountBuffers,
+    _t?: number,
+    job?: JobControl,
+  ) {
     if (!job) return countScores(scores, numColumns, thresholds, out);
-    await inSlices(thresholds.length, numColumns, job, [scores, thresholds], (r0, r1) => countScores(scores.subarray(r0 * numColumns, r1 * numColumns),
-      numColumns, thresholds.subarray(r0, r1), bufferRows(out, r0, r1)));
+    await inSlices(thresholds.length, numColumns, job, [scores, thresholds], (r0, r1) =>
+      countScores(
+        scores.subarray(r0 * numColumns, r1 * numColumns),
+        numColumns,
+        thresholds.subarray(r0, r1),
+        bufferRows(out, r0, r1),
+      ),
+    );
   },
-  countScoresByIndex(scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray, out: CountBuffers) {
+  countScoresByIndex(
+    scores: FloatArray,
+    numColumns: number,
+    trueIndex: Int32Array,
+    thresholdsOut: FloatArray,
+    out: CountBuffers,
+  ) {
     countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
   },
   async countScoresByIndexAsync(
-    scores: FloatArray, numColumns: number, trueIndex: Int32Array, thresholdsOut: FloatArray, out: CountBuffers, _t?: number,
+    scores: FloatArray,
+    numColumns: number,
+    trueIndex: Int32Array,
+    thresholdsOut: FloatArray,
+    out: CountBuffers,
+    _t?: number,
     job?: JobControl,
   ) {
     if (!job) return countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
-    await inSlices(trueIndex.length, numColumns, job, [scores, trueIndex], (r0, r1) => countScoresByIndex(
-      scores.subarray(r0 * numColumns, r1 * numColumns), numColumns, trueIndex.subarray(r0, r1), thresholdsOut.subarray(r0, r1),
-      bufferRows(out, r0, r1)));
+    await inSlices(trueIndex.length, numColumns, job, [scores, trueIndex], (r0, r1) =>
+      countScoresByIndex(
+        scores.subarray(r0 * numColumns, r1 * numColumns),
+        numColumns,
+        trueIndex.subarray(r0, r1),
+        thresholdsOut.subarray(r0, r1),
+        bufferRows(out, r0, r1),
+      ),
+    );
   },
   rankEmbeddings(job: EmbeddingJob, out: Float64Array) {
     rankEmbeddings(job, out);

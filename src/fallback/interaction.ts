@@ -39,23 +39,53 @@ export function fma32(a: number, b: number, c: number): number {
  * the Taylor series of sin and cos to r^17 / r^18 in Horner form.
  */
 export function cosSin(x: number): [number, number] {
-  const p1 = 1.57079632673412561417e+0;
+  const p1 = 1.57079632673412561417;
   const p2 = 6.0771005063039659766e-11;
   const p3 = 2.0222662487111664558e-21;
   const n = Math.floor(x * 0.63661977236758134308 + 0.5);
   const r = x - n * p1 - n * p2 - n * p3;
   const z = r * r;
-  const sr = r + r * z * (-1 / 6 + z * (1 / 120 + z * (-1 / 5040 + z * (1 / 362880 + z * (-1 / 39916800 +
-    z * (1 / 6227020800 + z * (-1 / 1307674368000 + z * (1 / 355687428096000))))))));
-  const cr = 1 + z * (-1 / 2 + z * (1 / 24 + z * (-1 / 720 + z * (1 / 40320 + z * (-1 / 3628800 +
-    z * (1 / 479001600 + z * (-1 / 87178291200 + z * (1 / 20922789888000 + z * (-1 / 6402373705728000)))))))));
+  const sr =
+    r +
+    r *
+      z *
+      (-1 / 6 +
+        z *
+          (1 / 120 +
+            z *
+              (-1 / 5040 +
+                z *
+                  (1 / 362880 +
+                    z *
+                      (-1 / 39916800 + z * (1 / 6227020800 + z * (-1 / 1307674368000 + z * (1 / 355687428096000))))))));
+  const cr =
+    1 +
+    z *
+      (-1 / 2 +
+        z *
+          (1 / 24 +
+            z *
+              (-1 / 720 +
+                z *
+                  (1 / 40320 +
+                    z *
+                      (-1 / 3628800 +
+                        z *
+                          (1 / 479001600 +
+                            z * (-1 / 87178291200 + z * (1 / 20922789888000 + z * (-1 / 6402373705728000)))))))));
   const q = n - 4 * Math.floor(n * 0.25);
   if (q !== q) return [q, q];
   return q === 0 ? [cr, sr] : q === 1 ? [-sr, cr] : q === 2 ? [-cr, -sr] : [sr, -cr];
 }
 
 /** Codes shared with native/core/interaction.h. */
-const enum Op { Dot = 0, L1 = 1, L2Squared = 2, Modulus = 3, PairL1 = 4 }
+const enum Op {
+  Dot = 0,
+  L1 = 1,
+  L2Squared = 2,
+  Modulus = 3,
+  PairL1 = 4,
+}
 
 /** The op each interaction code reduces to (RotatE-L2, 6: the sum of squared moduli = L2Squared over [re | im]). */
 function opOf(interaction: number): Op {
@@ -284,11 +314,22 @@ function rowsOf(job: EmbeddingJob, r0: number, r1: number): EmbeddingJob {
  */
 export async function rankEmbeddingsSliced(job: EmbeddingJob, out: Float64Array, control: JobControl): Promise<void> {
   const rows = job.anchor.length;
-  const perRow = (job.negatives ? job.negativesPerRow : job.candidates ? job.candidates.length : job.numEntities) * job.entityWidth;
+  const perRow =
+    (job.negatives ? job.negativesPerRow : job.candidates ? job.candidates.length : job.numEntities) * job.entityWidth;
   out.fill(0);
   let failed = false;
-  const inputs = [job.entityEmbeddings, job.relationEmbeddings, job.entityScale, job.anchor, job.relationIds, job.truth,
-    job.candidates, job.negatives, job.excludeOffsets, job.excludeIds];
+  const inputs = [
+    job.entityEmbeddings,
+    job.relationEmbeddings,
+    job.entityScale,
+    job.anchor,
+    job.relationIds,
+    job.truth,
+    job.candidates,
+    job.negatives,
+    job.excludeOffsets,
+    job.excludeIds,
+  ];
   await inSlices(rows, perRow, control, inputs, (r0, r1) => {
     if (failed) return;
     const n = r1 - r0;

@@ -162,7 +162,7 @@ class MedianModel {
     const sorted = Float64Array.from(nc).sort();
     const Ns: number[] = [];
     const ms: number[] = [];
-    for (let i = 0; i < sorted.length; ) {
+    for (let i = 0; i < sorted.length;) {
       let j = i;
       while (j < sorted.length && sorted[j] === sorted[i]) j++;
       Ns.push(sorted[i]!);
@@ -607,7 +607,7 @@ class MedianModel {
           continue;
         }
         let lb = 0;
-        for (let e = mm[g]!; ; ) {
+        for (let e = mm[g]!; ;) {
           if (e % 2 === 1) this.mulInto(bre, bim, lb);
           e = Math.floor(e / 2);
           if (e === 0) break;
@@ -799,7 +799,14 @@ class MedianModel {
       f(x, o);
       return o;
     });
-    const [fa, fa1, fa2, fb, fb1, fb2] = pts as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
+    const [fa, fa1, fa2, fb, fb1, fb2] = pts as [
+      Float64Array,
+      Float64Array,
+      Float64Array,
+      Float64Array,
+      Float64Array,
+      Float64Array,
+    ];
     for (let j = 0; j < K; j++) {
       acc[j]!.add((fa[j]! - fb[j]!) / 2);
       const da = (-3 * fa[j]! + 4 * fa1[j]! - fa2[j]!) / 2;

@@ -20,8 +20,21 @@ export function log1pSmall(x: number): number {
   const ax = Math.abs(x);
   if (ax < 1e-4) return x * (1 + x * (-1 / 2 + x * (1 / 3 + x * (-1 / 4 + x * (1 / 5)))));
   if (!(ax < 0.02)) return Math.log1p(x);
-  return x * (1 + x * (-1 / 2 + x * (1 / 3 + x * (-1 / 4 + x * (1 / 5 + x * (-1 / 6 + x * (1 / 7 +
-    x * (-1 / 8 + x * (1 / 9 + x * (-1 / 10 + x * (1 / 11 + x * (-1 / 12))))))))))));
+  return (
+    x *
+    (1 +
+      x *
+        (-1 / 2 +
+          x *
+            (1 / 3 +
+              x *
+                (-1 / 4 +
+                  x *
+                    (1 / 5 +
+                      x *
+                        (-1 / 6 +
+                          x * (1 / 7 + x * (-1 / 8 + x * (1 / 9 + x * (-1 / 10 + x * (1 / 11 + x * (-1 / 12))))))))))))
+  );
 }
 
 const falling3 = (b: number) => b * (b - 1) * (b - 2);
@@ -36,7 +49,10 @@ class PowerTail {
   readonly d5: number;
   readonly e3: number;
   readonly e5: number;
-  constructor(readonly a: number, readonly small: boolean) {
+  constructor(
+    readonly a: number,
+    readonly small: boolean,
+  ) {
     this.f1 = 1 / (1 + a);
     this.f2 = 1 / ((1 + a) * (1 + 2 * a));
     this.d1 = a / 12;
@@ -54,8 +70,12 @@ class PowerTail {
     const inv3 = inv2 * inv;
     const inv5 = inv3 * inv2;
     const t1 = x * (e - a) * this.f1 + 0.5 * e + p * (this.d1 * inv + this.d3 * inv3 + this.d5 * inv5);
-    const t2 = x * (e * e * (1 + a) - 2 * a * e + 2 * a * a) * this.f2 + 0.5 * e * e + 2 * this.d1 * p * e * inv +
-      (this.e3 * p * p - 2 * this.d3 * p) * inv3 + (this.e5 * p * p - 2 * this.d5 * p) * inv5;
+    const t2 =
+      x * (e * e * (1 + a) - 2 * a * e + 2 * a * a) * this.f2 +
+      0.5 * e * e +
+      2 * this.d1 * p * e * inv +
+      (this.e3 * p * p - 2 * this.d3 * p) * inv3 +
+      (this.e5 * p * p - 2 * this.d5 * p) * inv5;
     return [t1, t2];
   }
 }
@@ -71,7 +91,10 @@ export interface PowerSweep {
  * in bin order; the rest through at() (power_sweep).
  */
 export function powerSweep(
-  a: number, n: ArrayLike<number>, count: number, head: (i: number, s1: number, s2: number) => void,
+  a: number,
+  n: ArrayLike<number>,
+  count: number,
+  head: (i: number, s1: number, s2: number) => void,
 ): PowerSweep {
   const maxN = n[count - 1]!;
   const small = a * Math.log(Math.max(maxN, 2)) < 0.02;

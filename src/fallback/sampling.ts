@@ -6,7 +6,12 @@ import { StatisticCode } from "../kernels";
 import { streamKey, uniform01Keyed } from "../numeric/random";
 import { median, medianAbsoluteDeviation, squaredDeviations } from "./aggregate";
 
-export function generateRanksInto(numCandidates: Float64Array, seed: number, sample: number, out: Float64Array): Float64Array {
+export function generateRanksInto(
+  numCandidates: Float64Array,
+  seed: number,
+  sample: number,
+  out: Float64Array,
+): Float64Array {
   const key = streamKey(seed, sample);
   for (let i = 0; i < numCandidates.length; i++) out[i] = 1 + Math.floor(uniform01Keyed(key, i) * numCandidates[i]!);
   return out;
@@ -50,7 +55,11 @@ function statisticOf(stat: StatisticCode, r: Float64Array, w: Float64Array | nul
 
 /** The statistic of `numSamples` seeded random rank vectors (sample_statistic, single threaded). */
 export function sampleStatistic(
-  numCandidates: Float64Array, weights: Float64Array | null, numSamples: number, seed: number, statistic: StatisticCode,
+  numCandidates: Float64Array,
+  weights: Float64Array | null,
+  numSamples: number,
+  seed: number,
+  statistic: StatisticCode,
   k: number,
 ): Float64Array {
   const out = new Float64Array(numSamples);

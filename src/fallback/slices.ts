@@ -17,7 +17,11 @@ import type { CountBuffers, JobControl } from "../kernels";
  * sizes the first slice (about 64k elements); later slices are resized from the time the previous one took.
  */
 export async function inSlices(
-  rows: number, work: number, job: JobControl, inputs: readonly (ArrayBufferView | null)[], step: (r0: number, r1: number) => void,
+  rows: number,
+  work: number,
+  job: JobControl,
+  inputs: readonly (ArrayBufferView | null)[],
+  step: (r0: number, r1: number) => void,
 ): Promise<void> {
   if (job.stopped) throw job.stopReason;
   const watched = inputs.filter((v): v is ArrayBufferView => v !== null).map((v) => [v, v.byteLength] as const);

@@ -74,7 +74,10 @@ export function allocateTable<T>(operation: string, argument: string, bytes: num
   } catch (e) {
     if (!(e instanceof RangeError)) throw e;
     if (/invalid (typed )?array( buffer)? length/i.test(e.message)) {
-      throw new KgrankInputError(argument, `needs a table of ${formatBytes(bytes)}, more than one typed array can hold: ${e.message}`);
+      throw new KgrankInputError(
+        argument,
+        `needs a table of ${formatBytes(bytes)}, more than one typed array can hold: ${e.message}`,
+      );
     }
     throw new KgrankMemoryError(
       operation,

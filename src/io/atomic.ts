@@ -81,7 +81,10 @@ export function writeFileAtomic(path: string, data: Uint8Array | string, argumen
         writable = false;
       }
       if (!writable) {
-        throw new KgrankInputError(argument, `cannot write ${path}: it is read-only (mode ${mode.toString(8).padStart(4, "0")}); make it writable or choose another file`);
+        throw new KgrankInputError(
+          argument,
+          `cannot write ${path}: it is read-only (mode ${mode.toString(8).padStart(4, "0")}); make it writable or choose another file`,
+        );
       }
     }
   } catch (e) {

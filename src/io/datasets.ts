@@ -20,10 +20,21 @@ export const SPLITS = ["train", "valid", "test"] as const;
 export type Split = (typeof SPLITS)[number];
 
 const ALIASES: Record<string, string> = {
-  nations: "nations", kinships: "kinships", kinship: "kinships", umls: "umls",
-  "fb15k-237": "fb15k-237", fb15k237: "fb15k-237", "fb15k_237": "fb15k-237",
-  wn18rr: "wn18rr", "wn18-rr": "wn18rr", "codex-s": "codex-s", codexs: "codex-s", "codex-small": "codex-s",
-  "codex-m": "codex-m", codexm: "codex-m", "codex-medium": "codex-m",
+  nations: "nations",
+  kinships: "kinships",
+  kinship: "kinships",
+  umls: "umls",
+  "fb15k-237": "fb15k-237",
+  fb15k237: "fb15k-237",
+  fb15k_237: "fb15k-237",
+  wn18rr: "wn18rr",
+  "wn18-rr": "wn18rr",
+  "codex-s": "codex-s",
+  codexs: "codex-s",
+  "codex-small": "codex-s",
+  "codex-m": "codex-m",
+  codexm: "codex-m",
+  "codex-medium": "codex-m",
 };
 
 export interface Dataset {
@@ -55,7 +66,10 @@ export interface LoadDatasetOptions {
 
 /** The bundled data/ folder, found from the source (src/io) or compiled (dist/cjs/io) location. */
 export function bundledDataDir(): string {
-  for (const up of [["..", ".."], ["..", "..", ".."]]) {
+  for (const up of [
+    ["..", ".."],
+    ["..", "..", ".."],
+  ]) {
     const dir = path.resolve(__dirname, ...up, "data");
     if (existsSync(path.join(dir, "nations", "train.tsv"))) return dir;
   }
@@ -101,10 +115,14 @@ export function splitFile(dir: string, split: Split): string | null {
 }
 
 /** Resolves where a dataset's splits live. */
-export function datasetDirectory(name: string | undefined, options: LoadDatasetOptions = {}): { name: string; directory: string } {
+export function datasetDirectory(
+  name: string | undefined,
+  options: LoadDatasetOptions = {},
+): { name: string; directory: string } {
   const explicit = options.datasetDir;
   if (explicit !== undefined && name === undefined) {
-    if (splitFile(explicit, "train")) return { name: path.basename(path.resolve(explicit)), directory: path.resolve(explicit) };
+    if (splitFile(explicit, "train"))
+      return { name: path.basename(path.resolve(explicit)), directory: path.resolve(explicit) };
     throw new KgrankInputError(
       "datasetDir",
       `${explicit} has no train.tsv (or train.txt); point it at a folder with train, valid and test splits, ` +
@@ -124,7 +142,9 @@ export function datasetDirectory(name: string | undefined, options: LoadDatasetO
     `${bundled ? `--dataset-dir was given, but ` : `${canonical} is not bundled and `}${path.join(dir, "train.tsv")} does not exist` +
       (isDir(root) ? "" : ` (no directory ${root})`) +
       `; put its train, valid and test splits (.tsv or .txt) in ${dir}` +
-      (bundled ? `, or leave out --dataset-dir to use the bundled copy` : `, or pass --dataset-dir DIR (env KGRANK_DATASETS)`),
+      (bundled
+        ? `, or leave out --dataset-dir to use the bundled copy`
+        : `, or pass --dataset-dir DIR (env KGRANK_DATASETS)`),
   );
 }
 
@@ -156,7 +176,9 @@ export async function loadDatasetAsync(name?: string, options: LoadDatasetAsyncO
   const rows: [string, string, string][][] = [];
   for (const s of SPLITS) {
     const file = splitPath(directory, s);
-    rows.push(await runStepsAsync(tsvRowsSteps(await readRegularFileAsync(file, "dataset", signal), file, "dataset"), signal));
+    rows.push(
+      await runStepsAsync(tsvRowsSteps(await readRegularFileAsync(file, "dataset", signal), file, "dataset"), signal),
+    );
   }
   return runStepsAsync(datasetSteps(canonical, directory, rows), signal);
 }
@@ -166,10 +188,20 @@ function splitPath(directory: string, split: Split): string {
 }
 
 /** A dataset from its splits' rows (train, valid, test), in steps (./steps.ts). */
-function* datasetSteps(canonical: string, directory: string, rowsBySplit: [string, string, string][][]): Steps<Dataset> {
-  const rows = Object.fromEntries(SPLITS.map((s, k) => [s, rowsBySplit[k]!])) as Record<Split, [string, string, string][]>;
+function* datasetSteps(
+  canonical: string,
+  directory: string,
+  rowsBySplit: [string, string, string][][],
+): Steps<Dataset> {
+  const rows = Object.fromEntries(SPLITS.map((s, k) => [s, rowsBySplit[k]!])) as Record<
+    Split,
+    [string, string, string][]
+  >;
   if (rows.train.length === 0) {
-    throw new KgrankInputError("dataset", `${splitPath(directory, "train")} holds no triple: entity and relation ids come from the training triples (as in PyKEEN), so train cannot be empty`);
+    throw new KgrankInputError(
+      "dataset",
+      `${splitPath(directory, "train")} holds no triple: entity and relation ids come from the training triples (as in PyKEEN), so train cannot be empty`,
+    );
   }
   const maps = yield* labelMapsSteps(rows.train);
   const splits = {} as Record<Split, Int32Array>;

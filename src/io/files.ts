@@ -21,8 +21,15 @@ export function shownPath(path: string): string {
 export function fileError(argument: string, path: string, e: unknown): KgrankInputError {
   const code = (e as NodeJS.ErrnoException).code;
   const why =
-    code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : code === "EISDIR" ? "is a directory, not a file"
-      : code === "ENAMETOOLONG" ? "the name is too long" : (e as Error).message.slice(0, 200);
+    code === "ENOENT"
+      ? "no such file"
+      : code === "EACCES"
+        ? "permission denied"
+        : code === "EISDIR"
+          ? "is a directory, not a file"
+          : code === "ENAMETOOLONG"
+            ? "the name is too long"
+            : (e as Error).message.slice(0, 200);
   return new KgrankInputError(argument, `cannot read ${shownPath(path)}: ${why}`);
 }
 
@@ -51,8 +58,17 @@ export async function checkRegularFileAsync(path: string, argument: string): Pro
 function regularFile(st: Stats, path: string, argument: string): void {
   if (st.isDirectory()) throw fileError(argument, path, Object.assign(new Error("is a directory"), { code: "EISDIR" }));
   if (!st.isFile()) {
-    const kind = st.isFIFO() ? "a FIFO (named pipe)" : st.isCharacterDevice() || st.isBlockDevice() ? "a device" : st.isSocket() ? "a socket" : "not a regular file";
-    throw new KgrankInputError(argument, `cannot read ${shownPath(path)}: it is ${kind}; kgrank reads regular files (save the data to a file first)`);
+    const kind = st.isFIFO()
+      ? "a FIFO (named pipe)"
+      : st.isCharacterDevice() || st.isBlockDevice()
+        ? "a device"
+        : st.isSocket()
+          ? "a socket"
+          : "not a regular file";
+    throw new KgrankInputError(
+      argument,
+      `cannot read ${shownPath(path)}: it is ${kind}; kgrank reads regular files (save the data to a file first)`,
+    );
   }
 }
 

@@ -46,7 +46,11 @@ export interface LoadEmbeddingModelOptions {
 
 /** OGB / DGL-KE model names -> interactions, all but plain "TransE", which the two codes read differently. */
 const MODEL_NAMES: Record<string, InteractionName> = {
-  transe_l1: "transe-l1", transe_l2: "transe-l2", distmult: "distmult", complex: "complex", rotate: "rotate",
+  transe_l1: "transe-l1",
+  transe_l2: "transe-l2",
+  distmult: "distmult",
+  complex: "complex",
+  rotate: "rotate",
   pairre: "pairre",
 };
 
@@ -67,9 +71,11 @@ const TRANSE_BY_LAYOUT = { ogb: "transe-l1", dglke: "transe-l2" } as const satis
  * entity_embedding.npy / relation_embedding.npy. Null when the signs are missing or disagree.
  */
 function savedBy(config: Record<string, unknown>, files: string[]): "ogb" | "dglke" | null {
-  const dglke = ["emb_size", "double_ent", "double_rel", "model_name"].some((k) => k in config) ||
+  const dglke =
+    ["emb_size", "double_ent", "double_rel", "model_name"].some((k) => k in config) ||
     files.some((f) => f.endsWith("_entity.npy"));
-  const ogb = ["double_entity_embedding", "double_relation_embedding"].some((k) => k in config) ||
+  const ogb =
+    ["double_entity_embedding", "double_relation_embedding"].some((k) => k in config) ||
     files.includes("entity_embedding.npy");
   return dglke === ogb ? null : dglke ? "dglke" : "ogb";
 }
@@ -80,15 +86,26 @@ function readMatrix(file: string, argument: string): NpyData {
   if (ext === ".npz" || ext === ".safetensors") {
     const all = ext === ".npz" ? readNpz(file, argument) : readSafetensors(file, argument);
     const names = Object.keys(all);
-    if (names.length !== 1) throw new KgrankInputError(argument, `${file} holds ${names.length} arrays (${quotedList(names)}); save exactly one`);
+    if (names.length !== 1)
+      throw new KgrankInputError(
+        argument,
+        `${file} holds ${names.length} arrays (${quotedList(names)}); save exactly one`,
+      );
     a = all[names[0]!]!;
   } else {
     a = readNpy(file, argument);
   }
   if (a.dtype !== "f4" && a.dtype !== "f8" && a.dtype !== "f2") {
-    throw new KgrankInputError(argument, `${file} has dtype ${a.dtype}; embeddings must be float16, float32 or float64`);
+    throw new KgrankInputError(
+      argument,
+      `${file} has dtype ${a.dtype}; embeddings must be float16, float32 or float64`,
+    );
   }
-  if (a.shape.length !== 2) throw new KgrankInputError(argument, `${file} has shape [${formatDims(a.shape)}]; embeddings must be 2-D [rows, dim]`);
+  if (a.shape.length !== 2)
+    throw new KgrankInputError(
+      argument,
+      `${file} has shape [${formatDims(a.shape)}]; embeddings must be 2-D [rows, dim]`,
+    );
   return a;
 }
 
@@ -113,10 +130,17 @@ function readIdMap(file: string, argument: string): string[] {
     let label: string;
     if (parts.length === 1) label = parts[0]!;
     else if (parts.length === 2 && Number(parts[0]) === i) label = parts[1]!;
-    else throw new KgrankInputError(argument, `${file} line ${k + 1}: expected "label" or "${i}<TAB>label", got ${describe(l)}`);
+    else
+      throw new KgrankInputError(
+        argument,
+        `${file} line ${k + 1}: expected "label" or "${i}<TAB>label", got ${describe(l)}`,
+      );
     const first = lineOf.get(label);
     if (first !== undefined) {
-      throw new KgrankInputError(argument, `${file} line ${k + 1}: label ${quoted(label)} is also on line ${first}: each row needs its own label`);
+      throw new KgrankInputError(
+        argument,
+        `${file} line ${k + 1}: label ${quoted(label)} is also on line ${first}: each row needs its own label`,
+      );
     }
     lineOf.set(label, k + 1);
     labels.push(label);
@@ -125,16 +149,29 @@ function readIdMap(file: string, argument: string): string[] {
 }
 
 /** The matrix with its rows reordered to `labels` through the id map's row labels. */
-function mapRows(m: NpyData, rowLabels: string[], labels: readonly string[], argument: string, mapArg: string): NpyData {
+function mapRows(
+  m: NpyData,
+  rowLabels: string[],
+  labels: readonly string[],
+  mapArg: string,
+): NpyData {
   const [rows, cols] = m.shape as [number, number];
   if (rowLabels.length !== rows) {
-    throw new KgrankInputError(mapArg, `lists ${rowLabels.length} labels but the embeddings have ${rows} rows: the id map must name every row`);
+    throw new KgrankInputError(
+      mapArg,
+      `lists ${rowLabels.length} labels but the embeddings have ${rows} rows: the id map must name every row`,
+    );
   }
   const row = new Map(rowLabels.map((l, i) => [l, i]));
-  const data = m.data instanceof Float64Array ? new Float64Array(labels.length * cols) : new Float32Array(labels.length * cols);
+  const data =
+    m.data instanceof Float64Array ? new Float64Array(labels.length * cols) : new Float32Array(labels.length * cols);
   labels.forEach((label, id) => {
     const r = row.get(label);
-    if (r === undefined) throw new KgrankInputError(mapArg, `has no row for the dataset's label ${describe(label)} (id ${id}): the embeddings were trained on another id set`);
+    if (r === undefined)
+      throw new KgrankInputError(
+        mapArg,
+        `has no row for the dataset's label ${describe(label)} (id ${id}): the embeddings were trained on another id set`,
+      );
     data.set((m.data as Float32Array).subarray(r * cols, (r + 1) * cols), id * cols);
   });
   return { data, shape: [labels.length, cols], dtype: m.dtype };
@@ -153,17 +190,26 @@ export function loadEmbeddingModel(o: LoadEmbeddingModelOptions): EmbeddingModel
     const dir = o.modelDir;
     const configFile = path.join(dir, "config.json");
     if (!existsSync(configFile)) {
-      throw new KgrankInputError("modelDir", `${dir} has no config.json (OGB KnowledgeGraphEmbedding or DGL-KE layout); give --interaction and the embedding files instead`);
+      throw new KgrankInputError(
+        "modelDir",
+        `${dir} has no config.json (OGB KnowledgeGraphEmbedding or DGL-KE layout); give --interaction and the embedding files instead`,
+      );
     }
     const configBytes = readRegularFile(configFile, "modelDir");
     let config: Record<string, unknown>;
     try {
       config = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(configBytes));
     } catch (e) {
-      throw new KgrankInputError("modelDir", `${configFile} is not valid UTF-8 JSON: ${(e as Error).message.slice(0, 120)}`);
+      throw new KgrankInputError(
+        "modelDir",
+        `${configFile} is not valid UTF-8 JSON: ${(e as Error).message.slice(0, 120)}`,
+      );
     }
     if (typeof config !== "object" || config === null || Array.isArray(config)) {
-      throw new KgrankInputError("modelDir", `${configFile} is ${describe(config)}, not a JSON object of the run's arguments`);
+      throw new KgrankInputError(
+        "modelDir",
+        `${configFile} is ${describe(config)}, not a JSON object of the run's arguments`,
+      );
     }
     const files = readdirSync(dir);
     const modelName = config.model ?? config.model_name;
@@ -183,16 +229,32 @@ export function loadEmbeddingModel(o: LoadEmbeddingModelOptions): EmbeddingModel
       }
     }
     if (!fromConfig) {
-      throw new KgrankInputError("modelDir", `${configFile}: model ${describe(modelName)} is not one of TransE, TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, PairRE`);
+      throw new KgrankInputError(
+        "modelDir",
+        `${configFile}: model ${describe(modelName)} is not one of TransE, TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, PairRE`,
+      );
     }
     if (interaction && interaction !== fromConfig) {
-      throw new KgrankInputError("interaction", `${interaction} contradicts ${configFile}'s model ${String(modelName)} (${fromConfig}); drop --interaction`);
+      throw new KgrankInputError(
+        "interaction",
+        `${interaction} contradicts ${configFile}'s model ${String(modelName)} (${fromConfig}); drop --interaction`,
+      );
     }
     interaction = fromConfig;
     const find = (suffixes: string[]) => files.find((f) => suffixes.some((s) => f === s || f.endsWith(`_${s}`)));
-    entFile ??= (() => { const f = find(["entity_embedding.npy", "entity.npy"]); return f && path.join(dir, f); })();
-    relFile ??= (() => { const f = find(["relation_embedding.npy", "relation.npy"]); return f && path.join(dir, f); })();
-    if (!entFile || !relFile) throw new KgrankInputError("modelDir", `${dir} has no entity_embedding.npy / relation_embedding.npy (OGB) or <dataset>_<model>_entity.npy / _relation.npy (DGL-KE)`);
+    entFile ??= (() => {
+      const f = find(["entity_embedding.npy", "entity.npy"]);
+      return f && path.join(dir, f);
+    })();
+    relFile ??= (() => {
+      const f = find(["relation_embedding.npy", "relation.npy"]);
+      return f && path.join(dir, f);
+    })();
+    if (!entFile || !relFile)
+      throw new KgrankInputError(
+        "modelDir",
+        `${dir} has no entity_embedding.npy / relation_embedding.npy (OGB) or <dataset>_<model>_entity.npy / _relation.npy (DGL-KE)`,
+      );
     if (!entIds && existsSync(path.join(dir, "entities.tsv"))) entIds = path.join(dir, "entities.tsv");
     if (!relIds && existsSync(path.join(dir, "relations.tsv"))) relIds = path.join(dir, "relations.tsv");
     if (interaction === "complex" || interaction === "rotate") layout ??= "halves";
@@ -200,34 +262,57 @@ export function loadEmbeddingModel(o: LoadEmbeddingModelOptions): EmbeddingModel
       const gamma = Number(config.gamma);
       const hidden = Number(config.hidden_dim ?? config.emb_size);
       if (!Number.isFinite(gamma) || !(hidden > 0)) {
-        throw new KgrankInputError("modelDir", `${configFile}: RotatE needs gamma and hidden_dim (or emb_size) for the phase scale pi / ((gamma + 2) / hidden_dim)`);
+        throw new KgrankInputError(
+          "modelDir",
+          `${configFile}: RotatE needs gamma and hidden_dim (or emb_size) for the phase scale pi / ((gamma + 2) / hidden_dim)`,
+        );
       }
       phaseScale = Math.PI / ((gamma + 2) / hidden);
     }
   }
   if (!interaction || !INTERACTIONS.includes(interaction)) {
-    throw new KgrankInputError("interaction", `must be one of ${INTERACTIONS.join(", ")} (or give a model directory with config.json), got ${describe(interaction)}`);
+    throw new KgrankInputError(
+      "interaction",
+      `must be one of ${INTERACTIONS.join(", ")} (or give a model directory with config.json), got ${describe(interaction)}`,
+    );
   }
-  if (!entFile) throw new KgrankInputError("entityEmbeddings", "is required: the entity embedding file (.npy, .npz or .safetensors)");
-  if (!relFile) throw new KgrankInputError("relationEmbeddings", "is required: the relation embedding file (.npy, .npz or .safetensors)");
+  if (!entFile)
+    throw new KgrankInputError(
+      "entityEmbeddings",
+      "is required: the entity embedding file (.npy, .npz or .safetensors)",
+    );
+  if (!relFile)
+    throw new KgrankInputError(
+      "relationEmbeddings",
+      "is required: the relation embedding file (.npy, .npz or .safetensors)",
+    );
   let ent = readMatrix(entFile, "entityEmbeddings");
   let rel = readMatrix(relFile, "relationEmbeddings");
   if (entIds) {
     if (!o.entityLabels) throw new KgrankInputError("entityIds", "needs the dataset's entity labels to map rows to");
-    ent = mapRows(ent, readIdMap(entIds, "entityIds"), o.entityLabels, "entityEmbeddings", "entityIds");
+    ent = mapRows(ent, readIdMap(entIds, "entityIds"), o.entityLabels, "entityIds");
   } else if (o.entityLabels && ent.shape[0] !== o.entityLabels.length) {
-    throw new KgrankInputError("entityEmbeddings", `has ${ent.shape[0]} rows but the dataset has ${o.entityLabels.length} entities: give the id map (--entity-ids) that names each row`);
+    throw new KgrankInputError(
+      "entityEmbeddings",
+      `has ${ent.shape[0]} rows but the dataset has ${o.entityLabels.length} entities: give the id map (--entity-ids) that names each row`,
+    );
   }
   if (relIds) {
-    if (!o.relationLabels) throw new KgrankInputError("relationIds", "needs the dataset's relation labels to map rows to");
-    rel = mapRows(rel, readIdMap(relIds, "relationIds"), o.relationLabels, "relationEmbeddings", "relationIds");
+    if (!o.relationLabels)
+      throw new KgrankInputError("relationIds", "needs the dataset's relation labels to map rows to");
+    rel = mapRows(rel, readIdMap(relIds, "relationIds"), o.relationLabels, "relationIds");
   } else if (o.relationLabels && rel.shape[0] !== o.relationLabels.length) {
-    throw new KgrankInputError("relationEmbeddings", `has ${rel.shape[0]} rows but the dataset has ${o.relationLabels.length} relations: give the id map (--relation-ids) that names each row`);
+    throw new KgrankInputError(
+      "relationEmbeddings",
+      `has ${rel.shape[0]} rows but the dataset has ${o.relationLabels.length} relations: give the id map (--relation-ids) that names each row`,
+    );
   }
   return new EmbeddingModel({
-    interaction, entityEmbeddings: { data: ent.data as Float32Array, shape: ent.shape },
+    interaction,
+    entityEmbeddings: { data: ent.data as Float32Array, shape: ent.shape },
     relationEmbeddings: { data: rel.data as Float32Array, shape: rel.shape },
-    ...(layout ? { complexLayout: layout } : {}), ...(phaseScale !== undefined ? { phaseScale } : {}),
+    ...(layout ? { complexLayout: layout } : {}),
+    ...(phaseScale !== undefined ? { phaseScale } : {}),
     ...(o.precision ? { precision: o.precision } : {}),
   });
 }

@@ -18,7 +18,8 @@ import { checkRegularFileAsync, fileError, openRegularFile } from "./files";
 import { runSteps, runStepsAsync, STEP, type Steps } from "./steps";
 
 export type NpyDtype = "f2" | "f4" | "f8" | "i1" | "i2" | "i4" | "i8" | "u1" | "u2" | "u4" | "u8" | "b1";
-export type NpyArray = Float32Array | Float64Array | Int8Array | Int16Array | Int32Array | Uint8Array | Uint16Array | Uint32Array;
+export type NpyArray =
+  Float32Array | Float64Array | Int8Array | Int16Array | Int32Array | Uint8Array | Uint16Array | Uint32Array;
 
 export interface NpyHeader {
   /** Format version: 1, 2 or 3. */
@@ -44,7 +45,20 @@ export interface NpyData {
 }
 
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
-const ITEM_SIZE: Record<NpyDtype, number> = { f2: 2, f4: 4, f8: 8, i1: 1, i2: 2, i4: 4, i8: 8, u1: 1, u2: 2, u4: 4, u8: 8, b1: 1 };
+const ITEM_SIZE: Record<NpyDtype, number> = {
+  f2: 2,
+  f4: 4,
+  f8: 8,
+  i1: 1,
+  i2: 2,
+  i4: 4,
+  i8: 8,
+  u1: 1,
+  u2: 2,
+  u4: 4,
+  u8: 8,
+  b1: 1,
+};
 /** Largest element count accepted (2^40): a header declaring more is lying or unusable. */
 const MAX_ELEMENTS = 2 ** 40;
 /** Longest header accepted; NumPy's own limit is 10,000 bytes for untrusted files. */
@@ -59,7 +73,11 @@ const MAX_HEADER = 1 << 20;
  */
 export function parseNpyHeader(bytes: Uint8Array, argument = "file", fileSize?: number): NpyHeader {
   const addon = nativeAddon();
-  if (addon && bytes instanceof Uint8Array && (fileSize === undefined || (Number.isSafeInteger(fileSize) && fileSize >= 0))) {
+  if (
+    addon &&
+    bytes instanceof Uint8Array &&
+    (fileSize === undefined || (Number.isSafeInteger(fileSize) && fileSize >= 0))
+  ) {
     return nativeParse(argument, () => addon.parseNpyHeader(bytes, fileSize)) as NpyHeader;
   }
   return parseNpyHeaderTs(bytes, argument, fileSize);
@@ -73,7 +91,8 @@ export function parseNpyHeaderTs(bytes: Uint8Array, argument = "file", fileSize?
     if (bytes[i] !== MAGIC[i]) throw bad("wrong magic (a .npy file starts with \\x93NUMPY); save it with numpy.save()");
   }
   const major = bytes[6]!;
-  if (major !== 1 && major !== 2 && major !== 3) throw bad(`format version ${major}.${bytes[7]} is not 1.0, 2.0 or 3.0`);
+  if (major !== 1 && major !== 2 && major !== 3)
+    throw bad(`format version ${major}.${bytes[7]} is not 1.0, 2.0 or 3.0`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let headerLen: number;
   let start: number;
@@ -93,7 +112,8 @@ export function parseNpyHeaderTs(bytes: Uint8Array, argument = "file", fileSize?
   let cps: ArrayLike<number> = raw; // versions 1.0 and 2.0: latin-1, one code point per byte
   if (major === 3) {
     // NumPy decodes a 3.0 header as strict UTF-8 (a BOM is not skipped: it is a character Python refuses there).
-    if (utf8ErrorOffset(raw) >= 0) throw bad("the version 3.0 header is not valid UTF-8; save the file with numpy.save()");
+    if (utf8ErrorOffset(raw) >= 0)
+      throw bad("the version 3.0 header is not valid UTF-8; save the file with numpy.save()");
     cps = Array.from(new TextDecoder("utf-8", { ignoreBOM: true }).decode(raw), (c) => c.codePointAt(0)!);
   }
   let entries: [PyValue, PyValue][];
@@ -102,38 +122,56 @@ export function parseNpyHeaderTs(bytes: Uint8Array, argument = "file", fileSize?
   } catch (e) {
     if (!(e instanceof PySyntaxError)) throw e;
     if (e.what === "not a dict") {
-      throw bad(`the header is not a dict with 'descr', 'fortran_order' and 'shape' (it starts: ${echoCodePoints(cps, e.at, cps.length)})`);
+      throw bad(
+        `the header is not a dict with 'descr', 'fortran_order' and 'shape' (it starts: ${echoCodePoints(cps, e.at, cps.length)})`,
+      );
     }
-    throw bad(`the header is not a valid Python dict literal: ${e.what} at character ${e.at + 1} (near: ${echoCodePoints(cps, e.at, cps.length)}); save the file with numpy.save()`);
+    throw bad(
+      `the header is not a valid Python dict literal: ${e.what} at character ${e.at + 1} (near: ${echoCodePoints(cps, e.at, cps.length)}); save the file with numpy.save()`,
+    );
   }
   const fields = new Map<string, PyValue>();
   for (const [k, v] of entries) {
     if (k.kind !== "str") throw bad(`the header has a key ${echoCodePoints(cps, k.start, k.end)} that is not a string`);
     const name = k.text.length <= 13 ? String.fromCodePoint(...k.text) : "";
     if (name !== "descr" && name !== "fortran_order" && name !== "shape") {
-      throw bad(`the header has a key '${echoCodePoints(k.text, 0, k.text.length)}' besides 'descr', 'fortran_order' and 'shape' (NumPy refuses such files too)`);
+      throw bad(
+        `the header has a key '${echoCodePoints(k.text, 0, k.text.length)}' besides 'descr', 'fortran_order' and 'shape' (NumPy refuses such files too)`,
+      );
     }
     fields.set(name, v); // a Python dict literal: the last duplicate wins
   }
   for (const key of ["descr", "fortran_order", "shape"]) {
-    if (!fields.has(key)) throw bad(`the header has no '${key}' (NumPy writes a dict with 'descr', 'fortran_order' and 'shape')`);
+    if (!fields.has(key))
+      throw bad(`the header has no '${key}' (NumPy writes a dict with 'descr', 'fortran_order' and 'shape')`);
   }
   const descr = fields.get("descr")!;
   const fortran = fields.get("fortran_order")!;
   const shapeV = fields.get("shape")!;
   const accepted = "(accepted: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, any byte order)";
   if (descr.kind !== "str") {
-    throw bad(`'descr' is not a string but ${echoCodePoints(cps, descr.start, descr.end)}: structured and object dtypes are not supported ${accepted}`);
+    throw bad(
+      `'descr' is not a string but ${echoCodePoints(cps, descr.start, descr.end)}: structured and object dtypes are not supported ${accepted}`,
+    );
   }
   const d = echoCodePoints(descr.text, 0, descr.text.length);
   const dm = descr.text.length <= 8 ? /^([<>|=]?)([fiub])(\d+)$/.exec(String.fromCodePoint(...descr.text)) : null;
   const code = dm ? (`${dm[2]}${dm[3]}` as NpyDtype) : null;
-  if (!dm || !code || !Object.hasOwn(ITEM_SIZE, code) || (code === "b1" && dm[2] !== "b") || (dm[2] === "b" && code !== "b1")) {
+  if (
+    !dm ||
+    !code ||
+    !Object.hasOwn(ITEM_SIZE, code) ||
+    (code === "b1" && dm[2] !== "b") ||
+    (dm[2] === "b" && code !== "b1")
+  ) {
     throw bad(`dtype '${d}' is not supported ${accepted}`);
   }
-  if (fortran.kind !== "bool") throw bad(`'fortran_order' is ${echoCodePoints(cps, fortran.start, fortran.end)}, not True or False`);
+  if (fortran.kind !== "bool")
+    throw bad(`'fortran_order' is ${echoCodePoints(cps, fortran.start, fortran.end)}, not True or False`);
   if (shapeV.kind !== "tuple") {
-    throw bad(`'shape' is not a tuple but ${echoCodePoints(cps, shapeV.start, shapeV.end)}: it must be a tuple of non-negative integers such as (1000, 14541)`);
+    throw bad(
+      `'shape' is not a tuple but ${echoCodePoints(cps, shapeV.start, shapeV.end)}: it must be a tuple of non-negative integers such as (1000, 14541)`,
+    );
   }
   const itemSize = ITEM_SIZE[code];
   const littleEndian = dm[1] !== ">";
@@ -144,13 +182,17 @@ export function parseNpyHeaderTs(bytes: Uint8Array, argument = "file", fileSize?
     let z = 0;
     while (z < digits.length - 1 && digits[z] === 0) z++;
     if (item.kind !== "int" || (item.negative && digits[z] !== 0)) {
-      throw bad(`shape has a dimension ${echoCodePoints(cps, item.start, item.end)} that is not a non-negative integer`);
+      throw bad(
+        `shape has a dimension ${echoCodePoints(cps, item.start, item.end)} that is not a non-negative integer`,
+      );
     }
     let n = 0;
     for (let k = z; k < digits.length && k - z <= 16; k++) n = n * 10 + digits[k]!;
-    if (digits.length - z > 16 || n > Number.MAX_SAFE_INTEGER) throw bad(`shape dimension ${echoCodePoints(cps, item.start, item.end)} is too large`);
+    if (digits.length - z > 16 || n > Number.MAX_SAFE_INTEGER)
+      throw bad(`shape dimension ${echoCodePoints(cps, item.start, item.end)} is too large`);
     shape.push(n);
-    if (size * n > MAX_ELEMENTS) throw bad(`declared shape ${echoCodePoints(cps, shapeV.start, shapeV.end)} has more than 2^40 elements`);
+    if (size * n > MAX_ELEMENTS)
+      throw bad(`declared shape ${echoCodePoints(cps, shapeV.start, shapeV.end)} has more than 2^40 elements`);
     size *= n;
   }
   const dataOffset = start + headerLen;
@@ -160,7 +202,16 @@ export function parseNpyHeaderTs(bytes: Uint8Array, argument = "file", fileSize?
         `${Math.max(0, fileSize - dataOffset)} (truncated file or lying header)`,
     );
   }
-  return { version: major as 1 | 2 | 3, dataOffset, dtype: code, littleEndian, fortranOrder: fortran.value, shape, size, itemSize };
+  return {
+    version: major as 1 | 2 | 3,
+    dataOffset,
+    dtype: code,
+    littleEndian,
+    fortranOrder: fortran.value,
+    shape,
+    size,
+    itemSize,
+  };
 }
 
 /**
@@ -171,7 +222,7 @@ export function parseNpyHeaderTs(bytes: Uint8Array, argument = "file", fileSize?
 export function utf8ErrorOffset(bytes: Uint8Array): number {
   if (isUtf8(bytes)) return -1;
   const n = bytes.length;
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     const c = bytes[i]!;
     if (c < 0x80) {
       i++;
@@ -221,7 +272,10 @@ const MAX_DEPTH = 32;
 const ECHO = 60;
 
 class PySyntaxError {
-  constructor(readonly what: string, readonly at: number) {}
+  constructor(
+    readonly what: string,
+    readonly at: number,
+  ) {}
 }
 
 /** Up to ECHO code points of cps[start, end) for a message: controls as '?', surrogates as U+FFFD, '...' if cut. */
@@ -237,12 +291,17 @@ export function echoCodePoints(cps: ArrayLike<number>, start: number, end: numbe
 
 const isPyWs = (c: number) => c === 0x20 || c === 0x09 || c === 0x0c || c === 0x0a || c === 0x0d;
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
-const isIdent = (c: number) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || isDigit(c) || c === 0x5f || c >= 0x80;
-const hexValue = (c: number) => (isDigit(c) ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1);
+const isIdent = (c: number) =>
+  (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || isDigit(c) || c === 0x5f || c >= 0x80;
+const hexValue = (c: number) =>
+  isDigit(c) ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
 
 class PyLiteralParser {
   i = 0;
-  constructor(readonly t: ArrayLike<number>, readonly longSuffix: boolean) {}
+  constructor(
+    readonly t: ArrayLike<number>,
+    readonly longSuffix: boolean,
+  ) {}
 
   /** Skips whitespace, comments and backslash-newline continuations. */
   ws(): void {
@@ -266,7 +325,8 @@ class PyLiteralParser {
   /** The word [A-Za-z0-9_]* starting here (an identifier or a string prefix). */
   word(): string {
     let s = "";
-    for (let k = this.i; k < this.t.length && isIdent(this.t[k]!) && this.t[k]! < 0x80; k++) s += String.fromCharCode(this.t[k]!);
+    for (let k = this.i; k < this.t.length && isIdent(this.t[k]!) && this.t[k]! < 0x80; k++)
+      s += String.fromCharCode(this.t[k]!);
     return s;
   }
 
@@ -351,17 +411,40 @@ class PyLiteralParser {
       }
       this.i += 2;
       switch (e) {
-        case 0x0a: break;
-        case 0x0d: if (t[this.i] === 0x0a) this.i++; break;
-        case 0x5c: case 0x27: case 0x22: out.push(e); break;
-        case 0x61: out.push(7); break;
-        case 0x62: out.push(8); break;
-        case 0x66: out.push(12); break;
-        case 0x6e: out.push(10); break;
-        case 0x72: out.push(13); break;
-        case 0x74: out.push(9); break;
-        case 0x76: out.push(11); break;
-        case 0x78: case 0x75: case 0x55: {
+        case 0x0a:
+          break;
+        case 0x0d:
+          if (t[this.i] === 0x0a) this.i++;
+          break;
+        case 0x5c:
+        case 0x27:
+        case 0x22:
+          out.push(e);
+          break;
+        case 0x61:
+          out.push(7);
+          break;
+        case 0x62:
+          out.push(8);
+          break;
+        case 0x66:
+          out.push(12);
+          break;
+        case 0x6e:
+          out.push(10);
+          break;
+        case 0x72:
+          out.push(13);
+          break;
+        case 0x74:
+          out.push(9);
+          break;
+        case 0x76:
+          out.push(11);
+          break;
+        case 0x78:
+        case 0x75:
+        case 0x55: {
           const n = e === 0x78 ? 2 : e === 0x75 ? 4 : 8;
           let v = 0;
           for (let k = 0; k < n; k++) {
@@ -374,12 +457,14 @@ class PyLiteralParser {
           out.push(v);
           break;
         }
-        case 0x4e: this.fail("\\N{...} escapes are not supported", this.i - 2);
+        case 0x4e:
+          this.fail("\\N{...} escapes are not supported", this.i - 2);
         // eslint-disable-next-line no-fallthrough
         default:
           if (e >= 0x30 && e <= 0x37) {
             let v = e - 0x30;
-            for (let k = 0; k < 2 && (t[this.i] ?? 0) >= 0x30 && t[this.i]! <= 0x37; k++) v = v * 8 + (t[this.i++]! - 0x30);
+            for (let k = 0; k < 2 && (t[this.i] ?? 0) >= 0x30 && t[this.i]! <= 0x37; k++)
+              v = v * 8 + (t[this.i++]! - 0x30);
             out.push(v);
           } else out.push(0x5c, e);
       }
@@ -409,7 +494,8 @@ class PyLiteralParser {
     if (digits[0] === 0 && digits.some((d) => d !== 0)) this.fail("leading zeros in a decimal integer", first);
     if (this.longSuffix && (t[this.i] === 0x4c || t[this.i] === 0x6c)) this.i++;
     const c = t[this.i];
-    if (c !== undefined && (isIdent(c) || c === 0x2e)) this.fail("a number NumPy does not write (only decimal integers)", first);
+    if (c !== undefined && (isIdent(c) || c === 0x2e))
+      this.fail("a number NumPy does not write (only decimal integers)", first);
     return { kind: "int", negative, digits, start, end: this.i };
   }
 
@@ -492,19 +578,32 @@ export function decodeNpyData(header: NpyHeader, bytes: Uint8Array, argument = "
 function* decodeNpySteps(header: NpyHeader, bytes: Uint8Array, argument: string): Steps<NpyData> {
   const { dtype, size, itemSize, littleEndian, shape } = header;
   if (bytes.byteLength < size * itemSize) {
-    throw new KgrankInputError(argument, `not a valid .npy file: ${size * itemSize} data bytes declared, ${bytes.byteLength} present (truncated)`);
+    throw new KgrankInputError(
+      argument,
+      `not a valid .npy file: ${size * itemSize} data bytes declared, ${bytes.byteLength} present (truncated)`,
+    );
   }
   let data: NpyArray;
   const aligned = bytes.byteOffset % itemSize === 0;
   const native = itemSize === 1 || littleEndian === hostLittle;
   const dv = new DataView(bytes.buffer, bytes.byteOffset, size * itemSize);
-  const Ctor = { f4: Float32Array, f8: Float64Array, i1: Int8Array, i2: Int16Array, i4: Int32Array, u1: Uint8Array, u2: Uint16Array, u4: Uint32Array, b1: Uint8Array }[
-    dtype as "f4"
-  ] as (new (buf: ArrayBufferLike, off: number, len: number) => NpyArray) & (new (len: number) => NpyArray) | undefined;
+  const Ctor = {
+    f4: Float32Array,
+    f8: Float64Array,
+    i1: Int8Array,
+    i2: Int16Array,
+    i4: Int32Array,
+    u1: Uint8Array,
+    u2: Uint16Array,
+    u4: Uint32Array,
+    b1: Uint8Array,
+  }[dtype as "f4"] as
+    ((new (buf: ArrayBufferLike, off: number, len: number) => NpyArray) & (new (len: number) => NpyArray)) | undefined;
   if (dtype === "f2") {
     const out = allocate(argument, undefined, 4 * size, () => new Float32Array(size));
     for (let i0 = 0; i0 < size; i0 += STEP) {
-      for (let i = i0, end = Math.min(size, i0 + STEP); i < end; i++) out[i] = halfToFloat(dv.getUint16(2 * i, littleEndian));
+      for (let i = i0, end = Math.min(size, i0 + STEP); i < end; i++)
+        out[i] = halfToFloat(dv.getUint16(2 * i, littleEndian));
       yield;
     }
     data = out;
@@ -530,9 +629,14 @@ function* decodeNpySteps(header: NpyHeader, bytes: Uint8Array, argument: string)
   } else {
     const out = allocate(argument, undefined, size * itemSize, () => new Ctor!(size));
     const get = {
-      f4: (o: number) => dv.getFloat32(o, littleEndian), f8: (o: number) => dv.getFloat64(o, littleEndian),
-      i1: (o: number) => dv.getInt8(o), i2: (o: number) => dv.getInt16(o, littleEndian), i4: (o: number) => dv.getInt32(o, littleEndian),
-      u1: (o: number) => dv.getUint8(o), b1: (o: number) => dv.getUint8(o), u2: (o: number) => dv.getUint16(o, littleEndian),
+      f4: (o: number) => dv.getFloat32(o, littleEndian),
+      f8: (o: number) => dv.getFloat64(o, littleEndian),
+      i1: (o: number) => dv.getInt8(o),
+      i2: (o: number) => dv.getInt16(o, littleEndian),
+      i4: (o: number) => dv.getInt32(o, littleEndian),
+      u1: (o: number) => dv.getUint8(o),
+      b1: (o: number) => dv.getUint8(o),
+      u2: (o: number) => dv.getUint16(o, littleEndian),
       u4: (o: number) => dv.getUint32(o, littleEndian),
     }[dtype as "f4"];
     for (let i0 = 0; i0 < size; i0 += STEP) {
@@ -560,7 +664,12 @@ function* decodeNpySteps(header: NpyHeader, bytes: Uint8Array, argument: string)
 function* fortranToC(src: NpyArray, shape: readonly number[], argument: string): Steps<NpyArray> {
   const dims = shape.filter((n) => n !== 1);
   if (dims.length <= 1 || src.length === 0) return src;
-  const out = allocate(argument, undefined, src.byteLength, () => new (src.constructor as new (n: number) => NpyArray)(src.length));
+  const out = allocate(
+    argument,
+    undefined,
+    src.byteLength,
+    () => new (src.constructor as new (n: number) => NpyArray)(src.length),
+  );
   const nd = dims.length;
   const fStride: number[] = new Array(nd);
   let s = 1;
@@ -589,7 +698,11 @@ function* fortranToC(src: NpyArray, shape: readonly number[], argument: string):
 /** Parses a whole .npy file held in memory (e.g. an .npz member). */
 export function parseNpy(bytes: Uint8Array, argument = "file"): NpyData {
   const header = parseNpyHeader(bytes, argument, bytes.byteLength);
-  return decodeNpyData(header, bytes.subarray(header.dataOffset, header.dataOffset + header.size * header.itemSize), argument);
+  return decodeNpyData(
+    header,
+    bytes.subarray(header.dataOffset, header.dataOffset + header.size * header.itemSize),
+    argument,
+  );
 }
 
 export { fileError } from "./files";
@@ -625,7 +738,11 @@ export function readNpy(path: string, argument = "file"): NpyData {
     const len = headerReadLength(pre, fileSize);
     const headerBytes = len === null ? pre : Buffer.alloc(len);
     if (len !== null) readFully(fd, headerBytes, 0, argument, path);
-    const header = parseNpyHeader(new Uint8Array(headerBytes.buffer, headerBytes.byteOffset, headerBytes.byteLength), argument, fileSize);
+    const header = parseNpyHeader(
+      new Uint8Array(headerBytes.buffer, headerBytes.byteOffset, headerBytes.byteLength),
+      argument,
+      fileSize,
+    );
     const nbytes = header.size * header.itemSize;
     // Allocate with room for alignment: the data lands at offset 0 of a fresh ArrayBuffer.
     const buf = allocate(argument, path, nbytes, () => new Uint8Array(new ArrayBuffer(nbytes)));
@@ -656,7 +773,8 @@ export async function readNpyAsync(path: string, opts: ReadNpyAsyncOptions = {})
   const o = checkOptions("options", opts, optionKeys<ReadNpyAsyncOptions>({ signal: 1, argument: 1 }));
   const signal = signalOption(o.signal);
   const argument = o.argument === undefined ? "file" : o.argument;
-  if (typeof argument !== "string") throw new KgrankInputError("argument", `must be a string, got ${describe(argument)}`);
+  if (typeof argument !== "string")
+    throw new KgrankInputError("argument", `must be a string, got ${describe(argument)}`);
   signal?.throwIfAborted();
   if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to a .npy file");
   await checkRegularFileAsync(path, argument);
@@ -680,7 +798,11 @@ export async function readNpyAsync(path: string, opts: ReadNpyAsyncOptions = {})
     const len = headerReadLength(pre, fileSize);
     const headerBytes = len === null ? pre : Buffer.alloc(len);
     if (len !== null) await readFullyAsync(fh, headerBytes, 0, argument, path, signal);
-    const header = parseNpyHeader(new Uint8Array(headerBytes.buffer, headerBytes.byteOffset, headerBytes.byteLength), argument, fileSize);
+    const header = parseNpyHeader(
+      new Uint8Array(headerBytes.buffer, headerBytes.byteOffset, headerBytes.byteLength),
+      argument,
+      fileSize,
+    );
     const nbytes = header.size * header.itemSize;
     const buf = allocate(argument, path, nbytes, () => new Uint8Array(new ArrayBuffer(nbytes)));
     await readFullyAsync(fh, buf, header.dataOffset, argument, path, signal);
@@ -691,7 +813,12 @@ export async function readNpyAsync(path: string, opts: ReadNpyAsyncOptions = {})
 }
 
 async function readFullyAsync(
-  fh: FileHandle, buf: Uint8Array, position: number, argument: string, path: string, signal: AbortSignal | undefined,
+  fh: FileHandle,
+  buf: Uint8Array,
+  position: number,
+  argument: string,
+  path: string,
+  signal: AbortSignal | undefined,
 ): Promise<void> {
   let done = 0;
   while (done < buf.byteLength) {
@@ -723,8 +850,16 @@ function readFully(fd: number, buf: Uint8Array, position: number, argument: stri
 }
 
 const DTYPE_OF: [new (...a: never[]) => unknown, NpyDtype][] = [
-  [Float32Array, "f4"], [Float64Array, "f8"], [Int8Array, "i1"], [Int16Array, "i2"], [Int32Array, "i4"],
-  [Uint8Array, "u1"], [Uint16Array, "u2"], [Uint32Array, "u4"], [BigInt64Array, "i8"], [BigUint64Array, "u8"],
+  [Float32Array, "f4"],
+  [Float64Array, "f8"],
+  [Int8Array, "i1"],
+  [Int16Array, "i2"],
+  [Int32Array, "i4"],
+  [Uint8Array, "u1"],
+  [Uint16Array, "u2"],
+  [Uint32Array, "u4"],
+  [BigInt64Array, "i8"],
+  [BigUint64Array, "u8"],
 ];
 
 /** Serialises a typed array as a .npy file image (little-endian, C order; version 1.0, or 2.0 for huge headers). */
@@ -734,12 +869,23 @@ export function encodeNpy(
   options: { dtype?: NpyDtype } = {},
 ): Uint8Array {
   const found = DTYPE_OF.find(([C]) => data instanceof C);
-  if (!found) throw new KgrankInputError("data", `must be a typed array (Float32Array, Int32Array, ...), got ${String((data as object)?.constructor?.name)}`);
-  const dtype = checkOptions("options", options, ["dtype"]).dtype as NpyDtype | undefined ?? found[1];
+  if (!found)
+    throw new KgrankInputError(
+      "data",
+      `must be a typed array (Float32Array, Int32Array, ...), got ${String((data as object)?.constructor?.name)}`,
+    );
+  const dtype = (checkOptions("options", options, ["dtype"]).dtype as NpyDtype | undefined) ?? found[1];
   if (dtype !== found[1] && !(dtype === "b1" && found[1] === "u1")) {
-    throw new KgrankInputError("dtype", `${quoted(String(dtype))} does not match the array type ${(data as object).constructor.name} (dtype ${found[1]})`);
+    throw new KgrankInputError(
+      "dtype",
+      `${quoted(String(dtype))} does not match the array type ${(data as object).constructor.name} (dtype ${found[1]})`,
+    );
   }
-  if (!Array.isArray(shape) || shape.some((n) => !Number.isSafeInteger(n) || n < 0) || shape.reduce((a, b) => a * b, 1) !== data.length) {
+  if (
+    !Array.isArray(shape) ||
+    shape.some((n) => !Number.isSafeInteger(n) || n < 0) ||
+    shape.reduce((a, b) => a * b, 1) !== data.length
+  ) {
     const shown = Array.isArray(shape) ? `(${formatDims(shape)})` : describe(shape);
     throw new KgrankInputError("shape", `${shown} does not match the array's ${data.length} elements`);
   }

@@ -17,7 +17,8 @@ export function encodeNpz(arrays: Record<string, { data: NpyArray; shape?: numbe
   const names = Object.keys(arrays);
   for (const name of names) {
     const body = encodeNpy(arrays[name]!.data, arrays[name]!.shape);
-    if (body.length >= 2 ** 32 - 1 || offset >= 2 ** 32 - 1) throw new KgrankInputError("arrays", `${quoted(name)} does not fit a zip member without ZIP64 (4 GiB)`);
+    if (body.length >= 2 ** 32 - 1 || offset >= 2 ** 32 - 1)
+      throw new KgrankInputError("arrays", `${quoted(name)} does not fit a zip member without ZIP64 (4 GiB)`);
     const file = Buffer.from(`${name}.npy`, "utf8");
     const crc = crc32(body);
     const local = Buffer.alloc(30);
@@ -58,6 +59,10 @@ export function encodeNpz(arrays: Record<string, { data: NpyArray; shape?: numbe
 }
 
 /** encodeNpz to a file, atomically. */
-export function writeNpz(path: string, arrays: Record<string, { data: NpyArray; shape?: number[] }>, argument = "output"): void {
+export function writeNpz(
+  path: string,
+  arrays: Record<string, { data: NpyArray; shape?: number[] }>,
+  argument = "output",
+): void {
   writeFileAtomic(path, encodeNpz(arrays), argument);
 }

@@ -40,7 +40,15 @@ interface Entry {
 /** Deflate's largest expansion: 258 bytes per length/distance pair coded in 2 bits, i.e. 1032 bytes per input byte. */
 const MAX_DEFLATE_RATIO = 1032;
 const METHOD_NAMES: Record<number, string> = {
-  1: "shrink", 6: "implode", 9: "deflate64", 12: "bzip2", 14: "LZMA", 93: "Zstandard", 95: "xz", 98: "PPMd", 99: "AES encryption",
+  1: "shrink",
+  6: "implode",
+  9: "deflate64",
+  12: "bzip2",
+  14: "LZMA",
+  93: "Zstandard",
+  95: "xz",
+  98: "PPMd",
+  99: "AES encryption",
 };
 
 /** Reads every array of an .npz file (or those in `options.arrays`), keyed by name (the member name without ".npy"). */
@@ -95,11 +103,15 @@ function readArchive(src: Source, argument: string, options: NpzOptions): Record
   const byKey = new Map<string, Entry>();
   for (const e of entries) if (e.name.endsWith(".npy")) byKey.set(e.name.slice(0, -4), e);
   const wanted = options.arrays === undefined ? [...byKey.keys()] : [...options.arrays];
-  if (!Array.isArray(options.arrays) && options.arrays !== undefined) throw new KgrankInputError("arrays", "must be an array of array names");
+  if (!Array.isArray(options.arrays) && options.arrays !== undefined)
+    throw new KgrankInputError("arrays", "must be an array of array names");
   for (const k of wanted) {
     if (typeof k !== "string" || !byKey.has(k)) {
       const asked = typeof k === "string" ? quoted(k) : describe(k);
-      throw new KgrankInputError(argument, `the archive has no array ${asked} (it holds ${byKey.size ? quotedList([...byKey.keys()]) : "no .npy members"})`);
+      throw new KgrankInputError(
+        argument,
+        `the archive has no array ${asked} (it holds ${byKey.size ? quotedList([...byKey.keys()]) : "no .npy members"})`,
+      );
     }
   }
   if (byKey.size === 0) throw bad("the archive holds no .npy members");
@@ -110,7 +122,9 @@ function readArchive(src: Source, argument: string, options: NpzOptions): Record
   for (let i = 1; i < spans.length; i++) {
     const [prev, next] = [spans[i - 1]!, spans[i]!];
     if (next.localOffset < prev.localOffset + 30 + prev.compressedSize) {
-      throw bad(`members ${quoted(prev.name)} and ${quoted(next.name)} overlap (entries sharing data: a damaged archive or a zip bomb)`);
+      throw bad(
+        `members ${quoted(prev.name)} and ${quoted(next.name)} overlap (entries sharing data: a damaged archive or a zip bomb)`,
+      );
     }
   }
   // A null-prototype record, so a member named "__proto__" cannot replace the record's prototype.
@@ -137,7 +151,8 @@ function centralDirectory(src: Source, bad: (msg: string) => KgrankInputError): 
   }
   if (eocd < 0) throw bad("the zip archive is damaged (no end of central directory record: truncated?)");
   const eocdPos = src.size - tailLen + eocd;
-  if (tv.getUint16(eocd + 4, true) !== 0 || tv.getUint16(eocd + 6, true) !== 0) throw bad("multi-part (spanned) zip archives are not supported");
+  if (tv.getUint16(eocd + 4, true) !== 0 || tv.getUint16(eocd + 6, true) !== 0)
+    throw bad("multi-part (spanned) zip archives are not supported");
   let count = tv.getUint16(eocd + 10, true);
   let cdSize = tv.getUint32(eocd + 12, true);
   let cdOffset = tv.getUint32(eocd + 16, true);
@@ -146,37 +161,44 @@ function centralDirectory(src: Source, bad: (msg: string) => KgrankInputError): 
     if (z64Pos + 56 > eocdPos - 20) throw bad("the zip archive is damaged (zip64 end record out of place)");
     const z = src.read(z64Pos, 56);
     const zv = new DataView(z.buffer, z.byteOffset, 56);
-    if (zv.getUint32(0, true) !== 0x06064b50) throw bad("the zip archive is damaged (no zip64 end of central directory record)");
+    if (zv.getUint32(0, true) !== 0x06064b50)
+      throw bad("the zip archive is damaged (no zip64 end of central directory record)");
     const n = zv.getBigUint64(32, true);
     const size = zv.getBigUint64(40, true);
     const offset = zv.getBigUint64(48, true);
-    if (n > BigInt(src.size) || size > BigInt(src.size) || offset > BigInt(src.size)) throw bad("the zip archive is damaged (zip64 sizes past the file)");
+    if (n > BigInt(src.size) || size > BigInt(src.size) || offset > BigInt(src.size))
+      throw bad("the zip archive is damaged (zip64 sizes past the file)");
     count = Number(n);
     cdSize = Number(size);
     cdOffset = Number(offset);
   }
   const cdEnd = eocdPos - (eocd >= 20 && tv.getUint32(eocd - 20, true) === 0x07064b50 ? 20 + 56 : 0);
   if (cdOffset + cdSize > cdEnd || count * 46 > cdSize) {
-    throw bad(`the zip archive is damaged (its central directory of ${count} entries, ${cdSize} bytes at ${cdOffset}, does not fit the file)`);
+    throw bad(
+      `the zip archive is damaged (its central directory of ${count} entries, ${cdSize} bytes at ${cdOffset}, does not fit the file)`,
+    );
   }
   const cd = src.read(cdOffset, cdSize);
   const cv = new DataView(cd.buffer, cd.byteOffset, cd.byteLength);
   const entries: Entry[] = [];
   let p = 0;
   for (let k = 0; k < count; k++) {
-    if (p + 46 > cdSize || cv.getUint32(p, true) !== 0x02014b50) throw bad(`the zip archive is damaged (central directory entry ${k + 1} of ${count})`);
+    if (p + 46 > cdSize || cv.getUint32(p, true) !== 0x02014b50)
+      throw bad(`the zip archive is damaged (central directory entry ${k + 1} of ${count})`);
     const flags = cv.getUint16(p + 8, true);
     const nameLen = cv.getUint16(p + 28, true);
     const extraLen = cv.getUint16(p + 30, true);
     const commentLen = cv.getUint16(p + 32, true);
-    if (p + 46 + nameLen + extraLen + commentLen > cdSize) throw bad(`the zip archive is damaged (central directory entry ${k + 1} of ${count})`);
+    if (p + 46 + nameLen + extraLen + commentLen > cdSize)
+      throw bad(`the zip archive is damaged (central directory entry ${k + 1} of ${count})`);
     const nameBytes = cd.subarray(p + 46, p + 46 + nameLen);
-    const name = (flags & 0x800) !== 0 ? new TextDecoder().decode(nameBytes) : Buffer.from(nameBytes).toString("latin1");
+    const name =
+      (flags & 0x800) !== 0 ? new TextDecoder().decode(nameBytes) : Buffer.from(nameBytes).toString("latin1");
     let size = cv.getUint32(p + 24, true);
     let compressedSize = cv.getUint32(p + 20, true);
     let localOffset = cv.getUint32(p + 42, true);
     // Zip64 extended information (id 1): the 64-bit values of the fields set to 0xFFFFFFFF, in this order.
-    for (let x = p + 46 + nameLen; x + 4 <= p + 46 + nameLen + extraLen; ) {
+    for (let x = p + 46 + nameLen; x + 4 <= p + 46 + nameLen + extraLen;) {
       const id = cv.getUint16(x, true);
       const len = cv.getUint16(x + 2, true);
       if (x + 4 + len > p + 46 + nameLen + extraLen) break;
@@ -195,7 +217,15 @@ function centralDirectory(src: Source, bad: (msg: string) => KgrankInputError): 
       }
       x += 4 + len;
     }
-    entries.push({ name, method: cv.getUint16(p + 10, true), flags, crc: cv.getUint32(p + 16, true), compressedSize, size, localOffset });
+    entries.push({
+      name,
+      method: cv.getUint16(p + 10, true),
+      flags,
+      crc: cv.getUint32(p + 16, true),
+      compressedSize,
+      size,
+      localOffset,
+    });
     p += 46 + nameLen + extraLen + commentLen;
   }
   return entries;
@@ -208,9 +238,12 @@ function memberBytes(src: Source, e: Entry, argument: string, key: string): Uint
   if ((e.flags & 1) !== 0) throw bad("is encrypted; save the arrays with np.savez (no password)");
   if (e.method !== 0 && e.method !== 8) {
     const what = METHOD_NAMES[e.method] ?? `method ${e.method}`;
-    throw bad(`is compressed with ${what}, which kgrank does not read (NumPy writes stored or deflated members); re-save it with np.savez or np.savez_compressed`);
+    throw bad(
+      `is compressed with ${what}, which kgrank does not read (NumPy writes stored or deflated members); re-save it with np.savez or np.savez_compressed`,
+    );
   }
-  if (e.method === 0 && e.compressedSize !== e.size) throw bad(`is stored (not compressed) but its sizes differ (${e.compressedSize} and ${e.size})`);
+  if (e.method === 0 && e.compressedSize !== e.size)
+    throw bad(`is stored (not compressed) but its sizes differ (${e.compressedSize} and ${e.size})`);
   if (e.method === 8 && e.size > e.compressedSize * MAX_DEFLATE_RATIO + 64) {
     throw bad(
       `declares ${e.size} bytes, but its ${e.compressedSize} compressed bytes can inflate to at most ${e.compressedSize * MAX_DEFLATE_RATIO + 64} ` +
@@ -220,9 +253,11 @@ function memberBytes(src: Source, e: Entry, argument: string, key: string): Uint
   if (e.localOffset + 30 > src.size) throw bad("starts past the end of the file (truncated archive)");
   const lh = src.read(e.localOffset, 30);
   const lv = new DataView(lh.buffer, lh.byteOffset, 30);
-  if (lv.getUint32(0, true) !== 0x04034b50) throw bad("has no local header where the central directory says (damaged archive)");
+  if (lv.getUint32(0, true) !== 0x04034b50)
+    throw bad("has no local header where the central directory says (damaged archive)");
   const dataStart = e.localOffset + 30 + lv.getUint16(26, true) + lv.getUint16(28, true);
-  if (dataStart + e.compressedSize > src.size) throw bad(`needs ${e.compressedSize} bytes past the end of the file (truncated archive)`);
+  if (dataStart + e.compressedSize > src.size)
+    throw bad(`needs ${e.compressedSize} bytes past the end of the file (truncated archive)`);
   const raw = src.read(dataStart, e.compressedSize);
   let data: Uint8Array;
   if (e.method === 0) data = raw;
@@ -234,11 +269,16 @@ function memberBytes(src: Source, e: Entry, argument: string, key: string): Uint
       inflated = inflateRawSync(raw, { maxOutputLength: Math.max(1, e.size) });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ERR_BUFFER_TOO_LARGE") throw bad(`inflates to more than its declared ${e.size} bytes (damaged archive)`);
-      if (err instanceof RangeError) return allocate(arg, `member ${quoted(e.name)}`, e.size, () => { throw err; });
+      if (code === "ERR_BUFFER_TOO_LARGE")
+        throw bad(`inflates to more than its declared ${e.size} bytes (damaged archive)`);
+      if (err instanceof RangeError)
+        return allocate(arg, `member ${quoted(e.name)}`, e.size, () => {
+          throw err;
+        });
       throw bad(`does not inflate (${(err as Error).message}): the archive is damaged`);
     }
-    if (inflated.length !== e.size) throw bad(`inflates to ${inflated.length} bytes, not the ${e.size} it declares (damaged archive)`);
+    if (inflated.length !== e.size)
+      throw bad(`inflates to ${inflated.length} bytes, not the ${e.size} it declares (damaged archive)`);
     data = inflated;
   }
   const crc = crc32(data) >>> 0;

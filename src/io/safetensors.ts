@@ -11,9 +11,33 @@ import { fileError, openRegularFile } from "./files";
 import { decodeNpyData, type NpyData, type NpyDtype } from "./npy";
 
 const DTYPES: Record<string, NpyDtype> = {
-  F16: "f2", F32: "f4", F64: "f8", I8: "i1", I16: "i2", I32: "i4", I64: "i8", U8: "u1", U16: "u2", U32: "u4", U64: "u8", BOOL: "b1",
+  F16: "f2",
+  F32: "f4",
+  F64: "f8",
+  I8: "i1",
+  I16: "i2",
+  I32: "i4",
+  I64: "i8",
+  U8: "u1",
+  U16: "u2",
+  U32: "u4",
+  U64: "u8",
+  BOOL: "b1",
 };
-const SIZES: Record<NpyDtype, number> = { f2: 2, f4: 4, f8: 8, i1: 1, i2: 2, i4: 4, i8: 8, u1: 1, u2: 2, u4: 4, u8: 8, b1: 1 };
+const SIZES: Record<NpyDtype, number> = {
+  f2: 2,
+  f4: 4,
+  f8: 8,
+  i1: 1,
+  i2: 2,
+  i4: 4,
+  i8: 8,
+  u1: 1,
+  u2: 2,
+  u4: 4,
+  u8: 8,
+  b1: 1,
+};
 
 /** Parses an in-memory safetensors file into arrays keyed by tensor name (`__metadata__` is skipped). */
 export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<string, NpyData> {
@@ -22,7 +46,9 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const len64 = dv.getBigUint64(0, true);
   if (len64 > BigInt(bytes.length - 8)) {
-    throw bad(`its first 8 bytes declare a ${len64}-byte JSON header but only ${bytes.length - 8} bytes follow (truncated, or not a safetensors file)`);
+    throw bad(
+      `its first 8 bytes declare a ${len64}-byte JSON header but only ${bytes.length - 8} bytes follow (truncated, or not a safetensors file)`,
+    );
   }
   const len = Number(len64);
   if (len > 100_000_000) throw bad(`the JSON header is ${len} bytes, more than the 100 MB safetensors allows`);
@@ -32,29 +58,59 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
   } catch (e) {
     throw bad(`the ${len}-byte header is not UTF-8 JSON (${(e as Error).message.slice(0, 120)})`);
   }
-  const kind = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `${JSON.stringify(v)?.slice(0, 40)}`);
+  const kind = (v: unknown) =>
+    v === null
+      ? "null"
+      : Array.isArray(v)
+        ? "an array"
+        : typeof v === "object"
+          ? "an object"
+          : `${JSON.stringify(v)?.slice(0, 40)}`;
   if (typeof header !== "object" || header === null || Array.isArray(header)) {
-    throw bad(`the header is ${kind(header)}, not a JSON object of tensors {"name": {"dtype", "shape", "data_offsets"}}`);
+    throw bad(
+      `the header is ${kind(header)}, not a JSON object of tensors {"name": {"dtype", "shape", "data_offsets"}}`,
+    );
   }
   const base = 8 + len;
   const dataBytes = bytes.length - base;
   // A null-prototype record: a tensor named "__proto__" is a tensor like any other.
   const out: Record<string, NpyData> = Object.create(null);
-  const checked: { name: string; tensor: string; dtype: NpyDtype; shape: number[]; size: number; s: number; e: number }[] = [];
+  const checked: {
+    name: string;
+    tensor: string;
+    dtype: NpyDtype;
+    shape: number[];
+    size: number;
+    s: number;
+    e: number;
+  }[] = [];
   for (const [name, t] of Object.entries(header as Record<string, unknown>)) {
     // quoted() cuts a long name and reports its full length.
     const tensor = `tensor ${quoted(name)}`;
     if (name === "__metadata__") {
-      if (typeof t !== "object" || t === null || Array.isArray(t) || Object.values(t).some((v) => typeof v !== "string")) {
+      if (
+        typeof t !== "object" ||
+        t === null ||
+        Array.isArray(t) ||
+        Object.values(t).some((v) => typeof v !== "string")
+      ) {
         throw bad(`__metadata__ is ${kind(t)}, not an object of strings`);
       }
       continue;
     }
-    if (typeof t !== "object" || t === null || Array.isArray(t)) throw bad(`${tensor} is ${kind(t)}, not an object {dtype, shape, data_offsets}`);
-    const { dtype: dt, shape, data_offsets: offsets } = t as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
+    if (typeof t !== "object" || t === null || Array.isArray(t))
+      throw bad(`${tensor} is ${kind(t)}, not an object {dtype, shape, data_offsets}`);
+    const {
+      dtype: dt,
+      shape,
+      data_offsets: offsets,
+    } = t as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
     // Own keys only: a dtype "constructor" or "toString" is not a dtype.
     const dtype = typeof dt === "string" && Object.hasOwn(DTYPES, dt) ? DTYPES[dt] : undefined;
-    if (!dtype) throw bad(`${tensor} has dtype ${dt === undefined ? "missing" : quoted(String(dt).slice(0, 40))} (accepted: ${Object.keys(DTYPES).join(" ")})`);
+    if (!dtype)
+      throw bad(
+        `${tensor} has dtype ${dt === undefined ? "missing" : quoted(String(dt).slice(0, 40))} (accepted: ${Object.keys(DTYPES).join(" ")})`,
+      );
     if (shape === undefined) throw bad(`${tensor}: shape is missing`);
     if (!Array.isArray(shape) || shape.some((n) => !Number.isSafeInteger(n) || n < 0)) {
       throw bad(`${tensor}: shape ${JSON.stringify(shape).slice(0, 80)} is not a list of non-negative integers`);
@@ -67,9 +123,12 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
     }
     const [s, e] = offsets as [number, number];
     if (e < s) throw bad(`${tensor}: data_offsets ${shown} end before they start`);
-    if (e > dataBytes) throw bad(`${tensor}: data_offsets ${shown} end past the ${dataBytes} data bytes of the file (truncated file?)`);
+    if (e > dataBytes)
+      throw bad(`${tensor}: data_offsets ${shown} end past the ${dataBytes} data bytes of the file (truncated file?)`);
     if (e - s !== size * SIZES[dtype]) {
-      throw bad(`${tensor}: data_offsets ${shown} hold ${e - s} bytes but shape ${JSON.stringify(shape).slice(0, 80)} of ${dt} needs ${size * SIZES[dtype]}`);
+      throw bad(
+        `${tensor}: data_offsets ${shown} hold ${e - s} bytes but shape ${JSON.stringify(shape).slice(0, 80)} of ${dt} needs ${size * SIZES[dtype]}`,
+      );
     }
     checked.push({ name, tensor, dtype, shape: shape as number[], size, s, e });
   }
@@ -77,14 +136,24 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
   // same bytes once per tensor, so a small file could cost memory and time in proportion to tensors x data.
   const spans = checked.filter((t) => t.e > t.s).sort((x, y) => x.s - y.s);
   for (let i = 1; i < spans.length; i++) {
-    if (spans[i]!.s < spans[i - 1]!.e) throw bad(`${spans[i - 1]!.tensor} and ${spans[i]!.tensor} overlap (data_offsets sharing bytes)`);
+    if (spans[i]!.s < spans[i - 1]!.e)
+      throw bad(`${spans[i - 1]!.tensor} and ${spans[i]!.tensor} overlap (data_offsets sharing bytes)`);
   }
   for (const { name, dtype, shape, size, s, e } of checked) {
     let data = bytes.subarray(base + s, base + e);
     const arg = `${argument}[${shortName(name)}]`;
     if (data.byteOffset % SIZES[dtype] !== 0) data = allocate(arg, undefined, data.length, () => data.slice());
     out[name] = decodeNpyData(
-      { version: 1, dataOffset: 0, dtype, littleEndian: true, fortranOrder: false, shape, size, itemSize: SIZES[dtype] },
+      {
+        version: 1,
+        dataOffset: 0,
+        dtype,
+        littleEndian: true,
+        fortranOrder: false,
+        shape,
+        size,
+        itemSize: SIZES[dtype],
+      },
       data,
       arg,
     );
@@ -94,7 +163,8 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
 
 /** Reads a safetensors file (one read of the whole file). */
 export function readSafetensors(path: string, argument = "file"): Record<string, NpyData> {
-  if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to a .safetensors file");
+  if (typeof path !== "string" || path === "")
+    throw new KgrankInputError(argument, "must be a path to a .safetensors file");
   const fd = openRegularFile(path, argument);
   try {
     const size = fstatSync(fd).size;

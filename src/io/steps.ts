@@ -13,7 +13,6 @@ export const STEP = 1 << 16;
 /** Rows per step of a loop over rows of strings (map and set lookups: far slower per row than an element). */
 export const ROW_STEP = 1 << 13;
 
-
 /** Runs every step now. */
 export function runSteps<T>(steps: Steps<T>): T {
   for (;;) {

@@ -46,7 +46,11 @@ export function splitTsvBytes(bytes: Buffer, argument = "file"): [string, string
     return rows;
   }
   for (let i = 0, k = 0; i < n; i++, k += 6) {
-    rows[i] = [bytes.toString("utf8", r[k]!, r[k + 1]!), bytes.toString("utf8", r[k + 2]!, r[k + 3]!), bytes.toString("utf8", r[k + 4]!, r[k + 5]!)];
+    rows[i] = [
+      bytes.toString("utf8", r[k]!, r[k + 1]!),
+      bytes.toString("utf8", r[k + 2]!, r[k + 3]!),
+      bytes.toString("utf8", r[k + 4]!, r[k + 5]!),
+    ];
   }
   return rows;
 }
@@ -75,7 +79,8 @@ function tsvPieces(bytes: Uint8Array): [number, number][] {
   let start = 0;
   while (bytes.length - start > PIECE) {
     let cut = bytes.indexOf(0x0a, start + PIECE - 1);
-    while (cut >= 0 && bytes[cut + 1] === 0xef && bytes[cut + 2] === 0xbb && bytes[cut + 3] === 0xbf) cut = bytes.indexOf(0x0a, cut + 1);
+    while (cut >= 0 && bytes[cut + 1] === 0xef && bytes[cut + 2] === 0xbb && bytes[cut + 3] === 0xbf)
+      cut = bytes.indexOf(0x0a, cut + 1);
     if (cut < 0 || cut + 1 >= bytes.length) break;
     pieces.push([start, cut + 1]);
     start = cut + 1;
@@ -104,7 +109,9 @@ export function* splitTsvSteps(bytes: Buffer, argument = "file"): Steps<[string,
       return splitTsvBytes(bytes.subarray(start, end), argument);
     } catch (e) {
       if (!(e instanceof KgrankInputError) || e.argument !== argument) throw e;
-      const message = e.message.slice(argument.length + 2).replace(/^line (\d+)/, (_, n: string) => `line ${Number(n) + line}`);
+      const message = e.message
+        .slice(argument.length + 2)
+        .replace(/^line (\d+)/, (_, n: string) => `line ${Number(n) + line}`);
       throw new KgrankInputError(argument, message);
     }
   };
@@ -169,7 +176,8 @@ export function splitTsvTriplesTs(text: string, argument = "file"): [string, str
         `line ${lineNo} has ${fields.length} tab-separated field${fields.length === 1 ? "" : "s"}, expected 3 (head<TAB>relation<TAB>tail)`,
       );
     }
-    if (fields.some((f) => f === "")) throw new KgrankInputError(argument, `line ${lineNo} has an empty field (head<TAB>relation<TAB>tail)`);
+    if (fields.some((f) => f === ""))
+      throw new KgrankInputError(argument, `line ${lineNo} has an empty field (head<TAB>relation<TAB>tail)`);
     rows.push(fields as [string, string, string]);
   }
   return rows;
@@ -234,12 +242,18 @@ function byCodePoint(a: string, b: string): number {
 }
 
 /** Maps label rows to ids; rows with a label missing from the maps are dropped and counted. */
-export function mapTriples(rows: readonly (readonly string[])[], maps: LabelMaps): { triples: Int32Array; dropped: number } {
+export function mapTriples(
+  rows: readonly (readonly string[])[],
+  maps: LabelMaps,
+): { triples: Int32Array; dropped: number } {
   return runSteps(mapTriplesSteps(rows, maps));
 }
 
 /** mapTriples in steps of ROW_STEP rows (./steps.ts). */
-export function* mapTriplesSteps(rows: readonly (readonly string[])[], maps: LabelMaps): Steps<{ triples: Int32Array; dropped: number }> {
+export function* mapTriplesSteps(
+  rows: readonly (readonly string[])[],
+  maps: LabelMaps,
+): Steps<{ triples: Int32Array; dropped: number }> {
   const out = new Int32Array(rows.length * 3);
   let k = 0;
   for (let i0 = 0; i0 < rows.length; i0 += ROW_STEP) {
@@ -265,7 +279,8 @@ export function readTsvRows(path: string, argument = "file"): [string, string, s
 }
 
 function checkTsvPath(path: unknown, argument: string): void {
-  if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to a TSV file of head<TAB>relation<TAB>tail lines");
+  if (typeof path !== "string" || path === "")
+    throw new KgrankInputError(argument, "must be a path to a TSV file of head<TAB>relation<TAB>tail lines");
 }
 
 /** The rows of a TSV file's bytes in steps; errors name the file. */
@@ -273,7 +288,8 @@ export function* tsvRowsSteps(bytes: Buffer, path: string, argument: string): St
   try {
     return yield* splitTsvSteps(bytes, argument);
   } catch (e) {
-    if (e instanceof KgrankInputError) throw new KgrankInputError(argument, `${path}: ${e.message.slice(argument.length + 2)}`);
+    if (e instanceof KgrankInputError)
+      throw new KgrankInputError(argument, `${path}: ${e.message.slice(argument.length + 2)}`);
     throw e;
   }
 }

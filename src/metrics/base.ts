@@ -8,7 +8,16 @@ import { AGGREGATE_FLAGS, AGGREGATE_SLOTS, ClosedMetricCode, StatisticCode } fro
 import { type CandidateSet, candidatesArg } from "./candidates";
 import { bootstrap, checkEstimateOptions } from "./estimate";
 import { numCandidatesArg, ranksArg, ranksShape, weightsArg } from "./input";
-import { type Candidates, type Estimate, type EstimateOptions, RANK_TYPES, type RankMetric, type RankType, range, type ValueRange } from "./types";
+import {
+  type Candidates,
+  type Estimate,
+  type EstimateOptions,
+  RANK_TYPES,
+  type RankMetric,
+  type RankType,
+  range,
+  type ValueRange,
+} from "./types";
 
 /** Which sums of the fused pass a value needs. */
 export interface Sums {
@@ -78,7 +87,8 @@ export class BaseRankMetric implements RankMetric {
   }
 
   value(ranks: ArrayLike<number>, numCandidates?: ArrayLike<number>, weights?: ArrayLike<number>): number {
-    const n = numCandidates === undefined ? undefined : numCandidatesArg(numCandidates, (ranks as ArrayLike<number>)?.length);
+    const n =
+      numCandidates === undefined ? undefined : numCandidatesArg(numCandidates, (ranks as ArrayLike<number>)?.length);
     const r = n ? ranksArg(ranks, n) : ranksShape(ranks);
     const w = weightsArg(weights, r.length, this.supportsWeights, this.key);
     const ks = this.k === undefined ? EMPTY_K : Float64Array.of(this.k);
@@ -189,75 +199,170 @@ const geometric = (s: Sums) => Math.exp(s.sumLogRanks / s.weight);
 const reciprocal = (s: Sums) => s.sumInverseRanks / s.weight;
 const MEDIAN = AGGREGATE_FLAGS.median;
 
-export const arithmeticMeanRank = () => new BaseRankMetric({
-  key: "arithmetic_mean_rank", name: "Mean Rank (MR)", synonyms: ["mean_rank", "mr"],
-  increasing: false, valueRange: RANK_RANGE, supportsWeights: true,
-  statistic: StatisticCode.Mean, fromStatistic: identity, closed: ClosedMetricCode.ArithmeticMean, fromSums: mean,
-});
-export const inverseArithmeticMeanRank = () => new BaseRankMetric({
-  key: "inverse_arithmetic_mean_rank", name: "Inverse Arithmetic Mean Rank (IAMR)", synonyms: ["iamr"],
-  increasing: true, valueRange: INVERSE_RANGE, supportsWeights: true,
-  statistic: StatisticCode.Mean, fromStatistic: inverse, fromSums: (s) => 1 / mean(s),
-});
-export const geometricMeanRank = () => new BaseRankMetric({
-  key: "geometric_mean_rank", name: "Geometric Mean Rank (GMR)", synonyms: ["gmr"],
-  increasing: false, valueRange: RANK_RANGE, supportsWeights: true,
-  statistic: StatisticCode.GeometricMean, fromStatistic: identity, closed: ClosedMetricCode.GeometricMean,
-  fromSums: geometric,
-});
-export const inverseGeometricMeanRank = () => new BaseRankMetric({
-  key: "inverse_geometric_mean_rank", name: "Inverse Geometric Mean Rank (IGMR)", synonyms: ["igmr"],
-  increasing: true, valueRange: INVERSE_RANGE, supportsWeights: true,
-  statistic: StatisticCode.GeometricMean, fromStatistic: inverse, fromSums: (s) => Math.exp(-s.sumLogRanks / s.weight),
-});
-export const harmonicMeanRank = () => new BaseRankMetric({
-  key: "harmonic_mean_rank", name: "Harmonic Mean Rank (HMR)", synonyms: ["hmr"],
-  increasing: false, valueRange: RANK_RANGE, supportsWeights: true,
-  statistic: StatisticCode.InverseHarmonic, fromStatistic: inverse, fromSums: (s) => s.weight / s.sumInverseRanks,
-});
-export const inverseHarmonicMeanRank = () => new BaseRankMetric({
-  key: "inverse_harmonic_mean_rank", name: "Mean Reciprocal Rank (MRR)",
-  synonyms: ["mean_reciprocal_rank", "mrr", "ihmr"],
-  increasing: true, valueRange: INVERSE_RANGE, supportsWeights: true,
-  statistic: StatisticCode.InverseHarmonic, fromStatistic: identity, closed: ClosedMetricCode.InverseHarmonicMean,
-  fromSums: reciprocal,
-});
-export const medianRank = () => new BaseRankMetric({
-  key: "median_rank", name: "Median Rank", synonyms: ["median", "mdr"],
-  increasing: false, valueRange: RANK_RANGE, supportsWeights: true,
-  statistic: StatisticCode.Median, fromStatistic: identity, flags: MEDIAN, fromSums: (s) => s.median,
-  closedMedian: true,
-});
-export const inverseMedianRank = () => new BaseRankMetric({
-  key: "inverse_median_rank", name: "Inverse Median Rank", synonyms: ["imr", "inverse_median"],
-  increasing: true, valueRange: INVERSE_RANGE, supportsWeights: true,
-  statistic: StatisticCode.Median, fromStatistic: inverse, flags: MEDIAN, fromSums: (s) => 1 / s.median,
-});
-export const hitsAtK = (k: number) => new BaseRankMetric({
-  key: `hits_at_${k}`, name: `Hits @ ${k}`, synonyms: [`hits@${k}`, `h@${k}`, `h_at_${k}`],
-  increasing: true, valueRange: range(0, true, 1, true), supportsWeights: true,
-  statistic: StatisticCode.Hits, fromStatistic: identity, closed: ClosedMetricCode.Hits,
-  fromSums: (s) => s.hits.get(k)! / s.weight, k,
-});
-export const standardDeviation = () => new BaseRankMetric({
-  key: "standard_deviation", name: "Standard Deviation (std)", synonyms: ["rank_std", "std"],
-  increasing: false, valueRange: NON_NEGATIVE, supportsWeights: false,
-  statistic: StatisticCode.Variance, fromStatistic: Math.sqrt, flags: AGGREGATE_FLAGS.variance,
-  fromSums: (s) => Math.sqrt(s.squaredDeviations / s.count),
-});
-export const variance = () => new BaseRankMetric({
-  key: "variance", name: "Variance", synonyms: ["rank_var", "var"],
-  increasing: false, valueRange: NON_NEGATIVE, supportsWeights: false,
-  statistic: StatisticCode.Variance, fromStatistic: identity, flags: AGGREGATE_FLAGS.variance,
-  fromSums: (s) => s.squaredDeviations / s.count,
-});
-export const medianAbsoluteDeviation = () => new BaseRankMetric({
-  key: "median_absolute_deviation", name: "Median Absolute Deviation (MAD)", synonyms: ["rank_mad", "mad"],
-  increasing: false, valueRange: NON_NEGATIVE, supportsWeights: true,
-  statistic: StatisticCode.Mad, fromStatistic: identity, flags: AGGREGATE_FLAGS.mad, fromSums: (s) => s.mad,
-});
-export const count = () => new BaseRankMetric({
-  key: "count", name: "Count", synonyms: ["rank_count"],
-  increasing: true, valueRange: NON_NEGATIVE, supportsWeights: false,
-  statistic: StatisticCode.Count, fromStatistic: identity, fromSums: (s) => s.count,
-});
+export const arithmeticMeanRank = () =>
+  new BaseRankMetric({
+    key: "arithmetic_mean_rank",
+    name: "Mean Rank (MR)",
+    synonyms: ["mean_rank", "mr"],
+    increasing: false,
+    valueRange: RANK_RANGE,
+    supportsWeights: true,
+    statistic: StatisticCode.Mean,
+    fromStatistic: identity,
+    closed: ClosedMetricCode.ArithmeticMean,
+    fromSums: mean,
+  });
+export const inverseArithmeticMeanRank = () =>
+  new BaseRankMetric({
+    key: "inverse_arithmetic_mean_rank",
+    name: "Inverse Arithmetic Mean Rank (IAMR)",
+    synonyms: ["iamr"],
+    increasing: true,
+    valueRange: INVERSE_RANGE,
+    supportsWeights: true,
+    statistic: StatisticCode.Mean,
+    fromStatistic: inverse,
+    fromSums: (s) => 1 / mean(s),
+  });
+export const geometricMeanRank = () =>
+  new BaseRankMetric({
+    key: "geometric_mean_rank",
+    name: "Geometric Mean Rank (GMR)",
+    synonyms: ["gmr"],
+    increasing: false,
+    valueRange: RANK_RANGE,
+    supportsWeights: true,
+    statistic: StatisticCode.GeometricMean,
+    fromStatistic: identity,
+    closed: ClosedMetricCode.GeometricMean,
+    fromSums: geometric,
+  });
+export const inverseGeometricMeanRank = () =>
+  new BaseRankMetric({
+    key: "inverse_geometric_mean_rank",
+    name: "Inverse Geometric Mean Rank (IGMR)",
+    synonyms: ["igmr"],
+    increasing: true,
+    valueRange: INVERSE_RANGE,
+    supportsWeights: true,
+    statistic: StatisticCode.GeometricMean,
+    fromStatistic: inverse,
+    fromSums: (s) => Math.exp(-s.sumLogRanks / s.weight),
+  });
+export const harmonicMeanRank = () =>
+  new BaseRankMetric({
+    key: "harmonic_mean_rank",
+    name: "Harmonic Mean Rank (HMR)",
+    synonyms: ["hmr"],
+    increasing: false,
+    valueRange: RANK_RANGE,
+    supportsWeights: true,
+    statistic: StatisticCode.InverseHarmonic,
+    fromStatistic: inverse,
+    fromSums: (s) => s.weight / s.sumInverseRanks,
+  });
+export const inverseHarmonicMeanRank = () =>
+  new BaseRankMetric({
+    key: "inverse_harmonic_mean_rank",
+    name: "Mean Reciprocal Rank (MRR)",
+    synonyms: ["mean_reciprocal_rank", "mrr", "ihmr"],
+    increasing: true,
+    valueRange: INVERSE_RANGE,
+    supportsWeights: true,
+    statistic: StatisticCode.InverseHarmonic,
+    fromStatistic: identity,
+    closed: ClosedMetricCode.InverseHarmonicMean,
+    fromSums: reciprocal,
+  });
+export const medianRank = () =>
+  new BaseRankMetric({
+    key: "median_rank",
+    name: "Median Rank",
+    synonyms: ["median", "mdr"],
+    increasing: false,
+    valueRange: RANK_RANGE,
+    supportsWeights: true,
+    statistic: StatisticCode.Median,
+    fromStatistic: identity,
+    flags: MEDIAN,
+    fromSums: (s) => s.median,
+    closedMedian: true,
+  });
+export const inverseMedianRank = () =>
+  new BaseRankMetric({
+    key: "inverse_median_rank",
+    name: "Inverse Median Rank",
+    synonyms: ["imr", "inverse_median"],
+    increasing: true,
+    valueRange: INVERSE_RANGE,
+    supportsWeights: true,
+    statistic: StatisticCode.Median,
+    fromStatistic: inverse,
+    flags: MEDIAN,
+    fromSums: (s) => 1 / s.median,
+  });
+export const hitsAtK = (k: number) =>
+  new BaseRankMetric({
+    key: `hits_at_${k}`,
+    name: `Hits @ ${k}`,
+    synonyms: [`hits@${k}`, `h@${k}`, `h_at_${k}`],
+    increasing: true,
+    valueRange: range(0, true, 1, true),
+    supportsWeights: true,
+    statistic: StatisticCode.Hits,
+    fromStatistic: identity,
+    closed: ClosedMetricCode.Hits,
+    fromSums: (s) => s.hits.get(k)! / s.weight,
+    k,
+  });
+export const standardDeviation = () =>
+  new BaseRankMetric({
+    key: "standard_deviation",
+    name: "Standard Deviation (std)",
+    synonyms: ["rank_std", "std"],
+    increasing: false,
+    valueRange: NON_NEGATIVE,
+    supportsWeights: false,
+    statistic: StatisticCode.Variance,
+    fromStatistic: Math.sqrt,
+    flags: AGGREGATE_FLAGS.variance,
+    fromSums: (s) => Math.sqrt(s.squaredDeviations / s.count),
+  });
+export const variance = () =>
+  new BaseRankMetric({
+    key: "variance",
+    name: "Variance",
+    synonyms: ["rank_var", "var"],
+    increasing: false,
+    valueRange: NON_NEGATIVE,
+    supportsWeights: false,
+    statistic: StatisticCode.Variance,
+    fromStatistic: identity,
+    flags: AGGREGATE_FLAGS.variance,
+    fromSums: (s) => s.squaredDeviations / s.count,
+  });
+export const medianAbsoluteDeviation = () =>
+  new BaseRankMetric({
+    key: "median_absolute_deviation",
+    name: "Median Absolute Deviation (MAD)",
+    synonyms: ["rank_mad", "mad"],
+    increasing: false,
+    valueRange: NON_NEGATIVE,
+    supportsWeights: true,
+    statistic: StatisticCode.Mad,
+    fromStatistic: identity,
+    flags: AGGREGATE_FLAGS.mad,
+    fromSums: (s) => s.mad,
+  });
+export const count = () =>
+  new BaseRankMetric({
+    key: "count",
+    name: "Count",
+    synonyms: ["rank_count"],
+    increasing: true,
+    valueRange: NON_NEGATIVE,
+    supportsWeights: false,
+    statistic: StatisticCode.Count,
+    fromStatistic: identity,
+    fromSums: (s) => s.count,
+  });

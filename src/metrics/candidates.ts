@@ -74,9 +74,14 @@ export function candidatesArg(
 ): CandidateSet {
   if (numCandidates instanceof CandidateSet) {
     if (weights !== undefined && weights !== null) {
-      throw new KgrankInputError("weights", "must be given to prepareCandidates(), not next to a prepared candidate set");
+      throw new KgrankInputError(
+        "weights",
+        "must be given to prepareCandidates(), not next to a prepared candidate set",
+      );
     }
-    return numCandidates.weights && !supportsWeights ? new CandidateSet(numCandidates.numCandidates, null) : numCandidates;
+    return numCandidates.weights && !supportsWeights
+      ? new CandidateSet(numCandidates.numCandidates, null)
+      : numCandidates;
   }
   const n = numCandidatesArg(numCandidates);
   return new CandidateSet(n, weightsArg(weights, n.length, supportsWeights, metric));

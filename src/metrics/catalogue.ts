@@ -8,7 +8,15 @@ import { describe } from "../validate";
 import type { MetricQuery } from "./names";
 import * as base from "./base";
 import { reindexed, zScored, expectationNormalized } from "./derived";
-import { type DerivedRankMetric, RANK_TYPES, type RankMetric, type RankType, range, RESULT_SIDES, type ResultSide } from "./types";
+import {
+  type DerivedRankMetric,
+  RANK_TYPES,
+  type RankMetric,
+  type RankType,
+  range,
+  RESULT_SIDES,
+  type ResultSide,
+} from "./types";
 
 const DEFAULT_K = 10;
 
@@ -46,44 +54,67 @@ const FIXED: Record<string, () => RankMetric> = {
   inverse_geometric_mean_rank: base.inverseGeometricMeanRank,
   inverse_harmonic_mean_rank: base.inverseHarmonicMeanRank,
   inverse_median_rank: base.inverseMedianRank,
-  adjusted_arithmetic_mean_rank: () => expectationNormalized(base.arithmeticMeanRank(), {
-    name: "Adjusted Arithmetic Mean Rank (AAMR)", synonyms: ["adjusted_mean_rank", "amr", "aamr"],
-    valueRange: range(0, true, 2, false),
-  }),
-  adjusted_arithmetic_mean_rank_index: () => reindexed(base.arithmeticMeanRank(), {
-    name: "Adjusted Arithmetic Mean Rank Index (AAMRI)", synonyms: ["adjusted_mean_rank_index", "amri", "aamri"],
-    valueRange: range(-1, true, 1, true),
-  }),
-  adjusted_geometric_mean_rank_index: () => reindexed(base.geometricMeanRank(), {
-    name: "Adjusted Geometric Mean Rank Index (AGMRI)", synonyms: ["gmri", "agmri"],
-  }),
-  adjusted_inverse_harmonic_mean_rank: () => reindexed(base.inverseHarmonicMeanRank(), {
-    name: "Adjusted Inverse Harmonic Mean Rank (AMRR)",
-    synonyms: ["amrr", "aihmr", "adjusted_mrr", "adjusted_mean_reciprocal_rank"],
-  }),
-  z_arithmetic_mean_rank: () => zScored(base.arithmeticMeanRank(), {
-    name: "z-Scored Arithmetic Mean Rank", synonyms: ["zamr", "zmr"],
-  }),
-  z_geometric_mean_rank: () => zScored(base.geometricMeanRank(), {
-    name: "z-Scored Geometric Mean Rank", synonyms: ["zgmr"],
-  }),
-  z_inverse_harmonic_mean_rank: () => zScored(base.inverseHarmonicMeanRank(), {
-    name: "z-Scored Inverse Harmonic Mean Rank", synonyms: ["zmrr", "zihmr"],
-  }),
+  adjusted_arithmetic_mean_rank: () =>
+    expectationNormalized(base.arithmeticMeanRank(), {
+      name: "Adjusted Arithmetic Mean Rank (AAMR)",
+      synonyms: ["adjusted_mean_rank", "amr", "aamr"],
+      valueRange: range(0, true, 2, false),
+    }),
+  adjusted_arithmetic_mean_rank_index: () =>
+    reindexed(base.arithmeticMeanRank(), {
+      name: "Adjusted Arithmetic Mean Rank Index (AAMRI)",
+      synonyms: ["adjusted_mean_rank_index", "amri", "aamri"],
+      valueRange: range(-1, true, 1, true),
+    }),
+  adjusted_geometric_mean_rank_index: () =>
+    reindexed(base.geometricMeanRank(), {
+      name: "Adjusted Geometric Mean Rank Index (AGMRI)",
+      synonyms: ["gmri", "agmri"],
+    }),
+  adjusted_inverse_harmonic_mean_rank: () =>
+    reindexed(base.inverseHarmonicMeanRank(), {
+      name: "Adjusted Inverse Harmonic Mean Rank (AMRR)",
+      synonyms: ["amrr", "aihmr", "adjusted_mrr", "adjusted_mean_reciprocal_rank"],
+    }),
+  z_arithmetic_mean_rank: () =>
+    zScored(base.arithmeticMeanRank(), {
+      name: "z-Scored Arithmetic Mean Rank",
+      synonyms: ["zamr", "zmr"],
+    }),
+  z_geometric_mean_rank: () =>
+    zScored(base.geometricMeanRank(), {
+      name: "z-Scored Geometric Mean Rank",
+      synonyms: ["zgmr"],
+    }),
+  z_inverse_harmonic_mean_rank: () =>
+    zScored(base.inverseHarmonicMeanRank(), {
+      name: "z-Scored Inverse Harmonic Mean Rank",
+      synonyms: ["zmrr", "zihmr"],
+    }),
 };
 
 type HitsKind = "hits" | "adjusted" | "z";
-const HITS_FACTORY: Record<HitsKind, (k: number) => RankMetric> = { hits: base.hitsAtK, adjusted: adjustedHits, z: zHits };
+const HITS_FACTORY: Record<HitsKind, (k: number) => RankMetric> = {
+  hits: base.hitsAtK,
+  adjusted: adjustedHits,
+  z: zHits,
+};
 
 /** Lower case, without spaces, underscores and hyphens: "Hits_At_10", "hits at 10" and "HitsAt10" meet. */
 function normalize(s: string): string {
-  return s.toLowerCase().replace(/[\s_\-]/g, "");
+  return s.toLowerCase().replace(/[\s_-]/g, "");
 }
 
 // Prefix, then hits|h, then @|at, then k (digits; "k" or nothing means the default 10).
 const HITS_PATTERN = /^(z|za|adjusted|a)?(hits|h)(@|at)(\d+|k)?$/;
 // PyKEEN's class names and synonyms with the k left out: HitsAtK, AdjustedHitsAtK, ZHitsAtK, ahk, zahk.
-const HITS_CLASS: Record<string, HitsKind> = { hitsatk: "hits", adjustedhitsatk: "adjusted", zhitsatk: "z", ahk: "adjusted", zahk: "z" };
+const HITS_CLASS: Record<string, HitsKind> = {
+  hitsatk: "hits",
+  adjustedhitsatk: "adjusted",
+  zhitsatk: "z",
+  ahk: "adjusted",
+  zahk: "z",
+};
 
 let index: Map<string, string> | null = null;
 function nameIndex(): Map<string, string> {
@@ -165,7 +196,13 @@ export interface ParsedMetricKey {
   metric: RankMetric;
 }
 
-const SIDE_NAMES: Record<string, ResultSide> = { head: "head", left: "head", tail: "tail", right: "tail", both: "both" };
+const SIDE_NAMES: Record<string, ResultSide> = {
+  head: "head",
+  left: "head",
+  tail: "tail",
+  right: "tail",
+  both: "both",
+};
 
 /** "head", "tail" or "both" (PyKEEN's "left" and "right" too), case-insensitive. */
 export function resultSide(value: unknown, argument = "side"): ResultSide {
@@ -181,7 +218,10 @@ export function resultSide(value: unknown, argument = "side"): ResultSide {
  */
 export function parseMetricKey(key: MetricQuery, argument = "key"): ParsedMetricKey {
   if (typeof key !== "string" || key.trim() === "") {
-    throw new KgrankInputError(argument, `must be a metric key such as "both.realistic.mrr" or "tail.hits@10", got ${describe(key)}`);
+    throw new KgrankInputError(
+      argument,
+      `must be a metric key such as "both.realistic.mrr" or "tail.hits@10", got ${describe(key)}`,
+    );
   }
   let side: ResultSide | null = null;
   let rankType: RankType | null = null;
@@ -198,7 +238,7 @@ export function parseMetricKey(key: MetricQuery, argument = "key"): ParsedMetric
       rest.length === 0
         ? `${quoted(key)} names no metric: add one, e.g. "${key}.mrr"`
         : `${quoted(key)} has ${rest.length} parts that are neither a side (${RESULT_SIDES.join(", ")}) nor a rank type ` +
-          `(${RANK_TYPES.join(", ")}): ${rest.map(quoted).join(", ")}`,
+            `(${RANK_TYPES.join(", ")}): ${rest.map(quoted).join(", ")}`,
     );
   }
   return { side, rankType, metric: getMetric(rest[0]!) };
@@ -209,7 +249,11 @@ export function parseMetricKey(key: MetricQuery, argument = "key"): ParsedMetric
  * is reported once), or else every metric, with Hits@k and its adjusted and z-scored forms at each of `ks`.
  * The evaluator and every CLI command take their metric list from here.
  */
-export function metricSelection(names?: readonly MetricQuery[] | null, ks: readonly number[] = DEFAULT_KS, argument = "metrics"): RankMetric[] {
+export function metricSelection(
+  names?: readonly MetricQuery[] | null,
+  ks: readonly number[] = DEFAULT_KS,
+  argument = "metrics",
+): RankMetric[] {
   const seen = new Set<string>();
   const unique = (m: RankMetric) => !seen.has(m.key) && (seen.add(m.key), true);
   if (names && names.length > 0) return names.map((q) => parseMetricKey(q, argument).metric).filter(unique);
@@ -221,11 +265,17 @@ export function metricSelection(names?: readonly MetricQuery[] | null, ks: reado
 /** The catalogue: every metric, with Hits@k and its adjusted and z-scored forms at k = 1, 3, 5, 10 (by kind). */
 export function listMetrics(): RankMetric[] {
   const out: RankMetric[] = Object.values(FIXED).map((make) => make());
-  for (const kind of ["hits", "adjusted", "z"] as HitsKind[]) for (const k of DEFAULT_KS) out.push(HITS_FACTORY[kind](k));
+  for (const kind of ["hits", "adjusted", "z"] as HitsKind[])
+    for (const k of DEFAULT_KS) out.push(HITS_FACTORY[kind](k));
   return out;
 }
 
-function rangeText(r: { lower: number | null; lowerInclusive: boolean; upper: number | null; upperInclusive: boolean }): string {
+function rangeText(r: {
+  lower: number | null;
+  lowerInclusive: boolean;
+  upper: number | null;
+  upperInclusive: boolean;
+}): string {
   const lo = r.lower === null ? "(-inf" : `${r.lowerInclusive ? "[" : "("}${r.lower}`;
   const hi = r.upper === null ? "inf)" : `${r.upper}${r.upperInclusive ? "]" : ")"}`;
   return `${lo}, ${hi}`;

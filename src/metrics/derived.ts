@@ -14,8 +14,15 @@ import { describe } from "../validate";
 import { BaseRankMetric, estimateWith } from "./base";
 import { type CandidateSet, candidatesArg } from "./candidates";
 import {
-  type AffineCoefficients, type Candidates, type DerivedRankMetric, type Estimate, type EstimateOptions, type RankMetric, type RankType,
-  range, type ValueRange,
+  type AffineCoefficients,
+  type Candidates,
+  type DerivedRankMetric,
+  type Estimate,
+  type EstimateOptions,
+  type RankMetric,
+  type RankType,
+  range,
+  type ValueRange,
 } from "./types";
 
 type Derivation = DerivedRankMetric["derivation"];
@@ -59,30 +66,49 @@ export class DerivedMetric implements DerivedRankMetric {
     this.#offset = offset;
     const needE = derivation !== "affine";
     if (needE && !base.closedExpectation) {
-      throw new NoClosedFormError(base.key, `has no closed-form expectation, so it cannot be ${derivation === "z" ? "z-scored" : derivation === "reindex" ? "re-indexed" : "expectation-normalised"}`);
+      throw new NoClosedFormError(
+        base.key,
+        `has no closed-form expectation, so it cannot be ${derivation === "z" ? "z-scored" : derivation === "reindex" ? "re-indexed" : "expectation-normalised"}`,
+      );
     }
     if (derivation === "z" && !base.closedVariance) {
       throw new NoClosedFormError(base.key, "has no closed-form variance, so it cannot be z-scored");
     }
     if (derivation === "expectation" && isCentred(base)) {
-      throw new KgrankInputError("metric", `${base.key} has expectation 0 for every candidate set; normalising it by its expectation is undefined`);
+      throw new KgrankInputError(
+        "metric",
+        `${base.key} has expectation 0 for every candidate set; normalising it by its expectation is undefined`,
+      );
     }
     if (derivation === "reindex" && !Number.isFinite(optimum(base) ?? NaN)) {
-      throw new KgrankInputError("metric", `${base.key} has no finite optimum (its value range is unbounded on the good side), so it cannot be re-indexed`);
+      throw new KgrankInputError(
+        "metric",
+        `${base.key} has no finite optimum (its value range is unbounded on the good side), so it cannot be re-indexed`,
+      );
     }
     const prefix = { z: "z_", expectation: "adjusted_", reindex: "adjusted_", affine: "" }[derivation];
-    this.key = names.key ?? (derivation === "affine"
-      ? `affine_${base.key}_${scale}_${offset}`
-      : derivation === "reindex" && !base.increasing ? `${prefix}${base.key}_index` : `${prefix}${base.key}`);
-    this.name = names.name ?? {
-      z: `z-Scored ${base.name}`,
-      expectation: `Expectation-Normalized ${base.name}`,
-      reindex: `Re-indexed ${base.name}`,
-      affine: `${scale} * ${base.name} + ${offset}`,
-    }[derivation];
+    this.key =
+      names.key ??
+      (derivation === "affine"
+        ? `affine_${base.key}_${scale}_${offset}`
+        : derivation === "reindex" && !base.increasing
+          ? `${prefix}${base.key}_index`
+          : `${prefix}${base.key}`);
+    this.name =
+      names.name ??
+      {
+        z: `z-Scored ${base.name}`,
+        expectation: `Expectation-Normalized ${base.name}`,
+        reindex: `Re-indexed ${base.name}`,
+        affine: `${scale} * ${base.name} + ${offset}`,
+      }[derivation];
     this.synonyms = Object.freeze([...(names.synonyms ?? [])]);
-    this.increasing = derivation === "z" || derivation === "reindex" ? true
-      : derivation === "expectation" ? base.increasing : base.increasing === scale > 0;
+    this.increasing =
+      derivation === "z" || derivation === "reindex"
+        ? true
+        : derivation === "expectation"
+          ? base.increasing
+          : base.increasing === scale > 0;
     this.valueRange = names.valueRange ?? defaultRange(base, derivation, scale, offset);
     this.needsCandidates = derivation === "affine" ? base.needsCandidates : true;
     this.supportsWeights = base.supportsWeights;
@@ -105,21 +131,26 @@ export class DerivedMetric implements DerivedRankMetric {
         const mean = base.expectedValue(numCandidates, weights);
         const std = base.std(numCandidates, weights);
         if (!(std > 0)) {
-          degenerate(`${base.key} has variance 0 under random ranks for these candidate counts (e.g. every N_i = 1, or k >= every N_i), so its z-score is undefined; remove tasks with a single candidate`);
+          degenerate(
+            `${base.key} has variance 0 under random ranks for these candidate counts (e.g. every N_i = 1, or k >= every N_i), so its z-score is undefined; remove tasks with a single candidate`,
+          );
         }
         const scale = base.increasing ? 1 / std : -1 / std;
         return { scale, offset: -scale * mean };
       }
       case "expectation": {
         const mean = base.expectedValue(numCandidates, weights);
-        if (mean === 0 || !Number.isFinite(mean)) degenerate(`${base.key} has expectation ${mean} here; cannot normalise by it`);
+        if (mean === 0 || !Number.isFinite(mean))
+          degenerate(`${base.key} has expectation ${mean} here; cannot normalise by it`);
         return { scale: 1 / mean, offset: 0 };
       }
       case "reindex": {
         const mean = base.expectedValue(numCandidates, weights);
         const best = optimum(base)!;
         if (best === mean) {
-          degenerate(`${base.key} has expectation equal to its optimum ${best} (e.g. every N_i = 1, or k >= every N_i), so it cannot be re-indexed`);
+          degenerate(
+            `${base.key} has expectation equal to its optimum ${best} (e.g. every N_i = 1, or k >= every N_i), so it cannot be re-indexed`,
+          );
         }
         const scale = 1 / (best - mean);
         return { scale, offset: -scale * mean };
@@ -129,7 +160,10 @@ export class DerivedMetric implements DerivedRankMetric {
 
   adjust(baseValue: number, numCandidates: Candidates, weights?: ArrayLike<number>): number {
     if (typeof baseValue !== "number" || !Number.isFinite(baseValue)) {
-      throw new KgrankInputError("baseValue", `must be a finite number (a published ${this.base.key}), got ${describe(baseValue)}`);
+      throw new KgrankInputError(
+        "baseValue",
+        `must be a finite number (a published ${this.base.key}), got ${describe(baseValue)}`,
+      );
     }
     const c = this.coefficients(numCandidates, weights);
     return c.scale * baseValue + c.offset;
@@ -137,7 +171,10 @@ export class DerivedMetric implements DerivedRankMetric {
 
   value(ranks: ArrayLike<number>, numCandidates?: ArrayLike<number>, weights?: ArrayLike<number>): number {
     if (numCandidates === undefined && this.needsCandidates) {
-      throw new KgrankInputError("numCandidates", `${this.key} needs the number of candidates of every task; pass numCandidates`);
+      throw new KgrankInputError(
+        "numCandidates",
+        `${this.key} needs the number of candidates of every task; pass numCandidates`,
+      );
     }
     return this.adjust(this.base.value(ranks, numCandidates, weights), numCandidates ?? [], weights);
   }
@@ -202,7 +239,10 @@ function defaultRange(base: RankMetric, derivation: Derivation, scale: number, o
 
 function metricArg(metric: unknown): RankMetric {
   if (!(metric instanceof BaseRankMetric) && !(metric instanceof DerivedMetric)) {
-    throw new KgrankInputError("metric", `must be a metric from getMetric() or a derived metric, got ${describe(metric)}`);
+    throw new KgrankInputError(
+      "metric",
+      `must be a metric from getMetric() or a derived metric, got ${describe(metric)}`,
+    );
   }
   return metric;
 }

@@ -24,11 +24,21 @@ function meanAndVariance(values: Float64Array, pick?: Uint32Array): [number, num
 }
 
 const ESTIMATE_KEYS = optionKeys<EstimateOptions>({
-  numCandidates: 1, weights: 1, numSamples: 1, seed: 1, confidenceLevel: 1, numBootstrap: 1,
+  numCandidates: 1,
+  weights: 1,
+  numSamples: 1,
+  seed: 1,
+  confidenceLevel: 1,
+  numBootstrap: 1,
 });
 
 export function checkEstimateOptions(value: unknown) {
-  const { numSamples, seed = 0, confidenceLevel = 0.95, numBootstrap = 1000 } = options("options", value, ESTIMATE_KEYS);
+  const {
+    numSamples,
+    seed = 0,
+    confidenceLevel = 0.95,
+    numBootstrap = 1000,
+  } = options("options", value, ESTIMATE_KEYS);
   if (typeof numSamples !== "number" || !Number.isInteger(numSamples) || numSamples < 2 || numSamples > 0xffffffff) {
     throw new KgrankInputError("numSamples", `must be an integer from 2 to 2^32-1, got ${describe(numSamples)}`);
   }

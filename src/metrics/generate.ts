@@ -36,11 +36,16 @@ export function generateNumCandidatesAndRanks(
   if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 0xffffffff) {
     throw new KgrankInputError("n", `must be an integer from 1 to 2^32-1, got ${describe(n)}`);
   }
-  if (typeof maxNumCandidates !== "number" || !Number.isInteger(maxNumCandidates) || maxNumCandidates < 1 ||
-    maxNumCandidates > Number.MAX_SAFE_INTEGER) {
+  if (
+    typeof maxNumCandidates !== "number" ||
+    !Number.isInteger(maxNumCandidates) ||
+    maxNumCandidates < 1 ||
+    maxNumCandidates > Number.MAX_SAFE_INTEGER
+  ) {
     throw new KgrankInputError("maxNumCandidates", `must be an integer >= 1, got ${describe(maxNumCandidates)}`);
   }
   const numCandidates = new Float64Array(n);
-  for (let i = 0; i < n; i++) numCandidates[i] = 1 + Math.floor(uniform01(seed, CANDIDATE_STREAM, i) * maxNumCandidates);
+  for (let i = 0; i < n; i++)
+    numCandidates[i] = 1 + Math.floor(uniform01(seed, CANDIDATE_STREAM, i) * maxNumCandidates);
   return { numCandidates, ranks: kernels().generateRanks(numCandidates, seed, 0) };
 }

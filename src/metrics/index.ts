@@ -7,5 +7,14 @@ export { generateNumCandidatesAndRanks, generateRanks } from "./generate";
 export { zToPValue } from "./pvalue";
 export { metricValues } from "./values";
 export type {
-  AffineCoefficients, Candidates, DerivedRankMetric, Estimate, EstimateOptions, Interval, RankMetric, RankType, ResultSide, ValueRange,
+  AffineCoefficients,
+  Candidates,
+  DerivedRankMetric,
+  Estimate,
+  EstimateOptions,
+  Interval,
+  RankMetric,
+  RankType,
+  ResultSide,
+  ValueRange,
 } from "./types";

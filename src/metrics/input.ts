@@ -33,7 +33,10 @@ export function ranksArg(value: unknown, numCandidates?: Float64Array): Float64A
     const x = r[i]!;
     if (!Number.isFinite(x) || x < 1) {
       const zeroBased = x === 0 ? "; if these are 0-based positions (as argsort gives), add 1 to every rank" : "";
-      throw new KgrankInputError("ranks", `element ${i} is ${x}; ranks must be finite numbers >= 1 (1 = best)${zeroBased}`);
+      throw new KgrankInputError(
+        "ranks",
+        `element ${i} is ${x}; ranks must be finite numbers >= 1 (1 = best)${zeroBased}`,
+      );
     }
     if (numCandidates && x > numCandidates[i]!) {
       throw new KgrankInputError(
@@ -75,11 +78,18 @@ export function weightsArg(value: unknown, length: number, supported: boolean, m
   for (let i = 0; i < w.length; i++) {
     const x = w[i]!;
     if (!Number.isFinite(x) || x < 0) {
-      throw new KgrankInputError("weights", `element ${i} is ${x}; weights must be finite and >= 0 (0: the task counts for nothing)`);
+      throw new KgrankInputError(
+        "weights",
+        `element ${i} is ${x}; weights must be finite and >= 0 (0: the task counts for nothing)`,
+      );
     }
     if (x > max) max = x;
   }
-  if (max === 0) throw new KgrankInputError("weights", `every weight is 0, so ${metric || "the metric"} would weigh no task; give at least one weight > 0`);
+  if (max === 0)
+    throw new KgrankInputError(
+      "weights",
+      `every weight is 0, so ${metric || "the metric"} would weigh no task; give at least one weight > 0`,
+    );
   if (!supported) return null;
   const scale = powerOfTwoBelow(max);
   if (scale === 1) return w;

@@ -78,6 +78,11 @@ export interface DerivedRankMetric extends RankMetric {
   adjust(baseValue: number, numCandidates: Candidates, weights?: ArrayLike<number>): number;
 }
 
-export function range(lower: number | null, lowerInclusive: boolean, upper: number | null, upperInclusive: boolean): ValueRange {
+export function range(
+  lower: number | null,
+  lowerInclusive: boolean,
+  upper: number | null,
+  upperInclusive: boolean,
+): ValueRange {
   return Object.freeze({ lower, lowerInclusive, upper, upperInclusive });
 }

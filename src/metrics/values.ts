@@ -31,18 +31,29 @@ export function metricValues(
   weights?: ArrayLike<number>,
 ): Record<string, number> {
   if (!Array.isArray(metrics) || metrics.length === 0) {
-    throw new KgrankInputError("metrics", `must be a non-empty array of metric names or metrics, got ${describe(metrics)}`);
+    throw new KgrankInputError(
+      "metrics",
+      `must be a non-empty array of metric names or metrics, got ${describe(metrics)}`,
+    );
   }
   const resolved = metrics.map((m) => (typeof m === "string" ? getMetric(m) : m));
   let prepared: CandidateSet | null = null;
   if (numCandidates instanceof CandidateSet) {
     prepared = candidatesArg(numCandidates, weights, true, "metricValues");
     if ((ranks as ArrayLike<number>)?.length !== prepared.length) {
-      throw new KgrankInputError("numCandidates", `the candidate set has ${prepared.length} tasks but there are ${(ranks as ArrayLike<number>)?.length} ranks`);
+      throw new KgrankInputError(
+        "numCandidates",
+        `the candidate set has ${prepared.length} tasks but there are ${(ranks as ArrayLike<number>)?.length} ranks`,
+      );
     }
     weights = prepared.weights ?? undefined;
   }
-  const n = numCandidates === undefined ? undefined : prepared ? prepared.numCandidates : numCandidatesArg(numCandidates, (ranks as ArrayLike<number>)?.length);
+  const n =
+    numCandidates === undefined
+      ? undefined
+      : prepared
+        ? prepared.numCandidates
+        : numCandidatesArg(numCandidates, (ranks as ArrayLike<number>)?.length);
   const r = n ? ranksArg(ranks, n) : ranksShape(ranks);
   // Metrics without weight support (variance, std, count) read unweighted sums of the same pass, as PyKEEN's ignore weights.
   const w = weightsArg(weights, r.length, true, "metricValues");
@@ -57,7 +68,10 @@ export function metricValues(
   const sums = aggregate(r, w, ks, flags);
   const needCandidates = resolved.some((m) => m.needsCandidates);
   if (needCandidates && !n) {
-    throw new KgrankInputError("numCandidates", `${resolved.find((m) => m.needsCandidates)!.key} needs the number of candidates; pass numCandidates`);
+    throw new KgrankInputError(
+      "numCandidates",
+      `${resolved.find((m) => m.needsCandidates)!.key} needs the number of candidates; pass numCandidates`,
+    );
   }
   const candidates = prepared ?? (n ? candidatesArg(n, w ?? undefined, true, "metricValues") : null);
   const out: Record<string, number> = {};

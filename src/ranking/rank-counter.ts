@@ -66,19 +66,27 @@ export class RankCounter {
   private thresholdCache = new Map<string, { thresholds: FloatArray; inexactRows: number[] }>();
 
   constructor(args: RankCounterOptions) {
-    const o = options("RankCounter options", args, optionKeys<RankCounterOptions>({ trueScores: 1, trueIndices: 1, numColumns: 1, threads: 1 }));
+    const o = options(
+      "RankCounter options",
+      args,
+      optionKeys<RankCounterOptions>({ trueScores: 1, trueIndices: 1, numColumns: 1, threads: 1 }),
+    );
     const ts = o.trueScores as ArrayLike<unknown> | undefined;
-    if (!isArrayLike(ts) ||
-      ts instanceof BigInt64Array || ts instanceof BigUint64Array) {
-      throw new KgrankInputError("trueScores", `must be a Float32Array, Float64Array or array of numbers, got ${describe(ts)}`);
+    if (!isArrayLike(ts) || ts instanceof BigInt64Array || ts instanceof BigUint64Array) {
+      throw new KgrankInputError(
+        "trueScores",
+        `must be a Float32Array, Float64Array or array of numbers, got ${describe(ts)}`,
+      );
     }
     const rows = (ts as ArrayLike<unknown>).length;
     if (rows === 0) throw new KgrankInputError("trueScores", "is empty: a RankCounter needs at least one row");
     this.trueScores = new Float64Array(rows);
     for (let i = 0; i < rows; i++) {
       const v = (ts as ArrayLike<unknown>)[i];
-      if (typeof v !== "number") throw new KgrankInputError("trueScores", `trueScores[${i}] is ${describe(v)}, not a number`);
-      if (v !== v) throw new KgrankInputError("trueScores", `trueScores[${i}] is NaN: the true candidate of row ${i} has no rank`);
+      if (typeof v !== "number")
+        throw new KgrankInputError("trueScores", `trueScores[${i}] is ${describe(v)}, not a number`);
+      if (v !== v)
+        throw new KgrankInputError("trueScores", `trueScores[${i}] is NaN: the true candidate of row ${i} has no rank`);
       this.trueScores[i] = v;
     }
     this.numRows = rows;
@@ -142,7 +150,9 @@ export class RankCounter {
   ranks(): Ranks {
     if (this.result) return copyRanks(this.result);
     if (this.pending > 0) {
-      throw new KgrankStateError(`RankCounter.ranks(): ${this.pending} add() call(s) are still running; await them first`);
+      throw new KgrankStateError(
+        `RankCounter.ranks(): ${this.pending} add() call(s) are still running; await them first`,
+      );
     }
     if (this.columns === 0) throw new KgrankStateError("RankCounter.ranks(): no chunk was added");
     if (this.numColumns !== null && this.columns !== this.numColumns) {
@@ -184,7 +194,10 @@ export class RankCounter {
     const { o, a } = callOptions("chunk", chunk, CHUNK_KEYS, isAsync);
     const scores = o.scores;
     if (!(scores instanceof Float32Array) && !(scores instanceof Float64Array)) {
-      throw new KgrankInputError("scores", `must be a Float32Array or Float64Array (numRows x width), got ${describe(scores)}`);
+      throw new KgrankInputError(
+        "scores",
+        `must be a Float32Array or Float64Array (numRows x width), got ${describe(scores)}`,
+      );
     }
     if (scores.length === 0 || scores.length % this.numRows !== 0) {
       throw new KgrankInputError(
@@ -196,11 +209,17 @@ export class RankCounter {
     const start = integer("columnStart", o.columnStart, 0);
     const end = start + width;
     if (this.numColumns !== null && end > this.numColumns) {
-      throw new KgrankInputError("columnStart", `chunk columns [${start}, ${end}) run past numColumns ${this.numColumns}`);
+      throw new KgrankInputError(
+        "columnStart",
+        `chunk columns [${start}, ${end}) run past numColumns ${this.numColumns}`,
+      );
     }
     for (const [a, b] of this.ranges) {
       if (start < b && a < end) {
-        throw new KgrankInputError("columnStart", `chunk columns [${start}, ${end}) overlap columns [${a}, ${b}) added before`);
+        throw new KgrankInputError(
+          "columnStart",
+          `chunk columns [${start}, ${end}) overlap columns [${a}, ${b}) added before`,
+        );
       }
     }
     const key = scores instanceof Float32Array ? "f32" : "f64";
@@ -227,7 +246,12 @@ export class RankCounter {
     }
     this.ranges.push([start, end]);
     return {
-      scores, start, width, thresholds: th.thresholds, inexactRows: th.inexactRows, threads: threadCount(o.threads) ?? this.threads,
+      scores,
+      start,
+      width,
+      thresholds: th.thresholds,
+      inexactRows: th.inexactRows,
+      threads: threadCount(o.threads) ?? this.threads,
       call: a,
     };
   }
@@ -276,15 +300,35 @@ export class FilteredRankCounter extends RankCounter {
   protected override countChunk(p: PreparedChunk, counts: CountBuffers): void {
     const out = this.filteredCounts(counts);
     const f = this.#filter;
-    f.index.countFilteredRange(p.scores, p.start, p.width, f.anchor, f.relation, this.trueIndices!, p.thresholds, out, p.threads);
+    f.index.countFilteredRange(
+      p.scores,
+      p.start,
+      p.width,
+      f.anchor,
+      f.relation,
+      this.trueIndices!,
+      p.thresholds,
+      out,
+      p.threads,
+    );
     this.fold(out);
   }
 
   protected override async countChunkAsync(p: PreparedChunk, counts: CountBuffers, job?: JobControl): Promise<void> {
     const out = this.filteredCounts(counts);
     const f = this.#filter;
-    await f.index.countFilteredRangeAsync(p.scores, p.start, p.width, f.anchor, f.relation, this.trueIndices!, p.thresholds,
-      out, p.threads, job);
+    await f.index.countFilteredRangeAsync(
+      p.scores,
+      p.start,
+      p.width,
+      f.anchor,
+      f.relation,
+      this.trueIndices!,
+      p.thresholds,
+      out,
+      p.threads,
+      job,
+    );
     this.fold(out);
   }
 
@@ -297,7 +341,10 @@ export class FilteredRankCounter extends RankCounter {
     for (let i = 0; i < this.numRows; i++) {
       const removed = out.removed[i]!;
       if (removed < 0) {
-        throw new KgrankInputError("triples", `row ${i}: the evaluated triple is not in the filter index (include it in filterTriples)`);
+        throw new KgrankInputError(
+          "triples",
+          `row ${i}: the evaluated triple is not in the filter index (include it in filterTriples)`,
+        );
       }
       out.nan[i]! += removed;
     }
@@ -306,7 +353,9 @@ export class FilteredRankCounter extends RankCounter {
 
 function copyRanks(r: Ranks): Ranks {
   return {
-    optimistic: r.optimistic.slice(), pessimistic: r.pessimistic.slice(), realistic: r.realistic.slice(),
+    optimistic: r.optimistic.slice(),
+    pessimistic: r.pessimistic.slice(),
+    realistic: r.realistic.slice(),
     numCandidates: r.numCandidates.slice(),
   };
 }

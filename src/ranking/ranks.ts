@@ -69,7 +69,8 @@ export function indexArray(name: string, value: unknown, length: number, bound: 
     throw new KgrankInputError(name, "must hold numbers, not BigInts: convert with Int32Array.from(arr, Number)");
   }
   const arr = value as ArrayLike<unknown>;
-  if (arr.length !== length) throw new KgrankInputError(name, `must have ${length} elements (one per row), got ${arr.length}`);
+  if (arr.length !== length)
+    throw new KgrankInputError(name, `must have ${length} elements (one per row), got ${arr.length}`);
   for (let i = 0; i < length; i++) {
     const v = arr[i];
     if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v >= bound) {
@@ -82,17 +83,22 @@ export function indexArray(name: string, value: unknown, length: number, bound: 
 /** True scores given explicitly: numbers, no NaN (a NaN true score has no rank). */
 function trueScoreArray(name: string, value: unknown, length: number): ArrayLike<number> {
   if (value instanceof Float32Array || value instanceof Float64Array) {
-    if (value.length !== length) throw new KgrankInputError(name, `must have ${length} elements (one per row), got ${value.length}`);
+    if (value.length !== length)
+      throw new KgrankInputError(name, `must have ${length} elements (one per row), got ${value.length}`);
     for (let i = 0; i < length; i++) {
       if (value[i] !== value[i]) throw nanTrueScore(`${name}[${i}]`, name);
     }
     return value;
   }
   if (!isArrayLike(value) || value instanceof BigInt64Array || value instanceof BigUint64Array) {
-    throw new KgrankInputError(name, `must be a Float32Array, Float64Array or array of numbers, got ${describe(value)}`);
+    throw new KgrankInputError(
+      name,
+      `must be a Float32Array, Float64Array or array of numbers, got ${describe(value)}`,
+    );
   }
   const arr = value as ArrayLike<unknown>;
-  if (arr.length !== length) throw new KgrankInputError(name, `must have ${length} elements (one per row), got ${arr.length}`);
+  if (arr.length !== length)
+    throw new KgrankInputError(name, `must have ${length} elements (one per row), got ${arr.length}`);
   for (let i = 0; i < length; i++) {
     const v = arr[i];
     if (typeof v !== "number") throw new KgrankInputError(name, `${name}[${i}] is ${describe(v)}, not a number`);
@@ -102,12 +108,23 @@ function trueScoreArray(name: string, value: unknown, length: number): ArrayLike
 }
 
 /** A job whose true candidates are given by score (not among the columns). */
-function byScoreJob(scores: FloatArray, numColumns: number, trueScores: ArrayLike<number>, threads: number | undefined): RankJob {
+function byScoreJob(
+  scores: FloatArray,
+  numColumns: number,
+  trueScores: ArrayLike<number>,
+  threads: number | undefined,
+): RankJob {
   const { thresholds, inexactRows } = thresholdsFor(scores, trueScores);
   return { scores, numColumns, rows: trueScores.length, thresholds, inexactRows, trueInColumns: false, threads };
 }
 
-const DENSE_KEYS = optionKeys<ComputeRanksOptions>({ scores: 1, numColumns: 1, trueIndices: 1, trueScores: 1, threads: 1 });
+const DENSE_KEYS = optionKeys<ComputeRanksOptions>({
+  scores: 1,
+  numColumns: 1,
+  trueIndices: 1,
+  trueScores: 1,
+  threads: 1,
+});
 const SAMPLED_KEYS = optionKeys<ComputeSampledRanksOptions>({ positiveScores: 1, negativeScores: 1, threads: 1 });
 
 /** The checked options of computeRanks(Sync): the job, and the async form's signal and onProgress. */
@@ -157,7 +174,10 @@ function sampledJob(o: Record<string, unknown>): RankJob {
   }
   const pos = o.positiveScores as ArrayLike<unknown> | undefined;
   if (!isArrayLike(pos)) {
-    throw new KgrankInputError("positiveScores", `must be a Float32Array, Float64Array or array of numbers, got ${describe(pos)}`);
+    throw new KgrankInputError(
+      "positiveScores",
+      `must be a Float32Array, Float64Array or array of numbers, got ${describe(pos)}`,
+    );
   }
   const n = (pos as ArrayLike<unknown>).length;
   if (n === 0) throw new KgrankInputError("positiveScores", "is empty: pass at least one positive score");
@@ -184,7 +204,9 @@ function newCounts(rows: number): CountBuffers {
  * are reused for the ranks.
  */
 export function ranksFromCounts(
-  counts: CountBuffers, columns: number, trueInColumns: boolean,
+  counts: CountBuffers,
+  columns: number,
+  trueInColumns: boolean,
   realistic: Float64Array = new Float64Array(counts.greater.length),
 ): Ranks {
   // The count buffers are the callers' own scratch: they become the rank columns in place (fresh large arrays cost
@@ -235,7 +257,15 @@ async function runAsync(job: RankJob, a: AsyncArgs): Promise<Ranks> {
     const k = kernels();
     const watch = watchDetach({ scores: job.scores, trueIndices: job.trueIndex, thresholds: job.thresholds });
     if (job.trueIndex) {
-      await k.countScoresByIndexAsync(job.scores, job.numColumns, job.trueIndex, job.thresholds, counts, job.threads, control);
+      await k.countScoresByIndexAsync(
+        job.scores,
+        job.numColumns,
+        job.trueIndex,
+        job.thresholds,
+        counts,
+        job.threads,
+        control,
+      );
     } else {
       await k.countScoresAsync(job.scores, job.numColumns, job.thresholds, counts, job.threads, control);
     }

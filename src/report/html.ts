@@ -23,38 +23,54 @@ export interface ReportRun {
 }
 
 function groupTable(first: string, rows: GroupRow[], withRelations: boolean): string {
-  const body = rows.map((r) =>
-    `<tr><th scope="row">${escape(r.label)}</th>${withRelations ? `<td>${r.relations}</td>` : ""}<td>${r.tasks}</td><td>${r.head}</td><td>${r.tail}</td>` +
+  const body = rows.map(
+    (r) =>
+      `<tr><th scope="row">${escape(r.label)}</th>${withRelations ? `<td>${r.relations}</td>` : ""}<td>${r.tasks}</td><td>${r.head}</td><td>${r.tail}</td>` +
       `<td>${fmt(r.mrr)}</td><td>${fmt(r.hits10)}</td></tr>`,
   );
-  return `<table><thead><tr><th>${first}</th>${withRelations ? "<th>relations</th>" : ""}<th>tasks</th><th>head</th><th>tail</th>` +
-    `<th>MRR</th><th>Hits@10</th></tr></thead><tbody>${body.join("")}</tbody></table>`;
+  return (
+    `<table><thead><tr><th>${first}</th>${withRelations ? "<th>relations</th>" : ""}<th>tasks</th><th>head</th><th>tail</th>` +
+    `<th>MRR</th><th>Hits@10</th></tr></thead><tbody>${body.join("")}</tbody></table>`
+  );
 }
 
 /** The relation-category and degree sections of a run (tables and plots), or the note saying why they are absent. */
 async function breakdowns(run: ReportRun): Promise<string> {
   const train = run.trainTriples;
-  if (!train) return run.breakdownNote ? `<p class="meta note">Relation-category and degree breakdowns: ${escape(run.breakdownNote)}</p>` : "";
+  if (!train)
+    return run.breakdownNote
+      ? `<p class="meta note">Relation-category and degree breakdowns: ${escape(run.breakdownNote)}</p>`
+      : "";
   const from = run.dataset ? ` of ${escape(run.dataset)}` : "";
-  const plot = async (name: PlotName) => `<figure class="plot" data-plot="${name}">${await renderSvg(plotSpec(name, run.results, { trainTriples: train }))}</figure>`;
+  const plot = async (name: PlotName) =>
+    `<figure class="plot" data-plot="${name}">${await renderSvg(plotSpec(name, run.results, { trainTriples: train }))}</figure>`;
   return (
     `<h3>By relation category</h3><p class="meta">Bordes et al. (2013) from the training triples${from}: a side is "N" when its ` +
     `relation has on average 1.5 or more answers per anchor there (1-N: one head, many tails); "unseen": not in training. ` +
     `Realistic ranks, both sides.</p>` +
-    groupTable("category", categoryRows(run.results, train), true) + (await plot("categories")) +
+    groupTable("category", categoryRows(run.results, train), true) +
+    (await plot("categories")) +
     `<h3>By degree</h3><p class="meta">Degree of the entity to predict: the training triples${from} it occurs in (as head or ` +
     `tail), in bins 0, 1, 2–3, 4–7, …. Realistic ranks, both sides.</p>` +
-    groupTable("degree", degreeRows(run.results, train), false) + (await plot("degrees"))
+    groupTable("degree", degreeRows(run.results, train), false) +
+    (await plot("degrees"))
   );
 }
 
 const MAIN = [
-  ["inverse_harmonic_mean_rank", "MRR"], ["hits_at_1", "Hits@1"], ["hits_at_3", "Hits@3"], ["hits_at_10", "Hits@10"],
-  ["arithmetic_mean_rank", "MR"], ["adjusted_arithmetic_mean_rank_index", "AMRI (adjusted index)"],
-  ["adjusted_inverse_harmonic_mean_rank", "adjusted MRR"], ["z_inverse_harmonic_mean_rank", "z-MRR"], ["median_rank", "median rank"],
+  ["inverse_harmonic_mean_rank", "MRR"],
+  ["hits_at_1", "Hits@1"],
+  ["hits_at_3", "Hits@3"],
+  ["hits_at_10", "Hits@10"],
+  ["arithmetic_mean_rank", "MR"],
+  ["adjusted_arithmetic_mean_rank_index", "AMRI (adjusted index)"],
+  ["adjusted_inverse_harmonic_mean_rank", "adjusted MRR"],
+  ["z_inverse_harmonic_mean_rank", "z-MRR"],
+  ["median_rank", "median rank"],
 ] as const;
 
-const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
+const escape = (s: string) =>
+  s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
 
 function cell(r: RankResults, side: string, key: string): number | undefined {
   try {
@@ -74,8 +90,10 @@ function metricTable(r: RankResults): string {
         return undefined;
       }
     })();
-    return `<tr><th scope="row">${title}</th>${["head", "tail", "both"].map((s) => `<td>${fmt(cell(r, s, key))}</td>`).join("")}` +
-      `<td>${e === undefined ? "" : fmt(e)}</td><td>${iv ? `[${fmt(iv.lower)}, ${fmt(iv.upper)}]` : ""}</td></tr>`;
+    return (
+      `<tr><th scope="row">${title}</th>${["head", "tail", "both"].map((s) => `<td>${fmt(cell(r, s, key))}</td>`).join("")}` +
+      `<td>${e === undefined ? "" : fmt(e)}</td><td>${iv ? `[${fmt(iv.lower)}, ${fmt(iv.upper)}]` : ""}</td></tr>`
+    );
   });
   return `<table><thead><tr><th>metric (realistic ranks)</th><th>head</th><th>tail</th><th>both</th><th>random E (both)</th><th>bootstrap interval (both)</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
@@ -86,9 +104,15 @@ export async function buildReport(runs: ReportRun[], opts: { samples?: number; s
     const r = run.results;
     const info = r.info;
     const plots = [];
-    const names: PlotName[] = ["ranks", "hits", ...(r.tasks().relation.some((x) => x >= 0) ? (["relations"] as const) : [])];
+    const names: PlotName[] = [
+      "ranks",
+      "hits",
+      ...(r.tasks().relation.some((x) => x >= 0) ? (["relations"] as const) : []),
+    ];
     for (const name of names) {
-      plots.push(`<figure class="plot" data-plot="${name}">${await renderSvg(plotSpec(name, r, { relationLabels: run.relationLabels }))}</figure>`);
+      plots.push(
+        `<figure class="plot" data-plot="${name}">${await renderSvg(plotSpec(name, r, { relationLabels: run.relationLabels }))}</figure>`,
+      );
     }
     sections.push(
       `<section><h2>${escape(run.name)}</h2>` +
@@ -96,14 +120,21 @@ export async function buildReport(runs: ReportRun[], opts: { samples?: number; s
         `${info.filtered ? `filtered (${info.knownTriples ?? info.filterTriples.reduce((a, b) => a + b, 0)} known triples)` : "unfiltered"}, ` +
         `backend ${escape(info.backend)}. Mean rank width (pessimistic − optimistic, ties): head ${fmt(r.meanRankWidth("head"))}, ` +
         `tail ${fmt(r.meanRankWidth("tail"))}, both ${fmt(r.meanRankWidth("both"))}.</p>` +
-        metricTable(r) + plots.join("") + (await breakdowns(run)) + `</section>`,
+        metricTable(r) +
+        plots.join("") +
+        (await breakdowns(run)) +
+        `</section>`,
     );
   }
   if (runs.length >= 2) {
-    const cmp = compareRuns(runs.map((x) => ({ name: x.name, results: x.results })), { samples: opts.samples ?? 2000, seed: opts.seed ?? 0 });
+    const cmp = compareRuns(
+      runs.map((x) => ({ name: x.name, results: x.results })),
+      { samples: opts.samples ?? 2000, seed: opts.seed ?? 0 },
+    );
     const mark = (p: number) => (p < 0.01 ? "**" : p < 0.05 ? "*" : "");
-    const rows = cmp.rows.map((row) =>
-      `<tr><th scope="row">${row.metric}</th><td>${escape(cmp.names[row.run]!)}</td><td>${fmt(row.valueA)}</td><td>${fmt(row.valueB)}</td>` +
+    const rows = cmp.rows.map(
+      (row) =>
+        `<tr><th scope="row">${row.metric}</th><td>${escape(cmp.names[row.run]!)}</td><td>${fmt(row.valueA)}</td><td>${fmt(row.valueB)}</td>` +
         `<td>${fmt(row.difference)}<span class="sig">${mark(row.pAdjusted)}</span></td><td>[${fmt(row.lower)}, ${fmt(row.upper)}]</td>` +
         `<td>${row.pAdjusted.toPrecision(3)}</td></tr>`,
     );

@@ -50,10 +50,17 @@ const safe = (r: RankResults, key: string) => {
   }
 };
 
-function groupRow(label: string, g: { count: number; tasks: { head: number; tail: number }; results: RankResults }): GroupRow {
+function groupRow(
+  label: string,
+  g: { count: number; tasks: { head: number; tail: number }; results: RankResults },
+): GroupRow {
   return {
-    label, tasks: g.count, head: g.tasks.head, tail: g.tasks.tail,
-    mrr: g.results.get("both.realistic.inverse_harmonic_mean_rank"), hits10: safe(g.results, "both.realistic.hits_at_10"),
+    label,
+    tasks: g.count,
+    head: g.tasks.head,
+    tail: g.tasks.tail,
+    mrr: g.results.get("both.realistic.inverse_harmonic_mean_rank"),
+    hits10: safe(g.results, "both.realistic.hits_at_10"),
   };
 }
 
@@ -71,7 +78,10 @@ export function degreeRows(results: RankResults, train: Int32Array): GroupRow[] 
 function groupBars(title: string, rows: GroupRow[]): Record<string, unknown> {
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title, width: 460, height: { step: 22 }, config: CONFIG,
+    title,
+    width: 460,
+    height: { step: 22 },
+    config: CONFIG,
     data: { values: rows.map((r, order) => ({ group: `${r.label} (${r.tasks})`, mrr: r.mrr, order })) },
     mark: { type: "bar", color: BLUE },
     encoding: {
@@ -85,17 +95,29 @@ function groupBars(title: string, rows: GroupRow[]): Record<string, unknown> {
 const BLUE = "#0072B2";
 const ORANGE = "#E69F00";
 const FONT = "Helvetica, Arial, sans-serif";
-const CONFIG = { font: FONT, axis: { labelFontSize: 11, titleFontSize: 12 }, legend: { labelFontSize: 11, titleFontSize: 12 }, view: { stroke: null } };
+const CONFIG = {
+  font: FONT,
+  axis: { labelFontSize: 11, titleFontSize: 12 },
+  legend: { labelFontSize: 11, titleFontSize: 12 },
+  view: { stroke: null },
+};
 
 /** Vega-Lite specification of one plot of `results`; "categories" and "degrees" need `context.trainTriples`. */
 export function plotSpec(name: PlotName, results: RankResults, context: PlotContext = {}): Record<string, unknown> {
   const relationLabels = context.relationLabels;
   if (name === "categories" || name === "degrees") {
     const train = context.trainTriples;
-    if (!train) throw new KgrankInputError("trainTriples", `the ${name} plot needs the training triples of the run's dataset`);
+    if (!train)
+      throw new KgrankInputError("trainTriples", `the ${name} plot needs the training triples of the run's dataset`);
     return name === "categories"
-      ? groupBars("MRR per relation category from the training triples (task count in brackets)", categoryRows(results, train))
-      : groupBars("MRR by training degree of the entity to predict (task count in brackets)", degreeRows(results, train));
+      ? groupBars(
+          "MRR per relation category from the training triples (task count in brackets)",
+          categoryRows(results, train),
+        )
+      : groupBars(
+          "MRR by training degree of the entity to predict (task count in brackets)",
+          degreeRows(results, train),
+        );
   }
   const t = results.tasks();
   const n = t.side.length;
@@ -112,21 +134,35 @@ export function plotSpec(name: PlotName, results: RankResults, context: PlotCont
     const label = (b: number) => (b === 0 ? "1" : `${2 ** b}–${2 ** (b + 1) - 1}`);
     const values: { side: string; bin: string; order: number; tasks: number }[] = [];
     for (const side of ["head", "tail"]) {
-      for (let b = 0; b <= maxBin; b++) values.push({ side: `${side} prediction`, bin: label(b), order: b, tasks: counts.get(`${side}:${b}`) ?? 0 });
+      for (let b = 0; b <= maxBin; b++)
+        values.push({ side: `${side} prediction`, bin: label(b), order: b, tasks: counts.get(`${side}:${b}`) ?? 0 });
     }
     return {
       $schema: "https://vega.github.io/schema/vega-lite/v6.json",
       title: "Distribution of realistic ranks (log2 bins)",
-      width: 560, height: 260, config: CONFIG,
+      width: 560,
+      height: 260,
+      config: CONFIG,
       data: { values },
       mark: { type: "bar" },
       encoding: {
-        x: { field: "bin", type: "ordinal", sort: { field: "order" }, title: "realistic rank (bin)",
+        x: {
+          field: "bin",
+          type: "ordinal",
+          sort: { field: "order" },
+          title: "realistic rank (bin)",
           // Past 2^8 the bin labels ("2048–4095") are wider than their band: slanted, they do not overlap.
-          axis: { labelAngle: maxBin > 8 ? -40 : 0 } },
+          axis: { labelAngle: maxBin > 8 ? -40 : 0 },
+        },
         xOffset: { field: "side" },
         y: { field: "tasks", type: "quantitative", title: "tasks (count)" },
-        color: { field: "side", type: "nominal", scale: { range: [BLUE, ORANGE] }, title: null, legend: { orient: "top-right" } },
+        color: {
+          field: "side",
+          type: "nominal",
+          scale: { range: [BLUE, ORANGE] },
+          title: null,
+          legend: { orient: "top-right" },
+        },
       },
     };
   }
@@ -148,14 +184,37 @@ export function plotSpec(name: PlotName, results: RankResults, context: PlotCont
     return {
       $schema: "https://vega.github.io/schema/vega-lite/v6.json",
       title: "Hits@k against its random expectation",
-      width: 560, height: 260, config: CONFIG,
+      width: 560,
+      height: 260,
+      config: CONFIG,
       data: { values },
       mark: { type: "line", strokeWidth: 2 },
       encoding: {
-        x: { field: "k", type: "quantitative", scale: { type: "log", domain: [1, maxN], nice: false }, title: "k (candidates, log scale)" },
+        x: {
+          field: "k",
+          type: "quantitative",
+          scale: { type: "log", domain: [1, maxN], nice: false },
+          title: "k (candidates, log scale)",
+        },
         y: { field: "hits", type: "quantitative", scale: { domain: [0, 1] }, title: "Hits@k (fraction of tasks)" },
-        color: { field: "curve", type: "nominal", scale: { range: [BLUE, ORANGE] }, title: null, legend: { orient: "bottom-right", labelLimit: 400 } },
-        strokeDash: { field: "curve", type: "nominal", scale: { range: [[1, 0], [6, 4]] }, title: null },
+        color: {
+          field: "curve",
+          type: "nominal",
+          scale: { range: [BLUE, ORANGE] },
+          title: null,
+          legend: { orient: "bottom-right", labelLimit: 400 },
+        },
+        strokeDash: {
+          field: "curve",
+          type: "nominal",
+          scale: {
+            range: [
+              [1, 0],
+              [6, 4],
+            ],
+          },
+          title: null,
+        },
       },
     };
   }
@@ -173,13 +232,17 @@ export function plotSpec(name: PlotName, results: RankResults, context: PlotCont
     })
     .sort((a, b) => b.mrr - a.mrr);
   // A laptop screen holds about 40 bars: past that, the best and the worst RELATION_ENDS (FB15k-237 has 237 relations).
-  const shown = values.length > 2 * RELATION_ENDS ? [...values.slice(0, RELATION_ENDS), ...values.slice(-RELATION_ENDS)] : values;
+  const shown =
+    values.length > 2 * RELATION_ENDS ? [...values.slice(0, RELATION_ENDS), ...values.slice(-RELATION_ENDS)] : values;
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: shown.length < values.length
-      ? `MRR per relation: the ${RELATION_ENDS} best and ${RELATION_ENDS} worst of ${values.length} (task count in brackets)`
-      : "MRR per relation (task count in brackets)",
-    width: 460, height: { step: 14 }, config: CONFIG,
+    title:
+      shown.length < values.length
+        ? `MRR per relation: the ${RELATION_ENDS} best and ${RELATION_ENDS} worst of ${values.length} (task count in brackets)`
+        : "MRR per relation (task count in brackets)",
+    width: 460,
+    height: { step: 14 },
+    config: CONFIG,
     data: { values: shown },
     mark: { type: "bar", color: BLUE },
     encoding: {

@@ -32,14 +32,19 @@ export class FrequencyBaseline implements Scorer {
     // allocation the machine cannot make is a KgrankMemoryError (a bare RangeError before).
     const cells = numRelations * numEntities;
     checkTableLength("numEntities", `numRelations x numEntities (${numRelations} x ${numEntities})`, cells, 4);
-    [this.#head, this.#tail] = allocateTable("FrequencyBaseline", "numEntities", 8 * cells,
-      () => [new Float32Array(cells), new Float32Array(cells)]);
+    [this.#head, this.#tail] = allocateTable("FrequencyBaseline", "numEntities", 8 * cells, () => [
+      new Float32Array(cells),
+      new Float32Array(cells),
+    ]);
     for (let i = 0; i < train.length; i += 3) {
       const h = train[i]!;
       const r = train[i + 1]!;
       const t = train[i + 2]!;
       if (h < 0 || t < 0 || h >= numEntities || t >= numEntities || r < 0 || r >= numRelations) {
-        throw new KgrankInputError("train", `row ${i / 3}: (${h}, ${r}, ${t}) has an id outside ${numEntities} entities / ${numRelations} relations`);
+        throw new KgrankInputError(
+          "train",
+          `row ${i / 3}: (${h}, ${r}, ${t}) has an id outside ${numEntities} entities / ${numRelations} relations`,
+        );
       }
       this.#head[r * numEntities + h]! += 1;
       this.#tail[r * numEntities + t]! += 1;
@@ -47,15 +52,22 @@ export class FrequencyBaseline implements Scorer {
   }
 
   scoreBatch(triples: Int32Array, side: EvaluationSide): Float32Array {
-    if (side !== "head" && side !== "tail") throw new KgrankInputError("side", `must be "head" or "tail", got ${describe(side)}`);
+    if (side !== "head" && side !== "tail")
+      throw new KgrankInputError("side", `must be "head" or "tail", got ${describe(side)}`);
     const n = this.numEntities;
     const rows = Math.floor(triples.length / 3);
     const table = side === "head" ? this.#head : this.#tail;
     checkTableLength("triples", `rows x numEntities (${rows} x ${n})`, rows * n, 4);
-    const out = allocateTable("FrequencyBaseline.scoreBatch", "triples", 4 * rows * n, () => new Float32Array(rows * n));
+    const out = allocateTable(
+      "FrequencyBaseline.scoreBatch",
+      "triples",
+      4 * rows * n,
+      () => new Float32Array(rows * n),
+    );
     for (let i = 0; i < rows; i++) {
       const r = triples[3 * i + 1]!;
-      if (r < 0 || r >= this.numRelations) throw new KgrankInputError("triples", `row ${i}: relation ${r} is not in [0, ${this.numRelations})`);
+      if (r < 0 || r >= this.numRelations)
+        throw new KgrankInputError("triples", `row ${i}: relation ${r} is not in [0, ${this.numRelations})`);
       out.set(table.subarray(r * n, (r + 1) * n), i * n);
     }
     return out;

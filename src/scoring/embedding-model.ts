@@ -43,21 +43,38 @@ export interface EmbeddingModelOptions {
 }
 
 export const EMBEDDING_MODEL_KEYS = optionKeys<EmbeddingModelOptions>({
-  interaction: 1, entityEmbeddings: 1, relationEmbeddings: 1, complexLayout: 1, precision: 1, phaseScale: 1,
+  interaction: 1,
+  entityEmbeddings: 1,
+  relationEmbeddings: 1,
+  complexLayout: 1,
+  precision: 1,
+  phaseScale: 1,
   normalizeEntities: 1,
 });
 
 const CODES: Record<InteractionName, number> = {
-  "transe-l1": 0, "transe-l2": 1, distmult: 2, complex: 3, rotate: 4, pairre: 5, "rotate-l2": 6,
+  "transe-l1": 0,
+  "transe-l2": 1,
+  distmult: 2,
+  complex: 3,
+  rotate: 4,
+  pairre: 5,
+  "rotate-l2": 6,
 };
 
 function matrix(name: string, value: unknown, wide: boolean): { data: FloatArray; rows: number; cols: number } {
   if (value === null || typeof value !== "object" || !("data" in value) || !("shape" in value)) {
-    throw new KgrankInputError(name, `must be { data, shape: [rows, columns] } (e.g. what readNpy returns), got ${describe(value)}`);
+    throw new KgrankInputError(
+      name,
+      `must be { data, shape: [rows, columns] } (e.g. what readNpy returns), got ${describe(value)}`,
+    );
   }
   const { data, shape } = value as EmbeddingMatrix;
   if (!Array.isArray(shape) || shape.length !== 2 || !shape.every((s) => Number.isInteger(s) && s >= 1)) {
-    throw new KgrankInputError(name, `must be a 2-D matrix [rows, columns]; got shape ${describe(shape)} (reshape it to 2-D)`);
+    throw new KgrankInputError(
+      name,
+      `must be a 2-D matrix [rows, columns]; got shape ${describe(shape)} (reshape it to 2-D)`,
+    );
   }
   const [rows, cols] = shape as [number, number];
   if (!(data instanceof Float32Array || data instanceof Float64Array || Array.isArray(data))) {
@@ -66,11 +83,20 @@ function matrix(name: string, value: unknown, wide: boolean): { data: FloatArray
   if (data.length !== rows * cols) {
     throw new KgrankInputError(name, `has ${data.length} values but shape [${rows}, ${cols}] needs ${rows * cols}`);
   }
-  const out = wide ? (data instanceof Float64Array ? data : Float64Array.from(data)) : data instanceof Float32Array ? data : Float32Array.from(data);
+  const out = wide
+    ? data instanceof Float64Array
+      ? data
+      : Float64Array.from(data)
+    : data instanceof Float32Array
+      ? data
+      : Float32Array.from(data);
   for (let i = 0; i < out.length; i++) {
     const v = out[i]!;
     if (!Number.isFinite(v)) {
-      throw new KgrankInputError(name, `row ${Math.floor(i / cols)}, column ${i % cols} is ${v}${Number.isFinite(data[i]!) ? " after rounding to float32 (use precision: \"float64\")" : ""}: embeddings must be finite (check the training run or the export)`);
+      throw new KgrankInputError(
+        name,
+        `row ${Math.floor(i / cols)}, column ${i % cols} is ${v}${Number.isFinite(data[i]!) ? ' after rounding to float32 (use precision: "float64")' : ""}: embeddings must be finite (check the training run or the export)`,
+      );
     }
   }
   return { data: out, rows, cols };
@@ -94,7 +120,10 @@ export class EmbeddingModel {
     const o = options("EmbeddingModel options", args, EMBEDDING_MODEL_KEYS);
     const interaction = o.interaction as InteractionName;
     if (!INTERACTIONS.includes(interaction)) {
-      throw new KgrankInputError("interaction", `must be one of ${INTERACTIONS.join(", ")}, got ${describe(o.interaction)}`);
+      throw new KgrankInputError(
+        "interaction",
+        `must be one of ${INTERACTIONS.join(", ")}, got ${describe(o.interaction)}`,
+      );
     }
     const precision = o.precision ?? "float32";
     if (precision !== "float32" && precision !== "float64") {
@@ -116,17 +145,30 @@ export class EmbeddingModel {
       }
       layout = o.complexLayout;
       if (ent.cols % 2 !== 0) {
-        throw new KgrankInputError("entityEmbeddings", `has ${ent.cols} columns; ${interaction} needs an even width (2 x complex dimension)`);
+        throw new KgrankInputError(
+          "entityEmbeddings",
+          `has ${ent.cols} columns; ${interaction} needs an even width (2 x complex dimension)`,
+        );
       }
     } else if (o.complexLayout !== undefined) {
-      throw new KgrankInputError("complexLayout", `applies to complex, rotate and rotate-l2 only, not ${interaction}; remove it`);
+      throw new KgrankInputError(
+        "complexLayout",
+        `applies to complex, rotate and rotate-l2 only, not ${interaction}; remove it`,
+      );
     }
     const d = ent.cols;
     const allowed = interaction === "pairre" ? [2 * d] : rotation ? [d / 2, d] : [d];
     if (!allowed.includes(rel.cols)) {
-      const what = interaction === "pairre" ? `2 x ${d} = ${2 * d} ([head factor | tail factor])`
-        : rotation ? `${d / 2} (phases) or ${d} (complex numbers)` : `${d} (the entity width)`;
-      throw new KgrankInputError("relationEmbeddings", `has ${rel.cols} columns; ${interaction} with ${d}-column entities needs ${what}`);
+      const what =
+        interaction === "pairre"
+          ? `2 x ${d} = ${2 * d} ([head factor | tail factor])`
+          : rotation
+            ? `${d / 2} (phases) or ${d} (complex numbers)`
+            : `${d} (the entity width)`;
+      throw new KgrankInputError(
+        "relationEmbeddings",
+        `has ${rel.cols} columns; ${interaction} with ${d}-column entities needs ${what}`,
+      );
     }
     const phaseScale = o.phaseScale ?? 1;
     if (typeof phaseScale !== "number" || !Number.isFinite(phaseScale)) {
@@ -155,15 +197,36 @@ export class EmbeddingModel {
   }
 
   /** The kernel job for these keys (ids checked by the caller). */
-  job(side: "head" | "tail", anchor: Int32Array, relation: Int32Array, truth: Int32Array,
-    extra: Partial<Pick<EmbeddingJob, "candidates" | "negatives" | "negativesPerRow" | "excludeOffsets" | "excludeIds">> = {}): EmbeddingJob {
+  job(
+    side: "head" | "tail",
+    anchor: Int32Array,
+    relation: Int32Array,
+    truth: Int32Array,
+    extra: Partial<
+      Pick<EmbeddingJob, "candidates" | "negatives" | "negativesPerRow" | "excludeOffsets" | "excludeIds">
+    > = {},
+  ): EmbeddingJob {
     return {
-      interaction: CODES[this.interaction], layout: this.complexLayout === "interleaved" ? 1 : 0,
-      entityEmbeddings: this.#entity, relationEmbeddings: this.#relation, entityScale: this.#scale,
-      numEntities: this.numEntities, entityWidth: this.entityWidth, numRelations: this.numRelations,
-      relationWidth: this.relationWidth, phaseScale: this.phaseScale, headSide: side === "head",
-      anchor, relationIds: relation, truth, candidates: null, negatives: null, negativesPerRow: 0, excludeOffsets: null,
-      excludeIds: null, ...extra,
+      interaction: CODES[this.interaction],
+      layout: this.complexLayout === "interleaved" ? 1 : 0,
+      entityEmbeddings: this.#entity,
+      relationEmbeddings: this.#relation,
+      entityScale: this.#scale,
+      numEntities: this.numEntities,
+      entityWidth: this.entityWidth,
+      numRelations: this.numRelations,
+      relationWidth: this.relationWidth,
+      phaseScale: this.phaseScale,
+      headSide: side === "head",
+      anchor,
+      relationIds: relation,
+      truth,
+      candidates: null,
+      negatives: null,
+      negativesPerRow: 0,
+      excludeOffsets: null,
+      excludeIds: null,
+      ...extra,
     };
   }
 
@@ -179,7 +242,10 @@ export class EmbeddingModel {
     for (let i = 0; i < rows; i++) {
       const [h, r, t] = [triples[3 * i]!, triples[3 * i + 1]!, triples[3 * i + 2]!];
       if (h < 0 || t < 0 || h >= this.numEntities || t >= this.numEntities || r < 0 || r >= this.numRelations) {
-        throw new KgrankInputError("triples", `row ${i}: (${h}, ${r}, ${t}) is outside ${this.numEntities} entities / ${this.numRelations} relations`);
+        throw new KgrankInputError(
+          "triples",
+          `row ${i}: (${h}, ${r}, ${t}) is outside ${this.numEntities} entities / ${this.numRelations} relations`,
+        );
       }
       anchor[i] = h;
       rel[i] = r;
@@ -187,7 +253,11 @@ export class EmbeddingModel {
     }
     if (rows === 0) return new Float64Array(0);
     const out = new Float64Array(5 * rows + 2);
-    kernels().rankEmbeddings(this.job("tail", anchor, rel, truth, { candidates: Int32Array.of(0) }), out, threadCount(opts.threads));
+    kernels().rankEmbeddings(
+      this.job("tail", anchor, rel, truth, { candidates: Int32Array.of(0) }),
+      out,
+      threadCount(opts.threads),
+    );
     return out.slice(4 * rows, 5 * rows);
   }
 }

@@ -84,19 +84,31 @@ export function zip(members: Member[], options: { zip64?: boolean } = {}): Uint8
   eocd.writeUInt32LE(options.zip64 ? 0xffffffff : offset, 16);
   return new Uint8Array(Buffer.concat([...locals, cd, ...tail, eocd]));
 }
-export const deflated = (name: string, raw: Uint8Array, extra: Partial<Member> = {}): Member => ({ name, method: 8, data: deflateRawSync(raw), uncompressed: raw, ...extra });
+export const deflated = (name: string, raw: Uint8Array, extra: Partial<Member> = {}): Member => ({
+  name,
+  method: 8,
+  data: deflateRawSync(raw),
+  uncompressed: raw,
+  ...extra,
+});
 
 /** A stored (method 0) zip member. */
 export const stored = (name: string, raw: Uint8Array): Member => ({ name, data: raw });
 
 /** A safetensors file: 8-byte little-endian header length, the JSON header (space-padded to 8 bytes), the data. */
-export function safetensorsFile(tensors: Record<string, { data: Float32Array | Float64Array; shape: number[] }>): Uint8Array {
+export function safetensorsFile(
+  tensors: Record<string, { data: Float32Array | Float64Array; shape: number[] }>,
+): Uint8Array {
   const header: Record<string, unknown> = { __metadata__: { format: "pt" } };
   const parts: Uint8Array[] = [];
   let offset = 0;
   for (const [name, t] of Object.entries(tensors)) {
     const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
-    header[name] = { dtype: t.data instanceof Float64Array ? "F64" : "F32", shape: t.shape, data_offsets: [offset, offset + bytes.length] };
+    header[name] = {
+      dtype: t.data instanceof Float64Array ? "F64" : "F32",
+      shape: t.shape,
+      data_offsets: [offset, offset + bytes.length],
+    };
     parts.push(bytes);
     offset += bytes.length;
   }

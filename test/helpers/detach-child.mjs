@@ -6,9 +6,12 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const kg = createRequire(import.meta.url)(join(dirname(fileURLToPath(import.meta.url)), "..", "..", "dist", "cjs", "index.js"));
+const kg = createRequire(import.meta.url)(
+  join(dirname(fileURLToPath(import.meta.url)), "..", "..", "dist", "cjs", "index.js"),
+);
 const mode = process.argv[2] ?? "clone";
-const rows = 64, cols = 1 << 20;
+const rows = 64,
+  cols = 1 << 20;
 const scores = new Float32Array(rows * cols).fill(1);
 const pending = kg.computeRanks({ scores, numColumns: cols, trueIndices: new Int32Array(rows), threads: 1 });
 if (mode === "clone") structuredClone(scores.buffer, { transfer: [scores.buffer] });

@@ -103,9 +103,12 @@ export function refScore(m: RefModel, h: number, r: number, t: number): number {
     case "complex":
       // Re(h r conj(t))
       for (let k = 0; k < d / 2; k++) {
-        const a = E[re(m, h, k)]!, b = E[im(m, h, k)]!;
-        const c = R[re(m, r, k)]!, e = R[im(m, r, k)]!;
-        const x = E[re(m, t, k)]!, y = E[im(m, t, k)]!;
+        const a = E[re(m, h, k)]!,
+          b = E[im(m, h, k)]!;
+        const c = R[re(m, r, k)]!,
+          e = R[im(m, r, k)]!;
+        const x = E[re(m, t, k)]!,
+          y = E[im(m, t, k)]!;
         const pr = a * c - b * e;
         const pi = a * e + b * c;
         s += pr * x + pi * y;
@@ -116,9 +119,12 @@ export function refScore(m: RefModel, h: number, r: number, t: number): number {
       // rotate: sum_k |h_k r_k - t_k| (OGB); rotate-l2: ||h r - t||_2^2 = sum_k |h_k r_k - t_k|^2 (PyKEEN)
       const rot = rotation(m, r);
       for (let k = 0; k < d / 2; k++) {
-        const a = E[re(m, h, k)]!, b = E[im(m, h, k)]!;
-        const c = rot[2 * k]!, e = rot[2 * k + 1]!;
-        const x = E[re(m, t, k)]!, y = E[im(m, t, k)]!;
+        const a = E[re(m, h, k)]!,
+          b = E[im(m, h, k)]!;
+        const c = rot[2 * k]!,
+          e = rot[2 * k + 1]!;
+        const x = E[re(m, t, k)]!,
+          y = E[im(m, t, k)]!;
         const dr = a * c - b * e - x;
         const di = a * e + b * c - y;
         s += m.name === "rotate" ? Math.sqrt(dr * dr + di * di) : dr * dr + di * di;
@@ -151,7 +157,10 @@ export function refMagnitude(m: RefModel, h: number, r: number, t: number): numb
     case "transe-l2": {
       for (let k = 0; k < d; k++) {
         const x = Math.abs(E[h * d + k]!) + Math.abs(R[r * d + k]!) + Math.abs(E[t * d + k]!);
-        s += m.name === "transe-l1" ? x : 2 * x * Math.abs(E[h * d + k]! + R[r * d + k]! - E[t * d + k]!) + x * x * 2 ** -20;
+        s +=
+          m.name === "transe-l1"
+            ? x
+            : 2 * x * Math.abs(E[h * d + k]! + R[r * d + k]! - E[t * d + k]!) + x * x * 2 ** -20;
       }
       return s;
     }
@@ -163,7 +172,8 @@ export function refMagnitude(m: RefModel, h: number, r: number, t: number): numb
       const nh = n[h]!;
       const nt = n[t]!;
       for (let k = 0; k < d; k++) {
-        s += Math.abs((E[h * d + k]! / nh) * R[r * 2 * d + k]!) + Math.abs((E[t * d + k]! / nt) * R[r * 2 * d + d + k]!);
+        s +=
+          Math.abs((E[h * d + k]! / nh) * R[r * 2 * d + k]!) + Math.abs((E[t * d + k]! / nt) * R[r * 2 * d + d + k]!);
       }
       return 2 * s;
     }
@@ -171,8 +181,10 @@ export function refMagnitude(m: RefModel, h: number, r: number, t: number): numb
       // complex, rotate, rotate-l2: moduli per complex dimension
       const rot = m.name === "complex" ? null : rotation(m, r);
       for (let k = 0; k < d / 2; k++) {
-        const a = E[re(m, h, k)]!, b = E[im(m, h, k)]!;
-        const x = E[re(m, t, k)]!, y = E[im(m, t, k)]!;
+        const a = E[re(m, h, k)]!,
+          b = E[im(m, h, k)]!;
+        const x = E[re(m, t, k)]!,
+          y = E[im(m, t, k)]!;
         const hm = Math.abs(a) + Math.abs(b);
         const tm = Math.abs(x) + Math.abs(y);
         if (m.name === "rotate") s += 2 * (hm + tm);
@@ -180,7 +192,8 @@ export function refMagnitude(m: RefModel, h: number, r: number, t: number): numb
           // rotate-l2, as TransE-L2 per real part: 2 x |d| + x^2 2^-20 with x = hm + tm bounding each part of the
           // query (|r| = 1) and of the candidate, and |d_re| + |d_im| <= 2 |d_k| for d = e - q on either side (q
           // rotates with r).
-          const c = rot[2 * k]!, e = rot[2 * k + 1]!;
+          const c = rot[2 * k]!,
+            e = rot[2 * k + 1]!;
           const dk = Math.sqrt((a * c - b * e - x) ** 2 + (a * e + b * c - y) ** 2);
           s += 2 * (hm + tm) * 2 * dk + 2 * (hm + tm) ** 2 * 2 ** -20;
         } else {

@@ -15,7 +15,9 @@ const run = {
     new kg.RankEvaluator({ numEntities: 2 ** 31 - 1, filterTriples: new Int32Array([0, 0, 1]), sides: "tail" }),
   // 5e7 tasks: each pool thread's sample buffer is 400 MB (the allocation fails on a pool thread or the caller).
   estimate: () =>
-    kg.getMetric("median_rank").estimate({ numCandidates: kg.prepareCandidates(new Float64Array(5e7).fill(10)), numSamples: 8, seed: 1 }),
+    kg
+      .getMetric("median_rank")
+      .estimate({ numCandidates: kg.prepareCandidates(new Float64Array(5e7).fill(10)), numSamples: 8, seed: 1 }),
   // 2^31 - 1 entities, 1 relation: two float32 count tables of 8 GiB each.
   baseline: () => new kg.FrequencyBaseline(new Int32Array([0, 0, 1]), 2 ** 31 - 1, 1),
 }[which];
@@ -24,8 +26,16 @@ try {
   run();
   outcome = { outcome: "ok" };
 } catch (e) {
-  outcome = { outcome: "threw", name: e.name, code: e.code, operation: e.operation, typed: e instanceof kg.KgrankError, message: e.message };
+  outcome = {
+    outcome: "threw",
+    name: e.name,
+    code: e.code,
+    operation: e.operation,
+    typed: e instanceof kg.KgrankError,
+    message: e.message,
+  };
 }
 // The process goes on: a small call still works.
-const after = kg.computeRanksSync({ scores: new Float32Array([1, 2, 3]), numColumns: 3, trueIndices: [0] }).realistic[0];
+const after = kg.computeRanksSync({ scores: new Float32Array([1, 2, 3]), numColumns: 3, trueIndices: [0] })
+  .realistic[0];
 console.log(JSON.stringify({ ...outcome, after, backend: kg.backendInfo().backend }));

@@ -69,7 +69,12 @@ export function weightedMoments(parts: [Fraction, Fraction][], weights: number[]
   return [e, v];
 }
 
-export function exactMoments(kind: "mr" | "mrr" | "hits", numCandidates: number[], weights?: number[], k = 1): [Fraction, Fraction] {
+export function exactMoments(
+  kind: "mr" | "mrr" | "hits",
+  numCandidates: number[],
+  weights?: number[],
+  k = 1,
+): [Fraction, Fraction] {
   const parts = numCandidates.map((n): [Fraction, Fraction] => {
     const N = BigInt(n);
     if (kind === "mr") return [new Fraction(N + 1n, 2n), new Fraction(N * N - 1n, 12n)];
@@ -117,21 +122,37 @@ export function refValue(key: string, r: number[], w?: number[]): number {
   const mean = r.reduce((a, b) => a + b, 0) / r.length;
   const variance = r.reduce((a, x) => a + (x - mean) ** 2, 0) / r.length;
   switch (key) {
-    case "arithmetic_mean_rank": return wmean((x) => x);
-    case "inverse_arithmetic_mean_rank": return 1 / wmean((x) => x);
-    case "geometric_mean_rank": return Math.exp(wmean(Math.log));
-    case "inverse_geometric_mean_rank": return Math.exp(-wmean(Math.log));
-    case "harmonic_mean_rank": return 1 / wmean((x) => 1 / x);
-    case "inverse_harmonic_mean_rank": return wmean((x) => 1 / x);
-    case "median_rank": return refMedian(r, w);
-    case "inverse_median_rank": return 1 / refMedian(r, w);
-    case "standard_deviation": return Math.sqrt(variance);
-    case "variance": return variance;
+    case "arithmetic_mean_rank":
+      return wmean((x) => x);
+    case "inverse_arithmetic_mean_rank":
+      return 1 / wmean((x) => x);
+    case "geometric_mean_rank":
+      return Math.exp(wmean(Math.log));
+    case "inverse_geometric_mean_rank":
+      return Math.exp(-wmean(Math.log));
+    case "harmonic_mean_rank":
+      return 1 / wmean((x) => 1 / x);
+    case "inverse_harmonic_mean_rank":
+      return wmean((x) => 1 / x);
+    case "median_rank":
+      return refMedian(r, w);
+    case "inverse_median_rank":
+      return 1 / refMedian(r, w);
+    case "standard_deviation":
+      return Math.sqrt(variance);
+    case "variance":
+      return variance;
     case "median_absolute_deviation": {
       const m = refMedian(r, w);
-      return refMedian(r.map((x) => Math.abs(x - m)), w) / 0.6744897501960817;
+      return (
+        refMedian(
+          r.map((x) => Math.abs(x - m)),
+          w,
+        ) / 0.6744897501960817
+      );
     }
-    case "count": return r.length;
+    case "count":
+      return r.length;
   }
   throw new Error(`no reference for ${key}`);
 }

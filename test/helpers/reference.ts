@@ -7,7 +7,11 @@ export interface RefCounts {
 }
 
 /** Counts by sorting each row (a different algorithm from the kernels' single pass). */
-export function referenceCounts(scores: ArrayLike<number>, numColumns: number, thresholds: ArrayLike<number>): RefCounts {
+export function referenceCounts(
+  scores: ArrayLike<number>,
+  numColumns: number,
+  thresholds: ArrayLike<number>,
+): RefCounts {
   const rows = thresholds.length;
   const out: RefCounts = { greater: [], equal: [], nan: [] };
   for (let r = 0; r < rows; r++) {
@@ -39,12 +43,36 @@ export function rng(seed: number): () => number {
 
 /** Values that stress comparisons: NaN, signed zeros, infinities, subnormals, extremes, ties. */
 export const SPECIAL_F32 = [
-  0, -0, 1, -1, Infinity, -Infinity, NaN, 1.401298464324817e-45, -1.401298464324817e-45, 1.1754943508222875e-38,
-  3.4028234663852886e38, -3.4028234663852886e38, 0.5, 2,
+  0,
+  -0,
+  1,
+  -1,
+  Infinity,
+  -Infinity,
+  NaN,
+  1.401298464324817e-45,
+  -1.401298464324817e-45,
+  1.1754943508222875e-38,
+  3.4028234663852886e38,
+  -3.4028234663852886e38,
+  0.5,
+  2,
 ];
 export const SPECIAL_F64 = [
-  0, -0, 1, -1, Infinity, -Infinity, NaN, 5e-324, -5e-324, 2.2250738585072014e-308, Number.MAX_VALUE, -Number.MAX_VALUE,
-  0.5, 2,
+  0,
+  -0,
+  1,
+  -1,
+  Infinity,
+  -Infinity,
+  NaN,
+  5e-324,
+  -5e-324,
+  2.2250738585072014e-308,
+  Number.MAX_VALUE,
+  -Number.MAX_VALUE,
+  0.5,
+  2,
 ];
 
 export interface RefRanks {

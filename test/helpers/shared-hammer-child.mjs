@@ -56,21 +56,23 @@ function failed(e) {
 const ranksValid = (cols) => (r) =>
   r.realistic.every((x) => x >= 1 && x <= cols) && r.optimistic.every((x) => x >= 1 && x <= cols);
 
-const rows = 2048, cols = 512;
+const rows = 2048,
+  cols = 512;
 const scores = new Float32Array(rows * cols).map((_, i) => (i * 2654435761) % 97);
 
 async function main() {
   let worker = null;
   if (which === "computeRanksSync" || which === "computeRanks") {
     const sab = new SharedArrayBuffer(rows * 4);
-    const trueIndices = new Int32Array(sab);  // (map() would return an unshared copy)
+    const trueIndices = new Int32Array(sab); // (map() would return an unshared copy)
     for (let r = 0; r < rows; r++) trueIndices[r] = (r * 7) % cols;
     worker = await hammer(sab, "i32", cols, HUGE);
     for (let k = 0; k < iterations; k++) {
       try {
-        const res = which === "computeRanksSync"
-          ? kg.computeRanksSync({ scores, numColumns: cols, trueIndices })
-          : await kg.computeRanks({ scores, numColumns: cols, trueIndices });
+        const res =
+          which === "computeRanksSync"
+            ? kg.computeRanksSync({ scores, numColumns: cols, trueIndices })
+            : await kg.computeRanks({ scores, numColumns: cols, trueIndices });
         record(res, ranksValid(cols));
       } catch (e) {
         failed(e);
@@ -82,7 +84,12 @@ async function main() {
     const want = kg.computeRanksSync({ scores, numColumns: cols, trueIndices });
     for (let k = 0; k < iterations; k++) {
       const idx = trueIndices.slice();
-      const busy = kg.computeRanks({ scores: new Float32Array(64 * (1 << 16)), numColumns: 1 << 16, trueIndices: new Int32Array(64), threads: 1 });
+      const busy = kg.computeRanks({
+        scores: new Float32Array(64 * (1 << 16)),
+        numColumns: 1 << 16,
+        trueIndices: new Int32Array(64),
+        threads: 1,
+      });
       const pending = kg.computeRanks({ scores, numColumns: cols, trueIndices: idx });
       idx.fill(HUGE[k % HUGE.length]);
       try {
@@ -97,7 +104,9 @@ async function main() {
     // Filter triples (build) or evaluated triples (one-call batch) in a SharedArrayBuffer; anchors are hammered with
     // valid ids (the index counted per anchor in one pass and filled in a second: changed anchors overflowed a
     // bucket) and with ids out of range.
-    const numEntities = 4096, numRelations = 8, n = 1 << 16;
+    const numEntities = 4096,
+      numRelations = 8,
+      n = 1 << 16;
     const sab = new SharedArrayBuffer(n * 3 * 4);
     const triples = new Int32Array(sab);
     for (let i = 0; i < n; i++) {
@@ -108,9 +117,19 @@ async function main() {
     const tailRows = 64;
     const batchScores = new Float32Array(tailRows * numEntities).map((_, i) => (i * 31) % 89);
     const plain = Int32Array.from(triples.subarray(0, tailRows * 3));
-    const evaluator = which === "addSync" ? new kg.RankEvaluator({ numEntities, numRelations, filterTriples: plain, sides: "tail" }) : null;
+    const evaluator =
+      which === "addSync"
+        ? new kg.RankEvaluator({ numEntities, numRelations, filterTriples: plain, sides: "tail" })
+        : null;
     const evalTriples = which === "addSync" ? new Int32Array(sab, 0, tailRows * 3) : null;
-    worker = await hammer(sab, "i32", numEntities, [numEntities - 1, numEntities, 2 ** 31 - 1, -1], 3, which === "addSync" ? 2 : 0);
+    worker = await hammer(
+      sab,
+      "i32",
+      numEntities,
+      [numEntities - 1, numEntities, 2 ** 31 - 1, -1],
+      3,
+      which === "addSync" ? 2 : 0,
+    );
     for (let k = 0; k < iterations; k++) {
       try {
         if (which === "filterIndex") {
