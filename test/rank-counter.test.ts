@@ -1,13 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
-import {
-  computeRanksSync,
-  KgrankInputError,
-  KgrankStateError,
-  RankCounter,
-  type Ranks,
-} from "../src/index";
+import { computeRanksSync, KgrankInputError, KgrankStateError, RankCounter, type Ranks } from "../src/index";
 import { rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
 

@@ -28,16 +28,7 @@ import {
   type WorkerOptions,
 } from "./queue";
 import { shardArg } from "./shard";
-import {
-  collect,
-  formatOption,
-  intArg,
-  ksOption,
-  listArg,
-  type Out,
-  outputOption,
-  quietOption,
-} from "./shared";
+import { collect, formatOption, intArg, ksOption, listArg, type Out, outputOption, quietOption } from "./shared";
 
 // ---- program -----------------------------------------------------------------------------------------------------
 

@@ -149,12 +149,7 @@ function readIdMap(file: string, argument: string): string[] {
 }
 
 /** The matrix with its rows reordered to `labels` through the id map's row labels. */
-function mapRows(
-  m: NpyData,
-  rowLabels: string[],
-  labels: readonly string[],
-  mapArg: string,
-): NpyData {
+function mapRows(m: NpyData, rowLabels: string[], labels: readonly string[], mapArg: string): NpyData {
   const [rows, cols] = m.shape as [number, number];
   if (rowLabels.length !== rows) {
     throw new KgrankInputError(
