@@ -194,32 +194,6 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     }
   });
 
-  it("README's examples are what the commands print (evaluate, metrics, expectations)", () => {
-    const readme = readFileSync(path.join(root, "README.md"), "utf8");
-    /** The lines of the README's code block that follows "$ <command>", up to the closing fence. */
-    const block = (command: string) => {
-      const start = readme.indexOf(`$ ${command}\n`);
-      expect(start, command).toBeGreaterThan(0);
-      const body = readme.slice(start + command.length + 3);
-      return body.slice(0, body.indexOf("```")).trimEnd().split("\n");
-    };
-    // Machine-dependent lines (backend header, timing) are left out of the comparison.
-    const stable = (lines: string[]) =>
-      lines.filter((l) => !/^kgrank-native .*backend|^done in /.test(l)).map((l) => l.trimEnd());
-    const run = (args: string[]) => {
-      const r = kgrank(args);
-      expect(r.status, r.stderr).toBe(0);
-      return r.stdout.trimEnd().split("\n");
-    };
-    expect(stable(block("npx kgrank evaluate"))).toEqual(stable(run(["evaluate"])));
-    expect(block("npx kgrank metrics --ranks ranks.txt --num-candidates nc.txt")).toEqual(
-      run(["metrics", "--ranks", "ranks.txt", "--num-candidates", "nc.txt"]),
-    );
-    expect(block("npx kgrank expectations --dataset nations --split test")).toEqual(
-      run(["expectations", "--dataset", "nations", "--split", "test"]),
-    );
-  });
-
   it("the mistakes a new user makes are caught with the flag and the fix named", () => {
     const json = (args: string[]) => {
       const r = kgrank([...args, "--format", "json"]);

@@ -24,7 +24,9 @@ struct Avx512 {
   static unsigned eq(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
   static unsigned unord(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
   static uint32_t popcount(unsigned m) { return static_cast<uint32_t>(_mm_popcnt_u32(m)); }
-  static V sqrt(V a) { return _mm512_sqrt_ps(a); }
+  // The zero-masked form with every lane selected is the same vsqrtps; _mm512_sqrt_ps passes an undefined vector
+  // as its (unused) merge source, which GCC reports as -Wmaybe-uninitialized once inlined.
+  static V sqrt(V a) { return _mm512_maskz_sqrt_ps(static_cast<__mmask16>(0xFFFF), a); }
 };
 }  // namespace
 

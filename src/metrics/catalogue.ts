@@ -282,7 +282,7 @@ function rangeText(r: {
 }
 
 /**
- * The catalogue as a markdown table (README "Metrics"; test/metrics-readme.test.ts keeps the README in step):
+ * The catalogue as a markdown table (docs/metrics.md; test/metrics-docs.test.ts keeps the page in step):
  * key, synonyms, direction, range, closed-form E and Var, weights.
  */
 export function metricsMarkdownTable(): string {
