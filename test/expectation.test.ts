@@ -9,8 +9,8 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
-import { kernels, nativeAddon } from "../src/backend";
-import { type CandidateHistogram, ClosedMetricCode } from "../src/kernels";
+import { kernels, nativeAddon } from "../src/backend/backend";
+import { type CandidateHistogram, ClosedMetricCode } from "../src/contract/kernels";
 import { getMetric, NoClosedFormError } from "../src/index";
 import { bruteForceMoments, exactMoments, refValue, relErr } from "./helpers/metricsReference";
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { kernels } from "../src/backend";
+import { kernels } from "../src/backend/backend";
 import { relErr } from "./helpers/metricsReference";
 
 const fixtures: [number, number, string][] = JSON.parse(

@@ -12,7 +12,7 @@ import { join } from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { allKernels, kernels } from "../src/backend";
+import { allKernels, kernels } from "../src/backend/backend";
 import { getMetric, NoClosedFormError } from "../src/index";
 import { medianMoments } from "../src/metrics/median";
 import { costRatio } from "./helpers/cost";

@@ -4,7 +4,7 @@
  * compareRuns(): every later run against the first.
  */
 import { type Comparison, compareRuns } from "../compare/paired";
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 
 import { csv, type Format, fmt, fmtP, json, table } from "./format";
 import { loadRun } from "./rank-files";

@@ -2,14 +2,14 @@
 import { readdirSync, statSync } from "node:fs";
 import * as path from "node:path";
 
-import { backendInfo } from "../backend";
-import { KgrankInputError } from "../errors";
+import { backendInfo } from "../backend/backend";
+import { KgrankInputError } from "../checks/errors";
 import { RankEvaluator } from "../evaluation/evaluator";
 import type { RankResults } from "../evaluation/results";
 import { writeFileAtomic } from "../io/atomic";
 import { type Dataset, type Split } from "../io/datasets";
 import { loadEmbeddingModel } from "../io/model-dir";
-import { turn } from "../jobs";
+import { turn } from "../backend/jobs";
 import { metricSelection } from "../metrics/index";
 import { FrequencyBaseline } from "../scoring/baseline";
 import type { ComplexLayout, InteractionName } from "../scoring/embedding-model";

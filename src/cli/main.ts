@@ -8,10 +8,10 @@ import * as path from "node:path";
 
 import { Command, CommanderError, Option } from "commander";
 
-import { backendInfo } from "../backend";
-import { KgrankError, KgrankInputError } from "../errors";
+import { backendInfo } from "../backend/backend";
+import { KgrankError, KgrankInputError } from "../checks/errors";
 import { removePendingFiles } from "../io/atomic";
-import { quoted } from "../suggest";
+import { quoted } from "../text/suggest";
 
 import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
 import { evaluate, type EvaluateOptions } from "./evaluate";

@@ -6,7 +6,7 @@
  */
 import * as path from "node:path";
 
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 import { RankEvaluator } from "../evaluation/evaluator";
 import type { RankResults } from "../evaluation/results";
 import { stateMeta } from "../evaluation/state";

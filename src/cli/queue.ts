@@ -20,7 +20,7 @@ import * as path from "node:path";
 
 import type { Job, Queue, Worker } from "bullmq";
 
-import { KgrankError, KgrankInputError } from "../errors";
+import { KgrankError, KgrankInputError } from "../checks/errors";
 import { removePendingFiles } from "../io/atomic";
 
 import type { Format } from "./format";

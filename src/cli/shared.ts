@@ -3,7 +3,7 @@ import * as path from "node:path";
 
 import { Option } from "commander";
 
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 import type { RankResults } from "../evaluation/results";
 import { writeFileAtomic } from "../io/atomic";
 import { type Dataset, loadDataset, loadDatasetAsync, type Split, SPLITS } from "../io/datasets";
@@ -11,7 +11,7 @@ import { readRegularFile } from "../io/files";
 import { type NpyData, readNpy } from "../io/npy";
 import { readNpz } from "../io/npz";
 import { readSafetensors } from "../io/safetensors";
-import { formatDims, quoted, quotedList } from "../suggest";
+import { formatDims, quoted, quotedList } from "../text/suggest";
 
 import { filteredCandidateCounts } from "./candidates";
 import { FORMATS } from "./format";

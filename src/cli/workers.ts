@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 
-import { KgrankError, KgrankInputError } from "../errors";
+import { KgrankError, KgrankInputError } from "../checks/errors";
 import { writeFileAtomic } from "../io/atomic";
 
 import type { Format } from "./format";

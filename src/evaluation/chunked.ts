@@ -7,12 +7,12 @@
  * never needs all rows x numEntities scores at once. The true scores must be known up front (score the true triples
  * first), because every slice is counted against them.
  */
-import { KgrankInputError, KgrankStateError } from "../errors";
-import type { FilterIndexHandle, FloatArray } from "../kernels";
+import { KgrankInputError, KgrankStateError } from "../checks/errors";
+import type { FilterIndexHandle, FloatArray } from "../contract/kernels";
 import { FilteredRankCounter, RankCounter } from "../ranking/rank-counter";
 import type { Ranks } from "../ranking/ranks";
-import { type AsyncOptions, callOptions } from "../jobs";
-import { describe, integer, isArrayLike, optionKeys, options, threadCount, tripleArray } from "../validate";
+import { type AsyncOptions, callOptions } from "../backend/jobs";
+import { describe, integer, isArrayLike, optionKeys, options, threadCount, tripleArray } from "../checks/validate";
 import { sideArg } from "./inputs";
 import type { BatchContext } from "./score-batch";
 import type { TaskColumns } from "./task-buffer";

@@ -6,13 +6,13 @@
  * The evaluator only keeps the books: inputs are checked in ./inputs, tasks selected in ./selection, score batches
  * ranked in ./score-batch, weights in ./weighting, results in ./finalize + ./tabulate (ARCHITECTURE.md: one batch).
  */
-import { backendInfo, kernels } from "../backend";
-import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
-import type { FilterIndexHandle } from "../kernels";
+import { backendInfo, kernels } from "../backend/backend";
+import { KgrankInputError, KgrankStateError, watchDetach } from "../checks/errors";
+import type { FilterIndexHandle } from "../contract/kernels";
 import { metricSelection } from "../metrics/index";
-import { type AsyncOptions, callOptions, nestedCall, withJob } from "../jobs";
+import { type AsyncOptions, callOptions, nestedCall, withJob } from "../backend/jobs";
 import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
-import { isArrayLike, options, signalOption } from "../validate";
+import { isArrayLike, options, signalOption } from "../checks/validate";
 import { type ChunkedBatch, openChunkedBatch } from "./chunked";
 import { finalizeRun, type FinalizeRun, finishAsync } from "./finalize";
 import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";

@@ -2,10 +2,10 @@
  * Checks of the evaluator's inputs: id arrays, triples, sides. Each throws a KgrankInputError naming the argument
  * and what is accepted; each returns the value in the form the kernels take.
  */
-import { KgrankInputError } from "../errors";
-import type { FloatArray } from "../kernels";
+import { KgrankInputError } from "../checks/errors";
+import type { FloatArray } from "../contract/kernels";
 import { DEFAULT_KS, metricSelection } from "../metrics/index";
-import { describe, integer, isArrayLike, threadCount, tripleArray } from "../validate";
+import { describe, integer, isArrayLike, threadCount, tripleArray } from "../checks/validate";
 import type { BatchContext } from "./score-batch";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
 import type { EvaluationSide, Weighting } from "./types";

@@ -5,13 +5,13 @@
  * counted in the same pass, never materialised), then the counts become task columns as in ./score-batch.
  * With `negatives` (OGB protocol) the K given entities per triple are the candidates, unfiltered, as addSampled.
  */
-import { kernels } from "../backend";
-import { KgrankInputError, nanTrueScore } from "../errors";
-import type { CallJob } from "../jobs";
-import type { EmbeddingJob } from "../kernels";
+import { kernels } from "../backend/backend";
+import { KgrankInputError, nanTrueScore } from "../checks/errors";
+import type { CallJob } from "../backend/jobs";
+import type { EmbeddingJob } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { EmbeddingModel } from "../scoring/embedding-model";
-import { describe, isArrayLike, optionKeys, threadCount, tripleArray } from "../validate";
+import { describe, isArrayLike, optionKeys, threadCount, tripleArray } from "../checks/validate";
 import type { BatchContext } from "./score-batch";
 import type { TaskColumns } from "./task-buffer";
 import type { EvaluationSide } from "./types";

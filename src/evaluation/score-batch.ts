@@ -7,11 +7,11 @@
  * keys, the filtered count and the ranks with no per-row JavaScript. Its problems come back as codes and are raised
  * with the same messages as the general path's.
  */
-import { kernels } from "../backend";
-import { KgrankInputError } from "../errors";
-import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl } from "../kernels";
+import { kernels } from "../backend/backend";
+import { KgrankInputError } from "../checks/errors";
+import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
-import { floatMatrix, threadCount, tripleArray } from "../validate";
+import { floatMatrix, threadCount, tripleArray } from "../checks/validate";
 import { sideArg } from "./inputs";
 import { nanTrueTask, notInFilter, type TaskKeys, type TaskSelection } from "./selection";
 import type { TaskColumns } from "./task-buffer";

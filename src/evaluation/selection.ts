@@ -6,8 +6,8 @@
  * Under entity restriction the index lives in compact ids (position among the sorted kept entities), so only the
  * kept entities are candidates and the kernels see contiguous columns.
  */
-import { KgrankInputError, nanTrueScore } from "../errors";
-import type { FilterIndexHandle, FloatArray } from "../kernels";
+import { KgrankInputError, nanTrueScore } from "../checks/errors";
+import type { FilterIndexHandle, FloatArray } from "../contract/kernels";
 import { idSet } from "./inputs";
 import type { EvaluationSide } from "./types";
 

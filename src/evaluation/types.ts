@@ -2,15 +2,15 @@
  * The evaluator's public types: its options, the batches it takes and the provenance it reports. In their own file
  * so results, tabulation and the CLI can name them without importing the evaluator (no import circle).
  */
-import type { Side } from "../kernels";
+import type { Side } from "../contract/kernels";
 import type { MetricQuery } from "../metrics/names";
 import type { Interval, RankType, ResultSide } from "../metrics/types";
 import type { TaskColumns } from "./task-buffer";
 import type { ChunkedBatchOptions } from "./chunked";
 
 export type { ChunkedBatchOptions } from "./chunked";
-import type { AsyncOptions } from "../jobs";
-import { optionKeys } from "../validate";
+import type { AsyncOptions } from "../backend/jobs";
+import { optionKeys } from "../checks/validate";
 
 export type EvaluationSide = Side;
 export type Weighting = "micro" | "macro";

@@ -9,8 +9,8 @@
  * stops there and resolves with incomplete output: the facade, which watches every input of an async call
  * (src/errors.ts watchDetach), then rejects with KgrankDetachedError as it does for the native job.
  */
-import { SLICE_MS, turn } from "../jobs";
-import type { CountBuffers, JobControl } from "../kernels";
+import { SLICE_MS, turn } from "../backend/jobs";
+import type { CountBuffers, JobControl } from "../contract/kernels";
 
 /**
  * Runs `step(r0, r1)` over [0, rows) in consecutive slices; `work` estimates one row's cost (elements touched), which

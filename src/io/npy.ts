@@ -8,11 +8,11 @@ import { isUtf8 } from "node:buffer";
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 
-import { nativeAddon, nativeParse } from "../backend";
-import { KgrankInputError } from "../errors";
-import { formatDims, quoted } from "../suggest";
-import { describe, optionKeys, options as checkOptions, signalOption } from "../validate";
-import { allocate } from "./alloc";
+import { nativeAddon, nativeParse } from "../backend/backend";
+import { KgrankInputError } from "../checks/errors";
+import { formatDims, quoted } from "../text/suggest";
+import { describe, optionKeys, options as checkOptions, signalOption } from "../checks/validate";
+import { allocate } from "../checks/alloc";
 import { writeFileAtomic } from "./atomic";
 import { checkRegularFileAsync, fileError, openRegularFile } from "./files";
 import { runSteps, runStepsAsync, STEP, type Steps } from "./steps";

@@ -6,9 +6,9 @@
  */
 import { isAscii, isUtf8 } from "node:buffer";
 
-import { nativeAddon, nativeParse } from "../backend";
-import { KgrankInputError } from "../errors";
-import { options as checkOptions } from "../validate";
+import { nativeAddon, nativeParse } from "../backend/backend";
+import { KgrankInputError } from "../checks/errors";
+import { options as checkOptions } from "../checks/validate";
 import { readRegularFile } from "./files";
 import { utf8ErrorOffset } from "./npy";
 import { ROW_STEP, runSteps, type Steps } from "./steps";

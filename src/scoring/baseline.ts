@@ -4,10 +4,10 @@
  * number of training triples (·, r, e), and of a candidate head e for (?, r, t) the number of (e, r, ·). It is
  * deterministic and ties many candidates, which is why the rank type matters.
  */
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 import type { EvaluationSide } from "../evaluation/types";
-import { allocateTable, checkTableLength } from "../io/alloc";
-import { describe, integer, tripleArray } from "../validate";
+import { allocateTable, checkTableLength } from "../checks/alloc";
+import { describe, integer, tripleArray } from "../checks/validate";
 
 export interface Scorer {
   readonly numEntities: number;

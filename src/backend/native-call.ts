@@ -2,7 +2,7 @@
  * What the addon throws, as the facade's typed errors: every binding call of src/backend.ts and src/nativeMetrics.ts
  * goes through nativeCall / nativeCallAsync.
  */
-import { KgrankInputError, KgrankMemoryError } from "./errors";
+import { KgrankInputError, KgrankMemoryError } from "../checks/errors";
 
 /** native/core/status.h StatusCode::InvalidInput (src/backend.ts NativeStatus.invalidInput). */
 const INVALID_INPUT = 1;

@@ -10,8 +10,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 
-import { KgrankBackendError, KgrankInputError } from "./errors";
-import { tsKernels as fallbackKernels } from "./fallback/index";
+import { KgrankBackendError, KgrankInputError } from "../checks/errors";
+import { tsKernels as fallbackKernels } from "../fallback/index";
 import type {
   BackendName,
   CountBuffers,
@@ -23,9 +23,9 @@ import type {
   Kernels,
   Side,
   SimdLevel,
-} from "./kernels";
-import { nativeCall, nativeCallAsync, nativeError, withMemoryErrors } from "./nativeCall";
-import { type NativeMetricsAddon, nativeMetricKernels } from "./nativeMetrics";
+} from "../contract/kernels";
+import { nativeCall, nativeCallAsync, nativeError, withMemoryErrors } from "./native-call";
+import { type NativeMetricsAddon, nativeMetricKernels } from "./native-metrics";
 
 /** A parsed .npy header as the addon returns it (src/io/npy.ts NpyHeader). */
 export interface NativeNpyHeader {

@@ -6,8 +6,8 @@
  * rejects with the signal's reason - a DOMException named "AbortError" unless `abort(reason)` gave another - once no
  * work of it runs any more, and records nothing: whatever the call would have changed is as before it.
  */
-import type { JobControl } from "./kernels";
-import { optionKeys, options, progressOption, signalOption } from "./validate";
+import type { JobControl } from "../contract/kernels";
+import { optionKeys, options, progressOption, signalOption } from "../checks/validate";
 
 /** Work done so far by an async call, in its tasks (rows: one per ranking task). */
 export interface Progress {
