@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { kernels, nativeAddon } from "../src/backend/backend";
 import { type CandidateHistogram, ClosedMetricCode } from "../src/contract/kernels";
 import { getMetric, NoClosedFormError } from "../src/index";
-import { bruteForceMoments, exactMoments, refValue, relErr } from "./helpers/metricsReference";
+import { bruteForceMoments, exactMoments, refValue, relErr } from "./helpers/metrics-reference";
 
 const fixtures = JSON.parse(readFileSync(join(__dirname, "fixtures", "metrics-reference.json"), "utf8"));
 

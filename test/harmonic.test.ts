@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
 import { kernels } from "../src/backend/backend";
-import { relErr } from "./helpers/metricsReference";
+import { relErr } from "./helpers/metrics-reference";
 
 const fixtures: [number, number, string][] = JSON.parse(
   readFileSync(join(__dirname, "fixtures", "generalized-harmonic.json"), "utf8"),

@@ -14,7 +14,7 @@ import {
   UnknownMetricError,
 } from "../src/index";
 import { FIXED_METRIC_KEYS, METRIC_SYNONYMS, type MetricQuery } from "../src/metrics/index";
-import { refMedian, refValue, relErr } from "./helpers/metricsReference";
+import { refMedian, refValue, relErr } from "./helpers/metrics-reference";
 import { closest } from "../src/text/suggest";
 import { rng } from "./helpers/reference";
 
