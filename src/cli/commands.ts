@@ -16,7 +16,7 @@ import {
 import type { RankMetric } from "../metrics/types";
 import { quoted } from "../text/suggest";
 
-import { csv, type Format, fmt, fmtP, json, table } from "./format";
+import { csv, type Format, fmt, fmtP, json, table } from "../run/format";
 import { candidateCounts, datasetFrom, emit, type Out, readNumbers } from "./shared";
 
 export async function metricsCommand(

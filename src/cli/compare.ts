@@ -6,7 +6,7 @@
 import { type Comparison, compareRuns } from "../compare/paired";
 import { KgrankInputError } from "../checks/errors";
 
-import { csv, type Format, fmt, fmtP, json, table } from "./format";
+import { csv, type Format, fmt, fmtP, json, table } from "../run/format";
 import { loadRun } from "./rank-files";
 import { emit, type Out } from "./shared";
 

@@ -14,10 +14,10 @@ import { removePendingFiles } from "../io/atomic";
 import { quoted } from "../text/suggest";
 
 import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
-import { evaluate, type EvaluateOptions } from "./evaluate";
-import { datasetOptions, evaluateFlags, givenKeys } from "./flags";
+import { evaluate, type EvaluateOptions } from "../run/evaluate-run";
+import { datasetOptions, evaluateFlags, givenKeys } from "../run/flags";
 import { compareCommand, type CompareCliOptions } from "./compare";
-import { mergeCommand, type MergeOptions } from "./merge";
+import { mergeCommand, type MergeOptions } from "../run/merge";
 import { plotCommand, reportCommand } from "./report";
 import {
   DEFAULT_CLOSE_TIMEOUT_MS,
@@ -26,8 +26,8 @@ import {
   type SubmitOptions,
   workerCommand,
   type WorkerOptions,
-} from "./queue";
-import { shardArg } from "./shard";
+} from "../run/queue";
+import { shardArg } from "../run/shard";
 import { collect, formatOption, intArg, ksOption, listArg, type Out, outputOption, quietOption } from "./shared";
 
 // ---- program -----------------------------------------------------------------------------------------------------

@@ -13,8 +13,8 @@ import { readNpz } from "../io/npz";
 import { readSafetensors } from "../io/safetensors";
 import { formatDims, quoted, quotedList } from "../text/suggest";
 
-import { filteredCandidateCounts } from "./candidates";
-import { FORMATS } from "./format";
+import { filteredCandidateCounts } from "../evaluation/candidate-counts";
+import { FORMATS } from "../run/format";
 
 export interface Out {
   stdout: (s: string) => void;

@@ -28,7 +28,7 @@ import { type MergedRun, mergeShards, printMerged } from "./merge";
 import { Progress } from "./progress";
 import { pathFlags } from "./flags";
 import { childArgs } from "./workers";
-import type { Out } from "./shared";
+import type { Out } from "../cli/shared";
 
 export const DEFAULT_QUEUE = "kgrank";
 
@@ -120,7 +120,7 @@ export async function startShardWorker(
       );
       let stderr = "";
       let last = 0;
-      const { main } = await import("./main");
+      const { main } = await import("../cli/main");
       const code = await main([...args, "--shard", `${shard}/${shards}`, "--save-state", file, "--quiet"], {
         stdout: () => undefined,
         stderr: (s) => (stderr += s),

@@ -5,7 +5,7 @@
  */
 import { Command, Option } from "commander";
 
-import { formatOption, intArg, ksOption, listArg, outputOption, quietOption, splitArg } from "./shared";
+import { formatOption, intArg, ksOption, listArg, outputOption, quietOption, splitArg } from "../cli/shared";
 
 export function datasetOptions(cmd: Command, splitDefault = "test"): Command {
   return cmd

@@ -33,7 +33,7 @@ import {
   safeGet,
   SIDES,
   type TaskSide,
-} from "./shared";
+} from "../cli/shared";
 
 // ---- evaluate ----------------------------------------------------------------------------------------------------
 
