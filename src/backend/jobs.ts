@@ -65,14 +65,6 @@ export function callOptions(
   return { o, a: asyncArgs(o) };
 }
 
-/** Work run between two event-loop turns by the code that slices long work (well under a ~50 ms turn). */
-export const SLICE_MS = 10;
-
-/** Yields to the event loop: resolves after pending I/O callbacks and timers have run (setImmediate). */
-export function turn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
 /** Shortest time between two intermediate progress calls. */
 const PROGRESS_MS = 50;
 

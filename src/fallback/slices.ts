@@ -9,7 +9,7 @@
  * stops there and resolves with incomplete output: the facade, which watches every input of an async call
  * (src/errors.ts watchDetach), then rejects with KgrankDetachedError as it does for the native job.
  */
-import { SLICE_MS, turn } from "../backend/jobs";
+import { SLICE_MS, turn } from "../contract/event-loop";
 import type { CountBuffers, JobControl } from "../contract/kernels";
 
 /**

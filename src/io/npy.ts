@@ -8,7 +8,7 @@ import { isUtf8 } from "node:buffer";
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 
-import { nativeAddon, nativeParse } from "../backend/backend";
+import { nativeParsers } from "../backend/parsers";
 import { KgrankInputError } from "../checks/errors";
 import { formatDims, quoted } from "../text/suggest";
 import { describe, optionKeys, options as checkOptions, signalOption } from "../checks/validate";
@@ -72,13 +72,13 @@ const MAX_HEADER = 1 << 20;
  * which accepts and rejects exactly what `parseNpyHeaderTs` does, with the same messages.
  */
 export function parseNpyHeader(bytes: Uint8Array, argument = "file", fileSize?: number): NpyHeader {
-  const addon = nativeAddon();
+  const parsers = nativeParsers();
   if (
-    addon &&
+    parsers &&
     bytes instanceof Uint8Array &&
     (fileSize === undefined || (Number.isSafeInteger(fileSize) && fileSize >= 0))
   ) {
-    return nativeParse(argument, () => addon.parseNpyHeader(bytes, fileSize)) as NpyHeader;
+    return parsers.parseNpyHeader(bytes, argument, fileSize) as NpyHeader;
   }
   return parseNpyHeaderTs(bytes, argument, fileSize);
 }

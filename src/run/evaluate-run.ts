@@ -9,7 +9,7 @@ import type { RankResults } from "../evaluation/results";
 import { writeFileAtomic } from "../io/atomic";
 import { type Dataset, type Split } from "../io/datasets";
 import { loadEmbeddingModel } from "../io/model-dir";
-import { turn } from "../backend/jobs";
+import { turn } from "../contract/event-loop";
 import { metricSelection } from "../metrics/index";
 import { FrequencyBaseline } from "../scoring/baseline";
 import type { ComplexLayout, InteractionName } from "../scoring/embedding-model";
@@ -80,7 +80,7 @@ export interface EvaluateOptions {
 /** Rows per addModel call: a progress step that keeps the query vectors small (rows x dim). */
 const MODEL_ROWS = 512;
 
-// Between batches the loops below `await turn()` (src/jobs.ts), so signal handlers and the progress bar run (the
+// Between batches the loops below `await turn()` (src/contract/event-loop.ts), so signal handlers and the progress bar run (the
 // fallback's promises resolve without giving them a turn).
 
 const ROWS_PER_BATCH = (n: number) => Math.max(1, Math.min(4096, Math.floor((16 << 20) / n)));
