@@ -14,18 +14,11 @@ import type { Ranks } from "../ranking/ranks";
 import { type AsyncOptions, callOptions } from "../backend/jobs";
 import { describe, integer, isArrayLike, optionKeys, options, threadCount, tripleArray } from "../checks/validate";
 import { sideArg } from "./inputs";
-import type { BatchContext } from "./score-batch";
+import type { BatchContext } from "./selection";
 import type { TaskColumns } from "./task-buffer";
-import { CHUNKED_KEYS, type EvaluationSide } from "./types";
+import { CHUNKED_KEYS, type ChunkedBatchOptions, type EvaluationSide } from "./types";
 
-export interface ChunkedBatchOptions {
-  /** The evaluated triples of the batch: b x 3 (head, relation, tail). */
-  triples: Int32Array | ArrayLike<number>;
-  side: "head" | "tail";
-  /** Score of each true triple (length b); every slice is compared with it. No NaN. */
-  trueScores: ArrayLike<number>;
-  threads?: number;
-}
+export type { ChunkedBatchOptions } from "./types";
 
 export interface EntitySlice {
   /** Scores of every row of the batch for entities [entityStart, entityStart + width): row-major b x width. */

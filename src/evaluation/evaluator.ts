@@ -19,7 +19,6 @@ import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } fr
 import { MODEL_BATCH_KEYS, type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
 import type { RankResults } from "./results";
 import {
-  type BatchContext,
   countAsync,
   countSync,
   finishBatch,
@@ -27,7 +26,7 @@ import {
   type PreparedBatch,
   rankFilteredBatch,
 } from "./score-batch";
-import { TaskSelection } from "./selection";
+import { type BatchContext, TaskSelection } from "./selection";
 import { decodeShards, encodeState, evaluatorOptions, STATE_FORMAT_VERSION, type StateHeader, withMeta } from "./state";
 import { checkBootstrap } from "./tabulate";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";

@@ -12,7 +12,7 @@ import type { EmbeddingJob } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { EmbeddingModel } from "../scoring/embedding-model";
 import { describe, isArrayLike, optionKeys, threadCount, tripleArray } from "../checks/validate";
-import type { BatchContext } from "./score-batch";
+import type { BatchContext } from "./selection";
 import type { TaskColumns } from "./task-buffer";
 import type { EvaluationSide } from "./types";
 

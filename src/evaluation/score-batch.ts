@@ -9,23 +9,13 @@
  */
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
-import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl } from "../contract/kernels";
+import type { FilteredCountBuffers, FloatArray, JobControl } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { floatMatrix, threadCount, tripleArray } from "../checks/validate";
 import { sideArg } from "./inputs";
-import { nanTrueTask, notInFilter, type TaskKeys, type TaskSelection } from "./selection";
+import { type BatchContext, nanTrueTask, notInFilter, type TaskKeys } from "./selection";
 import type { TaskColumns } from "./task-buffer";
 import type { EvaluationSide, ScoreBatch } from "./types";
-
-/** What a batch needs of its evaluator. */
-export interface BatchContext {
-  numEntities: number;
-  numRelations: number | null;
-  sides: EvaluationSide[];
-  selection: TaskSelection;
-  filter: Partial<Record<EvaluationSide, FilterIndexHandle>> | null;
-  threads: number | undefined;
-}
 
 /** A checked batch: its kept tasks' keys and their gathered score rows. */
 export interface PreparedBatch {

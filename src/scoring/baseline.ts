@@ -5,14 +5,14 @@
  * deterministic and ties many candidates, which is why the rank type matters.
  */
 import { KgrankInputError } from "../checks/errors";
-import type { EvaluationSide } from "../evaluation/types";
+import type { Side } from "../contract/kernels";
 import { allocateTable, checkTableLength } from "../checks/alloc";
 import { describe, integer, tripleArray } from "../checks/validate";
 
 export interface Scorer {
   readonly numEntities: number;
   /** Row-major b x numEntities scores for the b triples (b x 3): column e scores e as the `side` entity. */
-  scoreBatch(triples: Int32Array, side: EvaluationSide): Float32Array;
+  scoreBatch(triples: Int32Array, side: Side): Float32Array;
 }
 
 export class FrequencyBaseline implements Scorer {
@@ -51,7 +51,7 @@ export class FrequencyBaseline implements Scorer {
     }
   }
 
-  scoreBatch(triples: Int32Array, side: EvaluationSide): Float32Array {
+  scoreBatch(triples: Int32Array, side: Side): Float32Array {
     if (side !== "head" && side !== "tail")
       throw new KgrankInputError("side", `must be "head" or "tail", got ${describe(side)}`);
     const n = this.numEntities;
