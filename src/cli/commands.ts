@@ -17,7 +17,9 @@ import type { RankMetric } from "../metrics/types";
 import { quoted } from "../text/suggest";
 
 import { csv, type Format, fmt, fmtP, json, table } from "../run/format";
-import { candidateCounts, datasetFrom, emit, type Out, readNumbers } from "./shared";
+import { readNumbers } from "../run/arrays";
+import { candidateCounts, datasetFrom } from "../run/datasets";
+import { emit, type Out } from "../run/out";
 
 export async function metricsCommand(
   opts: {

@@ -8,7 +8,7 @@ import { KgrankInputError } from "../checks/errors";
 
 import { csv, type Format, fmt, fmtP, json, table } from "../run/format";
 import { loadRun } from "./rank-files";
-import { emit, type Out } from "./shared";
+import { emit, type Out } from "../run/out";
 
 export interface CompareCliOptions {
   metrics?: string[];

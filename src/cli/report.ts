@@ -17,7 +17,7 @@ import { readRegularFile } from "../io/files";
 import { buildReport, type ReportRun } from "../report/html";
 import { PLOT_NAMES, type PlotName, plotSpec, renderSvg, TRAIN_PLOTS } from "../report/plots";
 
-import { emit, type Out } from "./shared";
+import { emit, type Out } from "../run/out";
 
 export interface ReportDatasetOptions {
   dataset?: string;

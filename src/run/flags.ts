@@ -5,7 +5,11 @@
  */
 import { Command, Option } from "commander";
 
-import { formatOption, intArg, ksOption, listArg, outputOption, quietOption, splitArg } from "../cli/shared";
+import { KgrankError } from "../checks/errors";
+
+import type { EvaluateOptions } from "./evaluate-run";
+import { formatOption, intArg, ksOption, listArg, outputOption, quietOption, splitArg } from "./flag-parsers";
+import { shardArg } from "./shard";
 
 export function datasetOptions(cmd: Command, splitDefault = "test"): Command {
   return cmd
@@ -87,6 +91,44 @@ export function evaluateFlags(cmd: Command): Command {
     )
     .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0), 0)
     .addOption(quietOption());
+}
+
+/** The flags of one evaluate run beside those that define it: its shard, state, worker processes and ranks file. */
+export function evaluateRunFlags(cmd: Command): Command {
+  return cmd
+    .option(
+      "--shard <I/N>",
+      "evaluate only shard I (0-based) of N, a fixed split of the triples; auto/N takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (needs --save-state)",
+      shardArg,
+    )
+    .option("--save-state <file>", "write the evaluator's state (SHA-256-checked) to FILE, for kgrank merge")
+    .option(
+      "--workers <k>",
+      "run the evaluation as K shard processes on this machine and merge them (same output)",
+      intArg("--workers", 1, 256),
+    )
+    .option(
+      "--ranks-out <file>",
+      "also write every task's ranks, triple and candidate count: .npz (ids) or .tsv (labels)",
+    );
+}
+
+/**
+ * An evaluate argument list (as `kgrank evaluate` takes it, a leading "evaluate" allowed) parsed into the typed
+ * options of evaluateRun, by the same option definitions as the CLI's evaluate command: how a queue worker reads a
+ * shard job's arguments without the CLI. A usage error (unknown flag, missing value) throws a KgrankError.
+ */
+export function parseEvaluateArgs(args: string[]): EvaluateOptions {
+  const cmd = evaluateRunFlags(evaluateFlags(datasetOptions(new Command("evaluate"))))
+    .exitOverride()
+    .configureOutput({ writeOut: () => undefined, writeErr: () => undefined });
+  const argv = args[0] === "evaluate" ? args : ["evaluate", ...args];
+  try {
+    cmd.parse(argv.slice(1), { from: "user" });
+  } catch (e) {
+    throw new KgrankError(`evaluate arguments: ${(e as Error).message.replace(/^error:\s*/, "")}`);
+  }
+  return { ...cmd.opts<EvaluateOptions>(), argv, given: givenKeys(cmd) };
 }
 
 /**

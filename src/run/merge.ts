@@ -13,9 +13,9 @@ import { stateMeta } from "../evaluation/state";
 import { readRegularFile } from "../io/files";
 
 import { type Format } from "./format";
-import { renderEvaluation, type ReportInfo, type RunMeta } from "./evaluate-run";
+import { renderEvaluation, type ReportInfo, type RunMeta } from "./render";
 import { writeRanksOut } from "./ranks-out";
-import { emit, type Out } from "../cli/shared";
+import { emit, type Out } from "./out";
 
 export interface MergeOptions {
   format: Format;

@@ -15,7 +15,7 @@ import { writeFileAtomic } from "../io/atomic";
 import type { Format } from "./format";
 import { mergeShards, printMerged } from "./merge";
 import { Progress } from "./progress";
-import type { Out } from "../cli/shared";
+import type { Out } from "./out";
 
 /** Flags a child must not inherit: the parent prints and saves; `--flag value` and `--flag=value` forms. */
 const PARENT_ONLY_WITH_VALUE = ["--workers", "--output", "-o", "--format", "--save-state", "--ranks-out"];
