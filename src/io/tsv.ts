@@ -2,7 +2,8 @@
  * Triples as TSV (`head<TAB>relation<TAB>tail`, one per line). `splitTsvTriples` is a small pure function over
  * text (UTF-8 BOM and CRLF accepted, empty lines skipped, any other column count rejected with its line number);
  * `readTriples` maps labels to ids. Ids follow PyKEEN: the sorted labels of the *training* triples, so score
- * matrices exported from PyKEEN line up column for column.
+ * matrices exported from PyKEEN line up column for column. The splitter's twin is native/core/parse.cpp
+ * (split_tsv_triples), which the native backend runs.
  */
 import { isAscii, isUtf8 } from "node:buffer";
 
