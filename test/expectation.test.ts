@@ -179,7 +179,7 @@ describe("edge cases of the closed forms", () => {
   });
 });
 
-describe("tiny candidate sets skip the addon's histogram (src/nativeMetrics.ts: <= 64 tasks, every N <= 256, unweighted)", () => {
+describe("tiny candidate sets skip the addon's histogram (src/backend/native-metrics.ts: <= 64 tasks, every N <= 256, unweighted)", () => {
   const addon = nativeAddon();
   it.skipIf(addon === null)(
     "counted at the binding: tiny sets never call it, one task or candidate more does; the values are the same",

@@ -1,7 +1,7 @@
 /**
  * Cancellation and progress of the public async calls (`signal` and `onProgress` options). A call checks its two
  * options first and rejects at once when the signal is already aborted; while it runs, a `CallJob` joins the
- * caller's AbortSignal to the kernels it runs (src/kernels.ts JobControl: native work stops at the next task
+ * caller's AbortSignal to the kernels it runs (src/contract/kernels.ts JobControl: native work stops at the next task
  * boundary, the fallback between row slices) and turns the kernels' rows-done into `onProgress` calls. The call
  * rejects with the signal's reason - a DOMException named "AbortError" unless `abort(reason)` gave another - once no
  * work of it runs any more, and records nothing: whatever the call would have changed is as before it.

@@ -173,7 +173,7 @@ export class ChunkedBatch {
 
   /**
    * Counts a slice off the JavaScript thread. Slices may be added concurrently. `signal` stops it and `onProgress`
-   * reports rows counted (src/jobs.ts AsyncOptions); an aborted slice is not counted and may be added again.
+   * reports rows counted (src/backend/jobs.ts AsyncOptions); an aborted slice is not counted and may be added again.
    */
   async add(slice: EntitySlice & AsyncOptions): Promise<void> {
     const p = this.prepare(slice, true);

@@ -242,8 +242,8 @@ export function runModelSync(jobs: ModelSideJob[]): void {
 
 /**
  * The side jobs one after the other, off the JavaScript thread; `call` stops them and takes their progress (rows);
- * `watch` (src/errors.ts watchDetach of the model's arrays) is checked before each: a model given away during the
- * first side is not handed to the second side's job.
+ * `watch` (src/checks/errors.ts watchDetach of the model's arrays) is checked before each: a model given away during
+ * the first side is not handed to the second side's job.
  */
 export async function runModelAsync(jobs: ModelSideJob[], call?: CallJob, watch?: { check(): void }): Promise<void> {
   let offset = 0;

@@ -79,7 +79,7 @@ export function countSync(p: PreparedBatch): Counted {
   return c;
 }
 
-/** The count off the JavaScript thread; `job` (src/kernels.ts) stops it and takes its progress. */
+/** The count off the JavaScript thread; `job` (src/contract/kernels.ts) stops it and takes its progress. */
 export async function countAsync(p: PreparedBatch, job?: JobControl): Promise<Counted> {
   const c = newCounts(p);
   const { anchor, relation, truth, index } = p.keys;

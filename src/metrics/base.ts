@@ -1,6 +1,6 @@
 /**
  * Base metrics: functions of the ranks (and weights). Each one says what it means and which kernel statistic it is
- * a function of; the numbers come from the kernels (src/kernels.ts), never from formulas re-derived here.
+ * a function of; the numbers come from the kernels (src/contract/kernels.ts), never from formulas re-derived here.
  */
 import { kernels } from "../backend/backend";
 import { NoClosedFormError } from "../checks/errors";

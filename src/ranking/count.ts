@@ -65,7 +65,7 @@ export function countScoresSync(args: CountScoresOptions): CountScoresResult {
 
 /**
  * As countScoresSync, but runs off the JavaScript thread (native backend) and returns a Promise. `signal` stops it
- * (rejecting with the signal's reason); `onProgress` reports rows counted (src/jobs.ts AsyncOptions).
+ * (rejecting with the signal's reason); `onProgress` reports rows counted (src/backend/jobs.ts AsyncOptions).
  */
 export async function countScores(args: CountScoresOptions & AsyncOptions): Promise<CountScoresResult> {
   const p = prepare(args, true);

@@ -119,8 +119,8 @@ export class RankCounter {
 
   /**
    * Counts one chunk off the JavaScript thread. Chunks may be added concurrently. `signal` stops it and
-   * `onProgress` reports rows counted (src/jobs.ts AsyncOptions); a chunk that was aborted (or failed) is not counted
-   * and its columns may be added again.
+   * `onProgress` reports rows counted (src/backend/jobs.ts AsyncOptions); a chunk that was aborted (or failed) is not
+   * counted and its columns may be added again.
    */
   async add(chunk: RankChunk & AsyncOptions): Promise<void> {
     const p = this.prepare(chunk, true);
