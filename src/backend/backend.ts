@@ -370,7 +370,7 @@ function findPackageRoot(start: string): string {
       }
     }
     const parent = path.dirname(dir);
-    if (parent === dir) return path.resolve(start, "..", "..");
+    if (parent === dir) return path.resolve(start, "..", "..", "..");
     dir = parent;
   }
 }
