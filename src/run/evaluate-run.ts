@@ -88,6 +88,13 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
     );
   }
   if (opts.positiveScores !== undefined || opts.negativeScores !== undefined) return evaluateScoresOnly(opts, out, t0);
+  const run = await openRun(opts, out, t0);
+  if (checkScoreSources(opts) === "model") return evaluateModel(run);
+  return evaluateScores(run);
+}
+
+/** The dataset, the evaluated triples (the split or --triples) and this process's rows of them (its shard). */
+async function openRun(opts: EvaluateOptions, out: Out, t0: number): Promise<RunContext> {
   const ds = await datasetFromAsync(opts);
   const evaluated = opts.triples ? readIdTriples(opts.triples, "--triples", ds) : ds.splits[opts.split];
   const rows = evaluated.length / 3;
@@ -99,9 +106,13 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
         (lost ? `: all ${lost} have an entity or relation unseen in train and were dropped (as PyKEEN does)` : ""),
     );
   }
-  const n = ds.numEntities;
   const shard = opts.shard ? resolveShard(opts.shard, process.env) : null;
   const [lo, hi] = shard ? shardRows(shard.index, shard.count, rows) : [0, rows];
+  return { opts, out, t0, ds, evaluated, rows, lo, hi, shard };
+}
+
+/** Refuses score-source flags that do not go together; says whether the scores come from a model or from files. */
+function checkScoreSources(opts: EvaluateOptions): "model" | "files" {
   const given = { head: opts.scoresHead, tail: opts.scoresTail };
   const negatives = { head: opts.negativesHead, tail: opts.negativesTail };
   for (const side of SIDES) {
@@ -131,8 +142,18 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
   if (opts.precision !== undefined && opts.precision !== "float32" && opts.precision !== "float64") {
     throw new KgrankInputError("--precision", `must be float32 or float64, got ${opts.precision}`);
   }
-  const run: RunContext = { opts, out, t0, ds, evaluated, rows, lo, hi, shard };
-  if (fromModel) return evaluateModel(run);
+  return fromModel ? "model" : "files";
+}
+
+/**
+ * `kgrank evaluate` from score files (full rows, or sampled negatives' scores) or, without any, the frequency
+ * baseline: batches of rows for the progress bar; errors name rows of the user's files.
+ */
+async function evaluateScores(run: RunContext): Promise<void> {
+  const { opts, out, ds, evaluated, rows, lo, hi, shard } = run;
+  const n = ds.numEntities;
+  const given = { head: opts.scoresHead, tail: opts.scoresTail };
+  const negatives = { head: opts.negativesHead, tail: opts.negativesTail };
   const fromFiles = Boolean(given.head || given.tail);
   const sides: TaskSide[] = fromFiles ? SIDES.filter((s) => given[s]) : [...SIDES];
   const sampled = sides.some((s) => negatives[s]);

@@ -1,7 +1,8 @@
 /**
  * The option definitions shared by several commands: the dataset flags and the flags that define an evaluation
- * (evaluate and submit take the same ones). In their own module so that `kgrank submit` can read them (which flags
- * name files, to make them absolute for workers elsewhere) without importing main.ts.
+ * (evaluate and submit take the same ones). In the run layer so that `kgrank submit` can read them (which flags
+ * name files, to make them absolute for workers elsewhere) and a queue worker can parse a job's evaluate arguments
+ * with them (parseEvaluateArgs), neither through the CLI.
  */
 import { Command, Option } from "commander";
 
