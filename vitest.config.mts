@@ -39,6 +39,7 @@ const once = [
   "test/shard.test.ts",
   "test/queue.test.ts",
   "test/report.test.ts",
+  "test/architecture.test.ts",
 ];
 
 const projects: object[] = [];

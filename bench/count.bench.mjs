@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fillRandom, pairedRatio, printTable, root, runCases, writeResult } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
-const backend = require(join(root, "dist", "cjs", "backend.js"));
+const backend = require(join(root, "dist", "cjs", "backend", "backend.js"));
 const { tsKernels } = require(join(root, "dist", "cjs", "fallback", "index.js"));
 
 const args = process.argv.slice(2);

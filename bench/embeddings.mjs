@@ -22,7 +22,7 @@ const wikikg2Tasks = flagValue("--wikikg2-tasks", quick ? 200 : 10000);
 const result = { cases: [], wikikg2: [], eventLoop: null, torch: null };
 
 const require = createRequire(import.meta.url);
-const { nativeAddon, kernels } = require("../dist/cjs/backend.js");
+const { nativeAddon, kernels } = require("../dist/cjs/backend/backend.js");
 const { EmbeddingModel } = require("../dist/cjs/index.js");
 
 const addon = nativeAddon();

@@ -17,7 +17,7 @@ import { median, numpyVersion, printTable, quantile, root, writeNpyFile, writeRe
 
 const require = createRequire(import.meta.url);
 const { RankEvaluator } = require(join(root, "dist", "cjs", "evaluation", "evaluator.js"));
-const backend = require(join(root, "dist", "cjs", "backend.js"));
+const backend = require(join(root, "dist", "cjs", "backend", "backend.js"));
 const { loadDataset } = require(join(root, "dist", "cjs", "index.js"));
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");

@@ -15,7 +15,7 @@ const args = process.argv.slice(2);
 const dsArg = args.indexOf("--datasets");
 const datasetsDir = dsArg >= 0 ? resolve(args[dsArg + 1]) : resolve(root, "..", "shared", "datasets");
 const { RankEvaluator, loadDataset, backendInfo } = require(join(root, "dist", "cjs", "index.js"));
-const backend = require(join(root, "dist", "cjs", "backend.js"));
+const backend = require(join(root, "dist", "cjs", "backend", "backend.js"));
 const addon = backend.nativeAddon();
 if (!addon) throw new Error("fb15k-levels: the native addon is not built (npm run build:native)");
 const info = addon.info();

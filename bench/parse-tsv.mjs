@@ -9,7 +9,7 @@ import { root } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const tsv = require(join(root, "dist/cjs/io/tsv.js"));
-const { nativeAddon } = require(join(root, "dist/cjs/backend.js"));
+const { nativeAddon } = require(join(root, "dist/cjs/backend/backend.js"));
 const file = process.argv[2] ?? join(root, "..", "shared", "datasets", "fb15k-237", "train.tsv");
 const addon = nativeAddon();
 if (!addon) throw new Error("the native addon is not loaded: build it with npm run build:native");

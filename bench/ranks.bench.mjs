@@ -25,7 +25,7 @@ import {
 
 const require = createRequire(import.meta.url);
 const kg = require(join(root, "dist", "cjs", "index.js"));
-const backend = require(join(root, "dist", "cjs", "backend.js"));
+const backend = require(join(root, "dist", "cjs", "backend", "backend.js"));
 const quick = process.argv.includes("--quick");
 const addon = backend.nativeAddon();
 if (!addon) {

@@ -1,6 +1,6 @@
 // The prebuilt addon for this process, if the package ships one: prebuilds/<platform>-<arch>/<tags>.node, chosen
 // by node-gyp-build's own tuple and tag matching (platform, arch, runtime, ABI, libc). Shared by the install script
-// (skip compiling when a prebuild fits) and the loader in src/backend.ts (prebuilds first, then local builds).
+// (skip compiling when a prebuild fits) and the loader in src/backend/backend.ts (prebuilds first, then local builds).
 "use strict";
 const fs = require("node:fs");
 const path = require("node:path");

@@ -2,10 +2,10 @@
  * kgrank-native: rank-based evaluation of knowledge-graph link prediction.
  * The public surface; see README.md.
  */
-export { backendInfo } from "./backend";
-export type { BackendInfo } from "./backend";
-export { countScores, countScoresSync } from "./count";
-export type { CountScoresOptions, CountScoresResult } from "./count";
+export { backendInfo } from "./backend/backend";
+export type { BackendInfo } from "./backend/backend";
+export { countScores, countScoresSync } from "./ranking/count";
+export type { CountScoresOptions, CountScoresResult } from "./ranking/count";
 export {
   KgrankBackendError,
   KgrankDetachedError,
@@ -13,14 +13,14 @@ export {
   KgrankInputError,
   KgrankMemoryError,
   KgrankStateError,
-} from "./errors";
-export type { BackendName, FloatArray, SimdLevel } from "./kernels";
-export type { AsyncOptions, Progress } from "./jobs";
+} from "./checks/errors";
+export type { BackendName, FloatArray, SimdLevel } from "./contract/kernels";
+export type { AsyncOptions, Progress } from "./backend/jobs";
 export { RankCounter } from "./ranking/rank-counter";
 export type { RankChunk, RankCounterOptions } from "./ranking/rank-counter";
 export { computeRanks, computeRanksSync, computeSampledRanks, computeSampledRanksSync } from "./ranking/ranks";
 export type { ComputeRanksOptions, ComputeSampledRanksOptions, Ranks } from "./ranking/ranks";
-export { NoClosedFormError, UnknownMetricError } from "./errors";
+export { NoClosedFormError, UnknownMetricError } from "./checks/errors";
 export {
   affine,
   DEFAULT_KS,
@@ -96,7 +96,7 @@ export type { LabelMaps, TriplesFile } from "./io/tsv";
 export { BUNDLED_DATASETS, EXTERNAL_DATASETS, loadDataset, loadDatasetAsync } from "./io/datasets";
 export type { Dataset, LoadDatasetAsyncOptions, LoadDatasetOptions, Split } from "./io/datasets";
 export { writeFileAtomic } from "./io/atomic";
-export { ogbEvaluate, ogbEvaluateSync } from "./ogb";
+export { ogbEvaluate, ogbEvaluateSync } from "./ranking/ogb";
 export { compareRuns } from "./compare/paired";
 export type { Comparison, ComparisonRow, CompareOptions, NamedRun, TaskLabels } from "./compare/paired";
-export type { OgbInput, OgbLists } from "./ogb";
+export type { OgbInput, OgbLists } from "./ranking/ogb";

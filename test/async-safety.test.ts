@@ -262,8 +262,9 @@ describe(`async safety on ${label}`, () => {
 
   // Issue 18 item 4: 1e5 expectation calls in one synchronous loop keep no per-call memory (before: +59 to +66 MiB of
   // RSS on the native backend, freed only when the event loop turned; budget 16 MiB, the fallback's growth is ~1).
-  // Tiny candidate sets (<= 64 tasks, N <= 256) never reach the addon's histogram (src/nativeMetrics.ts), so the
-  // second run, 100 tasks with N up to 999, is the one that exercises the native fix (adopt() copies small columns).
+  // Tiny candidate sets (<= 64 tasks, N <= 256) never reach the addon's histogram (src/backend/native-metrics.ts), so
+  // the second run, 100 tasks with N up to 999, is the one that exercises the native fix (adopt() copies small
+  // columns).
   const memoryRuns: [string, number, number, number, number][] = [
     // name, tasks, base, spread, addon histogram calls on the native backend
     ["10 tasks, N <= 11 (tiny: the TypeScript histogram)", 10, 5, 7, 0],

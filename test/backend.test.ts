@@ -1,7 +1,7 @@
 /** backendInfo() on whichever backend this test project selected. */
 import { describe, expect, it } from "vitest";
 
-import { allKernels, kernels, nativeAddon } from "../src/backend";
+import { allKernels, kernels, nativeAddon } from "../src/backend/backend";
 import { backendInfo } from "../src/index";
 
 describe("backendInfo", () => {

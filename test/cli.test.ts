@@ -9,7 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { backendInfo } from "../src/backend";
+import { backendInfo } from "../src/backend/backend";
 import { zipSync } from "fflate";
 
 import {

@@ -11,7 +11,7 @@ import {
   zScored,
   type DerivedRankMetric,
 } from "../src/index";
-import { exactMoments, relErr } from "./helpers/metricsReference";
+import { exactMoments, relErr } from "./helpers/metrics-reference";
 
 const N = [5, 17, 300, 2, 40];
 const r = [1, 3.5, 120, 2, 7];

@@ -1,7 +1,7 @@
 /** Monte-Carlo estimate() and the seeded rank generators: determinism, agreement with closed forms, validation. */
 import { describe, expect, it } from "vitest";
 
-import { allKernels } from "../src/backend";
+import { allKernels } from "../src/backend/backend";
 import { generateNumCandidatesAndRanks, generateRanks, getMetric, KgrankInputError } from "../src/index";
 
 const N = [10, 20, 50, 100, 3, 7, 1000, 2];

@@ -9,7 +9,7 @@ import { expect, it } from "vitest";
 import { RankEvaluator } from "../src/index";
 import { loadShared, sharedDataset } from "./helpers/datasets";
 import { describeWith } from "./helpers/external";
-import { refValue } from "./helpers/metricsReference";
+import { refValue } from "./helpers/metrics-reference";
 import { knownAnswers, rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
 

@@ -6,7 +6,7 @@ import { getMetric, KgrankInputError, prepareCandidates } from "../src/index";
 import { loadBundled } from "./helpers/datasets";
 import { knownAnswers, referenceRanks, rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
-import { relErr } from "./helpers/metricsReference";
+import { relErr } from "./helpers/metrics-reference";
 
 const label = backendLabel;
 const umls = loadBundled("umls");

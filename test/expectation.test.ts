@@ -9,10 +9,10 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
-import { kernels, nativeAddon } from "../src/backend";
-import { type CandidateHistogram, ClosedMetricCode } from "../src/kernels";
+import { kernels, nativeAddon } from "../src/backend/backend";
+import { type CandidateHistogram, ClosedMetricCode } from "../src/contract/kernels";
 import { getMetric, NoClosedFormError } from "../src/index";
-import { bruteForceMoments, exactMoments, refValue, relErr } from "./helpers/metricsReference";
+import { bruteForceMoments, exactMoments, refValue, relErr } from "./helpers/metrics-reference";
 
 const fixtures = JSON.parse(readFileSync(join(__dirname, "fixtures", "metrics-reference.json"), "utf8"));
 
@@ -179,7 +179,7 @@ describe("edge cases of the closed forms", () => {
   });
 });
 
-describe("tiny candidate sets skip the addon's histogram (src/nativeMetrics.ts: <= 64 tasks, every N <= 256, unweighted)", () => {
+describe("tiny candidate sets skip the addon's histogram (src/backend/native-metrics.ts: <= 64 tasks, every N <= 256, unweighted)", () => {
   const addon = nativeAddon();
   it.skipIf(addon === null)(
     "counted at the binding: tiny sets never call it, one task or candidate more does; the values are the same",

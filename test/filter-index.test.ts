@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { backendInfo, kernels } from "../src/backend";
+import { backendInfo, kernels } from "../src/backend/backend";
 import { loadBundled } from "./helpers/datasets";
 import { knownAnswers, rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";

@@ -9,8 +9,8 @@ import { join } from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { kernels } from "../src/backend";
-import { relErr } from "./helpers/metricsReference";
+import { kernels } from "../src/backend/backend";
+import { relErr } from "./helpers/metrics-reference";
 
 const fixtures: [number, number, string][] = JSON.parse(
   readFileSync(join(__dirname, "fixtures", "generalized-harmonic.json"), "utf8"),

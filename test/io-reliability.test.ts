@@ -27,7 +27,7 @@ import {
   readTriples,
   writeNpy,
 } from "../src/index";
-import { expectShape, readArray, readNumbers } from "../src/cli/shared";
+import { expectShape, readArray, readNumbers } from "../src/run/arrays";
 import { splitTsvBytes } from "../src/io/tsv";
 import { deflated, zip } from "./helpers/archives";
 import { external, runs } from "./helpers/external";

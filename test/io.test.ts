@@ -27,7 +27,7 @@ import {
   writeFileAtomic,
   writeNpy,
 } from "../src/index";
-import { filteredCandidateCounts } from "../src/cli/candidates";
+import { filteredCandidateCounts } from "../src/evaluation/candidate-counts";
 import { encodeNpz } from "../src/io/npz-write";
 import { loadBundled, loadShared, SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { external, runs } from "./helpers/external";

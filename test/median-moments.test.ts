@@ -12,11 +12,11 @@ import { join } from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { allKernels, kernels } from "../src/backend";
+import { allKernels, kernels } from "../src/backend/backend";
 import { getMetric, NoClosedFormError } from "../src/index";
 import { medianMoments } from "../src/metrics/median";
 import { costRatio } from "./helpers/cost";
-import { relErr } from "./helpers/metricsReference";
+import { relErr } from "./helpers/metrics-reference";
 
 const fixtures = JSON.parse(readFileSync(join(__dirname, "fixtures", "median-reference.json"), "utf8")) as {
   cases: { N: number[]; expectation: string; variance: string }[];

@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
-import { allKernels } from "../src/backend";
+import { allKernels } from "../src/backend/backend";
 import {
   getMetric,
   KgrankInputError,
@@ -14,8 +14,8 @@ import {
   UnknownMetricError,
 } from "../src/index";
 import { FIXED_METRIC_KEYS, METRIC_SYNONYMS, type MetricQuery } from "../src/metrics/index";
-import { refMedian, refValue, relErr } from "./helpers/metricsReference";
-import { closest } from "../src/suggest";
+import { refMedian, refValue, relErr } from "./helpers/metrics-reference";
+import { closest } from "../src/text/suggest";
 import { rng } from "./helpers/reference";
 
 const BASE_KEYS = [

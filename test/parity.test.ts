@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 
-import { allKernels } from "../src/backend";
-import type { CountBuffers, FloatArray, Kernels } from "../src/kernels";
+import { allKernels } from "../src/backend/backend";
+import type { CountBuffers, FloatArray, Kernels } from "../src/contract/kernels";
 import { EmbeddingModel, INTERACTIONS } from "../src/scoring/embedding-model";
 import { rng, SPECIAL_F32, SPECIAL_F64 } from "./helpers/reference";
 

@@ -7,8 +7,8 @@
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 
-import { NativeStatus, nativeAddon, statusOf } from "../src/backend";
-import { KgrankInputError } from "../src/errors";
+import { NativeStatus, nativeAddon, statusOf } from "../src/backend/backend";
+import { KgrankInputError } from "../src/checks/errors";
 import { parseNpyHeader, parseNpyHeaderTs } from "../src/io/npy";
 import { splitTsvBytes, splitTsvBytesTs, splitTsvTriples } from "../src/io/tsv";
 import { costRatio } from "./helpers/cost";

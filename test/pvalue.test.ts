@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
 import { KgrankInputError, zToPValue } from "../src/index";
-import { relErr } from "./helpers/metricsReference";
+import { relErr } from "./helpers/metrics-reference";
 
 const fixtures = JSON.parse(readFileSync(join(__dirname, "fixtures", "metrics-reference.json"), "utf8"));
 

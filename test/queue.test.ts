@@ -12,8 +12,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { pathFlags } from "../src/cli/flags";
-import { runArgs, submitRun } from "../src/cli/queue";
+import { pathFlags } from "../src/run/flags";
+import { runArgs, submitRun } from "../src/run/queue";
 import { loadDataset, writeNpy } from "../src/index";
 import { randomValues } from "./helpers/embedding-reference";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";

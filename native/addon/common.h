@@ -32,8 +32,8 @@ using kgrank::SimdLevel;
 }
 
 // A failed core Status (native/core/status.h) as a RangeError with code "KGRANK_INPUT", the status's message, and
-// `status` (StatusCode) and `index` properties; src/backend.ts statusOf() reads them back for the facade's typed
-// errors. The only way the addon reports what the core rejected.
+// `status` (StatusCode) and `index` properties; src/backend/backend.ts statusOf() reads them back for the facade's
+// typed errors. The only way the addon reports what the core rejected.
 [[noreturn]] inline void throw_status(Napi::Env env, const kgrank::Status& status) {
   Napi::RangeError err = Napi::RangeError::New(env, status.message);
   err.Set("code", Napi::String::New(env, "KGRANK_INPUT"));
@@ -94,7 +94,7 @@ inline CountOptions options_arg(const Napi::CallbackInfo& info, size_t simd_inde
 }
 
 // The message of an allocation that failed in `what` (a binding's name): the input needs more memory than the
-// process may have. src/backend.ts raises it as KgrankMemoryError (code KGRANK_MEMORY).
+// process may have. src/backend/backend.ts raises it as KgrankMemoryError (code KGRANK_MEMORY).
 inline std::string memory_message(const char* what) {
   return std::string(what) + ": not enough memory for this input (a native allocation failed); pass a smaller " +
          "input (fewer rows, entities or triples per call) or give the process more memory";

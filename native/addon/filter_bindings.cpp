@@ -256,7 +256,7 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   // A whole evaluator batch in one call (kgrank::rank_triples, count.h): keysOut = [relation | anchor | truth],
   // out = [optimistic | pessimistic | realistic | numCandidates | weight = NaN | scratch]. A triple id out of range,
   // a NaN true score or an evaluated triple not in the index is a failed status, thrown as every one is (common.h);
-  // src/backend.ts turns it back into the FilterIndexHandle's problem code.
+  // src/backend/backend.ts turns it back into the FilterIndexHandle's problem code.
   Napi::Value RankTriples(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     Napi::TypedArray scores = typed_array_arg(info, 0, "scores");

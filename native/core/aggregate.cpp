@@ -1,3 +1,5 @@
+// The fused metric aggregate of ranks (sums, hits, median, MAD). Fallback twin: src/fallback/aggregate.ts.
+
 #include "aggregate.h"
 
 #include <algorithm>

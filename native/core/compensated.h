@@ -1,4 +1,5 @@
 // Neumaier (improved Kahan) summation: the running error term keeps sums of up to 1e7 terms within a few ulps.
+// Twin: src/numeric/compensated.ts.
 #pragma once
 #include <cmath>
 

@@ -1,3 +1,6 @@
+// Row-wise counting (plain, by index, filtered; one engine, count_rows_impl) split over the thread pool, and the
+// one-call filtered batch rank_triples. Fallback twins: src/fallback/count.ts, src/fallback/filter-index.ts.
+
 #include "count.h"
 
 #include <algorithm>

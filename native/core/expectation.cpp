@@ -1,3 +1,6 @@
+// Closed-form E and Var of MR, MRR, Hits and GMR from candidate-count histograms. Fallback twin:
+// src/fallback/expectation.ts.
+
 #include "expectation.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Known answers per (anchor, relation), CSR, one index per side. Fallback twin: src/fallback/filter-index.ts.
+
 #include "filter_index.h"
 
 #include <algorithm>

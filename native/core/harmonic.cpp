@@ -1,3 +1,5 @@
+// Harmonic numbers H_1(n), H_2(n) and generalised H_p(n) (harmonic.h). Fallback twin: src/fallback/harmonic.ts.
+
 #include "harmonic.h"
 
 #include <cmath>

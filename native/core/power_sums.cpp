@@ -1,3 +1,5 @@
+// Centred power sums of the geometric-mean moments (power_sums.h). Fallback twin: src/fallback/power-sums.ts.
+
 #include "power_sums.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Seeded rank generation and Monte Carlo estimates (sampling.h). Fallback twin: src/fallback/sampling.ts.
+
 #include "sampling.h"
 
 #include <cmath>

@@ -2,6 +2,7 @@
 // number of (seed, sample s, task i) is a pure function of those three 32-bit integers (murmur3 finalisers over
 // 32-bit words), so samples are identical whatever the thread count, and the TypeScript fallback reproduces them
 // bit for bit (it uses the same 32-bit operations).
+// Twins: src/numeric/random.ts (the stream), src/fallback/sampling.ts.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 /** `kgrank metrics`, `adjust`, `expectations` and `info`. */
-import { backendInfo } from "../backend";
-import { KgrankInputError } from "../errors";
+import { backendInfo } from "../backend/backend";
+import { KgrankInputError } from "../checks/errors";
 import { BUNDLED_DATASETS, type Dataset, EXTERNAL_DATASETS, loadDataset, type Split } from "../io/datasets";
 import {
   expectationNormalized,
@@ -14,10 +14,12 @@ import {
   zToPValue,
 } from "../metrics/index";
 import type { RankMetric } from "../metrics/types";
-import { quoted } from "../suggest";
+import { quoted } from "../text/suggest";
 
-import { csv, type Format, fmt, fmtP, json, table } from "./format";
-import { candidateCounts, datasetFrom, emit, type Out, readNumbers } from "./shared";
+import { csv, type Format, fmt, fmtP, json, table } from "../run/format";
+import { readNumbers } from "../run/arrays";
+import { candidateCounts, datasetFrom } from "../run/datasets";
+import { emit, type Out } from "../run/out";
 
 export async function metricsCommand(
   opts: {

@@ -4,11 +4,11 @@
  * compareRuns(): every later run against the first.
  */
 import { type Comparison, compareRuns } from "../compare/paired";
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 
-import { csv, type Format, fmt, fmtP, json, table } from "./format";
+import { csv, type Format, fmt, fmtP, json, table } from "../run/format";
 import { loadRun } from "./rank-files";
-import { emit, type Out } from "./shared";
+import { emit, type Out } from "../run/out";
 
 export interface CompareCliOptions {
   metrics?: string[];

@@ -8,16 +8,16 @@ import * as path from "node:path";
 
 import { Command, CommanderError, Option } from "commander";
 
-import { backendInfo } from "../backend";
-import { KgrankError, KgrankInputError } from "../errors";
+import { backendInfo } from "../backend/backend";
+import { KgrankError } from "../checks/errors";
 import { removePendingFiles } from "../io/atomic";
-import { quoted } from "../suggest";
+import { quoted } from "../text/suggest";
 
 import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
-import { evaluate, type EvaluateOptions } from "./evaluate";
-import { datasetOptions, evaluateFlags, givenKeys } from "./flags";
+import { evaluateRun, type EvaluateOptions } from "../run/evaluate-run";
+import { datasetOptions, evaluateFlags, evaluateRunFlags, givenKeys } from "../run/flags";
 import { compareCommand, type CompareCliOptions } from "./compare";
-import { mergeCommand, type MergeOptions } from "./merge";
+import { mergeCommand, type MergeOptions } from "../run/merge";
 import { plotCommand, reportCommand } from "./report";
 import {
   DEFAULT_CLOSE_TIMEOUT_MS,
@@ -26,9 +26,18 @@ import {
   type SubmitOptions,
   workerCommand,
   type WorkerOptions,
-} from "./queue";
-import { shardArg } from "./shard";
-import { collect, formatOption, intArg, ksOption, listArg, type Out, outputOption, quietOption } from "./shared";
+} from "../run/queue";
+import {
+  collect,
+  errorLine,
+  formatOption,
+  intArg,
+  ksOption,
+  listArg,
+  outputOption,
+  quietOption,
+} from "../run/flag-parsers";
+import type { Out } from "../run/out";
 
 // ---- program -----------------------------------------------------------------------------------------------------
 
@@ -44,31 +53,17 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
       outputError: (s, write) => write(usageError(s)),
     });
 
-  evaluateFlags(
-    datasetOptions(
-      program
-        .command("evaluate")
-        .description(
-          "rank the split's triples (both sides) and print every metric, rank type and random expectation; default: bundled Nations test with a frequency baseline",
-        ),
+  evaluateRunFlags(
+    evaluateFlags(
+      datasetOptions(
+        program
+          .command("evaluate")
+          .description(
+            "rank the split's triples (both sides) and print every metric, rank type and random expectation; default: bundled Nations test with a frequency baseline",
+          ),
+      ),
     ),
-  )
-    .option(
-      "--shard <I/N>",
-      "evaluate only shard I (0-based) of N, a fixed split of the triples; auto/N takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (needs --save-state)",
-      shardArg,
-    )
-    .option("--save-state <file>", "write the evaluator's state (SHA-256-checked) to FILE, for kgrank merge")
-    .option(
-      "--workers <k>",
-      "run the evaluation as K shard processes on this machine and merge them (same output)",
-      intArg("--workers", 1, 256),
-    )
-    .option(
-      "--ranks-out <file>",
-      "also write every task's ranks, triple and candidate count: .npz (ids) or .tsv (labels)",
-    )
-    .action(async (o: EvaluateOptions, cmd: Command) => evaluate({ ...o, argv, given: givenKeys(cmd) }, out));
+  ).action(async (o: EvaluateOptions, cmd: Command) => evaluateRun({ ...o, argv, given: givenKeys(cmd) }, out));
 
   evaluateFlags(
     datasetOptions(
@@ -261,11 +256,7 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
       return e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.version" ? 0 : 1;
     }
     if (e instanceof KgrankError) {
-      // Library argument names become the flags a CLI user typed.
-      const argument = e instanceof KgrankInputError ? e.argument : "";
-      const flag = FLAG_OF[argument];
-      const message = flag ? `${flag}${e.message.slice(argument.length)}` : e.message;
-      out.stderr(`kgrank: ${message.split("\n")[0]}\n`);
+      out.stderr(`kgrank: ${errorLine(e)}\n`);
       return 1;
     }
     out.stderr(
@@ -301,23 +292,6 @@ export function usageError(text: string): string {
   if (missing) m = `${missing[1]}: needs a value`;
   return `kgrank: ${m.length > 300 ? `${m.slice(0, 300)}…` : m}\n`;
 }
-
-const FLAG_OF: Record<string, string> = {
-  triples: "--triples",
-  dataset: "--dataset",
-  "dataset-dir": "--dataset-dir",
-  datasetDir: "--dataset-dir",
-  metrics: "--metrics",
-  ks: "--ks",
-  ranks: "--ranks",
-  numCandidates: "--num-candidates",
-  weights: "--weights",
-  modelDir: "--model-dir",
-  entityEmbeddings: "--entity-embeddings",
-  relationEmbeddings: "--relation-embeddings",
-  entityIds: "--entity-ids",
-  relationIds: "--relation-ids",
-};
 
 const defaultOut: Out = {
   stdout: (s) => process.stdout.write(s),

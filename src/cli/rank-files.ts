@@ -8,7 +8,7 @@
 import * as path from "node:path";
 
 import type { TaskLabels } from "../compare/paired";
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 import { RankEvaluator } from "../evaluation/evaluator";
 import type { EvaluationSide } from "../evaluation/types";
 import { readRegularFile } from "../io/files";

@@ -8,7 +8,7 @@
  */
 import * as path from "node:path";
 
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 import { RankEvaluator } from "../evaluation/evaluator";
 import type { RankResults } from "../evaluation/results";
 import { stateMeta } from "../evaluation/state";
@@ -17,7 +17,7 @@ import { readRegularFile } from "../io/files";
 import { buildReport, type ReportRun } from "../report/html";
 import { PLOT_NAMES, type PlotName, plotSpec, renderSvg, TRAIN_PLOTS } from "../report/plots";
 
-import { emit, type Out } from "./shared";
+import { emit, type Out } from "../run/out";
 
 export interface ReportDatasetOptions {
   dataset?: string;

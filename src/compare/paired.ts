@@ -11,14 +11,14 @@
  * Runs must hold the same tasks in the same order (side, triple and candidate count): the first difference is named,
  * in the runs' labels where given.
  */
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 import type { RankResults, TaskTable } from "../evaluation/results";
 import { getMetric, metricValues, prepareCandidates } from "../metrics/index";
 import type { RankMetric } from "../metrics/types";
 import { quantile } from "../numeric";
 // Straight from the module: calls through the index's re-export getters are not inlined in the hot loops.
 import { lowerHalfKeyed, streamKey, uniform01Keyed } from "../numeric/random";
-import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../validate";
+import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../checks/validate";
 import { normalTwoSided, studentTwoSided, wilcoxonExactTwoSided } from "./distributions";
 
 export interface CompareOptions {

@@ -7,25 +7,18 @@
  * never needs all rows x numEntities scores at once. The true scores must be known up front (score the true triples
  * first), because every slice is counted against them.
  */
-import { KgrankInputError, KgrankStateError } from "../errors";
-import type { FilterIndexHandle, FloatArray } from "../kernels";
+import { KgrankInputError, KgrankStateError } from "../checks/errors";
+import type { FilterIndexHandle, FloatArray } from "../contract/kernels";
 import { FilteredRankCounter, RankCounter } from "../ranking/rank-counter";
 import type { Ranks } from "../ranking/ranks";
-import { type AsyncOptions, callOptions } from "../jobs";
-import { describe, integer, isArrayLike, optionKeys, options, threadCount, tripleArray } from "../validate";
+import { type AsyncOptions, callOptions } from "../backend/jobs";
+import { describe, integer, isArrayLike, optionKeys, options, threadCount, tripleArray } from "../checks/validate";
 import { sideArg } from "./inputs";
-import type { BatchContext } from "./score-batch";
+import type { BatchContext } from "./selection";
 import type { TaskColumns } from "./task-buffer";
-import { CHUNKED_KEYS, type EvaluationSide } from "./types";
+import { CHUNKED_KEYS, type ChunkedBatchOptions, type EvaluationSide } from "./types";
 
-export interface ChunkedBatchOptions {
-  /** The evaluated triples of the batch: b x 3 (head, relation, tail). */
-  triples: Int32Array | ArrayLike<number>;
-  side: "head" | "tail";
-  /** Score of each true triple (length b); every slice is compared with it. No NaN. */
-  trueScores: ArrayLike<number>;
-  threads?: number;
-}
+export type { ChunkedBatchOptions } from "./types";
 
 export interface EntitySlice {
   /** Scores of every row of the batch for entities [entityStart, entityStart + width): row-major b x width. */
@@ -180,7 +173,7 @@ export class ChunkedBatch {
 
   /**
    * Counts a slice off the JavaScript thread. Slices may be added concurrently. `signal` stops it and `onProgress`
-   * reports rows counted (src/jobs.ts AsyncOptions); an aborted slice is not counted and may be added again.
+   * reports rows counted (src/backend/jobs.ts AsyncOptions); an aborted slice is not counted and may be added again.
    */
   async add(slice: EntitySlice & AsyncOptions): Promise<void> {
     const p = this.prepare(slice, true);

@@ -6,20 +6,19 @@
  * The evaluator only keeps the books: inputs are checked in ./inputs, tasks selected in ./selection, score batches
  * ranked in ./score-batch, weights in ./weighting, results in ./finalize + ./tabulate (ARCHITECTURE.md: one batch).
  */
-import { backendInfo, kernels } from "../backend";
-import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
-import type { FilterIndexHandle } from "../kernels";
+import { backendInfo, kernels } from "../backend/backend";
+import { KgrankInputError, KgrankStateError, watchDetach } from "../checks/errors";
+import type { FilterIndexHandle } from "../contract/kernels";
 import { metricSelection } from "../metrics/index";
-import { type AsyncOptions, callOptions, nestedCall, withJob } from "../jobs";
+import { type AsyncOptions, callOptions, nestedCall, withJob } from "../backend/jobs";
 import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
-import { isArrayLike, options, signalOption } from "../validate";
+import { isArrayLike, options, signalOption } from "../checks/validate";
 import { type ChunkedBatch, openChunkedBatch } from "./chunked";
 import { finalizeRun, type FinalizeRun, finishAsync } from "./finalize";
 import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
 import { MODEL_BATCH_KEYS, type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
 import type { RankResults } from "./results";
 import {
-  type BatchContext,
   countAsync,
   countSync,
   finishBatch,
@@ -27,7 +26,7 @@ import {
   type PreparedBatch,
   rankFilteredBatch,
 } from "./score-batch";
-import { TaskSelection } from "./selection";
+import { type BatchContext, TaskSelection } from "./selection";
 import { decodeShards, encodeState, evaluatorOptions, STATE_FORMAT_VERSION, type StateHeader, withMeta } from "./state";
 import { checkBootstrap } from "./tabulate";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
@@ -148,7 +147,8 @@ export class RankEvaluator {
   /**
    * Adds a batch of scores for one side, counting off the JavaScript thread. Batches may be added concurrently.
    * `signal` stops the count at its next task boundary: the call rejects with the signal's reason and records
-   * nothing (the evaluator is as before the call); `onProgress` reports tasks counted (src/jobs.ts AsyncOptions).
+   * nothing (the evaluator is as before the call); `onProgress` reports tasks counted (src/backend/jobs.ts
+   * AsyncOptions).
    */
   async add(batch: ScoreBatch & AsyncOptions): Promise<void> {
     this.checkOpen("add");
@@ -206,7 +206,7 @@ export class RankEvaluator {
    * addModelSync off the JavaScript thread (the native kernel runs on the thread pool; the event loop stays free).
    * `signal` stops it at the kernel's next task boundary (a chunk of 512 candidates): the call rejects with the
    * signal's reason and records nothing of the batch, neither side (the evaluator is as before the call);
-   * `onProgress` reports tasks (rows x sides) ranked (src/jobs.ts AsyncOptions).
+   * `onProgress` reports tasks (rows x sides) ranked (src/backend/jobs.ts AsyncOptions).
    */
   async addModel(batch: ModelBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addModel");

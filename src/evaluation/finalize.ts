@@ -3,7 +3,7 @@
  * or in slices between event-loop turns for finalizeAsync), and the breakdown source the results tabulate subsets
  * with.
  */
-import { SLICE_MS, turn } from "../jobs";
+import { SLICE_MS, turn } from "../contract/event-loop";
 import type { RankMetric } from "../metrics/types";
 import { RankResults, type BreakdownSource } from "./results";
 import { type BootstrapRun, finishRun, subsetPart, type Tabulated, tabulate } from "./tabulate";

@@ -2,30 +2,13 @@
  * Checks of the evaluator's inputs: id arrays, triples, sides. Each throws a KgrankInputError naming the argument
  * and what is accepted; each returns the value in the form the kernels take.
  */
-import { KgrankInputError } from "../errors";
-import type { FloatArray } from "../kernels";
+import { KgrankInputError } from "../checks/errors";
+import type { FloatArray } from "../contract/kernels";
 import { DEFAULT_KS, metricSelection } from "../metrics/index";
-import { describe, integer, isArrayLike, threadCount, tripleArray } from "../validate";
-import type { BatchContext } from "./score-batch";
+import { describe, integer, isArrayLike, threadCount, tripleArray } from "../checks/validate";
+import { type BatchContext, idSet } from "./selection";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
 import type { EvaluationSide, Weighting } from "./types";
-
-export function idSet(name: string, value: unknown, bound: number | null): Int32Array {
-  const arr = value as ArrayLike<unknown>;
-  if (!isArrayLike(value)) {
-    throw new KgrankInputError(name, `must be an array of ids, got ${describe(value)}`);
-  }
-  const out = new Int32Array(arr.length);
-  for (let i = 0; i < arr.length; i++) {
-    const v = arr[i];
-    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || (bound !== null && v >= bound)) {
-      throw new KgrankInputError(name, `${name}[${i}] = ${describe(v)} is not an id in [0, ${bound ?? "2^31"})`);
-    }
-    out[i] = v;
-  }
-  if (out.length === 0) throw new KgrankInputError(name, "is empty: nothing would be evaluated");
-  return out;
-}
 
 export function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSide {
   if (value !== "head" && value !== "tail") {

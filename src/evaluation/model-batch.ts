@@ -5,14 +5,14 @@
  * counted in the same pass, never materialised), then the counts become task columns as in ./score-batch.
  * With `negatives` (OGB protocol) the K given entities per triple are the candidates, unfiltered, as addSampled.
  */
-import { kernels } from "../backend";
-import { KgrankInputError, nanTrueScore } from "../errors";
-import type { CallJob } from "../jobs";
-import type { EmbeddingJob } from "../kernels";
+import { kernels } from "../backend/backend";
+import { KgrankInputError, nanTrueScore } from "../checks/errors";
+import type { CallJob } from "../backend/jobs";
+import type { EmbeddingJob } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { EmbeddingModel } from "../scoring/embedding-model";
-import { describe, isArrayLike, optionKeys, threadCount, tripleArray } from "../validate";
-import type { BatchContext } from "./score-batch";
+import { describe, isArrayLike, optionKeys, threadCount, tripleArray } from "../checks/validate";
+import type { BatchContext } from "./selection";
 import type { TaskColumns } from "./task-buffer";
 import type { EvaluationSide } from "./types";
 
@@ -242,8 +242,8 @@ export function runModelSync(jobs: ModelSideJob[]): void {
 
 /**
  * The side jobs one after the other, off the JavaScript thread; `call` stops them and takes their progress (rows);
- * `watch` (src/errors.ts watchDetach of the model's arrays) is checked before each: a model given away during the
- * first side is not handed to the second side's job.
+ * `watch` (src/checks/errors.ts watchDetach of the model's arrays) is checked before each: a model given away during
+ * the first side is not handed to the second side's job.
  */
 export async function runModelAsync(jobs: ModelSideJob[], call?: CallJob, watch?: { check(): void }): Promise<void> {
   let offset = 0;

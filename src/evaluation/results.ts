@@ -2,12 +2,12 @@
  * RankResults: every metric for sides head, tail, both and rank types optimistic, realistic, pessimistic, with the
  * expectation under uniformly random ranking next to each metric that has one, and the evaluation's provenance.
  */
-import { KgrankInputError, KgrankStateError } from "../errors";
+import { KgrankInputError, KgrankStateError } from "../checks/errors";
 import { parseMetricKey, resultSide } from "../metrics/catalogue";
 import type { MetricQuery } from "../metrics/names";
 import { type Interval, RANK_TYPES, type RankType, RESULT_SIDES, type ResultSide } from "../metrics/types";
-import { fmt, table } from "../report/table";
-import { describe, integer, optionKeys, options, tripleArray } from "../validate";
+import { fmt, table } from "../text/table";
+import { describe, integer, optionKeys, options, tripleArray } from "../checks/validate";
 import type { EvaluationInfo, IntervalTable, SidePart } from "./types";
 
 export type { ResultSide };

@@ -7,25 +7,15 @@
  * keys, the filtered count and the ranks with no per-row JavaScript. Its problems come back as codes and are raised
  * with the same messages as the general path's.
  */
-import { kernels } from "../backend";
-import { KgrankInputError } from "../errors";
-import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl } from "../kernels";
+import { kernels } from "../backend/backend";
+import { KgrankInputError } from "../checks/errors";
+import type { FilteredCountBuffers, FloatArray, JobControl } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
-import { floatMatrix, threadCount, tripleArray } from "../validate";
+import { floatMatrix, threadCount, tripleArray } from "../checks/validate";
 import { sideArg } from "./inputs";
-import { nanTrueTask, notInFilter, type TaskKeys, type TaskSelection } from "./selection";
+import { type BatchContext, nanTrueTask, notInFilter, type TaskKeys } from "./selection";
 import type { TaskColumns } from "./task-buffer";
 import type { EvaluationSide, ScoreBatch } from "./types";
-
-/** What a batch needs of its evaluator. */
-export interface BatchContext {
-  numEntities: number;
-  numRelations: number | null;
-  sides: EvaluationSide[];
-  selection: TaskSelection;
-  filter: Partial<Record<EvaluationSide, FilterIndexHandle>> | null;
-  threads: number | undefined;
-}
 
 /** A checked batch: its kept tasks' keys and their gathered score rows. */
 export interface PreparedBatch {
@@ -89,7 +79,7 @@ export function countSync(p: PreparedBatch): Counted {
   return c;
 }
 
-/** The count off the JavaScript thread; `job` (src/kernels.ts) stops it and takes its progress. */
+/** The count off the JavaScript thread; `job` (src/contract/kernels.ts) stops it and takes its progress. */
 export async function countAsync(p: PreparedBatch, job?: JobControl): Promise<Counted> {
   const c = newCounts(p);
   const { anchor, relation, truth, index } = p.keys;

@@ -6,10 +6,38 @@
  * Under entity restriction the index lives in compact ids (position among the sorted kept entities), so only the
  * kept entities are candidates and the kernels see contiguous columns.
  */
-import { KgrankInputError, nanTrueScore } from "../errors";
-import type { FilterIndexHandle, FloatArray } from "../kernels";
-import { idSet } from "./inputs";
+import { KgrankInputError, nanTrueScore } from "../checks/errors";
+import { describe, isArrayLike } from "../checks/validate";
+import type { FilterIndexHandle, FloatArray } from "../contract/kernels";
 import type { EvaluationSide } from "./types";
+
+/** What a batch needs of its evaluator. */
+export interface BatchContext {
+  numEntities: number;
+  numRelations: number | null;
+  sides: EvaluationSide[];
+  selection: TaskSelection;
+  filter: Partial<Record<EvaluationSide, FilterIndexHandle>> | null;
+  threads: number | undefined;
+}
+
+/** A checked array of ids in [0, bound) (any id below 2^31 when bound is null), not empty. */
+export function idSet(name: string, value: unknown, bound: number | null): Int32Array {
+  const arr = value as ArrayLike<unknown>;
+  if (!isArrayLike(value)) {
+    throw new KgrankInputError(name, `must be an array of ids, got ${describe(value)}`);
+  }
+  const out = new Int32Array(arr.length);
+  for (let i = 0; i < arr.length; i++) {
+    const v = arr[i];
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || (bound !== null && v >= bound)) {
+      throw new KgrankInputError(name, `${name}[${i}] = ${describe(v)} is not an id in [0, ${bound ?? "2^31"})`);
+    }
+    out[i] = v;
+  }
+  if (out.length === 0) throw new KgrankInputError(name, "is empty: nothing would be evaluated");
+  return out;
+}
 
 /** The kept tasks of a batch and their keys. */
 export interface TaskKeys {

@@ -9,8 +9,8 @@
  */
 import { createHash } from "node:crypto";
 
-import { KgrankInputError } from "../errors";
-import { describe } from "../validate";
+import { KgrankInputError } from "../checks/errors";
+import { describe } from "../checks/validate";
 import { COLUMN_NAMES, type TaskColumns } from "./task-buffer";
 import type { RankEvaluatorOptions } from "./types";
 

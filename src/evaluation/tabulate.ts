@@ -3,11 +3,11 @@
  * the mean rank width, and (optionally) bootstrap percentile intervals over tasks. Shared by finalize() and by the
  * breakdowns (per relation, relation category, degree bucket), which tabulate subsets of the same tasks.
  */
-import { KgrankInputError, NoClosedFormError } from "../errors";
+import { KgrankInputError, NoClosedFormError } from "../checks/errors";
 import { quantile, streamKey, uniform01Keyed } from "../numeric";
 import { type CandidateSet, metricValues, prepareCandidates } from "../metrics/index";
 import type { Interval, RankMetric } from "../metrics/types";
-import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../validate";
+import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../checks/validate";
 import { RESULT_RANK_TYPES, RESULT_SIDES, type ResultRankType, type ResultSide, type ResultTable } from "./results";
 import type { BootstrapOptions, IntervalTable, SidePart } from "./types";
 

@@ -2,18 +2,25 @@
  * The evaluator's public types: its options, the batches it takes and the provenance it reports. In their own file
  * so results, tabulation and the CLI can name them without importing the evaluator (no import circle).
  */
-import type { Side } from "../kernels";
+import type { Side } from "../contract/kernels";
 import type { MetricQuery } from "../metrics/names";
 import type { Interval, RankType, ResultSide } from "../metrics/types";
 import type { TaskColumns } from "./task-buffer";
-import type { ChunkedBatchOptions } from "./chunked";
-
-export type { ChunkedBatchOptions } from "./chunked";
-import type { AsyncOptions } from "../jobs";
-import { optionKeys } from "../validate";
+import type { AsyncOptions } from "../backend/jobs";
+import { optionKeys } from "../checks/validate";
 
 export type EvaluationSide = Side;
 export type Weighting = "micro" | "macro";
+
+/** One batch of a chunked evaluation (RankEvaluator.chunked): its triples and true scores; the slices follow. */
+export interface ChunkedBatchOptions {
+  /** The evaluated triples of the batch: b x 3 (head, relation, tail). */
+  triples: Int32Array | ArrayLike<number>;
+  side: "head" | "tail";
+  /** Score of each true triple (length b); every slice is compared with it. No NaN. */
+  trueScores: ArrayLike<number>;
+  threads?: number;
+}
 
 export interface RankEvaluatorOptions {
   /** Number of entities: score rows have this many columns (entity ids 0 .. numEntities-1). */

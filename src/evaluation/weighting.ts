@@ -2,7 +2,7 @@
  * Per-task weights of recorded tasks: explicit (addRanks({ weights }); tasks without one weigh 1), PyKEEN's macro
  * weighting (1 / distinct answers of the task's (anchor, relation) key among the evaluated tasks), or none (micro).
  */
-import { KgrankStateError } from "../errors";
+import { KgrankStateError } from "../checks/errors";
 import type { TaskColumns } from "./task-buffer";
 import type { Weighting } from "./types";
 

@@ -3,7 +3,7 @@
  * ranks) and the conventional (weighted) median and scaled MAD. Twin of native/core/aggregate.{h,cpp} (single
  * threaded: one chunk).
  */
-import { AGGREGATE_FLAGS, AGGREGATE_SLOTS } from "../kernels";
+import { AGGREGATE_FLAGS, AGGREGATE_SLOTS } from "../contract/kernels";
 import { CompensatedSum } from "../numeric/compensated";
 
 export function aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: Float64Array, flags: number) {

@@ -1,5 +1,5 @@
 /** Row-wise counting, the fallback. Twin of native/core/count.{h,cpp} (the scalar kernel of native/core/kernels_scalar.cpp). */
-import type { CountBuffers, FloatArray } from "../kernels";
+import type { CountBuffers, FloatArray } from "../contract/kernels";
 
 /** Row-wise greater / equal / NaN counts, the fallback's twin of native/core/count.cpp. */
 export function countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers): void {

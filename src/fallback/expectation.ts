@@ -4,7 +4,7 @@
  * blocks of BIN_BLOCK bins merged in block order, as the native parallel one, so the bits agree), the weighted
  * geometric mean grouped by exponent through the same per-exponent routine.
  */
-import { type CandidateHistogram, ClosedMetricCode } from "../kernels";
+import { type CandidateHistogram, ClosedMetricCode } from "../contract/kernels";
 import { CompensatedSum } from "../numeric/compensated";
 import { harmonicMeans } from "./harmonic";
 import { log1pSmall, powerSweep } from "./power-sums";

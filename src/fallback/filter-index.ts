@@ -2,7 +2,7 @@
  * Known answers per (anchor, relation) and filtered counting, the fallback. Twin of native/core/filter_index.{h,cpp}
  * (and of count_rows_filtered, count_rows_filtered_range and rank_triples in native/core/count.cpp).
  */
-import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl, Side } from "../kernels";
+import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl, Side } from "../contract/kernels";
 import { countScores, countScoresByIndex } from "./count";
 import { bufferRows, inSlices } from "./slices";
 

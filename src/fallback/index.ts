@@ -2,7 +2,15 @@
  * The pure-TypeScript backend, file for file the twin of native/core: aggregate.ts, count.ts, expectation.ts,
  * filter-index.ts, harmonic.ts, power-sums.ts, sampling.ts (numerics the facade shares live in src/numeric).
  */
-import type { CountBuffers, EmbeddingJob, FloatArray, JobControl, Kernels, MetricKernels, Side } from "../kernels";
+import type {
+  CountBuffers,
+  EmbeddingJob,
+  FloatArray,
+  JobControl,
+  Kernels,
+  MetricKernels,
+  Side,
+} from "../contract/kernels";
 import { aggregateRanks, median, medianAbsoluteDeviation } from "./aggregate";
 import { countScores, countScoresByIndex } from "./count";
 import { candidateHistogram, closedMoments, fromTyped, histogramMoments, toTyped } from "./expectation";

@@ -9,7 +9,7 @@
  * Candidates are streamed in chunks of 512 entities, each scored against every query of the batch and counted at
  * once: nothing of size batch x entities exists.
  */
-import type { EmbeddingJob, FloatArray, JobControl } from "../kernels";
+import type { EmbeddingJob, FloatArray, JobControl } from "../contract/kernels";
 import { inSlices } from "./slices";
 
 const fround = Math.fround;

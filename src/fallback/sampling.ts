@@ -2,7 +2,7 @@
  * Monte Carlo: seeded random rank vectors and the statistic of one vector. Twin of native/core/sampling.{h,cpp};
  * the random stream itself is src/numeric/random.ts (shared with the facade).
  */
-import { StatisticCode } from "../kernels";
+import { StatisticCode } from "../contract/kernels";
 import { streamKey, uniform01Keyed } from "../numeric/random";
 import { median, medianAbsoluteDeviation, squaredDeviations } from "./aggregate";
 

@@ -1,16 +1,16 @@
 /**
- * The fallback's async kernels under a job (src/kernels.ts JobControl): the rows are worked through in slices of
- * about SLICE_MS between turns of the event loop, the job's stop is checked between slices (the fallback's task
+ * The fallback's async kernels under a job (src/contract/kernels.ts JobControl): the rows are worked through in slices
+ * of about SLICE_MS between turns of the event loop, the job's stop is checked between slices (the fallback's task
  * boundary; twin of the cancellation check of native/core/thread_pool.cpp parallel_for) and the rows done are reported
  * after each. Rows are independent in every kernel that uses it, so slicing never changes a result.
  *
  * Between slices the caller's arrays may be detached (transferred) - the native job co-owns its inputs' memory and
  * reads on; JavaScript cannot read a detached buffer. A slice loop that finds one of its `inputs` detached or shrunk
  * stops there and resolves with incomplete output: the facade, which watches every input of an async call
- * (src/errors.ts watchDetach), then rejects with KgrankDetachedError as it does for the native job.
+ * (src/checks/errors.ts watchDetach), then rejects with KgrankDetachedError as it does for the native job.
  */
-import { SLICE_MS, turn } from "../jobs";
-import type { CountBuffers, JobControl } from "../kernels";
+import { SLICE_MS, turn } from "../contract/event-loop";
+import type { CountBuffers, JobControl } from "../contract/kernels";
 
 /**
  * Runs `step(r0, r1)` over [0, rows) in consecutive slices; `work` estimates one row's cost (elements touched), which

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import * as nodePath from "node:path";
 
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 
 /** Temporary files being written right now, removed by `removePendingFiles()` (the CLI calls it on SIGINT). */
 const pending = new Set<string>();

@@ -7,9 +7,9 @@
 import { existsSync, statSync } from "node:fs";
 import * as path from "node:path";
 
-import { KgrankInputError } from "../errors";
-import { quoted } from "../suggest";
-import { describe, optionKeys, options as checkOptions, signalOption } from "../validate";
+import { KgrankInputError } from "../checks/errors";
+import { quoted } from "../text/suggest";
+import { describe, optionKeys, options as checkOptions, signalOption } from "../checks/validate";
 import { readRegularFile, readRegularFileAsync } from "./files";
 import { runSteps, runStepsAsync, type Steps } from "./steps";
 import { labelMapsSteps, mapTriplesSteps, tsvRowsSteps } from "./tsv";

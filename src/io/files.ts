@@ -6,8 +6,8 @@
 import { openSync, readFileSync, type Stats, statSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 
-import { KgrankInputError } from "../errors";
-import { quoted } from "../suggest";
+import { KgrankInputError } from "../checks/errors";
+import { quoted } from "../text/suggest";
 
 /**
  * A path for a message: as given up to PATH_MAX (4096) characters, else quoted() (cut, with its length): only a path

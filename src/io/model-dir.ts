@@ -17,10 +17,10 @@
 import { existsSync, readdirSync } from "node:fs";
 import * as path from "node:path";
 
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 import { type ComplexLayout, EmbeddingModel, INTERACTIONS, type InteractionName } from "../scoring/embedding-model";
-import { formatDims, quoted, quotedList } from "../suggest";
-import { describe } from "../validate";
+import { formatDims, quoted, quotedList } from "../text/suggest";
+import { describe } from "../checks/validate";
 import { readRegularFile } from "./files";
 import type { NpyData } from "./npy";
 import { readNpy } from "./npy";

@@ -2,17 +2,18 @@
  * NumPy .npy files (format versions 1.0, 2.0 and 3.0): the header parser is a small pure function over bytes
  * (`parseNpyHeader`) so it can be fuzzed or ported on its own; `readNpy` reads the data straight into a typed array
  * with one positioned read (no intermediate copy for native-endian C-order files), `writeNpy` writes version 1.0
- * (2.0 when the header needs it) through a temporary file that is renamed into place.
+ * (2.0 when the header needs it) through a temporary file that is renamed into place. The header parser's twin is
+ * native/core/parse.cpp (parse_npy_header), which the native backend runs.
  */
 import { isUtf8 } from "node:buffer";
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 
-import { nativeAddon, nativeParse } from "../backend";
-import { KgrankInputError } from "../errors";
-import { formatDims, quoted } from "../suggest";
-import { describe, optionKeys, options as checkOptions, signalOption } from "../validate";
-import { allocate } from "./alloc";
+import { nativeParsers } from "../backend/parsers";
+import { KgrankInputError } from "../checks/errors";
+import { formatDims, quoted } from "../text/suggest";
+import { describe, optionKeys, options as checkOptions, signalOption } from "../checks/validate";
+import { allocate } from "../checks/alloc";
 import { writeFileAtomic } from "./atomic";
 import { checkRegularFileAsync, fileError, openRegularFile } from "./files";
 import { runSteps, runStepsAsync, STEP, type Steps } from "./steps";
@@ -72,13 +73,13 @@ const MAX_HEADER = 1 << 20;
  * which accepts and rejects exactly what `parseNpyHeaderTs` does, with the same messages.
  */
 export function parseNpyHeader(bytes: Uint8Array, argument = "file", fileSize?: number): NpyHeader {
-  const addon = nativeAddon();
+  const parsers = nativeParsers();
   if (
-    addon &&
+    parsers &&
     bytes instanceof Uint8Array &&
     (fileSize === undefined || (Number.isSafeInteger(fileSize) && fileSize >= 0))
   ) {
-    return nativeParse(argument, () => addon.parseNpyHeader(bytes, fileSize)) as NpyHeader;
+    return parsers.parseNpyHeader(bytes, argument, fileSize) as NpyHeader;
   }
   return parseNpyHeaderTs(bytes, argument, fileSize);
 }

@@ -5,8 +5,8 @@
  */
 import { crc32 } from "node:zlib";
 
-import { KgrankInputError } from "../errors";
-import { quoted } from "../suggest";
+import { KgrankInputError } from "../checks/errors";
+import { quoted } from "../text/suggest";
 import { writeFileAtomic } from "./atomic";
 import { encodeNpy, type NpyArray } from "./npy";
 

@@ -9,10 +9,10 @@
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { crc32, inflateRawSync } from "node:zlib";
 
-import { KgrankInputError } from "../errors";
-import { quoted, quotedList, shortName } from "../suggest";
-import { describe, options as checkOptions } from "../validate";
-import { allocate } from "./alloc";
+import { KgrankInputError } from "../checks/errors";
+import { quoted, quotedList, shortName } from "../text/suggest";
+import { describe, options as checkOptions } from "../checks/validate";
+import { allocate } from "../checks/alloc";
 import { fileError, openRegularFile } from "./files";
 import { type NpyData, parseNpy } from "./npy";
 

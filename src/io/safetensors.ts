@@ -4,9 +4,9 @@
  */
 import { closeSync, fstatSync, readSync } from "node:fs";
 
-import { KgrankInputError } from "../errors";
-import { quoted, shortName } from "../suggest";
-import { allocate } from "./alloc";
+import { KgrankInputError } from "../checks/errors";
+import { quoted, shortName } from "../text/suggest";
+import { allocate } from "../checks/alloc";
 import { fileError, openRegularFile } from "./files";
 import { decodeNpyData, type NpyData, type NpyDtype } from "./npy";
 

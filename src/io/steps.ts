@@ -3,7 +3,7 @@
  * at once (runSteps: the sync readers) or between turns of the event loop (runStepsAsync: the async readers, which
  * keep any one turn to about SLICE_MS and stop at an AbortSignal between steps).
  */
-import { SLICE_MS, turn } from "../jobs";
+import { SLICE_MS, turn } from "../contract/event-loop";
 
 export type Steps<T> = Generator<void, T, void>;
 

@@ -2,13 +2,14 @@
  * Triples as TSV (`head<TAB>relation<TAB>tail`, one per line). `splitTsvTriples` is a small pure function over
  * text (UTF-8 BOM and CRLF accepted, empty lines skipped, any other column count rejected with its line number);
  * `readTriples` maps labels to ids. Ids follow PyKEEN: the sorted labels of the *training* triples, so score
- * matrices exported from PyKEEN line up column for column.
+ * matrices exported from PyKEEN line up column for column. The splitter's twin is native/core/parse.cpp
+ * (split_tsv_triples), which the native backend runs.
  */
 import { isAscii, isUtf8 } from "node:buffer";
 
-import { nativeAddon, nativeParse } from "../backend";
-import { KgrankInputError } from "../errors";
-import { options as checkOptions } from "../validate";
+import { nativeParsers } from "../backend/parsers";
+import { KgrankInputError } from "../checks/errors";
+import { options as checkOptions } from "../checks/validate";
 import { readRegularFile } from "./files";
 import { utf8ErrorOffset } from "./npy";
 import { ROW_STEP, runSteps, type Steps } from "./steps";
@@ -20,7 +21,7 @@ import { ROW_STEP, runSteps, type Steps } from "./steps";
  */
 export function splitTsvTriples(text: string, argument = "file"): [string, string, string][] {
   // Native: the C++ splitter over the UTF-8 bytes (a string with lone surrogates would not survive the round trip).
-  if (nativeAddon() && typeof text === "string" && (text as unknown as { isWellFormed(): boolean }).isWellFormed()) {
+  if (nativeParsers() && typeof text === "string" && (text as unknown as { isWellFormed(): boolean }).isWellFormed()) {
     return splitTsvBytes(Buffer.from(text, "utf8"), argument);
   }
   return splitTsvTriplesTs(text, argument);
@@ -32,9 +33,9 @@ export function splitTsvTriples(text: string, argument = "file"): [string, strin
  * Same rows and same errors either way.
  */
 export function splitTsvBytes(bytes: Buffer, argument = "file"): [string, string, string][] {
-  const addon = nativeAddon();
-  if (!addon || bytes.length > 0xffffffff) return splitTsvBytesTs(bytes, argument);
-  const r = nativeParse(argument, () => addon.splitTsvTriples(bytes));
+  const parsers = nativeParsers();
+  if (!parsers || bytes.length > 0xffffffff) return splitTsvBytesTs(bytes, argument);
+  const r = parsers.splitTsvTriples(bytes, argument);
   const n = r.length / 6;
   const rows = new Array<[string, string, string]>(n);
   if (isAscii(bytes)) {

@@ -1,10 +1,10 @@
 /**
  * Base metrics: functions of the ranks (and weights). Each one says what it means and which kernel statistic it is
- * a function of; the numbers come from the kernels (src/kernels.ts), never from formulas re-derived here.
+ * a function of; the numbers come from the kernels (src/contract/kernels.ts), never from formulas re-derived here.
  */
-import { kernels } from "../backend";
-import { NoClosedFormError } from "../errors";
-import { AGGREGATE_FLAGS, AGGREGATE_SLOTS, ClosedMetricCode, StatisticCode } from "../kernels";
+import { kernels } from "../backend/backend";
+import { NoClosedFormError } from "../checks/errors";
+import { AGGREGATE_FLAGS, AGGREGATE_SLOTS, ClosedMetricCode, StatisticCode } from "../contract/kernels";
 import { type CandidateSet, candidatesArg } from "./candidates";
 import { bootstrap, checkEstimateOptions } from "./estimate";
 import { numCandidatesArg, ranksArg, ranksShape, weightsArg } from "./input";

@@ -3,9 +3,9 @@
  * several metrics (and derived metrics, which need their base's E and Var) share one histogram. Every metric
  * method accepts either raw arrays or a CandidateSet from prepareCandidates().
  */
-import { kernels } from "../backend";
-import { KgrankInputError } from "../errors";
-import { ClosedMetricCode, type CandidateHistogram } from "../kernels";
+import { kernels } from "../backend/backend";
+import { KgrankInputError } from "../checks/errors";
+import { ClosedMetricCode, type CandidateHistogram } from "../contract/kernels";
 import { numCandidatesArg, weightsArg } from "./input";
 import { type MedianMoments, medianMoments } from "./median";
 

@@ -2,9 +2,9 @@
  * The catalogue: every metric under its PyKEEN key, with synonyms, and the resolver getMetric() that accepts keys,
  * synonyms and class-style names case-insensitively and parses k from Hits-style queries.
  */
-import { KgrankInputError, UnknownMetricError } from "../errors";
-import { closest, quoted } from "../suggest";
-import { describe } from "../validate";
+import { KgrankInputError, UnknownMetricError } from "../checks/errors";
+import { closest, quoted } from "../text/suggest";
+import { describe } from "../checks/validate";
 import type { MetricQuery } from "./names";
 import * as base from "./base";
 import { reindexed, zScored, expectationNormalized } from "./derived";

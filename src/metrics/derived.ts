@@ -9,8 +9,8 @@
  * re-indexing a metric without a finite optimum (z-scores). Degenerate candidate sets (zero variance, E = optimum,
  * E = 0) throw KgrankInputError naming numCandidates instead of returning Infinity or NaN.
  */
-import { KgrankInputError, NoClosedFormError } from "../errors";
-import { describe } from "../validate";
+import { KgrankInputError, NoClosedFormError } from "../checks/errors";
+import { describe } from "../checks/validate";
 import { BaseRankMetric, estimateWith } from "./base";
 import { type CandidateSet, candidatesArg } from "./candidates";
 import {

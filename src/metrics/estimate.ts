@@ -3,9 +3,9 @@
  * statistic of each; the metric maps the statistic to its value; a seeded bootstrap over the sample values gives
  * percentile intervals for the mean and the variance. The bootstrap runs here, in TypeScript, for both backends.
  */
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 import { CompensatedSum, quantile, streamKey, uniform01Keyed } from "../numeric";
-import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../validate";
+import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../checks/validate";
 import type { EstimateOptions, Interval } from "./types";
 
 const BOOTSTRAP_STREAM = 0x5bd1e995;

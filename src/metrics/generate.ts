@@ -1,8 +1,8 @@
 /** Seeded random rank vectors: r_i ~ Uniform{1..N_i}, the same stream as Monte-Carlo sample 0 of estimate(). */
-import { kernels } from "../backend";
-import { KgrankInputError } from "../errors";
+import { kernels } from "../backend/backend";
+import { KgrankInputError } from "../checks/errors";
 import { uniform01 } from "../numeric";
-import { describe, options as optionsArg } from "../validate";
+import { describe, options as optionsArg } from "../checks/validate";
 import { numCandidatesArg } from "./input";
 
 const CANDIDATE_STREAM = 0xffffffff;

@@ -1,6 +1,6 @@
 /** Validation of metric inputs: ranks, candidate counts, weights. Returns Float64Arrays the kernels accept. */
-import { KgrankInputError } from "../errors";
-import { describe, numberArray } from "../validate";
+import { KgrankInputError } from "../checks/errors";
+import { describe, numberArray } from "../checks/validate";
 
 function toFloat64(value: ArrayLike<number>): Float64Array {
   return value instanceof Float64Array ? value : Float64Array.from(value);

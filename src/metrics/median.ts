@@ -7,8 +7,8 @@
  * src/fallback/median-moments.ts): exact to about 1e-12 relative at every n (the method and its error bound are in
  * the C++ file's header), in well under a second at 1.2 M tasks, with a cost that does not grow with max N.
  */
-import { kernels } from "../backend";
-import { KgrankInputError } from "../errors";
+import { kernels } from "../backend/backend";
+import { KgrankInputError } from "../checks/errors";
 
 export interface MedianMoments {
   expectation: number;

@@ -5,8 +5,8 @@
  *   0 <= z < 3: 1/2 - phi(z) * sum_n z^(2n+1) / (1*3*...*(2n+1))   (positive series; cancellation < 3 digits)
  *   z >= 3:     phi(z) / (z + 1/(z + 2/(z + 3/(z + ...))))  (Mills-ratio continued fraction, evaluated backwards)
  */
-import { KgrankInputError } from "../errors";
-import { describe } from "../validate";
+import { KgrankInputError } from "../checks/errors";
+import { describe } from "../checks/validate";
 
 const INV_SQRT_2PI = 0.3989422804014327;
 

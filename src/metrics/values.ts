@@ -2,8 +2,8 @@
  * Values of many metrics over the same ranks in one fused native pass: the union of what every metric needs
  * (hit counts for each k, variance, median, MAD) is computed once, and derived metrics share one candidate set.
  */
-import { KgrankInputError } from "../errors";
-import { describe } from "../validate";
+import { KgrankInputError } from "../checks/errors";
+import { describe } from "../checks/validate";
 import { aggregate, BaseRankMetric } from "./base";
 import { CandidateSet, candidatesArg } from "./candidates";
 import { getMetric } from "./catalogue";

@@ -5,12 +5,18 @@
  * chunked batches) counts each chunk with the filter index's column-range count instead, so the filter's known
  * answers are taken out in the kernel.
  */
-import { kernels } from "../backend";
-import { KgrankInputError, KgrankStateError, watchDetach } from "../errors";
-import { thresholdsFor } from "../float32";
-import type { CountBuffers, FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl } from "../kernels";
-import { type AsyncArgs, type AsyncOptions, callOptions, withJob } from "../jobs";
-import { describe, integer, isArrayLike, optionKeys, options, threadCount } from "../validate";
+import { kernels } from "../backend/backend";
+import { KgrankInputError, KgrankStateError, watchDetach } from "../checks/errors";
+import { thresholdsFor } from "./float32";
+import type {
+  CountBuffers,
+  FilteredCountBuffers,
+  FilterIndexHandle,
+  FloatArray,
+  JobControl,
+} from "../contract/kernels";
+import { type AsyncArgs, type AsyncOptions, callOptions, withJob } from "../backend/jobs";
+import { describe, integer, isArrayLike, optionKeys, options, threadCount } from "../checks/validate";
 import { indexArray, type Ranks, ranksFromCounts } from "./ranks";
 
 export interface RankCounterOptions {
@@ -113,8 +119,8 @@ export class RankCounter {
 
   /**
    * Counts one chunk off the JavaScript thread. Chunks may be added concurrently. `signal` stops it and
-   * `onProgress` reports rows counted (src/jobs.ts AsyncOptions); a chunk that was aborted (or failed) is not counted
-   * and its columns may be added again.
+   * `onProgress` reports rows counted (src/backend/jobs.ts AsyncOptions); a chunk that was aborted (or failed) is not
+   * counted and its columns may be added again.
    */
   async add(chunk: RankChunk & AsyncOptions): Promise<void> {
     const p = this.prepare(chunk, true);

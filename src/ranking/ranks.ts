@@ -8,12 +8,12 @@
  *   realistic   = (optimistic + pessimistic) / 2
  * NaN scores are not candidates. numCandidates = non-NaN candidates, the true one included.
  */
-import { kernels } from "../backend";
-import { KgrankInputError, nanTrueScore, watchDetach } from "../errors";
-import { thresholdsFor } from "../float32";
-import type { CountBuffers, FloatArray } from "../kernels";
-import { type AsyncArgs, type AsyncOptions, callOptions, withJob } from "../jobs";
-import { describe, floatMatrix, integer, isArrayLike, optionKeys, rowCount, threadCount } from "../validate";
+import { kernels } from "../backend/backend";
+import { KgrankInputError, nanTrueScore, watchDetach } from "../checks/errors";
+import { thresholdsFor } from "./float32";
+import type { CountBuffers, FloatArray } from "../contract/kernels";
+import { type AsyncArgs, type AsyncOptions, callOptions, withJob } from "../backend/jobs";
+import { describe, floatMatrix, integer, isArrayLike, optionKeys, rowCount, threadCount } from "../checks/validate";
 
 /** Ranks of the true candidates, one per row; all exact (realistic ranks are multiples of 0.5). */
 export interface Ranks {
@@ -283,7 +283,7 @@ export function computeRanksSync(args: ComputeRanksOptions): Ranks {
 
 /**
  * Ranks of the true candidates from a dense score matrix, off the JavaScript thread. `signal` stops it (rejecting
- * with the signal's reason); `onProgress` reports rows ranked (src/jobs.ts AsyncOptions).
+ * with the signal's reason); `onProgress` reports rows ranked (src/backend/jobs.ts AsyncOptions).
  */
 export async function computeRanks(args: ComputeRanksOptions & AsyncOptions): Promise<Ranks> {
   return runAsync(...prepareDense(args, true));

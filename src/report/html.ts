@@ -8,7 +8,7 @@
 import { compareRuns } from "../compare/paired";
 import type { RankResults } from "../evaluation/results";
 import { categoryRows, degreeRows, type GroupRow, type PlotName, plotSpec, renderSvg } from "./plots";
-import { fmt } from "./table";
+import { fmt } from "../text/table";
 
 export interface ReportRun {
   name: string;

@@ -9,7 +9,7 @@
  * Colours are the Okabe–Ito pair blue / orange (distinct for colour-blind readers) with different lightness (so
  * they survive greyscale printing); the random baseline is dashed, not only differently coloured.
  */
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 import type { RankResults } from "../evaluation/results";
 
 /** Bars kept at each end of the per-relation plot when there are more than twice as many relations. */

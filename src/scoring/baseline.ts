@@ -4,15 +4,15 @@
  * number of training triples (·, r, e), and of a candidate head e for (?, r, t) the number of (e, r, ·). It is
  * deterministic and ties many candidates, which is why the rank type matters.
  */
-import { KgrankInputError } from "../errors";
-import type { EvaluationSide } from "../evaluation/types";
-import { allocateTable, checkTableLength } from "../io/alloc";
-import { describe, integer, tripleArray } from "../validate";
+import { KgrankInputError } from "../checks/errors";
+import type { Side } from "../contract/kernels";
+import { allocateTable, checkTableLength } from "../checks/alloc";
+import { describe, integer, tripleArray } from "../checks/validate";
 
 export interface Scorer {
   readonly numEntities: number;
   /** Row-major b x numEntities scores for the b triples (b x 3): column e scores e as the `side` entity. */
-  scoreBatch(triples: Int32Array, side: EvaluationSide): Float32Array;
+  scoreBatch(triples: Int32Array, side: Side): Float32Array;
 }
 
 export class FrequencyBaseline implements Scorer {
@@ -51,7 +51,7 @@ export class FrequencyBaseline implements Scorer {
     }
   }
 
-  scoreBatch(triples: Int32Array, side: EvaluationSide): Float32Array {
+  scoreBatch(triples: Int32Array, side: Side): Float32Array {
     if (side !== "head" && side !== "tail")
       throw new KgrankInputError("side", `must be "head" or "tail", got ${describe(side)}`);
     const n = this.numEntities;

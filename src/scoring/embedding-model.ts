@@ -4,10 +4,10 @@
  * materialising a score matrix. The formulas and sign conventions (higher = better; distances negated; OGB's
  * constant gamma dropped) are written out in native/core/interaction.cpp and the README.
  */
-import { kernels } from "../backend";
-import { KgrankInputError } from "../errors";
-import type { EmbeddingJob, FloatArray } from "../kernels";
-import { describe, options, optionKeys, threadCount } from "../validate";
+import { kernels } from "../backend/backend";
+import { KgrankInputError } from "../checks/errors";
+import type { EmbeddingJob, FloatArray } from "../contract/kernels";
+import { describe, options, optionKeys, threadCount } from "../checks/validate";
 
 export const INTERACTIONS = ["transe-l1", "transe-l2", "distmult", "complex", "rotate", "rotate-l2", "pairre"] as const;
 export type InteractionName = (typeof INTERACTIONS)[number];

@@ -1,5 +1,5 @@
 /** The backend this test project runs on, as a label for test names: "native/avx512/t2" or "ts". */
-import { backendInfo } from "../../src/backend";
+import { backendInfo } from "../../src/backend/backend";
 
 const info = backendInfo();
 

@@ -3,8 +3,8 @@
 // left its histogram's columns to finalizers that Node runs only when the loop turns: +59 to +66 MiB.
 //   node --expose-gc test/helpers/expectation-memory-child.cjs TASKS BASE SPREAD
 // Task i has N = BASE + (i * 37) % SPREAD candidates. 10 tasks with N <= 11 ("tiny": at most 64 tasks, N <= 256)
-// have their histogram counted by the TypeScript twin (src/nativeMetrics.ts) even on the native backend; 100 tasks
-// with N up to 999 go through the addon's candidateHistogram and its adopt() (native/addon/metrics_bindings.cpp).
+// have their histogram counted by the TypeScript twin (src/backend/native-metrics.ts) even on the native backend; 100
+// tasks with N up to 999 go through the addon's candidateHistogram and its adopt() (native/addon/metrics_bindings.cpp).
 // `nativeHistograms` counts the addon's candidateHistogram calls, so the parent can check which path ran.
 const path = require("node:path");
 const kg = require(path.join(__dirname, "..", "..", "dist", "cjs", "index.js"));

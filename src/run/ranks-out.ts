@@ -5,7 +5,7 @@
  */
 import * as path from "node:path";
 
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 import type { RankResults } from "../evaluation/results";
 import { writeFileAtomic } from "../io/atomic";
 import { writeNpz } from "../io/npz-write";

@@ -6,16 +6,16 @@
  */
 import * as path from "node:path";
 
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 import { RankEvaluator } from "../evaluation/evaluator";
 import type { RankResults } from "../evaluation/results";
 import { stateMeta } from "../evaluation/state";
 import { readRegularFile } from "../io/files";
 
 import { type Format } from "./format";
-import { renderEvaluation, type ReportInfo, type RunMeta } from "./evaluate";
+import { renderEvaluation, type ReportInfo, type RunMeta } from "./render";
 import { writeRanksOut } from "./ranks-out";
-import { emit, type Out } from "./shared";
+import { emit, type Out } from "./out";
 
 export interface MergeOptions {
   format: Format;

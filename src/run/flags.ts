@@ -1,11 +1,16 @@
 /**
  * The option definitions shared by several commands: the dataset flags and the flags that define an evaluation
- * (evaluate and submit take the same ones). In their own module so that `kgrank submit` can read them (which flags
- * name files, to make them absolute for workers elsewhere) without importing main.ts.
+ * (evaluate and submit take the same ones). In the run layer so that `kgrank submit` can read them (which flags
+ * name files, to make them absolute for workers elsewhere) and a queue worker can parse a job's evaluate arguments
+ * with them (parseEvaluateArgs), neither through the CLI.
  */
 import { Command, Option } from "commander";
 
-import { formatOption, intArg, ksOption, listArg, outputOption, quietOption, splitArg } from "./shared";
+import { KgrankError } from "../checks/errors";
+
+import type { EvaluateOptions } from "./evaluate-run";
+import { formatOption, intArg, ksOption, listArg, outputOption, quietOption, splitArg } from "./flag-parsers";
+import { shardArg } from "./shard";
 
 export function datasetOptions(cmd: Command, splitDefault = "test"): Command {
   return cmd
@@ -87,6 +92,44 @@ export function evaluateFlags(cmd: Command): Command {
     )
     .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0), 0)
     .addOption(quietOption());
+}
+
+/** The flags of one evaluate run beside those that define it: its shard, state, worker processes and ranks file. */
+export function evaluateRunFlags(cmd: Command): Command {
+  return cmd
+    .option(
+      "--shard <I/N>",
+      "evaluate only shard I (0-based) of N, a fixed split of the triples; auto/N takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (needs --save-state)",
+      shardArg,
+    )
+    .option("--save-state <file>", "write the evaluator's state (SHA-256-checked) to FILE, for kgrank merge")
+    .option(
+      "--workers <k>",
+      "run the evaluation as K shard processes on this machine and merge them (same output)",
+      intArg("--workers", 1, 256),
+    )
+    .option(
+      "--ranks-out <file>",
+      "also write every task's ranks, triple and candidate count: .npz (ids) or .tsv (labels)",
+    );
+}
+
+/**
+ * An evaluate argument list (as `kgrank evaluate` takes it, a leading "evaluate" allowed) parsed into the typed
+ * options of evaluateRun, by the same option definitions as the CLI's evaluate command: how a queue worker reads a
+ * shard job's arguments without the CLI. A usage error (unknown flag, missing value) throws a KgrankError.
+ */
+export function parseEvaluateArgs(args: string[]): EvaluateOptions {
+  const cmd = evaluateRunFlags(evaluateFlags(datasetOptions(new Command("evaluate"))))
+    .exitOverride()
+    .configureOutput({ writeOut: () => undefined, writeErr: () => undefined });
+  const argv = args[0] === "evaluate" ? args : ["evaluate", ...args];
+  try {
+    cmd.parse(argv.slice(1), { from: "user" });
+  } catch (e) {
+    throw new KgrankError(`evaluate arguments: ${(e as Error).message.replace(/^error:\s*/, "")}`);
+  }
+  return { ...cmd.opts<EvaluateOptions>(), argv, given: givenKeys(cmd) };
 }
 
 /**

@@ -8,9 +8,9 @@
 import { createHash } from "node:crypto";
 import { closeSync, fstatSync, readSync } from "node:fs";
 
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 import { openRegularFile } from "../io/files";
-import { quoted } from "../suggest";
+import { quoted } from "../text/suggest";
 
 export interface ShardSpec {
   index: number | "auto";

@@ -1,7 +1,7 @@
 /** Argument checks shared by every public function, so both backends see only valid input. */
 import { KgrankInputError } from "./errors";
-import type { FloatArray } from "./kernels";
-import { closest, quoted } from "./suggest";
+import type { FloatArray } from "../contract/kernels";
+import { closest, quoted } from "../text/suggest";
 
 export function describe(value: unknown): string {
   if (value === null) return "null";

@@ -2,7 +2,7 @@
  * Typed errors. Every error kgrank throws on purpose is a `KgrankError`; its `code` says which kind, and input
  * errors name the offending argument and say what is accepted.
  */
-import { quoted } from "./suggest";
+import { quoted } from "../text/suggest";
 
 export class KgrankError extends Error {
   readonly code: string;

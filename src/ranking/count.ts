@@ -1,10 +1,10 @@
 /** Public row-wise counting: the primitive that rank computation builds on. */
-import { kernels } from "./backend";
-import { watchDetach } from "./errors";
-import type { CountBuffers, FloatArray } from "./kernels";
+import { kernels } from "../backend/backend";
+import { watchDetach } from "../checks/errors";
+import type { CountBuffers, FloatArray } from "../contract/kernels";
 import { thresholdsFor } from "./float32";
-import { type AsyncArgs, type AsyncOptions, callOptions, withJob } from "./jobs";
-import { floatMatrix, integer, numberArray, optionKeys, rowCount, threadCount } from "./validate";
+import { type AsyncArgs, type AsyncOptions, callOptions, withJob } from "../backend/jobs";
+import { floatMatrix, integer, numberArray, optionKeys, rowCount, threadCount } from "../checks/validate";
 
 export interface CountScoresOptions {
   /** Row-major scores, `numColumns` per row. */
@@ -65,7 +65,7 @@ export function countScoresSync(args: CountScoresOptions): CountScoresResult {
 
 /**
  * As countScoresSync, but runs off the JavaScript thread (native backend) and returns a Promise. `signal` stops it
- * (rejecting with the signal's reason); `onProgress` reports rows counted (src/jobs.ts AsyncOptions).
+ * (rejecting with the signal's reason); `onProgress` reports rows counted (src/backend/jobs.ts AsyncOptions).
  */
 export async function countScores(args: CountScoresOptions & AsyncOptions): Promise<CountScoresResult> {
   const p = prepare(args, true);

@@ -8,11 +8,11 @@
  * false, so a NaN positive silently gets rank 1); a NaN negative is no candidate in both. OGB's own means of the
  * float32 lists (torch's float32 reduction) may differ from a float64 mean of the same lists by up to ~1e-7.
  */
-import { KgrankInputError } from "./errors";
-import { ASYNC_KEYS, type AsyncOptions } from "./jobs";
-import { computeSampledRanks, computeSampledRanksSync, type Ranks } from "./ranking/ranks";
-import { formatDims } from "./suggest";
-import { describe, optionKeys, options } from "./validate";
+import { KgrankInputError } from "../checks/errors";
+import { ASYNC_KEYS, type AsyncOptions } from "../backend/jobs";
+import { computeSampledRanks, computeSampledRanksSync, type Ranks } from "./ranks";
+import { formatDims } from "../text/suggest";
+import { describe, optionKeys, options } from "../checks/validate";
 
 export interface OgbInput {
   /** Scores of the positive edges, shape (n,). */

@@ -1,13 +1,13 @@
 /**
  * Cancellation and progress of the public async calls (`signal` and `onProgress` options). A call checks its two
  * options first and rejects at once when the signal is already aborted; while it runs, a `CallJob` joins the
- * caller's AbortSignal to the kernels it runs (src/kernels.ts JobControl: native work stops at the next task
+ * caller's AbortSignal to the kernels it runs (src/contract/kernels.ts JobControl: native work stops at the next task
  * boundary, the fallback between row slices) and turns the kernels' rows-done into `onProgress` calls. The call
  * rejects with the signal's reason - a DOMException named "AbortError" unless `abort(reason)` gave another - once no
  * work of it runs any more, and records nothing: whatever the call would have changed is as before it.
  */
-import type { JobControl } from "./kernels";
-import { optionKeys, options, progressOption, signalOption } from "./validate";
+import type { JobControl } from "../contract/kernels";
+import { optionKeys, options, progressOption, signalOption } from "../checks/validate";
 
 /** Work done so far by an async call, in its tasks (rows: one per ranking task). */
 export interface Progress {
@@ -63,14 +63,6 @@ export function callOptions(
   if (!isAsync) return { o: options(name, args, keys), a: { signal: undefined, onProgress: undefined } };
   const o = options(name, args, [...keys, ...ASYNC_KEYS]);
   return { o, a: asyncArgs(o) };
-}
-
-/** Work run between two event-loop turns by the code that slices long work (well under a ~50 ms turn). */
-export const SLICE_MS = 10;
-
-/** Yields to the event loop: resolves after pending I/O callbacks and timers have run (setImmediate). */
-export function turn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Shortest time between two intermediate progress calls. */

@@ -1,6 +1,6 @@
 /** Native adapter of the metric kernels (native/addon/metrics_bindings.cpp), spread into nativeKernels(). */
-import type { CandidateHistogram, ClosedMetricCode, MetricKernels, StatisticCode } from "./kernels";
-import { nativeCall as call } from "./nativeCall";
+import type { CandidateHistogram, ClosedMetricCode, MetricKernels, StatisticCode } from "../contract/kernels";
+import { nativeCall as call } from "./native-call";
 
 /** What native/addon/metrics_bindings.cpp exports. */
 export interface NativeMetricsAddon {

@@ -17,8 +17,8 @@ export interface CountBuffers {
 }
 
 /**
- * Cancellation and progress of one async kernel call (src/jobs.ts CallJob implements it for the public async APIs).
- * Once `stopped`, the kernel stops at its next task boundary - native: the job control of native/addon/async.h,
+ * Cancellation and progress of one async kernel call (src/backend/jobs.ts CallJob implements it for the public async
+ * APIs). Once `stopped`, the kernel stops at its next task boundary - native: the job control of native/addon/async.h,
  * checked by the core's parallel loops; fallback: between row slices - and rejects with `stopReason`, also when the
  * work happened to finish anyway; the promise settles only once no work of the call runs any more. When
  * `wantsProgress`, the kernel reports the rows of this call finished so far to `progress` (from the event loop, never
@@ -120,8 +120,8 @@ export interface FilterIndexHandle {
    * addon's binding and TsFilterIndex.rankTriples). keysOut (3 x rows)
    * receives [relation | anchor | truth], out (6 x rows) [optimistic | pessimistic | realistic | numCandidates |
    * weight NaN | scratch]. Returns -1, or kind * 2^32 + row for a problem it does not throw: 1 = triple id out of
-   * range (row = flat index), 2 = NaN true score, 3 = evaluated triple not in the index (src/backend.ts derives it
-   * from the core's failed status, native/core/status.h).
+   * range (row = flat index), 2 = NaN true score, 3 = evaluated triple not in the index (src/backend/backend.ts derives
+   * it from the core's failed status, native/core/status.h).
    */
   rankTriples(
     scores: FloatArray,

@@ -9,13 +9,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 
-import { KgrankError, KgrankInputError } from "../errors";
+import { KgrankError, KgrankInputError } from "../checks/errors";
 import { writeFileAtomic } from "../io/atomic";
 
 import type { Format } from "./format";
 import { mergeShards, printMerged } from "./merge";
 import { Progress } from "./progress";
-import type { Out } from "./shared";
+import type { Out } from "./out";
 
 /** Flags a child must not inherit: the parent prints and saves; `--flag value` and `--flag=value` forms. */
 const PARENT_ONLY_WITH_VALUE = ["--workers", "--output", "-o", "--format", "--save-state", "--ranks-out"];

@@ -5,7 +5,7 @@
  * evaluated split always part of the filter). The known answers come from the evaluator's own filter index (one
  * per side, native or its TypeScript twin), not from a map of their own.
  */
-import { kernels } from "../backend";
+import { kernels } from "../backend/backend";
 
 export function filteredCandidateCounts(
   evaluated: Int32Array,

@@ -9,7 +9,7 @@
  */
 import { constants } from "node:buffer";
 
-import { KgrankInputError, KgrankMemoryError } from "../errors";
+import { KgrankInputError, KgrankMemoryError } from "./errors";
 
 /** Bytes for a message: "8589934592 bytes (8.0 GiB)". */
 export function formatBytes(n: number): string {

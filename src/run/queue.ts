@@ -1,8 +1,9 @@
 /**
  * One evaluation over many machines on BullMQ (Redis): `kgrank submit --redis URL --shards N --state-dir DIR
  * <evaluate options>` enqueues the N shard jobs of the run and waits; `kgrank worker --redis URL` (as many as you
- * like, anywhere that sees the same files) takes them, runs `kgrank evaluate <options> --shard I/N --save-state
- * FILE` in process, and returns the file's path and SHA-256, never the state itself. The submitter checks each
+ * like, anywhere that sees the same files) takes them, runs the evaluation `kgrank evaluate <options> --shard I/N
+ * --save-state FILE` would run, in process (evaluateRun, the options parsed by evaluate's own flag definitions), and
+ * returns the file's path and SHA-256, never the state itself. The submitter checks each
  * file's digest, then merges exactly one state per shard as `kgrank merge` does, and prints what `kgrank evaluate`
  * prints.
  *
@@ -20,15 +21,18 @@ import * as path from "node:path";
 
 import type { Job, Queue, Worker } from "bullmq";
 
-import { KgrankError, KgrankInputError } from "../errors";
+import { KgrankError, KgrankInputError } from "../checks/errors";
 import { removePendingFiles } from "../io/atomic";
 
+import { evaluateRun } from "./evaluate-run";
+import { errorLine } from "./flag-parsers";
+import { parseEvaluateArgs } from "./flags";
 import type { Format } from "./format";
 import { type MergedRun, mergeShards, printMerged } from "./merge";
 import { Progress } from "./progress";
 import { pathFlags } from "./flags";
 import { childArgs } from "./workers";
-import type { Out } from "./shared";
+import type { Out } from "./out";
 
 export const DEFAULT_QUEUE = "kgrank";
 
@@ -118,26 +122,24 @@ export async function startShardWorker(
         stateDir,
         `${run}-shard-${shard}-of-${shards}-${job.attemptsStarted}-${randomBytes(4).toString("hex")}.state`,
       );
-      let stderr = "";
       let last = 0;
-      const { main } = await import("./main");
-      const code = await main([...args, "--shard", `${shard}/${shards}`, "--save-state", file, "--quiet"], {
-        stdout: () => undefined,
-        stderr: (s) => (stderr += s),
-        progress: (done, total) => {
-          const now = Date.now();
-          if (now - last < 250 && done < total) return;
-          last = now;
-          void job.updateProgress({ done, total });
-        },
-      });
-      if (code !== 0)
-        throw new Error(
-          stderr
-            .trim()
-            .split("\n")[0]
-            ?.replace(/^kgrank: /, "") || `exit code ${code}`,
-        );
+      const options = parseEvaluateArgs([...args, "--shard", `${shard}/${shards}`, "--save-state", file, "--quiet"]);
+      try {
+        await evaluateRun(options, {
+          stdout: () => undefined,
+          stderr: () => undefined,
+          progress: (done, total) => {
+            const now = Date.now();
+            if (now - last < 250 && done < total) return;
+            last = now;
+            void job.updateProgress({ done, total });
+          },
+        });
+      } catch (e) {
+        // The job fails with the one line `kgrank evaluate` would print for a user error.
+        if (e instanceof KgrankError) throw new Error(errorLine(e), { cause: e });
+        throw e;
+      }
       log(`shard ${shard}/${shards} of run ${run} -> ${file}`);
       return { file, sha256: sha256File(file), bytes: readFileSync(file).length };
     },

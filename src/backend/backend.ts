@@ -10,8 +10,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 
-import { KgrankBackendError, KgrankInputError } from "./errors";
-import { tsKernels as fallbackKernels } from "./fallback/index";
+import { KgrankBackendError, KgrankInputError } from "../checks/errors";
+import { tsKernels as fallbackKernels } from "../fallback/index";
 import type {
   BackendName,
   CountBuffers,
@@ -23,9 +23,9 @@ import type {
   Kernels,
   Side,
   SimdLevel,
-} from "./kernels";
-import { nativeCall, nativeCallAsync, nativeError, withMemoryErrors } from "./nativeCall";
-import { type NativeMetricsAddon, nativeMetricKernels } from "./nativeMetrics";
+} from "../contract/kernels";
+import { nativeCall, nativeCallAsync, nativeError, withMemoryErrors } from "./native-call";
+import { type NativeMetricsAddon, nativeMetricKernels } from "./native-metrics";
 
 /** A parsed .npy header as the addon returns it (src/io/npy.ts NpyHeader). */
 export interface NativeNpyHeader {
@@ -146,8 +146,8 @@ export type NativeJobControl = { readonly __nativeJobControl: unique symbol };
 const PROGRESS_POLL_MS = 50;
 
 /**
- * Runs one async binding under `job` (src/kernels.ts JobControl): without one, as it is; with one, the binding gets a
- * native job control (its last argument, through `start`), the job's stop cancels it, a timer reads its progress
+ * Runs one async binding under `job` (src/contract/kernels.ts JobControl): without one, as it is; with one, the binding
+ * gets a native job control (its last argument, through `start`), the job's stop cancels it, a timer reads its progress
  * (scaled from the driver's work units to the call's `rows`) while it runs, and a stopped job rejects with the
  * stop reason once the native work has ended - also when it finished anyway. The stop listener and the timer are
  * gone when the promise settles.
@@ -206,7 +206,7 @@ export function nativeParse<T>(argument: string, parse: () => T): T {
   }
 }
 
-/** FilterIndexHandle.rankTriples' problem kinds (src/kernels.ts) by status. */
+/** FilterIndexHandle.rankTriples' problem kinds (src/contract/kernels.ts) by status. */
 const RANK_TRIPLES_PROBLEM: Record<number, number> = {
   [NativeStatus.idOutOfRange]: 1,
   [NativeStatus.nanTrueScore]: 2,
@@ -370,7 +370,7 @@ function findPackageRoot(start: string): string {
       }
     }
     const parent = path.dirname(dir);
-    if (parent === dir) return path.resolve(start, "..", "..");
+    if (parent === dir) return path.resolve(start, "..", "..", "..");
     dir = parent;
   }
 }

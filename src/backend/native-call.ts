@@ -1,10 +1,10 @@
 /**
- * What the addon throws, as the facade's typed errors: every binding call of src/backend.ts and src/nativeMetrics.ts
- * goes through nativeCall / nativeCallAsync.
+ * What the addon throws, as the facade's typed errors: every binding call of src/backend/backend.ts and
+ * src/backend/native-metrics.ts goes through nativeCall / nativeCallAsync.
  */
-import { KgrankInputError, KgrankMemoryError } from "./errors";
+import { KgrankInputError, KgrankMemoryError } from "../checks/errors";
 
-/** native/core/status.h StatusCode::InvalidInput (src/backend.ts NativeStatus.invalidInput). */
+/** native/core/status.h StatusCode::InvalidInput (src/backend/backend.ts NativeStatus.invalidInput). */
 const INVALID_INPUT = 1;
 
 /**

@@ -1,39 +1,31 @@
-/** `kgrank evaluate`: rank a split (baseline, score files or a model's embeddings), every metric, rank type and expectation. */
+/**
+ * One evaluation run, from typed options: what `kgrank evaluate` runs (the CLI parses the flags) and what a queue
+ * worker runs for a shard job (run/flags.ts parseEvaluateArgs). Checks the options that do not mix, ranks a split
+ * from one of its score sources (the frequency baseline, score files, sampled negatives' scores, a model's
+ * embeddings, or dataset-free sampled scores), names rows of the user's files in errors, then saves the state
+ * (--save-state; a shard stops there), finalizes, writes --ranks-out and prints through run/render.ts.
+ */
 import { readdirSync, statSync } from "node:fs";
 import * as path from "node:path";
 
-import { backendInfo } from "../backend";
-import { KgrankInputError } from "../errors";
+import { KgrankInputError } from "../checks/errors";
 import { RankEvaluator } from "../evaluation/evaluator";
-import type { RankResults } from "../evaluation/results";
 import { writeFileAtomic } from "../io/atomic";
 import { type Dataset, type Split } from "../io/datasets";
 import { loadEmbeddingModel } from "../io/model-dir";
-import { turn } from "../jobs";
-import { metricSelection } from "../metrics/index";
+import { turn } from "../contract/event-loop";
 import { FrequencyBaseline } from "../scoring/baseline";
 import type { ComplexLayout, InteractionName } from "../scoring/embedding-model";
 
-import { csv, type Format, fmt, json, table } from "./format";
+import { expectShape, floatScores, readArray, readIdTriples } from "./arrays";
+import { datasetFromAsync, filterSplits, SIDES, type TaskSide } from "./datasets";
+import type { Format } from "./format";
+import { emit, type Out } from "./out";
 import { Progress } from "./progress";
+import { type ReportInfo, renderEvaluation, type RunMeta } from "./render";
 import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRows } from "./shard";
 import { writeRanksOut } from "./ranks-out";
 import { evaluateWithWorkers } from "./workers";
-import {
-  datasetFromAsync,
-  emit,
-  expectShape,
-  filterSplits,
-  floatScores,
-  nanIfMissing,
-  type Out,
-  readArray,
-  readIdTriples,
-  safeExpected,
-  safeGet,
-  SIDES,
-  type TaskSide,
-} from "./shared";
 
 // ---- evaluate ----------------------------------------------------------------------------------------------------
 
@@ -80,12 +72,12 @@ export interface EvaluateOptions {
 /** Rows per addModel call: a progress step that keeps the query vectors small (rows x dim). */
 const MODEL_ROWS = 512;
 
-// Between batches the loops below `await turn()` (src/jobs.ts), so signal handlers and the progress bar run (the
-// fallback's promises resolve without giving them a turn).
+// Between batches the loops below `await turn()` (src/contract/event-loop.ts), so signal handlers and the progress bar
+// run (the fallback's promises resolve without giving them a turn).
 
 const ROWS_PER_BATCH = (n: number) => Math.max(1, Math.min(4096, Math.floor((16 << 20) / n)));
 
-export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
+export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void> {
   if (opts.workers !== undefined && opts.workers > 1)
     return evaluateWithWorkers(opts.argv ?? [], opts.workers, opts, out);
   const t0 = performance.now();
@@ -96,6 +88,13 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
     );
   }
   if (opts.positiveScores !== undefined || opts.negativeScores !== undefined) return evaluateScoresOnly(opts, out, t0);
+  const run = await openRun(opts, out, t0);
+  if (checkScoreSources(opts) === "model") return evaluateModel(run);
+  return evaluateScores(run);
+}
+
+/** The dataset, the evaluated triples (the split or --triples) and this process's rows of them (its shard). */
+async function openRun(opts: EvaluateOptions, out: Out, t0: number): Promise<RunContext> {
   const ds = await datasetFromAsync(opts);
   const evaluated = opts.triples ? readIdTriples(opts.triples, "--triples", ds) : ds.splits[opts.split];
   const rows = evaluated.length / 3;
@@ -107,9 +106,13 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
         (lost ? `: all ${lost} have an entity or relation unseen in train and were dropped (as PyKEEN does)` : ""),
     );
   }
-  const n = ds.numEntities;
   const shard = opts.shard ? resolveShard(opts.shard, process.env) : null;
   const [lo, hi] = shard ? shardRows(shard.index, shard.count, rows) : [0, rows];
+  return { opts, out, t0, ds, evaluated, rows, lo, hi, shard };
+}
+
+/** Refuses score-source flags that do not go together; says whether the scores come from a model or from files. */
+function checkScoreSources(opts: EvaluateOptions): "model" | "files" {
   const given = { head: opts.scoresHead, tail: opts.scoresTail };
   const negatives = { head: opts.negativesHead, tail: opts.negativesTail };
   for (const side of SIDES) {
@@ -139,8 +142,18 @@ export async function evaluate(opts: EvaluateOptions, out: Out): Promise<void> {
   if (opts.precision !== undefined && opts.precision !== "float32" && opts.precision !== "float64") {
     throw new KgrankInputError("--precision", `must be float32 or float64, got ${opts.precision}`);
   }
-  const run: RunContext = { opts, out, t0, ds, evaluated, rows, lo, hi, shard };
-  if (fromModel) return evaluateModel(run);
+  return fromModel ? "model" : "files";
+}
+
+/**
+ * `kgrank evaluate` from score files (full rows, or sampled negatives' scores) or, without any, the frequency
+ * baseline: batches of rows for the progress bar; errors name rows of the user's files.
+ */
+async function evaluateScores(run: RunContext): Promise<void> {
+  const { opts, out, ds, evaluated, rows, lo, hi, shard } = run;
+  const n = ds.numEntities;
+  const given = { head: opts.scoresHead, tail: opts.scoresTail };
+  const negatives = { head: opts.negativesHead, tail: opts.negativesTail };
   const fromFiles = Boolean(given.head || given.tail);
   const sides: TaskSide[] = fromFiles ? SIDES.filter((s) => given[s]) : [...SIDES];
   const sampled = sides.some((s) => negatives[s]);
@@ -554,138 +567,3 @@ async function evaluateScoresOnly(opts: EvaluateOptions, out: Out, t0: number): 
 }
 
 const FILE_FLAGS = ["--triples", "--scores-head", "--scores-tail", "--negatives-head", "--negatives-tail"];
-
-/** What the printed results say about the run besides the numbers; saved in shard states so merge prints the same. */
-export interface ReportInfo {
-  title: string;
-  /** Null for dataset-free sampled ranking (--positive-scores / --negative-scores). */
-  dataset: string | null;
-  split: string | null;
-  numEntities: number | null;
-  triples: number;
-  dropped: number;
-  setting: string;
-  scorer: string;
-  metrics: string[] | null;
-  ks: number[] | null;
-  byRelation: boolean;
-  bootstrap: number | null;
-  seed: number;
-  relationLabels: string[] | null;
-}
-
-/** The provenance `--save-state` writes into the state (RankEvaluator.serialize({ meta })). */
-export interface RunMeta {
-  kgrank: "evaluate";
-  fingerprint: string;
-  shard: number;
-  shards: number;
-  rows: [number, number];
-  report: ReportInfo;
-}
-
-/** The results as `kgrank evaluate` prints them (table / markdown / csv / json); `kgrank merge` prints the same. */
-export function renderEvaluation(results: RankResults, r: ReportInfo, format: Format, t0: number): string {
-  const info = backendInfo();
-  const relations = r.byRelation ? results.byRelation() : null;
-  const relLabel = (id: number) => r.relationLabels?.[id] ?? String(id);
-  const ms = (performance.now() - t0).toFixed(0);
-  if (format === "json") {
-    return json({
-      dataset: r.dataset,
-      split: r.split,
-      numEntities: r.numEntities,
-      triples: r.triples,
-      dropped: r.dropped,
-      setting: r.setting,
-      scorer: r.scorer,
-      backend: { backend: info.backend, simd: info.simd, threads: info.threads, version: info.version },
-      results: results.toJSON(),
-      expected: Object.fromEntries(["head", "tail", "both"].map((s) => [s, expectedTable(results, s)])),
-      meanRankWidth: {
-        head: nanIfMissing(() => results.meanRankWidth("head")),
-        tail: nanIfMissing(() => results.meanRankWidth("tail")),
-        both: results.meanRankWidth("both"),
-      },
-      intervals: results.intervals(),
-      info: results.info,
-      byRelation: relations?.map((g) => ({
-        relation: relLabel(g.relation),
-        relationId: g.relation,
-        count: g.count,
-        tasks: g.tasks,
-        results: g.results.toJSON(),
-      })),
-    });
-  }
-  if (format === "csv") {
-    const header = ["relation", "side", "rank_type", "metric", "value", "expected", "lower", "upper"];
-    const rowsOut: (string | number | undefined)[][] = [];
-    const add = (rel: string, res: RankResults) => {
-      const intervals = res.intervals();
-      for (const [side, byType] of Object.entries(res.toJSON())) {
-        for (const [rt, values] of Object.entries(byType)) {
-          for (const [k, v] of Object.entries(values as Record<string, number>)) {
-            const iv = intervals?.[side as "both"][rt as "realistic"][k];
-            rowsOut.push([rel, side, rt, k, v, safeExpected(res, `${side}.${k}`), iv?.lower, iv?.upper]);
-          }
-        }
-      }
-    };
-    add("all", results);
-    for (const g of relations ?? []) add(relLabel(g.relation), g.results);
-    return csv(header, rowsOut);
-  }
-  const parts = [
-    `kgrank-native ${info.version}: backend ${info.backend}${info.backend === "native" ? `, SIMD ${info.simd}, threads ${info.threads}` : ""}`,
-    "",
-    r.title,
-    "",
-    results.toTable({ format }),
-  ];
-  if (relations) {
-    parts.push("", "Per relation (both sides, realistic ranks):", "");
-    // The metrics asked for with --metrics, else a short default; MRR's random expectation beside MRR.
-    const columns = r.metrics
-      ? metricSelection(r.metrics, r.ks ?? undefined, "--metrics").map((m) => [m.key, m.key])
-      : RELATION_COLUMNS;
-    const header = [
-      "relation",
-      "tasks",
-      ...columns.flatMap(([key, title]) => (key === MRR ? [title!, `${title} random E`] : [title!])),
-    ];
-    const rowsOut = relations.map((g) => [
-      relLabel(g.relation),
-      String(g.count),
-      ...columns.flatMap(([key]) =>
-        key === MRR
-          ? [fmt(safeGet(g.results, key!)), fmt(safeExpected(g.results, key!))]
-          : [fmt(safeGet(g.results, key!))],
-      ),
-    ]);
-    parts.push(table(format, header, rowsOut));
-  }
-  parts.push("", `done in ${ms} ms`);
-  return parts.join("\n");
-}
-
-const MRR = "inverse_harmonic_mean_rank";
-/** The per-relation table's columns without --metrics: metric key and column title. */
-const RELATION_COLUMNS = [
-  [MRR, "MRR"],
-  ["hits_at_1", "Hits@1"],
-  ["hits_at_10", "Hits@10"],
-  ["adjusted_arithmetic_mean_rank_index", "AMRI"],
-  ["z_inverse_harmonic_mean_rank", "z-MRR"],
-];
-
-function expectedTable(r: RankResults, side: string): Record<string, number> {
-  const outT: Record<string, number> = {};
-  const table = r.toJSON()[side as "both"];
-  if (!table) return outT;
-  for (const k of Object.keys(table.realistic)) {
-    const e = safeExpected(r, `${side}.${k}`);
-    if (e !== undefined) outT[k] = e;
-  }
-  return outT;
-}

@@ -1,0 +1,58 @@
+/** The dataset of a run, the splits that filter it and its candidate counts without scores. */
+import { KgrankInputError } from "../checks/errors";
+import { filteredCandidateCounts } from "../evaluation/candidate-counts";
+import { type Dataset, loadDataset, loadDatasetAsync, type Split, SPLITS } from "../io/datasets";
+import { quoted } from "../text/suggest";
+
+export const SIDES = ["head", "tail"] as const;
+export type TaskSide = (typeof SIDES)[number];
+
+export function datasetFrom(opts: { dataset?: string; datasetDir?: string }): Dataset {
+  return loadDataset(opts.dataset, { datasetDir: opts.datasetDir });
+}
+
+/** datasetFrom off the event loop (a queue worker keeps renewing its job's lock while FB15k-237 loads). */
+export function datasetFromAsync(opts: { dataset?: string; datasetDir?: string }): Promise<Dataset> {
+  return loadDatasetAsync(opts.dataset, { datasetDir: opts.datasetDir });
+}
+
+/** The splits that filter: a comma list of train, valid, test, or "none". The evaluated split is always added. */
+export function filterSplits(list: string[], evaluated: Split): Split[] {
+  if (list.length === 1 && list[0] === "none") return [];
+  const out = new Set<Split>();
+  for (const s of list) {
+    if (!(SPLITS as readonly string[]).includes(s)) {
+      throw new KgrankInputError(
+        "--filter",
+        `${quoted(s)} is not a split; use a comma list of train, valid, test (or "none" for raw ranks)`,
+      );
+    }
+    out.add(s as Split);
+  }
+  out.add(evaluated);
+  return SPLITS.filter((s) => out.has(s));
+}
+
+export function candidateCounts(
+  ds: Dataset,
+  split: Split,
+  filter: string[],
+): { head: Float64Array; tail: Float64Array; both: Float64Array; setting: string } {
+  const evaluated = ds.splits[split];
+  const fs = filterSplits(filter, split);
+  const c = fs.length
+    ? filteredCandidateCounts(
+        evaluated,
+        fs.map((s) => ds.splits[s]),
+        ds.numEntities,
+        ds.numRelations,
+      )
+    : {
+        head: new Float64Array(evaluated.length / 3).fill(ds.numEntities),
+        tail: new Float64Array(evaluated.length / 3).fill(ds.numEntities),
+      };
+  const both = new Float64Array(c.head.length * 2);
+  both.set(c.head, 0);
+  both.set(c.tail, c.head.length);
+  return { ...c, both, setting: fs.length ? `filtered by ${fs.join("+")}` : "unfiltered" };
+}

@@ -1,0 +1,92 @@
+/**
+ * Flag value parsers and the option definitions several commands share (commander). They throw a KgrankInputError
+ * naming the flag.
+ */
+import { Option } from "commander";
+
+import { type KgrankError, KgrankInputError } from "../checks/errors";
+import type { Split } from "../io/datasets";
+import { quoted } from "../text/suggest";
+
+import { FORMATS } from "./format";
+
+/*
+ * Flag parsers throw a KgrankInputError naming the flag, not commander's InvalidArgumentError: it reaches main()'s
+ * catch as it is and prints as every other CLI error, `kgrank: --bootstrap: must be ...` (commander's own format,
+ * "error: option '--bootstrap <n>' argument '1' is invalid. ...", named the flag twice and differed from the rest).
+ */
+export function intArg(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (v: string) => {
+    const n = Number(v);
+    if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+      throw new KgrankInputError(name, `must be an integer ${range}, got ${quoted(v)}`);
+    }
+    return n;
+  };
+}
+
+export function listArg(v: string): string[] {
+  return v
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+export function ksArg(v: string): number[] {
+  return listArg(v).map((s) => {
+    const n = Number(s);
+    if (!Number.isSafeInteger(n) || n < 1)
+      throw new KgrankInputError("--ks", `takes positive integers separated by commas, got ${quoted(s)}`);
+    return n;
+  });
+}
+
+export function collect(v: string, prev: string[] = []): string[] {
+  return [...prev, v];
+}
+
+export const formatOption = () =>
+  new Option("--format <format>", "output format").choices(FORMATS as string[]).default("table");
+export const outputOption = () =>
+  new Option("-o, --output <file>", "write the output to FILE (atomically: temporary name, then rename)").argParser(
+    (v: string) => {
+      if (v.trim() === "")
+        throw new KgrankInputError("--output", "needs a file name (leave it out to print to stdout)");
+      return v;
+    },
+  );
+export const quietOption = () => new Option("-q, --quiet", "no progress bar and no notes on stderr");
+export const ksOption = () => new Option("--ks <list>", "cut-offs of Hits@k (default 1,3,5,10)").argParser(ksArg);
+
+export function splitArg(v: string): Split {
+  if (v !== "valid" && v !== "test" && v !== "train")
+    throw new KgrankInputError("--split", `must be train, valid or test, got ${quoted(v)}`);
+  return v;
+}
+
+/** Library argument names as the flags a CLI user typed. */
+const FLAG_OF: Record<string, string> = {
+  triples: "--triples",
+  dataset: "--dataset",
+  "dataset-dir": "--dataset-dir",
+  datasetDir: "--dataset-dir",
+  metrics: "--metrics",
+  ks: "--ks",
+  ranks: "--ranks",
+  numCandidates: "--num-candidates",
+  weights: "--weights",
+  modelDir: "--model-dir",
+  entityEmbeddings: "--entity-embeddings",
+  relationEmbeddings: "--relation-embeddings",
+  entityIds: "--entity-ids",
+  relationIds: "--relation-ids",
+};
+
+/** A KgrankError as the one line the CLI prints for it (after "kgrank: "): library argument names become flags. */
+export function errorLine(e: KgrankError): string {
+  const argument = e instanceof KgrankInputError ? e.argument : "";
+  const flag = FLAG_OF[argument];
+  const message = flag ? `${flag}${e.message.slice(argument.length)}` : e.message;
+  return message.split("\n")[0]!;
+}

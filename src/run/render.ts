@@ -1,0 +1,169 @@
+/**
+ * The results of a run as `kgrank evaluate` prints them (table / markdown / csv / json): one renderer for evaluate,
+ * merge, `--workers` and the queue's submitter, from the run's ReportInfo (saved in shard states so a merged run
+ * prints the same).
+ */
+import { backendInfo } from "../backend/backend";
+import type { RankResults } from "../evaluation/results";
+import { metricSelection } from "../metrics/index";
+
+import { csv, type Format, fmt, json, table } from "./format";
+
+/** What the printed results say about the run besides the numbers; saved in shard states so merge prints the same. */
+export interface ReportInfo {
+  title: string;
+  /** Null for dataset-free sampled ranking (--positive-scores / --negative-scores). */
+  dataset: string | null;
+  split: string | null;
+  numEntities: number | null;
+  triples: number;
+  dropped: number;
+  setting: string;
+  scorer: string;
+  metrics: string[] | null;
+  ks: number[] | null;
+  byRelation: boolean;
+  bootstrap: number | null;
+  seed: number;
+  relationLabels: string[] | null;
+}
+
+/** The provenance `--save-state` writes into the state (RankEvaluator.serialize({ meta })). */
+export interface RunMeta {
+  kgrank: "evaluate";
+  fingerprint: string;
+  shard: number;
+  shards: number;
+  rows: [number, number];
+  report: ReportInfo;
+}
+
+/** The results as `kgrank evaluate` prints them (table / markdown / csv / json); `kgrank merge` prints the same. */
+export function renderEvaluation(results: RankResults, r: ReportInfo, format: Format, t0: number): string {
+  const info = backendInfo();
+  const relations = r.byRelation ? results.byRelation() : null;
+  const relLabel = (id: number) => r.relationLabels?.[id] ?? String(id);
+  const ms = (performance.now() - t0).toFixed(0);
+  if (format === "json") {
+    return json({
+      dataset: r.dataset,
+      split: r.split,
+      numEntities: r.numEntities,
+      triples: r.triples,
+      dropped: r.dropped,
+      setting: r.setting,
+      scorer: r.scorer,
+      backend: { backend: info.backend, simd: info.simd, threads: info.threads, version: info.version },
+      results: results.toJSON(),
+      expected: Object.fromEntries(["head", "tail", "both"].map((s) => [s, expectedTable(results, s)])),
+      meanRankWidth: {
+        head: nanIfMissing(() => results.meanRankWidth("head")),
+        tail: nanIfMissing(() => results.meanRankWidth("tail")),
+        both: results.meanRankWidth("both"),
+      },
+      intervals: results.intervals(),
+      info: results.info,
+      byRelation: relations?.map((g) => ({
+        relation: relLabel(g.relation),
+        relationId: g.relation,
+        count: g.count,
+        tasks: g.tasks,
+        results: g.results.toJSON(),
+      })),
+    });
+  }
+  if (format === "csv") {
+    const header = ["relation", "side", "rank_type", "metric", "value", "expected", "lower", "upper"];
+    const rowsOut: (string | number | undefined)[][] = [];
+    const add = (rel: string, res: RankResults) => {
+      const intervals = res.intervals();
+      for (const [side, byType] of Object.entries(res.toJSON())) {
+        for (const [rt, values] of Object.entries(byType)) {
+          for (const [k, v] of Object.entries(values as Record<string, number>)) {
+            const iv = intervals?.[side as "both"][rt as "realistic"][k];
+            rowsOut.push([rel, side, rt, k, v, safeExpected(res, `${side}.${k}`), iv?.lower, iv?.upper]);
+          }
+        }
+      }
+    };
+    add("all", results);
+    for (const g of relations ?? []) add(relLabel(g.relation), g.results);
+    return csv(header, rowsOut);
+  }
+  const parts = [
+    `kgrank-native ${info.version}: backend ${info.backend}${info.backend === "native" ? `, SIMD ${info.simd}, threads ${info.threads}` : ""}`,
+    "",
+    r.title,
+    "",
+    results.toTable({ format }),
+  ];
+  if (relations) {
+    parts.push("", "Per relation (both sides, realistic ranks):", "");
+    // The metrics asked for with --metrics, else a short default; MRR's random expectation beside MRR.
+    const columns = r.metrics
+      ? metricSelection(r.metrics, r.ks ?? undefined, "--metrics").map((m) => [m.key, m.key])
+      : RELATION_COLUMNS;
+    const header = [
+      "relation",
+      "tasks",
+      ...columns.flatMap(([key, title]) => (key === MRR ? [title!, `${title} random E`] : [title!])),
+    ];
+    const rowsOut = relations.map((g) => [
+      relLabel(g.relation),
+      String(g.count),
+      ...columns.flatMap(([key]) =>
+        key === MRR
+          ? [fmt(safeGet(g.results, key!)), fmt(safeExpected(g.results, key!))]
+          : [fmt(safeGet(g.results, key!))],
+      ),
+    ]);
+    parts.push(table(format, header, rowsOut));
+  }
+  parts.push("", `done in ${ms} ms`);
+  return parts.join("\n");
+}
+
+const MRR = "inverse_harmonic_mean_rank";
+/** The per-relation table's columns without --metrics: metric key and column title. */
+const RELATION_COLUMNS = [
+  [MRR, "MRR"],
+  ["hits_at_1", "Hits@1"],
+  ["hits_at_10", "Hits@10"],
+  ["adjusted_arithmetic_mean_rank_index", "AMRI"],
+  ["z_inverse_harmonic_mean_rank", "z-MRR"],
+];
+
+function expectedTable(r: RankResults, side: string): Record<string, number> {
+  const outT: Record<string, number> = {};
+  const table = r.toJSON()[side as "both"];
+  if (!table) return outT;
+  for (const k of Object.keys(table.realistic)) {
+    const e = safeExpected(r, `${side}.${k}`);
+    if (e !== undefined) outT[k] = e;
+  }
+  return outT;
+}
+
+function nanIfMissing(f: () => number): number {
+  try {
+    return f();
+  } catch {
+    return NaN;
+  }
+}
+
+function safeGet(r: RankResults, key: string): number | undefined {
+  try {
+    return r.get(key);
+  } catch {
+    return undefined;
+  }
+}
+
+function safeExpected(r: RankResults, key: string): number | undefined {
+  try {
+    return r.expected(key);
+  } catch {
+    return undefined;
+  }
+}
