@@ -27,18 +27,6 @@ import type {
 import { nativeCall, nativeCallAsync, nativeError, withMemoryErrors } from "./nativeCall";
 import { type NativeMetricsAddon, nativeMetricKernels } from "./nativeMetrics";
 
-/** A parsed .npy header as the addon returns it (src/io/npy.ts NpyHeader). */
-export interface NativeNpyHeader {
-  version: 1 | 2 | 3;
-  dataOffset: number;
-  dtype: string;
-  littleEndian: boolean;
-  fortranOrder: boolean;
-  shape: number[];
-  size: number;
-  itemSize: number;
-}
-
 /** What the addon exports (native/addon/addon.cpp). */
 export interface NativeAddon extends NativeMetricsAddon {
   info(): {
@@ -114,8 +102,6 @@ export interface NativeAddon extends NativeMetricsAddon {
   rankEmbeddingsAsync(...args: unknown[]): Promise<void>;
   /** Peak FMA probe: [multiply-adds performed, checksum]. */
   fmaProbe(simd: number, threads: number, iterations: number): [number, number];
-  /** native/core/parse.h: the header; a rejected one throws a status error (statusOf()). */
-  parseNpyHeader(bytes: Uint8Array, fileSize?: number): NativeNpyHeader;
   /**
    * native/core/parse.h: 6 byte offsets per triple ([start, end) of head, relation, tail); a rejected file throws a
    * status error (statusOf()).
