@@ -2,10 +2,8 @@
  * What the addon throws, as the facade's typed errors: every binding call of src/backend.ts and src/nativeMetrics.ts
  * goes through nativeCall / nativeCallAsync.
  */
-import { KgrankInputError, KgrankMemoryError } from "./errors";
-
-/** native/core/status.h StatusCode::InvalidInput (src/backend.ts NativeStatus.invalidInput). */
-const INVALID_INPUT = 1;
+import { allocationFailure, KgrankInputError, KgrankMemoryError } from "./errors";
+import { StatusCode } from "./kernels";
 
 /**
  * The facade's typed error for what a binding threw, or `e` itself. KGRANK_MEMORY (a native allocation failed,
@@ -17,7 +15,7 @@ export function nativeError(e: unknown, argument: string): unknown {
   if (!(e instanceof Error)) return e;
   const { code, status } = e as Error & { code?: unknown; status?: unknown };
   if (code === "KGRANK_MEMORY") return new KgrankMemoryError(e.message.split(":")[0]!, e.message);
-  if (code === "KGRANK_INPUT" && (status === undefined || status === INVALID_INPUT)) {
+  if (code === "KGRANK_INPUT" && (status === undefined || status === StatusCode.InvalidInput)) {
     return new KgrankInputError(
       argument,
       `${e.message} (the addon's second check; the first one passed, so the array changed during the call - is it ` +
@@ -48,9 +46,9 @@ export function nativeCallAsync<T>(argument: string, run: () => Promise<T>): Pro
 }
 
 /**
- * The fallback's kernels with a failed typed-array allocation (a RangeError: "Array buffer allocation failed",
- * "Invalid typed array length") turned into the KgrankMemoryError the native backend throws for the same input, with
- * the same message; `operation` is the kernel's name. Handles returned by a kernel (the filter index) are the
+ * The fallback's kernels with a failed typed-array allocation (either kind of errors.ts allocationFailure) turned
+ * into the KgrankMemoryError the native backend throws for the same input, with the same message; `operation` is the
+ * kernel's name. Handles returned by a kernel (the filter index) are the
  * fallback's own.
  */
 export function withMemoryErrors<K extends object>(kernels: K): K {
@@ -63,8 +61,8 @@ export function withMemoryErrors<K extends object>(kernels: K): K {
             try {
               return (value as (...a: unknown[]) => unknown).apply(kernels, args);
             } catch (e) {
-              if (e instanceof RangeError && ALLOCATION_FAILED.test(e.message)) {
-                throw new KgrankMemoryError(name, `${name}: ${MEMORY_ADVICE} (${e.message})`);
+              if (allocationFailure(e)) {
+                throw new KgrankMemoryError(name, `${name}: ${MEMORY_ADVICE} (${(e as RangeError).message})`);
               }
               throw e;
             }
@@ -72,8 +70,6 @@ export function withMemoryErrors<K extends object>(kernels: K): K {
   }
   return out as K;
 }
-
-const ALLOCATION_FAILED = /allocation failed|invalid (typed )?array( buffer)? length/i;
 
 /** native/addon/common.h memory_message(), after "<operation>: ". */
 const MEMORY_ADVICE =

@@ -10,7 +10,8 @@
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 
-import { NativeStatus, nativeAddon, statusOf } from "../src/backend";
+import { nativeAddon, statusOf } from "../src/backend";
+import { StatusCode } from "../src/kernels";
 import { KgrankInputError } from "../src/errors";
 import { type NpyHeader, parseNpyHeader } from "../src/io/npy";
 import { splitTsvBytes, splitTsvBytesTs, splitTsvTriples } from "../src/io/tsv";
@@ -37,7 +38,7 @@ function nativeOutcome<T>(call: () => T): { ok: T } | { error: string } {
     return { ok: call() };
   } catch (e) {
     const status = statusOf(e);
-    if (status?.status !== NativeStatus.invalidInput) throw e;
+    if (status?.status !== StatusCode.InvalidInput) throw e;
     return { error: status.message };
   }
 }
