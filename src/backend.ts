@@ -26,7 +26,7 @@ import {
   type SimdLevel,
   StatusCode,
 } from "./kernels";
-import { nativeCall, nativeCallAsync, nativeError, withMemoryErrors } from "./nativeCall";
+import { nativeCall, nativeCallAsync, nativeError, statusOf, withMemoryErrors } from "./nativeCall";
 import { type NativeMetricsAddon, nativeMetricKernels } from "./nativeMetrics";
 
 /** What the addon exports (native/addon/addon.cpp). */
@@ -167,17 +167,6 @@ async function underControl(
     unregister();
   }
   if (control.stopped) throw control.stopReason;
-}
-
-/**
- * The one way the addon reports what the core rejected (native/addon/common.h throw_status): an error with code
- * "KGRANK_INPUT" and numeric `status` and `index`. Returns them, or null for any other error (misuse of a binding).
- */
-export function statusOf(e: unknown): { status: StatusCode; index: number; message: string } | null {
-  if (!(e instanceof Error)) return null;
-  const { code, status, index } = e as Error & { code?: unknown; status?: unknown; index?: unknown };
-  if (code !== "KGRANK_INPUT" || typeof status !== "number" || typeof index !== "number") return null;
-  return { status, index, message: e.message };
 }
 
 /** Runs a parser binding; a rejected input becomes the KgrankInputError its TypeScript twin throws. */

@@ -135,7 +135,7 @@ export interface FilterIndexHandle {
 /**
  * Kinds of a failed core Status: the TypeScript mirror of native/core/status.h StatusCode, value for value
  * (test/status.test.ts reads status.h and compares). The addon reports a failed status as an error with these
- * numbers (src/backend.ts statusOf); the fallback returns them where the core does.
+ * numbers (src/nativeCall.ts statusOf); the fallback returns them where the core does.
  */
 export enum StatusCode {
   Ok = 0,

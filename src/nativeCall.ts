@@ -13,8 +13,9 @@ import { StatusCode } from "./kernels";
  */
 export function nativeError(e: unknown, argument: string): unknown {
   if (!(e instanceof Error)) return e;
-  const { code, status } = e as Error & { code?: unknown; status?: unknown };
+  const { code } = e as Error & { code?: unknown };
   if (code === "KGRANK_MEMORY") return new KgrankMemoryError(e.message.split(":")[0]!, e.message);
+  const status = statusOf(e)?.status;
   if (code === "KGRANK_INPUT" && (status === undefined || status === StatusCode.InvalidInput)) {
     return new KgrankInputError(
       argument,
@@ -75,3 +76,15 @@ export function withMemoryErrors<K extends object>(kernels: K): K {
 const MEMORY_ADVICE =
   "not enough memory for this input (a native allocation failed); pass a smaller input (fewer rows, entities or " +
   "triples per call) or give the process more memory";
+
+/**
+ * The one way the addon reports what the core rejected (native/addon/common.h throw_status): an error with code
+ * "KGRANK_INPUT" and numeric `status` and `index`. Returns them, or null for any other error (a binding's own
+ * argument checks throw KGRANK_INPUT without a status). The only place that reads them.
+ */
+export function statusOf(e: unknown): { status: StatusCode; index: number; message: string } | null {
+  if (!(e instanceof Error)) return null;
+  const { code, status, index } = e as Error & { code?: unknown; status?: unknown; index?: unknown };
+  if (code !== "KGRANK_INPUT" || typeof status !== "number" || typeof index !== "number") return null;
+  return { status, index, message: e.message };
+}

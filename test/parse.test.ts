@@ -10,7 +10,8 @@
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 
-import { nativeAddon, statusOf } from "../src/backend";
+import { nativeAddon } from "../src/backend";
+import { statusOf } from "../src/nativeCall";
 import { StatusCode } from "../src/kernels";
 import { KgrankInputError } from "../src/errors";
 import { type NpyHeader, parseNpyHeader } from "../src/io/npy";

@@ -32,7 +32,7 @@ using kgrank::SimdLevel;
 }
 
 // A failed core Status (native/core/status.h) as a RangeError with code "KGRANK_INPUT", the status's message, and
-// `status` (StatusCode) and `index` properties; src/backend.ts statusOf() reads them back for the facade's typed
+// `status` (StatusCode) and `index` properties; src/nativeCall.ts statusOf() reads them back for the facade's typed
 // errors. The only way the addon reports what the core rejected.
 [[noreturn]] inline void throw_status(Napi::Env env, const kgrank::Status& status) {
   Napi::RangeError err = Napi::RangeError::New(env, status.message);
