@@ -1,4 +1,4 @@
-// Ranking from embeddings (issue 15): the machine's peak FMA rate on the same threads (fmaProbe), then the fused
+// Ranking from embeddings: the machine's peak FMA rate on the same threads (fmaProbe), then the fused
 // score-and-count kernel's (query, entity) x dimension rate per interaction as a fraction of it, and a
 // WikiKG2-shaped extrapolation. One run, ratios measured in the same process. Part of `npm run bench` (which passes
 // --wikikg2 --event-loop --torch); alone: npm run build:ts && node bench/embeddings.mjs [--wikikg2] [--wikikg2-tasks N]
@@ -17,7 +17,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
 const flagValue = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
-// The issue's sample: 10,000 tasks of WikiKG2's 1,197,086 (both sides), at d = 100 and d = 500.
+// The sample: 10,000 tasks of WikiKG2's 1,197,086 (both sides), at d = 100 and d = 500.
 const wikikg2Tasks = flagValue("--wikikg2-tasks", quick ? 200 : 10000);
 const result = { cases: [], wikikg2: [], eventLoop: null, torch: null };
 

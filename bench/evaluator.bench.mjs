@@ -1,4 +1,4 @@
-// RankEvaluator at benchmark scale (issue 5's targets):
+// RankEvaluator at benchmark scale:
 //  1. FB15k-237 test, both sides, float32 scores batch by batch, filtered by train+valid+test: evaluator time vs the
 //     bandwidth probe over the same bytes; filtered vs unfiltered
 //  2. filter index: build time and bytes per triple, FB15k-237 and a WikiKG2-shaped graph (2,500,604 entities,

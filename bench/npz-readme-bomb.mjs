@@ -1,5 +1,5 @@
 // Peak RSS of reading a small .npz (about 510 KB) that holds a 12-byte a.npy and a README.txt member of 512 MiB of
-// deflated zeros (issue 18). Usage: node bench/npz-readme-bomb.mjs [path/to/dist/cjs/index.js]
+// deflated zeros. Usage: node bench/npz-readme-bomb.mjs [path/to/dist/cjs/index.js]
 // (default: this checkout's dist). Builds the archive by streaming, then reads it in a child process and prints the
 // child's VmHWM (its own peak RSS; getrusage's maxRSS would include the parent's pages across fork + exec).
 import { execFileSync } from "node:child_process";

@@ -1,6 +1,6 @@
 // Standalone (not one of run.mjs's scenarios): the TSV splitter on a real training split, C++ (native/core/parse.cpp,
 // offsets) + JavaScript label decoding against the TypeScript splitter, plus readTriples end to end. Needs the addon
-// and `npm run build:ts`.   node bench/parse-tsv.mjs [file.tsv]   (default: ../shared/datasets/fb15k-237/train.tsv)
+// and `npm run build:ts`.   node bench/parse-tsv.mjs [file.tsv]   (default: FB15k-237's train.tsv in the datasets folder beside the checkout)
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";

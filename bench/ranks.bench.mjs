@@ -1,4 +1,4 @@
-// Ranks from scores, the hot path of evaluation (issue 4's targets):
+// Ranks from scores, the hot path of evaluation:
 //  1. dense float32 (>= 512 MiB): native vs the bandwidth probe, the TS fallback and NumPy (PyKEEN's / OGB's way)
 //  2. FB15k-237-width rows (14,541 columns) that sit in cache: GB/s vs the DRAM probe rate
 //  3. sampled, OGB WikiKG2 test shape: n = 598,543 positives x K = 500 negatives

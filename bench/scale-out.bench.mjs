@@ -1,4 +1,4 @@
-// Scale-out (issue 16), measured in one run:
+// Scale-out, measured in one run:
 //  - merge: RankEvaluator.merge of 64 shard states of a WikiKG2-sized run (1.2 M tasks, 2,500,604 entities), and
 //    the state's bytes per task;
 //  - local workers: `kgrank evaluate --workers 2` over `--workers 1` on a compute-bound evaluation (DistMult

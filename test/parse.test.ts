@@ -1,15 +1,20 @@
 /**
- * The C++ input parsers (native/core/parse.cpp: .npy header, TSV triples) against their TypeScript twins
- * (parseNpyHeaderTs, splitTsvTriplesTs): on hand-picked and fast-check-generated inputs (grammar-built headers and
- * TSV texts, then mutated bytes) both give the same result or the same error message. Called explicitly on both, so
- * the parity runs in every native project; the ts project checks that the public functions stay on the TS twins.
+ * The input parsers. The .npy header parser (src/io/npy.ts parseNpyHeader) is TypeScript only, on both backends: on
+ * hand-picked headers with their exact messages, and on fast-check-generated ones (grammar-built headers, then mutated
+ * bytes) under the oracles a fuzzer checks - consistent fields, a file size that only adds a check, bounded
+ * well-formed messages, and a round trip through the canonical and other Python spellings of each accepted header.
+ * The C++ TSV splitter (native/core/parse.cpp) against its TypeScript twin (splitTsvTriplesTs): on hand-picked and
+ * generated texts and bytes both give the same result or the same error message, in every native project; the ts
+ * project checks that the public functions stay on the TS twin.
  */
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 
-import { NativeStatus, nativeAddon, statusOf } from "../src/backend/backend";
+import { nativeAddon } from "../src/backend/backend";
+import { statusOf } from "../src/backend/native-call";
+import { StatusCode } from "../src/contract/kernels";
 import { KgrankInputError } from "../src/checks/errors";
-import { parseNpyHeader, parseNpyHeaderTs } from "../src/io/npy";
+import { type NpyHeader, parseNpyHeader } from "../src/io/npy";
 import { splitTsvBytes, splitTsvBytesTs, splitTsvTriples } from "../src/io/tsv";
 import { costRatio } from "./helpers/cost";
 
@@ -20,7 +25,7 @@ type Outcome = { ok: unknown } | { error: string };
 
 function tsNpy(bytes: Uint8Array, fileSize?: number): Outcome {
   try {
-    return { ok: parseNpyHeaderTs(bytes, "x", fileSize) };
+    return { ok: parseNpyHeader(bytes, "x", fileSize) };
   } catch (e) {
     if (!(e instanceof KgrankInputError)) throw e;
     expect(e.message.startsWith("x: ")).toBe(true);
@@ -34,13 +39,9 @@ function nativeOutcome<T>(call: () => T): { ok: T } | { error: string } {
     return { ok: call() };
   } catch (e) {
     const status = statusOf(e);
-    if (status?.status !== NativeStatus.invalidInput) throw e;
+    if (status?.status !== StatusCode.InvalidInput) throw e;
     return { error: status.message };
   }
-}
-
-function nativeNpy(bytes: Uint8Array, fileSize?: number): Outcome {
-  return nativeOutcome(() => addon!.parseNpyHeader(bytes, fileSize));
 }
 
 function tsTsv(bytes: Uint8Array): Outcome {
@@ -88,8 +89,108 @@ const utf8 = (s: string) => new Uint8Array(Buffer.from(s, "utf8"));
 
 const DTYPES = ["f2", "f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "b1"];
 
-describe.skipIf(!addon)("C++ parsers match their TypeScript twins", () => {
-  it(".npy: every version and dtype, and every rejection, give the same result or message", () => {
+const NPY_PREFIX = "not a valid .npy file: ";
+const ITEM_SIZES: Record<string, number> = {
+  f2: 2,
+  f4: 4,
+  f8: 8,
+  i1: 1,
+  i2: 2,
+  i4: 4,
+  i8: 8,
+  u1: 1,
+  u2: 2,
+  u4: 4,
+  u8: 8,
+  b1: 1,
+};
+
+/** The fields of an accepted header hold together: version, offsets, a known dtype, the shape's product and bounds. */
+function checkHeaderFields(h: NpyHeader, length: number): void {
+  expect([1, 2, 3]).toContain(h.version);
+  expect(h.dataOffset).toBeGreaterThanOrEqual(h.version === 1 ? 10 : 12);
+  expect(h.dataOffset).toBeLessThanOrEqual(length);
+  expect(ITEM_SIZES[h.dtype]).toBe(h.itemSize);
+  let product = 1n;
+  for (const d of h.shape) {
+    expect(Number.isSafeInteger(d) && d >= 0).toBe(true);
+    product *= BigInt(d);
+  }
+  expect(product <= 2n ** 40n || h.shape.includes(0)).toBe(true);
+  expect(BigInt(h.size)).toBe(h.shape.includes(0) ? 0n : product);
+}
+
+/** A .npy file image of `dict` (ASCII) for `version`. */
+function npyOf(dict: string, version: number): Uint8Array {
+  return npy(latin1(dict), version);
+}
+
+/** An accepted header parses back to the same fields from its canonical spelling and from other Python spellings. */
+function checkRoundTrip(h: NpyHeader): void {
+  const same = (again: Outcome) => {
+    expect(again).toHaveProperty("ok");
+    const g = (again as { ok: NpyHeader }).ok;
+    expect([g.dtype, g.shape, g.size, g.fortranOrder, g.version]).toEqual([
+      h.dtype,
+      h.shape,
+      h.size,
+      h.fortranOrder,
+      h.version,
+    ]);
+    if (h.itemSize !== 1) expect(g.littleEndian).toBe(h.littleEndian);
+  };
+  const py = (b: boolean) => (b ? "True" : "False");
+  const order = h.littleEndian ? (h.itemSize === 1 ? "|" : "<") : ">";
+  const dims = h.shape.length === 1 ? `${h.shape[0]},` : h.shape.join(", ");
+  same(
+    tsNpy(
+      npyOf(
+        `{'descr': '${order}${h.dtype}', 'fortran_order': ${py(h.fortranOrder)}, 'shape': (${dims}), }\n`,
+        h.version,
+      ),
+    ),
+  );
+  // A decoy first value for every key (the last one wins), double quotes, a comment, a line continuation, an escaped
+  // '<' or '>', a descr split into adjacent strings, no trailing comma.
+  const escaped = h.littleEndian ? (h.itemSize === 1 ? "|" : "\\x3c") : "\\x3e";
+  const alt =
+    `{"descr": '|b1', 'shape': (7, 7), 'fortran_order': ${py(!h.fortranOrder)}, # decoy values first ')\n` +
+    `  'descr': "${escaped}" '${h.dtype}',\\\n 'fortran_order': ${py(h.fortranOrder)}, "shape": (` +
+    h.shape.map((d) => `${d},`).join("") +
+    ")}\n";
+  same(tsNpy(npyOf(alt, h.version)));
+}
+
+/**
+ * parseNpyHeader's outcome for (bytes, fileSize), after checking the oracles on `bytes`: knowing the file size only
+ * adds a check (accepted with it => accepted without it, same header; rejected without it => rejected with it, same
+ * message); messages start with NPY_PREFIX, are well-formed and short whatever the input's length; accepted headers
+ * have consistent fields, data that fits when the size is known, and round-trip.
+ */
+function checkedNpy(bytes: Uint8Array, fileSize?: number): Outcome {
+  const loose = tsNpy(bytes);
+  const strict = tsNpy(bytes, bytes.length);
+  if ("ok" in strict) {
+    expect(loose).toEqual(strict);
+    const h = strict.ok as NpyHeader;
+    expect(h.dataOffset + h.size * h.itemSize).toBeLessThanOrEqual(bytes.length);
+  }
+  if ("error" in loose) expect(strict).toEqual(loose);
+  for (const o of [loose, strict]) {
+    if (!("error" in o)) continue;
+    expect(o.error.startsWith(NPY_PREFIX), o.error).toBe(true);
+    expect((o.error as unknown as { isWellFormed(): boolean }).isWellFormed()).toBe(true);
+    expect(o.error.length).toBeLessThan(600);
+  }
+  if ("ok" in loose) {
+    checkHeaderFields(loose.ok as NpyHeader, bytes.length);
+    checkRoundTrip(loose.ok as NpyHeader);
+  }
+  return fileSize === undefined ? loose : tsNpy(bytes, fileSize);
+}
+
+describe(".npy header parser (TypeScript, on both backends)", () => {
+  it("every version and dtype is accepted, and every other header rejected, under the oracles", () => {
     const cases: [Uint8Array, number | undefined][] = [];
     for (const v of [1, 2, 3]) {
       for (const d of DTYPES) {
@@ -133,14 +234,148 @@ describe.skipIf(!addon)("C++ parsers match their TypeScript twins", () => {
     cases.push([Uint8Array.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 2, 0, 1, 0, 0]), undefined]);
     let accepted = 0;
     for (const [b, size] of cases) {
-      const want = tsNpy(b, size);
-      if ("ok" in want) accepted++;
-      expect(nativeNpy(b, size), Buffer.from(b).toString("latin1")).toEqual(want);
+      if ("ok" in checkedNpy(b, size)) accepted++;
     }
     expect(accepted).toBeGreaterThan(100);
   });
 
-  it(".npy: grammar-built headers with random whitespace, quotes, dtypes, shapes, versions and lengths", () => {
+  it("rejects each kind of bad header with its exact message", () => {
+    const fails = (b: Uint8Array, fileSize?: number) => {
+      const o = checkedNpy(b, fileSize);
+      expect(o).toHaveProperty("error");
+      return (o as { error: string }).error.slice(NPY_PREFIX.length);
+    };
+    const v1 = (dict: string) => npyOf(dict, 1);
+    const accepted = "(accepted: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, any byte order)";
+    const invalid = (what: string) =>
+      `the header is not a valid Python dict literal: ${what}; save the file with numpy.save()`;
+    const cases: [Uint8Array, number | undefined, string][] = [
+      [latin1("\x93NUMPY\x01"), undefined, "only 7 bytes, shorter than the 10-byte preamble (truncated header)"],
+      [
+        latin1("\x93NUMPZ\x01\x00\x00\x00"),
+        undefined,
+        "wrong magic (a .npy file starts with \\x93NUMPY); save it with numpy.save()",
+      ],
+      [npy(latin1("{}"), 4, 0, 7), undefined, "format version 4.7 is not 1.0, 2.0 or 3.0"],
+      [latin1("\x93NUMPY\x02\x00\x01\x00\x00"), undefined, "truncated header (version 2/3 preamble needs 12 bytes)"],
+      [
+        latin1("\x93NUMPY\x02\x00\x01\x00\x10\x00"),
+        undefined,
+        "header length 1048577 is absurd (more than 1048576 bytes)",
+      ],
+      [latin1("\x93NUMPY\x01\x00\x20\x00{'d"), undefined, "truncated header: it declares 32 bytes but only 3 follow"],
+      [
+        v1("['descr': '<f4', 'fortran_order': False, 'shape': (3,), }"),
+        undefined,
+        "the header is not a dict with 'descr', 'fortran_order' and 'shape' (it starts: ['descr': '<f4', " +
+          "'fortran_order': False, 'shape': (3,), })",
+      ],
+      [
+        v1("{'descr': '<f4', 'fortran_order': false, 'shape': (3,), }"),
+        undefined,
+        invalid("'false' is not a literal NumPy writes at character 35 (near: false, 'shape': (3,), })"),
+      ],
+      [
+        v1("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'x': 1}"),
+        undefined,
+        "the header has a key 'x' besides 'descr', 'fortran_order' and 'shape' (NumPy refuses such files too)",
+      ],
+      [
+        v1("{'descr': '<f4', 'shape': (3,)}"),
+        undefined,
+        "the header has no 'fortran_order' (NumPy writes a dict with 'descr', 'fortran_order' and 'shape')",
+      ],
+      [
+        v1("{'descr': '<f4', 'fortran_order': 'False', 'shape': (3,)}"),
+        undefined,
+        "'fortran_order' is 'False', not True or False",
+      ],
+      [
+        v1("{'descr': '<f4', 'fortran_order': False, 'shape': (3)}"),
+        undefined,
+        "'shape' is not a tuple but (3): it must be a tuple of non-negative integers such as (1000, 14541)",
+      ],
+      [
+        v1("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3,)}"),
+        undefined,
+        `'descr' is not a string but [('a', '<f4')]: structured and object dtypes are not supported ${accepted}`,
+      ],
+      [
+        v1("{'descr': '<f4\n', 'fortran_order': False, 'shape': (3,)}"),
+        undefined,
+        invalid("unterminated string at character 11 (near: '<f4?', 'fortran_order': False, 'shape': (3,)})"),
+      ],
+      [
+        v1("{'descr': '<f4', 'fortran_order': False, 'shape': (03,)}"),
+        undefined,
+        invalid("leading zeros in a decimal integer at character 52 (near: 03,)})"),
+      ],
+      [v1("{1: 2}"), undefined, "the header has a key 1 that is not a string"],
+      [
+        v1("{'shape': " + "(".repeat(40)),
+        undefined,
+        invalid(`nested more than 32 deep at character 42 (near: ${"(".repeat(9)})`),
+      ],
+      [
+        v1("{'descr': '<c16', 'fortran_order': False, 'shape': (3,), }"),
+        undefined,
+        `dtype '<c16' is not supported ${accepted}`,
+      ],
+      [
+        v1("{'descr': '<f04', 'fortran_order': False, 'shape': (3,), }"),
+        undefined,
+        `dtype '<f04' is not supported ${accepted}`,
+      ],
+      [
+        v1("{'descr': '<f4\u00e9', 'fortran_order': False, 'shape': (3,), }"),
+        undefined,
+        `dtype '<f4\u00e9' is not supported ${accepted}`,
+      ],
+      [
+        npy(latin1("{'descr': '<f4\xe2\x82\xff', 'fortran_order': False, 'shape': (3,), }"), 3),
+        undefined,
+        "the version 3.0 header is not valid UTF-8; save the file with numpy.save()",
+      ],
+      [
+        v1("{'descr': '<f4', 'fortran_order': False, 'shape': (3,,4), }"),
+        undefined,
+        invalid("unexpected ',' at character 54 (near: ,4), })"),
+      ],
+      [
+        v1("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }"),
+        undefined,
+        "shape has a dimension -1 that is not a non-negative integer",
+      ],
+      [
+        v1("{'descr': '<f4', 'fortran_order': False, 'shape': (9007199254740992L,), }"),
+        undefined,
+        "shape dimension 9007199254740992L is too large",
+      ],
+      [
+        v1("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }"),
+        undefined,
+        "shape dimension 99999999999999999999999 is too large",
+      ],
+      [
+        v1("{'descr': '<f4', 'fortran_order': False, 'shape': (1048577, 1048576), }"),
+        undefined,
+        "declared shape (1048577, 1048576) has more than 2^40 elements",
+      ],
+      [
+        npyOf("{'descr': '" + "x".repeat(100000) + "', 'fortran_order': False, 'shape': (3,)}", 2),
+        undefined,
+        `dtype '${"x".repeat(60)}...' is not supported ${accepted}`,
+      ],
+      [
+        v1("{'descr': '>i2', 'fortran_order': False, 'shape': (3, 2), }"),
+        60,
+        "declared shape (3, 2) of >i2 needs 12 data bytes but the file has 0 (truncated file or lying header)",
+      ],
+    ];
+    for (const [b, size, message] of cases) expect(fails(b, size), message).toBe(message);
+  });
+
+  it("grammar-built headers with random whitespace, quotes, dtypes, shapes, versions and lengths", () => {
     const ws = fc.oneof(
       { weight: 12, arbitrary: fc.constantFrom("", " ", "  ", "\t", "\n") },
       {
@@ -240,9 +475,7 @@ describe.skipIf(!addon)("C++ parsers match their TypeScript twins", () => {
           let b = npy(hb, v, delta);
           if (cut > 0) b = b.subarray(0, Math.max(0, b.length - cut));
           const size = sizeDelta === null ? undefined : Math.max(0, b.length + sizeDelta);
-          const want = tsNpy(b, size);
-          if ("ok" in want) accepted++;
-          expect(nativeNpy(b, size)).toEqual(want);
+          if ("ok" in checkedNpy(b, size)) accepted++;
         },
       ),
       { numRuns: RUNS },
@@ -251,7 +484,7 @@ describe.skipIf(!addon)("C++ parsers match their TypeScript twins", () => {
     expect(accepted).toBeGreaterThan(RUNS / 100); // ~5% in practice
   });
 
-  it(".npy: valid headers with random bytes overwritten, inserted or dropped", () => {
+  it("valid headers with random bytes overwritten, inserted or dropped", () => {
     const seeds = [1, 2, 3].flatMap((v) =>
       ["<f4", ">i8", "|b1", "<f2"].map((d) =>
         npy(latin1(`{'descr': '${d}', 'fortran_order': False, 'shape': (2, 3), }`.padEnd(54) + "\n"), v),
@@ -272,13 +505,15 @@ describe.skipIf(!addon)("C++ parsers match their TypeScript twins", () => {
             else b.splice(i, 1);
           }
           const bytes = Uint8Array.from(b);
-          expect(nativeNpy(bytes, size ?? undefined)).toEqual(tsNpy(bytes, size ?? undefined));
+          checkedNpy(bytes, size ?? undefined);
         },
       ),
       { numRuns: RUNS },
     );
   });
+});
 
+describe.skipIf(!addon)("the C++ TSV splitter matches its TypeScript twin", () => {
   it("TSV: hand-picked texts (BOM, CRLF, blank and whitespace-only lines, empty and padded fields, bad UTF-8)", () => {
     const texts = [
       "",
@@ -376,19 +611,9 @@ describe.skipIf(!addon)("C++ parsers match their TypeScript twins", () => {
     );
   });
 
-  it("the public parseNpyHeader and splitTsvTriples run the C++ parsers on the native backend", () => {
-    const npySpy = vi.spyOn(addon!, "parseNpyHeader");
+  it("the public splitTsvTriples runs the C++ splitter on the native backend", () => {
     const tsvSpy = vi.spyOn(addon!, "splitTsvTriples");
     try {
-      const b = npy(latin1("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n"), 1);
-      expect(parseNpyHeader(b, "arg").shape).toEqual([3]);
-      expect(() => parseNpyHeader(b, "arg", 20)).toThrow(
-        new KgrankInputError(
-          "arg",
-          "not a valid .npy file: declared shape (3) of <f4 needs 12 data bytes but the file has 0 (truncated file or lying header)",
-        ),
-      );
-      expect(npySpy).toHaveBeenCalledTimes(2);
       expect(splitTsvTriples("a\tr\tb\n", "t")).toEqual([["a", "r", "b"]]);
       expect(() => splitTsvBytes(Buffer.from("a\tr\n"), "t")).toThrow(
         new KgrankInputError("t", "line 1 has 2 tab-separated fields, expected 3 (head<TAB>relation<TAB>tail)"),
@@ -398,14 +623,13 @@ describe.skipIf(!addon)("C++ parsers match their TypeScript twins", () => {
       expect(splitTsvTriples("a\ud800\tr\tb")).toEqual([["a\ud800", "r", "b"]]);
       expect(tsvSpy).toHaveBeenCalledTimes(2);
     } finally {
-      npySpy.mockRestore();
       tsvSpy.mockRestore();
     }
   });
 });
 
 describe.skipIf(addon !== null)("fallback backend", () => {
-  it("parses with the TypeScript twins", () => {
+  it("parses TSV with the TypeScript twin", () => {
     expect(splitTsvBytes(Buffer.from("\ufeffa\tr\tb\r\n"), "t")).toEqual([["a", "r", "b"]]);
     expect(() => splitTsvBytes(Buffer.from("a\t\tb"), "t")).toThrow(/^t: line 1 has an empty field/);
     expect(() => parseNpyHeader(new Uint8Array(3), "arg")).toThrow(/^arg: not a valid \.npy file: only 3 bytes/);
@@ -413,7 +637,7 @@ describe.skipIf(addon !== null)("fallback backend", () => {
 });
 
 describe("adversarial .npy headers", () => {
-  it("a 1 MiB header of \"'shape':(\" repeated is rejected by both parsers at a cost linear in its length (was ~1 min)", () => {
+  it("a 1 MiB header of \"'shape':(\" repeated is rejected at a cost linear in its length", () => {
     const header = (unit: string, bytes: number) => {
       let dict = "{";
       while (dict.length < bytes - 16) dict += unit;
@@ -422,34 +646,26 @@ describe("adversarial .npy headers", () => {
     for (const unit of ["'shape':(", "'descr':'", "'fortran_order' : ", "(", "'", "#", "\\\n"]) {
       const b = header(unit, 1 << 20);
       const want = tsNpy(b);
-      if (addon) expect(nativeNpy(b)).toEqual(want);
       expect("error" in want && want.error, unit).toMatch(
         /^not a valid \.npy file: the header is not a valid Python dict literal: /,
       );
       // the message quotes the header near the problem, cut short
       expect("error" in want && want.error.length, unit).toBeLessThan(300);
       // The cost, as a CPU-time ratio (test/helpers/cost.ts), not a time limit: 8 times the header costs about 8 times
-      // as much (measured 5-10); the quadratic scan this replaced costs 64 times as much.
+      // as much (measured 5-10); a quadratic scan costs 64 times as much.
       const small = header(unit, 1 << 17);
-      const parsers: [string, (x: Uint8Array) => unknown][] = [
-        ["ts", tsNpy],
-        ...(addon ? [["native", nativeNpy] as [string, (x: Uint8Array) => unknown]] : []),
-      ];
-      for (const [name, parse] of parsers) {
-        expect(
-          costRatio(
-            () => parse(small),
-            () => parse(b),
-            3,
-            name === "native" ? 4 : 1,
-          ),
-          `${name}: ${unit}`,
-        ).toBeLessThan(24);
-      }
+      expect(
+        costRatio(
+          () => tsNpy(small),
+          () => tsNpy(b),
+          3,
+          1,
+        ),
+        unit,
+      ).toBeLessThan(24);
     }
     // Parentheses and quotes inside comments and strings are text, not structure.
     const h = npy(latin1("{'descr': '<f4', 'shape': (2,), 'fortran_order': False, } # '(((' )"), 1);
     expect(tsNpy(h)).toMatchObject({ ok: { shape: [2] } });
-    if (addon) expect(nativeNpy(h)).toEqual(tsNpy(h));
   });
 });

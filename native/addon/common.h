@@ -32,8 +32,8 @@ using kgrank::SimdLevel;
 }
 
 // A failed core Status (native/core/status.h) as a RangeError with code "KGRANK_INPUT", the status's message, and
-// `status` (StatusCode) and `index` properties; src/backend/backend.ts statusOf() reads them back for the facade's
-// typed errors. The only way the addon reports what the core rejected.
+// `status` (StatusCode) and `index` properties; src/backend/native-call.ts statusOf() reads them back for the facade's typed
+// errors. The only way the addon reports what the core rejected.
 [[noreturn]] inline void throw_status(Napi::Env env, const kgrank::Status& status) {
   Napi::RangeError err = Napi::RangeError::New(env, status.message);
   err.Set("code", Napi::String::New(env, "KGRANK_INPUT"));

@@ -1,4 +1,4 @@
-// Bindings of the input parsers (native/core/parse.h). A parse failure is a failed Status, thrown as every core
+// Binding of the TSV triple parser (native/core/parse.h). A parse failure is a failed Status, thrown as every core
 // status is (common.h throw_status): its message has no "<argument>: " prefix, and src/io wraps it in the same
 // KgrankInputError the TypeScript twin throws.
 #include <napi.h>
@@ -17,31 +17,6 @@ const uint8_t* bytes_arg(const Napi::CallbackInfo& info, size_t index, size_t* l
   if (array.TypedArrayType() != napi_uint8_array) throw_type(info.Env(), "bytes must be a Uint8Array");
   *len = array.ByteLength();
   return *len == 0 ? nullptr : static_cast<const uint8_t*>(raw_data(array));
-}
-
-// parseNpyHeader(bytes: Uint8Array, fileSize: number | undefined) -> header object
-Napi::Value ParseNpyHeader(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  size_t len = 0;
-  const uint8_t* bytes = bytes_arg(info, 0, &len);
-  static const uint8_t kEmpty[1] = {0};
-  if (bytes == nullptr) bytes = kEmpty;
-  bool has_size = info.Length() > 1 && !info[1].IsUndefined();
-  uint64_t file_size = has_size ? size_arg(info, 1, "fileSize", 0) : 0;
-  kgrank::NpyHeader h;
-  check_status(env, kgrank::parse_npy_header(bytes, len, has_size, file_size, h));
-  Napi::Object out = Napi::Object::New(env);
-  out.Set("version", h.version);
-  out.Set("dataOffset", static_cast<double>(h.data_offset));
-  out.Set("dtype", h.dtype);
-  out.Set("littleEndian", h.little_endian);
-  out.Set("fortranOrder", h.fortran_order);
-  Napi::Array shape = Napi::Array::New(env, h.shape.size());
-  for (size_t k = 0; k < h.shape.size(); ++k) shape.Set(static_cast<uint32_t>(k), static_cast<double>(h.shape[k]));
-  out.Set("shape", shape);
-  out.Set("size", static_cast<double>(h.size));
-  out.Set("itemSize", h.item_size);
-  return out;
 }
 
 // splitTsvTriples(bytes: Uint8Array) -> Uint32Array of 6 byte offsets per triple
@@ -63,7 +38,6 @@ Napi::Value SplitTsvTriples(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void register_parse(Napi::Env env, Napi::Object exports) {
-  exports.Set("parseNpyHeader", Napi::Function::New(env, ParseNpyHeader, "parseNpyHeader"));
   exports.Set("splitTsvTriples", Napi::Function::New(env, SplitTsvTriples, "splitTsvTriples"));
 }
 

@@ -194,8 +194,8 @@ void even_exact() {
 // cross dozens of single-task kinks each, summed by chains (panels through the kinks, the jump of h' at each). The
 // reference is the same kernel with every row summed point by point over y (a debug build with the chains and panels
 // off, 565 k evaluations against 208 k): E 18632.991192023743, Var 545926.43948093802; the chains agree to the last
-// digit printed (before them, Var was off by 7e-10 relative at n = 200 when a kink fell between the lattice points
-// of a row at a non-integer x, before the B2(theta) jump term).
+// digit printed (without the B2(theta) jump term, Var is off by 7e-10 relative at n = 200 when a kink falls between
+// the lattice points of a row at a non-integer x).
 void even_wide() {
   if (std::getenv("KGRANK_TEST_EMULATED") != nullptr) return;  // ~10 s native: minutes under qemu (see dp_cases)
   std::vector<double> N(1000);

@@ -165,9 +165,9 @@ void sampling_stream() {
   CHECK_EQ(a[1], 1.0);
 }
 
-// Found by fuzz_aggregate: the half-integer test cast 2r to int64 before the rank was validated, so -Inf or a
-// rank below -2^63 was undefined behaviour (UBSan: "-inf is outside the range of representable values of type
-// 'long'"). Invalid ranks must only be counted.
+// Invalid ranks are only counted: -Inf or a rank below -2^63 must never reach the half-integer test's cast of 2r to
+// int64 (undefined behaviour; UBSan: "-inf is outside the range of representable values of type 'long'"), a case
+// fuzz_aggregate found.
 void aggregate_invalid_ranks_are_counted_without_ub() {
   const double inf = std::numeric_limits<double>::infinity();
   const std::vector<double> r = {-inf, 2, -1e300, std::numeric_limits<double>::quiet_NaN(), 0.5, inf};

@@ -39,8 +39,8 @@ int main() {
   kgrank::parallel_for(0, 2, [&](size_t) { CHECK(false); });
 
   // An exception thrown by fn on a pool thread (std::bad_alloc of an input-sized buffer) reaches the caller of
-  // parallel_for once no thread runs fn any more, and the pool goes on working. Before, it left the pool thread:
-  // std::terminate, the whole process aborted.
+  // parallel_for once no thread runs fn any more, and the pool goes on working (an exception leaving a pool thread
+  // would be std::terminate: the whole process aborted).
   {
     const std::thread::id caller = std::this_thread::get_id();
     int helped = 0;

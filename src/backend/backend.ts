@@ -11,33 +11,23 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 import { KgrankBackendError, KgrankInputError } from "../checks/errors";
-import { tsKernels as fallbackKernels } from "../fallback/index";
-import type {
-  BackendName,
-  CountBuffers,
-  EmbeddingJob,
-  FilteredCountBuffers,
-  FilterIndexHandle,
-  FloatArray,
-  JobControl,
-  Kernels,
-  Side,
-  SimdLevel,
+import { tsKernels as fallbackKernels } from "../fallback";
+import {
+  type BackendName,
+  type CountBuffers,
+  type EmbeddingRankInput,
+  type FilteredCountBuffers,
+  type FilterIndexHandle,
+  type FloatArray,
+  type KernelControl,
+  type Kernels,
+  type RankTriplesProblem,
+  type Side,
+  type SimdLevel,
+  StatusCode,
 } from "../contract/kernels";
-import { nativeCall, nativeCallAsync, nativeError, withMemoryErrors } from "./native-call";
+import { nativeCall, nativeCallAsync, nativeError, statusOf, withMemoryErrors } from "./native-call";
 import { type NativeMetricsAddon, nativeMetricKernels } from "./native-metrics";
-
-/** A parsed .npy header as the addon returns it (src/io/npy.ts NpyHeader). */
-export interface NativeNpyHeader {
-  version: 1 | 2 | 3;
-  dataOffset: number;
-  dtype: string;
-  littleEndian: boolean;
-  fortranOrder: boolean;
-  shape: number[];
-  size: number;
-  itemSize: number;
-}
 
 /** What the addon exports (native/addon/addon.cpp). */
 export interface NativeAddon extends NativeMetricsAddon {
@@ -114,8 +104,6 @@ export interface NativeAddon extends NativeMetricsAddon {
   rankEmbeddingsAsync(...args: unknown[]): Promise<void>;
   /** Peak FMA probe: [multiply-adds performed, checksum]. */
   fmaProbe(simd: number, threads: number, iterations: number): [number, number];
-  /** native/core/parse.h: the header; a rejected one throws a status error (statusOf()). */
-  parseNpyHeader(bytes: Uint8Array, fileSize?: number): NativeNpyHeader;
   /**
    * native/core/parse.h: 6 byte offsets per triple ([start, end) of head, relation, tail); a rejected file throws a
    * status error (statusOf()).
@@ -146,53 +134,39 @@ export type NativeJobControl = { readonly __nativeJobControl: unique symbol };
 const PROGRESS_POLL_MS = 50;
 
 /**
- * Runs one async binding under `job` (src/contract/kernels.ts JobControl): without one, as it is; with one, the binding
- * gets a native job control (its last argument, through `start`), the job's stop cancels it, a timer reads its progress
- * (scaled from the driver's work units to the call's `rows`) while it runs, and a stopped job rejects with the
- * stop reason once the native work has ended - also when it finished anyway. The stop listener and the timer are
+ * Runs one async binding under `control` (src/contract/kernels.ts KernelControl): without one, as it is; with one, the binding
+ * gets a native job control (its last argument, through `start`), the control's stop cancels it, a timer reads its
+ * progress (scaled from the driver's work units to the call's `rows`) while it runs, and a stopped call rejects with
+ * the stop reason once the native work has ended - also when it finished anyway. The stop listener and the timer are
  * gone when the promise settles.
  */
-async function underJob(
+async function underControl(
   addon: NativeAddon,
-  job: JobControl | undefined,
+  control: KernelControl | undefined,
   rows: number,
-  start: (control?: NativeJobControl) => Promise<void>,
+  start: (nativeControl?: NativeJobControl) => Promise<void>,
 ): Promise<void> {
-  if (!job) return start();
-  if (job.stopped) throw job.stopReason;
-  const control = addon.jobControl();
-  const unregister = job.onStop(() => addon.cancelJob(control));
-  const timer = job.wantsProgress
+  if (!control) return start();
+  if (control.stopped) throw control.stopReason;
+  const nativeControl = addon.jobControl();
+  const unregister = control.onStop(() => addon.cancelJob(nativeControl));
+  const timer = control.wantsProgress
     ? setInterval(() => {
-        const [done, total] = addon.jobProgress(control);
-        if (total > 0) job.progress(Math.min(rows, Math.floor((done / total) * rows)));
+        const [done, total] = addon.jobProgress(nativeControl);
+        if (total > 0) control.progress(Math.min(rows, Math.floor((done / total) * rows)));
       }, PROGRESS_POLL_MS)
     : null;
   timer?.unref();
   try {
-    await start(control);
+    await start(nativeControl);
   } catch (e) {
-    if (job.stopped) throw job.stopReason;
+    if (control.stopped) throw control.stopReason;
     throw e;
   } finally {
     if (timer) clearInterval(timer);
     unregister();
   }
-  if (job.stopped) throw job.stopReason;
-}
-
-/** Kinds of a failed core Status (native/core/status.h StatusCode). */
-export const NativeStatus = { invalidInput: 1, idOutOfRange: 2, nanTrueScore: 3, notInIndex: 4 } as const;
-
-/**
- * The one way the addon reports what the core rejected (native/addon/common.h throw_status): an error with code
- * "KGRANK_INPUT" and numeric `status` and `index`. Returns them, or null for any other error (misuse of a binding).
- */
-export function statusOf(e: unknown): { status: number; index: number; message: string } | null {
-  if (!(e instanceof Error)) return null;
-  const { code, status, index } = e as Error & { code?: unknown; status?: unknown; index?: unknown };
-  if (code !== "KGRANK_INPUT" || typeof status !== "number" || typeof index !== "number") return null;
-  return { status, index, message: e.message };
+  if (control.stopped) throw control.stopReason;
 }
 
 /** Runs a parser binding; a rejected input becomes the KgrankInputError its TypeScript twin throws. */
@@ -201,17 +175,15 @@ export function nativeParse<T>(argument: string, parse: () => T): T {
     return parse();
   } catch (e) {
     const s = statusOf(e);
-    if (s?.status === NativeStatus.invalidInput) throw new KgrankInputError(argument, s.message);
+    if (s?.status === StatusCode.InvalidInput) throw new KgrankInputError(argument, s.message);
     throw e;
   }
 }
 
-/** FilterIndexHandle.rankTriples' problem kinds (src/contract/kernels.ts) by status. */
-const RANK_TRIPLES_PROBLEM: Record<number, number> = {
-  [NativeStatus.idOutOfRange]: 1,
-  [NativeStatus.nanTrueScore]: 2,
-  [NativeStatus.notInIndex]: 3,
-};
+/** The statuses FilterIndexHandle.rankTriples returns as a RankTriplesProblem instead of throwing. */
+function isRankTriplesProblem(status: StatusCode): status is RankTriplesProblem["status"] {
+  return status === StatusCode.IdOutOfRange || status === StatusCode.NanTrueScore || status === StatusCode.NotInIndex;
+}
 
 /** The native filter index behind the FilterIndexHandle interface. */
 function nativeFilterIndex(
@@ -255,16 +227,24 @@ function nativeFilterIndex(
     rankTriples(scores, triples, keys, th, out, t?: number) {
       try {
         index.rankTriples(scores, triples, keys, th, out, level, t ?? threads);
-        return -1;
+        return null;
       } catch (e) {
         const s = statusOf(e);
-        const kind = s ? RANK_TRIPLES_PROBLEM[s.status] : undefined;
-        if (kind === undefined) throw nativeError(e, "triples");
-        return kind * 4294967296 + s!.index;
+        if (!s || !isRankTriplesProblem(s.status)) throw nativeError(e, "triples");
+        return { status: s.status, index: s.index };
       }
     },
-    countFilteredAsync(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number, job?: JobControl) {
-      return underJob(addon, job, truth.length, (control) =>
+    countFilteredAsync(
+      scores,
+      anchor,
+      relation,
+      truth,
+      th,
+      out: FilteredCountBuffers,
+      t?: number,
+      control?: KernelControl,
+    ) {
+      return underControl(addon, control, truth.length, (nativeControl) =>
         nativeCallAsync("triples", () =>
           index.countFilteredAsync(
             holdable(scores),
@@ -279,7 +259,7 @@ function nativeFilterIndex(
             out.removed,
             level,
             t ?? threads,
-            control,
+            nativeControl,
           ),
         ),
       );
@@ -313,9 +293,9 @@ function nativeFilterIndex(
       th,
       out: FilteredCountBuffers,
       t?: number,
-      job?: JobControl,
+      control?: KernelControl,
     ) {
-      return underJob(addon, job, truth.length, (control) =>
+      return underControl(addon, control, truth.length, (nativeControl) =>
         nativeCallAsync("triples", () =>
           index.countFilteredRangeAsync(
             holdable(scores),
@@ -331,7 +311,7 @@ function nativeFilterIndex(
             out.removed,
             level,
             t ?? threads,
-            control,
+            nativeControl,
           ),
         ),
       );
@@ -449,41 +429,41 @@ const tsKernels: Kernels = withMemoryErrors(fallbackKernels);
 const SIMD_CODES: Record<SimdLevel, number> = { scalar: 0, avx2: 1, avx512: 2, neon: 3 };
 
 /**
- * An async job's input as the native job can hold it. The job co-owns every other buffer's memory
+ * An async binding's input as the native call can hold it. The native call co-owns every other buffer's memory
  * (native/addon/pin.h), but a resizable ArrayBuffer's resize() shrinks that memory in place - a crash under a
- * running job - so views of one are copied (the addon refuses them). Outputs are always the facade's own arrays.
+ * running call - so views of one are copied (the addon refuses them). Outputs are always the facade's own arrays.
  */
 function holdable<T extends FloatArray | Int32Array>(a: T): T {
   return (a.buffer as { resizable?: boolean }).resizable === true ? (a.slice() as T) : a;
 }
 
 /** The addon's rankEmbeddings arguments (native/addon/score_bindings.cpp); empty arrays stand for "none". */
-function embeddingArgs(job: EmbeddingJob, out: Float64Array, level: number, threads: number): unknown[] {
-  const empty = job.entityEmbeddings instanceof Float64Array ? new Float64Array(0) : new Float32Array(0);
+function embeddingArgs(input: EmbeddingRankInput, out: Float64Array, level: number, threads: number): unknown[] {
+  const empty = input.entityEmbeddings instanceof Float64Array ? new Float64Array(0) : new Float32Array(0);
   const meta = Float64Array.of(
-    job.interaction,
-    job.layout,
-    job.numEntities,
-    job.entityWidth,
-    job.numRelations,
-    job.relationWidth,
-    job.phaseScale,
-    job.headSide ? 1 : 0,
+    input.interaction,
+    input.layout,
+    input.numEntities,
+    input.entityWidth,
+    input.numRelations,
+    input.relationWidth,
+    input.phaseScale,
+    input.headSide ? 1 : 0,
   );
   return [
-    holdable(job.entityEmbeddings),
-    holdable(job.relationEmbeddings),
-    job.entityScale ? holdable(job.entityScale) : empty,
+    holdable(input.entityEmbeddings),
+    holdable(input.relationEmbeddings),
+    input.entityScale ? holdable(input.entityScale) : empty,
     meta,
-    job.anchor,
-    job.relationIds,
-    job.truth,
-    job.candidates ?? new Int32Array(0),
-    job.negatives ?? new Int32Array(0),
-    job.excludeOffsets ?? new Uint32Array(0),
-    job.excludeIds ?? new Int32Array(0),
+    input.anchor,
+    input.relationIds,
+    input.truth,
+    input.candidates ?? new Int32Array(0),
+    input.negatives ?? new Int32Array(0),
+    input.excludeOffsets ?? new Uint32Array(0),
+    input.excludeIds ?? new Int32Array(0),
     out,
-    job.negativesPerRow,
+    input.negativesPerRow,
     level,
     threads,
   ];
@@ -508,9 +488,9 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
       thresholds: FloatArray,
       out: CountBuffers,
       t?: number,
-      job?: JobControl,
+      control?: KernelControl,
     ) {
-      return underJob(addon, job, thresholds.length, (control) =>
+      return underControl(addon, control, thresholds.length, (nativeControl) =>
         nativeCallAsync("scores", () =>
           addon.countScoresAsync(
             holdable(scores),
@@ -521,7 +501,7 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
             out.nan,
             level,
             t ?? threads,
-            control,
+            nativeControl,
           ),
         ),
       );
@@ -538,9 +518,9 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
       th: FloatArray,
       out: CountBuffers,
       t?: number,
-      job?: JobControl,
+      control?: KernelControl,
     ) {
-      return underJob(addon, job, idx.length, (control) =>
+      return underControl(addon, control, idx.length, (nativeControl) =>
         nativeCallAsync("trueIndices", () =>
           addon.countScoresByIndexAsync(
             holdable(s),
@@ -552,17 +532,17 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
             out.nan,
             level,
             t ?? threads,
-            control,
+            nativeControl,
           ),
         ),
       );
     },
-    rankEmbeddings(job: EmbeddingJob, out: Float64Array, t?: number) {
-      addon.rankEmbeddings(...embeddingArgs(job, out, level, t ?? threads));
+    rankEmbeddings(input: EmbeddingRankInput, out: Float64Array, t?: number) {
+      addon.rankEmbeddings(...embeddingArgs(input, out, level, t ?? threads));
     },
-    rankEmbeddingsAsync(job: EmbeddingJob, out: Float64Array, t?: number, control?: JobControl) {
-      return underJob(addon, control, job.anchor.length, (c) =>
-        addon.rankEmbeddingsAsync(...embeddingArgs(job, out, level, t ?? threads), c),
+    rankEmbeddingsAsync(input: EmbeddingRankInput, out: Float64Array, t?: number, control?: KernelControl) {
+      return underControl(addon, control, input.anchor.length, (c) =>
+        addon.rankEmbeddingsAsync(...embeddingArgs(input, out, level, t ?? threads), c),
       );
     },
     buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side, t?: number) {

@@ -1,13 +1,13 @@
 /**
  * Cancellation and progress of the public async calls (`signal` and `onProgress` options). A call checks its two
- * options first and rejects at once when the signal is already aborted; while it runs, a `CallJob` joins the
- * caller's AbortSignal to the kernels it runs (src/contract/kernels.ts JobControl: native work stops at the next task
+ * options first and rejects at once when the signal is already aborted; while it runs, a `CallControl` joins the
+ * caller's AbortSignal to the kernels it runs (src/contract/kernels.ts KernelControl: native work stops at the next task
  * boundary, the fallback between row slices) and turns the kernels' rows-done into `onProgress` calls. The call
  * rejects with the signal's reason - a DOMException named "AbortError" unless `abort(reason)` gave another - once no
  * work of it runs any more, and records nothing: whatever the call would have changed is as before it.
  */
-import type { JobControl } from "../contract/kernels";
-import { optionKeys, options, progressOption, signalOption } from "../checks/validate";
+import type { KernelControl } from "../contract/kernels";
+import { optionKeys, options, progressOption, signalOption, type Unchecked } from "../checks/validate";
 
 /** Work done so far by an async call, in its tasks (rows: one per ranking task). */
 export interface Progress {
@@ -42,11 +42,19 @@ export interface AsyncArgs {
  * Checks an options object's `signal` and `onProgress` (KgrankInputError naming the option) and throws the signal's
  * reason when it is already aborted. Call it first, before the other checks, so an aborted call does no work.
  */
-export function asyncArgs(o: Record<string, unknown>): AsyncArgs {
-  const signal = signalOption(o.signal);
-  const onProgress = progressOption<(progress: Progress) => void>(o.onProgress);
+export function asyncArgs(options: Unchecked<AsyncOptions>): AsyncArgs {
+  const signal = signalOption(options.signal);
+  const onProgress = progressOption<(progress: Progress) => void>(options.onProgress);
   signal?.throwIfAborted();
   return { signal, onProgress };
+}
+
+/** The options of a call that has a sync and an async form, keys checked: the call's own, and its async ones. */
+export interface CallOptions<K extends string> {
+  /** The call's own options (`keys`), values not yet checked. */
+  options: { [P in K]?: unknown };
+  /** The async form's checked `signal` and `onProgress`; both undefined for the sync form. */
+  asyncArgs: AsyncArgs;
 }
 
 /**
@@ -54,15 +62,15 @@ export function asyncArgs(o: Record<string, unknown>): AsyncArgs {
  * ASYNC_KEYS too), then for the async form its `signal` and `onProgress` before any other option (asyncArgs); the
  * sync form's are both undefined.
  */
-export function callOptions(
+export function callOptions<K extends string>(
   name: string,
   args: unknown,
-  keys: readonly string[],
+  keys: readonly K[],
   isAsync: boolean,
-): { o: Record<string, unknown>; a: AsyncArgs } {
-  if (!isAsync) return { o: options(name, args, keys), a: { signal: undefined, onProgress: undefined } };
-  const o = options(name, args, [...keys, ...ASYNC_KEYS]);
-  return { o, a: asyncArgs(o) };
+): CallOptions<K> {
+  if (!isAsync) return { options: options(name, args, keys), asyncArgs: { signal: undefined, onProgress: undefined } };
+  const checked = options(name, args, [...keys, ...ASYNC_KEYS]);
+  return { options: checked, asyncArgs: asyncArgs(checked) };
 }
 
 /** Shortest time between two intermediate progress calls. */
@@ -73,41 +81,44 @@ const PROGRESS_MS = 50;
  * shares one signal among hundreds of calls would otherwise pass Node's listener-leak warning), removed with the
  * last call.
  */
-const watched = new WeakMap<AbortSignal, { jobs: Set<CallJob>; listener: () => void }>();
+const watched = new WeakMap<AbortSignal, { calls: Set<CallControl>; listener: () => void }>();
 
-function watch(signal: AbortSignal, job: CallJob): void {
+function watch(signal: AbortSignal, call: CallControl): void {
   let w = watched.get(signal);
   if (!w) {
-    const jobs = new Set<CallJob>();
+    const calls = new Set<CallControl>();
     const listener = () => {
       watched.delete(signal);
-      for (const j of [...jobs]) j.stop(signal.reason);
+      for (const c of [...calls]) c.stop(signal.reason);
     };
     signal.addEventListener("abort", listener, { once: true });
-    w = { jobs, listener };
+    w = { calls, listener };
     watched.set(signal, w);
   }
-  w.jobs.add(job);
+  w.calls.add(call);
 }
 
-function unwatch(signal: AbortSignal, job: CallJob): void {
+function unwatch(signal: AbortSignal, call: CallControl): void {
   const w = watched.get(signal);
-  if (!w || !w.jobs.delete(job) || w.jobs.size > 0) return;
+  if (!w || !w.calls.delete(call) || w.calls.size > 0) return;
   signal.removeEventListener("abort", w.listener);
   watched.delete(signal);
 }
 
 /**
- * The async options of a call made inside `job`'s call: it stops with that call and reports its progress through
- * it (the outer call makes the final report). None without a job.
+ * The async options of a call made inside the call `outer` controls: it stops with that call and reports its progress
+ * through it (the outer call makes the final report). None without a control.
  */
-export function nestedCall(job: CallJob | undefined): AsyncOptions {
-  if (!job) return {};
-  return { signal: job.signal, onProgress: job.wantsProgress ? (q: Progress) => job.progress(q.done) : undefined };
+export function nestedCall(outer: CallControl | undefined): AsyncOptions {
+  if (!outer) return {};
+  return {
+    signal: outer.signal,
+    onProgress: outer.wantsProgress ? (q: Progress) => outer.progress(q.done) : undefined,
+  };
 }
 
-/** One async call's stop state and progress; the kernels it runs see it (or a part of it) as their JobControl. */
-export class CallJob implements JobControl {
+/** One async call's stop state and progress; the kernels it runs see it (or a part of it) as their KernelControl. */
+export class CallControl implements KernelControl {
   readonly total: number;
   #stopped = false;
   #reason: unknown = undefined;
@@ -179,8 +190,8 @@ export class CallJob implements JobControl {
     }
   }
 
-  /** The JobControl of a kernel call whose rows are this call's rows [offset, offset + its rows). */
-  part(offset: number): JobControl {
+  /** The KernelControl of a kernel call whose rows are this call's rows [offset, offset + its rows). */
+  part(offset: number): KernelControl {
     const self = this;
     return {
       get stopped() {
@@ -230,20 +241,20 @@ export class CallJob implements JobControl {
 }
 
 /**
- * Runs an async call's body under a CallJob of `total` tasks (none when the call has neither a signal nor a progress
- * callback: then the kernels run as they always did), and lets go of the signal when it settles.
+ * Runs an async call's body under a CallControl of `total` tasks (none when the call has neither a signal nor a progress
+ * callback: the kernels then run without a control), and lets go of the signal when it settles.
  */
-export async function withJob<T>(
+export async function withCallControl<T>(
   args: AsyncArgs,
   total: number,
-  body: (job: CallJob | undefined) => Promise<T>,
+  body: (control: CallControl | undefined) => Promise<T>,
 ): Promise<T> {
   if (!args.signal && !args.onProgress) return body(undefined);
-  const job = new CallJob(args, total);
+  const control = new CallControl(args, total);
   try {
-    job.check();
-    return await body(job);
+    control.check();
+    return await body(control);
   } finally {
-    job.close();
+    control.close();
   }
 }

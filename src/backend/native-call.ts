@@ -2,10 +2,8 @@
  * What the addon throws, as the facade's typed errors: every binding call of src/backend/backend.ts and
  * src/backend/native-metrics.ts goes through nativeCall / nativeCallAsync.
  */
-import { KgrankInputError, KgrankMemoryError } from "../checks/errors";
-
-/** native/core/status.h StatusCode::InvalidInput (src/backend/backend.ts NativeStatus.invalidInput). */
-const INVALID_INPUT = 1;
+import { allocationFailure, KgrankInputError, KgrankMemoryError } from "../checks/errors";
+import { StatusCode } from "../contract/kernels";
 
 /**
  * The facade's typed error for what a binding threw, or `e` itself. KGRANK_MEMORY (a native allocation failed,
@@ -15,9 +13,10 @@ const INVALID_INPUT = 1;
  */
 export function nativeError(e: unknown, argument: string): unknown {
   if (!(e instanceof Error)) return e;
-  const { code, status } = e as Error & { code?: unknown; status?: unknown };
+  const { code } = e as Error & { code?: unknown };
   if (code === "KGRANK_MEMORY") return new KgrankMemoryError(e.message.split(":")[0]!, e.message);
-  if (code === "KGRANK_INPUT" && (status === undefined || status === INVALID_INPUT)) {
+  const status = statusOf(e)?.status;
+  if (code === "KGRANK_INPUT" && (status === undefined || status === StatusCode.InvalidInput)) {
     return new KgrankInputError(
       argument,
       `${e.message} (the addon's second check; the first one passed, so the array changed during the call - is it ` +
@@ -48,9 +47,9 @@ export function nativeCallAsync<T>(argument: string, run: () => Promise<T>): Pro
 }
 
 /**
- * The fallback's kernels with a failed typed-array allocation (a RangeError: "Array buffer allocation failed",
- * "Invalid typed array length") turned into the KgrankMemoryError the native backend throws for the same input, with
- * the same message; `operation` is the kernel's name. Handles returned by a kernel (the filter index) are the
+ * The fallback's kernels with a failed typed-array allocation (either kind of errors.ts allocationFailure) turned
+ * into the KgrankMemoryError the native backend throws for the same input, with the same message; `operation` is the
+ * kernel's name. Handles returned by a kernel (the filter index) are the
  * fallback's own.
  */
 export function withMemoryErrors<K extends object>(kernels: K): K {
@@ -63,8 +62,8 @@ export function withMemoryErrors<K extends object>(kernels: K): K {
             try {
               return (value as (...a: unknown[]) => unknown).apply(kernels, args);
             } catch (e) {
-              if (e instanceof RangeError && ALLOCATION_FAILED.test(e.message)) {
-                throw new KgrankMemoryError(name, `${name}: ${MEMORY_ADVICE} (${e.message})`);
+              if (allocationFailure(e)) {
+                throw new KgrankMemoryError(name, `${name}: ${MEMORY_ADVICE} (${(e as RangeError).message})`);
               }
               throw e;
             }
@@ -73,9 +72,19 @@ export function withMemoryErrors<K extends object>(kernels: K): K {
   return out as K;
 }
 
-const ALLOCATION_FAILED = /allocation failed|invalid (typed )?array( buffer)? length/i;
-
 /** native/addon/common.h memory_message(), after "<operation>: ". */
 const MEMORY_ADVICE =
   "not enough memory for this input (a native allocation failed); pass a smaller input (fewer rows, entities or " +
   "triples per call) or give the process more memory";
+
+/**
+ * The one way the addon reports what the core rejected (native/addon/common.h throw_status): an error with code
+ * "KGRANK_INPUT" and numeric `status` and `index`. Returns them, or null for any other error (a binding's own
+ * argument checks throw KGRANK_INPUT without a status). The only place that reads them.
+ */
+export function statusOf(e: unknown): { status: StatusCode; index: number; message: string } | null {
+  if (!(e instanceof Error)) return null;
+  const { code, status, index } = e as Error & { code?: unknown; status?: unknown; index?: unknown };
+  if (code !== "KGRANK_INPUT" || typeof status !== "number" || typeof index !== "number") return null;
+  return { status, index, message: e.message };
+}

@@ -9,7 +9,7 @@
  */
 import { constants } from "node:buffer";
 
-import { KgrankInputError, KgrankMemoryError } from "./errors";
+import { allocationFailure, KgrankInputError, KgrankMemoryError } from "./errors";
 
 /** Bytes for a message: "8589934592 bytes (8.0 GiB)". */
 export function formatBytes(n: number): string {
@@ -72,16 +72,18 @@ export function allocateTable<T>(operation: string, argument: string, bytes: num
   try {
     return make();
   } catch (e) {
-    if (!(e instanceof RangeError)) throw e;
-    if (/invalid (typed )?array( buffer)? length/i.test(e.message)) {
+    const failure = allocationFailure(e);
+    if (failure === null) throw e;
+    const cause = (e as RangeError).message;
+    if (failure === "length") {
       throw new KgrankInputError(
         argument,
-        `needs a table of ${formatBytes(bytes)}, more than one typed array can hold: ${e.message}`,
+        `needs a table of ${formatBytes(bytes)}, more than one typed array can hold: ${cause}`,
       );
     }
     throw new KgrankMemoryError(
       operation,
-      `${operation}: not enough memory for this input: cannot allocate ${formatBytes(bytes)} (${e.message}); ` +
+      `${operation}: not enough memory for this input: cannot allocate ${formatBytes(bytes)} (${cause}); ` +
         `use fewer entities or relations, or give the process more memory`,
     );
   }

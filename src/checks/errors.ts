@@ -44,6 +44,22 @@ export class KgrankMemoryError extends KgrankError {
   }
 }
 
+const INVALID_LENGTH = /invalid (typed )?array( buffer)? length/i;
+const ALLOCATION_FAILED = /allocation failed/i;
+
+/**
+ * The one reading of a failed typed-array allocation, which V8 reports as a bare RangeError: "length" for a length no
+ * typed array can have ("Invalid typed array length", "Invalid array buffer length"), "memory" when the memory is not
+ * there ("Array buffer allocation failed"), null for anything else. The fallback's kernels (src/backend/native-call.ts
+ * withMemoryErrors) and the tables sized by arguments (src/io/alloc.ts allocateTable) turn it into their
+ * KgrankMemoryError (or, for a refused length of a table, a KgrankInputError naming the argument).
+ */
+export function allocationFailure(e: unknown): "length" | "memory" | null {
+  if (!(e instanceof RangeError)) return null;
+  if (INVALID_LENGTH.test(e.message)) return "length";
+  return ALLOCATION_FAILED.test(e.message) ? "memory" : null;
+}
+
 /** An object was used in a state that does not allow the call (e.g. adding to a finished accumulator). */
 export class KgrankStateError extends KgrankError {
   constructor(message: string) {
@@ -53,7 +69,7 @@ export class KgrankStateError extends KgrankError {
 
 /**
  * An input of an async call was detached (transferred: structuredClone / postMessage with a transfer list,
- * ArrayBuffer.prototype.transfer) or shrunk (a resizable ArrayBuffer's resize()) before the call settled. The running job was safe - it co-owns the memory - but its
+ * ArrayBuffer.prototype.transfer) or shrunk (a resizable ArrayBuffer's resize()) before the call settled. The running kernel was safe - it co-owns the memory - but its
  * result is discarded, since the caller gave the data away mid-call. `argument` names the detached input.
  */
 export class KgrankDetachedError extends KgrankError {

@@ -87,28 +87,34 @@ export function numberArray(name: string, value: unknown, length: number): Array
  * The keys of an options type, written once as a record so the compiler checks the list is complete and has no
  * extra key: `optionKeys<RankEvaluatorOptions>({ numEntities: 1, filterTriples: 1, ... })`.
  */
-export function optionKeys<T>(keys: Record<keyof T & string, 1>): readonly string[] {
-  return Object.keys(keys);
+export function optionKeys<T>(keys: Record<keyof T & string, 1>): readonly (keyof T & string)[] {
+  return Object.keys(keys) as (keyof T & string)[];
 }
+
+/**
+ * An options object whose keys are checked (`options`) and whose values are not yet: each field of `T` is there,
+ * as `unknown` until a check turns it into its type. A field `T` does not have does not compile.
+ */
+export type Unchecked<T> = { [K in keyof T & string]?: unknown };
 
 /**
  * A plain options object whose keys are all among `known`. An unknown key (a typo such as `filter` for
  * `filterTriples`, or an option of another function) is an error naming the closest valid key, since ignoring it
  * would silently give other results than the caller asked for. Keys whose value is undefined count as absent.
  */
-export function options(name: string, value: unknown, known: readonly string[]): Record<string, unknown> {
+export function options<K extends string>(name: string, value: unknown, known: readonly K[]): { [P in K]?: unknown } {
   if (value === null || typeof value !== "object" || Array.isArray(value) || ArrayBuffer.isView(value)) {
     throw new KgrankInputError(name, `must be an options object, got ${describe(value)}`);
   }
   for (const key of Object.keys(value)) {
-    if (known.includes(key) || (value as Record<string, unknown>)[key] === undefined) continue;
+    if ((known as readonly string[]).includes(key) || (value as Record<string, unknown>)[key] === undefined) continue;
     throw new KgrankInputError(
       name,
       `unknown option ${quoted(key)}; did you mean "${closest(key, known, 1, (s) => s.toLowerCase())[0]}"? ` +
         `Accepted: ${known.join(", ")}`,
     );
   }
-  return value as Record<string, unknown>;
+  return value as { [P in K]?: unknown };
 }
 
 /**

@@ -63,7 +63,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
           ),
       ),
     ),
-  ).action(async (o: EvaluateOptions, cmd: Command) => evaluateRun({ ...o, argv, given: givenKeys(cmd) }, out));
+  ).action(async (flags: EvaluateOptions, cmd: Command) => evaluateRun({ ...flags, argv, given: givenKeys(cmd) }, out));
 
   evaluateFlags(
     datasetOptions(
@@ -82,8 +82,8 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     )
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--attempts <n>", "attempts per shard job before the run fails", intArg("--attempts", 1, 100), 3)
-    .action(async (o: SubmitOptions) => {
-      await submitRun({ ...o, args: argv }, out);
+    .action(async (flags: SubmitOptions) => {
+      await submitRun({ ...flags, args: argv }, out);
     });
 
   program
@@ -107,7 +107,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .addOption(formatOption())
     .addOption(outputOption())
     .addOption(quietOption())
-    .action(async (files: string[], o: CompareCliOptions) => compareCommand(files, o, out));
+    .action(async (files: string[], flags: CompareCliOptions) => compareCommand(files, flags, out));
 
   program
     .command("report")
@@ -134,7 +134,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .option("--dataset-dir <dir>", "folder of that dataset (as for evaluate)")
     .addOption(outputOption())
     .addOption(quietOption())
-    .action(async (files: string[], o) => reportCommand(files, o, out));
+    .action(async (files: string[], flags) => reportCommand(files, flags, out));
 
   program
     .command("plot")
@@ -150,7 +150,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .option("--dataset-dir <dir>", "folder of that dataset (as for evaluate)")
     .addOption(outputOption())
     .addOption(quietOption())
-    .action(async (name: string, file: string, o) => plotCommand(name, file, o, out));
+    .action(async (name: string, file: string, flags) => plotCommand(name, file, flags, out));
 
   program
     .command("worker")
@@ -171,7 +171,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
       DEFAULT_CLOSE_TIMEOUT_MS,
     )
     .addOption(quietOption())
-    .action(async (o: WorkerOptions & { quiet?: boolean; closeTimeout?: number }) => workerCommand(o, out));
+    .action(async (flags: WorkerOptions & { quiet?: boolean; closeTimeout?: number }) => workerCommand(flags, out));
 
   program
     .command("merge")
@@ -183,7 +183,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .addOption(formatOption())
     .addOption(outputOption())
     .addOption(quietOption())
-    .action(async (files: string[], o: MergeOptions) => mergeCommand(files, o, out));
+    .action(async (files: string[], flags: MergeOptions) => mergeCommand(files, flags, out));
 
   program
     .command("metrics")
@@ -196,7 +196,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .addOption(formatOption())
     .addOption(outputOption())
     .addOption(quietOption())
-    .action(async (o) => metricsCommand(o, out));
+    .action(async (flags) => metricsCommand(flags, out));
 
   datasetOptions(
     program
@@ -210,7 +210,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .addOption(formatOption())
     .addOption(outputOption())
     .addOption(quietOption())
-    .action((o) => adjustCommand(o, out));
+    .action((flags) => adjustCommand(flags, out));
 
   datasetOptions(
     program
@@ -223,13 +223,13 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .addOption(formatOption())
     .addOption(outputOption())
     .addOption(quietOption())
-    .action((o) => expectationsCommand(o, out));
+    .action((flags) => expectationsCommand(flags, out));
 
   program
     .command("info")
     .description("backend, SIMD level, threads, version")
     .addOption(new Option("--format <format>", "output format").choices(["table", "json"]).default("table"))
-    .action((o) => infoCommand(o, out));
+    .action((flags) => infoCommand(flags, out));
   return program;
 }
 

@@ -1,9 +1,10 @@
 /**
  * Tail probabilities the paired tests need, written from their definitions: the regularized incomplete beta
- * function (Student's t), the regularized upper incomplete gamma function (the normal tail through erfc), and the
- * exact null distribution of the Wilcoxon signed-rank statistic. Relative accuracy ~1e-14 in the ranges the tests
+ * function (Student's t), the normal tail (src/numeric/normal.ts, shared with the z-score p-values), and the exact
+ * null distribution of the Wilcoxon signed-rank statistic. Relative accuracy ~1e-14 in the ranges the tests
  * use; test/compare.test.ts checks them against SciPy and against closed forms.
  */
+import { normalUpperTail } from "../numeric";
 
 const EPS = 1e-16;
 const TINY = 1e-300;
@@ -68,43 +69,9 @@ export function studentTwoSided(t: number, df: number): number {
   return incompleteBeta(df / (df + t * t), df / 2, 0.5);
 }
 
-/** Regularized upper incomplete gamma Q(a, x): series below a + 1, continued fraction above. */
-export function upperGamma(a: number, x: number): number {
-  if (x <= 0) return 1;
-  const lead = -x + a * Math.log(x) - logGamma(a);
-  if (x < a + 1) {
-    let sum = 1 / a;
-    let term = sum;
-    for (let n = 1; n < 10000; n++) {
-      term *= x / (a + n);
-      sum += term;
-      if (Math.abs(term) < Math.abs(sum) * EPS) break;
-    }
-    return 1 - sum * Math.exp(lead);
-  }
-  let b = x + 1 - a;
-  let c = 1 / TINY;
-  let d = 1 / b;
-  let h = d;
-  for (let i = 1; i < 10000; i++) {
-    const an = -i * (i - a);
-    b += 2;
-    d = an * d + b;
-    if (Math.abs(d) < TINY) d = TINY;
-    c = b + an / c;
-    if (Math.abs(c) < TINY) c = TINY;
-    d = 1 / d;
-    const step = d * c;
-    h *= step;
-    if (Math.abs(step - 1) < EPS) break;
-  }
-  return Math.exp(lead) * h;
-}
-
-/** Two-sided normal p-value P(|Z| >= |z|) = erfc(|z| / sqrt 2) = Q(1/2, z^2 / 2). */
+/** Two-sided normal p-value P(|Z| >= |z|) = 2 Q(|z|) (src/numeric/normal.ts normalUpperTail). */
 export function normalTwoSided(z: number): number {
-  if (Number.isNaN(z)) return NaN;
-  return upperGamma(0.5, (z * z) / 2);
+  return 2 * normalUpperTail(Math.abs(z));
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Paired comparison of runs over the same tasks (issue 17): for each metric, each run's value, the difference to
+ * Paired comparison of runs over the same tasks: for each metric, each run's value, the difference to
  * the first run, a paired bootstrap interval of the difference, and p-values:
  *  - a paired randomization test (each task's two ranks swapped with probability 1/2, the metric recomputed): valid
  *    for every metric, the median and GMR included; p = (1 + #{|D*| >= |D|}) / (1 + samples);

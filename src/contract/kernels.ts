@@ -17,18 +17,19 @@ export interface CountBuffers {
 }
 
 /**
- * Cancellation and progress of one async kernel call (src/backend/jobs.ts CallJob implements it for the public async
- * APIs). Once `stopped`, the kernel stops at its next task boundary - native: the job control of native/addon/async.h,
- * checked by the core's parallel loops; fallback: between row slices - and rejects with `stopReason`, also when the
- * work happened to finish anyway; the promise settles only once no work of the call runs any more. When
- * `wantsProgress`, the kernel reports the rows of this call finished so far to `progress` (from the event loop, never
- * after it settles; the job throttles and orders them). Without a job, an async kernel runs as it always did.
+ * Cancellation and progress of one async kernel call (src/backend/jobs.ts CallControl implements it for the public async
+ * APIs). Once `stopped`, the kernel stops at its next task boundary - native: the job control of native/addon/async.h
+ * (the addon's name), checked by the core's parallel loops; fallback: between row slices - and rejects with
+ * `stopReason`, also when the work happened to finish anyway; the promise settles only once no work of the call runs
+ * any more. When `wantsProgress`, the kernel reports the rows of this call finished so far to `progress` (from the
+ * event loop, never after it settles; the control throttles and orders them). Without a control, an async kernel runs
+ * to its end.
  */
-export interface JobControl {
+export interface KernelControl {
   readonly stopped: boolean;
-  /** Why the job was stopped (the AbortSignal's reason); what the kernel rejects with. */
+  /** Why the call was stopped (the AbortSignal's reason); what the kernel rejects with. */
   readonly stopReason: unknown;
-  /** Calls `fn` once when the job is stopped (at once if it is); returns a function that unregisters it. */
+  /** Calls `fn` once when the call is stopped (at once if it is); returns a function that unregisters it. */
   onStop(fn: () => void): () => void;
   readonly wantsProgress: boolean;
   /** Rows of this kernel call finished so far. */
@@ -81,7 +82,7 @@ export interface FilterIndexHandle {
     thresholdsOut: FloatArray,
     out: FilteredCountBuffers,
     threads?: number,
-    job?: JobControl,
+    control?: KernelControl,
   ): Promise<void>;
   /**
    * countFiltered over one column slice (a chunked batch: scores arrive in slices of the entity axis). Rows of
@@ -113,15 +114,13 @@ export interface FilterIndexHandle {
     thresholds: FloatArray,
     out: FilteredCountBuffers,
     threads?: number,
-    job?: JobControl,
+    control?: KernelControl,
   ): Promise<void>;
   /**
    * A whole filtered evaluator batch (rows x 3 triples, one score row each) in one call, on both backends (the
-   * addon's binding and TsFilterIndex.rankTriples). keysOut (3 x rows)
-   * receives [relation | anchor | truth], out (6 x rows) [optimistic | pessimistic | realistic | numCandidates |
-   * weight NaN | scratch]. Returns -1, or kind * 2^32 + row for a problem it does not throw: 1 = triple id out of
-   * range (row = flat index), 2 = NaN true score, 3 = evaluated triple not in the index (src/backend/backend.ts derives
-   * it from the core's failed status, native/core/status.h).
+   * addon's binding and TsFilterIndex.rankTriples). keysOut (3 x rows) receives [relation | anchor | truth], out
+   * (6 x rows) [optimistic | pessimistic | realistic | numCandidates | weight NaN | scratch]. Returns null, or the
+   * first problem it does not throw (RankTriplesProblem).
    */
   rankTriples(
     scores: FloatArray,
@@ -130,7 +129,30 @@ export interface FilterIndexHandle {
     thresholdsOut: FloatArray,
     out: Float64Array,
     threads?: number,
-  ): number;
+  ): RankTriplesProblem | null;
+}
+
+/**
+ * Kinds of a failed core Status: the TypeScript mirror of native/core/status.h StatusCode, value for value
+ * (test/status.test.ts reads status.h and compares). The addon reports a failed status as an error with these
+ * numbers (src/backend/native-call.ts statusOf); the fallback returns them where the core does.
+ */
+export enum StatusCode {
+  Ok = 0,
+  /** The input was rejected; the message says why. */
+  InvalidInput = 1,
+  /** An id is outside its range; `index` is the flat index of the id. */
+  IdOutOfRange = 2,
+  /** The true answer's score is NaN; `index` is the row. */
+  NanTrueScore = 3,
+  /** An evaluated triple is not among the filter triples; `index` is the row. */
+  NotInIndex = 4,
+}
+
+/** A problem of FilterIndexHandle.rankTriples: its kind and where (status.h: a flat id index or a row). */
+export interface RankTriplesProblem {
+  status: StatusCode.IdOutOfRange | StatusCode.NanTrueScore | StatusCode.NotInIndex;
+  index: number;
 }
 
 /** Closed forms the kernels know (codes shared with native/core/expectation.h). */
@@ -247,7 +269,7 @@ export interface MetricKernels {
  * checked by the caller. Interaction codes: 0 TransE-L1, 1 TransE-L2, 2 DistMult, 3 ComplEx, 4 RotatE, 5 PairRE,
  * 6 RotatE-L2 (PyKEEN's RotatE).
  */
-export interface EmbeddingJob {
+export interface EmbeddingRankInput {
   interaction: number;
   /** Complex rows: 0 = real halves then imaginary halves, 1 = interleaved. */
   layout: 0 | 1;
@@ -301,7 +323,7 @@ export interface Kernels extends MetricKernels {
     thresholds: FloatArray,
     out: CountBuffers,
     threads?: number,
-    job?: JobControl,
+    control?: KernelControl,
   ): Promise<void>;
 
   /**
@@ -323,15 +345,20 @@ export interface Kernels extends MetricKernels {
     thresholdsOut: FloatArray,
     out: CountBuffers,
     threads?: number,
-    job?: JobControl,
+    control?: KernelControl,
   ): Promise<void>;
 
   /**
    * Ranks a batch of queries from embeddings: out (5 x rows + 2) receives greater | equal | nan | removed |
    * trueScore per row, then a status code and row (0 = ok, 3 = NaN true score).
    */
-  rankEmbeddings(job: EmbeddingJob, out: Float64Array, threads?: number): void;
-  rankEmbeddingsAsync(job: EmbeddingJob, out: Float64Array, threads?: number, control?: JobControl): Promise<void>;
+  rankEmbeddings(input: EmbeddingRankInput, out: Float64Array, threads?: number): void;
+  rankEmbeddingsAsync(
+    input: EmbeddingRankInput,
+    out: Float64Array,
+    threads?: number,
+    control?: KernelControl,
+  ): Promise<void>;
 
   /** Builds the filter index of one side from triple arrays (t x 3 Int32Array each: head, relation, tail). */
   buildFilterIndex(

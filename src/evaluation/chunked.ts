@@ -105,10 +105,10 @@ export class ChunkedBatch {
     if (this.#done)
       throw new KgrankStateError("ChunkedBatch: finish() or abort() was already called; start a new chunked batch");
     const {
-      o,
-      a: { signal, onProgress },
+      options: sliceFields,
+      asyncArgs: { signal, onProgress },
     } = callOptions("slice", slice, SLICE_KEYS, async);
-    const scores = o.scores;
+    const scores = sliceFields.scores;
     const ctx = this.#ctx;
     if (!(scores instanceof Float32Array) && !(scores instanceof Float64Array)) {
       throw new KgrankInputError(
@@ -123,7 +123,7 @@ export class ChunkedBatch {
       );
     }
     const width = scores.length / ctx.rows;
-    const start = integer("entityStart", o.entityStart, 0);
+    const start = integer("entityStart", sliceFields.entityStart, 0);
     const end = start + width;
     if (end > ctx.numEntities) {
       throw new KgrankInputError(
@@ -159,7 +159,7 @@ export class ChunkedBatch {
         k++;
       }
     }
-    return { chunk, start, end, cStart, cEnd, threads: threadCount(o.threads), signal, onProgress };
+    return { chunk, start, end, cStart, cEnd, threads: threadCount(sliceFields.threads), signal, onProgress };
   }
 
   /** Counts a slice on the calling thread. */

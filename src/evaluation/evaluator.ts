@@ -10,7 +10,7 @@ import { backendInfo, kernels } from "../backend/backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../checks/errors";
 import type { FilterIndexHandle } from "../contract/kernels";
 import { metricSelection } from "../metrics/index";
-import { type AsyncOptions, callOptions, nestedCall, withJob } from "../backend/jobs";
+import { type AsyncOptions, callOptions, nestedCall, withCallControl } from "../backend/jobs";
 import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
 import { isArrayLike, options, signalOption } from "../checks/validate";
 import { type ChunkedBatch, openChunkedBatch } from "./chunked";
@@ -82,8 +82,8 @@ export class RankEvaluator {
   private restored: StateHeader | null = null;
 
   constructor(args: RankEvaluatorOptions) {
-    const o = options("RankEvaluator options", args, EVALUATOR_KEYS);
-    const { numEntities, numRelations, checked, sides, ks, metricKeys, weighting, threads } = evaluatorSettings(o);
+    const fields = options("RankEvaluator options", args, EVALUATOR_KEYS);
+    const { numEntities, numRelations, checked, sides, ks, metricKeys, weighting, threads } = evaluatorSettings(fields);
     this.numEntities = numEntities;
     this.numRelations = numRelations;
     this.sides = sides;
@@ -92,7 +92,12 @@ export class RankEvaluator {
     this.weighting = weighting;
     this.threads = threads;
     this.filterSizes = checked.map((t) => t.length / 3);
-    this.selection = new TaskSelection(this.numEntities, this.numRelations, o.restrictRelations, o.restrictEntities);
+    this.selection = new TaskSelection(
+      this.numEntities,
+      this.numRelations,
+      fields.restrictRelations,
+      fields.restrictEntities,
+    );
     if (checked.length > 0) {
       const triples = checked.map((t) => this.selection.indexTriples(t));
       this.filter = {};
@@ -137,10 +142,10 @@ export class RankEvaluator {
   /** Adds a batch of scores for one side, on the calling thread. */
   addSync(batch: ScoreBatch): void {
     this.checkOpen("add");
-    const o = options("batch", batch, SCORE_BATCH_KEYS); // the one-call path below checks no key
+    const fields = options("batch", batch, SCORE_BATCH_KEYS); // the one-call path below checks no key
     const one = rankFilteredBatch(batch, this.context);
     if (one) return this.record(one.side, one.columns);
-    const p = prepareScoreBatch(o, this.context);
+    const p = prepareScoreBatch(fields, this.context);
     this.recordBatch(p, p.keys.kept > 0 ? countSync(p) : null);
   }
 
@@ -152,11 +157,11 @@ export class RankEvaluator {
    */
   async add(batch: ScoreBatch & AsyncOptions): Promise<void> {
     this.checkOpen("add");
-    const { o, a } = callOptions("batch", batch, SCORE_BATCH_KEYS, true);
-    const p = prepareScoreBatch(o, this.context);
-    return withJob(a, p.keys.kept, async (job) => {
+    const { options: fields, asyncArgs } = callOptions("batch", batch, SCORE_BATCH_KEYS, true);
+    const p = prepareScoreBatch(fields, this.context);
+    return withCallControl(asyncArgs, p.keys.kept, async (call) => {
       if (p.keys.kept === 0) {
-        job?.finish();
+        call?.finish();
         return this.recordBatch(p, null);
       }
       const { scores, keys } = p;
@@ -164,13 +169,13 @@ export class RankEvaluator {
       this.pending++;
       let counted;
       try {
-        counted = await countAsync(p, job);
+        counted = await countAsync(p, call);
       } finally {
         this.pending--;
       }
       watch.check(); // nothing is recorded from a batch whose inputs were given away mid-call
       const columns = finishBatch(p, counted);
-      job?.finish(); // nor from one aborted meanwhile
+      call?.finish(); // nor from one aborted meanwhile
       this.record(keys.side, columns, keys.rows - keys.kept);
     });
   }
@@ -197,9 +202,9 @@ export class RankEvaluator {
    * filtered, restricted and weighted as score batches; both sides by default; `negatives`: the OGB protocol. */
   addModelSync(batch: ModelBatch): void {
     this.checkOpen("addModel");
-    const jobs = prepareModelBatch(options("batch", batch, MODEL_BATCH_KEYS), this.context);
-    runModelSync(jobs);
-    for (const j of jobs) this.record(j.side, j.finish(), j.skipped);
+    const sides = prepareModelBatch(options("batch", batch, MODEL_BATCH_KEYS), this.context);
+    runModelSync(sides);
+    for (const w of sides) this.record(w.side, w.finish(), w.skipped);
   }
 
   /**
@@ -210,28 +215,28 @@ export class RankEvaluator {
    */
   async addModel(batch: ModelBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addModel");
-    const { o, a } = callOptions("batch", batch, MODEL_BATCH_KEYS, true);
-    const jobs = prepareModelBatch(o, this.context);
-    const model = jobs.find((j) => j.job)?.job;
+    const { options: fields, asyncArgs } = callOptions("batch", batch, MODEL_BATCH_KEYS, true);
+    const sides = prepareModelBatch(fields, this.context);
+    const model = sides.find((w) => w.input)?.input;
     const watch = watchDetach([
       ["model", model?.entityEmbeddings],
       ["model", model?.relationEmbeddings],
       ["model", model?.entityScale],
     ]);
-    await withJob(
-      a,
-      jobs.reduce((n, j) => n + j.rows, 0),
-      async (job) => {
+    await withCallControl(
+      asyncArgs,
+      sides.reduce((n, w) => n + w.rows, 0),
+      async (call) => {
         this.pending++;
         try {
-          await runModelAsync(jobs, job, watch);
+          await runModelAsync(sides, call, watch);
         } finally {
           this.pending--;
         }
         watch.check(); // nothing is recorded from a model whose embeddings were given away mid-call
-        const columns = jobs.map((j) => j.finish()); // every side checked before any is recorded
-        job?.finish();
-        jobs.forEach((j, k) => this.record(j.side, columns[k]!, j.skipped));
+        const columns = sides.map((w) => w.finish()); // every side checked before any is recorded
+        call?.finish();
+        sides.forEach((w, k) => this.record(w.side, columns[k]!, w.skipped));
       },
     );
   }
@@ -242,19 +247,19 @@ export class RankEvaluator {
    */
   async addSampled(batch: SampledBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addSampled");
-    const { o, a } = callOptions("batch", batch, SAMPLED_BATCH_KEYS, true);
-    const side = sideArg(o.side, this.sides);
-    const rows = isArrayLike(o.positiveScores) ? o.positiveScores.length : 0;
-    await withJob(a, rows, async (job) => {
+    const { options: fields, asyncArgs } = callOptions("batch", batch, SAMPLED_BATCH_KEYS, true);
+    const side = sideArg(fields.side, this.sides);
+    const rows = isArrayLike(fields.positiveScores) ? fields.positiveScores.length : 0;
+    await withCallControl(asyncArgs, rows, async (call) => {
       this.pending++;
       let ranks;
       try {
-        ranks = await computeSampledRanks({ ...sampledArgs(o, this.threads), ...nestedCall(job) });
+        ranks = await computeSampledRanks({ ...sampledArgs(fields, this.threads), ...nestedCall(call) });
       } finally {
         this.pending--;
       }
-      const [columns, skipped] = sampledTasks(o, side, ranks, this.context);
-      job?.finish();
+      const [columns, skipped] = sampledTasks(fields, side, ranks, this.context);
+      call?.finish();
       this.record(side, columns, skipped);
     });
   }
@@ -262,18 +267,21 @@ export class RankEvaluator {
   /** addSampled on the calling thread. */
   addSampledSync(batch: SampledBatch): void {
     this.checkOpen("addSampled");
-    const o = options("batch", batch, SAMPLED_BATCH_KEYS);
-    const side = sideArg(o.side, this.sides);
-    this.record(side, ...sampledTasks(o, side, computeSampledRanksSync(sampledArgs(o, this.threads)), this.context));
+    const fields = options("batch", batch, SAMPLED_BATCH_KEYS);
+    const side = sideArg(fields.side, this.sides);
+    this.record(
+      side,
+      ...sampledTasks(fields, side, computeSampledRanksSync(sampledArgs(fields, this.threads)), this.context),
+    );
   }
 
   /** Adds ranks computed elsewhere (e.g. exported from PyTorch). */
   addRanks(batch: RanksBatch): void {
     this.checkOpen("addRanks");
-    const o = options("batch", batch, RANKS_BATCH_KEYS);
-    const side = sideArg(o.side, this.sides);
-    const columns = rankedTasks(o, side, this.numEntities, this.numRelations);
-    if (o.weights !== undefined) this.explicitWeights = true;
+    const fields = options("batch", batch, RANKS_BATCH_KEYS);
+    const side = sideArg(fields.side, this.sides);
+    const columns = rankedTasks(fields, side, this.numEntities, this.numRelations);
+    if (fields.weights !== undefined) this.explicitWeights = true;
     this.tasks[side].append(columns);
   }
 
@@ -406,9 +414,9 @@ export class RankEvaluator {
 
   /** Checks and closes the evaluator for finalize. */
   private startFinalize(opts: unknown, keys: readonly string[]): FinalizeRun {
-    const o = options("finalize options", opts, keys) as FinalizeOptions & { signal?: unknown };
-    const bootstrap = checkBootstrap(o.bootstrap);
-    signalOption(o.signal);
+    const fields = options("finalize options", opts, keys) as FinalizeOptions & { signal?: unknown };
+    const bootstrap = checkBootstrap(fields.bootstrap);
+    signalOption(fields.signal);
     if (this.pending > 0)
       throw new KgrankStateError(
         `finalize(): ${this.pending} add call(s) or chunked batch(es) are still running; await / finish them first`,

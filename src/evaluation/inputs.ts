@@ -5,10 +5,10 @@
 import { KgrankInputError } from "../checks/errors";
 import type { FloatArray } from "../contract/kernels";
 import { DEFAULT_KS, metricSelection } from "../metrics/index";
-import { describe, integer, isArrayLike, threadCount, tripleArray } from "../checks/validate";
+import { describe, integer, isArrayLike, threadCount, tripleArray, type Unchecked } from "../checks/validate";
 import { type BatchContext, idSet } from "./selection";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
-import type { EvaluationSide, Weighting } from "./types";
+import type { EvaluationSide, RankEvaluatorOptions, RanksBatch, SampledBatch, Weighting } from "./types";
 
 export function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSide {
   if (value !== "head" && value !== "tail") {
@@ -29,12 +29,12 @@ export function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSi
  * else the relations (if given) with anchor and answer unknown (-1).
  */
 export function rankedTasks(
-  o: Record<string, unknown>,
+  batch: Unchecked<RanksBatch>,
   side: EvaluationSide,
   numEntities: number,
   numRelations: number | null,
 ): TaskColumns {
-  const nc = o.numCandidates as ArrayLike<unknown>;
+  const nc = batch.numCandidates as ArrayLike<unknown>;
   if (!isArrayLike(nc)) {
     throw new KgrankInputError("numCandidates", `must be an array of numbers, got ${describe(nc)}`);
   }
@@ -51,7 +51,7 @@ export function rankedTasks(
     }
     numCandidates[i] = v;
   }
-  const given = (["optimistic", "pessimistic", "realistic"] as const).filter((k) => o[k] !== undefined);
+  const given = (["optimistic", "pessimistic", "realistic"] as const).filter((k) => batch[k] !== undefined);
   if (given.length === 0) {
     throw new KgrankInputError("ranks", "give at least one of optimistic, pessimistic, realistic (arrays of ranks)");
   }
@@ -61,7 +61,7 @@ export function rankedTasks(
     realistic: new Float64Array(n).fill(NaN),
   };
   for (const k of given) {
-    const arr = o[k] as ArrayLike<unknown>;
+    const arr = batch[k] as ArrayLike<unknown>;
     if (!isArrayLike(arr) || arr.length !== n) {
       throw new KgrankInputError(k, `must be an array with one rank per task (${n}), got ${describe(arr)}`);
     }
@@ -89,8 +89,8 @@ export function rankedTasks(
     }
   }
   const weight = new Float64Array(n).fill(NaN);
-  if (o.weights !== undefined) {
-    const w = o.weights as ArrayLike<unknown>;
+  if (batch.weights !== undefined) {
+    const w = batch.weights as ArrayLike<unknown>;
     if (!isArrayLike(w) || w.length !== n) {
       throw new KgrankInputError("weights", `must be an array with one weight per task (${n}), got ${describe(w)}`);
     }
@@ -105,14 +105,14 @@ export function rankedTasks(
       weight[i] = v;
     }
   }
-  if (o.triples !== undefined) {
-    if (o.relations !== undefined)
+  if (batch.triples !== undefined) {
+    if (batch.relations !== undefined)
       throw new KgrankInputError("relations", "give relations or triples, not both (the triples hold the relations)");
-    return { ...cols, numCandidates, weight, ...sampledKeys(o, side, n, numEntities, numRelations, "task") };
+    return { ...cols, numCandidates, weight, ...sampledKeys(batch, side, n, numEntities, numRelations, "task") };
   }
   const relation = new Int32Array(n).fill(-1);
-  if (o.relations !== undefined) {
-    const r = idSet("relations", o.relations, numRelations);
+  if (batch.relations !== undefined) {
+    const r = idSet("relations", batch.relations, numRelations);
     if (r.length !== n)
       throw new KgrankInputError("relations", `must have one relation per task (${n}), got ${r.length}`);
     relation.set(r);
@@ -123,7 +123,7 @@ export function rankedTasks(
 
 /** Keys of sampled tasks: from the batch's optional triples, else unknown (-1). */
 function sampledKeys(
-  o: Record<string, unknown>,
+  batch: Unchecked<SampledBatch | RanksBatch>,
   side: EvaluationSide,
   n: number,
   numEntities: number,
@@ -133,8 +133,8 @@ function sampledKeys(
   const relation = new Int32Array(n).fill(-1);
   const anchor = new Int32Array(n).fill(-1);
   const truth = new Int32Array(n).fill(-1);
-  if (o.triples !== undefined) {
-    const t = tripleArray("triples", o.triples, numEntities, numRelations);
+  if (batch.triples !== undefined) {
+    const t = tripleArray("triples", batch.triples, numEntities, numRelations);
     if (t.length !== 3 * n)
       throw new KgrankInputError("triples", `must have ${n} rows (one per ${per}), got ${t.length / 3}`);
     for (let i = 0; i < n; i++) {
@@ -147,11 +147,11 @@ function sampledKeys(
 }
 
 /** computeSampledRanks options from a sampled batch. */
-export function sampledArgs(o: Record<string, unknown>, threads: number | undefined) {
+export function sampledArgs(batch: Unchecked<SampledBatch>, threads: number | undefined) {
   return {
-    positiveScores: o.positiveScores as ArrayLike<number>,
-    negativeScores: o.negativeScores as FloatArray,
-    threads: (o.threads as number | undefined) ?? threads,
+    positiveScores: batch.positiveScores as ArrayLike<number>,
+    negativeScores: batch.negativeScores as FloatArray,
+    threads: (batch.threads as number | undefined) ?? threads,
   };
 }
 
@@ -161,7 +161,7 @@ export function sampledArgs(o: Record<string, unknown>, threads: number | undefi
  * as in score batches; the negatives are whatever the caller scored).
  */
 export function sampledTasks(
-  o: Record<string, unknown>,
+  batch: Unchecked<SampledBatch>,
   side: EvaluationSide,
   ranks: Omit<TaskColumns, "relation" | "anchor" | "truth" | "weight">,
   { numEntities, numRelations, selection }: Pick<BatchContext, "numEntities" | "numRelations" | "selection">,
@@ -176,7 +176,7 @@ export function sampledTasks(
       );
     }
   }
-  if (selection.restricted && o.triples === undefined) {
+  if (selection.restricted && batch.triples === undefined) {
     throw new KgrankInputError(
       "triples",
       "are required under restrictRelations / restrictEntities: they say which tasks fall outside",
@@ -184,10 +184,10 @@ export function sampledTasks(
   }
   const columns = {
     ...ranks,
-    ...sampledKeys(o, side, n, numEntities, numRelations),
+    ...sampledKeys(batch, side, n, numEntities, numRelations),
     weight: new Float64Array(n).fill(NaN),
   };
-  const keep = selection.keepMask(o.triples as Int32Array);
+  const keep = selection.keepMask(batch.triples as Int32Array);
   if (!keep) return [columns, 0];
   const kept = new TaskBuffer();
   kept.append(columns, keep);
@@ -195,34 +195,41 @@ export function sampledTasks(
 }
 
 /** The evaluator's settings from its options: each checked, with a typed error naming the option. */
-export function evaluatorSettings(o: Record<string, unknown>) {
-  const numEntities = integer("numEntities", o.numEntities, 1, 2 ** 31 - 1);
+export function evaluatorSettings(options: Unchecked<RankEvaluatorOptions>) {
+  const numEntities = integer("numEntities", options.numEntities, 1, 2 ** 31 - 1);
   const filterList =
-    o.filterTriples === undefined ? [] : Array.isArray(o.filterTriples) ? o.filterTriples : [o.filterTriples];
+    options.filterTriples === undefined
+      ? []
+      : Array.isArray(options.filterTriples)
+        ? options.filterTriples
+        : [options.filterTriples];
   let numRelations: number | null =
-    o.numRelations === undefined ? null : integer("numRelations", o.numRelations, 1, 2 ** 31 - 1);
+    options.numRelations === undefined ? null : integer("numRelations", options.numRelations, 1, 2 ** 31 - 1);
   const checked = filterList.map((t, i) => tripleArray(`filterTriples[${i}]`, t, numEntities, numRelations));
   if (numRelations === null && checked.length > 0) {
     let max = -1;
     for (const t of checked) for (let i = 1; i < t.length; i += 3) if (t[i]! > max) max = t[i]!;
     numRelations = max + 1;
   }
-  const side = o.sides ?? "both";
+  const side = options.sides ?? "both";
   if (side !== "both" && side !== "head" && side !== "tail") {
     throw new KgrankInputError("sides", `must be "both", "head" or "tail", got ${describe(side)}`);
   }
   const sides: EvaluationSide[] = side === "both" ? ["head", "tail"] : [side];
-  const ksArg = o.ks ?? [...DEFAULT_KS];
+  const ksArg = options.ks ?? [...DEFAULT_KS];
   if (!Array.isArray(ksArg) || ksArg.length === 0)
     throw new KgrankInputError("ks", `must be a non-empty array of integers >= 1, got ${describe(ksArg)}`);
   const ks = [...new Set(ksArg.map((k, i) => integer(`ks[${i}]`, k, 1)))].sort((a, b) => a - b);
-  if (o.metrics !== undefined && (!Array.isArray(o.metrics) || o.metrics.some((m) => typeof m !== "string"))) {
-    throw new KgrankInputError("metrics", `must be an array of metric names, got ${describe(o.metrics)}`);
+  if (
+    options.metrics !== undefined &&
+    (!Array.isArray(options.metrics) || options.metrics.some((m) => typeof m !== "string"))
+  ) {
+    throw new KgrankInputError("metrics", `must be an array of metric names, got ${describe(options.metrics)}`);
   }
-  const metricKeys = (o.metrics as string[] | undefined) ?? null;
+  const metricKeys = (options.metrics as string[] | undefined) ?? null;
   // Resolve the names now: a misspelt metric must fail here, not in finalize() after an hour-long run.
   metricSelection(metricKeys, ks);
-  const weighting = o.weighting ?? "micro";
+  const weighting = options.weighting ?? "micro";
   if (weighting !== "micro" && weighting !== "macro") {
     throw new KgrankInputError("weighting", `must be "micro" or "macro", got ${describe(weighting)}`);
   }
@@ -234,6 +241,6 @@ export function evaluatorSettings(o: Record<string, unknown>) {
     ks,
     metricKeys,
     weighting: weighting as Weighting,
-    threads: threadCount(o.threads),
+    threads: threadCount(options.threads),
   };
 }

@@ -7,11 +7,11 @@
  */
 import { kernels } from "../backend/backend";
 import { KgrankInputError, nanTrueScore } from "../checks/errors";
-import type { CallJob } from "../backend/jobs";
-import type { EmbeddingJob } from "../contract/kernels";
+import type { CallControl } from "../backend/jobs";
+import type { EmbeddingRankInput } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { EmbeddingModel } from "../scoring/embedding-model";
-import { describe, isArrayLike, optionKeys, threadCount, tripleArray } from "../checks/validate";
+import { describe, isArrayLike, optionKeys, threadCount, tripleArray, type Unchecked } from "../checks/validate";
 import type { BatchContext } from "./selection";
 import type { TaskColumns } from "./task-buffer";
 import type { EvaluationSide } from "./types";
@@ -34,10 +34,11 @@ export interface ModelBatch {
 
 export const MODEL_BATCH_KEYS = optionKeys<ModelBatch>({ model: 1, triples: 1, side: 1, negatives: 1, threads: 1 });
 
-/** One side's kernel call, prepared: the job, its output, and how to turn the output into task columns. */
-export interface ModelSideJob {
+/** One side's kernel call, prepared: its input, its output, and how to turn the output into task columns. */
+export interface ModelSideWork {
   side: EvaluationSide;
-  job: EmbeddingJob | null;
+  /** The kernel's input; null when every row was skipped. */
+  input: EmbeddingRankInput | null;
   /** Rows (tasks) the kernel ranks: 0 when every row was skipped. */
   rows: number;
   out: Float64Array;
@@ -71,15 +72,15 @@ function negativeIds(name: string, value: unknown, rows: number, numEntities: nu
   return { ids, k };
 }
 
-/** Checks a model batch (`o`: its keys already checked) and prepares one kernel job per evaluated side. */
-export function prepareModelBatch(o: Record<string, unknown>, ctx: BatchContext): ModelSideJob[] {
-  if (!(o.model instanceof EmbeddingModel)) {
+/** Checks a model batch (its keys already checked) and prepares one kernel call per evaluated side. */
+export function prepareModelBatch(batch: Unchecked<ModelBatch>, ctx: BatchContext): ModelSideWork[] {
+  if (!(batch.model instanceof EmbeddingModel)) {
     throw new KgrankInputError(
       "model",
-      `must be an EmbeddingModel (new EmbeddingModel({...}) or loadEmbeddingModel()), got ${describe(o.model)}`,
+      `must be an EmbeddingModel (new EmbeddingModel({...}) or loadEmbeddingModel()), got ${describe(batch.model)}`,
     );
   }
-  const model = o.model;
+  const model = batch.model;
   if (model.numEntities !== ctx.numEntities) {
     throw new KgrankInputError(
       "model",
@@ -94,13 +95,13 @@ export function prepareModelBatch(o: Record<string, unknown>, ctx: BatchContext)
   }
   const triples = tripleArray(
     "triples",
-    o.triples,
+    batch.triples,
     ctx.numEntities,
     Math.min(model.numRelations, ctx.numRelations ?? Infinity),
   );
   const rows = triples.length / 3;
   if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
-  const side = o.side ?? "both";
+  const side = batch.side ?? "both";
   if (side !== "both" && side !== "head" && side !== "tail") {
     throw new KgrankInputError("side", `must be "head", "tail" or "both", got ${describe(side)}`);
   }
@@ -112,30 +113,30 @@ export function prepareModelBatch(o: Record<string, unknown>, ctx: BatchContext)
         `"${s}" is not evaluated by this RankEvaluator (sides: ${ctx.sides.join(", ")})`,
       );
   }
-  const threads = threadCount(o.threads) ?? ctx.threads;
+  const threads = threadCount(batch.threads) ?? ctx.threads;
   return sides.map((s) => {
-    if (o.negatives !== undefined) {
-      const raw = o.negatives as Record<string, unknown>;
+    if (batch.negatives !== undefined) {
+      const raw = batch.negatives as Record<string, unknown>;
       const perSide = !isArrayLike(raw) && raw !== null && typeof raw === "object" && ("head" in raw || "tail" in raw);
       if (!perSide && sides.length > 1) {
         throw new KgrankInputError("negatives", "with both sides, give { head, tail } (each b x K ids), or pass side");
       }
       const name = perSide ? `negatives.${s}` : "negatives";
       const neg = negativeIds(name, perSide ? raw[s] : raw, rows, ctx.numEntities);
-      return sampledJob(model, triples, s, neg.ids, neg.k, threads);
+      return sampledSide(model, triples, s, neg.ids, neg.k, threads);
     }
-    return fullJob(model, triples, s, ctx, threads);
+    return fullSide(model, triples, s, ctx, threads);
   });
 }
 
-function sampledJob(
+function sampledSide(
   model: EmbeddingModel,
   triples: Int32Array,
   side: EvaluationSide,
   negatives: Int32Array,
   k: number,
   threads: number | undefined,
-): ModelSideJob {
+): ModelSideWork {
   const rows = triples.length / 3;
   const relation = new Int32Array(rows);
   const anchor = new Int32Array(rows);
@@ -152,7 +153,7 @@ function sampledJob(
     threads,
     skipped: 0,
     rows,
-    job: model.job(side, anchor, relation, truth, { negatives, negativesPerRow: k }),
+    input: model.job(side, anchor, relation, truth, { negatives, negativesPerRow: k }),
     finish() {
       checkStatus(out, rows);
       const c = counts(out, rows);
@@ -162,18 +163,18 @@ function sampledJob(
   };
 }
 
-function fullJob(
+function fullSide(
   model: EmbeddingModel,
   triples: Int32Array,
   side: EvaluationSide,
   ctx: BatchContext,
   threads: number | undefined,
-): ModelSideJob {
+): ModelSideWork {
   const index = ctx.filter?.[side] ?? null;
   const keys = ctx.selection.keys(side, triples, index, true);
   const rows = keys.kept;
   const out = new Float64Array(5 * rows + 2);
-  if (rows === 0) return { side, out, threads, skipped: keys.rows, rows: 0, job: null, finish: () => null };
+  if (rows === 0) return { side, out, threads, skipped: keys.rows, rows: 0, input: null, finish: () => null };
   const kept = ctx.selection.keptEntities;
   let excludeOffsets: Uint32Array | null = null;
   let excludeIds: Int32Array | null = null;
@@ -199,7 +200,7 @@ function fullJob(
     threads,
     skipped: keys.rows - rows,
     rows,
-    job: model.job(side, keys.origAnchor, keys.relation, keys.origTruth, {
+    input: model.job(side, keys.origAnchor, keys.relation, keys.origTruth, {
       candidates: kept,
       excludeOffsets,
       excludeIds,
@@ -236,21 +237,25 @@ function checkStatus(out: Float64Array, rows: number): void {
   );
 }
 
-export function runModelSync(jobs: ModelSideJob[]): void {
-  for (const j of jobs) if (j.job) kernels().rankEmbeddings(j.job, j.out, j.threads);
+export function runModelSync(sides: ModelSideWork[]): void {
+  for (const w of sides) if (w.input) kernels().rankEmbeddings(w.input, w.out, w.threads);
 }
 
 /**
- * The side jobs one after the other, off the JavaScript thread; `call` stops them and takes their progress (rows);
- * `watch` (src/checks/errors.ts watchDetach of the model's arrays) is checked before each: a model given away during
- * the first side is not handed to the second side's job.
+ * The sides' kernel calls one after the other, off the JavaScript thread; `call` stops them and takes their progress
+ * (rows); `watch` (src/checks/errors.ts watchDetach of the model's arrays) is checked before each: a model given away during
+ * the first side is not handed to the second side's kernel call.
  */
-export async function runModelAsync(jobs: ModelSideJob[], call?: CallJob, watch?: { check(): void }): Promise<void> {
+export async function runModelAsync(
+  sides: ModelSideWork[],
+  call?: CallControl,
+  watch?: { check(): void },
+): Promise<void> {
   let offset = 0;
-  for (const j of jobs) {
+  for (const w of sides) {
     call?.check();
     watch?.check();
-    if (j.job) await kernels().rankEmbeddingsAsync(j.job, j.out, j.threads, call?.part(offset));
-    offset += j.rows;
+    if (w.input) await kernels().rankEmbeddingsAsync(w.input, w.out, w.threads, call?.part(offset));
+    offset += w.rows;
   }
 }

@@ -22,7 +22,7 @@ export interface RankResultsData {
   values: ResultTable;
   /** side -> metric key -> expected value under uniformly random ranks (closed forms only). */
   expected: Record<ResultSide, Record<string, number>>;
-  /** side -> mean of (pessimistic - optimistic) rank: how much ties widen ranks (PyKEEN issue 851). */
+  /** side -> mean of (pessimistic - optimistic) rank: how much ties widen ranks (https://github.com/pykeen/pykeen/issues/851). */
   meanRankWidth: Record<ResultSide, number>;
   /** Display order of metric keys. */
   keys: string[];

@@ -9,9 +9,9 @@
  */
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
-import type { FilteredCountBuffers, FloatArray, JobControl } from "../contract/kernels";
+import { type FilteredCountBuffers, type FloatArray, type KernelControl, StatusCode } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
-import { floatMatrix, threadCount, tripleArray } from "../checks/validate";
+import { floatMatrix, threadCount, tripleArray, type Unchecked } from "../checks/validate";
 import { sideArg } from "./inputs";
 import { type BatchContext, nanTrueTask, notInFilter, type TaskKeys } from "./selection";
 import type { TaskColumns } from "./task-buffer";
@@ -33,11 +33,11 @@ interface Counted extends FilteredCountBuffers {
   thresholds: FloatArray;
 }
 
-/** Checks a score batch (`o`: its keys already checked) and selects its tasks. */
-export function prepareScoreBatch(o: Record<string, unknown>, ctx: BatchContext): PreparedBatch {
-  const side = sideArg(o.side, ctx.sides);
-  const scores = floatMatrix("scores", o.scores);
-  const triples = tripleArray("triples", o.triples, ctx.numEntities, ctx.numRelations);
+/** Checks a score batch (its keys already checked) and selects its tasks. */
+export function prepareScoreBatch(batch: Unchecked<ScoreBatch>, ctx: BatchContext): PreparedBatch {
+  const side = sideArg(batch.side, ctx.sides);
+  const scores = floatMatrix("scores", batch.scores);
+  const triples = tripleArray("triples", batch.triples, ctx.numEntities, ctx.numRelations);
   const rows = triples.length / 3;
   if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
   if (scores.length !== rows * ctx.numEntities) {
@@ -53,7 +53,7 @@ export function prepareScoreBatch(o: Record<string, unknown>, ctx: BatchContext)
     keys,
     scores: ctx.selection.gatherRows(scores, keys),
     n: ctx.selection.numCandidates,
-    threads: threadCount(o.threads) ?? ctx.threads,
+    threads: threadCount(batch.threads) ?? ctx.threads,
   };
 }
 
@@ -79,12 +79,12 @@ export function countSync(p: PreparedBatch): Counted {
   return c;
 }
 
-/** The count off the JavaScript thread; `job` (src/contract/kernels.ts) stops it and takes its progress. */
-export async function countAsync(p: PreparedBatch, job?: JobControl): Promise<Counted> {
+/** The count off the JavaScript thread; `control` (src/contract/kernels.ts) stops it and takes its progress. */
+export async function countAsync(p: PreparedBatch, control?: KernelControl): Promise<Counted> {
   const c = newCounts(p);
   const { anchor, relation, truth, index } = p.keys;
-  if (index) await index.countFilteredAsync(p.scores, anchor, relation, truth, c.thresholds, c, p.threads, job);
-  else await kernels().countScoresByIndexAsync(p.scores, p.n, truth, c.thresholds, c, p.threads, job);
+  if (index) await index.countFilteredAsync(p.scores, anchor, relation, truth, c.thresholds, c, p.threads, control);
+  else await kernels().countScoresByIndexAsync(p.scores, p.n, truth, c.thresholds, c, p.threads, control);
   return c;
 }
 
@@ -126,13 +126,13 @@ export function rankFilteredBatch(
   const truth = keys.subarray(2 * rows);
   const th = scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows);
   const out = new Float64Array(6 * rows);
-  const code = index.rankTriples(scores, triples, keys, th, out, threads);
-  if (code !== -1) {
-    const kind = Math.floor(code / 4294967296);
-    const row = code - kind * 4294967296;
-    if (kind === 1) return null;
-    if (kind === 2) throw nanTrueTask({ side, relation, origAnchor: anchor, origTruth: truth }, row);
-    throw notInFilter({ side, relation, origAnchor: anchor, origTruth: truth }, row);
+  const problem = index.rankTriples(scores, triples, keys, th, out, threads);
+  if (problem) {
+    // An id out of range: the general path checks the triples and reports it.
+    if (problem.status === StatusCode.IdOutOfRange) return null;
+    const tasks = { side, relation, origAnchor: anchor, origTruth: truth };
+    if (problem.status === StatusCode.NanTrueScore) throw nanTrueTask(tasks, problem.index);
+    throw notInFilter(tasks, problem.index);
   }
   const column = (k: number) => out.subarray(k * rows, (k + 1) * rows);
   return {

@@ -3,7 +3,7 @@
  * in separate processes or machines merge exactly. Layout (little-endian), format 2:
  *   "KGRS" | u32 format version | u32 header bytes | SHA-256 of everything after the digest (32 bytes) |
  *   header JSON (UTF-8, padded with spaces to a multiple of 8) | per side (head, tail), per column: raw values
- * Format 1 (an FNV-1a word where the digest is now) is still read. A state is input like any other: decodeState()
+ * Format 1 (an FNV-1a word in the digest's place) is read too. A state is input like any other: decodeState()
  * checks every header field and every task as addRanks() checks its arguments, so a crafted state whose digest was
  * recomputed still cannot carry a rank outside [1, N], a candidate count above numEntities or an unknown side.
  */

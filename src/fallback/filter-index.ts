@@ -2,7 +2,15 @@
  * Known answers per (anchor, relation) and filtered counting, the fallback. Twin of native/core/filter_index.{h,cpp}
  * (and of count_rows_filtered, count_rows_filtered_range and rank_triples in native/core/count.cpp).
  */
-import type { FilteredCountBuffers, FilterIndexHandle, FloatArray, JobControl, Side } from "../contract/kernels";
+import {
+  type FilteredCountBuffers,
+  type FilterIndexHandle,
+  type FloatArray,
+  type KernelControl,
+  type RankTriplesProblem,
+  type Side,
+  StatusCode,
+} from "../contract/kernels";
 import { countScores, countScoresByIndex } from "./count";
 import { bufferRows, inSlices } from "./slices";
 
@@ -139,10 +147,10 @@ export class TsFilterIndex implements FilterIndexHandle {
     thresholds: FloatArray,
     out: FilteredCountBuffers,
     _threads?: number,
-    job?: JobControl,
+    control?: KernelControl,
   ): Promise<void> {
-    if (!job) return this.countFilteredRange(scores, columnStart, width, anchor, relation, truth, thresholds, out);
-    await inSlices(truth.length, width, job, [scores, anchor, relation, truth], (r0, r1) =>
+    if (!control) return this.countFilteredRange(scores, columnStart, width, anchor, relation, truth, thresholds, out);
+    await inSlices(truth.length, width, control, [scores, anchor, relation, truth], (r0, r1) =>
       this.countFilteredRange(
         scores.subarray(r0 * width, r1 * width),
         columnStart,
@@ -210,9 +218,9 @@ export class TsFilterIndex implements FilterIndexHandle {
   /**
    * Twin of the addon's rankTriples (native/addon/filter_bindings.cpp): a filtered batch from its triples in one
    * call. keysOut = relation | anchor | truth columns; out = optimistic | pessimistic | realistic | numCandidates |
-   * weight (NaN) | scratch, each `rows` long. Returns -1, or kind * 2^32 + row: kind 1 an id out of range (row = flat
-   * index into triples), 2 a NaN true score, 3 an evaluated triple not in the index. Ids are checked before anything
-   * is counted.
+   * weight (NaN) | scratch, each `rows` long. Returns null, or the first problem as the core reports it: an id out of
+   * range (index = flat index into triples), a NaN true score or an evaluated triple not in the index (index = row).
+   * Ids are checked before anything is counted.
    */
   rankTriples(
     scores: FloatArray,
@@ -220,7 +228,7 @@ export class TsFilterIndex implements FilterIndexHandle {
     keysOut: Int32Array,
     thresholdsOut: FloatArray,
     out: Float64Array,
-  ): number {
+  ): RankTriplesProblem | null {
     const cols = this.numEntities;
     const rows = scores.length / cols;
     const relation = keysOut.subarray(0, rows);
@@ -231,9 +239,9 @@ export class TsFilterIndex implements FilterIndexHandle {
       const h = triples[3 * r]!;
       const rel = triples[3 * r + 1]!;
       const t = triples[3 * r + 2]!;
-      if (h >>> 0 >= cols) return 4294967296 + 3 * r;
-      if (rel >>> 0 >= this.numRelations) return 4294967296 + 3 * r + 1;
-      if (t >>> 0 >= cols) return 4294967296 + 3 * r + 2;
+      if (h >>> 0 >= cols) return { status: StatusCode.IdOutOfRange, index: 3 * r };
+      if (rel >>> 0 >= this.numRelations) return { status: StatusCode.IdOutOfRange, index: 3 * r + 1 };
+      if (t >>> 0 >= cols) return { status: StatusCode.IdOutOfRange, index: 3 * r + 2 };
       relation[r] = rel;
       anchor[r] = tail ? h : t;
       truth[r] = tail ? t : h;
@@ -246,8 +254,9 @@ export class TsFilterIndex implements FilterIndexHandle {
       nan: nan!,
       removed: removed!,
     });
-    for (let r = 0; r < rows; r++) if (thresholdsOut[r] !== thresholdsOut[r]) return 2 * 4294967296 + r;
-    for (let r = 0; r < rows; r++) if (removed![r]! < 0) return 3 * 4294967296 + r;
+    for (let r = 0; r < rows; r++)
+      if (thresholdsOut[r] !== thresholdsOut[r]) return { status: StatusCode.NanTrueScore, index: r };
+    for (let r = 0; r < rows; r++) if (removed![r]! < 0) return { status: StatusCode.NotInIndex, index: r };
     for (let r = 0; r < rows; r++) {
       const g = greater![r]!;
       greater![r] = 1 + g;
@@ -256,7 +265,7 @@ export class TsFilterIndex implements FilterIndexHandle {
       nan![r] = cols - nan![r]! - removed![r]!;
       weight![r] = NaN;
     }
-    return -1;
+    return null;
   }
 
   async countFilteredAsync(
@@ -267,11 +276,11 @@ export class TsFilterIndex implements FilterIndexHandle {
     thresholdsOut: FloatArray,
     out: FilteredCountBuffers,
     _threads?: number,
-    job?: JobControl,
+    control?: KernelControl,
   ): Promise<void> {
-    if (!job) return this.countFiltered(scores, anchor, relation, truth, thresholdsOut, out);
+    if (!control) return this.countFiltered(scores, anchor, relation, truth, thresholdsOut, out);
     const cols = this.numEntities;
-    await inSlices(truth.length, cols, job, [scores, anchor, relation, truth], (r0, r1) =>
+    await inSlices(truth.length, cols, control, [scores, anchor, relation, truth], (r0, r1) =>
       this.countFiltered(
         scores.subarray(r0 * cols, r1 * cols),
         anchor.subarray(r0, r1),

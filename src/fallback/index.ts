@@ -4,9 +4,9 @@
  */
 import type {
   CountBuffers,
-  EmbeddingJob,
+  EmbeddingRankInput,
   FloatArray,
-  JobControl,
+  KernelControl,
   Kernels,
   MetricKernels,
   Side,
@@ -54,10 +54,10 @@ export const tsKernels: Kernels = {
     thresholds: FloatArray,
     out: CountBuffers,
     _t?: number,
-    job?: JobControl,
+    control?: KernelControl,
   ) {
-    if (!job) return countScores(scores, numColumns, thresholds, out);
-    await inSlices(thresholds.length, numColumns, job, [scores, thresholds], (r0, r1) =>
+    if (!control) return countScores(scores, numColumns, thresholds, out);
+    await inSlices(thresholds.length, numColumns, control, [scores, thresholds], (r0, r1) =>
       countScores(
         scores.subarray(r0 * numColumns, r1 * numColumns),
         numColumns,
@@ -82,10 +82,10 @@ export const tsKernels: Kernels = {
     thresholdsOut: FloatArray,
     out: CountBuffers,
     _t?: number,
-    job?: JobControl,
+    control?: KernelControl,
   ) {
-    if (!job) return countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
-    await inSlices(trueIndex.length, numColumns, job, [scores, trueIndex], (r0, r1) =>
+    if (!control) return countScoresByIndex(scores, numColumns, trueIndex, thresholdsOut, out);
+    await inSlices(trueIndex.length, numColumns, control, [scores, trueIndex], (r0, r1) =>
       countScoresByIndex(
         scores.subarray(r0 * numColumns, r1 * numColumns),
         numColumns,
@@ -95,12 +95,12 @@ export const tsKernels: Kernels = {
       ),
     );
   },
-  rankEmbeddings(job: EmbeddingJob, out: Float64Array) {
-    rankEmbeddings(job, out);
+  rankEmbeddings(input: EmbeddingRankInput, out: Float64Array) {
+    rankEmbeddings(input, out);
   },
-  async rankEmbeddingsAsync(job: EmbeddingJob, out: Float64Array, _t?: number, control?: JobControl) {
-    if (!control) return rankEmbeddings(job, out);
-    await rankEmbeddingsSliced(job, out, control);
+  async rankEmbeddingsAsync(input: EmbeddingRankInput, out: Float64Array, _t?: number, control?: KernelControl) {
+    if (!control) return rankEmbeddings(input, out);
+    await rankEmbeddingsSliced(input, out, control);
   },
   buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side) {
     return new TsFilterIndex(triples, numEntities, numRelations, side);

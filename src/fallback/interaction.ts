@@ -9,7 +9,7 @@
  * Candidates are streamed in chunks of 512 entities, each scored against every query of the batch and counted at
  * once: nothing of size batch x entities exists.
  */
-import type { EmbeddingJob, FloatArray, JobControl } from "../contract/kernels";
+import type { EmbeddingRankInput, FloatArray, KernelControl } from "../contract/kernels";
 import { inSlices } from "./slices";
 
 const fround = Math.fround;
@@ -109,23 +109,27 @@ function canonicalMap(width: number, complex: boolean, interleaved: boolean): Ui
 }
 
 /** Query (and PairRE coefficient) vectors of every row, canonical order, rounded to the model's type. */
-function formQueries(job: EmbeddingJob, map: Uint32Array, wide: boolean): { q: FloatArray; c: FloatArray | null } {
+function formQueries(
+  input: EmbeddingRankInput,
+  map: Uint32Array,
+  wide: boolean,
+): { q: FloatArray; c: FloatArray | null } {
   const round = wide ? (x: number) => x : fround;
-  const rows = job.anchor.length;
-  const d = job.entityWidth;
-  const E = job.entityEmbeddings;
-  const R = job.relationEmbeddings;
-  const rw = job.relationWidth;
+  const rows = input.anchor.length;
+  const d = input.entityWidth;
+  const E = input.entityEmbeddings;
+  const R = input.relationEmbeddings;
+  const rw = input.relationWidth;
   const q = wide ? new Float64Array(rows * d) : new Float32Array(rows * d);
-  const pair = job.interaction === 5;
+  const pair = input.interaction === 5;
   const c = pair ? (wide ? new Float64Array(rows * d) : new Float32Array(rows * d)) : null;
-  const head = job.headSide;
-  const relMap = canonicalMap(d, true, job.layout === 1);
+  const head = input.headSide;
+  const relMap = canonicalMap(d, true, input.layout === 1);
   for (let i = 0; i < rows; i++) {
-    const a = job.anchor[i]! * d;
-    const r = job.relationIds[i]! * rw;
+    const a = input.anchor[i]! * d;
+    const r = input.relationIds[i]! * rw;
     const o = i * d;
-    switch (job.interaction) {
+    switch (input.interaction) {
       case 0:
       case 1:
         for (let k = 0; k < d; k++) q[o + k] = head ? E[a + k]! - R[r + k]! : E[a + k]! + R[r + k]!;
@@ -137,16 +141,16 @@ function formQueries(job: EmbeddingJob, map: Uint32Array, wide: boolean): { q: F
       case 4:
       case 6: {
         const h = d / 2;
-        const phases = isRotate(job.interaction) && rw === h;
+        const phases = isRotate(input.interaction) && rw === h;
         for (let k = 0; k < h; k++) {
           let rr: number;
           let ri: number;
           if (phases) {
-            [rr, ri] = cosSin(R[r + k]! * job.phaseScale);
+            [rr, ri] = cosSin(R[r + k]! * input.phaseScale);
           } else {
             rr = R[r + relMap[k]!]!;
             ri = R[r + relMap[k + h]!]!;
-            if (isRotate(job.interaction)) {
+            if (isRotate(input.interaction)) {
               const mod = Math.sqrt(rr * rr + ri * ri);
               rr /= mod;
               ri /= mod;
@@ -165,7 +169,7 @@ function formQueries(job: EmbeddingJob, map: Uint32Array, wide: boolean): { q: F
         break;
       }
       case 5: {
-        const s = job.entityScale ? job.entityScale[job.anchor[i]!]! : 1;
+        const s = input.entityScale ? input.entityScale[input.anchor[i]!]! : 1;
         for (let k = 0; k < d; k++) {
           const an = round(E[a + k]! * s);
           const rh = R[r + k]!;
@@ -181,11 +185,11 @@ function formQueries(job: EmbeddingJob, map: Uint32Array, wide: boolean): { q: F
 }
 
 /** The score of entity e for query row i: the operations of a native kernel lane, in order. */
-function makeScorer(job: EmbeddingJob, map: Uint32Array, q: FloatArray, c: FloatArray | null, wide: boolean) {
-  const E = job.entityEmbeddings;
-  const d = job.entityWidth;
-  const op = opOf(job.interaction);
-  const scale = job.entityScale;
+function makeScorer(input: EmbeddingRankInput, map: Uint32Array, q: FloatArray, c: FloatArray | null, wide: boolean) {
+  const E = input.entityEmbeddings;
+  const d = input.entityWidth;
+  const op = opOf(input.interaction);
+  const scale = input.entityScale;
   const f = wide ? (x: number) => x : fround;
   const madd = wide ? (a: number, b: number, z: number) => a * b + z : fma32;
   return (i: number, e: number): number => {
@@ -232,12 +236,12 @@ const CHUNK = 512;
  * Fills out (5 x rows + 2): greater | equal | nan | removed | trueScore per row, then a status code and index
  * (0 = ok, 3 = NaN true score at that row), as the addon's rankEmbeddings does. Ids must be checked by the caller.
  */
-export function rankEmbeddings(job: EmbeddingJob, out: Float64Array): void {
-  const rows = job.anchor.length;
-  const wide = job.entityEmbeddings instanceof Float64Array;
-  const map = canonicalMap(job.entityWidth, isComplex(job.interaction), job.layout === 1);
-  const { q, c } = formQueries(job, map, wide);
-  const score = makeScorer(job, map, q, c, wide);
+export function rankEmbeddings(input: EmbeddingRankInput, out: Float64Array): void {
+  const rows = input.anchor.length;
+  const wide = input.entityEmbeddings instanceof Float64Array;
+  const map = canonicalMap(input.entityWidth, isComplex(input.interaction), input.layout === 1);
+  const { q, c } = formQueries(input, map, wide);
+  const score = makeScorer(input, map, q, c, wide);
   const greater = out.subarray(0, rows);
   const equal = out.subarray(rows, 2 * rows);
   const nan = out.subarray(2 * rows, 3 * rows);
@@ -245,7 +249,7 @@ export function rankEmbeddings(job: EmbeddingJob, out: Float64Array): void {
   const truth = out.subarray(4 * rows, 5 * rows);
   out.fill(0);
   for (let i = 0; i < rows; i++) {
-    const t = score(i, job.truth[i]!);
+    const t = score(i, input.truth[i]!);
     if (t !== t) {
       out[5 * rows] = 3;
       out[5 * rows + 1] = i;
@@ -258,16 +262,16 @@ export function rankEmbeddings(job: EmbeddingJob, out: Float64Array): void {
     else if (s === t) equal[i]!++;
     else if (s !== s) nan[i]!++;
   };
-  if (job.negatives) {
-    const K = job.negativesPerRow;
+  if (input.negatives) {
+    const K = input.negativesPerRow;
     for (let i = 0; i < rows; i++) {
       const t = truth[i]!;
-      for (let j = 0; j < K; j++) tally(i, score(i, job.negatives[i * K + j]!), t);
+      for (let j = 0; j < K; j++) tally(i, score(i, input.negatives[i * K + j]!), t);
     }
     return;
   }
-  const cand = job.candidates;
-  const n = cand ? cand.length : job.numEntities;
+  const cand = input.candidates;
+  const n = cand ? cand.length : input.numEntities;
   for (let begin = 0; begin < n; begin += CHUNK) {
     const end = Math.min(begin + CHUNK, n);
     for (let i = 0; i < rows; i++) {
@@ -275,13 +279,13 @@ export function rankEmbeddings(job: EmbeddingJob, out: Float64Array): void {
       for (let j = begin; j < end; j++) tally(i, score(i, cand ? cand[j]! : j), t);
     }
   }
-  const off = job.excludeOffsets;
+  const off = input.excludeOffsets;
   if (off) {
     for (let i = 0; i < rows; i++) {
       const t = truth[i]!;
       let kept = 0;
       for (let j = off[i]!; j < off[i + 1]!; j++) {
-        const s = score(i, job.excludeIds![j]!);
+        const s = score(i, input.excludeIds![j]!);
         if (s > t) greater[i]!--;
         else if (s === t) equal[i]!--;
         if (s === s) kept++;
@@ -291,50 +295,55 @@ export function rankEmbeddings(job: EmbeddingJob, out: Float64Array): void {
   }
 }
 
-/** Rows [r0, r1) of a job as a job of their own (the filter's exclusion offsets rebased). */
-function rowsOf(job: EmbeddingJob, r0: number, r1: number): EmbeddingJob {
-  const off = job.excludeOffsets;
-  const K = job.negativesPerRow;
+/** Rows [r0, r1) of a input as a input of their own (the filter's exclusion offsets rebased). */
+function rowsOf(input: EmbeddingRankInput, r0: number, r1: number): EmbeddingRankInput {
+  const off = input.excludeOffsets;
+  const K = input.negativesPerRow;
   const base = off ? off[r0]! : 0;
   return {
-    ...job,
-    anchor: job.anchor.subarray(r0, r1),
-    relationIds: job.relationIds.subarray(r0, r1),
-    truth: job.truth.subarray(r0, r1),
-    negatives: job.negatives ? job.negatives.subarray(r0 * K, r1 * K) : null,
+    ...input,
+    anchor: input.anchor.subarray(r0, r1),
+    relationIds: input.relationIds.subarray(r0, r1),
+    truth: input.truth.subarray(r0, r1),
+    negatives: input.negatives ? input.negatives.subarray(r0 * K, r1 * K) : null,
     excludeOffsets: off ? Uint32Array.from(off.subarray(r0, r1 + 1), (x) => x - base) : null,
-    excludeIds: off ? job.excludeIds!.subarray(base, off[r1]!) : null,
+    excludeIds: off ? input.excludeIds!.subarray(base, off[r1]!) : null,
   };
 }
 
 /**
- * rankEmbeddings in row slices between event-loop turns (src/fallback/slices.ts), stopping at the job's stop. Each
+ * rankEmbeddings in row slices between event-loop turns (src/fallback/slices.ts), stopping at the input's stop. Each
  * row's counts depend on that row alone, and the first row with a NaN true score lies in the first slice that has
  * one, so the output equals rankEmbeddings' (the status row included).
  */
-export async function rankEmbeddingsSliced(job: EmbeddingJob, out: Float64Array, control: JobControl): Promise<void> {
-  const rows = job.anchor.length;
+export async function rankEmbeddingsSliced(
+  input: EmbeddingRankInput,
+  out: Float64Array,
+  control: KernelControl,
+): Promise<void> {
+  const rows = input.anchor.length;
   const perRow =
-    (job.negatives ? job.negativesPerRow : job.candidates ? job.candidates.length : job.numEntities) * job.entityWidth;
+    (input.negatives ? input.negativesPerRow : input.candidates ? input.candidates.length : input.numEntities) *
+    input.entityWidth;
   out.fill(0);
   let failed = false;
   const inputs = [
-    job.entityEmbeddings,
-    job.relationEmbeddings,
-    job.entityScale,
-    job.anchor,
-    job.relationIds,
-    job.truth,
-    job.candidates,
-    job.negatives,
-    job.excludeOffsets,
-    job.excludeIds,
+    input.entityEmbeddings,
+    input.relationEmbeddings,
+    input.entityScale,
+    input.anchor,
+    input.relationIds,
+    input.truth,
+    input.candidates,
+    input.negatives,
+    input.excludeOffsets,
+    input.excludeIds,
   ];
   await inSlices(rows, perRow, control, inputs, (r0, r1) => {
     if (failed) return;
     const n = r1 - r0;
     const part = new Float64Array(5 * n + 2);
-    rankEmbeddings(rowsOf(job, r0, r1), part);
+    rankEmbeddings(rowsOf(input, r0, r1), part);
     if (part[5 * n] !== 0) {
       out[5 * rows] = part[5 * n]!;
       out[5 * rows + 1] = r0 + part[5 * n + 1]!;

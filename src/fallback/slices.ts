@@ -1,16 +1,16 @@
 /**
- * The fallback's async kernels under a job (src/contract/kernels.ts JobControl): the rows are worked through in slices
- * of about SLICE_MS between turns of the event loop, the job's stop is checked between slices (the fallback's task
+ * The fallback's async kernels under a control (src/contract/kernels.ts KernelControl): the rows are worked through in slices of
+ * about SLICE_MS between turns of the event loop, the control's stop is checked between slices (the fallback's task
  * boundary; twin of the cancellation check of native/core/thread_pool.cpp parallel_for) and the rows done are reported
  * after each. Rows are independent in every kernel that uses it, so slicing never changes a result.
  *
- * Between slices the caller's arrays may be detached (transferred) - the native job co-owns its inputs' memory and
+ * Between slices the caller's arrays may be detached (transferred) - the native control co-owns its inputs' memory and
  * reads on; JavaScript cannot read a detached buffer. A slice loop that finds one of its `inputs` detached or shrunk
  * stops there and resolves with incomplete output: the facade, which watches every input of an async call
- * (src/checks/errors.ts watchDetach), then rejects with KgrankDetachedError as it does for the native job.
+ * (src/checks/errors.ts watchDetach), then rejects with KgrankDetachedError as it does for the native control.
  */
 import { SLICE_MS, turn } from "../contract/event-loop";
-import type { CountBuffers, JobControl } from "../contract/kernels";
+import type { CountBuffers, KernelControl } from "../contract/kernels";
 
 /**
  * Runs `step(r0, r1)` over [0, rows) in consecutive slices; `work` estimates one row's cost (elements touched), which
@@ -19,11 +19,11 @@ import type { CountBuffers, JobControl } from "../contract/kernels";
 export async function inSlices(
   rows: number,
   work: number,
-  job: JobControl,
+  control: KernelControl,
   inputs: readonly (ArrayBufferView | null)[],
   step: (r0: number, r1: number) => void,
 ): Promise<void> {
-  if (job.stopped) throw job.stopReason;
+  if (control.stopped) throw control.stopReason;
   const watched = inputs.filter((v): v is ArrayBufferView => v !== null).map((v) => [v, v.byteLength] as const);
   let size = Math.max(1, Math.floor(65536 / Math.max(1, work)));
   for (let r = 0; r < rows;) {
@@ -34,9 +34,9 @@ export async function inSlices(
     r = end;
     size = Math.max(1, Math.min(4 * size, Math.floor((size * SLICE_MS) / Math.max(ms, 0.01))));
     if (r < rows) {
-      if (job.wantsProgress) job.progress(r);
+      if (control.wantsProgress) control.progress(r);
       await turn();
-      if (job.stopped) throw job.stopReason;
+      if (control.stopped) throw control.stopReason;
       if (watched.some(([v, bytes]) => v.byteLength !== bytes)) return; // given away: the facade reports it
     }
   }

@@ -173,16 +173,16 @@ function mapRows(m: NpyData, rowLabels: string[], labels: readonly string[], map
 }
 
 /** Reads a model's embeddings (and config) into an EmbeddingModel. */
-export function loadEmbeddingModel(o: LoadEmbeddingModelOptions): EmbeddingModel {
-  let interaction = o.interaction;
-  let entFile = o.entityEmbeddings;
-  let relFile = o.relationEmbeddings;
-  let entIds = o.entityIds;
-  let relIds = o.relationIds;
-  let layout = o.complexLayout;
+export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): EmbeddingModel {
+  let interaction = options.interaction;
+  let entFile = options.entityEmbeddings;
+  let relFile = options.relationEmbeddings;
+  let entIds = options.entityIds;
+  let relIds = options.relationIds;
+  let layout = options.complexLayout;
   let phaseScale: number | undefined;
-  if (o.modelDir) {
-    const dir = o.modelDir;
+  if (options.modelDir) {
+    const dir = options.modelDir;
     const configFile = path.join(dir, "config.json");
     if (!existsSync(configFile)) {
       throw new KgrankInputError(
@@ -284,22 +284,23 @@ export function loadEmbeddingModel(o: LoadEmbeddingModelOptions): EmbeddingModel
   let ent = readMatrix(entFile, "entityEmbeddings");
   let rel = readMatrix(relFile, "relationEmbeddings");
   if (entIds) {
-    if (!o.entityLabels) throw new KgrankInputError("entityIds", "needs the dataset's entity labels to map rows to");
-    ent = mapRows(ent, readIdMap(entIds, "entityIds"), o.entityLabels, "entityIds");
-  } else if (o.entityLabels && ent.shape[0] !== o.entityLabels.length) {
+    if (!options.entityLabels)
+      throw new KgrankInputError("entityIds", "needs the dataset's entity labels to map rows to");
+    ent = mapRows(ent, readIdMap(entIds, "entityIds"), options.entityLabels, "entityIds");
+  } else if (options.entityLabels && ent.shape[0] !== options.entityLabels.length) {
     throw new KgrankInputError(
       "entityEmbeddings",
-      `has ${ent.shape[0]} rows but the dataset has ${o.entityLabels.length} entities: give the id map (--entity-ids) that names each row`,
+      `has ${ent.shape[0]} rows but the dataset has ${options.entityLabels.length} entities: give the id map (--entity-ids) that names each row`,
     );
   }
   if (relIds) {
-    if (!o.relationLabels)
+    if (!options.relationLabels)
       throw new KgrankInputError("relationIds", "needs the dataset's relation labels to map rows to");
-    rel = mapRows(rel, readIdMap(relIds, "relationIds"), o.relationLabels, "relationIds");
-  } else if (o.relationLabels && rel.shape[0] !== o.relationLabels.length) {
+    rel = mapRows(rel, readIdMap(relIds, "relationIds"), options.relationLabels, "relationIds");
+  } else if (options.relationLabels && rel.shape[0] !== options.relationLabels.length) {
     throw new KgrankInputError(
       "relationEmbeddings",
-      `has ${rel.shape[0]} rows but the dataset has ${o.relationLabels.length} relations: give the id map (--relation-ids) that names each row`,
+      `has ${rel.shape[0]} rows but the dataset has ${options.relationLabels.length} relations: give the id map (--relation-ids) that names each row`,
     );
   }
   return new EmbeddingModel({
@@ -308,6 +309,6 @@ export function loadEmbeddingModel(o: LoadEmbeddingModelOptions): EmbeddingModel
     relationEmbeddings: { data: rel.data as Float32Array, shape: rel.shape },
     ...(layout ? { complexLayout: layout } : {}),
     ...(phaseScale !== undefined ? { phaseScale } : {}),
-    ...(o.precision ? { precision: o.precision } : {}),
+    ...(options.precision ? { precision: options.precision } : {}),
   });
 }

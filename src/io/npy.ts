@@ -9,7 +9,6 @@ import { isUtf8 } from "node:buffer";
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 
-import { nativeParsers } from "../backend/parsers";
 import { KgrankInputError } from "../checks/errors";
 import { formatDims, quoted } from "../text/suggest";
 import { describe, optionKeys, options as checkOptions, signalOption } from "../checks/validate";
@@ -69,23 +68,10 @@ const MAX_HEADER = 1 << 20;
  * Parses the start of a .npy file: at least the magic, version and header length, plus the header itself.
  * Pure: no I/O. Throws KgrankInputError(`argument`) for anything NumPy would not have written.
  * `fileSize` (when known) checks that the declared shape fits in the file.
- * On the native backend this runs the C++ port (native/core/parse.cpp, fuzzed by native/fuzz/fuzz_npy_header.cpp),
- * which accepts and rejects exactly what `parseNpyHeaderTs` does, with the same messages.
+ * The one parser of .npy headers, on both backends: a header is read once per file and is at most MAX_HEADER bytes, so
+ * a native port would save nothing measurable, and the fallback must parse headers without the addon.
  */
 export function parseNpyHeader(bytes: Uint8Array, argument = "file", fileSize?: number): NpyHeader {
-  const parsers = nativeParsers();
-  if (
-    parsers &&
-    bytes instanceof Uint8Array &&
-    (fileSize === undefined || (Number.isSafeInteger(fileSize) && fileSize >= 0))
-  ) {
-    return parsers.parseNpyHeader(bytes, argument, fileSize) as NpyHeader;
-  }
-  return parseNpyHeaderTs(bytes, argument, fileSize);
-}
-
-/** The TypeScript parser of .npy headers: the fallback backend's, and the reference of the C++ port. */
-export function parseNpyHeaderTs(bytes: Uint8Array, argument = "file", fileSize?: number): NpyHeader {
   const bad = (msg: string) => new KgrankInputError(argument, `not a valid .npy file: ${msg}`);
   if (bytes.length < 10) throw bad(`only ${bytes.length} bytes, shorter than the 10-byte preamble (truncated header)`);
   for (let i = 0; i < MAGIC.length; i++) {
@@ -256,8 +242,8 @@ export function utf8ErrorOffset(bytes: Uint8Array): number {
 // This is a small parser of that literal over code points (latin-1 bytes for versions 1.0 / 2.0, UTF-8 for 3.0):
 // strings (quotes, triple quotes, u/r prefixes, escapes, adjacent strings joined), True / False / None, decimal
 // integers (with a sign, underscores, and the Python 2 'L' suffix in versions 1.0 / 2.0), tuples and lists; Python's
-// whitespace, comments and line continuations between tokens. Duplicate keys: the last wins. The C++ twin
-// (native/core/parse.cpp) follows it rule for rule and gives the same messages.
+// whitespace, comments and line continuations between tokens. Duplicate keys: the last wins. Linear in the header's
+// length, whatever its nesting, comments and continuations (test/parse.test.ts measures it).
 
 /** A parsed literal; `start`/`end` are its code point span in the header (for messages). */
 type PyValue =

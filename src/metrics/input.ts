@@ -68,7 +68,7 @@ export function numCandidatesArg(value: unknown, length?: number): Float64Array 
  * Per-task weights as PyKEEN takes them: finite and >= 0 (a zero weight makes a task count for nothing), at least one
  * > 0. Metrics without weight support (variance, standard deviation, count) ignore them, as PyKEEN's do: null.
  * The weights are scaled by a power of two so the largest is in [1, 2): exact, so every result is unchanged, and
- * sums of huge weights (1e308 each) no longer overflow nor tiny ones (5e-324) lose their ratios. `metric` names the
+ * sums of huge weights (1e308 each) do not overflow nor tiny ones (5e-324) lose their ratios. `metric` names the
  * caller in messages.
  */
 export function weightsArg(value: unknown, length: number, supported: boolean, metric: string): Float64Array | null {

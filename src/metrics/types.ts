@@ -1,4 +1,4 @@
-/** Public types of the metric catalogue (see DESIGN.md, "Public surface"). */
+/** Public types of the metric catalogue (README.md lists the public surface). */
 import type { CandidateSet } from "./candidates";
 
 /** Candidate counts N_i, raw or prepared once with prepareCandidates() (which also holds the weights). */

@@ -3,7 +3,7 @@ import { kernels } from "../backend/backend";
 import { watchDetach } from "../checks/errors";
 import type { CountBuffers, FloatArray } from "../contract/kernels";
 import { thresholdsFor } from "./float32";
-import { type AsyncArgs, type AsyncOptions, callOptions, withJob } from "../backend/jobs";
+import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/jobs";
 import { floatMatrix, integer, numberArray, optionKeys, rowCount, threadCount } from "../checks/validate";
 
 export interface CountScoresOptions {
@@ -34,20 +34,20 @@ interface Prepared {
 const COUNT_KEYS = optionKeys<CountScoresOptions>({ scores: 1, numColumns: 1, thresholds: 1, threads: 1 });
 
 function prepare(args: unknown, isAsync = false): Prepared {
-  const { o, a } = callOptions("countScores options", args, COUNT_KEYS, isAsync);
-  const scores = floatMatrix("scores", o.scores);
-  const numColumns = integer("numColumns", o.numColumns, 1);
+  const { options, asyncArgs } = callOptions("countScores options", args, COUNT_KEYS, isAsync);
+  const scores = floatMatrix("scores", options.scores);
+  const numColumns = integer("numColumns", options.numColumns, 1);
   const rows = rowCount("scores", scores, numColumns);
-  const raw = numberArray("thresholds", o.thresholds, rows);
+  const raw = numberArray("thresholds", options.thresholds, rows);
   const { thresholds, inexactRows } = thresholdsFor(scores, raw);
   return {
     scores,
     numColumns,
     thresholds,
     inexactRows,
-    threads: threadCount(o.threads),
+    threads: threadCount(options.threads),
     out: { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows) },
-    call: a,
+    call: asyncArgs,
   };
 }
 
@@ -69,12 +69,12 @@ export function countScoresSync(args: CountScoresOptions): CountScoresResult {
  */
 export async function countScores(args: CountScoresOptions & AsyncOptions): Promise<CountScoresResult> {
   const p = prepare(args, true);
-  return withJob(p.call, p.thresholds.length, async (job) => {
+  return withCallControl(p.call, p.thresholds.length, async (control) => {
     const watch = watchDetach({ scores: p.scores, thresholds: p.thresholds });
-    await kernels().countScoresAsync(p.scores, p.numColumns, p.thresholds, p.out, p.threads, job);
+    await kernels().countScoresAsync(p.scores, p.numColumns, p.thresholds, p.out, p.threads, control);
     watch.check();
     const result = finish(p);
-    job?.finish();
+    control?.finish();
     return result;
   });
 }

@@ -32,7 +32,7 @@ export interface OgbLists {
 const OGB_KEYS = optionKeys<OgbInput>({ y_pred_pos: 1, y_pred_neg: 1, threads: 1 });
 const OGB_ASYNC_KEYS = [...OGB_KEYS, ...ASYNC_KEYS];
 
-function prepare(input: OgbInput, keys = OGB_KEYS) {
+function prepare(input: OgbInput, keys: readonly (keyof (OgbInput & AsyncOptions))[] = OGB_KEYS) {
   const o = options("input", input, keys);
   const pos = o.y_pred_pos as ArrayLike<number>;
   if (pos === null || typeof pos !== "object" || typeof (pos as { length?: unknown }).length !== "number") {

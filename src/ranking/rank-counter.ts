@@ -13,9 +13,9 @@ import type {
   FilteredCountBuffers,
   FilterIndexHandle,
   FloatArray,
-  JobControl,
+  KernelControl,
 } from "../contract/kernels";
-import { type AsyncArgs, type AsyncOptions, callOptions, withJob } from "../backend/jobs";
+import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/jobs";
 import { describe, integer, isArrayLike, optionKeys, options, threadCount } from "../checks/validate";
 import { indexArray, type Ranks, ranksFromCounts } from "./ranks";
 
@@ -128,10 +128,10 @@ export class RankCounter {
     const watch = watchDetach({ scores: p.scores });
     this.pending++;
     try {
-      await withJob(p.call, this.numRows, async (job) => {
-        await this.countChunkAsync(p, counts, job);
+      await withCallControl(p.call, this.numRows, async (call) => {
+        await this.countChunkAsync(p, counts, call);
         watch.check();
-        job?.finish();
+        call?.finish();
       });
     } catch (e) {
       // Nothing is counted from a chunk given away mid-call, aborted or failed; its columns may be added again.
@@ -184,9 +184,9 @@ export class RankCounter {
     kernels().countScores(p.scores, p.width, p.thresholds, counts, p.threads);
   }
 
-  /** countChunk off the JavaScript thread, under the call's job (signal / onProgress) if it has one. */
-  protected countChunkAsync(p: PreparedChunk, counts: CountBuffers, job?: JobControl): Promise<void> {
-    return kernels().countScoresAsync(p.scores, p.width, p.thresholds, counts, p.threads, job);
+  /** countChunk off the JavaScript thread, under the call's control (signal / onProgress) if it has one. */
+  protected countChunkAsync(p: PreparedChunk, counts: CountBuffers, control?: KernelControl): Promise<void> {
+    return kernels().countScoresAsync(p.scores, p.width, p.thresholds, counts, p.threads, control);
   }
 
   private newCounts(): CountBuffers {
@@ -197,8 +197,8 @@ export class RankCounter {
   /** The chunk checked (with the async form's signal and onProgress: `call`). */
   private prepare(chunk: RankChunk, isAsync = false): PreparedChunk & { call: AsyncArgs } {
     if (this.finished) throw new KgrankStateError("RankCounter: ranks() was already called; create a new RankCounter");
-    const { o, a } = callOptions("chunk", chunk, CHUNK_KEYS, isAsync);
-    const scores = o.scores;
+    const { options: chunkFields, asyncArgs } = callOptions("chunk", chunk, CHUNK_KEYS, isAsync);
+    const scores = chunkFields.scores;
     if (!(scores instanceof Float32Array) && !(scores instanceof Float64Array)) {
       throw new KgrankInputError(
         "scores",
@@ -212,7 +212,7 @@ export class RankCounter {
       );
     }
     const width = scores.length / this.numRows;
-    const start = integer("columnStart", o.columnStart, 0);
+    const start = integer("columnStart", chunkFields.columnStart, 0);
     const end = start + width;
     if (this.numColumns !== null && end > this.numColumns) {
       throw new KgrankInputError(
@@ -257,8 +257,8 @@ export class RankCounter {
       width,
       thresholds: th.thresholds,
       inexactRows: th.inexactRows,
-      threads: threadCount(o.threads) ?? this.threads,
-      call: a,
+      threads: threadCount(chunkFields.threads) ?? this.threads,
+      call: asyncArgs,
     };
   }
 
@@ -320,7 +320,11 @@ export class FilteredRankCounter extends RankCounter {
     this.fold(out);
   }
 
-  protected override async countChunkAsync(p: PreparedChunk, counts: CountBuffers, job?: JobControl): Promise<void> {
+  protected override async countChunkAsync(
+    p: PreparedChunk,
+    counts: CountBuffers,
+    control?: KernelControl,
+  ): Promise<void> {
     const out = this.filteredCounts(counts);
     const f = this.#filter;
     await f.index.countFilteredRangeAsync(
@@ -333,7 +337,7 @@ export class FilteredRankCounter extends RankCounter {
       p.thresholds,
       out,
       p.threads,
-      job,
+      control,
     );
     this.fold(out);
   }

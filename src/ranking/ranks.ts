@@ -12,8 +12,17 @@ import { kernels } from "../backend/backend";
 import { KgrankInputError, nanTrueScore, watchDetach } from "../checks/errors";
 import { thresholdsFor } from "./float32";
 import type { CountBuffers, FloatArray } from "../contract/kernels";
-import { type AsyncArgs, type AsyncOptions, callOptions, withJob } from "../backend/jobs";
-import { describe, floatMatrix, integer, isArrayLike, optionKeys, rowCount, threadCount } from "../checks/validate";
+import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/jobs";
+import {
+  describe,
+  floatMatrix,
+  integer,
+  isArrayLike,
+  optionKeys,
+  rowCount,
+  threadCount,
+  type Unchecked,
+} from "../checks/validate";
 
 /** Ranks of the true candidates, one per row; all exact (realistic ranks are multiples of 0.5). */
 export interface Ranks {
@@ -46,7 +55,7 @@ export interface ComputeSampledRanksOptions {
 }
 
 /** True-candidate scores gathered (or taken) per row, in the element type of the scores. */
-interface RankJob {
+interface RankInput {
   scores: FloatArray;
   numColumns: number;
   rows: number;
@@ -107,13 +116,13 @@ function trueScoreArray(name: string, value: unknown, length: number): ArrayLike
   return arr as ArrayLike<number>;
 }
 
-/** A job whose true candidates are given by score (not among the columns). */
-function byScoreJob(
+/** A count input whose true candidates are given by score (not among the columns). */
+function byScoreInput(
   scores: FloatArray,
   numColumns: number,
   trueScores: ArrayLike<number>,
   threads: number | undefined,
-): RankJob {
+): RankInput {
   const { thresholds, inexactRows } = thresholdsFor(scores, trueScores);
   return { scores, numColumns, rows: trueScores.length, thresholds, inexactRows, trueInColumns: false, threads };
 }
@@ -127,19 +136,19 @@ const DENSE_KEYS = optionKeys<ComputeRanksOptions>({
 });
 const SAMPLED_KEYS = optionKeys<ComputeSampledRanksOptions>({ positiveScores: 1, negativeScores: 1, threads: 1 });
 
-/** The checked options of computeRanks(Sync): the job, and the async form's signal and onProgress. */
-function prepareDense(args: unknown, isAsync = false): [RankJob, AsyncArgs] {
-  const { o, a } = callOptions("computeRanks options", args, DENSE_KEYS, isAsync);
-  return [denseJob(o), a];
+/** The checked options of computeRanks(Sync): the count input, and the async form's signal and onProgress. */
+function prepareDense(args: unknown, isAsync = false): [RankInput, AsyncArgs] {
+  const { options, asyncArgs } = callOptions("computeRanks options", args, DENSE_KEYS, isAsync);
+  return [denseInput(options), asyncArgs];
 }
 
-function denseJob(o: Record<string, unknown>): RankJob {
-  const scores = floatMatrix("scores", o.scores);
-  const numColumns = integer("numColumns", o.numColumns, 1);
+function denseInput(options: Unchecked<ComputeRanksOptions>): RankInput {
+  const scores = floatMatrix("scores", options.scores);
+  const numColumns = integer("numColumns", options.numColumns, 1);
   const rows = rowCount("scores", scores, numColumns);
-  const threads = threadCount(o.threads);
-  const hasIdx = o.trueIndices !== undefined;
-  const hasScores = o.trueScores !== undefined;
+  const threads = threadCount(options.threads);
+  const hasIdx = options.trueIndices !== undefined;
+  const hasScores = options.trueScores !== undefined;
   if (hasIdx === hasScores) {
     throw new KgrankInputError(
       hasIdx ? "trueScores" : "trueIndices",
@@ -149,30 +158,30 @@ function denseJob(o: Record<string, unknown>): RankJob {
     );
   }
   if (hasIdx) {
-    const idx = indexArray("trueIndices", o.trueIndices, rows, numColumns);
+    const idx = indexArray("trueIndices", options.trueIndices, rows, numColumns);
     // The kernel reads each row's true score where it streams the row (no pass over the matrix here).
     const trueIndex = idx instanceof Int32Array ? idx : Int32Array.from(idx);
     const thresholds = scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows);
     return { scores, numColumns, rows, thresholds, inexactRows: [], trueInColumns: true, trueIndex, threads };
   }
-  return byScoreJob(scores, numColumns, trueScoreArray("trueScores", o.trueScores, rows), threads);
+  return byScoreInput(scores, numColumns, trueScoreArray("trueScores", options.trueScores, rows), threads);
 }
 
 /** The checked options of computeSampledRanks(Sync), as prepareDense. */
-function prepareSampled(args: unknown, isAsync = false): [RankJob, AsyncArgs] {
-  const { o, a } = callOptions("computeSampledRanks options", args, SAMPLED_KEYS, isAsync);
-  return [sampledJob(o), a];
+function prepareSampled(args: unknown, isAsync = false): [RankInput, AsyncArgs] {
+  const { options, asyncArgs } = callOptions("computeSampledRanks options", args, SAMPLED_KEYS, isAsync);
+  return [sampledInput(options), asyncArgs];
 }
 
-function sampledJob(o: Record<string, unknown>): RankJob {
-  const negativeScores = o.negativeScores;
+function sampledInput(options: Unchecked<ComputeSampledRanksOptions>): RankInput {
+  const negativeScores = options.negativeScores;
   if (!(negativeScores instanceof Float32Array) && !(negativeScores instanceof Float64Array)) {
     throw new KgrankInputError(
       "negativeScores",
       `must be a Float32Array or Float64Array (row-major n x K), got ${describe(negativeScores)}`,
     );
   }
-  const pos = o.positiveScores as ArrayLike<unknown> | undefined;
+  const pos = options.positiveScores as ArrayLike<unknown> | undefined;
   if (!isArrayLike(pos)) {
     throw new KgrankInputError(
       "positiveScores",
@@ -191,7 +200,7 @@ function sampledJob(o: Record<string, unknown>): RankJob {
     );
   }
   const positives = trueScoreArray("positiveScores", pos, n);
-  return byScoreJob(negativeScores, negativeScores.length / n, positives, threadCount(o.threads));
+  return byScoreInput(negativeScores, negativeScores.length / n, positives, threadCount(options.threads));
 }
 
 function newCounts(rows: number): CountBuffers {
@@ -226,51 +235,51 @@ export function ranksFromCounts(
   return { optimistic: greater, pessimistic: equal, realistic, numCandidates: nan };
 }
 
-function finish(job: RankJob, counts: CountBuffers): Ranks {
-  if (job.trueIndex) {
+function finish(input: RankInput, counts: CountBuffers): Ranks {
+  if (input.trueIndex) {
     // Gathered by the kernel: a NaN true score means the true candidate is not a candidate.
-    const t = job.thresholds;
-    for (let i = 0; i < job.rows; i++) {
+    const t = input.thresholds;
+    for (let i = 0; i < input.rows; i++) {
       if (t[i] !== t[i]) {
-        throw nanTrueScore(`row ${i} (column ${job.trueIndex[i]})`);
+        throw nanTrueScore(`row ${i} (column ${input.trueIndex[i]})`);
       }
     }
   }
-  for (const r of job.inexactRows) counts.equal[r] = 0;
-  return ranksFromCounts(counts, job.numColumns, job.trueInColumns);
+  for (const r of input.inexactRows) counts.equal[r] = 0;
+  return ranksFromCounts(counts, input.numColumns, input.trueInColumns);
 }
 
-function runSync(job: RankJob): Ranks {
-  const counts = newCounts(job.rows);
+function runSync(input: RankInput): Ranks {
+  const counts = newCounts(input.rows);
   const k = kernels();
-  if (job.trueIndex) {
-    k.countScoresByIndex(job.scores, job.numColumns, job.trueIndex, job.thresholds, counts, job.threads);
+  if (input.trueIndex) {
+    k.countScoresByIndex(input.scores, input.numColumns, input.trueIndex, input.thresholds, counts, input.threads);
   } else {
-    k.countScores(job.scores, job.numColumns, job.thresholds, counts, job.threads);
+    k.countScores(input.scores, input.numColumns, input.thresholds, counts, input.threads);
   }
-  return finish(job, counts);
+  return finish(input, counts);
 }
 
-async function runAsync(job: RankJob, a: AsyncArgs): Promise<Ranks> {
-  return withJob(a, job.rows, async (control) => {
-    const counts = newCounts(job.rows);
+async function runAsync(input: RankInput, asyncArgs: AsyncArgs): Promise<Ranks> {
+  return withCallControl(asyncArgs, input.rows, async (control) => {
+    const counts = newCounts(input.rows);
     const k = kernels();
-    const watch = watchDetach({ scores: job.scores, trueIndices: job.trueIndex, thresholds: job.thresholds });
-    if (job.trueIndex) {
+    const watch = watchDetach({ scores: input.scores, trueIndices: input.trueIndex, thresholds: input.thresholds });
+    if (input.trueIndex) {
       await k.countScoresByIndexAsync(
-        job.scores,
-        job.numColumns,
-        job.trueIndex,
-        job.thresholds,
+        input.scores,
+        input.numColumns,
+        input.trueIndex,
+        input.thresholds,
         counts,
-        job.threads,
+        input.threads,
         control,
       );
     } else {
-      await k.countScoresAsync(job.scores, job.numColumns, job.thresholds, counts, job.threads, control);
+      await k.countScoresAsync(input.scores, input.numColumns, input.thresholds, counts, input.threads, control);
     }
     watch.check();
-    const ranks = finish(job, counts);
+    const ranks = finish(input, counts);
     control?.finish();
     return ranks;
   });

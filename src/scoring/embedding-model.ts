@@ -6,7 +6,7 @@
  */
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
-import type { EmbeddingJob, FloatArray } from "../contract/kernels";
+import type { EmbeddingRankInput, FloatArray } from "../contract/kernels";
 import { describe, options, optionKeys, threadCount } from "../checks/validate";
 
 export const INTERACTIONS = ["transe-l1", "transe-l2", "distmult", "complex", "rotate", "rotate-l2", "pairre"] as const;
@@ -196,16 +196,19 @@ export class EmbeddingModel {
     }
   }
 
-  /** The kernel job for these keys (ids checked by the caller). */
+  /**
+   * The rankEmbeddings kernel's input (src/contract/kernels.ts EmbeddingRankInput) for these keys (ids checked by the caller).
+   * Named `job` as a method of the published class.
+   */
   job(
     side: "head" | "tail",
     anchor: Int32Array,
     relation: Int32Array,
     truth: Int32Array,
     extra: Partial<
-      Pick<EmbeddingJob, "candidates" | "negatives" | "negativesPerRow" | "excludeOffsets" | "excludeIds">
+      Pick<EmbeddingRankInput, "candidates" | "negatives" | "negativesPerRow" | "excludeOffsets" | "excludeIds">
     > = {},
-  ): EmbeddingJob {
+  ): EmbeddingRankInput {
     return {
       interaction: CODES[this.interaction],
       layout: this.complexLayout === "interleaved" ? 1 : 0,
