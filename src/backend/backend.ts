@@ -128,7 +128,7 @@ export interface NativeAddon extends NativeMetricsAddon {
 }
 
 /** An opaque job control of the addon (native/addon/async.h). */
-export type NativeJobControl = { readonly __nativeJobControl: unique symbol };
+type NativeJobControl = { readonly __nativeJobControl: unique symbol };
 
 /** How often a running native job's progress counter is read (it is an atomic load: the job never waits for it). */
 const PROGRESS_POLL_MS = 50;
@@ -355,9 +355,9 @@ function findPackageRoot(start: string): string {
   }
 }
 
-export const packageRoot: string = findPackageRoot(__dirname);
+const packageRoot: string = findPackageRoot(__dirname);
 
-export const packageVersion: string = (() => {
+const packageVersion: string = (() => {
   try {
     return String(JSON.parse(fs.readFileSync(path.join(packageRoot, "package.json"), "utf8")).version);
   } catch {
@@ -385,7 +385,7 @@ function prebuildCandidate(): string | undefined {
  * Ordered places to look for the addon: an explicit path alone; else the shipped prebuild, then the node-gyp
  * builds, then the cmake-js build. The TypeScript fallback comes after all of them.
  */
-export function addonCandidates(): string[] {
+function addonCandidates(): string[] {
   const explicit = process.env.KGRANK_ADDON_PATH;
   if (explicit) return [path.resolve(explicit)];
   const prebuild = prebuildCandidate();
@@ -469,7 +469,10 @@ function embeddingArgs(input: EmbeddingRankInput, out: Float64Array, level: numb
   ];
 }
 
-/** Native kernels at a fixed SIMD level and default thread count. */
+/**
+ * Native kernels at a fixed SIMD level and default thread count. Also used by bench/count.bench.mjs, through dist/.
+ * @public
+ */
 export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: number): Kernels {
   const level = SIMD_CODES[simd];
   return {

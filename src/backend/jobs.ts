@@ -42,7 +42,7 @@ export interface AsyncArgs {
  * Checks an options object's `signal` and `onProgress` (KgrankInputError naming the option) and throws the signal's
  * reason when it is already aborted. Call it first, before the other checks, so an aborted call does no work.
  */
-export function asyncArgs(options: Unchecked<AsyncOptions>): AsyncArgs {
+function asyncArgs(options: Unchecked<AsyncOptions>): AsyncArgs {
   const signal = signalOption(options.signal);
   const onProgress = progressOption<(progress: Progress) => void>(options.onProgress);
   signal?.throwIfAborted();

@@ -58,8 +58,8 @@ export interface NativeMetricsAddon {
  * N up to 7924: native 4.9 us, fallback 6.4 us (its counter spans max N). Both give the same exact integer counts, so
  * the results do not change; the moments stay native.
  */
-export const SMALL_HISTOGRAM_TASKS = 64;
-export const SMALL_HISTOGRAM_MAX_N = 256;
+const SMALL_HISTOGRAM_TASKS = 64;
+const SMALL_HISTOGRAM_MAX_N = 256;
 
 /** `level`: the SIMD level code (KGRANK_SIMD) the aggregate's and the sampler's kernels run at, as the counting kernels'. */
 export function nativeMetricKernels(

@@ -12,7 +12,7 @@ import { constants } from "node:buffer";
 import { allocationFailure, KgrankInputError, KgrankMemoryError } from "./errors";
 
 /** Bytes for a message: "8589934592 bytes (8.0 GiB)". */
-export function formatBytes(n: number): string {
+function formatBytes(n: number): string {
   const units = ["KiB", "MiB", "GiB", "TiB"];
   let v = n;
   let u = -1;
@@ -45,7 +45,7 @@ export function allocate<T>(argument: string, file: string | undefined, bytes: n
  * the length (buffer.constants.MAX_LENGTH = 2^32 elements, whatever their size); since Node 22 it caps the bytes
  * (MAX_LENGTH = 2^53 - 1 bytes, so 2^53 / bytesPerElement elements). The minimum of the two readings is exact on both.
  */
-export function typedArrayLimit(bytesPerElement: number): number {
+function typedArrayLimit(bytesPerElement: number): number {
   return Math.min(constants.MAX_LENGTH, Math.floor(Number.MAX_SAFE_INTEGER / bytesPerElement));
 }
 

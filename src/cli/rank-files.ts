@@ -45,7 +45,7 @@ const NPZ_ARRAYS = [
   "pessimistic",
   "num_candidates",
 ] as const;
-export const TSV_HEADER = "side\thead\trelation\ttail\toptimistic\trealistic\tpessimistic\tnum_candidates";
+const TSV_HEADER = "side\thead\trelation\ttail\toptimistic\trealistic\tpessimistic\tnum_candidates";
 
 function notRanksOut(file: string, why: string): KgrankInputError {
   return new KgrankInputError(

@@ -10,7 +10,7 @@ const EPS = 1e-16;
 const TINY = 1e-300;
 
 /** ln Γ(x) for x > 0 (Lanczos, g = 7, n = 9; relative error below 1e-15). */
-export function logGamma(x: number): number {
+function logGamma(x: number): number {
   const c = [
     0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
     12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
@@ -53,7 +53,7 @@ function betaFraction(a: number, b: number, x: number): number {
 }
 
 /** Regularized incomplete beta I_x(a, b). */
-export function incompleteBeta(x: number, a: number, b: number): number {
+function incompleteBeta(x: number, a: number, b: number): number {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
   const front = Math.exp(logGamma(a + b) - logGamma(a) - logGamma(b) + a * Math.log(x) + b * Math.log1p(-x));

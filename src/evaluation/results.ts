@@ -99,7 +99,7 @@ export interface DegreeOptions {
 }
 
 /** Distinct known triples of a filtered evaluation (summed filter sizes for states that did not record it). */
-export function knownTriples(info: EvaluationInfo): number {
+function knownTriples(info: EvaluationInfo): number {
   return info.knownTriples ?? info.filterTriples.reduce((a, b) => a + b, 0);
 }
 

@@ -39,7 +39,7 @@ export function checkBootstrap(value: unknown): Required<BootstrapOptions> | nul
 }
 
 /** The union of both sides' tasks (head first), with weights when either side has them. */
-export function bothSides(head: SidePart, tail: SidePart): SidePart {
+function bothSides(head: SidePart, tail: SidePart): SidePart {
   const buffer = new TaskBuffer();
   buffer.append(head.cols);
   buffer.append(tail.cols);

@@ -50,7 +50,7 @@ export function squaredDeviations(r: ArrayLike<number>): number {
   return d.value();
 }
 
-export const NORMAL_QUARTILE = 0.6744897501960817; // Phi^-1(3/4)
+const NORMAL_QUARTILE = 0.6744897501960817; // Phi^-1(3/4)
 
 export function median(values: Float64Array, weights: Float64Array | null): number {
   const n = values.length;

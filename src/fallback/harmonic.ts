@@ -4,7 +4,7 @@
  */
 import { CompensatedSum } from "../numeric/compensated";
 
-export const HARMONIC_TABLE_LIMIT = 1 << 16;
+const HARMONIC_TABLE_LIMIT = 1 << 16;
 let tables: { h1: Float64Array; h2: Float64Array } | null = null;
 
 function harmonicTables(): { h1: Float64Array; h2: Float64Array } {

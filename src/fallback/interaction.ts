@@ -19,7 +19,7 @@ const fround = Math.fround;
  * float32; the two roundings differ from one only when the double sum lies exactly halfway between two float32
  * values and the sum was inexact, in which case the exact remainder (TwoSum) picks the side.
  */
-export function fma32(a: number, b: number, c: number): number {
+function fma32(a: number, b: number, c: number): number {
   const p = a * b;
   const s = p + c;
   const r = fround(s);
@@ -38,7 +38,7 @@ export function fma32(a: number, b: number, c: number): number {
  * disagree in the last bit for a few percent of arguments). Cody-Waite reduction by pi/2 in three 33-bit parts, then
  * the Taylor series of sin and cos to r^17 / r^18 in Horner form.
  */
-export function cosSin(x: number): [number, number] {
+function cosSin(x: number): [number, number] {
   const p1 = 1.57079632673412561417;
   const p2 = 6.0771005063039659766e-11;
   const p3 = 2.0222662487111664558e-21;

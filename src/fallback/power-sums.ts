@@ -6,7 +6,7 @@
 import { CompensatedSum } from "../numeric/compensated";
 
 /** Term-by-term sweep limit M of the centred power sums; Euler-Maclaurin above it. */
-export const POWER_SWEEP_LIMIT = 256;
+const POWER_SWEEP_LIMIT = 256;
 
 /** expm1(a log x), by its Taylor polynomial when `small` (|a log x| < 0.02). */
 function centredPower(a: number, x: number, small: boolean): number {

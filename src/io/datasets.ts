@@ -65,7 +65,7 @@ export interface LoadDatasetOptions {
 }
 
 /** The bundled data/ folder, found from the source (src/io) or compiled (dist/cjs/io) location. */
-export function bundledDataDir(): string {
+function bundledDataDir(): string {
   for (const up of [
     ["..", ".."],
     ["..", "..", ".."],
@@ -76,12 +76,12 @@ export function bundledDataDir(): string {
   return path.resolve(__dirname, "..", "..", "..", "data");
 }
 
-export function defaultDatasetDir(): string {
+function defaultDatasetDir(): string {
   return process.env.KGRANK_DATASETS || path.resolve(process.cwd(), "datasets");
 }
 
 /** Canonical dataset name, or a KgrankInputError listing the known ones. */
-export function datasetName(name: string): string {
+function datasetName(name: string): string {
   const key = typeof name === "string" ? name.trim().toLowerCase() : "";
   const canonical = ALIASES[key];
   if (!canonical) {
@@ -106,7 +106,7 @@ function isDir(p: string): boolean {
  * The file of a split in `dir`: SPLIT.tsv, or SPLIT.txt as FB15k-237, WN18RR and CoDEx are distributed by their
  * authors (the same tab-separated triples); null when neither exists.
  */
-export function splitFile(dir: string, split: Split): string | null {
+function splitFile(dir: string, split: Split): string | null {
   for (const ext of [".tsv", ".txt"]) {
     const file = path.join(dir, split + ext);
     if (existsSync(file)) return file;
@@ -115,7 +115,7 @@ export function splitFile(dir: string, split: Split): string | null {
 }
 
 /** Resolves where a dataset's splits live. */
-export function datasetDirectory(
+function datasetDirectory(
   name: string | undefined,
   options: LoadDatasetOptions = {},
 ): { name: string; directory: string } {

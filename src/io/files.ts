@@ -13,7 +13,7 @@ import { quoted } from "../text/suggest";
  * A path for a message: as given up to PATH_MAX (4096) characters, else quoted() (cut, with its length): only a path
  * that cannot be opened is that long, and a caller's 1 MB string must not come back whole.
  */
-export function shownPath(path: string): string {
+function shownPath(path: string): string {
   return typeof path === "string" && path.length <= 4096 ? path : quoted(String(path));
 }
 
@@ -34,7 +34,7 @@ export function fileError(argument: string, path: string, e: unknown): KgrankInp
 }
 
 /** Throws unless `path` is a regular file (after following links). */
-export function checkRegularFile(path: string, argument: string): void {
+function checkRegularFile(path: string, argument: string): void {
   let st;
   try {
     st = statSync(path);

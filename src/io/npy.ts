@@ -266,7 +266,7 @@ class PySyntaxError {
 }
 
 /** Up to ECHO code points of cps[start, end) for a message: controls as '?', surrogates as U+FFFD, '...' if cut. */
-export function echoCodePoints(cps: ArrayLike<number>, start: number, end: number): string {
+function echoCodePoints(cps: ArrayLike<number>, start: number, end: number): string {
   let s = "";
   const stop = Math.min(end, start + ECHO);
   for (let i = start; i < stop; i++) {
@@ -691,8 +691,6 @@ export function parseNpy(bytes: Uint8Array, argument = "file"): NpyData {
     argument,
   );
 }
-
-export { fileError } from "./files";
 
 /**
  * Reads a .npy file: the header first, then the data in one positioned read into a buffer allocated for the

@@ -157,7 +157,11 @@ function invalidUtf8Message(line: number, byte: number, column: number): string 
   );
 }
 
-/** The TypeScript splitter: the fallback backend's, and the reference of the C++ port. */
+/**
+ * The TypeScript splitter: the fallback backend's, and the reference of the C++ port. Also used by
+ * bench/parse-tsv.mjs, through dist/.
+ * @public
+ */
 export function splitTsvTriplesTs(text: string, argument = "file"): [string, string, string][] {
   const rows: [string, string, string][] = [];
   let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
@@ -274,7 +278,7 @@ export function* mapTriplesSteps(
 }
 
 /** Reads a TSV file of labelled triples as text (argument names the path in errors). */
-export function readTsvRows(path: string, argument = "file"): [string, string, string][] {
+function readTsvRows(path: string, argument = "file"): [string, string, string][] {
   checkTsvPath(path, argument);
   return runSteps(tsvRowsSteps(readRegularFile(path, argument), path, argument));
 }

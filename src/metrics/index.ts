@@ -15,6 +15,5 @@ export type {
   Interval,
   RankMetric,
   RankType,
-  ResultSide,
   ValueRange,
 } from "./types";

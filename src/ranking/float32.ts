@@ -4,7 +4,7 @@ const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
 /** The largest float32 that is <= x (x finite or infinite, not NaN). */
-export function float32Floor(x: number): number {
+function float32Floor(x: number): number {
   const nearest = Math.fround(x);
   if (nearest <= x) return nearest;
   // nearest > x: step one float32 toward -Infinity.

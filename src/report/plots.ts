@@ -15,7 +15,7 @@ import type { RankResults } from "../evaluation/results";
 /** Bars kept at each end of the per-relation plot when there are more than twice as many relations. */
 export const RELATION_ENDS = 20;
 /** Characters of a relation label on the per-relation axis; longer ones keep their end, after an ellipsis. */
-export const RELATION_LABEL_CHARS = 36;
+const RELATION_LABEL_CHARS = 36;
 
 export const PLOT_NAMES = ["ranks", "hits", "relations", "categories", "degrees"] as const;
 export type PlotName = (typeof PLOT_NAMES)[number];

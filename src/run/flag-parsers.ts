@@ -33,7 +33,7 @@ export function listArg(v: string): string[] {
     .filter(Boolean);
 }
 
-export function ksArg(v: string): number[] {
+function ksArg(v: string): number[] {
   return listArg(v).map((s) => {
     const n = Number(s);
     if (!Number.isSafeInteger(n) || n < 1)

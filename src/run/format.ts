@@ -1,5 +1,5 @@
 /** Output formatting for the CLI: CSV, JSON and p-values here; tables and numbers from src/text/table. */
-export { fmt, markdownTable, table, textTable } from "../text/table";
+export { fmt, table } from "../text/table";
 
 export type Format = "table" | "json" | "csv" | "markdown";
 export const FORMATS: readonly Format[] = ["table", "json", "csv", "markdown"];

@@ -42,7 +42,7 @@ export interface EmbeddingModelOptions {
   normalizeEntities?: boolean;
 }
 
-export const EMBEDDING_MODEL_KEYS = optionKeys<EmbeddingModelOptions>({
+const EMBEDDING_MODEL_KEYS = optionKeys<EmbeddingModelOptions>({
   interaction: 1,
   entityEmbeddings: 1,
   relationEmbeddings: 1,

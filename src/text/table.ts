@@ -15,7 +15,7 @@ export function fmt(v: number | undefined | null, digits = 4): string {
 }
 
 /** Columns whose header starts with one of these are left-aligned; the rest (numbers) right-aligned. */
-export function textTable(header: string[], rows: string[][], leftColumns = 1): string {
+function textTable(header: string[], rows: string[][], leftColumns = 1): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: string[]) =>
     cells
@@ -25,7 +25,7 @@ export function textTable(header: string[], rows: string[][], leftColumns = 1): 
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }
 
-export function markdownTable(header: string[], rows: string[][], leftColumns = 1): string {
+function markdownTable(header: string[], rows: string[][], leftColumns = 1): string {
   const esc = (c: string) => c.replace(/\|/g, "\\|");
   return [
     `| ${header.map(esc).join(" | ")} |`,
