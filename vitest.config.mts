@@ -51,7 +51,6 @@ const once = [
   "test/parity.test.ts",
   "test/large.test.ts",
   "test/cli-process.test.ts",
-  "test/shard.test.ts",
   "test/queue.test.ts",
   "test/report.test.ts",
 ];

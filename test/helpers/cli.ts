@@ -10,16 +10,26 @@ import type { Run } from "./process";
 
 export type { Run } from "./process";
 
-/** Runs `kgrank args` in-process in `cwd`; the result has the exit code `main` resolves to as its status. */
-export async function kgrank(args: string[], cwd: string): Promise<Run> {
+/**
+ * Runs `kgrank args` in-process in `cwd`; the result has the exit code `main` resolves to as its status. `env` sets
+ * variables the CLI reads while it runs (SLURM_ARRAY_TASK_ID, TMPDIR, ...), restored afterwards; the backend was
+ * chosen when the test project loaded, so KGRANK_BACKEND and its kin need a process (helpers/process.ts).
+ */
+export async function kgrank(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
   let stdout = "";
   let stderr = "";
   const before = process.cwd();
+  const saved = Object.keys(env).map((k) => [k, process.env[k]] as const);
   process.chdir(cwd);
+  Object.assign(process.env, env);
   try {
     const status = await main(args, { stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s) });
     return { status, signal: null, stdout, stderr };
   } finally {
+    for (const [k, v] of saved) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
     process.chdir(before);
   }
 }
