@@ -5,8 +5,7 @@
  * step. CLI and file cases live in test/cli*.test.ts and are listed there too.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import * as os from "node:os";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -48,6 +47,7 @@ import {
 import { zipSync } from "fflate";
 import { backendLabel } from "./helpers/backend";
 import { decodeState, encodeState } from "../src/evaluation/state";
+import { tempDir } from "./helpers/temp";
 
 const label = backendLabel;
 
@@ -95,7 +95,7 @@ function npzPatched(level: 0 | 6, patch: (z: Uint8Array, dv: DataView, cd: numbe
   return z;
 }
 const latin1Tsv = (() => {
-  const p = path.join(mkdtempSync(path.join(os.tmpdir(), "kgrank-bad-input-")), "latin1.tsv");
+  const p = path.join(tempDir("bad-input"), "latin1.tsv");
   writeFileSync(p, Buffer.from("a\tr\tcaf\u00e9\n", "latin1"));
   return p;
 })();
@@ -104,7 +104,7 @@ const latin1Tsv = (() => {
  * are not regular files: a FIFO (read, it blocks until a writer comes) and /dev/zero (never ends).
  */
 const modelFiles = (() => {
-  const d = mkdtempSync(path.join(os.tmpdir(), "kgrank-bad-model-"));
+  const d = tempDir("bad-model");
   const p = (name: string) => path.join(d, name);
   writeFileSync(p("entity.npy"), encodeNpy(f32(6), [3, 2]));
   writeFileSync(p("relation.npy"), encodeNpy(f32(2), [1, 2]));

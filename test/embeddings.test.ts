@@ -6,10 +6,9 @@
  * metrics (MRR, MR, Hits@k) always within what those open tasks can move them (below 1e-6 for MRR but in one
  * FB15k-237 case), else equal. float64 accumulation must match exactly up to 1e-9 ties.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
 import {
   EmbeddingModel,
@@ -24,6 +23,7 @@ import { deflated, safetensorsFile, stored, zip } from "./helpers/archives";
 import { backendLabel } from "./helpers/backend";
 import { loadBundled, loadShared, type MappedDataset, sharedDataset } from "./helpers/datasets";
 import { type Name, randomValues, refMagnitude, type RefModel, refScore } from "./helpers/embedding-reference";
+import { tempDir } from "./helpers/temp";
 
 interface Case {
   name: Name;
@@ -360,8 +360,7 @@ describe(`ranking from embeddings on FB15k-237 [${backendLabel}]`, () => {
 
 describe(`a model from .npy / .npz / safetensors files, float32 and float64, on Nations [${backendLabel}]`, () => {
   const ds = loadBundled("nations");
-  const dir = mkdtempSync(path.join(tmpdir(), "kgrank-emb-files-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir("emb-files");
   const n = ds.entities.length;
   const nr = ds.relations.length;
   const width = 16; // ComplEx, 8 complex dimensions, interleaved

@@ -6,11 +6,10 @@
  * bounded heap or address space.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
-import * as os from "node:os";
+import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import * as path from "node:path";
 import { crc32 } from "node:zlib";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
 import { zipSync } from "fflate";
 
@@ -31,9 +30,9 @@ import { expectShape, readArray, readNumbers } from "../src/cli/shared";
 import { splitTsvBytes } from "../src/io/tsv";
 import { deflated, zip } from "./helpers/archives";
 import { external, runs } from "./helpers/external";
+import { tempDir } from "./helpers/temp";
 
-const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-io-rel-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("io-rel");
 
 function file(name: string, bytes: Uint8Array | string): string {
   const p = path.join(dir, name);

@@ -8,25 +8,15 @@
  * KGRANK_PREBUILD_ARCHES=x64 skips the arm64 prebuild (needs g++-aarch64-linux-gnu; CI installs it).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import * as os from "node:os";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 
 import { external, runs } from "./helpers/external";
+import { tempDir } from "./helpers/temp";
 
 const root = path.resolve(__dirname, "..");
-const work = mkdtempSync(path.join(os.tmpdir(), "kgrank-pack-"));
+const work = tempDir("pack");
 let tarball = "";
 /** The tarball as packed from the repository, without prebuilds: what other platforms compile from source. */
 let sourceTarball = "";
@@ -108,8 +98,6 @@ beforeAll(() => {
   tarball = path.join(work, meta2.filename);
   files = meta2.files.map((f: { path: string }) => f.path);
 }, 1_000_000);
-
-afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe("npm package", () => {
   it("ships what a build needs and nothing else", () => {

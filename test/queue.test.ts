@@ -6,9 +6,8 @@
  * redis-server or the optional bullmq package is missing (CI installs both and fails on the skip).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, writeFileSync, mkdirSync } from "node:fs";
 import * as net from "node:net";
-import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -18,10 +17,11 @@ import { loadDataset, writeNpy } from "../src/index";
 import { randomValues } from "./helpers/embedding-reference";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { external, runs } from "./helpers/external";
+import { tempDir } from "./helpers/temp";
 
 const root = path.resolve(__dirname, "..");
 const bin = path.join(root, "bin", "kgrank.js");
-const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-queue-"));
+const dir = tempDir("queue");
 const p = (name: string) => path.join(dir, name);
 
 let bullmqInstalled = true;
@@ -273,7 +273,6 @@ describe.skipIf(missing)(
     afterAll(async () => {
       for (const c of children) await kill(c);
       await stopRedis();
-      rmSync(dir, { recursive: true, force: true });
     });
 
     it("a queue run with two workers prints exactly the single-process evaluate (bundled datasets, breakdowns, bootstrap)", async () => {
