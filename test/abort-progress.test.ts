@@ -1,5 +1,5 @@
 /**
- * A long evaluation inside a server (issue 16): every async API takes an AbortSignal (`signal`) and long ones report
+ * A long evaluation inside a server: every async API takes an AbortSignal (`signal`) and long ones report
  * progress (`onProgress`). On every backend: an aborted call rejects with the signal's reason (an "AbortError"
  * DOMException by default), at once when the signal is already aborted and at the next task boundary when it is
  * aborted mid-run, and records nothing - the evaluator afterwards gives exactly the results of one that never saw

@@ -1,5 +1,5 @@
 /**
- * The bad-input matrix (issue 8): every public entry point fed every kind of bad input it can meet. Each case must
+ * The bad-input matrix: every public entry point fed every kind of bad input it can meet. Each case must
  * throw (or reject with) the named error class whose `argument` names the offending argument, on every backend;
  * never crash, abort or hang. The README's "Reliability" section lists these kinds; a test below keeps the two in
  * step. CLI and file cases live in test/cli*.test.ts and are listed there too.
@@ -706,7 +706,7 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: "numEntities",
   },
-  // ---- options objects and metric names (issue 14) -------------------------------------------------------------
+  // ---- options objects and metric names ------------------------------------------------------------------------
   {
     kind: "unknown option key (filter for filterTriples)",
     call: () => new RankEvaluator({ numEntities: 3, filter: [triples] } as never),
@@ -719,7 +719,7 @@ export const CASES: Case[] = [
     error: UnknownMetricError,
   },
   { kind: "negative k in a Hits name", call: () => getMetric("hits@-1"), error: KgrankInputError, argument: "query" },
-  // ---- ranking from embeddings (issue 15) ------------------------------------------------------------------------
+  // ---- ranking from embeddings -------------------------------------------------------------------------------------
   {
     kind: "embeddings NaN",
     call: () => emb({ entityEmbeddings: { data: Float32Array.of(0, 0, 0, NaN, 0, 0), shape: [3, 2] } }),
@@ -858,7 +858,7 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: "triples",
   },
-  // ---- cancellation and progress of async calls (issue 16) ---------------------------------------------------------
+  // ---- cancellation and progress of async calls ---------------------------------------------------------------------
   {
     kind: "signal not an AbortSignal",
     call: () => computeRanks({ scores: f32(4), numColumns: 2, trueIndices: [0, 0], signal: "stop" as never }),

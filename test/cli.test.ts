@@ -337,7 +337,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       writeFileSync(path.join(d, "test.tsv"), test);
       return d;
     };
-    // Before: "numEntities: must be an integer from 1 ..." and "finalize(): no task was added".
+    // The dataset's flag and file are named, not the library's argument ("numEntities") or finalize().
     expectUserError(
       await kgrank(["evaluate", "--dataset-dir", make("empty-train", "", "a\tr\tb\n")]),
       /--dataset: .*train\.tsv holds no triple: entity and relation ids come from the training triples/,
@@ -346,7 +346,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       await kgrank(["evaluate", "--dataset-dir", make("unseen", "a\tr\tb\n", "x\tr\ty\nz\tq\tw\n")]),
       /--split: the test split of unseen has no triple to evaluate: all 2 have an entity or relation unseen in train/,
     );
-    // Before: "the true score of task 50 of the batch": no file, no side, no row of the file.
+    // The file, the side and the row of the file are named, not a task of a batch.
     const scores = new Float32Array(rows * n);
     scores.fill(NaN, 50 * n, 51 * n);
     writeNpy(p("nan-row.npy"), scores, [rows, n]);
@@ -635,7 +635,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
   });
 
   it("echoed input is bounded: a 50,000-dimension .npy or an .npz of two 60,000-character names as --scores-tail", async () => {
-    // Before: a 150 KB and a 120 KB line on stderr.
+    // The one line on stderr stays under 600 characters though the shape and the names would take 150 KB and 120 KB.
     writeFileSync(p("dims-50k.npy"), encodeNpy(Float32Array.of(0.5), new Array<number>(50_000).fill(1)));
     const r = await kgrank(["evaluate", "--scores-tail", "dims-50k.npy"]);
     expectUserError(

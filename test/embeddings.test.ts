@@ -108,8 +108,8 @@ const HITS = [1, 3, 10] as const;
  * Hits@1/3/10 per side and both) against the reference's: equal up to summation rounding (1e-12) plus what the
  * tasks the float32 bound leaves open can move them by. An open task's rank (the evaluator's and the exact one) lies
  * in [1 + above, 1 + aboveOrClose], so it can move MRR by at most 1/(1 + above) - 1/(1 + aboveOrClose), MR by
- * aboveOrClose - above, Hits@k by 1 when k lies in that interval, each divided by the number of tasks. The issue's
- * promise, metrics within 1e-6 of the float64 reference, is asserted wherever that bound is below 1e-6 (on the
+ * aboveOrClose - above, Hits@k by 1 when k lies in that interval, each divided by the number of tasks. The promise
+ * of metrics within 1e-6 of the float64 reference is asserted wherever that bound is below 1e-6 (on the
  * FB15k-237 cases here it is for MRR but in one case, whose bound is 3e-6). Finalizes the evaluator; returns its
  * results and the number of open tasks.
  */

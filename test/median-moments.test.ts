@@ -239,7 +239,7 @@ describe("median E and Var: closed forms and cost", () => {
       expect(relErr(m.v, v)).toBeLessThanOrEqual(1e-12);
     }
   });
-  it("the cost does not grow with N: N = 1e8 and 2^31-1 cost about what N = 1e5 does (was O(N): 47 s and 1.6 GB at 1e8)", () => {
+  it("the cost does not grow with N: N = 1e8 and 2^31-1 cost about what N = 1e5 does (an O(N) method takes 47 s and 1.6 GB at 1e8)", () => {
     // CPU-time ratios to N = 1e5 (test/helpers/cost.ts): measured 0.5-4 (odd n: ~1; even n: log-like growth of the
     // joint sum); an O(N) method gives >= 1000 at 1e8. 20 calls per run keep each measurement well above the clock.
     for (const n of [3, 4]) {

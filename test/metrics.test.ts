@@ -46,7 +46,7 @@ const ALL_KEYS = [
 ];
 
 describe("catalogue", () => {
-  it("lists every metric of issue 3 under its PyKEEN key", () => {
+  it("lists every metric of Hoyt et al. 2022 under its PyKEEN key", () => {
     const keys = listMetrics().map((m) => m.key);
     for (const k of ALL_KEYS) expect(keys).toContain(k);
     expect(new Set(keys).size).toBe(keys.length);
@@ -163,7 +163,7 @@ describe("metric names as types", () => {
 });
 
 describe("weights at the ends of the double range", () => {
-  it("weights whose sum overflows ([1e308] x 3) give the equal-weight values, E and Var (was an abort / a hang)", () => {
+  it("weights whose sum overflows ([1e308] x 3) give the equal-weight values, E and Var (no abort, no hang)", () => {
     const r = [1, 2, 4];
     const N = [5, 5, 9];
     const huge = [1e308, 1e308, 1e308];
@@ -198,7 +198,7 @@ describe("names a user gets wrong", () => {
   });
 
   it("the suggestion search compares at most 64 characters of a query, whatever its length (its cost is bounded)", () => {
-    // The work, not the time (was 2.5 s for 4e5 characters: edit distances over the whole query): every string the
+    // The work, not the time (edit distances over a whole 4e5-character query take seconds): every string the
     // search compares passes through `normalize`, the query once, cut to 64 characters, then each name once.
     const seen: number[] = [];
     const names = ["mean_rank", "hits_at_10", "inverse_harmonic_mean_rank", "mean_rank"];

@@ -291,8 +291,7 @@ describe.skipIf(missing)(
       fb.name("a queue run of FB15k-237's filtered test evaluation with two workers equals the single process"),
       async () => {
         // FB15k-237's filter-index build (synchronous; the dataset loads asynchronously) holds a worker's event loop for
-        // a second or more on a loaded machine: with the kill tests' 2 s lock its job was declared stalled. The default
-        // 30 s lock here.
+        // a second or more on a loaded machine, longer than the kill tests' 2 s lock: the default 30 s lock here.
         const workers = [worker("fb-a", dir, 30_000), worker("fb-b", dir, 30_000)];
         const args = [
           "--dataset",
