@@ -48,6 +48,7 @@ import { zipSync } from "fflate";
 import { backendLabel } from "./helpers/backend";
 import { decodeState, encodeState } from "../src/evaluation/state";
 import { tempDir } from "./helpers/temp";
+import { caughtFrom, expectError } from "./helpers/errors";
 
 const label = backendLabel;
 
@@ -1067,15 +1068,8 @@ describe(`bad-input matrix on ${label}`, () => {
   });
   for (const c of CASES) {
     it(`${c.kind} -> ${c.error.name}${c.argument ? ` naming ${c.argument}` : ""}`, async () => {
-      let err: unknown = null;
-      try {
-        await c.call();
-      } catch (e) {
-        err = e;
-      }
-      expect(err, "no error was raised").toBeInstanceOf(c.error);
-      if (c.argument) expect((err as KgrankInputError).argument).toBe(c.argument);
-      expect((err as Error).message.length).toBeGreaterThan(10);
+      const err = expectError(await caughtFrom(c.call), c.error, c.argument);
+      expect(err.message.length).toBeGreaterThan(10);
     });
   }
 

@@ -30,6 +30,7 @@ import { expectShape, readArray, readNumbers } from "../src/cli/shared";
 import { splitTsvBytes } from "../src/io/tsv";
 import { deflated, zip } from "./helpers/archives";
 import { external, runs } from "./helpers/external";
+import { expectError, thrownBy } from "./helpers/errors";
 import { tempDir } from "./helpers/temp";
 
 const dir = tempDir("io-rel");
@@ -59,15 +60,7 @@ function npy(dict: string, data: Uint8Array = new Uint8Array(0), version = 1): U
 
 const i32 = (...v: number[]) => new Uint8Array(Int32Array.from(v).buffer);
 
-function errorOf(call: () => unknown): KgrankInputError {
-  try {
-    call();
-  } catch (e) {
-    expect(e).toBeInstanceOf(KgrankInputError);
-    return e as KgrankInputError;
-  }
-  throw new Error("no error was raised");
-}
+const errorOf = (call: () => unknown): KgrankInputError => expectError(thrownBy(call), KgrankInputError);
 
 describe(".npy header: a Python dict literal, as NumPy reads it", () => {
   it("duplicate keys: the last one wins, as in a Python dict", () => {
