@@ -49,6 +49,7 @@ const once = [
   "test/loader.test.ts",
   "test/determinism.test.ts",
   "test/parity.test.ts",
+  "test/references.test.ts",
   "test/large.test.ts",
   "test/cli-process.test.ts",
   "test/queue.test.ts",
