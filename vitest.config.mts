@@ -43,8 +43,9 @@ if (!["default", "matrix", "package"].includes(tier)) {
 const onlyTs = (process.env.KGRANK_BACKEND ?? "").toLowerCase() === "ts";
 
 const behaviour = ["test/**/*.test.ts"];
-// Run once, not per backend: they compare every backend in one process, choose the backend themselves, or test the
-// process (spawned `kgrank` commands) rather than a backend.
+// Run once, not per backend: they compare every backend in one process, recompute the backend-independent references
+// the other files read from fixtures, choose the backend themselves, test the process (spawned `kgrank` commands)
+// rather than a backend, or feed inputs past 2^31 elements (the best native level only).
 const once = [
   "test/loader.test.ts",
   "test/determinism.test.ts",
