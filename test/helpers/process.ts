@@ -18,6 +18,8 @@ export interface RunOptions {
   cwd?: string;
   /** Added to (or, with `undefined`, removed from) this process's environment. */
   env?: Record<string, string | undefined>;
+  /** false: the child's environment is `env` alone, not this process's with `env` on top (default true). */
+  inheritEnv?: boolean;
   input?: string;
   /** Milliseconds before the process is killed (default 120 s). */
   timeout?: number;
@@ -29,7 +31,8 @@ export const KGRANK_BIN = path.resolve(__dirname, "..", "..", "bin", "kgrank.js"
 /** Runs `command args` to completion and returns its exit status, signal and output (UTF-8). */
 export function runProcess(command: string, args: string[], options: RunOptions = {}): Run {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...process.env, ...options.env })) if (v !== undefined) env[k] = v;
+  const base = options.inheritEnv === false ? {} : process.env;
+  for (const [k, v] of Object.entries({ ...base, ...options.env })) if (v !== undefined) env[k] = v;
   const r = spawnSync(command, args, {
     cwd: options.cwd,
     env,
