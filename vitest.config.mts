@@ -45,7 +45,8 @@ const onlyTs = (process.env.KGRANK_BACKEND ?? "").toLowerCase() === "ts";
 const behaviour = ["test/**/*.test.ts"];
 // Run once, not per backend: they compare every backend in one process, recompute the backend-independent references
 // the other files read from fixtures, choose the backend themselves, test the process (spawned `kgrank` commands)
-// rather than a backend, or feed inputs past 2^31 elements (the best native level only).
+// rather than a backend, test TypeScript-only code (the paired statistics of `compare`) or feed inputs past 2^31
+// elements (the best native level only).
 const once = [
   "test/loader.test.ts",
   "test/determinism.test.ts",
@@ -53,6 +54,7 @@ const once = [
   "test/references.test.ts",
   "test/large.test.ts",
   "test/cli-process.test.ts",
+  "test/compare.test.ts",
   "test/queue.test.ts",
   "test/report.test.ts",
 ];
