@@ -1,8 +1,16 @@
 /**
- * Every behavioural test runs once per backend: one vitest project per native SIMD level this CPU supports (the
- * best level with the machine's threads, lower levels single-threaded) plus the pure-TS fallback. Each project
- * gets a fresh module graph with KGRANK_BACKEND / KGRANK_SIMD / KGRANK_THREADS set, so the public functions run on
- * that backend. `KGRANK_BACKEND=ts npm test` runs the fallback project only.
+ * Three tiers of tests, chosen by KGRANK_TEST_TIER (the npm scripts set it):
+ *
+ * - default (`npm test`): every behavioural file on the pure-TS fallback and on the best native SIMD level with
+ *   the machine's threads, plus the `once` files (they compare every backend in one process, choose the backend
+ *   themselves, or are about the process and not the backend).
+ * - matrix (`npm run test:matrix`): the kernel-facing files, whose native code paths differ by SIMD level, at every
+ *   level this CPU supports (the best with the machine's threads, lower levels single-threaded). The fallback is
+ *   not a SIMD level: `npm test` covers it.
+ * - package (`npm run test:package`): packing, installing and compiling the package.
+ *
+ * Each project gets a fresh module graph with KGRANK_BACKEND / KGRANK_SIMD / KGRANK_THREADS set, so the public
+ * functions run on that backend. `KGRANK_BACKEND=ts npm test` runs the fallback project only.
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -28,22 +36,56 @@ function nativeLevels(): AddonInfo | null {
   return null;
 }
 
+const tier = process.env.KGRANK_TEST_TIER || "default";
+if (!["default", "matrix", "package"].includes(tier)) {
+  throw new Error(`KGRANK_TEST_TIER=${tier} is not a tier: use default, matrix or package.`);
+}
 const onlyTs = (process.env.KGRANK_BACKEND ?? "").toLowerCase() === "ts";
+
 const behaviour = ["test/**/*.test.ts"];
-// Run once, not per backend: they start subprocesses per backend themselves, or compare every backend in one process.
+// Run once, not per backend: they compare every backend in one process, recompute the backend-independent references
+// the other files read from fixtures, choose the backend themselves, test the process (spawned `kgrank` commands)
+// rather than a backend, test TypeScript-only code (the paired statistics of `compare`), check the repository's
+// documents against the code (architecture, docs examples, the metric table, the status enum) or feed inputs past
+// 2^31 elements (the best native level only).
 const once = [
-  "test/package.test.ts",
   "test/loader.test.ts",
   "test/determinism.test.ts",
   "test/parity.test.ts",
-  "test/shard.test.ts",
+  "test/references.test.ts",
+  "test/large.test.ts",
+  "test/cli-process.test.ts",
+  "test/compare.test.ts",
   "test/queue.test.ts",
   "test/report.test.ts",
   "test/architecture.test.ts",
+  "test/docs-examples.test.ts",
+  "test/metrics-docs.test.ts",
+  "test/status.test.ts",
+];
+// Packing, `npm install` and compiling the addon: `npm run test:package`.
+const packaging = ["test/package.test.ts"];
+// The files whose kernels have SIMD-dependent code paths (counting, ranks, the filter index, chunked counters,
+// the evaluator, embedding scorers, expectations, the median, sampled statistics, metric aggregation).
+const kernelFacing = [
+  "test/count.test.ts",
+  "test/ranks.test.ts",
+  "test/filter-index.test.ts",
+  "test/chunked.test.ts",
+  "test/rank-counter.test.ts",
+  "test/evaluator.test.ts",
+  "test/embeddings.test.ts",
+  "test/expectation.test.ts",
+  "test/median-moments.test.ts",
+  "test/estimate.test.ts",
+  "test/metrics.test.ts",
 ];
 
-const projects: object[] = [];
-if (!onlyTs) {
+function backendProject(name: string, include: string[], env: Record<string, string>): object {
+  return { extends: true, test: { name, include, exclude: [...once, ...packaging], env } };
+}
+
+function nativeProjects(include: string[], allLevels: boolean): object[] {
   const info = nativeLevels();
   if (!info) {
     throw new Error(
@@ -51,31 +93,31 @@ if (!onlyTs) {
         "or run the fallback's tests alone with KGRANK_BACKEND=ts npm test.",
     );
   }
-  for (const level of info.simdLevels) {
-    const best = level.level === info.bestSimd;
-    const threads = best ? String(info.hardwareThreads) : "1";
-    projects.push({
-      extends: true,
-      test: {
-        name: `native-${level.name}-t${threads}`,
-        include: behaviour,
-        exclude: once,
-        env: { KGRANK_BACKEND: "native", KGRANK_SIMD: level.name, KGRANK_THREADS: threads },
-      },
+  const levels = allLevels ? info.simdLevels : info.simdLevels.filter((l) => l.level === info.bestSimd);
+  return levels.map((level) => {
+    const threads = level.level === info.bestSimd ? String(info.hardwareThreads) : "1";
+    return backendProject(`native-${level.name}-t${threads}`, include, {
+      KGRANK_BACKEND: "native",
+      KGRANK_SIMD: level.name,
+      KGRANK_THREADS: threads,
     });
-  }
+  });
 }
-projects.push({
-  extends: true,
-  test: {
-    name: "ts",
-    include: behaviour,
-    exclude: once,
-    env: { KGRANK_BACKEND: "ts", KGRANK_SIMD: "", KGRANK_THREADS: "" },
-  },
-});
-if (!onlyTs) {
-  projects.push({ extends: true, test: { name: "once", include: once, testTimeout: 600_000, hookTimeout: 600_000 } });
+
+const tsProject = (include: string[]) =>
+  backendProject("ts", include, { KGRANK_BACKEND: "ts", KGRANK_SIMD: "", KGRANK_THREADS: "" });
+const long = { testTimeout: 600_000, hookTimeout: 600_000 };
+
+const projects: object[] = [];
+if (tier === "package") {
+  projects.push({ extends: true, test: { name: "package", include: packaging, ...long } });
+} else if (tier === "matrix") {
+  if (onlyTs) throw new Error("The matrix runs the native SIMD levels; KGRANK_BACKEND=ts npm test runs the fallback.");
+  projects.push(...nativeProjects(kernelFacing, true));
+} else {
+  if (!onlyTs) projects.push(...nativeProjects(behaviour, false));
+  projects.push(tsProject(behaviour));
+  if (!onlyTs) projects.push({ extends: true, test: { name: "once", include: once, ...long } });
 }
 
 export default defineConfig({

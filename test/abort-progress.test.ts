@@ -1,5 +1,5 @@
 /**
- * A long evaluation inside a server (issue 16): every async API takes an AbortSignal (`signal`) and long ones report
+ * A long evaluation inside a server: every async API takes an AbortSignal (`signal`) and long ones report
  * progress (`onProgress`). On every backend: an aborted call rejects with the signal's reason (an "AbortError"
  * DOMException by default), at once when the signal is already aborted and at the next task boundary when it is
  * aborted mid-run, and records nothing - the evaluator afterwards gives exactly the results of one that never saw
@@ -8,8 +8,7 @@
  * the call's own progress reports.
  */
 import { getEventListeners } from "node:events";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import * as os from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -35,6 +34,9 @@ import { splitTsvBytes, splitTsvSteps } from "../src/io/tsv";
 import { backendLabel } from "./helpers/backend";
 import { loadBundled, SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { rng } from "./helpers/reference";
+import { tempDir } from "./helpers/temp";
+
+const abortDir = tempDir("abort");
 
 const info = backendInfo();
 const label = backendLabel;
@@ -143,7 +145,7 @@ describe(`abort and progress on ${label}`, () => {
     const cols = N;
     const rows = test.length / 3;
     const trueIndices = Int32Array.from({ length: rows }, (_, i) => test[3 * i + 2]!);
-    const npy = path.join(mkdtempSync(path.join(os.tmpdir(), "kgrank-abort-")), "a.npy");
+    const npy = path.join(abortDir, "a.npy");
     writeFileSync(npy, encodeNpy(Float32Array.of(1, 2, 3)));
     const reason = new Error("stop now");
     for (const signal of [AbortSignal.abort(), AbortSignal.abort(reason)]) {
@@ -417,7 +419,7 @@ describe(`abort and progress on ${label}`, () => {
 });
 
 describe(`async readers on ${label}`, () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-async-readers-"));
+  const dir = tempDir("async-readers");
 
   it("readNpyAsync equals readNpy for every conversion path, also past one decoding step", async () => {
     const n = 200_000;

@@ -10,24 +10,23 @@
  *   - messages are short (no echo of a long name, shape or header).
  * Runs on every backend: the members' .npy headers are parsed by the native parser on native projects.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import * as os from "node:os";
+import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 
 import fc from "fast-check";
 import { zipSync } from "fflate";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
 import { encodeNpy, KgrankInputError, parseNpz, parseSafetensors, readNpz, readSafetensors } from "../src/index";
 import type { NpyData } from "../src/io/npy";
 import { encodeNpz } from "../src/io/npz-write";
 import { backendLabel } from "./helpers/backend";
 import { deflated, zip } from "./helpers/archives";
+import { tempDir } from "./helpers/temp";
 
 const RUNS = Number(process.env.KGRANK_PROPERTY_RUNS ?? 1000);
 const MAX_MESSAGE = 1000;
-const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-archive-props-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("archive-props");
 
 type Outcome = "ok" | "error";
 

@@ -157,10 +157,10 @@ describe(`async safety on ${label}`, () => {
   }
 
   // A Worker terminated while its native jobs are queued or running: the environment's teardown drains the jobs
-  // and settles nothing into the dying environment. Before, the first termination aborted the process
-  // ("terminate called after throwing an instance of 'Napi::Error'", exit 134). Every async entry point, 4 rounds;
-  // every other one with the addon loaded by the workers alone (Node then unloads it with the last worker: the pool
-  // threads crashed in unmapped code, exit 139, 2 of 6 runs, until the addon pinned itself).
+  // and settles nothing into the dying environment: the process stays alive (no abort, exit 134, from a Napi::Error
+  // thrown into a dying environment). Every async entry point, 4 rounds; every other one with the addon loaded by the
+  // workers alone (Node unloads an addon with its last worker, so the addon pins itself: its pool threads must never
+  // run in unmapped code, exit 139).
   const asyncEntryPoints = [
     "countScores",
     "computeRanks",
@@ -185,11 +185,11 @@ describe(`async safety on ${label}`, () => {
     }, 150_000);
   }
 
-  // Inputs that change while native code uses them (issue 18 item 2): a SharedArrayBuffer written by a second thread
+  // Inputs that change while native code uses them: a SharedArrayBuffer written by a second thread
   // during the calls, or an index array overwritten right after an async call returned its promise. A score may
   // change (garbage in, garbage out), an index never: every call returns a valid result or throws a KgrankError.
-  // Before: SIGSEGV (computeRanks, mutate-after-call, filterIndex, metricValue), and computeRanksSync threw the
-  // addon's raw RangeError. In a child process, so that a crash fails this test and nothing else.
+  // No SIGSEGV and no raw RangeError from the addon. In a child process, so that a crash fails this test and nothing
+  // else.
   const hammerCases = [
     "computeRanksSync",
     "computeRanks",
@@ -221,9 +221,9 @@ describe(`async safety on ${label}`, () => {
     }, 300_000);
   }
 
-  // Allocation failure (issue 18 item 3): under a virtual-memory limit, an input whose buffers cannot fit fails with
-  // KgrankMemoryError naming the operation, and the process goes on. Before: std::bad_alloc escaped the binding (the
-  // filter index) or a pool thread (the Monte-Carlo estimate) and aborted the process (exit 134).
+  // Allocation failure: under a virtual-memory limit, an input whose buffers cannot fit fails with KgrankMemoryError
+  // naming the operation, and the process goes on: std::bad_alloc escapes neither the binding (the filter index) nor a
+  // pool thread (the Monte-Carlo estimate), so there is no abort (exit 134).
   const memoryCases: [string, string, boolean][] = [
     ["filterIndex", "buildFilterIndex", true],
     ["estimate", "sampleStatistic", false],

@@ -1,12 +1,11 @@
 /**
- * The bad-input matrix (issue 8): every public entry point fed every kind of bad input it can meet. Each case must
+ * The bad-input matrix: every public entry point fed every kind of bad input it can meet. Each case must
  * throw (or reject with) the named error class whose `argument` names the offending argument, on every backend;
  * never crash, abort or hang. docs/reliability.md lists these kinds; a test below keeps the two in
  * step. CLI and file cases live in test/cli*.test.ts and are listed there too.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import * as os from "node:os";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -48,6 +47,8 @@ import {
 import { zipSync } from "fflate";
 import { backendLabel } from "./helpers/backend";
 import { decodeState, encodeState } from "../src/evaluation/state";
+import { tempDir } from "./helpers/temp";
+import { caughtFrom, expectError } from "./helpers/errors";
 
 const label = backendLabel;
 
@@ -95,7 +96,7 @@ function npzPatched(level: 0 | 6, patch: (z: Uint8Array, dv: DataView, cd: numbe
   return z;
 }
 const latin1Tsv = (() => {
-  const p = path.join(mkdtempSync(path.join(os.tmpdir(), "kgrank-bad-input-")), "latin1.tsv");
+  const p = path.join(tempDir("bad-input"), "latin1.tsv");
   writeFileSync(p, Buffer.from("a\tr\tcaf\u00e9\n", "latin1"));
   return p;
 })();
@@ -104,7 +105,7 @@ const latin1Tsv = (() => {
  * are not regular files: a FIFO (read, it blocks until a writer comes) and /dev/zero (never ends).
  */
 const modelFiles = (() => {
-  const d = mkdtempSync(path.join(os.tmpdir(), "kgrank-bad-model-"));
+  const d = tempDir("bad-model");
   const p = (name: string) => path.join(d, name);
   writeFileSync(p("entity.npy"), encodeNpy(f32(6), [3, 2]));
   writeFileSync(p("relation.npy"), encodeNpy(f32(2), [1, 2]));
@@ -706,7 +707,7 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: "numEntities",
   },
-  // ---- options objects and metric names (issue 14) -------------------------------------------------------------
+  // ---- options objects and metric names ------------------------------------------------------------------------
   {
     kind: "unknown option key (filter for filterTriples)",
     call: () => new RankEvaluator({ numEntities: 3, filter: [triples] } as never),
@@ -719,7 +720,7 @@ export const CASES: Case[] = [
     error: UnknownMetricError,
   },
   { kind: "negative k in a Hits name", call: () => getMetric("hits@-1"), error: KgrankInputError, argument: "query" },
-  // ---- ranking from embeddings (issue 15) ------------------------------------------------------------------------
+  // ---- ranking from embeddings -------------------------------------------------------------------------------------
   {
     kind: "embeddings NaN",
     call: () => emb({ entityEmbeddings: { data: Float32Array.of(0, 0, 0, NaN, 0, 0), shape: [3, 2] } }),
@@ -858,7 +859,7 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: "triples",
   },
-  // ---- cancellation and progress of async calls (issue 16) ---------------------------------------------------------
+  // ---- cancellation and progress of async calls ---------------------------------------------------------------------
   {
     kind: "signal not an AbortSignal",
     call: () => computeRanks({ scores: f32(4), numColumns: 2, trueIndices: [0, 0], signal: "stop" as never }),
@@ -1067,15 +1068,8 @@ describe(`bad-input matrix on ${label}`, () => {
   });
   for (const c of CASES) {
     it(`${c.kind} -> ${c.error.name}${c.argument ? ` naming ${c.argument}` : ""}`, async () => {
-      let err: unknown = null;
-      try {
-        await c.call();
-      } catch (e) {
-        err = e;
-      }
-      expect(err, "no error was raised").toBeInstanceOf(c.error);
-      if (c.argument) expect((err as KgrankInputError).argument).toBe(c.argument);
-      expect((err as Error).message.length).toBeGreaterThan(10);
+      const err = expectError(await caughtFrom(c.call), c.error, c.argument);
+      expect(err.message.length).toBeGreaterThan(10);
     });
   }
 

@@ -7,14 +7,12 @@
 import { describe, expect, it } from "vitest";
 
 import { KgrankInputError, KgrankStateError, RankEvaluator, RankResults } from "../src/index";
-import { loadBundled } from "./helpers/datasets";
 import { rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
+import { umls } from "./helpers/umls";
 
 const label = backendLabel;
-const umls = loadBundled("umls");
-const N = umls.entities.length;
-const { train, valid, test } = umls.splits;
+const { N, train, valid, test } = umls();
 const filter = [train, valid, test];
 type Side = "head" | "tail";
 

@@ -9,14 +9,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import { KgrankInputError, KgrankStateError, RankEvaluator } from "../src/index";
-import { loadBundled } from "./helpers/datasets";
 import { rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
+import { umls } from "./helpers/umls";
 
 const label = backendLabel;
-const umls = loadBundled("umls");
-const N = umls.entities.length;
-const { train, valid, test } = umls.splits;
+const { N, train, valid, test } = umls();
 const filter = [train, valid, test];
 type Side = "head" | "tail";
 const rows = test.length / 3;

@@ -1,35 +1,23 @@
 /**
  * `kgrank evaluate --positive-scores p.npy --negative-scores n.npy`: OGB's sampled protocol without a dataset, as a
- * user runs it (bin/kgrank.js from dist/ on this project's backend). Its realistic ranks must be the ones
+ * user runs it (in-process through `main(argv, out)`, on this project's backend). Its realistic ranks must be the ones
  * ogbEvaluate() gives on the same arrays (element for element, through --ranks-out), its MRR the mean of OGB's
  * mrr_list up to float32 rounding (1e-7), its Hits@k the means of the hits lists exactly; shards merge to the same
  * output; every wrong flag or file is one line naming the flag.
  */
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import * as os from "node:os";
+import { readFileSync } from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 
 import { ogbEvaluateSync, parseNpz, writeNpy } from "../src/index";
 import { backendLabel } from "./helpers/backend";
+import { expectUserError, kgrank as runIn, type Run } from "./helpers/cli";
 import { rng } from "./helpers/reference";
+import { tempDir } from "./helpers/temp";
 
-const bin = path.resolve(__dirname, "..", "bin", "kgrank.js");
-const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-ogb-cli-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("ogb-cli");
 const p = (name: string) => path.join(dir, name);
-
-function kgrank(args: string[]) {
-  const r = spawnSync(process.execPath, [bin, ...args], { cwd: dir, encoding: "utf8", timeout: 120_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-function expectUserError(r: ReturnType<typeof kgrank>, pattern: RegExp): void {
-  expect(r.status, r.stderr).toBe(1);
-  expect(r.stderr.trim().split("\n"), r.stderr).toHaveLength(1);
-  expect(r.stderr).toMatch(pattern);
-}
+const kgrank = (args: string[]): Promise<Run> => runIn(args, dir);
 
 const n = 600;
 const K = 40;
@@ -62,9 +50,9 @@ describe(`kgrank evaluate --positive-scores / --negative-scores [${backendLabel}
     ["float32", ["pos.npy", "neg.npy"], f32],
     ["float64, positives (n, 1)", ["pos64.npy", "neg64.npy"], f64],
   ] as const) {
-    it(`${what}: the realistic ranks are ogbEvaluate's, MRR and Hits@k the means of its lists`, () => {
+    it(`${what}: the realistic ranks are ogbEvaluate's, MRR and Hits@k the means of its lists`, async () => {
       const out = `ranks-${files[0]}.npz`;
-      const r = kgrank([
+      const r = await kgrank([
         "evaluate",
         "--positive-scores",
         files[0],
@@ -103,8 +91,8 @@ describe(`kgrank evaluate --positive-scores / --negative-scores [${backendLabel}
     });
   }
 
-  it("prints evaluate's table; shards merge to the unsharded output; the state compares", () => {
-    const t = kgrank([
+  it("prints evaluate's table; shards merge to the unsharded output; the state compares", async () => {
+    const t = await kgrank([
       "evaluate",
       "--positive-scores",
       "pos.npy",
@@ -118,7 +106,7 @@ describe(`kgrank evaluate --positive-scores / --negative-scores [${backendLabel}
       /^pos\.npy and neg\.npy \(600 tasks x 40 negatives, no dataset\), sampled negatives \(unfiltered\)/m,
     );
     expect(t.stdout).toMatch(/^inverse_harmonic_mean_rank\s+[\d.]+\s+[\d.]+/m);
-    const whole = kgrank([
+    const whole = await kgrank([
       "evaluate",
       "--positive-scores",
       "pos.npy",
@@ -130,7 +118,7 @@ describe(`kgrank evaluate --positive-scores / --negative-scores [${backendLabel}
       "20",
     ]);
     for (const i of [0, 1, 2]) {
-      const s = kgrank([
+      const s = await kgrank([
         "evaluate",
         "--positive-scores",
         "pos.npy",
@@ -146,34 +134,36 @@ describe(`kgrank evaluate --positive-scores / --negative-scores [${backendLabel}
       ]);
       expect(s.status, s.stderr).toBe(0);
     }
-    const merged = kgrank(["merge", "ogb-2.state", "ogb-0.state", "ogb-1.state", "--format", "json"]);
+    const merged = await kgrank(["merge", "ogb-2.state", "ogb-0.state", "ogb-1.state", "--format", "json"]);
     expect(merged.status, merged.stderr).toBe(0);
     expect(merged.stdout).toBe(whole.stdout);
     expect(
-      kgrank([
-        "evaluate",
-        "--positive-scores",
-        "pos.npy",
-        "--negative-scores",
-        "neg.npy",
-        "--save-state",
-        "ogb.state",
-        "--quiet",
-      ]).status,
+      (
+        await kgrank([
+          "evaluate",
+          "--positive-scores",
+          "pos.npy",
+          "--negative-scores",
+          "neg.npy",
+          "--save-state",
+          "ogb.state",
+          "--quiet",
+        ])
+      ).status,
     ).toBe(0);
-    const c = kgrank(["compare", "ogb.state", "ogb.state", "--samples", "50", "--format", "json"]);
+    const c = await kgrank(["compare", "ogb.state", "ogb.state", "--samples", "50", "--format", "json"]);
     expect(c.status, c.stderr).toBe(0);
     expect(JSON.parse(c.stdout).tasks).toBe(n);
   });
 
-  it("refuses, one line naming the flag: a missing half, a dataset flag, wrong shapes and dtypes, a NaN positive", () => {
+  it("refuses, one line naming the flag: a missing half, a dataset flag, wrong shapes and dtypes, a NaN positive", async () => {
     const both = ["--positive-scores", "pos.npy", "--negative-scores", "neg.npy"];
     expectUserError(
-      kgrank(["evaluate", "--positive-scores", "pos.npy"]),
+      await kgrank(["evaluate", "--positive-scores", "pos.npy"]),
       /^kgrank: --positive-scores: needs --negative-scores FILE/,
     );
     expectUserError(
-      kgrank(["evaluate", "--negative-scores", "neg.npy"]),
+      await kgrank(["evaluate", "--negative-scores", "neg.npy"]),
       /^kgrank: --negative-scores: needs --positive-scores FILE/,
     );
     for (const extra of [
@@ -185,34 +175,34 @@ describe(`kgrank evaluate --positive-scores / --negative-scores [${backendLabel}
       ["--interaction", "distmult"],
     ]) {
       expectUserError(
-        kgrank(["evaluate", ...both, ...extra]),
+        await kgrank(["evaluate", ...both, ...extra]),
         new RegExp(
           `^kgrank: ${extra[0]}: does not apply to --positive-scores / --negative-scores \\(sampled ranking without a dataset\\)`,
         ),
       );
     }
     expectUserError(
-      kgrank(["evaluate", "--positive-scores", "pos-2d.npy", "--negative-scores", "neg.npy"]),
+      await kgrank(["evaluate", "--positive-scores", "pos-2d.npy", "--negative-scores", "neg.npy"]),
       /--positive-scores: shape \(600, 2\) is not \(n,\)/,
     );
     expectUserError(
-      kgrank(["evaluate", "--positive-scores", "pos.npy", "--negative-scores", "neg-short.npy"]),
+      await kgrank(["evaluate", "--positive-scores", "pos.npy", "--negative-scores", "neg-short.npy"]),
       /--negative-scores: shape \(599, 40\) does not match \(600, K\)/,
     );
     expectUserError(
-      kgrank(["evaluate", "--positive-scores", "pos.npy", "--negative-scores", "neg-int.npy"]),
+      await kgrank(["evaluate", "--positive-scores", "pos.npy", "--negative-scores", "neg-int.npy"]),
       /--negative-scores: dtype i4 is not a float type/,
     );
     expectUserError(
-      kgrank(["evaluate", "--positive-scores", "missing.npy", "--negative-scores", "neg.npy"]),
+      await kgrank(["evaluate", "--positive-scores", "missing.npy", "--negative-scores", "neg.npy"]),
       /--positive-scores: cannot read missing\.npy: no such file/,
     );
     expectUserError(
-      kgrank(["evaluate", "--positive-scores", "pos-nan.npy", "--negative-scores", "neg.npy"]),
+      await kgrank(["evaluate", "--positive-scores", "pos-nan.npy", "--negative-scores", "neg.npy"]),
       /--positive-scores: the true score of row 123 of pos-nan\.npy is NaN/,
     );
     expectUserError(
-      kgrank(["evaluate", "--positive-scores", "pos-nan.npy", "--negative-scores", "neg.npy", "--shard", "1/2"]),
+      await kgrank(["evaluate", "--positive-scores", "pos-nan.npy", "--negative-scores", "neg.npy", "--shard", "1/2"]),
       /--shard: needs --save-state/,
     );
   });

@@ -2,9 +2,9 @@
  * Paired comparison: the distributions against closed forms and SciPy (t, normal, exact Wilcoxon), the paired
  * t-test and Wilcoxon signed-rank test against SciPy's ttest_rel and wilcoxon (ties, zeros, n above and below 50),
  * the randomization test against exact enumeration of all 2^n swaps at tiny n (within 4 Monte-Carlo standard
- * errors), Holm and Benjamini–Hochberg against hand-worked values, and compareRuns end to end on Nations.
+ * errors), Holm and Benjamini–Hochberg against hand-worked values, and compareRuns end to end on Nations. The
+ * statistics are TypeScript whatever the backend, so the file runs once (vitest's "once" project, native backend).
  */
-import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 
 import { normalTwoSided, studentTwoSided, wilcoxonExactTwoSided } from "../src/compare/distributions";
@@ -13,13 +13,14 @@ import { FrequencyBaseline, getMetric, KgrankInputError, loadDataset, metricValu
 import { lowerHalfKeyed, quantile, streamKey, uniform01Keyed } from "../src/numeric";
 import { backendLabel } from "./helpers/backend";
 import { external, pythonWith } from "./helpers/external";
+import { runProcess } from "./helpers/process";
 import { rng } from "./helpers/reference";
 
 const python = pythonWith("scipy", "numpy");
 const scipy = external("Python with SciPy", python !== null, "install Debian's python3-scipy (or pip install scipy)");
 
 function py(code: string, input: unknown): unknown {
-  const r = spawnSync(python!, ["-c", code], { input: JSON.stringify(input), encoding: "utf8" });
+  const r = runProcess(python!, ["-c", code], { input: JSON.stringify(input) });
   if (r.status !== 0) throw new Error(r.stderr);
   return JSON.parse(r.stdout);
 }

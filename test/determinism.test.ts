@@ -1,5 +1,5 @@
 /**
- * Determinism (issue 8): the same evaluation (UMLS, seeded scores with ties and NaN, filtered, both sides, bootstrap
+ * Determinism: the same evaluation (UMLS, seeded scores with ties and NaN, filtered, both sides, bootstrap
  * intervals, a Monte-Carlo estimate) run in fresh processes under every backend setting: native at each SIMD level
  * with 1 and 2 threads must agree bit for bit; the TypeScript fallback must give identical ranks and metrics within
  * 1e-12 relative. Runs scripts/determinism-run.cjs against dist/ (rebuilt from src/ when stale by the globalSetup,

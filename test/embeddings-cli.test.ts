@@ -1,34 +1,28 @@
 /**
- * `kgrank evaluate` from embeddings as a user runs it (bin/kgrank.js from dist/, in a subprocess on this project's
- * backend): explicit .npy files, an OGB KnowledgeGraphEmbedding model directory (config.json, RotatE phases), a
+ * `kgrank evaluate` from embeddings as a user runs it (in-process through `main(argv, out)`, on this project's
+ * backend; a subprocess only under a memory limit): explicit .npy files, an OGB KnowledgeGraphEmbedding model directory (config.json, RotatE phases), a
  * DGL-KE directory with shuffled rows and an entities.tsv id map (plain TransE: L2), .npz / safetensors files, shards
  * merged with kgrank merge, the OGB protocol; `--format json` must equal the library's results for the same model.
  */
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
 import { EmbeddingModel, encodeNpy, loadDataset, loadEmbeddingModel, RankEvaluator } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { deflated, safetensorsFile, zip } from "./helpers/archives";
+import { kgrank as runIn, type Run } from "./helpers/cli";
 import { randomValues } from "./helpers/embedding-reference";
+import { KGRANK_BIN, runProcess } from "./helpers/process";
+import { tempDir } from "./helpers/temp";
 
-const bin = path.resolve(__dirname, "..", "bin", "kgrank.js");
-const dir = mkdtempSync(path.join(tmpdir(), "kgrank-emb-"));
+const dir = tempDir("emb-cli");
 const ds = loadDataset("nations");
 const n = ds.numEntities;
 const nr = ds.numRelations;
 
-function kgrank(args: string[]) {
-  const r = spawnSync(process.execPath, [bin, "evaluate", "--dataset", "nations", ...args], {
-    cwd: dir,
-    encoding: "utf8",
-    timeout: 120_000,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+/** `kgrank evaluate --dataset nations args`, in-process in the test folder. */
+const kgrank = (args: string[]): Promise<Run> => runIn(["evaluate", "--dataset", "nations", ...args], dir);
 
 function library(model: EmbeddingModel, negatives?: Int32Array) {
   const ev = new RankEvaluator({
@@ -64,9 +58,8 @@ writeFileSync(path.join(dir, "entity.npy"), encodeNpy(ent, [n, 16]));
 writeFileSync(path.join(dir, "relation.npy"), encodeNpy(rel, [nr, 16]));
 
 describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  it("explicit files: --format json equals the library's results", () => {
-    const r = kgrank([
+  it("explicit files: --format json equals the library's results", async () => {
+    const r = await kgrank([
       "--interaction",
       "distmult",
       "--entity-embeddings",
@@ -78,7 +71,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       "--quiet",
     ]);
     expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
+    expect(r.status).toBe(0);
     const got = JSON.parse(r.stdout);
     expect(got.setting).toBe("filtered by train+valid+test");
     const model = new EmbeddingModel({
@@ -89,9 +82,9 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expectClose(got.results, library(model));
   });
 
-  it("an OGB KnowledgeGraphEmbedding directory (RotatE: halves, phases scaled by pi / embedding_range)", () => {
+  it("an OGB KnowledgeGraphEmbedding directory (RotatE: halves, phases scaled by pi / embedding_range)", async () => {
     const d = path.join(dir, "ogb-rotate");
-    spawnSync("mkdir", ["-p", d]);
+    mkdirSync(d, { recursive: true });
     const relPhases = randomValues(nr * 8, 5, 0.6);
     writeFileSync(path.join(d, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
     writeFileSync(path.join(d, "relation_embedding.npy"), encodeNpy(relPhases, [nr, 8]));
@@ -105,7 +98,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
         double_relation_embedding: false,
       }),
     );
-    const r = kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
+    const r = await kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
     expect(r.stderr).toBe("");
     const model = new EmbeddingModel({
       interaction: "rotate",
@@ -117,9 +110,9 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expectClose(JSON.parse(r.stdout).results, library(model));
   });
 
-  it("a DGL-KE directory with rows in another order, mapped through entities.tsv; a missing label is an error", () => {
+  it("a DGL-KE directory with rows in another order, mapped through entities.tsv; a missing label is an error", async () => {
     const d = path.join(dir, "dglke");
-    spawnSync("mkdir", ["-p", d]);
+    mkdirSync(d, { recursive: true });
     const order = Array.from({ length: n }, (_, i) => (i * 5 + 3) % n); // row j holds entity order[j]
     const shuffled = new Float32Array(n * 16);
     order.forEach((e, j) => shuffled.set(ent.subarray(e * 16, e * 16 + 16), j * 16));
@@ -127,7 +120,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     writeFileSync(path.join(d, "Nations_TransE_l2_relation.npy"), encodeNpy(rel, [nr, 16]));
     writeFileSync(path.join(d, "config.json"), JSON.stringify({ model: "TransE_l2", emb_size: 16, gamma: 12 }));
     writeFileSync(path.join(d, "entities.tsv"), order.map((e, j) => `${j}\t${ds.entityLabels[e]}`).join("\n") + "\n");
-    const r = kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
+    const r = await kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
     expect(r.stderr).toBe("");
     const model = new EmbeddingModel({
       interaction: "transe-l2",
@@ -139,12 +132,12 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       path.join(d, "entities.tsv"),
       order.map((e, j) => `${j}\t${j === 0 ? "atlantis" : ds.entityLabels[e]}`).join("\n") + "\n",
     );
-    const bad = kgrank(["--model-dir", d, "--quiet"]);
-    expect(bad.code).toBe(1);
+    const bad = await kgrank(["--model-dir", d, "--quiet"]);
+    expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/has no row for the dataset's label/);
   });
 
-  it("a DGL-KE directory whose config says plain TransE is DGL-KE's TransE, the L2 distance (OGB's TransE is L1)", () => {
+  it("a DGL-KE directory whose config says plain TransE is DGL-KE's TransE, the L2 distance (OGB's TransE is L1)", async () => {
     const d = path.join(dir, "dglke-transe");
     mkdirSync(d, { recursive: true });
     writeFileSync(path.join(d, "Nations_TransE_entity.npy"), encodeNpy(ent, [n, 16]));
@@ -161,9 +154,9 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
         double_rel: false,
       }),
     );
-    const r = kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
+    const r = await kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
     expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
+    expect(r.status).toBe(0);
     const got = JSON.parse(r.stdout);
     expect(got.scorer).toMatch(/^transe-l2 from embeddings/);
     const files = [
@@ -172,13 +165,17 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       "--relation-embeddings",
       path.join(d, "Nations_TransE_relation.npy"),
     ];
-    const l2 = JSON.parse(kgrank(["--interaction", "transe-l2", ...files, "--format", "json", "--quiet"]).stdout);
-    const l1 = JSON.parse(kgrank(["--interaction", "transe-l1", ...files, "--format", "json", "--quiet"]).stdout);
+    const l2 = JSON.parse(
+      (await kgrank(["--interaction", "transe-l2", ...files, "--format", "json", "--quiet"])).stdout,
+    );
+    const l1 = JSON.parse(
+      (await kgrank(["--interaction", "transe-l1", ...files, "--format", "json", "--quiet"])).stdout,
+    );
     expect(got.results).toEqual(l2.results);
     expect(got.results).not.toEqual(l1.results); // the two distances rank these embeddings differently
   });
 
-  it("plain TransE by the directory's writer: DGL-KE (either config generation or file names) L2, OGB L1; unknown: asks", () => {
+  it("plain TransE by the directory's writer: DGL-KE (either config generation or file names) L2, OGB L1; unknown: asks", async () => {
     const load = (
       name: string,
       config: Record<string, unknown>,
@@ -223,20 +220,26 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     ).toThrow(/contradicts/);
   });
 
-  it("a deflated .npz and a float64 safetensors file print what the .npy files print, byte for byte", () => {
+  it("a deflated .npz and a float64 safetensors file print what the .npy files print, byte for byte", async () => {
     writeFileSync(path.join(dir, "entity.npz"), zip([deflated("entity.npy", encodeNpy(ent, [n, 16]))]));
     writeFileSync(
       path.join(dir, "relation.safetensors"),
       safetensorsFile({ relation: { data: Float64Array.from(rel), shape: [nr, 16] } }),
     );
     const args = ["--interaction", "distmult", "--format", "json", "--quiet"];
-    const want = kgrank([...args, "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy"]);
-    const got = kgrank([...args, "--entity-embeddings", "entity.npz", "--relation-embeddings", "relation.safetensors"]);
+    const want = await kgrank([...args, "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy"]);
+    const got = await kgrank([
+      ...args,
+      "--entity-embeddings",
+      "entity.npz",
+      "--relation-embeddings",
+      "relation.safetensors",
+    ]);
     expect(got.stderr).toBe("");
     expect(got.stdout).toBe(want.stdout);
   });
 
-  it("--shard I/3 --save-state, then kgrank merge, with --bootstrap: the unsharded output byte for byte", () => {
+  it("--shard I/3 --save-state, then kgrank merge, with --bootstrap: the unsharded output byte for byte", async () => {
     const args = [
       "--dataset",
       "nations",
@@ -256,13 +259,12 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       "json",
       "--quiet",
     ];
-    const run = (a: string[]) =>
-      spawnSync(process.execPath, [bin, ...a], { cwd: dir, encoding: "utf8", timeout: 120_000 });
+    const run = async (a: string[]) => runIn(a, dir);
     for (let i = 0; i < 3; i++) {
-      const r = run(["evaluate", ...args, "--shard", `${i}/3`, "--save-state", `emb-shard-${i}.state`]);
+      const r = await run(["evaluate", ...args, "--shard", `${i}/3`, "--save-state", `emb-shard-${i}.state`]);
       expect(r.status, r.stderr).toBe(0);
     }
-    const merged = run([
+    const merged = await run([
       "merge",
       "emb-shard-2.state",
       "emb-shard-0.state",
@@ -272,17 +274,17 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       "--quiet",
     ]);
     expect(merged.status, merged.stderr).toBe(0);
-    const whole = run(["evaluate", ...args]);
+    const whole = await run(["evaluate", ...args]);
     expect(whole.status, whole.stderr).toBe(0);
     expect(JSON.parse(whole.stdout).intervals).not.toBeNull();
     expect(merged.stdout).toBe(whole.stdout);
   });
 
-  it("--negatives-ids: the OGB protocol from embeddings", () => {
+  it("--negatives-ids: the OGB protocol from embeddings", async () => {
     const rows = ds.splits.test.length / 3;
     const neg = Int32Array.from(randomValues(rows * 5, 8), (v) => Math.floor(((v + 1) / 2) * n));
     writeFileSync(path.join(dir, "neg.npy"), encodeNpy(neg, [rows, 5]));
-    const r = kgrank([
+    const r = await kgrank([
       "--interaction",
       "distmult",
       "--entity-embeddings",
@@ -304,19 +306,19 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expectClose(JSON.parse(r.stdout).results, library(model, neg));
   });
 
-  // Id maps and config.json are read like every other input: before, `--entity-ids FIFO` blocked forever and
-  // `--entity-ids /dev/zero` under a memory limit aborted (std::bad_alloc, exit 134). Each run has a time limit, so a
-  // regression fails here instead of hanging.
-  it("--entity-ids / --relation-ids / --model-dir's config.json as a FIFO or /dev/zero (under ulimit -v): one-line error, exit 1", () => {
+  // Id maps and config.json are read like every other input: a FIFO is refused without being opened for reading, and
+  // /dev/zero under a memory limit is a bounded read, not an abort. The subprocesses have a 60 s limit and the test
+  // vitest's timeout, so a blocking read fails here instead of hanging.
+  it("--entity-ids / --relation-ids / --model-dir's config.json as a FIFO or /dev/zero (under ulimit -v): one-line error, exit 1", async () => {
     const fifo = path.join(dir, "ids.fifo");
-    spawnSync("mkfifo", [fifo]);
+    runProcess("mkfifo", [fifo]);
     const model = path.join(dir, "fifo-model");
-    spawnSync("mkdir", ["-p", model]);
+    mkdirSync(model, { recursive: true });
     writeFileSync(path.join(model, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
     writeFileSync(path.join(model, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
-    spawnSync("mkfifo", [path.join(model, "config.json")]);
+    runProcess("mkfifo", [path.join(model, "config.json")]);
     const zeroModel = path.join(dir, "zero-model");
-    spawnSync("mkdir", ["-p", zeroModel]);
+    mkdirSync(zeroModel, { recursive: true });
     writeFileSync(path.join(zeroModel, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
     writeFileSync(path.join(zeroModel, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
     symlinkSync("/dev/zero", path.join(zeroModel, "config.json"));
@@ -329,25 +331,20 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       "relation.npy",
     ];
     const limited = (args: string[]) => {
-      const r = spawnSync(
+      return runProcess(
         "bash",
         [
           "-c",
           'ulimit -v 4000000 && exec "$0" "$@"',
           process.execPath,
-          bin,
+          KGRANK_BIN,
           "evaluate",
           "--dataset",
           "nations",
           ...args,
         ],
-        {
-          cwd: dir,
-          encoding: "utf8",
-          timeout: 60_000,
-        },
+        { cwd: dir, timeout: 60_000 },
       );
-      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
     };
     const cases: [string[], RegExp][] = [
       [[...files, "--entity-ids", fifo], /^kgrank: --entity-ids: cannot read .*ids\.fifo: it is a FIFO/],
@@ -358,15 +355,15 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       [["--model-dir", zeroModel], /^kgrank: --model-dir: cannot read .*config\.json: it is a device/],
     ];
     for (const [args, re] of cases) {
-      const r = args.includes("/dev/zero") || args.includes(zeroModel) ? limited(args) : kgrank(args);
-      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(1);
+      const r = args.includes("/dev/zero") || args.includes(zeroModel) ? limited(args) : await kgrank(args);
+      expect(r.status, `${args.join(" ")}: ${r.stderr}`).toBe(1);
       expect(r.stderr.trim().split("\n")).toHaveLength(1);
       expect(r.stderr).toMatch(re);
     }
   });
 
-  it("complex without --complex-layout is refused, naming the flag's option", () => {
-    const r = kgrank([
+  it("complex without --complex-layout is refused, naming the flag's option", async () => {
+    const r = await kgrank([
       "--interaction",
       "complex",
       "--entity-embeddings",
@@ -374,7 +371,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       "--relation-embeddings",
       "relation.npy",
     ]);
-    expect(r.code).toBe(1);
+    expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/complexLayout.*halves.*interleaved/);
   });
 });

@@ -6,10 +6,9 @@
  * metrics (MRR, MR, Hits@k) always within what those open tasks can move them (below 1e-6 for MRR but in one
  * FB15k-237 case), else equal. float64 accumulation must match exactly up to 1e-9 ties.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
 import {
   EmbeddingModel,
@@ -24,6 +23,7 @@ import { deflated, safetensorsFile, stored, zip } from "./helpers/archives";
 import { backendLabel } from "./helpers/backend";
 import { loadBundled, loadShared, type MappedDataset, sharedDataset } from "./helpers/datasets";
 import { type Name, randomValues, refMagnitude, type RefModel, refScore } from "./helpers/embedding-reference";
+import { tempDir } from "./helpers/temp";
 
 interface Case {
   name: Name;
@@ -108,8 +108,8 @@ const HITS = [1, 3, 10] as const;
  * Hits@1/3/10 per side and both) against the reference's: equal up to summation rounding (1e-12) plus what the
  * tasks the float32 bound leaves open can move them by. An open task's rank (the evaluator's and the exact one) lies
  * in [1 + above, 1 + aboveOrClose], so it can move MRR by at most 1/(1 + above) - 1/(1 + aboveOrClose), MR by
- * aboveOrClose - above, Hits@k by 1 when k lies in that interval, each divided by the number of tasks. The issue's
- * promise, metrics within 1e-6 of the float64 reference, is asserted wherever that bound is below 1e-6 (on the
+ * aboveOrClose - above, Hits@k by 1 when k lies in that interval, each divided by the number of tasks. The promise
+ * of metrics within 1e-6 of the float64 reference is asserted wherever that bound is below 1e-6 (on the
  * FB15k-237 cases here it is for MRR but in one case, whose bound is 3e-6). Finalizes the evaluator; returns its
  * results and the number of open tasks.
  */
@@ -360,8 +360,7 @@ describe(`ranking from embeddings on FB15k-237 [${backendLabel}]`, () => {
 
 describe(`a model from .npy / .npz / safetensors files, float32 and float64, on Nations [${backendLabel}]`, () => {
   const ds = loadBundled("nations");
-  const dir = mkdtempSync(path.join(tmpdir(), "kgrank-emb-files-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir("emb-files");
   const n = ds.entities.length;
   const nr = ds.relations.length;
   const width = 16; // ComplEx, 8 complex dimensions, interleaved

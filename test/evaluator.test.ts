@@ -2,16 +2,15 @@ import { describe, expect, it } from "vitest";
 
 import { CompactIds } from "../src/evaluation/selection";
 import { RankEvaluator } from "../src/evaluation/evaluator";
-import { getMetric, KgrankInputError, prepareCandidates } from "../src/index";
-import { loadBundled } from "./helpers/datasets";
+import { getMetric, prepareCandidates } from "../src/index";
 import { knownAnswers, referenceRanks, rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
 import { relErr } from "./helpers/metrics-reference";
+import { umls } from "./helpers/umls";
+import { expectInputError } from "./helpers/errors";
 
 const label = backendLabel;
-const umls = loadBundled("umls");
-const N = umls.entities.length;
-const { train, valid, test } = umls.splits;
+const { N, train, valid, test } = umls();
 const allTriples = [train, valid, test];
 
 type Side = "head" | "tail";
@@ -472,15 +471,7 @@ describe(`RankEvaluator feeding on ${label}`, () => {
   ];
   for (const [what, call, argument, pattern] of bad) {
     it(`rejects ${what} with a KgrankInputError naming ${argument}`, () => {
-      let caught: unknown;
-      try {
-        call();
-      } catch (e) {
-        caught = e;
-      }
-      expect(caught).toBeInstanceOf(KgrankInputError);
-      expect((caught as KgrankInputError).argument).toBe(argument);
-      if (pattern) expect((caught as Error).message).toMatch(pattern);
+      expectInputError(call, argument, pattern);
     });
   }
 });

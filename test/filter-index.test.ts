@@ -1,22 +1,19 @@
 import { describe, expect, it } from "vitest";
 
 import { backendInfo, kernels } from "../src/backend/backend";
-import { loadBundled } from "./helpers/datasets";
+import { umls } from "./helpers/umls";
 import { knownAnswers, rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
 
 const label = backendLabel;
-const umls = loadBundled("umls");
-const all = [umls.splits.train, umls.splits.valid, umls.splits.test];
-const N = umls.entities.length;
-const R = umls.relations.length;
+const { N, R, all, test: umlsTest } = umls();
 
 describe(`filter index on ${label}`, () => {
   for (const side of ["tail", "head"] as const) {
     it(`lists exactly the known ${side}s of every key of UMLS train+valid+test, sorted, duplicates merged`, () => {
       const ref = knownAnswers(all, side);
       // Duplicated input: the test split twice.
-      const index = kernels().buildFilterIndex([...all, umls.splits.test], N, R, side);
+      const index = kernels().buildFilterIndex([...all, umlsTest], N, R, side);
       let total = 0;
       for (let a = 0; a < N; a++) {
         for (let r = 0; r < R; r++) {
@@ -31,7 +28,7 @@ describe(`filter index on ${label}`, () => {
     it(`gives filtered counts equal to NaN-masking the other known ${side}s (UMLS test, float32 and float64)`, async () => {
       const index = kernels().buildFilterIndex(all, N, R, side);
       const ref = knownAnswers(all, side);
-      const test = umls.splits.test;
+      const test = umlsTest;
       const rows = test.length / 3;
       const next = rng(17);
       for (const Ctor of [Float32Array, Float64Array]) {
@@ -73,7 +70,7 @@ describe(`filter index on ${label}`, () => {
 });
 
 describe(`countFilteredRange (a column slice of the filtered count) on ${label}`, () => {
-  const test = umls.splits.test;
+  const test = umlsTest;
   const rows = test.length / 3;
   /** Random cut points of [0, N), shuffled. */
   const tiling = (next: () => number): [number, number][] => {

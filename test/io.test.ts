@@ -4,11 +4,10 @@
  * encodeNpy); when NumPy is installed, files NumPy itself wrote are read too.
  */
 import { execFileSync } from "node:child_process";
-import fs, { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import * as os from "node:os";
+import fs, { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { zipSync } from "fflate";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 
 import {
   encodeNpy,
@@ -31,9 +30,9 @@ import { filteredCandidateCounts } from "../src/evaluation/candidate-counts";
 import { encodeNpz } from "../src/io/npz-write";
 import { loadBundled, loadShared, SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { external, runs } from "./helpers/external";
+import { tempDir } from "./helpers/temp";
 
-const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-io-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("io");
 
 /** A .npy file image from a header dict string and raw data bytes (spec: magic, version, header length, header). */
 function npyBytes(dict: string, data: Uint8Array, version = 1): Uint8Array {

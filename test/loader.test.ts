@@ -3,20 +3,18 @@
  * the compiled package (dist/), so loader behaviour, warnings and errors are observed from outside. Runs once
  * (not per backend): it chooses the backend itself.
  */
-import { spawnSync } from "node:child_process";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
+import { runProcess } from "./helpers/process";
+
 const root = path.resolve(__dirname, "..");
 
+/** `node -e code` in the repository root, without this project's backend variables unless `env` gives them. */
 function runNode(code: string, env: Record<string, string | undefined>) {
-  const merged: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) merged[k] = v;
-  for (const k of ["KGRANK_BACKEND", "KGRANK_SIMD", "KGRANK_THREADS", "KGRANK_ADDON_PATH"]) {
-    if (!(k in env)) delete merged[k];
-  }
-  const r = spawnSync(process.execPath, ["-e", code], { cwd: root, env: merged, encoding: "utf8", timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  const clean: Record<string, string | undefined> = {};
+  for (const k of ["KGRANK_BACKEND", "KGRANK_SIMD", "KGRANK_THREADS", "KGRANK_ADDON_PATH"]) clean[k] = undefined;
+  return runProcess(process.execPath, ["-e", code], { cwd: root, env: { ...clean, ...env }, timeout: 60_000 });
 }
 
 const printInfo = `console.log(JSON.stringify(require("./dist/cjs/index.js").backendInfo()))`;

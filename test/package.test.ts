@@ -7,26 +7,17 @@
  * TypeScript fallback, unless KGRANK_REQUIRE_NATIVE=1, which makes the install fail.
  * KGRANK_PREBUILD_ARCHES=x64 skips the arm64 prebuild (needs g++-aarch64-linux-gnu; CI installs it).
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import * as os from "node:os";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 
 import { external, runs } from "./helpers/external";
+import { tempDir } from "./helpers/temp";
+import { runProcess } from "./helpers/process";
 
 const root = path.resolve(__dirname, "..");
-const work = mkdtempSync(path.join(os.tmpdir(), "kgrank-pack-"));
+const work = tempDir("pack");
 let tarball = "";
 /** The tarball as packed from the repository, without prebuilds: what other platforms compile from source. */
 let sourceTarball = "";
@@ -56,16 +47,16 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
 
 function install(dir: string, env: Record<string, string>, from = tarball) {
   writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, version: "1.0.0" }));
-  return spawnSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--foreground-scripts", from], {
+  return runProcess("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--foreground-scripts", from], {
     cwd: dir,
     env: cleanEnv(env),
-    encoding: "utf8",
+    inheritEnv: false,
     timeout: 540_000,
   });
 }
 
 function node(dir: string, args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, args, { cwd: dir, env: cleanEnv(env), encoding: "utf8", timeout: 120_000 });
+  return runProcess(process.execPath, args, { cwd: dir, env: cleanEnv(env), inheritEnv: false });
 }
 
 const demo =
@@ -87,7 +78,7 @@ beforeAll(() => {
   // What `npm pack` does with its prepack script, on a copy: unpack, add the prebuilds, pack again.
   execFileSync("tar", ["xzf", sourceTarball, "-C", work]);
   const pkg = path.join(work, "package");
-  const pb = spawnSync(
+  const pb = runProcess(
     process.execPath,
     [
       path.join(root, "scripts", "prebuild.mjs"),
@@ -96,7 +87,7 @@ beforeAll(() => {
       "--arch",
       prebuildArches.join(","),
     ],
-    { cwd: root, env: cleanEnv(), encoding: "utf8", timeout: 900_000 },
+    { cwd: root, env: cleanEnv(), inheritEnv: false, timeout: 900_000 },
   );
   expect(pb.status, pb.stdout + pb.stderr).toBe(0);
   const out2 = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], {
@@ -108,8 +99,6 @@ beforeAll(() => {
   tarball = path.join(work, meta2.filename);
   files = meta2.files.map((f: { path: string }) => f.path);
 }, 1_000_000);
-
-afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe("npm package", () => {
   it("ships what a build needs and nothing else", () => {
@@ -240,18 +229,18 @@ describe("npm package", () => {
 
     it("provides the kgrank command", () => {
       const bin = path.join(dir, "node_modules", ".bin", "kgrank");
-      const r = spawnSync(bin, ["info"], { cwd: dir, env: cleanEnv(), encoding: "utf8" });
+      const r = runProcess(bin, ["info"], { cwd: dir, env: cleanEnv(), inheritEnv: false });
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/backend\s+native/);
       // The main job runs from the installed package alone: bundled data, commander, no repository files.
-      const ev = spawnSync(bin, ["evaluate", "--format", "json"], { cwd: dir, env: cleanEnv(), encoding: "utf8" });
+      const ev = runProcess(bin, ["evaluate", "--format", "json"], { cwd: dir, env: cleanEnv(), inheritEnv: false });
       expect(ev.status, ev.stderr).toBe(0);
       const j = JSON.parse(ev.stdout);
       expect([j.dataset, j.split, j.triples]).toEqual(["nations", "test", 201]);
       expect(j.results.both.realistic.inverse_harmonic_mean_rank).toBeGreaterThan(
         j.expected.both.inverse_harmonic_mean_rank,
       );
-      const bad = spawnSync(bin, ["evaluate", "--dataset", "nope"], { cwd: dir, env: cleanEnv(), encoding: "utf8" });
+      const bad = runProcess(bin, ["evaluate", "--dataset", "nope"], { cwd: dir, env: cleanEnv(), inheritEnv: false });
       expect(bad.status).toBe(1);
       expect(bad.stderr.trim().split("\n")).toHaveLength(1);
     });

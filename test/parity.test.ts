@@ -1,14 +1,36 @@
 /**
  * Every backend this process can run (native at each supported SIMD level and several thread counts, and the
- * TS fallback) gives exactly the same counts on the same inputs: score matrices, and ranking from embeddings (every
- * interaction, both complex layouts, float32 and float64: the true scores bit for bit).
+ * TS fallback) gives the same results on the same inputs, in one process (vitest's "once" project, where the addon
+ * must load): counts of score matrices and ranking from embeddings (every interaction, both complex layouts, float32
+ * and float64: the true scores bit for bit), seeded rank generation and sample statistics, metric aggregation and
+ * closed moments, and the median's E and Var (within 1e-12 relative where the order of summation differs).
  */
 import { describe, expect, it } from "vitest";
 
 import { allKernels } from "../src/backend/backend";
 import type { CountBuffers, FloatArray, Kernels } from "../src/contract/kernels";
 import { EmbeddingModel, INTERACTIONS } from "../src/scoring/embedding-model";
+import { relErr } from "./helpers/metrics-reference";
 import { rng, SPECIAL_F32, SPECIAL_F64 } from "./helpers/reference";
+
+/** The native kernels at every SIMD level the CPU supports; the addon must have loaded (at least scalar and one more). */
+function nativeKernels(): Kernels[] {
+  const native = allKernels().filter((k) => k.backend === "native");
+  expect(native.length, "the native addon did not load: parity needs it").toBeGreaterThanOrEqual(2);
+  return native;
+}
+
+/** The pure-TypeScript fallback, the reference of the comparisons. */
+function fallback(): Kernels {
+  const ts = allKernels().at(-1)!;
+  expect(ts.backend).toBe("ts");
+  return ts;
+}
+
+function lcg(seed: number): () => number {
+  let s = seed;
+  return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+}
 
 function run(k: Kernels, scores: FloatArray, cols: number, thresholds: FloatArray, threads?: number): CountBuffers {
   const rows = thresholds.length;
@@ -32,13 +54,10 @@ function kernelsWithThreads(): { name: string; kernels: Kernels; threads?: numbe
 describe("backend parity", () => {
   const variants = kernelsWithThreads();
 
-  it("includes the native kernels unless the fallback was forced", () => {
+  it("includes the native kernels at every SIMD level (3 thread counts each) and the fallback", () => {
     const native = variants.filter((v) => v.kernels.backend === "native");
-    if (process.env.KGRANK_BACKEND === "ts") {
-      expect(native.length).toBe(0);
-    } else {
-      expect(native.length).toBeGreaterThanOrEqual(3);
-    }
+    expect(native.length).toBe(3 * nativeKernels().length);
+    expect(variants.length).toBe(native.length + 1);
   });
 
   for (const [name, Ctor, specials] of [
@@ -133,5 +152,120 @@ describe("backend parity of ranking from embeddings", () => {
         });
       }
     }
+  }
+});
+
+describe("sampling kernels: native and fallback agree", () => {
+  const N = [10, 20, 50, 100, 3, 7, 1000, 2];
+
+  it("gives bit-identical ranks on every backend (counter-based 32-bit stream)", () => {
+    const big = Float64Array.from({ length: 10_000 }, (_, i) => 1 + ((i * 7919) % 2_500_000));
+    const ref = Array.from(fallback().generateRanks(big, 123, 0));
+    for (const k of nativeKernels()) expect(Array.from(k.generateRanks(big, 123, 0))).toEqual(ref);
+  });
+
+  it("is identical for a seed whatever the native thread count", () => {
+    const n = Float64Array.from(N);
+    for (const k of nativeKernels()) {
+      const one = Array.from(k.sampleStatistic(n, null, 500, 9, 2, 0, 1));
+      expect(Array.from(k.sampleStatistic(n, null, 500, 9, 2, 0, 2))).toEqual(one);
+      expect(Array.from(k.sampleStatistic(n, null, 500, 9, 2, 0, 7))).toEqual(one);
+    }
+  });
+
+  it("native and fallback sample statistics agree (bit-identical for rational statistics, 1e-12 for log-based)", () => {
+    const n = Float64Array.from(N);
+    const w = Float64Array.from(N, (_, i) => 1 + i / 3);
+    const ref = fallback();
+    for (const k of nativeKernels()) {
+      for (const stat of [0, 2, 3, 4, 5, 6, 7]) {
+        expect(Array.from(k.sampleStatistic(n, stat === 5 || stat === 7 ? null : w, 300, 4, stat, 3, 2))).toEqual(
+          Array.from(ref.sampleStatistic(n, stat === 5 || stat === 7 ? null : w, 300, 4, stat, 3)),
+        );
+      }
+      const a = k.sampleStatistic(n, w, 300, 4, 1, 0, 2);
+      const b = ref.sampleStatistic(n, w, 300, 4, 1, 0);
+      a.forEach((x, i) => expect(Math.abs(x - b[i]!) / b[i]!).toBeLessThanOrEqual(1e-12));
+    }
+  });
+});
+
+describe("metric kernels: native and fallback agree within 1e-12 relative", () => {
+  const random = rng(99);
+  const n = 200_003;
+  const ranks = Float64Array.from({ length: n }, () => 1 + Math.floor(random() * 5000) / 2);
+  const weights = Float64Array.from({ length: n }, () => 0.1 + random());
+  const N = Float64Array.from(ranks, (x) => Math.ceil(x) + Math.floor(random() * 100));
+  // few distinct weights: the weighted geometric closed form sweeps once per distinct weight (see README)
+  const fewWeights = Float64Array.from(ranks, () => 1 + Math.floor(random() * 4) / 2);
+  const ks = Float64Array.of(1, 3, 10);
+  const ref = fallback();
+  for (const k of nativeKernels()) {
+    it(`${k.backend}/${k.simd}: aggregate, median and closed moments`, () => {
+      for (const w of [null, weights]) {
+        const a = k.aggregateRanks(ranks, w, ks, 7, 2);
+        const b = ref.aggregateRanks(ranks, w, ks, 7);
+        a.forEach((x, i) => expect(relErr(x, b[i]!)).toBeLessThanOrEqual(1e-12));
+        expect(k.medianRanks(ranks, w, false)).toBe(ref.medianRanks(ranks, w, false));
+        expect(k.medianRanks(ranks, w, true)).toBe(ref.medianRanks(ranks, w, true));
+        for (const code of [0, 1, 2, 3]) {
+          const cw = w && code === 3 ? fewWeights : w;
+          const x = k.closedMoments(code, N, cw, 10);
+          const y = ref.closedMoments(code, N, cw, 10);
+          expect(relErr(x[0]!, y[0]!)).toBeLessThanOrEqual(1e-12);
+          expect(relErr(x[1]!, y[1]!)).toBeLessThanOrEqual(1e-12);
+        }
+      }
+    });
+  }
+
+  it("the native aggregate gives the same bits on 1, 2 and 7 threads, weighted and unweighted", () => {
+    for (const k of nativeKernels()) {
+      for (const w of [null, weights]) {
+        const one = k.aggregateRanks(ranks, w, ks, 7, 1);
+        for (const t of [2, 7]) expect(Array.from(k.aggregateRanks(ranks, w, ks, 7, t))).toEqual(Array.from(one));
+      }
+    }
+  });
+
+  it("histogram moments give the same bits on 1, 2 and 7 threads (bins and geometric sweep blocks)", () => {
+    const big = Float64Array.from({ length: 50_000 }, (_, i) => 1 + ((i * 104729) % 300_000));
+    for (const k of nativeKernels()) {
+      const h = k.candidateHistogram(big, null);
+      for (const code of [0, 1, 2, 3]) {
+        const one = Array.from(k.histogramMoments(code, h, big.length, 10, 1));
+        for (const t of [2, 7]) expect(Array.from(k.histogramMoments(code, h, big.length, 10, t))).toEqual(one);
+        const ts = ref.histogramMoments(code, ref.candidateHistogram(big, null), big.length, 10);
+        expect(relErr(one[0]!, ts[0]!)).toBeLessThanOrEqual(1e-12);
+        expect(relErr(one[1]!, ts[1]!)).toBeLessThanOrEqual(1e-12);
+      }
+    }
+  });
+});
+
+describe("median E and Var: native and fallback agree within 1e-12 relative", () => {
+  const rnd = lcg(11);
+  const sets: [string, Float64Array][] = [
+    ["n = 1,001, N up to 5,000", Float64Array.from({ length: 1001 }, () => 1 + Math.floor(rnd() * 5000))],
+    ["n = 20,001, N up to 2.5 M", Float64Array.from({ length: 20001 }, () => 1 + Math.floor(rnd() * 2.5e6))],
+    // Even n costs more (the joint law of the two middle ranks): its sum over the gap grows with N/n.
+    ["n = 20,000, N up to 20,000", Float64Array.from({ length: 20000 }, () => 1 + Math.floor(rnd() * 20000))],
+    ["n = 201, N up to 2^31-1", Float64Array.from({ length: 201 }, () => 1 + Math.floor(rnd() * 2147483646))],
+    // even, distinct N far apart: the joint rows' chains through the kinks, at integer and non-integer x
+    [
+      "n = 12, distinct N in 40,009..290,011",
+      Float64Array.from([40009, 61007, 83003, 97001, 120011, 131009, 150001, 171007, 190027, 230003, 260003, 290011]),
+    ],
+  ];
+  for (const [name, N] of sets) {
+    it(name, () => {
+      const ref = fallback().medianMoments(N);
+      for (const k of nativeKernels()) {
+        const m = k.medianMoments(N);
+        expect(relErr(m[0]!, ref[0]!)).toBeLessThanOrEqual(1e-12);
+        expect(relErr(m[1]!, ref[1]!)).toBeLessThanOrEqual(1e-12);
+        expect(relErr(k.medianMoments(N, false)[0]!, ref[0]!), "E alone").toBeLessThanOrEqual(1e-12);
+      }
+    });
   }
 });

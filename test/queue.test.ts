@@ -6,9 +6,8 @@
  * redis-server or the optional bullmq package is missing (CI installs both and fails on the skip).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, writeFileSync, mkdirSync } from "node:fs";
 import * as net from "node:net";
-import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -18,10 +17,11 @@ import { loadDataset, writeNpy } from "../src/index";
 import { randomValues } from "./helpers/embedding-reference";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { external, runs } from "./helpers/external";
+import { tempDir } from "./helpers/temp";
 
 const root = path.resolve(__dirname, "..");
 const bin = path.join(root, "bin", "kgrank.js");
-const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-queue-"));
+const dir = tempDir("queue");
 const p = (name: string) => path.join(dir, name);
 
 let bullmqInstalled = true;
@@ -273,7 +273,6 @@ describe.skipIf(missing)(
     afterAll(async () => {
       for (const c of children) await kill(c);
       await stopRedis();
-      rmSync(dir, { recursive: true, force: true });
     });
 
     it("a queue run with two workers prints exactly the single-process evaluate (bundled datasets, breakdowns, bootstrap)", async () => {
@@ -292,8 +291,7 @@ describe.skipIf(missing)(
       fb.name("a queue run of FB15k-237's filtered test evaluation with two workers equals the single process"),
       async () => {
         // FB15k-237's filter-index build (synchronous; the dataset loads asynchronously) holds a worker's event loop for
-        // a second or more on a loaded machine: with the kill tests' 2 s lock its job was declared stalled. The default
-        // 30 s lock here.
+        // a second or more on a loaded machine, longer than the kill tests' 2 s lock: the default 30 s lock here.
         const workers = [worker("fb-a", dir, 30_000), worker("fb-b", dir, 30_000)];
         const args = [
           "--dataset",

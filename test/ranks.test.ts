@@ -11,6 +11,7 @@ import {
 } from "../src/index";
 import { referenceRanks, rng, SPECIAL_F64, type RefRanks } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
+import { expectInputError } from "./helpers/errors";
 
 const label = backendLabel;
 
@@ -261,15 +262,7 @@ describe(`rank input checks on ${label}`, () => {
   ];
   for (const [what, call, argument, pattern] of cases) {
     it(`rejects ${what} with a KgrankInputError naming ${argument}`, () => {
-      let caught: unknown;
-      try {
-        call();
-      } catch (err) {
-        caught = err;
-      }
-      expect(caught).toBeInstanceOf(KgrankInputError);
-      expect((caught as KgrankInputError).argument).toBe(argument);
-      if (pattern) expect((caught as Error).message).toMatch(pattern);
+      expectInputError(call, argument, pattern);
     });
   }
 

@@ -5,32 +5,34 @@
  * and degree sections hold the library's numbers. `kgrank plot` writes one SVG with marks. Chromium missing:
  * skipped, with the reason in the name (CI installs it and fails on the skip).
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import * as os from "node:os";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
 import { FrequencyBaseline, loadDataset, RankEvaluator } from "../src/index";
 import { plotSpec, RELATION_ENDS } from "../src/report/plots";
 import { external, runs } from "./helpers/external";
+import { type Run, runKgrankProcess, runProcess } from "./helpers/process";
+import { tempDir } from "./helpers/temp";
 
 const root = path.resolve(__dirname, "..");
-const bin = path.join(root, "bin", "kgrank.js");
-const dir = mkdtempSync(path.join(os.tmpdir(), "kgrank-report-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("report");
 const p = (name: string) => path.join(dir, name);
 const chromium = external("chromium", runs("chromium", ["--version"]), "install Debian's chromium package");
 
-function kgrank(args: string[]) {
-  const r = spawnSync(process.execPath, [bin, ...args], { cwd: dir, encoding: "utf8", timeout: 300_000 });
+// A process per command: the plots import Vega's ES modules at run time, which vitest's module runner does not serve.
+const runIn = async (args: string[], cwd: string): Promise<Run> => runKgrankProcess(args, { cwd, timeout: 300_000 });
+
+/** `kgrank args`; it must succeed. */
+async function kgrank(args: string[]): Promise<Run> {
+  const r = await runIn(args, dir);
   expect(r.status, r.stderr).toBe(0);
   return r;
 }
 
 /** A command that must fail with one line on stderr. */
-function kgrankFails(args: string[], pattern: RegExp) {
-  const r = spawnSync(process.execPath, [bin, ...args], { cwd: dir, encoding: "utf8", timeout: 300_000 });
+async function kgrankFails(args: string[], pattern: RegExp): Promise<void> {
+  const r = await runIn(args, dir);
   expect(r.status, r.stderr).toBe(1);
   expect(r.stderr.trim().split("\n"), r.stderr).toHaveLength(1);
   expect(r.stderr).toMatch(pattern);
@@ -79,7 +81,7 @@ function saveRuns(): [string, string] {
 describe("kgrank report and plot", () => {
   const [a, b] = saveRuns();
 
-  it("the per-relation plot keeps the best and worst RELATION_ENDS relations when there are more than twice as many", () => {
+  it("the per-relation plot keeps the best and worst RELATION_ENDS relations when there are more than twice as many", async () => {
     const numRelations = 2 * RELATION_ENDS + 7;
     const ev = new RankEvaluator({ numEntities: 50, numRelations, sides: "tail" });
     const n = 3 * numRelations;
@@ -130,23 +132,23 @@ describe("kgrank report and plot", () => {
     expect(bars.some((b) => / #1$/.test(b))).toBe(true);
   });
 
-  it("plot writes one SVG with marks for each plot name; an unknown name is refused", () => {
+  it("plot writes one SVG with marks for each plot name; an unknown name is refused", async () => {
     for (const name of ["ranks", "hits", "relations"]) {
-      kgrank(["plot", name, a, "--output", p(`${name}.svg`), "--quiet"]);
+      await kgrank(["plot", name, a, "--output", p(`${name}.svg`), "--quiet"]);
       const svg = readFileSync(p(`${name}.svg`), "utf8");
       expect(svg.startsWith("<svg"), name).toBe(true);
       expect(svg).toMatch(/class="mark-(rect|line)/);
       expect(svg).toMatch(/<text[^>]*>[^<]*(rank|Hits@k|MRR)/);
     }
-    const bad = spawnSync(process.execPath, [bin, "plot", "pie", a], { encoding: "utf8" });
+    const bad = await runIn(["plot", "pie", a], dir);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/NAME: "pie" is not a plot; choose ranks, hits, relations/);
   });
 
-  it("the relation-category and degree sections: from the dataset the state records, or --dataset; the numbers are the library's", () => {
+  it("the relation-category and degree sections: from the dataset the state records, or --dataset; the numbers are the library's", async () => {
     const ds = loadDataset("nations");
-    kgrank(["evaluate", "--save-state", p("cli.state"), "--quiet"]);
-    kgrank(["report", p("cli.state"), "--output", p("cli.html"), "--quiet"]);
+    await kgrank(["evaluate", "--save-state", p("cli.state"), "--quiet"]);
+    await kgrank(["report", p("cli.state"), "--output", p("cli.html"), "--quiet"]);
     const html = readFileSync(p("cli.html"), "utf8");
     const results = RankEvaluator.deserialize(new Uint8Array(readFileSync(p("cli.state")))).finalize();
     const section = (title: string) =>
@@ -171,10 +173,7 @@ describe("kgrank report and plot", () => {
     expect(html).toMatch(/data-plot="degrees"><svg/);
     // A state that names no dataset: the sections say how to get them; --dataset brings them.
     const [a] = saveRuns();
-    const r = spawnSync(process.execPath, [bin, "report", a, "--output", p("plain.html")], {
-      cwd: dir,
-      encoding: "utf8",
-    });
+    const r = await runIn(["report", a, "--output", p("plain.html")], dir);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(
       /^kgrank report: baseline\.state: no relation-category and degree breakdowns: the state names no dataset: give --dataset NAME/m,
@@ -182,21 +181,21 @@ describe("kgrank report and plot", () => {
     expect(readFileSync(p("plain.html"), "utf8")).toMatch(
       /class="meta note">Relation-category and degree breakdowns: the state names no dataset/,
     );
-    kgrank(["report", a, "--dataset", "nations", "--output", p("with.html"), "--quiet"]);
+    await kgrank(["report", a, "--dataset", "nations", "--output", p("with.html"), "--quiet"]);
     expect(readFileSync(p("with.html"), "utf8")).toContain(section("By relation category"));
     // One plot each, from the recorded dataset.
     for (const name of ["categories", "degrees"]) {
-      kgrank(["plot", name, p("cli.state"), "--output", p(`${name}.svg`), "--quiet"]);
+      await kgrank(["plot", name, p("cli.state"), "--output", p(`${name}.svg`), "--quiet"]);
       expect(readFileSync(p(`${name}.svg`), "utf8")).toMatch(/class="mark-rect/);
     }
     // The wrong dataset, an unknown one, or none for a plot that needs it: one line naming the flag.
-    kgrankFails(
+    await kgrankFails(
       ["report", p("cli.state"), "--dataset", "umls"],
       /^kgrank: --dataset: umls has 135 entities and 46 relations, but cli\.state was evaluated over 14 entities/,
     );
-    kgrankFails(["report", p("cli.state"), "--dataset", "fb16k"], /^kgrank: --dataset: unknown dataset "fb16k"/);
-    kgrankFails(["report", p("cli.state"), "--dataset-dir", p("nowhere")], /^kgrank: --dataset-dir: /);
-    kgrankFails(
+    await kgrankFails(["report", p("cli.state"), "--dataset", "fb16k"], /^kgrank: --dataset: unknown dataset "fb16k"/);
+    await kgrankFails(["report", p("cli.state"), "--dataset-dir", p("nowhere")], /^kgrank: --dataset-dir: /);
+    await kgrankFails(
       ["plot", "degrees", a],
       /^kgrank: --dataset: the degrees plot needs the run's training triples, but the state names no dataset/,
     );
@@ -204,8 +203,19 @@ describe("kgrank report and plot", () => {
 
   it.skipIf(chromium.missing)(
     chromium.name("the report opens in headless Chromium: no console message, marks in every plot, a screenshot"),
-    () => {
-      kgrank(["report", a, b, "--dataset", "nations", "--output", p("report.html"), "--samples", "300", "--quiet"]);
+    async () => {
+      await kgrank([
+        "report",
+        a,
+        b,
+        "--dataset",
+        "nations",
+        "--output",
+        p("report.html"),
+        "--samples",
+        "300",
+        "--quiet",
+      ]);
       const html = readFileSync(p("report.html"), "utf8");
       expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=["']https?:/); // nothing fetched
       const url = `file://${p("report.html")}`;
@@ -215,12 +225,9 @@ describe("kgrank report and plot", () => {
         p("noisy.html"),
         `<!DOCTYPE html><html><body><script>console.warn("careful"); console.error("bad thing");</script></body></html>`,
       );
-      const noisy = spawnSync("chromium", [...flags, "--dump-dom", `file://${p("noisy.html")}`], {
-        encoding: "utf8",
-        timeout: 120_000,
-      });
+      const noisy = runProcess("chromium", [...flags, "--dump-dom", `file://${p("noisy.html")}`]);
       expect(consoleLines(noisy.stderr).join("\n")).toMatch(/"careful"[^]*"bad thing"/);
-      const dom = spawnSync("chromium", [...flags, "--dump-dom", url], { encoding: "utf8", timeout: 120_000 });
+      const dom = runProcess("chromium", [...flags, "--dump-dom", url]);
       expect(dom.status, dom.stderr).toBe(0);
       expect(consoleLines(dom.stderr), "console messages of the report").toEqual([]);
       const marks = /data-marks="([^"]*)"/.exec(dom.stdout)?.[1];
@@ -233,10 +240,7 @@ describe("kgrank report and plot", () => {
       const artifacts = path.join(root, "test-artifacts");
       mkdirSync(artifacts, { recursive: true });
       const shot = path.join(artifacts, "report.png");
-      const s = spawnSync("chromium", [...flags, "--window-size=1280,7000", `--screenshot=${shot}`, url], {
-        encoding: "utf8",
-        timeout: 120_000,
-      });
+      const s = runProcess("chromium", [...flags, "--window-size=1280,7000", `--screenshot=${shot}`, url]);
       expect(s.status, s.stderr).toBe(0);
       expect(existsSync(shot) && statSync(shot).size > 50_000).toBe(true);
     },

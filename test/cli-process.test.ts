@@ -1,0 +1,136 @@
+/**
+ * `kgrank` as a process (bin/kgrank.js, from dist/): what only a process shows. The bin shim's exit codes and
+ * streams, SIGINT (exit 130, no half-written file), the progress bar on a terminal, and the backend chosen from the
+ * environment the process starts with. Runs once, on the default backend; every flag and output is tested in-process
+ * by cli.test.ts.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+
+import { external, runs } from "./helpers/external";
+import { KGRANK_BIN, runKgrankProcess } from "./helpers/process";
+import { tempDir } from "./helpers/temp";
+
+const dir = tempDir("cli-process");
+const p = (name: string) => path.join(dir, name);
+
+let big: string | null = null;
+/** A synthetic dataset big enough that the baseline evaluation runs for seconds: 15,000 entities, 40,000 test triples. */
+function bigDataset(): string {
+  if (big) return big;
+  const d = mkdtempSync(path.join(dir, "big-"));
+  const E = 15000;
+  const triple = (i: number, a: number, b: number) => `e${(i * a) % E}\tr${(i * 7) % 20}\te${(i * b + 5) % E}`;
+  writeFileSync(path.join(d, "train.tsv"), Array.from({ length: 60000 }, (_, i) => triple(i, 1, 31)).join("\n") + "\n");
+  writeFileSync(path.join(d, "valid.tsv"), triple(1, 1, 31) + "\n");
+  writeFileSync(path.join(d, "test.tsv"), Array.from({ length: 40000 }, (_, i) => triple(i, 7, 13)).join("\n") + "\n");
+  return (big = d);
+}
+
+describe("kgrank as a process", () => {
+  it("the bin shim: exit 0 with the table on stdout; a user error exits 1 with one line on stderr; no args prints help", () => {
+    const ok = runKgrankProcess(["evaluate", "--metrics", "mrr", "--format", "json"], { cwd: dir });
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout).dataset).toBe("nations");
+    expect(ok.stderr).toBe("");
+    const bad = runKgrankProcess(["evaluate", "--dataset", "nope"], { cwd: dir });
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toBe("");
+    expect(bad.stderr.trim().split("\n"), bad.stderr).toHaveLength(1);
+    expect(bad.stderr).toMatch(/^kgrank: --dataset: /);
+    const help = runKgrankProcess([], { cwd: dir });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/Usage: kgrank/);
+  });
+
+  it("info on the fallback prints the whole reason it fell back", () => {
+    writeFileSync(p("not-an-addon.node"), "not a shared object");
+    const r = runKgrankProcess(["info"], {
+      cwd: dir,
+      env: { KGRANK_ADDON_PATH: p("not-an-addon.node"), KGRANK_BACKEND: "" },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const lines = r.stdout.split("\n");
+    const at = lines.findIndex((l) => l.startsWith("fallbackReason"));
+    expect(at, r.stdout).toBeGreaterThanOrEqual(0);
+    expect(lines[at]).toMatch(/the native addon could not be loaded:/);
+    expect(lines[at + 1], r.stdout).toMatch(/^\s{17}.*not-an-addon\.node/);
+  });
+
+  it("SIGINT during a long run: exit 130, a one-line message, no output file", async () => {
+    const d = bigDataset();
+    const child = spawn(
+      process.execPath,
+      [KGRANK_BIN, "evaluate", "--dataset-dir", d, "--filter", "none", "--output", "sigint.txt"],
+      { cwd: dir, env: process.env },
+    );
+    let stderr = "";
+    child.stderr.on("data", (b) => (stderr += b));
+    const closed = new Promise<number | null>((res) => child.on("close", (c, sig) => res(c ?? (sig ? 128 + 2 : null))));
+    await new Promise((res) => setTimeout(res, 1500));
+    expect(child.exitCode, "the run ended before the signal: make the synthetic dataset bigger").toBeNull();
+    child.kill("SIGINT");
+    expect(await closed).toBe(130);
+    expect(stderr.trim()).toBe("kgrank: interrupted");
+    expect(existsSync(p("sigint.txt"))).toBe(false);
+    expect(readdirSync(dir).filter((f) => f.includes("sigint"))).toEqual([]);
+  });
+
+  it("SIGINT during a long --bootstrap: exit 130 at once, no output file (the bootstrap yields to the event loop)", async () => {
+    // 1e6 replicates on Nations run for minutes; the bootstrap yields to the event loop, so the signal is handled
+    // within 10 s and no output is written.
+    const child = spawn(process.execPath, [KGRANK_BIN, "evaluate", "--bootstrap", "1000000", "--output", "boot.txt"], {
+      cwd: dir,
+      env: process.env,
+    });
+    let stderr = "";
+    child.stderr.on("data", (b) => (stderr += b));
+    const closed = new Promise<number | string | null>((res) => child.on("close", (c, sig) => res(c ?? sig)));
+    await new Promise((res) => setTimeout(res, 2500));
+    expect(child.exitCode, "the run ended before the signal").toBeNull();
+    const sent = Date.now();
+    child.kill("SIGINT");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    const code = await closed;
+    clearTimeout(timer);
+    expect(code, `exit after SIGINT (${Date.now() - sent} ms)`).toBe(130);
+    expect(stderr.trim()).toBe("kgrank: interrupted");
+    expect(existsSync(p("boot.txt"))).toBe(false);
+  });
+
+  const script = external("util-linux `script`", runs("script", ["--version"]), "install bsdutils");
+  it.skipIf(script.missing)(
+    script.name("on a terminal, work over a second shows a progress bar on stderr; --quiet hides it"),
+    async () => {
+      // util-linux `script` gives the command a pseudo-terminal and records what it prints. Each run is stopped once
+      // the bar has been seen (or after 3 s for --quiet): the bar is the point, not the table.
+      const tty = async (extra: string) => {
+        const log = p(`tty${extra ? "-quiet" : ""}.log`);
+        const cmd = `${JSON.stringify(process.execPath)} ${JSON.stringify(KGRANK_BIN)} evaluate --dataset-dir ${JSON.stringify(bigDataset())} --filter none --metrics mrr ${extra}`;
+        const child = spawn("script", ["-qfec", cmd, log], {
+          cwd: dir,
+          env: process.env,
+          detached: true,
+          stdio: "ignore",
+        });
+        const closed = new Promise((res) => child.on("close", res));
+        const t0 = Date.now();
+        const seen = () => (existsSync(log) ? readFileSync(log, "utf8") : "");
+        while (Date.now() - t0 < (extra ? 3000 : 60_000) && !/evaluating/.test(seen()) && child.exitCode === null) {
+          await new Promise((res) => setTimeout(res, 100));
+        }
+        try {
+          process.kill(-child.pid!, "SIGKILL");
+        } catch {
+          // already finished
+        }
+        await closed;
+        return seen();
+      };
+      expect(await tty("")).toMatch(/evaluating big-\w+ test \[[=-]+\] \d+% \| \d+\/80000/);
+      expect(await tty("--quiet")).not.toMatch(/evaluating/);
+    },
+  );
+});
