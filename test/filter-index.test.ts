@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { backendInfo, kernels } from "../src/backend/backend";
+import { StatusCode } from "../src/contract/kernels";
 import { umls } from "./helpers/umls";
 import { knownAnswers, rng } from "./helpers/reference";
 import { backendLabel } from "./helpers/backend";
@@ -212,21 +213,21 @@ describe(`rankTriples (one call per filtered batch) on ${label}`, () => {
     const rows = triples.length / 3;
     const keys = new Int32Array(3 * rows);
     const out = new Float64Array(6 * rows);
-    const code = index.rankTriples(
+    const problem = index.rankTriples(
       Float32Array.from(scores),
       Int32Array.from(triples),
       keys,
       new Float32Array(rows),
       out,
     );
-    return { code, keys: Array.from(keys), out: Array.from(out) };
+    return { problem, keys: Array.from(keys), out: Array.from(out) };
   };
 
   it("ranks like the brute force: (0, 0, ?) with known answers 1 and 2, (3, 1, ?) with known answer 2", () => {
     // Row 0: true tail 1 scores 0.5; 2 is another known answer (removed); 0 scores 0.9 (above), 3 scores 0.5 (tie).
     // Row 1: true tail 2 scores 0.1; every other tail is a candidate, 0 and 1 above, 3 NaN (no candidate).
     const r = call([0, 0, 1, 3, 1, 2], [0.9, 0.5, 0.7, 0.5, 0.8, 0.3, 0.1, NaN]);
-    expect(r.code).toBe(-1);
+    expect(r.problem).toBeNull();
     expect(r.keys).toEqual([0, 1, 0, 3, 1, 2]); // relation | anchor | truth
     const col = (k: number) => r.out.slice(2 * k, 2 * k + 2);
     expect(col(0)).toEqual([2, 3]); // optimistic
@@ -236,9 +237,18 @@ describe(`rankTriples (one call per filtered batch) on ${label}`, () => {
     expect(col(4).every(Number.isNaN)).toBe(true); // weight
   });
 
-  it("returns problems as codes: 1 an id out of range (flat index), 2 a NaN true score, 3 a triple not in the index", () => {
-    expect(call([0, 0, 1, 0, 5, 1], new Array(8).fill(0)).code).toBe(4294967296 + 4);
-    expect(call([0, 0, 1, 0, 0, 2], [0, NaN, 0, 0, 0, 0, 0, 0]).code).toBe(2 * 4294967296 + 0);
-    expect(call([0, 0, 1, 1, 0, 3], new Array(8).fill(0)).code).toBe(3 * 4294967296 + 1);
+  it("returns the first problem with its status: an id out of range (flat index), a NaN true score, a triple not in the index (row)", () => {
+    expect(call([0, 0, 1, 0, 5, 1], new Array(8).fill(0)).problem).toEqual({
+      status: StatusCode.IdOutOfRange,
+      index: 4,
+    });
+    expect(call([0, 0, 1, 0, 0, 2], [0, NaN, 0, 0, 0, 0, 0, 0]).problem).toEqual({
+      status: StatusCode.NanTrueScore,
+      index: 0,
+    });
+    expect(call([0, 0, 1, 1, 0, 3], new Array(8).fill(0)).problem).toEqual({
+      status: StatusCode.NotInIndex,
+      index: 1,
+    });
   });
 });

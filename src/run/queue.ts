@@ -165,10 +165,23 @@ export async function startShardWorker(
 /** Milliseconds `kgrank worker` waits on SIGTERM for a running shard and the queue connection to close. */
 export const DEFAULT_CLOSE_TIMEOUT_MS = 5000;
 
-/** True when the worker's Redis connection is up (asked without waiting on a connection that is not). */
+/** Milliseconds Redis may take to answer (INFO) before it counts as unreachable on SIGTERM. */
+const ANSWER_TIMEOUT_MS = 2000;
+
+/**
+ * True when the worker's Redis answers a command (INFO) within ANSWER_TIMEOUT_MS, asked without waiting on a connection
+ * that is not there. The client's "ready" status alone is not enough: right after Redis goes away the client still reads
+ * "ready" until it has processed the closed socket, and closing then waits on a Redis that will not answer.
+ */
 async function redisReady(worker: Worker): Promise<boolean> {
-  const client = await Promise.race([worker.client, new Promise<null>((r) => setTimeout(r, 200, null).unref())]);
-  return client !== null && (client as { status?: string }).status === "ready";
+  const timeout = <T>(ms: number, value: T) => new Promise<T>((r) => setTimeout(r, ms, value).unref());
+  const client = await Promise.race([worker.client, timeout(200, null)]);
+  if (client === null || (client as { status?: string }).status !== "ready") return false;
+  const pong = client.info().then(
+    () => true,
+    () => false,
+  );
+  return Promise.race([pong, timeout(ANSWER_TIMEOUT_MS, false)]);
 }
 
 /**
