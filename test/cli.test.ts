@@ -22,6 +22,9 @@ import {
   writeNpy,
 } from "../src/index";
 import { writeNpz } from "../src/io/npz-write";
+import type { KgrankError } from "../src/checks/errors";
+import { errorLine } from "../src/run/flag-parsers";
+import { parseEvaluateArgs } from "../src/run/flags";
 import { expectUserError, kgrank as runIn, type Run } from "./helpers/cli";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { tempDir } from "./helpers/temp";
@@ -86,6 +89,21 @@ beforeAll(() => {
 });
 
 describe(`kgrank on ${backendInfo().backend}`, () => {
+  it("a queue job's evaluate arguments are refused with the line kgrank evaluate prints for them", async () => {
+    const cases = [["--format", "xml"], ["--nope"], ["--shard", "x/2"], ["--workers", "0"], ["--scores-tail"]];
+    for (const args of cases) {
+      const cli = await kgrank(["evaluate", ...args]);
+      expectUserError(cli, /./);
+      let line = "";
+      try {
+        parseEvaluateArgs(args);
+      } catch (e) {
+        line = errorLine(e as KgrankError);
+      }
+      expect(`kgrank: ${line}\n`, args.join(" ")).toBe(cli.stderr);
+    }
+  });
+
   it("info reports this project's backend", async () => {
     const r = await kgrank(["info", "--format", "json"]);
     expect(r.status, r.stderr).toBe(0);

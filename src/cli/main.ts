@@ -11,7 +11,6 @@ import { Command, CommanderError, Option } from "commander";
 import { backendInfo } from "../backend/backend";
 import { KgrankError } from "../checks/errors";
 import { removePendingFiles } from "../io/atomic";
-import { quoted } from "../text/suggest";
 
 import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
 import { evaluateRun, type EvaluateOptions } from "../run/evaluate-run";
@@ -31,11 +30,13 @@ import {
   collect,
   errorLine,
   formatOption,
+  internalErrorLine,
   intArg,
   ksOption,
   listArg,
   outputOption,
   quietOption,
+  usageLine,
 } from "../run/flag-parsers";
 import type { Out } from "../run/out";
 
@@ -259,38 +260,15 @@ export async function main(argv: string[] = process.argv.slice(2), out: Out = de
       out.stderr(`kgrank: ${errorLine(e)}\n`);
       return 1;
     }
-    out.stderr(
-      `kgrank: internal error: ${(e as Error)?.message ?? String(e)} (please report it; KGRANK_DEBUG=1 shows the stack)\n`,
-    );
+    out.stderr(`kgrank: ${internalErrorLine(e)}\n`);
     if (process.env.KGRANK_DEBUG) out.stderr(`${(e as Error)?.stack}\n`);
     return 70;
   }
 }
 
-/**
- * commander's own usage errors ("error: unknown option '--x'", "error: option '--format <format>' argument 'xml' is
- * invalid. Allowed choices are ...", "error: required option '--ranks <file>' not specified") in the one format of
- * every CLI error: `kgrank: --flag: what is wrong`, one line, bounded. (Flag values our parsers check are
- * KgrankInputErrors and never come here.)
- */
-export function usageError(text: string): string {
-  let m = text
-    .trim()
-    .replace(/^error:\s*/, "")
-    .replace(/\s*\n\s*/g, " ");
-  const invalid = /^option '(?:-\w, )?(--[\w-]+)[^']*' argument '([\s\S]*)' is invalid\.\s*([\s\S]*)$/.exec(m);
-  if (invalid) {
-    const [, flag, value, why] = invalid as unknown as [string, string, string, string];
-    const choices = /^Allowed choices are (.*?)\.?$/.exec(why);
-    m = choices
-      ? `${flag}: must be one of ${choices[1]}, got ${quoted(value)}`
-      : `${flag}: ${why} (got ${quoted(value)})`;
-  }
-  const required = /^required option '(?:-\w, )?(--[\w-]+)[^']*' not specified$/.exec(m);
-  if (required) m = `${required[1]}: is required`;
-  const missing = /^option '(?:-\w, )?(--[\w-]+)[^']*' argument missing$/.exec(m);
-  if (missing) m = `${missing[1]}: needs a value`;
-  return `kgrank: ${m.length > 300 ? `${m.slice(0, 300)}…` : m}\n`;
+/** commander's usage error as the CLI prints it: `kgrank: --flag: what is wrong` (usageLine). */
+function usageError(text: string): string {
+  return `kgrank: ${usageLine(text)}\n`;
 }
 
 const defaultOut: Out = {

@@ -90,3 +90,34 @@ export function errorLine(e: KgrankError): string {
   const message = flag ? `${flag}${e.message.slice(argument.length)}` : e.message;
   return message.split("\n")[0]!;
 }
+
+/**
+ * commander's own usage errors ("error: unknown option '--x'", "error: option '--format <format>' argument 'xml' is
+ * invalid. Allowed choices are ...", "error: required option '--ranks <file>' not specified") in the one format of
+ * every CLI error: `--flag: what is wrong` (after "kgrank: "), one line, bounded to 300 characters. (Flag values our parsers check are
+ * KgrankInputErrors and never come here.)
+ */
+export function usageLine(text: string): string {
+  let m = text
+    .trim()
+    .replace(/^error:\s*/, "")
+    .replace(/\s*\n\s*/g, " ");
+  const invalid = /^option '(?:-\w, )?(--[\w-]+)[^']*' argument '([\s\S]*)' is invalid\.\s*([\s\S]*)$/.exec(m);
+  if (invalid) {
+    const [, flag, value, why] = invalid as unknown as [string, string, string, string];
+    const choices = /^Allowed choices are (.*?)\.?$/.exec(why);
+    m = choices
+      ? `${flag}: must be one of ${choices[1]}, got ${quoted(value)}`
+      : `${flag}: ${why} (got ${quoted(value)})`;
+  }
+  const required = /^required option '(?:-\w, )?(--[\w-]+)[^']*' not specified$/.exec(m);
+  if (required) m = `${required[1]}: is required`;
+  const missing = /^option '(?:-\w, )?(--[\w-]+)[^']*' argument missing$/.exec(m);
+  if (missing) m = `${missing[1]}: needs a value`;
+  return m.length > 300 ? `${m.slice(0, 300)}…` : m;
+}
+
+/** An error that is no KgrankError (a bug) as the one line the CLI prints for it (after "kgrank: "). */
+export function internalErrorLine(e: unknown): string {
+  return `internal error: ${(e as Error)?.message ?? String(e)} (please report it; KGRANK_DEBUG=1 shows the stack)`;
+}

@@ -4,12 +4,21 @@
  * name files, to make them absolute for workers elsewhere) and a queue worker can parse a job's evaluate arguments
  * with them (parseEvaluateArgs), neither through the CLI.
  */
-import { Command, Option } from "commander";
+import { Command, CommanderError, Option } from "commander";
 
 import { KgrankError } from "../checks/errors";
 
 import type { EvaluateOptions } from "./evaluate-run";
-import { formatOption, intArg, ksOption, listArg, outputOption, quietOption, splitArg } from "./flag-parsers";
+import {
+  formatOption,
+  intArg,
+  ksOption,
+  listArg,
+  outputOption,
+  quietOption,
+  splitArg,
+  usageLine,
+} from "./flag-parsers";
 import { shardArg } from "./shard";
 
 export function datasetOptions(cmd: Command, splitDefault = "test"): Command {
@@ -117,7 +126,9 @@ export function evaluateRunFlags(cmd: Command): Command {
 /**
  * An evaluate argument list (as `kgrank evaluate` takes it, a leading "evaluate" allowed) parsed into the typed
  * options of evaluateRun, by the same option definitions as the CLI's evaluate command: how a queue worker reads a
- * shard job's arguments without the CLI. A usage error (unknown flag, missing value) throws a KgrankError.
+ * shard job's arguments without the CLI. A bad flag value throws the KgrankInputError of its parser, a usage error
+ * (unknown flag, missing value) a KgrankError with the line the CLI prints for it (usageLine): the same messages as
+ * `kgrank evaluate`.
  */
 export function parseEvaluateArgs(args: string[]): EvaluateOptions {
   const cmd = evaluateRunFlags(evaluateFlags(datasetOptions(new Command("evaluate"))))
@@ -127,7 +138,8 @@ export function parseEvaluateArgs(args: string[]): EvaluateOptions {
   try {
     cmd.parse(argv.slice(1), { from: "user" });
   } catch (e) {
-    throw new KgrankError(`evaluate arguments: ${(e as Error).message.replace(/^error:\s*/, "")}`);
+    if (e instanceof CommanderError) throw new KgrankError(usageLine(e.message));
+    throw e;
   }
   return { ...cmd.opts<EvaluateOptions>(), argv, given: givenKeys(cmd) };
 }

@@ -25,12 +25,11 @@ import { KgrankError, KgrankInputError } from "../checks/errors";
 import { removePendingFiles } from "../io/atomic";
 
 import { evaluateRun } from "./evaluate-run";
-import { errorLine } from "./flag-parsers";
-import { parseEvaluateArgs } from "./flags";
+import { errorLine, internalErrorLine } from "./flag-parsers";
+import { parseEvaluateArgs, pathFlags } from "./flags";
 import type { Format } from "./format";
 import { type MergedRun, mergeShards, printMerged } from "./merge";
 import { Progress } from "./progress";
-import { pathFlags } from "./flags";
 import { childArgs } from "./workers";
 import type { Out } from "./out";
 
@@ -123,8 +122,8 @@ export async function startShardWorker(
         `${run}-shard-${shard}-of-${shards}-${job.attemptsStarted}-${randomBytes(4).toString("hex")}.state`,
       );
       let last = 0;
-      const options = parseEvaluateArgs([...args, "--shard", `${shard}/${shards}`, "--save-state", file, "--quiet"]);
       try {
+        const options = parseEvaluateArgs([...args, "--shard", `${shard}/${shards}`, "--save-state", file, "--quiet"]);
         await evaluateRun(options, {
           stdout: () => undefined,
           stderr: () => undefined,
@@ -136,9 +135,8 @@ export async function startShardWorker(
           },
         });
       } catch (e) {
-        // The job fails with the one line `kgrank evaluate` would print for a user error.
-        if (e instanceof KgrankError) throw new Error(errorLine(e), { cause: e });
-        throw e;
+        // The job fails with the one line `kgrank evaluate` would print (after "kgrank: ").
+        throw new Error(e instanceof KgrankError ? errorLine(e) : internalErrorLine(e), { cause: e });
       }
       log(`shard ${shard}/${shards} of run ${run} -> ${file}`);
       return { file, sha256: sha256File(file), bytes: readFileSync(file).length };

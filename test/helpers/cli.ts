@@ -36,7 +36,7 @@ export async function kgrank(args: string[], cwd: string, env: Record<string, st
 
 /**
  * A user error: exit code 1, one line on stderr starting with "kgrank: " and matching `pattern` (commander's own
- * usage errors too, rewritten by src/cli/main.ts usageError), no stack.
+ * usage errors too, rewritten by src/run/flag-parsers.ts usageLine), no stack.
  */
 export function expectUserError(r: Run, pattern: RegExp): void {
   expect(r.status, r.stderr).toBe(1);
