@@ -29,7 +29,7 @@ const layerRules = LAYERS.map((layer, i) => {
     comment: `src/${layer} is below ${above.join(", ") || "src/index.ts"}: it imports none of them`,
     severity: "error",
     from: { path: `^src/${layer}/` },
-    to: { path: `^src/(${[...above].join("|")}${above.length ? "|" : ""}index\\.ts$)` },
+    to: { path: `^src/(${above.map((l) => `${l}/`).join("|")}${above.length ? "|" : ""}index\\.ts$)` },
   };
 });
 

@@ -1,5 +1,5 @@
 // Lint: typescript-eslint's recommended rules on the sources, tests, benchmarks and scripts. Formatting is
-// prettier's (`npm run format:check`); unused locals and parameters are the compiler's (tsconfig.json).
+// prettier's (`npm run format`; `npm run lint` checks it); unused locals and parameters are the compiler's (tsconfig.json).
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 

@@ -2,9 +2,9 @@
  * Async safety: the inputs of a pending async call can be neither collected nor freed under the running job.
  * Detaching an input (structuredClone / postMessage with a transfer list, ArrayBuffer.prototype.transfer where Node
  * has it) while the call runs must not crash - the job co-owns the memory - and the call rejects with
- * KgrankDetachedError instead of returning results computed from data the caller gave away. Without the native fix
- * the first test segfaulted: the transferred buffer is dropped and collected, its memory freed and reused while the
- * worker thread still reads it.
+ * KgrankDetachedError instead of returning results computed from data the caller gave away. Unless the job pins its
+ * inputs (native/addon/pin.h), the first test segfaults: the transferred buffer is dropped and collected, its memory
+ * freed and reused while the worker thread still reads it.
  */
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
@@ -75,8 +75,8 @@ function collectAndChurn(): void {
 }
 
 // Occupies libuv's 4 worker threads for a while (the native backend's async jobs queue behind them), so a job
-// queued next starts only after the test has detached its input and collected the memory: without the fix its
-// reads are then use-after-free, deterministically. The fallback runs these inline.
+// queued next starts only after the test has detached its input and collected the memory: unpinned, its reads
+// would then be use-after-free, deterministically. The fallback runs these inline.
 const blockerScores = new Float32Array(ROWS * COLS).fill(1);
 const blockerIndices = new Int32Array(ROWS);
 function occupyWorkers(): Promise<unknown> {
@@ -132,7 +132,7 @@ describe(`async safety on ${label}`, () => {
   }
 
   // In a fresh process (the built package, default backend), where nothing else holds memory: the standalone
-  // reproduction of the use-after-free (exit 139 before the fix).
+  // reproduction of the use-after-free (an unpinned input exits 139).
   for (const mode of ["clone", "port"]) {
     it.skipIf(info.backend !== "native")(
       `a fresh process survives a ${mode} transfer of a running job's scores`,
@@ -260,11 +260,11 @@ describe(`async safety on ${label}`, () => {
     );
   }
 
-  // Issue 18 item 4: 1e5 expectation calls in one synchronous loop keep no per-call memory (before: +59 to +66 MiB of
-  // RSS on the native backend, freed only when the event loop turned; budget 16 MiB, the fallback's growth is ~1).
+  // 1e5 expectation calls in one synchronous loop keep no per-call memory: RSS grows by at most 16 MiB (external
+  // buffers freed only when the event loop turns would grow it by ~60 MiB; the fallback's growth is ~1 MiB).
   // Tiny candidate sets (<= 64 tasks, N <= 256) never reach the addon's histogram (src/backend/native-metrics.ts), so
-  // the second run, 100 tasks with N up to 999, is the one that exercises the native fix (adopt() copies small
-  // columns).
+  // the second run, 100 tasks with N up to 999, is the one that exercises the addon's copy of small
+  // columns (adopt()).
   const memoryRuns: [string, number, number, number, number][] = [
     // name, tasks, base, spread, addon histogram calls on the native backend
     ["10 tasks, N <= 11 (tiny: the TypeScript histogram)", 10, 5, 7, 0],

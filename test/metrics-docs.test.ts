@@ -1,6 +1,6 @@
 /**
  * docs/metrics.md's catalogue table is metricsMarkdownTable() over listMetrics(): this test keeps them in step.
- * `KGRANK_UPDATE_DOCS=1 npx vitest run test/metrics-docs.test.ts --project ts` rewrites the table between the markers
+ * `KGRANK_UPDATE_DOCS=1 npx vitest run test/metrics-docs.test.ts --project once` rewrites the table between the markers
  * from the catalogue (then review the diff and commit it).
  */
 import { readFileSync, writeFileSync } from "node:fs";

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { allKernels } from "../src/backend/backend";
 import type { CountBuffers, FloatArray, Kernels } from "../src/contract/kernels";
 import { EmbeddingModel, INTERACTIONS } from "../src/scoring/embedding-model";
+import { lcg } from "./helpers/median-dp";
 import { relErr } from "./helpers/metrics-reference";
 import { rng, SPECIAL_F32, SPECIAL_F64 } from "./helpers/reference";
 
@@ -25,11 +26,6 @@ function fallback(): Kernels {
   const ts = allKernels().at(-1)!;
   expect(ts.backend).toBe("ts");
   return ts;
-}
-
-function lcg(seed: number): () => number {
-  let s = seed;
-  return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
 }
 
 function run(k: Kernels, scores: FloatArray, cols: number, thresholds: FloatArray, threads?: number): CountBuffers {

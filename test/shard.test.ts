@@ -175,7 +175,7 @@ describe(`kgrank evaluate --shard / kgrank merge on ${backendLabel}`, () => {
     );
     userError(await kgrank(["evaluate", "--workers", "0"]), /^kgrank: --workers: must be an integer from 1 to 256/);
     expect(readdirSync(tmp)).toEqual([]);
-  });
+  }, 300_000);
 
   it("refuses bad flags and every wrong set of shard files with one line naming the file", async () => {
     userError(await kgrank(["evaluate", "--shard", "0/2"]), /--shard: needs --save-state FILE/);

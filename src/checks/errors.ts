@@ -51,7 +51,7 @@ const ALLOCATION_FAILED = /allocation failed/i;
  * The one reading of a failed typed-array allocation, which V8 reports as a bare RangeError: "length" for a length no
  * typed array can have ("Invalid typed array length", "Invalid array buffer length"), "memory" when the memory is not
  * there ("Array buffer allocation failed"), null for anything else. The fallback's kernels (src/backend/native-call.ts
- * withMemoryErrors) and the tables sized by arguments (src/io/alloc.ts allocateTable) turn it into their
+ * withMemoryErrors) and the tables sized by arguments (src/checks/alloc.ts allocateTable) turn it into their
  * KgrankMemoryError (or, for a refused length of a table, a KgrankInputError naming the argument).
  */
 export function allocationFailure(e: unknown): "length" | "memory" | null {

@@ -2,8 +2,8 @@
  * NumPy .npy files (format versions 1.0, 2.0 and 3.0): the header parser is a small pure function over bytes
  * (`parseNpyHeader`) so it can be fuzzed or ported on its own; `readNpy` reads the data straight into a typed array
  * with one positioned read (no intermediate copy for native-endian C-order files), `writeNpy` writes version 1.0
- * (2.0 when the header needs it) through a temporary file that is renamed into place. The header parser's twin is
- * native/core/parse.cpp (parse_npy_header), which the native backend runs.
+ * (2.0 when the header needs it) through a temporary file that is renamed into place. The header parser has no
+ * twin: both backends run this one (a header is read once per file and is at most 1 MiB).
  */
 import { isUtf8 } from "node:buffer";
 import { closeSync, fstatSync, readSync } from "node:fs";

@@ -2,8 +2,8 @@
 // into a SharedArrayBuffer the whole time one entry point of the built package (dist/) is called on it in a loop; or
 // (mutate-after-call) an async call's index array is overwritten right after the call returned its promise. Whatever
 // native code indexes with must be its own copy (or checked again at use): every call must return a valid result or
-// throw a KgrankError. Prints {ok, typed, untyped, invalid} as JSON and exits 0; before the fixes the process died
-// (SIGSEGV on out-of-bounds reads, heap corruption from the filter index's second pass).
+// throw a KgrankError. Prints {ok, typed, untyped, invalid} as JSON and exits 0; native code that indexed with the
+// caller's memory would kill the process (SIGSEGV on out-of-bounds reads, heap corruption).
 //   node test/helpers/shared-hammer-child.mjs <case> <iterations>
 import { Worker } from "node:worker_threads";
 import { dirname, join } from "node:path";
