@@ -65,8 +65,9 @@ const once = [
 ];
 // Packing, `npm install` and compiling the addon: `npm run test:package`.
 const packaging = ["test/package.test.ts"];
-// The files whose kernels have SIMD-dependent code paths (the dispatch table itself, counting, ranks, the filter index, chunked counters,
-// the evaluator, embedding scorers, expectations, the median, sampled statistics, metric aggregation).
+// The files whose kernels have SIMD-dependent code paths (the dispatch table itself, counting, ranks, the filter
+// index, chunked counters, the evaluator, embedding scorers, expectations, the median, sampled statistics, metric
+// aggregation).
 const kernelFacing = [
   "test/backend.test.ts",
   "test/count.test.ts",
