@@ -131,11 +131,11 @@ export class RankEvaluator {
     this.skippedTasks[side] += skipped;
   }
 
-  private recordBatch(p: PreparedBatch, counted: Parameters<typeof finishBatch>[1] | null): void {
+  private recordBatch(prepared: PreparedBatch, counted: Parameters<typeof finishBatch>[1] | null): void {
     this.record(
-      p.keys.side,
-      counted ? finishBatch(p, counted) : null,
-      counted ? p.keys.rows - p.keys.kept : p.keys.rows,
+      prepared.keys.side,
+      counted ? finishBatch(prepared, counted) : null,
+      counted ? prepared.keys.rows - prepared.keys.kept : prepared.keys.rows,
     );
   }
 
@@ -145,8 +145,8 @@ export class RankEvaluator {
     const fields = options("batch", batch, SCORE_BATCH_KEYS); // the one-call path below checks no key
     const one = rankFilteredBatch(batch, this.context);
     if (one) return this.record(one.side, one.columns);
-    const p = prepareScoreBatch(fields, this.context);
-    this.recordBatch(p, p.keys.kept > 0 ? countSync(p) : null);
+    const prepared = prepareScoreBatch(fields, this.context);
+    this.recordBatch(prepared, prepared.keys.kept > 0 ? countSync(prepared) : null);
   }
 
   /**
@@ -158,23 +158,23 @@ export class RankEvaluator {
   async add(batch: ScoreBatch & AsyncOptions): Promise<void> {
     this.checkOpen("add");
     const { options: fields, asyncArgs } = callOptions("batch", batch, SCORE_BATCH_KEYS, true);
-    const p = prepareScoreBatch(fields, this.context);
-    return withCallControl(asyncArgs, p.keys.kept, async (call) => {
-      if (p.keys.kept === 0) {
+    const prepared = prepareScoreBatch(fields, this.context);
+    return withCallControl(asyncArgs, prepared.keys.kept, async (call) => {
+      if (prepared.keys.kept === 0) {
         call?.finish();
-        return this.recordBatch(p, null);
+        return this.recordBatch(prepared, null);
       }
-      const { scores, keys } = p;
+      const { scores, keys } = prepared;
       const watch = watchDetach({ scores, anchor: keys.anchor, relation: keys.relation, truth: keys.truth });
       this.pending++;
       let counted;
       try {
-        counted = await countAsync(p, call);
+        counted = await countAsync(prepared, call);
       } finally {
         this.pending--;
       }
       watch.check(); // nothing is recorded from a batch whose inputs were given away mid-call
-      const columns = finishBatch(p, counted);
+      const columns = finishBatch(prepared, counted);
       call?.finish(); // nor from one aborted meanwhile
       this.record(keys.side, columns, keys.rows - keys.kept);
     });

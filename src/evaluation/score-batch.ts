@@ -57,8 +57,8 @@ export function prepareScoreBatch(batch: Unchecked<ScoreBatch>, ctx: BatchContex
   };
 }
 
-function newCounts(p: PreparedBatch): Counted {
-  const rows = p.keys.kept;
+function newCounts(batch: PreparedBatch): Counted {
+  const rows = batch.keys.kept;
   const b = new Float64Array(6 * rows);
   return {
     greater: b.subarray(0, rows),
@@ -67,40 +67,59 @@ function newCounts(p: PreparedBatch): Counted {
     removed: b.subarray(3 * rows, 4 * rows),
     realistic: b.subarray(4 * rows, 5 * rows),
     weight: b.subarray(5 * rows, 6 * rows),
-    thresholds: p.scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows),
+    thresholds: batch.scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows),
   };
 }
 
-export function countSync(p: PreparedBatch): Counted {
-  const c = newCounts(p);
-  const { anchor, relation, truth, index } = p.keys;
-  if (index) index.countFiltered(p.scores, anchor, relation, truth, c.thresholds, c, p.threads);
-  else kernels().countScoresByIndex(p.scores, p.n, truth, c.thresholds, c, p.threads);
-  return c;
+export function countSync(batch: PreparedBatch): Counted {
+  const counts = newCounts(batch);
+  const { anchor, relation, truth, index } = batch.keys;
+  if (index) index.countFiltered(batch.scores, anchor, relation, truth, counts.thresholds, counts, batch.threads);
+  else kernels().countScoresByIndex(batch.scores, batch.n, truth, counts.thresholds, counts, batch.threads);
+  return counts;
 }
 
 /** The count off the JavaScript thread; `control` (src/contract/kernels.ts) stops it and takes its progress. */
-export async function countAsync(p: PreparedBatch, control?: KernelControl): Promise<Counted> {
-  const c = newCounts(p);
-  const { anchor, relation, truth, index } = p.keys;
-  if (index) await index.countFilteredAsync(p.scores, anchor, relation, truth, c.thresholds, c, p.threads, control);
-  else await kernels().countScoresByIndexAsync(p.scores, p.n, truth, c.thresholds, c, p.threads, control);
-  return c;
+export async function countAsync(batch: PreparedBatch, control?: KernelControl): Promise<Counted> {
+  const counts = newCounts(batch);
+  const { anchor, relation, truth, index } = batch.keys;
+  if (index)
+    await index.countFilteredAsync(
+      batch.scores,
+      anchor,
+      relation,
+      truth,
+      counts.thresholds,
+      counts,
+      batch.threads,
+      control,
+    );
+  else
+    await kernels().countScoresByIndexAsync(
+      batch.scores,
+      batch.n,
+      truth,
+      counts.thresholds,
+      counts,
+      batch.threads,
+      control,
+    );
+  return counts;
 }
 
 /** The batch's task columns: ranks from the counts, minus the known answers the filter removed, and the keys. */
-export function finishBatch(p: PreparedBatch, c: Counted): TaskColumns {
-  const { keys } = p;
-  for (let i = 0; i < keys.kept; i++) if (c.thresholds[i] !== c.thresholds[i]) throw nanTrueTask(keys, i);
+export function finishBatch(batch: PreparedBatch, counts: Counted): TaskColumns {
+  const { keys } = batch;
+  for (let i = 0; i < keys.kept; i++) if (counts.thresholds[i] !== counts.thresholds[i]) throw nanTrueTask(keys, i);
   if (keys.index) {
-    for (let i = 0; i < keys.kept; i++) if (c.removed[i]! < 0) throw notInFilter(keys, i);
+    for (let i = 0; i < keys.kept; i++) if (counts.removed[i]! < 0) throw notInFilter(keys, i);
   }
   // The count columns become the rank columns in place (the true candidate is one of the columns); candidates then
   // lose the other known answers the filter removed.
-  const ranks = ranksFromCounts(c, p.n, true, c.realistic);
-  for (let i = 0; i < keys.kept; i++) ranks.numCandidates[i] = ranks.numCandidates[i]! - c.removed[i]!;
-  c.weight.fill(NaN);
-  return { ...ranks, relation: keys.relation, anchor: keys.origAnchor, truth: keys.origTruth, weight: c.weight };
+  const ranks = ranksFromCounts(counts, batch.n, true, counts.realistic);
+  for (let i = 0; i < keys.kept; i++) ranks.numCandidates[i] = ranks.numCandidates[i]! - counts.removed[i]!;
+  counts.weight.fill(NaN);
+  return { ...ranks, relation: keys.relation, anchor: keys.origAnchor, truth: keys.origTruth, weight: counts.weight };
 }
 
 /**

@@ -111,10 +111,10 @@ export class RankCounter {
 
   /** Counts one chunk on the calling thread. */
   addSync(chunk: RankChunk): void {
-    const p = this.prepare(chunk);
+    const prepared = this.prepare(chunk);
     const counts = this.newCounts();
-    this.countChunk(p, counts);
-    this.accumulate(p, counts);
+    this.countChunk(prepared, counts);
+    this.accumulate(prepared, counts);
   }
 
   /**
@@ -123,25 +123,25 @@ export class RankCounter {
    * counted and its columns may be added again.
    */
   async add(chunk: RankChunk & AsyncOptions): Promise<void> {
-    const p = this.prepare(chunk, true);
+    const prepared = this.prepare(chunk, true);
     const counts = this.newCounts();
-    const watch = watchDetach({ scores: p.scores });
+    const watch = watchDetach({ scores: prepared.scores });
     this.pending++;
     try {
-      await withCallControl(p.call, this.numRows, async (call) => {
-        await this.countChunkAsync(p, counts, call);
+      await withCallControl(prepared.call, this.numRows, async (call) => {
+        await this.countChunkAsync(prepared, counts, call);
         watch.check();
         call?.finish();
       });
     } catch (e) {
       // Nothing is counted from a chunk given away mid-call, aborted or failed; its columns may be added again.
-      const i = this.ranges.findIndex(([x, y]) => x === p.start && y === p.start + p.width);
+      const i = this.ranges.findIndex(([x, y]) => x === prepared.start && y === prepared.start + prepared.width);
       if (i >= 0) this.ranges.splice(i, 1);
       throw e;
     } finally {
       this.pending--;
     }
-    this.accumulate(p, counts);
+    this.accumulate(prepared, counts);
   }
 
   /** Number of candidate columns counted so far. */
@@ -180,13 +180,20 @@ export class RankCounter {
   }
 
   /** Counts one chunk's columns into `counts` (greater / equal / NaN per row). */
-  protected countChunk(p: PreparedChunk, counts: CountBuffers): void {
-    kernels().countScores(p.scores, p.width, p.thresholds, counts, p.threads);
+  protected countChunk(prepared: PreparedChunk, counts: CountBuffers): void {
+    kernels().countScores(prepared.scores, prepared.width, prepared.thresholds, counts, prepared.threads);
   }
 
   /** countChunk off the JavaScript thread, under the call's control (signal / onProgress) if it has one. */
-  protected countChunkAsync(p: PreparedChunk, counts: CountBuffers, control?: KernelControl): Promise<void> {
-    return kernels().countScoresAsync(p.scores, p.width, p.thresholds, counts, p.threads, control);
+  protected countChunkAsync(prepared: PreparedChunk, counts: CountBuffers, control?: KernelControl): Promise<void> {
+    return kernels().countScoresAsync(
+      prepared.scores,
+      prepared.width,
+      prepared.thresholds,
+      counts,
+      prepared.threads,
+      control,
+    );
   }
 
   private newCounts(): CountBuffers {
@@ -262,20 +269,20 @@ export class RankCounter {
     };
   }
 
-  private accumulate(p: PreparedChunk, counts: CountBuffers): void {
-    for (const r of p.inexactRows) counts.equal[r] = 0;
+  private accumulate(prepared: PreparedChunk, counts: CountBuffers): void {
+    for (const r of prepared.inexactRows) counts.equal[r] = 0;
     const { greater, equal, nan } = this.totals;
     for (let i = 0; i < this.numRows; i++) {
       greater[i]! += counts.greater[i]!;
       equal[i]! += counts.equal[i]!;
       nan[i]! += counts.nan[i]!;
     }
-    this.columns += p.width;
+    this.columns += prepared.width;
     if (this.seenTrue && this.trueIndices) {
-      const end = p.start + p.width;
+      const end = prepared.start + prepared.width;
       for (let i = 0; i < this.numRows; i++) {
         const j = this.trueIndices[i]!;
-        if (j >= p.start && j < end) this.seenTrue[i] = 1;
+        if (j >= prepared.start && j < end) this.seenTrue[i] = 1;
       }
     }
   }
@@ -303,40 +310,40 @@ export class FilteredRankCounter extends RankCounter {
     this.#filter = filter;
   }
 
-  protected override countChunk(p: PreparedChunk, counts: CountBuffers): void {
+  protected override countChunk(prepared: PreparedChunk, counts: CountBuffers): void {
     const out = this.filteredCounts(counts);
     const f = this.#filter;
     f.index.countFilteredRange(
-      p.scores,
-      p.start,
-      p.width,
+      prepared.scores,
+      prepared.start,
+      prepared.width,
       f.anchor,
       f.relation,
       this.trueIndices!,
-      p.thresholds,
+      prepared.thresholds,
       out,
-      p.threads,
+      prepared.threads,
     );
     this.fold(out);
   }
 
   protected override async countChunkAsync(
-    p: PreparedChunk,
+    prepared: PreparedChunk,
     counts: CountBuffers,
     control?: KernelControl,
   ): Promise<void> {
     const out = this.filteredCounts(counts);
     const f = this.#filter;
     await f.index.countFilteredRangeAsync(
-      p.scores,
-      p.start,
-      p.width,
+      prepared.scores,
+      prepared.start,
+      prepared.width,
       f.anchor,
       f.relation,
       this.trueIndices!,
-      p.thresholds,
+      prepared.thresholds,
       out,
-      p.threads,
+      prepared.threads,
       control,
     );
     this.fold(out);
