@@ -12,12 +12,13 @@
  * Other languages (text, python, yaml) are not run.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { writeFileSync } from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import * as ts from "typescript";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+
+import { tempDir } from "./helpers/temp";
 
 const root = path.resolve(__dirname, "..");
 const pages = [
@@ -50,8 +51,7 @@ function blocks(text: string): Block[] {
   return out;
 }
 
-const scratchRoot = mkdtempSync(path.join(os.tmpdir(), "kgrank-docs-"));
-afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }));
+const scratchRoot = tempDir("docs");
 
 /** A fresh folder for one page: kgrank-native installed as a link to this checkout, `npx kgrank` on the PATH. */
 function scratch(page: string): { dir: string; env: NodeJS.ProcessEnv } {

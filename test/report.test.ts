@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { FrequencyBaseline, loadDataset, RankEvaluator } from "../src/index";
 import { plotSpec, RELATION_ENDS } from "../src/report/plots";
 import { external, runs } from "./helpers/external";
+import { expectUserError } from "./helpers/cli";
 import { type Run, runKgrankProcess, runProcess } from "./helpers/process";
 import { tempDir } from "./helpers/temp";
 
@@ -30,12 +31,9 @@ async function kgrank(args: string[]): Promise<Run> {
   return r;
 }
 
-/** A command that must fail with one line on stderr. */
+/** A command that must fail with one line on stderr (helpers/cli.ts expectUserError). */
 async function kgrankFails(args: string[], pattern: RegExp): Promise<void> {
-  const r = await runIn(args, dir);
-  expect(r.status, r.stderr).toBe(1);
-  expect(r.stderr.trim().split("\n"), r.stderr).toHaveLength(1);
-  expect(r.stderr).toMatch(pattern);
+  expectUserError(await runIn(args, dir), pattern);
 }
 
 const chromiumFlags = (profile: string) => [
