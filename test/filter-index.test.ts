@@ -252,3 +252,51 @@ describe(`rankTriples (one call per filtered batch) on ${label}`, () => {
     });
   });
 });
+
+describe(`answerCounts (every key's number of known answers, one call) on ${label}`, () => {
+  it("equals the brute force on random small indexes, 0 for unknown keys, both sides", () => {
+    const next = rng(29);
+    const int = (k: number) => Math.floor(next() * k);
+    for (let round = 0; round < 40; round++) {
+      const E = 1 + int(30);
+      const R = 1 + int(6);
+      const random = (rows: number) => Int32Array.from({ length: 3 * rows }, (_, i) => int(i % 3 === 1 ? R : E));
+      const filter = [random(int(80)), random(int(20))];
+      // Known triples (their keys are known) and random ones (some keys unknown).
+      const known = filter[0]!.subarray(0, 3 * Math.min(5, filter[0]!.length / 3));
+      const triples = Int32Array.from([...known, ...random(int(30))]);
+      for (const side of ["tail", "head"] as const) {
+        const index = kernels().buildFilterIndex(filter, E, R, side);
+        const ref = knownAnswers(filter, side);
+        const out = new Float64Array(triples.length / 3).fill(-1);
+        expect(index.answerCounts(triples, out)).toBeNull();
+        const want = Array.from(out, (_, i) => {
+          const [h, r, t] = [triples[3 * i]!, triples[3 * i + 1]!, triples[3 * i + 2]!];
+          return ref.get(`${side === "tail" ? h : t},${r}`)?.size ?? 0;
+        });
+        expect(Array.from(out)).toEqual(want);
+        for (let i = 0; i < out.length; i++) {
+          const a = triples[3 * i + (side === "tail" ? 0 : 2)]!;
+          expect(out[i]).toBe(index.answers(a, triples[3 * i + 1]!).length);
+        }
+      }
+    }
+  });
+
+  it("returns the first id out of range (flat index: head, relation, tail of each row) and writes the rows before it", () => {
+    const index = kernels().buildFilterIndex([Int32Array.of(0, 0, 1, 0, 0, 2, 3, 1, 2)], 4, 2, "tail");
+    const call = (triples: number[]) => {
+      const out = new Float64Array(triples.length / 3).fill(-1);
+      return { problem: index.answerCounts(Int32Array.from(triples), out), out: Array.from(out) };
+    };
+    expect(call([0, 0, 3, 3, 1, 0, 1, 1, 1])).toEqual({ problem: null, out: [2, 1, 0] });
+    expect(call([0, 0, 1, 4, 0, 1, 0, 0, 1])).toEqual({
+      problem: { status: StatusCode.IdOutOfRange, index: 3 },
+      out: [2, -1, -1],
+    });
+    expect(call([0, 0, 1, 0, 2, 1]).problem).toEqual({ status: StatusCode.IdOutOfRange, index: 4 });
+    expect(call([0, -1, 1]).problem).toEqual({ status: StatusCode.IdOutOfRange, index: 1 });
+    expect(call([0, 0, -5]).problem).toEqual({ status: StatusCode.IdOutOfRange, index: 2 });
+    expect(call([0, 0, 4]).problem).toEqual({ status: StatusCode.IdOutOfRange, index: 2 });
+  });
+});

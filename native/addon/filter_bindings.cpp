@@ -66,6 +66,7 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     return DefineClass(env, "FilterIndex",
                        {InstanceMethod("answers", &FilterIndexWrap::Guard<&FilterIndexWrap::Answers>),
                         InstanceMethod("missing", &FilterIndexWrap::Guard<&FilterIndexWrap::Missing>),
+                        InstanceMethod("answerCounts", &FilterIndexWrap::Guard<&FilterIndexWrap::AnswerCounts>),
                         InstanceMethod("stats", &FilterIndexWrap::Guard<&FilterIndexWrap::Stats>),
                         InstanceMethod("countFiltered", &FilterIndexWrap::Guard<&FilterIndexWrap::CountFiltered>),
                         InstanceMethod("rankTriples", &FilterIndexWrap::Guard<&FilterIndexWrap::RankTriples>),
@@ -154,6 +155,25 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
       if (!index_.contains(ids[0][r], ids[1][r], ids[2][r])) return Napi::Number::New(env, static_cast<double>(r));
     }
     return Napi::Number::New(env, -1);
+  }
+
+  // answerCounts(triples: Int32Array (rows x 3), out: Float64Array (rows)) -> undefined: out[i] = the number of
+  // known answers of triple i's key (FilterIndex::answer_counts). An id out of range is a failed status (IdOutOfRange,
+  // index = its flat index into triples), thrown as every one is (common.h); src/backend/backend.ts returns it.
+  Napi::Value AnswerCounts(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::TypedArray triples = typed_array_arg(info, 0, "triples");
+    if (triples.TypedArrayType() != napi_int32_array || triples.ElementLength() % 3 != 0) {
+      throw_type(env, "triples must be an Int32Array of (head, relation, tail) rows");
+    }
+    const size_t rows = triples.ElementLength() / 3;
+    Napi::TypedArray out = typed_array_arg(info, 1, "out");
+    if (out.TypedArrayType() != napi_float64_array || out.ElementLength() != rows) {
+      throw_type(env, "out must be a Float64Array with one element per triple");
+    }
+    check_status(env, index_.answer_counts(static_cast<const int32_t*>(raw_data(triples)), rows,
+                                           static_cast<double*>(raw_data(out))));
+    return env.Undefined();
   }
 
   Napi::Value Stats(const Napi::CallbackInfo& info) {

@@ -183,9 +183,33 @@ bool FilterIndex::packed_answers_many(const int32_t* anchor, const int32_t* rela
 }
 
 size_t FilterIndex::count(int32_t anchor, int32_t relation) const {
-  size_t n = 0;
-  for_each_answer(anchor, relation, [&](int32_t) { ++n; });
-  return n;
+  if (wide_) {
+    const uint64_t* first;
+    const uint64_t* last;
+    return range(entries64_, anchor, relation, &first, &last) ? static_cast<size_t>(last - first) : 0;
+  }
+  const uint32_t* first;
+  const uint32_t* last;
+  return range(entries32_, anchor, relation, &first, &last) ? static_cast<size_t>(last - first) : 0;
+}
+
+Status FilterIndex::answer_counts(const int32_t* triples, size_t rows, double* out) const {
+  const uint32_t entities = static_cast<uint32_t>(num_entities_);
+  const uint32_t relations = static_cast<uint32_t>(num_relations_);
+  const bool tail = side_ == Side::Tail;
+  const int32_t* t = triples;
+  for (size_t r = 0; r < rows; ++r, t += 3) {
+    const int32_t h = t[0], rel = t[1], tl = t[2];  // each id read once: checked and used as read
+    if (static_cast<uint32_t>(h) >= entities) return Status::at(StatusCode::IdOutOfRange, 3 * r, "head id out of range");
+    if (static_cast<uint32_t>(rel) >= relations) {
+      return Status::at(StatusCode::IdOutOfRange, 3 * r + 1, "relation id out of range");
+    }
+    if (static_cast<uint32_t>(tl) >= entities) {
+      return Status::at(StatusCode::IdOutOfRange, 3 * r + 2, "tail id out of range");
+    }
+    out[r] = static_cast<double>(count(tail ? h : tl, rel));
+  }
+  return Status::success();
 }
 
 bool FilterIndex::contains(int32_t anchor, int32_t relation, int32_t answer) const {

@@ -74,8 +74,15 @@ class FilterIndex {
   bool packed_answers_many(const int32_t* anchor, const int32_t* relation, size_t n, const uint32_t** first,
                            size_t* count, uint32_t* mask) const;
 
-  // Number of known answers of (anchor, relation).
+  // Number of known answers of (anchor, relation): two binary searches in the anchor's segment. Out-of-range ids: 0.
   size_t count(int32_t anchor, int32_t relation) const;
+  // count() of every triple's key: out[i] = the number of known answers of row i's (anchor, relation), 0 for an
+  // unknown key, for `rows` row-major (head, relation, tail) triples; the anchor is the head (side Tail) or the tail
+  // (side Head). Each id is read once and checked as read (the triples may be memory another thread writes), the
+  // tail too, though the count does not use it: IdOutOfRange at the first id outside [0, numEntities) /
+  // [0, numRelations), index = its flat index into triples (ids in the order head, relation, tail of each row); the
+  // rows before it are written then, the rest of out is left as it was.
+  Status answer_counts(const int32_t* triples, size_t rows, double* out) const;
   // True when `answer` is a known answer of (anchor, relation).
   bool contains(int32_t anchor, int32_t relation, int32_t answer) const;
 

@@ -3,7 +3,9 @@
 //              sides, entity/relation counts that give 32-bit entries, 32-bit entries whose packed bits fill all 32
 //              (the last relation's upper bound is 2^32), and 64-bit entries;
 //   lookups    for_each_answer / count / contains / packed_answers / packed_answers_many (in-range and
-//              out-of-range keys) against a std::set per (anchor, relation);
+//              out-of-range keys) against a std::set per (anchor, relation); answer_counts over the keys as
+//              triples (a fuzzed third id, sometimes out of range): the set's size up to the first id out of range,
+//              IdOutOfRange at its flat index, the rows after it untouched;
 //   counting   count_rows_filtered (float32 and float64, every SIMD level, 1 or 2 threads) against "count the row,
 //              then take every other known answer out", with removed = -1 when the task's triple is not known;
 //   slices     count_rows_filtered_range over a fuzzed column slice [start, start + width) (the whole axis
@@ -274,6 +276,39 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     } else {
       FUZZ_CHECK(idx.wide());
+    }
+  }
+  // answer_counts over the probes as triples (anchor in the side's column, a fuzzed id in the other).
+  {
+    const bool tail = side == FilterIndex::Side::Tail;
+    std::vector<int32_t> t;
+    for (const Key& k : probes) {
+      bool unused = false;
+      const int32_t other = id(p, E, &unused);
+      t.push_back(tail ? k.first : other);
+      t.push_back(k.second);
+      t.push_back(tail ? other : k.first);
+    }
+    const size_t rows = probes.size();
+    size_t first_bad = t.size();
+    for (size_t i = 0; i < t.size() && first_bad == t.size(); ++i) {
+      const int32_t bound = i % 3 == 1 ? R : E;
+      if (t[i] < 0 || t[i] >= bound) first_bad = i;
+    }
+    std::vector<double> out(rows, -7.0);
+    const kgrank::Status st = idx.answer_counts(t.data(), rows, out.data());
+    if (first_bad == t.size()) {
+      FUZZ_CHECK(st.ok());
+    } else {
+      FUZZ_CHECK(st.code == kgrank::StatusCode::IdOutOfRange && st.index == first_bad);
+    }
+    for (size_t i = 0; i < rows; ++i) {
+      if (3 * i + 2 < first_bad) {
+        auto it = ref.find(probes[i]);
+        FUZZ_CHECK(out[i] == static_cast<double>(it == ref.end() ? 0 : it->second.size()));
+      } else {
+        FUZZ_CHECK(out[i] == -7.0);
+      }
     }
   }
   if (p.ConsumeBool()) {

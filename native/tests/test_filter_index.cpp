@@ -59,6 +59,41 @@ int main() {
     CHECK_EQ(idx.num_answers(), total);
     CHECK_EQ(idx.num_keys(), ref.size());
 
+    // answer_counts over every (anchor, relation) pair as triples (known and unknown keys), the third id a random one.
+    {
+      std::vector<int32_t> keys;
+      for (int32_t anchor = 0; anchor < n; ++anchor) {
+        for (int32_t r = 0; r < R; ++r) {
+          const int32_t other = ent(rng);
+          const bool tail = side == FilterIndex::Side::Tail;
+          keys.push_back(tail ? anchor : other);
+          keys.push_back(r);
+          keys.push_back(tail ? other : anchor);
+        }
+      }
+      const size_t rows = keys.size() / 3;
+      std::vector<double> counts(rows, -1.0);
+      CHECK(idx.answer_counts(keys.data(), rows, counts.data()).ok());
+      for (size_t i = 0; i < rows; ++i) {
+        const int32_t anchor = keys[3 * i + (side == FilterIndex::Side::Tail ? 0 : 2)];
+        auto it = ref.find({anchor, keys[3 * i + 1]});
+        CHECK_EQ(counts[i], static_cast<double>(it == ref.end() ? 0 : it->second.size()));
+      }
+      // An id out of range in any column: IdOutOfRange at its flat index, the rows before it written.
+      for (size_t col = 0; col < 3; ++col) {
+        for (int32_t bad : {-1, col == 1 ? R : n}) {
+          std::vector<int32_t> t = {0, 0, 0, 0, 0, 0};
+          t[3 + col] = bad;
+          std::vector<double> out(2, -1.0);
+          const kgrank::Status st = idx.answer_counts(t.data(), 2, out.data());
+          CHECK(st.code == kgrank::StatusCode::IdOutOfRange);
+          CHECK_EQ(st.index, 3 + col);
+          CHECK_EQ(out[0], static_cast<double>(idx.count(0, 0)));
+          CHECK_EQ(out[1], -1.0);
+        }
+      }
+    }
+
     // Filtered counting == masking the other known answers with NaN and counting.
     const size_t rows = 40;
     std::vector<float> scores(rows * static_cast<size_t>(n));
@@ -126,6 +161,12 @@ int main() {
     got.clear();
     wide.for_each_answer(5, big_r - 1, [&](int32_t v) { got.push_back(v); });
     CHECK(got == std::vector<int32_t>({7, big_n - 1}));
+    // answer_counts of the edge triples on both layouts: keys (5, R-1), (5, R-1), (5, 0), (N-1, R-1).
+    for (const FilterIndex* index : {&tails, &wide}) {
+      std::vector<double> counts(4, -1.0);
+      CHECK(index->answer_counts(edge.data(), 4, counts.data()).ok());
+      CHECK(counts == std::vector<double>({2, 2, 1, 1}));
+    }
   }
   // Out-of-range ids are refused with a message.
   std::vector<int32_t> bad = {0, 0, 50};

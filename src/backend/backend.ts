@@ -118,6 +118,7 @@ export interface NativeAddon extends NativeMetricsAddon {
   ) => {
     answers(anchor: number, relation: number): Int32Array;
     missing(anchor: Int32Array, relation: Int32Array, answer: Int32Array): number;
+    answerCounts(triples: Int32Array, out: Float64Array): void;
     stats(): { keys: number; answers: number; bytes: number; wide: boolean };
     countFiltered(...args: unknown[]): void;
     countFilteredAsync(...args: unknown[]): Promise<void>;
@@ -205,6 +206,16 @@ function nativeFilterIndex(
     numRelations,
     answers: (anchor, relation) => nativeCall("anchor", () => index.answers(anchor, relation)),
     missing: (anchor, relation, answer) => nativeCall("triples", () => index.missing(anchor, relation, answer)),
+    answerCounts(triples, out) {
+      try {
+        index.answerCounts(triples, out);
+        return null;
+      } catch (e) {
+        const s = statusOf(e);
+        if (s?.status !== StatusCode.IdOutOfRange) throw nativeError(e, "triples");
+        return { status: s.status, index: s.index };
+      }
+    },
     stats: () => index.stats(),
     countFiltered(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
       nativeCall("triples", () =>

@@ -59,6 +59,14 @@ export interface FilterIndexHandle {
   answers(anchor: number, relation: number): Int32Array;
   /** First row i whose answer[i] is not a known answer of (anchor[i], relation[i]), or -1. */
   missing(anchor: Int32Array, relation: Int32Array, answer: Int32Array): number;
+  /**
+   * out[i] = the number of known answers of triple i's (anchor, relation) key, 0 for an unknown key; `triples` are
+   * rows of (head, relation, tail), the anchor is the head (side tail) or the tail (side head), out has one element
+   * per row. Returns null, or the first id out of range (head, relation, tail of each row in turn; index = its flat
+   * index into triples): out's rows before it are written then, the rest left as they were
+   * (native/core/filter_index.cpp answer_counts; TsFilterIndex.answerCounts).
+   */
+  answerCounts(triples: Int32Array, out: Float64Array): AnswerCountsProblem | null;
   /** Number of (anchor, relation) keys, of answers, and bytes held by the index arrays. */
   stats(): { keys: number; answers: number; bytes: number };
   /**
@@ -152,6 +160,12 @@ export enum StatusCode {
 /** A problem of FilterIndexHandle.rankTriples: its kind and where (status.h: a flat id index or a row). */
 export interface RankTriplesProblem {
   status: StatusCode.IdOutOfRange | StatusCode.NanTrueScore | StatusCode.NotInIndex;
+  index: number;
+}
+
+/** The problem FilterIndexHandle.answerCounts returns: an id out of range, at its flat index into the triples. */
+export interface AnswerCountsProblem {
+  status: StatusCode.IdOutOfRange;
   index: number;
 }
 

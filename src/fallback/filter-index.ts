@@ -3,6 +3,7 @@
  * (and of count_rows_filtered, count_rows_filtered_range and rank_triples in native/core/count.cpp).
  */
 import {
+  type AnswerCountsProblem,
   type FilteredCountBuffers,
   type FilterIndexHandle,
   type FloatArray,
@@ -104,6 +105,22 @@ export class TsFilterIndex implements FilterIndexHandle {
       if (at >= b || this.entries[at] !== want) return r;
     }
     return -1;
+  }
+
+  /** Twin of FilterIndex::answer_counts (native/core/filter_index.cpp): each key's number of known answers. */
+  answerCounts(triples: Int32Array, out: Float64Array): AnswerCountsProblem | null {
+    const tail = this.side === "tail";
+    for (let r = 0; r < out.length; r++) {
+      const h = triples[3 * r]!;
+      const rel = triples[3 * r + 1]!;
+      const t = triples[3 * r + 2]!;
+      if (h >>> 0 >= this.numEntities) return { status: StatusCode.IdOutOfRange, index: 3 * r };
+      if (rel >>> 0 >= this.numRelations) return { status: StatusCode.IdOutOfRange, index: 3 * r + 1 };
+      if (t >>> 0 >= this.numEntities) return { status: StatusCode.IdOutOfRange, index: 3 * r + 2 };
+      const [a, b] = this.range(tail ? h : t, rel);
+      out[r] = b - a;
+    }
+    return null;
   }
 
   stats() {
