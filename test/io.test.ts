@@ -612,6 +612,11 @@ describe("baseline scorer and candidate counts", () => {
     const c = filteredCandidateCounts(test, [train], 4, 1);
     expect(Array.from(c.tail)).toEqual([2]); // tails of (0, 0): 1, 2 filtered; 0 and 3 remain
     expect(Array.from(c.head)).toEqual([4]); // no other head of (0, 3)
+    // Ids are checked before either index is built, naming the array.
+    expect(() => filteredCandidateCounts(Int32Array.from([0, 1, 3]), [train], 4, 1)).toThrow(/^evaluated: row 0/);
+    expect(() => filteredCandidateCounts(test, [train, Int32Array.from([4, 0, 0])], 4, 1)).toThrow(
+      /^filter\[1\]: row 0/,
+    );
   });
 });
 

@@ -3,9 +3,12 @@
  * except the other known tails t' of (h, r, ·) in the filter triples; the same for heads. These are the N_i the
  * expectations of `kgrank adjust` and `kgrank expectations` are computed over (PyKEEN's filtered setting, with the
  * evaluated split always part of the filter). The known answers come from the evaluator's own filter index (one
- * per side, native or its TypeScript twin), not from a map of their own.
+ * per side, native or its TypeScript twin), not from a map of their own; one answerCounts call per side counts them
+ * for every row.
  */
 import { kernels } from "../backend/backend";
+import { KgrankInputError } from "../checks/errors";
+import { tripleArray } from "../checks/validate";
 
 export function filteredCandidateCounts(
   evaluated: Int32Array,
@@ -13,16 +16,24 @@ export function filteredCandidateCounts(
   numEntities: number,
   numRelations: number,
 ): { head: Float64Array; tail: Float64Array } {
+  tripleArray("evaluated", evaluated, numEntities, numRelations);
+  filter.forEach((t, i) => tripleArray(`filter[${i}]`, t, numEntities, numRelations));
   const n = evaluated.length / 3;
   const counts = { head: new Float64Array(n), tail: new Float64Array(n) };
   for (const side of ["head", "tail"] as const) {
     const index = kernels().buildFilterIndex([...filter, evaluated], numEntities, numRelations, side);
     const out = counts[side];
-    for (let i = 0; i < n; i++) {
-      const anchor = evaluated[3 * i + (side === "tail" ? 0 : 2)]!;
-      // The true answer is among the known ones (the evaluated split filters), and stays a candidate.
-      out[i] = numEntities - (index.answers(anchor, evaluated[3 * i + 1]!).length - 1);
+    const problem = index.answerCounts(evaluated, out);
+    if (problem) {
+      // The ids passed the check above, so the array changed since (memory another thread writes).
+      throw new KgrankInputError(
+        "evaluated",
+        `element ${problem.index} was out of range during the call, after the ids had been checked: the array ` +
+          `changed meanwhile (memory another thread writes?); pass an array that stays unchanged, e.g. a copy`,
+      );
     }
+    // The true answer is among the known ones (the evaluated split filters), and stays a candidate.
+    for (let i = 0; i < n; i++) out[i] = numEntities - (out[i]! - 1);
   }
   return counts;
 }
