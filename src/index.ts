@@ -15,7 +15,7 @@ export {
   KgrankStateError,
 } from "./checks/errors";
 export type { BackendName, FloatArray, SimdLevel } from "./contract/kernels";
-export type { AsyncOptions, Progress } from "./backend/jobs";
+export type { AsyncOptions, Progress } from "./backend/call-control";
 export { RankCounter } from "./ranking/rank-counter";
 export type { RankChunk, RankCounterOptions } from "./ranking/rank-counter";
 export { computeRanks, computeRanksSync, computeSampledRanks, computeSampledRanksSync } from "./ranking/ranks";

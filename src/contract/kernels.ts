@@ -17,7 +17,7 @@ export interface CountBuffers {
 }
 
 /**
- * Cancellation and progress of one async kernel call (src/backend/jobs.ts CallControl implements it for the public async
+ * Cancellation and progress of one async kernel call (src/backend/call-control.ts CallControl implements it for the public async
  * APIs). Once `stopped`, the kernel stops at its next task boundary - native: the job control of native/addon/async.h
  * (the addon's name), checked by the core's parallel loops; fallback: between row slices - and rejects with
  * `stopReason`, also when the work happened to finish anyway; the promise settles only once no work of the call runs

@@ -11,7 +11,7 @@ import { KgrankInputError, KgrankStateError } from "../checks/errors";
 import type { FilterIndexHandle, FloatArray } from "../contract/kernels";
 import { FilteredRankCounter, RankCounter } from "../ranking/rank-counter";
 import type { Ranks } from "../ranking/ranks";
-import { type AsyncOptions, callOptions } from "../backend/jobs";
+import { type AsyncOptions, callOptions } from "../backend/call-control";
 import { describe, integer, isArrayLike, optionKeys, options, threadCount, tripleArray } from "../checks/validate";
 import { sideArg } from "./inputs";
 import type { BatchContext } from "./selection";
@@ -173,7 +173,7 @@ export class ChunkedBatch {
 
   /**
    * Counts a slice off the JavaScript thread. Slices may be added concurrently. `signal` stops it and `onProgress`
-   * reports rows counted (src/backend/jobs.ts AsyncOptions); an aborted slice is not counted and may be added again.
+   * reports rows counted (src/backend/call-control.ts AsyncOptions); an aborted slice is not counted and may be added again.
    */
   async add(slice: EntitySlice & AsyncOptions): Promise<void> {
     const p = this.prepare(slice, true);

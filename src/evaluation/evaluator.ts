@@ -10,7 +10,7 @@ import { backendInfo, kernels } from "../backend/backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../checks/errors";
 import type { FilterIndexHandle } from "../contract/kernels";
 import { metricSelection } from "../metrics/index";
-import { type AsyncOptions, callOptions, nestedCall, withCallControl } from "../backend/jobs";
+import { type AsyncOptions, callOptions, nestedCall, withCallControl } from "../backend/call-control";
 import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
 import { isArrayLike, options, signalOption } from "../checks/validate";
 import { type ChunkedBatch, openChunkedBatch } from "./chunked";
@@ -152,7 +152,7 @@ export class RankEvaluator {
   /**
    * Adds a batch of scores for one side, counting off the JavaScript thread. Batches may be added concurrently.
    * `signal` stops the count at its next task boundary: the call rejects with the signal's reason and records
-   * nothing (the evaluator is as before the call); `onProgress` reports tasks counted (src/backend/jobs.ts
+   * nothing (the evaluator is as before the call); `onProgress` reports tasks counted (src/backend/call-control.ts
    * AsyncOptions).
    */
   async add(batch: ScoreBatch & AsyncOptions): Promise<void> {
@@ -211,7 +211,7 @@ export class RankEvaluator {
    * addModelSync off the JavaScript thread (the native kernel runs on the thread pool; the event loop stays free).
    * `signal` stops it at the kernel's next task boundary (a chunk of 512 candidates): the call rejects with the
    * signal's reason and records nothing of the batch, neither side (the evaluator is as before the call);
-   * `onProgress` reports tasks (rows x sides) ranked (src/backend/jobs.ts AsyncOptions).
+   * `onProgress` reports tasks (rows x sides) ranked (src/backend/call-control.ts AsyncOptions).
    */
   async addModel(batch: ModelBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addModel");

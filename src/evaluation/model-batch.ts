@@ -7,7 +7,7 @@
  */
 import { kernels } from "../backend/backend";
 import { KgrankInputError, nanTrueScore } from "../checks/errors";
-import type { CallControl } from "../backend/jobs";
+import type { CallControl } from "../backend/call-control";
 import type { EmbeddingRankInput } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { EmbeddingModel } from "../scoring/embedding-model";

@@ -6,7 +6,7 @@ import type { Side } from "../contract/kernels";
 import type { MetricQuery } from "../metrics/names";
 import type { Interval, RankType, ResultSide } from "../metrics/types";
 import type { TaskColumns } from "./task-buffer";
-import type { AsyncOptions } from "../backend/jobs";
+import type { AsyncOptions } from "../backend/call-control";
 import { optionKeys } from "../checks/validate";
 
 export type EvaluationSide = Side;

@@ -3,7 +3,7 @@ import { kernels } from "../backend/backend";
 import { watchDetach } from "../checks/errors";
 import type { CountBuffers, FloatArray } from "../contract/kernels";
 import { thresholdsFor } from "./float32";
-import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/jobs";
+import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/call-control";
 import { floatMatrix, integer, numberArray, optionKeys, rowCount, threadCount } from "../checks/validate";
 
 export interface CountScoresOptions {
@@ -65,7 +65,7 @@ export function countScoresSync(args: CountScoresOptions): CountScoresResult {
 
 /**
  * As countScoresSync, but runs off the JavaScript thread (native backend) and returns a Promise. `signal` stops it
- * (rejecting with the signal's reason); `onProgress` reports rows counted (src/backend/jobs.ts AsyncOptions).
+ * (rejecting with the signal's reason); `onProgress` reports rows counted (src/backend/call-control.ts AsyncOptions).
  */
 export async function countScores(args: CountScoresOptions & AsyncOptions): Promise<CountScoresResult> {
   const p = prepare(args, true);

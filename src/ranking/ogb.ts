@@ -9,7 +9,7 @@
  * float32 lists (torch's float32 reduction) may differ from a float64 mean of the same lists by up to ~1e-7.
  */
 import { KgrankInputError } from "../checks/errors";
-import { ASYNC_KEYS, type AsyncOptions } from "../backend/jobs";
+import { ASYNC_KEYS, type AsyncOptions } from "../backend/call-control";
 import { computeSampledRanks, computeSampledRanksSync, type Ranks } from "./ranks";
 import { formatDims } from "../text/suggest";
 import { describe, optionKeys, options } from "../checks/validate";

@@ -15,7 +15,7 @@ import type {
   FloatArray,
   KernelControl,
 } from "../contract/kernels";
-import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/jobs";
+import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/call-control";
 import { describe, integer, isArrayLike, optionKeys, options, threadCount } from "../checks/validate";
 import { indexArray, type Ranks, ranksFromCounts } from "./ranks";
 
@@ -119,7 +119,7 @@ export class RankCounter {
 
   /**
    * Counts one chunk off the JavaScript thread. Chunks may be added concurrently. `signal` stops it and
-   * `onProgress` reports rows counted (src/backend/jobs.ts AsyncOptions); a chunk that was aborted (or failed) is not
+   * `onProgress` reports rows counted (src/backend/call-control.ts AsyncOptions); a chunk that was aborted (or failed) is not
    * counted and its columns may be added again.
    */
   async add(chunk: RankChunk & AsyncOptions): Promise<void> {

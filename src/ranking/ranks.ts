@@ -12,7 +12,7 @@ import { kernels } from "../backend/backend";
 import { KgrankInputError, nanTrueScore, watchDetach } from "../checks/errors";
 import { thresholdsFor } from "./float32";
 import type { CountBuffers, FloatArray } from "../contract/kernels";
-import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/jobs";
+import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/call-control";
 import {
   describe,
   floatMatrix,
@@ -292,7 +292,7 @@ export function computeRanksSync(args: ComputeRanksOptions): Ranks {
 
 /**
  * Ranks of the true candidates from a dense score matrix, off the JavaScript thread. `signal` stops it (rejecting
- * with the signal's reason); `onProgress` reports rows ranked (src/backend/jobs.ts AsyncOptions).
+ * with the signal's reason); `onProgress` reports rows ranked (src/backend/call-control.ts AsyncOptions).
  */
 export async function computeRanks(args: ComputeRanksOptions & AsyncOptions): Promise<Ranks> {
   return runAsync(...prepareDense(args, true));
