@@ -97,9 +97,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   pin_library();
   exports.Set("info", Napi::Function::New(env, Info, "info"));
   exports.Set("dispatchInfo", Napi::Function::New(env, DispatchInfo, "dispatchInfo"));
-  kgrank_addon::export_function<kgrank_addon::JobControlNew>(env, exports, "jobControl");
-  kgrank_addon::export_function<kgrank_addon::CancelJob>(env, exports, "cancelJob");
-  kgrank_addon::export_function<kgrank_addon::JobProgress>(env, exports, "jobProgress");
+  kgrank_addon::export_function<kgrank_addon::JobControlNew>(env, exports, "kernelControl");
+  kgrank_addon::export_function<kgrank_addon::CancelJob>(env, exports, "cancelKernel");
+  kgrank_addon::export_function<kgrank_addon::JobProgress>(env, exports, "kernelProgress");
   kgrank_addon::register_count(env, exports);
   kgrank_addon::register_filter(env, exports);
   kgrank_addon::register_metrics(env, exports);

@@ -13,11 +13,11 @@
 // promise is simply never settled, and every resource is still released. The job itself runs inside a catch-all, so
 // an exception (std::bad_alloc of a large input) becomes a rejection (code KGRANK_MEMORY), never an abort.
 //
-// Cancellation and progress: an async binding may take a job control (jobControl(), below) as its last argument. The
-// job then shares a kgrank::JobControl (native/core/thread_pool.h) with JavaScript: cancelJob(control) sets its flag
+// Cancellation and progress: an async binding may take a job control (kernelControl(), below) as its last argument. The
+// job then shares a kgrank::JobControl (native/core/thread_pool.h) with JavaScript: cancelKernel(control) sets its flag
 // from the JavaScript thread, and the core's parallel loops stop at the next task boundary (kgrank::Cancelled); the
 // promise then rejects with code KGRANK_CANCELLED, after the job's memory was released. A job cancelled before it
-// started does not run. jobProgress(control) reads [done, total] work units at any time without waiting for
+// started does not run. kernelProgress(control) reads [done, total] work units at any time without waiting for
 // anything. The control is co-owned (std::shared_ptr) by its JavaScript handle and by every job given it, so
 // cancelling or reading it before, during or after the job is always safe.
 #pragma once
@@ -58,11 +58,11 @@ inline JobControlPtr* job_control_of(napi_env env, napi_value value) {
 inline JobControlPtr control_arg(const Napi::CallbackInfo& info, size_t index) {
   if (info.Length() <= index || info[index].IsUndefined()) return nullptr;
   JobControlPtr* p = job_control_of(info.Env(), info[index]);
-  if (p == nullptr) throw_type(info.Env(), "the job control must come from jobControl()");
+  if (p == nullptr) throw_type(info.Env(), "the job control must come from kernelControl()");
   return *p;
 }
 
-// jobControl() -> a new job control (an external; pass it to async bindings, cancelJob and jobProgress).
+// kernelControl() -> a new job control (an external; pass it to async bindings, cancelKernel and kernelProgress).
 inline Napi::Value JobControlNew(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* held = new JobControlPtr(std::make_shared<kgrank::JobControl>());
@@ -70,24 +70,24 @@ inline Napi::Value JobControlNew(const Napi::CallbackInfo& info) {
   const auto finalize = [](napi_env, void* data, void*) { delete static_cast<JobControlPtr*>(data); };
   if (napi_create_external(env, held, finalize, nullptr, &ext) != napi_ok) {
     delete held;
-    throw Napi::Error::New(env, "jobControl: could not create the control");
+    throw Napi::Error::New(env, "kernelControl: could not create the control");
   }
   NAPI_THROW_IF_FAILED(env, napi_type_tag_object(env, ext, job_control_tag()), Napi::Value());
   return Napi::Value(env, ext);
 }
 
-// cancelJob(control): every job given this control stops at its next task boundary (or does not start).
+// cancelKernel(control): every job given this control stops at its next task boundary (or does not start).
 inline Napi::Value CancelJob(const Napi::CallbackInfo& info) {
   const JobControlPtr c = control_arg(info, 0);
-  if (!c) throw_type(info.Env(), "cancelJob needs a job control");
+  if (!c) throw_type(info.Env(), "cancelKernel needs a kernel control");
   c->cancel();
   return info.Env().Undefined();
 }
 
-// jobProgress(control) -> [done, total] in the driver's work units (both 0 until the job has started).
+// kernelProgress(control) -> [done, total] in the driver's work units (both 0 until the job has started).
 inline Napi::Value JobProgress(const Napi::CallbackInfo& info) {
   const JobControlPtr c = control_arg(info, 0);
-  if (!c) throw_type(info.Env(), "jobProgress needs a job control");
+  if (!c) throw_type(info.Env(), "kernelProgress needs a kernel control");
   Napi::Array out = Napi::Array::New(info.Env(), 2);
   out.Set(uint32_t{0}, Napi::Number::New(info.Env(), static_cast<double>(c->done())));
   out.Set(uint32_t{1}, Napi::Number::New(info.Env(), static_cast<double>(c->total())));

@@ -65,7 +65,7 @@ export interface NativeAddon extends NativeMetricsAddon {
     nan: Float64Array,
     simd: number,
     threads: number,
-    control?: NativeJobControl,
+    control?: NativeKernelControl,
   ): Promise<void>;
   countScoresByIndex(
     scores: FloatArray,
@@ -88,17 +88,17 @@ export interface NativeAddon extends NativeMetricsAddon {
     nan: Float64Array,
     simd: number,
     threads: number,
-    control?: NativeJobControl,
+    control?: NativeKernelControl,
   ): Promise<void>;
   bandwidthRead(data: ArrayBufferView, simd: number, threads: number): number;
   /**
-   * native/addon/async.h: a job control to pass as the last argument of an async binding; cancelJob stops the jobs
-   * given it at their next task boundary (they reject with code KGRANK_CANCELLED), jobProgress reads [done, total]
-   * work units.
+   * native/addon/async.h: a kernel control to pass as the last argument of an async binding; cancelKernel stops the
+   * calls given it at their next task boundary (they reject with code KGRANK_CANCELLED), kernelProgress reads
+   * [done, total] work units.
    */
-  jobControl(): NativeJobControl;
-  cancelJob(control: NativeJobControl): void;
-  jobProgress(control: NativeJobControl): [number, number];
+  kernelControl(): NativeKernelControl;
+  cancelKernel(control: NativeKernelControl): void;
+  kernelProgress(control: NativeKernelControl): [number, number];
   /** native/addon/score_bindings.cpp: ranking from embeddings (arguments in that file's order). */
   rankEmbeddings(...args: unknown[]): void;
   rankEmbeddingsAsync(...args: unknown[]): Promise<void>;
@@ -128,32 +128,35 @@ export interface NativeAddon extends NativeMetricsAddon {
   };
 }
 
-/** An opaque job control of the addon (native/addon/async.h). */
-type NativeJobControl = { readonly __nativeJobControl: unique symbol };
+/**
+ * An opaque kernel control of the addon (native/addon/async.h; in C++ a kgrank::JobControl, where a job is one async
+ * native call).
+ */
+type NativeKernelControl = { readonly __nativeKernelControl: unique symbol };
 
-/** How often a running native job's progress counter is read (it is an atomic load: the job never waits for it). */
+/** How often a running native call's progress counter is read (an atomic load: the call never waits for it). */
 const PROGRESS_POLL_MS = 50;
 
 /**
- * Runs one async binding under `control` (src/contract/kernels.ts KernelControl): without one, as it is; with one, the binding
- * gets a native job control (its last argument, through `start`), the control's stop cancels it, a timer reads its
- * progress (scaled from the driver's work units to the call's `rows`) while it runs, and a stopped call rejects with
- * the stop reason once the native work has ended - also when it finished anyway. The stop listener and the timer are
- * gone when the promise settles.
+ * Runs one async binding under `control` (src/contract/kernels.ts KernelControl): without one, as it is; with one,
+ * the binding gets a native kernel control (its last argument, through `start`), the control's stop cancels it, a
+ * timer reads its progress (scaled from the driver's work units to the call's `rows`) while it runs, and a stopped
+ * call rejects with the stop reason once the native work has ended - also when it finished anyway. The stop listener
+ * and the timer are gone when the promise settles.
  */
 async function underControl(
   addon: NativeAddon,
   control: KernelControl | undefined,
   rows: number,
-  start: (nativeControl?: NativeJobControl) => Promise<void>,
+  start: (nativeControl?: NativeKernelControl) => Promise<void>,
 ): Promise<void> {
   if (!control) return start();
   if (control.stopped) throw control.stopReason;
-  const nativeControl = addon.jobControl();
-  const unregister = control.onStop(() => addon.cancelJob(nativeControl));
+  const nativeControl = addon.kernelControl();
+  const unregister = control.onStop(() => addon.cancelKernel(nativeControl));
   const timer = control.wantsProgress
     ? setInterval(() => {
-        const [done, total] = addon.jobProgress(nativeControl);
+        const [done, total] = addon.kernelProgress(nativeControl);
         if (total > 0) control.progress(Math.min(rows, Math.floor((done / total) * rows)));
       }, PROGRESS_POLL_MS)
     : null;

@@ -1,5 +1,5 @@
 /**
- * `kgrank evaluate --workers K`: the shard jobs of `--shard I/K --save-state` run in K local child processes (each
+ * `kgrank evaluate --workers K`: the shards of `--shard I/K --save-state` run in K local child processes (each
  * with its share of the cores), and the parent merges their states exactly as `kgrank merge` does. The children
  * get the parent's own flags, so their run fingerprints agree; a child that fails stops the others and its one-line
  * error is the parent's. Temporary states live in a private directory removed on exit, also on Ctrl-C.
