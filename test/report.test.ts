@@ -11,6 +11,8 @@ import { describe, expect, it } from "vitest";
 
 import { FrequencyBaseline, loadDataset, RankEvaluator } from "../src/index";
 import { plotSpec, RELATION_ENDS } from "../src/report/plots";
+import { markupLabel } from "../src/text/labels";
+import { table } from "../src/text/table";
 import { external, runs } from "./helpers/external";
 import { expectUserError } from "./helpers/cli";
 import { type Run, runKgrankProcess, runProcess } from "./helpers/process";
@@ -197,6 +199,65 @@ describe("kgrank report and plot", () => {
       ["plot", "degrees", a],
       /^kgrank: --dataset: the degrees plot needs the run's training triples, but the state names no dataset/,
     );
+  }, 300_000);
+
+  it("labels cannot reverse the numbers beside them (bidi controls isolated) nor break the SVG's XML (controls escaped)", async () => {
+    const RLO = "\u202E";
+    const FSI = "\u2068";
+    const PDI = "\u2069";
+    // Text and markdown tables: a cell with a bidi control is isolated; every other cell is byte-identical.
+    for (const format of ["table", "markdown"] as const) {
+      const plain = table(format, ["relation", "tasks"], [["plain", "12"]]);
+      const out = table(
+        format,
+        ["relation", "tasks"],
+        [
+          ["plain", "12"],
+          [`evil${RLO}`, "12"],
+        ],
+      );
+      expect(out.startsWith(plain), format).toBe(true);
+      expect(out, format).toContain(`${FSI}evil${RLO}${PDI}`);
+    }
+    for (const c of ["\u202A", "\u202E", "\u2066", "\u2069", "\u200E", "\u200F", "\u061C"])
+      expect(markupLabel(`a${c}b`)).toBe(`${FSI}a${c}b${PDI}`);
+    expect(markupLabel("nul\u0000bell\u0007")).toBe("nul\\x00bell\\x07");
+    expect(markupLabel("tab\tplain é ✓")).toBe("tab\tplain é ✓");
+
+    // `kgrank plot` and `kgrank report` of a run whose relation labels hold an override and a NUL.
+    const ev = new RankEvaluator({ numEntities: 50, numRelations: 3, sides: "tail" });
+    const k3 = Float64Array.from([1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3]);
+    ev.addRanks({
+      side: "tail",
+      optimistic: k3,
+      pessimistic: k3,
+      realistic: k3,
+      numCandidates: new Float64Array(12).fill(50),
+      relations: Int32Array.from([0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2]),
+    });
+    const labels = [`rel${RLO}reversed`, "nul\u0000label", "plain"];
+    writeFileSync(p("labels.state"), ev.serialize({ meta: { report: { relationLabels: labels } } }));
+    await kgrank(["plot", "relations", p("labels.state"), "--output", p("labels.svg"), "--quiet"]);
+    await kgrank(["report", p("labels.state"), "--output", p("labels.html"), "--quiet"]);
+    // What XML 1.0 forbids: C0 controls but tab, newline and carriage return; U+FFFE, U+FFFF.
+    // eslint-disable-next-line no-control-regex -- finding control characters is this pattern's purpose
+    const forbidden = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
+    for (const file of ["labels.svg", "labels.html"]) {
+      const text = readFileSync(p(file), "utf8");
+      expect(forbidden.test(text), file).toBe(false);
+      expect(text, file).toContain("nul\\x00label (4)");
+      // The override stays inside its isolate, so the count "(4)" after it reads left to right.
+      expect(text, file).toContain(`${FSI}rel${RLO}reversed${PDI} (4)`);
+      expect(text, file).toContain("plain (4)");
+      expect(text.split(RLO).length - 1, file).toBe(text.split(`${RLO}reversed${PDI}`).length - 1);
+    }
+    if (!chromium.missing) {
+      // Chromium shows an XML parse error page for an SVG that is not XML.
+      const dom = runProcess("chromium", [...chromiumFlags("svg-profile"), "--dump-dom", `file://${p("labels.svg")}`]);
+      expect(dom.status, dom.stderr).toBe(0);
+      expect(dom.stdout).not.toMatch(/parsererror|This page contains the following errors/);
+      expect(dom.stdout).toContain("plain (4)");
+    }
   }, 300_000);
 
   it.skipIf(chromium.missing)(

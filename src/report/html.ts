@@ -8,6 +8,7 @@
 import { compareRuns } from "../compare/paired";
 import type { RankResults } from "../evaluation/results";
 import { categoryRows, degreeRows, type GroupRow, type PlotName, plotSpec, renderSvg } from "./plots";
+import { markupLabel } from "../text/labels";
 import { fmt } from "../text/table";
 
 export interface ReportRun {
@@ -25,7 +26,7 @@ export interface ReportRun {
 function groupTable(first: string, rows: GroupRow[], withRelations: boolean): string {
   const body = rows.map(
     (r) =>
-      `<tr><th scope="row">${escape(r.label)}</th>${withRelations ? `<td>${r.relations}</td>` : ""}<td>${r.tasks}</td><td>${r.head}</td><td>${r.tail}</td>` +
+      `<tr><th scope="row">${label(r.label)}</th>${withRelations ? `<td>${r.relations}</td>` : ""}<td>${r.tasks}</td><td>${r.head}</td><td>${r.tail}</td>` +
       `<td>${fmt(r.mrr)}</td><td>${fmt(r.hits10)}</td></tr>`,
   );
   return (
@@ -69,8 +70,11 @@ const MAIN = [
   ["median_rank", "median rank"],
 ] as const;
 
+/** Text for HTML; labels from the user's files go through `label` (their direction isolated, what XML forbids escaped). */
 const escape = (s: string) =>
   s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
+
+const label = (s: string) => escape(markupLabel(s));
 
 function cell(r: RankResults, side: string, key: string): number | undefined {
   try {
@@ -115,7 +119,7 @@ export async function buildReport(runs: ReportRun[], opts: { samples?: number; s
       );
     }
     sections.push(
-      `<section><h2>${escape(run.name)}</h2>` +
+      `<section><h2>${label(run.name)}</h2>` +
         `<p class="meta">${info.tasks.head} head and ${info.tasks.tail} tail tasks, ${info.numEntities} entities, ` +
         `${info.filtered ? `filtered (${info.knownTriples ?? info.filterTriples.reduce((a, b) => a + b, 0)} known triples)` : "unfiltered"}, ` +
         `backend ${escape(info.backend)}. Mean rank width (pessimistic − optimistic, ties): head ${fmt(r.meanRankWidth("head"))}, ` +
@@ -134,14 +138,14 @@ export async function buildReport(runs: ReportRun[], opts: { samples?: number; s
     const mark = (p: number) => (p < 0.01 ? "**" : p < 0.05 ? "*" : "");
     const rows = cmp.rows.map(
       (row) =>
-        `<tr><th scope="row">${row.metric}</th><td>${escape(cmp.names[row.run]!)}</td><td>${fmt(row.valueA)}</td><td>${fmt(row.valueB)}</td>` +
+        `<tr><th scope="row">${row.metric}</th><td>${label(cmp.names[row.run]!)}</td><td>${fmt(row.valueA)}</td><td>${fmt(row.valueB)}</td>` +
         `<td>${fmt(row.difference)}<span class="sig">${mark(row.pAdjusted)}</span></td><td>[${fmt(row.lower)}, ${fmt(row.upper)}]</td>` +
         `<td>${row.pAdjusted.toPrecision(3)}</td></tr>`,
     );
     sections.push(
-      `<section><h2>Comparison with ${escape(cmp.names[0]!)}</h2><p class="meta">${cmp.tasks} paired tasks; randomization test and paired ` +
+      `<section><h2>Comparison with ${label(cmp.names[0]!)}</h2><p class="meta">${cmp.tasks} paired tasks; randomization test and paired ` +
         `bootstrap with ${cmp.samples} samples (seed ${cmp.seed}); p adjusted by ${cmp.correction === "holm" ? "Holm–Bonferroni" : cmp.correction}; ` +
-        `* p &lt; 0.05, ** p &lt; 0.01 (adjusted).</p><table><thead><tr><th>metric</th><th>run</th><th>${escape(cmp.names[0]!)}</th><th>run value</th>` +
+        `* p &lt; 0.05, ** p &lt; 0.01 (adjusted).</p><table><thead><tr><th>metric</th><th>run</th><th>${label(cmp.names[0]!)}</th><th>run value</th>` +
         `<th>difference</th><th>${Math.round(cmp.confidenceLevel * 100)}% interval</th><th>p (adjusted)</th></tr></thead><tbody>${rows.join("")}</tbody></table></section>`,
     );
   }

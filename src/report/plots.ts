@@ -11,6 +11,7 @@
  */
 import { KgrankInputError } from "../checks/errors";
 import type { RankResults } from "../evaluation/results";
+import { markupLabel } from "../text/labels";
 
 /** Bars kept at each end of the per-relation plot when there are more than twice as many relations. */
 export const RELATION_ENDS = 20;
@@ -82,7 +83,7 @@ function groupBars(title: string, rows: GroupRow[]): Record<string, unknown> {
     width: 460,
     height: { step: 22 },
     config: CONFIG,
-    data: { values: rows.map((r, order) => ({ group: `${r.label} (${r.tasks})`, mrr: r.mrr, order })) },
+    data: { values: rows.map((r, order) => ({ group: `${markupLabel(r.label)} (${r.tasks})`, mrr: r.mrr, order })) },
     mark: { type: "bar", color: BLUE },
     encoding: {
       // No axis title: rotated, it would be taller than a few bars and stretch the plot.
@@ -225,7 +226,9 @@ export function plotSpec(name: PlotName, results: RankResults, context: PlotCont
   const values = groups
     .map((g) => {
       const full = relationLabels?.[g.relation] ?? String(g.relation);
-      let relation = `${full.length > RELATION_LABEL_CHARS ? `…${full.slice(-(RELATION_LABEL_CHARS - 1))}` : full} (${g.count})`;
+      // Shortened first, then made safe for SVG text, so the isolating marks around the label are never cut off.
+      const shortened = full.length > RELATION_LABEL_CHARS ? `…${full.slice(-(RELATION_LABEL_CHARS - 1))}` : full;
+      let relation = `${markupLabel(shortened)} (${g.count})`;
       if (seen.has(relation)) relation = `${relation} #${g.relation}`;
       seen.add(relation);
       return { relation, mrr: g.results.get("both.realistic.inverse_harmonic_mean_rank") };

@@ -2,6 +2,7 @@
  * Plain tables for people: numbers formatted one way, aligned text or markdown. Used by RankResults (toTable,
  * toMarkdown) and by every CLI command, so a result prints the same from the library and from `kgrank`.
  */
+import { isolateLabel } from "./labels";
 
 /** A number as the tables print it: integers plainly, others with `digits` decimals; NaN as "NaN"; none as "". */
 export function fmt(v: number | undefined | null, digits = 4): string {
@@ -34,6 +35,12 @@ function markdownTable(header: string[], rows: string[][], leftColumns = 1): str
   ].join("\n");
 }
 
+/**
+ * An aligned text or markdown table. A cell holding a bidi control (a relation label with U+202E) is wrapped in
+ * U+2068 ... U+2069 so that its direction cannot reverse the numbers beside it; other cells print unchanged. The
+ * two isolating marks count in the column width, so such a row shows two columns narrower in a terminal.
+ */
 export function table(format: "table" | "markdown", header: string[], rows: string[][], leftColumns = 1): string {
-  return format === "markdown" ? markdownTable(header, rows, leftColumns) : textTable(header, rows, leftColumns);
+  const safe = rows.map((r) => r.map(isolateLabel));
+  return format === "markdown" ? markdownTable(header, safe, leftColumns) : textTable(header, safe, leftColumns);
 }
