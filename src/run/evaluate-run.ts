@@ -301,7 +301,19 @@ async function evaluateModel(run: RunContext): Promise<void> {
       );
     expectShape(neg, [rows, -1], "--negatives-ids", `one row of K entity ids per ${opts.split} triple`);
     k = neg.shape[1]!;
-    negatives = Int32Array.from(neg.data as ArrayLike<number>);
+    // The range check reads the stored value (int64 and uint64 arrive as exact numbers up to 2^53), before Int32Array
+    // would wrap it modulo 2^32.
+    const ids = neg.data as ArrayLike<number>;
+    negatives = new Int32Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      const v = ids[i]!;
+      if (!(v >= 0 && v < n))
+        throw new KgrankInputError(
+          "--negatives-ids",
+          `row ${Math.floor(i / k)}, column ${i % k}: entity id ${v} is outside [0, ${n}) of ${ds.name}'s entity ids`,
+        );
+      negatives[i] = v;
+    }
   }
   const filterSet = negatives ? [] : filterSplits(opts.filter, opts.split);
   const evaluator = new RankEvaluator({
