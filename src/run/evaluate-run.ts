@@ -87,6 +87,17 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
       "needs --save-state FILE: a shard's tasks are only meaningful merged (kgrank merge FILE...)",
     );
   }
+  // A shard stops at its state: the results and ranks exist only for the merged run.
+  for (const [given, flag] of [
+    [opts.output, "--output"],
+    [opts.ranksOut, "--ranks-out"],
+  ] as const) {
+    if (opts.shard && given !== undefined)
+      throw new KgrankInputError(
+        flag,
+        `is not written by a shard (--shard), which saves only its --save-state: give ${flag} to kgrank merge of the shards' state files`,
+      );
+  }
   if (opts.positiveScores !== undefined || opts.negativeScores !== undefined) return evaluateScoresOnly(opts, out, t0);
   const run = await openRun(opts, out, t0);
   if (checkScoreSources(opts) === "model") return evaluateModel(run);
