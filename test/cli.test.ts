@@ -513,7 +513,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     );
     expectUserError(
       await kgrank(["compare", "rk-a.tsv", "bad-rank.tsv"]),
-      /bad-rank\.tsv: line 2: pessimistic: pessimistic\[0\] = 9 is not a rank in \[1, numCandidates\[0\] = 3\]/,
+      /bad-rank\.tsv: line 2, column pessimistic: pessimistic = 9 is not a rank in \[1, num_candidates = 3\]/,
     );
     expectUserError(
       await kgrank(["compare", "rk-a.npz", "ranks.npy"]),
@@ -785,7 +785,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(await kgrank(["metrics", "--ranks", "nope.txt"]), /--ranks: cannot read nope\.txt: no such file/);
     expectUserError(
       await kgrank(["metrics", "--ranks", "ranks-bad.txt"]),
-      /--ranks: ranks-bad\.txt line 2: "two" is not a number/,
+      /--ranks: ranks-bad\.txt line 2: "two" is not a plain decimal number/,
     );
     expectUserError(
       await kgrank(["metrics", "--ranks", "ranks.txt", "--num-candidates", "nc-short.txt"]),
@@ -795,6 +795,73 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(await kgrank(["metrics", "--ranks", "tail.npy"]), /--ranks: shape \(201, 14\) is not a vector/);
     expectUserError(await kgrank(["metrics", "--ranks", "ranks.txt", "--metrics", "hitz@3"]), /unknown metric/);
     expectUserError(await kgrank(["metrics"]), /^kgrank: --ranks: is required$/m);
+  });
+
+  it("rank files (metrics --ranks .txt, compare's --ranks-out .tsv / .npz): only plain decimals; errors name the file, line and column", async () => {
+    for (const [i, v] of ["0x2", " 2 ", "1e1", "2 ", "+2", "1_0"].entries()) {
+      writeFileSync(p(`ranks-odd-${i}.txt`), `1\n${v}\n3\n`);
+      expectUserError(
+        await kgrank(["metrics", "--ranks", `ranks-odd-${i}.txt`]),
+        new RegExp(
+          `^kgrank: --ranks: ranks-odd-${i}\\.txt line 2: "${v.replace("+", "\\+")}" is not a plain decimal number`,
+        ),
+      );
+    }
+    writeFileSync(p("nc-hex.txt"), "10\n0xA\n10\n");
+    writeFileSync(p("ranks-three.txt"), "1\n2.5\n3\n");
+    expectUserError(
+      await kgrank(["metrics", "--ranks", "ranks-three.txt", "--num-candidates", "nc-hex.txt"]),
+      /--num-candidates: nc-hex\.txt line 2: "0xA" is not a plain decimal number/,
+    );
+    expect((await kgrank(["metrics", "--ranks", "ranks-three.txt", "--quiet"])).status).toBe(0);
+
+    expect((await kgrank(["evaluate", "--ranks-out", "rf.tsv", "--save-state", "rf.state", "--quiet"])).status).toBe(0);
+    const lines = readFileSync(p("rf.tsv"), "utf8").split("\n");
+    /** rf.tsv with line 2's field `column` (0-based) set to `value`. */
+    const edited = (name: string, column: number, value: string) => {
+      const f = lines[1]!.split("\t");
+      f[column] = value;
+      writeFileSync(p(name), [lines[0], f.join("\t"), ...lines.slice(2)].join("\n"));
+      return name;
+    };
+    for (const v of ["0x2", " 2 ", "1e1", "", "Infinity"]) {
+      expectUserError(
+        await kgrank(["compare", edited("rf-odd.tsv", 5, v), "rf.state"]),
+        new RegExp(`^kgrank: rf-odd\\.tsv: line 2, column realistic: "${v}" is not a plain decimal number`),
+      );
+    }
+    expectUserError(
+      await kgrank(["compare", edited("rf-nc.tsv", 7, "20.5"), "rf.state"]),
+      /^kgrank: rf-nc\.tsv: line 2, column num_candidates: 20\.5 is not a candidate count/,
+    );
+    expectUserError(
+      await kgrank(["compare", edited("rf-zero.tsv", 5, "0"), "rf.state"]),
+      /^kgrank: rf-zero\.tsv: line 2, column realistic: realistic = 0 is not a rank in \[1, num_candidates = \d+\]/,
+    );
+    expectUserError(
+      await kgrank(["compare", edited("rf-order.tsv", 5, "2"), "rf.state"]),
+      /^kgrank: rf-order\.tsv: line 2, column optimistic, realistic, pessimistic: optimistic \d+, realistic 2, pessimistic \d+ are out of order/,
+    );
+    expectUserError(
+      await kgrank(["compare", "/dev/null", "rf.state"]),
+      /^kgrank: \/dev\/null: cannot read \/dev\/null: it is a device/,
+    );
+    const side = Int8Array.of(0, 1);
+    const ids = Int32Array.of(0, 1);
+    writeNpz(p("rf-nc.npz"), {
+      side: { data: side },
+      head: { data: ids },
+      relation: { data: ids },
+      tail: { data: ids },
+      optimistic: { data: Float64Array.of(1, 1) },
+      realistic: { data: Float64Array.of(1, 1) },
+      pessimistic: { data: Float64Array.of(1, 1) },
+      num_candidates: { data: Float64Array.of(14, 2.5) },
+    });
+    expectUserError(
+      await kgrank(["compare", "rf-nc.npz", "rf.state"]),
+      /^kgrank: rf-nc\.npz: array num_candidates, entry 1: 2\.5 is not a candidate count/,
+    );
   });
 
   it("adjust: z and adjusted index of published numbers from the filtered candidate counts", async () => {

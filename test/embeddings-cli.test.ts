@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { EmbeddingModel, encodeNpy, loadDataset, loadEmbeddingModel, RankEvaluator } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { deflated, safetensorsFile, zip } from "./helpers/archives";
-import { kgrank as runIn, type Run } from "./helpers/cli";
+import { expectUserError, kgrank as runIn, type Run } from "./helpers/cli";
 import { randomValues } from "./helpers/embedding-reference";
 import { KGRANK_BIN, runProcess } from "./helpers/process";
 import { tempDir } from "./helpers/temp";
@@ -304,6 +304,33 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       relationEmbeddings: { data: rel, shape: [nr, 16] },
     });
     expectClose(JSON.parse(r.stdout).results, library(model, neg));
+  });
+
+  it("--negatives-ids stored as int64 / uint32: an id past the entity range is refused by its stored value, not wrapped", async () => {
+    const rows = ds.splits.test.length / 3;
+    const flags = [
+      "--interaction",
+      "distmult",
+      "--entity-embeddings",
+      "entity.npy",
+      "--relation-embeddings",
+      "relation.npy",
+      "--quiet",
+    ];
+    const wide = new BigInt64Array(rows * 2).fill(1n);
+    wide[3] = 2n ** 40n + 3n; // 3 modulo 2^32: a valid id once wrapped
+    writeFileSync(path.join(dir, "neg-i8.npy"), encodeNpy(wide, [rows, 2]));
+    expectUserError(
+      await kgrank([...flags, "--negatives-ids", "neg-i8.npy"]),
+      new RegExp(`--negatives-ids: row 1, column 1: entity id ${2 ** 40 + 3} is outside \\[0, ${n}\\)`),
+    );
+    const unsigned = new Uint32Array(rows * 2).fill(1);
+    unsigned[0] = 2 ** 32 - 1;
+    writeFileSync(path.join(dir, "neg-u4.npy"), encodeNpy(unsigned, [rows, 2]));
+    expectUserError(
+      await kgrank([...flags, "--negatives-ids", "neg-u4.npy"]),
+      new RegExp(`--negatives-ids: row 0, column 0: entity id ${2 ** 32 - 1} is outside \\[0, ${n}\\)`),
+    );
   });
 
   // Id maps and config.json are read like every other input: a FIFO is refused without being opened for reading, and

@@ -143,6 +143,38 @@ describe(`kgrank evaluate --shard / kgrank merge on ${backendLabel}`, () => {
     );
   });
 
+  it("--shard refuses --output and --ranks-out (a shard writes only its state; kgrank merge writes them), --workers still writes both", async () => {
+    for (const flag of ["--output", "--ranks-out"]) {
+      userError(
+        await kgrank(["evaluate", "--shard", "0/2", "--save-state", p("out.state"), flag, p("shard-out.tsv")]),
+        new RegExp(
+          `^kgrank: ${flag}: is not written by a shard .*give ${flag} to kgrank merge of the shards' state files$`,
+        ),
+      );
+    }
+    expect(readdirSync(dir)).not.toContain("shard-out.tsv");
+    const env = { TMPDIR: p("tmp-workers-out") };
+    mkdirSync(env.TMPDIR, { recursive: true });
+    ok(
+      await kgrank(
+        [
+          "evaluate",
+          "--workers",
+          "2",
+          "--output",
+          p("w-out.json"),
+          "--ranks-out",
+          p("w-ranks.tsv"),
+          "--format",
+          "json",
+        ],
+        env,
+      ),
+    );
+    expect(JSON.parse(readFileSync(p("w-out.json"), "utf8")).results).toBeDefined();
+    expect(readFileSync(p("w-ranks.tsv"), "utf8").split("\n").length).toBeGreaterThan(400);
+  });
+
   it("--workers K runs the shards as K local processes and prints the single run; their temporary states are removed", async () => {
     const tmp = p("tmp-workers");
     mkdirSync(tmp, { recursive: true });

@@ -34,8 +34,8 @@ export async function metricsCommand(
   },
   out: Out,
 ): Promise<void> {
-  const ranks = readNumbers(opts.ranks, "--ranks");
-  const nc = opts.numCandidates ? readNumbers(opts.numCandidates, "--num-candidates") : undefined;
+  const ranks = readNumbers(opts.ranks, "--ranks", true);
+  const nc = opts.numCandidates ? readNumbers(opts.numCandidates, "--num-candidates", true) : undefined;
   const w = opts.weights ? readNumbers(opts.weights, "--weights") : undefined;
   if (nc && nc.length !== ranks.length)
     throw new KgrankInputError(

@@ -13,6 +13,7 @@ import { RankEvaluator } from "../evaluation/evaluator";
 import type { EvaluationSide } from "../evaluation/types";
 import { readRegularFile } from "../io/files";
 import { readNpz } from "../io/npz";
+import { PLAIN_DECIMAL } from "../run/arrays";
 
 /** A run read from a file: its results (finalized), its evaluator, its labels (.tsv only) and what kind of file. */
 export interface LoadedRun {
@@ -46,6 +47,14 @@ const NPZ_ARRAYS = [
   "num_candidates",
 ] as const;
 const TSV_HEADER = "side\thead\trelation\ttail\toptimistic\trealistic\tpessimistic\tnum_candidates";
+/** The library's argument names for the rank file's columns. */
+const COLUMN_OF: Record<string, string> = {
+  optimistic: "optimistic",
+  realistic: "realistic",
+  pessimistic: "pessimistic",
+  numCandidates: "num_candidates",
+  ranks: "optimistic, realistic, pessimistic",
+};
 
 function notRanksOut(file: string, why: string): KgrankInputError {
   return new KgrankInputError(
@@ -116,22 +125,35 @@ function fromTsv(file: string): { columns: RankColumns; labels: TaskLabels } {
     c.head[i] = id(entities, f[1]!);
     c.relation[i] = id(relations, f[2]!);
     c.tail[i] = id(entities, f[3]!);
+    const bad = f.slice(4).findIndex((v) => v !== "NaN" && !PLAIN_DECIMAL.test(v));
+    if (bad >= 0)
+      throw notRanksOut(
+        file,
+        `line ${i + 2}, column ${NPZ_ARRAYS[4 + bad]}: "${f[4 + bad]!.slice(0, 20)}" is not a plain decimal number (like 2 or 2.5) or NaN`,
+      );
     const nums = f.slice(4).map(Number);
-    if (nums.some((v, k) => Number.isNaN(v) && f[4 + k] !== "NaN"))
-      throw notRanksOut(file, `line ${i + 2}: a rank or candidate count is not a number`);
     [c.optimistic[i], c.realistic[i], c.pessimistic[i], c.numCandidates[i]] = nums as [number, number, number, number];
   }
   return { columns: c, labels: { entities: [...entities.keys()], relations: [...relations.keys()] } };
 }
 
-/** An evaluator holding a rank file's tasks (head-side tasks first, each side in file order). */
-function evaluatorOf(file: string, c: RankColumns, where: (row: number) => string): RankEvaluator {
+/**
+ * An evaluator holding a rank file's tasks (head-side tasks first, each side in file order). `where(row, column)`
+ * names a task's place in the file (a .tsv's line and column, an .npz's array and entry).
+ */
+function evaluatorOf(file: string, c: RankColumns, where: (row: number, column: string) => string): RankEvaluator {
   const n = c.side.length;
   if (n === 0) throw notRanksOut(file, "holds no task");
   let maxEntity = -1;
   let maxRelation = -1;
   let maxCandidates = 1;
   for (let i = 0; i < n; i++) {
+    const nc = c.numCandidates[i]!;
+    if (!(Number.isInteger(nc) && nc >= 1))
+      throw new KgrankInputError(
+        file,
+        `${where(i, "num_candidates")}: ${nc} is not a candidate count (an integer >= 1: the answer and the entities ranked against it)`,
+      );
     maxEntity = Math.max(maxEntity, c.head[i]!, c.tail[i]!);
     maxRelation = Math.max(maxRelation, c.relation[i]!);
     if (c.numCandidates[i]! > maxCandidates) maxCandidates = c.numCandidates[i]!;
@@ -172,10 +194,18 @@ function evaluatorOf(file: string, c: RankColumns, where: (row: number) => strin
       ev.addRanks({ side, ...ranks, numCandidates: pick(c.numCandidates), ...keys });
     } catch (e) {
       if (!(e instanceof KgrankInputError)) throw e;
-      // The library counts tasks of the side; the user knows lines (.tsv) or entries (.npz) of the file.
+      // The library counts tasks of the side and names its arguments; the user knows lines (.tsv) or entries
+      // (.npz) of the file and its columns.
       const at = /\[(\d+)\]|^\w+: (?:task|row) (\d+)/.exec(e.message);
       const row = at ? rows[Number(at[1] ?? at[2])] : undefined;
-      throw new KgrankInputError(file, `${row === undefined ? `${side} tasks` : where(row)}: ${e.message}`);
+      const column = COLUMN_OF[e.argument] ?? e.argument;
+      const detail = e.message
+        .replace(/^\w+: (?:(?:task|row) \d+: )?/, "")
+        .replace(/\b(\w+)\[\d+\]/g, (m: string, k: string) => COLUMN_OF[k] ?? m);
+      throw new KgrankInputError(
+        file,
+        `${row === undefined ? `${side} tasks, column ${column}` : where(row, column)}: ${detail}`,
+      );
     }
   }
   return ev;
@@ -186,10 +216,22 @@ export function loadRun(file: string): LoadedRun {
   const name = path.basename(file);
   const ext = path.extname(file).toLowerCase();
   if (ext === ".npz")
-    return { name, file, kind: "npz", evaluator: evaluatorOf(file, fromNpz(file), (i) => `entry ${i}`), labels: null };
+    return {
+      name,
+      file,
+      kind: "npz",
+      evaluator: evaluatorOf(file, fromNpz(file), (i, k) => `array ${k}, entry ${i}`),
+      labels: null,
+    };
   if (ext === ".tsv") {
     const { columns, labels } = fromTsv(file);
-    return { name, file, kind: "tsv", evaluator: evaluatorOf(file, columns, (i) => `line ${i + 2}`), labels };
+    return {
+      name,
+      file,
+      kind: "tsv",
+      evaluator: evaluatorOf(file, columns, (i, k) => `line ${i + 2}, column ${k}`),
+      labels,
+    };
   }
   try {
     return {
@@ -200,6 +242,7 @@ export function loadRun(file: string): LoadedRun {
       labels: null,
     };
   } catch (e) {
+    if (e instanceof KgrankInputError && e.argument === file) throw e;
     if (e instanceof KgrankInputError) throw new KgrankInputError(file, e.message.replace(/^states\[0\]: /, ""));
     throw e;
   }

@@ -66,8 +66,14 @@ export function expectShape(a: NpyData, want: number[], argument: string, what: 
   }
 }
 
-/** Numbers from .npy, .txt (one per line) or .json (an array). */
-export function readNumbers(file: string, argument: string): Float64Array {
+/** A plain decimal number as `--ranks-out` and numpy's `fmt="%.1f"` write it: no sign, exponent, hex or spaces. */
+export const PLAIN_DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/**
+ * Numbers from .npy, .txt (one per line) or .json (an array). With `decimal`, a .txt line holds one plain decimal
+ * number (PLAIN_DECIMAL) and nothing else; without, anything JavaScript's Number reads as finite.
+ */
+export function readNumbers(file: string, argument: string, decimal = false): Float64Array {
   const ext = path.extname(file).toLowerCase();
   if (ext === ".npy" || ext === ".npz" || ext === ".safetensors") {
     const a = readArray(file, argument);
@@ -96,13 +102,18 @@ export function readNumbers(file: string, argument: string): Float64Array {
     .replace(/^\uFEFF/, "")
     .split("\n")
     .forEach((raw, i) => {
-      const line = raw.trim();
-      if (line === "") return;
+      const line = decimal ? raw.replace(/\r$/, "") : raw.trim();
+      if (line.trim() === "") return;
+      if (decimal && !PLAIN_DECIMAL.test(line))
+        throw new KgrankInputError(
+          argument,
+          `${file} line ${i + 1}: "${line.slice(0, 40)}" is not a plain decimal number (one per line, like 2 or 2.5; numpy: np.savetxt(f, a, fmt="%.1f"))`,
+        );
       const v = Number(line);
       if (!Number.isFinite(v))
         throw new KgrankInputError(
           argument,
-          `${file} line ${i + 1}: "${line.slice(0, 40)}" is not a number (one rank per line)`,
+          `${file} line ${i + 1}: "${line.slice(0, 40)}" is not a number (one per line)`,
         );
       outN.push(v);
     });

@@ -87,6 +87,17 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
       "needs --save-state FILE: a shard's tasks are only meaningful merged (kgrank merge FILE...)",
     );
   }
+  // A shard stops at its state: the results and ranks exist only for the merged run.
+  for (const [given, flag] of [
+    [opts.output, "--output"],
+    [opts.ranksOut, "--ranks-out"],
+  ] as const) {
+    if (opts.shard && given !== undefined)
+      throw new KgrankInputError(
+        flag,
+        `is not written by a shard (--shard), which saves only its --save-state: give ${flag} to kgrank merge of the shards' state files`,
+      );
+  }
   if (opts.positiveScores !== undefined || opts.negativeScores !== undefined) return evaluateScoresOnly(opts, out, t0);
   const run = await openRun(opts, out, t0);
   if (checkScoreSources(opts) === "model") return evaluateModel(run);
@@ -301,7 +312,19 @@ async function evaluateModel(run: RunContext): Promise<void> {
       );
     expectShape(neg, [rows, -1], "--negatives-ids", `one row of K entity ids per ${opts.split} triple`);
     k = neg.shape[1]!;
-    negatives = Int32Array.from(neg.data as ArrayLike<number>);
+    // The range check reads the stored value (int64 and uint64 arrive as exact numbers up to 2^53), before Int32Array
+    // would wrap it modulo 2^32.
+    const ids = neg.data as ArrayLike<number>;
+    negatives = new Int32Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      const v = ids[i]!;
+      if (!(v >= 0 && v < n))
+        throw new KgrankInputError(
+          "--negatives-ids",
+          `row ${Math.floor(i / k)}, column ${i % k}: entity id ${v} is outside [0, ${n}) of ${ds.name}'s entity ids`,
+        );
+      negatives[i] = v;
+    }
   }
   const filterSet = negatives ? [] : filterSplits(opts.filter, opts.split);
   const evaluator = new RankEvaluator({
