@@ -785,7 +785,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(await kgrank(["metrics", "--ranks", "nope.txt"]), /--ranks: cannot read nope\.txt: no such file/);
     expectUserError(
       await kgrank(["metrics", "--ranks", "ranks-bad.txt"]),
-      /--ranks: ranks-bad\.txt line 2: "two" is not a plain decimal number/,
+      /--ranks: ranks-bad\.txt line 2: "two" is not a decimal number/,
     );
     expectUserError(
       await kgrank(["metrics", "--ranks", "ranks.txt", "--num-candidates", "nc-short.txt"]),
@@ -798,20 +798,22 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
   });
 
   it("rank files (metrics --ranks .txt, compare's --ranks-out .tsv / .npz): only plain decimals; errors name the file, line and column", async () => {
-    for (const [i, v] of ["0x2", " 2 ", "1e1", "2 ", "+2", "1_0"].entries()) {
+    for (const [i, v] of ["0x2", " 2 ", "2 ", "+2", "1_0", "Infinity"].entries()) {
       writeFileSync(p(`ranks-odd-${i}.txt`), `1\n${v}\n3\n`);
       expectUserError(
         await kgrank(["metrics", "--ranks", `ranks-odd-${i}.txt`]),
-        new RegExp(
-          `^kgrank: --ranks: ranks-odd-${i}\\.txt line 2: "${v.replace("+", "\\+")}" is not a plain decimal number`,
-        ),
+        new RegExp(`^kgrank: --ranks: ranks-odd-${i}\\.txt line 2: "${v.replace("+", "\\+")}" is not a decimal number`),
       );
     }
+    // np.savetxt's default format (%.18e) is read: .txt files are numpy's.
+    writeFileSync(p("ranks-savetxt.txt"), "1.000000000000000000e+00\n2.500000000000000000e+00\n1e1\n");
+    const savetxt = await kgrank(["metrics", "--ranks", "ranks-savetxt.txt", "--format", "json", "--quiet"]);
+    expect(savetxt.status, savetxt.stderr).toBe(0);
     writeFileSync(p("nc-hex.txt"), "10\n0xA\n10\n");
     writeFileSync(p("ranks-three.txt"), "1\n2.5\n3\n");
     expectUserError(
       await kgrank(["metrics", "--ranks", "ranks-three.txt", "--num-candidates", "nc-hex.txt"]),
-      /--num-candidates: nc-hex\.txt line 2: "0xA" is not a plain decimal number/,
+      /--num-candidates: nc-hex\.txt line 2: "0xA" is not a decimal number/,
     );
     expect((await kgrank(["metrics", "--ranks", "ranks-three.txt", "--quiet"])).status).toBe(0);
 

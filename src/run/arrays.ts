@@ -69,9 +69,13 @@ export function expectShape(a: NpyData, want: number[], argument: string, what: 
 /** A plain decimal number as `--ranks-out` and numpy's `fmt="%.1f"` write it: no sign, exponent, hex or spaces. */
 export const PLAIN_DECIMAL = /^-?\d+(\.\d+)?$/;
 
+/** A number as numpy's np.savetxt writes it (default `%.18e`, or `%d` / `%.1f`): a decimal, an optional exponent. */
+const SAVETXT_NUMBER = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
+
 /**
- * Numbers from .npy, .txt (one per line) or .json (an array). With `decimal`, a .txt line holds one plain decimal
- * number (PLAIN_DECIMAL) and nothing else; without, anything JavaScript's Number reads as finite.
+ * Numbers from .npy, .txt (one per line) or .json (an array). With `decimal`, a .txt line holds one number as
+ * np.savetxt writes it (SAVETXT_NUMBER: no sign, hex, digit separators or spaces) and nothing else; without, anything
+ * JavaScript's Number reads as finite.
  */
 export function readNumbers(file: string, argument: string, decimal = false): Float64Array {
   const ext = path.extname(file).toLowerCase();
@@ -104,10 +108,10 @@ export function readNumbers(file: string, argument: string, decimal = false): Fl
     .forEach((raw, i) => {
       const line = decimal ? raw.replace(/\r$/, "") : raw.trim();
       if (line.trim() === "") return;
-      if (decimal && !PLAIN_DECIMAL.test(line))
+      if (decimal && !SAVETXT_NUMBER.test(line))
         throw new KgrankInputError(
           argument,
-          `${file} line ${i + 1}: "${line.slice(0, 40)}" is not a plain decimal number (one per line, like 2 or 2.5; numpy: np.savetxt(f, a, fmt="%.1f"))`,
+          `${file} line ${i + 1}: "${line.slice(0, 40)}" is not a decimal number (one per line, like 2, 2.5 or 2.5e+00, as np.savetxt writes them)`,
         );
       const v = Number(line);
       if (!Number.isFinite(v))
