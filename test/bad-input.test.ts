@@ -488,6 +488,17 @@ export const CASES: Case[] = [
     argument: "states[0]",
   },
   {
+    kind: "merge of a state given twice",
+    call: () => {
+      const e = ev();
+      e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] });
+      const s = e.serialize();
+      RankEvaluator.merge([s, s]);
+    },
+    error: KgrankInputError,
+    argument: "states[1]",
+  },
+  {
     kind: "OGB drop-in: NaN positive score",
     call: () => ogbEvaluateSync({ y_pred_pos: [NaN], y_pred_neg: new Float32Array(3) }),
     error: KgrankInputError,

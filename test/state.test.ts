@@ -91,6 +91,29 @@ describe(`evaluator state on ${label}`, () => {
     expect(() => RankEvaluator.merge([])).toThrow(KgrankInputError);
   });
 
+  it("refuses a state given twice (equal digests), naming the repeat and the state it repeats", () => {
+    const half = new RankEvaluator(options);
+    feed(half, 0, Math.floor(rows / 2));
+    const s = half.serialize();
+    for (const states of [
+      [s, s],
+      [s, single.serialize(), s.slice()],
+      [half, half],
+    ]) {
+      let caught: unknown;
+      try {
+        RankEvaluator.merge(states);
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(KgrankInputError);
+      expect((caught as KgrankInputError).argument).toBe(`states[${states.length - 1}]`);
+      expect((caught as Error).message).toMatch(/repeats states\[0\]/);
+    }
+    // The same tasks with other provenance are another state.
+    expect(() => RankEvaluator.merge([s, half.serialize({ meta: { shard: 1 } })])).not.toThrow();
+  });
+
   it("keeps restored evaluators closed to new batches", () => {
     const restored = RankEvaluator.deserialize(single.serialize());
     expect(() =>
@@ -215,7 +238,8 @@ describe(`crafted states on ${label}`, () => {
   });
 
   it("accepts the untouched state, and a crafted one that stays within what the evaluator writes", () => {
-    expect(() => RankEvaluator.merge([ev.serialize(), craft(() => undefined)])).not.toThrow();
+    expect(craft(() => undefined)).toEqual(ev.serialize());
+    expect(() => RankEvaluator.deserialize(craft(() => undefined))).not.toThrow();
     const raised = craft((_, c) => void (c.tail.realistic[0] = 2.5));
     expect(RankEvaluator.deserialize(raised).taskColumns("tail").realistic[0]).toBe(2.5);
   });
