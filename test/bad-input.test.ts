@@ -817,6 +817,17 @@ export const CASES: Case[] = [
     argument: "negatives",
   },
   {
+    kind: "model embeddings transferred after the model was built",
+    call: () => {
+      const data = f32(6);
+      const model = emb({ entityEmbeddings: { data, shape: [3, 2] } });
+      structuredClone(data.buffer, { transfer: [data.buffer] });
+      ev().addModelSync({ model, triples });
+    },
+    error: KgrankInputError,
+    argument: "entityEmbeddings",
+  },
+  {
     kind: "id map (--entity-ids) a FIFO",
     call: () => loadModel({ entityIds: modelFiles.p("ids.fifo") }),
     error: KgrankInputError,
