@@ -488,6 +488,17 @@ export const CASES: Case[] = [
     argument: "states[0]",
   },
   {
+    kind: "merge of a state given twice",
+    call: () => {
+      const e = ev();
+      e.addRanks({ side: "tail", realistic: [1], numCandidates: [3] });
+      const s = e.serialize();
+      RankEvaluator.merge([s, s]);
+    },
+    error: KgrankInputError,
+    argument: "states[1]",
+  },
+  {
     kind: "OGB drop-in: NaN positive score",
     call: () => ogbEvaluateSync({ y_pred_pos: [NaN], y_pred_neg: new Float32Array(3) }),
     error: KgrankInputError,
@@ -804,6 +815,17 @@ export const CASES: Case[] = [
     call: () => ev().addModelSync({ model: emb(), triples, side: "tail", negatives: [0, 1, 2] }),
     error: KgrankInputError,
     argument: "negatives",
+  },
+  {
+    kind: "model embeddings transferred after the model was built",
+    call: () => {
+      const data = f32(6);
+      const model = emb({ entityEmbeddings: { data, shape: [3, 2] } });
+      structuredClone(data.buffer, { transfer: [data.buffer] });
+      ev().addModelSync({ model, triples });
+    },
+    error: KgrankInputError,
+    argument: "entityEmbeddings",
   },
   {
     kind: "id map (--entity-ids) a FIFO",

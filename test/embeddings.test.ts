@@ -510,4 +510,55 @@ describe(`EmbeddingModel bad input [${backendLabel}]`, () => {
     expect(m({ interaction: "complex" })).toThrow(/complexLayout/);
     expect(m({ interaction: "transh" })).toThrow(/interaction/);
   });
+
+  it("a model whose embedding buffer was transferred or shrunk since it was built: an error naming the embeddings", async () => {
+    const triples = Int32Array.of(0, 0, 1, 2, 0, 1);
+    const breakers: [string, "entityEmbeddings" | "relationEmbeddings", (data: Float32Array) => void][] = [
+      [
+        "entity buffer transferred",
+        "entityEmbeddings",
+        (d) => void structuredClone(d.buffer, { transfer: [d.buffer as ArrayBuffer] }),
+      ],
+      [
+        "relation buffer transferred",
+        "relationEmbeddings",
+        (d) => void structuredClone(d.buffer, { transfer: [d.buffer as ArrayBuffer] }),
+      ],
+      [
+        "entity buffer shrunk",
+        "entityEmbeddings",
+        (d) => (d.buffer as unknown as { resize(n: number): void }).resize(8),
+      ],
+    ];
+    for (const [what, name, spoil] of breakers) {
+      const calls: [string, (model: EmbeddingModel) => unknown][] = [
+        ["addModelSync", (model) => new RankEvaluator({ numEntities: 3 }).addModelSync({ model, triples })],
+        ["addModel", (model) => new RankEvaluator({ numEntities: 3 }).addModel({ model, triples })],
+        ["scoreTriples", (model) => model.scoreTriples(triples)],
+      ];
+      for (const [call, run] of calls) {
+        // A length-tracking view on a resizable buffer, so resizing shrinks the array the model holds.
+        const buffer = new (ArrayBuffer as unknown as new (n: number, o: object) => ArrayBuffer)(24, {
+          maxByteLength: 64,
+        });
+        const entity = new Float32Array(buffer).fill(0.5);
+        const relation = new Float32Array(2).fill(0.25);
+        const model = new EmbeddingModel({
+          interaction: "distmult",
+          entityEmbeddings: { data: entity, shape: [3, 2] },
+          relationEmbeddings: { data: relation, shape: [1, 2] },
+        });
+        spoil(name === "entityEmbeddings" ? entity : relation);
+        let caught: unknown;
+        try {
+          await run(model);
+        } catch (e) {
+          caught = e;
+        }
+        expect(caught, `${what}, ${call}`).toBeInstanceOf(KgrankInputError);
+        expect((caught as KgrankInputError).argument, `${what}, ${call}`).toBe(name);
+        expect((caught as Error).message).toMatch(/keep the buffer alive and at its size for the model's lifetime/);
+      }
+    }
+  });
 });

@@ -91,6 +91,65 @@ describe(`evaluator state on ${label}`, () => {
     expect(() => RankEvaluator.merge([])).toThrow(KgrankInputError);
   });
 
+  it("refuses a state given twice (equal digests), naming the repeat and the state it repeats", () => {
+    const half = new RankEvaluator(options);
+    feed(half, 0, Math.floor(rows / 2));
+    const s = half.serialize();
+    for (const states of [
+      [s, s],
+      [s, single.serialize(), s.slice()],
+      [half, half],
+    ]) {
+      let caught: unknown;
+      try {
+        RankEvaluator.merge(states);
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(KgrankInputError);
+      expect((caught as KgrankInputError).argument).toBe(`states[${states.length - 1}]`);
+      expect((caught as Error).message).toMatch(/repeats states\[0\]/);
+    }
+    // The same tasks with other provenance are another state.
+    expect(() => RankEvaluator.merge([s, half.serialize({ meta: { shard: 1 } })])).not.toThrow();
+  });
+
+  it("records concurrent add calls in call order, not in the order they finish", async () => {
+    // A big first batch and a one-row second one: the second finishes first (with a signal the fallback ranks in
+    // slices between event-loop turns, so there too).
+    const n = 20_000;
+    const big = 300;
+    const next = rng(5);
+    const bigScores = new Float32Array(big * n).map(() => next());
+    const bigTriples = Int32Array.from({ length: 3 * big }, (_, i) => (i % 3 === 1 ? 0 : (i * 7919) % n));
+    const small = { triples: Int32Array.of(1, 0, 2), side: "tail" as const, scores: new Float32Array(n).fill(0.5) };
+    const batches = [{ triples: bigTriples, side: "tail" as const, scores: bigScores }, small];
+    const reference = new RankEvaluator({ numEntities: n });
+    for (const b of batches) reference.addSync(b);
+    const ranks = { side: "tail" as const, realistic: [3], numCandidates: [n] };
+    reference.addRanks(ranks);
+
+    const ev = new RankEvaluator({ numEntities: n });
+    const finished: number[] = [];
+    const signal = new AbortController().signal;
+    const calls = batches.map((b, i) => ev.add({ ...b, signal }).then(() => void finished.push(i)));
+    ev.addRanks(ranks); // called last: recorded last, after both
+    await Promise.all(calls);
+    expect(ev.serialize()).toEqual(reference.serialize());
+
+    // An aborted earlier call releases its place: the later one is recorded alone.
+    const aborted = new RankEvaluator({ numEntities: n });
+    const controller = new AbortController();
+    const first = aborted.add({ ...batches[0]!, signal: controller.signal });
+    const second = aborted.add(small);
+    controller.abort();
+    await expect(first).rejects.toThrow();
+    await second;
+    const alone = new RankEvaluator({ numEntities: n });
+    alone.addSync(small);
+    expect(aborted.serialize()).toEqual(alone.serialize());
+  });
+
   it("keeps restored evaluators closed to new batches", () => {
     const restored = RankEvaluator.deserialize(single.serialize());
     expect(() =>
@@ -215,7 +274,8 @@ describe(`crafted states on ${label}`, () => {
   });
 
   it("accepts the untouched state, and a crafted one that stays within what the evaluator writes", () => {
-    expect(() => RankEvaluator.merge([ev.serialize(), craft(() => undefined)])).not.toThrow();
+    expect(craft(() => undefined)).toEqual(ev.serialize());
+    expect(() => RankEvaluator.deserialize(craft(() => undefined))).not.toThrow();
     const raised = craft((_, c) => void (c.tail.realistic[0] = 2.5));
     expect(RankEvaluator.deserialize(raised).taskColumns("tail").realistic[0]).toBe(2.5);
   });

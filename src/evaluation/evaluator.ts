@@ -18,14 +18,7 @@ import { finalizeRun, type FinalizeRun, finishAsync } from "./finalize";
 import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
 import { MODEL_BATCH_KEYS, type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
 import type { RankResults } from "./results";
-import {
-  countAsync,
-  countSync,
-  finishBatch,
-  prepareScoreBatch,
-  type PreparedBatch,
-  rankFilteredBatch,
-} from "./score-batch";
+import { countAsync, countSync, finishBatch, prepareScoreBatch, rankFilteredBatch } from "./score-batch";
 import { type BatchContext, TaskSelection } from "./selection";
 import { decodeShards, encodeState, evaluatorOptions, STATE_FORMAT_VERSION, type StateHeader, withMeta } from "./state";
 import { checkBootstrap } from "./tabulate";
@@ -76,7 +69,16 @@ export class RankEvaluator {
   private readonly tasks: Record<EvaluationSide, TaskBuffer> = { head: new TaskBuffer(), tail: new TaskBuffer() };
   private readonly skippedTasks: Record<EvaluationSide, number> = { head: 0, tail: 0 };
   private explicitWeights = false;
+  /** Calls not yet recorded (running, or finished and waiting for an earlier call) plus open chunked batches. */
   private pending = 0;
+  /**
+   * Call order: each add call takes the next ticket when called; its tasks are recorded only after every earlier
+   * ticket was released (recorded, or released empty by a failed or aborted call), so the task order (and with it
+   * a seeded bootstrap) is the call order whatever the timing.
+   */
+  private nextTicket = 0;
+  private firstOpenTicket = 0;
+  private readonly released = new Map<number, { record: (() => void) | null; done: () => void }>();
   private finished = false;
   /** Provenance of the shards this evaluator was restored or merged from; it then takes no more batches. */
   private restored: StateHeader | null = null;
@@ -125,18 +127,46 @@ export class RankEvaluator {
     }
   }
 
+  /** The next ticket in call order; the call counts as pending until its ticket is released and flushed. */
+  private ticket(): number {
+    this.pending++;
+    return this.nextTicket++;
+  }
+
+  /**
+   * Releases a ticket with its recording (null: nothing to record) and records every released ticket whose
+   * predecessors are all released, in ticket order. Resolves once this ticket was flushed: at once for a call
+   * that records nothing or has no earlier ticket open, else when the earlier calls settle.
+   */
+  private release(ticket: number, record: (() => void) | null): Promise<void> {
+    return new Promise((done) => {
+      this.released.set(ticket, { record, done });
+      for (let next = this.released.get(this.firstOpenTicket); next; next = this.released.get(this.firstOpenTicket)) {
+        this.released.delete(this.firstOpenTicket++);
+        this.pending--;
+        next.record?.();
+        next.done();
+      }
+      if (record === null && this.released.has(ticket)) {
+        // Nothing to record: the call need not wait; its ticket stays released until the earlier ones are.
+        this.released.set(ticket, { record: null, done: () => undefined });
+        done();
+      }
+    });
+  }
+
+  /**
+   * Records in call order: now, or after the earlier add calls still running. `record` only stores checked
+   * columns (it cannot throw): every check of the batch runs before.
+   */
+  private inOrder(record: () => void): void {
+    void this.release(this.ticket(), record);
+  }
+
   /** Records a batch's task columns (none when every row was skipped) and the rows restriction skipped. */
   private record(side: EvaluationSide, columns: TaskColumns | null, skipped = 0): void {
     if (columns) this.tasks[side].adopt(columns);
     this.skippedTasks[side] += skipped;
-  }
-
-  private recordBatch(prepared: PreparedBatch, counted: Parameters<typeof finishBatch>[1] | null): void {
-    this.record(
-      prepared.keys.side,
-      counted ? finishBatch(prepared, counted) : null,
-      counted ? prepared.keys.rows - prepared.keys.kept : prepared.keys.rows,
-    );
   }
 
   /** Adds a batch of scores for one side, on the calling thread. */
@@ -144,13 +174,16 @@ export class RankEvaluator {
     this.checkOpen("add");
     const fields = options("batch", batch, SCORE_BATCH_KEYS); // the one-call path below checks no key
     const one = rankFilteredBatch(batch, this.context);
-    if (one) return this.record(one.side, one.columns);
+    if (one) return this.inOrder(() => this.record(one.side, one.columns));
     const prepared = prepareScoreBatch(fields, this.context);
-    this.recordBatch(prepared, prepared.keys.kept > 0 ? countSync(prepared) : null);
+    const { side, rows, kept } = prepared.keys;
+    const columns = kept > 0 ? finishBatch(prepared, countSync(prepared)) : null; // checked before it is queued
+    this.inOrder(() => this.record(side, columns, rows - kept));
   }
 
   /**
-   * Adds a batch of scores for one side, counting off the JavaScript thread. Batches may be added concurrently.
+   * Adds a batch of scores for one side, counting off the JavaScript thread. Batches may be added concurrently;
+   * they are recorded in call order (a call that finished first resolves once the earlier calls are recorded).
    * `signal` stops the count at its next task boundary: the call rejects with the signal's reason and records
    * nothing (the evaluator is as before the call); `onProgress` reports tasks counted (src/backend/call-control.ts
    * AsyncOptions).
@@ -159,25 +192,26 @@ export class RankEvaluator {
     this.checkOpen("add");
     const { options: fields, asyncArgs } = callOptions("batch", batch, SCORE_BATCH_KEYS, true);
     const prepared = prepareScoreBatch(fields, this.context);
-    return withCallControl(asyncArgs, prepared.keys.kept, async (call) => {
-      if (prepared.keys.kept === 0) {
-        call?.finish();
-        return this.recordBatch(prepared, null);
-      }
-      const { scores, keys } = prepared;
-      const watch = watchDetach({ scores, anchor: keys.anchor, relation: keys.relation, truth: keys.truth });
-      this.pending++;
-      let counted;
-      try {
-        counted = await countAsync(prepared, call);
-      } finally {
-        this.pending--;
-      }
-      watch.check(); // nothing is recorded from a batch whose inputs were given away mid-call
-      const columns = finishBatch(prepared, counted);
-      call?.finish(); // nor from one aborted meanwhile
-      this.record(keys.side, columns, keys.rows - keys.kept);
-    });
+    const ticket = this.ticket();
+    let recording: (() => void) | null = null;
+    try {
+      await withCallControl(asyncArgs, prepared.keys.kept, async (call) => {
+        if (prepared.keys.kept === 0) {
+          call?.finish();
+          recording = () => this.record(prepared.keys.side, null, prepared.keys.rows);
+          return;
+        }
+        const { scores, keys } = prepared;
+        const watch = watchDetach({ scores, anchor: keys.anchor, relation: keys.relation, truth: keys.truth });
+        const counted = await countAsync(prepared, call);
+        watch.check(); // nothing is recorded from a batch whose inputs were given away mid-call
+        const columns = finishBatch(prepared, counted);
+        call?.finish(); // nor from one aborted meanwhile
+        recording = () => this.record(keys.side, columns, keys.rows - keys.kept);
+      });
+    } finally {
+      await this.release(ticket, recording);
+    }
   }
 
   /**
@@ -190,7 +224,7 @@ export class RankEvaluator {
     const result = openChunkedBatch(
       batch,
       this.context,
-      (side, columns, skipped) => this.record(side, columns, skipped),
+      (side, columns, skipped) => this.inOrder(() => this.record(side, columns, skipped)),
       () => this.pending--,
     );
     this.pending++;
@@ -204,7 +238,8 @@ export class RankEvaluator {
     this.checkOpen("addModel");
     const sides = prepareModelBatch(options("batch", batch, MODEL_BATCH_KEYS), this.context);
     runModelSync(sides);
-    for (const w of sides) this.record(w.side, w.finish(), w.skipped);
+    const columns = sides.map((w) => w.finish());
+    this.inOrder(() => sides.forEach((w, k) => this.record(w.side, columns[k]!, w.skipped)));
   }
 
   /**
@@ -223,22 +258,23 @@ export class RankEvaluator {
       ["model", model?.relationEmbeddings],
       ["model", model?.entityScale],
     ]);
-    await withCallControl(
-      asyncArgs,
-      sides.reduce((n, w) => n + w.rows, 0),
-      async (call) => {
-        this.pending++;
-        try {
+    const ticket = this.ticket();
+    let recording: (() => void) | null = null;
+    try {
+      await withCallControl(
+        asyncArgs,
+        sides.reduce((n, w) => n + w.rows, 0),
+        async (call) => {
           await runModelAsync(sides, call, watch);
-        } finally {
-          this.pending--;
-        }
-        watch.check(); // nothing is recorded from a model whose embeddings were given away mid-call
-        const columns = sides.map((w) => w.finish()); // every side checked before any is recorded
-        call?.finish();
-        sides.forEach((w, k) => this.record(w.side, columns[k]!, w.skipped));
-      },
-    );
+          watch.check(); // nothing is recorded from a model whose embeddings were given away mid-call
+          const columns = sides.map((w) => w.finish()); // every side checked before any is recorded
+          call?.finish();
+          recording = () => sides.forEach((w, k) => this.record(w.side, columns[k]!, w.skipped));
+        },
+      );
+    } finally {
+      await this.release(ticket, recording);
+    }
   }
 
   /**
@@ -250,18 +286,18 @@ export class RankEvaluator {
     const { options: fields, asyncArgs } = callOptions("batch", batch, SAMPLED_BATCH_KEYS, true);
     const side = sideArg(fields.side, this.sides);
     const rows = isArrayLike(fields.positiveScores) ? fields.positiveScores.length : 0;
-    await withCallControl(asyncArgs, rows, async (call) => {
-      this.pending++;
-      let ranks;
-      try {
-        ranks = await computeSampledRanks({ ...sampledArgs(fields, this.threads), ...nestedCall(call) });
-      } finally {
-        this.pending--;
-      }
-      const [columns, skipped] = sampledTasks(fields, side, ranks, this.context);
-      call?.finish();
-      this.record(side, columns, skipped);
-    });
+    const ticket = this.ticket();
+    let recording: (() => void) | null = null;
+    try {
+      await withCallControl(asyncArgs, rows, async (call) => {
+        const ranks = await computeSampledRanks({ ...sampledArgs(fields, this.threads), ...nestedCall(call) });
+        const [columns, skipped] = sampledTasks(fields, side, ranks, this.context);
+        call?.finish();
+        recording = () => this.record(side, columns, skipped);
+      });
+    } finally {
+      await this.release(ticket, recording);
+    }
   }
 
   /** addSampled on the calling thread. */
@@ -269,10 +305,13 @@ export class RankEvaluator {
     this.checkOpen("addSampled");
     const fields = options("batch", batch, SAMPLED_BATCH_KEYS);
     const side = sideArg(fields.side, this.sides);
-    this.record(
+    const [columns, skipped] = sampledTasks(
+      fields,
       side,
-      ...sampledTasks(fields, side, computeSampledRanksSync(sampledArgs(fields, this.threads)), this.context),
+      computeSampledRanksSync(sampledArgs(fields, this.threads)),
+      this.context,
     );
+    this.inOrder(() => this.record(side, columns, skipped));
   }
 
   /** Adds ranks computed elsewhere (e.g. exported from PyTorch). */
@@ -281,8 +320,10 @@ export class RankEvaluator {
     const fields = options("batch", batch, RANKS_BATCH_KEYS);
     const side = sideArg(fields.side, this.sides);
     const columns = rankedTasks(fields, side, this.numEntities, this.numRelations);
-    if (fields.weights !== undefined) this.explicitWeights = true;
-    this.tasks[side].append(columns);
+    this.inOrder(() => {
+      if (fields.weights !== undefined) this.explicitWeights = true;
+      this.tasks[side].append(columns);
+    });
   }
 
   /** Tasks recorded so far per side. */

@@ -132,6 +132,20 @@ export function decodeShards(states: Uint8Array[]): DecodedState[] {
       h.restrictEntities,
       h.restrictRelations,
     ]);
+  // Equal digests are equal states (SHA-256; format 1 states are hashed whole): a state given twice counts twice.
+  const seen = new Map<string, number>();
+  states.forEach((s, i) => {
+    const version = new DataView(s.buffer, s.byteOffset, s.byteLength).getUint32(4, true);
+    const digest = Buffer.from(version === 1 ? sha256(s) : s.subarray(12, 44)).toString("hex");
+    const twin = seen.get(digest);
+    if (twin !== undefined) {
+      throw new KgrankInputError(
+        `states[${i}]`,
+        `repeats states[${twin}] (the same state, equal SHA-256 digests); give each shard's state once`,
+      );
+    }
+    seen.set(digest, i);
+  });
   const first = settings(decoded[0]!.header);
   decoded.forEach((d, i) => {
     if (settings(d.header) !== first) {

@@ -197,6 +197,27 @@ export class EmbeddingModel {
   }
 
   /**
+   * The embeddings are used in place: a buffer transferred (detached) or resized smaller since the model was built
+   * leaves fewer values than numEntities x entityWidth (numRelations x relationWidth); refused before any kernel call.
+   */
+  #checkArrays(): void {
+    const arrays = [
+      ["entityEmbeddings", this.#entity, this.numEntities * this.entityWidth],
+      ["relationEmbeddings", this.#relation, this.numRelations * this.relationWidth],
+    ] as const;
+    for (const [name, data, size] of arrays) {
+      if (data.length < size) {
+        throw new KgrankInputError(
+          name,
+          `the EmbeddingModel's buffer was ${data.length === 0 ? "detached (transferred) or " : ""}shrunk (resized) ` +
+            `after the model was built: ${data.length} of its ${size} values are left; keep the buffer alive and at ` +
+            `its size for the model's lifetime (or build a new EmbeddingModel from a copy)`,
+        );
+      }
+    }
+  }
+
+  /**
    * The rankEmbeddings kernel's input (src/contract/kernels.ts EmbeddingRankInput) for these keys (ids checked by the caller).
    * Named `job` as a method of the published class.
    */
@@ -209,6 +230,7 @@ export class EmbeddingModel {
       Pick<EmbeddingRankInput, "candidates" | "negatives" | "negativesPerRow" | "excludeOffsets" | "excludeIds">
     > = {},
   ): EmbeddingRankInput {
+    this.#checkArrays();
     return {
       interaction: CODES[this.interaction],
       layout: this.complexLayout === "interleaved" ? 1 : 0,
@@ -239,6 +261,7 @@ export class EmbeddingModel {
     if (!(triples instanceof Int32Array) || !Number.isInteger(rows)) {
       throw new KgrankInputError("triples", `must be an Int32Array of b x 3 ids, got ${describe(triples)}`);
     }
+    this.#checkArrays();
     const anchor = new Int32Array(rows);
     const rel = new Int32Array(rows);
     const truth = new Int32Array(rows);
