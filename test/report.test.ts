@@ -5,7 +5,7 @@
  * and degree sections hold the library's numbers. `kgrank plot` writes one SVG with marks. Chromium missing:
  * skipped, with the reason in the name (CI installs it and fails on the skip).
  */
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -199,6 +199,22 @@ describe("kgrank report and plot", () => {
       ["plot", "degrees", a],
       /^kgrank: --dataset: the degrees plot needs the run's training triples, but the state names no dataset/,
     );
+  }, 300_000);
+
+  it("a custom dataset evaluated with --dataset-dir DIR: report and plot take the same --dataset-dir DIR", async () => {
+    mkdirSync(p("mykg"));
+    for (const split of ["train", "valid", "test"]) {
+      copyFileSync(path.join(root, "data", "nations", `${split}.tsv`), p(`mykg/${split}.tsv`));
+    }
+    await kgrank(["evaluate", "--dataset-dir", "mykg", "--save-state", "mykg.state", "--quiet"]);
+    await kgrank(["report", "mykg.state", "--dataset-dir", "mykg", "--output", "mykg.html", "--quiet"]);
+    const html = readFileSync(p("mykg.html"), "utf8");
+    expect(html).toMatch(/data-plot="categories"><svg/);
+    expect(html).not.toMatch(/class="meta note">Relation-category and degree breakdowns/);
+    for (const name of ["categories", "degrees"]) {
+      await kgrank(["plot", name, "mykg.state", "--dataset-dir", "mykg", "--output", `mykg-${name}.svg`, "--quiet"]);
+      expect(readFileSync(p(`mykg-${name}.svg`), "utf8")).toMatch(/class="mark-rect/);
+    }
   }, 300_000);
 
   it("labels cannot reverse the numbers beside them (bidi controls isolated) nor break the SVG's XML (controls escaped)", async () => {

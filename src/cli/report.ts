@@ -6,6 +6,7 @@
  * come from `--dataset` / `--dataset-dir`, or from the dataset name `kgrank evaluate` records in the state (bundled
  * datasets load by name; others need `--dataset-dir`). The dataset must be the run's: its entity count is checked.
  */
+import { existsSync } from "node:fs";
 import * as path from "node:path";
 
 import { KgrankInputError } from "../checks/errors";
@@ -57,7 +58,11 @@ function trainingTriples(
   const report = (meta?.report ?? null) as { dataset?: unknown } | null;
   const recorded = typeof report?.dataset === "string" ? report.dataset : null;
   const asked = opts.dataset !== undefined || opts.datasetDir !== undefined;
-  const name = opts.dataset ?? recorded ?? undefined;
+  // --dataset-dir without --dataset names the dataset folder itself when it holds the splits (as `kgrank evaluate
+  // --dataset-dir DIR` read it: the state then records the folder's name), else the folder of the recorded dataset.
+  const ownFolder =
+    opts.dataset === undefined && opts.datasetDir !== undefined && existsSync(path.join(opts.datasetDir, "train.tsv"));
+  const name = ownFolder ? undefined : (opts.dataset ?? recorded ?? undefined);
   if (!asked && name === undefined) {
     return {
       note:
