@@ -45,7 +45,8 @@ export interface NpyData {
 }
 
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
-const ITEM_SIZE: Record<NpyDtype, number> = {
+/** Bytes per element of each dtype (the .npy and safetensors readers both size data by it). */
+export const ITEM_SIZE: Record<NpyDtype, number> = {
   f2: 2,
   f4: 4,
   f8: 8,

@@ -8,7 +8,7 @@ import { KgrankInputError } from "../checks/errors";
 import { quoted, shortName } from "../text/suggest";
 import { allocate } from "../checks/alloc";
 import { fileError, openRegularFile } from "./files";
-import { decodeNpyData, type NpyData, type NpyDtype } from "./npy";
+import { decodeNpyData, ITEM_SIZE, type NpyData, type NpyDtype } from "./npy";
 
 const DTYPES: Record<string, NpyDtype> = {
   F16: "f2",
@@ -23,20 +23,6 @@ const DTYPES: Record<string, NpyDtype> = {
   U32: "u4",
   U64: "u8",
   BOOL: "b1",
-};
-const SIZES: Record<NpyDtype, number> = {
-  f2: 2,
-  f4: 4,
-  f8: 8,
-  i1: 1,
-  i2: 2,
-  i4: 4,
-  i8: 8,
-  u1: 1,
-  u2: 2,
-  u4: 4,
-  u8: 8,
-  b1: 1,
 };
 
 /** Parses an in-memory safetensors file into arrays keyed by tensor name (`__metadata__` is skipped). */
@@ -125,9 +111,9 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
     if (e < s) throw bad(`${tensor}: data_offsets ${shown} end before they start`);
     if (e > dataBytes)
       throw bad(`${tensor}: data_offsets ${shown} end past the ${dataBytes} data bytes of the file (truncated file?)`);
-    if (e - s !== size * SIZES[dtype]) {
+    if (e - s !== size * ITEM_SIZE[dtype]) {
       throw bad(
-        `${tensor}: data_offsets ${shown} hold ${e - s} bytes but shape ${JSON.stringify(shape).slice(0, 80)} of ${dt} needs ${size * SIZES[dtype]}`,
+        `${tensor}: data_offsets ${shown} hold ${e - s} bytes but shape ${JSON.stringify(shape).slice(0, 80)} of ${dt} needs ${size * ITEM_SIZE[dtype]}`,
       );
     }
     checked.push({ name, tensor, dtype, shape: shape as number[], size, s, e });
@@ -142,7 +128,7 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
   for (const { name, dtype, shape, size, s, e } of checked) {
     let data = bytes.subarray(base + s, base + e);
     const arg = `${argument}[${shortName(name)}]`;
-    if (data.byteOffset % SIZES[dtype] !== 0) data = allocate(arg, undefined, data.length, () => data.slice());
+    if (data.byteOffset % ITEM_SIZE[dtype] !== 0) data = allocate(arg, undefined, data.length, () => data.slice());
     out[name] = decodeNpyData(
       {
         version: 1,
@@ -152,7 +138,7 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
         fortranOrder: false,
         shape,
         size,
-        itemSize: SIZES[dtype],
+        itemSize: ITEM_SIZE[dtype],
       },
       data,
       arg,
