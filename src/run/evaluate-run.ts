@@ -174,14 +174,11 @@ async function evaluateScores(run: RunContext): Promise<void> {
       "give negatives for every side with scores, or for none (sampled and full ranking do not mix)",
     );
   }
-  const filterSet = sampled ? [] : filterSplits(opts.filter, opts.split);
+  const filter = runFilter(run, sampled);
   const evaluator = new RankEvaluator({
     numEntities: n,
     numRelations: ds.numRelations,
-    // The evaluated triples always filter (PyKEEN); with --triples they are those rows, not the split's file.
-    filterTriples: filterSet.length
-      ? [...filterSet.map((s) => ds.splits[s]), ...(opts.triples ? [evaluated] : [])]
-      : undefined,
+    filterTriples: filter.triples,
     sides: sides.length === 2 ? "both" : sides[0],
     ks: opts.ks,
     metrics: opts.metrics,
@@ -261,15 +258,11 @@ async function evaluateScores(run: RunContext): Promise<void> {
     progress.stop();
   }
   const scorerName = fromFiles ? (sampled ? "sampled scores from files" : "scores from files") : "frequency baseline";
-  const setting = sampled
-    ? "sampled negatives (unfiltered)"
-    : filterSet.length
-      ? `filtered by ${filterSet.join("+")}`
-      : "unfiltered";
+  const setting = sampled ? "sampled negatives (unfiltered)" : filter.setting;
   const files = [opts.triples, given.head, given.tail, negatives.head, negatives.tail].map((f, i) =>
     f ? fileFingerprint(f, FILE_FLAGS[i]!) : null,
   );
-  await finish(run, evaluator, scorerName, setting, filterSet, files);
+  await finish(run, evaluator, scorerName, setting, filter.splits, files);
 }
 
 interface RunContext {
@@ -283,6 +276,21 @@ interface RunContext {
   lo: number;
   hi: number;
   shard: { index: number; count: number } | null;
+}
+
+/**
+ * The filter of a run (none when `raw`: sampled negatives are ranked unfiltered): its splits, the triples the
+ * evaluator filters by, and the setting as the results' title states it.
+ */
+function runFilter(run: RunContext, raw: boolean): { splits: Split[]; triples?: Int32Array[]; setting: string } {
+  const splits = raw ? [] : filterSplits(run.opts.filter, run.opts.split);
+  if (splits.length === 0) return { splits, setting: "unfiltered" };
+  return {
+    splits,
+    // The evaluated triples always filter (PyKEEN); with --triples they are those rows, not the split's file.
+    triples: [...splits.map((s) => run.ds.splits[s]), ...(run.opts.triples ? [run.evaluated] : [])],
+    setting: `filtered by ${splits.join("+")}`,
+  };
 }
 
 /** `kgrank evaluate` from a model's embeddings: the kernel scores and counts; batches of rows for the progress bar. */
@@ -326,13 +334,11 @@ async function evaluateModel(run: RunContext): Promise<void> {
       negatives[i] = v;
     }
   }
-  const filterSet = negatives ? [] : filterSplits(opts.filter, opts.split);
+  const filter = runFilter(run, negatives !== null);
   const evaluator = new RankEvaluator({
     numEntities: n,
     numRelations: ds.numRelations,
-    filterTriples: filterSet.length
-      ? [...filterSet.map((s) => ds.splits[s]), ...(opts.triples ? [evaluated] : [])]
-      : undefined,
+    filterTriples: filter.triples,
     ks: opts.ks,
     metrics: opts.metrics,
   });
@@ -356,11 +362,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
   } finally {
     progress.stop();
   }
-  const setting = negatives
-    ? `OGB protocol: ${k} given negatives per triple (unfiltered)`
-    : filterSet.length
-      ? `filtered by ${filterSet.join("+")}`
-      : "unfiltered";
+  const setting = negatives ? `OGB protocol: ${k} given negatives per triple (unfiltered)` : filter.setting;
   const scorerName = `${model.interaction} from embeddings (${model.entityWidth} columns, ${model.precision})`;
   const modelFiles = [
     opts.triples,
@@ -371,7 +373,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
     opts.negativesIds,
   ].map((f) => (f ? fileFingerprint(f, "--model") : null));
   const dirFiles = opts.modelDir ? directoryFingerprints(opts.modelDir) : null;
-  await finish(run, evaluator, scorerName, setting, filterSet, [...modelFiles, dirFiles]);
+  await finish(run, evaluator, scorerName, setting, filter.splits, [...modelFiles, dirFiles]);
 }
 
 /** Fingerprints of a model directory's regular files, by name. */
