@@ -26,7 +26,8 @@ import {
   readTriples,
   writeNpy,
 } from "../src/index";
-import { expectShape, readArray, readNumbers } from "../src/run/arrays";
+import { readArray } from "../src/io/array-file";
+import { expectShape, readNumbers } from "../src/run/arrays";
 import { splitTsvBytes } from "../src/io/tsv";
 import { deflated, zip } from "./helpers/archives";
 import { external, runs } from "./helpers/external";

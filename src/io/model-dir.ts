@@ -19,13 +19,11 @@ import * as path from "node:path";
 
 import { KgrankInputError } from "../checks/errors";
 import { type ComplexLayout, EmbeddingModel, INTERACTIONS, type InteractionName } from "../scoring/embedding-model";
-import { formatDims, quoted, quotedList } from "../text/suggest";
+import { formatDims, quoted } from "../text/suggest";
 import { describe } from "../checks/validate";
+import { readArray } from "./array-file";
 import { readRegularFile } from "./files";
 import type { NpyData } from "./npy";
-import { readNpy } from "./npy";
-import { readNpz } from "./npz";
-import { readSafetensors } from "./safetensors";
 import { invalidUtf8Line } from "./tsv";
 
 export interface LoadEmbeddingModelOptions {
@@ -81,20 +79,7 @@ function savedBy(config: Record<string, unknown>, files: string[]): "ogb" | "dgl
 }
 
 function readMatrix(file: string, argument: string): NpyData {
-  const ext = path.extname(file).toLowerCase();
-  let a: NpyData;
-  if (ext === ".npz" || ext === ".safetensors") {
-    const all = ext === ".npz" ? readNpz(file, argument) : readSafetensors(file, argument);
-    const names = Object.keys(all);
-    if (names.length !== 1)
-      throw new KgrankInputError(
-        argument,
-        `${file} holds ${names.length} arrays (${quotedList(names)}); save exactly one`,
-      );
-    a = all[names[0]!]!;
-  } else {
-    a = readNpy(file, argument);
-  }
+  const a = readArray(file, argument);
   if (a.dtype !== "f4" && a.dtype !== "f8" && a.dtype !== "f2") {
     throw new KgrankInputError(
       argument,

@@ -4,26 +4,9 @@ import * as path from "node:path";
 import { KgrankInputError } from "../checks/errors";
 import type { Dataset } from "../io/datasets";
 import { readRegularFile } from "../io/files";
-import { type NpyData, readNpy } from "../io/npy";
-import { readNpz } from "../io/npz";
-import { readSafetensors } from "../io/safetensors";
-import { formatDims, quotedList } from "../text/suggest";
-
-/** One float array from a .npy, .npz or .safetensors file (the latter two must hold exactly one array). */
-export function readArray(file: string, argument: string): NpyData {
-  const ext = path.extname(file).toLowerCase();
-  if (ext === ".npz" || ext === ".safetensors") {
-    const all = ext === ".npz" ? readNpz(file, argument) : readSafetensors(file, argument);
-    const names = Object.keys(all);
-    if (names.length !== 1)
-      throw new KgrankInputError(
-        argument,
-        `${file} holds ${names.length} arrays (${quotedList(names)}); save exactly one`,
-      );
-    return all[names[0]!]!;
-  }
-  return readNpy(file, argument);
-}
+import { readArray } from "../io/array-file";
+import type { NpyData } from "../io/npy";
+import { formatDims } from "../text/suggest";
 
 /** Evaluated triples as ids (rows x 3, integer .npy), e.g. PyKEEN's `mapped_triples` in the order of its score rows. */
 export function readIdTriples(file: string, argument: string, ds: Dataset): Int32Array {

@@ -17,7 +17,8 @@ import { turn } from "../contract/event-loop";
 import { FrequencyBaseline } from "../scoring/baseline";
 import type { ComplexLayout, InteractionName } from "../scoring/embedding-model";
 
-import { expectShape, floatScores, readArray, readIdTriples } from "./arrays";
+import { readArray } from "../io/array-file";
+import { expectShape, floatScores, readIdTriples } from "./arrays";
 import { datasetFromAsync, filterSplits, SIDES, type TaskSide } from "./datasets";
 import type { Format } from "./format";
 import { emit, type Out } from "./out";
