@@ -220,6 +220,58 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     ).toThrow(/contradicts/);
   });
 
+  it("--model-dir scores the files its config names: a stray *_entity.npy or another run's files are never chosen by name order; a tie is refused, listing the candidates", async () => {
+    const other = randomValues(n * 16, 11, 0.5);
+    const d = path.join(dir, "ogb-stray");
+    mkdirSync(d, { recursive: true });
+    writeFileSync(path.join(d, "backup_entity.npy"), encodeNpy(other, [n, 16]));
+    writeFileSync(path.join(d, "backup_relation.npy"), encodeNpy(rel, [nr, 16]));
+    writeFileSync(path.join(d, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
+    writeFileSync(path.join(d, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
+    writeFileSync(
+      path.join(d, "config.json"),
+      JSON.stringify({ model: "DistMult", hidden_dim: 16, gamma: 0, double_entity_embedding: false }),
+    );
+    const r = await kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
+    expect(r.stderr).toBe("");
+    const model = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: ent, shape: [n, 16] },
+      relationEmbeddings: { data: rel, shape: [nr, 16] },
+    });
+    expectClose(JSON.parse(r.stdout).results, library(model));
+
+    // DGL-KE: two runs in one folder; the config's dataset and model name the files.
+    const g = path.join(dir, "dglke-two-runs");
+    mkdirSync(g, { recursive: true });
+    writeFileSync(path.join(g, "FB15k_DistMult_entity.npy"), encodeNpy(other, [n, 16]));
+    writeFileSync(path.join(g, "FB15k_DistMult_relation.npy"), encodeNpy(rel, [nr, 16]));
+    writeFileSync(path.join(g, "Nations_DistMult_entity.npy"), encodeNpy(ent, [n, 16]));
+    writeFileSync(path.join(g, "Nations_DistMult_relation.npy"), encodeNpy(rel, [nr, 16]));
+    writeFileSync(path.join(g, "AAA_TransE_l2_entity.npy"), encodeNpy(other, [n, 16]));
+    const config = { model: "DistMult", dataset: "Nations", emb_size: 16, gamma: 12 };
+    writeFileSync(path.join(g, "config.json"), JSON.stringify(config));
+    const dgl = await kgrank(["--model-dir", g, "--format", "json", "--quiet"]);
+    expect(dgl.stderr).toBe("");
+    expectClose(JSON.parse(dgl.stdout).results, library(model));
+    // Without the dataset in config.json, two files of the model fit: refused, each candidate listed.
+    writeFileSync(path.join(g, "config.json"), JSON.stringify({ ...config, dataset: undefined }));
+    expectUserError(
+      await kgrank(["--model-dir", g, "--quiet"]),
+      /--model-dir: .*has 2 entity embedding files for .*config\.json's model "DistMult".*candidates: AAA_TransE_l2_entity\.npy, FB15k_DistMult_entity\.npy, Nations_DistMult_entity\.npy.*--entity-embeddings FILE/,
+    );
+    // An OGB config without entity_embedding.npy: refused, not the backup.
+    const o = path.join(dir, "ogb-only-backup");
+    mkdirSync(o, { recursive: true });
+    writeFileSync(path.join(o, "backup_entity.npy"), encodeNpy(other, [n, 16]));
+    writeFileSync(path.join(o, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
+    writeFileSync(path.join(o, "config.json"), JSON.stringify({ model: "DistMult", double_entity_embedding: false }));
+    expectUserError(
+      await kgrank(["--model-dir", o, "--quiet"]),
+      /--model-dir: .*has no entity_embedding\.npy.*candidates: backup_entity\.npy/,
+    );
+  });
+
   it("a deflated .npz and a float64 safetensors file print what the .npy files print, byte for byte", async () => {
     writeFileSync(path.join(dir, "entity.npz"), zip([deflated("entity.npy", encodeNpy(ent, [n, 16]))]));
     writeFileSync(

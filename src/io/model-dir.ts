@@ -66,16 +66,80 @@ const TRANSE_BY_LAYOUT = { ogb: "transe-l1", dglke: "transe-l2" } as const satis
  * newer writer keys model / emb_size / double_ent / double_rel, as python/dglke/models/infer.py reads them) and its
  * embeddings are <dataset>_<model>_entity.npy / _relation.npy (KEModel.save_emb); OGB's is its run's arguments
  * too (run.py save_model: model, hidden_dim, double_entity_embedding, double_relation_embedding) with
- * entity_embedding.npy / relation_embedding.npy. Null when the signs are missing or disagree.
+ * entity_embedding.npy / relation_embedding.npy. The config's keys decide; without any, the files' names. Null when
+ * the signs are missing or disagree.
  */
 function savedBy(config: Record<string, unknown>, files: string[]): "ogb" | "dglke" | null {
-  const dglke =
-    ["emb_size", "double_ent", "double_rel", "model_name"].some((k) => k in config) ||
-    files.some((f) => f.endsWith("_entity.npy"));
-  const ogb =
-    ["double_entity_embedding", "double_relation_embedding"].some((k) => k in config) ||
-    files.includes("entity_embedding.npy");
+  const dglkeKeys = ["emb_size", "double_ent", "double_rel", "model_name"].some((k) => Object.hasOwn(config, k));
+  const ogbKeys = ["double_entity_embedding", "double_relation_embedding"].some((k) => Object.hasOwn(config, k));
+  if (dglkeKeys || ogbKeys) return writerOf(dglkeKeys, ogbKeys);
+  // No key of either writer: the embedding files' names (a stray *_entity.npy of another model is no sign).
+  const model = String(config.model ?? "");
+  return writerOf(
+    files.some((f) => f.endsWith(`_${model}_entity.npy`)),
+    files.includes("entity_embedding.npy"),
+  );
+}
+
+function writerOf(dglke: boolean, ogb: boolean): "ogb" | "dglke" | null {
   return dglke === ogb ? null : dglke ? "dglke" : "ogb";
+}
+
+/**
+ * The file of a model directory holding the `kind` embeddings, by the names its writer saves: OGB's
+ * `<kind>_embedding.npy`; DGL-KE's `<dataset>_<model>_<kind>.npy` (KEModel.save_emb: the config's dataset and model
+ * name), or the one `*_<model>_<kind>.npy` when the config names no dataset. A directory whose writer is unknown
+ * takes the one file of either name, or else the one `<kind>.npy` / `*_<kind>.npy`. Several files that fit equally
+ * (another run's embeddings, a backup) are refused, listed, never chosen by name order.
+ */
+function embeddingFile(
+  dir: string,
+  files: string[],
+  config: Record<string, unknown>,
+  writer: "ogb" | "dglke" | null,
+  kind: "entity" | "relation",
+  configFile: string,
+): string {
+  const flag = kind === "entity" ? "--entity-embeddings" : "--relation-embeddings";
+  const ogbName = `${kind}_embedding.npy`;
+  const model = config.model ?? config.model_name;
+  const dataset = config.dataset;
+  const anyCandidate = files.filter((f) => f === ogbName || f === `${kind}.npy` || f.endsWith(`_${kind}.npy`)).sort();
+  const fail = (why: string): never => {
+    throw new KgrankInputError(
+      "modelDir",
+      `${dir} ${why}; candidates: ${anyCandidate.length ? anyCandidate.join(", ") : "none"}: remove or rename the ` +
+        `others, or name the file (${flag} FILE)`,
+    );
+  };
+  const ogb = files.includes(ogbName) ? [ogbName] : [];
+  let dglke: string[] = [];
+  if (typeof model === "string" && model !== "") {
+    const exact = typeof dataset === "string" ? `${dataset}_${model}_${kind}.npy` : null;
+    dglke = exact && files.includes(exact) ? [exact] : files.filter((f) => f.endsWith(`_${model}_${kind}.npy`)).sort();
+  }
+  if (writer === "ogb") {
+    if (ogb.length) return ogbName;
+    return fail(`has no ${ogbName}, the file OGB's KnowledgeGraphEmbedding code saves (${configFile} is its config)`);
+  }
+  const named = writer === "dglke" ? dglke : [...ogb, ...dglke];
+  if (named.length === 1) return named[0]!;
+  if (named.length > 1) {
+    return fail(
+      `has ${named.length} ${kind} embedding files for ${configFile}'s model ${describe(model)}` +
+        (typeof dataset === "string" ? "" : " (config.json names no dataset)"),
+    );
+  }
+  if (writer === "dglke" && typeof dataset === "string" && typeof model === "string")
+    return fail(`has no ${dataset}_${model}_${kind}.npy, the file DGL-KE saves for ${configFile}'s dataset and model`);
+  if (anyCandidate.length === 1) return anyCandidate[0]!;
+  if (anyCandidate.length === 0) {
+    throw new KgrankInputError(
+      "modelDir",
+      `${dir} has no ${ogbName} (OGB) or <dataset>_<model>_${kind}.npy (DGL-KE); name the file (${flag} FILE)`,
+    );
+  }
+  return fail(`has several ${kind} embedding files and none by the name its config gives`);
 }
 
 function readMatrix(file: string, argument: string): NpyData {
@@ -221,20 +285,9 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
       );
     }
     interaction = fromConfig;
-    const find = (suffixes: string[]) => files.find((f) => suffixes.some((s) => f === s || f.endsWith(`_${s}`)));
-    entFile ??= (() => {
-      const f = find(["entity_embedding.npy", "entity.npy"]);
-      return f && path.join(dir, f);
-    })();
-    relFile ??= (() => {
-      const f = find(["relation_embedding.npy", "relation.npy"]);
-      return f && path.join(dir, f);
-    })();
-    if (!entFile || !relFile)
-      throw new KgrankInputError(
-        "modelDir",
-        `${dir} has no entity_embedding.npy / relation_embedding.npy (OGB) or <dataset>_<model>_entity.npy / _relation.npy (DGL-KE)`,
-      );
+    const writer = savedBy(config, files);
+    entFile ??= path.join(dir, embeddingFile(dir, files, config, writer, "entity", configFile));
+    relFile ??= path.join(dir, embeddingFile(dir, files, config, writer, "relation", configFile));
     if (!entIds && existsSync(path.join(dir, "entities.tsv"))) entIds = path.join(dir, "entities.tsv");
     if (!relIds && existsSync(path.join(dir, "relations.tsv"))) relIds = path.join(dir, "relations.tsv");
     if (interaction === "complex" || interaction === "rotate") layout ??= "halves";
