@@ -122,6 +122,12 @@ const modelFiles = (() => {
     if (config === "fifo") execFileSync("mkfifo", [p(`${name}/config.json`)]);
     else symlinkSync("/dev/zero", p(`${name}/config.json`));
   }
+  mkdirSync(p("two-runs"));
+  for (const run of ["A", "B"]) {
+    writeFileSync(p(`two-runs/${run}_DistMult_entity.npy`), encodeNpy(f32(6), [3, 2]));
+    writeFileSync(p(`two-runs/${run}_DistMult_relation.npy`), encodeNpy(f32(2), [1, 2]));
+  }
+  writeFileSync(p("two-runs/config.json"), JSON.stringify({ model: "DistMult", emb_size: 2 }));
   return { p, labels: { entityLabels: ["a", "b", "c"], relationLabels: ["r"] } };
 })();
 const loadModel = (o: Record<string, string>) =>
@@ -874,6 +880,25 @@ export const CASES: Case[] = [
     call: () => loadModel({ entityIds: modelFiles.p("latin1.tsv") }),
     error: KgrankInputError,
     argument: "entityIds",
+  },
+  {
+    kind: "model score overflowing float32 (finite embeddings)",
+    call: () =>
+      ev().addModelSync({
+        model: emb({
+          entityEmbeddings: { data: Float32Array.of(3e38, 3e38, 1, -1, 1, 1), shape: [3, 2] },
+          relationEmbeddings: { data: Float32Array.of(2, 2), shape: [1, 2] },
+        }),
+        triples: [0, 0, 1],
+      }),
+    error: KgrankInputError,
+    argument: "model",
+  },
+  {
+    kind: "model directory whose embedding files its config does not single out",
+    call: () => loadEmbeddingModel({ modelDir: modelFiles.p("two-runs"), ...modelFiles.labels }),
+    error: KgrankInputError,
+    argument: "modelDir",
   },
   {
     kind: "async addModel: rejects, never throws synchronously",

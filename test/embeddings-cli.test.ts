@@ -272,6 +272,28 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     );
   });
 
+  it("scores that overflow float32 are an error naming the embedding flags and --precision float64, which ranks them", async () => {
+    const big = Float32Array.from(ent, (v, i) => (Math.floor(i / 16) === 2 ? (i % 2 ? 3e38 : -3e38) : v));
+    const rel2 = Float32Array.from(rel, (v, i) => (i < 16 ? 2 : v)); // relation 0: 3e38 x 2 overflows
+    writeFileSync(path.join(dir, "entity-big.npy"), encodeNpy(big, [n, 16]));
+    writeFileSync(path.join(dir, "relation-2.npy"), encodeNpy(rel2, [nr, 16]));
+    const args = [
+      "--interaction",
+      "distmult",
+      "--entity-embeddings",
+      "entity-big.npy",
+      "--relation-embeddings",
+      "relation-2.npy",
+      "--quiet",
+    ];
+    expectUserError(
+      await kgrank(args),
+      /^kgrank: --entity-embeddings \/ --relation-embeddings: the distmult model's score of .* is -?(NaN|Infinity): float32 overflow .*rescale the embeddings .*--precision float64\)$/m,
+    );
+    const wide = await kgrank([...args, "--precision", "float64"]);
+    expect(wide.status, wide.stderr).toBe(0);
+  });
+
   it("a deflated .npz and a float64 safetensors file print what the .npy files print, byte for byte", async () => {
     writeFileSync(path.join(dir, "entity.npz"), zip([deflated("entity.npy", encodeNpy(ent, [n, 16]))]));
     writeFileSync(

@@ -350,12 +350,16 @@ async function evaluateModel(run: RunContext): Promise<void> {
       for (let start = lo; start < hi; start += MODEL_ROWS) {
         const end = Math.min(hi, start + MODEL_ROWS);
         const triples = evaluated.subarray(3 * start, 3 * end);
-        await evaluator.addModel({
-          model,
-          triples,
-          side,
-          ...(negatives ? { negatives: negatives.subarray(start * k, end * k) } : {}),
-        });
+        await evaluator
+          .addModel({
+            model,
+            triples,
+            side,
+            ...(negatives ? { negatives: negatives.subarray(start * k, end * k) } : {}),
+          })
+          .catch((e: unknown) => {
+            throw modelError(e, opts);
+          });
         progress.tick(end - start);
         await turn();
       }
@@ -375,6 +379,18 @@ async function evaluateModel(run: RunContext): Promise<void> {
   ].map((f) => (f ? fileFingerprint(f, "--model") : null));
   const dirFiles = opts.modelDir ? directoryFingerprints(opts.modelDir) : null;
   await finish(run, evaluator, scorerName, setting, filter.splits, [...modelFiles, dirFiles]);
+}
+
+/**
+ * The library's errors about the model (argument `model`: a score that overflowed) as the CLI names them: the flags
+ * that gave the model, and the flag of the fix.
+ */
+function modelError(e: unknown, opts: EvaluateOptions): unknown {
+  if (!(e instanceof KgrankInputError) || e.argument !== "model") return e;
+  return new KgrankInputError(
+    opts.modelDir ? "--model-dir" : "--entity-embeddings / --relation-embeddings",
+    e.message.slice("model: ".length).replace('precision: "float64"', "--precision float64"),
+  );
 }
 
 /** Fingerprints of a model directory's regular files, by name. */

@@ -284,6 +284,29 @@ export class EmbeddingModel {
       out,
       threadCount(opts.threads),
     );
-    return out.slice(4 * rows, 5 * rows);
+    // The kernel stops at the first NaN score of a true triple (status 3) and leaves the later rows 0.
+    const first = out[5 * rows] === 3 ? out[5 * rows + 1]! : rows;
+    const scores = out.slice(4 * rows, 5 * rows);
+    for (let i = 0; i < rows; i++) {
+      if (i === first || !Number.isFinite(scores[i]!)) {
+        const [h, r, t] = [triples[3 * i], triples[3 * i + 1], triples[3 * i + 2]];
+        throw scoreOverflow(this, "model", `row ${i} (${h}, ${r}, ${t})`, i === first ? NaN : scores[i]!);
+      }
+    }
+    return scores;
   }
+}
+
+/**
+ * The error for a score of `model` that is not finite. Its embeddings are finite (checked when it was built), so a
+ * NaN or infinite score is an overflow of the accumulation's float type (float32: beyond 3.4e38, e.g. entries of 1e19
+ * multiplied), from which no rank can be read.
+ */
+export function scoreOverflow(model: EmbeddingModel, argument: string, where: string, score: number): KgrankInputError {
+  return new KgrankInputError(
+    argument,
+    `the ${model.interaction} model's score of ${where} is ${score}: ${model.precision} overflow of its finite ` +
+      `embeddings, so the scores cannot be ranked; rescale the embeddings (divide them by a constant)` +
+      (model.precision === "float32" ? ' or accumulate in float64 (precision: "float64")' : ""),
+  );
 }
