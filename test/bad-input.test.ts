@@ -128,6 +128,10 @@ const modelFiles = (() => {
     writeFileSync(p(`two-runs/${run}_DistMult_relation.npy`), encodeNpy(f32(2), [1, 2]));
   }
   writeFileSync(p("two-runs/config.json"), JSON.stringify({ model: "DistMult", emb_size: 2 }));
+  mkdirSync(p("wrong-dim"));
+  writeFileSync(p("wrong-dim/entity_embedding.npy"), encodeNpy(f32(6), [3, 2]));
+  writeFileSync(p("wrong-dim/relation_embedding.npy"), encodeNpy(f32(2), [1, 2]));
+  writeFileSync(p("wrong-dim/config.json"), JSON.stringify({ model: "DistMult", hidden_dim: 4 }));
   return { p, labels: { entityLabels: ["a", "b", "c"], relationLabels: ["r"] } };
 })();
 const loadModel = (o: Record<string, string>) =>
@@ -897,6 +901,12 @@ export const CASES: Case[] = [
   {
     kind: "model directory whose embedding files its config does not single out",
     call: () => loadEmbeddingModel({ modelDir: modelFiles.p("two-runs"), ...modelFiles.labels }),
+    error: KgrankInputError,
+    argument: "modelDir",
+  },
+  {
+    kind: "model directory whose config.json contradicts its files (hidden_dim)",
+    call: () => loadEmbeddingModel({ modelDir: modelFiles.p("wrong-dim"), ...modelFiles.labels }),
     error: KgrankInputError,
     argument: "modelDir",
   },

@@ -294,6 +294,44 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expect(wide.status, wide.stderr).toBe(0);
   });
 
+  it("config.json keys that contradict the files or have the wrong type are refused, naming config.json, the key and the value", async () => {
+    const d = path.join(dir, "ogb-bad-config");
+    mkdirSync(d, { recursive: true });
+    writeFileSync(path.join(d, "entity_embedding.npy"), encodeNpy(ent.subarray(0, n * 8), [n, 8]));
+    writeFileSync(path.join(d, "relation_embedding.npy"), encodeNpy(rel.subarray(0, nr * 4), [nr, 4]));
+    const good = {
+      model: "RotatE",
+      hidden_dim: 4,
+      gamma: 6,
+      double_entity_embedding: true,
+      double_relation_embedding: false,
+    };
+    const cases: [Record<string, unknown>, RegExp][] = [
+      // Another run's dimension: the phases would be scaled by pi / ((6 + 2) / 400), 100 times too much.
+      [
+        { hidden_dim: 400 },
+        /config\.json: hidden_dim 400 with double_entity_embedding true expects 800 columns in entity_embedding\.npy, which has 8: the config is not this model's/,
+      ],
+      [
+        { double_relation_embedding: true },
+        /config\.json: hidden_dim 4 with double_relation_embedding true expects 8 columns in relation_embedding\.npy, which has 4/,
+      ],
+      [{ gamma: [] }, /config\.json: gamma is \[\], expected a finite number/],
+      [{ gamma: "6" }, /config\.json: gamma is "6", expected a finite number/],
+      [{ hidden_dim: 1e-300 }, /config\.json: hidden_dim is 1e-300, expected a positive integer/],
+      [{ double_entity_embedding: "yes" }, /config\.json: double_entity_embedding is "yes", expected true or false/],
+      [{ gamma: -2 }, /config\.json: gamma is -2, expected more than -2/],
+      [{ model: "__proto__" }, /config\.json: model is "__proto__", expected one of TransE/],
+    ];
+    for (const [change, re] of cases) {
+      writeFileSync(path.join(d, "config.json"), JSON.stringify({ ...good, ...change }));
+      expectUserError(await kgrank(["--model-dir", d, "--quiet"]), new RegExp(`^kgrank: --model-dir: .*${re.source}`));
+    }
+    writeFileSync(path.join(d, "config.json"), JSON.stringify(good));
+    const ok = await kgrank(["--model-dir", d, "--quiet"]);
+    expect(ok.status, ok.stderr).toBe(0);
+  });
+
   it("a deflated .npz and a float64 safetensors file print what the .npy files print, byte for byte", async () => {
     writeFileSync(path.join(dir, "entity.npz"), zip([deflated("entity.npy", encodeNpy(ent, [n, 16]))]));
     writeFileSync(

@@ -221,6 +221,70 @@ function mapRows(m: NpyData, rowLabels: string[], labels: readonly string[], map
   return { data, shape: [labels.length, cols], dtype: m.dtype };
 }
 
+/** A config.json value as it is written there (JSON), bounded, for messages. */
+function jsonValue(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
+
+/**
+ * A config.json key that kgrank uses, checked against the type its writer gives it (both codes save argparse
+ * values: hidden_dim / emb_size an int, gamma a float, the double_* flags store_true booleans); undefined when absent.
+ */
+function configValue(
+  config: Record<string, unknown>,
+  configFile: string,
+  key: string,
+  kind: "dimension" | "number" | "boolean",
+): number | boolean | undefined {
+  if (!Object.hasOwn(config, key)) return undefined;
+  const v = config[key];
+  const ok =
+    kind === "boolean"
+      ? typeof v === "boolean"
+      : typeof v === "number" && Number.isFinite(v) && (kind === "number" || (Number.isInteger(v) && v >= 1));
+  if (!ok) {
+    const want = { dimension: "a positive integer", number: "a finite number", boolean: "true or false" }[kind];
+    throw new KgrankInputError("modelDir", `${configFile}: ${key} is ${jsonValue(v)}, expected ${want}`);
+  }
+  return v as number | boolean;
+}
+
+/**
+ * The embedding widths a config's dimension allows, checked against the files: each matrix has hidden (a single
+ * embedding) or 2 x hidden (double_entity_embedding / double_ent, double_relation_embedding / double_rel: complex
+ * numbers, RotatE's entities, PairRE's relation pairs) columns, exactly one of them where the flag is given. A config
+ * of another run (a hidden_dim that would scale RotatE's phases by another factor) is refused, naming the key.
+ */
+function checkConfigWidths(
+  config: Record<string, unknown>,
+  configFile: string,
+  files: { entity: [string, number]; relation: [string, number] },
+): void {
+  for (const key of ["hidden_dim", "emb_size"]) {
+    const hidden = configValue(config, configFile, key, "dimension") as number | undefined;
+    if (hidden === undefined) continue;
+    const flags = {
+      entity: ["double_entity_embedding", "double_ent"],
+      relation: ["double_relation_embedding", "double_rel"],
+    } as const;
+    for (const kind of ["entity", "relation"] as const) {
+      const [file, cols] = files[kind];
+      const flag = flags[kind].find((k) => Object.hasOwn(config, k));
+      const double = flag === undefined ? undefined : configValue(config, configFile, flag, "boolean");
+      const allowed = double === undefined ? [hidden, 2 * hidden] : [double ? 2 * hidden : hidden];
+      if (!allowed.includes(cols)) {
+        throw new KgrankInputError(
+          "modelDir",
+          `${configFile}: ${key} ${hidden}${flag ? ` with ${flag} ${String(double)}` : ""} expects ` +
+            `${allowed.join(" or ")} columns in ${path.basename(file)}, which has ${cols}: the config is not this ` +
+            `model's; correct config.json, or name the files and --interaction instead of the directory`,
+        );
+      }
+    }
+  }
+}
+
 /** Reads a model's embeddings (and config) into an EmbeddingModel. */
 export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): EmbeddingModel {
   let interaction = options.interaction;
@@ -230,6 +294,7 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
   let relIds = options.relationIds;
   let layout = options.complexLayout;
   let phaseScale: number | undefined;
+  let configCheck: ((entCols: number, relCols: number) => void) | null = null;
   if (options.modelDir) {
     const dir = options.modelDir;
     const configFile = path.join(dir, "config.json");
@@ -256,9 +321,10 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
       );
     }
     const files = readdirSync(dir);
-    const modelName = config.model ?? config.model_name;
-    const name = String(modelName ?? "").toLowerCase();
-    let fromConfig: InteractionName | undefined = MODEL_NAMES[name];
+    const modelKey = Object.hasOwn(config, "model") ? "model" : "model_name";
+    const modelName = config[modelKey];
+    const name = typeof modelName === "string" ? modelName.toLowerCase() : "";
+    let fromConfig: InteractionName | undefined = Object.hasOwn(MODEL_NAMES, name) ? MODEL_NAMES[name] : undefined;
     if (name === "transe") {
       const layout = savedBy(config, files);
       if (layout) fromConfig = TRANSE_BY_LAYOUT[layout];
@@ -275,7 +341,8 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
     if (!fromConfig) {
       throw new KgrankInputError(
         "modelDir",
-        `${configFile}: model ${describe(modelName)} is not one of TransE, TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, PairRE`,
+        `${configFile}: ${modelKey} is ${jsonValue(modelName)}, expected one of TransE, TransE_l1, TransE_l2, DistMult, ` +
+          `ComplEx, RotatE, PairRE (or name the files and --interaction instead of the directory)`,
       );
     }
     if (interaction && interaction !== fromConfig) {
@@ -292,16 +359,26 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
     if (!relIds && existsSync(path.join(dir, "relations.tsv"))) relIds = path.join(dir, "relations.tsv");
     if (interaction === "complex" || interaction === "rotate") layout ??= "halves";
     if (interaction === "rotate") {
-      const gamma = Number(config.gamma);
-      const hidden = Number(config.hidden_dim ?? config.emb_size);
-      if (!Number.isFinite(gamma) || !(hidden > 0)) {
+      const gamma = configValue(config, configFile, "gamma", "number") as number | undefined;
+      const hiddenKey = Object.hasOwn(config, "hidden_dim") ? "hidden_dim" : "emb_size";
+      const hidden = configValue(config, configFile, hiddenKey, "dimension") as number | undefined;
+      if (gamma === undefined || hidden === undefined) {
         throw new KgrankInputError(
           "modelDir",
           `${configFile}: RotatE needs gamma and hidden_dim (or emb_size) for the phase scale pi / ((gamma + 2) / hidden_dim)`,
         );
       }
+      if (!(gamma > -2)) {
+        throw new KgrankInputError(
+          "modelDir",
+          `${configFile}: gamma is ${gamma}, expected more than -2: RotatE's embedding range (gamma + 2) / ${hiddenKey} ` +
+            `must be positive to scale its phases`,
+        );
+      }
       phaseScale = Math.PI / ((gamma + 2) / hidden);
     }
+    configCheck = (entCols, relCols) =>
+      checkConfigWidths(config, configFile, { entity: [entFile!, entCols], relation: [relFile!, relCols] });
   }
   if (!interaction || !INTERACTIONS.includes(interaction)) {
     throw new KgrankInputError(
@@ -321,6 +398,7 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
     );
   let ent = readMatrix(entFile, "entityEmbeddings");
   let rel = readMatrix(relFile, "relationEmbeddings");
+  configCheck?.(ent.shape[1]!, rel.shape[1]!);
   if (entIds) {
     if (!options.entityLabels)
       throw new KgrankInputError("entityIds", "needs the dataset's entity labels to map rows to");
