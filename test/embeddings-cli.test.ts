@@ -501,16 +501,57 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     }
   });
 
-  it("complex without --complex-layout is refused, naming the flag's option", async () => {
-    const r = await kgrank([
-      "--interaction",
-      "complex",
-      "--entity-embeddings",
-      "entity.npy",
-      "--relation-embeddings",
-      "relation.npy",
-    ]);
-    expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/complexLayout.*halves.*interleaved/);
+  it("model errors name the flag and the value, never a library argument or a JavaScript type", async () => {
+    const rows = ds.splits.test.length / 3;
+    writeFileSync(path.join(dir, "neg-k0.npy"), encodeNpy(new Int32Array(0), [rows, 0]));
+    writeFileSync(path.join(dir, "entity-w0.npy"), encodeNpy(new Float32Array(0), [n, 0]));
+    const huge = Float64Array.from(ent, (v, i) => (i === 0 ? 1e300 : v));
+    writeFileSync(path.join(dir, "entity-huge.npy"), encodeNpy(huge, [n, 16]));
+    const files = ["--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy"];
+    const cases: [string[], RegExp][] = [
+      [
+        ["--interaction", "complex", ...files],
+        /^kgrank: --complex-layout: is required with --interaction complex: halves .* or interleaved/,
+      ],
+      [["--interaction", "rotate-l2", ...files], /^kgrank: --complex-layout: is required with --interaction rotate-l2/],
+      [files, /^kgrank: --interaction: is required with the embedding files: one of transe-l1, .*--model-dir DIR/],
+      [["--interaction", "transh", ...files], /^kgrank: --interaction: "transh" is not known: one of transe-l1/],
+      [
+        ["--interaction", "distmult", "--complex-layout", "halves", ...files],
+        /^kgrank: --complex-layout: applies to complex, rotate and rotate-l2 only, not distmult/,
+      ],
+      [
+        ["--interaction", "distmult", ...files, "--negatives-ids", "neg-k0.npy"],
+        new RegExp(`^kgrank: --negatives-ids: has shape \\(${rows}, 0\\): give at least one entity id per test triple`),
+      ],
+      [
+        ["--interaction", "distmult", "--entity-embeddings", "entity-w0.npy", "--relation-embeddings", "relation.npy"],
+        new RegExp(
+          `^kgrank: --entity-embeddings: entity-w0\\.npy has shape \\[${n}, 0\\]; embeddings need at least one row and one column`,
+        ),
+      ],
+      [
+        [
+          "--interaction",
+          "distmult",
+          "--entity-embeddings",
+          "entity-huge.npy",
+          "--relation-embeddings",
+          "relation.npy",
+        ],
+        /^kgrank: --entity-embeddings: row 0, column 0 is Infinity after rounding to float32 \(use --precision float64\)/,
+      ],
+      [
+        ["--model-dir", path.join(dir, "ogb-rotate"), "--interaction", "distmult"],
+        /^kgrank: --interaction: distmult contradicts .*config\.json's model RotatE \(rotate\); drop --interaction/,
+      ],
+    ];
+    for (const [args, re] of cases) {
+      const r = await kgrank(args);
+      expectUserError(r, re);
+      expect(r.stderr, args.join(" ")).not.toMatch(
+        /complexLayout|entityEmbeddings|(?<!-)(interaction|negatives|precision):|phaseScale|Array\(|Object|undefined/,
+      );
+    }
   });
 });

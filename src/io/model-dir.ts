@@ -155,6 +155,11 @@ function readMatrix(file: string, argument: string): NpyData {
       argument,
       `${file} has shape [${formatDims(a.shape)}]; embeddings must be 2-D [rows, dim]`,
     );
+  if (a.shape.includes(0))
+    throw new KgrankInputError(
+      argument,
+      `${file} has shape [${formatDims(a.shape)}]; embeddings need at least one row and one column`,
+    );
   return a;
 }
 

@@ -73,7 +73,11 @@ function matrix(name: string, value: unknown, wide: boolean): { data: FloatArray
   if (!Array.isArray(shape) || shape.length !== 2 || !shape.every((s) => Number.isInteger(s) && s >= 1)) {
     throw new KgrankInputError(
       name,
-      `must be a 2-D matrix [rows, columns]; got shape ${describe(shape)} (reshape it to 2-D)`,
+      `must be a 2-D matrix [rows, columns] with at least one of each; got shape ${
+        Array.isArray(shape)
+          ? `[${shape.map((d) => (typeof d === "number" ? String(d) : describe(d))).join(", ")}]`
+          : describe(shape)
+      }`,
     );
   }
   const [rows, cols] = shape as [number, number];
