@@ -132,6 +132,19 @@ const modelFiles = (() => {
   writeFileSync(p("wrong-dim/entity_embedding.npy"), encodeNpy(f32(6), [3, 2]));
   writeFileSync(p("wrong-dim/relation_embedding.npy"), encodeNpy(f32(2), [1, 2]));
   writeFileSync(p("wrong-dim/config.json"), JSON.stringify({ model: "DistMult", hidden_dim: 4 }));
+  mkdirSync(p("moved-maps"));
+  writeFileSync(p("moved-maps/X_DistMult_entity.npy"), encodeNpy(f32(6), [3, 2]));
+  writeFileSync(p("moved-maps/X_DistMult_relation.npy"), encodeNpy(f32(2), [1, 2]));
+  writeFileSync(
+    p("moved-maps/config.json"),
+    JSON.stringify({
+      model_name: "DistMult",
+      dataset: "X",
+      format: "built_in",
+      data_path: p("moved-data"),
+      emp_file: "entities.dict",
+    }),
+  );
   return { p, labels: { entityLabels: ["a", "b", "c"], relationLabels: ["r"] } };
 })();
 const loadModel = (o: Record<string, string>) =>
@@ -907,6 +920,12 @@ export const CASES: Case[] = [
   {
     kind: "model directory whose config.json contradicts its files (hidden_dim)",
     call: () => loadEmbeddingModel({ modelDir: modelFiles.p("wrong-dim"), ...modelFiles.labels }),
+    error: KgrankInputError,
+    argument: "modelDir",
+  },
+  {
+    kind: "model directory whose config.json names an id map its data_path no longer holds",
+    call: () => loadEmbeddingModel({ modelDir: modelFiles.p("moved-maps"), ...modelFiles.labels }),
     error: KgrankInputError,
     argument: "modelDir",
   },

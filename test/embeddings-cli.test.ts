@@ -4,7 +4,7 @@
  * DGL-KE directory with shuffled rows and an entities.tsv id map (plain TransE: L2), .npz / safetensors files, shards
  * merged with kgrank merge, the OGB protocol; `--format json` must equal the library's results for the same model.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -330,6 +330,88 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     writeFileSync(path.join(d, "config.json"), JSON.stringify(good));
     const ok = await kgrank(["--model-dir", d, "--quiet"]);
     expect(ok.status, ok.stderr).toBe(0);
+  });
+
+  it("DGL-KE's id maps are read from config.json's data_path (relative to where dglke_train ran, from save_path); a moved data folder is an error naming data_path", async () => {
+    // What `cd run && dglke_train --dataset Nations --data_path data --save_path ckpts ...` leaves: the maps in the
+    // data folder, the embeddings (rows in entities.dict order) and config.json in ckpts/TransE_l2_Nations_0.
+    const run = path.join(dir, "dglke-run");
+    const model = path.join(run, "ckpts", "TransE_l2_Nations_0");
+    const data = path.join(run, "data", "Nations");
+    mkdirSync(model, { recursive: true });
+    mkdirSync(data, { recursive: true });
+    const order = Array.from({ length: n }, (_, i) => (i * 3 + 5) % n); // row j holds entity order[j]
+    const relOrder = Array.from({ length: nr }, (_, i) => (i * 7 + 2) % nr);
+    const shuffled = new Float32Array(n * 16);
+    order.forEach((e, j) => shuffled.set(ent.subarray(e * 16, e * 16 + 16), j * 16));
+    const relShuffled = new Float32Array(nr * 16);
+    relOrder.forEach((r, j) => relShuffled.set(rel.subarray(r * 16, r * 16 + 16), j * 16));
+    writeFileSync(path.join(model, "Nations_TransE_l2_entity.npy"), encodeNpy(shuffled, [n, 16]));
+    writeFileSync(path.join(model, "Nations_TransE_l2_relation.npy"), encodeNpy(relShuffled, [nr, 16]));
+    writeFileSync(path.join(data, "entities.dict"), order.map((e, j) => `${j}\t${ds.entityLabels[e]}\n`).join(""));
+    writeFileSync(
+      path.join(data, "relations.dict"),
+      relOrder.map((r, j) => `${j}\t${ds.relationLabels[r]}\n`).join(""),
+    );
+    writeFileSync(
+      path.join(model, "config.json"),
+      JSON.stringify({
+        model_name: "TransE_l2",
+        data_path: "data",
+        dataset: "Nations",
+        format: "built_in",
+        save_path: "ckpts/TransE_l2_Nations_0",
+        hidden_dim: 16,
+        gamma: 12,
+        double_ent: false,
+        double_rel: false,
+        emp_file: "entities.dict",
+        rmap_file: "relations.dict",
+      }),
+    );
+    const r = await kgrank(["--model-dir", model, "--format", "json", "--quiet"]);
+    expect(r.stderr).toBe("");
+    const want = new EmbeddingModel({
+      interaction: "transe-l2",
+      entityEmbeddings: { data: ent, shape: [n, 16] },
+      relationEmbeddings: { data: rel, shape: [nr, 16] },
+    });
+    expectClose(JSON.parse(r.stdout).results, library(want));
+    renameSync(path.join(run, "data"), path.join(run, "data-moved"));
+    expectUserError(
+      await kgrank(["--model-dir", model, "--quiet"]),
+      /^kgrank: --model-dir: .*config\.json: emp_file "entities\.dict" is not found under its data_path "data" nor beside the embeddings \(looked for .*dglke-run\/data\/Nations\/entities\.dict.*\): the data folder moved; give the map as --entity-ids FILE/,
+    );
+    // --entity-ids / --relation-ids given: config.json's maps are not looked for.
+    const given = await kgrank([
+      "--model-dir",
+      model,
+      "--entity-ids",
+      path.join(run, "data-moved", "Nations", "entities.dict"),
+      "--relation-ids",
+      path.join(run, "data-moved", "Nations", "relations.dict"),
+      "--format",
+      "json",
+      "--quiet",
+    ]);
+    expect(given.stderr).toBe("");
+    expectClose(JSON.parse(given.stdout).results, library(want));
+  });
+
+  it("a model without --dataset is refused, saying no dataset was named (the bundled Nations was evaluated and --entity-embeddings blamed)", async () => {
+    const d = path.join(dir, "ogb-other-dataset");
+    mkdirSync(d, { recursive: true });
+    writeFileSync(path.join(d, "entity_embedding.npy"), encodeNpy(new Float32Array(40 * 4).fill(0.5), [40, 4]));
+    writeFileSync(path.join(d, "relation_embedding.npy"), encodeNpy(new Float32Array(3 * 4).fill(0.5), [3, 4]));
+    writeFileSync(path.join(d, "config.json"), JSON.stringify({ model: "DistMult", hidden_dim: 4 }));
+    for (const args of [
+      ["--model-dir", d],
+      ["--interaction", "distmult", "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy"],
+    ]) {
+      const r = await runIn(["evaluate", ...args, "--quiet"], dir);
+      expectUserError(r, /^kgrank: --dataset: is required with a model: no dataset was named.*give --dataset NAME/);
+      expect(r.stderr).not.toMatch(/--entity-embeddings|--entity-ids/);
+    }
   });
 
   it("a deflated .npz and a float64 safetensors file print what the .npy files print, byte for byte", async () => {

@@ -7,7 +7,8 @@
  *     double_entity_embedding, double_relation_embedding), or as DGL-KE saves it (<dataset>_<model>_entity.npy and
  *     _relation.npy, the names dgl-ke's KEModel.save_emb writes and InferModel.load_emb reads (awslabs/dgl-ke
  *     python/dglke/models/general_models.py), with config.json keys model, emb_size / hidden_dim, gamma,
- *     double_ent, double_rel, and entities.tsv / relations.tsv id maps);
+ *     double_ent, double_rel, and id maps in the data folder its data_path names (idMapFile) or entities.tsv /
+ *     relations.tsv beside the embeddings);
  *   - or explicit files (.npy / .npz / .safetensors, float32 or float64) and --interaction.
  * Complex models from a config are stored as real | imaginary halves (torch.chunk in both codes); RotatE relations are
  * phases scaled by pi / embedding_range, embedding_range = (gamma + 2) / hidden_dim. Without a config the complex
@@ -290,6 +291,70 @@ function checkConfigWidths(
   }
 }
 
+/**
+ * The folders a relative data_path of DGL-KE's config.json may be relative to. dglke_train resolves it against the
+ * directory it ran in, which config.json does not record; its save_path does, relative to the same directory
+ * (prepare_save_path: <save_path>/<model>_<dataset>_<n>), so the model directory less save_path's trailing
+ * components is that directory when the model was not moved. Then the model directory's parent and grandparent (a
+ * model moved with its save folder), then the current directory (the value as given). Absolute: itself only.
+ */
+function dataPathCandidates(dir: string, config: Record<string, unknown>, dataPath: string): string[] {
+  if (path.isAbsolute(dataPath)) return [dataPath];
+  const model = path.resolve(dir);
+  const bases: string[] = [];
+  const savePath = config.save_path;
+  if (typeof savePath === "string" && savePath !== "" && !path.isAbsolute(savePath)) {
+    const tail = path
+      .normalize(savePath)
+      .split(path.sep)
+      .filter((p) => p !== "" && p !== ".");
+    const parts = model.split(path.sep);
+    if (tail.length < parts.length && tail.every((p, i) => parts[parts.length - tail.length + i] === p))
+      bases.push(parts.slice(0, parts.length - tail.length).join(path.sep) || path.sep);
+  }
+  bases.push(path.dirname(model), path.dirname(path.dirname(model)), process.cwd());
+  return [...new Set(bases.map((b) => path.resolve(b, dataPath)))];
+}
+
+/**
+ * The id map of a model directory's entity or relation rows. DGL-KE's dglke_train keeps its maps in the dataset's
+ * folder and names them in config.json (python/dglke/utils.py save_model: emp_file and rmap_file, with the run's
+ * data_path, dataset and format; the newer writer emap_file and rmap_file only): a built-in dataset's entities.dict
+ * under <data_path>/<dataset>, a user dataset's entities.tsv (raw_udd) or its own map (udd) under <data_path>
+ * (dataloader/KGDataset.py). Looked up there (data_path as dataPathCandidates resolves it), then beside the
+ * embeddings by its name, then entities.tsv / relations.tsv beside them. Undefined when config.json names no map and
+ * none is beside; an error naming config.json's keys when it names one that is in none of these places.
+ */
+function idMapFile(
+  dir: string,
+  config: Record<string, unknown>,
+  configFile: string,
+  kind: "entity" | "relation",
+): string | undefined {
+  const beside = path.join(dir, kind === "entity" ? "entities.tsv" : "relations.tsv");
+  const key = (kind === "entity" ? ["emp_file", "emap_file"] : ["rmap_file"]).find(
+    (k) => Object.hasOwn(config, k) && typeof config[k] === "string" && config[k] !== "",
+  );
+  if (key === undefined) return existsSync(beside) ? beside : undefined;
+  const name = config[key] as string;
+  const dataPath = typeof config.data_path === "string" && config.data_path !== "" ? config.data_path : null;
+  const builtIn = config.format === "built_in" && typeof config.dataset === "string";
+  const tried: string[] = [];
+  for (const folder of dataPath === null ? [] : dataPathCandidates(dir, config, dataPath))
+    tried.push(path.resolve(folder, builtIn ? (config.dataset as string) : "", name));
+  tried.push(path.join(dir, path.basename(name)), beside);
+  const found = tried.find((f) => existsSync(f));
+  if (found !== undefined) return found;
+  const flag = kind === "entity" ? "--entity-ids" : "--relation-ids";
+  throw new KgrankInputError(
+    "modelDir",
+    `${configFile}: ${key} ${jsonValue(name)} is not found` +
+      (dataPath === null ? " (config.json has no data_path)" : ` under its data_path ${jsonValue(dataPath)}`) +
+      ` nor beside the embeddings (looked for ${[...new Set(tried)].join(", ")}): the data folder moved; give the ` +
+      `map as ${flag} FILE, or copy it into ${dir}`,
+  );
+}
+
 /** Reads a model's embeddings (and config) into an EmbeddingModel. */
 export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): EmbeddingModel {
   let interaction = options.interaction;
@@ -360,8 +425,8 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
     const writer = savedBy(config, files);
     entFile ??= path.join(dir, embeddingFile(dir, files, config, writer, "entity", configFile));
     relFile ??= path.join(dir, embeddingFile(dir, files, config, writer, "relation", configFile));
-    if (!entIds && existsSync(path.join(dir, "entities.tsv"))) entIds = path.join(dir, "entities.tsv");
-    if (!relIds && existsSync(path.join(dir, "relations.tsv"))) relIds = path.join(dir, "relations.tsv");
+    entIds ??= idMapFile(dir, config, configFile, "entity");
+    relIds ??= idMapFile(dir, config, configFile, "relation");
     if (interaction === "complex" || interaction === "rotate") layout ??= "halves";
     if (interaction === "rotate") {
       const gamma = configValue(config, configFile, "gamma", "number") as number | undefined;

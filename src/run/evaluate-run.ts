@@ -80,6 +80,16 @@ const MODEL_ROWS = 512;
 const ROWS_PER_BATCH = (n: number) => Math.max(1, Math.min(4096, Math.floor((16 << 20) / n)));
 
 export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void> {
+  const modelGiven = Boolean(opts.modelDir || opts.interaction || opts.entityEmbeddings);
+  const scoresOnly = opts.positiveScores !== undefined || opts.negativeScores !== undefined;
+  if (modelGiven && !scoresOnly && !opts.dataset && !opts.datasetDir) {
+    // Without either, `kgrank evaluate` ranks the bundled Nations (its demo): a model is never taken for a Nations one.
+    throw new KgrankInputError(
+      "--dataset",
+      "is required with a model: no dataset was named, and a model's embeddings belong to the dataset it was " +
+        "trained on; give --dataset NAME (bundled, or under --dataset-dir DIR) or --dataset-dir DIR (its own folder)",
+    );
+  }
   if (opts.workers !== undefined && opts.workers > 1)
     return evaluateWithWorkers(opts.argv ?? [], opts.workers, opts, out);
   const t0 = performance.now();
