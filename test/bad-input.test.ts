@@ -122,6 +122,29 @@ const modelFiles = (() => {
     if (config === "fifo") execFileSync("mkfifo", [p(`${name}/config.json`)]);
     else symlinkSync("/dev/zero", p(`${name}/config.json`));
   }
+  mkdirSync(p("two-runs"));
+  for (const run of ["A", "B"]) {
+    writeFileSync(p(`two-runs/${run}_DistMult_entity.npy`), encodeNpy(f32(6), [3, 2]));
+    writeFileSync(p(`two-runs/${run}_DistMult_relation.npy`), encodeNpy(f32(2), [1, 2]));
+  }
+  writeFileSync(p("two-runs/config.json"), JSON.stringify({ model: "DistMult", emb_size: 2 }));
+  mkdirSync(p("wrong-dim"));
+  writeFileSync(p("wrong-dim/entity_embedding.npy"), encodeNpy(f32(6), [3, 2]));
+  writeFileSync(p("wrong-dim/relation_embedding.npy"), encodeNpy(f32(2), [1, 2]));
+  writeFileSync(p("wrong-dim/config.json"), JSON.stringify({ model: "DistMult", hidden_dim: 4 }));
+  mkdirSync(p("moved-maps"));
+  writeFileSync(p("moved-maps/X_DistMult_entity.npy"), encodeNpy(f32(6), [3, 2]));
+  writeFileSync(p("moved-maps/X_DistMult_relation.npy"), encodeNpy(f32(2), [1, 2]));
+  writeFileSync(
+    p("moved-maps/config.json"),
+    JSON.stringify({
+      model_name: "DistMult",
+      dataset: "X",
+      format: "built_in",
+      data_path: p("moved-data"),
+      emp_file: "entities.dict",
+    }),
+  );
   return { p, labels: { entityLabels: ["a", "b", "c"], relationLabels: ["r"] } };
 })();
 const loadModel = (o: Record<string, string>) =>
@@ -874,6 +897,37 @@ export const CASES: Case[] = [
     call: () => loadModel({ entityIds: modelFiles.p("latin1.tsv") }),
     error: KgrankInputError,
     argument: "entityIds",
+  },
+  {
+    kind: "model score overflowing float32 (finite embeddings)",
+    call: () =>
+      ev().addModelSync({
+        model: emb({
+          entityEmbeddings: { data: Float32Array.of(3e38, 3e38, 1, -1, 1, 1), shape: [3, 2] },
+          relationEmbeddings: { data: Float32Array.of(2, 2), shape: [1, 2] },
+        }),
+        triples: [0, 0, 1],
+      }),
+    error: KgrankInputError,
+    argument: "model",
+  },
+  {
+    kind: "model directory whose embedding files its config does not single out",
+    call: () => loadEmbeddingModel({ modelDir: modelFiles.p("two-runs"), ...modelFiles.labels }),
+    error: KgrankInputError,
+    argument: "modelDir",
+  },
+  {
+    kind: "model directory whose config.json contradicts its files (hidden_dim)",
+    call: () => loadEmbeddingModel({ modelDir: modelFiles.p("wrong-dim"), ...modelFiles.labels }),
+    error: KgrankInputError,
+    argument: "modelDir",
+  },
+  {
+    kind: "model directory whose config.json names an id map its data_path no longer holds",
+    call: () => loadEmbeddingModel({ modelDir: modelFiles.p("moved-maps"), ...modelFiles.labels }),
+    error: KgrankInputError,
+    argument: "modelDir",
   },
   {
     kind: "async addModel: rejects, never throws synchronously",

@@ -4,7 +4,7 @@
  * DGL-KE directory with shuffled rows and an entities.tsv id map (plain TransE: L2), .npz / safetensors files, shards
  * merged with kgrank merge, the OGB protocol; `--format json` must equal the library's results for the same model.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -220,6 +220,200 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     ).toThrow(/contradicts/);
   });
 
+  it("--model-dir scores the files its config names: a stray *_entity.npy or another run's files are never chosen by name order; a tie is refused, listing the candidates", async () => {
+    const other = randomValues(n * 16, 11, 0.5);
+    const d = path.join(dir, "ogb-stray");
+    mkdirSync(d, { recursive: true });
+    writeFileSync(path.join(d, "backup_entity.npy"), encodeNpy(other, [n, 16]));
+    writeFileSync(path.join(d, "backup_relation.npy"), encodeNpy(rel, [nr, 16]));
+    writeFileSync(path.join(d, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
+    writeFileSync(path.join(d, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
+    writeFileSync(
+      path.join(d, "config.json"),
+      JSON.stringify({ model: "DistMult", hidden_dim: 16, gamma: 0, double_entity_embedding: false }),
+    );
+    const r = await kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
+    expect(r.stderr).toBe("");
+    const model = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: ent, shape: [n, 16] },
+      relationEmbeddings: { data: rel, shape: [nr, 16] },
+    });
+    expectClose(JSON.parse(r.stdout).results, library(model));
+
+    // DGL-KE: two runs in one folder; the config's dataset and model name the files.
+    const g = path.join(dir, "dglke-two-runs");
+    mkdirSync(g, { recursive: true });
+    writeFileSync(path.join(g, "FB15k_DistMult_entity.npy"), encodeNpy(other, [n, 16]));
+    writeFileSync(path.join(g, "FB15k_DistMult_relation.npy"), encodeNpy(rel, [nr, 16]));
+    writeFileSync(path.join(g, "Nations_DistMult_entity.npy"), encodeNpy(ent, [n, 16]));
+    writeFileSync(path.join(g, "Nations_DistMult_relation.npy"), encodeNpy(rel, [nr, 16]));
+    writeFileSync(path.join(g, "AAA_TransE_l2_entity.npy"), encodeNpy(other, [n, 16]));
+    const config = { model: "DistMult", dataset: "Nations", emb_size: 16, gamma: 12 };
+    writeFileSync(path.join(g, "config.json"), JSON.stringify(config));
+    const dgl = await kgrank(["--model-dir", g, "--format", "json", "--quiet"]);
+    expect(dgl.stderr).toBe("");
+    expectClose(JSON.parse(dgl.stdout).results, library(model));
+    // Without the dataset in config.json, two files of the model fit: refused, each candidate listed.
+    writeFileSync(path.join(g, "config.json"), JSON.stringify({ ...config, dataset: undefined }));
+    expectUserError(
+      await kgrank(["--model-dir", g, "--quiet"]),
+      /--model-dir: .*has 2 entity embedding files for .*config\.json's model "DistMult".*candidates: AAA_TransE_l2_entity\.npy, FB15k_DistMult_entity\.npy, Nations_DistMult_entity\.npy.*--entity-embeddings FILE/,
+    );
+    // An OGB config without entity_embedding.npy: refused, not the backup.
+    const o = path.join(dir, "ogb-only-backup");
+    mkdirSync(o, { recursive: true });
+    writeFileSync(path.join(o, "backup_entity.npy"), encodeNpy(other, [n, 16]));
+    writeFileSync(path.join(o, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
+    writeFileSync(path.join(o, "config.json"), JSON.stringify({ model: "DistMult", double_entity_embedding: false }));
+    expectUserError(
+      await kgrank(["--model-dir", o, "--quiet"]),
+      /--model-dir: .*has no entity_embedding\.npy.*candidates: backup_entity\.npy/,
+    );
+  });
+
+  it("scores that overflow float32 are an error naming the embedding flags and --precision float64, which ranks them", async () => {
+    const big = Float32Array.from(ent, (v, i) => (Math.floor(i / 16) === 2 ? (i % 2 ? 3e38 : -3e38) : v));
+    const rel2 = Float32Array.from(rel, (v, i) => (i < 16 ? 2 : v)); // relation 0: 3e38 x 2 overflows
+    writeFileSync(path.join(dir, "entity-big.npy"), encodeNpy(big, [n, 16]));
+    writeFileSync(path.join(dir, "relation-2.npy"), encodeNpy(rel2, [nr, 16]));
+    const args = [
+      "--interaction",
+      "distmult",
+      "--entity-embeddings",
+      "entity-big.npy",
+      "--relation-embeddings",
+      "relation-2.npy",
+      "--quiet",
+    ];
+    expectUserError(
+      await kgrank(args),
+      /^kgrank: --entity-embeddings \/ --relation-embeddings: the distmult model's score of .* is -?(NaN|Infinity): float32 overflow .*rescale the embeddings .*--precision float64\)$/m,
+    );
+    const wide = await kgrank([...args, "--precision", "float64"]);
+    expect(wide.status, wide.stderr).toBe(0);
+  });
+
+  it("config.json keys that contradict the files or have the wrong type are refused, naming config.json, the key and the value", async () => {
+    const d = path.join(dir, "ogb-bad-config");
+    mkdirSync(d, { recursive: true });
+    writeFileSync(path.join(d, "entity_embedding.npy"), encodeNpy(ent.subarray(0, n * 8), [n, 8]));
+    writeFileSync(path.join(d, "relation_embedding.npy"), encodeNpy(rel.subarray(0, nr * 4), [nr, 4]));
+    const good = {
+      model: "RotatE",
+      hidden_dim: 4,
+      gamma: 6,
+      double_entity_embedding: true,
+      double_relation_embedding: false,
+    };
+    const cases: [Record<string, unknown>, RegExp][] = [
+      // Another run's dimension: the phases would be scaled by pi / ((6 + 2) / 400), 100 times too much.
+      [
+        { hidden_dim: 400 },
+        /config\.json: hidden_dim 400 with double_entity_embedding true expects 800 columns in entity_embedding\.npy, which has 8: the config is not this model's/,
+      ],
+      [
+        { double_relation_embedding: true },
+        /config\.json: hidden_dim 4 with double_relation_embedding true expects 8 columns in relation_embedding\.npy, which has 4/,
+      ],
+      [{ gamma: [] }, /config\.json: gamma is \[\], expected a finite number/],
+      [{ gamma: "6" }, /config\.json: gamma is "6", expected a finite number/],
+      [{ hidden_dim: 1e-300 }, /config\.json: hidden_dim is 1e-300, expected a positive integer/],
+      [{ double_entity_embedding: "yes" }, /config\.json: double_entity_embedding is "yes", expected true or false/],
+      [{ gamma: -2 }, /config\.json: gamma is -2, expected more than -2/],
+      [{ model: "__proto__" }, /config\.json: model is "__proto__", expected one of TransE/],
+    ];
+    for (const [change, re] of cases) {
+      writeFileSync(path.join(d, "config.json"), JSON.stringify({ ...good, ...change }));
+      expectUserError(await kgrank(["--model-dir", d, "--quiet"]), new RegExp(`^kgrank: --model-dir: .*${re.source}`));
+    }
+    writeFileSync(path.join(d, "config.json"), JSON.stringify(good));
+    const ok = await kgrank(["--model-dir", d, "--quiet"]);
+    expect(ok.status, ok.stderr).toBe(0);
+  });
+
+  it("DGL-KE's id maps are read from config.json's data_path (relative to where dglke_train ran, from save_path); a moved data folder is an error naming data_path", async () => {
+    // What `cd run && dglke_train --dataset Nations --data_path data --save_path ckpts ...` leaves: the maps in the
+    // data folder, the embeddings (rows in entities.dict order) and config.json in ckpts/TransE_l2_Nations_0.
+    const run = path.join(dir, "dglke-run");
+    const model = path.join(run, "ckpts", "TransE_l2_Nations_0");
+    const data = path.join(run, "data", "Nations");
+    mkdirSync(model, { recursive: true });
+    mkdirSync(data, { recursive: true });
+    const order = Array.from({ length: n }, (_, i) => (i * 3 + 5) % n); // row j holds entity order[j]
+    const relOrder = Array.from({ length: nr }, (_, i) => (i * 7 + 2) % nr);
+    const shuffled = new Float32Array(n * 16);
+    order.forEach((e, j) => shuffled.set(ent.subarray(e * 16, e * 16 + 16), j * 16));
+    const relShuffled = new Float32Array(nr * 16);
+    relOrder.forEach((r, j) => relShuffled.set(rel.subarray(r * 16, r * 16 + 16), j * 16));
+    writeFileSync(path.join(model, "Nations_TransE_l2_entity.npy"), encodeNpy(shuffled, [n, 16]));
+    writeFileSync(path.join(model, "Nations_TransE_l2_relation.npy"), encodeNpy(relShuffled, [nr, 16]));
+    writeFileSync(path.join(data, "entities.dict"), order.map((e, j) => `${j}\t${ds.entityLabels[e]}\n`).join(""));
+    writeFileSync(
+      path.join(data, "relations.dict"),
+      relOrder.map((r, j) => `${j}\t${ds.relationLabels[r]}\n`).join(""),
+    );
+    writeFileSync(
+      path.join(model, "config.json"),
+      JSON.stringify({
+        model_name: "TransE_l2",
+        data_path: "data",
+        dataset: "Nations",
+        format: "built_in",
+        save_path: "ckpts/TransE_l2_Nations_0",
+        hidden_dim: 16,
+        gamma: 12,
+        double_ent: false,
+        double_rel: false,
+        emp_file: "entities.dict",
+        rmap_file: "relations.dict",
+      }),
+    );
+    const r = await kgrank(["--model-dir", model, "--format", "json", "--quiet"]);
+    expect(r.stderr).toBe("");
+    const want = new EmbeddingModel({
+      interaction: "transe-l2",
+      entityEmbeddings: { data: ent, shape: [n, 16] },
+      relationEmbeddings: { data: rel, shape: [nr, 16] },
+    });
+    expectClose(JSON.parse(r.stdout).results, library(want));
+    renameSync(path.join(run, "data"), path.join(run, "data-moved"));
+    expectUserError(
+      await kgrank(["--model-dir", model, "--quiet"]),
+      /^kgrank: --model-dir: .*config\.json: emp_file "entities\.dict" is not found under its data_path "data" nor beside the embeddings \(looked for .*dglke-run\/data\/Nations\/entities\.dict.*\): the data folder moved; give the map as --entity-ids FILE/,
+    );
+    // --entity-ids / --relation-ids given: config.json's maps are not looked for.
+    const given = await kgrank([
+      "--model-dir",
+      model,
+      "--entity-ids",
+      path.join(run, "data-moved", "Nations", "entities.dict"),
+      "--relation-ids",
+      path.join(run, "data-moved", "Nations", "relations.dict"),
+      "--format",
+      "json",
+      "--quiet",
+    ]);
+    expect(given.stderr).toBe("");
+    expectClose(JSON.parse(given.stdout).results, library(want));
+  });
+
+  it("a model without --dataset is refused, saying no dataset was named (the bundled Nations was evaluated and --entity-embeddings blamed)", async () => {
+    const d = path.join(dir, "ogb-other-dataset");
+    mkdirSync(d, { recursive: true });
+    writeFileSync(path.join(d, "entity_embedding.npy"), encodeNpy(new Float32Array(40 * 4).fill(0.5), [40, 4]));
+    writeFileSync(path.join(d, "relation_embedding.npy"), encodeNpy(new Float32Array(3 * 4).fill(0.5), [3, 4]));
+    writeFileSync(path.join(d, "config.json"), JSON.stringify({ model: "DistMult", hidden_dim: 4 }));
+    for (const args of [
+      ["--model-dir", d],
+      ["--interaction", "distmult", "--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy"],
+    ]) {
+      const r = await runIn(["evaluate", ...args, "--quiet"], dir);
+      expectUserError(r, /^kgrank: --dataset: is required with a model: no dataset was named.*give --dataset NAME/);
+      expect(r.stderr).not.toMatch(/--entity-embeddings|--entity-ids/);
+    }
+  });
+
   it("a deflated .npz and a float64 safetensors file print what the .npy files print, byte for byte", async () => {
     writeFileSync(path.join(dir, "entity.npz"), zip([deflated("entity.npy", encodeNpy(ent, [n, 16]))]));
     writeFileSync(
@@ -389,16 +583,57 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     }
   });
 
-  it("complex without --complex-layout is refused, naming the flag's option", async () => {
-    const r = await kgrank([
-      "--interaction",
-      "complex",
-      "--entity-embeddings",
-      "entity.npy",
-      "--relation-embeddings",
-      "relation.npy",
-    ]);
-    expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/complexLayout.*halves.*interleaved/);
+  it("model errors name the flag and the value, never a library argument or a JavaScript type", async () => {
+    const rows = ds.splits.test.length / 3;
+    writeFileSync(path.join(dir, "neg-k0.npy"), encodeNpy(new Int32Array(0), [rows, 0]));
+    writeFileSync(path.join(dir, "entity-w0.npy"), encodeNpy(new Float32Array(0), [n, 0]));
+    const huge = Float64Array.from(ent, (v, i) => (i === 0 ? 1e300 : v));
+    writeFileSync(path.join(dir, "entity-huge.npy"), encodeNpy(huge, [n, 16]));
+    const files = ["--entity-embeddings", "entity.npy", "--relation-embeddings", "relation.npy"];
+    const cases: [string[], RegExp][] = [
+      [
+        ["--interaction", "complex", ...files],
+        /^kgrank: --complex-layout: is required with --interaction complex: halves .* or interleaved/,
+      ],
+      [["--interaction", "rotate-l2", ...files], /^kgrank: --complex-layout: is required with --interaction rotate-l2/],
+      [files, /^kgrank: --interaction: is required with the embedding files: one of transe-l1, .*--model-dir DIR/],
+      [["--interaction", "transh", ...files], /^kgrank: --interaction: "transh" is not known: one of transe-l1/],
+      [
+        ["--interaction", "distmult", "--complex-layout", "halves", ...files],
+        /^kgrank: --complex-layout: applies to complex, rotate and rotate-l2 only, not distmult/,
+      ],
+      [
+        ["--interaction", "distmult", ...files, "--negatives-ids", "neg-k0.npy"],
+        new RegExp(`^kgrank: --negatives-ids: has shape \\(${rows}, 0\\): give at least one entity id per test triple`),
+      ],
+      [
+        ["--interaction", "distmult", "--entity-embeddings", "entity-w0.npy", "--relation-embeddings", "relation.npy"],
+        new RegExp(
+          `^kgrank: --entity-embeddings: entity-w0\\.npy has shape \\[${n}, 0\\]; embeddings need at least one row and one column`,
+        ),
+      ],
+      [
+        [
+          "--interaction",
+          "distmult",
+          "--entity-embeddings",
+          "entity-huge.npy",
+          "--relation-embeddings",
+          "relation.npy",
+        ],
+        /^kgrank: --entity-embeddings: row 0, column 0 is Infinity after rounding to float32 \(use --precision float64\)/,
+      ],
+      [
+        ["--model-dir", path.join(dir, "ogb-rotate"), "--interaction", "distmult"],
+        /^kgrank: --interaction: distmult contradicts .*config\.json's model RotatE \(rotate\); drop --interaction/,
+      ],
+    ];
+    for (const [args, re] of cases) {
+      const r = await kgrank(args);
+      expectUserError(r, re);
+      expect(r.stderr, args.join(" ")).not.toMatch(
+        /complexLayout|entityEmbeddings|(?<!-)(interaction|negatives|precision):|phaseScale|Array\(|Object|undefined/,
+      );
+    }
   });
 });

@@ -562,3 +562,65 @@ describe(`EmbeddingModel bad input [${backendLabel}]`, () => {
     }
   });
 });
+
+// DistMult on finite float32 embeddings whose scores overflow float32: entity 2's entries times relation 0's 2 pass
+// 3.4e38, so its query row is +Infinity. With entity 0 (mixed signs) the score is Inf - Inf = NaN; with entity 3 (all
+// positive) it is +Infinity, and the other candidates' NaN scores would leave the ranking unseen.
+describe(`scores that overflow the accumulation are an error, never a rank or a 0 [${backendLabel}]`, () => {
+  const ent = Float32Array.of(
+    0.5,
+    -0.5,
+    0.25,
+    -0.25,
+    0.25,
+    0.5,
+    -0.5,
+    0.25,
+    3e38,
+    3e38,
+    3e38,
+    3e38,
+    0.25,
+    0.25,
+    0.25,
+    0.25,
+  );
+  const rel = Float32Array.of(2, 2, 2, 2, 0.5, -0.5, 0.5, -0.5);
+  const model = (precision: "float32" | "float64" = "float32") =>
+    new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: ent, shape: [4, 4] },
+      relationEmbeddings: { data: rel, shape: [2, 4] },
+      precision,
+    });
+
+  it("scoreTriples: a NaN score is refused, naming the row and float32 overflow (the later rows were returned as 0)", () => {
+    const triples = Int32Array.of(0, 1, 1, 2, 0, 0, 0, 1, 2);
+    expect(() => model().scoreTriples(triples)).toThrow(
+      /^model: the distmult model's score of row 1 \(2, 0, 0\) is NaN: float32 overflow of its finite embeddings.*rescale the embeddings.*precision: "float64"/,
+    );
+    const wide = model("float64").scoreTriples(triples);
+    const exact = (h: number, r: number, t: number) =>
+      [0, 1, 2, 3].reduce((s, k) => s + ent[4 * h + k]! * rel[4 * r + k]! * ent[4 * t + k]!, 0);
+    expect(Array.from(wide)).toEqual([exact(0, 1, 1), exact(2, 0, 0), exact(0, 1, 2)].map((v) => expect.closeTo(v, 6)));
+    expect(wide[2]).not.toBe(0);
+  });
+
+  it("addModel / addModelSync: a NaN or infinite true score is an error naming float32 overflow; float64 ranks them", async () => {
+    for (const [triple, score] of [
+      [[2, 0, 0], "NaN"],
+      [[2, 0, 3], "Infinity"],
+    ] as const) {
+      const want = new RegExp(
+        `^model: the distmult model's score of the tail side's task 0 of the batch \\(triple \\(${triple.join(", ")}\\)\\), ` +
+          `its true triple is ${score}: float32 overflow`,
+      );
+      const batch = { model: model(), triples: Int32Array.from(triple), side: "tail" } as const;
+      expect(() => new RankEvaluator({ numEntities: 4, numRelations: 2 }).addModelSync(batch)).toThrow(want);
+      await expect(new RankEvaluator({ numEntities: 4, numRelations: 2 }).addModel(batch)).rejects.toThrow(want);
+      const ev = new RankEvaluator({ numEntities: 4, numRelations: 2 });
+      ev.addModelSync({ ...batch, model: model("float64") });
+      expect(ev.finalize().get("tail.realistic.count")).toBe(1);
+    }
+  });
+});

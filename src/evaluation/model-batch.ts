@@ -6,11 +6,11 @@
  * With `negatives` (OGB protocol) the K given entities per triple are the candidates, unfiltered, as addSampled.
  */
 import { kernels } from "../backend/backend";
-import { KgrankInputError, nanTrueScore } from "../checks/errors";
+import { KgrankInputError } from "../checks/errors";
 import type { CallControl } from "../backend/call-control";
 import type { EmbeddingRankInput } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
-import { EmbeddingModel } from "../scoring/embedding-model";
+import { EmbeddingModel, scoreOverflow } from "../scoring/embedding-model";
 import { describe, isArrayLike, optionKeys, threadCount, tripleArray, type Unchecked } from "../checks/validate";
 import type { BatchContext } from "./selection";
 import type { TaskColumns } from "./task-buffer";
@@ -155,7 +155,7 @@ function sampledSide(
     rows,
     input: model.job(side, anchor, relation, truth, { negatives, negativesPerRow: k }),
     finish() {
-      checkStatus(out, rows);
+      checkStatus(out, rows, model, side, anchor, relation, truth);
       const c = counts(out, rows);
       const ranks = ranksFromCounts(c, k, false);
       return { ...ranks, relation, anchor, truth, weight: new Float64Array(rows).fill(NaN) };
@@ -206,7 +206,7 @@ function fullSide(
       excludeIds,
     }),
     finish() {
-      checkStatus(out, rows);
+      checkStatus(out, rows, model, side, keys.origAnchor, keys.relation, keys.origTruth);
       const c = counts(out, rows);
       const ranks = ranksFromCounts(c, n, true);
       if (index) for (let i = 0; i < rows; i++) ranks.numCandidates[i] = ranks.numCandidates[i]! - out[3 * rows + i]!;
@@ -226,15 +226,42 @@ function counts(out: Float64Array, rows: number) {
   return { greater: out.slice(0, rows), equal: out.slice(rows, 2 * rows), nan: out.slice(2 * rows, 3 * rows) };
 }
 
-function checkStatus(out: Float64Array, rows: number): void {
+/**
+ * Refuses the kernel's output when a score was not finite: a NaN true score (status 3; the kernel stops there), an
+ * infinite true score, or a candidate scored NaN (counted apart, it would silently leave the candidates). The
+ * embeddings are finite, so each is an overflow of the accumulation (scoreOverflow). A candidate scored
+ * +-Infinity under a finite true score is counted above or below it and is not seen here: the kernel's counts do not
+ * tell it apart.
+ */
+function checkStatus(
+  out: Float64Array,
+  rows: number,
+  model: EmbeddingModel,
+  side: EvaluationSide,
+  anchor: Int32Array,
+  relation: Int32Array,
+  truth: Int32Array,
+): void {
   const status = out[5 * rows]!;
-  if (status === 0) return;
-  const row = out[5 * rows + 1]!;
-  if (status === 3) throw nanTrueScore(`task ${row} of the batch (the model's score of its true triple)`, "model");
-  throw new KgrankInputError(
-    "model",
-    `could not be ranked (status ${status}): out of memory; pass fewer triples per call or fewer threads`,
-  );
+  const triple = (i: number) =>
+    `the ${side} side's task ${i} of the batch (triple (${side === "tail" ? anchor[i] : truth[i]}, ${relation[i]}, ` +
+    `${side === "tail" ? truth[i] : anchor[i]}))`;
+  if (status === 3) {
+    const row = out[5 * rows + 1]!;
+    throw scoreOverflow(model, "model", `${triple(row)}, its true triple`, NaN);
+  }
+  if (status !== 0) {
+    throw new KgrankInputError(
+      "model",
+      `could not be ranked (status ${status}): out of memory; pass fewer triples per call or fewer threads`,
+    );
+  }
+  for (let i = 0; i < rows; i++) {
+    const t = out[4 * rows + i]!;
+    if (!Number.isFinite(t)) throw scoreOverflow(model, "model", `${triple(i)}, its true triple`, t);
+    const nan = out[2 * rows + i]!;
+    if (nan > 0) throw scoreOverflow(model, "model", `${nan} candidate(s) of ${triple(i)}`, NaN);
+  }
 }
 
 export function runModelSync(sides: ModelSideWork[]): void {

@@ -7,7 +7,8 @@
  *     double_entity_embedding, double_relation_embedding), or as DGL-KE saves it (<dataset>_<model>_entity.npy and
  *     _relation.npy, the names dgl-ke's KEModel.save_emb writes and InferModel.load_emb reads (awslabs/dgl-ke
  *     python/dglke/models/general_models.py), with config.json keys model, emb_size / hidden_dim, gamma,
- *     double_ent, double_rel, and entities.tsv / relations.tsv id maps);
+ *     double_ent, double_rel, and id maps in the data folder its data_path names (idMapFile) or entities.tsv /
+ *     relations.tsv beside the embeddings);
  *   - or explicit files (.npy / .npz / .safetensors, float32 or float64) and --interaction.
  * Complex models from a config are stored as real | imaginary halves (torch.chunk in both codes); RotatE relations are
  * phases scaled by pi / embedding_range, embedding_range = (gamma + 2) / hidden_dim. Without a config the complex
@@ -66,16 +67,80 @@ const TRANSE_BY_LAYOUT = { ogb: "transe-l1", dglke: "transe-l2" } as const satis
  * newer writer keys model / emb_size / double_ent / double_rel, as python/dglke/models/infer.py reads them) and its
  * embeddings are <dataset>_<model>_entity.npy / _relation.npy (KEModel.save_emb); OGB's is its run's arguments
  * too (run.py save_model: model, hidden_dim, double_entity_embedding, double_relation_embedding) with
- * entity_embedding.npy / relation_embedding.npy. Null when the signs are missing or disagree.
+ * entity_embedding.npy / relation_embedding.npy. The config's keys decide; without any, the files' names. Null when
+ * the signs are missing or disagree.
  */
 function savedBy(config: Record<string, unknown>, files: string[]): "ogb" | "dglke" | null {
-  const dglke =
-    ["emb_size", "double_ent", "double_rel", "model_name"].some((k) => k in config) ||
-    files.some((f) => f.endsWith("_entity.npy"));
-  const ogb =
-    ["double_entity_embedding", "double_relation_embedding"].some((k) => k in config) ||
-    files.includes("entity_embedding.npy");
+  const dglkeKeys = ["emb_size", "double_ent", "double_rel", "model_name"].some((k) => Object.hasOwn(config, k));
+  const ogbKeys = ["double_entity_embedding", "double_relation_embedding"].some((k) => Object.hasOwn(config, k));
+  if (dglkeKeys || ogbKeys) return writerOf(dglkeKeys, ogbKeys);
+  // No key of either writer: the embedding files' names (a stray *_entity.npy of another model is no sign).
+  const model = String(config.model ?? "");
+  return writerOf(
+    files.some((f) => f.endsWith(`_${model}_entity.npy`)),
+    files.includes("entity_embedding.npy"),
+  );
+}
+
+function writerOf(dglke: boolean, ogb: boolean): "ogb" | "dglke" | null {
   return dglke === ogb ? null : dglke ? "dglke" : "ogb";
+}
+
+/**
+ * The file of a model directory holding the `kind` embeddings, by the names its writer saves: OGB's
+ * `<kind>_embedding.npy`; DGL-KE's `<dataset>_<model>_<kind>.npy` (KEModel.save_emb: the config's dataset and model
+ * name), or the one `*_<model>_<kind>.npy` when the config names no dataset. A directory whose writer is unknown
+ * takes the one file of either name, or else the one `<kind>.npy` / `*_<kind>.npy`. Several files that fit equally
+ * (another run's embeddings, a backup) are refused, listed, never chosen by name order.
+ */
+function embeddingFile(
+  dir: string,
+  files: string[],
+  config: Record<string, unknown>,
+  writer: "ogb" | "dglke" | null,
+  kind: "entity" | "relation",
+  configFile: string,
+): string {
+  const flag = kind === "entity" ? "--entity-embeddings" : "--relation-embeddings";
+  const ogbName = `${kind}_embedding.npy`;
+  const model = config.model ?? config.model_name;
+  const dataset = config.dataset;
+  const anyCandidate = files.filter((f) => f === ogbName || f === `${kind}.npy` || f.endsWith(`_${kind}.npy`)).sort();
+  const fail = (why: string): never => {
+    throw new KgrankInputError(
+      "modelDir",
+      `${dir} ${why}; candidates: ${anyCandidate.length ? anyCandidate.join(", ") : "none"}: remove or rename the ` +
+        `others, or name the file (${flag} FILE)`,
+    );
+  };
+  const ogb = files.includes(ogbName) ? [ogbName] : [];
+  let dglke: string[] = [];
+  if (typeof model === "string" && model !== "") {
+    const exact = typeof dataset === "string" ? `${dataset}_${model}_${kind}.npy` : null;
+    dglke = exact && files.includes(exact) ? [exact] : files.filter((f) => f.endsWith(`_${model}_${kind}.npy`)).sort();
+  }
+  if (writer === "ogb") {
+    if (ogb.length) return ogbName;
+    return fail(`has no ${ogbName}, the file OGB's KnowledgeGraphEmbedding code saves (${configFile} is its config)`);
+  }
+  const named = writer === "dglke" ? dglke : [...ogb, ...dglke];
+  if (named.length === 1) return named[0]!;
+  if (named.length > 1) {
+    return fail(
+      `has ${named.length} ${kind} embedding files for ${configFile}'s model ${describe(model)}` +
+        (typeof dataset === "string" ? "" : " (config.json names no dataset)"),
+    );
+  }
+  if (writer === "dglke" && typeof dataset === "string" && typeof model === "string")
+    return fail(`has no ${dataset}_${model}_${kind}.npy, the file DGL-KE saves for ${configFile}'s dataset and model`);
+  if (anyCandidate.length === 1) return anyCandidate[0]!;
+  if (anyCandidate.length === 0) {
+    throw new KgrankInputError(
+      "modelDir",
+      `${dir} has no ${ogbName} (OGB) or <dataset>_<model>_${kind}.npy (DGL-KE); name the file (${flag} FILE)`,
+    );
+  }
+  return fail(`has several ${kind} embedding files and none by the name its config gives`);
 }
 
 function readMatrix(file: string, argument: string): NpyData {
@@ -90,6 +155,11 @@ function readMatrix(file: string, argument: string): NpyData {
     throw new KgrankInputError(
       argument,
       `${file} has shape [${formatDims(a.shape)}]; embeddings must be 2-D [rows, dim]`,
+    );
+  if (a.shape.includes(0))
+    throw new KgrankInputError(
+      argument,
+      `${file} has shape [${formatDims(a.shape)}]; embeddings need at least one row and one column`,
     );
   return a;
 }
@@ -157,6 +227,134 @@ function mapRows(m: NpyData, rowLabels: string[], labels: readonly string[], map
   return { data, shape: [labels.length, cols], dtype: m.dtype };
 }
 
+/** A config.json value as it is written there (JSON), bounded, for messages. */
+function jsonValue(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
+
+/**
+ * A config.json key that kgrank uses, checked against the type its writer gives it (both codes save argparse
+ * values: hidden_dim / emb_size an int, gamma a float, the double_* flags store_true booleans); undefined when absent.
+ */
+function configValue(
+  config: Record<string, unknown>,
+  configFile: string,
+  key: string,
+  kind: "dimension" | "number" | "boolean",
+): number | boolean | undefined {
+  if (!Object.hasOwn(config, key)) return undefined;
+  const v = config[key];
+  const ok =
+    kind === "boolean"
+      ? typeof v === "boolean"
+      : typeof v === "number" && Number.isFinite(v) && (kind === "number" || (Number.isInteger(v) && v >= 1));
+  if (!ok) {
+    const want = { dimension: "a positive integer", number: "a finite number", boolean: "true or false" }[kind];
+    throw new KgrankInputError("modelDir", `${configFile}: ${key} is ${jsonValue(v)}, expected ${want}`);
+  }
+  return v as number | boolean;
+}
+
+/**
+ * The embedding widths a config's dimension allows, checked against the files: each matrix has hidden (a single
+ * embedding) or 2 x hidden (double_entity_embedding / double_ent, double_relation_embedding / double_rel: complex
+ * numbers, RotatE's entities, PairRE's relation pairs) columns, exactly one of them where the flag is given. A config
+ * of another run (a hidden_dim that would scale RotatE's phases by another factor) is refused, naming the key.
+ */
+function checkConfigWidths(
+  config: Record<string, unknown>,
+  configFile: string,
+  files: { entity: [string, number]; relation: [string, number] },
+): void {
+  for (const key of ["hidden_dim", "emb_size"]) {
+    const hidden = configValue(config, configFile, key, "dimension") as number | undefined;
+    if (hidden === undefined) continue;
+    const flags = {
+      entity: ["double_entity_embedding", "double_ent"],
+      relation: ["double_relation_embedding", "double_rel"],
+    } as const;
+    for (const kind of ["entity", "relation"] as const) {
+      const [file, cols] = files[kind];
+      const flag = flags[kind].find((k) => Object.hasOwn(config, k));
+      const double = flag === undefined ? undefined : configValue(config, configFile, flag, "boolean");
+      const allowed = double === undefined ? [hidden, 2 * hidden] : [double ? 2 * hidden : hidden];
+      if (!allowed.includes(cols)) {
+        throw new KgrankInputError(
+          "modelDir",
+          `${configFile}: ${key} ${hidden}${flag ? ` with ${flag} ${String(double)}` : ""} expects ` +
+            `${allowed.join(" or ")} columns in ${path.basename(file)}, which has ${cols}: the config is not this ` +
+            `model's; correct config.json, or name the files and --interaction instead of the directory`,
+        );
+      }
+    }
+  }
+}
+
+/**
+ * The folders a relative data_path of DGL-KE's config.json may be relative to. dglke_train resolves it against the
+ * directory it ran in, which config.json does not record; its save_path does, relative to the same directory
+ * (prepare_save_path: <save_path>/<model>_<dataset>_<n>), so the model directory less save_path's trailing
+ * components is that directory when the model was not moved. Then the model directory's parent and grandparent (a
+ * model moved with its save folder), then the current directory (the value as given). Absolute: itself only.
+ */
+function dataPathCandidates(dir: string, config: Record<string, unknown>, dataPath: string): string[] {
+  if (path.isAbsolute(dataPath)) return [dataPath];
+  const model = path.resolve(dir);
+  const bases: string[] = [];
+  const savePath = config.save_path;
+  if (typeof savePath === "string" && savePath !== "" && !path.isAbsolute(savePath)) {
+    const tail = path
+      .normalize(savePath)
+      .split(path.sep)
+      .filter((p) => p !== "" && p !== ".");
+    const parts = model.split(path.sep);
+    if (tail.length < parts.length && tail.every((p, i) => parts[parts.length - tail.length + i] === p))
+      bases.push(parts.slice(0, parts.length - tail.length).join(path.sep) || path.sep);
+  }
+  bases.push(path.dirname(model), path.dirname(path.dirname(model)), process.cwd());
+  return [...new Set(bases.map((b) => path.resolve(b, dataPath)))];
+}
+
+/**
+ * The id map of a model directory's entity or relation rows. DGL-KE's dglke_train keeps its maps in the dataset's
+ * folder and names them in config.json (python/dglke/utils.py save_model: emp_file and rmap_file, with the run's
+ * data_path, dataset and format; the newer writer emap_file and rmap_file only): a built-in dataset's entities.dict
+ * under <data_path>/<dataset>, a user dataset's entities.tsv (raw_udd) or its own map (udd) under <data_path>
+ * (dataloader/KGDataset.py). Looked up there (data_path as dataPathCandidates resolves it), then beside the
+ * embeddings by its name, then entities.tsv / relations.tsv beside them. Undefined when config.json names no map and
+ * none is beside; an error naming config.json's keys when it names one that is in none of these places.
+ */
+function idMapFile(
+  dir: string,
+  config: Record<string, unknown>,
+  configFile: string,
+  kind: "entity" | "relation",
+): string | undefined {
+  const beside = path.join(dir, kind === "entity" ? "entities.tsv" : "relations.tsv");
+  const key = (kind === "entity" ? ["emp_file", "emap_file"] : ["rmap_file"]).find(
+    (k) => Object.hasOwn(config, k) && typeof config[k] === "string" && config[k] !== "",
+  );
+  if (key === undefined) return existsSync(beside) ? beside : undefined;
+  const name = config[key] as string;
+  const dataPath = typeof config.data_path === "string" && config.data_path !== "" ? config.data_path : null;
+  const builtIn = config.format === "built_in" && typeof config.dataset === "string";
+  const tried: string[] = [];
+  for (const folder of dataPath === null ? [] : dataPathCandidates(dir, config, dataPath))
+    tried.push(path.resolve(folder, builtIn ? (config.dataset as string) : "", name));
+  tried.push(path.join(dir, path.basename(name)), beside);
+  const found = tried.find((f) => existsSync(f));
+  if (found !== undefined) return found;
+  const flag = kind === "entity" ? "--entity-ids" : "--relation-ids";
+  throw new KgrankInputError(
+    "modelDir",
+    `${configFile}: ${key} ${jsonValue(name)} is not found` +
+      (dataPath === null ? " (config.json has no data_path)" : ` under its data_path ${jsonValue(dataPath)}`) +
+      ` nor beside the embeddings (looked for ${[...new Set(tried)].join(", ")}): the data folder moved; give the ` +
+      `map as ${flag} FILE, or copy it into ${dir}`,
+  );
+}
+
 /** Reads a model's embeddings (and config) into an EmbeddingModel. */
 export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): EmbeddingModel {
   let interaction = options.interaction;
@@ -166,6 +364,7 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
   let relIds = options.relationIds;
   let layout = options.complexLayout;
   let phaseScale: number | undefined;
+  let configCheck: ((entCols: number, relCols: number) => void) | null = null;
   if (options.modelDir) {
     const dir = options.modelDir;
     const configFile = path.join(dir, "config.json");
@@ -192,9 +391,10 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
       );
     }
     const files = readdirSync(dir);
-    const modelName = config.model ?? config.model_name;
-    const name = String(modelName ?? "").toLowerCase();
-    let fromConfig: InteractionName | undefined = MODEL_NAMES[name];
+    const modelKey = Object.hasOwn(config, "model") ? "model" : "model_name";
+    const modelName = config[modelKey];
+    const name = typeof modelName === "string" ? modelName.toLowerCase() : "";
+    let fromConfig: InteractionName | undefined = Object.hasOwn(MODEL_NAMES, name) ? MODEL_NAMES[name] : undefined;
     if (name === "transe") {
       const layout = savedBy(config, files);
       if (layout) fromConfig = TRANSE_BY_LAYOUT[layout];
@@ -211,7 +411,8 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
     if (!fromConfig) {
       throw new KgrankInputError(
         "modelDir",
-        `${configFile}: model ${describe(modelName)} is not one of TransE, TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, PairRE`,
+        `${configFile}: ${modelKey} is ${jsonValue(modelName)}, expected one of TransE, TransE_l1, TransE_l2, DistMult, ` +
+          `ComplEx, RotatE, PairRE (or name the files and --interaction instead of the directory)`,
       );
     }
     if (interaction && interaction !== fromConfig) {
@@ -221,34 +422,33 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
       );
     }
     interaction = fromConfig;
-    const find = (suffixes: string[]) => files.find((f) => suffixes.some((s) => f === s || f.endsWith(`_${s}`)));
-    entFile ??= (() => {
-      const f = find(["entity_embedding.npy", "entity.npy"]);
-      return f && path.join(dir, f);
-    })();
-    relFile ??= (() => {
-      const f = find(["relation_embedding.npy", "relation.npy"]);
-      return f && path.join(dir, f);
-    })();
-    if (!entFile || !relFile)
-      throw new KgrankInputError(
-        "modelDir",
-        `${dir} has no entity_embedding.npy / relation_embedding.npy (OGB) or <dataset>_<model>_entity.npy / _relation.npy (DGL-KE)`,
-      );
-    if (!entIds && existsSync(path.join(dir, "entities.tsv"))) entIds = path.join(dir, "entities.tsv");
-    if (!relIds && existsSync(path.join(dir, "relations.tsv"))) relIds = path.join(dir, "relations.tsv");
+    const writer = savedBy(config, files);
+    entFile ??= path.join(dir, embeddingFile(dir, files, config, writer, "entity", configFile));
+    relFile ??= path.join(dir, embeddingFile(dir, files, config, writer, "relation", configFile));
+    entIds ??= idMapFile(dir, config, configFile, "entity");
+    relIds ??= idMapFile(dir, config, configFile, "relation");
     if (interaction === "complex" || interaction === "rotate") layout ??= "halves";
     if (interaction === "rotate") {
-      const gamma = Number(config.gamma);
-      const hidden = Number(config.hidden_dim ?? config.emb_size);
-      if (!Number.isFinite(gamma) || !(hidden > 0)) {
+      const gamma = configValue(config, configFile, "gamma", "number") as number | undefined;
+      const hiddenKey = Object.hasOwn(config, "hidden_dim") ? "hidden_dim" : "emb_size";
+      const hidden = configValue(config, configFile, hiddenKey, "dimension") as number | undefined;
+      if (gamma === undefined || hidden === undefined) {
         throw new KgrankInputError(
           "modelDir",
           `${configFile}: RotatE needs gamma and hidden_dim (or emb_size) for the phase scale pi / ((gamma + 2) / hidden_dim)`,
         );
       }
+      if (!(gamma > -2)) {
+        throw new KgrankInputError(
+          "modelDir",
+          `${configFile}: gamma is ${gamma}, expected more than -2: RotatE's embedding range (gamma + 2) / ${hiddenKey} ` +
+            `must be positive to scale its phases`,
+        );
+      }
       phaseScale = Math.PI / ((gamma + 2) / hidden);
     }
+    configCheck = (entCols, relCols) =>
+      checkConfigWidths(config, configFile, { entity: [entFile!, entCols], relation: [relFile!, relCols] });
   }
   if (!interaction || !INTERACTIONS.includes(interaction)) {
     throw new KgrankInputError(
@@ -268,6 +468,7 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
     );
   let ent = readMatrix(entFile, "entityEmbeddings");
   let rel = readMatrix(relFile, "relationEmbeddings");
+  configCheck?.(ent.shape[1]!, rel.shape[1]!);
   if (entIds) {
     if (!options.entityLabels)
       throw new KgrankInputError("entityIds", "needs the dataset's entity labels to map rows to");

@@ -9,13 +9,14 @@ import { readdirSync, statSync } from "node:fs";
 import * as path from "node:path";
 
 import { KgrankInputError } from "../checks/errors";
+import { quoted } from "../text/suggest";
 import { RankEvaluator } from "../evaluation/evaluator";
 import { writeFileAtomic } from "../io/atomic";
 import { type Dataset, type Split } from "../io/datasets";
 import { loadEmbeddingModel } from "../io/model-dir";
 import { turn } from "../contract/event-loop";
 import { FrequencyBaseline } from "../scoring/baseline";
-import type { ComplexLayout, InteractionName } from "../scoring/embedding-model";
+import { type ComplexLayout, INTERACTIONS, type InteractionName } from "../scoring/embedding-model";
 
 import { readArray } from "../io/array-file";
 import { expectShape, floatScores, readIdTriples } from "./arrays";
@@ -79,6 +80,16 @@ const MODEL_ROWS = 512;
 const ROWS_PER_BATCH = (n: number) => Math.max(1, Math.min(4096, Math.floor((16 << 20) / n)));
 
 export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void> {
+  const modelGiven = Boolean(opts.modelDir || opts.interaction || opts.entityEmbeddings);
+  const scoresOnly = opts.positiveScores !== undefined || opts.negativeScores !== undefined;
+  if (modelGiven && !scoresOnly && !opts.dataset && !opts.datasetDir) {
+    // Without either, `kgrank evaluate` ranks the bundled Nations (its demo): a model is never taken for a Nations one.
+    throw new KgrankInputError(
+      "--dataset",
+      "is required with a model: no dataset was named, and a model's embeddings belong to the dataset it was " +
+        "trained on; give --dataset NAME (bundled, or under --dataset-dir DIR) or --dataset-dir DIR (its own folder)",
+    );
+  }
   if (opts.workers !== undefined && opts.workers > 1)
     return evaluateWithWorkers(opts.argv ?? [], opts.workers, opts, out);
   const t0 = performance.now();
@@ -123,6 +134,9 @@ async function openRun(opts: EvaluateOptions, out: Out, t0: number): Promise<Run
   return { opts, out, t0, ds, evaluated, rows, lo, hi, shard };
 }
 
+/** Interactions of complex vectors, whose layout is never guessed. */
+const COMPLEX: readonly InteractionName[] = ["complex", "rotate", "rotate-l2"];
+
 /** Refuses score-source flags that do not go together; says whether the scores come from a model or from files. */
 function checkScoreSources(opts: EvaluateOptions): "model" | "files" {
   const given = { head: opts.scoresHead, tail: opts.scoresTail };
@@ -153,6 +167,23 @@ function checkScoreSources(opts: EvaluateOptions): "model" | "files" {
   }
   if (opts.precision !== undefined && opts.precision !== "float32" && opts.precision !== "float64") {
     throw new KgrankInputError("--precision", `must be float32 or float64, got ${opts.precision}`);
+  }
+  if (fromModel && !opts.modelDir) {
+    const interaction = opts.interaction as InteractionName | undefined;
+    if (interaction === undefined || !INTERACTIONS.includes(interaction)) {
+      throw new KgrankInputError(
+        "--interaction",
+        `${interaction === undefined ? "is required with the embedding files" : `${quoted(interaction)} is not known`}: ` +
+          `one of ${INTERACTIONS.join(", ")} (or give --model-dir DIR, a directory with config.json)`,
+      );
+    }
+    if (COMPLEX.includes(interaction) && opts.complexLayout === undefined) {
+      throw new KgrankInputError(
+        "--complex-layout",
+        `is required with --interaction ${interaction}: halves (real parts then imaginary parts, as OGB's ` +
+          "KnowledgeGraphEmbedding code stores them) or interleaved (re, im pairs, as torch.view_as_real)",
+      );
+    }
   }
   return fromModel ? "model" : "files";
 }
@@ -298,18 +329,20 @@ function runFilter(run: RunContext, raw: boolean): { splits: Split[]; triples?: 
 async function evaluateModel(run: RunContext): Promise<void> {
   const { opts, ds, evaluated, rows, lo, hi, shard } = run;
   const n = ds.numEntities;
-  const model = loadEmbeddingModel({
-    modelDir: opts.modelDir,
-    interaction: opts.interaction as InteractionName | undefined,
-    entityEmbeddings: opts.entityEmbeddings,
-    relationEmbeddings: opts.relationEmbeddings,
-    entityIds: opts.entityIds,
-    relationIds: opts.relationIds,
-    complexLayout: opts.complexLayout as ComplexLayout | undefined,
-    precision: opts.precision as "float32" | "float64" | undefined,
-    entityLabels: ds.entityLabels,
-    relationLabels: ds.relationLabels,
-  });
+  const model = withModelFlags(opts, () =>
+    loadEmbeddingModel({
+      modelDir: opts.modelDir,
+      interaction: opts.interaction as InteractionName | undefined,
+      entityEmbeddings: opts.entityEmbeddings,
+      relationEmbeddings: opts.relationEmbeddings,
+      entityIds: opts.entityIds,
+      relationIds: opts.relationIds,
+      complexLayout: opts.complexLayout as ComplexLayout | undefined,
+      precision: opts.precision as "float32" | "float64" | undefined,
+      entityLabels: ds.entityLabels,
+      relationLabels: ds.relationLabels,
+    }),
+  );
   let negatives: Int32Array | null = null;
   let k = 0;
   if (opts.negativesIds) {
@@ -321,6 +354,11 @@ async function evaluateModel(run: RunContext): Promise<void> {
       );
     expectShape(neg, [rows, -1], "--negatives-ids", `one row of K entity ids per ${opts.split} triple`);
     k = neg.shape[1]!;
+    if (k === 0)
+      throw new KgrankInputError(
+        "--negatives-ids",
+        `has shape (${rows}, 0): give at least one entity id per ${opts.split} triple`,
+      );
     // The range check reads the stored value (int64 and uint64 arrive as exact numbers up to 2^53), before Int32Array
     // would wrap it modulo 2^32.
     const ids = neg.data as ArrayLike<number>;
@@ -350,12 +388,16 @@ async function evaluateModel(run: RunContext): Promise<void> {
       for (let start = lo; start < hi; start += MODEL_ROWS) {
         const end = Math.min(hi, start + MODEL_ROWS);
         const triples = evaluated.subarray(3 * start, 3 * end);
-        await evaluator.addModel({
-          model,
-          triples,
-          side,
-          ...(negatives ? { negatives: negatives.subarray(start * k, end * k) } : {}),
-        });
+        await evaluator
+          .addModel({
+            model,
+            triples,
+            side,
+            ...(negatives ? { negatives: negatives.subarray(start * k, end * k) } : {}),
+          })
+          .catch((e: unknown) => {
+            throw cliModelError(e, opts);
+          });
         progress.tick(end - start);
         await turn();
       }
@@ -375,6 +417,34 @@ async function evaluateModel(run: RunContext): Promise<void> {
   ].map((f) => (f ? fileFingerprint(f, "--model") : null));
   const dirFiles = opts.modelDir ? directoryFingerprints(opts.modelDir) : null;
   await finish(run, evaluator, scorerName, setting, filter.splits, [...modelFiles, dirFiles]);
+}
+
+/**
+ * The library's errors about a model as the CLI names them: `model` (a score that overflowed) becomes the flags that
+ * gave the model, `negatives` --negatives-ids, and the precision option its flag (errorLine maps the other argument
+ * names: entityEmbeddings, interaction, ...).
+ */
+function cliModelError(e: unknown, opts: EvaluateOptions): unknown {
+  if (!(e instanceof KgrankInputError)) return e;
+  const argument =
+    e.argument === "model"
+      ? opts.modelDir
+        ? "--model-dir"
+        : "--entity-embeddings / --relation-embeddings"
+      : e.argument === "negatives"
+        ? "--negatives-ids"
+        : e.argument;
+  const text = e.message.slice(e.argument.length + 2);
+  const cli = text.replaceAll('precision: "float64"', "--precision float64");
+  return argument === e.argument && cli === text ? e : new KgrankInputError(argument, cli);
+}
+
+function withModelFlags<T>(opts: EvaluateOptions, load: () => T): T {
+  try {
+    return load();
+  } catch (e) {
+    throw cliModelError(e, opts);
+  }
 }
 
 /** Fingerprints of a model directory's regular files, by name. */

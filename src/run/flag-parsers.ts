@@ -81,6 +81,9 @@ const FLAG_OF: Record<string, string> = {
   relationEmbeddings: "--relation-embeddings",
   entityIds: "--entity-ids",
   relationIds: "--relation-ids",
+  interaction: "--interaction",
+  complexLayout: "--complex-layout",
+  precision: "--precision",
 };
 
 /** A KgrankError as the one line the CLI prints for it (after "kgrank: "): library argument names become flags. */

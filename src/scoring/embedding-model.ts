@@ -73,7 +73,11 @@ function matrix(name: string, value: unknown, wide: boolean): { data: FloatArray
   if (!Array.isArray(shape) || shape.length !== 2 || !shape.every((s) => Number.isInteger(s) && s >= 1)) {
     throw new KgrankInputError(
       name,
-      `must be a 2-D matrix [rows, columns]; got shape ${describe(shape)} (reshape it to 2-D)`,
+      `must be a 2-D matrix [rows, columns] with at least one of each; got shape ${
+        Array.isArray(shape)
+          ? `[${shape.map((d) => (typeof d === "number" ? String(d) : describe(d))).join(", ")}]`
+          : describe(shape)
+      }`,
     );
   }
   const [rows, cols] = shape as [number, number];
@@ -255,7 +259,10 @@ export class EmbeddingModel {
     };
   }
 
-  /** The model's score of each triple (b x 3), by the code that scores the ranking's columns. */
+  /**
+   * The model's score of each triple (b x 3), by the code that scores the ranking's columns. A score that is not
+   * finite (an overflow of the accumulation) is an error naming its row (scoreOverflow).
+   */
   scoreTriples(triples: Int32Array, opts: { threads?: number } = {}): Float64Array {
     const rows = triples.length / 3;
     if (!(triples instanceof Int32Array) || !Number.isInteger(rows)) {
@@ -284,6 +291,48 @@ export class EmbeddingModel {
       out,
       threadCount(opts.threads),
     );
-    return out.slice(4 * rows, 5 * rows);
+    // The kernel stops at the first NaN score of a true triple (status 3) and leaves the later rows 0.
+    const status = out[5 * rows]!;
+    if (status !== 0 && status !== 3) {
+      throw new KgrankInputError(
+        "triples",
+        `could not be scored (status ${status}): out of memory; pass fewer triples per call or fewer threads`,
+      );
+    }
+    const first = status === 3 ? out[5 * rows + 1]! : rows;
+    const scores = out.slice(4 * rows, 5 * rows);
+    for (let i = 0; i < rows; i++) {
+      if (i === first || !Number.isFinite(scores[i]!)) {
+        const [h, r, t] = [triples[3 * i], triples[3 * i + 1], triples[3 * i + 2]];
+        throw scoreOverflow(this, "model", `row ${i} (${h}, ${r}, ${t})`, i === first ? NaN : scores[i]!);
+      }
+    }
+    return scores;
   }
+}
+
+/** A rescaling of each interaction's embeddings that keeps the order of every row's scores (exact arithmetic). */
+const RESCALE: Record<InteractionName, string> = {
+  "transe-l1": "divide entities and relations by one constant",
+  "transe-l2": "divide entities and relations by one constant",
+  distmult: "divide entities or relations by a constant",
+  complex: "divide entities or relations by a constant",
+  rotate: "divide the entities by a constant",
+  "rotate-l2": "divide the entities by a constant",
+  pairre: "divide the relations by a constant",
+};
+
+/**
+ * The error for a score of `model` that is not finite. Its embeddings are finite (checked when it was built), so a
+ * NaN or infinite score is an overflow of the accumulation's float type (float32: beyond 3.4e38, e.g. entries of 1e19
+ * multiplied), from which no rank can be read.
+ */
+export function scoreOverflow(model: EmbeddingModel, argument: string, where: string, score: number): KgrankInputError {
+  return new KgrankInputError(
+    argument,
+    `the ${model.interaction} model's score of ${where} is ${score}: ${model.precision} overflow of its finite ` +
+      `embeddings, so the scores cannot be ranked; rescale the embeddings (${RESCALE[model.interaction]}, which ` +
+      `changes no rank)` +
+      (model.precision === "float32" ? ' or accumulate in float64 (precision: "float64")' : ""),
+  );
 }
