@@ -209,6 +209,35 @@ describe(`kgrank evaluate --shard / kgrank merge on ${backendLabel}`, () => {
     expect(readdirSync(tmp)).toEqual([]);
   }, 300_000);
 
+  it("shards of two score files that differ only in the middle (a retrained model of the same shape) do not merge", async () => {
+    // 201 x 6000 float64 negatives: 9.6 MB, so the middle byte lies past the first and the last 4 MiB. The second
+    // model is written over the first (same name, same size), as a retrained model is.
+    const k = 6000;
+    const neg = Float64Array.from({ length: rows * k }, (_, i) => ((i * 7919) % 1000) / 100);
+    const shard = (i: number) =>
+      kgrank([
+        "evaluate",
+        "--positive-scores",
+        "pos.npy",
+        "--negative-scores",
+        "mid.npy",
+        "--shard",
+        `${i}/2`,
+        "--save-state",
+        p(`mid-${i}.state`),
+        "--quiet",
+      ]);
+    writeNpy(p("mid.npy"), neg, [rows, k]);
+    ok(await shard(0));
+    neg[neg.length >> 1] = -1;
+    writeNpy(p("mid.npy"), neg, [rows, k]);
+    ok(await shard(1));
+    userError(
+      await kgrank(["merge", p("mid-0.state"), p("mid-1.state")]),
+      /mid-1\.state: is a shard of another run than .*mid-0\.state \(.*scores/,
+    );
+  });
+
   it("refuses bad flags and every wrong set of shard files with one line naming the file", async () => {
     userError(await kgrank(["evaluate", "--shard", "0/2"]), /--shard: needs --save-state FILE/);
     userError(await kgrank(["evaluate", "--shard", "2/2", "--save-state", p("x.state")]), /I must be in \[0, 1\]/);
