@@ -102,6 +102,23 @@ describe(`kgrank evaluate --shard / kgrank merge on ${backendLabel}`, () => {
     expect(mergedText).toContain("Per relation");
   });
 
+  it("merge --metrics reports what evaluate --metrics reports, whatever metrics the shards were evaluated with", async () => {
+    for (const [tag, shardArgs] of [
+      ["m-all", []],
+      ["m-mrr", ["--metrics", "mrr"]],
+    ] as const) {
+      const files = [0, 1].map((i) => p(`${tag}-${i}.state`));
+      for (const [i, file] of files.entries())
+        ok(await kgrank(["evaluate", ...shardArgs, "--by-relation", "--shard", `${i}/2`, "--save-state", file, "-q"]));
+      for (const format of ["json", "table"]) {
+        const asked = ["--metrics", "hits@3,amri", "--format", format];
+        expect(withoutTiming(ok(await kgrank(["merge", ...files, ...asked]))), `${tag} ${format}`).toBe(
+          withoutTiming(ok(await kgrank(["evaluate", "--by-relation", ...asked]))),
+        );
+      }
+    }
+  });
+
   it("score files, one side, sampled negatives, and more shards than rows (empty shards)", async () => {
     const [a, b] = await shardedAndWhole(["--scores-head", "head.npy", "--scores-tail", "tail.npy"], 5, "files");
     expect(a).toBe(b);
