@@ -20,6 +20,7 @@ import {
   EmbeddingModel,
   encodeNpy,
   KgrankInputError,
+  KgrankStateError,
   loadDataset,
   loadDatasetAsync,
   ogbEvaluate,
@@ -393,6 +394,75 @@ describe(`abort and progress on ${label}`, () => {
     );
     expect(err2).toBe(boom);
     expect(e.taskCounts).toEqual({ head: 0, tail: 0 });
+  });
+
+  it("the final onProgress call (done === total) sees its call still running: finalize, serialize, finish and ranks refuse; the batch is recorded after it (20 tries per call)", async () => {
+    const model = nationsModel(7);
+    const rowsN = test.length / 3;
+    const scores = scoreRows(test, 8);
+    /** Runs `call` with an onProgress that tries every closing method at done === total; each must refuse. */
+    const atLast = async (
+      what: string,
+      closers: Record<string, () => unknown>,
+      call: (onProgress: (p: Progress) => void) => Promise<void>,
+    ) => {
+      let finals = 0;
+      await call((p) => {
+        if (p.done !== p.total) return;
+        finals++;
+        for (const [name, close] of Object.entries(closers))
+          expect(close, `${what}: ${name}() from the final progress call`).toThrow(KgrankStateError);
+      });
+      expect(finals, what).toBe(1);
+    };
+    for (let t = 0; t < 20; t++) {
+      const entries: [string, RankEvaluator, (e: RankEvaluator, on: (p: Progress) => void) => Promise<void>, number][] =
+        [
+          ["add", ev(), (e, onProgress) => e.add({ triples: test, side: "tail", scores, onProgress }), rowsN],
+          ["addModel", ev(), (e, onProgress) => e.addModel({ model, triples: test, onProgress }), 2 * rowsN],
+          [
+            "addSampled",
+            ev(),
+            (e, onProgress) =>
+              e.addSampled({
+                side: "head",
+                positiveScores: [1, 2, 3],
+                negativeScores: new Float32Array(12),
+                onProgress,
+              }),
+            3,
+          ],
+          [
+            "add (every row restricted away)",
+            new RankEvaluator({ numEntities: N, filterTriples: known, restrictRelations: [R - 1] }),
+            (e, onProgress) =>
+              e.add({ triples: test.map((v, i) => (i % 3 === 1 ? 0 : v)), side: "tail", scores, onProgress }),
+            0,
+          ],
+        ];
+      for (const [what, e, call, tasks] of entries) {
+        await atLast(what, { finalize: () => e.finalize(), serialize: () => e.serialize() }, (on) => call(e, on));
+        expect(e.taskCounts.head + e.taskCounts.tail, what).toBe(tasks);
+        e.serialize();
+        if (tasks > 0) {
+          const done = e.finalize().info.tasks;
+          expect(done.head + done.tail).toBe(tasks);
+        }
+      }
+      const e = ev();
+      const batch = e.chunked({ triples: test, side: "tail", trueScores: new Float64Array(rowsN) });
+      const finish = () => batch.finish();
+      await atLast("ChunkedBatch.add", { finalize: () => e.finalize(), serialize: () => e.serialize(), finish }, (on) =>
+        batch.add({ scores: new Float32Array(rowsN * N), entityStart: 0, onProgress: on }),
+      );
+      batch.finish();
+      expect(e.finalize().info.tasks.tail).toBe(rowsN);
+      const counter = new RankCounter({ trueScores: [1, 2] });
+      await atLast("RankCounter.add", { ranks: () => counter.ranks() }, (on) =>
+        counter.add({ scores: new Float32Array(6), columnStart: 0, onProgress: on }),
+      );
+      expect(counter.ranks().realistic).toHaveLength(2);
+    }
   });
 
   it("one signal shared by many calls: one listener while they run, none once they settled", async () => {

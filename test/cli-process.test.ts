@@ -100,6 +100,46 @@ describe("kgrank as a process", () => {
     expect(existsSync(p("boot.txt"))).toBe(false);
   });
 
+  it("SIGINT during compare and report with many samples: exit 130 within a second, no output file", async () => {
+    // 1e7 randomization and bootstrap samples (1e6 bootstrap replicates for report --bootstrap) on Nations run for
+    // minutes; the resampling yields to the event loop, so the CLI's handler exits at once and nothing is written.
+    const state = p("sigint-nations.state");
+    const saved = runKgrankProcess(["evaluate", "--save-state", state, "--quiet"], { cwd: dir });
+    expect(saved.status, saved.stderr).toBe(0);
+    const commands = [
+      ["compare", state, state, "--samples", "10000000", "--output", "sigint-compare.txt"],
+      ["report", state, state, "--samples", "10000000", "--output", "sigint-report.html"],
+      ["report", state, "--bootstrap", "1000000", "--output", "sigint-boot.html"],
+    ];
+    const children = commands.map((args) => {
+      const child = spawn(process.execPath, [KGRANK_BIN, ...args], { cwd: dir, env: process.env });
+      let stderr = "";
+      child.stderr.on("data", (b) => (stderr += b));
+      const closed = new Promise<{ code: number | string | null; stderr: string }>((res) =>
+        child.on("close", (c, sig) => res({ code: c ?? sig, stderr })),
+      );
+      return { child, closed };
+    });
+    try {
+      await new Promise((res) => setTimeout(res, 3000));
+      for (const [k, { child, closed }] of children.entries()) {
+        expect(child.exitCode, `${commands[k]![0]} ended before the signal`).toBeNull();
+        const sent = Date.now();
+        child.kill("SIGINT");
+        const timer = setTimeout(() => child.kill("SIGKILL"), 1000);
+        const { code, stderr } = await closed;
+        clearTimeout(timer);
+        expect(code, `${commands[k]!.join(" ")}: exit after SIGINT (${Date.now() - sent} ms)`).toBe(130);
+        expect(stderr.trim()).toBe("kgrank: interrupted");
+      }
+    } finally {
+      for (const { child } of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
+    expect(readdirSync(dir).filter((f) => f.startsWith("sigint-") || f.startsWith(".sigint-"))).toEqual([
+      "sigint-nations.state",
+    ]);
+  });
+
   const script = external("util-linux `script`", runs("script", ["--version"]), "install bsdutils");
   it.skipIf(script.missing)(
     script.name("on a terminal, work over a second shows a progress bar on stderr; --quiet hides it"),

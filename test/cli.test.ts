@@ -313,11 +313,21 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     );
   });
 
-  it("evaluate with one side's scores evaluates that side only", async () => {
+  it('evaluate with one side\'s scores evaluates that side only: the library\'s sides "tail" results, "both" being that side, as the footer says', async () => {
     const r = await kgrank(["evaluate", "--scores-tail", "tail.npy", "--format", "json"]);
     expect(r.status, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout);
     expect(j.info.tasks).toEqual({ head: 0, tail: rows });
+    const { train, valid, test } = nations.splits;
+    const b = new FrequencyBaseline(train, n, nations.numRelations);
+    const one = new RankEvaluator({ numEntities: n, filterTriples: [train, valid, test], sides: "tail" });
+    one.addSync({ triples: test, side: "tail", scores: b.scoreBatch(test, "tail") });
+    const lib = one.finalize();
+    expect(j.results).toEqual(JSON.parse(JSON.stringify(lib.toJSON())));
+    expect(j.results.both.realistic).toEqual(j.results.tail.realistic);
+    const table = (await kgrank(["evaluate", "--scores-tail", "tail.npy"])).stdout;
+    expect(table).toContain('"both" is the tail side alone (the only side evaluated).');
+    expect(lib.toTable()).toContain('"both" is the tail side alone (the only side evaluated).');
   });
 
   it("user errors name the file and its row: empty train.tsv, every test triple unseen, a NaN true score", async () => {

@@ -8,7 +8,8 @@
 import { describe, expect, it } from "vitest";
 
 import { normalTwoSided, studentTwoSided, wilcoxonExactTwoSided } from "../src/compare/distributions";
-import { compareRuns, pairedTests } from "../src/compare/paired";
+import { compareRuns, compareRunsAsync, pairedTests, sortedNumbers } from "../src/compare/paired";
+import { runSteps } from "../src/io/steps";
 import { FrequencyBaseline, getMetric, KgrankInputError, loadDataset, metricValues, RankEvaluator } from "../src/index";
 import { lowerHalfKeyed, quantile, streamKey, uniform01Keyed } from "../src/numeric";
 import { external, pythonWith } from "./helpers/external";
@@ -233,6 +234,36 @@ describe("compareRuns", () => {
     expect(compareRuns([a, b], { samples: 200, seed: 4, metrics: ["mrr"] })).toEqual(
       compareRuns([a, b], { samples: 200, seed: 4, metrics: ["mrr"] }),
     );
+  });
+
+  it("compareRunsAsync (between event-loop turns, for the CLI's compare and report) gives compareRuns' numbers bit for bit and stops at its signal", async () => {
+    const runs = [
+      { name: "A", results: a },
+      { name: "B", results: b },
+    ];
+    const opts = { samples: 3000, seed: 5 };
+    expect(await compareRunsAsync(runs, opts)).toEqual(compareRuns(runs, opts));
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 1);
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(new Error("stopped")), 20);
+    await expect(compareRunsAsync(runs, { samples: 1e7 }, stop.signal)).rejects.toThrow("stopped");
+    clearInterval(ticking);
+    expect(turns).toBeGreaterThan(0);
+  });
+
+  it("the intervals' sort in steps equals Float64Array's sort bit for bit: NaN dropped, -0 before +0, infinities, blocks merged", () => {
+    const next = rng(11);
+    const special = [0, -0, Infinity, -Infinity, NaN, 5e-324, -5e-324];
+    for (const n of [0, 1, 7, 1 << 14, (1 << 14) + 1, 70_001]) {
+      const x = Float64Array.from({ length: n }, (_, i) =>
+        i % 3 === 0 ? special[i % special.length]! : Math.round(next() * 40 - 20) / 8,
+      );
+      const want = x.filter((v) => v === v).sort();
+      const got = runSteps(sortedNumbers(x));
+      expect(got.length).toBe(want.length);
+      expect(got.every((v, i) => Object.is(v, want[i]))).toBe(true);
+    }
   });
 
   it("equals the definition recomputed metric by metric (every replicate's swaps or resampled tasks, the metric recomputed)", () => {

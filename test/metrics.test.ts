@@ -1,4 +1,6 @@
 /** The catalogue, the resolver and value() of every metric, against plain reference implementations. */
+import * as path from "node:path";
+
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
@@ -6,16 +8,20 @@ import {
   getMetric,
   KgrankInputError,
   listMetrics,
+  loadDataset,
   metricSelection,
   metricValues,
   parseMetricKey,
   prepareCandidates,
+  RankEvaluator,
+  readTriples,
   UnknownMetricError,
 } from "../src/index";
 import { FIXED_METRIC_KEYS, METRIC_SYNONYMS, type MetricQuery } from "../src/metrics/index";
 import { refMedian, refValue, relErr } from "./helpers/metrics-reference";
 import { closest } from "../src/text/suggest";
 import { rng } from "./helpers/reference";
+import { expectInputError } from "./helpers/errors";
 
 const BASE_KEYS = [
   "arithmetic_mean_rank",
@@ -208,6 +214,34 @@ describe("names a user gets wrong", () => {
     });
     expect(seen).toEqual([64, 9, 10, 26]);
     expect(found).toHaveLength(2);
+  });
+
+  it("a name cut short is suggested by prefix, then by substring, before edit distance (filter -> filterTriples)", () => {
+    expectInputError(
+      () => new RankEvaluator({ numEntities: 3, filter: [] } as never),
+      "RankEvaluator options",
+      /unknown option "filter"; did you mean "filterTriples"\?/,
+    );
+    expect(closest("filter", ["sides", "filterTriples", "ks"])).toEqual(["filterTriples"]);
+    expect(closest("bootstraps", ["boots", "bootstrap"])).toEqual(["bootstrap"]); // holds it
+    expect(closest("sdes", ["sides", "filterTriples"])).toEqual(["sides"]); // a typo: edit distance
+    expect(closest("ks", ["ksx", "k"])).toEqual(["k"]); // under 3 characters: edit distance alone
+  });
+
+  it("readTriples()'s result or a dataset given for triples says which field to pass", () => {
+    const nations = path.join(__dirname, "..", "data", "nations");
+    const read = readTriples(path.join(nations, "train.tsv"));
+    expectInputError(
+      () => new RankEvaluator({ numEntities: 14, filterTriples: [read] } as never),
+      "filterTriples[0]",
+      /got Object \(what readTriples\(\) returns\): pass its \.triples$/,
+    );
+    expectInputError(
+      () => new RankEvaluator({ numEntities: 14, filterTriples: loadDataset("nations") } as never),
+      "filterTriples[0]",
+      /\(a dataset, as loadDataset\(\) returns\): pass its \.splits\.train, \.splits\.valid or \.splits\.test$/,
+    );
+    expect(new RankEvaluator({ numEntities: 14, filterTriples: [read.triples] }).info().filtered).toBe(true);
   });
 
   it("a huge unknown name is echoed cut short", () => {

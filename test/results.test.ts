@@ -151,6 +151,24 @@ describe(`RankEvaluator.finalize on ${label}`, () => {
     expect(macro.get("mrr")).not.toBe(results.get("mrr"));
   });
 
+  it('the table\'s footer says what "both" is when the tasks are of one side: NaN under sides "both", else that side', () => {
+    const ranks = { side: "tail" as const, realistic: [1, 2], numCandidates: [5, 5] };
+    const declaredBoth = new RankEvaluator({ numEntities: 5 });
+    declaredBoth.addRanks(ranks);
+    const nan = declaredBoth.finalize();
+    expect(nan.get("both.realistic.mrr")).toBeNaN();
+    expect(nan.toTable()).toContain('"both" is NaN: both sides were declared and no head task was added.');
+    const tailOnly = new RankEvaluator({ numEntities: 5, sides: "tail" });
+    tailOnly.addRanks(ranks);
+    const one = tailOnly.finalize();
+    expect(one.get("both.realistic.mrr")).toBe(one.get("tail.realistic.mrr"));
+    expect(one.toTable()).toContain('"both" is the tail side alone (the only side evaluated).');
+    const two = new RankEvaluator({ numEntities: 5 });
+    two.addRanks(ranks);
+    two.addRanks({ ...ranks, side: "head" });
+    expect(two.finalize().toTable()).not.toContain('"both" is');
+  });
+
   it("refuses a second finalize and an empty evaluator", () => {
     const ev = new RankEvaluator({ numEntities: N });
     expect(() => ev.finalize()).toThrow(/no task was added/);

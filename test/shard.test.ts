@@ -102,6 +102,23 @@ describe(`kgrank evaluate --shard / kgrank merge on ${backendLabel}`, () => {
     expect(mergedText).toContain("Per relation");
   });
 
+  it("merge --metrics reports what evaluate --metrics reports, whatever metrics the shards were evaluated with", async () => {
+    for (const [tag, shardArgs] of [
+      ["m-all", []],
+      ["m-mrr", ["--metrics", "mrr"]],
+    ] as const) {
+      const files = [0, 1].map((i) => p(`${tag}-${i}.state`));
+      for (const [i, file] of files.entries())
+        ok(await kgrank(["evaluate", ...shardArgs, "--by-relation", "--shard", `${i}/2`, "--save-state", file, "-q"]));
+      for (const format of ["json", "table"]) {
+        const asked = ["--metrics", "hits@3,amri", "--format", format];
+        expect(withoutTiming(ok(await kgrank(["merge", ...files, ...asked]))), `${tag} ${format}`).toBe(
+          withoutTiming(ok(await kgrank(["evaluate", "--by-relation", ...asked]))),
+        );
+      }
+    }
+  });
+
   it("score files, one side, sampled negatives, and more shards than rows (empty shards)", async () => {
     const [a, b] = await shardedAndWhole(["--scores-head", "head.npy", "--scores-tail", "tail.npy"], 5, "files");
     expect(a).toBe(b);
@@ -208,6 +225,35 @@ describe(`kgrank evaluate --shard / kgrank merge on ${backendLabel}`, () => {
     userError(await kgrank(["evaluate", "--workers", "0"]), /^kgrank: --workers: must be an integer from 1 to 256/);
     expect(readdirSync(tmp)).toEqual([]);
   }, 300_000);
+
+  it("shards of two score files that differ only in the middle (a retrained model of the same shape) do not merge", async () => {
+    // 201 x 6000 float64 negatives: 9.6 MB, so the middle byte lies past the first and the last 4 MiB. The second
+    // model is written over the first (same name, same size), as a retrained model is.
+    const k = 6000;
+    const neg = Float64Array.from({ length: rows * k }, (_, i) => ((i * 7919) % 1000) / 100);
+    const shard = (i: number) =>
+      kgrank([
+        "evaluate",
+        "--positive-scores",
+        "pos.npy",
+        "--negative-scores",
+        "mid.npy",
+        "--shard",
+        `${i}/2`,
+        "--save-state",
+        p(`mid-${i}.state`),
+        "--quiet",
+      ]);
+    writeNpy(p("mid.npy"), neg, [rows, k]);
+    ok(await shard(0));
+    neg[neg.length >> 1] = -1;
+    writeNpy(p("mid.npy"), neg, [rows, k]);
+    ok(await shard(1));
+    userError(
+      await kgrank(["merge", p("mid-0.state"), p("mid-1.state")]),
+      /mid-1\.state: is a shard of another run than .*mid-0\.state \(.*scores/,
+    );
+  });
 
   it("refuses bad flags and every wrong set of shard files with one line naming the file", async () => {
     userError(await kgrank(["evaluate", "--shard", "0/2"]), /--shard: needs --save-state FILE/);

@@ -130,6 +130,16 @@ function int32TriplesInRange(t: Int32Array, numEntities: number, numRelations: n
   return true;
 }
 
+/** Where an object that holds triples was given for them (readTriples()'s result, a dataset): what to pass instead. */
+function tripleHolderHint(value: unknown): string {
+  if (typeof value !== "object" || value === null) return "";
+  const v = value as { triples?: unknown; splits?: unknown };
+  if (isArrayLike(v.triples)) return " (what readTriples() returns): pass its .triples";
+  if (typeof v.splits === "object" && v.splits !== null)
+    return " (a dataset, as loadDataset() returns): pass its .splits.train, .splits.valid or .splits.test";
+  return "";
+}
+
 /** Evaluated or known triples: rows of (head, relation, tail) ids below numEntities / numRelations (null: 2^31). */
 export function tripleArray(
   name: string,
@@ -138,7 +148,10 @@ export function tripleArray(
   numRelations: number | null,
 ): Int32Array {
   if (!isArrayLike(value)) {
-    throw new KgrankInputError(name, `must be an Int32Array of (head, relation, tail) rows, got ${describe(value)}`);
+    throw new KgrankInputError(
+      name,
+      `must be an Int32Array of (head, relation, tail) rows, got ${describe(value)}${tripleHolderHint(value)}`,
+    );
   }
   const arr = value as ArrayLike<unknown>;
   if (arr.length % 3 !== 0)

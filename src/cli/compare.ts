@@ -3,7 +3,7 @@
  * merged queue run) or their per-task rank files (`--ranks-out` .npz / .tsv), compared over the same tasks with
  * compareRuns(): every later run against the first.
  */
-import { type Comparison, compareRuns } from "../compare/paired";
+import { type Comparison, compareRunsAsync } from "../compare/paired";
 import { KgrankInputError } from "../checks/errors";
 
 import { csv, type Format, fmt, fmtP, json, table } from "../run/format";
@@ -30,7 +30,8 @@ export async function compareCommand(files: string[], opts: CompareCliOptions, o
   const runs = loaded.map((r) => ({ name: r.name, results: r.evaluator.finalize(), labels: r.labels }));
   let cmp: Comparison;
   try {
-    cmp = compareRuns(runs, {
+    // Between event-loop turns, so that SIGINT (the CLI's handler: exit 130, nothing written) is handled at once.
+    cmp = await compareRunsAsync(runs, {
       metrics: opts.metrics,
       samples: opts.samples,
       seed: opts.seed,

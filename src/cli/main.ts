@@ -180,6 +180,11 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
       "the results of a sharded evaluate run from its shards' --save-state files, exactly as the unsharded run prints them",
     )
     .argument("<files...>", "state files of every shard of one run, in any order")
+    .option(
+      "--metrics <list>",
+      "comma list of metrics to report, as for evaluate (default: those the shards were evaluated with)",
+      listArg,
+    )
     .option("--ranks-out <file>", "also write every task's ranks: .npz or .tsv (entities by id)")
     .addOption(formatOption())
     .addOption(outputOption())

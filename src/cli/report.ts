@@ -25,16 +25,17 @@ export interface ReportDatasetOptions {
   datasetDir?: string;
 }
 
-function loadState(
+/** A saved run's results; its bootstrap runs between event-loop turns (SIGINT is handled at once). */
+async function loadState(
   file: string,
   bootstrap?: number,
   seed = 0,
-): { results: RankResults; meta: Record<string, unknown> | null } {
+): Promise<{ results: RankResults; meta: Record<string, unknown> | null }> {
   const bytes = new Uint8Array(readRegularFile(file, file));
   try {
     const ev = RankEvaluator.deserialize(bytes);
     return {
-      results: ev.finalize(bootstrap ? { bootstrap: { samples: bootstrap, seed } } : {}),
+      results: await ev.finalizeAsync(bootstrap ? { bootstrap: { samples: bootstrap, seed } } : {}),
       meta: stateMeta(bytes),
     };
   } catch (e) {
@@ -98,12 +99,12 @@ function trainingTriples(
   return { train: ds.splits.train, dataset: ds.name, relationLabels: ds.relationLabels };
 }
 
-function reportRun(
+async function reportRun(
   file: string,
   opts: ReportDatasetOptions & { bootstrap?: number; seed?: number },
   cache: Map<string, Dataset>,
-): ReportRun {
-  const { results, meta } = loadState(file, opts.bootstrap, opts.seed);
+): Promise<ReportRun> {
+  const { results, meta } = await loadState(file, opts.bootstrap, opts.seed);
   const report = (meta?.report ?? null) as { relationLabels?: string[] | null } | null;
   const train = trainingTriples(file, results, meta, opts, cache);
   const fromDataset = "train" in train;
@@ -124,7 +125,8 @@ export async function reportCommand(
   if (files.length === 0)
     throw new KgrankInputError("FILE", "give one or more saved runs (kgrank evaluate ... --save-state FILE)");
   const cache = new Map<string, Dataset>();
-  const runs = files.map((f) => reportRun(f, opts, cache));
+  const runs: ReportRun[] = [];
+  for (const f of files) runs.push(await reportRun(f, opts, cache));
   for (const r of runs) {
     if (r.breakdownNote && !opts.quiet)
       out.stderr(`kgrank report: ${r.name}: no relation-category and degree breakdowns: ${r.breakdownNote}\n`);
@@ -142,7 +144,7 @@ export async function plotCommand(
   if (!(PLOT_NAMES as readonly string[]).includes(name)) {
     throw new KgrankInputError("NAME", `"${name.slice(0, 40)}" is not a plot; choose ${PLOT_NAMES.join(", ")}`);
   }
-  const run = reportRun(file, TRAIN_PLOTS.includes(name as PlotName) ? opts : {}, new Map());
+  const run = await reportRun(file, TRAIN_PLOTS.includes(name as PlotName) ? opts : {}, new Map());
   if (TRAIN_PLOTS.includes(name as PlotName) && !run.trainTriples) {
     throw new KgrankInputError(
       "--dataset",

@@ -19,6 +19,7 @@ import { quantile } from "../numeric";
 // Straight from the module: calls through the index's re-export getters are not inlined in the hot loops.
 import { lowerHalfKeyed, streamKey, uniform01Keyed } from "../numeric/random";
 import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../checks/validate";
+import { runSteps, runStepsAsync, STEP, type Steps } from "../io/steps";
 import { normalTwoSided, studentTwoSided, wilcoxonExactTwoSided } from "./distributions";
 
 export interface CompareOptions {
@@ -140,6 +141,51 @@ function sameTasks(
   }
 }
 
+/** Values per block of sortedNumbers()'s first pass, each block sorted in one step (well under a millisecond). */
+const SORT_BLOCK = 1 << 14;
+
+/** x <= y in Float64Array.prototype.sort's order of numbers: ascending, -0 before +0. */
+const notAfter = (x: number, y: number) => x < y || (x === y && (x !== 0 || 1 / x <= 1 / y));
+
+/**
+ * The values of `x` that are not NaN, sorted as Float64Array.prototype.sort sorts them (ascending, -0 before +0), in
+ * steps of at most STEP elements: blocks sorted natively, then merged pairwise. Equal numbers are equal bits (but
+ * for zeros, which notAfter orders), so the result is the native sort's bit for bit.
+ */
+export function* sortedNumbers(x: Float64Array): Steps<Float64Array> {
+  let a = new Float64Array(x.length);
+  let m = 0;
+  for (let start = 0; start < x.length; start += STEP) {
+    const end = Math.min(x.length, start + STEP);
+    for (let i = start; i < end; i++) {
+      const v = x[i]!;
+      if (v === v) a[m++] = v;
+    }
+    yield;
+  }
+  a = a.subarray(0, m);
+  for (let lo = 0; lo < m; lo += SORT_BLOCK) {
+    a.subarray(lo, Math.min(m, lo + SORT_BLOCK)).sort();
+    yield;
+  }
+  let b = new Float64Array(m);
+  for (let width = SORT_BLOCK; width < m; width *= 2) {
+    for (let lo = 0; lo < m; lo += 2 * width) {
+      const mid = Math.min(m, lo + width);
+      const hi = Math.min(m, lo + 2 * width);
+      let i = lo;
+      let j = mid;
+      for (let k = lo; k < hi;) {
+        const end = Math.min(hi, k + STEP);
+        for (; k < end; k++) b[k] = j >= hi || (i < mid && notAfter(a[i]!, a[j]!)) ? a[i++]! : a[j++]!;
+        yield;
+      }
+    }
+    [a, b] = [b, a];
+  }
+  return a;
+}
+
 function adjust(p: number[], how: "holm" | "bh" | "none"): number[] {
   const m = p.length;
   if (how === "none" || m === 0) return [...p];
@@ -221,6 +267,23 @@ export interface NamedRun {
  * { name, results, labels? }.
  */
 export function compareRuns(runs: (RankResults | NamedRun)[], opts: CompareOptions = {}): Comparison {
+  return runSteps(comparison(runs, opts));
+}
+
+/**
+ * compareRuns() between event-loop turns (about SLICE_MS of replicates each), stopping at `signal`: the same
+ * numbers, bit for bit, while timers and signal handlers keep running.
+ */
+export function compareRunsAsync(
+  runs: (RankResults | NamedRun)[],
+  opts: CompareOptions = {},
+  signal?: AbortSignal,
+): Promise<Comparison> {
+  return runStepsAsync(comparison(runs, opts), signal);
+}
+
+/** The comparison as steps: one randomization or bootstrap replicate each (a pass over the tasks). */
+function* comparison(runs: (RankResults | NamedRun)[], opts: CompareOptions): Steps<Comparison> {
   const o = options("compare options", opts, KEYS) as CompareOptions;
   if (!Array.isArray(runs) || runs.length < 2)
     throw new KgrankInputError("runs", `needs at least two runs to compare, got ${describe(runs)}`);
@@ -289,8 +352,9 @@ export function compareRuns(runs: (RankResults | NamedRun)[], opts: CompareOptio
     const byResample = plans.filter((q) => !q.plain).map((q) => q.m);
     // Randomization: replicate s swaps task i's ranks when its keyed uniform is below 1/2, the same tasks for every
     // metric. A mean of per-task values needs only the sign-flipped sum of d (times the affine map).
+    // Each replicate is a plain function (a generator's own loops run slower), the generator yields between them.
     const key0 = streamKey(seed, 0x5a17 + j);
-    for (let s = 0; s < samples; s++) {
+    const randomization = (s: number) => {
       const key = streamKey(key0, s);
       for (let i = 0; i < n; i++) swap[i] = lowerHalfKeyed(key, i) ? 1 : 0;
       let recomputed: [Record<string, number>, Record<string, number>] | null = null;
@@ -313,10 +377,14 @@ export function compareRuns(runs: (RankResults | NamedRun)[], opts: CompareOptio
         }
         if (Math.abs(stat) >= Math.abs(q.observed) - q.tol) q.extreme++;
       }
+    };
+    for (let s = 0; s < samples; s++) {
+      randomization(s);
+      yield;
     }
     // Paired bootstrap of the difference: the same resampled tasks for both runs and every metric.
     const bootKey = streamKey(seed, 0xb007 + j);
-    for (let s = 0; s < samples; s++) {
+    const bootstrap = (s: number) => {
       const key = streamKey(bootKey, s);
       for (let i = 0; i < n; i++) pick[i] = Math.floor(uniform01Keyed(key, i) * n);
       let resampled: [Record<string, number>, Record<string, number>] | null = null;
@@ -340,9 +408,13 @@ export function compareRuns(runs: (RankResults | NamedRun)[], opts: CompareOptio
           q.diffs[s] = resampled![1][q.m.key]! - resampled![0][q.m.key]!;
         }
       }
+    };
+    for (let s = 0; s < samples; s++) {
+      bootstrap(s);
+      yield;
     }
     for (const q of plans) {
-      const finite = q.diffs.filter((x) => x === x).sort();
+      const finite = yield* sortedNumbers(q.diffs);
       const tests = q.d ? pairedTests(q.d) : null;
       rows.push({
         metric: q.m.key,

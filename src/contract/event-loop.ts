@@ -1,7 +1,7 @@
 /**
  * The event-loop turn that long work is sliced around: the fallback's async kernels (fallback/slices.ts), stepped
- * file reading (io/steps.ts), the bootstrap (evaluation/finalize.ts) and the CLI's batch loops run about SLICE_MS of
- * work, then yield. Beside the kernel contract because both backends' callers and the fallback itself use it.
+ * file reading (io/steps.ts), the bootstrap (evaluation/finalize.ts), the paired comparison's resampling
+ * (compare/paired.ts) and the CLI's batch loops run about SLICE_MS of work, then yield. Beside the kernel contract because both backends' callers and the fallback itself use it.
  */
 /** Work run between two event-loop turns by the code that slices long work (well under a ~50 ms turn). */
 export const SLICE_MS = 10;

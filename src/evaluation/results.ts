@@ -98,6 +98,20 @@ export interface DegreeOptions {
   bounds?: number[];
 }
 
+/**
+ * What "both" is when the tasks are of one side (the table's footer says it, so its "both" columns are never read as
+ * two sides): NaN when both sides were declared and one got no task; else that side alone (the only side evaluated,
+ * `sides: "head"` or `"tail"`, as PyKEEN pools the sides it has; or a group without the other side's tasks).
+ */
+function bothSidesNote(info: RankResultsData["info"]): string {
+  const missing = info.tasks.head === 0 ? "head" : info.tasks.tail === 0 ? "tail" : null;
+  if (!missing) return "";
+  if (info.sides.length === 2 && !info.group)
+    return ` "both" is NaN: both sides were declared and no ${missing} task was added.`;
+  const why = info.sides.length === 1 ? "the only side evaluated" : `no ${missing} task in this group`;
+  return ` "both" is the ${missing === "head" ? "tail" : "head"} side alone (${why}).`;
+}
+
 /** Distinct known triples of a filtered evaluation (summed filter sizes for states that did not record it). */
 function knownTriples(info: EvaluationInfo): number {
   return info.knownTriples ?? info.filterTriples.reduce((a, b) => a + b, 0);
@@ -475,6 +489,7 @@ export class RankResults {
       (i.skipped.head + i.skipped.tail ? ` (${i.skipped.head + i.skipped.tail} skipped by restriction)` : "") +
       `; ${i.filtered ? `filtered by ${knownTriples(i)} known triples` : "unfiltered"}; ${i.weighting} weighting.` +
       (i.group ? ` Group: ${i.group}.` : "") +
+      bothSidesNote(i) +
       ` "random E": expectation under uniformly random ranking (both sides); empty where no closed form.` +
       (boot
         ? ` Brackets: ${boot.confidenceLevel * 100}% bootstrap percentile intervals over tasks (${boot.samples} replicates, seed ${boot.seed}).`

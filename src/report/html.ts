@@ -5,7 +5,7 @@
  * relation, and (given the training triples) MRR per relation category and per degree bin; with several runs, their
  * paired comparison with significance marks.
  */
-import { compareRuns } from "../compare/paired";
+import { compareRunsAsync } from "../compare/paired";
 import type { RankResults } from "../evaluation/results";
 import { categoryRows, degreeRows, type GroupRow, type PlotName, plotSpec, renderSvg } from "./plots";
 import { markupLabel } from "../text/labels";
@@ -131,7 +131,7 @@ export async function buildReport(runs: ReportRun[], opts: { samples?: number; s
     );
   }
   if (runs.length >= 2) {
-    const cmp = compareRuns(
+    const cmp = await compareRunsAsync(
       runs.map((x) => ({ name: x.name, results: x.results })),
       { samples: opts.samples ?? 2000, seed: opts.seed ?? 0 },
     );

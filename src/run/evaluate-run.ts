@@ -291,8 +291,10 @@ async function evaluateScores(run: RunContext): Promise<void> {
   }
   const scorerName = fromFiles ? (sampled ? "sampled scores from files" : "scores from files") : "frequency baseline";
   const setting = sampled ? "sampled negatives (unfiltered)" : filter.setting;
-  const files = [opts.triples, given.head, given.tail, negatives.head, negatives.tail].map((f, i) =>
-    f ? fileFingerprint(f, FILE_FLAGS[i]!) : null,
+  const files = await inputFingerprints(
+    opts,
+    [opts.triples, given.head, given.tail, negatives.head, negatives.tail],
+    FILE_FLAGS,
   );
   await finish(run, evaluator, scorerName, setting, filter.splits, files);
 }
@@ -407,15 +409,12 @@ async function evaluateModel(run: RunContext): Promise<void> {
   }
   const setting = negatives ? `OGB protocol: ${k} given negatives per triple (unfiltered)` : filter.setting;
   const scorerName = `${model.interaction} from embeddings (${model.entityWidth} columns, ${model.precision})`;
-  const modelFiles = [
-    opts.triples,
-    opts.entityEmbeddings,
-    opts.relationEmbeddings,
-    opts.entityIds,
-    opts.relationIds,
-    opts.negativesIds,
-  ].map((f) => (f ? fileFingerprint(f, "--model") : null));
-  const dirFiles = opts.modelDir ? directoryFingerprints(opts.modelDir) : null;
+  const modelFiles = await inputFingerprints(
+    opts,
+    [opts.triples, opts.entityEmbeddings, opts.relationEmbeddings, opts.entityIds, opts.relationIds, opts.negativesIds],
+    "--model",
+  );
+  const dirFiles = opts.modelDir && opts.saveState ? await directoryFingerprints(opts.modelDir) : null;
   await finish(run, evaluator, scorerName, setting, filter.splits, [...modelFiles, dirFiles]);
 }
 
@@ -447,12 +446,27 @@ function withModelFlags<T>(opts: EvaluateOptions, load: () => T): T {
   }
 }
 
+/**
+ * Fingerprints of a run's input files (null where not given) for its saved state; none without --save-state, as
+ * each reads the whole file.
+ */
+async function inputFingerprints(
+  opts: EvaluateOptions,
+  files: (string | undefined)[],
+  flags: string | string[],
+): Promise<(string | null)[]> {
+  const out: (string | null)[] = [];
+  for (const [i, f] of files.entries())
+    out.push(f && opts.saveState ? await fileFingerprint(f, typeof flags === "string" ? flags : flags[i]!) : null);
+  return out;
+}
+
 /** Fingerprints of a model directory's regular files, by name. */
-function directoryFingerprints(dir: string): Record<string, string> {
+async function directoryFingerprints(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const name of readdirSync(dir).sort()) {
     const file = path.join(dir, name);
-    if (statSync(file).isFile()) out[name] = fileFingerprint(file, "--model-dir");
+    if (statSync(file).isFile()) out[name] = await fileFingerprint(file, "--model-dir");
   }
   return out;
 }
@@ -658,7 +672,7 @@ async function evaluateScoresOnly(opts: EvaluateOptions, out: Out, t0: number): 
     seed: opts.seed,
     relationLabels: null,
   };
-  const inputs = [fileFingerprint(posFile, "--positive-scores"), fileFingerprint(negFile, "--negative-scores")];
+  const inputs = await inputFingerprints(opts, [posFile, negFile], ["--positive-scores", "--negative-scores"]);
   await finishRun({ opts, out, t0, lo, hi, shard }, evaluator, report, [report, inputs], {});
 }
 

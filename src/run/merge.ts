@@ -9,8 +9,9 @@ import * as path from "node:path";
 import { KgrankInputError } from "../checks/errors";
 import { RankEvaluator } from "../evaluation/evaluator";
 import type { RankResults } from "../evaluation/results";
-import { stateMeta } from "../evaluation/state";
+import { decodeState, encodeState, stateMeta } from "../evaluation/state";
 import { readRegularFile } from "../io/files";
+import { metricSelection } from "../metrics/index";
 
 import { type Format } from "./format";
 import { renderEvaluation, type ReportInfo, type RunMeta } from "./render";
@@ -18,6 +19,8 @@ import { writeRanksOut } from "./ranks-out";
 import { emit, type Out } from "./out";
 
 export interface MergeOptions {
+  /** The metrics reported, as evaluate's --metrics (default: those the shards were evaluated with). */
+  metrics?: string[];
   format: Format;
   output?: string;
   quiet?: boolean;
@@ -56,8 +59,15 @@ function runMeta(file: string, bytes: Uint8Array): RunMeta {
   return m as RunMeta;
 }
 
-/** The merged evaluator and report info of one run's shard states (every check of `kgrank merge`). */
-export function mergeShards(loaded: { file: string; bytes: Uint8Array }[]): {
+/**
+ * The merged evaluator and report info of one run's shard states (every check of `kgrank merge`). `metrics` (merge's
+ * --metrics) replaces the metrics the shards were evaluated with: a state holds every task's ranks and candidate
+ * count, so the merged run reports them as `kgrank evaluate --metrics` of the whole run does.
+ */
+export function mergeShards(
+  loaded: { file: string; bytes: Uint8Array }[],
+  metrics?: string[],
+): {
   evaluator: RankEvaluator;
   report: RunMeta["report"];
   meta: RunMeta;
@@ -99,8 +109,16 @@ export function mergeShards(loaded: { file: string; bytes: Uint8Array }[]): {
     );
   }
   // Shard order restores the unsharded run's task order, so every sum, the median and the bootstrap are bit-identical.
-  const evaluator = RankEvaluator.merge(Array.from({ length: count }, (_, i) => byShard.get(i)!.bytes));
-  return { evaluator, report: first.meta.report, meta: first.meta };
+  const ordered = Array.from({ length: count }, (_, i) => byShard.get(i)!.bytes);
+  if (!metrics) return { evaluator: RankEvaluator.merge(ordered), report: first.meta.report, meta: first.meta };
+  metricSelection(metrics, first.meta.report.ks ?? undefined, "--metrics");
+  const evaluator = RankEvaluator.merge(
+    ordered.map((bytes) => {
+      const { header, sides } = decodeState(bytes);
+      return encodeState({ ...header, metrics }, sides);
+    }),
+  );
+  return { evaluator, report: { ...first.meta.report, metrics }, meta: first.meta };
 }
 
 /** A merged run's results, its report info and the text `kgrank evaluate` prints for it (in the asked format). */
@@ -130,6 +148,9 @@ export async function printMerged(
 
 export async function mergeCommand(files: string[], opts: MergeOptions, out: Out): Promise<void> {
   const t0 = performance.now();
-  const merged = mergeShards(files.map((file) => ({ file, bytes: new Uint8Array(readRegularFile(file, file)) })));
+  const merged = mergeShards(
+    files.map((file) => ({ file, bytes: new Uint8Array(readRegularFile(file, file)) })),
+    opts.metrics,
+  );
   await printMerged(merged, opts, out, t0);
 }

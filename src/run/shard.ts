@@ -6,10 +6,10 @@
  * shards in index order restores the single run's task order, hence its numbers bit for bit.
  */
 import { createHash } from "node:crypto";
-import { closeSync, fstatSync, readSync } from "node:fs";
+import { closeSync, createReadStream, fstatSync } from "node:fs";
 
 import { KgrankInputError } from "../checks/errors";
-import { openRegularFile } from "../io/files";
+import { fileError, openRegularFile } from "../io/files";
 import { quoted } from "../text/suggest";
 
 export interface ShardSpec {
@@ -73,34 +73,31 @@ export function shardRows(index: number, count: number, rows: number): [number, 
 }
 
 /**
- * Identity of a file's content for the run fingerprint without reading all of a huge score file: its size and the
- * SHA-256 of its first and last 4 MiB (all of it when smaller than 8 MiB).
+ * Identity of a file's content for the run fingerprint: the SHA-256 of its size and of every byte, streamed in 1 MiB
+ * pieces (read ahead by libuv while the previous piece is hashed; the event loop turns between pieces), so a score
+ * file that differs anywhere, the middle of a retrained model's matrix included, gives another fingerprint.
  */
-export function fileFingerprint(file: string, argument: string): string {
+export async function fileFingerprint(file: string, argument: string): Promise<string> {
   const fd = openRegularFile(file, argument);
+  let size: number;
   try {
-    const size = fstatSync(fd).size;
-    const hash = createHash("sha256").update(`${size}:`);
-    const piece = 4 << 20;
-    const read = (position: number, length: number) => {
-      const buf = Buffer.alloc(length);
-      let got = 0;
-      while (got < length) {
-        const n = readSync(fd, buf, got, length - got, position + got);
-        if (n === 0) break;
-        got += n;
-      }
-      hash.update(buf.subarray(0, got));
-    };
-    if (size <= 2 * piece) read(0, size);
-    else {
-      read(0, piece);
-      read(size - piece, piece);
-    }
-    return hash.digest("hex");
-  } finally {
+    size = fstatSync(fd).size;
+  } catch (e) {
     closeSync(fd);
+    throw fileError(argument, file, e);
   }
+  const hash = createHash("sha256").update(`${size}:`);
+  if (size === 0) {
+    closeSync(fd);
+    return hash.digest("hex");
+  }
+  try {
+    for await (const piece of createReadStream("", { fd, start: 0, end: size - 1, highWaterMark: 1 << 20 }))
+      hash.update(piece as Buffer);
+  } catch (e) {
+    throw fileError(argument, file, e);
+  }
+  return hash.digest("hex");
 }
 
 /** SHA-256 over a run's defining parts (JSON values and typed arrays), in order. */

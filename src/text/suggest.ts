@@ -1,6 +1,7 @@
 /**
- * "Did you mean": the known names closest to a misspelt one, by edit distance. Used by the metric resolver and the
- * option-key checks. The query is cut to MAX_QUERY characters first, so a hostile 400 kB name costs microseconds.
+ * "Did you mean": the known names closest to a misspelt one, by prefix, substring, then edit distance. Used by the
+ * metric resolver and the option-key checks. The query is cut to MAX_QUERY characters first, so a hostile 400 kB
+ * name costs microseconds.
  * The bounded formatters of what a message echoes back live here too: `quoted()` (one name), `quotedList()` (names),
  * `formatDims()` (a shape); every message that interpolates caller or file data goes through one of them.
  */
@@ -21,9 +22,24 @@ function editDistance(a: string, b: string): number {
   return prev[b.length]!;
 }
 
+/** Shortest query (and name) that a prefix or substring match counts for: shorter ones are in too many names. */
+const MIN_PART = 3;
+
 /**
- * The `count` names nearest to `query` (ties in name order). `normalize` maps both sides before comparing (e.g.
- * case and separators); the names are returned as given.
+ * How a name relates to a query, nearest first: 0 the name starts with the query (`filter` -> `filterTriples`),
+ * 1 one holds the other (`bootstraps` -> `bootstrap`), 2 neither (edit distance alone decides).
+ */
+function kinship(q: string, name: string): number {
+  if (q.length < MIN_PART) return 2;
+  if (name.startsWith(q)) return 0;
+  return name.includes(q) || (name.length >= MIN_PART && q.includes(name)) ? 1 : 2;
+}
+
+/**
+ * The `count` names nearest to `query`: names it begins first, then names that hold it or that it holds, each
+ * group by edit distance (ties in name order), so a name cut short finds the name meant, not a shorter name a few
+ * edits away. `normalize` maps both sides before comparing (e.g. case and separators); the names are returned as
+ * given.
  */
 export function closest(
   query: string,
@@ -33,8 +49,11 @@ export function closest(
 ): string[] {
   const q = normalize(query.slice(0, MAX_QUERY));
   return [...new Set(names)]
-    .map((n) => ({ n, d: editDistance(q, normalize(n)) }))
-    .sort((x, y) => x.d - y.d || x.n.localeCompare(y.n))
+    .map((n) => {
+      const m = normalize(n);
+      return { n, k: kinship(q, m), d: editDistance(q, m) };
+    })
+    .sort((x, y) => x.k - y.k || x.d - y.d || x.n.localeCompare(y.n))
     .slice(0, count)
     .map((x) => x.n);
 }
