@@ -513,6 +513,47 @@ describe.skipIf(missing)(
       await startRedis();
     }, 300_000);
 
+    it("a job removed from Redis while a worker runs it: the worker says so in one line and serves the next job", async () => {
+      const { Queue } = await import("bullmq");
+      const queue = new Queue("vanish", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
+      const child = spawn(
+        process.execPath,
+        [bin, "worker", "--redis", url(), "--queue", "vanish", "--lock-ms", "2000"],
+        {
+          cwd: dir,
+          env: { ...process.env, KGRANK_THREADS: "1" },
+        },
+      );
+      children.push(child);
+      let stderr = "";
+      child.stderr.on("data", (b) => (stderr += b));
+      let exit: number | null = null;
+      child.on("exit", (code) => (exit = code));
+      const data = (run: string, args: string[]) => ({ run, args, shard: 0, shards: 2, stateDir: p("vanish-states") });
+      await queue.add("shard", data("gone", ["evaluate", "--dataset-dir", bigDataset(), "--metrics", "mrr"]), {
+        jobId: "gone-0",
+      });
+      for (let i = 0; i < 600; i++) {
+        const job = (await queue.getActive())[0];
+        if (job && typeof job.progress === "object" && (job.progress as { done?: number }).done! > 0) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await queue.obliterate({ force: true });
+      await queue.add("shard", data("next", ["evaluate", "--dataset", "nations", "--metrics", "mrr"]), {
+        jobId: "next-0",
+      });
+      for (let i = 0; i < 600 && (await queue.getJobState("next-0")) !== "completed"; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(await queue.getJobState("next-0"), stderr).toBe("completed");
+      expect(exit, stderr).toBeNull();
+      const gone = stderr.split("\n").filter((l) => l.includes("gone-0"));
+      expect(gone, stderr).toHaveLength(1);
+      expect(gone[0]).toMatch(/^kgrank worker: shard 0\/2 of run gone: job gone-0 is gone from Redis: Missing key/);
+      await kill(child);
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }, 120_000);
+
     it("refuses bad queue flags with one line", async () => {
       const bad = await run(["submit", "--redis", "http://x", "--shards", "2", "--state-dir", p("s")]);
       expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ URL/);

@@ -91,6 +91,8 @@ export function redisConnection(url: string): {
   };
 }
 
+const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
 const sha256File = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
 
 export interface WorkerOptions {
@@ -111,6 +113,7 @@ export async function startShardWorker(
 ): Promise<Worker<ShardJobData, ShardJobResult>> {
   const { Worker } = bullmq();
   const lockDuration = opts.lockMs ?? 30_000;
+  const lostJobs = new Set<string>();
   const worker = new Worker<ShardJobData, ShardJobResult>(
     opts.queue ?? DEFAULT_QUEUE,
     async (job: Job<ShardJobData, ShardJobResult>) => {
@@ -122,6 +125,9 @@ export async function startShardWorker(
         `${run}-shard-${shard}-of-${shards}-${job.attemptsStarted}-${randomBytes(4).toString("hex")}.state`,
       );
       let last = 0;
+      // A job removed from Redis while it runs (obliterated, Redis restarted without persistence) refuses every
+      // update: said once, and the shard runs to its end; nothing it does can fail the process.
+      let lost = false;
       try {
         const options = parseEvaluateArgs([...args, "--shard", `${shard}/${shards}`, "--save-state", file, "--quiet"]);
         await evaluateRun(options, {
@@ -131,7 +137,12 @@ export async function startShardWorker(
             const now = Date.now();
             if (now - last < 250 && done < total) return;
             last = now;
-            void job.updateProgress({ done, total });
+            job.updateProgress({ done, total }).catch((e: unknown) => {
+              if (lost) return;
+              lost = true;
+              lostJobs.add(String(job.id));
+              log(`shard ${shard}/${shards} of run ${run}: job ${job.id} is gone from Redis: ${messageOf(e)}`);
+            });
           },
         });
       } catch (e) {
@@ -149,9 +160,12 @@ export async function startShardWorker(
       maxStalledCount: 2,
     },
   );
-  // Redis down: BullMQ reports every reconnection attempt; say each distinct error once until it changes.
+  // Redis down: BullMQ reports every reconnection attempt; say each distinct error once until it changes. A job
+  // already said to be gone from Redis is not reported again when BullMQ cannot mark it finished.
   let lastError = "";
   worker.on("error", (e) => {
+    const gone = /^Missing key for job (\S+)\./.exec(e.message)?.[1];
+    if (gone !== undefined && lostJobs.has(gone)) return;
     if (e.message !== lastError) log(`worker error: ${e.message}`);
     lastError = e.message;
   });
