@@ -554,6 +554,52 @@ describe.skipIf(missing)(
       await queue.close();
     }, 120_000);
 
+    it("submit against a Redis that is not there or dies while it waits: one line naming --redis, exit 1 within a bound", async () => {
+      const own = await freePort();
+      const dying = spawn("redis-server", ["--port", String(own), "--bind", "127.0.0.1", "--save", ""], {
+        stdio: "ignore",
+      });
+      children.push(dying);
+      for (let i = 0; i < 100; i++) {
+        if (spawnSync("redis-cli", ["-p", String(own), "ping"], { encoding: "utf8" }).stdout?.trim() === "PONG") break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const submit = async (redisUrl: string) => {
+        const t0 = Date.now();
+        const r = await run([
+          "submit",
+          "--redis",
+          redisUrl,
+          "--shards",
+          "2",
+          "--state-dir",
+          p("gone-states"),
+          "--quiet",
+        ]);
+        return { ...r, seconds: (Date.now() - t0) / 1000 };
+      };
+      const closed = await freePort();
+      const waiting = submit(`redis://127.0.0.1:${own}`);
+      await new Promise((r) => setTimeout(r, 1500)); // the jobs are queued; no worker takes them
+      await kill(dying);
+      const results = await Promise.all([
+        submit(`redis://127.0.0.1:${closed}`),
+        submit("redis://no-such-host.invalid:6379"),
+        waiting,
+      ]);
+      for (const [r, url, why] of [
+        [results[0], `redis://127.0.0.1:${closed}`, "ECONNREFUSED"],
+        [results[1], "redis://no-such-host.invalid:6379", "ENOTFOUND|EAI_AGAIN"],
+        [results[2], `redis://127.0.0.1:${own}`, "ECONNREFUSED|Connection is closed"],
+      ] as const) {
+        expect(r.status, r.stderr).toBe(1);
+        expect(r.seconds, url).toBeLessThan(20);
+        expect(r.stderr.trim().split("\n"), r.stderr).toHaveLength(1);
+        expect(r.stderr).toContain(`kgrank: --redis: no answer from Redis at ${url} within 5 s: `);
+        expect(r.stderr).toMatch(new RegExp(why));
+      }
+    }, 60_000);
+
     it("refuses bad queue flags with one line", async () => {
       const bad = await run(["submit", "--redis", "http://x", "--shards", "2", "--state-dir", p("s")]);
       expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ URL/);

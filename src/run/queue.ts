@@ -267,6 +267,27 @@ export interface SubmitResult extends MergedRun {
   shards: ShardJobResult[];
 }
 
+/**
+ * Milliseconds submitRun waits for Redis to answer - connecting, and each command while it waits for the jobs -
+ * before it stops with one line naming --redis, the URL and the connection's last error. ioredis reconnects with
+ * growing delays of at most 2 s, so a Redis restarted in place is back well within it.
+ */
+const REDIS_TIMEOUT_MS = 5000;
+
+/** Closes a BullMQ queue or event stream within 1 s; one whose Redis is gone is disconnected (its reconnect timers stop). */
+async function closeWithin(c: { close(): Promise<void>; disconnect(): Promise<void> }): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const closed = await Promise.race([
+    c.close().then(
+      () => true,
+      () => false,
+    ),
+    new Promise<boolean>((r) => (timer = setTimeout(r, 1000, false))),
+  ]);
+  clearTimeout(timer);
+  if (!closed) void c.disconnect().catch(() => undefined);
+}
+
 /** Prints nothing: the default `out` of submitRun for a service that uses the returned results. */
 const SILENT: Out = { stdout: () => undefined, stderr: () => undefined };
 
@@ -285,12 +306,35 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
   const stateDir = path.resolve(opts.stateDir);
   mkdirSync(stateDir, { recursive: true });
   const queue: Queue<ShardJobData, ShardJobResult> = new Queue(name, { connection });
-  const events = new QueueEvents(name, { connection });
+  // The event stream is opened once the queue has connected: closing one that never connected waits forever.
+  let events: InstanceType<typeof QueueEvents> | undefined;
+  let redisError = "";
+  const noteError = (e: Error) => (redisError = e.message);
+  queue.on("error", noteError);
+  /** `p`, or a KgrankInputError naming --redis once Redis has not answered for REDIS_TIMEOUT_MS. */
+  const answered = <T>(p: Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const why = redisError ? `: ${redisError}` : "";
+        reject(
+          new KgrankInputError(
+            "--redis",
+            `no answer from Redis at ${opts.redis} within ${REDIS_TIMEOUT_MS / 1000} s${why}; check the URL and that Redis is running`,
+          ),
+        );
+      }, REDIS_TIMEOUT_MS);
+    });
+    return Promise.race([p, late]).finally(() => clearTimeout(timer));
+  };
   const progress = new Progress(`evaluating ${opts.shards} shards on queue "${name}"`, 1000, { quiet: opts.quiet });
   const done = new Array<number>(opts.shards).fill(0);
   const total = new Array<number>(opts.shards).fill(0);
   try {
-    await events.waitUntilReady();
+    await answered(queue.waitUntilReady());
+    events = new QueueEvents(name, { connection });
+    events.on("error", noteError);
+    await answered(events.waitUntilReady());
     const ids = Array.from({ length: opts.shards }, (_, i) => `${run}-${i}`);
     let shown = 0; // the bar counts thousandths of the run's tasks
     events.on("progress", ({ jobId, data }) => {
@@ -304,12 +348,14 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
       if (now > shown) progress.tick(now - shown);
       shown = Math.max(shown, now);
     });
-    await queue.addBulk(
-      ids.map((jobId, shard) => ({
-        name: "shard",
-        data: { run, args, shard, shards: opts.shards, stateDir },
-        opts: { jobId, attempts: opts.attempts ?? 3, removeOnComplete: false, removeOnFail: false },
-      })),
+    await answered(
+      queue.addBulk(
+        ids.map((jobId, shard) => ({
+          name: "shard",
+          data: { run, args, shard, shards: opts.shards, stateDir },
+          opts: { jobId, attempts: opts.attempts ?? 3, removeOnComplete: false, removeOnFail: false },
+        })),
+      ),
     );
     const results = new Map<number, ShardJobResult>();
     while (results.size < opts.shards) {
@@ -317,8 +363,8 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
         if (results.has(shard)) continue;
         // State first, then the job's data: read the other way round, a job completing in between looks
         // completed with no return value yet.
-        const state = await queue.getJobState(ids[shard]!);
-        const job = await queue.getJob(ids[shard]!);
+        const state = await answered(queue.getJobState(ids[shard]!));
+        const job = await answered(queue.getJob(ids[shard]!));
         if (!job || state === "unknown") {
           throw new KgrankError(
             `shard ${shard}/${opts.shards} (job ${ids[shard]}) vanished from the queue: was Redis restarted without persistence? Submit the run again`,
@@ -357,8 +403,8 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
     return { ...merged, shards: [...results.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r) };
   } finally {
     progress.stop();
-    await events.close().catch(() => undefined);
-    await queue.close().catch(() => undefined);
+    if (events) await closeWithin(events);
+    await closeWithin(queue);
   }
 }
 
