@@ -6,13 +6,15 @@
  * redis-server or the optional bullmq package is missing (CI installs both and fails on the skip).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { pathFlags } from "../src/run/flags";
-import { runArgs, submitRun } from "../src/run/queue";
+import { parseShardJobData, readRoots } from "../src/run/job-data";
+import { redisConnection, runArgs, submitRun } from "../src/run/queue";
+import { KgrankInputError } from "../src/index";
 import { loadDataset, writeNpy } from "../src/index";
 import { randomValues } from "./helpers/embedding-reference";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
@@ -73,11 +75,15 @@ async function stopRedis(): Promise<void> {
 
 /** A worker process; a short lock (2 s) lets the kill test see a lost worker's job retried quickly. */
 function worker(tag: string, cwd = dir, lockMs = 2000): ChildProcess {
-  const child = spawn(process.execPath, [bin, "worker", "--redis", url(), "--lock-ms", String(lockMs), "--quiet"], {
-    cwd,
-    env: { ...process.env, KGRANK_THREADS: "1" },
-    stdio: "ignore",
-  });
+  const child = spawn(
+    process.execPath,
+    [bin, "worker", "--redis", url(), "--state-dir", p("states"), "--lock-ms", String(lockMs), "--quiet"],
+    {
+      cwd,
+      env: { ...process.env, KGRANK_THREADS: "1" },
+      stdio: "ignore",
+    },
+  );
   child.on("exit", () => undefined);
   children.push(child);
   void tag;
@@ -257,6 +263,100 @@ describe("the evaluate flags a shard job carries (no Redis needed)", () => {
   });
 });
 
+describe("a shard job's data as a worker takes it (untrusted; no Redis needed)", () => {
+  const roots = () => {
+    mkdirSync(p("allowed/model"), { recursive: true });
+    writeFileSync(p("allowed/model/tail.npy"), "not an npy");
+    writeFileSync(p("secret.npy"), "secret");
+    if (!existsSync(p("allowed/link"))) symlinkSync(p("secret.npy"), p("allowed/link"));
+    if (!existsSync(p("allowed/dirlink"))) symlinkSync(dir, p("allowed/dirlink"));
+    return readRoots([p("allowed")]);
+  };
+  const good = { run: "mh8k2x1c-0a1b2c3d4e5f", args: ["evaluate", "--dataset", "nations"], shard: 1, shards: 3 };
+  const refused = (data: unknown, allow?: string[]) => {
+    try {
+      parseShardJobData(data, allow);
+    } catch (e) {
+      expect(e).toBeInstanceOf(KgrankInputError);
+      return (e as Error).message;
+    }
+    throw new Error(`accepted ${JSON.stringify(data)}`);
+  };
+
+  it("accepts what submitRun sends and refuses each malformed field by name", () => {
+    expect(parseShardJobData(good)).toEqual(good);
+    expect(parseShardJobData({ ...good, stateDir: "/anywhere" })).toEqual(good); // an older submitter's field: unused
+    expect(refused({ ...good, run: "../../escape" })).toMatch(/^job data "run": must be 1 to 64 letters/);
+    expect(refused({ ...good, run: "a/b" })).toMatch(/^job data "run"/);
+    expect(refused({ ...good, shard: "x" })).toBe(
+      'job data "shard": must be an integer in [0, shards) = [0, 3), got "x"',
+    );
+    expect(refused({ ...good, shard: 3 })).toMatch(/^job data "shard"/);
+    expect(refused({ ...good, shards: 0 })).toMatch(/^job data "shards"/);
+    expect(refused({ ...good, args: "--dataset nations" })).toMatch(/^job data "args": must be an array/);
+    expect(refused({ ...good, args: [1] })).toMatch(/^job data "args": element 0 must be a string/);
+    expect(refused({ ...good, args: ["--bogus"] })).toMatch(/^job data "args": not evaluate arguments: unknown option/);
+    for (const flag of ["--save-state", "--output", "--ranks-out", "--shard", "--workers"]) {
+      const value = flag === "--shard" ? "0/2" : flag === "--workers" ? "2" : "/tmp/x";
+      expect(refused({ ...good, args: [...good.args, flag, value] }), flag).toContain(`must not set ${flag}`);
+      expect(refused({ ...good, args: [...good.args, `${flag}=${value}`] }), flag).toContain(`must not set ${flag}`);
+    }
+    expect(refused(null)).toMatch(/^job data: must be an object/);
+  });
+
+  it("--allow-read: a file outside the folders is refused alike whether or not it exists; links are resolved", () => {
+    const allow = roots();
+    const args = (flag: string, file: string) => ({ ...good, args: [...good.args, flag, file] });
+    expect(parseShardJobData(args("--scores-tail", p("allowed/model/tail.npy")), allow).args).toContain(
+      p("allowed/model/tail.npy"),
+    );
+    expect(parseShardJobData(args("--model-dir", p("allowed/model")), allow).run).toBe(good.run);
+    expect(parseShardJobData(args("--scores-tail", p("allowed/model/missing.npy")), allow).run).toBe(good.run);
+    const outside = (file: string) =>
+      refused(args("--scores-tail", file), allow).replace(
+        /--scores-tail ".*" is outside/,
+        "--scores-tail FILE is outside",
+      );
+    const message =
+      'job data "args": --scores-tail FILE is outside the folders this worker may read (its --allow-read)';
+    for (const file of [
+      p("secret.npy"), // exists
+      p("no-such.npy"), // does not
+      p("no-such-dir/x.npy"),
+      "/etc/hostname",
+      p("allowed/link"), // a link to the secret
+      p("allowed/dirlink/secret.npy"), // a folder link out of the root
+      p("allowed/dirlink/no-such.npy"),
+      p("allowed/../secret.npy"),
+      p("allowed/model/../../secret.npy"),
+      "secret.npy", // relative: against the worker's working directory
+    ])
+      expect(outside(file), file).toBe(message);
+    expect(refused(args("--dataset-dir", "/"), allow)).toContain("--dataset-dir");
+    expect(() => readRoots([p("no-such-root")])).toThrow(/^--allow-read: .* is not a folder/);
+  });
+
+  it("rediss:// is TLS with the host as server name; redis:// is not", () => {
+    expect(redisConnection("rediss://user:p%40ss@cache.example.com:6380/2")).toEqual({
+      host: "cache.example.com",
+      port: 6380,
+      username: "user",
+      password: "p@ss",
+      db: 2,
+      tls: { servername: "cache.example.com" },
+      maxRetriesPerRequest: null,
+    });
+    expect(redisConnection("redis://:secret@10.0.0.5")).toEqual({
+      host: "10.0.0.5",
+      port: 6379,
+      password: "secret",
+      maxRetriesPerRequest: null,
+    });
+    expect(redisConnection("rediss://[::1]:6390").tls).toEqual({ servername: "::1" });
+    expect(() => redisConnection("http://x")).toThrow(/^--redis: must be a redis:\/\/ or rediss:\/\//);
+  });
+});
+
 /** A working directory for workers other than the submitter's (dir): relative paths resolve differently there. */
 function elsewhere(): string {
   mkdirSync(p("elsewhere"), { recursive: true });
@@ -301,7 +401,7 @@ describe.skipIf(missing)(
           "--metrics",
           "mrr,hits@10,median_rank,amri",
         ];
-        await expectSubmitEqualsEvaluate(args, 4, "fb-states");
+        await expectSubmitEqualsEvaluate(args, 4, "states");
         for (const w of workers) await kill(w);
       },
       600_000,
@@ -319,7 +419,7 @@ describe.skipIf(missing)(
         "--shards",
         "2",
         "--state-dir",
-        p("kill-states"),
+        p("states"),
         ...args,
         "--format",
         "json",
@@ -358,7 +458,7 @@ describe.skipIf(missing)(
         "--shards",
         "3",
         "--state-dir",
-        p("restart-states"),
+        p("states"),
         ...args,
         "--format",
         "json",
@@ -391,7 +491,7 @@ describe.skipIf(missing)(
           "--shards",
           "3",
           "--state-dir",
-          "model-states",
+          "states",
           ...args,
           "--format",
           "json",
@@ -411,7 +511,7 @@ describe.skipIf(missing)(
       const got = await submitRun({
         redis: url(),
         shards: 2,
-        stateDir: p("lib-states"),
+        stateDir: p("states"),
         args,
         format: "json",
         quiet: true,
@@ -432,7 +532,7 @@ describe.skipIf(missing)(
       const table = await submitRun({
         redis: url(),
         shards: 1,
-        stateDir: p("lib-states"),
+        stateDir: p("states"),
         args: ["--dataset", "umls", "--metrics", "mrr"],
         quiet: true,
       });
@@ -445,7 +545,19 @@ describe.skipIf(missing)(
       const start = (extra: string[]) => {
         const child = spawn(
           process.execPath,
-          [bin, "worker", "--redis", url(), "--queue", "sigterm", "--lock-ms", "2000", ...extra],
+          [
+            bin,
+            "worker",
+            "--redis",
+            url(),
+            "--state-dir",
+            p("states"),
+            "--queue",
+            "sigterm",
+            "--lock-ms",
+            "2000",
+            ...extra,
+          ],
           {
             cwd: dir,
             env: { ...process.env, KGRANK_THREADS: "1" },
@@ -483,7 +595,7 @@ describe.skipIf(missing)(
         "--shards",
         "1",
         "--state-dir",
-        p("sigterm-states"),
+        p("states"),
         "--dataset-dir",
         bigDataset(),
         "--quiet",
@@ -518,7 +630,7 @@ describe.skipIf(missing)(
       const queue = new Queue("vanish", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
       const child = spawn(
         process.execPath,
-        [bin, "worker", "--redis", url(), "--queue", "vanish", "--lock-ms", "2000"],
+        [bin, "worker", "--redis", url(), "--state-dir", p("states"), "--queue", "vanish", "--lock-ms", "2000"],
         {
           cwd: dir,
           env: { ...process.env, KGRANK_THREADS: "1" },
@@ -529,7 +641,7 @@ describe.skipIf(missing)(
       child.stderr.on("data", (b) => (stderr += b));
       let exit: number | null = null;
       child.on("exit", (code) => (exit = code));
-      const data = (run: string, args: string[]) => ({ run, args, shard: 0, shards: 2, stateDir: p("vanish-states") });
+      const data = (run: string, args: string[]) => ({ run, args, shard: 0, shards: 2 });
       await queue.add("shard", data("gone", ["evaluate", "--dataset-dir", bigDataset(), "--metrics", "mrr"]), {
         jobId: "gone-0",
       });
@@ -566,16 +678,7 @@ describe.skipIf(missing)(
       }
       const submit = async (redisUrl: string) => {
         const t0 = Date.now();
-        const r = await run([
-          "submit",
-          "--redis",
-          redisUrl,
-          "--shards",
-          "2",
-          "--state-dir",
-          p("gone-states"),
-          "--quiet",
-        ]);
+        const r = await run(["submit", "--redis", redisUrl, "--shards", "2", "--state-dir", p("states"), "--quiet"]);
         return { ...r, seconds: (Date.now() - t0) / 1000 };
       };
       const closed = await freePort();
@@ -600,9 +703,88 @@ describe.skipIf(missing)(
       }
     }, 60_000);
 
+    it("a forged job writes nothing outside the worker's --state-dir and learns nothing of files outside --allow-read", async () => {
+      const { Queue } = await import("bullmq");
+      const queue = new Queue("forged", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
+      mkdirSync(p("allowed"), { recursive: true });
+      writeFileSync(p("secret.npy"), "secret");
+      const child = spawn(
+        process.execPath,
+        [
+          bin,
+          "worker",
+          "--redis",
+          url(),
+          "--queue",
+          "forged",
+          "--state-dir",
+          p("states"),
+          "--allow-read",
+          p("allowed"),
+        ],
+        { cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore" },
+      );
+      children.push(child);
+      const nations = ["evaluate", "--dataset", "nations", "--metrics", "mrr"];
+      const jobs: [string, Record<string, unknown>][] = [
+        ["escape", { run: "../escape", args: nations, shard: 0, shards: 1, stateDir: p("evil") }],
+        ["exists", { run: "r1", args: [...nations, "--scores-tail", p("secret.npy")], shard: 0, shards: 1 }],
+        ["missing", { run: "r1", args: [...nations, "--scores-tail", p("no-such.npy")], shard: 0, shards: 1 }],
+        ["good", { run: "r2", args: nations, shard: 0, shards: 1, stateDir: p("evil") }],
+      ];
+      for (const [id, data] of jobs) await queue.add("shard", data as never, { jobId: id, attempts: 1 });
+      const settled = async (id: string) => {
+        for (let i = 0; i < 600; i++) {
+          const state = await queue.getJobState(id);
+          if (state === "completed" || state === "failed") return (await queue.getJob(id))!;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        throw new Error(`job ${id} never settled`);
+      };
+      const escape = await settled("escape");
+      expect(escape.failedReason).toMatch(/^job data "run": must be 1 to 64 letters/);
+      const reason = async (id: string, file: string) =>
+        (await settled(id)).failedReason.replace(JSON.stringify(file), "FILE");
+      expect(await reason("exists", p("secret.npy"))).toBe(
+        'job data "args": --scores-tail FILE is outside the folders this worker may read (its --allow-read)',
+      );
+      expect(await reason("missing", p("no-such.npy"))).toBe(await reason("exists", p("secret.npy")));
+      const good = await settled("good");
+      expect(path.dirname(good.returnvalue.file)).toBe(realpathSync(p("states")));
+      expect(existsSync(p("evil")), "a folder the job named").toBe(false);
+      expect(readdirSync(dir).filter((f) => f.startsWith("escape"))).toEqual([]);
+      await kill(child);
+      // A submitter reads only states of its run in its own --state-dir: workers writing elsewhere are named.
+      const other = spawn(
+        process.execPath,
+        [bin, "worker", "--redis", url(), "--queue", "forged", "--state-dir", p("other-states"), "--quiet"],
+        { cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore" },
+      );
+      children.push(other);
+      const q = await run([
+        "submit",
+        "--redis",
+        url(),
+        "--queue",
+        "forged",
+        "--shards",
+        "1",
+        "--state-dir",
+        p("states"),
+        "--quiet",
+      ]);
+      expect(q.status).toBe(1);
+      expect(q.stderr).toMatch(
+        /^kgrank: shard 0\/1: its job names .*other-states.*, not a state of this run in --state-dir .*: give every worker the same --state-dir as submit\n$/,
+      );
+      await kill(other);
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }, 60_000);
+
     it("refuses bad queue flags with one line", async () => {
       const bad = await run(["submit", "--redis", "http://x", "--shards", "2", "--state-dir", p("s")]);
-      expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ URL/);
+      expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ or rediss:\/\/ \(TLS\) URL, got http:\n$/);
       const shard = await run(["submit", "--redis", url(), "--shards", "2", "--state-dir", p("s"), "--shard", "0/2"]);
       expect(shard.stderr).toMatch(/unknown option '--shard'/); // submit makes its own shards
     });

@@ -26,6 +26,7 @@ import {
   workerCommand,
   type WorkerOptions,
 } from "../run/queue";
+import { MAX_SHARDS } from "../run/job-data";
 import {
   collect,
   errorLine,
@@ -75,8 +76,8 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
         ),
     ),
   )
-    .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://127.0.0.1:6379")
-    .requiredOption("--shards <n>", "number of shard jobs", intArg("--shards", 1, 100000))
+    .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://:PASSWORD@host:6379 (rediss:// for TLS)")
+    .requiredOption("--shards <n>", "number of shard jobs", intArg("--shards", 1, MAX_SHARDS))
     .requiredOption(
       "--state-dir <dir>",
       "directory every worker and this command can see (shared storage) for the shard states",
@@ -156,7 +157,16 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
   program
     .command("worker")
     .description("take shard jobs from a BullMQ queue (kgrank submit) and run them until SIGINT / SIGTERM")
-    .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://127.0.0.1:6379")
+    .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://:PASSWORD@host:6379 (rediss:// for TLS)")
+    .requiredOption(
+      "--state-dir <dir>",
+      "the folder submit's --state-dir names (shared storage): shard states are written there and nowhere else",
+    )
+    .option(
+      "--allow-read <dir>",
+      "read the files jobs name only inside this folder, links resolved (repeat for more; default: any file)",
+      collect,
+    )
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--concurrency <n>", "shard jobs run at once in this process", intArg("--concurrency", 1, 64), 1)
     .option(

@@ -16,7 +16,7 @@
  * BullMQ is an optional dependency, loaded only here.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import * as path from "node:path";
 
 import type { Job, Queue, Worker } from "bullmq";
@@ -25,6 +25,7 @@ import { KgrankError, KgrankInputError } from "../checks/errors";
 import { removePendingFiles } from "../io/atomic";
 
 import { evaluateRun } from "./evaluate-run";
+import { parseShardJobData, readRoots, realLocation, type ShardJobData, stateRoot } from "./job-data";
 import { errorLine, internalErrorLine } from "./flag-parsers";
 import { parseEvaluateArgs, pathFlags } from "./flags";
 import type { Format } from "./format";
@@ -35,14 +36,7 @@ import type { Out } from "./out";
 
 export const DEFAULT_QUEUE = "kgrank";
 
-/** What a shard job carries: the evaluate flags of the run, its shard, where states go. */
-export interface ShardJobData {
-  run: string;
-  args: string[];
-  shard: number;
-  shards: number;
-  stateDir: string;
-}
+export type { ShardJobData } from "./job-data";
 
 /** What a completed shard job returns. */
 export interface ShardJobResult {
@@ -62,13 +56,17 @@ function bullmq(): typeof import("bullmq") {
   }
 }
 
-/** BullMQ connection options from a redis:// URL (host, port, password, db). */
+/**
+ * BullMQ connection options from a redis:// or rediss:// (TLS; the certificate is checked against the host name) URL:
+ * host, port, user, password, database.
+ */
 export function redisConnection(url: string): {
   host: string;
   port: number;
   password?: string;
   username?: string;
   db?: number;
+  tls?: { servername: string };
   maxRetriesPerRequest: null;
 } {
   let u: URL;
@@ -77,19 +75,26 @@ export function redisConnection(url: string): {
   } catch {
     throw new KgrankInputError("--redis", `"${url.slice(0, 80)}" is not a URL; give redis://HOST:PORT`);
   }
-  if (u.protocol !== "redis:") throw new KgrankInputError("--redis", `must be a redis:// URL, got ${u.protocol}`);
+  if (u.protocol !== "redis:" && u.protocol !== "rediss:")
+    throw new KgrankInputError("--redis", `must be a redis:// or rediss:// (TLS) URL, got ${u.protocol}`);
   const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : undefined;
   if (db !== undefined && !Number.isInteger(db))
     throw new KgrankInputError("--redis", `database "${u.pathname.slice(1)}" is not a number`);
+  // URL keeps the brackets of an IPv6 host; the socket and the TLS server name take it without.
+  const host = u.hostname.replace(/^\[(.*)\]$/, "$1") || "127.0.0.1";
   return {
-    host: u.hostname || "127.0.0.1",
+    host,
     port: u.port ? Number(u.port) : 6379,
     ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
     ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
     ...(db !== undefined ? { db } : {}),
+    ...(u.protocol === "rediss:" ? { tls: { servername: host } } : {}),
     maxRetriesPerRequest: null,
   };
 }
+
+/** A failed job's reason: the one line `kgrank evaluate` would print for the error (after "kgrank: "). */
+const failureLine = (e: unknown) => (e instanceof KgrankError ? errorLine(e) : internalErrorLine(e));
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
@@ -97,6 +102,16 @@ const sha256File = (file: string) => createHash("sha256").update(readFileSync(fi
 
 export interface WorkerOptions {
   redis: string;
+  /**
+   * The folder shard states are written to (made if missing), and the only one: a job names no path. Give it the
+   * folder `submit --state-dir` names, seen by both.
+   */
+  stateDir: string;
+  /**
+   * Folders the files a job names must lie in, symbolic links resolved (`kgrank worker --allow-read`); a job naming
+   * another file fails without saying whether it exists. When omitted, any file this process can read.
+   */
+  allowRead?: string[];
   queue?: string;
   concurrency?: number;
   /** How long a job's lock lasts without renewal before it counts as stalled (BullMQ lockDuration), ms. */
@@ -113,16 +128,25 @@ export async function startShardWorker(
 ): Promise<Worker<ShardJobData, ShardJobResult>> {
   const { Worker } = bullmq();
   const lockDuration = opts.lockMs ?? 30_000;
+  const root = stateRoot(opts.stateDir);
+  const roots = opts.allowRead ? readRoots(opts.allowRead) : undefined;
   const lostJobs = new Set<string>();
   const worker = new Worker<ShardJobData, ShardJobResult>(
     opts.queue ?? DEFAULT_QUEUE,
     async (job: Job<ShardJobData, ShardJobResult>) => {
-      const { run, args, shard, shards, stateDir } = job.data;
-      mkdirSync(stateDir, { recursive: true });
+      let data: ShardJobData;
+      try {
+        data = parseShardJobData(job.data, roots);
+      } catch (e) {
+        log(`job ${job.id} refused: ${failureLine(e)}`);
+        throw new Error(failureLine(e), { cause: e });
+      }
+      const { run, args, shard, shards } = data;
       // One file per attempt: a dead attempt's orphaned write can never replace the state a job returned.
+      const attempt = Number.isSafeInteger(job.attemptsStarted) ? job.attemptsStarted : 0;
       const file = path.join(
-        stateDir,
-        `${run}-shard-${shard}-of-${shards}-${job.attemptsStarted}-${randomBytes(4).toString("hex")}.state`,
+        root,
+        `${run}-shard-${shard}-of-${shards}-${attempt}-${randomBytes(4).toString("hex")}.state`,
       );
       let last = 0;
       // A job removed from Redis while it runs (obliterated, Redis restarted without persistence) refuses every
@@ -146,8 +170,7 @@ export async function startShardWorker(
           },
         });
       } catch (e) {
-        // The job fails with the one line `kgrank evaluate` would print (after "kgrank: ").
-        throw new Error(e instanceof KgrankError ? errorLine(e) : internalErrorLine(e), { cause: e });
+        throw new Error(failureLine(e), { cause: e });
       }
       log(`shard ${shard}/${shards} of run ${run} -> ${file}`);
       return { file, sha256: sha256File(file), bytes: readFileSync(file).length };
@@ -304,7 +327,7 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
   const connection = redisConnection(opts.redis);
   const run = `${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`;
   const stateDir = path.resolve(opts.stateDir);
-  mkdirSync(stateDir, { recursive: true });
+  const realStateDir = stateRoot(stateDir);
   const queue: Queue<ShardJobData, ShardJobResult> = new Queue(name, { connection });
   // The event stream is opened once the queue has connected: closing one that never connected waits forever.
   let events: InstanceType<typeof QueueEvents> | undefined;
@@ -352,7 +375,7 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
       queue.addBulk(
         ids.map((jobId, shard) => ({
           name: "shard",
-          data: { run, args, shard, shards: opts.shards, stateDir },
+          data: { run, args, shard, shards: opts.shards },
           opts: { jobId, attempts: opts.attempts ?? 3, removeOnComplete: false, removeOnFail: false },
         })),
       ),
@@ -390,14 +413,22 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
     const loaded = [...results.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([shard, r]) => {
-        const bytes = new Uint8Array(readFileSync(r.file));
+        // The job's result comes from Redis: read nothing but a state of this run in this run's --state-dir.
+        const prefix = `${run}-shard-${shard}-of-${opts.shards}-`;
+        const real = realLocation(r.file);
+        if (real === null || path.dirname(real) !== realStateDir || !path.basename(real).startsWith(prefix)) {
+          throw new KgrankError(
+            `shard ${shard}/${opts.shards}: its job names ${r.file}, not a state of this run in --state-dir ${stateDir}: give every worker the same --state-dir as submit`,
+          );
+        }
+        const bytes = new Uint8Array(readFileSync(real));
         const digest = createHash("sha256").update(bytes).digest("hex");
         if (digest !== r.sha256 || bytes.length !== r.bytes) {
           throw new KgrankError(
             `shard ${shard}/${opts.shards}: ${r.file} is not the file its job wrote (SHA-256 differs): changed or replaced on the shared storage`,
           );
         }
-        return { file: r.file, bytes };
+        return { file: real, bytes };
       });
     const merged = await printMerged(mergeShards(loaded), { format, output: opts.output, quiet: opts.quiet }, out, t0);
     return { ...merged, shards: [...results.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r) };
