@@ -6,7 +6,7 @@
  * redis-server or the optional bullmq package is missing (CI installs both and fails on the skip).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -90,9 +90,12 @@ function worker(tag: string, cwd = dir, lockMs = 2000): ChildProcess {
   return child;
 }
 
-function run(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env: process.env });
+    const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env });
     children.push(child);
     let stdout = "";
     let stderr = "";
@@ -780,6 +783,49 @@ describe.skipIf(missing)(
       await kill(other);
       await queue.obliterate({ force: true });
       await queue.close();
+    }, 60_000);
+
+    it("the submitter's default dataset folder (./datasets, KGRANK_DATASETS) reaches workers in another directory", async () => {
+      // The submitter's ./datasets/codex-s is a shortened copy of Nations: a worker that looks in its own working
+      // directory finds none.
+      const copy = p("datasets/codex-s");
+      mkdirSync(copy, { recursive: true });
+      for (const split of ["train", "valid", "test"]) {
+        const lines = readFileSync(path.join(root, "data", "nations", `${split}.tsv`), "utf8").split("\n");
+        writeFileSync(path.join(copy, `${split}.tsv`), (split === "test" ? lines.slice(0, 60) : lines).join("\n"));
+      }
+      const env: NodeJS.ProcessEnv = { ...process.env, KGRANK_THREADS: "1" };
+      delete env.KGRANK_DATASETS;
+      const datasets = process.env.KGRANK_DATASETS;
+      expect(runArgs(["--dataset", "codex-s"], dir)).toEqual([
+        "evaluate",
+        "--dataset",
+        "codex-s",
+        "--dataset-dir",
+        datasets ?? p("datasets"),
+      ]);
+      process.env.KGRANK_DATASETS = "rel";
+      expect(runArgs(["--dataset=codex-s"], dir)).toEqual(["evaluate", "--dataset=codex-s", "--dataset-dir", p("rel")]);
+      if (datasets === undefined) delete process.env.KGRANK_DATASETS;
+      else process.env.KGRANK_DATASETS = datasets;
+      expect(runArgs(["--dataset", "umls"], dir)).toEqual(["evaluate", "--dataset", "umls"]); // bundled: from the package
+      expect(runArgs(["--positive-scores", "p.npy", "--negative-scores", "n.npy"], dir)).not.toContain("--dataset-dir");
+      const w = spawn(process.execPath, [bin, "worker", "--redis", url(), "--state-dir", p("states"), "--quiet"], {
+        cwd: elsewhere(),
+        env,
+        stdio: "ignore",
+      });
+      children.push(w);
+      const args = ["--dataset", "codex-s", "--metrics", "mrr", "--format", "json"];
+      const q = await run(
+        ["submit", "--redis", url(), "--shards", "2", "--state-dir", "states", "--quiet", ...args],
+        env,
+      );
+      expect(q.status, q.stderr).toBe(0);
+      const single = await run(["evaluate", ...args], env);
+      expect(JSON.parse(single.stdout).triples, "the submitter's copy").toBe(60);
+      expect(q.stdout).toBe(single.stdout);
+      await kill(w);
     }, 60_000);
 
     it("refuses bad queue flags with one line", async () => {

@@ -23,6 +23,7 @@ import type { Job, Queue, Worker } from "bullmq";
 
 import { KgrankError, KgrankInputError } from "../checks/errors";
 import { removePendingFiles } from "../io/atomic";
+import { implicitDatasetDir } from "../io/datasets";
 
 import { evaluateRun } from "./evaluate-run";
 import { parseShardJobData, readRoots, realLocation, type ShardJobData, stateRoot } from "./job-data";
@@ -451,7 +452,8 @@ const PATH_FLAGS = () => (pathFlagList ??= pathFlags());
 
 /**
  * The evaluate flags of a `kgrank submit ...` command line (or of evaluate flags alone): submit's own flags and
- * output flags removed, paths made absolute against this process's working directory. Idempotent.
+ * output flags removed, paths made absolute against this process's working directory, and the dataset folder a run
+ * without --dataset-dir would read here added (implicitDatasetDir). Idempotent.
  */
 export function runArgs(argv: string[], cwd = process.cwd()): string[] {
   const rest: string[] = [];
@@ -470,6 +472,17 @@ export function runArgs(argv: string[], cwd = process.cwd()): string[] {
     } else {
       rest.push(a);
     }
+  }
+  // Without --dataset-dir a run reads its dataset from $KGRANK_DATASETS or ./datasets of this process (or the
+  // bundled copy): workers elsewhere are told that folder, absolute, so they read what evaluate here would.
+  const value = (flag: string) => {
+    const i = rest.findIndex((a) => a === flag || a.startsWith(`${flag}=`));
+    return i < 0 ? undefined : rest[i] === flag ? (rest[i + 1] ?? "") : rest[i]!.slice(flag.length + 1);
+  };
+  const scoresOnly = value("--positive-scores") !== undefined || value("--negative-scores") !== undefined;
+  if (!scoresOnly && value("--dataset-dir") === undefined) {
+    const implicit = implicitDatasetDir(value("--dataset"), cwd);
+    if (implicit !== undefined) rest.push("--dataset-dir", implicit);
   }
   return ["evaluate", ...childArgs(rest)];
 }
