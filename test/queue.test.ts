@@ -828,6 +828,42 @@ describe.skipIf(missing)(
       await kill(w);
     }, 60_000);
 
+    it("a merged run leaves no job in Redis and, without --keep-states, no state file", async () => {
+      const { Queue } = await import("bullmq");
+      const queue = new Queue("retention", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
+      const states = p("retention-states");
+      const w = spawn(
+        process.execPath,
+        [bin, "worker", "--redis", url(), "--queue", "retention", "--state-dir", states, "--quiet"],
+        { cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore" },
+      );
+      children.push(w);
+      const args = ["--dataset", "nations", "--metrics", "mrr"];
+      const got = await submitRun({ redis: url(), queue: "retention", shards: 2, stateDir: states, args, quiet: true });
+      expect(got.shards).toHaveLength(2);
+      expect(await queue.getJobCounts()).toEqual(expect.objectContaining({ completed: 0, failed: 0, waiting: 0 }));
+      expect(readdirSync(states)).toEqual([]);
+      const kept = await run([
+        "submit",
+        "--redis",
+        url(),
+        "--queue",
+        "retention",
+        "--shards",
+        "2",
+        "--state-dir",
+        states,
+        "--keep-states",
+        "--quiet",
+        ...args,
+      ]);
+      expect(kept.status, kept.stderr).toBe(0);
+      expect(readdirSync(states).filter((f) => f.endsWith(".state"))).toHaveLength(2);
+      expect(await queue.getJobCounts()).toEqual(expect.objectContaining({ completed: 0, failed: 0, waiting: 0 }));
+      await kill(w);
+      await queue.close();
+    }, 60_000);
+
     it("refuses bad queue flags with one line", async () => {
       const bad = await run(["submit", "--redis", "http://x", "--shards", "2", "--state-dir", p("s")]);
       expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ or rediss:\/\/ \(TLS\) URL, got http:\n$/);

@@ -84,6 +84,10 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     )
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--attempts <n>", "attempts per shard job before the run fails", intArg("--attempts", 1, 100), 3)
+    .option(
+      "--keep-states",
+      "keep the shard states after the merge (default: a merged run's states and jobs are deleted; a failed run's kept)",
+    )
     .action(async (flags: SubmitOptions) => {
       await submitRun({ ...flags, args: argv }, out);
     });

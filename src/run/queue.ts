@@ -16,7 +16,7 @@
  * BullMQ is an optional dependency, loaded only here.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import * as path from "node:path";
 
 import type { Job, Queue, Worker } from "bullmq";
@@ -278,6 +278,11 @@ export interface SubmitOptions {
   /** No progress bar and no notes on stderr. */
   quiet?: boolean;
   /**
+   * Keep the run's state files after the merge (`--keep-states`), e.g. for `kgrank compare` or `report`. By default
+   * a merged run's files are deleted, as are its jobs in Redis; a failed run keeps both for inspection.
+   */
+  keepStates?: boolean;
+  /**
    * The evaluate flags of the run, as on `kgrank evaluate`'s command line (e.g. ["--dataset", "nations",
    * "--scores-tail", "tail.npy"]); a leading "submit" or "evaluate", submit's own flags and output flags are
    * dropped, and file flags are made absolute against the working directory (workers run elsewhere).
@@ -432,6 +437,13 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
         return { file: real, bytes };
       });
     const merged = await printMerged(mergeShards(loaded), { format, output: opts.output, quiet: opts.quiet }, out, t0);
+    // Merged: the run's jobs leave Redis and, unless kept, its states leave the folder. A failed run keeps both.
+    try {
+      await answered(Promise.all(ids.map((id) => queue.remove(id))));
+    } catch (e) {
+      if (!opts.quiet) out.stderr(`kgrank: note: the run's jobs stay in Redis: ${messageOf(e)}\n`);
+    }
+    if (!opts.keepStates) removeRunStates(realStateDir, run);
     return { ...merged, shards: [...results.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r) };
   } finally {
     progress.stop();
@@ -440,8 +452,20 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
   }
 }
 
+/**
+ * Deletes the state files of `run` in `dir`: each attempt's `RUN-shard-I-of-N-ATTEMPT-HEX.state` (the merged ones
+ * and those of attempts that lost their job) and the hidden temporary files of writes that never finished.
+ */
+function removeRunStates(dir: string, run: string): void {
+  const ours = new RegExp(`^\\.?${run}-shard-\\d+-of-\\d+-\\d+-[0-9a-f]{8}\\.state(\\.\\d+\\.[0-9a-z]+\\.tmp)?$`);
+  for (const name of readdirSync(dir)) {
+    if (ours.test(name)) rmSync(path.join(dir, name), { force: true });
+  }
+}
+
 /** Flags of `kgrank submit` that are its own; the rest are the run's evaluate flags. */
 const SUBMIT_WITH_VALUE = ["--redis", "--queue", "--shards", "--state-dir", "--attempts"];
+const SUBMIT_ALONE = ["--keep-states"];
 
 /**
  * Flags naming files or folders: made absolute, since workers run elsewhere (they must see the same paths). Read
@@ -459,6 +483,7 @@ export function runArgs(argv: string[], cwd = process.cwd()): string[] {
   const rest: string[] = [];
   for (let i = argv[0] === "submit" || argv[0] === "evaluate" ? 1 : 0; i < argv.length; i++) {
     const a = argv[i]!;
+    if (SUBMIT_ALONE.includes(a)) continue;
     if (SUBMIT_WITH_VALUE.includes(a)) {
       i++;
       continue;
