@@ -160,7 +160,9 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
 
   program
     .command("worker")
-    .description("take shard jobs from a BullMQ queue (kgrank submit) and run them until SIGINT / SIGTERM")
+    .description(
+      "take shard jobs from a BullMQ queue (kgrank submit) and run them until SIGINT / SIGTERM (run node_modules/.bin/kgrank, not npx, under a process manager: npx does not pass SIGTERM on)",
+    )
     .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://:PASSWORD@host:6379 (rediss:// for TLS)")
     .requiredOption(
       "--state-dir <dir>",
