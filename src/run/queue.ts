@@ -131,7 +131,17 @@ export async function startShardWorker(
   const lockDuration = opts.lockMs ?? 30_000;
   const root = stateRoot(opts.stateDir);
   const roots = opts.allowRead ? readRoots(opts.allowRead) : undefined;
+  // A job removed from Redis while it runs (obliterated, Redis restarted without persistence), or whose lock expired,
+  // refuses every update and BullMQ reports each refusal: said once per job, and the shard runs to its end. Nothing
+  // such a job does can fail the process.
   const lostJobs = new Set<string>();
+  const lostJob = (id: string, message: string) => {
+    if (lostJobs.has(id)) return;
+    lostJobs.add(id);
+    log(
+      `job ${id} is lost to this worker (removed from Redis, or its lock expired): ${message}; its shard runs to its end unreported`,
+    );
+  };
   const worker = new Worker<ShardJobData, ShardJobResult>(
     opts.queue ?? DEFAULT_QUEUE,
     async (job: Job<ShardJobData, ShardJobResult>) => {
@@ -150,9 +160,6 @@ export async function startShardWorker(
         `${run}-shard-${shard}-of-${shards}-${attempt}-${randomBytes(4).toString("hex")}.state`,
       );
       let last = 0;
-      // A job removed from Redis while it runs (obliterated, Redis restarted without persistence) refuses every
-      // update: said once, and the shard runs to its end; nothing it does can fail the process.
-      let lost = false;
       try {
         const options = parseEvaluateArgs([...args, "--shard", `${shard}/${shards}`, "--save-state", file, "--quiet"]);
         await evaluateRun(options, {
@@ -162,12 +169,7 @@ export async function startShardWorker(
             const now = Date.now();
             if (now - last < 250 && done < total) return;
             last = now;
-            job.updateProgress({ done, total }).catch((e: unknown) => {
-              if (lost) return;
-              lost = true;
-              lostJobs.add(String(job.id));
-              log(`shard ${shard}/${shards} of run ${run}: job ${job.id} is gone from Redis: ${messageOf(e)}`);
-            });
+            job.updateProgress({ done, total }).catch((e: unknown) => lostJob(String(job.id), messageOf(e)));
           },
         });
       } catch (e) {
@@ -184,12 +186,12 @@ export async function startShardWorker(
       maxStalledCount: 2,
     },
   );
-  // Redis down: BullMQ reports every reconnection attempt; say each distinct error once until it changes. A job
-  // already said to be gone from Redis is not reported again when BullMQ cannot mark it finished.
+  // Redis down: BullMQ reports every reconnection attempt; say each distinct error once until it changes. An error
+  // about one job ("Missing key for job ID. moveToFinished", "could not renew lock for job ID") is that job lost.
   let lastError = "";
   worker.on("error", (e) => {
-    const gone = /^Missing key for job (\S+)\./.exec(e.message)?.[1];
-    if (gone !== undefined && lostJobs.has(gone)) return;
+    const id = /\bfor job (\S+?)\.?(?:\s|$)/.exec(e.message)?.[1];
+    if (id !== undefined) return lostJob(id, e.message);
     if (e.message !== lastError) log(`worker error: ${e.message}`);
     lastError = e.message;
   });
