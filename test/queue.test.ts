@@ -9,6 +9,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { pathFlags } from "../src/run/flags";
@@ -337,6 +338,61 @@ describe("a shard job's data as a worker takes it (untrusted; no Redis needed)",
       expect(outside(file), file).toBe(message);
     expect(refused(args("--dataset-dir", "/"), allow)).toContain("--dataset-dir");
     expect(() => readRoots([p("no-such-root")])).toThrow(/^--allow-read: .* is not a folder/);
+  });
+
+  it("arbitrary JSON as job data: accepted whole, or a KgrankInputError naming a field of it (fast-check)", () => {
+    const allow = roots();
+    const flags = [...pathFlags(), "--dataset", "--metrics", "--shard", "--save-state", "--output", "--bootstrap"];
+    const value = fc.oneof(
+      fc.constantFrom("nations", "mrr,hits@10", "0/2", "7", p("allowed/model/tail.npy"), p("allowed/model")),
+      fc.constantFrom("/etc/hostname", p("secret.npy"), p("allowed/link"), "..", "--", "-q", ""),
+      fc.string({ maxLength: 12 }),
+    );
+    // Mostly an evaluate argument list with a flag or two added (so that many jobs pass), sometimes any strings.
+    const args = fc.oneof(
+      fc
+        .tuple(
+          fc.constantFrom(["evaluate", "--dataset", "nations"], ["--metrics", "mrr"], []),
+          fc.array(
+            fc.oneof(
+              fc.tuple(fc.constantFrom(...flags), value).map(([f, v]) => [f, v]),
+              fc.tuple(fc.constantFrom(...flags), value).map(([f, v]) => [`${f}=${v}`]),
+            ),
+            { maxLength: 2 },
+          ),
+        )
+        .map(([base, more]) => [...base, ...more.flat()]),
+      fc.array(fc.oneof(fc.constantFrom(...flags), value), { maxLength: 6 }),
+    );
+    const field = <T>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 6, arbitrary: good }, fc.jsonValue({ maxDepth: 2 }));
+    const fields = {
+      run: field(fc.oneof({ weight: 4, arbitrary: fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/) }, fc.string())),
+      args: field(args),
+      shard: field(fc.integer({ min: -1, max: 4 })),
+      shards: field(fc.integer({ min: 0, max: 5 })),
+    };
+    const data = fc.oneof(
+      fc.jsonValue(),
+      { weight: 4, arbitrary: fc.record(fields) },
+      fc.record(fields, { requiredKeys: [] }),
+    );
+    fc.assert(
+      fc.property(data, fc.boolean(), (d, confined) => {
+        let job: ReturnType<typeof parseShardJobData>;
+        try {
+          job = parseShardJobData(d, confined ? allow : undefined);
+        } catch (e) {
+          expect(e).toBeInstanceOf(KgrankInputError);
+          expect((e as KgrankInputError).argument).toMatch(/^job data( "(run|args|shard|shards)")?$/);
+          expect((e as Error).message).not.toContain("\n");
+          return;
+        }
+        expect(job.run).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+        expect(Number.isInteger(job.shard) && job.shard >= 0 && job.shard < job.shards).toBe(true);
+        expect(job.args.every((a) => typeof a === "string")).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it("rediss:// is TLS with the host as server name; redis:// is not", () => {
