@@ -798,7 +798,7 @@ describe.skipIf(missing)(
         ["missing", { run: "r1", args: [...nations, "--scores-tail", p("no-such.npy")], shard: 0, shards: 1 }],
         ["good", { run: "r2", args: nations, shard: 0, shards: 1, stateDir: p("evil") }],
       ];
-      for (const [id, data] of jobs) await queue.add("shard", data as never, { jobId: id, attempts: 1 });
+      for (const [id, data] of jobs) await queue.add("shard", data as never, { jobId: id, attempts: 3 });
       const settled = async (id: string) => {
         for (let i = 0; i < 600; i++) {
           const state = await queue.getJobState(id);
@@ -809,6 +809,7 @@ describe.skipIf(missing)(
       };
       const escape = await settled("escape");
       expect(escape.failedReason).toMatch(/^job data "run": must be 1 to 64 letters/);
+      expect(escape.attemptsMade, "refused data is not retried").toBe(1);
       const reason = async (id: string, file: string) =>
         (await settled(id)).failedReason.replace(JSON.stringify(file), "FILE");
       expect(await reason("exists", p("secret.npy"))).toBe(

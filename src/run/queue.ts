@@ -1,11 +1,12 @@
 /**
  * One evaluation over many machines on BullMQ (Redis): `kgrank submit --redis URL --shards N --state-dir DIR
- * <evaluate options>` enqueues the N shard jobs of the run and waits; `kgrank worker --redis URL` (as many as you
- * like, anywhere that sees the same files) takes them, runs the evaluation `kgrank evaluate <options> --shard I/N
- * --save-state FILE` would run, in process (evaluateRun, the options parsed by evaluate's own flag definitions), and
- * returns the file's path and SHA-256, never the state itself. The submitter checks each
- * file's digest, then merges exactly one state per shard as `kgrank merge` does, and prints what `kgrank evaluate`
- * prints.
+ * <evaluate options>` enqueues the N shard jobs of the run and waits; `kgrank worker --redis URL --state-dir DIR` (as
+ * many as you like, anywhere that sees the same files) takes them, checks each job's data (parseShardJobData: job
+ * data is untrusted), runs the evaluation `kgrank evaluate <options> --shard I/N --save-state FILE` would run, in
+ * process (evaluateRun, the options parsed by evaluate's own flag definitions), with FILE in its own --state-dir, and
+ * returns the file's path and SHA-256, never the state itself. The submitter reads only a state of its run in its
+ * own --state-dir, checks each file's digest, then merges exactly one state per shard as `kgrank merge` does, prints
+ * what `kgrank evaluate` prints, and removes the run's jobs and (unless kept) its states.
  *
  * Fault tolerance is BullMQ's: a worker that dies (SIGKILL) stops renewing its job's lock, the job is found stalled
  * and retried by another worker. Exactness is kgrank's: each attempt writes its own file (a late write of a dead
@@ -127,7 +128,7 @@ export async function startShardWorker(
   opts: WorkerOptions,
   log: (line: string) => void = () => undefined,
 ): Promise<Worker<ShardJobData, ShardJobResult>> {
-  const { Worker } = bullmq();
+  const { UnrecoverableError, Worker } = bullmq();
   const lockDuration = opts.lockMs ?? 30_000;
   const root = stateRoot(opts.stateDir);
   const roots = opts.allowRead ? readRoots(opts.allowRead) : undefined;
@@ -149,8 +150,9 @@ export async function startShardWorker(
       try {
         data = parseShardJobData(job.data, roots);
       } catch (e) {
+        // Refused data is refused again on any retry: the job fails at once.
         log(`job ${job.id} refused: ${failureLine(e)}`);
-        throw new Error(failureLine(e), { cause: e });
+        throw new UnrecoverableError(failureLine(e));
       }
       const { run, args, shard, shards } = data;
       // One file per attempt: a dead attempt's orphaned write can never replace the state a job returned.
