@@ -80,7 +80,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .requiredOption("--shards <n>", "number of shard jobs", intArg("--shards", 1, MAX_SHARDS))
     .requiredOption(
       "--state-dir <dir>",
-      "directory every worker and this command can see (shared storage) for the shard states",
+      "the folder the workers write the shard states to (their --state-dir), seen by all at the same path",
     )
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--attempts <n>", "attempts per shard job before the run fails", intArg("--attempts", 1, 100), 3)
