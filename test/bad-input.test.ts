@@ -49,6 +49,7 @@ import { backendLabel } from "./helpers/backend";
 import { decodeState, encodeState } from "../src/evaluation/state";
 import { tempDir } from "./helpers/temp";
 import { caughtFrom, expectError } from "./helpers/errors";
+import { parseShardJobData, readRoots } from "../src/run/job-data";
 
 const label = backendLabel;
 
@@ -60,6 +61,7 @@ function detached(n: number): Float32Array {
 }
 
 const f32 = (n: number, v = 0.5) => new Float32Array(n).fill(v);
+const shardJob = { run: "mh8k2x1c-0a1b2c3d4e5f", args: ["evaluate", "--dataset", "nations"], shard: 0, shards: 2 };
 const triples = Int32Array.from([0, 0, 1, 1, 0, 2]);
 const ev = () => new RankEvaluator({ numEntities: 3, filterTriples: triples });
 
@@ -989,6 +991,71 @@ export const CASES: Case[] = [
     call: () => readNpyAsync("/nonexistent/kgrank/scores.npy", { argument: "--scores-tail" }),
     error: KgrankInputError,
     argument: "--scores-tail",
+  },
+  // ---- a queue job's data, as a worker takes it from Redis (untrusted) --------------------------------------------
+  {
+    kind: "queue job data not an object",
+    call: () => parseShardJobData(["evaluate"]),
+    error: KgrankInputError,
+    argument: "job data",
+  },
+  {
+    kind: "queue job data run holding a path (../)",
+    call: () => parseShardJobData({ ...shardJob, run: "../x" }),
+    error: KgrankInputError,
+    argument: 'job data "run"',
+  },
+  {
+    kind: "queue job data shard not an integer",
+    call: () => parseShardJobData({ ...shardJob, shard: "x" }),
+    error: KgrankInputError,
+    argument: 'job data "shard"',
+  },
+  {
+    kind: "queue job data shard not below shards",
+    call: () => parseShardJobData({ ...shardJob, shard: 2 }),
+    error: KgrankInputError,
+    argument: 'job data "shard"',
+  },
+  {
+    kind: "queue job data shards zero",
+    call: () => parseShardJobData({ ...shardJob, shards: 0 }),
+    error: KgrankInputError,
+    argument: 'job data "shards"',
+  },
+  {
+    kind: "queue job data args not an array",
+    call: () => parseShardJobData({ ...shardJob, args: "--dataset nations" }),
+    error: KgrankInputError,
+    argument: 'job data "args"',
+  },
+  {
+    kind: "queue job data args element not a string",
+    call: () => parseShardJobData({ ...shardJob, args: [null] }),
+    error: KgrankInputError,
+    argument: 'job data "args"',
+  },
+  {
+    kind: "queue job data args an unknown flag",
+    call: () => parseShardJobData({ ...shardJob, args: ["--bogus"] }),
+    error: KgrankInputError,
+    argument: 'job data "args"',
+  },
+  {
+    kind: "queue job data args setting --save-state",
+    call: () => parseShardJobData({ ...shardJob, args: ["--save-state", "/tmp/x.state"] }),
+    error: KgrankInputError,
+    argument: 'job data "args"',
+  },
+  {
+    kind: "queue job data args naming a file outside --allow-read",
+    call: () =>
+      parseShardJobData(
+        { ...shardJob, args: ["--scores-tail", "/etc/hostname"] },
+        readRoots([path.dirname(latin1Tsv)]),
+      ),
+    error: KgrankInputError,
+    argument: 'job data "args"',
   },
 ];
 

@@ -6,13 +6,16 @@
  * redis-server or the optional bullmq package is missing (CI installs both and fails on the skip).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { pathFlags } from "../src/run/flags";
-import { runArgs, submitRun } from "../src/run/queue";
+import { parseShardJobData, readRoots } from "../src/run/job-data";
+import { redisConnection, runArgs, submitRun } from "../src/run/queue";
+import { KgrankInputError } from "../src/index";
 import { loadDataset, writeNpy } from "../src/index";
 import { randomValues } from "./helpers/embedding-reference";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
@@ -73,20 +76,27 @@ async function stopRedis(): Promise<void> {
 
 /** A worker process; a short lock (2 s) lets the kill test see a lost worker's job retried quickly. */
 function worker(tag: string, cwd = dir, lockMs = 2000): ChildProcess {
-  const child = spawn(process.execPath, [bin, "worker", "--redis", url(), "--lock-ms", String(lockMs), "--quiet"], {
-    cwd,
-    env: { ...process.env, KGRANK_THREADS: "1" },
-    stdio: "ignore",
-  });
+  const child = spawn(
+    process.execPath,
+    [bin, "worker", "--redis", url(), "--state-dir", p("states"), "--lock-ms", String(lockMs), "--quiet"],
+    {
+      cwd,
+      env: { ...process.env, KGRANK_THREADS: "1" },
+      stdio: "ignore",
+    },
+  );
   child.on("exit", () => undefined);
   children.push(child);
   void tag;
   return child;
 }
 
-function run(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env: process.env });
+    const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env });
     children.push(child);
     let stdout = "";
     let stderr = "";
@@ -257,6 +267,155 @@ describe("the evaluate flags a shard job carries (no Redis needed)", () => {
   });
 });
 
+describe("a shard job's data as a worker takes it (untrusted; no Redis needed)", () => {
+  const roots = () => {
+    mkdirSync(p("allowed/model"), { recursive: true });
+    writeFileSync(p("allowed/model/tail.npy"), "not an npy");
+    writeFileSync(p("secret.npy"), "secret");
+    if (!existsSync(p("allowed/link"))) symlinkSync(p("secret.npy"), p("allowed/link"));
+    if (!existsSync(p("allowed/dirlink"))) symlinkSync(dir, p("allowed/dirlink"));
+    return readRoots([p("allowed")]);
+  };
+  const good = { run: "mh8k2x1c-0a1b2c3d4e5f", args: ["evaluate", "--dataset", "nations"], shard: 1, shards: 3 };
+  const refused = (data: unknown, allow?: string[]) => {
+    try {
+      parseShardJobData(data, allow);
+    } catch (e) {
+      expect(e).toBeInstanceOf(KgrankInputError);
+      return (e as Error).message;
+    }
+    throw new Error(`accepted ${JSON.stringify(data)}`);
+  };
+
+  it("accepts what submitRun sends and refuses each malformed field by name", () => {
+    expect(parseShardJobData(good)).toEqual(good);
+    expect(parseShardJobData({ ...good, stateDir: "/anywhere" })).toEqual(good); // an older submitter's field: unused
+    expect(refused({ ...good, run: "../../escape" })).toMatch(/^job data "run": must be 1 to 64 letters/);
+    expect(refused({ ...good, run: "a/b" })).toMatch(/^job data "run"/);
+    expect(refused({ ...good, shard: "x" })).toBe(
+      'job data "shard": must be an integer in [0, shards) = [0, 3), got "x"',
+    );
+    expect(refused({ ...good, shard: 3 })).toMatch(/^job data "shard"/);
+    expect(refused({ ...good, shards: 0 })).toMatch(/^job data "shards"/);
+    expect(refused({ ...good, args: "--dataset nations" })).toMatch(/^job data "args": must be an array/);
+    expect(refused({ ...good, args: [1] })).toMatch(/^job data "args": element 0 must be a string/);
+    expect(refused({ ...good, args: ["--bogus"] })).toMatch(/^job data "args": not evaluate arguments: unknown option/);
+    for (const flag of ["--save-state", "--output", "--ranks-out", "--shard", "--workers"]) {
+      const value = flag === "--shard" ? "0/2" : flag === "--workers" ? "2" : "/tmp/x";
+      expect(refused({ ...good, args: [...good.args, flag, value] }), flag).toContain(`must not set ${flag}`);
+      expect(refused({ ...good, args: [...good.args, `${flag}=${value}`] }), flag).toContain(`must not set ${flag}`);
+    }
+    expect(refused(null)).toMatch(/^job data: must be an object/);
+  });
+
+  it("--allow-read: a file outside the folders is refused alike whether or not it exists; links are resolved", () => {
+    const allow = roots();
+    const args = (flag: string, file: string) => ({ ...good, args: [...good.args, flag, file] });
+    expect(parseShardJobData(args("--scores-tail", p("allowed/model/tail.npy")), allow).args).toContain(
+      p("allowed/model/tail.npy"),
+    );
+    expect(parseShardJobData(args("--model-dir", p("allowed/model")), allow).run).toBe(good.run);
+    expect(parseShardJobData(args("--scores-tail", p("allowed/model/missing.npy")), allow).run).toBe(good.run);
+    const outside = (file: string) =>
+      refused(args("--scores-tail", file), allow).replace(
+        /--scores-tail ".*" is outside/,
+        "--scores-tail FILE is outside",
+      );
+    const message =
+      'job data "args": --scores-tail FILE is outside the folders this worker may read (its --allow-read)';
+    for (const file of [
+      p("secret.npy"), // exists
+      p("no-such.npy"), // does not
+      p("no-such-dir/x.npy"),
+      "/etc/hostname",
+      p("allowed/link"), // a link to the secret
+      p("allowed/dirlink/secret.npy"), // a folder link out of the root
+      p("allowed/dirlink/no-such.npy"),
+      p("allowed/../secret.npy"),
+      p("allowed/model/../../secret.npy"),
+      "secret.npy", // relative: against the worker's working directory
+    ])
+      expect(outside(file), file).toBe(message);
+    expect(refused(args("--dataset-dir", "/"), allow)).toContain("--dataset-dir");
+    expect(() => readRoots([p("no-such-root")])).toThrow(/^--allow-read: .* is not a folder/);
+  });
+
+  it("arbitrary JSON as job data: accepted whole, or a KgrankInputError naming a field of it (fast-check)", () => {
+    const allow = roots();
+    const flags = [...pathFlags(), "--dataset", "--metrics", "--shard", "--save-state", "--output", "--bootstrap"];
+    const value = fc.oneof(
+      fc.constantFrom("nations", "mrr,hits@10", "0/2", "7", p("allowed/model/tail.npy"), p("allowed/model")),
+      fc.constantFrom("/etc/hostname", p("secret.npy"), p("allowed/link"), "..", "--", "-q", ""),
+      fc.string({ maxLength: 12 }),
+    );
+    // Mostly an evaluate argument list with a flag or two added (so that many jobs pass), sometimes any strings.
+    const args = fc.oneof(
+      fc
+        .tuple(
+          fc.constantFrom(["evaluate", "--dataset", "nations"], ["--metrics", "mrr"], []),
+          fc.array(
+            fc.oneof(
+              fc.tuple(fc.constantFrom(...flags), value).map(([f, v]) => [f, v]),
+              fc.tuple(fc.constantFrom(...flags), value).map(([f, v]) => [`${f}=${v}`]),
+            ),
+            { maxLength: 2 },
+          ),
+        )
+        .map(([base, more]) => [...base, ...more.flat()]),
+      fc.array(fc.oneof(fc.constantFrom(...flags), value), { maxLength: 6 }),
+    );
+    const field = <T>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 6, arbitrary: good }, fc.jsonValue({ maxDepth: 2 }));
+    const fields = {
+      run: field(fc.oneof({ weight: 4, arbitrary: fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/) }, fc.string())),
+      args: field(args),
+      shard: field(fc.integer({ min: -1, max: 4 })),
+      shards: field(fc.integer({ min: 0, max: 5 })),
+    };
+    const data = fc.oneof(
+      fc.jsonValue(),
+      { weight: 4, arbitrary: fc.record(fields) },
+      fc.record(fields, { requiredKeys: [] }),
+    );
+    fc.assert(
+      fc.property(data, fc.boolean(), (d, confined) => {
+        let job: ReturnType<typeof parseShardJobData>;
+        try {
+          job = parseShardJobData(d, confined ? allow : undefined);
+        } catch (e) {
+          expect(e).toBeInstanceOf(KgrankInputError);
+          expect((e as KgrankInputError).argument).toMatch(/^job data( "(run|args|shard|shards)")?$/);
+          expect((e as Error).message).not.toContain("\n");
+          return;
+        }
+        expect(job.run).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+        expect(Number.isInteger(job.shard) && job.shard >= 0 && job.shard < job.shards).toBe(true);
+        expect(job.args.every((a) => typeof a === "string")).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("rediss:// is TLS with the host as server name; redis:// is not", () => {
+    expect(redisConnection("rediss://user:p%40ss@cache.example.com:6380/2")).toEqual({
+      host: "cache.example.com",
+      port: 6380,
+      username: "user",
+      password: "p@ss",
+      db: 2,
+      tls: { servername: "cache.example.com" },
+      maxRetriesPerRequest: null,
+    });
+    expect(redisConnection("redis://:secret@10.0.0.5")).toEqual({
+      host: "10.0.0.5",
+      port: 6379,
+      password: "secret",
+      maxRetriesPerRequest: null,
+    });
+    expect(redisConnection("rediss://[::1]:6390").tls).toEqual({ servername: "::1" });
+    expect(() => redisConnection("http://x")).toThrow(/^--redis: must be a redis:\/\/ or rediss:\/\//);
+  });
+});
+
 /** A working directory for workers other than the submitter's (dir): relative paths resolve differently there. */
 function elsewhere(): string {
   mkdirSync(p("elsewhere"), { recursive: true });
@@ -301,7 +460,7 @@ describe.skipIf(missing)(
           "--metrics",
           "mrr,hits@10,median_rank,amri",
         ];
-        await expectSubmitEqualsEvaluate(args, 4, "fb-states");
+        await expectSubmitEqualsEvaluate(args, 4, "states");
         for (const w of workers) await kill(w);
       },
       600_000,
@@ -319,7 +478,8 @@ describe.skipIf(missing)(
         "--shards",
         "2",
         "--state-dir",
-        p("kill-states"),
+        p("states"),
+        "--keep-states",
         ...args,
         "--format",
         "json",
@@ -340,8 +500,12 @@ describe.skipIf(missing)(
       const second = worker("second");
       const q = await submitted;
       expect(q.status, q.stderr).toBe(0);
-      const retried = await queue.getJob(killedJob!);
-      expect(retried!.attemptsStarted, "the killed shard's job ran again").toBeGreaterThanOrEqual(2);
+      // The merged jobs are gone from Redis; the kept state of the killed shard names its attempt.
+      const [, runId, shard] = /^(.*)-(\d+)$/.exec(killedJob!)!;
+      const kept = readdirSync(p("states")).filter((f) => f.startsWith(`${runId}-shard-${shard}-of-2-`));
+      expect(kept, "the killed shard's state").toHaveLength(1);
+      const attempt = Number(kept[0]!.split("-of-2-")[1]!.split("-")[0]);
+      expect(attempt, "the killed shard's job ran again").toBeGreaterThanOrEqual(2);
       const single = await run(["evaluate", ...args, "--format", "json"]);
       expect(q.stdout).toBe(single.stdout);
       await kill(second);
@@ -358,7 +522,7 @@ describe.skipIf(missing)(
         "--shards",
         "3",
         "--state-dir",
-        p("restart-states"),
+        p("states"),
         ...args,
         "--format",
         "json",
@@ -391,7 +555,7 @@ describe.skipIf(missing)(
           "--shards",
           "3",
           "--state-dir",
-          "model-states",
+          "states",
           ...args,
           "--format",
           "json",
@@ -411,7 +575,7 @@ describe.skipIf(missing)(
       const got = await submitRun({
         redis: url(),
         shards: 2,
-        stateDir: p("lib-states"),
+        stateDir: p("states"),
         args,
         format: "json",
         quiet: true,
@@ -432,7 +596,7 @@ describe.skipIf(missing)(
       const table = await submitRun({
         redis: url(),
         shards: 1,
-        stateDir: p("lib-states"),
+        stateDir: p("states"),
         args: ["--dataset", "umls", "--metrics", "mrr"],
         quiet: true,
       });
@@ -445,7 +609,19 @@ describe.skipIf(missing)(
       const start = (extra: string[]) => {
         const child = spawn(
           process.execPath,
-          [bin, "worker", "--redis", url(), "--queue", "sigterm", "--lock-ms", "2000", ...extra],
+          [
+            bin,
+            "worker",
+            "--redis",
+            url(),
+            "--state-dir",
+            p("states"),
+            "--queue",
+            "sigterm",
+            "--lock-ms",
+            "2000",
+            ...extra,
+          ],
           {
             cwd: dir,
             env: { ...process.env, KGRANK_THREADS: "1" },
@@ -483,7 +659,7 @@ describe.skipIf(missing)(
         "--shards",
         "1",
         "--state-dir",
-        p("sigterm-states"),
+        p("states"),
         "--dataset-dir",
         bigDataset(),
         "--quiet",
@@ -513,9 +689,248 @@ describe.skipIf(missing)(
       await startRedis();
     }, 300_000);
 
+    it("a job removed from Redis while a worker runs it: the worker says so in one line and serves the next job", async () => {
+      const { Queue } = await import("bullmq");
+      const queue = new Queue("vanish", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
+      const child = spawn(
+        process.execPath,
+        [bin, "worker", "--redis", url(), "--state-dir", p("states"), "--queue", "vanish", "--lock-ms", "2000"],
+        {
+          cwd: dir,
+          env: { ...process.env, KGRANK_THREADS: "1" },
+        },
+      );
+      children.push(child);
+      let stderr = "";
+      child.stderr.on("data", (b) => (stderr += b));
+      let exit: number | null = null;
+      child.on("exit", (code) => (exit = code));
+      const data = (run: string, args: string[]) => ({ run, args, shard: 0, shards: 2 });
+      await queue.add("shard", data("gone", ["evaluate", "--dataset-dir", bigDataset(), "--metrics", "mrr"]), {
+        jobId: "gone-0",
+      });
+      for (let i = 0; i < 600; i++) {
+        const job = (await queue.getActive())[0];
+        if (job && typeof job.progress === "object" && (job.progress as { done?: number }).done! > 0) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await queue.obliterate({ force: true });
+      await queue.add("shard", data("next", ["evaluate", "--dataset", "nations", "--metrics", "mrr"]), {
+        jobId: "next-0",
+      });
+      for (let i = 0; i < 600 && (await queue.getJobState("next-0")) !== "completed"; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(await queue.getJobState("next-0"), stderr).toBe("completed");
+      expect(exit, stderr).toBeNull();
+      const gone = stderr.split("\n").filter((l) => l.includes("gone-0"));
+      expect(gone, stderr).toHaveLength(1);
+      expect(gone[0]).toMatch(
+        /^kgrank worker: job gone-0 is lost to this worker \(removed from Redis, or its lock expired\): /,
+      );
+      await kill(child);
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }, 120_000);
+
+    it("submit against a Redis that is not there or dies while it waits: one line naming --redis, exit 1 within a bound", async () => {
+      const own = await freePort();
+      const dying = spawn("redis-server", ["--port", String(own), "--bind", "127.0.0.1", "--save", ""], {
+        stdio: "ignore",
+      });
+      children.push(dying);
+      for (let i = 0; i < 100; i++) {
+        if (spawnSync("redis-cli", ["-p", String(own), "ping"], { encoding: "utf8" }).stdout?.trim() === "PONG") break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const submit = async (redisUrl: string) => {
+        const t0 = Date.now();
+        const r = await run(["submit", "--redis", redisUrl, "--shards", "2", "--state-dir", p("states"), "--quiet"]);
+        return { ...r, seconds: (Date.now() - t0) / 1000 };
+      };
+      const closed = await freePort();
+      const waiting = submit(`redis://127.0.0.1:${own}`);
+      await new Promise((r) => setTimeout(r, 1500)); // the jobs are queued; no worker takes them
+      await kill(dying);
+      const results = await Promise.all([
+        submit(`redis://127.0.0.1:${closed}`),
+        submit("redis://no-such-host.invalid:6379"),
+        waiting,
+      ]);
+      for (const [r, url, why] of [
+        [results[0], `redis://127.0.0.1:${closed}`, "ECONNREFUSED"],
+        [results[1], "redis://no-such-host.invalid:6379", "ENOTFOUND|EAI_AGAIN"],
+        [results[2], `redis://127.0.0.1:${own}`, "ECONNREFUSED|Connection is closed"],
+      ] as const) {
+        expect(r.status, r.stderr).toBe(1);
+        expect(r.seconds, url).toBeLessThan(20);
+        expect(r.stderr.trim().split("\n"), r.stderr).toHaveLength(1);
+        expect(r.stderr).toContain(`kgrank: --redis: no answer from Redis at ${url} within 5 s: `);
+        expect(r.stderr).toMatch(new RegExp(why));
+      }
+    }, 60_000);
+
+    it("a forged job writes nothing outside the worker's --state-dir and learns nothing of files outside --allow-read", async () => {
+      const { Queue } = await import("bullmq");
+      const queue = new Queue("forged", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
+      mkdirSync(p("allowed"), { recursive: true });
+      writeFileSync(p("secret.npy"), "secret");
+      const child = spawn(
+        process.execPath,
+        [
+          bin,
+          "worker",
+          "--redis",
+          url(),
+          "--queue",
+          "forged",
+          "--state-dir",
+          p("states"),
+          "--allow-read",
+          p("allowed"),
+        ],
+        { cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore" },
+      );
+      children.push(child);
+      const nations = ["evaluate", "--dataset", "nations", "--metrics", "mrr"];
+      const jobs: [string, Record<string, unknown>][] = [
+        ["escape", { run: "../escape", args: nations, shard: 0, shards: 1, stateDir: p("evil") }],
+        ["exists", { run: "r1", args: [...nations, "--scores-tail", p("secret.npy")], shard: 0, shards: 1 }],
+        ["missing", { run: "r1", args: [...nations, "--scores-tail", p("no-such.npy")], shard: 0, shards: 1 }],
+        ["good", { run: "r2", args: nations, shard: 0, shards: 1, stateDir: p("evil") }],
+      ];
+      for (const [id, data] of jobs) await queue.add("shard", data as never, { jobId: id, attempts: 3 });
+      const settled = async (id: string) => {
+        for (let i = 0; i < 600; i++) {
+          const state = await queue.getJobState(id);
+          if (state === "completed" || state === "failed") return (await queue.getJob(id))!;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        throw new Error(`job ${id} never settled`);
+      };
+      const escape = await settled("escape");
+      expect(escape.failedReason).toMatch(/^job data "run": must be 1 to 64 letters/);
+      expect(escape.attemptsMade, "refused data is not retried").toBe(1);
+      const reason = async (id: string, file: string) =>
+        (await settled(id)).failedReason.replace(JSON.stringify(file), "FILE");
+      expect(await reason("exists", p("secret.npy"))).toBe(
+        'job data "args": --scores-tail FILE is outside the folders this worker may read (its --allow-read)',
+      );
+      expect(await reason("missing", p("no-such.npy"))).toBe(await reason("exists", p("secret.npy")));
+      const good = await settled("good");
+      expect(path.dirname(good.returnvalue.file)).toBe(realpathSync(p("states")));
+      expect(existsSync(p("evil")), "a folder the job named").toBe(false);
+      expect(readdirSync(dir).filter((f) => f.startsWith("escape"))).toEqual([]);
+      await kill(child);
+      // A submitter reads only states of its run in its own --state-dir: workers writing elsewhere are named.
+      const other = spawn(
+        process.execPath,
+        [bin, "worker", "--redis", url(), "--queue", "forged", "--state-dir", p("other-states"), "--quiet"],
+        { cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore" },
+      );
+      children.push(other);
+      const q = await run([
+        "submit",
+        "--redis",
+        url(),
+        "--queue",
+        "forged",
+        "--shards",
+        "1",
+        "--state-dir",
+        p("states"),
+        "--quiet",
+      ]);
+      expect(q.status).toBe(1);
+      expect(q.stderr).toMatch(
+        /^kgrank: shard 0\/1: its job names .*other-states.*, not a state of this run in --state-dir .*: give every worker the same --state-dir as submit\n$/,
+      );
+      await kill(other);
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }, 60_000);
+
+    it("the submitter's default dataset folder (./datasets, KGRANK_DATASETS) reaches workers in another directory", async () => {
+      // The submitter's ./datasets/codex-s is a shortened copy of Nations: a worker that looks in its own working
+      // directory finds none.
+      const copy = p("datasets/codex-s");
+      mkdirSync(copy, { recursive: true });
+      for (const split of ["train", "valid", "test"]) {
+        const lines = readFileSync(path.join(root, "data", "nations", `${split}.tsv`), "utf8").split("\n");
+        writeFileSync(path.join(copy, `${split}.tsv`), (split === "test" ? lines.slice(0, 60) : lines).join("\n"));
+      }
+      const env: NodeJS.ProcessEnv = { ...process.env, KGRANK_THREADS: "1" };
+      delete env.KGRANK_DATASETS;
+      const datasets = process.env.KGRANK_DATASETS;
+      expect(runArgs(["--dataset", "codex-s"], dir)).toEqual([
+        "evaluate",
+        "--dataset",
+        "codex-s",
+        "--dataset-dir",
+        datasets ?? p("datasets"),
+      ]);
+      process.env.KGRANK_DATASETS = "rel";
+      expect(runArgs(["--dataset=codex-s"], dir)).toEqual(["evaluate", "--dataset=codex-s", "--dataset-dir", p("rel")]);
+      if (datasets === undefined) delete process.env.KGRANK_DATASETS;
+      else process.env.KGRANK_DATASETS = datasets;
+      expect(runArgs(["--dataset", "umls"], dir)).toEqual(["evaluate", "--dataset", "umls"]); // bundled: from the package
+      expect(runArgs(["--positive-scores", "p.npy", "--negative-scores", "n.npy"], dir)).not.toContain("--dataset-dir");
+      const w = spawn(process.execPath, [bin, "worker", "--redis", url(), "--state-dir", p("states"), "--quiet"], {
+        cwd: elsewhere(),
+        env,
+        stdio: "ignore",
+      });
+      children.push(w);
+      const args = ["--dataset", "codex-s", "--metrics", "mrr", "--format", "json"];
+      const q = await run(
+        ["submit", "--redis", url(), "--shards", "2", "--state-dir", "states", "--quiet", ...args],
+        env,
+      );
+      expect(q.status, q.stderr).toBe(0);
+      const single = await run(["evaluate", ...args], env);
+      expect(JSON.parse(single.stdout).triples, "the submitter's copy").toBe(60);
+      expect(q.stdout).toBe(single.stdout);
+      await kill(w);
+    }, 60_000);
+
+    it("a merged run leaves no job in Redis and, without --keep-states, no state file", async () => {
+      const { Queue } = await import("bullmq");
+      const queue = new Queue("retention", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
+      const states = p("retention-states");
+      const w = spawn(
+        process.execPath,
+        [bin, "worker", "--redis", url(), "--queue", "retention", "--state-dir", states, "--quiet"],
+        { cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore" },
+      );
+      children.push(w);
+      const args = ["--dataset", "nations", "--metrics", "mrr"];
+      const got = await submitRun({ redis: url(), queue: "retention", shards: 2, stateDir: states, args, quiet: true });
+      expect(got.shards).toHaveLength(2);
+      expect(await queue.getJobCounts()).toEqual(expect.objectContaining({ completed: 0, failed: 0, waiting: 0 }));
+      expect(readdirSync(states)).toEqual([]);
+      const kept = await run([
+        "submit",
+        "--redis",
+        url(),
+        "--queue",
+        "retention",
+        "--shards",
+        "2",
+        "--state-dir",
+        states,
+        "--keep-states",
+        "--quiet",
+        ...args,
+      ]);
+      expect(kept.status, kept.stderr).toBe(0);
+      expect(readdirSync(states).filter((f) => f.endsWith(".state"))).toHaveLength(2);
+      expect(await queue.getJobCounts()).toEqual(expect.objectContaining({ completed: 0, failed: 0, waiting: 0 }));
+      await kill(w);
+      await queue.close();
+    }, 60_000);
+
     it("refuses bad queue flags with one line", async () => {
       const bad = await run(["submit", "--redis", "http://x", "--shards", "2", "--state-dir", p("s")]);
-      expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ URL/);
+      expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ or rediss:\/\/ \(TLS\) URL, got http:\n$/);
       const shard = await run(["submit", "--redis", url(), "--shards", "2", "--state-dir", p("s"), "--shard", "0/2"]);
       expect(shard.stderr).toMatch(/unknown option '--shard'/); // submit makes its own shards
     });

@@ -26,6 +26,7 @@ import {
   workerCommand,
   type WorkerOptions,
 } from "../run/queue";
+import { MAX_SHARDS } from "../run/job-data";
 import {
   collect,
   errorLine,
@@ -75,14 +76,18 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
         ),
     ),
   )
-    .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://127.0.0.1:6379")
-    .requiredOption("--shards <n>", "number of shard jobs", intArg("--shards", 1, 100000))
+    .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://:PASSWORD@host:6379 (rediss:// for TLS)")
+    .requiredOption("--shards <n>", "number of shard jobs", intArg("--shards", 1, MAX_SHARDS))
     .requiredOption(
       "--state-dir <dir>",
-      "directory every worker and this command can see (shared storage) for the shard states",
+      "the folder the workers write the shard states to (their --state-dir), seen by all at the same path",
     )
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--attempts <n>", "attempts per shard job before the run fails", intArg("--attempts", 1, 100), 3)
+    .option(
+      "--keep-states",
+      "keep the shard states after the merge (default: a merged run's states and jobs are deleted; a failed run's kept)",
+    )
     .action(async (flags: SubmitOptions) => {
       await submitRun({ ...flags, args: argv }, out);
     });
@@ -155,8 +160,19 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
 
   program
     .command("worker")
-    .description("take shard jobs from a BullMQ queue (kgrank submit) and run them until SIGINT / SIGTERM")
-    .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://127.0.0.1:6379")
+    .description(
+      "take shard jobs from a BullMQ queue (kgrank submit) and run them until SIGINT / SIGTERM (run node_modules/.bin/kgrank, not npx, under a process manager: npx does not pass SIGTERM on)",
+    )
+    .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://:PASSWORD@host:6379 (rediss:// for TLS)")
+    .requiredOption(
+      "--state-dir <dir>",
+      "the folder submit's --state-dir names (shared storage): shard states are written there and nowhere else",
+    )
+    .option(
+      "--allow-read <dir>",
+      "read the files jobs name only inside this folder, links resolved (repeat for more; default: any file)",
+      collect,
+    )
     .option("--queue <name>", "queue name", DEFAULT_QUEUE)
     .option("--concurrency <n>", "shard jobs run at once in this process", intArg("--concurrency", 1, 64), 1)
     .option(

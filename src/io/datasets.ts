@@ -80,6 +80,23 @@ function defaultDatasetDir(): string {
   return process.env.KGRANK_DATASETS || path.resolve(process.cwd(), "datasets");
 }
 
+/**
+ * The folder, absolute, that a run naming `name` (default nations) without a dataset folder reads it from: the
+ * default folder ($KGRANK_DATASETS, else ./datasets) resolved against the working directory `cwd`; undefined
+ * for a bundled dataset (read from the package) or an unknown name. A queue submitter sends it with the jobs, so workers
+ * elsewhere read what the submitter would.
+ */
+export function implicitDatasetDir(name?: string, cwd = process.cwd()): string | undefined {
+  let canonical: string;
+  try {
+    canonical = datasetName(name ?? "nations");
+  } catch {
+    return undefined;
+  }
+  if ((BUNDLED_DATASETS as readonly string[]).includes(canonical)) return undefined;
+  return path.resolve(cwd, process.env.KGRANK_DATASETS || "datasets");
+}
+
 /** Canonical dataset name, or a KgrankInputError listing the known ones. */
 function datasetName(name: string): string {
   const key = typeof name === "string" ? name.trim().toLowerCase() : "";

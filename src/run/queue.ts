@@ -1,11 +1,12 @@
 /**
  * One evaluation over many machines on BullMQ (Redis): `kgrank submit --redis URL --shards N --state-dir DIR
- * <evaluate options>` enqueues the N shard jobs of the run and waits; `kgrank worker --redis URL` (as many as you
- * like, anywhere that sees the same files) takes them, runs the evaluation `kgrank evaluate <options> --shard I/N
- * --save-state FILE` would run, in process (evaluateRun, the options parsed by evaluate's own flag definitions), and
- * returns the file's path and SHA-256, never the state itself. The submitter checks each
- * file's digest, then merges exactly one state per shard as `kgrank merge` does, and prints what `kgrank evaluate`
- * prints.
+ * <evaluate options>` enqueues the N shard jobs of the run and waits; `kgrank worker --redis URL --state-dir DIR` (as
+ * many as you like, anywhere that sees the same files) takes them, checks each job's data (parseShardJobData: job
+ * data is untrusted), runs the evaluation `kgrank evaluate <options> --shard I/N --save-state FILE` would run, in
+ * process (evaluateRun, the options parsed by evaluate's own flag definitions), with FILE in its own --state-dir, and
+ * returns the file's path and SHA-256, never the state itself. The submitter reads only a state of its run in its
+ * own --state-dir, checks each file's digest, then merges exactly one state per shard as `kgrank merge` does, prints
+ * what `kgrank evaluate` prints, and removes the run's jobs and (unless kept) its states.
  *
  * Fault tolerance is BullMQ's: a worker that dies (SIGKILL) stops renewing its job's lock, the job is found stalled
  * and retried by another worker. Exactness is kgrank's: each attempt writes its own file (a late write of a dead
@@ -16,15 +17,17 @@
  * BullMQ is an optional dependency, loaded only here.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import * as path from "node:path";
 
 import type { Job, Queue, Worker } from "bullmq";
 
 import { KgrankError, KgrankInputError } from "../checks/errors";
 import { removePendingFiles } from "../io/atomic";
+import { implicitDatasetDir } from "../io/datasets";
 
 import { evaluateRun } from "./evaluate-run";
+import { parseShardJobData, readRoots, realLocation, type ShardJobData, stateRoot } from "./job-data";
 import { errorLine, internalErrorLine } from "./flag-parsers";
 import { parseEvaluateArgs, pathFlags } from "./flags";
 import type { Format } from "./format";
@@ -35,14 +38,7 @@ import type { Out } from "./out";
 
 export const DEFAULT_QUEUE = "kgrank";
 
-/** What a shard job carries: the evaluate flags of the run, its shard, where states go. */
-export interface ShardJobData {
-  run: string;
-  args: string[];
-  shard: number;
-  shards: number;
-  stateDir: string;
-}
+export type { ShardJobData } from "./job-data";
 
 /** What a completed shard job returns. */
 export interface ShardJobResult {
@@ -62,13 +58,17 @@ function bullmq(): typeof import("bullmq") {
   }
 }
 
-/** BullMQ connection options from a redis:// URL (host, port, password, db). */
+/**
+ * BullMQ connection options from a redis:// or rediss:// (TLS; the certificate is checked against the host name) URL:
+ * host, port, user, password, database.
+ */
 export function redisConnection(url: string): {
   host: string;
   port: number;
   password?: string;
   username?: string;
   db?: number;
+  tls?: { servername: string };
   maxRetriesPerRequest: null;
 } {
   let u: URL;
@@ -77,24 +77,43 @@ export function redisConnection(url: string): {
   } catch {
     throw new KgrankInputError("--redis", `"${url.slice(0, 80)}" is not a URL; give redis://HOST:PORT`);
   }
-  if (u.protocol !== "redis:") throw new KgrankInputError("--redis", `must be a redis:// URL, got ${u.protocol}`);
+  if (u.protocol !== "redis:" && u.protocol !== "rediss:")
+    throw new KgrankInputError("--redis", `must be a redis:// or rediss:// (TLS) URL, got ${u.protocol}`);
   const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : undefined;
   if (db !== undefined && !Number.isInteger(db))
     throw new KgrankInputError("--redis", `database "${u.pathname.slice(1)}" is not a number`);
+  // URL keeps the brackets of an IPv6 host; the socket and the TLS server name take it without.
+  const host = u.hostname.replace(/^\[(.*)\]$/, "$1") || "127.0.0.1";
   return {
-    host: u.hostname || "127.0.0.1",
+    host,
     port: u.port ? Number(u.port) : 6379,
     ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
     ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
     ...(db !== undefined ? { db } : {}),
+    ...(u.protocol === "rediss:" ? { tls: { servername: host } } : {}),
     maxRetriesPerRequest: null,
   };
 }
+
+/** A failed job's reason: the one line `kgrank evaluate` would print for the error (after "kgrank: "). */
+const failureLine = (e: unknown) => (e instanceof KgrankError ? errorLine(e) : internalErrorLine(e));
+
+const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 const sha256File = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
 
 export interface WorkerOptions {
   redis: string;
+  /**
+   * The folder shard states are written to (made if missing), and the only one: a job names no path. Give it the
+   * folder `submit --state-dir` names, seen by both.
+   */
+  stateDir: string;
+  /**
+   * Folders the files a job names must lie in, symbolic links resolved (`kgrank worker --allow-read`); a job naming
+   * another file fails without saying whether it exists. When omitted, any file this process can read.
+   */
+  allowRead?: string[];
   queue?: string;
   concurrency?: number;
   /** How long a job's lock lasts without renewal before it counts as stalled (BullMQ lockDuration), ms. */
@@ -109,17 +128,38 @@ export async function startShardWorker(
   opts: WorkerOptions,
   log: (line: string) => void = () => undefined,
 ): Promise<Worker<ShardJobData, ShardJobResult>> {
-  const { Worker } = bullmq();
+  const { UnrecoverableError, Worker } = bullmq();
   const lockDuration = opts.lockMs ?? 30_000;
+  const root = stateRoot(opts.stateDir);
+  const roots = opts.allowRead ? readRoots(opts.allowRead) : undefined;
+  // A job removed from Redis while it runs (obliterated, Redis restarted without persistence), or whose lock expired,
+  // refuses every update and BullMQ reports each refusal: said once per job, and the shard runs to its end. Nothing
+  // such a job does can fail the process.
+  const lostJobs = new Set<string>();
+  const lostJob = (id: string, message: string) => {
+    if (lostJobs.has(id)) return;
+    lostJobs.add(id);
+    log(
+      `job ${id} is lost to this worker (removed from Redis, or its lock expired): ${message}; its shard runs to its end unreported`,
+    );
+  };
   const worker = new Worker<ShardJobData, ShardJobResult>(
     opts.queue ?? DEFAULT_QUEUE,
     async (job: Job<ShardJobData, ShardJobResult>) => {
-      const { run, args, shard, shards, stateDir } = job.data;
-      mkdirSync(stateDir, { recursive: true });
+      let data: ShardJobData;
+      try {
+        data = parseShardJobData(job.data, roots);
+      } catch (e) {
+        // Refused data is refused again on any retry: the job fails at once.
+        log(`job ${job.id} refused: ${failureLine(e)}`);
+        throw new UnrecoverableError(failureLine(e));
+      }
+      const { run, args, shard, shards } = data;
       // One file per attempt: a dead attempt's orphaned write can never replace the state a job returned.
+      const attempt = Number.isSafeInteger(job.attemptsStarted) ? job.attemptsStarted : 0;
       const file = path.join(
-        stateDir,
-        `${run}-shard-${shard}-of-${shards}-${job.attemptsStarted}-${randomBytes(4).toString("hex")}.state`,
+        root,
+        `${run}-shard-${shard}-of-${shards}-${attempt}-${randomBytes(4).toString("hex")}.state`,
       );
       let last = 0;
       try {
@@ -131,12 +171,11 @@ export async function startShardWorker(
             const now = Date.now();
             if (now - last < 250 && done < total) return;
             last = now;
-            void job.updateProgress({ done, total });
+            job.updateProgress({ done, total }).catch((e: unknown) => lostJob(String(job.id), messageOf(e)));
           },
         });
       } catch (e) {
-        // The job fails with the one line `kgrank evaluate` would print (after "kgrank: ").
-        throw new Error(e instanceof KgrankError ? errorLine(e) : internalErrorLine(e), { cause: e });
+        throw new Error(failureLine(e), { cause: e });
       }
       log(`shard ${shard}/${shards} of run ${run} -> ${file}`);
       return { file, sha256: sha256File(file), bytes: readFileSync(file).length };
@@ -149,9 +188,12 @@ export async function startShardWorker(
       maxStalledCount: 2,
     },
   );
-  // Redis down: BullMQ reports every reconnection attempt; say each distinct error once until it changes.
+  // Redis down: BullMQ reports every reconnection attempt; say each distinct error once until it changes. An error
+  // about one job ("Missing key for job ID. moveToFinished", "could not renew lock for job ID") is that job lost.
   let lastError = "";
   worker.on("error", (e) => {
+    const id = /\bfor job (\S+?)\.?(?:\s|$)/.exec(e.message)?.[1];
+    if (id !== undefined) return lostJob(id, e.message);
     if (e.message !== lastError) log(`worker error: ${e.message}`);
     lastError = e.message;
   });
@@ -240,6 +282,11 @@ export interface SubmitOptions {
   /** No progress bar and no notes on stderr. */
   quiet?: boolean;
   /**
+   * Keep the run's state files after the merge (`--keep-states`), e.g. for `kgrank compare` or `report`. By default
+   * a merged run's files are deleted, as are its jobs in Redis; a failed run keeps both for inspection.
+   */
+  keepStates?: boolean;
+  /**
    * The evaluate flags of the run, as on `kgrank evaluate`'s command line (e.g. ["--dataset", "nations",
    * "--scores-tail", "tail.npy"]); a leading "submit" or "evaluate", submit's own flags and output flags are
    * dropped, and file flags are made absolute against the working directory (workers run elsewhere).
@@ -251,6 +298,27 @@ export interface SubmitOptions {
 export interface SubmitResult extends MergedRun {
   /** The state file, SHA-256 and size each shard's job returned, in shard order. */
   shards: ShardJobResult[];
+}
+
+/**
+ * Milliseconds submitRun waits for Redis to answer - connecting, and each command while it waits for the jobs -
+ * before it stops with one line naming --redis, the URL and the connection's last error. ioredis reconnects with
+ * growing delays of at most 2 s, so a Redis restarted in place is back well within it.
+ */
+const REDIS_TIMEOUT_MS = 5000;
+
+/** Closes a BullMQ queue or event stream within 1 s; one whose Redis is gone is disconnected (its reconnect timers stop). */
+async function closeWithin(c: { close(): Promise<void>; disconnect(): Promise<void> }): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const closed = await Promise.race([
+    c.close().then(
+      () => true,
+      () => false,
+    ),
+    new Promise<boolean>((r) => (timer = setTimeout(r, 1000, false))),
+  ]);
+  clearTimeout(timer);
+  if (!closed) void c.disconnect().catch(() => undefined);
 }
 
 /** Prints nothing: the default `out` of submitRun for a service that uses the returned results. */
@@ -269,14 +337,37 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
   const connection = redisConnection(opts.redis);
   const run = `${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`;
   const stateDir = path.resolve(opts.stateDir);
-  mkdirSync(stateDir, { recursive: true });
+  const realStateDir = stateRoot(stateDir);
   const queue: Queue<ShardJobData, ShardJobResult> = new Queue(name, { connection });
-  const events = new QueueEvents(name, { connection });
+  // The event stream is opened once the queue has connected: closing one that never connected waits forever.
+  let events: InstanceType<typeof QueueEvents> | undefined;
+  let redisError = "";
+  const noteError = (e: Error) => (redisError = e.message);
+  queue.on("error", noteError);
+  /** `p`, or a KgrankInputError naming --redis once Redis has not answered for REDIS_TIMEOUT_MS. */
+  const answered = <T>(p: Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const why = redisError ? `: ${redisError}` : "";
+        reject(
+          new KgrankInputError(
+            "--redis",
+            `no answer from Redis at ${opts.redis} within ${REDIS_TIMEOUT_MS / 1000} s${why}; check the URL and that Redis is running`,
+          ),
+        );
+      }, REDIS_TIMEOUT_MS);
+    });
+    return Promise.race([p, late]).finally(() => clearTimeout(timer));
+  };
   const progress = new Progress(`evaluating ${opts.shards} shards on queue "${name}"`, 1000, { quiet: opts.quiet });
   const done = new Array<number>(opts.shards).fill(0);
   const total = new Array<number>(opts.shards).fill(0);
   try {
-    await events.waitUntilReady();
+    await answered(queue.waitUntilReady());
+    events = new QueueEvents(name, { connection });
+    events.on("error", noteError);
+    await answered(events.waitUntilReady());
     const ids = Array.from({ length: opts.shards }, (_, i) => `${run}-${i}`);
     let shown = 0; // the bar counts thousandths of the run's tasks
     events.on("progress", ({ jobId, data }) => {
@@ -290,12 +381,14 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
       if (now > shown) progress.tick(now - shown);
       shown = Math.max(shown, now);
     });
-    await queue.addBulk(
-      ids.map((jobId, shard) => ({
-        name: "shard",
-        data: { run, args, shard, shards: opts.shards, stateDir },
-        opts: { jobId, attempts: opts.attempts ?? 3, removeOnComplete: false, removeOnFail: false },
-      })),
+    await answered(
+      queue.addBulk(
+        ids.map((jobId, shard) => ({
+          name: "shard",
+          data: { run, args, shard, shards: opts.shards },
+          opts: { jobId, attempts: opts.attempts ?? 3, removeOnComplete: false, removeOnFail: false },
+        })),
+      ),
     );
     const results = new Map<number, ShardJobResult>();
     while (results.size < opts.shards) {
@@ -303,8 +396,8 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
         if (results.has(shard)) continue;
         // State first, then the job's data: read the other way round, a job completing in between looks
         // completed with no return value yet.
-        const state = await queue.getJobState(ids[shard]!);
-        const job = await queue.getJob(ids[shard]!);
+        const state = await answered(queue.getJobState(ids[shard]!));
+        const job = await answered(queue.getJob(ids[shard]!));
         if (!job || state === "unknown") {
           throw new KgrankError(
             `shard ${shard}/${opts.shards} (job ${ids[shard]}) vanished from the queue: was Redis restarted without persistence? Submit the run again`,
@@ -330,26 +423,53 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
     const loaded = [...results.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([shard, r]) => {
-        const bytes = new Uint8Array(readFileSync(r.file));
+        // The job's result comes from Redis: read nothing but a state of this run in this run's --state-dir.
+        const prefix = `${run}-shard-${shard}-of-${opts.shards}-`;
+        const real = realLocation(r.file);
+        if (real === null || path.dirname(real) !== realStateDir || !path.basename(real).startsWith(prefix)) {
+          throw new KgrankError(
+            `shard ${shard}/${opts.shards}: its job names ${r.file}, not a state of this run in --state-dir ${stateDir}: give every worker the same --state-dir as submit`,
+          );
+        }
+        const bytes = new Uint8Array(readFileSync(real));
         const digest = createHash("sha256").update(bytes).digest("hex");
         if (digest !== r.sha256 || bytes.length !== r.bytes) {
           throw new KgrankError(
             `shard ${shard}/${opts.shards}: ${r.file} is not the file its job wrote (SHA-256 differs): changed or replaced on the shared storage`,
           );
         }
-        return { file: r.file, bytes };
+        return { file: real, bytes };
       });
     const merged = await printMerged(mergeShards(loaded), { format, output: opts.output, quiet: opts.quiet }, out, t0);
+    // Merged: the run's jobs leave Redis and, unless kept, its states leave the folder. A failed run keeps both.
+    try {
+      await answered(Promise.all(ids.map((id) => queue.remove(id))));
+    } catch (e) {
+      if (!opts.quiet) out.stderr(`kgrank: note: the run's jobs stay in Redis: ${messageOf(e)}\n`);
+    }
+    if (!opts.keepStates) removeRunStates(realStateDir, run);
     return { ...merged, shards: [...results.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r) };
   } finally {
     progress.stop();
-    await events.close().catch(() => undefined);
-    await queue.close().catch(() => undefined);
+    if (events) await closeWithin(events);
+    await closeWithin(queue);
+  }
+}
+
+/**
+ * Deletes the state files of `run` in `dir`: each attempt's `RUN-shard-I-of-N-ATTEMPT-HEX.state` (the merged ones
+ * and those of attempts that lost their job) and the hidden temporary files of writes that never finished.
+ */
+function removeRunStates(dir: string, run: string): void {
+  const ours = new RegExp(`^\\.?${run}-shard-\\d+-of-\\d+-\\d+-[0-9a-f]{8}\\.state(\\.\\d+\\.[0-9a-z]+\\.tmp)?$`);
+  for (const name of readdirSync(dir)) {
+    if (ours.test(name)) rmSync(path.join(dir, name), { force: true });
   }
 }
 
 /** Flags of `kgrank submit` that are its own; the rest are the run's evaluate flags. */
 const SUBMIT_WITH_VALUE = ["--redis", "--queue", "--shards", "--state-dir", "--attempts"];
+const SUBMIT_ALONE = ["--keep-states"];
 
 /**
  * Flags naming files or folders: made absolute, since workers run elsewhere (they must see the same paths). Read
@@ -360,12 +480,14 @@ const PATH_FLAGS = () => (pathFlagList ??= pathFlags());
 
 /**
  * The evaluate flags of a `kgrank submit ...` command line (or of evaluate flags alone): submit's own flags and
- * output flags removed, paths made absolute against this process's working directory. Idempotent.
+ * output flags removed, paths made absolute against this process's working directory, and the dataset folder a run
+ * without --dataset-dir would read here added (implicitDatasetDir). Idempotent.
  */
 export function runArgs(argv: string[], cwd = process.cwd()): string[] {
   const rest: string[] = [];
   for (let i = argv[0] === "submit" || argv[0] === "evaluate" ? 1 : 0; i < argv.length; i++) {
     const a = argv[i]!;
+    if (SUBMIT_ALONE.includes(a)) continue;
     if (SUBMIT_WITH_VALUE.includes(a)) {
       i++;
       continue;
@@ -379,6 +501,17 @@ export function runArgs(argv: string[], cwd = process.cwd()): string[] {
     } else {
       rest.push(a);
     }
+  }
+  // Without --dataset-dir a run reads its dataset from $KGRANK_DATASETS or ./datasets of this process (or the
+  // bundled copy): workers elsewhere are told that folder, absolute, so they read what evaluate here would.
+  const value = (flag: string) => {
+    const i = rest.findIndex((a) => a === flag || a.startsWith(`${flag}=`));
+    return i < 0 ? undefined : rest[i] === flag ? (rest[i + 1] ?? "") : rest[i]!.slice(flag.length + 1);
+  };
+  const scoresOnly = value("--positive-scores") !== undefined || value("--negative-scores") !== undefined;
+  if (!scoresOnly && value("--dataset-dir") === undefined) {
+    const implicit = implicitDatasetDir(value("--dataset"), cwd);
+    if (implicit !== undefined) rest.push("--dataset-dir", implicit);
   }
   return ["evaluate", ...childArgs(rest)];
 }
