@@ -726,14 +726,17 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
 
   it("bad values of worker, report and plot flags: one line naming the flag", async () => {
     expectUserError(
-      await kgrank(["worker", "--redis", "redis://127.0.0.1:1", "--close-timeout", "-1"]),
+      await kgrank(["worker", "--redis", "redis://127.0.0.1:1", "--state-dir", "states", "--close-timeout", "-1"]),
       /--close-timeout:? must be an integer from 0 to 3600000, got "-1"/,
     );
     expectUserError(
-      await kgrank(["worker", "--redis", "redis://127.0.0.1:1", "--close-timeout", "soon"]),
+      await kgrank(["worker", "--redis", "redis://127.0.0.1:1", "--state-dir", "states", "--close-timeout", "soon"]),
       /--close-timeout:? must be an integer from 0 to 3600000, got "soon"/,
     );
-    expectUserError(await kgrank(["worker", "--redis", "http://x"]), /^kgrank: --redis: must be a redis:\/\/ URL/);
+    expectUserError(
+      await kgrank(["worker", "--redis", "http://x", "--state-dir", "states"]),
+      /^kgrank: --redis: must be a redis:\/\/ or rediss:\/\/ \(TLS\) URL/,
+    );
     expect((await kgrank(["evaluate", "--save-state", "flags.state", "--quiet"])).status).toBe(0);
     expectUserError(
       await kgrank(["report", "flags.state", "--dataset", "kinships"]),

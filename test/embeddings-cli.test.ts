@@ -4,7 +4,7 @@
  * DGL-KE directory with shuffled rows and an entities.tsv id map (plain TransE: L2), .npz / safetensors files, shards
  * merged with kgrank merge, the OGB protocol; `--format json` must equal the library's results for the same model.
  */
-import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -396,6 +396,14 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     ]);
     expect(given.stderr).toBe("");
     expectClose(JSON.parse(given.stdout).results, library(want));
+    // A map config.json chose that does not fit is the model directory's error, naming the file, not --entity-ids.
+    mkdirSync(data, { recursive: true });
+    writeFileSync(path.join(data, "entities.dict"), `0\t${ds.entityLabels[0]}\n`);
+    copyFileSync(path.join(run, "data-moved", "Nations", "relations.dict"), path.join(data, "relations.dict"));
+    expectUserError(
+      await kgrank(["--model-dir", model, "--quiet"]),
+      /^kgrank: --model-dir: .*data\/Nations\/entities\.dict lists 1 labels but the embeddings have 14 rows/,
+    );
   });
 
   it("a model without --dataset is refused, saying no dataset was named (the bundled Nations was evaluated and --entity-embeddings blamed)", async () => {

@@ -337,6 +337,15 @@ describe("a shard job's data as a worker takes it (untrusted; no Redis needed)",
     ])
       expect(outside(file), file).toBe(message);
     expect(refused(args("--dataset-dir", "/"), allow)).toContain("--dataset-dir");
+    // A non-bundled dataset without --dataset-dir would be read from the worker's own default folder.
+    const external = { ...good, args: ["evaluate", "--dataset", "fb15k237"] };
+    expect(refused(external, allow)).toMatch(
+      /^job data "args": --dataset "fb15k237" without --dataset-dir reads this worker's .*, outside the folders it may read \(its --allow-read\); give --dataset-dir/,
+    );
+    expect(parseShardJobData({ ...external, args: [...external.args, "--dataset-dir", p("allowed")] }, allow).run).toBe(
+      good.run,
+    );
+    expect(parseShardJobData(external).run, "no --allow-read: no confinement").toBe(good.run);
     expect(() => readRoots([p("no-such-root")])).toThrow(/^--allow-read: .* is not a folder/);
   });
 
@@ -792,7 +801,27 @@ describe.skipIf(missing)(
       );
       children.push(child);
       const nations = ["evaluate", "--dataset", "nations", "--metrics", "mrr"];
+      // A DGL-KE model directory inside the allowed folder whose config.json names id maps outside it (data_path).
+      writeFileSync(p("secret.dict"), "0\tsecret\n");
+      for (const [model, map] of [
+        ["maps-exist", "secret.dict"],
+        ["maps-missing", "no-such.dict"],
+      ]) {
+        const m = p(`allowed/${model}`);
+        mkdirSync(m, { recursive: true });
+        writeNpy(path.join(m, "Nations_DistMult_entity.npy"), new Float32Array(14 * 4), [14, 4]);
+        writeNpy(path.join(m, "Nations_DistMult_relation.npy"), new Float32Array(55 * 4), [55, 4]);
+        writeFileSync(
+          path.join(m, "config.json"),
+          JSON.stringify({ model_name: "DistMult", dataset: "Nations", data_path: dir, emp_file: map, hidden_dim: 4 }),
+        );
+      }
       const jobs: [string, Record<string, unknown>][] = [
+        ["maps-exist", { run: "r3", args: [...nations, "--model-dir", p("allowed/maps-exist")], shard: 0, shards: 1 }],
+        [
+          "maps-missing",
+          { run: "r3", args: [...nations, "--model-dir", p("allowed/maps-missing")], shard: 0, shards: 1 },
+        ],
         ["escape", { run: "../escape", args: nations, shard: 0, shards: 1, stateDir: p("evil") }],
         ["exists", { run: "r1", args: [...nations, "--scores-tail", p("secret.npy")], shard: 0, shards: 1 }],
         ["missing", { run: "r1", args: [...nations, "--scores-tail", p("no-such.npy")], shard: 0, shards: 1 }],
@@ -816,6 +845,13 @@ describe.skipIf(missing)(
         'job data "args": --scores-tail FILE is outside the folders this worker may read (its --allow-read)',
       );
       expect(await reason("missing", p("no-such.npy"))).toBe(await reason("exists", p("secret.npy")));
+      // config.json's maps outside --allow-read count as absent, alike whether they exist or not.
+      const maps = async (id: string) =>
+        (await settled(id)).failedReason.replaceAll(id, "MODEL").replace(/(secret|no-such)\.dict/g, "MAP");
+      expect(await maps("maps-exist")).toMatch(
+        /--model-dir: .*config\.json: emp_file "MAP" is not found under its data_path/,
+      );
+      expect(await maps("maps-exist")).toBe(await maps("maps-missing"));
       const good = await settled("good");
       expect(path.dirname(good.returnvalue.file)).toBe(realpathSync(p("states")));
       expect(existsSync(p("evil")), "a folder the job named").toBe(false);

@@ -41,6 +41,11 @@ export interface LoadEmbeddingModelOptions {
   /** The dataset's labels in id order: rows are mapped to them through the id maps. */
   entityLabels?: readonly string[];
   relationLabels?: readonly string[];
+  /**
+   * Whether a file that config.json names outside the model directory (DGL-KE's id maps under its data_path) may be
+   * read; a queue worker's --allow-read. Files it refuses count as absent. Default: every file.
+   */
+  mayRead?: (file: string) => boolean;
 }
 
 /** OGB / DGL-KE model names -> interactions, all but plain "TransE", which the two codes read differently. */
@@ -203,13 +208,13 @@ function readIdMap(file: string, argument: string): string[] {
   return labels;
 }
 
-/** The matrix with its rows reordered to `labels` through the id map's row labels. */
-function mapRows(m: NpyData, rowLabels: string[], labels: readonly string[], mapArg: string): NpyData {
+/** The matrix with its rows reordered to `labels` through the row labels of the id map `file`. */
+function mapRows(m: NpyData, rowLabels: string[], labels: readonly string[], mapArg: string, file: string): NpyData {
   const [rows, cols] = m.shape as [number, number];
   if (rowLabels.length !== rows) {
     throw new KgrankInputError(
       mapArg,
-      `lists ${rowLabels.length} labels but the embeddings have ${rows} rows: the id map must name every row`,
+      `${file} lists ${rowLabels.length} labels but the embeddings have ${rows} rows: the id map must name every row`,
     );
   }
   const row = new Map(rowLabels.map((l, i) => [l, i]));
@@ -220,7 +225,7 @@ function mapRows(m: NpyData, rowLabels: string[], labels: readonly string[], map
     if (r === undefined)
       throw new KgrankInputError(
         mapArg,
-        `has no row for the dataset's label ${describe(label)} (id ${id}): the embeddings were trained on another id set`,
+        `${file} has no row for the dataset's label ${describe(label)} (id ${id}): the embeddings were trained on another id set`,
       );
     data.set((m.data as Float32Array).subarray(r * cols, (r + 1) * cols), id * cols);
   });
@@ -330,6 +335,7 @@ function idMapFile(
   config: Record<string, unknown>,
   configFile: string,
   kind: "entity" | "relation",
+  mayRead: (file: string) => boolean,
 ): string | undefined {
   const beside = path.join(dir, kind === "entity" ? "entities.tsv" : "relations.tsv");
   const key = (kind === "entity" ? ["emp_file", "emap_file"] : ["rmap_file"]).find(
@@ -343,7 +349,7 @@ function idMapFile(
   for (const folder of dataPath === null ? [] : dataPathCandidates(dir, config, dataPath))
     tried.push(path.resolve(folder, builtIn ? (config.dataset as string) : "", name));
   tried.push(path.join(dir, path.basename(name)), beside);
-  const found = tried.find((f) => existsSync(f));
+  const found = tried.find((f) => existsSync(f) && mayRead(f));
   if (found !== undefined) return found;
   const flag = kind === "entity" ? "--entity-ids" : "--relation-ids";
   throw new KgrankInputError(
@@ -425,8 +431,9 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
     const writer = savedBy(config, files);
     entFile ??= path.join(dir, embeddingFile(dir, files, config, writer, "entity", configFile));
     relFile ??= path.join(dir, embeddingFile(dir, files, config, writer, "relation", configFile));
-    entIds ??= idMapFile(dir, config, configFile, "entity");
-    relIds ??= idMapFile(dir, config, configFile, "relation");
+    const mayRead = options.mayRead ?? (() => true);
+    entIds ??= idMapFile(dir, config, configFile, "entity", mayRead);
+    relIds ??= idMapFile(dir, config, configFile, "relation", mayRead);
     if (interaction === "complex" || interaction === "rotate") layout ??= "halves";
     if (interaction === "rotate") {
       const gamma = configValue(config, configFile, "gamma", "number") as number | undefined;
@@ -472,7 +479,9 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
   if (entIds) {
     if (!options.entityLabels)
       throw new KgrankInputError("entityIds", "needs the dataset's entity labels to map rows to");
-    ent = mapRows(ent, readIdMap(entIds, "entityIds"), options.entityLabels, "entityIds");
+    // A map the model directory's config.json chose is its error, not a flag's the user did not give.
+    const arg = options.entityIds ? "entityIds" : "modelDir";
+    ent = mapRows(ent, readIdMap(entIds, arg), options.entityLabels, arg, entIds);
   } else if (options.entityLabels && ent.shape[0] !== options.entityLabels.length) {
     throw new KgrankInputError(
       "entityEmbeddings",
@@ -482,7 +491,8 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
   if (relIds) {
     if (!options.relationLabels)
       throw new KgrankInputError("relationIds", "needs the dataset's relation labels to map rows to");
-    rel = mapRows(rel, readIdMap(relIds, "relationIds"), options.relationLabels, "relationIds");
+    const arg = options.relationIds ? "relationIds" : "modelDir";
+    rel = mapRows(rel, readIdMap(relIds, arg), options.relationLabels, arg, relIds);
   } else if (options.relationLabels && rel.shape[0] !== options.relationLabels.length) {
     throw new KgrankInputError(
       "relationEmbeddings",

@@ -69,6 +69,8 @@ export interface EvaluateOptions {
   negativeScores?: string;
   /** Option keys set on the command line (main() fills it from commander), to refuse flags that do not apply. */
   given?: string[];
+  /** Files named inside inputs (a model directory's config.json) are read only where this allows (a queue worker's --allow-read). */
+  mayRead?: (file: string) => boolean;
 }
 
 /** Rows per addModel call: a progress step that keeps the query vectors small (rows x dim). */
@@ -343,6 +345,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
       precision: opts.precision as "float32" | "float64" | undefined,
       entityLabels: ds.entityLabels,
       relationLabels: ds.relationLabels,
+      ...(opts.mayRead ? { mayRead: opts.mayRead } : {}),
     }),
   );
   let negatives: Int32Array | null = null;

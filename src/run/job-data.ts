@@ -8,6 +8,7 @@ import { mkdirSync, realpathSync, statSync } from "node:fs";
 import * as path from "node:path";
 
 import { KgrankInputError } from "../checks/errors";
+import { implicitDatasetDir } from "../io/datasets";
 import { quoted } from "../text/suggest";
 
 import { parseEvaluateArgs, pathFlags } from "./flags";
@@ -98,7 +99,7 @@ export function realLocation(p: string): string | null {
 }
 
 /** True when `p` lies in (or is) one of `roots` (real paths). */
-function insideRoots(p: string, roots: readonly string[]): boolean {
+export function insideRoots(p: string, roots: readonly string[]): boolean {
   const real = realLocation(p);
   if (real === null) return false;
   return roots.some((root) => {
@@ -158,6 +159,15 @@ export function parseShardJobData(data: unknown, allowRead?: readonly string[]):
       if (typeof value === "string" && !insideRoots(value, allowRead))
         fail("args", `${flag} ${quoted(value)} is outside the folders this worker may read (its --allow-read)`);
     }
+    // A non-bundled --dataset without --dataset-dir reads the worker's own default folder: confined the same way.
+    const implicit =
+      options.datasetDir === undefined ? implicitDatasetDir(options.dataset as string | undefined) : undefined;
+    if (implicit !== undefined && !insideRoots(implicit, allowRead))
+      fail(
+        "args",
+        `--dataset ${quoted(String(options.dataset))} without --dataset-dir reads this worker's ${implicit}, outside the ` +
+          `folders it may read (its --allow-read); give --dataset-dir (kgrank submit sends its own)`,
+      );
   }
   return { run: run as string, args: list, shard: shard as number, shards: shards as number };
 }

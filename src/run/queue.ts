@@ -27,7 +27,7 @@ import { removePendingFiles } from "../io/atomic";
 import { implicitDatasetDir } from "../io/datasets";
 
 import { evaluateRun } from "./evaluate-run";
-import { parseShardJobData, readRoots, realLocation, type ShardJobData, stateRoot } from "./job-data";
+import { insideRoots, parseShardJobData, readRoots, realLocation, type ShardJobData, stateRoot } from "./job-data";
 import { errorLine, internalErrorLine } from "./flag-parsers";
 import { parseEvaluateArgs, pathFlags } from "./flags";
 import type { Format } from "./format";
@@ -164,6 +164,7 @@ export async function startShardWorker(
       let last = 0;
       try {
         const options = parseEvaluateArgs([...args, "--shard", `${shard}/${shards}`, "--save-state", file, "--quiet"]);
+        if (roots) options.mayRead = (f) => insideRoots(f, roots);
         await evaluateRun(options, {
           stdout: () => undefined,
           stderr: () => undefined,
