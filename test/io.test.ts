@@ -13,8 +13,10 @@ import {
   encodeNpy,
   FrequencyBaseline,
   KgrankInputError,
+  labelMaps,
   loadDataset,
   loadEmbeddingModel,
+  mapTriples,
   parseNpyHeader,
   parseNpz,
   parseSafetensors,
@@ -564,6 +566,44 @@ describe("datasets", () => {
     expect(() => loadDataset("nations", { datasetDir: "/nonexistent/kgrank" })).toThrow(
       /datasetDir: --dataset-dir was given, but .*nations\/train.tsv does not exist .*leave out --dataset-dir/,
     );
+  });
+
+  it("interned ids equal labelMaps + mapTriples over the rows: code-point order, long shared prefixes, roles, pieces", () => {
+    const long = "x".repeat(16);
+    // Astral vs BMP labels (UTF-16 order differs from code-point order), labels sharing their first 16 bytes,
+    // a zero-padded prefix tie ("ab" vs "ab\0"), a label that is a relation in train but an entity in test.
+    const labels = ["\u{1F600}", "\uFB01", "é", "e", long, long + "a", long + "b", long + "ab", "ab", "ab\0"];
+    let seed = 7;
+    const pick = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) % n;
+    const rows = (n: number, extra: string[]) =>
+      Array.from({ length: n }, () => {
+        const pool = [...labels, ...extra];
+        return `${pool[pick(pool.length)]}\t${pick(3) === 0 ? "rel" : `r${pick(5)}`}\t${pool[pick(pool.length)]}`;
+      }).join("\n");
+    const folder = path.join(dir, "interned");
+    fs.mkdirSync(folder, { recursive: true });
+    // train past one piece (128 KiB) so the rows are interned piece by piece
+    const train =
+      rows(
+        20000,
+        Array.from({ length: 300 }, (_, k) => `n${k}`),
+      ) + "\n";
+    writeFileSync(path.join(folder, "train.tsv"), train);
+    writeFileSync(path.join(folder, "valid.tsv"), rows(300, ["unseen", "r9"]));
+    writeFileSync(path.join(folder, "test.tsv"), "rel\tr1\tab\n" + rows(300, ["unseen2"]));
+    const d = loadDataset(undefined, { datasetDir: folder });
+    const byRows = (file: string) => splitTsvTriples(readFileSync(path.join(folder, file), "utf8"));
+    const maps = labelMaps(byRows("train.tsv"));
+    expect(d.entityLabels).toEqual(maps.entityLabels);
+    expect(d.relationLabels).toEqual(maps.relationLabels);
+    for (const s of ["train", "valid", "test"] as const) {
+      const m = mapTriples(byRows(`${s}.tsv`), maps);
+      expect(Array.from(d.splits[s])).toEqual(Array.from(m.triples));
+      expect(d.dropped[s]).toBe(m.dropped);
+    }
+    expect(d.dropped.test).toBeGreaterThan(0);
+    expect(d.entityToId.get(long + "ab")).toBe(d.entityLabels.indexOf(long + "ab"));
+    expect(d.relationToId.size).toBe(d.numRelations);
   });
 
   const fb = loadShared("fb15k-237");

@@ -3,11 +3,13 @@
  * where src/io runs its TypeScript twin (io/tsv.ts splitTsvBytesTs). The same backend selection as `kernels()`:
  * src/io asks here instead of loading the addon itself. (`.npy` headers have one parser, in TypeScript: io/npy.ts.)
  */
-import { nativeAddon, nativeParse } from "./backend";
+import { nativeAddon, nativeParse, type NativeTripleInterner } from "./backend";
 
 export interface NativeParsers {
   /** Field offsets of UTF-8 TSV triples, six per row (start and end of head, relation, tail); errors as above. */
   splitTsvTriples(bytes: Uint8Array, argument: string): Uint32Array;
+  /** A new interner of labelled triples (native/core/intern.h); its add() errors are raw status errors. */
+  tripleInterner(): NativeTripleInterner;
 }
 
 let parsers: NativeParsers | null | undefined;
@@ -18,6 +20,7 @@ export function nativeParsers(): NativeParsers | null {
   const addon = nativeAddon();
   parsers = addon && {
     splitTsvTriples: (bytes, argument) => nativeParse(argument, () => addon.splitTsvTriples(bytes)),
+    tripleInterner: () => new addon.TripleInterner(),
   };
   return parsers;
 }
