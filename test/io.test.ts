@@ -15,6 +15,7 @@ import {
   KgrankInputError,
   labelMaps,
   loadDataset,
+  loadDatasetAsync,
   loadEmbeddingModel,
   mapTriples,
   parseNpyHeader,
@@ -604,6 +605,83 @@ describe("datasets", () => {
     expect(d.dropped.test).toBeGreaterThan(0);
     expect(d.entityToId.get(long + "ab")).toBe(d.entityLabels.indexOf(long + "ab"));
     expect(d.relationToId.size).toBe(d.numRelations);
+  });
+
+  it("id arrays: SPLIT.npy (n, 3) or SPLIT.npz head / relation / tail, with label files, give the TSV dataset's triples", async () => {
+    const nations = loadDataset("nations");
+    const npyDir = path.join(dir, "ids-npy");
+    const npzDir = path.join(dir, "ids-npz");
+    fs.mkdirSync(npyDir, { recursive: true });
+    fs.mkdirSync(npzDir, { recursive: true });
+    for (const s of ["train", "valid", "test"] as const) {
+      const t = nations.splits[s];
+      writeNpy(path.join(npyDir, `${s}.npy`), BigInt64Array.from(t, BigInt), [t.length / 3, 3]);
+      const col = (c: number) => ({ data: Int32Array.from({ length: t.length / 3 }, (_, i) => t[3 * i + c]!) });
+      // OGB's valid / test dicts also hold negatives: other arrays are ignored
+      const extra: Record<string, { data: Int32Array; shape: number[] }> =
+        s === "train" ? {} : { head_neg: { data: new Int32Array(6), shape: [2, 3] } };
+      writeFileSync(
+        path.join(npzDir, `${s}.npz`),
+        encodeNpz({ head: col(0), relation: col(1), tail: col(2), ...extra }),
+      );
+    }
+    writeFileSync(path.join(npyDir, "entities.txt"), nations.entityLabels.join("\n") + "\n");
+    writeFileSync(path.join(npyDir, "relations.dict"), nations.relationLabels.map((l, i) => `${i}\t${l}`).join("\n"));
+    const a = loadDataset(undefined, { datasetDir: npyDir });
+    const b = await loadDatasetAsync(undefined, { datasetDir: npzDir });
+    expect(a.entityLabels).toEqual(nations.entityLabels);
+    expect(a.relationLabels).toEqual(nations.relationLabels);
+    expect(a.relationToId.get(nations.relationLabels[3]!)).toBe(3);
+    // without label files: counts are the largest id + 1, labels the ids
+    expect([b.numEntities, b.numRelations]).toEqual([nations.numEntities, nations.numRelations]);
+    expect(b.entityLabels[13]).toBe("13");
+    for (const s of ["train", "valid", "test"] as const) {
+      expect(Array.from(a.splits[s])).toEqual(Array.from(nations.splits[s]));
+      expect(Array.from(b.splits[s])).toEqual(Array.from(nations.splits[s]));
+      expect(a.dropped[s]).toBe(0);
+    }
+  });
+
+  it("id arrays: an id out of range, a negative or fractional id, a bad shape or a missing split name the file, row and column", () => {
+    const d = path.join(dir, "ids-bad");
+    fs.mkdirSync(d, { recursive: true });
+    const put = (s: string, rows: number[][], data?: Float64Array | Int32Array) =>
+      writeNpy(path.join(d, `${s}.npy`), data ?? Int32Array.from(rows.flat()), [rows.length, 3]);
+    put("train", [
+      [0, 0, 1],
+      [1, 0, 2],
+    ]);
+    put("valid", [[0, 0, 1]]);
+    put("test", [
+      [2, 0, 1],
+      [0, 1, 3],
+    ]);
+    writeFileSync(path.join(d, "entities.txt"), "a\nb\nc\n");
+    const load = () => loadDataset(undefined, { datasetDir: d });
+    expect(load).toThrow(
+      /dataset: .*test\.npy row 1 column 2 \(tail\): id 3 is not below the 3 entities of .*entities\.txt/,
+    );
+    writeFileSync(path.join(d, "entities.txt"), "a\nb\nc\nb\n");
+    expect(load).toThrow(/entities\.txt line 4: label "b" is also on line 2: each id needs its own label/);
+    writeFileSync(path.join(d, "entities.txt"), "a\nb\nc\nd\n");
+    expect(load().numRelations).toBe(2);
+    put("valid", [
+      [0, 0, 1],
+      [0, -1, 1],
+    ]);
+    expect(load).toThrow(/valid\.npy row 1 column 1 \(relation\): id -1 is not an id/);
+    put("valid", [[0, 0, 1]], Float64Array.from([0, 0, 1.5]));
+    expect(load).toThrow(/valid\.npy: the array has dtype f8; ids must be integers/);
+    writeNpy(path.join(d, "valid.npy"), new Int32Array(4), [2, 2]);
+    expect(load).toThrow(/valid\.npy: has shape \[2, 2\]; a split's \.npy must have shape \(n, 3\)/);
+    fs.rmSync(path.join(d, "valid.npy"));
+    writeFileSync(path.join(d, "valid.npz"), encodeNpz({ head: { data: new Int32Array(1) } }));
+    expect(load).toThrow(/valid\.npz: has no "relation", "tail" array/);
+    fs.rmSync(path.join(d, "valid.npz"));
+    writeFileSync(path.join(d, "valid.tsv"), "a\tr\tb\n");
+    expect(load).toThrow(
+      /train\.npy gives train as id arrays but valid is .*valid\.tsv: give valid as valid\.npy or valid\.npz too/,
+    );
   });
 
   const fb = loadShared("fb15k-237");

@@ -12,6 +12,7 @@ import { quoted } from "../text/suggest";
 import { describe, optionKeys, options as checkOptions, signalOption } from "../checks/validate";
 import { readRegularFile, readRegularFileAsync } from "./files";
 import { runSteps, runStepsAsync, type Steps } from "./steps";
+import { ID_ARRAY_EXTS, isIdArrayFile, type IdArrayDataset, loadIdArrays, loadIdArraysAsync } from "./id-arrays";
 import { tripleTable, type TripleTable } from "./triple-table";
 import { tsvPiecesSteps } from "./tsv";
 
@@ -122,10 +123,11 @@ function isDir(p: string): boolean {
 
 /**
  * The file of a split in `dir`: SPLIT.tsv, or SPLIT.txt as FB15k-237, WN18RR and CoDEx are distributed by their
- * authors (the same tab-separated triples); null when neither exists.
+ * authors (the same tab-separated triples), or SPLIT.npy / SPLIT.npz as id arrays (./id-arrays.ts); null when none
+ * exists.
  */
 function splitFile(dir: string, split: Split): string | null {
-  for (const ext of [".tsv", ".txt"]) {
+  for (const ext of [".tsv", ".txt", ...ID_ARRAY_EXTS]) {
     const file = path.join(dir, split + ext);
     if (existsSync(file)) return file;
   }
@@ -143,7 +145,7 @@ function datasetDirectory(
       return { name: path.basename(path.resolve(explicit)), directory: path.resolve(explicit) };
     throw new KgrankInputError(
       "datasetDir",
-      `${explicit} has no train.tsv (or train.txt); point it at a folder with train, valid and test splits, ` +
+      `${explicit} has no train.tsv (or train.txt, or train.npy / train.npz as id arrays); point it at a folder with train, valid and test splits, ` +
         `or add a dataset name to read ${path.join(explicit, "NAME")}`,
     );
   }
@@ -170,6 +172,8 @@ function datasetDirectory(
 export function loadDataset(name?: string, options: LoadDatasetOptions = {}): Dataset {
   checkOptions("options", options, optionKeys<LoadDatasetOptions>({ datasetDir: 1 }));
   const { name: canonical, directory } = datasetDirectory(name, options);
+  const arrays = idArrayFiles(directory);
+  if (arrays) return idArrayDataset(canonical, directory, loadIdArrays(directory, arrays));
   const table = tripleTable();
   SPLITS.forEach((s, k) => {
     const file = splitPath(directory, s);
@@ -192,6 +196,8 @@ export async function loadDatasetAsync(name?: string, options: LoadDatasetAsyncO
   const signal = signalOption(o.signal);
   signal?.throwIfAborted();
   const { name: canonical, directory } = datasetDirectory(name, options);
+  const arrays = idArrayFiles(directory);
+  if (arrays) return idArrayDataset(canonical, directory, await loadIdArraysAsync(directory, arrays, signal));
   const table = tripleTable();
   for (const [k, s] of SPLITS.entries()) {
     const file = splitPath(directory, s);
@@ -203,6 +209,40 @@ export async function loadDatasetAsync(name?: string, options: LoadDatasetAsyncO
 
 function splitPath(directory: string, split: Split): string {
   return splitFile(directory, split) ?? path.join(directory, `${split}.tsv`);
+}
+
+/**
+ * The split files when train is given as id arrays (.npy / .npz); then every split must be (a TSV split would have
+ * labels without ids). Null for a TSV dataset.
+ */
+function idArrayFiles(directory: string): string[] | null {
+  const files = SPLITS.map((s) => splitPath(directory, s));
+  if (!isIdArrayFile(files[0]!)) return null;
+  SPLITS.forEach((s, k) => {
+    if (!isIdArrayFile(files[k]!)) {
+      throw new KgrankInputError(
+        "dataset",
+        `${files[0]} gives train as id arrays but ${s} is ${existsSync(files[k]!) ? files[k] : "missing"}: give ${s} as ${s}.npy or ${s}.npz too`,
+      );
+    }
+  });
+  return files;
+}
+
+function idArrayDataset(canonical: string, directory: string, d: IdArrayDataset): Dataset {
+  if (d.triples[0]!.length === 0) {
+    throw new KgrankInputError("dataset", `${splitPath(directory, "train")} holds no triple: train cannot be empty`);
+  }
+  return withLabelMaps({
+    name: canonical,
+    directory,
+    entityLabels: d.entityLabels,
+    relationLabels: d.relationLabels,
+    numEntities: d.numEntities,
+    numRelations: d.numRelations,
+    splits: { train: d.triples[0]!, valid: d.triples[1]!, test: d.triples[2]! },
+    dropped: { train: 0, valid: 0, test: 0 },
+  });
 }
 
 /** Adds a split file's rows to the table, in steps; errors name the file (argument "dataset"). */
