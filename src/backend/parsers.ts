@@ -8,8 +8,11 @@ import { nativeAddon, nativeParse, type NativeTripleInterner } from "./backend";
 export interface NativeParsers {
   /** Field offsets of UTF-8 TSV triples, six per row (start and end of head, relation, tail); errors as above. */
   splitTsvTriples(bytes: Uint8Array, argument: string): Uint32Array;
-  /** A new interner of labelled triples (native/core/intern.h); its add() errors are raw status errors. */
-  tripleInterner(): NativeTripleInterner;
+  /**
+   * A new interner of labelled triples (native/core/intern.h; its add() errors are raw status errors), or null from
+   * an addon built before it (the TypeScript twin then runs).
+   */
+  tripleInterner(): NativeTripleInterner | null;
 }
 
 let parsers: NativeParsers | null | undefined;
@@ -20,7 +23,7 @@ export function nativeParsers(): NativeParsers | null {
   const addon = nativeAddon();
   parsers = addon && {
     splitTsvTriples: (bytes, argument) => nativeParse(argument, () => addon.splitTsvTriples(bytes)),
-    tripleInterner: () => new addon.TripleInterner(),
+    tripleInterner: () => (typeof addon.TripleInterner === "function" ? new addon.TripleInterner() : null),
   };
   return parsers;
 }

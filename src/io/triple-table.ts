@@ -9,7 +9,7 @@
  */
 import { isAscii } from "node:buffer";
 
-import { nativeParse } from "../backend/backend";
+import { nativeParse, type NativeTripleInterner } from "../backend/backend";
 import { nativeParsers } from "../backend/parsers";
 import { byCodePoint, splitTsvBytesTs } from "./tsv";
 
@@ -34,8 +34,8 @@ export interface TripleTable {
 
 /** A table on the backend in use. */
 export function tripleTable(): TripleTable {
-  const parsers = nativeParsers();
-  return parsers ? nativeTable(parsers.tripleInterner()) : new TsTripleTable();
+  const interner = nativeParsers()?.tripleInterner();
+  return interner ? nativeTable(interner) : new TsTripleTable();
 }
 
 /** Labels from UTF-8 bytes and n + 1 offsets: one decode and slices when ASCII, else one decode per label. */
@@ -52,9 +52,7 @@ function decodeLabels(bytes: Uint8Array, offsets: Float64Array): string[] {
   return labels;
 }
 
-function nativeTable(
-  interner: ReturnType<NonNullable<ReturnType<typeof nativeParsers>>["tripleInterner"]>,
-): TripleTable {
+function nativeTable(interner: NativeTripleInterner): TripleTable {
   const counts = [0, 0, 0];
   return {
     add(split, bytes, argument) {
