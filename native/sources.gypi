@@ -15,6 +15,7 @@
       "native/core/power_sums.cpp",
       "native/core/sampling.cpp",
       "native/core/parse.cpp",
+      "native/core/intern.cpp",
       "native/core/interaction.cpp"
     ],
     "kgrank_avx2_sources": ["native/core/kernels_avx2.cpp", "native/core/interaction_avx2.cpp"],

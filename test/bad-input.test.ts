@@ -102,6 +102,15 @@ const latin1Tsv = (() => {
   writeFileSync(p, Buffer.from("a\tr\tcaf\u00e9\n", "latin1"));
   return p;
 })();
+/** A dataset folder of id arrays whose test split names entity 3 of a 3-label entities.txt. */
+const idArrayDir = (() => {
+  const d = tempDir("bad-ids");
+  writeNpy(path.join(d, "train.npy"), Int32Array.from([0, 0, 1, 1, 0, 2]), [2, 3]);
+  writeNpy(path.join(d, "valid.npy"), Int32Array.from([0, 0, 1]), [1, 3]);
+  writeNpy(path.join(d, "test.npy"), Int32Array.from([0, 0, 3]), [1, 3]);
+  writeFileSync(path.join(d, "entities.txt"), "a\nb\nc\n");
+  return d;
+})();
 /**
  * A model's files for loadEmbeddingModel (3 entities, 1 relation, width 2) and id maps or a model directory that
  * are not regular files: a FIFO (read, it blocks until a writer comes) and /dev/zero (never ends).
@@ -736,6 +745,12 @@ export const CASES: Case[] = [
     argument: "--train",
   },
   { kind: "unknown dataset", call: () => loadDataset("freebase-2"), error: KgrankInputError, argument: "dataset" },
+  {
+    kind: "dataset id array with an id past its label file (file, row, column named)",
+    call: () => loadDataset(undefined, { datasetDir: idArrayDir }),
+    error: KgrankInputError,
+    argument: "dataset",
+  },
   // ---- scorers -----------------------------------------------------------------------------------------------------
   {
     kind: "FrequencyBaseline relations x entities past the typed-array limit",

@@ -13,8 +13,11 @@ import {
   encodeNpy,
   FrequencyBaseline,
   KgrankInputError,
+  labelMaps,
   loadDataset,
+  loadDatasetAsync,
   loadEmbeddingModel,
+  mapTriples,
   parseNpyHeader,
   parseNpz,
   parseSafetensors,
@@ -563,6 +566,121 @@ describe("datasets", () => {
   it("a bundled dataset named with an explicit directory that lacks it is an error, not the bundled copy", () => {
     expect(() => loadDataset("nations", { datasetDir: "/nonexistent/kgrank" })).toThrow(
       /datasetDir: --dataset-dir was given, but .*nations\/train.tsv does not exist .*leave out --dataset-dir/,
+    );
+  });
+
+  it("interned ids equal labelMaps + mapTriples over the rows: code-point order, long shared prefixes, roles, pieces", () => {
+    const long = "x".repeat(16);
+    // Astral vs BMP labels (UTF-16 order differs from code-point order), labels sharing their first 16 bytes,
+    // a zero-padded prefix tie ("ab" vs "ab\0"), a label that is a relation in train but an entity in test.
+    const labels = ["\u{1F600}", "\uFB01", "é", "e", long, long + "a", long + "b", long + "ab", "ab", "ab\0"];
+    let seed = 7;
+    const pick = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) % n;
+    const rows = (n: number, extra: string[]) =>
+      Array.from({ length: n }, () => {
+        const pool = [...labels, ...extra];
+        return `${pool[pick(pool.length)]}\t${pick(3) === 0 ? "rel" : `r${pick(5)}`}\t${pool[pick(pool.length)]}`;
+      }).join("\n");
+    const folder = path.join(dir, "interned");
+    fs.mkdirSync(folder, { recursive: true });
+    // train past one piece (128 KiB) so the rows are interned piece by piece
+    const train =
+      rows(
+        20000,
+        Array.from({ length: 300 }, (_, k) => `n${k}`),
+      ) + "\n";
+    writeFileSync(path.join(folder, "train.tsv"), train);
+    writeFileSync(path.join(folder, "valid.tsv"), rows(300, ["unseen", "r9"]));
+    writeFileSync(path.join(folder, "test.tsv"), "rel\tr1\tab\n" + rows(300, ["unseen2"]));
+    const d = loadDataset(undefined, { datasetDir: folder });
+    const byRows = (file: string) => splitTsvTriples(readFileSync(path.join(folder, file), "utf8"));
+    const maps = labelMaps(byRows("train.tsv"));
+    expect(d.entityLabels).toEqual(maps.entityLabels);
+    expect(d.relationLabels).toEqual(maps.relationLabels);
+    for (const s of ["train", "valid", "test"] as const) {
+      const m = mapTriples(byRows(`${s}.tsv`), maps);
+      expect(Array.from(d.splits[s])).toEqual(Array.from(m.triples));
+      expect(d.dropped[s]).toBe(m.dropped);
+    }
+    expect(d.dropped.test).toBeGreaterThan(0);
+    expect(d.entityToId.get(long + "ab")).toBe(d.entityLabels.indexOf(long + "ab"));
+    expect(d.relationToId.size).toBe(d.numRelations);
+  });
+
+  it("id arrays: SPLIT.npy (n, 3) or SPLIT.npz head / relation / tail, with label files, give the TSV dataset's triples", async () => {
+    const nations = loadDataset("nations");
+    const npyDir = path.join(dir, "ids-npy");
+    const npzDir = path.join(dir, "ids-npz");
+    fs.mkdirSync(npyDir, { recursive: true });
+    fs.mkdirSync(npzDir, { recursive: true });
+    for (const s of ["train", "valid", "test"] as const) {
+      const t = nations.splits[s];
+      writeNpy(path.join(npyDir, `${s}.npy`), BigInt64Array.from(t, BigInt), [t.length / 3, 3]);
+      const col = (c: number) => ({ data: Int32Array.from({ length: t.length / 3 }, (_, i) => t[3 * i + c]!) });
+      // OGB's valid / test dicts also hold negatives: other arrays are ignored
+      const extra: Record<string, { data: Int32Array; shape: number[] }> =
+        s === "train" ? {} : { head_neg: { data: new Int32Array(6), shape: [2, 3] } };
+      writeFileSync(
+        path.join(npzDir, `${s}.npz`),
+        encodeNpz({ head: col(0), relation: col(1), tail: col(2), ...extra }),
+      );
+    }
+    writeFileSync(path.join(npyDir, "entities.txt"), nations.entityLabels.join("\n") + "\n");
+    writeFileSync(path.join(npyDir, "relations.dict"), nations.relationLabels.map((l, i) => `${i}\t${l}`).join("\n"));
+    const a = loadDataset(undefined, { datasetDir: npyDir });
+    const b = await loadDatasetAsync(undefined, { datasetDir: npzDir });
+    expect(a.entityLabels).toEqual(nations.entityLabels);
+    expect(a.relationLabels).toEqual(nations.relationLabels);
+    expect(a.relationToId.get(nations.relationLabels[3]!)).toBe(3);
+    // without label files: counts are the largest id + 1, labels the ids
+    expect([b.numEntities, b.numRelations]).toEqual([nations.numEntities, nations.numRelations]);
+    expect(b.entityLabels[13]).toBe("13");
+    for (const s of ["train", "valid", "test"] as const) {
+      expect(Array.from(a.splits[s])).toEqual(Array.from(nations.splits[s]));
+      expect(Array.from(b.splits[s])).toEqual(Array.from(nations.splits[s]));
+      expect(a.dropped[s]).toBe(0);
+    }
+  });
+
+  it("id arrays: an id out of range, a negative or fractional id, a bad shape or a missing split name the file, row and column", () => {
+    const d = path.join(dir, "ids-bad");
+    fs.mkdirSync(d, { recursive: true });
+    const put = (s: string, rows: number[][], data?: Float64Array | Int32Array) =>
+      writeNpy(path.join(d, `${s}.npy`), data ?? Int32Array.from(rows.flat()), [rows.length, 3]);
+    put("train", [
+      [0, 0, 1],
+      [1, 0, 2],
+    ]);
+    put("valid", [[0, 0, 1]]);
+    put("test", [
+      [2, 0, 1],
+      [0, 1, 3],
+    ]);
+    writeFileSync(path.join(d, "entities.txt"), "a\nb\nc\n");
+    const load = () => loadDataset(undefined, { datasetDir: d });
+    expect(load).toThrow(
+      /dataset: .*test\.npy row 1 column 2 \(tail\): id 3 is not below the 3 entities of .*entities\.txt/,
+    );
+    writeFileSync(path.join(d, "entities.txt"), "a\nb\nc\nb\n");
+    expect(load).toThrow(/entities\.txt line 4: label "b" is also on line 2: each id needs its own label/);
+    writeFileSync(path.join(d, "entities.txt"), "a\nb\nc\nd\n");
+    expect(load().numRelations).toBe(2);
+    put("valid", [
+      [0, 0, 1],
+      [0, -1, 1],
+    ]);
+    expect(load).toThrow(/valid\.npy row 1 column 1 \(relation\): id -1 is not an id/);
+    put("valid", [[0, 0, 1]], Float64Array.from([0, 0, 1.5]));
+    expect(load).toThrow(/valid\.npy: the array has dtype f8; ids must be integers/);
+    writeNpy(path.join(d, "valid.npy"), new Int32Array(4), [2, 2]);
+    expect(load).toThrow(/valid\.npy: has shape \[2, 2\]; a split's \.npy must have shape \(n, 3\)/);
+    fs.rmSync(path.join(d, "valid.npy"));
+    writeFileSync(path.join(d, "valid.npz"), encodeNpz({ head: { data: new Int32Array(1) } }));
+    expect(load).toThrow(/valid\.npz: has no "relation", "tail" array/);
+    fs.rmSync(path.join(d, "valid.npz"));
+    writeFileSync(path.join(d, "valid.tsv"), "a\tr\tb\n");
+    expect(load).toThrow(
+      /train\.npy gives train as id arrays but valid is .*valid\.tsv: give valid as valid\.npy or valid\.npz too/,
     );
   });
 

@@ -1,5 +1,7 @@
-// Unit tests of the TSV parser (native/core/parse.h): the splitter's offsets, blank-line rules and errors.
-// test/parse.test.ts checks the same function against its TypeScript twin through the addon.
+// Unit tests of the TSV parser (native/core/parse.h): the splitter's offsets, blank-line rules and errors; and of the
+// interner of labelled triples (native/core/intern.h): PyKEEN's ids, drops, growth of the table.
+// test/parse.test.ts and test/io.test.ts check the same functions against their TypeScript twins through the addon.
+#include "intern.h"
 #include "parse.h"
 
 #include <cstdio>
@@ -67,9 +69,51 @@ void test_tsv() {
   CHECK(tsv_fields("\xEF\xBB\xBF\xEF\xBB\xBF" "a\tr\tb") == (V{"\xEF\xBB\xBF" "a", "r", "b"}));
 }
 
+kgrank::Status add(kgrank::TripleInterner& t, int split, const std::string& s) {
+  return t.add(split, reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+void test_intern() {
+  using V = std::vector<int32_t>;
+  kgrank::TripleInterner t;
+  const std::string a16 = "aaaaaaaaaaaaaaaa";  // 16 bytes: labels that share it differ past the slot's prefix
+  // Sorted entities: a16 < a16 + "x" < a16 + "y" < "ab" < std::string("ab\0", 3) < "b"; relations: "r" < "s".
+  CHECK(add(t, 0, "b\tr\t" + a16 + "y\n" + a16 + "x\ts\t" + a16 + "\n").ok());
+  CHECK(add(t, 0, std::string("ab\0\tr\tab\n", 9)).ok());
+  // valid: "c" is unseen; test: "r" is a relation in train, not an entity; "s" as a relation is kept
+  CHECK(add(t, 1, "c\tr\tb\nb\ts\tab\n").ok());
+  CHECK(add(t, 2, "r\tr\tb\n" + a16 + "\ts\t" + a16 + "x\n").ok());
+  CHECK(!add(t, 2, "x\ty\n").ok());
+  CHECK_EQ(t.rows(0), 3u);
+  t.finish();
+  CHECK(t.triples(0) == (V{5, 0, 2, 1, 1, 0, 4, 0, 3}));
+  CHECK(t.triples(1) == (V{5, 1, 3}));
+  CHECK(t.triples(2) == (V{0, 1, 1}));
+  CHECK_EQ(t.dropped(0), 0u);
+  CHECK_EQ(t.dropped(1), 1u);
+  CHECK_EQ(t.dropped(2), 1u);
+  CHECK_EQ(t.label_offsets(0).size(), 7u);
+  CHECK(t.label_bytes(1) == "rs");
+  // Growth past the first table (1024 slots): 5000 distinct labels keep their ids.
+  kgrank::TripleInterner big;
+  std::string rows;
+  for (int i = 0; i < 5000; ++i) rows += "e" + std::to_string(i) + "\tr\te" + std::to_string((i * 7) % 5000) + "\n";
+  CHECK(add(big, 0, rows).ok());
+  big.finish();
+  CHECK_EQ(big.label_offsets(0).size(), 5001u);
+  // "e0" < "e1" < "e10" < ...: row 0 is e0 -> e0, ids 0 and 0; row 1 is e1 -> e7
+  const std::string& b = big.label_bytes(0);
+  const auto& o = big.label_offsets(0);
+  auto label = [&](int32_t id) { return b.substr(o[id], o[id + 1] - o[id]); };
+  CHECK(label(big.triples(0)[0]) == "e0" && label(big.triples(0)[2]) == "e0");
+  CHECK(label(big.triples(0)[3]) == "e1" && label(big.triples(0)[5]) == "e7");
+  CHECK(label(big.triples(0)[3 * 4999 + 2]) == "e" + std::to_string((4999 * 7) % 5000));
+}
+
 }  // namespace
 
 int main() {
   test_tsv();
+  test_intern();
   TEST_MAIN_END();
 }

@@ -30,6 +30,23 @@ import { nativeCall, nativeCallAsync, nativeError, statusOf, withMemoryErrors } 
 import { type NativeMetricsAddon, nativeMetricKernels } from "./native-metrics";
 
 /** What the addon exports (native/addon/addon.cpp). */
+/** The sorted label tables and id rows of native/core/intern.h. */
+interface InternedTriples {
+  triples: [Int32Array, Int32Array, Int32Array];
+  dropped: [number, number, number];
+  /** Sorted labels as UTF-8 bytes; label k is bytes [offsets[k], offsets[k + 1]). */
+  entityBytes: Uint8Array;
+  entityOffsets: Float64Array;
+  relationBytes: Uint8Array;
+  relationOffsets: Float64Array;
+}
+
+export interface NativeTripleInterner {
+  /** Splits whole lines of TSV and appends their rows to the split; a rejected piece throws a status error. */
+  add(split: number, bytes: Uint8Array): number;
+  finish(): InternedTriples;
+}
+
 export interface NativeAddon extends NativeMetricsAddon {
   info(): {
     version: string;
@@ -109,6 +126,8 @@ export interface NativeAddon extends NativeMetricsAddon {
    * status error (statusOf()).
    */
   splitTsvTriples(bytes: Uint8Array): Uint32Array;
+  /** native/core/intern.h: labelled TSV triples to PyKEEN's ids, split by split (0 train, 1 valid, 2 test). */
+  TripleInterner: new () => NativeTripleInterner;
   FilterIndex: new (
     triples: Int32Array[],
     numEntities: number,

@@ -3,11 +3,16 @@
  * where src/io runs its TypeScript twin (io/tsv.ts splitTsvBytesTs). The same backend selection as `kernels()`:
  * src/io asks here instead of loading the addon itself. (`.npy` headers have one parser, in TypeScript: io/npy.ts.)
  */
-import { nativeAddon, nativeParse } from "./backend";
+import { nativeAddon, nativeParse, type NativeTripleInterner } from "./backend";
 
 export interface NativeParsers {
   /** Field offsets of UTF-8 TSV triples, six per row (start and end of head, relation, tail); errors as above. */
   splitTsvTriples(bytes: Uint8Array, argument: string): Uint32Array;
+  /**
+   * A new interner of labelled triples (native/core/intern.h; its add() errors are raw status errors), or null from
+   * an addon built before it (the TypeScript twin then runs).
+   */
+  tripleInterner(): NativeTripleInterner | null;
 }
 
 let parsers: NativeParsers | null | undefined;
@@ -18,6 +23,7 @@ export function nativeParsers(): NativeParsers | null {
   const addon = nativeAddon();
   parsers = addon && {
     splitTsvTriples: (bytes, argument) => nativeParse(argument, () => addon.splitTsvTriples(bytes)),
+    tripleInterner: () => (typeof addon.TripleInterner === "function" ? new addon.TripleInterner() : null),
   };
   return parsers;
 }

@@ -12,7 +12,9 @@ import { quoted } from "../text/suggest";
 import { describe, optionKeys, options as checkOptions, signalOption } from "../checks/validate";
 import { readRegularFile, readRegularFileAsync } from "./files";
 import { runSteps, runStepsAsync, type Steps } from "./steps";
-import { labelMapsSteps, mapTriplesSteps, tsvRowsSteps } from "./tsv";
+import { ID_ARRAY_EXTS, isIdArrayFile, type IdArrayDataset, loadIdArrays, loadIdArraysAsync } from "./id-arrays";
+import { tripleTable, type TripleTable } from "./triple-table";
+import { tsvPiecesSteps } from "./tsv";
 
 export const BUNDLED_DATASETS = ["nations", "kinships", "umls"] as const;
 export const EXTERNAL_DATASETS = ["fb15k-237", "wn18rr", "codex-s", "codex-m"] as const;
@@ -121,10 +123,11 @@ function isDir(p: string): boolean {
 
 /**
  * The file of a split in `dir`: SPLIT.tsv, or SPLIT.txt as FB15k-237, WN18RR and CoDEx are distributed by their
- * authors (the same tab-separated triples); null when neither exists.
+ * authors (the same tab-separated triples), or SPLIT.npy / SPLIT.npz as id arrays (./id-arrays.ts); null when none
+ * exists.
  */
 function splitFile(dir: string, split: Split): string | null {
-  for (const ext of [".tsv", ".txt"]) {
+  for (const ext of [".tsv", ".txt", ...ID_ARRAY_EXTS]) {
     const file = path.join(dir, split + ext);
     if (existsSync(file)) return file;
   }
@@ -142,7 +145,7 @@ function datasetDirectory(
       return { name: path.basename(path.resolve(explicit)), directory: path.resolve(explicit) };
     throw new KgrankInputError(
       "datasetDir",
-      `${explicit} has no train.tsv (or train.txt); point it at a folder with train, valid and test splits, ` +
+      `${explicit} has no train.tsv (or train.txt, or train.npy / train.npz as id arrays); point it at a folder with train, valid and test splits, ` +
         `or add a dataset name to read ${path.join(explicit, "NAME")}`,
     );
   }
@@ -169,11 +172,14 @@ function datasetDirectory(
 export function loadDataset(name?: string, options: LoadDatasetOptions = {}): Dataset {
   checkOptions("options", options, optionKeys<LoadDatasetOptions>({ datasetDir: 1 }));
   const { name: canonical, directory } = datasetDirectory(name, options);
-  const rows = SPLITS.map((s) => {
+  const arrays = idArrayFiles(directory);
+  if (arrays) return idArrayDataset(canonical, directory, loadIdArrays(directory, arrays));
+  const table = tripleTable();
+  SPLITS.forEach((s, k) => {
     const file = splitPath(directory, s);
-    return runSteps(tsvRowsSteps(readRegularFile(file, "dataset"), file, "dataset"));
+    runSteps(splitSteps(table, k as 0 | 1 | 2, readRegularFile(file, "dataset"), file));
   });
-  return runSteps(datasetSteps(canonical, directory, rows));
+  return runSteps(datasetSteps(canonical, directory, table));
 }
 
 export interface LoadDatasetAsyncOptions extends LoadDatasetOptions {
@@ -190,51 +196,117 @@ export async function loadDatasetAsync(name?: string, options: LoadDatasetAsyncO
   const signal = signalOption(o.signal);
   signal?.throwIfAborted();
   const { name: canonical, directory } = datasetDirectory(name, options);
-  const rows: [string, string, string][][] = [];
-  for (const s of SPLITS) {
+  const arrays = idArrayFiles(directory);
+  if (arrays) return idArrayDataset(canonical, directory, await loadIdArraysAsync(directory, arrays, signal));
+  const table = tripleTable();
+  for (const [k, s] of SPLITS.entries()) {
     const file = splitPath(directory, s);
-    rows.push(
-      await runStepsAsync(tsvRowsSteps(await readRegularFileAsync(file, "dataset", signal), file, "dataset"), signal),
-    );
+    const bytes = await readRegularFileAsync(file, "dataset", signal);
+    await runStepsAsync(splitSteps(table, k as 0 | 1 | 2, bytes, file), signal);
   }
-  return runStepsAsync(datasetSteps(canonical, directory, rows), signal);
+  return runStepsAsync(datasetSteps(canonical, directory, table), signal);
 }
 
 function splitPath(directory: string, split: Split): string {
   return splitFile(directory, split) ?? path.join(directory, `${split}.tsv`);
 }
 
-/** A dataset from its splits' rows (train, valid, test), in steps (./steps.ts). */
-function* datasetSteps(
-  canonical: string,
-  directory: string,
-  rowsBySplit: [string, string, string][][],
-): Steps<Dataset> {
-  const rows = Object.fromEntries(SPLITS.map((s, k) => [s, rowsBySplit[k]!])) as Record<
-    Split,
-    [string, string, string][]
-  >;
-  if (rows.train.length === 0) {
+/**
+ * The split files when train is given as id arrays (.npy / .npz); then every split must be (a TSV split would have
+ * labels without ids). Null for a TSV dataset.
+ */
+function idArrayFiles(directory: string): string[] | null {
+  const files = SPLITS.map((s) => splitPath(directory, s));
+  if (!isIdArrayFile(files[0]!)) return null;
+  SPLITS.forEach((s, k) => {
+    if (!isIdArrayFile(files[k]!)) {
+      throw new KgrankInputError(
+        "dataset",
+        `${files[0]} gives train as id arrays but ${s} is ${existsSync(files[k]!) ? files[k] : "missing"}: give ${s} as ${s}.npy or ${s}.npz too`,
+      );
+    }
+  });
+  return files;
+}
+
+function idArrayDataset(canonical: string, directory: string, d: IdArrayDataset): Dataset {
+  if (d.triples[0]!.length === 0) {
+    throw new KgrankInputError("dataset", `${splitPath(directory, "train")} holds no triple: train cannot be empty`);
+  }
+  return withLabelMaps({
+    name: canonical,
+    directory,
+    entityLabels: d.entityLabels,
+    relationLabels: d.relationLabels,
+    numEntities: d.numEntities,
+    numRelations: d.numRelations,
+    splits: { train: d.triples[0]!, valid: d.triples[1]!, test: d.triples[2]! },
+    dropped: { train: 0, valid: 0, test: 0 },
+  });
+}
+
+/** Adds a split file's rows to the table, in steps; errors name the file (argument "dataset"). */
+function* splitSteps(table: TripleTable, split: 0 | 1 | 2, bytes: Buffer, file: string): Steps<void> {
+  try {
+    yield* tsvPiecesSteps(bytes, "dataset", (piece) => table.add(split, piece, "dataset"));
+  } catch (e) {
+    if (e instanceof KgrankInputError && e.argument === "dataset")
+      throw new KgrankInputError("dataset", `${file}: ${e.message.slice("dataset".length + 2)}`);
+    throw e;
+  }
+}
+
+/** A dataset from its splits' interned rows, in steps (./steps.ts). */
+function* datasetSteps(canonical: string, directory: string, table: TripleTable): Steps<Dataset> {
+  if (table.rows(0) === 0) {
     throw new KgrankInputError(
       "dataset",
       `${splitPath(directory, "train")} holds no triple: entity and relation ids come from the training triples (as in PyKEEN), so train cannot be empty`,
     );
   }
-  const maps = yield* labelMapsSteps(rows.train);
+  const t = table.finish();
   const splits = {} as Record<Split, Int32Array>;
   const dropped = {} as Record<Split, number>;
-  for (const s of SPLITS) {
-    const m = yield* mapTriplesSteps(rows[s], maps);
-    splits[s] = m.triples;
-    dropped[s] = m.dropped;
-  }
-  return {
+  SPLITS.forEach((s, k) => {
+    splits[s] = t.triples[k]!;
+    dropped[s] = t.dropped[k]!;
+  });
+  const dataset = {
     name: canonical,
     directory,
-    ...maps,
-    numEntities: maps.entityLabels.length,
-    numRelations: maps.relationLabels.length,
+    entityLabels: t.entityLabels,
+    relationLabels: t.relationLabels,
+    numEntities: t.entityLabels.length,
+    numRelations: t.relationLabels.length,
     splits,
     dropped,
   };
+  yield;
+  return withLabelMaps(dataset);
+}
+
+/**
+ * The dataset with entityToId and relationToId: label -> id Maps built on first read (at WikiKG2 size the entity
+ * Map takes about 2 s and 200 MB that a run reading ids alone never needs), then kept.
+ */
+function withLabelMaps<T extends { entityLabels: string[]; relationLabels: string[] }>(
+  dataset: T,
+): T & Pick<Dataset, "entityToId" | "relationToId"> {
+  const lazy = (key: "entityToId" | "relationToId", labels: string[]) => {
+    let map: Map<string, number> | undefined;
+    Object.defineProperty(dataset, key, {
+      enumerable: true,
+      configurable: true,
+      get: () => {
+        if (!map) {
+          map = new Map();
+          for (let k = 0; k < labels.length; k++) map.set(labels[k]!, k);
+        }
+        return map;
+      },
+    });
+  };
+  lazy("entityToId", dataset.entityLabels);
+  lazy("relationToId", dataset.relationLabels);
+  return dataset as T & Pick<Dataset, "entityToId" | "relationToId">;
 }

@@ -98,16 +98,17 @@ function newlines(bytes: Uint8Array, start: number, end: number): number {
 }
 
 /**
- * splitTsvBytes in steps of about PIECE bytes (./steps.ts): the same rows and the same errors (lines numbered in the
- * whole file; an invalid UTF-8 byte anywhere is reported before any other problem, as the one-call splitter does).
+ * Runs `consume` on each piece of about PIECE bytes of `bytes` (whole lines), in steps (./steps.ts), with the errors
+ * of one call over the whole file: an invalid UTF-8 byte anywhere is reported before any other problem, and a
+ * piece's "line N" errors are renumbered to the file's lines.
  */
-export function* splitTsvSteps(bytes: Buffer, argument = "file"): Steps<[string, string, string][]> {
+export function* tsvPiecesSteps(bytes: Buffer, argument: string, consume: (piece: Buffer) => void): Steps<void> {
   const pieces = tsvPieces(bytes);
-  if (pieces.length === 1) return splitTsvBytes(bytes, argument);
+  if (pieces.length === 1) return consume(bytes);
   // A piece's own line numbers, moved to the file's.
-  const split = (start: number, end: number, line: number) => {
+  const renumbered = (line: number, f: () => void) => {
     try {
-      return splitTsvBytes(bytes.subarray(start, end), argument);
+      f();
     } catch (e) {
       if (!(e instanceof KgrankInputError) || e.argument !== argument) throw e;
       const message = e.message
@@ -118,18 +119,32 @@ export function* splitTsvSteps(bytes: Buffer, argument = "file"): Steps<[string,
   };
   let line = 0;
   for (const [start, end] of pieces) {
-    if (!isUtf8(bytes.subarray(start, end))) split(start, end, line);
+    const piece = bytes.subarray(start, end);
+    if (!isUtf8(piece))
+      renumbered(line, () => {
+        throw new KgrankInputError(argument, invalidUtf8Line(piece)!);
+      });
     line += newlines(bytes, start, end);
     yield;
   }
-  const rows: [string, string, string][] = [];
   line = 0;
   for (const [start, end] of pieces) {
-    const part = split(start, end, line);
-    for (let i = 0; i < part.length; i++) rows.push(part[i]!);
+    renumbered(line, () => consume(bytes.subarray(start, end)));
     line += newlines(bytes, start, end);
     yield;
   }
+}
+
+/**
+ * splitTsvBytes in steps of about PIECE bytes (./steps.ts): the same rows and the same errors (lines numbered in the
+ * whole file; an invalid UTF-8 byte anywhere is reported before any other problem, as the one-call splitter does).
+ */
+export function* splitTsvSteps(bytes: Buffer, argument = "file"): Steps<[string, string, string][]> {
+  const rows: [string, string, string][] = [];
+  yield* tsvPiecesSteps(bytes, argument, (piece) => {
+    const part = splitTsvBytes(piece, argument);
+    for (let i = 0; i < part.length; i++) rows.push(part[i]!);
+  });
   return rows;
 }
 
@@ -210,7 +225,7 @@ export function labelMaps(rows: readonly (readonly string[])[]): LabelMaps {
 }
 
 /** labelMaps in steps of ROW_STEP rows (./steps.ts). */
-export function* labelMapsSteps(rows: readonly (readonly string[])[]): Steps<LabelMaps> {
+function* labelMapsSteps(rows: readonly (readonly string[])[]): Steps<LabelMaps> {
   const ents = new Set<string>();
   const rels = new Set<string>();
   for (let i0 = 0; i0 < rows.length; i0 += ROW_STEP) {
@@ -234,7 +249,7 @@ export function* labelMapsSteps(rows: readonly (readonly string[])[]): Steps<Lab
 }
 
 /** Python's sorted() order for str: by Unicode code point (JavaScript's default sorts UTF-16 units). */
-function byCodePoint(a: string, b: string): number {
+export function byCodePoint(a: string, b: string): number {
   if (a === b) return 0;
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
@@ -255,7 +270,7 @@ export function mapTriples(
 }
 
 /** mapTriples in steps of ROW_STEP rows (./steps.ts). */
-export function* mapTriplesSteps(
+function* mapTriplesSteps(
   rows: readonly (readonly string[])[],
   maps: LabelMaps,
 ): Steps<{ triples: Int32Array; dropped: number }> {
@@ -289,7 +304,7 @@ function checkTsvPath(path: unknown, argument: string): void {
 }
 
 /** The rows of a TSV file's bytes in steps; errors name the file. */
-export function* tsvRowsSteps(bytes: Buffer, path: string, argument: string): Steps<[string, string, string][]> {
+function* tsvRowsSteps(bytes: Buffer, path: string, argument: string): Steps<[string, string, string][]> {
   try {
     return yield* splitTsvSteps(bytes, argument);
   } catch (e) {
