@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import { EmbeddingModel, encodeNpy, loadDataset, loadEmbeddingModel, RankEvaluator } from "../src/index";
+import type { InteractionName } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { deflated, safetensorsFile, zip } from "./helpers/archives";
 import { expectUserError, kgrank as runIn, type Run } from "./helpers/cli";
@@ -57,6 +58,20 @@ const rel = randomValues(nr * 16, 4, 0.5);
 writeFileSync(path.join(dir, "entity.npy"), encodeNpy(ent, [n, 16]));
 writeFileSync(path.join(dir, "relation.npy"), encodeNpy(rel, [nr, 16]));
 
+/** The model of the shared `ent` / `rel` tables (16 columns each) under `interaction`. */
+const sharedModel = (interaction: InteractionName) =>
+  new EmbeddingModel({
+    interaction,
+    entityEmbeddings: { data: ent, shape: [n, 16] },
+    relationEmbeddings: { data: rel, shape: [nr, 16] },
+  });
+
+/** A `--format json` run that printed nothing on stderr and the library's results for `model`. */
+function expectResults(r: Run, model: EmbeddingModel, negatives?: Int32Array): void {
+  expect(r.stderr).toBe("");
+  expectClose(JSON.parse(r.stdout).results, library(model, negatives));
+}
+
 describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
   it("explicit files: --format json equals the library's results", async () => {
     const r = await kgrank([
@@ -74,12 +89,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expect(r.status).toBe(0);
     const got = JSON.parse(r.stdout);
     expect(got.setting).toBe("filtered by train+valid+test");
-    const model = new EmbeddingModel({
-      interaction: "distmult",
-      entityEmbeddings: { data: ent, shape: [n, 16] },
-      relationEmbeddings: { data: rel, shape: [nr, 16] },
-    });
-    expectClose(got.results, library(model));
+    expectClose(got.results, library(sharedModel("distmult")));
   });
 
   it("an OGB KnowledgeGraphEmbedding directory (RotatE: halves, phases scaled by pi / embedding_range)", async () => {
@@ -99,7 +109,6 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       }),
     );
     const r = await kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
-    expect(r.stderr).toBe("");
     const model = new EmbeddingModel({
       interaction: "rotate",
       entityEmbeddings: { data: ent, shape: [n, 16] },
@@ -107,7 +116,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       complexLayout: "halves",
       phaseScale: Math.PI / ((6 + 2) / 8),
     });
-    expectClose(JSON.parse(r.stdout).results, library(model));
+    expectResults(r, model);
   });
 
   it("a DGL-KE directory with rows in another order, mapped through entities.tsv; a missing label is an error", async () => {
@@ -121,13 +130,8 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     writeFileSync(path.join(d, "config.json"), JSON.stringify({ model: "TransE_l2", emb_size: 16, gamma: 12 }));
     writeFileSync(path.join(d, "entities.tsv"), order.map((e, j) => `${j}\t${ds.entityLabels[e]}`).join("\n") + "\n");
     const r = await kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
-    expect(r.stderr).toBe("");
-    const model = new EmbeddingModel({
-      interaction: "transe-l2",
-      entityEmbeddings: { data: ent, shape: [n, 16] },
-      relationEmbeddings: { data: rel, shape: [nr, 16] },
-    });
-    expectClose(JSON.parse(r.stdout).results, library(model));
+    const model = sharedModel("transe-l2");
+    expectResults(r, model);
     writeFileSync(
       path.join(d, "entities.tsv"),
       order.map((e, j) => `${j}\t${j === 0 ? "atlantis" : ds.entityLabels[e]}`).join("\n") + "\n",
@@ -233,13 +237,8 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       JSON.stringify({ model: "DistMult", hidden_dim: 16, gamma: 0, double_entity_embedding: false }),
     );
     const r = await kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
-    expect(r.stderr).toBe("");
-    const model = new EmbeddingModel({
-      interaction: "distmult",
-      entityEmbeddings: { data: ent, shape: [n, 16] },
-      relationEmbeddings: { data: rel, shape: [nr, 16] },
-    });
-    expectClose(JSON.parse(r.stdout).results, library(model));
+    const model = sharedModel("distmult");
+    expectResults(r, model);
 
     // DGL-KE: two runs in one folder; the config's dataset and model name the files.
     const g = path.join(dir, "dglke-two-runs");
@@ -252,8 +251,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     const config = { model: "DistMult", dataset: "Nations", emb_size: 16, gamma: 12 };
     writeFileSync(path.join(g, "config.json"), JSON.stringify(config));
     const dgl = await kgrank(["--model-dir", g, "--format", "json", "--quiet"]);
-    expect(dgl.stderr).toBe("");
-    expectClose(JSON.parse(dgl.stdout).results, library(model));
+    expectResults(dgl, model);
     // Without the dataset in config.json, two files of the model fit: refused, each candidate listed.
     writeFileSync(path.join(g, "config.json"), JSON.stringify({ ...config, dataset: undefined }));
     expectUserError(
@@ -370,13 +368,8 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       }),
     );
     const r = await kgrank(["--model-dir", model, "--format", "json", "--quiet"]);
-    expect(r.stderr).toBe("");
-    const want = new EmbeddingModel({
-      interaction: "transe-l2",
-      entityEmbeddings: { data: ent, shape: [n, 16] },
-      relationEmbeddings: { data: rel, shape: [nr, 16] },
-    });
-    expectClose(JSON.parse(r.stdout).results, library(want));
+    const want = sharedModel("transe-l2");
+    expectResults(r, want);
     renameSync(path.join(run, "data"), path.join(run, "data-moved"));
     expectUserError(
       await kgrank(["--model-dir", model, "--quiet"]),
@@ -394,8 +387,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       "json",
       "--quiet",
     ]);
-    expect(given.stderr).toBe("");
-    expectClose(JSON.parse(given.stdout).results, library(want));
+    expectResults(given, want);
     // A map config.json chose that does not fit is the model directory's error, naming the file, not --entity-ids.
     mkdirSync(data, { recursive: true });
     writeFileSync(path.join(data, "entities.dict"), `0\t${ds.entityLabels[0]}\n`);
@@ -499,13 +491,8 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       "json",
       "--quiet",
     ]);
-    expect(r.stderr).toBe("");
-    const model = new EmbeddingModel({
-      interaction: "distmult",
-      entityEmbeddings: { data: ent, shape: [n, 16] },
-      relationEmbeddings: { data: rel, shape: [nr, 16] },
-    });
-    expectClose(JSON.parse(r.stdout).results, library(model, neg));
+    const model = sharedModel("distmult");
+    expectResults(r, model, neg);
   });
 
   it("--negatives-ids stored as int64 / uint32: an id past the entity range is refused by its stored value, not wrapped", async () => {
