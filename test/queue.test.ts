@@ -74,20 +74,32 @@ async function stopRedis(): Promise<void> {
   await gone;
 }
 
-/** A worker process; a short lock (2 s) lets the kill test see a lost worker's job retried quickly. */
-function worker(tag: string, cwd = dir, lockMs = 2000): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    [bin, "worker", "--redis", url(), "--state-dir", p("states"), "--lock-ms", String(lockMs), "--quiet"],
-    {
-      cwd,
-      env: { ...process.env, KGRANK_THREADS: "1" },
-      stdio: "ignore",
-    },
-  );
+/**
+ * A `kgrank worker` process on one thread, stopped after the tests. A short lock (2 s) lets the kill test see a lost
+ * worker's job retried quickly. Quiet with its output ignored, unless `output` asks for its stderr (piped).
+ */
+function worker(
+  opts: {
+    queue?: string;
+    stateDir?: string;
+    lockMs?: number;
+    cwd?: string;
+    env?: NodeJS.ProcessEnv;
+    args?: string[];
+    output?: boolean;
+  } = {},
+): ChildProcess {
+  const args = [bin, "worker", "--redis", url(), "--state-dir", opts.stateDir ?? p("states")];
+  if (opts.queue !== undefined) args.push("--queue", opts.queue);
+  args.push("--lock-ms", String(opts.lockMs ?? 2000), ...(opts.args ?? []));
+  if (!opts.output) args.push("--quiet");
+  const child = spawn(process.execPath, args, {
+    cwd: opts.cwd ?? dir,
+    env: opts.env ?? { ...process.env, KGRANK_THREADS: "1" },
+    ...(opts.output ? {} : { stdio: "ignore" as const }),
+  });
   child.on("exit", () => undefined);
   children.push(child);
-  void tag;
   return child;
 }
 
@@ -444,7 +456,7 @@ describe.skipIf(missing)(
     });
 
     it("a queue run with two workers prints exactly the single-process evaluate (bundled datasets, breakdowns, bootstrap)", async () => {
-      const workers = [worker("a"), worker("b")];
+      const workers = [worker(), worker()];
       for (const args of [
         ["--dataset", "umls"],
         ["--dataset", "kinships", "--metrics", "mrr,hits@10,median_rank,amri"],
@@ -460,7 +472,7 @@ describe.skipIf(missing)(
       async () => {
         // FB15k-237's filter-index build (synchronous; the dataset loads asynchronously) holds a worker's event loop for
         // a second or more on a loaded machine, longer than the kill tests' 2 s lock: the default 30 s lock here.
-        const workers = [worker("fb-a", dir, 30_000), worker("fb-b", dir, 30_000)];
+        const workers = [worker({ lockMs: 30_000 }), worker({ lockMs: 30_000 })];
         const args = [
           "--dataset",
           "fb15k-237",
@@ -479,7 +491,7 @@ describe.skipIf(missing)(
       const { Queue } = await import("bullmq");
       const queue = new Queue("kgrank", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
       const args = ["--dataset-dir", bigDataset(), "--metrics", "mrr,hits@10,median_rank"];
-      const first = worker("first");
+      const first = worker();
       const submitted = run([
         "submit",
         "--redis",
@@ -506,7 +518,7 @@ describe.skipIf(missing)(
       }
       expect(killedJob, "the first worker never reported progress inside a shard").not.toBeNull();
       await kill(first);
-      const second = worker("second");
+      const second = worker();
       const q = await submitted;
       expect(q.status, q.stderr).toBe(0);
       // The merged jobs are gone from Redis; the kept state of the killed shard names its attempt.
@@ -523,7 +535,7 @@ describe.skipIf(missing)(
 
     it("a Redis restart mid-run ends in one clear error (the jobs are gone), never in other numbers", async () => {
       const args = ["--dataset-dir", bigDataset(), "--metrics", "mrr"];
-      const w = worker("restart");
+      const w = worker();
       const submitted = run([
         "submit",
         "--redis",
@@ -555,7 +567,7 @@ describe.skipIf(missing)(
     }, 300_000);
 
     it("a model run with relative paths, workers in another directory: exactly `kgrank evaluate`'s output", async () => {
-      const workers = [worker("x", elsewhere()), worker("y", elsewhere())];
+      const workers = [worker({ cwd: elsewhere() }), worker({ cwd: elsewhere() })];
       for (const args of nationsModel()) {
         const q = await run([
           "submit",
@@ -579,7 +591,7 @@ describe.skipIf(missing)(
     }, 240_000);
 
     it("submitRun (library) resolves to the merged RankResults and the text evaluate prints", async () => {
-      const w = worker("lib", elsewhere());
+      const w = worker({ cwd: elsewhere() });
       const args = nationsModel()[1]!.map((a) => (a.startsWith("model/") ? path.relative(process.cwd(), p(a)) : a));
       const got = await submitRun({
         redis: url(),
@@ -616,29 +628,9 @@ describe.skipIf(missing)(
 
     it("kgrank worker on SIGTERM: closes and exits 0 when idle; exits 143 with one line past --close-timeout or with Redis gone", async () => {
       const start = (extra: string[]) => {
-        const child = spawn(
-          process.execPath,
-          [
-            bin,
-            "worker",
-            "--redis",
-            url(),
-            "--state-dir",
-            p("states"),
-            "--queue",
-            "sigterm",
-            "--lock-ms",
-            "2000",
-            ...extra,
-          ],
-          {
-            cwd: dir,
-            env: { ...process.env, KGRANK_THREADS: "1" },
-          },
-        );
-        children.push(child);
+        const child = worker({ queue: "sigterm", args: extra, output: true });
         let stderr = "";
-        child.stderr.on("data", (b) => (stderr += b));
+        child.stderr!.on("data", (b) => (stderr += b));
         const exit = new Promise<{ code: number | null; stderr: string }>((resolve) =>
           child.on("close", (code) => resolve({ code, stderr })),
         );
@@ -701,17 +693,9 @@ describe.skipIf(missing)(
     it("a job removed from Redis while a worker runs it: the worker says so in one line and serves the next job", async () => {
       const { Queue } = await import("bullmq");
       const queue = new Queue("vanish", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
-      const child = spawn(
-        process.execPath,
-        [bin, "worker", "--redis", url(), "--state-dir", p("states"), "--queue", "vanish", "--lock-ms", "2000"],
-        {
-          cwd: dir,
-          env: { ...process.env, KGRANK_THREADS: "1" },
-        },
-      );
-      children.push(child);
+      const child = worker({ queue: "vanish", output: true });
       let stderr = "";
-      child.stderr.on("data", (b) => (stderr += b));
+      child.stderr!.on("data", (b) => (stderr += b));
       let exit: number | null = null;
       child.on("exit", (code) => (exit = code));
       const data = (run: string, args: string[]) => ({ run, args, shard: 0, shards: 2 });
@@ -783,23 +767,7 @@ describe.skipIf(missing)(
       const queue = new Queue("forged", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
       mkdirSync(p("allowed"), { recursive: true });
       writeFileSync(p("secret.npy"), "secret");
-      const child = spawn(
-        process.execPath,
-        [
-          bin,
-          "worker",
-          "--redis",
-          url(),
-          "--queue",
-          "forged",
-          "--state-dir",
-          p("states"),
-          "--allow-read",
-          p("allowed"),
-        ],
-        { cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore" },
-      );
-      children.push(child);
+      const child = worker({ queue: "forged", lockMs: 30_000, args: ["--allow-read", p("allowed")] });
       const nations = ["evaluate", "--dataset", "nations", "--metrics", "mrr"];
       // A DGL-KE model directory inside the allowed folder whose config.json names id maps outside it (data_path).
       writeFileSync(p("secret.dict"), "0\tsecret\n");
@@ -858,12 +826,7 @@ describe.skipIf(missing)(
       expect(readdirSync(dir).filter((f) => f.startsWith("escape"))).toEqual([]);
       await kill(child);
       // A submitter reads only states of its run in its own --state-dir: workers writing elsewhere are named.
-      const other = spawn(
-        process.execPath,
-        [bin, "worker", "--redis", url(), "--queue", "forged", "--state-dir", p("other-states"), "--quiet"],
-        { cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore" },
-      );
-      children.push(other);
+      const other = worker({ queue: "forged", stateDir: p("other-states"), lockMs: 30_000 });
       const q = await run([
         "submit",
         "--redis",
@@ -910,12 +873,7 @@ describe.skipIf(missing)(
       else process.env.KGRANK_DATASETS = datasets;
       expect(runArgs(["--dataset", "umls"], dir)).toEqual(["evaluate", "--dataset", "umls"]); // bundled: from the package
       expect(runArgs(["--positive-scores", "p.npy", "--negative-scores", "n.npy"], dir)).not.toContain("--dataset-dir");
-      const w = spawn(process.execPath, [bin, "worker", "--redis", url(), "--state-dir", p("states"), "--quiet"], {
-        cwd: elsewhere(),
-        env,
-        stdio: "ignore",
-      });
-      children.push(w);
+      const w = worker({ cwd: elsewhere(), env, lockMs: 30_000 });
       const args = ["--dataset", "codex-s", "--metrics", "mrr", "--format", "json"];
       const q = await run(
         ["submit", "--redis", url(), "--shards", "2", "--state-dir", "states", "--quiet", ...args],
@@ -932,12 +890,7 @@ describe.skipIf(missing)(
       const { Queue } = await import("bullmq");
       const queue = new Queue("retention", { connection: { host: "127.0.0.1", port, maxRetriesPerRequest: null } });
       const states = p("retention-states");
-      const w = spawn(
-        process.execPath,
-        [bin, "worker", "--redis", url(), "--queue", "retention", "--state-dir", states, "--quiet"],
-        { cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore" },
-      );
-      children.push(w);
+      const w = worker({ queue: "retention", stateDir: states, lockMs: 30_000 });
       const args = ["--dataset", "nations", "--metrics", "mrr"];
       const got = await submitRun({ redis: url(), queue: "retention", shards: 2, stateDir: states, args, quiet: true });
       expect(got.shards).toHaveLength(2);
