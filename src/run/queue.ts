@@ -100,7 +100,8 @@ const failureLine = (e: unknown) => (e instanceof KgrankError ? errorLine(e) : i
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-const sha256File = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
+/** A state file's SHA-256 in hex: what a job returns and what the submitter checks. */
+const sha256Hex = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 export interface WorkerOptions {
   redis: string;
@@ -179,7 +180,8 @@ export async function startShardWorker(
         throw new Error(failureLine(e), { cause: e });
       }
       log(`shard ${shard}/${shards} of run ${run} -> ${file}`);
-      return { file, sha256: sha256File(file), bytes: readFileSync(file).length };
+      const written = readFileSync(file);
+      return { file, sha256: sha256Hex(written), bytes: written.length };
     },
     {
       connection: redisConnection(opts.redis),
@@ -421,26 +423,25 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
       if (results.size < opts.shards) await new Promise((r) => setTimeout(r, 200));
     }
     progress.stop();
-    const loaded = [...results.entries()]
-      .sort((a, b) => a[0] - b[0])
-      .map(([shard, r]) => {
-        // The job's result comes from Redis: read nothing but a state of this run in this run's --state-dir.
-        const prefix = `${run}-shard-${shard}-of-${opts.shards}-`;
-        const real = realLocation(r.file);
-        if (real === null || path.dirname(real) !== realStateDir || !path.basename(real).startsWith(prefix)) {
-          throw new KgrankError(
-            `shard ${shard}/${opts.shards}: its job names ${r.file}, not a state of this run in --state-dir ${stateDir}: give every worker the same --state-dir as submit`,
-          );
-        }
-        const bytes = new Uint8Array(readFileSync(real));
-        const digest = createHash("sha256").update(bytes).digest("hex");
-        if (digest !== r.sha256 || bytes.length !== r.bytes) {
-          throw new KgrankError(
-            `shard ${shard}/${opts.shards}: ${r.file} is not the file its job wrote (SHA-256 differs): changed or replaced on the shared storage`,
-          );
-        }
-        return { file: real, bytes };
-      });
+    const inOrder = [...results.entries()].sort((a, b) => a[0] - b[0]);
+    const loaded = inOrder.map(([shard, r]) => {
+      // The job's result comes from Redis: read nothing but a state of this run in this run's --state-dir.
+      const prefix = `${run}-shard-${shard}-of-${opts.shards}-`;
+      const real = realLocation(r.file);
+      if (real === null || path.dirname(real) !== realStateDir || !path.basename(real).startsWith(prefix)) {
+        throw new KgrankError(
+          `shard ${shard}/${opts.shards}: its job names ${r.file}, not a state of this run in --state-dir ${stateDir}: give every worker the same --state-dir as submit`,
+        );
+      }
+      const bytes = new Uint8Array(readFileSync(real));
+      const digest = sha256Hex(bytes);
+      if (digest !== r.sha256 || bytes.length !== r.bytes) {
+        throw new KgrankError(
+          `shard ${shard}/${opts.shards}: ${r.file} is not the file its job wrote (SHA-256 differs): changed or replaced on the shared storage`,
+        );
+      }
+      return { file: real, bytes };
+    });
     const merged = await printMerged(mergeShards(loaded), { format, output: opts.output, quiet: opts.quiet }, out, t0);
     // Merged: the run's jobs leave Redis and, unless kept, its states leave the folder. A failed run keeps both.
     try {
@@ -449,7 +450,7 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
       if (!opts.quiet) out.stderr(`kgrank: note: the run's jobs stay in Redis: ${messageOf(e)}\n`);
     }
     if (!opts.keepStates) removeRunStates(realStateDir, run);
-    return { ...merged, shards: [...results.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r) };
+    return { ...merged, shards: inOrder.map(([, r]) => r) };
   } finally {
     progress.stop();
     if (events) await closeWithin(events);
