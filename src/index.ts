@@ -82,7 +82,15 @@ export type {
 export type { BootstrapOptions, IntervalTable } from "./evaluation/tabulate";
 export { FrequencyBaseline } from "./scoring/baseline";
 export { EmbeddingModel, INTERACTIONS } from "./scoring/embedding-model";
-export type { ComplexLayout, EmbeddingMatrix, EmbeddingModelOptions, InteractionName } from "./scoring/embedding-model";
+export type {
+  ComplexLayout,
+  EmbeddingMatrix,
+  EmbeddingModelOptions,
+  EntityRowSource,
+  InteractionName,
+} from "./scoring/embedding-model";
+export { EntityTableFile, openEntityTable } from "./io/entity-table";
+export type { OpenEntityTableOptions } from "./io/entity-table";
 export type { ModelBatch } from "./evaluation/model-batch";
 export { loadEmbeddingModel } from "./io/model-dir";
 export type { LoadEmbeddingModelOptions } from "./io/model-dir";

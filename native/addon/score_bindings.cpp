@@ -22,6 +22,7 @@ using kgrank::Interaction;
 struct Ids {
   std::vector<int32_t> anchor, relation, truth, candidates, negatives, exclude_ids;
   std::vector<uint32_t> exclude_offsets;
+  std::vector<double> true_scores;
 };
 
 struct ScoreJob {
@@ -29,6 +30,9 @@ struct ScoreJob {
   const void* entity;
   const void* relation;
   const void* scale;  // or null
+  const void* anchor_rows;   // or null: the anchors' rows come from the table
+  const void* anchor_scale;  // or null
+  size_t entity_offset;
   Interaction interaction;
   ComplexLayout layout;
   size_t num_entities, entity_width, num_relations, relation_width;
@@ -45,6 +49,9 @@ struct ScoreJob {
     kgrank::EmbeddingModel<T> m{interaction, layout, static_cast<const T*>(entity), static_cast<const T*>(relation),
                                 num_entities, num_relations, entity_width, relation_width, phase_scale,
                                 static_cast<const T*>(scale)};
+    m.entity_offset = entity_offset;
+    m.anchor_rows = static_cast<const T*>(anchor_rows);
+    m.anchor_scale = static_cast<const T*>(anchor_scale);
     const size_t rows = ids->anchor.size();
     kgrank::EmbeddingQueries q;
     q.rows = rows;
@@ -64,6 +71,7 @@ struct ScoreJob {
       q.exclude_offsets = ids->exclude_offsets.data();
       q.exclude_ids = ids->exclude_ids.data();
     }
+    if (!ids->true_scores.empty()) q.true_scores = ids->true_scores.data();
     kgrank::EmbeddingCounts c{out, out + rows, out + 2 * rows, out + 3 * rows, out + 4 * rows};
     return kgrank::rank_embeddings<T>(m, q, c, simd, threads, control);
   }
@@ -99,10 +107,12 @@ void check_range(Napi::Env env, const std::vector<int32_t>& v, size_t bound, con
 }
 
 // Arguments: entity, relation, entityScale (same type; length 0 = none), meta (Float64Array: interaction, layout,
-// numEntities, entityWidth, numRelations, relationWidth, phaseScale, headSide), anchor, relation ids, truth,
-// candidates (length 0 = all), negatives (length 0 = none), excludeOffsets (Uint32Array, length 0 = none),
-// excludeIds, out (Float64Array, 5 x rows + 2: greater | equal | nan | removed | trueScore | status, index),
-// negativesPerRow, simd, threads; the async binding takes an optional job control after threads (async.h).
+// numEntities, entityWidth, numRelations, relationWidth, phaseScale, headSide, entityOffset), anchor, relation ids,
+// truth, candidates (length 0 = all), negatives (length 0 = none), excludeOffsets (Uint32Array, length 0 = none),
+// excludeIds, anchorRows (entity's type, rows x entityWidth; length 0 = from the table), anchorScale (length 0 =
+// none), trueScores (Float64Array, rows; length 0 = computed from truth), out (Float64Array, 5 x rows + 2: greater |
+// equal | nan | removed | trueScore | status, index), negativesPerRow, simd, threads; the async binding takes an
+// optional job control after threads (async.h).
 ScoreJob score_job(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::TypedArray ent = typed_array_arg(info, 0, "entity");
@@ -114,7 +124,7 @@ ScoreJob score_job(const Napi::CallbackInfo& info) {
     throw_type(env, "relation and entityScale must have the element type of entity");
   }
   const std::vector<double> meta = copy_ids<double>(info, 3, "meta", napi_float64_array);
-  if (meta.size() != 8) throw_range(env, "meta must hold 8 numbers");
+  if (meta.size() != 9) throw_range(env, "meta must hold 9 numbers");
   ScoreJob job{};
   job.wide = type == napi_float64_array;
   const double code = meta[0];
@@ -132,6 +142,10 @@ ScoreJob score_job(const Napi::CallbackInfo& info) {
   job.relation_width = static_cast<size_t>(meta[5]);
   job.phase_scale = meta[6];
   job.head_side = meta[7] != 0;
+  if (!(meta[8] >= 0 && meta[8] < 2147483648.0 && meta[8] == std::floor(meta[8]))) {
+    throw_range(env, "entityOffset must be an integer in [0, 2^31)");
+  }
+  job.entity_offset = static_cast<size_t>(meta[8]);
   const size_t d = job.entity_width;
   if (ent.ElementLength() / d != job.num_entities || ent.ElementLength() % d != 0) {
     throw_range(env, "entity.length must be numEntities x entityWidth");
@@ -163,17 +177,33 @@ ScoreJob score_job(const Napi::CallbackInfo& info) {
   ids->negatives = copy_ids<int32_t>(info, 8, "negatives", napi_int32_array);
   ids->exclude_offsets = copy_ids<uint32_t>(info, 9, "excludeOffsets", napi_uint32_array);
   ids->exclude_ids = copy_ids<int32_t>(info, 10, "excludeIds", napi_int32_array);
+  ids->true_scores = copy_ids<double>(info, 13, "trueScores", napi_float64_array);
   const size_t rows = ids->anchor.size();
   if (rows == 0 || ids->relation.size() != rows || ids->truth.size() != rows) {
     throw_range(env, "anchor, relationIds and truth must have the same non-zero length");
   }
-  check_range(env, ids->anchor, job.num_entities, "anchor");
-  check_range(env, ids->truth, job.num_entities, "truth");
+  Napi::TypedArray anchor_rows = typed_array_arg(info, 11, "anchorRows");
+  Napi::TypedArray anchor_scale = typed_array_arg(info, 12, "anchorScale");
+  if (anchor_rows.TypedArrayType() != type || anchor_scale.TypedArrayType() != type) {
+    throw_type(env, "anchorRows and anchorScale must have the element type of entity");
+  }
+  const bool given_anchors = anchor_rows.ElementLength() != 0;
+  if (given_anchors && anchor_rows.ElementLength() != rows * d) throw_range(env, "anchorRows must hold rows x entityWidth");
+  if (anchor_scale.ElementLength() != 0 && (!given_anchors || !pair || anchor_scale.ElementLength() != rows)) {
+    throw_range(env, "anchorScale must be empty, or (PairRE with anchorRows) hold one factor per row");
+  }
+  if (!ids->true_scores.empty() && ids->true_scores.size() != rows) throw_range(env, "trueScores must hold one score per row");
+  if (!given_anchors) check_range(env, ids->anchor, job.num_entities, "anchor");
+  if (ids->true_scores.empty()) check_range(env, ids->truth, job.num_entities, "truth");
   check_range(env, ids->relation, job.num_relations, "relationIds");
   check_range(env, ids->candidates, job.num_entities, "candidates");
   check_range(env, ids->negatives, job.num_entities, "negatives");
-  check_range(env, ids->exclude_ids, job.num_entities, "excludeIds");
-  job.negatives_per_row = size_arg(info, 12, "negativesPerRow", 0);
+  // Filter ids are global ids (entityOffset): those outside this slice belong to another and are skipped by the core.
+  check_range(env, ids->exclude_ids, size_t{1} << 31, "excludeIds");
+  if (job.entity_offset != 0 && (!ids->candidates.empty() || !ids->negatives.empty())) {
+    throw_range(env, "candidates and negatives need entityOffset 0");
+  }
+  job.negatives_per_row = size_arg(info, 15, "negativesPerRow", 0);
   if (ids->negatives.size() != rows * job.negatives_per_row) throw_range(env, "negatives.length must be rows x negativesPerRow");
   if (!ids->exclude_offsets.empty()) {
     const auto& o = ids->exclude_offsets;
@@ -184,16 +214,18 @@ ScoreJob score_job(const Napi::CallbackInfo& info) {
       if (o[i] > o[i + 1]) throw_range(env, "excludeOffsets must not decrease");
     }
   }
-  Napi::TypedArray out = typed_array_arg(info, 11, "out");
+  Napi::TypedArray out = typed_array_arg(info, 14, "out");
   if (out.TypedArrayType() != napi_float64_array || out.ElementLength() != 5 * rows + 2) {
     throw_type(env, "out must be a Float64Array of 5 x rows + 2");
   }
-  const CountOptions opt = options_arg(info, 13, 14);
+  const CountOptions opt = options_arg(info, 16, 17);
   job.simd = opt.simd;
   job.threads = opt.threads;
   job.entity = raw_data(ent);
   job.relation = raw_data(rel);
   job.scale = scale.ElementLength() ? raw_data(scale) : nullptr;
+  job.anchor_rows = given_anchors ? raw_data(anchor_rows) : nullptr;
+  job.anchor_scale = anchor_scale.ElementLength() ? raw_data(anchor_scale) : nullptr;
   job.out = static_cast<double*>(raw_data(out));
   job.ids = std::move(ids);
   return job;
@@ -206,7 +238,7 @@ Napi::Value RankEmbeddings(const Napi::CallbackInfo& info) {
 
 Napi::Value RankEmbeddingsAsync(const Napi::CallbackInfo& info) {
   const ScoreJob job = score_job(info);
-  return queue_job(info, "kgrank:rankEmbeddings", job, 12, 15);
+  return queue_job(info, "kgrank:rankEmbeddings", job, 15, 18);
 }
 
 // Arguments: simd, threads, iterations. Returns [multiply-adds performed, checksum].

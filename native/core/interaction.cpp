@@ -38,6 +38,7 @@
 
 #include <atomic>
 #include <bitset>
+#include <utility>
 #include <cmath>
 #include <exception>
 #include <vector>
@@ -109,11 +110,21 @@ struct Prepared {
 };
 
 // The query vector (and PairRE's coefficient vector) of (anchor, relation, side), in canonical order.
+// Row i's anchor vector and PairRE factor: from the query rows given apart, or from the table.
 template <class T>
-void form_query(const EmbeddingModel<T>& m, const std::vector<uint32_t>& map, int32_t anchor, int32_t rel,
+std::pair<const T*, T> anchor_of(const EmbeddingModel<T>& m, size_t i, int32_t anchor) {
+  if (m.anchor_rows != nullptr) {
+    return {m.anchor_rows + i * m.entity_width, m.anchor_scale ? m.anchor_scale[i] : T(1)};
+  }
+  const size_t a = static_cast<size_t>(anchor);
+  return {m.entity + a * m.entity_width, m.entity_scale ? m.entity_scale[a] : T(1)};
+}
+
+// The anchor's row is `a`, its PairRE factor `s` (1 when entities are not normalised).
+template <class T>
+void form_query(const EmbeddingModel<T>& m, const std::vector<uint32_t>& map, const T* a, T s, int32_t rel,
                 bool head_side, T* q, T* c) {
   const size_t d = m.entity_width;
-  const T* a = m.entity + static_cast<size_t>(anchor) * d;
   const T* r = m.relation + static_cast<size_t>(rel) * m.relation_width;
   auto A = [&](size_t k) { return static_cast<double>(a[map[k]]); };
   switch (m.interaction) {
@@ -154,7 +165,6 @@ void form_query(const EmbeddingModel<T>& m, const std::vector<uint32_t>& map, in
       return;
     }
     case Interaction::PairRE: {
-      const T s = m.entity_scale ? m.entity_scale[anchor] : T(1);
       for (size_t k = 0; k < d; ++k) {
         const T an = static_cast<T>(a[k] * s);  // rounded as the packed entity elements are
         const double rh = r[k], rt = r[d + k];
@@ -264,11 +274,12 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                         entity + e * width, map.data(), m.entity_scale, e);
   };
   for (size_t i = 0; i < rows; ++i) {
-    form_query<T>(m, map, qs.anchor[i], qs.relation[i], qs.head_side, query.data() + i * dim,
+    const auto a = anchor_of(m, i, qs.anchor[i]);
+    form_query<T>(m, map, a.first, a.second, qs.relation[i], qs.head_side, query.data() + i * dim,
                   coeff.empty() ? nullptr : coeff.data() + i * dim);
   }
   for (size_t i = 0; i < rows; ++i) {
-    const T t = score_of(i, static_cast<size_t>(qs.truth[i]));
+    const T t = qs.true_scores ? static_cast<T>(qs.true_scores[i]) : score_of(i, static_cast<size_t>(qs.truth[i]));
     if (t != t) return Status::at(StatusCode::NanTrueScore, i, "the true triple's score is NaN");
     out.true_score[i] = static_cast<double>(t);
     threshold[i] = static_cast<float>(t);
@@ -378,7 +389,10 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
         const T t = static_cast<T>(out.true_score[i]);
         double g = 0, e = 0, kept = 0;
         for (uint32_t j = qs.exclude_offsets[i]; j < qs.exclude_offsets[i + 1]; ++j) {
-          const T s = score_of(i, static_cast<size_t>(qs.exclude_ids[j]));
+          // A global id: its row in this slice, if the slice holds it (ids are >= 0: checked by the caller).
+          const size_t id = static_cast<size_t>(qs.exclude_ids[j]);
+          if (id < m.entity_offset || id - m.entity_offset >= m.num_entities) continue;
+          const T s = score_of(i, id - m.entity_offset);
           g += s > t;
           e += s == t;
           kept += s == s;
@@ -400,7 +414,8 @@ double score_triple(const EmbeddingModel<T>& m, int32_t head, int32_t relation, 
   std::vector<uint32_t> map(dim);
   for (size_t k = 0; k < dim; ++k) map[k] = static_cast<uint32_t>(canonical(k, dim, complex, m.layout));
   std::vector<T> q(dim), c(dim);
-  form_query<T>(m, map, head_side ? tail : head, relation, head_side, q.data(), c.data());
+  const auto a = anchor_of(m, 0, head_side ? tail : head);
+  form_query<T>(m, map, a.first, a.second, relation, head_side, q.data(), c.data());
   const size_t e = static_cast<size_t>(head_side ? head : tail);
   return static_cast<double>(score_one<T>(op_of(m.interaction), q.data(), c.data(), dim, m.entity + e * dim,
                                           map.data(), m.entity_scale, e));

@@ -45,6 +45,14 @@ struct EmbeddingModel {
   // phase_scale (OGB: pi / embedding_range); otherwise they are complex numbers, normalised to modulus 1.
   double phase_scale;
   const T* entity_scale;         // PairRE: per-entity factor applied to every element (1 / ||e||), or null
+  // A slice of a bigger table (an entity table read from disk in chunks, an entity shard): row j of `entity` is
+  // entity entity_offset + j. Filter ids are then global ids; those outside the slice belong to another slice and
+  // are skipped. Candidates and negatives (ids into `entity`) need entity_offset = 0.
+  size_t entity_offset = 0;
+  // Query rows given apart from the table (the slice need not hold the anchors): row i's anchor vector is
+  // anchor_rows[i * entity_width ...], with PairRE's factor anchor_scale[i] (null: 1); queries.anchor is then unused.
+  const T* anchor_rows = nullptr;
+  const T* anchor_scale = nullptr;
 };
 
 // One job's queries. The candidates of a row are: negatives[row*K .. row*K+K) when negatives is set (OGB protocol;
@@ -64,6 +72,10 @@ struct EmbeddingQueries {
   // that scores their columns) and taken out of the counts. Null for none.
   const uint32_t* exclude_offsets = nullptr;
   const int32_t* exclude_ids = nullptr;
+  // The true scores, computed earlier (by this code, from the true answer's row wherever it was): the counts of a
+  // slice are then taken against them and truth is unused. A slice's counts add up, over slices that partition the
+  // table, to the counts of the whole table: each (query, entity) score is the same whichever slice holds the row.
+  const double* true_scores = nullptr;
 };
 
 // Per row: candidates scoring > / == the true score, NaN scores, non-NaN excluded answers, and the true score.

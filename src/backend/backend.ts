@@ -482,6 +482,7 @@ function embeddingArgs(input: EmbeddingRankInput, out: Float64Array, level: numb
     input.relationWidth,
     input.phaseScale,
     input.headSide ? 1 : 0,
+    input.entityOffset ?? 0,
   );
   return [
     holdable(input.entityEmbeddings),
@@ -495,6 +496,9 @@ function embeddingArgs(input: EmbeddingRankInput, out: Float64Array, level: numb
     input.negatives ?? new Int32Array(0),
     input.excludeOffsets ?? new Uint32Array(0),
     input.excludeIds ?? new Int32Array(0),
+    input.anchorRows ? holdable(input.anchorRows) : empty,
+    input.anchorScale ? holdable(input.anchorScale) : empty,
+    input.trueScores ?? new Float64Array(0),
     out,
     input.negativesPerRow,
     level,

@@ -310,6 +310,21 @@ export interface EmbeddingRankInput {
   /** Filter: ids excluded from row i are excludeIds[excludeOffsets[i] .. excludeOffsets[i + 1]). */
   excludeOffsets: Uint32Array | null;
   excludeIds: Int32Array | null;
+  /**
+   * A slice of a bigger table (a chunk read from disk, an entity shard): entityEmbeddings row j is entity
+   * entityOffset + j; exclusion ids are global and those outside the slice are skipped. Needs no candidates and no
+   * negatives. Default 0.
+   */
+  entityOffset?: number;
+  /** rows x entityWidth: row i's anchor vector (the table need not hold the anchors); anchor ids are then unused. */
+  anchorRows?: FloatArray | null;
+  /** PairRE with anchorRows: row i's anchor factor (1 / norm); null when entities are not normalised. */
+  anchorScale?: FloatArray | null;
+  /**
+   * The true scores, computed earlier by this code: counts are taken against them and truth is unused. Counts of
+   * slices that partition the table add up to the whole table's.
+   */
+  trueScores?: Float64Array | null;
 }
 
 export interface Kernels extends MetricKernels {

@@ -16,7 +16,16 @@ import { isArrayLike, options, signalOption } from "../checks/validate";
 import { type ChunkedBatch, openChunkedBatch } from "./chunked";
 import { finalizeRun, type FinalizeRun, finishAsync } from "./finalize";
 import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
-import { MODEL_BATCH_KEYS, type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
+import {
+  memoryBudget,
+  MODEL_BATCH_KEYS,
+  type ModelBatch,
+  prepareModelBatch,
+  runModelAsync,
+  runModelSync,
+} from "./model-batch";
+import { runStreamed } from "./streamed-model";
+import type { EmbeddingModel } from "../scoring/embedding-model";
 import type { RankResults } from "./results";
 import { countAsync, countSync, finishBatch, prepareScoreBatch, rankFilteredBatch } from "./score-batch";
 import { type BatchContext, TaskSelection } from "./selection";
@@ -251,7 +260,9 @@ export class RankEvaluator {
   async addModel(batch: ModelBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addModel");
     const { options: fields, asyncArgs } = callOptions("batch", batch, MODEL_BATCH_KEYS, true);
+    const budget = memoryBudget(fields.memoryBudget);
     const sides = prepareModelBatch(fields, this.context);
+    const streamed = sides.some((w) => w.stream);
     const model = sides.find((w) => w.input)?.input;
     const watch = watchDetach([
       ["model", model?.entityEmbeddings],
@@ -265,7 +276,18 @@ export class RankEvaluator {
         asyncArgs,
         sides.reduce((n, w) => n + w.rows, 0),
         async (call) => {
-          await runModelAsync(sides, call, watch);
+          if (streamed) {
+            const filter = this.context.filter;
+            const fixedBytes = sides.reduce((n, w) => n + (filter?.[w.side]?.stats().bytes ?? 0), 0);
+            await runStreamed(fields.model as EmbeddingModel, sides, {
+              budget,
+              fixedBytes,
+              threads: sides[0]?.threads,
+              call,
+            });
+          } else {
+            await runModelAsync(sides, call, watch);
+          }
           watch.check(); // nothing is recorded from a model whose embeddings were given away mid-call
           const columns = sides.map((w) => w.finish()); // every side checked before any is recorded
           call?.finish();

@@ -5,6 +5,8 @@
  * counted in the same pass, never materialised), then the counts become task columns as in ./score-batch.
  * With `negatives` (OGB protocol) the K given entities per triple are the candidates, unfiltered, as addSampled.
  */
+import { totalmem } from "node:os";
+
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
 import type { CallControl } from "../backend/call-control";
@@ -30,15 +32,55 @@ export interface ModelBatch {
   negatives?:
     Int32Array | ArrayLike<number> | { head: Int32Array | ArrayLike<number>; tail: Int32Array | ArrayLike<number> };
   threads?: number;
+  /**
+   * A model whose entity table is read in chunks (openEntityTable): bytes the call may hold for the filter index,
+   * the query rows and the table's chunks together (at least one query row and one table row; more means fewer,
+   * larger reads). Default: a quarter of the machine's memory. Ignored for a table held in memory.
+   */
+  memoryBudget?: number;
 }
 
-export const MODEL_BATCH_KEYS = optionKeys<ModelBatch>({ model: 1, triples: 1, side: 1, negatives: 1, threads: 1 });
+export const MODEL_BATCH_KEYS = optionKeys<ModelBatch>({
+  model: 1,
+  triples: 1,
+  side: 1,
+  negatives: 1,
+  threads: 1,
+  memoryBudget: 1,
+});
+
+/** A ModelBatch's memoryBudget checked (bytes), or the default: a quarter of the machine's memory. */
+export function memoryBudget(value: unknown): number {
+  if (value === undefined) return Math.floor(totalmem() / 4);
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    throw new KgrankInputError("memoryBudget", `must be a whole number of bytes >= 1, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/**
+ * The rows of one side ranked against an entity table read in chunks (./streamed-model.ts): the keys, in the
+ * caller's ids, and the filter's other known answers of each row (global ids).
+ */
+export interface StreamRows {
+  side: EvaluationSide;
+  anchor: Int32Array;
+  relation: Int32Array;
+  truth: Int32Array;
+  excludeOffsets: Uint32Array | null;
+  excludeIds: Int32Array | null;
+  /** OGB protocol: rows x negativesPerRow candidate ids (unfiltered), else null. */
+  negatives: Int32Array | null;
+  negativesPerRow: number;
+}
 
 /** One side's kernel call, prepared: its input, its output, and how to turn the output into task columns. */
 export interface ModelSideWork {
   side: EvaluationSide;
-  /** The kernel's input; null when every row was skipped. */
+  /** The kernel's input; null when every row was skipped, or when the table is read in chunks (stream). */
   input: EmbeddingRankInput | null;
+  /** The model's entity table is read in chunks: what the streamed run ranks into `out`; else null. */
+  stream: StreamRows | null;
   /** Rows (tasks) the kernel ranks: 0 when every row was skipped. */
   rows: number;
   out: Float64Array;
@@ -147,13 +189,17 @@ function sampledSide(
     truth[i] = side === "tail" ? triples[3 * i + 2]! : triples[3 * i]!;
   }
   const out = new Float64Array(5 * rows + 2);
+  const streamed = model.entitySource !== null;
   return {
     side,
     out,
     threads,
     skipped: 0,
     rows,
-    input: model.job(side, anchor, relation, truth, { negatives, negativesPerRow: k }),
+    input: streamed ? null : model.job(side, anchor, relation, truth, { negatives, negativesPerRow: k }),
+    stream: streamed
+      ? { side, anchor, relation, truth, excludeOffsets: null, excludeIds: null, negatives, negativesPerRow: k }
+      : null,
     finish() {
       checkStatus(out, rows, model, side, anchor, relation, truth);
       const c = counts(out, rows);
@@ -174,8 +220,17 @@ function fullSide(
   const keys = ctx.selection.keys(side, triples, index, true);
   const rows = keys.kept;
   const out = new Float64Array(5 * rows + 2);
-  if (rows === 0) return { side, out, threads, skipped: keys.rows, rows: 0, input: null, finish: () => null };
+  if (rows === 0)
+    return { side, out, threads, skipped: keys.rows, rows: 0, input: null, stream: null, finish: () => null };
   const kept = ctx.selection.keptEntities;
+  const streamed = model.entitySource !== null;
+  if (streamed && kept) {
+    throw new KgrankInputError(
+      "model",
+      `reads its entity table from ${model.entitySource!.name} in chunks, which ranks against every entity: an ` +
+        `entity restriction (restrictEntities) needs the table in memory`,
+    );
+  }
   let excludeOffsets: Uint32Array | null = null;
   let excludeIds: Int32Array | null = null;
   if (index) {
@@ -200,11 +255,25 @@ function fullSide(
     threads,
     skipped: keys.rows - rows,
     rows,
-    input: model.job(side, keys.origAnchor, keys.relation, keys.origTruth, {
-      candidates: kept,
-      excludeOffsets,
-      excludeIds,
-    }),
+    input: streamed
+      ? null
+      : model.job(side, keys.origAnchor, keys.relation, keys.origTruth, {
+          candidates: kept,
+          excludeOffsets,
+          excludeIds,
+        }),
+    stream: streamed
+      ? {
+          side,
+          anchor: keys.origAnchor,
+          relation: keys.relation,
+          truth: keys.origTruth,
+          excludeOffsets,
+          excludeIds,
+          negatives: null,
+          negativesPerRow: 0,
+        }
+      : null,
     finish() {
       checkStatus(out, rows, model, side, keys.origAnchor, keys.relation, keys.origTruth);
       const c = counts(out, rows);
@@ -265,6 +334,14 @@ function checkStatus(
 }
 
 export function runModelSync(sides: ModelSideWork[]): void {
+  const streamed = sides.find((w) => w.stream);
+  if (streamed) {
+    throw new KgrankInputError(
+      "model",
+      `reads its entity table from disk in chunks: rank it with addModel() (async), which reads the next chunk while ` +
+        `it ranks this one, or build the model from the table in memory`,
+    );
+  }
   for (const w of sides) if (w.input) kernels().rankEmbeddings(w.input, w.out, w.threads);
 }
 

@@ -125,17 +125,20 @@ function formQueries(
   const c = pair ? (wide ? new Float64Array(rows * d) : new Float32Array(rows * d)) : null;
   const head = input.headSide;
   const relMap = canonicalMap(d, true, input.layout === 1);
+  // Row i's anchor vector: from the rows given apart (anchorRows, row i) or from the table (the anchor's row).
+  const given = input.anchorRows ?? null;
+  const A = given ?? E;
   for (let i = 0; i < rows; i++) {
-    const a = input.anchor[i]! * d;
+    const a = given ? i * d : input.anchor[i]! * d;
     const r = input.relationIds[i]! * rw;
     const o = i * d;
     switch (input.interaction) {
       case 0:
       case 1:
-        for (let k = 0; k < d; k++) q[o + k] = head ? E[a + k]! - R[r + k]! : E[a + k]! + R[r + k]!;
+        for (let k = 0; k < d; k++) q[o + k] = head ? A[a + k]! - R[r + k]! : A[a + k]! + R[r + k]!;
         break;
       case 2:
-        for (let k = 0; k < d; k++) q[o + k] = E[a + k]! * R[r + k]!;
+        for (let k = 0; k < d; k++) q[o + k] = A[a + k]! * R[r + k]!;
         break;
       case 3:
       case 4:
@@ -156,8 +159,8 @@ function formQueries(
               ri /= mod;
             }
           }
-          const ar = E[a + map[k]!]!;
-          const ai = E[a + map[k + h]!]!;
+          const ar = A[a + map[k]!]!;
+          const ai = A[a + map[k + h]!]!;
           if (head) {
             q[o + k] = rr * ar + ri * ai;
             q[o + k + h] = rr * ai - ri * ar;
@@ -169,9 +172,15 @@ function formQueries(
         break;
       }
       case 5: {
-        const s = input.entityScale ? input.entityScale[input.anchor[i]!]! : 1;
+        const s = given
+          ? input.anchorScale
+            ? input.anchorScale[i]!
+            : 1
+          : input.entityScale
+            ? input.entityScale[input.anchor[i]!]!
+            : 1;
         for (let k = 0; k < d; k++) {
-          const an = round(E[a + k]! * s);
+          const an = round(A[a + k]! * s);
           const rh = R[r + k]!;
           const rt = R[r + d + k]!;
           q[o + k] = an * (head ? rt : rh);
@@ -248,8 +257,9 @@ export function rankEmbeddings(input: EmbeddingRankInput, out: Float64Array): vo
   const removed = out.subarray(3 * rows, 4 * rows);
   const truth = out.subarray(4 * rows, 5 * rows);
   out.fill(0);
+  const given = input.trueScores ?? null;
   for (let i = 0; i < rows; i++) {
-    const t = score(i, input.truth[i]!);
+    const t = given ? (wide ? given[i]! : fround(given[i]!)) : score(i, input.truth[i]!);
     if (t !== t) {
       out[5 * rows] = 3;
       out[5 * rows + 1] = i;
@@ -280,12 +290,16 @@ export function rankEmbeddings(input: EmbeddingRankInput, out: Float64Array): vo
     }
   }
   const off = input.excludeOffsets;
+  const base = input.entityOffset ?? 0;
   if (off) {
     for (let i = 0; i < rows; i++) {
       const t = truth[i]!;
       let kept = 0;
       for (let j = off[i]!; j < off[i + 1]!; j++) {
-        const s = score(i, input.excludeIds![j]!);
+        // A global id: its row in this slice, if the slice holds it.
+        const e = input.excludeIds![j]! - base;
+        if (e < 0 || e >= input.numEntities) continue;
+        const s = score(i, e);
         if (s > t) greater[i]!--;
         else if (s === t) equal[i]!--;
         if (s === s) kept++;
@@ -305,6 +319,9 @@ function rowsOf(input: EmbeddingRankInput, r0: number, r1: number): EmbeddingRan
     anchor: input.anchor.subarray(r0, r1),
     relationIds: input.relationIds.subarray(r0, r1),
     truth: input.truth.subarray(r0, r1),
+    anchorRows: input.anchorRows ? input.anchorRows.subarray(r0 * input.entityWidth, r1 * input.entityWidth) : null,
+    anchorScale: input.anchorScale ? input.anchorScale.subarray(r0, r1) : null,
+    trueScores: input.trueScores ? input.trueScores.subarray(r0, r1) : null,
     negatives: input.negatives ? input.negatives.subarray(r0 * K, r1 * K) : null,
     excludeOffsets: off ? Uint32Array.from(off.subarray(r0, r1 + 1), (x) => x - base) : null,
     excludeIds: off ? input.excludeIds!.subarray(base, off[r1]!) : null,
@@ -338,6 +355,9 @@ export async function rankEmbeddingsSliced(
     input.negatives,
     input.excludeOffsets,
     input.excludeIds,
+    input.anchorRows ?? null,
+    input.anchorScale ?? null,
+    input.trueScores ?? null,
   ];
   await inSlices(rows, perRow, control, inputs, (r0, r1) => {
     if (failed) return;

@@ -150,10 +150,10 @@ function embeddingFile(
 
 function readMatrix(file: string, argument: string): NpyData {
   const a = readArray(file, argument);
-  if (a.dtype !== "f4" && a.dtype !== "f8" && a.dtype !== "f2") {
+  if (a.dtype !== "f4" && a.dtype !== "f8" && a.dtype !== "f2" && a.dtype !== "bf16") {
     throw new KgrankInputError(
       argument,
-      `${file} has dtype ${a.dtype}; embeddings must be float16, float32 or float64`,
+      `${file} has dtype ${a.dtype}; embeddings must be float16, bfloat16, float32 or float64`,
     );
   }
   if (a.shape.length !== 2)

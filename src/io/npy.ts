@@ -17,7 +17,8 @@ import { writeFileAtomic } from "./atomic";
 import { checkRegularFileAsync, fileError, openRegularFile } from "./files";
 import { runSteps, runStepsAsync, STEP, type Steps } from "./steps";
 
-export type NpyDtype = "f2" | "f4" | "f8" | "i1" | "i2" | "i4" | "i8" | "u1" | "u2" | "u4" | "u8" | "b1";
+/** "bf16" (bfloat16) comes from safetensors files only: NumPy has no such dtype. */
+export type NpyDtype = "f2" | "bf16" | "f4" | "f8" | "i1" | "i2" | "i4" | "i8" | "u1" | "u2" | "u4" | "u8" | "b1";
 export type NpyArray =
   Float32Array | Float64Array | Int8Array | Int16Array | Int32Array | Uint8Array | Uint16Array | Uint32Array;
 
@@ -48,6 +49,7 @@ const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
 /** Bytes per element of each dtype (the .npy and safetensors readers both size data by it). */
 export const ITEM_SIZE: Record<NpyDtype, number> = {
   f2: 2,
+  bf16: 2,
   f4: 4,
   f8: 8,
   i1: 1,
@@ -554,6 +556,20 @@ function halfToFloat(h: number): number {
   return s * (1 + f / 1024) * 2 ** (e - 15);
 }
 
+let halves: Float32Array | null = null;
+
+/**
+ * Every float16 bit pattern's value (exact in float32), 256 KiB built once: a lookup per element instead of the
+ * arithmetic of halfToFloat. The .npy / safetensors readers and the chunked entity-table reader decode with it.
+ */
+export function halfTable(): Float32Array {
+  if (!halves) {
+    halves = new Float32Array(65536);
+    for (let h = 0; h < 65536; h++) halves[h] = halfToFloat(h);
+  }
+  return halves;
+}
+
 /**
  * Decodes `bytes` (exactly header.size * itemSize bytes of data) into a typed array in C order.
  * For a native-endian C-order file with an aligned buffer the result is a view on `bytes` (no copy).
@@ -587,11 +603,14 @@ function* decodeNpySteps(header: NpyHeader, bytes: Uint8Array, argument: string)
     b1: Uint8Array,
   }[dtype as "f4"] as
     ((new (buf: ArrayBufferLike, off: number, len: number) => NpyArray) & (new (len: number) => NpyArray)) | undefined;
-  if (dtype === "f2") {
+  if (dtype === "f2" || dtype === "bf16") {
     const out = allocate(argument, undefined, 4 * size, () => new Float32Array(size));
+    const table = dtype === "f2" ? halfTable() : null;
+    const bits = new Uint32Array(out.buffer, out.byteOffset, size);
     for (let i0 = 0; i0 < size; i0 += STEP) {
-      for (let i = i0, end = Math.min(size, i0 + STEP); i < end; i++)
-        out[i] = halfToFloat(dv.getUint16(2 * i, littleEndian));
+      const end = Math.min(size, i0 + STEP);
+      if (table) for (let i = i0; i < end; i++) out[i] = table[dv.getUint16(2 * i, littleEndian)]!;
+      else for (let i = i0; i < end; i++) bits[i] = dv.getUint16(2 * i, littleEndian) << 16;
       yield;
     }
     data = out;

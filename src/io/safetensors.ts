@@ -11,6 +11,7 @@ import { fileError, openRegularFile } from "./files";
 import { decodeNpyData, ITEM_SIZE, type NpyData, type NpyDtype } from "./npy";
 
 const DTYPES: Record<string, NpyDtype> = {
+  BF16: "bf16",
   F16: "f2",
   F32: "f4",
   F64: "f8",
@@ -25,19 +26,71 @@ const DTYPES: Record<string, NpyDtype> = {
   BOOL: "b1",
 };
 
-/** Parses an in-memory safetensors file into arrays keyed by tensor name (`__metadata__` is skipped). */
-export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<string, NpyData> {
+/** One tensor of a safetensors header, checked: its bytes are [begin, end) of the file. */
+export interface SafetensorsTensor {
+  name: string;
+  dtype: NpyDtype;
+  shape: number[];
+  size: number;
+  begin: number;
+  end: number;
+}
+
+/** Bytes to read for the header, from the file's first 8 bytes `pre` (the JSON header's declared length, capped). */
+export function safetensorsHeaderLength(pre: Uint8Array, fileSize: number, argument: string): number {
   const bad = (msg: string) => new KgrankInputError(argument, `not a valid safetensors file: ${msg}`);
-  if (bytes.length < 8) throw bad("shorter than its 8-byte header length");
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const len64 = dv.getBigUint64(0, true);
-  if (len64 > BigInt(bytes.length - 8)) {
+  if (pre.length < 8) throw bad("shorter than its 8-byte header length");
+  const len64 = new DataView(pre.buffer, pre.byteOffset, 8).getBigUint64(0, true);
+  if (len64 > BigInt(fileSize - 8)) {
     throw bad(
-      `its first 8 bytes declare a ${len64}-byte JSON header but only ${bytes.length - 8} bytes follow (truncated, or not a safetensors file)`,
+      `its first 8 bytes declare a ${len64}-byte JSON header but only ${fileSize - 8} bytes follow (truncated, or not a safetensors file)`,
     );
   }
   const len = Number(len64);
   if (len > 100_000_000) throw bad(`the JSON header is ${len} bytes, more than the 100 MB safetensors allows`);
+  return 8 + len;
+}
+
+/** Parses an in-memory safetensors file into arrays keyed by tensor name (`__metadata__` is skipped). */
+export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<string, NpyData> {
+  const { base, tensors } = parseSafetensorsHeader(bytes, bytes.length, argument);
+  // A null-prototype record: a tensor named "__proto__" is a tensor like any other.
+  const out: Record<string, NpyData> = Object.create(null);
+  for (const { name, dtype, shape, size, begin, end } of tensors) {
+    let data = bytes.subarray(base + begin, base + end);
+    const arg = `${argument}[${shortName(name)}]`;
+    if (data.byteOffset % ITEM_SIZE[dtype] !== 0) data = allocate(arg, undefined, data.length, () => data.slice());
+    out[name] = decodeNpyData(
+      {
+        version: 1,
+        dataOffset: 0,
+        dtype,
+        littleEndian: true,
+        fortranOrder: false,
+        shape,
+        size,
+        itemSize: ITEM_SIZE[dtype],
+      },
+      data,
+      arg,
+    );
+  }
+  return out;
+}
+
+/**
+ * Parses a safetensors header: `bytes` holds at least the 8-byte length and the JSON header; `fileSize` is the whole
+ * file's. Returns where the data starts (`base`) and each tensor, checked against the file's size (tensors never
+ * overlap). No tensor data is read.
+ */
+export function parseSafetensorsHeader(
+  bytes: Uint8Array,
+  fileSize: number,
+  argument = "file",
+): { base: number; tensors: SafetensorsTensor[] } {
+  const bad = (msg: string) => new KgrankInputError(argument, `not a valid safetensors file: ${msg}`);
+  const len = safetensorsHeaderLength(bytes, fileSize, argument) - 8;
+  if (bytes.length < 8 + len) throw bad(`${bytes.length} bytes given, the header needs ${8 + len}`);
   let header: unknown;
   try {
     header = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(8, 8 + len)));
@@ -58,9 +111,7 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
     );
   }
   const base = 8 + len;
-  const dataBytes = bytes.length - base;
-  // A null-prototype record: a tensor named "__proto__" is a tensor like any other.
-  const out: Record<string, NpyData> = Object.create(null);
+  const dataBytes = fileSize - base;
   const checked: {
     name: string;
     tensor: string;
@@ -125,26 +176,10 @@ export function parseSafetensors(bytes: Uint8Array, argument = "file"): Record<s
     if (spans[i]!.s < spans[i - 1]!.e)
       throw bad(`${spans[i - 1]!.tensor} and ${spans[i]!.tensor} overlap (data_offsets sharing bytes)`);
   }
-  for (const { name, dtype, shape, size, s, e } of checked) {
-    let data = bytes.subarray(base + s, base + e);
-    const arg = `${argument}[${shortName(name)}]`;
-    if (data.byteOffset % ITEM_SIZE[dtype] !== 0) data = allocate(arg, undefined, data.length, () => data.slice());
-    out[name] = decodeNpyData(
-      {
-        version: 1,
-        dataOffset: 0,
-        dtype,
-        littleEndian: true,
-        fortranOrder: false,
-        shape,
-        size,
-        itemSize: ITEM_SIZE[dtype],
-      },
-      data,
-      arg,
-    );
-  }
-  return out;
+  return {
+    base,
+    tensors: checked.map(({ name, dtype, shape, size, s, e }) => ({ name, dtype, shape, size, begin: s, end: e })),
+  };
 }
 
 /** Reads a safetensors file (one read of the whole file). */

@@ -31,7 +31,7 @@ export function readIdTriples(file: string, argument: string, ds: Dataset): Int3
 
 export function floatScores(a: NpyData, argument: string): Float32Array | Float64Array {
   if (a.data instanceof Float32Array || a.data instanceof Float64Array) {
-    if (a.dtype === "f2" || a.dtype === "f4" || a.dtype === "f8") return a.data;
+    if (a.dtype === "f2" || a.dtype === "bf16" || a.dtype === "f4" || a.dtype === "f8") return a.data;
   }
   throw new KgrankInputError(
     argument,

@@ -19,14 +19,45 @@ export interface EmbeddingMatrix {
   shape: readonly number[];
 }
 
+/**
+ * An entity table read in row chunks instead of held in memory (openEntityTable reads .npy and safetensors files this
+ * way). A model built on one is ranked by RankEvaluator.addModel with a memory budget: the table is read in one
+ * sequential pass per block of queries, and the ranks equal those of the same table in memory, bit for bit.
+ */
+export interface EntityRowSource {
+  readonly rows: number;
+  readonly cols: number;
+  /** Where the rows come from (a file name), as errors name it. */
+  readonly name: string;
+  /** Bytes of one row as stored: a chunk read costs rows x this much before it is converted. */
+  readonly storedRowBytes: number;
+  /**
+   * Reads rows [begin, end) into `into` ((end - begin) x cols values, in its element type: float32 rounds as
+   * Float32Array.from does), refusing a value that is not finite there with a KgrankInputError naming the row.
+   * `scratch`, when given, is room for the stored bytes of those rows (the caller reuses it between reads).
+   */
+  readRows(begin: number, end: number, into: Float32Array | Float64Array, scratch?: Uint8Array): Promise<void>;
+}
+
+function isRowSource(value: unknown): value is EntityRowSource {
+  return (
+    value !== null &&
+    typeof value === "object" &&
+    typeof (value as EntityRowSource).readRows === "function" &&
+    Number.isSafeInteger((value as EntityRowSource).rows) &&
+    Number.isSafeInteger((value as EntityRowSource).cols)
+  );
+}
+
 export interface EmbeddingModelOptions {
   /** transe-l1, transe-l2, distmult, complex, rotate (OGB's), rotate-l2 (PyKEEN's RotatE), pairre. */
   interaction: InteractionName;
   /**
    * numEntities x width, rows in kgrank's entity id order. A Float32Array (Float64Array with precision "float64")
    * is used in place, not copied (WikiKG2 at d = 500 is 5 GB): do not modify or transfer it while the model is used.
+   * Or an EntityRowSource (openEntityTable(file)): the table stays on disk and is read in chunks when ranked.
    */
-  entityEmbeddings: EmbeddingMatrix;
+  entityEmbeddings: EmbeddingMatrix | EntityRowSource;
   /**
    * numRelations x width: the entity width (TransE, DistMult, ComplEx; RotatE as complex numbers), half of it
    * (RotatE phases; both for rotate and rotate-l2), or twice it (PairRE: [head factor | tail factor]).
@@ -119,6 +150,8 @@ export class EmbeddingModel {
   readonly #entity: FloatArray;
   readonly #relation: FloatArray;
   readonly #scale: FloatArray | null;
+  readonly #source: EntityRowSource | null;
+  readonly #normalize: boolean;
 
   constructor(args: EmbeddingModelOptions) {
     const o = options("EmbeddingModel options", args, EMBEDDING_MODEL_KEYS);
@@ -134,7 +167,16 @@ export class EmbeddingModel {
       throw new KgrankInputError("precision", `must be "float32" or "float64", got ${describe(precision)}`);
     }
     const wide = precision === "float64";
-    const ent = matrix("entityEmbeddings", o.entityEmbeddings, wide);
+    const source = isRowSource(o.entityEmbeddings) ? o.entityEmbeddings : null;
+    if (source && (source.rows < 1 || source.cols < 1)) {
+      throw new KgrankInputError(
+        "entityEmbeddings",
+        `${source.name} has shape [${source.rows}, ${source.cols}]: at least one row and one column are needed`,
+      );
+    }
+    const ent = source
+      ? { data: wide ? new Float64Array(0) : new Float32Array(0), rows: source.rows, cols: source.cols }
+      : matrix("entityEmbeddings", o.entityEmbeddings, wide);
     const rel = matrix("relationEmbeddings", o.relationEmbeddings, wide);
     const rotation = interaction === "rotate" || interaction === "rotate-l2";
     const complex = interaction === "complex" || rotation;
@@ -174,6 +216,9 @@ export class EmbeddingModel {
         `has ${rel.cols} columns; ${interaction} with ${d}-column entities needs ${what}`,
       );
     }
+    if (o.normalizeEntities !== undefined && typeof o.normalizeEntities !== "boolean") {
+      throw new KgrankInputError("normalizeEntities", `must be true or false, got ${describe(o.normalizeEntities)}`);
+    }
     const phaseScale = o.phaseScale ?? 1;
     if (typeof phaseScale !== "number" || !Number.isFinite(phaseScale)) {
       throw new KgrankInputError("phaseScale", `must be a finite number, got ${describe(phaseScale)}`);
@@ -188,16 +233,31 @@ export class EmbeddingModel {
     this.phaseScale = phaseScale;
     this.#entity = ent.data;
     this.#relation = rel.data;
-    this.#scale = null;
-    if (interaction === "pairre" && (o.normalizeEntities ?? true)) {
-      const s = wide ? new Float64Array(ent.rows) : new Float32Array(ent.rows);
-      for (let e = 0; e < ent.rows; e++) {
-        let sq = 0;
-        for (let k = 0; k < d; k++) sq += ent.data[e * d + k]! ** 2;
-        s[e] = 1 / Math.max(Math.sqrt(sq), 1e-12); // F.normalize's eps
-      }
-      this.#scale = s;
+    this.#source = source;
+    this.#normalize = interaction === "pairre" && o.normalizeEntities !== false;
+    this.#scale = source ? null : this.rowScales(ent.data, ent.rows);
+  }
+
+  /** The entity table's source when it is read in chunks (openEntityTable), else null. */
+  get entitySource(): EntityRowSource | null {
+    return this.#source;
+  }
+
+  /**
+   * PairRE's per-row factor 1 / ||e||_2 (F.normalize, eps 1e-12) of `rows` entity rows in `data`, in the model's
+   * accumulation type; null for every other interaction or without normalizeEntities. One function for the table in
+   * memory and for each chunk read from disk, so both give the same factors.
+   */
+  rowScales(data: FloatArray, rows: number): FloatArray | null {
+    if (!this.#normalize) return null;
+    const d = this.entityWidth;
+    const s = this.precision === "float64" ? new Float64Array(rows) : new Float32Array(rows);
+    for (let e = 0; e < rows; e++) {
+      let sq = 0;
+      for (let k = 0; k < d; k++) sq += data[e * d + k]! ** 2;
+      s[e] = 1 / Math.max(Math.sqrt(sq), 1e-12);
     }
+    return s;
   }
 
   /**
@@ -234,6 +294,13 @@ export class EmbeddingModel {
       Pick<EmbeddingRankInput, "candidates" | "negatives" | "negativesPerRow" | "excludeOffsets" | "excludeIds">
     > = {},
   ): EmbeddingRankInput {
+    if (this.#source) {
+      throw new KgrankInputError(
+        "model",
+        `reads its entity table from ${this.#source.name} in chunks: rank it with RankEvaluator.addModel (async), ` +
+          `or build the model from the table in memory`,
+      );
+    }
     this.#checkArrays();
     return {
       interaction: CODES[this.interaction],
@@ -255,6 +322,49 @@ export class EmbeddingModel {
       negativesPerRow: 0,
       excludeOffsets: null,
       excludeIds: null,
+      ...extra,
+    };
+  }
+
+  /**
+   * The kernel's input for rows of the entity table given apart from the model (a chunk read from disk, or gathered
+   * rows): `table` holds rows entities offset .. offset + rows (ids in excludeIds are global), `scale` their
+   * rowScales. With `anchorRows` the queries' anchor vectors are given, one per query.
+   */
+  sliceJob(
+    side: "head" | "tail",
+    table: { data: FloatArray; rows: number; offset: number; scale: FloatArray | null },
+    anchor: Int32Array,
+    relation: Int32Array,
+    truth: Int32Array,
+    extra: Partial<
+      Pick<
+        EmbeddingRankInput,
+        "negatives" | "negativesPerRow" | "excludeOffsets" | "excludeIds" | "anchorRows" | "anchorScale" | "trueScores"
+      >
+    > = {},
+  ): EmbeddingRankInput {
+    return {
+      interaction: CODES[this.interaction],
+      layout: this.complexLayout === "interleaved" ? 1 : 0,
+      entityEmbeddings: table.data,
+      relationEmbeddings: this.#relation,
+      entityScale: table.scale,
+      numEntities: table.rows,
+      entityWidth: this.entityWidth,
+      numRelations: this.numRelations,
+      relationWidth: this.relationWidth,
+      phaseScale: this.phaseScale,
+      headSide: side === "head",
+      anchor,
+      relationIds: relation,
+      truth,
+      candidates: null,
+      negatives: null,
+      negativesPerRow: 0,
+      excludeOffsets: null,
+      excludeIds: null,
+      entityOffset: table.offset,
       ...extra,
     };
   }

@@ -97,7 +97,7 @@ export const stored = (name: string, raw: Uint8Array): Member => ({ name, data: 
 
 /** A safetensors file: 8-byte little-endian header length, the JSON header (space-padded to 8 bytes), the data. */
 export function safetensorsFile(
-  tensors: Record<string, { data: Float32Array | Float64Array; shape: number[] }>,
+  tensors: Record<string, { data: Float32Array | Float64Array | Uint16Array; shape: number[]; dtype?: string }>,
 ): Uint8Array {
   const header: Record<string, unknown> = { __metadata__: { format: "pt" } };
   const parts: Uint8Array[] = [];
@@ -105,7 +105,7 @@ export function safetensorsFile(
   for (const [name, t] of Object.entries(tensors)) {
     const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
     header[name] = {
-      dtype: t.data instanceof Float64Array ? "F64" : "F32",
+      dtype: t.dtype ?? (t.data instanceof Float64Array ? "F64" : "F32"),
       shape: t.shape,
       data_offsets: [offset, offset + bytes.length],
     };
