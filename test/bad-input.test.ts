@@ -29,6 +29,7 @@ import {
   encodeNpy,
   loadDataset,
   loadEmbeddingModel,
+  openEntityTable,
   parseNpy,
   parseNpz,
   parseSafetensors,
@@ -120,6 +121,9 @@ const modelFiles = (() => {
   const p = (name: string) => path.join(d, name);
   writeFileSync(p("entity.npy"), encodeNpy(f32(6), [3, 2]));
   writeFileSync(p("relation.npy"), encodeNpy(f32(2), [1, 2]));
+  writeFileSync(p("short.npy"), encodeNpy(f32(6), [3, 2]).subarray(0, 128 + 20));
+  writeFileSync(p("entity.npz"), encodeNpy(f32(6), [3, 2]));
+  writeFileSync(p("nan.npy"), encodeNpy(Float32Array.of(1, 2, 3, NaN, 5, 6), [3, 2]));
   execFileSync("mkfifo", [p("ids.fifo")]);
   writeFileSync(p("dup.tsv"), "a\nb\n\na\n");
   writeFileSync(p("latin1.tsv"), Buffer.from("a\nb\ncaf\u00e9\n", "latin1"));
@@ -951,6 +955,54 @@ export const CASES: Case[] = [
     call: () => ev().addModel({ model: emb(), triples: [0, 0, 3] }),
     error: KgrankInputError,
     argument: "triples",
+  },
+  // ---- entity tables read in chunks ---------------------------------------------------------------------------------
+  {
+    kind: "entity table file shorter than its header says",
+    call: () => openEntityTable(modelFiles.p("short.npy")),
+    error: KgrankInputError,
+    argument: "entityEmbeddings",
+  },
+  {
+    kind: "entity table an .npz (not readable in chunks)",
+    call: () => openEntityTable(modelFiles.p("entity.npz")),
+    error: KgrankInputError,
+    argument: "entityEmbeddings",
+  },
+  {
+    kind: "entity table with a NaN row (found while read)",
+    call: () => ev().addModel({ model: emb({ entityEmbeddings: openEntityTable(modelFiles.p("nan.npy")) }), triples }),
+    error: KgrankInputError,
+    argument: "entityEmbeddings",
+  },
+  {
+    kind: "memoryBudget smaller than one query block",
+    call: () =>
+      ev().addModel({
+        model: emb({ entityEmbeddings: openEntityTable(modelFiles.p("entity.npy")) }),
+        triples,
+        memoryBudget: 64,
+      }),
+    error: KgrankInputError,
+    argument: "memoryBudget",
+  },
+  {
+    kind: "memoryBudget not a whole number of bytes",
+    call: () =>
+      ev().addModel({
+        model: emb({ entityEmbeddings: openEntityTable(modelFiles.p("entity.npy")) }),
+        triples,
+        memoryBudget: -1,
+      }),
+    error: KgrankInputError,
+    argument: "memoryBudget",
+  },
+  {
+    kind: "table read in chunks ranked by the sync addModelSync",
+    call: () =>
+      ev().addModelSync({ model: emb({ entityEmbeddings: openEntityTable(modelFiles.p("entity.npy")) }), triples }),
+    error: KgrankInputError,
+    argument: "model",
   },
   // ---- cancellation and progress of async calls ---------------------------------------------------------------------
   {

@@ -4,7 +4,7 @@
  * DGL-KE directory with shuffled rows and an entities.tsv id map (plain TransE: L2), .npz / safetensors files, shards
  * merged with kgrank merge, the OGB protocol; `--format json` must equal the library's results for the same model.
  */
-import { copyFileSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -431,6 +431,50 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     ]);
     expect(got.stderr).toBe("");
     expect(got.stdout).toBe(want.stdout);
+  });
+
+  it("--memory reads the entity table in chunks: the output and the state equal the in-memory run's, byte for byte", async () => {
+    const base = ["--interaction", "complex", "--complex-layout", "halves", "--relation-embeddings", "relation.npy"];
+    const json = ["--format", "json", "--quiet"];
+    const want = await kgrank([...base, "--entity-embeddings", "entity.npy", ...json, "--save-state", "mem.state"]);
+    writeFileSync(path.join(dir, "entity-f32.safetensors"), safetensorsFile({ e: { data: ent, shape: [n, 16] } }));
+    // 40 KiB: the filter index (16 KiB native, 31 KiB in the fallback) and a few query and table rows: many blocks.
+    for (const [file, memory] of [
+      ["entity.npy", "40KiB"],
+      ["entity.npy", "1GiB"],
+      ["entity-f32.safetensors", "60000"],
+    ] as const) {
+      const got = await kgrank([
+        ...base,
+        "--entity-embeddings",
+        file,
+        "--memory",
+        memory,
+        ...json,
+        "--save-state",
+        "chunked.state",
+      ]);
+      expect(got.stderr).toBe("");
+      expect(got.stdout).toBe(want.stdout);
+      // The state names its input files: compared where they are the same.
+      if (file === "entity.npy") {
+        expect(readFileSync(path.join(dir, "chunked.state"))).toEqual(readFileSync(path.join(dir, "mem.state")));
+      }
+    }
+    const npz = [...base, "--entity-embeddings", "entity.npz", "--memory", "1GiB"];
+    writeFileSync(path.join(dir, "entity.npz"), zip([deflated("entity.npy", encodeNpy(ent, [n, 16]))]));
+    expectUserError(
+      await kgrank(npz),
+      /^kgrank: --entity-embeddings: .*entity\.npz: a table read in chunks must be a \.npy or \.safetensors file/,
+    );
+    expectUserError(
+      await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "2KiB"]),
+      /^kgrank: --memory: 2\.00 KiB cannot hold one query block beside the filter index \(.*\): .*give at least/,
+    );
+    expectUserError(
+      await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "lots"]),
+      /^kgrank: --memory: must be a size such as 4GiB, 512MiB or 2GB \(bytes without a unit\), got "lots"/,
+    );
   });
 
   it("--shard I/3 --save-state, then kgrank merge, with --bootstrap: the unsharded output byte for byte", async () => {

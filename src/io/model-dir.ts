@@ -23,6 +23,7 @@ import { type ComplexLayout, EmbeddingModel, INTERACTIONS, type InteractionName 
 import { formatDims, quoted } from "../text/suggest";
 import { describe } from "../checks/validate";
 import { readArray } from "./array-file";
+import { openEntityTable } from "./entity-table";
 import { readRegularFile } from "./files";
 import type { NpyData } from "./npy";
 import { invalidUtf8Line } from "./tsv";
@@ -46,6 +47,11 @@ export interface LoadEmbeddingModelOptions {
    * read; a queue worker's --allow-read. Files it refuses count as absent. Default: every file.
    */
   mayRead?: (file: string) => boolean;
+  /**
+   * Leave the entity table on disk, read in chunks when the model is ranked (openEntityTable): a .npy or
+   * .safetensors file whose rows are in the dataset's id order. Default false: read it into memory.
+   */
+  streamEntities?: boolean;
 }
 
 /** OGB / DGL-KE model names -> interactions, all but plain "TransE", which the two codes read differently. */
@@ -362,6 +368,23 @@ function idMapFile(
 }
 
 /** Reads a model's embeddings (and config) into an EmbeddingModel. */
+/** The relation rows in the dataset's id order (through the id map when there is one). */
+function mapRelations(rel: NpyData, relIds: string | undefined, options: LoadEmbeddingModelOptions): NpyData {
+  if (relIds) {
+    if (!options.relationLabels)
+      throw new KgrankInputError("relationIds", "needs the dataset's relation labels to map rows to");
+    const arg = options.relationIds ? "relationIds" : "modelDir";
+    return mapRows(rel, readIdMap(relIds, arg), options.relationLabels, arg, relIds);
+  }
+  if (options.relationLabels && rel.shape[0] !== options.relationLabels.length) {
+    throw new KgrankInputError(
+      "relationEmbeddings",
+      `has ${rel.shape[0]} rows but the dataset has ${options.relationLabels.length} relations: give the id map (--relation-ids) that names each row`,
+    );
+  }
+  return rel;
+}
+
 export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): EmbeddingModel {
   let interaction = options.interaction;
   let entFile = options.entityEmbeddings;
@@ -473,8 +496,39 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
       "relationEmbeddings",
       "is required: the relation embedding file (.npy, .npz or .safetensors)",
     );
-  let ent = readMatrix(entFile, "entityEmbeddings");
   let rel = readMatrix(relFile, "relationEmbeddings");
+  if (options.streamEntities) {
+    const table = openEntityTable(entFile, { argument: "entityEmbeddings" });
+    configCheck?.(table.cols, rel.shape[1]!);
+    if (entIds) {
+      const arg = options.entityIds ? "entityIds" : "modelDir";
+      const rows = readIdMap(entIds, arg);
+      const labels = options.entityLabels;
+      const i = labels ? rows.findIndex((l, k) => l !== labels[k]) : 0;
+      if (!labels || i !== -1 || rows.length !== labels.length) {
+        throw new KgrankInputError(
+          arg,
+          `${entIds} orders the entity rows otherwise than the dataset's ids${labels && i !== -1 ? ` (row ${i} is ${JSON.stringify(rows[i]).slice(0, 60)}, id ${i} ${JSON.stringify(labels[i]).slice(0, 60)})` : ""}: ` +
+            `a table read in chunks must be in the dataset's id order; reorder the file once (e.g. with NumPy) or read it into memory`,
+        );
+      }
+    } else if (options.entityLabels && table.rows !== options.entityLabels.length) {
+      throw new KgrankInputError(
+        "entityEmbeddings",
+        `has ${table.rows} rows but the dataset has ${options.entityLabels.length} entities: a table read in chunks must hold one row per entity id, in id order`,
+      );
+    }
+    rel = mapRelations(rel, relIds, options);
+    return new EmbeddingModel({
+      interaction,
+      entityEmbeddings: table,
+      relationEmbeddings: { data: rel.data as Float32Array, shape: rel.shape },
+      ...(layout ? { complexLayout: layout } : {}),
+      ...(phaseScale !== undefined ? { phaseScale } : {}),
+      ...(options.precision ? { precision: options.precision } : {}),
+    });
+  }
+  let ent = readMatrix(entFile, "entityEmbeddings");
   configCheck?.(ent.shape[1]!, rel.shape[1]!);
   if (entIds) {
     if (!options.entityLabels)
@@ -488,17 +542,7 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
       `has ${ent.shape[0]} rows but the dataset has ${options.entityLabels.length} entities: give the id map (--entity-ids) that names each row`,
     );
   }
-  if (relIds) {
-    if (!options.relationLabels)
-      throw new KgrankInputError("relationIds", "needs the dataset's relation labels to map rows to");
-    const arg = options.relationIds ? "relationIds" : "modelDir";
-    rel = mapRows(rel, readIdMap(relIds, arg), options.relationLabels, arg, relIds);
-  } else if (options.relationLabels && rel.shape[0] !== options.relationLabels.length) {
-    throw new KgrankInputError(
-      "relationEmbeddings",
-      `has ${rel.shape[0]} rows but the dataset has ${options.relationLabels.length} relations: give the id map (--relation-ids) that names each row`,
-    );
-  }
+  rel = mapRelations(rel, relIds, options);
   return new EmbeddingModel({
     interaction,
     entityEmbeddings: { data: ent.data as Float32Array, shape: ent.shape },

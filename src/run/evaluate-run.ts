@@ -64,6 +64,8 @@ export interface EvaluateOptions {
   negativesIds?: string;
   complexLayout?: string;
   precision?: string;
+  /** --memory: bytes; the entity table is then read from disk in chunks. */
+  memory?: number;
   /** Dataset-free sampled ranking (OGB's y_pred_pos, shape (n,), and y_pred_neg, (n, K)). */
   positiveScores?: string;
   negativeScores?: string;
@@ -346,6 +348,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
       entityLabels: ds.entityLabels,
       relationLabels: ds.relationLabels,
       ...(opts.mayRead ? { mayRead: opts.mayRead } : {}),
+      ...(opts.memory !== undefined ? { streamEntities: true } : {}),
     }),
   );
   let negatives: Int32Array | null = null;
@@ -389,7 +392,27 @@ async function evaluateModel(run: RunContext): Promise<void> {
   const label = `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""} from embeddings`;
   const progress = new Progress(label, (hi - lo) * 2, { quiet: opts.quiet, report: run.out.progress });
   try {
-    for (const side of SIDES) {
+    if (opts.memory !== undefined) {
+      // One call for every row and both sides: the table is read once per query block that --memory allows.
+      let ticked = 0;
+      await evaluator
+        .addModel({
+          model,
+          triples: evaluated.subarray(3 * lo, 3 * hi),
+          memoryBudget: opts.memory,
+          ...(negatives
+            ? { negatives: { head: negatives.subarray(lo * k, hi * k), tail: negatives.subarray(lo * k, hi * k) } }
+            : {}),
+          onProgress: ({ done }) => {
+            progress.tick(done - ticked);
+            ticked = done;
+          },
+        })
+        .catch((e: unknown) => {
+          throw cliModelError(e, opts);
+        });
+    }
+    for (const side of opts.memory !== undefined ? [] : SIDES) {
       for (let start = lo; start < hi; start += MODEL_ROWS) {
         const end = Math.min(hi, start + MODEL_ROWS);
         const triples = evaluated.subarray(3 * start, 3 * end);
@@ -581,6 +604,7 @@ const NOT_WITH_SCORES_ONLY: [keyof EvaluateOptions, string][] = [
   ["negativesIds", "--negatives-ids"],
   ["complexLayout", "--complex-layout"],
   ["precision", "--precision"],
+  ["memory", "--memory"],
   ["byRelation", "--by-relation"],
 ];
 

@@ -26,6 +26,39 @@ export function intArg(name: string, min: number, max = Number.MAX_SAFE_INTEGER)
   };
 }
 
+const UNITS: Record<string, number> = {
+  "": 1,
+  b: 1,
+  k: 1024,
+  kb: 1e3,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1e6,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1e9,
+  gib: 1024 ** 3,
+  t: 1024 ** 4,
+  tb: 1e12,
+  tib: 1024 ** 4,
+};
+
+/** A size in bytes: a number and a unit (B, KiB / MiB / GiB / TiB, kB / MB / GB / TB; K / M / G / T are binary). */
+export function sizeArg(name: string) {
+  return (v: string) => {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(v);
+    const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
+    const bytes = m && unit !== undefined ? Math.floor(Number(m[1]) * unit) : NaN;
+    if (!Number.isSafeInteger(bytes) || bytes < 1) {
+      throw new KgrankInputError(
+        name,
+        `must be a size such as 4GiB, 512MiB or 2GB (bytes without a unit), got ${quoted(v)}`,
+      );
+    }
+    return bytes;
+  };
+}
+
 export function listArg(v: string): string[] {
   return v
     .split(",")
@@ -84,6 +117,7 @@ const FLAG_OF: Record<string, string> = {
   interaction: "--interaction",
   complexLayout: "--complex-layout",
   precision: "--precision",
+  memoryBudget: "--memory",
 };
 
 /** A KgrankError as the one line the CLI prints for it (after "kgrank: "): library argument names become flags. */

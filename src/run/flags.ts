@@ -16,6 +16,7 @@ import {
   listArg,
   outputOption,
   quietOption,
+  sizeArg,
   splitArg,
   usageLine,
 } from "./flag-parsers";
@@ -89,6 +90,11 @@ export function evaluateFlags(cmd: Command): Command {
       "how complex vectors are stored: halves (re | im) or interleaved (re, im, ...); required for complex / rotate / rotate-l2 without a config",
     )
     .option("--precision <p>", "accumulation when scoring from embeddings: float32 (default) or float64")
+    .option(
+      "--memory <size>",
+      "leave the entity table on disk and read it in chunks, holding at most SIZE (e.g. 4GiB) for the table's chunks, the query rows and the filter index; a .npy or .safetensors table in the dataset's id order",
+      sizeArg("--memory"),
+    )
     .option("--metrics <list>", "comma list of metrics to report (names or synonyms: mrr, hits@10, amri, ...)", listArg)
     .addOption(ksOption())
     .addOption(formatOption())
