@@ -24,6 +24,7 @@ import {
   runModelAsync,
   runModelSync,
 } from "./model-batch";
+import { combineEntityShards, type EntityShard, entityShardOption } from "./entity-shards";
 import { runStreamed } from "./streamed-model";
 import type { EmbeddingModel } from "../scoring/embedding-model";
 import type { RankResults } from "./results";
@@ -91,6 +92,8 @@ export class RankEvaluator {
   private finished = false;
   /** Provenance of the shards this evaluator was restored or merged from; it then takes no more batches. */
   private restored: StateHeader | null = null;
+  /** RankEvaluatorOptions.entityShard: this evaluator keeps partial counts over that entity range (addModel only). */
+  private readonly entityShard: EntityShard | null;
 
   constructor(args: RankEvaluatorOptions) {
     const fields = options("RankEvaluator options", args, EVALUATOR_KEYS);
@@ -122,7 +125,33 @@ export class RankEvaluator {
         );
       }
     }
-    this.context = { numEntities, numRelations, sides, selection: this.selection, filter: this.filter, threads };
+    this.entityShard = entityShardOption(fields.entityShard, numEntities);
+    if (this.entityShard && fields.restrictEntities !== undefined) {
+      throw new KgrankInputError(
+        "entityShard",
+        "cannot be combined with restrictEntities: shard the entities or restrict them",
+      );
+    }
+    this.context = {
+      numEntities,
+      numRelations,
+      sides,
+      selection: this.selection,
+      filter: this.filter,
+      threads,
+      entityRange: this.entityShard ? [this.entityShard.begin, this.entityShard.end] : null,
+    };
+  }
+
+  /** Entity shards rank from embeddings only: their tasks are partial counts, not ranks. */
+  private checkWhole(what: string): void {
+    if (this.entityShard) {
+      const { index, count } = this.entityShard;
+      throw new KgrankStateError(
+        `RankEvaluator.${what}: this evaluator is entity shard ${index}/${count}, which ranks a model's embeddings ` +
+          `(addModel) against its entities only; scores and ranks go to an evaluator without entityShard`,
+      );
+    }
   }
 
   private checkOpen(what: string): void {
@@ -181,6 +210,7 @@ export class RankEvaluator {
   /** Adds a batch of scores for one side, on the calling thread. */
   addSync(batch: ScoreBatch): void {
     this.checkOpen("add");
+    this.checkWhole("add");
     const fields = options("batch", batch, SCORE_BATCH_KEYS); // the one-call path below checks no key
     const one = rankFilteredBatch(batch, this.context);
     if (one) return this.inOrder(() => this.record(one.side, one.columns));
@@ -199,6 +229,7 @@ export class RankEvaluator {
    */
   async add(batch: ScoreBatch & AsyncOptions): Promise<void> {
     this.checkOpen("add");
+    this.checkWhole("add");
     const { options: fields, asyncArgs } = callOptions("batch", batch, SCORE_BATCH_KEYS, true);
     const prepared = prepareScoreBatch(fields, this.context);
     const ticket = this.ticket();
@@ -230,6 +261,7 @@ export class RankEvaluator {
    */
   chunked(batch: ChunkedBatchOptions): ChunkedBatch {
     this.checkOpen("chunked");
+    this.checkWhole("chunked");
     const result = openChunkedBatch(
       batch,
       this.context,
@@ -245,6 +277,11 @@ export class RankEvaluator {
    * filtered, restricted and weighted as score batches; both sides by default; `negatives`: the OGB protocol. */
   addModelSync(batch: ModelBatch): void {
     this.checkOpen("addModel");
+    if (this.entityShard) {
+      throw new KgrankStateError(
+        "RankEvaluator.addModelSync: an entity shard's evaluator ranks with addModel (async), reading its entity range in chunks",
+      );
+    }
     const sides = prepareModelBatch(options("batch", batch, MODEL_BATCH_KEYS), this.context);
     runModelSync(sides);
     const columns = sides.map((w) => w.finish());
@@ -284,12 +321,14 @@ export class RankEvaluator {
               fixedBytes,
               threads: sides[0]?.threads,
               call,
+              range: this.context.entityRange,
             });
           } else {
             await runModelAsync(sides, call, watch);
           }
           watch.check(); // nothing is recorded from a model whose embeddings were given away mid-call
-          const columns = sides.map((w) => w.finish()); // every side checked before any is recorded
+          // Every side checked before any is recorded; an entity shard records its partial counts.
+          const columns = sides.map((w) => (this.entityShard ? (w.partial?.() ?? null) : w.finish()));
           call?.finish();
           recording = () => sides.forEach((w, k) => this.record(w.side, columns[k]!, w.skipped));
         },
@@ -305,6 +344,7 @@ export class RankEvaluator {
    */
   async addSampled(batch: SampledBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addSampled");
+    this.checkWhole("addSampled");
     const { options: fields, asyncArgs } = callOptions("batch", batch, SAMPLED_BATCH_KEYS, true);
     const side = sideArg(fields.side, this.sides);
     const rows = isArrayLike(fields.positiveScores) ? fields.positiveScores.length : 0;
@@ -325,6 +365,7 @@ export class RankEvaluator {
   /** addSampled on the calling thread. */
   addSampledSync(batch: SampledBatch): void {
     this.checkOpen("addSampled");
+    this.checkWhole("addSampled");
     const fields = options("batch", batch, SAMPLED_BATCH_KEYS);
     const side = sideArg(fields.side, this.sides);
     const [columns, skipped] = sampledTasks(
@@ -339,6 +380,7 @@ export class RankEvaluator {
   /** Adds ranks computed elsewhere (e.g. exported from PyTorch). */
   addRanks(batch: RanksBatch): void {
     this.checkOpen("addRanks");
+    this.checkWhole("addRanks");
     const fields = options("batch", batch, RANKS_BATCH_KEYS);
     const side = sideArg(fields.side, this.sides);
     const columns = rankedTasks(fields, side, this.numEntities, this.numRelations);
@@ -408,6 +450,7 @@ export class RankEvaluator {
       restrictRelations: this.selection.keptRelations,
       skipped: { ...this.skippedTasks },
       tasks: this.taskCounts,
+      ...(this.entityShard ? { entityShard: { index: this.entityShard.index, count: this.entityShard.count } } : {}),
     };
   }
 
@@ -437,7 +480,9 @@ export class RankEvaluator {
     if (!Array.isArray(states) || states.length === 0) {
       throw new KgrankInputError("states", "must be a non-empty array of serialized states or RankEvaluators");
     }
-    const decoded = decodeShards(states.map((s) => (s instanceof RankEvaluator ? s.serialize() : s)));
+    const decoded = combineEntityShards(
+      decodeShards(states.map((s) => (s instanceof RankEvaluator ? s.serialize() : s))),
+    );
     const first = decoded[0]!.header;
     const ev = new RankEvaluator(evaluatorOptions(first));
     for (const d of decoded) {
@@ -490,6 +535,13 @@ export class RankEvaluator {
       );
     if (this.tasks.head.length + this.tasks.tail.length === 0) {
       throw new KgrankStateError("finalize(): no task was added; add score batches, sampled scores or ranks first");
+    }
+    const shard = this.entityShard ?? this.restored?.entityShard;
+    if (shard) {
+      throw new KgrankStateError(
+        `finalize(): this is entity shard ${shard.index}/${shard.count}, whose tasks hold partial counts: serialize() ` +
+          `it and merge every entity shard's state (RankEvaluator.merge, kgrank merge) to get the ranks`,
+      );
     }
     const head = { cols: this.tasks.head.columns(), weights: this.taskWeights("head") };
     const tail = { cols: this.tasks.tail.columns(), weights: this.taskWeights("tail") };

@@ -14,6 +14,7 @@ import type { EmbeddingRankInput } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { EmbeddingModel, scoreOverflow } from "../scoring/embedding-model";
 import { describe, isArrayLike, optionKeys, threadCount, tripleArray, type Unchecked } from "../checks/validate";
+import { partialColumns } from "./entity-shards";
 import type { BatchContext } from "./selection";
 import type { TaskColumns } from "./task-buffer";
 import type { EvaluationSide } from "./types";
@@ -81,6 +82,11 @@ export interface ModelSideWork {
   input: EmbeddingRankInput | null;
   /** The model's entity table is read in chunks: what the streamed run ranks into `out`; else null. */
   stream: StreamRows | null;
+  /**
+   * An entity shard's task columns (./entity-shards.ts encodes the partial counts in them) after the streamed run;
+   * null when every row was skipped.
+   */
+  partial?: () => TaskColumns | null;
   /** Rows (tasks) the kernel ranks: 0 when every row was skipped. */
   rows: number;
   out: Float64Array;
@@ -158,6 +164,12 @@ export function prepareModelBatch(batch: Unchecked<ModelBatch>, ctx: BatchContex
   const threads = threadCount(batch.threads) ?? ctx.threads;
   return sides.map((s) => {
     if (batch.negatives !== undefined) {
+      if (ctx.entityRange) {
+        throw new KgrankInputError(
+          "negatives",
+          "are the candidates of the OGB protocol, which has no entity shards: rank them with an evaluator without entityShard",
+        );
+      }
       const raw = batch.negatives as Record<string, unknown>;
       const perSide = !isArrayLike(raw) && raw !== null && typeof raw === "object" && ("head" in raw || "tail" in raw);
       if (!perSide && sides.length > 1) {
@@ -223,12 +235,14 @@ function fullSide(
   if (rows === 0)
     return { side, out, threads, skipped: keys.rows, rows: 0, input: null, stream: null, finish: () => null };
   const kept = ctx.selection.keptEntities;
-  const streamed = model.entitySource !== null;
+  const streamed = model.entitySource !== null || ctx.entityRange !== null;
   if (streamed && kept) {
     throw new KgrankInputError(
       "model",
-      `reads its entity table from ${model.entitySource!.name} in chunks, which ranks against every entity: an ` +
-        `entity restriction (restrictEntities) needs the table in memory`,
+      ctx.entityRange
+        ? "is ranked against an entity shard's range, which an entity restriction (restrictEntities) cannot be combined with"
+        : `reads its entity table from ${model.entitySource!.name} in chunks, which ranks against every entity: an ` +
+            `entity restriction (restrictEntities) needs the table in memory`,
     );
   }
   let excludeOffsets: Uint32Array | null = null;
@@ -274,6 +288,10 @@ function fullSide(
           negativesPerRow: 0,
         }
       : null,
+    partial() {
+      checkStatus(out, rows, model, side, keys.origAnchor, keys.relation, keys.origTruth);
+      return partialColumns(out, rows, keys.relation, keys.origAnchor, keys.origTruth);
+    },
     finish() {
       checkStatus(out, rows, model, side, keys.origAnchor, keys.relation, keys.origTruth);
       const c = counts(out, rows);

@@ -19,6 +19,8 @@ export interface BatchContext {
   selection: TaskSelection;
   filter: Partial<Record<EvaluationSide, FilterIndexHandle>> | null;
   threads: number | undefined;
+  /** An entity shard's entity range [begin, end) (RankEvaluatorOptions.entityShard), or null for every entity. */
+  entityRange: [number, number] | null;
 }
 
 /** A checked array of ids in [0, bound) (any id below 2^31 when bound is null), not empty. */

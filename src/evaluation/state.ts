@@ -38,6 +38,11 @@ export interface StateHeader {
   tasks: { head: number; tail: number };
   /** The caller's provenance (serialize({ meta })), e.g. the CLI's run fingerprint and shard; JSON values. */
   meta?: Record<string, unknown>;
+  /**
+   * An entity shard's state (RankEvaluatorOptions.entityShard): its task columns hold partial counts
+   * (./entity-shards.ts), merged into ranks with the other entity shards of the same tasks.
+   */
+  entityShard?: { index: number; count: number };
 }
 
 const isI32 = (c: string) => c === "relation" || c === "anchor" || c === "truth";
@@ -248,6 +253,7 @@ const HEADER_FIELDS = new Set([
   "skipped",
   "tasks",
   "meta",
+  "entityShard",
 ]);
 
 /** The header as the evaluator wrote it, or a typed error naming the first field that it could not have written. */
@@ -296,6 +302,23 @@ function checkHeader(h: unknown, version: number): StateHeader {
     }
   }
   if (h.meta !== undefined && !isRecord(h.meta)) throw bad("meta", "is not a JSON object");
+  if (h.entityShard !== undefined) {
+    const s = h.entityShard as Record<string, unknown>;
+    if (
+      !isRecord(s) ||
+      Object.keys(s).length !== 2 ||
+      !isPositive(s.count, h.numEntities as number) ||
+      !isCount(s.index) ||
+      s.index >= s.count ||
+      h.explicitWeights !== false ||
+      h.restrictEntities !== null
+    ) {
+      throw bad(
+        "entityShard",
+        "is not { index, count } with 0 <= index < count <= numEntities (and no weights or restriction)",
+      );
+    }
+  }
   const tasks = h.tasks as { head: number; tail: number };
   for (const side of SIDES) {
     if (tasks[side] > 0 && !sides.includes(side))
@@ -306,8 +329,34 @@ function checkHeader(h: unknown, version: number): StateHeader {
 
 const isRank = (v: number, n: number) => Number.isNaN(v) || (Number.isInteger(2 * v) && v >= 1 && v <= n);
 
+/** An entity shard's partial counts (./entity-shards.ts) as the kernel can produce them. */
+function checkPartialTasks(side: "head" | "tail", c: TaskColumns, h: StateHeader): void {
+  const { index, count } = h.entityShard!;
+  const size = Math.floor(((index + 1) * h.numEntities) / count) - Math.floor((index * h.numEntities) / count);
+  const relations = h.numRelations ?? 2 ** 31 - 1;
+  for (let i = 0; i < c.optimistic.length; i++) {
+    const bad = (column: string, why: string) => corrupt(`${side} task ${i}: ${column} ${why}`);
+    for (const [name, v] of [
+      ["above (optimistic)", c.optimistic[i]!],
+      ["equal (realistic)", c.realistic[i]!],
+      ["removed (numCandidates)", c.numCandidates[i]!],
+    ] as const) {
+      if (!(Number.isInteger(v) && v >= 0 && v <= size))
+        throw bad(name, `count = ${v} is not an integer in [0, ${size}] (the shard's entities)`);
+    }
+    if (c.pessimistic[i] !== 0) throw bad("NaN (pessimistic)", `count = ${c.pessimistic[i]} is not 0`);
+    if (!Number.isFinite(c.weight[i]!)) throw bad("true score (weight)", `= ${c.weight[i]} is not finite`);
+    if (c.relation[i]! < 0 || c.relation[i]! >= relations) throw bad("relation", `= ${c.relation[i]} is not an id`);
+    for (const column of ["anchor", "truth"] as const) {
+      const e = c[column][i]!;
+      if (e < 0 || e >= h.numEntities) throw bad(column, `= ${e} is not an id in [0, numEntities = ${h.numEntities})`);
+    }
+  }
+}
+
 /** Each task as addRanks() and the ranking paths can produce it; a typed error names side, task and column. */
 function checkTasks(side: "head" | "tail", c: TaskColumns, h: StateHeader): void {
+  if (h.entityShard) return checkPartialTasks(side, c, h);
   const bound = h.numEntities;
   const relations = h.numRelations ?? 2 ** 31 - 1;
   const n = c.optimistic.length;

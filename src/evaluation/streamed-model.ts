@@ -27,6 +27,8 @@ export interface StreamOptions {
   fixedBytes: number;
   threads: number | undefined;
   call?: CallControl | undefined;
+  /** Rank against entities [begin, end) only (an entity shard); default every entity. */
+  range?: [number, number] | null;
 }
 
 /** Rows [r0, r1) of one side's work: the unit of a query block. */
@@ -153,13 +155,16 @@ function fail(work: ModelSideWork, code: number, row: number): void {
  * one table row beside the fixed bytes.
  */
 export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[], opts: StreamOptions): Promise<void> {
-  const source = model.entitySource!;
+  const source = model.rowSource();
+  const [first, last] = opts.range ?? [0, model.numEntities];
   const d = model.entityWidth;
-  const E = model.numEntities;
+  const E = last - first;
   const wide = model.precision === "float64";
   const B = wide ? 8 : 4;
   const pair = model.interaction === "pairre";
   const convert = !((source.storedRowBytes === d * 4 && !wide) || (source.storedRowBytes === d * 8 && wide));
+  // A table in memory is ranked in place: no chunk buffers.
+  const view = "view" in source ? source.view : undefined;
   // A query row while its block is ranked: its anchor row and the kernel's query vector (PairRE: also the
   // coefficient vector and the anchor's factor), up to two gathered rows (anchor, true answer), ids and outputs
   // (ours and the binding's copies); a row's known answers (4 bytes each, twice) and OGB negatives on top.
@@ -170,7 +175,9 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
     w.negativesPerRow * (8 + d * B);
   // A table row in a chunk: two chunk buffers (one read while the other is ranked), their stored bytes when they
   // must be converted, PairRE's factors.
-  const chunkRowBytes = 2 * (d * B + (convert ? source.storedRowBytes : 0) + (pair ? B : 0));
+  const chunkRowBytes = view
+    ? (pair ? B : 0) + 1
+    : 2 * (d * B + (convert ? source.storedRowBytes : 0) + (pair ? B : 0));
   const free = opts.budget - opts.fixedBytes;
   const blockLimit = Math.floor(free / 2);
   const streams = works.filter((w) => w.stream && w.rows > 0);
@@ -293,11 +300,14 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
       continue;
     }
     // 2. The table, chunk after chunk; the next chunk is read while this one is ranked.
-    bufs ??= [0, 1].map(() => (wide ? new Float64Array(chunkRows * d) : new Float32Array(chunkRows * d)));
-    if (convert) scratch ??= [0, 1].map(() => new Uint8Array(chunkRows * source.storedRowBytes));
+    if (!view) {
+      bufs ??= [0, 1].map(() => (wide ? new Float64Array(chunkRows * d) : new Float32Array(chunkRows * d)));
+      if (convert) scratch ??= [0, 1].map(() => new Uint8Array(chunkRows * source.storedRowBytes));
+    }
     const read = (c: number) => {
-      const a = c * chunkRows;
-      const b = Math.min(E, a + chunkRows);
+      if (view) return Promise.resolve();
+      const a = first + c * chunkRows;
+      const b = Math.min(last, a + chunkRows);
       const p = source.readRows(a, b, bufs![c % 2]!.subarray(0, (b - a) * d), scratch?.[c % 2]);
       p.catch(() => {}); // awaited below; a rejection while a chunk is ranked is not unhandled
       return p;
@@ -307,9 +317,9 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
       await pending;
       opts.call?.check();
       pending = c + 1 < chunks ? read(c + 1) : null;
-      const a = c * chunkRows;
-      const rows = Math.min(E, a + chunkRows) - a;
-      const data = bufs[c % 2]!.subarray(0, rows * d) as FloatArray;
+      const a = first + c * chunkRows;
+      const rows = Math.min(last, a + chunkRows) - a;
+      const data = view ? view(a, a + rows) : bufs![c % 2]!.subarray(0, rows * d);
       const chunk = { data, rows, offset: a, scale: model.rowScales(data, rows) };
       before = 0;
       for (const p of prepared) {

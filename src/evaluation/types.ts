@@ -47,6 +47,12 @@ export interface RankEvaluatorOptions {
   weighting?: Weighting;
   /** Threads for native kernels. */
   threads?: number;
+  /**
+   * Rank against entity shard `index` of `count` only: entities [floor(index x E / count), floor((index + 1) x E /
+   * count)). Such an evaluator ranks from embeddings (addModel) and keeps each task's partial counts; its state is
+   * merged with the other entity shards' (RankEvaluator.merge, kgrank merge) into exact ranks.
+   */
+  entityShard?: { index: number; count: number };
 }
 
 export interface FinalizeOptions {
@@ -105,6 +111,7 @@ export const EVALUATOR_KEYS = optionKeys<RankEvaluatorOptions>({
   restrictRelations: 1,
   weighting: 1,
   threads: 1,
+  entityShard: 1,
 });
 export const SCORE_BATCH_KEYS = optionKeys<ScoreBatch>({ triples: 1, side: 1, scores: 1, threads: 1 });
 export const SAMPLED_BATCH_KEYS = optionKeys<SampledBatch>({

@@ -244,6 +244,27 @@ export class EmbeddingModel {
   }
 
   /**
+   * The entity table as rows to read: its source, or (held in memory) one whose `view` hands out the rows in place,
+   * so an entity shard of a table in memory is ranked without copies.
+   */
+  rowSource(): EntityRowSource & { view?: (begin: number, end: number) => FloatArray } {
+    if (this.#source) return this.#source;
+    this.#checkArrays();
+    const data = this.#entity;
+    const d = this.entityWidth;
+    return {
+      rows: this.numEntities,
+      cols: d,
+      name: "entityEmbeddings",
+      storedRowBytes: d * data.BYTES_PER_ELEMENT,
+      view: (begin, end) => data.subarray(begin * d, end * d),
+      readRows: async (begin, end, into) => {
+        into.set(data.subarray(begin * d, end * d));
+      },
+    };
+  }
+
+  /**
    * PairRE's per-row factor 1 / ||e||_2 (F.normalize, eps 1e-12) of `rows` entity rows in `data`, in the model's
    * accumulation type; null for every other interaction or without normalizeEntities. One function for the table in
    * memory and for each chunk read from disk, so both give the same factors.

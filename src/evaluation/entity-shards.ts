@@ -1,0 +1,194 @@
+/**
+ * Entity shards: an evaluator with `entityShard: { index, count }` ranks each task against the entities
+ * [floor(index x E / count), floor((index + 1) x E / count)) only, from a model's embeddings, and keeps the task's
+ * partial counts; merging the `count` shards' states of the same tasks adds the counts into the exact ranks of one
+ * run over every entity (the counts are integers, and each (query, entity) score is the same wherever its entity row
+ * is). A partial state stores its counts in the task columns, read as:
+ *   optimistic = candidates scoring above the true score, realistic = equal to it (the true answer among them when
+ *   it lies in the range), pessimistic = NaN scores (always 0: refused when ranked), numCandidates = known answers
+ *   taken out of the range by the filter, weight = the true score (equal in every shard: checked at the merge).
+ */
+import { createHash } from "node:crypto";
+
+import { KgrankInputError } from "../checks/errors";
+import { describe } from "../checks/validate";
+import { ranksFromCounts } from "../ranking/ranks";
+import type { DecodedState } from "./state";
+import type { TaskColumns } from "./task-buffer";
+
+/** An entity shard, checked: its index, count and entity range [begin, end). */
+export interface EntityShard {
+  index: number;
+  count: number;
+  begin: number;
+  end: number;
+}
+
+/** The entity range of shard `index` of `count` over `numEntities` entities. */
+function entityRange(index: number, count: number, numEntities: number): [number, number] {
+  return [Math.floor((index * numEntities) / count), Math.floor(((index + 1) * numEntities) / count)];
+}
+
+/** RankEvaluatorOptions.entityShard checked (null when absent). */
+export function entityShardOption(value: unknown, numEntities: number): EntityShard | null {
+  if (value === undefined) return null;
+  const v = value as { index?: unknown; count?: unknown };
+  const keys = value !== null && typeof value === "object" ? Object.keys(value) : [];
+  const ok =
+    keys.length === 2 &&
+    Number.isSafeInteger(v.count) &&
+    Number.isSafeInteger(v.index) &&
+    (v.count as number) >= 1 &&
+    (v.count as number) <= numEntities &&
+    (v.index as number) >= 0 &&
+    (v.index as number) < (v.count as number);
+  if (!ok) {
+    throw new KgrankInputError(
+      "entityShard",
+      `must be { index, count } with integers 0 <= index < count <= numEntities (${numEntities}), got ${describe(value)}`,
+    );
+  }
+  const index = v.index as number;
+  const count = v.count as number;
+  const [begin, end] = entityRange(index, count, numEntities);
+  return { index, count, begin, end };
+}
+
+/** The partial task columns of an entity shard from the embedding kernel's output (greater | equal | nan | removed | true score). */
+export function partialColumns(
+  out: Float64Array,
+  rows: number,
+  relation: Int32Array,
+  anchor: Int32Array,
+  truth: Int32Array,
+): TaskColumns {
+  const col = (k: number) => out.slice(k * rows, (k + 1) * rows);
+  return {
+    optimistic: col(0),
+    realistic: col(1),
+    pessimistic: col(2),
+    numCandidates: col(3),
+    weight: col(4),
+    relation,
+    anchor,
+    truth,
+  };
+}
+
+function keysDigest(d: DecodedState): string {
+  const h = createHash("sha256");
+  for (const side of ["head", "tail"] as const) {
+    const c = d.sides[side];
+    h.update(`${side}:${c.relation.length};`);
+    for (const a of [c.relation, c.anchor, c.truth]) h.update(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+  }
+  return h.digest("hex");
+}
+
+/**
+ * Merges the entity shards among `decoded` (shards' states, in order): the states of the same tasks (equal task keys)
+ * must be every entity shard of one count once, with equal true scores; each such group becomes one state of exact
+ * ranks, at the place of its first member. States without an entity shard pass through. Errors name `states[i]`.
+ */
+export function combineEntityShards(decoded: DecodedState[]): DecodedState[] {
+  if (!decoded.some((d) => d.header.entityShard)) return decoded;
+  const groups = new Map<string, { members: { d: DecodedState; i: number }[] }>();
+  const order: (DecodedState | { members: { d: DecodedState; i: number }[] })[] = [];
+  decoded.forEach((d, i) => {
+    if (!d.header.entityShard) {
+      order.push(d);
+      return;
+    }
+    const key = keysDigest(d);
+    let g = groups.get(key);
+    if (!g) {
+      g = { members: [] };
+      groups.set(key, g);
+      order.push(g);
+    }
+    g.members.push({ d, i });
+  });
+  return order.map((g) => ("members" in g ? sumGroup(g.members) : g));
+}
+
+function sumGroup(members: { d: DecodedState; i: number }[]): DecodedState {
+  const first = members[0]!;
+  const count = first.d.header.entityShard!.count;
+  const byIndex = new Map<number, number>();
+  for (const { d, i } of members) {
+    const s = d.header.entityShard!;
+    if (s.count !== count) {
+      throw new KgrankInputError(
+        `states[${i}]`,
+        `is entity shard ${s.index}/${s.count} of the tasks of states[${first.i}], an entity shard of ${count}: ` +
+          `give the shards of one split of the entities`,
+      );
+    }
+    const twin = byIndex.get(s.index);
+    if (twin !== undefined) {
+      throw new KgrankInputError(
+        `states[${i}]`,
+        `is entity shard ${s.index}/${count} of the same tasks as states[${twin}]: give each entity shard once`,
+      );
+    }
+    byIndex.set(s.index, i);
+  }
+  const missing = Array.from({ length: count }, (_, k) => k).filter((k) => !byIndex.has(k));
+  if (missing.length > 0) {
+    throw new KgrankInputError(
+      `states[${first.i}]`,
+      `its tasks lack entity shard${missing.length > 1 ? "s" : ""} ${missing
+        .slice(0, 10)
+        .map((k) => `${k}/${count}`)
+        .join(
+          ", ",
+        )}${missing.length > 10 ? ", ..." : ""}: every entity shard of the tasks is needed; nothing was merged`,
+    );
+  }
+  const n = first.d.header.numEntities;
+  const sides = {} as { head: TaskColumns; tail: TaskColumns };
+  for (const side of ["head", "tail"] as const) {
+    const base = first.d.sides[side];
+    const rows = base.relation.length;
+    const greater = new Float64Array(rows);
+    const equal = new Float64Array(rows);
+    const nan = new Float64Array(rows);
+    const removed = new Float64Array(rows);
+    for (const { d, i } of members) {
+      const c = d.sides[side];
+      for (let t = 0; t < rows; t++) {
+        if (!Object.is(c.weight[t], base.weight[t])) {
+          throw new KgrankInputError(
+            `states[${i}]`,
+            `scores ${side} task ${t} ${c.weight[t]} where states[${first.i}] scores it ${base.weight[t]}: the entity ` +
+              `shards come from different models or runs; nothing was merged`,
+          );
+        }
+        greater[t] = greater[t]! + c.optimistic[t]!;
+        equal[t] = equal[t]! + c.realistic[t]!;
+        nan[t] = nan[t]! + c.pessimistic[t]!;
+        removed[t] = removed[t]! + c.numCandidates[t]!;
+      }
+    }
+    const ranks = ranksFromCounts({ greater, equal, nan }, n, true);
+    for (let t = 0; t < rows; t++) {
+      ranks.numCandidates[t] = ranks.numCandidates[t]! - removed[t]!;
+      if (!(ranks.realistic[t]! <= ranks.numCandidates[t]! && equal[t]! >= 1)) {
+        throw new KgrankInputError(
+          `states[${first.i}]`,
+          `${side} task ${t}: its entity shards' counts do not add up to a rank (the true answer was not counted ` +
+            `once): the states do not split one run's entities; nothing was merged`,
+        );
+      }
+    }
+    sides[side] = {
+      ...ranks,
+      relation: base.relation,
+      anchor: base.anchor,
+      truth: base.truth,
+      weight: new Float64Array(rows).fill(NaN),
+    };
+  }
+  const { entityShard: _shard, ...header } = first.d.header;
+  return { header, sides };
+}

@@ -1,0 +1,163 @@
+/**
+ * Entity shards (RankEvaluatorOptions.entityShard): every task ranked against 1/N of the entities, the partial
+ * counts saved, and the N states merged: the merged state must equal, byte for byte, the state of one evaluator that
+ * ranked every entity, for tables in memory and read in chunks, filtered and raw, in any order of the states and
+ * combined with task shards. Bad combinations are typed errors, and nothing is merged.
+ */
+import { writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+
+import {
+  EmbeddingModel,
+  encodeNpy,
+  KgrankInputError,
+  KgrankStateError,
+  openEntityTable,
+  RankEvaluator,
+} from "../src/index";
+import { backendLabel } from "./helpers/backend";
+import { randomValues } from "./helpers/embedding-reference";
+import { tempDir } from "./helpers/temp";
+
+const N = 301;
+const R = 7;
+const D = 8;
+
+function triples(count: number, seed: number): Int32Array {
+  let s = seed >>> 0;
+  const rnd = () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+  const out = new Int32Array(3 * count);
+  for (let i = 0; i < count; i++) {
+    out[3 * i] = Math.floor(N * rnd() ** 2);
+    out[3 * i + 1] = Math.floor(R * rnd());
+    out[3 * i + 2] = Math.floor(N * rnd());
+  }
+  return out;
+}
+
+const TRAIN = triples(1500, 1);
+const TEST = triples(90, 2);
+const dir = tempDir("kgrank-entity-shards-");
+
+const ent = randomValues(N * 2 * D, 3, 0.5);
+const rel = randomValues(R * 2 * D, 4, 0.5);
+// Duplicated rows make ties across shard boundaries.
+for (let r = 0; r < 40; r++) ent.copyWithin((7 * r + 100) * 2 * D, r * 2 * D, (r + 1) * 2 * D);
+const entFile = path.join(dir, "entity.npy");
+writeFileSync(entFile, encodeNpy(ent, [N, 2 * D]));
+
+function model(streamed: boolean, entity = ent): EmbeddingModel {
+  return new EmbeddingModel({
+    interaction: "complex",
+    complexLayout: "interleaved",
+    entityEmbeddings: streamed ? openEntityTable(entFile) : { data: entity, shape: [N, 2 * D] },
+    relationEmbeddings: { data: rel, shape: [R, 2 * D] },
+  });
+}
+
+function evaluator(filtered: boolean, entityShard?: { index: number; count: number }) {
+  return new RankEvaluator({
+    numEntities: N,
+    numRelations: R,
+    ...(filtered ? { filterTriples: [TRAIN, TEST] } : {}),
+    ...(entityShard ? { entityShard } : {}),
+  });
+}
+
+async function shardStates(m: EmbeddingModel, filtered: boolean, count: number, rows = TEST) {
+  const states: Uint8Array[] = [];
+  for (let index = 0; index < count; index++) {
+    const e = evaluator(filtered, { index, count });
+    await e.addModel({ model: m, triples: rows, memoryBudget: 1 << 20 });
+    states.push(e.serialize());
+  }
+  return states;
+}
+
+const bytes = (e: RankEvaluator) => Buffer.from(e.serialize());
+
+describe(`entity shards [${backendLabel}]`, () => {
+  for (const streamed of [false, true]) {
+    it(`${streamed ? "a table read in chunks" : "a table in memory"}: N entity shards merge into the whole run, byte for byte`, async () => {
+      for (const filtered of [true, false]) {
+        const whole = evaluator(filtered);
+        await whole.addModel({ model: model(streamed), triples: TEST });
+        const want = bytes(RankEvaluator.merge([whole.serialize()]));
+        for (const count of [1, 3, 7]) {
+          const states = await shardStates(model(streamed), filtered, count);
+          expect(bytes(RankEvaluator.merge(states)), `filtered ${filtered}, ${count} shards`).toEqual(want);
+          expect(bytes(RankEvaluator.merge([...states].reverse()))).toEqual(want);
+        }
+        expect(
+          RankEvaluator.merge(await shardStates(model(streamed), filtered, 3))
+            .finalize()
+            .toJSON(),
+        ).toEqual(RankEvaluator.merge([whole.serialize()]).finalize().toJSON());
+      }
+    });
+  }
+
+  it("a grid: task shards x entity shards merge into the whole run", async () => {
+    const whole = evaluator(true);
+    await whole.addModel({ model: model(true), triples: TEST });
+    const grid: Uint8Array[] = [];
+    for (const [lo, hi] of [
+      [0, 40],
+      [40, 90],
+    ]) {
+      grid.push(...(await shardStates(model(false), true, 3, TEST.subarray(3 * lo!, 3 * hi!))));
+    }
+    expect(bytes(RankEvaluator.merge(grid))).toEqual(bytes(RankEvaluator.merge([whole.serialize()])));
+  });
+
+  it("refuses what does not add up, naming the state; nothing is merged", async () => {
+    const states = await shardStates(model(false), true, 3);
+    expect(() => RankEvaluator.merge([states[0]!, states[2]!])).toThrow(
+      /states\[0\]: its tasks lack entity shard 1\/3/,
+    );
+    expect(() => RankEvaluator.merge([states[0]!, states[1]!, states[1]!.slice(), states[2]!])).toThrow(
+      /states\[2\]: repeats states\[1\]/,
+    );
+    const other = await shardStates(model(false), true, 2);
+    expect(() => RankEvaluator.merge([...states, other[0]!])).toThrow(
+      /states\[3\]: is entity shard 0\/2 of the tasks of states\[0\], an entity shard of 3/,
+    );
+    const moved = ent.slice();
+    moved[5] = moved[5]! + 0.25;
+    const another = await shardStates(model(false, moved), true, 3);
+    expect(() => RankEvaluator.merge([states[0]!, another[1]!, states[2]!])).toThrow(
+      /states\[1\]: scores .* task \d+ .* where states\[0\] scores it .*: the entity shards come from different models or runs/,
+    );
+    const shard = evaluator(true, { index: 1, count: 3 });
+    expect(() => shard.finalize()).toThrow(KgrankStateError);
+    await shard.addModel({ model: model(false), triples: TEST });
+    expect(() => shard.finalize()).toThrow(/entity shard 1\/3, whose tasks hold partial counts/);
+    expect(() => shard.addSync({ triples: TEST.subarray(0, 3), side: "tail", scores: new Float32Array(N) })).toThrow(
+      /entity shard 1\/3, which ranks a model's embeddings/,
+    );
+    expect(() => shard.addModelSync({ model: model(false), triples: TEST })).toThrow(KgrankStateError);
+    await expect(
+      evaluator(false, { index: 0, count: 2 }).addModel({
+        model: model(false),
+        triples: TEST,
+        negatives: { head: TEST, tail: TEST },
+      }),
+    ).rejects.toThrow(/negatives: are the candidates of the OGB protocol, which has no entity shards/);
+    for (const bad of [
+      { index: 3, count: 3 },
+      { index: 0, count: 0 },
+      { index: 0, count: N + 1 },
+      { index: 0.5, count: 2 },
+      "0/2",
+    ]) {
+      expect(() => evaluator(true, bad as never)).toThrow(/entityShard: must be \{ index, count \}/);
+    }
+    expect(
+      () => new RankEvaluator({ numEntities: N, restrictEntities: [1, 2], entityShard: { index: 0, count: 2 } }),
+    ).toThrow(KgrankInputError);
+  });
+});
