@@ -1004,6 +1004,22 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: "model",
   },
+  {
+    kind: "entityShard not { index, count } in range",
+    call: () => new RankEvaluator({ numEntities: 3, entityShard: { index: 2, count: 2 } }),
+    error: KgrankInputError,
+    argument: "entityShard",
+  },
+  {
+    kind: "entity shards merged with one missing",
+    call: async () => {
+      const e = new RankEvaluator({ numEntities: 3, filterTriples: triples, entityShard: { index: 0, count: 2 } });
+      await e.addModel({ model: emb(), triples });
+      return RankEvaluator.merge([e.serialize()]);
+    },
+    error: KgrankInputError,
+    argument: "states[0]",
+  },
   // ---- cancellation and progress of async calls ---------------------------------------------------------------------
   {
     kind: "signal not an AbortSignal",

@@ -518,6 +518,50 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expect(merged.stdout).toBe(whole.stdout);
   });
 
+  it("--entity-shard I/M (also with --shard and --memory), then kgrank merge: the whole run's output byte for byte", async () => {
+    const args = ["--dataset", "nations", "--interaction", "distmult", "--entity-embeddings", "entity.npy"];
+    const more = ["--relation-embeddings", "relation.npy", "--format", "json", "--quiet"];
+    const run = async (a: string[]) => runIn(a, dir);
+    const whole = await run(["evaluate", ...args, ...more]);
+    expect(whole.status, whole.stderr).toBe(0);
+    const files: string[] = [];
+    for (let t = 0; t < 2; t++) {
+      for (let e = 0; e < 3; e++) {
+        const file = `grid-${t}-${e}.state`;
+        const memory = e === 1 ? ["--memory", "64MiB"] : [];
+        const r = await run([
+          "evaluate",
+          ...args,
+          ...more,
+          ...memory,
+          "--shard",
+          `${t}/2`,
+          "--entity-shard",
+          `${e}/3`,
+          "--save-state",
+          file,
+        ]);
+        expect(r.status, r.stderr).toBe(0);
+        files.push(file);
+      }
+    }
+    const merged = await run(["merge", ...[...files].reverse(), "--format", "json", "--quiet"]);
+    expect(merged.status, merged.stderr).toBe(0);
+    expect(merged.stdout).toBe(whole.stdout);
+    expectUserError(
+      await run(["merge", ...files.filter((f) => f !== "grid-1-2.state"), "--quiet"]),
+      /^kgrank: FILE: shard 1\/2 entity shard 2\/3 of this run is missing/,
+    );
+    expectUserError(
+      await run(["evaluate", ...args, ...more, "--entity-shard", "0/3"]),
+      /^kgrank: --entity-shard: needs --save-state FILE/,
+    );
+    expectUserError(
+      await run(["evaluate", ...args, ...more, "--entity-shard", "3/3", "--save-state", "x.state"]),
+      /^kgrank: --entity-shard: I must be in \[0, 2\]/,
+    );
+  });
+
   it("--negatives-ids: the OGB protocol from embeddings", async () => {
     const rows = ds.splits.test.length / 3;
     const neg = Int32Array.from(randomValues(rows * 5, 8), (v) => Math.floor(((v + 1) / 2) * n));

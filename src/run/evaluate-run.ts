@@ -50,6 +50,8 @@ export interface EvaluateOptions {
   seed: number;
   quiet?: boolean;
   shard?: ShardSpec;
+  /** --entity-shard I/N. */
+  entityShard?: { index: number; count: number };
   saveState?: string;
   workers?: number;
   ranksOut?: string;
@@ -94,6 +96,12 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
         "trained on; give --dataset NAME (bundled, or under --dataset-dir DIR) or --dataset-dir DIR (its own folder)",
     );
   }
+  if (opts.entityShard && opts.workers !== undefined && opts.workers > 1) {
+    throw new KgrankInputError(
+      "--workers",
+      "runs task shards of the whole entity set: give --entity-shard to separate processes (or kgrank submit --entity-shards)",
+    );
+  }
   if (opts.workers !== undefined && opts.workers > 1)
     return evaluateWithWorkers(opts.argv ?? [], opts.workers, opts, out);
   const t0 = performance.now();
@@ -103,20 +111,32 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
       "needs --save-state FILE: a shard's tasks are only meaningful merged (kgrank merge FILE...)",
     );
   }
+  if (opts.entityShard && !opts.saveState) {
+    throw new KgrankInputError(
+      "--entity-shard",
+      "needs --save-state FILE: an entity shard's counts become ranks only merged with the other entity shards (kgrank merge FILE...)",
+    );
+  }
   // A shard stops at its state: the results and ranks exist only for the merged run.
   for (const [given, flag] of [
     [opts.output, "--output"],
     [opts.ranksOut, "--ranks-out"],
   ] as const) {
-    if (opts.shard && given !== undefined)
+    if ((opts.shard || opts.entityShard) && given !== undefined)
       throw new KgrankInputError(
         flag,
-        `is not written by a shard (--shard), which saves only its --save-state: give ${flag} to kgrank merge of the shards' state files`,
+        `is not written by a shard (${opts.shard ? "--shard" : "--entity-shard"}), which saves only its --save-state: give ${flag} to kgrank merge of the shards' state files`,
       );
   }
   if (opts.positiveScores !== undefined || opts.negativeScores !== undefined) return evaluateScoresOnly(opts, out, t0);
   const run = await openRun(opts, out, t0);
   if (checkScoreSources(opts) === "model") return evaluateModel(run);
+  if (opts.entityShard) {
+    throw new KgrankInputError(
+      "--entity-shard",
+      "ranks a model's embeddings (--model-dir or --interaction with the embedding files); score matrices are sharded by --shard",
+    );
+  }
   return evaluateScores(run);
 }
 
@@ -388,18 +408,21 @@ async function evaluateModel(run: RunContext): Promise<void> {
     filterTriples: filter.triples,
     ks: opts.ks,
     metrics: opts.metrics,
+    ...(opts.entityShard ? { entityShard: opts.entityShard } : {}),
   });
-  const label = `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""} from embeddings`;
+  const label =
+    `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}` +
+    `${opts.entityShard ? ` entity shard ${opts.entityShard.index}/${opts.entityShard.count}` : ""} from embeddings`;
   const progress = new Progress(label, (hi - lo) * 2, { quiet: opts.quiet, report: run.out.progress });
   try {
-    if (opts.memory !== undefined) {
+    if (opts.memory !== undefined || opts.entityShard) {
       // One call for every row and both sides: the table is read once per query block that --memory allows.
       let ticked = 0;
       await evaluator
         .addModel({
           model,
           triples: evaluated.subarray(3 * lo, 3 * hi),
-          memoryBudget: opts.memory,
+          ...(opts.memory !== undefined ? { memoryBudget: opts.memory } : {}),
           ...(negatives
             ? { negatives: { head: negatives.subarray(lo * k, hi * k), tail: negatives.subarray(lo * k, hi * k) } }
             : {}),
@@ -412,7 +435,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
           throw cliModelError(e, opts);
         });
     }
-    for (const side of opts.memory !== undefined ? [] : SIDES) {
+    for (const side of opts.memory !== undefined || opts.entityShard ? [] : SIDES) {
       for (let start = lo; start < hi; start += MODEL_ROWS) {
         const end = Math.min(hi, start + MODEL_ROWS);
         const triples = evaluated.subarray(3 * start, 3 * end);
@@ -562,16 +585,19 @@ async function finishRun(
       shards: shard?.count ?? 1,
       rows: [lo, hi],
       report,
+      ...(opts.entityShard ? { entityShard: opts.entityShard } : {}),
     };
     writeFileAtomic(
       opts.saveState,
       evaluator.serialize({ meta: meta as unknown as Record<string, unknown> }),
       "--save-state",
     );
-    if (shard) {
+    if (shard || opts.entityShard) {
+      const e = opts.entityShard;
       if (!opts.quiet)
         out.stderr(
-          `shard ${shard.index}/${shard.count}: rows ${lo}..${hi - 1} of ${rows} (${evaluator.taskCounts.head + evaluator.taskCounts.tail} tasks) -> ${opts.saveState}\n`,
+          `${shard ? `shard ${shard.index}/${shard.count}: ` : ""}${e ? `entity shard ${e.index}/${e.count}: ` : ""}` +
+            `rows ${lo}..${hi - 1} of ${rows} (${evaluator.taskCounts.head + evaluator.taskCounts.tail} tasks) -> ${opts.saveState}\n`,
         );
       return;
     }

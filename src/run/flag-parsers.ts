@@ -118,6 +118,7 @@ const FLAG_OF: Record<string, string> = {
   complexLayout: "--complex-layout",
   precision: "--precision",
   memoryBudget: "--memory",
+  entityShard: "--entity-shard",
 };
 
 /** A KgrankError as the one line the CLI prints for it (after "kgrank: "): library argument names become flags. */

@@ -20,7 +20,7 @@ import {
   splitArg,
   usageLine,
 } from "./flag-parsers";
-import { shardArg } from "./shard";
+import { entityShardArg, shardArg } from "./shard";
 
 export function datasetOptions(cmd: Command, splitDefault = "test"): Command {
   return cmd
@@ -116,6 +116,11 @@ export function evaluateRunFlags(cmd: Command): Command {
       "--shard <I/N>",
       "evaluate only shard I (0-based) of N, a fixed split of the triples; auto/N takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (needs --save-state)",
       shardArg,
+    )
+    .option(
+      "--entity-shard <I/N>",
+      "from a model: rank every query against entity shard I of N only and save its partial counts (needs --save-state); kgrank merge adds the entity shards into exact ranks",
+      entityShardArg,
     )
     .option("--save-state <file>", "write the evaluator's state (SHA-256-checked) to FILE, for kgrank merge")
     .option(

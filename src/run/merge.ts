@@ -36,13 +36,21 @@ function runMeta(file: string, bytes: Uint8Array): RunMeta {
     throw e;
   }
   const m = meta as Partial<RunMeta> | null;
+  const e = m?.entityShard;
   const shardOk =
     m &&
     Number.isInteger(m.shards) &&
     m.shards! >= 1 &&
     Number.isInteger(m.shard) &&
     m.shard! >= 0 &&
-    m.shard! < m.shards!;
+    m.shard! < m.shards! &&
+    (e === undefined ||
+      (typeof e === "object" &&
+        e !== null &&
+        Number.isInteger(e.count) &&
+        Number.isInteger(e.index) &&
+        e.index >= 0 &&
+        e.index < e.count));
   if (
     !m ||
     m.kgrank !== "evaluate" ||
@@ -79,30 +87,36 @@ export function mergeShards(
     );
   const states = loaded.map((s) => ({ ...s, meta: runMeta(s.file, s.bytes) }));
   const first = states[0]!;
+  // Entity shards (--entity-shard I/M): each task shard's states are its M entity shards, merged into its ranks.
+  const entityShards = first.meta.entityShard?.count ?? 1;
+  const shardName = (s: (typeof states)[number]) =>
+    `shard ${s.meta.shard}/${s.meta.shards}${s.meta.entityShard ? ` entity shard ${s.meta.entityShard.index}/${entityShards}` : ""}`;
   const byShard = new Map<number, (typeof states)[number]>();
   for (const s of states) {
-    if (s.meta.fingerprint !== first.meta.fingerprint || s.meta.shards !== first.meta.shards) {
+    if (
+      s.meta.fingerprint !== first.meta.fingerprint ||
+      s.meta.shards !== first.meta.shards ||
+      (s.meta.entityShard?.count ?? 1) !== entityShards
+    ) {
       throw new KgrankInputError(
         s.file,
-        `is a shard of another run than ${first.file} (dataset, split, filter, options, scores or shard count differ)`,
+        `is a shard of another run than ${first.file} (dataset, split, filter, options, scores, shard or entity shard count differ)`,
       );
     }
-    const twin = byShard.get(s.meta.shard);
-    if (twin)
-      throw new KgrankInputError(
-        s.file,
-        `is shard ${s.meta.shard}/${s.meta.shards} again (also ${twin.file}); give each shard once`,
-      );
-    byShard.set(s.meta.shard, s);
+    const key = s.meta.shard * entityShards + (s.meta.entityShard?.index ?? 0);
+    const twin = byShard.get(key);
+    if (twin) throw new KgrankInputError(s.file, `is ${shardName(s)} again (also ${twin.file}); give each shard once`);
+    byShard.set(key, s);
   }
-  const count = first.meta.shards;
+  const count = first.meta.shards * entityShards;
+  const name = (i: number) =>
+    entityShards === 1
+      ? `${i}/${first.meta.shards}`
+      : `${Math.floor(i / entityShards)}/${first.meta.shards} entity shard ${i % entityShards}/${entityShards}`;
   const missing = Array.from({ length: count }, (_, i) => i).filter((i) => !byShard.has(i));
   if (missing.length > 0) {
     const list =
-      missing
-        .slice(0, 10)
-        .map((i) => `${i}/${count}`)
-        .join(", ") + (missing.length > 10 ? `, ... (${missing.length} in all)` : "");
+      missing.slice(0, 10).map(name).join(", ") + (missing.length > 10 ? `, ... (${missing.length} in all)` : "");
     throw new KgrankInputError(
       "FILE",
       `shard${missing.length > 1 ? "s" : ""} ${list} of this run ${missing.length > 1 ? "are" : "is"} missing (${path.basename(first.file)} and ${states.length - 1} other file(s) given)`,

@@ -36,6 +36,8 @@ export interface RunMeta {
   shards: number;
   rows: [number, number];
   report: ReportInfo;
+  /** --entity-shard I/N: the state holds partial counts over that entity shard. */
+  entityShard?: { index: number; count: number };
 }
 
 /** The results as `kgrank evaluate` prints them (table / markdown / csv / json); `kgrank merge` prints the same. */

@@ -29,6 +29,17 @@ export function shardArg(v: string): ShardSpec {
   return { index, count };
 }
 
+/** commander parser of `--entity-shard I/N`: entities [floor(I E / N), floor((I + 1) E / N)). */
+export function entityShardArg(v: string): { index: number; count: number } {
+  const m = /^(\d{1,9})\/(\d{1,9})$/.exec(v.trim());
+  if (!m) throw new KgrankInputError("--entity-shard", `must be I/N (0-based, e.g. 0/4), got ${quoted(v)}`);
+  const [index, count] = [Number(m[1]), Number(m[2])];
+  if (count < 1) throw new KgrankInputError("--entity-shard", `N must be at least 1, got ${count}`);
+  if (index >= count)
+    throw new KgrankInputError("--entity-shard", `I must be in [0, ${count - 1}] (0-based), got ${index}`);
+  return { index, count };
+}
+
 /**
  * The shard index: given, or from SLURM job arrays (SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN, so `--array=1-8`
  * works too) or Kubernetes Indexed Jobs (JOB_COMPLETION_INDEX).
