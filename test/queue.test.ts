@@ -312,8 +312,15 @@ describe("a shard job's data as a worker takes it (untrusted; no Redis needed)",
     expect(refused({ ...good, args: "--dataset nations" })).toMatch(/^job data "args": must be an array/);
     expect(refused({ ...good, args: [1] })).toMatch(/^job data "args": element 0 must be a string/);
     expect(refused({ ...good, args: ["--bogus"] })).toMatch(/^job data "args": not evaluate arguments: unknown option/);
-    for (const flag of ["--save-state", "--output", "--ranks-out", "--shard", "--workers"]) {
-      const value = flag === "--shard" ? "0/2" : flag === "--workers" ? "2" : "/tmp/x";
+    expect(parseShardJobData({ ...good, entityShard: { index: 1, count: 4 } })).toEqual({
+      ...good,
+      entityShard: { index: 1, count: 4 },
+    });
+    for (const bad of [{ index: 4, count: 4 }, { index: 0 }, "1/4", { index: 0, count: 4, more: 1 }]) {
+      expect(refused({ ...good, entityShard: bad })).toMatch(/^job data "entityShard": must be \{ index, count \}/);
+    }
+    for (const flag of ["--save-state", "--output", "--ranks-out", "--shard", "--entity-shard", "--workers"]) {
+      const value = flag.includes("shard") ? "0/2" : flag === "--workers" ? "2" : "/tmp/x";
       expect(refused({ ...good, args: [...good.args, flag, value] }), flag).toContain(`must not set ${flag}`);
       expect(refused({ ...good, args: [...good.args, `${flag}=${value}`] }), flag).toContain(`must not set ${flag}`);
     }
@@ -569,23 +576,26 @@ describe.skipIf(missing)(
     it("a model run with relative paths, workers in another directory: exactly `kgrank evaluate`'s output", async () => {
       const workers = [worker({ cwd: elsewhere() }), worker({ cwd: elsewhere() })];
       for (const args of nationsModel()) {
-        const q = await run([
-          "submit",
-          "--redis",
-          url(),
-          "--shards",
-          "3",
-          "--state-dir",
-          "states",
-          ...args,
-          "--format",
-          "json",
-          "--quiet",
-        ]);
-        expect(q.status, q.stderr).toBe(0);
         const single = await run(["evaluate", ...args, "--format", "json"]);
         expect(single.status, single.stderr).toBe(0);
-        expect(q.stdout).toBe(single.stdout);
+        // Task shards alone, and a grid of 2 task shards x 3 entity shards (each job ranks 1/3 of the entities).
+        const ogb = args.includes("--negatives-ids"); // the OGB protocol has no entity shards
+        for (const grid of [["--shards", "3"], ...(ogb ? [] : [["--shards", "2", "--entity-shards", "3"]])]) {
+          const q = await run([
+            "submit",
+            "--redis",
+            url(),
+            ...grid,
+            "--state-dir",
+            "states",
+            ...args,
+            "--format",
+            "json",
+            "--quiet",
+          ]);
+          expect(q.status, q.stderr).toBe(0);
+          expect(q.stdout, grid.join(" ")).toBe(single.stdout);
+        }
       }
       for (const w of workers) await kill(w);
     }, 240_000);
@@ -922,6 +932,13 @@ describe.skipIf(missing)(
       expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ or rediss:\/\/ \(TLS\) URL, got http:\n$/);
       const shard = await run(["submit", "--redis", url(), "--shards", "2", "--state-dir", p("s"), "--shard", "0/2"]);
       expect(shard.stderr).toMatch(/unknown option '--shard'/); // submit makes its own shards
+      const base = ["submit", "--redis", url(), "--shards", "2", "--state-dir", p("s"), "--entity-shards", "2"];
+      const noModel = await run([...base, "--dataset", "nations"]);
+      expect(noModel.stderr).toMatch(/^kgrank: --entity-shards: splits a model's entity table: give --model-dir/);
+      const tooMany = await run([...base.slice(0, -1), "100000", "--dataset", "nations"]);
+      expect(tooMany.stderr).toMatch(
+        /^kgrank: --entity-shards: must be an integer >= 1 with --shards x --entity-shards at most 100000 jobs/,
+      );
     });
   },
 );

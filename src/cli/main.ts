@@ -78,6 +78,11 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
   )
     .requiredOption("--redis <url>", "Redis of the queue, e.g. redis://:PASSWORD@host:6379 (rediss:// for TLS)")
     .requiredOption("--shards <n>", "number of shard jobs", intArg("--shards", 1, MAX_SHARDS))
+    .option(
+      "--entity-shards <m>",
+      "from a model: split the entities too, M jobs per shard, each ranking against 1/M of the entity table (a grid of shards x M jobs)",
+      intArg("--entity-shards", 1, MAX_SHARDS),
+    )
     .requiredOption(
       "--state-dir <dir>",
       "the folder the workers write the shard states to (their --state-dir), seen by all at the same path",

@@ -21,6 +21,8 @@ export interface ShardJobData {
   args: string[];
   shard: number;
   shards: number;
+  /** The job's entity shard (`kgrank submit --entity-shards M`): index and count; absent for every entity. */
+  entityShard?: { index: number; count: number };
 }
 
 /** The most shards of one run, as `kgrank submit --shards` allows. */
@@ -32,6 +34,7 @@ const MAX_ARG_LENGTH = 4096;
 /** Evaluate flags a job may not set: the worker chooses its shard and its one state file, and writes nothing else. */
 const WORKER_FLAGS: Record<string, string> = {
   shard: "--shard",
+  entityShard: "--entity-shard",
   saveState: "--save-state",
   output: "--output",
   ranksOut: "--ranks-out",
@@ -132,6 +135,27 @@ export function parseShardJobData(data: unknown, allowRead?: readonly string[]):
   const shard = d.shard;
   if (typeof shard !== "number" || !Number.isInteger(shard) || shard < 0 || shard >= (shards as number))
     fail("shard", `must be an integer in [0, shards) = [0, ${shards as number}), got ${shown(shard)}`);
+  let entityShard: { index: number; count: number } | undefined;
+  if (d.entityShard !== undefined) {
+    const e = d.entityShard as Record<string, unknown> | null;
+    const ok =
+      typeof e === "object" &&
+      e !== null &&
+      !Array.isArray(e) &&
+      Object.keys(e).length === 2 &&
+      Number.isInteger(e.count) &&
+      (e.count as number) >= 1 &&
+      (e.count as number) <= MAX_SHARDS &&
+      Number.isInteger(e.index) &&
+      (e.index as number) >= 0 &&
+      (e.index as number) < (e.count as number);
+    if (!ok)
+      fail(
+        "entityShard",
+        `must be { index, count } with 0 <= index < count <= ${MAX_SHARDS}, got ${shown(d.entityShard)}`,
+      );
+    entityShard = { index: e!.index as number, count: e!.count as number };
+  }
   const args = d.args;
   if (!Array.isArray(args) || args.length > MAX_ARGS)
     fail("args", `must be an array of at most ${MAX_ARGS} evaluate arguments (strings), got ${shown(args)}`);
@@ -169,5 +193,11 @@ export function parseShardJobData(data: unknown, allowRead?: readonly string[]):
           `folders it may read (its --allow-read); give --dataset-dir (kgrank submit sends its own)`,
       );
   }
-  return { run: run as string, args: list, shard: shard as number, shards: shards as number };
+  return {
+    run: run as string,
+    args: list,
+    shard: shard as number,
+    shards: shards as number,
+    ...(entityShard ? { entityShard } : {}),
+  };
 }

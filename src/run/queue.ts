@@ -27,7 +27,15 @@ import { removePendingFiles } from "../io/atomic";
 import { implicitDatasetDir } from "../io/datasets";
 
 import { evaluateRun } from "./evaluate-run";
-import { insideRoots, parseShardJobData, readRoots, realLocation, type ShardJobData, stateRoot } from "./job-data";
+import {
+  insideRoots,
+  MAX_SHARDS,
+  parseShardJobData,
+  readRoots,
+  realLocation,
+  type ShardJobData,
+  stateRoot,
+} from "./job-data";
 import { errorLine, internalErrorLine } from "./flag-parsers";
 import { parseEvaluateArgs, pathFlags } from "./flags";
 import type { Format } from "./format";
@@ -155,16 +163,25 @@ export async function startShardWorker(
         log(`job ${job.id} refused: ${failureLine(e)}`);
         throw new UnrecoverableError(failureLine(e));
       }
-      const { run, args, shard, shards } = data;
+      const { run, args, shard, shards, entityShard } = data;
       // One file per attempt: a dead attempt's orphaned write can never replace the state a job returned.
       const attempt = Number.isSafeInteger(job.attemptsStarted) ? job.attemptsStarted : 0;
       const file = path.join(
         root,
-        `${run}-shard-${shard}-of-${shards}-${attempt}-${randomBytes(4).toString("hex")}.state`,
+        `${run}-shard-${jobShardName(shard, shards, entityShard)}-${attempt}-${randomBytes(4).toString("hex")}.state`,
       );
       let last = 0;
       try {
-        const options = parseEvaluateArgs([...args, "--shard", `${shard}/${shards}`, "--save-state", file, "--quiet"]);
+        const entity = entityShard ? ["--entity-shard", `${entityShard.index}/${entityShard.count}`] : [];
+        const options = parseEvaluateArgs([
+          ...args,
+          "--shard",
+          `${shard}/${shards}`,
+          ...entity,
+          "--save-state",
+          file,
+          "--quiet",
+        ]);
         if (roots) options.mayRead = (f) => insideRoots(f, roots);
         await evaluateRun(options, {
           stdout: () => undefined,
@@ -179,7 +196,9 @@ export async function startShardWorker(
       } catch (e) {
         throw new Error(failureLine(e), { cause: e });
       }
-      log(`shard ${shard}/${shards} of run ${run} -> ${file}`);
+      log(
+        `shard ${shard}/${shards}${entityShard ? ` entity shard ${entityShard.index}/${entityShard.count}` : ""} of run ${run} -> ${file}`,
+      );
       const written = readFileSync(file);
       return { file, sha256: sha256Hex(written), bytes: written.length };
     },
@@ -275,6 +294,11 @@ export interface SubmitOptions {
   redis: string;
   queue?: string;
   shards: number;
+  /**
+   * Entity shards per task shard (`--entity-shards M`): the run is a grid of shards x M jobs, each ranking its
+   * triples against 1/M of the entities (from a model's embeddings); default 1.
+   */
+  entityShards?: number;
   stateDir: string;
   /** Attempts per shard before the run fails (a stalled job counts against BullMQ's maxStalledCount instead). */
   attempts?: number;
@@ -334,6 +358,29 @@ const SILENT: Out = { stdout: () => undefined, stderr: () => undefined };
 export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise<SubmitResult> {
   const t0 = performance.now();
   const args = runArgs(opts.args);
+  // Checked before anything connects: a refused run leaves no connection open.
+  const M = opts.entityShards ?? 1;
+  const jobs = opts.shards * M;
+  if (!Number.isSafeInteger(M) || M < 1 || jobs > MAX_SHARDS) {
+    throw new KgrankInputError(
+      "--entity-shards",
+      `must be an integer >= 1 with --shards x --entity-shards at most ${MAX_SHARDS} jobs, got ${M} x ${opts.shards}`,
+    );
+  }
+  if (M > 1) {
+    const o = parseEvaluateArgs(args.slice(1));
+    if (!(o.modelDir || o.interaction || o.entityEmbeddings) || o.negativesIds) {
+      throw new KgrankInputError(
+        "--entity-shards",
+        o.negativesIds
+          ? "does not apply to --negatives-ids (the OGB protocol ranks given candidates, not the entity table)"
+          : "splits a model's entity table: give --model-dir or --interaction with the embedding files",
+      );
+    }
+  }
+  // Job k is task shard floor(k / M), entity shard k % M (none when M is 1).
+  const entityOf = (k: number) => (M > 1 ? { index: k % M, count: M } : undefined);
+  const label = (k: number) => `shard ${jobShardName(Math.floor(k / M), opts.shards, entityOf(k), true)}`;
   const format = opts.format ?? "table";
   const { Queue, QueueEvents } = bullmq();
   const name = opts.queue ?? DEFAULT_QUEUE;
@@ -363,15 +410,15 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
     });
     return Promise.race([p, late]).finally(() => clearTimeout(timer));
   };
-  const progress = new Progress(`evaluating ${opts.shards} shards on queue "${name}"`, 1000, { quiet: opts.quiet });
-  const done = new Array<number>(opts.shards).fill(0);
-  const total = new Array<number>(opts.shards).fill(0);
+  const progress = new Progress(`evaluating ${jobs} shard jobs on queue "${name}"`, 1000, { quiet: opts.quiet });
+  const done = new Array<number>(jobs).fill(0);
+  const total = new Array<number>(jobs).fill(0);
   try {
     await answered(queue.waitUntilReady());
     events = new QueueEvents(name, { connection });
     events.on("error", noteError);
     await answered(events.waitUntilReady());
-    const ids = Array.from({ length: opts.shards }, (_, i) => `${run}-${i}`);
+    const ids = Array.from({ length: jobs }, (_, i) => `${run}-${i}`);
     let shown = 0; // the bar counts thousandths of the run's tasks
     events.on("progress", ({ jobId, data }) => {
       const i = ids.indexOf(jobId);
@@ -386,16 +433,22 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
     });
     await answered(
       queue.addBulk(
-        ids.map((jobId, shard) => ({
+        ids.map((jobId, k) => ({
           name: "shard",
-          data: { run, args, shard, shards: opts.shards },
+          data: {
+            run,
+            args,
+            shard: Math.floor(k / M),
+            shards: opts.shards,
+            ...(M > 1 ? { entityShard: entityOf(k) } : {}),
+          },
           opts: { jobId, attempts: opts.attempts ?? 3, removeOnComplete: false, removeOnFail: false },
         })),
       ),
     );
     const results = new Map<number, ShardJobResult>();
-    while (results.size < opts.shards) {
-      for (let shard = 0; shard < opts.shards; shard++) {
+    while (results.size < jobs) {
+      for (let shard = 0; shard < jobs; shard++) {
         if (results.has(shard)) continue;
         // State first, then the job's data: read the other way round, a job completing in between looks
         // completed with no return value yet.
@@ -403,41 +456,39 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
         const job = await answered(queue.getJob(ids[shard]!));
         if (!job || state === "unknown") {
           throw new KgrankError(
-            `shard ${shard}/${opts.shards} (job ${ids[shard]}) vanished from the queue: was Redis restarted without persistence? Submit the run again`,
+            `${label(shard)} (job ${ids[shard]}) vanished from the queue: was Redis restarted without persistence? Submit the run again`,
           );
         }
         if (state === "failed")
-          throw new KgrankError(
-            `shard ${shard}/${opts.shards} failed after ${job.attemptsMade} attempt(s): ${job.failedReason}`,
-          );
+          throw new KgrankError(`${label(shard)} failed after ${job.attemptsMade} attempt(s): ${job.failedReason}`);
         if (state === "completed") {
           const r = job.returnvalue as Partial<ShardJobResult> | null;
           if (!r || typeof r.file !== "string" || typeof r.sha256 !== "string" || typeof r.bytes !== "number") {
             throw new KgrankError(
-              `shard ${shard}/${opts.shards} completed without naming its state file: was it run by kgrank worker?`,
+              `${label(shard)} completed without naming its state file: was it run by kgrank worker?`,
             );
           }
           results.set(shard, r as ShardJobResult);
         }
       }
-      if (results.size < opts.shards) await new Promise((r) => setTimeout(r, 200));
+      if (results.size < jobs) await new Promise((r) => setTimeout(r, 200));
     }
     progress.stop();
     const inOrder = [...results.entries()].sort((a, b) => a[0] - b[0]);
     const loaded = inOrder.map(([shard, r]) => {
       // The job's result comes from Redis: read nothing but a state of this run in this run's --state-dir.
-      const prefix = `${run}-shard-${shard}-of-${opts.shards}-`;
+      const prefix = `${run}-shard-${jobShardName(Math.floor(shard / M), opts.shards, entityOf(shard))}-`;
       const real = realLocation(r.file);
       if (real === null || path.dirname(real) !== realStateDir || !path.basename(real).startsWith(prefix)) {
         throw new KgrankError(
-          `shard ${shard}/${opts.shards}: its job names ${r.file}, not a state of this run in --state-dir ${stateDir}: give every worker the same --state-dir as submit`,
+          `${label(shard)}: its job names ${r.file}, not a state of this run in --state-dir ${stateDir}: give every worker the same --state-dir as submit`,
         );
       }
       const bytes = new Uint8Array(readFileSync(real));
       const digest = sha256Hex(bytes);
       if (digest !== r.sha256 || bytes.length !== r.bytes) {
         throw new KgrankError(
-          `shard ${shard}/${opts.shards}: ${r.file} is not the file its job wrote (SHA-256 differs): changed or replaced on the shared storage`,
+          `${label(shard)}: ${r.file} is not the file its job wrote (SHA-256 differs): changed or replaced on the shared storage`,
         );
       }
       return { file: real, bytes };
@@ -463,14 +514,30 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
  * and those of attempts that lost their job) and the hidden temporary files of writes that never finished.
  */
 function removeRunStates(dir: string, run: string): void {
-  const ours = new RegExp(`^\\.?${run}-shard-\\d+-of-\\d+-\\d+-[0-9a-f]{8}\\.state(\\.\\d+\\.[0-9a-z]+\\.tmp)?$`);
+  const ours = new RegExp(
+    `^\\.?${run}-shard-\\d+-of-\\d+(-entity-\\d+-of-\\d+)?-\\d+-[0-9a-f]{8}\\.state(\\.\\d+\\.[0-9a-z]+\\.tmp)?$`,
+  );
   for (const name of readdirSync(dir)) {
     if (ours.test(name)) rmSync(path.join(dir, name), { force: true });
   }
 }
 
+/**
+ * A shard job's name in its state file's name ("3-of-8", "3-of-8-entity-1-of-4"), or for messages ("3/8",
+ * "3/8 entity shard 1/4").
+ */
+function jobShardName(
+  shard: number,
+  shards: number,
+  entity: { index: number; count: number } | undefined,
+  message = false,
+): string {
+  if (message) return `${shard}/${shards}${entity ? ` entity shard ${entity.index}/${entity.count}` : ""}`;
+  return `${shard}-of-${shards}${entity ? `-entity-${entity.index}-of-${entity.count}` : ""}`;
+}
+
 /** Flags of `kgrank submit` that are its own; the rest are the run's evaluate flags. */
-const SUBMIT_WITH_VALUE = ["--redis", "--queue", "--shards", "--state-dir", "--attempts"];
+const SUBMIT_WITH_VALUE = ["--redis", "--queue", "--shards", "--entity-shards", "--state-dir", "--attempts"];
 const SUBMIT_ALONE = ["--keep-states"];
 
 /**
