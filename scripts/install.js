@@ -45,18 +45,6 @@ function loads(file) {
 }
 
 const fromSource = process.env.KGRANK_BUILD_FROM_SOURCE === "1" || process.env.npm_config_build_from_source === "true";
-if (!fromSource) {
-  const prebuild = findPrebuild(root);
-  if (prebuild) {
-    const ok = loads(prebuild);
-    if (ok === true) {
-      console.log(`kgrank-native: using the prebuilt addon ${path.relative(root, prebuild)}; nothing to compile`);
-      process.exit(0);
-    }
-    console.warn(`kgrank-native: the prebuilt addon ${path.relative(root, prebuild)} does not load (${ok}); compiling`);
-  }
-}
-
 const built = path.join(root, "build", "Release", "kgrank.node");
 const stampFile = path.join(root, "build", "Release", "kgrank.stamp.json");
 const mark = path.join(root, "build", "Release", FROM_SOURCE_MARK);
@@ -68,6 +56,19 @@ function marked() {
     console.log(`kgrank-native: built from source; the loader uses ${path.relative(root, built)} before any prebuild`);
   } else {
     fs.rmSync(mark, { force: true });
+  }
+}
+
+if (!fromSource) {
+  const prebuild = findPrebuild(root);
+  if (prebuild) {
+    const ok = loads(prebuild);
+    if (ok === true) {
+      console.log(`kgrank-native: using the prebuilt addon ${path.relative(root, prebuild)}; nothing to compile`);
+      marked();
+      process.exit(0);
+    }
+    console.warn(`kgrank-native: the prebuilt addon ${path.relative(root, prebuild)} does not load (${ok}); compiling`);
   }
 }
 
