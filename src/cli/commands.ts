@@ -359,7 +359,9 @@ export function infoCommand(opts: { format: "table" | "json" }, out: Out): void 
         .map(
           ([k, v]) =>
             `${k.padEnd(16)} ${(Array.isArray(v)
-              ? v.join(v.some((x) => String(x).includes(" ")) ? "\n" : ",")
+              ? v.length === 0
+                ? "none"
+                : v.join(v.some((x) => String(x).includes(" ")) ? "\n" : ",")
               : String(v)
             )
               .split("\n")
