@@ -12,7 +12,7 @@
 //
 // Written on the plain Node-API C functions: when the environment is torn down (a Worker terminated while a job is
 // pending) the next slice is simply never scheduled, nothing runs, the promise is never settled, and the job is
-// freed by the finalizer of its step function. A slice runs inside a catch-all, so an exception (std::bad_alloc of a
+// freed by the finalizer of its external (the handle setImmediate passes to the step function). A slice runs inside a catch-all, so an exception (std::bad_alloc of a
 // large input) becomes a rejection (code KGRANK_MEMORY), never an abort.
 //
 // Cancellation and progress: an async binding may take a job control (kernelControl(), below) as its last argument.
@@ -104,41 +104,77 @@ constexpr size_t kSliceBytes = size_t{64} << 20;
 // A Job: total_rows() rows, worked through as run_rows(r0, r1) over consecutive ranges of slice_rows() rows (at least 1);
 // run_rows returns false to stop early (the job wrote why into its output, e.g. a status slot), true to go on. It
 // may throw std::bad_alloc and other std::exceptions.
-template <class Job>
-class JobWork {
+class JobSlices {
  public:
-  // Queues `job` over the arguments info[0 .. arrays) and returns its promise; throws (Napi::Error) only before
-  // anything is queued.
+  virtual ~JobSlices() = default;
+  // One slice, on the JavaScript thread; schedules the next or settles. Throws nothing.
+  virtual void advance(napi_env env) noexcept = 0;
+};
+
+// The one step function of an environment (made once, in init_async, and kept as the addon's instance data):
+// setImmediate(step, job) calls it with the job's external. Making a function per call would be one more call that
+// fails while a Worker is being terminated, and an error made then can hang V8 (seen under Node 24).
+inline napi_value async_step(napi_env env, napi_callback_info cbinfo) {
+  size_t argc = 1;
+  napi_value job = nullptr;
+  void* data = nullptr;
+  if (napi_get_cb_info(env, cbinfo, &argc, &job, nullptr, nullptr) != napi_ok || argc < 1) return nullptr;
+  napi_valuetype type = napi_undefined;
+  if (napi_typeof(env, job, &type) != napi_ok || type != napi_external) return nullptr;
+  if (napi_get_value_external(env, job, &data) != napi_ok || data == nullptr) return nullptr;
+  static_cast<JobSlices*>(data)->advance(env);
+  return nullptr;
+}
+
+// Makes this environment's step function; called once from the addon's Init.
+inline void init_async(Napi::Env env) {
+  napi_value step = nullptr;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "kgrankJobStep", NAPI_AUTO_LENGTH, &async_step, nullptr, &step));
+  auto* ref = new napi_ref(nullptr);
+  if (napi_create_reference(env, step, 1, ref) != napi_ok) {
+    delete ref;
+    throw Napi::Error::New(env, "kgrank: could not keep the async step function");
+  }
+  // The reference itself goes with the environment; the finalizer frees only its holder.
+  const auto finalize = [](napi_env, void* data, void*) { delete static_cast<napi_ref*>(data); };
+  NAPI_THROW_IF_FAILED_VOID(env, napi_set_instance_data(env, ref, finalize, nullptr));
+}
+
+template <class Job>
+class JobWork final : public JobSlices {
+ public:
+  // Queues `job` over the arguments info[0 .. arrays) and returns its promise. Throws (Napi::Error) only before
+  // anything is queued; returns an empty value, making no error, when the environment is being torn down (every
+  // call that could fail then fails).
   static Napi::Value queue(const Napi::CallbackInfo& info, const char* name, Job&& job, size_t arrays,
                            Napi::Value owner, JobControlPtr control) {
     Napi::Env env = info.Env();
-    std::unique_ptr<JobWork> self(new JobWork(std::move(job), name, std::move(control)));
     Napi::Object keep = Napi::Object::New(env);
     if (!owner.IsEmpty() && !owner.IsUndefined()) keep.Set("owner", owner);
+    std::unique_ptr<JobWork> self(new JobWork(std::move(job), name, std::move(control)));
     for (size_t k = 0; k < arrays; ++k) {
       keep.Set(static_cast<uint32_t>(k), info[k]);
       self->watch_.add(env, info[k], k);
     }
-    napi_value step = nullptr;
-    NAPI_THROW_IF_FAILED(env, napi_create_function(env, name, NAPI_AUTO_LENGTH, &JobWork::step, self.get(), &step),
-                         Napi::Value());
-    keep.Set("step", Napi::Value(env, step));
-    // From here the step function owns the job: its finalizer frees it, after the promise settled or when the
-    // environment goes away with the job pending.
-    NAPI_THROW_IF_FAILED(env, napi_add_finalizer(env, step, self.get(), &JobWork::finalize, nullptr, nullptr),
-                         Napi::Value());
-    JobWork* job_work = self.release();
-    NAPI_THROW_IF_FAILED(env, napi_create_reference(env, keep, 1, &job_work->keep_), Napi::Value());
+    // From here the external owns the job: its finalizer frees it once the promise settled (the reference to it
+    // is gone), or when the environment goes away with the job pending.
+    napi_value external = nullptr;
+    const auto finalize = [](napi_env, void* data, void*) { delete static_cast<JobSlices*>(data); };
+    if (napi_create_external(env, self.get(), finalize, nullptr, &external) != napi_ok) return Napi::Value();
+    JobWork* work = self.release();
+    keep.Set("job", Napi::Value(env, external));
     napi_value promise = nullptr;
-    if (napi_create_promise(env, &job_work->deferred_, &promise) != napi_ok) {
-      napi_delete_reference(env, job_work->keep_);  // the step function goes, and the job with it
-      throw Napi::Error::New(env, std::string(name) + ": could not create a promise");
+    if (napi_create_reference(env, keep, 1, &work->keep_) != napi_ok) return Napi::Value();
+    if (napi_create_promise(env, &work->deferred_, &promise) != napi_ok) {
+      napi_delete_reference(env, work->keep_);
+      work->keep_ = nullptr;
+      return Napi::Value();
     }
-    if (job_work->control_) job_work->control_->add_total(job_work->job_->total_rows());
-    if (!job_work->schedule(env)) {
-      job_work->failed_ = true;
-      job_work->error_ = std::string(name) + ": could not schedule the job (setImmediate is not callable)";
-      job_work->settle(env);
+    if (work->control_) work->control_->add_total(work->job_->total_rows());
+    if (!work->schedule(env)) {
+      work->failed_ = true;
+      work->error_ = std::string(name) + ": could not schedule the job (setImmediate is not callable)";
+      work->settle(env);
     }
     return Napi::Value(env, promise);
   }
@@ -147,30 +183,26 @@ class JobWork {
   JobWork(Job&& job, const char* name, JobControlPtr control)
       : job_(new Job(std::move(job))), name_(name), control_(std::move(control)) {}
 
-  static void finalize(napi_env, void* data, void*) { delete static_cast<JobWork*>(data); }
-
-  // Asks the event loop to call the step function on its next turn (setImmediate, as the fallback's slices do).
+  // Asks the event loop to call the step function with this job on its next turn (setImmediate, as the fallback's
+  // slices do).
   bool schedule(napi_env env) noexcept {
-    napi_value global = nullptr, set_immediate = nullptr, keep = nullptr, step = nullptr, ignored = nullptr;
+    napi_value global = nullptr, set_immediate = nullptr, keep = nullptr, ignored = nullptr;
+    napi_value args[2] = {nullptr, nullptr};
+    void* data = nullptr;
     napi_valuetype type = napi_undefined;
+    if (napi_get_instance_data(env, &data) != napi_ok || data == nullptr) return false;
+    if (napi_get_reference_value(env, *static_cast<napi_ref*>(data), &args[0]) != napi_ok || args[0] == nullptr) {
+      return false;
+    }
     if (napi_get_global(env, &global) != napi_ok) return false;
     if (napi_get_named_property(env, global, "setImmediate", &set_immediate) != napi_ok) return false;
     if (napi_typeof(env, set_immediate, &type) != napi_ok || type != napi_function) return false;
     if (napi_get_reference_value(env, keep_, &keep) != napi_ok || keep == nullptr) return false;
-    if (napi_get_named_property(env, keep, "step", &step) != napi_ok) return false;
-    return napi_call_function(env, global, set_immediate, 1, &step, &ignored) == napi_ok;
+    if (napi_get_named_property(env, keep, "job", &args[1]) != napi_ok) return false;
+    return napi_call_function(env, global, set_immediate, 2, args, &ignored) == napi_ok;
   }
 
-  static napi_value step(napi_env env, napi_callback_info cbinfo) {
-    void* data = nullptr;
-    if (napi_get_cb_info(env, cbinfo, nullptr, nullptr, nullptr, &data) == napi_ok && data != nullptr) {
-      static_cast<JobWork*>(data)->advance(env);
-    }
-    return nullptr;
-  }
-
-  // One slice, on the JavaScript thread; schedules the next or settles. Throws nothing.
-  void advance(napi_env env) noexcept {
+  void advance(napi_env env) noexcept override {
     if (settled_) return;
     napi_handle_scope scope = nullptr;
     const bool scoped = napi_open_handle_scope(env, &scope) == napi_ok;
@@ -243,7 +275,7 @@ class JobWork {
       }
       if (error != nullptr) napi_reject_deferred(env, deferred_, error);
     }
-    // Let go of the arrays, the owner and the step function (whose finalizer then frees this), and of the job's
+    // Let go of the arrays, the owner and the job's external (whose finalizer then frees this), and of the job's
     // own buffers now.
     if (keep_ != nullptr) napi_delete_reference(env, keep_);
     keep_ = nullptr;
