@@ -76,10 +76,11 @@ function fromRegistry(spec: string, file: string): string | null {
   if (existsSync(target)) return target;
   try {
     mkdirSync(dir, { recursive: true });
-    const out = execFileSync("npm", ["pack", spec, "--json", "--pack-destination", dir], {
+    // Fail fast without the registry (npm's default retries would wait minutes per runtime).
+    const out = execFileSync("npm", ["pack", spec, "--json", "--fetch-retries=1", "--pack-destination", dir], {
       encoding: "utf8",
       env: cleanEnv(),
-      timeout: 300_000,
+      timeout: 180_000,
     });
     const packed = path.join(dir, JSON.parse(out.slice(out.indexOf("[")))[0].filename);
     execFileSync("tar", ["xzf", packed, "-C", dir]);
