@@ -7,7 +7,7 @@
   "target_defaults": {
     "cflags_cc": ["-O3", "-std=c++17", "-ffp-contract=off"],
     "cflags_cc!": ["-fno-exceptions", "-std=gnu++17"],
-    "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
+    "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED", "NAPI_CPP_EXCEPTIONS", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
     "xcode_settings": {
       "GCC_ENABLE_CPP_EXCEPTIONS": "YES",
       "CLANG_CXX_LANGUAGE_STANDARD": "c++17",

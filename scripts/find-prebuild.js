@@ -1,6 +1,9 @@
 // The prebuilt addon for this process, if the package ships one: prebuilds/<platform>-<arch>/<tags>.node, chosen
-// by node-gyp-build's own tuple and tag matching (platform, arch, runtime, ABI, libc). Shared by the install script
-// (skip compiling when a prebuild fits) and the loader in src/backend/backend.ts (prebuilds first, then local builds).
+// by node-gyp-build's own tuple and tag matching (platform, arch, runtime, ABI or napi, libc). The prebuilds are
+// Node-API binaries (kgrank.napi.glibc.node: no V8 header is used, Node-API version pinned in binding.gyp), so one
+// file serves every Node version and Bun. Shared by the install script (skip compiling when a prebuild fits) and
+// the loader in src/backend/backend.ts (prebuilds first, then local builds; local builds first when the install
+// built from source, which leaves FROM_SOURCE_MARK beside its build).
 "use strict";
 const fs = require("node:fs");
 const path = require("node:path");
@@ -13,30 +16,50 @@ function readdir(dir) {
   }
 }
 
-/** Absolute path of the best matching prebuild under `root`, or undefined. */
-function findPrebuild(root) {
+/** The prebuild for this process under `root` ({ file }), or why there is none ({ reason }). */
+function explainPrebuild(root) {
   let ngb;
   try {
     ngb = require(require.resolve("node-gyp-build", { paths: [root] }));
   } catch {
-    return undefined;
+    return { reason: "node-gyp-build, which matches prebuilds, is not installed" };
   }
   const dir = path.join(root, "prebuilds");
-  const tuple = readdir(dir)
+  const tuples = readdir(dir);
+  if (tuples.length === 0) return { reason: "the package ships no prebuilds" };
+  const libc = process.env.LIBC || (fs.existsSync("/etc/alpine-release") ? "musl" : "glibc");
+  const here = `${process.platform}-${process.arch}${process.platform === "linux" ? ` (${libc})` : ""}`;
+  const tuple = tuples
     .map(ngb.parseTuple)
     .filter(ngb.matchTuple(process.platform, process.arch))
     .sort(ngb.compareTuples)[0];
-  if (!tuple) return undefined;
+  if (!tuple) return { reason: `none for ${here} (the package ships ${tuples.join(", ")})` };
   const files = readdir(path.join(dir, tuple.name))
     .map(ngb.parseTags)
     .filter(ngb.matchTags("node", process.versions.modules))
     .sort(ngb.compareTags("node"));
-  return files[0] ? path.join(dir, tuple.name, files[0].file) : undefined;
+  if (!files[0]) return { reason: `none of its files in ${tuple.name}/ fits ${here}` };
+  return { file: path.join(dir, tuple.name, files[0].file) };
 }
 
-/** The prebuild's file name for Node's ABI and glibc: node-gyp-build tags (runtime, abi, libc). */
+/** Absolute path of the best matching prebuild under `root`, or undefined. */
+function findPrebuild(root) {
+  return explainPrebuild(root).file;
+}
+
+/** The prebuild's file name: node-gyp-build tags napi (any Node-API runtime and version) and glibc. */
 function prebuildName() {
-  return `node.abi${process.versions.modules}.glibc.node`;
+  return "kgrank.napi.glibc.node";
 }
 
-module.exports = { findPrebuild, prebuildName };
+/** Left in build/Release/ by an install that built from source: the loader then prefers that build. */
+const FROM_SOURCE_MARK = "kgrank.from-source";
+
+/** True when the local build in `root` was made by a build from source, or the environment asks for one. */
+function prefersBuild(root) {
+  return (
+    process.env.KGRANK_BUILD_FROM_SOURCE === "1" || fs.existsSync(path.join(root, "build", "Release", FROM_SOURCE_MARK))
+  );
+}
+
+module.exports = { explainPrebuild, findPrebuild, prebuildName, prefersBuild, FROM_SOURCE_MARK };

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// npm install hook: use the prebuilt addon when the package ships one for this platform, arch, Node ABI and libc
-// (prebuilds/, made by scripts/prebuild.mjs at pack time); else keep a local build whose stamp says it is current
-// for these sources and this Node (npx in the repository re-runs this script: it must not recompile); else
+// npm install hook, which the package does not need: the loader finds the prebuild at run time, so an install with
+// scripts blocked (npm 11's default, pnpm 10, Bun, --ignore-scripts) runs native code wherever a prebuild fits.
+// Where it runs: use the prebuilt addon when the package ships one for this platform, arch and libc (prebuilds/,
+// Node-API binaries made by scripts/prebuild.mjs at pack time); else keep a local build whose stamp says it is
+// current for these sources and this Node (npx in the repository re-runs this script: it must not recompile); else
 // compile the native addon with node-gyp. KGRANK_BUILD_FROM_SOURCE=1 (or npm's --build-from-source) ignores the
-// prebuilds. If compiling is impossible (no compiler, no Python, an
+// prebuilds and marks the build (find-prebuild.js FROM_SOURCE_MARK), so that the loader runs it before any
+// prebuild. If compiling is impossible (no compiler, no Python, an
 // unusual platform) the install still succeeds: one warning says why, and the package runs on its pure-TypeScript
 // fallback. Set KGRANK_REQUIRE_NATIVE=1 to make a failed build fail the install (CI does), or
 // KGRANK_SKIP_BUILD=1 to skip compiling.
@@ -27,7 +30,8 @@ function warn(reason) {
 
 if (process.env.KGRANK_SKIP_BUILD === "1") warn("KGRANK_SKIP_BUILD=1");
 
-const { findPrebuild } = require("./find-prebuild.js");
+const fs = require("node:fs");
+const { findPrebuild, FROM_SOURCE_MARK } = require("./find-prebuild.js");
 const stamp = require("./stamp.js");
 
 /** The addon at `file` loads in this Node and answers info(); else the reason it does not. */
@@ -41,23 +45,37 @@ function loads(file) {
 }
 
 const fromSource = process.env.KGRANK_BUILD_FROM_SOURCE === "1" || process.env.npm_config_build_from_source === "true";
+const built = path.join(root, "build", "Release", "kgrank.node");
+const stampFile = path.join(root, "build", "Release", "kgrank.stamp.json");
+const mark = path.join(root, "build", "Release", FROM_SOURCE_MARK);
+
+/** A build from source is run before any prebuild: the mark tells the loader so. */
+function marked() {
+  if (fromSource) {
+    fs.writeFileSync(mark, "built by KGRANK_BUILD_FROM_SOURCE=1 / --build-from-source: loaded before any prebuild\n");
+    console.log(`kgrank-native: built from source; the loader uses ${path.relative(root, built)} before any prebuild`);
+  } else {
+    fs.rmSync(mark, { force: true });
+  }
+}
+
 if (!fromSource) {
   const prebuild = findPrebuild(root);
   if (prebuild) {
     const ok = loads(prebuild);
     if (ok === true) {
       console.log(`kgrank-native: using the prebuilt addon ${path.relative(root, prebuild)}; nothing to compile`);
+      marked();
       process.exit(0);
     }
     console.warn(`kgrank-native: the prebuilt addon ${path.relative(root, prebuild)} does not load (${ok}); compiling`);
   }
 }
 
-const built = path.join(root, "build", "Release", "kgrank.node");
-const stampFile = path.join(root, "build", "Release", "kgrank.stamp.json");
 const inputs = stamp.nativeInputs(root);
 if (stamp.isCurrent(stampFile, inputs, [built]) && loads(built) === true) {
   console.log("kgrank-native: build/Release/kgrank.node is current for these sources and this Node; not rebuilding");
+  marked();
   process.exit(0);
 }
 
@@ -76,3 +94,4 @@ const result = spawnSync(cmd, [...prefix, "rebuild", "--jobs", jobs], { cwd: roo
 if (result.error) warn(`could not run node-gyp: ${result.error.message}`);
 if (result.status !== 0) warn(`node-gyp exited with status ${result.status}`);
 stamp.writeStamp(stampFile, inputs, [built]);
+marked();

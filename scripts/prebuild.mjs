@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 // `prepack`: build the prebuilt addons the npm package ships, prebuilds/linux-x64 and prebuilds/linux-arm64
-// (glibc), named with node-gyp-build's tags for this Node's ABI (node.abi<N>.glibc.node: the addon uses V8 APIs
-// besides Node-API, so a prebuild fits one Node major version). x64 with the host compiler, arm64 with Debian's
+// (glibc), named with node-gyp-build's tags napi and glibc (kgrank.napi.glibc.node: a Node-API binary, no V8
+// header, so one file serves Node 20.17+, 22, 24, 26 and Bun). x64 with the host compiler, arm64 with Debian's
 // cross compiler (g++-aarch64-linux-gnu); both with node-gyp against this Node's own headers (--nodedir: nothing is
 // downloaded). Each arch builds in build-prebuild/<arch>/ (the developer's build/ is untouched) and is skipped when
-// its stamp is current. Options: --out DIR (default prebuilds/), --arch x64,arm64 (or KGRANK_PREBUILD_ARCHES).
-// Other hosts than Linux x64 build nothing here: the package then installs from source everywhere.
+// its stamp is current. Options: --out DIR (default prebuilds/), --arch x64,arm64 (or KGRANK_PREBUILD_ARCHES),
+// --stage DIR (default build-prebuild/).
+// Every toolchain is checked before anything compiles: a missing cross compiler fails the pack at once, naming the
+// package to install or KGRANK_PREBUILD_ARCHES=x64 (a package silently without its arm64 binary would put arm64
+// users on the fallback). A failure removes the output folder and the staging folder, so no half-made prebuild is
+// packed or loaded later. Other hosts than Linux x64 build nothing here: the package then has no prebuilds.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -23,6 +27,7 @@ const opt = (name) => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 const out = resolve(opt("--out") ?? join(root, "prebuilds"));
+const stageRoot = resolve(opt("--stage") ?? join(root, "build-prebuild"));
 const arches = (opt("--arch") ?? process.env.KGRANK_PREBUILD_ARCHES ?? "x64,arm64").split(",").filter(Boolean);
 
 if (process.platform !== "linux" || process.arch !== "x64") {
@@ -43,38 +48,46 @@ const cross = {
   },
 };
 const nodedir = process.env.npm_config_nodedir || dirname(dirname(process.execPath));
-if (!existsSync(join(nodedir, "include", "node", "node.h"))) {
+if (!existsSync(join(nodedir, "include", "node", "node_api.h"))) {
   console.error(`kgrank-native prebuild: no Node headers in ${nodedir}/include/node (set npm_config_nodedir)`);
   process.exit(1);
 }
 const nodeGyp = require.resolve("node-gyp/bin/node-gyp.js", { paths: [root] });
 const jobs = String(Math.max(1, (await import("node:os")).availableParallelism()));
 
+/** Stops the pack: removes what this run made (the output folder, the staging builds) and exits 1. */
+function fail(message) {
+  console.error(`kgrank-native prebuild: ${message}`);
+  rmSync(out, { recursive: true, force: true });
+  rmSync(stageRoot, { recursive: true, force: true });
+  process.exit(1);
+}
+
 function run(cmd, argv, env, cwd = root) {
   const r = spawnSync(cmd, argv, { cwd, env: { ...process.env, ...env }, stdio: "inherit" });
-  if (r.error || r.status !== 0) {
-    console.error(
-      `kgrank-native prebuild: ${cmd} ${argv.join(" ")} failed (${r.error?.message ?? `status ${r.status}`})`,
-    );
-    process.exit(1);
+  if (r.error || r.status !== 0) fail(`${cmd} ${argv.join(" ")} failed (${r.error?.message ?? `status ${r.status}`})`);
+}
+
+// Every toolchain first, before minutes of compiling.
+for (const arch of arches) {
+  const tc = cross[arch];
+  if (!tc) fail(`unknown arch ${arch} (x64, arm64)`);
+  for (const tool of [tc.env.CXX, tc.strip].filter(Boolean)) {
+    if (spawnSync(tool, ["--version"]).status !== 0) {
+      fail(
+        `${tool} not found, needed for the linux-${arch} prebuild: ` +
+          (arch === "arm64"
+            ? "apt-get install g++-aarch64-linux-gnu binutils-aarch64-linux-gnu, or set KGRANK_PREBUILD_ARCHES=x64 to pack without the arm64 prebuild"
+            : "install binutils"),
+      );
+    }
   }
 }
 
 for (const arch of arches) {
   const tc = cross[arch];
-  if (!tc) {
-    console.error(`kgrank-native prebuild: unknown arch ${arch} (x64, arm64)`);
-    process.exit(1);
-  }
-  if (tc.env.CXX && spawnSync(tc.env.CXX, ["--version"]).status !== 0) {
-    console.error(
-      `kgrank-native prebuild: ${tc.env.CXX} not found: apt-get install g++-aarch64-linux-gnu ` +
-        `(or KGRANK_PREBUILD_ARCHES=x64 to pack without the arm64 prebuild)`,
-    );
-    process.exit(1);
-  }
   // A staging directory with the build files and links to the sources and node_modules (node-addon-api).
-  const stage = join(root, "build-prebuild", arch);
+  const stage = join(stageRoot, arch);
   mkdirSync(stage, { recursive: true });
   copyFileSync(join(root, "binding.gyp"), join(stage, "binding.gyp"));
   for (const link of ["native", "node_modules"]) {

@@ -3,7 +3,7 @@
  * The public surface; see README.md.
  */
 export { backendInfo } from "./backend/backend";
-export type { BackendInfo } from "./backend/backend";
+export type { BackendInfo, BackendTier } from "./backend/backend";
 export { countScores, countScoresSync } from "./ranking/count";
 export type { CountScoresOptions, CountScoresResult } from "./ranking/count";
 export {

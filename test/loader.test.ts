@@ -13,7 +13,8 @@ const root = path.resolve(__dirname, "..");
 /** `node -e code` in the repository root, without this project's backend variables unless `env` gives them. */
 function runNode(code: string, env: Record<string, string | undefined>) {
   const clean: Record<string, string | undefined> = {};
-  for (const k of ["KGRANK_BACKEND", "KGRANK_SIMD", "KGRANK_THREADS", "KGRANK_ADDON_PATH"]) clean[k] = undefined;
+  for (const k of ["KGRANK_BACKEND", "KGRANK_SIMD", "KGRANK_THREADS", "KGRANK_ADDON_PATH", "KGRANK_BUILD_FROM_SOURCE"])
+    clean[k] = undefined;
   return runProcess(process.execPath, ["-e", code], { cwd: root, env: { ...clean, ...env }, timeout: 60_000 });
 }
 
@@ -80,5 +81,28 @@ describe("backend selection by environment", () => {
     const r = runNode(printInfo, { KGRANK_THREADS: "0" });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain("KGRANK_THREADS=0 is not valid");
+  });
+
+  it("names the tier in use, its file, and why each place tried before it was skipped", () => {
+    // The repository has no prebuilds/: the local build is in use, the prebuild tier skipped with its reason.
+    const native = JSON.parse(runNode(printInfo, {}).stdout);
+    expect(native).toMatchObject({ backend: "native", tier: "native build" });
+    expect(native.addonPath).toBe(path.join(root, "build", "Release", "kgrank.node"));
+    expect(native.skipped).toEqual([
+      `native prebuild: ${path.join(root, "prebuilds")}: the package ships no prebuilds`,
+    ]);
+    const missing = path.join(root, "no-such-dir", "kgrank.node");
+    const r = runNode(printInfo, { KGRANK_ADDON_PATH: missing });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      backend: "ts",
+      tier: "ts",
+      skipped: [`native build: ${missing}: not built`],
+    });
+    // The warning names the fix: a build from source, with npm 11's script approval.
+    expect(r.stderr).toContain(
+      "npm install-scripts approve kgrank-native && npm rebuild kgrank-native --build-from-source",
+    );
+    const ts = JSON.parse(runNode(printInfo, { KGRANK_BACKEND: "ts" }).stdout);
+    expect(ts).toMatchObject({ tier: "ts", skipped: ["native: not tried (KGRANK_BACKEND=ts)"] });
   });
 });

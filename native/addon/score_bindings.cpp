@@ -44,49 +44,74 @@ struct ScoreJob {
   SimdLevel simd;
   unsigned threads;
 
+  // Rows [r0, r1) of the batch: each row's counts are integer sums over its own candidates, so any split of the
+  // rows gives the same results. A failed status names its row in the whole batch.
   template <class T>
-  kgrank::Status go(kgrank::JobControl* control) const {
+  kgrank::Status go(size_t r0, size_t r1, kgrank::JobControl* control) const {
     kgrank::EmbeddingModel<T> m{interaction, layout, static_cast<const T*>(entity), static_cast<const T*>(relation),
                                 num_entities, num_relations, entity_width, relation_width, phase_scale,
                                 static_cast<const T*>(scale)};
     m.entity_offset = entity_offset;
-    m.anchor_rows = static_cast<const T*>(anchor_rows);
-    m.anchor_scale = static_cast<const T*>(anchor_scale);
+    // The rows given apart are per query: this range's start at row r0.
+    m.anchor_rows = anchor_rows ? static_cast<const T*>(anchor_rows) + r0 * entity_width : nullptr;
+    m.anchor_scale = anchor_scale ? static_cast<const T*>(anchor_scale) + r0 : nullptr;
     const size_t rows = ids->anchor.size();
     kgrank::EmbeddingQueries q;
-    q.rows = rows;
+    q.rows = r1 - r0;
     q.head_side = head_side;
-    q.anchor = ids->anchor.data();
-    q.relation = ids->relation.data();
-    q.truth = ids->truth.data();
+    q.anchor = ids->anchor.data() + r0;
+    q.relation = ids->relation.data() + r0;
+    q.truth = ids->truth.data() + r0;
     if (!ids->candidates.empty()) {
       q.candidates = ids->candidates.data();
       q.num_candidates = ids->candidates.size();
     }
     if (negatives_per_row > 0) {
-      q.negatives = ids->negatives.data();
+      q.negatives = ids->negatives.data() + r0 * negatives_per_row;
       q.negatives_per_row = negatives_per_row;
     }
     if (!ids->exclude_offsets.empty()) {
-      q.exclude_offsets = ids->exclude_offsets.data();
+      q.exclude_offsets = ids->exclude_offsets.data() + r0;  // offsets index the whole exclude_ids
       q.exclude_ids = ids->exclude_ids.data();
     }
-    if (!ids->true_scores.empty()) q.true_scores = ids->true_scores.data();
-    kgrank::EmbeddingCounts c{out, out + rows, out + 2 * rows, out + 3 * rows, out + 4 * rows};
-    return kgrank::rank_embeddings<T>(m, q, c, simd, threads, control);
+    if (!ids->true_scores.empty()) q.true_scores = ids->true_scores.data() + r0;
+    kgrank::EmbeddingCounts c{out + r0, out + rows + r0, out + 2 * rows + r0, out + 3 * rows + r0,
+                              out + 4 * rows + r0};
+    kgrank::Status s = kgrank::rank_embeddings<T>(m, q, c, simd, threads, control);
+    if (!s.ok()) s.index += r0;
+    return s;
   }
 
-  void run(kgrank::JobControl* control = nullptr) const {
+  // Rows [r0, r1); writes the status slots when it fails or reaches the last row, and returns whether to go on.
+  bool run_range(size_t r0, size_t r1, kgrank::JobControl* control) const {
     kgrank::Status s;
     try {
-      s = wide ? go<double>(control) : go<float>(control);
+      s = wide ? go<double>(r0, r1, control) : go<float>(r0, r1, control);
     } catch (const std::bad_alloc&) {
       s = kgrank::Status::invalid("out of memory");
     }
     const size_t rows = ids->anchor.size();
+    if (s.ok() && r1 < rows) return true;
     out[5 * rows] = static_cast<double>(static_cast<int>(s.code));
     out[5 * rows + 1] = static_cast<double>(s.index);
+    return s.ok();
   }
+
+  void run() const { run_range(0, ids->anchor.size(), nullptr); }
+
+  // The async runner's interface (async.h): slices of about kSliceBytes multiply-adds (the rows' candidates times
+  // the width), in whole blocks of 256 rows, the block the scoring kernel shares one pass over the entities among.
+  size_t total_rows() const { return ids->anchor.size(); }
+  size_t slice_rows() const {
+    const size_t per_row = std::max<size_t>(1, (negatives_per_row > 0   ? negatives_per_row
+                                                : ids->candidates.empty() ? num_entities
+                                                                          : ids->candidates.size()) *
+                                                  entity_width);
+    const size_t block = 256;
+    const size_t want = std::max<size_t>(1, kSliceBytes / per_row);
+    return (want + block - 1) / block * block;
+  }
+  bool run_rows(size_t r0, size_t r1) const { return run_range(r0, r1, nullptr); }
 };
 
 template <class T>

@@ -5,6 +5,7 @@
  *   KGRANK_SIMD=scalar|avx2|avx512|neon   run the native kernels at this level (must be supported here)
  *   KGRANK_THREADS=N           default thread count of native kernels (default: hardware threads)
  *   KGRANK_ADDON_PATH=FILE     load the addon from this file instead of the prebuild and the local builds
+ *   KGRANK_BUILD_FROM_SOURCE=1 try the local builds before the prebuild (as after an install that built from source)
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -369,7 +370,17 @@ export interface BackendInfo {
   addonPath?: string;
   /** Why the native backend is not in use, when it is not. */
   fallbackReason?: string;
+  /**
+   * Where the code in use comes from: the prebuilt addon the package ships, an addon built on this machine
+   * (node-gyp or cmake-js, or the file KGRANK_ADDON_PATH names), or the TypeScript fallback.
+   */
+  tier: BackendTier;
+  /** One line per place tried before the one in use: its tier, its file and why it was not used (empty if none). */
+  skipped: string[];
 }
+
+/** The tiers of BackendInfo.tier, fastest first. */
+export type BackendTier = "native prebuild" | "native build" | "ts";
 
 function findPackageRoot(start: string): string {
   let dir = start;
@@ -398,62 +409,90 @@ const packageVersion: string = (() => {
   }
 })();
 
-/**
- * The prebuilt addon the package ships for this platform, arch, Node ABI and libc (prebuilds/<platform>-<arch>/,
- * matched by node-gyp-build's rules in scripts/find-prebuild.js, shared with the install script), if any.
- */
-function prebuildCandidate(): string | undefined {
+interface PrebuildScript {
+  explainPrebuild(root: string): { file?: string; reason?: string };
+  prefersBuild(root: string): boolean;
+}
+
+/** scripts/find-prebuild.js (shared with the install script), or null when the package lacks it. */
+function prebuildScript(): PrebuildScript | null {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { findPrebuild } = require(path.join(packageRoot, "scripts", "find-prebuild.js")) as {
-      findPrebuild(root: string): string | undefined;
-    };
-    return findPrebuild(packageRoot);
+    return require(path.join(packageRoot, "scripts", "find-prebuild.js")) as PrebuildScript;
   } catch {
-    return undefined;
+    return null;
   }
 }
 
+interface Candidate {
+  tier: Exclude<BackendTier, "ts">;
+  file: string;
+  /** Set when the place has nothing to load, and why. */
+  missing?: string;
+}
+
 /**
- * Ordered places to look for the addon: an explicit path alone; else the shipped prebuild, then the node-gyp
- * builds, then the cmake-js build. The TypeScript fallback comes after all of them.
+ * Ordered places to look for the addon: an explicit path alone; else the shipped prebuild (the Node-API binary for
+ * this platform, arch and libc, matched by node-gyp-build's rules in scripts/find-prebuild.js), then the node-gyp
+ * builds, then the cmake-js build; the local builds come first after an install that built from source (or with
+ * KGRANK_BUILD_FROM_SOURCE=1). The TypeScript fallback comes after all of them.
  */
-function addonCandidates(): string[] {
+function addonCandidates(): Candidate[] {
   const explicit = process.env.KGRANK_ADDON_PATH;
-  if (explicit) return [path.resolve(explicit)];
-  const prebuild = prebuildCandidate();
-  return [
-    ...(prebuild ? [prebuild] : []),
+  if (explicit) return [{ tier: "native build", file: path.resolve(explicit) }];
+  const script = prebuildScript();
+  const found = script?.explainPrebuild(packageRoot) ?? { reason: "scripts/find-prebuild.js is missing" };
+  const prebuild: Candidate = found.file
+    ? { tier: "native prebuild", file: found.file }
+    : { tier: "native prebuild", file: path.join(packageRoot, "prebuilds"), missing: found.reason };
+  const builds: Candidate[] = [
     path.join(packageRoot, "build", "Release", "kgrank.node"),
     path.join(packageRoot, "build", "Debug", "kgrank.node"),
     path.join(packageRoot, "build-cmake", "Release", "kgrank.node"),
-  ];
+  ].map((file) => ({ tier: "native build", file }));
+  return script?.prefersBuild(packageRoot) ? [...builds, prebuild] : [prebuild, ...builds];
 }
 
 interface AddonLoad {
   addon: NativeAddon | null;
   path?: string;
+  tier?: Candidate["tier"];
   /** One line per failed try, for the aggregated message. */
   failures: string[];
+  /** The same, each with its tier. */
+  skipped: string[];
+  /** No prebuild fits this platform (the fix is then a build from source, not a reinstall). */
+  noPrebuild: boolean;
 }
 
 function tryLoadAddon(): AddonLoad {
   const failures: string[] = [];
+  const skipped: string[] = [];
+  let noPrebuild = false;
+  const fail = (c: Candidate, why: string) => {
+    failures.push(`${c.file}: ${why}`);
+    skipped.push(`${c.tier}: ${c.file}: ${why}`);
+  };
   for (const candidate of addonCandidates()) {
-    if (!fs.existsSync(candidate)) {
-      failures.push(`${candidate}: not built`);
+    if (candidate.missing !== undefined) {
+      noPrebuild = true;
+      fail(candidate, candidate.missing);
+      continue;
+    }
+    if (!fs.existsSync(candidate.file)) {
+      fail(candidate, "not built");
       continue;
     }
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const addon = require(candidate) as NativeAddon;
+      const addon = require(candidate.file) as NativeAddon;
       addon.info();
-      return { addon, path: candidate, failures };
+      return { addon, path: candidate.file, tier: candidate.tier, failures, skipped, noPrebuild };
     } catch (err) {
-      failures.push(`${candidate}: ${(err as Error).message.split("\n")[0]}`);
+      fail(candidate, (err as Error).message.split("\n")[0]!);
     }
   }
-  return { addon: null, failures };
+  return { addon: null, failures, skipped, noPrebuild };
 }
 
 /** The fallback, with failed typed-array allocations raised as KgrankMemoryError (as the addon's). */
@@ -462,9 +501,9 @@ const tsKernels: Kernels = withMemoryErrors(fallbackKernels);
 const SIMD_CODES: Record<SimdLevel, number> = { scalar: 0, avx2: 1, avx512: 2, neon: 3 };
 
 /**
- * An async binding's input as the native call can hold it. The native call co-owns every other buffer's memory
- * (native/addon/pin.h), but a resizable ArrayBuffer's resize() shrinks that memory in place - a crash under a
- * running call - so views of one are copied (the addon refuses them). Outputs are always the facade's own arrays.
+ * An async binding's input as the native call takes it: views of a resizable ArrayBuffer are copied (the addon refuses
+ * them: its job works in slices between event-loop turns and would stop when one shrinks, native/addon/watch.h).
+ * Outputs are always the facade's own arrays.
  */
 function holdable<T extends FloatArray | Int32Array>(a: T): T {
   return (a.buffer as { resizable?: boolean }).resizable === true ? (a.slice() as T) : a;
@@ -606,6 +645,16 @@ interface Selection {
   addon: NativeAddon | null;
 }
 
+/** The fallback warning's last line: what makes the native code load here. */
+function fallbackFix(load: AddonLoad): string {
+  const build =
+    "build the addon here with `npm install-scripts approve kgrank-native && npm rebuild kgrank-native " +
+    "--build-from-source` (a C++17 compiler, make and Python 3; pnpm: `pnpm approve-builds`)";
+  return load.noPrebuild
+    ? `No prebuilt addon fits ${process.platform}-${process.arch}: ${build}, or set KGRANK_BACKEND=ts to silence this warning.`
+    : `Reinstall kgrank-native, or ${build}, or set KGRANK_BACKEND=ts to silence this warning.`;
+}
+
 function select(): Selection {
   const wanted = (process.env.KGRANK_BACKEND ?? "").trim().toLowerCase();
   if (wanted !== "" && wanted !== "native" && wanted !== "ts" && wanted !== "auto") {
@@ -626,6 +675,8 @@ function select(): Selection {
         supportedSimd: [],
         hardwareThreads: availableParallelism,
         fallbackReason: "KGRANK_BACKEND=ts",
+        tier: "ts",
+        skipped: ["native: not tried (KGRANK_BACKEND=ts)"],
       },
     };
   }
@@ -639,8 +690,7 @@ function select(): Selection {
       );
     }
     process.emitWarning(
-      `kgrank-native is using its pure-TypeScript fallback (slower, same results) because ${reason}\n` +
-        `Rebuild with \`npm rebuild kgrank-native\`, or set KGRANK_BACKEND=ts to silence this warning.`,
+      `kgrank-native is using its pure-TypeScript fallback (slower, same results) because ${reason}\n${fallbackFix(load)}`,
       { code: "KGRANK_FALLBACK" },
     );
     return {
@@ -654,6 +704,8 @@ function select(): Selection {
         supportedSimd: [],
         hardwareThreads: availableParallelism,
         fallbackReason: reason,
+        tier: "ts",
+        skipped: load.skipped,
       },
     };
   }
@@ -688,6 +740,8 @@ function select(): Selection {
       supportedSimd: supported,
       hardwareThreads: native.hardwareThreads,
       addonPath: load.path,
+      tier: load.tier!,
+      skipped: load.skipped,
     },
   };
 }
@@ -706,7 +760,7 @@ export function nativeAddon(): NativeAddon | null {
 
 /** Which backend is in use, at which SIMD level and thread count, and why the fallback is in use if it is. */
 export function backendInfo(): BackendInfo {
-  return { ...selection.info, supportedSimd: [...selection.info.supportedSimd] };
+  return { ...selection.info, supportedSimd: [...selection.info.supportedSimd], skipped: [...selection.info.skipped] };
 }
 
 /**

@@ -69,8 +69,9 @@ export class KgrankStateError extends KgrankError {
 
 /**
  * An input of an async call was detached (transferred: structuredClone / postMessage with a transfer list,
- * ArrayBuffer.prototype.transfer) or shrunk (a resizable ArrayBuffer's resize()) before the call settled. The running kernel was safe - it co-owns the memory - but its
- * result is discarded, since the caller gave the data away mid-call. `argument` names the detached input.
+ * ArrayBuffer.prototype.transfer) or shrunk (a resizable ArrayBuffer's resize()) before the call settled. The kernel
+ * was safe (it reads inputs only while JavaScript cannot run, in slices, and stops at a change), but its result is
+ * discarded, since the caller gave the data away mid-call. `argument` names the detached input.
  */
 export class KgrankDetachedError extends KgrankError {
   readonly argument: string;

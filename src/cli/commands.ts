@@ -351,19 +351,21 @@ export function infoCommand(opts: { format: "table" | "json" }, out: Out): void 
   const info = backendInfo() as unknown as Record<string, unknown>;
   const all = { ...info, node: process.version, platform: `${process.platform}-${process.arch}` };
   if (opts.format === "json") out.stdout(json(all));
-  // Multi-line values (a fallback reason with the loader's error) keep every line, indented under their key.
+  // Multi-line values (a fallback reason with the loader's error, the places skipped, one per line) keep every
+  // line, indented under their key.
   else
     out.stdout(
       Object.entries(all)
         .map(
           ([k, v]) =>
-            `${k.padEnd(16)} ${
-              Array.isArray(v)
-                ? v.join(",")
-                : String(v)
-                    .split("\n")
-                    .join(`\n${" ".repeat(17)}`)
-            }`,
+            `${k.padEnd(16)} ${(Array.isArray(v)
+              ? v.length === 0
+                ? "none"
+                : v.join(v.some((x) => String(x).includes(" ")) ? "\n" : ",")
+              : String(v)
+            )
+              .split("\n")
+              .join(`\n${" ".repeat(17)}`)}`,
         )
         .join("\n") + "\n",
     );

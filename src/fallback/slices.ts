@@ -4,10 +4,10 @@
  * boundary; twin of the cancellation check of native/core/thread_pool.cpp parallel_for) and the rows done are reported
  * after each. Rows are independent in every kernel that uses it, so slicing never changes a result.
  *
- * Between slices the caller's arrays may be detached (transferred) - the native control co-owns its inputs' memory and
- * reads on; JavaScript cannot read a detached buffer. A slice loop that finds one of its `inputs` detached or shrunk
- * stops there and resolves with incomplete output: the facade, which watches every input of an async call
- * (src/checks/errors.ts watchDetach), then rejects with KgrankDetachedError as it does for the native control.
+ * Between slices the caller's arrays may be detached (transferred) or shrunk. A slice loop that finds one of its
+ * `inputs` so stops there and resolves with incomplete output - as the native async runner does (native/addon/async.h)
+ * - and the facade, which watches every input of an async call (src/checks/errors.ts watchDetach), then rejects with
+ * KgrankDetachedError.
  */
 import { SLICE_MS, turn } from "../contract/event-loop";
 import type { CountBuffers, KernelControl } from "../contract/kernels";
