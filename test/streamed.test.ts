@@ -19,6 +19,7 @@ import {
   readNpy,
   readSafetensors,
 } from "../src/index";
+import { kernels } from "../src/backend/backend";
 import { safetensorsFile } from "./helpers/archives";
 import { backendLabel } from "./helpers/backend";
 import { randomValues } from "./helpers/embedding-reference";
@@ -205,6 +206,26 @@ describe(`entity tables read in chunks [${backendLabel}]`, () => {
     });
     await expect(call).rejects.toThrow("enough");
     expect(Buffer.from(e.serialize())).toEqual(before);
+  });
+
+  it("firstNonFinite (the check of each chunk read) finds the first NaN or infinity at any position", () => {
+    const k = kernels();
+    for (const Ctor of [Float32Array, Float64Array]) {
+      const values = new Ctor(10_000).map((_, i) => (i % 7) - 3.5);
+      expect(k.firstNonFinite(values)).toBe(-1);
+      expect(k.firstNonFinite(new Ctor(0))).toBe(-1);
+      for (const at of [0, 1, 4095, 4096, 4097, 9999]) {
+        for (const bad of [NaN, Infinity, -Infinity]) {
+          const v = values.slice();
+          v[at] = bad;
+          v[Math.min(9999, at + 5)] = NaN;
+          expect(k.firstNonFinite(v), `${Ctor.name} ${bad} at ${at}`).toBe(at);
+        }
+      }
+      const big = values.slice();
+      big[77] = Ctor === Float32Array ? 3.4e38 : Number.MAX_VALUE; // finite, however large
+      expect(k.firstNonFinite(big)).toBe(-1);
+    }
   });
 
   it("refuses what it cannot do, naming the argument and the fix", async () => {

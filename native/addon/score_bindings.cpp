@@ -266,6 +266,21 @@ Napi::Value RankEmbeddingsAsync(const Napi::CallbackInfo& info) {
   return queue_job(info, "kgrank:rankEmbeddings", job, 15, 18);
 }
 
+// Arguments: a Float32Array or Float64Array. Returns the index of its first NaN or infinite value, or -1.
+Napi::Value FirstNonFinite(const Napi::CallbackInfo& info) {
+  Napi::TypedArray a = typed_array_arg(info, 0, "values");
+  const size_t n = a.ElementLength();
+  size_t at = n;
+  if (a.TypedArrayType() == napi_float32_array) {
+    at = kgrank::first_non_finite(static_cast<const float*>(raw_data(a)), n);
+  } else if (a.TypedArrayType() == napi_float64_array) {
+    at = kgrank::first_non_finite(static_cast<const double*>(raw_data(a)), n);
+  } else {
+    throw_type(info.Env(), "values must be a Float32Array or Float64Array");
+  }
+  return Napi::Number::New(info.Env(), at == n ? -1.0 : static_cast<double>(at));
+}
+
 // Arguments: simd, threads, iterations. Returns [multiply-adds performed, checksum].
 Napi::Value FmaProbe(const Napi::CallbackInfo& info) {
   const CountOptions opt = options_arg(info, 0, 1);
@@ -284,6 +299,7 @@ void register_score(Napi::Env env, Napi::Object exports) {
   exports.Set("rankEmbeddings", Napi::Function::New(env, RankEmbeddings, "rankEmbeddings"));
   exports.Set("rankEmbeddingsAsync", Napi::Function::New(env, RankEmbeddingsAsync, "rankEmbeddingsAsync"));
   exports.Set("fmaProbe", Napi::Function::New(env, FmaProbe, "fmaProbe"));
+  exports.Set("firstNonFinite", Napi::Function::New(env, FirstNonFinite, "firstNonFinite"));
 }
 
 }  // namespace kgrank_addon

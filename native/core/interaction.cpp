@@ -421,6 +421,34 @@ double score_triple(const EmbeddingModel<T>& m, int32_t head, int32_t relation, 
                                           map.data(), m.entity_scale, e));
 }
 
+namespace {
+template <class U>
+size_t first_non_finite_bits(const U* bits, size_t n, U exponent) {
+  constexpr size_t kBlock = 4096;
+  for (size_t b = 0; b < n; b += kBlock) {
+    const size_t e = b + kBlock < n ? b + kBlock : n;
+    U any = 0;
+    for (size_t i = b; i < e; ++i) any |= static_cast<U>((bits[i] & exponent) == exponent);
+    if (any != 0) {
+      for (size_t i = b; i < e; ++i) {
+        if ((bits[i] & exponent) == exponent) return i;
+      }
+    }
+  }
+  return n;
+}
+}  // namespace
+
+size_t first_non_finite(const float* values, size_t n) {
+  static_assert(sizeof(float) == sizeof(uint32_t), "float is 32 bits");
+  return first_non_finite_bits(reinterpret_cast<const uint32_t*>(values), n, uint32_t{0x7f800000});
+}
+
+size_t first_non_finite(const double* values, size_t n) {
+  static_assert(sizeof(double) == sizeof(uint64_t), "double is 64 bits");
+  return first_non_finite_bits(reinterpret_cast<const uint64_t*>(values), n, uint64_t{0x7ff0000000000000});
+}
+
 void cos_sin(double x, double* c, double* s) {
   // x = n pi/2 + r, |r| <= pi/4: Cody-Waite reduction with pi/2 split in three 33-bit parts (n p_i is exact for
   // |n| < 2^20), then the Taylor series of sin and cos to r^17 / r^18 (truncation below 1e-19 on |r| <= pi/4),

@@ -108,6 +108,12 @@ double score_triple(const EmbeddingModel<T>& model, int32_t head, int32_t relati
 // still deterministic, less accurate.
 void cos_sin(double x, double* c, double* s);
 
+// The index of the first value of values[0 .. n) that is NaN or infinite, or n when all are finite: the check of an
+// entity table's chunk as it is read from disk (twin: firstNonFinite in src/fallback/interaction.ts). Works on the
+// bits (exponent all ones), in blocks the compiler vectorizes; at memory speed.
+size_t first_non_finite(const float* values, size_t n);
+size_t first_non_finite(const double* values, size_t n);
+
 // Peak-rate probe for the benchmarks: `iterations` rounds of independent float32 FMAs per thread at `simd`; returns
 // the number of multiply-adds performed (the caller times it). The sum of the results is written to *sink.
 double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* sink);

@@ -120,6 +120,7 @@ export interface NativeAddon extends NativeMetricsAddon {
   /** native/addon/score_bindings.cpp: ranking from embeddings (arguments in that file's order). */
   rankEmbeddings(...args: unknown[]): void;
   rankEmbeddingsAsync(...args: unknown[]): Promise<void>;
+  firstNonFinite(values: FloatArray): number;
   /** Peak FMA probe: [multiply-adds performed, checksum]. */
   fmaProbe(simd: number, threads: number, iterations: number): [number, number];
   /**
@@ -618,6 +619,9 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
     },
     rankEmbeddings(input: EmbeddingRankInput, out: Float64Array, t?: number) {
       addon.rankEmbeddings(...embeddingArgs(input, out, level, t ?? threads));
+    },
+    firstNonFinite(values: FloatArray) {
+      return addon.firstNonFinite(values);
     },
     rankEmbeddingsAsync(input: EmbeddingRankInput, out: Float64Array, t?: number, control?: KernelControl) {
       return underControl(addon, control, input.anchor.length, (c) =>

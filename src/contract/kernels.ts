@@ -382,6 +382,8 @@ export interface Kernels extends MetricKernels {
    * trueScore per row, then a status code and row (0 = ok, 3 = NaN true score).
    */
   rankEmbeddings(input: EmbeddingRankInput, out: Float64Array, threads?: number): void;
+  /** Index of the first NaN or infinite value of `values`, or -1 (an entity table's chunk checked as read). */
+  firstNonFinite(values: FloatArray): number;
   rankEmbeddingsAsync(
     input: EmbeddingRankInput,
     out: Float64Array,

@@ -16,7 +16,7 @@ import { countScores, countScoresByIndex } from "./count";
 import { candidateHistogram, closedMoments, fromTyped, histogramMoments, toTyped } from "./expectation";
 import { medianMoments } from "./median-moments";
 import { TsFilterIndex } from "./filter-index";
-import { rankEmbeddings, rankEmbeddingsSliced } from "./interaction";
+import { firstNonFinite, rankEmbeddings, rankEmbeddingsSliced } from "./interaction";
 import { generalizedHarmonic, harmonic1, harmonic2 } from "./harmonic";
 import { generateRanksInto, sampleStatistic } from "./sampling";
 import { bufferRows, inSlices } from "./slices";
@@ -94,6 +94,9 @@ export const tsKernels: Kernels = {
         bufferRows(out, r0, r1),
       ),
     );
+  },
+  firstNonFinite(values: FloatArray) {
+    return firstNonFinite(values);
   },
   rankEmbeddings(input: EmbeddingRankInput, out: Float64Array) {
     rankEmbeddings(input, out);

@@ -239,6 +239,15 @@ function makeScorer(input: EmbeddingRankInput, map: Uint32Array, q: FloatArray, 
   };
 }
 
+/** Index of the first NaN or infinite value, or -1 (twin of first_non_finite in native/core/interaction.cpp). */
+export function firstNonFinite(values: FloatArray): number {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (v - v !== 0) return i;
+  }
+  return -1;
+}
+
 const CHUNK = 512;
 
 /**
