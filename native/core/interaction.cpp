@@ -36,6 +36,7 @@
 // candidate's are that close. The wide option accumulates in float64 (plain multiply, then add: no FMA).
 #include "interaction.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bitset>
 #include <cmath>
@@ -393,6 +394,167 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
   return Status::success();
 }
 
+namespace {
+
+// Entities per task of top_k_embeddings: a multiple of kChunk, so a segment's sub-chunks are whole chunks but its
+// last. Segments exist so that a few queries against a big table still give every thread work; their lists merge
+// exactly (a top-k list is a set defined by its order).
+constexpr size_t kTopKSegment = size_t{1} << 20;
+
+// (s, e) comes before (s2, e2) in a top-k list: the higher score, then the smaller entity id.
+template <class T>
+inline bool ahead(T s, int32_t e, T s2, int32_t e2) {
+  return s > s2 || (s == s2 && e < e2);
+}
+
+// Whether (s, e) enters a list of n <= k entries kept in list order: never NaN; into a full list only ahead of its last.
+template <class T>
+inline bool enters(const T* sc, const int32_t* id, size_t n, size_t k, T s, int32_t e) {
+  return s == s && (n < k || ahead(s, e, sc[k - 1], id[k - 1]));
+}
+
+// Puts (s, e), which enters (above), in its place; returns the new length.
+template <class T>
+size_t insert_entry(T* sc, int32_t* id, size_t n, size_t k, T s, int32_t e) {
+  size_t pos = n < k ? n : k - 1;
+  while (pos > 0 && ahead(s, e, sc[pos - 1], id[pos - 1])) {
+    sc[pos] = sc[pos - 1];
+    id[pos] = id[pos - 1];
+    --pos;
+  }
+  sc[pos] = s;
+  id[pos] = e;
+  return n < k ? n + 1 : n;
+}
+
+}  // namespace
+
+template <class T>
+Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, size_t k, size_t begin, size_t end,
+                        int32_t* ids, double* scores, SimdLevel simd, unsigned threads) {
+  const size_t rows = qs.rows;
+  const size_t dim = m.entity_width;
+  const bool complex = is_complex(m.interaction);
+  const ScoreOp op = op_of(m.interaction);
+  const size_t n = end > begin ? end - begin : 0;
+  const size_t segments = n == 0 ? 0 : (n + kTopKSegment - 1) / kTopKSegment;
+  const size_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+  std::vector<uint32_t> map(dim);
+  std::vector<T> query, coeff, seg_score;
+  std::vector<int32_t> excl, seg_id;
+  std::vector<uint32_t> seg_len;
+  try {
+    for (size_t c = 0; c < dim; ++c) map[c] = static_cast<uint32_t>(canonical(c, dim, complex, m.layout));
+    query.resize(rows * dim);
+    if (op == ScoreOp::PairL1) coeff.resize(rows * dim);
+    if (qs.exclude_offsets) {  // each row's excluded ids, sorted for a binary search
+      excl.assign(qs.exclude_ids, qs.exclude_ids + qs.exclude_offsets[rows]);
+      for (size_t i = 0; i < rows; ++i) {
+        std::sort(excl.begin() + qs.exclude_offsets[i], excl.begin() + qs.exclude_offsets[i + 1]);
+      }
+    }
+    seg_score.resize(segments * rows * k);
+    seg_id.resize(segments * rows * k);
+    seg_len.resize(segments * rows);
+  } catch (const std::bad_alloc&) {
+    return Status::invalid("out of memory for the top-k lists of this batch: pass fewer queries per call or a smaller k");
+  }
+  const T* entity = m.entity;
+  const size_t width = m.entity_width;
+  auto score_of = [&](size_t row, size_t e) {
+    return score_one<T>(op, query.data() + row * dim, coeff.empty() ? nullptr : coeff.data() + row * dim, dim,
+                        entity + e * width, map.data(), m.entity_scale, e);
+  };
+  auto is_excluded = [&](size_t row, int32_t e) {
+    return qs.exclude_offsets != nullptr &&
+           std::binary_search(excl.begin() + qs.exclude_offsets[row], excl.begin() + qs.exclude_offsets[row + 1], e);
+  };
+  for (size_t i = 0; i < rows; ++i) {
+    form_query<T>(m, map, qs.anchor[i], qs.relation[i], qs.head_side, query.data() + i * dim,
+                  coeff.empty() ? nullptr : coeff.data() + i * dim);
+  }
+  std::atomic<bool> failed{false};
+  // Tasks: (segment, block of rows), each the segment's sub-chunks of kChunk in order. Float: the counting kernel
+  // finds the rows with a candidate scoring above their list's last entry (or whose list is not full) and only those
+  // rows' sub-chunk is scored again one pair at a time (score_one: the kernel lane's operations, so the same values)
+  // and offered to their list; an equal score never enters a full list here, since candidates come in ascending ids.
+  parallel_for(segments * blocks, threads, [&](size_t t) {
+    const size_t seg = t / blocks;
+    const size_t r0 = (t % blocks) * kRowBlock;
+    const size_t nr = r0 + kRowBlock < rows ? kRowBlock : rows - r0;
+    const size_t s0 = begin + seg * kTopKSegment;
+    const size_t s1 = s0 + kTopKSegment < end ? s0 + kTopKSegment : end;
+    T* sc = seg_score.data() + (seg * rows + r0) * k;
+    int32_t* id = seg_id.data() + (seg * rows + r0) * k;
+    uint32_t* len = seg_len.data() + seg * rows + r0;
+    auto rescore = [&](size_t i, size_t c0, size_t c1) {
+      size_t l = len[i];
+      for (size_t e = c0; e < c1; ++e) {
+        const T s = score_of(r0 + i, e);
+        const int32_t ei = static_cast<int32_t>(e);
+        if (enters(sc + i * k, id + i * k, l, k, s, ei) && !is_excluded(r0 + i, ei)) {
+          l = insert_entry(sc + i * k, id + i * k, l, k, s, ei);
+        }
+      }
+      len[i] = static_cast<uint32_t>(l);
+    };
+    try {
+      for (size_t i = 0; i < nr; ++i) len[i] = 0;
+      if constexpr (std::is_same<T, float>::value) {
+        thread_local std::vector<float> pack;
+        if (pack.size() < kChunk * dim) pack.assign(kChunk * dim, 0.0f);
+        std::vector<float> threshold(nr);
+        std::vector<uint32_t> local(3 * nr);
+        const ChunkPlan part{op, dim, query.data() + r0 * dim, coeff.empty() ? nullptr : coeff.data() + r0 * dim,
+                             threshold.data(), nr, entity, width, map.data(), m.entity_scale, nullptr, end};
+        const ChunkFn kernel = chunk_kernel(simd);
+        for (size_t c0 = s0; c0 < s1; c0 += kChunk) {
+          const size_t c1 = c0 + kChunk < s1 ? c0 + kChunk : s1;
+          bool any_full = false;
+          for (size_t i = 0; i < nr; ++i) {
+            threshold[i] = len[i] == k ? sc[i * k + k - 1] : 0.0f;
+            any_full = any_full || len[i] == k;
+          }
+          std::fill(local.begin(), local.end(), 0u);
+          if (any_full) kernel(part, c0, c1, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
+          for (size_t i = 0; i < nr; ++i) {
+            if (len[i] < k || local[i] > 0) rescore(i, c0, c1);
+          }
+        }
+      } else {  // wide: every pair scored one at a time, the same chunks
+        (void)simd;
+        for (size_t i = 0; i < nr; ++i) rescore(i, s0, s1);
+      }
+    } catch (...) {
+      failed.store(true);
+    }
+  });
+  if (failed.load()) return Status::invalid("out of memory for the scoring tiles: use fewer threads");
+  // Each row's segment lists merged in segment order (any order gives the same list), then padded.
+  const size_t row_tasks = (rows + kRowsPerTask - 1) / kRowsPerTask;
+  parallel_for(row_tasks, threads, [&](size_t task) {
+    const size_t stop = (task + 1) * kRowsPerTask < rows ? (task + 1) * kRowsPerTask : rows;
+    std::vector<T> sc(k);
+    std::vector<int32_t> id(k);
+    for (size_t i = task * kRowsPerTask; i < stop; ++i) {
+      size_t l = 0;
+      for (size_t seg = 0; seg < segments; ++seg) {
+        const T* ss = seg_score.data() + (seg * rows + i) * k;
+        const int32_t* si = seg_id.data() + (seg * rows + i) * k;
+        for (size_t j = 0; j < seg_len[seg * rows + i]; ++j) {
+          if (!enters(sc.data(), id.data(), l, k, ss[j], si[j])) break;  // the rest of a sorted list enters neither
+          l = insert_entry(sc.data(), id.data(), l, k, ss[j], si[j]);
+        }
+      }
+      for (size_t j = 0; j < k; ++j) {
+        ids[i * k + j] = j < l ? id[j] : -1;
+        scores[i * k + j] = j < l ? static_cast<double>(sc[j]) : std::nan("");
+      }
+    }
+  });
+  return Status::success();
+}
+
 template <class T>
 double score_triple(const EmbeddingModel<T>& m, int32_t head, int32_t relation, int32_t tail, bool head_side) {
   const size_t dim = m.entity_width;
@@ -457,5 +619,9 @@ template Status rank_embeddings<double>(const EmbeddingModel<double>&, const Emb
                                         const EmbeddingCounts&, SimdLevel, unsigned, JobControl*);
 template double score_triple<float>(const EmbeddingModel<float>&, int32_t, int32_t, int32_t, bool);
 template double score_triple<double>(const EmbeddingModel<double>&, int32_t, int32_t, int32_t, bool);
+template Status top_k_embeddings<float>(const EmbeddingModel<float>&, const EmbeddingQueries&, size_t, size_t, size_t,
+                                        int32_t*, double*, SimdLevel, unsigned);
+template Status top_k_embeddings<double>(const EmbeddingModel<double>&, const EmbeddingQueries&, size_t, size_t,
+                                         size_t, int32_t*, double*, SimdLevel, unsigned);
 
 }  // namespace kgrank

@@ -85,6 +85,18 @@ template <class T>
 Status rank_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& queries, const EmbeddingCounts& out,
                        SimdLevel simd, unsigned threads, JobControl* control = nullptr);
 
+// Top-k candidates of each query over the entities [begin, end) of the model's table. Reads the model and, of
+// `queries`, rows, head_side, anchor, relation and the exclusion lists (exclude_offsets / exclude_ids: entities never
+// listed for that row; null for none); truth, candidates and negatives are not read. Writes per row k entity ids
+// and their scores (row-major, rows x k): the k best by score descending, equal scores by the smaller id first; a
+// NaN score is never listed; a row with fewer than k listed candidates is padded with id -1 and score NaN. Each
+// score is score_one's, the value rank_embeddings compares for the same pair. The list is a set defined by the
+// order above whatever the task split, so results are bit-identical across thread counts and SIMD levels. Every id
+// must be valid and begin <= end <= num_entities (the caller checked).
+template <class T>
+Status top_k_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& queries, size_t k, size_t begin,
+                        size_t end, int32_t* ids, double* scores, SimdLevel simd, unsigned threads);
+
 // The score of one (query, entity) pair with exactly the operations of a kernel lane (tests, benchmarks).
 template <class T>
 double score_triple(const EmbeddingModel<T>& model, int32_t head, int32_t relation, int32_t tail, bool head_side);
