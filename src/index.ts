@@ -86,6 +86,12 @@ export type { ComplexLayout, EmbeddingMatrix, EmbeddingModelOptions, Interaction
 export type { ModelBatch } from "./evaluation/model-batch";
 export { loadEmbeddingModel } from "./io/model-dir";
 export type { LoadEmbeddingModelOptions } from "./io/model-dir";
+export { predictTopK } from "./scoring/top-k";
+export type { PredictTopKOptions } from "./scoring/top-k";
+export { mergeTopK } from "./ranking/top-k";
+export type { TopKList, TopKPredictions } from "./ranking/top-k";
+export { evaluateWikiKG90Mv2 } from "./ranking/wikikg90mv2";
+export type { WikiKG90Mv2Input, WikiKG90Mv2Result } from "./ranking/wikikg90mv2";
 export type { Scorer } from "./scoring/baseline";
 export { decodeNpyData, encodeNpy, parseNpy, parseNpyHeader, readNpy, readNpyAsync, writeNpy } from "./io/npy";
 export type { NpyArray, NpyData, NpyDtype, NpyHeader, ReadNpyAsyncOptions } from "./io/npy";
