@@ -224,6 +224,23 @@ ChunkFn chunk_kernel(SimdLevel level) {
   return isa::rank_chunk_scalar;
 }
 
+using PackedFn = void (*)(const ChunkPlan&, size_t, const float*, size_t, float*);
+
+// The packed-chunk scorer of the level whose chunk kernel is `kernel` (the same panel width).
+PackedFn packed_scores_of(ChunkFn kernel) {
+#ifdef KGRANK_HAVE_NEON
+  if (kernel == isa::rank_chunk_neon) return isa::packed_scores_neon;
+#endif
+#ifdef KGRANK_HAVE_AVX512
+  if (kernel == isa::rank_chunk_avx512) return isa::packed_scores_avx512;
+#endif
+#ifdef KGRANK_HAVE_AVX2
+  if (kernel == isa::rank_chunk_avx2) return isa::packed_scores_avx2;
+#endif
+  (void)kernel;
+  return isa::packed_scores_scalar;
+}
+
 constexpr size_t kChunk = 512;      // candidates per task (a multiple of every panel width)
 constexpr size_t kRowsPerTask = 64; // rows per task of the per-row passes (filter, sampled negatives)
 // Rows per task of the chunk pass when the job may be cancelled (a control is given): a chunk of every row of a big
@@ -234,6 +251,9 @@ constexpr size_t kRowBlock = 256;
 }  // namespace
 
 namespace isa {
+void packed_scores_scalar(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out) {
+  interaction_detail::Micro<Scalar>::packed_dispatch(plan, row, pack, n, out);
+}
 void rank_chunk_scalar(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                        uint32_t* nan, float* pack) {
   interaction_detail::Micro<Scalar>::dispatch(plan, begin, end, greater, equal, nan, pack);
@@ -427,6 +447,67 @@ size_t insert_entry(T* sc, int32_t* id, size_t n, size_t k, T s, int32_t e) {
   return n < k ? n + 1 : n;
 }
 
+// score_one of entities e0 .. e0 + count - 1 into out: per entity exactly score_one's operations in its order (so
+// the same values), eight entities' independent chains interleaved so that their latencies overlap.
+template <class T>
+void score_block(ScoreOp op, const T* q, const T* c, size_t dim, const T* entity, size_t width, const uint32_t* map,
+                 const T* scale, size_t e0, size_t count, T* out) {
+  constexpr size_t J = 8;
+  size_t b = 0;
+  for (; b + J <= count; b += J) {
+    const T* row[J];
+    T acc[J], s[J];
+    for (size_t j = 0; j < J; ++j) {
+      row[j] = entity + (e0 + b + j) * width;
+      s[j] = scale ? scale[e0 + b + j] : T(1);
+      acc[j] = 0;
+    }
+    switch (op) {
+      case ScoreOp::Dot:
+        for (size_t k = 0; k < dim; ++k) {
+          for (size_t j = 0; j < J; ++j) acc[j] = madd(q[k], row[j][map[k]], acc[j]);
+        }
+        for (size_t j = 0; j < J; ++j) out[b + j] = acc[j];
+        continue;
+      case ScoreOp::L1:
+        for (size_t k = 0; k < dim; ++k) {
+          for (size_t j = 0; j < J; ++j) acc[j] = acc[j] + std::fabs(row[j][map[k]] - q[k]);
+        }
+        break;
+      case ScoreOp::L2Squared:
+        for (size_t k = 0; k < dim; ++k) {
+          for (size_t j = 0; j < J; ++j) {
+            const T x = row[j][map[k]] - q[k];
+            acc[j] = madd(x, x, acc[j]);
+          }
+        }
+        break;
+      case ScoreOp::Modulus: {
+        const size_t h = dim / 2;
+        for (size_t k = 0; k < h; ++k) {
+          for (size_t j = 0; j < J; ++j) {
+            const T dr = row[j][map[k]] - q[k];
+            const T di = row[j][map[k + h]] - q[k + h];
+            const T di2 = di * di;
+            acc[j] = acc[j] + std::sqrt(madd(dr, dr, di2));
+          }
+        }
+        break;
+      }
+      case ScoreOp::PairL1:
+        for (size_t k = 0; k < dim; ++k) {
+          for (size_t j = 0; j < J; ++j) {
+            const T x = scale ? static_cast<T>(row[j][map[k]] * s[j]) : row[j][map[k]];
+            acc[j] = acc[j] + std::fabs(madd(-x, c[k], q[k]));
+          }
+        }
+        break;
+    }
+    for (size_t j = 0; j < J; ++j) out[b + j] = -acc[j];
+  }
+  for (; b < count; ++b) out[b] = score_one<T>(op, q, c, dim, entity + (e0 + b) * width, map, scale, e0 + b);
+}
+
 }  // namespace
 
 template <class T>
@@ -461,10 +542,7 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
   }
   const T* entity = m.entity;
   const size_t width = m.entity_width;
-  auto score_of = [&](size_t row, size_t e) {
-    return score_one<T>(op, query.data() + row * dim, coeff.empty() ? nullptr : coeff.data() + row * dim, dim,
-                        entity + e * width, map.data(), m.entity_scale, e);
-  };
+
   auto is_excluded = [&](size_t row, int32_t e) {
     return qs.exclude_offsets != nullptr &&
            std::binary_search(excl.begin() + qs.exclude_offsets[row], excl.begin() + qs.exclude_offsets[row + 1], e);
@@ -475,9 +553,10 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
   }
   std::atomic<bool> failed{false};
   // Tasks: (segment, block of rows), each the segment's sub-chunks of kChunk in order. Float: the counting kernel
-  // finds the rows with a candidate scoring above their list's last entry (or whose list is not full) and only those
-  // rows' sub-chunk is scored again one pair at a time (score_one: the kernel lane's operations, so the same values)
-  // and offered to their list; an equal score never enters a full list here, since candidates come in ascending ids.
+  // finds the rows with a candidate scoring above their list's last entry (or whose list is not full); only those
+  // rows' scores of the sub-chunk are computed (from the panels the kernel just packed, by its lane operations: the
+  // same values) and offered to their list. An equal score never enters a full list here, since candidates come in
+  // ascending ids.
   parallel_for(segments * blocks, threads, [&](size_t t) {
     const size_t seg = t / blocks;
     const size_t r0 = (t % blocks) * kRowBlock;
@@ -487,10 +566,12 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
     T* sc = seg_score.data() + (seg * rows + r0) * k;
     int32_t* id = seg_id.data() + (seg * rows + r0) * k;
     uint32_t* len = seg_len.data() + seg * rows + r0;
-    auto rescore = [&](size_t i, size_t c0, size_t c1) {
+    T block[kChunk];
+    // Offers the candidates [c0, c1), scored into `block`, to row i's list (excluded ids never enter).
+    auto offer = [&](size_t i, size_t c0, size_t c1) {
       size_t l = len[i];
       for (size_t e = c0; e < c1; ++e) {
-        const T s = score_of(r0 + i, e);
+        const T s = block[e - c0];
         const int32_t ei = static_cast<int32_t>(e);
         if (enters(sc + i * k, id + i * k, l, k, s, ei) && !is_excluded(r0 + i, ei)) {
           l = insert_entry(sc + i * k, id + i * k, l, k, s, ei);
@@ -508,22 +589,29 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
         const ChunkPlan part{op, dim, query.data() + r0 * dim, coeff.empty() ? nullptr : coeff.data() + r0 * dim,
                              threshold.data(), nr, entity, width, map.data(), m.entity_scale, nullptr, end};
         const ChunkFn kernel = chunk_kernel(simd);
+        const PackedFn packed = packed_scores_of(kernel);
         for (size_t c0 = s0; c0 < s1; c0 += kChunk) {
           const size_t c1 = c0 + kChunk < s1 ? c0 + kChunk : s1;
-          bool any_full = false;
-          for (size_t i = 0; i < nr; ++i) {
-            threshold[i] = len[i] == k ? sc[i * k + k - 1] : 0.0f;
-            any_full = any_full || len[i] == k;
-          }
+          for (size_t i = 0; i < nr; ++i) threshold[i] = len[i] == k ? sc[i * k + k - 1] : 0.0f;
           std::fill(local.begin(), local.end(), 0u);
-          if (any_full) kernel(part, c0, c1, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
+          kernel(part, c0, c1, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
           for (size_t i = 0; i < nr; ++i) {
-            if (len[i] < k || local[i] > 0) rescore(i, c0, c1);
+            if (len[i] == k && local[i] == 0) continue;
+            packed(part, i, pack.data(), c1 - c0, block);  // the chunk the kernel just packed, this row's scores
+            offer(i, c0, c1);
           }
         }
-      } else {  // wide: every pair scored one at a time, the same chunks
+      } else {  // wide: every pair scored by score_one's operations, the same chunks
         (void)simd;
-        for (size_t i = 0; i < nr; ++i) rescore(i, s0, s1);
+        for (size_t i = 0; i < nr; ++i) {
+          const size_t row = r0 + i;
+          for (size_t c0 = s0; c0 < s1; c0 += kChunk) {
+            const size_t c1 = c0 + kChunk < s1 ? c0 + kChunk : s1;
+            score_block<T>(op, query.data() + row * dim, coeff.empty() ? nullptr : coeff.data() + row * dim, dim,
+                           entity, width, map.data(), m.entity_scale, c0, c1 - c0, block);
+            offer(i, c0, c1);
+          }
+        }
       }
     } catch (...) {
       failed.store(true);

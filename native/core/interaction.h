@@ -130,19 +130,25 @@ struct ChunkPlan {
 };
 
 namespace isa {
+// Scores of plan row `row` against the n entities the same level's rank_chunk last packed into `pack`
+// (interaction_kernel.h Micro::packed): top_k_embeddings' rescoring of a chunk.
+void packed_scores_scalar(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void rank_chunk_scalar(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                        uint32_t* nan, float* pack);
 #ifdef KGRANK_HAVE_AVX2
+void packed_scores_avx2(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                      uint32_t* nan, float* pack);
 double fma_probe_avx2(size_t iterations);
 #endif
 #ifdef KGRANK_HAVE_AVX512
+void packed_scores_avx512(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void rank_chunk_avx512(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                        uint32_t* nan, float* pack);
 double fma_probe_avx512(size_t iterations);
 #endif
 #ifdef KGRANK_HAVE_NEON
+void packed_scores_neon(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void rank_chunk_neon(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                      uint32_t* nan, float* pack);
 double fma_probe_neon(size_t iterations);
