@@ -185,6 +185,25 @@ describe(`predictTopK (${backendLabel})`, () => {
     expect(answers(filter, "tail", ...row(0)).size).toBeGreaterThan(0);
   });
 
+  it("k above a candidate chunk (512): the brute force, filtered, the list full only after two chunks", () => {
+    const model = makeModel({ name: "transe-l1" }, n, nr, 3, 71, { duplicateRows: true });
+    const triples = randomTriples(n, nr, 3, 72);
+    const filter = randomTriples(n, nr, 2000, 73);
+    const got = predictTopK(model, { triples, k: 700, side: "head", filter, entityRange: [3, n] });
+    expectLists(
+      model,
+      got,
+      "head",
+      (i) => [triples[3 * i + 2]!, triples[3 * i + 1]!],
+      (i) => {
+        const s = answers(filter, "head", triples[3 * i + 2]!, triples[3 * i + 1]!);
+        s.delete(triples[3 * i]!);
+        return s;
+      },
+      [3, n],
+    );
+  });
+
   it("float64 precision: the brute force of the wide scores", () => {
     const model = makeModel({ name: "transe-l1" }, n, nr, 4, 11, { precision: "float64" });
     const triples = randomTriples(n, nr, 4, 12);
