@@ -239,9 +239,12 @@ Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
   for (double v : meta) {
     if (!(v >= 0 && v < 9007199254740992.0 && v == std::floor(v))) throw_range(env, "topK must hold integers >= 0");
   }
-  const size_t k = static_cast<size_t>(meta[0]), begin = static_cast<size_t>(meta[1]), end = static_cast<size_t>(meta[2]);
+  const size_t k = static_cast<size_t>(meta[0]);
+  const size_t begin = static_cast<size_t>(meta[1]), end = static_cast<size_t>(meta[2]);
   if (k < 1) throw_range(env, "k must be >= 1");
-  if (begin > end || end > job.num_entities) throw_range(env, "the entity range must satisfy begin <= end <= numEntities");
+  if (begin > end || end > job.num_entities) {
+    throw_range(env, "the entity range must satisfy begin <= end <= numEntities");
+  }
   const size_t rows = job.ids->anchor.size();
   Napi::TypedArray ids = typed_array_arg(info, n - 2, "ids");
   Napi::TypedArray scores = typed_array_arg(info, n - 1, "scores");

@@ -416,10 +416,16 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
 
 namespace {
 
-// Entities per task of top_k_embeddings: a multiple of kChunk, so a segment's sub-chunks are whole chunks but its
-// last. Segments exist so that a few queries against a big table still give every thread work; their lists merge
-// exactly (a top-k list is a set defined by its order).
-constexpr size_t kTopKSegment = size_t{1} << 20;
+// Candidate chunks per task of top_k_embeddings (a segment of the range): from kTopKMinSegment to kTopKMaxSegment,
+// enough segments for a task per thread. Segments let a few queries against a big table give every thread
+// work; their lists merge exactly (a top-k list is a set defined by its order), so the split never changes a result.
+// A segment's list starts empty, and about k (1 + ln(chunks / k)) of its chunks change it, each costing a rescoring
+// of that chunk for that row: long segments keep that small.
+constexpr size_t kTopKMinSegment = 512;
+constexpr size_t kTopKMaxSegment = 2048;
+// Rows per task of top_k_embeddings: a multiple of the kernel's query block (64); a chunk is packed once per task,
+// so more rows share its packing.
+constexpr size_t kTopKRows = 1024;
 
 // (s, e) comes before (s2, e2) in a top-k list: the higher score, then the smaller entity id.
 template <class T>
@@ -427,7 +433,8 @@ inline bool ahead(T s, int32_t e, T s2, int32_t e2) {
   return s > s2 || (s == s2 && e < e2);
 }
 
-// Whether (s, e) enters a list of n <= k entries kept in list order: never NaN; into a full list only ahead of its last.
+// Whether (s, e) enters a list of n <= k entries kept in list order: never NaN; into a full list only ahead of its
+// last entry.
 template <class T>
 inline bool enters(const T* sc, const int32_t* id, size_t n, size_t k, T s, int32_t e) {
   return s == s && (n < k || ahead(s, e, sc[k - 1], id[k - 1]));
@@ -518,8 +525,14 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
   const bool complex = is_complex(m.interaction);
   const ScoreOp op = op_of(m.interaction);
   const size_t n = end > begin ? end - begin : 0;
-  const size_t segments = n == 0 ? 0 : (n + kTopKSegment - 1) / kTopKSegment;
-  const size_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+  const size_t blocks = (rows + kTopKRows - 1) / kTopKRows;
+  const size_t chunks = (n + kChunk - 1) / kChunk;
+  const size_t want_tasks = static_cast<size_t>(threads == 0 ? hardware_threads() : threads);
+  size_t per_segment = blocks >= want_tasks ? kTopKMaxSegment : (chunks * blocks + want_tasks - 1) / want_tasks;
+  if (per_segment < kTopKMinSegment) per_segment = kTopKMinSegment;
+  if (per_segment > kTopKMaxSegment) per_segment = kTopKMaxSegment;
+  const size_t segment = per_segment * kChunk;  // entities
+  const size_t segments = n == 0 ? 0 : (n + segment - 1) / segment;
   std::vector<uint32_t> map(dim);
   std::vector<T> query, coeff, seg_score;
   std::vector<int32_t> excl, seg_id;
@@ -538,7 +551,8 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
     seg_id.resize(segments * rows * k);
     seg_len.resize(segments * rows);
   } catch (const std::bad_alloc&) {
-    return Status::invalid("out of memory for the top-k lists of this batch: pass fewer queries per call or a smaller k");
+    return Status::invalid(
+        "out of memory for the top-k lists of this batch: pass fewer queries per call or a smaller k");
   }
   const T* entity = m.entity;
   const size_t width = m.entity_width;
@@ -559,10 +573,10 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
   // ascending ids.
   parallel_for(segments * blocks, threads, [&](size_t t) {
     const size_t seg = t / blocks;
-    const size_t r0 = (t % blocks) * kRowBlock;
-    const size_t nr = r0 + kRowBlock < rows ? kRowBlock : rows - r0;
-    const size_t s0 = begin + seg * kTopKSegment;
-    const size_t s1 = s0 + kTopKSegment < end ? s0 + kTopKSegment : end;
+    const size_t r0 = (t % blocks) * kTopKRows;
+    const size_t nr = r0 + kTopKRows < rows ? kTopKRows : rows - r0;
+    const size_t s0 = begin + seg * segment;
+    const size_t s1 = s0 + segment < end ? s0 + segment : end;
     T* sc = seg_score.data() + (seg * rows + r0) * k;
     int32_t* id = seg_id.data() + (seg * rows + r0) * k;
     uint32_t* len = seg_len.data() + seg * rows + r0;

@@ -1,7 +1,8 @@
 // Top-k from embeddings (interaction.h top_k_embeddings): at every SIMD level and thread count each row's list is
 // the brute force over score_triple() (score_one, the kernel lane's operations): candidates of the range not
 // excluded and not NaN, sorted by score descending then id ascending, the first k, padded with -1 / NaN. Entity
-// rows come in equal pairs (ties), rows span two row blocks and the range four candidate chunks.
+// rows come in equal pairs (ties), the range spans four candidate chunks, and (a table of 300,000 entities) several
+// segments whose lists are merged.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -16,14 +17,16 @@ using namespace kgrank;
 namespace {
 
 template <class T>
-void check(Interaction interaction, size_t width, size_t rel_width, std::mt19937& rng) {
-  const size_t n = 2000, nr = 3, rows = 300, k = 7, begin = 5, end = 1990;
+void check(Interaction interaction, size_t width, size_t rel_width, std::mt19937& rng, size_t n = 2000,
+           size_t rows = 300) {
+  const size_t nr = 3, k = 7, begin = 5, end = n - 10;
   std::uniform_real_distribution<double> u(-0.5, 0.5);
   std::vector<T> ent(n * width), rel(nr * rel_width);
   for (auto& v : ent) v = static_cast<T>(u(rng));
   for (size_t e = 1; e < n; e += 2) std::copy_n(ent.begin() + (e - 1) * width, width, ent.begin() + e * width);
   for (auto& v : rel) v = static_cast<T>(u(rng));
-  EmbeddingModel<T> m{interaction, ComplexLayout::Halves, ent.data(), rel.data(), n, nr, width, rel_width, 1.0, nullptr};
+  EmbeddingModel<T> m{interaction, ComplexLayout::Halves, ent.data(), rel.data(), n, nr, width, rel_width, 1.0,
+                      nullptr};
   std::vector<int32_t> anchor(rows), relation(rows), excl;
   std::vector<uint32_t> off(rows + 1, 0);
   for (size_t i = 0; i < rows; ++i) {
@@ -79,10 +82,12 @@ void check(Interaction interaction, size_t width, size_t rel_width, std::mt19937
 
 int main() {
   std::mt19937 rng(20251126);
-  check<float>(Interaction::DistMult, 19, 19, rng);
+  check<float>(Interaction::DistMult, 19, 19, rng, 2000, 1100);  // two row blocks of 1024
   check<float>(Interaction::TransEL1, 21, 21, rng);
   check<float>(Interaction::RotatE, 18, 9, rng);
   check<float>(Interaction::PairRE, 17, 34, rng);
   check<double>(Interaction::TransEL2, 11, 11, rng);
+  // Over 512 chunks of 512: two or more segments from two threads on, their lists merged.
+  check<float>(Interaction::DistMult, 4, 4, rng, 300000, 3);
   TEST_MAIN_END();
 }
