@@ -122,11 +122,11 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       relationLabels: ds.relationLabels,
     }),
   );
-  let rows: { triples: Int32Array } | { queries: Int32Array };
+  let rows: { triples: Int32Array } | { queries: ArrayLike<number> };
   if (opts.queries) {
     const q = readArray(opts.queries, "--queries");
     expectShape(q, [-1, 2], "--queries", "one (anchor, relation) id pair per row, e.g. WikiKG90Mv2's test hr");
-    rows = { queries: Int32Array.from(integerIds(q, "--queries")) };
+    rows = { queries: integerIds(q, "--queries") }; // range-checked as stored, before any int32 conversion
   } else {
     rows = { triples: opts.triples ? readIdTriples(opts.triples, "--triples", ds) : ds.splits[opts.split] };
   }
