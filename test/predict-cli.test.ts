@@ -42,6 +42,8 @@ const filter = [ds.splits.train, ds.splits.valid, ds.splits.test];
 const rows = ds.splits.test.length / 3;
 
 describe(`kgrank predict (${backendLabel})`, () => {
+  const bad = async (args: string[], re: RegExp) =>
+    expectUserError(await kgrank(["predict", ...modelFlags, ...args], dir), re);
   it("writes per side int64 ids and float32 scores (n, k): the library's filtered lists", async () => {
     const r = await kgrank(["predict", ...modelFlags, "--top-k", "5", "-o", "p.npz"], dir);
     expect(r.status, r.stderr).toBe(0);
@@ -60,7 +62,9 @@ describe(`kgrank predict (${backendLabel})`, () => {
     );
     expect(raw.status, raw.stderr).toBe(0);
     const zr = readNpz(path.join(dir, "r.npz"));
-    expect(Object.keys(zr).sort()).toEqual(["tail_ids", "tail_scores"]);
+    expect(Object.keys(zr).sort()).toEqual(["entity_range", "filtered", "tail_ids", "tail_scores"]);
+    expect(Array.from(zr.entity_range!.data)).toEqual([0, n]);
+    expect(Array.from(zr.filtered!.data)).toEqual([0]);
     const libRaw = predictTopK(model, { triples: ds.splits.test, k: 3, side: "tail" });
     expect(Array.from(zr.tail_ids!.data)).toEqual(Array.from(libRaw.tail!.ids));
   });
@@ -99,9 +103,38 @@ describe(`kgrank predict (${backendLabel})`, () => {
     expect(g2.stdout).toContain(`WikiKG90Mv2 MRR of w.npz: ${want.toFixed(6)} (${rows} rows)`);
   });
 
+  it("combine: the files of entity ranges merge into the whole range's, bit for bit (npz and wikikg90mv2)", async () => {
+    const run = async (args: string[]) => {
+      const r = await kgrank(args, dir);
+      expect(r.status, r.stderr).toBe(0);
+    };
+    await run(["predict", ...modelFlags, "--top-k", "5", "-o", "whole.npz"]);
+    await run(["predict", ...modelFlags, "--top-k", "5", "--entity-range", "6:14", "-o", "c.npz"]);
+    await run(["predict", ...modelFlags, "--top-k", "5", "--entity-range", "0:6", "-o", "d.npz"]);
+    await run(["combine", "c.npz", "d.npz", "-o", "cd.npz"]);
+    const whole = readNpz(path.join(dir, "whole.npz"));
+    const cd = readNpz(path.join(dir, "cd.npz"));
+    expect(Object.keys(cd).sort()).toEqual(Object.keys(whole).sort());
+    for (const key of Object.keys(whole)) expect(Array.from(cd[key]!.data), key).toEqual(Array.from(whole[key]!.data));
+    expectUserError(
+      await kgrank(["combine", "c.npz", "d.npz", "--format", "wikikg90mv2", "-o", "x.npz"], dir),
+      /--format: wikikg90mv2 needs 10 tails per query; these predictions hold 5/,
+    );
+    await run(["predict", ...modelFlags, "--top-k", "10", "--sides", "tail", "-o", "ten.npz"]);
+    await run(["combine", "ten.npz", "--format", "wikikg90mv2", "-o", "ten-wiki.npz"]);
+    expect(Array.from(readNpz(path.join(dir, "ten-wiki.npz")).t_pred_top10!.data)).toEqual(
+      Array.from(readNpz(path.join(dir, "ten.npz")).tail_ids!.data),
+    );
+    await run(["predict", ...modelFlags, "--top-k", "5", "--entity-range", "2:14", "-o", "e.npz"]);
+    expectUserError(
+      await kgrank(["combine", "d.npz", "e.npz", "-o", "x.npz"], dir),
+      /entity ranges \[0, 6\) and \[2, 14\) overlap/,
+    );
+    await run(["predict", ...modelFlags, "--format", "wikikg90mv2", "-o", "w2.npz"]);
+    expectUserError(await kgrank(["combine", "d.npz", "w2.npz", "-o", "x.npz"], dir), /w2.npz: holds no entity_range/);
+  });
+
   it("refuses bad flags in one line naming the flag and the fix", async () => {
-    const bad = async (args: string[], re: RegExp) =>
-      expectUserError(await kgrank(["predict", ...modelFlags, ...args], dir), re);
     await bad(["--top-k", "0", "-o", "x.npz"], /--top-k/);
     await bad(["--top-k", "2.5", "-o", "x.npz"], /--top-k/);
     await bad(["--top-k", "15", "-o", "x.npz"], /--top-k: 15 is larger than the 14 candidate entities.*k <= 14/);

@@ -15,7 +15,15 @@ import { removePendingFiles } from "../io/atomic";
 import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
 import { evaluateRun, type EvaluateOptions } from "../run/evaluate-run";
 import { datasetOptions, evaluateFlags, evaluateRunFlags, givenKeys, modelFlags } from "../run/flags";
-import { entityRangeArg, gradeRun, type GradeOptions, predictRun, type PredictOptions } from "../run/predict-run";
+import {
+  combineRun,
+  type CombineOptions,
+  entityRangeArg,
+  gradeRun,
+  type GradeOptions,
+  predictRun,
+  type PredictOptions,
+} from "../run/predict-run";
 import { compareCommand, type CompareCliOptions } from "./compare";
 import { mergeCommand, type MergeOptions } from "../run/merge";
 import { plotCommand, reportCommand } from "./report";
@@ -126,6 +134,21 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .requiredOption("-o, --output <file>", "the .npz to write (atomically: temporary name, then rename)")
     .addOption(quietOption())
     .action(async (flags: PredictOptions) => predictRun(flags, out));
+
+  program
+    .command("combine")
+    .description(
+      "the top-k predictions of entity shards (kgrank predict --entity-range, .npz) merged into those of their whole range, exactly",
+    )
+    .argument("<files...>", "predict's .npz files of ranges that tile one range, in any order")
+    .addOption(
+      new Option("--format <layout>", "npz (as predict writes it) or wikikg90mv2 (t_pred_top10)")
+        .choices(["npz", "wikikg90mv2"])
+        .default("npz"),
+    )
+    .requiredOption("-o, --output <file>", "the .npz to write (atomically: temporary name, then rename)")
+    .addOption(quietOption())
+    .action((files: string[], flags: CombineOptions) => combineRun(files, flags, out));
 
   const grade = program
     .command("grade")

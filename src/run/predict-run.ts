@@ -1,8 +1,8 @@
 /**
  * `kgrank predict`: top-k predictions of a model's embeddings (predictTopK) for a split's triples or for queries
  * without an answer, written as an .npz (per side int64 ids and float scores, (n, k)) or in OGB-LSC WikiKG90Mv2's
- * submission layout (t_pred_top10, int64, (n, 10)); and `kgrank grade`: WikiKG90Mv2's MRR of such a file
- * (evaluateWikiKG90Mv2).
+ * submission layout (t_pred_top10, int64, (n, 10)); `kgrank combine`: entity shards' files merged exactly
+ * (mergeTopK); and `kgrank grade`: WikiKG90Mv2's MRR of such a file (evaluateWikiKG90Mv2).
  */
 import { accessSync, constants, statSync } from "node:fs";
 import * as path from "node:path";
@@ -14,7 +14,7 @@ import type { NpyData } from "../io/npy";
 import { readNpz } from "../io/npz";
 import { writeNpz } from "../io/npz-write";
 import type { Split } from "../io/datasets";
-import type { TopKPredictions } from "../ranking/top-k";
+import { mergeTopK, type TopKPredictions } from "../ranking/top-k";
 import { evaluateWikiKG90Mv2 } from "../ranking/wikikg90mv2";
 import type { ComplexLayout, InteractionName } from "../scoring/embedding-model";
 import { predictTopK } from "../scoring/top-k";
@@ -157,25 +157,115 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       throw new KgrankInputError("--queries", e.message.slice(e.argument.length + 2));
     throw e;
   }
-  const n = result.rows;
-  const int64 = (ids: Int32Array) => BigInt64Array.from(ids, (v) => BigInt(v));
-  const floatScores = (s: Float64Array) => (model.precision === "float32" ? Float32Array.from(s) : s);
-  const arrays: Record<string, { data: BigInt64Array | Float32Array | Float64Array; shape: number[] }> = {};
-  if (wiki) {
-    arrays.t_pred_top10 = { data: int64(result.tail!.ids), shape: [n, 10] };
-  } else {
-    for (const s of ["head", "tail"] as const) {
-      const list = result[s];
-      if (!list) continue;
-      arrays[`${s}_ids`] = { data: int64(list.ids), shape: [n, k] };
-      arrays[`${s}_scores`] = { data: floatScores(list.scores), shape: [n, k] };
-    }
-  }
-  writeNpz(opts.output, arrays, "--output");
+  writePredictions(opts.output, result, wiki ? "wikikg90mv2" : "npz", model.precision === "float32");
   if (!opts.quiet) {
     out.stderr(
-      `kgrank: wrote ${opts.output}: top ${k} of ${n} ${"queries" in rows ? "queries" : "triples"} (${sides.join(", ")}), ` +
+      `kgrank: wrote ${opts.output}: top ${k} of ${result.rows} ${"queries" in rows ? "queries" : "triples"} (${sides.join(", ")}), ` +
         `entities [${result.entityRange.join(", ")}), ${result.filtered ? `filtered by ${splits.join("+")}` : "raw"}\n`,
+    );
+  }
+}
+
+/**
+ * Predictions to an .npz: per side `<side>_ids` (int64, (n, k)) and `<side>_scores` (float32 when `float32`, else
+ * float64), with `entity_range` (int64, [begin, end]) and `filtered` (uint8, 0 or 1) so that entity shards' files can
+ * be combined; or WikiKG90Mv2's `t_pred_top10` (int64, (n, 10), tails) alone.
+ */
+function writePredictions(file: string, p: TopKPredictions, format: "npz" | "wikikg90mv2", float32: boolean): void {
+  const { rows: n, k } = p;
+  const int64 = (ids: Int32Array) => BigInt64Array.from(ids, (v) => BigInt(v));
+  const arrays: Record<string, { data: BigInt64Array | Float32Array | Float64Array | Uint8Array; shape: number[] }> =
+    {};
+  if (format === "wikikg90mv2") {
+    if (k !== 10 || !p.tail) {
+      throw new KgrankInputError(
+        "--format",
+        `wikikg90mv2 needs 10 tails per query; these predictions hold ${k} per query${p.tail ? "" : " and no tail side"}`,
+      );
+    }
+    arrays.t_pred_top10 = { data: int64(p.tail.ids), shape: [n, 10] };
+  } else {
+    for (const s of ["head", "tail"] as const) {
+      const list = p[s];
+      if (!list) continue;
+      arrays[`${s}_ids`] = { data: int64(list.ids), shape: [n, k] };
+      arrays[`${s}_scores`] = { data: float32 ? Float32Array.from(list.scores) : list.scores, shape: [n, k] };
+    }
+    arrays.entity_range = { data: BigInt64Array.from(p.entityRange, (v) => BigInt(v)), shape: [2] };
+    arrays.filtered = { data: Uint8Array.of(p.filtered ? 1 : 0), shape: [1] };
+  }
+  writeNpz(file, arrays, "--output");
+}
+
+export interface CombineOptions {
+  format: "npz" | "wikikg90mv2";
+  output: string;
+  quiet?: boolean;
+}
+
+/** One file of `kgrank predict --format npz` read back as the predictions it holds. */
+function readPredictionFile(file: string): { p: TopKPredictions; float32: boolean } {
+  const z = readNpz(file, file);
+  const range = z.entity_range;
+  const filtered = z.filtered;
+  if (!range || range.shape.join() !== "2" || !filtered) {
+    throw new KgrankInputError(
+      file,
+      "holds no entity_range / filtered arrays: combine the files kgrank predict --format npz wrote (with --entity-range)",
+    );
+  }
+  let float32 = true;
+  let rows = -1;
+  let k = -1;
+  const p: Partial<TopKPredictions> = {
+    entityRange: [Number(range.data[0]), Number(range.data[1])],
+    filtered: filtered.data[0] === 1,
+  };
+  for (const side of ["head", "tail"] as const) {
+    const ids = z[`${side}_ids`];
+    const scores = z[`${side}_scores`];
+    if (!ids !== !scores) throw new KgrankInputError(file, `holds ${side}_ids or ${side}_scores without the other`);
+    if (!ids || !scores) continue;
+    if (ids.shape.length !== 2 || scores.shape.join() !== ids.shape.join() || !/^i/.test(ids.dtype)) {
+      throw new KgrankInputError(
+        file,
+        `${side}_ids / ${side}_scores must be int64 and float arrays of one shape (n, k)`,
+      );
+    }
+    if (rows >= 0 && (ids.shape[0] !== rows || ids.shape[1] !== k)) {
+      throw new KgrankInputError(file, "its sides hold different shapes");
+    }
+    [rows, k] = ids.shape as [number, number];
+    float32 = float32 && scores.dtype === "f4";
+    p[side] = { ids: Int32Array.from(ids.data as ArrayLike<number>), scores: Float64Array.from(scores.data) };
+  }
+  if (rows < 0) throw new KgrankInputError(file, "holds no head_ids / tail_ids: it is not a kgrank predict file");
+  return { p: { ...p, rows, k } as TopKPredictions, float32 };
+}
+
+/** `kgrank combine`: the predictions of entity shards (kgrank predict --entity-range) merged exactly (mergeTopK). */
+export function combineRun(files: string[], opts: CombineOptions, out: Out): void {
+  checkWritable(opts.output);
+  const parts = files.map(readPredictionFile);
+  let merged: TopKPredictions;
+  try {
+    merged = mergeTopK(parts.map((x) => x.p));
+  } catch (e) {
+    if (e instanceof KgrankInputError && e.argument.startsWith("parts")) {
+      const m = /^parts\[(\d+)\]$/.exec(e.argument);
+      throw new KgrankInputError(m ? files[Number(m[1])]! : "<files>", e.message.slice(e.argument.length + 2));
+    }
+    throw e;
+  }
+  writePredictions(
+    opts.output,
+    merged,
+    opts.format,
+    parts.every((x) => x.float32),
+  );
+  if (!opts.quiet) {
+    out.stderr(
+      `kgrank: wrote ${opts.output}: top ${merged.k} of ${merged.rows} queries over entities [${merged.entityRange.join(", ")}) from ${files.length} files\n`,
     );
   }
 }
