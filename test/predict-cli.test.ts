@@ -147,6 +147,10 @@ describe(`kgrank predict (${backendLabel})`, () => {
     await bad(["--top-k", "3", "--entity-range", "5:5", "-o", "x.npz"], /--entity-range: takes BEGIN:END/);
     await bad(["--top-k", "3", "--format", "wikikg90mv2", "-o", "x.npz"], /--top-k: .*10 tails per query/);
     await bad(["--top-k", "3", "--sides", "left", "-o", "x.npz"], /--sides/);
+    expectUserError(
+      await kgrank(["predict", "--dataset", "nations", "--top-k", "3", "-o", "x.npz"], dir),
+      /--model-dir: or --interaction with --entity-embeddings and --relation-embeddings is required/,
+    );
     // An int64 id past 2^32 is refused as stored, not wrapped into a valid int32 id.
     writeFileSync(path.join(dir, "big.npy"), encodeNpy(BigInt64Array.of(2n ** 32n + 1n, 0n), [1, 2]));
     await bad(["--top-k", "3", "--queries", "big.npy", "-o", "x.npz"], /--queries: row 0: anchor 4294967297/);

@@ -106,6 +106,12 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       "is required: a model's embeddings belong to the dataset it was trained on; give --dataset NAME or --dataset-dir DIR",
     );
   }
+  if (!opts.modelDir && !opts.interaction && !opts.entityEmbeddings) {
+    throw new KgrankInputError(
+      "--model-dir",
+      "or --interaction with --entity-embeddings and --relation-embeddings is required: the model to predict with",
+    );
+  }
   checkWritable(opts.output);
   const ds = await datasetFromAsync(opts);
   const model = withModelFlags(opts, () =>
