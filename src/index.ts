@@ -86,7 +86,7 @@ export type { ComplexLayout, EmbeddingMatrix, EmbeddingModelOptions, Interaction
 export type { ModelBatch } from "./evaluation/model-batch";
 export { loadEmbeddingModel } from "./io/model-dir";
 export type { LoadEmbeddingModelOptions } from "./io/model-dir";
-export { predictTopK } from "./scoring/top-k";
+export { predictTopK, predictTopKAsync } from "./scoring/top-k";
 export type { PredictTopKOptions } from "./scoring/top-k";
 export { mergeTopK } from "./ranking/top-k";
 export type { TopKList, TopKPredictions } from "./ranking/top-k";

@@ -44,6 +44,7 @@ import {
   ogbEvaluate,
   readNpyAsync,
   predictTopK,
+  predictTopKAsync,
   mergeTopK,
   evaluateWikiKG90Mv2,
 } from "../src/index";
@@ -1240,6 +1241,11 @@ const TYPOS: [string, () => unknown, string][] = [
     "predictTopK",
     () => predictTopK(emb(), { triples: Int32Array.of(0, 0, 1), k: 1, entityrange: [0, 2] } as never),
     "entityRange",
+  ],
+  [
+    "predictTopKAsync",
+    () => predictTopKAsync(emb(), { triples: Int32Array.of(0, 0, 1), k: 1, signl: AbortSignal.abort() } as never),
+    "signal",
   ],
   ["evaluateWikiKG90Mv2", () => evaluateWikiKG90Mv2({ tPredTop10: new Int32Array(10), truth: [1] } as never), "t"],
   [

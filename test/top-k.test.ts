@@ -14,6 +14,7 @@ import {
   KgrankInputError,
   mergeTopK,
   predictTopK,
+  predictTopKAsync,
   type TopKPredictions,
 } from "../src/index";
 import { backendLabel } from "./helpers/backend";
@@ -297,6 +298,41 @@ describe(`predictTopK (${backendLabel})`, () => {
       );
       for (const r of results.slice(1)) expect(r).toEqual(results[0]);
     }
+  });
+
+  it("predictTopKAsync: pieces of rows and entity ranges give predictTopK's lists bit for bit; signal, onProgress", async () => {
+    const model = makeModel({ name: "transe-l1" }, n, nr, 3, 81, { duplicateRows: true });
+    const triples = randomTriples(n, nr, 1100, 82); // two pieces of rows (1,024 per piece)
+    const filter = randomTriples(n, nr, 2000, 83);
+    const seen: number[] = [];
+    const got = await predictTopKAsync(model, {
+      triples,
+      k: 4,
+      filter,
+      onProgress: (p) => seen.push(p.done / p.total),
+    });
+    const want = predictTopK(model, { triples, k: 4, filter });
+    for (const side of ["head", "tail"] as const) {
+      expect(Array.from(got[side]!.ids)).toEqual(Array.from(want[side]!.ids));
+      expect(Array.from(got[side]!.scores)).toEqual(Array.from(want[side]!.scores));
+    }
+    expect(seen[seen.length - 1]).toBe(1);
+    // Two entity pieces (1,048,576 entities per thread), merged across the boundary.
+    const wide = makeModel({ name: "distmult" }, 1_100_000, 2, 1, 84, { duplicateRows: true });
+    const queries = Int32Array.of(5, 0, 17, 1, 1_099_999, 1);
+    const near: [number, number] = [1_048_570, 1_048_580];
+    const a = await predictTopKAsync(wide, { queries, k: 6, threads: 1, entityRange: near });
+    expect(a.tail!.ids).toEqual(predictTopK(wide, { queries, k: 6, entityRange: near }).tail!.ids);
+    const whole = await predictTopKAsync(wide, { queries, k: 6, threads: 1 });
+    const wholeSync = predictTopK(wide, { queries, k: 6 });
+    expect(whole.tail!.ids).toEqual(wholeSync.tail!.ids);
+    expect(whole.tail!.scores).toEqual(wholeSync.tail!.scores);
+    const controller = new AbortController();
+    controller.abort(new Error("stop"));
+    await expect(predictTopKAsync(model, { triples, k: 4, signal: controller.signal })).rejects.toThrow("stop");
+    await expect(predictTopKAsync(model, { triples, k: 4, signl: 1 } as never)).rejects.toThrow(
+      /did you mean "signal"/,
+    );
   });
 
   it("refuses bad arguments with the argument and the fix", () => {

@@ -72,31 +72,59 @@ export function mergeTopK(parts: readonly TopKPredictions[]): TopKPredictions {
   for (const side of SIDES) {
     if (!first[side]) continue;
     const lists = parts.map((p) => p[side]!);
-    const ids = new Int32Array(rows * k).fill(-1);
-    const scores = new Float64Array(rows * k).fill(NaN);
-    const pool: number[] = [];
-    const poolScore: number[] = [];
-    for (let r = 0; r < rows; r++) {
-      pool.length = 0;
-      poolScore.length = 0;
-      for (const l of lists) {
-        for (let j = r * k; j < (r + 1) * k && l.ids[j]! >= 0; j++) {
-          pool.push(l.ids[j]!);
-          poolScore.push(l.scores[j]!);
-        }
-      }
-      const idx = pool.map((_, i) => i);
-      idx.sort((a, b) => {
-        const sa = poolScore[a]!;
-        const sb = poolScore[b]!;
-        return sa > sb ? -1 : sa < sb ? 1 : pool[a]! - pool[b]!;
-      });
-      for (let j = 0; j < Math.min(k, idx.length); j++) {
-        ids[r * k + j] = pool[idx[j]!]!;
-        scores[r * k + j] = poolScore[idx[j]!]!;
-      }
-    }
-    merged[side] = { ids, scores };
+    const out: TopKList = { ids: new Int32Array(rows * k).fill(-1), scores: new Float64Array(rows * k).fill(NaN) };
+    for (let r = 0; r < rows; r++)
+      mergeRow(
+        lists.map((l) => [l, r] as const),
+        k,
+        out,
+        r,
+      );
+    merged[side] = out;
   }
   return merged;
+}
+
+/**
+ * Row `outRow` of `out` becomes the list of the entries of `sources` (each a list and its row; ranges disjoint): the
+ * k best by (score descending, id ascending), padded with -1 / NaN. `out` may be one of the sources.
+ */
+function mergeRow(sources: readonly (readonly [TopKList, number])[], k: number, out: TopKList, outRow: number): void {
+  const ids: number[] = [];
+  const scores: number[] = [];
+  for (const [l, r] of sources) {
+    for (let j = r * k; j < (r + 1) * k && l.ids[j]! >= 0; j++) {
+      ids.push(l.ids[j]!);
+      scores.push(l.scores[j]!);
+    }
+  }
+  const order = ids.map((_, i) => i);
+  order.sort((a, b) => {
+    const sa = scores[a]!;
+    const sb = scores[b]!;
+    return sa > sb ? -1 : sa < sb ? 1 : ids[a]! - ids[b]!;
+  });
+  for (let j = 0; j < k; j++) {
+    out.ids[outRow * k + j] = j < order.length ? ids[order[j]!]! : -1;
+    out.scores[outRow * k + j] = j < order.length ? scores[order[j]!]! : NaN;
+  }
+}
+
+/**
+ * Merges `part` (lists of rows row0 .. row0 + part's rows, over an entity range disjoint from those already in
+ * `into`) into `into`, row by row: the exact list over the union (predictTopKAsync's pieces).
+ */
+export function mergeInto(into: TopKList, row0: number, part: TopKList, k: number): void {
+  const rows = part.ids.length / k;
+  for (let r = 0; r < rows; r++) {
+    mergeRow(
+      [
+        [into, row0 + r],
+        [part, r],
+      ],
+      k,
+      into,
+      row0 + r,
+    );
+  }
 }

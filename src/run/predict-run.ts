@@ -17,13 +17,14 @@ import type { Split } from "../io/datasets";
 import { mergeTopK, type TopKPredictions } from "../ranking/top-k";
 import { evaluateWikiKG90Mv2 } from "../ranking/wikikg90mv2";
 import type { ComplexLayout, InteractionName } from "../scoring/embedding-model";
-import { predictTopK } from "../scoring/top-k";
+import { predictTopKAsync } from "../scoring/top-k";
 
 import { expectShape, readIdTriples } from "./arrays";
 import { datasetFromAsync, filterSplits } from "./datasets";
 import { withModelFlags } from "./evaluate-run";
 import { fmt, json } from "./format";
 import { emit, type Out } from "./out";
+import { Progress } from "./progress";
 
 export interface PredictOptions {
   dataset?: string;
@@ -148,13 +149,23 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
     );
   }
   let result: TopKPredictions;
+  let progress: Progress | null = null;
+  let seen = 0;
   try {
-    result = predictTopK(model, {
+    result = await predictTopKAsync(model, {
       ...rows,
       k,
       side: sides.length === 2 ? "both" : (sides[0] as "head" | "tail"),
       ...(filter ? { filter } : {}),
       ...(opts.entityRange ? { entityRange: opts.entityRange } : {}),
+      onProgress: ({ done, total }) => {
+        progress ??= new Progress(`top-${k} of ${ds.name} from embeddings`, total, {
+          quiet: opts.quiet,
+          report: out.progress,
+        });
+        progress.tick(done - seen);
+        seen = done;
+      },
     });
   } catch (e) {
     if (e instanceof KgrankInputError && e.argument === "k")
@@ -162,6 +173,8 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
     if (e instanceof KgrankInputError && e.argument === "queries")
       throw new KgrankInputError("--queries", e.message.slice(e.argument.length + 2));
     throw e;
+  } finally {
+    (progress as Progress | null)?.stop();
   }
   writePredictions(opts.output, result, wiki ? "wikikg90mv2" : "npz", model.precision === "float32");
   if (!opts.quiet) {

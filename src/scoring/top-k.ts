@@ -5,9 +5,11 @@
  */
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
-import { describe, integer, isArrayLike, optionKeys, options, threadCount, tripleArray } from "../checks/validate";
-import type { FilterIndexHandle } from "../contract/kernels";
-import type { TopKList, TopKPredictions } from "../ranking/top-k";
+import { describe, integer, isArrayLike, optionKeys, threadCount, tripleArray } from "../checks/validate";
+import type { EmbeddingRankInput, FilterIndexHandle } from "../contract/kernels";
+import { mergeInto, type TopKList, type TopKPredictions } from "../ranking/top-k";
+import { type AsyncOptions, callOptions, withCallControl } from "../backend/call-control";
+import { turn } from "../contract/event-loop";
 import { EmbeddingModel } from "./embedding-model";
 
 export interface PredictTopKOptions {
@@ -149,13 +151,36 @@ function filterTriples(value: unknown, model: EmbeddingModel): Int32Array[] | nu
  * top.tail!.ids; // Int32Array(10): the 10 best tails of (0, 3, ?)
  */
 export function predictTopK(model: EmbeddingModel, opts: PredictTopKOptions): TopKPredictions {
+  const { result, work, range, threads } = prepare(model, opts, false);
+  for (const w of work) {
+    kernels().topKEmbeddings(
+      w.input,
+      { k: result.k, begin: range[0], end: range[1] },
+      w.list.ids,
+      w.list.scores,
+      threads,
+    );
+    result[w.side] = w.list;
+  }
+  return result;
+}
+
+/** One side's kernel input and the list it fills. */
+interface SideWork {
+  side: "head" | "tail";
+  input: EmbeddingRankInput;
+  list: TopKList;
+}
+
+/** The checked options of a call, its result without lists, and each side's kernel input. */
+function prepare(model: EmbeddingModel, opts: unknown, isAsync: boolean) {
   if (!(model instanceof EmbeddingModel)) {
     throw new KgrankInputError(
       "model",
       `must be an EmbeddingModel (new EmbeddingModel({...}) or loadEmbeddingModel()), got ${describe(model)}`,
     );
   }
-  const o = options("options", opts, PREDICT_TOP_K_KEYS);
+  const { options: o, asyncArgs } = callOptions("options", opts, PREDICT_TOP_K_KEYS, isAsync);
   const range = entityRange(o.entityRange, model.numEntities);
   const candidates = range[1] - range[0];
   if (o.k === undefined) throw new KgrankInputError("k", "is required: the number of candidates to list per query");
@@ -179,6 +204,7 @@ export function predictTopK(model: EmbeddingModel, opts: PredictTopKOptions): To
   const threads = threadCount(o.threads);
   const filter = filterTriples(o.filter, model);
   const result: TopKPredictions = { k, rows: q.rows, entityRange: range, filtered: filter !== null };
+  const work: SideWork[] = [];
   for (const s of side === "both" ? (["head", "tail"] as const) : [side as "head" | "tail"]) {
     const anchor = q.anchorOf(s);
     const truth = q.truthOf ? q.truthOf(s) : null;
@@ -205,9 +231,69 @@ export function predictTopK(model: EmbeddingModel, opts: PredictTopKOptions): To
       lists.forEach((l, i) => excludeIds!.set(l, excludeOffsets![i]!));
     }
     const input = model.job(s, anchor, q.relation, anchor, { excludeOffsets, excludeIds });
-    const list: TopKList = { ids: new Int32Array(q.rows * k), scores: new Float64Array(q.rows * k) };
-    kernels().topKEmbeddings(input, { k, begin: range[0], end: range[1] }, list.ids, list.scores, threads);
-    result[s] = list;
+    work.push({ side: s, input, list: { ids: new Int32Array(q.rows * k), scores: new Float64Array(q.rows * k) } });
   }
-  return result;
+  return { result, work, range, threads, asyncArgs };
+}
+
+/** Queries per piece of predictTopKAsync: the native kernel's rows per task. */
+const PIECE_ROWS = 1024;
+
+/** Rows [r0, r1) of a kernel input as an input of their own (the exclusion offsets rebased). */
+function rowsOf(input: EmbeddingRankInput, r0: number, r1: number): EmbeddingRankInput {
+  const off = input.excludeOffsets;
+  const base = off ? off[r0]! : 0;
+  return {
+    ...input,
+    anchor: input.anchor.subarray(r0, r1),
+    relationIds: input.relationIds.subarray(r0, r1),
+    truth: input.truth.subarray(r0, r1),
+    excludeOffsets: off ? Uint32Array.from(off.subarray(r0, r1 + 1), (x) => x - base) : null,
+    excludeIds: off ? input.excludeIds!.subarray(base, off[r1]!) : null,
+  };
+}
+
+/**
+ * predictTopK in pieces (up to 1,024 queries x 1,048,576 entities per thread: a few seconds at d = 64) between
+ * event-loop turns, with `signal` (checked before each piece; an aborted call rejects with its reason) and
+ * `onProgress` (`{ done, total }` pieces). Each piece is a synchronous kernel call: the event loop waits for it. The
+ * pieces' lists merge exactly (mergeTopK's rule), so the result equals predictTopK's bit for bit, at about its speed.
+ *
+ * @example
+ * const top = await predictTopKAsync(model, { queries: hr, side: "tail", k: 10, filter, signal, onProgress });
+ */
+export async function predictTopKAsync(
+  model: EmbeddingModel,
+  opts: PredictTopKOptions & AsyncOptions,
+): Promise<TopKPredictions> {
+  const { result, work, range, threads, asyncArgs } = prepare(model, opts, true);
+  const k = result.k;
+  const span = (threads ?? kernels().threads) * (1 << 20);
+  const pieces: [SideWork, number, number, number, number][] = [];
+  for (const w of work) {
+    w.list.ids.fill(-1);
+    w.list.scores.fill(NaN);
+    for (let r0 = 0; r0 < result.rows; r0 += PIECE_ROWS) {
+      for (let b = range[0]; b < range[1]; b += span) {
+        pieces.push([w, r0, Math.min(result.rows, r0 + PIECE_ROWS), b, Math.min(range[1], b + span)]);
+      }
+    }
+  }
+  return withCallControl(asyncArgs, pieces.length, async (control) => {
+    for (const [done, [w, r0, r1, b, e]] of pieces.entries()) {
+      control?.check();
+      const part: TopKList = { ids: new Int32Array((r1 - r0) * k), scores: new Float64Array((r1 - r0) * k) };
+      // A piece narrower than k lists all of it, padded (the kernel pads; the merge skips the pads).
+      // model.job again: a model whose arrays were transferred since the call began is refused, not read.
+      const { anchor, relationIds, truth, excludeOffsets, excludeIds } = w.input;
+      const input = model.job(w.side, anchor, relationIds, truth, { excludeOffsets, excludeIds });
+      kernels().topKEmbeddings(rowsOf(input, r0, r1), { k, begin: b, end: e }, part.ids, part.scores, threads);
+      mergeInto(w.list, r0, part, k);
+      control?.progress(done + 1);
+      await turn();
+    }
+    control?.finish();
+    for (const w of work) result[w.side] = w.list;
+    return result;
+  });
 }
