@@ -17,6 +17,8 @@ const SCENARIOS = [
   // Ranking from embeddings: FMA probe and per-interaction rates, the WikiKG2-shaped sample, the event loop during an
   // async addModel, and the PyTorch peer on FB15k-237 (skipped with a note without torch or the dataset).
   { name: "embeddings", file: "embeddings.mjs", args: ["--wikikg2", "--event-loop", "--torch"] },
+  // Top-10 predictions against ranking the same queries from embeddings, pair by pair.
+  { name: "top-k", file: "top-k.mjs" },
 ];
 
 const args = process.argv.slice(2);

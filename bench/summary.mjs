@@ -149,6 +149,18 @@ export function summaryRows(latest) {
       ]);
     }
   }
+  const tk = sc["top-k"];
+  if (tk?.topKOverRank) {
+    rows.push([
+      `top-${tk.k} from embeddings: DistMult d = ${tk.dim}, ${tk.entities.toLocaleString("en")} entities × ${tk.rows} queries`,
+      `${msf(tk.topKSeconds * 1e3)} ms`,
+      `${tk.topKOverRank.toFixed(2)}× ranking the same queries (${msf(tk.rankSeconds * 1e3)} ms)`,
+      "",
+      "",
+      "≤ 1.5× ranking",
+      verdict(tk.topKOverRank <= 1.5),
+    ]);
+  }
   const e = sc.embeddings;
   if (e?.cases?.length) {
     const units = { complex: "4 madds / complex dim", rotate: "1 / complex dim" };

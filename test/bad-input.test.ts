@@ -44,6 +44,10 @@ import {
   loadDatasetAsync,
   ogbEvaluate,
   readNpyAsync,
+  predictTopK,
+  predictTopKAsync,
+  mergeTopK,
+  evaluateWikiKG90Mv2,
 } from "../src/index";
 import { zipSync } from "fflate";
 import { backendLabel } from "./helpers/backend";
@@ -1140,6 +1144,46 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: 'job data "args"',
   },
+  {
+    kind: "top-k: k zero",
+    call: () => predictTopK(emb(), { triples: Int32Array.of(0, 0, 1), k: 0 }),
+    error: KgrankInputError,
+    argument: "k",
+  },
+  {
+    kind: "top-k: k not an integer",
+    call: () => predictTopK(emb(), { triples: Int32Array.of(0, 0, 1), k: 1.5 }),
+    error: KgrankInputError,
+    argument: "k",
+  },
+  {
+    kind: "top-k: k larger than the candidate entities",
+    call: () => predictTopK(emb(), { triples: Int32Array.of(0, 0, 1), k: 4 }),
+    error: KgrankInputError,
+    argument: "k",
+  },
+  {
+    kind: "top-k: entity range outside the table",
+    call: () => predictTopK(emb(), { triples: Int32Array.of(0, 0, 1), k: 1, entityRange: [1, 4] }),
+    error: KgrankInputError,
+    argument: "entityRange",
+  },
+  {
+    kind: "top-k: merged ranges that overlap",
+    call: () => {
+      const part = (r: [number, number]) =>
+        predictTopK(emb(), { triples: Int32Array.of(0, 0, 1), k: 1, entityRange: r });
+      return mergeTopK([part([0, 2]), part([1, 3])]);
+    },
+    error: KgrankInputError,
+    argument: "parts",
+  },
+  {
+    kind: "WikiKG90Mv2 t_pred_top10 not (n, 10)",
+    call: () => evaluateWikiKG90Mv2({ tPredTop10: new Int32Array(9), t: [1] }),
+    error: KgrankInputError,
+    argument: "tPredTop10",
+  },
 ];
 
 /**
@@ -1261,6 +1305,17 @@ const TYPOS: [string, () => unknown, string][] = [
   ],
   ["readNpyAsync", () => readNpyAsync("/nonexistent/kgrank/a.npy", { signl: AbortSignal.abort() } as never), "signal"],
   ["loadDatasetAsync", () => loadDatasetAsync("nations", { datasetdir: "x" } as never), "datasetDir"],
+  [
+    "predictTopK",
+    () => predictTopK(emb(), { triples: Int32Array.of(0, 0, 1), k: 1, entityrange: [0, 2] } as never),
+    "entityRange",
+  ],
+  [
+    "predictTopKAsync",
+    () => predictTopKAsync(emb(), { triples: Int32Array.of(0, 0, 1), k: 1, signl: AbortSignal.abort() } as never),
+    "signal",
+  ],
+  ["evaluateWikiKG90Mv2", () => evaluateWikiKG90Mv2({ tPredTop10: new Int32Array(10), truth: [1] } as never), "t"],
   [
     "RankEvaluator.finalizeAsync",
     () => {

@@ -281,6 +281,59 @@ Napi::Value FirstNonFinite(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), at == n ? -1.0 : static_cast<double>(at));
 }
 
+template <class T>
+kgrank::Status top_k_go(const ScoreJob& job, size_t k, size_t begin, size_t end, int32_t* ids, double* scores) {
+  kgrank::EmbeddingModel<T> m{job.interaction, job.layout, static_cast<const T*>(job.entity),
+                              static_cast<const T*>(job.relation), job.num_entities, job.num_relations,
+                              job.entity_width, job.relation_width, job.phase_scale, static_cast<const T*>(job.scale)};
+  kgrank::EmbeddingQueries q;
+  q.rows = job.ids->anchor.size();
+  q.head_side = job.head_side;
+  q.anchor = job.ids->anchor.data();
+  q.relation = job.ids->relation.data();
+  q.truth = job.ids->truth.data();
+  if (!job.ids->exclude_offsets.empty()) {
+    q.exclude_offsets = job.ids->exclude_offsets.data();
+    q.exclude_ids = job.ids->exclude_ids.data();
+  }
+  return kgrank::top_k_embeddings<T>(m, q, k, begin, end, ids, scores, job.simd, job.threads);
+}
+
+// Arguments: rankEmbeddings' (score_job checks them; truth is not read, out is not written), then, as the last
+// three: topK (Float64Array: k, begin, end), ids (Int32Array, rows x k), scores (Float64Array, rows x k).
+Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const size_t n = info.Length();
+  if (n < 18) throw_range(env, "topKEmbeddings takes rankEmbeddings' arguments, then topK, ids and scores");
+  const ScoreJob job = score_job(info);
+  const std::vector<double> meta = copy_ids<double>(info, n - 3, "topK", napi_float64_array);
+  if (meta.size() != 3) throw_range(env, "topK must hold 3 numbers: k, begin, end");
+  for (double v : meta) {
+    if (!(v >= 0 && v < 9007199254740992.0 && v == std::floor(v))) throw_range(env, "topK must hold integers >= 0");
+  }
+  const size_t k = static_cast<size_t>(meta[0]);
+  const size_t begin = static_cast<size_t>(meta[1]), end = static_cast<size_t>(meta[2]);
+  if (k < 1) throw_range(env, "k must be >= 1");
+  if (begin > end || end > job.num_entities) {
+    throw_range(env, "the entity range must satisfy begin <= end <= numEntities");
+  }
+  const size_t rows = job.ids->anchor.size();
+  Napi::TypedArray ids = typed_array_arg(info, n - 2, "ids");
+  Napi::TypedArray scores = typed_array_arg(info, n - 1, "scores");
+  if (ids.TypedArrayType() != napi_int32_array || ids.ElementLength() != rows * k) {
+    throw_type(env, "ids must be an Int32Array of rows x k");
+  }
+  if (scores.TypedArrayType() != napi_float64_array || scores.ElementLength() != rows * k) {
+    throw_type(env, "scores must be a Float64Array of rows x k");
+  }
+  int32_t* id = static_cast<int32_t*>(raw_data(ids));
+  double* sc = static_cast<double*>(raw_data(scores));
+  const kgrank::Status s = job.wide ? top_k_go<double>(job, k, begin, end, id, sc)
+                                    : top_k_go<float>(job, k, begin, end, id, sc);
+  check_status(env, s);
+  return env.Undefined();
+}
+
 // Arguments: simd, threads, iterations. Returns [multiply-adds performed, checksum].
 Napi::Value FmaProbe(const Napi::CallbackInfo& info) {
   const CountOptions opt = options_arg(info, 0, 1);
@@ -298,6 +351,7 @@ Napi::Value FmaProbe(const Napi::CallbackInfo& info) {
 void register_score(Napi::Env env, Napi::Object exports) {
   exports.Set("rankEmbeddings", Napi::Function::New(env, RankEmbeddings, "rankEmbeddings"));
   exports.Set("rankEmbeddingsAsync", Napi::Function::New(env, RankEmbeddingsAsync, "rankEmbeddingsAsync"));
+  export_function<TopKEmbeddings>(env, exports, "topKEmbeddings");
   exports.Set("fmaProbe", Napi::Function::New(env, FmaProbe, "fmaProbe"));
   exports.Set("firstNonFinite", Napi::Function::New(env, FirstNonFinite, "firstNonFinite"));
 }

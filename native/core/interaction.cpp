@@ -36,6 +36,7 @@
 // candidate's are that close. The wide option accumulates in float64 (plain multiply, then add: no FMA).
 #include "interaction.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bitset>
 #include <utility>
@@ -233,6 +234,23 @@ ChunkFn chunk_kernel(SimdLevel level) {
   return isa::rank_chunk_scalar;
 }
 
+using PackedFn = void (*)(const ChunkPlan&, size_t, const float*, size_t, float*);
+
+// The packed-chunk scorer of the level whose chunk kernel is `kernel` (the same panel width).
+PackedFn packed_scores_of(ChunkFn kernel) {
+#ifdef KGRANK_HAVE_NEON
+  if (kernel == isa::rank_chunk_neon) return isa::packed_scores_neon;
+#endif
+#ifdef KGRANK_HAVE_AVX512
+  if (kernel == isa::rank_chunk_avx512) return isa::packed_scores_avx512;
+#endif
+#ifdef KGRANK_HAVE_AVX2
+  if (kernel == isa::rank_chunk_avx2) return isa::packed_scores_avx2;
+#endif
+  (void)kernel;
+  return isa::packed_scores_scalar;
+}
+
 constexpr size_t kChunk = 512;      // candidates per task (a multiple of every panel width)
 constexpr size_t kRowsPerTask = 64; // rows per task of the per-row passes (filter, sampled negatives)
 // Rows per task of the chunk pass when the job may be cancelled (a control is given): a chunk of every row of a big
@@ -243,6 +261,9 @@ constexpr size_t kRowBlock = 256;
 }  // namespace
 
 namespace isa {
+void packed_scores_scalar(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out) {
+  interaction_detail::Micro<Scalar>::packed_dispatch(plan, row, pack, n, out);
+}
 void rank_chunk_scalar(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                        uint32_t* nan, float* pack) {
   interaction_detail::Micro<Scalar>::dispatch(plan, begin, end, greater, equal, nan, pack);
@@ -407,6 +428,250 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
   return Status::success();
 }
 
+namespace {
+
+// Candidate chunks per task of top_k_embeddings (a segment of the range): from kTopKMinSegment to kTopKMaxSegment,
+// enough segments for a task per thread. Segments let a few queries against a big table give every thread
+// work; their lists merge exactly (a top-k list is a set defined by its order), so the split never changes a result.
+// A segment's list starts empty, and about k (1 + ln(chunks / k)) of its chunks change it, each costing a rescoring
+// of that chunk for that row: long segments keep that small.
+constexpr size_t kTopKMinSegment = 512;
+constexpr size_t kTopKMaxSegment = 2048;
+// Rows per task of top_k_embeddings: a multiple of the kernel's query block (64); a chunk is packed once per task,
+// so more rows share its packing.
+constexpr size_t kTopKRows = 1024;
+
+// (s, e) comes before (s2, e2) in a top-k list: the higher score, then the smaller entity id.
+template <class T>
+inline bool ahead(T s, int32_t e, T s2, int32_t e2) {
+  return s > s2 || (s == s2 && e < e2);
+}
+
+// Whether (s, e) enters a list of n <= k entries kept in list order: never NaN; into a full list only ahead of its
+// last entry.
+template <class T>
+inline bool enters(const T* sc, const int32_t* id, size_t n, size_t k, T s, int32_t e) {
+  return s == s && (n < k || ahead(s, e, sc[k - 1], id[k - 1]));
+}
+
+// Puts (s, e), which enters (above), in its place; returns the new length.
+template <class T>
+size_t insert_entry(T* sc, int32_t* id, size_t n, size_t k, T s, int32_t e) {
+  size_t pos = n < k ? n : k - 1;
+  while (pos > 0 && ahead(s, e, sc[pos - 1], id[pos - 1])) {
+    sc[pos] = sc[pos - 1];
+    id[pos] = id[pos - 1];
+    --pos;
+  }
+  sc[pos] = s;
+  id[pos] = e;
+  return n < k ? n + 1 : n;
+}
+
+// score_one of entities e0 .. e0 + count - 1 into out: per entity exactly score_one's operations in its order (so
+// the same values), eight entities' independent chains interleaved so that their latencies overlap.
+template <class T>
+void score_block(ScoreOp op, const T* q, const T* c, size_t dim, const T* entity, size_t width, const uint32_t* map,
+                 const T* scale, size_t e0, size_t count, T* out) {
+  constexpr size_t J = 8;
+  size_t b = 0;
+  for (; b + J <= count; b += J) {
+    const T* row[J];
+    T acc[J], s[J];
+    for (size_t j = 0; j < J; ++j) {
+      row[j] = entity + (e0 + b + j) * width;
+      s[j] = scale ? scale[e0 + b + j] : T(1);
+      acc[j] = 0;
+    }
+    switch (op) {
+      case ScoreOp::Dot:
+        for (size_t k = 0; k < dim; ++k) {
+          for (size_t j = 0; j < J; ++j) acc[j] = madd(q[k], row[j][map[k]], acc[j]);
+        }
+        for (size_t j = 0; j < J; ++j) out[b + j] = acc[j];
+        continue;
+      case ScoreOp::L1:
+        for (size_t k = 0; k < dim; ++k) {
+          for (size_t j = 0; j < J; ++j) acc[j] = acc[j] + std::fabs(row[j][map[k]] - q[k]);
+        }
+        break;
+      case ScoreOp::L2Squared:
+        for (size_t k = 0; k < dim; ++k) {
+          for (size_t j = 0; j < J; ++j) {
+            const T x = row[j][map[k]] - q[k];
+            acc[j] = madd(x, x, acc[j]);
+          }
+        }
+        break;
+      case ScoreOp::Modulus: {
+        const size_t h = dim / 2;
+        for (size_t k = 0; k < h; ++k) {
+          for (size_t j = 0; j < J; ++j) {
+            const T dr = row[j][map[k]] - q[k];
+            const T di = row[j][map[k + h]] - q[k + h];
+            const T di2 = di * di;
+            acc[j] = acc[j] + std::sqrt(madd(dr, dr, di2));
+          }
+        }
+        break;
+      }
+      case ScoreOp::PairL1:
+        for (size_t k = 0; k < dim; ++k) {
+          for (size_t j = 0; j < J; ++j) {
+            const T x = scale ? static_cast<T>(row[j][map[k]] * s[j]) : row[j][map[k]];
+            acc[j] = acc[j] + std::fabs(madd(-x, c[k], q[k]));
+          }
+        }
+        break;
+    }
+    for (size_t j = 0; j < J; ++j) out[b + j] = -acc[j];
+  }
+  for (; b < count; ++b) out[b] = score_one<T>(op, q, c, dim, entity + (e0 + b) * width, map, scale, e0 + b);
+}
+
+}  // namespace
+
+template <class T>
+Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, size_t k, size_t begin, size_t end,
+                        int32_t* ids, double* scores, SimdLevel simd, unsigned threads) {
+  const size_t rows = qs.rows;
+  const size_t dim = m.entity_width;
+  const bool complex = is_complex(m.interaction);
+  const ScoreOp op = op_of(m.interaction);
+  const size_t n = end > begin ? end - begin : 0;
+  const size_t blocks = (rows + kTopKRows - 1) / kTopKRows;
+  const size_t chunks = (n + kChunk - 1) / kChunk;
+  const size_t want_tasks = static_cast<size_t>(threads == 0 ? hardware_threads() : threads);
+  size_t per_segment = blocks >= want_tasks ? kTopKMaxSegment : (chunks * blocks + want_tasks - 1) / want_tasks;
+  if (per_segment < kTopKMinSegment) per_segment = kTopKMinSegment;
+  if (per_segment > kTopKMaxSegment) per_segment = kTopKMaxSegment;
+  const size_t segment = per_segment * kChunk;  // entities
+  const size_t segments = n == 0 ? 0 : (n + segment - 1) / segment;
+  std::vector<uint32_t> map(dim);
+  std::vector<T> query, coeff, seg_score;
+  std::vector<int32_t> excl, seg_id;
+  std::vector<uint32_t> seg_len;
+  try {
+    for (size_t c = 0; c < dim; ++c) map[c] = static_cast<uint32_t>(canonical(c, dim, complex, m.layout));
+    query.resize(rows * dim);
+    if (op == ScoreOp::PairL1) coeff.resize(rows * dim);
+    if (qs.exclude_offsets) {  // each row's excluded ids, sorted for a binary search
+      excl.assign(qs.exclude_ids, qs.exclude_ids + qs.exclude_offsets[rows]);
+      for (size_t i = 0; i < rows; ++i) {
+        std::sort(excl.begin() + qs.exclude_offsets[i], excl.begin() + qs.exclude_offsets[i + 1]);
+      }
+    }
+    seg_score.resize(segments * rows * k);
+    seg_id.resize(segments * rows * k);
+    seg_len.resize(segments * rows);
+  } catch (const std::bad_alloc&) {
+    return Status::invalid(
+        "out of memory for the top-k lists of this batch: pass fewer queries per call or a smaller k");
+  }
+  const T* entity = m.entity;
+  const size_t width = m.entity_width;
+
+  auto is_excluded = [&](size_t row, int32_t e) {
+    return qs.exclude_offsets != nullptr &&
+           std::binary_search(excl.begin() + qs.exclude_offsets[row], excl.begin() + qs.exclude_offsets[row + 1], e);
+  };
+  for (size_t i = 0; i < rows; ++i) {
+    const auto a = anchor_of(m, i, qs.anchor[i]);
+    form_query<T>(m, map, a.first, a.second, qs.relation[i], qs.head_side, query.data() + i * dim,
+                  coeff.empty() ? nullptr : coeff.data() + i * dim);
+  }
+  std::atomic<bool> failed{false};
+  // Tasks: (segment, block of rows), each the segment's sub-chunks of kChunk in order. Float: the counting kernel
+  // finds the rows with a candidate scoring above their list's last entry (or whose list is not full); only those
+  // rows' scores of the sub-chunk are computed (from the panels the kernel just packed, by its lane operations: the
+  // same values) and offered to their list. An equal score never enters a full list here, since candidates come in
+  // ascending ids.
+  parallel_for(segments * blocks, threads, [&](size_t t) {
+    const size_t seg = t / blocks;
+    const size_t r0 = (t % blocks) * kTopKRows;
+    const size_t nr = r0 + kTopKRows < rows ? kTopKRows : rows - r0;
+    const size_t s0 = begin + seg * segment;
+    const size_t s1 = s0 + segment < end ? s0 + segment : end;
+    T* sc = seg_score.data() + (seg * rows + r0) * k;
+    int32_t* id = seg_id.data() + (seg * rows + r0) * k;
+    uint32_t* len = seg_len.data() + seg * rows + r0;
+    T block[kChunk];
+    // Offers the candidates [c0, c1), scored into `block`, to row i's list (excluded ids never enter).
+    auto offer = [&](size_t i, size_t c0, size_t c1) {
+      size_t l = len[i];
+      for (size_t e = c0; e < c1; ++e) {
+        const T s = block[e - c0];
+        const int32_t ei = static_cast<int32_t>(e);
+        if (enters(sc + i * k, id + i * k, l, k, s, ei) && !is_excluded(r0 + i, ei)) {
+          l = insert_entry(sc + i * k, id + i * k, l, k, s, ei);
+        }
+      }
+      len[i] = static_cast<uint32_t>(l);
+    };
+    try {
+      for (size_t i = 0; i < nr; ++i) len[i] = 0;
+      if constexpr (std::is_same<T, float>::value) {
+        thread_local std::vector<float> pack;
+        if (pack.size() < kChunk * dim) pack.assign(kChunk * dim, 0.0f);
+        std::vector<float> threshold(nr);
+        std::vector<uint32_t> local(3 * nr);
+        const ChunkPlan part{op, dim, query.data() + r0 * dim, coeff.empty() ? nullptr : coeff.data() + r0 * dim,
+                             threshold.data(), nr, entity, width, map.data(), m.entity_scale, nullptr, end};
+        const ChunkFn kernel = chunk_kernel(simd);
+        const PackedFn packed = packed_scores_of(kernel);
+        for (size_t c0 = s0; c0 < s1; c0 += kChunk) {
+          const size_t c1 = c0 + kChunk < s1 ? c0 + kChunk : s1;
+          for (size_t i = 0; i < nr; ++i) threshold[i] = len[i] == k ? sc[i * k + k - 1] : 0.0f;
+          std::fill(local.begin(), local.end(), 0u);
+          kernel(part, c0, c1, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
+          for (size_t i = 0; i < nr; ++i) {
+            if (len[i] == k && local[i] == 0) continue;
+            packed(part, i, pack.data(), c1 - c0, block);  // the chunk the kernel just packed, this row's scores
+            offer(i, c0, c1);
+          }
+        }
+      } else {  // wide: every pair scored by score_one's operations, the same chunks
+        (void)simd;
+        for (size_t i = 0; i < nr; ++i) {
+          const size_t row = r0 + i;
+          for (size_t c0 = s0; c0 < s1; c0 += kChunk) {
+            const size_t c1 = c0 + kChunk < s1 ? c0 + kChunk : s1;
+            score_block<T>(op, query.data() + row * dim, coeff.empty() ? nullptr : coeff.data() + row * dim, dim,
+                           entity, width, map.data(), m.entity_scale, c0, c1 - c0, block);
+            offer(i, c0, c1);
+          }
+        }
+      }
+    } catch (...) {
+      failed.store(true);
+    }
+  });
+  if (failed.load()) return Status::invalid("out of memory for the scoring tiles: use fewer threads");
+  // Each row's segment lists merged in segment order (any order gives the same list), then padded.
+  const size_t row_tasks = (rows + kRowsPerTask - 1) / kRowsPerTask;
+  parallel_for(row_tasks, threads, [&](size_t task) {
+    const size_t stop = (task + 1) * kRowsPerTask < rows ? (task + 1) * kRowsPerTask : rows;
+    std::vector<T> sc(k);
+    std::vector<int32_t> id(k);
+    for (size_t i = task * kRowsPerTask; i < stop; ++i) {
+      size_t l = 0;
+      for (size_t seg = 0; seg < segments; ++seg) {
+        const T* ss = seg_score.data() + (seg * rows + i) * k;
+        const int32_t* si = seg_id.data() + (seg * rows + i) * k;
+        for (size_t j = 0; j < seg_len[seg * rows + i]; ++j) {
+          if (!enters(sc.data(), id.data(), l, k, ss[j], si[j])) break;  // the rest of a sorted list enters neither
+          l = insert_entry(sc.data(), id.data(), l, k, ss[j], si[j]);
+        }
+      }
+      for (size_t j = 0; j < k; ++j) {
+        ids[i * k + j] = j < l ? id[j] : -1;
+        scores[i * k + j] = j < l ? static_cast<double>(sc[j]) : std::nan("");
+      }
+    }
+  });
+  return Status::success();
+}
+
 template <class T>
 double score_triple(const EmbeddingModel<T>& m, int32_t head, int32_t relation, int32_t tail, bool head_side) {
   const size_t dim = m.entity_width;
@@ -500,5 +765,9 @@ template Status rank_embeddings<double>(const EmbeddingModel<double>&, const Emb
                                         const EmbeddingCounts&, SimdLevel, unsigned, JobControl*);
 template double score_triple<float>(const EmbeddingModel<float>&, int32_t, int32_t, int32_t, bool);
 template double score_triple<double>(const EmbeddingModel<double>&, int32_t, int32_t, int32_t, bool);
+template Status top_k_embeddings<float>(const EmbeddingModel<float>&, const EmbeddingQueries&, size_t, size_t, size_t,
+                                        int32_t*, double*, SimdLevel, unsigned);
+template Status top_k_embeddings<double>(const EmbeddingModel<double>&, const EmbeddingQueries&, size_t, size_t,
+                                         size_t, int32_t*, double*, SimdLevel, unsigned);
 
 }  // namespace kgrank

@@ -97,6 +97,18 @@ template <class T>
 Status rank_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& queries, const EmbeddingCounts& out,
                        SimdLevel simd, unsigned threads, JobControl* control = nullptr);
 
+// Top-k candidates of each query over the entities [begin, end) of the model's table. Reads the model and, of
+// `queries`, rows, head_side, anchor, relation and the exclusion lists (exclude_offsets / exclude_ids: entities never
+// listed for that row; null for none); truth, candidates and negatives are not read. Writes per row k entity ids
+// and their scores (row-major, rows x k): the k best by score descending, equal scores by the smaller id first; a
+// NaN score is never listed; a row with fewer than k listed candidates is padded with id -1 and score NaN. Each
+// score is score_one's, the value rank_embeddings compares for the same pair. The list is a set defined by the
+// order above whatever the task split, so results are bit-identical across thread counts and SIMD levels. Every id
+// must be valid and begin <= end <= num_entities (the caller checked).
+template <class T>
+Status top_k_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& queries, size_t k, size_t begin,
+                        size_t end, int32_t* ids, double* scores, SimdLevel simd, unsigned threads);
+
 // The score of one (query, entity) pair with exactly the operations of a kernel lane (tests, benchmarks).
 template <class T>
 double score_triple(const EmbeddingModel<T>& model, int32_t head, int32_t relation, int32_t tail, bool head_side);
@@ -136,19 +148,25 @@ struct ChunkPlan {
 };
 
 namespace isa {
+// Scores of plan row `row` against the n entities the same level's rank_chunk last packed into `pack`
+// (interaction_kernel.h Micro::packed): top_k_embeddings' rescoring of a chunk.
+void packed_scores_scalar(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void rank_chunk_scalar(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                        uint32_t* nan, float* pack);
 #ifdef KGRANK_HAVE_AVX2
+void packed_scores_avx2(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                      uint32_t* nan, float* pack);
 double fma_probe_avx2(size_t iterations);
 #endif
 #ifdef KGRANK_HAVE_AVX512
+void packed_scores_avx512(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void rank_chunk_avx512(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                        uint32_t* nan, float* pack);
 double fma_probe_avx512(size_t iterations);
 #endif
 #ifdef KGRANK_HAVE_NEON
+void packed_scores_neon(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void rank_chunk_neon(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                      uint32_t* nan, float* pack);
 double fma_probe_neon(size_t iterations);

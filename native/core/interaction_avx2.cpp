@@ -29,6 +29,9 @@ struct Avx2 {
 }  // namespace
 
 namespace isa {
+void packed_scores_avx2(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out) {
+  interaction_detail::Micro<Avx2>::packed_dispatch(plan, row, pack, n, out);
+}
 void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                      uint32_t* nan, float* pack) {
   interaction_detail::Micro<Avx2>::dispatch(plan, begin, end, greater, equal, nan, pack);

@@ -31,6 +31,9 @@ struct Avx512 {
 }  // namespace
 
 namespace isa {
+void packed_scores_avx512(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out) {
+  interaction_detail::Micro<Avx512>::packed_dispatch(plan, row, pack, n, out);
+}
 void rank_chunk_avx512(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                      uint32_t* nan, float* pack) {
   interaction_detail::Micro<Avx512>::dispatch(plan, begin, end, greater, equal, nan, pack);

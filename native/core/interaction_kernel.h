@@ -151,6 +151,83 @@ struct Micro {
     }
   }
 
+  // The scores of one query (q, c: its vectors) against the n entities chunk() last packed into `pack`: per lane
+  // exactly run()'s operations, so score_one's values; out[j] is candidate j's score (a distance op's is minus the
+  // distance, negation being exact). NP panels at a time, so that 2 NP independent accumulator chains overlap.
+  template <ScoreOp OP, size_t NP>
+  static void packed_group(const float* q, const float* c, const float* pack, size_t dim, size_t n, size_t pi,
+                           float* out) {
+    V acc[NP][2];
+    for (size_t p = 0; p < NP; ++p) acc[p][0] = acc[p][1] = I::zero();
+    if (OP == ScoreOp::Modulus) {
+      const size_t half = dim / 2;
+      for (size_t k = 0; k < half; ++k) {
+        const V qr = I::set1(q[k]), qi = I::set1(q[k + half]);
+        for (size_t p = 0; p < NP; ++p) {
+          const float* panel = pack + (pi + p) * dim * W;
+          const V xr0 = I::load(panel + k * W), xr1 = I::load(panel + k * W + L);
+          const V xi0 = I::load(panel + (k + half) * W), xi1 = I::load(panel + (k + half) * W + L);
+          const V dr0 = I::sub(xr0, qr), di0 = I::sub(xi0, qi);
+          const V dr1 = I::sub(xr1, qr), di1 = I::sub(xi1, qi);
+          acc[p][0] = I::add(acc[p][0], I::sqrt(I::fma(dr0, dr0, I::mul(di0, di0))));
+          acc[p][1] = I::add(acc[p][1], I::sqrt(I::fma(dr1, dr1, I::mul(di1, di1))));
+        }
+      }
+    } else {
+      for (size_t k = 0; k < dim; ++k) {
+        const V qv = I::set1(q[k]);
+        const V cv = OP == ScoreOp::PairL1 ? I::set1(c[k]) : qv;
+        for (size_t p = 0; p < NP; ++p) {
+          const float* panel = pack + (pi + p) * dim * W;
+          const V x0 = I::load(panel + k * W), x1 = I::load(panel + k * W + L);
+          if (OP == ScoreOp::Dot) {
+            acc[p][0] = I::fma(qv, x0, acc[p][0]);
+            acc[p][1] = I::fma(qv, x1, acc[p][1]);
+          } else if (OP == ScoreOp::L1) {
+            acc[p][0] = I::add(acc[p][0], I::abs(I::sub(x0, qv)));
+            acc[p][1] = I::add(acc[p][1], I::abs(I::sub(x1, qv)));
+          } else if (OP == ScoreOp::L2Squared) {
+            const V d0 = I::sub(x0, qv), d1 = I::sub(x1, qv);
+            acc[p][0] = I::fma(d0, d0, acc[p][0]);
+            acc[p][1] = I::fma(d1, d1, acc[p][1]);
+          } else {
+            acc[p][0] = I::add(acc[p][0], I::abs(I::fnmadd(x0, cv, qv)));
+            acc[p][1] = I::add(acc[p][1], I::abs(I::fnmadd(x1, cv, qv)));
+          }
+        }
+      }
+    }
+    alignas(64) float tmp[W];
+    for (size_t p = 0; p < NP; ++p) {
+      I::store(tmp, acc[p][0]);
+      I::store(tmp + L, acc[p][1]);
+      const size_t first = (pi + p) * W;
+      const size_t valid = n - first < W ? n - first : W;
+      for (size_t l = 0; l < valid; ++l) out[first + l] = OP == ScoreOp::Dot ? tmp[l] : -tmp[l];
+    }
+  }
+
+  template <ScoreOp OP>
+  static void packed(const float* q, const float* c, const float* pack, size_t dim, size_t n, float* out) {
+    constexpr size_t NP = 4;
+    const size_t panels = (n + W - 1) / W;
+    size_t pi = 0;
+    for (; pi + NP <= panels; pi += NP) packed_group<OP, NP>(q, c, pack, dim, n, pi, out);
+    for (; pi < panels; ++pi) packed_group<OP, 1>(q, c, pack, dim, n, pi, out);
+  }
+
+  static void packed_dispatch(const ChunkPlan& p, size_t row, const float* pack, size_t n, float* out) {
+    const float* q = p.query + row * p.dim;
+    const float* c = p.coeff ? p.coeff + row * p.dim : nullptr;
+    switch (p.op) {
+      case ScoreOp::Dot: return packed<ScoreOp::Dot>(q, c, pack, p.dim, n, out);
+      case ScoreOp::L1: return packed<ScoreOp::L1>(q, c, pack, p.dim, n, out);
+      case ScoreOp::L2Squared: return packed<ScoreOp::L2Squared>(q, c, pack, p.dim, n, out);
+      case ScoreOp::Modulus: return packed<ScoreOp::Modulus>(q, c, pack, p.dim, n, out);
+      case ScoreOp::PairL1: return packed<ScoreOp::PairL1>(q, c, pack, p.dim, n, out);
+    }
+  }
+
   // Peak FMA probe: 12 independent accumulator chains per thread (enough to cover FMA latency x throughput).
   static double probe(size_t iterations) {
     V acc[12];

@@ -42,6 +42,9 @@ struct Neon {
 }  // namespace
 
 namespace isa {
+void packed_scores_neon(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out) {
+  interaction_detail::Micro<Neon>::packed_dispatch(plan, row, pack, n, out);
+}
 void rank_chunk_neon(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                      uint32_t* nan, float* pack) {
   interaction_detail::Micro<Neon>::dispatch(plan, begin, end, greater, equal, nan, pack);

@@ -25,6 +25,7 @@ import {
   type RankTriplesProblem,
   type Side,
   type SimdLevel,
+  type TopKRange,
   StatusCode,
 } from "../contract/kernels";
 import { nativeCall, nativeCallAsync, nativeError, statusOf, withMemoryErrors } from "./native-call";
@@ -121,6 +122,8 @@ export interface NativeAddon extends NativeMetricsAddon {
   rankEmbeddings(...args: unknown[]): void;
   rankEmbeddingsAsync(...args: unknown[]): Promise<void>;
   firstNonFinite(values: FloatArray): number;
+  /** rankEmbeddings' arguments, then topK (k, begin, end), ids, scores (native/addon/score_bindings.cpp). */
+  topKEmbeddings(...args: unknown[]): void;
   /** Peak FMA probe: [multiply-adds performed, checksum]. */
   fmaProbe(simd: number, threads: number, iterations: number): [number, number];
   /**
@@ -626,6 +629,17 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
     rankEmbeddingsAsync(input: EmbeddingRankInput, out: Float64Array, t?: number, control?: KernelControl) {
       return underControl(addon, control, input.anchor.length, (c) =>
         addon.rankEmbeddingsAsync(...embeddingArgs(input, out, level, t ?? threads), c),
+      );
+    },
+    topKEmbeddings(input: EmbeddingRankInput, range: TopKRange, ids: Int32Array, scores: Float64Array, t?: number) {
+      const out = new Float64Array(5 * input.anchor.length + 2); // rankEmbeddings' output argument, not written
+      nativeCall("topKEmbeddings", () =>
+        addon.topKEmbeddings(
+          ...embeddingArgs(input, out, level, t ?? threads),
+          Float64Array.of(range.k, range.begin, range.end),
+          ids,
+          scores,
+        ),
       );
     },
     buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side, t?: number) {

@@ -327,6 +327,13 @@ export interface EmbeddingRankInput {
   trueScores?: Float64Array | null;
 }
 
+/** How many candidates a top-k call lists per query, and among which entities: [begin, end) of the table. */
+export interface TopKRange {
+  k: number;
+  begin: number;
+  end: number;
+}
+
 export interface Kernels extends MetricKernels {
   readonly backend: BackendName;
   /** SIMD level the kernels run at ("none" for the fallback). */
@@ -390,6 +397,20 @@ export interface Kernels extends MetricKernels {
     threads?: number,
     control?: KernelControl,
   ): Promise<void>;
+  /**
+   * Each query's k best candidates among the entities [range.begin, range.end) of the model (native/core
+   * interaction.h top_k_embeddings): ids and scores (rows x k, row-major), score descending, equal scores by the
+   * smaller id first, NaN never listed, rows padded with id -1 and score NaN. Reads the model fields, anchor,
+   * relationIds, headSide and excludeOffsets / excludeIds (entities never listed for the row) of `input`; not its
+   * truth, candidates or negatives. Ids and the range must be checked by the caller.
+   */
+  topKEmbeddings(
+    input: EmbeddingRankInput,
+    range: TopKRange,
+    ids: Int32Array,
+    scores: Float64Array,
+    threads?: number,
+  ): void;
 
   /** Builds the filter index of one side from triple arrays (t x 3 Int32Array each: head, relation, tail). */
   buildFilterIndex(

@@ -10,13 +10,14 @@ import type {
   Kernels,
   MetricKernels,
   Side,
+  TopKRange,
 } from "../contract/kernels";
 import { aggregateRanks, median, medianAbsoluteDeviation } from "./aggregate";
 import { countScores, countScoresByIndex } from "./count";
 import { candidateHistogram, closedMoments, fromTyped, histogramMoments, toTyped } from "./expectation";
 import { medianMoments } from "./median-moments";
 import { TsFilterIndex } from "./filter-index";
-import { firstNonFinite, rankEmbeddings, rankEmbeddingsSliced } from "./interaction";
+import { firstNonFinite, rankEmbeddings, rankEmbeddingsSliced, topKEmbeddings } from "./interaction";
 import { generalizedHarmonic, harmonic1, harmonic2 } from "./harmonic";
 import { generateRanksInto, sampleStatistic } from "./sampling";
 import { bufferRows, inSlices } from "./slices";
@@ -104,6 +105,9 @@ export const tsKernels: Kernels = {
   async rankEmbeddingsAsync(input: EmbeddingRankInput, out: Float64Array, _t?: number, control?: KernelControl) {
     if (!control) return rankEmbeddings(input, out);
     await rankEmbeddingsSliced(input, out, control);
+  },
+  topKEmbeddings(input: EmbeddingRankInput, range: TopKRange, ids: Int32Array, scores: Float64Array) {
+    topKEmbeddings(input, range, ids, scores);
   },
   buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side) {
     return new TsFilterIndex(triples, numEntities, numRelations, side);

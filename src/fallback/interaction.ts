@@ -9,7 +9,7 @@
  * Candidates are streamed in chunks of 512 entities, each scored against every query of the batch and counted at
  * once: nothing of size batch x entities exists.
  */
-import type { EmbeddingRankInput, FloatArray, KernelControl } from "../contract/kernels";
+import type { EmbeddingRankInput, FloatArray, KernelControl, TopKRange } from "../contract/kernels";
 import { inSlices } from "./slices";
 
 const fround = Math.fround;
@@ -381,4 +381,52 @@ export async function rankEmbeddingsSliced(
     }
     for (let k = 0; k < 5; k++) out.set(part.subarray(k * n, (k + 1) * n), k * rows + r0);
   });
+}
+
+/** (s, e) comes before (s2, e2) in a top-k list: the higher score, then the smaller entity id. */
+function ahead(s: number, e: number, s2: number, e2: number): boolean {
+  return s > s2 || (s === s2 && e < e2);
+}
+
+/**
+ * Each query's k best candidates among entities [range.begin, range.end): twin of native/core/interaction.cpp
+ * top_k_embeddings. Every pair is scored by the kernel lane's operations (makeScorer), so the scores are the native
+ * ones bit for bit, and the list is the set defined by its order (score descending, then id ascending; NaN never
+ * listed; the input's excluded ids never listed), whatever the order the candidates come in. Rows are padded with
+ * id -1 and score NaN. The input's truth, candidates and negatives are not read.
+ */
+export function topKEmbeddings(
+  input: EmbeddingRankInput,
+  range: TopKRange,
+  ids: Int32Array,
+  scores: Float64Array,
+): void {
+  const rows = input.anchor.length;
+  const { k, begin, end } = range;
+  const wide = input.entityEmbeddings instanceof Float64Array;
+  const map = canonicalMap(input.entityWidth, isComplex(input.interaction), input.layout === 1);
+  const { q, c } = formQueries(input, map, wide);
+  const score = makeScorer(input, map, q, c, wide);
+  const off = input.excludeOffsets;
+  for (let i = 0; i < rows; i++) {
+    const excluded = off ? new Set(input.excludeIds!.subarray(off[i]!, off[i + 1]!)) : null;
+    const sc = scores.subarray(i * k, (i + 1) * k);
+    const id = ids.subarray(i * k, (i + 1) * k);
+    let n = 0;
+    for (let e = begin; e < end; e++) {
+      const s = score(i, e);
+      if (s !== s || (n === k && !ahead(s, e, sc[k - 1]!, id[k - 1]!)) || excluded?.has(e)) continue;
+      let pos = n < k ? n : k - 1;
+      while (pos > 0 && ahead(s, e, sc[pos - 1]!, id[pos - 1]!)) {
+        sc[pos] = sc[pos - 1]!;
+        id[pos] = id[pos - 1]!;
+        pos--;
+      }
+      sc[pos] = s;
+      id[pos] = e;
+      if (n < k) n++;
+    }
+    sc.fill(NaN, n);
+    id.fill(-1, n);
+  }
 }

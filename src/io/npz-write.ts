@@ -10,7 +10,9 @@ import { quoted } from "../text/suggest";
 import { writeFileAtomic } from "./atomic";
 import { encodeNpy, type NpyArray } from "./npy";
 
-export function encodeNpz(arrays: Record<string, { data: NpyArray; shape?: number[] }>): Uint8Array {
+export function encodeNpz(
+  arrays: Record<string, { data: NpyArray | BigInt64Array | BigUint64Array; shape?: number[] }>,
+): Uint8Array {
   const parts: Uint8Array[] = [];
   const central: Uint8Array[] = [];
   let offset = 0;
@@ -61,7 +63,7 @@ export function encodeNpz(arrays: Record<string, { data: NpyArray; shape?: numbe
 /** encodeNpz to a file, atomically. */
 export function writeNpz(
   path: string,
-  arrays: Record<string, { data: NpyArray; shape?: number[] }>,
+  arrays: Record<string, { data: NpyArray | BigInt64Array | BigUint64Array; shape?: number[] }>,
   argument = "output",
 ): void {
   writeFileAtomic(path, encodeNpz(arrays), argument);

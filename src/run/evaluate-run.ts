@@ -472,7 +472,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
  * gave the model, `negatives` --negatives-ids, and the precision option its flag (errorLine maps the other argument
  * names: entityEmbeddings, interaction, ...).
  */
-function cliModelError(e: unknown, opts: EvaluateOptions): unknown {
+function cliModelError(e: unknown, opts: Pick<EvaluateOptions, "modelDir">): unknown {
   if (!(e instanceof KgrankInputError)) return e;
   const argument =
     e.argument === "model"
@@ -487,7 +487,7 @@ function cliModelError(e: unknown, opts: EvaluateOptions): unknown {
   return argument === e.argument && cli === text ? e : new KgrankInputError(argument, cli);
 }
 
-function withModelFlags<T>(opts: EvaluateOptions, load: () => T): T {
+export function withModelFlags<T>(opts: Pick<EvaluateOptions, "modelDir">, load: () => T): T {
   try {
     return load();
   } catch (e) {

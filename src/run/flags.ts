@@ -43,53 +43,36 @@ export function datasetOptions(cmd: Command, splitDefault = "test"): Command {
 
 /** The flags that define an evaluation (evaluate and submit share them). */
 export function evaluateFlags(cmd: Command): Command {
-  return cmd
-    .option(
-      "--scores-head <file>",
-      "head scores (.npy/.npz/.safetensors, float): rows in split order, columns in entity id order",
-    )
-    .option(
-      "--scores-tail <file>",
-      "tail scores, same layout; with --negatives-*: the true triples' scores, one per row",
-    )
-    .option(
-      "--triples <file>",
-      "the evaluated triples as ids (rows x 3 integer .npy) in the order of the score rows, e.g. PyKEEN's mapped_triples (default: the split's TSV order)",
-    )
-    .option("--negatives-head <file>", "sampled head negatives' scores (rows x K) for sampled ranking (OGB protocol)")
-    .option("--negatives-tail <file>", "sampled tail negatives' scores (rows x K)")
-    .option(
-      "--positive-scores <file>",
-      "dataset-free sampled ranking (OGB's y_pred_pos): one positive score per task, shape (n,); with --negative-scores",
-    )
-    .option(
-      "--negative-scores <file>",
-      "OGB's y_pred_neg: K negatives' scores per task, shape (n, K); no dataset or labels needed",
-    )
-    .option(
-      "--model-dir <dir>",
-      "rank from a trained model's embeddings: a directory with config.json (OGB KnowledgeGraphEmbedding or DGL-KE layout)",
-    )
-    .option(
-      "--interaction <name>",
-      "score from embeddings with this interaction: transe-l1, transe-l2, distmult, complex, rotate (OGB's), rotate-l2 (PyKEEN's RotatE), pairre",
-    )
-    .option("--entity-embeddings <file>", "entity embeddings (.npy/.npz/.safetensors, rows x dim, float32/float64)")
-    .option("--relation-embeddings <file>", "relation embeddings (rows x dim; RotatE phases: dim / 2; PairRE: 2 x dim)")
-    .option(
-      "--entity-ids <file>",
-      'the label of each entity embedding row ("label" or "id<TAB>label" per line), when rows are not in the dataset\'s id order',
-    )
-    .option("--relation-ids <file>", "the label of each relation embedding row")
-    .option(
-      "--negatives-ids <file>",
-      "OGB protocol from embeddings: rows x K entity ids (integer .npy), the candidates of each triple on every side",
-    )
-    .option(
-      "--complex-layout <layout>",
-      "how complex vectors are stored: halves (re | im) or interleaved (re, im, ...); required for complex / rotate / rotate-l2 without a config",
-    )
-    .option("--precision <p>", "accumulation when scoring from embeddings: float32 (default) or float64")
+  return modelFlags(
+    cmd
+      .option(
+        "--scores-head <file>",
+        "head scores (.npy/.npz/.safetensors, float): rows in split order, columns in entity id order",
+      )
+      .option(
+        "--scores-tail <file>",
+        "tail scores, same layout; with --negatives-*: the true triples' scores, one per row",
+      )
+      .option(
+        "--triples <file>",
+        "the evaluated triples as ids (rows x 3 integer .npy) in the order of the score rows, e.g. PyKEEN's mapped_triples (default: the split's TSV order)",
+      )
+      .option("--negatives-head <file>", "sampled head negatives' scores (rows x K) for sampled ranking (OGB protocol)")
+      .option("--negatives-tail <file>", "sampled tail negatives' scores (rows x K)")
+      .option(
+        "--positive-scores <file>",
+        "dataset-free sampled ranking (OGB's y_pred_pos): one positive score per task, shape (n,); with --negative-scores",
+      )
+      .option(
+        "--negative-scores <file>",
+        "OGB's y_pred_neg: K negatives' scores per task, shape (n, K); no dataset or labels needed",
+      ),
+    (c) =>
+      c.option(
+        "--negatives-ids <file>",
+        "OGB protocol from embeddings: rows x K entity ids (integer .npy), the candidates of each triple on every side",
+      ),
+  )
     .option(
       "--memory <size>",
       "leave the entity table on disk and read it in chunks, holding at most SIZE (e.g. 4GiB) for the table's chunks, the query rows and the filter index; a .npy or .safetensors table in the dataset's id order",
@@ -107,6 +90,39 @@ export function evaluateFlags(cmd: Command): Command {
     )
     .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0), 0)
     .addOption(quietOption());
+}
+
+/**
+ * The flags that give a model by its embeddings (evaluate, submit and predict share them); `between` adds a
+ * command's own flags after --relation-ids, where evaluate lists --negatives-ids.
+ */
+export function modelFlags(cmd: Command, between: (c: Command) => Command = (c) => c): Command {
+  return between(
+    cmd
+      .option(
+        "--model-dir <dir>",
+        "rank from a trained model's embeddings: a directory with config.json (OGB KnowledgeGraphEmbedding or DGL-KE layout)",
+      )
+      .option(
+        "--interaction <name>",
+        "score from embeddings with this interaction: transe-l1, transe-l2, distmult, complex, rotate (OGB's), rotate-l2 (PyKEEN's RotatE), pairre",
+      )
+      .option("--entity-embeddings <file>", "entity embeddings (.npy/.npz/.safetensors, rows x dim, float32/float64)")
+      .option(
+        "--relation-embeddings <file>",
+        "relation embeddings (rows x dim; RotatE phases: dim / 2; PairRE: 2 x dim)",
+      )
+      .option(
+        "--entity-ids <file>",
+        'the label of each entity embedding row ("label" or "id<TAB>label" per line), when rows are not in the dataset\'s id order',
+      )
+      .option("--relation-ids <file>", "the label of each relation embedding row"),
+  )
+    .option(
+      "--complex-layout <layout>",
+      "how complex vectors are stored: halves (re | im) or interleaved (re, im, ...); required for complex / rotate / rotate-l2 without a config",
+    )
+    .option("--precision <p>", "accumulation when scoring from embeddings: float32 (default) or float64");
 }
 
 /** The flags of one evaluate run beside those that define it: its shard, state, worker processes and ranks file. */

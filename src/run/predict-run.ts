@@ -1,0 +1,357 @@
+/**
+ * `kgrank predict`: top-k predictions of a model's embeddings (predictTopK) for a split's triples or for queries
+ * without an answer, written as an .npz (per side int64 ids and float scores, (n, k)) or in OGB-LSC WikiKG90Mv2's
+ * submission layout (t_pred_top10, int64, (n, 10)); `kgrank combine`: entity shards' files merged exactly
+ * (mergeTopK); and `kgrank grade`: WikiKG90Mv2's MRR of such a file (evaluateWikiKG90Mv2).
+ */
+import { accessSync, constants, statSync } from "node:fs";
+import * as path from "node:path";
+
+import { KgrankInputError } from "../checks/errors";
+import { readArray } from "../io/array-file";
+import { loadEmbeddingModel } from "../io/model-dir";
+import type { NpyData } from "../io/npy";
+import { readNpz } from "../io/npz";
+import { writeNpz } from "../io/npz-write";
+import type { Split } from "../io/datasets";
+import { mergeTopK, type TopKPredictions } from "../ranking/top-k";
+import { evaluateWikiKG90Mv2 } from "../ranking/wikikg90mv2";
+import type { ComplexLayout, InteractionName } from "../scoring/embedding-model";
+import { predictTopKAsync } from "../scoring/top-k";
+
+import { expectShape, readIdTriples } from "./arrays";
+import { datasetFromAsync, filterSplits } from "./datasets";
+import { withModelFlags } from "./evaluate-run";
+import { fmt, json } from "./format";
+import { emit, type Out } from "./out";
+import { Progress } from "./progress";
+
+export interface PredictOptions {
+  dataset?: string;
+  datasetDir?: string;
+  split: Split;
+  filter: string[];
+  modelDir?: string;
+  interaction?: string;
+  entityEmbeddings?: string;
+  relationEmbeddings?: string;
+  entityIds?: string;
+  relationIds?: string;
+  complexLayout?: string;
+  precision?: string;
+  topK?: number;
+  raw?: boolean;
+  sides?: string[];
+  triples?: string;
+  queries?: string;
+  entityRange?: [number, number];
+  format: "npz" | "wikikg90mv2";
+  output: string;
+  quiet?: boolean;
+}
+
+/** Refuses an --output whose folder does not exist or cannot be written, before any work. */
+function checkWritable(file: string): void {
+  const dir = path.dirname(path.resolve(file));
+  try {
+    if (!statSync(dir).isDirectory()) throw new Error("not a folder");
+    accessSync(dir, constants.W_OK);
+  } catch {
+    throw new KgrankInputError(
+      "--output",
+      `cannot write ${file}: its folder ${dir} does not exist or is not writable; create it or choose another path`,
+    );
+  }
+}
+
+/** `begin:end` of --entity-range, integers 0 <= begin < end (the table's bound is checked against the model). */
+export function entityRangeArg(v: string): [number, number] {
+  const m = /^(\d+):(\d+)$/.exec(v.trim());
+  if (!m || Number(m[1]) >= Number(m[2])) {
+    throw new KgrankInputError("--entity-range", `takes BEGIN:END with integers 0 <= BEGIN < END, got "${v}"`);
+  }
+  return [Number(m[1]), Number(m[2])];
+}
+
+function integerIds(a: NpyData, argument: string): ArrayLike<number> {
+  if (!/^[iu]/.test(a.dtype)) {
+    throw new KgrankInputError(argument, `dtype ${a.dtype} is not an integer type: save entity ids as int32 or int64`);
+  }
+  return a.data as ArrayLike<number>;
+}
+
+export async function predictRun(opts: PredictOptions, out: Out): Promise<void> {
+  const wiki = opts.format === "wikikg90mv2";
+  const k = opts.topK ?? (wiki ? 10 : undefined);
+  if (k === undefined) throw new KgrankInputError("--top-k", "is required: the number of candidates to list per query");
+  const sides = opts.sides ?? (wiki || opts.queries ? ["tail"] : ["head", "tail"]);
+  for (const s of sides) {
+    if (s !== "head" && s !== "tail")
+      throw new KgrankInputError("--sides", `takes head, tail or head,tail, got "${sides.join(",")}"`);
+  }
+  if (wiki && (k !== 10 || sides.join() !== "tail")) {
+    throw new KgrankInputError(
+      wiki && k !== 10 ? "--top-k" : "--sides",
+      "--format wikikg90mv2 writes t_pred_top10: 10 tails per query; leave --top-k and --sides out (or give 10 and tail)",
+    );
+  }
+  if (opts.queries && sides.length > 1) {
+    throw new KgrankInputError("--sides", "with --queries give one side: each query row has one anchor (default tail)");
+  }
+  if (opts.queries && opts.triples) {
+    throw new KgrankInputError("--queries", "and --triples do not mix: give triples (answer known) or queries (none)");
+  }
+  if (!opts.dataset && !opts.datasetDir) {
+    throw new KgrankInputError(
+      "--dataset",
+      "is required: a model's embeddings belong to the dataset it was trained on; give --dataset NAME or --dataset-dir DIR",
+    );
+  }
+  if (!opts.modelDir && !opts.interaction && !opts.entityEmbeddings) {
+    throw new KgrankInputError(
+      "--model-dir",
+      "or --interaction with --entity-embeddings and --relation-embeddings is required: the model to predict with",
+    );
+  }
+  checkWritable(opts.output);
+  const ds = await datasetFromAsync(opts);
+  const model = withModelFlags(opts, () =>
+    loadEmbeddingModel({
+      modelDir: opts.modelDir,
+      interaction: opts.interaction as InteractionName | undefined,
+      entityEmbeddings: opts.entityEmbeddings,
+      relationEmbeddings: opts.relationEmbeddings,
+      entityIds: opts.entityIds,
+      relationIds: opts.relationIds,
+      complexLayout: opts.complexLayout as ComplexLayout | undefined,
+      precision: opts.precision as "float32" | "float64" | undefined,
+      entityLabels: ds.entityLabels,
+      relationLabels: ds.relationLabels,
+    }),
+  );
+  let rows: { triples: Int32Array } | { queries: ArrayLike<number> };
+  if (opts.queries) {
+    const q = readArray(opts.queries, "--queries");
+    expectShape(q, [-1, 2], "--queries", "one (anchor, relation) id pair per row, e.g. WikiKG90Mv2's test hr");
+    rows = { queries: integerIds(q, "--queries") }; // range-checked as stored, before any int32 conversion
+  } else {
+    rows = { triples: opts.triples ? readIdTriples(opts.triples, "--triples", ds) : ds.splits[opts.split] };
+  }
+  const splits = opts.raw ? [] : filterSplits(opts.filter, opts.split);
+  const filter =
+    splits.length === 0
+      ? undefined
+      : [...splits.map((s) => ds.splits[s]), ...("triples" in rows && opts.triples ? [rows.triples] : [])];
+  if (opts.entityRange && opts.entityRange[1] > model.numEntities) {
+    throw new KgrankInputError(
+      "--entity-range",
+      `${opts.entityRange.join(":")} ends past the model's ${model.numEntities} entities: give BEGIN:END with END <= ${model.numEntities}`,
+    );
+  }
+  let result: TopKPredictions;
+  let progress: Progress | null = null;
+  let seen = 0;
+  try {
+    result = await predictTopKAsync(model, {
+      ...rows,
+      k,
+      side: sides.length === 2 ? "both" : (sides[0] as "head" | "tail"),
+      ...(filter ? { filter } : {}),
+      ...(opts.entityRange ? { entityRange: opts.entityRange } : {}),
+      onProgress: ({ done, total }) => {
+        progress ??= new Progress(`top-${k} of ${ds.name} from embeddings`, total, {
+          quiet: opts.quiet,
+          report: out.progress,
+        });
+        progress.tick(done - seen);
+        seen = done;
+      },
+    });
+  } catch (e) {
+    if (e instanceof KgrankInputError && e.argument === "k")
+      throw new KgrankInputError("--top-k", e.message.slice(e.argument.length + 2));
+    if (e instanceof KgrankInputError && e.argument === "queries")
+      throw new KgrankInputError("--queries", e.message.slice(e.argument.length + 2));
+    throw e;
+  } finally {
+    (progress as Progress | null)?.stop();
+  }
+  writePredictions(opts.output, result, wiki ? "wikikg90mv2" : "npz", model.precision === "float32");
+  if (!opts.quiet) {
+    out.stderr(
+      `kgrank: wrote ${opts.output}: top ${k} of ${result.rows} ${"queries" in rows ? "queries" : "triples"} (${sides.join(", ")}), ` +
+        `entities [${result.entityRange.join(", ")}), ${result.filtered ? `filtered by ${splits.join("+")}` : "raw"}\n`,
+    );
+  }
+}
+
+/**
+ * Predictions to an .npz: per side `<side>_ids` (int64, (n, k)) and `<side>_scores` (float32 when `float32`, else
+ * float64), with `entity_range` (int64, [begin, end]) and `filtered` (uint8, 0 or 1) so that entity shards' files can
+ * be combined; or WikiKG90Mv2's `t_pred_top10` (int64, (n, 10), tails) alone.
+ */
+function writePredictions(file: string, p: TopKPredictions, format: "npz" | "wikikg90mv2", float32: boolean): void {
+  const { rows: n, k } = p;
+  const int64 = (ids: Int32Array) => BigInt64Array.from(ids, (v) => BigInt(v));
+  const arrays: Record<string, { data: BigInt64Array | Float32Array | Float64Array | Uint8Array; shape: number[] }> =
+    {};
+  if (format === "wikikg90mv2") {
+    if (k !== 10 || !p.tail) {
+      throw new KgrankInputError(
+        "--format",
+        `wikikg90mv2 needs 10 tails per query; these predictions hold ${k} per query${p.tail ? "" : " and no tail side"}`,
+      );
+    }
+    arrays.t_pred_top10 = { data: int64(p.tail.ids), shape: [n, 10] };
+  } else {
+    for (const s of ["head", "tail"] as const) {
+      const list = p[s];
+      if (!list) continue;
+      arrays[`${s}_ids`] = { data: int64(list.ids), shape: [n, k] };
+      arrays[`${s}_scores`] = { data: float32 ? Float32Array.from(list.scores) : list.scores, shape: [n, k] };
+    }
+    arrays.entity_range = { data: BigInt64Array.from(p.entityRange, (v) => BigInt(v)), shape: [2] };
+    arrays.filtered = { data: Uint8Array.of(p.filtered ? 1 : 0), shape: [1] };
+  }
+  writeNpz(file, arrays, "--output");
+}
+
+export interface CombineOptions {
+  format: "npz" | "wikikg90mv2";
+  output: string;
+  quiet?: boolean;
+}
+
+/** One file of `kgrank predict --format npz` read back as the predictions it holds. */
+function readPredictionFile(file: string): { p: TopKPredictions; float32: boolean } {
+  const z = readNpz(file, file);
+  const range = z.entity_range;
+  const filtered = z.filtered;
+  if (!range || range.shape.join() !== "2" || !filtered) {
+    throw new KgrankInputError(
+      file,
+      "holds no entity_range / filtered arrays: combine the files kgrank predict --format npz wrote (with --entity-range)",
+    );
+  }
+  let float32 = true;
+  let rows = -1;
+  let k = -1;
+  const p: Partial<TopKPredictions> = {
+    entityRange: [Number(range.data[0]), Number(range.data[1])],
+    filtered: filtered.data[0] === 1,
+  };
+  for (const side of ["head", "tail"] as const) {
+    const ids = z[`${side}_ids`];
+    const scores = z[`${side}_scores`];
+    if (!ids !== !scores) throw new KgrankInputError(file, `holds ${side}_ids or ${side}_scores without the other`);
+    if (!ids || !scores) continue;
+    if (ids.shape.length !== 2 || scores.shape.join() !== ids.shape.join() || !/^i/.test(ids.dtype)) {
+      throw new KgrankInputError(
+        file,
+        `${side}_ids / ${side}_scores must be int64 and float arrays of one shape (n, k)`,
+      );
+    }
+    if (rows >= 0 && (ids.shape[0] !== rows || ids.shape[1] !== k)) {
+      throw new KgrankInputError(file, "its sides hold different shapes");
+    }
+    [rows, k] = ids.shape as [number, number];
+    float32 = float32 && scores.dtype === "f4";
+    p[side] = { ids: Int32Array.from(ids.data as ArrayLike<number>), scores: Float64Array.from(scores.data) };
+  }
+  if (rows < 0) throw new KgrankInputError(file, "holds no head_ids / tail_ids: it is not a kgrank predict file");
+  return { p: { ...p, rows, k } as TopKPredictions, float32 };
+}
+
+/** `kgrank combine`: the predictions of entity shards (kgrank predict --entity-range) merged exactly (mergeTopK). */
+export function combineRun(files: string[], opts: CombineOptions, out: Out): void {
+  checkWritable(opts.output);
+  const parts = files.map(readPredictionFile);
+  let merged: TopKPredictions;
+  try {
+    merged = mergeTopK(parts.map((x) => x.p));
+  } catch (e) {
+    if (e instanceof KgrankInputError && e.argument.startsWith("parts")) {
+      const m = /^parts\[(\d+)\]$/.exec(e.argument);
+      throw new KgrankInputError(m ? files[Number(m[1])]! : "<files>", e.message.slice(e.argument.length + 2));
+    }
+    throw e;
+  }
+  writePredictions(
+    opts.output,
+    merged,
+    opts.format,
+    parts.every((x) => x.float32),
+  );
+  if (!opts.quiet) {
+    out.stderr(
+      `kgrank: wrote ${opts.output}: top ${merged.k} of ${merged.rows} queries over entities [${merged.entityRange.join(", ")}) from ${files.length} files\n`,
+    );
+  }
+}
+
+export interface GradeOptions {
+  truth?: string;
+  dataset?: string;
+  datasetDir?: string;
+  split: Split;
+  triples?: string;
+  format: "table" | "json";
+  output?: string;
+  quiet?: boolean;
+}
+
+/** The t_pred_top10 array of a file: that member of an .npz (or its only array), or an .npy. */
+function readPredictions(file: string): NpyData {
+  if (path.extname(file).toLowerCase() === ".npz") {
+    const all = readNpz(file, file);
+    const a = all.t_pred_top10 ?? (Object.keys(all).length === 1 ? Object.values(all)[0]! : undefined);
+    if (!a) {
+      throw new KgrankInputError(
+        file,
+        `holds no t_pred_top10 array (it has ${Object.keys(all).join(", ")}): write it with kgrank predict --format wikikg90mv2`,
+      );
+    }
+    return a;
+  }
+  return readArray(file, file);
+}
+
+export async function gradeRun(file: string, opts: GradeOptions, out: Out): Promise<void> {
+  const pred = readPredictions(file);
+  if (!/^[iu]/.test(pred.dtype)) {
+    throw new KgrankInputError(file, `t_pred_top10 has dtype ${pred.dtype}: save entity ids as int64 (or int32)`);
+  }
+  let t: ArrayLike<number>;
+  let argument: string;
+  if (opts.truth) {
+    argument = "--truth";
+    const a = readArray(opts.truth, "--truth");
+    if (a.shape.length !== 1) {
+      throw new KgrankInputError(
+        "--truth",
+        `has shape (${a.shape.join(", ")}): give one true tail id per row, shape (n,)`,
+      );
+    }
+    t = integerIds(a, "--truth");
+  } else {
+    if (!opts.dataset && !opts.datasetDir) {
+      throw new KgrankInputError("--truth", "or --dataset is required: the true tails of the predicted rows");
+    }
+    const ds = await datasetFromAsync(opts);
+    const triples = opts.triples ? readIdTriples(opts.triples, "--triples", ds) : ds.splits[opts.split];
+    argument = opts.triples ? "--triples" : "--split";
+    t = Int32Array.from({ length: triples.length / 3 }, (_, i) => triples[3 * i + 2]!);
+  }
+  expectShape(
+    pred,
+    [t.length, 10],
+    file,
+    `t_pred_top10 must hold 10 tail ids per row of ${argument} (${t.length} rows)`,
+  );
+  const r = evaluateWikiKG90Mv2({ tPredTop10: pred.data as ArrayLike<number>, t });
+  const text =
+    opts.format === "json"
+      ? json({ mrr: r.mrr, rows: t.length, duplicateRows: r.duplicateRows })
+      : `WikiKG90Mv2 MRR of ${file}: ${fmt(r.mrr, 6)} (${t.length} rows${r.duplicateRows > 0 ? `; ${r.duplicateRows} row(s) list an entity twice, so the MRR is 0 as OGB's evaluator sets it` : ""})\n`;
+  emit(out, text, opts.output, opts.quiet);
+}

@@ -1,0 +1,178 @@
+/**
+ * `kgrank predict` and `kgrank grade` as a user runs them (in-process through `main(argv, out)`, on this project's
+ * backend) on the bundled Nations with a small model written to .npy: the .npz holds per side int64 ids and float32
+ * scores (n, k) equal to the library's predictTopK; --format wikikg90mv2 writes t_pred_top10 (int64, (n, 10)), and
+ * grade prints the WikiKG90Mv2 MRR of it; bad flags are one-line errors naming the flag.
+ */
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+
+import { EmbeddingModel, encodeNpy, evaluateWikiKG90Mv2, loadDataset, predictTopK, readNpz } from "../src/index";
+import { encodeNpz } from "../src/io/npz-write";
+import { backendLabel } from "./helpers/backend";
+import { expectUserError, kgrank } from "./helpers/cli";
+import { randomValues } from "./helpers/embedding-reference";
+import { tempDir } from "./helpers/temp";
+
+const dir = tempDir("predict-cli");
+const ds = loadDataset("nations");
+const n = ds.numEntities;
+const nr = ds.numRelations;
+const ent = randomValues(n * 8, 61, 0.5);
+const rel = randomValues(nr * 8, 62, 0.5);
+writeFileSync(path.join(dir, "entity.npy"), encodeNpy(ent, [n, 8]));
+writeFileSync(path.join(dir, "relation.npy"), encodeNpy(rel, [nr, 8]));
+const model = new EmbeddingModel({
+  interaction: "distmult",
+  entityEmbeddings: { data: ent, shape: [n, 8] },
+  relationEmbeddings: { data: rel, shape: [nr, 8] },
+});
+const modelFlags = [
+  "--dataset",
+  "nations",
+  "--interaction",
+  "distmult",
+  "--entity-embeddings",
+  "entity.npy",
+  "--relation-embeddings",
+  "relation.npy",
+];
+const filter = [ds.splits.train, ds.splits.valid, ds.splits.test];
+const rows = ds.splits.test.length / 3;
+
+describe(`kgrank predict (${backendLabel})`, () => {
+  const bad = async (args: string[], re: RegExp) =>
+    expectUserError(await kgrank(["predict", ...modelFlags, ...args], dir), re);
+  it("writes per side int64 ids and float32 scores (n, k): the library's filtered lists", async () => {
+    const r = await kgrank(["predict", ...modelFlags, "--top-k", "5", "-o", "p.npz"], dir);
+    expect(r.status, r.stderr).toBe(0);
+    const z = readNpz(path.join(dir, "p.npz"));
+    const lib = predictTopK(model, { triples: ds.splits.test, k: 5, filter });
+    for (const side of ["head", "tail"] as const) {
+      expect(z[`${side}_ids`]!.dtype).toBe("i8");
+      expect(z[`${side}_ids`]!.shape).toEqual([rows, 5]);
+      expect(Array.from(z[`${side}_ids`]!.data)).toEqual(Array.from(lib[side]!.ids));
+      expect(z[`${side}_scores`]!.dtype).toBe("f4");
+      expect(Array.from(z[`${side}_scores`]!.data)).toEqual(Array.from(lib[side]!.scores));
+    }
+    const raw = await kgrank(
+      ["predict", ...modelFlags, "--top-k", "3", "--raw", "--sides", "tail", "-o", "r.npz"],
+      dir,
+    );
+    expect(raw.status, raw.stderr).toBe(0);
+    const zr = readNpz(path.join(dir, "r.npz"));
+    expect(Object.keys(zr).sort()).toEqual(["entity_range", "filtered", "tail_ids", "tail_scores"]);
+    expect(Array.from(zr.entity_range!.data)).toEqual([0, n]);
+    expect(Array.from(zr.filtered!.data)).toEqual([0]);
+    const libRaw = predictTopK(model, { triples: ds.splits.test, k: 3, side: "tail" });
+    expect(Array.from(zr.tail_ids!.data)).toEqual(Array.from(libRaw.tail!.ids));
+  });
+
+  it("--queries and --entity-range: prediction over a range, every known answer removed", async () => {
+    const q = Int32Array.of(0, 1, 5, 2, 13, 7);
+    writeFileSync(path.join(dir, "hr.npy"), encodeNpy(q, [3, 2]));
+    const r = await kgrank(
+      ["predict", ...modelFlags, "--queries", "hr.npy", "--entity-range", "2:12", "--top-k", "4", "-o", "q.npz"],
+      dir,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const z = readNpz(path.join(dir, "q.npz"));
+    const lib = predictTopK(model, { queries: q, k: 4, filter, entityRange: [2, 12] });
+    expect(Array.from(z.tail_ids!.data)).toEqual(Array.from(lib.tail!.ids));
+    expect(Array.from(z.tail_scores!.data)).toEqual(Array.from(lib.tail!.scores));
+  });
+
+  it("--format wikikg90mv2 writes t_pred_top10 (int64, (n, 10)); grade prints its WikiKG90Mv2 MRR", async () => {
+    const r = await kgrank(["predict", ...modelFlags, "--format", "wikikg90mv2", "-o", "w.npz"], dir);
+    expect(r.status, r.stderr).toBe(0);
+    const z = readNpz(path.join(dir, "w.npz"));
+    expect(Object.keys(z)).toEqual(["t_pred_top10"]);
+    expect(z.t_pred_top10!.dtype).toBe("i8");
+    expect(z.t_pred_top10!.shape).toEqual([rows, 10]);
+    const lib = predictTopK(model, { triples: ds.splits.test, k: 10, side: "tail", filter });
+    expect(Array.from(z.t_pred_top10!.data)).toEqual(Array.from(lib.tail!.ids));
+    const t = Int32Array.from({ length: rows }, (_, i) => ds.splits.test[3 * i + 2]!);
+    const want = evaluateWikiKG90Mv2({ tPredTop10: lib.tail!.ids, t }).mrr;
+    expect(want).toBeGreaterThan(0);
+    const g = await kgrank(["grade", "w.npz", "--dataset", "nations", "--format", "json"], dir);
+    expect(g.status, g.stderr).toBe(0);
+    expect(JSON.parse(g.stdout)).toEqual({ mrr: want, rows, duplicateRows: 0 });
+    writeFileSync(path.join(dir, "t.npy"), encodeNpy(t, [rows]));
+    const g2 = await kgrank(["grade", "w.npz", "--truth", "t.npy"], dir);
+    expect(g2.stdout).toContain(`WikiKG90Mv2 MRR of w.npz: ${want.toFixed(6)} (${rows} rows)`);
+  });
+
+  it("combine: the files of entity ranges merge into the whole range's, bit for bit (npz and wikikg90mv2)", async () => {
+    const run = async (args: string[]) => {
+      const r = await kgrank(args, dir);
+      expect(r.status, r.stderr).toBe(0);
+    };
+    await run(["predict", ...modelFlags, "--top-k", "5", "-o", "whole.npz"]);
+    await run(["predict", ...modelFlags, "--top-k", "5", "--entity-range", "6:14", "-o", "c.npz"]);
+    await run(["predict", ...modelFlags, "--top-k", "5", "--entity-range", "0:6", "-o", "d.npz"]);
+    await run(["combine", "c.npz", "d.npz", "-o", "cd.npz"]);
+    const whole = readNpz(path.join(dir, "whole.npz"));
+    const cd = readNpz(path.join(dir, "cd.npz"));
+    expect(Object.keys(cd).sort()).toEqual(Object.keys(whole).sort());
+    for (const key of Object.keys(whole)) expect(Array.from(cd[key]!.data), key).toEqual(Array.from(whole[key]!.data));
+    expectUserError(
+      await kgrank(["combine", "c.npz", "d.npz", "--format", "wikikg90mv2", "-o", "x.npz"], dir),
+      /--format: wikikg90mv2 needs 10 tails per query; these predictions hold 5/,
+    );
+    await run(["predict", ...modelFlags, "--top-k", "10", "--sides", "tail", "-o", "ten.npz"]);
+    await run(["combine", "ten.npz", "--format", "wikikg90mv2", "-o", "ten-wiki.npz"]);
+    expect(Array.from(readNpz(path.join(dir, "ten-wiki.npz")).t_pred_top10!.data)).toEqual(
+      Array.from(readNpz(path.join(dir, "ten.npz")).tail_ids!.data),
+    );
+    await run(["predict", ...modelFlags, "--top-k", "5", "--entity-range", "2:14", "-o", "e.npz"]);
+    expectUserError(
+      await kgrank(["combine", "d.npz", "e.npz", "-o", "x.npz"], dir),
+      /entity ranges \[0, 6\) and \[2, 14\) overlap/,
+    );
+    await run(["predict", ...modelFlags, "--format", "wikikg90mv2", "-o", "w2.npz"]);
+    expectUserError(await kgrank(["combine", "d.npz", "w2.npz", "-o", "x.npz"], dir), /w2.npz: holds no entity_range/);
+  });
+
+  it("refuses bad flags in one line naming the flag and the fix", async () => {
+    await bad(["--top-k", "0", "-o", "x.npz"], /--top-k/);
+    await bad(["--top-k", "2.5", "-o", "x.npz"], /--top-k/);
+    await bad(["--top-k", "15", "-o", "x.npz"], /--top-k: 15 is larger than the 14 candidate entities.*k <= 14/);
+    await bad(["--top-k", "3", "-o", "x.npz"].slice(0, 2), /--output/);
+    await bad(
+      ["--top-k", "3", "-o", "no-such-dir/x.npz"],
+      /--output: cannot write .*does not exist or is not writable/,
+    );
+    await bad(["--top-k", "3", "--entity-range", "5:99", "-o", "x.npz"], /--entity-range: .*END <= 14/);
+    await bad(["--top-k", "3", "--entity-range", "5:5", "-o", "x.npz"], /--entity-range: takes BEGIN:END/);
+    await bad(["--top-k", "3", "--format", "wikikg90mv2", "-o", "x.npz"], /--top-k: .*10 tails per query/);
+    await bad(["--top-k", "3", "--sides", "left", "-o", "x.npz"], /--sides/);
+    expectUserError(
+      await kgrank(["predict", "--dataset", "nations", "--top-k", "3", "-o", "x.npz"], dir),
+      /--model-dir: or --interaction with --entity-embeddings and --relation-embeddings is required/,
+    );
+    // An int64 id past 2^32 is refused as stored, not wrapped into a valid int32 id.
+    writeFileSync(path.join(dir, "big.npy"), encodeNpy(BigInt64Array.of(2n ** 32n + 1n, 0n), [1, 2]));
+    await bad(["--top-k", "3", "--queries", "big.npy", "-o", "x.npz"], /--queries: row 0: anchor 4294967297/);
+    mkdirSync(path.join(dir, "ro"), { recursive: true });
+    chmodSync(path.join(dir, "ro"), 0o500);
+    if (process.getuid?.() !== 0) await bad(["--top-k", "3", "-o", "ro/x.npz"], /--output: cannot write/);
+    chmodSync(path.join(dir, "ro"), 0o700);
+  });
+
+  it("grade refuses a t_pred_top10 of the wrong shape or dtype, naming the file", async () => {
+    writeFileSync(
+      path.join(dir, "shape.npz"),
+      encodeNpz({ t_pred_top10: { data: new BigInt64Array(rows * 9), shape: [rows, 9] } }),
+    );
+    expectUserError(
+      await kgrank(["grade", "shape.npz", "--dataset", "nations"], dir),
+      /shape.npz: shape \(201, 9\) does not match \(201, 10\)/,
+    );
+    writeFileSync(
+      path.join(dir, "dtype.npz"),
+      encodeNpz({ t_pred_top10: { data: new Float32Array(rows * 10), shape: [rows, 10] } }),
+    );
+    expectUserError(await kgrank(["grade", "dtype.npz", "--dataset", "nations"], dir), /dtype.npz: .*dtype f4.*int64/);
+  });
+});
