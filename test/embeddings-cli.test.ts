@@ -560,6 +560,34 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       await run(["evaluate", ...args, ...more, "--entity-shard", "3/3", "--save-state", "x.state"]),
       /^kgrank: --entity-shard: I must be in \[0, 2\]/,
     );
+    // A task shard without rows (more shards than triples) saves its empty state, as without --entity-shard.
+    const empty = await run([
+      "evaluate",
+      ...args,
+      ...more,
+      "--shard",
+      "0/400",
+      "--entity-shard",
+      "1/2",
+      "--save-state",
+      "e.state",
+    ]);
+    expect(empty.status, empty.stderr).toBe(0);
+    writeFileSync(path.join(dir, "neg2.npy"), encodeNpy(new Int32Array(201 * 2), [201, 2]));
+    expectUserError(
+      await run([
+        "evaluate",
+        ...args,
+        ...more,
+        "--entity-shard",
+        "0/2",
+        "--save-state",
+        "x.state",
+        "--negatives-ids",
+        "neg2.npy",
+      ]),
+      /^kgrank: --entity-shard: does not apply to --negatives-ids/,
+    );
   });
 
   it("--negatives-ids: the OGB protocol from embeddings", async () => {

@@ -16,6 +16,7 @@ import {
   openEntityTable,
   RankEvaluator,
 } from "../src/index";
+import { decodeState, encodeState } from "../src/evaluation/state";
 import { backendLabel } from "./helpers/backend";
 import { randomValues } from "./helpers/embedding-reference";
 import { tempDir } from "./helpers/temp";
@@ -112,6 +113,50 @@ describe(`entity shards [${backendLabel}]`, () => {
       grid.push(...(await shardStates(model(false), true, 3, TEST.subarray(3 * lo!, 3 * hi!))));
     }
     expect(bytes(RankEvaluator.merge(grid))).toEqual(bytes(RankEvaluator.merge([whole.serialize()])));
+  });
+
+  it("task shards whose rows were all skipped merge as empty shards, keeping their skipped counts", async () => {
+    // Each task shard's states carry its number (equal states are refused as a state given twice).
+    const run = async (rows: Int32Array, index: number, count: number, shard: number) => {
+      const e = new RankEvaluator({
+        numEntities: N,
+        numRelations: R,
+        restrictRelations: [0, 1],
+        entityShard: { index, count },
+      });
+      await e.addModel({ model: model(false), triples: rows });
+      return e.serialize({ meta: { shard } });
+    };
+    const none = Int32Array.from([5, 3, 6, 7, 4, 8]); // relations 3 and 4: skipped by the restriction
+    const some = Int32Array.from([5, 0, 6, 7, 1, 8, 9, 3, 10]);
+    const states: Uint8Array[] = [];
+    for (const [shard, rows] of [none, some, none].entries()) {
+      for (let i = 0; i < 2; i++) states.push(await run(rows, i, 2, shard));
+    }
+    const whole = new RankEvaluator({ numEntities: N, numRelations: R, restrictRelations: [0, 1] });
+    for (const rows of [none, some, none]) await whole.addModel({ model: model(false), triples: rows });
+    // The merged header is the first state's (with its meta): compare the tasks, the skipped rows and the results.
+    const merged = decodeState(RankEvaluator.merge(states).serialize());
+    const want = decodeState(RankEvaluator.merge([whole.serialize()]).serialize());
+    expect(merged.sides).toEqual(want.sides);
+    expect(merged.header.skipped).toEqual(want.header.skipped);
+    expect(merged.header.skipped.tail).toBe(5); // 2 + 2 rows of the empty task shards, 1 of the other: once each
+    expect(RankEvaluator.merge(states).finalize().toJSON()).toEqual(whole.finalize().toJSON());
+  });
+
+  it("a crafted partial state whose counts cannot be a rank is refused at the merge", async () => {
+    const states = await shardStates(model(false), true, 2);
+    const { header, sides } = decodeState(states[1]!);
+    for (const t of [0, 1]) {
+      // Move the true answer's own "equal" count of task t away: the shards' counts then miss the answer.
+      const c = sides.tail;
+      if (c.realistic[t]! >= 1) c.realistic[t] = 0;
+    }
+    const d0 = decodeState(states[0]!);
+    for (const t of [0, 1]) if (d0.sides.tail.realistic[t]! >= 1) d0.sides.tail.realistic[t] = 0;
+    expect(() => RankEvaluator.merge([encodeState(d0.header, d0.sides), encodeState(header, sides)])).toThrow(
+      /states\[0\]: tail task \d+: its entity shards' counts do not add up to a rank/,
+    );
   });
 
   it("refuses what does not add up, naming the state; nothing is merged", async () => {

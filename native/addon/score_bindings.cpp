@@ -306,6 +306,10 @@ Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
   const size_t n = info.Length();
   if (n < 18) throw_range(env, "topKEmbeddings takes rankEmbeddings' arguments, then topK, ids and scores");
   const ScoreJob job = score_job(info);
+  // Top-k ranks the table it is given, by entity ids into it: no slice, no rows given apart (the anchors index it).
+  if (job.anchor_rows != nullptr || job.anchor_scale != nullptr || job.entity_offset != 0 || !job.ids->true_scores.empty()) {
+    throw_range(env, "topKEmbeddings takes no anchorRows, anchorScale, trueScores or entityOffset");
+  }
   const std::vector<double> meta = copy_ids<double>(info, n - 3, "topK", napi_float64_array);
   if (meta.size() != 3) throw_range(env, "topK must hold 3 numbers: k, begin, end");
   for (double v : meta) {

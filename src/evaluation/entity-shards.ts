@@ -108,7 +108,30 @@ export function combineEntityShards(decoded: DecodedState[]): DecodedState[] {
     }
     g.members.push({ d, i });
   });
-  return order.map((g) => ("members" in g ? sumGroup(g.members) : g));
+  return order.flatMap((g) => ("members" in g ? (emptyGroups(g.members) ?? [sumGroup(g.members)]) : [g]));
+}
+
+/**
+ * Task shards without tasks (every row skipped, or more shards than rows) have equal (empty) keys: their entity
+ * shards land in one group. Such a group is c states of each entity shard index, c task shards: each becomes one
+ * empty state keeping its rows skipped. Null for a group with tasks.
+ */
+function emptyGroups(members: { d: DecodedState; i: number }[]): DecodedState[] | null {
+  const first = members[0]!.d;
+  if (first.sides.head.relation.length + first.sides.tail.relation.length > 0) return null;
+  const count = first.header.entityShard!.count;
+  const perIndex = new Map<number, { d: DecodedState; i: number }[]>();
+  for (const m of members) {
+    const k = m.d.header.entityShard!.index;
+    perIndex.set(k, [...(perIndex.get(k) ?? []), m]);
+  }
+  const copies = perIndex.get(0)?.length ?? 0;
+  const even = perIndex.size === count && [...perIndex.values()].every((l) => l.length === copies);
+  if (!even || members.some((m) => m.d.header.entityShard!.count !== count)) return null; // sumGroup says what is wrong
+  return perIndex.get(0)!.map(({ d }) => {
+    const { entityShard: _shard, ...header } = d.header;
+    return { header, sides: d.sides };
+  });
 }
 
 function sumGroup(members: { d: DecodedState; i: number }[]): DecodedState {
@@ -170,10 +193,12 @@ function sumGroup(members: { d: DecodedState; i: number }[]): DecodedState {
         removed[t] = removed[t]! + c.numCandidates[t]!;
       }
     }
+    const equalCounts = equal.slice(); // ranksFromCounts turns `equal` into the pessimistic ranks
     const ranks = ranksFromCounts({ greater, equal, nan }, n, true);
     for (let t = 0; t < rows; t++) {
       ranks.numCandidates[t] = ranks.numCandidates[t]! - removed[t]!;
-      if (!(ranks.realistic[t]! <= ranks.numCandidates[t]! && equal[t]! >= 1)) {
+      // The true answer lies in exactly one shard, where it scores equal to itself.
+      if (!(equalCounts[t]! >= 1 && ranks.pessimistic[t]! <= ranks.numCandidates[t]!)) {
         throw new KgrankInputError(
           `states[${first.i}]`,
           `${side} task ${t}: its entity shards' counts do not add up to a rank (the true answer was not counted ` +

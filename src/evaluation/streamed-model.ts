@@ -183,13 +183,16 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
   const streams = works.filter((w) => w.stream && w.rows > 0);
   if (streams.length === 0) return;
   const needsTable = streams.some((w) => !w.stream!.negatives);
-  const smallest = Math.min(...streams.map((w) => rowBytes(w.stream!, 0))) + (needsTable ? chunkRowBytes : 0);
-  if (free < smallest || blockLimit < Math.min(...streams.map((w) => rowBytes(w.stream!, 0)))) {
+  // Every row must fit a block (a key with many known answers is the largest) beside one table row.
+  let largest = 0;
+  for (const w of streams) for (let i = 0; i < w.rows; i++) largest = Math.max(largest, rowBytes(w.stream!, i));
+  const smallest = largest + (needsTable ? chunkRowBytes : 0);
+  if (free < smallest || blockLimit < largest) {
     throw new KgrankInputError(
       "memoryBudget",
       `${formatBytes(opts.budget)} cannot hold one query block beside the filter index (${formatBytes(opts.fixedBytes)}): ` +
-        `a query row needs about ${formatBytes(perRow)} and each table chunk row ${formatBytes(chunkRowBytes)}; give at ` +
-        `least ${formatBytes(opts.fixedBytes + 2 * smallest)} (more makes fewer, larger reads)`,
+        `a query row needs up to ${formatBytes(largest)} (with its known answers) and each table chunk row ` +
+        `${formatBytes(chunkRowBytes)}; give at least ${formatBytes(opts.fixedBytes + 2 * smallest)} (more makes fewer, larger reads)`,
     );
   }
   // Query blocks: consecutive rows of the sides in order, each within blockLimit bytes.
@@ -313,41 +316,46 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
       return p;
     };
     let pending: Promise<void> | null = read(0);
-    for (let c = 0; c < chunks; c++) {
-      await pending;
-      opts.call?.check();
-      pending = c + 1 < chunks ? read(c + 1) : null;
-      const a = first + c * chunkRows;
-      const rows = Math.min(last, a + chunkRows) - a;
-      const data = view ? view(a, a + rows) : bufs![c % 2]!.subarray(0, rows * d);
-      const chunk = { data, rows, offset: a, scale: model.rowScales(data, rows) };
-      before = 0;
-      for (const p of prepared) {
-        const r = p.s.rows;
-        const input = model.sliceJob(
-          p.s.work.side as "head" | "tail",
-          chunk,
-          r.anchor.subarray(p.s.r0, p.s.r1),
-          r.relation.subarray(p.s.r0, p.s.r1),
-          r.truth.subarray(p.s.r0, p.s.r1),
-          {
-            anchorRows: p.anchorRows,
-            anchorScale: p.anchorScale,
-            trueScores: p.trueScores,
-            excludeOffsets: p.excludeOffsets,
-            excludeIds: p.excludeIds,
-          },
-        );
-        const control = opts.call ? partControl(opts.call, at(c + 1, before), 1 / passes) : undefined;
-        await k.rankEmbeddingsAsync(input, p.part, opts.threads, control);
-        if (p.part[5 * p.n] !== 0) {
-          await pending?.catch(() => {});
-          fail(p.s.work, p.part[5 * p.n]!, p.s.r0 + p.part[5 * p.n + 1]!);
-          return;
+    try {
+      for (let c = 0; c < chunks; c++) {
+        await pending;
+        opts.call?.check();
+        pending = c + 1 < chunks ? read(c + 1) : null;
+        const a = first + c * chunkRows;
+        const rows = Math.min(last, a + chunkRows) - a;
+        const data = view ? view(a, a + rows) : bufs![c % 2]!.subarray(0, rows * d);
+        const chunk = { data, rows, offset: a, scale: model.rowScales(data, rows) };
+        before = 0;
+        for (const p of prepared) {
+          const r = p.s.rows;
+          const input = model.sliceJob(
+            p.s.work.side as "head" | "tail",
+            chunk,
+            r.anchor.subarray(p.s.r0, p.s.r1),
+            r.relation.subarray(p.s.r0, p.s.r1),
+            r.truth.subarray(p.s.r0, p.s.r1),
+            {
+              anchorRows: p.anchorRows,
+              anchorScale: p.anchorScale,
+              trueScores: p.trueScores,
+              excludeOffsets: p.excludeOffsets,
+              excludeIds: p.excludeIds,
+            },
+          );
+          const control = opts.call ? partControl(opts.call, at(c + 1, before), 1 / passes) : undefined;
+          await k.rankEmbeddingsAsync(input, p.part, opts.threads, control);
+          if (p.part[5 * p.n] !== 0) {
+            await pending?.catch(() => {});
+            fail(p.s.work, p.part[5 * p.n]!, p.s.r0 + p.part[5 * p.n + 1]!);
+            return;
+          }
+          for (let i = 0; i < 4 * p.n; i++) p.acc[i] = p.acc[i]! + p.part[i]!;
+          before += p.n;
         }
-        for (let i = 0; i < 4 * p.n; i++) p.acc[i] = p.acc[i]! + p.part[i]!;
-        before += p.n;
       }
+    } finally {
+      // A read still running (the call failed or was stopped meanwhile) ends before the call settles.
+      await pending?.catch(() => {});
     }
     for (const p of prepared) {
       const w = p.s.work;

@@ -111,6 +111,12 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
       "needs --save-state FILE: a shard's tasks are only meaningful merged (kgrank merge FILE...)",
     );
   }
+  if (opts.entityShard && opts.negativesIds) {
+    throw new KgrankInputError(
+      "--entity-shard",
+      "does not apply to --negatives-ids (the OGB protocol ranks the given candidates, not the entity table): drop one",
+    );
+  }
   if (opts.entityShard && !opts.saveState) {
     throw new KgrankInputError(
       "--entity-shard",
@@ -415,7 +421,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
     `${opts.entityShard ? ` entity shard ${opts.entityShard.index}/${opts.entityShard.count}` : ""} from embeddings`;
   const progress = new Progress(label, (hi - lo) * 2, { quiet: opts.quiet, report: run.out.progress });
   try {
-    if (opts.memory !== undefined || opts.entityShard) {
+    if ((opts.memory !== undefined || opts.entityShard) && hi > lo) {
       // One call for every row and both sides: the table is read once per query block that --memory allows.
       let ticked = 0;
       await evaluator

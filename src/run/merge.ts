@@ -41,6 +41,7 @@ function runMeta(file: string, bytes: Uint8Array): RunMeta {
     m &&
     Number.isInteger(m.shards) &&
     m.shards! >= 1 &&
+    m.shards! <= 100_000 &&
     Number.isInteger(m.shard) &&
     m.shard! >= 0 &&
     m.shard! < m.shards! &&
@@ -48,6 +49,8 @@ function runMeta(file: string, bytes: Uint8Array): RunMeta {
       (typeof e === "object" &&
         e !== null &&
         Number.isInteger(e.count) &&
+        e.count >= 1 &&
+        e.count <= 100_000 &&
         Number.isInteger(e.index) &&
         e.index >= 0 &&
         e.index < e.count));
