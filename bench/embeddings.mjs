@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { writeResult } from "./lib.mjs";
+import { seededFloats as rnd, writeResult } from "./lib.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -42,16 +42,6 @@ function probe() {
     best = Math.max(best, madds / (Number(process.hrtime.bigint() - t0) / 1e9));
   }
   return best;
-}
-
-function rnd(n, seed) {
-  const a = new Float32Array(n);
-  let x = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    a[i] = x / 2 ** 32 - 0.5;
-  }
-  return a;
 }
 
 /** Times one full (unfiltered) ranking of `rows` tail queries against `n` entities; returns seconds. */

@@ -155,3 +155,25 @@ export function numpyVersion() {
   const r = spawnSync("python3", ["-c", "import numpy; print(numpy.__version__)"], { encoding: "utf8" });
   return r.status === 0 ? r.stdout.trim() : null;
 }
+
+/** n seeded float32 values in [-0.5, 0.5) (an LCG): the benches' random embeddings. */
+export function seededFloats(n, seed) {
+  const a = new Float32Array(n);
+  let x = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    a[i] = x / 2 ** 32 - 0.5;
+  }
+  return a;
+}
+
+/** The header (magic, version 1, dict, padding to 64 bytes) of a C-order .npy file of `descr` (e.g. "<f4") and `shape`. */
+export function npyHeader(descr, shape) {
+  let text = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(", ")}${shape.length === 1 ? "," : ""}), }`;
+  while ((10 + text.length + 1) % 64 !== 0) text += " ";
+  text += "\n";
+  const header = new Uint8Array(10 + text.length);
+  header.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, text.length & 0xff, text.length >> 8]);
+  header.set(new TextEncoder().encode(text), 10);
+  return header;
+}

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { writeResult } from "./lib.mjs";
+import { npyHeader, seededFloats as rnd, writeResult } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
@@ -26,16 +26,6 @@ const R = 100;
 const budget = flag("--budget-mib", 1024) * 2 ** 20;
 const dir = join(tmpdir(), "kgrank-bench-streamed");
 const table = join(dir, `entity-${E}x${D}.npy`);
-
-function rnd(n, seed) {
-  const a = new Float32Array(n);
-  let x = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    a[i] = x / 2 ** 32 - 0.5;
-  }
-  return a;
-}
 
 function queries() {
   const t = new Int32Array(3 * Q);
@@ -98,12 +88,7 @@ function ddSeconds() {
 function writeTable() {
   if (existsSync(table) && statSync(table).size > E * D * 4) return;
   mkdirSync(dir, { recursive: true });
-  let text = `{'descr': '<f4', 'fortran_order': False, 'shape': (${E}, ${D}), }`;
-  while ((10 + text.length + 1) % 64 !== 0) text += " ";
-  text += "\n";
-  const header = new Uint8Array(10 + text.length);
-  header.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, text.length & 0xff, text.length >> 8]);
-  header.set(new TextEncoder().encode(text), 10);
+  const header = npyHeader("<f4", [E, D]);
   const fd = openSync(table, "w");
   writeSync(fd, header);
   const rows = 1 << 16;

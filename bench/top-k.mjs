@@ -5,7 +5,7 @@
 // Writes bench/results/top-k.json.
 import { createRequire } from "node:module";
 
-import { writeResult } from "./lib.mjs";
+import { seededFloats as rnd, writeResult } from "./lib.mjs";
 
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
@@ -19,16 +19,6 @@ const pairs = flagValue("--pairs", quick ? 3 : 5);
 const require = createRequire(import.meta.url);
 const { kernels } = require("../dist/cjs/backend/backend.js");
 const { EmbeddingModel, predictTopK } = require("../dist/cjs/index.js");
-
-function rnd(len, seed) {
-  const a = new Float32Array(len);
-  let x = seed >>> 0;
-  for (let i = 0; i < len; i++) {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    a[i] = x / 2 ** 32 - 0.5;
-  }
-  return a;
-}
 
 const nr = 50;
 const model = new EmbeddingModel({

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { writeResult } from "./lib.mjs";
+import { npyHeader, writeResult } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
@@ -37,12 +37,7 @@ function lcg(seed) {
 function writeTable() {
   if (existsSync(table) && statSync(table).size === 128 + E * D * 2) return;
   mkdirSync(dir, { recursive: true });
-  let text = `{'descr': '<f2', 'fortran_order': False, 'shape': (${E}, ${D}), }`;
-  while ((10 + text.length + 1) % 64 !== 0) text += " ";
-  text += "\n";
-  const header = new Uint8Array(10 + text.length);
-  header.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, text.length & 0xff, text.length >> 8]);
-  header.set(new TextEncoder().encode(text), 10);
+  const header = npyHeader("<f2", [E, D]);
   const fd = openSync(table, "w");
   writeSync(fd, header);
   const next = lcg(1);

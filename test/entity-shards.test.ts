@@ -19,26 +19,14 @@ import {
 import { decodeState, encodeState } from "../src/evaluation/state";
 import { backendLabel } from "./helpers/backend";
 import { randomValues } from "./helpers/embedding-reference";
+import { seededTriples } from "./helpers/seeded-triples";
 import { tempDir } from "./helpers/temp";
 
 const N = 301;
 const R = 7;
 const D = 8;
 
-function triples(count: number, seed: number): Int32Array {
-  let s = seed >>> 0;
-  const rnd = () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-  const out = new Int32Array(3 * count);
-  for (let i = 0; i < count; i++) {
-    out[3 * i] = Math.floor(N * rnd() ** 2);
-    out[3 * i + 1] = Math.floor(R * rnd());
-    out[3 * i + 2] = Math.floor(N * rnd());
-  }
-  return out;
-}
+const triples = (count: number, seed: number) => seededTriples(count, seed, N, R, 2);
 
 const TRAIN = triples(1500, 1);
 const TEST = triples(90, 2);

@@ -23,6 +23,7 @@ import { kernels } from "../src/backend/backend";
 import { safetensorsFile } from "./helpers/archives";
 import { backendLabel } from "./helpers/backend";
 import { randomValues } from "./helpers/embedding-reference";
+import { seededTriples } from "./helpers/seeded-triples";
 import { tempDir } from "./helpers/temp";
 
 type Name = "transe-l1" | "transe-l2" | "distmult" | "complex" | "rotate" | "rotate-l2" | "pairre";
@@ -42,20 +43,7 @@ const R = 9;
 const DIM = 8;
 
 /** Seeded triples: a Zipf-like head popularity so the filter has heavy keys. */
-function triples(count: number, seed: number): Int32Array {
-  let s = seed >>> 0;
-  const rnd = () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-  const out = new Int32Array(3 * count);
-  for (let i = 0; i < count; i++) {
-    out[3 * i] = Math.floor(N * rnd() ** 3);
-    out[3 * i + 1] = Math.floor(R * rnd());
-    out[3 * i + 2] = Math.floor(N * rnd());
-  }
-  return out;
-}
+const triples = (count: number, seed: number) => seededTriples(count, seed, N, R, 3);
 
 const TRAIN = triples(3000, 1);
 const TEST = triples(150, 2);

@@ -101,6 +101,25 @@ inline Napi::Value JobProgress(const Napi::CallbackInfo& info) {
 // about 4 ms of dense counting at 16 GB/s. Rows are independent in every job, so slicing never changes a result.
 constexpr size_t kSliceBytes = size_t{64} << 20;
 
+// The Job interface below for a job over `rows` rows of `cols` scores (float32 or float64, `type`) with a
+// run_range(r0, r1, control): slices of about kSliceBytes of scores. The count and filtered-count jobs derive from it.
+template <class Job>
+struct ScoreRowSlices {
+  void run() const { self().run_range(0, self().rows, nullptr); }
+  size_t total_rows() const { return self().rows; }
+  size_t slice_rows() const {
+    const size_t row_bytes = self().cols * (self().type == napi_float32_array ? sizeof(float) : sizeof(double));
+    return std::max<size_t>(1, kSliceBytes / std::max<size_t>(1, row_bytes));
+  }
+  bool run_rows(size_t r0, size_t r1) const {
+    self().run_range(r0, r1, nullptr);
+    return true;
+  }
+
+ private:
+  const Job& self() const { return static_cast<const Job&>(*this); }
+};
+
 // A Job: total_rows() rows, worked through as run_rows(r0, r1) over consecutive ranges of slice_rows() rows (at least 1);
 // run_rows returns false to stop early (the job wrote why into its output, e.g. a status slot), true to go on. It
 // may throw std::bad_alloc and other std::exceptions.

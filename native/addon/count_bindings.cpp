@@ -15,7 +15,7 @@ namespace {
 // Everything a counting job needs, gathered and checked on the JavaScript thread. The true indices are the job's own
 // copy, checked after copying: the caller's array may change the moment it is read (a SharedArrayBuffer written by
 // another thread, or any array once an async call has returned), and the kernel indexes the rows with them.
-struct CountJob {
+struct CountJob : ScoreRowSlices<CountJob> {
   napi_typedarray_type type;
   const void* scores;
   // Thresholds: read from here, or, when true_index is set, gathered from the rows and written here.
@@ -50,19 +50,6 @@ struct CountJob {
       kgrank::count_rows(static_cast<const double*>(scores) + r0 * cols, n, cols,
                          static_cast<const double*>(thresholds) + r0, greater + r0, equal + r0, nan + r0, options);
     }
-  }
-
-  void run() const { run_range(0, rows, nullptr); }
-
-  // The async runner's interface (async.h): slices of about kSliceBytes of scores.
-  size_t total_rows() const { return rows; }
-  size_t slice_rows() const {
-    const size_t row_bytes = cols * (type == napi_float32_array ? sizeof(float) : sizeof(double));
-    return std::max<size_t>(1, kSliceBytes / std::max<size_t>(1, row_bytes));
-  }
-  bool run_rows(size_t r0, size_t r1) const {
-    run_range(r0, r1, nullptr);
-    return true;
   }
 };
 

@@ -20,7 +20,7 @@ using kgrank::FilterIndex;
 // checked after copying (the caller's arrays may change under a running job; the kernel indexes with the ids).
 // Whole rows (cols = numEntities, thresholds gathered into `thresholds`) or, with `range`, the column slice
 // [column_start, column_start + cols) of every row (thresholds given in `thresholds`).
-struct FilteredJob {
+struct FilteredJob : ScoreRowSlices<FilteredJob> {
   napi_typedarray_type type;
   const void* scores;
   size_t rows, cols;
@@ -60,19 +60,6 @@ struct FilteredJob {
       kgrank::count_rows_filtered(static_cast<const double*>(scores) + r0 * cols, n, cols, anchor, relation, truth,
                                   *index, static_cast<double*>(thresholds) + r0, o[0], o[1], o[2], o[3], options);
     }
-  }
-
-  void run() const { run_range(0, rows, nullptr); }
-
-  // The async runner's interface (async.h): slices of about kSliceBytes of scores.
-  size_t total_rows() const { return rows; }
-  size_t slice_rows() const {
-    const size_t row_bytes = cols * (type == napi_float32_array ? sizeof(float) : sizeof(double));
-    return std::max<size_t>(1, kSliceBytes / std::max<size_t>(1, row_bytes));
-  }
-  bool run_rows(size_t r0, size_t r1) const {
-    run_range(r0, r1, nullptr);
-    return true;
   }
 };
 

@@ -190,8 +190,11 @@ export class CallControl implements KernelControl {
     }
   }
 
-  /** The KernelControl of a kernel call whose rows are this call's rows [offset, offset + its rows). */
-  part(offset: number): KernelControl {
+  /**
+   * The KernelControl of a kernel call whose rows are this call's rows [offset, offset + its rows); with `scale`, each
+   * of its rows counts as that fraction of a row of this call (a call whose rows are done after several passes).
+   */
+  part(offset: number, scale = 1): KernelControl {
     const self = this;
     return {
       get stopped() {
@@ -204,7 +207,7 @@ export class CallControl implements KernelControl {
         return self.wantsProgress;
       },
       onStop: (fn) => self.onStop(fn),
-      progress: (done) => self.progress(offset + done),
+      progress: (done) => self.progress(offset + done * scale),
     };
   }
 

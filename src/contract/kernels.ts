@@ -334,6 +334,28 @@ export interface TopKRange {
   end: number;
 }
 
+/**
+ * Rows [r0, r1) of an embedding kernel input as an input of their own (the filter's exclusion offsets rebased, the
+ * per-row arrays cut): the fallback's row slices and the facade's pieces of a top-k call.
+ */
+export function embeddingRows(input: EmbeddingRankInput, r0: number, r1: number): EmbeddingRankInput {
+  const off = input.excludeOffsets;
+  const K = input.negativesPerRow;
+  const base = off ? off[r0]! : 0;
+  return {
+    ...input,
+    anchor: input.anchor.subarray(r0, r1),
+    relationIds: input.relationIds.subarray(r0, r1),
+    truth: input.truth.subarray(r0, r1),
+    anchorRows: input.anchorRows ? input.anchorRows.subarray(r0 * input.entityWidth, r1 * input.entityWidth) : null,
+    anchorScale: input.anchorScale ? input.anchorScale.subarray(r0, r1) : null,
+    trueScores: input.trueScores ? input.trueScores.subarray(r0, r1) : null,
+    negatives: input.negatives ? input.negatives.subarray(r0 * K, r1 * K) : null,
+    excludeOffsets: off ? Uint32Array.from(off.subarray(r0, r1 + 1), (x) => x - base) : null,
+    excludeIds: off ? input.excludeIds!.subarray(base, off[r1]!) : null,
+  };
+}
+
 export interface Kernels extends MetricKernels {
   readonly backend: BackendName;
   /** SIMD level the kernels run at ("none" for the fallback). */

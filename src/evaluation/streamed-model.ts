@@ -15,7 +15,7 @@
 import { kernels } from "../backend/backend";
 import type { CallControl } from "../backend/call-control";
 import { KgrankInputError } from "../checks/errors";
-import type { FloatArray, KernelControl } from "../contract/kernels";
+import type { FloatArray } from "../contract/kernels";
 import type { EmbeddingModel, EntityRowSource } from "../scoring/embedding-model";
 import type { ModelSideWork, StreamRows } from "./model-batch";
 
@@ -110,23 +110,6 @@ async function gather(source: EntityRowSource, ids: Int32Array, into: FloatArray
     }
     i = j + 1;
   }
-}
-
-/** A kernel call's control: its rows done count as call rows at + done x scale (a row is done after every pass). */
-function partControl(call: CallControl, at: number, scale: number): KernelControl {
-  return {
-    get stopped() {
-      return call.stopped;
-    },
-    get stopReason() {
-      return call.stopReason;
-    },
-    get wantsProgress() {
-      return call.wantsProgress;
-    },
-    onStop: (fn) => call.onStop(fn),
-    progress: (done) => call.progress(at + done * scale),
-  };
 }
 
 /** Rows [r0, r1) of a side's exclusion lists, offsets rebased to 0. */
@@ -273,7 +256,7 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
           anchorScale,
         },
       );
-      const control = opts.call ? partControl(opts.call, at(0, before), 1 / passes) : undefined;
+      const control = opts.call?.part(at(0, before), 1 / passes);
       await k.rankEmbeddingsAsync(input, out, opts.threads, control);
       before += n;
       const status = out[5 * n]!;
@@ -342,7 +325,7 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
               excludeIds: p.excludeIds,
             },
           );
-          const control = opts.call ? partControl(opts.call, at(c + 1, before), 1 / passes) : undefined;
+          const control = opts.call?.part(at(c + 1, before), 1 / passes);
           await k.rankEmbeddingsAsync(input, p.part, opts.threads, control);
           if (p.part[5 * p.n] !== 0) {
             await pending?.catch(() => {});

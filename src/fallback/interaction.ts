@@ -9,7 +9,13 @@
  * Candidates are streamed in chunks of 512 entities, each scored against every query of the batch and counted at
  * once: nothing of size batch x entities exists.
  */
-import type { EmbeddingRankInput, FloatArray, KernelControl, TopKRange } from "../contract/kernels";
+import {
+  embeddingRows as rowsOf,
+  type EmbeddingRankInput,
+  type FloatArray,
+  type KernelControl,
+  type TopKRange,
+} from "../contract/kernels";
 import { inSlices } from "./slices";
 
 const fround = Math.fround;
@@ -316,25 +322,6 @@ export function rankEmbeddings(input: EmbeddingRankInput, out: Float64Array): vo
       removed[i] = kept;
     }
   }
-}
-
-/** Rows [r0, r1) of a input as a input of their own (the filter's exclusion offsets rebased). */
-function rowsOf(input: EmbeddingRankInput, r0: number, r1: number): EmbeddingRankInput {
-  const off = input.excludeOffsets;
-  const K = input.negativesPerRow;
-  const base = off ? off[r0]! : 0;
-  return {
-    ...input,
-    anchor: input.anchor.subarray(r0, r1),
-    relationIds: input.relationIds.subarray(r0, r1),
-    truth: input.truth.subarray(r0, r1),
-    anchorRows: input.anchorRows ? input.anchorRows.subarray(r0 * input.entityWidth, r1 * input.entityWidth) : null,
-    anchorScale: input.anchorScale ? input.anchorScale.subarray(r0, r1) : null,
-    trueScores: input.trueScores ? input.trueScores.subarray(r0, r1) : null,
-    negatives: input.negatives ? input.negatives.subarray(r0 * K, r1 * K) : null,
-    excludeOffsets: off ? Uint32Array.from(off.subarray(r0, r1 + 1), (x) => x - base) : null,
-    excludeIds: off ? input.excludeIds!.subarray(base, off[r1]!) : null,
-  };
 }
 
 /**

@@ -13,10 +13,15 @@ import { quoted } from "../text/suggest";
 import { RankEvaluator } from "../evaluation/evaluator";
 import { writeFileAtomic } from "../io/atomic";
 import { type Dataset, type Split } from "../io/datasets";
-import { loadEmbeddingModel } from "../io/model-dir";
+import { loadEmbeddingModel, type LoadEmbeddingModelOptions } from "../io/model-dir";
 import { turn } from "../contract/event-loop";
 import { FrequencyBaseline } from "../scoring/baseline";
-import { type ComplexLayout, INTERACTIONS, type InteractionName } from "../scoring/embedding-model";
+import {
+  type ComplexLayout,
+  type EmbeddingModel,
+  INTERACTIONS,
+  type InteractionName,
+} from "../scoring/embedding-model";
 
 import { readArray } from "../io/array-file";
 import { expectShape, floatScores, readIdTriples } from "./arrays";
@@ -361,22 +366,10 @@ function runFilter(run: RunContext, raw: boolean): { splits: Split[]; triples?: 
 async function evaluateModel(run: RunContext): Promise<void> {
   const { opts, ds, evaluated, rows, lo, hi, shard } = run;
   const n = ds.numEntities;
-  const model = withModelFlags(opts, () =>
-    loadEmbeddingModel({
-      modelDir: opts.modelDir,
-      interaction: opts.interaction as InteractionName | undefined,
-      entityEmbeddings: opts.entityEmbeddings,
-      relationEmbeddings: opts.relationEmbeddings,
-      entityIds: opts.entityIds,
-      relationIds: opts.relationIds,
-      complexLayout: opts.complexLayout as ComplexLayout | undefined,
-      precision: opts.precision as "float32" | "float64" | undefined,
-      entityLabels: ds.entityLabels,
-      relationLabels: ds.relationLabels,
-      ...(opts.mayRead ? { mayRead: opts.mayRead } : {}),
-      ...(opts.memory !== undefined ? { streamEntities: true } : {}),
-    }),
-  );
+  const model = loadModelFlags(opts, ds, {
+    ...(opts.mayRead ? { mayRead: opts.mayRead } : {}),
+    ...(opts.memory !== undefined ? { streamEntities: true } : {}),
+  });
   let negatives: Int32Array | null = null;
   let k = 0;
   if (opts.negativesIds) {
@@ -493,7 +486,40 @@ function cliModelError(e: unknown, opts: Pick<EvaluateOptions, "modelDir">): unk
   return argument === e.argument && cli === text ? e : new KgrankInputError(argument, cli);
 }
 
-export function withModelFlags<T>(opts: Pick<EvaluateOptions, "modelDir">, load: () => T): T {
+/** The model the model flags (modelFlags in ./flags.ts) name, for the dataset's labels; errors name the flags. */
+export function loadModelFlags(
+  opts: Pick<
+    EvaluateOptions,
+    | "modelDir"
+    | "interaction"
+    | "entityEmbeddings"
+    | "relationEmbeddings"
+    | "entityIds"
+    | "relationIds"
+    | "complexLayout"
+    | "precision"
+  >,
+  ds: { entityLabels: readonly string[]; relationLabels: readonly string[] },
+  extra: Partial<Pick<LoadEmbeddingModelOptions, "mayRead" | "streamEntities">> = {},
+): EmbeddingModel {
+  return withModelFlags(opts, () =>
+    loadEmbeddingModel({
+      modelDir: opts.modelDir,
+      interaction: opts.interaction as InteractionName | undefined,
+      entityEmbeddings: opts.entityEmbeddings,
+      relationEmbeddings: opts.relationEmbeddings,
+      entityIds: opts.entityIds,
+      relationIds: opts.relationIds,
+      complexLayout: opts.complexLayout as ComplexLayout | undefined,
+      precision: opts.precision as "float32" | "float64" | undefined,
+      entityLabels: ds.entityLabels,
+      relationLabels: ds.relationLabels,
+      ...extra,
+    }),
+  );
+}
+
+function withModelFlags<T>(opts: Pick<EvaluateOptions, "modelDir">, load: () => T): T {
   try {
     return load();
   } catch (e) {

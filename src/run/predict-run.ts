@@ -9,19 +9,17 @@ import * as path from "node:path";
 
 import { KgrankInputError } from "../checks/errors";
 import { readArray } from "../io/array-file";
-import { loadEmbeddingModel } from "../io/model-dir";
 import type { NpyData } from "../io/npy";
 import { readNpz } from "../io/npz";
 import { writeNpz } from "../io/npz-write";
 import type { Split } from "../io/datasets";
 import { mergeTopK, type TopKPredictions } from "../ranking/top-k";
 import { evaluateWikiKG90Mv2 } from "../ranking/wikikg90mv2";
-import type { ComplexLayout, InteractionName } from "../scoring/embedding-model";
 import { predictTopKAsync } from "../scoring/top-k";
 
 import { expectShape, readIdTriples } from "./arrays";
 import { datasetFromAsync, filterSplits } from "./datasets";
-import { withModelFlags } from "./evaluate-run";
+import { loadModelFlags } from "./evaluate-run";
 import { fmt, json } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";
@@ -115,20 +113,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   }
   checkWritable(opts.output);
   const ds = await datasetFromAsync(opts);
-  const model = withModelFlags(opts, () =>
-    loadEmbeddingModel({
-      modelDir: opts.modelDir,
-      interaction: opts.interaction as InteractionName | undefined,
-      entityEmbeddings: opts.entityEmbeddings,
-      relationEmbeddings: opts.relationEmbeddings,
-      entityIds: opts.entityIds,
-      relationIds: opts.relationIds,
-      complexLayout: opts.complexLayout as ComplexLayout | undefined,
-      precision: opts.precision as "float32" | "float64" | undefined,
-      entityLabels: ds.entityLabels,
-      relationLabels: ds.relationLabels,
-    }),
-  );
+  const model = loadModelFlags(opts, ds);
   let rows: { triples: Int32Array } | { queries: ArrayLike<number> };
   if (opts.queries) {
     const q = readArray(opts.queries, "--queries");

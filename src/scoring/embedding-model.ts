@@ -323,28 +323,8 @@ export class EmbeddingModel {
       );
     }
     this.#checkArrays();
-    return {
-      interaction: CODES[this.interaction],
-      layout: this.complexLayout === "interleaved" ? 1 : 0,
-      entityEmbeddings: this.#entity,
-      relationEmbeddings: this.#relation,
-      entityScale: this.#scale,
-      numEntities: this.numEntities,
-      entityWidth: this.entityWidth,
-      numRelations: this.numRelations,
-      relationWidth: this.relationWidth,
-      phaseScale: this.phaseScale,
-      headSide: side === "head",
-      anchor,
-      relationIds: relation,
-      truth,
-      candidates: null,
-      negatives: null,
-      negativesPerRow: 0,
-      excludeOffsets: null,
-      excludeIds: null,
-      ...extra,
-    };
+    const table = { data: this.#entity, rows: this.numEntities, offset: 0, scale: this.#scale };
+    return this.sliceJob(side, table, anchor, relation, truth, extra);
   }
 
   /**
@@ -361,7 +341,14 @@ export class EmbeddingModel {
     extra: Partial<
       Pick<
         EmbeddingRankInput,
-        "negatives" | "negativesPerRow" | "excludeOffsets" | "excludeIds" | "anchorRows" | "anchorScale" | "trueScores"
+        | "candidates"
+        | "negatives"
+        | "negativesPerRow"
+        | "excludeOffsets"
+        | "excludeIds"
+        | "anchorRows"
+        | "anchorScale"
+        | "trueScores"
       >
     > = {},
   ): EmbeddingRankInput {

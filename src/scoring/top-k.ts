@@ -6,7 +6,7 @@
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
 import { describe, integer, isArrayLike, optionKeys, threadCount, tripleArray } from "../checks/validate";
-import type { EmbeddingRankInput, FilterIndexHandle } from "../contract/kernels";
+import { embeddingRows as rowsOf, type EmbeddingRankInput, type FilterIndexHandle } from "../contract/kernels";
 import { mergeInto, type TopKList, type TopKPredictions } from "../ranking/top-k";
 import { type AsyncOptions, callOptions, withCallControl } from "../backend/call-control";
 import { turn } from "../contract/event-loop";
@@ -238,20 +238,6 @@ function prepare(model: EmbeddingModel, opts: unknown, isAsync: boolean) {
 
 /** Queries per piece of predictTopKAsync: the native kernel's rows per task. */
 const PIECE_ROWS = 1024;
-
-/** Rows [r0, r1) of a kernel input as an input of their own (the exclusion offsets rebased). */
-function rowsOf(input: EmbeddingRankInput, r0: number, r1: number): EmbeddingRankInput {
-  const off = input.excludeOffsets;
-  const base = off ? off[r0]! : 0;
-  return {
-    ...input,
-    anchor: input.anchor.subarray(r0, r1),
-    relationIds: input.relationIds.subarray(r0, r1),
-    truth: input.truth.subarray(r0, r1),
-    excludeOffsets: off ? Uint32Array.from(off.subarray(r0, r1 + 1), (x) => x - base) : null,
-    excludeIds: off ? input.excludeIds!.subarray(base, off[r1]!) : null,
-  };
-}
 
 /**
  * predictTopK in pieces (up to 1,024 queries x 1,048,576 entities per thread: a few seconds at d = 64) between
