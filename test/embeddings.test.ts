@@ -22,29 +22,18 @@ import { encodeNpz } from "../src/io/npz-write";
 import { deflated, safetensorsFile, stored, zip } from "./helpers/archives";
 import { backendLabel } from "./helpers/backend";
 import { loadBundled, loadShared, type MappedDataset, sharedDataset } from "./helpers/datasets";
-import { type Name, randomValues, refMagnitude, type RefModel, refScore } from "./helpers/embedding-reference";
+import {
+  EMBEDDING_CASES,
+  type EmbeddingCase,
+  randomValues,
+  refMagnitude,
+  type RefModel,
+  refScore,
+} from "./helpers/embedding-reference";
 import { tempDir } from "./helpers/temp";
 
-interface Case {
-  name: Name;
-  layout?: "halves" | "interleaved";
-  phases?: boolean;
-}
-
-const CASES: Case[] = [
-  { name: "transe-l1" },
-  { name: "transe-l2" },
-  { name: "distmult" },
-  { name: "complex", layout: "halves" },
-  { name: "complex", layout: "interleaved" },
-  { name: "rotate", layout: "halves", phases: true },
-  { name: "rotate", layout: "interleaved", phases: false },
-  { name: "rotate", layout: "interleaved", phases: true },
-  { name: "pairre" },
-  // PyKEEN's RotatE (rotate_interaction, the L2 norm over complex dimensions): its complex tensors are interleaved.
-  { name: "rotate-l2", layout: "interleaved", phases: false },
-  { name: "rotate-l2", layout: "halves", phases: true },
-];
+type Case = EmbeddingCase;
+const CASES = EMBEDDING_CASES;
 
 function label(c: Case): string {
   return `${c.name}${c.layout ? `/${c.layout}` : ""}${c.phases === undefined ? "" : c.phases ? "/phases" : "/complex-rel"}`;

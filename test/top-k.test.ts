@@ -18,24 +18,10 @@ import {
   type TopKPredictions,
 } from "../src/index";
 import { backendLabel } from "./helpers/backend";
-import { type Name, randomValues } from "./helpers/embedding-reference";
+import { EMBEDDING_CASES, type EmbeddingCase, randomValues } from "./helpers/embedding-reference";
 
-interface Case {
-  name: Name;
-  layout?: "halves" | "interleaved";
-  phases?: boolean;
-}
-
-const CASES: Case[] = [
-  { name: "transe-l1" },
-  { name: "transe-l2" },
-  { name: "distmult" },
-  { name: "complex", layout: "interleaved" },
-  { name: "rotate", layout: "halves", phases: true },
-  { name: "rotate", layout: "interleaved", phases: false },
-  { name: "pairre" },
-  { name: "rotate-l2", layout: "halves", phases: true },
-];
+type Case = EmbeddingCase;
+const CASES = EMBEDDING_CASES;
 
 const label = (c: Case) => `${c.name}${c.layout ? `/${c.layout}` : ""}${c.phases ? "/phases" : ""}`;
 

@@ -36,7 +36,19 @@ import { evaluateWithWorkers } from "./workers";
 
 // ---- evaluate ----------------------------------------------------------------------------------------------------
 
-export interface EvaluateOptions {
+/** The model flags (modelFlags in ./flags.ts) as parsed: evaluate's and predict's. */
+export interface ModelFlagOptions {
+  modelDir?: string;
+  interaction?: string;
+  entityEmbeddings?: string;
+  relationEmbeddings?: string;
+  entityIds?: string;
+  relationIds?: string;
+  complexLayout?: string;
+  precision?: string;
+}
+
+export interface EvaluateOptions extends ModelFlagOptions {
   dataset?: string;
   datasetDir?: string;
   split: Split;
@@ -62,15 +74,7 @@ export interface EvaluateOptions {
   ranksOut?: string;
   /** The command line as given (main() fills it): `--workers` hands it to its child processes. */
   argv?: string[];
-  modelDir?: string;
-  interaction?: string;
-  entityEmbeddings?: string;
-  relationEmbeddings?: string;
-  entityIds?: string;
-  relationIds?: string;
   negativesIds?: string;
-  complexLayout?: string;
-  precision?: string;
   /** --memory: bytes; the entity table is then read from disk in chunks. */
   memory?: number;
   /** Dataset-free sampled ranking (OGB's y_pred_pos, shape (n,), and y_pred_neg, (n, K)). */
@@ -488,17 +492,7 @@ function cliModelError(e: unknown, opts: Pick<EvaluateOptions, "modelDir">): unk
 
 /** The model the model flags (modelFlags in ./flags.ts) name, for the dataset's labels; errors name the flags. */
 export function loadModelFlags(
-  opts: Pick<
-    EvaluateOptions,
-    | "modelDir"
-    | "interaction"
-    | "entityEmbeddings"
-    | "relationEmbeddings"
-    | "entityIds"
-    | "relationIds"
-    | "complexLayout"
-    | "precision"
-  >,
+  opts: ModelFlagOptions,
   ds: { entityLabels: readonly string[]; relationLabels: readonly string[] },
   extra: Partial<Pick<LoadEmbeddingModelOptions, "mayRead" | "streamEntities">> = {},
 ): EmbeddingModel {

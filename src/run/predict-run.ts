@@ -19,24 +19,16 @@ import { predictTopKAsync } from "../scoring/top-k";
 
 import { expectShape, readIdTriples } from "./arrays";
 import { datasetFromAsync, filterSplits } from "./datasets";
-import { loadModelFlags } from "./evaluate-run";
+import { loadModelFlags, type ModelFlagOptions } from "./evaluate-run";
 import { fmt, json } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";
 
-export interface PredictOptions {
+export interface PredictOptions extends ModelFlagOptions {
   dataset?: string;
   datasetDir?: string;
   split: Split;
   filter: string[];
-  modelDir?: string;
-  interaction?: string;
-  entityEmbeddings?: string;
-  relationEmbeddings?: string;
-  entityIds?: string;
-  relationIds?: string;
-  complexLayout?: string;
-  precision?: string;
   topK?: number;
   raw?: boolean;
   sides?: string[];

@@ -204,3 +204,26 @@ export function refMagnitude(m: RefModel, h: number, r: number, t: number): numb
     }
   }
 }
+
+/** An interaction with its storage options, as the embedding tests run it. */
+export interface EmbeddingCase {
+  name: Name;
+  layout?: "halves" | "interleaved";
+  phases?: boolean;
+}
+
+/** Every interaction and each complex layout and relation form it takes. */
+export const EMBEDDING_CASES: EmbeddingCase[] = [
+  { name: "transe-l1" },
+  { name: "transe-l2" },
+  { name: "distmult" },
+  { name: "complex", layout: "halves" },
+  { name: "complex", layout: "interleaved" },
+  { name: "rotate", layout: "halves", phases: true },
+  { name: "rotate", layout: "interleaved", phases: false },
+  { name: "rotate", layout: "interleaved", phases: true },
+  { name: "pairre" },
+  // PyKEEN's RotatE (rotate_interaction, the L2 norm over complex dimensions): its complex tensors are interleaved.
+  { name: "rotate-l2", layout: "interleaved", phases: false },
+  { name: "rotate-l2", layout: "halves", phases: true },
+];
