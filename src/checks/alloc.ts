@@ -11,16 +11,22 @@ import { constants } from "node:buffer";
 
 import { allocationFailure, KgrankInputError, KgrankMemoryError } from "./errors";
 
-/** Bytes for a message: "8589934592 bytes (8.0 GiB)". */
-function formatBytes(n: number): string {
-  const units = ["KiB", "MiB", "GiB", "TiB"];
+/** `n` bytes in the largest binary unit it reaches, up to TiB: [value, unit], "B" below 1 KiB. */
+export function scaleBytes(n: number): [number, string] {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
   let v = n;
-  let u = -1;
+  let u = 0;
   while (v >= 1024 && u < units.length - 1) {
     v /= 1024;
     u++;
   }
-  return u < 0 ? `${n} bytes` : `${n} bytes (${v.toFixed(1)} ${units[u]})`;
+  return [v, units[u]!];
+}
+
+/** Bytes for a message: "8589934592 bytes (8.0 GiB)". */
+function formatBytes(n: number): string {
+  const [v, unit] = scaleBytes(n);
+  return unit === "B" ? `${n} bytes` : `${n} bytes (${v.toFixed(1)} ${unit})`;
 }
 
 /**

@@ -16,6 +16,24 @@ export function describe(value: unknown): string {
 }
 
 /** An array or a typed array view (not a DataView, whose bytes have no element type): something with numbered elements. */
+/**
+ * `value` as an entity shard: an object of exactly { index, count }, integers with 0 <= index < count <= maxCount;
+ * null when it is not one. The one shape check of the option, the state header, a run's meta and a queue job.
+ */
+export function entityShardOf(value: unknown, maxCount: number): { index: number; count: number } | null {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+  const { index, count } = value as { index?: unknown; count?: unknown };
+  const ok =
+    Object.keys(value).length === 2 &&
+    Number.isSafeInteger(count) &&
+    Number.isSafeInteger(index) &&
+    (count as number) >= 1 &&
+    (count as number) <= maxCount &&
+    (index as number) >= 0 &&
+    (index as number) < (count as number);
+  return ok ? { index: index as number, count: count as number } : null;
+}
+
 export function isArrayLike(value: unknown): value is ArrayLike<unknown> {
   return Array.isArray(value) || (ArrayBuffer.isView(value) && !(value instanceof DataView));
 }

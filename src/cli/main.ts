@@ -35,7 +35,7 @@ import {
   workerCommand,
   type WorkerOptions,
 } from "../run/queue";
-import { MAX_SHARDS } from "../run/job-data";
+import { MAX_SHARDS } from "../run/shard";
 import {
   collect,
   errorLine,

@@ -339,9 +339,7 @@ export interface TopKRange {
  * per-row arrays cut): the fallback's row slices and the facade's pieces of a top-k call.
  */
 export function embeddingRows(input: EmbeddingRankInput, r0: number, r1: number): EmbeddingRankInput {
-  const off = input.excludeOffsets;
   const K = input.negativesPerRow;
-  const base = off ? off[r0]! : 0;
   return {
     ...input,
     anchor: input.anchor.subarray(r0, r1),
@@ -351,8 +349,22 @@ export function embeddingRows(input: EmbeddingRankInput, r0: number, r1: number)
     anchorScale: input.anchorScale ? input.anchorScale.subarray(r0, r1) : null,
     trueScores: input.trueScores ? input.trueScores.subarray(r0, r1) : null,
     negatives: input.negatives ? input.negatives.subarray(r0 * K, r1 * K) : null,
-    excludeOffsets: off ? Uint32Array.from(off.subarray(r0, r1 + 1), (x) => x - base) : null,
-    excludeIds: off ? input.excludeIds!.subarray(base, off[r1]!) : null,
+    ...exclusionRows(input.excludeOffsets, input.excludeIds, r0, r1),
+  };
+}
+
+/** Rows [r0, r1) of exclusion lists (ids of row i: ids[offsets[i] .. offsets[i + 1])), the offsets rebased to 0. */
+export function exclusionRows(
+  offsets: Uint32Array | null,
+  ids: Int32Array | null,
+  r0: number,
+  r1: number,
+): { excludeOffsets: Uint32Array | null; excludeIds: Int32Array | null } {
+  if (!offsets) return { excludeOffsets: null, excludeIds: null };
+  const base = offsets[r0]!;
+  return {
+    excludeOffsets: Uint32Array.from(offsets.subarray(r0, r1 + 1), (x) => x - base),
+    excludeIds: ids!.subarray(base, offsets[r1]!),
   };
 }
 

@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto";
 
 import { KgrankInputError } from "../checks/errors";
-import { describe } from "../checks/validate";
+import { describe, entityShardOf } from "../checks/validate";
 import { ranksFromCounts } from "../ranking/ranks";
 import type { DecodedState } from "./state";
 import type { TaskColumns } from "./task-buffer";
@@ -32,24 +32,14 @@ function entityRange(index: number, count: number, numEntities: number): [number
 /** RankEvaluatorOptions.entityShard checked (null when absent). */
 export function entityShardOption(value: unknown, numEntities: number): EntityShard | null {
   if (value === undefined) return null;
-  const v = value as { index?: unknown; count?: unknown };
-  const keys = value !== null && typeof value === "object" ? Object.keys(value) : [];
-  const ok =
-    keys.length === 2 &&
-    Number.isSafeInteger(v.count) &&
-    Number.isSafeInteger(v.index) &&
-    (v.count as number) >= 1 &&
-    (v.count as number) <= numEntities &&
-    (v.index as number) >= 0 &&
-    (v.index as number) < (v.count as number);
-  if (!ok) {
+  const shard = entityShardOf(value, numEntities);
+  if (!shard) {
     throw new KgrankInputError(
       "entityShard",
       `must be { index, count } with integers 0 <= index < count <= numEntities (${numEntities}), got ${describe(value)}`,
     );
   }
-  const index = v.index as number;
-  const count = v.count as number;
+  const { index, count } = shard;
   const [begin, end] = entityRange(index, count, numEntities);
   return { index, count, begin, end };
 }

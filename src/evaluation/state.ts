@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 
 import { KgrankInputError } from "../checks/errors";
-import { describe } from "../checks/validate";
+import { describe, entityShardOf } from "../checks/validate";
 import { COLUMN_NAMES, type TaskColumns } from "./task-buffer";
 import type { RankEvaluatorOptions } from "./types";
 
@@ -303,13 +303,8 @@ function checkHeader(h: unknown, version: number): StateHeader {
   }
   if (h.meta !== undefined && !isRecord(h.meta)) throw bad("meta", "is not a JSON object");
   if (h.entityShard !== undefined) {
-    const s = h.entityShard as Record<string, unknown>;
     if (
-      !isRecord(s) ||
-      Object.keys(s).length !== 2 ||
-      !isPositive(s.count, h.numEntities as number) ||
-      !isCount(s.index) ||
-      s.index >= s.count ||
+      !entityShardOf(h.entityShard, h.numEntities as number) ||
       h.explicitWeights !== false ||
       h.restrictEntities !== null
     ) {

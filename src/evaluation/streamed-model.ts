@@ -14,8 +14,9 @@
  */
 import { kernels } from "../backend/backend";
 import type { CallControl } from "../backend/call-control";
+import { scaleBytes } from "../checks/alloc";
 import { KgrankInputError } from "../checks/errors";
-import type { FloatArray } from "../contract/kernels";
+import { exclusionRows, type FloatArray } from "../contract/kernels";
 import type { EmbeddingModel, EntityRowSource } from "../scoring/embedding-model";
 import type { ModelSideWork, StreamRows } from "./model-batch";
 
@@ -39,16 +40,10 @@ interface Segment {
   r1: number;
 }
 
-/** A readable size: 1.5 GiB, 12 MiB, 512 B. */
+/** A readable size: 1.50 GiB, 12.0 MiB, 512 B. */
 function formatBytes(n: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let u = 0;
-  let v = n;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${u === 0 ? v : v.toFixed(v < 10 ? 2 : 1)} ${units[u]}`;
+  const [v, unit] = scaleBytes(n);
+  return `${unit === "B" ? v : v.toFixed(v < 10 ? 2 : 1)} ${unit}`;
 }
 
 /** Runs of sorted ids closer than this many bytes of rows are read as one range. */
@@ -110,17 +105,6 @@ async function gather(source: EntityRowSource, ids: Int32Array, into: FloatArray
     }
     i = j + 1;
   }
-}
-
-/** Rows [r0, r1) of a side's exclusion lists, offsets rebased to 0. */
-function exclusions(rows: StreamRows, r0: number, r1: number) {
-  const off = rows.excludeOffsets;
-  if (!off) return { excludeOffsets: null, excludeIds: null };
-  const base = off[r0]!;
-  return {
-    excludeOffsets: Uint32Array.from(off.subarray(r0, r1 + 1), (x) => x - base),
-    excludeIds: rows.excludeIds!.subarray(base, off[r1]!),
-  };
 }
 
 /** Sets a work's status (out[5 rows], out[5 rows + 1]) as the kernel would: the first failure found wins. */
@@ -243,19 +227,12 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
       const K = r.negatives ? r.negativesPerRow : 1;
       const negatives = r.negatives ? localIds(ids, r.negatives.subarray(s.r0 * K, s.r1 * K)) : truthLocal;
       const out = new Float64Array(5 * n + 2);
-      const input = model.sliceJob(
-        s.work.side as "head" | "tail",
-        table,
-        anchorLocal,
-        r.relation.subarray(s.r0, s.r1),
-        truthLocal,
-        {
-          negatives,
-          negativesPerRow: K,
-          anchorRows,
-          anchorScale,
-        },
-      );
+      const input = model.sliceJob(s.work.side, table, anchorLocal, r.relation.subarray(s.r0, s.r1), truthLocal, {
+        negatives,
+        negativesPerRow: K,
+        anchorRows,
+        anchorScale,
+      });
       const control = opts.call?.part(at(0, before), 1 / passes);
       await k.rankEmbeddingsAsync(input, out, opts.threads, control);
       before += n;
@@ -276,7 +253,7 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
         anchorRows,
         anchorScale,
         trueScores,
-        ...exclusions(r, s.r0, s.r1),
+        ...exclusionRows(r.excludeOffsets, r.excludeIds, s.r0, s.r1),
         acc: new Float64Array(4 * n),
         part: new Float64Array(5 * n + 2),
       });
@@ -312,7 +289,7 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
         for (const p of prepared) {
           const r = p.s.rows;
           const input = model.sliceJob(
-            p.s.work.side as "head" | "tail",
+            p.s.work.side,
             chunk,
             r.anchor.subarray(p.s.r0, p.s.r1),
             r.relation.subarray(p.s.r0, p.s.r1),
@@ -328,7 +305,6 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
           const control = opts.call?.part(at(c + 1, before), 1 / passes);
           await k.rankEmbeddingsAsync(input, p.part, opts.threads, control);
           if (p.part[5 * p.n] !== 0) {
-            await pending?.catch(() => {});
             fail(p.s.work, p.part[5 * p.n]!, p.s.r0 + p.part[5 * p.n + 1]!);
             return;
           }

@@ -18,7 +18,7 @@ import { turn } from "../contract/event-loop";
 import type { EntityRowSource } from "../scoring/embedding-model";
 import { quotedList } from "../text/suggest";
 import { fileError, openRegularFile } from "./files";
-import { halfTable, ITEM_SIZE, type NpyDtype, parseNpyHeader } from "./npy";
+import { halfTable, ITEM_SIZE, type NpyDtype, readNpyHeader } from "./npy";
 import { parseSafetensorsHeader, safetensorsHeaderLength } from "./safetensors";
 
 /** Options of openEntityTable. */
@@ -263,15 +263,8 @@ function tableShape(shape: readonly number[], dtype: NpyDtype, file: string, arg
 }
 
 function npyTable(fd: number, file: string, size: number, argument: string): TableHeader {
-  const pre = readAt(fd, Math.min(size, 12), 0, argument, file);
-  let len = pre.length;
-  if (pre.length >= 10 && pre[6]! >= 1 && pre[6]! <= 3) {
-    const dv = new DataView(pre.buffer, pre.byteOffset, pre.byteLength);
-    len = pre[6] === 1 ? dv.getUint16(8, true) + 10 : pre.length >= 12 ? dv.getUint32(8, true) + 12 : 12;
-    len = Math.min(len, size, (1 << 20) + 12);
-  }
-  // parseNpyHeader checks that the declared shape fits in the file: a table shorter than its header says is refused.
-  const header = parseNpyHeader(readAt(fd, len, 0, argument, file), argument, size);
+  // The header is checked against the file's size: a table shorter than its header says is refused.
+  const header = readNpyHeader(fd, size, argument, file);
   const [rows, cols] = tableShape(header.shape, header.dtype, file, argument);
   if (header.fortranOrder) {
     throw new KgrankInputError(

@@ -726,6 +726,23 @@ function headerReadLength(pre: Buffer, fileSize: number): number | null {
   return Math.min(len, fileSize, MAX_HEADER + 12);
 }
 
+/**
+ * The header of the open .npy file `fd` of `fileSize` bytes: its first bytes, then the header they declare, checked
+ * by parseNpyHeader (a shape that does not fit the file is refused). readNpy and the chunked entity-table reader.
+ */
+export function readNpyHeader(fd: number, fileSize: number, argument: string, path: string): NpyHeader {
+  const pre = Buffer.alloc(Math.min(fileSize, 12));
+  readFully(fd, pre, 0, argument, path);
+  const len = headerReadLength(pre, fileSize);
+  const headerBytes = len === null ? pre : Buffer.alloc(len);
+  if (len !== null) readFully(fd, headerBytes, 0, argument, path);
+  return parseNpyHeader(
+    new Uint8Array(headerBytes.buffer, headerBytes.byteOffset, headerBytes.byteLength),
+    argument,
+    fileSize,
+  );
+}
+
 export function readNpy(path: string, argument = "file"): NpyData {
   if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to a .npy file");
   const fd = openRegularFile(path, argument);
@@ -738,16 +755,7 @@ export function readNpy(path: string, argument = "file"): NpyData {
     } catch (e) {
       throw fileError(argument, path, e);
     }
-    const pre = Buffer.alloc(Math.min(fileSize, 12));
-    readFully(fd, pre, 0, argument, path);
-    const len = headerReadLength(pre, fileSize);
-    const headerBytes = len === null ? pre : Buffer.alloc(len);
-    if (len !== null) readFully(fd, headerBytes, 0, argument, path);
-    const header = parseNpyHeader(
-      new Uint8Array(headerBytes.buffer, headerBytes.byteOffset, headerBytes.byteLength),
-      argument,
-      fileSize,
-    );
+    const header = readNpyHeader(fd, fileSize, argument, path);
     const nbytes = header.size * header.itemSize;
     // Allocate with room for alignment: the data lands at offset 0 of a fresh ArrayBuffer.
     const buf = allocate(argument, path, nbytes, () => new Uint8Array(new ArrayBuffer(nbytes)));

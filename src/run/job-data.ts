@@ -8,10 +8,12 @@ import { mkdirSync, realpathSync, statSync } from "node:fs";
 import * as path from "node:path";
 
 import { KgrankInputError } from "../checks/errors";
+import { entityShardOf } from "../checks/validate";
 import { implicitDatasetDir } from "../io/datasets";
 import { quoted } from "../text/suggest";
 
 import { parseEvaluateArgs, pathFlags } from "./flags";
+import { MAX_SHARDS } from "./shard";
 
 /** What a shard job carries: the evaluate flags of the run, its id and its shard. */
 export interface ShardJobData {
@@ -25,8 +27,6 @@ export interface ShardJobData {
   entityShard?: { index: number; count: number };
 }
 
-/** The most shards of one run, as `kgrank submit --shards` allows. */
-export const MAX_SHARDS = 100_000;
 const RUN_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_ARGS = 1000;
 const MAX_ARG_LENGTH = 4096;
@@ -137,24 +137,13 @@ export function parseShardJobData(data: unknown, allowRead?: readonly string[]):
     fail("shard", `must be an integer in [0, shards) = [0, ${shards as number}), got ${shown(shard)}`);
   let entityShard: { index: number; count: number } | undefined;
   if (d.entityShard !== undefined) {
-    const e = d.entityShard as Record<string, unknown> | null;
-    const ok =
-      typeof e === "object" &&
-      e !== null &&
-      !Array.isArray(e) &&
-      Object.keys(e).length === 2 &&
-      Number.isInteger(e.count) &&
-      (e.count as number) >= 1 &&
-      (e.count as number) <= MAX_SHARDS &&
-      Number.isInteger(e.index) &&
-      (e.index as number) >= 0 &&
-      (e.index as number) < (e.count as number);
-    if (!ok)
+    const e = entityShardOf(d.entityShard, MAX_SHARDS);
+    if (!e)
       fail(
         "entityShard",
         `must be { index, count } with 0 <= index < count <= ${MAX_SHARDS}, got ${shown(d.entityShard)}`,
       );
-    entityShard = { index: e!.index as number, count: e!.count as number };
+    entityShard = e;
   }
   const args = d.args;
   if (!Array.isArray(args) || args.length > MAX_ARGS)

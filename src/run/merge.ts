@@ -11,6 +11,8 @@ import { RankEvaluator } from "../evaluation/evaluator";
 import type { RankResults } from "../evaluation/results";
 import { decodeState, encodeState, stateMeta } from "../evaluation/state";
 import { readRegularFile } from "../io/files";
+import { entityShardOf } from "../checks/validate";
+import { MAX_SHARDS } from "./shard";
 import { metricSelection } from "../metrics/index";
 
 import { type Format } from "./format";
@@ -36,24 +38,15 @@ function runMeta(file: string, bytes: Uint8Array): RunMeta {
     throw e;
   }
   const m = meta as Partial<RunMeta> | null;
-  const e = m?.entityShard;
   const shardOk =
     m &&
     Number.isInteger(m.shards) &&
     m.shards! >= 1 &&
-    m.shards! <= 100_000 &&
+    m.shards! <= MAX_SHARDS &&
     Number.isInteger(m.shard) &&
     m.shard! >= 0 &&
     m.shard! < m.shards! &&
-    (e === undefined ||
-      (typeof e === "object" &&
-        e !== null &&
-        Number.isInteger(e.count) &&
-        e.count >= 1 &&
-        e.count <= 100_000 &&
-        Number.isInteger(e.index) &&
-        e.index >= 0 &&
-        e.index < e.count));
+    (m.entityShard === undefined || entityShardOf(m.entityShard, MAX_SHARDS) !== null);
   if (
     !m ||
     m.kgrank !== "evaluate" ||

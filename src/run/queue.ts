@@ -27,19 +27,12 @@ import { removePendingFiles } from "../io/atomic";
 import { implicitDatasetDir } from "../io/datasets";
 
 import { evaluateRun } from "./evaluate-run";
-import {
-  insideRoots,
-  MAX_SHARDS,
-  parseShardJobData,
-  readRoots,
-  realLocation,
-  type ShardJobData,
-  stateRoot,
-} from "./job-data";
+import { insideRoots, parseShardJobData, readRoots, realLocation, type ShardJobData, stateRoot } from "./job-data";
 import { errorLine, internalErrorLine } from "./flag-parsers";
 import { parseEvaluateArgs, pathFlags } from "./flags";
 import type { Format } from "./format";
 import { type MergedRun, mergeShards, printMerged } from "./merge";
+import { MAX_SHARDS } from "./shard";
 import { Progress } from "./progress";
 import { childArgs } from "./workers";
 import type { Out } from "./out";

@@ -12,6 +12,9 @@ import { KgrankInputError } from "../checks/errors";
 import { fileError, openRegularFile } from "../io/files";
 import { quoted } from "../text/suggest";
 
+/** The most shards of one run, as `kgrank submit --shards` allows (with --entity-shards: shards x entity shards). */
+export const MAX_SHARDS = 100_000;
+
 export interface ShardSpec {
   index: number | "auto";
   count: number;
