@@ -101,16 +101,6 @@ inline size_t canonical(size_t k, size_t width, bool complex, ComplexLayout layo
   return k < c ? 2 * k : 2 * (k - c) + 1;
 }
 
-template <class T>
-struct Prepared {
-  ScoreOp op;
-  size_t dim;
-  std::vector<uint32_t> map;
-  std::vector<T> query;
-  std::vector<T> coeff;
-};
-
-// The query vector (and PairRE's coefficient vector) of (anchor, relation, side), in canonical order.
 // Row i's anchor vector and PairRE factor: from the query rows given apart, or from the table.
 template <class T>
 std::pair<const T*, T> anchor_of(const EmbeddingModel<T>& m, size_t i, int32_t anchor) {
@@ -121,7 +111,8 @@ std::pair<const T*, T> anchor_of(const EmbeddingModel<T>& m, size_t i, int32_t a
   return {m.entity + a * m.entity_width, m.entity_scale ? m.entity_scale[a] : T(1)};
 }
 
-// The anchor's row is `a`, its PairRE factor `s` (1 when entities are not normalised).
+// The query vector (and PairRE's coefficient vector) of (anchor, relation, side), in canonical order. The anchor's
+// row is `a`, its PairRE factor `s` (1 when entities are not normalised).
 template <class T>
 void form_query(const EmbeddingModel<T>& m, const std::vector<uint32_t>& map, const T* a, T s, int32_t rel,
                 bool head_side, T* q, T* c) {
@@ -175,6 +166,40 @@ void form_query(const EmbeddingModel<T>& m, const std::vector<uint32_t>& map, co
       return;
     }
   }
+}
+
+// Every row's query vector (and PairRE's coefficient vector), canonical order: what both drivers score against.
+template <class T>
+struct Queries {
+  ScoreOp op;
+  size_t dim;
+  std::vector<uint32_t> map;  // element k of a canonical row is element map[k] of a stored row
+  std::vector<T> query;       // rows x dim
+  std::vector<T> coeff;       // PairRE: rows x dim; else empty
+
+  const T* coeff_row(size_t i) const { return coeff.empty() ? nullptr : coeff.data() + i * dim; }
+};
+
+// Forms the queries of `qs`; false when they do not fit in memory.
+template <class T>
+bool form_queries(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, Queries<T>* q) {
+  q->dim = m.entity_width;
+  q->op = op_of(m.interaction);
+  const bool complex = is_complex(m.interaction);
+  try {
+    q->map.resize(q->dim);
+    for (size_t k = 0; k < q->dim; ++k) q->map[k] = static_cast<uint32_t>(canonical(k, q->dim, complex, m.layout));
+    q->query.resize(qs.rows * q->dim);
+    if (q->op == ScoreOp::PairL1) q->coeff.resize(qs.rows * q->dim);
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  for (size_t i = 0; i < qs.rows; ++i) {
+    const auto a = anchor_of(m, i, qs.anchor[i]);
+    form_query<T>(m, q->map, a.first, a.second, qs.relation[i], qs.head_side, q->query.data() + i * q->dim,
+                  q->coeff.empty() ? nullptr : q->coeff.data() + i * q->dim);
+  }
+  return true;
 }
 
 // The score of entity e against one query: exactly the operations of a micro-kernel lane.
@@ -274,31 +299,26 @@ template <class T>
 Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, const EmbeddingCounts& out,
                        SimdLevel simd, unsigned threads, JobControl* control) {
   const size_t rows = qs.rows;
-  const size_t dim = m.entity_width;
-  const bool complex = is_complex(m.interaction);
-  const ScoreOp op = op_of(m.interaction);
-  std::vector<uint32_t> map(dim);
-  std::vector<T> query, coeff;
+  Queries<T> q;
   std::vector<float> threshold;
+  bool fits = form_queries(m, qs, &q);
   try {
-    for (size_t k = 0; k < dim; ++k) map[k] = static_cast<uint32_t>(canonical(k, dim, complex, m.layout));
-    query.resize(rows * dim);
-    if (op == ScoreOp::PairL1) coeff.resize(rows * dim);
     threshold.resize(rows);
   } catch (const std::bad_alloc&) {
-    return Status::invalid("out of memory for the query vectors of this batch: pass fewer triples per call");
+    fits = false;
   }
+  if (!fits) return Status::invalid("out of memory for the query vectors of this batch: pass fewer triples per call");
+  const size_t dim = q.dim;
+  const ScoreOp op = q.op;
+  const std::vector<uint32_t>& map = q.map;
+  const std::vector<T>& query = q.query;
+  const std::vector<T>& coeff = q.coeff;
   const T* entity = m.entity;
   const size_t width = m.entity_width;
   auto score_of = [&](size_t row, size_t e) {
-    return score_one<T>(op, query.data() + row * dim, coeff.empty() ? nullptr : coeff.data() + row * dim, dim,
-                        entity + e * width, map.data(), m.entity_scale, e);
+    return score_one<T>(op, query.data() + row * dim, q.coeff_row(row), dim, entity + e * width, map.data(),
+                        m.entity_scale, e);
   };
-  for (size_t i = 0; i < rows; ++i) {
-    const auto a = anchor_of(m, i, qs.anchor[i]);
-    form_query<T>(m, map, a.first, a.second, qs.relation[i], qs.head_side, query.data() + i * dim,
-                  coeff.empty() ? nullptr : coeff.data() + i * dim);
-  }
   for (size_t i = 0; i < rows; ++i) {
     const T t = qs.true_scores ? static_cast<T>(qs.true_scores[i]) : score_of(i, static_cast<size_t>(qs.truth[i]));
     if (t != t) return Status::at(StatusCode::NanTrueScore, i, "the true triple's score is NaN");
@@ -535,9 +555,6 @@ template <class T>
 Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, size_t k, size_t begin, size_t end,
                         int32_t* ids, double* scores, SimdLevel simd, unsigned threads) {
   const size_t rows = qs.rows;
-  const size_t dim = m.entity_width;
-  const bool complex = is_complex(m.interaction);
-  const ScoreOp op = op_of(m.interaction);
   const size_t n = end > begin ? end - begin : 0;
   const size_t blocks = (rows + kTopKRows - 1) / kTopKRows;
   const size_t chunks = (n + kChunk - 1) / kChunk;
@@ -547,14 +564,12 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
   if (per_segment > kTopKMaxSegment) per_segment = kTopKMaxSegment;
   const size_t segment = per_segment * kChunk;  // entities
   const size_t segments = n == 0 ? 0 : (n + segment - 1) / segment;
-  std::vector<uint32_t> map(dim);
-  std::vector<T> query, coeff, seg_score;
+  Queries<T> q;
+  bool fits = form_queries(m, qs, &q);
+  std::vector<T> seg_score;
   std::vector<int32_t> excl, seg_id;
   std::vector<uint32_t> seg_len;
   try {
-    for (size_t c = 0; c < dim; ++c) map[c] = static_cast<uint32_t>(canonical(c, dim, complex, m.layout));
-    query.resize(rows * dim);
-    if (op == ScoreOp::PairL1) coeff.resize(rows * dim);
     if (qs.exclude_offsets) {  // each row's excluded ids, sorted for a binary search
       excl.assign(qs.exclude_ids, qs.exclude_ids + qs.exclude_offsets[rows]);
       for (size_t i = 0; i < rows; ++i) {
@@ -565,6 +580,9 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
     seg_id.resize(segments * rows * k);
     seg_len.resize(segments * rows);
   } catch (const std::bad_alloc&) {
+    fits = false;
+  }
+  if (!fits) {
     return Status::invalid(
         "out of memory for the top-k lists of this batch: pass fewer queries per call or a smaller k");
   }
@@ -575,11 +593,11 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
     return qs.exclude_offsets != nullptr &&
            std::binary_search(excl.begin() + qs.exclude_offsets[row], excl.begin() + qs.exclude_offsets[row + 1], e);
   };
-  for (size_t i = 0; i < rows; ++i) {
-    const auto a = anchor_of(m, i, qs.anchor[i]);
-    form_query<T>(m, map, a.first, a.second, qs.relation[i], qs.head_side, query.data() + i * dim,
-                  coeff.empty() ? nullptr : coeff.data() + i * dim);
-  }
+  const size_t dim = q.dim;
+  const ScoreOp op = q.op;
+  const std::vector<uint32_t>& map = q.map;
+  const std::vector<T>& query = q.query;
+  const std::vector<T>& coeff = q.coeff;
   std::atomic<bool> failed{false};
   // Tasks: (segment, block of rows), each the segment's sub-chunks of kChunk in order. Float: the counting kernel
   // finds the rows with a candidate scoring above their list's last entry (or whose list is not full); only those
