@@ -1169,6 +1169,27 @@ export const CASES: Case[] = [
     argument: "entityRange",
   },
   {
+    kind: "top-k: memoryBudget too small for the lists beside one table row",
+    call: () =>
+      predictTopKAsync(emb({ entityEmbeddings: openEntityTable(modelFiles.p("entity.npy")) }), {
+        triples: Int32Array.of(0, 0, 1),
+        k: 1,
+        memoryBudget: 16,
+      }),
+    error: KgrankInputError,
+    argument: "memoryBudget",
+  },
+  {
+    kind: "top-k: table read in chunks listed by the sync predictTopK",
+    call: () =>
+      predictTopK(emb({ entityEmbeddings: openEntityTable(modelFiles.p("entity.npy")) }), {
+        triples: Int32Array.of(0, 0, 1),
+        k: 1,
+      }),
+    error: KgrankInputError,
+    argument: "model",
+  },
+  {
     kind: "top-k: merged ranges that overlap",
     call: () => {
       const part = (r: [number, number]) =>

@@ -2,9 +2,10 @@
  * `kgrank predict` and `kgrank grade` as a user runs them (in-process through `main(argv, out)`, on this project's
  * backend) on the bundled Nations with a small model written to .npy: the .npz holds per side int64 ids and float32
  * scores (n, k) equal to the library's predictTopK; --format wikikg90mv2 writes t_pred_top10 (int64, (n, 10)), and
- * grade prints the WikiKG90Mv2 MRR of it; bad flags are one-line errors naming the flag.
+ * grade prints the WikiKG90Mv2 MRR of it; --memory (the table read in chunks) writes the same bytes; bad flags are
+ * one-line errors naming the flag.
  */
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -132,6 +133,28 @@ describe(`kgrank predict (${backendLabel})`, () => {
     );
     await run(["predict", ...modelFlags, "--format", "wikikg90mv2", "-o", "w2.npz"]);
     expectUserError(await kgrank(["combine", "d.npz", "w2.npz", "-o", "x.npz"], dir), /w2.npz: holds no entity_range/);
+  });
+
+  it("--memory reads the table in chunks: the same files, byte for byte (npz and wikikg90mv2, with a range)", async () => {
+    const run = async (args: string[]) => {
+      const r = await kgrank(["predict", ...modelFlags, ...args], dir);
+      expect(r.status, r.stderr).toBe(0);
+    };
+    for (const [name, args] of [
+      ["m-both", ["--top-k", "5"]],
+      ["m-wiki", ["--format", "wikikg90mv2"]],
+      ["m-range", ["--top-k", "3", "--entity-range", "2:12", "--raw"]],
+    ] as const) {
+      // The budget a too-small one's error names: one query per block, a few rows per chunk.
+      const refused = await kgrank(["predict", ...modelFlags, ...args, "--memory", "100", "-o", "x.npz"], dir);
+      expectUserError(refused, /--memory: 100 B cannot hold the top-\d+ lists .* give at least [\d.]+ KiB/);
+      const least = /give at least ([\d.]+ KiB)/.exec(refused.stderr)![1]!.replace(" ", "");
+      await run([...args, "-o", `${name}.npz`]);
+      await run([...args, "--memory", least, "-o", `${name}-streamed.npz`]);
+      expect(readFileSync(path.join(dir, `${name}-streamed.npz`)), name).toEqual(
+        readFileSync(path.join(dir, `${name}.npz`)),
+      );
+    }
   });
 
   it("refuses bad flags in one line naming the flag and the fix", async () => {

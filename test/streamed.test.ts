@@ -4,7 +4,8 @@
  * memory, for every interaction, both sides, filtered and unfiltered, the OGB protocol, float16 / bfloat16 / float32
  * / float64 storage, both precisions, and budgets from one that forces many blocks and one-row chunks to one that
  * holds the whole table. Bad input: budgets too small, files that are not chunk-readable or lie, a value that is not
- * finite, the sync call, restriction.
+ * finite, the sync call, restriction. Top-k lists from a chunked table (predictTopKAsync with memoryBudget) equal the
+ * in-memory predictTopK's, ids and scores, bit for bit, under the same range of budgets.
  */
 import { writeFileSync } from "node:fs";
 import * as path from "node:path";
@@ -15,6 +16,8 @@ import {
   encodeNpy,
   KgrankInputError,
   openEntityTable,
+  predictTopK,
+  predictTopKAsync,
   RankEvaluator,
   readNpy,
   readSafetensors,
@@ -265,6 +268,124 @@ describe(`entity tables read in chunks [${backendLabel}]`, () => {
     });
     await expect(evaluator(true).addModel({ model: nanModel, triples: TEST, memoryBudget: 1 << 20 })).rejects.toThrow(
       /entityEmbeddings: .*nan\.npy row 600, column 3 is NaN: embeddings must be finite/,
+    );
+  });
+});
+
+describe(`top-k lists from entity tables read in chunks [${backendLabel}]`, () => {
+  const QUERIES = Int32Array.from(TEST.filter((_, i) => i % 3 !== 2)); // (head, relation) pairs
+  for (const c of CASES) {
+    it(`${c.name}${c.layout ? `/${c.layout}` : ""}: streamed lists equal the in-memory lists, bit for bit`, async () => {
+      const { width, relWidth } = widths(c);
+      const ent = randomValues(N * width, 31, 0.5);
+      const relationEmbeddings = { data: randomValues(R * relWidth, 32, c.phases ? 3 : 0.5), shape: [R, relWidth] };
+      const inMemory = new EmbeddingModel({
+        ...options(c),
+        entityEmbeddings: { data: ent, shape: [N, width] },
+        relationEmbeddings,
+      });
+      const streamed = new EmbeddingModel({
+        ...options(c),
+        entityEmbeddings: openEntityTable(file("ent.npy", encodeNpy(ent, [N, width]))),
+        relationEmbeddings,
+      });
+      const calls = [
+        { triples: TEST, k: 7, filter: [TRAIN, TEST] },
+        { triples: TEST, k: 3, side: "head" as const },
+        { queries: QUERIES, k: 10, filter: TRAIN },
+        { queries: QUERIES, k: 5, entityRange: [123, 456] as const },
+      ];
+      for (const call of calls) {
+        const want = predictTopK(inMemory, call);
+        // The budget a too-small one's error names as enough, and 12 KiB over it: blocks of tens of queries, chunks
+        // of tens of rows; then 64 MiB: one block, one chunk.
+        const refused = await predictTopKAsync(streamed, { ...call, memoryBudget: 1 }).catch((e: Error) => e);
+        const named = /give at least ([\d.]+) KiB/.exec(String(refused));
+        expect(named, String(refused)).not.toBeNull();
+        const least = Math.ceil(Number(named![1]) * 1024); // accepted: see the last test of this block
+        for (const memoryBudget of [least + (12 << 10), 64 << 20]) {
+          const got = await predictTopKAsync(streamed, { ...call, memoryBudget });
+          expect(got, `${JSON.stringify(Object.keys(call))} k ${call.k} budget ${memoryBudget}`).toEqual(want);
+        }
+      }
+    });
+  }
+
+  it("float16 storage and float64 accumulation: the lists of the converted table in memory", async () => {
+    const rel = { data: randomValues(R * DIM, 12, 0.5), shape: [R, DIM] };
+    const f16 = Uint16Array.from({ length: N * DIM }, (_, i) =>
+      ((i * 2654435761) >>> 0) % 3 === 0 ? 0xb000 | (i % 1000) : 0x3000 | ((i * 7) % 1000),
+    );
+    const f = file("topk-f16.npy", npyBytes("<f2", f16, [N, DIM]));
+    for (const precision of ["float32", "float64"] as const) {
+      const m = readNpy(f);
+      const inMemory = new EmbeddingModel({
+        interaction: "transe-l2",
+        precision,
+        entityEmbeddings: {
+          data: (precision === "float64" ? Float64Array.from(m.data) : m.data) as Float32Array,
+          shape: m.shape,
+        },
+        relationEmbeddings: rel,
+      });
+      const streamed = new EmbeddingModel({
+        interaction: "transe-l2",
+        precision,
+        entityEmbeddings: openEntityTable(f),
+        relationEmbeddings: rel,
+      });
+      const call = { triples: TEST, k: 4, filter: TRAIN };
+      expect(await predictTopKAsync(streamed, { ...call, memoryBudget: 96 << 10 }), precision).toEqual(
+        predictTopK(inMemory, call),
+      );
+    }
+  });
+
+  it("reports progress, stops on abort, and refuses a budget too small or the sync call", async () => {
+    const model = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: openEntityTable(file("ent.npy", encodeNpy(randomValues(N * DIM, 11, 0.5), [N, DIM]))),
+      relationEmbeddings: { data: randomValues(R * DIM, 12, 0.5), shape: [R, DIM] },
+    });
+    const seen: number[] = [];
+    await predictTopKAsync(model, {
+      queries: QUERIES,
+      k: 10,
+      memoryBudget: 96 << 10,
+      onProgress: (p) => seen.push(p.done / p.total),
+    });
+    expect(seen.at(-1)).toBe(1);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!).toBeGreaterThan(seen[i - 1]!);
+    const ac = new AbortController();
+    await expect(
+      predictTopKAsync(model, {
+        queries: QUERIES,
+        k: 10,
+        memoryBudget: 96 << 10,
+        signal: ac.signal,
+        onProgress: () => ac.abort(new Error("enough")),
+      }),
+    ).rejects.toThrow("enough");
+    const refused = await predictTopKAsync(model, { queries: QUERIES, k: 10, memoryBudget: 4096 }).catch((e) => e);
+    expect(String(refused)).toMatch(
+      /memoryBudget: 4\.00 KiB cannot hold the top-10 lists and known answers .* give at least [\d.]+ KiB$/,
+    );
+    // The budget the error names is enough (one query per block, a few rows per chunk).
+    const few = QUERIES.subarray(0, 20);
+    const named = /give at least ([\d.]+) KiB/.exec(
+      String(await predictTopKAsync(model, { queries: few, k: 10, memoryBudget: 1 }).catch((e) => e)),
+    );
+    const least = Math.ceil(Number(named![1]) * 1024);
+    const inMemory = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: randomValues(N * DIM, 11, 0.5), shape: [N, DIM] },
+      relationEmbeddings: { data: randomValues(R * DIM, 12, 0.5), shape: [R, DIM] },
+    });
+    expect(await predictTopKAsync(model, { queries: few, k: 10, memoryBudget: least })).toEqual(
+      predictTopK(inMemory, { queries: few, k: 10 }),
+    );
+    expect(() => predictTopK(model, { queries: QUERIES, k: 10 })).toThrow(
+      /model: reads its entity table from .* in chunks: rank it with RankEvaluator\.addModel or predictTopKAsync/,
     );
   });
 });

@@ -286,6 +286,9 @@ kgrank::Status top_k_go(const ScoreJob& job, size_t k, size_t begin, size_t end,
   kgrank::EmbeddingModel<T> m{job.interaction, job.layout, static_cast<const T*>(job.entity),
                               static_cast<const T*>(job.relation), job.num_entities, job.num_relations,
                               job.entity_width, job.relation_width, job.phase_scale, static_cast<const T*>(job.scale)};
+  m.entity_offset = job.entity_offset;
+  m.anchor_rows = static_cast<const T*>(job.anchor_rows);
+  m.anchor_scale = static_cast<const T*>(job.anchor_scale);
   kgrank::EmbeddingQueries q;
   q.rows = job.ids->anchor.size();
   q.head_side = job.head_side;
@@ -306,10 +309,8 @@ Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
   const size_t n = info.Length();
   if (n < 18) throw_range(env, "topKEmbeddings takes rankEmbeddings' arguments, then topK, ids and scores");
   const ScoreJob job = score_job(info);
-  // Top-k ranks the table it is given, by entity ids into it: no slice, no rows given apart (the anchors index it).
-  if (job.anchor_rows != nullptr || job.anchor_scale != nullptr || job.entity_offset != 0 || !job.ids->true_scores.empty()) {
-    throw_range(env, "topKEmbeddings takes no anchorRows, anchorScale, trueScores or entityOffset");
-  }
+  // A slice of a table (entityOffset, the anchors' rows given apart) lists global ids; there is no true score.
+  if (!job.ids->true_scores.empty()) throw_range(env, "topKEmbeddings takes no trueScores");
   const std::vector<double> meta = copy_ids<double>(info, n - 3, "topK", napi_float64_array);
   if (meta.size() != 3) throw_range(env, "topK must hold 3 numbers: k, begin, end");
   for (double v : meta) {

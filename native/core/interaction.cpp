@@ -619,7 +619,7 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
       size_t l = len[i];
       for (size_t e = c0; e < c1; ++e) {
         const T s = block[e - c0];
-        const int32_t ei = static_cast<int32_t>(e);
+        const int32_t ei = static_cast<int32_t>(e + m.entity_offset);
         if (enters(sc + i * k, id + i * k, l, k, s, ei) && !is_excluded(r0 + i, ei)) {
           l = insert_entry(sc + i * k, id + i * k, l, k, s, ei);
         }

@@ -97,9 +97,10 @@ template <class T>
 Status rank_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& queries, const EmbeddingCounts& out,
                        SimdLevel simd, unsigned threads, JobControl* control = nullptr);
 
-// Top-k candidates of each query over the entities [begin, end) of the model's table. Reads the model and, of
-// `queries`, rows, head_side, anchor, relation and the exclusion lists (exclude_offsets / exclude_ids: entities never
-// listed for that row; null for none); truth, candidates and negatives are not read. Writes per row k entity ids
+// Top-k candidates of each query over the entities [begin, end) of the model's table (rows of `entity`; a slice of
+// a bigger table lists them as global ids, entity_offset + row, and its anchors may come as anchor_rows). Reads the
+// model and, of `queries`, rows, head_side, anchor, relation and the exclusion lists (exclude_offsets / exclude_ids:
+// global ids never listed for that row; null for none); truth, candidates and negatives are not read. Writes per row k entity ids
 // and their scores (row-major, rows x k): the k best by score descending, equal scores by the smaller id first; a
 // NaN score is never listed; a row with fewer than k listed candidates is padded with id -1 and score NaN. Each
 // score is score_one's, the value rank_embeddings compares for the same pair. The list is a set defined by the

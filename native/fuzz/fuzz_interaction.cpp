@@ -3,7 +3,8 @@
 // 1 / 2 / 3 threads, float32 and float64, the kernel's counts must equal a plain loop over score_triple() (the
 // single-pair code; the oracle is native/tests/interaction_oracle.h, shared with test_interaction): each vector
 // lane computes each score bit for bit as the scalar code. Values are finite and bounded (the loaders refuse
-// non-finite embeddings), with many exact ties (small multiples of 1/4).
+// non-finite embeddings), with many exact ties (small multiples of 1/4). Then top-k over a slice of the table must list
+// what the whole table lists over that range.
 #include <algorithm>
 #include <cmath>
 
@@ -96,6 +97,44 @@ void run(FuzzedDataProvider& p) {
         FUZZ_CHECK(out[i] == want.greater[i]);
         FUZZ_CHECK(out[rows + i] == want.equal[i]);
         if (job.mode == kgrank_oracle::Job::AllEntities) FUZZ_CHECK(out[3 * rows + i] == want.removed[i]);
+      }
+    }
+  }
+  if (job.mode != kgrank_oracle::Job::AllEntities) return;
+  // Top-k of a slice [a, b) of the table (entity_offset a, the anchors' rows given apart, as a chunk read from disk)
+  // lists the global ids and scores the whole table lists over [a, b), at every level and thread count.
+  const size_t a = p.ConsumeIntegralInRange<size_t>(0, n - 1);
+  const size_t b = p.ConsumeIntegralInRange<size_t>(a + 1, n);
+  const size_t k = p.ConsumeIntegralInRange<size_t>(1, 6);
+  std::vector<T> anchor_rows(rows * width), anchor_scale;
+  for (size_t i = 0; i < rows; ++i) {
+    std::copy_n(ent.begin() + job.anchor[i] * width, width, anchor_rows.begin() + i * width);
+    if (!scale.empty()) anchor_scale.push_back(scale[job.anchor[i]]);
+  }
+  EmbeddingModel<T> slice = m;
+  slice.entity = ent.data() + a * width;
+  slice.num_entities = b - a;
+  slice.entity_scale = scale.empty() ? nullptr : scale.data() + a;
+  slice.entity_offset = a;
+  slice.anchor_rows = anchor_rows.data();
+  slice.anchor_scale = anchor_scale.empty() ? nullptr : anchor_scale.data();
+  EmbeddingQueries q{};
+  q.rows = rows;
+  q.head_side = job.head;
+  q.anchor = job.anchor.data();
+  q.relation = job.relation.data();
+  q.truth = job.truth.data();
+  q.exclude_offsets = job.off.data();
+  q.exclude_ids = job.excl.data();
+  std::vector<int32_t> want_id(rows * k), id(rows * k);
+  std::vector<double> want_score(rows * k), score(rows * k);
+  FUZZ_CHECK(top_k_embeddings<T>(m, q, k, a, b, want_id.data(), want_score.data(), SimdLevel::Scalar, 1).ok());
+  for (SimdLevel level : kgrank_fuzz::levels()) {
+    for (unsigned threads : {1u, 3u}) {
+      FUZZ_CHECK(top_k_embeddings<T>(slice, q, k, 0, b - a, id.data(), score.data(), level, threads).ok());
+      FUZZ_CHECK(id == want_id);
+      for (size_t j = 0; j < rows * k; ++j) {
+        FUZZ_CHECK(score[j] == want_score[j] || (score[j] != score[j] && want_score[j] != want_score[j]));
       }
     }
   }

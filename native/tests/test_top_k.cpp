@@ -2,7 +2,8 @@
 // the brute force over score_triple() (score_one, the kernel lane's operations): candidates of the range not
 // excluded and not NaN, sorted by score descending then id ascending, the first k, padded with -1 / NaN. Entity
 // rows come in equal pairs (ties), the range spans four candidate chunks, and (a table of 300,000 entities) several
-// segments whose lists are merged.
+// segments whose lists are merged. A slice of the table (entity_offset, the anchors' rows given apart) lists what
+// the whole table lists over its range.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -78,6 +79,63 @@ void check(Interaction interaction, size_t width, size_t rel_width, std::mt19937
   }
 }
 
+// A slice of the table (rows [a, b) with entity_offset a, the anchors' rows given apart as a chunk read from disk
+// has them) lists the same global ids and scores as the whole table over the range [a, b).
+template <class T>
+void check_slice(Interaction interaction, size_t width, size_t rel_width, std::mt19937& rng) {
+  const size_t n = 3000, nr = 4, rows = 70, k = 9, a = 1234, b = 2345;
+  std::uniform_real_distribution<double> u(-0.5, 0.5);
+  std::vector<T> ent(n * width), rel(nr * rel_width), scale;
+  for (auto& v : ent) v = static_cast<T>(u(rng));
+  for (size_t e = 1; e < n; e += 2) std::copy_n(ent.begin() + (e - 1) * width, width, ent.begin() + e * width);
+  for (auto& v : rel) v = static_cast<T>(u(rng));
+  if (interaction == Interaction::PairRE) {
+    scale.resize(n);
+    for (auto& s : scale) s = static_cast<T>(0.5 + u(rng) / 4);
+  }
+  EmbeddingModel<T> whole{interaction, ComplexLayout::Halves, ent.data(), rel.data(), n, nr, width, rel_width, 1.0,
+                          scale.empty() ? nullptr : scale.data()};
+  std::vector<int32_t> anchor(rows), relation(rows), excl;
+  std::vector<uint32_t> off(rows + 1, 0);
+  std::vector<T> anchor_rows(rows * width), anchor_scale;
+  for (size_t i = 0; i < rows; ++i) {
+    anchor[i] = static_cast<int32_t>(rng() % n);
+    relation[i] = static_cast<int32_t>(rng() % nr);
+    std::copy_n(ent.begin() + anchor[i] * width, width, anchor_rows.begin() + i * width);
+    if (!scale.empty()) anchor_scale.push_back(scale[anchor[i]]);
+    for (int j = 0; j < 40; ++j) excl.push_back(static_cast<int32_t>(rng() % n));  // global ids, most outside
+    off[i + 1] = static_cast<uint32_t>(excl.size());
+  }
+  EmbeddingModel<T> slice = whole;
+  slice.entity = ent.data() + a * width;
+  slice.num_entities = b - a;
+  slice.entity_scale = scale.empty() ? nullptr : scale.data() + a;
+  slice.entity_offset = a;
+  slice.anchor_rows = anchor_rows.data();
+  slice.anchor_scale = anchor_scale.empty() ? nullptr : anchor_scale.data();
+  for (bool head : {false, true}) {
+    EmbeddingQueries q{};
+    q.rows = rows;
+    q.head_side = head;
+    q.anchor = anchor.data();
+    q.relation = relation.data();
+    q.truth = anchor.data();
+    q.exclude_offsets = off.data();
+    q.exclude_ids = excl.data();
+    std::vector<int32_t> want_id(rows * k), id(rows * k);
+    std::vector<double> want_score(rows * k), score(rows * k);
+    CHECK(top_k_embeddings<T>(whole, q, k, a, b, want_id.data(), want_score.data(), SimdLevel::Scalar, 1).ok());
+    for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
+      if (level != SimdLevel::Scalar && !simd_supported(level)) continue;
+      for (unsigned threads : {1u, 3u}) {
+        CHECK(top_k_embeddings<T>(slice, q, k, 0, b - a, id.data(), score.data(), level, threads).ok());
+        CHECK(id == want_id);
+        CHECK(score == want_score);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -89,5 +147,9 @@ int main() {
   check<double>(Interaction::TransEL2, 11, 11, rng);
   // Over 512 chunks of 512: two or more segments from two threads on, their lists merged.
   check<float>(Interaction::DistMult, 4, 4, rng, 300000, 3);
+  check_slice<float>(Interaction::DistMult, 13, 13, rng);
+  check_slice<float>(Interaction::PairRE, 9, 18, rng);
+  check_slice<float>(Interaction::RotatE, 10, 5, rng);
+  check_slice<double>(Interaction::TransEL1, 7, 7, rng);
   TEST_MAIN_END();
 }

@@ -46,6 +46,7 @@ import {
   listArg,
   outputOption,
   quietOption,
+  sizeArg,
   usageLine,
 } from "../run/flag-parsers";
 import type { Out } from "../run/out";
@@ -130,6 +131,11 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
       "--entity-range <begin:end>",
       "candidates are the entities [BEGIN, END) only (an entity shard)",
       entityRangeArg,
+    )
+    .option(
+      "--memory <size>",
+      "leave the entity table on disk and read it in chunks, holding at most SIZE (e.g. 4GiB) for the lists, the known answers, the query rows and the table's chunks; a .npy or .safetensors table in the dataset's id order",
+      sizeArg("--memory"),
     )
     .addOption(
       new Option("--format <layout>", "npz: head_ids / head_scores / tail_ids / tail_scores; wikikg90mv2: t_pred_top10")

@@ -13,17 +13,11 @@ import { metricSelection } from "../metrics/index";
 import { type AsyncOptions, callOptions, nestedCall, withCallControl } from "../backend/call-control";
 import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
 import { isArrayLike, options, signalOption } from "../checks/validate";
+import { memoryBudget } from "../scoring/entity-chunks";
 import { type ChunkedBatch, openChunkedBatch } from "./chunked";
 import { finalizeRun, type FinalizeRun, finishAsync } from "./finalize";
 import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
-import {
-  memoryBudget,
-  MODEL_BATCH_KEYS,
-  type ModelBatch,
-  prepareModelBatch,
-  runModelAsync,
-  runModelSync,
-} from "./model-batch";
+import { MODEL_BATCH_KEYS, type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
 import { combineEntityShards, type EntityShard, entityShardOption } from "./entity-shards";
 import { runStreamed } from "./streamed-model";
 import type { EmbeddingModel } from "../scoring/embedding-model";

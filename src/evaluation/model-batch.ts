@@ -5,8 +5,6 @@
  * counted in the same pass, never materialised), then the counts become task columns as in ./score-batch.
  * With `negatives` (OGB protocol) the K given entities per triple are the candidates, unfiltered, as addSampled.
  */
-import { totalmem } from "node:os";
-
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
 import type { CallControl } from "../backend/call-control";
@@ -49,15 +47,6 @@ export const MODEL_BATCH_KEYS = optionKeys<ModelBatch>({
   threads: 1,
   memoryBudget: 1,
 });
-
-/** A ModelBatch's memoryBudget checked (bytes), or the default: a quarter of the machine's memory. */
-export function memoryBudget(value: unknown): number {
-  if (value === undefined) return Math.floor(totalmem() / 4);
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-    throw new KgrankInputError("memoryBudget", `must be a whole number of bytes >= 1, got ${describe(value)}`);
-  }
-  return value;
-}
 
 /**
  * The rows of one side ranked against an entity table read in chunks (./streamed-model.ts): the keys, in the

@@ -14,10 +14,10 @@
  */
 import { kernels } from "../backend/backend";
 import type { CallControl } from "../backend/call-control";
-import { scaleBytes } from "../checks/alloc";
 import { KgrankInputError } from "../checks/errors";
-import { exclusionRows, type FloatArray } from "../contract/kernels";
-import type { EmbeddingModel, EntityRowSource } from "../scoring/embedding-model";
+import { exclusionRows } from "../contract/kernels";
+import type { EmbeddingModel } from "../scoring/embedding-model";
+import { formatBytes, gather, localIds, TableChunks, uniqueIds } from "../scoring/entity-chunks";
 import type { ModelSideWork, StreamRows } from "./model-batch";
 
 /** Options of one streamed run. */
@@ -40,73 +40,6 @@ interface Segment {
   r1: number;
 }
 
-/** A readable size: 1.50 GiB, 12.0 MiB, 512 B. */
-function formatBytes(n: number): string {
-  const [v, unit] = scaleBytes(n);
-  return `${unit === "B" ? v : v.toFixed(v < 10 ? 2 : 1)} ${unit}`;
-}
-
-/** Runs of sorted ids closer than this many bytes of rows are read as one range. */
-const GAP_BYTES = 256 << 10;
-/** Longest range read for a gather. */
-const RUN_BYTES = 8 << 20;
-
-/** Sorted unique ids of several arrays. */
-function uniqueIds(arrays: Int32Array[]): Int32Array {
-  let n = 0;
-  for (const a of arrays) n += a.length;
-  const all = new Int32Array(n);
-  let o = 0;
-  for (const a of arrays) {
-    all.set(a, o);
-    o += a.length;
-  }
-  all.sort();
-  let w = 0;
-  for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[i - 1]) all[w++] = all[i]!;
-  return all.slice(0, w);
-}
-
-/** Index of each id in the sorted unique `ids`. */
-function localIds(ids: Int32Array, of: Int32Array): Int32Array {
-  const out = new Int32Array(of.length);
-  for (let i = 0; i < of.length; i++) {
-    const v = of[i]!;
-    let lo = 0;
-    let hi = ids.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (ids[mid]! < v) lo = mid + 1;
-      else hi = mid;
-    }
-    out[i] = lo;
-  }
-  return out;
-}
-
-/** The rows of the sorted unique `ids` read from the source into `into` (ids.length x cols). */
-async function gather(source: EntityRowSource, ids: Int32Array, into: FloatArray, call?: CallControl): Promise<void> {
-  const d = source.cols;
-  const gap = Math.max(1, Math.floor(GAP_BYTES / source.storedRowBytes));
-  const run = Math.max(1, Math.floor(RUN_BYTES / (d * into.BYTES_PER_ELEMENT)));
-  const wide = into instanceof Float64Array;
-  for (let i = 0; i < ids.length;) {
-    call?.check();
-    let j = i;
-    while (j + 1 < ids.length && ids[j + 1]! - ids[j]! <= gap && ids[j + 1]! - ids[i]! < run) j++;
-    const a = ids[i]!;
-    const b = ids[j]! + 1;
-    if (b - a === j - i + 1) {
-      await source.readRows(a, b, into.subarray(i * d, (j + 1) * d));
-    } else {
-      const tmp = wide ? new Float64Array((b - a) * d) : new Float32Array((b - a) * d);
-      await source.readRows(a, b, tmp);
-      for (let k = i; k <= j; k++) into.set(tmp.subarray((ids[k]! - a) * d, (ids[k]! - a + 1) * d), k * d);
-    }
-    i = j + 1;
-  }
-}
-
 /** Sets a work's status (out[5 rows], out[5 rows + 1]) as the kernel would: the first failure found wins. */
 function fail(work: ModelSideWork, code: number, row: number): void {
   const s = 5 * work.rows;
@@ -125,13 +58,10 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
   const source = model.rowSource();
   const [first, last] = opts.range ?? [0, model.numEntities];
   const d = model.entityWidth;
-  const E = last - first;
   const wide = model.precision === "float64";
   const B = wide ? 8 : 4;
   const pair = model.interaction === "pairre";
-  const convert = !((source.storedRowBytes === d * 4 && !wide) || (source.storedRowBytes === d * 8 && wide));
-  // A table in memory is ranked in place: no chunk buffers.
-  const view = "view" in source ? source.view : undefined;
+  const table = new TableChunks(model, first, last);
   // A query row while its block is ranked: its anchor row and the kernel's query vector (PairRE: also the
   // coefficient vector and the anchor's factor), up to two gathered rows (anchor, true answer), ids and outputs
   // (ours and the binding's copies); a row's known answers (4 bytes each, twice) and OGB negatives on top.
@@ -140,11 +70,7 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
     perRow +
     (w.excludeOffsets ? 8 * (w.excludeOffsets[i + 1]! - w.excludeOffsets[i]!) : 0) +
     w.negativesPerRow * (8 + d * B);
-  // A table row in a chunk: two chunk buffers (one read while the other is ranked), their stored bytes when they
-  // must be converted, PairRE's factors.
-  const chunkRowBytes = view
-    ? (pair ? B : 0) + 1
-    : 2 * (d * B + (convert ? source.storedRowBytes : 0) + (pair ? B : 0));
+  const chunkRowBytes = table.rowBytes;
   const free = opts.budget - opts.fixedBytes;
   const blockLimit = Math.floor(free / 2);
   const streams = works.filter((w) => w.stream && w.rows > 0);
@@ -159,7 +85,7 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
       "memoryBudget",
       `${formatBytes(opts.budget)} cannot hold one query block beside the filter index (${formatBytes(opts.fixedBytes)}): ` +
         `a query row needs up to ${formatBytes(largest)} (with its known answers) and each table chunk row ` +
-        `${formatBytes(chunkRowBytes)}; give at least ${formatBytes(opts.fixedBytes + 2 * smallest)} (more makes fewer, larger reads)`,
+        `${formatBytes(chunkRowBytes)}; give at least ${formatBytes(opts.fixedBytes + 2 * smallest, true)} (more makes fewer, larger reads)`,
     );
   }
   // Query blocks: consecutive rows of the sides in order, each within blockLimit bytes.
@@ -184,14 +110,10 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
   }
   if (current.length > 0) blocks.push({ segments: current, bytes });
   const maxBlock = Math.max(...blocks.map((b) => b.bytes));
-  let chunkRows = Math.min(E, Math.floor((free - maxBlock) / chunkRowBytes));
-  if (chunkRows > 512) chunkRows -= chunkRows % 512;
-  chunkRows = Math.max(1, chunkRows);
-  const chunks = Math.ceil(E / chunkRows);
+  table.fit(free - maxBlock);
+  const chunks = table.count;
   const k = kernels();
   let done = 0;
-  let bufs: FloatArray[] | null = null;
-  let scratch: Uint8Array[] | null = null;
   for (const block of blocks) {
     opts.call?.check();
     // Progress: each row of the block is done after the true-score pass and one pass per chunk.
@@ -213,7 +135,7 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
     );
     const gathered = wide ? new Float64Array(ids.length * d) : new Float32Array(ids.length * d);
     await gather(source, ids, gathered, opts.call);
-    const table = { data: gathered, rows: ids.length, offset: 0, scale: model.rowScales(gathered, ids.length) };
+    const rows = { data: gathered, rows: ids.length, offset: 0, scale: model.rowScales(gathered, ids.length) };
     const prepared = [];
     for (const s of block.segments) {
       const n = s.r1 - s.r0;
@@ -227,7 +149,7 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
       const K = r.negatives ? r.negativesPerRow : 1;
       const negatives = r.negatives ? localIds(ids, r.negatives.subarray(s.r0 * K, s.r1 * K)) : truthLocal;
       const out = new Float64Array(5 * n + 2);
-      const input = model.sliceJob(s.work.side, table, anchorLocal, r.relation.subarray(s.r0, s.r1), truthLocal, {
+      const input = model.sliceJob(s.work.side, rows, anchorLocal, r.relation.subarray(s.r0, s.r1), truthLocal, {
         negatives,
         negativesPerRow: K,
         anchorRows,
@@ -263,58 +185,35 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
       continue;
     }
     // 2. The table, chunk after chunk; the next chunk is read while this one is ranked.
-    if (!view) {
-      bufs ??= [0, 1].map(() => (wide ? new Float64Array(chunkRows * d) : new Float32Array(chunkRows * d)));
-      if (convert) scratch ??= [0, 1].map(() => new Uint8Array(chunkRows * source.storedRowBytes));
-    }
-    const read = (c: number) => {
-      if (view) return Promise.resolve();
-      const a = first + c * chunkRows;
-      const b = Math.min(last, a + chunkRows);
-      const p = source.readRows(a, b, bufs![c % 2]!.subarray(0, (b - a) * d), scratch?.[c % 2]);
-      p.catch(() => {}); // awaited below; a rejection while a chunk is ranked is not unhandled
-      return p;
-    };
-    let pending: Promise<void> | null = read(0);
-    try {
-      for (let c = 0; c < chunks; c++) {
-        await pending;
-        opts.call?.check();
-        pending = c + 1 < chunks ? read(c + 1) : null;
-        const a = first + c * chunkRows;
-        const rows = Math.min(last, a + chunkRows) - a;
-        const data = view ? view(a, a + rows) : bufs![c % 2]!.subarray(0, rows * d);
-        const chunk = { data, rows, offset: a, scale: model.rowScales(data, rows) };
-        before = 0;
-        for (const p of prepared) {
-          const r = p.s.rows;
-          const input = model.sliceJob(
-            p.s.work.side,
-            chunk,
-            r.anchor.subarray(p.s.r0, p.s.r1),
-            r.relation.subarray(p.s.r0, p.s.r1),
-            r.truth.subarray(p.s.r0, p.s.r1),
-            {
-              anchorRows: p.anchorRows,
-              anchorScale: p.anchorScale,
-              trueScores: p.trueScores,
-              excludeOffsets: p.excludeOffsets,
-              excludeIds: p.excludeIds,
-            },
-          );
-          const control = opts.call?.part(at(c + 1, before), 1 / passes);
-          await k.rankEmbeddingsAsync(input, p.part, opts.threads, control);
-          if (p.part[5 * p.n] !== 0) {
-            fail(p.s.work, p.part[5 * p.n]!, p.s.r0 + p.part[5 * p.n + 1]!);
-            return;
-          }
-          for (let i = 0; i < 4 * p.n; i++) p.acc[i] = p.acc[i]! + p.part[i]!;
-          before += p.n;
+    let c = 0;
+    for await (const chunk of table.each(opts.call)) {
+      c++; // passes: 0 the true scores, then one per chunk
+      before = 0;
+      for (const p of prepared) {
+        const r = p.s.rows;
+        const input = model.sliceJob(
+          p.s.work.side,
+          chunk,
+          r.anchor.subarray(p.s.r0, p.s.r1),
+          r.relation.subarray(p.s.r0, p.s.r1),
+          r.truth.subarray(p.s.r0, p.s.r1),
+          {
+            anchorRows: p.anchorRows,
+            anchorScale: p.anchorScale,
+            trueScores: p.trueScores,
+            excludeOffsets: p.excludeOffsets,
+            excludeIds: p.excludeIds,
+          },
+        );
+        const control = opts.call?.part(at(c, before), 1 / passes);
+        await k.rankEmbeddingsAsync(input, p.part, opts.threads, control);
+        if (p.part[5 * p.n] !== 0) {
+          fail(p.s.work, p.part[5 * p.n]!, p.s.r0 + p.part[5 * p.n + 1]!);
+          return;
         }
+        for (let i = 0; i < 4 * p.n; i++) p.acc[i] = p.acc[i]! + p.part[i]!;
+        before += p.n;
       }
-    } finally {
-      // A read still running (the call failed or was stopped meanwhile) ends before the call settles.
-      await pending?.catch(() => {});
     }
     for (const p of prepared) {
       const w = p.s.work;

@@ -395,13 +395,15 @@ export function topKEmbeddings(
   const { q, c } = formQueries(input, map, wide);
   const score = makeScorer(input, map, q, c, wide);
   const off = input.excludeOffsets;
+  const base = input.entityOffset ?? 0; // a slice of a bigger table lists (and excludes) global ids
   for (let i = 0; i < rows; i++) {
     const excluded = off ? new Set(input.excludeIds!.subarray(off[i]!, off[i + 1]!)) : null;
     const sc = scores.subarray(i * k, (i + 1) * k);
     const id = ids.subarray(i * k, (i + 1) * k);
     let n = 0;
-    for (let e = begin; e < end; e++) {
-      const s = score(i, e);
+    for (let local = begin; local < end; local++) {
+      const s = score(i, local);
+      const e = base + local;
       if (s !== s || (n === k && !ahead(s, e, sc[k - 1]!, id[k - 1]!)) || excluded?.has(e)) continue;
       let pos = n < k ? n : k - 1;
       while (pos > 0 && ahead(s, e, sc[pos - 1]!, id[pos - 1]!)) {

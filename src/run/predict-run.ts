@@ -35,6 +35,8 @@ export interface PredictOptions extends ModelFlagOptions {
   triples?: string;
   queries?: string;
   entityRange?: [number, number];
+  /** --memory: bytes; the entity table is then read from disk in chunks. */
+  memory?: number;
   format: "npz" | "wikikg90mv2";
   output: string;
   quiet?: boolean;
@@ -105,7 +107,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   }
   checkWritable(opts.output);
   const ds = await datasetFromAsync(opts);
-  const model = loadModelFlags(opts, ds);
+  const model = loadModelFlags(opts, ds, opts.memory !== undefined ? { streamEntities: true } : {});
   let rows: { triples: Int32Array } | { queries: ArrayLike<number> };
   if (opts.queries) {
     const q = readArray(opts.queries, "--queries");
@@ -135,6 +137,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       side: sides.length === 2 ? "both" : (sides[0] as "head" | "tail"),
       ...(filter ? { filter } : {}),
       ...(opts.entityRange ? { entityRange: opts.entityRange } : {}),
+      ...(opts.memory !== undefined ? { memoryBudget: opts.memory } : {}),
       onProgress: ({ done, total }) => {
         progress ??= new Progress(`top-${k} of ${ds.name} from embeddings`, total, {
           quiet: opts.quiet,
@@ -149,6 +152,8 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       throw new KgrankInputError("--top-k", e.message.slice(e.argument.length + 2));
     if (e instanceof KgrankInputError && e.argument === "queries")
       throw new KgrankInputError("--queries", e.message.slice(e.argument.length + 2));
+    if (e instanceof KgrankInputError && e.argument === "memoryBudget")
+      throw new KgrankInputError("--memory", e.message.slice(e.argument.length + 2));
     throw e;
   } finally {
     (progress as Progress | null)?.stop();

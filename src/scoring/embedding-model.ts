@@ -318,7 +318,8 @@ export class EmbeddingModel {
     if (this.#source) {
       throw new KgrankInputError(
         "model",
-        `reads its entity table from ${this.#source.name} in chunks: rank it with RankEvaluator.addModel (async), ` +
+        `reads its entity table from ${this.#source.name} in chunks: rank it with RankEvaluator.addModel or ` +
+          `predictTopKAsync (async), ` +
           `or build the model from the table in memory`,
       );
     }

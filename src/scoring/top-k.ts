@@ -6,11 +6,17 @@
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
 import { describe, integer, isArrayLike, optionKeys, threadCount, tripleArray } from "../checks/validate";
-import { embeddingRows as rowsOf, type EmbeddingRankInput, type FilterIndexHandle } from "../contract/kernels";
+import {
+  embeddingRows as rowsOf,
+  exclusionRows,
+  type EmbeddingRankInput,
+  type FilterIndexHandle,
+} from "../contract/kernels";
 import { mergeInto, type TopKList, type TopKPredictions } from "../ranking/top-k";
-import { type AsyncOptions, callOptions, withCallControl } from "../backend/call-control";
+import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/call-control";
 import { turn } from "../contract/event-loop";
 import { EmbeddingModel } from "./embedding-model";
+import { formatBytes, gather, localIds, memoryBudget, TableChunks, uniqueIds } from "./entity-chunks";
 
 export interface PredictTopKOptions {
   /**
@@ -35,6 +41,12 @@ export interface PredictTopKOptions {
   /** The candidate entities [begin, end) (an entity shard); default the whole table. */
   entityRange?: readonly [number, number];
   threads?: number;
+  /**
+   * A model whose entity table is read in chunks (openEntityTable; predictTopKAsync only): bytes the call may hold
+   * for the lists, the known answers, the query rows and the table's chunks together. Default: a quarter of the
+   * machine's memory. Ignored for a table held in memory.
+   */
+  memoryBudget?: number;
 }
 
 const PREDICT_TOP_K_KEYS = optionKeys<PredictTopKOptions>({
@@ -45,6 +57,7 @@ const PREDICT_TOP_K_KEYS = optionKeys<PredictTopKOptions>({
   filter: 1,
   entityRange: 1,
   threads: 1,
+  memoryBudget: 1,
 });
 
 /** The query rows of the call: anchor, relation and (triples) truth, per side. */
@@ -154,7 +167,7 @@ export function predictTopK(model: EmbeddingModel, opts: PredictTopKOptions): To
   const { result, work, range, threads } = prepare(model, opts, false);
   for (const w of work) {
     kernels().topKEmbeddings(
-      w.input,
+      jobOf(model, w),
       { k: result.k, begin: range[0], end: range[1] },
       w.list.ids,
       w.list.scores,
@@ -165,11 +178,20 @@ export function predictTopK(model: EmbeddingModel, opts: PredictTopKOptions): To
   return result;
 }
 
-/** One side's kernel input and the list it fills. */
+/** One side's queries, the known answers each must not list (global ids), and the list it fills. */
 interface SideWork {
   side: "head" | "tail";
-  input: EmbeddingRankInput;
+  anchor: Int32Array;
+  relation: Int32Array;
+  excludeOffsets: Uint32Array | null;
+  excludeIds: Int32Array | null;
   list: TopKList;
+}
+
+/** The kernel input of a side's queries against the table in memory (refused for a table read in chunks). */
+function jobOf(model: EmbeddingModel, w: SideWork): EmbeddingRankInput {
+  const { excludeOffsets, excludeIds } = w;
+  return model.job(w.side, w.anchor, w.relation, w.anchor, { excludeOffsets, excludeIds });
 }
 
 /** The checked options of a call, its result without lists, and each side's kernel input. */
@@ -230,10 +252,16 @@ function prepare(model: EmbeddingModel, opts: unknown, isAsync: boolean) {
       excludeIds = new Int32Array(excludeOffsets[q.rows]!);
       lists.forEach((l, i) => excludeIds!.set(l, excludeOffsets![i]!));
     }
-    const input = model.job(s, anchor, q.relation, anchor, { excludeOffsets, excludeIds });
-    work.push({ side: s, input, list: { ids: new Int32Array(q.rows * k), scores: new Float64Array(q.rows * k) } });
+    work.push({
+      side: s,
+      anchor,
+      relation: q.relation,
+      excludeOffsets,
+      excludeIds,
+      list: { ids: new Int32Array(q.rows * k), scores: new Float64Array(q.rows * k) },
+    });
   }
-  return { result, work, range, threads, asyncArgs };
+  return { result, work, range, threads, asyncArgs, budget: memoryBudget(o.memoryBudget) };
 }
 
 /** Queries per piece of predictTopKAsync: the native kernel's rows per task. */
@@ -252,7 +280,8 @@ export async function predictTopKAsync(
   model: EmbeddingModel,
   opts: PredictTopKOptions & AsyncOptions,
 ): Promise<TopKPredictions> {
-  const { result, work, range, threads, asyncArgs } = prepare(model, opts, true);
+  const { result, work, range, threads, asyncArgs, budget } = prepare(model, opts, true);
+  if (model.entitySource) return streamTopK(model, result, work, range, { budget, threads, asyncArgs });
   const k = result.k;
   const span = (threads ?? kernels().threads) * (1 << 20);
   const pieces: [SideWork, number, number, number, number][] = [];
@@ -270,13 +299,148 @@ export async function predictTopKAsync(
       control?.check();
       const part: TopKList = { ids: new Int32Array((r1 - r0) * k), scores: new Float64Array((r1 - r0) * k) };
       // A piece narrower than k lists all of it, padded (the kernel pads; the merge skips the pads).
-      // model.job again: a model whose arrays were transferred since the call began is refused, not read.
-      const { anchor, relationIds, truth, excludeOffsets, excludeIds } = w.input;
-      const input = model.job(w.side, anchor, relationIds, truth, { excludeOffsets, excludeIds });
-      kernels().topKEmbeddings(rowsOf(input, r0, r1), { k, begin: b, end: e }, part.ids, part.scores, threads);
+      // The input again for each piece: a model whose arrays were transferred since the call began is refused.
+      kernels().topKEmbeddings(
+        rowsOf(jobOf(model, w), r0, r1),
+        { k, begin: b, end: e },
+        part.ids,
+        part.scores,
+        threads,
+      );
       mergeInto(w.list, r0, part, k);
       control?.progress(done + 1);
       await turn();
+    }
+    control?.finish();
+    for (const w of work) result[w.side] = w.list;
+    return result;
+  });
+}
+
+/**
+ * predictTopKAsync of a model whose entity table is read in chunks (openEntityTable) within `budget` bytes: the
+ * lists, the known answers and (per piece) the kernel's query vectors are held throughout; the queries are cut into
+ * blocks whose anchor rows are gathered from the file, and for each block the range is read once, chunk after chunk
+ * (./entity-chunks.ts), each chunk's lists (pieces as above, global ids) merged into the block's. A list is a set
+ * defined by its order, so the result equals predictTopK's of the table in memory bit for bit, whatever the budget.
+ */
+async function streamTopK(
+  model: EmbeddingModel,
+  result: TopKPredictions,
+  work: SideWork[],
+  range: [number, number],
+  o: { budget: number; threads: number | undefined; asyncArgs: AsyncArgs },
+): Promise<TopKPredictions> {
+  const { k, rows } = result;
+  const d = model.entityWidth;
+  const B = model.precision === "float64" ? 8 : 4;
+  const pair = model.interaction === "pairre";
+  const threads = o.threads ?? kernels().threads;
+  const table = new TableChunks(model, range[0], range[1]);
+  // Held throughout: each side's list (ids, scores) and its known answers; per piece, its list, the kernel's query
+  // (and PairRE coefficient) vectors, its per-thread segment lists and its sorted copy of the known answers.
+  let fixed = 0;
+  let widest = 0;
+  for (const w of work) {
+    fixed += rows * k * 12 + 4 * (rows + 1) + 4 * (w.excludeIds?.length ?? 0);
+    for (let r0 = 0; w.excludeOffsets && r0 < rows; r0 += PIECE_ROWS) {
+      widest = Math.max(widest, w.excludeOffsets[Math.min(rows, r0 + PIECE_ROWS)]! - w.excludeOffsets[r0]!);
+    }
+  }
+  const pieceRows = Math.min(PIECE_ROWS, rows);
+  fixed += pieceRows * (k * 12 + d * B * (2 + (pair ? 1 : 0)) + k * (B + 4) * threads) + 4 * widest;
+  // A query row of a block: its anchor row, gathered and then copied in query order, PairRE's factor, ids.
+  const perRow = 2 * d * B + B + 16;
+  const free = o.budget - fixed;
+  if (free < perRow + table.rowBytes) {
+    throw new KgrankInputError(
+      "memoryBudget",
+      `${formatBytes(o.budget)} cannot hold the top-${k} lists and known answers (${formatBytes(fixed)}) beside one ` +
+        `query row (${formatBytes(perRow)}) and one table chunk row (${formatBytes(table.rowBytes)}); give at least ` +
+        `${formatBytes(fixed + 2 * (perRow + table.rowBytes), true)}`,
+    );
+  }
+  const blockRows = Math.max(1, Math.min(rows * work.length, Math.floor(free / 2 / perRow)));
+  table.fit(free - blockRows * perRow);
+  const span = threads * (1 << 20);
+  // Progress: a unit per query row and chunk.
+  const total = rows * work.length * table.count;
+  // Blocks: consecutive rows of the sides in order.
+  const segments: { w: SideWork; r0: number; r1: number }[][] = [];
+  let current: { w: SideWork; r0: number; r1: number }[] = [];
+  let room = blockRows;
+  for (const w of work) {
+    for (let r0 = 0; r0 < rows;) {
+      const r1 = Math.min(rows, r0 + room);
+      current.push({ w, r0, r1 });
+      room -= r1 - r0;
+      r0 = r1;
+      if (room === 0) {
+        segments.push(current);
+        current = [];
+        room = blockRows;
+      }
+    }
+  }
+  if (current.length > 0) segments.push(current);
+  return withCallControl(o.asyncArgs, total, async (control) => {
+    for (const w of work) {
+      w.list.ids.fill(-1);
+      w.list.scores.fill(NaN);
+    }
+    let done = 0;
+    const source = model.rowSource();
+    for (const block of segments) {
+      control?.check();
+      const ids = uniqueIds(block.map((s) => s.w.anchor.subarray(s.r0, s.r1)));
+      const gathered = B === 8 ? new Float64Array(ids.length * d) : new Float32Array(ids.length * d);
+      await gather(source, ids, gathered, control);
+      const inputs = block.map((s) => {
+        const n = s.r1 - s.r0;
+        const local = localIds(ids, s.w.anchor.subarray(s.r0, s.r1));
+        const anchorRows = B === 8 ? new Float64Array(n * d) : new Float32Array(n * d);
+        for (let i = 0; i < n; i++) anchorRows.set(gathered.subarray(local[i]! * d, (local[i]! + 1) * d), i * d);
+        return {
+          s,
+          n,
+          anchorRows,
+          anchorScale: model.rowScales(anchorRows, n),
+          ...exclusionRows(s.w.excludeOffsets, s.w.excludeIds, s.r0, s.r1),
+          // Top-k reads no truth; row 0 of any chunk is a valid id for the binding's check.
+          truth: new Int32Array(n),
+        };
+      });
+      for await (const chunk of table.each(control)) {
+        for (const p of inputs) {
+          const input = model.sliceJob(
+            p.s.w.side,
+            chunk,
+            p.s.w.anchor.subarray(p.s.r0, p.s.r1),
+            p.s.w.relation.subarray(p.s.r0, p.s.r1),
+            p.truth,
+            {
+              anchorRows: p.anchorRows,
+              anchorScale: p.anchorScale,
+              excludeOffsets: p.excludeOffsets,
+              excludeIds: p.excludeIds,
+            },
+          );
+          for (let r0 = 0; r0 < p.n; r0 += PIECE_ROWS) {
+            const r1 = Math.min(p.n, r0 + PIECE_ROWS);
+            const piece = rowsOf(input, r0, r1);
+            for (let b = 0; b < chunk.rows; b += span) {
+              control?.check();
+              const part: TopKList = { ids: new Int32Array((r1 - r0) * k), scores: new Float64Array((r1 - r0) * k) };
+              const e = Math.min(chunk.rows, b + span);
+              kernels().topKEmbeddings(piece, { k, begin: b, end: e }, part.ids, part.scores, o.threads);
+              mergeInto(p.s.w.list, p.s.r0 + r0, part, k);
+              await turn();
+            }
+            done += r1 - r0;
+            control?.progress(done);
+          }
+        }
+      }
     }
     control?.finish();
     for (const w of work) result[w.side] = w.list;

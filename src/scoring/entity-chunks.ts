@@ -1,0 +1,194 @@
+/**
+ * An entity table read from disk within a memory budget: the pieces the streamed ranking
+ * (src/evaluation/streamed-model.ts) and the streamed top-k (./top-k.ts) share. Rows a block of queries needs
+ * (anchors, true answers) are gathered by id, nearby ids in one read; the table itself is read once per block,
+ * chunk after chunk, the next chunk read while the current one is used (two buffers). A table held in memory is
+ * handed out in place, without buffers.
+ */
+import { totalmem } from "node:os";
+
+import { scaleBytes } from "../checks/alloc";
+import { KgrankInputError } from "../checks/errors";
+import { describe } from "../checks/validate";
+import type { CallControl } from "../backend/call-control";
+import type { FloatArray } from "../contract/kernels";
+import type { EmbeddingModel, EntityRowSource } from "./embedding-model";
+
+/** A memoryBudget option checked (bytes), or the default: a quarter of the machine's memory. */
+export function memoryBudget(value: unknown): number {
+  if (value === undefined) return Math.floor(totalmem() / 4);
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    throw new KgrankInputError("memoryBudget", `must be a whole number of bytes >= 1, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A readable size: 1.50 GiB, 12.0 MiB, 512 B; `up`: rounded up, so that a budget it names is enough. */
+export function formatBytes(n: number, up = false): string {
+  const [v, unit] = scaleBytes(n);
+  if (unit === "B") return `${up ? Math.ceil(v) : v} ${unit}`;
+  const digits = v < 10 ? 2 : 1;
+  return `${(up ? Math.ceil(v * 10 ** digits) / 10 ** digits : v).toFixed(digits)} ${unit}`;
+}
+
+/** Runs of sorted ids closer than this many bytes of rows are read as one range. */
+const GAP_BYTES = 256 << 10;
+/** Longest range read for a gather. */
+const RUN_BYTES = 8 << 20;
+
+/** Sorted unique ids of several arrays. */
+export function uniqueIds(arrays: Int32Array[]): Int32Array {
+  let n = 0;
+  for (const a of arrays) n += a.length;
+  const all = new Int32Array(n);
+  let o = 0;
+  for (const a of arrays) {
+    all.set(a, o);
+    o += a.length;
+  }
+  all.sort();
+  let w = 0;
+  for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[i - 1]) all[w++] = all[i]!;
+  return all.slice(0, w);
+}
+
+/** Index of each id in the sorted unique `ids`. */
+export function localIds(ids: Int32Array, of: Int32Array): Int32Array {
+  const out = new Int32Array(of.length);
+  for (let i = 0; i < of.length; i++) {
+    const v = of[i]!;
+    let lo = 0;
+    let hi = ids.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ids[mid]! < v) lo = mid + 1;
+      else hi = mid;
+    }
+    out[i] = lo;
+  }
+  return out;
+}
+
+/** The rows of the sorted unique `ids` read from the source into `into` (ids.length x cols). */
+export async function gather(
+  source: EntityRowSource,
+  ids: Int32Array,
+  into: FloatArray,
+  call?: CallControl,
+): Promise<void> {
+  const d = source.cols;
+  const gap = Math.max(1, Math.floor(GAP_BYTES / source.storedRowBytes));
+  const run = Math.max(1, Math.floor(RUN_BYTES / (d * into.BYTES_PER_ELEMENT)));
+  const wide = into instanceof Float64Array;
+  for (let i = 0; i < ids.length;) {
+    call?.check();
+    let j = i;
+    while (j + 1 < ids.length && ids[j + 1]! - ids[j]! <= gap && ids[j + 1]! - ids[i]! < run) j++;
+    const a = ids[i]!;
+    const b = ids[j]! + 1;
+    if (b - a === j - i + 1) {
+      await source.readRows(a, b, into.subarray(i * d, (j + 1) * d));
+    } else {
+      const tmp = wide ? new Float64Array((b - a) * d) : new Float32Array((b - a) * d);
+      await source.readRows(a, b, tmp);
+      for (let k = i; k <= j; k++) into.set(tmp.subarray((ids[k]! - a) * d, (ids[k]! - a + 1) * d), k * d);
+    }
+    i = j + 1;
+  }
+}
+
+/** Rows of the entity table: data (rows x width), the id of its first row, PairRE's factors (rowScales). */
+export interface TableChunk {
+  data: FloatArray;
+  rows: number;
+  offset: number;
+  scale: FloatArray | null;
+}
+
+/**
+ * The table's rows [first, last) in chunks of `rows` rows, read twice-buffered. `rowBytes` is what one row of a chunk
+ * costs: two buffers in the accumulation type, their stored bytes when they must be converted, PairRE's factors (a
+ * table in memory: the factors alone, plus a byte so a budget divides by it).
+ */
+export class TableChunks {
+  readonly rowBytes: number;
+  #rows = 1;
+  #bufs: FloatArray[] | null = null;
+  #scratch: Uint8Array[] | null = null;
+  readonly #source: ReturnType<EmbeddingModel["rowSource"]>;
+  readonly #convert: boolean;
+  readonly #wide: boolean;
+
+  constructor(
+    private readonly model: EmbeddingModel,
+    readonly first: number,
+    readonly last: number,
+  ) {
+    const source = model.rowSource();
+    const d = model.entityWidth;
+    const wide = model.precision === "float64";
+    const B = wide ? 8 : 4;
+    const pair = model.interaction === "pairre";
+    this.#source = source;
+    this.#wide = wide;
+    this.#convert = source.storedRowBytes !== d * B;
+    this.rowBytes =
+      "view" in source && source.view
+        ? (pair ? B : 0) + 1
+        : 2 * (d * B + (this.#convert ? source.storedRowBytes : 0) + (pair ? B : 0));
+  }
+
+  /** Rows per chunk: as many as `bytes` hold, a multiple of 512 when more than 512, at most the range, at least 1. */
+  fit(bytes: number): number {
+    let rows = Math.min(this.last - this.first, Math.floor(bytes / this.rowBytes));
+    if (rows > 512) rows -= rows % 512;
+    this.#rows = Math.max(1, rows);
+    if (this.#bufs && this.#bufs[0]!.length < this.#rows * this.model.entityWidth) {
+      this.#bufs = null;
+      this.#scratch = null;
+    }
+    return this.#rows;
+  }
+
+  get count(): number {
+    return Math.ceil((this.last - this.first) / this.#rows);
+  }
+
+  /**
+   * The chunks in order; the next one is read while the caller uses the current one (which stays valid until the
+   * loop asks for the next). A read still running when the loop ends early (a break, a throw) ends first.
+   */
+  async *each(call?: CallControl): AsyncGenerator<TableChunk> {
+    const source = this.#source;
+    const d = this.model.entityWidth;
+    const view = "view" in source ? source.view : undefined;
+    const rows = this.#rows;
+    if (!view) {
+      this.#bufs ??= [0, 1].map(() => (this.#wide ? new Float64Array(rows * d) : new Float32Array(rows * d)));
+      if (this.#convert) this.#scratch ??= [0, 1].map(() => new Uint8Array(rows * source.storedRowBytes));
+    }
+    const chunks = this.count;
+    const read = (c: number) => {
+      if (view) return Promise.resolve();
+      const a = this.first + c * rows;
+      const b = Math.min(this.last, a + rows);
+      const p = source.readRows(a, b, this.#bufs![c % 2]!.subarray(0, (b - a) * d), this.#scratch?.[c % 2]);
+      p.catch(() => {}); // awaited below; a rejection while a chunk is used is not unhandled
+      return p;
+    };
+    let pending: Promise<void> | null = read(0);
+    try {
+      for (let c = 0; c < chunks; c++) {
+        await pending;
+        call?.check();
+        pending = c + 1 < chunks ? read(c + 1) : null;
+        const a = this.first + c * rows;
+        const n = Math.min(this.last, a + rows) - a;
+        const data = view ? view(a, a + n) : this.#bufs![c % 2]!.subarray(0, n * d);
+        yield { data, rows: n, offset: a, scale: this.model.rowScales(data, n) };
+      }
+    } finally {
+      await pending?.catch(() => {});
+    }
+  }
+}
