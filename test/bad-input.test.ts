@@ -766,6 +766,12 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: "numEntities",
   },
+  {
+    kind: "FrequencyBaseline.scoreBatch into a buffer too small",
+    call: () => new FrequencyBaseline(triples, 3, 2).scoreBatch(triples, "tail", new Float32Array(2)),
+    error: KgrankInputError,
+    argument: "into",
+  },
   // ---- options objects and metric names ------------------------------------------------------------------------
   {
     kind: "unknown option key (filter for filterTriples)",

@@ -25,7 +25,8 @@ function bigDataset(): string {
   const triple = (i: number, a: number, b: number) => `e${(i * a) % E}\tr${(i * 7) % 20}\te${(i * b + 5) % E}`;
   writeFileSync(path.join(d, "train.tsv"), Array.from({ length: 60000 }, (_, i) => triple(i, 1, 31)).join("\n") + "\n");
   writeFileSync(path.join(d, "valid.tsv"), triple(1, 1, 31) + "\n");
-  writeFileSync(path.join(d, "test.tsv"), Array.from({ length: 40000 }, (_, i) => triple(i, 7, 13)).join("\n") + "\n");
+  // 160,000 test triples x 15,000 entities: several seconds of work, long enough to interrupt and to show a bar.
+  writeFileSync(path.join(d, "test.tsv"), Array.from({ length: 160000 }, (_, i) => triple(i, 7, 13)).join("\n") + "\n");
   return (big = d);
 }
 
@@ -169,7 +170,7 @@ describe("kgrank as a process", () => {
         await closed;
         return seen();
       };
-      expect(await tty("")).toMatch(/evaluating big-\w+ test \[[=-]+\] \d+% \| \d+\/80000/);
+      expect(await tty("")).toMatch(/evaluating big-\w+ test \[[=-]+\] \d+% \| \d+\/320000/);
       expect(await tty("--quiet")).not.toMatch(/evaluating/);
     },
   );

@@ -722,6 +722,13 @@ describe("baseline scorer and candidate counts", () => {
     expect(Array.from(b.scoreBatch(Int32Array.from([0, 0, 1]), "head"))).toEqual([1, 1, 1]);
     expect(Array.from(b.scoreBatch(Int32Array.from([0, 1, 0]), "head"))).toEqual([1, 0, 0]);
     expect(() => b.scoreBatch(Int32Array.from([0, 5, 0]), "tail")).toThrow(KgrankInputError);
+    // A reused buffer gets the same scores and is returned as a view of its first rows x numEntities cells.
+    const into = new Float32Array(12).fill(9);
+    const two = Int32Array.from([0, 0, 1, 0, 1, 0]);
+    const view = b.scoreBatch(two, "tail", into);
+    expect(view.buffer).toBe(into.buffer);
+    expect(Array.from(view)).toEqual(Array.from(b.scoreBatch(two, "tail")));
+    expect(Array.from(into.subarray(6))).toEqual([9, 9, 9, 9, 9, 9]);
   });
 
   it("filteredCandidateCounts: N minus the other known answers", () => {

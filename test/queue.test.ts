@@ -161,7 +161,8 @@ function bigDataset(): string {
   for (let i = 0; i < 40000; i++) train.push(t());
   writeFileSync(path.join(d, "train.tsv"), train.join("\n") + "\n");
   writeFileSync(path.join(d, "valid.tsv"), Array.from({ length: 100 }, t).join("\n") + "\n");
-  writeFileSync(path.join(d, "test.tsv"), Array.from({ length: 24000 }, t).join("\n") + "\n");
+  // 72,000 test triples: a shard runs for seconds, long enough to kill or stop its worker mid-shard.
+  writeFileSync(path.join(d, "test.tsv"), Array.from({ length: 72000 }, t).join("\n") + "\n");
   return d;
 }
 

@@ -261,12 +261,14 @@ async function evaluateScores(run: RunContext): Promise<void> {
     (hi - lo) * sides.length,
     { quiet: opts.quiet, report: out.progress },
   );
+  // One score buffer for every batch: fresh pages per batch cost more than the baseline's copying.
+  const buffer = scorer ? new Float32Array(Math.min(batch, Math.max(0, hi - lo)) * n) : null;
   try {
     for (const side of sides) {
       if (scorer) {
         for (let start = lo; start < hi; start += batch) {
           const triples = evaluated.subarray(3 * start, 3 * Math.min(hi, start + batch));
-          await evaluator.add({ triples, side, scores: scorer.scoreBatch(triples, side) });
+          await evaluator.add({ triples, side, scores: scorer.scoreBatch(triples, side, buffer!) });
           progress.tick(triples.length / 3);
           await turn();
         }

@@ -11,8 +11,12 @@ import { describe, integer, tripleArray } from "../checks/validate";
 
 export interface Scorer {
   readonly numEntities: number;
-  /** Row-major b x numEntities scores for the b triples (b x 3): column e scores e as the `side` entity. */
-  scoreBatch(triples: Int32Array, side: Side): Float32Array;
+  /**
+   * Row-major b x numEntities scores for the b triples (b x 3): column e scores e as the `side` entity. `into`, when
+   * given, receives them (at least b x numEntities cells) and a view of its first b x numEntities is returned: a
+   * caller scoring batch after batch reuses one buffer instead of faulting in fresh pages for each.
+   */
+  scoreBatch(triples: Int32Array, side: Side, into?: Float32Array): Float32Array;
 }
 
 export class FrequencyBaseline implements Scorer {
@@ -51,19 +55,22 @@ export class FrequencyBaseline implements Scorer {
     }
   }
 
-  scoreBatch(triples: Int32Array, side: Side): Float32Array {
+  scoreBatch(triples: Int32Array, side: Side, into?: Float32Array): Float32Array {
     if (side !== "head" && side !== "tail")
       throw new KgrankInputError("side", `must be "head" or "tail", got ${describe(side)}`);
     const n = this.numEntities;
     const rows = Math.floor(triples.length / 3);
     const table = side === "head" ? this.#head : this.#tail;
     checkTableLength("triples", `rows x numEntities (${rows} x ${n})`, rows * n, 4);
-    const out = allocateTable(
-      "FrequencyBaseline.scoreBatch",
-      "triples",
-      4 * rows * n,
-      () => new Float32Array(rows * n),
-    );
+    if (into !== undefined && (!(into instanceof Float32Array) || into.length < rows * n)) {
+      throw new KgrankInputError(
+        "into",
+        `must be a Float32Array of at least rows x numEntities = ${rows * n} cells, got ${describe(into)}; omit it for a new array`,
+      );
+    }
+    const out = into
+      ? into.subarray(0, rows * n)
+      : allocateTable("FrequencyBaseline.scoreBatch", "triples", 4 * rows * n, () => new Float32Array(rows * n));
     for (let i = 0; i < rows; i++) {
       const r = triples[3 * i + 1]!;
       if (r < 0 || r >= this.numRelations)
