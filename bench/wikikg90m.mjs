@@ -25,7 +25,25 @@ const D = 64;
 const Q = flag("--queries", 15_000);
 const budget = Math.round(flag("--budget-gib", 4) * 2 ** 30);
 const dir = join(tmpdir(), "kgrank-bench-wikikg90m");
-const table = join(dir, `entity-${E}x${D}-f16.npy`);
+// v2: rows from xorshift128 (period 2^128 - 1). The first version drew them from a 32-bit LCG whose bits below 30
+// repeat every 2^30 values, so its table held 2^24 distinct rows, each repeated about 5.4 times.
+const table = join(dir, `entity-${E}x${D}-f16-v2.npy`);
+
+/** xorshift128 (Marsaglia): 32 random bits per call, period 2^128 - 1. */
+function xorshift128(seed) {
+  let x = seed >>> 0 || 1;
+  let y = 362436069;
+  let z = 521288629;
+  let w = 88675123;
+  return () => {
+    const t = x ^ (x << 11);
+    x = y;
+    y = z;
+    z = w;
+    w = (w ^ (w >>> 19) ^ (t ^ (t >>> 8))) >>> 0;
+    return w;
+  };
+}
 
 function lcg(seed) {
   let x = seed >>> 0;
@@ -42,7 +60,7 @@ function writeTable() {
   const header = npyHeader("<f2", [E, D]);
   const fd = openSync(table, "w");
   writeSync(fd, header);
-  const next = lcg(1);
+  const next = xorshift128(1);
   const rows = 1 << 18;
   const buf = new Uint16Array(rows * D);
   for (let r0 = 0; r0 < E; r0 += rows) {
