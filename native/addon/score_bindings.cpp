@@ -282,7 +282,8 @@ Napi::Value FirstNonFinite(const Napi::CallbackInfo& info) {
 }
 
 template <class T>
-kgrank::Status top_k_go(const ScoreJob& job, size_t k, size_t begin, size_t end, int32_t* ids, double* scores) {
+kgrank::Status top_k_go(const ScoreJob& job, size_t k, size_t begin, size_t end, const double* floor, int32_t* ids,
+                        double* scores) {
   kgrank::EmbeddingModel<T> m{job.interaction, job.layout, static_cast<const T*>(job.entity),
                               static_cast<const T*>(job.relation), job.num_entities, job.num_relations,
                               job.entity_width, job.relation_width, job.phase_scale, static_cast<const T*>(job.scale)};
@@ -299,19 +300,22 @@ kgrank::Status top_k_go(const ScoreJob& job, size_t k, size_t begin, size_t end,
     q.exclude_offsets = job.ids->exclude_offsets.data();
     q.exclude_ids = job.ids->exclude_ids.data();
   }
+  q.floor = floor;
   return kgrank::top_k_embeddings<T>(m, q, k, begin, end, ids, scores, job.simd, job.threads);
 }
 
 // Arguments: rankEmbeddings' (score_job checks them; truth is not read, out is not written), then, as the last
-// three: topK (Float64Array: k, begin, end), ids (Int32Array, rows x k), scores (Float64Array, rows x k).
+// four: topK (Float64Array: k, begin, end), ids (Int32Array, rows x k), scores (Float64Array, rows x k) and floor
+// (Float64Array: one score per row, NaN for none; or empty).
 Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const size_t n = info.Length();
-  if (n < 18) throw_range(env, "topKEmbeddings takes rankEmbeddings' arguments, then topK, ids and scores");
+  if (n < 19) throw_range(env, "topKEmbeddings takes rankEmbeddings' arguments, then topK, ids, scores and floor");
   const ScoreJob job = score_job(info);
   // A slice of a table (entityOffset, the anchors' rows given apart) lists global ids; there is no true score.
   if (!job.ids->true_scores.empty()) throw_range(env, "topKEmbeddings takes no trueScores");
-  const std::vector<double> meta = copy_ids<double>(info, n - 3, "topK", napi_float64_array);
+  const std::vector<double> meta = copy_ids<double>(info, n - 4, "topK", napi_float64_array);
+  const std::vector<double> floor = copy_ids<double>(info, n - 1, "floor", napi_float64_array);
   if (meta.size() != 3) throw_range(env, "topK must hold 3 numbers: k, begin, end");
   for (double v : meta) {
     if (!(v >= 0 && v < 9007199254740992.0 && v == std::floor(v))) throw_range(env, "topK must hold integers >= 0");
@@ -323,8 +327,9 @@ Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
     throw_range(env, "the entity range must satisfy begin <= end <= numEntities");
   }
   const size_t rows = job.ids->anchor.size();
-  Napi::TypedArray ids = typed_array_arg(info, n - 2, "ids");
-  Napi::TypedArray scores = typed_array_arg(info, n - 1, "scores");
+  if (!floor.empty() && floor.size() != rows) throw_range(env, "floor must be empty or hold one score per row");
+  Napi::TypedArray ids = typed_array_arg(info, n - 3, "ids");
+  Napi::TypedArray scores = typed_array_arg(info, n - 2, "scores");
   if (ids.TypedArrayType() != napi_int32_array || ids.ElementLength() != rows * k) {
     throw_type(env, "ids must be an Int32Array of rows x k");
   }
@@ -333,8 +338,9 @@ Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
   }
   int32_t* id = static_cast<int32_t*>(raw_data(ids));
   double* sc = static_cast<double*>(raw_data(scores));
-  const kgrank::Status s = job.wide ? top_k_go<double>(job, k, begin, end, id, sc)
-                                    : top_k_go<float>(job, k, begin, end, id, sc);
+  const double* fl = floor.empty() ? nullptr : floor.data();
+  const kgrank::Status s = job.wide ? top_k_go<double>(job, k, begin, end, fl, id, sc)
+                                    : top_k_go<float>(job, k, begin, end, fl, id, sc);
   check_status(env, s);
   return env.Undefined();
 }

@@ -42,6 +42,7 @@
 #include <utility>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <vector>
 
 #include "interaction_kernel.h"
@@ -614,13 +615,18 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
     int32_t* id = seg_id.data() + (seg * rows + r0) * k;
     uint32_t* len = seg_len.data() + seg * rows + r0;
     T block[kChunk];
-    // Offers the candidates [c0, c1), scored into `block`, to row i's list (excluded ids never enter).
+    // Row i's floor (queries.floor; NaN: none) in T: a float score converted back exactly.
+    auto floor_of = [&](size_t i) { return qs.floor != nullptr ? static_cast<T>(qs.floor[r0 + i]) : std::nan(""); };
+    // Offers the candidates [c0, c1), scored into `block`, to row i's list (excluded ids and scores not above the
+    // row's floor never enter).
     auto offer = [&](size_t i, size_t c0, size_t c1) {
       size_t l = len[i];
+      const T f = static_cast<T>(floor_of(i));
+      const bool floored = f == f;
       for (size_t e = c0; e < c1; ++e) {
         const T s = block[e - c0];
         const int32_t ei = static_cast<int32_t>(e + m.entity_offset);
-        if (enters(sc + i * k, id + i * k, l, k, s, ei) && !is_excluded(r0 + i, ei)) {
+        if (enters(sc + i * k, id + i * k, l, k, s, ei) && (!floored || s > f) && !is_excluded(r0 + i, ei)) {
           l = insert_entry(sc + i * k, id + i * k, l, k, s, ei);
         }
       }
@@ -637,13 +643,20 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
                              threshold.data(), nr, entity, width, map.data(), m.entity_scale, nullptr, end};
         const ChunkFn kernel = chunk_kernel(simd);
         const PackedFn packed = packed_scores_of(kernel);
+        std::vector<float> floor(nr);
+        for (size_t i = 0; i < nr; ++i) floor[i] = static_cast<float>(floor_of(i));
         for (size_t c0 = s0; c0 < s1; c0 += kChunk) {
           const size_t c1 = c0 + kChunk < s1 ? c0 + kChunk : s1;
-          for (size_t i = 0; i < nr; ++i) threshold[i] = len[i] == k ? sc[i * k + k - 1] : 0.0f;
+          // A row whose list is full, or that has a floor, is rescored only when a candidate scores above the
+          // higher of the two.
+          for (size_t i = 0; i < nr; ++i) {
+            const float full = len[i] == k ? sc[i * k + k - 1] : -std::numeric_limits<float>::infinity();
+            threshold[i] = floor[i] == floor[i] && floor[i] > full ? floor[i] : (len[i] == k ? full : 0.0f);
+          }
           std::fill(local.begin(), local.end(), 0u);
           kernel(part, c0, c1, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
           for (size_t i = 0; i < nr; ++i) {
-            if (len[i] == k && local[i] == 0) continue;
+            if ((len[i] == k || floor[i] == floor[i]) && local[i] == 0) continue;
             packed(part, i, pack.data(), c1 - c0, block);  // the chunk the kernel just packed, this row's scores
             offer(i, c0, c1);
           }

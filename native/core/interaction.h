@@ -76,6 +76,10 @@ struct EmbeddingQueries {
   // slice are then taken against them and truth is unused. A slice's counts add up, over slices that partition the
   // table, to the counts of the whole table: each (query, entity) score is the same whichever slice holds the row.
   const double* true_scores = nullptr;
+  // Top-k only: per row, a score its list already holds k entries at or above, from candidates of smaller ids (an
+  // earlier chunk or range); only scores strictly above it are listed, and rows with nothing above it cost no
+  // rescoring. NaN, or a null array: no floor.
+  const double* floor = nullptr;
 };
 
 // Per row: candidates scoring > / == the true score, NaN scores, non-NaN excluded answers, and the true score.

@@ -4,7 +4,7 @@
 // single-pair code; the oracle is native/tests/interaction_oracle.h, shared with test_interaction): each vector
 // lane computes each score bit for bit as the scalar code. Values are finite and bounded (the loaders refuse
 // non-finite embeddings), with many exact ties (small multiples of 1/4). Then top-k over a slice of the table must list
-// what the whole table lists over that range.
+// what the whole table lists over that range, and with a floor per row exactly those entries above it.
 #include <algorithm>
 #include <cmath>
 
@@ -135,6 +135,26 @@ void run(FuzzedDataProvider& p) {
       FUZZ_CHECK(id == want_id);
       for (size_t j = 0; j < rows * k; ++j) {
         FUZZ_CHECK(score[j] == want_score[j] || (score[j] != score[j] && want_score[j] != want_score[j]));
+      }
+    }
+  }
+  // With a floor per row (a listed score, a fuzzed value or none) the list is the unfloored list's entries strictly
+  // above it, then padding.
+  std::vector<double> floor(rows);
+  for (size_t i = 0; i < rows; ++i) {
+    const uint8_t pick = p.ConsumeIntegral<uint8_t>();
+    floor[i] = pick < 100 ? want_score[i * k + pick % k] : pick < 200 ? static_cast<double>(value<T>(p)) : std::nan("");
+  }
+  q.floor = floor.data();
+  for (SimdLevel level : kgrank_fuzz::levels()) {
+    for (unsigned threads : {1u, 3u}) {
+      FUZZ_CHECK(top_k_embeddings<T>(slice, q, k, 0, b - a, id.data(), score.data(), level, threads).ok());
+      for (size_t i = 0; i < rows; ++i) {
+        size_t j = 0;
+        for (; j < k && want_id[i * k + j] >= 0 && !(want_score[i * k + j] <= floor[i]); ++j) {
+          FUZZ_CHECK(id[i * k + j] == want_id[i * k + j] && score[i * k + j] == want_score[i * k + j]);
+        }
+        for (; j < k; ++j) FUZZ_CHECK(id[i * k + j] == -1 && score[i * k + j] != score[i * k + j]);
       }
     }
   }

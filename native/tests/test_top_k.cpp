@@ -3,7 +3,7 @@
 // excluded and not NaN, sorted by score descending then id ascending, the first k, padded with -1 / NaN. Entity
 // rows come in equal pairs (ties), the range spans four candidate chunks, and (a table of 300,000 entities) several
 // segments whose lists are merged. A slice of the table (entity_offset, the anchors' rows given apart) lists what
-// the whole table lists over its range.
+// the whole table lists over its range; with a floor, exactly that list's entries above it.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -131,6 +131,26 @@ void check_slice(Interaction interaction, size_t width, size_t rel_width, std::m
         CHECK(top_k_embeddings<T>(slice, q, k, 0, b - a, id.data(), score.data(), level, threads).ok());
         CHECK(id == want_id);
         CHECK(score == want_score);
+      }
+    }
+    // A floor (the k-th score of the rows' lists over [0, a), NaN where a list is not full) lists exactly the
+    // entries of the unfloored list above it: a prefix, then padding.
+    std::vector<int32_t> before_id(rows * k);
+    std::vector<double> before_score(rows * k), floor(rows);
+    CHECK(top_k_embeddings<T>(whole, q, k, 0, a, before_id.data(), before_score.data(), SimdLevel::Scalar, 1).ok());
+    for (size_t i = 0; i < rows; ++i) floor[i] = i % 5 == 4 ? std::nan("") : before_score[i * k + k - 1];
+    q.floor = floor.data();
+    for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
+      if (level != SimdLevel::Scalar && !simd_supported(level)) continue;
+      for (unsigned threads : {1u, 3u}) {
+        CHECK(top_k_embeddings<T>(slice, q, k, 0, b - a, id.data(), score.data(), level, threads).ok());
+        for (size_t i = 0; i < rows; ++i) {
+          size_t j = 0;
+          for (; j < k && want_id[i * k + j] >= 0 && !(want_score[i * k + j] <= floor[i]); ++j) {
+            CHECK(id[i * k + j] == want_id[i * k + j] && score[i * k + j] == want_score[i * k + j]);
+          }
+          for (; j < k; ++j) CHECK(id[i * k + j] == -1 && score[i * k + j] != score[i * k + j]);
+        }
       }
     }
   }

@@ -122,7 +122,7 @@ export interface NativeAddon extends NativeMetricsAddon {
   rankEmbeddings(...args: unknown[]): void;
   rankEmbeddingsAsync(...args: unknown[]): Promise<void>;
   firstNonFinite(values: FloatArray): number;
-  /** rankEmbeddings' arguments, then topK (k, begin, end), ids, scores (native/addon/score_bindings.cpp). */
+  /** rankEmbeddings' arguments, then topK (k, begin, end), ids, scores, floor (native/addon/score_bindings.cpp). */
   topKEmbeddings(...args: unknown[]): void;
   /** Peak FMA probe: [multiply-adds performed, checksum]. */
   fmaProbe(simd: number, threads: number, iterations: number): [number, number];
@@ -639,6 +639,7 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
           Float64Array.of(range.k, range.begin, range.end),
           ids,
           scores,
+          range.floor ?? new Float64Array(0),
         ),
       );
     },

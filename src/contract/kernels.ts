@@ -332,6 +332,12 @@ export interface TopKRange {
   k: number;
   begin: number;
   end: number;
+  /**
+   * Per row, a score its list already holds k entries at or above, from entities of smaller ids (an earlier chunk or
+   * range): only scores strictly above it are listed, so merging the call's lists into the earlier ones gives the
+   * same lists as without it, at less rescoring. NaN for a row without one.
+   */
+  floor?: Float64Array | null;
 }
 
 /**

@@ -398,13 +398,15 @@ export function topKEmbeddings(
   const base = input.entityOffset ?? 0; // a slice of a bigger table lists (and excludes) global ids
   for (let i = 0; i < rows; i++) {
     const excluded = off ? new Set(input.excludeIds!.subarray(off[i]!, off[i + 1]!)) : null;
+    const floor = range.floor ? range.floor[i]! : NaN; // only scores above it are listed (NaN: none)
     const sc = scores.subarray(i * k, (i + 1) * k);
     const id = ids.subarray(i * k, (i + 1) * k);
     let n = 0;
     for (let local = begin; local < end; local++) {
       const s = score(i, local);
       const e = base + local;
-      if (s !== s || (n === k && !ahead(s, e, sc[k - 1]!, id[k - 1]!)) || excluded?.has(e)) continue;
+      if (s !== s || (n === k && !ahead(s, e, sc[k - 1]!, id[k - 1]!)) || !(floor !== floor || s > floor)) continue;
+      if (excluded?.has(e)) continue;
       let pos = n < k ? n : k - 1;
       while (pos > 0 && ahead(s, e, sc[pos - 1]!, id[pos - 1]!)) {
         sc[pos] = sc[pos - 1]!;

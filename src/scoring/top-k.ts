@@ -264,6 +264,19 @@ function prepare(model: EmbeddingModel, opts: unknown, isAsync: boolean) {
   return { result, work, range, threads, asyncArgs, budget: memoryBudget(o.memoryBudget) };
 }
 
+/**
+ * Rows [row0, row0 + rows) of a list's k-th scores where the row's list is full, else NaN: the floor of the next
+ * piece over larger ids (TopKRange.floor), which then skips what cannot enter.
+ */
+function floorOf(list: TopKList, row0: number, rows: number, k: number): Float64Array {
+  const f = new Float64Array(rows);
+  for (let i = 0; i < rows; i++) {
+    const last = (row0 + i) * k + k - 1;
+    f[i] = list.ids[last]! >= 0 ? list.scores[last]! : NaN;
+  }
+  return f;
+}
+
 /** Queries per piece of predictTopKAsync: the native kernel's rows per task. */
 const PIECE_ROWS = 1024;
 
@@ -300,9 +313,10 @@ export async function predictTopKAsync(
       const part: TopKList = { ids: new Int32Array((r1 - r0) * k), scores: new Float64Array((r1 - r0) * k) };
       // A piece narrower than k lists all of it, padded (the kernel pads; the merge skips the pads).
       // The input again for each piece: a model whose arrays were transferred since the call began is refused.
+      // Pieces of a row come in ascending entity ranges, so its list so far gives the floor.
       kernels().topKEmbeddings(
         rowsOf(jobOf(model, w), r0, r1),
-        { k, begin: b, end: e },
+        { k, begin: b, end: e, floor: floorOf(w.list, r0, r1 - r0, k) },
         part.ids,
         part.scores,
         threads,
@@ -432,7 +446,9 @@ async function streamTopK(
               control?.check();
               const part: TopKList = { ids: new Int32Array((r1 - r0) * k), scores: new Float64Array((r1 - r0) * k) };
               const e = Math.min(chunk.rows, b + span);
-              kernels().topKEmbeddings(piece, { k, begin: b, end: e }, part.ids, part.scores, o.threads);
+              // A row's chunks and spans come in ascending ids: its list so far gives the floor.
+              const floor = floorOf(p.s.w.list, p.s.r0 + r0, r1 - r0, k);
+              kernels().topKEmbeddings(piece, { k, begin: b, end: e, floor }, part.ids, part.scores, o.threads);
               mergeInto(p.s.w.list, p.s.r0 + r0, part, k);
               await turn();
             }
