@@ -1,10 +1,12 @@
 /**
- * Every backend this process can run (native at each supported SIMD level and several thread counts, and the
- * TS fallback) gives the same results on the same inputs, in one process (vitest's "once" project, where the addon
+ * Every backend this process can run (native at each supported SIMD level and several thread counts, the
+ * WebAssembly core when wasm/kgrank.wasm is built, and the TS fallback) gives the same results on the same inputs, in one process (vitest's "once" project, where the addon
  * must load): counts of score matrices and ranking from embeddings (every interaction, both complex layouts, float32
  * and float64: the true scores bit for bit), seeded rank generation and sample statistics, metric aggregation and
  * closed moments, and the median's E and Var (within 1e-12 relative where the order of summation differs).
  */
+import { existsSync } from "node:fs";
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import { allKernels } from "../src/backend/backend";
@@ -38,8 +40,8 @@ function run(k: Kernels, scores: FloatArray, cols: number, thresholds: FloatArra
 function kernelsWithThreads(): { name: string; kernels: Kernels; threads?: number }[] {
   const out: { name: string; kernels: Kernels; threads?: number }[] = [];
   for (const k of allKernels()) {
-    if (k.backend === "ts") {
-      out.push({ name: "ts", kernels: k });
+    if (k.backend === "ts" || k.backend === "wasm") {
+      out.push({ name: k.backend, kernels: k });
     } else {
       for (const t of [1, 2, 5]) out.push({ name: `native/${k.simd}/t${t}`, kernels: k, threads: t });
     }
@@ -47,14 +49,24 @@ function kernelsWithThreads(): { name: string; kernels: Kernels; threads?: numbe
   return out;
 }
 
+/** The WebAssembly core is compared too once it is built (CI builds it: .ci/run). */
+const wasmBuilt = existsSync(path.join(__dirname, "..", "wasm", "kgrank.wasm"));
+
 describe("backend parity", () => {
   const variants = kernelsWithThreads();
 
   it("includes the native kernels at every SIMD level (3 thread counts each) and the fallback", () => {
     const native = variants.filter((v) => v.kernels.backend === "native");
     expect(native.length).toBe(3 * nativeKernels().length);
-    expect(variants.length).toBe(native.length + 1);
+    expect(variants.length).toBe(native.length + 1 + (wasmBuilt ? 1 : 0));
   });
+
+  it.skipIf(!wasmBuilt)(
+    wasmBuilt ? "includes the WebAssembly core" : "includes the WebAssembly core [skipped: npm run build:wasm first]",
+    () => {
+      expect(variants.filter((v) => v.kernels.backend === "wasm").map((v) => v.kernels.simd)).toEqual(["simd128"]);
+    },
+  );
 
   for (const [name, Ctor, specials] of [
     ["float32", Float32Array, SPECIAL_F32],

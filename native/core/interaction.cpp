@@ -44,6 +44,7 @@
 #include <exception>
 #include <vector>
 
+#include "except.h"
 #include "interaction_kernel.h"
 #include "thread_pool.h"
 
@@ -186,12 +187,12 @@ bool form_queries(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, Querie
   q->dim = m.entity_width;
   q->op = op_of(m.interaction);
   const bool complex = is_complex(m.interaction);
-  try {
+  KGRANK_TRY {
     q->map.resize(q->dim);
     for (size_t k = 0; k < q->dim; ++k) q->map[k] = static_cast<uint32_t>(canonical(k, q->dim, complex, m.layout));
     q->query.resize(qs.rows * q->dim);
     if (q->op == ScoreOp::PairL1) q->coeff.resize(qs.rows * q->dim);
-  } catch (const std::bad_alloc&) {
+  } KGRANK_CATCH(const std::bad_alloc&) {
     return false;
   }
   for (size_t i = 0; i < qs.rows; ++i) {
@@ -302,9 +303,9 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
   Queries<T> q;
   std::vector<float> threshold;
   bool fits = form_queries(m, qs, &q);
-  try {
+  KGRANK_TRY {
     threshold.resize(rows);
-  } catch (const std::bad_alloc&) {
+  } KGRANK_CATCH(const std::bad_alloc&) {
     fits = false;
   }
   if (!fits) return Status::invalid("out of memory for the query vectors of this batch: pass fewer triples per call");
@@ -370,7 +371,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
       const size_t task = t / blocks;
       const size_t r0 = (t % blocks) * row_block;
       const size_t nr = r0 + row_block < rows ? row_block : rows - r0;
-      try {
+      KGRANK_TRY {
         thread_local std::vector<float> pack;
         thread_local std::vector<uint32_t> local;
         if (pack.size() < kChunk * dim) pack.assign(kChunk * dim, 0.0f);
@@ -388,7 +389,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
             if (local[c * nr + k] != 0) totals[c * rows + r0 + k].fetch_add(local[c * nr + k], std::memory_order_relaxed);
           }
         }
-      } catch (...) {
+      } KGRANK_CATCH(...) {
         failed.store(true);
       }
       if (control != nullptr) control->advance(nr);
@@ -569,7 +570,7 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
   std::vector<T> seg_score;
   std::vector<int32_t> excl, seg_id;
   std::vector<uint32_t> seg_len;
-  try {
+  KGRANK_TRY {
     if (qs.exclude_offsets) {  // each row's excluded ids, sorted for a binary search
       excl.assign(qs.exclude_ids, qs.exclude_ids + qs.exclude_offsets[rows]);
       for (size_t i = 0; i < rows; ++i) {
@@ -579,7 +580,7 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
     seg_score.resize(segments * rows * k);
     seg_id.resize(segments * rows * k);
     seg_len.resize(segments * rows);
-  } catch (const std::bad_alloc&) {
+  } KGRANK_CATCH(const std::bad_alloc&) {
     fits = false;
   }
   if (!fits) {
@@ -626,7 +627,7 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
       }
       len[i] = static_cast<uint32_t>(l);
     };
-    try {
+    KGRANK_TRY {
       for (size_t i = 0; i < nr; ++i) len[i] = 0;
       if constexpr (std::is_same<T, float>::value) {
         thread_local std::vector<float> pack;
@@ -660,7 +661,7 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
           }
         }
       }
-    } catch (...) {
+    } KGRANK_CATCH(...) {
       failed.store(true);
     }
   });
