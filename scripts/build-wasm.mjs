@@ -17,7 +17,7 @@ const at = args.indexOf("--out");
 const out = resolve(at >= 0 ? args[at + 1] : join(root, "wasm", "kgrank.wasm"));
 const cxx = process.env.KGRANK_WASM_CXX ?? "clang++";
 
-// The core's portable sources (no per-ISA file: wasm has the scalar level only) and the exports.
+// The core's portable sources and its SIMD128 interaction kernel (no x86-64 or NEON file), and the exports.
 const core = readdirSync(join(root, "native", "core"))
   .filter((f) => f.endsWith(".cpp") && !/_(avx2|avx512|neon)\.cpp$/.test(f))
   .map((f) => join("native", "core", f));
@@ -47,6 +47,7 @@ const flags = [
   "-ffp-contract=off",
   "-fno-exceptions",
   "-DKGRANK_SINGLE_THREAD=1",
+  "-DKGRANK_HAVE_WASM_SIMD128=1",
   "-Wl,--max-memory=4294967296",
   "-Wl,--strip-all",
 ];

@@ -257,7 +257,11 @@ ChunkFn chunk_kernel(SimdLevel level) {
   }
 #endif
   (void)level;
+#ifdef KGRANK_HAVE_WASM_SIMD128
+  return isa::rank_chunk_wasm;  // the WebAssembly build's one level
+#else
   return isa::rank_chunk_scalar;
+#endif
 }
 
 using PackedFn = void (*)(const ChunkPlan&, size_t, const float*, size_t, float*);
@@ -274,6 +278,9 @@ PackedFn packed_scores_of(ChunkFn kernel) {
   if (kernel == isa::rank_chunk_avx2) return isa::packed_scores_avx2;
 #endif
   (void)kernel;
+#ifdef KGRANK_HAVE_WASM_SIMD128
+  if (kernel == isa::rank_chunk_wasm) return isa::packed_scores_wasm;
+#endif
   return isa::packed_scores_scalar;
 }
 

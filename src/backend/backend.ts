@@ -840,7 +840,11 @@ export function backendInfo(): BackendInfo {
 
 let loadedWasm: Kernels | null | undefined;
 
-/** The WebAssembly core's kernels (the selection's, or loaded on first use), or null when it does not load. */
+/**
+ * The WebAssembly core's kernels (the selection's, or loaded on first use), or null when it does not load. Also used
+ * by bench/wasm.mjs, through dist/.
+ * @public
+ */
 export function wasmCoreKernels(): Kernels | null {
   if (selection.info.backend === "wasm") return selection.kernels;
   if (loadedWasm === undefined) loadedWasm = tryLoadWasm().kernels;

@@ -28,7 +28,7 @@ import type {
  * libraries do not declare it).
  */
 interface WebAssemblyApi {
-  Module: new (bytes: Uint8Array) => WasmModule;
+  Module: { new (bytes: Uint8Array): WasmModule; exports(module: WasmModule): { name: string }[] };
   Instance: new (module: WasmModule, imports: object) => { exports: unknown };
   RuntimeError: new () => Error;
 }
@@ -39,9 +39,17 @@ export interface WasmModule {
   readonly __wasmModule: unique symbol;
 }
 
-/** Compiles kgrank.wasm's bytes (synchronously: the module is about 100 kB). */
+/** Compiles kgrank.wasm's bytes (synchronously: the module is about 150 kB) and checks it exports this glue's ABI. */
 export function compileWasm(bytes: Uint8Array): WasmModule {
-  return new WebAssembly.Module(bytes);
+  const module = new WebAssembly.Module(bytes);
+  const names = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
+  const missing = EXPORTS.filter((name) => !names.has(name));
+  if (missing.length > 0) {
+    throw new Error(
+      `not this package's kgrank.wasm (no export ${missing.join(", ")}): rebuild it with npm run build:wasm`,
+    );
+  }
+  return module;
 }
 
 /** What native/wasm/exports.cpp exports (sizes and pointers are 32-bit; doubles for the indices that may not be). */
@@ -87,6 +95,23 @@ interface WasmExports {
     scores: number,
   ): number;
 }
+
+/** Every function of WasmExports, and the memory. */
+const EXPORTS = [
+  "memory",
+  "_initialize",
+  "kg_alloc",
+  "kg_free",
+  "kg_ptr_count",
+  "kg_count_f32",
+  "kg_count_f64",
+  "kg_count_by_index_f32",
+  "kg_count_by_index_f64",
+  "kg_first_non_finite_f32",
+  "kg_first_non_finite_f64",
+  "kg_rank_embeddings",
+  "kg_top_k",
+];
 
 /** Bytes of score rows copied and counted at a time: the copy is still in cache when the kernel reads it. */
 const COUNT_BLOCK_BYTES = 256 * 1024;
@@ -149,11 +174,18 @@ function instantiate(module: WasmModule): WasmExports {
 
 /** The kernels of the WebAssembly core `module` (kgrank.wasm, compiled); what it does not run is `fallback`'s. */
 export function wasmKernels(module: WasmModule, fallback: Kernels): Kernels {
-  let current: WasmExports | null = instantiate(module);
+  // Instantiated at the first call: V8 reserves the whole wasm32 address space then, which a low `ulimit -v` refuses;
+  // such a process runs every call on the fallback (inWasm) instead of failing at load.
+  let current: WasmExports | null = null;
 
   /** Runs `body` in a frame of the instance; on a failed allocation or a trap, returns `otherwise()` instead. */
   function inWasm<T>(body: (f: Frame, x: WasmExports) => T, otherwise: () => T): T {
-    const x = current ?? (current = instantiate(module));
+    let x: WasmExports;
+    try {
+      x = current ?? (current = instantiate(module));
+    } catch {
+      return otherwise(); // no address space for a fresh instance (V8 reserves it whole): this call is the fallback's
+    }
     const frame = new Frame(x);
     let result: T;
     try {
@@ -276,7 +308,7 @@ export function wasmKernels(module: WasmModule, fallback: Kernels): Kernels {
     inWasm(
       (f, x) => {
         const { wide, meta, table } = embeddingFrame(f, input);
-        const o = f.alloc(out.byteLength);
+        const o = f.put(out, true); // slots the kernel leaves (after a NaN true score) keep the caller's values
         x.kg_rank_embeddings(wide, meta, table, o);
         out.set(f.view(Float64Array, o, out.length));
       },
@@ -320,8 +352,8 @@ export function wasmKernels(module: WasmModule, fallback: Kernels): Kernels {
       inWasm(
         (f, x) => {
           const { wide, meta, table } = embeddingFrame(f, input);
-          const pi = f.alloc(ids.byteLength);
-          const ps = f.alloc(scores.byteLength);
+          const pi = f.put(ids, true);
+          const ps = f.put(scores, true);
           const status = x.kg_top_k(wide, meta, table, range.k, range.begin, range.end, pi, ps);
           if (status !== 0) throw new OutOfWasmMemory(); // the core's only failure: its lists did not fit
           ids.set(f.view(Int32Array, pi, ids.length));
