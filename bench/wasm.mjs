@@ -67,7 +67,7 @@ if (e1.join() !== e2.join()) throw new Error("wasm and native DistMult ranks dif
 const fmt = (r) => `${r.median.toFixed(3)} (IQR ${r.q1.toFixed(3)}-${r.q3.toFixed(3)})`;
 const result = { reference, threads: 1, count: { rows, cols }, distmult: { n, d, q } };
 // time(native) / time(wasm): wasm's speed as a fraction of native's; time(ts) / time(wasm): wasm's speedup over ts.
-result.countWasmOfNative = pairedRatio(count(native, o1), count(wasm, o2), reps);
+result.countWasmOfNative = pairedRatio(count(native, o1), count(wasm, o2), 3 * reps); // a few ms each: more pairs
 result.countWasmOverTs = pairedRatio(count(tsKernels, o1), count(wasm, o2), quick ? 3 : 5);
 result.distmultWasmOfNative = pairedRatio(rank(native, e1), rank(wasm, e2), reps);
 result.distmultWasmOverTs = pairedRatio(rank(tsKernels, e1), rank(wasm, e2), 3);

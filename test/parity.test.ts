@@ -163,6 +163,36 @@ describe("backend parity of ranking from embeddings", () => {
   }
 });
 
+describe("a fused multiply-add rounds once on every backend", () => {
+  // DistMult over 2 dimensions, query = the anchor's row (relation all ones): the score of entity 1 is
+  // fma(8(1 + 2^-23), 8(1 - 2^-23), 2^30 + 2^7), exactly 2^30 + 2^7 + 2^6 - 2^-40. Its float64 sum is the midpoint
+  // 2^30 + 2^7 + 2^6 of two floats, which rounds (ties to even) to 2^30 + 2^8; the fma rounds once, to 2^30 + 2^7.
+  // Entity 2 scores 2^30 + 2^8 exactly. WebAssembly has no fma instruction and wasi-libc's fmaf rounds twice: the
+  // WebAssembly core's own fmaf and SIMD128 kernel must give the native FMA's value.
+  const u = 2 ** -23;
+  const rows = Float32Array.of(2 ** 15, 8 * (1 + u), 2 ** 15 + 2 ** -8, 8 * (1 - u), 2 ** 15 + 2 ** -7, 0);
+  const model = new EmbeddingModel({
+    interaction: "distmult",
+    entityEmbeddings: { data: Float32Array.from({ length: 34 }, (_, i) => (i < 6 ? rows[i]! : 0.5)), shape: [17, 2] },
+    relationEmbeddings: { data: Float32Array.of(1, 1), shape: [1, 2] },
+  });
+  const job = model.job("tail", Int32Array.of(0), Int32Array.of(0), Int32Array.of(1));
+
+  for (const k of allKernels(1)) {
+    it(`${k.backend}/${k.simd}: the true score, the counts and the top-k scores`, () => {
+      const out = new Float64Array(7);
+      k.rankEmbeddings(job, out, 1);
+      expect(out[4]).toBe(2 ** 30 + 2 ** 7);
+      expect([out[0], out[1]]).toEqual([1, 2]); // entity 2 above; entities 0 and 1 (the true one) equal
+      const ids = new Int32Array(3);
+      const scores = new Float64Array(3);
+      k.topKEmbeddings(job, { k: 3, begin: 0, end: 17 }, ids, scores, 1);
+      expect(Array.from(ids)).toEqual([2, 0, 1]);
+      expect(Array.from(scores)).toEqual([2 ** 30 + 2 ** 8, 2 ** 30 + 2 ** 7, 2 ** 30 + 2 ** 7]);
+    });
+  }
+});
+
 describe("sampling kernels: native and fallback agree", () => {
   const N = [10, 20, 50, 100, 3, 7, 1000, 2];
 

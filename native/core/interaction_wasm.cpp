@@ -3,8 +3,9 @@
 // that one level). 4 float lanes; a panel is 8 entities; blocks of 4 queries. Each trait is one IEEE operation with
 // the scalar traits' rounding: add, sub, mul and sqrt are SIMD128's own (correctly rounded, subnormals kept), and
 // the fused multiply-add SIMD128 lacks is computed exactly as one rounding: in float64 the product of two floats is
-// exact, the sum with the third is rounded to odd (an inexact result with an even significand steps one unit toward
-// the exact value, found by TwoSum), and rounding that to float gives the correctly rounded fma - the result of
+// exact, and the sum with the third rounds to float as the exact value does unless it lies on a float rounding
+// boundary (then it is recomputed rounded to odd: an inexact result with an even significand steps one unit toward
+// the exact value, found by TwoSum), which gives the correctly rounded fma - the result of
 // std::fma and of the FMA instructions of the x86-64 and NEON kernels, bit for bit (round to odd needs 2 more bits
 // than the target's 24; float64 has 53). So every lane computes a score as score_one() does (the parity, embedding
 // and top-k tests compare it with the native levels).
@@ -32,11 +33,27 @@ inline v128_t fma_odd(v128_t a, v128_t b, v128_t c) {
 inline v128_t low(v128_t v) { return wasm_f64x2_promote_low_f32x4(v); }
 inline v128_t high(v128_t v) { return wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(v, v, 2, 3, 2, 3)); }
 
-// fma(a, b, c) per float lane, one rounding.
+// Lanes where rounding the float64 sum s to float may differ from rounding the exact sum: s exactly halfway between
+// two normal floats (its low 29 significand bits 1 followed by zeros; also the overflow threshold) or in the
+// subnormal float range (fewer bits; 0 is exact). Elsewhere no float rounding boundary lies between s and the exact
+// sum (s is the nearest float64 to it, and every boundary is a float64), so both round alike.
+inline v128_t doubtful(v128_t s) {
+  const v128_t mid = wasm_i64x2_eq(wasm_v128_and(s, wasm_i64x2_splat(0x1FFFFFFF)), wasm_i64x2_splat(0x10000000));
+  const v128_t a = wasm_f64x2_abs(s);
+  const v128_t tiny = wasm_v128_and(wasm_f64x2_lt(a, wasm_f64x2_splat(0x1p-126)), wasm_f64x2_gt(a, wasm_f64x2_splat(0.0)));
+  return wasm_v128_or(mid, tiny);
+}
+
+// fma(a, b, c) per float lane, one rounding: the float64 sum, rounded to odd only when a lane is doubtful (rare).
 inline v128_t fused(v128_t a, v128_t b, v128_t c) {
-  const v128_t lo = wasm_f32x4_demote_f64x2_zero(fma_odd(low(a), low(b), low(c)));
-  const v128_t hi = wasm_f32x4_demote_f64x2_zero(fma_odd(high(a), high(b), high(c)));
-  return wasm_i32x4_shuffle(lo, hi, 0, 1, 4, 5);
+  const v128_t al = low(a), bl = low(b), cl = low(c), ah = high(a), bh = high(b), ch = high(c);
+  v128_t sl = wasm_f64x2_add(wasm_f64x2_mul(al, bl), cl);
+  v128_t sh = wasm_f64x2_add(wasm_f64x2_mul(ah, bh), ch);
+  if (wasm_v128_any_true(wasm_v128_or(doubtful(sl), doubtful(sh)))) {
+    sl = fma_odd(al, bl, cl);
+    sh = fma_odd(ah, bh, ch);
+  }
+  return wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(sl), wasm_f32x4_demote_f64x2_zero(sh), 0, 1, 4, 5);
 }
 
 struct Wasm128 {

@@ -114,7 +114,7 @@ const EXPORTS = [
 ];
 
 /** Bytes of score rows copied and counted at a time: the copy is still in cache when the kernel reads it. */
-const COUNT_BLOCK_BYTES = 256 * 1024;
+const COUNT_BLOCK_BYTES = 1024 * 1024;
 /** An instance whose memory grew past this is dropped after its call (the next call starts a fresh one). */
 const KEEP_BYTES = 256 * 1024 * 1024;
 /** native/wasm/exports.cpp Ptr: the slots of the pointer table of an embedding call. */
