@@ -8,6 +8,8 @@
  *   level this CPU supports (the best with the machine's threads, lower levels single-threaded). The fallback is
  *   not a SIMD level: `npm test` covers it.
  * - package (`npm run test:package`): packing, installing and compiling the package.
+ * - wasm (`npm run test:wasm`): every behavioural file on the WebAssembly core (wasm/kgrank.wasm, `npm run
+ *   build:wasm`), the files the native project runs. Apart from `npm test` to keep that within its time budget.
  *
  * Each project gets a fresh module graph with KGRANK_BACKEND / KGRANK_SIMD / KGRANK_THREADS set, so the public
  * functions run on that backend. `KGRANK_BACKEND=ts npm test` runs the fallback project only.
@@ -38,8 +40,8 @@ function nativeLevels(): AddonInfo | null {
 }
 
 const tier = process.env.KGRANK_TEST_TIER || "default";
-if (!["default", "matrix", "package"].includes(tier)) {
-  throw new Error(`KGRANK_TEST_TIER=${tier} is not a tier: use default, matrix or package.`);
+if (!["default", "matrix", "package", "wasm"].includes(tier)) {
+  throw new Error(`KGRANK_TEST_TIER=${tier} is not a tier: use default, matrix, package or wasm.`);
 }
 const onlyTs = (process.env.KGRANK_BACKEND ?? "").toLowerCase() === "ts";
 
@@ -109,11 +111,19 @@ function nativeProjects(include: string[], allLevels: boolean): object[] {
 
 const tsProject = (include: string[]) =>
   backendProject("ts", include, { KGRANK_BACKEND: "ts", KGRANK_SIMD: "", KGRANK_THREADS: "" });
+const wasmProject = (include: string[]) => {
+  if (!existsSync(path.resolve("wasm/kgrank.wasm"))) {
+    throw new Error("The WebAssembly core is not built, so it cannot be tested. Run `npm run build:wasm`.");
+  }
+  return backendProject("wasm", include, { KGRANK_BACKEND: "wasm", KGRANK_SIMD: "", KGRANK_THREADS: "" });
+};
 const long = { testTimeout: 600_000, hookTimeout: 600_000 };
 
 const projects: object[] = [];
 if (tier === "package") {
   projects.push({ extends: true, test: { name: "package", include: packaging, ...long } });
+} else if (tier === "wasm") {
+  projects.push(wasmProject(behaviour));
 } else if (tier === "matrix") {
   if (onlyTs) throw new Error("The matrix runs the native SIMD levels; KGRANK_BACKEND=ts npm test runs the fallback.");
   projects.push(...nativeProjects(kernelFacing, true));

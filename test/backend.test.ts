@@ -9,7 +9,7 @@ describe("backendInfo", () => {
     const info = backendInfo();
     // vitest.config.mts sets KGRANK_BACKEND / KGRANK_SIMD / KGRANK_THREADS per project; the loader must honour them.
     const wanted = process.env.KGRANK_BACKEND;
-    expect(wanted, "run through vitest.config.mts projects").toMatch(/^(native|ts)$/);
+    expect(wanted, "run through vitest.config.mts projects").toMatch(/^(native|wasm|ts)$/);
     expect(info.backend).toBe(wanted);
     expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(info.threads).toBeGreaterThanOrEqual(1);
@@ -19,6 +19,9 @@ describe("backendInfo", () => {
       expect(info.supportedSimd).toContain(info.simd);
       expect(info.supportedSimd[0]).toBe("scalar");
       expect(info.addonPath).toMatch(/kgrank\.node$/);
+    } else if (info.backend === "wasm") {
+      expect(info).toMatchObject({ simd: "simd128", threads: 1, tier: "wasm", supportedSimd: [] });
+      expect(info.wasmPath).toMatch(/kgrank\.wasm$/);
     } else {
       expect(info.simd).toBe("none");
     }

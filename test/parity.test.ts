@@ -1,10 +1,12 @@
 /**
- * Every backend this process can run (native at each supported SIMD level and several thread counts, and the
- * TS fallback) gives the same results on the same inputs, in one process (vitest's "once" project, where the addon
+ * Every backend this process can run (native at each supported SIMD level and several thread counts, the
+ * WebAssembly core when wasm/kgrank.wasm is built, and the TS fallback) gives the same results on the same inputs, in one process (vitest's "once" project, where the addon
  * must load): counts of score matrices and ranking from embeddings (every interaction, both complex layouts, float32
  * and float64: the true scores bit for bit), seeded rank generation and sample statistics, metric aggregation and
  * closed moments, and the median's E and Var (within 1e-12 relative where the order of summation differs).
  */
+import { existsSync } from "node:fs";
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import { allKernels } from "../src/backend/backend";
@@ -38,8 +40,8 @@ function run(k: Kernels, scores: FloatArray, cols: number, thresholds: FloatArra
 function kernelsWithThreads(): { name: string; kernels: Kernels; threads?: number }[] {
   const out: { name: string; kernels: Kernels; threads?: number }[] = [];
   for (const k of allKernels()) {
-    if (k.backend === "ts") {
-      out.push({ name: "ts", kernels: k });
+    if (k.backend === "ts" || k.backend === "wasm") {
+      out.push({ name: k.backend, kernels: k });
     } else {
       for (const t of [1, 2, 5]) out.push({ name: `native/${k.simd}/t${t}`, kernels: k, threads: t });
     }
@@ -47,14 +49,24 @@ function kernelsWithThreads(): { name: string; kernels: Kernels; threads?: numbe
   return out;
 }
 
+/** The WebAssembly core is compared too once it is built (CI builds it: .ci/run). */
+const wasmBuilt = existsSync(path.join(__dirname, "..", "wasm", "kgrank.wasm"));
+
 describe("backend parity", () => {
   const variants = kernelsWithThreads();
 
   it("includes the native kernels at every SIMD level (3 thread counts each) and the fallback", () => {
     const native = variants.filter((v) => v.kernels.backend === "native");
     expect(native.length).toBe(3 * nativeKernels().length);
-    expect(variants.length).toBe(native.length + 1);
+    expect(variants.length).toBe(native.length + 1 + (wasmBuilt ? 1 : 0));
   });
+
+  it.skipIf(!wasmBuilt)(
+    wasmBuilt ? "includes the WebAssembly core" : "includes the WebAssembly core [skipped: npm run build:wasm first]",
+    () => {
+      expect(variants.filter((v) => v.kernels.backend === "wasm").map((v) => v.kernels.simd)).toEqual(["simd128"]);
+    },
+  );
 
   for (const [name, Ctor, specials] of [
     ["float32", Float32Array, SPECIAL_F32],
@@ -148,6 +160,36 @@ describe("backend parity of ranking from embeddings", () => {
         });
       }
     }
+  }
+});
+
+describe("a fused multiply-add rounds once on every backend", () => {
+  // DistMult over 2 dimensions, query = the anchor's row (relation all ones): the score of entity 1 is
+  // fma(8(1 + 2^-23), 8(1 - 2^-23), 2^30 + 2^7), exactly 2^30 + 2^7 + 2^6 - 2^-40. Its float64 sum is the midpoint
+  // 2^30 + 2^7 + 2^6 of two floats, which rounds (ties to even) to 2^30 + 2^8; the fma rounds once, to 2^30 + 2^7.
+  // Entity 2 scores 2^30 + 2^8 exactly. WebAssembly has no fma instruction and wasi-libc's fmaf rounds twice: the
+  // WebAssembly core's own fmaf and SIMD128 kernel must give the native FMA's value.
+  const u = 2 ** -23;
+  const rows = Float32Array.of(2 ** 15, 8 * (1 + u), 2 ** 15 + 2 ** -8, 8 * (1 - u), 2 ** 15 + 2 ** -7, 0);
+  const model = new EmbeddingModel({
+    interaction: "distmult",
+    entityEmbeddings: { data: Float32Array.from({ length: 34 }, (_, i) => (i < 6 ? rows[i]! : 0.5)), shape: [17, 2] },
+    relationEmbeddings: { data: Float32Array.of(1, 1), shape: [1, 2] },
+  });
+  const job = model.job("tail", Int32Array.of(0), Int32Array.of(0), Int32Array.of(1));
+
+  for (const k of allKernels(1)) {
+    it(`${k.backend}/${k.simd}: the true score, the counts and the top-k scores`, () => {
+      const out = new Float64Array(7);
+      k.rankEmbeddings(job, out, 1);
+      expect(out[4]).toBe(2 ** 30 + 2 ** 7);
+      expect([out[0], out[1]]).toEqual([1, 2]); // entity 2 above; entities 0 and 1 (the true one) equal
+      const ids = new Int32Array(3);
+      const scores = new Float64Array(3);
+      k.topKEmbeddings(job, { k: 3, begin: 0, end: 17 }, ids, scores, 1);
+      expect(Array.from(ids)).toEqual([2, 0, 1]);
+      expect(Array.from(scores)).toEqual([2 ** 30 + 2 ** 8, 2 ** 30 + 2 ** 7, 2 ** 30 + 2 ** 7]);
+    });
   }
 });
 

@@ -95,7 +95,7 @@ Status FilterIndex::build(const std::vector<TripleSpan>& spans, int32_t num_enti
     }
     total += spans[s].count;
   }
-  if (total >= (size_t{1} << 32)) {
+  if (static_cast<uint64_t>(total) >= (uint64_t{1} << 32)) {  // size_t may be 32 bits (wasm32)
     return Status::invalid("more than 2^32 - 1 filter triples");
   }
   for (size_t a = 0; a < static_cast<size_t>(num_entities); ++a) offsets[a + 1] += offsets[a];

@@ -45,6 +45,7 @@
 #include <limits>
 #include <vector>
 
+#include "except.h"
 #include "interaction_kernel.h"
 #include "thread_pool.h"
 
@@ -187,12 +188,12 @@ bool form_queries(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, Querie
   q->dim = m.entity_width;
   q->op = op_of(m.interaction);
   const bool complex = is_complex(m.interaction);
-  try {
+  KGRANK_TRY {
     q->map.resize(q->dim);
     for (size_t k = 0; k < q->dim; ++k) q->map[k] = static_cast<uint32_t>(canonical(k, q->dim, complex, m.layout));
     q->query.resize(qs.rows * q->dim);
     if (q->op == ScoreOp::PairL1) q->coeff.resize(qs.rows * q->dim);
-  } catch (const std::bad_alloc&) {
+  } KGRANK_CATCH(const std::bad_alloc&) {
     return false;
   }
   for (size_t i = 0; i < qs.rows; ++i) {
@@ -257,7 +258,11 @@ ChunkFn chunk_kernel(SimdLevel level) {
   }
 #endif
   (void)level;
+#ifdef KGRANK_HAVE_WASM_SIMD128
+  return isa::rank_chunk_wasm;  // the WebAssembly build's one level
+#else
   return isa::rank_chunk_scalar;
+#endif
 }
 
 using PackedFn = void (*)(const ChunkPlan&, size_t, const float*, size_t, float*);
@@ -274,6 +279,9 @@ PackedFn packed_scores_of(ChunkFn kernel) {
   if (kernel == isa::rank_chunk_avx2) return isa::packed_scores_avx2;
 #endif
   (void)kernel;
+#ifdef KGRANK_HAVE_WASM_SIMD128
+  if (kernel == isa::rank_chunk_wasm) return isa::packed_scores_wasm;
+#endif
   return isa::packed_scores_scalar;
 }
 
@@ -303,9 +311,9 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
   Queries<T> q;
   std::vector<float> threshold;
   bool fits = form_queries(m, qs, &q);
-  try {
+  KGRANK_TRY {
     threshold.resize(rows);
-  } catch (const std::bad_alloc&) {
+  } KGRANK_CATCH(const std::bad_alloc&) {
     fits = false;
   }
   if (!fits) return Status::invalid("out of memory for the query vectors of this batch: pass fewer triples per call");
@@ -371,7 +379,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
       const size_t task = t / blocks;
       const size_t r0 = (t % blocks) * row_block;
       const size_t nr = r0 + row_block < rows ? row_block : rows - r0;
-      try {
+      KGRANK_TRY {
         thread_local std::vector<float> pack;
         thread_local std::vector<uint32_t> local;
         if (pack.size() < kChunk * dim) pack.assign(kChunk * dim, 0.0f);
@@ -389,7 +397,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
             if (local[c * nr + k] != 0) totals[c * rows + r0 + k].fetch_add(local[c * nr + k], std::memory_order_relaxed);
           }
         }
-      } catch (...) {
+      } KGRANK_CATCH(...) {
         failed.store(true);
       }
       if (control != nullptr) control->advance(nr);
@@ -570,7 +578,7 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
   std::vector<T> seg_score;
   std::vector<int32_t> excl, seg_id;
   std::vector<uint32_t> seg_len;
-  try {
+  KGRANK_TRY {
     if (qs.exclude_offsets) {  // each row's excluded ids, sorted for a binary search
       excl.assign(qs.exclude_ids, qs.exclude_ids + qs.exclude_offsets[rows]);
       for (size_t i = 0; i < rows; ++i) {
@@ -580,7 +588,7 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
     seg_score.resize(segments * rows * k);
     seg_id.resize(segments * rows * k);
     seg_len.resize(segments * rows);
-  } catch (const std::bad_alloc&) {
+  } KGRANK_CATCH(const std::bad_alloc&) {
     fits = false;
   }
   if (!fits) {
@@ -632,7 +640,7 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
       }
       len[i] = static_cast<uint32_t>(l);
     };
-    try {
+    KGRANK_TRY {
       for (size_t i = 0; i < nr; ++i) len[i] = 0;
       if constexpr (std::is_same<T, float>::value) {
         thread_local std::vector<float> pack;
@@ -673,7 +681,7 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
           }
         }
       }
-    } catch (...) {
+    } KGRANK_CATCH(...) {
       failed.store(true);
     }
   });

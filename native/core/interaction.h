@@ -170,6 +170,11 @@ void rank_chunk_avx512(const ChunkPlan& plan, size_t begin, size_t end, uint32_t
                        uint32_t* nan, float* pack);
 double fma_probe_avx512(size_t iterations);
 #endif
+#ifdef KGRANK_HAVE_WASM_SIMD128
+void packed_scores_wasm(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
+void rank_chunk_wasm(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
+                     uint32_t* nan, float* pack);
+#endif
 #ifdef KGRANK_HAVE_NEON
 void packed_scores_neon(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void rank_chunk_neon(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,

@@ -1,5 +1,26 @@
 #include "thread_pool.h"
 
+#if defined(KGRANK_SINGLE_THREAD)
+// One thread (the WebAssembly build, native/wasm/): every loop runs in the caller, in index order, and a cancelled
+// job stops before its next index as the pool's loops do.
+#include "except.h"
+
+namespace kgrank {
+
+unsigned hardware_threads() { return 1; }
+
+void parallel_for(size_t n, unsigned /*max_threads*/, const std::function<void(size_t)>& fn,
+                  const JobControl* control) {
+  for (size_t i = 0; i < n; ++i) {
+    if (control != nullptr && control->cancelled()) KGRANK_THROW(Cancelled());
+    fn(i);
+  }
+}
+
+}  // namespace kgrank
+
+#else
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -190,3 +211,5 @@ void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_
 }
 
 }  // namespace kgrank
+
+#endif  // KGRANK_SINGLE_THREAD

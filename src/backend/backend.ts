@@ -1,11 +1,12 @@
 /**
- * Backend selection: the native addon when it loads, else the pure-TypeScript fallback, chosen once when the
- * package is loaded. Environment variables:
- *   KGRANK_BACKEND=native|ts   force a backend (native fails loudly when the addon cannot load)
+ * Backend selection: the native addon when it loads, else the WebAssembly core (wasm/kgrank.wasm, src/backend/wasm.ts),
+ * else the pure-TypeScript fallback, chosen once when the package is loaded. Environment variables:
+ *   KGRANK_BACKEND=native|wasm|ts   force a backend (native and wasm fail loudly when theirs cannot load)
  *   KGRANK_SIMD=scalar|avx2|avx512|neon   run the native kernels at this level (must be supported here)
  *   KGRANK_THREADS=N           default thread count of native kernels (default: hardware threads)
  *   KGRANK_ADDON_PATH=FILE     load the addon from this file instead of the prebuild and the local builds
  *   KGRANK_BUILD_FROM_SOURCE=1 try the local builds before the prebuild (as after an install that built from source)
+ *   KGRANK_WASM_PATH=FILE      load the WebAssembly core from this file instead of the package's wasm/kgrank.wasm
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -30,6 +31,7 @@ import {
 } from "../contract/kernels";
 import { nativeCall, nativeCallAsync, nativeError, statusOf, withMemoryErrors } from "./native-call";
 import { type NativeMetricsAddon, nativeMetricKernels } from "./native-metrics";
+import { compileWasm, wasmKernels } from "./wasm";
 
 /** What the addon exports (native/addon/addon.cpp). */
 /** The sorted label tables and id rows of native/core/intern.h. */
@@ -360,8 +362,8 @@ function nativeFilterIndex(
 export interface BackendInfo {
   /** Which backend the package uses. */
   backend: BackendName;
-  /** SIMD level of the native kernels ("none" on the fallback). */
-  simd: SimdLevel | "none";
+  /** SIMD level of the kernels ("simd128" on the WebAssembly core, "none" on the fallback). */
+  simd: SimdLevel | "simd128" | "none";
   /** Default thread count of parallel kernels. */
   threads: number;
   /** Package version. */
@@ -372,11 +374,14 @@ export interface BackendInfo {
   hardwareThreads: number;
   /** File the addon was loaded from, when native. */
   addonPath?: string;
+  /** File the WebAssembly core was loaded from, when wasm. */
+  wasmPath?: string;
   /** Why the native backend is not in use, when it is not. */
   fallbackReason?: string;
   /**
    * Where the code in use comes from: the prebuilt addon the package ships, an addon built on this machine
-   * (node-gyp or cmake-js, or the file KGRANK_ADDON_PATH names), or the TypeScript fallback.
+   * (node-gyp or cmake-js, or the file KGRANK_ADDON_PATH names), the WebAssembly core (one thread, SIMD128), or the
+   * TypeScript fallback.
    */
   tier: BackendTier;
   /** One line per place tried before the one in use: its tier, its file and why it was not used (empty if none). */
@@ -384,7 +389,7 @@ export interface BackendInfo {
 }
 
 /** The tiers of BackendInfo.tier, fastest first. */
-export type BackendTier = "native prebuild" | "native build" | "ts";
+export type BackendTier = "native prebuild" | "native build" | "wasm" | "ts";
 
 function findPackageRoot(start: string): string {
   let dir = start;
@@ -429,7 +434,7 @@ function prebuildScript(): PrebuildScript | null {
 }
 
 interface Candidate {
-  tier: Exclude<BackendTier, "ts">;
+  tier: Exclude<BackendTier, "wasm" | "ts">;
   file: string;
   /** Set when the place has nothing to load, and why. */
   missing?: string;
@@ -674,30 +679,86 @@ function fallbackFix(load: AddonLoad): string {
     : `Reinstall kgrank-native, or ${build}, or set KGRANK_BACKEND=ts to silence this warning.`;
 }
 
+interface WasmLoad {
+  kernels: Kernels | null;
+  file: string;
+  /** Why it did not load, when it did not. */
+  failure?: string;
+}
+
+/** The WebAssembly core (wasm/kgrank.wasm, or the file KGRANK_WASM_PATH names), compiled and instantiated. */
+function tryLoadWasm(): WasmLoad {
+  const explicit = process.env.KGRANK_WASM_PATH;
+  const file = explicit ? path.resolve(explicit) : path.join(packageRoot, "wasm", "kgrank.wasm");
+  if (!fs.existsSync(file)) return { kernels: null, file, failure: "not built (npm run build:wasm)" };
+  try {
+    return { kernels: wasmKernels(compileWasm(fs.readFileSync(file)), tsKernels), file };
+  } catch (err) {
+    return { kernels: null, file, failure: (err as Error).message.split("\n")[0]! };
+  }
+}
+
+function tsSelection(reason: string, skipped: string[]): Selection {
+  return {
+    kernels: tsKernels,
+    addon: null,
+    info: {
+      backend: "ts",
+      simd: "none",
+      threads: 1,
+      version: packageVersion,
+      supportedSimd: [],
+      hardwareThreads: os.availableParallelism(),
+      fallbackReason: reason,
+      tier: "ts",
+      skipped,
+    },
+  };
+}
+
+function wasmSelection(wasm: WasmLoad & { kernels: Kernels }, reason: string, skipped: string[]): Selection {
+  return {
+    kernels: wasm.kernels,
+    addon: null,
+    info: {
+      backend: "wasm",
+      simd: "simd128",
+      threads: 1,
+      version: packageVersion,
+      supportedSimd: [],
+      hardwareThreads: os.availableParallelism(),
+      wasmPath: wasm.file,
+      fallbackReason: reason,
+      tier: "wasm",
+      skipped,
+    },
+  };
+}
+
 function select(): Selection {
   const wanted = (process.env.KGRANK_BACKEND ?? "").trim().toLowerCase();
-  if (wanted !== "" && wanted !== "native" && wanted !== "ts" && wanted !== "auto") {
+  if (wanted !== "" && wanted !== "native" && wanted !== "wasm" && wanted !== "ts" && wanted !== "auto") {
     throw new KgrankBackendError(
-      `KGRANK_BACKEND=${process.env.KGRANK_BACKEND} is not valid: use native, ts or auto (or unset it)`,
+      `KGRANK_BACKEND=${process.env.KGRANK_BACKEND} is not valid: use native, wasm, ts or auto (or unset it)`,
     );
   }
-  const availableParallelism = os.availableParallelism();
   if (wanted === "ts") {
-    return {
-      kernels: tsKernels,
-      addon: null,
-      info: {
-        backend: "ts",
-        simd: "none",
-        threads: 1,
-        version: packageVersion,
-        supportedSimd: [],
-        hardwareThreads: availableParallelism,
-        fallbackReason: "KGRANK_BACKEND=ts",
-        tier: "ts",
-        skipped: ["native: not tried (KGRANK_BACKEND=ts)"],
-      },
-    };
+    return tsSelection("KGRANK_BACKEND=ts", [
+      "native: not tried (KGRANK_BACKEND=ts)",
+      "wasm: not tried (KGRANK_BACKEND=ts)",
+    ]);
+  }
+  if (wanted === "wasm") {
+    const wasm = tryLoadWasm();
+    if (!wasm.kernels) {
+      throw new KgrankBackendError(
+        `KGRANK_BACKEND=wasm but the WebAssembly core could not be loaded: ${wasm.file}: ${wasm.failure}\n` +
+          "Build it with `npm run build:wasm` (needs clang with the WASI sysroot), or unset KGRANK_BACKEND.",
+      );
+    }
+    return wasmSelection(wasm as WasmLoad & { kernels: Kernels }, "KGRANK_BACKEND=wasm", [
+      "native: not tried (KGRANK_BACKEND=wasm)",
+    ]);
   }
   const load = tryLoadAddon();
   if (!load.addon) {
@@ -708,25 +769,21 @@ function select(): Selection {
           `or unset KGRANK_BACKEND to use the TypeScript fallback.`,
       );
     }
+    const wasm = tryLoadWasm();
+    if (wasm.kernels) {
+      process.emitWarning(
+        `kgrank-native is using its WebAssembly core (one thread, slower than native, same results) because ${reason}\n` +
+          fallbackFix(load).replace("KGRANK_BACKEND=ts", "KGRANK_BACKEND=wasm"),
+        { code: "KGRANK_WASM" },
+      );
+      return wasmSelection(wasm as WasmLoad & { kernels: Kernels }, reason, load.skipped);
+    }
     process.emitWarning(
-      `kgrank-native is using its pure-TypeScript fallback (slower, same results) because ${reason}\n${fallbackFix(load)}`,
+      `kgrank-native is using its pure-TypeScript fallback (slower, same results) because ${reason}\n  ` +
+        `${wasm.file}: ${wasm.failure}\n${fallbackFix(load)}`,
       { code: "KGRANK_FALLBACK" },
     );
-    return {
-      kernels: tsKernels,
-      addon: null,
-      info: {
-        backend: "ts",
-        simd: "none",
-        threads: 1,
-        version: packageVersion,
-        supportedSimd: [],
-        hardwareThreads: availableParallelism,
-        fallbackReason: reason,
-        tier: "ts",
-        skipped: load.skipped,
-      },
-    };
+    return tsSelection(reason, [...load.skipped, `wasm: ${wasm.file}: ${wasm.failure}`]);
   }
   const addon = load.addon;
   const native = addon.info();
@@ -782,9 +839,22 @@ export function backendInfo(): BackendInfo {
   return { ...selection.info, supportedSimd: [...selection.info.supportedSimd], skipped: [...selection.info.skipped] };
 }
 
+let loadedWasm: Kernels | null | undefined;
+
 /**
- * Every backend this process can run: the native kernels at each supported SIMD level, then the fallback.
- * Used by tests (parity) and benchmarks; not part of the stable API.
+ * The WebAssembly core's kernels (the selection's, or loaded on first use), or null when it does not load. Also used
+ * by bench/wasm.mjs, through dist/.
+ * @public
+ */
+export function wasmCoreKernels(): Kernels | null {
+  if (selection.info.backend === "wasm") return selection.kernels;
+  if (loadedWasm === undefined) loadedWasm = tryLoadWasm().kernels;
+  return loadedWasm;
+}
+
+/**
+ * Every backend this process can run: the native kernels at each supported SIMD level, then the WebAssembly core
+ * (when it loads), then the fallback. Used by tests (parity) and benchmarks; not part of the stable API.
  */
 export function allKernels(threads?: number): Kernels[] {
   const out: Kernels[] = [];
@@ -793,6 +863,8 @@ export function allKernels(threads?: number): Kernels[] {
     const info = addon.info();
     for (const level of info.simdLevels) out.push(nativeKernels(addon, level.name, threads ?? selection.info.threads));
   }
+  const wasm = wasmCoreKernels();
+  if (wasm) out.push(wasm);
   out.push(tsKernels);
   return out;
 }

@@ -4,9 +4,9 @@
  */
 export type FloatArray = Float32Array | Float64Array;
 
-export type BackendName = "native" | "ts";
+export type BackendName = "native" | "wasm" | "ts";
 
-/** Instruction-set levels of the native kernels. The fallback reports "none". */
+/** Instruction-set levels of the native kernels. The WebAssembly core reports "simd128", the fallback "none". */
 export type SimdLevel = "scalar" | "avx2" | "avx512" | "neon";
 
 /** Per-row counts against the row's threshold; exact integers stored as doubles. */
@@ -376,8 +376,8 @@ export function exclusionRows(
 
 export interface Kernels extends MetricKernels {
   readonly backend: BackendName;
-  /** SIMD level the kernels run at ("none" for the fallback). */
-  readonly simd: SimdLevel | "none";
+  /** SIMD level the kernels run at ("simd128" for the WebAssembly core, "none" for the fallback). */
+  readonly simd: SimdLevel | "simd128" | "none";
   /** Default number of threads for parallel kernels (1 for the fallback). */
   readonly threads: number;
 

@@ -93,7 +93,7 @@ export function renderEvaluation(results: RankResults, r: ReportInfo, format: Fo
     return csv(header, rowsOut);
   }
   const parts = [
-    `kgrank-native ${info.version}: backend ${info.backend}${info.backend === "native" ? `, SIMD ${info.simd}, threads ${info.threads}` : ""}`,
+    `kgrank-native ${info.version}: backend ${info.backend}${info.backend !== "ts" ? `, SIMD ${info.simd}, threads ${info.threads}` : ""}`,
     "",
     r.title,
     "",
