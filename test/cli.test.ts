@@ -406,9 +406,11 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
         ),
       ),
     );
-    expect((await kgrank(["compare", "cmp-a.state", "cmp-b.state", "--samples", "200"])).stdout).toMatch(
-      /p adjusted over all 7 rows: Holm-Bonferroni/,
-    );
+    const piped = await kgrank(["compare", "cmp-a.state", "cmp-b.state", "--samples", "200"]);
+    expect(piped.stdout).toMatch(/p adjusted over all 7 rows: Holm-Bonferroni/);
+    // Off a terminal the comparison reports itself in one line when it ends; --quiet has none.
+    expect(piped.stderr).toMatch(/^kgrank: comparing 1 run with cmp-a\.state \(200 samples\): \d+\.\d s\n$/);
+    expect((await kgrank(["compare", "cmp-a.state", "cmp-b.state", "--samples", "20", "--quiet"])).stderr).toBe("");
     expect(
       (await kgrank(["evaluate", "--scores-tail", "cmp-tail.npy", "--save-state", "cmp-c.state", "--quiet"])).status,
     ).toBe(0);

@@ -178,6 +178,14 @@ describe("kgrank report and plot", () => {
     expect(r.stderr).toMatch(
       /^kgrank report: baseline\.state: no relation-category and degree breakdowns: the state names no dataset: give --dataset NAME/m,
     );
+    // Piped, each stage reports itself in one line when it ends.
+    expect(r.stderr).toMatch(/^kgrank: report: tables, plots and breakdowns of 1 run: \d+\.\d s$/m);
+    const two = await runIn(["report", a, b, "--samples", "50", "--output", p("two.html")], dir);
+    expect(two.status, two.stderr).toBe(0);
+    expect(two.stderr.split("\n").filter((l) => l.startsWith("kgrank: report: "))).toEqual([
+      expect.stringMatching(/^kgrank: report: tables, plots and breakdowns of 2 runs: \d+\.\d s$/),
+      expect.stringMatching(/^kgrank: report: comparison of 1 run with \S+: \d+\.\d s$/),
+    ]);
     expect(readFileSync(p("plain.html"), "utf8")).toMatch(
       /class="meta note">Relation-category and degree breakdowns: the state names no dataset/,
     );

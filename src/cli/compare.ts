@@ -9,6 +9,7 @@ import { KgrankInputError } from "../checks/errors";
 import { csv, type Format, fmt, fmtP, json, table } from "../run/format";
 import { loadRun } from "./rank-files";
 import { emit, type Out } from "../run/out";
+import { Progress } from "../run/progress";
 
 export interface CompareCliOptions {
   metrics?: string[];
@@ -29,15 +30,25 @@ export async function compareCommand(files: string[], opts: CompareCliOptions, o
   const loaded = files.map(loadRun);
   const runs = loaded.map((r) => ({ name: r.name, results: r.evaluator.finalize(), labels: r.labels }));
   let cmp: Comparison;
+  let progress: Progress | null = null;
   try {
     // Between event-loop turns, so that SIGINT (the CLI's handler: exit 130, nothing written) is handled at once.
-    cmp = await compareRunsAsync(runs, {
-      metrics: opts.metrics,
-      samples: opts.samples,
-      seed: opts.seed,
-      correction: opts.correction,
-    });
+    cmp = await compareRunsAsync(
+      runs,
+      { metrics: opts.metrics, samples: opts.samples, seed: opts.seed, correction: opts.correction },
+      undefined,
+      ({ done, total }) => {
+        progress ??= new Progress(
+          `comparing ${runs.length - 1} run${runs.length > 2 ? "s" : ""} with ${runs[0]!.name} (${total / 2 / (runs.length - 1)} samples)`,
+          total,
+          { quiet: opts.quiet, report: out.progress, line: (t) => out.stderr(t) },
+        );
+        progress.tick();
+        if (done === total) progress.done();
+      },
+    );
   } catch (e) {
+    (progress as Progress | null)?.stop();
     // A .tsv names entities by label, states and .npz by id: say so when such a mix is what differs.
     const kinds = new Set(loaded.map((r) => (r.kind === "tsv" ? "labels" : "ids")));
     if (e instanceof KgrankInputError && /^runs: task \d+ differs/.test(e.message) && kinds.size > 1) {

@@ -19,6 +19,7 @@ import { buildReport, type ReportRun } from "../report/html";
 import { PLOT_NAMES, type PlotName, plotSpec, renderSvg, TRAIN_PLOTS } from "../report/plots";
 
 import { emit, type Out } from "../run/out";
+import { Progress } from "../run/progress";
 
 export interface ReportDatasetOptions {
   dataset?: string;
@@ -131,7 +132,30 @@ export async function reportCommand(
     if (r.breakdownNote && !opts.quiet)
       out.stderr(`kgrank report: ${r.name}: no relation-category and degree breakdowns: ${r.breakdownNote}\n`);
   }
-  const html = await buildReport(runs, { samples: opts.samples, seed: opts.seed });
+  // A progress bar per stage on a terminal; piped, one line per stage as it ends.
+  const stages = new Map<string, Progress>();
+  const labels = {
+    sections: `report: tables, plots and breakdowns of ${runs.length} run${runs.length > 1 ? "s" : ""}`,
+    comparison: `report: comparison of ${runs.length - 1} run${runs.length > 2 ? "s" : ""} with ${runs[0]?.name}`,
+  };
+  let html: string;
+  try {
+    html = await buildReport(runs, {
+      samples: opts.samples,
+      seed: opts.seed,
+      onProgress: (stage, done, total) => {
+        let p = stages.get(stage);
+        if (!p) {
+          p = new Progress(labels[stage], total, { quiet: opts.quiet, line: (t) => out.stderr(t) });
+          stages.set(stage, p);
+        }
+        p.tick();
+        if (done === total) p.done();
+      },
+    });
+  } finally {
+    for (const p of stages.values()) p.stop();
+  }
   emit(out, html, opts.output, opts.quiet);
 }
 

@@ -272,18 +272,24 @@ export function compareRuns(runs: (RankResults | NamedRun)[], opts: CompareOptio
 
 /**
  * compareRuns() between event-loop turns (about SLICE_MS of replicates each), stopping at `signal`: the same
- * numbers, bit for bit, while timers and signal handlers keep running.
+ * numbers, bit for bit, while timers and signal handlers keep running. `onProgress` hears of every replicate done
+ * (randomization and bootstrap, of every run against the first).
  */
 export function compareRunsAsync(
   runs: (RankResults | NamedRun)[],
   opts: CompareOptions = {},
   signal?: AbortSignal,
+  onProgress?: (progress: { done: number; total: number }) => void,
 ): Promise<Comparison> {
-  return runStepsAsync(comparison(runs, opts), signal);
+  return runStepsAsync(comparison(runs, opts, onProgress), signal);
 }
 
 /** The comparison as steps: one randomization or bootstrap replicate each (a pass over the tasks). */
-function* comparison(runs: (RankResults | NamedRun)[], opts: CompareOptions): Steps<Comparison> {
+function* comparison(
+  runs: (RankResults | NamedRun)[],
+  opts: CompareOptions,
+  onProgress?: (progress: { done: number; total: number }) => void,
+): Steps<Comparison> {
   const o = options("compare options", opts, KEYS) as CompareOptions;
   if (!Array.isArray(runs) || runs.length < 2)
     throw new KgrankInputError("runs", `needs at least two runs to compare, got ${describe(runs)}`);
@@ -321,6 +327,9 @@ function* comparison(runs: (RankResults | NamedRun)[], opts: CompareOptions): St
   const nc = new Float64Array(n);
   const swap = new Uint8Array(n);
   const pick = new Int32Array(n);
+  const total = 2 * samples * (tables.length - 1);
+  let done = 0;
+  const step = () => onProgress?.({ done: ++done, total });
   for (let j = 1; j < tables.length; j++) {
     const B = tables[j]!;
     const valuesA = metricValues(metrics, A.realistic, candidates);
@@ -380,6 +389,7 @@ function* comparison(runs: (RankResults | NamedRun)[], opts: CompareOptions): St
     };
     for (let s = 0; s < samples; s++) {
       randomization(s);
+      step();
       yield;
     }
     // Paired bootstrap of the difference: the same resampled tasks for both runs and every metric.
@@ -411,6 +421,7 @@ function* comparison(runs: (RankResults | NamedRun)[], opts: CompareOptions): St
     };
     for (let s = 0; s < samples; s++) {
       bootstrap(s);
+      step();
       yield;
     }
     for (const q of plans) {

@@ -102,7 +102,15 @@ function metricTable(r: RankResults): string {
   return `<table><thead><tr><th>metric (realistic ranks)</th><th>head</th><th>tail</th><th>both</th><th>random E (both)</th><th>bootstrap interval (both)</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
-export async function buildReport(runs: ReportRun[], opts: { samples?: number; seed?: number } = {}): Promise<string> {
+export async function buildReport(
+  runs: ReportRun[],
+  opts: {
+    samples?: number;
+    seed?: number;
+    /** Hears of each run's section as it is done, then of every replicate of the comparison. */
+    onProgress?: (stage: "sections" | "comparison", done: number, total: number) => void;
+  } = {},
+): Promise<string> {
   const sections: string[] = [];
   for (const run of runs) {
     const r = run.results;
@@ -129,11 +137,14 @@ export async function buildReport(runs: ReportRun[], opts: { samples?: number; s
         (await breakdowns(run)) +
         `</section>`,
     );
+    opts.onProgress?.("sections", sections.length, runs.length);
   }
   if (runs.length >= 2) {
     const cmp = await compareRunsAsync(
       runs.map((x) => ({ name: x.name, results: x.results })),
       { samples: opts.samples ?? 2000, seed: opts.seed ?? 0 },
+      undefined,
+      ({ done, total }) => opts.onProgress?.("comparison", done, total),
     );
     const mark = (p: number) => (p < 0.01 ? "**" : p < 0.05 ? "*" : "");
     const rows = cmp.rows.map(

@@ -1,6 +1,7 @@
 /**
  * A progress bar (cli-progress) on stderr for work that runs longer than about a second. It only appears on a
- * TTY and never with --quiet, so piped output and logs stay clean; quick runs never show it.
+ * TTY and never with --quiet; quick runs never show it. Off a terminal (piped, a log) a stage given `line` reports
+ * itself in one line when it ends, with its time, unless quiet.
  */
 import { SingleBar } from "cli-progress";
 
@@ -15,6 +16,7 @@ export class Progress {
   #value = 0;
 
   readonly #report: ((done: number, total: number) => void) | undefined;
+  readonly #line: ((text: string) => void) | undefined;
 
   constructor(
     label: string,
@@ -24,10 +26,13 @@ export class Progress {
       stream?: NodeJS.WriteStream;
       delayMs?: number;
       report?: (done: number, total: number) => void;
+      /** Where the stage's one line goes off a terminal (e.g. the command's stderr). */
+      line?: (text: string) => void;
     } = {},
   ) {
     const stream = options.stream ?? process.stderr;
     this.#enabled = !options.quiet && Boolean(stream.isTTY) && total > 0;
+    this.#line = !options.quiet && !stream.isTTY ? options.line : undefined;
     this.#label = label;
     this.#total = total;
     this.#delayMs = options.delayMs ?? 1000;
@@ -56,5 +61,11 @@ export class Progress {
   stop(): void {
     this.#bar?.stop();
     this.#bar = null;
+  }
+
+  /** Ends the stage: stop(), and off a terminal its one line ("kgrank: LABEL: 3.2 s"). */
+  done(): void {
+    this.stop();
+    this.#line?.(`kgrank: ${this.#label}: ${((Date.now() - this.#start) / 1000).toFixed(1)} s\n`);
   }
 }
