@@ -51,12 +51,16 @@ const crossCompiler =
         "install g++-aarch64-linux-gnu (or set KGRANK_PREBUILD_ARCHES=x64)",
       )
     : null;
-// The musl prebuilds need zig: `node scripts/zig.mjs` finds (or fetches) it and prints where, or why not.
-const zig = (process.env.KGRANK_PREBUILD_ARCHES ?? "musl").includes("musl")
-  ? (JSON.parse(
-      execFileSync(process.execPath, [path.join(root, "scripts", "zig.mjs")], { encoding: "utf8" }).trim(),
-    ) as { zig?: string; error?: string })
-  : null;
+// The musl prebuilds need zig: `node scripts/zig.mjs` finds (or fetches) it and prints where, or why not. Prebuilds
+// are made on linux-x64 only (scripts/prebuild.mjs), and so is that zig.
+const zig =
+  process.platform === "linux" &&
+  process.arch === "x64" &&
+  (process.env.KGRANK_PREBUILD_ARCHES ?? "musl").includes("musl")
+    ? (JSON.parse(
+        execFileSync(process.execPath, [path.join(root, "scripts", "zig.mjs")], { encoding: "utf8" }).trim(),
+      ) as { zig?: string; error?: string })
+    : null;
 const zigTool =
   zig && process.env.KGRANK_PREBUILD_ARCHES === undefined
     ? external(
