@@ -2,11 +2,11 @@
  * The WebAssembly tier: native/core compiled for wasm32 with SIMD128, one thread (scripts/build-wasm.mjs builds
  * wasm/kgrank.wasm; native/wasm/exports.cpp is its C ABI). No Node-API: each call copies its inputs into the
  * instance's memory, runs the core's scalar kernel there and copies the outputs back, so results equal the native
- * addon's bit for bit (the scalar level is the same operations in the same order as every SIMD level). The kernels
+ * addon's bit for bit (the core's kernels: the same operations in the same order as every native level). The kernels
  * it runs: countScores, countScoresByIndex (dense rows, in blocks of about COUNT_BLOCK_BYTES so the copy is read
  * back from cache), rankEmbeddings, topKEmbeddings, firstNonFinite. Everything else - the metric kernels, the filter
- * index and its filtered counts, an async call under a control (it must stop and report progress between slices) -
- * is the fallback's (`fallback`), which gives the same results.
+ * index and its filtered counts, ranking from embeddings under a control (signal / onProgress) - is the fallback's
+ * (`fallback`), which gives the same results.
  *
  * Safety: the instance's memory is its own (a bad pointer reads or traps inside it, never the process's). An
  * allocation the instance cannot make (wasm32: 4 GiB at most) or a trap (an allocation failed inside the core,
@@ -172,8 +172,27 @@ function instantiate(module: WasmModule): WasmExports {
   return x;
 }
 
-/** The kernels of the WebAssembly core `module` (kgrank.wasm, compiled); what it does not run is `fallback`'s. */
-export function wasmKernels(module: WasmModule, fallback: Kernels): Kernels {
+/**
+ * How the fallback slices an async kernel's rows between event-loop turns under a control (src/fallback/slices.ts):
+ * the stop checked and the rows done reported between slices, a slice loop that finds an input given away stopping.
+ */
+export interface RowSlices {
+  inSlices(
+    rows: number,
+    work: number,
+    control: KernelControl,
+    inputs: readonly (ArrayBufferView | null)[],
+    step: (r0: number, r1: number) => void,
+  ): Promise<void>;
+  bufferRows<T extends CountBuffers>(out: T, r0: number, r1: number): T;
+}
+
+/**
+ * The kernels of the WebAssembly core `module` (kgrank.wasm, compiled); what it does not run is `fallback`'s. An
+ * async count under a control runs the core in `slices`, as the fallback does; ranking from embeddings under a
+ * control is the fallback's (each slice would copy the whole entity table in again).
+ */
+export function wasmKernels(module: WasmModule, fallback: Kernels, slices: RowSlices): Kernels {
   // Instantiated at the first call: V8 reserves the whole wasm32 address space then, which a low `ulimit -v` refuses;
   // such a process runs every call on the fallback (inWasm) instead of failing at load.
   let current: WasmExports | null = null;
@@ -334,13 +353,28 @@ export function wasmKernels(module: WasmModule, fallback: Kernels): Kernels {
     threads: 1,
     countScores,
     countScoresByIndex,
-    countScoresAsync(scores, numColumns, thresholds, out, t?: number, control?: KernelControl) {
-      if (control) return fallback.countScoresAsync(scores, numColumns, thresholds, out, t, control);
-      return settled(() => countScores(scores, numColumns, thresholds, out));
+    countScoresAsync(scores, numColumns, thresholds, out, _t?: number, control?: KernelControl) {
+      if (!control) return settled(() => countScores(scores, numColumns, thresholds, out));
+      return slices.inSlices(thresholds.length, numColumns, control, [scores, thresholds], (r0, r1) =>
+        countScores(
+          scores.subarray(r0 * numColumns, r1 * numColumns),
+          numColumns,
+          thresholds.subarray(r0, r1),
+          slices.bufferRows(out, r0, r1),
+        ),
+      );
     },
-    countScoresByIndexAsync(scores, numColumns, trueIndex, th, out, t?: number, control?: KernelControl) {
-      if (control) return fallback.countScoresByIndexAsync(scores, numColumns, trueIndex, th, out, t, control);
-      return settled(() => countScoresByIndex(scores, numColumns, trueIndex, th, out));
+    countScoresByIndexAsync(scores, numColumns, trueIndex, th, out, _t?: number, control?: KernelControl) {
+      if (!control) return settled(() => countScoresByIndex(scores, numColumns, trueIndex, th, out));
+      return slices.inSlices(trueIndex.length, numColumns, control, [scores, trueIndex], (r0, r1) =>
+        countScoresByIndex(
+          scores.subarray(r0 * numColumns, r1 * numColumns),
+          numColumns,
+          trueIndex.subarray(r0, r1),
+          th.subarray(r0, r1),
+          slices.bufferRows(out, r0, r1),
+        ),
+      );
     },
     rankEmbeddings,
     rankEmbeddingsAsync(input, out, t?: number, control?: KernelControl) {
