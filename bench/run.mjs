@@ -19,6 +19,8 @@ const SCENARIOS = [
   { name: "embeddings", file: "embeddings.mjs", args: ["--wikikg2", "--event-loop", "--torch"] },
   // Top-10 predictions against ranking the same queries from embeddings, pair by pair.
   { name: "top-k", file: "top-k.mjs" },
+  // The WebAssembly core against native AVX2 and the fallback, one thread each (needs npm run build:wasm).
+  { name: "wasm", file: "wasm.mjs" },
 ];
 
 const args = process.argv.slice(2);

@@ -693,6 +693,25 @@ describe("npm package", () => {
           }
           expect(r.stderr).not.toMatch(/fallback/);
         });
+        // The WebAssembly core of the same tarball, under every runtime (one installer is enough: the file is the same).
+        it.runIf(n === 0)(
+          `${name}: the WebAssembly core (KGRANK_BACKEND=wasm) loads and agrees with the fallback`,
+          () => {
+            const r = runProcess(bin, [...args, "check.cjs"], {
+              cwd: dir,
+              env: cleanEnv({ KGRANK_BACKEND: "wasm" }),
+              inheritEnv: false,
+            });
+            expect(r.status, r.stderr).toBe(0);
+            const got = JSON.parse(r.stdout);
+            expect(got).toMatchObject({ backend: "wasm", tier: "wasm", ranksAgree: true });
+            for (const [i, v] of got.metrics.entries()) {
+              expect(Math.abs(v - reference!.metrics[i]!)).toBeLessThanOrEqual(
+                1e-12 * Math.abs(reference!.metrics[i]!),
+              );
+            }
+          },
+        );
       }
     });
   }

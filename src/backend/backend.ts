@@ -13,7 +13,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 import { KgrankBackendError, KgrankInputError } from "../checks/errors";
-import { tsKernels as fallbackKernels } from "../fallback";
+import { tsKernels as fallbackKernels, rowSlices } from "../fallback";
 import {
   type BackendName,
   type CountBuffers,
@@ -692,7 +692,7 @@ function tryLoadWasm(): WasmLoad {
   const file = explicit ? path.resolve(explicit) : path.join(packageRoot, "wasm", "kgrank.wasm");
   if (!fs.existsSync(file)) return { kernels: null, file, failure: "not built (npm run build:wasm)" };
   try {
-    return { kernels: wasmKernels(compileWasm(fs.readFileSync(file)), tsKernels), file };
+    return { kernels: wasmKernels(compileWasm(fs.readFileSync(file)), tsKernels, rowSlices), file };
   } catch (err) {
     return { kernels: null, file, failure: (err as Error).message.split("\n")[0]! };
   }

@@ -2,11 +2,10 @@
  * The WebAssembly tier: native/core compiled for wasm32 with SIMD128, one thread (scripts/build-wasm.mjs builds
  * wasm/kgrank.wasm; native/wasm/exports.cpp is its C ABI). No Node-API: each call copies its inputs into the
  * instance's memory, runs the core's scalar kernel there and copies the outputs back, so results equal the native
- * addon's bit for bit (the scalar level is the same operations in the same order as every SIMD level). The kernels
+ * addon's bit for bit (the core's kernels: the same operations in the same order as every native level). The kernels
  * it runs: countScores, countScoresByIndex (dense rows, in blocks of about COUNT_BLOCK_BYTES so the copy is read
  * back from cache), rankEmbeddings, topKEmbeddings, firstNonFinite. Everything else - the metric kernels, the filter
- * index and its filtered counts, an async call under a control (it must stop and report progress between slices) -
- * is the fallback's (`fallback`), which gives the same results.
+ * index and its filtered counts - is the fallback's (`fallback`), which gives the same results.
  *
  * Safety: the instance's memory is its own (a bad pointer reads or traps inside it, never the process's). An
  * allocation the instance cannot make (wasm32: 4 GiB at most) or a trap (an allocation failed inside the core,
@@ -30,7 +29,7 @@ import type {
 interface WebAssemblyApi {
   Module: { new (bytes: Uint8Array): WasmModule; exports(module: WasmModule): { name: string }[] };
   Instance: new (module: WasmModule, imports: object) => { exports: unknown };
-  RuntimeError: new () => Error;
+  RuntimeError: new (message?: string) => Error;
 }
 const WebAssembly = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly;
 
@@ -172,11 +171,35 @@ function instantiate(module: WasmModule): WasmExports {
   return x;
 }
 
-/** The kernels of the WebAssembly core `module` (kgrank.wasm, compiled); what it does not run is `fallback`'s. */
-export function wasmKernels(module: WasmModule, fallback: Kernels): Kernels {
+/**
+ * How the fallback slices an async kernel's rows between event-loop turns under a control (src/fallback/slices.ts):
+ * the stop checked and the rows done reported between slices, a slice loop that finds an input given away stopping.
+ */
+export interface RowSlices {
+  inSlices(
+    rows: number,
+    work: number,
+    control: KernelControl,
+    inputs: readonly (ArrayBufferView | null)[],
+    step: (r0: number, r1: number) => void,
+  ): Promise<void>;
+  bufferRows<T extends CountBuffers>(out: T, r0: number, r1: number): T;
+}
+
+/**
+ * The kernels of the WebAssembly core `module` (kgrank.wasm, compiled); what it does not run is `fallback`'s. An
+ * async call under a control runs the core in `slices`, as the fallback does.
+ */
+export function wasmKernels(module: WasmModule, fallback: Kernels, slices: RowSlices): Kernels {
   // Instantiated at the first call: V8 reserves the whole wasm32 address space then, which a low `ulimit -v` refuses;
   // such a process runs every call on the fallback (inWasm) instead of failing at load.
   let current: WasmExports | null = null;
+  /** Instances that trapped: never used again (a sliced call still running on one restarts on the fallback). */
+  const broken = new WeakSet<WasmExports>();
+  const trapped = (x: WasmExports) => {
+    broken.add(x);
+    if (current === x) current = null;
+  };
 
   /** Runs `body` in a frame of the instance; on a failed allocation or a trap, returns `otherwise()` instead. */
   function inWasm<T>(body: (f: Frame, x: WasmExports) => T, otherwise: () => T): T {
@@ -193,7 +216,7 @@ export function wasmKernels(module: WasmModule, fallback: Kernels): Kernels {
       frame.free();
     } catch (e) {
       if (e instanceof WebAssembly.RuntimeError) {
-        current = null; // a trap leaves the instance's allocator in an unknown state
+        trapped(x); // a trap leaves the instance's allocator in an unknown state
         return otherwise();
       }
       frame.free();
@@ -268,7 +291,10 @@ export function wasmKernels(module: WasmModule, fallback: Kernels): Kernels {
   }
 
   /** The meta and pointer table of an embedding call (native/wasm/exports.cpp), its inputs copied in. */
-  function embeddingFrame(f: Frame, input: EmbeddingRankInput): { wide: number; meta: number; table: number } {
+  function embeddingFrame(
+    f: Frame,
+    input: EmbeddingRankInput,
+  ): { wide: number; meta: number; table: number; slots: Uint32Array } {
     const rows = input.anchor.length;
     const meta = f.put(
       Float64Array.of(
@@ -301,7 +327,88 @@ export function wasmKernels(module: WasmModule, fallback: Kernels): Kernels {
       f.put(input.trueScores ?? null),
       rows,
     );
-    return { wide: input.entityEmbeddings instanceof Float64Array ? 1 : 0, meta, table: f.put(slots) };
+    return { wide: input.entityEmbeddings instanceof Float64Array ? 1 : 0, meta, table: f.put(slots), slots };
+  }
+
+  /**
+   * rankEmbeddings under a control: the inputs copied in once, then rows ranked in the fallback's slices between
+   * event-loop turns (kg_rank_embeddings over each slice's rows, the pointers of the per-row arrays moved to its first
+   * row; the exclusion offsets index the whole id list), each slice's counts copied out, the first failed row's
+   * status kept as the fallback keeps it. A trap or a failed allocation runs the whole call on the fallback.
+   */
+  async function rankEmbeddingsSliced(input: EmbeddingRankInput, out: Float64Array, control: KernelControl) {
+    const onFallback = () => fallback.rankEmbeddingsAsync(input, out, 1, control);
+    let x: WasmExports;
+    try {
+      x = current ?? (current = instantiate(module));
+    } catch {
+      return onFallback();
+    }
+    const f = new Frame(x);
+    try {
+      let prepared: ReturnType<typeof embeddingFrame>;
+      let part: number;
+      let table: number;
+      const rows = input.anchor.length;
+      try {
+        prepared = embeddingFrame(f, input);
+        part = f.alloc(8 * (5 * rows + 2));
+        table = f.alloc(4 * PTR_SLOTS);
+      } catch (e) {
+        if (e instanceof OutOfWasmMemory) return onFallback();
+        throw e;
+      }
+      const { wide, meta, slots } = prepared;
+      const esize = wide ? 8 : 4;
+      // Byte steps per row of the per-row slots (native/wasm/exports.cpp Ptr order).
+      const K = slots[11]!;
+      const w = input.entityWidth;
+      const step = [0, 0, 0, esize * w, esize, 4, 4, 4, 0, 0, 4 * K, 0, 4, 0, 8, 0];
+      const perRow =
+        (input.negatives ? input.negativesPerRow : input.candidates ? input.candidates.length : input.numEntities) * w;
+      out.fill(0);
+      let failed = false;
+      const inputs = [
+        input.entityEmbeddings,
+        input.relationEmbeddings,
+        input.entityScale,
+        input.anchor,
+        input.relationIds,
+        input.truth,
+        input.candidates,
+        input.negatives,
+        input.excludeOffsets,
+        input.excludeIds,
+        input.anchorRows ?? null,
+        input.anchorScale ?? null,
+        input.trueScores ?? null,
+      ];
+      await slices.inSlices(rows, perRow, control, inputs, (r0, r1) => {
+        if (failed) return;
+        if (broken.has(x)) throw new WebAssembly.RuntimeError();
+        const n = r1 - r0;
+        const at = f.view(Uint32Array, table, PTR_SLOTS);
+        for (let k = 0; k < PTR_SLOTS; k++)
+          at[k] = slots[k]! !== 0 && step[k]! !== 0 ? slots[k]! + step[k]! * r0 : slots[k]!;
+        at[15] = n;
+        x.kg_rank_embeddings(wide, meta, table, part);
+        const got = f.view(Float64Array, part, 5 * n + 2);
+        if (got[5 * n] !== 0) {
+          out[5 * rows] = got[5 * n]!;
+          out[5 * rows + 1] = r0 + got[5 * n + 1]!;
+          failed = true;
+          return;
+        }
+        for (let k = 0; k < 5; k++) out.set(got.subarray(k * n, (k + 1) * n), k * rows + r0);
+      });
+    } catch (e) {
+      if (!(e instanceof WebAssembly.RuntimeError)) throw e;
+      trapped(x);
+      return onFallback();
+    } finally {
+      if (!broken.has(x)) f.free();
+    }
+    if (x.memory.buffer.byteLength > KEEP_BYTES && current === x) current = null;
   }
 
   function rankEmbeddings(input: EmbeddingRankInput, out: Float64Array): void {
@@ -334,17 +441,32 @@ export function wasmKernels(module: WasmModule, fallback: Kernels): Kernels {
     threads: 1,
     countScores,
     countScoresByIndex,
-    countScoresAsync(scores, numColumns, thresholds, out, t?: number, control?: KernelControl) {
-      if (control) return fallback.countScoresAsync(scores, numColumns, thresholds, out, t, control);
-      return settled(() => countScores(scores, numColumns, thresholds, out));
+    countScoresAsync(scores, numColumns, thresholds, out, _t?: number, control?: KernelControl) {
+      if (!control) return settled(() => countScores(scores, numColumns, thresholds, out));
+      return slices.inSlices(thresholds.length, numColumns, control, [scores, thresholds], (r0, r1) =>
+        countScores(
+          scores.subarray(r0 * numColumns, r1 * numColumns),
+          numColumns,
+          thresholds.subarray(r0, r1),
+          slices.bufferRows(out, r0, r1),
+        ),
+      );
     },
-    countScoresByIndexAsync(scores, numColumns, trueIndex, th, out, t?: number, control?: KernelControl) {
-      if (control) return fallback.countScoresByIndexAsync(scores, numColumns, trueIndex, th, out, t, control);
-      return settled(() => countScoresByIndex(scores, numColumns, trueIndex, th, out));
+    countScoresByIndexAsync(scores, numColumns, trueIndex, th, out, _t?: number, control?: KernelControl) {
+      if (!control) return settled(() => countScoresByIndex(scores, numColumns, trueIndex, th, out));
+      return slices.inSlices(trueIndex.length, numColumns, control, [scores, trueIndex], (r0, r1) =>
+        countScoresByIndex(
+          scores.subarray(r0 * numColumns, r1 * numColumns),
+          numColumns,
+          trueIndex.subarray(r0, r1),
+          th.subarray(r0, r1),
+          slices.bufferRows(out, r0, r1),
+        ),
+      );
     },
     rankEmbeddings,
-    rankEmbeddingsAsync(input, out, t?: number, control?: KernelControl) {
-      if (control) return fallback.rankEmbeddingsAsync(input, out, t, control);
+    rankEmbeddingsAsync(input, out, _t?: number, control?: KernelControl) {
+      if (control) return rankEmbeddingsSliced(input, out, control);
       return settled(() => rankEmbeddings(input, out));
     },
     firstNonFinite,

@@ -22,6 +22,9 @@ import { generalizedHarmonic, harmonic1, harmonic2 } from "./harmonic";
 import { generateRanksInto, sampleStatistic } from "./sampling";
 import { bufferRows, inSlices } from "./slices";
 
+/** The row slicing of the fallback's async kernels, for the WebAssembly tier's (src/backend/wasm.ts) to share. */
+export const rowSlices = { inSlices, bufferRows };
+
 const tsMetricKernels: MetricKernels = {
   aggregateRanks: (ranks, weights, ks, flags) => aggregateRanks(ranks, weights, ks, flags),
   medianRanks: (values, weights, mad) => (mad ? medianAbsoluteDeviation(values, weights) : median(values, weights)),
