@@ -27,6 +27,7 @@ import {
   type Side,
   type SimdLevel,
   type TopKRange,
+  embeddingMeta,
   StatusCode,
 } from "../contract/kernels";
 import { nativeCall, nativeCallAsync, nativeError, statusOf, withMemoryErrors } from "./native-call";
@@ -521,17 +522,7 @@ function holdable<T extends FloatArray | Int32Array>(a: T): T {
 /** The addon's rankEmbeddings arguments (native/addon/score_bindings.cpp); empty arrays stand for "none". */
 function embeddingArgs(input: EmbeddingRankInput, out: Float64Array, level: number, threads: number): unknown[] {
   const empty = input.entityEmbeddings instanceof Float64Array ? new Float64Array(0) : new Float32Array(0);
-  const meta = Float64Array.of(
-    input.interaction,
-    input.layout,
-    input.numEntities,
-    input.entityWidth,
-    input.numRelations,
-    input.relationWidth,
-    input.phaseScale,
-    input.headSide ? 1 : 0,
-    input.entityOffset ?? 0,
-  );
+  const meta = embeddingMeta(input);
   return [
     holdable(input.entityEmbeddings),
     holdable(input.relationEmbeddings),

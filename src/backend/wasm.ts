@@ -21,6 +21,7 @@ import type {
   Kernels,
   TopKRange,
 } from "../contract/kernels";
+import { embeddingMeta, embeddingReads } from "../contract/kernels";
 
 /**
  * The part of the WebAssembly JavaScript API used here (the global of Node and browsers; this project's type
@@ -296,19 +297,7 @@ export function wasmKernels(module: WasmModule, fallback: Kernels, slices: RowSl
     input: EmbeddingRankInput,
   ): { wide: number; meta: number; table: number; slots: Uint32Array } {
     const rows = input.anchor.length;
-    const meta = f.put(
-      Float64Array.of(
-        input.interaction,
-        input.layout,
-        input.numEntities,
-        input.entityWidth,
-        input.numRelations,
-        input.relationWidth,
-        input.phaseScale,
-        input.headSide ? 1 : 0,
-        input.entityOffset ?? 0,
-      ),
-    );
+    const meta = f.put(embeddingMeta(input));
     const slots = Uint32Array.of(
       f.put(input.entityEmbeddings),
       f.put(input.relationEmbeddings),
@@ -364,26 +353,10 @@ export function wasmKernels(module: WasmModule, fallback: Kernels, slices: RowSl
       const K = slots[11]!;
       const w = input.entityWidth;
       const step = [0, 0, 0, esize * w, esize, 4, 4, 4, 0, 0, 4 * K, 0, 4, 0, 8, 0];
-      const perRow =
-        (input.negatives ? input.negativesPerRow : input.candidates ? input.candidates.length : input.numEntities) * w;
+      const { arrays, perRow } = embeddingReads(input);
       out.fill(0);
       let failed = false;
-      const inputs = [
-        input.entityEmbeddings,
-        input.relationEmbeddings,
-        input.entityScale,
-        input.anchor,
-        input.relationIds,
-        input.truth,
-        input.candidates,
-        input.negatives,
-        input.excludeOffsets,
-        input.excludeIds,
-        input.anchorRows ?? null,
-        input.anchorScale ?? null,
-        input.trueScores ?? null,
-      ];
-      await slices.inSlices(rows, perRow, control, inputs, (r0, r1) => {
+      await slices.inSlices(rows, perRow, control, arrays, (r0, r1) => {
         if (failed) return;
         if (broken.has(x)) throw new WebAssembly.RuntimeError();
         const n = r1 - r0;

@@ -359,6 +359,52 @@ export function embeddingRows(input: EmbeddingRankInput, r0: number, r1: number)
   };
 }
 
+/**
+ * What an embedding call reads: every array of `input` (null for those it lacks), watched for detaching and
+ * resizing between slices, and its work per row (candidate values scored), which sizes the slices.
+ */
+export function embeddingReads(input: EmbeddingRankInput): { arrays: (ArrayBufferView | null)[]; perRow: number } {
+  return {
+    arrays: [
+      input.entityEmbeddings,
+      input.relationEmbeddings,
+      input.entityScale,
+      input.anchor,
+      input.relationIds,
+      input.truth,
+      input.candidates,
+      input.negatives,
+      input.excludeOffsets,
+      input.excludeIds,
+      input.anchorRows ?? null,
+      input.anchorScale ?? null,
+      input.trueScores ?? null,
+    ],
+    perRow:
+      (input.negatives ? input.negativesPerRow : input.candidates ? input.candidates.length : input.numEntities) *
+      input.entityWidth,
+  };
+}
+
+/**
+ * The nine numbers that describe an embedding call's model and side to the native and WebAssembly cores
+ * (native/addon/score_bindings.cpp, native/wasm/exports.cpp): interaction, layout, numEntities, entityWidth,
+ * numRelations, relationWidth, phaseScale, headSide, entityOffset.
+ */
+export function embeddingMeta(input: EmbeddingRankInput): Float64Array {
+  return Float64Array.of(
+    input.interaction,
+    input.layout,
+    input.numEntities,
+    input.entityWidth,
+    input.numRelations,
+    input.relationWidth,
+    input.phaseScale,
+    input.headSide ? 1 : 0,
+    input.entityOffset ?? 0,
+  );
+}
+
 /** Rows [r0, r1) of exclusion lists (ids of row i: ids[offsets[i] .. offsets[i + 1])), the offsets rebased to 0. */
 export function exclusionRows(
   offsets: Uint32Array | null,

@@ -10,6 +10,7 @@
  * once: nothing of size batch x entities exists.
  */
 import {
+  embeddingReads,
   embeddingRows as rowsOf,
   type EmbeddingRankInput,
   type FloatArray,
@@ -335,27 +336,10 @@ export async function rankEmbeddingsSliced(
   control: KernelControl,
 ): Promise<void> {
   const rows = input.anchor.length;
-  const perRow =
-    (input.negatives ? input.negativesPerRow : input.candidates ? input.candidates.length : input.numEntities) *
-    input.entityWidth;
+  const { arrays, perRow } = embeddingReads(input);
   out.fill(0);
   let failed = false;
-  const inputs = [
-    input.entityEmbeddings,
-    input.relationEmbeddings,
-    input.entityScale,
-    input.anchor,
-    input.relationIds,
-    input.truth,
-    input.candidates,
-    input.negatives,
-    input.excludeOffsets,
-    input.excludeIds,
-    input.anchorRows ?? null,
-    input.anchorScale ?? null,
-    input.trueScores ?? null,
-  ];
-  await inSlices(rows, perRow, control, inputs, (r0, r1) => {
+  await inSlices(rows, perRow, control, arrays, (r0, r1) => {
     if (failed) return;
     const n = r1 - r0;
     const part = new Float64Array(5 * n + 2);
