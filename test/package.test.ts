@@ -697,9 +697,10 @@ describe("npm package", () => {
         it.runIf(n === 0)(
           `${name}: the WebAssembly core (KGRANK_BACKEND=wasm) loads and agrees with the fallback`,
           () => {
+            // The runtime's own environment too (Bun's musl build needs its C++ runtime on LD_LIBRARY_PATH).
             const r = runProcess(bin, [...args, "check.cjs"], {
               cwd: dir,
-              env: cleanEnv({ KGRANK_BACKEND: "wasm" }),
+              env: cleanEnv({ ...(env?.() ?? {}), KGRANK_BACKEND: "wasm" }),
               inheritEnv: false,
             });
             expect(r.status, r.stderr).toBe(0);
