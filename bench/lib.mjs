@@ -177,3 +177,32 @@ export function npyHeader(descr, shape) {
   header.set(new TextEncoder().encode(text), 10);
   return header;
 }
+
+/**
+ * A redis-server on a free localhost port, without persistence, answered PING before this resolves: { url, stop }.
+ * The queue benches' Redis (as the queue tests start theirs).
+ */
+export async function startRedis() {
+  const { spawn, spawnSync } = await import("node:child_process");
+  const net = await import("node:net");
+  const port = await new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const p = srv.address().port;
+      srv.close(() => resolve(p));
+    });
+  });
+  const server = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    { stdio: "ignore" },
+  );
+  for (
+    let i = 0;
+    i < 100 && spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout?.trim() !== "PONG";
+    i++
+  ) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { url: `redis://127.0.0.1:${port}`, stop: () => server.kill("SIGKILL") };
+}

@@ -11,11 +11,10 @@
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { median, printTable, root, writeResult } from "./lib.mjs";
+import { median, printTable, root, startRedis, writeResult } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const { RankEvaluator } = require(join(root, "dist", "cjs", "index.js"));
@@ -197,26 +196,8 @@ try {
   hasBull = false;
 }
 if (hasRedis && hasBull) {
-  const port = await new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const p = srv.address().port;
-      srv.close(() => resolve(p));
-    });
-  });
-  const server = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-    { stdio: "ignore" },
-  );
-  for (
-    let i = 0;
-    i < 100 && spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout?.trim() !== "PONG";
-    i++
-  ) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const url = `redis://127.0.0.1:${port}`;
+  const redis = await startRedis();
+  const url = redis.url;
   const worker = spawn(process.execPath, [bin, "worker", "--redis", url, "--quiet"], { stdio: "ignore" });
   await new Promise((r) => setTimeout(r, 1500));
   const submit = (shards) =>
@@ -247,7 +228,7 @@ if (hasRedis && hasBull) {
     `target <= 50 ms (1 shard ${median(t1).toFixed(0)} ms, 33 shards ${median(t33).toFixed(0)} ms)`,
   ]);
   worker.kill("SIGKILL");
-  server.kill("SIGKILL");
+  redis.stop();
 } else {
   rows.push([
     "queue overhead per shard",

@@ -11,11 +11,10 @@
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
-import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { npyHeader, root, writeResult } from "./lib.mjs";
+import { npyHeader, root, startRedis, writeResult } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
@@ -123,27 +122,9 @@ if (!args.includes("--skip-single")) {
 }
 
 if (!args.includes("--skip-queue")) {
-  const port = await new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const p = srv.address().port;
-      srv.close(() => resolve(p));
-    });
-  });
-  const server = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-    { stdio: "ignore" },
-  );
+  const redis = await startRedis();
   try {
-    for (
-      let i = 0;
-      i < 100 && spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout?.trim() !== "PONG";
-      i++
-    ) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const url = `redis://127.0.0.1:${port}`;
+    const url = redis.url;
     const stateDir = join(out, "states");
     rmSync(stateDir, { recursive: true, force: true });
     mkdirSync(stateDir);
@@ -208,7 +189,7 @@ if (!args.includes("--skip-queue")) {
       if (diffs.length) process.exitCode = 1;
     }
   } finally {
-    server.kill("SIGKILL");
+    redis.stop();
   }
 }
 writeResult(`wikikg2-full${tag}`, result);
