@@ -70,7 +70,6 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
     perRow +
     (w.excludeOffsets ? 8 * (w.excludeOffsets[i + 1]! - w.excludeOffsets[i]!) : 0) +
     w.negativesPerRow * (8 + d * B);
-  const chunkRowBytes = table.rowBytes;
   const free = opts.budget - opts.fixedBytes;
   const blockLimit = Math.floor(free / 2);
   const streams = works.filter((w) => w.stream && w.rows > 0);
@@ -79,13 +78,13 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
   // Every row must fit a block (a key with many known answers is the largest) beside one table row.
   let largest = 0;
   for (const w of streams) for (let i = 0; i < w.rows; i++) largest = Math.max(largest, rowBytes(w.stream!, i));
-  const smallest = largest + (needsTable ? chunkRowBytes : 0);
+  const smallest = largest + (needsTable ? table.rowBytes : 0);
   if (free < smallest || blockLimit < largest) {
     throw new KgrankInputError(
       "memoryBudget",
       `${formatBytes(opts.budget)} cannot hold one query block beside the filter index (${formatBytes(opts.fixedBytes)}): ` +
         `a query row needs up to ${formatBytes(largest)} (with its known answers) and each table chunk row ` +
-        `${formatBytes(chunkRowBytes)}; give at least ${formatBytes(opts.fixedBytes + 2 * smallest, true)} (more makes fewer, larger reads)`,
+        `${formatBytes(table.rowBytes)}; give at least ${formatBytes(opts.fixedBytes + 2 * smallest, true)} (more makes fewer, larger reads)`,
     );
   }
   // Query blocks: consecutive rows of the sides in order, each within blockLimit bytes.

@@ -152,8 +152,6 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       throw new KgrankInputError("--top-k", e.message.slice(e.argument.length + 2));
     if (e instanceof KgrankInputError && e.argument === "queries")
       throw new KgrankInputError("--queries", e.message.slice(e.argument.length + 2));
-    if (e instanceof KgrankInputError && e.argument === "memoryBudget")
-      throw new KgrankInputError("--memory", e.message.slice(e.argument.length + 2));
     throw e;
   } finally {
     (progress as Progress | null)?.stop();
