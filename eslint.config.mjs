@@ -46,6 +46,11 @@ export default tseslint.config(
     },
   },
   {
+    // The example pages run in a browser.
+    files: ["examples/browser/main.mjs"],
+    languageOptions: { globals: { document: "readonly", fetch: "readonly" } },
+  },
+  {
     files: ["**/*.cjs", "scripts/**/*.js", "bin/**/*.js"],
     rules: { "@typescript-eslint/no-require-imports": "off" },
   },

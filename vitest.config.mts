@@ -9,7 +9,9 @@
  *   not a SIMD level: `npm test` covers it.
  * - package (`npm run test:package`): packing, installing and compiling the package.
  * - wasm (`npm run test:wasm`): every behavioural file on the WebAssembly core (wasm/kgrank.wasm, `npm run
- *   build:wasm`), the files the native project runs. Apart from `npm test` to keep that within its time budget.
+ *   build:wasm`), the files the native project runs, and the browser build's test (the example page in headless
+ *   Chromium, test/browser.test.ts). Apart from `npm test` to keep that within its time budget, and because a fresh
+ *   clone has no core until it is built.
  *
  * Each project gets a fresh module graph with KGRANK_BACKEND / KGRANK_SIMD / KGRANK_THREADS set, so the public
  * functions run on that backend. `KGRANK_BACKEND=ts npm test` runs the fallback project only.
@@ -68,6 +70,9 @@ const once = [
 ];
 // Packing, `npm install` and compiling the addon: `npm run test:package`.
 const packaging = ["test/package.test.ts"];
+// The browser build and its example page: the wasm tier, once (it loads the core itself and runs the CLI as a user
+// would, on the default backend).
+const browser = ["test/browser.test.ts"];
 // The files whose kernels have SIMD-dependent code paths (the dispatch table itself, counting, ranks, the filter
 // index, chunked counters, the evaluator, embedding scorers, expectations, the median, sampled statistics, metric
 // aggregation).
@@ -87,7 +92,7 @@ const kernelFacing = [
 ];
 
 function backendProject(name: string, include: string[], env: Record<string, string>): object {
-  return { extends: true, test: { name, include, exclude: [...once, ...packaging], env } };
+  return { extends: true, test: { name, include, exclude: [...once, ...packaging, ...browser], env } };
 }
 
 function nativeProjects(include: string[], allLevels: boolean): object[] {
@@ -124,6 +129,7 @@ if (tier === "package") {
   projects.push({ extends: true, test: { name: "package", include: packaging, ...long } });
 } else if (tier === "wasm") {
   projects.push(wasmProject(behaviour));
+  projects.push({ extends: true, test: { name: "browser", include: browser, env: { KGRANK_BACKEND: "" }, ...long } });
 } else if (tier === "matrix") {
   if (onlyTs) throw new Error("The matrix runs the native SIMD levels; KGRANK_BACKEND=ts npm test runs the fallback.");
   projects.push(...nativeProjects(kernelFacing, true));

@@ -17,7 +17,12 @@ function inputs() {
   } catch {
     // unknown: hashed as such
   }
-  const files = ["tsconfig.json", "scripts/build-esm.mjs", ...stamp.listFiles(root, "src", () => true)];
+  const files = [
+    "tsconfig.json",
+    "scripts/build-esm.mjs",
+    "scripts/build-browser.mjs",
+    ...stamp.listFiles(root, "src", () => true),
+  ];
   return stamp.inputsHash(root, files, [`typescript ${ts}`]);
 }
 

@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
+import { loadWasm } from "../src/backend/browser-backend";
 import {
   computeRanks,
   computeRanksSync,
@@ -18,6 +19,7 @@ import {
   EmbeddingModel,
   FrequencyBaseline,
   getMetric,
+  KgrankBackendError,
   KgrankInputError,
   KgrankStateError,
   metricValues,
@@ -1029,6 +1031,24 @@ export const CASES: Case[] = [
     },
     error: KgrankInputError,
     argument: "states[0]",
+  },
+  // ---- the browser build's loadWasm (src/backend/browser-backend.ts; a failure leaves the backend as it was) ---------
+  { kind: "loadWasm source null", call: () => loadWasm(null as never), error: KgrankInputError, argument: "source" },
+  { kind: "loadWasm source a number", call: () => loadWasm(7 as never), error: KgrankInputError, argument: "source" },
+  {
+    kind: "loadWasm bytes that are not WebAssembly",
+    call: () => loadWasm(new TextEncoder().encode("<!doctype html><p>not found</p>")),
+    error: KgrankBackendError,
+  },
+  {
+    kind: "loadWasm a WebAssembly module without the core's exports",
+    call: () => loadWasm(Uint8Array.of(0, 0x61, 0x73, 0x6d, 1, 0, 0, 0)),
+    error: KgrankBackendError,
+  },
+  {
+    kind: "loadWasm a fetch that failed (HTTP 404)",
+    call: () => loadWasm(Promise.resolve(new Response("not found", { status: 404 }))),
+    error: KgrankBackendError,
   },
   // ---- cancellation and progress of async calls ---------------------------------------------------------------------
   {

@@ -217,6 +217,8 @@ describe("npm package", () => {
       "dist/cjs/index.d.ts",
       "dist/esm/index.mjs",
       "dist/esm/index.d.mts",
+      "dist/browser/kgrank.mjs",
+      "dist/cjs/browser.d.ts",
       "bin/kgrank.js",
       "data/nations/test.tsv",
       "scripts/stamp.js",
@@ -386,6 +388,22 @@ describe("npm package", () => {
       const bad = runProcess(bin, ["evaluate", "--dataset", "nope"], { cwd: dir, env: cleanEnv(), inheritEnv: false });
       expect(bad.status).toBe(1);
       expect(bad.stderr.trim().split("\n")).toHaveLength(1);
+    });
+
+    it("resolves kgrank-native/browser and kgrank-native/wasm/kgrank.wasm, and the bundle runs on that core", () => {
+      writeFileSync(
+        path.join(dir, "browser.mjs"),
+        [
+          `import { readFileSync } from "node:fs";`,
+          `import { computeRanksSync, loadWasm } from "kgrank-native/browser";`,
+          `const info = await loadWasm(readFileSync(new URL(import.meta.resolve("kgrank-native/wasm/kgrank.wasm"))));`,
+          `const r = computeRanksSync({ scores: new Float32Array([0.5, 0.9, 0.9, 0.1]), numColumns: 4, trueIndices: [1] });`,
+          `console.log(JSON.stringify({ backend: info.backend, realistic: Array.from(r.realistic) }));`,
+        ].join("\n"),
+      );
+      const r = node(dir, ["browser.mjs"]);
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ backend: "wasm", realistic: [1.5] });
     });
 
     it("loads the prebuild first, then a local build, then the WebAssembly core, then falls back", () => {

@@ -29,6 +29,7 @@ import { embeddingMeta, embeddingReads } from "../contract/kernels";
  */
 interface WebAssemblyApi {
   Module: { new (bytes: Uint8Array): WasmModule; exports(module: WasmModule): { name: string }[] };
+  compile(bytes: Uint8Array | ArrayBuffer): Promise<WasmModule>;
   Instance: new (module: WasmModule, imports: object) => { exports: unknown };
   RuntimeError: new (message?: string) => Error;
 }
@@ -41,7 +42,21 @@ export interface WasmModule {
 
 /** Compiles kgrank.wasm's bytes (synchronously: the module is about 150 kB) and checks it exports this glue's ABI. */
 export function compileWasm(bytes: Uint8Array): WasmModule {
-  const module = new WebAssembly.Module(bytes);
+  return checkedWasm(new WebAssembly.Module(bytes));
+}
+
+/**
+ * compileWasm off the calling thread (WebAssembly.compile): what a browser's main thread must use for a module this
+ * size. The bytes, or a module compiled elsewhere (e.g. by WebAssembly.compileStreaming), are checked the same way.
+ */
+export async function compileWasmAsync(source: Uint8Array | ArrayBuffer | WasmModule): Promise<WasmModule> {
+  return checkedWasm(
+    source instanceof Uint8Array || source instanceof ArrayBuffer ? await WebAssembly.compile(source) : source,
+  );
+}
+
+/** `module` when it exports this glue's ABI (WasmExports); otherwise an error that says to rebuild it. */
+function checkedWasm(module: WasmModule): WasmModule {
   const names = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
   const missing = EXPORTS.filter((name) => !names.has(name));
   if (missing.length > 0) {
