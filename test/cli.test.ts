@@ -330,6 +330,77 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(lib.toTable()).toContain('"both" is the tail side alone (the only side evaluated).');
   });
 
+  it("evaluate --sides head | tail: the baseline ranks that side only, the library's one-side results exactly", async () => {
+    const { train, valid, test } = nations.splits;
+    const b = new FrequencyBaseline(train, n, nations.numRelations);
+    for (const side of ["head", "tail"] as const) {
+      const r = await kgrank(["evaluate", "--sides", side, "--format", "json"]);
+      expect(r.status, r.stderr).toBe(0);
+      const j = JSON.parse(r.stdout);
+      expect(j.info.tasks).toEqual(side === "head" ? { head: rows, tail: 0 } : { head: 0, tail: rows });
+      const one = new RankEvaluator({ numEntities: n, filterTriples: [train, valid, test], sides: side });
+      one.addSync({ triples: test, side, scores: b.scoreBatch(test, side) });
+      expect(j.results).toEqual(JSON.parse(JSON.stringify(one.finalize().toJSON())));
+      expect(j.results.both.realistic).toEqual(j.results[side].realistic);
+    }
+    // head,tail in either order is the default run, to the last digit.
+    const both = (await kgrank(["evaluate", "--format", "json"])).stdout;
+    const listed = await kgrank(["evaluate", "--sides", " tail,head", "--format", "json"]);
+    expect(JSON.parse(listed.stdout).results).toEqual(JSON.parse(both).results);
+  });
+
+  it("evaluate --sides: bad lists, and lists that contradict the score files given, name --sides and the fix", async () => {
+    for (const [args, pattern] of [
+      [["--sides", "left"], /^kgrank: --sides: "left" is not a side; use a comma list of head and tail/],
+      [["--sides", "tail,tail"], /^kgrank: --sides: lists a side twice/],
+      [["--sides", ""], /^kgrank: --sides: "" is not a side/],
+      [["--sides", "relation"], /^kgrank: --sides: "relation" is not a side/],
+      [
+        ["--sides", "head", "--scores-tail", "tail.npy"],
+        /^kgrank: --sides: head is listed but --scores-head is not given/,
+      ],
+      [
+        ["--sides", "tail", "--scores-head", "head.npy", "--scores-tail", "tail.npy"],
+        /^kgrank: --sides: tail leaves out head, but --scores-head is given: list head in --sides, or drop the file/,
+      ],
+      [
+        ["--sides", "tail", "--positive-scores", "pos.npy", "--negative-scores", "neg.npy"],
+        /^kgrank: --sides: does not apply to --positive-scores/,
+      ],
+    ] as [string[], RegExp][]) {
+      expectUserError(await kgrank(["evaluate", ...args]), pattern);
+    }
+    // Files for exactly the listed sides: accepted, the same run as without --sides.
+    const listed = await kgrank(["evaluate", "--sides", "tail", "--scores-tail", "tail.npy", "--format", "json"]);
+    const plain = await kgrank(["evaluate", "--scores-tail", "tail.npy", "--format", "json"]);
+    expect(JSON.parse(listed.stdout).results).toEqual(JSON.parse(plain.stdout).results);
+  });
+
+  it("evaluate --sides tail in shards merges into the one-process run; a state of other sides is refused", async () => {
+    for (const i of [0, 1]) {
+      const r = await kgrank([
+        "evaluate",
+        "--sides",
+        "tail",
+        "--shard",
+        `${i}/2`,
+        "--save-state",
+        `sides-${i}.state`,
+        "-q",
+      ]);
+      expect(r.status, r.stderr).toBe(0);
+    }
+    const merged = await kgrank(["merge", "sides-0.state", "sides-1.state", "--format", "json"]);
+    expect(merged.status, merged.stderr).toBe(0);
+    const one = await kgrank(["evaluate", "--sides", "tail", "--format", "json"]);
+    expect(JSON.parse(merged.stdout).results).toEqual(JSON.parse(one.stdout).results);
+    expect((await kgrank(["evaluate", "--shard", "1/2", "--save-state", "sides-both.state", "-q"])).status).toBe(0);
+    expectUserError(
+      await kgrank(["merge", "sides-0.state", "sides-both.state"]),
+      /^kgrank: states\[1\]: was evaluated with other settings \(.*sides/,
+    );
+  });
+
   it("user errors name the file and its row: empty train.tsv, every test triple unseen, a NaN true score", async () => {
     const make = (name: string, train: string, test: string) => {
       const d = p(name);

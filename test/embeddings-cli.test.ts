@@ -611,6 +611,36 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expectResults(r, model, neg);
   });
 
+  it("--sides head from a model, in memory, with --memory and with --negatives-ids: the library's head-only results", async () => {
+    const rows = ds.splits.test.length / 3;
+    const model = sharedModel("distmult");
+    const base = ["--interaction", "distmult", "--entity-embeddings", "entity.npy", "--relation-embeddings"];
+    const json = ["relation.npy", "--sides", "head", "--format", "json", "--quiet"];
+    const headOnly = (negatives?: Int32Array) => {
+      const ev = new RankEvaluator({
+        numEntities: n,
+        numRelations: nr,
+        sides: "head",
+        ...(negatives ? {} : { filterTriples: [ds.splits.train, ds.splits.valid, ds.splits.test] }),
+      });
+      ev.addModelSync({ model, triples: ds.splits.test, ...(negatives ? { negatives } : {}) });
+      return ev.finalize().toJSON();
+    };
+    const want = headOnly();
+    const inMemory = await kgrank([...base, ...json]);
+    expect(inMemory.stderr).toBe("");
+    const j = JSON.parse(inMemory.stdout);
+    expect(j.info.tasks).toEqual({ head: rows, tail: 0 });
+    expectClose(j.results, want);
+    const chunked = await kgrank([...base, ...json, "--memory", "40KiB"]);
+    expect(chunked.stdout).toBe(inMemory.stdout);
+    const neg = Int32Array.from(randomValues(rows * 5, 9), (v) => Math.floor(((v + 1) / 2) * n));
+    writeFileSync(path.join(dir, "neg-sides.npy"), encodeNpy(neg, [rows, 5]));
+    const sampled = await kgrank([...base, ...json, "--negatives-ids", "neg-sides.npy"]);
+    expect(sampled.stderr).toBe("");
+    expectClose(JSON.parse(sampled.stdout).results, headOnly(neg));
+  });
+
   it("--negatives-ids stored as int64 / uint32: an id past the entity range is refused by its stored value, not wrapped", async () => {
     const rows = ds.splits.test.length / 3;
     const flags = [

@@ -17,6 +17,25 @@ export function datasetFromAsync(opts: { dataset?: string; datasetDir?: string }
 }
 
 /** The splits that filter: a comma list of train, valid, test, or "none". The evaluated split is always added. */
+/**
+ * The sides of `--sides` (a comma list of head and tail, each once), in SIDES order; the flag is read as given, so a
+ * list in another order ranks the same tasks.
+ */
+export function sidesArg(v: string): TaskSide[] {
+  const listed = v.split(",").map((s) => s.trim());
+  for (const s of listed) {
+    if (!(SIDES as readonly string[]).includes(s)) {
+      throw new KgrankInputError(
+        "--sides",
+        `${quoted(s)} is not a side; use a comma list of head and tail (head,tail ranks both, the default)`,
+      );
+    }
+  }
+  if (new Set(listed).size !== listed.length)
+    throw new KgrankInputError("--sides", `lists a side twice (${quoted(v)}): name each of head, tail once`);
+  return SIDES.filter((s) => listed.includes(s));
+}
+
 export function filterSplits(list: string[], evaluated: Split): Split[] {
   if (list.length === 1 && list[0] === "none") return [];
   const out = new Set<Split>();

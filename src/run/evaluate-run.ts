@@ -62,6 +62,8 @@ export interface EvaluateOptions extends ModelFlagOptions {
   ks?: number[];
   format: Format;
   output?: string;
+  /** --sides: the sides to rank (default both, or with score files the sides whose files are given). */
+  sides?: TaskSide[];
   byRelation?: boolean;
   bootstrap?: number;
   seed: number;
@@ -237,7 +239,18 @@ async function evaluateScores(run: RunContext): Promise<void> {
   const given = { head: opts.scoresHead, tail: opts.scoresTail };
   const negatives = { head: opts.negativesHead, tail: opts.negativesTail };
   const fromFiles = Boolean(given.head || given.tail);
-  const sides: TaskSide[] = fromFiles ? SIDES.filter((s) => given[s]) : [...SIDES];
+  const sides: TaskSide[] = fromFiles ? SIDES.filter((s) => given[s]) : (opts.sides ?? [...SIDES]);
+  if (fromFiles && opts.sides) {
+    const unmatched = SIDES.find((s) => opts.sides!.includes(s) !== Boolean(given[s]));
+    if (unmatched) {
+      throw new KgrankInputError(
+        "--sides",
+        given[unmatched]
+          ? `${opts.sides.join(",")} leaves out ${unmatched}, but --scores-${unmatched} is given: list ${unmatched} in --sides, or drop the file`
+          : `${unmatched} is listed but --scores-${unmatched} is not given: give its scores, or leave ${unmatched} out of --sides`,
+      );
+    }
+  }
   const sampled = sides.some((s) => negatives[s]);
   if (sampled && sides.some((s) => !negatives[s])) {
     throw new KgrankInputError(
@@ -407,10 +420,12 @@ async function evaluateModel(run: RunContext): Promise<void> {
     }
   }
   const filter = runFilter(run, negatives !== null);
+  const sides: TaskSide[] = opts.sides ?? [...SIDES];
   const evaluator = new RankEvaluator({
     numEntities: n,
     numRelations: ds.numRelations,
     filterTriples: filter.triples,
+    sides: sides.length === 2 ? "both" : sides[0],
     ks: opts.ks,
     metrics: opts.metrics,
     ...(opts.entityShard ? { entityShard: opts.entityShard } : {}),
@@ -418,10 +433,10 @@ async function evaluateModel(run: RunContext): Promise<void> {
   const label =
     `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}` +
     `${opts.entityShard ? ` entity shard ${opts.entityShard.index}/${opts.entityShard.count}` : ""} from embeddings`;
-  const progress = new Progress(label, (hi - lo) * 2, { quiet: opts.quiet, report: run.out.progress });
+  const progress = new Progress(label, (hi - lo) * sides.length, { quiet: opts.quiet, report: run.out.progress });
   try {
     if ((opts.memory !== undefined || opts.entityShard) && hi > lo) {
-      // One call for every row and both sides: the table is read once per query block that --memory allows.
+      // One call for every row and every side ranked: the table is read once per query block that --memory allows.
       let ticked = 0;
       await evaluator
         .addModel({
@@ -440,7 +455,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
           throw cliModelError(e, opts);
         });
     }
-    for (const side of opts.memory !== undefined || opts.entityShard ? [] : SIDES) {
+    for (const side of opts.memory !== undefined || opts.entityShard ? [] : sides) {
       for (let start = lo; start < hi; start += MODEL_ROWS) {
         const end = Math.min(hi, start + MODEL_ROWS);
         const triples = evaluated.subarray(3 * start, 3 * end);
@@ -659,6 +674,7 @@ const NOT_WITH_SCORES_ONLY: [keyof EvaluateOptions, string][] = [
   ["complexLayout", "--complex-layout"],
   ["precision", "--precision"],
   ["memory", "--memory"],
+  ["sides", "--sides"],
   ["byRelation", "--by-relation"],
 ];
 

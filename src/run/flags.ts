@@ -8,6 +8,7 @@ import { Command, CommanderError, Option } from "commander";
 
 import { KgrankError } from "../checks/errors";
 
+import { sidesArg } from "./datasets";
 import type { EvaluateOptions } from "./evaluate-run";
 import {
   formatOption,
@@ -82,6 +83,11 @@ export function evaluateFlags(cmd: Command): Command {
     .addOption(ksOption())
     .addOption(formatOption())
     .addOption(outputOption())
+    .option(
+      "--sides <list>",
+      "sides to rank: head,tail (default), head or tail; with --scores-*, the sides whose files are given",
+      sidesArg,
+    )
     .option("--by-relation", "also break the results down per relation")
     .option(
       "--bootstrap <n>",
