@@ -67,6 +67,7 @@ const once = [
   "test/docs-examples.test.ts",
   "test/metrics-docs.test.ts",
   "test/status.test.ts",
+  "test/task-sample-coverage.test.ts",
 ];
 // Packing, `npm install` and compiling the addon: `npm run test:package`.
 const packaging = ["test/package.test.ts"];

@@ -67,6 +67,15 @@ export type {
 export { ChunkedBatch } from "./evaluation/chunked";
 export type { ChunkedBatchOptions, EntitySlice } from "./evaluation/chunked";
 export { RankResults } from "./evaluation/results";
+export { estimateFull, sampleTasks } from "./evaluation/task-sample";
+export type {
+  EstimateFullOptions,
+  FullEstimate,
+  FullEstimates,
+  SampleStratum,
+  SampleTasksOptions,
+  TaskSample,
+} from "./evaluation/task-sample";
 export type {
   Breakdown,
   DegreeBreakdown,

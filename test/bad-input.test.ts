@@ -13,6 +13,8 @@ import { loadWasm } from "../src/backend/browser-backend";
 import {
   computeRanks,
   computeRanksSync,
+  estimateFull,
+  sampleTasks,
   computeSampledRanksSync,
   countScores,
   countScoresSync,
@@ -1031,6 +1033,37 @@ export const CASES: Case[] = [
     },
     error: KgrankInputError,
     argument: "states[0]",
+  },
+  // ---- a sample of tasks and its estimates -----------------------------------------------------------------------
+  {
+    kind: "sampleTasks size 1",
+    call: () => sampleTasks({ triples: Int32Array.of(0, 0, 1, 1, 0, 2), size: 1 }),
+    error: KgrankInputError,
+    argument: "size",
+  },
+  {
+    kind: "sampleTasks size above the population",
+    call: () => sampleTasks({ triples: Int32Array.of(0, 0, 1, 1, 0, 2), size: 5 }),
+    error: KgrankInputError,
+    argument: "size",
+  },
+  {
+    kind: "sampleTasks stratify not relation",
+    call: () => sampleTasks({ triples: Int32Array.of(0, 0, 1, 1, 0, 2), size: 2, stratify: "side" as never }),
+    error: KgrankInputError,
+    argument: "stratify",
+  },
+  {
+    kind: "estimateFull of results that are not the sample's tasks",
+    call: () => {
+      const t = Int32Array.of(0, 0, 1, 1, 0, 2, 2, 0, 0);
+      const s = sampleTasks({ triples: t, size: 2, sides: "tail" });
+      const e = new RankEvaluator({ numEntities: 3, sides: "tail" });
+      e.addRanks({ side: "tail", realistic: [1, 2], numCandidates: [3, 3], triples: Int32Array.of(0, 0, 0, 0, 0, 0) });
+      return estimateFull(e.finalize(), s);
+    },
+    error: KgrankInputError,
+    argument: "results",
   },
   // ---- the browser build's loadWasm (src/backend/browser-backend.ts; a failure leaves the backend as it was) ---------
   { kind: "loadWasm source null", call: () => loadWasm(null as never), error: KgrankInputError, argument: "source" },

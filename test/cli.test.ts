@@ -13,12 +13,14 @@ import { zipSync } from "fflate";
 import {
   compareRuns,
   encodeNpy,
+  estimateFull,
   FrequencyBaseline,
   getMetric,
   loadDataset,
   parseNpz,
   prepareCandidates,
   RankEvaluator,
+  sampleTasks,
   writeNpy,
 } from "../src/index";
 import { writeNpz } from "../src/io/npz-write";
@@ -399,6 +401,91 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       await kgrank(["merge", "sides-0.state", "sides-both.state"]),
       /^kgrank: states\[1\]: was evaluated with other settings \(.*sides/,
     );
+  });
+
+  it("evaluate --sample-tasks: the library's sample and estimates, exactly; every task sampled gives the full values", async () => {
+    const umls = loadDataset("umls");
+    const { train, valid, test } = umls.splits;
+    const b = new FrequencyBaseline(train, umls.numEntities, umls.numRelations);
+    const run = await kgrank([
+      "evaluate",
+      "--dataset",
+      "umls",
+      "--sample-tasks",
+      "300",
+      "--stratify",
+      "relation",
+      "--seed",
+      "7",
+      "--format",
+      "json",
+    ]);
+    expect(run.status, run.stderr).toBe(0);
+    const j = JSON.parse(run.stdout);
+    const s = sampleTasks({ triples: test, size: 300, seed: 7, stratify: "relation" });
+    const ev = new RankEvaluator({ numEntities: umls.numEntities, filterTriples: [train, valid, test] });
+    for (const side of ["head", "tail"] as const)
+      ev.addSync({ triples: s[side], side, scores: b.scoreBatch(s[side], side) });
+    const lib = ev.finalize();
+    expect(j.results).toEqual(JSON.parse(JSON.stringify(lib.toJSON())));
+    expect(j.estimates).toEqual(JSON.parse(JSON.stringify(estimateFull(lib, s))));
+    expect(j.estimates).toMatchObject({ sampled: s.sampled, population: 2 * (test.length / 3), stratify: "relation" });
+    // Every task: the estimates are the full run's values, with no width.
+    const all = await kgrank([
+      "evaluate",
+      "--dataset",
+      "umls",
+      "--sample-tasks",
+      String(2 * (test.length / 3)),
+      "--format",
+      "json",
+    ]);
+    const whole = JSON.parse((await kgrank(["evaluate", "--dataset", "umls", "--format", "json"])).stdout);
+    const est = JSON.parse(all.stdout).estimates.values as Record<
+      string,
+      { estimate: number; lower: number; upper: number }
+    >;
+    for (const [key, v] of Object.entries(est)) {
+      const [side, rt, m] = key.split(".");
+      const want = whole.results[side!][rt!][m!] as number;
+      expect(Math.abs(v.estimate - want), key).toBeLessThanOrEqual(1e-12 * Math.max(1, want));
+      expect(v.upper - v.lower, key).toBe(0);
+    }
+    const table = await kgrank(["evaluate", "--dataset", "umls", "--sample-tasks", "0.25", "--sides", "tail"]);
+    expect(table.stdout).toMatch(/a sample of 166 of its 661 tasks \(seed 0\)/);
+    expect(table.stdout).toContain(
+      "Estimates of the whole split's values from 166 of its 661 tasks (simple random sample)",
+    );
+    expect(table.stdout).toMatch(/^tail\.realistic\.inverse_harmonic_mean_rank +0\.\d{4}/m);
+    const csv = await kgrank(["evaluate", "--dataset", "umls", "--sample-tasks", "100", "--format", "csv"]);
+    expect(csv.stdout).toMatch(/^full estimate,both,realistic,inverse_harmonic_mean_rank,0\.\d+,,0\.\d+,0\.\d+$/m);
+  });
+
+  it("evaluate --sample-tasks / --stratify: bad values and flags it does not go with name the flag and the fix", async () => {
+    for (const [args, pattern] of [
+      [["--sample-tasks", "0"], /^kgrank: --sample-tasks: must be a number of tasks \(e\.g\. 2000\) or a fraction/],
+      [["--sample-tasks", "1.5"], /^kgrank: --sample-tasks: must be a number of tasks/],
+      [["--sample-tasks", "lots"], /^kgrank: --sample-tasks: must be a number of tasks/],
+      [["--sample-tasks", "1"], /^kgrank: --sample-tasks: must be an integer from 2 to the 402 tasks/],
+      [["--sample-tasks", "99999"], /^kgrank: --sample-tasks: must be an integer from 2 to the 402 tasks/],
+      [["--sample-tasks", "10", "--stratify", "side"], /^kgrank: --stratify: "side" is not a stratification/],
+      [["--stratify", "relation"], /^kgrank: --stratify: stratifies the sample of --sample-tasks N/],
+      [["--sample-tasks", "10", "--save-state", "x.state"], /^kgrank: --sample-tasks: does not go with --save-state/],
+      [
+        ["--sample-tasks", "10", "--shard", "0/2", "--save-state", "x.state"],
+        /^kgrank: --sample-tasks: does not go with --shard/,
+      ],
+      [
+        ["--sample-tasks", "10", "--scores-tail", "tail.npy"],
+        /^kgrank: --sample-tasks: does not go with --scores-tail/,
+      ],
+      [
+        ["--sample-tasks", "10", "--positive-scores", "pos.npy", "--negative-scores", "neg.npy"],
+        /^kgrank: --sample-tasks: does not apply to --positive-scores/,
+      ],
+    ] as [string[], RegExp][]) {
+      expectUserError(await kgrank(["evaluate", ...args]), pattern);
+    }
   });
 
   it("user errors name the file and its row: empty train.tsv, every test triple unseen, a NaN true score", async () => {

@@ -36,6 +36,24 @@ export function sidesArg(v: string): TaskSide[] {
   return SIDES.filter((s) => listed.includes(s));
 }
 
+/** --sample-tasks: a whole number of tasks, or a fraction in (0, 1) of them (sampleTasks checks it against the split). */
+export function sampleSizeArg(v: string): number {
+  const x = /^\s*(\d+|\d*\.\d+)\s*$/.test(v) ? Number(v) : NaN;
+  if (!(x > 0) || (x >= 1 && !Number.isInteger(x)))
+    throw new KgrankInputError(
+      "--sample-tasks",
+      `must be a number of tasks (e.g. 2000) or a fraction in (0, 1) (e.g. 0.05), got ${quoted(v)}`,
+    );
+  return x;
+}
+
+/** --stratify: relation. */
+export function stratifyArg(v: string): "relation" {
+  if (v !== "relation")
+    throw new KgrankInputError("--stratify", `${quoted(v)} is not a stratification: relation is the one there is`);
+  return v;
+}
+
 export function filterSplits(list: string[], evaluated: Split): Split[] {
   if (list.length === 1 && list[0] === "none") return [];
   const out = new Set<Split>();

@@ -16,6 +16,7 @@ import { type Dataset, type Split } from "../io/datasets";
 import { loadEmbeddingModel, type LoadEmbeddingModelOptions } from "../io/model-dir";
 import { turn } from "../contract/event-loop";
 import { FrequencyBaseline } from "../scoring/baseline";
+import { estimateFull, sampleTasks, type TaskSample } from "../evaluation/task-sample";
 import {
   type ComplexLayout,
   type EmbeddingModel,
@@ -64,6 +65,10 @@ export interface EvaluateOptions extends ModelFlagOptions {
   output?: string;
   /** --sides: the sides to rank (default both, or with score files the sides whose files are given). */
   sides?: TaskSide[];
+  /** --sample-tasks: rank a seeded sample of this many tasks (or this fraction of them) and estimate the full values. */
+  sampleTasks?: number;
+  /** --stratify relation: the sample stratified by relation. */
+  stratify?: "relation";
   byRelation?: boolean;
   bootstrap?: number;
   seed: number;
@@ -113,6 +118,9 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
       "runs task shards of the whole entity set: give --entity-shard to separate processes (or kgrank submit --entity-shards)",
     );
   }
+  if (opts.sampleTasks !== undefined) checkSampleTasks(opts);
+  else if (opts.stratify !== undefined)
+    throw new KgrankInputError("--stratify", "stratifies the sample of --sample-tasks N: give that too, or drop it");
   if (opts.workers !== undefined && opts.workers > 1)
     return evaluateWithWorkers(opts.argv ?? [], opts.workers, opts, out);
   const t0 = performance.now();
@@ -157,6 +165,28 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
   return evaluateScores(run);
 }
 
+/** What --sample-tasks does not go with: the sample is drawn, ranked and estimated in one process. */
+function checkSampleTasks(opts: EvaluateOptions): void {
+  for (const [given, flag, why] of [
+    [opts.workers !== undefined && opts.workers > 1, "--workers", "a sample is ranked in one process"],
+    [opts.shard, "--shard", "a sample is ranked in one process"],
+    [opts.entityShard, "--entity-shard", "a sample is ranked in one process"],
+    [
+      opts.saveState,
+      "--save-state",
+      "a state does not record the sample's design, so merged states could not be estimated",
+    ],
+    [opts.negativesIds, "--negatives-ids", "sampled tasks are ranked against every entity"],
+    [
+      opts.scoresHead ?? opts.scoresTail,
+      opts.scoresHead ? "--scores-head" : "--scores-tail",
+      "score files already hold every task's scores: evaluate them whole",
+    ],
+  ] as const) {
+    if (given) throw new KgrankInputError("--sample-tasks", `does not go with ${flag}: ${why}`);
+  }
+}
+
 /** The dataset, the evaluated triples (the split or --triples) and this process's rows of them (its shard). */
 async function openRun(opts: EvaluateOptions, out: Out, t0: number): Promise<RunContext> {
   const ds = await datasetFromAsync(opts);
@@ -172,7 +202,31 @@ async function openRun(opts: EvaluateOptions, out: Out, t0: number): Promise<Run
   }
   const shard = opts.shard ? resolveShard(opts.shard, process.env) : null;
   const [lo, hi] = shard ? shardRows(shard.index, shard.count, rows) : [0, rows];
-  return { opts, out, t0, ds, evaluated, rows, lo, hi, shard };
+  const sides = opts.sides ?? [...SIDES];
+  const sample =
+    opts.sampleTasks === undefined
+      ? null
+      : sampleFlag(() =>
+          sampleTasks({
+            triples: evaluated,
+            size: opts.sampleTasks!,
+            sides: sides.length === 2 ? "both" : sides[0]!,
+            seed: opts.seed,
+            ...(opts.stratify ? { stratify: opts.stratify } : {}),
+          }),
+        );
+  return { opts, out, t0, ds, evaluated, rows, lo, hi, shard, sample };
+}
+
+/** sampleTasks' errors as the flags that gave its options. */
+function sampleFlag<T>(draw: () => T): T {
+  try {
+    return draw();
+  } catch (e) {
+    if (!(e instanceof KgrankInputError)) throw e;
+    const flag = { size: "--sample-tasks", stratify: "--stratify", seed: "--seed" }[e.argument] ?? "--sample-tasks";
+    throw new KgrankInputError(flag, e.message.slice(e.argument.length + 2));
+  }
 }
 
 /** Interactions of complex vectors, whose layout is never guessed. */
@@ -271,16 +325,18 @@ async function evaluateScores(run: RunContext): Promise<void> {
   const batch = ROWS_PER_BATCH(n);
   const progress = new Progress(
     `evaluating ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}`,
-    (hi - lo) * sides.length,
+    run.sample ? run.sample.sampled : (hi - lo) * sides.length,
     { quiet: opts.quiet, report: out.progress },
   );
   // One score buffer for every batch: fresh pages per batch cost more than the baseline's copying.
-  const buffer = scorer ? new Float32Array(Math.min(batch, Math.max(0, hi - lo)) * n) : null;
+  const most = run.sample ? Math.max(run.sample.head.length, run.sample.tail.length) / 3 : hi - lo;
+  const buffer = scorer ? new Float32Array(Math.min(batch, Math.max(0, most)) * n) : null;
   try {
     for (const side of sides) {
       if (scorer) {
-        for (let start = lo; start < hi; start += batch) {
-          const triples = evaluated.subarray(3 * start, 3 * Math.min(hi, start + batch));
+        const own = run.sample ? run.sample[side] : evaluated.subarray(3 * lo, 3 * hi);
+        for (let start = 0; start < own.length / 3; start += batch) {
+          const triples = own.subarray(3 * start, 3 * Math.min(own.length / 3, start + batch));
           await evaluator.add({ triples, side, scores: scorer.scoreBatch(triples, side, buffer!) });
           progress.tick(triples.length / 3);
           await turn();
@@ -364,6 +420,8 @@ interface RunContext {
   lo: number;
   hi: number;
   shard: { index: number; count: number } | null;
+  /** --sample-tasks: the tasks ranked instead of rows [lo, hi) on every side. */
+  sample: TaskSample | null;
 }
 
 /**
@@ -433,9 +491,29 @@ async function evaluateModel(run: RunContext): Promise<void> {
   const label =
     `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}` +
     `${opts.entityShard ? ` entity shard ${opts.entityShard.index}/${opts.entityShard.count}` : ""} from embeddings`;
-  const progress = new Progress(label, (hi - lo) * sides.length, { quiet: opts.quiet, report: run.out.progress });
+  const total = run.sample ? run.sample.sampled : (hi - lo) * sides.length;
+  const progress = new Progress(label, total, { quiet: opts.quiet, report: run.out.progress });
   try {
-    if ((opts.memory !== undefined || opts.entityShard) && hi > lo) {
+    if (run.sample && opts.memory !== undefined) {
+      // A sample's sides hold other triples: one call per side, each reading the table once per query block.
+      for (const side of sides) {
+        let ticked = 0;
+        await evaluator
+          .addModel({
+            model,
+            triples: run.sample[side],
+            side,
+            memoryBudget: opts.memory,
+            onProgress: ({ done }) => {
+              progress.tick(done - ticked);
+              ticked = done;
+            },
+          })
+          .catch((e: unknown) => {
+            throw cliModelError(e, opts);
+          });
+      }
+    } else if ((opts.memory !== undefined || opts.entityShard) && hi > lo) {
       // One call for every row and every side ranked: the table is read once per query block that --memory allows.
       let ticked = 0;
       await evaluator
@@ -456,15 +534,16 @@ async function evaluateModel(run: RunContext): Promise<void> {
         });
     }
     for (const side of opts.memory !== undefined || opts.entityShard ? [] : sides) {
-      for (let start = lo; start < hi; start += MODEL_ROWS) {
-        const end = Math.min(hi, start + MODEL_ROWS);
-        const triples = evaluated.subarray(3 * start, 3 * end);
+      const own = run.sample ? run.sample[side] : evaluated.subarray(3 * lo, 3 * hi);
+      for (let start = 0; start < own.length / 3; start += MODEL_ROWS) {
+        const end = Math.min(own.length / 3, start + MODEL_ROWS);
+        const triples = own.subarray(3 * start, 3 * end);
         await evaluator
           .addModel({
             model,
             triples,
             side,
-            ...(negatives ? { negatives: negatives.subarray(start * k, end * k) } : {}),
+            ...(negatives ? { negatives: negatives.subarray((lo + start) * k, (lo + end) * k) } : {}),
           })
           .catch((e: unknown) => {
             throw cliModelError(e, opts);
@@ -578,7 +657,10 @@ async function finish(
   const report: ReportInfo = {
     title:
       `${ds.name} ${opts.triples ? `triples from ${path.basename(opts.triples)}` : opts.split} (${rows} triples x ${n} entities${dropped ? `; ${dropped} with labels unseen in train dropped` : ""}), ` +
-      `${setting}, ${scorerName}`,
+      `${setting}, ${scorerName}` +
+      (run.sample
+        ? `; a sample of ${run.sample.sampled} of its ${run.sample.population} tasks (seed ${opts.seed}${run.sample.stratify ? ", stratified by relation" : ""})`
+        : ""),
     dataset: ds.name,
     split: opts.split,
     numEntities: n,
@@ -607,7 +689,7 @@ async function finish(
 }
 
 /** The rows and shard of a run, for finishRun. */
-type RunSlice = Pick<RunContext, "opts" | "out" | "t0" | "lo" | "hi" | "shard">;
+type RunSlice = Pick<RunContext, "opts" | "out" | "t0" | "lo" | "hi" | "shard"> & { sample?: TaskSample | null };
 
 /** --save-state (with the run's fingerprint of `decisive`), finalize, --ranks-out and the printed results. */
 async function finishRun(
@@ -650,7 +732,8 @@ async function finishRun(
     opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {},
   );
   if (opts.ranksOut) writeRanksOut(opts.ranksOut, results, labels);
-  emit(out, renderEvaluation(results, report, opts.format, t0), opts.output, opts.quiet);
+  const estimates = run.sample ? estimateFull(results, run.sample, opts.ks ? { ks: opts.ks } : {}) : null;
+  emit(out, renderEvaluation(results, report, opts.format, t0, estimates), opts.output, opts.quiet);
 }
 
 /** Flags that name a dataset, triples or another source of scores: none applies to dataset-free sampled ranking. */
@@ -675,6 +758,8 @@ const NOT_WITH_SCORES_ONLY: [keyof EvaluateOptions, string][] = [
   ["precision", "--precision"],
   ["memory", "--memory"],
   ["sides", "--sides"],
+  ["sampleTasks", "--sample-tasks"],
+  ["stratify", "--stratify"],
   ["byRelation", "--by-relation"],
 ];
 

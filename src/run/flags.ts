@@ -8,7 +8,7 @@ import { Command, CommanderError, Option } from "commander";
 
 import { KgrankError } from "../checks/errors";
 
-import { sidesArg } from "./datasets";
+import { sampleSizeArg, sidesArg, stratifyArg } from "./datasets";
 import type { EvaluateOptions } from "./evaluate-run";
 import {
   formatOption,
@@ -88,13 +88,19 @@ export function evaluateFlags(cmd: Command): Command {
       "sides to rank: head,tail (default), head or tail; with --scores-*, the sides whose files are given",
       sidesArg,
     )
+    .option(
+      "--sample-tasks <n>",
+      "rank a seeded sample of N tasks (or a fraction, e.g. 0.05) against every entity and estimate the whole split's MR, MRR, Hits@k and adjusted forms with intervals",
+      sampleSizeArg,
+    )
+    .option("--stratify <what>", "with --sample-tasks: relation, a sample stratified by relation", stratifyArg)
     .option("--by-relation", "also break the results down per relation")
     .option(
       "--bootstrap <n>",
       "bootstrap percentile intervals (95%) with N replicates (2 to 1e6)",
       intArg("--bootstrap", 2, 1e6),
     )
-    .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0), 0)
+    .option("--seed <n>", "seed of the bootstrap and of --sample-tasks", intArg("--seed", 0), 0)
     .addOption(quietOption());
 }
 

@@ -5,6 +5,7 @@
  */
 import { backendInfo } from "../backend/backend";
 import type { RankResults } from "../evaluation/results";
+import type { FullEstimates } from "../evaluation/task-sample";
 import { metricSelection } from "../metrics/index";
 
 import { csv, type Format, fmt, json, table } from "./format";
@@ -41,7 +42,13 @@ export interface RunMeta {
 }
 
 /** The results as `kgrank evaluate` prints them (table / markdown / csv / json); `kgrank merge` prints the same. */
-export function renderEvaluation(results: RankResults, r: ReportInfo, format: Format, t0: number): string {
+export function renderEvaluation(
+  results: RankResults,
+  r: ReportInfo,
+  format: Format,
+  t0: number,
+  estimates: FullEstimates | null = null,
+): string {
   const info = backendInfo();
   const relations = r.byRelation ? results.byRelation() : null;
   const relLabel = (id: number) => r.relationLabels?.[id] ?? String(id);
@@ -64,6 +71,7 @@ export function renderEvaluation(results: RankResults, r: ReportInfo, format: Fo
         both: results.meanRankWidth("both"),
       },
       intervals: results.intervals(),
+      ...(estimates ? { estimates } : {}),
       info: results.info,
       byRelation: relations?.map((g) => ({
         relation: relLabel(g.relation),
@@ -90,6 +98,11 @@ export function renderEvaluation(results: RankResults, r: ReportInfo, format: Fo
     };
     add("all", results);
     for (const g of relations ?? []) add(relLabel(g.relation), g.results);
+    // Estimates of the whole split's values from a sample: relation "full estimate", the interval as lower / upper.
+    for (const [key, v] of Object.entries(estimates?.values ?? {})) {
+      const [side, rt, metric] = key.split(".");
+      rowsOut.push(["full estimate", side, rt, metric, v.estimate, undefined, v.lower, v.upper]);
+    }
     return csv(header, rowsOut);
   }
   const parts = [
@@ -121,8 +134,26 @@ export function renderEvaluation(results: RankResults, r: ReportInfo, format: Fo
     ]);
     parts.push(table(format, header, rowsOut));
   }
+  if (estimates) parts.push("", ...estimateLines(estimates, format));
   parts.push("", `done in ${ms} ms`);
   return parts.join("\n");
+}
+
+/** The table of full-split estimates from a sample of tasks (--sample-tasks). */
+function estimateLines(e: FullEstimates, format: "table" | "markdown"): string[] {
+  const level = `${+(100 * e.confidenceLevel).toFixed(6)}%`;
+  const rows = Object.entries(e.values).map(([key, v]) => [
+    key,
+    fmt(v.estimate),
+    fmt(v.lower),
+    fmt(v.upper),
+    fmt(v.standardError),
+  ]);
+  return [
+    `Estimates of the whole split's values from ${e.sampled} of its ${e.population} tasks (${e.stratify ? "stratified by relation" : "simple random sample"}), ${level} intervals (normal, finite-population corrected):`,
+    "",
+    table(format, ["metric", "estimate", "lower", "upper", "std. error"], rows),
+  ];
 }
 
 const MRR = "inverse_harmonic_mean_rank";
