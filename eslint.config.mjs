@@ -47,7 +47,7 @@ export default tseslint.config(
   },
   {
     // The example pages run in a browser.
-    files: ["examples/browser/main.mjs"],
+    files: ["examples/browser/main.mjs", "test/fixtures/browser/*.mjs"],
     languageOptions: { globals: { document: "readonly", fetch: "readonly" } },
   },
   {

@@ -471,6 +471,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       [["--sample-tasks", "10", "--stratify", "side"], /^kgrank: --stratify: "side" is not a stratification/],
       [["--stratify", "relation"], /^kgrank: --stratify: stratifies the sample of --sample-tasks N/],
       [["--sample-tasks", "10", "--save-state", "x.state"], /^kgrank: --sample-tasks: does not go with --save-state/],
+      [["--sample-tasks", "10", "--bootstrap", "100"], /^kgrank: --sample-tasks: does not go with --bootstrap/],
       [
         ["--sample-tasks", "10", "--shard", "0/2", "--save-state", "x.state"],
         /^kgrank: --sample-tasks: does not go with --shard/,

@@ -641,6 +641,23 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expectClose(JSON.parse(sampled.stdout).results, headOnly(neg));
   });
 
+  it("--sample-tasks from a model, in memory and with --memory: the same sample, results and estimates, also when a side draws none", async () => {
+    const base = ["--interaction", "distmult", "--entity-embeddings", "entity.npy", "--relation-embeddings"];
+    let oneSided = 0;
+    for (const seed of ["0", "2", "7", "9"]) {
+      const args = [...base, "relation.npy", "--sample-tasks", "2", "--seed", seed, "--format", "json", "--quiet"];
+      const inMemory = await kgrank(args);
+      expect(inMemory.stderr).toBe("");
+      const chunked = await kgrank([...args, "--memory", "40KiB"]);
+      expect(chunked.stderr).toBe("");
+      expect(chunked.stdout).toBe(inMemory.stdout);
+      const j = JSON.parse(inMemory.stdout);
+      expect(j.estimates.sampled).toBe(2);
+      if (j.info.tasks.head === 0 || j.info.tasks.tail === 0) oneSided++;
+    }
+    expect(oneSided, "a seed whose sample has one side only").toBeGreaterThan(0);
+  });
+
   it("--negatives-ids stored as int64 / uint32: an id past the entity range is refused by its stored value, not wrapped", async () => {
     const rows = ds.splits.test.length / 3;
     const flags = [

@@ -61,6 +61,8 @@ describe("sampleTasks", () => {
     expect(sampleTasks({ triples: test, size: 300, seed: 4 })).toEqual(a);
     expect(sampleTasks({ triples: test, size: 300, seed: 5 }).rows).not.toEqual(a.rows);
     expect(sampleTasks({ triples: test, size: 0.1 }).sampled).toBe(Math.ceil(0.1 * a.population));
+    // A fraction whose product is whole up to rounding (0.07 x 100 = 7.000000000000001) is that whole number.
+    expect(sampleTasks({ triples: test.subarray(0, 150), size: 0.07 }).sampled).toBe(7);
     expect(sampleTasks({ triples: test, size: 50, sides: "tail" })).toMatchObject({
       sides: "tail",
       population: test.length / 3,

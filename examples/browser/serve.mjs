@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Serves the repository's files on 127.0.0.1 so the example page can fetch the browser bundle, the WebAssembly core and
-// the bundled data (browsers do not let a file:// page fetch files). GET and HEAD only, nothing outside the
-// repository, nothing listed.
+// Serves what the example page needs on 127.0.0.1, so it can fetch the browser bundle, the WebAssembly core and the
+// bundled data (browsers do not let a file:// page fetch files): GET and HEAD only; only files under the folders in
+// SERVED (after following links, still inside the repository); no dot segment; only requests addressed to
+// 127.0.0.1 or localhost at this port (a DNS-rebinding page cannot read them); nothing listed.
 //   node examples/browser/serve.mjs [PORT]     (npm run example:browser; PORT 0, the default, picks a free one)
-import { createReadStream, statSync } from "node:fs";
+import { createReadStream, realpathSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { dirname, extname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,42 +15,56 @@ const TYPES = {
   ".js": "text/javascript; charset=utf-8",
   ".wasm": "application/wasm",
   ".tsv": "text/tab-separated-values; charset=utf-8",
-  ".json": "application/json",
-  ".css": "text/css",
 };
 
-/** Starts the server on `port` (0: a free one); resolves to it once listening (`url` is the example page). */
-export function serveRepository(root, port = 0) {
+/** The folders of the repository the example page reads. */
+export const SERVED = ["examples/browser", "dist/browser", "wasm", "data"];
+
+/**
+ * Starts the server on `port` (0: a free one) for the files under `folders` of `root`; resolves once listening
+ * (`url` is the example page).
+ */
+export function serveRepository(root, port = 0, folders = SERVED) {
+  const realRoot = realpathSync(root);
+  const allowed = folders.map((f) => join(realRoot, f) + sep);
+  let hosts = [];
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    let file = resolve(root, `.${decodeURIComponent(url.pathname)}`);
-    const inside = relative(root, file);
-    if (
-      (req.method !== "GET" && req.method !== "HEAD") ||
-      inside.startsWith("..") ||
-      inside.split(sep).includes(".git")
-    ) {
-      res.writeHead(req.method === "GET" || req.method === "HEAD" ? 404 : 405).end();
-      return;
-    }
+    const fail = (status) => res.writeHead(status).end();
+    if (req.method !== "GET" && req.method !== "HEAD") return fail(405);
+    if (!hosts.includes(req.headers.host ?? "")) return fail(403);
+    let pathname;
     try {
-      if (statSync(file).isDirectory()) file = join(file, "index.html");
-      const size = statSync(file).size;
-      res.writeHead(200, {
-        "content-type": TYPES[extname(file)] ?? "application/octet-stream",
-        "content-length": size,
-        "cache-control": "no-store",
-      });
-      if (req.method === "HEAD") res.end();
-      else createReadStream(file).pipe(res);
+      pathname = decodeURIComponent(new URL(req.url ?? "/", "http://127.0.0.1").pathname);
     } catch {
-      res.writeHead(404).end();
+      return fail(400);
     }
+    if (pathname.split("/").some((segment) => segment.startsWith(".")) || pathname.includes("\0")) return fail(404);
+    let file;
+    try {
+      file = resolve(realRoot, `.${pathname}`);
+      if (statSync(file).isDirectory()) file = join(file, "index.html");
+      file = realpathSync(file);
+    } catch {
+      return fail(404);
+    }
+    if (!allowed.some((dir) => file.startsWith(dir)) || relative(realRoot, file).startsWith("..")) return fail(404);
+    const type = TYPES[extname(file)];
+    if (!type) return fail(404);
+    const stream = createReadStream(file);
+    stream.once("error", () => (res.headersSent ? res.destroy() : fail(404)));
+    stream.once("open", () => {
+      res.writeHead(200, { "content-type": type, "cache-control": "no-store" });
+      if (req.method === "HEAD") {
+        stream.destroy();
+        res.end();
+      } else stream.pipe(res);
+    });
   });
-  return new Promise((done, fail) => {
-    server.once("error", fail);
+  return new Promise((done, failed) => {
+    server.once("error", failed);
     server.listen(port, "127.0.0.1", () => {
-      const { port: bound } = server.address();
+      const bound = server.address().port;
+      hosts = [`127.0.0.1:${bound}`, `localhost:${bound}`];
       done({ server, url: `http://127.0.0.1:${bound}/examples/browser/` });
     });
   });

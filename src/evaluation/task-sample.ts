@@ -129,7 +129,9 @@ export function sampleTasks(opts: SampleTasksOptions): TaskSample {
 
 /** The number of tasks a `size` asks for: an integer count, or a fraction of the population (rounded up). */
 function sampleSize(value: unknown, population: number): number {
-  if (typeof value === "number" && value > 0 && value < 1) return Math.max(2, Math.ceil(value * population));
+  // A fraction's product is rounded up unless it is a whole number to within rounding (0.07 x 100 is 7.000000000000001).
+  if (typeof value === "number" && value > 0 && value < 1)
+    return Math.min(population, Math.max(2, Math.ceil(value * population * (1 - 4 * Number.EPSILON))));
   if (typeof value !== "number" || !Number.isInteger(value) || value < 2 || value > population) {
     throw new KgrankInputError(
       "size",

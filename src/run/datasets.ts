@@ -16,7 +16,6 @@ export function datasetFromAsync(opts: { dataset?: string; datasetDir?: string }
   return loadDatasetAsync(opts.dataset, { datasetDir: opts.datasetDir });
 }
 
-/** The splits that filter: a comma list of train, valid, test, or "none". The evaluated split is always added. */
 /**
  * The sides of `--sides` (a comma list of head and tail, each once), in SIDES order; the flag is read as given, so a
  * list in another order ranks the same tasks.
@@ -54,6 +53,7 @@ export function stratifyArg(v: string): "relation" {
   return v;
 }
 
+/** The splits that filter: a comma list of train, valid, test, or "none". The evaluated split is always added. */
 export function filterSplits(list: string[], evaluated: Split): Split[] {
   if (list.length === 1 && list[0] === "none") return [];
   const out = new Set<Split>();

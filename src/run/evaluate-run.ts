@@ -178,6 +178,11 @@ function checkSampleTasks(opts: EvaluateOptions): void {
     ],
     [opts.negativesIds, "--negatives-ids", "sampled tasks are ranked against every entity"],
     [
+      opts.bootstrap,
+      "--bootstrap",
+      "the estimates carry their own intervals (a bootstrap of the sample would not see the rest of the split)",
+    ],
+    [
       opts.scoresHead ?? opts.scoresTail,
       opts.scoresHead ? "--scores-head" : "--scores-tail",
       "score files already hold every task's scores: evaluate them whole",
@@ -497,6 +502,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
     if (run.sample && opts.memory !== undefined) {
       // A sample's sides hold other triples: one call per side, each reading the table once per query block.
       for (const side of sides) {
+        if (run.sample[side].length === 0) continue; // a small sample may draw no task of a side
         let ticked = 0;
         await evaluator
           .addModel({
