@@ -68,6 +68,13 @@ export { ChunkedBatch } from "./evaluation/chunked";
 export type { ChunkedBatchOptions, EntitySlice } from "./evaluation/chunked";
 export { RankResults } from "./evaluation/results";
 export { estimateFull, sampleTasks } from "./evaluation/task-sample";
+export { estimateFromSampledRanks } from "./evaluation/sampled-negatives";
+export type {
+  SampledRankEstimates,
+  SampledRankEstimator,
+  SampledRanksOptions,
+  SampledRankValue,
+} from "./evaluation/sampled-negatives";
 export type {
   EstimateFullOptions,
   FullEstimate,
