@@ -14,6 +14,7 @@ import {
   computeRanks,
   computeRanksSync,
   estimateFull,
+  estimateFromSampledRanks,
   sampleTasks,
   computeSampledRanksSync,
   countScores,
@@ -1064,6 +1065,31 @@ export const CASES: Case[] = [
     },
     error: KgrankInputError,
     argument: "results",
+  },
+  {
+    kind: "estimateFromSampledRanks rank above numNegatives + 1",
+    call: () => estimateFromSampledRanks({ ranks: [1, 12], numNegatives: 10, numCandidates: 100 }),
+    error: KgrankInputError,
+    argument: "ranks",
+  },
+  {
+    kind: "estimateFromSampledRanks numNegatives not below numCandidates without replacement",
+    call: () => estimateFromSampledRanks({ ranks: [1], numNegatives: 100, numCandidates: 100 }),
+    error: KgrankInputError,
+    argument: "numNegatives",
+  },
+  {
+    kind: "estimateFromSampledRanks unknown estimator",
+    call: () =>
+      estimateFromSampledRanks({ ranks: [1], numNegatives: 10, numCandidates: 100, estimators: ["x" as never] }),
+    error: KgrankInputError,
+    argument: "estimators",
+  },
+  {
+    kind: "estimateFromSampledRanks numCandidates too large for minimum-bias",
+    call: () => estimateFromSampledRanks({ ranks: [1], numNegatives: 500, numCandidates: 100000 }),
+    error: KgrankInputError,
+    argument: "numCandidates",
   },
   // ---- the browser build's loadWasm (src/backend/browser-backend.ts; a failure leaves the backend as it was) ---------
   { kind: "loadWasm source null", call: () => loadWasm(null as never), error: KgrankInputError, argument: "source" },
