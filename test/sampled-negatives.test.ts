@@ -64,6 +64,7 @@ describe("estimateFromSampledRanks: exact cases", () => {
   it("every other candidate sampled (K = N - 1, without replacement): r = R, every estimator is the full metric", () => {
     const N = 20;
     const ranks = [1, 1, 2, 3, 5, 8, 13, 20, 4, 10, 11];
+    const few = [1, 2, 4];
     const est = estimateFromSampledRanks({ ranks, numNegatives: N - 1, numCandidates: N, ks: [1, 3, 10] });
     const mean = (f: (R: number) => number) => ranks.reduce((a, r) => a + f(r), 0) / ranks.length;
     const want: Record<string, number> = {
@@ -79,6 +80,12 @@ describe("estimateFromSampledRanks: exact cases", () => {
         expect(Math.abs(v.estimate - want[key]!), `${name} ${key}`).toBeLessThanOrEqual(1e-12);
     }
     expect(est).toMatchObject({ numCandidates: N, numNegatives: N - 1, tasks: ranks.length, replacement: false });
+    // A repeated cut-off is one metric.
+    expect(
+      Object.keys(
+        estimateFromSampledRanks({ ranks: few, numNegatives: 3, numCandidates: N, ks: [3, 3] }).values.sampled!,
+      ),
+    ).toEqual(["inverse_harmonic_mean_rank", "hits_at_3"]);
   });
 
   it("a half-integer rank (ties) is the mean of its two neighbours' corrected values", () => {

@@ -157,7 +157,7 @@ export function estimateFromSampledRanks(opts: SampledRanksOptions): SampledRank
 function checkKs(value: unknown): number[] {
   if (!Array.isArray(value) || value.length === 0)
     throw new KgrankInputError("ks", `must be a non-empty array of integers >= 1, got ${describe(value)}`);
-  return value.map((k, i) => integer(`ks[${i}]`, k, 1));
+  return [...new Set(value.map((k, i) => integer(`ks[${i}]`, k, 1)))];
 }
 
 function checkEstimators(value: unknown): SampledRankEstimator[] {
