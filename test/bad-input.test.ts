@@ -1087,7 +1087,7 @@ export const CASES: Case[] = [
   },
   {
     kind: "estimateFromSampledRanks numCandidates too large for minimum-bias",
-    call: () => estimateFromSampledRanks({ ranks: [1], numNegatives: 500, numCandidates: 100000 }),
+    call: () => estimateFromSampledRanks({ ranks: [1], numNegatives: 500, numCandidates: 2_500_604 }),
     error: KgrankInputError,
     argument: "numCandidates",
   },

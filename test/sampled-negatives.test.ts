@@ -325,10 +325,11 @@ describe("estimateFromSampledRanks: bad input names the argument", () => {
   });
   it("a gamma outside (0, 1]", () => expectInputError(() => estimateFromSampledRanks({ ...ok, gamma: 0 }), "gamma"));
   it("N too large for the estimator, saying which fits", () => {
-    const big = { ranks: [1], numNegatives: 500, numCandidates: 2_500_000 };
+    const big = { ranks: [1], numNegatives: 500, numCandidates: 20_000_000 };
     expectInputError(() => estimateFromSampledRanks(big), "numCandidates", /"sampled" fit/);
+    // WikiKG2's shape (OGB's K = 500): minimum-mse fits, minimum-bias does not.
     expectInputError(
-      () => estimateFromSampledRanks({ ...big, numNegatives: 100, numCandidates: 1_000_000 }),
+      () => estimateFromSampledRanks({ ...big, numCandidates: 2_500_604 }),
       "numCandidates",
       /"sampled" and "minimum-mse" fit: pass estimators/,
     );

@@ -61,9 +61,12 @@ export interface SampledRankEstimates {
   values: Partial<Record<SampledRankEstimator, Record<string, SampledRankValue>>>;
 }
 
-/** Work limits: "minimum-mse" computes N x (K + 1) probabilities, "minimum-bias" up to N x (K + 1)^2 products. */
-const MSE_LIMIT = 3e8;
-const BIAS_LIMIT = 2e9;
+/**
+ * Work limits (a few seconds each): "minimum-mse" computes about N x band probabilities, "minimum-bias" also about
+ * N x band^2 / 2 products for A^T A and (K + 1)^3 / 6 for its Cholesky factor (band: rowBand).
+ */
+const MSE_LIMIT = 2e9;
+const BIAS_LIMIT = 6e9;
 
 /**
  * Estimates of the full-ranking MRR and Hits@k from sampled-negative ranks, by the plain sampled mean and by the
@@ -200,14 +203,16 @@ function rankBins(value: unknown, K: number): Uint32Array {
 
 function checkWork(N: number, K: number, estimators: SampledRankEstimator[], byDefault: boolean): void {
   const fits = (e: SampledRankEstimator) =>
-    e === "sampled" || (e === "minimum-mse" ? N * (K + 1) <= MSE_LIMIT : N * (K + 1) * (K + 1) <= BIAS_LIMIT);
+    e === "sampled" ||
+    (e === "minimum-mse" ? N * rowBand(K) <= MSE_LIMIT : (N * rowBand(K) ** 2) / 2 + (K + 1) ** 3 / 6 <= BIAS_LIMIT);
   const over = estimators.find((e) => !fits(e));
   if (!over) return;
   const ok = ESTIMATORS.filter(fits);
   throw new KgrankInputError(
     "numCandidates",
-    `${N} with numNegatives = ${K} is too large for "${over}" (work limits: N x (K + 1) <= 3e8 for minimum-mse, ` +
-      `N x (K + 1)^2 <= 2e9 for minimum-bias); ${ok.map((e) => `"${e}"`).join(" and ")} fit` +
+    `${N} with numNegatives = ${K} is too large for "${over}" (work limits, with b = ${rowBand(K)} the width of a ` +
+      `row of probabilities: N x b <= 2e9 for minimum-mse, N x b^2 / 2 + (K + 1)^3 / 6 <= 6e9 for minimum-bias); ` +
+      `${ok.map((e) => `"${e}"`).join(" and ")} fit` +
       (byDefault ? `: pass estimators: [${ok.map((e) => `"${e}"`).join(", ")}]` : ""),
   );
 }
@@ -228,11 +233,20 @@ function logFactorial(n: number): number {
 }
 
 /** Probabilities below this fraction of their row's largest (the mode's) are dropped. */
-const CUTOFF = 1e-300;
+const CUTOFF = 1e-18;
+
+/**
+ * The widest a row of A is out to CUTOFF, for the work limits: a pmf near its normal shape falls below 1e-18 of its
+ * mode within sqrt(2 ln 1e18) = 9.1 standard deviations, and the standard deviation is at most sqrt(K) / 2 (a skewed
+ * row, near R = 1 or N, has a longer tail in standard deviations but is narrower than this).
+ */
+function rowBand(K: number): number {
+  return Math.min(K + 1, Math.ceil(9.1 * Math.sqrt(K)) + 1);
+}
 
 /**
  * The rows of A, R = 1..N: `row(R, lo, p)` with p[j - lo] = P(j | R) for j in lo..lo + p.length - 1 (the row's
- * support less what is below 1e-300 of its mode). Each row is the pmf at its mode (from log-factorials) times the
+ * support less what is below 1e-18 of its mode: a relative error below 1e-17 in any sum of a row). Each row is the pmf at its mode (from log-factorials) times the
  * ratios of neighbouring probabilities, out to the cut-off: O(band) per row. `p` is a view of a reused buffer.
  */
 function forEachRow(
