@@ -13,6 +13,7 @@ import { zipSync } from "fflate";
 import {
   compareRuns,
   encodeNpy,
+  estimateFromSampledRanks,
   estimateFull,
   FrequencyBaseline,
   getMetric,
@@ -487,6 +488,46 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     ] as [string[], RegExp][]) {
       expectUserError(await kgrank(["evaluate", ...args]), pattern);
     }
+  });
+
+  it("estimate-full: the library's estimates from a ranks file, as JSON, CSV and a table; errors name the flag and the fix", async () => {
+    writeFileSync(p("sampled-ranks.txt"), "1\n1\n2\n1\n4\n3\n1\n9\n1\n2\n17\n1\n5\n2.5\n");
+    const args = ["estimate-full", "--ranks", "sampled-ranks.txt", "--negatives", "50", "--num-candidates", "14541"];
+    const j = await kgrank([...args, "--bootstrap", "100", "--seed", "3", "--ks", "1,10", "--format", "json"]);
+    expect(j.status, j.stderr).toBe(0);
+    const lib = estimateFromSampledRanks({
+      ranks: [1, 1, 2, 1, 4, 3, 1, 9, 1, 2, 17, 1, 5, 2.5],
+      numNegatives: 50,
+      numCandidates: 14541,
+      ks: [1, 10],
+      bootstrap: { samples: 100, seed: 3, confidenceLevel: 0.95 },
+    });
+    expect(JSON.parse(j.stdout)).toEqual(JSON.parse(JSON.stringify(lib)));
+    const table = await kgrank([...args, "--estimators", "sampled,minimum-bias", "--gamma", "0.1"]);
+    expect(table.stdout).toMatch(/^minimum-bias +inverse_harmonic_mean_rank +0\.\d{4}$/m);
+    expect(table.stdout).not.toMatch(/^minimum-mse /m);
+    expect(table.stdout).toContain("minimum-bias gamma 0.1");
+    const csvOut = await kgrank([...args, "--replacement", "--format", "csv"]);
+    expect(csvOut.stdout.split("\n")[0]).toBe("estimator,metric,estimate,lower,upper");
+    for (const [extra, pattern] of [
+      [["--negatives", "5"], /^kgrank: --ranks: rank 7 is 9: a rank among the true entity and --negatives 5 negatives/],
+      [["--num-candidates", "20"], /^kgrank: --negatives: is 50, but .* give --replacement if/],
+      [["--gamma", "0"], /^kgrank: --gamma: must be a number in \(0, 1\]/],
+      [["--estimators", "best"], /^kgrank: --estimators: has "best", not an estimator/],
+      [
+        ["--num-candidates", "25000000", "--negatives", "500"],
+        /^kgrank: --num-candidates: .* give --estimators sampled$/m,
+      ],
+    ] as [string[], RegExp][]) {
+      const argv = [...args];
+      for (let i = 0; i < extra.length; i += 2) {
+        const at = argv.indexOf(extra[i]!);
+        if (at >= 0) argv[at + 1] = extra[i + 1]!;
+        else argv.push(extra[i]!, extra[i + 1]!);
+      }
+      expectUserError(await kgrank(argv), pattern);
+    }
+    expectUserError(await kgrank(["estimate-full", "--ranks", "sampled-ranks.txt"]), /--negatives/);
   });
 
   it("user errors name the file and its row: empty train.tsv, every test triple unseen, a NaN true score", async () => {

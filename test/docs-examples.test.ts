@@ -171,7 +171,7 @@ describe("docs/cli.md", () => {
     const commands = [
       ...help([])
         .split("Commands:")[1]!
-        .matchAll(/^ {2}([a-z]+)/gm),
+        .matchAll(/^ {2}([a-z][a-z-]*)/gm),
     ].map((m) => m[1]!);
     expect(commands.length).toBeGreaterThan(5);
     for (const command of commands.filter((c) => c !== "help")) {

@@ -18,6 +18,7 @@ import { quoted } from "../text/suggest";
 
 import { csv, type Format, fmt, fmtP, json, table } from "../run/format";
 import { readNumbers } from "../run/arrays";
+import { estimateFromSampledRanks, type SampledRankEstimator } from "../evaluation/sampled-negatives";
 import { candidateCounts, datasetFrom } from "../run/datasets";
 import { emit, type Out } from "../run/out";
 
@@ -87,6 +88,83 @@ export async function metricsCommand(
       (skipped.length ? `\n\nnot computed (need --num-candidates): ${skipped.join(", ")}` : "");
   }
   emit(out, text, opts.output, opts.quiet);
+}
+
+/** `kgrank estimate-full`: the full-ranking MRR and Hits@k from ranks among K sampled negatives (estimateFromSampledRanks). */
+export function estimateFullCommand(
+  opts: {
+    ranks: string;
+    negatives: number;
+    numCandidates: number;
+    replacement?: boolean;
+    estimators?: string[];
+    gamma?: number;
+    ks?: number[];
+    bootstrap?: number;
+    seed: number;
+    format: Format;
+    output?: string;
+    quiet?: boolean;
+  },
+  out: Out,
+): void {
+  const ranks = readNumbers(opts.ranks, "--ranks", true);
+  const est = asFlags(() =>
+    estimateFromSampledRanks({
+      ranks,
+      numNegatives: opts.negatives,
+      numCandidates: opts.numCandidates,
+      replacement: Boolean(opts.replacement),
+      ...(opts.estimators ? { estimators: opts.estimators as SampledRankEstimator[] } : {}),
+      ...(opts.gamma !== undefined ? { gamma: opts.gamma } : {}),
+      ...(opts.ks ? { ks: opts.ks } : {}),
+      ...(opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {}),
+    }),
+  );
+  const rows = Object.entries(est.values).flatMap(([estimator, byMetric]) =>
+    Object.entries(byMetric!).map(([metric, v]) => ({ estimator, metric, ...v })),
+  );
+  let text: string;
+  if (opts.format === "json") text = json(est);
+  else if (opts.format === "csv")
+    text = csv(
+      ["estimator", "metric", "estimate", "lower", "upper"],
+      rows.map((r) => [r.estimator, r.metric, r.estimate, r.lower, r.upper]),
+    );
+  else {
+    text =
+      `${est.tasks} ranks among K = ${est.numNegatives} negatives drawn ${est.replacement ? "with" : "without"} ` +
+      `replacement from N - 1 = ${est.numCandidates - 1} other candidates; minimum-bias gamma ${est.gamma}\n\n` +
+      table(
+        opts.format,
+        ["estimator", "metric", "estimate", ...(opts.bootstrap ? ["lower (95%)", "upper (95%)"] : [])],
+        rows.map((r) => [
+          r.estimator,
+          r.metric,
+          fmt(r.estimate),
+          ...(opts.bootstrap ? [fmt(r.lower), fmt(r.upper)] : []),
+        ]),
+      ) +
+      "\n\nsampled: the plain mean over the sampled ranks; minimum-mse and minimum-bias: Krichene & Rendle's " +
+      'corrections under a uniform prior on the full rank (docs/evaluate.md, "Sampled negatives, corrected")';
+  }
+  emit(out, text, opts.output, opts.quiet);
+}
+
+/** estimateFromSampledRanks' errors in the words of estimate-full's flags (errorLine maps the argument itself). */
+function asFlags<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (e) {
+    if (!(e instanceof KgrankInputError)) throw e;
+    const message = e.message
+      .slice(e.argument.length + 2)
+      .replace(/numNegatives = /g, "--negatives ")
+      .replace(/numCandidates - 1/g, "--num-candidates - 1")
+      .replace(/pass estimators: \[(.*)\]/, (_m, list: string) => `give --estimators ${list.replace(/[" ]/g, "")}`)
+      .replace(/pass replacement: true/, "give --replacement");
+    throw new KgrankInputError(e.argument, message, e.index);
+  }
 }
 
 export function adjustCommand(

@@ -9,10 +9,10 @@ import * as path from "node:path";
 import { Command, CommanderError, Option } from "commander";
 
 import { backendInfo } from "../backend/backend";
-import { KgrankError } from "../checks/errors";
+import { KgrankError, KgrankInputError } from "../checks/errors";
 import { removePendingFiles } from "../io/atomic";
 
-import { adjustCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
+import { adjustCommand, estimateFullCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
 import { evaluateRun, type EvaluateOptions } from "../run/evaluate-run";
 import { datasetOptions, evaluateFlags, evaluateRunFlags, givenKeys, modelFlags } from "../run/flags";
 import {
@@ -50,6 +50,13 @@ import {
   usageLine,
 } from "../run/flag-parsers";
 import type { Out } from "../run/out";
+
+/** --gamma of estimate-full: a number in (0, 1]. */
+function gammaArg(v: string): number {
+  const g = /^\s*(\d+(\.\d*)?|\.\d+)(e-?\d+)?\s*$/i.test(v) ? Number(v) : NaN;
+  if (!(g > 0 && g <= 1)) throw new KgrankInputError("--gamma", `must be a number in (0, 1] such as 0.01, got "${v}"`);
+  return g;
+}
 
 // ---- program -----------------------------------------------------------------------------------------------------
 
@@ -307,6 +314,36 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .addOption(outputOption())
     .addOption(quietOption())
     .action(async (flags) => metricsCommand(flags, out));
+
+  program
+    .command("estimate-full")
+    .description(
+      "full-ranking MRR and Hits@k from ranks among K sampled negatives (OGB protocol): the plain sampled value and Krichene & Rendle's corrections",
+    )
+    .requiredOption(
+      "--ranks <file>",
+      "each task's rank among its true entity and the K negatives, 1 to K + 1 (.npy, .txt, .json)",
+    )
+    .requiredOption("--negatives <k>", "K, the negatives drawn per task", intArg("--negatives", 1))
+    .requiredOption(
+      "--num-candidates <n>",
+      "N, a task's full candidate count with the true one (the negatives come from the other N - 1)",
+      intArg("--num-candidates", 2),
+    )
+    .option("--replacement", "the negatives were drawn with replacement (default: without)")
+    .option("--estimators <list>", "comma list of sampled, minimum-mse, minimum-bias (default all three)", listArg)
+    .option("--gamma <g>", "minimum-bias's variance weight in (0, 1] (default 0.01)", gammaArg)
+    .addOption(ksOption())
+    .option(
+      "--bootstrap <n>",
+      "95% percentile intervals over tasks with N replicates (2 to 1e6)",
+      intArg("--bootstrap", 2, 1e6),
+    )
+    .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0), 0)
+    .addOption(formatOption())
+    .addOption(outputOption())
+    .addOption(quietOption())
+    .action((flags) => estimateFullCommand(flags, out));
 
   datasetOptions(
     program
