@@ -52,6 +52,16 @@ export function floatMatrix(name: string, value: unknown): FloatArray {
   return value;
 }
 
+/**
+ * Cut-offs of Hits@k given as `name` (the library's `ks`): a non-empty array of integers >= 1, each once (in the order
+ * given; a repeated k is one cut-off).
+ */
+export function cutoffs(name: string, value: unknown): number[] {
+  if (!Array.isArray(value) || value.length === 0)
+    throw new KgrankInputError(name, `must be a non-empty array of integers >= 1, got ${describe(value)}`);
+  return [...new Set(value.map((k, i) => integer(`${name}[${i}]`, k, 1)))];
+}
+
 /** An integer in [min, max]. */
 export function integer(name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {

@@ -5,7 +5,7 @@
 import { KgrankInputError } from "../checks/errors";
 import type { FloatArray } from "../contract/kernels";
 import { DEFAULT_KS, metricSelection } from "../metrics/index";
-import { describe, integer, isArrayLike, threadCount, tripleArray, type Unchecked } from "../checks/validate";
+import { cutoffs, describe, integer, isArrayLike, threadCount, tripleArray, type Unchecked } from "../checks/validate";
 import { type BatchContext, idSet } from "./selection";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
 import type { EvaluationSide, RankEvaluatorOptions, RanksBatch, SampledBatch, Weighting } from "./types";
@@ -216,10 +216,7 @@ export function evaluatorSettings(options: Unchecked<RankEvaluatorOptions>) {
     throw new KgrankInputError("sides", `must be "both", "head" or "tail", got ${describe(side)}`);
   }
   const sides: EvaluationSide[] = side === "both" ? ["head", "tail"] : [side];
-  const ksArg = options.ks ?? [...DEFAULT_KS];
-  if (!Array.isArray(ksArg) || ksArg.length === 0)
-    throw new KgrankInputError("ks", `must be a non-empty array of integers >= 1, got ${describe(ksArg)}`);
-  const ks = [...new Set(ksArg.map((k, i) => integer(`ks[${i}]`, k, 1)))].sort((a, b) => a - b);
+  const ks = cutoffs("ks", options.ks ?? [...DEFAULT_KS]).sort((a, b) => a - b);
   if (
     options.metrics !== undefined &&
     (!Array.isArray(options.metrics) || options.metrics.some((m) => typeof m !== "string"))

@@ -12,7 +12,7 @@
  * of f~(r_i - 1). docs/evaluate.md, "Sampled negatives, corrected".
  */
 import { KgrankInputError } from "../checks/errors";
-import { describe, integer, isArrayLike, optionKeys, options } from "../checks/validate";
+import { cutoffs, describe, integer, isArrayLike, optionKeys, options } from "../checks/validate";
 import { quantile, streamKey, uniform01Keyed } from "../numeric";
 import { checkBootstrap } from "./tabulate";
 import type { BootstrapOptions } from "./types";
@@ -99,7 +99,7 @@ export function estimateFromSampledRanks(opts: SampledRanksOptions): SampledRank
         "pass replacement: true if they were drawn with replacement",
     );
   }
-  const ks = o.ks === undefined ? [1, 3, 10] : checkKs(o.ks);
+  const ks = o.ks === undefined ? [1, 3, 10] : cutoffs("ks", o.ks);
   const estimators = o.estimators === undefined ? [...ESTIMATORS] : checkEstimators(o.estimators);
   const gamma = o.gamma === undefined ? 0.01 : o.gamma;
   if (typeof gamma !== "number" || !(gamma > 0 && gamma <= 1))
@@ -155,12 +155,6 @@ export function estimateFromSampledRanks(opts: SampledRanksOptions): SampledRank
     });
   }
   return { numCandidates: N, numNegatives: K, tasks: n, replacement, gamma, values };
-}
-
-function checkKs(value: unknown): number[] {
-  if (!Array.isArray(value) || value.length === 0)
-    throw new KgrankInputError("ks", `must be a non-empty array of integers >= 1, got ${describe(value)}`);
-  return [...new Set(value.map((k, i) => integer(`ks[${i}]`, k, 1)))];
 }
 
 function checkEstimators(value: unknown): SampledRankEstimator[] {

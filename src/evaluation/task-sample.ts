@@ -10,7 +10,8 @@
  * sample of tasks".
  */
 import { KgrankInputError } from "../checks/errors";
-import { confidenceLevelArg, describe, integer, optionKeys, options, seedArg, tripleArray } from "../checks/validate";
+import { confidenceLevelArg, cutoffs, describe, optionKeys, options, seedArg, tripleArray } from "../checks/validate";
+import { kernels } from "../backend/backend";
 import { normalQuantile } from "../numeric/normal";
 import { streamKey, uniform01Keyed } from "../numeric/random";
 import { DEFAULT_KS } from "../metrics/index";
@@ -195,7 +196,7 @@ const RANK_TYPES = ["optimistic", "realistic", "pessimistic"] as const;
 export function estimateFull(results: RankResults, sample: TaskSample, opts: EstimateFullOptions = {}): FullEstimates {
   const o = options("options", opts, optionKeys<EstimateFullOptions>({ confidenceLevel: 1, ks: 1 }));
   const level = o.confidenceLevel === undefined ? 0.95 : confidenceLevelArg("confidenceLevel", o.confidenceLevel);
-  const ks = o.ks === undefined ? [...DEFAULT_KS] : checkKs(o.ks);
+  const ks = o.ks === undefined ? [...DEFAULT_KS] : cutoffs("ks", o.ks);
   const tasks = results.tasks();
   const n = tasks.side.length;
   if (n !== sample.sampled || sample.strata.reduce((a, s) => a + s.sampled, 0) !== n) {
@@ -267,7 +268,7 @@ export function estimateFull(results: RankResults, sample: TaskSample, opts: Est
   const N = tasks.numCandidates;
   const expectations = {
     arithmetic_mean_rank: N.map((c) => (c + 1) / 2),
-    inverse_harmonic_mean_rank: N.map(expectedReciprocal),
+    inverse_harmonic_mean_rank: expectedReciprocals(N),
   };
   for (const type of RANK_TYPES) {
     const r = tasks[type];
@@ -317,28 +318,14 @@ export function estimateFull(results: RankResults, sample: TaskSample, opts: Est
   };
 }
 
-function checkKs(value: unknown): number[] {
-  if (!Array.isArray(value) || value.length === 0)
-    throw new KgrankInputError("ks", `must be a non-empty array of integers >= 1, got ${describe(value)}`);
-  return value.map((k, i) => integer(`ks[${i}]`, k, 1));
-}
-
-/** E[1 / R] of a uniformly random rank among c candidates: H_c / c (the asymptotic series from c = 64 on). */
-const reciprocalCache = new Map<number, number>();
-function expectedReciprocal(c: number): number {
-  let v = reciprocalCache.get(c);
-  if (v !== undefined) return v;
-  let h: number;
-  if (c < 64) {
-    h = 0;
-    for (let i = c; i >= 1; i--) h += 1 / i;
-  } else {
-    const inv2 = 1 / (c * c);
-    h = Math.log(c) + 0.5772156649015329 + 1 / (2 * c) - inv2 / 12 + (inv2 * inv2) / 120 - (inv2 * inv2 * inv2) / 252;
-  }
-  v = h / c;
-  reciprocalCache.set(c, v);
-  return v;
+/** E[1 / R] of a uniformly random rank among each task's c candidates: H_c / c (the backend's H_c, once per c). */
+function expectedReciprocals(numCandidates: Float64Array): Float64Array {
+  const byCount = new Map<number, number>();
+  return numCandidates.map((c) => {
+    let v = byCount.get(c);
+    if (v === undefined) byCount.set(c, (v = kernels().harmonic(c, 1) / c));
+    return v;
+  });
 }
 
 /** The strata of a sample with each task's stratum: weighted means and finite-population corrected variances. */
