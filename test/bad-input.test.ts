@@ -1091,6 +1091,18 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: "numCandidates",
   },
+  {
+    kind: "estimateFromSampledRanks numCandidates per task of another length than ranks",
+    call: () => estimateFromSampledRanks({ ranks: [1, 2], numNegatives: 3, numCandidates: [10] }),
+    error: KgrankInputError,
+    argument: "numCandidates",
+  },
+  {
+    kind: "estimateFromSampledRanks a task's numCandidates below numNegatives + 1 without replacement",
+    call: () => estimateFromSampledRanks({ ranks: [1, 2], numNegatives: 3, numCandidates: [10, 3] }),
+    error: KgrankInputError,
+    argument: "numNegatives",
+  },
   // ---- the browser build's loadWasm (src/backend/browser-backend.ts; a failure leaves the backend as it was) ---------
   { kind: "loadWasm source null", call: () => loadWasm(null as never), error: KgrankInputError, argument: "source" },
   { kind: "loadWasm source a number", call: () => loadWasm(7 as never), error: KgrankInputError, argument: "source" },

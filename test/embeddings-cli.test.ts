@@ -8,7 +8,14 @@ import { copyFileSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFi
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
-import { EmbeddingModel, encodeNpy, loadDataset, loadEmbeddingModel, RankEvaluator } from "../src/index";
+import {
+  EmbeddingModel,
+  encodeNpy,
+  estimateFromSampledRanks,
+  loadDataset,
+  loadEmbeddingModel,
+  RankEvaluator,
+} from "../src/index";
 import type { InteractionName } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { deflated, safetensorsFile, zip } from "./helpers/archives";
@@ -609,6 +616,156 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     ]);
     const model = sharedModel("distmult");
     expectResults(r, model, neg);
+  });
+
+  describe("--estimate-full: full-ranking estimates from the sampled ranks, their assumptions checked", () => {
+    const rows = ds.splits.test.length / 3;
+    const K = 3;
+    const base = [
+      "--interaction",
+      "distmult",
+      "--entity-embeddings",
+      "entity.npy",
+      "--relation-embeddings",
+      "relation.npy",
+    ];
+    // Each test triple's known tails (train + valid + test), by brute force over the triples.
+    const knownTails = Array.from({ length: rows }, (_, i) => {
+      const [h, r] = [ds.splits.test[3 * i]!, ds.splits.test[3 * i + 1]!];
+      const out = new Set<number>();
+      for (const split of [ds.splits.train, ds.splits.valid, ds.splits.test])
+        for (let j = 0; j < split.length; j += 3) if (split[j] === h && split[j + 1] === r) out.add(split[j + 2]!);
+      return out;
+    });
+    const draw = (seed: number, pool: (i: number) => number[]) => {
+      const u = randomValues(rows * K, seed);
+      return Int32Array.from({ length: rows * K }, (_, x) => {
+        const p = pool(Math.floor(x / K));
+        return p[Math.min(p.length - 1, Math.floor(((u[x]! + 1) / 2) * p.length))]!;
+      });
+    };
+    const entities = [...Array(n).keys()];
+    // Tails drawn with replacement from the filtered candidates (some Nations tasks have a single one).
+    const filtered = draw(11, (i) => entities.filter((e) => !knownTails[i]!.has(e)));
+    writeFileSync(path.join(dir, "neg-filtered.npy"), encodeNpy(filtered, [rows, K]));
+    const tailRanks = () => {
+      const ev = new RankEvaluator({ numEntities: n, numRelations: nr, sides: "tail" });
+      ev.addModelSync({ model: sharedModel("distmult"), triples: ds.splits.test, negatives: filtered });
+      return ev.finalize().tasks().realistic;
+    };
+
+    it("filtered negatives: the library's estimates over each task's filtered count", async () => {
+      const args = [...base, "--negatives-ids", "neg-filtered.npy", "--sides", "tail", "--estimate-full"];
+      const r = await kgrank([...args, "--negatives-from", "filtered", "--replacement", "--format", "json", "--quiet"]);
+      expect(r.stderr).toBe("");
+      const got = JSON.parse(r.stdout).fullRankingEstimates;
+      expect(Object.keys(got)).toEqual(["tail"]);
+      const want = estimateFromSampledRanks({
+        ranks: tailRanks(),
+        numNegatives: K,
+        numCandidates: knownTails.map((s) => n - s.size + 1),
+        replacement: true,
+      });
+      expect(got.tail).toEqual(JSON.parse(JSON.stringify(want)));
+      // The printed table says what the negatives were drawn from.
+      const text = await kgrank([...args, "--negatives-from", "filtered", "--replacement", "--quiet"]);
+      expect(text.stdout).toMatch(/Full-ranking estimates from the sampled negatives \(tail side, realistic ranks\)/);
+      expect(text.stdout).toMatch(/drawn with replacement from each task's N - 1 other candidates \(N from \d+ to 14/);
+      // Taken as drawn without replacement, the repeats some rows have are refused before any scoring.
+      expectUserError(
+        await kgrank([...args, "--negatives-from", "filtered", "--quiet"]),
+        /^kgrank: --negatives-ids: row \d+, column \d+: entity \d+ appears twice in the row, .*drawn without replacement/,
+      );
+    });
+
+    it("negatives from every entity: one N on both sides, and both sides together", async () => {
+      const all = draw(12, (i) =>
+        entities.filter((e) => e !== ds.splits.test[3 * i] && e !== ds.splits.test[3 * i + 2]),
+      );
+      writeFileSync(path.join(dir, "neg-all.npy"), encodeNpy(all, [rows, K]));
+      const args = [...base, "--negatives-ids", "neg-all.npy", "--estimate-full", "sampled,minimum-mse"];
+      const r = await kgrank([...args, "--replacement", "--format", "json", "--quiet", "--ks", "1,3"]);
+      expect(r.stderr).toBe("");
+      const got = JSON.parse(r.stdout).fullRankingEstimates;
+      const ev = new RankEvaluator({ numEntities: n, numRelations: nr });
+      ev.addModelSync({ model: sharedModel("distmult"), triples: ds.splits.test, negatives: { head: all, tail: all } });
+      const realistic = ev.finalize().tasks().realistic;
+      const est = (ranks: Float64Array) =>
+        JSON.parse(
+          JSON.stringify(
+            estimateFromSampledRanks({
+              ranks,
+              numNegatives: K,
+              numCandidates: n,
+              replacement: true,
+              ks: [1, 3],
+              estimators: ["sampled", "minimum-mse"],
+            }),
+          ),
+        );
+      expect(got.head).toEqual(est(realistic.subarray(0, rows)));
+      expect(got.tail).toEqual(est(realistic.subarray(rows)));
+      expect(got.both).toEqual(est(realistic));
+      const csv = await kgrank([...args, "--replacement", "--format", "csv", "--quiet"]);
+      expect(csv.stdout).toMatch(/^full estimate \(minimum-mse\),both,realistic,inverse_harmonic_mean_rank,0\.\d+/m);
+    });
+
+    it("refuses negatives that break its assumptions, and flags that do not go with it, in one line", async () => {
+      const truth = Int32Array.from({ length: rows * K }, (_, x) => ds.splits.test[3 * Math.floor(x / K) + 2]!);
+      writeFileSync(path.join(dir, "neg-truth.npy"), encodeNpy(truth, [rows, K]));
+      expectUserError(
+        await kgrank([...base, "--negatives-ids", "neg-truth.npy", "--sides", "tail", "--estimate-full", "--quiet"]),
+        /^kgrank: --negatives-ids: row 0, column 0: entity \d+ is the triple's own tail: .*draw them without the true tail/,
+      );
+      // A known tail (not the triple's own) among negatives said to be drawn from the filtered candidates.
+      const i = knownTails.findIndex((s) => s.size > 1);
+      const other = [...knownTails[i]!].find((e) => e !== ds.splits.test[3 * i + 2])!;
+      const known = Int32Array.from(filtered);
+      known[i * K + 1] = other;
+      writeFileSync(path.join(dir, "neg-known.npy"), encodeNpy(known, [rows, K]));
+      const flags = ["--sides", "tail", "--estimate-full", "--replacement", "--quiet"];
+      expectUserError(
+        await kgrank([...base, "--negatives-ids", "neg-known.npy", ...flags, "--negatives-from", "filtered"]),
+        new RegExp(
+          `^kgrank: --negatives-ids: row ${i}, column 1: entity ${other} is another known tail .*not known answers`,
+        ),
+      );
+      // Taken as drawn from every entity, the same negatives are accepted.
+      expect((await kgrank([...base, "--negatives-ids", "neg-known.npy", ...flags])).status).toBe(0);
+      for (const [more, pattern] of [
+        [["--estimate-full"], /^kgrank: --estimate-full: needs --negatives-ids/],
+        [
+          ["--negatives-ids", "neg-filtered.npy", "--replacement"],
+          /^kgrank: --replacement: says how the negatives of --estimate-full/,
+        ],
+        [
+          ["--negatives-ids", "neg-filtered.npy", "--estimate-full", "unbiased"],
+          /^kgrank: --estimate-full: "unbiased" is not an estimator/,
+        ],
+        [
+          ["--negatives-ids", "neg-filtered.npy", "--estimate-full", "--negatives-from", "some"],
+          /^kgrank: --negatives-from: "some" is not/,
+        ],
+        [
+          ["--negatives-ids", "neg-filtered.npy", "--estimate-full", "--save-state", "x.state"],
+          /^kgrank: --estimate-full: does not go with --save-state/,
+        ],
+        [
+          [
+            "--negatives-ids",
+            "neg-filtered.npy",
+            "--estimate-full",
+            "--negatives-from",
+            "filtered",
+            "--filter",
+            "none",
+          ],
+          /^kgrank: --negatives-from: filtered needs known answers/,
+        ],
+      ] as [string[], RegExp][]) {
+        expectUserError(await kgrank([...base, ...more, "--quiet"]), pattern);
+      }
+    });
   });
 
   it("--sides head from a model, in memory, with --memory and with --negatives-ids: the library's head-only results", async () => {

@@ -933,6 +933,10 @@ describe.skipIf(missing)(
       expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ or rediss:\/\/ \(TLS\) URL, got http:\n$/);
       const shard = await run(["submit", "--redis", url(), "--shards", "2", "--state-dir", p("s"), "--shard", "0/2"]);
       expect(shard.stderr).toMatch(/unknown option '--shard'/); // submit makes its own shards
+      for (const flag of [["--sample-tasks", "20"], ["--estimate-full"]]) {
+        const one = await run(["submit", "--redis", url(), "--shards", "2", "--state-dir", p("s"), ...flag]);
+        expect(one.stderr).toMatch(new RegExp(`^kgrank: ${flag[0]}: is not run by queue jobs .*kgrank evaluate\n$`));
+      }
       const base = ["submit", "--redis", url(), "--shards", "2", "--state-dir", p("s"), "--entity-shards", "2"];
       const noModel = await run([...base, "--dataset", "nations"]);
       expect(noModel.stderr).toMatch(/^kgrank: --entity-shards: splits a model's entity table: give --model-dir/);

@@ -5,10 +5,17 @@
  * full ranks are known: minimum-bias's MRR is closer to the full one than the sampled mean, minimum-mse's is pulled to
  * the uniform prior (the baseline's truths sit near the top), and from ranks drawn from the prior both are close.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import { correctionTables, sampledRankMatrix } from "../src/evaluation/sampled-negatives";
-import { estimateFromSampledRanks, FrequencyBaseline, loadDataset, RankEvaluator } from "../src/index";
+import {
+  estimateFromSampledRanks,
+  FrequencyBaseline,
+  KgrankInputError,
+  loadDataset,
+  RankEvaluator,
+} from "../src/index";
 import { streamKey, uniform01Keyed } from "../src/numeric/random";
 import { expectInputError } from "./helpers/errors";
 
@@ -289,6 +296,79 @@ describe("estimateFromSampledRanks on UMLS: sampled ranks simulated from known f
   });
 });
 
+describe("estimateFromSampledRanks with one N per task (negatives drawn from each task's filtered candidates)", () => {
+  // Tasks of three candidate counts; the estimate over all of them is the task-weighted mean of each group's own.
+  const groups = [
+    { N: 40, ranks: [1, 2, 2.5, 7, 11] },
+    { N: 15, ranks: [1, 1, 3, 11, 4, 6, 2] },
+    { N: 120, ranks: [9, 1, 2] },
+  ];
+  const ranks = groups.flatMap((g) => g.ranks);
+  // Interleaved, so grouping must not depend on the order of the tasks.
+  const order = ranks.map((_, i) => (i * 7) % ranks.length);
+  const counts = groups.flatMap((g) => g.ranks.map(() => g.N));
+  const K = 10;
+  it("equals the weighted mean of the groups' estimates, for every estimator and metric, tasks in any order", () => {
+    const whole = estimateFromSampledRanks({
+      ranks: order.map((i) => ranks[i]!),
+      numNegatives: K,
+      numCandidates: order.map((i) => counts[i]!),
+      ks: [1, 3],
+    });
+    expect(whole.numCandidates).toEqual({ min: 15, max: 120, distinct: 3 });
+    const parts = groups.map((g) =>
+      estimateFromSampledRanks({ ranks: g.ranks, numNegatives: K, numCandidates: g.N, ks: [1, 3] }),
+    );
+    for (const [est, byMetric] of Object.entries(whole.values)) {
+      for (const [key, v] of Object.entries(byMetric!)) {
+        const want = parts.reduce(
+          (s, p, g) => s + (groups[g]!.ranks.length * p.values[est as "sampled"]![key]!.estimate) / ranks.length,
+          0,
+        );
+        expect(v.estimate, `${est} ${key}`).toBeCloseTo(want, 13);
+      }
+    }
+  });
+  it("one N for every task given as an array is the scalar call", () => {
+    const a = estimateFromSampledRanks({ ranks, numNegatives: K, numCandidates: ranks.map(() => 40) });
+    const b = estimateFromSampledRanks({ ranks, numNegatives: K, numCandidates: 40 });
+    expect(a.values).toEqual(b.values);
+    expect(a.numCandidates).toEqual({ min: 40, max: 40, distinct: 1 });
+  });
+  it("N = 2 with replacement (every j but 0 and K impossible) gives finite corrections", () => {
+    const est = estimateFromSampledRanks({
+      ranks: [1, 5, 1],
+      numNegatives: 4,
+      numCandidates: [2, 2, 3],
+      replacement: true,
+    });
+    // With N = 2 a sampled rank of 1 means R = 1 and of K + 1 means R = 2: every estimator but the plain mean is exact.
+    for (const e of ["minimum-mse", "minimum-bias"] as const) {
+      const mrr = est.values[e]!.inverse_harmonic_mean_rank!.estimate;
+      expect(Number.isFinite(mrr)).toBe(true);
+    }
+    const exact = estimateFromSampledRanks({ ranks: [1, 5], numNegatives: 4, numCandidates: 2, replacement: true });
+    expect(exact.values["minimum-mse"]!.inverse_harmonic_mean_rank!.estimate).toBeCloseTo(0.75, 12);
+    expect(exact.values["minimum-bias"]!.inverse_harmonic_mean_rank!.estimate).toBeCloseTo(0.75, 2);
+  });
+  it("refuses an array of another length, a count below 2 and a K no task's candidates allow", () => {
+    expectInputError(
+      () => estimateFromSampledRanks({ ranks: [1, 2], numNegatives: 3, numCandidates: [10] }),
+      "numCandidates",
+      /one per rank \(2\)/,
+    );
+    expectInputError(
+      () => estimateFromSampledRanks({ ranks: [1, 2], numNegatives: 3, numCandidates: [10, 1], replacement: true }),
+      "numCandidates",
+    );
+    expectInputError(
+      () => estimateFromSampledRanks({ ranks: [1, 2], numNegatives: 3, numCandidates: [10, 3] }),
+      "numNegatives",
+      /numCandidates\[1\]/,
+    );
+  });
+});
+
 describe("estimateFromSampledRanks: bad input names the argument", () => {
   const ok = { ranks: [1, 2, 3], numNegatives: 10, numCandidates: 100 };
   it("a rank outside 1..K + 1", () => {
@@ -338,4 +418,37 @@ describe("estimateFromSampledRanks: bad input names the argument", () => {
   });
   it("an unknown option", () =>
     expectInputError(() => estimateFromSampledRanks({ ...ok, negatives: 3 } as never), "options"));
+});
+
+describe("estimateFromSampledRanks under random inputs (property)", () => {
+  it("any ranks, K, N (one or per task) and replacement: a KgrankInputError, or finite estimates in range", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.integer({ min: -1, max: 14 }), fc.double({ min: 0, max: 14, noNaN: true })), {
+          maxLength: 20,
+        }),
+        fc.integer({ min: -1, max: 12 }),
+        fc.oneof(fc.integer({ min: 0, max: 60 }), fc.array(fc.integer({ min: 0, max: 60 }), { maxLength: 20 })),
+        fc.boolean(),
+        (ranks, K, numCandidates, replacement) => {
+          let est;
+          try {
+            est = estimateFromSampledRanks({ ranks, numNegatives: K, numCandidates, replacement, ks: [1, 3] });
+          } catch (e) {
+            expect(e).toBeInstanceOf(KgrankInputError);
+            return;
+          }
+          expect(est.tasks).toBe(ranks.length);
+          for (const [name, byMetric] of Object.entries(est.values)) {
+            for (const [key, v] of Object.entries(byMetric!)) {
+              expect(Number.isFinite(v.estimate), `${name} ${key}`).toBe(true);
+              // The plain mean and the posterior mean are averages of values in [0, 1]; minimum-bias is not clipped.
+              if (name !== "minimum-bias") expect(v.estimate >= -1e-12 && v.estimate <= 1 + 1e-12).toBe(true);
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });

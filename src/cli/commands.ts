@@ -21,6 +21,7 @@ import { readNumbers } from "../run/arrays";
 import { estimateFromSampledRanks, type SampledRankEstimator } from "../evaluation/sampled-negatives";
 import { candidateCounts, datasetFrom } from "../run/datasets";
 import { emit, type Out } from "../run/out";
+import { renderSampledEstimates } from "../run/render";
 
 export async function metricsCommand(
   opts: {
@@ -121,33 +122,7 @@ export function estimateFullCommand(
       ...(opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {}),
     }),
   );
-  const rows = Object.entries(est.values).flatMap(([estimator, byMetric]) =>
-    Object.entries(byMetric!).map(([metric, v]) => ({ estimator, metric, ...v })),
-  );
-  let text: string;
-  if (opts.format === "json") text = json(est);
-  else if (opts.format === "csv")
-    text = csv(
-      ["estimator", "metric", "estimate", "lower", "upper"],
-      rows.map((r) => [r.estimator, r.metric, r.estimate, r.lower, r.upper]),
-    );
-  else {
-    text =
-      `${est.tasks} ranks among K = ${est.numNegatives} negatives drawn ${est.replacement ? "with" : "without"} ` +
-      `replacement from N - 1 = ${est.numCandidates - 1} other candidates; minimum-bias gamma ${est.gamma}\n\n` +
-      table(
-        opts.format,
-        ["estimator", "metric", "estimate", ...(opts.bootstrap ? ["lower (95%)", "upper (95%)"] : [])],
-        rows.map((r) => [
-          r.estimator,
-          r.metric,
-          fmt(r.estimate),
-          ...(opts.bootstrap ? [fmt(r.lower), fmt(r.upper)] : []),
-        ]),
-      ) +
-      "\n\nsampled: the plain mean over the sampled ranks; minimum-mse and minimum-bias: Krichene & Rendle's " +
-      'corrections under a uniform prior on the full rank (docs/evaluate.md, "Sampled negatives, corrected")';
-  }
+  const text = renderSampledEstimates(est, opts.format, Boolean(opts.bootstrap));
   emit(out, text, opts.output, opts.quiet);
 }
 

@@ -29,8 +29,12 @@ export interface SampledRanksOptions {
   ranks: ArrayLike<number>;
   /** K, the negatives per task: an integer >= 1 (at most numCandidates - 1 without replacement). */
   numNegatives: number;
-  /** N, the full candidate count of a task including the true one, the same for every task. */
-  numCandidates: number;
+  /**
+   * N, the full candidate count of a task including the true one: one number for every task, or one per task (e.g.
+   * each task's filtered count, when the negatives were drawn from the filtered candidates). Tasks are grouped by
+   * their N, each group estimated with its own tables.
+   */
+  numCandidates: number | ArrayLike<number>;
   /** Whether the negatives were drawn with replacement (default false). */
   replacement?: boolean;
   /** Cut-offs of Hits@k (default [1, 3, 10]). */
@@ -51,7 +55,8 @@ export interface SampledRankValue {
 }
 
 export interface SampledRankEstimates {
-  numCandidates: number;
+  /** The N given; per task: their smallest, largest and how many distinct values (tables computed). */
+  numCandidates: number | { min: number; max: number; distinct: number };
   numNegatives: number;
   tasks: number;
   replacement: boolean;
@@ -90,23 +95,19 @@ export function estimateFromSampledRanks(opts: SampledRanksOptions): SampledRank
   const replacement = o.replacement ?? false;
   if (typeof replacement !== "boolean")
     throw new KgrankInputError("replacement", `must be true or false, got ${describe(replacement)}`);
-  const N = integer("numCandidates", o.numCandidates, 2);
   const K = integer("numNegatives", o.numNegatives, 1);
-  if (!replacement && K > N - 1) {
-    throw new KgrankInputError(
-      "numNegatives",
-      `is ${K}, but without replacement at most numCandidates - 1 = ${N - 1} negatives can be drawn; ` +
-        "pass replacement: true if they were drawn with replacement",
-    );
-  }
   const ks = o.ks === undefined ? [1, 3, 10] : cutoffs("ks", o.ks);
   const estimators = o.estimators === undefined ? [...ESTIMATORS] : checkEstimators(o.estimators);
   const gamma = o.gamma === undefined ? 0.01 : o.gamma;
   if (typeof gamma !== "number" || !(gamma > 0 && gamma <= 1))
     throw new KgrankInputError("gamma", `must be a number in (0, 1] such as 0.01, got ${describe(gamma)}`);
   const bootstrap = checkBootstrap(o.bootstrap);
-  const bins = rankBins(o.ranks, K);
-  checkWork(N, K, estimators, o.estimators === undefined);
+  const rankBin = rankBins(o.ranks, K);
+  const { groups, groupOf } = candidateGroups(o.numCandidates, rankBin.length, K, replacement);
+  checkWork(groups, K, estimators, o.estimators === undefined);
+  // Task i's bin in the groups' concatenated tables: its group's 2K + 1 bins, then its rank's.
+  const width = 2 * K + 1;
+  const bins = groupOf ? rankBin.map((b, i) => groupOf[i]! * width + b) : rankBin;
 
   // Each metric's value table over the 2K + 1 rank bins (bin b is rank 1 + b / 2), per estimator.
   const metrics: [string, (R: number) => number][] = [
@@ -116,21 +117,24 @@ export function estimateFromSampledRanks(opts: SampledRanksOptions): SampledRank
   const fs = metrics.map(([, f]) => f);
   const tables: [SampledRankEstimator, string, Float64Array][] = [];
   for (const est of estimators) {
-    const corrected =
-      est === "sampled" ? null : correctionTables(N, K, replacement, fs, est === "minimum-mse" ? 1 : gamma);
-    metrics.forEach(([key, f], m) => {
-      const t = new Float64Array(2 * K + 1);
-      for (let b = 0; b <= 2 * K; b++) {
-        if (!corrected) t[b] = f(1 + b / 2);
-        else if (b % 2 === 0) t[b] = corrected[m]![b / 2]!;
-        else t[b] = (corrected[m]![(b - 1) / 2]! + corrected[m]![(b + 1) / 2]!) / 2;
-      }
-      tables.push([est, key, t]);
+    const ts = metrics.map(() => new Float64Array(groups.length * width));
+    groups.forEach((N, g) => {
+      const corrected =
+        est === "sampled" ? null : correctionTables(N, K, replacement, fs, est === "minimum-mse" ? 1 : gamma);
+      metrics.forEach(([, f], m) => {
+        const t = ts[m]!.subarray(g * width, (g + 1) * width);
+        for (let b = 0; b <= 2 * K; b++) {
+          if (!corrected) t[b] = f(1 + b / 2);
+          else if (b % 2 === 0) t[b] = corrected[m]![b / 2]!;
+          else t[b] = (corrected[m]![(b - 1) / 2]! + corrected[m]![(b + 1) / 2]!) / 2;
+        }
+      });
     });
+    metrics.forEach(([key], m) => tables.push([est, key, ts[m]!]));
   }
 
   const n = bins.length;
-  const counts = new Float64Array(2 * K + 1);
+  const counts = new Float64Array(groups.length * width);
   for (let i = 0; i < n; i++) counts[bins[i]!]!++;
   const mean = (c: Float64Array, t: Float64Array) => {
     let s = 0;
@@ -154,7 +158,60 @@ export function estimateFromSampledRanks(opts: SampledRanksOptions): SampledRank
       Object.assign(values[est]![key]!, { lower: quantile(sorted, alpha), upper: quantile(sorted, 1 - alpha) });
     });
   }
-  return { numCandidates: N, numNegatives: K, tasks: n, replacement, gamma, values };
+  const numCandidates = groupOf
+    ? { min: groups[0]!, max: groups[groups.length - 1]!, distinct: groups.length }
+    : groups[0]!;
+  return { numCandidates, numNegatives: K, tasks: n, replacement, gamma, values };
+}
+
+/**
+ * The distinct candidate counts N (ascending) and each task's index among them (null for one N given as a number),
+ * checked: integers >= 2, and without replacement at least K + 1 (K negatives drawn from the other N - 1).
+ */
+function candidateGroups(
+  value: unknown,
+  tasks: number,
+  K: number,
+  replacement: boolean,
+): { groups: number[]; groupOf: Uint32Array | null } {
+  const fewest = replacement ? 2 : K + 1;
+  const tooFew = (N: number, where: string) =>
+    new KgrankInputError(
+      replacement ? "numCandidates" : "numNegatives",
+      replacement
+        ? `${where}is ${N}: a task needs its true entity and at least one other candidate`
+        : `is ${K}, but without replacement at most numCandidates - 1 = ${N - 1} negatives can be drawn` +
+            `${where ? ` (${where.trim()})` : ""}; pass replacement: true if they were drawn with replacement`,
+    );
+  if (typeof value === "number") {
+    const N = integer("numCandidates", value, 2);
+    if (N < fewest) throw tooFew(N, "");
+    return { groups: [N], groupOf: null };
+  }
+  if (!isArrayLike(value) || value.length !== tasks) {
+    throw new KgrankInputError(
+      "numCandidates",
+      `must be an integer >= 2 or an array of one per rank (${tasks}), got ${describe(value)}`,
+    );
+  }
+  const seen = new Map<number, number>();
+  for (let i = 0; i < tasks; i++) {
+    const N = value[i];
+    if (typeof N !== "number" || !Number.isSafeInteger(N) || N < 2) {
+      throw new KgrankInputError(
+        "numCandidates",
+        `element ${i} is ${describe(N)}: a candidate count is an integer >= 2 (the true entity and the others)`,
+        i,
+      );
+    }
+    if (N < fewest) throw tooFew(N, `numCandidates[${i}] `);
+    seen.set(N, 0);
+  }
+  const groups = [...seen.keys()].sort((a, b) => a - b);
+  groups.forEach((N, g) => seen.set(N, g));
+  const groupOf = new Uint32Array(tasks);
+  for (let i = 0; i < tasks; i++) groupOf[i] = seen.get(value[i] as number)!;
+  return { groups, groupOf };
 }
 
 function checkEstimators(value: unknown): SampledRankEstimator[] {
@@ -195,18 +252,31 @@ function rankBins(value: unknown, K: number): Uint32Array {
   return out;
 }
 
-function checkWork(N: number, K: number, estimators: SampledRankEstimator[], byDefault: boolean): void {
-  const fits = (e: SampledRankEstimator) =>
-    e === "sampled" ||
-    (e === "minimum-mse" ? N * rowBand(K) <= MSE_LIMIT : (N * rowBand(K) ** 2) / 2 + (K + 1) ** 3 / 6 <= BIAS_LIMIT);
-  const over = estimators.find((e) => !fits(e));
+/**
+ * The estimators whose tables fit the work limits for these candidate counts (one table set per distinct N) and K:
+ * sum over N of N x b <= 2e9 for minimum-mse, of N x b^2 / 2 + (K + 1)^3 / 6 <= 6e9 for minimum-bias.
+ */
+export function estimatorsWithinLimits(groups: readonly number[], K: number): SampledRankEstimator[] {
+  const b = rowBand(K);
+  let mse = 0;
+  let bias = 0;
+  for (const N of groups) {
+    mse += N * b;
+    bias += (N * b * b) / 2 + (K + 1) ** 3 / 6;
+  }
+  return ESTIMATORS.filter((e) => e === "sampled" || (e === "minimum-mse" ? mse <= MSE_LIMIT : bias <= BIAS_LIMIT));
+}
+
+function checkWork(groups: number[], K: number, estimators: SampledRankEstimator[], byDefault: boolean): void {
+  const ok = estimatorsWithinLimits(groups, K);
+  const over = estimators.find((e) => !ok.includes(e));
   if (!over) return;
-  const ok = ESTIMATORS.filter(fits);
+  const N = groups.length === 1 ? `${groups[0]}` : `with ${groups.length} distinct counts (one table set each)`;
   throw new KgrankInputError(
     "numCandidates",
     `${N} with numNegatives = ${K} is too large for "${over}" (work limits, with b = ${rowBand(K)} the width of a ` +
-      `row of probabilities: N x b <= 2e9 for minimum-mse, N x b^2 / 2 + (K + 1)^3 / 6 <= 6e9 for minimum-bias); ` +
-      `${ok.map((e) => `"${e}"`).join(" and ")} fit` +
+      `row of probabilities, summed over the distinct N: N x b <= 2e9 for minimum-mse, N x b^2 / 2 + (K + 1)^3 / 6 ` +
+      `<= 6e9 for minimum-bias); ${ok.map((e) => `"${e}"`).join(" and ")} fit` +
       (byDefault ? `: pass estimators: [${ok.map((e) => `"${e}"`).join(", ")}]` : ""),
   );
 }
@@ -358,7 +428,8 @@ export function correctionTables(
   if (!gram) return rhs.map((b) => b.map((v, j) => (diag[j]! > 0 ? v / diag[j]! : 0)));
   for (let i = 0; i < J; i++) {
     for (let c = 0; c <= i; c++) gram[i * J + c]! *= 1 - gamma;
-    gram[i * J + i]! += gamma * diag[i]!;
+    // A j no full rank can give (e.g. 0 < j < K with replacement and N = 2) has a zero row and column: f~_j = 0.
+    gram[i * J + i]! += diag[i]! > 0 ? gamma * diag[i]! : 1;
   }
   choleskyInPlace(gram, J);
   return rhs.map((b) => choleskySolve(gram, J, b));

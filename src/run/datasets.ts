@@ -46,6 +46,34 @@ export function sampleSizeArg(v: string): number {
   return x;
 }
 
+const ESTIMATOR_NAMES = ["sampled", "minimum-mse", "minimum-bias"] as const;
+
+/** --estimate-full's list: each of sampled, minimum-mse, minimum-bias at most once. */
+export function estimatorsArg(v: string): string[] {
+  const listed = v.split(",").map((s) => s.trim());
+  for (const e of listed) {
+    if (!(ESTIMATOR_NAMES as readonly string[]).includes(e)) {
+      throw new KgrankInputError(
+        "--estimate-full",
+        `${quoted(e)} is not an estimator; use a comma list of ${ESTIMATOR_NAMES.join(", ")} (or none: those within the work limits)`,
+      );
+    }
+  }
+  if (new Set(listed).size !== listed.length)
+    throw new KgrankInputError("--estimate-full", `lists an estimator twice (${quoted(v)}): name each once`);
+  return listed;
+}
+
+/** --negatives-from: all or filtered. */
+export function negativesFromArg(v: string): "all" | "filtered" {
+  if (v !== "all" && v !== "filtered")
+    throw new KgrankInputError(
+      "--negatives-from",
+      `${quoted(v)} is not a candidate set: all (every entity but the true one) or filtered (no known answer)`,
+    );
+  return v;
+}
+
 /** --stratify: relation. */
 export function stratifyArg(v: string): "relation" {
   if (v !== "relation")

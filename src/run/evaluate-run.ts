@@ -17,6 +17,14 @@ import { loadEmbeddingModel, type LoadEmbeddingModelOptions } from "../io/model-
 import { turn } from "../contract/event-loop";
 import { FrequencyBaseline } from "../scoring/baseline";
 import { estimateFull, sampleTasks, type TaskSample } from "../evaluation/task-sample";
+import { sampledNegativeCandidates } from "../evaluation/candidate-counts";
+import type { RankResults } from "../evaluation/results";
+import {
+  estimateFromSampledRanks,
+  estimatorsWithinLimits,
+  type SampledRankEstimates,
+  type SampledRankEstimator,
+} from "../evaluation/sampled-negatives";
 import {
   type ComplexLayout,
   type EmbeddingModel,
@@ -82,6 +90,15 @@ export interface EvaluateOptions extends ModelFlagOptions {
   /** The command line as given (main() fills it): `--workers` hands it to its child processes. */
   argv?: string[];
   negativesIds?: string;
+  /**
+   * --estimate-full [list]: with --negatives-ids, estimate the full-ranking MRR and Hits@k from the sampled ranks
+   * (true: the estimators within the work limits).
+   */
+  estimateFull?: true | string[];
+  /** --negatives-from: what the negatives were drawn from, every entity (default) or the filtered candidates. */
+  negativesFrom?: "all" | "filtered";
+  /** --replacement: the negatives were drawn with replacement. */
+  replacement?: boolean;
   /** --memory: bytes; the entity table is then read from disk in chunks. */
   memory?: number;
   /** Dataset-free sampled ranking (OGB's y_pred_pos, shape (n,), and y_pred_neg, (n, K)). */
@@ -118,6 +135,7 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
       "runs task shards of the whole entity set: give --entity-shard to separate processes (or kgrank submit --entity-shards)",
     );
   }
+  checkEstimateFull(opts);
   if (opts.sampleTasks !== undefined) checkSampleTasks(opts);
   else if (opts.stratify !== undefined)
     throw new KgrankInputError("--stratify", "stratifies the sample of --sample-tasks N: give that too, or drop it");
@@ -163,6 +181,42 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
     );
   }
   return evaluateScores(run);
+}
+
+/** --estimate-full and the flags that say how its negatives were drawn: with --negatives-ids, in one process. */
+function checkEstimateFull(opts: EvaluateOptions): void {
+  if (!opts.estimateFull) {
+    for (const [given, flag] of [
+      [opts.negativesFrom, "--negatives-from"],
+      [opts.replacement, "--replacement"],
+    ] as const) {
+      if (given)
+        throw new KgrankInputError(
+          flag,
+          "says how the negatives of --estimate-full were drawn: give that too, or drop it",
+        );
+    }
+    return;
+  }
+  if (!opts.negativesIds) {
+    throw new KgrankInputError(
+      "--estimate-full",
+      "needs --negatives-ids (the negatives' ids are what its assumptions are checked against); for sampled ranks " +
+        "from elsewhere use kgrank estimate-full --ranks FILE",
+    );
+  }
+  for (const [given, flag, why] of [
+    [
+      opts.workers !== undefined && opts.workers > 1,
+      "--workers",
+      "the estimates need every task's rank in one process",
+    ],
+    [opts.shard, "--shard", "the estimates need every task's rank in one process"],
+    [opts.saveState, "--save-state", "a state does not record how the negatives were drawn"],
+    [opts.triples, "--triples", "its rows are not the split's, whose known answers the negatives are checked against"],
+  ] as const) {
+    if (given) throw new KgrankInputError("--estimate-full", `does not go with ${flag}: ${why}`);
+  }
 }
 
 /** What --sample-tasks does not go with: the sample is drawn, ranked and estimated in one process. */
@@ -427,6 +481,8 @@ interface RunContext {
   shard: { index: number; count: number } | null;
   /** --sample-tasks: the tasks ranked instead of rows [lo, hi) on every side. */
   sample: TaskSample | null;
+  /** --estimate-full: how the sampled ranks become full-ranking estimates. */
+  estimating?: SampledEstimatePlan | null;
 }
 
 /**
@@ -484,6 +540,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
   }
   const filter = runFilter(run, negatives !== null);
   const sides: TaskSide[] = opts.sides ?? [...SIDES];
+  const estimating = negatives && opts.estimateFull ? sampledEstimatePlan(run, negatives, k, sides) : null;
   const evaluator = new RankEvaluator({
     numEntities: n,
     numRelations: ds.numRelations,
@@ -569,7 +626,125 @@ async function evaluateModel(run: RunContext): Promise<void> {
     "--model",
   );
   const dirFiles = opts.modelDir && opts.saveState ? await directoryFingerprints(opts.modelDir) : null;
-  await finish(run, evaluator, scorerName, setting, filter.splits, [...modelFiles, dirFiles]);
+  await finish({ ...run, estimating }, evaluator, scorerName, setting, filter.splits, [...modelFiles, dirFiles]);
+}
+
+/** What --estimate-full estimates with: each side's candidate counts, K, the estimators. */
+interface SampledEstimatePlan {
+  numCandidates: Partial<Record<TaskSide, Float64Array>>;
+  k: number;
+  replacement: boolean;
+  estimators: SampledRankEstimator[];
+  /** "filtered" or "every entity": what the negatives were drawn from, for the printed setting. */
+  drawnFrom: string;
+}
+
+/**
+ * --estimate-full, checked before any scoring: the negatives of rows [lo, hi) against what the estimators assume
+ * (none is the task's own answer, no repeat without --replacement, with --negatives-from filtered no other known
+ * answer), each task's candidate count, and the estimators that fit the work limits.
+ */
+function sampledEstimatePlan(
+  run: RunContext,
+  negatives: Int32Array,
+  k: number,
+  sides: readonly TaskSide[],
+): SampledEstimatePlan {
+  const { opts, ds, evaluated, lo, hi } = run;
+  const filtered = opts.negativesFrom === "filtered";
+  const filter = filtered ? runFilter(run, false) : null;
+  if (filtered && !filter!.triples) {
+    throw new KgrankInputError(
+      "--negatives-from",
+      "filtered needs known answers to filter by, but --filter is none: give the splits the negatives avoided",
+    );
+  }
+  const replacement = Boolean(opts.replacement);
+  const numCandidates: Partial<Record<TaskSide, Float64Array>> = {};
+  const groups = new Set<number>();
+  for (const side of sides) {
+    const counts = sampledNegativeCandidates(
+      evaluated.subarray(3 * lo, 3 * hi),
+      negatives.subarray(lo * k, hi * k),
+      side,
+      ds.numEntities,
+      ds.numRelations,
+      filter?.triples ?? null,
+      replacement,
+      "--negatives-ids",
+    );
+    numCandidates[side] = counts;
+    for (let i = 0; i < counts.length; i++) {
+      groups.add(counts[i]!);
+      if (!replacement && k > counts[i]! - 1) {
+        throw new KgrankInputError(
+          "--negatives-ids",
+          `row ${lo + i} has ${k} negatives, but its ${side} task has only ${counts[i]! - 1} other candidates ` +
+            `${filtered ? "after filtering" : ""}: without --replacement a row draws at most that many`,
+        );
+      }
+    }
+  }
+  const fit = estimatorsWithinLimits([...groups], k);
+  let estimators: SampledRankEstimator[];
+  if (opts.estimateFull === true) estimators = fit;
+  else {
+    estimators = opts.estimateFull as SampledRankEstimator[];
+    const over = estimators.find((e) => !fit.includes(e));
+    if (over) {
+      throw new KgrankInputError(
+        "--estimate-full",
+        `${over} is beyond the work limits for K = ${k} and ${groups.size === 1 ? `N = ${[...groups][0]}` : `${groups.size} distinct candidate counts (one table set each)`} ` +
+          `(docs/evaluate.md, "Sampled negatives, corrected"): give --estimate-full ${fit.join(",")}`,
+      );
+    }
+  }
+  return {
+    numCandidates,
+    k,
+    replacement,
+    estimators,
+    drawnFrom: filtered ? "the filtered candidates" : "every entity",
+  };
+}
+
+/** The full-ranking estimates of each side ranked and of both together, from the run's realistic sampled ranks. */
+function sampledEstimates(
+  results: RankResults,
+  plan: SampledEstimatePlan,
+  opts: EvaluateOptions,
+): Partial<Record<"head" | "tail" | "both", SampledRankEstimates>> {
+  const tasks = results.tasks();
+  const ranks: Partial<Record<TaskSide, Float64Array>> = {};
+  let at = 0;
+  for (const side of SIDES) {
+    const counts = plan.numCandidates[side];
+    if (!counts) continue;
+    ranks[side] = tasks.realistic.subarray(at, at + counts.length);
+    at += counts.length;
+  }
+  if (at !== tasks.realistic.length)
+    throw new Error(`--estimate-full: ${tasks.realistic.length} tasks ranked, ${at} planned`);
+  const estimate = (r: Float64Array, numCandidates: Float64Array) =>
+    estimateFromSampledRanks({
+      ranks: r,
+      numNegatives: plan.k,
+      numCandidates: opts.negativesFrom === "filtered" ? numCandidates : numCandidates[0]!,
+      replacement: plan.replacement,
+      estimators: plan.estimators,
+      ...(opts.ks ? { ks: opts.ks } : {}),
+      ...(opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {}),
+    });
+  const out: Partial<Record<"head" | "tail" | "both", SampledRankEstimates>> = {};
+  const sides = SIDES.filter((s) => ranks[s]);
+  for (const side of sides) out[side] = estimate(ranks[side]!, plan.numCandidates[side]!);
+  if (sides.length === 2) {
+    const both = new Float64Array(at);
+    both.set(plan.numCandidates.head!);
+    both.set(plan.numCandidates.tail!, plan.numCandidates.head!.length);
+    out.both = estimate(tasks.realistic, both);
+  }
+  return out;
 }
 
 /**
@@ -695,7 +870,10 @@ async function finish(
 }
 
 /** The rows and shard of a run, for finishRun. */
-type RunSlice = Pick<RunContext, "opts" | "out" | "t0" | "lo" | "hi" | "shard"> & { sample?: TaskSample | null };
+type RunSlice = Pick<RunContext, "opts" | "out" | "t0" | "lo" | "hi" | "shard"> & {
+  sample?: TaskSample | null;
+  estimating?: SampledEstimatePlan | null;
+};
 
 /** --save-state (with the run's fingerprint of `decisive`), finalize, --ranks-out and the printed results. */
 async function finishRun(
@@ -739,7 +917,8 @@ async function finishRun(
   );
   if (opts.ranksOut) writeRanksOut(opts.ranksOut, results, labels);
   const estimates = run.sample ? estimateFull(results, run.sample, opts.ks ? { ks: opts.ks } : {}) : null;
-  emit(out, renderEvaluation(results, report, opts.format, t0, estimates), opts.output, opts.quiet);
+  const fromNegatives = run.estimating ? sampledEstimates(results, run.estimating, opts) : null;
+  emit(out, renderEvaluation(results, report, opts.format, t0, estimates, fromNegatives), opts.output, opts.quiet);
 }
 
 /** Flags that name a dataset, triples or another source of scores: none applies to dataset-free sampled ranking. */

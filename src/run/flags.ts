@@ -8,7 +8,7 @@ import { Command, CommanderError, Option } from "commander";
 
 import { KgrankError } from "../checks/errors";
 
-import { sampleSizeArg, sidesArg, stratifyArg } from "./datasets";
+import { estimatorsArg, negativesFromArg, sampleSizeArg, sidesArg, stratifyArg } from "./datasets";
 import type { EvaluateOptions } from "./evaluate-run";
 import {
   formatOption,
@@ -69,10 +69,22 @@ export function evaluateFlags(cmd: Command): Command {
         "OGB's y_pred_neg: K negatives' scores per task, shape (n, K); no dataset or labels needed",
       ),
     (c) =>
-      c.option(
-        "--negatives-ids <file>",
-        "OGB protocol from embeddings: rows x K entity ids (integer .npy), the candidates of each triple on every side",
-      ),
+      c
+        .option(
+          "--negatives-ids <file>",
+          "OGB protocol from embeddings: rows x K entity ids (integer .npy), the candidates of each triple on every side",
+        )
+        .option(
+          "--estimate-full [estimators]",
+          "with --negatives-ids: also estimate the full-ranking MRR and Hits@k from the sampled ranks (sampled, minimum-mse, minimum-bias; default those within the work limits)",
+          estimatorsArg,
+        )
+        .option(
+          "--negatives-from <set>",
+          "with --estimate-full: what the negatives were drawn from, all (every entity but the true one; default) or filtered (not a known answer; checked)",
+          negativesFromArg,
+        )
+        .option("--replacement", "with --estimate-full: the negatives were drawn with replacement"),
   )
     .option(
       "--memory <size>",

@@ -360,8 +360,14 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
       `must be an integer >= 1 with --shards x --entity-shards at most ${MAX_SHARDS} jobs, got ${M} x ${opts.shards}`,
     );
   }
+  const o = parseEvaluateArgs(args.slice(1));
+  for (const [given, flag, why] of [
+    [o.sampleTasks !== undefined, "--sample-tasks", "a sample is drawn, ranked and estimated in one process"],
+    [o.estimateFull, "--estimate-full", "its estimates need every task's rank in one process"],
+  ] as const) {
+    if (given) throw new KgrankInputError(flag, `is not run by queue jobs (${why}): run it with kgrank evaluate`);
+  }
   if (M > 1) {
-    const o = parseEvaluateArgs(args.slice(1));
     if (!(o.modelDir || o.interaction || o.entityEmbeddings) || o.negativesIds) {
       throw new KgrankInputError(
         "--entity-shards",

@@ -5,6 +5,7 @@
  */
 import { backendInfo } from "../backend/backend";
 import type { RankResults } from "../evaluation/results";
+import type { SampledRankEstimates } from "../evaluation/sampled-negatives";
 import type { FullEstimates } from "../evaluation/task-sample";
 import { metricSelection } from "../metrics/index";
 
@@ -48,6 +49,7 @@ export function renderEvaluation(
   format: Format,
   t0: number,
   estimates: FullEstimates | null = null,
+  fromNegatives: Partial<Record<"head" | "tail" | "both", SampledRankEstimates>> | null = null,
 ): string {
   const info = backendInfo();
   const relations = r.byRelation ? results.byRelation() : null;
@@ -72,6 +74,7 @@ export function renderEvaluation(
       },
       intervals: results.intervals(),
       ...(estimates ? { estimates } : {}),
+      ...(fromNegatives ? { fullRankingEstimates: fromNegatives } : {}),
       info: results.info,
       byRelation: relations?.map((g) => ({
         relation: relLabel(g.relation),
@@ -102,6 +105,20 @@ export function renderEvaluation(
     for (const [key, v] of Object.entries(estimates?.values ?? {})) {
       const [side, rt, metric] = key.split(".");
       rowsOut.push(["full estimate", side, rt, metric, v.estimate, undefined, v.lower, v.upper]);
+    }
+    // Full-ranking estimates from the sampled negatives: relation "full estimate (ESTIMATOR)", realistic ranks.
+    for (const [side, est] of Object.entries(fromNegatives ?? {})) {
+      for (const r of sampledRows(est))
+        rowsOut.push([
+          `full estimate (${r.estimator})`,
+          side,
+          "realistic",
+          r.metric,
+          r.estimate,
+          undefined,
+          r.lower,
+          r.upper,
+        ]);
     }
     return csv(header, rowsOut);
   }
@@ -135,6 +152,14 @@ export function renderEvaluation(
     parts.push(table(format, header, rowsOut));
   }
   if (estimates) parts.push("", ...estimateLines(estimates, format));
+  for (const [side, est] of Object.entries(fromNegatives ?? {})) {
+    parts.push(
+      "",
+      `Full-ranking estimates from the sampled negatives (${side === "both" ? "both sides" : `${side} side`}, realistic ranks):`,
+    );
+    parts.push("", ...sampledLines(est, format, r.bootstrap !== null));
+  }
+  if (fromNegatives) parts.push("", SAMPLED_NOTE);
   parts.push("", `done in ${ms} ms`);
   return parts.join("\n");
 }
@@ -155,6 +180,59 @@ function estimateLines(e: FullEstimates, format: "table" | "markdown"): string[]
     table(format, ["metric", "estimate", "lower", "upper", "std. error"], rows),
   ];
 }
+
+/** The rows of sampled-negative estimates: estimator, metric, estimate and interval. */
+function sampledRows(est: SampledRankEstimates) {
+  return Object.entries(est.values).flatMap(([estimator, byMetric]) =>
+    Object.entries(byMetric!).map(([metric, v]) => ({ estimator, metric, ...v })),
+  );
+}
+
+/** What the sampled ranks were drawn from, in words: K, replacement, and N (one for all, or per task). */
+function sampledSetting(est: SampledRankEstimates): string {
+  const N = est.numCandidates;
+  const from =
+    typeof N === "number"
+      ? `N - 1 = ${N - 1} other candidates`
+      : `each task's N - 1 other candidates (N from ${N.min} to ${N.max}, ${N.distinct} distinct)`;
+  return (
+    `${est.tasks} ranks among K = ${est.numNegatives} negatives drawn ${est.replacement ? "with" : "without"} ` +
+    `replacement from ${from}; minimum-bias gamma ${est.gamma}`
+  );
+}
+
+/** `kgrank estimate-full`'s output (estimateFromSampledRanks' estimates as table / markdown / csv / json). */
+export function renderSampledEstimates(est: SampledRankEstimates, format: Format, bootstrap: boolean): string {
+  const rows = sampledRows(est);
+  if (format === "json") return json(est);
+  if (format === "csv")
+    return csv(
+      ["estimator", "metric", "estimate", "lower", "upper"],
+      rows.map((r) => [r.estimator, r.metric, r.estimate, r.lower, r.upper]),
+    );
+  return [...sampledLines(est, format, bootstrap), "", SAMPLED_NOTE].join("\n");
+}
+
+function sampledLines(est: SampledRankEstimates, format: "table" | "markdown", bootstrap: boolean): string[] {
+  return [
+    sampledSetting(est),
+    "",
+    table(
+      format,
+      ["estimator", "metric", "estimate", ...(bootstrap ? ["lower (95%)", "upper (95%)"] : [])],
+      sampledRows(est).map((r) => [
+        r.estimator,
+        r.metric,
+        fmt(r.estimate),
+        ...(bootstrap ? [fmt(r.lower), fmt(r.upper)] : []),
+      ]),
+    ),
+  ];
+}
+
+const SAMPLED_NOTE =
+  "sampled: the plain mean over the sampled ranks; minimum-mse and minimum-bias: Krichene & Rendle's " +
+  'corrections under a uniform prior on the full rank (docs/evaluate.md, "Sampled negatives, corrected")';
 
 const MRR = "inverse_harmonic_mean_rank";
 /** The per-relation table's columns without --metrics: metric key and column title. */
