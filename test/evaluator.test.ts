@@ -85,6 +85,27 @@ describe(`RankEvaluator feeding on ${label}`, () => {
     });
   }
 
+  it("add() calls in flight together, with and without onProgress (two count paths), give the sync results", async () => {
+    const rows = test.length / 3;
+    const scores = randomScores(rows, 3);
+    fixTrue(scores, test, "tail");
+    const want = new RankEvaluator({ numEntities: N, filterTriples: allTriples, sides: "tail" });
+    want.addSync({ triples: test, side: "tail", scores });
+    const ev = new RankEvaluator({ numEntities: N, filterTriples: allTriples, sides: "tail" });
+    const pending: Promise<void>[] = [];
+    for (let start = 0, b = 0; start < rows; start += 50, b++) {
+      const end = Math.min(rows, start + 50);
+      const batch = {
+        triples: test.subarray(3 * start, 3 * end),
+        side: "tail" as const,
+        scores: scores.subarray(start * N, end * N),
+      };
+      pending.push(ev.add(b % 3 ? batch : { ...batch, onProgress: () => undefined }));
+    }
+    await Promise.all(pending);
+    expect(ev.taskColumns("tail")).toEqual(want.taskColumns("tail"));
+  });
+
   it("restricts tasks to relations and entities, and candidates to the kept entities", () => {
     const keptRel = [0, 1, 2, 3, 5, 8, 13, 21];
     const keptEnt = Array.from({ length: N }, (_, e) => e).filter((e) => e % 3 !== 0 || e < 20);
