@@ -128,9 +128,11 @@ bool FilterIndex::packed_answers_many(const int32_t* anchor, const int32_t* rela
   for (size_t g0 = 0; g0 < n; g0 += kGroup) {
     const size_t g1 = std::min(n, g0 + kGroup);
     // One lower-bound search per key (the relation's first packed value) as base + length narrowed branch-free:
-    // base moves past the probe when the probe is below the key. The end of the run is then found by walking it:
-    // the caller reads every entry of the run next (the answers' scores), so the walk touches no line the caller
-    // would not, where a second binary search would add about log2(segment) lines of its own.
+    // base moves past the probe when the probe is below the key. The end of the run is then found by galloping from
+    // its start (probes 1, 2, 4, ... entries on, then a binary search between the last two): O(log run) compares
+    // where walking the run took one per answer (FB15k-237's head side: 434 answers a task on average, 5 % of a
+    // filtered pass walked them). The caller reads every entry of the run next (the answers' scores), so the probes
+    // touch no line it would not.
     const uint32_t* base[kGroup];
     const uint32_t* seg_end[kGroup];
     size_t len[kGroup];
@@ -171,12 +173,30 @@ bool FilterIndex::packed_answers_many(const int32_t* anchor, const int32_t* rela
       const size_t j = i - g0;
       // The run of this relation: entries whose relation bits equal the key's, up to the next relation's values or
       // the segment's end.
-      const uint32_t rel = static_cast<uint32_t>(key[j] >> answer_bits_);
-      const uint32_t* e = base[j];
-      const uint32_t* end = seg_end[j];
-      while (e != end && (*e >> answer_bits_) == rel) ++e;  // answer_bits_ <= 31: ids are int32
-      first[i] = base[j];
-      count[i] = static_cast<size_t>(e - base[j]);
+      // The run is [base, base + n): entries below the next relation's first value (answer_bits_ <= 31: ids are
+      // int32, so that value fits in 64 bits). Every entry at or after base is >= key (lower bound above).
+      const uint64_t next = key[j] + (uint64_t{1} << answer_bits_);
+      const uint32_t* b = base[j];
+      const size_t avail = static_cast<size_t>(seg_end[j] - b);
+      size_t lo = 0;  // b[lo - 1] < next (vacuous for lo = 0)
+      size_t hi = 1;  // gallop until b[hi - 1] >= next or past the segment
+      while (hi <= avail && b[hi - 1] < next) {
+        lo = hi;
+        hi <<= 1;
+      }
+      hi = std::min(hi, avail + 1);
+      // The run's length n is in [lo, hi): the first index in [lo, hi - 1) whose entry is >= next, else hi - 1.
+      size_t n_lo = lo, n_hi = hi - 1;
+      while (n_lo < n_hi) {
+        const size_t mid = n_lo + ((n_hi - n_lo) >> 1);
+        if (b[mid] < next) {
+          n_lo = mid + 1;
+        } else {
+          n_hi = mid;
+        }
+      }
+      first[i] = b;
+      count[i] = n_lo;
     }
   }
   return true;
