@@ -50,6 +50,9 @@ void generate_ranks_small_scalar(const double* num_candidates, uint32_t n, uint3
 #ifdef KGRANK_HAVE_AVX2
 void generate_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_t key, double* out);
 #endif
+#ifdef KGRANK_HAVE_AVX512
+void generate_ranks_small_avx512(const double* num_candidates, uint32_t n, uint32_t key, double* out);
+#endif
 
 #ifdef KGRANK_HAVE_NEON
 Counts count_f32_neon(const float* x, size_t n, float t);

@@ -12,8 +12,9 @@
 namespace kgrank {
 
 // The stream, with internal linkage: the ISA kernels (generate_ranks_small_body below, compiled into
-// kernels_scalar.cpp and kernels_avx2.cpp) use it, and an inline function with external linkage compiled with -mavx2
-// in one unit could be the copy the linker keeps for every unit (the hazard rank_sums.h describes).
+// kernels_scalar.cpp, kernels_avx2.cpp and kernels_avx512.cpp) use it, and an inline function with external linkage
+// compiled with -mavx2 in one unit could be the copy the linker keeps for every unit (the hazard rank_sums.h
+// describes).
 namespace {
 
 inline uint32_t fmix32(uint32_t h) {

@@ -172,13 +172,17 @@ KernelTable make_table(SimdLevel level) {
 #endif
 #if defined(KGRANK_HAVE_AVX512) && defined(KGRANK_HAVE_AVX2)
     case SimdLevel::AVX512:
-      // AVX2's table with the AVX-512 kernels that exist (none for rank sums and rank generation: AVX2's run).
+      // AVX2's table with the AVX-512 kernels that exist (none for rank sums: AVX2's runs).
       t = make_table(SimdLevel::AVX2);
       t.count_f32 = isa::count_f32_avx512;
       t.count_f64 = isa::count_f64_avx512;
       t.read = isa::read_avx512;
       t.answers_f32 = isa::answers_f32_avx512;
-      for (KernelFamily f : {KernelFamily::Count, KernelFamily::Read, KernelFamily::Answers}) set(f, SimdLevel::AVX512);
+      t.generate_ranks_small = isa::generate_ranks_small_avx512;
+      for (KernelFamily f :
+           {KernelFamily::Count, KernelFamily::Read, KernelFamily::Answers, KernelFamily::GenerateRanks}) {
+        set(f, SimdLevel::AVX512);
+      }
       break;
 #endif
 #ifdef KGRANK_HAVE_NEON

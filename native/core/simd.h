@@ -52,8 +52,8 @@ struct KernelTable {
   RankChunkSumsFn rank_chunk_sums;
   GenerateRanksSmallFn generate_ranks_small;
   // The instruction set each family's kernel above is written for (indexed by KernelFamily): a family without a
-  // kernel of its own at a level runs the next lower one (answers: NEON -> scalar; rank sums and rank generation:
-  // AVX-512 -> AVX2, NEON -> scalar).
+  // kernel of its own at a level runs the next lower one (answers: NEON -> scalar; rank sums: AVX-512 -> AVX2;
+  // rank sums and rank generation: NEON -> scalar).
   SimdLevel variant[kKernelFamilies];
 };
 
