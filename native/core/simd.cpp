@@ -152,7 +152,7 @@ namespace {
 
 KernelTable make_table(SimdLevel level) {
   KernelTable t{isa::count_f32_scalar, isa::count_f64_scalar, isa::read_scalar, isa::answers_f32_scalar,
-                isa::rank_chunk_sums_scalar, isa::generate_ranks_small_scalar,
+                isa::rank_chunk_sums_scalar, isa::generate_ranks_small_scalar, isa::generate_inverse_ranks_small_scalar,
                 {SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar}};
   auto set = [&t](KernelFamily f, SimdLevel v) { t.variant[static_cast<int>(f)] = v; };
   switch (level) {
@@ -164,6 +164,7 @@ KernelTable make_table(SimdLevel level) {
       t.answers_f32 = isa::answers_f32_avx2;
       t.rank_chunk_sums = isa::rank_chunk_sums_avx2;
       t.generate_ranks_small = isa::generate_ranks_small_avx2;
+      t.generate_inverse_ranks_small = isa::generate_inverse_ranks_small_avx2;
       for (KernelFamily f : {KernelFamily::Count, KernelFamily::Read, KernelFamily::Answers, KernelFamily::RankSums,
                              KernelFamily::GenerateRanks}) {
         set(f, SimdLevel::AVX2);
@@ -179,6 +180,7 @@ KernelTable make_table(SimdLevel level) {
       t.read = isa::read_avx512;
       t.answers_f32 = isa::answers_f32_avx512;
       t.generate_ranks_small = isa::generate_ranks_small_avx512;
+      t.generate_inverse_ranks_small = isa::generate_inverse_ranks_small_avx512;
       for (KernelFamily f :
            {KernelFamily::Count, KernelFamily::Read, KernelFamily::Answers, KernelFamily::GenerateRanks}) {
         set(f, SimdLevel::AVX512);
