@@ -166,12 +166,18 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
       uint32_t* c = local.data();
       count_bucket(b, c);
       const uint32_t base = static_cast<uint32_t>(b << kBucketShift);
+      // Without a branch per counter (zero counters fall at unpredictable places): every counter is written at `at`,
+      // which moves on past the non-zero ones only. The loop ends with the bucket's last distinct value, so it
+      // writes inside the bucket's own bins [offset[b], offset[b + 1]); the counters after that one are zero.
+      double* const hn = h.n.data();
+      double* const hw = h.w1.data();
       size_t at = offset[b];
-      const size_t w = width(b);
-      for (size_t v = 0; v < w; ++v) {
-        if (c[v] == 0) continue;
-        h.n[at] = static_cast<double>(base + v);
-        h.w1[at++] = c[v];
+      const size_t end = offset[b + 1];
+      for (size_t v = 0; at < end; ++v) {
+        const uint32_t cv = c[v];
+        hn[at] = static_cast<double>(base + v);
+        hw[at] = cv;
+        at += cv != 0;
         c[v] = 0;
       }
     });
@@ -226,9 +232,9 @@ namespace {
 // Per-task moments of the additive closed forms for r ~ Uniform{1..n}.
 Moments arithmetic_moments(double n) { return {(n + 1) / 2, (n - 1) * (n + 1) / 12}; }
 
-Moments inverse_harmonic_moments(double n) {
+// From h = harmonic_means(n).
+Moments inverse_harmonic_moments(const HarmonicPair& h) {
   // Var[1/r] = H_2(n)/n - (H_1(n)/n)^2; for n = 1 both terms are 1 and the difference is exactly 0.
-  const HarmonicPair h = harmonic_means(n);
   return {h.h1_over_n, std::max(0.0, h.h2_over_n - h.h1_over_n * h.h1_over_n)};
 }
 
@@ -274,6 +280,28 @@ void blocked_sum(size_t begin, size_t end, unsigned threads, SumPair& into, Bin 
   }
 }
 
+// blocked_sum whose blocks first run prepare(from, to, scratch) (the library calls of the block, e.g. its logs, into
+// a per-thread scratch of kBinBlock values of type T), then bin(i, scratch[i - from], pair): the per-bin arithmetic
+// and the sums then run without a call that would spill them to memory. Same blocks, same order, same bits.
+template <class T, class Prepare, class Bin>
+void blocked_sum_prepared(size_t begin, size_t end, unsigned threads, SumPair& into, Prepare prepare, Bin bin) {
+  const size_t blocks = (end - begin + kBinBlock - 1) / kBinBlock;
+  std::vector<SumPair> partial(blocks);
+  parallel_for(blocks, threads, [&](size_t c) {
+    thread_local std::vector<T> scratch(kBinBlock);
+    const size_t from = begin + c * kBinBlock, to = std::min(end, from + kBinBlock);
+    T* const prepared = scratch.data();
+    prepare(from, to, prepared);
+    SumPair local;
+    for (size_t i = from; i < to; ++i) bin(i, prepared[i - from], local);
+    partial[c] = local;
+  });
+  for (size_t c = 0; c < blocks; ++c) {
+    into.a.merge(partial[c].a);
+    into.b.merge(partial[c].b);
+  }
+}
+
 // sum_b w1_b E_b / W and sum_b w2_b V_b / W^2 with per-bin moments fn(n) -> (E, V).
 template <class Fn>
 Moments combine(const double* n, const double* w1, const double* w2, size_t bins, double total, unsigned threads,
@@ -292,9 +320,14 @@ Moments combine(const double* n, const double* w1, const double* w2, size_t bins
 void geometric_logs(double a, const double* n, const double* mult, size_t bins, unsigned threads, SumPair& logs) {
   const PowerSweep sweep =
       power_sweep(a, n, bins, [&](size_t i, PowerSums s) { add_geometric_logs(n[i], mult[i], s, logs.a, logs.b); });
-  blocked_sum(sweep.first, bins, threads, logs, [&](size_t i, SumPair& s) {
-    add_geometric_logs(n[i], mult[i], sweep.at(n[i]), s.a, s.b);
-  });
+  blocked_sum_prepared<double>(
+      sweep.first, bins, threads, logs,
+      [&](size_t from, size_t to, double* log_n) {
+        for (size_t i = from; i < to; ++i) log_n[i - from] = std::log(n[i]);
+      },
+      [&](size_t i, double log_n, SumPair& s) {
+        add_geometric_logs(n[i], mult[i], sweep.at_log(n[i], log_n), s.a, s.b);
+      });
 }
 
 Moments geometric_finish(const SumPair& logs) {
@@ -338,8 +371,19 @@ Moments histogram_moments(ClosedMetric metric, const double* n, const double* w1
   switch (metric) {
     case ClosedMetric::ArithmeticMean:
       return combine(n, w1, w2, bins, total_weight, threads, arithmetic_moments);
-    case ClosedMetric::InverseHarmonicMean:
-      return combine(n, w1, w2, bins, total_weight, threads, inverse_harmonic_moments);
+    case ClosedMetric::InverseHarmonicMean: {
+      // combine(..., inverse_harmonic_moments) with the harmonic numbers of a block taken first.
+      SumPair sums;
+      blocked_sum_prepared<HarmonicPair>(
+          0, bins, threads, sums,
+          [&](size_t from, size_t to, HarmonicPair* h) { harmonic_means_block(n + from, to - from, h); },
+          [&](size_t i, const HarmonicPair& h, SumPair& s) {
+            const Moments m = inverse_harmonic_moments(h);
+            s.a.add(w1[i] * m.expectation);
+            s.b.add(w2[i] * m.variance);
+          });
+      return {sums.a.value() / total_weight, sums.b.value() / (total_weight * total_weight)};
+    }
     case ClosedMetric::Hits:
       return combine(n, w1, w2, bins, total_weight, threads, [k](double x) { return hits_moments(x, k); });
     case ClosedMetric::GeometricMean: {

@@ -71,6 +71,10 @@ HarmonicPair harmonic_means(double n) {
   return {harmonic1_series(n, x) * x, harmonic2_series(x) * x};
 }
 
+void harmonic_means_block(const double* n, size_t count, HarmonicPair* out) {
+  for (size_t i = 0; i < count; ++i) out[i] = harmonic_means(n[i]);
+}
+
 double harmonic_real(double n, double p) {
   constexpr double kM = 256;
   CompensatedSum s;

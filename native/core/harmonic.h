@@ -24,5 +24,7 @@ struct HarmonicPair {
   double h2_over_n;
 };
 HarmonicPair harmonic_means(double n);
+// out[i] = harmonic_means(n[i]) for i < count: a caller's loop over the results then runs without a call.
+void harmonic_means_block(const double* n, size_t count, HarmonicPair* out);
 
 }  // namespace kgrank

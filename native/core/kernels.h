@@ -45,10 +45,20 @@ Counts count_f64_avx512(const double* x, size_t n, double t);
 uint64_t read_avx512(const unsigned char* p, size_t bytes);
 #endif
 
-// The int32 fast path of the rank generator (sampling.h generate_ranks_small_body).
+// The int32 fast path of the rank generator (sampling.h generate_ranks_small_body): ranks, or the inverse ranks of
+// tasks first..first + n - 1.
 void generate_ranks_small_scalar(const double* num_candidates, uint32_t n, uint32_t key, double* out);
+void generate_inverse_ranks_small_scalar(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
+                                         double* out);
 #ifdef KGRANK_HAVE_AVX2
 void generate_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_t key, double* out);
+void generate_inverse_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
+                                       double* out);
+#endif
+#ifdef KGRANK_HAVE_AVX512
+void generate_ranks_small_avx512(const double* num_candidates, uint32_t n, uint32_t key, double* out);
+void generate_inverse_ranks_small_avx512(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
+                                         double* out);
 #endif
 
 #ifdef KGRANK_HAVE_NEON

@@ -267,7 +267,12 @@ uint64_t read_avx2(const unsigned char* p, size_t bytes) {
 }
 
 void generate_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_t key, double* out) {
-  generate_ranks_small_body(num_candidates, n, key, out);
+  generate_ranks_small_body<false>(num_candidates, n, key, 0, out);
+}
+
+void generate_inverse_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
+                                        double* out) {
+  generate_ranks_small_body<true>(num_candidates, n, key, first, out);
 }
 
 }  // namespace isa

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include "kernels.h"
+#include "sampling.h"
 
 namespace kgrank {
 namespace isa {
@@ -147,6 +148,16 @@ uint64_t read_avx512(const unsigned char* p, size_t bytes) {
   uint64_t acc = 0;
   for (uint64_t lane : lanes) acc += lane;
   return acc + read_scalar(p + i, bytes - i);
+}
+
+// The same loop as AVX2's, 16 lanes of 32-bit hashes per vector.
+void generate_ranks_small_avx512(const double* num_candidates, uint32_t n, uint32_t key, double* out) {
+  generate_ranks_small_body<false>(num_candidates, n, key, 0, out);
+}
+
+void generate_inverse_ranks_small_avx512(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
+                                        double* out) {
+  generate_ranks_small_body<true>(num_candidates, n, key, first, out);
 }
 
 }  // namespace isa

@@ -24,12 +24,15 @@ struct PowerSums {
   double s2;
 };
 
-// e = expm1(a log x) with a Taylor polynomial when `small` (|a log x| < 0.02: truncation < 1e-17 relative).
-inline double centred_power(double a, double x, bool small) {
-  const double u = a * std::log(x);
+// e = expm1(a log x) from log_x = std::log(x), with a Taylor polynomial when `small` (|a log x| < 0.02: truncation
+// < 1e-17 relative).
+inline double centred_power_of_log(double a, double log_x, bool small) {
+  const double u = a * log_x;
   if (!small) return std::expm1(u);
   return u * (1 + u * (1.0 / 2 + u * (1.0 / 6 + u * (1.0 / 24 + u * (1.0 / 120 + u * (1.0 / 720 + u * (1.0 / 5040)))))));
 }
+
+inline double centred_power(double a, double x, bool small) { return centred_power_of_log(a, std::log(x), small); }
 
 // log1p(x), by its Taylor polynomial for |x| < 0.02: to x^5 below 1e-4 (first omitted term < 2e-21 relative),
 // to x^12 otherwise (< 3e-22 relative); std::log1p above.
@@ -50,7 +53,23 @@ struct PowerTail {
   double d1, d3, d5;    // a/12, -c3(a)/720, c5(a)/30240 (c_k: falling products)
   double e3, e5;        // -c3(2a)/720, c5(2a)/30240
   PowerTail(double a, bool small);
-  PowerSums operator()(double x) const;
+  // T(x) from log_x = std::log(x) (a caller can take the logs of a block apart, so the arithmetic here runs without
+  // a library call that spills its registers; the same operations, so the same bits).
+  PowerSums of_log(double x, double log_x) const {
+    const double e = centred_power_of_log(a, log_x, small);  // x^a - 1
+    const double p = 1 + e;                                   // x^a
+    const double inv = 1 / x;
+    const double inv2 = inv * inv;
+    const double inv3 = inv2 * inv;
+    const double inv5 = inv3 * inv2;
+    // f1 = x^a - 1: F1 = x (e - a)/(1 + a), f1^(k) = c_k(a) x^a / x^k
+    const double t1 = x * (e - a) * f1 + 0.5 * e + p * (d1 * inv + d3 * inv3 + d5 * inv5);
+    // f2 = x^2a - 2 x^a + 1: f2' = 2 a x^a e / x, f2^(k) = (c_k(2a) x^2a - 2 c_k(a) x^a) / x^k
+    const double t2 = x * (e * e * (1 + a) - 2 * a * e + 2 * a * a) * f2 + 0.5 * e * e + 2 * d1 * p * e * inv +
+                      (e3 * p * p - 2 * d3 * p) * inv3 + (e5 * p * p - 2 * d5 * p) * inv5;
+    return {t1, t2};
+  }
+  PowerSums operator()(double x) const { return of_log(x, std::log(x)); }
 };
 
 // The sweep of one exponent a in (0, 1] over sorted distinct values n[0..count) (integers >= 1, count >= 1): the
@@ -63,8 +82,10 @@ struct PowerSweep {
   double base1, base2;  // S1, S2 at the sweep limit M
   PowerTail tail;
   PowerSums tail_at_limit;  // T(M)
-  PowerSums at(double x) const {
-    const PowerSums t = tail(x);
+  PowerSums at(double x) const { return at_log(x, std::log(x)); }
+  // at(x) from log_x = std::log(x).
+  PowerSums at_log(double x, double log_x) const {
+    const PowerSums t = tail.of_log(x, log_x);
     return {base1 + (t.s1 - tail_at_limit.s1), base2 + (t.s2 - tail_at_limit.s2)};
   }
 };

@@ -12,8 +12,9 @@
 namespace kgrank {
 
 // The stream, with internal linkage: the ISA kernels (generate_ranks_small_body below, compiled into
-// kernels_scalar.cpp and kernels_avx2.cpp) use it, and an inline function with external linkage compiled with -mavx2
-// in one unit could be the copy the linker keeps for every unit (the hazard rank_sums.h describes).
+// kernels_scalar.cpp, kernels_avx2.cpp and kernels_avx512.cpp) use it, and an inline function with external linkage
+// compiled with -mavx2 in one unit could be the copy the linker keeps for every unit (the hazard rank_sums.h
+// describes).
 namespace {
 
 inline uint32_t fmix32(uint32_t h) {
@@ -45,13 +46,18 @@ inline double uniform01(uint32_t seed, uint32_t sample, uint32_t index) {
 // The rank generator's kernel when every N_i < 2^31 (and n < 2^32): u * N_i < 2^31 then truncates through int32,
 // which vectorises (a double -> int64/uint64 conversion does not, before AVX-512), and the loop has no branch.
 // Bit-identical to the general loop 1 + floor(u * N_i). isa::generate_ranks_small_* (kernels.h) compile it per ISA.
-inline void generate_ranks_small_body(const double* num_candidates, uint32_t n, uint32_t key, double* out) {
+// out[i] is the rank of task first + i (stream index first + i, count num_candidates[i]), or its inverse 1 / r with
+// `Inverse` (the same division as the statistic's, vectorised with the draws).
+template <bool Inverse>
+inline void generate_ranks_small_body(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
+                                      double* out) {
   for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t h = mix32(key, i);
+    const uint32_t h = mix32(key, first + i);
     const int32_t hi = static_cast<int32_t>(h >> 5);                       // 27 bits
     const int32_t lo = static_cast<int32_t>(fmix32(h + 0x63d83595u) >> 6);  // 26 bits
     const double u = (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
-    out[i] = 1.0 + static_cast<double>(static_cast<int32_t>(u * num_candidates[i]));
+    const double r = 1.0 + static_cast<double>(static_cast<int32_t>(u * num_candidates[i]));
+    out[i] = Inverse ? 1.0 / r : r;
   }
 }
 

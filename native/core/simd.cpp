@@ -152,7 +152,7 @@ namespace {
 
 KernelTable make_table(SimdLevel level) {
   KernelTable t{isa::count_f32_scalar, isa::count_f64_scalar, isa::read_scalar, isa::answers_f32_scalar,
-                isa::rank_chunk_sums_scalar, isa::generate_ranks_small_scalar,
+                isa::rank_chunk_sums_scalar, isa::generate_ranks_small_scalar, isa::generate_inverse_ranks_small_scalar,
                 {SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar}};
   auto set = [&t](KernelFamily f, SimdLevel v) { t.variant[static_cast<int>(f)] = v; };
   switch (level) {
@@ -164,6 +164,7 @@ KernelTable make_table(SimdLevel level) {
       t.answers_f32 = isa::answers_f32_avx2;
       t.rank_chunk_sums = isa::rank_chunk_sums_avx2;
       t.generate_ranks_small = isa::generate_ranks_small_avx2;
+      t.generate_inverse_ranks_small = isa::generate_inverse_ranks_small_avx2;
       for (KernelFamily f : {KernelFamily::Count, KernelFamily::Read, KernelFamily::Answers, KernelFamily::RankSums,
                              KernelFamily::GenerateRanks}) {
         set(f, SimdLevel::AVX2);
@@ -172,13 +173,18 @@ KernelTable make_table(SimdLevel level) {
 #endif
 #if defined(KGRANK_HAVE_AVX512) && defined(KGRANK_HAVE_AVX2)
     case SimdLevel::AVX512:
-      // AVX2's table with the AVX-512 kernels that exist (none for rank sums and rank generation: AVX2's run).
+      // AVX2's table with the AVX-512 kernels that exist (none for rank sums: AVX2's runs).
       t = make_table(SimdLevel::AVX2);
       t.count_f32 = isa::count_f32_avx512;
       t.count_f64 = isa::count_f64_avx512;
       t.read = isa::read_avx512;
       t.answers_f32 = isa::answers_f32_avx512;
-      for (KernelFamily f : {KernelFamily::Count, KernelFamily::Read, KernelFamily::Answers}) set(f, SimdLevel::AVX512);
+      t.generate_ranks_small = isa::generate_ranks_small_avx512;
+      t.generate_inverse_ranks_small = isa::generate_inverse_ranks_small_avx512;
+      for (KernelFamily f :
+           {KernelFamily::Count, KernelFamily::Read, KernelFamily::Answers, KernelFamily::GenerateRanks}) {
+        set(f, SimdLevel::AVX512);
+      }
       break;
 #endif
 #ifdef KGRANK_HAVE_NEON

@@ -40,6 +40,8 @@ using AnswersF32Fn = Counts (*)(const float* row, const uint32_t* entries, size_
 using RankChunkSumsFn = void (*)(const double* x, size_t n, const double* ks, size_t num_k, uint64_t* hits,
                                  uint32_t* hist, bool centred, RankChunkSums* out);
 using GenerateRanksSmallFn = void (*)(const double* num_candidates, uint32_t n, uint32_t key, double* out);
+using GenerateInverseRanksSmallFn = void (*)(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
+                                             double* out);
 
 enum class KernelFamily : int { Count = 0, Read = 1, Answers = 2, RankSums = 3, GenerateRanks = 4 };
 constexpr int kKernelFamilies = 5;
@@ -51,9 +53,10 @@ struct KernelTable {
   AnswersF32Fn answers_f32;
   RankChunkSumsFn rank_chunk_sums;
   GenerateRanksSmallFn generate_ranks_small;
+  GenerateInverseRanksSmallFn generate_inverse_ranks_small;  // the rank generation family too
   // The instruction set each family's kernel above is written for (indexed by KernelFamily): a family without a
-  // kernel of its own at a level runs the next lower one (answers: NEON -> scalar; rank sums and rank generation:
-  // AVX-512 -> AVX2, NEON -> scalar).
+  // kernel of its own at a level runs the next lower one (answers: NEON -> scalar; rank sums: AVX-512 -> AVX2;
+  // rank sums and rank generation: NEON -> scalar).
   SimdLevel variant[kKernelFamilies];
 };
 

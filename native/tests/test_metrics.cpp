@@ -4,6 +4,7 @@
 #include <random>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <vector>
 
 #include "aggregate.h"
@@ -147,6 +148,71 @@ void centred_power_sums_match_direct_sums() {
   }
   CHECK(kgrank::log1p_small(1e-5) == std::log1p(1e-5) || close(kgrank::log1p_small(1e-5), std::log1p(1e-5), 1e-16));
   CHECK(close(kgrank::log1p_small(0.015), std::log1p(0.015), 2e-16));
+}
+
+// The dense histogram against a std::map: several buckets of 2^17 values, one of them empty, buckets whose last
+// counters are zero and bins that are alone in theirs (the bins of a bucket are written without a branch, up to its
+// last distinct value). Then the per-block helpers of the closed forms against their one-value forms, bit for bit.
+void dense_histogram_and_block_helpers() {
+  std::vector<double> n;
+  for (uint32_t i = 0; i < 40000; ++i) {
+    const uint32_t v = (i * 2654435761u) >> 15;  // 1..131071, scattered, with repeats and gaps
+    n.push_back(v == 0 ? 1.0 : static_cast<double>(v));
+  }
+  for (double v : {262144.0, 262145.0, 300000.0, 300000.0, 311000.0}) n.push_back(v);  // bucket 1 stays empty
+  // max N 311,000 <= 8 x count + 4096: the dense path (a larger max N would send it to the sort)
+  std::map<double, double> want;
+  for (double v : n) want[v] += 1;
+  const kgrank::CandidateHistogram h = kgrank::candidate_histogram(n.data(), nullptr, n.size(), 2);
+  CHECK_EQ(h.n.size(), want.size());
+  size_t at = 0;
+  for (const auto& [v, m] : want) {
+    if (at >= h.n.size()) break;
+    CHECK_EQ(h.n[at], v);
+    CHECK_EQ(h.w1[at], m);
+    ++at;
+  }
+  std::vector<double> values = {1, 2, 100, 65536, 65537, 1e6, 2.5e6};
+  std::vector<kgrank::HarmonicPair> pairs(values.size());
+  kgrank::harmonic_means_block(values.data(), values.size(), pairs.data());
+  for (size_t i = 0; i < values.size(); ++i) {
+    CHECK_EQ(pairs[i].h1_over_n, kgrank::harmonic_means(values[i]).h1_over_n);
+    CHECK_EQ(pairs[i].h2_over_n, kgrank::harmonic_means(values[i]).h2_over_n);
+  }
+  for (double a : {1.0 / 1.2e6, 0.3}) {
+    const kgrank::PowerSweep sweep =
+        kgrank::power_sweep(a, values.data(), values.size(), [](size_t, kgrank::PowerSums) {});
+    for (size_t i = sweep.first; i < values.size(); ++i) {
+      CHECK_EQ(sweep.at_log(values[i], std::log(values[i])).s1, sweep.at(values[i]).s1);
+      CHECK_EQ(sweep.at_log(values[i], std::log(values[i])).s2, sweep.at(values[i]).s2);
+    }
+  }
+}
+
+// The inverse-harmonic Monte Carlo (eight samples' sums side by side, the inverse ranks drawn per slice) against
+// statistic_of over each sample's ranks, bit for bit: every SIMD level, 1 and 2 threads, with and without weights,
+// a sample count that leaves the last group of eight part empty and a task count that is not a whole slice.
+void inverse_harmonic_samples_match_statistic_of() {
+  using kgrank::SimdLevel;
+  const size_t n = 1000, samples = 13;
+  std::vector<double> nc(n), w(n), ranks(n), got(samples);
+  for (size_t i = 0; i < n; ++i) {
+    nc[i] = 1 + static_cast<double>((i * 104729) % 70001);
+    w[i] = 0.5 + static_cast<double>(i % 7) / 3;
+  }
+  for (const double* weights : {static_cast<const double*>(nullptr), static_cast<const double*>(w.data())}) {
+    for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
+      if (!kgrank::simd_supported(level)) continue;
+      for (unsigned threads : {1u, 2u}) {
+        kgrank::sample_statistic(nc.data(), weights, n, samples, 9, kgrank::Statistic::InverseHarmonic, 0,
+                                 got.data(), threads, level);
+        for (size_t s = 0; s < samples; ++s) {
+          kgrank::generate_ranks(nc.data(), n, 9, static_cast<uint32_t>(s), ranks.data());
+          CHECK_EQ(got[s], kgrank::statistic_of(kgrank::Statistic::InverseHarmonic, ranks.data(), weights, n, 0));
+        }
+      }
+    }
+  }
 }
 
 void sampling_stream() {
@@ -299,5 +365,7 @@ int main() {
   sampling_stream();
   aggregate_invalid_ranks_are_counted_without_ub();
   centred_power_sums_match_direct_sums();
+  dense_histogram_and_block_helpers();
+  inverse_harmonic_samples_match_statistic_of();
   TEST_MAIN_END();
 }

@@ -4,7 +4,9 @@
  * percentile intervals for the mean and the variance. The bootstrap runs here, in TypeScript, for both backends.
  */
 import { KgrankInputError } from "../checks/errors";
-import { CompensatedSum, quantile, streamKey, uniform01Keyed } from "../numeric";
+import { CompensatedSum } from "../numeric/compensated";
+import { quantile } from "../numeric/quantile";
+import { streamKey, uniform01Keyed } from "../numeric/random";
 import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../checks/validate";
 import type { EstimateOptions, Interval } from "./types";
 
