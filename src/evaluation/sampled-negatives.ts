@@ -13,7 +13,9 @@
  */
 import { KgrankInputError } from "../checks/errors";
 import { cutoffs, describe, integer, isArrayLike, optionKeys, options } from "../checks/validate";
-import { quantile, streamKey, uniform01Keyed } from "../numeric";
+import { quantile } from "../numeric/quantile";
+// From its module, not the barrel: tsc's CommonJS re-exports are getters, and one call per draw keeps V8 from inlining.
+import { streamKey, uniform01Keyed } from "../numeric/random";
 import { checkBootstrap } from "./tabulate";
 import type { BootstrapOptions } from "./types";
 

@@ -4,7 +4,9 @@
  * breakdowns (per relation, relation category, degree bucket), which tabulate subsets of the same tasks.
  */
 import { KgrankInputError, NoClosedFormError } from "../checks/errors";
-import { quantile, streamKey, uniform01Keyed } from "../numeric";
+import { quantile } from "../numeric/quantile";
+// From its module, not the barrel: tsc's CommonJS re-exports are getters, and one call per draw keeps V8 from inlining.
+import { streamKey, uniform01Keyed } from "../numeric/random";
 import { type CandidateSet, metricValues, prepareCandidates } from "../metrics/index";
 import type { Interval, RankMetric } from "../metrics/types";
 import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../checks/validate";
