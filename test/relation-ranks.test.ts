@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
-import { KgrankInputError, RankEvaluator, RelationRanker } from "../src/index";
+import { FrequencyBaseline, KgrankInputError, RankEvaluator, RelationRanker } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { loadBundled, loadShared, sharedDataset } from "./helpers/datasets";
 import { describeWith, external, pythonWith } from "./helpers/external";
@@ -122,6 +122,31 @@ describe(`RelationRanker on ${backendLabel}`, () => {
       14,
     );
     expect(res.get("tail.realistic.arithmetic_mean_rank")).toBe(1.75);
+  });
+
+  it("FrequencyBaseline scores relations by counts of (h, r, ·) plus (·, r, t) in train", () => {
+    const baseline = new FrequencyBaseline(train, E, R);
+    const scores = baseline.scoreRelations(test);
+    expect(scores.length).toBe((test.length / 3) * R);
+    for (let i = 0; i < test.length / 3; i += 17) {
+      const [h, t] = [test[3 * i]!, test[3 * i + 2]!];
+      for (let r = 0; r < R; r++) {
+        let count = 0;
+        for (let k = 0; k < train.length; k += 3) {
+          if (train[k + 1] !== r) continue;
+          count += (train[k] === h ? 1 : 0) + (train[k + 2] === t ? 1 : 0);
+        }
+        expect(scores[i * R + r], `row ${i}, relation ${r}`).toBe(count);
+      }
+    }
+    const ranks = new RelationRanker({ numEntities: E, numRelations: R, filterTriples: [train, valid, test] }).rank({
+      triples: test,
+      scores,
+    });
+    const want = bruteForce(test, scores, R, known);
+    expect(Array.from(ranks.optimistic)).toEqual(want.optimistic);
+    expect(Array.from(ranks.pessimistic)).toEqual(want.pessimistic);
+    expect(() => baseline.scoreRelations([0, 0, E])).toThrow(/triples: row 0: tail/);
   });
 
   it("refuses bad input with typed errors naming the argument", () => {
