@@ -67,6 +67,8 @@ export type {
 export { ChunkedBatch } from "./evaluation/chunked";
 export type { ChunkedBatchOptions, EntitySlice } from "./evaluation/chunked";
 export { RankResults } from "./evaluation/results";
+export { RelationRanker } from "./evaluation/relation-ranks";
+export type { RelationBatch, RelationRankerOptions } from "./evaluation/relation-ranks";
 export { estimateFull, sampleTasks } from "./evaluation/task-sample";
 export { estimateFromSampledRanks } from "./evaluation/sampled-negatives";
 export type {

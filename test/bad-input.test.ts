@@ -30,6 +30,7 @@ import {
   prepareCandidates,
   RankCounter,
   RankEvaluator,
+  RelationRanker,
   UnknownMetricError,
   encodeNpy,
   loadDataset,
@@ -1301,6 +1302,22 @@ export const CASES: Case[] = [
     call: () => evaluateWikiKG90Mv2({ tPredTop10: new Int32Array(9), t: [1] }),
     error: KgrankInputError,
     argument: "tPredTop10",
+  },
+  {
+    kind: "relation scores not rows x numRelations",
+    call: () => new RelationRanker({ numEntities: 3, numRelations: 2 }).rank({ triples, scores: f32(6) }),
+    error: KgrankInputError,
+    argument: "scores",
+  },
+  {
+    kind: "relation triple not in the relation filter",
+    call: () =>
+      new RelationRanker({ numEntities: 3, numRelations: 2, filterTriples: Int32Array.of(0, 0, 1) }).rank({
+        triples: Int32Array.of(0, 1, 1),
+        scores: f32(2),
+      }),
+    error: KgrankInputError,
+    argument: "triples",
   },
 ];
 

@@ -2,7 +2,8 @@
  * Scorers: anything that produces score batches for (triples, side). `FrequencyBaseline` needs no training: in
  * the spirit of PyKEEN's marginal-distribution baseline, the score of a candidate tail e for (h, r, ?) is the
  * number of training triples (·, r, e), and of a candidate head e for (?, r, t) the number of (e, r, ·). It is
- * deterministic and ties many candidates, which is why the rank type matters.
+ * deterministic and ties many candidates, which is why the rank type matters. For relation prediction a relation r
+ * of (h, ?, t) scores the training triples (h, r, ·) plus (·, r, t).
  */
 import { KgrankInputError } from "../checks/errors";
 import type { Side } from "../contract/kernels";
@@ -76,6 +77,30 @@ export class FrequencyBaseline implements Scorer {
       if (r < 0 || r >= this.numRelations)
         throw new KgrankInputError("triples", `row ${i}: relation ${r} is not in [0, ${this.numRelations})`);
       out.set(table.subarray(r * n, (r + 1) * n), i * n);
+    }
+    return out;
+  }
+
+  /**
+   * Row-major b x numRelations relation scores for the b triples (b x 3; the relation column is not read): column r
+   * scores (h, r, t) as the training triples (h, r, ·) plus (·, r, t), i.e. how often r leaves h and reaches t.
+   */
+  scoreRelations(triples: Int32Array | ArrayLike<number>): Float32Array {
+    const checked = tripleArray("triples", triples, this.numEntities, this.numRelations);
+    const n = this.numEntities;
+    const m = this.numRelations;
+    const rows = checked.length / 3;
+    checkTableLength("triples", `rows x numRelations (${rows} x ${m})`, rows * m, 4);
+    const out = allocateTable(
+      "FrequencyBaseline.scoreRelations",
+      "triples",
+      4 * rows * m,
+      () => new Float32Array(rows * m),
+    );
+    for (let i = 0; i < rows; i++) {
+      const h = checked[3 * i]!;
+      const t = checked[3 * i + 2]!;
+      for (let r = 0; r < m; r++) out[i * m + r] = this.#head[r * n + h]! + this.#tail[r * n + t]!;
     }
     return out;
   }
