@@ -55,7 +55,7 @@ function likwid(kernel) {
   return m ? Number(m[1]) / 1e3 : NaN;
 }
 
-const levels = info.simdLevels.filter((l) => l.name !== "scalar");
+const levels = info.simdLevels;
 const ours = Object.fromEntries(levels.map((l) => [l.name, []]));
 const theirs = Object.fromEntries(kernels.map((k) => [k, []]));
 const ratios = [];
