@@ -60,6 +60,16 @@ function expectClose(a: unknown, b: unknown): void {
     expectClose((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]);
 }
 
+/** The DistMult model of entity.npy and relation.npy below, as evaluate's flags. */
+const DISTMULT_FLAGS = [
+  "--interaction",
+  "distmult",
+  "--entity-embeddings",
+  "entity.npy",
+  "--relation-embeddings",
+  "relation.npy",
+];
+
 const ent = randomValues(n * 16, 3, 0.5);
 const rel = randomValues(nr * 16, 4, 0.5);
 writeFileSync(path.join(dir, "entity.npy"), encodeNpy(ent, [n, 16]));
@@ -81,17 +91,7 @@ function expectResults(r: Run, model: EmbeddingModel, negatives?: Int32Array): v
 
 describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
   it("explicit files: --format json equals the library's results", async () => {
-    const r = await kgrank([
-      "--interaction",
-      "distmult",
-      "--entity-embeddings",
-      "entity.npy",
-      "--relation-embeddings",
-      "relation.npy",
-      "--format",
-      "json",
-      "--quiet",
-    ]);
+    const r = await kgrank([...DISTMULT_FLAGS, "--format", "json", "--quiet"]);
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     const got = JSON.parse(r.stdout);
@@ -601,19 +601,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     const rows = ds.splits.test.length / 3;
     const neg = Int32Array.from(randomValues(rows * 5, 8), (v) => Math.floor(((v + 1) / 2) * n));
     writeFileSync(path.join(dir, "neg.npy"), encodeNpy(neg, [rows, 5]));
-    const r = await kgrank([
-      "--interaction",
-      "distmult",
-      "--entity-embeddings",
-      "entity.npy",
-      "--relation-embeddings",
-      "relation.npy",
-      "--negatives-ids",
-      "neg.npy",
-      "--format",
-      "json",
-      "--quiet",
-    ]);
+    const r = await kgrank([...DISTMULT_FLAGS, "--negatives-ids", "neg.npy", "--format", "json", "--quiet"]);
     const model = sharedModel("distmult");
     expectResults(r, model, neg);
   });
@@ -621,14 +609,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
   describe("--estimate-full: full-ranking estimates from the sampled ranks, their assumptions checked", () => {
     const rows = ds.splits.test.length / 3;
     const K = 3;
-    const base = [
-      "--interaction",
-      "distmult",
-      "--entity-embeddings",
-      "entity.npy",
-      "--relation-embeddings",
-      "relation.npy",
-    ];
+    const base = DISTMULT_FLAGS;
     // Each test triple's known tails (train + valid + test), by brute force over the triples.
     const knownTails = Array.from({ length: rows }, (_, i) => {
       const [h, r] = [ds.splits.test[3 * i]!, ds.splits.test[3 * i + 1]!];
@@ -817,15 +798,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
 
   it("--negatives-ids stored as int64 / uint32: an id past the entity range is refused by its stored value, not wrapped", async () => {
     const rows = ds.splits.test.length / 3;
-    const flags = [
-      "--interaction",
-      "distmult",
-      "--entity-embeddings",
-      "entity.npy",
-      "--relation-embeddings",
-      "relation.npy",
-      "--quiet",
-    ];
+    const flags = [...DISTMULT_FLAGS, "--quiet"];
     const wide = new BigInt64Array(rows * 2).fill(1n);
     wide[3] = 2n ** 40n + 3n; // 3 modulo 2^32: a valid id once wrapped
     writeFileSync(path.join(dir, "neg-i8.npy"), encodeNpy(wide, [rows, 2]));
@@ -858,14 +831,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     writeFileSync(path.join(zeroModel, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
     writeFileSync(path.join(zeroModel, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
     symlinkSync("/dev/zero", path.join(zeroModel, "config.json"));
-    const files = [
-      "--interaction",
-      "distmult",
-      "--entity-embeddings",
-      "entity.npy",
-      "--relation-embeddings",
-      "relation.npy",
-    ];
+    const files = [...DISTMULT_FLAGS];
     const limited = (args: string[]) => {
       return runProcess(
         "bash",
