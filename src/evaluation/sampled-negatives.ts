@@ -21,7 +21,8 @@ import type { BootstrapOptions } from "./types";
 
 export type SampledRankEstimator = "sampled" | "minimum-mse" | "minimum-bias";
 
-const ESTIMATORS: readonly SampledRankEstimator[] = ["sampled", "minimum-mse", "minimum-bias"];
+/** Every estimator, in the order results list them. */
+export const ESTIMATORS: readonly SampledRankEstimator[] = ["sampled", "minimum-mse", "minimum-bias"];
 
 export interface SampledRanksOptions {
   /**

@@ -1,6 +1,7 @@
 /** The dataset of a run, the splits that filter it and its candidate counts without scores. */
 import { KgrankInputError } from "../checks/errors";
 import { filteredCandidateCounts } from "../evaluation/candidate-counts";
+import { ESTIMATORS } from "../evaluation/sampled-negatives";
 import { type Dataset, loadDataset, loadDatasetAsync, type Split, SPLITS } from "../io/datasets";
 import { quoted } from "../text/suggest";
 
@@ -46,16 +47,14 @@ export function sampleSizeArg(v: string): number {
   return x;
 }
 
-const ESTIMATOR_NAMES = ["sampled", "minimum-mse", "minimum-bias"] as const;
-
 /** --estimate-full's list: each of sampled, minimum-mse, minimum-bias at most once. */
 export function estimatorsArg(v: string): string[] {
   const listed = v.split(",").map((s) => s.trim());
   for (const e of listed) {
-    if (!(ESTIMATOR_NAMES as readonly string[]).includes(e)) {
+    if (!(ESTIMATORS as readonly string[]).includes(e)) {
       throw new KgrankInputError(
         "--estimate-full",
-        `${quoted(e)} is not an estimator; use a comma list of ${ESTIMATOR_NAMES.join(", ")} (or none: those within the work limits)`,
+        `${quoted(e)} is not an estimator; use a comma list of ${ESTIMATORS.join(", ")} (or none: those within the work limits)`,
       );
     }
   }

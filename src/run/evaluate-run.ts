@@ -635,8 +635,6 @@ interface SampledEstimatePlan {
   k: number;
   replacement: boolean;
   estimators: SampledRankEstimator[];
-  /** "filtered" or "every entity": what the negatives were drawn from, for the printed setting. */
-  drawnFrom: string;
 }
 
 /**
@@ -699,13 +697,7 @@ function sampledEstimatePlan(
       );
     }
   }
-  return {
-    numCandidates,
-    k,
-    replacement,
-    estimators,
-    drawnFrom: filtered ? "the filtered candidates" : "every entity",
-  };
+  return { numCandidates, k, replacement, estimators };
 }
 
 /** The full-ranking estimates of each side ranked and of both together, from the run's realistic sampled ranks. */
