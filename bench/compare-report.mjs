@@ -4,9 +4,10 @@
 //   compare: the three runs, default metrics, 10,000 randomization and 10,000 bootstrap samples (--samples);
 //   report: the first two runs, default settings.
 // Each is a fresh `node bin/kgrank.js` process, so the times include start-up and reading the states.
-//   npm run build:ts && node bench/compare-report.mjs [--datasets DIR] [--reps R] [--samples N]
+//   npm run build:ts && node bench/compare-report.mjs [--datasets DIR] [--reps R] [--samples N] [--keep DIR]
+// --keep DIR: the runs' states stay in DIR (made if missing, reused when there), e.g. to profile one command.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -33,17 +34,21 @@ function kgrank(argv) {
   return seconds;
 }
 
-const dir = mkdtempSync(join(tmpdir(), "kgrank-compare-bench-"));
+const keep = flag("--keep", null);
+const dir = keep ? resolve(keep) : mkdtempSync(join(tmpdir(), "kgrank-compare-bench-"));
+if (keep) mkdirSync(dir, { recursive: true });
+const made = (path) => keep !== null && existsSync(path);
 try {
   const ds = loadDataset("fb15k-237");
   const states = [join(dir, "baseline.state")];
-  kgrank(["evaluate", "--dataset", "fb15k-237", "--save-state", states[0], "--quiet"]);
+  if (!made(states[0])) kgrank(["evaluate", "--dataset", "fb15k-237", "--save-state", states[0], "--quiet"]);
   for (const seed of [1, 2]) {
     const entities = join(dir, `entity${seed}.npy`);
     const relations = join(dir, `relation${seed}.npy`);
     writeNpy(entities, seededFloats(ds.numEntities * D, seed), [ds.numEntities, D]);
     writeNpy(relations, seededFloats(ds.numRelations * D, 100 + seed), [ds.numRelations, D]);
     states.push(join(dir, `distmult${seed}.state`));
+    if (made(states[seed])) continue;
     kgrank([
       "evaluate",
       "--dataset",
@@ -76,5 +81,5 @@ try {
   );
   writeResult("compare-report", { samples: Number(samples), reps, results: out });
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  if (!keep) rmSync(dir, { recursive: true, force: true });
 }

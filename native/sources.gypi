@@ -14,6 +14,7 @@
       "native/core/median_moments.cpp",
       "native/core/power_sums.cpp",
       "native/core/sampling.cpp",
+      "native/core/resample.cpp",
       "native/core/parse.cpp",
       "native/core/intern.cpp",
       "native/core/interaction.cpp"

@@ -10,7 +10,13 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import { allKernels } from "../src/backend/backend";
-import type { CountBuffers, FloatArray, Kernels } from "../src/contract/kernels";
+import {
+  type CountBuffers,
+  type FloatArray,
+  type Kernels,
+  type PairedColumns,
+  ResamplingKind,
+} from "../src/contract/kernels";
 import { EmbeddingModel, INTERACTIONS } from "../src/scoring/embedding-model";
 import { lcg } from "./helpers/median-dp";
 import { relErr } from "./helpers/metrics-reference";
@@ -306,4 +312,68 @@ describe("median E and Var: native and fallback agree within 1e-12 relative", ()
       }
     });
   }
+});
+
+describe("paired resampling (compare's replicates): bit-identical on every backend", () => {
+  /** Two runs' ranks over n tasks with ties between and within runs, and their columns as compare builds them. */
+  function columns(n: number, medians: boolean): { columns: PairedColumns; cols: number } {
+    const next = rng(n);
+    const a = Float64Array.from({ length: n }, () => 1 + Math.floor(next() * 60) / 2);
+    const b = Float64Array.from({ length: n }, (_, i) => (i % 5 === 0 ? a[i]! : 1 + Math.floor(next() * 400) / 2));
+    const parts = [
+      b.map((x, i) => x - a[i]!),
+      b.map((x, i) => 1 / x - 1 / a[i]!),
+      b.map((x, i) => Math.log(x) - Math.log(a[i]!)),
+      b.map((x, i) => (x <= 10 ? 1 : 0) - (a[i]! <= 10 ? 1 : 0)),
+    ];
+    const x = new Float64Array(parts.length * n);
+    parts.forEach((p, i) => x.set(p, i * n));
+    if (!medians) return { columns: { n, x, medians: null }, cols: parts.length };
+    const values = Float64Array.from(new Set([...a, ...b])).sort();
+    const at = new Map(Array.from(values, (v, i) => [v, i] as const));
+    const order = (r: Float64Array) => Uint32Array.from(r.keys()).sort((i, j) => r[i]! - r[j]! || i - j);
+    const orderA = order(a);
+    const orderB = order(b);
+    return {
+      cols: parts.length,
+      columns: {
+        n,
+        x,
+        medians: {
+          indexA: Uint32Array.from(a, (v) => at.get(v)!),
+          indexB: Uint32Array.from(b, (v) => at.get(v)!),
+          values,
+          orderA,
+          orderB,
+          sortedA: Float64Array.from(orderA, (i) => a[i]!),
+          sortedB: Float64Array.from(orderB, (i) => b[i]!),
+        },
+      },
+    };
+  }
+
+  it("every native level and thread count gives the fallback's sums and medians bit for bit", () => {
+    for (const n of [1, 2, 31, 33, 2048 + 77, 5001]) {
+      for (const medians of [false, true]) {
+        const { columns: c, cols } = columns(n, medians);
+        for (const kind of [ResamplingKind.Randomization, ResamplingKind.Bootstrap]) {
+          const ref = fallback().pairedResample(kind, c, 0x5eed + n, 3, 9);
+          expect(ref.length).toBe(9 * (cols + (medians ? 2 : 0)));
+          for (const k of nativeKernels()) {
+            for (const threads of [1, 2, 5]) {
+              const got = k.pairedResample(kind, c, 0x5eed + n, 3, 9, threads);
+              expect(
+                got.every((v, i) => Object.is(v, ref[i])),
+                `${k.simd} threads ${threads} n ${n} kind ${kind} medians ${medians}`,
+              ).toBe(true);
+            }
+          }
+          // A block of replicates is the same replicates called one by one.
+          const one = fallback().pairedResample(kind, c, 0x5eed + n, 7, 1);
+          const width = cols + (medians ? 2 : 0);
+          expect(Array.from(one)).toEqual(Array.from(ref.subarray(4 * width, 5 * width)));
+        }
+      }
+    }
+  });
 });

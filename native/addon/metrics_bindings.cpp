@@ -13,6 +13,7 @@
 #include "../core/expectation.h"
 #include "../core/harmonic.h"
 #include "../core/median_moments.h"
+#include "../core/resample.h"
 #include "../core/sampling.h"
 #include "common.h"
 
@@ -217,6 +218,75 @@ Napi::Value GenerateRanks(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// pairedResample(kind, key, first, count, n, x, medians?, simd, threads) -> Float64Array(count x width): replicates
+// first .. first + count - 1 of compare's randomization (kind 0) or bootstrap (kind 1); see core/resample.h. x holds
+// cols x n doubles; medians, when given, is [indexA, indexB, values, orderA, orderB, sortedA, sortedB].
+Napi::Value PairedResample(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const size_t kind = size_arg(info, 0, "kind", 0);
+  if (kind > 1) throw_range(env, "kind must be 0 (randomization) or 1 (bootstrap)");
+  const uint32_t key = seed_arg(info, 1);
+  const uint32_t first = seed_arg(info, 2);
+  const size_t count = size_arg(info, 3, "count", 0);
+  const size_t n = size_arg(info, 4, "n", 1);
+  if (n > INT32_MAX) throw_range(env, "n must be below 2^31");
+  if (count > UINT32_MAX - first) throw_range(env, "first + count must be below 2^32");
+  const F64 x = f64_arg(info, 5, "x", false);
+  if (x.length % n != 0) throw_range(env, "x must hold whole columns of n values");
+  kgrank::PairedColumns c;
+  c.n = n;
+  c.cols = x.length / n;
+  c.x = x.data;
+  if (info.Length() > 6 && !info[6].IsUndefined() && !info[6].IsNull()) {
+    if (!info[6].IsArray() || info[6].As<Napi::Array>().Length() != 7) {
+      throw_type(env, "medians must be [indexA, indexB, values, orderA, orderB, sortedA, sortedB]");
+    }
+    const Napi::Array m = info[6].As<Napi::Array>();
+    // The arrays stay referenced by `m` (and so alive) until the call returns.
+    Napi::TypedArray values = m.Get(2u).As<Napi::TypedArray>();
+    if (!m.Get(2u).IsTypedArray() || values.TypedArrayType() != napi_float64_array) {
+      throw_type(env, "values must be a Float64Array");
+    }
+    c.values = static_cast<const double*>(raw_data(values));
+    c.num_values = values.ElementLength();
+    const auto u32 = [&](uint32_t at, const char* name, size_t bound) -> const uint32_t* {
+      const Napi::Value v = m.Get(at);
+      if (!v.IsTypedArray()) throw_type(env, std::string(name) + " must be a Uint32Array of n elements");
+      Napi::TypedArray a = v.As<Napi::TypedArray>();
+      if (a.TypedArrayType() != napi_uint32_array || a.ElementLength() != n) {
+        throw_type(env, std::string(name) + " must be a Uint32Array of n elements");
+      }
+      const uint32_t* p = static_cast<const uint32_t*>(raw_data(a));
+      for (size_t i = 0; i < n; ++i) {
+        if (p[i] >= bound) throw_range(env, std::string(name) + " holds an index out of range");
+      }
+      return p;
+    };
+    const auto f64 = [&](uint32_t at, const char* name) -> const double* {
+      const Napi::Value v = m.Get(at);
+      if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
+          v.As<Napi::TypedArray>().ElementLength() != n) {
+        throw_type(env, std::string(name) + " must be a Float64Array of n elements");
+      }
+      return static_cast<const double*>(raw_data(v.As<Napi::TypedArray>()));
+    };
+    c.index_a = u32(0, "indexA", c.num_values);
+    c.index_b = u32(1, "indexB", c.num_values);
+    c.order_a = u32(3, "orderA", n);
+    c.order_b = u32(4, "orderB", n);
+    c.sorted_a = f64(5, "sortedA");
+    c.sorted_b = f64(6, "sortedB");
+    c.medians = true;
+  }
+  const CountOptions options = options_arg(info, 7, 8);
+  const size_t width = kgrank::paired_width(c);
+  if (width != 0 && count > SIZE_MAX / sizeof(double) / width) throw_range(env, "count x width is too large");
+  Napi::Float64Array out = Napi::Float64Array::New(env, count * width);
+  kgrank::paired_resample(kind == 0 ? kgrank::Resampling::Randomization : kgrank::Resampling::Bootstrap, c, key,
+                          first, count, out.Data(), options.threads, options.simd);
+  return out;
+}
+
 // harmonic(n, order) -> H_order(n), order 1 or 2 (exposed for tests and tools).
 Napi::Value Harmonic(const Napi::CallbackInfo& info) {
   const size_t n = size_arg(info, 0, "n", 0);
@@ -244,6 +314,7 @@ void register_metrics(Napi::Env env, Napi::Object exports) {
   export_function<HistogramMoments>(env, exports, "histogramMoments");
   export_function<SampleStatistic>(env, exports, "sampleStatistic");
   export_function<GenerateRanks>(env, exports, "generateRanks");
+  export_function<PairedResample>(env, exports, "pairedResample");
   export_function<Harmonic>(env, exports, "harmonic");
   export_function<GeneralizedHarmonic>(env, exports, "generalizedHarmonic");
 }

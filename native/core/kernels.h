@@ -61,6 +61,24 @@ void generate_inverse_ranks_small_avx512(const double* num_candidates, uint32_t 
                                          double* out);
 #endif
 
+// The draws of paired resampling (sampling.h keyed_swaps_body / keyed_picks_body), in the rank generation family.
+void keyed_swaps_scalar(uint32_t key, uint32_t first, uint32_t count, uint8_t* out);
+void keyed_picks_scalar(uint32_t key, uint32_t first, uint32_t count, double n, int32_t* out);
+void masked_lane_sums_scalar(const uint8_t* mask, const double* z, size_t len, double* lanes);
+void weighted_lane_sums_scalar(const uint32_t* counts, const double* x, size_t len, double* lanes);
+#ifdef KGRANK_HAVE_AVX2
+void keyed_swaps_avx2(uint32_t key, uint32_t first, uint32_t count, uint8_t* out);
+void keyed_picks_avx2(uint32_t key, uint32_t first, uint32_t count, double n, int32_t* out);
+void masked_lane_sums_avx2(const uint8_t* mask, const double* z, size_t len, double* lanes);
+void weighted_lane_sums_avx2(const uint32_t* counts, const double* x, size_t len, double* lanes);
+#endif
+#ifdef KGRANK_HAVE_AVX512
+void keyed_swaps_avx512(uint32_t key, uint32_t first, uint32_t count, uint8_t* out);
+void keyed_picks_avx512(uint32_t key, uint32_t first, uint32_t count, double n, int32_t* out);
+void masked_lane_sums_avx512(const uint8_t* mask, const double* z, size_t len, double* lanes);
+void weighted_lane_sums_avx512(const uint32_t* counts, const double* x, size_t len, double* lanes);
+#endif
+
 #ifdef KGRANK_HAVE_NEON
 Counts count_f32_neon(const float* x, size_t n, float t);
 Counts count_f64_neon(const double* x, size_t n, double t);

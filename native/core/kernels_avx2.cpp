@@ -2,6 +2,7 @@
 // Compare masks are all-ones lanes (-1); subtracting them from lane accumulators counts matches, which needs
 // two instructions per compare (compare + subtract) instead of compare + movemask + popcount + add.
 #include <immintrin.h>
+#include <cstring>
 
 #include "kernels.h"
 #include "rank_sums.h"
@@ -273,6 +274,39 @@ void generate_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_
 void generate_inverse_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
                                         double* out) {
   generate_ranks_small_body<true>(num_candidates, n, key, first, out);
+}
+
+void keyed_swaps_avx2(uint32_t key, uint32_t first, uint32_t count, uint8_t* out) {
+  keyed_swaps_body(key, first, count, out);
+}
+
+void keyed_picks_avx2(uint32_t key, uint32_t first, uint32_t count, double n, int32_t* out) {
+  keyed_picks_body(key, first, count, n, out);
+}
+
+// masked_lane_sums_body with the mask widened to 64-bit lanes: z where set, +0.0 where not, added to eight vectors of
+// four lanes.
+void masked_lane_sums_avx2(const uint8_t* mask, const double* z, size_t len, double* lanes) {
+  static_assert(kResampleLanes == 32, "eight vectors of four lanes");
+  __m256d a[8];
+  for (int v = 0; v < 8; ++v) a[v] = _mm256_loadu_pd(lanes + 4 * v);
+  const __m256i zero = _mm256_setzero_si256();
+  size_t i = 0;
+  for (; i + 32 <= len; i += 32) {
+    for (int v = 0; v < 8; ++v) {
+      int32_t four;
+      std::memcpy(&four, mask + i + 4 * v, 4);
+      const __m256i wide = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four));
+      const __m256d keep = _mm256_castsi256_pd(_mm256_cmpgt_epi64(wide, zero));
+      a[v] = _mm256_add_pd(a[v], _mm256_and_pd(keep, _mm256_loadu_pd(z + i + 4 * v)));
+    }
+  }
+  for (int v = 0; v < 8; ++v) _mm256_storeu_pd(lanes + 4 * v, a[v]);
+  for (size_t j = 0; i < len; ++i, ++j) lanes[j] += mask[i] ? z[i] : 0.0;
+}
+
+void weighted_lane_sums_avx2(const uint32_t* counts, const double* x, size_t len, double* lanes) {
+  weighted_lane_sums_body(counts, x, len, lanes);
 }
 
 }  // namespace isa

@@ -160,5 +160,39 @@ void generate_inverse_ranks_small_avx512(const double* num_candidates, uint32_t 
   generate_ranks_small_body<true>(num_candidates, n, key, first, out);
 }
 
+void keyed_swaps_avx512(uint32_t key, uint32_t first, uint32_t count, uint8_t* out) {
+  keyed_swaps_body(key, first, count, out);
+}
+
+void keyed_picks_avx512(uint32_t key, uint32_t first, uint32_t count, double n, int32_t* out) {
+  keyed_picks_body(key, first, count, n, out);
+}
+
+// masked_lane_sums_body with a masked add per vector of eight lanes: the same sums, as a lane never holds -0 (it
+// starts at +0, and x + y rounds an exact zero to +0), so leaving it unchanged equals adding +0.0 to it.
+void masked_lane_sums_avx512(const uint8_t* mask, const double* z, size_t len, double* lanes) {
+  static_assert(kResampleLanes == 32, "four vectors of eight lanes");
+  __m512d a0 = _mm512_loadu_pd(lanes), a1 = _mm512_loadu_pd(lanes + 8);
+  __m512d a2 = _mm512_loadu_pd(lanes + 16), a3 = _mm512_loadu_pd(lanes + 24);
+  size_t i = 0;
+  for (; i + 32 <= len; i += 32) {
+    const __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mask + i));
+    const uint32_t bits = _mm256_test_epi8_mask(m, m);
+    a0 = _mm512_mask_add_pd(a0, static_cast<__mmask8>(bits), a0, _mm512_loadu_pd(z + i));
+    a1 = _mm512_mask_add_pd(a1, static_cast<__mmask8>(bits >> 8), a1, _mm512_loadu_pd(z + i + 8));
+    a2 = _mm512_mask_add_pd(a2, static_cast<__mmask8>(bits >> 16), a2, _mm512_loadu_pd(z + i + 16));
+    a3 = _mm512_mask_add_pd(a3, static_cast<__mmask8>(bits >> 24), a3, _mm512_loadu_pd(z + i + 24));
+  }
+  _mm512_storeu_pd(lanes, a0);
+  _mm512_storeu_pd(lanes + 8, a1);
+  _mm512_storeu_pd(lanes + 16, a2);
+  _mm512_storeu_pd(lanes + 24, a3);
+  for (size_t j = 0; i < len; ++i, ++j) lanes[j] += mask[i] ? z[i] : 0.0;
+}
+
+void weighted_lane_sums_avx512(const uint32_t* counts, const double* x, size_t len, double* lanes) {
+  weighted_lane_sums_body(counts, x, len, lanes);
+}
+
 }  // namespace isa
 }  // namespace kgrank

@@ -169,5 +169,21 @@ void generate_inverse_ranks_small_scalar(const double* num_candidates, uint32_t 
   generate_ranks_small_body<true>(num_candidates, n, key, first, out);
 }
 
+void keyed_swaps_scalar(uint32_t key, uint32_t first, uint32_t count, uint8_t* out) {
+  keyed_swaps_body(key, first, count, out);
+}
+
+void keyed_picks_scalar(uint32_t key, uint32_t first, uint32_t count, double n, int32_t* out) {
+  keyed_picks_body(key, first, count, n, out);
+}
+
+void masked_lane_sums_scalar(const uint8_t* mask, const double* z, size_t len, double* lanes) {
+  masked_lane_sums_body(mask, z, len, lanes);
+}
+
+void weighted_lane_sums_scalar(const uint32_t* counts, const double* x, size_t len, double* lanes) {
+  weighted_lane_sums_body(counts, x, len, lanes);
+}
+
 }  // namespace isa
 }  // namespace kgrank

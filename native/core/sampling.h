@@ -61,6 +61,55 @@ inline void generate_ranks_small_body(const double* num_candidates, uint32_t n, 
   }
 }
 
+// The draws of compare's paired resampling (resample.h), per ISA like the rank generator (isa::keyed_swaps_* and
+// isa::keyed_picks_* in kernels.h). Swaps: out[i] = 1 when task first + i of stream `key` swaps its two ranks, i.e.
+// its uniform is below 1/2 (bit 31 of its hash clear, exactly that comparison: see uniform01_keyed). Picks: out[i] =
+// floor(u * n) for the uniform u of index first + i, n < 2^31 (u * n < 2^31 truncates through int32 as floor does).
+inline void keyed_swaps_body(uint32_t key, uint32_t first, uint32_t count, uint8_t* out) {
+  for (uint32_t i = 0; i < count; ++i) out[i] = static_cast<uint8_t>((mix32(key, first + i) >> 31) ^ 1u);
+}
+
+inline void keyed_picks_body(uint32_t key, uint32_t first, uint32_t count, double n, int32_t* out) {
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t h = mix32(key, first + i);
+    const int32_t hi = static_cast<int32_t>(h >> 5);
+    const int32_t lo = static_cast<int32_t>(fmix32(h + 0x63d83595u) >> 6);
+    const double u = (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
+    out[i] = static_cast<int32_t>(u * n);
+  }
+}
+
+// The sums of paired resampling, in kResampleLanes interleaved lanes: task i adds to lanes[i mod kResampleLanes], in
+// task order, so the result is the same at every ISA (a lane is a SIMD element; no reassociation) and in the twin
+// (src/fallback/resample.ts). `first` is a multiple of kResampleLanes. Masked: lanes += z where mask is set (else
+// + 0.0). Weighted: lanes += counts * x (a rounded product, then a rounded add: no contraction).
+constexpr size_t kResampleLanes = 32;
+
+inline void masked_lane_sums_body(const uint8_t* mask, const double* z, size_t len, double* lanes) {
+  double a[kResampleLanes];
+  for (size_t j = 0; j < kResampleLanes; ++j) a[j] = lanes[j];
+  size_t i = 0;
+  for (; i + kResampleLanes <= len; i += kResampleLanes) {
+    for (size_t j = 0; j < kResampleLanes; ++j) {
+      const double v = z[i + j];  // loaded whatever the mask: a select, not a branch
+      a[j] += mask[i + j] ? v : 0.0;
+    }
+  }
+  for (size_t j = 0; i < len; ++i, ++j) a[j] += mask[i] ? z[i] : 0.0;
+  for (size_t j = 0; j < kResampleLanes; ++j) lanes[j] = a[j];
+}
+
+inline void weighted_lane_sums_body(const uint32_t* counts, const double* x, size_t len, double* lanes) {
+  double a[kResampleLanes];
+  for (size_t j = 0; j < kResampleLanes; ++j) a[j] = lanes[j];
+  size_t i = 0;
+  for (; i + kResampleLanes <= len; i += kResampleLanes) {
+    for (size_t j = 0; j < kResampleLanes; ++j) a[j] += static_cast<double>(counts[i + j]) * x[i + j];
+  }
+  for (size_t j = 0; i < len; ++i, ++j) a[j] += static_cast<double>(counts[i]) * x[i];
+  for (size_t j = 0; j < kResampleLanes; ++j) lanes[j] = a[j];
+}
+
 }  // namespace
 
 // One rank vector (sample number `sample`) for the given candidate counts.

@@ -153,6 +153,8 @@ namespace {
 KernelTable make_table(SimdLevel level) {
   KernelTable t{isa::count_f32_scalar, isa::count_f64_scalar, isa::read_scalar, isa::answers_f32_scalar,
                 isa::rank_chunk_sums_scalar, isa::generate_ranks_small_scalar, isa::generate_inverse_ranks_small_scalar,
+                isa::keyed_swaps_scalar, isa::keyed_picks_scalar, isa::masked_lane_sums_scalar,
+                isa::weighted_lane_sums_scalar,
                 {SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar}};
   auto set = [&t](KernelFamily f, SimdLevel v) { t.variant[static_cast<int>(f)] = v; };
   switch (level) {
@@ -165,6 +167,10 @@ KernelTable make_table(SimdLevel level) {
       t.rank_chunk_sums = isa::rank_chunk_sums_avx2;
       t.generate_ranks_small = isa::generate_ranks_small_avx2;
       t.generate_inverse_ranks_small = isa::generate_inverse_ranks_small_avx2;
+      t.keyed_swaps = isa::keyed_swaps_avx2;
+      t.keyed_picks = isa::keyed_picks_avx2;
+      t.masked_lane_sums = isa::masked_lane_sums_avx2;
+      t.weighted_lane_sums = isa::weighted_lane_sums_avx2;
       for (KernelFamily f : {KernelFamily::Count, KernelFamily::Read, KernelFamily::Answers, KernelFamily::RankSums,
                              KernelFamily::GenerateRanks}) {
         set(f, SimdLevel::AVX2);
@@ -181,6 +187,10 @@ KernelTable make_table(SimdLevel level) {
       t.answers_f32 = isa::answers_f32_avx512;
       t.generate_ranks_small = isa::generate_ranks_small_avx512;
       t.generate_inverse_ranks_small = isa::generate_inverse_ranks_small_avx512;
+      t.keyed_swaps = isa::keyed_swaps_avx512;
+      t.keyed_picks = isa::keyed_picks_avx512;
+      t.masked_lane_sums = isa::masked_lane_sums_avx512;
+      t.weighted_lane_sums = isa::weighted_lane_sums_avx512;
       for (KernelFamily f :
            {KernelFamily::Count, KernelFamily::Read, KernelFamily::Answers, KernelFamily::GenerateRanks}) {
         set(f, SimdLevel::AVX512);

@@ -43,6 +43,10 @@ using GenerateRanksSmallFn = void (*)(const double* num_candidates, uint32_t n, 
 using GenerateInverseRanksSmallFn = void (*)(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
                                              double* out);
 
+using KeyedSwapsFn = void (*)(uint32_t key, uint32_t first, uint32_t count, uint8_t* out);
+using KeyedPicksFn = void (*)(uint32_t key, uint32_t first, uint32_t count, double n, int32_t* out);
+using LaneSumsMaskedFn = void (*)(const uint8_t* mask, const double* z, size_t len, double* lanes);
+using LaneSumsWeightedFn = void (*)(const uint32_t* counts, const double* x, size_t len, double* lanes);
 enum class KernelFamily : int { Count = 0, Read = 1, Answers = 2, RankSums = 3, GenerateRanks = 4 };
 constexpr int kKernelFamilies = 5;
 
@@ -54,6 +58,10 @@ struct KernelTable {
   RankChunkSumsFn rank_chunk_sums;
   GenerateRanksSmallFn generate_ranks_small;
   GenerateInverseRanksSmallFn generate_inverse_ranks_small;  // the rank generation family too
+  KeyedSwapsFn keyed_swaps;  // the rank generation family too (random draws)
+  KeyedPicksFn keyed_picks;  // the rank generation family too
+  LaneSumsMaskedFn masked_lane_sums;      // the rank generation family too (paired resampling's sums)
+  LaneSumsWeightedFn weighted_lane_sums;  // the rank generation family too
   // The instruction set each family's kernel above is written for (indexed by KernelFamily): a family without a
   // kernel of its own at a level runs the next lower one (answers: NEON -> scalar; rank sums: AVX-512 -> AVX2;
   // rank sums and rank generation: NEON -> scalar).

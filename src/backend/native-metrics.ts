@@ -1,5 +1,11 @@
 /** Native adapter of the metric kernels (native/addon/metrics_bindings.cpp), spread into nativeKernels(). */
-import type { CandidateHistogram, ClosedMetricCode, MetricKernels, StatisticCode } from "../contract/kernels";
+import type {
+  CandidateHistogram,
+  ClosedMetricCode,
+  MetricKernels,
+  ResamplingKind,
+  StatisticCode,
+} from "../contract/kernels";
 import { nativeCall as call } from "./native-call";
 
 /** What native/addon/metrics_bindings.cpp exports. */
@@ -46,6 +52,17 @@ export interface NativeMetricsAddon {
     threads: number,
   ): Float64Array;
   generateRanks(numCandidates: Float64Array, seed: number, sample: number, simd: number, threads: number): Float64Array;
+  pairedResample(
+    kind: number,
+    key: number,
+    first: number,
+    count: number,
+    n: number,
+    x: Float64Array,
+    medians: (Uint32Array | Float64Array)[] | undefined,
+    simd: number,
+    threads: number,
+  ): Float64Array;
   harmonic(n: number, order: number): number;
   generalizedHarmonic(n: number, p: number): number;
 }
@@ -95,6 +112,11 @@ export function nativeMetricKernels(
       ),
     generateRanks: (numCandidates, seed, sample) =>
       call("numCandidates", () => addon.generateRanks(numCandidates, seed, sample, level, threads)),
+    pairedResample: (kind: ResamplingKind, c, key, first, count, t) => {
+      const m = c.medians;
+      const medians = m ? [m.indexA, m.indexB, m.values, m.orderA, m.orderB, m.sortedA, m.sortedB] : undefined;
+      return call("runs", () => addon.pairedResample(kind, key, first, count, c.n, c.x, medians, level, t ?? threads));
+    },
     harmonic: (n, order) => addon.harmonic(n, order),
     generalizedHarmonic: (n, p) => addon.generalizedHarmonic(n, p),
   };

@@ -20,6 +20,9 @@ import { quantile } from "../numeric";
 import { lowerHalfKeyed, streamKey, uniform01Keyed } from "../numeric/random";
 import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../checks/validate";
 import { runSteps, runStepsAsync, STEP, type Steps } from "../io/steps";
+import { kernels } from "../backend/backend";
+import { type PairedColumns, type PairedMedians, ResamplingKind } from "../contract/kernels";
+import { type SumForm, sumForm } from "../metrics/sum-form";
 import { normalTwoSided, studentTwoSided, wilcoxonExactTwoSided } from "./distributions";
 
 export interface CompareOptions {
@@ -284,6 +287,146 @@ export function compareRunsAsync(
   return runStepsAsync(comparison(runs, opts, onProgress), signal);
 }
 
+/** Named per-task columns for pairedResample, each built once (metrics that share a column share its sums). */
+class ColumnSet {
+  readonly #n: number;
+  readonly #index = new Map<string, number>();
+  readonly #x: Float64Array[] = [];
+
+  constructor(n: number) {
+    this.#n = n;
+  }
+
+  get size(): number {
+    return this.#x.length;
+  }
+
+  /** The column's index; x built when it is new. */
+  add(name: string, x: () => Float64Array): number {
+    let at = this.#index.get(name);
+    if (at === undefined) {
+      at = this.#x.length;
+      this.#index.set(name, at);
+      this.#x.push(x());
+    }
+    return at;
+  }
+
+  columns(medians: PairedMedians | null): PairedColumns {
+    const x = new Float64Array(this.#x.length * this.#n);
+    this.#x.forEach((p, i) => x.set(p, i * this.#n));
+    return { n: this.#n, x, medians };
+  }
+}
+
+/** Both runs' ranks arranged for the replicates' medians (PairedMedians). */
+function rankIndex(a: Float64Array, b: Float64Array): PairedMedians {
+  const all = new Float64Array(a.length + b.length);
+  all.set(a);
+  all.set(b, a.length);
+  all.sort();
+  let m = 0;
+  for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[m - 1]) all[m++] = all[i]!;
+  const values = all.slice(0, m);
+  const position = new Map<number, number>();
+  values.forEach((v, i) => position.set(v, i));
+  const order = (r: Float64Array) => Uint32Array.from(r.keys()).sort((i, j) => r[i]! - r[j]! || i - j);
+  const orderA = order(a);
+  const orderB = order(b);
+  return {
+    indexA: Uint32Array.from(a, (v) => position.get(v)!),
+    indexB: Uint32Array.from(b, (v) => position.get(v)!),
+    values,
+    orderA,
+    orderB,
+    sortedA: Float64Array.from(orderA, (i) => a[i]!),
+    sortedB: Float64Array.from(orderB, (i) => b[i]!),
+  };
+}
+
+/** Sum in index order (the unswapped totals the randomization's swapped sums are added to). */
+function sumOf(x: Float64Array): number {
+  let s = 0;
+  for (let i = 0; i < x.length; i++) s += x[i]!;
+  return s;
+}
+
+/** Per-task expectation and variance columns of a base (memoised per distinct candidate count). */
+function taskMoments(
+  numCandidates: Float64Array,
+  moments: (numCandidates: number) => [number, number],
+): [Float64Array, Float64Array] {
+  const memo = new Map<number, [number, number]>();
+  const e = new Float64Array(numCandidates.length);
+  const v = new Float64Array(numCandidates.length);
+  numCandidates.forEach((c, i) => {
+    let m = memo.get(c);
+    if (!m) memo.set(c, (m = moments(c)));
+    e[i] = m[0];
+    v[i] = m[1];
+  });
+  return [e, v];
+}
+
+const EMPTY = new Float64Array(0);
+
+/** Milliseconds of work one pairedResample call aims at (steps stay near the event loop's slice). */
+const BLOCK_MS = 5;
+
+/** Calls work(first, count) over [0, samples) in blocks sized from the previous block's time, yielding between. */
+function* inBlocks(samples: number, work: (first: number, count: number) => void): Steps<void> {
+  let block = 2;
+  for (let first = 0; first < samples;) {
+    const count = Math.min(block, samples - first);
+    const t0 = performance.now();
+    work(first, count);
+    const ms = performance.now() - t0;
+    block = Math.max(1, Math.min(4096, Math.round((count * BLOCK_MS) / Math.max(ms, 0.01))));
+    first += count;
+    yield;
+  }
+}
+
+/** Replicate `key` of the randomization, recomputed: both runs' values with the swapped tasks' ranks exchanged. */
+function recount(
+  metrics: RankMetric[],
+  A: TaskTable,
+  B: TaskTable,
+  candidates: ReturnType<typeof prepareCandidates>,
+  key: number,
+): [Record<string, number>, Record<string, number>] {
+  const n = A.realistic.length;
+  const ra = new Float64Array(n);
+  const rb = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const swap = lowerHalfKeyed(key, i);
+    ra[i] = swap ? B.realistic[i]! : A.realistic[i]!;
+    rb[i] = swap ? A.realistic[i]! : B.realistic[i]!;
+  }
+  return [metricValues(metrics, ra, candidates), metricValues(metrics, rb, candidates)];
+}
+
+/** Replicate `key` of the bootstrap, recomputed: both runs' values over the drawn tasks and their candidates. */
+function resample(
+  metrics: RankMetric[],
+  A: TaskTable,
+  B: TaskTable,
+  key: number,
+): [Record<string, number>, Record<string, number>] {
+  const n = A.realistic.length;
+  const ra = new Float64Array(n);
+  const rb = new Float64Array(n);
+  const nc = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const k = Math.floor(uniform01Keyed(key, i) * n);
+    ra[i] = A.realistic[k]!;
+    rb[i] = B.realistic[k]!;
+    nc[i] = A.numCandidates[k]!;
+  }
+  const c = prepareCandidates(nc);
+  return [metricValues(metrics, ra, c), metricValues(metrics, rb, c)];
+}
+
 /** The comparison as steps: one randomization or bootstrap replicate each (a pass over the tasks). */
 function* comparison(
   runs: (RankResults | NamedRun)[],
@@ -322,14 +465,12 @@ function* comparison(
   const candidates = prepareCandidates(A.numCandidates);
   const rows: ComparisonRow[] = [];
   const alpha = (1 - level) / 2;
-  const ra = new Float64Array(n);
-  const rb = new Float64Array(n);
-  const nc = new Float64Array(n);
-  const swap = new Uint8Array(n);
-  const pick = new Int32Array(n);
   const total = 2 * samples * (tables.length - 1);
   let done = 0;
-  const step = () => onProgress?.({ done: ++done, total });
+  const advance = (count: number) => {
+    done += count;
+    onProgress?.({ done, total });
+  };
   for (let j = 1; j < tables.length; j++) {
     const B = tables[j]!;
     const valuesA = metricValues(metrics, A.realistic, candidates);
@@ -345,6 +486,7 @@ function* comparison(
       // A plain mean (MRR, MR, Hits@k: no expectation in it) is also resampled as a mean of d; adjusted forms are not,
       // as their map moves with the resampled tasks' candidates.
       const plain = d !== null && !m.key.startsWith("adjusted_");
+      const form = sumForm(m);
       return {
         m,
         observed,
@@ -352,78 +494,148 @@ function* comparison(
         scale,
         flips,
         plain,
+        form,
+        // Where each replicate's value comes from: the core's sums (and medians), or the metric recomputed in
+        // JavaScript (the spread metrics, and bootstraps whose coefficients are not sums over the tasks).
+        swapColumns: [] as number[],
+        drawColumns: [] as number[],
+        recount: !flips && form === null,
+        resample: !plain && (form === null || (!form.fixed && form.taskMoments === null)),
         extreme: 0,
         tol: 1e-12 * Math.max(1, Math.abs(observed)),
         diffs: new Float64Array(samples),
       };
     });
-    const byRecount = plans.filter((q) => !q.flips).map((q) => q.m);
-    const byResample = plans.filter((q) => !q.plain).map((q) => q.m);
-    // Randomization: replicate s swaps task i's ranks when its keyed uniform is below 1/2, the same tasks for every
-    // metric. A mean of per-task values needs only the sign-flipped sum of d (times the affine map).
-    // Each replicate is a plain function (a generator's own loops run slower), the generator yields between them.
-    const key0 = streamKey(seed, 0x5a17 + j);
-    const randomization = (s: number) => {
-      const key = streamKey(key0, s);
-      for (let i = 0; i < n; i++) swap[i] = lowerHalfKeyed(key, i) ? 1 : 0;
-      let recomputed: [Record<string, number>, Record<string, number>] | null = null;
-      if (byRecount.length) {
-        for (let i = 0; i < n; i++) {
-          ra[i] = swap[i] ? B.realistic[i]! : A.realistic[i]!;
-          rb[i] = swap[i] ? A.realistic[i]! : B.realistic[i]!;
-        }
-        recomputed = [metricValues(byRecount, ra, candidates), metricValues(byRecount, rb, candidates)];
+    const swapSet = new ColumnSet(n);
+    const drawSet = new ColumnSet(n);
+    // Per quantity: both runs' per-task values, their totals, and the change of a task's value when swapped.
+    const quantities = new Map<string, { a: Float64Array; b: Float64Array; totalA: number; totalB: number }>();
+    const quantity = (f: SumForm) => {
+      const name = `${f.quantity}:${f.k}`;
+      let q = quantities.get(name);
+      if (!q) {
+        const a = Float64Array.from(A.realistic, f.perTask);
+        const b = Float64Array.from(B.realistic, f.perTask);
+        quantities.set(name, (q = { a, b, totalA: sumOf(a), totalB: sumOf(b) }));
       }
-      for (const q of plans) {
-        let stat: number;
-        if (q.flips) {
-          const d = q.d!;
-          let sum = 0;
-          for (let i = 0; i < n; i++) sum += swap[i] ? -d[i]! : d[i]!;
-          stat = (sum / n) * q.scale;
-        } else {
-          stat = recomputed![1][q.m.key]! - recomputed![0][q.m.key]!;
+      return { name, ...q };
+    };
+    let swapMedians = false;
+    let drawMedians = false;
+    const totals = plans.map(() => [0, 0]);
+    plans.forEach((q, p) => {
+      const f = q.form;
+      if (q.flips) {
+        // The sign-flipped sum of d is sum(d) - 2 x (the swapped tasks' d).
+        q.swapColumns = [swapSet.add(`d:${f!.quantity}:${f!.k}`, () => q.d!)];
+        totals[p] = [sumOf(q.d!), 0];
+      } else if (!q.recount) {
+        if (f!.quantity === "median") swapMedians = true;
+        else {
+          // Run a's total with the swapped tasks' values taken from b: total(a) + sum over them of b - a; b's: total(b) minus that.
+          const v = quantity(f!);
+          q.swapColumns = [swapSet.add(`swap:${v.name}`, () => v.b.map((x, i) => x - v.a[i]!))];
+          totals[p] = [v.totalA, v.totalB];
         }
-        if (Math.abs(stat) >= Math.abs(q.observed) - q.tol) q.extreme++;
+      }
+      if (q.plain) {
+        q.drawColumns = [drawSet.add(`d:${f!.quantity}:${f!.k}`, () => q.d!)];
+      } else if (!q.resample) {
+        if (f!.quantity === "median") drawMedians = true;
+        else {
+          const v = quantity(f!);
+          q.drawColumns = [drawSet.add(`a:${v.name}`, () => v.a), drawSet.add(`b:${v.name}`, () => v.b)];
+        }
+        if (!f!.fixed) {
+          const moments = taskMoments(A.numCandidates, f!.taskMoments!);
+          const name = q.m.key;
+          q.drawColumns.push(drawSet.add(`e:${name}`, () => moments[0]));
+          if (!Number.isNaN(moments[1][0])) q.drawColumns.push(drawSet.add(`v:${name}`, () => moments[1]));
+        }
+      }
+    });
+    const fixedCoefficients = plans.map((q) => (q.form && !q.recount ? q.form.coefficients(candidates) : []));
+    const medians = swapMedians || drawMedians ? rankIndex(A.realistic, B.realistic) : null;
+    const byRecount = plans.filter((q) => q.recount).map((q) => q.m);
+    const byResample = plans.filter((q) => q.resample).map((q) => q.m);
+
+    // Randomization: replicate s swaps task i's ranks when its keyed uniform is below 1/2, the same tasks for every
+    // metric. A mean of per-task values needs only the sign-flipped sum of d (times the affine map); a metric with a
+    // sum form, each run's total with the swapped tasks' values exchanged (or the two medians).
+    const key0 = streamKey(seed, 0x5a17 + j);
+    const swapColumns = swapSet.columns(swapMedians ? medians : null);
+    const swapWidth = swapSet.size + (swapMedians ? 2 : 0);
+    const finishSwaps = (out: Float64Array, first: number, count: number) => {
+      for (let r = 0; r < count; r++) {
+        const at = r * swapWidth;
+        const recomputed = byRecount.length ? recount(byRecount, A, B, candidates, streamKey(key0, first + r)) : null;
+        plans.forEach((q, p) => {
+          let stat: number;
+          const [ta, tb] = totals[p]!;
+          if (q.flips) stat = ((ta! - 2 * out[at + q.swapColumns[0]!]!) / n) * q.scale;
+          else if (q.recount) stat = recomputed![1][q.m.key]! - recomputed![0][q.m.key]!;
+          else {
+            const f = q.form!;
+            const c = fixedCoefficients[p]!;
+            if (f.quantity === "median") {
+              stat = f.value(out[at + swapSet.size + 1]!, n, c) - f.value(out[at + swapSet.size]!, n, c);
+            } else {
+              const moved = out[at + q.swapColumns[0]!]!;
+              stat = f.value(tb! - moved, n, c) - f.value(ta! + moved, n, c);
+            }
+          }
+          if (Math.abs(stat) >= Math.abs(q.observed) - q.tol) q.extreme++;
+        });
       }
     };
-    for (let s = 0; s < samples; s++) {
-      randomization(s);
-      step();
-      yield;
-    }
+    yield* inBlocks(samples, (first, count) => {
+      const out = swapWidth
+        ? kernels().pairedResample(ResamplingKind.Randomization, swapColumns, key0, first, count)
+        : EMPTY;
+      finishSwaps(out, first, count);
+      advance(count);
+    });
+
     // Paired bootstrap of the difference: the same resampled tasks for both runs and every metric.
     const bootKey = streamKey(seed, 0xb007 + j);
-    const bootstrap = (s: number) => {
-      const key = streamKey(bootKey, s);
-      for (let i = 0; i < n; i++) pick[i] = Math.floor(uniform01Keyed(key, i) * n);
-      let resampled: [Record<string, number>, Record<string, number>] | null = null;
-      if (byResample.length) {
-        for (let i = 0; i < n; i++) {
-          const k = pick[i]!;
-          ra[i] = A.realistic[k]!;
-          rb[i] = B.realistic[k]!;
-          nc[i] = A.numCandidates[k]!;
-        }
-        const c = prepareCandidates(nc);
-        resampled = [metricValues(byResample, ra, c), metricValues(byResample, rb, c)];
-      }
-      for (const q of plans) {
-        if (q.plain) {
-          const d = q.d!;
-          let sum = 0;
-          for (let i = 0; i < n; i++) sum += d[pick[i]!]!;
-          q.diffs[s] = sum / n;
-        } else {
-          q.diffs[s] = resampled![1][q.m.key]! - resampled![0][q.m.key]!;
-        }
+    const drawColumns = drawSet.columns(drawMedians ? medians : null);
+    const drawWidth = drawSet.size + (drawMedians ? 2 : 0);
+    const finishDraws = (out: Float64Array, first: number, count: number) => {
+      for (let r = 0; r < count; r++) {
+        const s = first + r;
+        const at = r * drawWidth;
+        const resampled = byResample.length ? resample(byResample, A, B, streamKey(bootKey, s)) : null;
+        plans.forEach((q, p) => {
+          if (q.plain) {
+            q.diffs[s] = out[at + q.drawColumns[0]!]! / n;
+            return;
+          }
+          if (q.resample) {
+            q.diffs[s] = resampled![1][q.m.key]! - resampled![0][q.m.key]!;
+            return;
+          }
+          const f = q.form!;
+          const cols = q.drawColumns;
+          // Columns: a's and b's totals (none for the median), then the expectations and variances when the
+          // coefficients move with the drawn tasks' candidates.
+          const m0 = f.quantity === "median" ? 0 : 2;
+          const c = f.fixed
+            ? fixedCoefficients[p]!
+            : f.fromMoments(out[at + cols[m0]!]! / n, cols.length > m0 + 1 ? out[at + cols[m0 + 1]!]! / (n * n) : NaN);
+          q.diffs[s] =
+            f.quantity === "median"
+              ? f.value(out[at + drawSet.size + 1]!, n, c) - f.value(out[at + drawSet.size]!, n, c)
+              : f.value(out[at + cols[1]!]!, n, c) - f.value(out[at + cols[0]!]!, n, c);
+        });
       }
     };
-    for (let s = 0; s < samples; s++) {
-      bootstrap(s);
-      step();
-      yield;
-    }
+    yield* inBlocks(samples, (first, count) => {
+      const out = drawWidth
+        ? kernels().pairedResample(ResamplingKind.Bootstrap, drawColumns, bootKey, first, count)
+        : EMPTY;
+      finishDraws(out, first, count);
+      advance(count);
+    });
     for (const q of plans) {
       const finite = yield* sortedNumbers(q.diffs);
       const tests = q.d ? pairedTests(q.d) : null;

@@ -203,6 +203,36 @@ export const AGGREGATE_SLOTS = {
   fixed: 8,
 } as const;
 
+/** Which replicates pairedResample() draws: compare's randomization test (swaps) or its paired bootstrap (draws). */
+export enum ResamplingKind {
+  Randomization = 0,
+  Bootstrap = 1,
+}
+
+/**
+ * Two runs' per-task columns for pairedResample() (native/core/resample.h PairedColumns): `x` holds cols columns of n
+ * values each, summed per replicate over the swapped tasks (randomization) or weighted by the draw counts
+ * (bootstrap); `medians`, when given, the runs' ranks arranged for the replicates' two medians.
+ */
+export interface PairedColumns {
+  n: number;
+  x: Float64Array;
+  medians: PairedMedians | null;
+}
+
+/** Both runs' ranks for pairedResample()'s medians (see native/core/resample.h). */
+export interface PairedMedians {
+  /** Each task's rank in run a (b) as an index into `values`, the runs' distinct ranks ascending. */
+  indexA: Uint32Array;
+  indexB: Uint32Array;
+  values: Float64Array;
+  /** Task ids by ascending rank in run a (b), and those ranks. */
+  orderA: Uint32Array;
+  orderB: Uint32Array;
+  sortedA: Float64Array;
+  sortedB: Float64Array;
+}
+
 export interface CandidateHistogram {
   values: Float64Array;
   w1: Float64Array;
@@ -272,6 +302,18 @@ export interface MetricKernels {
   ): Float64Array;
   /** Rank vector number `sample` of the seeded stream. */
   generateRanks(numCandidates: Float64Array, seed: number, sample: number): Float64Array;
+  /**
+   * Replicates first .. first + count - 1 of a paired resampling (native/core/resample.h; src/fallback/resample.ts):
+   * per replicate, each column's sum and then, with indexA, the two runs' medians. Bit-identical on every backend.
+   */
+  pairedResample(
+    kind: ResamplingKind,
+    columns: PairedColumns,
+    key: number,
+    first: number,
+    count: number,
+    threads?: number,
+  ): Float64Array;
   /** H_1(n) or H_2(n) for integer n >= 0. */
   harmonic(n: number, order: 1 | 2): number;
   /** H_p(n) = sum_{j<=n} j^-p for real p (table-free: direct sum to 256, Euler-Maclaurin above). */

@@ -20,6 +20,7 @@ import { TsFilterIndex } from "./filter-index";
 import { firstNonFinite, rankEmbeddings, rankEmbeddingsSliced, topKEmbeddings } from "./interaction";
 import { generalizedHarmonic, harmonic1, harmonic2 } from "./harmonic";
 import { generateRanksInto, sampleStatistic } from "./sampling";
+import { pairedResample } from "./resample";
 import { bufferRows, inSlices } from "./slices";
 
 /** The row slicing of the fallback's async kernels, for the WebAssembly tier's (src/backend/wasm.ts) to share. */
@@ -39,6 +40,7 @@ const tsMetricKernels: MetricKernels = {
     sampleStatistic(numCandidates, weights, numSamples, seed, statistic, k),
   generateRanks: (numCandidates, seed, sample) =>
     generateRanksInto(numCandidates, seed, sample, new Float64Array(numCandidates.length)),
+  pairedResample: (kind, columns, key, first, count) => pairedResample(kind, columns, key, first, count),
   harmonic: (n, order) => (order === 1 ? harmonic1(n) : harmonic2(n)),
   generalizedHarmonic,
 };

@@ -118,18 +118,24 @@ export class DerivedMetric implements DerivedRankMetric {
   }
 
   coefficients(numCandidates: Candidates, weights?: ArrayLike<number>): AffineCoefficients {
+    if (this.derivation === "affine") return { scale: this.#scale, offset: this.#offset };
+    // validate once, share one histogram and memo between E and Var of the base
+    const prepared = candidatesArg(numCandidates, weights, this.supportsWeights, this.key);
+    const mean = this.base.expectedValue(prepared);
+    return this.fromMoments(mean, this.derivation === "z" ? this.base.std(prepared) : NaN);
+  }
+
+  /**
+   * The coefficients of a non-affine derivation given the base's expectation over the tasks (and, for a z-score, its
+   * standard deviation): what coefficients() computes from a candidate set, for callers that sum the moments
+   * themselves (compare's bootstrap, over resampled tasks).
+   */
+  fromMoments(mean: number, std: number): AffineCoefficients {
     const base = this.base;
-    if (this.derivation !== "affine") {
-      // validate once, share one histogram and memo between E and Var of the base
-      numCandidates = candidatesArg(numCandidates, weights, this.supportsWeights, this.key);
-      weights = undefined;
-    }
     switch (this.derivation) {
       case "affine":
         return { scale: this.#scale, offset: this.#offset };
       case "z": {
-        const mean = base.expectedValue(numCandidates, weights);
-        const std = base.std(numCandidates, weights);
         if (!(std > 0)) {
           degenerate(
             `${base.key} has variance 0 under random ranks for these candidate counts (e.g. every N_i = 1, or k >= every N_i), so its z-score is undefined; remove tasks with a single candidate`,
@@ -139,13 +145,11 @@ export class DerivedMetric implements DerivedRankMetric {
         return { scale, offset: -scale * mean };
       }
       case "expectation": {
-        const mean = base.expectedValue(numCandidates, weights);
         if (mean === 0 || !Number.isFinite(mean))
           degenerate(`${base.key} has expectation ${mean} here; cannot normalise by it`);
         return { scale: 1 / mean, offset: 0 };
       }
       case "reindex": {
-        const mean = base.expectedValue(numCandidates, weights);
         const best = optimum(base)!;
         if (best === mean) {
           degenerate(

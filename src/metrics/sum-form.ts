@@ -1,0 +1,112 @@
+/**
+ * How a metric's value follows from one total over the tasks: the sum of a per-task quantity (the rank, its log,
+ * its inverse, a hit at k) or the median rank, mapped by the base metric and then by its derived chain. Compare's
+ * replicates (src/compare/paired.ts) sum those quantities in the core (pairedResample) and finish each replicate's
+ * value here, with the same base maps (fromSums) and the same coefficient formulas (DerivedMetric.fromMoments) as
+ * metricValues. Metrics of the spread (variance, standard deviation, MAD) and the count have no such form.
+ */
+import { BaseRankMetric, type Sums } from "./base";
+import type { CandidateSet } from "./candidates";
+import { DerivedMetric } from "./derived";
+import type { AffineCoefficients, RankMetric } from "./types";
+
+/** The per-task quantity whose total (over the tasks, or the median) a metric's value is a function of. */
+type TaskQuantity = "rank" | "logRank" | "inverseRank" | "hits" | "median";
+
+const QUANTITY: Record<string, TaskQuantity> = {
+  arithmetic_mean_rank: "rank",
+  inverse_arithmetic_mean_rank: "rank",
+  geometric_mean_rank: "logRank",
+  inverse_geometric_mean_rank: "logRank",
+  harmonic_mean_rank: "inverseRank",
+  inverse_harmonic_mean_rank: "inverseRank",
+  median_rank: "median",
+  inverse_median_rank: "median",
+};
+
+/** Bases whose expectation and variance over tasks are the mean of the per-task ones (the latter over count^2). */
+const LINEAR_MOMENTS = /^(arithmetic_mean_rank|inverse_harmonic_mean_rank|hits_at_\d+)$/;
+
+export interface SumForm {
+  quantity: TaskQuantity;
+  /** The cut-off of a hit ("hits"), else 0. */
+  k: number;
+  /** The quantity of one task's rank (the rank itself for "median"). */
+  perTask(rank: number): number;
+  /** The chain's coefficients over a fixed candidate set, base first. */
+  coefficients(candidates: CandidateSet): AffineCoefficients[];
+  /**
+   * Per-task expectation and variance of the base under uniform ranks with `numCandidates` candidates, when the
+   * chain's coefficients follow from their sums over the tasks (every step affine but a first expectation, re-index
+   * or z step over a base whose moments are means: MR, MRR, Hits@k); null when they do not.
+   */
+  taskMoments: ((numCandidates: number) => [number, number]) | null;
+  /** Whether every step of the chain is affine (its coefficients do not depend on the candidates). */
+  fixed: boolean;
+  /** The chain's coefficients from the base's expectation and variance over the tasks (with taskMoments). */
+  fromMoments(mean: number, variance: number): AffineCoefficients[];
+  /** The metric's value from the quantity's total over `count` tasks (the median for "median"). */
+  value(total: number, count: number, coefficients: readonly AffineCoefficients[]): number;
+}
+
+/** The sum form of `metric`, or null when its value needs more than one total (spread metrics, the count). */
+export function sumForm(metric: RankMetric): SumForm | null {
+  const chain: DerivedMetric[] = [];
+  let x: RankMetric = metric;
+  while (x instanceof DerivedMetric) {
+    chain.unshift(x);
+    x = x.base;
+  }
+  if (!(x instanceof BaseRankMetric)) return null;
+  const base = x;
+  const hits = /^hits_at_\d+$/.test(base.key);
+  const quantity: TaskQuantity | undefined = hits ? "hits" : QUANTITY[base.key];
+  if (!quantity) return null;
+  const k = hits ? base.k! : 0;
+  const perTask =
+    quantity === "rank" || quantity === "median"
+      ? (r: number) => r
+      : quantity === "logRank"
+        ? (r: number) => Math.log(r)
+        : quantity === "inverseRank"
+          ? (r: number) => 1 / r
+          : (r: number) => (r <= k ? 1 : 0);
+  const fixed = chain.every((d) => d.derivation === "affine");
+  const byMoments =
+    !fixed && chain[0]!.derivation !== "affine" && chain.slice(1).every((d) => d.derivation === "affine");
+  const momentBase = chain[0]?.base;
+  const taskMoments =
+    byMoments && momentBase && LINEAR_MOMENTS.test(momentBase.key)
+      ? (n: number): [number, number] => {
+          const c = [n];
+          return [momentBase.expectedValue(c), chain[0]!.derivation === "z" ? momentBase.variance(c) : NaN];
+        }
+      : null;
+  return {
+    quantity,
+    k,
+    perTask,
+    fixed,
+    taskMoments,
+    coefficients: (candidates) =>
+      chain.map((d) => (d.derivation === "affine" ? d.coefficients([]) : d.coefficients(candidates))),
+    fromMoments: (mean, variance) =>
+      chain.map((d, i) => (i === 0 ? d.fromMoments(mean, Math.sqrt(variance)) : d.coefficients([]))),
+    value(total, count, coefficients) {
+      const sums: Sums = {
+        weight: count,
+        count,
+        sumRanks: total,
+        sumLogRanks: total,
+        sumInverseRanks: total,
+        squaredDeviations: NaN,
+        median: total,
+        mad: NaN,
+        hits: new Map([[k, total]]),
+      };
+      let v = base.fromSums(sums);
+      for (const c of coefficients) v = c.scale * v + c.offset;
+      return v;
+    },
+  };
+}
