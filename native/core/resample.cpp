@@ -2,6 +2,8 @@
 #include "resample.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "sampling.h"
@@ -29,6 +31,7 @@ double fold(double* l) {
 struct Middle {
   size_t k_lo, k_hi;
   explicit Middle(size_t total) : k_lo((total - 1) / 2), k_hi(total / 2) {}
+  Middle(size_t lo, size_t hi) : k_lo(lo), k_hi(hi) {}
 };
 
 // Median of the values counted in hist (count_of(v) = how many equal values[v]).
@@ -58,9 +61,18 @@ double median_by_order(const uint32_t* counts, const uint32_t* order, const doub
   return lo;
 }
 
-// What every replicate of a call shares: for the randomization's medians, run a's histogram and both runs'.
+// What every replicate of a call shares, for the randomization's medians: run a's histogram and both runs' (the full
+// count, when a median falls outside the window), and the window of value indices [lo, lo + width) that holds both
+// medians of almost every replicate.
 struct Shared {
   std::vector<uint32_t> hist_a, hist_ab;
+  uint32_t lo = 0, width = 0;
+  std::vector<uint32_t> window_ab;  // both runs' count inside the window
+  size_t below_ab = 0;              // and below it
+  // The bootstrap's medians: per task, bit 0 (1) set when its position in run a's (b's) rank order lies below that
+  // run's window of positions [from, from + span) around the middle.
+  std::vector<uint8_t> below_window;
+  size_t from = 0, span = 0;
 };
 
 // Per-thread scratch.
@@ -69,64 +81,174 @@ struct Scratch {
   std::vector<int32_t> picks;
   std::vector<uint32_t> counts;
   std::vector<double> lanes;
-  std::vector<uint32_t> hist;
+  std::vector<uint32_t> chosen;  // the block's value indices of run a's vector, relative to the window
+  std::vector<uint8_t> inside;   // whether each lies inside it (padded to whole words of eight)
+  std::vector<uint32_t> window;  // run a's vector's count inside the window
+  std::vector<uint32_t> hist;    // its full count, when the window misses a median
+  std::vector<size_t> below;     // the bootstrap's draws below each run's window, per replicate
 };
 
-void randomization_replicate(const PairedColumns& c, const Shared& shared, uint32_t key, const KernelTable& k,
-                             Scratch& s, double* out) {
+// The randomization's two medians. Run a's vector takes each task's rank from a or, swapped, from b, and b's vector
+// takes the other one, so b's count of any value is both runs' count minus a's: one count serves both. A median is
+// the k-th smallest value, so the values below the window and the count inside it find it whenever it lies inside;
+// a replicate whose median does not (the window spans 8 standard deviations of a median's position on each side,
+// so hardly ever) counts run a's vector in full.
+void randomization_medians(const PairedColumns& c, const Shared& sh, uint32_t key, const KernelTable& k, Scratch& s,
+                           double* out) {
   const size_t n = c.n;
-  std::fill(s.lanes.begin(), s.lanes.end(), 0.0);
-  if (c.medians) std::copy(shared.hist_a.begin(), shared.hist_a.end(), s.hist.begin());
+  const Middle m(n);
+  std::fill(s.window.begin(), s.window.end(), 0u);
+  size_t below = 0;
+  const uint32_t lo = sh.lo, width = sh.width;
   for (size_t b0 = 0; b0 < n; b0 += kBlock) {
     const uint32_t len = static_cast<uint32_t>(std::min<size_t>(kBlock, n - b0));
     k.keyed_swaps(key, static_cast<uint32_t>(b0), len, s.swaps.data());
     const uint8_t* sw = s.swaps.data();
-    for (size_t col = 0; col < c.cols; ++col) {
-      k.masked_lane_sums(sw, c.x + col * n + b0, len, s.lanes.data() + col * kLanes);
+    const uint32_t* ia = c.index_a + b0;
+    const uint32_t* ib = c.index_b + b0;
+    uint32_t* chosen = s.chosen.data();
+    uint8_t* inside = s.inside.data();
+    // Branch-free, so it vectorises: run a's value index of each task, relative to the window (wrapping below it, so
+    // one unsigned comparison tests membership), whether it lies inside, and how many lie below.
+    size_t under = 0;
+    for (uint32_t i = 0; i < len; ++i) {
+      const uint32_t from_a = ia[i], from_b = ib[i];  // both loaded: a select, not a branch on a random bit
+      const uint32_t v = sw[i] ? from_b : from_a;
+      chosen[i] = v - lo;
+      inside[i] = (v - lo) < width;
+      under += v < lo;
     }
-    if (c.medians) {
-      // Run a's histogram with each swapped task's rank moved from a's value to b's (a no-op when they are equal).
-      const uint32_t* ia = c.index_a + b0;
-      const uint32_t* ib = c.index_b + b0;
-      uint32_t* h = s.hist.data();
-      for (uint32_t i = 0; i < len; ++i) {
-        const uint32_t w = sw[i];
-        h[ia[i]] -= w;
-        h[ib[i]] += w;
+    below += under;
+    // Most tasks lie outside the window: eight flags at a time are skipped when none is set.
+    for (uint32_t i = 0; i < len; i += 8) {
+      uint64_t word = 0;
+      std::memcpy(&word, inside + i, 8);
+      if (word == 0) continue;
+      for (uint32_t j = i; j < std::min(len, i + 8); ++j) {
+        if (inside[j]) ++s.window[chosen[j]];
       }
     }
   }
-  for (size_t col = 0; col < c.cols; ++col) out[col] = fold(s.lanes.data() + col * kLanes);
-  if (c.medians) {
-    const Middle m(n);
-    const uint32_t* h = s.hist.data();
-    const uint32_t* ab = shared.hist_ab.data();
-    out[c.cols] = median_by_value([h](size_t v) { return h[v]; }, c.values, c.num_values, m);
-    out[c.cols + 1] = median_by_value([h, ab](size_t v) { return ab[v] - h[v]; }, c.values, c.num_values, m);
+  const double* window_values = c.values + lo;
+  const uint32_t* w = s.window.data();
+  const uint32_t* pooled = sh.window_ab.data();
+  size_t inside_a = 0, inside_ab = 0;
+  for (uint32_t v = 0; v < width; ++v) {
+    inside_a += w[v];
+    inside_ab += pooled[v];
+  }
+  const size_t below_b = sh.below_ab - below;
+  const size_t inside_b = inside_ab - inside_a;
+  const bool found_a = below <= m.k_lo && m.k_hi < below + inside_a;
+  const bool found_b = below_b <= m.k_lo && m.k_hi < below_b + inside_b;
+  if (found_a) {
+    out[0] = median_by_value([w](size_t v) { return w[v]; }, window_values, width, Middle(m.k_lo - below, m.k_hi - below));
+  }
+  if (found_b) {
+    out[1] = median_by_value([w, pooled](size_t v) { return pooled[v] - w[v]; }, window_values, width,
+                             Middle(m.k_lo - below_b, m.k_hi - below_b));
+  }
+  if (found_a && found_b) return;
+  // The full count of run a's vector (b's is both runs' counts minus it).
+  std::copy(sh.hist_a.begin(), sh.hist_a.end(), s.hist.begin());
+  for (size_t b0 = 0; b0 < n; b0 += kBlock) {
+    const uint32_t len = static_cast<uint32_t>(std::min<size_t>(kBlock, n - b0));
+    k.keyed_swaps(key, static_cast<uint32_t>(b0), len, s.swaps.data());
+    for (uint32_t i = 0; i < len; ++i) {
+      if (s.swaps[i]) {
+        --s.hist[c.index_a[b0 + i]];
+        ++s.hist[c.index_b[b0 + i]];
+      }
+    }
+  }
+  const uint32_t* h = s.hist.data();
+  const uint32_t* ab = sh.hist_ab.data();
+  if (!found_a) out[0] = median_by_value([h](size_t v) { return h[v]; }, c.values, c.num_values, m);
+  if (!found_b) out[1] = median_by_value([h, ab](size_t v) { return ab[v] - h[v]; }, c.values, c.num_values, m);
+}
+
+// Column sums of a group of replicates, block by block of tasks: each block of a column is read once for the whole
+// group (from cache), not once per replicate (from memory: the columns of 40,000 tasks outgrow the L2 cache).
+void randomization_group(const PairedColumns& c, const Shared& shared, const uint32_t* keys, size_t group,
+                         const KernelTable& k, Scratch& s, double* out, size_t width) {
+  const size_t n = c.n;
+  std::fill(s.lanes.begin(), s.lanes.end(), 0.0);
+  for (size_t b0 = 0; b0 < n && c.cols > 0; b0 += kBlock) {
+    const uint32_t len = static_cast<uint32_t>(std::min<size_t>(kBlock, n - b0));
+    for (size_t r = 0; r < group; ++r) k.keyed_swaps(keys[r], static_cast<uint32_t>(b0), len, &s.swaps[r * kBlock]);
+    for (size_t col = 0; col < c.cols; ++col) {
+      const double* x = c.x + col * n + b0;
+      for (size_t r = 0; r < group; ++r) {
+        k.masked_lane_sums(&s.swaps[r * kBlock], x, len, &s.lanes[(r * c.cols + col) * kLanes]);
+      }
+    }
+  }
+  for (size_t r = 0; r < group; ++r) {
+    for (size_t col = 0; col < c.cols; ++col) out[r * width + col] = fold(&s.lanes[(r * c.cols + col) * kLanes]);
+    if (c.medians) randomization_medians(c, shared, keys[r], k, s, out + r * width + c.cols);
   }
 }
 
-void bootstrap_replicate(const PairedColumns& c, uint32_t key, const KernelTable& k, Scratch& s, double* out) {
+// The median of a run's drawn ranks: `below` draws lie below the run's window of rank positions, so walking the
+// window's positions (their tasks' draw counts) finds it whenever it lies inside; else the whole order is walked.
+double drawn_median(const uint32_t* counts, const uint32_t* order, const double* sorted, size_t n,
+                    const Shared& shared, size_t below) {
+  const Middle m(n);
+  if (below <= m.k_lo) {
+    size_t seen = below;
+    double lo = 0;
+    for (size_t k = shared.from; k < shared.from + shared.span; ++k) {
+      const size_t next = seen + counts[order[k]];
+      if (seen <= m.k_lo && m.k_lo < next) lo = sorted[k];
+      if (m.k_hi < next) return lo + (sorted[k] - lo) / 2;
+      seen = next;
+    }
+  }
+  return median_by_order(counts, order, sorted, n, m);
+}
+
+void bootstrap_group(const PairedColumns& c, const Shared& shared, const uint32_t* keys, size_t group,
+                     const KernelTable& k, Scratch& s, double* out, size_t width) {
   const size_t n = c.n;
-  std::fill(s.counts.begin(), s.counts.end(), 0u);
   const double dn = static_cast<double>(n);
-  uint32_t* cnt = s.counts.data();
-  for (size_t b0 = 0; b0 < n; b0 += kBlock) {
-    const uint32_t len = static_cast<uint32_t>(std::min<size_t>(kBlock, n - b0));
-    k.keyed_picks(key, static_cast<uint32_t>(b0), len, dn, s.picks.data());
-    // floor(u * n) < n for every u < 1 and n < 2^31; the clamp only guards the counts against a broken stream.
-    for (uint32_t i = 0; i < len; ++i) ++cnt[std::min(static_cast<size_t>(s.picks[i]), n - 1)];
+  std::fill(s.counts.begin(), s.counts.begin() + static_cast<std::ptrdiff_t>(group * n), 0u);
+  const uint8_t* below_window = shared.below_window.data();
+  for (size_t r = 0; r < group; ++r) {
+    uint32_t* cnt = &s.counts[r * n];
+    size_t below_a = 0, below_b = 0;  // draws below each run's window
+    for (size_t b0 = 0; b0 < n; b0 += kBlock) {
+      const uint32_t len = static_cast<uint32_t>(std::min<size_t>(kBlock, n - b0));
+      k.keyed_picks(keys[r], static_cast<uint32_t>(b0), len, dn, s.picks.data());
+      // floor(u * n) < n for every u < 1 and n < 2^31; the clamp only guards the counts against a broken stream.
+      for (uint32_t i = 0; i < len; ++i) {
+        const size_t p = std::min(static_cast<size_t>(s.picks[i]), n - 1);
+        ++cnt[p];
+        if (c.medians) {
+          below_a += below_window[p] & 1u;
+          below_b += below_window[p] >> 1;
+        }
+      }
+    }
+    s.below[2 * r] = below_a;
+    s.below[2 * r + 1] = below_b;
   }
   std::fill(s.lanes.begin(), s.lanes.end(), 0.0);
-  for (size_t col = 0; col < c.cols; ++col) {
-    double* l = s.lanes.data() + col * kLanes;
-    k.weighted_lane_sums(cnt, c.x + col * n, n, l);
-    out[col] = fold(l);
+  for (size_t b0 = 0; b0 < n && c.cols > 0; b0 += kBlock) {
+    const size_t len = std::min<size_t>(kBlock, n - b0);
+    for (size_t col = 0; col < c.cols; ++col) {
+      const double* x = c.x + col * n + b0;
+      for (size_t r = 0; r < group; ++r) {
+        k.weighted_lane_sums(&s.counts[r * n + b0], x, len, &s.lanes[(r * c.cols + col) * kLanes]);
+      }
+    }
   }
-  if (c.medians) {
-    const Middle m(n);
-    out[c.cols] = median_by_order(cnt, c.order_a, c.sorted_a, n, m);
-    out[c.cols + 1] = median_by_order(cnt, c.order_b, c.sorted_b, n, m);
+  for (size_t r = 0; r < group; ++r) {
+    for (size_t col = 0; col < c.cols; ++col) out[r * width + col] = fold(&s.lanes[(r * c.cols + col) * kLanes]);
+    if (c.medians) {
+      const uint32_t* cnt = &s.counts[r * n];
+      out[r * width + c.cols] = drawn_median(cnt, c.order_a, c.sorted_a, n, shared, s.below[2 * r]);
+      out[r * width + c.cols + 1] = drawn_median(cnt, c.order_b, c.sorted_b, n, shared, s.below[2 * r + 1]);
+    }
   }
 }
 
@@ -147,32 +269,66 @@ void paired_resample(Resampling kind, const PairedColumns& columns, uint32_t key
       ++shared.hist_ab[columns.index_a[i]];
       ++shared.hist_ab[columns.index_b[i]];
     }
+    // Each vector draws every task's rank from a or b with probability 1/2, so its values follow the pooled
+    // distribution of both runs' 2n ranks, and its middle lies within sqrt(n) / 2 positions (a standard deviation,
+    // in the vector's n) of the pooled middle: the window spans 8 of them on each side, in the pooled 2n.
+    const size_t n = columns.n;
+    const double spread = columns.window * std::sqrt(static_cast<double>(n));
+    const size_t from = n > spread ? static_cast<size_t>(static_cast<double>(n) - spread) : 0;
+    const size_t to = std::min(2 * n, n + static_cast<size_t>(spread) + 1);
+    size_t seen = 0, v = 0;
+    while (v < columns.num_values && seen + shared.hist_ab[v] <= from) seen += shared.hist_ab[v++];
+    shared.lo = static_cast<uint32_t>(v);
+    while (v < columns.num_values && seen < to) seen += shared.hist_ab[v++];
+    shared.width = static_cast<uint32_t>(v) - shared.lo;
+    shared.window_ab.assign(shared.hist_ab.begin() + shared.lo, shared.hist_ab.begin() + v);
+    for (size_t u = 0; u < shared.lo; ++u) shared.below_ab += shared.hist_ab[u];
   }
-  // Replicates in groups, so each task of the pool sets up its scratch once.
-  constexpr size_t kGroup = 4;
-  const size_t groups = (count + kGroup - 1) / kGroup;
+  if (!randomization && columns.medians) {
+    // A run's drawn ranks below a position follow a binomial of n draws: within sqrt(n) / 2 (a standard deviation)
+    // of its expected count, so the window spans 8 of them on each side of the middle position.
+    const size_t n = columns.n;
+    const size_t half = std::min(n, static_cast<size_t>(columns.window / 2 * std::sqrt(static_cast<double>(n))) + 1);
+    shared.from = n / 2 > half ? n / 2 - half : 0;
+    shared.span = std::min(n, n / 2 + half + 1) - shared.from;
+    shared.below_window.assign(n, 0);
+    for (size_t k = 0; k < shared.from; ++k) {
+      shared.below_window[columns.order_a[k]] |= 1;
+      shared.below_window[columns.order_b[k]] |= 2;
+    }
+  }
+  // Replicates in groups: a group reads each block of the columns once, and each task of the pool sets up its
+  // scratch once. The bootstrap's group holds a draw count per task and replicate: at most 8 replicates, and about
+  // 32 MiB of counts.
+  const size_t group = std::max<size_t>(1, std::min<size_t>(8, (size_t{32} << 20) / (4 * columns.n)));
+  const size_t groups = (count + group - 1) / group;
   parallel_for(
       groups, threads,
       [&](size_t g) {
+        const size_t begin = g * group, end = std::min(count, begin + group), size = end - begin;
         Scratch s;
-        s.lanes.assign(columns.cols * kLanes, 0.0);
+        s.lanes.assign(size * columns.cols * kLanes, 0.0);
         if (randomization) {
-          s.swaps.resize(kBlock);
-          if (columns.medians) s.hist.resize(columns.num_values);
+          s.swaps.resize(size * kBlock);
+          if (columns.medians) {
+            s.hist.resize(columns.num_values);
+            s.chosen.resize(kBlock);
+            s.inside.assign(kBlock + 8, 0);
+            s.window.resize(shared.width);
+          }
         } else {
           s.picks.resize(kBlock);
-          s.counts.resize(columns.n);
+          s.counts.resize(size * columns.n);
+          s.below.resize(2 * size);
         }
-        const size_t end = std::min(count, (g + 1) * kGroup);
-        for (size_t r = g * kGroup; r < end; ++r) {
-          const uint32_t replicate_key = stream_key(key, static_cast<uint32_t>(first + r));
-          if (randomization) {
-            randomization_replicate(columns, shared, replicate_key, k, s, out + r * width);
-          } else {
-            bootstrap_replicate(columns, replicate_key, k, s, out + r * width);
-          }
+        uint32_t keys[8];
+        for (size_t r = 0; r < size; ++r) keys[r] = stream_key(key, static_cast<uint32_t>(first + begin + r));
+        if (randomization) {
+          randomization_group(columns, shared, keys, size, k, s, out + begin * width, width);
+        } else {
+          bootstrap_group(columns, shared, keys, size, k, s, out + begin * width, width);
         }
-        if (control != nullptr) control->advance(end - g * kGroup);
+        if (control != nullptr) control->advance(size);
       },
       control);
 }

@@ -38,6 +38,9 @@ struct PairedColumns {
   const uint32_t* order_b = nullptr;   // n
   const double* sorted_a = nullptr;    // n
   const double* sorted_b = nullptr;    // n
+  // Standard deviations of a median's position on each side of the middle that the medians' windows span; a
+  // replicate whose median falls outside counts in full (the same result; tests shrink it to exercise that path).
+  double window = 8.0;
 };
 
 enum class Resampling : int { Randomization = 0, Bootstrap = 1 };
