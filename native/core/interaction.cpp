@@ -712,6 +712,46 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
 }
 
 template <class T>
+Status score_relations(const EmbeddingModel<T>& m, size_t rows, const int32_t* heads, const int32_t* tails, T* out,
+                       unsigned threads) {
+  const size_t dim = m.entity_width;
+  const size_t nr = m.num_relations;
+  const ScoreOp op = op_of(m.interaction);
+  const bool complex = is_complex(m.interaction);
+  std::vector<uint32_t> map;
+  KGRANK_TRY {
+    map.resize(dim);
+  } KGRANK_CATCH(const std::bad_alloc&) {
+    return Status::invalid("out of memory for relation scoring: pass fewer pairs per call");
+  }
+  for (size_t k = 0; k < dim; ++k) map[k] = static_cast<uint32_t>(canonical(k, dim, complex, m.layout));
+  std::atomic<bool> failed{false};
+  const size_t tasks = (rows + kRowsPerTask - 1) / kRowsPerTask;
+  parallel_for(tasks, threads, [&](size_t task) {
+    KGRANK_TRY {
+      std::vector<T> q(dim), c(dim);
+      const size_t end = (task + 1) * kRowsPerTask < rows ? (task + 1) * kRowsPerTask : rows;
+      for (size_t i = task * kRowsPerTask; i < end; ++i) {
+        const size_t h = static_cast<size_t>(heads[i]);
+        const size_t t = static_cast<size_t>(tails[i]);
+        const T* hrow = m.entity + h * dim;
+        const T hs = m.entity_scale ? m.entity_scale[h] : T(1);
+        const T* trow = m.entity + t * dim;
+        T* o = out + i * nr;
+        for (size_t r = 0; r < nr; ++r) {
+          form_query<T>(m, map, hrow, hs, static_cast<int32_t>(r), false, q.data(), c.data());
+          o[r] = score_one<T>(op, q.data(), c.data(), dim, trow, map.data(), m.entity_scale, t);
+        }
+      }
+    } KGRANK_CATCH(...) {
+      failed.store(true);
+    }
+  });
+  if (failed.load()) return Status::invalid("out of memory for relation scoring: use fewer threads");
+  return Status::success();
+}
+
+template <class T>
 double score_triple(const EmbeddingModel<T>& m, int32_t head, int32_t relation, int32_t tail, bool head_side) {
   const size_t dim = m.entity_width;
   const bool complex = is_complex(m.interaction);
@@ -802,6 +842,10 @@ template Status rank_embeddings<float>(const EmbeddingModel<float>&, const Embed
                                        SimdLevel, unsigned, JobControl*);
 template Status rank_embeddings<double>(const EmbeddingModel<double>&, const EmbeddingQueries&,
                                         const EmbeddingCounts&, SimdLevel, unsigned, JobControl*);
+template Status score_relations<float>(const EmbeddingModel<float>&, size_t, const int32_t*, const int32_t*, float*,
+                                       unsigned);
+template Status score_relations<double>(const EmbeddingModel<double>&, size_t, const int32_t*, const int32_t*,
+                                        double*, unsigned);
 template double score_triple<float>(const EmbeddingModel<float>&, int32_t, int32_t, int32_t, bool);
 template double score_triple<double>(const EmbeddingModel<double>&, int32_t, int32_t, int32_t, bool);
 template Status top_k_embeddings<float>(const EmbeddingModel<float>&, const EmbeddingQueries&, size_t, size_t, size_t,

@@ -114,6 +114,17 @@ template <class T>
 Status top_k_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& queries, size_t k, size_t begin,
                         size_t end, int32_t* ids, double* scores, SimdLevel simd, unsigned threads);
 
+// Relation prediction from embeddings: for each of `rows` pairs (heads[i], tails[i]) the score of (h, r, t) for
+// every relation r, written to out[i * num_relations + r] in the accumulation type T. Each score is the tail-side
+// query of (h, r) formed and scored against t by exactly the operations of rank_embeddings' lane (form_query, then
+// score_one), so it equals score_triple(model, h, r, t, false) and the entity kernel's score of t for (h, r, ?) bit
+// for bit (no other rounding: the bound is 0), whatever the thread count. O(rows x num_relations x width) work, split
+// into fixed tasks of pairs. Every id must be valid, and the model's entity_offset 0 with no anchor_rows (the caller
+// checked). Fails only when the per-task query buffers do not fit in memory.
+template <class T>
+Status score_relations(const EmbeddingModel<T>& model, size_t rows, const int32_t* heads, const int32_t* tails,
+                       T* out, unsigned threads);
+
 // The score of one (query, entity) pair with exactly the operations of a kernel lane (tests, benchmarks).
 template <class T>
 double score_triple(const EmbeddingModel<T>& model, int32_t head, int32_t relation, int32_t tail, bool head_side);
