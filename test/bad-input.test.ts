@@ -1319,6 +1319,18 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: "triples",
   },
+  {
+    kind: "relation scores from embeddings: tail id out of range",
+    call: () => emb().scoreRelations(Int32Array.of(0, 0, 3)),
+    error: KgrankInputError,
+    argument: "triples",
+  },
+  {
+    kind: "relation scores from embeddings: triples not b x 3",
+    call: () => emb().scoreRelations(Int32Array.of(0, 0)),
+    error: KgrankInputError,
+    argument: "triples",
+  },
 ];
 
 /**
@@ -1459,6 +1471,11 @@ const TYPOS: [string, () => unknown, string][] = [
       return e.finalizeAsync({ signl: AbortSignal.abort() } as never);
     },
     "signal",
+  ],
+  [
+    "EmbeddingModel.scoreRelations",
+    () => emb().scoreRelations(Int32Array.of(0, 0, 1), { thread: 1 } as never),
+    "threads",
   ],
 ];
 
