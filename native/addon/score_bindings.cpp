@@ -371,14 +371,14 @@ Napi::Value ScoreRelations(const Napi::CallbackInfo& info) {
                                            job.num_relations, job.entity_width, job.relation_width, job.phase_scale,
                                            static_cast<const double*>(job.scale)};
     s = kgrank::score_relations<double>(m, rows, ids.anchor.data(), ids.truth.data(),
-                                        static_cast<double*>(raw_data(scores)), job.threads);
+                                        static_cast<double*>(raw_data(scores)), job.simd, job.threads);
   } else {
     const kgrank::EmbeddingModel<float> m{job.interaction, job.layout, static_cast<const float*>(job.entity),
                                           static_cast<const float*>(job.relation), job.num_entities,
                                           job.num_relations, job.entity_width, job.relation_width, job.phase_scale,
                                           static_cast<const float*>(job.scale)};
     s = kgrank::score_relations<float>(m, rows, ids.anchor.data(), ids.truth.data(),
-                                       static_cast<float*>(raw_data(scores)), job.threads);
+                                       static_cast<float*>(raw_data(scores)), job.simd, job.threads);
   }
   check_status(env, s);
   return env.Undefined();

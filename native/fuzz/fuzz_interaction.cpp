@@ -102,15 +102,17 @@ void run(FuzzedDataProvider& p) {
     }
   }
   // Relation scores of the rows' (anchor, truth) pairs: every relation's score is score_triple's tail-side score of
-  // (anchor, r, truth) bit for bit (NaN where it is NaN), at 1 and 3 threads.
-  for (unsigned threads : {1u, 3u}) {
-    std::vector<T> rs(rows * nr);
-    FUZZ_CHECK(score_relations<T>(m, rows, job.anchor.data(), job.truth.data(), rs.data(), threads).ok());
-    for (size_t i = 0; i < rows; ++i) {
-      for (size_t r = 0; r < nr; ++r) {
-        const double want = score_triple<T>(m, job.anchor[i], static_cast<int32_t>(r), job.truth[i], false);
-        const double got = static_cast<double>(rs[i * nr + r]);
-        FUZZ_CHECK(got == want || (got != got && want != want));
+  // (anchor, r, truth) bit for bit (NaN where it is NaN), at every level, 1 and 3 threads.
+  for (SimdLevel level : kgrank_fuzz::levels()) {
+    for (unsigned threads : {1u, 3u}) {
+      std::vector<T> rs(rows * nr);
+      FUZZ_CHECK(score_relations<T>(m, rows, job.anchor.data(), job.truth.data(), rs.data(), level, threads).ok());
+      for (size_t i = 0; i < rows; ++i) {
+        for (size_t r = 0; r < nr; ++r) {
+          const double want = score_triple<T>(m, job.anchor[i], static_cast<int32_t>(r), job.truth[i], false);
+          const double got = static_cast<double>(rs[i * nr + r]);
+          FUZZ_CHECK(got == want || (got != got && want != want));
+        }
       }
     }
   }

@@ -62,14 +62,17 @@ void check_model(const Fixture& f, std::mt19937& rng) {
     job.off[i + 1] = static_cast<uint32_t>(job.excl.size());
   }
   // Relation scores: every (h, r, t) of the rows' pairs, for every relation, is score_triple's tail-side score bit
-  // for bit (the entity kernel's score of t for (h, r, ?)), at 1 and 3 threads.
-  for (unsigned threads : {1u, 3u}) {
-    std::vector<T> rs(rows * nr, T(-12345));
-    CHECK(score_relations<T>(m, rows, job.anchor.data(), job.truth.data(), rs.data(), threads).ok());
-    for (size_t i = 0; i < rows; ++i) {
-      for (size_t r = 0; r < nr; ++r) {
-        const double want = score_triple<T>(m, job.anchor[i], static_cast<int32_t>(r), job.truth[i], false);
-        CHECK_EQ(static_cast<double>(rs[i * nr + r]), want);
+  // for bit (the entity kernel's score of t for (h, r, ?)), at every level, 1 and 3 threads.
+  for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
+    if (!simd_supported(level)) continue;
+    for (unsigned threads : {1u, 3u}) {
+      std::vector<T> rs(rows * nr, T(-12345));
+      CHECK(score_relations<T>(m, rows, job.anchor.data(), job.truth.data(), rs.data(), level, threads).ok());
+      for (size_t i = 0; i < rows; ++i) {
+        for (size_t r = 0; r < nr; ++r) {
+          const double want = score_triple<T>(m, job.anchor[i], static_cast<int32_t>(r), job.truth[i], false);
+          CHECK_EQ(static_cast<double>(rs[i * nr + r]), want);
+        }
       }
     }
   }

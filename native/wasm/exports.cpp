@@ -169,8 +169,8 @@ KG_EXPORT(kg_score_relations) int kg_score_relations(int wide, const double* met
   const int32_t* tails = at<int32_t>(ptr, kTruth);
   const kgrank::Status s =
       wide ? kgrank::score_relations<double>(model_of<double>(meta, ptr), rows, heads, tails,
-                                             static_cast<double*>(scores), 1)
+                                             static_cast<double*>(scores), kgrank::SimdLevel::Scalar, 1)
            : kgrank::score_relations<float>(model_of<float>(meta, ptr), rows, heads, tails,
-                                            static_cast<float*>(scores), 1);
+                                            static_cast<float*>(scores), kgrank::SimdLevel::Scalar, 1);
   return static_cast<int>(s.code);
 }
