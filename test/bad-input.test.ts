@@ -1331,6 +1331,13 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: "triples",
   },
+  {
+    kind: "relation scores from embeddings of a table read in chunks",
+    call: () =>
+      emb({ entityEmbeddings: openEntityTable(modelFiles.p("entity.npy")) }).scoreRelations(Int32Array.of(0, 0, 1)),
+    error: KgrankInputError,
+    argument: "model",
+  },
 ];
 
 /**
