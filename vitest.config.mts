@@ -86,6 +86,7 @@ const kernelFacing = [
   "test/rank-counter.test.ts",
   "test/evaluator.test.ts",
   "test/embeddings.test.ts",
+  "test/relation-scores.test.ts",
   "test/expectation.test.ts",
   "test/median-moments.test.ts",
   "test/estimate.test.ts",

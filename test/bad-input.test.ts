@@ -1319,6 +1319,25 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: "triples",
   },
+  {
+    kind: "relation scores from embeddings: tail id out of range",
+    call: () => emb().scoreRelations(Int32Array.of(0, 0, 3)),
+    error: KgrankInputError,
+    argument: "triples",
+  },
+  {
+    kind: "relation scores from embeddings: triples not b x 3",
+    call: () => emb().scoreRelations(Int32Array.of(0, 0)),
+    error: KgrankInputError,
+    argument: "triples",
+  },
+  {
+    kind: "relation scores from embeddings of a table read in chunks",
+    call: () =>
+      emb({ entityEmbeddings: openEntityTable(modelFiles.p("entity.npy")) }).scoreRelations(Int32Array.of(0, 0, 1)),
+    error: KgrankInputError,
+    argument: "model",
+  },
 ];
 
 /**
@@ -1459,6 +1478,11 @@ const TYPOS: [string, () => unknown, string][] = [
       return e.finalizeAsync({ signl: AbortSignal.abort() } as never);
     },
     "signal",
+  ],
+  [
+    "EmbeddingModel.scoreRelations",
+    () => emb().scoreRelations(Int32Array.of(0, 0, 1), { thread: 1 } as never),
+    "threads",
   ],
 ];
 

@@ -2,7 +2,7 @@
  * Every backend this process can run (native at each supported SIMD level and several thread counts, the
  * WebAssembly core when wasm/kgrank.wasm is built, and the TS fallback) gives the same results on the same inputs, in one process (vitest's "once" project, where the addon
  * must load): counts of score matrices and ranking from embeddings (every interaction, both complex layouts, float32
- * and float64: the true scores bit for bit), seeded rank generation and sample statistics, metric aggregation and
+ * and float64: the true scores bit for bit; relation scores bit for bit), seeded rank generation and sample statistics, metric aggregation and
  * closed moments, and the median's E and Var (within 1e-12 relative where the order of summation differs).
  */
 import { existsSync } from "node:fs";
@@ -163,6 +163,14 @@ describe("backend parity of ranking from embeddings", () => {
             for (const other of outs.slice(1))
               expect(other.out, `${side}: ${other.name} vs ${outs[0]!.name}`).toEqual(outs[0]!.out);
           }
+          // Relation scores of the (anchor, truth) pairs: every relation, every backend, bit for bit.
+          const pairs = variants.map((v) => {
+            const scores = precision === "float64" ? new Float64Array(rows * 3) : new Float32Array(rows * 3);
+            v.kernels.scoreRelations(model.job("tail", anchor, relation, truth), scores, v.threads);
+            return { name: v.name, out: Array.from(scores) };
+          });
+          for (const other of pairs.slice(1))
+            expect(other.out, `relation scores: ${other.name} vs ${pairs[0]!.name}`).toEqual(pairs[0]!.out);
         });
       }
     }
@@ -195,6 +203,9 @@ describe("a fused multiply-add rounds once on every backend", () => {
       k.topKEmbeddings(job, { k: 3, begin: 0, end: 17 }, ids, scores, 1);
       expect(Array.from(ids)).toEqual([2, 0, 1]);
       expect(Array.from(scores)).toEqual([2 ** 30 + 2 ** 8, 2 ** 30 + 2 ** 7, 2 ** 30 + 2 ** 7]);
+      const relationScore = new Float32Array(1);
+      k.scoreRelations(job, relationScore, 1);
+      expect(relationScore[0]).toBe(2 ** 30 + 2 ** 7);
     });
   }
 });

@@ -345,6 +345,45 @@ Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// Arguments: rankEmbeddings' (score_job checks them: anchor holds the heads, truth the tails; relationIds and
+// headSide are not read, out is not written), then scores (the entity's element type, rows x numRelations), which
+// receives score_relations' scores of (anchor[i], r, truth[i]) for every relation r.
+Napi::Value ScoreRelations(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const size_t n = info.Length();
+  if (n < 19) throw_range(env, "scoreRelations takes rankEmbeddings' arguments, then scores");
+  const ScoreJob job = score_job(info);
+  const Ids& ids = *job.ids;
+  if (!ids.candidates.empty() || !ids.negatives.empty() || !ids.exclude_offsets.empty() || !ids.true_scores.empty() ||
+      job.anchor_rows != nullptr || job.entity_offset != 0) {
+    throw_range(env, "scoreRelations takes no candidates, negatives, exclusions, anchorRows, trueScores or entityOffset");
+  }
+  const size_t rows = ids.anchor.size();
+  Napi::TypedArray scores = typed_array_arg(info, n - 1, "scores");
+  const napi_typedarray_type want = job.wide ? napi_float64_array : napi_float32_array;
+  if (scores.TypedArrayType() != want || scores.ElementLength() != rows * job.num_relations) {
+    throw_type(env, "scores must have the element type of entity and hold rows x numRelations values");
+  }
+  kgrank::Status s;
+  if (job.wide) {
+    const kgrank::EmbeddingModel<double> m{job.interaction, job.layout, static_cast<const double*>(job.entity),
+                                           static_cast<const double*>(job.relation), job.num_entities,
+                                           job.num_relations, job.entity_width, job.relation_width, job.phase_scale,
+                                           static_cast<const double*>(job.scale)};
+    s = kgrank::score_relations<double>(m, rows, ids.anchor.data(), ids.truth.data(),
+                                        static_cast<double*>(raw_data(scores)), job.simd, job.threads);
+  } else {
+    const kgrank::EmbeddingModel<float> m{job.interaction, job.layout, static_cast<const float*>(job.entity),
+                                          static_cast<const float*>(job.relation), job.num_entities,
+                                          job.num_relations, job.entity_width, job.relation_width, job.phase_scale,
+                                          static_cast<const float*>(job.scale)};
+    s = kgrank::score_relations<float>(m, rows, ids.anchor.data(), ids.truth.data(),
+                                       static_cast<float*>(raw_data(scores)), job.simd, job.threads);
+  }
+  check_status(env, s);
+  return env.Undefined();
+}
+
 // Arguments: simd, threads, iterations. Returns [multiply-adds performed, checksum].
 Napi::Value FmaProbe(const Napi::CallbackInfo& info) {
   const CountOptions opt = options_arg(info, 0, 1);
@@ -363,6 +402,7 @@ void register_score(Napi::Env env, Napi::Object exports) {
   exports.Set("rankEmbeddings", Napi::Function::New(env, RankEmbeddings, "rankEmbeddings"));
   exports.Set("rankEmbeddingsAsync", Napi::Function::New(env, RankEmbeddingsAsync, "rankEmbeddingsAsync"));
   export_function<TopKEmbeddings>(env, exports, "topKEmbeddings");
+  export_function<ScoreRelations>(env, exports, "scoreRelations");
   exports.Set("fmaProbe", Napi::Function::New(env, FmaProbe, "fmaProbe"));
   exports.Set("firstNonFinite", Napi::Function::New(env, FirstNonFinite, "firstNonFinite"));
 }

@@ -295,6 +295,10 @@ constexpr size_t kRowBlock = 256;
 }  // namespace
 
 namespace isa {
+void relation_columns_scalar(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
+                             size_t n, float* out) {
+  interaction_detail::Micro<Scalar>::columns_dispatch(op, qt, ct, stride, x, dim, n, out);
+}
 void packed_scores_scalar(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out) {
   interaction_detail::Micro<Scalar>::packed_dispatch(plan, row, pack, n, out);
 }
@@ -711,6 +715,205 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
   return Status::success();
 }
 
+namespace {
+
+using ColumnsFn = void (*)(ScoreOp, const float*, const float*, size_t, const float*, size_t, size_t, float*);
+
+// The relation-scoring kernel of a level (interaction_kernel.h Micro::columns).
+ColumnsFn columns_kernel(SimdLevel level) {
+#ifdef KGRANK_HAVE_NEON
+  if (level == SimdLevel::NEON && simd_supported(level)) return isa::relation_columns_neon;
+#endif
+#ifdef KGRANK_HAVE_AVX512
+  if (level == SimdLevel::AVX512 && simd_supported(level)) return isa::relation_columns_avx512;
+#endif
+#ifdef KGRANK_HAVE_AVX2
+  if ((level == SimdLevel::AVX2 || level == SimdLevel::AVX512) && simd_supported(SimdLevel::AVX2)) {
+    return isa::relation_columns_avx2;
+  }
+#endif
+  (void)level;
+#ifdef KGRANK_HAVE_WASM_SIMD128
+  return isa::relation_columns_wasm;
+#else
+  return isa::relation_columns_scalar;
+#endif
+}
+
+// Micro::columns for the wide type: score_one's operations (plain multiply, then add), relations in the inner loop.
+void columns_wide(ScoreOp op, const double* qt, const double* ct, size_t stride, const double* x, size_t dim,
+                  size_t n, double* acc, double* out) {
+  std::fill(acc, acc + n, 0.0);
+  if (op == ScoreOp::Modulus) {
+    const size_t h = dim / 2;
+    for (size_t k = 0; k < h; ++k) {
+      const double* qr = qt + k * stride;
+      const double* qi = qt + (k + h) * stride;
+      for (size_t j = 0; j < n; ++j) {
+        const double dr = x[k] - qr[j];
+        const double di = x[k + h] - qi[j];
+        const double di2 = di * di;
+        acc[j] = acc[j] + std::sqrt(madd(dr, dr, di2));
+      }
+    }
+  } else {
+    for (size_t k = 0; k < dim; ++k) {
+      const double xv = x[k];
+      const double* q = qt + k * stride;
+      switch (op) {
+        case ScoreOp::Dot:
+          for (size_t j = 0; j < n; ++j) acc[j] = madd(q[j], xv, acc[j]);
+          break;
+        case ScoreOp::L1:
+          for (size_t j = 0; j < n; ++j) acc[j] = acc[j] + std::fabs(xv - q[j]);
+          break;
+        case ScoreOp::L2Squared:
+          for (size_t j = 0; j < n; ++j) {
+            const double d = xv - q[j];
+            acc[j] = madd(d, d, acc[j]);
+          }
+          break;
+        default: {  // PairL1
+          const double* c = ct + k * stride;
+          for (size_t j = 0; j < n; ++j) acc[j] = acc[j] + std::fabs(madd(-xv, c[j], q[j]));
+          break;
+        }
+      }
+    }
+  }
+  for (size_t j = 0; j < n; ++j) out[j] = op == ScoreOp::Dot ? acc[j] : -acc[j];
+}
+
+}  // namespace
+
+template <class T>
+Status score_relations(const EmbeddingModel<T>& m, size_t rows, const int32_t* heads, const int32_t* tails, T* out,
+                       SimdLevel simd, unsigned threads) {
+  const size_t dim = m.entity_width;
+  const size_t nr = m.num_relations;
+  const size_t stride = (nr + 15) / 16 * 16;  // relations per element row, a multiple of every lane count
+  const ScoreOp op = op_of(m.interaction);
+  const Interaction in = m.interaction;
+  const bool complex = is_complex(in);
+  const size_t h = dim / 2;
+  // What form_query reads of relation r for element k, as the doubles it computes with, element-major
+  // (k * stride + r; the padding relations 0): TransE, DistMult: r_k; ComplEx, RotatE: (rr, ri) of complex element
+  // k (phases through cos_sin, complex rotations normalised), as form_query resolves them; PairRE: rh_k, and the
+  // coefficient rt_k in T. These depend on no pair, so they are resolved once per call.
+  std::vector<uint32_t> map;
+  std::vector<double> rel, rel_im;
+  std::vector<T> coeff;
+  KGRANK_TRY {
+    map.resize(dim);
+    rel.assign((complex ? h : dim) * stride, 0.0);
+    if (complex) rel_im.assign(h * stride, 0.0);
+    if (op == ScoreOp::PairL1) coeff.assign(dim * stride, T(0));
+  } KGRANK_CATCH(const std::bad_alloc&) {
+    return Status::invalid("out of memory for relation scoring: pass fewer relations or a narrower model");
+  }
+  for (size_t k = 0; k < dim; ++k) map[k] = static_cast<uint32_t>(canonical(k, dim, complex, m.layout));
+  const bool phases = is_rotate(in) && m.relation_width == h;
+  for (size_t r = 0; r < nr; ++r) {
+    const T* row = m.relation + r * m.relation_width;
+    if (complex) {
+      for (size_t k = 0; k < h; ++k) {
+        double rr, ri;
+        if (phases) {
+          cos_sin(static_cast<double>(row[k]) * m.phase_scale, &rr, &ri);
+        } else {
+          rr = row[canonical(k, dim, true, m.layout)];
+          ri = row[canonical(k + h, dim, true, m.layout)];
+          if (is_rotate(in)) {
+            const double mod = std::sqrt(rr * rr + ri * ri);
+            rr /= mod;
+            ri /= mod;
+          }
+        }
+        rel[k * stride + r] = rr;
+        rel_im[k * stride + r] = ri;
+      }
+    } else {
+      for (size_t k = 0; k < dim; ++k) rel[k * stride + r] = row[k];
+      if (op == ScoreOp::PairL1) {
+        for (size_t k = 0; k < dim; ++k) coeff[k * stride + r] = static_cast<T>(static_cast<double>(row[dim + k]));
+      }
+    }
+  }
+  std::atomic<bool> failed{false};
+  const size_t tasks = (rows + kRowsPerTask - 1) / kRowsPerTask;
+  parallel_for(tasks, threads, [&](size_t task) {
+    KGRANK_TRY {
+      std::vector<T> q(dim * stride), x(dim), acc(stride);
+      std::vector<double> a(dim);
+      const size_t end = (task + 1) * kRowsPerTask < rows ? (task + 1) * kRowsPerTask : rows;
+      for (size_t i = task * kRowsPerTask; i < end; ++i) {
+        const size_t hd = static_cast<size_t>(heads[i]);
+        const size_t tl = static_cast<size_t>(tails[i]);
+        const T* hrow = m.entity + hd * dim;
+        const T* trow = m.entity + tl * dim;
+        // The anchor's values as form_query reads them (PairRE: a_k s rounded to T first), and the tail's row as
+        // score_one reads it (canonical order; PairRE's factor applied).
+        if (op == ScoreOp::PairL1) {
+          const T hs = m.entity_scale ? m.entity_scale[hd] : T(1);
+          for (size_t k = 0; k < dim; ++k) a[k] = static_cast<double>(static_cast<T>(hrow[k] * hs));
+        } else {
+          for (size_t k = 0; k < dim; ++k) a[k] = static_cast<double>(hrow[map[k]]);
+        }
+        if (m.entity_scale && op == ScoreOp::PairL1) {
+          const T ts = m.entity_scale[tl];
+          for (size_t k = 0; k < dim; ++k) x[k] = static_cast<T>(trow[map[k]] * ts);
+        } else {
+          for (size_t k = 0; k < dim; ++k) x[k] = trow[map[k]];
+        }
+        // Every relation's tail-side query, element-major: form_query's expressions, relations in the inner loop.
+        switch (in) {
+          case Interaction::TransEL1:
+          case Interaction::TransEL2:
+            for (size_t k = 0; k < dim; ++k) {
+              const double ak = a[k];
+              const double* rk = rel.data() + k * stride;
+              T* qk = q.data() + k * stride;
+              for (size_t r = 0; r < stride; ++r) qk[r] = static_cast<T>(ak + rk[r]);
+            }
+            break;
+          case Interaction::DistMult:
+          case Interaction::PairRE:
+            for (size_t k = 0; k < dim; ++k) {
+              const double ak = a[k];
+              const double* rk = rel.data() + k * stride;
+              T* qk = q.data() + k * stride;
+              for (size_t r = 0; r < stride; ++r) qk[r] = static_cast<T>(ak * rk[r]);
+            }
+            break;
+          default:  // ComplEx, RotatE, RotatE-L2: h * r
+            for (size_t k = 0; k < h; ++k) {
+              const double ar = a[k], ai = a[k + h];
+              const double* rr = rel.data() + k * stride;
+              const double* ri = rel_im.data() + k * stride;
+              T* qr = q.data() + k * stride;
+              T* qi = q.data() + (k + h) * stride;
+              for (size_t r = 0; r < stride; ++r) {
+                qr[r] = static_cast<T>(ar * rr[r] - ai * ri[r]);
+                qi[r] = static_cast<T>(ar * ri[r] + ai * rr[r]);
+              }
+            }
+            break;
+        }
+        const T* c = coeff.empty() ? nullptr : coeff.data();
+        if constexpr (std::is_same<T, float>::value) {
+          columns_kernel(simd)(op, q.data(), c, stride, x.data(), dim, nr, out + i * nr);
+        } else {
+          columns_wide(op, q.data(), c, stride, x.data(), dim, nr, acc.data(), out + i * nr);
+        }
+      }
+    } KGRANK_CATCH(...) {
+      failed.store(true);
+    }
+  });
+  if (failed.load()) return Status::invalid("out of memory for relation scoring: use fewer threads");
+  return Status::success();
+}
+
 template <class T>
 double score_triple(const EmbeddingModel<T>& m, int32_t head, int32_t relation, int32_t tail, bool head_side) {
   const size_t dim = m.entity_width;
@@ -802,6 +1005,10 @@ template Status rank_embeddings<float>(const EmbeddingModel<float>&, const Embed
                                        SimdLevel, unsigned, JobControl*);
 template Status rank_embeddings<double>(const EmbeddingModel<double>&, const EmbeddingQueries&,
                                         const EmbeddingCounts&, SimdLevel, unsigned, JobControl*);
+template Status score_relations<float>(const EmbeddingModel<float>&, size_t, const int32_t*, const int32_t*, float*,
+                                       SimdLevel, unsigned);
+template Status score_relations<double>(const EmbeddingModel<double>&, size_t, const int32_t*, const int32_t*,
+                                        double*, SimdLevel, unsigned);
 template double score_triple<float>(const EmbeddingModel<float>&, int32_t, int32_t, int32_t, bool);
 template double score_triple<double>(const EmbeddingModel<double>&, int32_t, int32_t, int32_t, bool);
 template Status top_k_embeddings<float>(const EmbeddingModel<float>&, const EmbeddingQueries&, size_t, size_t, size_t,

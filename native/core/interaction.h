@@ -114,6 +114,19 @@ template <class T>
 Status top_k_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& queries, size_t k, size_t begin,
                         size_t end, int32_t* ids, double* scores, SimdLevel simd, unsigned threads);
 
+// Relation prediction from embeddings: for each of `rows` pairs (heads[i], tails[i]) the score of (h, r, t) for
+// every relation r, written to out[i * num_relations + r] in the accumulation type T. Each score is the tail-side
+// query of (h, r) as form_query forms it (the same double expressions, rounded once to T; the relation side resolved
+// once per call) scored against t by score_one's operations in score_one's order, the relations in the vector lanes
+// (interaction_kernel.h Micro::columns; float64: plain loops), so it equals score_triple(model, h, r, t, false) and
+// the entity kernel's score of t for (h, r, ?) bit for bit (no other rounding: the bound is 0), whatever the SIMD
+// level and thread count. O(rows x num_relations x width) work, split into fixed tasks of pairs. Every id must be
+// valid, and the model's entity_offset 0 with no anchor_rows (the caller checked). Fails only when its buffers do not
+// fit in memory.
+template <class T>
+Status score_relations(const EmbeddingModel<T>& model, size_t rows, const int32_t* heads, const int32_t* tails,
+                       T* out, SimdLevel simd, unsigned threads);
+
 // The score of one (query, entity) pair with exactly the operations of a kernel lane (tests, benchmarks).
 template <class T>
 double score_triple(const EmbeddingModel<T>& model, int32_t head, int32_t relation, int32_t tail, bool head_side);
@@ -156,27 +169,37 @@ namespace isa {
 // Scores of plan row `row` against the n entities the same level's rank_chunk last packed into `pack`
 // (interaction_kernel.h Micro::packed): top_k_embeddings' rescoring of a chunk.
 void packed_scores_scalar(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
+void relation_columns_scalar(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
+                         size_t n, float* out);
 void rank_chunk_scalar(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                        uint32_t* nan, float* pack);
 #ifdef KGRANK_HAVE_AVX2
 void packed_scores_avx2(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
+void relation_columns_avx2(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
+                         size_t n, float* out);
 void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                      uint32_t* nan, float* pack);
 double fma_probe_avx2(size_t iterations);
 #endif
 #ifdef KGRANK_HAVE_AVX512
 void packed_scores_avx512(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
+void relation_columns_avx512(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
+                         size_t n, float* out);
 void rank_chunk_avx512(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                        uint32_t* nan, float* pack);
 double fma_probe_avx512(size_t iterations);
 #endif
 #ifdef KGRANK_HAVE_WASM_SIMD128
 void packed_scores_wasm(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
+void relation_columns_wasm(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
+                         size_t n, float* out);
 void rank_chunk_wasm(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                      uint32_t* nan, float* pack);
 #endif
 #ifdef KGRANK_HAVE_NEON
 void packed_scores_neon(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
+void relation_columns_neon(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
+                         size_t n, float* out);
 void rank_chunk_neon(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                      uint32_t* nan, float* pack);
 double fma_probe_neon(size_t iterations);

@@ -32,6 +32,10 @@ namespace isa {
 void packed_scores_avx2(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out) {
   interaction_detail::Micro<Avx2>::packed_dispatch(plan, row, pack, n, out);
 }
+void relation_columns_avx2(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
+                         size_t n, float* out) {
+  interaction_detail::Micro<Avx2>::columns_dispatch(op, qt, ct, stride, x, dim, n, out);
+}
 void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                      uint32_t* nan, float* pack) {
   interaction_detail::Micro<Avx2>::dispatch(plan, begin, end, greater, equal, nan, pack);

@@ -228,6 +228,72 @@ struct Micro {
     }
   }
 
+  // Relation scores (score_relations): the queries of one (h, t) pair, one per relation, stored element-major
+  // (qt[k * stride + j]: element k of query j; stride a multiple of L, the padding queries finite), scored against
+  // the one entity row x (canonical order, scaled as packed; PairL1's coefficient vectors ct stored as qt). Per lane
+  // exactly run()'s operations on the same values, the entity value broadcast and the queries in the lanes, so
+  // out[j] (j < n) is score_one's score of query j. NB vectors of queries at a time: NB accumulator chains overlap.
+  template <ScoreOp OP, size_t NB>
+  static void columns_group(const float* qt, const float* ct, size_t stride, const float* x, size_t dim, size_t n,
+                            size_t j0, float* out) {
+    V acc[NB];
+    for (size_t b = 0; b < NB; ++b) acc[b] = I::zero();
+    if (OP == ScoreOp::Modulus) {
+      const size_t half = dim / 2;
+      for (size_t k = 0; k < half; ++k) {
+        const V xr = I::set1(x[k]), xi = I::set1(x[k + half]);
+        for (size_t b = 0; b < NB; ++b) {
+          const V dr = I::sub(xr, I::load(qt + k * stride + j0 + b * L));
+          const V di = I::sub(xi, I::load(qt + (k + half) * stride + j0 + b * L));
+          acc[b] = I::add(acc[b], I::sqrt(I::fma(dr, dr, I::mul(di, di))));
+        }
+      }
+    } else {
+      for (size_t k = 0; k < dim; ++k) {
+        const V xv = I::set1(x[k]);
+        for (size_t b = 0; b < NB; ++b) {
+          const V qv = I::load(qt + k * stride + j0 + b * L);
+          if (OP == ScoreOp::Dot) {
+            acc[b] = I::fma(qv, xv, acc[b]);
+          } else if (OP == ScoreOp::L1) {
+            acc[b] = I::add(acc[b], I::abs(I::sub(xv, qv)));
+          } else if (OP == ScoreOp::L2Squared) {
+            const V d = I::sub(xv, qv);
+            acc[b] = I::fma(d, d, acc[b]);
+          } else {  // PairL1: |q - x * c|, one rounding (fnmadd)
+            acc[b] = I::add(acc[b], I::abs(I::fnmadd(xv, I::load(ct + k * stride + j0 + b * L), qv)));
+          }
+        }
+      }
+    }
+    alignas(64) float tmp[L];
+    for (size_t b = 0; b < NB; ++b) {
+      I::store(tmp, acc[b]);
+      for (size_t l = 0; l < L && j0 + b * L + l < n; ++l) out[j0 + b * L + l] = OP == ScoreOp::Dot ? tmp[l] : -tmp[l];
+    }
+  }
+
+  template <ScoreOp OP>
+  static void columns(const float* qt, const float* ct, size_t stride, const float* x, size_t dim, size_t n,
+                      float* out) {
+    constexpr size_t NB = 4;
+    const size_t vectors = (n + L - 1) / L;
+    size_t v = 0;
+    for (; v + NB <= vectors; v += NB) columns_group<OP, NB>(qt, ct, stride, x, dim, n, v * L, out);
+    for (; v < vectors; ++v) columns_group<OP, 1>(qt, ct, stride, x, dim, n, v * L, out);
+  }
+
+  static void columns_dispatch(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x,
+                               size_t dim, size_t n, float* out) {
+    switch (op) {
+      case ScoreOp::Dot: return columns<ScoreOp::Dot>(qt, ct, stride, x, dim, n, out);
+      case ScoreOp::L1: return columns<ScoreOp::L1>(qt, ct, stride, x, dim, n, out);
+      case ScoreOp::L2Squared: return columns<ScoreOp::L2Squared>(qt, ct, stride, x, dim, n, out);
+      case ScoreOp::Modulus: return columns<ScoreOp::Modulus>(qt, ct, stride, x, dim, n, out);
+      case ScoreOp::PairL1: return columns<ScoreOp::PairL1>(qt, ct, stride, x, dim, n, out);
+    }
+  }
+
   // Peak FMA probe: 12 independent accumulator chains per thread (enough to cover FMA latency x throughput).
   static double probe(size_t iterations) {
     V acc[12];

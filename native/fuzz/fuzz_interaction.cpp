@@ -4,7 +4,8 @@
 // single-pair code; the oracle is native/tests/interaction_oracle.h, shared with test_interaction): each vector
 // lane computes each score bit for bit as the scalar code. Values are finite and bounded (the loaders refuse
 // non-finite embeddings), with many exact ties (small multiples of 1/4). Then top-k over a slice of the table must list
-// what the whole table lists over that range, and with a floor per row exactly those entries above it.
+// what the whole table lists over that range, and with a floor per row exactly those entries above it. Relation
+// scores (score_relations) of the rows' pairs must be score_triple's for every relation.
 #include <algorithm>
 #include <cmath>
 
@@ -97,6 +98,21 @@ void run(FuzzedDataProvider& p) {
         FUZZ_CHECK(out[i] == want.greater[i]);
         FUZZ_CHECK(out[rows + i] == want.equal[i]);
         if (job.mode == kgrank_oracle::Job::AllEntities) FUZZ_CHECK(out[3 * rows + i] == want.removed[i]);
+      }
+    }
+  }
+  // Relation scores of the rows' (anchor, truth) pairs: every relation's score is score_triple's tail-side score of
+  // (anchor, r, truth) bit for bit (NaN where it is NaN), at every level, 1 and 3 threads.
+  for (SimdLevel level : kgrank_fuzz::levels()) {
+    for (unsigned threads : {1u, 3u}) {
+      std::vector<T> rs(rows * nr);
+      FUZZ_CHECK(score_relations<T>(m, rows, job.anchor.data(), job.truth.data(), rs.data(), level, threads).ok());
+      for (size_t i = 0; i < rows; ++i) {
+        for (size_t r = 0; r < nr; ++r) {
+          const double want = score_triple<T>(m, job.anchor[i], static_cast<int32_t>(r), job.truth[i], false);
+          const double got = static_cast<double>(rs[i * nr + r]);
+          FUZZ_CHECK(got == want || (got != got && want != want));
+        }
       }
     }
   }

@@ -2,7 +2,8 @@
 // score_triple() (the single-pair code; the oracle is interaction_oracle.h, shared with the fuzz target), which
 // checks that every vector lane computes each score bit for bit as the scalar code does (a rank counts the true
 // candidate as equal exactly once), for every interaction and both complex layouts, with filter exclusions, a
-// candidate subset and OGB negatives; and float64 agrees with float32 closely.
+// candidate subset and OGB negatives; relation scores (score_relations) are score_triple's; and float64 agrees with
+// float32 closely.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -59,6 +60,21 @@ void check_model(const Fixture& f, std::mt19937& rng) {
   for (size_t i = 0; i < rows; ++i) {
     for (int j = 0; j < 4; ++j) job.excl.push_back(static_cast<int32_t>((job.truth[i] + 11 * (j + 1)) % n));
     job.off[i + 1] = static_cast<uint32_t>(job.excl.size());
+  }
+  // Relation scores: every (h, r, t) of the rows' pairs, for every relation, is score_triple's tail-side score bit
+  // for bit (the entity kernel's score of t for (h, r, ?)), at every level, 1 and 3 threads.
+  for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
+    if (!simd_supported(level)) continue;
+    for (unsigned threads : {1u, 3u}) {
+      std::vector<T> rs(rows * nr, T(-12345));
+      CHECK(score_relations<T>(m, rows, job.anchor.data(), job.truth.data(), rs.data(), level, threads).ok());
+      for (size_t i = 0; i < rows; ++i) {
+        for (size_t r = 0; r < nr; ++r) {
+          const double want = score_triple<T>(m, job.anchor[i], static_cast<int32_t>(r), job.truth[i], false);
+          CHECK_EQ(static_cast<double>(rs[i * nr + r]), want);
+        }
+      }
+    }
   }
   for (bool head : {false, true}) {
     for (auto mode : {kgrank_oracle::Job::AllEntities, kgrank_oracle::Job::Subset, kgrank_oracle::Job::Negatives}) {

@@ -160,3 +160,17 @@ KG_EXPORT(kg_top_k) int kg_top_k(int wide, const double* meta, const uint32_t* p
                                              kgrank::SimdLevel::Scalar, 1);
   return static_cast<int>(s.code);
 }
+
+// score_relations of the pairs (anchor[i], truth[i]) into scores (rows x numRelations, the model's type); returns
+// the status code.
+KG_EXPORT(kg_score_relations) int kg_score_relations(int wide, const double* meta, const uint32_t* ptr, void* scores) {
+  const size_t rows = ptr[kRows];
+  const int32_t* heads = at<int32_t>(ptr, kAnchor);
+  const int32_t* tails = at<int32_t>(ptr, kTruth);
+  const kgrank::Status s =
+      wide ? kgrank::score_relations<double>(model_of<double>(meta, ptr), rows, heads, tails,
+                                             static_cast<double*>(scores), kgrank::SimdLevel::Scalar, 1)
+           : kgrank::score_relations<float>(model_of<float>(meta, ptr), rows, heads, tails,
+                                            static_cast<float*>(scores), kgrank::SimdLevel::Scalar, 1);
+  return static_cast<int>(s.code);
+}

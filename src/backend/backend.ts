@@ -127,6 +127,8 @@ export interface NativeAddon extends NativeMetricsAddon {
   firstNonFinite(values: FloatArray): number;
   /** rankEmbeddings' arguments, then topK (k, begin, end), ids, scores, floor (native/addon/score_bindings.cpp). */
   topKEmbeddings(...args: unknown[]): void;
+  /** rankEmbeddings' arguments, then scores (rows x numRelations; native/addon/score_bindings.cpp). */
+  scoreRelations(...args: unknown[]): void;
   /** Peak FMA probe: [multiply-adds performed, checksum]. */
   fmaProbe(simd: number, threads: number, iterations: number): [number, number];
   /**
@@ -637,6 +639,12 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
           scores,
           range.floor ?? new Float64Array(0),
         ),
+      );
+    },
+    scoreRelations(input: EmbeddingRankInput, scores: FloatArray, t?: number) {
+      const out = new Float64Array(5 * input.anchor.length + 2); // rankEmbeddings' output argument, not written
+      nativeCall("scoreRelations", () =>
+        addon.scoreRelations(...embeddingArgs(input, out, level, t ?? threads), scores),
       );
     },
     buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side, t?: number) {

@@ -4,8 +4,8 @@
  * instance's memory, runs the core's scalar kernel there and copies the outputs back, so results equal the native
  * addon's bit for bit (the core's kernels: the same operations in the same order as every native level). The kernels
  * it runs: countScores, countScoresByIndex (dense rows, in blocks of about COUNT_BLOCK_BYTES so the copy is read
- * back from cache), rankEmbeddings, topKEmbeddings, firstNonFinite. Everything else - the metric kernels, the filter
- * index and its filtered counts - is the fallback's (`fallback`), which gives the same results.
+ * back from cache), rankEmbeddings, topKEmbeddings, scoreRelations, firstNonFinite. Everything else - the metric
+ * kernels, the filter index and its filtered counts - is the fallback's (`fallback`), which gives the same results.
  *
  * Safety: the instance's memory is its own (a bad pointer reads or traps inside it, never the process's). An
  * allocation the instance cannot make (wasm32: 4 GiB at most) or a trap (an allocation failed inside the core,
@@ -109,6 +109,7 @@ interface WasmExports {
     ids: number,
     scores: number,
   ): number;
+  kg_score_relations(wide: number, meta: number, pointers: number, scores: number): number;
 }
 
 /** Every function of WasmExports, and the memory. */
@@ -126,6 +127,7 @@ const EXPORTS = [
   "kg_first_non_finite_f64",
   "kg_rank_embeddings",
   "kg_top_k",
+  "kg_score_relations",
 ];
 
 /** Bytes of score rows copied and counted at a time: the copy is still in cache when the kernel reads it. */
@@ -470,6 +472,18 @@ export function wasmKernels(module: WasmModule, fallback: Kernels, slices: RowSl
           scores.set(f.view(Float64Array, ps, scores.length));
         },
         () => fallback.topKEmbeddings(input, range, ids, scores),
+      );
+    },
+    scoreRelations(input: EmbeddingRankInput, scores: FloatArray) {
+      inWasm(
+        (f, x) => {
+          const { wide, meta, table } = embeddingFrame(f, input);
+          const p = f.put(scores, true);
+          const status = x.kg_score_relations(wide, meta, table, p);
+          if (status !== 0) throw new OutOfWasmMemory(); // the core's only failure: its buffers did not fit
+          scores.set(f.view(wide ? Float64Array : Float32Array, p, scores.length));
+        },
+        () => fallback.scoreRelations(input, scores),
       );
     },
   };

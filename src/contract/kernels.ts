@@ -540,6 +540,15 @@ export interface Kernels extends MetricKernels {
     threads?: number,
   ): void;
 
+  /**
+   * Relation prediction from embeddings (native/core/interaction.h score_relations): row i of `scores` (rows x
+   * numRelations, row-major, the element type of entityEmbeddings) receives the score of (anchor[i], r, truth[i])
+   * for every relation r, each the entity kernels' score of the tail truth[i] for (anchor[i], r, ?) bit for bit.
+   * Reads the model fields, anchor (the heads) and truth (the tails) of `input`; not relationIds or headSide; it has
+   * no candidates, negatives, exclusions, anchorRows or trueScores and entityOffset 0. Ids checked by the caller.
+   */
+  scoreRelations(input: EmbeddingRankInput, scores: FloatArray, threads?: number): void;
+
   /** Builds the filter index of one side from triple arrays (t x 3 Int32Array each: head, relation, tail). */
   buildFilterIndex(
     triples: Int32Array[],

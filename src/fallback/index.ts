@@ -17,7 +17,7 @@ import { countScores, countScoresByIndex } from "./count";
 import { candidateHistogram, closedMoments, fromTyped, histogramMoments, toTyped } from "./expectation";
 import { medianMoments } from "./median-moments";
 import { TsFilterIndex } from "./filter-index";
-import { firstNonFinite, rankEmbeddings, rankEmbeddingsSliced, topKEmbeddings } from "./interaction";
+import { firstNonFinite, rankEmbeddings, rankEmbeddingsSliced, scoreRelations, topKEmbeddings } from "./interaction";
 import { generalizedHarmonic, harmonic1, harmonic2 } from "./harmonic";
 import { generateRanksInto, sampleStatistic } from "./sampling";
 import { pairedResample } from "./resample";
@@ -113,6 +113,9 @@ export const tsKernels: Kernels = {
   },
   topKEmbeddings(input: EmbeddingRankInput, range: TopKRange, ids: Int32Array, scores: Float64Array) {
     topKEmbeddings(input, range, ids, scores);
+  },
+  scoreRelations(input: EmbeddingRankInput, scores: FloatArray) {
+    scoreRelations(input, scores);
   },
   buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side) {
     return new TsFilterIndex(triples, numEntities, numRelations, side);

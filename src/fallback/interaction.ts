@@ -354,6 +354,30 @@ export async function rankEmbeddingsSliced(
   });
 }
 
+/**
+ * Relation prediction from embeddings: twin of native/core/interaction.cpp score_relations. Row i of `scores` (rows
+ * x numRelations) receives, for every relation r, the tail-side query of (anchor[i], r) formed and scored against
+ * truth[i] by the entity kernel's operations (formQueries, makeScorer): the entity kernels' score of the triple,
+ * bit for bit. Reads the model, anchor and truth of `input`; ids must be checked by the caller.
+ */
+export function scoreRelations(input: EmbeddingRankInput, scores: FloatArray): void {
+  const rows = input.anchor.length;
+  const R = input.numRelations;
+  const wide = input.entityEmbeddings instanceof Float64Array;
+  const map = canonicalMap(input.entityWidth, isComplex(input.interaction), input.layout === 1);
+  const relations = Int32Array.from({ length: R }, (_, r) => r);
+  const anchor = new Int32Array(R);
+  // One query per relation, all with the pair's head as anchor (the tail side).
+  const pair: EmbeddingRankInput = { ...input, headSide: false, anchor, relationIds: relations, anchorRows: null };
+  for (let i = 0; i < rows; i++) {
+    anchor.fill(input.anchor[i]!);
+    const { q, c } = formQueries(pair, map, wide);
+    const score = makeScorer(pair, map, q, c, wide);
+    const t = input.truth[i]!;
+    for (let r = 0; r < R; r++) scores[i * R + r] = score(r, t);
+  }
+}
+
 /** (s, e) comes before (s2, e2) in a top-k list: the higher score, then the smaller entity id. */
 function ahead(s: number, e: number, s2: number, e2: number): boolean {
   return s > s2 || (s === s2 && e < e2);

@@ -7,7 +7,8 @@
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
 import type { EmbeddingRankInput, FloatArray } from "../contract/kernels";
-import { describe, options, optionKeys, threadCount } from "../checks/validate";
+import { allocateTable, checkTableLength } from "../checks/alloc";
+import { describe, options, optionKeys, threadCount, tripleArray } from "../checks/validate";
 
 export const INTERACTIONS = ["transe-l1", "transe-l2", "distmult", "complex", "rotate", "rotate-l2", "pairre"] as const;
 export type InteractionName = (typeof INTERACTIONS)[number];
@@ -428,7 +429,53 @@ export class EmbeddingModel {
     }
     return scores;
   }
+
+  /**
+   * Relation prediction (h, ?, t): for each triple of `triples` (b x 3; its relation is checked as an id, not
+   * scored) the score of (h, r, t) for every relation r, row-major b x numRelations in the model's accumulation type
+   * (a Float32Array for precision "float32", a Float64Array for "float64"): RelationRanker.rank's `scores`. Each score
+   * is, bit for bit, the one the model gives the tail t of (h, r, ?) when ranking entities (scoreTriples, addModel).
+   * A score that is not finite is an error naming its row and relation (scoreOverflow).
+   */
+  scoreRelations(
+    triples: Int32Array | ArrayLike<number>,
+    opts: { threads?: number } = {},
+  ): Float32Array | Float64Array {
+    const ids = tripleArray("triples", triples, this.numEntities, this.numRelations);
+    const threads = threadCount(options("scoreRelations options", opts, SCORE_KEYS).threads);
+    if (this.#source) {
+      throw new KgrankInputError(
+        "model",
+        `reads its entity table from ${this.#source.name} in chunks: scoreRelations needs the table in memory; ` +
+          `build the model from the table read whole (readNpy, readSafetensors)`,
+      );
+    }
+    const rows = ids.length / 3;
+    const R = this.numRelations;
+    const wide = this.precision === "float64";
+    checkTableLength("triples", "rows x numRelations", rows * R, wide ? 8 : 4);
+    const scores = allocateTable("scoreRelations", "triples", rows * R * (wide ? 8 : 4), () =>
+      wide ? new Float64Array(rows * R) : new Float32Array(rows * R),
+    );
+    if (rows === 0) return scores;
+    const heads = new Int32Array(rows);
+    const tails = new Int32Array(rows);
+    for (let i = 0; i < rows; i++) {
+      heads[i] = ids[3 * i]!;
+      tails[i] = ids[3 * i + 2]!;
+    }
+    kernels().scoreRelations(this.job("tail", heads, new Int32Array(rows), tails), scores, threads);
+    for (let j = 0; j < scores.length; j++) {
+      if (!Number.isFinite(scores[j]!)) {
+        const i = Math.floor(j / R);
+        throw scoreOverflow(this, "model", `row ${i} (${heads[i]}, ${j % R}, ${tails[i]})`, scores[j]!);
+      }
+    }
+    return scores;
+  }
 }
+
+const SCORE_KEYS = optionKeys<{ threads?: number }>({ threads: 1 });
 
 /** A rescaling of each interaction's embeddings that keeps the order of every row's scores (exact arithmetic). */
 const RESCALE: Record<InteractionName, string> = {
