@@ -354,10 +354,9 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
 
   it("evaluate --sides: bad lists, and lists that contradict the score files given, name --sides and the fix", async () => {
     for (const [args, pattern] of [
-      [["--sides", "left"], /^kgrank: --sides: "left" is not a side; use a comma list of head and tail/],
+      [["--sides", "left"], /^kgrank: --sides: "left" is not a side; use a comma list of head, tail and relation/],
       [["--sides", "tail,tail"], /^kgrank: --sides: lists a side twice/],
       [["--sides", ""], /^kgrank: --sides: "" is not a side/],
-      [["--sides", "relation"], /^kgrank: --sides: "relation" is not a side/],
       [
         ["--sides", "head", "--scores-tail", "tail.npy"],
         /^kgrank: --sides: head is listed but --scores-head is not given/,
@@ -369,6 +368,46 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       [
         ["--sides", "tail", "--positive-scores", "pos.npy", "--negative-scores", "neg.npy"],
         /^kgrank: --sides: does not apply to --positive-scores/,
+      ],
+      // The relation side comes from the frequency baseline: what cannot give or sample relation ranks is refused.
+      [
+        [
+          "--sides",
+          "head,tail,relation",
+          "--dataset",
+          "nations",
+          "--interaction",
+          "distmult",
+          "--entity-embeddings",
+          "e.npy",
+          "--relation-embeddings",
+          "r.npy",
+        ],
+        /^kgrank: --sides: relation does not go with --interaction: relation ranks are not computed from embeddings: leave relation out of --sides/,
+      ],
+      [
+        ["--sides", "relation", "--dataset", "nations", "--model-dir", "model"],
+        /^kgrank: --sides: relation does not go with --model-dir: relation ranks are not computed from embeddings/,
+      ],
+      [
+        ["--sides", "tail,relation", "--scores-tail", "tail.npy"],
+        /^kgrank: --sides: relation does not go with --scores-tail: score files hold entity scores only/,
+      ],
+      [
+        ["--sides", "head,tail,relation", "--sample-tasks", "10"],
+        /^kgrank: --sides: relation does not go with --sample-tasks: a sample is drawn from head and tail tasks/,
+      ],
+      [
+        ["--sides", "relation", "--by-relation"],
+        /^kgrank: --sides: relation does not go with --by-relation: its breakdown is of head and tail tasks/,
+      ],
+      [
+        ["--sides", "relation", "--negatives-tail", "neg.npy"],
+        /^kgrank: --sides: relation does not go with --negatives-tail: sampled negatives are entities/,
+      ],
+      [
+        ["--sides", "relation", "--entity-shard", "0/2", "--save-state", "x.state"],
+        /^kgrank: --sides: relation does not go with --entity-shard/,
       ],
     ] as [string[], RegExp][]) {
       expectUserError(await kgrank(["evaluate", ...args]), pattern);
@@ -400,7 +439,62 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect((await kgrank(["evaluate", "--shard", "1/2", "--save-state", "sides-both.state", "-q"])).status).toBe(0);
     expectUserError(
       await kgrank(["merge", "sides-0.state", "sides-both.state"]),
-      /^kgrank: states\[1\]: was evaluated with other settings \(.*sides/,
+      /^kgrank: states\[1\]: was evaluated for sides head,tail, states\[0\] for sides tail: states of different protocols do not merge/,
+    );
+  });
+
+  it("evaluate --sides head,tail,relation: the baseline's relation ranks, the library's results exactly (JSON, CSV, table, shards)", async () => {
+    const { train, valid, test } = nations.splits;
+    const b = new FrequencyBaseline(train, n, nations.numRelations);
+    const library = (sides: ("head" | "tail" | "relation")[]) => {
+      const ev = new RankEvaluator({ numEntities: n, filterTriples: [train, valid, test], sides });
+      for (const side of ["head", "tail"] as const)
+        if (sides.includes(side)) ev.addSync({ triples: test, side, scores: b.scoreBatch(test, side) });
+      ev.addRelationScores({ triples: test, scores: b.scoreRelations(test) });
+      return ev.finalize();
+    };
+    const want = library(["head", "tail", "relation"]);
+    const r = await kgrank(["evaluate", "--sides", "relation,head,tail", "--format", "json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.results).toEqual(JSON.parse(JSON.stringify(want.toJSON())));
+    expect(Object.keys(j.results)).toEqual(["head", "tail", "both", "relation"]);
+    expect(j.expected.relation.inverse_harmonic_mean_rank).toBe(want.expected("relation.mrr"));
+    expect(j.meanRankWidth.relation).toBe(want.meanRankWidth("relation"));
+    expect(j.info.sides).toEqual(["head", "tail", "relation"]);
+    expect(j.info.tasks).toEqual({ head: rows, tail: rows, relation: rows });
+    // "both" is head and tail only: the default run's numbers.
+    const plain = JSON.parse((await kgrank(["evaluate", "--format", "json"])).stdout);
+    expect(j.results.both).toEqual(plain.results.both);
+    expect(plain.results.relation).toBeUndefined();
+    // The relation side alone.
+    const alone = JSON.parse((await kgrank(["evaluate", "--sides", "relation", "--format", "json"])).stdout);
+    expect(alone.results).toEqual(JSON.parse(JSON.stringify(library(["relation"]).toJSON())));
+    const csvOut = (await kgrank(["evaluate", "--sides", "head,tail,relation", "--format", "csv"])).stdout;
+    expect(csvOut).toContain(`all,relation,realistic,inverse_harmonic_mean_rank,${want.get("relation.mrr")},`);
+    const text = (await kgrank(["evaluate", "--sides", "head,tail,relation"])).stdout;
+    expect(text).toContain(want.toTable());
+    // Row shards with their states merge into the one-process run; a head,tail state is refused, naming both.
+    for (const i of [0, 1]) {
+      const s = await kgrank([
+        "evaluate",
+        "--sides",
+        "head,tail,relation",
+        "--shard",
+        `${i}/2`,
+        "--save-state",
+        `rel-${i}.state`,
+        "-q",
+      ]);
+      expect(s.status, s.stderr).toBe(0);
+    }
+    const merged = await kgrank(["merge", "rel-0.state", "rel-1.state", "--format", "json"]);
+    expect(merged.status, merged.stderr).toBe(0);
+    expect(JSON.parse(merged.stdout).results).toEqual(j.results);
+    expect((await kgrank(["evaluate", "--shard", "1/2", "--save-state", "rel-entity.state", "-q"])).status).toBe(0);
+    expectUserError(
+      await kgrank(["merge", "rel-0.state", "rel-entity.state"]),
+      /^kgrank: states\[1\]: was evaluated for sides head,tail, states\[0\] for sides head,tail,relation/,
     );
   });
 

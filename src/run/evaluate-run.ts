@@ -34,7 +34,7 @@ import {
 
 import { readArray } from "../io/array-file";
 import { expectShape, floatScores, readIdTriples } from "./arrays";
-import { datasetFromAsync, filterSplits, SIDES, type TaskSide } from "./datasets";
+import { datasetFromAsync, filterSplits, type RunSide, SIDES, type TaskSide } from "./datasets";
 import type { Format } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";
@@ -71,8 +71,11 @@ export interface EvaluateOptions extends ModelFlagOptions {
   ks?: number[];
   format: Format;
   output?: string;
-  /** --sides: the sides to rank (default both, or with score files the sides whose files are given). */
-  sides?: TaskSide[];
+  /**
+   * --sides: the sides to rank (default head and tail, or with score files the sides whose files are given);
+   * "relation" ranks (h, ?, t) among the relations (the frequency baseline's relation scores).
+   */
+  sides?: RunSide[];
   /** --sample-tasks: rank a seeded sample of this many tasks (or this fraction of them) and estimate the full values. */
   sampleTasks?: number;
   /** --stratify relation: the sample stratified by relation. */
@@ -136,6 +139,7 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
     );
   }
   checkEstimateFull(opts);
+  checkRelationSide(opts);
   if (opts.sampleTasks !== undefined) checkSampleTasks(opts);
   else if (opts.stratify !== undefined)
     throw new KgrankInputError("--stratify", "stratifies the sample of --sample-tasks N: give that too, or drop it");
@@ -219,6 +223,52 @@ function checkEstimateFull(opts: EvaluateOptions): void {
   }
 }
 
+/** The entity sides of --sides (default head and tail). */
+function entitySides(opts: EvaluateOptions): TaskSide[] {
+  return opts.sides ? SIDES.filter((s) => opts.sides!.includes(s)) : [...SIDES];
+}
+
+/**
+ * What --sides relation does not go with: relation ranks come from the frequency baseline's relation scores, over
+ * the rows this process evaluates (whole, a --shard, or --workers' shards); nothing here scores relations from
+ * embeddings or files, samples relation tasks or shards relations.
+ */
+function checkRelationSide(opts: EvaluateOptions): void {
+  if (!opts.sides?.includes("relation")) return;
+  const model = opts.modelDir ? "--model-dir" : opts.interaction ? "--interaction" : "--entity-embeddings";
+  const noModel =
+    "relation ranks are not computed from embeddings: leave relation out of --sides for the model, and rank relations in a run without model flags (the frequency baseline)";
+  for (const [given, flag, why] of [
+    [opts.modelDir ?? opts.interaction ?? opts.entityEmbeddings, model, noModel],
+    [opts.negativesIds, "--negatives-ids", noModel],
+    [opts.memory, "--memory", noModel],
+    [opts.entityShard, "--entity-shard", noModel],
+    [
+      opts.scoresHead ?? opts.scoresTail,
+      opts.scoresHead ? "--scores-head" : "--scores-tail",
+      "score files hold entity scores only: evaluate them without relation, and relations in a run without score files (the frequency baseline)",
+    ],
+    [
+      opts.negativesHead ?? opts.negativesTail,
+      opts.negativesHead ? "--negatives-head" : "--negatives-tail",
+      "sampled negatives are entities: leave relation out of --sides",
+    ],
+    [
+      opts.sampleTasks,
+      "--sample-tasks",
+      "a sample is drawn from head and tail tasks: leave relation out of --sides, or drop --sample-tasks",
+    ],
+    [
+      opts.byRelation && opts.sides.length === 1,
+      "--by-relation",
+      "its breakdown is of head and tail tasks, and --sides relation has none: add head,tail to --sides, or drop --by-relation",
+    ],
+  ] as const) {
+    if (given !== undefined && given !== false)
+      throw new KgrankInputError("--sides", `relation does not go with ${flag}: ${why}`);
+  }
+}
+
 /** What --sample-tasks does not go with: the sample is drawn, ranked and estimated in one process. */
 function checkSampleTasks(opts: EvaluateOptions): void {
   for (const [given, flag, why] of [
@@ -261,7 +311,7 @@ async function openRun(opts: EvaluateOptions, out: Out, t0: number): Promise<Run
   }
   const shard = opts.shard ? resolveShard(opts.shard, process.env) : null;
   const [lo, hi] = shard ? shardRows(shard.index, shard.count, rows) : [0, rows];
-  const sides = opts.sides ?? [...SIDES];
+  const sides = entitySides(opts);
   const sample =
     opts.sampleTasks === undefined
       ? null
@@ -352,7 +402,8 @@ async function evaluateScores(run: RunContext): Promise<void> {
   const given = { head: opts.scoresHead, tail: opts.scoresTail };
   const negatives = { head: opts.negativesHead, tail: opts.negativesTail };
   const fromFiles = Boolean(given.head || given.tail);
-  const sides: TaskSide[] = fromFiles ? SIDES.filter((s) => given[s]) : (opts.sides ?? [...SIDES]);
+  const sides: TaskSide[] = fromFiles ? SIDES.filter((s) => given[s]) : entitySides(opts);
+  const relation = Boolean(opts.sides?.includes("relation"));
   if (fromFiles && opts.sides) {
     const unmatched = SIDES.find((s) => opts.sides!.includes(s) !== Boolean(given[s]));
     if (unmatched) {
@@ -376,7 +427,7 @@ async function evaluateScores(run: RunContext): Promise<void> {
     numEntities: n,
     numRelations: ds.numRelations,
     filterTriples: filter.triples,
-    sides: sides.length === 2 ? "both" : sides[0],
+    sides: relation ? [...sides, "relation"] : sides.length === 2 ? "both" : sides[0],
     ks: opts.ks,
     metrics: opts.metrics,
   });
@@ -384,7 +435,7 @@ async function evaluateScores(run: RunContext): Promise<void> {
   const batch = ROWS_PER_BATCH(n);
   const progress = new Progress(
     `evaluating ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}`,
-    run.sample ? run.sample.sampled : (hi - lo) * sides.length,
+    run.sample ? run.sample.sampled : (hi - lo) * (sides.length + (relation ? 1 : 0)),
     { quiet: opts.quiet, report: out.progress },
   );
   // One score buffer for every batch: fresh pages per batch cost more than the baseline's copying.
@@ -454,6 +505,14 @@ async function evaluateScores(run: RunContext): Promise<void> {
         progress.tick(end - start);
         await turn();
       }
+    }
+    // The relation side: the baseline's relation scores of rows [lo, hi), rows x numRelations per batch.
+    const relationBatch = ROWS_PER_BATCH(ds.numRelations);
+    for (let start = lo; relation && scorer && start < hi; start += relationBatch) {
+      const triples = evaluated.subarray(3 * start, 3 * Math.min(hi, start + relationBatch));
+      evaluator.addRelationScores({ triples, scores: scorer.scoreRelations(triples) });
+      progress.tick(triples.length / 3);
+      await turn();
     }
   } finally {
     progress.stop();
@@ -539,7 +598,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
     }
   }
   const filter = runFilter(run, negatives !== null);
-  const sides: TaskSide[] = opts.sides ?? [...SIDES];
+  const sides: TaskSide[] = entitySides(opts);
   const estimating = negatives && opts.estimateFull ? sampledEstimatePlan(run, negatives, k, sides) : null;
   const evaluator = new RankEvaluator({
     numEntities: n,
