@@ -496,6 +496,53 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       await kgrank(["merge", "rel-0.state", "rel-entity.state"]),
       /^kgrank: states\[1\]: was evaluated for sides head,tail, states\[0\] for sides head,tail,relation/,
     );
+    // compare: the head and tail tasks as before, the relation tasks apart (JSON "relation", CSV relation.METRIC).
+    expect(
+      (await kgrank(["evaluate", "--sides", "head,tail,relation", "--save-state", "rel-a.state", "-q"])).status,
+    ).toBe(0);
+    const other = new RankEvaluator({
+      numEntities: n,
+      filterTriples: [train, valid, test],
+      sides: ["head", "tail", "relation"],
+    });
+    for (const side of ["head", "tail"] as const)
+      other.addSync({ triples: test, side, scores: b.scoreBatch(test, side) });
+    other.addRelationScores({
+      triples: test,
+      scores: b.scoreRelations(test).map((x, i) => x + ((i * 7919) % 5) * 0.5),
+    });
+    writeFileSync(p("rel-b.state"), other.serialize());
+    const cmp = await kgrank(["compare", "rel-a.state", "rel-b.state", "--samples", "100", "--format", "json"]);
+    expect(cmp.status, cmp.stderr).toBe(0);
+    const runsOf = ["rel-a.state", "rel-b.state"].map((f) => ({
+      name: f,
+      results: RankEvaluator.deserialize(new Uint8Array(readFileSync(p(f)))).finalize(),
+    }));
+    const cj = JSON.parse(cmp.stdout);
+    expect(cj.relation).toEqual(JSON.parse(JSON.stringify(compareRuns(runsOf, { samples: 100, side: "relation" }))));
+    const { relation: _, ...entityPart } = cj;
+    expect(entityPart).toEqual(JSON.parse(JSON.stringify(compareRuns(runsOf, { samples: 100 }))));
+    const cmpCsv = (await kgrank(["compare", "rel-a.state", "rel-b.state", "--samples", "100", "--format", "csv"]))
+      .stdout;
+    expect(cmpCsv).toMatch(/^relation\.inverse_harmonic_mean_rank,rel-b\.state,/m);
+    expect(cmpCsv).toMatch(/^inverse_harmonic_mean_rank,rel-b\.state,/m);
+    // --ranks-out holds the relation tasks (side 2 / "relation") and reads back as the same run.
+    for (const file of ["rel.npz", "rel.tsv"]) {
+      const w = await kgrank(["evaluate", "--sides", "head,tail,relation", "--ranks-out", file, "-q"]);
+      expect(w.status, w.stderr).toBe(0);
+    }
+    const npz = parseNpz(new Uint8Array(readFileSync(p("rel.npz"))));
+    expect(Array.from(npz.side!.data as Int8Array).filter((s) => s === 2).length).toBe(rows);
+    expect(
+      readFileSync(p("rel.tsv"), "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith("relation\t")).length,
+    ).toBe(rows);
+    const again = await kgrank(["compare", "rel-a.state", "rel.npz", "--samples", "100", "--format", "json"]);
+    expect(again.status, again.stderr).toBe(0);
+    const aj = JSON.parse(again.stdout);
+    expect(aj.relation.tasks).toBe(rows);
+    expect(aj.relation.rows.every((r: { difference: number }) => r.difference === 0)).toBe(true);
   });
 
   it("evaluate --sample-tasks: the library's sample and estimates, exactly; every task sampled gives the full values", async () => {

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 
 import {
+  compareRuns,
   EmbeddingModel,
   KgrankInputError,
   RankEvaluator,
@@ -324,4 +325,52 @@ describe(`the relation side's state on ${backendLabel}`, () => {
     ev.addSync({ triples: test.subarray(0, 30), side: "tail", scores: tailScores.subarray(0, 10 * E) });
     return ev.serialize();
   }
+});
+
+describe(`comparing runs with a relation side on ${backendLabel}`, () => {
+  const headScores = entityScores(5);
+  const tailScores = entityScores(6);
+  /** A run: entity scores (noisy for run 1) on head and tail when `entity`, relation scores of `seed`. */
+  const run = (seed: number, entity: boolean, relation: boolean, noise = 0) => {
+    const sides = [...(entity ? (["head", "tail"] as const) : []), ...(relation ? (["relation"] as const) : [])];
+    const ev = new RankEvaluator({ ...filtered, sides });
+    if (entity) {
+      ev.addSync({ triples: test, side: "head", scores: headScores.map((x, i) => x + noise * ((i * 7919) % 3)) });
+      ev.addSync({ triples: test, side: "tail", scores: tailScores });
+    }
+    // The same NaN (non-candidates) in every run: other values per seed.
+    if (relation)
+      ev.addRelationScores({
+        triples: test,
+        scores: relationScoresTest.map((x, i) => x + (seed - 27) * ((i * 31) % 4) * 0.1),
+      });
+    return ev.finalize();
+  };
+
+  it("compares head and tail tasks by default and relation tasks with side relation, never pooled", () => {
+    const opts = { samples: 200, seed: 3 };
+    const [a, b] = [run(27, true, true), run(28, true, true, 0.25)];
+    const entity = compareRuns([a, b], opts);
+    const relation = compareRuns([a, b], { ...opts, side: "relation" });
+    // Each equals the comparison of runs that hold that protocol's tasks alone.
+    expect(entity).toEqual(compareRuns([run(27, true, false), run(28, true, false, 0.25)], opts));
+    expect(relation).toEqual(compareRuns([run(27, false, true), run(28, false, true)], { ...opts, side: "relation" }));
+    expect(entity.tasks).toBe(2 * rows);
+    expect(relation.tasks).toBe(rows);
+    const mrr = relation.rows.find((r) => r.metric === "inverse_harmonic_mean_rank")!;
+    expect(mrr.valueA).toBe(a.get("relation.mrr"));
+    expect(mrr.valueB).toBe(b.get("relation.mrr"));
+    expectError(
+      thrownBy(() => compareRuns([run(27, true, false), b], { ...opts, side: "relation" })),
+      KgrankInputError,
+      "runs",
+      /run 0 has no relation task/,
+    );
+    expectError(
+      thrownBy(() => compareRuns([run(27, false, true), run(28, false, true)], opts)),
+      KgrankInputError,
+      "runs",
+      /run 0 has no head or tail task: compare its relation tasks with side "relation"/,
+    );
+  });
 });

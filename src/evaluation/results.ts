@@ -62,6 +62,28 @@ export interface TaskTable {
   weight: Float64Array;
 }
 
+/**
+ * The rows of a task table of one protocol: the relation tasks (`relation`), or the head and tail tasks; the table
+ * itself when it holds no other.
+ */
+export function protocolTasks(t: TaskTable, relation: boolean): TaskTable {
+  const at = t.side.flatMap((s, i) => ((s === "relation") === relation ? [i] : []));
+  if (at.length === t.side.length) return t;
+  const ints = (a: Int32Array) => Int32Array.from(at, (i) => a[i]!);
+  const floats = (a: Float64Array) => Float64Array.from(at, (i) => a[i]!);
+  return {
+    side: at.map((i) => t.side[i]!),
+    head: ints(t.head),
+    relation: ints(t.relation),
+    tail: ints(t.tail),
+    optimistic: floats(t.optimistic),
+    realistic: floats(t.realistic),
+    pessimistic: floats(t.pessimistic),
+    numCandidates: floats(t.numCandidates),
+    weight: floats(t.weight),
+  };
+}
+
 /** One group of a breakdown: its tasks' results and how many tasks it holds. */
 export interface Breakdown {
   /** Tasks in the group (head + tail). */
