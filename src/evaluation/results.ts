@@ -18,12 +18,15 @@ export const RESULT_RANK_TYPES: readonly ResultRankType[] = RANK_TYPES;
 /** side -> rank type -> metric key -> value. */
 export type ResultTable = Record<ResultSide, Record<ResultRankType, Record<string, number>>>;
 
+/** A table per side; the relation side's may be left out (results without relation tasks). */
+type PerSide<T> = Record<Exclude<ResultSide, "relation">, T> & { relation?: T };
+
 export interface RankResultsData {
-  values: ResultTable;
+  values: PerSide<Record<ResultRankType, Record<string, number>>>;
   /** side -> metric key -> expected value under uniformly random ranks (closed forms only). */
-  expected: Record<ResultSide, Record<string, number>>;
+  expected: PerSide<Record<string, number>>;
   /** side -> mean of (pessimistic - optimistic) rank: how much ties widen ranks (https://github.com/pykeen/pykeen/issues/851). */
-  meanRankWidth: Record<ResultSide, number>;
+  meanRankWidth: PerSide<number>;
   /** Display order of metric keys. */
   keys: string[];
   /** Provenance, the backend, and notes on metrics that are undefined for these tasks (NaN in the table). */
@@ -141,13 +144,25 @@ function knownTriples(info: EvaluationInfo): number {
   return info.knownTriples ?? info.filterTriples.reduce((a, b) => a + b, 0);
 }
 
+/** RankResultsData with every side's table present. */
+type FullData = RankResultsData & {
+  values: ResultTable;
+  expected: Record<ResultSide, Record<string, number>>;
+  meanRankWidth: Record<ResultSide, number>;
+};
+
 export class RankResults {
-  readonly #data: RankResultsData;
+  readonly #data: FullData;
   readonly #source: BreakdownSource | null;
 
   /** `source` (the tasks) enables the breakdowns. */
   constructor(data: RankResultsData, source: BreakdownSource | null = null) {
-    this.#data = data;
+    this.#data = {
+      ...data,
+      values: { ...data.values, relation: data.values.relation ?? { optimistic: {}, realistic: {}, pessimistic: {} } },
+      expected: { ...data.expected, relation: data.expected.relation ?? {} },
+      meanRankWidth: { ...data.meanRankWidth, relation: data.meanRankWidth.relation ?? NaN },
+    };
     this.#source = source;
   }
 
@@ -157,7 +172,7 @@ export class RankResults {
    */
   interval(key: MetricQuery): Interval | undefined {
     const { side, rankType, metric } = this.parse(key);
-    const iv = this.#data.intervals?.[side][rankType][metric];
+    const iv = this.#data.intervals?.[side]?.[rankType][metric];
     return iv ? { ...iv } : undefined;
   }
 
