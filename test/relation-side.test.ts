@@ -164,6 +164,20 @@ describe(`RankEvaluator side "relation" on ${backendLabel}`, () => {
     expect(t.side.slice(2 * rows)).toEqual(new Array(rows).fill("relation"));
   });
 
+  it('explains "both" in the footer by the entity sides alone', () => {
+    const tail = new RankEvaluator({ ...filtered, sides: ["tail", "relation"] });
+    tail.addSync({ triples: test, side: "tail", scores: entityScores(2) });
+    tail.addRelationScores({ triples: test, scores: relationScoresTest });
+    const text = tail.finalize().toTable();
+    expect(text).toContain(`0 head and ${rows} tail tasks, ${rows} relation tasks;`);
+    expect(text).toContain('"both" is the tail side alone (the only side evaluated).');
+    const alone = new RankEvaluator({ ...filtered, sides: ["relation"] });
+    alone.addRelationScores({ triples: test, scores: relationScoresTest });
+    const footer = alone.finalize().toTable();
+    expect(footer).not.toMatch(/"both" is/);
+    expect(footer).not.toMatch(/both real\./);
+  });
+
   it("takes relation ranks through addRanks, bounded by numRelations, equal to addRelationScores", () => {
     const direct = new RelationRanker({ numEntities: E, numRelations: R, filterTriples: [train, valid, test] }).rank({
       triples: test,

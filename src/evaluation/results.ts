@@ -132,10 +132,12 @@ export interface DegreeOptions {
  */
 function bothSidesNote(info: RankResultsData["info"]): string {
   const missing = info.tasks.head === 0 ? "head" : info.tasks.tail === 0 ? "tail" : null;
-  if (!missing) return "";
-  if (info.sides.length === 2 && !info.group)
+  // No head and no tail task (relation tasks alone): no "both" column to explain.
+  if (!missing || info.tasks.head + info.tasks.tail === 0) return "";
+  const entitySides = info.sides.filter((s) => s !== "relation").length;
+  if (entitySides === 2 && !info.group)
     return ` "both" is NaN: both sides were declared and no ${missing} task was added.`;
-  const why = info.sides.length === 1 ? "the only side evaluated" : `no ${missing} task in this group`;
+  const why = entitySides === 1 ? "the only side evaluated" : `no ${missing} task in this group`;
   return ` "both" is the ${missing === "head" ? "tail" : "head"} side alone (${why}).`;
 }
 
