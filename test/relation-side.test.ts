@@ -176,6 +176,13 @@ describe(`RankEvaluator side "relation" on ${backendLabel}`, () => {
     const footer = alone.finalize().toTable();
     expect(footer).not.toMatch(/"both" is/);
     expect(footer).not.toMatch(/both real\./);
+    // Its expectation column is the relation side's alone.
+    expect(
+      footer
+        .split("\n")[0]!
+        .trim()
+        .split(/\s{2,}/),
+    ).toEqual(["metric", "relation opti.", "relation real.", "relation pess.", "relation random E"]);
   });
 
   it("takes relation ranks through addRanks, bounded by numRelations, equal to addRelationScores", () => {

@@ -178,6 +178,20 @@ describe("kgrank report and plot", () => {
     expect(compared).toContain(
       `<th scope="row">inverse_harmonic_mean_rank</th><td>rel-b.state</td><td>${mrr(0, "realistic")}</td><td>${mrr(1, "realistic")}</td>`,
     );
+    // A run of relation tasks alone: the report shows them; a plot (of head and tail tasks) is refused.
+    const alone = new RankEvaluator({
+      numEntities: ds.numEntities,
+      filterTriples: [train, valid, test],
+      sides: ["relation"],
+    });
+    alone.addRelationScores({ triples: test, scores: base.scoreRelations(test) });
+    writeFileSync(p("rel-alone.state"), alone.serialize());
+    await kgrank(["report", p("rel-alone.state"), "--output", p("rel-alone.html"), "--quiet"]);
+    expect(readFileSync(p("rel-alone.html"), "utf8")).toContain("<h3>Relation prediction</h3>");
+    await kgrankFails(
+      ["plot", "ranks", p("rel-alone.state"), "--output", p("rel-alone.svg")],
+      /^kgrank: NAME: every plot is of head and tail tasks, and .*rel-alone\.state holds relation tasks only/,
+    );
     // A run without the relation side has no such section.
     const [plain] = saveRuns();
     await kgrank(["report", plain, "--output", p("plain.html"), "--quiet"]);

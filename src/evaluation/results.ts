@@ -527,25 +527,27 @@ export class RankResults {
         ? `${fmt(v, digits)} [${fmt(iv.lower, digits)}, ${fmt(iv.upper, digits)}]`
         : fmt(v, digits);
     };
-    // Relation tasks have candidates of their own (the relations): their expectation gets its own column.
+    // Relation tasks have candidates of their own (the relations): their expectation gets its own column, and the
+    // entity sides' ("random E", both sides) is shown only beside entity columns.
     const relationE = cols.some(([s]) => s === "relation");
+    const entityE = cols.some(([s]) => s !== "relation") || !relationE;
     const rows = present.map((k) => [
       k,
       ...cols.map(([s, rt]) => cell(s, rt, k)),
-      fmt(this.#data.expected.both[k], digits),
+      ...(entityE ? [fmt(this.#data.expected.both[k], digits)] : []),
       ...(relationE ? [fmt(this.#data.expected.relation[k], digits)] : []),
     ]);
     const width = this.#data.meanRankWidth;
     rows.push([
       "mean_rank_width (pess. - opt.)",
       ...cols.map(([s, rt]) => (rt === "optimistic" ? fmt(width[s], digits) : "")),
-      "",
+      ...(entityE ? [""] : []),
       ...(relationE ? [""] : []),
     ]);
     const header = [
       "metric",
       ...cols.map(([s, rt]) => `${s} ${rt.slice(0, 4)}.`),
-      "random E",
+      ...(entityE ? ["random E"] : []),
       ...(relationE ? ["relation random E"] : []),
     ];
     const i = this.#data.info;
@@ -558,7 +560,9 @@ export class RankResults {
       `; ${i.filtered ? `filtered by ${knownTriples(i)} known triples` : "unfiltered"}; ${i.weighting} weighting.` +
       (i.group ? ` Group: ${i.group}.` : "") +
       bothSidesNote(i) +
-      ` "random E": expectation under uniformly random ranking (both sides); empty where no closed form.` +
+      (entityE
+        ? ` "random E": expectation under uniformly random ranking (both sides); empty where no closed form.`
+        : ` "relation random E": expectation under uniformly random ranking; empty where no closed form.`) +
       (relationE ? ` "relation": (h, ?, t) tasks ranked among the relations, never pooled into "both".` : "") +
       (boot
         ? ` Brackets: ${boot.confidenceLevel * 100}% bootstrap percentile intervals over tasks (${boot.samples} replicates, seed ${boot.seed}).`
