@@ -17,6 +17,7 @@ import { backendLabel } from "./helpers/backend";
 import { loadBundled } from "./helpers/datasets";
 import { expectError, thrownBy } from "./helpers/errors";
 import { rng } from "./helpers/reference";
+import { decodeState, encodeState } from "../src/evaluation/state";
 
 const nations = loadBundled("nations");
 const R = nations.relations.length;
@@ -319,6 +320,32 @@ describe(`the relation side's state on ${backendLabel}`, () => {
     expect(merged.info.tasks).toEqual({ head: rows, tail: rows, relation: rows });
     expect(merged.get("relation.mrr")).toBe(whole.get("relation.mrr"));
     expect(merged.expected("relation.mr")).toBe(whole.expected("relation.mr"));
+  });
+
+  it("writes entity-only states as before (no relation field), which restore as head and tail", () => {
+    const { header } = decodeState(entityState());
+    expect(header.sides).toEqual(["head", "tail"]);
+    expect(header.tasks).toEqual({ head: 10, tail: 10 });
+    expect(header.skipped).toEqual({ head: 0, tail: 0 });
+    const restored = RankEvaluator.deserialize(entityState());
+    expect(restored.sides).toEqual(["head", "tail"]);
+    expect(restored.finalize().info.tasks).toEqual({ head: 10, tail: 10 });
+    // A relation state's header lists the side and its counts.
+    const relation = new RankEvaluator(three);
+    relation.addRelationScores({ triples: test.subarray(0, 30), scores: relationScoresTest.subarray(0, 10 * R) });
+    const h = decodeState(relation.serialize()).header;
+    expect(h.sides).toEqual(["head", "tail", "relation"]);
+    expect(h.tasks).toEqual({ head: 0, tail: 0, relation: 10 });
+    // A crafted relation task is checked against numRelations, as addRanks checks it.
+    const decoded = decodeState(relation.serialize());
+    const cols = decoded.sides.relation!;
+    const bad = { ...cols, numCandidates: Float64Array.from(cols.numCandidates, () => R + 1) };
+    expectError(
+      thrownBy(() => decodeState(encodeState(decoded.header, { ...decoded.sides, relation: bad }))),
+      KgrankInputError,
+      "state",
+      /relation task 0: numCandidates = 56 is not an integer in \[1, numRelations = 55\]/,
+    );
   });
 
   it("refuses to merge states of different protocols, naming both", () => {
