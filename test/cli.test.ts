@@ -383,7 +383,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
           "--relation-embeddings",
           "r.npy",
         ],
-        /^kgrank: --sides: relation does not go with --interaction: relation ranks are not computed from embeddings: leave relation out of --sides/,
+        /^kgrank: --sides: relation does not go with --interaction: relation ranks are not computed from embeddings: evaluate the model without relation/,
       ],
       [
         ["--sides", "relation", "--dataset", "nations", "--model-dir", "model"],
@@ -543,6 +543,68 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     const aj = JSON.parse(again.stdout);
     expect(aj.relation.tasks).toBe(rows);
     expect(aj.relation.rows.every((r: { difference: number }) => r.difference === 0)).toBe(true);
+  });
+
+  it("evaluate --scores-relation: relation scores from a file, the same numbers as the baseline's; its errors name the flag and the row", async () => {
+    const { train, test } = nations.splits;
+    const R = nations.numRelations;
+    const relScores = new FrequencyBaseline(train, n, R).scoreRelations(test);
+    writeNpy(p("rel.npy"), relScores, [rows, R]);
+    const fromFiles = await kgrank([
+      "evaluate",
+      "--scores-head",
+      "head.npy",
+      "--scores-tail",
+      "tail.npy",
+      "--scores-relation",
+      "rel.npy",
+      "--format",
+      "json",
+    ]);
+    expect(fromFiles.status, fromFiles.stderr).toBe(0);
+    const baseline = await kgrank(["evaluate", "--sides", "head,tail,relation", "--format", "json"]);
+    expect(JSON.parse(fromFiles.stdout).results).toEqual(JSON.parse(baseline.stdout).results);
+    expect(JSON.parse(fromFiles.stdout).scorer).toBe("scores from files");
+    const alone = await kgrank(["evaluate", "--scores-relation", "rel.npy", "--format", "json"]);
+    expect(alone.status, alone.stderr).toBe(0);
+    const aj = JSON.parse(alone.stdout);
+    expect(aj.info.sides).toEqual(["relation"]);
+    expect(aj.results.relation).toEqual(JSON.parse(baseline.stdout).results.relation);
+    const nan = Float32Array.from(relScores);
+    nan[7 * R + test[3 * 7 + 1]!] = NaN;
+    writeNpy(p("rel-nan.npy"), nan, [rows, R]);
+    writeNpy(p("rel-wide.npy"), new Float32Array(rows * (R + 1)), [rows, R + 1]);
+    for (const [args, pattern] of [
+      [
+        ["--scores-relation", "rel-wide.npy"],
+        /^kgrank: --scores-relation: .*columns in relation id order \(55 relations\)/,
+      ],
+      [["--scores-relation", "rel-nan.npy"], /^kgrank: --scores-relation: .*row 7 of rel-nan\.npy/],
+      [
+        [
+          "--sides",
+          "head,tail",
+          "--scores-head",
+          "head.npy",
+          "--scores-tail",
+          "tail.npy",
+          "--scores-relation",
+          "rel.npy",
+        ],
+        /^kgrank: --sides: head,tail leaves out relation, but --scores-relation is given: list relation in --sides, or drop the file/,
+      ],
+      [
+        ["--sides", "tail,relation", "--scores-tail", "tail.npy"],
+        /^kgrank: --sides: relation does not go with --scores-tail: score files hold entity scores only: give the relation scores too \(--scores-relation FILE/,
+      ],
+      [
+        ["--scores-relation", "rel.npy", "--sample-tasks", "10"],
+        /^kgrank: --scores-relation: does not go with --sample-tasks/,
+      ],
+      [["--scores-relation", "rel.npy", "--by-relation"], /^kgrank: --scores-relation: does not go with --by-relation/],
+    ] as [string[], RegExp][]) {
+      expectUserError(await kgrank(["evaluate", ...args]), pattern);
+    }
   });
 
   it("evaluate --sample-tasks: the library's sample and estimates, exactly; every task sampled gives the full values", async () => {
