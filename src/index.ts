@@ -60,8 +60,11 @@ export type {
   FinalizeOptions,
   RankEvaluatorOptions,
   RanksBatch,
+  RelationScoreBatch,
   SampledBatch,
   ScoreBatch,
+  SideCounts,
+  TaskSide,
   Weighting,
 } from "./evaluation/evaluator";
 export { ChunkedBatch } from "./evaluation/chunked";

@@ -1338,6 +1338,62 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: "model",
   },
+  {
+    kind: "relation side without numRelations",
+    call: () => new RankEvaluator({ numEntities: 3, sides: ["relation"] }),
+    error: KgrankInputError,
+    argument: "numRelations",
+  },
+  {
+    kind: "relation side with restrictEntities",
+    call: () =>
+      new RankEvaluator({ numEntities: 3, filterTriples: triples, sides: ["relation"], restrictEntities: [0] }),
+    error: KgrankInputError,
+    argument: "restrictEntities",
+  },
+  {
+    kind: "relation scores to an evaluator without the relation side",
+    call: () => ev().addRelationScores({ triples: Int32Array.of(0, 0, 1), scores: f32(1) }),
+    error: KgrankInputError,
+    argument: "sides",
+  },
+  {
+    kind: "relation side in an entity score batch",
+    call: () =>
+      new RankEvaluator({ numEntities: 3, filterTriples: triples, sides: ["tail", "relation"] }).addSync({
+        triples: Int32Array.of(0, 0, 1),
+        side: "relation" as never,
+        scores: f32(3),
+      }),
+    error: KgrankInputError,
+    argument: "side",
+  },
+  {
+    kind: "relation ranks from an embedding model",
+    call: () =>
+      new RankEvaluator({ numEntities: 3, filterTriples: triples, sides: ["relation"] }).addModelSync({
+        model: emb(),
+        triples: Int32Array.of(0, 0, 1),
+      }),
+    error: KgrankInputError,
+    argument: "side",
+  },
+  {
+    kind: "merge of states of other sides (relation side or not)",
+    call: () => {
+      const relation = new RankEvaluator({
+        numEntities: 3,
+        filterTriples: triples,
+        sides: ["head", "tail", "relation"],
+      });
+      relation.addRanks({ side: "tail", realistic: [1], numCandidates: [3] });
+      const entity = ev();
+      entity.addRanks({ side: "tail", realistic: [1], numCandidates: [3] });
+      return RankEvaluator.merge([entity.serialize(), relation.serialize()]);
+    },
+    error: KgrankInputError,
+    argument: "states[1]",
+  },
 ];
 
 /**
@@ -1483,6 +1539,15 @@ const TYPOS: [string, () => unknown, string][] = [
     "EmbeddingModel.scoreRelations",
     () => emb().scoreRelations(Int32Array.of(0, 0, 1), { thread: 1 } as never),
     "threads",
+  ],
+  [
+    "RankEvaluator.addRelationScores",
+    () =>
+      new RankEvaluator({ numEntities: 3, filterTriples: triples, sides: ["relation"] }).addRelationScores({
+        triples: Int32Array.of(0, 0, 1),
+        scoers: f32(1),
+      } as never),
+    "scores",
   ],
 ];
 

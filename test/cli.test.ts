@@ -354,10 +354,9 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
 
   it("evaluate --sides: bad lists, and lists that contradict the score files given, name --sides and the fix", async () => {
     for (const [args, pattern] of [
-      [["--sides", "left"], /^kgrank: --sides: "left" is not a side; use a comma list of head and tail/],
+      [["--sides", "left"], /^kgrank: --sides: "left" is not a side; use a comma list of head, tail and relation/],
       [["--sides", "tail,tail"], /^kgrank: --sides: lists a side twice/],
       [["--sides", ""], /^kgrank: --sides: "" is not a side/],
-      [["--sides", "relation"], /^kgrank: --sides: "relation" is not a side/],
       [
         ["--sides", "head", "--scores-tail", "tail.npy"],
         /^kgrank: --sides: head is listed but --scores-head is not given/,
@@ -369,6 +368,46 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       [
         ["--sides", "tail", "--positive-scores", "pos.npy", "--negative-scores", "neg.npy"],
         /^kgrank: --sides: does not apply to --positive-scores/,
+      ],
+      // The relation side comes from the frequency baseline: what cannot give or sample relation ranks is refused.
+      [
+        [
+          "--sides",
+          "head,tail,relation",
+          "--dataset",
+          "nations",
+          "--interaction",
+          "distmult",
+          "--entity-embeddings",
+          "e.npy",
+          "--relation-embeddings",
+          "r.npy",
+        ],
+        /^kgrank: --sides: relation does not go with --interaction: relation ranks are not computed from embeddings: evaluate the model without relation/,
+      ],
+      [
+        ["--sides", "relation", "--dataset", "nations", "--model-dir", "model"],
+        /^kgrank: --sides: relation does not go with --model-dir: relation ranks are not computed from embeddings/,
+      ],
+      [
+        ["--sides", "tail,relation", "--scores-tail", "tail.npy"],
+        /^kgrank: --sides: relation does not go with --scores-tail: score files hold entity scores only/,
+      ],
+      [
+        ["--sides", "head,tail,relation", "--sample-tasks", "10"],
+        /^kgrank: --sides: relation does not go with --sample-tasks: a sample is drawn from head and tail tasks/,
+      ],
+      [
+        ["--sides", "relation", "--by-relation"],
+        /^kgrank: --sides: relation does not go with --by-relation: its breakdown is of head and tail tasks/,
+      ],
+      [
+        ["--sides", "relation", "--negatives-tail", "neg.npy"],
+        /^kgrank: --sides: relation does not go with --negatives-tail: sampled negatives are entities/,
+      ],
+      [
+        ["--sides", "relation", "--entity-shard", "0/2", "--save-state", "x.state"],
+        /^kgrank: --sides: relation does not go with --entity-shard/,
       ],
     ] as [string[], RegExp][]) {
       expectUserError(await kgrank(["evaluate", ...args]), pattern);
@@ -400,8 +439,172 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect((await kgrank(["evaluate", "--shard", "1/2", "--save-state", "sides-both.state", "-q"])).status).toBe(0);
     expectUserError(
       await kgrank(["merge", "sides-0.state", "sides-both.state"]),
-      /^kgrank: states\[1\]: was evaluated with other settings \(.*sides/,
+      /^kgrank: states\[1\]: was evaluated for sides head,tail, states\[0\] for sides tail: states of different protocols do not merge/,
     );
+  });
+
+  it("evaluate --sides head,tail,relation: the baseline's relation ranks, the library's results exactly (JSON, CSV, table, shards)", async () => {
+    const { train, valid, test } = nations.splits;
+    const b = new FrequencyBaseline(train, n, nations.numRelations);
+    const library = (sides: ("head" | "tail" | "relation")[]) => {
+      const ev = new RankEvaluator({ numEntities: n, filterTriples: [train, valid, test], sides });
+      for (const side of ["head", "tail"] as const)
+        if (sides.includes(side)) ev.addSync({ triples: test, side, scores: b.scoreBatch(test, side) });
+      ev.addRelationScores({ triples: test, scores: b.scoreRelations(test) });
+      return ev.finalize();
+    };
+    const want = library(["head", "tail", "relation"]);
+    const r = await kgrank(["evaluate", "--sides", "relation,head,tail", "--format", "json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.results).toEqual(JSON.parse(JSON.stringify(want.toJSON())));
+    expect(Object.keys(j.results)).toEqual(["head", "tail", "both", "relation"]);
+    expect(j.expected.relation.inverse_harmonic_mean_rank).toBe(want.expected("relation.mrr"));
+    expect(j.meanRankWidth.relation).toBe(want.meanRankWidth("relation"));
+    expect(j.info.sides).toEqual(["head", "tail", "relation"]);
+    expect(j.info.tasks).toEqual({ head: rows, tail: rows, relation: rows });
+    // "both" is head and tail only: the default run's numbers.
+    const plain = JSON.parse((await kgrank(["evaluate", "--format", "json"])).stdout);
+    expect(j.results.both).toEqual(plain.results.both);
+    expect(plain.results.relation).toBeUndefined();
+    // The relation side alone.
+    const alone = JSON.parse((await kgrank(["evaluate", "--sides", "relation", "--format", "json"])).stdout);
+    expect(alone.results).toEqual(JSON.parse(JSON.stringify(library(["relation"]).toJSON())));
+    const csvOut = (await kgrank(["evaluate", "--sides", "head,tail,relation", "--format", "csv"])).stdout;
+    expect(csvOut).toContain(`all,relation,realistic,inverse_harmonic_mean_rank,${want.get("relation.mrr")},`);
+    const text = (await kgrank(["evaluate", "--sides", "head,tail,relation"])).stdout;
+    expect(text).toContain(want.toTable());
+    // Row shards with their states merge into the one-process run; a head,tail state is refused, naming both.
+    for (const i of [0, 1]) {
+      const s = await kgrank([
+        "evaluate",
+        "--sides",
+        "head,tail,relation",
+        "--shard",
+        `${i}/2`,
+        "--save-state",
+        `rel-${i}.state`,
+        "-q",
+      ]);
+      expect(s.status, s.stderr).toBe(0);
+    }
+    const merged = await kgrank(["merge", "rel-0.state", "rel-1.state", "--format", "json"]);
+    expect(merged.status, merged.stderr).toBe(0);
+    expect(JSON.parse(merged.stdout).results).toEqual(j.results);
+    expect((await kgrank(["evaluate", "--shard", "1/2", "--save-state", "rel-entity.state", "-q"])).status).toBe(0);
+    expectUserError(
+      await kgrank(["merge", "rel-0.state", "rel-entity.state"]),
+      /^kgrank: states\[1\]: was evaluated for sides head,tail, states\[0\] for sides head,tail,relation/,
+    );
+    // compare: the head and tail tasks as before, the relation tasks apart (JSON "relation", CSV relation.METRIC).
+    expect(
+      (await kgrank(["evaluate", "--sides", "head,tail,relation", "--save-state", "rel-a.state", "-q"])).status,
+    ).toBe(0);
+    const other = new RankEvaluator({
+      numEntities: n,
+      filterTriples: [train, valid, test],
+      sides: ["head", "tail", "relation"],
+    });
+    for (const side of ["head", "tail"] as const)
+      other.addSync({ triples: test, side, scores: b.scoreBatch(test, side) });
+    other.addRelationScores({
+      triples: test,
+      scores: b.scoreRelations(test).map((x, i) => x + ((i * 7919) % 5) * 0.5),
+    });
+    writeFileSync(p("rel-b.state"), other.serialize());
+    const cmp = await kgrank(["compare", "rel-a.state", "rel-b.state", "--samples", "100", "--format", "json"]);
+    expect(cmp.status, cmp.stderr).toBe(0);
+    const runsOf = ["rel-a.state", "rel-b.state"].map((f) => ({
+      name: f,
+      results: RankEvaluator.deserialize(new Uint8Array(readFileSync(p(f)))).finalize(),
+    }));
+    const cj = JSON.parse(cmp.stdout);
+    expect(cj.relation).toEqual(JSON.parse(JSON.stringify(compareRuns(runsOf, { samples: 100, side: "relation" }))));
+    const { relation: _, ...entityPart } = cj;
+    expect(entityPart).toEqual(JSON.parse(JSON.stringify(compareRuns(runsOf, { samples: 100 }))));
+    const cmpCsv = (await kgrank(["compare", "rel-a.state", "rel-b.state", "--samples", "100", "--format", "csv"]))
+      .stdout;
+    expect(cmpCsv).toMatch(/^relation\.inverse_harmonic_mean_rank,rel-b\.state,/m);
+    expect(cmpCsv).toMatch(/^inverse_harmonic_mean_rank,rel-b\.state,/m);
+    // --ranks-out holds the relation tasks (side 2 / "relation") and reads back as the same run.
+    for (const file of ["rel.npz", "rel.tsv"]) {
+      const w = await kgrank(["evaluate", "--sides", "head,tail,relation", "--ranks-out", file, "-q"]);
+      expect(w.status, w.stderr).toBe(0);
+    }
+    const npz = parseNpz(new Uint8Array(readFileSync(p("rel.npz"))));
+    expect(Array.from(npz.side!.data as Int8Array).filter((s) => s === 2).length).toBe(rows);
+    expect(
+      readFileSync(p("rel.tsv"), "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith("relation\t")).length,
+    ).toBe(rows);
+    const again = await kgrank(["compare", "rel-a.state", "rel.npz", "--samples", "100", "--format", "json"]);
+    expect(again.status, again.stderr).toBe(0);
+    const aj = JSON.parse(again.stdout);
+    expect(aj.relation.tasks).toBe(rows);
+    expect(aj.relation.rows.every((r: { difference: number }) => r.difference === 0)).toBe(true);
+  });
+
+  it("evaluate --scores-relation: relation scores from a file, the same numbers as the baseline's; its errors name the flag and the row", async () => {
+    const { train, test } = nations.splits;
+    const R = nations.numRelations;
+    const relScores = new FrequencyBaseline(train, n, R).scoreRelations(test);
+    writeNpy(p("rel.npy"), relScores, [rows, R]);
+    const fromFiles = await kgrank([
+      "evaluate",
+      "--scores-head",
+      "head.npy",
+      "--scores-tail",
+      "tail.npy",
+      "--scores-relation",
+      "rel.npy",
+      "--format",
+      "json",
+    ]);
+    expect(fromFiles.status, fromFiles.stderr).toBe(0);
+    const baseline = await kgrank(["evaluate", "--sides", "head,tail,relation", "--format", "json"]);
+    expect(JSON.parse(fromFiles.stdout).results).toEqual(JSON.parse(baseline.stdout).results);
+    expect(JSON.parse(fromFiles.stdout).scorer).toBe("scores from files");
+    const alone = await kgrank(["evaluate", "--scores-relation", "rel.npy", "--format", "json"]);
+    expect(alone.status, alone.stderr).toBe(0);
+    const aj = JSON.parse(alone.stdout);
+    expect(aj.info.sides).toEqual(["relation"]);
+    expect(aj.results.relation).toEqual(JSON.parse(baseline.stdout).results.relation);
+    const nan = Float32Array.from(relScores);
+    nan[7 * R + test[3 * 7 + 1]!] = NaN;
+    writeNpy(p("rel-nan.npy"), nan, [rows, R]);
+    writeNpy(p("rel-wide.npy"), new Float32Array(rows * (R + 1)), [rows, R + 1]);
+    for (const [args, pattern] of [
+      [
+        ["--scores-relation", "rel-wide.npy"],
+        /^kgrank: --scores-relation: .*columns in relation id order \(55 relations\)/,
+      ],
+      [["--scores-relation", "rel-nan.npy"], /^kgrank: --scores-relation: .*row 7 of rel-nan\.npy/],
+      [
+        [
+          "--sides",
+          "head,tail",
+          "--scores-head",
+          "head.npy",
+          "--scores-tail",
+          "tail.npy",
+          "--scores-relation",
+          "rel.npy",
+        ],
+        /^kgrank: --sides: head,tail leaves out relation, but --scores-relation is given: list relation in --sides, or drop the file/,
+      ],
+      [
+        ["--sides", "tail,relation", "--scores-tail", "tail.npy"],
+        /^kgrank: --sides: relation does not go with --scores-tail: score files hold entity scores only: give the relation scores too \(--scores-relation FILE/,
+      ],
+      [
+        ["--scores-relation", "rel.npy", "--sample-tasks", "10"],
+        /^kgrank: --scores-relation: does not go with --sample-tasks/,
+      ],
+      [["--scores-relation", "rel.npy", "--by-relation"], /^kgrank: --scores-relation: does not go with --by-relation/],
+    ] as [string[], RegExp][]) {
+      expectUserError(await kgrank(["evaluate", ...args]), pattern);
+    }
   });
 
   it("evaluate --sample-tasks: the library's sample and estimates, exactly; every task sampled gives the full values", async () => {

@@ -145,6 +145,59 @@ describe("kgrank report and plot", () => {
     expect(bad.stderr).toMatch(/NAME: "pie" is not a plot; choose ranks, hits, relations/);
   });
 
+  it("a relation-prediction section where the runs ranked relations, and their relation tasks compared apart", async () => {
+    const ds = loadDataset("nations");
+    const { train, valid, test } = ds.splits;
+    const base = new FrequencyBaseline(train, ds.numEntities, ds.numRelations);
+    const files = [p("rel-a.state"), p("rel-b.state")];
+    const evaluators = files.map((file, k) => {
+      const ev = new RankEvaluator({
+        numEntities: ds.numEntities,
+        filterTriples: [train, valid, test],
+        sides: ["head", "tail", "relation"],
+      });
+      for (const side of ["head", "tail"] as const)
+        ev.addSync({ triples: test, side, scores: base.scoreBatch(test, side) });
+      const scores = base.scoreRelations(test).map((x, i) => x + k * ((i * 7919) % 5) * 0.5);
+      ev.addRelationScores({ triples: test, scores });
+      writeFileSync(file, ev.serialize());
+      return RankEvaluator.deserialize(ev.serialize()).finalize();
+    });
+    await kgrank(["report", ...files, "--output", p("rel.html"), "--quiet"]);
+    const html = readFileSync(p("rel.html"), "utf8");
+    const at = html.indexOf("<h3>Relation prediction</h3>");
+    expect(at).toBeGreaterThan(0);
+    const mrr = (k: number, rt: string) => evaluators[k]!.get(`relation.${rt}.mrr`).toFixed(4);
+    expect(html.slice(at)).toContain(
+      `<th scope="row">MRR</th><td>${mrr(0, "realistic")}</td><td>${mrr(0, "optimistic")}</td><td>${mrr(0, "pessimistic")}</td>` +
+        `<td>${evaluators[0]!.expected("relation.mrr")!.toFixed(4)}</td>`,
+    );
+    expect(html).toContain("<h2>Comparison with rel-a.state</h2>");
+    const compared = html.slice(html.indexOf("<h2>Relation prediction compared with rel-a.state</h2>"));
+    expect(compared).toContain(`${test.length / 3} paired tasks`);
+    expect(compared).toContain(
+      `<th scope="row">inverse_harmonic_mean_rank</th><td>rel-b.state</td><td>${mrr(0, "realistic")}</td><td>${mrr(1, "realistic")}</td>`,
+    );
+    // A run of relation tasks alone: the report shows them; a plot (of head and tail tasks) is refused.
+    const alone = new RankEvaluator({
+      numEntities: ds.numEntities,
+      filterTriples: [train, valid, test],
+      sides: ["relation"],
+    });
+    alone.addRelationScores({ triples: test, scores: base.scoreRelations(test) });
+    writeFileSync(p("rel-alone.state"), alone.serialize());
+    await kgrank(["report", p("rel-alone.state"), "--output", p("rel-alone.html"), "--quiet"]);
+    expect(readFileSync(p("rel-alone.html"), "utf8")).toContain("<h3>Relation prediction</h3>");
+    await kgrankFails(
+      ["plot", "ranks", p("rel-alone.state"), "--output", p("rel-alone.svg")],
+      /^kgrank: NAME: every plot is of head and tail tasks, and .*rel-alone\.state holds relation tasks only/,
+    );
+    // A run without the relation side has no such section.
+    const [plain] = saveRuns();
+    await kgrank(["report", plain, "--output", p("plain.html"), "--quiet"]);
+    expect(readFileSync(p("plain.html"), "utf8")).not.toContain("Relation prediction");
+  });
+
   it("the relation-category and degree sections: from the dataset the state records, or --dataset; the numbers are the library's", async () => {
     const ds = loadDataset("nations");
     await kgrank(["evaluate", "--save-state", p("cli.state"), "--quiet"]);

@@ -168,6 +168,11 @@ export function adjustCommand(
       throw new KgrankInputError("--metric", `${quoted(s)} is not NAME=VALUE with a number, e.g. mrr=0.35`);
     const key = parseMetricKey(m[1]!, "--metric");
     const metric = key.metric;
+    if (key.side === "relation")
+      throw new KgrankInputError(
+        "--metric",
+        `${quoted(s)} names side relation; this command adjusts entity-ranking values: name head, tail or both`,
+      );
     if ("base" in metric)
       throw new KgrankInputError(
         "--metric",
@@ -183,7 +188,7 @@ export function adjustCommand(
       );
     }
     checkPublishedValue(metric, v, s);
-    return { metric, value: v, side: key.side ?? opts.side };
+    return { metric, value: v, side: (key.side as "head" | "tail" | "both" | null) ?? opts.side };
   });
   const ds = datasetFrom(opts);
   const c = candidateCounts(ds, opts.split, opts.filter);

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import type { TaskLabels } from "../compare/paired";
 import { KgrankInputError } from "../checks/errors";
 import { RankEvaluator } from "../evaluation/evaluator";
-import type { EvaluationSide } from "../evaluation/types";
+import type { TaskSide } from "../evaluation/types";
 import { readRegularFile } from "../io/files";
 import { readNpz } from "../io/npz";
 import { PLAIN_DECIMAL } from "../run/arrays";
@@ -26,7 +26,7 @@ export interface LoadedRun {
 
 /** The columns of a rank file, one entry per task (ids -1 where unknown). */
 interface RankColumns {
-  side: EvaluationSide[];
+  side: TaskSide[];
   head: Int32Array;
   relation: Int32Array;
   tail: Int32Array;
@@ -63,6 +63,8 @@ function notRanksOut(file: string, why: string): KgrankInputError {
   );
 }
 
+const SIDE_CODES: readonly TaskSide[] = ["head", "tail", "relation"];
+
 function fromNpz(file: string): RankColumns {
   const z = readNpz(file, file);
   const missing = NPZ_ARRAYS.filter((k) => !(k in z));
@@ -72,8 +74,8 @@ function fromNpz(file: string): RankColumns {
     if (z[k]!.data.length !== n) throw notRanksOut(file, `array "${k}" has ${z[k]!.data.length} entries, "side" ${n}`);
   }
   const side = Array.from(z.side!.data as ArrayLike<number>, (s, i) => {
-    if (s !== 0 && s !== 1) throw notRanksOut(file, `side[${i}] is ${s} (0 head, 1 tail)`);
-    return s === 0 ? ("head" as const) : ("tail" as const);
+    if (s !== 0 && s !== 1 && s !== 2) throw notRanksOut(file, `side[${i}] is ${s} (0 head, 1 tail, 2 relation)`);
+    return SIDE_CODES[s]!;
   });
   const ints = (k: string) => Int32Array.from(z[k]!.data as ArrayLike<number>, Number);
   const floats = (k: string) => Float64Array.from(z[k]!.data as ArrayLike<number>, Number);
@@ -107,7 +109,7 @@ function fromTsv(file: string): { columns: RankColumns; labels: TaskLabels } {
     return v;
   };
   const c: RankColumns = {
-    side: new Array<EvaluationSide>(n),
+    side: new Array<TaskSide>(n),
     head: new Int32Array(n),
     relation: new Int32Array(n),
     tail: new Int32Array(n),
@@ -119,9 +121,9 @@ function fromTsv(file: string): { columns: RankColumns; labels: TaskLabels } {
   for (let i = 0; i < n; i++) {
     const f = lines[i + 1]!.replace(/\r$/, "").split("\t");
     if (f.length !== 8) throw notRanksOut(file, `line ${i + 2} has ${f.length} fields, not 8`);
-    if (f[0] !== "head" && f[0] !== "tail")
-      throw notRanksOut(file, `line ${i + 2}: side "${f[0]!.slice(0, 20)}" is not head or tail`);
-    c.side[i] = f[0];
+    if (!SIDE_CODES.includes(f[0] as TaskSide))
+      throw notRanksOut(file, `line ${i + 2}: side "${f[0]!.slice(0, 20)}" is not head, tail or relation`);
+    c.side[i] = f[0] as TaskSide;
     c.head[i] = id(entities, f[1]!);
     c.relation[i] = id(relations, f[2]!);
     c.tail[i] = id(entities, f[3]!);
@@ -147,6 +149,8 @@ function evaluatorOf(file: string, c: RankColumns, where: (row: number, column: 
   let maxEntity = -1;
   let maxRelation = -1;
   let maxCandidates = 1;
+  // A relation task's candidates are relations: its count bounds numRelations, not numEntities.
+  let maxRelationCandidates = 0;
   for (let i = 0; i < n; i++) {
     const nc = c.numCandidates[i]!;
     if (!(Number.isInteger(nc) && nc >= 1))
@@ -156,13 +160,15 @@ function evaluatorOf(file: string, c: RankColumns, where: (row: number, column: 
       );
     maxEntity = Math.max(maxEntity, c.head[i]!, c.tail[i]!);
     maxRelation = Math.max(maxRelation, c.relation[i]!);
-    if (c.numCandidates[i]! > maxCandidates) maxCandidates = c.numCandidates[i]!;
+    if (c.side[i] === "relation") maxRelationCandidates = Math.max(maxRelationCandidates, nc);
+    else if (nc > maxCandidates) maxCandidates = nc;
   }
-  const sides = (["head", "tail"] as const).filter((s) => c.side.includes(s));
+  const sides = SIDE_CODES.filter((s) => c.side.includes(s));
+  const numRelations = Math.max(maxRelation + 1, maxRelationCandidates);
   const ev = new RankEvaluator({
     numEntities: Math.max(maxEntity + 1, maxCandidates),
-    ...(maxRelation >= 0 ? { numRelations: maxRelation + 1 } : {}),
-    sides: sides.length === 2 ? "both" : sides[0],
+    ...(numRelations > 0 ? { numRelations } : {}),
+    sides,
   });
   for (const side of sides) {
     const rows = c.side.flatMap((s, i) => (s === side ? [i] : []));

@@ -169,6 +169,13 @@ export async function plotCommand(
     throw new KgrankInputError("NAME", `"${name.slice(0, 40)}" is not a plot; choose ${PLOT_NAMES.join(", ")}`);
   }
   const run = await reportRun(file, TRAIN_PLOTS.includes(name as PlotName) ? opts : {}, new Map());
+  const { head, tail } = run.results.info.tasks;
+  if (head + tail === 0) {
+    throw new KgrankInputError(
+      "NAME",
+      `every plot is of head and tail tasks, and ${file} holds relation tasks only: kgrank report shows their metrics`,
+    );
+  }
   if (TRAIN_PLOTS.includes(name as PlotName) && !run.trainTriples) {
     throw new KgrankInputError(
       "--dataset",

@@ -9,10 +9,11 @@
  *    normal approximation with the tie correction and no continuity correction), and Cohen's d_z;
  *  - p-values adjusted over all (metric, run) pairs by Holm–Bonferroni (default) or Benjamini–Hochberg.
  * Runs must hold the same tasks in the same order (side, triple and candidate count): the first difference is named,
- * in the runs' labels where given.
+ * in the runs' labels where given. The tasks compared are the head and tail tasks (default), or with
+ * `side: "relation"` the relation tasks (h, ?, t): the two protocols are never pooled.
  */
 import { KgrankInputError } from "../checks/errors";
-import type { RankResults, TaskTable } from "../evaluation/results";
+import { protocolTasks, type RankResults, type TaskTable } from "../evaluation/results";
 import { getMetric, metricValues, prepareCandidates } from "../metrics/index";
 import type { RankMetric } from "../metrics/types";
 import { quantile } from "../numeric";
@@ -35,6 +36,8 @@ export interface CompareOptions {
   confidenceLevel?: number;
   /** Multiple-comparison adjustment over every (metric, run) p-value: "holm" (default), "bh" or "none". */
   correction?: "holm" | "bh" | "none";
+  /** The tasks compared: "both" (default: the head and tail tasks) or "relation" (the relation tasks). */
+  side?: "both" | "relation";
 }
 
 export interface ComparisonRow {
@@ -70,7 +73,14 @@ export interface Comparison {
   rows: ComparisonRow[];
 }
 
-const KEYS = optionKeys<CompareOptions>({ metrics: 1, samples: 1, seed: 1, confidenceLevel: 1, correction: 1 });
+const KEYS = optionKeys<CompareOptions>({
+  metrics: 1,
+  samples: 1,
+  seed: 1,
+  confidenceLevel: 1,
+  correction: 1,
+  side: 1,
+});
 const DEFAULT_METRICS = ["mrr", "hits@1", "hits@3", "hits@10", "mr", "amri", "median_rank"];
 
 /** Per-task value whose mean is the metric (up to an affine map that depends only on the candidate counts). */
@@ -102,6 +112,20 @@ function taskName(t: TaskTable, i: number, labels: TaskLabels | undefined): stri
   const e = (id: number) => (id >= 0 ? (labels?.entities?.[id] ?? String(id)) : "?");
   const r = (id: number) => (id >= 0 ? (labels?.relations?.[id] ?? String(id)) : "?");
   return `${t.side[i]} (${e(t.head[i]!)}, ${r(t.relation[i]!)}, ${e(t.tail[i]!)})`;
+}
+
+/** The tasks of a run's table on the compared side: head and tail ("both"), or relation. */
+function sideTasks(t: TaskTable, side: "both" | "relation", name: string): TaskTable {
+  const kept = protocolTasks(t, side === "relation");
+  if (kept.side.length === 0) {
+    throw new KgrankInputError(
+      "runs",
+      side === "relation"
+        ? `${name} has no relation task: compare relation tasks of runs evaluated with sides including "relation"`
+        : `${name} has no head or tail task: compare its relation tasks with side "relation"`,
+    );
+  }
+  return kept;
 }
 
 function sameTasks(
@@ -451,7 +475,10 @@ function* comparison(
   if (o.metrics !== undefined && !Array.isArray(o.metrics))
     throw new KgrankInputError("metrics", `must be a list of metric names, got ${describe(o.metrics)}`);
   const metrics = (o.metrics ?? DEFAULT_METRICS).map((q) => getMetric(q));
-  const tables = named.map((r) => r.results.tasks());
+  const side = o.side ?? "both";
+  if (side !== "both" && side !== "relation")
+    throw new KgrankInputError("side", `must be "both" or "relation", got ${describe(side)}`);
+  const tables = named.map((r) => sideTasks(r.results.tasks(), side, r.name));
   for (let j = 1; j < tables.length; j++) {
     sameTasks(
       tables[0]!,

@@ -12,12 +12,13 @@ import type { FilterIndexHandle } from "../contract/kernels";
 import { metricSelection } from "../metrics/index";
 import { type AsyncOptions, callOptions, nestedCall, withCallControl } from "../backend/call-control";
 import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
-import { isArrayLike, options, signalOption, type Unchecked } from "../checks/validate";
+import { isArrayLike, options, signalOption, tripleArray, type Unchecked } from "../checks/validate";
 import { turn } from "../contract/event-loop";
 import { memoryBudget } from "../scoring/entity-chunks";
 import { type ChunkedBatch, openChunkedBatch } from "./chunked";
 import { finalizeRun, type FinalizeRun, finishAsync } from "./finalize";
 import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
+import { RelationRanker } from "./relation-ranks";
 import { MODEL_BATCH_KEYS, type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
 import { combineEntityShards, type EntityShard, entityShardOption } from "./entity-shards";
 import { runStreamed } from "./streamed-model";
@@ -39,10 +40,14 @@ import {
   RANKS_BATCH_KEYS,
   type RankEvaluatorOptions,
   type RanksBatch,
+  RELATION_SCORE_KEYS,
+  type RelationScoreBatch,
   SAMPLED_BATCH_KEYS,
   type SampledBatch,
   SCORE_BATCH_KEYS,
   type ScoreBatch,
+  type SideCounts,
+  type TaskSide,
   type Weighting,
 } from "./types";
 import { taskWeights } from "./weighting";
@@ -53,15 +58,19 @@ export type {
   FinalizeOptions,
   RankEvaluatorOptions,
   RanksBatch,
+  RelationScoreBatch,
   SampledBatch,
   ScoreBatch,
+  SideCounts,
+  TaskSide,
   Weighting,
 } from "./types";
 
 export class RankEvaluator {
   readonly numEntities: number;
   readonly numRelations: number | null;
-  readonly sides: EvaluationSide[];
+  /** The evaluated sides, in the order head, tail, relation. */
+  readonly sides: TaskSide[];
   readonly ks: number[];
   readonly metricKeys: string[] | null;
   readonly weighting: Weighting;
@@ -71,8 +80,14 @@ export class RankEvaluator {
   /** What score batches need of this evaluator: settings, task selection, filter index. */
   private readonly context: BatchContext;
   private readonly selection: TaskSelection;
-  private readonly tasks: Record<EvaluationSide, TaskBuffer> = { head: new TaskBuffer(), tail: new TaskBuffer() };
-  private readonly skippedTasks: Record<EvaluationSide, number> = { head: 0, tail: 0 };
+  private readonly tasks: Record<TaskSide, TaskBuffer> = {
+    head: new TaskBuffer(),
+    tail: new TaskBuffer(),
+    relation: new TaskBuffer(),
+  };
+  private readonly skippedTasks: Record<TaskSide, number> = { head: 0, tail: 0, relation: 0 };
+  /** Ranks the relation side's tasks (sides including "relation"), filtered as the entity sides are. */
+  private readonly relationRanker: RelationRanker | null = null;
   private explicitWeights = false;
   /** Calls not yet recorded (running, or finished and waiting for an earlier call) plus open chunked batches. */
   private pending = 0;
@@ -96,6 +111,7 @@ export class RankEvaluator {
     this.numEntities = numEntities;
     this.numRelations = numRelations;
     this.sides = sides;
+    const entitySides = sides.filter((s): s is EvaluationSide => s !== "relation");
     this.ks = ks;
     this.metricKeys = metricKeys;
     this.weighting = weighting;
@@ -110,7 +126,7 @@ export class RankEvaluator {
     if (checked.length > 0) {
       const triples = checked.map((t) => this.selection.indexTriples(t));
       this.filter = {};
-      for (const side of this.sides) {
+      for (const side of entitySides) {
         this.filter[side] = kernels().buildFilterIndex(
           triples,
           this.selection.numCandidates,
@@ -119,6 +135,13 @@ export class RankEvaluator {
           this.threads,
         );
       }
+    }
+    if (sides.includes("relation")) {
+      this.relationRanker = new RelationRanker({
+        numEntities,
+        numRelations: numRelations!,
+        ...(checked.length > 0 ? { filterTriples: checked } : {}),
+      });
     }
     this.entityShard = entityShardOption(fields.entityShard, numEntities);
     if (this.entityShard && fields.restrictEntities !== undefined) {
@@ -130,7 +153,7 @@ export class RankEvaluator {
     this.context = {
       numEntities,
       numRelations,
-      sides,
+      sides: entitySides,
       selection: this.selection,
       filter: this.filter,
       threads,
@@ -197,7 +220,7 @@ export class RankEvaluator {
   }
 
   /** Records a batch's task columns (none when every row was skipped) and the rows restriction skipped. */
-  private record(side: EvaluationSide, columns: TaskColumns | null, skipped = 0): void {
+  private record(side: TaskSide, columns: TaskColumns | null, skipped = 0): void {
     if (columns) this.tasks[side].adopt(columns);
     this.skippedTasks[side] += skipped;
   }
@@ -365,7 +388,7 @@ export class RankEvaluator {
     this.checkOpen("addSampled");
     this.checkWhole("addSampled");
     const { options: fields, asyncArgs } = callOptions("batch", batch, SAMPLED_BATCH_KEYS, true);
-    const side = sideArg(fields.side, this.sides);
+    const side = sideArg(fields.side, this.context.sides);
     const rows = isArrayLike(fields.positiveScores) ? fields.positiveScores.length : 0;
     const ticket = this.ticket();
     let recording: (() => void) | null = null;
@@ -386,7 +409,7 @@ export class RankEvaluator {
     this.checkOpen("addSampled");
     this.checkWhole("addSampled");
     const fields = options("batch", batch, SAMPLED_BATCH_KEYS);
-    const side = sideArg(fields.side, this.sides);
+    const side = sideArg(fields.side, this.context.sides);
     const [columns, skipped] = sampledTasks(
       fields,
       side,
@@ -401,7 +424,7 @@ export class RankEvaluator {
     this.checkOpen("addRanks");
     this.checkWhole("addRanks");
     const fields = options("batch", batch, RANKS_BATCH_KEYS);
-    const side = sideArg(fields.side, this.sides);
+    const side = fields.side === "relation" ? this.relationSide("addRanks") : sideArg(fields.side, this.context.sides);
     const columns = rankedTasks(fields, side, this.numEntities, this.numRelations);
     this.inOrder(() => {
       if (fields.weights !== undefined) this.explicitWeights = true;
@@ -409,19 +432,77 @@ export class RankEvaluator {
     });
   }
 
-  /** Tasks recorded so far per side. */
-  get taskCounts(): Record<EvaluationSide, number> {
-    return { head: this.tasks.head.length, tail: this.tasks.tail.length };
+  /**
+   * Ranks the true relation of each triple (h, r, t) among the relations: row i of `scores` scores (h_i, r, t_i) for
+   * every relation r (rows x numRelations, NaN: no candidate). Filtered by the known triples (h, r', t) when the
+   * evaluator is filtered; every metric and its expectation follow from the relation candidate counts, under side
+   * "relation" (never pooled into "both"). Needs sides including "relation".
+   */
+  addRelationScores(batch: RelationScoreBatch): void {
+    this.checkOpen("addRelationScores");
+    this.relationSide("addRelationScores");
+    const fields = options("batch", batch, RELATION_SCORE_KEYS);
+    const ranks = this.relationRanker!.rank({
+      triples: fields.triples as RelationScoreBatch["triples"],
+      scores: fields.scores as RelationScoreBatch["scores"],
+      threads: (fields.threads as number | undefined) ?? this.threads,
+    });
+    const triples = tripleArray("triples", fields.triples, this.numEntities, this.numRelations);
+    const n = ranks.numCandidates.length;
+    const columns: TaskColumns = {
+      ...ranks,
+      relation: new Int32Array(n),
+      anchor: new Int32Array(n),
+      truth: new Int32Array(n),
+      weight: new Float64Array(n).fill(NaN),
+    };
+    for (let i = 0; i < n; i++) {
+      columns.anchor[i] = triples[3 * i]!;
+      columns.relation[i] = triples[3 * i + 1]!;
+      columns.truth[i] = triples[3 * i + 2]!;
+    }
+    this.inOrder(() => this.record("relation", columns, 0));
+  }
+
+  /** The relation side, or a typed error naming the fix when this evaluator does not evaluate it. */
+  private relationSide(what: string): "relation" {
+    if (!this.sides.includes("relation")) {
+      throw new KgrankInputError(
+        what === "addRanks" ? "side" : "sides",
+        `${what}: "relation" is not evaluated by this RankEvaluator (sides: ${this.sides.join(", ")}); create it with sides including "relation", e.g. ["head", "tail", "relation"]`,
+      );
+    }
+    return "relation";
+  }
+
+  /** Tasks recorded so far per side (relation only when the relation side is evaluated). */
+  get taskCounts(): SideCounts {
+    return this.perSide((side) => this.tasks[side].length);
+  }
+
+  /** head and tail counts, and relation when the relation side is evaluated. */
+  private perSide(count: (side: TaskSide) => number): SideCounts {
+    const sides = this.restored?.sides ?? this.sides;
+    return {
+      head: count("head"),
+      tail: count("tail"),
+      ...(sides.includes("relation") ? { relation: count("relation") } : {}),
+    };
   }
 
   /** The recorded tasks of a side (views; do not modify). */
-  taskColumns(side: EvaluationSide): TaskColumns {
+  taskColumns(side: TaskSide): TaskColumns {
     return this.tasks[side].columns();
   }
 
   /** Per-task weights of a side: explicit, macro (1 / distinct answers of the task's key), or null (micro). */
-  taskWeights(side: EvaluationSide): Float64Array | null {
-    return taskWeights(this.tasks[side].columns(), this.restored?.weighting ?? this.weighting, this.explicitWeights);
+  taskWeights(side: TaskSide): Float64Array | null {
+    return taskWeights(
+      this.tasks[side].columns(),
+      this.restored?.weighting ?? this.weighting,
+      this.explicitWeights,
+      side === "relation",
+    );
   }
 
   /** Provenance of the evaluation so far. */
@@ -435,7 +516,7 @@ export class RankEvaluator {
       knownTriples: h.knownTriples ?? null,
       sides: [...h.sides],
       tasks: this.taskCounts,
-      skipped: { ...this.skippedTasks },
+      skipped: this.perSide((side) => this.skippedTasks[side]),
       restrictEntities: h.restrictEntities,
       restrictRelations: h.restrictRelations,
       weighting: this.explicitWeights ? "explicit" : h.weighting,
@@ -444,13 +525,19 @@ export class RankEvaluator {
     };
   }
 
+  /** Distinct known triples of the filter: an entity side's filter index, or the relation ranker's. */
+  private knownTriples(): number {
+    const index = Object.values(this.filter ?? {})[0];
+    return index ? index.stats().answers : this.relationRanker!.knownTriples;
+  }
+
   /** This evaluator's settings and counts as a state header. */
   private header(): StateHeader {
     if (this.restored)
       return {
         ...this.restored,
         explicitWeights: this.explicitWeights,
-        skipped: { ...this.skippedTasks },
+        skipped: this.perSide((side) => this.skippedTasks[side]),
         tasks: this.taskCounts,
       };
     return {
@@ -464,10 +551,10 @@ export class RankEvaluator {
       explicitWeights: this.explicitWeights,
       filtered: this.filter !== null,
       filterTriples: [...this.filterSizes],
-      knownTriples: this.filter ? Object.values(this.filter)[0]!.stats().answers : null,
+      knownTriples: this.filter ? this.knownTriples() : null,
       restrictEntities: this.selection.keptEntities?.length ?? null,
       restrictRelations: this.selection.keptRelations,
-      skipped: { ...this.skippedTasks },
+      skipped: this.perSide((side) => this.skippedTasks[side]),
       tasks: this.taskCounts,
       ...(this.entityShard ? { entityShard: { index: this.entityShard.index, count: this.entityShard.count } } : {}),
     };
@@ -483,6 +570,7 @@ export class RankEvaluator {
     return encodeState(withMeta(this.header(), meta), {
       head: this.tasks.head.columns(),
       tail: this.tasks.tail.columns(),
+      relation: this.tasks.relation.columns(),
     });
   }
 
@@ -505,9 +593,10 @@ export class RankEvaluator {
     const first = decoded[0]!.header;
     const ev = new RankEvaluator(evaluatorOptions(first));
     for (const d of decoded) {
-      for (const side of ["head", "tail"] as const) ev.tasks[side].append(d.sides[side]);
-      ev.skippedTasks.head += d.header.skipped.head;
-      ev.skippedTasks.tail += d.header.skipped.tail;
+      for (const side of ["head", "tail", "relation"] as const) {
+        if (d.sides[side]) ev.tasks[side].append(d.sides[side]);
+        ev.skippedTasks[side] += d.header.skipped[side] ?? 0;
+      }
       ev.explicitWeights ||= d.header.explicitWeights;
     }
     ev.restored = first;
@@ -515,7 +604,7 @@ export class RankEvaluator {
   }
 
   /**
-   * Every metric for sides head, tail and both and each rank type, with expectations under random ranking.
+   * Every metric for sides head, tail, both (head and tail) and relation (when evaluated) and each rank type, with expectations under random ranking.
    * Metrics that support only some rank types appear only under those; a rank type some tasks lack (addRanks
    * without it) is left out for that side.
    */
@@ -552,7 +641,7 @@ export class RankEvaluator {
       throw new KgrankStateError(
         "finalize(): already called (or running); the RankResults it returned hold the results",
       );
-    if (this.tasks.head.length + this.tasks.tail.length === 0) {
+    if (this.tasks.head.length + this.tasks.tail.length + this.tasks.relation.length === 0) {
       throw new KgrankStateError("finalize(): no task was added; add score batches, sampled scores or ranks first");
     }
     const shard = this.entityShard ?? this.restored?.entityShard;
@@ -562,13 +651,11 @@ export class RankEvaluator {
           `it and merge every entity shard's state (RankEvaluator.merge, kgrank merge) to get the ranks`,
       );
     }
-    const head = { cols: this.tasks.head.columns(), weights: this.taskWeights("head") };
-    const tail = { cols: this.tasks.tail.columns(), weights: this.taskWeights("tail") };
+    const part = (side: TaskSide) => ({ cols: this.tasks[side].columns(), weights: this.taskWeights(side) });
     const run = finalizeRun(
       metricSelection(this.metricKeys, this.ks),
       { ...this.info(), backend: backendInfo().backend },
-      head,
-      tail,
+      { head: part("head"), tail: part("tail"), relation: part("relation") },
       bootstrap,
     );
     this.finished = true;

@@ -7,7 +7,8 @@ import { SLICE_MS, turn } from "../contract/event-loop";
 import type { RankMetric } from "../metrics/types";
 import { RankResults, type BreakdownSource } from "./results";
 import { type BootstrapRun, finishRun, subsetPart, type Tabulated, tabulate } from "./tabulate";
-import type { BootstrapOptions, EvaluationInfo, SidePart } from "./types";
+import { TaskBuffer } from "./task-buffer";
+import type { BootstrapOptions, EvaluationInfo, SidePart, SideParts } from "./types";
 
 export interface FinalizeRun {
   /** Tabulates every task; with `defer` the bootstrap is left in `runs` for finishRun(). */
@@ -18,8 +19,7 @@ export interface FinalizeRun {
 export function finalizeRun(
   metrics: RankMetric[],
   info: EvaluationInfo & { backend: string },
-  head: SidePart,
-  tail: SidePart,
+  all: SideParts,
   bootstrap: Required<BootstrapOptions> | null,
 ): FinalizeRun {
   const keys = metrics.map((m) => m.key);
@@ -38,7 +38,11 @@ export function finalizeRun(
         keys,
         info: {
           ...structuredClone(info),
-          tasks: { head: t.tasks.head, tail: t.tasks.tail },
+          tasks: {
+            head: t.tasks.head,
+            tail: t.tasks.tail,
+            ...(info.sides.includes("relation") ? { relation: t.tasks.relation } : {}),
+          },
           notes,
           ...(group ? { group } : {}),
         },
@@ -47,20 +51,22 @@ export function finalizeRun(
       },
       tasks,
     );
-  // A group's results hold the group's tasks (its tasks() and its own breakdowns are of those).
-  const sourceOf = (h: SidePart, t: SidePart): BreakdownSource => ({
-    head: h,
-    tail: t,
+  // A group's results hold the group's tasks (its tasks() and its own breakdowns are of those); the breakdowns group
+  // entity tasks, so a group holds no relation task.
+  const none: SidePart = { cols: new TaskBuffer().columns(), weights: null };
+  const sourceOf = (parts: SideParts): BreakdownSource => ({
+    ...parts,
     subset: subsetPart,
     tabulate: (gh, gt, label) => {
       const notes: string[] = [];
-      return make(tabulate(metrics, gh, gt, notes, null, []), notes, null, sourceOf(gh, gt), label);
+      const group = { head: gh, tail: gt, relation: none };
+      return make(tabulate(metrics, group, notes, null, []), notes, null, sourceOf(group), label);
     },
   });
-  const source = sourceOf(head, tail);
+  const source = sourceOf(all);
   const notes: string[] = [];
   return {
-    table: (defer) => tabulate(metrics, head, tail, notes, bootstrap, info.sides, defer),
+    table: (defer) => tabulate(metrics, all, notes, bootstrap, info.sides, defer),
     results: (t) => make(t, notes, bootstrap, source),
   };
 }

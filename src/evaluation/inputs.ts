@@ -8,9 +8,16 @@ import { DEFAULT_KS, metricSelection } from "../metrics/index";
 import { cutoffs, describe, integer, isArrayLike, threadCount, tripleArray, type Unchecked } from "../checks/validate";
 import { type BatchContext, idSet } from "./selection";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
-import type { EvaluationSide, RankEvaluatorOptions, RanksBatch, SampledBatch, Weighting } from "./types";
+import type { EvaluationSide, RankEvaluatorOptions, RanksBatch, SampledBatch, TaskSide, Weighting } from "./types";
 
+/** The entity side of a score, sampled or chunked batch; "relation" is named with the call that takes it. */
 export function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSide {
+  if (value === "relation") {
+    throw new KgrankInputError(
+      "side",
+      '"relation" ranks relations, not entities: give rows x numRelations scores to addRelationScores({ triples, scores }), or ranks to addRanks({ side: "relation" })',
+    );
+  }
   if (value !== "head" && value !== "tail") {
     throw new KgrankInputError("side", `must be "head" or "tail", got ${describe(value)}`);
   }
@@ -30,10 +37,13 @@ export function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSi
  */
 export function rankedTasks(
   batch: Unchecked<RanksBatch>,
-  side: EvaluationSide,
+  side: TaskSide,
   numEntities: number,
   numRelations: number | null,
 ): TaskColumns {
+  // A relation task ranks its relation among the relations; an entity task its entity among the entities.
+  const bound = side === "relation" ? numRelations! : numEntities;
+  const among = side === "relation" ? `numRelations = ${bound}` : `numEntities = ${bound}`;
   const nc = batch.numCandidates as ArrayLike<unknown>;
   if (!isArrayLike(nc)) {
     throw new KgrankInputError("numCandidates", `must be an array of numbers, got ${describe(nc)}`);
@@ -43,10 +53,10 @@ export function rankedTasks(
   const numCandidates = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const v = nc[i];
-    if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > numEntities) {
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > bound) {
       throw new KgrankInputError(
         "numCandidates",
-        `numCandidates[${i}] = ${describe(v)} is not an integer in [1, numEntities = ${numEntities}] (a task ranks its answer among the graph's entities)`,
+        `numCandidates[${i}] = ${describe(v)} is not an integer in [1, ${among}] (a task ranks its answer among the graph's ${side === "relation" ? "relations" : "entities"})`,
       );
     }
     numCandidates[i] = v;
@@ -124,7 +134,7 @@ export function rankedTasks(
 /** Keys of sampled tasks: from the batch's optional triples, else unknown (-1). */
 function sampledKeys(
   batch: Unchecked<SampledBatch | RanksBatch>,
-  side: EvaluationSide,
+  side: TaskSide,
   n: number,
   numEntities: number,
   numRelations: number | null,
@@ -139,8 +149,9 @@ function sampledKeys(
       throw new KgrankInputError("triples", `must have ${n} rows (one per ${per}), got ${t.length / 3}`);
     for (let i = 0; i < n; i++) {
       relation[i] = t[3 * i + 1]!;
-      anchor[i] = side === "tail" ? t[3 * i]! : t[3 * i + 2]!;
-      truth[i] = side === "tail" ? t[3 * i + 2]! : t[3 * i]!;
+      // A relation task's columns: anchor the head, truth the tail (its answer is the relation).
+      anchor[i] = side === "head" ? t[3 * i + 2]! : t[3 * i]!;
+      truth[i] = side === "head" ? t[3 * i]! : t[3 * i + 2]!;
     }
   }
   return { relation, anchor, truth };
@@ -194,6 +205,26 @@ export function sampledTasks(
   return [kept.columns(), n - kept.length];
 }
 
+const TASK_SIDES: readonly TaskSide[] = ["head", "tail", "relation"];
+
+/** `sides` as a list in the order head, tail, relation: "both" (default), one entity side, or a list of sides. */
+function sidesOption(value: unknown): TaskSide[] {
+  const side = value ?? "both";
+  if (side === "both") return ["head", "tail"];
+  if (side === "head" || side === "tail") return [side];
+  if (
+    Array.isArray(side) &&
+    side.length > 0 &&
+    side.every((s, i) => TASK_SIDES.includes(s as TaskSide) && side.indexOf(s) === i)
+  ) {
+    return TASK_SIDES.filter((s) => side.includes(s));
+  }
+  throw new KgrankInputError(
+    "sides",
+    `must be "both", "head", "tail" or a list of distinct sides among "head", "tail", "relation" (e.g. ["head", "tail", "relation"]), got ${describe(side)}`,
+  );
+}
+
 /** The evaluator's settings from its options: each checked, with a typed error naming the option. */
 export function evaluatorSettings(options: Unchecked<RankEvaluatorOptions>) {
   const numEntities = integer("numEntities", options.numEntities, 1, 2 ** 31 - 1);
@@ -211,11 +242,23 @@ export function evaluatorSettings(options: Unchecked<RankEvaluatorOptions>) {
     for (const t of checked) for (let i = 1; i < t.length; i += 3) if (t[i]! > max) max = t[i]!;
     numRelations = max + 1;
   }
-  const side = options.sides ?? "both";
-  if (side !== "both" && side !== "head" && side !== "tail") {
-    throw new KgrankInputError("sides", `must be "both", "head" or "tail", got ${describe(side)}`);
+  const sides = sidesOption(options.sides);
+  if (sides.includes("relation")) {
+    if (numRelations === null) {
+      throw new KgrankInputError(
+        "numRelations",
+        'is needed with sides including "relation" (the candidates are the relations): give numRelations or filterTriples',
+      );
+    }
+    for (const name of ["restrictEntities", "restrictRelations", "entityShard"] as const) {
+      if (options[name] !== undefined) {
+        throw new KgrankInputError(
+          name,
+          `cannot be combined with sides including "relation": evaluate the relation side in an evaluator without ${name}`,
+        );
+      }
+    }
   }
-  const sides: EvaluationSide[] = side === "both" ? ["head", "tail"] : [side];
   const ks = cutoffs("ks", options.ks ?? [...DEFAULT_KS]).sort((a, b) => a - b);
   if (
     options.metrics !== undefined &&

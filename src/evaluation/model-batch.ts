@@ -22,7 +22,10 @@ export interface ModelBatch {
   model: EmbeddingModel;
   /** The evaluated triples, b x 3 (head, relation, tail). */
   triples: Int32Array | ArrayLike<number>;
-  /** One side, or (default) every side the evaluator evaluates. */
+  /**
+   * One entity side, or (default) every entity side the evaluator evaluates. Relation ranks do not come from
+   * embeddings here: give relation scores to addRelationScores.
+   */
   side?: EvaluationSide | "both";
   /**
    * OGB protocol: b x K entity ids, the candidates of each triple (its true answer is scored apart and is not one
@@ -139,6 +142,12 @@ export function prepareModelBatch(batch: Unchecked<ModelBatch>, ctx: BatchContex
   const rows = triples.length / 3;
   if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
   const side = batch.side ?? "both";
+  if (side === "relation" || (side === "both" && ctx.sides.length === 0)) {
+    throw new KgrankInputError(
+      "side",
+      'ranks of relations (side "relation") are not computed from embeddings: score (h, r, t) for every relation r and give the rows x numRelations scores to addRelationScores({ triples, scores })',
+    );
+  }
   if (side !== "both" && side !== "head" && side !== "tail") {
     throw new KgrankInputError("side", `must be "head", "tail" or "both", got ${describe(side)}`);
   }

@@ -70,6 +70,13 @@ export class RelationRanker {
     }
   }
 
+  /** Distinct known triples of the filter (0 when raw). */
+  get knownTriples(): number {
+    let n = 0;
+    for (const list of this.known.values()) n += list.length;
+    return n;
+  }
+
   /**
    * Ranks of each triple's true relation among its row's scores (all three rank types) and its candidate count:
    * numRelations, minus NaN-scored relations, minus the other known relations of (h, t) when filtered.

@@ -1,5 +1,5 @@
 /**
- * RankResults: every metric for sides head, tail, both and rank types optimistic, realistic, pessimistic, with the
+ * RankResults: every metric for sides head, tail, both (head and tail pooled), relation and rank types optimistic, realistic, pessimistic, with the
  * expectation under uniformly random ranking next to each metric that has one, and the evaluation's provenance.
  */
 import { KgrankInputError, KgrankStateError } from "../checks/errors";
@@ -8,7 +8,7 @@ import type { MetricQuery } from "../metrics/names";
 import { type Interval, RANK_TYPES, type RankType, RESULT_SIDES, type ResultSide } from "../metrics/types";
 import { fmt, table } from "../text/table";
 import { describe, integer, optionKeys, options, tripleArray } from "../checks/validate";
-import type { EvaluationInfo, IntervalTable, SidePart } from "./types";
+import type { EvaluationInfo, IntervalTable, SidePart, TaskSide } from "./types";
 
 export type { ResultSide };
 export type ResultRankType = RankType;
@@ -18,12 +18,15 @@ export const RESULT_RANK_TYPES: readonly ResultRankType[] = RANK_TYPES;
 /** side -> rank type -> metric key -> value. */
 export type ResultTable = Record<ResultSide, Record<ResultRankType, Record<string, number>>>;
 
+/** A table per side; the relation side's may be left out (results without relation tasks). */
+type PerSide<T> = Record<Exclude<ResultSide, "relation">, T> & { relation?: T };
+
 export interface RankResultsData {
-  values: ResultTable;
+  values: PerSide<Record<ResultRankType, Record<string, number>>>;
   /** side -> metric key -> expected value under uniformly random ranks (closed forms only). */
-  expected: Record<ResultSide, Record<string, number>>;
+  expected: PerSide<Record<string, number>>;
   /** side -> mean of (pessimistic - optimistic) rank: how much ties widen ranks (https://github.com/pykeen/pykeen/issues/851). */
-  meanRankWidth: Record<ResultSide, number>;
+  meanRankWidth: PerSide<number>;
   /** Display order of metric keys. */
   keys: string[];
   /** Provenance, the backend, and notes on metrics that are undefined for these tasks (NaN in the table). */
@@ -38,15 +41,17 @@ export interface RankResultsData {
 export interface BreakdownSource {
   head: SidePart;
   tail: SidePart;
+  /** Relation tasks (h, ?, t): in tasks(), never in a breakdown group. */
+  relation: SidePart;
   /** Results of a subset of the tasks; `label` describes the subset in the results' info. */
   tabulate(head: SidePart, tail: SidePart, label: string): RankResults;
   /** Keeps the tasks whose flag is set. */
   subset(part: SidePart, keep: Uint8Array): SidePart;
 }
 
-/** Per-task columns of RankResults.tasks(): one entry per task, head-side tasks first. */
+/** Per-task columns of RankResults.tasks(): one entry per task, head-side tasks first, relation tasks last. */
 export interface TaskTable {
-  side: ("head" | "tail")[];
+  side: TaskSide[];
   /** The task's triple in entity / relation ids; -1 where it is unknown (ranks added without triples). */
   head: Int32Array;
   relation: Int32Array;
@@ -58,6 +63,28 @@ export interface TaskTable {
   numCandidates: Float64Array;
   /** Explicit weight (addRanks({ weights })), NaN when none was given. */
   weight: Float64Array;
+}
+
+/**
+ * The rows of a task table of one protocol: the relation tasks (`relation`), or the head and tail tasks; the table
+ * itself when it holds no other.
+ */
+export function protocolTasks(t: TaskTable, relation: boolean): TaskTable {
+  const at = t.side.flatMap((s, i) => ((s === "relation") === relation ? [i] : []));
+  if (at.length === t.side.length) return t;
+  const ints = (a: Int32Array) => Int32Array.from(at, (i) => a[i]!);
+  const floats = (a: Float64Array) => Float64Array.from(at, (i) => a[i]!);
+  return {
+    side: at.map((i) => t.side[i]!),
+    head: ints(t.head),
+    relation: ints(t.relation),
+    tail: ints(t.tail),
+    optimistic: floats(t.optimistic),
+    realistic: floats(t.realistic),
+    pessimistic: floats(t.pessimistic),
+    numCandidates: floats(t.numCandidates),
+    weight: floats(t.weight),
+  };
 }
 
 /** One group of a breakdown: its tasks' results and how many tasks it holds. */
@@ -105,10 +132,12 @@ export interface DegreeOptions {
  */
 function bothSidesNote(info: RankResultsData["info"]): string {
   const missing = info.tasks.head === 0 ? "head" : info.tasks.tail === 0 ? "tail" : null;
-  if (!missing) return "";
-  if (info.sides.length === 2 && !info.group)
+  // No head and no tail task (relation tasks alone): no "both" column to explain.
+  if (!missing || info.tasks.head + info.tasks.tail === 0) return "";
+  const entitySides = info.sides.filter((s) => s !== "relation").length;
+  if (entitySides === 2 && !info.group)
     return ` "both" is NaN: both sides were declared and no ${missing} task was added.`;
-  const why = info.sides.length === 1 ? "the only side evaluated" : `no ${missing} task in this group`;
+  const why = entitySides === 1 ? "the only side evaluated" : `no ${missing} task in this group`;
   return ` "both" is the ${missing === "head" ? "tail" : "head"} side alone (${why}).`;
 }
 
@@ -117,13 +146,25 @@ function knownTriples(info: EvaluationInfo): number {
   return info.knownTriples ?? info.filterTriples.reduce((a, b) => a + b, 0);
 }
 
+/** RankResultsData with every side's table present. */
+type FullData = RankResultsData & {
+  values: ResultTable;
+  expected: Record<ResultSide, Record<string, number>>;
+  meanRankWidth: Record<ResultSide, number>;
+};
+
 export class RankResults {
-  readonly #data: RankResultsData;
+  readonly #data: FullData;
   readonly #source: BreakdownSource | null;
 
   /** `source` (the tasks) enables the breakdowns. */
   constructor(data: RankResultsData, source: BreakdownSource | null = null) {
-    this.#data = data;
+    this.#data = {
+      ...data,
+      values: { ...data.values, relation: data.values.relation ?? { optimistic: {}, realistic: {}, pessimistic: {} } },
+      expected: { ...data.expected, relation: data.expected.relation ?? {} },
+      meanRankWidth: { ...data.meanRankWidth, relation: data.meanRankWidth.relation ?? NaN },
+    };
     this.#source = source;
   }
 
@@ -133,17 +174,18 @@ export class RankResults {
    */
   interval(key: MetricQuery): Interval | undefined {
     const { side, rankType, metric } = this.parse(key);
-    const iv = this.#data.intervals?.[side][rankType][metric];
+    const iv = this.#data.intervals?.[side]?.[rankType][metric];
     return iv ? { ...iv } : undefined;
   }
 
   /** All bootstrap intervals: side -> rank type -> key -> interval; null without bootstrap. */
   intervals(): IntervalTable | null {
-    return this.#data.intervals ? structuredClone(this.#data.intervals) : null;
+    return this.#data.intervals ? this.withoutRelation(structuredClone(this.#data.intervals)) : null;
   }
 
   /**
-   * Every task behind these results as columns, head-side tasks first, then tail-side, each in the order added:
+   * Every task behind these results as columns, head-side tasks first, then tail-side, then relation tasks (whose
+   * answer is the relation), each in the order added:
    * its side, its triple (ids; -1 where unknown, e.g. addRanks without triples), its ranks of each type (NaN for a
    * type not given), candidate count and explicit weight (NaN when none). A breakdown group's results hold that
    * group's tasks. The arrays are copies.
@@ -151,9 +193,10 @@ export class RankResults {
   tasks(): TaskTable {
     const src = this.source("tasks()");
     const nh = src.head.cols.optimistic.length;
-    const n = nh + src.tail.cols.optimistic.length;
+    const nt = src.tail.cols.optimistic.length;
+    const n = nh + nt + src.relation.cols.optimistic.length;
     const out: TaskTable = {
-      side: new Array<"head" | "tail">(n),
+      side: new Array<TaskSide>(n),
       head: new Int32Array(n),
       relation: new Int32Array(n),
       tail: new Int32Array(n),
@@ -163,10 +206,11 @@ export class RankResults {
       numCandidates: new Float64Array(n),
       weight: new Float64Array(n),
     };
-    for (const side of ["head", "tail"] as const) {
+    for (const side of ["head", "tail", "relation"] as const) {
       const c = src[side].cols;
-      const at = side === "head" ? 0 : nh;
+      const at = side === "head" ? 0 : side === "tail" ? nh : nh + nt;
       out.side.fill(side, at, at + c.optimistic.length);
+      // head and tail columns: a head task's answer is its head; tail and relation tasks hold the head as anchor.
       out.head.set(side === "head" ? c.truth : c.anchor, at);
       out.tail.set(side === "head" ? c.anchor : c.truth, at);
       out.relation.set(c.relation, at);
@@ -425,9 +469,23 @@ export class RankResults {
     return { side: k.side ?? "both", rankType: k.rankType ?? "realistic", metric: k.metric.key };
   }
 
-  /** side -> rank type -> key -> value (PyKEEN's nesting). */
+  /**
+   * side -> rank type -> key -> value (PyKEEN's nesting); side "relation" only where the relation side was
+   * evaluated.
+   */
   toJSON(): ResultTable {
-    return structuredClone(this.#data.values);
+    return this.withoutRelation(structuredClone(this.#data.values));
+  }
+
+  /** Whether the relation side was evaluated (sides included "relation"). */
+  private get hasRelation(): boolean {
+    return this.#data.info.sides.includes("relation");
+  }
+
+  /** A side-keyed table without its relation entry when the relation side was not evaluated. */
+  private withoutRelation<T extends Record<ResultSide, unknown>>(t: T): T {
+    if (!this.hasRelation) delete (t as Partial<Record<ResultSide, unknown>>).relation;
+    return t;
   }
 
   /** "side.rank_type.key" -> value. */
@@ -469,28 +527,43 @@ export class RankResults {
         ? `${fmt(v, digits)} [${fmt(iv.lower, digits)}, ${fmt(iv.upper, digits)}]`
         : fmt(v, digits);
     };
+    // Relation tasks have candidates of their own (the relations): their expectation gets its own column, and the
+    // entity sides' ("random E", both sides) is shown only beside entity columns.
+    const relationE = cols.some(([s]) => s === "relation");
+    const entityE = cols.some(([s]) => s !== "relation") || !relationE;
     const rows = present.map((k) => [
       k,
       ...cols.map(([s, rt]) => cell(s, rt, k)),
-      fmt(this.#data.expected.both[k], digits),
+      ...(entityE ? [fmt(this.#data.expected.both[k], digits)] : []),
+      ...(relationE ? [fmt(this.#data.expected.relation[k], digits)] : []),
     ]);
     const width = this.#data.meanRankWidth;
     rows.push([
       "mean_rank_width (pess. - opt.)",
       ...cols.map(([s, rt]) => (rt === "optimistic" ? fmt(width[s], digits) : "")),
-      "",
+      ...(entityE ? [""] : []),
+      ...(relationE ? [""] : []),
     ]);
-    const header = ["metric", ...cols.map(([s, rt]) => `${s} ${rt.slice(0, 4)}.`), "random E"];
+    const header = [
+      "metric",
+      ...cols.map(([s, rt]) => `${s} ${rt.slice(0, 4)}.`),
+      ...(entityE ? ["random E"] : []),
+      ...(relationE ? ["relation random E"] : []),
+    ];
     const i = this.#data.info;
     const boot = this.#data.bootstrap;
     return (
       table(o.format === "markdown" ? "markdown" : "table", header, rows) +
       `\n\n${i.tasks.head} head and ${i.tasks.tail} tail tasks` +
+      (i.tasks.relation !== undefined ? `, ${i.tasks.relation} relation tasks` : "") +
       (i.skipped.head + i.skipped.tail ? ` (${i.skipped.head + i.skipped.tail} skipped by restriction)` : "") +
       `; ${i.filtered ? `filtered by ${knownTriples(i)} known triples` : "unfiltered"}; ${i.weighting} weighting.` +
       (i.group ? ` Group: ${i.group}.` : "") +
       bothSidesNote(i) +
-      ` "random E": expectation under uniformly random ranking (both sides); empty where no closed form.` +
+      (entityE
+        ? ` "random E": expectation under uniformly random ranking (both sides); empty where no closed form.`
+        : ` "relation random E": expectation under uniformly random ranking; empty where no closed form.`) +
+      (relationE ? ` "relation": (h, ?, t) tasks ranked among the relations, never pooled into "both".` : "") +
       (boot
         ? ` Brackets: ${boot.confidenceLevel * 100}% bootstrap percentile intervals over tasks (${boot.samples} replicates, seed ${boot.seed}).`
         : "")

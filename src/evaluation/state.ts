@@ -2,7 +2,9 @@
  * Binary state of a RankEvaluator: everything finalize() needs (tasks per side, provenance), so shards evaluated
  * in separate processes or machines merge exactly. Layout (little-endian), format 2:
  *   "KGRS" | u32 format version | u32 header bytes | SHA-256 of everything after the digest (32 bytes) |
- *   header JSON (UTF-8, padded with spaces to a multiple of 8) | per side (head, tail), per column: raw values
+ *   header JSON (UTF-8, padded with spaces to a multiple of 8) | per side (head, tail, then relation when the
+ *   header's sides list it), per column: raw values
+ * The header's sides are the protocol: states of other sides (a relation side or not) are never merged.
  * Format 1 (an FNV-1a word in the digest's place) is read too. A state is input like any other: decodeState()
  * checks every header field and every task as addRanks() checks its arguments, so a crafted state whose digest was
  * recomputed still cannot carry a rank outside [1, N], a candidate count above numEntities or an unknown side.
@@ -12,7 +14,7 @@ import { createHash } from "node:crypto";
 import { KgrankInputError } from "../checks/errors";
 import { describe, entityShardOf } from "../checks/validate";
 import { COLUMN_NAMES, type TaskColumns } from "./task-buffer";
-import type { RankEvaluatorOptions } from "./types";
+import type { RankEvaluatorOptions, SideCounts, TaskSide } from "./types";
 
 export const STATE_FORMAT_VERSION = 2;
 /** Bytes before the header JSON, per format version. */
@@ -23,7 +25,8 @@ export interface StateHeader {
   format: number;
   numEntities: number;
   numRelations: number | null;
-  sides: ("head" | "tail")[];
+  /** The evaluated sides, in the order head, tail, relation (states written before the relation side: head / tail). */
+  sides: TaskSide[];
   ks: number[];
   metrics: string[] | null;
   weighting: "micro" | "macro";
@@ -34,8 +37,9 @@ export interface StateHeader {
   knownTriples?: number | null;
   restrictEntities: number | null;
   restrictRelations: number | null;
-  skipped: { head: number; tail: number };
-  tasks: { head: number; tail: number };
+  /** Per side; `relation` exactly when sides lists it. */
+  skipped: SideCounts;
+  tasks: SideCounts;
   /** The caller's provenance (serialize({ meta })), e.g. the CLI's run fingerprint and shard; JSON values. */
   meta?: Record<string, unknown>;
   /**
@@ -61,14 +65,22 @@ function fnv1a(bytes: Uint8Array): number {
 
 const sha256 = (bytes: Uint8Array): Uint8Array => new Uint8Array(createHash("sha256").update(bytes).digest());
 
-export function encodeState(header: StateHeader, sides: { head: TaskColumns; tail: TaskColumns }): Uint8Array {
+/** Task columns per side; relation's when the header's sides list it. */
+type StateSides = { head: TaskColumns; tail: TaskColumns; relation?: TaskColumns };
+
+/** The sides whose columns a state holds, in payload order. */
+const payloadSides = (h: StateHeader): TaskSide[] =>
+  h.sides.includes("relation") ? ["head", "tail", "relation"] : ["head", "tail"];
+
+export function encodeState(header: StateHeader, sides: StateSides): Uint8Array {
   let json = JSON.stringify({ ...header, format: STATE_FORMAT_VERSION });
   json += " ".repeat((8 - (Buffer.byteLength(json) % 8)) % 8);
   const headerBytes = new TextEncoder().encode(json);
   const prefix = PREFIX[STATE_FORMAT_VERSION]!;
+  const written = payloadSides(header);
   let payload = 0;
-  for (const side of ["head", "tail"] as const) {
-    for (const c of COLUMN_NAMES) payload += sides[side][c].byteLength;
+  for (const side of written) {
+    for (const c of COLUMN_NAMES) payload += sides[side]![c].byteLength;
   }
   const out = new Uint8Array(prefix + headerBytes.length + payload);
   const view = new DataView(out.buffer);
@@ -77,9 +89,9 @@ export function encodeState(header: StateHeader, sides: { head: TaskColumns; tai
   view.setUint32(8, headerBytes.length, true);
   out.set(headerBytes, prefix);
   let off = prefix + headerBytes.length;
-  for (const side of ["head", "tail"] as const) {
+  for (const side of written) {
     for (const c of COLUMN_NAMES) {
-      const col = sides[side][c];
+      const col = sides[side]![c];
       if (LITTLE_ENDIAN) {
         out.set(new Uint8Array(col.buffer, col.byteOffset, col.byteLength), off);
       } else {
@@ -151,8 +163,16 @@ export function decodeShards(states: Uint8Array[]): DecodedState[] {
     }
     seen.set(digest, i);
   });
+  const protocol = (h: StateHeader) => h.sides.join(",");
   const first = settings(decoded[0]!.header);
   decoded.forEach((d, i) => {
+    if (protocol(d.header) !== protocol(decoded[0]!.header)) {
+      throw new KgrankInputError(
+        `states[${i}]`,
+        `was evaluated for sides ${protocol(d.header)}, states[0] for sides ${protocol(decoded[0]!.header)}: ` +
+          "states of different protocols do not merge; merge the shards of each run separately, evaluated with the same sides",
+      );
+    }
     if (settings(d.header) !== first) {
       throw new KgrankInputError(
         `states[${i}]`,
@@ -168,7 +188,11 @@ export function evaluatorOptions(h: StateHeader): RankEvaluatorOptions {
   return {
     numEntities: h.numEntities,
     numRelations: h.numRelations ?? undefined,
-    sides: h.sides.length === 2 ? "both" : h.sides[0],
+    sides: h.sides.includes("relation")
+      ? [...h.sides]
+      : h.sides.length === 2
+        ? "both"
+        : (h.sides[0] as "head" | "tail"),
     ks: h.ks,
     metrics: h.metrics ?? undefined,
     weighting: h.weighting,
@@ -179,7 +203,7 @@ function corrupt(why: string): KgrankInputError {
   return new KgrankInputError("state", `is not a valid kgrank evaluator state: ${why}`);
 }
 
-export function decodeState(bytes: unknown): { header: StateHeader; sides: { head: TaskColumns; tail: TaskColumns } } {
+export function decodeState(bytes: unknown): { header: StateHeader; sides: StateSides } {
   if (!(bytes instanceof Uint8Array))
     throw new KgrankInputError("state", "must be a Uint8Array from RankEvaluator.serialize()");
   if (bytes.length < 16 || new TextDecoder().decode(bytes.subarray(0, 4)) !== MAGIC) throw corrupt("wrong magic bytes");
@@ -207,9 +231,9 @@ export function decodeState(bytes: unknown): { header: StateHeader; sides: { hea
   }
   const header = checkHeader(parsed, version);
   let off = prefix + headerLength;
-  const sides = {} as { head: TaskColumns; tail: TaskColumns };
-  for (const side of ["head", "tail"] as const) {
-    const n = header.tasks[side];
+  const sides = {} as StateSides;
+  for (const side of payloadSides(header)) {
+    const n = header.tasks[side]!;
     const cols = {} as Record<string, Float64Array | Int32Array>;
     for (const c of COLUMN_NAMES) {
       const size = (isI32(c) ? 4 : 8) * n;
@@ -231,7 +255,7 @@ export function decodeState(bytes: unknown): { header: StateHeader; sides: { hea
   return { header, sides };
 }
 
-const SIDES = ["head", "tail"] as const;
+const SIDES: readonly TaskSide[] = ["head", "tail", "relation"];
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 const isPositive = (v: unknown, max = 2 ** 31 - 1): v is number =>
   typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= max;
@@ -270,11 +294,14 @@ function checkHeader(h: unknown, version: number): StateHeader {
   if (
     !Array.isArray(sides) ||
     sides.length === 0 ||
-    sides.length > 2 ||
-    !sides.every((s, i) => SIDES.includes(s) && sides.indexOf(s) === i)
+    !sides.every((s, i) => SIDES.includes(s as TaskSide) && sides.indexOf(s) === i) ||
+    sides.join() !== SIDES.filter((s) => sides.includes(s)).join()
   ) {
-    throw bad("sides", 'is not a list of distinct "head" / "tail"');
+    throw bad("sides", 'is not a list of distinct "head" / "tail" / "relation", in that order');
   }
+  const relationSide = sides.includes("relation");
+  if (relationSide && h.numRelations === null)
+    throw bad("numRelations", 'is null, but sides lists "relation" (whose candidates are the relations)');
   if (!Array.isArray(h.ks) || !h.ks.every((k) => isPositive(k))) throw bad("ks", "is not a list of integers >= 1");
   if (
     h.metrics !== null &&
@@ -297,25 +324,34 @@ function checkHeader(h: unknown, version: number): StateHeader {
     throw bad("restrictRelations", "is neither null nor a count >= 1");
   for (const field of ["skipped", "tasks"] as const) {
     const v = h[field];
-    if (!isRecord(v) || Object.keys(v).length !== 2 || !isCount(v.head) || !isCount(v.tail)) {
-      throw bad(field, "is not { head, tail } counts");
+    if (
+      !isRecord(v) ||
+      Object.keys(v).length !== (relationSide ? 3 : 2) ||
+      !isCount(v.head) ||
+      !isCount(v.tail) ||
+      (relationSide && !isCount(v.relation))
+    ) {
+      throw bad(field, relationSide ? "is not { head, tail, relation } counts" : "is not { head, tail } counts");
     }
   }
+  if (relationSide && (h.restrictEntities !== null || h.restrictRelations !== null))
+    throw bad("sides", 'lists "relation", which is never evaluated under a restriction');
   if (h.meta !== undefined && !isRecord(h.meta)) throw bad("meta", "is not a JSON object");
   if (h.entityShard !== undefined) {
     if (
       !entityShardOf(h.entityShard, h.numEntities as number) ||
       h.explicitWeights !== false ||
-      h.restrictEntities !== null
+      h.restrictEntities !== null ||
+      relationSide
     ) {
       throw bad(
         "entityShard",
-        "is not { index, count } with 0 <= index < count <= numEntities (and no weights or restriction)",
+        "is not { index, count } with 0 <= index < count <= numEntities (and no weights, restriction or relation side)",
       );
     }
   }
-  const tasks = h.tasks as { head: number; tail: number };
-  for (const side of SIDES) {
+  const tasks = h.tasks as SideCounts;
+  for (const side of ["head", "tail"] as const) {
     if (tasks[side] > 0 && !sides.includes(side))
       throw bad("tasks", `has ${side} tasks, but sides is ${JSON.stringify(sides)}`);
   }
@@ -325,7 +361,7 @@ function checkHeader(h: unknown, version: number): StateHeader {
 const isRank = (v: number, n: number) => Number.isNaN(v) || (Number.isInteger(2 * v) && v >= 1 && v <= n);
 
 /** An entity shard's partial counts (./entity-shards.ts) as the kernel can produce them. */
-function checkPartialTasks(side: "head" | "tail", c: TaskColumns, h: StateHeader): void {
+function checkPartialTasks(side: TaskSide, c: TaskColumns, h: StateHeader): void {
   const { index, count } = h.entityShard!;
   const size = Math.floor(((index + 1) * h.numEntities) / count) - Math.floor((index * h.numEntities) / count);
   const relations = h.numRelations ?? 2 ** 31 - 1;
@@ -350,16 +386,18 @@ function checkPartialTasks(side: "head" | "tail", c: TaskColumns, h: StateHeader
 }
 
 /** Each task as addRanks() and the ranking paths can produce it; a typed error names side, task and column. */
-function checkTasks(side: "head" | "tail", c: TaskColumns, h: StateHeader): void {
+function checkTasks(side: TaskSide, c: TaskColumns, h: StateHeader): void {
   if (h.entityShard) return checkPartialTasks(side, c, h);
-  const bound = h.numEntities;
+  // A relation task ranks its relation among the relations; its anchor and truth are its head and tail.
+  const bound = side === "relation" ? h.numRelations! : h.numEntities;
+  const among = side === "relation" ? "numRelations" : "numEntities";
   const relations = h.numRelations ?? 2 ** 31 - 1;
   const n = c.optimistic.length;
   for (let i = 0; i < n; i++) {
     const bad = (column: string, why: string) => corrupt(`${side} task ${i}: ${column} ${why}`);
     const nc = c.numCandidates[i]!;
     if (!(Number.isInteger(nc) && nc >= 1 && nc <= bound)) {
-      throw bad("numCandidates", `= ${nc} is not an integer in [1, numEntities = ${bound}]`);
+      throw bad("numCandidates", `= ${nc} is not an integer in [1, ${among} = ${bound}]`);
     }
     const o = c.optimistic[i]!,
       p = c.pessimistic[i]!,

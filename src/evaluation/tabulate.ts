@@ -11,7 +11,7 @@ import { type CandidateSet, metricValues, prepareCandidates } from "../metrics/i
 import type { Interval, RankMetric } from "../metrics/types";
 import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../checks/validate";
 import { RESULT_RANK_TYPES, RESULT_SIDES, type ResultRankType, type ResultSide, type ResultTable } from "./results";
-import type { BootstrapOptions, IntervalTable, SidePart } from "./types";
+import type { BootstrapOptions, IntervalTable, SidePart, SideParts } from "./types";
 
 export type { BootstrapOptions, IntervalTable, SidePart } from "./types";
 import { TaskBuffer } from "./task-buffer";
@@ -40,7 +40,7 @@ export function checkBootstrap(value: unknown): Required<BootstrapOptions> | nul
   };
 }
 
-/** The union of both sides' tasks (head first), with weights when either side has them. */
+/** The union of the head and tail tasks (head first), with weights when either side has them. */
 function bothSides(head: SidePart, tail: SidePart): SidePart {
   const buffer = new TaskBuffer();
   buffer.append(head.cols);
@@ -95,7 +95,12 @@ function valuesOrNaN(
   return out;
 }
 
-const SIDE_STREAM: Record<ResultSide, number> = { head: 0x68656164, tail: 0x7461696c, both: 0x626f7468 };
+const SIDE_STREAM: Record<ResultSide, number> = {
+  head: 0x68656164,
+  tail: 0x7461696c,
+  both: 0x626f7468,
+  relation: 0x72656c61,
+};
 
 function hasNaN(a: Float64Array): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== a[i]) return true;
@@ -194,7 +199,6 @@ function bootstrapSide(
   };
 }
 
-/** Every metric for head, tail and both, each rank type, with expectations; notes collect undefined metrics. */
 /**
  * Expectations that cost far more than the rest of finalize: the median's takes about half a second at 1.2 M tasks
  * (exact order-statistic law, native/core/median_moments.cpp), against tens of milliseconds for everything else. They are computed
@@ -223,20 +227,22 @@ function lazyExpectation(table: Record<string, number>, metric: RankMetric, cand
 }
 
 /**
- * `deferBootstrap`: return the bootstrap as resumable runs (finishRun) instead of running it here.
- * `declared`: the sides the evaluator was asked for. When both were declared but only one has tasks, "both" would
- * silently equal that one side; its values are NaN instead, with the reason in `notes`.
+ * Every metric for head, tail, both (head and tail pooled) and relation, each rank type, with expectations; notes
+ * collect undefined metrics. `deferBootstrap`: return the bootstrap as resumable runs (finishRun) instead of running
+ * it here. `declared`: the sides the evaluator was asked for. When head and tail were declared but only one has
+ * tasks, "both" would silently equal that one side; its values are NaN instead, with the reason in `notes`.
  */
 export function tabulate(
   metrics: RankMetric[],
-  head: SidePart,
-  tail: SidePart,
+  sides: SideParts,
   notes: string[] | null,
   bootstrap: Required<BootstrapOptions> | null = null,
-  declared: readonly ("head" | "tail")[] = [],
+  declared: readonly string[] = [],
   deferBootstrap = false,
 ): Tabulated & { runs: BootstrapRun[] } {
-  const parts: Record<ResultSide, SidePart> = { head, tail, both: bothSides(head, tail) };
+  const { head, tail } = sides;
+  const parts: Record<ResultSide, SidePart> = { head, tail, both: bothSides(head, tail), relation: sides.relation };
+  const entityDeclared = declared.filter((d): d is "head" | "tail" => d === "head" || d === "tail");
   const values = {} as ResultTable;
   const expected = {} as Record<ResultSide, Record<string, number>>;
   const meanRankWidth = {} as Record<ResultSide, number>;
@@ -252,8 +258,8 @@ export function tabulate(
     tasks[side] = cols.optimistic.length;
     if (cols.optimistic.length === 0) continue;
     const missing =
-      side === "both" && declared.length === 2
-        ? declared.find((d) => parts[d].cols.optimistic.length === 0)
+      side === "both" && entityDeclared.length === 2
+        ? entityDeclared.find((d) => parts[d].cols.optimistic.length === 0)
         : undefined;
     if (missing) {
       for (const rt of RESULT_RANK_TYPES) {

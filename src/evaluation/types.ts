@@ -9,7 +9,15 @@ import type { TaskColumns } from "./task-buffer";
 import type { AsyncOptions } from "../backend/call-control";
 import { optionKeys } from "../checks/validate";
 
+/** An entity side: which entity of (h, r, t) a task predicts. */
 export type EvaluationSide = Side;
+/**
+ * A side of the evaluation: an entity side, or "relation": (h, ?, t) tasks whose candidates are the relations. The
+ * relation side is its own protocol: its results are side "relation", never pooled into "both" (head and tail).
+ */
+export type TaskSide = EvaluationSide | "relation";
+/** Tasks (or skipped tasks) per side; `relation` is present when the relation side is evaluated. */
+export type SideCounts = Record<EvaluationSide, number> & { relation?: number };
 export type Weighting = "micro" | "macro";
 
 /** One batch of a chunked evaluation (RankEvaluator.chunked): its triples and true scores; the slices follow. */
@@ -33,8 +41,12 @@ export interface RankEvaluatorOptions {
    * checks that every evaluated triple is in this set. Omit for the unfiltered (raw) setting.
    */
   filterTriples?: Int32Array | Int32Array[];
-  /** Sides to evaluate: "both" (default), "head" or "tail". */
-  sides?: "both" | EvaluationSide;
+  /**
+   * Sides to evaluate: "both" (default: head and tail), "head", "tail", or a list of sides such as
+   * ["head", "tail", "relation"]. "relation" ranks the relations of (h, ?, t) (addRelationScores); it needs
+   * numRelations (given, or from filterTriples) and no restriction or entity shard.
+   */
+  sides?: "both" | EvaluationSide | TaskSide[];
   /** Cut-offs of Hits@k and its derived metrics (default [1, 3, 5, 10]). */
   ks?: number[];
   /** Metric keys or synonyms to report (default: every metric that applies). */
@@ -82,7 +94,8 @@ export interface SampledBatch {
 }
 
 export interface RanksBatch {
-  side: EvaluationSide;
+  /** The side of the tasks; "relation": ranks among relations (numCandidates at most numRelations). */
+  side: TaskSide;
   /** Ranks by type; give at least one. A missing type is unknown for these tasks (its metrics become NaN). */
   optimistic?: ArrayLike<number>;
   pessimistic?: ArrayLike<number>;
@@ -99,6 +112,16 @@ export interface RanksBatch {
    */
   triples?: Int32Array | ArrayLike<number>;
 }
+
+export interface RelationScoreBatch {
+  /** The evaluated triples: b x 3 (head, relation, tail); each row's true relation is ranked. */
+  triples: Int32Array | ArrayLike<number>;
+  /** Row-major b x numRelations scores: row i scores (h_i, r, t_i) for every relation r. NaN marks a non-candidate. */
+  scores: Float32Array | Float64Array;
+  threads?: number;
+}
+
+export const RELATION_SCORE_KEYS = optionKeys<RelationScoreBatch>({ triples: 1, scores: 1, threads: 1 });
 
 export const EVALUATOR_KEYS = optionKeys<RankEvaluatorOptions>({
   numEntities: 1,
@@ -142,9 +165,9 @@ export interface EvaluationInfo {
   filterTriples: number[];
   /** Distinct known triples over all filterTriples arrays (null when unfiltered, or restored from an older state). */
   knownTriples: number | null;
-  sides: EvaluationSide[];
-  tasks: Record<EvaluationSide, number>;
-  skipped: Record<EvaluationSide, number>;
+  sides: TaskSide[];
+  tasks: SideCounts;
+  skipped: SideCounts;
   restrictEntities: number | null;
   restrictRelations: number | null;
   weighting: Weighting | "explicit";
@@ -162,6 +185,13 @@ export const FINALIZE_ASYNC_KEYS = optionKeys<FinalizeOptions & Pick<AsyncOption
 export interface SidePart {
   cols: TaskColumns;
   weights: Float64Array | null;
+}
+
+/** The tasks of every side (a side not evaluated has none). */
+export interface SideParts {
+  head: SidePart;
+  tail: SidePart;
+  relation: SidePart;
 }
 
 export interface BootstrapOptions {

@@ -1,15 +1,22 @@
 /**
  * Per-task weights of recorded tasks: explicit (addRanks({ weights }); tasks without one weigh 1), PyKEEN's macro
- * weighting (1 / distinct answers of the task's (anchor, relation) key among the evaluated tasks), or none (micro).
+ * weighting (1 / distinct answers of the task's (anchor, relation) key among the evaluated tasks; for relation
+ * tasks, of its (head, tail) pair), or none (micro).
  */
 import { KgrankStateError } from "../checks/errors";
 import type { TaskColumns } from "./task-buffer";
 import type { Weighting } from "./types";
 
-export function taskWeights(cols: TaskColumns, weighting: Weighting, explicit: boolean): Float64Array | null {
+export function taskWeights(
+  cols: TaskColumns,
+  weighting: Weighting,
+  explicit: boolean,
+  relationSide = false,
+): Float64Array | null {
   if (explicit) return Float64Array.from(cols.weight, (w) => (w === w ? w : 1));
   if (weighting === "micro") return null;
-  return macroWeights(cols);
+  // A relation task's query is (head, tail) and its answer the relation: the same count with the columns swapped.
+  return macroWeights(relationSide ? { ...cols, relation: cols.truth, truth: cols.relation } : cols);
 }
 
 /** 1 / (number of distinct answers of each task's key): every (anchor, relation) query weighs 1 in all. */

@@ -202,12 +202,14 @@ const SIDE_NAMES: Record<string, ResultSide> = {
   tail: "tail",
   right: "tail",
   both: "both",
+  relation: "relation",
 };
 
-/** "head", "tail" or "both" (PyKEEN's "left" and "right" too), case-insensitive. */
+/** "head", "tail", "both" or "relation" (PyKEEN's "left" and "right" too), case-insensitive. */
 export function resultSide(value: unknown, argument = "side"): ResultSide {
   const side = typeof value === "string" ? SIDE_NAMES[value.trim().toLowerCase()] : undefined;
-  if (!side) throw new KgrankInputError(argument, `must be "head", "tail" or "both", got ${describe(value)}`);
+  if (!side)
+    throw new KgrankInputError(argument, `must be "head", "tail", "both" or "relation", got ${describe(value)}`);
   return side;
 }
 

@@ -8,10 +8,13 @@ export type RankType = "optimistic" | "realistic" | "pessimistic";
 
 export const RANK_TYPES: readonly RankType[] = ["optimistic", "realistic", "pessimistic"];
 
-/** Which tasks a value is over: head (left) tasks, tail (right) tasks, or both together. */
-export type ResultSide = "head" | "tail" | "both";
+/**
+ * Which tasks a value is over: head (left) tasks, tail (right) tasks, both together (head and tail only), or
+ * relation tasks (h, ?, t), a protocol of its own that "both" never includes.
+ */
+export type ResultSide = "head" | "tail" | "both" | "relation";
 
-export const RESULT_SIDES: readonly ResultSide[] = ["head", "tail", "both"];
+export const RESULT_SIDES: readonly ResultSide[] = ["head", "tail", "both", "relation"];
 
 export interface ValueRange {
   lower: number | null;

@@ -2,10 +2,11 @@
  * One self-contained HTML report of one or more runs (nothing is fetched: styles, SVG plots and a few lines of
  * script are inline), readable on a laptop screen: per run the main metrics with their random expectation,
  * adjusted index and bootstrap intervals, the mean rank width, the rank distribution, the Hits@k curve and MRR per
- * relation, and (given the training triples) MRR per relation category and per degree bin; with several runs, their
- * paired comparison with significance marks.
+ * relation, and (given the training triples) MRR per relation category and per degree bin; a relation-prediction
+ * section where the run ranked relations (h, ?, t); with several runs, their paired comparison with significance
+ * marks (of the relation tasks apart, when every run has them).
  */
-import { compareRunsAsync } from "../compare/paired";
+import { type Comparison, compareRunsAsync } from "../compare/paired";
 import type { RankResults } from "../evaluation/results";
 import { categoryRows, degreeRows, type GroupRow, type PlotName, plotSpec, renderSvg } from "./plots";
 import { markupLabel } from "../text/labels";
@@ -102,6 +103,49 @@ function metricTable(r: RankResults): string {
   return `<table><thead><tr><th>metric (realistic ranks)</th><th>head</th><th>tail</th><th>both</th><th>random E (both)</th><th>bootstrap interval (both)</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
+/** The relation side's main metrics (realistic, optimistic and pessimistic ranks), E and bootstrap interval. */
+function relationSection(r: RankResults): string {
+  const rows = MAIN.filter(([key]) => cell(r, "relation", key) !== undefined).map(([key, title]) => {
+    const iv = r.interval(`relation.realistic.${key}`);
+    const e = r.expected(`relation.${key}`);
+    const at = (rt: string) => {
+      try {
+        return fmt(r.get(`relation.${rt}.${key}`));
+      } catch {
+        return "";
+      }
+    };
+    return (
+      `<tr><th scope="row">${title}</th><td>${at("realistic")}</td><td>${at("optimistic")}</td><td>${at("pessimistic")}</td>` +
+      `<td>${e === undefined ? "" : fmt(e)}</td><td>${iv ? `[${fmt(iv.lower)}, ${fmt(iv.upper)}]` : ""}</td></tr>`
+    );
+  });
+  return (
+    `<h3>Relation prediction</h3><p class="meta">${r.info.tasks.relation} tasks (h, ?, t), each ranking its relation among ` +
+    `the ${r.info.numRelations} relations${r.info.filtered ? ", the other known relations of (h, t) filtered" : ""}; ` +
+    `never pooled into "both". Mean rank width ${fmt(r.meanRankWidth("relation"))}.</p>` +
+    `<table><thead><tr><th>metric</th><th>realistic</th><th>optimistic</th><th>pessimistic</th><th>random E</th>` +
+    `<th>bootstrap interval (realistic)</th></tr></thead><tbody>${rows.join("")}</tbody></table>`
+  );
+}
+
+/** A comparison's table with its note; `what` says which tasks. */
+function comparisonSection(cmp: Comparison, what: string): string {
+  const mark = (p: number) => (p < 0.01 ? "**" : p < 0.05 ? "*" : "");
+  const rows = cmp.rows.map(
+    (row) =>
+      `<tr><th scope="row">${row.metric}</th><td>${label(cmp.names[row.run]!)}</td><td>${fmt(row.valueA)}</td><td>${fmt(row.valueB)}</td>` +
+      `<td>${fmt(row.difference)}<span class="sig">${mark(row.pAdjusted)}</span></td><td>[${fmt(row.lower)}, ${fmt(row.upper)}]</td>` +
+      `<td>${row.pAdjusted.toPrecision(3)}</td></tr>`,
+  );
+  return (
+    `<section><h2>${what} with ${label(cmp.names[0]!)}</h2><p class="meta">${cmp.tasks} paired tasks; randomization test and paired ` +
+    `bootstrap with ${cmp.samples} samples (seed ${cmp.seed}); p adjusted by ${cmp.correction === "holm" ? "Holm–Bonferroni" : cmp.correction}; ` +
+    `* p &lt; 0.05, ** p &lt; 0.01 (adjusted).</p><table><thead><tr><th>metric</th><th>run</th><th>${label(cmp.names[0]!)}</th><th>run value</th>` +
+    `<th>difference</th><th>${Math.round(cmp.confidenceLevel * 100)}% interval</th><th>p (adjusted)</th></tr></thead><tbody>${rows.join("")}</tbody></table></section>`
+  );
+}
+
 export async function buildReport(
   runs: ReportRun[],
   opts: {
@@ -116,11 +160,10 @@ export async function buildReport(
     const r = run.results;
     const info = r.info;
     const plots = [];
-    const names: PlotName[] = [
-      "ranks",
-      "hits",
-      ...(r.tasks().relation.some((x) => x >= 0) ? (["relations"] as const) : []),
-    ];
+    const entity = info.tasks.head + info.tasks.tail > 0;
+    const names: PlotName[] = entity
+      ? ["ranks", "hits", ...(r.tasks().relation.some((x) => x >= 0) ? (["relations"] as const) : [])]
+      : [];
     for (const name of names) {
       plots.push(
         `<figure class="plot" data-plot="${name}">${await renderSvg(plotSpec(name, r, { relationLabels: run.relationLabels }))}</figure>`,
@@ -132,33 +175,32 @@ export async function buildReport(
         `${info.filtered ? `filtered (${info.knownTriples ?? info.filterTriples.reduce((a, b) => a + b, 0)} known triples)` : "unfiltered"}, ` +
         `backend ${escape(info.backend)}. Mean rank width (pessimistic − optimistic, ties): head ${fmt(r.meanRankWidth("head"))}, ` +
         `tail ${fmt(r.meanRankWidth("tail"))}, both ${fmt(r.meanRankWidth("both"))}.</p>` +
-        metricTable(r) +
+        (entity ? metricTable(r) : "") +
         plots.join("") +
-        (await breakdowns(run)) +
+        (entity ? await breakdowns(run) : "") +
+        (info.tasks.relation ? relationSection(r) : "") +
         `</section>`,
     );
     opts.onProgress?.("sections", sections.length, runs.length);
   }
   if (runs.length >= 2) {
-    const cmp = await compareRunsAsync(
-      runs.map((x) => ({ name: x.name, results: x.results })),
-      { samples: opts.samples ?? 2000, seed: opts.seed ?? 0 },
-      undefined,
-      ({ done, total }) => opts.onProgress?.("comparison", done, total),
-    );
-    const mark = (p: number) => (p < 0.01 ? "**" : p < 0.05 ? "*" : "");
-    const rows = cmp.rows.map(
-      (row) =>
-        `<tr><th scope="row">${row.metric}</th><td>${label(cmp.names[row.run]!)}</td><td>${fmt(row.valueA)}</td><td>${fmt(row.valueB)}</td>` +
-        `<td>${fmt(row.difference)}<span class="sig">${mark(row.pAdjusted)}</span></td><td>[${fmt(row.lower)}, ${fmt(row.upper)}]</td>` +
-        `<td>${row.pAdjusted.toPrecision(3)}</td></tr>`,
-    );
-    sections.push(
-      `<section><h2>Comparison with ${label(cmp.names[0]!)}</h2><p class="meta">${cmp.tasks} paired tasks; randomization test and paired ` +
-        `bootstrap with ${cmp.samples} samples (seed ${cmp.seed}); p adjusted by ${cmp.correction === "holm" ? "Holm–Bonferroni" : cmp.correction}; ` +
-        `* p &lt; 0.05, ** p &lt; 0.01 (adjusted).</p><table><thead><tr><th>metric</th><th>run</th><th>${label(cmp.names[0]!)}</th><th>run value</th>` +
-        `<th>difference</th><th>${Math.round(cmp.confidenceLevel * 100)}% interval</th><th>p (adjusted)</th></tr></thead><tbody>${rows.join("")}</tbody></table></section>`,
-    );
+    // The head and tail tasks when every run has them; the relation tasks apart when every run has them.
+    const has = (side: "entity" | "relation") =>
+      runs.every((x) =>
+        side === "entity"
+          ? x.results.info.tasks.head + x.results.info.tasks.tail > 0
+          : (x.results.info.tasks.relation ?? 0) > 0,
+      );
+    const sides = [...(has("entity") ? (["both"] as const) : []), ...(has("relation") ? (["relation"] as const) : [])];
+    for (const [k, side] of sides.entries()) {
+      const cmp = await compareRunsAsync(
+        runs.map((x) => ({ name: x.name, results: x.results })),
+        { samples: opts.samples ?? 2000, seed: opts.seed ?? 0, side },
+        undefined,
+        ({ done, total }) => opts.onProgress?.("comparison", done + k * total, total * sides.length),
+      );
+      sections.push(comparisonSection(cmp, side === "relation" ? "Relation prediction compared" : "Comparison"));
+    }
   }
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

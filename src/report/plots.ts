@@ -10,7 +10,7 @@
  * they survive greyscale printing); the random baseline is dashed, not only differently coloured.
  */
 import { KgrankInputError } from "../checks/errors";
-import type { RankResults } from "../evaluation/results";
+import { protocolTasks, type RankResults } from "../evaluation/results";
 import { markupLabel } from "../text/labels";
 
 /** Bars kept at each end of the per-relation plot when there are more than twice as many relations. */
@@ -120,7 +120,8 @@ export function plotSpec(name: PlotName, results: RankResults, context: PlotCont
           degreeRows(results, train),
         );
   }
-  const t = results.tasks();
+  // The rank and Hits@k plots are of the head and tail tasks: relation tasks have candidates of another kind.
+  const t = protocolTasks(results.tasks(), false);
   const n = t.side.length;
   if (name === "ranks") {
     const counts = new Map<string, number>();

@@ -7,6 +7,9 @@ import { quoted } from "../text/suggest";
 
 export const SIDES = ["head", "tail"] as const;
 export type TaskSide = (typeof SIDES)[number];
+/** The sides `--sides` names: the entity sides and "relation" ((h, ?, t) ranked among the relations). */
+const RUN_SIDES = ["head", "tail", "relation"] as const;
+export type RunSide = (typeof RUN_SIDES)[number];
 
 export function datasetFrom(opts: { dataset?: string; datasetDir?: string }): Dataset {
   return loadDataset(opts.dataset, { datasetDir: opts.datasetDir });
@@ -18,22 +21,22 @@ export function datasetFromAsync(opts: { dataset?: string; datasetDir?: string }
 }
 
 /**
- * The sides of `--sides` (a comma list of head and tail, each once), in SIDES order; the flag is read as given, so a
- * list in another order ranks the same tasks.
+ * The sides of `--sides` (a comma list of head, tail and relation, each once), in that order; the flag is read as
+ * given, so a list in another order ranks the same tasks.
  */
-export function sidesArg(v: string): TaskSide[] {
+export function sidesArg(v: string): RunSide[] {
   const listed = v.split(",").map((s) => s.trim());
   for (const s of listed) {
-    if (!(SIDES as readonly string[]).includes(s)) {
+    if (!(RUN_SIDES as readonly string[]).includes(s)) {
       throw new KgrankInputError(
         "--sides",
-        `${quoted(s)} is not a side; use a comma list of head and tail (head,tail ranks both, the default)`,
+        `${quoted(s)} is not a side; use a comma list of head, tail and relation (head,tail ranks both entity sides, the default)`,
       );
     }
   }
   if (new Set(listed).size !== listed.length)
-    throw new KgrankInputError("--sides", `lists a side twice (${quoted(v)}): name each of head, tail once`);
-  return SIDES.filter((s) => listed.includes(s));
+    throw new KgrankInputError("--sides", `lists a side twice (${quoted(v)}): name each of head, tail, relation once`);
+  return RUN_SIDES.filter((s) => listed.includes(s));
 }
 
 /** --sample-tasks: a whole number of tasks, or a fraction in (0, 1) of them (sampleTasks checks it against the split). */

@@ -34,7 +34,7 @@ import {
 
 import { readArray } from "../io/array-file";
 import { expectShape, floatScores, readIdTriples } from "./arrays";
-import { datasetFromAsync, filterSplits, SIDES, type TaskSide } from "./datasets";
+import { datasetFromAsync, filterSplits, type RunSide, SIDES, type TaskSide } from "./datasets";
 import type { Format } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";
@@ -63,6 +63,8 @@ export interface EvaluateOptions extends ModelFlagOptions {
   split: Split;
   scoresHead?: string;
   scoresTail?: string;
+  /** --scores-relation: rows x numRelations relation scores (the relation side, from a file). */
+  scoresRelation?: string;
   triples?: string;
   negativesHead?: string;
   negativesTail?: string;
@@ -71,8 +73,11 @@ export interface EvaluateOptions extends ModelFlagOptions {
   ks?: number[];
   format: Format;
   output?: string;
-  /** --sides: the sides to rank (default both, or with score files the sides whose files are given). */
-  sides?: TaskSide[];
+  /**
+   * --sides: the sides to rank (default head and tail, or with score files the sides whose files are given);
+   * "relation" ranks (h, ?, t) among the relations (the frequency baseline's relation scores).
+   */
+  sides?: RunSide[];
   /** --sample-tasks: rank a seeded sample of this many tasks (or this fraction of them) and estimate the full values. */
   sampleTasks?: number;
   /** --stratify relation: the sample stratified by relation. */
@@ -136,6 +141,7 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
     );
   }
   checkEstimateFull(opts);
+  checkRelationSide(opts);
   if (opts.sampleTasks !== undefined) checkSampleTasks(opts);
   else if (opts.stratify !== undefined)
     throw new KgrankInputError("--stratify", "stratifies the sample of --sample-tasks N: give that too, or drop it");
@@ -219,6 +225,61 @@ function checkEstimateFull(opts: EvaluateOptions): void {
   }
 }
 
+/** The entity sides of --sides (default head and tail). */
+function entitySides(opts: EvaluateOptions): TaskSide[] {
+  return opts.sides ? SIDES.filter((s) => opts.sides!.includes(s)) : [...SIDES];
+}
+
+/** Whether the run ranks relations: --sides lists relation, or --scores-relation gives their scores. */
+function relationSide(opts: EvaluateOptions): boolean {
+  return Boolean(opts.scoresRelation) || Boolean(opts.sides?.includes("relation"));
+}
+
+/**
+ * What the relation side does not go with: relation ranks come from --scores-relation or the frequency baseline's
+ * relation scores, over the rows this process evaluates (whole, a --shard, or --workers' shards); nothing here
+ * scores relations from embeddings, samples relation tasks or shards relations.
+ */
+function checkRelationSide(opts: EvaluateOptions): void {
+  if (!relationSide(opts)) return;
+  const model = opts.modelDir ? "--model-dir" : opts.interaction ? "--interaction" : "--entity-embeddings";
+  const noModel =
+    "relation ranks are not computed from embeddings: evaluate the model without relation, and relation scores (--scores-relation FILE, or the frequency baseline) in a run of their own";
+  const alone = opts.sides
+    ? opts.sides.length === 1
+    : Boolean(opts.scoresRelation) && !opts.scoresHead && !opts.scoresTail;
+  const flag = opts.scoresRelation && !opts.sides?.includes("relation") ? "--scores-relation" : "--sides";
+  for (const [given, other, why] of [
+    [opts.modelDir ?? opts.interaction ?? opts.entityEmbeddings, model, noModel],
+    [opts.negativesIds, "--negatives-ids", noModel],
+    [opts.memory, "--memory", noModel],
+    [opts.entityShard, "--entity-shard", noModel],
+    [
+      opts.scoresRelation ? undefined : (opts.scoresHead ?? opts.scoresTail),
+      opts.scoresHead ? "--scores-head" : "--scores-tail",
+      "score files hold entity scores only: give the relation scores too (--scores-relation FILE, rows x relations), or leave relation out of --sides",
+    ],
+    [
+      opts.negativesHead ?? opts.negativesTail,
+      opts.negativesHead ? "--negatives-head" : "--negatives-tail",
+      "sampled negatives are entities: rank relations in a run of their own",
+    ],
+    [
+      opts.sampleTasks,
+      "--sample-tasks",
+      "a sample is drawn from head and tail tasks: rank relations in a run without --sample-tasks",
+    ],
+    [
+      opts.byRelation && alone,
+      "--by-relation",
+      "its breakdown is of head and tail tasks, and relation tasks alone have none: add head and tail, or drop --by-relation",
+    ],
+  ] as const) {
+    if (given !== undefined && given !== false)
+      throw new KgrankInputError(flag, `${flag === "--sides" ? "relation " : ""}does not go with ${other}: ${why}`);
+  }
+}
+
 /** What --sample-tasks does not go with: the sample is drawn, ranked and estimated in one process. */
 function checkSampleTasks(opts: EvaluateOptions): void {
   for (const [given, flag, why] of [
@@ -261,7 +322,7 @@ async function openRun(opts: EvaluateOptions, out: Out, t0: number): Promise<Run
   }
   const shard = opts.shard ? resolveShard(opts.shard, process.env) : null;
   const [lo, hi] = shard ? shardRows(shard.index, shard.count, rows) : [0, rows];
-  const sides = opts.sides ?? [...SIDES];
+  const sides = entitySides(opts);
   const sample =
     opts.sampleTasks === undefined
       ? null
@@ -349,12 +410,15 @@ function checkScoreSources(opts: EvaluateOptions): "model" | "files" {
 async function evaluateScores(run: RunContext): Promise<void> {
   const { opts, out, ds, evaluated, rows, lo, hi, shard } = run;
   const n = ds.numEntities;
-  const given = { head: opts.scoresHead, tail: opts.scoresTail };
+  const given = { head: opts.scoresHead, tail: opts.scoresTail, relation: opts.scoresRelation };
   const negatives = { head: opts.negativesHead, tail: opts.negativesTail };
-  const fromFiles = Boolean(given.head || given.tail);
-  const sides: TaskSide[] = fromFiles ? SIDES.filter((s) => given[s]) : (opts.sides ?? [...SIDES]);
+  const fromFiles = Boolean(given.head || given.tail || given.relation);
+  const sides: TaskSide[] = fromFiles ? SIDES.filter((s) => given[s]) : entitySides(opts);
+  const relation = fromFiles ? Boolean(given.relation) : relationSide(opts);
   if (fromFiles && opts.sides) {
-    const unmatched = SIDES.find((s) => opts.sides!.includes(s) !== Boolean(given[s]));
+    const unmatched = (["head", "tail", "relation"] as const).find(
+      (s) => opts.sides!.includes(s) !== Boolean(given[s]),
+    );
     if (unmatched) {
       throw new KgrankInputError(
         "--sides",
@@ -376,7 +440,7 @@ async function evaluateScores(run: RunContext): Promise<void> {
     numEntities: n,
     numRelations: ds.numRelations,
     filterTriples: filter.triples,
-    sides: sides.length === 2 ? "both" : sides[0],
+    sides: relation ? [...sides, "relation"] : sides.length === 2 ? "both" : sides[0],
     ks: opts.ks,
     metrics: opts.metrics,
   });
@@ -384,7 +448,7 @@ async function evaluateScores(run: RunContext): Promise<void> {
   const batch = ROWS_PER_BATCH(n);
   const progress = new Progress(
     `evaluating ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}`,
-    run.sample ? run.sample.sampled : (hi - lo) * sides.length,
+    run.sample ? run.sample.sampled : (hi - lo) * (sides.length + (relation ? 1 : 0)),
     { quiet: opts.quiet, report: out.progress },
   );
   // One score buffer for every batch: fresh pages per batch cost more than the baseline's copying.
@@ -455,6 +519,45 @@ async function evaluateScores(run: RunContext): Promise<void> {
         await turn();
       }
     }
+    // The relation side: rows [lo, hi) of --scores-relation, or the baseline's relation scores of them.
+    const numRelations = ds.numRelations;
+    const relationArray = given.relation ? readArray(given.relation, "--scores-relation") : null;
+    if (relationArray) {
+      expectShape(
+        relationArray,
+        [rows, numRelations],
+        "--scores-relation",
+        `rows in the order of the ${opts.split} split's ${rows} triples, columns in relation id order (${numRelations} relations)`,
+      );
+    }
+    const relationFile = relationArray ? floatScores(relationArray, "--scores-relation") : null;
+    const relationBatch = ROWS_PER_BATCH(numRelations);
+    for (let start = lo; relation && start < hi; start += relationBatch) {
+      const end = Math.min(hi, start + relationBatch);
+      const triples = evaluated.subarray(3 * start, 3 * end);
+      try {
+        evaluator.addRelationScores({
+          triples,
+          scores: relationFile
+            ? relationFile.subarray(start * numRelations, end * numRelations)
+            : scorer!.scoreRelations(triples),
+        });
+      } catch (e) {
+        // The library names the row of the batch; the user knows rows of the file.
+        const at = e instanceof KgrankInputError && e.argument === "scores" ? /row (\d+)/.exec(e.message) : null;
+        if (!relationFile || !at) throw e;
+        const row = start + Number(at[1]);
+        throw new KgrankInputError(
+          "--scores-relation",
+          (e as KgrankInputError).message
+            .replace(/^scores: /, "")
+            .replace(/row \d+/, `row ${row} of ${path.basename(given.relation!)}`),
+          row,
+        );
+      }
+      progress.tick(end - start);
+      await turn();
+    }
   } finally {
     progress.stop();
   }
@@ -462,7 +565,8 @@ async function evaluateScores(run: RunContext): Promise<void> {
   const setting = sampled ? "sampled negatives (unfiltered)" : filter.setting;
   const files = await inputFingerprints(
     opts,
-    [opts.triples, given.head, given.tail, negatives.head, negatives.tail],
+    // --scores-relation last and only when given, so runs without it keep their fingerprints.
+    [opts.triples, given.head, given.tail, negatives.head, negatives.tail, ...(given.relation ? [given.relation] : [])],
     FILE_FLAGS,
   );
   await finish(run, evaluator, scorerName, setting, filter.splits, files);
@@ -539,7 +643,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
     }
   }
   const filter = runFilter(run, negatives !== null);
-  const sides: TaskSide[] = opts.sides ?? [...SIDES];
+  const sides: TaskSide[] = entitySides(opts);
   const estimating = negatives && opts.estimateFull ? sampledEstimatePlan(run, negatives, k, sides) : null;
   const evaluator = new RankEvaluator({
     numEntities: n,
@@ -922,6 +1026,7 @@ const NOT_WITH_SCORES_ONLY: [keyof EvaluateOptions, string][] = [
   ["triples", "--triples"],
   ["scoresHead", "--scores-head"],
   ["scoresTail", "--scores-tail"],
+  ["scoresRelation", "--scores-relation"],
   ["negativesHead", "--negatives-head"],
   ["negativesTail", "--negatives-tail"],
   ["modelDir", "--model-dir"],
@@ -1035,4 +1140,11 @@ async function evaluateScoresOnly(opts: EvaluateOptions, out: Out, t0: number): 
   await finishRun({ opts, out, t0, lo, hi, shard }, evaluator, report, [report, inputs], {});
 }
 
-const FILE_FLAGS = ["--triples", "--scores-head", "--scores-tail", "--negatives-head", "--negatives-tail"];
+const FILE_FLAGS = [
+  "--triples",
+  "--scores-head",
+  "--scores-tail",
+  "--negatives-head",
+  "--negatives-tail",
+  "--scores-relation",
+];

@@ -55,6 +55,10 @@ export function evaluateFlags(cmd: Command): Command {
         "tail scores, same layout; with --negatives-*: the true triples' scores, one per row",
       )
       .option(
+        "--scores-relation <file>",
+        "relation scores (rows x relations, float): rows in split order, columns in relation id order; ranks (h, ?, t) as side relation",
+      )
+      .option(
         "--triples <file>",
         "the evaluated triples as ids (rows x 3 integer .npy) in the order of the score rows, e.g. PyKEEN's mapped_triples (default: the split's TSV order)",
       )
@@ -97,7 +101,7 @@ export function evaluateFlags(cmd: Command): Command {
     .addOption(outputOption())
     .option(
       "--sides <list>",
-      "sides to rank: head,tail (default), head or tail; with --scores-*, the sides whose files are given",
+      "sides to rank: head,tail (default), head or tail, and relation ((h, ?, t) among the relations, from --scores-relation or the frequency baseline); with --scores-*, the sides whose files are given",
       sidesArg,
     )
     .option(

@@ -1,5 +1,5 @@
 /**
- * `--ranks-out FILE`: every task's ranks (RankResults.tasks()) as `.npz` (arrays side (0 head, 1 tail), head,
+ * `--ranks-out FILE`: every task's ranks (RankResults.tasks()) as `.npz` (arrays side (0 head, 1 tail, 2 relation), head,
  * relation, tail as int32 ids; optimistic, realistic, pessimistic, num_candidates as float64) or `.tsv` (a header,
  * then one line per task with entity and relation labels where known, else ids).
  */
@@ -24,7 +24,7 @@ export function writeRanksOut(
     writeNpz(
       file,
       {
-        side: { data: Int8Array.from(t.side, (s) => (s === "head" ? 0 : 1)) },
+        side: { data: Int8Array.from(t.side, (s) => (s === "head" ? 0 : s === "tail" ? 1 : 2)) },
         head: { data: t.head },
         relation: { data: t.relation },
         tail: { data: t.tail },

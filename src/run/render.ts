@@ -55,6 +55,8 @@ export function renderEvaluation(
   const relations = r.byRelation ? results.byRelation() : null;
   const relLabel = (id: number) => r.relationLabels?.[id] ?? String(id);
   const ms = (performance.now() - t0).toFixed(0);
+  // The relation side ((h, ?, t) ranked among the relations) where the run evaluated it; never part of "both".
+  const sides = ["head", "tail", "both", ...(results.info.sides.includes("relation") ? ["relation"] : [])];
   if (format === "json") {
     return json({
       dataset: r.dataset,
@@ -66,11 +68,12 @@ export function renderEvaluation(
       scorer: r.scorer,
       backend: { backend: info.backend, simd: info.simd, threads: info.threads, version: info.version },
       results: results.toJSON(),
-      expected: Object.fromEntries(["head", "tail", "both"].map((s) => [s, expectedTable(results, s)])),
+      expected: Object.fromEntries(sides.map((s) => [s, expectedTable(results, s)])),
       meanRankWidth: {
         head: nanIfMissing(() => results.meanRankWidth("head")),
         tail: nanIfMissing(() => results.meanRankWidth("tail")),
         both: results.meanRankWidth("both"),
+        ...(sides.includes("relation") ? { relation: results.meanRankWidth("relation") } : {}),
       },
       intervals: results.intervals(),
       ...(estimates ? { estimates } : {}),
