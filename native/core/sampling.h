@@ -104,7 +104,10 @@ inline void weighted_lane_sums_body(const uint32_t* counts, const double* x, siz
   for (size_t j = 0; j < kResampleLanes; ++j) a[j] = lanes[j];
   size_t i = 0;
   for (; i + kResampleLanes <= len; i += kResampleLanes) {
-    for (size_t j = 0; j < kResampleLanes; ++j) a[j] += static_cast<double>(counts[i + j]) * x[i + j];
+    // A count is at most n < 2^31: converted through int32, which is one instruction (uint32 is not, before AVX-512).
+    for (size_t j = 0; j < kResampleLanes; ++j) {
+      a[j] += static_cast<double>(static_cast<int32_t>(counts[i + j])) * x[i + j];
+    }
   }
   for (size_t j = 0; i < len; ++i, ++j) a[j] += static_cast<double>(counts[i]) * x[i];
   for (size_t j = 0; j < kResampleLanes; ++j) lanes[j] = a[j];

@@ -246,23 +246,40 @@ export function pairedTests(d: ArrayLike<number>): { t: number; pT: number; pW: 
   const sd = Math.sqrt(ss / (n - 1));
   const t = mean / (sd / Math.sqrt(n));
   const pT = sd === 0 ? (mean === 0 ? NaN : 0) : studentTwoSided(t, n - 1);
-  // Wilcoxon: zeros dropped, |d| ranked with average ranks for ties.
-  const nz = Array.from(d).filter((x) => x !== 0);
-  const m = nz.length;
-  const order = nz.map((x, i) => [Math.abs(x), i] as const).sort((a, b) => a[0] - b[0]);
-  const ranks = new Float64Array(m);
+  // Wilcoxon: zeros dropped, |d| ranked with average ranks for ties. W+ sums the average rank of each positive
+  // difference: per group of equal |d| in ascending order, its average rank times the positives in it (half-integers
+  // times counts: exact sums in any order).
+  let m = 0;
+  let positives = 0;
+  for (let i = 0; i < n; i++) {
+    if (d[i] !== 0) m++;
+    if (d[i]! > 0) positives++;
+  }
+  const abs = new Float64Array(m);
+  const pos = new Float64Array(positives);
+  for (let i = 0, a = 0, p = 0; i < n; i++) {
+    const x = d[i]!;
+    if (x !== 0) abs[a++] = Math.abs(x);
+    if (x > 0) pos[p++] = x;
+  }
+  abs.sort();
+  pos.sort();
   let tieTerm = 0;
-  for (let k = 0; k < m;) {
+  let wPlus = 0;
+  for (let k = 0, p = 0; k < m;) {
     let j = k;
-    while (j + 1 < m && order[j + 1]![0] === order[k]![0]) j++;
+    while (j + 1 < m && abs[j + 1] === abs[k]) j++;
     const avg = (k + j) / 2 + 1;
-    for (let q = k; q <= j; q++) ranks[order[q]![1]] = avg;
+    let count = 0;
+    while (p < positives && pos[p] === abs[k]) {
+      p++;
+      count++;
+    }
+    wPlus += avg * count;
     const size = j - k + 1;
     if (size > 1) tieTerm += size * (size * size - 1);
     k = j + 1;
   }
-  let wPlus = 0;
-  for (let i = 0; i < m; i++) if (nz[i]! > 0) wPlus += ranks[i]!;
   let pW: number;
   if (m === 0) pW = NaN;
   else if (m <= 50 && tieTerm === 0 && m === n) pW = wilcoxonExactTwoSided(wPlus, m);
@@ -352,14 +369,32 @@ function rankIndex(a: Float64Array, b: Float64Array): PairedMedians {
   let m = 0;
   for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[m - 1]) all[m++] = all[i]!;
   const values = all.slice(0, m);
-  const position = new Map<number, number>();
-  values.forEach((v, i) => position.set(v, i));
-  const order = (r: Float64Array) => Uint32Array.from(r.keys()).sort((i, j) => r[i]! - r[j]! || i - j);
-  const orderA = order(a);
-  const orderB = order(b);
+  const indexOf = (v: number) => {
+    let lo = 0;
+    let hi = m - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (values[mid]! < v) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const indexA = Uint32Array.from(a, indexOf);
+  const indexB = Uint32Array.from(b, indexOf);
+  // Tasks in ascending order of rank: a counting sort of the value indices (ties in task order).
+  const order = (index: Uint32Array) => {
+    const start = new Uint32Array(m + 1);
+    for (let i = 0; i < index.length; i++) start[index[i]! + 1]!++;
+    for (let v = 0; v < m; v++) start[v + 1]! += start[v]!;
+    const out = new Uint32Array(index.length);
+    for (let i = 0; i < index.length; i++) out[start[index[i]!]!++] = i;
+    return out;
+  };
+  const orderA = order(indexA);
+  const orderB = order(indexB);
   return {
-    indexA: Uint32Array.from(a, (v) => position.get(v)!),
-    indexB: Uint32Array.from(b, (v) => position.get(v)!),
+    indexA,
+    indexB,
     values,
     orderA,
     orderB,

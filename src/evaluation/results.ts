@@ -46,7 +46,7 @@ export interface BreakdownSource {
   /** Results of a subset of the tasks; `label` describes the subset in the results' info. */
   tabulate(head: SidePart, tail: SidePart, label: string): RankResults;
   /** Keeps the tasks whose flag is set. */
-  subset(part: SidePart, keep: Uint8Array): SidePart;
+  subset(part: SidePart, indices: Uint32Array): SidePart;
 }
 
 /** Per-task columns of RankResults.tasks(): one entry per task, head-side tasks first, relation tasks last. */
@@ -244,14 +244,25 @@ export class RankResults {
         if (keys[i]! >= 0) all.add(keys[i]!);
       }
     }
+    // Each side's tasks bucketed by key once (a counting sort over the sorted keys), so a key's subset costs its own
+    // tasks, not a pass over all of them.
+    const sorted = [...all].sort((a, b) => a - b);
+    const slot = new Map(sorted.map((key, j) => [key, j] as const));
+    const buckets = (keys: Int32Array) => {
+      const start = new Uint32Array(sorted.length + 1);
+      for (let i = 0; i < keys.length; i++) if (keys[i]! >= 0) start[slot.get(keys[i]!)! + 1]!++;
+      for (let j = 0; j < sorted.length; j++) start[j + 1]! += start[j]!;
+      const at = start.slice(0, sorted.length);
+      const indices = new Uint32Array(start[sorted.length]!);
+      for (let i = 0; i < keys.length; i++) if (keys[i]! >= 0) indices[at[slot.get(keys[i]!)!]!++] = i;
+      return (j: number) => indices.subarray(start[j]!, start[j + 1]!);
+    };
+    const headOf = buckets(keysBySide.head);
+    const tailOf = buckets(keysBySide.tail);
     const out: { key: number; breakdown: Breakdown }[] = [];
-    for (const key of [...all].sort((a, b) => a - b)) {
-      const keep = {
-        head: keysBySide.head.map((k) => (k === key ? 1 : 0)),
-        tail: keysBySide.tail.map((k) => (k === key ? 1 : 0)),
-      };
-      const head = src.subset(src.head, Uint8Array.from(keep.head));
-      const tail = src.subset(src.tail, Uint8Array.from(keep.tail));
+    for (const [j, key] of sorted.entries()) {
+      const head = src.subset(src.head, headOf(j));
+      const tail = src.subset(src.tail, tailOf(j));
       const nh = head.cols.optimistic.length;
       const nt = tail.cols.optimistic.length;
       out.push({

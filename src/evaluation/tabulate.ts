@@ -14,7 +14,7 @@ import { RESULT_RANK_TYPES, RESULT_SIDES, type ResultRankType, type ResultSide, 
 import type { BootstrapOptions, IntervalTable, SidePart, SideParts } from "./types";
 
 export type { BootstrapOptions, IntervalTable, SidePart } from "./types";
-import { TaskBuffer } from "./task-buffer";
+import { TaskBuffer, type TaskColumns } from "./task-buffer";
 
 export interface Tabulated {
   values: ResultTable;
@@ -53,17 +53,25 @@ function bothSides(head: SidePart, tail: SidePart): SidePart {
   return { cols, weights };
 }
 
-/** The tasks of a part whose keep flag is set. */
-export function subsetPart(part: SidePart, keep: Uint8Array): SidePart {
-  const buffer = new TaskBuffer();
-  buffer.append(part.cols, keep);
-  let weights: Float64Array | null = null;
-  if (part.weights) {
-    const w: number[] = [];
-    for (let i = 0; i < keep.length; i++) if (keep[i]) w.push(part.weights[i]!);
-    weights = Float64Array.from(w);
-  }
-  return { cols: buffer.columns(), weights };
+/** The tasks of a part at `indices` (ascending), in that order. */
+export function subsetPart(part: SidePart, indices: Uint32Array): SidePart {
+  const gather = <T extends Float64Array | Int32Array>(values: T): T => {
+    const out = new (values.constructor as new (n: number) => T)(indices.length);
+    for (let k = 0; k < indices.length; k++) out[k] = values[indices[k]!]!;
+    return out;
+  };
+  const c = part.cols;
+  const cols: TaskColumns = {
+    optimistic: gather(c.optimistic),
+    pessimistic: gather(c.pessimistic),
+    realistic: gather(c.realistic),
+    numCandidates: gather(c.numCandidates),
+    relation: gather(c.relation),
+    anchor: gather(c.anchor),
+    truth: gather(c.truth),
+    weight: gather(c.weight),
+  };
+  return { cols, weights: part.weights ? gather(part.weights) : null };
 }
 
 /**
