@@ -1369,14 +1369,15 @@ export const CASES: Case[] = [
     argument: "side",
   },
   {
-    kind: "relation ranks from an embedding model",
+    kind: "relation side from an embedding model with entity negatives",
     call: () =>
-      new RankEvaluator({ numEntities: 3, filterTriples: triples, sides: ["relation"] }).addModelSync({
+      new RankEvaluator({ numEntities: 3, filterTriples: triples, sides: ["tail", "relation"] }).addModelSync({
         model: emb(),
         triples: Int32Array.of(0, 0, 1),
+        negatives: Int32Array.of(0, 2),
       }),
     error: KgrankInputError,
-    argument: "side",
+    argument: "negatives",
   },
   {
     kind: "merge of states of other sides (relation side or not)",

@@ -369,25 +369,10 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
         ["--sides", "tail", "--positive-scores", "pos.npy", "--negative-scores", "neg.npy"],
         /^kgrank: --sides: does not apply to --positive-scores/,
       ],
-      // The relation side comes from the frequency baseline: what cannot give or sample relation ranks is refused.
+      // What cannot give or sample relation ranks is refused.
       [
-        [
-          "--sides",
-          "head,tail,relation",
-          "--dataset",
-          "nations",
-          "--interaction",
-          "distmult",
-          "--entity-embeddings",
-          "e.npy",
-          "--relation-embeddings",
-          "r.npy",
-        ],
-        /^kgrank: --sides: relation does not go with --interaction: relation ranks are not computed from embeddings: evaluate the model without relation/,
-      ],
-      [
-        ["--sides", "relation", "--dataset", "nations", "--model-dir", "model"],
-        /^kgrank: --sides: relation does not go with --model-dir: relation ranks are not computed from embeddings/,
+        ["--sides", "head,tail,relation", "--dataset", "nations", "--model-dir", "model", "--entity-shard", "1/2"],
+        /^kgrank: --sides: relation does not go with --entity-shard: a relation's score needs whole entity rows/,
       ],
       [
         ["--sides", "tail,relation", "--scores-tail", "tail.npy"],

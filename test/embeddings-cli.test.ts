@@ -99,6 +99,29 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expectClose(got.results, library(sharedModel("distmult")));
   });
 
+  it("--sides head,tail,relation: the relation side from the model's relation scores, as the library ranks it", async () => {
+    const r = await kgrank([...DISTMULT_FLAGS, "--sides", "head,tail,relation", "--format", "json", "--quiet"]);
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    const ev = new RankEvaluator({
+      numEntities: n,
+      numRelations: nr,
+      filterTriples: [ds.splits.train, ds.splits.valid, ds.splits.test],
+      sides: ["head", "tail", "relation"],
+    });
+    ev.addModelSync({ model: sharedModel("distmult"), triples: ds.splits.test });
+    const want = ev.finalize().toJSON() as Record<string, unknown>;
+    const got = JSON.parse(r.stdout).results as Record<string, unknown>;
+    expect(Object.keys(got).sort()).toEqual(["both", "head", "relation", "tail"]);
+    expectClose(got, want);
+    // What cannot rank relations from embeddings is refused before any scoring.
+    const refused = await kgrank([...DISTMULT_FLAGS, "--sides", "tail,relation", "--memory", "1GiB"]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(
+      /^kgrank: --sides: relation does not go with --memory: relation scores from embeddings need the entity table in memory/,
+    );
+  });
+
   it("an OGB KnowledgeGraphEmbedding directory (RotatE: halves, phases scaled by pi / embedding_range)", async () => {
     const d = path.join(dir, "ogb-rotate");
     mkdirSync(d, { recursive: true });

@@ -265,24 +265,73 @@ describe(`RankEvaluator side "relation" on ${backendLabel}`, () => {
       "sides",
       /distinct sides/,
     );
-    // Relation ranks from embeddings are not computed: the error names addRelationScores.
-    const model = new EmbeddingModel({
-      interaction: "distmult",
-      entityEmbeddings: { data: new Float32Array(E * 2).fill(0.5), shape: [E, 2] },
-      relationEmbeddings: { data: new Float32Array(R * 2).fill(0.5), shape: [R, 2] },
+  });
+});
+
+describe(`the relation side from embeddings on ${backendLabel}`, () => {
+  // Random embeddings: DistMult and TransE-L1, d = 8 (ties are rare, so the brute force and the kernel see the same
+  // order only if the scores are the same).
+  const modelOf = (interaction: "distmult" | "transe-l1", seed: number) => {
+    const next = rng(seed);
+    const table = (rows: number) => Float32Array.from({ length: rows * 8 }, () => next() * 2 - 1);
+    return new EmbeddingModel({
+      interaction,
+      entityEmbeddings: { data: table(E), shape: [E, 8] },
+      relationEmbeddings: { data: table(R), shape: [R, 8] },
     });
-    const relationOnly = new RankEvaluator({ ...filtered, sides: ["relation"] });
+  };
+
+  for (const interaction of ["distmult", "transe-l1"] as const) {
+    it(`${interaction}: addModel ranks the relation side as addRelationScores of the model's relation scores, and as the definition`, async () => {
+      const model = modelOf(interaction, interaction === "distmult" ? 5 : 6);
+      const scores = model.scoreRelations(test) as Float32Array;
+      const want = new RankEvaluator({ ...filtered, sides: ["relation"] });
+      want.addRelationScores({ triples: test, scores });
+      const wantResults = want.finalize();
+      const wantJson = wantResults.toJSON() as Record<string, unknown>;
+      const wantTasks = wantResults.tasks();
+      const ref = bruteForce(test, scores, true);
+      expect(Array.from(wantTasks.optimistic)).toEqual(ref.optimistic);
+      expect(Array.from(wantTasks.pessimistic)).toEqual(ref.pessimistic);
+      expect(Array.from(wantTasks.numCandidates)).toEqual(ref.numCandidates);
+      // Relation only (the default side of a relation-only evaluator, and side "relation"), sync and async.
+      for (const add of [
+        (ev: RankEvaluator) => ev.addModelSync({ model, triples: test }),
+        (ev: RankEvaluator) => ev.addModelSync({ model, triples: test, side: "relation" }),
+        (ev: RankEvaluator) => ev.addModel({ model, triples: test }),
+      ]) {
+        const ev = new RankEvaluator({ ...filtered, sides: ["relation"] });
+        await add(ev);
+        expect(ev.finalize().toJSON()).toEqual(wantJson);
+      }
+      // All three sides in one call: the entity sides as without the relation side, the relation side as above.
+      const all = new RankEvaluator({ ...filtered, sides: ["head", "tail", "relation"] });
+      await all.addModel({ model, triples: test });
+      const entity = new RankEvaluator({ ...filtered });
+      entity.addModelSync({ model, triples: test });
+      const got = all.finalize().toJSON() as Record<string, unknown>;
+      const wantEntity = entity.finalize().toJSON() as Record<string, unknown>;
+      for (const side of ["head", "tail", "both"]) expect(got[side], side).toEqual(wantEntity[side]);
+      expect(got.relation).toEqual(wantJson.relation);
+    });
+  }
+
+  it("refuses entity negatives with the relation side, naming them", () => {
+    const model = modelOf("distmult", 7);
+    const ev = new RankEvaluator({ ...filtered, sides: ["tail", "relation"] });
     expectError(
-      thrownBy(() => relationOnly.addModelSync({ model, triples: test })),
+      thrownBy(() => ev.addModelSync({ model, triples: test.subarray(0, 3), negatives: Int32Array.of(0, 1) })),
       KgrankInputError,
-      "side",
-      /addRelationScores/,
+      "negatives",
+      /relation side/,
     );
     expectError(
-      thrownBy(() => ev.addModelSync({ model, triples: test, side: "relation" as never })),
+      thrownBy(() =>
+        new RankEvaluator({ ...filtered, sides: ["tail"] }).addModelSync({ model, triples: test, side: "relation" }),
+      ),
       KgrankInputError,
-      "side",
-      /not computed from embeddings/,
+      "sides",
+      /relation/,
     );
   });
 });

@@ -19,7 +19,14 @@ import { type ChunkedBatch, openChunkedBatch } from "./chunked";
 import { finalizeRun, type FinalizeRun, finishAsync } from "./finalize";
 import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
 import { RelationRanker } from "./relation-ranks";
-import { MODEL_BATCH_KEYS, type ModelBatch, prepareModelBatch, runModelAsync, runModelSync } from "./model-batch";
+import {
+  batchModel,
+  MODEL_BATCH_KEYS,
+  type ModelBatch,
+  prepareModelBatch,
+  runModelAsync,
+  runModelSync,
+} from "./model-batch";
 import { combineEntityShards, type EntityShard, entityShardOption } from "./entity-shards";
 import { runStreamed } from "./streamed-model";
 import type { EmbeddingModel } from "../scoring/embedding-model";
@@ -324,10 +331,36 @@ export class RankEvaluator {
         "RankEvaluator.addModelSync: an entity shard's evaluator ranks with addModel (async), reading its entity range in chunks",
       );
     }
-    const sides = prepareModelBatch(options("batch", batch, MODEL_BATCH_KEYS), this.context);
+    const fields = options("batch", batch, MODEL_BATCH_KEYS);
+    const sides = prepareModelBatch(fields, this.context);
+    const relation = this.relationModelColumns(fields);
     runModelSync(sides);
     const columns = sides.map((w) => w.finish());
-    this.inOrder(() => sides.forEach((w, k) => this.record(w.side, columns[k]!, w.skipped)));
+    this.inOrder(() => {
+      sides.forEach((w, k) => this.record(w.side, columns[k]!, w.skipped));
+      if (relation) this.record("relation", relation, 0);
+    });
+  }
+
+  /**
+   * The relation side of a model batch, when it has one (side "relation", or the default with an evaluator of the
+   * relation side): every relation of each triple scored by the model (EmbeddingModel.scoreRelations, on the calling
+   * thread) and ranked as addRelationScores ranks them; null otherwise.
+   */
+  private relationModelColumns(fields: Unchecked<ModelBatch>): TaskColumns | null {
+    const side = fields.side ?? "both";
+    if (side === "relation") this.relationSide("addModel");
+    else if (side !== "both" || !this.sides.includes("relation")) return null;
+    if (fields.negatives !== undefined) {
+      throw new KgrankInputError(
+        "negatives",
+        'are entity candidates (the OGB protocol), which the relation side has none of: rank side "head" / "tail" with negatives and the relation side in a batch of its own',
+      );
+    }
+    const model = batchModel(fields, this.context);
+    const threads = (fields.threads as number | undefined) ?? this.threads;
+    const triples = fields.triples as ModelBatch["triples"];
+    return this.relationColumns(triples, model.scoreRelations(triples, { threads }), threads);
   }
 
   /**
@@ -341,6 +374,7 @@ export class RankEvaluator {
     const { options: fields, asyncArgs } = callOptions("batch", batch, MODEL_BATCH_KEYS, true);
     const budget = memoryBudget(fields.memoryBudget);
     const sides = prepareModelBatch(fields, this.context);
+    const relation = this.relationModelColumns(fields);
     const streamed = sides.some((w) => w.stream);
     const model = sides.find((w) => w.input)?.input;
     const watch = watchDetach([
@@ -372,7 +406,10 @@ export class RankEvaluator {
           // Every side checked before any is recorded; an entity shard records its partial counts.
           const columns = sides.map((w) => (this.entityShard ? (w.partial?.() ?? null) : w.finish()));
           call?.finish();
-          recording = () => sides.forEach((w, k) => this.record(w.side, columns[k]!, w.skipped));
+          recording = () => {
+            sides.forEach((w, k) => this.record(w.side, columns[k]!, w.skipped));
+            if (relation) this.record("relation", relation, 0);
+          };
         },
       );
     } finally {
@@ -442,12 +479,22 @@ export class RankEvaluator {
     this.checkOpen("addRelationScores");
     this.relationSide("addRelationScores");
     const fields = options("batch", batch, RELATION_SCORE_KEYS);
-    const ranks = this.relationRanker!.rank({
-      triples: fields.triples as RelationScoreBatch["triples"],
-      scores: fields.scores as RelationScoreBatch["scores"],
-      threads: (fields.threads as number | undefined) ?? this.threads,
-    });
-    const triples = tripleArray("triples", fields.triples, this.numEntities, this.numRelations);
+    const columns = this.relationColumns(
+      fields.triples as RelationScoreBatch["triples"],
+      fields.scores as RelationScoreBatch["scores"],
+      (fields.threads as number | undefined) ?? this.threads,
+    );
+    this.inOrder(() => this.record("relation", columns, 0));
+  }
+
+  /** Relation ranks of triples from their rows x numRelations scores, as task columns of the relation side. */
+  private relationColumns(
+    given: RelationScoreBatch["triples"],
+    scores: RelationScoreBatch["scores"],
+    threads: number | undefined,
+  ): TaskColumns {
+    const ranks = this.relationRanker!.rank({ triples: given, scores, threads });
+    const triples = tripleArray("triples", given, this.numEntities, this.numRelations);
     const n = ranks.numCandidates.length;
     const columns: TaskColumns = {
       ...ranks,
@@ -461,7 +508,7 @@ export class RankEvaluator {
       columns.relation[i] = triples[3 * i + 1]!;
       columns.truth[i] = triples[3 * i + 2]!;
     }
-    this.inOrder(() => this.record("relation", columns, 0));
+    return columns;
   }
 
   /** The relation side, or a typed error naming the fix when this evaluator does not evaluate it. */

@@ -23,10 +23,10 @@ export interface ModelBatch {
   /** The evaluated triples, b x 3 (head, relation, tail). */
   triples: Int32Array | ArrayLike<number>;
   /**
-   * One entity side, or (default) every entity side the evaluator evaluates. Relation ranks do not come from
-   * embeddings here: give relation scores to addRelationScores.
+   * One entity side, "relation" (every relation scored by the model for (h, ?, t), ranked as addRelationScores
+   * ranks them), or (default) every side the evaluator evaluates, the relation side included.
    */
-  side?: EvaluationSide | "both";
+  side?: EvaluationSide | "both" | "relation";
   /**
    * OGB protocol: b x K entity ids, the candidates of each triple (its true answer is scored apart and is not one
    * of them); no filter applies. For both sides give { head, tail }.
@@ -112,8 +112,8 @@ function negativeIds(name: string, value: unknown, rows: number, numEntities: nu
   return { ids, k };
 }
 
-/** Checks a model batch (its keys already checked) and prepares one kernel call per evaluated side. */
-export function prepareModelBatch(batch: Unchecked<ModelBatch>, ctx: BatchContext): ModelSideWork[] {
+/** The batch's model, checked against the evaluator (an EmbeddingModel over its entities and relations). */
+export function batchModel(batch: Unchecked<ModelBatch>, ctx: BatchContext): EmbeddingModel {
   if (!(batch.model instanceof EmbeddingModel)) {
     throw new KgrankInputError(
       "model",
@@ -133,6 +133,12 @@ export function prepareModelBatch(batch: Unchecked<ModelBatch>, ctx: BatchContex
       `has ${model.numRelations} relation rows but the evaluator has numRelations ${ctx.numRelations}`,
     );
   }
+  return model;
+}
+
+/** Checks a model batch of entity sides (its keys already checked) and prepares one kernel call per side. */
+export function prepareModelBatch(batch: Unchecked<ModelBatch>, ctx: BatchContext): ModelSideWork[] {
+  const model = batchModel(batch, ctx);
   const triples = tripleArray(
     "triples",
     batch.triples,
@@ -142,15 +148,11 @@ export function prepareModelBatch(batch: Unchecked<ModelBatch>, ctx: BatchContex
   const rows = triples.length / 3;
   if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
   const side = batch.side ?? "both";
-  if (side === "relation" || (side === "both" && ctx.sides.length === 0)) {
-    throw new KgrankInputError(
-      "side",
-      'ranks of relations (side "relation") are not computed from embeddings: score (h, r, t) for every relation r and give the rows x numRelations scores to addRelationScores({ triples, scores })',
-    );
+  if (side !== "both" && side !== "head" && side !== "tail" && side !== "relation") {
+    throw new KgrankInputError("side", `must be "head", "tail", "relation" or "both", got ${describe(side)}`);
   }
-  if (side !== "both" && side !== "head" && side !== "tail") {
-    throw new KgrankInputError("side", `must be "head", "tail" or "both", got ${describe(side)}`);
-  }
+  // The relation side is the evaluator's (relationModelColumns): no entity work for it.
+  if (side === "relation") return [];
   const sides: EvaluationSide[] = side === "both" ? ctx.sides : [side as EvaluationSide];
   for (const s of sides) {
     if (!ctx.sides.includes(s))

@@ -236,24 +236,29 @@ function relationSide(opts: EvaluateOptions): boolean {
 }
 
 /**
- * What the relation side does not go with: relation ranks come from --scores-relation or the frequency baseline's
- * relation scores, over the rows this process evaluates (whole, a --shard, or --workers' shards); nothing here
- * scores relations from embeddings, samples relation tasks or shards relations.
+ * What the relation side does not go with: relation ranks come from --scores-relation, the frequency baseline's
+ * relation scores or a model's (EmbeddingModel.scoreRelations, the table in memory), over the rows this process
+ * evaluates (whole, a --shard, or --workers' shards); nothing here samples relation tasks or shards relations.
  */
 function checkRelationSide(opts: EvaluateOptions): void {
   if (!relationSide(opts)) return;
-  const model = opts.modelDir ? "--model-dir" : opts.interaction ? "--interaction" : "--entity-embeddings";
-  const noModel =
-    "relation ranks are not computed from embeddings: evaluate the model without relation, and relation scores (--scores-relation FILE, or the frequency baseline) in a run of their own";
+
   const alone = opts.sides
     ? opts.sides.length === 1
     : Boolean(opts.scoresRelation) && !opts.scoresHead && !opts.scoresTail;
   const flag = opts.scoresRelation && !opts.sides?.includes("relation") ? "--scores-relation" : "--sides";
   for (const [given, other, why] of [
-    [opts.modelDir ?? opts.interaction ?? opts.entityEmbeddings, model, noModel],
-    [opts.negativesIds, "--negatives-ids", noModel],
-    [opts.memory, "--memory", noModel],
-    [opts.entityShard, "--entity-shard", noModel],
+    [opts.negativesIds, "--negatives-ids", "given negatives are entities: rank relations in a run of their own"],
+    [
+      opts.memory,
+      "--memory",
+      "relation scores from embeddings need the entity table in memory: rank relations in a run of their own",
+    ],
+    [
+      opts.entityShard,
+      "--entity-shard",
+      "a relation's score needs whole entity rows, not a slice of the table: rank relations in a run of their own",
+    ],
     [
       opts.scoresRelation ? undefined : (opts.scoresHead ?? opts.scoresTail),
       opts.scoresHead ? "--scores-head" : "--scores-tail",
@@ -644,12 +649,13 @@ async function evaluateModel(run: RunContext): Promise<void> {
   }
   const filter = runFilter(run, negatives !== null);
   const sides: TaskSide[] = entitySides(opts);
+  const relation = relationSide(opts);
   const estimating = negatives && opts.estimateFull ? sampledEstimatePlan(run, negatives, k, sides) : null;
   const evaluator = new RankEvaluator({
     numEntities: n,
     numRelations: ds.numRelations,
     filterTriples: filter.triples,
-    sides: sides.length === 2 ? "both" : sides[0],
+    sides: relation ? [...sides, "relation"] : sides.length === 2 ? "both" : sides[0],
     ks: opts.ks,
     metrics: opts.metrics,
     ...(opts.entityShard ? { entityShard: opts.entityShard } : {}),
@@ -657,7 +663,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
   const label =
     `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}` +
     `${opts.entityShard ? ` entity shard ${opts.entityShard.index}/${opts.entityShard.count}` : ""} from embeddings`;
-  const total = run.sample ? run.sample.sampled : (hi - lo) * sides.length;
+  const total = run.sample ? run.sample.sampled : (hi - lo) * (sides.length + (relation ? 1 : 0));
   const progress = new Progress(label, total, { quiet: opts.quiet, report: run.out.progress });
   try {
     if (run.sample && opts.memory !== undefined) {
@@ -700,8 +706,14 @@ async function evaluateModel(run: RunContext): Promise<void> {
           throw cliModelError(e, opts);
         });
     }
-    for (const side of opts.memory !== undefined || opts.entityShard ? [] : sides) {
-      const own = run.sample ? run.sample[side] : evaluated.subarray(3 * lo, 3 * hi);
+    const ranked: TaskSide[] = opts.memory !== undefined || opts.entityShard ? [] : sides;
+    for (const side of relation ? [...ranked, "relation" as const] : ranked) {
+      const own =
+        side === "relation"
+          ? evaluated.subarray(3 * lo, 3 * hi)
+          : run.sample
+            ? run.sample[side]
+            : evaluated.subarray(3 * lo, 3 * hi);
       for (let start = 0; start < own.length / 3; start += MODEL_ROWS) {
         const end = Math.min(own.length / 3, start + MODEL_ROWS);
         const triples = own.subarray(3 * start, 3 * end);

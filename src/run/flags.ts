@@ -101,7 +101,7 @@ export function evaluateFlags(cmd: Command): Command {
     .addOption(outputOption())
     .option(
       "--sides <list>",
-      "sides to rank: head,tail (default), head or tail, and relation ((h, ?, t) among the relations, from --scores-relation or the frequency baseline); with --scores-*, the sides whose files are given",
+      "sides to rank: head,tail (default), head or tail, and relation ((h, ?, t) among the relations, from --scores-relation, the model or the frequency baseline); with --scores-*, the sides whose files are given",
       sidesArg,
     )
     .option(
