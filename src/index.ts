@@ -128,6 +128,8 @@ export { parseNpz, readNpz } from "./io/npz";
 export { parseSafetensors, readSafetensors } from "./io/safetensors";
 export { labelMaps, mapTriples, readTriples, splitTsvTriples } from "./io/tsv";
 export type { LabelMaps, TriplesFile } from "./io/tsv";
+export { parseQuadruples, readQuadruples } from "./io/quadruples";
+export type { QuadrupleDataset, QuadrupleTexts } from "./io/quadruples";
 export { BUNDLED_DATASETS, EXTERNAL_DATASETS, loadDataset, loadDatasetAsync } from "./io/datasets";
 export type { Dataset, LoadDatasetAsyncOptions, LoadDatasetOptions, Split } from "./io/datasets";
 export { writeFileAtomic } from "./io/atomic";

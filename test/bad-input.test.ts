@@ -42,6 +42,7 @@ import {
   readNpy,
   readNpz,
   readSafetensors,
+  parseQuadruples,
   readTriples,
   splitTsvTriples,
   writeNpy,
@@ -757,6 +758,18 @@ export const CASES: Case[] = [
     call: () => readTriples(latin1Tsv, { argument: "--train" }),
     error: KgrankInputError,
     argument: "--train",
+  },
+  {
+    kind: "quadruple TSV timestamp that does not parse (line named)",
+    call: () => parseQuadruples({ train: "a\tr\tb\t2014-02-30\n" }),
+    error: KgrankInputError,
+    argument: "train",
+  },
+  {
+    kind: "quadruple TSV with 3 columns (line named)",
+    call: () => parseQuadruples({ train: "a\tr\tb\t1\n", test: "a\tr\tb\n" }),
+    error: KgrankInputError,
+    argument: "test",
   },
   { kind: "unknown dataset", call: () => loadDataset("freebase-2"), error: KgrankInputError, argument: "dataset" },
   {
