@@ -72,7 +72,12 @@ export type { ChunkedBatchOptions, EntitySlice } from "./evaluation/chunked";
 export { RankResults } from "./evaluation/results";
 export { RelationRanker } from "./evaluation/relation-ranks";
 export { TEMPORAL_SETTINGS, TemporalEvaluator } from "./evaluation/temporal";
-export type { TemporalEvaluatorOptions, TemporalScoreBatch, TemporalSetting } from "./evaluation/temporal";
+export type {
+  TemporalEvaluatorOptions,
+  TemporalModelBatch,
+  TemporalScoreBatch,
+  TemporalSetting,
+} from "./evaluation/temporal";
 export type { RelationBatch, RelationRankerOptions } from "./evaluation/relation-ranks";
 export { estimateFull, sampleTasks } from "./evaluation/task-sample";
 export { estimateFromSampledRanks } from "./evaluation/sampled-negatives";

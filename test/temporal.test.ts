@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 
-import { TemporalEvaluator } from "../src/index";
+import { EmbeddingModel, TemporalEvaluator } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { ICEWS14_SHAPE, seededTemporal } from "./helpers/temporal";
 
@@ -12,7 +12,7 @@ import { ICEWS14_SHAPE, seededTemporal } from "./helpers/temporal";
 function referenceRanks(
   rows: Int32Array,
   side: "head" | "tail",
-  scores: Float32Array,
+  scores: ArrayLike<number>,
   numEntities: number,
   key: ((q: Int32Array, i: number) => string) | null,
   known: Map<string, Set<number>>,
@@ -137,6 +137,57 @@ describe(`TemporalEvaluator on an ICEWS14-shaped fixture on ${backendLabel}`, ()
     const mrr = (s: "raw" | "static" | "timeAware") => results[s].get("both.pessimistic.mrr");
     expect(mrr("raw")).toBeLessThan(mrr("timeAware"));
     expect(mrr("timeAware")).toBeLessThan(mrr("static"));
+  });
+
+  it("ranks a static embedding model per timestamp in the three settings, as brute force on its exact scores", () => {
+    // DistMult with small integer embeddings: every score is an exact integer, ties included, in any accumulation.
+    const dim = 8;
+    const ent = new Float32Array(numEntities * dim).map(() => Math.floor(rnd() * 5) - 2);
+    const rel = new Float32Array(numRelations * dim).map(() => Math.floor(rnd() * 5) - 2);
+    const model = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: ent, shape: [numEntities, dim] },
+      relationEmbeddings: { data: rel, shape: [numRelations, dim] },
+    });
+    const ev = new TemporalEvaluator({ numEntities, numRelations, numTimestamps, filterQuadruples: all });
+    const rows = data.test.subarray(0, 4 * 120);
+    for (const side of ["head", "tail"] as const) {
+      ev.addModelSync({ model, quadruples: rows, side });
+      const n = rows.length / 4;
+      const scores = new Float64Array(n * numEntities);
+      for (let i = 0; i < n; i++) {
+        const [h, r, t] = [rows[4 * i]!, rows[4 * i + 1]!, rows[4 * i + 2]!];
+        for (let e = 0; e < numEntities; e++) {
+          const [a, b] = side === "tail" ? [h, e] : [e, t];
+          let v = 0;
+          for (let k = 0; k < dim; k++) v += ent[a * dim + k]! * rel[r * dim + k]! * ent[b * dim + k]!;
+          scores[i * numEntities + e] = v;
+        }
+      }
+      const anchor = side === "tail" ? 0 : 2;
+      const keys = {
+        raw: null,
+        static: (q: Int32Array, i: number) => `${side} ${q[4 * i + anchor]!} ${q[4 * i + 1]!}`,
+        timeAware: (q: Int32Array, i: number) => `${side} ${q[4 * i + anchor]!} ${q[4 * i + 1]!} ${q[4 * i + 3]!}`,
+      };
+      for (const s of ["raw", "static", "timeAware"] as const) {
+        const want = referenceRanks(
+          rows,
+          side,
+          scores,
+          numEntities,
+          keys[s],
+          s === "timeAware" ? timeKnown : staticKnown,
+        );
+        const got = ev.evaluators[s].taskColumns(side);
+        expect([...got.optimistic]).toEqual([...want.optimistic]);
+        expect([...got.pessimistic]).toEqual([...want.pessimistic]);
+        expect([...got.numCandidates]).toEqual([...want.numCandidates]);
+      }
+    }
+    expect(() => ev.addModelSync({ model, quadruples: rows, side: "both" as "head" })).toThrow(
+      /^side: must be "head" or "tail"/,
+    );
   });
 
   it("refuses quadruples outside the sizes and a composite relation id past 2^31", () => {

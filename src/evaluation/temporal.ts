@@ -8,6 +8,7 @@
 import { KgrankInputError } from "../checks/errors";
 import { isArrayLike, options as checkOptions } from "../checks/validate";
 import type { AsyncOptions } from "../backend/call-control";
+import type { EmbeddingModel } from "../scoring/embedding-model";
 import { RankEvaluator } from "./evaluator";
 import type { RankResults } from "./results";
 import type { EvaluationSide, FinalizeOptions, RankEvaluatorOptions } from "./types";
@@ -32,6 +33,18 @@ export interface TemporalEvaluatorOptions {
   weighting?: RankEvaluatorOptions["weighting"];
   threads?: number;
 }
+
+/** Quadruples ranked from a static model's embeddings: the model scores (h, r, t) whatever τ. */
+export interface TemporalModelBatch {
+  model: EmbeddingModel;
+  /** The evaluated quadruples of the batch: b x 4 (head, relation, tail, timestamp). */
+  quadruples: Int32Array;
+  side: EvaluationSide;
+  threads?: number;
+}
+
+/** Triples scored per model call: bounds the transient memory to about 64 bytes each (16 MiB). */
+const MODEL_TRIPLES = 1 << 18;
 
 export interface TemporalScoreBatch {
   /** The evaluated quadruples of the batch: b x 4 (head, relation, tail, timestamp). */
@@ -163,6 +176,42 @@ export class TemporalEvaluator {
     const b = this.batches(rest as TemporalScoreBatch);
     const control = { ...(signal !== undefined && { signal }), ...(onProgress !== undefined && { onProgress }) };
     for (const s of TEMPORAL_SETTINGS) await this.evaluators[s].add({ ...b[s], ...control });
+  }
+
+  /**
+   * Ranks the rows of a static embedding model (its interaction ignores τ) in the three settings: each row's scores
+   * of every entity come from model.scoreTriples, about MODEL_TRIPLES triples per call, and go to addSync.
+   */
+  addModelSync(batch: TemporalModelBatch): void {
+    checkOptions("batch", batch, ["model", "quadruples", "side", "threads"]);
+    const { model, quadruples, side } = batch;
+    if (!(quadruples instanceof Int32Array) || quadruples.length % 4 !== 0)
+      throw new KgrankInputError("quadruples", "must be an Int32Array of b x 4 ids (head, relation, tail, timestamp)");
+    if (side !== "head" && side !== "tail") throw new KgrankInputError("side", 'must be "head" or "tail"');
+    if (model?.numEntities !== this.numEntities || model.numRelations < this.numRelations) {
+      throw new KgrankInputError(
+        "model",
+        `must score ${this.numEntities} entities and ${this.numRelations} relations, as the evaluator was made for`,
+      );
+    }
+    const e = this.numEntities;
+    const per = Math.max(1, Math.floor(MODEL_TRIPLES / e));
+    const opts = batch.threads !== undefined ? { threads: batch.threads } : {};
+    for (let start = 0; start < quadruples.length / 4; start += per) {
+      const rows = quadruples.subarray(4 * start, 4 * Math.min(start + per, quadruples.length / 4));
+      const b = rows.length / 4;
+      this.split(rows, "quadruples");
+      const triples = new Int32Array(b * e * 3);
+      for (let i = 0; i < b; i++) {
+        const [h, r, t] = [rows[4 * i]!, rows[4 * i + 1]!, rows[4 * i + 2]!];
+        for (let c = 0, k = 3 * i * e; c < e; c++, k += 3) {
+          triples[k] = side === "head" ? c : h;
+          triples[k + 1] = r;
+          triples[k + 2] = side === "tail" ? c : t;
+        }
+      }
+      this.addSync({ quadruples: rows, side, scores: model.scoreTriples(triples, opts), ...opts });
+    }
   }
 
   /** Every metric of each setting, keyed raw / static / timeAware. */
