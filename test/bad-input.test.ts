@@ -31,6 +31,7 @@ import {
   RankCounter,
   RankEvaluator,
   RelationRanker,
+  TemporalEvaluator,
   UnknownMetricError,
   encodeNpy,
   loadDataset,
@@ -770,6 +771,30 @@ export const CASES: Case[] = [
     call: () => parseQuadruples({ train: "a\tr\tb\t1\n", test: "a\tr\tb\n" }),
     error: KgrankInputError,
     argument: "test",
+  },
+  {
+    kind: "TemporalEvaluator quadruple timestamp id past numTimestamps",
+    call: () =>
+      new TemporalEvaluator({
+        numEntities: 2,
+        numRelations: 1,
+        numTimestamps: 3,
+        filterQuadruples: Int32Array.of(0, 0, 1, 3),
+      }),
+    error: KgrankInputError,
+    argument: "filterQuadruples",
+  },
+  {
+    kind: "TemporalEvaluator numRelations x numTimestamps past 2^31",
+    call: () =>
+      new TemporalEvaluator({
+        numEntities: 2,
+        numRelations: 1 << 16,
+        numTimestamps: 1 << 15,
+        filterQuadruples: new Int32Array(0),
+      }),
+    error: KgrankInputError,
+    argument: "numTimestamps",
   },
   { kind: "unknown dataset", call: () => loadDataset("freebase-2"), error: KgrankInputError, argument: "dataset" },
   {

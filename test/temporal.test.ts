@@ -139,6 +139,16 @@ describe(`TemporalEvaluator on an ICEWS14-shaped fixture on ${backendLabel}`, ()
     expect(mrr("timeAware")).toBeLessThan(mrr("static"));
   });
 
+  it("keeps the time-aware filter index within 12 bytes per fact", () => {
+    const ev = new TemporalEvaluator({ numEntities, numRelations, numTimestamps, filterQuadruples: all });
+    const facts = all.reduce((n, q) => n + q.length / 4, 0);
+    type Index = { stats(): { keys: number; answers: number; bytes: number } };
+    const index = (s: "static" | "timeAware") =>
+      (ev.evaluators[s] as unknown as { filter: Record<"head" | "tail", Index> }).filter.tail.stats();
+    expect(index("timeAware").bytes).toBeLessThanOrEqual(12 * facts);
+    expect(index("timeAware").keys).toBeGreaterThan(index("static").keys);
+  });
+
   it("ranks a static embedding model per timestamp in the three settings, as brute force on its exact scores", () => {
     // DistMult with small integer embeddings: every score is an exact integer, ties included, in any accumulation.
     const dim = 8;
