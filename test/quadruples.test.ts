@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import { KgrankInputError, parseQuadruples, readQuadruples } from "../src/index";
@@ -85,5 +86,37 @@ describe(`quadruple TSV on ${backendLabel}`, () => {
     expect(() => readQuadruples({ train: samplePaths.train, test: join(SAMPLE, "missing.txt") })).toThrow(
       KgrankInputError,
     );
+  });
+
+  it("on any text, returns ids in range and timestamps in time order, or a KgrankInputError naming a line", () => {
+    const label = fc.constantFrom("a", "b", "r", "q", "", " x");
+    const stamp = fc.constantFrom("7", "007", "-3", "24", "2014-01-01", "2016-02-29", "2014-02-29", "x");
+    const line = fc.oneof(
+      { weight: 6, arbitrary: fc.tuple(label, label, label, stamp).map((f) => f.join("\t")) },
+      { weight: 1, arbitrary: fc.array(fc.oneof(label, stamp), { maxLength: 5 }).map((f) => f.join("\t")) },
+    );
+    const text = fc
+      .tuple(fc.constantFrom("", "\uFEFF"), fc.array(line, { maxLength: 4 }), fc.constantFrom("\n", "\r\n"))
+      .map(([bom, lines, end]) => bom + lines.join(end));
+    let parsed = 0;
+    fc.assert(
+      fc.property(text, text, (train, test) => {
+        let d;
+        try {
+          d = parseQuadruples({ train, test });
+        } catch (e) {
+          expect(e).toBeInstanceOf(KgrankInputError);
+          expect((e as Error).message).toMatch(/^(train|test): line \d+ /);
+          return;
+        }
+        parsed += d.train.length > 0 ? 1 : 0;
+        const sizes = [d.entityLabels.length, d.relationLabels.length, d.entityLabels.length, d.timestamps.length];
+        for (const q of [d.train, d.test]) q.forEach((v, i) => expect(v >= 0 && v < sizes[i % 4]!).toBe(true));
+        const order = d.timestamps.map((t) => (/^-?\d+$/.test(t) ? Number(t) : Date.parse(t)));
+        for (let i = 1; i < order.length; i++) expect(order[i]!).toBeGreaterThan(order[i - 1]!);
+      }),
+      { numRuns: 400, seed: 27 },
+    );
+    expect(parsed).toBeGreaterThan(10);
   });
 });
