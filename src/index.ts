@@ -71,6 +71,13 @@ export { ChunkedBatch } from "./evaluation/chunked";
 export type { ChunkedBatchOptions, EntitySlice } from "./evaluation/chunked";
 export { RankResults } from "./evaluation/results";
 export { RelationRanker } from "./evaluation/relation-ranks";
+export { TEMPORAL_SETTINGS, TemporalEvaluator } from "./evaluation/temporal";
+export type {
+  TemporalEvaluatorOptions,
+  TemporalModelBatch,
+  TemporalScoreBatch,
+  TemporalSetting,
+} from "./evaluation/temporal";
 export type { RelationBatch, RelationRankerOptions } from "./evaluation/relation-ranks";
 export { estimateFull, sampleTasks } from "./evaluation/task-sample";
 export { estimateFromSampledRanks } from "./evaluation/sampled-negatives";
@@ -128,6 +135,8 @@ export { parseNpz, readNpz } from "./io/npz";
 export { parseSafetensors, readSafetensors } from "./io/safetensors";
 export { labelMaps, mapTriples, readTriples, splitTsvTriples } from "./io/tsv";
 export type { LabelMaps, TriplesFile } from "./io/tsv";
+export { parseQuadruples, readQuadruples } from "./io/quadruples";
+export type { QuadrupleDataset, QuadrupleTexts } from "./io/quadruples";
 export { BUNDLED_DATASETS, EXTERNAL_DATASETS, loadDataset, loadDatasetAsync } from "./io/datasets";
 export type { Dataset, LoadDatasetAsyncOptions, LoadDatasetOptions, Split } from "./io/datasets";
 export { writeFileAtomic } from "./io/atomic";

@@ -31,6 +31,7 @@ import {
   RankCounter,
   RankEvaluator,
   RelationRanker,
+  TemporalEvaluator,
   UnknownMetricError,
   encodeNpy,
   loadDataset,
@@ -42,6 +43,7 @@ import {
   readNpy,
   readNpz,
   readSafetensors,
+  parseQuadruples,
   readTriples,
   splitTsvTriples,
   writeNpy,
@@ -757,6 +759,42 @@ export const CASES: Case[] = [
     call: () => readTriples(latin1Tsv, { argument: "--train" }),
     error: KgrankInputError,
     argument: "--train",
+  },
+  {
+    kind: "quadruple TSV timestamp that does not parse (line named)",
+    call: () => parseQuadruples({ train: "a\tr\tb\t2014-02-30\n" }),
+    error: KgrankInputError,
+    argument: "train",
+  },
+  {
+    kind: "quadruple TSV with 3 columns (line named)",
+    call: () => parseQuadruples({ train: "a\tr\tb\t1\n", test: "a\tr\tb\n" }),
+    error: KgrankInputError,
+    argument: "test",
+  },
+  {
+    kind: "TemporalEvaluator quadruple timestamp id past numTimestamps",
+    call: () =>
+      new TemporalEvaluator({
+        numEntities: 2,
+        numRelations: 1,
+        numTimestamps: 3,
+        filterQuadruples: Int32Array.of(0, 0, 1, 3),
+      }),
+    error: KgrankInputError,
+    argument: "filterQuadruples",
+  },
+  {
+    kind: "TemporalEvaluator numRelations x numTimestamps past 2^31",
+    call: () =>
+      new TemporalEvaluator({
+        numEntities: 2,
+        numRelations: 1 << 16,
+        numTimestamps: 1 << 15,
+        filterQuadruples: new Int32Array(0),
+      }),
+    error: KgrankInputError,
+    argument: "numTimestamps",
   },
   { kind: "unknown dataset", call: () => loadDataset("freebase-2"), error: KgrankInputError, argument: "dataset" },
   {
