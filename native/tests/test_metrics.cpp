@@ -15,6 +15,7 @@
 #include "power_sums.h"
 #include "rank_sums.h"
 #include "resample.h"
+#include "resample_reference.h"
 #include "simd.h"
 #include "sampling.h"
 
@@ -354,101 +355,25 @@ void aggregate_honours_the_simd_level() {
   CHECK(kgrank::kernel_table(static_cast<SimdLevel>(7)).count_f32 == kgrank::kernel_table(SimdLevel::Scalar).count_f32);
 }
 
-// paired_resample against the definition written out: each replicate's swaps or draws from the stream, the column
-// sums in 32 interleaved lanes folded in halves, and the medians of the replicate's rank vectors by sorting them.
+// paired_resample against the definition written out (resample_reference.h), every ISA, thread count and window.
 void paired_resample_matches_definition() {
-  using kgrank::PairedColumns;
   using kgrank::Resampling;
   using kgrank::SimdLevel;
   for (size_t n : {1u, 2u, 31u, 33u, 4097u, 6000u}) {
-    std::vector<double> a(n), b(n);
+    std::vector<double> a(n), b(n), x(2 * n);
     std::mt19937 gen(static_cast<unsigned>(n));
     for (size_t i = 0; i < n; ++i) {
       a[i] = 1 + static_cast<double>(gen() % 80) / 2;
       b[i] = i % 4 == 0 ? a[i] : 1 + static_cast<double>(gen() % 300) / 2;
-    }
-    const size_t cols = 2;
-    std::vector<double> x(cols * n);
-    for (size_t i = 0; i < n; ++i) {
       x[i] = b[i] - a[i];
       x[n + i] = 1 / b[i] - 1 / a[i];
     }
-    std::vector<double> values(a);
-    values.insert(values.end(), b.begin(), b.end());
-    std::sort(values.begin(), values.end());
-    values.erase(std::unique(values.begin(), values.end()), values.end());
-    const auto index_of = [&](double v) {
-      return static_cast<uint32_t>(std::lower_bound(values.begin(), values.end(), v) - values.begin());
-    };
-    std::vector<uint32_t> ia(n), ib(n), oa(n), ob(n);
-    std::vector<double> sa(n), sb(n);
-    for (size_t i = 0; i < n; ++i) {
-      ia[i] = index_of(a[i]);
-      ib[i] = index_of(b[i]);
-      oa[i] = ob[i] = static_cast<uint32_t>(i);
-    }
-    std::stable_sort(oa.begin(), oa.end(), [&](uint32_t i, uint32_t j) { return a[i] < a[j]; });
-    std::stable_sort(ob.begin(), ob.end(), [&](uint32_t i, uint32_t j) { return b[i] < b[j]; });
-    for (size_t k = 0; k < n; ++k) {
-      sa[k] = a[oa[k]];
-      sb[k] = b[ob[k]];
-    }
-    PairedColumns c;
-    c.n = n;
-    c.cols = cols;
-    c.x = x.data();
-    c.medians = true;
-    c.index_a = ia.data();
-    c.index_b = ib.data();
-    c.values = values.data();
-    c.num_values = values.size();
-    c.order_a = oa.data();
-    c.order_b = ob.data();
-    c.sorted_a = sa.data();
-    c.sorted_b = sb.data();
-    const auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      const double lo = v[(v.size() - 1) / 2], hi = v[v.size() / 2];
-      return lo + (hi - lo) / 2;
-    };
+    const kgrank_test::PairedFixture f(a, b, x, 2);
+    kgrank::PairedColumns c = f.columns();
     const uint32_t key = 77, first = 5;
-    const size_t count = 6, width = cols + 2;
+    const size_t count = 6, width = 4;
     for (Resampling kind : {Resampling::Randomization, Resampling::Bootstrap}) {
-      std::vector<double> want(count * width);
-      for (size_t r = 0; r < count; ++r) {
-        const uint32_t k = kgrank::stream_key(key, static_cast<uint32_t>(first + r));
-        std::vector<double> lanes(cols * 32, 0.0), ra(n), rb(n);
-        std::vector<uint32_t> drawn(n, 0);
-        if (kind == Resampling::Bootstrap) {
-          for (size_t i = 0; i < n; ++i) {
-            const size_t p = static_cast<size_t>(std::floor(kgrank::uniform01_keyed(k, static_cast<uint32_t>(i)) * n));
-            ++drawn[p];
-            ra[i] = a[p];
-            rb[i] = b[p];
-          }
-        }
-        for (size_t i = 0; i < n; ++i) {
-          const bool swap = kgrank::uniform01_keyed(k, static_cast<uint32_t>(i)) < 0.5;
-          if (kind == Resampling::Randomization) {
-            ra[i] = swap ? b[i] : a[i];
-            rb[i] = swap ? a[i] : b[i];
-          }
-          for (size_t col = 0; col < cols; ++col) {
-            const double term = kind == Resampling::Randomization ? (swap ? x[col * n + i] : 0.0)
-                                                                  : static_cast<double>(drawn[i]) * x[col * n + i];
-            lanes[col * 32 + i % 32] += term;
-          }
-        }
-        for (size_t col = 0; col < cols; ++col) {
-          double* l = lanes.data() + col * 32;
-          for (size_t w = 16; w >= 1; w /= 2) {
-            for (size_t j = 0; j < w; ++j) l[j] += l[j + w];
-          }
-          want[r * width + col] = l[0];
-        }
-        want[r * width + cols] = median(ra);
-        want[r * width + cols + 1] = median(rb);
-      }
+      const std::vector<double> want = f.reference(kind, key, first, count);
       for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
         if (!kgrank::simd_supported(level)) continue;
         for (unsigned threads : {1u, 3u}) {
