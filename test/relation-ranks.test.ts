@@ -8,7 +8,8 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
-import { FrequencyBaseline, KgrankInputError, RankEvaluator, RelationRanker } from "../src/index";
+import { expectInputError } from "./helpers/errors";
+import { FrequencyBaseline, RankEvaluator, RelationRanker } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { loadBundled, loadShared, sharedDataset } from "./helpers/datasets";
 import { describeWith, external, pythonWith } from "./helpers/external";
@@ -152,24 +153,21 @@ describe(`RelationRanker on ${backendLabel}`, () => {
   it("refuses bad input with typed errors naming the argument", () => {
     const ranker = new RelationRanker({ numEntities: E, numRelations: R, filterTriples: train });
     const one = train.subarray(0, 3);
-    const bad = (f: () => unknown, argument: string, text: RegExp) => {
-      let err: unknown;
-      try {
-        f();
-      } catch (e) {
-        err = e;
-      }
-      expect(err).toBeInstanceOf(KgrankInputError);
-      expect((err as KgrankInputError).argument).toBe(argument);
-      expect((err as Error).message).toMatch(text);
-    };
-    bad(() => ranker.rank({ triples: one, scores: new Float32Array(E) }), "scores", /numRelations 55/);
-    bad(() => ranker.rank({ triples: [0, R, 0], scores: new Float32Array(R) }), "triples", /relation 55/);
-    bad(() => ranker.rank({ triples: [0, 0, 0], scores: new Float32Array(R) }), "triples", /not in filterTriples/);
-    bad(() => ranker.rank({ triples: [], scores: new Float32Array(0) }), "triples", /empty/);
-    bad(() => new RelationRanker({ numEntities: E, numRelations: 0 }), "numRelations", /integer/);
-    bad(() => new RelationRanker({ numEntities: E, numRelations: R, filterTriples: [] }), "filterTriples", /empty/);
-    bad(() => ranker.rank({ triples: one, scores: new Float32Array(R).fill(NaN) }), "scores", /NaN/);
+    expectInputError(() => ranker.rank({ triples: one, scores: new Float32Array(E) }), "scores", /numRelations 55/);
+    expectInputError(() => ranker.rank({ triples: [0, R, 0], scores: new Float32Array(R) }), "triples", /relation 55/);
+    expectInputError(
+      () => ranker.rank({ triples: [0, 0, 0], scores: new Float32Array(R) }),
+      "triples",
+      /not in filterTriples/,
+    );
+    expectInputError(() => ranker.rank({ triples: [], scores: new Float32Array(0) }), "triples", /empty/);
+    expectInputError(() => new RelationRanker({ numEntities: E, numRelations: 0 }), "numRelations", /integer/);
+    expectInputError(
+      () => new RelationRanker({ numEntities: E, numRelations: R, filterTriples: [] }),
+      "filterTriples",
+      /empty/,
+    );
+    expectInputError(() => ranker.rank({ triples: one, scores: new Float32Array(R).fill(NaN) }), "scores", /NaN/);
   });
 });
 

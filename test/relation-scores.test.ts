@@ -10,7 +10,8 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
-import { EmbeddingModel, KgrankInputError, RankEvaluator, RelationRanker } from "../src/index";
+import { expectInputError } from "./helpers/errors";
+import { EmbeddingModel, RankEvaluator, RelationRanker } from "../src/index";
 import { kernels } from "../src/backend/backend";
 import { backendLabel } from "./helpers/backend";
 import { loadBundled, loadShared, sharedDataset } from "./helpers/datasets";
@@ -98,29 +99,22 @@ describe(`EmbeddingModel.scoreRelations on ${backendLabel}`, () => {
 
   it("refuses bad input with typed errors naming the argument and the fix", () => {
     const model = build({ name: "transe-l1" }, E, R, 4, 9, "float32");
-    const bad = (f: () => unknown, argument: string, text: RegExp) => {
-      let err: unknown;
-      try {
-        f();
-      } catch (e) {
-        err = e;
-      }
-      expect(err).toBeInstanceOf(KgrankInputError);
-      expect((err as KgrankInputError).argument).toBe(argument);
-      expect((err as Error).message).toMatch(text);
-    };
-    bad(() => model.scoreRelations([0, 0, E]), "triples", /row 0: tail 14 is not an id in \[0, 14\)/);
-    bad(() => model.scoreRelations([-1, 0, 0]), "triples", /row 0: head -1/);
-    bad(() => model.scoreRelations([0, R, 0]), "triples", /row 0: relation 55 is not an id in \[0, 55\)/);
-    bad(() => model.scoreRelations([0, 0]), "triples", /not a multiple of 3/);
-    bad(() => model.scoreRelations(test, { thread: 2 } as never), "scoreRelations options", /thread/);
+    expectInputError(() => model.scoreRelations([0, 0, E]), "triples", /row 0: tail 14 is not an id in \[0, 14\)/);
+    expectInputError(() => model.scoreRelations([-1, 0, 0]), "triples", /row 0: head -1/);
+    expectInputError(() => model.scoreRelations([0, R, 0]), "triples", /row 0: relation 55 is not an id in \[0, 55\)/);
+    expectInputError(() => model.scoreRelations([0, 0]), "triples", /not a multiple of 3/);
+    expectInputError(() => model.scoreRelations(test, { thread: 2 } as never), "scoreRelations options", /thread/);
     // float32 overflow of finite embeddings: named with its row and relation, and the fix.
     const huge = new EmbeddingModel({
       interaction: "distmult",
       entityEmbeddings: { data: new Float32Array(E * 2).fill(1e19), shape: [E, 2] },
       relationEmbeddings: { data: new Float32Array(R * 2).fill(1e19), shape: [R, 2] },
     });
-    bad(() => huge.scoreRelations([1, 0, 2]), "model", /row 0 \(1, 0, 2\) is Infinity: float32 overflow.*rescale/);
+    expectInputError(
+      () => huge.scoreRelations([1, 0, 2]),
+      "model",
+      /row 0 \(1, 0, 2\) is Infinity: float32 overflow.*rescale/,
+    );
   });
 });
 
