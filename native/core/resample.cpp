@@ -83,9 +83,9 @@ struct Scratch {
   std::vector<double> lanes;
   std::vector<uint32_t> chosen;  // the block's value indices of run a's vector, relative to the window
   std::vector<uint8_t> inside;   // whether each lies inside it (padded to whole words of eight)
-  std::vector<uint32_t> window;  // run a's vector's count inside the window
+  std::vector<uint32_t> window;  // run a's vector's count inside the window, per replicate of the group
   std::vector<uint32_t> hist;    // its full count, when the window misses a median
-  std::vector<size_t> below;     // the bootstrap's draws below each run's window, per replicate
+  std::vector<size_t> below;     // values below the window(s), per replicate (the bootstrap: per run too)
 };
 
 // The randomization's two medians. Run a's vector takes each task's rank from a or, swapped, from b, and b's vector
@@ -93,44 +93,45 @@ struct Scratch {
 // the k-th smallest value, so the values below the window and the count inside it find it whenever it lies inside;
 // a replicate whose median does not (the window spans 8 standard deviations of a median's position on each side,
 // so hardly ever) counts run a's vector in full.
-void randomization_medians(const PairedColumns& c, const Shared& sh, uint32_t key, const KernelTable& k, Scratch& s,
-                           double* out) {
-  const size_t n = c.n;
-  const Middle m(n);
-  std::fill(s.window.begin(), s.window.end(), 0u);
-  size_t below = 0;
+// One block's part of that count, from the block's swaps: run a's values below the window (added to *below) and
+// inside it (counted in `window`).
+void count_window(const PairedColumns& c, const Shared& sh, const uint8_t* sw, size_t b0, uint32_t len, Scratch& s,
+                  uint32_t* window, size_t* below) {
   const uint32_t lo = sh.lo, width = sh.width;
-  for (size_t b0 = 0; b0 < n; b0 += kBlock) {
-    const uint32_t len = static_cast<uint32_t>(std::min<size_t>(kBlock, n - b0));
-    k.keyed_swaps(key, static_cast<uint32_t>(b0), len, s.swaps.data());
-    const uint8_t* sw = s.swaps.data();
-    const uint32_t* ia = c.index_a + b0;
-    const uint32_t* ib = c.index_b + b0;
-    uint32_t* chosen = s.chosen.data();
-    uint8_t* inside = s.inside.data();
-    // Branch-free, so it vectorises: run a's value index of each task, relative to the window (wrapping below it, so
-    // one unsigned comparison tests membership), whether it lies inside, and how many lie below.
-    size_t under = 0;
-    for (uint32_t i = 0; i < len; ++i) {
-      const uint32_t from_a = ia[i], from_b = ib[i];  // both loaded: a select, not a branch on a random bit
-      const uint32_t v = sw[i] ? from_b : from_a;
-      chosen[i] = v - lo;
-      inside[i] = (v - lo) < width;
-      under += v < lo;
-    }
-    below += under;
-    // Most tasks lie outside the window: eight flags at a time are skipped when none is set.
-    for (uint32_t i = 0; i < len; i += 8) {
-      uint64_t word = 0;
-      std::memcpy(&word, inside + i, 8);
-      if (word == 0) continue;
-      for (uint32_t j = i; j < std::min(len, i + 8); ++j) {
-        if (inside[j]) ++s.window[chosen[j]];
-      }
+  const uint32_t* ia = c.index_a + b0;
+  const uint32_t* ib = c.index_b + b0;
+  uint32_t* chosen = s.chosen.data();
+  uint8_t* inside = s.inside.data();
+  // Branch-free, so it vectorises: run a's value index of each task, relative to the window (wrapping below it, so
+  // one unsigned comparison tests membership), whether it lies inside, and how many lie below.
+  size_t under = 0;
+  for (uint32_t i = 0; i < len; ++i) {
+    const uint32_t from_a = ia[i], from_b = ib[i];  // both loaded: a select, not a branch on a random bit
+    const uint32_t v = sw[i] ? from_b : from_a;
+    chosen[i] = v - lo;
+    inside[i] = (v - lo) < width;
+    under += v < lo;
+  }
+  *below += under;
+  // Most tasks lie outside the window: eight flags at a time are skipped when none is set.
+  for (uint32_t i = 0; i < len; i += 8) {
+    uint64_t word = 0;
+    std::memcpy(&word, inside + i, 8);
+    if (word == 0) continue;
+    for (uint32_t j = i; j < std::min(len, i + 8); ++j) {
+      if (inside[j]) ++window[chosen[j]];
     }
   }
+}
+
+// The two medians of a replicate from its window count (count_window over every block); a median outside the
+// window is counted in full, the replicate's swaps drawn again for that.
+void randomization_medians(const PairedColumns& c, const Shared& sh, uint32_t key, const KernelTable& k, Scratch& s,
+                           const uint32_t* w, size_t below, double* out) {
+  const size_t n = c.n;
+  const Middle m(n);
+  const uint32_t lo = sh.lo, width = sh.width;
   const double* window_values = c.values + lo;
-  const uint32_t* w = s.window.data();
   const uint32_t* pooled = sh.window_ab.data();
   size_t inside_a = 0, inside_ab = 0;
   for (uint32_t v = 0; v < width; ++v) {
@@ -173,7 +174,9 @@ void randomization_group(const PairedColumns& c, const Shared& shared, const uin
                          const KernelTable& k, Scratch& s, double* out, size_t width) {
   const size_t n = c.n;
   std::fill(s.lanes.begin(), s.lanes.end(), 0.0);
-  for (size_t b0 = 0; b0 < n && c.cols > 0; b0 += kBlock) {
+  std::fill(s.window.begin(), s.window.end(), 0u);
+  std::fill(s.below.begin(), s.below.end(), size_t{0});
+  for (size_t b0 = 0; b0 < n && (c.cols > 0 || c.medians); b0 += kBlock) {
     const uint32_t len = static_cast<uint32_t>(std::min<size_t>(kBlock, n - b0));
     for (size_t r = 0; r < group; ++r) k.keyed_swaps(keys[r], static_cast<uint32_t>(b0), len, &s.swaps[r * kBlock]);
     for (size_t col = 0; col < c.cols; ++col) {
@@ -182,10 +185,18 @@ void randomization_group(const PairedColumns& c, const Shared& shared, const uin
         k.masked_lane_sums(&s.swaps[r * kBlock], x, len, &s.lanes[(r * c.cols + col) * kLanes]);
       }
     }
+    if (c.medians) {
+      for (size_t r = 0; r < group; ++r) {
+        count_window(c, shared, &s.swaps[r * kBlock], b0, len, s, &s.window[r * shared.width], &s.below[r]);
+      }
+    }
   }
   for (size_t r = 0; r < group; ++r) {
     for (size_t col = 0; col < c.cols; ++col) out[r * width + col] = fold(&s.lanes[(r * c.cols + col) * kLanes]);
-    if (c.medians) randomization_medians(c, shared, keys[r], k, s, out + r * width + c.cols);
+    if (c.medians) {
+      randomization_medians(c, shared, keys[r], k, s, &s.window[r * shared.width], s.below[r],
+                            out + r * width + c.cols);
+    }
   }
 }
 
@@ -314,7 +325,8 @@ void paired_resample(Resampling kind, const PairedColumns& columns, uint32_t key
             s.hist.resize(columns.num_values);
             s.chosen.resize(kBlock);
             s.inside.assign(kBlock + 8, 0);
-            s.window.resize(shared.width);
+            s.window.resize(size * shared.width);
+            s.below.resize(size);
           }
         } else {
           s.picks.resize(kBlock);
