@@ -6,6 +6,7 @@
       "native/core/simd.cpp",
       "native/core/thread_pool.cpp",
       "native/core/count.cpp",
+      "native/core/constrained.cpp",
       "native/core/filter_index.cpp",
       "native/core/kernels_scalar.cpp",
       "native/core/harmonic.cpp",

@@ -67,6 +67,14 @@ export type {
   TaskSide,
   Weighting,
 } from "./evaluation/evaluator";
+export { CandidateSets } from "./ranking/candidate-sets";
+export type {
+  CandidateProtocol,
+  CandidateSetArrays,
+  CandidateSetsFromPairsOptions,
+  CandidateSetsFromTriplesOptions,
+  CandidateSide,
+} from "./ranking/candidate-sets";
 export { ChunkedBatch } from "./evaluation/chunked";
 export type { ChunkedBatchOptions, EntitySlice } from "./evaluation/chunked";
 export { RankResults } from "./evaluation/results";

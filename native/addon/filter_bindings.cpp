@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "../core/constrained.h"
 #include "../core/count.h"
 #include "../core/filter_index.h"
 #include "async.h"
@@ -73,6 +74,8 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
                         InstanceMethod("stats", &FilterIndexWrap::Guard<&FilterIndexWrap::Stats>),
                         InstanceMethod("countFiltered", &FilterIndexWrap::Guard<&FilterIndexWrap::CountFiltered>),
                         InstanceMethod("rankTriples", &FilterIndexWrap::Guard<&FilterIndexWrap::RankTriples>),
+                        InstanceMethod("rankTriplesConstrained",
+                                       &FilterIndexWrap::Guard<&FilterIndexWrap::RankTriplesConstrained>),
                         InstanceMethod("countFilteredAsync",
                                        &FilterIndexWrap::Guard<&FilterIndexWrap::CountFilteredAsync>),
                         InstanceMethod("countFilteredRange",
@@ -311,6 +314,59 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
                                                  static_cast<float*>(raw_data(th)), out, options)
                           : kgrank::rank_triples(static_cast<const double*>(raw_data(scores)), rows, t, index_, k,
                                                  static_cast<double*>(raw_data(th)), out, options));
+    return env.Undefined();
+  }
+
+  // rankTriplesConstrained(scores, triples, filtered, offsets, ids, keysOut, thresholdsOut, out, simd, threads)
+  // rankTriples with each task's candidates cut to its relation's allowed set (kgrank::rank_triples_constrained,
+  // constrained.h): offsets (numRelations + 1) and ids are Int32Arrays, relation r's set ids[offsets[r] ..
+  // offsets[r + 1]); the core checks them (a broken set is InvalidInput) before it reads a score through them.
+  Napi::Value RankTriplesConstrained(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
+    const napi_typedarray_type type = scores.TypedArrayType();
+    if (type != napi_float32_array && type != napi_float64_array) throw_type(env, "scores must be a Float32Array or Float64Array");
+    const size_t cols = static_cast<size_t>(index_.num_entities());
+    if (scores.ElementLength() % cols != 0) throw_range(env, "scores.length must be a multiple of numEntities");
+    const size_t rows = scores.ElementLength() / cols;
+    Napi::TypedArray triples = typed_array_arg(info, 1, "triples");
+    if (triples.TypedArrayType() != napi_int32_array || triples.ElementLength() != 3 * rows) {
+      throw_type(env, "triples must be an Int32Array of 3 ids per score row");
+    }
+    if (info.Length() <= 2 || !info[2].IsBoolean()) throw_type(env, "filtered must be a boolean");
+    const bool filtered = info[2].As<Napi::Boolean>().Value();
+    Napi::TypedArray offsets = typed_array_arg(info, 3, "offsets");
+    if (offsets.TypedArrayType() != napi_int32_array ||
+        offsets.ElementLength() != static_cast<size_t>(index_.num_relations()) + 1) {
+      throw_type(env, "offsets must be an Int32Array of numRelations + 1 entries");
+    }
+    Napi::TypedArray ids = typed_array_arg(info, 4, "ids");
+    if (ids.TypedArrayType() != napi_int32_array) throw_type(env, "ids must be an Int32Array");
+    Napi::TypedArray keys = typed_array_arg(info, 5, "keysOut");
+    if (keys.TypedArrayType() != napi_int32_array || keys.ElementLength() != 3 * rows) {
+      throw_type(env, "keysOut must be an Int32Array of 3 x rows");
+    }
+    Napi::TypedArray th = typed_array_arg(info, 6, "thresholdsOut");
+    if (th.TypedArrayType() != type || th.ElementLength() != rows) throw_type(env, "thresholdsOut must match scores' type, one per row");
+    Napi::TypedArray outArr = typed_array_arg(info, 7, "out");
+    if (outArr.TypedArrayType() != napi_float64_array || outArr.ElementLength() != 6 * rows) {
+      throw_type(env, "out must be a Float64Array of 6 x rows");
+    }
+    const CountOptions options = options_arg(info, 8, 9);
+    kgrank::CandidateSets sets;
+    sets.offsets = static_cast<const uint32_t*>(raw_data(offsets));
+    sets.ids = static_cast<const uint32_t*>(raw_data(ids));
+    sets.size = ids.ElementLength();
+    const auto* t = static_cast<const int32_t*>(raw_data(triples));
+    auto* k = static_cast<int32_t*>(raw_data(keys));
+    auto* out = static_cast<double*>(raw_data(outArr));
+    check_status(env, type == napi_float32_array
+                          ? kgrank::rank_triples_constrained(static_cast<const float*>(raw_data(scores)), rows, t,
+                                                             index_, filtered, sets, k,
+                                                             static_cast<float*>(raw_data(th)), out, options)
+                          : kgrank::rank_triples_constrained(static_cast<const double*>(raw_data(scores)), rows, t,
+                                                             index_, filtered, sets, k,
+                                                             static_cast<double*>(raw_data(th)), out, options));
     return env.Undefined();
   }
 

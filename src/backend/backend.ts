@@ -154,6 +154,7 @@ export interface NativeAddon extends NativeMetricsAddon {
     countFilteredRange(...args: unknown[]): void;
     countFilteredRangeAsync(...args: unknown[]): Promise<void>;
     rankTriples(...args: unknown[]): void;
+    rankTriplesConstrained(...args: unknown[]): void;
   };
 }
 
@@ -273,6 +274,17 @@ function nativeFilterIndex(
         return null;
       } catch (e) {
         const s = statusOf(e);
+        if (!s || !isRankTriplesProblem(s.status)) throw nativeError(e, "triples");
+        return { status: s.status, index: s.index };
+      }
+    },
+    rankTriplesConstrained(scores, triples, filtered, offsets, ids, keys, th, out, t?: number) {
+      try {
+        index.rankTriplesConstrained(scores, triples, filtered, offsets, ids, keys, th, out, level, t ?? threads);
+        return null;
+      } catch (e) {
+        const s = statusOf(e);
+        if (s?.status === StatusCode.InvalidInput) return { status: s.status, index: 0, message: s.message };
         if (!s || !isRankTriplesProblem(s.status)) throw nativeError(e, "triples");
         return { status: s.status, index: s.index };
       }

@@ -138,6 +138,24 @@ export interface FilterIndexHandle {
     out: Float64Array,
     threads?: number,
   ): RankTriplesProblem | null;
+  /**
+   * rankTriples with each task's candidates cut to its relation's allowed set (typed candidates): relation r's
+   * allowed entities are ids[offsets[r] .. offsets[r + 1]) (offsets: numRelations + 1 entries; ids ascending per
+   * relation, in range), plus the true answer itself; the other known answers leave them only when `filtered` (an
+   * index built from no triples serves the unfiltered setting then). Same layouts and problems as rankTriples, and
+   * InvalidInput (with its message) for a broken set.
+   */
+  rankTriplesConstrained(
+    scores: FloatArray,
+    triples: Int32Array,
+    filtered: boolean,
+    offsets: Int32Array,
+    ids: Int32Array,
+    keysOut: Int32Array,
+    thresholdsOut: FloatArray,
+    out: Float64Array,
+    threads?: number,
+  ): RankTriplesProblem | null;
 }
 
 /**
@@ -159,8 +177,10 @@ export enum StatusCode {
 
 /** A problem of FilterIndexHandle.rankTriples: its kind and where (status.h: a flat id index or a row). */
 export interface RankTriplesProblem {
-  status: StatusCode.IdOutOfRange | StatusCode.NanTrueScore | StatusCode.NotInIndex;
+  status: StatusCode.IdOutOfRange | StatusCode.NanTrueScore | StatusCode.NotInIndex | StatusCode.InvalidInput;
   index: number;
+  /** InvalidInput only (rankTriplesConstrained's broken candidate set): what was wrong. */
+  message?: string;
 }
 
 /** The problem FilterIndexHandle.answerCounts returns: an id out of range, at its flat index into the triples. */

@@ -32,6 +32,8 @@ import { runStreamed } from "./streamed-model";
 import type { EmbeddingModel } from "../scoring/embedding-model";
 import type { RankResults } from "./results";
 import { countAsync, countSync, finishBatch, prepareScoreBatch, rankFilteredBatch } from "./score-batch";
+import { type CandidateConstraint, candidateConstraint, rankConstrainedBatch } from "./constrained-batch";
+import type { CandidateSets } from "../ranking/candidate-sets";
 import { type BatchContext, TaskSelection } from "./selection";
 import { decodeShards, encodeState, evaluatorOptions, STATE_FORMAT_VERSION, type StateHeader, withMeta } from "./state";
 import { checkBootstrap } from "./tabulate";
@@ -111,10 +113,13 @@ export class RankEvaluator {
   private restored: StateHeader | null = null;
   /** RankEvaluatorOptions.entityShard: this evaluator keeps partial counts over that entity range (addModel only). */
   private readonly entityShard: EntityShard | null;
+  /** RankEvaluatorOptions.candidates with the indexes its kernel call reads, or null. */
+  private readonly constraint: CandidateConstraint | null;
 
   constructor(args: RankEvaluatorOptions) {
     const fields = options("RankEvaluator options", args, EVALUATOR_KEYS);
-    const { numEntities, numRelations, checked, sides, ks, metricKeys, weighting, threads } = evaluatorSettings(fields);
+    const { numEntities, numRelations, checked, sides, ks, metricKeys, weighting, threads, candidates } =
+      evaluatorSettings(fields);
     this.numEntities = numEntities;
     this.numRelations = numRelations;
     this.sides = sides;
@@ -166,6 +171,22 @@ export class RankEvaluator {
       threads,
       entityRange: this.entityShard ? [this.entityShard.begin, this.entityShard.end] : null,
     };
+    this.constraint = candidates ? candidateConstraint(candidates, this.context) : null;
+  }
+
+  /** The typed candidates this evaluator ranks against (RankEvaluatorOptions.candidates), or null. */
+  get candidates(): CandidateSets | null {
+    return this.constraint?.sets ?? null;
+  }
+
+  /** Typed candidates take whole score rows only (add / addSync): the other entry points are refused. */
+  private checkUnconstrained(what: string, instead: string): void {
+    if (this.constraint) {
+      throw new KgrankStateError(
+        `RankEvaluator.${what}: this evaluator ranks against typed candidates (options.candidates), which need whole ` +
+          `score rows: ${instead}`,
+      );
+    }
   }
 
   /** Entity shards rank from embeddings only: their tasks are partial counts, not ranks. */
@@ -242,6 +263,10 @@ export class RankEvaluator {
 
   /** A batch counted on the calling thread (every check first), as the recording of its columns. */
   private countedNow(fields: Unchecked<ScoreBatch>): () => void {
+    if (this.constraint) {
+      const constrained = rankConstrainedBatch(fields, this.context, this.constraint);
+      return () => this.record(constrained.side, constrained.columns);
+    }
     const one = rankFilteredBatch(fields as ScoreBatch, this.context);
     if (one) return () => this.record(one.side, one.columns);
     const prepared = prepareScoreBatch(fields, this.context);
@@ -261,7 +286,7 @@ export class RankEvaluator {
     this.checkOpen("add");
     this.checkWhole("add");
     const { options: fields, asyncArgs } = callOptions("batch", batch, SCORE_BATCH_KEYS, true);
-    if (!asyncArgs.signal && !asyncArgs.onProgress && oneSlice(fields)) {
+    if (this.constraint || (!asyncArgs.signal && !asyncArgs.onProgress && oneSlice(fields))) {
       // What the addon's job runner would do with a batch of one slice (native/addon/async.h): count it on the
       // JavaScript thread, with the pool, on the next turn of the event loop; here by the one-call path of addSync,
       // without the job's own bookkeeping (about 0.1 ms a call, 8 % of FB15k-237's 512-row batches).
@@ -274,6 +299,8 @@ export class RankEvaluator {
         ]);
         await turn();
         watch.check(); // inputs given away meanwhile are reported as the job runner reports them
+        // Typed candidates: one kernel call on this thread (a constrained row reads only its allowed columns).
+        if (asyncArgs.signal?.aborted) throw asyncArgs.signal.reason;
         recording = this.countedNow(fields);
       } finally {
         await this.release(ticket, recording);
@@ -310,6 +337,7 @@ export class RankEvaluator {
    */
   chunked(batch: ChunkedBatchOptions): ChunkedBatch {
     this.checkOpen("chunked");
+    this.checkUnconstrained("chunked", "add the batch's whole rows");
     this.checkWhole("chunked");
     const result = openChunkedBatch(
       batch,
@@ -326,6 +354,7 @@ export class RankEvaluator {
    * filtered, restricted and weighted as score batches; both sides by default; `negatives`: the OGB protocol. */
   addModelSync(batch: ModelBatch): void {
     this.checkOpen("addModel");
+    this.checkUnconstrained("addModelSync", "score the rows (EmbeddingModel.scoreBatch) and add them");
     if (this.entityShard) {
       throw new KgrankStateError(
         "RankEvaluator.addModelSync: an entity shard's evaluator ranks with addModel (async), reading its entity range in chunks",
@@ -371,6 +400,7 @@ export class RankEvaluator {
    */
   async addModel(batch: ModelBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addModel");
+    this.checkUnconstrained("addModel", "score the rows (EmbeddingModel.scoreBatch) and add them");
     const { options: fields, asyncArgs } = callOptions("batch", batch, MODEL_BATCH_KEYS, true);
     const budget = memoryBudget(fields.memoryBudget);
     const sides = prepareModelBatch(fields, this.context);
@@ -424,6 +454,10 @@ export class RankEvaluator {
   async addSampled(batch: SampledBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addSampled");
     this.checkWhole("addSampled");
+    this.checkUnconstrained(
+      "addSampled",
+      "sampled negatives are a candidate set of their own; use an evaluator without candidates",
+    );
     const { options: fields, asyncArgs } = callOptions("batch", batch, SAMPLED_BATCH_KEYS, true);
     const side = sideArg(fields.side, this.context.sides);
     const rows = isArrayLike(fields.positiveScores) ? fields.positiveScores.length : 0;
@@ -445,6 +479,10 @@ export class RankEvaluator {
   addSampledSync(batch: SampledBatch): void {
     this.checkOpen("addSampled");
     this.checkWhole("addSampled");
+    this.checkUnconstrained(
+      "addSampled",
+      "sampled negatives are a candidate set of their own; use an evaluator without candidates",
+    );
     const fields = options("batch", batch, SAMPLED_BATCH_KEYS);
     const side = sideArg(fields.side, this.context.sides);
     const [columns, skipped] = sampledTasks(
@@ -460,6 +498,7 @@ export class RankEvaluator {
   addRanks(batch: RanksBatch): void {
     this.checkOpen("addRanks");
     this.checkWhole("addRanks");
+    this.checkUnconstrained("addRanks", "ranks computed elsewhere were not ranked against these sets; add scores");
     const fields = options("batch", batch, RANKS_BATCH_KEYS);
     const side = fields.side === "relation" ? this.relationSide("addRanks") : sideArg(fields.side, this.context.sides);
     const columns = rankedTasks(fields, side, this.numEntities, this.numRelations);
@@ -604,6 +643,7 @@ export class RankEvaluator {
       skipped: this.perSide((side) => this.skippedTasks[side]),
       tasks: this.taskCounts,
       ...(this.entityShard ? { entityShard: { index: this.entityShard.index, count: this.entityShard.count } } : {}),
+      ...(this.constraint ? { candidates: this.constraint.sets.describe() } : {}),
     };
   }
 

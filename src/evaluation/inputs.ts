@@ -5,6 +5,7 @@
 import { KgrankInputError } from "../checks/errors";
 import type { FloatArray } from "../contract/kernels";
 import { DEFAULT_KS, metricSelection } from "../metrics/index";
+import { CandidateSets } from "../ranking/candidate-sets";
 import { cutoffs, describe, integer, isArrayLike, threadCount, tripleArray, type Unchecked } from "../checks/validate";
 import { type BatchContext, idSet } from "./selection";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
@@ -259,6 +260,8 @@ export function evaluatorSettings(options: Unchecked<RankEvaluatorOptions>) {
       }
     }
   }
+  const candidates = candidatesOption(options.candidates, numEntities, numRelations, options);
+  if (candidates && numRelations === null) numRelations = candidates.numRelations;
   const ks = cutoffs("ks", options.ks ?? [...DEFAULT_KS]).sort((a, b) => a - b);
   if (
     options.metrics !== undefined &&
@@ -282,5 +285,54 @@ export function evaluatorSettings(options: Unchecked<RankEvaluatorOptions>) {
     metricKeys,
     weighting: weighting as Weighting,
     threads: threadCount(options.threads),
+    candidates,
   };
+}
+
+/**
+ * RankEvaluatorOptions.candidates: a CandidateSets over the evaluator's entities and relations, for the entity sides
+ * of whole score batches (what it does not go with is refused here, naming why).
+ */
+function candidatesOption(
+  value: unknown,
+  numEntities: number,
+  numRelations: number | null,
+  options: Unchecked<RankEvaluatorOptions>,
+): CandidateSets | null {
+  if (value === undefined) return null;
+  if (!(value instanceof CandidateSets)) {
+    throw new KgrankInputError(
+      "candidates",
+      `must be a CandidateSets (CandidateSets.fromTriples(train, ...) or readCandidateFile(...)), got ${describe(value)}`,
+    );
+  }
+  if (value.numEntities !== numEntities)
+    throw new KgrankInputError(
+      "candidates",
+      `were built for ${value.numEntities} entities, the evaluator has numEntities ${numEntities}: build them over the same entities`,
+    );
+  if (numRelations !== null && value.numRelations !== numRelations)
+    throw new KgrankInputError(
+      "candidates",
+      `were built for ${value.numRelations} relations, the evaluator has ${numRelations}: build them over the same relations (give numRelations)`,
+    );
+  const refuse = (name: string, why: string) => {
+    throw new KgrankInputError("candidates", `cannot be combined with ${name}: ${why}`);
+  };
+  if (Array.isArray(options.sides) && options.sides.includes("relation"))
+    refuse(
+      'sides including "relation"',
+      "they constrain entity candidates; rank relations in an evaluator without candidates",
+    );
+  if (options.restrictEntities !== undefined || options.restrictRelations !== undefined)
+    refuse(
+      "restrictEntities or restrictRelations",
+      "a per-relation candidate set already restricts; give one or the other",
+    );
+  if (options.entityShard !== undefined)
+    refuse(
+      "entityShard",
+      "an entity shard ranks from embeddings against a slice of the entities; evaluate constrained candidates whole",
+    );
+  return value;
 }

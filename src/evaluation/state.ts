@@ -15,6 +15,7 @@ import { KgrankInputError } from "../checks/errors";
 import { describe, entityShardOf } from "../checks/validate";
 import { COLUMN_NAMES, type TaskColumns } from "./task-buffer";
 import type { RankEvaluatorOptions, SideCounts, TaskSide } from "./types";
+import type { CandidateProtocol } from "../ranking/candidate-sets";
 
 export const STATE_FORMAT_VERSION = 2;
 /** Bytes before the header JSON, per format version. */
@@ -47,6 +48,11 @@ export interface StateHeader {
    * (./entity-shards.ts), merged into ranks with the other entity shards of the same tasks.
    */
   entityShard?: { index: number; count: number };
+  /**
+   * Typed candidates (RankEvaluatorOptions.candidates): where the sets came from, their fingerprint and size. Part of
+   * the protocol: only states of the same sets merge. Absent: every entity was a candidate.
+   */
+  candidates?: CandidateProtocol;
 }
 
 const isI32 = (c: string) => c === "relation" || c === "anchor" || c === "truth";
@@ -164,8 +170,19 @@ export function decodeShards(states: Uint8Array[]): DecodedState[] {
     seen.set(digest, i);
   });
   const protocol = (h: StateHeader) => h.sides.join(",");
+  const candidates = (h: StateHeader) =>
+    h.candidates
+      ? `candidates ${h.candidates.source} (fingerprint ${h.candidates.fingerprint})`
+      : "every entity a candidate";
   const first = settings(decoded[0]!.header);
   decoded.forEach((d, i) => {
+    if (candidates(d.header) !== candidates(decoded[0]!.header)) {
+      throw new KgrankInputError(
+        `states[${i}]`,
+        `was ranked against ${candidates(d.header)}, states[0] against ${candidates(decoded[0]!.header)}: ` +
+          "states of different protocols do not merge; merge the shards of each run separately, ranked against the same candidates",
+      );
+    }
     if (protocol(d.header) !== protocol(decoded[0]!.header)) {
       throw new KgrankInputError(
         `states[${i}]`,
@@ -278,6 +295,7 @@ const HEADER_FIELDS = new Set([
   "tasks",
   "meta",
   "entityShard",
+  "candidates",
 ]);
 
 /** The header as the evaluator wrote it, or a typed error naming the first field that it could not have written. */
@@ -347,6 +365,28 @@ function checkHeader(h: unknown, version: number): StateHeader {
       throw bad(
         "entityShard",
         "is not { index, count } with 0 <= index < count <= numEntities (and no weights, restriction or relation side)",
+      );
+    }
+  }
+  if (h.candidates !== undefined) {
+    const c = h.candidates;
+    if (
+      !isRecord(c) ||
+      Object.keys(c).length !== 3 ||
+      typeof c.source !== "string" ||
+      c.source.length === 0 ||
+      c.source.length > 1000 ||
+      typeof c.fingerprint !== "string" ||
+      !/^[0-9a-f]{16}$/.test(c.fingerprint) ||
+      !isCount(c.pairs) ||
+      relationSide ||
+      h.restrictEntities !== null ||
+      h.restrictRelations !== null ||
+      h.entityShard !== undefined
+    ) {
+      throw bad(
+        "candidates",
+        "is not { source, fingerprint (16 hex digits), pairs } (and no relation side, restriction or entity shard)",
       );
     }
   }

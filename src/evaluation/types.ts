@@ -6,6 +6,7 @@ import type { Side } from "../contract/kernels";
 import type { MetricQuery } from "../metrics/names";
 import type { Interval, RankType, ResultSide } from "../metrics/types";
 import type { TaskColumns } from "./task-buffer";
+import type { CandidateSets } from "../ranking/candidate-sets";
 import type { AsyncOptions } from "../backend/call-control";
 import { optionKeys } from "../checks/validate";
 
@@ -65,6 +66,13 @@ export interface RankEvaluatorOptions {
    * merged with the other entity shards' (RankEvaluator.merge, kgrank merge) into exact ranks.
    */
   entityShard?: { index: number; count: number };
+  /**
+   * Typed candidates: each entity-side task is ranked against the candidates its relation allows on that side
+   * (CandidateSets.fromTriples(train) or readCandidateFile), plus its true answer; candidate counts, expectations and
+   * the adjusted metrics follow. Score batches only (add / addSync): no chunks, samples, ranks or models; no
+   * relation side, restriction or entity shard. The state records the sets' fingerprint; only equal sets merge.
+   */
+  candidates?: CandidateSets;
 }
 
 export interface FinalizeOptions {
@@ -124,6 +132,7 @@ export interface RelationScoreBatch {
 export const RELATION_SCORE_KEYS = optionKeys<RelationScoreBatch>({ triples: 1, scores: 1, threads: 1 });
 
 export const EVALUATOR_KEYS = optionKeys<RankEvaluatorOptions>({
+  candidates: 1,
   numEntities: 1,
   numRelations: 1,
   filterTriples: 1,

@@ -1,6 +1,7 @@
 /**
  * Known answers per (anchor, relation) and filtered counting, the fallback. Twin of native/core/filter_index.{h,cpp}
- * (and of count_rows_filtered, count_rows_filtered_range and rank_triples in native/core/count.cpp).
+ * (and of count_rows_filtered, count_rows_filtered_range and rank_triples in native/core/count.cpp, and of
+ * rank_triples_constrained in native/core/constrained.cpp).
  */
 import {
   type AnswerCountsProblem,
@@ -285,6 +286,99 @@ export class TsFilterIndex implements FilterIndexHandle {
     return null;
   }
 
+  /**
+   * Twin of the addon's rankTriplesConstrained (native/core/constrained.cpp): rankTriples with each task's candidates
+   * cut to its relation's allowed set, ids[offsets[r] .. offsets[r + 1]) (ascending, in range), plus the true answer
+   * itself; the other known answers leave them only when `filtered`. Same keys, out layout and problems as
+   * rankTriples; a broken set (offsets not ascending within ids, ids out of range or not ascending in a relation a
+   * row uses) is an InvalidInput problem, found before anything is counted.
+   */
+  rankTriplesConstrained(
+    scores: FloatArray,
+    triples: Int32Array,
+    filtered: boolean,
+    offsets: Int32Array,
+    ids: Int32Array,
+    keysOut: Int32Array,
+    thresholdsOut: FloatArray,
+    out: Float64Array,
+  ): RankTriplesProblem | null {
+    const cols = this.numEntities;
+    const rows = scores.length / cols;
+    const relation = keysOut.subarray(0, rows);
+    const anchor = keysOut.subarray(rows, 2 * rows);
+    const truth = keysOut.subarray(2 * rows, 3 * rows);
+    const tail = this.side === "tail";
+    for (let r = 0; r < rows; r++) {
+      const h = triples[3 * r]!;
+      const rel = triples[3 * r + 1]!;
+      const t = triples[3 * r + 2]!;
+      if (h >>> 0 >= cols) return { status: StatusCode.IdOutOfRange, index: 3 * r };
+      if (rel >>> 0 >= this.numRelations) return { status: StatusCode.IdOutOfRange, index: 3 * r + 1 };
+      if (t >>> 0 >= cols) return { status: StatusCode.IdOutOfRange, index: 3 * r + 2 };
+      relation[r] = rel;
+      anchor[r] = tail ? h : t;
+      truth[r] = tail ? t : h;
+    }
+    const broken = checkCandidateSets(offsets, ids, this.numRelations, cols, relation);
+    if (broken) return broken;
+    const column = (k: number) => out.subarray(k * rows, (k + 1) * rows);
+    const [greater, equal, realistic, candidates, weight, found] = [0, 1, 2, 3, 4, 5].map(column) as Float64Array[];
+    for (let r = 0; r < rows; r++) {
+      const row = r * cols;
+      const own = truth[r]!;
+      const rel = relation[r]!;
+      const t = scores[row + own]!;
+      thresholdsOut[r] = t;
+      const first = offsets[rel]!;
+      const last = offsets[rel + 1]!;
+      let g = 0;
+      let e = 0;
+      let live = 0;
+      for (let k = first; k < last; k++) {
+        const id = ids[k]!;
+        if (id === own) continue;
+        const v = scores[row + id]!;
+        g += v > t ? 1 : 0;
+        e += v === t ? 1 : 0;
+        live += v === v ? 1 : 0;
+      }
+      let known = !filtered;
+      if (filtered) {
+        const [a, b] = this.range(anchor[r]!, rel);
+        const base = rel * this.scale;
+        for (let k = a; k < b; k++) {
+          const answer = this.entries[k]! - base;
+          if (answer === own) {
+            known = true;
+          } else if (sortedHas(ids, first, last, answer)) {
+            const v = scores[row + answer]!;
+            g -= v > t ? 1 : 0;
+            e -= v === t ? 1 : 0;
+            live -= v === v ? 1 : 0;
+          }
+        }
+      }
+      greater![r] = g;
+      equal![r] = e;
+      candidates![r] = live;
+      found![r] = known ? 1 : -1;
+    }
+    for (let r = 0; r < rows; r++)
+      if (thresholdsOut[r] !== thresholdsOut[r]) return { status: StatusCode.NanTrueScore, index: r };
+    for (let r = 0; r < rows; r++) if (found![r]! < 0) return { status: StatusCode.NotInIndex, index: r };
+    for (let r = 0; r < rows; r++) {
+      const opt = 1 + greater![r]!;
+      const pess = opt + equal![r]!;
+      greater![r] = opt;
+      equal![r] = pess;
+      realistic![r] = 0.5 * (opt + pess);
+      candidates![r] = 1 + candidates![r]!;
+      weight![r] = NaN;
+    }
+    return null;
+  }
+
   async countFilteredAsync(
     scores: FloatArray,
     anchor: Int32Array,
@@ -308,4 +402,46 @@ export class TsFilterIndex implements FilterIndexHandle {
       ),
     );
   }
+}
+
+/** True when ids[first .. last) (ascending) holds `id`. */
+function sortedHas(ids: Int32Array, first: number, last: number, id: number): boolean {
+  let lo = first;
+  let hi = last;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ids[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < last && ids[lo] === id;
+}
+
+/**
+ * The checks of native/core/constrained.cpp copy_sets, with its messages: offsets start at 0 and ascend within ids;
+ * every relation a row uses has ids in [0, numEntities), ascending.
+ */
+function checkCandidateSets(
+  offsets: Int32Array,
+  ids: Int32Array,
+  numRelations: number,
+  numEntities: number,
+  relation: Int32Array,
+): RankTriplesProblem | null {
+  const invalid = (message: string) => ({ status: StatusCode.InvalidInput, index: 0, message }) as RankTriplesProblem;
+  if (offsets[0] !== 0) return invalid("candidate set offsets must start at 0");
+  for (let r = 0; r < numRelations; r++) {
+    if (offsets[r + 1]! < offsets[r]! || offsets[r + 1]! > ids.length)
+      return invalid(`candidate set offsets of relation ${r} are not ascending within the ids`);
+  }
+  const used = new Uint8Array(numRelations);
+  for (let i = 0; i < relation.length; i++) used[relation[i]!] = 1;
+  for (let r = 0; r < numRelations; r++) {
+    if (!used[r]) continue;
+    for (let k = offsets[r]!; k < offsets[r + 1]!; k++) {
+      const id = ids[k]!;
+      if (id >>> 0 >= numEntities || (k > offsets[r]! && id <= ids[k - 1]!))
+        return invalid(`candidate set of relation ${r} has ids out of range or not ascending`);
+    }
+  }
+  return null;
 }

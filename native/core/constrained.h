@@ -1,0 +1,38 @@
+// Typed candidates (per-relation candidate sets, Krompaß et al. 2015): a filtered evaluator batch ranked against the
+// candidates its relation allows on the ranked side, not against every entity. Fallback twin:
+// src/fallback/filter-index.ts rankTriplesConstrained.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "count.h"
+#include "filter_index.h"
+#include "status.h"
+
+namespace kgrank {
+
+// The allowed entities of one side, per relation: relation r's are ids[offsets[r] .. offsets[r + 1]), ascending and
+// unique, each in [0, num_entities). offsets has num_relations + 1 entries, offsets[0] == 0, offsets[R] == size.
+// Memory is linear in the constraint's size: nothing is relations x entities.
+struct CandidateSets {
+  const uint32_t* offsets = nullptr;
+  const uint32_t* ids = nullptr;
+  size_t size = 0;  // number of ids
+};
+
+// rank_triples (count.h) with each task's candidates cut to its relation's allowed set: the candidates of the task
+// (anchor, r, truth) are allowed(r) and the true answer itself (it stays a candidate when the set leaves it out, as
+// OpenKE's type_constrain and PyKEEN's restriction keep the evaluated triple), less the other known answers of
+// (anchor, r) when `filtered`, less NaN scores. So optimistic = 1 + greater, pessimistic = 1 + greater + equal over
+// those candidates, numCandidates = 1 + their count. Same keys, out layout, thread split and statuses as
+// rank_triples; NotInIndex only when `filtered`. `sets` must cover index.num_relations() relations: offsets that
+// are not monotone or end past `size`, ids out of range or not ascending in a relation a row uses are InvalidInput
+// (checked before anything is counted). Scores of entities outside every allowed set are never read.
+Status rank_triples_constrained(const float* scores, size_t rows, const int32_t* triples, const FilterIndex& index,
+                                bool filtered, const CandidateSets& sets, int32_t* keys, float* thresholds_out,
+                                double* out, const CountOptions& options);
+Status rank_triples_constrained(const double* scores, size_t rows, const int32_t* triples, const FilterIndex& index,
+                                bool filtered, const CandidateSets& sets, int32_t* keys, double* thresholds_out,
+                                double* out, const CountOptions& options);
+
+}  // namespace kgrank

@@ -1,0 +1,105 @@
+/**
+ * A score batch ranked against typed candidates (RankEvaluatorOptions.candidates): the batch is checked as every
+ * score batch is, then one kernel call per batch (FilterIndexHandle.rankTriplesConstrained, native or its TypeScript
+ * twin) counts each row over its relation's allowed set, takes the other known answers out where the set allowed them
+ * (filtered), and returns the ranks and candidate counts; no per-row JavaScript.
+ */
+import { kernels } from "../backend/backend";
+import { KgrankInputError } from "../checks/errors";
+import { type FilterIndexHandle, StatusCode } from "../contract/kernels";
+import type { CandidateSets } from "../ranking/candidate-sets";
+import { floatMatrix, threadCount, tripleArray, type Unchecked } from "../checks/validate";
+import { sideArg } from "./inputs";
+import { type BatchContext, nanTrueTask, notInFilter } from "./selection";
+import type { TaskColumns } from "./task-buffer";
+import type { EvaluationSide, ScoreBatch } from "./types";
+
+/** What an evaluator with candidates ranks against: the sets, and per side the filter index (empty when raw). */
+export interface CandidateConstraint {
+  sets: CandidateSets;
+  index: Partial<Record<EvaluationSide, FilterIndexHandle>>;
+  filtered: boolean;
+}
+
+/** The constraint of an evaluator: its own filter indexes, or empty ones for the unfiltered setting. */
+export function candidateConstraint(sets: CandidateSets, ctx: BatchContext): CandidateConstraint {
+  const index: Partial<Record<EvaluationSide, FilterIndexHandle>> = {};
+  for (const side of ctx.sides) {
+    index[side] = ctx.filter?.[side] ?? kernels().buildFilterIndex([], ctx.numEntities, sets.numRelations, side);
+  }
+  return { sets, index, filtered: ctx.filter !== null };
+}
+
+export function rankConstrainedBatch(
+  batch: Unchecked<ScoreBatch>,
+  ctx: BatchContext,
+  c: CandidateConstraint,
+): { side: EvaluationSide; columns: TaskColumns } {
+  const side = sideArg(batch.side, ctx.sides);
+  const scores = floatMatrix("scores", batch.scores);
+  const triples = tripleArray("triples", batch.triples, ctx.numEntities, c.sets.numRelations);
+  const rows = triples.length / 3;
+  if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
+  if (scores.length !== rows * ctx.numEntities) {
+    throw new KgrankInputError(
+      "scores",
+      `has ${scores.length} elements; a batch of ${rows} triples needs ${rows} x numEntities ${ctx.numEntities} = ` +
+        `${rows * ctx.numEntities} (row-major, one row per triple)`,
+    );
+  }
+  for (let r = 0; r < rows; r++) {
+    const relation = triples[3 * r + 1]!;
+    if (c.sets.size(side, relation) === 0) {
+      throw new KgrankInputError(
+        "candidates",
+        `relation ${relation} (row ${r}) allows no ${side} in its candidate set (${c.sets.source}): each of its ` +
+          `${side} tasks would rank its true answer alone; give the relation ${side}s (in training triples, or ` +
+          `a domain / range or ${side} line in the file), or evaluate it without candidates`,
+      );
+    }
+  }
+  const threads = batch.threads === undefined ? ctx.threads : threadCount(batch.threads);
+  const keys = new Int32Array(3 * rows);
+  const relation = keys.subarray(0, rows);
+  const anchor = keys.subarray(rows, 2 * rows);
+  const truth = keys.subarray(2 * rows);
+  const th = scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows);
+  const out = new Float64Array(6 * rows);
+  const { offsets, ids } = c.sets.arrays(side);
+  const problem = c.index[side]!.rankTriplesConstrained(
+    scores,
+    triples,
+    c.filtered,
+    offsets,
+    ids,
+    keys,
+    th,
+    out,
+    threads,
+  );
+  if (problem) {
+    const tasks = { side, relation, origAnchor: anchor, origTruth: truth };
+    if (problem.status === StatusCode.NanTrueScore) throw nanTrueTask(tasks, problem.index);
+    if (problem.status === StatusCode.NotInIndex) throw notInFilter(tasks, problem.index);
+    // The ids were checked above and the sets are the evaluator's own: memory another thread writes.
+    throw new KgrankInputError(
+      problem.status === StatusCode.InvalidInput ? "candidates" : "triples",
+      `${problem.message ?? "an id was out of range during the call"}, after the inputs had been checked: pass ` +
+        "arrays that stay unchanged during the call",
+    );
+  }
+  const column = (k: number) => out.subarray(k * rows, (k + 1) * rows);
+  return {
+    side,
+    columns: {
+      optimistic: column(0),
+      pessimistic: column(1),
+      realistic: column(2),
+      numCandidates: column(3),
+      weight: column(4),
+      relation,
+      anchor,
+      truth,
+    },
+  };
+}
