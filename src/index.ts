@@ -144,6 +144,8 @@ export { parseSafetensors, readSafetensors } from "./io/safetensors";
 export { labelMaps, mapTriples, readTriples, splitTsvTriples } from "./io/tsv";
 export type { LabelMaps, TriplesFile } from "./io/tsv";
 export { parseQuadruples, readQuadruples } from "./io/quadruples";
+export { parseCandidateText, readCandidateFile } from "./io/candidate-file";
+export type { CandidateFileOptions, CandidateTextOptions } from "./io/candidate-file";
 export type { QuadrupleDataset, QuadrupleTexts } from "./io/quadruples";
 export { BUNDLED_DATASETS, EXTERNAL_DATASETS, loadDataset, loadDatasetAsync } from "./io/datasets";
 export type { Dataset, LoadDatasetAsyncOptions, LoadDatasetOptions, Split } from "./io/datasets";

@@ -128,6 +128,24 @@ function sideTasks(t: TaskTable, side: "both" | "relation", name: string): TaskT
   return kept;
 }
 
+/** Runs ranked against other typed candidates (or one with, one without) rank other candidate sets: refused. */
+function sameCandidates(runs: NamedRun[]): void {
+  const of = (r: NamedRun) => {
+    const c = r.results.info.candidates;
+    return c ? `typed candidates ${c.source} (fingerprint ${c.fingerprint})` : "every entity";
+  };
+  const first = of(runs[0]!);
+  for (const r of runs.slice(1)) {
+    if (of(r) !== first) {
+      throw new KgrankInputError(
+        "runs",
+        `${r.name} was ranked against ${of(r)}, ${runs[0]!.name} against ${first}: the candidate sets change every ` +
+          "rank and expectation; compare runs of one protocol (the states of the same --constrain-candidates, or none)",
+      );
+    }
+  }
+}
+
 function sameTasks(
   a: TaskTable,
   b: TaskTable,
@@ -514,6 +532,7 @@ function* comparison(
   if (side !== "both" && side !== "relation")
     throw new KgrankInputError("side", `must be "both" or "relation", got ${describe(side)}`);
   const tables = named.map((r) => sideTasks(r.results.tasks(), side, r.name));
+  if (side === "both") sameCandidates(named);
   for (let j = 1; j < tables.length; j++) {
     sameTasks(
       tables[0]!,

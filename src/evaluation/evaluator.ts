@@ -608,6 +608,7 @@ export class RankEvaluator {
       weighting: this.explicitWeights ? "explicit" : h.weighting,
       ks: [...h.ks],
       metrics: h.metrics ? [...h.metrics] : null,
+      ...(h.candidates ? { candidates: { ...h.candidates } } : {}),
     };
   }
 

@@ -6,7 +6,7 @@ import type { Side } from "../contract/kernels";
 import type { MetricQuery } from "../metrics/names";
 import type { Interval, RankType, ResultSide } from "../metrics/types";
 import type { TaskColumns } from "./task-buffer";
-import type { CandidateSets } from "../ranking/candidate-sets";
+import type { CandidateProtocol, CandidateSets } from "../ranking/candidate-sets";
 import type { AsyncOptions } from "../backend/call-control";
 import { optionKeys } from "../checks/validate";
 
@@ -182,6 +182,8 @@ export interface EvaluationInfo {
   weighting: Weighting | "explicit";
   ks: number[];
   metrics: string[] | null;
+  /** The typed candidates the entity tasks were ranked against (RankEvaluatorOptions.candidates); absent: all. */
+  candidates?: CandidateProtocol;
 }
 
 export const FINALIZE_KEYS = optionKeys<FinalizeOptions>({ bootstrap: 1 });

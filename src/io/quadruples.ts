@@ -11,6 +11,7 @@ import { isUtf8 } from "node:buffer";
 import { KgrankInputError } from "../checks/errors";
 import { options as checkOptions } from "../checks/validate";
 import { readRegularFile } from "./files";
+import { forEachLine } from "./lines";
 import { byCodePoint, invalidUtf8Line } from "./tsv";
 
 export interface QuadrupleDataset {
@@ -60,16 +61,7 @@ type Rows = [string, string, string, string][];
 /** Splits one file's text into rows; errors name `argument` and the 1-based line. */
 function splitRows(text: string, argument: string, kind: { value: "integer" | "date" | null; where: string }): Rows {
   const rows: Rows = [];
-  let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  let lineNo = 0;
-  while (start <= text.length) {
-    let end = text.indexOf("\n", start);
-    if (end < 0) end = text.length;
-    lineNo++;
-    let line = text.slice(start, end);
-    if (line.endsWith("\r")) line = line.slice(0, -1);
-    start = end + 1;
-    if (line.trim() === "") continue;
+  forEachLine(text, (line, lineNo) => {
     const fields = line.split("\t");
     if (fields.length !== 4) {
       throw new KgrankInputError(
@@ -102,7 +94,7 @@ function splitRows(text: string, argument: string, kind: { value: "integer" | "d
     if (kind.value === null) kind.value = k;
     kind.where = kind.where || `${argument} line ${lineNo}`;
     rows.push([fields[0]!, fields[1]!, fields[2]!, tau]);
-  }
+  });
   return rows;
 }
 

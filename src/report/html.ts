@@ -8,6 +8,7 @@
  */
 import { type Comparison, compareRunsAsync } from "../compare/paired";
 import type { RankResults } from "../evaluation/results";
+import type { CandidateProtocol } from "../ranking/candidate-sets";
 import { categoryRows, degreeRows, type GroupRow, type PlotName, plotSpec, renderSvg } from "./plots";
 import { markupLabel } from "../text/labels";
 import { fmt } from "../text/table";
@@ -129,6 +130,16 @@ function relationSection(r: RankResults): string {
   );
 }
 
+/** The typed-candidate protocol of a run (kgrank evaluate --constrain-candidates), above its tables. */
+function candidatesNote(c: CandidateProtocol): string {
+  const source = c.source === "train" ? "the heads and tails each relation has in train" : c.source;
+  return (
+    `<h3>Typed candidates</h3><p class="meta">Each head or tail task ranked against its relation's allowed entities ` +
+    `and its true answer: ${label(source)}, ${c.pairs} allowed relation-entity pairs (fingerprint ${c.fingerprint}). ` +
+    "Candidate counts, random expectations and adjusted metrics follow these sets.</p>"
+  );
+}
+
 /** A comparison's table with its note; `what` says which tasks. */
 function comparisonSection(cmp: Comparison, what: string): string {
   const mark = (p: number) => (p < 0.01 ? "**" : p < 0.05 ? "*" : "");
@@ -175,6 +186,7 @@ export async function buildReport(
         `${info.filtered ? `filtered (${info.knownTriples ?? info.filterTriples.reduce((a, b) => a + b, 0)} known triples)` : "unfiltered"}, ` +
         `backend ${escape(info.backend)}. Mean rank width (pessimistic − optimistic, ties): head ${fmt(r.meanRankWidth("head"))}, ` +
         `tail ${fmt(r.meanRankWidth("tail"))}, both ${fmt(r.meanRankWidth("both"))}.</p>` +
+        (info.candidates ? candidatesNote(info.candidates) : "") +
         (entity ? metricTable(r) : "") +
         plots.join("") +
         (entity ? await breakdowns(run) : "") +

@@ -16,6 +16,8 @@ import { type Dataset, type Split } from "../io/datasets";
 import { loadEmbeddingModel, type LoadEmbeddingModelOptions } from "../io/model-dir";
 import { turn } from "../contract/event-loop";
 import { FrequencyBaseline } from "../scoring/baseline";
+import { CandidateSets } from "../ranking/candidate-sets";
+import { readCandidateFile } from "../io/candidate-file";
 import { estimateFull, sampleTasks, type TaskSample } from "../evaluation/task-sample";
 import { sampledNegativeCandidates } from "../evaluation/candidate-counts";
 import type { RankResults } from "../evaluation/results";
@@ -106,6 +108,11 @@ export interface EvaluateOptions extends ModelFlagOptions {
   replacement?: boolean;
   /** --memory: bytes; the entity table is then read from disk in chunks. */
   memory?: number;
+  /**
+   * --constrain-candidates train|FILE: also rank every entity-side task against its relation's typed candidates
+   * (seen in training, or a candidate file) and report those results beside the unconstrained ones.
+   */
+  constrainCandidates?: string;
   /** Dataset-free sampled ranking (OGB's y_pred_pos, shape (n,), and y_pred_neg, (n, K)). */
   positiveScores?: string;
   negativeScores?: string;
@@ -142,6 +149,7 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
   }
   checkEstimateFull(opts);
   checkRelationSide(opts);
+  checkConstrainCandidates(opts);
   if (opts.sampleTasks !== undefined) checkSampleTasks(opts);
   else if (opts.stratify !== undefined)
     throw new KgrankInputError("--stratify", "stratifies the sample of --sample-tasks N: give that too, or drop it");
@@ -187,6 +195,55 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
     );
   }
   return evaluateScores(run);
+}
+
+/**
+ * What --constrain-candidates does not go with: the constrained ranks come from whole score rows (score files or
+ * the frequency baseline) ranked in this process; a sample, sampled negatives, a model's fused kernel, an entity
+ * shard and --workers' merge of one state per process have no room for a second protocol.
+ */
+function checkConstrainCandidates(opts: EvaluateOptions): void {
+  if (opts.constrainCandidates === undefined) return;
+  const model = Boolean(opts.modelDir || opts.interaction || opts.entityEmbeddings);
+  for (const [given, flag, why] of [
+    [
+      model,
+      opts.modelDir ? "--model-dir" : "--interaction",
+      "a model's ranks are scored and counted in one kernel pass over every entity; write its scores (--scores-head / --scores-tail) to constrain them",
+    ],
+    [
+      opts.negativesHead ?? opts.negativesTail,
+      opts.negativesHead ? "--negatives-head" : "--negatives-tail",
+      "sampled negatives are a candidate set of their own",
+    ],
+    [opts.sampleTasks !== undefined, "--sample-tasks", "the sample's estimates are of the unconstrained protocol"],
+    [opts.entityShard, "--entity-shard", "an entity shard ranks a model against a slice of the entities"],
+    [
+      opts.workers !== undefined && opts.workers > 1,
+      "--workers",
+      "the workers' states hold one protocol each; shard with --shard and merge each protocol's states",
+    ],
+    [opts.positiveScores ?? opts.negativeScores, "--positive-scores", "dataset-free sampled ranking has no relations"],
+  ] as const) {
+    if (given) throw new KgrankInputError("--constrain-candidates", `does not go with ${flag}: ${why}`);
+  }
+}
+
+/** The typed candidates of --constrain-candidates: "train" (seen in the training split), or a candidate file. */
+function candidateSetsFlag(value: string, ds: Dataset): CandidateSets {
+  if (value === "train")
+    return CandidateSets.fromTriples(ds.splits.train, { numEntities: ds.numEntities, numRelations: ds.numRelations });
+  return readCandidateFile(value, {
+    entityLabels: ds.entityLabels,
+    relationLabels: ds.relationLabels,
+    argument: "--constrain-candidates",
+  });
+}
+
+/** The path of the constrained state beside --save-state FILE: FILE with ".constrained" before its extension. */
+function constrainedStatePath(file: string): string {
+  const ext = path.extname(file);
+  return `${file.slice(0, file.length - ext.length)}.constrained${ext}`;
 }
 
 /** --estimate-full and the flags that say how its negatives were drawn: with --negatives-ids, in one process. */
@@ -449,6 +506,17 @@ async function evaluateScores(run: RunContext): Promise<void> {
     ks: opts.ks,
     metrics: opts.metrics,
   });
+  const constrained = opts.constrainCandidates
+    ? new RankEvaluator({
+        numEntities: n,
+        numRelations: ds.numRelations,
+        filterTriples: filter.triples,
+        sides: sides.length === 2 ? "both" : sides[0],
+        ks: opts.ks,
+        metrics: opts.metrics,
+        candidates: candidateSetsFlag(opts.constrainCandidates, ds),
+      })
+    : null;
   const scorer = fromFiles ? null : new FrequencyBaseline(ds.splits.train, n, ds.numRelations);
   const batch = ROWS_PER_BATCH(n);
   const progress = new Progress(
@@ -465,7 +533,9 @@ async function evaluateScores(run: RunContext): Promise<void> {
         const own = run.sample ? run.sample[side] : evaluated.subarray(3 * lo, 3 * hi);
         for (let start = 0; start < own.length / 3; start += batch) {
           const triples = own.subarray(3 * start, 3 * Math.min(own.length / 3, start + batch));
-          await evaluator.add({ triples, side, scores: scorer.scoreBatch(triples, side, buffer!) });
+          const scores = scorer.scoreBatch(triples, side, buffer!);
+          await evaluator.add({ triples, side, scores });
+          if (constrained) await constrained.add({ triples, side, scores });
           progress.tick(triples.length / 3);
           await turn();
         }
@@ -504,11 +574,13 @@ async function evaluateScores(run: RunContext): Promise<void> {
       for (let start = lo; start < hi; start += batch) {
         const end = Math.min(hi, start + batch);
         try {
-          await evaluator.add({
+          const part = {
             triples: evaluated.subarray(3 * start, 3 * end),
             side,
             scores: scores.subarray(start * n, end * n),
-          });
+          };
+          await evaluator.add(part);
+          if (constrained) await constrained.add(part);
         } catch (e) {
           // The library names the row of the batch; the user knows rows of the file.
           if (!(e instanceof KgrankInputError) || e.argument !== "scores" || e.index === undefined) throw e;
@@ -574,7 +646,7 @@ async function evaluateScores(run: RunContext): Promise<void> {
     [opts.triples, given.head, given.tail, negatives.head, negatives.tail, ...(given.relation ? [given.relation] : [])],
     FILE_FLAGS,
   );
-  await finish(run, evaluator, scorerName, setting, filter.splits, files);
+  await finish(run, evaluator, scorerName, setting, filter.splits, files, constrained);
 }
 
 interface RunContext {
@@ -939,6 +1011,7 @@ async function finish(
   setting: string,
   filterSet: string[],
   inputs: unknown[],
+  constrained: RankEvaluator | null = null,
 ): Promise<void> {
   const { opts, ds, evaluated, rows } = run;
   const n = ds.numEntities;
@@ -973,8 +1046,16 @@ async function finish(
     ds.relationLabels,
     inputs,
     opts.filter,
+    ...(constrained ? [constrained.candidates!.fingerprint] : []),
   ];
-  await finishRun(run, evaluator, report, decisive, { entities: ds.entityLabels, relations: ds.relationLabels });
+  await finishRun(
+    run,
+    evaluator,
+    report,
+    decisive,
+    { entities: ds.entityLabels, relations: ds.relationLabels },
+    constrained,
+  );
 }
 
 /** The rows and shard of a run, for finishRun. */
@@ -990,6 +1071,7 @@ async function finishRun(
   report: ReportInfo,
   decisive: unknown[],
   labels: { entities?: readonly string[] | null; relations?: readonly string[] | null },
+  constrained: RankEvaluator | null = null,
 ): Promise<void> {
   const { opts, out, t0, lo, hi, shard } = run;
   const rows = report.triples;
@@ -1009,6 +1091,15 @@ async function finishRun(
       evaluator.serialize({ meta: meta as unknown as Record<string, unknown> }),
       "--save-state",
     );
+    // The typed-candidate protocol's state beside it: its shards merge among themselves (kgrank merge).
+    if (constrained)
+      writeFileAtomic(
+        constrainedStatePath(opts.saveState),
+        constrained.serialize({
+          meta: { ...meta, candidates: constrained.candidates!.describe() } as unknown as Record<string, unknown>,
+        }),
+        "--save-state",
+      );
     if (shard || opts.entityShard) {
       const e = opts.entityShard;
       if (!opts.quiet)
@@ -1020,13 +1111,22 @@ async function finishRun(
     }
   }
   // Async, so Ctrl-C during a long bootstrap is handled at once (main.ts exits 130 and writes nothing).
-  const results = await evaluator.finalizeAsync(
-    opts.bootstrap ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } } : {},
-  );
+  const finalizeOptions = opts.bootstrap
+    ? { bootstrap: { samples: opts.bootstrap, seed: opts.seed, confidenceLevel: 0.95 } }
+    : {};
+  const results = await evaluator.finalizeAsync(finalizeOptions);
+  const typed = constrained
+    ? { results: await constrained.finalizeAsync(finalizeOptions), candidates: constrained.candidates!.describe() }
+    : null;
   if (opts.ranksOut) writeRanksOut(opts.ranksOut, results, labels);
   const estimates = run.sample ? estimateFull(results, run.sample, opts.ks ? { ks: opts.ks } : {}) : null;
   const fromNegatives = run.estimating ? sampledEstimates(results, run.estimating, opts) : null;
-  emit(out, renderEvaluation(results, report, opts.format, t0, estimates, fromNegatives), opts.output, opts.quiet);
+  emit(
+    out,
+    renderEvaluation(results, report, opts.format, t0, estimates, fromNegatives, typed),
+    opts.output,
+    opts.quiet,
+  );
 }
 
 /** Flags that name a dataset, triples or another source of scores: none applies to dataset-free sampled ranking. */

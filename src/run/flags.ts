@@ -110,6 +110,10 @@ export function evaluateFlags(cmd: Command): Command {
       sampleSizeArg,
     )
     .option("--stratify <what>", "with --sample-tasks: relation, a sample stratified by relation", stratifyArg)
+    .option(
+      "--constrain-candidates <train|file>",
+      "also rank each head / tail task against its relation's typed candidates, reported beside the unconstrained results: train (the entities seen as its heads / tails in train) or FILE (head/tail lists or entity types with domain/range, docs/formats.md)",
+    )
     .option("--by-relation", "also break the results down per relation")
     .option(
       "--bootstrap <n>",
@@ -205,7 +209,7 @@ export function parseEvaluateArgs(args: string[]): EvaluateOptions {
  */
 export function pathFlags(): string[] {
   const cmd = evaluateFlags(datasetOptions(new Command("evaluate")));
-  return cmd.options.filter((o) => /<(file|dir)>/.test(o.flags) && o.long).map((o) => o.long!);
+  return cmd.options.filter((o) => /<(?:[a-z]+\|)?(?:file|dir)>/.test(o.flags) && o.long).map((o) => o.long!);
 }
 
 /** The option keys (camelCase) set on the command line, not by a default. */

@@ -169,6 +169,8 @@ export function parseShardJobData(data: unknown, allowRead?: readonly string[]):
   if (allowRead) {
     for (const [key, flag] of PATH_KEYS()) {
       const value = options[key];
+      // --constrain-candidates train names the dataset's own split, not a file.
+      if (key === "constrainCandidates" && value === "train") continue;
       if (typeof value === "string" && !insideRoots(value, allowRead))
         fail("args", `${flag} ${quoted(value)} is outside the folders this worker may read (its --allow-read)`);
     }

@@ -88,7 +88,16 @@ export function mergeShards(
   const shardName = (s: (typeof states)[number]) =>
     `shard ${s.meta.shard}/${s.meta.shards}${s.meta.entityShard ? ` entity shard ${s.meta.entityShard.index}/${entityShards}` : ""}`;
   const byShard = new Map<number, (typeof states)[number]>();
+  const protocol = (s: (typeof states)[number]) =>
+    s.meta.candidates ? `typed candidates ${s.meta.candidates.source}` : "every entity";
   for (const s of states) {
+    if (protocol(s) !== protocol(first)) {
+      throw new KgrankInputError(
+        s.file,
+        `was ranked against ${protocol(s)}, ${first.file} against ${protocol(first)}: merge the shards of each ` +
+          "protocol separately (the .constrained states of --constrain-candidates with each other)",
+      );
+    }
     if (
       s.meta.fingerprint !== first.meta.fingerprint ||
       s.meta.shards !== first.meta.shards ||

@@ -3,7 +3,10 @@
  * merge, `--workers` and the queue's submitter, from the run's ReportInfo (saved in shard states so a merged run
  * prints the same).
  */
+import * as path from "node:path";
+
 import { backendInfo } from "../backend/backend";
+import type { CandidateProtocol } from "../ranking/candidate-sets";
 import type { RankResults } from "../evaluation/results";
 import type { SampledRankEstimates } from "../evaluation/sampled-negatives";
 import type { FullEstimates } from "../evaluation/task-sample";
@@ -40,6 +43,8 @@ export interface RunMeta {
   report: ReportInfo;
   /** --entity-shard I/N: the state holds partial counts over that entity shard. */
   entityShard?: { index: number; count: number };
+  /** --constrain-candidates: this state holds the typed-candidate protocol's tasks (the state beside the run's). */
+  candidates?: CandidateProtocol;
 }
 
 /** The results as `kgrank evaluate` prints them (table / markdown / csv / json); `kgrank merge` prints the same. */
@@ -50,6 +55,7 @@ export function renderEvaluation(
   t0: number,
   estimates: FullEstimates | null = null,
   fromNegatives: Partial<Record<"head" | "tail" | "both", SampledRankEstimates>> | null = null,
+  constrained: ConstrainedResults | null = null,
 ): string {
   const info = backendInfo();
   const relations = r.byRelation ? results.byRelation() : null;
@@ -78,6 +84,18 @@ export function renderEvaluation(
       intervals: results.intervals(),
       ...(estimates ? { estimates } : {}),
       ...(fromNegatives ? { fullRankingEstimates: fromNegatives } : {}),
+      ...(constrained
+        ? {
+            constrained: {
+              candidates: constrained.candidates,
+              results: constrained.results.toJSON(),
+              expected: Object.fromEntries(
+                ["head", "tail", "both"].map((s) => [s, expectedTable(constrained.results, s)]),
+              ),
+              intervals: constrained.results.intervals(),
+            },
+          }
+        : {}),
       info: results.info,
       byRelation: relations?.map((g) => ({
         relation: relLabel(g.relation),
@@ -104,6 +122,8 @@ export function renderEvaluation(
     };
     add("all", results);
     for (const g of relations ?? []) add(relLabel(g.relation), g.results);
+    // Ranked against typed candidates (--constrain-candidates): relation "typed candidates".
+    if (constrained) add("typed candidates", constrained.results);
     // Estimates of the whole split's values from a sample: relation "full estimate", the interval as lower / upper.
     for (const [key, v] of Object.entries(estimates?.values ?? {})) {
       const [side, rt, metric] = key.split(".");
@@ -130,8 +150,12 @@ export function renderEvaluation(
     "",
     r.title,
     "",
+    // A typed-candidate state merged on its own (kgrank merge of the .constrained states): say so above its table.
+    ...(results.info.candidates ? [constrainedTitle(results.info.candidates), ""] : []),
     results.toTable({ format }),
   ];
+  if (constrained)
+    parts.push("", constrainedTitle(constrained.candidates), "", constrained.results.toTable({ format }));
   if (relations) {
     parts.push("", "Per relation (both sides, realistic ranks):", "");
     // The metrics asked for with --metrics, else a short default; MRR's random expectation beside MRR.
@@ -165,6 +189,21 @@ export function renderEvaluation(
   if (fromNegatives) parts.push("", SAMPLED_NOTE);
   parts.push("", `done in ${ms} ms`);
   return parts.join("\n");
+}
+
+/** Results ranked against typed candidates (kgrank evaluate --constrain-candidates), and where the sets came from. */
+export interface ConstrainedResults {
+  results: RankResults;
+  candidates: CandidateProtocol;
+}
+
+/** The heading of typed-candidate results: the source in words, and the size of the sets. */
+function constrainedTitle(c: CandidateProtocol): string {
+  const source = c.source === "train" ? "the heads and tails each relation has in train" : path.basename(c.source);
+  return (
+    `Typed candidates (${source}; ${c.pairs} allowed relation-entity pairs): each head or tail task ranked against ` +
+    "its relation's allowed entities and its true answer:"
+  );
 }
 
 /** The table of full-split estimates from a sample of tasks (--sample-tasks). */

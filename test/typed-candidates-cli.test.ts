@@ -1,0 +1,156 @@
+/**
+ * Typed candidates from files and in the CLI: the candidate-file format (lists and types with domain / range) against
+ * sets written out here, `kgrank evaluate --constrain-candidates train|FILE` against the library's evaluator on the
+ * frequency baseline's scores, its states (beside --save-state), merge and compare of them, and every user error
+ * (file, line and fix; flags it does not go with).
+ */
+import { writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+
+import { CandidateSets, FrequencyBaseline, loadDataset, parseCandidateText, RankEvaluator } from "../src/index";
+import { backendLabel } from "./helpers/backend";
+import { expectUserError, kgrank } from "./helpers/cli";
+import { expectInputError } from "./helpers/errors";
+import { tempDir } from "./helpers/temp";
+
+describe(`typed candidates in files and the CLI on ${backendLabel}`, () => {
+  const ds = loadDataset("nations");
+  const E = ds.entityLabels;
+  const R = ds.relationLabels;
+  const labels = { entityLabels: E, relationLabels: R };
+
+  it("reads head / tail lists and entity types with domain / range, the union per relation and side", () => {
+    const text = [
+      "# typed candidates for two relations",
+      `type\t${E[0]}\tcountry\tbig`,
+      `type\t${E[1]}\tcountry`,
+      `type\t${E[2]}\tbig`,
+      `domain\t${R[0]}\tcountry`,
+      `range\t${R[0]}\tbig`,
+      `tail\t${R[0]}\t${E[5]}\t${E[6]}`,
+      "",
+      `head\t${R[1]}\t${E[7]}\r`,
+      `tail\t${R[1]}\t${E[8]}`,
+    ].join("\n");
+    const sets = parseCandidateText(text, { ...labels, name: "types.tsv" });
+    expect(Array.from(sets.allowed("head", 0))).toEqual([0, 1]);
+    expect(Array.from(sets.allowed("tail", 0))).toEqual([0, 2, 5, 6]);
+    expect(Array.from(sets.allowed("head", 1))).toEqual([7]);
+    expect(Array.from(sets.allowed("tail", 1))).toEqual([8]);
+    expect(sets.size("head", 2)).toBe(0);
+    expect(sets.source).toBe("types.tsv");
+    expect(sets.pairs).toBe(8);
+  });
+
+  it("names the file, the line and the fix for every malformed line", () => {
+    const bad: [string, RegExp][] = [
+      [`member\t${R[0]}\t${E[0]}`, /f\.tsv line 1: starts with "member", not one of head, tail, type, domain, range/],
+      [`head\t${R[0]}`, /f\.tsv line 1: needs head<TAB>RELATION<TAB>ENTITY/],
+      [`head\t${R[0]}\t\t${E[0]}`, /line 1: needs .*no empty field/],
+      [
+        `# c\nhead\tnot-a-relation\t${E[0]}`,
+        /f\.tsv line 2: relation "not-a-relation" is not one of the dataset's relations/,
+      ],
+      [`tail\t${R[0]}\tatlantis`, /line 1: entity "atlantis" is not one of the dataset's entities: use its label/],
+      [`type\tatlantis\tcountry`, /line 1: entity "atlantis"/],
+      [`domain\t${R[0]}\tplanet`, /line 1: type "planet" has no entity: give type lines/],
+      ["# only a comment\n\n", /f\.tsv has no head, tail, type, domain or range line/],
+    ];
+    for (const [text, message] of bad)
+      expectInputError(() => parseCandidateText(text, { ...labels, name: "f.tsv", argument: "file" }), "file", message);
+  });
+
+  /** The library's numbers for the frequency baseline on Nations test, filtered, against these sets. */
+  function libraryResults(sets: CandidateSets) {
+    const { train, valid, test } = ds.splits;
+    const ev = new RankEvaluator({
+      numEntities: ds.numEntities,
+      numRelations: ds.numRelations,
+      filterTriples: [train, valid, test],
+      candidates: sets,
+    });
+    const baseline = new FrequencyBaseline(train, ds.numEntities, ds.numRelations);
+    for (const side of ["head", "tail"] as const)
+      ev.addSync({ triples: test, side, scores: baseline.scoreBatch(test, side) });
+    return ev.finalize().toJSON();
+  }
+
+  it("evaluate --constrain-candidates train|FILE: the library's numbers beside the unconstrained ones", async () => {
+    const dir = tempDir("typed-cli");
+    const plain = JSON.parse((await kgrank(["evaluate", "--format", "json"], dir)).stdout);
+    const run = await kgrank(["evaluate", "--constrain-candidates", "train", "--format", "json"], dir);
+    expect(run.status, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout);
+    // The unconstrained results are as without the flag; the constrained ones are the library's.
+    expect(out.results).toEqual(plain.results);
+    const train = CandidateSets.fromTriples(ds.splits.train, {
+      numEntities: ds.numEntities,
+      numRelations: ds.numRelations,
+    });
+    expect(out.constrained.results).toEqual(libraryResults(train));
+    expect(out.constrained.candidates).toEqual({ source: "train", fingerprint: train.fingerprint, pairs: train.pairs });
+    // Fewer candidates: the random expectation of MR drops.
+    expect(out.constrained.expected.both.arithmetic_mean_rank).toBeLessThan(out.expected.both.arithmetic_mean_rank);
+    // A file listing every relation's training heads and tails gives the same sets, so the same numbers.
+    const lines: string[] = [];
+    for (let r = 0; r < ds.numRelations; r++) {
+      lines.push(["head", R[r], ...Array.from(train.allowed("head", r), (e) => E[e])].join("\t"));
+      lines.push(["tail", R[r], ...Array.from(train.allowed("tail", r), (e) => E[e])].join("\t"));
+    }
+    writeFileSync(path.join(dir, "seen.tsv"), lines.join("\n") + "\n");
+    const fromFile = JSON.parse(
+      (await kgrank(["evaluate", "--constrain-candidates", "seen.tsv", "--format", "json"], dir)).stdout,
+    );
+    expect(fromFile.constrained.results).toEqual(out.constrained.results);
+    expect(fromFile.constrained.candidates.fingerprint).toBe(train.fingerprint);
+    // The text output shows both tables, the typed one under its heading.
+    const text = (await kgrank(["evaluate", "--constrain-candidates", "train", "--metrics", "mrr"], dir)).stdout;
+    expect(text).toMatch(/Typed candidates \(the heads and tails each relation has in train; \d+ allowed/);
+    expect(text.match(/inverse_harmonic_mean_rank/g)).toHaveLength(2);
+  });
+
+  it("saves the typed protocol's state beside --save-state; its shards merge, protocols never mix", async () => {
+    const dir = tempDir("typed-state");
+    const whole = JSON.parse(
+      (await kgrank(["evaluate", "--constrain-candidates", "train", "--format", "json"], dir)).stdout,
+    );
+    for (const i of [0, 1]) {
+      const r = await kgrank(
+        ["evaluate", "--constrain-candidates", "train", "--shard", `${i}/2`, "--save-state", `s${i}.kgrs`],
+        dir,
+      );
+      expect(r.status, r.stderr).toBe(0);
+    }
+    const merged = await kgrank(["merge", "s0.constrained.kgrs", "s1.constrained.kgrs", "--format", "json"], dir);
+    expect(merged.status, merged.stderr).toBe(0);
+    expect(JSON.parse(merged.stdout).results).toEqual(whole.constrained.results);
+    const plain = await kgrank(["merge", "s0.kgrs", "s1.kgrs", "--format", "json"], dir);
+    expect(JSON.parse(plain.stdout).results).toEqual(whole.results);
+    expectUserError(
+      await kgrank(["merge", "s0.kgrs", "s1.constrained.kgrs"], dir),
+      /s1\.constrained\.kgrs: was ranked against typed candidates train, s0\.kgrs against every entity: merge the shards of each protocol separately/,
+    );
+    await kgrank(["evaluate", "--constrain-candidates", "train", "--save-state", "w.kgrs", "-q"], dir);
+    expectUserError(
+      await kgrank(["compare", "w.kgrs", "w.constrained.kgrs", "--samples", "100"], dir),
+      /runs: w\.constrained\.kgrs was ranked against typed candidates train .*every entity.*compare runs of one protocol/,
+    );
+  });
+
+  it("refuses the flags it does not go with, and a file that does not read", async () => {
+    const dir = tempDir("typed-refuse");
+    writeFileSync(path.join(dir, "bad.tsv"), `tail\t${R[0]}\tatlantis\n`);
+    const cases: [string[], RegExp][] = [
+      [["--constrain-candidates", "bad.tsv"], /^kgrank: --constrain-candidates: bad\.tsv line 1: entity "atlantis"/],
+      [["--constrain-candidates", "missing.tsv"], /^kgrank: --constrain-candidates: .*missing\.tsv/],
+      [["--constrain-candidates", "train", "--sample-tasks", "50"], /does not go with --sample-tasks/],
+      [["--constrain-candidates", "train", "--workers", "2"], /does not go with --workers/],
+      [
+        ["--constrain-candidates", "train", "--dataset", "nations", "--model-dir", "model"],
+        /does not go with --model-dir: a model's ranks .*write its scores/,
+      ],
+    ];
+    for (const [args, message] of cases) expectUserError(await kgrank(["evaluate", ...args], dir), message);
+  });
+});
