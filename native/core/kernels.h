@@ -26,6 +26,16 @@ Counts answers_f32_avx2(const float* row, const uint32_t* entries, size_t n, uin
 #ifdef KGRANK_HAVE_AVX512
 Counts answers_f32_avx512(const float* row, const uint32_t* entries, size_t n, uint32_t mask, int32_t own, float t);
 #endif
+
+// Counts over the columns a bit set selects (typed candidates with dense sets): bit j of bits[i] selects x[16 i + j];
+// scores > t (greater), == t (equal) and non-NaN (nan field) among the selected, in one sequential pass over x.
+Counts masked_count_f32_scalar(const float* x, const uint16_t* bits, size_t n, float t);
+#ifdef KGRANK_HAVE_AVX2
+Counts masked_count_f32_avx2(const float* x, const uint16_t* bits, size_t n, float t);
+#endif
+#ifdef KGRANK_HAVE_AVX512
+Counts masked_count_f32_avx512(const float* x, const uint16_t* bits, size_t n, float t);
+#endif
 }  // namespace isa
 
 namespace isa {

@@ -253,6 +253,36 @@ void rank_chunk_sums_avx2(const double* x, size_t n, const double* ks, size_t nu
   }
 }
 
+Counts masked_count_f32_avx2(const float* x, const uint16_t* bits, size_t n, float t) {
+  // Sixteen columns per step as two vectors of eight: each compare's movemask meets its byte of the step's bits.
+  const __m256 vt = _mm256_set1_ps(t);
+  uint64_t g = 0, e = 0, u = 0;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const unsigned word = bits[i / 16];
+    if (word == 0) continue;
+    for (int half = 0; half < 2; ++half) {
+      const unsigned k = (word >> (8 * half)) & 0xFFu;
+      const __m256 a = _mm256_loadu_ps(x + i + 8 * half);
+      g += static_cast<uint64_t>(_mm_popcnt_u32(k & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, vt, _CMP_GT_OQ)))));
+      e += static_cast<uint64_t>(_mm_popcnt_u32(k & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, vt, _CMP_EQ_OQ)))));
+      u += static_cast<uint64_t>(_mm_popcnt_u32(k & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, a, _CMP_ORD_Q)))));
+    }
+  }
+  Counts c;
+  c.greater = g;
+  c.equal = e;
+  c.nan = u;
+  if (i < n) {
+    // The last partial step: its bits start at bit 0 of the last word.
+    const Counts r = masked_count_f32_scalar(x + i, bits + i / 16, n - i, t);
+    c.greater += r.greater;
+    c.equal += r.equal;
+    c.nan += r.nan;
+  }
+  return c;
+}
+
 uint64_t read_avx2(const unsigned char* p, size_t bytes) {
   __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
   __m256i a2 = _mm256_setzero_si256(), a3 = _mm256_setzero_si256();

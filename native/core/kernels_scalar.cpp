@@ -115,6 +115,18 @@ Counts answers_f32_scalar(const float* row, const uint32_t* entries, size_t n, u
   return c;
 }
 
+Counts masked_count_f32_scalar(const float* x, const uint16_t* bits, size_t n, float t) {
+  Counts c;
+  for (size_t i = 0; i < n; ++i) {
+    if (!((bits[i / 16] >> (i % 16)) & 1u)) continue;
+    const float v = x[i];
+    c.greater += v > t;
+    c.equal += v == t;
+    c.nan += v == v;
+  }
+  return c;
+}
+
 void rank_chunk_sums_scalar(const double* x, size_t n, const double* ks, size_t num_k, uint64_t* hits, uint32_t* hist,
                             bool centred, RankChunkSums* out) {
   RankChunkSums& o = *out;

@@ -37,6 +37,7 @@ using CountF64Fn = Counts (*)(const double* x, size_t n, double t);
 using ReadFn = uint64_t (*)(const unsigned char* p, size_t bytes);
 using AnswersF32Fn = Counts (*)(const float* row, const uint32_t* entries, size_t n, uint32_t mask, int32_t own,
                                 float t);
+using MaskedCountF32Fn = Counts (*)(const float* x, const uint16_t* bits, size_t n, float t);
 using RankChunkSumsFn = void (*)(const double* x, size_t n, const double* ks, size_t num_k, uint64_t* hits,
                                  uint32_t* hist, bool centred, RankChunkSums* out);
 using GenerateRanksSmallFn = void (*)(const double* num_candidates, uint32_t n, uint32_t key, double* out);
@@ -55,6 +56,7 @@ struct KernelTable {
   CountF64Fn count_f64;
   ReadFn read;
   AnswersF32Fn answers_f32;
+  MaskedCountF32Fn masked_count_f32;  // the answers family too (typed candidates' dense sets)
   RankChunkSumsFn rank_chunk_sums;
   GenerateRanksSmallFn generate_ranks_small;
   GenerateInverseRanksSmallFn generate_inverse_ranks_small;  // the rank generation family too
