@@ -44,6 +44,8 @@ import {
   readNpz,
   readSafetensors,
   parseQuadruples,
+  parseCandidateText,
+  CandidateSets,
   readTriples,
   splitTsvTriples,
   writeNpy,
@@ -795,6 +797,48 @@ export const CASES: Case[] = [
       }),
     error: KgrankInputError,
     argument: "numTimestamps",
+  },
+  {
+    kind: "candidate file naming an unknown entity (line named)",
+    call: () =>
+      parseCandidateText("tail\tr\tatlantis\n", { entityLabels: ["a"], relationLabels: ["r"], argument: "file" }),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "candidate file domain type without entities (line named)",
+    call: () =>
+      parseCandidateText("domain\tr\tplanet\n", { entityLabels: ["a"], relationLabels: ["r"], argument: "file" }),
+    error: KgrankInputError,
+    argument: "file",
+  },
+  {
+    kind: "CandidateSets pair with an entity out of range",
+    call: () => CandidateSets.fromPairs({ numEntities: 2, numRelations: 1, head: [0, 2], tail: [] }),
+    error: KgrankInputError,
+    argument: "head",
+  },
+  {
+    kind: "RankEvaluator candidates over other entities",
+    call: () =>
+      new RankEvaluator({
+        numEntities: 3,
+        candidates: CandidateSets.fromPairs({ numEntities: 2, numRelations: 1, head: [0, 0], tail: [0, 1] }),
+      }),
+    error: KgrankInputError,
+    argument: "candidates",
+  },
+  {
+    kind: "RankEvaluator candidates with an empty set for the batch's relation",
+    call: () => {
+      const ev = new RankEvaluator({
+        numEntities: 2,
+        candidates: CandidateSets.fromPairs({ numEntities: 2, numRelations: 1, head: [0, 0], tail: [] }),
+      });
+      ev.addSync({ triples: Int32Array.of(0, 0, 1), side: "tail", scores: Float32Array.of(0.5, 0.5) });
+    },
+    error: KgrankInputError,
+    argument: "candidates",
   },
   { kind: "unknown dataset", call: () => loadDataset("freebase-2"), error: KgrankInputError, argument: "dataset" },
   {

@@ -364,6 +364,11 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
   for (const [given, flag, why] of [
     [o.sampleTasks !== undefined, "--sample-tasks", "a sample is drawn, ranked and estimated in one process"],
     [o.estimateFull, "--estimate-full", "its estimates need every task's rank in one process"],
+    [
+      o.constrainCandidates !== undefined,
+      "--constrain-candidates",
+      "a job's worker keeps one state, and typed candidates are a second protocol; shard with --shard and merge each protocol's states",
+    ],
   ] as const) {
     if (given) throw new KgrankInputError(flag, `is not run by queue jobs (${why}): run it with kgrank evaluate`);
   }
