@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -80,6 +81,7 @@ ConstrainedExpected<T> constrained_reference(const ConstrainedProblem& p, const 
   want.pessimistic.resize(rows);
   want.realistic.resize(rows);
   want.candidates.resize(rows);
+  std::map<int32_t, std::set<int32_t>> allowed_of;  // each used relation's allowed set, built once
   size_t nan_row = rows, unknown_row = rows;
   for (size_t i = 0; i < rows; ++i) {
     const int32_t h = p.triples[3 * i], rel = p.triples[3 * i + 1], tl = p.triples[3 * i + 2];
@@ -93,14 +95,22 @@ ConstrainedExpected<T> constrained_reference(const ConstrainedProblem& p, const 
     want.thresholds[i] = t;
     if (t != t && nan_row == rows) nan_row = i;
     if (filtered && known.count({h, rel, tl}) == 0 && unknown_row == rows) unknown_row = i;
-    std::set<int32_t> candidates(p.ids.begin() + p.offsets[rel], p.ids.begin() + p.offsets[rel + 1]);
-    candidates.insert(truth);
+    // The candidates: the allowed set and the true answer, less the other known answers of (anchor, rel) when
+    // filtered, less NaN scores. The true answer is the 1 of each rank and of numCandidates.
+    auto allowed = allowed_of.find(rel);
+    if (allowed == allowed_of.end()) {
+      allowed = allowed_of.emplace(rel, std::set<int32_t>(p.ids.begin() + p.offsets[rel],
+                                                          p.ids.begin() + p.offsets[rel + 1])).first;
+    }
+    std::set<int32_t> others;
+    if (filtered) {
+      for (const auto& [kh, kr, kt] : known) {
+        if (kr == rel && (p.tail_side ? kh : kt) == anchor) others.insert(p.tail_side ? kt : kh);
+      }
+    }
     double greater = 0, equal = 0, count = 0;
-    for (int32_t c : candidates) {
-      if (c == truth) continue;  // the true answer: the 1 of each rank and of numCandidates
-      const bool other_known =
-          filtered && known.count(p.tail_side ? std::make_tuple(anchor, rel, c) : std::make_tuple(c, rel, anchor)) > 0;
-      if (other_known || row[c] != row[c]) continue;
+    for (int32_t c : allowed->second) {
+      if (c == truth || others.count(c) > 0 || row[c] != row[c]) continue;
       greater += row[c] > t;
       equal += row[c] == t;
       count += 1;
