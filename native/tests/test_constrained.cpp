@@ -4,19 +4,22 @@
 // -0 and NaN; filtered, unfiltered with an index of no triples and unfiltered with the full index (which must then
 // be ignored); every SIMD level, 1 and 2 threads, more than 64 rows (several tasks). Then each status: IdOutOfRange
 // (flat index), NanTrueScore and NotInIndex (row; NotInIndex only filtered), InvalidInput for each kind of broken
-// set, and a broken set in a relation no row uses, which is not an error.
+// set, and a broken set in a relation no row uses, which is not an error; a cancelled job control throws Cancelled.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <random>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "check.h"
 #include "constrained.h"
 #include "constrained_reference.h"
 #include "filter_index.h"
+#include "simd.h"
+#include "thread_pool.h"
 
 using kgrank::FilterIndex;
 using kgrank::SimdLevel;
@@ -50,6 +53,9 @@ void check_all(const ConstrainedProblem& p, const std::vector<T>& scores, const 
       opt.simd = level;
       opt.threads = threads;
       const kgrank_test::ConstrainedRun<T> got = kgrank_test::run_constrained(p, scores, index, filtered, opt);
+      // The level's answers kernel ran (float32 gathers at AVX2 / AVX-512; float64 counts in plain code).
+      CHECK(kgrank::last_dispatched(kgrank::KernelFamily::Answers) ==
+            kgrank::kernel_table(level).variant[static_cast<int>(kgrank::KernelFamily::Answers)]);
       const char* why = "";
       const int bad = kgrank_test::constrained_mismatches(want, got, &why);
       if (bad != 0) {
@@ -394,11 +400,39 @@ void statuses() {
   }
 }
 
+// A job control cancelled before the call: the counting loop skips its tasks and throws Cancelled (as rank_triples'
+// counting does); without a cancel the control changes nothing.
+void cancellation() {
+  const ConstrainedProblem p = small_problem();
+  const std::vector<double> s = small_scores(p);
+  FilterIndex index;
+  CHECK(kgrank_test::build_index(p, true, &index).ok());
+  const kgrank_test::ConstrainedExpected<double> want = kgrank_test::constrained_reference(p, s, true);
+  for (unsigned threads : {1u, 2u}) {
+    kgrank::CountOptions opt;
+    opt.threads = threads;
+    kgrank::JobControl live;
+    opt.control = &live;
+    CHECK_EQ(kgrank_test::constrained_mismatches(want, kgrank_test::run_constrained(p, s, index, true, opt)), 0);
+    kgrank::JobControl cancelled;
+    cancelled.cancel();
+    opt.control = &cancelled;
+    bool thrown = false;
+    try {
+      kgrank_test::run_constrained(p, s, index, true, opt);
+    } catch (const kgrank::Cancelled&) {
+      thrown = true;
+    }
+    CHECK(thrown);
+  }
+}
+
 }  // namespace
 
 int main() {
   std::mt19937_64 rng(20261127);
   statuses();
+  cancellation();
   // 32-bit entries: a tiny dense graph (many filtered candidates per row), then one past the two-thread threshold.
   run(rng, 40, 5, {0, 1, 2, 3, 4}, 300, 150, false);
   run(rng, 1200, 7, {0, 1, 2, 3, 4, 5, 6}, 3000, 130, false);
