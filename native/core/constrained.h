@@ -12,7 +12,8 @@
 namespace kgrank {
 
 // The allowed entities of one side, per relation: relation r's are ids[offsets[r] .. offsets[r + 1]), ascending and
-// unique, each in [0, num_entities). offsets has num_relations + 1 entries, offsets[0] == 0, offsets[R] == size.
+// unique, each in [0, num_entities). offsets has num_relations + 1 entries, offsets[0] == 0, offsets[R] <= size (ids
+// past offsets[R] are never read).
 // Memory is linear in the constraint's size: nothing is relations x entities.
 struct CandidateSets {
   const uint32_t* offsets = nullptr;
@@ -25,7 +26,7 @@ struct CandidateSets {
 // OpenKE's type_constrain and PyKEEN's restriction keep the evaluated triple), less the other known answers of
 // (anchor, r) when `filtered`, less NaN scores. So optimistic = 1 + greater, pessimistic = 1 + greater + equal over
 // those candidates, numCandidates = 1 + their count. Same keys, out layout, thread split and statuses as
-// rank_triples; NotInIndex only when `filtered`. `sets` must cover index.num_relations() relations: offsets that
+// rank_triples (a job control cancels between 64-row tasks; no progress is counted); NotInIndex only when `filtered`. `sets` must cover index.num_relations() relations: offsets that
 // are not monotone or end past `size`, ids out of range or not ascending in a relation a row uses are InvalidInput
 // (checked before anything is counted). Scores of entities outside every allowed set are never read.
 Status rank_triples_constrained(const float* scores, size_t rows, const int32_t* triples, const FilterIndex& index,

@@ -38,7 +38,8 @@ std::vector<SimdLevel> levels() {
 
 // How often the random problems hit the cases the test is about (each must be > 0 at the end).
 struct Coverage {
-  size_t rows = 0, empty_set = 0, full_set = 0, truth_left_out = 0, filtered_out = 0, nan_candidate = 0, tie = 0;
+  size_t rows = 0, empty_set = 0, full_set = 0, gathered = 0, truth_left_out = 0, filtered_out = 0, nan_candidate = 0,
+         tie = 0;
 };
 Coverage coverage;
 
@@ -100,6 +101,8 @@ void tally(const ConstrainedProblem& p, const std::vector<T>& scores, bool filte
     ++coverage.rows;
     coverage.empty_set += first == last;
     coverage.full_set += static_cast<size_t>(last - first) == n;
+    // The kernel gathers a set with fewer than one id per 64 columns and streams the row under a bit set otherwise.
+    coverage.gathered += first != last && static_cast<size_t>(last - first) * 64 < n;
     coverage.truth_left_out += !std::binary_search(first, last, static_cast<uint32_t>(truth));
     for (const uint32_t* q = first; q != last; ++q) {
       const int32_t c = static_cast<int32_t>(*q);
@@ -114,15 +117,16 @@ void tally(const ConstrainedProblem& p, const std::vector<T>& scores, bool filte
 }
 
 // Random allowed sets for the relations in `active` (the others empty): kinds by position - empty, every entity,
-// sparse (about 1 in 8), dense (about 7 in 8), sparse again.
+// sparse (about 1 in 8), dense (about 7 in 8), sparse again, very sparse (about 1 in 100: gathered, not streamed).
 void random_sets(std::mt19937_64& rng, ConstrainedProblem& p, const std::vector<int32_t>& active) {
   const size_t R = static_cast<size_t>(p.num_relations);
   std::vector<std::vector<uint32_t>> sets(R);
   for (size_t k = 0; k < active.size(); ++k) {
     std::vector<uint32_t>& s = sets[static_cast<size_t>(active[k])];
-    const size_t kind = k % 5;
+    const size_t kind = k % 6;
     for (uint32_t e = 0; e < static_cast<uint32_t>(p.num_entities); ++e) {
-      const bool in = kind == 1 || (kind == 3 && rng() % 8 != 0) || ((kind == 2 || kind == 4) && rng() % 8 == 0);
+      const bool in = kind == 1 || (kind == 3 && rng() % 8 != 0) || ((kind == 2 || kind == 4) && rng() % 8 == 0) ||
+                      (kind == 5 && rng() % 100 == 0);
       if (in) s.push_back(e);
     }
   }
@@ -445,8 +449,10 @@ int main() {
   CHECK(coverage.filtered_out > 0);
   CHECK(coverage.nan_candidate > 0);
   CHECK(coverage.tie > 0);
-  std::printf("rows %zu: empty set %zu, every entity %zu, truth left out %zu, filtered out %zu, NaN %zu, ties %zu\n",
-              coverage.rows, coverage.empty_set, coverage.full_set, coverage.truth_left_out, coverage.filtered_out,
-              coverage.nan_candidate, coverage.tie);
+  CHECK(coverage.gathered > 0);
+  std::printf(
+      "rows %zu: empty set %zu, every entity %zu, gathered %zu, truth left out %zu, filtered out %zu, NaN %zu, ties %zu\n",
+      coverage.rows, coverage.empty_set, coverage.full_set, coverage.gathered, coverage.truth_left_out,
+      coverage.filtered_out, coverage.nan_candidate, coverage.tie);
   TEST_MAIN_END();
 }
