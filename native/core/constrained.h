@@ -26,9 +26,11 @@ struct CandidateSets {
 // OpenKE's type_constrain and PyKEEN's restriction keep the evaluated triple), less the other known answers of
 // (anchor, r) when `filtered`, less NaN scores. So optimistic = 1 + greater, pessimistic = 1 + greater + equal over
 // those candidates, numCandidates = 1 + their count. Same keys, out layout, thread split and statuses as
-// rank_triples (a job control cancels between 64-row tasks; no progress is counted); NotInIndex only when `filtered`. `sets` must cover index.num_relations() relations: offsets that
-// are not monotone or end past `size`, ids out of range or not ascending in a relation a row uses are InvalidInput
-// (checked before anything is counted). Scores of entities outside every allowed set are never read.
+// rank_triples (a job control cancels between 64-row tasks; no progress is counted); NotInIndex only when
+// `filtered`. `sets` must cover index.num_relations() relations: offsets that are not monotone or end past `size`,
+// ids out of range or not ascending in a relation a row uses are InvalidInput (checked before anything is counted).
+// A set with at least one id per 64 columns is counted in one streamed pass over the row under a bit set of its
+// columns (built per call: at most 2 bytes per allowed id); a sparser one is gathered, and only its columns are read.
 Status rank_triples_constrained(const float* scores, size_t rows, const int32_t* triples, const FilterIndex& index,
                                 bool filtered, const CandidateSets& sets, int32_t* keys, float* thresholds_out,
                                 double* out, const CountOptions& options);
