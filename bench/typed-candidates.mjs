@@ -26,7 +26,7 @@ const E = ds.numEntities;
 const R = ds.numRelations;
 const rows = test.length / 3;
 const sets = CandidateSets.fromTriples(train, { numEntities: E, numRelations: R });
-const BATCH = 512;
+const BATCH = Number(flag("--batch", "512"));
 const batches = [];
 for (let start = 0; start < rows; start += BATCH) {
   const end = Math.min(rows, start + BATCH);

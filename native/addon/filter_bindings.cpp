@@ -317,10 +317,12 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     return env.Undefined();
   }
 
-  // rankTriplesConstrained(scores, triples, filtered, offsets, ids, keysOut, thresholdsOut, out, simd, threads)
+  // rankTriplesConstrained(scores, triples, filtered, offsets, ids, bits, bitsAt, keysOut, thresholdsOut, out, simd,
+  // threads)
   // rankTriples with each task's candidates cut to its relation's allowed set (kgrank::rank_triples_constrained,
   // constrained.h): offsets (numRelations + 1) and ids are Int32Arrays, relation r's set ids[offsets[r] ..
-  // offsets[r + 1]); the core checks them (a broken set is InvalidInput) before it reads a score through them.
+  // offsets[r + 1]); bits (Uint16Array) and bitsAt (Int32Array, numRelations) the dense relations' bit sets, or both
+  // null; the core checks them (a broken set is InvalidInput) before it reads a score through them.
   Napi::Value RankTriplesConstrained(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
@@ -342,21 +344,33 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     }
     Napi::TypedArray ids = typed_array_arg(info, 4, "ids");
     if (ids.TypedArrayType() != napi_int32_array) throw_type(env, "ids must be an Int32Array");
-    Napi::TypedArray keys = typed_array_arg(info, 5, "keysOut");
-    if (keys.TypedArrayType() != napi_int32_array || keys.ElementLength() != 3 * rows) {
-      throw_type(env, "keysOut must be an Int32Array of 3 x rows");
-    }
-    Napi::TypedArray th = typed_array_arg(info, 6, "thresholdsOut");
-    if (th.TypedArrayType() != type || th.ElementLength() != rows) throw_type(env, "thresholdsOut must match scores' type, one per row");
-    Napi::TypedArray outArr = typed_array_arg(info, 7, "out");
-    if (outArr.TypedArrayType() != napi_float64_array || outArr.ElementLength() != 6 * rows) {
-      throw_type(env, "out must be a Float64Array of 6 x rows");
-    }
-    const CountOptions options = options_arg(info, 8, 9);
     kgrank::CandidateSets sets;
     sets.offsets = static_cast<const uint32_t*>(raw_data(offsets));
     sets.ids = static_cast<const uint32_t*>(raw_data(ids));
     sets.size = ids.ElementLength();
+    if (info.Length() > 6 && !info[5].IsNull() && !info[6].IsNull()) {
+      Napi::TypedArray bits = typed_array_arg(info, 5, "bits");
+      if (bits.TypedArrayType() != napi_uint16_array) throw_type(env, "bits must be a Uint16Array");
+      Napi::TypedArray bitsAt = typed_array_arg(info, 6, "bitsAt");
+      if (bitsAt.TypedArrayType() != napi_int32_array ||
+          bitsAt.ElementLength() != static_cast<size_t>(index_.num_relations())) {
+        throw_type(env, "bitsAt must be an Int32Array of numRelations entries");
+      }
+      sets.bits = static_cast<const uint16_t*>(raw_data(bits));
+      sets.bits_at = static_cast<const int32_t*>(raw_data(bitsAt));
+      sets.bits_size = bits.ElementLength();
+    }
+    Napi::TypedArray keys = typed_array_arg(info, 7, "keysOut");
+    if (keys.TypedArrayType() != napi_int32_array || keys.ElementLength() != 3 * rows) {
+      throw_type(env, "keysOut must be an Int32Array of 3 x rows");
+    }
+    Napi::TypedArray th = typed_array_arg(info, 8, "thresholdsOut");
+    if (th.TypedArrayType() != type || th.ElementLength() != rows) throw_type(env, "thresholdsOut must match scores' type, one per row");
+    Napi::TypedArray outArr = typed_array_arg(info, 9, "out");
+    if (outArr.TypedArrayType() != napi_float64_array || outArr.ElementLength() != 6 * rows) {
+      throw_type(env, "out must be a Float64Array of 6 x rows");
+    }
+    const CountOptions options = options_arg(info, 10, 11);
     const auto* t = static_cast<const int32_t*>(raw_data(triples));
     auto* k = static_cast<int32_t*>(raw_data(keys));
     auto* out = static_cast<double*>(raw_data(outArr));

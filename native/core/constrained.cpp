@@ -24,22 +24,22 @@ constexpr size_t kStreamRatio = 64;
 // How many rows ahead the lines of a sparse set are requested.
 constexpr size_t kPrefetchRows = 2;
 
-// The sets of the relations the rows use, in memory of our own, checked as they are read (offsets monotone and
-// within size; ids in range and ascending), so a caller who changes its arrays meanwhile (shared memory) cannot move
-// an id out of range after it was checked. A dense set (at least one id per kStreamRatio columns) becomes a bit set
-// of the columns, (E + 15) / 16 words: at most 2 bytes per allowed id. A sparse one is copied as its ids. Unused
+// The sets of the relations the rows use, checked as they are read (offsets monotone and within size; ids in range
+// and ascending; a caller's bit set within its words): a sparse set is copied as its ids into memory of our own, so
+// a caller who changes its arrays meanwhile (shared memory) cannot move an id out of range after it was checked. A
+// dense set (at least one id per kStreamRatio columns, or the caller's bits_at says so) is a bit set of the columns,
+// (E + 15) / 16 words, at most 8 bytes per allowed id: the caller's (any bits are in range), or built here. Unused
 // relations get neither.
 struct OwnSets {
-  bool dense(int32_t rel) const { return mask_at[rel] != kNone; }
-  const uint16_t* bits(int32_t rel) const { return masks.data() + mask_at[rel]; }
+  bool dense(int32_t rel) const { return bit_rows[rel] != nullptr; }
+  const uint16_t* bits(int32_t rel) const { return bit_rows[rel]; }
   const uint32_t* first(int32_t rel) const { return ids.data() + offsets[rel]; }
   const uint32_t* last(int32_t rel) const { return ids.data() + offsets[rel + 1]; }
 
-  static constexpr size_t kNone = ~size_t{0};
   std::vector<uint32_t> offsets;
   std::vector<uint32_t> ids;
-  std::vector<size_t> mask_at;
-  std::vector<uint16_t> masks;
+  std::vector<const uint16_t*> bit_rows;
+  std::vector<uint16_t> masks;  // bit sets built here
 };
 
 Status own_sets(const CandidateSets& sets, size_t num_relations, size_t num_entities, const int32_t* relation,
@@ -57,17 +57,28 @@ Status own_sets(const CandidateSets& sets, size_t num_relations, size_t num_enti
   for (size_t i = 0; i < rows; ++i) used[static_cast<size_t>(relation[i])] = 1;
   const size_t words = (num_entities + 15) / 16;
   own->offsets.assign(num_relations + 1, 0);
-  own->mask_at.assign(num_relations, OwnSets::kNone);
+  own->bit_rows.assign(num_relations, nullptr);
+  std::vector<size_t> built(num_relations, ~size_t{0});
   for (size_t r = 0; r < num_relations; ++r) {
     own->offsets[r + 1] = static_cast<uint32_t>(own->ids.size());
     if (!used[r]) continue;
+    if (sets.bits != nullptr) {
+      const int64_t at = sets.bits_at[r];
+      if (at >= 0) {
+        if (static_cast<uint64_t>(at) > sets.bits_size || sets.bits_size - static_cast<uint64_t>(at) < words) {
+          return Status::invalid("candidate bit set of relation " + std::to_string(r) + " ends past the bit words");
+        }
+        own->bit_rows[r] = sets.bits + at;
+        continue;
+      }
+    }
     const size_t n = begin[r + 1] - begin[r];
-    const bool dense = n * kStreamRatio >= num_entities;
+    const bool dense = sets.bits == nullptr && n * kStreamRatio >= num_entities;
     uint16_t* bits = nullptr;
     if (dense) {
-      own->mask_at[r] = own->masks.size();
+      built[r] = own->masks.size();
       own->masks.resize(own->masks.size() + words, 0);
-      bits = own->masks.data() + own->mask_at[r];
+      bits = own->masks.data() + built[r];
     }
     uint32_t previous = 0;
     for (uint32_t k = begin[r]; k < begin[r + 1]; ++k) {
@@ -84,6 +95,10 @@ Status own_sets(const CandidateSets& sets, size_t num_relations, size_t num_enti
       }
     }
     own->offsets[r + 1] = static_cast<uint32_t>(own->ids.size());
+  }
+  // Pointers into masks once it no longer grows.
+  for (size_t r = 0; r < num_relations; ++r) {
+    if (built[r] != ~size_t{0}) own->bit_rows[r] = own->masks.data() + built[r];
   }
   return Status::success();
 }

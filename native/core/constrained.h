@@ -19,6 +19,12 @@ struct CandidateSets {
   const uint32_t* offsets = nullptr;
   const uint32_t* ids = nullptr;
   size_t size = 0;  // number of ids
+  // Optional: the caller's bit sets of its dense relations, built once (the facade's CandidateSets.arrays()):
+  // relation r's set is bits[bits_at[r] .. + (num_entities + 15) / 16) when bits_at[r] >= 0 (bit j of word i: entity
+  // 16 i + j, the same set as its ids), else its ids are gathered. Null: the kernel builds them per call.
+  const uint16_t* bits = nullptr;
+  const int32_t* bits_at = nullptr;  // num_relations entries
+  size_t bits_size = 0;              // number of words
 };
 
 // rank_triples (count.h) with each task's candidates cut to its relation's allowed set: the candidates of the task

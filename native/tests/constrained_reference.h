@@ -25,6 +25,8 @@ struct ConstrainedProblem {
   std::vector<int32_t> known;           // the filter index's triples, row-major (head, relation, tail)
   std::vector<uint32_t> offsets, ids;   // the candidate sets (CandidateSets): num_relations + 1 offsets
   size_t size = 0;                      // CandidateSets::size (ids.size(), unless a test says otherwise)
+  std::vector<uint16_t> bits;           // the caller's bit sets (CandidateSets::bits), or none: the kernel builds them
+  std::vector<int32_t> bits_at;         // CandidateSets::bits_at, num_relations entries when bits are given
   std::vector<int32_t> triples;         // rows x 3
   size_t rows() const { return triples.size() / 3; }
 };
@@ -67,7 +69,15 @@ ConstrainedExpected<T> constrained_reference(const ConstrainedProblem& p, const 
   }
   std::set<int32_t> used;
   for (size_t i = 0; i < rows; ++i) used.insert(p.triples[3 * i + 1]);
+  const size_t words = (n + 15) / 16;
   for (int32_t r : used) {
+    // A set the caller gives as bits (the same set as its ids): the bits must lie within the words; its ids are
+    // not read.
+    if (!p.bits_at.empty() && p.bits_at[static_cast<size_t>(r)] >= 0) {
+      const size_t at = static_cast<size_t>(p.bits_at[static_cast<size_t>(r)]);
+      if (at > p.bits.size() || p.bits.size() - at < words) return fail(StatusCode::InvalidInput, 0);
+      continue;
+    }
     for (uint32_t k = p.offsets[r]; k < p.offsets[r + 1]; ++k) {
       if (p.ids[k] >= n || (k > p.offsets[r] && p.ids[k] <= p.ids[k - 1])) return fail(StatusCode::InvalidInput, 0);
     }
@@ -147,6 +157,11 @@ ConstrainedRun<T> run_constrained(const ConstrainedProblem& p, const std::vector
   sets.offsets = p.offsets.data();
   sets.ids = p.ids.data();
   sets.size = p.size;
+  if (!p.bits_at.empty()) {
+    sets.bits = p.bits.data();
+    sets.bits_at = p.bits_at.data();
+    sets.bits_size = p.bits.size();
+  }
   got.status = kgrank::rank_triples_constrained(scores.data(), rows, p.triples.data(), index, filtered, sets,
                                                 got.keys.data(), got.thresholds.data(), got.out.data(), opt);
   return got;

@@ -36,6 +36,23 @@ std::vector<SimdLevel> levels() {
   return out;
 }
 
+// The problem with the caller's bit sets (CandidateSets::bits): every other relation's set as bits, whatever its
+// size (the caller decides which are streamed), the rest gathered from its ids.
+ConstrainedProblem with_caller_bits(ConstrainedProblem p) {
+  const size_t words = (static_cast<size_t>(p.num_entities) + 15) / 16;
+  p.bits_at.assign(static_cast<size_t>(p.num_relations), -1);
+  p.bits.clear();
+  for (size_t r = 0; r < p.bits_at.size(); r += 2) {
+    p.bits_at[r] = static_cast<int32_t>(p.bits.size());
+    p.bits.resize(p.bits.size() + words, 0);
+    for (uint32_t k = p.offsets[r]; k < p.offsets[r + 1]; ++k) {
+      const uint32_t id = p.ids[k];
+      p.bits[static_cast<size_t>(p.bits_at[r]) + id / 16] |= static_cast<uint16_t>(1u << (id % 16));
+    }
+  }
+  return p;
+}
+
 // How often the random problems hit the cases the test is about (each must be > 0 at the end).
 struct Coverage {
   size_t rows = 0, empty_set = 0, full_set = 0, gathered = 0, truth_left_out = 0, filtered_out = 0, nan_candidate = 0,
@@ -54,6 +71,15 @@ void check_all(const ConstrainedProblem& p, const std::vector<T>& scores, const 
       opt.simd = level;
       opt.threads = threads;
       const kgrank_test::ConstrainedRun<T> got = kgrank_test::run_constrained(p, scores, index, filtered, opt);
+      // The same problem with the caller's bit sets: the same results.
+      if (p.bits_at.empty() && p.num_relations < 64) {
+        const kgrank_test::ConstrainedRun<T> given =
+            kgrank_test::run_constrained(with_caller_bits(p), scores, index, filtered, opt);
+        const char* why_given = "";
+        const int bad_given = kgrank_test::constrained_mismatches(want, given, &why_given);
+        if (bad_given != 0) std::fprintf(stderr, "%s with caller bits: %d mismatches, first: %s\n", what, bad_given, why_given);
+        CHECK_EQ(bad_given, 0);
+      }
       // The level's answers kernel ran (float32 gathers at AVX2 / AVX-512; float64 counts in plain code).
       CHECK(kgrank::last_dispatched(kgrank::KernelFamily::Answers) ==
             kgrank::kernel_table(level).variant[static_cast<int>(kgrank::KernelFamily::Answers)]);
@@ -352,6 +378,15 @@ void statuses() {
     p.offsets = {0, 4, 7, 9};
     p.size = 8;
     broken(p, "size below offsets[R]");
+  }
+  {
+    // The caller's bit set of a used relation that ends past the bit words, or starts past them.
+    ConstrainedProblem p = with_caller_bits(ok);
+    p.bits.pop_back();
+    broken(p, "a caller's bit set past the bit words");
+    p = with_caller_bits(ok);
+    p.bits_at[2] = static_cast<int32_t>(p.bits.size() + 1);
+    broken(p, "a caller's bit set starting past the bit words");
   }
   for (uint32_t value : {10u, 11u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu}) {
     ConstrainedProblem p = ok;

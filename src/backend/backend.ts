@@ -278,9 +278,23 @@ function nativeFilterIndex(
         return { status: s.status, index: s.index };
       }
     },
-    rankTriplesConstrained(scores, triples, filtered, offsets, ids, keys, th, out, t?: number) {
+    rankTriplesConstrained(scores, triples, filtered, sets, keys, th, out, t?: number) {
       try {
-        index.rankTriplesConstrained(scores, triples, filtered, offsets, ids, keys, th, out, level, t ?? threads);
+        const { offsets, ids, bits, bitsAt } = sets;
+        index.rankTriplesConstrained(
+          scores,
+          triples,
+          filtered,
+          offsets,
+          ids,
+          bits,
+          bitsAt,
+          keys,
+          th,
+          out,
+          level,
+          t ?? threads,
+        );
         return null;
       } catch (e) {
         const s = statusOf(e);

@@ -139,18 +139,16 @@ export interface FilterIndexHandle {
     threads?: number,
   ): RankTriplesProblem | null;
   /**
-   * rankTriples with each task's candidates cut to its relation's allowed set (typed candidates): relation r's
-   * allowed entities are ids[offsets[r] .. offsets[r + 1]) (offsets: numRelations + 1 entries; ids ascending per
-   * relation, in range), plus the true answer itself; the other known answers leave them only when `filtered` (an
-   * index built from no triples serves the unfiltered setting then). Same layouts and problems as rankTriples, and
-   * InvalidInput (with its message) for a broken set.
+   * rankTriples with each task's candidates cut to its relation's allowed set (typed candidates, `sets`), plus the
+   * true answer itself; the other known answers leave them only when `filtered` (an index built from no triples
+   * serves the unfiltered setting then). Same layouts and problems as rankTriples, and InvalidInput (with its
+   * message) for a broken set.
    */
   rankTriplesConstrained(
     scores: FloatArray,
     triples: Int32Array,
     filtered: boolean,
-    offsets: Int32Array,
-    ids: Int32Array,
+    sets: ConstrainedSets,
     keysOut: Int32Array,
     thresholdsOut: FloatArray,
     out: Float64Array,
@@ -173,6 +171,20 @@ export enum StatusCode {
   NanTrueScore = 3,
   /** An evaluated triple is not among the filter triples; `index` is the row. */
   NotInIndex = 4,
+}
+
+/**
+ * One side's typed candidate sets as the kernels read them (src/ranking/candidate-sets.ts builds them): relation r's
+ * allowed entity ids are ids[offsets[r] .. offsets[r + 1]) (offsets: numRelations + 1 entries; ids ascending per
+ * relation, in range). The native kernel counts a relation with bitsAt[r] >= 0 in one streamed pass under its bit set
+ * bits[bitsAt[r] .. + ceil(numEntities / 16)) (bit j of word i: entity 16 i + j, the same set as its ids) and
+ * gathers the others; the fallback reads the ids only.
+ */
+export interface ConstrainedSets {
+  offsets: Int32Array;
+  ids: Int32Array;
+  bits: Uint16Array;
+  bitsAt: Int32Array;
 }
 
 /** A problem of FilterIndexHandle.rankTriples: its kind and where (status.h: a flat id index or a row). */

@@ -65,13 +65,11 @@ export function rankConstrainedBatch(
   const truth = keys.subarray(2 * rows);
   const th = scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows);
   const out = new Float64Array(6 * rows);
-  const { offsets, ids } = c.sets.arrays(side);
   const problem = c.index[side]!.rankTriplesConstrained(
     scores,
     triples,
     c.filtered,
-    offsets,
-    ids,
+    c.sets.arrays(side),
     keys,
     th,
     out,

@@ -5,6 +5,7 @@
  */
 import {
   type AnswerCountsProblem,
+  type ConstrainedSets,
   type FilteredCountBuffers,
   type FilterIndexHandle,
   type FloatArray,
@@ -297,12 +298,12 @@ export class TsFilterIndex implements FilterIndexHandle {
     scores: FloatArray,
     triples: Int32Array,
     filtered: boolean,
-    offsets: Int32Array,
-    ids: Int32Array,
+    sets: ConstrainedSets,
     keysOut: Int32Array,
     thresholdsOut: FloatArray,
     out: Float64Array,
   ): RankTriplesProblem | null {
+    const { offsets, ids } = sets;
     const cols = this.numEntities;
     const rows = scores.length / cols;
     const relation = keysOut.subarray(0, rows);

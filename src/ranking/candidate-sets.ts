@@ -10,6 +10,7 @@
 import { createHash } from "node:crypto";
 
 import { KgrankInputError } from "../checks/errors";
+import type { ConstrainedSets } from "../contract/kernels";
 import { integer, isArrayLike, options, tripleArray } from "../checks/validate";
 
 export type CandidateSide = "head" | "tail";
@@ -19,6 +20,12 @@ export interface CandidateSetArrays {
   offsets: Int32Array;
   ids: Int32Array;
 }
+
+/**
+ * A set with at least one id per STREAM_RATIO entities is dense: the native kernel counts its rows in one streamed
+ * pass under a bit set (ConstrainedSets.bits, at most 8 bytes per allowed id) instead of gathering its columns.
+ */
+const STREAM_RATIO = 64;
 
 export interface CandidateSetsFromPairsOptions {
   numEntities: number;
@@ -46,6 +53,7 @@ export class CandidateSets {
   readonly source: string;
   private readonly sides: Record<CandidateSide, CandidateSetArrays>;
   private digest: string | null = null;
+  private readonly bitSets: Partial<Record<CandidateSide, ConstrainedSets>> = {};
 
   private constructor(
     numEntities: number,
@@ -133,9 +141,26 @@ export class CandidateSets {
     return new CandidateSets(numEntities, numRelations, sourceOption(o.source, "pairs"), side("head"), side("tail"));
   }
 
-  /** One side's arrays, as the kernels read them (do not modify). */
-  arrays(side: CandidateSide): CandidateSetArrays {
-    return this.sides[side];
+  /**
+   * One side's arrays as the kernels read them (do not modify): the ids, and the dense relations' bit sets (built on
+   * first use, kept with the sets).
+   */
+  arrays(side: CandidateSide): ConstrainedSets {
+    const built = this.bitSets[side];
+    if (built) return built;
+    const { offsets, ids } = this.sides[side];
+    const words = Math.ceil(this.numEntities / 16);
+    const bitsAt = new Int32Array(this.numRelations).fill(-1);
+    let dense = 0;
+    for (let r = 0; r < this.numRelations; r++) {
+      if ((offsets[r + 1]! - offsets[r]!) * STREAM_RATIO >= this.numEntities) bitsAt[r] = dense++ * words;
+    }
+    const bits = new Uint16Array(dense * words);
+    for (let r = 0; r < this.numRelations; r++) {
+      if (bitsAt[r]! < 0) continue;
+      for (let k = offsets[r]!; k < offsets[r + 1]!; k++) bits[bitsAt[r]! + (ids[k]! >>> 4)]! |= 1 << (ids[k]! & 15);
+    }
+    return (this.bitSets[side] = { offsets, ids, bits, bitsAt });
   }
 
   /** The allowed entities of `relation` on `side` (a copy, ascending). */
@@ -155,10 +180,15 @@ export class CandidateSets {
     return this.sides.head.ids.length + this.sides.tail.ids.length;
   }
 
-  /** Bytes held: 4 per pair and per relation and side. */
+  /** Bytes held by the ids and offsets: 4 per pair and per relation and side (the kernels' bit sets apart). */
   get bytes(): number {
     const { head, tail } = this.sides;
     return head.ids.byteLength + tail.ids.byteLength + head.offsets.byteLength + tail.offsets.byteLength;
+  }
+
+  /** Bytes of the dense relations' bit sets built so far (arrays()): at most 8 per allowed pair of those relations. */
+  get bitSetBytes(): number {
+    return Object.values(this.bitSets).reduce((n, s) => n + s.bits.byteLength + s.bitsAt.byteLength, 0);
   }
 
   /** SHA-256 (hex, first 16 digits) of the sets: states record it, and only states of equal sets merge. */
