@@ -87,6 +87,7 @@ const kernelFacing = [
   "test/evaluator.test.ts",
   "test/embeddings.test.ts",
   "test/relation-scores.test.ts",
+  "test/typed-candidates.test.ts",
   "test/expectation.test.ts",
   "test/median-moments.test.ts",
   "test/estimate.test.ts",

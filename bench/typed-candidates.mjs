@@ -96,6 +96,7 @@ const result = {
   scoreBytes,
   pairs: sets.pairs,
   setBytes: sets.bytes,
+  bitSetBytes: sets.bitSetBytes,
   denseMaskBytes: 2 * R * E,
   meanAllowed,
   ...check,
@@ -105,7 +106,8 @@ console.log(
     `${info.backend} ${info.simd}, ${threads} threads): every entity ${dense.toFixed(3)} s, typed candidates ` +
     `${constrained.toFixed(3)} s, typed / every ${(constrained / dense).toFixed(2)}x (medians of ${reps}); ` +
     `mean allowed set ${meanAllowed.head.toFixed(0)} heads, ${meanAllowed.tail.toFixed(0)} tails of ${E}; ` +
-    `sets ${(sets.bytes / 1e6).toFixed(2)} MB (${sets.pairs} pairs) vs ${((2 * R * E) / 1e6).toFixed(1)} MB for ` +
+    `sets ${(sets.bytes / 1e6).toFixed(2)} MB (${sets.pairs} pairs) + bit sets ${(sets.bitSetBytes / 1e6).toFixed(2)} MB ` +
+    `vs ${((2 * R * E) / 1e6).toFixed(1)} MB for ` +
     `relations x entities bytes; MRR ${check.mrrDense.toFixed(4)} -> ${check.mrrConstrained.toFixed(4)}, random E[MR] ` +
     `${check.expectedMrDense.toFixed(0)} -> ${check.expectedMrConstrained.toFixed(0)}`,
 );

@@ -36,7 +36,8 @@ struct CandidateSets {
 // `filtered`. `sets` must cover index.num_relations() relations: offsets that are not monotone or end past `size`,
 // ids out of range or not ascending in a relation a row uses are InvalidInput (checked before anything is counted).
 // A set with at least one id per 64 columns is counted in one streamed pass over the row under a bit set of its
-// columns (built per call: at most 2 bytes per allowed id); a sparser one is gathered, and only its columns are read.
+// columns (the caller's, or built per call: at most 8 bytes per allowed id); a sparser one is gathered, and only its
+// columns are read.
 Status rank_triples_constrained(const float* scores, size_t rows, const int32_t* triples, const FilterIndex& index,
                                 bool filtered, const CandidateSets& sets, int32_t* keys, float* thresholds_out,
                                 double* out, const CountOptions& options);

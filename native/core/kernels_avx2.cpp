@@ -254,27 +254,46 @@ void rank_chunk_sums_avx2(const double* x, size_t n, const double* ks, size_t nu
 }
 
 Counts masked_count_f32_avx2(const float* x, const uint16_t* bits, size_t n, float t) {
-  // Sixteen columns per step as two vectors of eight: each compare's movemask meets its byte of the step's bits.
+  // count_f32_avx2's way (a compare is all-ones, so subtracting it counts) under the set's bits: each byte of bits
+  // becomes a lane mask (broadcast, AND with the lane's bit, compare equal). 16 columns per step, no branch; the
+  // 32-bit lane counts are flushed every 2^26 columns.
   const __m256 vt = _mm256_set1_ps(t);
-  uint64_t g = 0, e = 0, u = 0;
+  const __m256i lane_bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  const auto lanes = [&](unsigned byte) {
+    const __m256i b = _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(byte)), lane_bit);
+    return _mm256_cmpeq_epi32(b, lane_bit);
+  };
+  Counts c;
   size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const unsigned word = bits[i / 16];
-    if (word == 0) continue;
-    for (int half = 0; half < 2; ++half) {
-      const unsigned k = (word >> (8 * half)) & 0xFFu;
-      const __m256 a = _mm256_loadu_ps(x + i + 8 * half);
-      g += static_cast<uint64_t>(_mm_popcnt_u32(k & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, vt, _CMP_GT_OQ)))));
-      e += static_cast<uint64_t>(_mm_popcnt_u32(k & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, vt, _CMP_EQ_OQ)))));
-      u += static_cast<uint64_t>(_mm_popcnt_u32(k & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, a, _CMP_ORD_Q)))));
+  while (i + 16 <= n) {
+    const size_t block_end = n - i > (size_t{1} << 26) ? i + (size_t{1} << 26) : n;
+    __m256i g = _mm256_setzero_si256(), e = _mm256_setzero_si256(), u = _mm256_setzero_si256();
+    for (; i + 16 <= block_end; i += 16) {
+      const unsigned word = bits[i / 16];
+      const __m256i m0 = lanes(word & 0xFFu);
+      const __m256i m1 = lanes(word >> 8);
+      const __m256 a = _mm256_loadu_ps(x + i);
+      const __m256 b = _mm256_loadu_ps(x + i + 8);
+      const auto under = [](__m256 cmp, __m256i m) { return _mm256_and_si256(_mm256_castps_si256(cmp), m); };
+      g = _mm256_sub_epi32(g, _mm256_add_epi32(under(_mm256_cmp_ps(a, vt, _CMP_GT_OQ), m0),
+                                               under(_mm256_cmp_ps(b, vt, _CMP_GT_OQ), m1)));
+      e = _mm256_sub_epi32(e, _mm256_add_epi32(under(_mm256_cmp_ps(a, vt, _CMP_EQ_OQ), m0),
+                                               under(_mm256_cmp_ps(b, vt, _CMP_EQ_OQ), m1)));
+      u = _mm256_sub_epi32(u, _mm256_add_epi32(under(_mm256_cmp_ps(a, a, _CMP_ORD_Q), m0),
+                                               under(_mm256_cmp_ps(b, b, _CMP_ORD_Q), m1)));
+    }
+    alignas(32) uint32_t lg[8], le[8], lu[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lg), g);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(le), e);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lu), u);
+    for (int k = 0; k < 8; ++k) {
+      c.greater += lg[k];
+      c.equal += le[k];
+      c.nan += lu[k];
     }
   }
-  Counts c;
-  c.greater = g;
-  c.equal = e;
-  c.nan = u;
   if (i < n) {
-    // The last partial step: its bits start at bit 0 of the last word.
+    // The last partial step: its bits start at bit 0 of its word.
     const Counts r = masked_count_f32_scalar(x + i, bits + i / 16, n - i, t);
     c.greater += r.greater;
     c.equal += r.equal;
