@@ -6,12 +6,14 @@
  */
 import { writeFileSync } from "node:fs";
 import * as path from "node:path";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import { CandidateSets, FrequencyBaseline, loadDataset, parseCandidateText, RankEvaluator } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { expectUserError, kgrank } from "./helpers/cli";
 import { expectInputError } from "./helpers/errors";
+import { KgrankInputError } from "../src/checks/errors";
 import { tempDir } from "./helpers/temp";
 
 describe(`typed candidates in files and the CLI on ${backendLabel}`, () => {
@@ -59,6 +61,54 @@ describe(`typed candidates in files and the CLI on ${backendLabel}`, () => {
     ];
     for (const [text, message] of bad)
       expectInputError(() => parseCandidateText(text, { ...labels, name: "f.tsv", argument: "file" }), "file", message);
+  });
+
+  it("parses any mix of statements as the definition says, or refuses it with a typed error (property)", () => {
+    const ent = ["e0", "e1", "e2", "e3"];
+    const rel = ["r0", "r1"];
+    const token = (valid: string[]) => fc.oneof(fc.constantFrom(...valid), fc.constantFrom("", "zz", " e0", "#"));
+    const statement = fc.oneof(
+      fc.tuple(fc.constantFrom("head", "tail"), token(rel), fc.array(token(ent), { minLength: 0, maxLength: 3 })),
+      fc.tuple(fc.constant("type"), token(ent), fc.array(token(["t0", "t1"]), { minLength: 0, maxLength: 2 })),
+      fc.tuple(
+        fc.constantFrom("domain", "range", "hed"),
+        token(rel),
+        fc.array(token(["t0", "t1", "t9"]), { maxLength: 2 }),
+      ),
+    );
+    fc.assert(
+      fc.property(fc.array(statement, { maxLength: 8 }), fc.constantFrom("\n", "\r\n"), (lines, eol) => {
+        const text = lines.map(([k, a, rest]) => [k, a, ...rest].join("\t")).join(eol);
+        let got: CandidateSets | null = null;
+        try {
+          got = parseCandidateText(text, { entityLabels: ent, relationLabels: rel, name: "p.tsv", argument: "file" });
+        } catch (e) {
+          expect(e, String(e)).toBeInstanceOf(KgrankInputError);
+          expect((e as KgrankInputError).argument).toBe("file");
+          expect((e as Error).message.length).toBeLessThan(600);
+          return;
+        }
+        // Accepted: every statement was well formed, and the sets are the union the definition gives.
+        const types = new Map<string, Set<number>>();
+        const want = { head: rel.map(() => new Set<number>()), tail: rel.map(() => new Set<number>()) };
+        const clean = (xs: string[]) => xs.map((x) => x.trim());
+        for (const [k, a, rest] of lines) {
+          if (k === "type")
+            for (const t of clean(rest)) (types.get(t) ?? types.set(t, new Set()).get(t)!).add(ent.indexOf(a.trim()));
+        }
+        for (const [k, a, rest] of lines) {
+          const r = rel.indexOf(a.trim());
+          if (k === "head" || k === "tail") for (const e of clean(rest)) want[k][r]!.add(ent.indexOf(e));
+          if (k === "domain" || k === "range")
+            for (const t of clean(rest))
+              for (const e of types.get(t)!) want[k === "domain" ? "head" : "tail"][r]!.add(e);
+        }
+        for (const side of ["head", "tail"] as const)
+          for (let r = 0; r < rel.length; r++)
+            expect(Array.from(got!.allowed(side, r))).toEqual([...want[side][r]!].sort((x, y) => x - y));
+      }),
+      { numRuns: 300, seed: 27 },
+    );
   });
 
   /** The library's numbers for the frequency baseline on Nations test, filtered, against these sets. */
