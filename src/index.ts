@@ -65,6 +65,7 @@ export type {
   ScoreBatch,
   SideCounts,
   TaskSide,
+  TemporalProtocol,
   Weighting,
 } from "./evaluation/evaluator";
 export { CandidateSets } from "./ranking/candidate-sets";

@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileS
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
-import { FrequencyBaseline, loadDataset, RankEvaluator } from "../src/index";
+import { FrequencyBaseline, loadDataset, RankEvaluator, TemporalEvaluator } from "../src/index";
 import { plotSpec, RELATION_ENDS } from "../src/report/plots";
 import { markupLabel } from "../src/text/labels";
 import { table } from "../src/text/table";
@@ -196,6 +196,26 @@ describe("kgrank report and plot", () => {
     const [plain] = saveRuns();
     await kgrank(["report", plain, "--output", p("plain.html"), "--quiet"]);
     expect(readFileSync(p("plain.html"), "utf8")).not.toContain("Relation prediction");
+  });
+
+  it("says which protocol a run was ranked in: typed candidates, a temporal setting", async () => {
+    await kgrank(["evaluate", "--constrain-candidates", "train", "--save-state", p("typed.state"), "--quiet"]);
+    await kgrank(["report", p("typed.constrained.state"), "--output", p("typed.html"), "--quiet"]);
+    const typed = readFileSync(p("typed.html"), "utf8");
+    expect(typed).toMatch(
+      /<h3>Typed candidates<\/h3><p class="meta">Each head or tail task ranked against its relation's allowed entities and its true answer: the heads and tails each relation has in train, \d+ allowed relation-entity pairs \(fingerprint [0-9a-f]{16}\)/,
+    );
+    await kgrank(["report", p("typed.state"), "--output", p("untyped.html"), "--quiet"]);
+    expect(readFileSync(p("untyped.html"), "utf8")).not.toContain("Typed candidates");
+    // A temporal evaluation's time-aware state (four quadruples over two timestamps).
+    const q = Int32Array.of(0, 0, 1, 0, 0, 0, 2, 1, 1, 0, 2, 0, 2, 0, 0, 1);
+    const ev = new TemporalEvaluator({ numEntities: 3, numRelations: 1, numTimestamps: 2, filterQuadruples: q });
+    ev.addSync({ quadruples: q, side: "tail", scores: Float32Array.from({ length: 12 }, (_, i) => (i * 5) % 7) });
+    writeFileSync(p("time.state"), ev.serialize().timeAware);
+    await kgrank(["report", p("time.state"), "--output", p("time.html"), "--quiet"]);
+    expect(readFileSync(p("time.html"), "utf8")).toContain(
+      '<h3>Time-aware evaluation</h3><p class="meta">Quadruples (h, r, t, τ) over 2 timestamps, time-aware filter: only the facts known at the task\'s own timestamp removed.',
+    );
   });
 
   it("the relation-category and degree sections: from the dataset the state records, or --dataset; the numbers are the library's", async () => {

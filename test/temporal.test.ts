@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 
-import { EmbeddingModel, TemporalEvaluator } from "../src/index";
+import { compareRuns, EmbeddingModel, RankEvaluator, TemporalEvaluator } from "../src/index";
+import { expectInputError } from "./helpers/errors";
 import { backendLabel } from "./helpers/backend";
 import { ICEWS14_SHAPE, seededTemporal } from "./helpers/temporal";
 
@@ -197,6 +198,50 @@ describe(`TemporalEvaluator on an ICEWS14-shaped fixture on ${backendLabel}`, ()
     }
     expect(() => ev.addModelSync({ model, quadruples: rows, side: "both" as "head" })).toThrow(
       /^side: must be "head" or "tail"/,
+    );
+  });
+
+  it("records each setting in its state: shards merge per setting, settings never mix", () => {
+    const make = () => new TemporalEvaluator({ numEntities, numRelations, numTimestamps, filterQuadruples: all });
+    const rows = data.test.subarray(0, 4 * 300);
+    const scores = scoreRows("tail", rows);
+    const whole = make();
+    whole.addSync({ quadruples: rows, side: "tail", scores });
+    const shards = [make(), make()];
+    shards[0]!.addSync({
+      quadruples: rows.subarray(0, 4 * 120),
+      side: "tail",
+      scores: scores.subarray(0, 120 * numEntities),
+    });
+    shards[1]!.addSync({
+      quadruples: rows.subarray(4 * 120),
+      side: "tail",
+      scores: scores.subarray(120 * numEntities),
+    });
+    const states = shards.map((s) => s.serialize());
+    const merged = TemporalEvaluator.merge(states);
+    const want = whole.finalize();
+    for (const setting of ["raw", "static", "timeAware"] as const) {
+      const got = merged[setting].finalize();
+      expect(got.toFlatObject()).toEqual(want[setting].toFlatObject());
+      expect(got.info.temporal).toEqual({ setting, numTimestamps });
+    }
+    // A state under another setting's key, and states of two settings merged: refused, naming the shard.
+    expectInputError(
+      () => TemporalEvaluator.merge([states[0]!, { ...states[1]!, raw: states[1]!.static }]),
+      "shards[1].raw",
+      /holds the static setting's state/,
+    );
+    expectInputError(
+      () => RankEvaluator.merge([states[0]!.raw, states[1]!.static]),
+      "states[1]",
+      /temporal setting static over 365 timestamps.*do not merge/,
+    );
+    // Raw and static rank the same tasks against other candidates: compareRuns refuses them.
+    expectInputError(
+      () => compareRuns([want.raw, want.static], { samples: 100 }),
+      "runs",
+      /raw temporal setting.*static temporal setting|static temporal setting.*raw temporal setting/,
     );
   });
 

@@ -128,11 +128,17 @@ function sideTasks(t: TaskTable, side: "both" | "relation", name: string): TaskT
   return kept;
 }
 
-/** Runs ranked against other typed candidates (or one with, one without) rank other candidate sets: refused. */
+/**
+ * Runs ranked against other typed candidates (or one with, one without), or in other temporal settings, rank other
+ * candidate sets: refused.
+ */
 function sameCandidates(runs: NamedRun[]): void {
   const of = (r: NamedRun) => {
-    const c = r.results.info.candidates;
-    return c ? `typed candidates ${c.source} (fingerprint ${c.fingerprint})` : "every entity";
+    const { candidates: c, temporal: t } = r.results.info;
+    return (
+      (c ? `typed candidates ${c.source} (fingerprint ${c.fingerprint})` : "every entity") +
+      (t ? ` in the ${t.setting} temporal setting (${t.numTimestamps} timestamps)` : "")
+    );
   };
   const first = of(runs[0]!);
   for (const r of runs.slice(1)) {
@@ -140,7 +146,8 @@ function sameCandidates(runs: NamedRun[]): void {
       throw new KgrankInputError(
         "runs",
         `${r.name} was ranked against ${of(r)}, ${runs[0]!.name} against ${first}: the candidate sets change every ` +
-          "rank and expectation; compare runs of one protocol (the states of the same --constrain-candidates, or none)",
+          "rank and expectation; compare runs of one protocol (the states of the same --constrain-candidates, or none; " +
+          "of the same temporal setting)",
       );
     }
   }

@@ -57,6 +57,7 @@ import {
   type ScoreBatch,
   type SideCounts,
   type TaskSide,
+  type TemporalProtocol,
   type Weighting,
 } from "./types";
 import { taskWeights } from "./weighting";
@@ -72,6 +73,7 @@ export type {
   ScoreBatch,
   SideCounts,
   TaskSide,
+  TemporalProtocol,
   Weighting,
 } from "./types";
 
@@ -113,13 +115,16 @@ export class RankEvaluator {
   private restored: StateHeader | null = null;
   /** RankEvaluatorOptions.entityShard: this evaluator keeps partial counts over that entity range (addModel only). */
   private readonly entityShard: EntityShard | null;
+  /** RankEvaluatorOptions.temporal: the temporal setting recorded in the state, or null. */
+  private readonly temporal: TemporalProtocol | null;
   /** RankEvaluatorOptions.candidates with the indexes its kernel call reads, or null. */
   private readonly constraint: CandidateConstraint | null;
 
   constructor(args: RankEvaluatorOptions) {
     const fields = options("RankEvaluator options", args, EVALUATOR_KEYS);
-    const { numEntities, numRelations, checked, sides, ks, metricKeys, weighting, threads, candidates } =
+    const { numEntities, numRelations, checked, sides, ks, metricKeys, weighting, threads, candidates, temporal } =
       evaluatorSettings(fields);
+    this.temporal = temporal;
     this.numEntities = numEntities;
     this.numRelations = numRelations;
     this.sides = sides;
@@ -609,6 +614,7 @@ export class RankEvaluator {
       ks: [...h.ks],
       metrics: h.metrics ? [...h.metrics] : null,
       ...(h.candidates ? { candidates: { ...h.candidates } } : {}),
+      ...(h.temporal ? { temporal: { ...h.temporal } } : {}),
     };
   }
 
@@ -645,6 +651,7 @@ export class RankEvaluator {
       tasks: this.taskCounts,
       ...(this.entityShard ? { entityShard: { index: this.entityShard.index, count: this.entityShard.count } } : {}),
       ...(this.constraint ? { candidates: this.constraint.sets.describe() } : {}),
+      ...(this.temporal ? { temporal: { ...this.temporal } } : {}),
     };
   }
 

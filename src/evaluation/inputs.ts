@@ -9,7 +9,15 @@ import { CandidateSets } from "../ranking/candidate-sets";
 import { cutoffs, describe, integer, isArrayLike, threadCount, tripleArray, type Unchecked } from "../checks/validate";
 import { type BatchContext, idSet } from "./selection";
 import { TaskBuffer, type TaskColumns } from "./task-buffer";
-import type { EvaluationSide, RankEvaluatorOptions, RanksBatch, SampledBatch, TaskSide, Weighting } from "./types";
+import type {
+  EvaluationSide,
+  RankEvaluatorOptions,
+  RanksBatch,
+  SampledBatch,
+  TaskSide,
+  TemporalProtocol,
+  Weighting,
+} from "./types";
 
 /** The entity side of a score, sampled or chunked batch; "relation" is named with the call that takes it. */
 export function sideArg(value: unknown, allowed: EvaluationSide[]): EvaluationSide {
@@ -286,7 +294,27 @@ export function evaluatorSettings(options: Unchecked<RankEvaluatorOptions>) {
     weighting: weighting as Weighting,
     threads: threadCount(options.threads),
     candidates,
+    temporal: temporalOption(options.temporal),
   };
+}
+
+/** RankEvaluatorOptions.temporal: { setting: "raw" | "static" | "timeAware", numTimestamps >= 1 }, or null. */
+function temporalOption(value: unknown): TemporalProtocol | null {
+  if (value === undefined) return null;
+  const v = value as Partial<TemporalProtocol> | null;
+  if (
+    v === null ||
+    typeof v !== "object" ||
+    !["raw", "static", "timeAware"].includes(v.setting as string) ||
+    !Number.isSafeInteger(v.numTimestamps) ||
+    v.numTimestamps! < 1
+  ) {
+    throw new KgrankInputError(
+      "temporal",
+      `must be { setting: "raw" | "static" | "timeAware", numTimestamps: an integer >= 1 }, got ${describe(value)}`,
+    );
+  }
+  return { setting: v.setting!, numTimestamps: v.numTimestamps! };
 }
 
 /**

@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 import { KgrankInputError } from "../checks/errors";
 import { describe, entityShardOf } from "../checks/validate";
 import { COLUMN_NAMES, type TaskColumns } from "./task-buffer";
-import type { RankEvaluatorOptions, SideCounts, TaskSide } from "./types";
+import type { RankEvaluatorOptions, SideCounts, TaskSide, TemporalProtocol } from "./types";
 import type { CandidateProtocol } from "../ranking/candidate-sets";
 
 export const STATE_FORMAT_VERSION = 2;
@@ -53,6 +53,8 @@ export interface StateHeader {
    * the protocol: only states of the same sets merge. Absent: every entity was a candidate.
    */
   candidates?: CandidateProtocol;
+  /** A TemporalEvaluator's setting and timestamps (RankEvaluatorOptions.temporal); part of the protocol. */
+  temporal?: TemporalProtocol;
 }
 
 const isI32 = (c: string) => c === "relation" || c === "anchor" || c === "truth";
@@ -171,16 +173,17 @@ export function decodeShards(states: Uint8Array[]): DecodedState[] {
   });
   const protocol = (h: StateHeader) => h.sides.join(",");
   const candidates = (h: StateHeader) =>
-    h.candidates
+    (h.candidates
       ? `candidates ${h.candidates.source} (fingerprint ${h.candidates.fingerprint})`
-      : "every entity a candidate";
+      : "every entity a candidate") +
+    (h.temporal ? `, temporal setting ${h.temporal.setting} over ${h.temporal.numTimestamps} timestamps` : "");
   const first = settings(decoded[0]!.header);
   decoded.forEach((d, i) => {
     if (candidates(d.header) !== candidates(decoded[0]!.header)) {
       throw new KgrankInputError(
         `states[${i}]`,
         `was ranked against ${candidates(d.header)}, states[0] against ${candidates(decoded[0]!.header)}: ` +
-          "states of different protocols do not merge; merge the shards of each run separately, ranked against the same candidates",
+          "states of different protocols do not merge; merge the shards of each run (and of each temporal setting) separately",
       );
     }
     if (protocol(d.header) !== protocol(decoded[0]!.header)) {
@@ -296,6 +299,7 @@ const HEADER_FIELDS = new Set([
   "meta",
   "entityShard",
   "candidates",
+  "temporal",
 ]);
 
 /** The header as the evaluator wrote it, or a typed error naming the first field that it could not have written. */
@@ -388,6 +392,17 @@ function checkHeader(h: unknown, version: number): StateHeader {
         "candidates",
         "is not { source, fingerprint (16 hex digits), pairs } (and no relation side, restriction or entity shard)",
       );
+    }
+  }
+  if (h.temporal !== undefined) {
+    const t = h.temporal;
+    if (
+      !isRecord(t) ||
+      Object.keys(t).length !== 2 ||
+      !["raw", "static", "timeAware"].includes(t.setting as string) ||
+      !isPositive(t.numTimestamps)
+    ) {
+      throw bad("temporal", 'is not { setting: "raw" | "static" | "timeAware", numTimestamps }');
     }
   }
   const tasks = h.tasks as SideCounts;

@@ -11,10 +11,9 @@ import type { AsyncOptions } from "../backend/call-control";
 import type { EmbeddingModel } from "../scoring/embedding-model";
 import { RankEvaluator } from "./evaluator";
 import type { RankResults } from "./results";
-import type { EvaluationSide, FinalizeOptions, RankEvaluatorOptions } from "./types";
+import type { EvaluationSide, FinalizeOptions, RankEvaluatorOptions, TemporalSetting } from "./types";
 
-/** The three filter settings of a temporal evaluation. */
-export type TemporalSetting = "raw" | "static" | "timeAware";
+export type { TemporalSetting } from "./types";
 export const TEMPORAL_SETTINGS: readonly TemporalSetting[] = ["raw", "static", "timeAware"];
 
 export interface TemporalEvaluatorOptions {
@@ -110,15 +109,66 @@ export class TemporalEvaluator {
       ...(args.weighting !== undefined && { weighting: args.weighting }),
       ...(args.threads !== undefined && { threads: args.threads }),
     };
+    const temporal = (setting: TemporalSetting) => ({ temporal: { setting, numTimestamps: this.numTimestamps } });
     this.evaluators = {
-      raw: new RankEvaluator({ ...common, numRelations: this.numRelations }),
-      static: new RankEvaluator({ ...common, numRelations: this.numRelations, filterTriples: staticTriples }),
+      raw: new RankEvaluator({ ...common, numRelations: this.numRelations, ...temporal("raw") }),
+      static: new RankEvaluator({
+        ...common,
+        numRelations: this.numRelations,
+        filterTriples: staticTriples,
+        ...temporal("static"),
+      }),
       timeAware: new RankEvaluator({
         ...common,
         numRelations: this.numRelations * this.numTimestamps,
         filterTriples: timedTriples,
+        ...temporal("timeAware"),
       }),
     };
+  }
+
+  /**
+   * The three settings' states (RankEvaluator.serialize, each recording its setting and timestamps): a shard's part
+   * of a temporal evaluation, merged with the other shards' by TemporalEvaluator.merge.
+   */
+  serialize(opts: { meta?: Record<string, unknown> } = {}): Record<TemporalSetting, Uint8Array> {
+    return {
+      raw: this.evaluators.raw.serialize(opts),
+      static: this.evaluators.static.serialize(opts),
+      timeAware: this.evaluators.timeAware.serialize(opts),
+    };
+  }
+
+  /**
+   * The shards' states (each a serialize() result) merged per setting: one evaluator per setting holding every
+   * shard's tasks, as one TemporalEvaluator fed every batch would. A state filed under another setting than the one
+   * it records, or states of other settings, timestamps or filters, are refused naming the shard.
+   */
+  static merge(shards: Record<TemporalSetting, Uint8Array>[]): Record<TemporalSetting, RankEvaluator> {
+    if (!Array.isArray(shards) || shards.length === 0)
+      throw new KgrankInputError("shards", "must be a non-empty array of TemporalEvaluator.serialize() results");
+    const merged = {} as Record<TemporalSetting, RankEvaluator>;
+    for (const setting of TEMPORAL_SETTINGS) {
+      const states = shards.map((s, i) => {
+        const bytes = (s as Partial<Record<TemporalSetting, unknown>> | null)?.[setting];
+        if (!(bytes instanceof Uint8Array))
+          throw new KgrankInputError(
+            `shards[${i}].${setting}`,
+            "must be the state serialize() returned for this setting",
+          );
+        const recorded = RankEvaluator.deserialize(bytes).info().temporal;
+        if (recorded?.setting !== setting) {
+          throw new KgrankInputError(
+            `shards[${i}].${setting}`,
+            `holds ${recorded ? `the ${recorded.setting} setting's state` : "a state of no temporal setting"}: give each ` +
+              "setting's state under its own key, as serialize() returns them",
+          );
+        }
+        return bytes;
+      });
+      merged[setting] = RankEvaluator.merge(states);
+    }
+    return merged;
   }
 
   /** n x 4 quadruples to n x 3 (h, r, t) and n x 3 (h, r x T + τ, t); ids checked against the sizes. */

@@ -73,6 +73,20 @@ export interface RankEvaluatorOptions {
    * relation side, restriction or entity shard. The state records the sets' fingerprint; only equal sets merge.
    */
   candidates?: CandidateSets;
+  /**
+   * The temporal filter setting this evaluator ranks for (TemporalEvaluator sets it on its three evaluators):
+   * recorded in the state, so only states of the same setting and timestamps merge or compare.
+   */
+  temporal?: TemporalProtocol;
+}
+
+/** The three filter settings of a temporal evaluation (TemporalEvaluator). */
+export type TemporalSetting = "raw" | "static" | "timeAware";
+
+/** A temporal evaluator's setting and its number of timestamps, as states record them. */
+export interface TemporalProtocol {
+  setting: TemporalSetting;
+  numTimestamps: number;
 }
 
 export interface FinalizeOptions {
@@ -133,6 +147,7 @@ export const RELATION_SCORE_KEYS = optionKeys<RelationScoreBatch>({ triples: 1, 
 
 export const EVALUATOR_KEYS = optionKeys<RankEvaluatorOptions>({
   candidates: 1,
+  temporal: 1,
   numEntities: 1,
   numRelations: 1,
   filterTriples: 1,
@@ -184,6 +199,8 @@ export interface EvaluationInfo {
   metrics: string[] | null;
   /** The typed candidates the entity tasks were ranked against (RankEvaluatorOptions.candidates); absent: all. */
   candidates?: CandidateProtocol;
+  /** The temporal filter setting (RankEvaluatorOptions.temporal); absent: not a temporal evaluation. */
+  temporal?: TemporalProtocol;
 }
 
 export const FINALIZE_KEYS = optionKeys<FinalizeOptions>({ bootstrap: 1 });

@@ -8,6 +8,7 @@
  */
 import { type Comparison, compareRunsAsync } from "../compare/paired";
 import type { RankResults } from "../evaluation/results";
+import type { TemporalProtocol, TemporalSetting } from "../evaluation/types";
 import type { CandidateProtocol } from "../ranking/candidate-sets";
 import { categoryRows, degreeRows, type GroupRow, type PlotName, plotSpec, renderSvg } from "./plots";
 import { markupLabel } from "../text/labels";
@@ -140,6 +141,20 @@ function candidatesNote(c: CandidateProtocol): string {
   );
 }
 
+const TEMPORAL_WORDS: Record<TemporalSetting, string> = {
+  raw: "raw: no known fact removed",
+  static: "static filter: every known (h, r, t) removed, whatever its time",
+  timeAware: "time-aware filter: only the facts known at the task's own timestamp removed",
+};
+
+/** The temporal setting of a run (a TemporalEvaluator's evaluator), above its tables. */
+function temporalNote(t: TemporalProtocol): string {
+  return (
+    `<h3>Time-aware evaluation</h3><p class="meta">Quadruples (h, r, t, τ) over ${t.numTimestamps} timestamps, ` +
+    `${TEMPORAL_WORDS[t.setting]}.${t.setting === "timeAware" ? " Relation ids here are r × timestamps + τ." : ""}</p>`
+  );
+}
+
 /** A comparison's table with its note; `what` says which tasks. */
 function comparisonSection(cmp: Comparison, what: string): string {
   const mark = (p: number) => (p < 0.01 ? "**" : p < 0.05 ? "*" : "");
@@ -187,6 +202,7 @@ export async function buildReport(
         `backend ${escape(info.backend)}. Mean rank width (pessimistic − optimistic, ties): head ${fmt(r.meanRankWidth("head"))}, ` +
         `tail ${fmt(r.meanRankWidth("tail"))}, both ${fmt(r.meanRankWidth("both"))}.</p>` +
         (info.candidates ? candidatesNote(info.candidates) : "") +
+        (info.temporal ? temporalNote(info.temporal) : "") +
         (entity ? metricTable(r) : "") +
         plots.join("") +
         (entity ? await breakdowns(run) : "") +
