@@ -933,7 +933,12 @@ describe.skipIf(missing)(
       expect(bad.stderr).toMatch(/^kgrank: --redis: must be a redis:\/\/ or rediss:\/\/ \(TLS\) URL, got http:\n$/);
       const shard = await run(["submit", "--redis", url(), "--shards", "2", "--state-dir", p("s"), "--shard", "0/2"]);
       expect(shard.stderr).toMatch(/unknown option '--shard'/); // submit makes its own shards
-      for (const flag of [["--sample-tasks", "20"], ["--estimate-full"], ["--constrain-candidates", "train"]]) {
+      for (const flag of [
+        ["--sample-tasks", "20"],
+        ["--estimate-full"],
+        ["--constrain-candidates", "train"],
+        ["--quadruples", "kg"],
+      ]) {
         const one = await run(["submit", "--redis", url(), "--shards", "2", "--state-dir", p("s"), ...flag]);
         expect(one.stderr).toMatch(new RegExp(`^kgrank: ${flag[0]}: is not run by queue jobs .*kgrank evaluate\n$`));
       }

@@ -44,6 +44,7 @@ import { type ReportInfo, renderEvaluation, type RunMeta } from "./render";
 import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRows } from "./shard";
 import { writeRanksOut } from "./ranks-out";
 import { evaluateWithWorkers } from "./workers";
+import { evaluateTemporal } from "./temporal-run";
 
 // ---- evaluate ----------------------------------------------------------------------------------------------------
 
@@ -113,6 +114,11 @@ export interface EvaluateOptions extends ModelFlagOptions {
    * (seen in training, or a candidate file) and report those results beside the unconstrained ones.
    */
   constrainCandidates?: string;
+  /**
+   * --quadruples DIR: a temporal KG (train.txt, valid.txt, test.txt of head, relation, tail, timestamp lines)
+   * evaluated in the raw, static and time-aware filter settings side by side.
+   */
+  quadruples?: string;
   /** Dataset-free sampled ranking (OGB's y_pred_pos, shape (n,), and y_pred_neg, (n, K)). */
   positiveScores?: string;
   negativeScores?: string;
@@ -186,6 +192,8 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
       );
   }
   if (opts.positiveScores !== undefined || opts.negativeScores !== undefined) return evaluateScoresOnly(opts, out, t0);
+  if (opts.quadruples !== undefined)
+    return evaluateTemporal(opts as EvaluateOptions & Record<string, unknown>, out, t0);
   const run = await openRun(opts, out, t0);
   if (checkScoreSources(opts) === "model") return evaluateModel(run);
   if (opts.entityShard) {

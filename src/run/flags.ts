@@ -114,6 +114,10 @@ export function evaluateFlags(cmd: Command): Command {
       "--constrain-candidates <train|file>",
       "also rank each head / tail task against its relation's typed candidates, reported beside the unconstrained results: train (the entities seen as its heads / tails in train) or FILE (head/tail lists or entity types with domain/range, docs/formats.md)",
     )
+    .option(
+      "--quadruples <dir>",
+      "evaluate a temporal KG instead: DIR holds train.txt, valid.txt, test.txt of head, relation, tail, timestamp lines (ICEWS14, ICEWS05-15, GDELT); raw, static and time-aware filtered results side by side",
+    )
     .option("--by-relation", "also break the results down per relation")
     .option(
       "--bootstrap <n>",

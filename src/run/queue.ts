@@ -365,6 +365,11 @@ export async function submitRun(opts: SubmitOptions, out: Out = SILENT): Promise
     [o.sampleTasks !== undefined, "--sample-tasks", "a sample is drawn, ranked and estimated in one process"],
     [o.estimateFull, "--estimate-full", "its estimates need every task's rank in one process"],
     [
+      o.quadruples !== undefined,
+      "--quadruples",
+      "a job's worker keeps one state, and a temporal run keeps one per filter setting; shard with --shard and merge each setting's states",
+    ],
+    [
       o.constrainCandidates !== undefined,
       "--constrain-candidates",
       "a job's worker keeps one state, and typed candidates are a second protocol; shard with --shard and merge each protocol's states",

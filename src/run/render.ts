@@ -7,6 +7,7 @@ import * as path from "node:path";
 
 import { backendInfo } from "../backend/backend";
 import type { CandidateProtocol } from "../ranking/candidate-sets";
+import type { TemporalSetting } from "../evaluation/types";
 import type { RankResults } from "../evaluation/results";
 import type { SampledRankEstimates } from "../evaluation/sampled-negatives";
 import type { FullEstimates } from "../evaluation/task-sample";
@@ -152,6 +153,8 @@ export function renderEvaluation(
     "",
     // A typed-candidate state merged on its own (kgrank merge of the .constrained states): say so above its table.
     ...(results.info.candidates ? [constrainedTitle(results.info.candidates), ""] : []),
+    // A temporal setting's results: which filter.
+    ...(results.info.temporal ? [TEMPORAL_TITLES[results.info.temporal.setting], ""] : []),
     results.toTable({ format }),
   ];
   if (constrained)
@@ -190,6 +193,13 @@ export function renderEvaluation(
   parts.push("", `done in ${ms} ms`);
   return parts.join("\n");
 }
+
+/** How each temporal filter setting is introduced above its table. */
+const TEMPORAL_TITLES: Record<TemporalSetting, string> = {
+  raw: "Raw (no known fact removed):",
+  static: "Static filter (every known (h, r, t) removed, whatever its time):",
+  timeAware: "Time-aware filter (only the facts known at the task's own timestamp removed):",
+};
 
 /** Results ranked against typed candidates (kgrank evaluate --constrain-candidates), and where the sets came from. */
 export interface ConstrainedResults {
