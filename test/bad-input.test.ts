@@ -840,6 +840,27 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: "candidates",
   },
+  {
+    kind: "TemporalEvaluator.merge with a state under another setting's key",
+    call: () => {
+      const ev = new TemporalEvaluator({
+        numEntities: 2,
+        numRelations: 1,
+        numTimestamps: 1,
+        filterQuadruples: Int32Array.of(0, 0, 1, 0),
+      });
+      const s = ev.serialize();
+      return TemporalEvaluator.merge([{ ...s, raw: s.static }]);
+    },
+    error: KgrankInputError,
+    argument: "shards[0].raw",
+  },
+  {
+    kind: "RankEvaluator temporal option not a setting",
+    call: () => new RankEvaluator({ numEntities: 2, temporal: { setting: "weekly", numTimestamps: 3 } as never }),
+    error: KgrankInputError,
+    argument: "temporal",
+  },
   { kind: "unknown dataset", call: () => loadDataset("freebase-2"), error: KgrankInputError, argument: "dataset" },
   {
     kind: "dataset id array with an id past its label file (file, row, column named)",
