@@ -325,6 +325,14 @@ describe("a shard job's data as a worker takes it (untrusted; no Redis needed)",
       expect(refused({ ...good, args: [...good.args, flag, value] }), flag).toContain(`must not set ${flag}`);
       expect(refused({ ...good, args: [...good.args, `${flag}=${value}`] }), flag).toContain(`must not set ${flag}`);
     }
+    for (const [flag, value] of [
+      ["--constrain-candidates", "train"],
+      ["--quadruples", "/tmp/kg"],
+    ]) {
+      expect(refused({ ...good, args: [...good.args, flag!, value!] }), flag).toContain(
+        `must not set ${flag}: its run keeps more than one state`,
+      );
+    }
     expect(refused(null)).toMatch(/^job data: must be an object/);
   });
 

@@ -166,6 +166,15 @@ export function parseShardJobData(data: unknown, allowRead?: readonly string[]):
   for (const [key, flag] of Object.entries(WORKER_FLAGS)) {
     if (given.includes(key)) fail("args", `must not set ${flag}: the worker sets its shard and state file itself`);
   }
+  // A run whose states are more than one file (a protocol beside the run's, one per temporal setting): a worker
+  // writes and hands back exactly one.
+  for (const [key, flag] of [
+    ["constrainCandidates", "--constrain-candidates"],
+    ["quadruples", "--quadruples"],
+  ] as const) {
+    if (given.includes(key))
+      fail("args", `must not set ${flag}: its run keeps more than one state, and a worker hands back one`);
+  }
   if (allowRead) {
     for (const [key, flag] of PATH_KEYS()) {
       const value = options[key];
