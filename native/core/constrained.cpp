@@ -158,22 +158,10 @@ Status constrained_impl(const T* scores, size_t rows, const int32_t* t, const Fi
   int32_t* relation = own_keys.data();
   int32_t* anchor = relation + rows;
   int32_t* truth = relation + 2 * rows;
+  Status split = split_triple_keys(t, rows, index, own_keys.data());
+  if (!split.ok()) return split;
   const uint32_t entities = static_cast<uint32_t>(index.num_entities());
   const uint32_t relations = static_cast<uint32_t>(index.num_relations());
-  const bool tail = index.side() == FilterIndex::Side::Tail;
-  for (size_t r = 0; r < rows; ++r) {
-    const int32_t h = t[3 * r], rel = t[3 * r + 1], tl = t[3 * r + 2];
-    if (static_cast<uint32_t>(h) >= entities) return Status::at(StatusCode::IdOutOfRange, 3 * r, "head id out of range");
-    if (static_cast<uint32_t>(rel) >= relations) {
-      return Status::at(StatusCode::IdOutOfRange, 3 * r + 1, "relation id out of range");
-    }
-    if (static_cast<uint32_t>(tl) >= entities) {
-      return Status::at(StatusCode::IdOutOfRange, 3 * r + 2, "tail id out of range");
-    }
-    relation[r] = rel;
-    anchor[r] = tail ? h : tl;
-    truth[r] = tail ? tl : h;
-  }
   OwnSets own;
   Status checked = own_sets(sets, relations, entities, relation, rows, &own);
   if (!checked.ok()) return checked;

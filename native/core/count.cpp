@@ -259,17 +259,10 @@ void count_rows_filtered_range(const double* scores, size_t rows, size_t width, 
                  removed, options, count_kernel(scores, options.simd));
 }
 
-namespace {
-template <typename T>
-Status rank_triples_impl(const T* scores, size_t rows, const int32_t* t, const FilterIndex& index, int32_t* keys,
-                         T* thresholds, double* out, const CountOptions& options) {
-  // The keys are split into memory of our own and counted from there; `keys` (the caller's) only receives a copy.
-  // Reading them back from `keys` let a caller who changes that array meanwhile (shared memory) move an id out of
-  // range after it was checked: each triple id is read exactly once, here, and checked as it is read.
-  std::vector<int32_t> own(3 * rows);
-  int32_t* relation = own.data();
-  int32_t* anchor = relation + rows;
-  int32_t* truth = relation + 2 * rows;
+Status split_triple_keys(const int32_t* t, size_t rows, const FilterIndex& index, int32_t* keys) {
+  int32_t* relation = keys;
+  int32_t* anchor = keys + rows;
+  int32_t* truth = keys + 2 * rows;
   const uint32_t entities = static_cast<uint32_t>(index.num_entities());
   const uint32_t relations = static_cast<uint32_t>(index.num_relations());
   const bool tail = index.side() == FilterIndex::Side::Tail;
@@ -286,6 +279,22 @@ Status rank_triples_impl(const T* scores, size_t rows, const int32_t* t, const F
     anchor[r] = tail ? h : tl;
     truth[r] = tail ? tl : h;
   }
+  return Status::success();
+}
+
+namespace {
+template <typename T>
+Status rank_triples_impl(const T* scores, size_t rows, const int32_t* t, const FilterIndex& index, int32_t* keys,
+                         T* thresholds, double* out, const CountOptions& options) {
+  // The keys are split into memory of our own and counted from there; `keys` (the caller's) only receives a copy.
+  // Reading them back from `keys` let a caller who changes that array meanwhile (shared memory) move an id out of
+  // range after it was checked: each triple id is read exactly once, here, and checked as it is read.
+  std::vector<int32_t> own(3 * rows);
+  int32_t* relation = own.data();
+  int32_t* anchor = relation + rows;
+  int32_t* truth = relation + 2 * rows;
+  Status split = split_triple_keys(t, rows, index, own.data());
+  if (!split.ok()) return split;
   const size_t cols = static_cast<size_t>(index.num_entities());
   double* greater = out;
   double* equal = out + rows;

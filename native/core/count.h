@@ -81,6 +81,12 @@ Status rank_triples(const float* scores, size_t rows, const int32_t* triples, co
 Status rank_triples(const double* scores, size_t rows, const int32_t* triples, const FilterIndex& index, int32_t* keys,
                     double* thresholds_out, double* out, const CountOptions& options);
 
+// The keys of an evaluator batch: triples (rows x 3, row-major head, relation, tail) checked against the index's id
+// ranges and split into keys = [relation | anchor | truth] (rows each; anchor and truth by the index's side). Each id
+// is read once and checked as it is read, so `triples` may be memory another thread writes. IdOutOfRange at the first
+// id outside its range (index = flat index into triples; the keys before it are written).
+Status split_triple_keys(const int32_t* triples, size_t rows, const FilterIndex& index, int32_t* keys);
+
 // One contiguous run at the given level (single-threaded); the building block of count_rows.
 Counts count_run(const float* x, size_t n, float t, SimdLevel simd);
 Counts count_run(const double* x, size_t n, double t, SimdLevel simd);

@@ -10,6 +10,7 @@ import { type FilterIndexHandle, StatusCode } from "../contract/kernels";
 import type { CandidateSets } from "../ranking/candidate-sets";
 import { floatMatrix, threadCount, tripleArray, type Unchecked } from "../checks/validate";
 import { sideArg } from "./inputs";
+import { rankColumns } from "./score-batch";
 import { type BatchContext, nanTrueTask, notInFilter } from "./selection";
 import type { TaskColumns } from "./task-buffer";
 import type { EvaluationSide, ScoreBatch } from "./types";
@@ -86,18 +87,5 @@ export function rankConstrainedBatch(
         "arrays that stay unchanged during the call",
     );
   }
-  const column = (k: number) => out.subarray(k * rows, (k + 1) * rows);
-  return {
-    side,
-    columns: {
-      optimistic: column(0),
-      pessimistic: column(1),
-      realistic: column(2),
-      numCandidates: column(3),
-      weight: column(4),
-      relation,
-      anchor,
-      truth,
-    },
-  };
+  return { side, columns: rankColumns(out, keys, rows) };
 }

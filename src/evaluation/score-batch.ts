@@ -153,18 +153,23 @@ export function rankFilteredBatch(
     if (problem.status === StatusCode.NanTrueScore) throw nanTrueTask(tasks, problem.index);
     throw notInFilter(tasks, problem.index);
   }
+  return { side, columns: rankColumns(out, keys, rows) };
+}
+
+/**
+ * The task columns of a one-call batch: out = optimistic | pessimistic | realistic | numCandidates | weight |
+ * scratch and keys = relation | anchor | truth, each `rows` long (rankTriples' and rankTriplesConstrained's layout).
+ */
+export function rankColumns(out: Float64Array, keys: Int32Array, rows: number): TaskColumns {
   const column = (k: number) => out.subarray(k * rows, (k + 1) * rows);
   return {
-    side,
-    columns: {
-      optimistic: column(0),
-      pessimistic: column(1),
-      realistic: column(2),
-      numCandidates: column(3),
-      weight: column(4),
-      relation,
-      anchor,
-      truth,
-    },
+    optimistic: column(0),
+    pessimistic: column(1),
+    realistic: column(2),
+    numCandidates: column(3),
+    weight: column(4),
+    relation: keys.subarray(0, rows),
+    anchor: keys.subarray(rows, 2 * rows),
+    truth: keys.subarray(2 * rows, 3 * rows),
   };
 }

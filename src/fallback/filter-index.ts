@@ -235,6 +235,30 @@ export class TsFilterIndex implements FilterIndexHandle {
   }
 
   /**
+   * Twin of split_triple_keys (native/core/count.cpp): triples checked against the index's id ranges (the first id
+   * out of range is the problem, by its flat index) and split into keysOut = relation | anchor | truth.
+   */
+  private splitKeys(triples: Int32Array, rows: number, keysOut: Int32Array): RankTriplesProblem | null {
+    const cols = this.numEntities;
+    const relation = keysOut.subarray(0, rows);
+    const anchor = keysOut.subarray(rows, 2 * rows);
+    const truth = keysOut.subarray(2 * rows, 3 * rows);
+    const tail = this.side === "tail";
+    for (let r = 0; r < rows; r++) {
+      const h = triples[3 * r]!;
+      const rel = triples[3 * r + 1]!;
+      const t = triples[3 * r + 2]!;
+      if (h >>> 0 >= cols) return { status: StatusCode.IdOutOfRange, index: 3 * r };
+      if (rel >>> 0 >= this.numRelations) return { status: StatusCode.IdOutOfRange, index: 3 * r + 1 };
+      if (t >>> 0 >= cols) return { status: StatusCode.IdOutOfRange, index: 3 * r + 2 };
+      relation[r] = rel;
+      anchor[r] = tail ? h : t;
+      truth[r] = tail ? t : h;
+    }
+    return null;
+  }
+
+  /**
    * Twin of the addon's rankTriples (native/addon/filter_bindings.cpp): a filtered batch from its triples in one
    * call. keysOut = relation | anchor | truth columns; out = optimistic | pessimistic | realistic | numCandidates |
    * weight (NaN) | scratch, each `rows` long. Returns null, or the first problem as the core reports it: an id out of
@@ -253,18 +277,8 @@ export class TsFilterIndex implements FilterIndexHandle {
     const relation = keysOut.subarray(0, rows);
     const anchor = keysOut.subarray(rows, 2 * rows);
     const truth = keysOut.subarray(2 * rows, 3 * rows);
-    const tail = this.side === "tail";
-    for (let r = 0; r < rows; r++) {
-      const h = triples[3 * r]!;
-      const rel = triples[3 * r + 1]!;
-      const t = triples[3 * r + 2]!;
-      if (h >>> 0 >= cols) return { status: StatusCode.IdOutOfRange, index: 3 * r };
-      if (rel >>> 0 >= this.numRelations) return { status: StatusCode.IdOutOfRange, index: 3 * r + 1 };
-      if (t >>> 0 >= cols) return { status: StatusCode.IdOutOfRange, index: 3 * r + 2 };
-      relation[r] = rel;
-      anchor[r] = tail ? h : t;
-      truth[r] = tail ? t : h;
-    }
+    const split = this.splitKeys(triples, rows, keysOut);
+    if (split) return split;
     const column = (k: number) => out.subarray(k * rows, (k + 1) * rows);
     const [greater, equal, realistic, nan, weight, removed] = [0, 1, 2, 3, 4, 5].map(column) as Float64Array[];
     this.countFiltered(scores, anchor, relation, truth, thresholdsOut, {
@@ -309,18 +323,8 @@ export class TsFilterIndex implements FilterIndexHandle {
     const relation = keysOut.subarray(0, rows);
     const anchor = keysOut.subarray(rows, 2 * rows);
     const truth = keysOut.subarray(2 * rows, 3 * rows);
-    const tail = this.side === "tail";
-    for (let r = 0; r < rows; r++) {
-      const h = triples[3 * r]!;
-      const rel = triples[3 * r + 1]!;
-      const t = triples[3 * r + 2]!;
-      if (h >>> 0 >= cols) return { status: StatusCode.IdOutOfRange, index: 3 * r };
-      if (rel >>> 0 >= this.numRelations) return { status: StatusCode.IdOutOfRange, index: 3 * r + 1 };
-      if (t >>> 0 >= cols) return { status: StatusCode.IdOutOfRange, index: 3 * r + 2 };
-      relation[r] = rel;
-      anchor[r] = tail ? h : t;
-      truth[r] = tail ? t : h;
-    }
+    const split = this.splitKeys(triples, rows, keysOut);
+    if (split) return split;
     const broken = checkCandidateSets(offsets, ids, this.numRelations, cols, relation);
     if (broken) return broken;
     const column = (k: number) => out.subarray(k * rows, (k + 1) * rows);
@@ -418,7 +422,7 @@ function sortedHas(ids: Int32Array, first: number, last: number, id: number): bo
 }
 
 /**
- * The checks of native/core/constrained.cpp copy_sets, with its messages: offsets start at 0 and ascend within ids;
+ * The checks of native/core/constrained.cpp own_sets, with its messages: offsets start at 0 and ascend within ids;
  * every relation a row uses has ids in [0, numEntities), ascending.
  */
 function checkCandidateSets(
