@@ -1,10 +1,11 @@
 // Typed candidates on the FB15k-237 test set, filtered by train+valid+test, both sides: the same score batches ranked
 // by an evaluator against every entity (the dense filtered count, rankTriples) and by one with the training-inferred
-// candidate sets (rankTriplesConstrained: each row reads only its relation's allowed columns). Batches of 512 rows of
-// seeded random float32 scores, each batch timed through both evaluators in alternating order (ABBA, so neither gains
-// from the other's cache); per repetition the sums, then medians over repetitions and their ratio. Also the sets'
-// memory (4 bytes a pair) against relations x entities. Alone: npm run build:ts && node bench/typed-candidates.mjs
-// [--datasets DIR] [--reps R] [--threads T]. Writes bench/results/typed-candidates.json.
+// candidate sets (rankTriplesConstrained: a dense set's rows streamed under its bit set, a sparse set's columns
+// gathered). Batches of --batch rows (default 512) of seeded random float32 scores, each batch timed through both
+// evaluators in alternating order (ABBA, so neither gains from the other's cache); per repetition the sums, then
+// medians over repetitions and their ratio. Also the sets' memory against relations x entities. Alone: npm run
+// build:ts && node bench/typed-candidates.mjs [--datasets DIR] [--reps R] [--batch B] [--threads T]; KGRANK_SIMD
+// picks the level. Writes bench/results/typed-candidates.json.
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 

@@ -119,7 +119,12 @@ describe(`kgrank evaluate --quadruples on ${backendLabel}`, () => {
     }
     expectUserError(
       await kgrank(["merge", "t0.raw.kgrs", "t1.static.kgrs"], dir),
-      /states\[1\]: .*temporal setting static over \d+ timestamps.*do not merge/,
+      /t1\.static\.kgrs: was ranked against every entity in the static temporal setting, t0\.raw\.kgrs against every entity in the raw temporal setting: merge the shards of each protocol separately/,
+    );
+    // The same shard's states of two settings: the settings named, not "shard 0/2 again".
+    expectUserError(
+      await kgrank(["merge", "t0.raw.kgrs", "t0.static.kgrs"], dir),
+      /t0\.static\.kgrs: was ranked against every entity in the static temporal setting/,
     );
   });
 
@@ -138,6 +143,17 @@ describe(`kgrank evaluate --quadruples on ${backendLabel}`, () => {
       [["--sides", "head,tail,relation"], /^kgrank: --sides: relation does not go with --quadruples/],
       [["--by-relation"], /^kgrank: --by-relation: does not go with --quadruples: the time-aware setting's relations/],
       [["--shard", "0/2"], /^kgrank: --shard: needs --save-state FILE/],
+      [["--workers", "2"], /^kgrank: --workers: does not go with --quadruples: shard with --shard/],
+      [
+        ["--filter", "none"],
+        /^kgrank: --filter: does not go with --quadruples: its three settings are raw, static and time-aware/,
+      ],
+      [["--positive-scores", "p.npy"], /^kgrank: --positive-scores: does not go with --quadruples/],
+      [["--entity-ids", "ids.txt"], /^kgrank: --entity-ids: does not go with --quadruples/],
+      [
+        ["--scores-tail", "tail.npy", "--sides", "head,tail"],
+        /^kgrank: --sides: head,tail does not match the score files given \(--scores-tail\)/,
+      ],
     ];
     for (const [args, message] of cases)
       expectUserError(await kgrank(["evaluate", "--quadruples", "kg", ...args], dir), message);

@@ -189,7 +189,7 @@ describe(`typed candidates in files and the CLI on ${backendLabel}`, () => {
     expect(JSON.parse(plain.stdout).results).toEqual(whole.results);
     expectUserError(
       await kgrank(["merge", "s0.kgrs", "s1.constrained.kgrs"], dir),
-      /s1\.constrained\.kgrs: was ranked against typed candidates train, s0\.kgrs against every entity: merge the shards of each protocol separately/,
+      /s1\.constrained\.kgrs: was ranked against typed candidates train \(fingerprint [0-9a-f]{16}\), s0\.kgrs against every entity: merge the shards of each protocol separately/,
     );
     await kgrank(["evaluate", "--constrain-candidates", "train", "--save-state", "w.kgrs", "-q"], dir);
     expectUserError(
@@ -212,5 +212,17 @@ describe(`typed candidates in files and the CLI on ${backendLabel}`, () => {
       ],
     ];
     for (const [args, message] of cases) expectUserError(await kgrank(["evaluate", ...args], dir), message);
+    expectUserError(
+      await kgrank(["evaluate", "--constrain-candidates", "train", "--sides", "relation"], dir),
+      /^kgrank: --constrain-candidates: constrains head and tail tasks, and this run ranks none/,
+    );
+    // A file that allows heads only: the tail tasks' relations are named by label before anything is ranked.
+    writeFileSync(path.join(dir, "heads.tsv"), R.map((r) => `head\t${r}\t${E[0]}`).join("\n") + "\n");
+    expectUserError(
+      await kgrank(["evaluate", "--constrain-candidates", "heads.tsv"], dir),
+      new RegExp(
+        `^kgrank: --constrain-candidates: relation "${R[ds.splits.test[1]!]}" allows no tail in heads\\.tsv, and the split has its tail tasks: give it tail or range lines`,
+      ),
+    );
   });
 });

@@ -34,7 +34,9 @@ struct CandidateSets {
 // those candidates, numCandidates = 1 + their count. Same keys, out layout, thread split and statuses as
 // rank_triples (a job control cancels between 64-row tasks; no progress is counted); NotInIndex only when
 // `filtered`. `sets` must cover index.num_relations() relations: offsets that are not monotone or end past `size`,
-// ids out of range or not ascending in a relation a row uses are InvalidInput (checked before anything is counted).
+// ids out of range or not ascending in a relation a row uses and counts from its ids, or a caller's bit set past the
+// bit words, are InvalidInput (checked before anything is counted). A relation with a caller's bit set is counted
+// from its bits, its ids not read: the caller keeps the two the same set (CandidateSets.arrays() does).
 // A set with at least one id per 64 columns is counted in one streamed pass over the row under a bit set of its
 // columns (the caller's, or built per call: at most 8 bytes per allowed id); a sparser one is gathered, and only its
 // columns are read.

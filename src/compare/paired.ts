@@ -140,9 +140,14 @@ function sameCandidates(runs: NamedRun[]): void {
       (t ? ` in the ${t.setting} temporal setting (${t.numTimestamps} timestamps)` : "")
     );
   };
+  // Equal sets are equal fingerprints, whatever their source's label (a path).
+  const key = (r: NamedRun) => {
+    const { candidates: c, temporal: t } = r.results.info;
+    return `${c?.fingerprint ?? ""}|${t ? `${t.setting} ${t.numTimestamps}` : ""}`;
+  };
   const first = of(runs[0]!);
   for (const r of runs.slice(1)) {
-    if (of(r) !== first) {
+    if (key(r) !== key(runs[0]!)) {
       throw new KgrankInputError(
         "runs",
         `${r.name} was ranked against ${of(r)}, ${runs[0]!.name} against ${first}: the candidate sets change every ` +

@@ -55,7 +55,7 @@ export function rankConstrainedBatch(
         "candidates",
         `relation ${relation} (row ${r}) allows no ${side} in its candidate set (${c.sets.source}): each of its ` +
           `${side} tasks would rank its true answer alone; give the relation ${side}s (in training triples, or ` +
-          `a domain / range or ${side} line in the file), or evaluate it without candidates`,
+          `${side === "head" ? "head or domain" : "tail or range"} lines in a candidate file), or evaluate it without candidates`,
       );
     }
   }

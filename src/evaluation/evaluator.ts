@@ -285,7 +285,8 @@ export class RankEvaluator {
    * they are recorded in call order (a call that finished first resolves once the earlier calls are recorded).
    * `signal` stops the count at its next task boundary: the call rejects with the signal's reason and records
    * nothing (the evaluator is as before the call); `onProgress` reports tasks counted (src/backend/call-control.ts
-   * AsyncOptions).
+   * AsyncOptions). With typed candidates (options.candidates) the batch is counted on the JavaScript thread on the
+   * next event-loop turn, `signal` checked before it starts, no progress reported.
    */
   async add(batch: ScoreBatch & AsyncOptions): Promise<void> {
     this.checkOpen("add");

@@ -172,10 +172,9 @@ export function decodeShards(states: Uint8Array[]): DecodedState[] {
     seen.set(digest, i);
   });
   const protocol = (h: StateHeader) => h.sides.join(",");
+  // Typed candidates are the same protocol when their fingerprints are (the source is a label: a path, say).
   const candidates = (h: StateHeader) =>
-    (h.candidates
-      ? `candidates ${h.candidates.source} (fingerprint ${h.candidates.fingerprint})`
-      : "every entity a candidate") +
+    (h.candidates ? `candidates with fingerprint ${h.candidates.fingerprint}` : "every entity a candidate") +
     (h.temporal ? `, temporal setting ${h.temporal.setting} over ${h.temporal.numTimestamps} timestamps` : "");
   const first = settings(decoded[0]!.header);
   decoded.forEach((d, i) => {

@@ -153,7 +153,9 @@ export class CandidateSets {
     const bitsAt = new Int32Array(this.numRelations).fill(-1);
     let dense = 0;
     for (let r = 0; r < this.numRelations; r++) {
-      if ((offsets[r + 1]! - offsets[r]!) * STREAM_RATIO >= this.numEntities) bitsAt[r] = dense++ * words;
+      // Offsets stay Int32 (the kernel's bitsAt): past 2^31 words, the rest are gathered.
+      if ((offsets[r + 1]! - offsets[r]!) * STREAM_RATIO >= this.numEntities && (dense + 1) * words <= 0x7fffffff)
+        bitsAt[r] = dense++ * words;
     }
     const bits = new Uint16Array(dense * words);
     for (let r = 0; r < this.numRelations; r++) {

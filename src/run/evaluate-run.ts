@@ -44,7 +44,7 @@ import { type ReportInfo, renderEvaluation, type RunMeta } from "./render";
 import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRows } from "./shard";
 import { writeRanksOut } from "./ranks-out";
 import { evaluateWithWorkers } from "./workers";
-import { evaluateTemporal } from "./temporal-run";
+import { checkTemporalFlags, evaluateTemporal } from "./temporal-run";
 
 // ---- evaluate ----------------------------------------------------------------------------------------------------
 
@@ -156,6 +156,7 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
   checkEstimateFull(opts);
   checkRelationSide(opts);
   checkConstrainCandidates(opts);
+  if (opts.quadruples !== undefined) checkTemporalFlags(opts as EvaluateOptions & Record<string, unknown>);
   if (opts.sampleTasks !== undefined) checkSampleTasks(opts);
   else if (opts.stratify !== undefined)
     throw new KgrankInputError("--stratify", "stratifies the sample of --sample-tasks N: give that too, or drop it");
@@ -191,9 +192,9 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
         `is not written by a shard (${opts.shard ? "--shard" : "--entity-shard"}), which saves only its --save-state: give ${flag} to kgrank merge of the shards' state files`,
       );
   }
-  if (opts.positiveScores !== undefined || opts.negativeScores !== undefined) return evaluateScoresOnly(opts, out, t0);
   if (opts.quadruples !== undefined)
     return evaluateTemporal(opts as EvaluateOptions & Record<string, unknown>, out, t0);
+  if (opts.positiveScores !== undefined || opts.negativeScores !== undefined) return evaluateScoresOnly(opts, out, t0);
   const run = await openRun(opts, out, t0);
   if (checkScoreSources(opts) === "model") return evaluateModel(run);
   if (opts.entityShard) {
@@ -216,7 +217,7 @@ function checkConstrainCandidates(opts: EvaluateOptions): void {
   for (const [given, flag, why] of [
     [
       model,
-      opts.modelDir ? "--model-dir" : "--interaction",
+      opts.modelDir ? "--model-dir" : opts.interaction ? "--interaction" : "--entity-embeddings",
       "a model's ranks are scored and counted in one kernel pass over every entity; write its scores (--scores-head / --scores-tail) to constrain them",
     ],
     [
@@ -234,6 +235,33 @@ function checkConstrainCandidates(opts: EvaluateOptions): void {
     [opts.positiveScores ?? opts.negativeScores, "--positive-scores", "dataset-free sampled ranking has no relations"],
   ] as const) {
     if (given) throw new KgrankInputError("--constrain-candidates", `does not go with ${flag}: ${why}`);
+  }
+  const fromFiles = Boolean(opts.scoresHead || opts.scoresTail || opts.scoresRelation);
+  const entity = fromFiles ? Boolean(opts.scoresHead || opts.scoresTail) : entitySides(opts).length > 0;
+  if (!entity) {
+    throw new KgrankInputError(
+      "--constrain-candidates",
+      "constrains head and tail tasks, and this run ranks none: add head or tail to --sides (or their score files)",
+    );
+  }
+}
+
+/**
+ * Every evaluated relation's set on every ranked side, before anything is ranked: an empty one is an error naming the
+ * relation's label and the fix (the evaluator would find it only at the batch that holds it).
+ */
+function checkCandidateSets(sets: CandidateSets, evaluated: Int32Array, sides: TaskSide[], ds: Dataset): void {
+  for (let i = 0; i < evaluated.length; i += 3) {
+    const r = evaluated[i + 1]!;
+    for (const side of sides) {
+      if (sets.size(side, r) > 0) continue;
+      const label = JSON.stringify(ds.relationLabels[r] ?? String(r));
+      throw new KgrankInputError(
+        "--constrain-candidates",
+        `relation ${label} allows no ${side} in ${sets.source === "train" ? "train (it has no training triple)" : sets.source}, ` +
+          `and the split has its ${side} tasks: ${sets.source === "train" ? "give a candidate FILE" : `give it ${side === "head" ? "head or domain" : "tail or range"} lines`}, or evaluate without --constrain-candidates`,
+      );
+    }
   }
 }
 
@@ -514,7 +542,9 @@ async function evaluateScores(run: RunContext): Promise<void> {
     ks: opts.ks,
     metrics: opts.metrics,
   });
-  const constrained = opts.constrainCandidates
+  const sets = opts.constrainCandidates ? candidateSetsFlag(opts.constrainCandidates, ds) : null;
+  if (sets) checkCandidateSets(sets, evaluated.subarray(3 * lo, 3 * hi), sides, ds);
+  const constrained = sets
     ? new RankEvaluator({
         numEntities: n,
         numRelations: ds.numRelations,
@@ -522,7 +552,7 @@ async function evaluateScores(run: RunContext): Promise<void> {
         sides: sides.length === 2 ? "both" : sides[0],
         ks: opts.ks,
         metrics: opts.metrics,
-        candidates: candidateSetsFlag(opts.constrainCandidates, ds),
+        candidates: sets,
       })
     : null;
   const scorer = fromFiles ? null : new FrequencyBaseline(ds.splits.train, n, ds.numRelations);

@@ -88,14 +88,23 @@ export function mergeShards(
   const shardName = (s: (typeof states)[number]) =>
     `shard ${s.meta.shard}/${s.meta.shards}${s.meta.entityShard ? ` entity shard ${s.meta.entityShard.index}/${entityShards}` : ""}`;
   const byShard = new Map<number, (typeof states)[number]>();
-  const protocol = (s: (typeof states)[number]) =>
-    s.meta.candidates ? `typed candidates ${s.meta.candidates.source}` : "every entity";
+  // The protocol the run's meta records: typed candidates (by their fingerprint) and the temporal setting.
+  const protocol = (s: (typeof states)[number]) => {
+    const { candidates: c, temporal: t } = s.meta;
+    return (
+      (c ? `typed candidates ${c.source} (fingerprint ${c.fingerprint})` : "every entity") +
+      (t ? ` in the ${t.setting} temporal setting` : "")
+    );
+  };
+  const protocolKey = (s: (typeof states)[number]) =>
+    `${s.meta.candidates?.fingerprint ?? ""}|${s.meta.temporal?.setting ?? ""}`;
   for (const s of states) {
-    if (protocol(s) !== protocol(first)) {
+    if (protocolKey(s) !== protocolKey(first)) {
       throw new KgrankInputError(
         s.file,
         `was ranked against ${protocol(s)}, ${first.file} against ${protocol(first)}: merge the shards of each ` +
-          "protocol separately (the .constrained states of --constrain-candidates with each other)",
+          "protocol separately (the .constrained states of --constrain-candidates with each other, each temporal " +
+          "setting's states with each other)",
       );
     }
     if (

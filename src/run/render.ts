@@ -7,7 +7,7 @@ import * as path from "node:path";
 
 import { backendInfo } from "../backend/backend";
 import type { CandidateProtocol } from "../ranking/candidate-sets";
-import type { TemporalSetting } from "../evaluation/types";
+import type { TemporalProtocol, TemporalSetting } from "../evaluation/types";
 import type { RankResults } from "../evaluation/results";
 import type { SampledRankEstimates } from "../evaluation/sampled-negatives";
 import type { FullEstimates } from "../evaluation/task-sample";
@@ -46,6 +46,8 @@ export interface RunMeta {
   entityShard?: { index: number; count: number };
   /** --constrain-candidates: this state holds the typed-candidate protocol's tasks (the state beside the run's). */
   candidates?: CandidateProtocol;
+  /** --quadruples: this state holds one temporal setting's tasks (one of three beside --save-state). */
+  temporal?: TemporalProtocol;
 }
 
 /** The results as `kgrank evaluate` prints them (table / markdown / csv / json); `kgrank merge` prints the same. */

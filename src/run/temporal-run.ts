@@ -22,7 +22,7 @@ import { json } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";
 import { renderEvaluation, type ReportInfo, type RunMeta } from "./render";
-import { resolveShard, runFingerprint, shardRows } from "./shard";
+import { fileFingerprint, resolveShard, runFingerprint, shardRows } from "./shard";
 import type { RunSide } from "./datasets";
 
 /** The evaluate flags a temporal run reads (the rest of EvaluateOptions is refused, NOT_TEMPORAL). */
@@ -59,32 +59,64 @@ const NOT_TEMPORAL: [string, string, string][] = [
   ["modelDir", "--model-dir", "write the model's scores (--scores-head / --scores-tail)"],
   ["interaction", "--interaction", "write the model's scores (--scores-head / --scores-tail)"],
   ["entityEmbeddings", "--entity-embeddings", "write the model's scores (--scores-head / --scores-tail)"],
+  ["relationEmbeddings", "--relation-embeddings", "write the model's scores (--scores-head / --scores-tail)"],
+  ["entityIds", "--entity-ids", "the quadruples' labels are the ids"],
+  ["relationIds", "--relation-ids", "the quadruples' labels are the ids"],
+  ["complexLayout", "--complex-layout", "write the model's scores (--scores-head / --scores-tail)"],
+  ["precision", "--precision", "write the model's scores (--scores-head / --scores-tail)"],
   ["negativesIds", "--negatives-ids", "sampled negatives are not evaluated over time"],
+  ["estimateFull", "--estimate-full", "sampled negatives are not evaluated over time"],
+  ["negativesFrom", "--negatives-from", "sampled negatives are not evaluated over time"],
+  ["replacement", "--replacement", "sampled negatives are not evaluated over time"],
   ["memory", "--memory", "scores come whole from files or the baseline"],
   ["sampleTasks", "--sample-tasks", "a sample's estimates are of one setting"],
+  ["stratify", "--stratify", "a sample's estimates are of one setting"],
   ["byRelation", "--by-relation", "the time-aware setting's relations are relation x timestamp"],
   ["constrainCandidates", "--constrain-candidates", "typed candidates are not evaluated over time"],
   ["entityShard", "--entity-shard", "an entity shard ranks a model"],
   ["workers", "--workers", "shard with --shard and merge each setting's states"],
   ["ranksOut", "--ranks-out", "each setting has its own ranks; use the states"],
   ["positiveScores", "--positive-scores", "the quadruples are the dataset"],
+  ["negativeScores", "--negative-scores", "the quadruples are the dataset"],
 ];
+
+/**
+ * What --quadruples does not go with, checked before anything runs (the --workers dispatch and the dataset-free
+ * branch included): every setting is always reported, filtered by train + valid + test, from score files or the
+ * baseline.
+ */
+export function checkTemporalFlags(opts: TemporalRunOptions & Record<string, unknown>): void {
+  for (const [key, flag, why] of NOT_TEMPORAL) {
+    const v = opts[key];
+    if (v !== undefined && v !== false && !(key === "workers" && v === 1))
+      throw new KgrankInputError(flag, `does not go with --quadruples: ${why}`);
+  }
+  const given = (opts.given as string[] | undefined) ?? [];
+  if (given.includes("filter"))
+    throw new KgrankInputError(
+      "--filter",
+      "does not go with --quadruples: its three settings are raw, static and time-aware, filtered by train+valid+test",
+    );
+  if (opts.sides?.includes("relation"))
+    throw new KgrankInputError(
+      "--sides",
+      "relation does not go with --quadruples: relation prediction is not evaluated over time",
+    );
+  const files = SIDES.filter((s) => (s === "head" ? opts.scoresHead : opts.scoresTail));
+  if (opts.sides && files.length > 0 && SIDES.some((s) => opts.sides!.includes(s) !== files.includes(s))) {
+    throw new KgrankInputError(
+      "--sides",
+      `${opts.sides.join(",")} does not match the score files given (${files.map((s) => `--scores-${s}`).join(", ")}): list exactly their sides, or drop --sides`,
+    );
+  }
+}
 
 export async function evaluateTemporal(
   opts: TemporalRunOptions & Record<string, unknown>,
   out: Out,
   t0: number,
 ): Promise<void> {
-  for (const [key, flag, why] of NOT_TEMPORAL) {
-    const v = opts[key];
-    if (v !== undefined && v !== false && !(key === "workers" && v === 1))
-      throw new KgrankInputError(flag, `does not go with --quadruples: ${why}`);
-  }
-  if (opts.sides?.includes("relation"))
-    throw new KgrankInputError(
-      "--sides",
-      "relation does not go with --quadruples: relation prediction is not evaluated over time",
-    );
+  checkTemporalFlags(opts);
   const dir = opts.quadruples!;
   const file = (s: string) => path.join(dir, `${s}.txt`);
   const d = readQuadruples({ train: file("train"), valid: file("valid"), test: file("test") });
@@ -175,16 +207,31 @@ export async function evaluateTemporal(
   if (opts.saveState) {
     const meta: RunMeta = {
       kgrank: "evaluate",
-      fingerprint: runFingerprint([report, evaluated, d.train, d.valid, d.test, d.entityLabels, d.timestamps, given]),
+      // The score files by content, as the triple path's fingerprints are.
+      fingerprint: runFingerprint([
+        report,
+        evaluated,
+        d.train,
+        d.valid,
+        d.test,
+        d.entityLabels,
+        d.timestamps,
+        given.head ? await fileFingerprint(given.head, "--scores-head") : null,
+        given.tail ? await fileFingerprint(given.tail, "--scores-tail") : null,
+      ]),
       shard: shard?.index ?? 0,
       shards: shard?.count ?? 1,
       rows: [lo, hi],
       report,
     };
-    const states = ev.serialize({ meta: meta as unknown as Record<string, unknown> });
     const ext = path.extname(opts.saveState);
     const stem = opts.saveState.slice(0, opts.saveState.length - ext.length);
-    for (const s of TEMPORAL_SETTINGS) writeFileAtomic(`${stem}.${STATE_NAMES[s]}${ext}`, states[s], "--save-state");
+    for (const s of TEMPORAL_SETTINGS) {
+      // Each setting's meta names it, so kgrank merge tells settings apart before it reads the states.
+      const own: RunMeta = { ...meta, temporal: { setting: s, numTimestamps: d.timestamps.length } };
+      const bytes = ev.evaluators[s].serialize({ meta: own as unknown as Record<string, unknown> });
+      writeFileAtomic(`${stem}.${STATE_NAMES[s]}${ext}`, bytes, "--save-state");
+    }
     if (shard) {
       if (!opts.quiet)
         out.stderr(
