@@ -105,14 +105,17 @@ Status own_sets(const CandidateSets& sets, size_t num_relations, size_t num_enti
 
 // The first element >= key in [first, last) (ascending), searched from first in doubling steps: the known answers
 // of a task mostly lie in its allowed set, close together, so each is found a few steps after the previous one.
+// Positions are indices, so no pointer is formed past the end (or from an empty set's null data).
 const uint32_t* gallop(const uint32_t* first, const uint32_t* last, uint32_t key) {
+  const size_t n = static_cast<size_t>(last - first);
+  if (n == 0) return last;
+  size_t lo = 0;
   size_t step = 1;
-  const uint32_t* lo = first;
-  while (lo + step < last && lo[step] < key) {
+  while (lo + step < n && first[lo + step] < key) {
     lo += step;
     step *= 2;
   }
-  return std::lower_bound(lo, std::min(lo + step + 1, last), key);
+  return std::lower_bound(first + lo, first + std::min(lo + step + 1, n), key);
 }
 
 // Counts over the allowed ids other than `own`: greater, equal, and non-NaN in the nan field.
