@@ -8,9 +8,8 @@ import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
 import { type FilterIndexHandle, StatusCode } from "../contract/kernels";
 import type { CandidateSets } from "../ranking/candidate-sets";
-import { floatMatrix, threadCount, tripleArray, type Unchecked } from "../checks/validate";
-import { sideArg } from "./inputs";
-import { rankColumns } from "./score-batch";
+import { threadCount, type Unchecked } from "../checks/validate";
+import { checkScoreBatch, rankColumns } from "./score-batch";
 import { type BatchContext, nanTrueTask, notInFilter } from "./selection";
 import type { TaskColumns } from "./task-buffer";
 import type { EvaluationSide, ScoreBatch } from "./types";
@@ -36,18 +35,7 @@ export function rankConstrainedBatch(
   ctx: BatchContext,
   c: CandidateConstraint,
 ): { side: EvaluationSide; columns: TaskColumns } {
-  const side = sideArg(batch.side, ctx.sides);
-  const scores = floatMatrix("scores", batch.scores);
-  const triples = tripleArray("triples", batch.triples, ctx.numEntities, c.sets.numRelations);
-  const rows = triples.length / 3;
-  if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
-  if (scores.length !== rows * ctx.numEntities) {
-    throw new KgrankInputError(
-      "scores",
-      `has ${scores.length} elements; a batch of ${rows} triples needs ${rows} x numEntities ${ctx.numEntities} = ` +
-        `${rows * ctx.numEntities} (row-major, one row per triple)`,
-    );
-  }
+  const { side, scores, triples, rows } = checkScoreBatch(batch, ctx, c.sets.numRelations);
   for (let r = 0; r < rows; r++) {
     const relation = triples[3 * r + 1]!;
     if (c.sets.size(side, relation) === 0) {

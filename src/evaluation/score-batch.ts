@@ -33,11 +33,18 @@ interface Counted extends FilteredCountBuffers {
   thresholds: FloatArray;
 }
 
-/** Checks a score batch (its keys already checked) and selects its tasks. */
-export function prepareScoreBatch(batch: Unchecked<ScoreBatch>, ctx: BatchContext): PreparedBatch {
+/**
+ * A score batch's side, scores and triples checked (ids against numEntities and `numRelations`), with one row of
+ * numEntities scores per triple; errors name the argument and the fix.
+ */
+export function checkScoreBatch(
+  batch: Unchecked<ScoreBatch>,
+  ctx: BatchContext,
+  numRelations: number | null,
+): { side: EvaluationSide; scores: FloatArray; triples: Int32Array; rows: number } {
   const side = sideArg(batch.side, ctx.sides);
   const scores = floatMatrix("scores", batch.scores);
-  const triples = tripleArray("triples", batch.triples, ctx.numEntities, ctx.numRelations);
+  const triples = tripleArray("triples", batch.triples, ctx.numEntities, numRelations);
   const rows = triples.length / 3;
   if (rows === 0) throw new KgrankInputError("triples", "is empty: pass at least one triple");
   if (scores.length !== rows * ctx.numEntities) {
@@ -47,6 +54,12 @@ export function prepareScoreBatch(batch: Unchecked<ScoreBatch>, ctx: BatchContex
         `${rows * ctx.numEntities} (row-major, one row per triple)`,
     );
   }
+  return { side, scores, triples, rows };
+}
+
+/** Checks a score batch (its keys already checked) and selects its tasks. */
+export function prepareScoreBatch(batch: Unchecked<ScoreBatch>, ctx: BatchContext): PreparedBatch {
+  const { side, scores, triples } = checkScoreBatch(batch, ctx, ctx.numRelations);
   // The filtered count itself checks that each evaluated triple is in the filter (removed = -1 otherwise).
   const keys = ctx.selection.keys(side, triples, ctx.filter?.[side] ?? null, false);
   return {
