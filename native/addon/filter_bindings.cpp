@@ -278,6 +278,55 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     return info.Env().Undefined();
   }
 
+  // The batch of a one-call rank (rankTriples, rankTriplesConstrained): scores (arguments 0) of whole entity rows,
+  // and triples (1) of 3 ids per row.
+  struct OneCallBatch {
+    Napi::TypedArray scores;
+    napi_typedarray_type type;
+    size_t rows;
+    const int32_t* triples;
+  };
+  OneCallBatch one_call_batch(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    OneCallBatch b;
+    b.scores = typed_array_arg(info, 0, "scores");
+    b.type = b.scores.TypedArrayType();
+    if (b.type != napi_float32_array && b.type != napi_float64_array) throw_type(env, "scores must be a Float32Array or Float64Array");
+    const size_t cols = static_cast<size_t>(index_.num_entities());
+    if (b.scores.ElementLength() % cols != 0) throw_range(env, "scores.length must be a multiple of numEntities");
+    b.rows = b.scores.ElementLength() / cols;
+    Napi::TypedArray triples = typed_array_arg(info, 1, "triples");
+    if (triples.TypedArrayType() != napi_int32_array || triples.ElementLength() != 3 * b.rows) {
+      throw_type(env, "triples must be an Int32Array of 3 ids per score row");
+    }
+    b.triples = static_cast<const int32_t*>(raw_data(triples));
+    return b;
+  }
+
+  // Its outputs from argument `first` on: keysOut (3 x rows), thresholdsOut (scores' type, one per row), out
+  // (6 x rows), then simd and threads.
+  struct OneCallOut {
+    int32_t* keys;
+    void* thresholds;
+    double* out;
+    CountOptions options;
+  };
+  OneCallOut one_call_out(const Napi::CallbackInfo& info, size_t first, const OneCallBatch& b) {
+    Napi::Env env = info.Env();
+    Napi::TypedArray keys = typed_array_arg(info, first, "keysOut");
+    if (keys.TypedArrayType() != napi_int32_array || keys.ElementLength() != 3 * b.rows) {
+      throw_type(env, "keysOut must be an Int32Array of 3 x rows");
+    }
+    Napi::TypedArray th = typed_array_arg(info, first + 1, "thresholdsOut");
+    if (th.TypedArrayType() != b.type || th.ElementLength() != b.rows) throw_type(env, "thresholdsOut must match scores' type, one per row");
+    Napi::TypedArray outArr = typed_array_arg(info, first + 2, "out");
+    if (outArr.TypedArrayType() != napi_float64_array || outArr.ElementLength() != 6 * b.rows) {
+      throw_type(env, "out must be a Float64Array of 6 x rows");
+    }
+    return {static_cast<int32_t*>(raw_data(keys)), raw_data(th), static_cast<double*>(raw_data(outArr)),
+            options_arg(info, first + 3, first + 4)};
+  }
+
   // rankTriples(scores, triples, keysOut, thresholdsOut, out, simd, threads) -> undefined
   // A whole evaluator batch in one call (kgrank::rank_triples, count.h): keysOut = [relation | anchor | truth],
   // out = [optimistic | pessimistic | realistic | numCandidates | weight = NaN | scratch]. A triple id out of range,
@@ -285,35 +334,14 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   // src/backend/backend.ts turns it back into the FilterIndexHandle's problem code.
   Napi::Value RankTriples(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
-    const napi_typedarray_type type = scores.TypedArrayType();
-    if (type != napi_float32_array && type != napi_float64_array) throw_type(env, "scores must be a Float32Array or Float64Array");
-    const size_t cols = static_cast<size_t>(index_.num_entities());
-    if (scores.ElementLength() % cols != 0) throw_range(env, "scores.length must be a multiple of numEntities");
-    const size_t rows = scores.ElementLength() / cols;
-    Napi::TypedArray triples = typed_array_arg(info, 1, "triples");
-    if (triples.TypedArrayType() != napi_int32_array || triples.ElementLength() != 3 * rows) {
-      throw_type(env, "triples must be an Int32Array of 3 ids per score row");
-    }
-    Napi::TypedArray keys = typed_array_arg(info, 2, "keysOut");
-    if (keys.TypedArrayType() != napi_int32_array || keys.ElementLength() != 3 * rows) {
-      throw_type(env, "keysOut must be an Int32Array of 3 x rows");
-    }
-    Napi::TypedArray th = typed_array_arg(info, 3, "thresholdsOut");
-    if (th.TypedArrayType() != type || th.ElementLength() != rows) throw_type(env, "thresholdsOut must match scores' type, one per row");
-    Napi::TypedArray outArr = typed_array_arg(info, 4, "out");
-    if (outArr.TypedArrayType() != napi_float64_array || outArr.ElementLength() != 6 * rows) {
-      throw_type(env, "out must be a Float64Array of 6 x rows");
-    }
-    const CountOptions options = options_arg(info, 5, 6);
-    const auto* t = static_cast<const int32_t*>(raw_data(triples));
-    auto* k = static_cast<int32_t*>(raw_data(keys));
-    auto* out = static_cast<double*>(raw_data(outArr));
-    check_status(env, type == napi_float32_array
-                          ? kgrank::rank_triples(static_cast<const float*>(raw_data(scores)), rows, t, index_, k,
-                                                 static_cast<float*>(raw_data(th)), out, options)
-                          : kgrank::rank_triples(static_cast<const double*>(raw_data(scores)), rows, t, index_, k,
-                                                 static_cast<double*>(raw_data(th)), out, options));
+    const OneCallBatch b = one_call_batch(info);
+    const OneCallOut o = one_call_out(info, 2, b);
+    check_status(env, b.type == napi_float32_array
+                          ? kgrank::rank_triples(static_cast<const float*>(raw_data(b.scores)), b.rows, b.triples,
+                                                 index_, o.keys, static_cast<float*>(o.thresholds), o.out, o.options)
+                          : kgrank::rank_triples(static_cast<const double*>(raw_data(b.scores)), b.rows, b.triples,
+                                                 index_, o.keys, static_cast<double*>(o.thresholds), o.out,
+                                                 o.options));
     return env.Undefined();
   }
 
@@ -325,16 +353,7 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   // null; the core checks them (a broken set is InvalidInput) before it reads a score through them.
   Napi::Value RankTriplesConstrained(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
-    const napi_typedarray_type type = scores.TypedArrayType();
-    if (type != napi_float32_array && type != napi_float64_array) throw_type(env, "scores must be a Float32Array or Float64Array");
-    const size_t cols = static_cast<size_t>(index_.num_entities());
-    if (scores.ElementLength() % cols != 0) throw_range(env, "scores.length must be a multiple of numEntities");
-    const size_t rows = scores.ElementLength() / cols;
-    Napi::TypedArray triples = typed_array_arg(info, 1, "triples");
-    if (triples.TypedArrayType() != napi_int32_array || triples.ElementLength() != 3 * rows) {
-      throw_type(env, "triples must be an Int32Array of 3 ids per score row");
-    }
+    const OneCallBatch b = one_call_batch(info);
     if (info.Length() <= 2 || !info[2].IsBoolean()) throw_type(env, "filtered must be a boolean");
     const bool filtered = info[2].As<Napi::Boolean>().Value();
     Napi::TypedArray offsets = typed_array_arg(info, 3, "offsets");
@@ -360,27 +379,14 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
       sets.bits_at = static_cast<const int32_t*>(raw_data(bitsAt));
       sets.bits_size = bits.ElementLength();
     }
-    Napi::TypedArray keys = typed_array_arg(info, 7, "keysOut");
-    if (keys.TypedArrayType() != napi_int32_array || keys.ElementLength() != 3 * rows) {
-      throw_type(env, "keysOut must be an Int32Array of 3 x rows");
-    }
-    Napi::TypedArray th = typed_array_arg(info, 8, "thresholdsOut");
-    if (th.TypedArrayType() != type || th.ElementLength() != rows) throw_type(env, "thresholdsOut must match scores' type, one per row");
-    Napi::TypedArray outArr = typed_array_arg(info, 9, "out");
-    if (outArr.TypedArrayType() != napi_float64_array || outArr.ElementLength() != 6 * rows) {
-      throw_type(env, "out must be a Float64Array of 6 x rows");
-    }
-    const CountOptions options = options_arg(info, 10, 11);
-    const auto* t = static_cast<const int32_t*>(raw_data(triples));
-    auto* k = static_cast<int32_t*>(raw_data(keys));
-    auto* out = static_cast<double*>(raw_data(outArr));
-    check_status(env, type == napi_float32_array
-                          ? kgrank::rank_triples_constrained(static_cast<const float*>(raw_data(scores)), rows, t,
-                                                             index_, filtered, sets, k,
-                                                             static_cast<float*>(raw_data(th)), out, options)
-                          : kgrank::rank_triples_constrained(static_cast<const double*>(raw_data(scores)), rows, t,
-                                                             index_, filtered, sets, k,
-                                                             static_cast<double*>(raw_data(th)), out, options));
+    const OneCallOut o = one_call_out(info, 7, b);
+    check_status(env, b.type == napi_float32_array
+                          ? kgrank::rank_triples_constrained(static_cast<const float*>(raw_data(b.scores)), b.rows,
+                                                             b.triples, index_, filtered, sets, o.keys,
+                                                             static_cast<float*>(o.thresholds), o.out, o.options)
+                          : kgrank::rank_triples_constrained(static_cast<const double*>(raw_data(b.scores)), b.rows,
+                                                             b.triples, index_, filtered, sets, o.keys,
+                                                             static_cast<double*>(o.thresholds), o.out, o.options));
     return env.Undefined();
   }
 
