@@ -69,6 +69,11 @@ struct Shared {
   uint32_t lo = 0, width = 0;
   std::vector<uint32_t> window_ab;  // both runs' count inside the window
   size_t below_ab = 0;              // and below it
+  std::vector<uint8_t> under;       // per task: bit 0 (1) set when its rank in run a (b) lies below the window
+  // The tasks whose rank in a or in b lies inside the window, ascending, with both ranks' value indices relative to
+  // the window (wrapped, so one unsigned comparison tests membership); block k's lie at [near_first[k],
+  // near_first[k + 1]).
+  std::vector<uint32_t> near, near_a, near_b, near_first;
   // The bootstrap's medians: per task, bit 0 (1) set when its position in run a's (b's) rank order lies below that
   // run's window of positions [from, from + span) around the middle.
   std::vector<uint8_t> below_window;
@@ -81,8 +86,6 @@ struct Scratch {
   std::vector<int32_t> picks;
   std::vector<uint32_t> counts;
   std::vector<double> lanes;
-  std::vector<uint32_t> chosen;  // the block's value indices of run a's vector, relative to the window
-  std::vector<uint8_t> inside;   // whether each lies inside it (padded to whole words of eight)
   std::vector<uint32_t> window;  // run a's vector's count inside the window, per replicate of the group
   std::vector<uint32_t> hist;    // its full count, when the window misses a median
   std::vector<size_t> below;     // values below the window(s), per replicate (the bootstrap: per run too)
@@ -94,33 +97,20 @@ struct Scratch {
 // a replicate whose median does not (the window spans 8 standard deviations of a median's position on each side,
 // so hardly ever) counts run a's vector in full.
 // One block's part of that count, from the block's swaps: run a's values below the window (added to *below) and
-// inside it (counted in `window`).
-void count_window(const PairedColumns& c, const Shared& sh, const uint8_t* sw, size_t b0, uint32_t len, Scratch& s,
-                  uint32_t* window, size_t* below) {
-  const uint32_t lo = sh.lo, width = sh.width;
-  const uint32_t* ia = c.index_a + b0;
-  const uint32_t* ib = c.index_b + b0;
-  uint32_t* chosen = s.chosen.data();
-  uint8_t* inside = s.inside.data();
-  // Branch-free, so it vectorises: run a's value index of each task, relative to the window (wrapping below it, so
-  // one unsigned comparison tests membership), whether it lies inside, and how many lie below.
-  size_t under = 0;
-  for (uint32_t i = 0; i < len; ++i) {
-    const uint32_t from_a = ia[i], from_b = ib[i];  // both loaded: a select, not a branch on a random bit
-    const uint32_t v = sw[i] ? from_b : from_a;
-    chosen[i] = v - lo;
-    inside[i] = (v - lo) < width;
-    under += v < lo;
-  }
-  *below += under;
-  // Most tasks lie outside the window: eight flags at a time are skipped when none is set.
-  for (uint32_t i = 0; i < len; i += 8) {
-    uint64_t word = 0;
-    std::memcpy(&word, inside + i, 8);
-    if (word == 0) continue;
-    for (uint32_t j = i; j < std::min(len, i + 8); ++j) {
-      if (inside[j]) ++window[chosen[j]];
-    }
+// inside it (counted in `window`). Whether a task's rank from a or from b lies below or inside the window does not
+// depend on the replicate, so the tasks with either inside are listed once (Shared::near); a replicate visits those
+// and counts the rest below the window from one flag byte per task.
+void count_window(const Shared& sh, const uint8_t* sw, size_t block, size_t b0, uint32_t len, uint32_t* window,
+                  size_t* below) {
+  const uint32_t width = sh.width;
+  const uint8_t* under = sh.under.data() + b0;
+  // Branch-free, so it vectorises: bit 0 of under[i] for a's rank below the window, bit 1 for b's.
+  uint32_t count = 0;
+  for (uint32_t i = 0; i < len; ++i) count += sw[i] ? (under[i] >> 1) : (under[i] & 1u);
+  *below += count;
+  for (uint32_t j = sh.near_first[block]; j < sh.near_first[block + 1]; ++j) {
+    const uint32_t v = sw[sh.near[j] - b0] ? sh.near_b[j] : sh.near_a[j];
+    if (v < width) ++window[v];
   }
 }
 
@@ -187,7 +177,7 @@ void randomization_group(const PairedColumns& c, const Shared& shared, const uin
     }
     if (c.medians) {
       for (size_t r = 0; r < group; ++r) {
-        count_window(c, shared, &s.swaps[r * kBlock], b0, len, s, &s.window[r * shared.width], &s.below[r]);
+        count_window(shared, &s.swaps[r * kBlock], b0 / kBlock, b0, len, &s.window[r * shared.width], &s.below[r]);
       }
     }
   }
@@ -226,22 +216,23 @@ void bootstrap_group(const PairedColumns& c, const Shared& shared, const uint32_
   const uint8_t* below_window = shared.below_window.data();
   for (size_t r = 0; r < group; ++r) {
     uint32_t* cnt = &s.counts[r * n];
-    size_t below_a = 0, below_b = 0;  // draws below each run's window
     for (size_t b0 = 0; b0 < n; b0 += kBlock) {
       const uint32_t len = static_cast<uint32_t>(std::min<size_t>(kBlock, n - b0));
       k.keyed_picks(keys[r], static_cast<uint32_t>(b0), len, dn, s.picks.data());
       // floor(u * n) < n for every u < 1 and n < 2^31; the clamp only guards the counts against a broken stream.
-      for (uint32_t i = 0; i < len; ++i) {
-        const size_t p = std::min(static_cast<size_t>(s.picks[i]), n - 1);
-        ++cnt[p];
-        if (c.medians) {
-          below_a += below_window[p] & 1u;
-          below_b += below_window[p] >> 1;
-        }
-      }
+      for (uint32_t i = 0; i < len; ++i) ++cnt[std::min(static_cast<size_t>(s.picks[i]), n - 1)];
     }
-    s.below[2 * r] = below_a;
-    s.below[2 * r + 1] = below_b;
+    if (c.medians) {
+      // Draws below each run's window, from the counts in task order (a pass that vectorises) rather than per draw
+      // (a second random load after each count's increment). At most n draws in all, so 32 bits hold the sums.
+      uint32_t below_a = 0, below_b = 0;
+      for (size_t i = 0; i < n; ++i) {
+        below_a += cnt[i] & (0u - (below_window[i] & 1u));
+        below_b += cnt[i] & (0u - static_cast<uint32_t>(below_window[i] >> 1));
+      }
+      s.below[2 * r] = below_a;
+      s.below[2 * r + 1] = below_b;
+    }
   }
   std::fill(s.lanes.begin(), s.lanes.end(), 0.0);
   for (size_t b0 = 0; b0 < n && c.cols > 0; b0 += kBlock) {
@@ -294,6 +285,18 @@ void paired_resample(Resampling kind, const PairedColumns& columns, uint32_t key
     shared.width = static_cast<uint32_t>(v) - shared.lo;
     shared.window_ab.assign(shared.hist_ab.begin() + shared.lo, shared.hist_ab.begin() + v);
     for (size_t u = 0; u < shared.lo; ++u) shared.below_ab += shared.hist_ab[u];
+    shared.under.resize(n);
+    shared.near_first.assign((n + kBlock - 1) / kBlock + 1, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t a = columns.index_a[i] - shared.lo, b = columns.index_b[i] - shared.lo;
+      shared.under[i] = static_cast<uint8_t>((columns.index_a[i] < shared.lo) | (columns.index_b[i] < shared.lo) << 1);
+      if (a < shared.width || b < shared.width) {
+        shared.near.push_back(static_cast<uint32_t>(i));
+        shared.near_a.push_back(a);
+        shared.near_b.push_back(b);
+      }
+      shared.near_first[i / kBlock + 1] = static_cast<uint32_t>(shared.near.size());
+    }
   }
   if (!randomization && columns.medians) {
     // A run's drawn ranks below a position follow a binomial of n draws: within sqrt(n) / 2 (a standard deviation)
@@ -323,8 +326,6 @@ void paired_resample(Resampling kind, const PairedColumns& columns, uint32_t key
           s.swaps.resize(size * kBlock);
           if (columns.medians) {
             s.hist.resize(columns.num_values);
-            s.chosen.resize(kBlock);
-            s.inside.assign(kBlock + 8, 0);
             s.window.resize(size * shared.width);
             s.below.resize(size);
           }

@@ -635,7 +635,12 @@ function* comparison(
         q.drawColumns = [drawSet.add(`d:${f!.quantity}:${f!.k}`, () => q.d!)];
       } else if (!q.resample) {
         if (f!.quantity === "median") drawMedians = true;
-        else {
+        else if (f!.difference) {
+          // Affine in the total (an adjusted or z-scored MR, MRR, Hits@k): the drawn tasks' total of b - a, the
+          // column a plain mean of the same quantity sums too.
+          const v = quantity(f!);
+          q.drawColumns = [drawSet.add(`d:${v.name}`, () => v.b.map((x, i) => x - v.a[i]!))];
+        } else {
           const v = quantity(f!);
           q.drawColumns = [drawSet.add(`a:${v.name}`, () => v.a), drawSet.add(`b:${v.name}`, () => v.b)];
         }
@@ -709,16 +714,18 @@ function* comparison(
           }
           const f = q.form!;
           const cols = q.drawColumns;
-          // Columns: a's and b's totals (none for the median), then the expectations and variances when the
-          // coefficients move with the drawn tasks' candidates.
-          const m0 = f.quantity === "median" ? 0 : 2;
+          // Columns: the total of b - a (a form affine in it), else a's and b's totals (none for the median), then
+          // the expectations and variances when the coefficients move with the drawn tasks' candidates.
+          const m0 = f.quantity === "median" ? 0 : f.difference ? 1 : 2;
           const c = f.fixed
             ? fixedCoefficients[p]!
             : f.fromMoments(out[at + cols[m0]!]! / n, cols.length > m0 + 1 ? out[at + cols[m0 + 1]!]! / (n * n) : NaN);
           q.diffs[s] =
             f.quantity === "median"
               ? f.value(out[at + drawSet.size + 1]!, n, c) - f.value(out[at + drawSet.size]!, n, c)
-              : f.value(out[at + cols[1]!]!, n, c) - f.value(out[at + cols[0]!]!, n, c);
+              : f.difference
+                ? f.difference(out[at + cols[0]!]!, n, c)
+                : f.value(out[at + cols[1]!]!, n, c) - f.value(out[at + cols[0]!]!, n, c);
         });
       }
     };

@@ -24,7 +24,10 @@ const QUANTITY: Record<string, TaskQuantity> = {
   inverse_median_rank: "median",
 };
 
-/** Bases whose expectation and variance over tasks are the mean of the per-task ones (the latter over count^2). */
+/**
+ * Bases whose value is the mean of a per-task quantity, so their expectation and variance over tasks are the mean of
+ * the per-task ones (the latter over count^2).
+ */
 const LINEAR_MOMENTS = /^(arithmetic_mean_rank|inverse_harmonic_mean_rank|hits_at_\d+)$/;
 
 export interface SumForm {
@@ -47,6 +50,12 @@ export interface SumForm {
   fromMoments(mean: number, variance: number): AffineCoefficients[];
   /** The metric's value from the quantity's total over `count` tasks (the median for "median"). */
   value(total: number, count: number, coefficients: readonly AffineCoefficients[]): number;
+  /**
+   * Where the base's value is its total over the count (MR, MRR, Hits@k), so the metric is affine in the total: the
+   * difference of two values under the same coefficients, from the difference of their totals (one column of
+   * per-task differences serves it, not two of totals). Null for the other bases.
+   */
+  difference: ((totalDifference: number, count: number, coefficients: readonly AffineCoefficients[]) => number) | null;
 }
 
 /** The sum form of `metric`, or null when its value needs more than one total (spread metrics, the count). */
@@ -108,5 +117,12 @@ export function sumForm(metric: RankMetric): SumForm | null {
       for (const c of coefficients) v = c.scale * v + c.offset;
       return v;
     },
+    difference: LINEAR_MOMENTS.test(base.key)
+      ? (totalDifference, count, coefficients) => {
+          let d = totalDifference / count;
+          for (const c of coefficients) d *= c.scale;
+          return d;
+        }
+      : null,
   };
 }
