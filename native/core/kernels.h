@@ -15,6 +15,9 @@ struct Counts {
   uint64_t nan = 0;
 };
 
+// What a Monte-Carlo statistic sums per task (sampling.h lane_statistic_sums_body): the rank, its inverse, a hit.
+enum class LaneTerm : int { Rank = 0, Inverse = 1, Hit = 2 };
+
 // Contribution of known answers to a row's counts, for the filtered setting: over the answer ids
 // (entries[k] & mask), skipping `own`, counts scores > t (greater), == t (equal) and non-NaN (nan field = number of
 // non-NaN answers, i.e. candidates removed).
@@ -55,20 +58,20 @@ Counts count_f64_avx512(const double* x, size_t n, double t);
 uint64_t read_avx512(const unsigned char* p, size_t bytes);
 #endif
 
-// The int32 fast path of the rank generator (sampling.h generate_ranks_small_body): ranks, or the inverse ranks of
-// tasks first..first + n - 1.
+// The int32 fast path of the rank generator (sampling.h generate_ranks_small_body), and the Monte-Carlo statistics'
+// sums for kSampleLanes samples at once (sampling.h lane_statistic_sums_body).
 void generate_ranks_small_scalar(const double* num_candidates, uint32_t n, uint32_t key, double* out);
-void generate_inverse_ranks_small_scalar(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
-                                         double* out);
+void lane_statistic_sums_scalar(const double* num_candidates, const double* weights, uint32_t n, const uint32_t* keys,
+                            LaneTerm term, double k, double* sums);
 #ifdef KGRANK_HAVE_AVX2
 void generate_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_t key, double* out);
-void generate_inverse_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
-                                       double* out);
+void lane_statistic_sums_avx2(const double* num_candidates, const double* weights, uint32_t n, const uint32_t* keys,
+                            LaneTerm term, double k, double* sums);
 #endif
 #ifdef KGRANK_HAVE_AVX512
 void generate_ranks_small_avx512(const double* num_candidates, uint32_t n, uint32_t key, double* out);
-void generate_inverse_ranks_small_avx512(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
-                                         double* out);
+void lane_statistic_sums_avx512(const double* num_candidates, const double* weights, uint32_t n, const uint32_t* keys,
+                            LaneTerm term, double k, double* sums);
 #endif
 
 // The draws of paired resampling (sampling.h keyed_swaps_body / keyed_picks_body), in the rank generation family.

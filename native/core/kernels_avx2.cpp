@@ -317,12 +317,12 @@ uint64_t read_avx2(const unsigned char* p, size_t bytes) {
 }
 
 void generate_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_t key, double* out) {
-  generate_ranks_small_body<false>(num_candidates, n, key, 0, out);
+  generate_ranks_small_body(num_candidates, n, key, out);
 }
 
-void generate_inverse_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
-                                        double* out) {
-  generate_ranks_small_body<true>(num_candidates, n, key, first, out);
+void lane_statistic_sums_avx2(const double* num_candidates, const double* weights, uint32_t n, const uint32_t* keys,
+                            LaneTerm term, double k, double* sums) {
+  lane_statistic_sums_any(num_candidates, weights, n, keys, term, k, sums);
 }
 
 void keyed_swaps_avx2(uint32_t key, uint32_t first, uint32_t count, uint8_t* out) {

@@ -86,55 +86,30 @@ double statistic_of(Statistic stat, const double* r, const double* w, size_t n, 
   return stat == Statistic::GeometricMean ? std::exp(mean) : mean;
 }
 
-namespace {
-
-// Samples whose sums run together in the inverse-rank path below, and the tasks per slice of their draws.
-constexpr size_t kLanes = 8;
-constexpr uint32_t kSlice = 256;
-
-// statistic_of's InverseHarmonic for samples [s0, s0 + kLanes) at once (int32 fast path): the inverse ranks of a
-// slice of tasks are drawn for each sample (vectorised, division included), then each sample's terms are added in
-// task order into its own sums: every sample's value has the bits statistic_of gives, and the kLanes independent
-// chains of adds overlap where one sequential sum waits on each add. Samples past num_samples are drawn and dropped.
-void inverse_harmonic_lanes(const double* num_candidates, const double* w, uint32_t n, size_t s0, size_t num_samples,
-                            uint32_t seed, double* out, GenerateInverseRanksSmallFn generate) {
-  thread_local std::vector<double> slice;
-  slice.resize(kLanes * kSlice);
-  double* const x = slice.data();
-  uint32_t key[kLanes];
-  double num[kLanes] = {};
-  double den = 0;
-  for (size_t l = 0; l < kLanes; ++l) key[l] = stream_key(seed, static_cast<uint32_t>(s0 + l));
-  for (uint32_t begin = 0; begin < n; begin += kSlice) {
-    const uint32_t len = std::min(kSlice, n - begin);
-    for (size_t l = 0; l < kLanes; ++l) generate(num_candidates + begin, len, key[l], begin, x + l * kSlice);
-    if (w == nullptr) {
-      for (uint32_t i = 0; i < len; ++i) {
-        for (size_t l = 0; l < kLanes; ++l) num[l] += x[l * kSlice + i];
-      }
-    } else {
-      const double* wb = w + begin;
-      for (uint32_t i = 0; i < len; ++i) {
-        for (size_t l = 0; l < kLanes; ++l) num[l] += wb[i] * x[l * kSlice + i];
-        den += wb[i];
-      }
-    }
-  }
-  if (w == nullptr) den = static_cast<double>(n);
-  for (size_t l = 0; l < kLanes && s0 + l < num_samples; ++l) out[s0 + l] = num[l] / den;
-}
-
-}  // namespace
-
 void sample_statistic(const double* num_candidates, const double* weights, size_t n, size_t num_samples,
                       uint32_t seed, Statistic stat, double k, double* out, unsigned threads, SimdLevel simd) {
   const bool small = all_below_2_31(num_candidates, n);
   const KernelTable& kernels = dispatch(simd, KernelFamily::GenerateRanks);
-  if (small && n > 0 && stat == Statistic::InverseHarmonic) {
-    const GenerateInverseRanksSmallFn generate = kernels.generate_inverse_ranks_small;
-    parallel_for((num_samples + kLanes - 1) / kLanes, threads, [&](size_t g) {
-      inverse_harmonic_lanes(num_candidates, weights, static_cast<uint32_t>(n), g * kLanes, num_samples, seed, out,
-                             generate);
+  const bool summed = stat == Statistic::Mean || stat == Statistic::InverseHarmonic || stat == Statistic::Hits;
+  if (small && n > 0 && summed) {
+    // statistic_of's sums for kSampleLanes samples per kernel call (sampling.h lane_statistic_sums_body), then its
+    // division by the weights' total, summed here in task order as statistic_of does; samples past num_samples
+    // are drawn and dropped.
+    double den = static_cast<double>(n);
+    if (weights != nullptr) {
+      den = 0;
+      for (size_t i = 0; i < n; ++i) den += weights[i];
+    }
+    const LaneTerm term = stat == Statistic::Mean              ? LaneTerm::Rank
+                          : stat == Statistic::InverseHarmonic ? LaneTerm::Inverse
+                                                               : LaneTerm::Hit;
+    parallel_for((num_samples + kSampleLanes - 1) / kSampleLanes, threads, [&](size_t g) {
+      const size_t s0 = g * kSampleLanes;
+      uint32_t keys[kSampleLanes];
+      double sums[kSampleLanes] = {};
+      for (size_t l = 0; l < kSampleLanes; ++l) keys[l] = stream_key(seed, static_cast<uint32_t>(s0 + l));
+      kernels.lane_statistic_sums(num_candidates, weights, static_cast<uint32_t>(n), keys, term, k, sums);
+      for (size_t l = 0; l < kSampleLanes && s0 + l < num_samples; ++l) out[s0 + l] = sums[l] / den;
     });
     return;
   }

@@ -46,18 +46,59 @@ inline double uniform01(uint32_t seed, uint32_t sample, uint32_t index) {
 // The rank generator's kernel when every N_i < 2^31 (and n < 2^32): u * N_i < 2^31 then truncates through int32,
 // which vectorises (a double -> int64/uint64 conversion does not, before AVX-512), and the loop has no branch.
 // Bit-identical to the general loop 1 + floor(u * N_i). isa::generate_ranks_small_* (kernels.h) compile it per ISA.
-// out[i] is the rank of task first + i (stream index first + i, count num_candidates[i]), or its inverse 1 / r with
-// `Inverse` (the same division as the statistic's, vectorised with the draws).
-template <bool Inverse>
-inline void generate_ranks_small_body(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
-                                      double* out) {
+// out[i] is the rank of task i (stream index i, count num_candidates[i]).
+inline double small_rank(uint32_t h, double num_candidates) {
+  const int32_t hi = static_cast<int32_t>(h >> 5);                       // 27 bits
+  const int32_t lo = static_cast<int32_t>(fmix32(h + 0x63d83595u) >> 6);  // 26 bits
+  const double u = (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
+  return 1.0 + static_cast<double>(static_cast<int32_t>(u * num_candidates));
+}
+
+inline void generate_ranks_small_body(const double* num_candidates, uint32_t n, uint32_t key, double* out) {
+  for (uint32_t i = 0; i < n; ++i) out[i] = small_rank(mix32(key, i), num_candidates[i]);
+}
+
+// A Monte-Carlo statistic's sums for kSampleLanes samples at once, on the int32 fast path: lane l draws the ranks of
+// stream keys[l] (task i: stream index i) and adds each task's term to sums[l] in task order - the rank (Mean), its
+// inverse (InverseHarmonic) or a hit r <= k (Hits), times the task's weight when weights are given (a rounded
+// product, then a rounded add). Those are statistic_of's sums over generate_ranks' vector, bit for bit; a sample's
+// terms are a vector lane here, so the samples' chains of adds run side by side and the hash of a task's index is
+// shared by its lanes. isa::lane_sums_* (kernels.h) compile it per ISA.
+constexpr size_t kSampleLanes = 16;
+
+template <LaneTerm Term, bool Weighted>
+inline void lane_statistic_sums_body(const double* num_candidates, const double* weights, uint32_t n,
+                                     const uint32_t* keys, double k, double* sums) {
+  double acc[kSampleLanes];
+  uint32_t key[kSampleLanes];
+  for (size_t l = 0; l < kSampleLanes; ++l) {
+    acc[l] = sums[l];
+    key[l] = keys[l];
+  }
   for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t h = mix32(key, first + i);
-    const int32_t hi = static_cast<int32_t>(h >> 5);                       // 27 bits
-    const int32_t lo = static_cast<int32_t>(fmix32(h + 0x63d83595u) >> 6);  // 26 bits
-    const double u = (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
-    const double r = 1.0 + static_cast<double>(static_cast<int32_t>(u * num_candidates[i]));
-    out[i] = Inverse ? 1.0 / r : r;
+    const uint32_t m = i * 0x9e3779b1u + 0x7f4a7c15u;  // mix32(key, i) = fmix32(key ^ m)
+    const double count = num_candidates[i];
+    for (size_t l = 0; l < kSampleLanes; ++l) {
+      const double r = small_rank(fmix32(key[l] ^ m), count);
+      const double x = Term == LaneTerm::Rank ? r : Term == LaneTerm::Inverse ? 1.0 / r : (r <= k ? 1.0 : 0.0);
+      acc[l] += Weighted ? weights[i] * x : x;
+    }
+  }
+  for (size_t l = 0; l < kSampleLanes; ++l) sums[l] = acc[l];
+}
+
+inline void lane_statistic_sums_any(const double* num_candidates, const double* weights, uint32_t n,
+                                    const uint32_t* keys, LaneTerm term, double k, double* sums) {
+  switch (term) {
+    case LaneTerm::Rank:
+      return weights ? lane_statistic_sums_body<LaneTerm::Rank, true>(num_candidates, weights, n, keys, k, sums)
+                     : lane_statistic_sums_body<LaneTerm::Rank, false>(num_candidates, weights, n, keys, k, sums);
+    case LaneTerm::Inverse:
+      return weights ? lane_statistic_sums_body<LaneTerm::Inverse, true>(num_candidates, weights, n, keys, k, sums)
+                     : lane_statistic_sums_body<LaneTerm::Inverse, false>(num_candidates, weights, n, keys, k, sums);
+    case LaneTerm::Hit:
+      return weights ? lane_statistic_sums_body<LaneTerm::Hit, true>(num_candidates, weights, n, keys, k, sums)
+                     : lane_statistic_sums_body<LaneTerm::Hit, false>(num_candidates, weights, n, keys, k, sums);
   }
 }
 

@@ -152,7 +152,7 @@ namespace {
 
 KernelTable make_table(SimdLevel level) {
   KernelTable t{isa::count_f32_scalar, isa::count_f64_scalar, isa::read_scalar, isa::answers_f32_scalar,
-                isa::masked_count_f32_scalar, isa::rank_chunk_sums_scalar, isa::generate_ranks_small_scalar, isa::generate_inverse_ranks_small_scalar,
+                isa::masked_count_f32_scalar, isa::rank_chunk_sums_scalar, isa::generate_ranks_small_scalar, isa::lane_statistic_sums_scalar,
                 isa::keyed_swaps_scalar, isa::keyed_picks_scalar, isa::masked_lane_sums_scalar,
                 isa::weighted_lane_sums_scalar,
                 {SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar}};
@@ -167,7 +167,7 @@ KernelTable make_table(SimdLevel level) {
       t.masked_count_f32 = isa::masked_count_f32_avx2;
       t.rank_chunk_sums = isa::rank_chunk_sums_avx2;
       t.generate_ranks_small = isa::generate_ranks_small_avx2;
-      t.generate_inverse_ranks_small = isa::generate_inverse_ranks_small_avx2;
+      t.lane_statistic_sums = isa::lane_statistic_sums_avx2;
       t.keyed_swaps = isa::keyed_swaps_avx2;
       t.keyed_picks = isa::keyed_picks_avx2;
       t.masked_lane_sums = isa::masked_lane_sums_avx2;
@@ -188,7 +188,7 @@ KernelTable make_table(SimdLevel level) {
       t.answers_f32 = isa::answers_f32_avx512;
       t.masked_count_f32 = isa::masked_count_f32_avx512;
       t.generate_ranks_small = isa::generate_ranks_small_avx512;
-      t.generate_inverse_ranks_small = isa::generate_inverse_ranks_small_avx512;
+      t.lane_statistic_sums = isa::lane_statistic_sums_avx512;
       t.keyed_swaps = isa::keyed_swaps_avx512;
       t.keyed_picks = isa::keyed_picks_avx512;
       t.masked_lane_sums = isa::masked_lane_sums_avx512;

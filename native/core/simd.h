@@ -41,8 +41,8 @@ using MaskedCountF32Fn = Counts (*)(const float* x, const uint16_t* bits, size_t
 using RankChunkSumsFn = void (*)(const double* x, size_t n, const double* ks, size_t num_k, uint64_t* hits,
                                  uint32_t* hist, bool centred, RankChunkSums* out);
 using GenerateRanksSmallFn = void (*)(const double* num_candidates, uint32_t n, uint32_t key, double* out);
-using GenerateInverseRanksSmallFn = void (*)(const double* num_candidates, uint32_t n, uint32_t key, uint32_t first,
-                                             double* out);
+using LaneStatisticSumsFn = void (*)(const double* num_candidates, const double* weights, uint32_t n,
+                                     const uint32_t* keys, LaneTerm term, double k, double* sums);
 
 using KeyedSwapsFn = void (*)(uint32_t key, uint32_t first, uint32_t count, uint8_t* out);
 using KeyedPicksFn = void (*)(uint32_t key, uint32_t first, uint32_t count, double n, int32_t* out);
@@ -59,7 +59,7 @@ struct KernelTable {
   MaskedCountF32Fn masked_count_f32;  // the answers family too (typed candidates' dense sets)
   RankChunkSumsFn rank_chunk_sums;
   GenerateRanksSmallFn generate_ranks_small;
-  GenerateInverseRanksSmallFn generate_inverse_ranks_small;  // the rank generation family too
+  LaneStatisticSumsFn lane_statistic_sums;  // the rank generation family too
   KeyedSwapsFn keyed_swaps;  // the rank generation family too (random draws)
   KeyedPicksFn keyed_picks;  // the rank generation family too
   LaneSumsMaskedFn masked_lane_sums;      // the rank generation family too (paired resampling's sums)

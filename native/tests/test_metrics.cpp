@@ -192,26 +192,29 @@ void dense_histogram_and_block_helpers() {
   }
 }
 
-// The inverse-harmonic Monte Carlo (eight samples' sums side by side, the inverse ranks drawn per slice) against
-// statistic_of over each sample's ranks, bit for bit: every SIMD level, 1 and 2 threads, with and without weights,
-// a sample count that leaves the last group of eight part empty and a task count that is not a whole slice.
-void inverse_harmonic_samples_match_statistic_of() {
+// The summed Monte-Carlo statistics (mean rank, inverse harmonic, hits: kSampleLanes samples' sums side by side, a
+// lane each) against statistic_of over each sample's ranks, bit for bit: every SIMD level, 1 and 2 threads, with
+// and without weights, and a sample count that leaves the last group of lanes part empty.
+void lane_statistics_match_statistic_of() {
   using kgrank::SimdLevel;
-  const size_t n = 1000, samples = 13;
+  using kgrank::Statistic;
+  const size_t n = 1000, samples = 37;
   std::vector<double> nc(n), w(n), ranks(n), got(samples);
   for (size_t i = 0; i < n; ++i) {
     nc[i] = 1 + static_cast<double>((i * 104729) % 70001);
     w[i] = 0.5 + static_cast<double>(i % 7) / 3;
   }
-  for (const double* weights : {static_cast<const double*>(nullptr), static_cast<const double*>(w.data())}) {
-    for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
-      if (!kgrank::simd_supported(level)) continue;
-      for (unsigned threads : {1u, 2u}) {
-        kgrank::sample_statistic(nc.data(), weights, n, samples, 9, kgrank::Statistic::InverseHarmonic, 0,
-                                 got.data(), threads, level);
-        for (size_t s = 0; s < samples; ++s) {
-          kgrank::generate_ranks(nc.data(), n, 9, static_cast<uint32_t>(s), ranks.data());
-          CHECK_EQ(got[s], kgrank::statistic_of(kgrank::Statistic::InverseHarmonic, ranks.data(), weights, n, 0));
+  for (Statistic stat : {Statistic::Mean, Statistic::InverseHarmonic, Statistic::Hits}) {
+    const double k = stat == Statistic::Hits ? 5000 : 0;
+    for (const double* weights : {static_cast<const double*>(nullptr), static_cast<const double*>(w.data())}) {
+      for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
+        if (!kgrank::simd_supported(level)) continue;
+        for (unsigned threads : {1u, 2u}) {
+          kgrank::sample_statistic(nc.data(), weights, n, samples, 9, stat, k, got.data(), threads, level);
+          for (size_t s = 0; s < samples; ++s) {
+            kgrank::generate_ranks(nc.data(), n, 9, static_cast<uint32_t>(s), ranks.data());
+            CHECK_EQ(got[s], kgrank::statistic_of(stat, ranks.data(), weights, n, k));
+          }
         }
       }
     }
@@ -404,7 +407,7 @@ int main() {
   aggregate_invalid_ranks_are_counted_without_ub();
   centred_power_sums_match_direct_sums();
   dense_histogram_and_block_helpers();
-  inverse_harmonic_samples_match_statistic_of();
+  lane_statistics_match_statistic_of();
   paired_resample_matches_definition();
   TEST_MAIN_END();
 }

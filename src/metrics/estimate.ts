@@ -1,9 +1,12 @@
 /**
  * Monte-Carlo estimation shared by every metric: the kernels draw `numSamples` seeded rank vectors and return the
  * statistic of each; the metric maps the statistic to its value; a seeded bootstrap over the sample values gives
- * percentile intervals for the mean and the variance. The bootstrap runs here, in TypeScript, for both backends.
+ * percentile intervals for the mean and the variance. The bootstrap's replicates are the kernels' paired resampling
+ * (pairedResample: the same draws and sums on every backend), over the sample values centred on their mean.
  */
+import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
+import { ResamplingKind } from "../contract/kernels";
 import { CompensatedSum } from "../numeric/compensated";
 import { quantile } from "../numeric/quantile";
 import { streamKey, uniform01Keyed } from "../numeric/random";
@@ -11,6 +14,8 @@ import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../c
 import type { EstimateOptions, Interval } from "./types";
 
 const BOOTSTRAP_STREAM = 0x5bd1e995;
+/** The most values pairedResample takes. */
+const MAX_RESAMPLED = 0x7fffffff;
 
 function meanAndVariance(values: Float64Array, pick?: Uint32Array): [number, number] {
   const n = values.length;
@@ -58,12 +63,31 @@ export function bootstrap(values: Float64Array, seed: number, confidenceLevel: n
   const [mean, variance] = meanAndVariance(values);
   const means = new Float64Array(numBootstrap);
   const variances = new Float64Array(numBootstrap);
-  const pick = new Uint32Array(n);
   const stream = (seed ^ BOOTSTRAP_STREAM) >>> 0;
-  for (let b = 0; b < numBootstrap; b++) {
-    const key = streamKey(stream, b);
-    for (let i = 0; i < n; i++) pick[i] = Math.floor(uniform01Keyed(key, i) * n);
-    [means[b], variances[b]] = meanAndVariance(values, pick);
+  if (n <= MAX_RESAMPLED) {
+    // Resample b draws n values with replacement, value floor(u_i * n) for the uniforms u_i of stream
+    // streamKey(stream, b); with d = value - mean and c_i draws of value i, its mean is mean + sum(c d) / n and its
+    // variance (sum(c d^2) - sum(c d)^2 / n) / (n - 1). Centred, the two sums lose nothing to cancellation.
+    const x = new Float64Array(2 * n);
+    for (let i = 0; i < n; i++) {
+      const d = values[i]! - mean;
+      x[i] = d;
+      x[n + i] = d * d;
+    }
+    const out = kernels().pairedResample(ResamplingKind.Bootstrap, { n, x, medians: null }, stream, 0, numBootstrap);
+    for (let b = 0; b < numBootstrap; b++) {
+      const s1 = out[2 * b]!;
+      means[b] = mean + s1 / n;
+      variances[b] = Math.max(0, (out[2 * b + 1]! - (s1 * s1) / n) / (n - 1));
+    }
+  } else {
+    // Past the kernels' task limit (2^31 - 1 values), the same draws one value at a time.
+    const pick = new Uint32Array(n);
+    for (let b = 0; b < numBootstrap; b++) {
+      const key = streamKey(stream, b);
+      for (let i = 0; i < n; i++) pick[i] = Math.floor(uniform01Keyed(key, i) * n);
+      [means[b], variances[b]] = meanAndVariance(values, pick);
+    }
   }
   means.sort();
   variances.sort();
