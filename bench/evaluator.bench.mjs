@@ -13,7 +13,7 @@ import * as os from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { median, numpyVersion, printTable, quantile, root, writeNpyFile, writeResult } from "./lib.mjs";
+import { median, numpyVersion, printTable, probeRead, quantile, root, writeNpyFile, writeResult } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const { RankEvaluator } = require(join(root, "dist", "cjs", "evaluation", "evaluator.js"));
@@ -30,7 +30,6 @@ if (!addon && !tsChild) {
   process.exit(1);
 }
 const info = addon?.info();
-const best = info?.simdLevels[info.simdLevels.length - 1].level;
 const hw = info?.hardwareThreads;
 const report = {};
 const now = () => performance.now();
@@ -105,14 +104,13 @@ if (!fb) {
 } else {
   const { N, rows, batch, pool, batches, filterTriples } = fb15kBatches(fb, quick ? 2 : 8);
   const bytes = batches.reduce((a, b) => a + b.scores.byteLength, 0);
+  const batchScores = batches.map((b) => b.scores);
   const runs = { filtered: [], unfiltered: [], probe: [] };
   let indexMs = 0;
   let mrr = NaN;
   for (let rep = 0; rep < (quick ? 3 : 7); rep++) {
+    runs.probe.push(probeRead(addon, batchScores, hw));
     let t0 = now();
-    for (const b of batches) addon.bandwidthRead(b.scores, best, hw);
-    runs.probe.push(now() - t0);
-    t0 = now();
     const ev = new RankEvaluator({ numEntities: N, filterTriples });
     indexMs = now() - t0;
     t0 = now();
@@ -224,9 +222,7 @@ if (!fb) {
   const probes = [];
   const evals = [];
   for (let rep = 0; rep < (quick ? 3 : 9); rep++) {
-    t0 = now();
-    addon.bandwidthRead(scores, best, hw);
-    probes.push(now() - t0);
+    probes.push(probeRead(addon, [scores], hw));
     t0 = now();
     ev.addSync({ triples: slice, side: "tail", scores });
     evals.push(now() - t0);

@@ -1,6 +1,6 @@
 // FB15k-237 filtered, both sides, at every SIMD level this CPU has: each level in its own process (the level is
-// fixed at load by KGRANK_SIMD), the bandwidth probe over the same bytes measured in that process right before each
-// run, 15 pairs: medians of each, and the median of the pairs' ratios (a noisy neighbour then skews a pair, not the
+// fixed at load by KGRANK_SIMD), the bandwidth probe (lib.mjs probeRead: the fastest load width) over the same bytes
+// measured in that process right before each run, 15 pairs: medians of each, and the median of the pairs' ratios (a noisy neighbour then skews a pair, not the
 // ratio).
 //   node bench/fb15k-levels.mjs [--datasets DIR]
 import { spawnSync } from "node:child_process";
@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { root, writeResult } from "./lib.mjs";
+import { probeRead, root, writeResult } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
@@ -23,7 +23,6 @@ if (!addon) throw new Error("fb15k-levels: the native addon is not built (npm ru
 const info = addon.info();
 
 if (args.includes("--child")) {
-  const best = info.simdLevels[info.simdLevels.length - 1].level;
   const d = loadDataset("fb15k-237", { datasetDir: datasetsDir });
   const N = d.numEntities;
   const test = d.splits.test;
@@ -48,6 +47,7 @@ if (args.includes("--child")) {
     }
   }
   const filterTriples = [d.splits.train, d.splits.valid, d.splits.test];
+  const scoreBuffers = batches.map((b) => b.scores);
   const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
   // Dense counting of the same rows (each row's own true entity's score as its threshold, no filter): what the
   // filtered path adds over it is the filter's work.
@@ -61,10 +61,8 @@ if (args.includes("--child")) {
   const t = { probe: [], dense: [], sync: [], async: [] };
   const ratio = { dense: [], sync: [], async: [] };
   for (let rep = 0; rep < REPS; rep++) {
+    t.probe.push(probeRead(addon, scoreBuffers));
     let t0 = performance.now();
-    for (const b of batches) addon.bandwidthRead(b.scores, best, info.hardwareThreads);
-    t.probe.push(performance.now() - t0);
-    t0 = performance.now();
     dense();
     t.dense.push(performance.now() - t0);
     let ev = evaluators.pop();

@@ -79,6 +79,38 @@ export function pairedRatio(reference, subject, reps = 15) {
   return { median: median(ratios), q1: quantile(ratios, 0.25), q3: quantile(ratios, 0.75), reps };
 }
 
+/**
+ * The machine's read limit over `buffers`, in ms: the addon's probe (bandwidthRead: the counting kernels' thread
+ * split, aligned loads, an add per vector) over the same bytes at every SIMD level this CPU has, on `threads`
+ * threads, and the fastest level's time. Which load width streams best depends on the CPU (on an AMD EPYC VM the
+ * 256-bit loads have beaten the 512-bit ones), so the probe takes the best of them each time, like the best of
+ * likwid-bench's load kernels it is checked against (bench/bandwidth.mjs). Every "% of probe" is against this.
+ */
+export function probeRead(addon, buffers, threads = addon.info().hardwareThreads) {
+  let best = Infinity;
+  for (const { level } of addon.info().simdLevels) {
+    const t0 = performance.now();
+    for (const b of buffers) addon.bandwidthRead(b, level, threads);
+    best = Math.min(best, performance.now() - t0);
+  }
+  return best;
+}
+
+/** The SIMD level whose probe reads `buffers` fastest, by the median of `reps` rounds (for timers that take one call). */
+export function fastestReadLevel(addon, buffers, reps = 5, threads = addon.info().hardwareThreads) {
+  const levels = addon.info().simdLevels;
+  const times = levels.map(() => []);
+  for (let r = 0; r < reps; r++) {
+    levels.forEach(({ level }, i) => {
+      const t0 = performance.now();
+      for (const b of buffers) addon.bandwidthRead(b, level, threads);
+      times[i].push(performance.now() - t0);
+    });
+  }
+  const medians = times.map(median);
+  return levels[medians.indexOf(Math.min(...medians))];
+}
+
 export function machine() {
   const cpus = os.cpus();
   return {

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 
 import {
+  fastestReadLevel,
   fillRandom,
   median,
   numpyVersion,
@@ -33,7 +34,8 @@ if (!addon) {
   process.exit(1);
 }
 const info = addon.info();
-const best = info.simdLevels[info.simdLevels.length - 1];
+// The probe's load width: whichever reads a 256 MiB buffer fastest here (lib.mjs probeRead).
+const best = fastestReadLevel(addon, [fillRandom(new Float32Array(2 ** 26), 3)]);
 const hw = info.hardwareThreads;
 const tmp = mkdtempSync(join(os.tmpdir(), "kgrank-bench-"));
 const numpy = numpyVersion();

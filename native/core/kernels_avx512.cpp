@@ -2,6 +2,9 @@
 // allow it).
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "kernels.h"
 #include "sampling.h"
 
@@ -13,8 +16,12 @@ namespace {
 // the counting pass over the probe's: a standalone copy of this loop on rows of 14,541 floats, 1 KiB 1.12-1.13x,
 // 1.5 KiB 1.07-1.10x, 2 KiB 1.04-1.07x, 3 KiB 1.05-1.08x, 4 KiB 1.08x, none 1.32-1.36x; through the library's own
 // thread pool on FB15k-237-shaped batches (80 x 512 rows, paired, 21 runs each), 2 KiB 1.135-1.169x, 2.5 KiB
-// 1.145x, 3 KiB 1.115-1.117x, 4 KiB 1.163x. 3 KiB it is.
-constexpr size_t kPrefetchBytes = 3072;
+// 1.145x, 3 KiB 1.115-1.117x, 4 KiB 1.163x. 3 KiB it was. On a later AMD EPYC VM (48 KiB L1, 2 vCPUs) whose bus
+// read 50-80 GB/s, the standalone loop on FB15k-237-shaped batches read at 0.87-0.89 of the probe's rate at 3 KiB,
+// 0.89-0.92 at 4 KiB, 0.94-0.95 at 5 KiB, 0.93-0.97 at 6 KiB, 0.88-0.90 at 8 KiB and 0.80 at 12 KiB; through the
+// library (node bench/fb15k-levels.mjs, builds alternated, 3 rounds), dense counting at 6 KiB read 88.5-89.2 % of
+// the probe where 3 KiB read 82.0-82.3 % when the bus was fast, and the same (97-99 %) when it was slow. 6 KiB.
+constexpr size_t kPrefetchBytes = 6144;
 // Each 32-bit lane gains at most 2 per step of 32 floats (16 doubles): reduce to 64 bits every 2^26 elements.
 constexpr size_t kBlock = size_t{1} << 26;
 
@@ -177,15 +184,19 @@ Counts masked_count_f32_avx512(const float* x, const uint16_t* bits, size_t n, f
 }
 
 uint64_t read_avx512(const unsigned char* p, size_t bytes) {
-  __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
-  size_t i = 0;
-  for (; i + 128 <= bytes; i += 128) {
-    a0 = _mm512_add_epi64(a0, _mm512_loadu_si512(p + i));
-    a1 = _mm512_add_epi64(a1, _mm512_loadu_si512(p + i + 64));
+  // From the first 64-byte boundary on, so no load splits a cache line; four independent sums.
+  const size_t head = std::min(bytes, static_cast<size_t>((64 - reinterpret_cast<uintptr_t>(p) % 64) % 64));
+  uint64_t acc = read_scalar(p, head);
+  __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512(), a2 = a0, a3 = a0;
+  size_t i = head;
+  for (; i + 256 <= bytes; i += 256) {
+    a0 = _mm512_add_epi64(a0, _mm512_load_si512(p + i));
+    a1 = _mm512_add_epi64(a1, _mm512_load_si512(p + i + 64));
+    a2 = _mm512_add_epi64(a2, _mm512_load_si512(p + i + 128));
+    a3 = _mm512_add_epi64(a3, _mm512_load_si512(p + i + 192));
   }
   alignas(64) uint64_t lanes[8];
-  _mm512_store_si512(lanes, _mm512_add_epi64(a0, a1));
-  uint64_t acc = 0;
+  _mm512_store_si512(lanes, _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
   for (uint64_t lane : lanes) acc += lane;
   return acc + read_scalar(p + i, bytes - i);
 }
