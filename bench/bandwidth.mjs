@@ -1,16 +1,17 @@
 // The machine's read bandwidth, the limit every "% of probe" in these benchmarks is measured against: the addon's
-// probe (bandwidthRead: the counting kernels' thread split and SIMD loads, an add per vector and nothing else) at
-// every SIMD level on all hardware threads, checked against likwid-bench's load kernels (Debian package `likwid`) on
-// the same threads and bytes. Rounds alternate the two, and each reports a mean rate over the same number of passes
-// over the buffer (likwid-bench's statistic: -i passes, one clock); the medians over rounds and the median of the
-// per-round ratios (the fastest of our load widths / the fastest of likwid-bench's kernels: lib.mjs probeRead takes
-// the same best of widths for every bench) are printed. Without likwid-bench the probe alone is measured.
+// probe (bandwidthRead: the counting kernels' thread split, aligned SIMD loads, an add per vector and nothing else)
+// in every variant (each SIMD level, with plain and with non-temporal loads) on all hardware threads, checked against
+// likwid-bench's load kernels (Debian package `likwid`) on the same threads and bytes. Rounds alternate the two, and
+// each reports a mean rate over the same number of passes over the buffer (likwid-bench's statistic: -i passes, one
+// clock); the medians over rounds and the median of the per-round ratios (the fastest of our variants / the fastest
+// of likwid-bench's kernels; lib.mjs probeRead takes the same best of variants for every bench) are printed. Without
+// likwid-bench the probe alone is measured.
 //   node bench/bandwidth.mjs [--bytes 1e9] [--rounds 9] [--passes 20] [--quick]
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
-import { median, printTable, root, writeResult } from "./lib.mjs";
+import { median, printTable, readVariants, root, writeResult } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const backend = require(join(root, "dist", "cjs", "backend", "backend.js"));
@@ -30,11 +31,11 @@ const passes = arg("--passes", quick ? 5 : 20);
 const threads = info.hardwareThreads;
 
 const buffer = new Float32Array(Math.floor(bytes / 4)).fill(1);
-/** The probe's mean rate over `passes` reads of the buffer, GB/s. */
-function probe(level) {
-  addon.bandwidthRead(buffer, level, threads); // warm the pool and the pages
+/** The probe's mean rate over `passes` reads of the buffer in one variant (lib.mjs readVariants), GB/s. */
+function probe({ level, streaming }) {
+  addon.bandwidthRead(buffer, level, threads, streaming); // warm the pool and the pages
   const t0 = performance.now();
-  for (let p = 0; p < passes; p++) addon.bandwidthRead(buffer, level, threads);
+  for (let p = 0; p < passes; p++) addon.bandwidthRead(buffer, level, threads, streaming);
   return (passes * buffer.byteLength) / ((performance.now() - t0) * 1e6);
 }
 
@@ -56,7 +57,7 @@ function likwid(kernel) {
   return m ? Number(m[1]) / 1e3 : NaN;
 }
 
-const levels = info.simdLevels;
+const levels = readVariants(addon);
 const ours = Object.fromEntries(levels.map((l) => [l.name, []]));
 const theirs = Object.fromEntries(kernels.map((k) => [k, []]));
 const ratios = [];
@@ -65,7 +66,7 @@ console.log(
     `${rounds} rounds${kernels.length ? "" : " (likwid-bench not found: the probe alone)"}`,
 );
 for (let r = 0; r < rounds; r++) {
-  for (const l of levels) ours[l.name].push(probe(l.level));
+  for (const l of levels) ours[l.name].push(probe(l));
   for (const k of kernels) theirs[k].push(likwid(k));
   if (kernels.length) {
     const theirBest = Math.max(...kernels.map((k) => theirs[k][r]).filter((x) => !Number.isNaN(x)));
@@ -79,7 +80,7 @@ const rows = [
 printTable(
   ["read", "median GB/s", "range"],
   rows.map(([name, gbps]) => {
-    const series = name.startsWith("probe") ? ours[name.split(" ")[1]] : theirs[name.split(" ")[1]];
+    const series = name.startsWith("probe ") ? ours[name.slice(6)] : theirs[name.split(" ")[1]];
     return [name, gbps.toFixed(2), `${Math.min(...series).toFixed(1)}-${Math.max(...series).toFixed(1)}`];
   }),
 );
@@ -98,7 +99,7 @@ if (ratios.length) {
   result.likwidBestByMedian = bestKernel;
   result.probeBestByMedian = bestLevel.name;
   console.log(
-    `\nheadline: the probe (the fastest of its load widths, ${threads} threads) reads at ` +
+    `\nheadline: the probe (the fastest of its variants, ${threads} threads) reads at ` +
       `${(100 * median(ratios)).toFixed(1)}% of likwid-bench's best load kernel in the same round (median of ` +
       `${ratios.length} rounds; range ${(100 * Math.min(...ratios)).toFixed(1)}-${(100 * Math.max(...ratios)).toFixed(1)}%); ` +
       `by medians, ${bestLevel.name} ${median(ours[bestLevel.name]).toFixed(2)} GB/s against ${bestKernel} ` +

@@ -40,6 +40,10 @@ const cases = [];
 for (const level of info.simdLevels) {
   for (const t of threadCounts) {
     cases.push([`probe ${level.name} t${t}`, () => addon.bandwidthRead(scores, level.level, t)]);
+    // The same with non-temporal loads (lib.mjs readVariants): the best probe is the best of all of them.
+    if (level.name !== "scalar") {
+      cases.push([`probe ${level.name}-nt t${t}`, () => addon.bandwidthRead(scores, level.level, t, true)]);
+    }
     const k = backend.nativeKernels(addon, level.name, t);
     cases.push([`native ${level.name} t${t}`, () => k.countScores(scores, cols, thresholds, out, t)]);
   }
@@ -78,12 +82,13 @@ printTable(["case", "median ms", "spread", "GB/s", "% probe (same cfg)", "% best
 const bestProbeName = Object.entries(results)
   .filter(([n]) => n.startsWith("probe"))
   .sort((a, b) => a[1].median - b[1].median)[0][0];
-const [, probeLevelName, probeT] = bestProbeName.split(" ");
-const probeLevel = info.simdLevels.find((l) => l.name === probeLevelName).level;
+const [, probeVariant, probeT] = bestProbeName.split(" ");
+const probeStreaming = probeVariant.endsWith("-nt");
+const probeLevel = info.simdLevels.find((l) => l.name === probeVariant.replace(/-nt$/, "")).level;
 const probeThreads = Number(probeT.slice(1));
 const bestKernels = backend.nativeKernels(addon, best, hw);
 const paired = pairedRatio(
-  () => addon.bandwidthRead(scores, probeLevel, probeThreads),
+  () => addon.bandwidthRead(scores, probeLevel, probeThreads, probeStreaming),
   () => bestKernels.countScores(scores, cols, thresholds, out, hw),
   quick ? 9 : 21,
 );

@@ -80,35 +80,48 @@ export function pairedRatio(reference, subject, reps = 15) {
 }
 
 /**
+ * The probe's variants: every SIMD level this CPU has, each with plain and with non-temporal loads (the scalar level
+ * has only plain ones). Which streams best depends on the CPU: on an AMD EPYC VM the 256-bit loads beat the 512-bit
+ * ones and the non-temporal ones beat both by about 7 %.
+ */
+export function readVariants(addon) {
+  return addon
+    .info()
+    .simdLevels.flatMap((l) => [
+      { name: l.name, level: l.level, streaming: false },
+      ...(l.name === "scalar" ? [] : [{ name: `${l.name} nt`, level: l.level, streaming: true }]),
+    ]);
+}
+
+/**
  * The machine's read limit over `buffers`, in ms: the addon's probe (bandwidthRead: the counting kernels' thread
- * split, aligned loads, an add per vector) over the same bytes at every SIMD level this CPU has, on `threads`
- * threads, and the fastest level's time. Which load width streams best depends on the CPU (on an AMD EPYC VM the
- * 256-bit loads have beaten the 512-bit ones), so the probe takes the best of them each time, like the best of
- * likwid-bench's load kernels it is checked against (bench/bandwidth.mjs). Every "% of probe" is against this.
+ * split, aligned loads, an add per vector) over the same bytes in every variant (readVariants) on `threads`
+ * threads, and the fastest variant's time, like the best of likwid-bench's load kernels it is checked against
+ * (bench/bandwidth.mjs). Every "% of probe" is against this.
  */
 export function probeRead(addon, buffers, threads = addon.info().hardwareThreads) {
   let best = Infinity;
-  for (const { level } of addon.info().simdLevels) {
+  for (const { level, streaming } of readVariants(addon)) {
     const t0 = performance.now();
-    for (const b of buffers) addon.bandwidthRead(b, level, threads);
+    for (const b of buffers) addon.bandwidthRead(b, level, threads, streaming);
     best = Math.min(best, performance.now() - t0);
   }
   return best;
 }
 
-/** The SIMD level whose probe reads `buffers` fastest, by the median of `reps` rounds (for timers that take one call). */
-export function fastestReadLevel(addon, buffers, reps = 5, threads = addon.info().hardwareThreads) {
-  const levels = addon.info().simdLevels;
-  const times = levels.map(() => []);
+/** The probe variant that reads `buffers` fastest, by the median of `reps` rounds (for timers that take one call). */
+export function fastestReadVariant(addon, buffers, reps = 5, threads = addon.info().hardwareThreads) {
+  const variants = readVariants(addon);
+  const times = variants.map(() => []);
   for (let r = 0; r < reps; r++) {
-    levels.forEach(({ level }, i) => {
+    variants.forEach(({ level, streaming }, i) => {
       const t0 = performance.now();
-      for (const b of buffers) addon.bandwidthRead(b, level, threads);
+      for (const b of buffers) addon.bandwidthRead(b, level, threads, streaming);
       times[i].push(performance.now() - t0);
     });
   }
   const medians = times.map(median);
-  return levels[medians.indexOf(Math.min(...medians))];
+  return variants[medians.indexOf(Math.min(...medians))];
 }
 
 export function machine() {

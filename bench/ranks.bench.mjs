@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 
 import {
-  fastestReadLevel,
+  fastestReadVariant,
   fillRandom,
   median,
   numpyVersion,
@@ -34,8 +34,8 @@ if (!addon) {
   process.exit(1);
 }
 const info = addon.info();
-// The probe's load width: whichever reads a 256 MiB buffer fastest here (lib.mjs probeRead).
-const best = fastestReadLevel(addon, [fillRandom(new Float32Array(2 ** 26), 3)]);
+// The probe's variant: whichever reads a 256 MiB buffer fastest here (lib.mjs probeRead).
+const best = fastestReadVariant(addon, [fillRandom(new Float32Array(2 ** 26), 3)]);
 const hw = info.hardwareThreads;
 const tmp = mkdtempSync(join(os.tmpdir(), "kgrank-bench-"));
 const numpy = numpyVersion();
@@ -80,14 +80,14 @@ function runNumpy(mode, arrays, repeats) {
   console.log(`dense: ${rows} x ${cols} float32 (${(bytes / 2 ** 20).toFixed(0)} MiB)`);
   const res = await runCases(
     [
-      ["probe", () => addon.bandwidthRead(scores, best.level, hw)],
+      ["probe", () => addon.bandwidthRead(scores, best.level, hw, best.streaming)],
       ["native", () => kg.computeRanksSync({ scores, numColumns: cols, trueIndices: idx })],
       ["ts", () => tsRanks(scores, cols, idx), { minSamples: 3, maxTime: 1 }],
     ],
     { minSamples: quick ? 5 : 9, maxTime: quick ? 1 : 3 },
   );
   const paired = pairedRatio(
-    () => addon.bandwidthRead(scores, best.level, hw),
+    () => addon.bandwidthRead(scores, best.level, hw, best.streaming),
     () => kg.computeRanksSync({ scores, numColumns: cols, trueIndices: idx }),
     quick ? 9 : 21,
   );
@@ -126,7 +126,7 @@ function runNumpy(mode, arrays, repeats) {
     [
       ["native", () => kg.computeRanksSync({ scores, numColumns: cols, trueIndices: idx })],
       ["ts", () => tsRanks(scores, cols, idx)],
-      ["dram probe", () => addon.bandwidthRead(big, best.level, hw)],
+      ["dram probe", () => addon.bandwidthRead(big, best.level, hw, best.streaming)],
     ],
     { minSamples: 20, maxTime: quick ? 0.5 : 1.5 },
   );
@@ -154,7 +154,7 @@ function runNumpy(mode, arrays, repeats) {
   console.log(`sampled: ${n} positives x ${k} negatives (${((n * k * 4) / 2 ** 30).toFixed(2)} GiB)`);
   const res = await runCases(
     [
-      ["probe", () => addon.bandwidthRead(neg, best.level, hw)],
+      ["probe", () => addon.bandwidthRead(neg, best.level, hw, best.streaming)],
       ["native", () => kg.computeSampledRanksSync({ positiveScores: pos, negativeScores: neg })],
       [
         "ts",

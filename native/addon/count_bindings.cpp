@@ -131,8 +131,10 @@ Napi::Value CountScoresByIndexAsync(const Napi::CallbackInfo& info) { return que
 Napi::Value BandwidthRead(const Napi::CallbackInfo& info) {
   Napi::TypedArray data = typed_array_arg(info, 0, "data");
   const CountOptions opt = options_arg(info, 1, 2);
+  // Optional fourth argument: non-temporal loads.
+  const bool streaming = info.Length() > 3 && info[3].IsBoolean() && info[3].As<Napi::Boolean>().Value();
   const auto* base = static_cast<const uint8_t*>(raw_data(data));
-  const uint64_t sum = kgrank::bandwidth_read(base, data.ByteLength(), opt);
+  const uint64_t sum = kgrank::bandwidth_read(base, data.ByteLength(), opt, streaming);
   return Napi::Number::New(info.Env(), static_cast<double>(sum & ((uint64_t{1} << 53) - 1)));
 }
 

@@ -349,8 +349,9 @@ void count_rows_by_index(const double* scores, size_t rows, size_t cols, const i
   by_index(scores, rows, cols, true_index, thresholds_out, greater, equal, nan, options, count_kernel(scores, options.simd));
 }
 
-uint64_t bandwidth_read(const void* data, size_t bytes, const CountOptions& options) {
-  const ReadFn read = dispatch(options.simd, KernelFamily::Read).read;
+uint64_t bandwidth_read(const void* data, size_t bytes, const CountOptions& options, bool streaming) {
+  const KernelTable& kernels = dispatch(options.simd, KernelFamily::Read);
+  const ReadFn read = streaming ? kernels.read_stream : kernels.read;
   const auto* p = static_cast<const unsigned char*>(data);
   const unsigned threads = bytes < kParallelBytes ? 1u : options.threads;
   const size_t pieces = (bytes + kPieceBytes - 1) / kPieceBytes;

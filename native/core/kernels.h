@@ -50,12 +50,14 @@ uint64_t read_scalar(const unsigned char* p, size_t bytes);
 Counts count_f32_avx2(const float* x, size_t n, float t);
 Counts count_f64_avx2(const double* x, size_t n, double t);
 uint64_t read_avx2(const unsigned char* p, size_t bytes);
+uint64_t read_stream_avx2(const unsigned char* p, size_t bytes);
 #endif
 
 #ifdef KGRANK_HAVE_AVX512
 Counts count_f32_avx512(const float* x, size_t n, float t);
 Counts count_f64_avx512(const double* x, size_t n, double t);
 uint64_t read_avx512(const unsigned char* p, size_t bytes);
+uint64_t read_stream_avx512(const unsigned char* p, size_t bytes);
 #endif
 
 // The int32 fast path of the rank generator (sampling.h generate_ranks_small_body), and the Monte-Carlo statistics'

@@ -151,7 +151,7 @@ std::string supported_simd_list() {
 namespace {
 
 KernelTable make_table(SimdLevel level) {
-  KernelTable t{isa::count_f32_scalar, isa::count_f64_scalar, isa::read_scalar, isa::answers_f32_scalar,
+  KernelTable t{isa::count_f32_scalar, isa::count_f64_scalar, isa::read_scalar, isa::read_scalar, isa::answers_f32_scalar,
                 isa::masked_count_f32_scalar, isa::rank_chunk_sums_scalar, isa::generate_ranks_small_scalar, isa::lane_statistic_sums_scalar,
                 isa::keyed_swaps_scalar, isa::keyed_picks_scalar, isa::masked_lane_sums_scalar,
                 isa::weighted_lane_sums_scalar,
@@ -163,6 +163,7 @@ KernelTable make_table(SimdLevel level) {
       t.count_f32 = isa::count_f32_avx2;
       t.count_f64 = isa::count_f64_avx2;
       t.read = isa::read_avx2;
+      t.read_stream = isa::read_stream_avx2;
       t.answers_f32 = isa::answers_f32_avx2;
       t.masked_count_f32 = isa::masked_count_f32_avx2;
       t.rank_chunk_sums = isa::rank_chunk_sums_avx2;
@@ -185,6 +186,7 @@ KernelTable make_table(SimdLevel level) {
       t.count_f32 = isa::count_f32_avx512;
       t.count_f64 = isa::count_f64_avx512;
       t.read = isa::read_avx512;
+      t.read_stream = isa::read_stream_avx512;
       t.answers_f32 = isa::answers_f32_avx512;
       t.masked_count_f32 = isa::masked_count_f32_avx512;
       t.generate_ranks_small = isa::generate_ranks_small_avx512;
@@ -204,6 +206,7 @@ KernelTable make_table(SimdLevel level) {
       t.count_f32 = isa::count_f32_neon;
       t.count_f64 = isa::count_f64_neon;
       t.read = isa::read_neon;
+      t.read_stream = isa::read_neon;
       for (KernelFamily f : {KernelFamily::Count, KernelFamily::Read}) set(f, SimdLevel::NEON);
       break;
 #endif

@@ -55,6 +55,7 @@ struct KernelTable {
   CountF32Fn count_f32;
   CountF64Fn count_f64;
   ReadFn read;
+  ReadFn read_stream;  // the read family too: the same with non-temporal loads (read where the ISA has none)
   AnswersF32Fn answers_f32;
   MaskedCountF32Fn masked_count_f32;  // the answers family too (typed candidates' dense sets)
   RankChunkSumsFn rank_chunk_sums;

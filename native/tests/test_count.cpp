@@ -173,6 +173,7 @@ void test_bandwidth_read() {
     kgrank::CountOptions opt;
     opt.simd = level;
     CHECK_EQ(kgrank::bandwidth_read(words.data(), words.size() * 8, opt), want);
+    CHECK_EQ(kgrank::bandwidth_read(words.data(), words.size() * 8, opt, true), want);
   }
 }
 

@@ -112,7 +112,8 @@ export interface NativeAddon extends NativeMetricsAddon {
     threads: number,
     control?: NativeKernelControl,
   ): Promise<void>;
-  bandwidthRead(data: ArrayBufferView, simd: number, threads: number): number;
+  /** The read-bandwidth probe (native/core/count.h bandwidth_read); `streaming`: non-temporal loads. */
+  bandwidthRead(data: ArrayBufferView, simd: number, threads: number, streaming?: boolean): number;
   /**
    * native/addon/async.h: a kernel control to pass as the last argument of an async binding; cancelKernel stops the
    * calls given it at their next task boundary (they reject with code KGRANK_CANCELLED), kernelProgress reads
