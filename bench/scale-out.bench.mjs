@@ -93,8 +93,9 @@ const timed = (args, env = {}) => {
     cwd: dir,
     env: { ...process.env, ...env },
     encoding: "utf8",
+    timeout: 600_000, // a run that never ends (a queue without its worker) fails the bench instead of hanging it
   });
-  if (r.status !== 0) throw new Error(`kgrank ${args.join(" ")}: ${r.stderr}`);
+  if (r.status !== 0) throw new Error(`kgrank ${args.join(" ")}: ${r.error?.message ?? ""} ${r.stderr}`);
   return performance.now() - t0;
 };
 // The machine's own limit for two processes right now: a fixed single-threaded JavaScript loop (~2 s) alone, then two
@@ -198,8 +199,17 @@ try {
 if (hasRedis && hasBull) {
   const redis = await startRedis();
   const url = redis.url;
-  const worker = spawn(process.execPath, [bin, "worker", "--redis", url, "--quiet"], { stdio: "ignore" });
+  // The worker writes each shard's state into its own --state-dir, which submit reads: the same folder for both.
+  const worker = spawn(
+    process.execPath,
+    [bin, "worker", "--redis", url, "--state-dir", join(dir, "states"), "--quiet"],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let workerStderr = "";
+  worker.stderr.on("data", (b) => (workerStderr += b));
   await new Promise((r) => setTimeout(r, 1500));
+  // A worker that refused to start would leave submit waiting for it forever.
+  if (worker.exitCode !== null) throw new Error(`kgrank worker exited ${worker.exitCode}: ${workerStderr}`);
   const submit = (shards) =>
     timed([
       "submit",
