@@ -119,8 +119,13 @@ export function sumForm(metric: RankMetric): SumForm | null {
     },
     difference: LINEAR_MOMENTS.test(base.key)
       ? (totalDifference, count, coefficients) => {
+          // A chain with an undefined step (a z-score over zero variance: infinite scale) has no value, nor a
+          // difference of two.
           let d = totalDifference / count;
-          for (const c of coefficients) d *= c.scale;
+          for (const c of coefficients) {
+            if (!Number.isFinite(c.scale) || !Number.isFinite(c.offset)) return NaN;
+            d *= c.scale;
+          }
           return d;
         }
       : null,
