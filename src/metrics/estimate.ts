@@ -14,8 +14,11 @@ import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../c
 import type { EstimateOptions, Interval } from "./types";
 
 const BOOTSTRAP_STREAM = 0x5bd1e995;
-/** The most values pairedResample takes. */
-const MAX_RESAMPLED = 0x7fffffff;
+/**
+ * The most sample values whose bootstrap runs as pairedResample: it takes 16 bytes per value for its two columns and
+ * 4 per value for each replicate's draw counts; past 2^24 values the draws are summed one value at a time instead.
+ */
+const MAX_RESAMPLED = 1 << 24;
 
 function meanAndVariance(values: Float64Array, pick?: Uint32Array): [number, number] {
   const n = values.length;
@@ -64,7 +67,9 @@ export function bootstrap(values: Float64Array, seed: number, confidenceLevel: n
   const means = new Float64Array(numBootstrap);
   const variances = new Float64Array(numBootstrap);
   const stream = (seed ^ BOOTSTRAP_STREAM) >>> 0;
-  if (n <= MAX_RESAMPLED) {
+  // A non-finite value (an infinite sample) makes every centred column NaN, also for resamples that never drew it:
+  // those go one value at a time too.
+  if (n <= MAX_RESAMPLED && Number.isFinite(mean)) {
     // Resample b draws n values with replacement, value floor(u_i * n) for the uniforms u_i of stream
     // streamKey(stream, b); with d = value - mean and c_i draws of value i, its mean is mean + sum(c d) / n and its
     // variance (sum(c d^2) - sum(c d)^2 / n) / (n - 1). Centred, the two sums lose nothing to cancellation.
@@ -81,7 +86,7 @@ export function bootstrap(values: Float64Array, seed: number, confidenceLevel: n
       variances[b] = Math.max(0, (out[2 * b + 1]! - (s1 * s1) / n) / (n - 1));
     }
   } else {
-    // Past the kernels' task limit (2^31 - 1 values), the same draws one value at a time.
+    // The same draws, one value at a time.
     const pick = new Uint32Array(n);
     for (let b = 0; b < numBootstrap; b++) {
       const key = streamKey(stream, b);
