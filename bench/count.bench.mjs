@@ -41,7 +41,7 @@ for (const level of info.simdLevels) {
   for (const t of threadCounts) {
     cases.push([`probe ${level.name} t${t}`, () => addon.bandwidthRead(scores, level.level, t)]);
     // The same with non-temporal loads (lib.mjs readVariants): the best probe is the best of all of them.
-    if (level.name !== "scalar") {
+    if (level.name === "avx2" || level.name === "avx512") {
       cases.push([`probe ${level.name}-nt t${t}`, () => addon.bandwidthRead(scores, level.level, t, true)]);
     }
     const k = backend.nativeKernels(addon, level.name, t);

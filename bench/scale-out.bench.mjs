@@ -9,7 +9,7 @@
 //    shard's BullMQ round trip, state write, digest and read, and in-process evaluate start.
 //   node bench/scale-out.bench.mjs [--quick]
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -199,46 +199,55 @@ try {
 if (hasRedis && hasBull) {
   const redis = await startRedis();
   const url = redis.url;
-  // The worker writes each shard's state into its own --state-dir, which submit reads: the same folder for both.
+  // The worker writes each shard's state into its own --state-dir, which submit reads: the same folder for both. Its
+  // stderr goes to a file (a pipe nobody reads while spawnSync blocks could fill up and stall it).
+  const workerLog = join(dir, "worker.log");
+  const logFd = openSync(workerLog, "w");
   const worker = spawn(
     process.execPath,
     [bin, "worker", "--redis", url, "--state-dir", join(dir, "states"), "--quiet"],
-    { stdio: ["ignore", "ignore", "pipe"] },
+    {
+      stdio: ["ignore", "ignore", logFd],
+    },
   );
-  let workerStderr = "";
-  worker.stderr.on("data", (b) => (workerStderr += b));
-  await new Promise((r) => setTimeout(r, 1500));
-  // A worker that refused to start would leave submit waiting for it forever.
-  if (worker.exitCode !== null) throw new Error(`kgrank worker exited ${worker.exitCode}: ${workerStderr}`);
-  const submit = (shards) =>
-    timed([
-      "submit",
-      "--redis",
-      url,
-      "--shards",
-      String(shards),
-      "--state-dir",
-      join(dir, "states"),
-      "--quiet",
-      "--format",
-      "json",
+  closeSync(logFd);
+  try {
+    await new Promise((r) => setTimeout(r, 1500));
+    // A worker that refused to start would leave submit waiting for it forever.
+    if (worker.exitCode !== null) {
+      throw new Error(`kgrank worker exited ${worker.exitCode}: ${readFileSync(workerLog, "utf8")}`);
+    }
+    const submit = (shards) =>
+      timed([
+        "submit",
+        "--redis",
+        url,
+        "--shards",
+        String(shards),
+        "--state-dir",
+        join(dir, "states"),
+        "--quiet",
+        "--format",
+        "json",
+      ]);
+    submit(1); // warm-up
+    const t1 = [];
+    const t33 = [];
+    for (let r = 0; r < (quick ? 1 : 3); r++) {
+      t1.push(submit(1));
+      t33.push(submit(33));
+    }
+    const perShard = (median(t33) - median(t1)) / 32;
+    result.queue = { oneShardMs: median(t1), shards33Ms: median(t33), perShardMs: perShard };
+    rows.push([
+      "queue overhead per shard",
+      `${perShard.toFixed(1)} ms`,
+      `target <= 50 ms (1 shard ${median(t1).toFixed(0)} ms, 33 shards ${median(t33).toFixed(0)} ms)`,
     ]);
-  submit(1); // warm-up
-  const t1 = [];
-  const t33 = [];
-  for (let r = 0; r < (quick ? 1 : 3); r++) {
-    t1.push(submit(1));
-    t33.push(submit(33));
+  } finally {
+    worker.kill("SIGKILL");
+    redis.stop();
   }
-  const perShard = (median(t33) - median(t1)) / 32;
-  result.queue = { oneShardMs: median(t1), shards33Ms: median(t33), perShardMs: perShard };
-  rows.push([
-    "queue overhead per shard",
-    `${perShard.toFixed(1)} ms`,
-    `target <= 50 ms (1 shard ${median(t1).toFixed(0)} ms, 33 shards ${median(t33).toFixed(0)} ms)`,
-  ]);
-  worker.kill("SIGKILL");
-  redis.stop();
 } else {
   rows.push([
     "queue overhead per shard",
