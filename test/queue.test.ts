@@ -146,8 +146,8 @@ async function kill(child: ChildProcess): Promise<void> {
 }
 
 /**
- * A synthetic graph whose shards run long enough for a worker to be killed mid-shard: `entities` entities (3,000 by
- * default, 6,000 here), 43,000 training and 72,000 test triples. The whole run took 0.34 s at 3,000 entities on a
+ * A synthetic graph whose shards run long enough for a worker to be killed mid-shard: `entities` entities (6,000 by
+ * default), entities + 40,000 training and 72,000 test triples. The whole run took 0.34 s at 3,000 entities on a
  * 2-core EPYC whose bus reads 70 GB/s; a test that must stop a worker more than 200 ms into its shard takes 100,000.
  */
 function bigDataset(entities = 6000): string {

@@ -91,9 +91,9 @@ Status split_triple_keys(const int32_t* triples, size_t rows, const FilterIndex&
 Counts count_run(const float* x, size_t n, float t, SimdLevel simd);
 Counts count_run(const double* x, size_t n, double t, SimdLevel simd);
 
-// Streaming read of a buffer (the machine's memory-bandwidth probe): the same thread split and SIMD loads as the
-// counting kernels, but no work per element beyond an add. Returns a checksum so the read cannot be elided.
-// `streaming`: with the level's non-temporal loads (the plain ones where it has none).
+// Streaming read of a buffer (the machine's memory-bandwidth probe): the counting kernels' thread split, the level's
+// vector width with aligned loads, and no work per element beyond an add. Returns a checksum so the read cannot be
+// elided. `streaming`: with the level's non-temporal loads (the plain ones where it has none).
 uint64_t bandwidth_read(const void* data, size_t bytes, const CountOptions& options, bool streaming = false);
 
 }  // namespace kgrank

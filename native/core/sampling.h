@@ -63,7 +63,7 @@ inline void generate_ranks_small_body(const double* num_candidates, uint32_t n, 
 // inverse (InverseHarmonic) or a hit r <= k (Hits), times the task's weight when weights are given (a rounded
 // product, then a rounded add). Those are statistic_of's sums over generate_ranks' vector, bit for bit; a sample's
 // terms are a vector lane here, so the samples' chains of adds run side by side and the hash of a task's index is
-// shared by its lanes. isa::lane_sums_* (kernels.h) compile it per ISA.
+// shared by its lanes. isa::lane_statistic_sums_* (kernels.h) compile it per ISA.
 constexpr size_t kSampleLanes = 16;
 
 template <LaneTerm Term, bool Weighted>
