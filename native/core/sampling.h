@@ -43,15 +43,20 @@ inline double uniform01(uint32_t seed, uint32_t sample, uint32_t index) {
   return uniform01_keyed(stream_key(seed, sample), index);
 }
 
+// uniform01_keyed's value from the hash h = mix32(key, index), its halves converted through int32 (which
+// vectorises; uint32 does not, before AVX-512): the same bits.
+inline double small_uniform(uint32_t h) {
+  const int32_t hi = static_cast<int32_t>(h >> 5);                       // 27 bits
+  const int32_t lo = static_cast<int32_t>(fmix32(h + 0x63d83595u) >> 6);  // 26 bits
+  return (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
+}
+
 // The rank generator's kernel when every N_i < 2^31 (and n < 2^32): u * N_i < 2^31 then truncates through int32,
 // which vectorises (a double -> int64/uint64 conversion does not, before AVX-512), and the loop has no branch.
 // Bit-identical to the general loop 1 + floor(u * N_i). isa::generate_ranks_small_* (kernels.h) compile it per ISA.
 // out[i] is the rank of task i (stream index i, count num_candidates[i]).
 inline double small_rank(uint32_t h, double num_candidates) {
-  const int32_t hi = static_cast<int32_t>(h >> 5);                       // 27 bits
-  const int32_t lo = static_cast<int32_t>(fmix32(h + 0x63d83595u) >> 6);  // 26 bits
-  const double u = (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
-  return 1.0 + static_cast<double>(static_cast<int32_t>(u * num_candidates));
+  return 1.0 + static_cast<double>(static_cast<int32_t>(small_uniform(h) * num_candidates));
 }
 
 inline void generate_ranks_small_body(const double* num_candidates, uint32_t n, uint32_t key, double* out) {
@@ -111,13 +116,7 @@ inline void keyed_swaps_body(uint32_t key, uint32_t first, uint32_t count, uint8
 }
 
 inline void keyed_picks_body(uint32_t key, uint32_t first, uint32_t count, double n, int32_t* out) {
-  for (uint32_t i = 0; i < count; ++i) {
-    const uint32_t h = mix32(key, first + i);
-    const int32_t hi = static_cast<int32_t>(h >> 5);
-    const int32_t lo = static_cast<int32_t>(fmix32(h + 0x63d83595u) >> 6);
-    const double u = (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
-    out[i] = static_cast<int32_t>(u * n);
-  }
+  for (uint32_t i = 0; i < count; ++i) out[i] = static_cast<int32_t>(small_uniform(mix32(key, first + i)) * n);
 }
 
 // The sums of paired resampling, in kResampleLanes interleaved lanes: task i adds to lanes[i mod kResampleLanes], in
