@@ -5,7 +5,7 @@
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
-import { fillRandom, pairedRatio, printTable, root, runCases, writeResult } from "./lib.mjs";
+import { fillRandom, pairedRatio, printTable, readVariants, root, runCases, writeResult } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const backend = require(join(root, "dist", "cjs", "backend", "backend.js"));
@@ -39,10 +39,11 @@ const out = { greater: new Float64Array(rows), equal: new Float64Array(rows), na
 const cases = [];
 for (const level of info.simdLevels) {
   for (const t of threadCounts) {
-    cases.push([`probe ${level.name} t${t}`, () => addon.bandwidthRead(scores, level.level, t)]);
-    // The same with non-temporal loads (lib.mjs readVariants): the best probe is the best of all of them.
-    if (level.name === "avx2" || level.name === "avx512") {
-      cases.push([`probe ${level.name}-nt t${t}`, () => addon.bandwidthRead(scores, level.level, t, true)]);
+    // Every probe variant of this level (lib.mjs readVariants: plain, and non-temporal where the level has such
+    // loads): the best probe is the best of all of them.
+    for (const v of readVariants(addon).filter((v) => v.level === level.level)) {
+      const name = `probe ${v.streaming ? `${level.name}-nt` : level.name} t${t}`;
+      cases.push([name, () => addon.bandwidthRead(scores, v.level, t, v.streaming)]);
     }
     const k = backend.nativeKernels(addon, level.name, t);
     cases.push([`native ${level.name} t${t}`, () => k.countScores(scores, cols, thresholds, out, t)]);

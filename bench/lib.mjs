@@ -100,28 +100,23 @@ export function readVariants(addon) {
  * (bench/bandwidth.mjs). Every "% of probe" is against this.
  */
 export function probeRead(addon, buffers, threads = addon.info().hardwareThreads) {
-  let best = Infinity;
-  for (const { level, streaming } of readVariants(addon)) {
-    const t0 = performance.now();
-    for (const b of buffers) addon.bandwidthRead(b, level, threads, streaming);
-    best = Math.min(best, performance.now() - t0);
-  }
-  return best;
+  return Math.min(...readVariants(addon).map((v) => timeRead(addon, buffers, v, threads)));
 }
 
 /** The probe variant that reads `buffers` fastest, by the median of `reps` rounds (for timers that take one call). */
 export function fastestReadVariant(addon, buffers, reps = 5, threads = addon.info().hardwareThreads) {
   const variants = readVariants(addon);
   const times = variants.map(() => []);
-  for (let r = 0; r < reps; r++) {
-    variants.forEach(({ level, streaming }, i) => {
-      const t0 = performance.now();
-      for (const b of buffers) addon.bandwidthRead(b, level, threads, streaming);
-      times[i].push(performance.now() - t0);
-    });
-  }
+  for (let r = 0; r < reps; r++) variants.forEach((v, i) => times[i].push(timeRead(addon, buffers, v, threads)));
   const medians = times.map(median);
   return variants[medians.indexOf(Math.min(...medians))];
+}
+
+/** One read of `buffers` by the probe in one variant, ms. */
+function timeRead(addon, buffers, { level, streaming }, threads) {
+  const t0 = performance.now();
+  for (const b of buffers) addon.bandwidthRead(b, level, threads, streaming);
+  return performance.now() - t0;
 }
 
 export function machine() {
