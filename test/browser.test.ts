@@ -182,8 +182,12 @@ async function openInChromium(page: string, extra: string[] = []): Promise<{ dom
         "--enable-logging=stderr",
         "--v=0",
         `--user-data-dir=${path.join(dir, "profile")}`,
-        // Virtual time runs until the page is idle (its fetches and the core's compilation included), at most 60 s.
-        "--virtual-time-budget=60000",
+        // Chromium dumps the DOM once the page's virtual time reaches this budget. Virtual time stands still while the
+        // page runs or fetches, jumps to the end once nothing is left to do, but runs on, about 100 virtual seconds
+        // per real one, while the core compiles off the main thread: a 60 s budget ran out in mid-compilation
+        // on a loaded machine. 10^8 ms lasts ~1000 s of compilation (runAsync's 180 s bounds the real time); the
+        // final jump takes longer the larger the budget (2^31 ms: 2.4-7 s more per page).
+        "--virtual-time-budget=100000000",
         "--dump-dom",
         new URL(page, url.replace(/examples\/browser\/$/, "")).href,
       ],
@@ -199,7 +203,8 @@ async function openInChromium(page: string, extra: string[] = []): Promise<{ dom
 function pageResult(dom: string): { status: string[] | undefined; json: Record<string, unknown> } {
   const status = /<p id="status" data-state="([a-z]+)">([^<]*)<\/p>/.exec(dom)?.slice(1);
   const body = /<pre id="result">([^]*?)<\/pre>/.exec(dom)?.[1];
-  expect(body, "the page's JSON").toBeDefined();
+  expect(status?.[0], `the page's status when Chromium dumped it: ${status?.[1]}`).toBe("done");
+  expect(body, "the page's JSON").toBeTruthy();
   return { status, json: JSON.parse(unescapeHtml(body!)) as Record<string, unknown> };
 }
 
