@@ -654,7 +654,7 @@ describe.skipIf(missing)(
         let stderr = "";
         child.stderr!.on("data", (b) => (stderr += b));
         const exit = new Promise<{ code: number | null; stderr: string }>((resolve) =>
-          child.on("close", (code) => resolve({ code, stderr })),
+          child.on("close", (code, signal) => resolve({ code, stderr: `${stderr}(exit ${code}, signal ${signal})` })),
         );
         const ready = async () => {
           for (let i = 0; i < 400 && !stderr.includes("waiting for shard jobs"); i++)
@@ -662,7 +662,13 @@ describe.skipIf(missing)(
         };
         return { child, exit, ready };
       };
-      const lastLine = (text: string) => text.trim().split("\n").at(-1)!;
+      // The last line of the worker's stderr (before the test's own exit note).
+      const lastLine = (text: string) =>
+        text
+          .replace(/\(exit [^)]*\)$/, "")
+          .trim()
+          .split("\n")
+          .at(-1)!;
       // Idle, Redis up: a clean close.
       const idle = start([]);
       await idle.ready();

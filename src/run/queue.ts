@@ -255,10 +255,12 @@ export async function workerCommand(
   );
   if (!opts.quiet)
     out.stderr(`kgrank worker: waiting for shard jobs on queue "${opts.queue ?? DEFAULT_QUEUE}" at ${opts.redis}\n`);
+  // The listeners stay while the worker closes: a second SIGTERM then changes nothing (with none left, Node's default
+  // action would end the process by the signal, without the line below).
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
   });
   const bound = opts.closeTimeout ?? DEFAULT_CLOSE_TIMEOUT_MS;
   let why: string | null = null;
