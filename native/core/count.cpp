@@ -39,6 +39,14 @@ struct NoPrepare {
   void operator()(size_t, size_t) const {}
 };
 
+// An adjust whose correction can be computed by the kernel that streams the row (filtered's Adjust): it has
+// job(r, t) (the row's answers, for the fused kernel), settle(r, c, known, found) (the correction, as adjust's) and
+// fused (the level's count_answers_f32, or null: then it is called as a plain adjust).
+template <typename AdjustFn, typename = void>
+struct Fusable : std::false_type {};
+template <typename AdjustFn>
+struct Fusable<AdjustFn, std::void_t<decltype(&AdjustFn::settle)>> : std::true_type {};
+
 // threshold(r) gives row r's threshold; it is called once per row, on the thread that counts the row (or, for
 // rows split into column pieces, once per row before the pieces are counted). adjust(r, t, counts) may correct a
 // row's counts before they are stored (the filtered setting), on the thread that counted the row. prepare(r0, r1)
@@ -63,13 +71,34 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
       const size_t r0 = task * rows_per_task;
       const size_t r1 = std::min(rows, r0 + rows_per_task);
       prepare(r0, r1);
-      for (size_t r = r0; r < r1; ++r) {
-        const T t = threshold(r);
-        Counts c = kernel(scores + r * cols, cols, t);
-        adjust(r, t, c);
+      const auto store = [&](size_t r, const Counts& c) {
         greater[r] = static_cast<double>(c.greater);
         equal[r] = static_cast<double>(c.equal);
         nan[r] = static_cast<double>(c.nan);
+      };
+      bool done = false;
+      if constexpr (Fusable<AdjustFn>::value && std::is_same<T, float>::value) {
+        if (adjust.fused != nullptr) {
+          // A row's answers are taken out by the kernel that streams it, each block of them once the stream has
+          // passed it (the gathers hit lines just loaded, in L1).
+          for (size_t r = r0; r < r1; ++r) {
+            const T t = threshold(r);
+            Counts known;
+            bool found = false;
+            Counts c = adjust.fused(scores + r * cols, cols, t, adjust.job(r, t), &known, &found);
+            adjust.settle(r, c, known, found);
+            store(r, c);
+          }
+          done = true;
+        }
+      }
+      if (!done) {
+        for (size_t r = r0; r < r1; ++r) {
+          const T t = threshold(r);
+          Counts c = kernel(scores + r * cols, cols, t);
+          adjust(r, t, c);
+          store(r, c);
+        }
       }
       if (control != nullptr) control->advance(r1 - r0);
     }, control);
@@ -163,19 +192,54 @@ void filtered(const T* scores, size_t rows, size_t width, size_t column_start, c
   };
   const int32_t lo = static_cast<int32_t>(column_start);
   const int32_t hi = static_cast<int32_t>(column_start + width);
-  const auto adjust = [&](size_t r, T t, Counts& c) {
-    const T* row = scores + r * width;
-    const int32_t own = truth[r];
-    Counts known;
-    bool found = false;
-    if (packed) {
-      known = answers_f32(reinterpret_cast<const float*>(row), first[r], count[r], mask, own, static_cast<float>(t));
-      // The task's own triple must be among the answers: a binary search in entries the gather just touched.
-      if (count[r] > 0 && own >= 0) {
-        const uint32_t key = (first[r][0] & ~mask) | static_cast<uint32_t>(own);
-        found = std::binary_search(first[r], first[r] + count[r], key);
+  // count_rows_impl's adjust, or the fused kernel's settle where the level has one (packed answers only).
+  struct Adjust {
+    const T* scores;
+    size_t width;
+    const int32_t* anchor;
+    const int32_t* relation;
+    const int32_t* truth;
+    const FilterIndex& index;
+    bool packed, whole;
+    int32_t lo, hi;
+    const std::vector<const uint32_t*>& first;
+    const std::vector<size_t>& count;
+    const uint32_t& mask;
+    AnswersF32Fn answers_f32;
+    CountAnswersF32Fn fused;
+    double* removed;
+
+    // Packed answers only: row r's answers for answers_f32 / the fused kernel.
+    AnswerJob job(size_t r, T t) const {
+      return AnswerJob{reinterpret_cast<const float*>(scores + r * width), first[r], count[r], mask, truth[r],
+                       static_cast<float>(t)};
+    }
+
+    // Packed answers only: takes row r's known answers (their counts) out of c; found: the task's own triple is
+    // among them.
+    void settle(size_t r, Counts& c, const Counts& known, bool found) const {
+      c.greater -= known.greater;
+      c.equal -= known.equal;
+      // -1 flags a task whose own triple is not in the index (the caller reports it).
+      removed[r] = found ? static_cast<double>(known.nan) : -1.0;
+    }
+
+    void operator()(size_t r, T t, Counts& c) const {
+      if (packed) {
+        const AnswerJob j = job(r, t);
+        // The task's own triple must be among the answers: a binary search in entries the gather just touched.
+        bool found = false;
+        if (count[r] > 0 && j.own >= 0) {
+          const uint32_t key = (first[r][0] & ~mask) | static_cast<uint32_t>(j.own);
+          found = std::binary_search(first[r], first[r] + count[r], key);
+        }
+        settle(r, c, answers_f32(j.row, j.entries, j.count, j.mask, j.own, j.t), found);
+        return;
       }
-    } else {
+      const T* row = scores + r * width;
+      const int32_t own = truth[r];
+      Counts known;
+      bool found = false;
       const auto take_out = [&](int32_t b) {
         if (b == own) {
           found = true;
@@ -193,12 +257,14 @@ void filtered(const T* scores, size_t rows, size_t width, size_t column_start, c
         // The own answer outside the slice: is it a known answer all the same?
         if (!found && (own < lo || own >= hi)) found = index.contains(anchor[r], relation[r], own);
       }
+      c.greater -= known.greater;
+      c.equal -= known.equal;
+      removed[r] = found ? static_cast<double>(known.nan) : -1.0;
     }
-    c.greater -= known.greater;
-    c.equal -= known.equal;
-    // -1 flags a task whose own triple is not in the index (the caller reports it).
-    removed[r] = found ? static_cast<double>(known.nan) : -1.0;
   };
+  const Adjust adjust{scores, width, anchor, relation, truth, index, packed, whole, lo, hi, first, count, mask,
+                      answers_f32, packed ? dispatch(options.simd, KernelFamily::Count).count_answers_f32 : nullptr,
+                      removed};
   count_rows_impl(scores, rows, width, threshold, greater, equal, nan, options, kernel, adjust, prepare);
 }
 

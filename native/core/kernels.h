@@ -18,6 +18,17 @@ struct Counts {
 // What a Monte-Carlo statistic sums per task (sampling.h lane_statistic_sums_body): the rank, its inverse, a hit.
 enum class LaneTerm : int { Rank = 0, Inverse = 1, Hit = 2 };
 
+// The known answers of a row (answers_f32's arguments), taken out by the kernel that streams the row
+// (count_answers_f32).
+struct AnswerJob {
+  const float* row;
+  const uint32_t* entries;
+  size_t count;
+  uint32_t mask;
+  int32_t own;
+  float t;
+};
+
 // Contribution of known answers to a row's counts, for the filtered setting: over the answer ids
 // (entries[k] & mask), skipping `own`, counts scores > t (greater), == t (equal) and non-NaN (nan field = number of
 // non-NaN answers, i.e. candidates removed).
@@ -28,6 +39,19 @@ Counts answers_f32_avx2(const float* row, const uint32_t* entries, size_t n, uin
 #endif
 #ifdef KGRANK_HAVE_AVX512
 Counts answers_f32_avx512(const float* row, const uint32_t* entries, size_t n, uint32_t mask, int32_t own, float t);
+#endif
+
+// count_f32(x, n, t), with answers_f32(job) written to *known and whether job.own is among the answers to
+// *own_found: the same counts as the two calls. job.row is x (its answers ascending, as the index keeps them): each
+// block of answers is gathered once the stream has passed its last one, from lines just loaded. Any order of entries
+// gives the same counts. AVX2 and AVX-512 only (other levels make the two calls).
+#ifdef KGRANK_HAVE_AVX2
+Counts count_answers_f32_avx2(const float* x, size_t n, float t, const AnswerJob& job, Counts* known,
+                              bool* own_found);
+#endif
+#ifdef KGRANK_HAVE_AVX512
+Counts count_answers_f32_avx512(const float* x, size_t n, float t, const AnswerJob& job, Counts* known,
+                                bool* own_found);
 #endif
 
 // Counts over the columns a bit set selects (typed candidates with dense sets): bit j of bits[i] selects x[16 i + j];

@@ -38,9 +38,65 @@ inline uint64_t hsum_epi64(__m256i v) {
   _mm256_store_si256(reinterpret_cast<__m256i*>(out), v);
   return out[0] + out[1] + out[2] + out[3];
 }
-}  // namespace
 
-Counts count_f32_avx2(const float* x, size_t n, float t) {
+// No side work in the counting loop (count_f32_avx2).
+struct NoSide {
+  void step(size_t) {}
+};
+
+// A row's known answers taken out eight at a time, one block per step of the counting loop that streams the next
+// row (count_answers_f32_avx2): answers_f32_avx2's block; the last (fewer than eight) answers as answers_f32_scalar.
+class AnswerSide {
+ public:
+  explicit AnswerSide(const AnswerJob& job)
+      : job_(job),
+        mask_(_mm256_set1_epi32(static_cast<int>(job.mask))),
+        own_(_mm256_set1_epi32(job.own)),
+        t_(_mm256_set1_ps(job.t)) {}
+
+  // Columns [0, done) of the row are loaded: a block runs once its last answer lies among them.
+  void step(size_t done) {
+    if (k_ + 8 <= job_.count && (job_.entries[k_ + 7] & job_.mask) < done) block();
+  }
+
+  // The blocks the loop left, the tail, then the lane sums; *own_found: whether the own answer is among the entries.
+  Counts finish(bool* own_found) {
+    while (k_ + 8 <= job_.count) block();
+    Counts c = answers_f32_scalar(job_.row, job_.entries + k_, job_.count - k_, job_.mask, job_.own, job_.t);
+    for (size_t k = k_; k < job_.count; ++k) own_seen_ |= static_cast<int32_t>(job_.entries[k] & job_.mask) == job_.own;
+    *own_found = own_seen_ != 0;
+    c.greater += hsum_epi32(g_);
+    c.equal += hsum_epi32(e_);
+    c.nan += hsum_epi32(u_);
+    return c;
+  }
+
+ private:
+  void block() {
+    const __m256i idx =
+        _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(job_.entries + k_)), mask_);
+    const __m256 v = _mm256_i32gather_ps(job_.row, idx, 4);
+    const __m256i is_own = _mm256_cmpeq_epi32(idx, own_);
+    own_seen_ |= static_cast<unsigned>(_mm256_movemask_epi8(is_own));
+    const __m256i keep = _mm256_xor_si256(is_own, _mm256_set1_epi32(-1));
+    g_ = _mm256_sub_epi32(g_, _mm256_and_si256(keep, _mm256_castps_si256(_mm256_cmp_ps(v, t_, _CMP_GT_OQ))));
+    e_ = _mm256_sub_epi32(e_, _mm256_and_si256(keep, _mm256_castps_si256(_mm256_cmp_ps(v, t_, _CMP_EQ_OQ))));
+    u_ = _mm256_sub_epi32(u_, _mm256_and_si256(keep, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_ORD_Q))));
+    k_ += 8;
+  }
+
+  const AnswerJob& job_;
+  const __m256i mask_, own_;
+  const __m256 t_;
+  // Lane counts: each lane gains at most one per block, and a row has fewer than 2^31 answers.
+  __m256i g_ = _mm256_setzero_si256(), e_ = _mm256_setzero_si256(), u_ = _mm256_setzero_si256();
+  size_t k_ = 0;
+  unsigned own_seen_ = 0;
+};
+
+// side.step() runs once per step of 32 columns.
+template <typename Side>
+Counts count_f32_body(const float* x, size_t n, float t, Side& side) {
   Counts c;
   const __m256 vt = _mm256_set1_ps(t);
   size_t i = 0;
@@ -71,6 +127,7 @@ Counts count_f32_avx2(const float* x, size_t n, float t) {
       g = _mm256_sub_epi32(g, _mm256_add_epi32(gab, gcd));
       e = _mm256_sub_epi32(e, _mm256_add_epi32(eab, ecd));
       u = _mm256_sub_epi32(u, _mm256_add_epi32(uab, ucd));
+      side.step(i);
     }
     c.greater += hsum_epi32(g);
     c.equal += hsum_epi32(e);
@@ -96,6 +153,21 @@ Counts count_f32_avx2(const float* x, size_t n, float t) {
     c.equal += v == t;
     c.nan += v != v;
   }
+  return c;
+}
+
+}  // namespace
+
+Counts count_f32_avx2(const float* x, size_t n, float t) {
+  NoSide none;
+  return count_f32_body(x, n, t, none);
+}
+
+Counts count_answers_f32_avx2(const float* x, size_t n, float t, const AnswerJob& job, Counts* known,
+                              bool* own_found) {
+  AnswerSide side(job);
+  const Counts c = count_f32_body(x, n, t, side);
+  *known = side.finish(own_found);
   return c;
 }
 

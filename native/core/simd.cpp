@@ -152,6 +152,7 @@ namespace {
 
 KernelTable make_table(SimdLevel level) {
   KernelTable t{isa::count_f32_scalar, isa::count_f64_scalar, isa::read_scalar, isa::read_scalar, isa::answers_f32_scalar,
+                nullptr,
                 isa::masked_count_f32_scalar, isa::rank_chunk_sums_scalar, isa::generate_ranks_small_scalar, isa::lane_statistic_sums_scalar,
                 isa::keyed_swaps_scalar, isa::keyed_picks_scalar, isa::masked_lane_sums_scalar,
                 isa::weighted_lane_sums_scalar,
@@ -165,6 +166,7 @@ KernelTable make_table(SimdLevel level) {
       t.read = isa::read_avx2;
       t.read_stream = isa::read_stream_avx2;
       t.answers_f32 = isa::answers_f32_avx2;
+      t.count_answers_f32 = isa::count_answers_f32_avx2;
       t.masked_count_f32 = isa::masked_count_f32_avx2;
       t.rank_chunk_sums = isa::rank_chunk_sums_avx2;
       t.generate_ranks_small = isa::generate_ranks_small_avx2;
@@ -188,6 +190,7 @@ KernelTable make_table(SimdLevel level) {
       t.read = isa::read_avx512;
       t.read_stream = isa::read_stream_avx512;
       t.answers_f32 = isa::answers_f32_avx512;
+      t.count_answers_f32 = isa::count_answers_f32_avx512;
       t.masked_count_f32 = isa::masked_count_f32_avx512;
       t.generate_ranks_small = isa::generate_ranks_small_avx512;
       t.lane_statistic_sums = isa::lane_statistic_sums_avx512;

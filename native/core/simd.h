@@ -37,6 +37,9 @@ using CountF64Fn = Counts (*)(const double* x, size_t n, double t);
 using ReadFn = uint64_t (*)(const unsigned char* p, size_t bytes);
 using AnswersF32Fn = Counts (*)(const float* row, const uint32_t* entries, size_t n, uint32_t mask, int32_t own,
                                 float t);
+// Null where the level has no fused kernel: the caller then counts and takes the answers out in two calls.
+using CountAnswersF32Fn = Counts (*)(const float* x, size_t n, float t, const AnswerJob& job, Counts* known,
+                                     bool* own_found);
 using MaskedCountF32Fn = Counts (*)(const float* x, const uint16_t* bits, size_t n, float t);
 using RankChunkSumsFn = void (*)(const double* x, size_t n, const double* ks, size_t num_k, uint64_t* hits,
                                  uint32_t* hist, bool centred, RankChunkSums* out);
@@ -57,6 +60,7 @@ struct KernelTable {
   ReadFn read;
   ReadFn read_stream;  // the read family too: the same with non-temporal loads (read where the ISA has none)
   AnswersF32Fn answers_f32;
+  CountAnswersF32Fn count_answers_f32;  // the count family too (null: no fused kernel at the level)
   MaskedCountF32Fn masked_count_f32;  // the answers family too (typed candidates' dense sets)
   RankChunkSumsFn rank_chunk_sums;
   GenerateRanksSmallFn generate_ranks_small;

@@ -62,6 +62,66 @@ void test_runs(std::mt19937_64& rng) {
   }
 }
 
+// The fused kernel (count_answers_f32, AVX2 and AVX-512) against the two calls it replaces, count_f32 and
+// answers_f32, and both against plain loops: rows that end inside and after the loop's steps, answer lists shorter
+// and longer than the row's steps (the blocks the loop leaves are taken after it) and of every length modulo 16, the
+// own answer in and out of the list, high bits above the mask, NaN, ties and special values.
+void test_count_answers(std::mt19937_64& rng) {
+  const std::vector<float> specials = special_values<float>();
+  std::uniform_int_distribution<size_t> pick(0, specials.size() - 1);
+  size_t fused_levels = 0;
+  for (SimdLevel level : levels()) {
+    const kgrank::KernelTable& k = kgrank::kernel_table(level);
+    if (k.count_answers_f32 == nullptr) continue;
+    ++fused_levels;
+    for (size_t n : {0, 1, 31, 32, 33, 95, 1000, 4099}) {
+      std::vector<float> x(n);
+      for (auto& v : x) v = specials[pick(rng)];
+      const size_t row_len = 300;
+      std::vector<float> row(row_len);
+      for (auto& v : row) v = specials[pick(rng)];
+      std::uniform_int_distribution<uint32_t> col(0, row_len - 1);
+      for (size_t m : {0, 1, 7, 8, 9, 15, 16, 17, 40, 700}) {
+        const uint32_t mask = (1u << 9) - 1;  // 300 columns fit 9 bits; the bits above are a relation's
+        std::vector<uint32_t> entries(m);
+        for (auto& e : entries) e = (5u << 9) | col(rng);
+        for (int32_t own : {-1, m > 0 ? static_cast<int32_t>(entries[m / 2] & mask) : 3}) {
+          for (float t : {0.5f, specials[pick(rng)], std::numeric_limits<float>::quiet_NaN()}) {
+            const float tj = specials[pick(rng)];
+            Counts want_known;
+            for (uint32_t e : entries) {
+              const uint32_t b = e & mask;
+              if (static_cast<int32_t>(b) == own) continue;
+              want_known.greater += row[b] > tj;
+              want_known.equal += row[b] == tj;
+              want_known.nan += !std::isnan(row[b]);
+            }
+            const Counts want = reference(x.data(), n, t);
+            const kgrank::AnswerJob job{row.data(), entries.data(), m, mask, own, tj};
+            Counts known;
+            bool found = own < 0;  // must be overwritten
+            const Counts got = k.count_answers_f32(x.data(), n, t, job, &known, &found);
+            bool want_found = false;
+            for (uint32_t e : entries) want_found |= static_cast<int32_t>(e & mask) == own;
+            CHECK_EQ(found, want_found);
+            CHECK_EQ(got.greater, want.greater);
+            CHECK_EQ(got.equal, want.equal);
+            CHECK_EQ(got.nan, want.nan);
+            CHECK_EQ(known.greater, want_known.greater);
+            CHECK_EQ(known.equal, want_known.equal);
+            CHECK_EQ(known.nan, want_known.nan);
+            const Counts two = k.answers_f32(row.data(), entries.data(), m, mask, own, tj);
+            CHECK_EQ(two.greater, known.greater);
+            CHECK_EQ(two.equal, known.equal);
+            CHECK_EQ(two.nan, known.nan);
+          }
+        }
+      }
+    }
+  }
+  std::printf("fused count + answers kernels tested at %zu levels\n", fused_levels);
+}
+
 template <typename T>
 void test_rows(std::mt19937_64& rng, size_t rows, size_t cols) {
   std::vector<T> scores(rows * cols);
@@ -187,6 +247,7 @@ int main() {
   std::mt19937_64 rng(12345);
   test_runs<float>(rng);
   test_runs<double>(rng);
+  test_count_answers(rng);
   test_rows<float>(rng, 37, 1001);       // many short rows: whole rows per task
   test_rows<double>(rng, 5, 300001);     // long rows: split into column pieces and reduced
   test_rows<float>(rng, 1, 700000);
