@@ -50,7 +50,9 @@ struct Fusable<AdjustFn, std::void_t<decltype(&AdjustFn::settle)>> : std::true_t
 // threshold(r) gives row r's threshold; it is called once per row, on the thread that counts the row (or, for
 // rows split into column pieces, once per row before the pieces are counted). adjust(r, t, counts) may correct a
 // row's counts before they are stored (the filtered setting), on the thread that counted the row. prepare(r0, r1)
-// runs before rows [r0, r1) are counted, on the thread that counts them (batched index lookups, prefetches).
+// runs before rows [r0, r1) are counted, on the thread that counts them (batched index lookups, prefetches). A
+// Fusable adjust with a fused kernel replaces kernel + adjust for float32 whole rows (the kernel takes the answers out
+// as it streams the row); rows split into column pieces still get kernel + adjust.
 template <typename T, typename Fn, typename ThresholdFn, typename AdjustFn = NoAdjust, typename PrepareFn = NoPrepare>
 void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn threshold, double* greater, double* equal,
                      double* nan, const CountOptions& options, Fn kernel, AdjustFn adjust = AdjustFn(),
@@ -185,10 +187,14 @@ void filtered(const T* scores, size_t rows, size_t width, size_t column_start, c
   const bool packed = whole && std::is_same<T, float>::value && !index.wide();
   std::vector<const uint32_t*> first(packed ? rows : 0);
   std::vector<size_t> count(packed ? rows : 0);
+  // The entries' id mask, set once here: tasks on other threads read it while prepare() runs.
   uint32_t mask = 0;
+  if (packed) index.packed_answers_many(anchor, relation, 0, nullptr, nullptr, &mask);
   const auto prepare = [&](size_t r0, size_t r1) {
     prefetch(r0, r1);
-    if (packed) index.packed_answers_many(anchor + r0, relation + r0, r1 - r0, first.data() + r0, count.data() + r0, &mask);
+    uint32_t same_mask = 0;
+    if (packed)
+      index.packed_answers_many(anchor + r0, relation + r0, r1 - r0, first.data() + r0, count.data() + r0, &same_mask);
   };
   const int32_t lo = static_cast<int32_t>(column_start);
   const int32_t hi = static_cast<int32_t>(column_start + width);
@@ -204,7 +210,7 @@ void filtered(const T* scores, size_t rows, size_t width, size_t column_start, c
     int32_t lo, hi;
     const std::vector<const uint32_t*>& first;
     const std::vector<size_t>& count;
-    const uint32_t& mask;
+    uint32_t mask;
     AnswersF32Fn answers_f32;
     CountAnswersF32Fn fused;
     double* removed;
@@ -227,7 +233,8 @@ void filtered(const T* scores, size_t rows, size_t width, size_t column_start, c
     void operator()(size_t r, T t, Counts& c) const {
       if (packed) {
         const AnswerJob j = job(r, t);
-        // The task's own triple must be among the answers: a binary search in entries the gather just touched.
+        // The task's own triple must be among the answers: a binary search in the run of entries (the gathers
+        // read the same run next).
         bool found = false;
         if (count[r] > 0 && j.own >= 0) {
           const uint32_t key = (first[r][0] & ~mask) | static_cast<uint32_t>(j.own);

@@ -42,9 +42,10 @@ Counts answers_f32_avx512(const float* row, const uint32_t* entries, size_t n, u
 #endif
 
 // count_f32(x, n, t), with answers_f32(job) written to *known and whether job.own is among the answers to
-// *own_found: the same counts as the two calls. job.row is x (its answers ascending, as the index keeps them): each
-// block of answers is gathered once the stream has passed its last one, from lines just loaded. Any order of entries
-// gives the same counts. AVX2 and AVX-512 only (other levels make the two calls).
+// *own_found: the same counts as the two calls. Made for job.row == x with the answers ascending (as the index keeps
+// them): a block of answers is gathered once the stream has passed its last one, from lines just loaded; blocks the
+// loop leaves are gathered after it. Any row and any order of entries give the same counts. AVX2 and AVX-512 only
+// (other levels make the two calls).
 #ifdef KGRANK_HAVE_AVX2
 Counts count_answers_f32_avx2(const float* x, size_t n, float t, const AnswerJob& job, Counts* known,
                               bool* own_found);

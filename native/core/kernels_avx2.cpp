@@ -44,8 +44,9 @@ struct NoSide {
   void step(size_t) {}
 };
 
-// A row's known answers taken out eight at a time, one block per step of the counting loop that streams the next
-// row (count_answers_f32_avx2): answers_f32_avx2's block; the last (fewer than eight) answers as answers_f32_scalar.
+// A row's known answers taken out eight at a time, at most one block per step of the counting loop that streams the
+// same row (count_answers_f32_avx2): answers_f32_avx2's block; the last (fewer than eight) answers as
+// answers_f32_scalar.
 class AnswerSide {
  public:
   explicit AnswerSide(const AnswerJob& job)
@@ -54,7 +55,8 @@ class AnswerSide {
         own_(_mm256_set1_epi32(job.own)),
         t_(_mm256_set1_ps(job.t)) {}
 
-  // Columns [0, done) of the row are loaded: a block runs once its last answer lies among them.
+  // The loop has loaded columns [0, done) before its current step: a block runs once its last answer lies among them
+  // (one step behind the loads in flight, so its gathers hit L1).
   void step(size_t done) {
     if (k_ + 8 <= job_.count && (job_.entries[k_ + 7] & job_.mask) < done) block();
   }

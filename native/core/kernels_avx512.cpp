@@ -55,8 +55,8 @@ struct NoSide {
   void step(size_t) {}
 };
 
-// A row's known answers taken out sixteen at a time, one block per step of the counting loop that streams the next
-// row (count_answers_f32_avx512): answers_f32_avx512's block, its counts in vector lanes.
+// A row's known answers taken out sixteen at a time, at most one block per step of the counting loop that streams the
+// same row (count_answers_f32_avx512): answers_f32_avx512's block, its counts in vector lanes.
 class AnswerSide {
  public:
   explicit AnswerSide(const AnswerJob& job)
@@ -65,7 +65,8 @@ class AnswerSide {
         own_(_mm512_set1_epi32(job.own)),
         t_(_mm512_set1_ps(job.t)) {}
 
-  // Columns [0, done) of the row are loaded: a block runs once its last answer lies among them.
+  // The loop has loaded columns [0, done) before its current step: a block runs once its last answer lies among them
+  // (one step behind the loads in flight, so its gathers hit L1).
   void step(size_t done) {
     if (k_ + 16 <= job_.count && (job_.entries[k_ + 15] & job_.mask) < done) block();
   }
