@@ -205,29 +205,12 @@ Counts count_f64_avx2(const double* x, size_t n, double t) {
 }
 
 Counts answers_f32_avx2(const float* row, const uint32_t* entries, size_t n, uint32_t mask, int32_t own, float t) {
-  // Eight answers at a time: decode the ids, gather their scores, compare; the true answer's own lane is masked out.
-  const __m256i vmask = _mm256_set1_epi32(static_cast<int>(mask));
-  const __m256i vown = _mm256_set1_epi32(own);
-  const __m256 vt = _mm256_set1_ps(t);
-  __m256i g = _mm256_setzero_si256(), e = _mm256_setzero_si256(), u = _mm256_setzero_si256();
-  size_t k = 0;
-  for (; k + 8 <= n; k += 8) {
-    const __m256i idx = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(entries + k)), vmask);
-    const __m256 v = _mm256_i32gather_ps(row, idx, 4);
-    const __m256i keep = _mm256_xor_si256(_mm256_cmpeq_epi32(idx, vown), _mm256_set1_epi32(-1));
-    g = _mm256_sub_epi32(g, _mm256_and_si256(keep, _mm256_castps_si256(_mm256_cmp_ps(v, vt, _CMP_GT_OQ))));
-    e = _mm256_sub_epi32(e, _mm256_and_si256(keep, _mm256_castps_si256(_mm256_cmp_ps(v, vt, _CMP_EQ_OQ))));
-    u = _mm256_sub_epi32(u, _mm256_and_si256(keep, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_ORD_Q))));
-  }
-  Counts c;
-  c.greater = hsum_epi32(g);
-  c.equal = hsum_epi32(e);
-  c.nan = hsum_epi32(u);
-  const Counts tail = answers_f32_scalar(row, entries + k, n - k, mask, own, t);
-  c.greater += tail.greater;
-  c.equal += tail.equal;
-  c.nan += tail.nan;
-  return c;
+  // Eight answers at a time (AnswerSide's blocks): decode the ids, gather their scores, compare; the true answer's own
+  // lane is masked out; the tail (fewer than eight) as answers_f32_scalar.
+  const AnswerJob job{row, entries, n, mask, own, t};
+  AnswerSide side(job);
+  bool own_found = false;
+  return side.finish(&own_found);
 }
 
 // The aggregate's chunk kernel (rank_sums.h): lane l of the scalar version is element l % 4 of vector l / 4 here,

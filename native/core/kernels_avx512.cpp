@@ -195,27 +195,12 @@ Counts count_f64_avx512(const double* x, size_t n, double t) {
 }
 
 Counts answers_f32_avx512(const float* row, const uint32_t* entries, size_t n, uint32_t mask, int32_t own, float t) {
-  // Sixteen answers at a time: decode the ids, gather their scores, compare under a mask that drops the true
-  // answer's own lane; the tail (fewer than 16) is a masked load and a masked gather.
-  const __m512i vmask = _mm512_set1_epi32(static_cast<int>(mask));
-  const __m512i vown = _mm512_set1_epi32(own);
-  const __m512 vt = _mm512_set1_ps(t);
-  uint64_t g = 0, e = 0, u = 0;
-  for (size_t k = 0; k < n; k += 16) {
-    const size_t left = n - k;
-    const __mmask16 live = left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
-    const __m512i idx = _mm512_and_si512(_mm512_maskz_loadu_epi32(live, entries + k), vmask);
-    const __mmask16 keep = _mm512_mask_cmpneq_epi32_mask(live, idx, vown);
-    const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), keep, idx, row, 4);
-    g += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_ps_mask(keep, v, vt, _CMP_GT_OQ)));
-    e += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_ps_mask(keep, v, vt, _CMP_EQ_OQ)));
-    u += static_cast<uint64_t>(_mm_popcnt_u32(_mm512_mask_cmp_ps_mask(keep, v, v, _CMP_ORD_Q)));
-  }
-  Counts c;
-  c.greater = g;
-  c.equal = e;
-  c.nan = u;
-  return c;
+  // Sixteen answers at a time (AnswerSide's blocks): decode the ids, gather their scores, compare under a mask that
+  // drops the true answer's own lane; the tail (fewer than 16) is a masked load and a masked gather.
+  const AnswerJob job{row, entries, n, mask, own, t};
+  AnswerSide side(job);
+  bool own_found = false;
+  return side.finish(&own_found);
 }
 
 Counts masked_count_f32_avx512(const float* x, const uint16_t* bits, size_t n, float t) {
