@@ -221,8 +221,7 @@ void filtered(const T* scores, size_t rows, size_t width, size_t column_start, c
                        static_cast<float>(t)};
     }
 
-    // Packed answers only: takes row r's known answers (their counts) out of c; found: the task's own triple is
-    // among them.
+    // Takes row r's known answers (their counts) out of c; found: the task's own triple is among them.
     void settle(size_t r, Counts& c, const Counts& known, bool found) const {
       c.greater -= known.greater;
       c.equal -= known.equal;
@@ -264,9 +263,7 @@ void filtered(const T* scores, size_t rows, size_t width, size_t column_start, c
         // The own answer outside the slice: is it a known answer all the same?
         if (!found && (own < lo || own >= hi)) found = index.contains(anchor[r], relation[r], own);
       }
-      c.greater -= known.greater;
-      c.equal -= known.equal;
-      removed[r] = found ? static_cast<double>(known.nan) : -1.0;
+      settle(r, c, known, found);
     }
   };
   const Adjust adjust{scores, width, anchor, relation, truth, index, packed, whole, lo, hi, first, count, mask,
