@@ -4,7 +4,7 @@
 // likwid-bench's load kernels (Debian package `likwid`) on the same threads and bytes. Rounds alternate the two, and
 // each reports a mean rate over the same number of passes over the buffer (likwid-bench's statistic: -i passes, one
 // clock); the medians over rounds and the median of the per-round ratios (the fastest of our variants / the fastest
-// of likwid-bench's kernels; lib.mjs probeRead takes the same best of variants for every bench) are printed. Without
+// of likwid-bench's kernels; lib.mjs probeRead times the fastest variant for every bench) are printed. Without
 // likwid-bench the probe alone is measured.
 //   node bench/bandwidth.mjs [--bytes 1e9] [--rounds 9] [--passes 20] [--quick]
 import { spawnSync } from "node:child_process";

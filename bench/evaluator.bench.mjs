@@ -221,8 +221,9 @@ if (!fb) {
   const scores = fill(new Float32Array(rows * N), 7);
   const probes = [];
   const evals = [];
+  const scoreList = [scores]; // one list: probeRead picks its variant once per list
   for (let rep = 0; rep < (quick ? 3 : 9); rep++) {
-    probes.push(probeRead(addon, [scores], hw));
+    probes.push(probeRead(addon, scoreList, hw));
     t0 = now();
     ev.addSync({ triples: slice, side: "tail", scores });
     evals.push(now() - t0);

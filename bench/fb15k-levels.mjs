@@ -1,5 +1,5 @@
 // FB15k-237 filtered, both sides, at every SIMD level this CPU has: each level in its own process (the level is
-// fixed at load by KGRANK_SIMD), the bandwidth probe (lib.mjs probeRead: the fastest load width) over the same bytes
+// fixed at load by KGRANK_SIMD), the bandwidth probe (lib.mjs probeRead: its fastest variant here) over the same bytes
 // measured in that process right before each run, 15 pairs: medians of each, and the median of the pairs' ratios (a noisy neighbour then skews a pair, not the
 // ratio).
 //   node bench/fb15k-levels.mjs [--datasets DIR]

@@ -94,14 +94,26 @@ export function readVariants(addon) {
 }
 
 /**
- * The machine's read limit over `buffers`, in ms: the addon's probe (bandwidthRead: the counting kernels' thread
- * split, aligned loads, an add per vector) over the same bytes in every variant (readVariants) on `threads`
- * threads, and the fastest variant's time, like the best of likwid-bench's load kernels it is checked against
- * (bench/bandwidth.mjs). Every "% of probe" is against this.
+ * The machine's read limit over `buffers`, in ms: one read of the same bytes by the addon's probe (bandwidthRead: the
+ * counting kernels' thread split, aligned loads, an add per vector) on `threads` threads, in its fastest variant
+ * (readVariants) here, like the best of likwid-bench's load kernels it is checked against (bench/bandwidth.mjs).
+ * The variant is chosen once per buffer list, by the median of five rounds of every variant (fastestReadVariant),
+ * and each call then times that one variant once: a sample of the same kind as the run it is paired with. (The
+ * fastest of the five variants' single reads, taken afresh each call, was a minimum of five noisy samples: 2-4 %
+ * below the fastest variant's median on the shared VMs, which flattered the probe.) Every "% of probe" is against
+ * this.
  */
 export function probeRead(addon, buffers, threads = addon.info().hardwareThreads) {
-  return Math.min(...readVariants(addon).map((v) => timeRead(addon, buffers, v, threads)));
+  let variant = probeVariants.get(buffers);
+  if (variant === undefined) {
+    variant = fastestReadVariant(addon, buffers, 5, threads);
+    probeVariants.set(buffers, variant);
+  }
+  return timeRead(addon, buffers, variant, threads);
 }
+
+/** probeRead's variant per buffer list (the caller's array). */
+const probeVariants = new WeakMap();
 
 /** The probe variant that reads `buffers` fastest, by the median of `reps` rounds (for timers that take one call). */
 export function fastestReadVariant(addon, buffers, reps = 5, threads = addon.info().hardwareThreads) {
