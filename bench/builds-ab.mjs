@@ -1,0 +1,121 @@
+// Two or more builds of the addon compared in one process, for changes worth a few percent on a bus whose speed
+// swings within minutes (BENCHMARKS.md): every build is loaded side by side (each its own thread pool), and each
+// round times the read probe once (the first build's, in its fastest variant: lib.mjs probeRead) and then, in an order
+// that rotates from round to round, every build's dense count (countScores, the rows' own true scores as thresholds)
+// and filtered pass (FilterIndex.rankTriples, both sides) over the FB15k-237 test set's 80 batches of 512 score rows
+// (the batches of bench/fb15k-levels.mjs). Prints the probe and, per build, the medians of its rounds' dense and
+// filtered ratios to the probe and of its filtered time over the first build's in the same round.
+//   node bench/builds-ab.mjs [--rounds 11] [--level avx512] [--datasets DIR] base.node other.node ...
+// Build a variant with e.g. `CXXFLAGS=-DSOMETHING npx node-gyp rebuild` and copy build/Release/kgrank.node away.
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+
+import { fastestReadVariant, median, root } from "./lib.mjs";
+
+const require = createRequire(import.meta.url);
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(name);
+  if (i < 0) return fallback;
+  const value = args[i + 1];
+  args.splice(i, 2);
+  return value;
+};
+const rounds = Number(option("--rounds", "11"));
+const levelName = option("--level", "avx512");
+const datasetsDir = resolve(option("--datasets", resolve(root, "..", "shared", "datasets")));
+const builds = args.map((p) => resolve(p));
+if (builds.length < 2 || !Number.isInteger(rounds) || rounds < 1) {
+  console.error("usage: node bench/builds-ab.mjs [--rounds N] [--level NAME] [--datasets DIR] a.node b.node ...");
+  process.exit(2);
+}
+const { loadDataset } = require(join(root, "dist", "cjs", "index.js"));
+const addons = builds.map((p) => require(p));
+const level = addons[0].info().simdLevels.find((l) => l.name === levelName);
+if (!level)
+  throw new Error(`builds-ab: no SIMD level ${levelName} here (${JSON.stringify(addons[0].info().simdLevels)})`);
+const threads = addons[0].info().hardwareThreads;
+
+const d = loadDataset("fb15k-237", { datasetDir: datasetsDir });
+const N = d.numEntities;
+const test = d.splits.test;
+const rows = test.length / 3;
+const batch = 512;
+const fill = (a, seed) => {
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < a.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    a[i] = (x >>> 0) / 4294967296;
+  }
+  return a;
+};
+const pool = Array.from({ length: 8 }, (_, i) => fill(new Float32Array(batch * N), 100 + i));
+const batches = [];
+for (const side of ["head", "tail"]) {
+  for (let s = 0, b = 0; s < rows; s += batch, b++) {
+    const e = Math.min(rows, s + batch);
+    const r = e - s;
+    const scores = pool[b % 8].subarray(0, r * N);
+    const truth = side === "tail" ? 2 : 0;
+    batches.push({
+      side,
+      triples: test.subarray(3 * s, 3 * e),
+      scores,
+      thresholds: Float32Array.from({ length: r }, (_, i) => scores[i * N + test[3 * (s + i) + truth]]),
+      out: {
+        keys: new Int32Array(3 * r),
+        th: new Float32Array(r),
+        ranks: new Float64Array(6 * r),
+        greater: new Float64Array(r),
+        equal: new Float64Array(r),
+        nan: new Float64Array(r),
+      },
+    });
+  }
+}
+const filterTriples = [d.splits.train, d.splits.valid, d.splits.test];
+const indexes = addons.map((a) => ({
+  head: new a.FilterIndex(filterTriples, N, d.numRelations, 0, threads),
+  tail: new a.FilterIndex(filterTriples, N, d.numRelations, 1, threads),
+}));
+const scoreBuffers = batches.map((b) => b.scores);
+const variant = fastestReadVariant(addons[0], scoreBuffers, 5, threads);
+const probe = () => {
+  const t0 = performance.now();
+  for (const b of scoreBuffers) addons[0].bandwidthRead(b, variant.level, threads, variant.streaming);
+  return performance.now() - t0;
+};
+
+const probes = [];
+const ratios = builds.map(() => ({ dense: [], filtered: [] }));
+for (let round = 0; round < rounds; round++) {
+  const p = probe();
+  probes.push(p);
+  for (let k = 0; k < builds.length; k++) {
+    const j = (k + round) % builds.length;
+    let t0 = performance.now();
+    for (const b of batches) {
+      const o = b.out;
+      addons[j].countScores(b.scores, N, b.thresholds, o.greater, o.equal, o.nan, level.level, threads);
+    }
+    ratios[j].dense.push((performance.now() - t0) / p);
+    t0 = performance.now();
+    for (const b of batches) {
+      const o = b.out;
+      indexes[j][b.side].rankTriples(b.scores, b.triples, o.keys, o.th, o.ranks, level.level, threads);
+    }
+    ratios[j].filtered.push((performance.now() - t0) / p);
+  }
+}
+console.log(`probe ${median(probes).toFixed(1)} ms (${variant.name}), ${rounds} rounds at ${levelName}:`);
+builds.forEach((b, j) => {
+  const r = ratios[j];
+  const vsFirst =
+    j === 0 ? "" : `, ${median(r.filtered.map((f, i) => f / ratios[0].filtered[i])).toFixed(3)}x the first's`;
+  console.log(
+    `  ${b}: dense ${(100 / median(r.dense)).toFixed(1)} % of the probe, filtered ${median(r.filtered).toFixed(3)}x` +
+      vsFirst,
+  );
+});
