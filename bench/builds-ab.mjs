@@ -10,7 +10,7 @@
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 
-import { fastestReadVariant, median, root } from "./lib.mjs";
+import { fastestReadVariant, fb15kTestBatches, median, root } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
@@ -38,43 +38,24 @@ const threads = addons[0].info().hardwareThreads;
 
 const d = loadDataset("fb15k-237", { datasetDir: datasetsDir });
 const N = d.numEntities;
-const test = d.splits.test;
-const rows = test.length / 3;
-const batch = 512;
-const fill = (a, seed) => {
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < a.length; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    a[i] = (x >>> 0) / 4294967296;
-  }
-  return a;
-};
-const pool = Array.from({ length: 8 }, (_, i) => fill(new Float32Array(batch * N), 100 + i));
-const batches = [];
-for (const side of ["head", "tail"]) {
-  for (let s = 0, b = 0; s < rows; s += batch, b++) {
-    const e = Math.min(rows, s + batch);
-    const r = e - s;
-    const scores = pool[b % 8].subarray(0, r * N);
-    const truth = side === "tail" ? 2 : 0;
-    batches.push({
-      side,
-      triples: test.subarray(3 * s, 3 * e),
-      scores,
-      thresholds: Float32Array.from({ length: r }, (_, i) => scores[i * N + test[3 * (s + i) + truth]]),
-      out: {
-        keys: new Int32Array(3 * r),
-        th: new Float32Array(r),
-        ranks: new Float64Array(6 * r),
-        greater: new Float64Array(r),
-        equal: new Float64Array(r),
-        nan: new Float64Array(r),
-      },
-    });
-  }
-}
+const batches = fb15kTestBatches(d.splits.test, N).batches.map(({ side, triples, scores }) => {
+  const r = triples.length / 3;
+  const truth = side === "tail" ? 2 : 0;
+  return {
+    side,
+    triples,
+    scores,
+    thresholds: Float32Array.from({ length: r }, (_, i) => scores[i * N + triples[3 * i + truth]]),
+    out: {
+      keys: new Int32Array(3 * r),
+      th: new Float32Array(r),
+      ranks: new Float64Array(6 * r),
+      greater: new Float64Array(r),
+      equal: new Float64Array(r),
+      nan: new Float64Array(r),
+    },
+  };
+});
 const filterTriples = [d.splits.train, d.splits.valid, d.splits.test];
 const indexes = addons.map((a) => ({
   head: new a.FilterIndex(filterTriples, N, d.numRelations, 0, threads),

@@ -13,7 +13,17 @@ import * as os from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { median, numpyVersion, printTable, probeRead, quantile, root, writeNpyFile, writeResult } from "./lib.mjs";
+import {
+  fb15kTestBatches,
+  median,
+  numpyVersion,
+  printTable,
+  probeRead,
+  quantile,
+  root,
+  writeNpyFile,
+  writeResult,
+} from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const { RankEvaluator } = require(join(root, "dist", "cjs", "evaluation", "evaluator.js"));
@@ -65,21 +75,7 @@ function loadTsvDataset(name) {
 // ---- 1. FB15k-237 ---------------------------------------------------------------------------------------------
 function fb15kBatches(fb, poolSize) {
   const N = fb.numEntities;
-  const rows = fb.test.length / 3;
-  const batch = 512;
-  const pool = Array.from({ length: poolSize }, (_, i) => fill(new Float32Array(batch * N), 100 + i));
-  const batches = [];
-  for (const side of ["head", "tail"]) {
-    for (let s = 0, b = 0; s < rows; s += batch, b++) {
-      const e = Math.min(rows, s + batch);
-      batches.push({
-        side,
-        triples: fb.test.subarray(3 * s, 3 * e),
-        scores: pool[b % pool.length].subarray(0, (e - s) * N),
-      });
-    }
-  }
-  return { N, rows, batch, pool, batches, filterTriples: [fb.train, fb.valid, fb.test] };
+  return { N, ...fb15kTestBatches(fb.test, N, poolSize), filterTriples: [fb.train, fb.valid, fb.test] };
 }
 
 const fb = loadTsvDataset("fb15k-237");

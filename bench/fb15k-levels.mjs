@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { probeRead, root, writeResult } from "./lib.mjs";
+import { fb15kTestBatches, probeRead, root, writeResult } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
@@ -25,27 +25,7 @@ const info = addon.info();
 if (args.includes("--child")) {
   const d = loadDataset("fb15k-237", { datasetDir: datasetsDir });
   const N = d.numEntities;
-  const test = d.splits.test;
-  const rows = test.length / 3;
-  const batch = 512;
-  const fill = (a, seed) => {
-    let x = seed >>> 0 || 1;
-    for (let i = 0; i < a.length; i++) {
-      x ^= x << 13;
-      x ^= x >>> 17;
-      x ^= x << 5;
-      a[i] = (x >>> 0) / 4294967296;
-    }
-    return a;
-  };
-  const pool = Array.from({ length: 8 }, (_, i) => fill(new Float32Array(batch * N), 100 + i));
-  const batches = [];
-  for (const side of ["head", "tail"]) {
-    for (let s = 0, b = 0; s < rows; s += batch, b++) {
-      const e = Math.min(rows, s + batch);
-      batches.push({ side, triples: test.subarray(3 * s, 3 * e), scores: pool[b % 8].subarray(0, (e - s) * N) });
-    }
-  }
+  const { batches } = fb15kTestBatches(d.splits.test, N);
   const filterTriples = [d.splits.train, d.splits.valid, d.splits.test];
   const scoreBuffers = batches.map((b) => b.scores);
   const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];

@@ -173,6 +173,39 @@ export function fillRandom(arr, seed = 1) {
   return arr;
 }
 
+/**
+ * FB15k-237's test set as the FB15k-237 benches feed it: both sides (head first), batches of 512 triples, each with
+ * its 512 score rows taken from a pool of `poolSize` buffers of xorshift values in [0, 1) (seeds 100, 101, ...)
+ * used in turn. `test` holds (head, relation, tail) rows.
+ */
+export function fb15kTestBatches(test, numEntities, poolSize = 8) {
+  const batch = 512;
+  const rows = test.length / 3;
+  const pool = Array.from({ length: poolSize }, (_, i) => {
+    const a = new Float32Array(batch * numEntities);
+    let x = 100 + i;
+    for (let j = 0; j < a.length; j++) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      a[j] = (x >>> 0) / 4294967296;
+    }
+    return a;
+  });
+  const batches = [];
+  for (const side of ["head", "tail"]) {
+    for (let s = 0, b = 0; s < rows; s += batch, b++) {
+      const e = Math.min(rows, s + batch);
+      batches.push({
+        side,
+        triples: test.subarray(3 * s, 3 * e),
+        scores: pool[b % poolSize].subarray(0, (e - s) * numEntities),
+      });
+    }
+  }
+  return { batch, rows, pool, batches };
+}
+
 /** Writes a C-order little-endian .npy (format 1.0) for the NumPy peer benchmarks. */
 export function writeNpyFile(file, array, shape) {
   const descr =
