@@ -10,7 +10,7 @@
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 
-import { fastestReadVariant, fb15kTestBatches, median, root } from "./lib.mjs";
+import { fb15kTestBatches, median, probeRead, probeVariant, root } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
@@ -38,22 +38,15 @@ const threads = addons[0].info().hardwareThreads;
 
 const d = loadDataset("fb15k-237", { datasetDir: datasetsDir });
 const N = d.numEntities;
-const batches = fb15kTestBatches(d.splits.test, N).batches.map(({ side, triples, scores }) => {
-  const r = triples.length / 3;
-  const truth = side === "tail" ? 2 : 0;
+const fb15k = fb15kTestBatches(d.splits.test, N);
+const batches = fb15k.batches.map((b, i) => {
+  const thresholds = fb15k.thresholds[i];
+  const r = thresholds.length;
+  const out = { keys: new Int32Array(3 * r), th: new Float32Array(r), ranks: new Float64Array(6 * r) };
   return {
-    side,
-    triples,
-    scores,
-    thresholds: Float32Array.from({ length: r }, (_, i) => scores[i * N + triples[3 * i + truth]]),
-    out: {
-      keys: new Int32Array(3 * r),
-      th: new Float32Array(r),
-      ranks: new Float64Array(6 * r),
-      greater: new Float64Array(r),
-      equal: new Float64Array(r),
-      nan: new Float64Array(r),
-    },
+    ...b,
+    thresholds,
+    out: { ...out, greater: new Float64Array(r), equal: new Float64Array(r), nan: new Float64Array(r) },
   };
 });
 const filterTriples = [d.splits.train, d.splits.valid, d.splits.test];
@@ -62,12 +55,8 @@ const indexes = addons.map((a) => ({
   tail: new a.FilterIndex(filterTriples, N, d.numRelations, 1, threads),
 }));
 const scoreBuffers = batches.map((b) => b.scores);
-const variant = fastestReadVariant(addons[0], scoreBuffers, 5, threads);
-const probe = () => {
-  const t0 = performance.now();
-  for (const b of scoreBuffers) addons[0].bandwidthRead(b, variant.level, threads, variant.streaming);
-  return performance.now() - t0;
-};
+const variant = probeVariant(addons[0], scoreBuffers, threads);
+const probe = () => probeRead(addons[0], scoreBuffers, threads);
 
 const probes = [];
 const ratios = builds.map(() => ({ dense: [], filtered: [] }));

@@ -21,6 +21,7 @@ import {
   probeRead,
   quantile,
   root,
+  xorshift,
   writeNpyFile,
   writeResult,
 } from "./lib.mjs";
@@ -44,15 +45,6 @@ const hw = info?.hardwareThreads;
 const report = {};
 const now = () => performance.now();
 
-function xorshift(seed) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 4294967296;
-  };
-}
 function fill(arr, seed) {
   const r = xorshift(seed);
   for (let i = 0; i < arr.length; i++) arr[i] = r();

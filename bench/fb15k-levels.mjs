@@ -25,16 +25,12 @@ const info = addon.info();
 if (args.includes("--child")) {
   const d = loadDataset("fb15k-237", { datasetDir: datasetsDir });
   const N = d.numEntities;
-  const { batches } = fb15kTestBatches(d.splits.test, N);
+  const { batches, thresholds } = fb15kTestBatches(d.splits.test, N);
   const filterTriples = [d.splits.train, d.splits.valid, d.splits.test];
   const scoreBuffers = batches.map((b) => b.scores);
   const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
   // Dense counting of the same rows (each row's own true entity's score as its threshold, no filter): what the
   // filtered path adds over it is the filter's work.
-  const thresholds = batches.map((b) => {
-    const r = b.triples.length / 3;
-    return Float32Array.from({ length: r }, (_, i) => b.scores[i * N + b.triples[3 * i + (b.side === "tail" ? 2 : 0)]]);
-  });
   const dense = () =>
     batches.forEach((b, i) => countScoresSync({ scores: b.scores, numColumns: N, thresholds: thresholds[i] }));
   const evaluators = Array.from({ length: 2 * REPS }, () => new RankEvaluator({ numEntities: N, filterTriples }));

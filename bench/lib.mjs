@@ -104,15 +104,19 @@ export function readVariants(addon) {
  * this.
  */
 export function probeRead(addon, buffers, threads = addon.info().hardwareThreads) {
+  return timeRead(addon, buffers, probeVariant(addon, buffers, threads), threads);
+}
+
+/** probeRead's variant for `buffers`: chosen on the first call for that list (the caller's array), then kept. */
+export function probeVariant(addon, buffers, threads = addon.info().hardwareThreads) {
   let variant = probeVariants.get(buffers);
   if (variant === undefined) {
     variant = fastestReadVariant(addon, buffers, 5, threads);
     probeVariants.set(buffers, variant);
   }
-  return timeRead(addon, buffers, variant, threads);
+  return variant;
 }
 
-/** probeRead's variant per buffer list (the caller's array). */
 const probeVariants = new WeakMap();
 
 /** The probe variant that reads `buffers` fastest, by the median of `reps` rounds (for timers that take one call). */
@@ -173,37 +177,43 @@ export function fillRandom(arr, seed = 1) {
   return arr;
 }
 
+/** A deterministic generator of values in [0, 1) (32-bit xorshift, Marsaglia), seeded with any nonzero integer. */
+export function xorshift(seed) {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 4294967296;
+  };
+}
+
 /**
  * FB15k-237's test set as the FB15k-237 benches feed it: both sides (head first), batches of 512 triples, each with
- * its 512 score rows taken from a pool of `poolSize` buffers of xorshift values in [0, 1) (seeds 100, 101, ...)
- * used in turn. `test` holds (head, relation, tail) rows.
+ * its 512 score rows taken from a pool of `poolSize` buffers of xorshift values (seeds 100, 101, ...) used in turn
+ * (the batches are evaluator batches as they are); `thresholds[i]` holds batch i's rows' own true answers' scores.
+ * `test` holds (head, relation, tail) rows.
  */
 export function fb15kTestBatches(test, numEntities, poolSize = 8) {
   const batch = 512;
   const rows = test.length / 3;
   const pool = Array.from({ length: poolSize }, (_, i) => {
-    const a = new Float32Array(batch * numEntities);
-    let x = 100 + i;
-    for (let j = 0; j < a.length; j++) {
-      x ^= x << 13;
-      x ^= x >>> 17;
-      x ^= x << 5;
-      a[j] = (x >>> 0) / 4294967296;
-    }
-    return a;
+    const next = xorshift(100 + i);
+    return new Float32Array(batch * numEntities).map(next);
   });
   const batches = [];
+  const thresholds = [];
   for (const side of ["head", "tail"]) {
+    const truth = side === "tail" ? 2 : 0;
     for (let s = 0, b = 0; s < rows; s += batch, b++) {
       const e = Math.min(rows, s + batch);
-      batches.push({
-        side,
-        triples: test.subarray(3 * s, 3 * e),
-        scores: pool[b % poolSize].subarray(0, (e - s) * numEntities),
-      });
+      const triples = test.subarray(3 * s, 3 * e);
+      const scores = pool[b % poolSize].subarray(0, (e - s) * numEntities);
+      batches.push({ side, triples, scores });
+      thresholds.push(Float32Array.from({ length: e - s }, (_, i) => scores[i * numEntities + triples[3 * i + truth]]));
     }
   }
-  return { batch, rows, pool, batches };
+  return { batch, rows, pool, batches, thresholds };
 }
 
 /** Writes a C-order little-endian .npy (format 1.0) for the NumPy peer benchmarks. */
