@@ -10,20 +10,13 @@
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 
-import { fb15kTestBatches, median, probeRead, probeVariant, root } from "./lib.mjs";
+import { fb15kTestBatches, median, probeRead, probeVariant, root, takeOption } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(name);
-  if (i < 0) return fallback;
-  const value = args[i + 1];
-  args.splice(i, 2);
-  return value;
-};
-const rounds = Number(option("--rounds", "11"));
-const levelName = option("--level", "avx512");
-const datasetsDir = resolve(option("--datasets", resolve(root, "..", "shared", "datasets")));
+const rounds = Number(takeOption(args, "--rounds", "11"));
+const levelName = takeOption(args, "--level", "avx512");
+const datasetsDir = resolve(takeOption(args, "--datasets", resolve(root, "..", "shared", "datasets")));
 const builds = args.map((p) => resolve(p));
 if (builds.length < 2 || !Number.isInteger(rounds) || rounds < 1) {
   console.error("usage: node bench/builds-ab.mjs [--rounds N] [--level NAME] [--datasets DIR] a.node b.node ...");

@@ -9,6 +9,18 @@ import { fileURLToPath } from "node:url";
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const resultsDir = join(root, "bench", "results");
 
+/**
+ * Takes `--name VALUE` out of `args` (a command line's arguments, changed in place so that what is left is the
+ * positional ones) and returns VALUE, or `fallback` when the option is not there.
+ */
+export function takeOption(args, name, fallback) {
+  const i = args.indexOf(name);
+  if (i < 0) return fallback;
+  const value = args[i + 1];
+  args.splice(i, 2);
+  return value;
+}
+
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;

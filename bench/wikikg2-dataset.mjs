@@ -12,18 +12,13 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+import { takeOption } from "./lib.mjs";
+
 const args = process.argv.slice(2);
-const flag = (name, dflt) => {
-  const i = args.indexOf(name);
-  if (i < 0) return dflt;
-  const v = args[i + 1];
-  args.splice(i, 2);
-  return v;
-};
-const seed = Number(flag("--seed", "1"));
-const scale = Number(flag("--scale", "1"));
-const idsDir = flag("--ids", null);
-const npzDir = flag("--npz", null);
+const seed = Number(takeOption(args, "--seed", "1"));
+const scale = Number(takeOption(args, "--scale", "1"));
+const idsDir = takeOption(args, "--ids", null);
+const npzDir = takeOption(args, "--npz", null);
 const dir = args[0] ?? join(tmpdir(), "kgrank-wikikg2");
 
 const E = Math.round(2_500_604 * scale);
