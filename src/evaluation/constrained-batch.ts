@@ -48,12 +48,8 @@ export function rankConstrainedBatch(
     }
   }
   const threads = batch.threads === undefined ? ctx.threads : threadCount(batch.threads);
-  const keys = new Int32Array(3 * rows);
-  const relation = keys.subarray(0, rows);
-  const anchor = keys.subarray(rows, 2 * rows);
-  const truth = keys.subarray(2 * rows);
-  const th = scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows);
-  const out = new Float64Array(6 * rows);
+  const { out, keys } = ctx.arena.take(rows);
+  const th = ctx.arena.thresholds(rows, scores instanceof Float32Array);
   const problem = c.index[side]!.rankTriplesConstrained(
     scores,
     triples,
@@ -65,7 +61,13 @@ export function rankConstrainedBatch(
     threads,
   );
   if (problem) {
-    const tasks = { side, relation, origAnchor: anchor, origTruth: truth };
+    ctx.arena.giveBack(rows);
+    const tasks = {
+      side,
+      relation: keys.subarray(0, rows),
+      origAnchor: keys.subarray(rows, 2 * rows),
+      origTruth: keys.subarray(2 * rows),
+    };
     if (problem.status === StatusCode.NanTrueScore) throw nanTrueTask(tasks, problem.index);
     if (problem.status === StatusCode.NotInIndex) throw notInFilter(tasks, problem.index);
     // The ids were checked above and the sets are the evaluator's own: memory another thread writes.

@@ -31,6 +31,7 @@ import { combineEntityShards, type EntityShard, entityShardOption } from "./enti
 import { runStreamed } from "./streamed-model";
 import type { EmbeddingModel } from "../scoring/embedding-model";
 import type { RankResults } from "./results";
+import { ColumnArena } from "./column-arena";
 import { countAsync, countSync, finishBatch, prepareScoreBatch, rankFilteredBatch } from "./score-batch";
 import { type CandidateConstraint, candidateConstraint, rankConstrainedBatch } from "./constrained-batch";
 import type { CandidateSets } from "../ranking/candidate-sets";
@@ -175,6 +176,7 @@ export class RankEvaluator {
       filter: this.filter,
       threads,
       entityRange: this.entityShard ? [this.entityShard.begin, this.entityShard.end] : null,
+      arena: new ColumnArena(),
     };
     this.constraint = candidates ? candidateConstraint(candidates, this.context) : null;
   }

@@ -152,14 +152,14 @@ export function rankFilteredBatch(
   const rows = triples.length / 3;
   if (rows === 0 || !Number.isInteger(rows) || scores.length !== rows * ctx.numEntities) return null;
   const threads = batch.threads === undefined ? ctx.threads : threadCount(batch.threads);
-  const keys = new Int32Array(3 * rows);
-  const relation = keys.subarray(0, rows);
-  const anchor = keys.subarray(rows, 2 * rows);
-  const truth = keys.subarray(2 * rows);
-  const th = scores instanceof Float32Array ? new Float32Array(rows) : new Float64Array(rows);
-  const out = new Float64Array(6 * rows);
+  const { out, keys } = ctx.arena.take(rows);
+  const th = ctx.arena.thresholds(rows, scores instanceof Float32Array);
   const problem = index.rankTriples(scores, triples, keys, th, out, threads);
   if (problem) {
+    ctx.arena.giveBack(rows);
+    const relation = keys.subarray(0, rows);
+    const anchor = keys.subarray(rows, 2 * rows);
+    const truth = keys.subarray(2 * rows);
     // An id out of range: the general path checks the triples and reports it.
     if (problem.status === StatusCode.IdOutOfRange) return null;
     const tasks = { side, relation, origAnchor: anchor, origTruth: truth };

@@ -10,6 +10,7 @@ import { KgrankInputError, nanTrueScore } from "../checks/errors";
 import { describe, isArrayLike } from "../checks/validate";
 import type { FilterIndexHandle, FloatArray } from "../contract/kernels";
 import type { EvaluationSide } from "./types";
+import type { ColumnArena } from "./column-arena";
 
 /** What a batch needs of its evaluator. */
 export interface BatchContext {
@@ -21,6 +22,8 @@ export interface BatchContext {
   threads: number | undefined;
   /** An entity shard's entity range [begin, end) (RankEvaluatorOptions.entityShard), or null for every entity. */
   entityRange: [number, number] | null;
+  /** Where the one-call batches' columns are written (src/evaluation/column-arena.ts). */
+  arena: ColumnArena;
 }
 
 /** A checked array of ids in [0, bound) (any id below 2^31 when bound is null), not empty. */

@@ -17,7 +17,10 @@ export interface CountScoresOptions {
   threads?: number;
 }
 
-/** Per-row counts: entries greater than, equal to (-0 equals +0), and NaN. A NaN threshold counts 0 and 0. */
+/**
+ * Per-row counts: entries greater than, equal to (-0 equals +0), and NaN. A NaN threshold counts 0 and 0. The three
+ * arrays are views of one buffer.
+ */
 export type CountScoresResult = CountBuffers;
 
 interface Prepared {
@@ -46,9 +49,15 @@ function prepare(args: unknown, isAsync = false): Prepared {
     thresholds,
     inexactRows,
     threads: threadCount(options.threads),
-    out: { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows) },
+    out: countBuffers(rows),
     call: asyncArgs,
   };
+}
+
+/** The three count columns, views of one buffer: V8 takes about 5 us to create an ArrayBuffer (2-3 % of counting a 512-row FB15k-237 batch). */
+function countBuffers(rows: number): CountBuffers {
+  const b = new Float64Array(3 * rows);
+  return { greater: b.subarray(0, rows), equal: b.subarray(rows, 2 * rows), nan: b.subarray(2 * rows) };
 }
 
 function finish(p: Prepared): CountScoresResult {
