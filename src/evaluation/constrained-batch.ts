@@ -48,20 +48,19 @@ export function rankConstrainedBatch(
     }
   }
   const threads = batch.threads === undefined ? ctx.threads : threadCount(batch.threads);
-  const { out, keys } = ctx.arena.take(rows);
+  const arrays = c.sets.arrays(side);
+  const taken = ctx.arena.take(rows);
+  const { out, keys } = taken;
   const th = ctx.arena.thresholds(rows, scores instanceof Float32Array);
-  const problem = c.index[side]!.rankTriplesConstrained(
-    scores,
-    triples,
-    c.filtered,
-    c.sets.arrays(side),
-    keys,
-    th,
-    out,
-    threads,
-  );
+  let problem;
+  try {
+    problem = c.index[side]!.rankTriplesConstrained(scores, triples, c.filtered, arrays, keys, th, out, threads);
+  } catch (e) {
+    ctx.arena.giveBack(taken);
+    throw e;
+  }
   if (problem) {
-    ctx.arena.giveBack(rows);
+    ctx.arena.giveBack(taken);
     const tasks = {
       side,
       relation: keys.subarray(0, rows),

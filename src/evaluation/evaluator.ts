@@ -757,6 +757,7 @@ export class RankEvaluator {
       bootstrap,
     );
     this.finished = true;
+    this.context.arena.release(); // no batch comes after finalize
     return run;
   }
 }

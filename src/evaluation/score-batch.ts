@@ -152,11 +152,18 @@ export function rankFilteredBatch(
   const rows = triples.length / 3;
   if (rows === 0 || !Number.isInteger(rows) || scores.length !== rows * ctx.numEntities) return null;
   const threads = batch.threads === undefined ? ctx.threads : threadCount(batch.threads);
-  const { out, keys } = ctx.arena.take(rows);
+  const taken = ctx.arena.take(rows);
+  const { out, keys } = taken;
   const th = ctx.arena.thresholds(rows, scores instanceof Float32Array);
-  const problem = index.rankTriples(scores, triples, keys, th, out, threads);
+  let problem;
+  try {
+    problem = index.rankTriples(scores, triples, keys, th, out, threads);
+  } catch (e) {
+    ctx.arena.giveBack(taken);
+    throw e;
+  }
   if (problem) {
-    ctx.arena.giveBack(rows);
+    ctx.arena.giveBack(taken);
     const relation = keys.subarray(0, rows);
     const anchor = keys.subarray(rows, 2 * rows);
     const truth = keys.subarray(2 * rows);
