@@ -51,6 +51,28 @@ export class ColumnArena {
     return room(this.block, at, rows);
   }
 
+  /**
+   * One kernel call on a batch's room and thresholds (of the scores' type): `call` returns null, or a problem, and
+   * then the room is given back, as it is when the call throws. The room comes back either way (a problem's message
+   * reads the keys it wrote; nothing takes the room before the caller's next batch).
+   */
+  rankInto<P>(
+    rows: number,
+    float32: boolean,
+    call: (room: BatchRoom, thresholds: FloatArray) => P | null,
+  ): { room: BatchRoom; problem: P | null } {
+    const taken = this.take(rows);
+    let problem: P | null;
+    try {
+      problem = call(taken, this.thresholds(rows, float32));
+    } catch (e) {
+      this.giveBack(taken);
+      throw e;
+    }
+    if (problem) this.giveBack(taken);
+    return { room: taken, problem };
+  }
+
   /** Gives back `taken`, the last take() (its batch failed: nothing adopted its columns); a buffer of its own is dropped. */
   giveBack(taken: BatchRoom): void {
     if (taken.out.buffer === this.block && taken.keys.byteOffset + taken.keys.byteLength === this.used) {

@@ -9,7 +9,7 @@ import { KgrankInputError } from "../checks/errors";
 import { type FilterIndexHandle, StatusCode } from "../contract/kernels";
 import type { CandidateSets } from "../ranking/candidate-sets";
 import { threadCount, type Unchecked } from "../checks/validate";
-import { checkScoreBatch, rankColumns } from "./score-batch";
+import { batchTasks, checkScoreBatch, rankColumns } from "./score-batch";
 import { type BatchContext, nanTrueTask, notInFilter } from "./selection";
 import type { TaskColumns } from "./task-buffer";
 import type { EvaluationSide, ScoreBatch } from "./types";
@@ -49,24 +49,11 @@ export function rankConstrainedBatch(
   }
   const threads = batch.threads === undefined ? ctx.threads : threadCount(batch.threads);
   const arrays = c.sets.arrays(side);
-  const taken = ctx.arena.take(rows);
-  const { out, keys } = taken;
-  const th = ctx.arena.thresholds(rows, scores instanceof Float32Array);
-  let problem;
-  try {
-    problem = c.index[side]!.rankTriplesConstrained(scores, triples, c.filtered, arrays, keys, th, out, threads);
-  } catch (e) {
-    ctx.arena.giveBack(taken);
-    throw e;
-  }
+  const { room, problem } = ctx.arena.rankInto(rows, scores instanceof Float32Array, ({ out, keys }, th) =>
+    c.index[side]!.rankTriplesConstrained(scores, triples, c.filtered, arrays, keys, th, out, threads),
+  );
   if (problem) {
-    ctx.arena.giveBack(taken);
-    const tasks = {
-      side,
-      relation: keys.subarray(0, rows),
-      origAnchor: keys.subarray(rows, 2 * rows),
-      origTruth: keys.subarray(2 * rows),
-    };
+    const tasks = batchTasks(side, room.keys, rows);
     if (problem.status === StatusCode.NanTrueScore) throw nanTrueTask(tasks, problem.index);
     if (problem.status === StatusCode.NotInIndex) throw notInFilter(tasks, problem.index);
     // The ids were checked above and the sets are the evaluator's own: memory another thread writes.
@@ -76,5 +63,5 @@ export function rankConstrainedBatch(
         "arrays that stay unchanged during the call",
     );
   }
-  return { side, columns: rankColumns(out, keys, rows) };
+  return { side, columns: rankColumns(room.out, room.keys, rows) };
 }

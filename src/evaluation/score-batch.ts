@@ -152,28 +152,31 @@ export function rankFilteredBatch(
   const rows = triples.length / 3;
   if (rows === 0 || !Number.isInteger(rows) || scores.length !== rows * ctx.numEntities) return null;
   const threads = batch.threads === undefined ? ctx.threads : threadCount(batch.threads);
-  const taken = ctx.arena.take(rows);
-  const { out, keys } = taken;
-  const th = ctx.arena.thresholds(rows, scores instanceof Float32Array);
-  let problem;
-  try {
-    problem = index.rankTriples(scores, triples, keys, th, out, threads);
-  } catch (e) {
-    ctx.arena.giveBack(taken);
-    throw e;
-  }
+  const { room, problem } = ctx.arena.rankInto(rows, scores instanceof Float32Array, ({ out, keys }, th) =>
+    index.rankTriples(scores, triples, keys, th, out, threads),
+  );
   if (problem) {
-    ctx.arena.giveBack(taken);
-    const relation = keys.subarray(0, rows);
-    const anchor = keys.subarray(rows, 2 * rows);
-    const truth = keys.subarray(2 * rows);
     // An id out of range: the general path checks the triples and reports it.
     if (problem.status === StatusCode.IdOutOfRange) return null;
-    const tasks = { side, relation, origAnchor: anchor, origTruth: truth };
+    const tasks = batchTasks(side, room.keys, rows);
     if (problem.status === StatusCode.NanTrueScore) throw nanTrueTask(tasks, problem.index);
     throw notInFilter(tasks, problem.index);
   }
-  return { side, columns: rankColumns(out, keys, rows) };
+  return { side, columns: rankColumns(room.out, room.keys, rows) };
+}
+
+/** A one-call batch's keys (relation | anchor | truth, `rows` each) as the tasks its problems are reported for. */
+export function batchTasks(
+  side: EvaluationSide,
+  keys: Int32Array,
+  rows: number,
+): { side: EvaluationSide; relation: Int32Array; origAnchor: Int32Array; origTruth: Int32Array } {
+  return {
+    side,
+    relation: keys.subarray(0, rows),
+    origAnchor: keys.subarray(rows, 2 * rows),
+    origTruth: keys.subarray(2 * rows, 3 * rows),
+  };
 }
 
 /**
