@@ -177,15 +177,10 @@ export function printTable(header, rows) {
   for (const r of rows) console.log(line(r));
 }
 
-/** Fills a float array with pseudo-random values in [-1, 1) quickly (xorshift), deterministic. */
+/** Fills a float array with pseudo-random values in [-1, 1) (xorshift's, doubled and shifted: exact), deterministic. */
 export function fillRandom(arr, seed = 1) {
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < arr.length; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    arr[i] = (x >>> 0) / 2147483648 - 1;
-  }
+  const next = xorshift(seed);
+  for (let i = 0; i < arr.length; i++) arr[i] = 2 * next() - 1;
   return arr;
 }
 
