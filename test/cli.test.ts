@@ -730,7 +730,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     // The dataset's flag and file are named, not the library's argument ("numEntities") or finalize().
     expectUserError(
       await kgrank(["evaluate", "--dataset-dir", make("empty-train", "", "a\tr\tb\n")]),
-      /--dataset: .*train\.tsv holds no triple: entity and relation ids come from the training triples/,
+      /--dataset-dir: .*train\.tsv holds no triple: entity and relation ids come from the training triples/,
     );
     expectUserError(
       await kgrank(["evaluate", "--dataset-dir", make("unseen", "a\tr\tb\n", "x\tr\ty\nz\tq\tw\n")]),
@@ -1159,6 +1159,25 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     const r = await kgrank(["evaluate", "--dataset-dir", d, "--format", "json"]);
     expect(r.status, r.stderr).toBe(0); // CRLF and BOM accepted
     expect(JSON.parse(r.stdout).triples).toBe(2);
+  });
+
+  it("a file found through --dataset-dir is that flag's error: a Latin-1 train.tsv, a bad id-array split", async () => {
+    const d = mkdtempSync(path.join(dir, "ds-latin1-"));
+    writeFileSync(path.join(d, "train.tsv"), Buffer.from("a\tr\tcaf\u00e9\n", "latin1"));
+    writeFileSync(path.join(d, "valid.tsv"), "a\tr\ta\n");
+    writeFileSync(path.join(d, "test.tsv"), "a\tr\ta\n");
+    expectUserError(
+      await kgrank(["evaluate", "--dataset-dir", d]),
+      /^kgrank: --dataset-dir: .*ds-latin1-\w+\/train\.tsv: line 1 is not valid UTF-8/,
+    );
+    // by name under --dataset-dir too: the folder flag led to the file
+    const root2 = mkdtempSync(path.join(dir, "ds-root-"));
+    mkdirSync(path.join(root2, "wn18rr"));
+    for (const s of ["train", "valid", "test"]) writeFileSync(path.join(root2, "wn18rr", `${s}.tsv`), "a\tr\n");
+    expectUserError(
+      await kgrank(["evaluate", "--dataset", "wn18rr", "--dataset-dir", root2]),
+      /^kgrank: --dataset-dir: .*wn18rr\/train\.tsv: line 1 has 2 tab-separated fields/,
+    );
   });
 
   it("metrics --ranks (.txt, .json, .npy) with and without candidate counts", async () => {
