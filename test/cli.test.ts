@@ -1286,6 +1286,25 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       await kgrank(["compare", "rf-nc.npz", "rf.state"]),
       /^kgrank: rf-nc\.npz: array num_candidates, entry 1: 2\.5 is not a candidate count/,
     );
+    // A plain decimal past 2^31 - 1 is no count kgrank wrote: the file, line / entry and column are named.
+    expectUserError(
+      await kgrank(["compare", edited("rf-huge.tsv", 7, "3000000000"), "rf.state"]),
+      /^kgrank: rf-huge\.tsv: line 2, column num_candidates: 3000000000 candidates are more than 2147483647/,
+    );
+    writeNpz(p("rf-huge.npz"), {
+      side: { data: side },
+      head: { data: ids },
+      relation: { data: ids },
+      tail: { data: ids },
+      optimistic: { data: Float64Array.of(1, 1) },
+      realistic: { data: Float64Array.of(1, 1) },
+      pessimistic: { data: Float64Array.of(1, 1) },
+      num_candidates: { data: Float64Array.of(14, 3e9) },
+    });
+    expectUserError(
+      await kgrank(["compare", "rf-huge.npz", "rf.state"]),
+      /^kgrank: rf-huge\.npz: array num_candidates, entry 1: 3000000000 candidates are more than 2147483647/,
+    );
   });
 
   it("adjust: z and adjusted index of published numbers from the filtered candidate counts", async () => {
