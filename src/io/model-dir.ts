@@ -256,12 +256,20 @@ function configValue(
 ): number | boolean | undefined {
   if (!Object.hasOwn(config, key)) return undefined;
   const v = config[key];
+  // The largest width a config may give: past 2^31 - 1 a value is no width (1e308 doubled is Infinity).
+  const MAX_DIMENSION = 2147483647;
   const ok =
     kind === "boolean"
       ? typeof v === "boolean"
-      : typeof v === "number" && Number.isFinite(v) && (kind === "number" || (Number.isInteger(v) && v >= 1));
+      : typeof v === "number" &&
+        Number.isFinite(v) &&
+        (kind === "number" || (Number.isInteger(v) && v >= 1 && v <= MAX_DIMENSION));
   if (!ok) {
-    const want = { dimension: "a positive integer", number: "a finite number", boolean: "true or false" }[kind];
+    const want = {
+      dimension: `a positive integer (an embedding width, at most ${MAX_DIMENSION})`,
+      number: "a finite number",
+      boolean: "true or false",
+    }[kind];
     throw new KgrankInputError("modelDir", `${configFile}: ${key} is ${jsonValue(v)}, expected ${want}`);
   }
   return v as number | boolean;
