@@ -446,6 +446,46 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     }
   });
 
+  it("--model-dir without --dataset reads the dataset config.json names; a --dataset that contradicts it names both", async () => {
+    const d = path.join(dir, "config-names-dataset");
+    mkdirSync(d, { recursive: true });
+    writeFileSync(path.join(d, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
+    writeFileSync(path.join(d, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
+    const config = { model: "DistMult", dataset: "Nations", hidden_dim: 16, double_entity_embedding: false };
+    writeFileSync(path.join(d, "config.json"), JSON.stringify(config));
+    const named = await kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
+    expect(named.status, named.stderr).toBe(0);
+    const fromConfig = await runIn(["evaluate", "--model-dir", d, "--format", "json", "--quiet"], dir);
+    expect(fromConfig.status, fromConfig.stderr).toBe(0);
+    expect(JSON.parse(fromConfig.stdout).results).toEqual(JSON.parse(named.stdout).results);
+    expect(JSON.parse(fromConfig.stdout).dataset).toMatch(/^nations/);
+
+    // A model of FB15k-237 given --dataset nations: both named, not "give the id map (--entity-ids)".
+    writeFileSync(path.join(d, "config.json"), JSON.stringify({ ...config, dataset: "FB15k-237" }));
+    const contradicts = await kgrank(["--model-dir", d, "--quiet"]);
+    expectUserError(
+      contradicts,
+      /^kgrank: --dataset: "nations" is not the dataset .*config\.json names \("FB15k-237", fb15k-237\).*leave out --dataset to evaluate on fb15k-237/,
+    );
+    expect(contradicts.stderr).not.toMatch(/--entity-ids/);
+    for (const args of [["evaluate"], ["predict", "--top-k", "3", "-o", "cfg.npz"]]) {
+      // Without --dataset, config.json's FB15k-237 is read: here a folder of that name under --dataset-dir.
+      const root2 = path.join(dir, "config-datasets");
+      mkdirSync(path.join(root2, "fb15k-237"), { recursive: true });
+      for (const s of ["train", "valid", "test"])
+        copyFileSync(path.join(__dirname, "..", "data", "nations", `${s}.tsv`), path.join(root2, "fb15k-237", `${s}.tsv`));
+      const r = await runIn([...args, "--model-dir", d, "--dataset-dir", root2, "--quiet"], dir);
+      expect(r.status, r.stderr).toBe(0);
+      // A name kgrank does not know (OGB's own): its folder is asked for.
+      writeFileSync(path.join(d, "config.json"), JSON.stringify({ ...config, dataset: "ogbl-wikikg2" }));
+      expectUserError(
+        await runIn([...args, "--model-dir", d, "--quiet"], dir),
+        /^kgrank: --dataset: is not given and .*config\.json names the dataset "ogbl-wikikg2", which kgrank does not know by name: give its folder \(--dataset-dir DIR/,
+      );
+      writeFileSync(path.join(d, "config.json"), JSON.stringify({ ...config, dataset: "FB15k-237" }));
+    }
+  });
+
   it("a deflated .npz and a float64 safetensors file print what the .npy files print, byte for byte", async () => {
     writeFileSync(path.join(dir, "entity.npz"), zip([deflated("entity.npy", encodeNpy(ent, [n, 16]))]));
     writeFileSync(

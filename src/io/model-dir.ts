@@ -238,6 +238,22 @@ function mapRows(m: NpyData, rowLabels: string[], labels: readonly string[], map
   return { data, shape: [labels.length, cols], dtype: m.dtype };
 }
 
+/**
+ * The dataset a model directory's config.json names (its `dataset` key, as OGB's KnowledgeGraphEmbedding code and
+ * DGL-KE save their run's arguments), with the config's path; null when there is no readable config or no such
+ * string. Loading the model reports a broken config with its own messages.
+ */
+export function modelDirDataset(dir: string): { file: string; dataset: string } | null {
+  const file = path.join(dir, "config.json");
+  try {
+    const config = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(readRegularFile(file, "modelDir")));
+    const dataset = (config as Record<string, unknown> | null)?.dataset;
+    return typeof dataset === "string" && dataset.trim() !== "" ? { file, dataset } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A config.json value as it is written there (JSON), bounded, for messages. */
 function jsonValue(v: unknown): string {
   const text = JSON.stringify(v) ?? String(v);

@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { KgrankInputError } from "../checks/errors";
 import { readArray } from "../io/array-file";
 import type { NpyData } from "../io/npy";
+import { modelDirDataset } from "../io/model-dir";
 import { readNpz } from "../io/npz";
 import { writeNpz } from "../io/npz-write";
 import type { Split } from "../io/datasets";
@@ -93,10 +94,11 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   if (opts.queries && opts.triples) {
     throw new KgrankInputError("--queries", "and --triples do not mix: give triples (answer known) or queries (none)");
   }
-  if (!opts.dataset && !opts.datasetDir) {
+  if (!opts.dataset && !opts.datasetDir && !(opts.modelDir && modelDirDataset(opts.modelDir))) {
     throw new KgrankInputError(
       "--dataset",
-      "is required: a model's embeddings belong to the dataset it was trained on; give --dataset NAME or --dataset-dir DIR",
+      "is required: a model's embeddings belong to the dataset it was trained on; give --dataset NAME or --dataset-dir DIR " +
+        "(or a --model-dir whose config.json names its dataset)",
     );
   }
   if (!opts.modelDir && !opts.interaction && !opts.entityEmbeddings) {
