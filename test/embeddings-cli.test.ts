@@ -348,7 +348,10 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       [{ gamma: "6" }, /config\.json: gamma is "6", expected a finite number/],
       [{ hidden_dim: 1e-300 }, /config\.json: hidden_dim is 1e-300, expected a positive integer/],
       // A whole number past any width (2 x 1e308 is Infinity): the key and the value, not "Infinity columns".
-      [{ hidden_dim: 1e308 }, /config\.json: hidden_dim is 1e\+308, expected a positive integer \(an embedding width, at most 2147483647\)/],
+      [
+        { hidden_dim: 1e308 },
+        /config\.json: hidden_dim is 1e\+308, expected a positive integer \(an embedding width, at most 2147483647\)/,
+      ],
       [{ double_entity_embedding: "yes" }, /config\.json: double_entity_embedding is "yes", expected true or false/],
       [{ gamma: -2 }, /config\.json: gamma is -2, expected more than -2/],
       [{ model: "__proto__" }, /config\.json: model is "__proto__", expected one of TransE/],
@@ -473,7 +476,10 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       const root2 = path.join(dir, "config-datasets");
       mkdirSync(path.join(root2, "fb15k-237"), { recursive: true });
       for (const s of ["train", "valid", "test"])
-        copyFileSync(path.join(__dirname, "..", "data", "nations", `${s}.tsv`), path.join(root2, "fb15k-237", `${s}.tsv`));
+        copyFileSync(
+          path.join(__dirname, "..", "data", "nations", `${s}.tsv`),
+          path.join(root2, "fb15k-237", `${s}.tsv`),
+        );
       const r = await runIn([...args, "--model-dir", d, "--dataset-dir", root2, "--quiet"], dir);
       expect(r.status, r.stderr).toBe(0);
       // A name kgrank does not know (OGB's own): its folder is asked for.

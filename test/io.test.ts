@@ -714,7 +714,10 @@ describe("datasets", () => {
       [1, 1, 0],
       [3, 0, 999],
     ]);
-    for (const ds of [loadDataset(undefined, { datasetDir: d }), await loadDatasetAsync(undefined, { datasetDir: d })]) {
+    for (const ds of [
+      loadDataset(undefined, { datasetDir: d }),
+      await loadDatasetAsync(undefined, { datasetDir: d }),
+    ]) {
       expect([ds.numEntities, ds.numRelations]).toEqual([1000, 2]);
       expect(ds.entityLabels.length).toBe(1000);
       expect([ds.entityLabels[0], ds.entityLabels[999], ds.entityLabels[1000]]).toEqual(["0", "999", undefined]);
@@ -747,7 +750,10 @@ describe("datasets", () => {
     expect(load).toThrow(/^datasetDir: \/.*valid\.npy: .*/);
     const big = Buffer.alloc(24);
     big.writeBigInt64BE(2n ** 60n, 8);
-    writeFileSync(path.join(d, "valid.npy"), Buffer.concat([header("{'descr': '>i8', 'fortran_order': False, 'shape': (1, 3), }"), big]));
+    writeFileSync(
+      path.join(d, "valid.npy"),
+      Buffer.concat([header("{'descr': '>i8', 'fortran_order': False, 'shape': (1, 3), }"), big]),
+    );
     expect(load).toThrow(/^datasetDir: \/.*valid\.npy: /);
   });
 

@@ -310,7 +310,16 @@ describe("kgrank report and plot", () => {
       expect(text, file).toMatch(/militaryalliance \(\d+\)/);
       expect(text, file).not.toMatch(/>0 \(\d+\)</);
     };
-    await kgrank(["plot", "relations", "mykg-txt.state", "--dataset-dir", "mykg-txt", "--output", "rel.svg", "--quiet"]);
+    await kgrank([
+      "plot",
+      "relations",
+      "mykg-txt.state",
+      "--dataset-dir",
+      "mykg-txt",
+      "--output",
+      "rel.svg",
+      "--quiet",
+    ]);
     labelled("rel.svg");
     await kgrank(["report", "mykg-txt.state", "--dataset-dir", "mykg-txt", "--output", "mykg-txt.html", "--quiet"]);
     labelled("mykg-txt.html");

@@ -61,7 +61,8 @@ function trainingTriples(
   const asked = opts.dataset !== undefined || opts.datasetDir !== undefined;
   // --dataset-dir without --dataset names the dataset folder itself when it holds the splits (as `kgrank evaluate
   // --dataset-dir DIR` read it: the state then records the folder's name), else the folder of the recorded dataset.
-  const ownFolder = opts.dataset === undefined && opts.datasetDir !== undefined && datasetDirHoldsSplits(opts.datasetDir);
+  const ownFolder =
+    opts.dataset === undefined && opts.datasetDir !== undefined && datasetDirHoldsSplits(opts.datasetDir);
   const name = ownFolder ? undefined : (opts.dataset ?? recorded ?? undefined);
   if (!asked && name === undefined) {
     return {
@@ -167,7 +168,11 @@ export async function plotCommand(
     throw new KgrankInputError("NAME", `"${name.slice(0, 40)}" is not a plot; choose ${PLOT_NAMES.join(", ")}`);
   }
   // The breakdown plots need the training triples; the per-relation one takes its labels from the dataset.
-  const run = await reportRun(file, TRAIN_PLOTS.includes(name as PlotName) || name === "relations" ? opts : {}, new Map());
+  const run = await reportRun(
+    file,
+    TRAIN_PLOTS.includes(name as PlotName) || name === "relations" ? opts : {},
+    new Map(),
+  );
   const { head, tail } = run.results.info.tasks;
   if (head + tail === 0) {
     throw new KgrankInputError(

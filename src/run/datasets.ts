@@ -35,7 +35,7 @@ export interface DatasetFlags {
  * entities. Without --dataset and --dataset-dir, a config naming a dataset kgrank does not know is an error saying to
  * give its folder.
  */
-export function runDataset(opts: DatasetFlags): { dataset?: string; datasetDir?: string } {
+function runDataset(opts: DatasetFlags): { dataset?: string; datasetDir?: string } {
   const flags = { dataset: opts.dataset, datasetDir: opts.datasetDir };
   const named = opts.modelDir ? modelDirDataset(opts.modelDir) : null;
   if (!named) return flags;
