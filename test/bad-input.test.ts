@@ -126,6 +126,22 @@ const idArrayDir = (() => {
   writeFileSync(path.join(d, "entities.txt"), "a\nb\nc\n");
   return d;
 })();
+/** A dataset folder of id arrays, no label files, whose test split holds entity 2^31 - 2 among ids below 4. */
+const sparseIdDir = (() => {
+  const d = tempDir("bad-sparse-ids");
+  writeNpy(path.join(d, "train.npy"), Int32Array.from([0, 0, 1, 1, 0, 2]), [2, 3]);
+  writeNpy(path.join(d, "valid.npy"), Int32Array.from([0, 0, 1]), [1, 3]);
+  writeNpy(path.join(d, "test.npy"), Int32Array.from([0, 0, 2147483646]), [1, 3]);
+  return d;
+})();
+/** A dataset folder whose train.tsv is Latin-1. */
+const latin1DatasetDir = (() => {
+  const d = tempDir("bad-latin1-dataset");
+  writeFileSync(path.join(d, "train.tsv"), Buffer.from("a\tr\tcaf\u00e9\n", "latin1"));
+  writeFileSync(path.join(d, "valid.tsv"), "a\tr\ta\n");
+  writeFileSync(path.join(d, "test.tsv"), "a\tr\ta\n");
+  return d;
+})();
 /**
  * A model's files for loadEmbeddingModel (3 entities, 1 relation, width 2) and id maps or a model directory that
  * are not regular files: a FIFO (read, it blocks until a writer comes) and /dev/zero (never ends).
@@ -866,7 +882,19 @@ export const CASES: Case[] = [
     kind: "dataset id array with an id past its label file (file, row, column named)",
     call: () => loadDataset(undefined, { datasetDir: idArrayDir }),
     error: KgrankInputError,
-    argument: "dataset",
+    argument: "datasetDir",
+  },
+  {
+    kind: "dataset id array without label files and one id of 2^31 - 2 (file, row, column named; no label per id made)",
+    call: () => loadDataset(undefined, { datasetDir: sparseIdDir }),
+    error: KgrankInputError,
+    argument: "datasetDir",
+  },
+  {
+    kind: "dataset folder with a Latin-1 train.tsv (the folder's option named)",
+    call: () => loadDataset(undefined, { datasetDir: latin1DatasetDir }),
+    error: KgrankInputError,
+    argument: "datasetDir",
   },
   // ---- scorers -----------------------------------------------------------------------------------------------------
   {

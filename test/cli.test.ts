@@ -730,7 +730,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     // The dataset's flag and file are named, not the library's argument ("numEntities") or finalize().
     expectUserError(
       await kgrank(["evaluate", "--dataset-dir", make("empty-train", "", "a\tr\tb\n")]),
-      /--dataset: .*train\.tsv holds no triple: entity and relation ids come from the training triples/,
+      /--dataset-dir: .*train\.tsv holds no triple: entity and relation ids come from the training triples/,
     );
     expectUserError(
       await kgrank(["evaluate", "--dataset-dir", make("unseen", "a\tr\tb\n", "x\tr\ty\nz\tq\tw\n")]),
@@ -1161,6 +1161,25 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(JSON.parse(r.stdout).triples).toBe(2);
   });
 
+  it("a file found through --dataset-dir is that flag's error: a Latin-1 train.tsv, a bad id-array split", async () => {
+    const d = mkdtempSync(path.join(dir, "ds-latin1-"));
+    writeFileSync(path.join(d, "train.tsv"), Buffer.from("a\tr\tcaf\u00e9\n", "latin1"));
+    writeFileSync(path.join(d, "valid.tsv"), "a\tr\ta\n");
+    writeFileSync(path.join(d, "test.tsv"), "a\tr\ta\n");
+    expectUserError(
+      await kgrank(["evaluate", "--dataset-dir", d]),
+      /^kgrank: --dataset-dir: .*ds-latin1-\w+\/train\.tsv: line 1 is not valid UTF-8/,
+    );
+    // by name under --dataset-dir too: the folder flag led to the file
+    const root2 = mkdtempSync(path.join(dir, "ds-root-"));
+    mkdirSync(path.join(root2, "wn18rr"));
+    for (const s of ["train", "valid", "test"]) writeFileSync(path.join(root2, "wn18rr", `${s}.tsv`), "a\tr\n");
+    expectUserError(
+      await kgrank(["evaluate", "--dataset", "wn18rr", "--dataset-dir", root2]),
+      /^kgrank: --dataset-dir: .*wn18rr\/train\.tsv: line 1 has 2 tab-separated fields/,
+    );
+  });
+
   it("metrics --ranks (.txt, .json, .npy) with and without candidate counts", async () => {
     const mr = getMetric("mr");
     for (const f of ["ranks.txt", "ranks.json", "ranks.npy"]) {
@@ -1266,6 +1285,25 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expectUserError(
       await kgrank(["compare", "rf-nc.npz", "rf.state"]),
       /^kgrank: rf-nc\.npz: array num_candidates, entry 1: 2\.5 is not a candidate count/,
+    );
+    // A plain decimal past 2^31 - 1 is no count kgrank wrote: the file, line / entry and column are named.
+    expectUserError(
+      await kgrank(["compare", edited("rf-huge.tsv", 7, "3000000000"), "rf.state"]),
+      /^kgrank: rf-huge\.tsv: line 2, column num_candidates: 3000000000 candidates are more than 2147483647/,
+    );
+    writeNpz(p("rf-huge.npz"), {
+      side: { data: side },
+      head: { data: ids },
+      relation: { data: ids },
+      tail: { data: ids },
+      optimistic: { data: Float64Array.of(1, 1) },
+      realistic: { data: Float64Array.of(1, 1) },
+      pessimistic: { data: Float64Array.of(1, 1) },
+      num_candidates: { data: Float64Array.of(14, 3e9) },
+    });
+    expectUserError(
+      await kgrank(["compare", "rf-huge.npz", "rf.state"]),
+      /^kgrank: rf-huge\.npz: array num_candidates, entry 1: 3000000000 candidates are more than 2147483647/,
     );
   });
 

@@ -347,6 +347,11 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       [{ gamma: [] }, /config\.json: gamma is \[\], expected a finite number/],
       [{ gamma: "6" }, /config\.json: gamma is "6", expected a finite number/],
       [{ hidden_dim: 1e-300 }, /config\.json: hidden_dim is 1e-300, expected a positive integer/],
+      // A whole number past any width (2 x 1e308 is Infinity): the key and the value, not "Infinity columns".
+      [
+        { hidden_dim: 1e308 },
+        /config\.json: hidden_dim is 1e\+308, expected a positive integer \(an embedding width, at most 2147483647\)/,
+      ],
       [{ double_entity_embedding: "yes" }, /config\.json: double_entity_embedding is "yes", expected true or false/],
       [{ gamma: -2 }, /config\.json: gamma is -2, expected more than -2/],
       [{ model: "__proto__" }, /config\.json: model is "__proto__", expected one of TransE/],
@@ -441,6 +446,49 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       const r = await runIn(["evaluate", ...args, "--quiet"], dir);
       expectUserError(r, /^kgrank: --dataset: is required with a model: no dataset was named.*give --dataset NAME/);
       expect(r.stderr).not.toMatch(/--entity-embeddings|--entity-ids/);
+    }
+  });
+
+  it("--model-dir without --dataset reads the dataset config.json names; a --dataset that contradicts it names both", async () => {
+    const d = path.join(dir, "config-names-dataset");
+    mkdirSync(d, { recursive: true });
+    writeFileSync(path.join(d, "entity_embedding.npy"), encodeNpy(ent, [n, 16]));
+    writeFileSync(path.join(d, "relation_embedding.npy"), encodeNpy(rel, [nr, 16]));
+    const config = { model: "DistMult", dataset: "Nations", hidden_dim: 16, double_entity_embedding: false };
+    writeFileSync(path.join(d, "config.json"), JSON.stringify(config));
+    const named = await kgrank(["--model-dir", d, "--format", "json", "--quiet"]);
+    expect(named.status, named.stderr).toBe(0);
+    const fromConfig = await runIn(["evaluate", "--model-dir", d, "--format", "json", "--quiet"], dir);
+    expect(fromConfig.status, fromConfig.stderr).toBe(0);
+    expect(JSON.parse(fromConfig.stdout).results).toEqual(JSON.parse(named.stdout).results);
+    expect(JSON.parse(fromConfig.stdout).dataset).toMatch(/^nations/);
+
+    // A model of FB15k-237 given --dataset nations: both named, not "give the id map (--entity-ids)".
+    writeFileSync(path.join(d, "config.json"), JSON.stringify({ ...config, dataset: "FB15k-237" }));
+    const contradicts = await kgrank(["--model-dir", d, "--quiet"]);
+    expectUserError(
+      contradicts,
+      /^kgrank: --dataset: "nations" is not the dataset .*config\.json names \("FB15k-237", fb15k-237\).*leave out --dataset to evaluate on fb15k-237/,
+    );
+    expect(contradicts.stderr).not.toMatch(/--entity-ids/);
+    for (const args of [["evaluate"], ["predict", "--top-k", "3", "-o", "cfg.npz"]]) {
+      // Without --dataset, config.json's FB15k-237 is read: here a folder of that name under --dataset-dir.
+      const root2 = path.join(dir, "config-datasets");
+      mkdirSync(path.join(root2, "fb15k-237"), { recursive: true });
+      for (const s of ["train", "valid", "test"])
+        copyFileSync(
+          path.join(__dirname, "..", "data", "nations", `${s}.tsv`),
+          path.join(root2, "fb15k-237", `${s}.tsv`),
+        );
+      const r = await runIn([...args, "--model-dir", d, "--dataset-dir", root2, "--quiet"], dir);
+      expect(r.status, r.stderr).toBe(0);
+      // A name kgrank does not know (OGB's own): its folder is asked for.
+      writeFileSync(path.join(d, "config.json"), JSON.stringify({ ...config, dataset: "ogbl-wikikg2" }));
+      expectUserError(
+        await runIn([...args, "--model-dir", d, "--quiet"], dir),
+        /^kgrank: --dataset: is not given and .*config\.json names the dataset "ogbl-wikikg2", which kgrank does not know by name: give its folder \(--dataset-dir DIR/,
+      );
+      writeFileSync(path.join(d, "config.json"), JSON.stringify({ ...config, dataset: "FB15k-237" }));
     }
   });
 

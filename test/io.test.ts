@@ -659,7 +659,7 @@ describe("datasets", () => {
     writeFileSync(path.join(d, "entities.txt"), "a\nb\nc\n");
     const load = () => loadDataset(undefined, { datasetDir: d });
     expect(load).toThrow(
-      /dataset: .*test\.npy row 1 column 2 \(tail\): id 3 is not below the 3 entities of .*entities\.txt/,
+      /datasetDir: .*test\.npy row 1 column 2 \(tail\): id 3 is not below the 3 entities of .*entities\.txt/,
     );
     writeFileSync(path.join(d, "entities.txt"), "a\nb\nc\nb\n");
     expect(load).toThrow(/entities\.txt line 4: label "b" is also on line 2: each id needs its own label/);
@@ -682,6 +682,123 @@ describe("datasets", () => {
     expect(load).toThrow(
       /train\.npy gives train as id arrays but valid is .*valid\.tsv: give valid as valid\.npy or valid\.npz too/,
     );
+  });
+
+  it("id arrays without label files: labels are made only when asked for; an id of 2^31 - 2 among small ones is refused by file, row and column", async () => {
+    const d = path.join(dir, "ids-huge");
+    fs.mkdirSync(d, { recursive: true });
+    const put = (s: string, rows: number[][]) =>
+      writeNpy(path.join(d, `${s}.npy`), BigInt64Array.from(rows.flat(), BigInt), [rows.length, 3]);
+    put("train", [
+      [0, 0, 1],
+      [2, 1, 3],
+    ]);
+    put("valid", [[0, 0, 2]]);
+    put("test", [
+      [1, 1, 0],
+      [3, 0, 2147483646],
+    ]);
+    const heap = process.memoryUsage().heapUsed;
+    const refused =
+      /datasetDir: .*test\.npy row 1 column 2 \(tail\): id 2147483646 would make 2147483647 entities, but the splits' 5 rows mention at most 10 \(largest id in train: 3\).*fix that id, number the ids from 0 without gaps, or give entities\.tsv/;
+    expect(() => loadDataset(undefined, { datasetDir: d })).toThrow(refused);
+    await expect(loadDatasetAsync(undefined, { datasetDir: d })).rejects.toThrow(refused);
+    // a label file states the count on purpose: the id is checked against it
+    writeFileSync(path.join(d, "entities.txt"), "a\nb\nc\nd\n");
+    expect(() => loadDataset(undefined, { datasetDir: d })).toThrow(
+      /test\.npy row 1 column 2 \(tail\): id 2147483646 is not below the 4 entities of .*entities\.txt/,
+    );
+    fs.rmSync(path.join(d, "entities.txt"));
+    // up to 1024 ids (or 8 per id cell) are taken as they are: 1,000 entities from 5 rows
+    put("test", [
+      [1, 1, 0],
+      [3, 0, 999],
+    ]);
+    for (const ds of [
+      loadDataset(undefined, { datasetDir: d }),
+      await loadDatasetAsync(undefined, { datasetDir: d }),
+    ]) {
+      expect([ds.numEntities, ds.numRelations]).toEqual([1000, 2]);
+      expect(ds.entityLabels.length).toBe(1000);
+      expect([ds.entityLabels[0], ds.entityLabels[999], ds.entityLabels[1000]]).toEqual(["0", "999", undefined]);
+      expect([999 in ds.entityLabels, 1000 in ds.entityLabels]).toEqual([true, false]);
+      // the whole list is made when a reader needs it, once
+      expect(ds.relationLabels).toEqual(["0", "1"]);
+      expect(ds.relationLabels.map((l) => l + "!")).toEqual(["0!", "1!"]);
+      expect(ds.entityLabels.indexOf("999")).toBe(999);
+      expect(ds.entityToId.get("999")).toBe(999);
+    }
+    expect(process.memoryUsage().heapUsed - heap).toBeLessThan(64 * 2 ** 20);
+  });
+
+  it("id-array splits the .npy reader refuses (truncated, object dtype, int64 past 2^53) name the file", () => {
+    const d = path.join(dir, "ids-unreadable");
+    fs.mkdirSync(d, { recursive: true });
+    for (const s of ["train", "valid", "test"]) writeNpy(path.join(d, `${s}.npy`), Int32Array.of(0, 0, 1), [1, 3]);
+    const load = () => loadDataset(undefined, { datasetDir: d });
+    const good = readFileSync(path.join(d, "valid.npy"));
+    writeFileSync(path.join(d, "valid.npy"), good.subarray(0, good.length - 4));
+    expect(load).toThrow(/^datasetDir: \/.*valid\.npy: not a valid \.npy file: /);
+    const header = (dict: string) => {
+      const h = `${dict}${" ".repeat(117 - dict.length)}\n`;
+      return Buffer.concat([Buffer.from([0x93]), Buffer.from("NUMPY"), Buffer.from([1, 0, 118, 0]), Buffer.from(h)]);
+    };
+    writeFileSync(
+      path.join(d, "valid.npy"),
+      Buffer.concat([header("{'descr': '|O', 'fortran_order': False, 'shape': (1, 3), }"), Buffer.alloc(24)]),
+    );
+    expect(load).toThrow(/^datasetDir: \/.*valid\.npy: .*/);
+    const big = Buffer.alloc(24);
+    big.writeBigInt64BE(2n ** 60n, 8);
+    writeFileSync(
+      path.join(d, "valid.npy"),
+      Buffer.concat([header("{'descr': '>i8', 'fortran_order': False, 'shape': (1, 3), }"), big]),
+    );
+    expect(load).toThrow(/^datasetDir: \/.*valid\.npy: /);
+  });
+
+  it("a split under two names (train.tsv and train.npy): the one read is said, naming both", async () => {
+    const d = path.join(dir, "two-names");
+    fs.mkdirSync(d, { recursive: true });
+    const nations = loadDataset("nations");
+    for (const s of ["train", "valid", "test"])
+      fs.copyFileSync(path.join(__dirname, "..", "data", "nations", `${s}.tsv`), path.join(d, `${s}.tsv`));
+    writeNpy(path.join(d, "train.npy"), Int32Array.of(0, 0, 1), [1, 3]);
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => undefined);
+    try {
+      const ds = loadDataset(undefined, { datasetDir: d });
+      await loadDatasetAsync(undefined, { datasetDir: d });
+      expect(ds.splits.train.length).toBe(nations.splits.train.length);
+      expect(warn).toHaveBeenCalledTimes(2);
+      for (const [message, o] of warn.mock.calls) {
+        expect(message).toMatch(
+          /two-names holds train as train\.tsv and train\.npy: reading \/.*two-names\/train\.tsv, not train\.npy .*remove or rename/,
+        );
+        expect(o).toEqual({ code: "KGRANK_SPLIT_FILES" });
+      }
+      warn.mockClear();
+      fs.rmSync(path.join(d, "train.npy"));
+      loadDataset(undefined, { datasetDir: d });
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it("id-array labels made on demand: the count and each label by index make no string per id", async () => {
+    const { idLabels } = await import("../src/io/id-arrays");
+    const heap = process.memoryUsage().heapUsed;
+    const labels = idLabels(2147483647);
+    expect(labels.length).toBe(2147483647);
+    expect([labels[0], labels[2147483646], labels[2147483647], labels[-1 as number]]).toEqual([
+      "0",
+      "2147483646",
+      undefined,
+      undefined,
+    ]);
+    expect(Array.isArray(labels)).toBe(true);
+    // a string per id would take tens of GB; these reads make none
+    expect(process.memoryUsage().heapUsed - heap).toBeLessThan(16 * 2 ** 20);
   });
 
   const fb = loadShared("fb15k-237");

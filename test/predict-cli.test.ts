@@ -9,7 +9,15 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
-import { EmbeddingModel, encodeNpy, evaluateWikiKG90Mv2, loadDataset, predictTopK, readNpz } from "../src/index";
+import {
+  EmbeddingModel,
+  encodeNpy,
+  evaluateWikiKG90Mv2,
+  loadDataset,
+  predictTopK,
+  readNpy,
+  readNpz,
+} from "../src/index";
 import { encodeNpz } from "../src/io/npz-write";
 import { backendLabel } from "./helpers/backend";
 import { expectUserError, kgrank } from "./helpers/cli";
@@ -197,5 +205,36 @@ describe(`kgrank predict (${backendLabel})`, () => {
       encodeNpz({ t_pred_top10: { data: new Float32Array(rows * 10), shape: [rows, 10] } }),
     );
     expectUserError(await kgrank(["grade", "dtype.npz", "--dataset", "nations"], dir), /dtype.npz: .*dtype f4.*int64/);
+  });
+
+  it("-o FILE.npy: --format npz is refused before any work (it writes several arrays); wikikg90mv2 writes the .npy asked for", async () => {
+    await bad(
+      ["--top-k", "3", "-o", "lists.npy"],
+      /^kgrank: --output: \(-o\) lists\.npy ends in \.npy, but --format npz writes several arrays .*name it lists\.npz/,
+    );
+    expectUserError(
+      await kgrank(["combine", "whole.npz", "-o", "whole.npy"], dir),
+      /^kgrank: --output: \(-o\) whole\.npy ends in \.npy, but --format npz/,
+    );
+    const r = await kgrank(["predict", ...modelFlags, "--format", "wikikg90mv2", "-o", "w.npy", "--quiet"], dir);
+    expect(r.status, r.stderr).toBe(0);
+    const npy = readNpy(path.join(dir, "w.npy"));
+    expect([npy.dtype, npy.shape]).toEqual(["i8", [rows, 10]]);
+    const lib = predictTopK(model, { triples: ds.splits.test, k: 10, side: "tail", filter });
+    expect(Array.from(npy.data)).toEqual(Array.from(lib.tail!.ids));
+    const g = await kgrank(["grade", "w.npy", "--dataset", "nations", "--format", "json"], dir);
+    expect(g.status, g.stderr).toBe(0);
+  });
+
+  it("grade --truth refuses an id that is no entity (-1), naming the flag, the file and the row", async () => {
+    const r = await kgrank(["predict", ...modelFlags, "--format", "wikikg90mv2", "-o", "wt.npz", "--quiet"], dir);
+    expect(r.status, r.stderr).toBe(0);
+    const t = Int32Array.from({ length: rows }, (_, i) => ds.splits.test[3 * i + 2]!);
+    t[7] = -1;
+    writeFileSync(path.join(dir, "t-neg.npy"), encodeNpy(t, [rows]));
+    expectUserError(
+      await kgrank(["grade", "wt.npz", "--truth", "t-neg.npy"], dir),
+      /^kgrank: --truth: t-neg\.npy row 7 holds -1, not an entity id/,
+    );
   });
 });

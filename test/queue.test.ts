@@ -281,6 +281,28 @@ describe("the evaluate flags a shard job carries (no Redis needed)", () => {
     // Idempotent: a library caller's args, already absolute or starting with "evaluate", come out the same.
     expect(runArgs(args, "/elsewhere")).toEqual(args);
   });
+
+  it("a --model-dir whose config.json names the dataset: workers are told the submitter's folder for it", () => {
+    mkdirSync(p("cfg-model"), { recursive: true });
+    writeFileSync(p("cfg-model/config.json"), JSON.stringify({ model: "DistMult", dataset: "FB15k-237" }));
+    const datasets = process.env.KGRANK_DATASETS;
+    process.env.KGRANK_DATASETS = "rel-datasets";
+    try {
+      expect(runArgs(["--model-dir", "cfg-model"], dir)).toEqual([
+        "evaluate",
+        "--model-dir",
+        p("cfg-model"),
+        "--dataset-dir",
+        p("rel-datasets"),
+      ]);
+      // a bundled dataset's config: read from the package, no folder
+      writeFileSync(p("cfg-model/config.json"), JSON.stringify({ model: "DistMult", dataset: "Nations" }));
+      expect(runArgs(["--model-dir", "cfg-model"], dir)).not.toContain("--dataset-dir");
+    } finally {
+      if (datasets === undefined) delete process.env.KGRANK_DATASETS;
+      else process.env.KGRANK_DATASETS = datasets;
+    }
+  });
 });
 
 describe("a shard job's data as a worker takes it (untrusted; no Redis needed)", () => {

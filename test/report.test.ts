@@ -298,6 +298,33 @@ describe("kgrank report and plot", () => {
     }
   }, 300_000);
 
+  it("a custom dataset's relation labels: plot relations and the report take them from --dataset-dir (.txt splits too)", async () => {
+    mkdirSync(p("mykg-txt"));
+    for (const split of ["train", "valid", "test"]) {
+      copyFileSync(path.join(root, "data", "nations", `${split}.tsv`), p(`mykg-txt/${split}.txt`));
+    }
+    await kgrank(["evaluate", "--dataset-dir", "mykg-txt", "--save-state", "mykg-txt.state", "--quiet"]);
+    const labelled = (file: string) => {
+      const text = readFileSync(p(file), "utf8");
+      // Nations' relations by name (every one in the test split is plotted: fewer than twice RELATION_ENDS)
+      expect(text, file).toMatch(/militaryalliance \(\d+\)/);
+      expect(text, file).not.toMatch(/>0 \(\d+\)</);
+    };
+    await kgrank([
+      "plot",
+      "relations",
+      "mykg-txt.state",
+      "--dataset-dir",
+      "mykg-txt",
+      "--output",
+      "rel.svg",
+      "--quiet",
+    ]);
+    labelled("rel.svg");
+    await kgrank(["report", "mykg-txt.state", "--dataset-dir", "mykg-txt", "--output", "mykg-txt.html", "--quiet"]);
+    labelled("mykg-txt.html");
+  }, 300_000);
+
   it("labels cannot reverse the numbers beside them (bidi controls isolated) nor break the SVG's XML (controls escaped)", async () => {
     const RLO = "\u202E";
     const FSI = "\u2068";

@@ -149,7 +149,10 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
         .choices(["npz", "wikikg90mv2"])
         .default("npz"),
     )
-    .requiredOption("-o, --output <file>", "the .npz to write (atomically: temporary name, then rename)")
+    .requiredOption(
+      "-o, --output <file>",
+      "the .npz to write, or with --format wikikg90mv2 an .npy (atomically: temporary name, then rename)",
+    )
     .addOption(quietOption())
     .action(async (flags: PredictOptions) => predictRun(flags, out));
 
@@ -164,7 +167,10 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
         .choices(["npz", "wikikg90mv2"])
         .default("npz"),
     )
-    .requiredOption("-o, --output <file>", "the .npz to write (atomically: temporary name, then rename)")
+    .requiredOption(
+      "-o, --output <file>",
+      "the .npz to write, or with --format wikikg90mv2 an .npy (atomically: temporary name, then rename)",
+    )
     .addOption(quietOption())
     .action((files: string[], flags: CombineOptions) => combineRun(files, flags, out));
 

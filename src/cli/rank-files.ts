@@ -158,6 +158,11 @@ function evaluatorOf(file: string, c: RankColumns, where: (row: number, column: 
         file,
         `${where(i, "num_candidates")}: ${nc} is not a candidate count (an integer >= 1: the answer and the entities ranked against it)`,
       );
+    if (nc > 2147483647)
+      throw new KgrankInputError(
+        file,
+        `${where(i, "num_candidates")}: ${nc} candidates are more than 2147483647 (2^31 - 1), the most entities or relations a run ranks among: the column is not a count kgrank wrote`,
+      );
     maxEntity = Math.max(maxEntity, c.head[i]!, c.tail[i]!);
     maxRelation = Math.max(maxRelation, c.relation[i]!);
     if (c.side[i] === "relation") maxRelationCandidates = Math.max(maxRelationCandidates, nc);

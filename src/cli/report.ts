@@ -6,14 +6,13 @@
  * come from `--dataset` / `--dataset-dir`, or from the dataset name `kgrank evaluate` records in the state (bundled
  * datasets load by name; others need `--dataset-dir`). The dataset must be the run's: its entity count is checked.
  */
-import { existsSync } from "node:fs";
 import * as path from "node:path";
 
 import { KgrankInputError } from "../checks/errors";
 import { RankEvaluator } from "../evaluation/evaluator";
 import type { RankResults } from "../evaluation/results";
 import { stateMeta } from "../evaluation/state";
-import { type Dataset, loadDataset } from "../io/datasets";
+import { type Dataset, datasetDirHoldsSplits, loadDataset } from "../io/datasets";
 import { readRegularFile } from "../io/files";
 import { buildReport, type ReportRun } from "../report/html";
 import { PLOT_NAMES, type PlotName, plotSpec, renderSvg, TRAIN_PLOTS } from "../report/plots";
@@ -63,7 +62,7 @@ function trainingTriples(
   // --dataset-dir without --dataset names the dataset folder itself when it holds the splits (as `kgrank evaluate
   // --dataset-dir DIR` read it: the state then records the folder's name), else the folder of the recorded dataset.
   const ownFolder =
-    opts.dataset === undefined && opts.datasetDir !== undefined && existsSync(path.join(opts.datasetDir, "train.tsv"));
+    opts.dataset === undefined && opts.datasetDir !== undefined && datasetDirHoldsSplits(opts.datasetDir);
   const name = ownFolder ? undefined : (opts.dataset ?? recorded ?? undefined);
   if (!asked && name === undefined) {
     return {
@@ -168,7 +167,12 @@ export async function plotCommand(
   if (!(PLOT_NAMES as readonly string[]).includes(name)) {
     throw new KgrankInputError("NAME", `"${name.slice(0, 40)}" is not a plot; choose ${PLOT_NAMES.join(", ")}`);
   }
-  const run = await reportRun(file, TRAIN_PLOTS.includes(name as PlotName) ? opts : {}, new Map());
+  // The breakdown plots need the training triples; the per-relation one takes its labels from the dataset.
+  const run = await reportRun(
+    file,
+    TRAIN_PLOTS.includes(name as PlotName) || name === "relations" ? opts : {},
+    new Map(),
+  );
   const { head, tail } = run.results.info.tasks;
   if (head + tail === 0) {
     throw new KgrankInputError(

@@ -61,7 +61,8 @@ export interface LoadDatasetOptions {
    * Directory holding NAME/{train,valid,test}.tsv for the non-bundled datasets (default: $KGRANK_DATASETS, else
    * `datasets/` in the working directory). If it holds train.tsv itself, it is the dataset. Splits may be .tsv or
    * .txt (as FB15k-237, WN18RR and CoDEx are distributed). A bundled dataset named with an explicit directory that
-   * does not hold it is an error, not the bundled copy.
+   * does not hold it is an error, not the bundled copy. An error about a file found through it (not UTF-8, a bad row)
+   * names `datasetDir`, the option that led to the file.
    */
   datasetDir?: string;
 }
@@ -99,6 +100,11 @@ export function implicitDatasetDir(name?: string, cwd = process.cwd()): string |
   return path.resolve(cwd, process.env.KGRANK_DATASETS || "datasets");
 }
 
+/** The canonical name of a dataset name or alias ("FB15k237" -> "fb15k-237"), or null for a name kgrank does not know. */
+export function canonicalDatasetName(name: string): string | null {
+  return ALIASES[name.trim().toLowerCase()] ?? null;
+}
+
 /** Canonical dataset name, or a KgrankInputError listing the known ones. */
 function datasetName(name: string): string {
   const key = typeof name === "string" ? name.trim().toLowerCase() : "";
@@ -132,6 +138,30 @@ function splitFile(dir: string, split: Split): string | null {
     if (existsSync(file)) return file;
   }
   return null;
+}
+
+/**
+ * Warns, once per split and load, when `dir` holds a split under more than one name (train.tsv and train.npy): the
+ * first of .tsv, .txt, .npy, .npz is read, and the warning names it and the files left unread.
+ */
+function warnSplitChoices(dir: string): void {
+  for (const split of SPLITS) {
+    const found = [".tsv", ".txt", ...ID_ARRAY_EXTS].map((ext) => path.join(dir, split + ext)).filter(existsSync);
+    if (found.length < 2) continue;
+    process.emitWarning(
+      `${dir} holds ${split} as ${found.map((f) => path.basename(f)).join(" and ")}: reading ${found[0]}, not ` +
+        `${found
+          .slice(1)
+          .map((f) => path.basename(f))
+          .join(" or ")} (the first of .tsv, .txt, .npy, .npz); remove or rename the files that are not the split`,
+      { code: "KGRANK_SPLIT_FILES" },
+    );
+  }
+}
+
+/** True when `dir` is itself a dataset folder (it holds a train split), as --dataset-dir alone must be. */
+export function datasetDirHoldsSplits(dir: string): boolean {
+  return splitFile(dir, "train") !== null;
 }
 
 /** Resolves where a dataset's splits live. */
@@ -168,18 +198,32 @@ function datasetDirectory(
   );
 }
 
+/**
+ * An error about a file of the dataset (argument "dataset") as the error of the option that led to the file: the
+ * datasetDir given (the CLI's --dataset-dir), or the name alone (bundled, or $KGRANK_DATASETS).
+ */
+function fileOf(options: LoadDatasetOptions, e: unknown): unknown {
+  if (options.datasetDir === undefined || !(e instanceof KgrankInputError) || e.argument !== "dataset") return e;
+  return new KgrankInputError("datasetDir", e.message.slice("dataset: ".length));
+}
+
 /** Loads a dataset by name (bundled, or from `datasetDir`), with PyKEEN's ids. */
 export function loadDataset(name?: string, options: LoadDatasetOptions = {}): Dataset {
   checkOptions("options", options, optionKeys<LoadDatasetOptions>({ datasetDir: 1 }));
   const { name: canonical, directory } = datasetDirectory(name, options);
-  const arrays = idArrayFiles(directory);
-  if (arrays) return idArrayDataset(canonical, directory, loadIdArrays(directory, arrays));
-  const table = tripleTable();
-  SPLITS.forEach((s, k) => {
-    const file = splitPath(directory, s);
-    runSteps(splitSteps(table, k as 0 | 1 | 2, readRegularFile(file, "dataset"), file));
-  });
-  return runSteps(datasetSteps(canonical, directory, table));
+  try {
+    warnSplitChoices(directory);
+    const arrays = idArrayFiles(directory);
+    if (arrays) return idArrayDataset(canonical, directory, loadIdArrays(directory, arrays));
+    const table = tripleTable();
+    SPLITS.forEach((s, k) => {
+      const file = splitPath(directory, s);
+      runSteps(splitSteps(table, k as 0 | 1 | 2, readRegularFile(file, "dataset"), file));
+    });
+    return runSteps(datasetSteps(canonical, directory, table));
+  } catch (e) {
+    throw fileOf(options, e);
+  }
 }
 
 export interface LoadDatasetAsyncOptions extends LoadDatasetOptions {
@@ -196,15 +240,20 @@ export async function loadDatasetAsync(name?: string, options: LoadDatasetAsyncO
   const signal = signalOption(o.signal);
   signal?.throwIfAborted();
   const { name: canonical, directory } = datasetDirectory(name, options);
-  const arrays = idArrayFiles(directory);
-  if (arrays) return idArrayDataset(canonical, directory, await loadIdArraysAsync(directory, arrays, signal));
-  const table = tripleTable();
-  for (const [k, s] of SPLITS.entries()) {
-    const file = splitPath(directory, s);
-    const bytes = await readRegularFileAsync(file, "dataset", signal);
-    await runStepsAsync(splitSteps(table, k as 0 | 1 | 2, bytes, file), signal);
+  try {
+    warnSplitChoices(directory);
+    const arrays = idArrayFiles(directory);
+    if (arrays) return idArrayDataset(canonical, directory, await loadIdArraysAsync(directory, arrays, signal));
+    const table = tripleTable();
+    for (const [k, s] of SPLITS.entries()) {
+      const file = splitPath(directory, s);
+      const bytes = await readRegularFileAsync(file, "dataset", signal);
+      await runStepsAsync(splitSteps(table, k as 0 | 1 | 2, bytes, file), signal);
+    }
+    return await runStepsAsync(datasetSteps(canonical, directory, table), signal);
+  } catch (e) {
+    throw fileOf(options, e);
   }
-  return runStepsAsync(datasetSteps(canonical, directory, table), signal);
 }
 
 function splitPath(directory: string, split: Split): string {

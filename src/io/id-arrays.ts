@@ -246,6 +246,38 @@ function checkCounts(
   });
 }
 
+/**
+ * Without a label file the count of entities (j = 0) or relations (j = 1) is the largest id + 1. A count far beyond
+ * what the splits' rows can mention (more than 8 ids per id cell, past 1024) is refused, naming the id's file, row
+ * and column: one id is most likely wrong (a 2^31 - 2 among ids below 15,000), and every id up to it would be a
+ * candidate that each ranking scores (2^31 - 1 entities: 8 GiB of scores per query). A label file states the count
+ * on purpose, so sparse ids with one are taken as given (a sample of a large graph's triples).
+ */
+function checkSparse(
+  files: string[],
+  parts: { triples: Int32Array; max: [number, number] }[],
+  j: 0 | 1,
+  count: number,
+): void {
+  const rows = parts.reduce((n, p) => n + p.triples.length / 3, 0);
+  const cells = j === 0 ? 2 * rows : rows;
+  if (count <= 1024 || count <= 8 * cells) return;
+  const id = count - 1;
+  const s = parts.findIndex((p) => p.max[j] === id);
+  const t = parts[s]!.triples;
+  let k = 0;
+  while (!(t[k] === id && (k % 3 === 1) === (j === 1))) k++;
+  const c = k % 3;
+  const kind = j === 0 ? "entities" : "relations";
+  throw new KgrankInputError(
+    "dataset",
+    `${files[s]} row ${Math.floor(k / 3)} column ${c} (${COLUMNS[c]}): id ${id} would make ${count} ${kind}, but the ` +
+      `splits' ${rows} rows mention at most ${cells} (largest id in train: ${parts[0]!.max[j]}), and every id up to it ` +
+      `would be ranked as a candidate: fix that id, number the ids from 0 without gaps, or give ${kind}.tsv with ` +
+      `one label per id to state the count`,
+  );
+}
+
 function assemble(
   dir: string,
   files: string[],
@@ -257,6 +289,7 @@ function assemble(
     number,
     number,
   ];
+  for (const j of [0, 1] as const) if (!labels[j]) checkSparse(files, parts, j, counts[j]);
   if (labels[0] || labels[1])
     checkCounts(
       files,
@@ -273,17 +306,63 @@ function assemble(
   };
 }
 
-/** Labels "0" .. "n-1" for a dataset without a label file. */
-function idLabels(n: number): string[] {
-  const out = new Array<string>(n);
-  for (let k = 0; k < n; k++) out[k] = String(k);
-  return out;
+/**
+ * Labels "0" .. "n-1" for a dataset without a label file, made only when asked for: the count and each label by
+ * index (`labels[k]`, `labels.length`, `k in labels`) cost nothing, since the label of id k is the index's own
+ * string; anything else (iterating, `map`, `indexOf`, ...) makes the whole array once and answers from it. A
+ * dataset of 2^31 - 1 ids loads without a string per id.
+ */
+export function idLabels(n: number): string[] {
+  let all: string[] | undefined;
+  const whole = () => {
+    if (!all) {
+      all = new Array<string>(n);
+      for (let k = 0; k < n; k++) all[k] = String(k);
+    }
+    return all;
+  };
+  // A canonical index ("0", "17"): in range its label is itself; past the end there is none (no array made).
+  const numeric = (p: string | symbol): boolean => typeof p === "string" && /^(0|[1-9]\d*)$/.test(p);
+  const index = (p: string | symbol) => numeric(p) && Number(p) < n;
+  return new Proxy([] as string[], {
+    get(_target, p) {
+      if (p === "length") return n;
+      if (numeric(p)) return Number(p) < n ? (p as string) : undefined;
+      // An array's own properties are its indices and length: anything else is Array.prototype's or absent.
+      if (!(p in Array.prototype)) return undefined;
+      const v = Reflect.get(whole(), p) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(whole()) : v;
+    },
+    has: (_target, p) => (numeric(p) ? index(p) : p === "length" || p in Array.prototype),
+    set: () => false,
+    deleteProperty: () => false,
+    ownKeys: () => Reflect.ownKeys(whole()),
+    getOwnPropertyDescriptor: (_target, p) => {
+      if (p === "length") return { value: n, writable: true, enumerable: false, configurable: false };
+      return index(p) ? { value: p, writable: false, enumerable: true, configurable: true } : undefined;
+    },
+  });
+}
+
+/**
+ * A split file's ids, read by `read`; an error of the .npy / .npz readers (a truncated file, an object dtype, an
+ * int64 past 2^53) is given the file's name, as the checks here give it.
+ */
+function splitOf(file: string, read: () => { triples: Int32Array; max: [number, number] }) {
+  try {
+    return read();
+  } catch (e) {
+    if (!(e instanceof KgrankInputError) || e.argument !== "dataset" || e.message.includes(file)) throw e;
+    throw new KgrankInputError("dataset", `${file}: ${e.message.slice("dataset: ".length)}`);
+  }
 }
 
 /** Loads the id-array splits `files` (train, valid, test) of `dir`. */
 export function loadIdArrays(dir: string, files: string[]): IdArrayDataset {
   const parts = files.map((f) =>
-    path.extname(f).toLowerCase() === ".npy" ? npySplit(f, readRegularFile(f, "dataset")) : splitIds(f, null),
+    splitOf(f, () =>
+      path.extname(f).toLowerCase() === ".npy" ? npySplit(f, readRegularFile(f, "dataset")) : splitIds(f, null),
+    ),
   );
   return assemble(dir, files, parts);
 }
@@ -292,11 +371,8 @@ export function loadIdArrays(dir: string, files: string[]): IdArrayDataset {
 export async function loadIdArraysAsync(dir: string, files: string[], signal?: AbortSignal): Promise<IdArrayDataset> {
   const parts = [];
   for (const f of files) {
-    parts.push(
-      path.extname(f).toLowerCase() === ".npy"
-        ? npySplit(f, await readRegularFileAsync(f, "dataset", signal))
-        : splitIds(f, null),
-    );
+    const bytes = path.extname(f).toLowerCase() === ".npy" ? await readRegularFileAsync(f, "dataset", signal) : null;
+    parts.push(splitOf(f, () => (bytes ? npySplit(f, bytes) : splitIds(f, null))));
     signal?.throwIfAborted();
   }
   return assemble(dir, files, parts);

@@ -238,6 +238,22 @@ function mapRows(m: NpyData, rowLabels: string[], labels: readonly string[], map
   return { data, shape: [labels.length, cols], dtype: m.dtype };
 }
 
+/**
+ * The dataset a model directory's config.json names (its `dataset` key, as OGB's KnowledgeGraphEmbedding code and
+ * DGL-KE save their run's arguments), with the config's path; null when there is no readable config or no such
+ * string. Loading the model reports a broken config with its own messages.
+ */
+export function modelDirDataset(dir: string): { file: string; dataset: string } | null {
+  const file = path.join(dir, "config.json");
+  try {
+    const config = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(readRegularFile(file, "modelDir")));
+    const dataset = (config as Record<string, unknown> | null)?.dataset;
+    return typeof dataset === "string" && dataset.trim() !== "" ? { file, dataset } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A config.json value as it is written there (JSON), bounded, for messages. */
 function jsonValue(v: unknown): string {
   const text = JSON.stringify(v) ?? String(v);
@@ -256,12 +272,20 @@ function configValue(
 ): number | boolean | undefined {
   if (!Object.hasOwn(config, key)) return undefined;
   const v = config[key];
+  // The largest width a config may give: past 2^31 - 1 a value is no width (1e308 doubled is Infinity).
+  const MAX_DIMENSION = 2147483647;
   const ok =
     kind === "boolean"
       ? typeof v === "boolean"
-      : typeof v === "number" && Number.isFinite(v) && (kind === "number" || (Number.isInteger(v) && v >= 1));
+      : typeof v === "number" &&
+        Number.isFinite(v) &&
+        (kind === "number" || (Number.isInteger(v) && v >= 1 && v <= MAX_DIMENSION));
   if (!ok) {
-    const want = { dimension: "a positive integer", number: "a finite number", boolean: "true or false" }[kind];
+    const want = {
+      dimension: `a positive integer (an embedding width, at most ${MAX_DIMENSION})`,
+      number: "a finite number",
+      boolean: "true or false",
+    }[kind];
     throw new KgrankInputError("modelDir", `${configFile}: ${key} is ${jsonValue(v)}, expected ${want}`);
   }
   return v as number | boolean;

@@ -2,7 +2,16 @@
 import { KgrankInputError } from "../checks/errors";
 import { filteredCandidateCounts } from "../evaluation/candidate-counts";
 import { ESTIMATORS } from "../evaluation/sampled-negatives";
-import { type Dataset, loadDataset, loadDatasetAsync, type Split, SPLITS } from "../io/datasets";
+import {
+  canonicalDatasetName,
+  type Dataset,
+  datasetDirHoldsSplits,
+  loadDataset,
+  loadDatasetAsync,
+  type Split,
+  SPLITS,
+} from "../io/datasets";
+import { modelDirDataset } from "../io/model-dir";
 import { quoted } from "../text/suggest";
 
 export const SIDES = ["head", "tail"] as const;
@@ -11,13 +20,61 @@ export type TaskSide = (typeof SIDES)[number];
 const RUN_SIDES = ["head", "tail", "relation"] as const;
 export type RunSide = (typeof RUN_SIDES)[number];
 
-export function datasetFrom(opts: { dataset?: string; datasetDir?: string }): Dataset {
-  return loadDataset(opts.dataset, { datasetDir: opts.datasetDir });
+/** The dataset flags of a run, and the model directory whose config.json may name its dataset. */
+export interface DatasetFlags {
+  dataset?: string;
+  datasetDir?: string;
+  modelDir?: string;
+}
+
+/**
+ * The dataset a run reads: --dataset (in --dataset-dir), or the folder --dataset-dir alone, or else the dataset the
+ * model directory's config.json names (OGB's and DGL-KE's save their run's `dataset`), so `--model-dir DIR` of an
+ * FB15k-237 model evaluates on FB15k-237, not on the default Nations. A --dataset that contradicts the config (both
+ * names kgrank knows, for different datasets) is an error naming both: the model's rows are another dataset's
+ * entities. Without --dataset and --dataset-dir, a config naming a dataset kgrank does not know is an error saying to
+ * give its folder.
+ */
+function runDataset(opts: DatasetFlags): { dataset?: string; datasetDir?: string } {
+  const flags = { dataset: opts.dataset, datasetDir: opts.datasetDir };
+  const named = opts.modelDir ? modelDirDataset(opts.modelDir) : null;
+  if (!named) return flags;
+  const fromConfig = canonicalDatasetName(named.dataset);
+  if (opts.dataset !== undefined) {
+    const given = canonicalDatasetName(opts.dataset);
+    if (fromConfig && given && given !== fromConfig) {
+      throw new KgrankInputError(
+        "--dataset",
+        `${quoted(opts.dataset)} is not the dataset ${named.file} names (${quoted(named.dataset)}, ${fromConfig}): the ` +
+          `model's embedding rows are ${fromConfig}'s entities; leave out --dataset to evaluate on ${fromConfig}, or give ` +
+          `the model directory of a model trained on ${given}`,
+      );
+    }
+    return flags;
+  }
+  if (opts.datasetDir !== undefined) {
+    // --dataset-dir alone is the dataset's folder, or the folder that holds it by the config's name.
+    return datasetDirHoldsSplits(opts.datasetDir) || !fromConfig ? flags : { ...flags, dataset: fromConfig };
+  }
+  if (!fromConfig) {
+    throw new KgrankInputError(
+      "--dataset",
+      `is not given and ${named.file} names the dataset ${quoted(named.dataset)}, which kgrank does not know by name: ` +
+        `give its folder (--dataset-dir DIR with train, valid and test splits), or --dataset NAME`,
+    );
+  }
+  return { dataset: fromConfig };
+}
+
+export function datasetFrom(opts: DatasetFlags): Dataset {
+  const flags = runDataset(opts);
+  return loadDataset(flags.dataset, { datasetDir: flags.datasetDir });
 }
 
 /** datasetFrom off the event loop (a queue worker keeps renewing its job's lock while FB15k-237 loads). */
-export function datasetFromAsync(opts: { dataset?: string; datasetDir?: string }): Promise<Dataset> {
-  return loadDatasetAsync(opts.dataset, { datasetDir: opts.datasetDir });
+export function datasetFromAsync(opts: DatasetFlags): Promise<Dataset> {
+  const flags = runDataset(opts);
+  return loadDatasetAsync(flags.dataset, { datasetDir: flags.datasetDir });
 }
 
 /**

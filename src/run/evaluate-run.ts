@@ -13,7 +13,7 @@ import { quoted } from "../text/suggest";
 import { RankEvaluator } from "../evaluation/evaluator";
 import { writeFileAtomic } from "../io/atomic";
 import { type Dataset, type Split } from "../io/datasets";
-import { loadEmbeddingModel, type LoadEmbeddingModelOptions } from "../io/model-dir";
+import { loadEmbeddingModel, type LoadEmbeddingModelOptions, modelDirDataset } from "../io/model-dir";
 import { turn } from "../contract/event-loop";
 import { FrequencyBaseline } from "../scoring/baseline";
 import { CandidateSets } from "../ranking/candidate-sets";
@@ -139,12 +139,15 @@ const ROWS_PER_BATCH = (n: number) => Math.max(1, Math.min(4096, Math.floor((16 
 export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void> {
   const modelGiven = Boolean(opts.modelDir || opts.interaction || opts.entityEmbeddings);
   const scoresOnly = opts.positiveScores !== undefined || opts.negativeScores !== undefined;
-  if (modelGiven && !scoresOnly && !opts.dataset && !opts.datasetDir) {
+  // A model directory's config.json may name the dataset (runDataset reads it).
+  const configNamesDataset = opts.modelDir !== undefined && modelDirDataset(opts.modelDir) !== null;
+  if (modelGiven && !scoresOnly && !opts.dataset && !opts.datasetDir && !configNamesDataset) {
     // Without either, `kgrank evaluate` ranks the bundled Nations (its demo): a model is never taken for a Nations one.
     throw new KgrankInputError(
       "--dataset",
       "is required with a model: no dataset was named, and a model's embeddings belong to the dataset it was " +
-        "trained on; give --dataset NAME (bundled, or under --dataset-dir DIR) or --dataset-dir DIR (its own folder)",
+        "trained on; give --dataset NAME (bundled, or under --dataset-dir DIR) or --dataset-dir DIR (its own folder), " +
+        "or a --model-dir whose config.json names its dataset",
     );
   }
   if (opts.entityShard && opts.workers !== undefined && opts.workers > 1) {

@@ -9,7 +9,9 @@ import * as path from "node:path";
 
 import { KgrankInputError } from "../checks/errors";
 import { readArray } from "../io/array-file";
-import type { NpyData } from "../io/npy";
+import { writeFileAtomic } from "../io/atomic";
+import { encodeNpy, type NpyData } from "../io/npy";
+import { modelDirDataset } from "../io/model-dir";
 import { readNpz } from "../io/npz";
 import { writeNpz } from "../io/npz-write";
 import type { Split } from "../io/datasets";
@@ -42,8 +44,18 @@ export interface PredictOptions extends ModelFlagOptions {
   quiet?: boolean;
 }
 
-/** Refuses an --output whose folder does not exist or cannot be written, before any work. */
-function checkWritable(file: string): void {
+/**
+ * Refuses, before any work, an --output whose folder does not exist or cannot be written, and a `.npy` name for
+ * --format npz (its several arrays go into one .npz; --format wikikg90mv2's one array is written as the .npy asked for).
+ */
+function checkWritable(file: string, format: "npz" | "wikikg90mv2"): void {
+  if (format === "npz" && path.extname(file).toLowerCase() === ".npy") {
+    throw new KgrankInputError(
+      "--output",
+      `(-o) ${file} ends in .npy, but --format npz writes several arrays (ids and scores per side, entity_range, ` +
+        `filtered) into one .npz: name it ${file.slice(0, -4)}.npz, or give --format wikikg90mv2 for t_pred_top10 alone as a .npy`,
+    );
+  }
   const dir = path.dirname(path.resolve(file));
   try {
     if (!statSync(dir).isDirectory()) throw new Error("not a folder");
@@ -93,10 +105,11 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   if (opts.queries && opts.triples) {
     throw new KgrankInputError("--queries", "and --triples do not mix: give triples (answer known) or queries (none)");
   }
-  if (!opts.dataset && !opts.datasetDir) {
+  if (!opts.dataset && !opts.datasetDir && !(opts.modelDir && modelDirDataset(opts.modelDir))) {
     throw new KgrankInputError(
       "--dataset",
-      "is required: a model's embeddings belong to the dataset it was trained on; give --dataset NAME or --dataset-dir DIR",
+      "is required: a model's embeddings belong to the dataset it was trained on; give --dataset NAME or --dataset-dir DIR " +
+        "(or a --model-dir whose config.json names its dataset)",
     );
   }
   if (!opts.modelDir && !opts.interaction && !opts.entityEmbeddings) {
@@ -105,7 +118,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       "or --interaction with --entity-embeddings and --relation-embeddings is required: the model to predict with",
     );
   }
-  checkWritable(opts.output);
+  checkWritable(opts.output, opts.format);
   const ds = await datasetFromAsync(opts);
   const model = loadModelFlags(opts, ds, opts.memory !== undefined ? { streamEntities: true } : {});
   let rows: { triples: Int32Array } | { queries: ArrayLike<number> };
@@ -193,7 +206,10 @@ function writePredictions(file: string, p: TopKPredictions, format: "npz" | "wik
     arrays.entity_range = { data: BigInt64Array.from(p.entityRange, (v) => BigInt(v)), shape: [2] };
     arrays.filtered = { data: Uint8Array.of(p.filtered ? 1 : 0), shape: [1] };
   }
-  writeNpz(file, arrays, "--output");
+  // t_pred_top10 alone may be a .npy (kgrank grade and OGB's evaluator read either): the file is what its name says.
+  if (format === "wikikg90mv2" && path.extname(file).toLowerCase() === ".npy")
+    writeFileAtomic(file, encodeNpy(arrays.t_pred_top10!.data, arrays.t_pred_top10!.shape), "--output");
+  else writeNpz(file, arrays, "--output");
 }
 
 export interface CombineOptions {
@@ -244,7 +260,7 @@ function readPredictionFile(file: string): { p: TopKPredictions; float32: boolea
 
 /** `kgrank combine`: the predictions of entity shards (kgrank predict --entity-range) merged exactly (mergeTopK). */
 export function combineRun(files: string[], opts: CombineOptions, out: Out): void {
-  checkWritable(opts.output);
+  checkWritable(opts.output, opts.format);
   const parts = files.map(readPredictionFile);
   let merged: TopKPredictions;
   try {
@@ -313,6 +329,16 @@ export async function gradeRun(file: string, opts: GradeOptions, out: Out): Prom
       );
     }
     t = integerIds(a, "--truth");
+    // A negative id (an -1 "unknown" marker) would be graded as a tail no prediction can name: a silent 0.
+    for (let i = 0; i < t.length; i++) {
+      const v = t[i]!;
+      if (!(v >= 0 && v <= 2147483646)) {
+        throw new KgrankInputError(
+          "--truth",
+          `${opts.truth} row ${i} holds ${v}, not an entity id (whole numbers from 0 to 2^31 - 2): give every row's true tail id, or leave out the rows without one`,
+        );
+      }
+    }
   } else {
     if (!opts.dataset && !opts.datasetDir) {
       throw new KgrankInputError("--truth", "or --dataset is required: the true tails of the predicted rows");

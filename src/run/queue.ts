@@ -25,6 +25,7 @@ import type { Job, Queue, Worker } from "bullmq";
 import { KgrankError, KgrankInputError } from "../checks/errors";
 import { removePendingFiles } from "../io/atomic";
 import { implicitDatasetDir } from "../io/datasets";
+import { modelDirDataset } from "../io/model-dir";
 
 import { evaluateRun } from "./evaluate-run";
 import { insideRoots, parseShardJobData, readRoots, realLocation, type ShardJobData, stateRoot } from "./job-data";
@@ -590,7 +591,10 @@ export function runArgs(argv: string[], cwd = process.cwd()): string[] {
   };
   const scoresOnly = value("--positive-scores") !== undefined || value("--negative-scores") !== undefined;
   if (!scoresOnly && value("--dataset-dir") === undefined) {
-    const implicit = implicitDatasetDir(value("--dataset"), cwd);
+    // Without --dataset, the dataset a model directory's config.json names (as evaluate reads it).
+    const modelDir = value("--model-dir");
+    const named = value("--dataset") ?? (modelDir ? modelDirDataset(modelDir)?.dataset : undefined);
+    const implicit = implicitDatasetDir(named, cwd);
     if (implicit !== undefined) rest.push("--dataset-dir", implicit);
   }
   return ["evaluate", ...childArgs(rest)];
