@@ -78,8 +78,12 @@ function toRows(r: StreamRows, rowOf: Int32Array): StreamRows {
   };
 }
 
-/** Query rows of the table in memory beside it: the kernel's query vectors and outputs (a bound, as the path in memory). */
-const inMemoryRowBytes = (d: number, B: number, pair: boolean) => d * B * (pair ? 2 : 1) + 64;
+/**
+ * What ranking from the table in memory holds beyond the arrays every run holds (ids, outputs): the kernel's copies
+ * of a row's ids and of its known answers (4 bytes each). Its tiles (per thread, whatever the rows) are not counted,
+ * as in a chunk's kernel call.
+ */
+const inMemoryBytes = (rows: number, excluded: number) => 16 * rows + 4 * excluded;
 
 /**
  * Ranks every streamed side of a model batch into its work's `out` (the layout rankEmbeddings writes: greater | equal
@@ -138,6 +142,7 @@ async function rankBlocks(
   const costs: number[] = [];
   let totalRows = 0;
   let totalBytes = 0;
+  let excluded = 0;
   for (const { work, rows } of streams) {
     for (let i = 0; i < work.rows; i++) {
       const b = rowBytes(rows, i);
@@ -145,6 +150,7 @@ async function rankBlocks(
       totalBytes += b;
     }
     totalRows += work.rows;
+    excluded += rows.excludeIds?.length ?? 0;
   }
   costs.sort((a, b) => b - a);
   let minBlock = 0;
@@ -152,7 +158,7 @@ async function rankBlocks(
   const minChunk = needsTable ? Math.min(last - first, MIN_CHUNK_ROWS) * table.rowBytes : 0;
   // Read whole: the range in the accumulation type (PairRE: its factors too) beside the query rows in memory.
   const wholeBytes = (last - first) * (d * B + (pair ? B : 0));
-  const wholeNeed = wholeBytes + totalRows * inMemoryRowBytes(d, B, pair);
+  const wholeNeed = wholeBytes + inMemoryBytes(totalRows, excluded);
   const onePassBudget = opts.fixedBytes + Math.min(wholeNeed, Math.max(2 * totalBytes, totalBytes + minChunk));
   if (needsTable && wholeNeed <= free && !("view" in source && source.view)) {
     opts.onPlan?.({

@@ -240,8 +240,8 @@ export class EntityTableFile implements EntityRowSource {
     } else if (now.mtimeNs !== was.mtimeNs || now.ctimeNs !== was.ctimeNs) {
       what =
         now.mtimeNs !== was.mtimeNs
-          ? `modified at ${isoTime(now.mtimeNs)}, after it was opened (modified at ${isoTime(was.mtimeNs)})`
-          : `changed at ${isoTime(now.ctimeNs)}, after it was opened (changed at ${isoTime(was.ctimeNs)})`;
+          ? `modified at ${isoTime(now.mtimeNs)}; it was last modified at ${isoTime(was.mtimeNs)} when opened`
+          : `its status changed at ${isoTime(now.ctimeNs)}; it was ${isoTime(was.ctimeNs)} when opened`;
     }
     if (what !== null) {
       throw new KgrankInputError(

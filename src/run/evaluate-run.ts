@@ -39,6 +39,7 @@ import { expectShape, floatScores, readIdTriples } from "./arrays";
 import { datasetFromAsync, filterSplits, type RunSide, SIDES, type TaskSide } from "./datasets";
 import type { Format } from "./format";
 import { emit, type Out } from "./out";
+import { formatBytes, type StreamPlan } from "../scoring/entity-chunks";
 import { Progress } from "./progress";
 import { type ReportInfo, renderEvaluation, type RunMeta } from "./render";
 import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRows } from "./shard";
@@ -47,6 +48,23 @@ import { evaluateWithWorkers } from "./workers";
 import { checkTemporalFlags, evaluateTemporal } from "./temporal-run";
 
 // ---- evaluate ----------------------------------------------------------------------------------------------------
+
+/**
+ * --memory's notice when the budget reads the entity table more than once (each pass serves one block of queries), with
+ * the budget that reads it once; nothing with --quiet or one pass.
+ */
+export function memoryNotice(out: Out, quiet: boolean | undefined): ((plan: StreamPlan) => void) | undefined {
+  if (quiet) return undefined;
+  return (plan) => {
+    if (plan.passes <= 1) return;
+    const size = (n: number, up = false) => formatBytes(n, up).replace(" ", "");
+    out.stderr(
+      `kgrank: --memory ${size(plan.budget)} reads the entity table ${plan.passes} times (${plan.blockRows} queries ` +
+        `per pass, ${plan.chunks} reads of ${plan.chunkRows} rows each); --memory ${size(plan.onePassBudget, true)} ` +
+        `reads it once\n`,
+    );
+  };
+}
 
 /** The model flags (modelFlags in ./flags.ts) as parsed: evaluate's and predict's. */
 export interface ModelFlagOptions {
@@ -775,6 +793,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
     `${opts.entityShard ? ` entity shard ${opts.entityShard.index}/${opts.entityShard.count}` : ""} from embeddings`;
   const total = run.sample ? run.sample.sampled : (hi - lo) * (sides.length + (relation ? 1 : 0));
   const progress = new Progress(label, total, { quiet: opts.quiet, report: run.out.progress });
+  const plan = opts.memory !== undefined ? memoryNotice(run.out, opts.quiet) : undefined;
   try {
     if (run.sample && opts.memory !== undefined) {
       // A sample's sides hold other triples: one call per side, each reading the table once per query block.
@@ -787,6 +806,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
             triples: run.sample[side],
             side,
             memoryBudget: opts.memory,
+            ...(plan ? { onPlan: plan } : {}),
             onProgress: ({ done }) => {
               progress.tick(done - ticked);
               ticked = done;
@@ -804,6 +824,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
           model,
           triples: evaluated.subarray(3 * lo, 3 * hi),
           ...(opts.memory !== undefined ? { memoryBudget: opts.memory } : {}),
+          ...(plan ? { onPlan: plan } : {}),
           ...(negatives
             ? { negatives: { head: negatives.subarray(lo * k, hi * k), tail: negatives.subarray(lo * k, hi * k) } }
             : {}),

@@ -19,7 +19,7 @@ import { predictTopKAsync } from "../scoring/top-k";
 
 import { expectShape, readIdTriples } from "./arrays";
 import { datasetFromAsync, filterSplits } from "./datasets";
-import { loadModelFlags, type ModelFlagOptions } from "./evaluate-run";
+import { loadModelFlags, memoryNotice, type ModelFlagOptions } from "./evaluate-run";
 import { fmt, json } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";
@@ -128,6 +128,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
     );
   }
   let result: TopKPredictions;
+  const plan = opts.memory !== undefined ? memoryNotice(out, opts.quiet) : undefined;
   let progress: Progress | null = null;
   let seen = 0;
   try {
@@ -138,6 +139,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       ...(filter ? { filter } : {}),
       ...(opts.entityRange ? { entityRange: opts.entityRange } : {}),
       ...(opts.memory !== undefined ? { memoryBudget: opts.memory } : {}),
+      ...(plan ? { onPlan: plan } : {}),
       onProgress: ({ done, total }) => {
         progress ??= new Progress(`top-${k} of ${ds.name} from embeddings`, total, {
           quiet: opts.quiet,
