@@ -498,9 +498,11 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       await kgrank(npz),
       /^kgrank: --entity-embeddings: .*entity\.npz: a table read in chunks must be a \.npy or \.safetensors file/,
     );
+    // 1 KiB: less than twice the 896-byte table (at most half the budget is read into memory), and no room for the
+    // filter index.
     expectUserError(
-      await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "2KiB"]),
-      /^kgrank: --memory: 2\.00 KiB cannot hold a query block beside the filter index \(.*\) and a table chunk: .*give at least/,
+      await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "1KiB"]),
+      /^kgrank: --memory: 1\.00 KiB cannot hold a query block beside the filter index \(.*\) and a table chunk: .*give at least/,
     );
     expectUserError(
       await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "lots"]),

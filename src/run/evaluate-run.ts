@@ -741,10 +741,9 @@ function runFilter(run: RunContext, raw: boolean): { splits: Split[]; triples?: 
 async function evaluateModel(run: RunContext): Promise<void> {
   const { opts, ds, evaluated, rows, lo, hi, shard } = run;
   const n = ds.numEntities;
-  const model = loadModelFlags(opts, ds, {
-    ...(opts.mayRead ? { mayRead: opts.mayRead } : {}),
-    ...(opts.memory !== undefined ? { streamEntities: true } : {}),
-  });
+  const model = loadModelWithin(opts, ds, opts.memory, opts.mayRead ? { mayRead: opts.mayRead } : {});
+  // --memory with a table too large to read whole: the table is read in chunks, every row in one call.
+  const chunked = model.entitySource !== null;
   let negatives: Int32Array | null = null;
   let k = 0;
   if (opts.negativesIds) {
@@ -793,9 +792,9 @@ async function evaluateModel(run: RunContext): Promise<void> {
     `${opts.entityShard ? ` entity shard ${opts.entityShard.index}/${opts.entityShard.count}` : ""} from embeddings`;
   const total = run.sample ? run.sample.sampled : (hi - lo) * (sides.length + (relation ? 1 : 0));
   const progress = new Progress(label, total, { quiet: opts.quiet, report: run.out.progress });
-  const plan = opts.memory !== undefined ? memoryNotice(run.out, opts.quiet) : undefined;
+  const plan = chunked ? memoryNotice(run.out, opts.quiet) : undefined;
   try {
-    if (run.sample && opts.memory !== undefined) {
+    if (run.sample && chunked) {
       // A sample's sides hold other triples: one call per side, each reading the table once per query block.
       for (const side of sides) {
         if (run.sample[side].length === 0) continue; // a small sample may draw no task of a side
@@ -816,14 +815,14 @@ async function evaluateModel(run: RunContext): Promise<void> {
             throw cliModelError(e, opts);
           });
       }
-    } else if ((opts.memory !== undefined || opts.entityShard) && hi > lo) {
+    } else if ((chunked || opts.entityShard) && hi > lo) {
       // One call for every row and every side ranked: the table is read once per query block that --memory allows.
       let ticked = 0;
       await evaluator
         .addModel({
           model,
           triples: evaluated.subarray(3 * lo, 3 * hi),
-          ...(opts.memory !== undefined ? { memoryBudget: opts.memory } : {}),
+          ...(chunked ? { memoryBudget: opts.memory } : {}),
           ...(plan ? { onPlan: plan } : {}),
           ...(negatives
             ? { negatives: { head: negatives.subarray(lo * k, hi * k), tail: negatives.subarray(lo * k, hi * k) } }
@@ -837,7 +836,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
           throw cliModelError(e, opts);
         });
     }
-    const ranked: TaskSide[] = opts.memory !== undefined || opts.entityShard ? [] : sides;
+    const ranked: TaskSide[] = chunked || opts.entityShard ? [] : sides;
     for (const side of relation ? [...ranked, "relation" as const] : ranked) {
       const own =
         side === "relation"
@@ -1027,6 +1026,24 @@ export function loadModelFlags(
       ...extra,
     }),
   );
+}
+
+/**
+ * The model of the flags with --memory: its entity table opened to be read in chunks (checked as such), then read
+ * into memory when it takes at most half the budget (the rest left to the filter index and the query rows), so a
+ * budget the table fits never costs more memory than no budget; without --memory, in memory.
+ */
+export function loadModelWithin(
+  opts: ModelFlagOptions,
+  ds: { entityLabels: readonly string[]; relationLabels: readonly string[] },
+  memory: number | undefined,
+  extra: Partial<Pick<LoadEmbeddingModelOptions, "mayRead">> = {},
+): EmbeddingModel {
+  if (memory === undefined) return loadModelFlags(opts, ds, extra);
+  const streamed = loadModelFlags(opts, ds, { ...extra, streamEntities: true });
+  const source = streamed.entitySource!;
+  const bytes = source.rows * source.cols * (streamed.precision === "float64" ? 8 : 4);
+  return bytes <= memory / 2 ? loadModelFlags(opts, ds, extra) : streamed;
 }
 
 function withModelFlags<T>(opts: Pick<EvaluateOptions, "modelDir">, load: () => T): T {

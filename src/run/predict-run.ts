@@ -19,7 +19,7 @@ import { predictTopKAsync } from "../scoring/top-k";
 
 import { expectShape, readIdTriples } from "./arrays";
 import { datasetFromAsync, filterSplits } from "./datasets";
-import { loadModelFlags, memoryNotice, type ModelFlagOptions } from "./evaluate-run";
+import { loadModelWithin, memoryNotice, type ModelFlagOptions } from "./evaluate-run";
 import { fmt, json } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";
@@ -107,7 +107,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   }
   checkWritable(opts.output);
   const ds = await datasetFromAsync(opts);
-  const model = loadModelFlags(opts, ds, opts.memory !== undefined ? { streamEntities: true } : {});
+  const model = loadModelWithin(opts, ds, opts.memory);
   let rows: { triples: Int32Array } | { queries: ArrayLike<number> };
   if (opts.queries) {
     const q = readArray(opts.queries, "--queries");
@@ -128,7 +128,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
     );
   }
   let result: TopKPredictions;
-  const plan = opts.memory !== undefined ? memoryNotice(out, opts.quiet) : undefined;
+  const plan = model.entitySource ? memoryNotice(out, opts.quiet) : undefined;
   let progress: Progress | null = null;
   let seen = 0;
   try {
@@ -138,8 +138,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       side: sides.length === 2 ? "both" : (sides[0] as "head" | "tail"),
       ...(filter ? { filter } : {}),
       ...(opts.entityRange ? { entityRange: opts.entityRange } : {}),
-      ...(opts.memory !== undefined ? { memoryBudget: opts.memory } : {}),
-      ...(plan ? { onPlan: plan } : {}),
+      ...(model.entitySource ? { memoryBudget: opts.memory, onPlan: plan } : {}),
       onProgress: ({ done, total }) => {
         progress ??= new Progress(`top-${k} of ${ds.name} from embeddings`, total, {
           quiet: opts.quiet,
