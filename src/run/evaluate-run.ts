@@ -1006,7 +1006,7 @@ function cliModelError(e: unknown, opts: Pick<EvaluateOptions, "modelDir">): unk
 }
 
 /** The model the model flags (modelFlags in ./flags.ts) name, for the dataset's labels; errors name the flags. */
-export function loadModelFlags(
+function loadModelFlags(
   opts: ModelFlagOptions,
   ds: { entityLabels: readonly string[]; relationLabels: readonly string[] },
   extra: Partial<Pick<LoadEmbeddingModelOptions, "mayRead" | "streamEntities">> = {},
