@@ -597,6 +597,44 @@ describe(`a table read in chunks during a run [${backendLabel}]`, () => {
     expect(topPlans[1]).toMatchObject({ whole: true, passes: 1, tableBytes: N * DIM * 4 });
   });
 
+  it("an entity shard read in chunks, or read whole, records the counts of the shard of the table in memory", async () => {
+    // 32 columns: a shard of 2,000 rows is larger than the least budget's chunk and block.
+    const wide = randomValues(N * 32, 13, 0.5);
+    const wideRel = { data: randomValues(R * 32, 14, 0.5), shape: [R, 32] };
+    const streamed = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: openEntityTable(file("shard.npy", encodeNpy(wide, [N, 32]))),
+      relationEmbeddings: wideRel,
+    });
+    const inMemory = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: wide, shape: [N, 32] },
+      relationEmbeddings: wideRel,
+    });
+    const shard = () =>
+      new RankEvaluator({
+        numEntities: N,
+        numRelations: R,
+        filterTriples: [TRAIN, TEST],
+        entityShard: { index: 1, count: 2 },
+      });
+    const want = shard();
+    await want.addModel({ model: inMemory, triples: TEST });
+    // 64 MiB: the shard's rows read whole; a byte less than the budget that reads them once: in chunks.
+    const plans: StreamPlan[] = [];
+    const run = async (memoryBudget: number) => {
+      const e = shard();
+      await e.addModel({ model: streamed, triples: TEST, memoryBudget, onPlan: (p) => plans.push(p) });
+      expect(Buffer.from(e.serialize()), `budget ${memoryBudget}`).toEqual(Buffer.from(want.serialize()));
+    };
+    await run(64 << 20);
+    await run(plans[0]!.onePassBudget - 1);
+    expect(
+      plans.map((p) => p.whole),
+      JSON.stringify(plans),
+    ).toEqual([true, false]);
+  });
+
   it("a refusal names the budget and the least budget apart, in exact bytes when they round alike", async () => {
     const model = new EmbeddingModel({
       interaction: "distmult",
