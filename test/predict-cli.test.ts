@@ -183,6 +183,32 @@ describe(`kgrank predict (${backendLabel})`, () => {
     expect(quiet.stderr).toBe("");
   });
 
+  it("--memory with an id map that reorders the rows: refused in the flags' words (top-k orders ties by id)", async () => {
+    // The rows reversed, and the id map naming them so.
+    const reversed = new Float32Array(n * 8);
+    for (let r = 0; r < n; r++) reversed.set(ent.subarray((n - 1 - r) * 8, (n - r) * 8), r * 8);
+    writeFileSync(path.join(dir, "reversed.npy"), encodeNpy(reversed, [n, 8]));
+    writeFileSync(path.join(dir, "reversed.dict"), [...ds.entityLabels].reverse().join("\n") + "\n");
+    const flags = [
+      "predict",
+      "--dataset",
+      "nations",
+      "--interaction",
+      "distmult",
+      "--relation-embeddings",
+      "relation.npy",
+    ];
+    const args = ["--entity-embeddings", "reversed.npy", "--entity-ids", "reversed.dict", "--top-k", "3"];
+    // In memory (no --memory, or a budget twice the table): the lists of the table in id order.
+    await kgrank([...flags, ...args, "--quiet", "-o", "rev.npz"], dir);
+    await kgrank([...flags, "--entity-embeddings", "entity.npy", "--top-k", "3", "--quiet", "-o", "fwd.npz"], dir);
+    expect(readFileSync(path.join(dir, "rev.npz"))).toEqual(readFileSync(path.join(dir, "fwd.npz")));
+    expectUserError(
+      await kgrank([...flags, ...args, "--memory", "500", "-o", "x.npz"], dir),
+      /^kgrank: --entity-embeddings \/ --relation-embeddings: reads .*reversed\.npy, whose rows are in another order than the entity ids .*leave --memory out to read it into memory/,
+    );
+  });
+
   it("--memory reads the table in chunks: the same files, byte for byte (npz and wikikg90mv2, with a range)", async () => {
     const run = async (args: string[]) => {
       const r = await kgrank(["predict", ...modelFlags, ...args], dir);

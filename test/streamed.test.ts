@@ -209,6 +209,11 @@ describe(`entity tables read in chunks [${backendLabel}]`, () => {
           await state(inMemory, true),
         );
         expect(plans[0]!.whole).toBe(false);
+        // Read whole (converted in pieces through one scratch buffer): the same.
+        expect(await state(streamed, true, 64 << 20, false, plans), `${f} ${precision} whole`).toEqual(
+          await state(inMemory, true),
+        );
+        expect(plans[1]!.whole).toBe(true);
       }
     }
   });

@@ -990,7 +990,7 @@ function sampledEstimates(
  * gave the model, `negatives` --negatives-ids, and the precision option its flag (errorLine maps the other argument
  * names: entityEmbeddings, interaction, ...).
  */
-function cliModelError(e: unknown, opts: Pick<EvaluateOptions, "modelDir">): unknown {
+export function cliModelError(e: unknown, opts: Pick<EvaluateOptions, "modelDir">): unknown {
   if (!(e instanceof KgrankInputError)) return e;
   const argument =
     e.argument === "model"
@@ -1001,7 +1001,9 @@ function cliModelError(e: unknown, opts: Pick<EvaluateOptions, "modelDir">): unk
         ? "--negatives-ids"
         : e.argument;
   const text = e.message.slice(e.argument.length + 2);
-  const cli = text.replaceAll('precision: "float64"', "--precision float64");
+  const cli = text
+    .replaceAll('precision: "float64"', "--precision float64")
+    .replace(/or read it into memory$/, "or leave --memory out to read it into memory");
   return argument === e.argument && cli === text ? e : new KgrankInputError(argument, cli);
 }
 

@@ -19,7 +19,7 @@ import { predictTopKAsync } from "../scoring/top-k";
 
 import { expectShape, readIdTriples } from "./arrays";
 import { datasetFromAsync, filterSplits } from "./datasets";
-import { loadModelWithin, memoryNotice, type ModelFlagOptions } from "./evaluate-run";
+import { cliModelError, loadModelWithin, memoryNotice, type ModelFlagOptions } from "./evaluate-run";
 import { fmt, json } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";
@@ -153,6 +153,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       throw new KgrankInputError("--top-k", e.message.slice(e.argument.length + 2));
     if (e instanceof KgrankInputError && e.argument === "queries")
       throw new KgrankInputError("--queries", e.message.slice(e.argument.length + 2));
+    if (e instanceof KgrankInputError && e.argument === "model") throw cliModelError(e, opts);
     throw e;
   } finally {
     (progress as Progress | null)?.stop();
