@@ -498,6 +498,11 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       await kgrank(npz),
       /^kgrank: --entity-embeddings: .*entity\.npz: a table read in chunks must be a \.npy or \.safetensors file/,
     );
+    // 2 KiB: at least twice the 896-byte table, which is then read into memory (the filter index's 16 KiB beside it
+    // is no longer refused): the in-memory run's output.
+    const within = await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "2KiB", ...json]);
+    expect(within.stderr).toBe("");
+    expect(within.stdout).toBe(want.stdout);
     // 1 KiB: less than twice the 896-byte table (at most half the budget is read into memory), and no room for the
     // filter index.
     expectUserError(
