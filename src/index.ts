@@ -123,11 +123,13 @@ export type {
   ComplexLayout,
   EmbeddingMatrix,
   EmbeddingModelOptions,
+  EntityRowReader,
   EntityRowSource,
   InteractionName,
 } from "./scoring/embedding-model";
 export { EntityTableFile, openEntityTable } from "./io/entity-table";
 export type { OpenEntityTableOptions } from "./io/entity-table";
+export type { StreamPlan } from "./scoring/entity-chunks";
 export type { ModelBatch } from "./evaluation/model-batch";
 export { loadEmbeddingModel } from "./io/model-dir";
 export type { LoadEmbeddingModelOptions } from "./io/model-dir";

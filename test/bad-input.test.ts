@@ -1145,6 +1145,23 @@ export const CASES: Case[] = [
     argument: "memoryBudget",
   },
   {
+    kind: "onPlan not a function",
+    call: () =>
+      ev().addModel({
+        model: emb({ entityEmbeddings: openEntityTable(modelFiles.p("entity.npy")) }),
+        triples,
+        onPlan: "print" as unknown as () => void,
+      }),
+    error: KgrankInputError,
+    argument: "onPlan",
+  },
+  {
+    kind: "withRowOrder not a permutation of the table's rows",
+    call: () => openEntityTable(modelFiles.p("entity.npy")).withRowOrder(new Int32Array(3)),
+    error: KgrankInputError,
+    argument: "rowOfEntity",
+  },
+  {
     kind: "table read in chunks ranked by the sync addModelSync",
     call: () =>
       ev().addModelSync({ model: emb({ entityEmbeddings: openEntityTable(modelFiles.p("entity.npy")) }), triples }),
@@ -1407,6 +1424,17 @@ export const CASES: Case[] = [
       }),
     error: KgrankInputError,
     argument: "memoryBudget",
+  },
+  {
+    kind: "top-k: onPlan not a function",
+    call: () =>
+      predictTopKAsync(emb({ entityEmbeddings: openEntityTable(modelFiles.p("entity.npy")) }), {
+        triples: Int32Array.of(0, 0, 1),
+        k: 1,
+        onPlan: 1 as unknown as () => void,
+      }),
+    error: KgrankInputError,
+    argument: "onPlan",
   },
   {
     kind: "top-k: table read in chunks listed by the sync predictTopK",

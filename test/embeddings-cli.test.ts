@@ -516,7 +516,8 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     const json = ["--format", "json", "--quiet"];
     const want = await kgrank([...base, "--entity-embeddings", "entity.npy", ...json, "--save-state", "mem.state"]);
     writeFileSync(path.join(dir, "entity-f32.safetensors"), safetensorsFile({ e: { data: ent, shape: [n, 16] } }));
-    // 40 KiB: the filter index (16 KiB native, 31 KiB in the fallback) and a few query and table rows: many blocks.
+    // 40 KiB: the filter index (16 KiB native, 31 KiB in the fallback) and the table, read whole (see streamed.test.ts
+    // for budgets that read a table in blocks and chunks).
     for (const [file, memory] of [
       ["entity.npy", "40KiB"],
       ["entity.npy", "1GiB"],
@@ -545,9 +546,16 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       await kgrank(npz),
       /^kgrank: --entity-embeddings: .*entity\.npz: a table read in chunks must be a \.npy or \.safetensors file/,
     );
+    // 2 KiB: at least twice the 896-byte table, which is then read into memory (the filter index's 16 KiB beside it
+    // is no longer refused): the in-memory run's output.
+    const within = await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "2KiB", ...json]);
+    expect(within.stderr).toBe("");
+    expect(within.stdout).toBe(want.stdout);
+    // 1 KiB: less than twice the 896-byte table (at most half the budget is read into memory), and no room for the
+    // filter index.
     expectUserError(
-      await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "2KiB"]),
-      /^kgrank: --memory: 2\.00 KiB cannot hold one query block beside the filter index \(.*\): .*give at least/,
+      await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "1KiB"]),
+      /^kgrank: --memory: 1\.00 KiB cannot hold a query block beside the filter index \(.*\) and a table chunk: .*give at least/,
     );
     expectUserError(
       await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "lots"]),

@@ -143,6 +143,80 @@ describe(`kgrank predict (${backendLabel})`, () => {
     expectUserError(await kgrank(["combine", "d.npz", "w2.npz", "-o", "x.npz"], dir), /w2.npz: holds no entity_range/);
   });
 
+  it("--memory that reads the table more than once says how many times, and which budget reads it once", async () => {
+    // 4,000 entities: a 125 KiB table that the least budget cannot hold whole.
+    const big = path.join(dir, "big");
+    mkdirSync(big, { recursive: true });
+    const E = 4000;
+    const line = (h: number, r: number, t: number) => `e${h}\tr${r}\te${t}\n`;
+    let train = "";
+    for (let e = 0; e < E; e++) train += line(e, e % 5, (e * 7 + 1) % E);
+    let test = "";
+    for (let i = 0; i < 300; i++) test += line((i * 13) % E, i % 5, (i * 31 + 5) % E);
+    writeFileSync(path.join(big, "train.tsv"), train);
+    writeFileSync(path.join(big, "valid.tsv"), test);
+    writeFileSync(path.join(big, "test.tsv"), test);
+    writeFileSync(path.join(dir, "big-entity.npy"), encodeNpy(randomValues(E * 8, 71, 0.5), [E, 8]));
+    writeFileSync(path.join(dir, "big-relation.npy"), encodeNpy(randomValues(5 * 8, 72, 0.5), [5, 8]));
+    const flags = [
+      "predict",
+      "--dataset-dir",
+      big,
+      "--interaction",
+      "distmult",
+      "--entity-embeddings",
+      "big-entity.npy",
+      "--relation-embeddings",
+      "big-relation.npy",
+      "--top-k",
+      "5",
+    ];
+    const refused = await kgrank([...flags, "--memory", "100", "-o", "x.npz"], dir);
+    const least = /give at least ([\d.]+) KiB/.exec(refused.stderr)![1]!;
+    const r = await kgrank([...flags, "--memory", `${least}KiB`, "-o", "big-least.npz"], dir);
+    expect(r.status, r.stderr).toBe(0);
+    const notice =
+      /^kgrank: --memory ([\d.]+KiB) reads the entity table (\d+) times \((\d+) queries per pass, (\d+) reads of (\d+) rows each\); --memory ([\d.]+KiB) reads it once$/m.exec(
+        r.stderr,
+      );
+    expect(notice, r.stderr).not.toBeNull();
+    expect(Number(notice![2])).toBeGreaterThan(1);
+    expect(Number(notice![3])).toBeGreaterThanOrEqual(64); // a workable block at the least budget
+    expect(Number(notice![5])).toBeGreaterThanOrEqual(512); // and a workable chunk
+    const once = await kgrank([...flags, "--memory", notice![6]!, "-o", "big-once.npz"], dir);
+    expect(once.status, once.stderr).toBe(0);
+    expect(once.stderr).not.toMatch(/reads the entity table/);
+    expect(readFileSync(path.join(dir, "big-once.npz"))).toEqual(readFileSync(path.join(dir, "big-least.npz")));
+    const quiet = await kgrank([...flags, "--memory", `${least}KiB`, "--quiet", "-o", "big-quiet.npz"], dir);
+    expect(quiet.stderr).toBe("");
+  });
+
+  it("--memory with an id map that reorders the rows: refused in the flags' words (top-k orders ties by id)", async () => {
+    // The rows reversed, and the id map naming them so.
+    const reversed = new Float32Array(n * 8);
+    for (let r = 0; r < n; r++) reversed.set(ent.subarray((n - 1 - r) * 8, (n - r) * 8), r * 8);
+    writeFileSync(path.join(dir, "reversed.npy"), encodeNpy(reversed, [n, 8]));
+    writeFileSync(path.join(dir, "reversed.dict"), [...ds.entityLabels].reverse().join("\n") + "\n");
+    const flags = [
+      "predict",
+      "--dataset",
+      "nations",
+      "--interaction",
+      "distmult",
+      "--relation-embeddings",
+      "relation.npy",
+    ];
+    const args = ["--entity-embeddings", "reversed.npy", "--entity-ids", "reversed.dict", "--top-k", "3"];
+    // In memory (no --memory, or a budget twice the table): the lists of the table in id order.
+    await kgrank([...flags, ...args, "--quiet", "-o", "rev.npz"], dir);
+    await kgrank([...flags, "--entity-embeddings", "entity.npy", "--top-k", "3", "--quiet", "-o", "fwd.npz"], dir);
+    expect(readFileSync(path.join(dir, "rev.npz"))).toEqual(readFileSync(path.join(dir, "fwd.npz")));
+    expectUserError(
+      await kgrank([...flags, ...args, "--memory", "500", "-o", "x.npz"], dir),
+      /^kgrank: --entity-embeddings \/ --relation-embeddings: reads .*reversed\.npy, whose rows are in another order than the entity ids .*leave --memory out to read it into memory/,
+    );
+  });
+
   it("--memory reads the table in chunks: the same files, byte for byte (npz and wikikg90mv2, with a range)", async () => {
     const run = async (args: string[]) => {
       const r = await kgrank(["predict", ...modelFlags, ...args], dir);

@@ -7,14 +7,18 @@
  * finite, the sync call, restriction. Top-k lists from a chunked table (predictTopKAsync with memoryBudget) equal the
  * in-memory predictTopK's, ids and scores, bit for bit, under the same range of budgets.
  */
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import {
+  type EntityRowSource,
+  type EntityTableFile,
+  type StreamPlan,
   EmbeddingModel,
   encodeNpy,
   KgrankInputError,
+  loadEmbeddingModel,
   openEntityTable,
   predictTopK,
   predictTopKAsync,
@@ -41,7 +45,8 @@ const CASES: { name: Name; layout?: "halves" | "interleaved"; phases?: boolean }
   { name: "pairre" },
 ];
 
-const N = 700;
+/** Entities: enough that the table exceeds the least budget (a block of 64 queries, a chunk of 512 rows). */
+const N = 4000;
 const R = 9;
 const DIM = 8;
 
@@ -75,21 +80,44 @@ function evaluator(filtered: boolean): RankEvaluator {
   });
 }
 
-/** Room for the filter index of TRAIN + TEST (about 55 KiB on both backends), added to a filtered run's budget. */
-const INDEX = 60 << 10;
+/** Room for the filter index of TRAIN + TEST (about 80 KiB on both backends), added to a filtered run's budget. */
+const INDEX = 96 << 10;
+
+/** (head, relation) pairs of TEST. */
+const QUERIES = Int32Array.from(TEST.filter((_, i) => i % 3 !== 2));
 
 /**
  * Ranks TEST (or with OGB negatives) from `model` and returns the evaluator's state; `memoryBudget` is what the run
- * may use beyond the filter index.
+ * may use beyond the filter index. `plans` receives how the table was read.
  */
-async function state(model: EmbeddingModel, filtered: boolean, extra?: number, negatives?: boolean) {
+async function state(
+  model: EmbeddingModel,
+  filtered: boolean,
+  extra?: number,
+  negatives?: boolean,
+  plans?: StreamPlan[],
+) {
   const e = evaluator(filtered && !negatives);
   const memoryBudget = extra === undefined ? undefined : extra + (filtered && !negatives ? INDEX : 0);
-  const neg = negatives
-    ? { negatives: { head: triples(50 * 3, 7).map((x) => x % N), tail: triples(50 * 3, 8).map((x) => x % N) } }
-    : {};
-  await e.addModel({ model, triples: TEST, ...(memoryBudget ? { memoryBudget } : {}), ...neg });
+  await e.addModel({
+    model,
+    triples: TEST,
+    ...(memoryBudget ? { memoryBudget } : {}),
+    ...(negatives ? NEGATIVES : {}),
+    ...(plans ? { onPlan: (p: StreamPlan) => plans.push(p) } : {}),
+  });
   return Buffer.from(e.serialize());
+}
+
+const NEGATIVES = {
+  negatives: { head: triples(50 * 3, 7).map((x) => x % N), tail: triples(50 * 3, 8).map((x) => x % N) },
+};
+
+/** The least budget a refusal names (its first size: KiB, or exact bytes), in bytes. */
+function leastNamed(e: unknown): number {
+  const m = /give at least ([\d.]+) (KiB|MiB|B)\b/.exec(String(e));
+  expect(m, String(e)).not.toBeNull();
+  return Math.ceil(Number(m![1]) * (m![2] === "MiB" ? 1 << 20 : m![2] === "KiB" ? 1024 : 1));
 }
 
 const dir = tempDir("kgrank-streamed-");
@@ -117,12 +145,23 @@ describe(`entity tables read in chunks [${backendLabel}]`, () => {
       expect(streamed.numEntities).toBe(N);
       for (const filtered of [true, false]) {
         const want = await state(inMemory, filtered);
-        // 3 KiB: blocks of a few rows and chunks of a few table rows; 64 MiB: one block, one chunk.
-        for (const budget of [3 << 10, 20 << 10, 64 << 20]) {
-          expect(await state(streamed, filtered, budget), `filtered ${filtered}, budget ${budget}`).toEqual(want);
+        // The least budget (its refusal names it): blocks of 64 queries, chunks of 512 rows; 12 KiB more; 64 MiB:
+        // the table read whole.
+        const least = leastNamed(await state(streamed, filtered, 1).catch((e: unknown) => e));
+        const plans: StreamPlan[] = [];
+        for (const budget of [least, least + (12 << 10), 64 << 20]) {
+          const extra = budget - (filtered ? INDEX : 0);
+          expect(
+            await state(streamed, filtered, extra, false, plans),
+            `filtered ${filtered}, budget ${budget}`,
+          ).toEqual(want);
         }
+        expect(plans.map((p) => p.whole)).toEqual([false, false, true]);
+        expect(plans[0]!.passes).toBeGreaterThan(1);
+        expect(plans[0]!.chunks).toBeGreaterThan(1);
       }
-      expect(await state(streamed, false, 8 << 10, true)).toEqual(await state(inMemory, false, undefined, true));
+      expect(await state(streamed, false, 64 << 10, true)).toEqual(await state(inMemory, false, undefined, true));
+      expect(await state(streamed, false, 64 << 20, true)).toEqual(await state(inMemory, false, undefined, true));
     });
   }
 
@@ -164,7 +203,17 @@ describe(`entity tables read in chunks [${backendLabel}]`, () => {
           entityEmbeddings: openEntityTable(f),
           relationEmbeddings,
         });
-        expect(await state(streamed, true, 20 << 10), `${f} ${precision}`).toEqual(await state(inMemory, true));
+        const least = leastNamed(await state(streamed, true, 1).catch((e: unknown) => e));
+        const plans: StreamPlan[] = [];
+        expect(await state(streamed, true, least - INDEX, false, plans), `${f} ${precision}`).toEqual(
+          await state(inMemory, true),
+        );
+        expect(plans[0]!.whole).toBe(false);
+        // Read whole (converted in pieces through one scratch buffer): the same.
+        expect(await state(streamed, true, 64 << 20, false, plans), `${f} ${precision} whole`).toEqual(
+          await state(inMemory, true),
+        );
+        expect(plans[1]!.whole).toBe(true);
       }
     }
   });
@@ -178,10 +227,11 @@ describe(`entity tables read in chunks [${backendLabel}]`, () => {
     });
     const e = evaluator(true);
     const seen: number[] = [];
+    const budget = leastNamed(await e.addModel({ model, triples: TEST, memoryBudget: 1 }).catch((x: unknown) => x));
     await e.addModel({
       model,
       triples: TEST,
-      memoryBudget: INDEX + (8 << 10),
+      memoryBudget: budget,
       onProgress: (p) => seen.push(p.done / p.total),
     });
     expect(seen.at(-1)).toBe(1);
@@ -191,7 +241,7 @@ describe(`entity tables read in chunks [${backendLabel}]`, () => {
     const call = e.addModel({
       model,
       triples: TEST,
-      memoryBudget: INDEX + (8 << 10),
+      memoryBudget: budget,
       signal: ac.signal,
       onProgress: () => ac.abort(new Error("enough")),
     });
@@ -230,7 +280,7 @@ describe(`entity tables read in chunks [${backendLabel}]`, () => {
     });
     const e = evaluator(true);
     await expect(e.addModel({ model, triples: TEST, memoryBudget: 512 })).rejects.toThrow(
-      /memoryBudget: .*cannot hold one query block beside the filter index/,
+      /memoryBudget: 512 B cannot hold a query block beside the filter index \(.*\) and a table chunk: 64 query rows .* and 512 table rows .*; give at least [\d.]+ KiB \(more makes fewer passes over the table; [\d.]+ KiB reads it once\)$/,
     );
     await expect(e.addModel({ model, triples: TEST, memoryBudget: 1.5 })).rejects.toThrow(
       /memoryBudget: must be a whole number of bytes/,
@@ -273,7 +323,6 @@ describe(`entity tables read in chunks [${backendLabel}]`, () => {
 });
 
 describe(`top-k lists from entity tables read in chunks [${backendLabel}]`, () => {
-  const QUERIES = Int32Array.from(TEST.filter((_, i) => i % 3 !== 2)); // (head, relation) pairs
   for (const c of CASES) {
     it(`${c.name}${c.layout ? `/${c.layout}` : ""}: streamed lists equal the in-memory lists, bit for bit`, async () => {
       const { width, relWidth } = widths(c);
@@ -300,13 +349,13 @@ describe(`top-k lists from entity tables read in chunks [${backendLabel}]`, () =
         // The budget a too-small one's error names as enough, and 12 KiB over it: blocks of tens of queries, chunks
         // of tens of rows; then 64 MiB: one block, one chunk.
         const refused = await predictTopKAsync(streamed, { ...call, memoryBudget: 1 }).catch((e: Error) => e);
-        const named = /give at least ([\d.]+) KiB/.exec(String(refused));
-        expect(named, String(refused)).not.toBeNull();
-        const least = Math.ceil(Number(named![1]) * 1024); // accepted: see the last test of this block
-        for (const memoryBudget of [least + (12 << 10), 64 << 20]) {
-          const got = await predictTopKAsync(streamed, { ...call, memoryBudget });
+        const least = leastNamed(refused); // accepted: see the last test of this block
+        const plans: StreamPlan[] = [];
+        for (const memoryBudget of [least, least + (12 << 10), 64 << 20]) {
+          const got = await predictTopKAsync(streamed, { ...call, memoryBudget, onPlan: (p) => plans.push(p) });
           expect(got, `${JSON.stringify(Object.keys(call))} k ${call.k} budget ${memoryBudget}`).toEqual(want);
         }
+        expect(plans.at(-1)!.whole).toBe(true);
       }
     });
   }
@@ -335,7 +384,8 @@ describe(`top-k lists from entity tables read in chunks [${backendLabel}]`, () =
         relationEmbeddings: rel,
       });
       const call = { triples: TEST, k: 4, filter: TRAIN };
-      expect(await predictTopKAsync(streamed, { ...call, memoryBudget: 96 << 10 }), precision).toEqual(
+      const least = leastNamed(await predictTopKAsync(streamed, { ...call, memoryBudget: 1 }).catch((e: unknown) => e));
+      expect(await predictTopKAsync(streamed, { ...call, memoryBudget: least }), precision).toEqual(
         predictTopK(inMemory, call),
       );
     }
@@ -348,10 +398,13 @@ describe(`top-k lists from entity tables read in chunks [${backendLabel}]`, () =
       relationEmbeddings: { data: randomValues(R * DIM, 12, 0.5), shape: [R, DIM] },
     });
     const seen: number[] = [];
+    const budget = leastNamed(
+      await predictTopKAsync(model, { queries: QUERIES, k: 10, memoryBudget: 1 }).catch((e) => e),
+    );
     await predictTopKAsync(model, {
       queries: QUERIES,
       k: 10,
-      memoryBudget: 96 << 10,
+      memoryBudget: budget,
       onProgress: (p) => seen.push(p.done / p.total),
     });
     expect(seen.at(-1)).toBe(1);
@@ -361,14 +414,14 @@ describe(`top-k lists from entity tables read in chunks [${backendLabel}]`, () =
       predictTopKAsync(model, {
         queries: QUERIES,
         k: 10,
-        memoryBudget: 96 << 10,
+        memoryBudget: budget,
         signal: ac.signal,
         onProgress: () => ac.abort(new Error("enough")),
       }),
     ).rejects.toThrow("enough");
     const refused = await predictTopKAsync(model, { queries: QUERIES, k: 10, memoryBudget: 4096 }).catch((e) => e);
     expect(String(refused)).toMatch(
-      /memoryBudget: 4\.00 KiB cannot hold the top-10 lists and known answers .* give at least [\d.]+ KiB$/,
+      /memoryBudget: 4\.00 KiB cannot hold the top-10 lists and known answers .* beside a query block \(64 rows, .*\) and a table chunk \(512 rows, .*\); give at least [\d.]+ KiB \(more makes fewer passes over the table; [\d.]+ KiB reads it once\)$/,
     );
     // The budget the error names is enough (one query per block, a few rows per chunk).
     const few = QUERIES.subarray(0, 20);
@@ -387,6 +440,306 @@ describe(`top-k lists from entity tables read in chunks [${backendLabel}]`, () =
     expect(() => predictTopK(model, { queries: QUERIES, k: 10 })).toThrow(
       /model: reads its entity table from .* in chunks: rank it with RankEvaluator\.addModel or predictTopKAsync/,
     );
+  });
+});
+
+/**
+ * `table` as an EntityRowSource whose reads call `after(begin, end)` once they are done, the run's reads too: a hook
+ * between two reads (e.g. after the last row of the first pass) that needs no timing.
+ */
+function hooked(table: EntityTableFile, after: (begin: number, end: number) => void): EntityRowSource {
+  return {
+    rows: table.rows,
+    cols: table.cols,
+    name: table.name,
+    storedRowBytes: table.storedRowBytes,
+    readRows: async (a, b, into, scratch) => {
+      await table.readRows(a, b, into, scratch);
+      after(a, b);
+    },
+    openRun: async () => {
+      const run = await table.openRun();
+      return {
+        ...run,
+        readRows: async (a, b, into, scratch) => {
+          await run.readRows(a, b, into, scratch);
+          after(a, b);
+        },
+      };
+    },
+  };
+}
+
+describe(`a table read in chunks during a run [${backendLabel}]`, () => {
+  const rel = { data: randomValues(R * DIM, 12, 0.5), shape: [R, DIM] };
+  const first = randomValues(N * DIM, 11, 0.5);
+  const second = randomValues(N * DIM, 77, 0.5); // another checkpoint: the same shape and size
+
+  /** A model on `f` whose file is rewritten (in place, or another file renamed over it) after the first pass. */
+  function changing(f: string, how: "in place" | "renamed over"): EmbeddingModel {
+    let done = false;
+    const source = hooked(openEntityTable(f), (_, end) => {
+      if (done || end !== N) return; // the last rows of the table: the end of the first pass
+      done = true;
+      if (how === "in place") writeFileSync(f, encodeNpy(second, [N, DIM]));
+      else {
+        writeFileSync(`${f}.tmp`, encodeNpy(second, [N, DIM]));
+        renameSync(`${f}.tmp`, f);
+      }
+    });
+    return new EmbeddingModel({ interaction: "distmult", entityEmbeddings: source, relationEmbeddings: rel });
+  }
+
+  for (const how of ["in place", "renamed over"] as const) {
+    it(`a table rewritten ${how} between two passes is refused, not mixed into the ranks or lists`, async () => {
+      const f = file("changing.npy", encodeNpy(first, [N, DIM]));
+      const e = evaluator(true);
+      const least = leastNamed(await state(changing(f, how), true, 1).catch((x: unknown) => x));
+      const plans: StreamPlan[] = [];
+      const before = Buffer.from(e.serialize());
+      await expect(
+        e.addModel({ model: changing(f, how), triples: TEST, memoryBudget: least, onPlan: (p) => plans.push(p) }),
+      ).rejects.toThrow(
+        new RegExp(
+          `entityEmbeddings: .*changing\\.npy changed while it was read \\(${how === "in place" ? "modified at" : "another file is at its path now"}.*\\): do not rewrite a table during a run`,
+        ),
+      );
+      expect(plans[0]!.passes).toBeGreaterThan(1); // the change came between passes
+      expect(Buffer.from(e.serialize())).toEqual(before);
+      // Top-k lists: the same.
+      writeFileSync(f, encodeNpy(first, [N, DIM]));
+      const call = { queries: QUERIES.subarray(0, 300), k: 5 };
+      const budget = leastNamed(
+        await predictTopKAsync(changing(f, how), { ...call, memoryBudget: 1 }).catch((x: unknown) => x),
+      );
+      await expect(predictTopKAsync(changing(f, how), { ...call, memoryBudget: budget })).rejects.toThrow(
+        /changing\.npy changed while it was read/,
+      );
+      // A table opened before the change is refused at its next run, even a run that reads it whole.
+      const stale = openEntityTable(file("stale.npy", encodeNpy(first, [N, DIM])));
+      writeFileSync(stale.name, encodeNpy(second, [N, DIM]));
+      const model = new EmbeddingModel({ interaction: "distmult", entityEmbeddings: stale, relationEmbeddings: rel });
+      await expect(evaluator(true).addModel({ model, triples: TEST, memoryBudget: 64 << 20 })).rejects.toThrow(
+        /stale\.npy changed while it was read/,
+      );
+    });
+  }
+
+  it("reports progress after each pass, not only at the end", async () => {
+    const f = file("slow.npy", encodeNpy(first, [N, DIM]));
+    // Reads slower than the 50 ms between progress calls, so each pass's report is due when the pass ends.
+    const table = openEntityTable(f);
+    const source: EntityRowSource = {
+      rows: table.rows,
+      cols: table.cols,
+      name: table.name,
+      storedRowBytes: table.storedRowBytes,
+      readRows: async (a, b, into, scratch) => {
+        await new Promise((r) => setTimeout(r, 120));
+        await table.readRows(a, b, into, scratch);
+      },
+    };
+    const model = new EmbeddingModel({ interaction: "distmult", entityEmbeddings: source, relationEmbeddings: rel });
+    const few = TEST.subarray(0, 3 * 40); // 80 rows: two blocks at the least budget
+    const e = evaluator(true);
+    const least = leastNamed(await e.addModel({ model, triples: few, memoryBudget: 1 }).catch((x: unknown) => x));
+    const plans: StreamPlan[] = [];
+    const seen: number[] = [];
+    await e.addModel({
+      model,
+      triples: few,
+      memoryBudget: least + 1000 * 2 * DIM * 4, // chunks of about 1,500 rows, not the whole table
+      onPlan: (p) => plans.push(p),
+      onProgress: (p) => seen.push(p.done),
+    });
+    const plan = plans[0]!;
+    expect(plan.whole).toBe(false);
+    expect(plan.passes * plan.chunks).toBeGreaterThanOrEqual(4);
+    // Every chunk of every pass but the last was followed by a report, then the final one.
+    expect(seen.length).toBeGreaterThanOrEqual(plan.passes * plan.chunks);
+    expect(seen.at(-1)).toBe(80);
+  });
+
+  it("the least budget reads workable chunks and blocks; a budget the table fits reads it whole, sized by the table", async () => {
+    const model = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: openEntityTable(file("plan.npy", encodeNpy(first, [N, DIM]))),
+      relationEmbeddings: rel,
+    });
+    const inMemory = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: first, shape: [N, DIM] },
+      relationEmbeddings: rel,
+    });
+    const want = await state(inMemory, true);
+    const least = leastNamed(await state(model, true, 1).catch((x: unknown) => x));
+    const plans: StreamPlan[] = [];
+    await state(model, true, least - INDEX, false, plans);
+    await state(model, true, 64 << 20, false, plans);
+    const [small, large] = plans;
+    // At the least budget: blocks of at least 64 queries, chunks of at least 512 rows (the kernels' chunk).
+    expect(small).toMatchObject({ whole: false, budget: least });
+    expect(small!.blockRows).toBeGreaterThanOrEqual(64);
+    expect(small!.chunkRows).toBeGreaterThanOrEqual(512);
+    expect(small!.passes).toBe(Math.ceil(300 / small!.blockRows));
+    expect(small!.chunks).toBe(Math.ceil(N / small!.chunkRows));
+    expect(small!.onePassBudget).toBeGreaterThan(least);
+    // 64 MiB for a 125 KiB table: read once, into one buffer of the table's size, not the budget's.
+    expect(large).toMatchObject({ whole: true, passes: 1, chunks: 1, chunkRows: N, tableBytes: N * DIM * 4 });
+    // The budget the plan names as one pass is enough for one.
+    const once: StreamPlan[] = [];
+    expect(await state(model, true, small!.onePassBudget - INDEX, false, once)).toEqual(want);
+    expect(once[0]!.passes).toBe(1);
+    // Top-k: the same rules.
+    const topPlans: StreamPlan[] = [];
+    const call = { queries: QUERIES.subarray(0, 300), k: 5, onPlan: (p: StreamPlan) => topPlans.push(p) };
+    const topLeast = leastNamed(await predictTopKAsync(model, { ...call, memoryBudget: 1 }).catch((x: unknown) => x));
+    await predictTopKAsync(model, { ...call, memoryBudget: topLeast });
+    await predictTopKAsync(model, { ...call, memoryBudget: 64 << 20 });
+    expect(topPlans[0]!.whole).toBe(false);
+    expect(topPlans[0]!.blockRows).toBeGreaterThanOrEqual(64);
+    expect(topPlans[0]!.chunkRows).toBeGreaterThanOrEqual(512);
+    expect(topPlans[1]).toMatchObject({ whole: true, passes: 1, tableBytes: N * DIM * 4 });
+  });
+
+  it("an entity shard read in chunks, or read whole, records the counts of the shard of the table in memory", async () => {
+    // 32 columns: a shard of 2,000 rows is larger than the least budget's chunk and block.
+    const wide = randomValues(N * 32, 13, 0.5);
+    const wideRel = { data: randomValues(R * 32, 14, 0.5), shape: [R, 32] };
+    const streamed = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: openEntityTable(file("shard.npy", encodeNpy(wide, [N, 32]))),
+      relationEmbeddings: wideRel,
+    });
+    const inMemory = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: wide, shape: [N, 32] },
+      relationEmbeddings: wideRel,
+    });
+    const shard = () =>
+      new RankEvaluator({
+        numEntities: N,
+        numRelations: R,
+        filterTriples: [TRAIN, TEST],
+        entityShard: { index: 1, count: 2 },
+      });
+    const want = shard();
+    await want.addModel({ model: inMemory, triples: TEST });
+    // 64 MiB: the shard's rows read whole; a byte less than the budget that reads them once: in chunks.
+    const plans: StreamPlan[] = [];
+    const run = async (memoryBudget: number) => {
+      const e = shard();
+      await e.addModel({ model: streamed, triples: TEST, memoryBudget, onPlan: (p) => plans.push(p) });
+      expect(Buffer.from(e.serialize()), `budget ${memoryBudget}`).toEqual(Buffer.from(want.serialize()));
+    };
+    await run(64 << 20);
+    await run(plans[0]!.onePassBudget - 1);
+    expect(
+      plans.map((p) => p.whole),
+      JSON.stringify(plans),
+    ).toEqual([true, false]);
+  });
+
+  it("a refusal names the budget and the least budget apart, in exact bytes when they round alike", async () => {
+    const model = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: openEntityTable(file("apart.npy", encodeNpy(first, [N, DIM]))),
+      relationEmbeddings: rel,
+    });
+    // The exact least budget: the smallest one accepted (a refusal reads nothing).
+    const accepted = async (b: number) =>
+      evaluator(true)
+        .addModel({ model, triples: TEST.subarray(0, 3), memoryBudget: b, onPlan: () => {} })
+        .then(
+          () => true,
+          (e: unknown) => {
+            if (/changed|finite/.test(String(e))) throw e;
+            return false;
+          },
+        );
+    let lo = 1;
+    let hi = 64 << 20;
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (await accepted(mid)) hi = mid;
+      else lo = mid;
+    }
+    const refused = String(
+      await evaluator(true)
+        .addModel({ model, triples: TEST.subarray(0, 3), memoryBudget: hi - 1 })
+        .catch((e: unknown) => e),
+    );
+    const m = /memoryBudget: (.*?) cannot hold .* give at least (.*?) \((?:more|the table)/.exec(refused);
+    expect(m, refused).not.toBeNull();
+    expect(m![1]).not.toBe(m![2]);
+    expect(m![1]).toMatch(new RegExp(`\\(${(hi - 1).toLocaleString("en-US")} bytes\\)$`));
+    expect(m![2]).toMatch(new RegExp(`\\(${hi.toLocaleString("en-US")} bytes\\)$`));
+  });
+
+  it("an id map that orders the rows otherwise: every id ranked from its row, the ranks of the table in memory", async () => {
+    // Row r of the file holds entity perm[r]: a seeded shuffle.
+    const perm = Int32Array.from({ length: N }, (_, i) => i);
+    for (let i = N - 1, x = 12345; i > 0; i--) {
+      x = (x * 1103515245 + 12345) >>> 0;
+      const j = x % (i + 1);
+      [perm[i], perm[j]] = [perm[j]!, perm[i]!];
+    }
+    const shuffled = new Float32Array(N * DIM);
+    const rowOfEntity = new Int32Array(N);
+    for (let r = 0; r < N; r++) {
+      shuffled.set(first.subarray(perm[r]! * DIM, (perm[r]! + 1) * DIM), r * DIM);
+      rowOfEntity[perm[r]!] = r;
+    }
+    const f = file("shuffled.npy", encodeNpy(shuffled, [N, DIM]));
+    const inMemory = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: first, shape: [N, DIM] },
+      relationEmbeddings: rel,
+    });
+    const streamed = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: openEntityTable(f).withRowOrder(rowOfEntity),
+      relationEmbeddings: rel,
+    });
+    for (const filtered of [true, false]) {
+      const want = await state(inMemory, filtered);
+      const least = leastNamed(await state(streamed, filtered, 1).catch((x: unknown) => x));
+      for (const budget of [least, 64 << 20]) {
+        const extra = budget - (filtered ? INDEX : 0);
+        expect(await state(streamed, filtered, extra), `filtered ${filtered} budget ${budget}`).toEqual(want);
+      }
+    }
+    expect(await state(streamed, false, 64 << 10, true)).toEqual(await state(inMemory, false, undefined, true));
+    // Through a model directory's id map (labels): the same.
+    const labels = Array.from({ length: N }, (_, i) => `e${i}`);
+    const ids = file("entities.dict", new TextEncoder().encode(Array.from(perm, (id) => `e${id}`).join("\n") + "\n"));
+    const relFile = file("rel.npy", encodeNpy(rel.data, [R, DIM]));
+    const loaded = loadEmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: f,
+      relationEmbeddings: relFile,
+      entityIds: ids,
+      entityLabels: labels,
+      streamEntities: true,
+    });
+    const loadedLeast = leastNamed(await state(loaded, true, 1).catch((x: unknown) => x));
+    expect(await state(loaded, true, loadedLeast - INDEX)).toEqual(await state(inMemory, true));
+    // Top-k lists order equal scores by id, which a pass in row order cannot: refused, naming the fix.
+    await expect(predictTopKAsync(loaded, { queries: QUERIES.subarray(0, 30), k: 3 })).rejects.toThrow(
+      /model: reads .*shuffled\.npy, whose rows are in another order than the entity ids .* read it into memory/,
+    );
+    // An id map naming fewer rows than the dataset's entities: refused.
+    const fewer = file("fewer.dict", new TextEncoder().encode(labels.slice(1).join("\n") + "\n"));
+    expect(() =>
+      loadEmbeddingModel({
+        interaction: "distmult",
+        entityEmbeddings: f,
+        relationEmbeddings: relFile,
+        entityIds: fewer,
+        entityLabels: labels,
+        streamEntities: true,
+      }),
+    ).toThrow(/entityIds: .*fewer\.dict lists 3999 labels but .*shuffled\.npy has 4000 rows/);
   });
 });
 

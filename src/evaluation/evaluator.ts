@@ -14,7 +14,7 @@ import { type AsyncOptions, callOptions, nestedCall, withCallControl } from "../
 import { computeSampledRanks, computeSampledRanksSync } from "../ranking/ranks";
 import { isArrayLike, options, signalOption, tripleArray, type Unchecked } from "../checks/validate";
 import { turn } from "../contract/event-loop";
-import { memoryBudget } from "../scoring/entity-chunks";
+import { memoryBudget, planOption } from "../scoring/entity-chunks";
 import { type ChunkedBatch, openChunkedBatch } from "./chunked";
 import { finalizeRun, type FinalizeRun, finishAsync } from "./finalize";
 import { evaluatorSettings, rankedTasks, sampledArgs, sampledTasks, sideArg } from "./inputs";
@@ -411,6 +411,7 @@ export class RankEvaluator {
     this.checkUnconstrained("addModel", "score the rows (EmbeddingModel.scoreBatch) and add them");
     const { options: fields, asyncArgs } = callOptions("batch", batch, MODEL_BATCH_KEYS, true);
     const budget = memoryBudget(fields.memoryBudget);
+    const onPlan = planOption(fields.onPlan);
     const sides = prepareModelBatch(fields, this.context);
     const relation = this.relationModelColumns(fields);
     const streamed = sides.some((w) => w.stream);
@@ -436,6 +437,7 @@ export class RankEvaluator {
               threads: sides[0]?.threads,
               call,
               range: this.context.entityRange,
+              onPlan,
             });
           } else {
             await runModelAsync(sides, call, watch);

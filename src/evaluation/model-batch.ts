@@ -14,6 +14,7 @@ import { EmbeddingModel, scoreOverflow } from "../scoring/embedding-model";
 import { describe, isArrayLike, optionKeys, threadCount, tripleArray, type Unchecked } from "../checks/validate";
 import { partialColumns } from "./entity-shards";
 import type { BatchContext } from "./selection";
+import type { StreamPlan } from "../scoring/entity-chunks";
 import type { TaskColumns } from "./task-buffer";
 import type { EvaluationSide } from "./types";
 
@@ -40,6 +41,11 @@ export interface ModelBatch {
    * larger reads). Default: a quarter of the machine's memory. Ignored for a table held in memory.
    */
   memoryBudget?: number;
+  /**
+   * A model whose entity table is read in chunks: called once, before the table is read, with how memoryBudget lets
+   * it be read (StreamPlan: read whole, or the passes over the table and their chunks).
+   */
+  onPlan?: (plan: StreamPlan) => void;
 }
 
 export const MODEL_BATCH_KEYS = optionKeys<ModelBatch>({
@@ -49,6 +55,7 @@ export const MODEL_BATCH_KEYS = optionKeys<ModelBatch>({
   negatives: 1,
   threads: 1,
   memoryBudget: 1,
+  onPlan: 1,
 });
 
 /**

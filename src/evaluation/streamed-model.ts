@@ -17,7 +17,22 @@ import type { CallControl } from "../backend/call-control";
 import { KgrankInputError } from "../checks/errors";
 import { exclusionRows } from "../contract/kernels";
 import type { EmbeddingModel } from "../scoring/embedding-model";
-import { formatBytes, gather, localIds, TableChunks, uniqueIds } from "../scoring/entity-chunks";
+import {
+  formatBytes,
+  formatBytesApart,
+  gather,
+  localIds,
+  MIN_BLOCK_ROWS,
+  MIN_CHUNK_ROWS,
+  inMemoryReader,
+  onceHint,
+  openReader,
+  readWhole,
+  type RowReader,
+  type StreamPlan,
+  TableChunks,
+  uniqueIds,
+} from "../scoring/entity-chunks";
 import type { ModelSideWork, StreamRows } from "./model-batch";
 
 /** Options of one streamed run. */
@@ -30,6 +45,8 @@ export interface StreamOptions {
   call?: CallControl | undefined;
   /** Rank against entities [begin, end) only (an entity shard); default every entity. */
   range?: [number, number] | null;
+  /** Called once, before the table is read, with how it will be read. */
+  onPlan?: ((plan: StreamPlan) => void) | undefined;
 }
 
 /** Rows [r0, r1) of one side's work: the unit of a query block. */
@@ -49,19 +66,68 @@ function fail(work: ModelSideWork, code: number, row: number): void {
   }
 }
 
+/** A stream's rows with every entity id (anchors, true answers, negatives, known answers) as its row of the table. */
+function toRows(r: StreamRows, rowOf: Int32Array): StreamRows {
+  const map = (a: Int32Array) => a.map((id) => rowOf[id]!);
+  return {
+    ...r,
+    anchor: map(r.anchor),
+    truth: map(r.truth),
+    negatives: r.negatives ? map(r.negatives) : null,
+    excludeIds: r.excludeIds ? map(r.excludeIds) : null,
+  };
+}
+
+/**
+ * What ranking from the table in memory holds beyond the arrays every run holds (ids, outputs): the kernel's copies
+ * of a row's ids and of its known answers (4 bytes each). Its tiles (per thread, whatever the rows) are not counted,
+ * as in a chunk's kernel call.
+ */
+const inMemoryBytes = (rows: number, excluded: number) => 16 * rows + 4 * excluded;
+
 /**
  * Ranks every streamed side of a model batch into its work's `out` (the layout rankEmbeddings writes: greater | equal
- * | nan | removed | trueScore | status, index). Throws a KgrankInputError when the budget cannot hold one query row and
- * one table row beside the fixed bytes.
+ * | nan | removed | trueScore | status, index). The table is read through one open file for the whole run
+ * (openReader), checked once more when the reads are done. When it fits the budget beside the filter index and the
+ * query rows, it is read once, whole, and ranked as a table in memory; else in query blocks and chunks (rankBlocks).
+ * A table whose rows are not in entity id order (EntityRowSource.rowOfEntity) is ranked with every id mapped to its
+ * row: a rank counts candidates, whatever their order. Throws a KgrankInputError when the budget cannot hold a
+ * workable block (MIN_BLOCK_ROWS query rows) beside a workable chunk (MIN_CHUNK_ROWS table rows).
  */
 export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[], opts: StreamOptions): Promise<void> {
+  const all = works.filter((w) => w.stream && w.rows > 0);
+  if (all.length === 0) return;
   const source = model.rowSource();
+  const rowOf = source.rowOfEntity ?? null;
+  if (rowOf && opts.range && (opts.range[0] !== 0 || opts.range[1] !== model.numEntities)) {
+    throw new KgrankInputError(
+      "model",
+      `reads ${source.name}, whose rows are in another order than the entity ids (its id map), in chunks: an entity ` +
+        `shard's range of ids is not a range of its rows; reorder the file once (e.g. with NumPy) or read it into memory`,
+    );
+  }
+  const streams = all.map((work) => ({ work, rows: rowOf ? toRows(work.stream!, rowOf) : work.stream! }));
+  const reader = await openReader(source);
+  try {
+    await rankBlocks(model, reader, streams, opts);
+    await reader.check(); // every read is checked before it starts; this one covers the last
+  } finally {
+    await reader.close();
+  }
+}
+
+async function rankBlocks(
+  model: EmbeddingModel,
+  source: RowReader,
+  streams: { work: ModelSideWork; rows: StreamRows }[],
+  opts: StreamOptions,
+): Promise<void> {
   const [first, last] = opts.range ?? [0, model.numEntities];
   const d = model.entityWidth;
   const wide = model.precision === "float64";
   const B = wide ? 8 : 4;
   const pair = model.interaction === "pairre";
-  const table = new TableChunks(model, first, last);
+  const table = new TableChunks(model, first, last, source);
   // A query row while its block is ranked: its anchor row and the kernel's query vector (PairRE: also the
   // coefficient vector and the anchor's factor), up to two gathered rows (anchor, true answer), ids and outputs
   // (ours and the binding's copies); a row's known answers (4 bytes each, twice) and OGB negatives on top.
@@ -71,28 +137,84 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
     (w.excludeOffsets ? 8 * (w.excludeOffsets[i + 1]! - w.excludeOffsets[i]!) : 0) +
     w.negativesPerRow * (8 + d * B);
   const free = opts.budget - opts.fixedBytes;
-  const blockLimit = Math.floor(free / 2);
-  const streams = works.filter((w) => w.stream && w.rows > 0);
-  if (streams.length === 0) return;
-  const needsTable = streams.some((w) => !w.stream!.negatives);
-  // Every row must fit a block (a key with many known answers is the largest) beside one table row.
-  let largest = 0;
-  for (const w of streams) for (let i = 0; i < w.rows; i++) largest = Math.max(largest, rowBytes(w.stream!, i));
-  const smallest = largest + (needsTable ? table.rowBytes : 0);
-  if (free < smallest || blockLimit < largest) {
+  const needsTable = streams.some((s) => !s.rows.negatives);
+  // The rows' costs: every row must fit a block, and a workable block holds MIN_BLOCK_ROWS of the largest.
+  const costs: number[] = [];
+  let totalRows = 0;
+  let totalBytes = 0;
+  let excluded = 0;
+  for (const { work, rows } of streams) {
+    for (let i = 0; i < work.rows; i++) {
+      const b = rowBytes(rows, i);
+      costs.push(b);
+      totalBytes += b;
+    }
+    totalRows += work.rows;
+    excluded += rows.excludeIds?.length ?? 0;
+  }
+  costs.sort((a, b) => b - a);
+  let minBlock = 0;
+  for (let i = 0; i < Math.min(MIN_BLOCK_ROWS, costs.length); i++) minBlock += costs[i]!;
+  const minChunk = needsTable ? Math.min(last - first, MIN_CHUNK_ROWS) * table.rowBytes : 0;
+  // Read whole: the range in the accumulation type (PairRE: its factors too) beside the query rows in memory.
+  const wholeBytes = (last - first) * (d * B + (pair ? B : 0));
+  const wholeNeed = wholeBytes + inMemoryBytes(totalRows, excluded);
+  const onePassBudget = opts.fixedBytes + Math.min(wholeNeed, Math.max(2 * totalBytes, totalBytes + minChunk));
+  if (needsTable && wholeNeed <= free && !("view" in source && source.view)) {
+    opts.onPlan?.({
+      whole: true,
+      passes: 1,
+      blockRows: totalRows,
+      chunkRows: last - first,
+      chunks: 1,
+      tableBytes: wholeBytes,
+      budget: opts.budget,
+      onePassBudget,
+    });
+    const data = await readWhole(source, first, last, wide, opts.call);
+    await source.check();
+    const inMemory = inMemoryReader(source, data, first, d);
+    if (opts.range) {
+      // An entity shard: ranked as a shard of a table in memory (one chunk, handed out in place).
+      await rankBlocks(model, inMemory, streams, { ...opts, onPlan: undefined });
+      return;
+    }
+    const whole = { data, rows: last - first, offset: 0, scale: model.rowScales(data, last - first) };
+    let offset = 0;
+    for (const { work, rows: r } of streams) {
+      opts.call?.check();
+      const input = model.sliceJob(
+        work.side,
+        whole,
+        r.anchor,
+        r.relation,
+        r.truth,
+        r.negatives
+          ? { negatives: r.negatives, negativesPerRow: r.negativesPerRow }
+          : { excludeOffsets: r.excludeOffsets, excludeIds: r.excludeIds },
+      );
+      await kernels().rankEmbeddingsAsync(input, work.out, opts.threads, opts.call?.part(offset));
+      offset += work.rows;
+    }
+    return;
+  }
+  if (free < minBlock + minChunk) {
+    const least = opts.fixedBytes + Math.min(minBlock + minChunk, needsTable ? wholeNeed : Infinity);
+    const [have, need] = formatBytesApart(opts.budget, least);
     throw new KgrankInputError(
       "memoryBudget",
-      `${formatBytes(opts.budget)} cannot hold one query block beside the filter index (${formatBytes(opts.fixedBytes)}): ` +
-        `a query row needs up to ${formatBytes(largest)} (with its known answers) and each table chunk row ` +
-        `${formatBytes(table.rowBytes)}; give at least ${formatBytes(opts.fixedBytes + 2 * smallest, true)} (more makes fewer, larger reads)`,
+      `${have} cannot hold a query block beside the filter index (${formatBytes(opts.fixedBytes)}) and a table ` +
+        `chunk: ${Math.min(MIN_BLOCK_ROWS, totalRows)} query rows need up to ${formatBytes(minBlock, true)} (with ` +
+        `their known answers) and ${Math.min(last - first, MIN_CHUNK_ROWS)} table rows ${formatBytes(minChunk, true)}; ` +
+        `give at least ${need}${onceHint(least, onePassBudget)}`,
     );
   }
+  const blockLimit = Math.min(Math.max(minBlock, Math.floor(free / 2)), free - minChunk);
   // Query blocks: consecutive rows of the sides in order, each within blockLimit bytes.
   const blocks: { segments: Segment[]; bytes: number }[] = [];
   let current: Segment[] = [];
   let bytes = 0;
-  for (const work of streams) {
-    const rows = work.stream!;
+  for (const { work, rows } of streams) {
     let r0 = 0;
     for (let i = 0; i < work.rows; i++) {
       const b = rowBytes(rows, i);
@@ -111,6 +233,16 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
   const maxBlock = Math.max(...blocks.map((b) => b.bytes));
   table.fit(free - maxBlock);
   const chunks = table.count;
+  opts.onPlan?.({
+    whole: false,
+    passes: needsTable ? blocks.length : 0,
+    blockRows: Math.max(...blocks.map((b) => b.segments.reduce((n, s) => n + s.r1 - s.r0, 0))),
+    chunkRows: table.chunkRows,
+    chunks,
+    tableBytes: table.bufferBytes,
+    budget: opts.budget,
+    onePassBudget,
+  });
   const k = kernels();
   let done = 0;
   for (const block of blocks) {
@@ -157,6 +289,7 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
       const control = opts.call?.part(at(0, before), 1 / passes);
       await k.rankEmbeddingsAsync(input, out, opts.threads, control);
       before += n;
+      opts.call?.progress(at(0, before));
       const status = out[5 * n]!;
       if (status !== 0) {
         fail(s.work, status, s.r0 + out[5 * n + 1]!);
@@ -212,6 +345,8 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
         }
         for (let i = 0; i < 4 * p.n; i++) p.acc[i] = p.acc[i]! + p.part[i]!;
         before += p.n;
+        // Each pass's rows reported as they are done (a short kernel call may end before its progress is read).
+        opts.call?.progress(at(c, before));
       }
     }
     for (const p of prepared) {

@@ -3,11 +3,14 @@
  * ranks from. A .npy file (C order) or one tensor of a safetensors file, float16, bfloat16, float32 or float64,
  * converted while read to the model's accumulation type exactly as the in-memory readers convert it (float16 through
  * the same table, float64 to float32 rounded as Float32Array.from rounds), so a chunk holds the values the whole
- * table in memory would hold. Only the header is read when the table is opened; each read opens the file again and
- * refuses it if it changed size since.
+ * table in memory would hold. Only the header is read when the table is opened, and the file's identity noted (size,
+ * modification and change times, device and inode). A run (one ranking or top-k call) reads through one file
+ * descriptor (openRun) and checks before each read, and once more when its reads are done, that the file is still the
+ * one opened: the descriptor's size and times (a rewrite in place) and the path's device and inode (another file
+ * renamed over it, as checkpoint writers save); a change is refused, never mixed into the results.
  */
-import { open, type FileHandle } from "node:fs/promises";
-import { closeSync, fstatSync, readSync } from "node:fs";
+import { open, stat, type FileHandle } from "node:fs/promises";
+import { type BigIntStats, closeSync, fstatSync, readSync } from "node:fs";
 import * as path from "node:path";
 
 import { kernels } from "../backend/backend";
@@ -15,7 +18,7 @@ import { KgrankInputError } from "../checks/errors";
 import { allocate } from "../checks/alloc";
 import { describe, optionKeys, options } from "../checks/validate";
 import { turn } from "../contract/event-loop";
-import type { EntityRowSource } from "../scoring/embedding-model";
+import type { EntityRowReader, EntityRowSource } from "../scoring/embedding-model";
 import { quotedList } from "../text/suggest";
 import { fileError, openRegularFile } from "./files";
 import { halfTable, ITEM_SIZE, type NpyDtype, readNpyHeader } from "./npy";
@@ -40,6 +43,21 @@ const CHECK_STEP = 1 << 25;
 const MAX_READ = 1 << 30;
 const hostLittle = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
+/** What tells one version of a file from another: its size, times and inode. */
+interface FileIdentity {
+  size: number;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+  dev: bigint;
+  ino: bigint;
+}
+
+function identityOf(st: BigIntStats): FileIdentity {
+  return { size: Number(st.size), mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, dev: st.dev, ino: st.ino };
+}
+
+const isoTime = (ns: bigint) => new Date(Number(ns / 1_000_000n)).toISOString();
+
 /** A 2-D float table in a file, read by row ranges. */
 export class EntityTableFile implements EntityRowSource {
   readonly rows: number;
@@ -51,10 +69,18 @@ export class EntityTableFile implements EntityRowSource {
   readonly #path: string;
   readonly #argument: string;
   readonly #dataOffset: number;
-  readonly #fileSize: number;
+  readonly #identity: FileIdentity;
   readonly #littleEndian: boolean;
+  /** The row of each entity id when the rows are in another order (withRowOrder), else undefined. */
+  readonly rowOfEntity: Int32Array | undefined;
 
-  private constructor(file: string, argument: string, header: TableHeader, fileSize: number) {
+  private constructor(
+    file: string,
+    argument: string,
+    header: TableHeader,
+    identity: FileIdentity,
+    rowOfEntity?: Int32Array,
+  ) {
     this.#path = file;
     this.#argument = argument;
     this.name = file;
@@ -63,8 +89,42 @@ export class EntityTableFile implements EntityRowSource {
     this.dtype = header.dtype;
     this.storedRowBytes = header.cols * ITEM_SIZE[header.dtype];
     this.#dataOffset = header.dataOffset;
-    this.#fileSize = fileSize;
+    this.#identity = identity;
     this.#littleEndian = header.littleEndian;
+    this.rowOfEntity = rowOfEntity;
+  }
+
+  /**
+   * This table with its rows in another order than the entity ids: `rowOfEntity[id]` is entity id's row, a
+   * permutation of the rows (a model directory's id map gives it). Ranking reads the rows in file order and maps
+   * each id to its row; the ranks equal those of the table reordered in memory.
+   */
+  withRowOrder(rowOfEntity: Int32Array): EntityTableFile {
+    if (!(rowOfEntity instanceof Int32Array) || rowOfEntity.length !== this.rows) {
+      throw new KgrankInputError(
+        "rowOfEntity",
+        `must be an Int32Array of ${this.rows} rows (one per entity id), got ${describe(rowOfEntity)}`,
+      );
+    }
+    const seen = new Uint8Array(this.rows);
+    for (let id = 0; id < this.rows; id++) {
+      const r = rowOfEntity[id]!;
+      if (r < 0 || r >= this.rows || seen[r]) {
+        throw new KgrankInputError(
+          "rowOfEntity",
+          `entity ${id}'s row ${r} is ${r < 0 || r >= this.rows ? `not a row of ${this.name}'s ${this.rows}` : "another entity's too"}: give each entity its own row (a permutation)`,
+        );
+      }
+      seen[r] = 1;
+    }
+    const header = {
+      rows: this.rows,
+      cols: this.cols,
+      dtype: this.dtype,
+      dataOffset: this.#dataOffset,
+      littleEndian: this.#littleEndian,
+    };
+    return new EntityTableFile(this.#path, this.#argument, header, this.#identity, rowOfEntity.slice());
   }
 
   /** Opens `file` (.npy or .safetensors) and checks its header; no data is read. */
@@ -91,15 +151,16 @@ export class EntityTableFile implements EntityRowSource {
     }
     const fd = openRegularFile(file, argument);
     try {
-      let size: number;
+      let identity: FileIdentity;
       try {
-        size = fstatSync(fd).size;
+        identity = identityOf(fstatSync(fd, { bigint: true }));
       } catch (e) {
         throw fileError(argument, file, e);
       }
+      const size = identity.size;
       const header =
         ext === ".npy" ? npyTable(fd, file, size, argument) : safetensorsTable(fd, file, size, argument, o.tensor);
-      return new EntityTableFile(file, argument, header, size);
+      return new EntityTableFile(file, argument, header, identity);
     } finally {
       closeSync(fd);
     }
@@ -107,9 +168,97 @@ export class EntityTableFile implements EntityRowSource {
 
   /**
    * Reads rows [begin, end) into `into` ((end - begin) x cols values). `scratch` (at least (end - begin) x
-   * storedRowBytes bytes) receives the stored bytes when they must be converted; without it one is allocated.
+   * storedRowBytes bytes) receives the stored bytes when they must be converted; without it one is allocated. Each
+   * call opens the file and checks it is the one opened; a run of many reads keeps one descriptor (openRun).
    */
   async readRows(begin: number, end: number, into: Float32Array | Float64Array, scratch?: Uint8Array): Promise<void> {
+    const run = await this.openRun();
+    try {
+      await run.readRows(begin, end, into, scratch);
+    } finally {
+      await run.close();
+    }
+  }
+
+  /**
+   * One run's reads through one file descriptor: each read, and check() (called when the run's reads are done),
+   * refuses the file when it is no longer the one opened (its size, modification or change time differ, or another
+   * file is at its path), with a KgrankInputError naming the argument. close() when the run ends.
+   */
+  async openRun(): Promise<EntityRowReader> {
+    let fh: FileHandle;
+    try {
+      fh = await open(this.#path, "r");
+    } catch (e) {
+      throw fileError(this.#argument, this.name, e);
+    }
+    let closed = false;
+    const check = async () => {
+      if (closed) throw new Error(`${this.name}: the run's reads were closed`);
+      await this.#checkSame(fh);
+    };
+    try {
+      await check();
+    } catch (e) {
+      await fh.close();
+      throw e;
+    }
+    return {
+      rows: this.rows,
+      cols: this.cols,
+      name: this.name,
+      storedRowBytes: this.storedRowBytes,
+      readRows: async (begin, end, into, scratch) => {
+        await check();
+        await this.#readRows(fh, begin, end, into, scratch);
+      },
+      check,
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        await fh.close();
+      },
+    };
+  }
+
+  /** The kept descriptor's size and times, and the path's device and inode, against those noted when opened. */
+  async #checkSame(fh: FileHandle): Promise<void> {
+    let now: FileIdentity;
+    let atPath: FileIdentity;
+    try {
+      now = identityOf(await fh.stat({ bigint: true }));
+      atPath = identityOf(await stat(this.#path, { bigint: true }));
+    } catch (e) {
+      throw fileError(this.#argument, this.name, e);
+    }
+    const was = this.#identity;
+    let what: string | null = null;
+    if (now.dev !== was.dev || now.ino !== was.ino || atPath.dev !== was.dev || atPath.ino !== was.ino) {
+      what = `another file is at its path now (inode ${atPath.ino}, was ${was.ino} when opened): it was replaced`;
+    } else if (now.size !== was.size) {
+      what = `${was.size} bytes when opened, ${now.size} now`;
+    } else if (now.mtimeNs !== was.mtimeNs || now.ctimeNs !== was.ctimeNs) {
+      what =
+        now.mtimeNs !== was.mtimeNs
+          ? `modified at ${isoTime(now.mtimeNs)}; it was last modified at ${isoTime(was.mtimeNs)} when opened`
+          : `its status changed at ${isoTime(now.ctimeNs)}; it was ${isoTime(was.ctimeNs)} when opened`;
+    }
+    if (what !== null) {
+      throw new KgrankInputError(
+        this.#argument,
+        `${this.name} changed while it was read (${what}): do not rewrite a table during a run (save the next ` +
+          `checkpoint under another name), then run again`,
+      );
+    }
+  }
+
+  async #readRows(
+    fh: FileHandle,
+    begin: number,
+    end: number,
+    into: Float32Array | Float64Array,
+    scratch?: Uint8Array,
+  ): Promise<void> {
     if (!(Number.isSafeInteger(begin) && Number.isSafeInteger(end) && 0 <= begin && begin <= end && end <= this.rows)) {
       throw new KgrankInputError("rows", `[${begin}, ${end}) is not a row range of ${this.name}'s ${this.rows} rows`);
     }
@@ -124,27 +273,13 @@ export class EntityTableFile implements EntityRowSource {
     if (direct) raw = new Uint8Array(into.buffer, into.byteOffset, bytes);
     else if (scratch && scratch.byteLength >= bytes) raw = scratch.subarray(0, bytes);
     else raw = allocate(this.#argument, this.name, bytes, () => new Uint8Array(new ArrayBuffer(bytes)));
-    await this.#read(raw, this.#dataOffset + begin * this.storedRowBytes);
+    await this.#read(fh, raw, this.#dataOffset + begin * this.storedRowBytes);
     if (!direct) await this.#convert(raw, into, n);
     await this.#checkFinite(into, n, begin);
   }
 
-  async #read(raw: Uint8Array, position: number): Promise<void> {
-    let fh: FileHandle;
+  async #read(fh: FileHandle, raw: Uint8Array, position: number): Promise<void> {
     try {
-      fh = await open(this.#path, "r");
-    } catch (e) {
-      throw fileError(this.#argument, this.name, e);
-    }
-    try {
-      const size = (await fh.stat()).size;
-      if (size !== this.#fileSize) {
-        throw new KgrankInputError(
-          this.#argument,
-          `${this.name} changed while it was read (${this.#fileSize} bytes when opened, ${size} now): do not ` +
-            `rewrite a table during a run`,
-        );
-      }
       for (let done = 0; done < raw.byteLength;) {
         const want = Math.min(raw.byteLength - done, MAX_READ);
         const { bytesRead } = await fh.read(raw, done, want, position + done);
@@ -159,8 +294,6 @@ export class EntityTableFile implements EntityRowSource {
     } catch (e) {
       if (e instanceof KgrankInputError) throw e;
       throw fileError(this.#argument, this.name, e);
-    } finally {
-      await fh.close();
     }
   }
 

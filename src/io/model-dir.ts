@@ -522,19 +522,42 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
     );
   let rel = readMatrix(relFile, "relationEmbeddings");
   if (options.streamEntities) {
-    const table = openEntityTable(entFile, { argument: "entityEmbeddings" });
+    let table = openEntityTable(entFile, { argument: "entityEmbeddings" });
     configCheck?.(table.cols, rel.shape[1]!);
     if (entIds) {
       const arg = options.entityIds ? "entityIds" : "modelDir";
       const rows = readIdMap(entIds, arg);
       const labels = options.entityLabels;
-      const i = labels ? rows.findIndex((l, k) => l !== labels[k]) : 0;
-      if (!labels || i !== -1 || rows.length !== labels.length) {
+      if (!labels) throw new KgrankInputError("entityIds", "needs the dataset's entity labels to map rows to");
+      if (rows.length !== table.rows) {
         throw new KgrankInputError(
           arg,
-          `${entIds} orders the entity rows otherwise than the dataset's ids${labels && i !== -1 ? ` (row ${i} is ${JSON.stringify(rows[i]).slice(0, 60)}, id ${i} ${JSON.stringify(labels[i]).slice(0, 60)})` : ""}: ` +
-            `a table read in chunks must be in the dataset's id order; reorder the file once (e.g. with NumPy) or read it into memory`,
+          `${entIds} lists ${rows.length} labels but ${entFile} has ${table.rows} rows: the id map must name every row`,
         );
+      }
+      if (rows.length !== labels.length) {
+        throw new KgrankInputError(
+          arg,
+          `${entIds} names ${rows.length} rows but the dataset has ${labels.length} entities: a table read in ` +
+            `chunks must hold one row per entity (extra rows are candidates of every pass); read it into memory ` +
+            `(leave --memory out), which keeps only the dataset's rows`,
+        );
+      }
+      if (rows.some((l, k) => l !== labels[k])) {
+        // Rows in another order: each id is ranked from its row (ranks count candidates, whatever their order).
+        const rowOf = new Map(rows.map((l, i) => [l, i]));
+        const rowOfEntity = new Int32Array(labels.length);
+        labels.forEach((label, id) => {
+          const r = rowOf.get(label);
+          if (r === undefined) {
+            throw new KgrankInputError(
+              arg,
+              `${entIds} has no row for the dataset's label ${describe(label)} (id ${id}): the embeddings were trained on another id set`,
+            );
+          }
+          rowOfEntity[id] = r;
+        });
+        table = table.withRowOrder(rowOfEntity);
       }
     } else if (options.entityLabels && table.rows !== options.entityLabels.length) {
       throw new KgrankInputError(

@@ -39,6 +39,7 @@ import { expectShape, floatScores, readIdTriples } from "./arrays";
 import { datasetFromAsync, filterSplits, type RunSide, SIDES, type TaskSide } from "./datasets";
 import type { Format } from "./format";
 import { emit, type Out } from "./out";
+import { formatBytes, type StreamPlan } from "../scoring/entity-chunks";
 import { Progress } from "./progress";
 import { type ReportInfo, renderEvaluation, type RunMeta } from "./render";
 import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRows } from "./shard";
@@ -47,6 +48,23 @@ import { evaluateWithWorkers } from "./workers";
 import { checkTemporalFlags, evaluateTemporal } from "./temporal-run";
 
 // ---- evaluate ----------------------------------------------------------------------------------------------------
+
+/**
+ * --memory's notice when the budget reads the entity table more than once (each pass serves one block of queries), with
+ * the budget that reads it once; nothing with --quiet or one pass.
+ */
+export function memoryNotice(out: Out, quiet: boolean | undefined): ((plan: StreamPlan) => void) | undefined {
+  if (quiet) return undefined;
+  return (plan) => {
+    if (plan.passes <= 1) return;
+    const size = (n: number, up = false) => formatBytes(n, up).replace(" ", "");
+    out.stderr(
+      `kgrank: --memory ${size(plan.budget)} reads the entity table ${plan.passes} times (${plan.blockRows} queries ` +
+        `per pass, ${plan.chunks} reads of ${plan.chunkRows} rows each); --memory ${size(plan.onePassBudget, true)} ` +
+        `reads it once\n`,
+    );
+  };
+}
 
 /** The model flags (modelFlags in ./flags.ts) as parsed: evaluate's and predict's. */
 export interface ModelFlagOptions {
@@ -726,10 +744,9 @@ function runFilter(run: RunContext, raw: boolean): { splits: Split[]; triples?: 
 async function evaluateModel(run: RunContext): Promise<void> {
   const { opts, ds, evaluated, rows, lo, hi, shard } = run;
   const n = ds.numEntities;
-  const model = loadModelFlags(opts, ds, {
-    ...(opts.mayRead ? { mayRead: opts.mayRead } : {}),
-    ...(opts.memory !== undefined ? { streamEntities: true } : {}),
-  });
+  const model = loadModelWithin(opts, ds, opts.memory, opts.mayRead ? { mayRead: opts.mayRead } : {});
+  // --memory with a table too large to read whole: the table is read in chunks, every row in one call.
+  const chunked = model.entitySource !== null;
   let negatives: Int32Array | null = null;
   let k = 0;
   if (opts.negativesIds) {
@@ -778,8 +795,9 @@ async function evaluateModel(run: RunContext): Promise<void> {
     `${opts.entityShard ? ` entity shard ${opts.entityShard.index}/${opts.entityShard.count}` : ""} from embeddings`;
   const total = run.sample ? run.sample.sampled : (hi - lo) * (sides.length + (relation ? 1 : 0));
   const progress = new Progress(label, total, { quiet: opts.quiet, report: run.out.progress });
+  const plan = chunked ? memoryNotice(run.out, opts.quiet) : undefined;
   try {
-    if (run.sample && opts.memory !== undefined) {
+    if (run.sample && chunked) {
       // A sample's sides hold other triples: one call per side, each reading the table once per query block.
       for (const side of sides) {
         if (run.sample[side].length === 0) continue; // a small sample may draw no task of a side
@@ -790,6 +808,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
             triples: run.sample[side],
             side,
             memoryBudget: opts.memory,
+            ...(plan ? { onPlan: plan } : {}),
             onProgress: ({ done }) => {
               progress.tick(done - ticked);
               ticked = done;
@@ -799,14 +818,15 @@ async function evaluateModel(run: RunContext): Promise<void> {
             throw cliModelError(e, opts);
           });
       }
-    } else if ((opts.memory !== undefined || opts.entityShard) && hi > lo) {
+    } else if ((chunked || opts.entityShard) && hi > lo) {
       // One call for every row and every side ranked: the table is read once per query block that --memory allows.
       let ticked = 0;
       await evaluator
         .addModel({
           model,
           triples: evaluated.subarray(3 * lo, 3 * hi),
-          ...(opts.memory !== undefined ? { memoryBudget: opts.memory } : {}),
+          ...(chunked ? { memoryBudget: opts.memory } : {}),
+          ...(plan ? { onPlan: plan } : {}),
           ...(negatives
             ? { negatives: { head: negatives.subarray(lo * k, hi * k), tail: negatives.subarray(lo * k, hi * k) } }
             : {}),
@@ -819,7 +839,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
           throw cliModelError(e, opts);
         });
     }
-    const ranked: TaskSide[] = opts.memory !== undefined || opts.entityShard ? [] : sides;
+    const ranked: TaskSide[] = chunked || opts.entityShard ? [] : sides;
     for (const side of relation ? [...ranked, "relation" as const] : ranked) {
       const own =
         side === "relation"
@@ -973,7 +993,7 @@ function sampledEstimates(
  * gave the model, `negatives` --negatives-ids, and the precision option its flag (errorLine maps the other argument
  * names: entityEmbeddings, interaction, ...).
  */
-function cliModelError(e: unknown, opts: Pick<EvaluateOptions, "modelDir">): unknown {
+export function cliModelError(e: unknown, opts: Pick<EvaluateOptions, "modelDir">): unknown {
   if (!(e instanceof KgrankInputError)) return e;
   const argument =
     e.argument === "model"
@@ -984,12 +1004,14 @@ function cliModelError(e: unknown, opts: Pick<EvaluateOptions, "modelDir">): unk
         ? "--negatives-ids"
         : e.argument;
   const text = e.message.slice(e.argument.length + 2);
-  const cli = text.replaceAll('precision: "float64"', "--precision float64");
+  const cli = text
+    .replaceAll('precision: "float64"', "--precision float64")
+    .replace(/or read it into memory$/, "or leave --memory out to read it into memory");
   return argument === e.argument && cli === text ? e : new KgrankInputError(argument, cli);
 }
 
 /** The model the model flags (modelFlags in ./flags.ts) name, for the dataset's labels; errors name the flags. */
-export function loadModelFlags(
+function loadModelFlags(
   opts: ModelFlagOptions,
   ds: { entityLabels: readonly string[]; relationLabels: readonly string[] },
   extra: Partial<Pick<LoadEmbeddingModelOptions, "mayRead" | "streamEntities">> = {},
@@ -1009,6 +1031,24 @@ export function loadModelFlags(
       ...extra,
     }),
   );
+}
+
+/**
+ * The model of the flags with --memory: its entity table opened to be read in chunks (checked as such), then read
+ * into memory when it takes at most half the budget (the rest left to the filter index and the query rows), so a
+ * budget the table fits never costs more memory than no budget; without --memory, in memory.
+ */
+export function loadModelWithin(
+  opts: ModelFlagOptions,
+  ds: { entityLabels: readonly string[]; relationLabels: readonly string[] },
+  memory: number | undefined,
+  extra: Partial<Pick<LoadEmbeddingModelOptions, "mayRead">> = {},
+): EmbeddingModel {
+  if (memory === undefined) return loadModelFlags(opts, ds, extra);
+  const streamed = loadModelFlags(opts, ds, { ...extra, streamEntities: true });
+  const source = streamed.entitySource!;
+  const bytes = source.rows * source.cols * (streamed.precision === "float64" ? 8 : 4);
+  return bytes <= memory / 2 ? loadModelFlags(opts, ds, extra) : streamed;
 }
 
 function withModelFlags<T>(opts: Pick<EvaluateOptions, "modelDir">, load: () => T): T {

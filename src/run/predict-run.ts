@@ -21,7 +21,7 @@ import { predictTopKAsync } from "../scoring/top-k";
 
 import { expectShape, readIdTriples } from "./arrays";
 import { datasetFromAsync, filterSplits } from "./datasets";
-import { loadModelFlags, type ModelFlagOptions } from "./evaluate-run";
+import { cliModelError, loadModelWithin, memoryNotice, type ModelFlagOptions } from "./evaluate-run";
 import { fmt, json } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";
@@ -120,7 +120,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   }
   checkWritable(opts.output, opts.format);
   const ds = await datasetFromAsync(opts);
-  const model = loadModelFlags(opts, ds, opts.memory !== undefined ? { streamEntities: true } : {});
+  const model = loadModelWithin(opts, ds, opts.memory);
   let rows: { triples: Int32Array } | { queries: ArrayLike<number> };
   if (opts.queries) {
     const q = readArray(opts.queries, "--queries");
@@ -141,6 +141,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
     );
   }
   let result: TopKPredictions;
+  const plan = model.entitySource ? memoryNotice(out, opts.quiet) : undefined;
   let progress: Progress | null = null;
   let seen = 0;
   try {
@@ -150,7 +151,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       side: sides.length === 2 ? "both" : (sides[0] as "head" | "tail"),
       ...(filter ? { filter } : {}),
       ...(opts.entityRange ? { entityRange: opts.entityRange } : {}),
-      ...(opts.memory !== undefined ? { memoryBudget: opts.memory } : {}),
+      ...(model.entitySource ? { memoryBudget: opts.memory, onPlan: plan } : {}),
       onProgress: ({ done, total }) => {
         progress ??= new Progress(`top-${k} of ${ds.name} from embeddings`, total, {
           quiet: opts.quiet,
@@ -165,6 +166,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       throw new KgrankInputError("--top-k", e.message.slice(e.argument.length + 2));
     if (e instanceof KgrankInputError && e.argument === "queries")
       throw new KgrankInputError("--queries", e.message.slice(e.argument.length + 2));
+    if (e instanceof KgrankInputError && e.argument === "model") throw cliModelError(e, opts);
     throw e;
   } finally {
     (progress as Progress | null)?.stop();

@@ -38,6 +38,25 @@ export interface EntityRowSource {
    * `scratch`, when given, is room for the stored bytes of those rows (the caller reuses it between reads).
    */
   readRows(begin: number, end: number, into: Float32Array | Float64Array, scratch?: Uint8Array): Promise<void>;
+  /**
+   * Optional: the reads of one run (a ranking or top-k call) through one open file, checked to still be the file
+   * opened before each read and by check(), which the run calls when its reads are done (openEntityTable's refuses a
+   * table rewritten or replaced meanwhile). The run closes it when it ends.
+   */
+  openRun?(): Promise<EntityRowReader>;
+  /**
+   * Optional: when the rows are not in entity id order, the row of each entity id (a permutation of the rows; a
+   * model directory's id map gives it). Ranking maps every id to its row; top-k lists (which order ties by id) refuse
+   * such a table.
+   */
+  readonly rowOfEntity?: Int32Array | undefined;
+}
+
+/** One run's reads of an EntityRowSource (EntityRowSource.openRun). */
+export interface EntityRowReader extends EntityRowSource {
+  /** Throws when the rows read so far may not all come from the table opened (e.g. the file changed). */
+  check(): Promise<void>;
+  close(): Promise<void>;
 }
 
 function isRowSource(value: unknown): value is EntityRowSource {

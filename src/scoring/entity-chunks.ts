@@ -23,12 +23,146 @@ export function memoryBudget(value: unknown): number {
   return value;
 }
 
+/** An onPlan option checked: a function, or undefined. */
+export function planOption(value: unknown): ((plan: StreamPlan) => void) | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "function") {
+    throw new KgrankInputError("onPlan", `must be a function (plan) => void, got ${describe(value)}`);
+  }
+  return value as (plan: StreamPlan) => void;
+}
+
 /** A readable size: 1.50 GiB, 12.0 MiB, 512 B; `up`: rounded up, so that a budget it names is enough. */
 export function formatBytes(n: number, up = false): string {
   const [v, unit] = scaleBytes(n);
   if (unit === "B") return `${up ? Math.ceil(v) : v} ${unit}`;
   const digits = v < 10 ? 2 : 1;
   return `${(up ? Math.ceil(v * 10 ** digits) / 10 ** digits : v).toFixed(digits)} ${unit}`;
+}
+
+/**
+ * Two sizes as a message names them, e.g. a budget and the least it must be: each as formatBytes writes it (`need`
+ * rounded up), both with their exact bytes when the rounded forms would read as equal.
+ */
+export function formatBytesApart(have: number, need: number): [string, string] {
+  const a = formatBytes(have);
+  const b = formatBytes(need, true);
+  if (a !== b || have === need) return [a, b];
+  const exact = (n: number) => `${n.toLocaleString("en-US")} bytes`;
+  return [`${a} (${exact(have)})`, `${b} (${exact(need)})`];
+}
+
+/** What a refusal adds after the least budget: how much reads the table once. */
+export const onceHint = (least: number, onePass: number) =>
+  least < onePass
+    ? ` (more makes fewer passes over the table; ${formatBytes(onePass, true)} reads it once)`
+    : " (the table is then read once)";
+
+/** A table chunk holds at least this many rows (the kernels' candidate chunk) when the range has them. */
+export const MIN_CHUNK_ROWS = 512;
+/** A query block holds at least this many rows when there are: each pass over the table serves that many queries. */
+export const MIN_BLOCK_ROWS = 64;
+
+/**
+ * How a run reads an entity table from disk within its memory budget (the `onPlan` option of RankEvaluator.addModel
+ * and predictTopKAsync; `kgrank evaluate` / `predict --memory` print it when the table is read more than once).
+ */
+export interface StreamPlan {
+  /** The table fits the budget: it is read once, whole, and ranked as a table in memory. */
+  whole: boolean;
+  /** Times the table (or the entity range) is read from start to end: one per query block. */
+  passes: number;
+  /** Query rows ranked per pass (the largest block). */
+  blockRows: number;
+  /** Table rows per read (the whole range when `whole`). */
+  chunkRows: number;
+  /** Reads per pass. */
+  chunks: number;
+  /** Bytes the run allocates for the table's rows: the whole table, or two chunks (and their stored bytes). */
+  tableBytes: number;
+  /** The budget the run was given, and the smallest budget with which the table is read once. */
+  budget: number;
+  onePassBudget: number;
+}
+
+/** A run's reads of an entity table: one open file (openRun) when the source has it, checked when done, closed. */
+export type RowReader = EntityRowSource & {
+  view?: ((begin: number, end: number) => FloatArray) | undefined;
+  check(): Promise<void>;
+  close(): Promise<void>;
+};
+
+/** Opens a run's reads of `source` (EntityRowSource.openRun when it has one). */
+export async function openReader(
+  source: EntityRowSource & { view?: (begin: number, end: number) => FloatArray },
+): Promise<RowReader> {
+  if (typeof source.openRun === "function") {
+    const run = await source.openRun();
+    return {
+      rows: run.rows,
+      cols: run.cols,
+      name: run.name,
+      storedRowBytes: run.storedRowBytes,
+      readRows: (begin, end, into, scratch) => run.readRows(begin, end, into, scratch),
+      check: () => run.check(),
+      close: () => run.close(),
+    };
+  }
+  return {
+    rows: source.rows,
+    cols: source.cols,
+    name: source.name,
+    storedRowBytes: source.storedRowBytes,
+    view: source.view,
+    readRows: (begin, end, into, scratch) => source.readRows(begin, end, into, scratch),
+    check: async () => {},
+    close: async () => {},
+  };
+}
+
+/**
+ * The whole table [first, last) read into one array of the accumulation type (`wide`: float64), in reads of at most
+ * 8 MiB of stored bytes (one scratch buffer of that size when the values are converted).
+ */
+export async function readWhole(
+  source: EntityRowSource,
+  first: number,
+  last: number,
+  wide: boolean,
+  call?: CallControl,
+): Promise<FloatArray> {
+  const d = source.cols;
+  const n = last - first;
+  const data = wide ? new Float64Array(n * d) : new Float32Array(n * d);
+  const step = Math.max(1, Math.floor(RUN_BYTES / source.storedRowBytes));
+  const scratch = new Uint8Array(Math.min(n, step) * source.storedRowBytes);
+  for (let a = 0; a < n; a += step) {
+    call?.check();
+    const b = Math.min(n, a + step);
+    await source.readRows(first + a, first + b, data.subarray(a * d, b * d), scratch);
+  }
+  return data;
+}
+
+/**
+ * A reader of the range [first, first + rows) read whole into `data`, handing those rows out in place; rows outside
+ * the range (an entity shard's anchors and true answers) are read from `file`.
+ */
+export function inMemoryReader(file: RowReader, data: FloatArray, first: number, d: number): RowReader {
+  const last = first + data.length / d;
+  return {
+    rows: file.rows,
+    cols: d,
+    name: file.name,
+    storedRowBytes: d * data.BYTES_PER_ELEMENT,
+    view: (a, b) => data.subarray((a - first) * d, (b - first) * d),
+    readRows: async (a, b, into, scratch) => {
+      if (a >= first && b <= last) into.set(data.subarray((a - first) * d, (b - first) * d));
+      else await file.readRows(a, b, into, scratch);
+    },
+    check: () => file.check(),
+    close: async () => {},
+  };
 }
 
 /** Runs of sorted ids closer than this many bytes of rows are read as one range. */
@@ -115,7 +249,7 @@ export class TableChunks {
   #rows = 1;
   #bufs: FloatArray[] | null = null;
   #scratch: Uint8Array[] | null = null;
-  readonly #source: ReturnType<EmbeddingModel["rowSource"]>;
+  #source: EntityRowSource & { view?: ((begin: number, end: number) => FloatArray) | undefined };
   readonly #convert: boolean;
   readonly #wide: boolean;
 
@@ -123,8 +257,8 @@ export class TableChunks {
     private readonly model: EmbeddingModel,
     readonly first: number,
     readonly last: number,
+    source: EntityRowSource & { view?: ((begin: number, end: number) => FloatArray) | undefined } = model.rowSource(),
   ) {
-    const source = model.rowSource();
     const d = model.entityWidth;
     const wide = model.precision === "float64";
     const B = wide ? 8 : 4;
@@ -141,13 +275,28 @@ export class TableChunks {
   /** Rows per chunk: as many as `bytes` hold, a multiple of 512 when more than 512, at most the range, at least 1. */
   fit(bytes: number): number {
     let rows = Math.min(this.last - this.first, Math.floor(bytes / this.rowBytes));
-    if (rows > 512) rows -= rows % 512;
+    if (rows > 512 && rows < this.last - this.first) rows -= rows % 512;
     this.#rows = Math.max(1, rows);
     if (this.#bufs && this.#bufs[0]!.length < this.#rows * this.model.entityWidth) {
       this.#bufs = null;
       this.#scratch = null;
     }
     return this.#rows;
+  }
+
+  /** Reads the chunks from `source` (a run's reader of the same table) from now on. */
+  readFrom(source: EntityRowSource): void {
+    this.#source = source;
+  }
+
+  /** Rows per chunk (fit's choice). */
+  get chunkRows(): number {
+    return this.#rows;
+  }
+
+  /** Bytes of the chunk buffers at the chosen size (nothing for a table in memory, handed out in place). */
+  get bufferBytes(): number {
+    return "view" in this.#source && this.#source.view ? 0 : this.#rows * this.rowBytes;
   }
 
   get count(): number {

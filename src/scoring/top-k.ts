@@ -16,7 +16,24 @@ import { mergeInto, type TopKList, type TopKPredictions } from "../ranking/top-k
 import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/call-control";
 import { turn } from "../contract/event-loop";
 import { EmbeddingModel } from "./embedding-model";
-import { formatBytes, gather, localIds, memoryBudget, TableChunks, uniqueIds } from "./entity-chunks";
+import {
+  formatBytes,
+  formatBytesApart,
+  gather,
+  localIds,
+  memoryBudget,
+  MIN_BLOCK_ROWS,
+  MIN_CHUNK_ROWS,
+  onceHint,
+  openReader,
+  planOption,
+  inMemoryReader,
+  readWhole,
+  type RowReader,
+  type StreamPlan,
+  TableChunks,
+  uniqueIds,
+} from "./entity-chunks";
 
 export interface PredictTopKOptions {
   /**
@@ -47,9 +64,15 @@ export interface PredictTopKOptions {
    * machine's memory. Ignored for a table held in memory.
    */
   memoryBudget?: number;
+  /**
+   * A model whose entity table is read in chunks (predictTopKAsync): called once, before the table is read, with how
+   * memoryBudget lets it be read (StreamPlan).
+   */
+  onPlan?: (plan: StreamPlan) => void;
 }
 
 const PREDICT_TOP_K_KEYS = optionKeys<PredictTopKOptions>({
+  onPlan: 1,
   triples: 1,
   queries: 1,
   side: 1,
@@ -261,7 +284,15 @@ function prepare(model: EmbeddingModel, opts: unknown, isAsync: boolean) {
       list: { ids: new Int32Array(q.rows * k), scores: new Float64Array(q.rows * k) },
     });
   }
-  return { result, work, range, threads, asyncArgs, budget: memoryBudget(o.memoryBudget) };
+  return {
+    result,
+    work,
+    range,
+    threads,
+    asyncArgs,
+    budget: memoryBudget(o.memoryBudget),
+    onPlan: planOption(o.onPlan),
+  };
 }
 
 /**
@@ -293,8 +324,8 @@ export async function predictTopKAsync(
   model: EmbeddingModel,
   opts: PredictTopKOptions & AsyncOptions,
 ): Promise<TopKPredictions> {
-  const { result, work, range, threads, asyncArgs, budget } = prepare(model, opts, true);
-  if (model.entitySource) return streamTopK(model, result, work, range, { budget, threads, asyncArgs });
+  const { result, work, range, threads, asyncArgs, budget, onPlan } = prepare(model, opts, true);
+  if (model.entitySource) return streamTopK(model, result, work, range, { budget, threads, asyncArgs, onPlan });
   const k = result.k;
   const span = (threads ?? kernels().threads) * (1 << 20);
   const pieces: [SideWork, number, number, number, number][] = [];
@@ -343,9 +374,22 @@ async function streamTopK(
   result: TopKPredictions,
   work: SideWork[],
   range: [number, number],
-  o: { budget: number; threads: number | undefined; asyncArgs: AsyncArgs },
+  o: {
+    budget: number;
+    threads: number | undefined;
+    asyncArgs: AsyncArgs;
+    onPlan: ((plan: StreamPlan) => void) | undefined;
+  },
 ): Promise<TopKPredictions> {
   const { k, rows } = result;
+  if (model.entitySource?.rowOfEntity) {
+    throw new KgrankInputError(
+      "model",
+      `reads ${model.entitySource.name}, whose rows are in another order than the entity ids (its id map), in ` +
+        `chunks: top-k lists order equal scores by entity id, which a pass in row order cannot; reorder the file ` +
+        `once (e.g. with NumPy) or read it into memory`,
+    );
+  }
   const d = model.entityWidth;
   const B = model.precision === "float64" ? 8 : 4;
   const pair = model.interaction === "pairre";
@@ -366,19 +410,35 @@ async function streamTopK(
   // A query row of a block: its anchor row, gathered and then copied in query order, PairRE's factor, ids.
   const perRow = 2 * d * B + B + 16;
   const free = o.budget - fixed;
-  if (free < perRow + table.rowBytes) {
+  const queries = rows * work.length;
+  const span0 = range[1] - range[0];
+  // A workable run: MIN_BLOCK_ROWS queries per pass over the table, MIN_CHUNK_ROWS table rows per read.
+  const minBlock = Math.min(MIN_BLOCK_ROWS, queries) * perRow;
+  const minChunk = Math.min(MIN_CHUNK_ROWS, span0) * table.rowBytes;
+  // Read whole: the range in the accumulation type (PairRE: its factors) beside one block of every query.
+  const wholeBytes = span0 * (d * B + (pair ? B : 0));
+  const onePassBudget =
+    fixed + Math.min(wholeBytes + queries * perRow, Math.max(2 * queries * perRow, queries * perRow + minChunk));
+  const whole = wholeBytes + Math.min(queries, MIN_BLOCK_ROWS) * perRow <= free;
+  if (!whole && free < minBlock + minChunk) {
+    const least = fixed + Math.min(minBlock + minChunk, wholeBytes + minBlock);
+    const [have, need] = formatBytesApart(o.budget, least);
     throw new KgrankInputError(
       "memoryBudget",
-      `${formatBytes(o.budget)} cannot hold the top-${k} lists and known answers (${formatBytes(fixed)}) beside one ` +
-        `query row (${formatBytes(perRow)}) and one table chunk row (${formatBytes(table.rowBytes)}); give at least ` +
-        `${formatBytes(fixed + 2 * (perRow + table.rowBytes), true)}`,
+      `${have} cannot hold the top-${k} lists and known answers (${formatBytes(fixed)}) beside a query block ` +
+        `(${Math.min(MIN_BLOCK_ROWS, queries)} rows, ${formatBytes(minBlock, true)}) and a table chunk ` +
+        `(${Math.min(MIN_CHUNK_ROWS, span0)} rows, ${formatBytes(minChunk, true)}); give at least ${need}` +
+        onceHint(least, onePassBudget),
     );
   }
-  const blockRows = Math.max(1, Math.min(rows * work.length, Math.floor(free / 2 / perRow)));
-  table.fit(free - blockRows * perRow);
+  const blockRows = whole
+    ? Math.min(queries, Math.floor((free - wholeBytes) / perRow))
+    : Math.min(queries, Math.floor(Math.min(Math.max(minBlock, free / 2), free - minChunk) / perRow));
+  const chunkRows = whole ? span0 : table.fit(free - blockRows * perRow);
+  const chunkCount = Math.ceil(span0 / chunkRows);
   const span = threads * (1 << 20);
   // Progress: a unit per query row and chunk.
-  const total = rows * work.length * table.count;
+  const total = rows * work.length * chunkCount;
   // Blocks: consecutive rows of the sides in order.
   const segments: { w: SideWork; r0: number; r1: number }[][] = [];
   let current: { w: SideWork; r0: number; r1: number }[] = [];
@@ -403,63 +463,94 @@ async function streamTopK(
       w.list.scores.fill(NaN);
     }
     let done = 0;
-    const source = model.rowSource();
-    for (const block of segments) {
-      control?.check();
-      const ids = uniqueIds(block.map((s) => s.w.anchor.subarray(s.r0, s.r1)));
-      const gathered = B === 8 ? new Float64Array(ids.length * d) : new Float32Array(ids.length * d);
-      await gather(source, ids, gathered, control);
-      const inputs = block.map((s) => {
-        const n = s.r1 - s.r0;
-        const local = localIds(ids, s.w.anchor.subarray(s.r0, s.r1));
-        const anchorRows = B === 8 ? new Float64Array(n * d) : new Float32Array(n * d);
-        for (let i = 0; i < n; i++) anchorRows.set(gathered.subarray(local[i]! * d, (local[i]! + 1) * d), i * d);
-        return {
-          s,
-          n,
-          anchorRows,
-          anchorScale: model.rowScales(anchorRows, n),
-          ...exclusionRows(s.w.excludeOffsets, s.w.excludeIds, s.r0, s.r1),
-          // Top-k reads no truth; row 0 of any chunk is a valid id for the binding's check.
-          truth: new Int32Array(n),
-        };
-      });
-      for await (const chunk of table.each(control)) {
-        for (const p of inputs) {
-          const input = model.sliceJob(
-            p.s.w.side,
-            chunk,
-            p.s.w.anchor.subarray(p.s.r0, p.s.r1),
-            p.s.w.relation.subarray(p.s.r0, p.s.r1),
-            p.truth,
-            {
-              anchorRows: p.anchorRows,
-              anchorScale: p.anchorScale,
-              excludeOffsets: p.excludeOffsets,
-              excludeIds: p.excludeIds,
-            },
-          );
-          for (let r0 = 0; r0 < p.n; r0 += PIECE_ROWS) {
-            const r1 = Math.min(p.n, r0 + PIECE_ROWS);
-            const piece = rowsOf(input, r0, r1);
-            for (let b = 0; b < chunk.rows; b += span) {
-              control?.check();
-              const part: TopKList = { ids: new Int32Array((r1 - r0) * k), scores: new Float64Array((r1 - r0) * k) };
-              const e = Math.min(chunk.rows, b + span);
-              // A row's chunks and spans come in ascending ids: its list so far gives the floor.
-              const floor = floorOf(p.s.w.list, p.s.r0 + r0, r1 - r0, k);
-              kernels().topKEmbeddings(piece, { k, begin: b, end: e, floor }, part.ids, part.scores, o.threads);
-              mergeInto(p.s.w.list, p.s.r0 + r0, part, k);
-              await turn();
-            }
-            done += r1 - r0;
-            control?.progress(done);
-          }
-        }
+    o.onPlan?.({
+      whole,
+      passes: whole ? 1 : segments.length,
+      blockRows,
+      chunkRows,
+      chunks: whole ? 1 : chunkCount,
+      tableBytes: whole ? wholeBytes : chunkRows * table.rowBytes,
+      budget: o.budget,
+      onePassBudget,
+    });
+    const reader = await openReader(model.rowSource());
+    try {
+      let source: RowReader = reader;
+      let chunks = table;
+      if (whole) {
+        // The range fits the budget: read once, whole, then handed out in place as a table in memory.
+        const [first, last] = range;
+        const data = await readWhole(reader, first, last, B === 8, control);
+        source = inMemoryReader(reader, data, first, d);
+        chunks = new TableChunks(model, first, last, source);
+        chunks.fit(Number.MAX_SAFE_INTEGER);
+      } else {
+        table.readFrom(reader);
       }
+      await listBlocks(source, chunks);
+      await reader.check(); // every read is checked before it starts; this one covers the last
+    } finally {
+      await reader.close();
     }
     control?.finish();
     for (const w of work) result[w.side] = w.list;
     return result;
+
+    async function listBlocks(source: RowReader, table: TableChunks): Promise<void> {
+      for (const block of segments) {
+        control?.check();
+        const ids = uniqueIds(block.map((s) => s.w.anchor.subarray(s.r0, s.r1)));
+        const gathered = B === 8 ? new Float64Array(ids.length * d) : new Float32Array(ids.length * d);
+        await gather(source, ids, gathered, control);
+        const inputs = block.map((s) => {
+          const n = s.r1 - s.r0;
+          const local = localIds(ids, s.w.anchor.subarray(s.r0, s.r1));
+          const anchorRows = B === 8 ? new Float64Array(n * d) : new Float32Array(n * d);
+          for (let i = 0; i < n; i++) anchorRows.set(gathered.subarray(local[i]! * d, (local[i]! + 1) * d), i * d);
+          return {
+            s,
+            n,
+            anchorRows,
+            anchorScale: model.rowScales(anchorRows, n),
+            ...exclusionRows(s.w.excludeOffsets, s.w.excludeIds, s.r0, s.r1),
+            // Top-k reads no truth; row 0 of any chunk is a valid id for the binding's check.
+            truth: new Int32Array(n),
+          };
+        });
+        for await (const chunk of table.each(control)) {
+          for (const p of inputs) {
+            const input = model.sliceJob(
+              p.s.w.side,
+              chunk,
+              p.s.w.anchor.subarray(p.s.r0, p.s.r1),
+              p.s.w.relation.subarray(p.s.r0, p.s.r1),
+              p.truth,
+              {
+                anchorRows: p.anchorRows,
+                anchorScale: p.anchorScale,
+                excludeOffsets: p.excludeOffsets,
+                excludeIds: p.excludeIds,
+              },
+            );
+            for (let r0 = 0; r0 < p.n; r0 += PIECE_ROWS) {
+              const r1 = Math.min(p.n, r0 + PIECE_ROWS);
+              const piece = rowsOf(input, r0, r1);
+              for (let b = 0; b < chunk.rows; b += span) {
+                control?.check();
+                const part: TopKList = { ids: new Int32Array((r1 - r0) * k), scores: new Float64Array((r1 - r0) * k) };
+                const e = Math.min(chunk.rows, b + span);
+                // A row's chunks and spans come in ascending ids: its list so far gives the floor.
+                const floor = floorOf(p.s.w.list, p.s.r0 + r0, r1 - r0, k);
+                kernels().topKEmbeddings(piece, { k, begin: b, end: e, floor }, part.ids, part.scores, o.threads);
+                mergeInto(p.s.w.list, p.s.r0 + r0, part, k);
+                await turn();
+              }
+              done += r1 - r0;
+              control?.progress(done);
+            }
+          }
+        }
+      }
+    }
   });
 }
