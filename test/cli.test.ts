@@ -142,6 +142,54 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       /nations test \(201 triples x 14 entities\), filtered by train\+valid\+test, frequency baseline/,
     );
     const ref = await reference();
+    // The compact table: a row per metric as papers name it, realistic ranks per side, random E; ~100 columns.
+    const lines = r.stdout.split("\n");
+    const header = lines.find((l) => l.startsWith("metric "))!;
+    expect(header.trim().split(/\s{2,}/)).toEqual(["metric", "head", "tail", "both", "random E"]);
+    const body = lines.slice(lines.indexOf(header) + 2, lines.indexOf("", lines.indexOf(header)));
+    expect(body.map((l) => l.split(/\s{2,}/)[0])).toEqual([
+      "MRR",
+      "Hits@1",
+      "Hits@3",
+      "Hits@10",
+      "MR",
+      "AMRI",
+      "z(MRR)",
+      "rank width (pess. - opt.)",
+    ]);
+    for (const l of [header, ...body]) expect(l.length, l).toBeLessThanOrEqual(100);
+    const cells = (title: string) =>
+      body
+        .find((l) => l.startsWith(`${title} `))!
+        .slice(title.length)
+        .trim()
+        .split(/\s+/)
+        .map(Number);
+    const round = (v: number) => Number(v.toFixed(4));
+    for (const [title, key] of [
+      ["MRR", "mrr"],
+      ["Hits@10", "hits@10"],
+      ["MR", "mr"],
+      ["AMRI", "amri"],
+      ["z(MRR)", "z_inverse_harmonic_mean_rank"],
+    ]) {
+      expect(cells(title), title).toEqual(
+        [ref.get(`head.${key}`), ref.get(`tail.${key}`), ref.get(`both.${key}`), ref.expected(key)!].map(round),
+      );
+    }
+    expect(cells("rank width (pess. - opt.)")).toEqual(
+      (["head", "tail", "both"] as const).map((s) => round(ref.meanRankWidth(s))),
+    );
+    // The footer names PyKEEN's key behind each row and how to see the rest.
+    expect(r.stdout).toContain("MRR = inverse_harmonic_mean_rank");
+    expect(r.stdout).toContain("AMRI = adjusted_arithmetic_mean_rank_index");
+    expect(r.stdout).toContain("--metrics all");
+  });
+
+  it("evaluate --metrics all: every metric at every rank type, PyKEEN's keys", async () => {
+    const r = await kgrank(["evaluate", "--metrics", "all"]);
+    expect(r.status, r.stderr).toBe(0);
+    const ref = await reference();
     const line = r.stdout.split("\n").find((l) => l.startsWith("inverse_harmonic_mean_rank "))!;
     const cells = line.trim().split(/\s+/);
     // head opt/real/pess, tail opt/real/pess, both opt/real/pess, random E
@@ -159,15 +207,19 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
         ref.expected("mrr")!,
       ].map((v) => Number(v.toFixed(4))),
     );
-    for (const key of [
-      "hits_at_10",
-      "z_inverse_harmonic_mean_rank",
-      "adjusted_arithmetic_mean_rank_index",
-      "median_rank",
-      "mean_rank_width",
-    ]) {
-      expect(r.stdout).toContain(key);
-    }
+    const lines = r.stdout.split("\n");
+    const first = lines.findIndex((l) => l.startsWith("metric ")) + 2;
+    const keys = lines
+      .slice(first, lines.indexOf("", first))
+      .map((l) => l.split(" ")[0])
+      .filter((k) => k !== "mean_rank_width");
+    expect(keys).toEqual(Object.keys(ref.toJSON().both.realistic));
+    expect(r.stdout).toContain("mean_rank_width");
+    // The same as the default's JSON: --format json is unchanged by --metrics all.
+    const all = JSON.parse((await kgrank(["evaluate", "--metrics", "all", "--format", "json"])).stdout);
+    const plain = JSON.parse((await kgrank(["evaluate", "--format", "json"])).stdout);
+    expect(all.results).toEqual(plain.results);
+    expect(all.results).toEqual(JSON.parse(JSON.stringify(ref.toJSON())));
   });
 
   it("the mistakes a new user makes are caught with the flag and the fix named", async () => {

@@ -40,7 +40,7 @@ import { datasetFromAsync, filterSplits, type RunSide, SIDES, type TaskSide } fr
 import type { Format } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";
-import { type ReportInfo, renderEvaluation, type RunMeta } from "./render";
+import { evaluatorMetrics, type ReportInfo, renderEvaluation, type RunMeta } from "./render";
 import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRows } from "./shard";
 import { writeRanksOut } from "./ranks-out";
 import { evaluateWithWorkers } from "./workers";
@@ -540,7 +540,7 @@ async function evaluateScores(run: RunContext): Promise<void> {
     filterTriples: filter.triples,
     sides: relation ? [...sides, "relation"] : sides.length === 2 ? "both" : sides[0],
     ks: opts.ks,
-    metrics: opts.metrics,
+    metrics: evaluatorMetrics(opts.metrics),
   });
   const sets = opts.constrainCandidates ? candidateSetsFlag(opts.constrainCandidates, ds) : null;
   if (sets) checkCandidateSets(sets, evaluated.subarray(3 * lo, 3 * hi), sides, ds);
@@ -551,7 +551,7 @@ async function evaluateScores(run: RunContext): Promise<void> {
         filterTriples: filter.triples,
         sides: sides.length === 2 ? "both" : sides[0],
         ks: opts.ks,
-        metrics: opts.metrics,
+        metrics: evaluatorMetrics(opts.metrics),
         candidates: sets,
       })
     : null;
@@ -767,7 +767,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
     filterTriples: filter.triples,
     sides: relation ? [...sides, "relation"] : sides.length === 2 ? "both" : sides[0],
     ks: opts.ks,
-    metrics: opts.metrics,
+    metrics: evaluatorMetrics(opts.metrics),
     ...(opts.entityShard ? { entityShard: opts.entityShard } : {}),
   });
   const label =
@@ -1251,7 +1251,12 @@ async function evaluateScoresOnly(opts: EvaluateOptions, out: Out, t0: number): 
   const negatives = floatScores(neg, "--negative-scores");
   const shard = opts.shard ? resolveShard(opts.shard, process.env) : null;
   const [lo, hi] = shard ? shardRows(shard.index, shard.count, rows) : [0, rows];
-  const evaluator = new RankEvaluator({ numEntities: k + 1, sides: "tail", ks: opts.ks, metrics: opts.metrics });
+  const evaluator = new RankEvaluator({
+    numEntities: k + 1,
+    sides: "tail",
+    ks: opts.ks,
+    metrics: evaluatorMetrics(opts.metrics),
+  });
   if (hi > lo) {
     try {
       await evaluator.addSampled({

@@ -95,7 +95,11 @@ export function evaluateFlags(cmd: Command): Command {
       "leave the entity table on disk and read it in chunks, holding at most SIZE (e.g. 4GiB) for the table's chunks, the query rows and the filter index; a .npy or .safetensors table in the dataset's id order",
       sizeArg("--memory"),
     )
-    .option("--metrics <list>", "comma list of metrics to report (names or synonyms: mrr, hits@10, amri, ...)", listArg)
+    .option(
+      "--metrics <list>",
+      "comma list of metrics to report at every rank type (names or synonyms: mrr, hits@10, amri, ...), or all (default: MRR, Hits@1/3/10, MR, AMRI and z(MRR) from realistic ranks)",
+      listArg,
+    )
     .addOption(ksOption())
     .addOption(formatOption())
     .addOption(outputOption())

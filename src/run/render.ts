@@ -157,15 +157,15 @@ export function renderEvaluation(
     ...(results.info.candidates ? [constrainedTitle(results.info.candidates), ""] : []),
     // A temporal setting's results: which filter.
     ...(results.info.temporal ? [TEMPORAL_TITLES[results.info.temporal.setting], ""] : []),
-    results.toTable({ format }),
+    resultsTable(results, r, format),
   ];
   if (constrained)
-    parts.push("", constrainedTitle(constrained.candidates), "", constrained.results.toTable({ format }));
+    parts.push("", constrainedTitle(constrained.candidates), "", resultsTable(constrained.results, r, format));
   if (relations) {
     parts.push("", "Per relation (both sides, realistic ranks):", "");
     // The metrics asked for with --metrics, else a short default; MRR's random expectation beside MRR.
     const columns = r.metrics
-      ? metricSelection(r.metrics, r.ks ?? undefined, "--metrics").map((m) => [m.key, m.key])
+      ? metricSelection(evaluatorMetrics(r.metrics), r.ks ?? undefined, "--metrics").map((m) => [m.key, m.key])
       : RELATION_COLUMNS;
     const header = [
       "relation",
@@ -194,6 +194,84 @@ export function renderEvaluation(
   if (fromNegatives) parts.push("", SAMPLED_NOTE);
   parts.push("", `done in ${ms} ms`);
   return parts.join("\n");
+}
+
+/** `--metrics all`: every metric of the catalogue, at every rank type (the full table). */
+export const ALL_METRICS = "all";
+
+/** Whether a --metrics list asks for every metric (`--metrics all`). */
+export function allMetrics(metrics: readonly string[] | null | undefined): boolean {
+  return metrics?.length === 1 && metrics[0]!.trim().toLowerCase() === ALL_METRICS;
+}
+
+/** The metrics an evaluator computes for a --metrics list: every one for none or `all` (undefined), else the list. */
+export function evaluatorMetrics(metrics: readonly string[] | null | undefined): string[] | undefined {
+  return !metrics || allMetrics(metrics) ? undefined : [...metrics];
+}
+
+/**
+ * The results table: with --metrics (a list or `all`) RankResults' full table (every rank type, PyKEEN's keys);
+ * without, the compact one (compactTable).
+ */
+function resultsTable(results: RankResults, r: ReportInfo, format: "table" | "markdown"): string {
+  return r.metrics ? results.toTable({ format }) : compactTable(results, r.ks, format);
+}
+
+/**
+ * The table `kgrank evaluate` prints without --metrics, read at a glance: realistic ranks only, one column per side,
+ * the random expectation last; rows named as papers name them (MRR, Hits@k, MR, AMRI, z(MRR)), the keys they stand
+ * for in the footer. `ks` (--ks) gives the Hits@k rows (default 1, 3, 10).
+ */
+function compactTable(results: RankResults, ks: number[] | null, format: "table" | "markdown"): string {
+  const values = results.toJSON();
+  const intervals = results.intervals();
+  const sides = (["head", "tail", "both", "relation"] as const).filter(
+    (s) => values[s] && Object.keys(values[s].realistic).length > 0,
+  );
+  const relation = sides.includes("relation");
+  const entity = sides.some((s) => s !== "relation");
+  const rows: string[][] = [];
+  const used: string[] = [];
+  for (const [key, title] of compactRows(ks)) {
+    if (!sides.some((s) => key in values[s]!.realistic)) continue;
+    used.push(`${title} = ${key}`);
+    rows.push([
+      title,
+      ...sides.map((s) => {
+        const v = values[s]!.realistic[key];
+        const iv = intervals?.[s]?.realistic[key];
+        return iv && v !== undefined ? `${fmt(v)} [${fmt(iv.lower)}, ${fmt(iv.upper)}]` : fmt(v);
+      }),
+      ...(entity ? [fmt(safeExpected(results, `both.${key}`))] : []),
+      ...(relation ? [fmt(safeExpected(results, `relation.${key}`))] : []),
+    ]);
+  }
+  rows.push([
+    "rank width (pess. - opt.)",
+    ...sides.map((s) => fmt(nanIfMissing(() => results.meanRankWidth(s)))),
+    ...(entity ? [""] : []),
+    ...(relation ? [""] : []),
+  ]);
+  const header = ["metric", ...sides, ...(entity ? ["random E"] : []), ...(relation ? ["relation random E"] : [])];
+  // RankResults' footer (tasks, filter, weighting, "random E"): the text after its table.
+  const full = results.toTable({ format });
+  const footer = full.slice(full.indexOf("\n\n") + 2);
+  return (
+    `${table(format, header, rows)}\n\n${footer}\n` +
+    `Realistic ranks (ties share the mean position). ${used.join(", ")} (PyKEEN's keys, as in --format json); ` +
+    "--metrics all: every metric at every rank type (optimistic, realistic, pessimistic)."
+  );
+}
+
+/** The compact table's rows: metric key and the name users give it. */
+function compactRows(ks: number[] | null): [string, string][] {
+  return [
+    [MRR, "MRR"],
+    ...(ks ?? [1, 3, 10]).map((k): [string, string] => [`hits_at_${k}`, `Hits@${k}`]),
+    ["arithmetic_mean_rank", "MR"],
+    ["adjusted_arithmetic_mean_rank_index", "AMRI"],
+    ["z_inverse_harmonic_mean_rank", "z(MRR)"],
+  ];
 }
 
 /** How each temporal filter setting is introduced above its table. */
