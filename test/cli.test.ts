@@ -697,9 +697,47 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(table.stdout).toContain(
       "Estimates of the whole split's values from 166 of its 661 tasks (simple random sample)",
     );
-    expect(table.stdout).toMatch(/^tail\.realistic\.inverse_harmonic_mean_rank +0\.\d{4}/m);
+    const estimates = table.stdout.slice(table.stdout.indexOf("Estimates of the whole split"));
+    expect(estimates).toMatch(/^MRR +0\.\d{4}/m);
+    expect(estimates).toContain("tail side, realistic ranks");
     const csv = await kgrank(["evaluate", "--dataset", "umls", "--sample-tasks", "100", "--format", "csv"]);
     expect(csv.stdout).toMatch(/^full estimate,both,realistic,inverse_harmonic_mean_rank,0\.\d+,,0\.\d+,0\.\d+$/m);
+  });
+
+  it("evaluate --sample-tasks honours --metrics: the compact rows by default, the listed metrics, all with all", async () => {
+    const estimateRows = (text: string) => {
+      const lines = text.split("\n");
+      const at = lines.findIndex((l) => l.startsWith("Estimates of the whole split's values")) + 2;
+      return lines.slice(at + 2, lines.indexOf("", at + 2)).map((l) => l.split(/\s{2,}/));
+    };
+    const json = JSON.parse((await kgrank(["evaluate", "--sample-tasks", "100", "--format", "json"])).stdout);
+    const values = json.estimates.values as Record<string, { estimate: number }>;
+    const plain = await kgrank(["evaluate", "--sample-tasks", "100"]);
+    expect(plain.status, plain.stderr).toBe(0);
+    const compact = estimateRows(plain.stdout);
+    expect(compact.map((r) => r[0])).toEqual(["MRR", "Hits@1", "Hits@3", "Hits@10", "MR", "AMRI"]);
+    expect(Number(compact[0]![1])).toBe(
+      Number(values["both.realistic.inverse_harmonic_mean_rank"]!.estimate.toFixed(4)),
+    );
+    expect(Number(compact[5]![1])).toBe(
+      Number(values["both.realistic.adjusted_arithmetic_mean_rank_index"]!.estimate.toFixed(4)),
+    );
+    const listed = await kgrank(["evaluate", "--sample-tasks", "100", "--metrics", "mrr,hits@10,median_rank"]);
+    expect(estimateRows(listed.stdout).map((r) => r[0])).toEqual(
+      ["optimistic", "realistic", "pessimistic"].flatMap((rt) => [
+        `both.${rt}.inverse_harmonic_mean_rank`,
+        `both.${rt}.hits_at_10`,
+      ]),
+    );
+    expect(listed.stdout).toContain("Not estimated from a sample: median_rank");
+    const listedJson = JSON.parse(
+      (await kgrank(["evaluate", "--sample-tasks", "100", "--metrics", "mrr", "--format", "json"])).stdout,
+    );
+    expect(Object.keys(listedJson.estimates.values)).toEqual(
+      ["optimistic", "realistic", "pessimistic"].map((rt) => `both.${rt}.inverse_harmonic_mean_rank`),
+    );
+    const all = await kgrank(["evaluate", "--sample-tasks", "100", "--metrics", "all"]);
+    expect(estimateRows(all.stdout).map((r) => r[0])).toEqual(Object.keys(values));
   });
 
   it("evaluate --sample-tasks / --stratify: bad values and flags it does not go with name the flag and the fix", async () => {

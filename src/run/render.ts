@@ -61,6 +61,11 @@ export function renderEvaluation(
   constrained: ConstrainedResults | null = null,
 ): string {
   const info = backendInfo();
+  // A --metrics list keeps the sample's estimates of those metrics (every rank type), as the evaluator computes them.
+  const listed = listedMetrics(r);
+  estimates = estimates && listed ? selectEstimates(estimates, listed) : estimates;
+  // Listed metrics a sample does not estimate (the median, z-scores, ...): named under the estimates.
+  const unestimated = estimates && listed ? [...listed].filter((k) => !estimated(estimates!, k)) : [];
   const relations = r.byRelation ? results.byRelation() : null;
   const relLabel = (id: number) => r.relationLabels?.[id] ?? String(id);
   const ms = (performance.now() - t0).toFixed(0);
@@ -183,7 +188,12 @@ export function renderEvaluation(
     ]);
     parts.push(table(format, header, rowsOut));
   }
-  if (estimates) parts.push("", ...estimateLines(estimates, format));
+  if (estimates) parts.push("", ...estimateLines(estimates, format, r.metrics ? null : (r.ks ?? undefined)));
+  if (unestimated.length > 0)
+    parts.push(
+      "",
+      `Not estimated from a sample: ${unestimated.join(", ")} (the estimates are of MR, MRR, Hits@k and their adjusted forms).`,
+    );
   for (const [side, est] of Object.entries(fromNegatives ?? {})) {
     parts.push(
       "",
@@ -296,20 +306,54 @@ function constrainedTitle(c: CandidateProtocol): string {
   );
 }
 
-/** The table of full-split estimates from a sample of tasks (--sample-tasks). */
-function estimateLines(e: FullEstimates, format: "table" | "markdown"): string[] {
+/** The metric keys of an explicit --metrics list (not `all`), or null. */
+function listedMetrics(r: ReportInfo): Set<string> | null {
+  const list = evaluatorMetrics(r.metrics);
+  return list ? new Set(metricSelection(list, r.ks ?? undefined, "--metrics").map((m) => m.key)) : null;
+}
+
+/** Whether the estimates hold metric `key` (at some side and rank type). */
+function estimated(e: FullEstimates, key: string): boolean {
+  return Object.keys(e.values).some((k) => k.split(".")[2] === key);
+}
+
+/** The estimates of the listed metrics only (keys `side.rank_type.metric`). */
+function selectEstimates(e: FullEstimates, keys: Set<string>): FullEstimates {
+  return {
+    ...e,
+    values: Object.fromEntries(Object.entries(e.values).filter(([key]) => keys.has(key.split(".")[2]!))),
+  };
+}
+
+/**
+ * The table of full-split estimates from a sample of tasks (--sample-tasks): every estimate the run asked for
+ * (`compact` null), or without --metrics the compact table's metrics at realistic ranks, named as there (`compact`:
+ * the --ks cut-offs, undefined for the default).
+ */
+function estimateLines(e: FullEstimates, format: "table" | "markdown", compact: number[] | null | undefined): string[] {
   const level = `${+(100 * e.confidenceLevel).toFixed(6)}%`;
-  const rows = Object.entries(e.values).map(([key, v]) => [
-    key,
-    fmt(v.estimate),
-    fmt(v.lower),
-    fmt(v.upper),
-    fmt(v.standardError),
-  ]);
+  const scope = Object.keys(e.values)[0]?.split(".")[0] ?? "both";
+  const named: [string, string][] =
+    compact === null
+      ? Object.keys(e.values).map((key) => [key, key])
+      : compactRows(compact ?? null)
+          .map(([key, title]): [string, string] => [`${scope}.realistic.${key}`, title])
+          .filter(([key]) => key in e.values);
+  const rows = named.map(([key, title]) => {
+    const v = e.values[key]!;
+    return [title, fmt(v.estimate), fmt(v.lower), fmt(v.upper), fmt(v.standardError)];
+  });
+  const sides = scope === "both" ? "both sides" : `${scope} side`;
   return [
     `Estimates of the whole split's values from ${e.sampled} of its ${e.population} tasks (${e.stratify ? "stratified by relation" : "simple random sample"}), ${level} intervals (normal, finite-population corrected):`,
     "",
     table(format, ["metric", "estimate", "lower", "upper", "std. error"], rows),
+    ...(compact === null
+      ? []
+      : [
+          "",
+          `${sides}, realistic ranks; --metrics all: every estimate (MR, MRR, Hits@k and their adjusted forms at every rank type).`,
+        ]),
   ];
 }
 
