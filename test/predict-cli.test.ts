@@ -131,6 +131,20 @@ describe(`kgrank predict (${backendLabel})`, () => {
       await kgrank(["combine", "d.npz", "e.npz", "-o", "x.npz"], dir),
       /entity ranges \[0, 6\) and \[2, 14\) overlap/,
     );
+    // An entity shard smaller than k: its lists are padded (-1, NaN), and the shards still combine exactly.
+    await run(["predict", ...modelFlags, "--top-k", "5", "--entity-range", "0:11", "-o", "f.npz"]);
+    await run(["predict", ...modelFlags, "--top-k", "5", "--entity-range", "11:14", "-o", "g.npz"]);
+    const small = readNpz(path.join(dir, "g.npz"));
+    expect(Array.from(small.tail_ids!.data.slice(0, 5), Number).slice(3)).toEqual([-1, -1]);
+    expect(Array.from(small.tail_scores!.data.slice(3, 5))).toEqual([NaN, NaN]);
+    await run(["combine", "g.npz", "f.npz", "-o", "fg.npz"]);
+    const fg = readNpz(path.join(dir, "fg.npz"));
+    for (const key of Object.keys(whole)) expect(Array.from(fg[key]!.data), key).toEqual(Array.from(whole[key]!.data));
+    // k past every entity: the whole list, then padding.
+    await run(["predict", ...modelFlags, "--top-k", "16", "-o", "k16.npz"]);
+    const k16 = readNpz(path.join(dir, "k16.npz")).head_ids!;
+    expect(k16.shape).toEqual([rows, 16]);
+    expect(Array.from(k16.data.slice(14, 16), Number)).toEqual([-1, -1]);
     await run(["predict", ...modelFlags, "--format", "wikikg90mv2", "-o", "w2.npz"]);
     expectUserError(await kgrank(["combine", "d.npz", "w2.npz", "-o", "x.npz"], dir), /w2.npz: holds no entity_range/);
   });
@@ -160,7 +174,8 @@ describe(`kgrank predict (${backendLabel})`, () => {
   it("refuses bad flags in one line naming the flag and the fix", async () => {
     await bad(["--top-k", "0", "-o", "x.npz"], /--top-k/);
     await bad(["--top-k", "2.5", "-o", "x.npz"], /--top-k/);
-    await bad(["--top-k", "15", "-o", "x.npz"], /--top-k: 15 is larger than the 14 candidate entities.*k <= 14/);
+    await bad(["--top-k", "3", "--sides", "head,head", "-o", "x.npz"], /--sides: lists a side twice \("head,head"\)/);
+    await bad(["--top-k", "3", "--sides", "tail, tail", "-o", "x.npz"], /--sides: lists a side twice/);
     await bad(["--top-k", "3", "-o", "x.npz"].slice(0, 2), /--output/);
     await bad(
       ["--top-k", "3", "-o", "no-such-dir/x.npz"],

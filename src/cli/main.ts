@@ -22,6 +22,7 @@ import {
   gradeRun,
   type GradeOptions,
   predictRun,
+  predictSidesArg,
   type PredictOptions,
 } from "../run/predict-run";
 import { compareCommand, type CompareCliOptions } from "./compare";
@@ -125,7 +126,11 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
   )
     .option("--top-k <k>", "candidates listed per query (default 10 with --format wikikg90mv2)", intArg("--top-k", 1))
     .option("--raw", "keep other known answers among the candidates (default: filtered by --filter's splits)")
-    .option("--sides <list>", "head,tail (default for triples) or one of them; tail for --queries", listArg)
+    .option(
+      "--sides <list>",
+      "head,tail (default for triples) or one of them, each once; tail for --queries",
+      (v: string) => predictSidesArg(v),
+    )
     .option(
       "--triples <file>",
       "the triples to predict for as ids (rows x 3 integer .npy; default: the split's triples); each keeps its own answer",

@@ -65,6 +65,21 @@ export function entityRangeArg(v: string): [number, number] {
   return [Number(m[1]), Number(m[2])];
 }
 
+/**
+ * --sides of predict: head, tail or both, each named once (as evaluate's --sides); "head,head" would write the head
+ * lists under both names' place, so it is refused.
+ */
+export function predictSidesArg(v: string): ("head" | "tail")[] {
+  const listed = v.split(",").map((s) => s.trim());
+  for (const s of listed) {
+    if (s !== "head" && s !== "tail")
+      throw new KgrankInputError("--sides", `takes head, tail or head,tail, got "${v}"`);
+  }
+  if (new Set(listed).size !== listed.length)
+    throw new KgrankInputError("--sides", `lists a side twice ("${v}"): name each of head and tail once`);
+  return (["head", "tail"] as const).filter((s) => listed.includes(s));
+}
+
 function integerIds(a: NpyData, argument: string): ArrayLike<number> {
   if (!/^[iu]/.test(a.dtype)) {
     throw new KgrankInputError(argument, `dtype ${a.dtype} is not an integer type: save entity ids as int32 or int64`);
@@ -76,11 +91,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   const wiki = opts.format === "wikikg90mv2";
   const k = opts.topK ?? (wiki ? 10 : undefined);
   if (k === undefined) throw new KgrankInputError("--top-k", "is required: the number of candidates to list per query");
-  const sides = opts.sides ?? (wiki || opts.queries ? ["tail"] : ["head", "tail"]);
-  for (const s of sides) {
-    if (s !== "head" && s !== "tail")
-      throw new KgrankInputError("--sides", `takes head, tail or head,tail, got "${sides.join(",")}"`);
-  }
+  const sides = opts.sides ? predictSidesArg(opts.sides.join(",")) : wiki || opts.queries ? ["tail"] : ["head", "tail"];
   if (wiki && (k !== 10 || sides.join() !== "tail")) {
     throw new KgrankInputError(
       wiki && k !== 10 ? "--top-k" : "--sides",
