@@ -788,7 +788,10 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     const csvOut = await kgrank([...args, "--replacement", "--format", "csv"]);
     expect(csvOut.stdout.split("\n")[0]).toBe("estimator,metric,estimate,lower,upper");
     for (const [extra, pattern] of [
-      [["--negatives", "5"], /^kgrank: --ranks: rank 7 is 9: a rank among the true entity and --negatives 5 negatives/],
+      [
+        ["--negatives", "5"],
+        /^kgrank: --ranks: element 7 \(0-based\) is 9: a rank among the true entity and --negatives 5 negatives/,
+      ],
       [["--num-candidates", "20"], /^kgrank: --negatives: is 50, but .* give --replacement if/],
       [["--gamma", "0"], /^kgrank: --gamma: must be a number in \(0, 1\]/],
       [["--estimators", "best"], /^kgrank: --estimators: has "best", not an estimator/],
@@ -834,6 +837,38 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       await kgrank(["evaluate", "--scores-tail", "nan-row.npy"]),
       /--scores-tail: the true score of row 50 of nan-row\.npy \(triple \(\d+, \d+, \d+\), tail side\) is NaN/,
     );
+  });
+
+  it("compare, evaluate, merge, metrics: --metrics and --seed errors name the flag in the command line's words", async () => {
+    expect((await kgrank(["evaluate", "--save-state", "msg.state", "--quiet"])).status).toBe(0);
+    const library = /listMetrics|getMetric|parseMetricKey|RankResults|^kgrank: (query|seed|metrics|bootstrap)/;
+    for (const [args, pattern] of [
+      [
+        ["compare", "msg.state", "msg.state", "--metrics", "fooo"],
+        /^kgrank: --metrics: unknown metric "fooo"; closest known names: .* \(every metric: docs\/metrics\.md\)\n$/,
+      ],
+      [
+        ["compare", "msg.state", "msg.state", "--metrics", "mrr,both.realistic.mrr"],
+        /^kgrank: --metrics: "both\.realistic\.mrr" is a full key \(side\.rank_type\.metric\); this command takes metric names such as "mrr"\n$/,
+      ],
+      [["compare", "msg.state", "msg.state", "--metrics", "all"], /^kgrank: --metrics: unknown metric "all"/],
+      [
+        ["compare", "msg.state", "msg.state", "--seed", "4294967296"],
+        /^kgrank: --seed: must be an integer from 0 to 4294967295/,
+      ],
+      [
+        ["evaluate", "--bootstrap", "10", "--seed", "4294967296"],
+        /^kgrank: --seed: must be an integer from 0 to 4294967295/,
+      ],
+      [["evaluate", "--metrics", "mrr,fooo"], /^kgrank: --metrics: unknown metric "fooo"; .*; all for every one\)\n$/],
+      [["evaluate", "--metrics", "hits@-1"], /^kgrank: --metrics: "hits@-1": Hits@k needs an integer k >= 1/],
+      [["merge", "msg.state", "--metrics", "fooo"], /^kgrank: --metrics: unknown metric "fooo"/],
+      [["metrics", "--ranks", "ranks.txt", "--metrics", "fooo"], /^kgrank: --metrics: unknown metric "fooo"/],
+    ] as [string[], RegExp][]) {
+      const r = await kgrank(args);
+      expectUserError(r, pattern);
+      expect(r.stderr, args.join(" ")).not.toMatch(library);
+    }
   });
 
   it("compare: saved runs' paired comparison equals compareRuns on the same states; other tasks are refused", async () => {

@@ -45,8 +45,10 @@ import {
   intArg,
   ksOption,
   listArg,
+  metricsArg,
   outputOption,
   quietOption,
+  SEED_MAX,
   sizeArg,
   usageLine,
 } from "../run/flag-parsers";
@@ -201,10 +203,10 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .option(
       "--metrics <list>",
       "metrics to compare (default: mrr, hits@1, hits@3, hits@10, mr, amri, median_rank)",
-      listArg,
+      metricsArg({ all: false, fullKeys: false }),
     )
     .option("--samples <n>", "randomization and bootstrap samples", intArg("--samples", 10, 1e7), 10000)
-    .option("--seed <n>", "seed of both", intArg("--seed", 0), 0)
+    .option("--seed <n>", "seed of both", intArg("--seed", 0, SEED_MAX), 0)
     .addOption(
       new Option("--correction <how>", "adjustment of the p-values over all rows")
         .choices(["holm", "bh", "none"])
@@ -232,7 +234,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
       intArg("--samples", 10, 1e7),
       2000,
     )
-    .option("--seed <n>", "seed of the bootstrap and the comparison", intArg("--seed", 0), 0)
+    .option("--seed <n>", "seed of the bootstrap and the comparison", intArg("--seed", 0, SEED_MAX), 0)
     .option(
       "--dataset <name>",
       "the runs' dataset, for the relation-category and degree breakdowns (default: the one recorded in each state)",
@@ -298,8 +300,8 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .argument("<files...>", "state files of every shard of one run, in any order")
     .option(
       "--metrics <list>",
-      "comma list of metrics to report, as for evaluate (default: those the shards were evaluated with)",
-      listArg,
+      "comma list of metrics to report, as for evaluate, or all (default: those the shards were evaluated with)",
+      metricsArg({ all: true, fullKeys: true }),
     )
     .option("--ranks-out <file>", "also write every task's ranks: .npz or .tsv (entities by id)")
     .addOption(formatOption())
@@ -313,7 +315,11 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .requiredOption("--ranks <file>", "realistic (or any) ranks, one per task")
     .option("--num-candidates <file>", "candidates per task (enables expectations and adjusted / z-scored metrics)")
     .option("--weights <file>", "positive weight per task")
-    .option("--metrics <list>", "comma list of metrics (default: all that apply)", listArg)
+    .option(
+      "--metrics <list>",
+      "comma list of metrics (default: all that apply)",
+      metricsArg({ all: false, fullKeys: true }),
+    )
     .addOption(ksOption())
     .addOption(formatOption())
     .addOption(outputOption())
@@ -344,7 +350,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
       "95% percentile intervals over tasks with N replicates (2 to 1e6)",
       intArg("--bootstrap", 2, 1e6),
     )
-    .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0), 0)
+    .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0, SEED_MAX), 0)
     .addOption(formatOption())
     .addOption(outputOption())
     .addOption(quietOption())

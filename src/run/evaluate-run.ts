@@ -761,6 +761,13 @@ async function evaluateModel(run: RunContext): Promise<void> {
   const sides: TaskSide[] = entitySides(opts);
   const relation = relationSide(opts);
   const estimating = negatives && opts.estimateFull ? sampledEstimatePlan(run, negatives, k, sides) : null;
+  if (opts.entityShard && opts.entityShard.count > n) {
+    const { index, count } = opts.entityShard;
+    throw new KgrankInputError(
+      "--entity-shard",
+      `${index}/${count} splits ${ds.name}'s ${n} entities into ${count} shards: N must be at most ${n}, each entity shard ranking against at least one entity`,
+    );
+  }
   const evaluator = new RankEvaluator({
     numEntities: n,
     numRelations: ds.numRelations,

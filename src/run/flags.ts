@@ -15,10 +15,12 @@ import {
   intArg,
   ksOption,
   listArg,
+  metricsArg,
   outputOption,
   quietOption,
   sizeArg,
   splitArg,
+  SEED_MAX,
   usageLine,
 } from "./flag-parsers";
 import { entityShardArg, shardArg } from "./shard";
@@ -98,7 +100,7 @@ export function evaluateFlags(cmd: Command): Command {
     .option(
       "--metrics <list>",
       "comma list of metrics to report at every rank type (names or synonyms: mrr, hits@10, amri, ...), or all (default: MRR, Hits@1/3/10, MR, AMRI and z(MRR) from realistic ranks)",
-      listArg,
+      metricsArg({ all: true, fullKeys: true }),
     )
     .addOption(ksOption())
     .addOption(formatOption())
@@ -128,7 +130,7 @@ export function evaluateFlags(cmd: Command): Command {
       "bootstrap percentile intervals (95%) with N replicates (2 to 1e6)",
       intArg("--bootstrap", 2, 1e6),
     )
-    .option("--seed <n>", "seed of the bootstrap and of --sample-tasks", intArg("--seed", 0), 0)
+    .option("--seed <n>", "seed of the bootstrap and of --sample-tasks", intArg("--seed", 0, SEED_MAX), 0)
     .addOption(quietOption());
 }
 
