@@ -70,6 +70,88 @@ describe(`kgrank predict (${backendLabel})`, () => {
     expect(Array.from(zr.tail_ids!.data)).toEqual(Array.from(libRaw.tail!.ids));
   });
 
+  it("--format tsv: a line per query and candidate with labels, score and ids, the library's lists", async () => {
+    const read = (name: string) => {
+      const [header, ...lines] = readFileSync(path.join(dir, name), "utf8").trimEnd().split("\n");
+      return { header: header!.split("\t"), lines: lines.map((l) => l.split("\t")) };
+    };
+    const r = await kgrank(["predict", ...modelFlags, "--top-k", "5", "--format", "tsv", "-o", "p.tsv"], dir);
+    expect(r.status, r.stderr).toBe(0);
+    const t = read("p.tsv");
+    expect(t.header).toEqual([
+      "row",
+      "side",
+      "head",
+      "relation",
+      "tail",
+      "position",
+      "candidate",
+      "score",
+      "head_id",
+      "relation_id",
+      "tail_id",
+      "candidate_id",
+    ]);
+    const lib = predictTopK(model, { triples: ds.splits.test, k: 5, filter });
+    const want: string[][] = [];
+    const test = ds.splits.test;
+    for (let i = 0; i < rows; i++) {
+      const [h, rr, tt] = [test[3 * i]!, test[3 * i + 1]!, test[3 * i + 2]!];
+      for (const side of ["head", "tail"] as const) {
+        for (let j = 0; j < 5; j++) {
+          const id = lib[side]!.ids[i * 5 + j]!;
+          if (id < 0) break; // a filtered row with fewer than 5 candidates: its padding is not written
+          want.push([
+            String(i),
+            side,
+            ds.entityLabels[h]!,
+            ds.relationLabels[rr]!,
+            ds.entityLabels[tt]!,
+            String(j + 1),
+            ds.entityLabels[id]!,
+            "score",
+            String(h),
+            String(rr),
+            String(tt),
+            String(id),
+          ]);
+        }
+      }
+    }
+    expect(t.lines.map((l) => l.map((c, i) => (i === 7 ? "score" : c)))).toEqual(want);
+    // Float32 scores with 9 digits: read back as float32, the very values of the .npz.
+    const scores = t.lines.map((l) => Math.fround(Number(l[7])));
+    const libScores = t.lines.map((l) => lib[l[1] as "head" | "tail"]!.scores[Number(l[0]) * 5 + Number(l[5]) - 1]!);
+    expect(scores).toEqual(libScores);
+    // Queries: no true answer (its columns empty); padding (k past the range) is not written.
+    writeFileSync(path.join(dir, "hr-tsv.npy"), encodeNpy(Int32Array.of(0, 1, 5, 2), [2, 2]));
+    const q = await kgrank(
+      [
+        "predict",
+        ...modelFlags,
+        "--queries",
+        "hr-tsv.npy",
+        "--entity-range",
+        "10:14",
+        "--top-k",
+        "6",
+        "--format",
+        "tsv",
+        "-o",
+        "q.tsv",
+      ],
+      dir,
+    );
+    expect(q.status, q.stderr).toBe(0);
+    const libQ = predictTopK(model, { queries: Int32Array.of(0, 1, 5, 2), k: 6, entityRange: [10, 14], filter });
+    const qt = read("q.tsv").lines;
+    const listed = Array.from(libQ.tail!.ids).filter((id) => id >= 0).length;
+    expect(qt.length).toBe(listed);
+    expect(qt[0]!.slice(0, 6)).toEqual(["0", "tail", ds.entityLabels[0]!, ds.relationLabels[1]!, "", "1"]);
+    expect(qt.map((l) => Number(l[11]))).toEqual(Array.from(libQ.tail!.ids).filter((id) => id >= 0));
+    expect(qt.every((l) => l[10] === "" && l[4] === "")).toBe(true);
+  });
+
   it("--queries and --entity-range: prediction over a range, every known answer removed", async () => {
     const q = Int32Array.of(0, 1, 5, 2, 13, 7);
     writeFileSync(path.join(dir, "hr.npy"), encodeNpy(q, [3, 2]));

@@ -152,11 +152,14 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
       sizeArg("--memory"),
     )
     .addOption(
-      new Option("--format <layout>", "npz: head_ids / head_scores / tail_ids / tail_scores; wikikg90mv2: t_pred_top10")
-        .choices(["npz", "wikikg90mv2"])
+      new Option(
+        "--format <layout>",
+        "npz: head_ids / head_scores / tail_ids / tail_scores; wikikg90mv2: t_pred_top10; tsv: a line per query and candidate, labels, scores and ids",
+      )
+        .choices(["npz", "wikikg90mv2", "tsv"])
         .default("npz"),
     )
-    .requiredOption("-o, --output <file>", "the .npz to write (atomically: temporary name, then rename)")
+    .requiredOption("-o, --output <file>", "the .npz (or .tsv) to write (atomically: temporary name, then rename)")
     .addOption(quietOption())
     .action(async (flags: PredictOptions) => predictRun(flags, out));
 

@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { KgrankInputError } from "../checks/errors";
 import { readArray } from "../io/array-file";
 import type { NpyData } from "../io/npy";
+import { writeFileAtomic } from "../io/atomic";
 import { readNpz } from "../io/npz";
 import { writeNpz } from "../io/npz-write";
 import type { Split } from "../io/datasets";
@@ -37,7 +38,7 @@ export interface PredictOptions extends ModelFlagOptions {
   entityRange?: [number, number];
   /** --memory: bytes; the entity table is then read from disk in chunks. */
   memory?: number;
-  format: "npz" | "wikikg90mv2";
+  format: "npz" | "wikikg90mv2" | "tsv";
   output: string;
   quiet?: boolean;
 }
@@ -167,7 +168,8 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   } finally {
     (progress as Progress | null)?.stop();
   }
-  writePredictions(opts.output, result, wiki ? "wikikg90mv2" : "npz", model.precision === "float32");
+  if (opts.format === "tsv") writePredictionsTsv(opts.output, result, rows, ds, model.precision === "float32");
+  else writePredictions(opts.output, result, wiki ? "wikikg90mv2" : "npz", model.precision === "float32");
   if (!opts.quiet) {
     out.stderr(
       `kgrank: wrote ${opts.output}: top ${k} of ${result.rows} ${"queries" in rows ? "queries" : "triples"} (${sides.join(", ")}), ` +
@@ -205,6 +207,78 @@ function writePredictions(file: string, p: TopKPredictions, format: "npz" | "wik
     arrays.filtered = { data: Uint8Array.of(p.filtered ? 1 : 0), shape: [1] };
   }
   writeNpz(file, arrays, "--output");
+}
+
+/** The columns of `kgrank predict --format tsv`, one line per query and listed candidate. */
+export const PREDICT_TSV_COLUMNS = [
+  "row",
+  "side",
+  "head",
+  "relation",
+  "tail",
+  "position",
+  "candidate",
+  "score",
+  "head_id",
+  "relation_id",
+  "tail_id",
+  "candidate_id",
+] as const;
+
+/**
+ * Predictions as TSV (`--format tsv`): a header, then for each query row and side its listed candidates best first,
+ * one line each: the row (0-based, in the order of the split, --triples or --queries), the side predicted, the
+ * query's head, relation and tail labels (the predicted side holds the true answer, empty for --queries), the
+ * position (1 = best), the candidate's label and score, then the same as ids. Padding (fewer than k candidates) is
+ * not written. Scores: float32 ones with 9 significant digits (enough to read back the same float32), float64 ones
+ * in full.
+ */
+function writePredictionsTsv(
+  file: string,
+  p: TopKPredictions,
+  rows: { triples: Int32Array } | { queries: ArrayLike<number> },
+  labels: { entityLabels: readonly string[]; relationLabels: readonly string[] },
+  float32: boolean,
+): void {
+  const entity = (id: number) => (id < 0 ? "" : (labels.entityLabels[id] ?? String(id)));
+  const relation = (id: number) => labels.relationLabels[id] ?? String(id);
+  const score = (v: number) => (float32 ? String(Number(v.toPrecision(9))) : String(v));
+  const lines: string[] = [PREDICT_TSV_COLUMNS.join("\t")];
+  for (let i = 0; i < p.rows; i++) {
+    for (const side of ["head", "tail"] as const) {
+      const list = p[side];
+      if (!list) continue;
+      let h: number;
+      let r: number;
+      let t: number;
+      if ("triples" in rows) [h, r, t] = [rows.triples[3 * i]!, rows.triples[3 * i + 1]!, rows.triples[3 * i + 2]!];
+      else {
+        const [anchor, rel] = [Number(rows.queries[2 * i]), Number(rows.queries[2 * i + 1])];
+        [h, r, t] = side === "tail" ? [anchor, rel, -1] : [-1, rel, anchor];
+      }
+      for (let j = 0; j < p.k; j++) {
+        const id = list.ids[i * p.k + j]!;
+        if (id < 0) break;
+        lines.push(
+          [
+            i,
+            side,
+            entity(h),
+            relation(r),
+            entity(t),
+            j + 1,
+            entity(id),
+            score(list.scores[i * p.k + j]!),
+            h < 0 ? "" : h,
+            r,
+            t < 0 ? "" : t,
+            id,
+          ].join("\t"),
+        );
+      }
+    }
+  }
+  writeFileAtomic(file, lines.join("\n") + "\n", "--output");
 }
 
 export interface CombineOptions {
