@@ -759,9 +759,9 @@ export const CASES: Case[] = [
   { kind: "TSV empty field", call: () => splitTsvTriples("a\t\tb\n"), error: KgrankInputError, argument: "file" },
   {
     kind: "TSV not UTF-8 (Latin-1; line named)",
-    call: () => readTriples(latin1Tsv, { argument: "--train" }),
+    call: () => readTriples(latin1Tsv, { argument: "train.tsv" }),
     error: KgrankInputError,
-    argument: "--train",
+    argument: "train.tsv",
   },
   {
     kind: "quadruple TSV timestamp that does not parse (line named)",

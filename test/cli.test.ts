@@ -134,6 +134,28 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect((await kgrank(["evaluate", "--help"])).stdout).toMatch(/--scores-head/);
   });
 
+  it("submit --help lists only flags a queue job runs; the others are refused with the reason", async () => {
+    const help = (await kgrank(["submit", "--help"])).stdout;
+    const listed = [...help.matchAll(/^ {2}(?:-\w, )?(--[a-z0-9-]+)/gm)].map((m) => m[1]);
+    expect(listed).toContain("--redis");
+    expect(listed).toContain("--metrics");
+    for (const flag of ["--sample-tasks", "--stratify", "--estimate-full", "--quadruples", "--constrain-candidates"]) {
+      expect(listed, flag).not.toContain(flag);
+    }
+    const submit = ["submit", "--redis", "redis://127.0.0.1:1", "--shards", "2", "--state-dir", dir];
+    expectUserError(
+      await kgrank([...submit, "--sample-tasks", "10"]),
+      /^kgrank: --sample-tasks: is not run by queue jobs \(a sample is drawn, ranked and estimated in one process\)/,
+    );
+    expectUserError(
+      await kgrank([...submit, "--constrain-candidates", "train"]),
+      /^kgrank: --constrain-candidates: is not run by queue jobs/,
+    );
+    // --save-state says which commands read the state.
+    const evaluateHelp = (await kgrank(["evaluate", "--help"])).stdout.replace(/\s+/g, " ");
+    expect(evaluateHelp).toMatch(/--save-state <file> .*kgrank merge \(shards\), compare, report and plot read/);
+  });
+
   it("evaluate (no options): the bundled Nations table, equal to the library's results", async () => {
     const r = await kgrank(["evaluate"]);
     expect(r.status, r.stderr).toBe(0);

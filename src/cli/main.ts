@@ -31,6 +31,7 @@ import { plotCommand, reportCommand } from "./report";
 import {
   DEFAULT_CLOSE_TIMEOUT_MS,
   DEFAULT_QUEUE,
+  NOT_QUEUED_FLAGS,
   submitRun,
   type SubmitOptions,
   workerCommand,
@@ -87,7 +88,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     ),
   ).action(async (flags: EvaluateOptions, cmd: Command) => evaluateRun({ ...flags, argv, given: givenKeys(cmd) }, out));
 
-  evaluateFlags(
+  const submit = evaluateFlags(
     datasetOptions(
       program
         .command("submit")
@@ -116,6 +117,8 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .action(async (flags: SubmitOptions) => {
       await submitRun({ ...flags, args: argv }, out);
     });
+  // Its help lists only what a queue job runs; the others are still parsed, to be refused with the reason.
+  for (const o of submit.options) if (o.long && NOT_QUEUED_FLAGS.includes(o.long)) o.hideHelp();
 
   modelFlags(
     datasetOptions(

@@ -856,7 +856,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
   const modelFiles = await inputFingerprints(
     opts,
     [opts.triples, opts.entityEmbeddings, opts.relationEmbeddings, opts.entityIds, opts.relationIds, opts.negativesIds],
-    "--model",
+    ["--triples", "--entity-embeddings", "--relation-embeddings", "--entity-ids", "--relation-ids", "--negatives-ids"],
   );
   const dirFiles = opts.modelDir && opts.saveState ? await directoryFingerprints(opts.modelDir) : null;
   await finish({ ...run, estimating }, evaluator, scorerName, setting, filter.splits, [...modelFiles, dirFiles]);

@@ -180,7 +180,10 @@ export function evaluateRunFlags(cmd: Command): Command {
       "from a model: rank every query against entity shard I of N only and save its partial counts (needs --save-state); kgrank merge adds the entity shards into exact ranks",
       entityShardArg,
     )
-    .option("--save-state <file>", "write the evaluator's state (SHA-256-checked) to FILE, for kgrank merge")
+    .option(
+      "--save-state <file>",
+      "write the evaluator's state (SHA-256-checked) to FILE, which kgrank merge (shards), compare, report and plot read",
+    )
     .option(
       "--workers <k>",
       "run the evaluation as K shard processes on this machine and merge them (same output)",
