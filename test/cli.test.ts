@@ -194,7 +194,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       ["MR", "mr"],
       ["AMRI", "amri"],
       ["z(MRR)", "z_inverse_harmonic_mean_rank"],
-    ]) {
+    ] as [string, string][]) {
       expect(cells(title), title).toEqual(
         [ref.get(`head.${key}`), ref.get(`tail.${key}`), ref.get(`both.${key}`), ref.expected(key)!].map(round),
       );
