@@ -337,7 +337,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
   it("evaluate's table and markdown are the library's RankResults.toTable(), one renderer", async () => {
     const ref = await reference();
     for (const format of ["table", "markdown"] as const) {
-      const r = await kgrank(["evaluate", "--format", format]);
+      const r = await kgrank(["evaluate", "--metrics", "all", "--format", format]);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toContain(ref.toTable({ format }));
     }
@@ -531,8 +531,31 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(alone.results).toEqual(JSON.parse(JSON.stringify(library(["relation"]).toJSON())));
     const csvOut = (await kgrank(["evaluate", "--sides", "head,tail,relation", "--format", "csv"])).stdout;
     expect(csvOut).toContain(`all,relation,realistic,inverse_harmonic_mean_rank,${want.get("relation.mrr")},`);
-    const text = (await kgrank(["evaluate", "--sides", "head,tail,relation"])).stdout;
+    const text = (await kgrank(["evaluate", "--sides", "head,tail,relation", "--metrics", "all"])).stdout;
     expect(text).toContain(want.toTable());
+    // The compact table: a column for the relation side and its own random expectation.
+    const compact = (await kgrank(["evaluate", "--sides", "head,tail,relation"])).stdout;
+    const header = compact.split("\n").find((l) => l.startsWith("metric "))!;
+    expect(header.trim().split(/\s{2,}/)).toEqual([
+      "metric",
+      "head",
+      "tail",
+      "both",
+      "relation",
+      "random E",
+      "relation random E",
+    ]);
+    const mrr = compact.split("\n").find((l) => l.startsWith("MRR "))!;
+    expect(mrr.trim().split(/\s+/).slice(1).map(Number)).toEqual(
+      [
+        want.get("head.mrr"),
+        want.get("tail.mrr"),
+        want.get("both.mrr"),
+        want.get("relation.mrr"),
+        want.expected("mrr")!,
+        want.expected("relation.mrr")!,
+      ].map((v) => Number(v.toFixed(4))),
+    );
     // Row shards with their states merge into the one-process run; a head,tail state is refused, naming both.
     for (const i of [0, 1]) {
       const s = await kgrank([
@@ -1144,7 +1167,12 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     const c = (await kgrank(["evaluate", "--format", "csv"])).stdout.trim().split("\n");
     expect(c[0]).toBe("relation,side,rank_type,metric,value,expected,lower,upper");
     expect(c.some((l) => l.startsWith("all,both,realistic,inverse_harmonic_mean_rank,"))).toBe(true);
-    expect((await kgrank(["evaluate", "--format", "markdown"])).stdout).toMatch(/^\| metric \| head opti\. \|/m);
+    expect((await kgrank(["evaluate", "--format", "markdown"])).stdout).toMatch(
+      /^\| metric \| head \| tail \| both \| random E \|\n\| --- \|[^\n]*\n\| MRR \| /m,
+    );
+    expect((await kgrank(["evaluate", "--metrics", "all", "--format", "markdown"])).stdout).toMatch(
+      /^\| metric \| head opti\. \|/m,
+    );
     const rel = await kgrank(["evaluate", "--by-relation"]);
     expect(rel.stdout).toMatch(/Per relation/);
     expect(rel.stdout).toMatch(/^embassy\s+\d+/m); // relation labels, not ids
