@@ -210,7 +210,7 @@ function writePredictions(file: string, p: TopKPredictions, format: "npz" | "wik
 }
 
 /** The columns of `kgrank predict --format tsv`, one line per query and listed candidate. */
-export const PREDICT_TSV_COLUMNS = [
+const PREDICT_TSV_COLUMNS = [
   "row",
   "side",
   "head",

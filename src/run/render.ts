@@ -207,10 +207,10 @@ export function renderEvaluation(
 }
 
 /** `--metrics all`: every metric of the catalogue, at every rank type (the full table). */
-export const ALL_METRICS = "all";
+const ALL_METRICS = "all";
 
 /** Whether a --metrics list asks for every metric (`--metrics all`). */
-export function allMetrics(metrics: readonly string[] | null | undefined): boolean {
+function allMetrics(metrics: readonly string[] | null | undefined): boolean {
   return metrics?.length === 1 && metrics[0]!.trim().toLowerCase() === ALL_METRICS;
 }
 
