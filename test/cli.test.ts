@@ -242,6 +242,15 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     const plain = JSON.parse((await kgrank(["evaluate", "--format", "json"])).stdout);
     expect(all.results).toEqual(plain.results);
     expect(all.results).toEqual(JSON.parse(JSON.stringify(ref.toJSON())));
+    // merge --metrics all: every metric of states evaluated with a list, as the unsharded --metrics all run prints.
+    for (const i of [0, 1]) {
+      const shard = ["evaluate", "--metrics", "mrr", "--shard", `${i}/2`, "--save-state", `all-${i}.state`, "-q"];
+      expect((await kgrank(shard)).status).toBe(0);
+    }
+    const merged = await kgrank(["merge", "all-0.state", "all-1.state", "--metrics", "all"]);
+    expect(merged.status, merged.stderr).toBe(0);
+    const body = (t: string) => t.split("\n").filter((l) => !/^done in /.test(l));
+    expect(body(merged.stdout)).toEqual(body(r.stdout));
   });
 
   it("the mistakes a new user makes are caught with the flag and the fix named", async () => {
