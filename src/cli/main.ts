@@ -82,7 +82,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
         program
           .command("evaluate")
           .description(
-            "rank the split's triples (both sides) and print every metric, rank type and random expectation; default: bundled Nations test with a frequency baseline",
+            "rank the split's triples (both sides) and print MRR, Hits@1/3/10, MR, AMRI and z(MRR) with their random expectation (--metrics all: every metric and rank type); default: bundled Nations test with a frequency baseline",
           ),
       ),
     ),
