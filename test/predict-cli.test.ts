@@ -240,6 +240,7 @@ describe(`kgrank predict (${backendLabel})`, () => {
       ["m-both", ["--top-k", "5"]],
       ["m-wiki", ["--format", "wikikg90mv2"]],
       ["m-range", ["--top-k", "3", "--entity-range", "2:12", "--raw"]],
+      ["m-pad", ["--top-k", "5", "--entity-range", "11:14"]], // k past the range: padded alike
     ] as const) {
       // The budget a too-small one's error names: one query per block, a few rows per chunk.
       const refused = await kgrank(["predict", ...modelFlags, ...args, "--memory", "100", "-o", "x.npz"], dir);
