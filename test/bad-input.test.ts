@@ -65,6 +65,7 @@ import { decodeState, encodeState } from "../src/evaluation/state";
 import { tempDir } from "./helpers/temp";
 import { caughtFrom, expectError } from "./helpers/errors";
 import { parseShardJobData, readRoots } from "../src/run/job-data";
+import { predictSidesArg } from "../src/run/predict-run";
 
 const label = backendLabel;
 
@@ -774,9 +775,9 @@ export const CASES: Case[] = [
   { kind: "TSV empty field", call: () => splitTsvTriples("a\t\tb\n"), error: KgrankInputError, argument: "file" },
   {
     kind: "TSV not UTF-8 (Latin-1; line named)",
-    call: () => readTriples(latin1Tsv, { argument: "--train" }),
+    call: () => readTriples(latin1Tsv, { argument: "train.tsv" }),
     error: KgrankInputError,
-    argument: "--train",
+    argument: "train.tsv",
   },
   {
     kind: "quadruple TSV timestamp that does not parse (line named)",
@@ -1403,10 +1404,10 @@ export const CASES: Case[] = [
     argument: "k",
   },
   {
-    kind: "top-k: k larger than the candidate entities",
-    call: () => predictTopK(emb(), { triples: Int32Array.of(0, 0, 1), k: 4 }),
+    kind: "predict: --sides naming a side twice",
+    call: () => predictSidesArg("head,head"),
     error: KgrankInputError,
-    argument: "k",
+    argument: "--sides",
   },
   {
     kind: "top-k: entity range outside the table",

@@ -134,6 +134,28 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect((await kgrank(["evaluate", "--help"])).stdout).toMatch(/--scores-head/);
   });
 
+  it("submit --help lists only flags a queue job runs; the others are refused with the reason", async () => {
+    const help = (await kgrank(["submit", "--help"])).stdout;
+    const listed = [...help.matchAll(/^ {2}(?:-\w, )?(--[a-z0-9-]+)/gm)].map((m) => m[1]);
+    expect(listed).toContain("--redis");
+    expect(listed).toContain("--metrics");
+    for (const flag of ["--sample-tasks", "--stratify", "--estimate-full", "--quadruples", "--constrain-candidates"]) {
+      expect(listed, flag).not.toContain(flag);
+    }
+    const submit = ["submit", "--redis", "redis://127.0.0.1:1", "--shards", "2", "--state-dir", dir];
+    expectUserError(
+      await kgrank([...submit, "--sample-tasks", "10"]),
+      /^kgrank: --sample-tasks: is not run by queue jobs \(a sample is drawn, ranked and estimated in one process\)/,
+    );
+    expectUserError(
+      await kgrank([...submit, "--constrain-candidates", "train"]),
+      /^kgrank: --constrain-candidates: is not run by queue jobs/,
+    );
+    // --save-state says which commands read the state.
+    const evaluateHelp = (await kgrank(["evaluate", "--help"])).stdout.replace(/\s+/g, " ");
+    expect(evaluateHelp).toMatch(/--save-state <file> .*kgrank merge \(shards\), compare, report and plot read/);
+  });
+
   it("evaluate (no options): the bundled Nations table, equal to the library's results", async () => {
     const r = await kgrank(["evaluate"]);
     expect(r.status, r.stderr).toBe(0);
@@ -141,6 +163,54 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(r.stdout).toMatch(
       /nations test \(201 triples x 14 entities\), filtered by train\+valid\+test, frequency baseline/,
     );
+    const ref = await reference();
+    // The compact table: a row per metric as papers name it, realistic ranks per side, random E; ~100 columns.
+    const lines = r.stdout.split("\n");
+    const header = lines.find((l) => l.startsWith("metric "))!;
+    expect(header.trim().split(/\s{2,}/)).toEqual(["metric", "head", "tail", "both", "random E"]);
+    const body = lines.slice(lines.indexOf(header) + 2, lines.indexOf("", lines.indexOf(header)));
+    expect(body.map((l) => l.split(/\s{2,}/)[0])).toEqual([
+      "MRR",
+      "Hits@1",
+      "Hits@3",
+      "Hits@10",
+      "MR",
+      "AMRI",
+      "z(MRR)",
+      "rank width (pess. - opt.)",
+    ]);
+    for (const l of [header, ...body]) expect(l.length, l).toBeLessThanOrEqual(100);
+    const cells = (title: string) =>
+      body
+        .find((l) => l.startsWith(`${title} `))!
+        .slice(title.length)
+        .trim()
+        .split(/\s+/)
+        .map(Number);
+    const round = (v: number) => Number(v.toFixed(4));
+    for (const [title, key] of [
+      ["MRR", "mrr"],
+      ["Hits@10", "hits@10"],
+      ["MR", "mr"],
+      ["AMRI", "amri"],
+      ["z(MRR)", "z_inverse_harmonic_mean_rank"],
+    ] as [string, string][]) {
+      expect(cells(title), title).toEqual(
+        [ref.get(`head.${key}`), ref.get(`tail.${key}`), ref.get(`both.${key}`), ref.expected(key)!].map(round),
+      );
+    }
+    expect(cells("rank width (pess. - opt.)")).toEqual(
+      (["head", "tail", "both"] as const).map((s) => round(ref.meanRankWidth(s))),
+    );
+    // The footer names PyKEEN's key behind each row and how to see the rest.
+    expect(r.stdout).toContain("MRR = inverse_harmonic_mean_rank");
+    expect(r.stdout).toContain("AMRI = adjusted_arithmetic_mean_rank_index");
+    expect(r.stdout).toContain("--metrics all");
+  });
+
+  it("evaluate --metrics all: every metric at every rank type, PyKEEN's keys", async () => {
+    const r = await kgrank(["evaluate", "--metrics", "all"]);
+    expect(r.status, r.stderr).toBe(0);
     const ref = await reference();
     const line = r.stdout.split("\n").find((l) => l.startsWith("inverse_harmonic_mean_rank "))!;
     const cells = line.trim().split(/\s+/);
@@ -159,15 +229,28 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
         ref.expected("mrr")!,
       ].map((v) => Number(v.toFixed(4))),
     );
-    for (const key of [
-      "hits_at_10",
-      "z_inverse_harmonic_mean_rank",
-      "adjusted_arithmetic_mean_rank_index",
-      "median_rank",
-      "mean_rank_width",
-    ]) {
-      expect(r.stdout).toContain(key);
+    const lines = r.stdout.split("\n");
+    const first = lines.findIndex((l) => l.startsWith("metric ")) + 2;
+    const keys = lines
+      .slice(first, lines.indexOf("", first))
+      .map((l) => l.split(" ")[0])
+      .filter((k) => k !== "mean_rank_width");
+    expect(keys).toEqual(Object.keys(ref.toJSON().both.realistic));
+    expect(r.stdout).toContain("mean_rank_width");
+    // The same as the default's JSON: --format json is unchanged by --metrics all.
+    const all = JSON.parse((await kgrank(["evaluate", "--metrics", "all", "--format", "json"])).stdout);
+    const plain = JSON.parse((await kgrank(["evaluate", "--format", "json"])).stdout);
+    expect(all.results).toEqual(plain.results);
+    expect(all.results).toEqual(JSON.parse(JSON.stringify(ref.toJSON())));
+    // merge --metrics all: every metric of states evaluated with a list, as the unsharded --metrics all run prints.
+    for (const i of [0, 1]) {
+      const shard = ["evaluate", "--metrics", "mrr", "--shard", `${i}/2`, "--save-state", `all-${i}.state`, "-q"];
+      expect((await kgrank(shard)).status).toBe(0);
     }
+    const merged = await kgrank(["merge", "all-0.state", "all-1.state", "--metrics", "all"]);
+    expect(merged.status, merged.stderr).toBe(0);
+    const body = (t: string) => t.split("\n").filter((l) => !/^done in /.test(l));
+    expect(body(merged.stdout)).toEqual(body(r.stdout));
   });
 
   it("the mistakes a new user makes are caught with the flag and the fix named", async () => {
@@ -263,7 +346,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
   it("evaluate's table and markdown are the library's RankResults.toTable(), one renderer", async () => {
     const ref = await reference();
     for (const format of ["table", "markdown"] as const) {
-      const r = await kgrank(["evaluate", "--format", format]);
+      const r = await kgrank(["evaluate", "--metrics", "all", "--format", format]);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toContain(ref.toTable({ format }));
     }
@@ -457,8 +540,31 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(alone.results).toEqual(JSON.parse(JSON.stringify(library(["relation"]).toJSON())));
     const csvOut = (await kgrank(["evaluate", "--sides", "head,tail,relation", "--format", "csv"])).stdout;
     expect(csvOut).toContain(`all,relation,realistic,inverse_harmonic_mean_rank,${want.get("relation.mrr")},`);
-    const text = (await kgrank(["evaluate", "--sides", "head,tail,relation"])).stdout;
+    const text = (await kgrank(["evaluate", "--sides", "head,tail,relation", "--metrics", "all"])).stdout;
     expect(text).toContain(want.toTable());
+    // The compact table: a column for the relation side and its own random expectation.
+    const compact = (await kgrank(["evaluate", "--sides", "head,tail,relation"])).stdout;
+    const header = compact.split("\n").find((l) => l.startsWith("metric "))!;
+    expect(header.trim().split(/\s{2,}/)).toEqual([
+      "metric",
+      "head",
+      "tail",
+      "both",
+      "relation",
+      "random E",
+      "relation random E",
+    ]);
+    const mrr = compact.split("\n").find((l) => l.startsWith("MRR "))!;
+    expect(mrr.trim().split(/\s+/).slice(1).map(Number)).toEqual(
+      [
+        want.get("head.mrr"),
+        want.get("tail.mrr"),
+        want.get("both.mrr"),
+        want.get("relation.mrr"),
+        want.expected("mrr")!,
+        want.expected("relation.mrr")!,
+      ].map((v) => Number(v.toFixed(4))),
+    );
     // Row shards with their states merge into the one-process run; a head,tail state is refused, naming both.
     for (const i of [0, 1]) {
       const s = await kgrank([
@@ -645,9 +751,47 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     expect(table.stdout).toContain(
       "Estimates of the whole split's values from 166 of its 661 tasks (simple random sample)",
     );
-    expect(table.stdout).toMatch(/^tail\.realistic\.inverse_harmonic_mean_rank +0\.\d{4}/m);
+    const estimates = table.stdout.slice(table.stdout.indexOf("Estimates of the whole split"));
+    expect(estimates).toMatch(/^MRR +0\.\d{4}/m);
+    expect(estimates).toContain("tail side, realistic ranks");
     const csv = await kgrank(["evaluate", "--dataset", "umls", "--sample-tasks", "100", "--format", "csv"]);
     expect(csv.stdout).toMatch(/^full estimate,both,realistic,inverse_harmonic_mean_rank,0\.\d+,,0\.\d+,0\.\d+$/m);
+  });
+
+  it("evaluate --sample-tasks honours --metrics: the compact rows by default, the listed metrics, all with all", async () => {
+    const estimateRows = (text: string) => {
+      const lines = text.split("\n");
+      const at = lines.findIndex((l) => l.startsWith("Estimates of the whole split's values")) + 2;
+      return lines.slice(at + 2, lines.indexOf("", at + 2)).map((l) => l.split(/\s{2,}/));
+    };
+    const json = JSON.parse((await kgrank(["evaluate", "--sample-tasks", "100", "--format", "json"])).stdout);
+    const values = json.estimates.values as Record<string, { estimate: number }>;
+    const plain = await kgrank(["evaluate", "--sample-tasks", "100"]);
+    expect(plain.status, plain.stderr).toBe(0);
+    const compact = estimateRows(plain.stdout);
+    expect(compact.map((r) => r[0])).toEqual(["MRR", "Hits@1", "Hits@3", "Hits@10", "MR", "AMRI"]);
+    expect(Number(compact[0]![1])).toBe(
+      Number(values["both.realistic.inverse_harmonic_mean_rank"]!.estimate.toFixed(4)),
+    );
+    expect(Number(compact[5]![1])).toBe(
+      Number(values["both.realistic.adjusted_arithmetic_mean_rank_index"]!.estimate.toFixed(4)),
+    );
+    const listed = await kgrank(["evaluate", "--sample-tasks", "100", "--metrics", "mrr,hits@10,median_rank"]);
+    expect(estimateRows(listed.stdout).map((r) => r[0])).toEqual(
+      ["optimistic", "realistic", "pessimistic"].flatMap((rt) => [
+        `both.${rt}.inverse_harmonic_mean_rank`,
+        `both.${rt}.hits_at_10`,
+      ]),
+    );
+    expect(listed.stdout).toContain("Not estimated from a sample: median_rank");
+    const listedJson = JSON.parse(
+      (await kgrank(["evaluate", "--sample-tasks", "100", "--metrics", "mrr", "--format", "json"])).stdout,
+    );
+    expect(Object.keys(listedJson.estimates.values)).toEqual(
+      ["optimistic", "realistic", "pessimistic"].map((rt) => `both.${rt}.inverse_harmonic_mean_rank`),
+    );
+    const all = await kgrank(["evaluate", "--sample-tasks", "100", "--metrics", "all"]);
+    expect(estimateRows(all.stdout).map((r) => r[0])).toEqual(Object.keys(values));
   });
 
   it("evaluate --sample-tasks / --stratify: bad values and flags it does not go with name the flag and the fix", async () => {
@@ -698,7 +842,10 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     const csvOut = await kgrank([...args, "--replacement", "--format", "csv"]);
     expect(csvOut.stdout.split("\n")[0]).toBe("estimator,metric,estimate,lower,upper");
     for (const [extra, pattern] of [
-      [["--negatives", "5"], /^kgrank: --ranks: rank 7 is 9: a rank among the true entity and --negatives 5 negatives/],
+      [
+        ["--negatives", "5"],
+        /^kgrank: --ranks: element 7 \(0-based\) is 9: a rank among the true entity and --negatives 5 negatives/,
+      ],
       [["--num-candidates", "20"], /^kgrank: --negatives: is 50, but .* give --replacement if/],
       [["--gamma", "0"], /^kgrank: --gamma: must be a number in \(0, 1\]/],
       [["--estimators", "best"], /^kgrank: --estimators: has "best", not an estimator/],
@@ -744,6 +891,38 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       await kgrank(["evaluate", "--scores-tail", "nan-row.npy"]),
       /--scores-tail: the true score of row 50 of nan-row\.npy \(triple \(\d+, \d+, \d+\), tail side\) is NaN/,
     );
+  });
+
+  it("compare, evaluate, merge, metrics: --metrics and --seed errors name the flag in the command line's words", async () => {
+    expect((await kgrank(["evaluate", "--save-state", "msg.state", "--quiet"])).status).toBe(0);
+    const library = /listMetrics|getMetric|parseMetricKey|RankResults|^kgrank: (query|seed|metrics|bootstrap)/;
+    for (const [args, pattern] of [
+      [
+        ["compare", "msg.state", "msg.state", "--metrics", "fooo"],
+        /^kgrank: --metrics: unknown metric "fooo"; closest known names: .* \(every metric: docs\/metrics\.md\)\n$/,
+      ],
+      [
+        ["compare", "msg.state", "msg.state", "--metrics", "mrr,both.realistic.mrr"],
+        /^kgrank: --metrics: "both\.realistic\.mrr" is a full key \(side\.rank_type\.metric\); this command takes metric names such as "mrr"\n$/,
+      ],
+      [["compare", "msg.state", "msg.state", "--metrics", "all"], /^kgrank: --metrics: unknown metric "all"/],
+      [
+        ["compare", "msg.state", "msg.state", "--seed", "4294967296"],
+        /^kgrank: --seed: must be an integer from 0 to 4294967295/,
+      ],
+      [
+        ["evaluate", "--bootstrap", "10", "--seed", "4294967296"],
+        /^kgrank: --seed: must be an integer from 0 to 4294967295/,
+      ],
+      [["evaluate", "--metrics", "mrr,fooo"], /^kgrank: --metrics: unknown metric "fooo"; .*; all for every one\)\n$/],
+      [["evaluate", "--metrics", "hits@-1"], /^kgrank: --metrics: "hits@-1": Hits@k needs an integer k >= 1/],
+      [["merge", "msg.state", "--metrics", "fooo"], /^kgrank: --metrics: unknown metric "fooo"/],
+      [["metrics", "--ranks", "ranks.txt", "--metrics", "fooo"], /^kgrank: --metrics: unknown metric "fooo"/],
+    ] as [string[], RegExp][]) {
+      const r = await kgrank(args);
+      expectUserError(r, pattern);
+      expect(r.stderr, args.join(" ")).not.toMatch(library);
+    }
   });
 
   it("compare: saved runs' paired comparison equals compareRuns on the same states; other tasks are refused", async () => {
@@ -997,7 +1176,12 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
     const c = (await kgrank(["evaluate", "--format", "csv"])).stdout.trim().split("\n");
     expect(c[0]).toBe("relation,side,rank_type,metric,value,expected,lower,upper");
     expect(c.some((l) => l.startsWith("all,both,realistic,inverse_harmonic_mean_rank,"))).toBe(true);
-    expect((await kgrank(["evaluate", "--format", "markdown"])).stdout).toMatch(/^\| metric \| head opti\. \|/m);
+    expect((await kgrank(["evaluate", "--format", "markdown"])).stdout).toMatch(
+      /^\| metric \| head \| tail \| both \| random E \|\n\| --- \|[^\n]*\n\| MRR \| /m,
+    );
+    expect((await kgrank(["evaluate", "--metrics", "all", "--format", "markdown"])).stdout).toMatch(
+      /^\| metric \| head opti\. \|/m,
+    );
     const rel = await kgrank(["evaluate", "--by-relation"]);
     expect(rel.stdout).toMatch(/Per relation/);
     expect(rel.stdout).toMatch(/^embassy\s+\d+/m); // relation labels, not ids

@@ -185,3 +185,64 @@ describe("docs/cli.md", () => {
     }
   });
 });
+
+describe("flags named in messages and docs", () => {
+  /**
+   * Every `--flag` a user reads - in a string or template literal of src/ (help texts, error messages, notes) and
+   * anywhere in README.md and docs/*.md - is a flag some `kgrank` command registers (commander's options of
+   * buildProgram), so no message or page sends a user to a flag that does not exist. `--scores-*` names the flags
+   * it starts. The few that are other programs' flags are listed with the program.
+   */
+  const others: Record<string, string> = {
+    "--array": "sbatch (SLURM job arrays)",
+    "--cpus-per-task": "sbatch",
+    "--ignore-scripts": "npm install",
+    "--build-from-source": "npm install (node-gyp's convention, read by the install script)",
+    "--bogus": "an unknown flag, in the examples of the error it gets",
+    "--flag": "a placeholder in the format of error lines",
+  };
+
+  it("each is a flag of some kgrank command", async () => {
+    const { buildProgram } = await import("../src/cli/main");
+    const program = buildProgram({ stdout: () => undefined, stderr: () => undefined });
+    const known = new Set(["--help", "--version"]);
+    for (const c of program.commands) for (const o of c.options) if (o.long) known.add(o.long);
+    expect(known.has("--save-state") && known.has("--redis") && known.has("--top-k")).toBe(true);
+    // A flag, or a prefix of flags: `--scores-*` in prose, `--scores-${side}` in a template (its part ends in "-").
+    const flag = /(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9](?:-\*|-$)?(?!\w)/gm;
+    const unknown: string[] = [];
+    const check = (text: string, where: string) => {
+      for (const m of text.matchAll(flag)) {
+        const f = m[0];
+        const prefix = f.endsWith("-*") ? f.slice(0, -1) : f.endsWith("-") ? f : null;
+        const ok = prefix ? [...known].some((k) => k.startsWith(prefix)) : known.has(f);
+        if (!ok && !(f in others)) unknown.push(`${f} in ${where}`);
+      }
+    };
+    const sources = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith(".ts") ? [path.join(dir, e.name)] : [],
+      );
+    const files = sources(path.join(root, "src"));
+    expect(files.length).toBeGreaterThan(50);
+    for (const file of files) {
+      const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node): void => {
+        if (
+          ts.isStringLiteral(node) ||
+          ts.isNoSubstitutionTemplateLiteral(node) ||
+          ts.isTemplateHead(node) ||
+          ts.isTemplateMiddle(node) ||
+          ts.isTemplateTail(node)
+        ) {
+          const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+          check(node.text, `${path.relative(root, file)}:${line}`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    for (const page of pages) check(readFileSync(path.join(root, page), "utf8"), page);
+    expect(unknown).toEqual([]);
+  });
+});

@@ -646,6 +646,11 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       await run(["evaluate", ...args, ...more, "--entity-shard", "3/3", "--save-state", "x.state"]),
       /^kgrank: --entity-shard: I must be in \[0, 2\]/,
     );
+    // More entity shards than entities: said in the flag's words, not as the library's option.
+    expectUserError(
+      await run(["evaluate", ...args, ...more, "--entity-shard", "0/100000", "--save-state", "x.state"]),
+      /^kgrank: --entity-shard: 0\/100000 splits \S+ \d+ entities into 100000 shards: N must be at most \d+,/,
+    );
     // A task shard without rows (more shards than triples) saves its empty state, as without --entity-shard.
     const empty = await run([
       "evaluate",

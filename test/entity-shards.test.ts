@@ -189,6 +189,8 @@ describe(`entity shards [${backendLabel}]`, () => {
     ]) {
       expect(() => evaluator(true, bad as never)).toThrow(/entityShard: must be \{ index, count \}/);
     }
+    // The value is shown as what it holds, not as "Object".
+    expect(() => evaluator(true, { index: 0, count: N + 1 })).toThrow(`got { index: 0, count: ${N + 1} }`);
     expect(
       () => new RankEvaluator({ numEntities: N, restrictEntities: [1, 2], entityShard: { index: 0, count: 2 } }),
     ).toThrow(KgrankInputError);

@@ -78,6 +78,88 @@ describe(`kgrank predict (${backendLabel})`, () => {
     expect(Array.from(zr.tail_ids!.data)).toEqual(Array.from(libRaw.tail!.ids));
   });
 
+  it("--format tsv: a line per query and candidate with labels, score and ids, the library's lists", async () => {
+    const read = (name: string) => {
+      const [header, ...lines] = readFileSync(path.join(dir, name), "utf8").trimEnd().split("\n");
+      return { header: header!.split("\t"), lines: lines.map((l) => l.split("\t")) };
+    };
+    const r = await kgrank(["predict", ...modelFlags, "--top-k", "5", "--format", "tsv", "-o", "p.tsv"], dir);
+    expect(r.status, r.stderr).toBe(0);
+    const t = read("p.tsv");
+    expect(t.header).toEqual([
+      "row",
+      "side",
+      "head",
+      "relation",
+      "tail",
+      "position",
+      "candidate",
+      "score",
+      "head_id",
+      "relation_id",
+      "tail_id",
+      "candidate_id",
+    ]);
+    const lib = predictTopK(model, { triples: ds.splits.test, k: 5, filter });
+    const want: string[][] = [];
+    const test = ds.splits.test;
+    for (let i = 0; i < rows; i++) {
+      const [h, rr, tt] = [test[3 * i]!, test[3 * i + 1]!, test[3 * i + 2]!];
+      for (const side of ["head", "tail"] as const) {
+        for (let j = 0; j < 5; j++) {
+          const id = lib[side]!.ids[i * 5 + j]!;
+          if (id < 0) break; // a filtered row with fewer than 5 candidates: its padding is not written
+          want.push([
+            String(i),
+            side,
+            ds.entityLabels[h]!,
+            ds.relationLabels[rr]!,
+            ds.entityLabels[tt]!,
+            String(j + 1),
+            ds.entityLabels[id]!,
+            "score",
+            String(h),
+            String(rr),
+            String(tt),
+            String(id),
+          ]);
+        }
+      }
+    }
+    expect(t.lines.map((l) => l.map((c, i) => (i === 7 ? "score" : c)))).toEqual(want);
+    // Float32 scores with 9 digits: read back as float32, the very values of the .npz.
+    const scores = t.lines.map((l) => Math.fround(Number(l[7])));
+    const libScores = t.lines.map((l) => lib[l[1] as "head" | "tail"]!.scores[Number(l[0]) * 5 + Number(l[5]) - 1]!);
+    expect(scores).toEqual(libScores);
+    // Queries: no true answer (its columns empty); padding (k past the range) is not written.
+    writeFileSync(path.join(dir, "hr-tsv.npy"), encodeNpy(Int32Array.of(0, 1, 5, 2), [2, 2]));
+    const q = await kgrank(
+      [
+        "predict",
+        ...modelFlags,
+        "--queries",
+        "hr-tsv.npy",
+        "--entity-range",
+        "10:14",
+        "--top-k",
+        "6",
+        "--format",
+        "tsv",
+        "-o",
+        "q.tsv",
+      ],
+      dir,
+    );
+    expect(q.status, q.stderr).toBe(0);
+    const libQ = predictTopK(model, { queries: Int32Array.of(0, 1, 5, 2), k: 6, entityRange: [10, 14], filter });
+    const qt = read("q.tsv").lines;
+    const listed = Array.from(libQ.tail!.ids).filter((id) => id >= 0).length;
+    expect(qt.length).toBe(listed);
+    expect(qt[0]!.slice(0, 6)).toEqual(["0", "tail", ds.entityLabels[0]!, ds.relationLabels[1]!, "", "1"]);
+    expect(qt.map((l) => Number(l[11]))).toEqual(Array.from(libQ.tail!.ids).filter((id) => id >= 0));
+    expect(qt.every((l) => l[10] === "" && l[4] === "")).toBe(true);
+  });
+
   it("--queries and --entity-range: prediction over a range, every known answer removed", async () => {
     const q = Int32Array.of(0, 1, 5, 2, 13, 7);
     writeFileSync(path.join(dir, "hr.npy"), encodeNpy(q, [3, 2]));
@@ -139,6 +221,20 @@ describe(`kgrank predict (${backendLabel})`, () => {
       await kgrank(["combine", "d.npz", "e.npz", "-o", "x.npz"], dir),
       /entity ranges \[0, 6\) and \[2, 14\) overlap/,
     );
+    // An entity shard smaller than k: its lists are padded (-1, NaN), and the shards still combine exactly.
+    await run(["predict", ...modelFlags, "--top-k", "5", "--entity-range", "0:11", "-o", "f.npz"]);
+    await run(["predict", ...modelFlags, "--top-k", "5", "--entity-range", "11:14", "-o", "g.npz"]);
+    const small = readNpz(path.join(dir, "g.npz"));
+    expect(Array.from(small.tail_ids!.data.slice(0, 5), Number).slice(3)).toEqual([-1, -1]);
+    expect(Array.from(small.tail_scores!.data.slice(3, 5))).toEqual([NaN, NaN]);
+    await run(["combine", "g.npz", "f.npz", "-o", "fg.npz"]);
+    const fg = readNpz(path.join(dir, "fg.npz"));
+    for (const key of Object.keys(whole)) expect(Array.from(fg[key]!.data), key).toEqual(Array.from(whole[key]!.data));
+    // k past every entity: the whole list, then padding.
+    await run(["predict", ...modelFlags, "--top-k", "16", "-o", "k16.npz"]);
+    const k16 = readNpz(path.join(dir, "k16.npz")).head_ids!;
+    expect(k16.shape).toEqual([rows, 16]);
+    expect(Array.from(k16.data.slice(14, 16), Number)).toEqual([-1, -1]);
     await run(["predict", ...modelFlags, "--format", "wikikg90mv2", "-o", "w2.npz"]);
     expectUserError(await kgrank(["combine", "d.npz", "w2.npz", "-o", "x.npz"], dir), /w2.npz: holds no entity_range/);
   });
@@ -226,6 +322,7 @@ describe(`kgrank predict (${backendLabel})`, () => {
       ["m-both", ["--top-k", "5"]],
       ["m-wiki", ["--format", "wikikg90mv2"]],
       ["m-range", ["--top-k", "3", "--entity-range", "2:12", "--raw"]],
+      ["m-pad", ["--top-k", "5", "--entity-range", "11:14"]], // k past the range: padded alike
     ] as const) {
       // The budget a too-small one's error names: one query per block, a few rows per chunk.
       const refused = await kgrank(["predict", ...modelFlags, ...args, "--memory", "100", "-o", "x.npz"], dir);
@@ -242,7 +339,8 @@ describe(`kgrank predict (${backendLabel})`, () => {
   it("refuses bad flags in one line naming the flag and the fix", async () => {
     await bad(["--top-k", "0", "-o", "x.npz"], /--top-k/);
     await bad(["--top-k", "2.5", "-o", "x.npz"], /--top-k/);
-    await bad(["--top-k", "15", "-o", "x.npz"], /--top-k: 15 is larger than the 14 candidate entities.*k <= 14/);
+    await bad(["--top-k", "3", "--sides", "head,head", "-o", "x.npz"], /--sides: lists a side twice \("head,head"\)/);
+    await bad(["--top-k", "3", "--sides", "tail, tail", "-o", "x.npz"], /--sides: lists a side twice/);
     await bad(["--top-k", "3", "-o", "x.npz"].slice(0, 2), /--output/);
     await bad(
       ["--top-k", "3", "-o", "no-such-dir/x.npz"],

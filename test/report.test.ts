@@ -119,17 +119,61 @@ describe("kgrank report and plot", () => {
     });
     const fewResults = few.finalize();
     expect((plotSpec("relations", fewResults) as { data: { values: unknown[] } }).data.values).toHaveLength(3);
-    // Long labels keep their end and the count; two that shorten alike stay two bars.
+    // Long labels keep their start, their end and the count (cut in the middle): labels that differ at either end
+    // stay apart; two that shorten alike stay two bars (the id added).
     const long = "/a/very/long/freebase/relation/path/that/goes/on";
-    const labels = [`/x${long}/name`, `/y${long}/name`, "short"];
-    const bars = (
-      plotSpec("relations", fewResults, { relationLabels: labels }) as { data: { values: { relation: string }[] } }
-    ).data.values.map((v) => v.relation);
-    expect(bars).toHaveLength(3);
-    expect(new Set(bars).size).toBe(3);
-    expect(bars).toContain("short (1)");
-    expect(bars.filter((b) => b.startsWith("…") && b.includes("/goes/on/name (1)"))).toHaveLength(2);
-    expect(bars.some((b) => / #1$/.test(b))).toBe(true);
+    const bars = (labels: string[]) =>
+      (
+        plotSpec("relations", fewResults, { relationLabels: labels }) as { data: { values: { relation: string }[] } }
+      ).data.values.map((v) => v.relation);
+    const ends = bars([`/x${long}/name`, `/y${long}/name`, "short"]);
+    expect(ends).toContain("short (1)");
+    expect(ends.filter((b) => /^\/[xy]\/a\/very\/long\/fr….*\/goes\/on\/name \(1\)$/.test(b))).toHaveLength(2);
+    expect(new Set(ends).size).toBe(3);
+    expect(ends.some((b) => / #\d$/.test(b))).toBe(false);
+    const middle = bars(["one", "two"].map((w) => `/x/a/very/long/freebase/${w}/relation/path/that/goes/on/name`));
+    expect(new Set(middle).size).toBe(3);
+    expect(middle.some((b) => / #1$/.test(b))).toBe(true);
+    // The full label is the shortened one's SVG title (a tooltip in a browser).
+    writeFileSync(
+      p("long.state"),
+      few.serialize({ meta: { report: { relationLabels: [`/x${long}/one/name`, "b", "c"] } } }),
+    );
+    await kgrank(["plot", "relations", "long.state", "--output", "long.svg"]);
+    const svg = readFileSync(p("long.svg"), "utf8");
+    expect(svg).toMatch(new RegExp(`<text[^>]*><title>/x${long}/one/name</title>/x/a/very/long/fr…[^<]*</text>`));
+  });
+
+  it("several runs: the summary first (what was compared, each metric's values and best run), the same metrics in every run", async () => {
+    await kgrank(["evaluate", "--metrics", "mrr", "--save-state", "only-mrr.state", "--quiet"]);
+    await kgrank(["report", "only-mrr.state", b, "--samples", "200", "--output", "two.html", "--quiet"]);
+    const html = readFileSync(p("two.html"), "utf8");
+    const h2 = [...html.matchAll(/<h2>([^<]*)/g)].map((m) => m[1]);
+    expect(h2).toEqual([
+      "Summary: only-mrr.state vs noisy.state",
+      "Comparison with only-mrr.state",
+      "only-mrr.state",
+      "noisy.state",
+    ]);
+    const summary = html.slice(html.indexOf('<section class="summary">'), html.indexOf("</section>"));
+    const rows = [...summary.matchAll(/<tr><th scope="row">([^<]*) <span/g)].map((m) => m[1]);
+    expect(rows).toEqual(["MRR", "Hits@1", "Hits@3", "Hits@10", "MR", "AMRI", "median rank"]);
+    // The frequency baseline beats its noisy copy on MRR, in bold and named in the last column.
+    expect(summary).toMatch(
+      /<th scope="row">MRR [^]*?<td class="best">0\.5499<\/td><td>[^<]*<span class="diff">\(-[^]*?<td>only-mrr\.state<\/td><\/tr>/,
+    );
+    expect(summary).toContain("Best on most metrics: <b>only-mrr.state</b>");
+    // A run evaluated with --metrics mrr shows the same metric rows as the other; no bootstrap column without --bootstrap.
+    const runTables = [...html.matchAll(/<th>metric \(realistic ranks\)<\/th>[^]*?<\/table>/g)].map((m) => m[0]);
+    expect(runTables).toHaveLength(2);
+    const metricRows = (t: string) => [...t.matchAll(/<tr><th scope="row">([^<]*)<\/th>/g)].map((m) => m[1]);
+    expect(metricRows(runTables[0]!)).toEqual(metricRows(runTables[1]!));
+    expect(metricRows(runTables[0]!)).toContain("Hits@10");
+    expect(html).not.toContain("bootstrap interval");
+    await kgrank(["report", "only-mrr.state", "--bootstrap", "20", "--output", "boot.html", "--quiet"]);
+    const boot = readFileSync(p("boot.html"), "utf8");
+    expect(boot).toContain("<th>bootstrap interval (both)</th>");
+    expect(boot).not.toMatch(/<td><\/td><\/tr>/); // every row's interval filled
   });
 
   it("plot writes one SVG with marks for each plot name; an unknown name is refused", async () => {
@@ -420,6 +464,9 @@ describe("kgrank report and plot", () => {
       expect(counts.map(([name]) => name)).toEqual([...perRun, ...perRun]);
       for (const [name, n] of counts) expect(Number(n), name).toBeGreaterThan(0);
       expect(dom.stdout).toContain("Comparison with baseline.state");
+      // The first screen says what was compared and who won: the summary is the first section.
+      const firstH2 = /<h2>([^<]*)<\/h2>/.exec(dom.stdout)?.[1];
+      expect(firstH2).toBe("Summary: baseline.state vs noisy.state");
       const artifacts = path.join(root, "test-artifacts");
       mkdirSync(artifacts, { recursive: true });
       const shot = path.join(artifacts, "report.png");

@@ -321,6 +321,21 @@ describe(`predictTopK (${backendLabel})`, () => {
     );
   });
 
+  it("k past the range's entities: the whole list, then padding (-1, NaN), as for a filter that leaves fewer", () => {
+    const model = makeModel({ name: "distmult" }, 20, 2, 3, 51);
+    const triples = Int32Array.of(0, 1, 2);
+    // k past the candidates (docs/embeddings.md, Padding): the full list, then id -1 and score NaN.
+    for (const entityRange of [undefined, [15, 20] as [number, number]]) {
+      const n = entityRange ? 5 : 20;
+      const exact = predictTopK(model, { triples, k: n, ...(entityRange ? { entityRange } : {}) });
+      const padded = predictTopK(model, { triples, k: n + 3, ...(entityRange ? { entityRange } : {}) });
+      for (const side of ["head", "tail"] as const) {
+        expect(Array.from(padded[side]!.ids)).toEqual([...exact[side]!.ids, -1, -1, -1]);
+        expect(Array.from(padded[side]!.scores)).toEqual([...exact[side]!.scores, NaN, NaN, NaN]);
+      }
+    }
+  });
+
   it("refuses bad arguments with the argument and the fix", () => {
     const model = makeModel({ name: "distmult" }, 20, 2, 3, 51);
     const triples = Int32Array.of(0, 1, 2);
@@ -337,7 +352,6 @@ describe(`predictTopK (${backendLabel})`, () => {
     };
     err(() => predictTopK(model, { triples, k: 0 }), "k", /integer >= 1/);
     err(() => predictTopK(model, { triples, k: 2.5 }), "k", /integer/);
-    err(() => predictTopK(model, { triples, k: 21 }), "k", /larger than the 20 candidate entities.*k <= 20/);
     err(() => predictTopK(model, { triples, k: 5, entityRange: [0, 21] }), "entityRange", /0 <= begin < end <= 20/);
     err(() => predictTopK(model, { triples, k: 5, entityRange: [4, 4] }), "entityRange", /begin < end/);
     err(

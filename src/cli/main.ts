@@ -22,6 +22,7 @@ import {
   gradeRun,
   type GradeOptions,
   predictRun,
+  predictSidesArg,
   type PredictOptions,
 } from "../run/predict-run";
 import { compareCommand, type CompareCliOptions } from "./compare";
@@ -30,6 +31,7 @@ import { plotCommand, reportCommand } from "./report";
 import {
   DEFAULT_CLOSE_TIMEOUT_MS,
   DEFAULT_QUEUE,
+  NOT_QUEUED_FLAGS,
   submitRun,
   type SubmitOptions,
   workerCommand,
@@ -44,8 +46,10 @@ import {
   intArg,
   ksOption,
   listArg,
+  metricsArg,
   outputOption,
   quietOption,
+  SEED_MAX,
   sizeArg,
   usageLine,
 } from "../run/flag-parsers";
@@ -78,13 +82,13 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
         program
           .command("evaluate")
           .description(
-            "rank the split's triples (both sides) and print every metric, rank type and random expectation; default: bundled Nations test with a frequency baseline",
+            "rank the split's triples (both sides) and print MRR, Hits@1/3/10, MR, AMRI and z(MRR) with their random expectation (--metrics all: every metric and rank type); default: bundled Nations test with a frequency baseline",
           ),
       ),
     ),
   ).action(async (flags: EvaluateOptions, cmd: Command) => evaluateRun({ ...flags, argv, given: givenKeys(cmd) }, out));
 
-  evaluateFlags(
+  const submit = evaluateFlags(
     datasetOptions(
       program
         .command("submit")
@@ -113,6 +117,8 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .action(async (flags: SubmitOptions) => {
       await submitRun({ ...flags, args: argv }, out);
     });
+  // Its help lists only what a queue job runs; the others are still parsed, to be refused with the reason.
+  for (const o of submit.options) if (o.long && NOT_QUEUED_FLAGS.includes(o.long)) o.hideHelp();
 
   modelFlags(
     datasetOptions(
@@ -125,7 +131,11 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
   )
     .option("--top-k <k>", "candidates listed per query (default 10 with --format wikikg90mv2)", intArg("--top-k", 1))
     .option("--raw", "keep other known answers among the candidates (default: filtered by --filter's splits)")
-    .option("--sides <list>", "head,tail (default for triples) or one of them; tail for --queries", listArg)
+    .option(
+      "--sides <list>",
+      "head,tail (default for triples) or one of them, each once; tail for --queries",
+      (v: string) => predictSidesArg(v),
+    )
     .option(
       "--triples <file>",
       "the triples to predict for as ids (rows x 3 integer .npy; default: the split's triples); each keeps its own answer",
@@ -145,13 +155,16 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
       sizeArg("--memory"),
     )
     .addOption(
-      new Option("--format <layout>", "npz: head_ids / head_scores / tail_ids / tail_scores; wikikg90mv2: t_pred_top10")
-        .choices(["npz", "wikikg90mv2"])
+      new Option(
+        "--format <layout>",
+        "npz: head_ids / head_scores / tail_ids / tail_scores; wikikg90mv2: t_pred_top10; tsv: a line per query and candidate, labels, scores and ids",
+      )
+        .choices(["npz", "wikikg90mv2", "tsv"])
         .default("npz"),
     )
     .requiredOption(
       "-o, --output <file>",
-      "the .npz to write, or with --format wikikg90mv2 an .npy (atomically: temporary name, then rename)",
+      "the .npz (or .tsv) to write, or with --format wikikg90mv2 an .npy (atomically: temporary name, then rename)",
     )
     .addOption(quietOption())
     .action(async (flags: PredictOptions) => predictRun(flags, out));
@@ -202,10 +215,10 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .option(
       "--metrics <list>",
       "metrics to compare (default: mrr, hits@1, hits@3, hits@10, mr, amri, median_rank)",
-      listArg,
+      metricsArg({ all: false, fullKeys: false }),
     )
     .option("--samples <n>", "randomization and bootstrap samples", intArg("--samples", 10, 1e7), 10000)
-    .option("--seed <n>", "seed of both", intArg("--seed", 0), 0)
+    .option("--seed <n>", "seed of both", intArg("--seed", 0, SEED_MAX), 0)
     .addOption(
       new Option("--correction <how>", "adjustment of the p-values over all rows")
         .choices(["holm", "bh", "none"])
@@ -233,7 +246,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
       intArg("--samples", 10, 1e7),
       2000,
     )
-    .option("--seed <n>", "seed of the bootstrap and the comparison", intArg("--seed", 0), 0)
+    .option("--seed <n>", "seed of the bootstrap and the comparison", intArg("--seed", 0, SEED_MAX), 0)
     .option(
       "--dataset <name>",
       "the runs' dataset, for the relation-category and degree breakdowns (default: the one recorded in each state)",
@@ -299,8 +312,8 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .argument("<files...>", "state files of every shard of one run, in any order")
     .option(
       "--metrics <list>",
-      "comma list of metrics to report, as for evaluate (default: those the shards were evaluated with)",
-      listArg,
+      "comma list of metrics to report, as for evaluate, or all (default: those the shards were evaluated with)",
+      metricsArg({ all: true, fullKeys: true }),
     )
     .option("--ranks-out <file>", "also write every task's ranks: .npz or .tsv (entities by id)")
     .addOption(formatOption())
@@ -314,7 +327,11 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .requiredOption("--ranks <file>", "realistic (or any) ranks, one per task")
     .option("--num-candidates <file>", "candidates per task (enables expectations and adjusted / z-scored metrics)")
     .option("--weights <file>", "positive weight per task")
-    .option("--metrics <list>", "comma list of metrics (default: all that apply)", listArg)
+    .option(
+      "--metrics <list>",
+      "comma list of metrics (default: all that apply)",
+      metricsArg({ all: false, fullKeys: true }),
+    )
     .addOption(ksOption())
     .addOption(formatOption())
     .addOption(outputOption())
@@ -345,7 +362,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
       "95% percentile intervals over tasks with N replicates (2 to 1e6)",
       intArg("--bootstrap", 2, 1e6),
     )
-    .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0), 0)
+    .option("--seed <n>", "seed of the bootstrap", intArg("--seed", 0, SEED_MAX), 0)
     .addOption(formatOption())
     .addOption(outputOption())
     .addOption(quietOption())

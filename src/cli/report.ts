@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { KgrankInputError } from "../checks/errors";
 import { RankEvaluator } from "../evaluation/evaluator";
 import type { RankResults } from "../evaluation/results";
-import { stateMeta } from "../evaluation/state";
+import { decodeState, encodeState, stateMeta } from "../evaluation/state";
 import { type Dataset, datasetDirHoldsSplits, loadDataset } from "../io/datasets";
 import { readRegularFile } from "../io/files";
 import { buildReport, type ReportRun } from "../report/html";
@@ -33,7 +33,12 @@ async function loadState(
 ): Promise<{ results: RankResults; meta: Record<string, unknown> | null }> {
   const bytes = new Uint8Array(readRegularFile(file, file));
   try {
-    const ev = RankEvaluator.deserialize(bytes);
+    // Every metric, whatever --metrics the run was evaluated with: every run of a report shows the same ones (the
+    // state holds the ranks, so they are computed here).
+    const { header, sides } = decodeState(bytes);
+    const ev = RankEvaluator.deserialize(
+      header.metrics === null ? bytes : encodeState({ ...header, metrics: null }, sides),
+    );
     return {
       results: await ev.finalizeAsync(bootstrap ? { bootstrap: { samples: bootstrap, seed } } : {}),
       meta: stateMeta(bytes),

@@ -29,6 +29,13 @@ function entityRange(index: number, count: number, numEntities: number): [number
   return [Math.floor((index * numEntities) / count), Math.floor(((index + 1) * numEntities) / count)];
 }
 
+/** An entityShard value in an error: its index and count where it has them, not just "Object". */
+function shownShard(value: unknown): string {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return describe(value);
+  const { index, count } = value as { index?: unknown; count?: unknown };
+  return `{ index: ${describe(index)}, count: ${describe(count)} }`;
+}
+
 /** RankEvaluatorOptions.entityShard checked (null when absent). */
 export function entityShardOption(value: unknown, numEntities: number): EntityShard | null {
   if (value === undefined) return null;
@@ -36,7 +43,7 @@ export function entityShardOption(value: unknown, numEntities: number): EntitySh
   if (!shard) {
     throw new KgrankInputError(
       "entityShard",
-      `must be { index, count } with integers 0 <= index < count <= numEntities (${numEntities}), got ${describe(value)}`,
+      `must be { index, count } with integers 0 <= index < count <= numEntities (${numEntities}), got ${shownShard(value)}`,
     );
   }
   const { index, count } = shard;

@@ -245,7 +245,7 @@ function rankBins(value: unknown, K: number): Uint32Array {
     if (typeof r !== "number" || !(r >= 1 && r <= K + 1) || !Number.isInteger(2 * r)) {
       throw new KgrankInputError(
         "ranks",
-        `rank ${i} is ${describe(r)}: a rank among the true entity and numNegatives = ${K} negatives is an integer ` +
+        `element ${i} (0-based) is ${describe(r)}: a rank among the true entity and numNegatives = ${K} negatives is an integer ` +
           `(or half-integer, for ties) from 1 to ${K + 1}`,
         i,
       );

@@ -3,14 +3,16 @@
  * script are inline), readable on a laptop screen: per run the main metrics with their random expectation,
  * adjusted index and bootstrap intervals, the mean rank width, the rank distribution, the Hits@k curve and MRR per
  * relation, and (given the training triples) MRR per relation category and per degree bin; a relation-prediction
- * section where the run ranked relations (h, ?, t); with several runs, their paired comparison with significance
- * marks (of the relation tasks apart, when every run has them).
+ * section where the run ranked relations (h, ?, t); with several runs, first a summary (what was compared, each
+ * metric's values, differences and best run) and their paired comparison with significance marks (of the relation
+ * tasks apart, when every run has them), then the runs.
  */
 import { type Comparison, compareRunsAsync } from "../compare/paired";
 import type { RankResults } from "../evaluation/results";
 import type { TemporalProtocol, TemporalSetting } from "../evaluation/types";
 import type { CandidateProtocol } from "../ranking/candidate-sets";
 import { categoryRows, degreeRows, type GroupRow, type PlotName, plotSpec, renderSvg } from "./plots";
+import { getMetric } from "../metrics/index";
 import { markupLabel } from "../text/labels";
 import { fmt } from "../text/table";
 
@@ -88,6 +90,7 @@ function cell(r: RankResults, side: string, key: string): number | undefined {
 }
 
 function metricTable(r: RankResults): string {
+  const boot = bootstrapColumn(r, "both");
   const rows = MAIN.filter(([key]) => cell(r, "both", key) !== undefined).map(([key, title]) => {
     const iv = r.interval(`both.realistic.${key}`);
     const e = (() => {
@@ -99,14 +102,23 @@ function metricTable(r: RankResults): string {
     })();
     return (
       `<tr><th scope="row">${title}</th>${["head", "tail", "both"].map((s) => `<td>${fmt(cell(r, s, key))}</td>`).join("")}` +
-      `<td>${e === undefined ? "" : fmt(e)}</td><td>${iv ? `[${fmt(iv.lower)}, ${fmt(iv.upper)}]` : ""}</td></tr>`
+      `<td>${e === undefined ? "" : fmt(e)}</td>${boot ? `<td>${iv ? `[${fmt(iv.lower)}, ${fmt(iv.upper)}]` : ""}</td>` : ""}</tr>`
     );
   });
-  return `<table><thead><tr><th>metric (realistic ranks)</th><th>head</th><th>tail</th><th>both</th><th>random E (both)</th><th>bootstrap interval (both)</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+  return (
+    `<table><thead><tr><th>metric (realistic ranks)</th><th>head</th><th>tail</th><th>both</th><th>random E (both)</th>` +
+    `${boot ? `<th>${boot}</th>` : ""}</tr></thead><tbody>${rows.join("")}</tbody></table>`
+  );
+}
+
+/** The heading of the bootstrap interval column, or null when the results have no intervals (no --bootstrap). */
+function bootstrapColumn(r: RankResults, of: string): string | null {
+  return r.intervals() ? `bootstrap interval (${of})` : null;
 }
 
 /** The relation side's main metrics (realistic, optimistic and pessimistic ranks), E and bootstrap interval. */
 function relationSection(r: RankResults): string {
+  const boot = bootstrapColumn(r, "realistic");
   const rows = MAIN.filter(([key]) => cell(r, "relation", key) !== undefined).map(([key, title]) => {
     const iv = r.interval(`relation.realistic.${key}`);
     const e = r.expected(`relation.${key}`);
@@ -119,7 +131,7 @@ function relationSection(r: RankResults): string {
     };
     return (
       `<tr><th scope="row">${title}</th><td>${at("realistic")}</td><td>${at("optimistic")}</td><td>${at("pessimistic")}</td>` +
-      `<td>${e === undefined ? "" : fmt(e)}</td><td>${iv ? `[${fmt(iv.lower)}, ${fmt(iv.upper)}]` : ""}</td></tr>`
+      `<td>${e === undefined ? "" : fmt(e)}</td>${boot ? `<td>${iv ? `[${fmt(iv.lower)}, ${fmt(iv.upper)}]` : ""}</td>` : ""}</tr>`
     );
   });
   return (
@@ -127,7 +139,7 @@ function relationSection(r: RankResults): string {
     `the ${r.info.numRelations} relations${r.info.filtered ? ", the other known relations of (h, t) filtered" : ""}; ` +
     `never pooled into "both". Mean rank width ${fmt(r.meanRankWidth("relation"))}.</p>` +
     `<table><thead><tr><th>metric</th><th>realistic</th><th>optimistic</th><th>pessimistic</th><th>random E</th>` +
-    `<th>bootstrap interval (realistic)</th></tr></thead><tbody>${rows.join("")}</tbody></table>`
+    `${boot ? `<th>${boot}</th>` : ""}</tr></thead><tbody>${rows.join("")}</tbody></table>`
   );
 }
 
@@ -152,6 +164,61 @@ function temporalNote(t: TemporalProtocol): string {
   return (
     `<h3>Time-aware evaluation</h3><p class="meta">Quadruples (h, r, t, τ) over ${t.numTimestamps} timestamps, ` +
     `${TEMPORAL_WORDS[t.setting]}.${t.setting === "timeAware" ? " Relation ids here are r × timestamps + τ." : ""}</p>`
+  );
+}
+
+/** A metric key as the report's tables name it (MRR, Hits@10, ...), else the key itself. */
+function metricTitle(key: string): string {
+  const named = MAIN.find(([k]) => k === key);
+  if (named) return named[1].replace(/ \(adjusted index\)$/, "");
+  const hits = /^hits_at_(\d+)$/.exec(key);
+  return hits ? `Hits@${hits[1]}` : key;
+}
+
+/**
+ * The report's first screen with several runs: which runs were compared (the first is the baseline), over how many
+ * paired tasks, and per metric every run's value, its difference from the baseline with the significance mark, and
+ * the best run.
+ */
+function summarySection(cmp: Comparison, side: "both" | "relation"): string {
+  const mark = (p: number) => (p < 0.01 ? "**" : p < 0.05 ? "*" : "");
+  const names = cmp.names;
+  const metrics = [...new Set(cmp.rows.map((r) => r.metric))];
+  const wins = new Map<string, number>();
+  const body = metrics.map((key) => {
+    const rows = cmp.rows.filter((r) => r.metric === key);
+    const values = [rows[0]!.valueA, ...names.slice(1).map((_, j) => rows.find((r) => r.run === j + 1)?.valueB ?? NaN)];
+    const increasing = (() => {
+      try {
+        return getMetric(key).increasing;
+      } catch {
+        return true;
+      }
+    })();
+    let best = 0;
+    values.forEach((v, i) => {
+      if (increasing ? v > values[best]! : v < values[best]!) best = i;
+    });
+    const tie = values.every((v) => v === values[0]);
+    if (!tie) wins.set(names[best]!, (wins.get(names[best]!) ?? 0) + 1);
+    const cells = values.map((v, i) => {
+      const row = i === 0 ? null : rows.find((r) => r.run === i);
+      const diff = row
+        ? ` <span class="diff">(${row.difference >= 0 ? "+" : ""}${fmt(row.difference)}<span class="sig">${mark(row.pAdjusted)}</span>)</span>`
+        : "";
+      return `<td${!tie && i === best ? ' class="best"' : ""}>${fmt(v)}${diff}</td>`;
+    });
+    return `<tr><th scope="row">${escape(metricTitle(key))} <span class="dir">${increasing ? "↑" : "↓"}</span></th>${cells.join("")}<td>${tie ? "tie" : label(names[best]!)}</td></tr>`;
+  });
+  const leader = [...wins.entries()].sort((a, b) => b[1] - a[1])[0];
+  return (
+    `<section class="summary"><h2>Summary: ${names.map((n) => label(n)).join(" vs ")}</h2>` +
+    `<p class="meta">${names.length} runs over the same ${cmp.tasks} ${side === "relation" ? "relation " : ""}tasks (realistic ranks${side === "both" ? ", head and tail" : ""}); ` +
+    `baseline ${label(names[0]!)}: the differences are each run's value minus the baseline's, * p &lt; 0.05, ** p &lt; 0.01 ` +
+    `(adjusted, ${cmp.samples} samples); the best value of each metric in bold.` +
+    `${leader ? ` Best on most metrics: <b>${label(leader[0])}</b> (${leader[1]} of ${metrics.length}).` : ""}</p>` +
+    `<table><thead><tr><th>metric</th>${names.map((n, i) => `<th>${label(n)}${i === 0 ? " (baseline)" : ""}</th>`).join("")}<th>best</th></tr></thead>` +
+    `<tbody>${body.join("")}</tbody></table></section>`
   );
 }
 
@@ -182,6 +249,7 @@ export async function buildReport(
   } = {},
 ): Promise<string> {
   const sections: string[] = [];
+  const comparisons: string[] = [];
   for (const run of runs) {
     const r = run.results;
     const info = r.info;
@@ -227,9 +295,12 @@ export async function buildReport(
         undefined,
         ({ done, total }) => opts.onProgress?.("comparison", done + k * total, total * sides.length),
       );
-      sections.push(comparisonSection(cmp, side === "relation" ? "Relation prediction compared" : "Comparison"));
+      if (comparisons.length === 0) comparisons.push(summarySection(cmp, side));
+      comparisons.push(comparisonSection(cmp, side === "relation" ? "Relation prediction compared" : "Comparison"));
     }
   }
+  // What was compared and who won first, then the comparison in full, then each run.
+  sections.unshift(...comparisons);
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>kgrank report</title>
@@ -239,6 +310,7 @@ table { border-collapse: collapse; margin: 1em 0; font-variant-numeric: tabular-
 th, td { border-bottom: 1px solid #ccc; padding: 0.25em 0.7em; text-align: right; }
 th[scope=row], thead th:first-child { text-align: left; }
 .meta { color: #555; } h3 { margin-top: 1.5em; } .sig { font-weight: bold; } figure.plot { margin: 1.5em 0; } svg { max-width: 100%; height: auto; }
+td.best { font-weight: bold; } .diff { color: #555; } .dir { color: #888; font-weight: normal; }
 </style></head><body>
 <h1>kgrank report</h1>
 ${sections.join("\n")}

@@ -15,7 +15,11 @@ import { markupLabel } from "../text/labels";
 
 /** Bars kept at each end of the per-relation plot when there are more than twice as many relations. */
 export const RELATION_ENDS = 20;
-/** Characters of a relation label on the per-relation axis; longer ones keep their end, after an ellipsis. */
+/**
+ * Characters of a relation label on the per-relation axis; longer ones keep their start and their end around an
+ * ellipsis (FB15k-237's labels differ at either end: "/film/film/…" and "…/film_release_region"), the full label in
+ * the axis label's SVG title.
+ */
 const RELATION_LABEL_CHARS = 36;
 
 export const PLOT_NAMES = ["ranks", "hits", "relations", "categories", "degrees"] as const;
@@ -221,18 +225,22 @@ export function plotSpec(name: PlotName, results: RankResults, context: PlotCont
     };
   }
   const groups = results.byRelation();
-  // Long labels (FB15k-237's "/olympics/olympic_games/sports") keep their informative end and the task count; a
+  // Long labels (FB15k-237's "/olympics/olympic_games/sports") keep their start and end and the task count; a
   // shortened label that collides with another gets its id, so that two relations never share a bar.
   const seen = new Set<string>();
   const values = groups
     .map((g) => {
       const full = relationLabels?.[g.relation] ?? String(g.relation);
       // Shortened first, then made safe for SVG text, so the isolating marks around the label are never cut off.
-      const shortened = full.length > RELATION_LABEL_CHARS ? `…${full.slice(-(RELATION_LABEL_CHARS - 1))}` : full;
+      const head = Math.floor((RELATION_LABEL_CHARS - 1) / 2);
+      const shortened =
+        full.length > RELATION_LABEL_CHARS
+          ? `${full.slice(0, head)}…${full.slice(-(RELATION_LABEL_CHARS - 1 - head))}`
+          : full;
       let relation = `${markupLabel(shortened)} (${g.count})`;
       if (seen.has(relation)) relation = `${relation} #${g.relation}`;
       seen.add(relation);
-      return { relation, mrr: g.results.get("both.realistic.inverse_harmonic_mean_rank") };
+      return { relation, full: markupLabel(full), mrr: g.results.get("both.realistic.inverse_harmonic_mean_rank") };
     })
     .sort((a, b) => b.mrr - a.mrr);
   // A laptop screen holds about 40 bars: past that, the best and the worst RELATION_ENDS (FB15k-237 has 237 relations).
@@ -248,6 +256,8 @@ export function plotSpec(name: PlotName, results: RankResults, context: PlotCont
     height: { step: 14 },
     config: CONFIG,
     data: { values: shown },
+    // The full labels, which renderSvg puts into each axis label's <title> (a tooltip in a browser).
+    usermeta: { fullLabels: Object.fromEntries(shown.map((v) => [v.relation, v.full])) },
     mark: { type: "bar", color: BLUE },
     encoding: {
       y: { field: "relation", type: "nominal", sort: "-x", title: null, axis: { labelLimit: 0 } }, // shortened above; Vega in Node over-estimates text width
@@ -267,5 +277,17 @@ export async function renderSvg(spec: Record<string, unknown>): Promise<string> 
   const view = new vega.View(vega.parse(compiled), { renderer: "none" });
   const svg = await view.toSVG();
   view.finalize();
-  return svg;
+  const full = (spec.usermeta as { fullLabels?: Record<string, string> } | undefined)?.fullLabels;
+  return full ? withTitles(svg, full) : svg;
+}
+
+const xmlText = (s: string) => s.replace(/[&<>]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;" })[c]!);
+
+/** Each <text> whose content is a key of `full` gets a <title> with its value: the label before it was shortened. */
+function withTitles(svg: string, full: Record<string, string>): string {
+  const byText = new Map(Object.entries(full).map(([shown, label]) => [xmlText(shown), xmlText(label)]));
+  return svg.replace(/(<text\b[^>]*>)([^<]*)(<\/text>)/g, (m, open: string, text: string, close: string) => {
+    const title = byText.get(text);
+    return title === undefined ? m : `${open}<title>${title}</title>${text}${close}`;
+  });
 }

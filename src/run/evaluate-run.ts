@@ -41,7 +41,7 @@ import type { Format } from "./format";
 import { emit, type Out } from "./out";
 import { formatBytes, type StreamPlan } from "../scoring/entity-chunks";
 import { Progress } from "./progress";
-import { type ReportInfo, renderEvaluation, type RunMeta } from "./render";
+import { evaluatorMetrics, type ReportInfo, renderEvaluation, type RunMeta } from "./render";
 import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRows } from "./shard";
 import { writeRanksOut } from "./ranks-out";
 import { evaluateWithWorkers } from "./workers";
@@ -561,7 +561,7 @@ async function evaluateScores(run: RunContext): Promise<void> {
     filterTriples: filter.triples,
     sides: relation ? [...sides, "relation"] : sides.length === 2 ? "both" : sides[0],
     ks: opts.ks,
-    metrics: opts.metrics,
+    metrics: evaluatorMetrics(opts.metrics),
   });
   const sets = opts.constrainCandidates ? candidateSetsFlag(opts.constrainCandidates, ds) : null;
   if (sets) checkCandidateSets(sets, evaluated.subarray(3 * lo, 3 * hi), sides, ds);
@@ -572,7 +572,7 @@ async function evaluateScores(run: RunContext): Promise<void> {
         filterTriples: filter.triples,
         sides: sides.length === 2 ? "both" : sides[0],
         ks: opts.ks,
-        metrics: opts.metrics,
+        metrics: evaluatorMetrics(opts.metrics),
         candidates: sets,
       })
     : null;
@@ -781,13 +781,20 @@ async function evaluateModel(run: RunContext): Promise<void> {
   const sides: TaskSide[] = entitySides(opts);
   const relation = relationSide(opts);
   const estimating = negatives && opts.estimateFull ? sampledEstimatePlan(run, negatives, k, sides) : null;
+  if (opts.entityShard && opts.entityShard.count > n) {
+    const { index, count } = opts.entityShard;
+    throw new KgrankInputError(
+      "--entity-shard",
+      `${index}/${count} splits ${ds.name}'s ${n} entities into ${count} shards: N must be at most ${n}, each entity shard ranking against at least one entity`,
+    );
+  }
   const evaluator = new RankEvaluator({
     numEntities: n,
     numRelations: ds.numRelations,
     filterTriples: filter.triples,
     sides: relation ? [...sides, "relation"] : sides.length === 2 ? "both" : sides[0],
     ks: opts.ks,
-    metrics: opts.metrics,
+    metrics: evaluatorMetrics(opts.metrics),
     ...(opts.entityShard ? { entityShard: opts.entityShard } : {}),
   });
   const label =
@@ -872,7 +879,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
   const modelFiles = await inputFingerprints(
     opts,
     [opts.triples, opts.entityEmbeddings, opts.relationEmbeddings, opts.entityIds, opts.relationIds, opts.negativesIds],
-    "--model",
+    ["--triples", "--entity-embeddings", "--relation-embeddings", "--entity-ids", "--relation-ids", "--negatives-ids"],
   );
   const dirFiles = opts.modelDir && opts.saveState ? await directoryFingerprints(opts.modelDir) : null;
   await finish({ ...run, estimating }, evaluator, scorerName, setting, filter.splits, [...modelFiles, dirFiles]);
@@ -1294,7 +1301,12 @@ async function evaluateScoresOnly(opts: EvaluateOptions, out: Out, t0: number): 
   const negatives = floatScores(neg, "--negative-scores");
   const shard = opts.shard ? resolveShard(opts.shard, process.env) : null;
   const [lo, hi] = shard ? shardRows(shard.index, shard.count, rows) : [0, rows];
-  const evaluator = new RankEvaluator({ numEntities: k + 1, sides: "tail", ks: opts.ks, metrics: opts.metrics });
+  const evaluator = new RankEvaluator({
+    numEntities: k + 1,
+    sides: "tail",
+    ks: opts.ks,
+    metrics: evaluatorMetrics(opts.metrics),
+  });
   if (hi > lo) {
     try {
       await evaluator.addSampled({

@@ -4,8 +4,9 @@
  */
 import { Option } from "commander";
 
-import { type KgrankError, KgrankInputError } from "../checks/errors";
+import { type KgrankError, KgrankInputError, UnknownMetricError } from "../checks/errors";
 import type { Split } from "../io/datasets";
+import { getMetric, parseMetricKey } from "../metrics/index";
 import { quoted } from "../text/suggest";
 
 import { FORMATS } from "./format";
@@ -59,11 +60,48 @@ export function sizeArg(name: string) {
   };
 }
 
+/** The largest seed (the seeded streams take 32 bits): --seed's bound. */
+export const SEED_MAX = 2 ** 32 - 1;
+
 export function listArg(v: string): string[] {
   return v
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
+}
+
+/**
+ * --metrics: a comma list of metric names or synonyms (`fullKeys`: or PyKEEN's full keys, side.rank_type.metric),
+ * each checked as the flag is read so that a wrong one is named with the flag and the closest names; `all` alone
+ * where the command takes it (`all`: evaluate, submit, merge).
+ */
+export function metricsArg(opts: { all: boolean; fullKeys: boolean }): (v: string) => string[] {
+  return (v) => {
+    const list = listArg(v);
+    if (list.length === 0) throw new KgrankInputError("--metrics", `lists no metric, got ${quoted(v)}`);
+    if (opts.all && list.length === 1 && list[0]!.toLowerCase() === "all") return ["all"];
+    for (const name of list) {
+      try {
+        if (opts.fullKeys) parseMetricKey(name, "--metrics");
+        else getMetric(name);
+      } catch (e) {
+        if (e instanceof UnknownMetricError)
+          throw new KgrankInputError(
+            "--metrics",
+            `unknown metric ${quoted(e.query)}; closest known names: ${e.suggestions.join(", ")} (every metric: docs/metrics.md${opts.all ? "; all for every one" : ""})`,
+          );
+        if (e instanceof KgrankInputError && e.argument === "query")
+          throw new KgrankInputError(
+            "--metrics",
+            /is a full key/.test(e.message)
+              ? `${quoted(name)} is a full key (side.rank_type.metric); this command takes metric names such as "${name.split(".").pop()}"`
+              : e.message.slice(e.argument.length + 2),
+          );
+        throw e;
+      }
+    }
+    return list;
+  };
 }
 
 function ksArg(v: string): number[] {

@@ -15,10 +15,12 @@ import {
   intArg,
   ksOption,
   listArg,
+  metricsArg,
   outputOption,
   quietOption,
   sizeArg,
   splitArg,
+  SEED_MAX,
   usageLine,
 } from "./flag-parsers";
 import { entityShardArg, shardArg } from "./shard";
@@ -95,7 +97,11 @@ export function evaluateFlags(cmd: Command): Command {
       "leave the entity table on disk and read it in chunks, holding at most SIZE (e.g. 4GiB) for the table's chunks, the query rows and the filter index; a .npy or .safetensors table in the dataset's id order",
       sizeArg("--memory"),
     )
-    .option("--metrics <list>", "comma list of metrics to report (names or synonyms: mrr, hits@10, amri, ...)", listArg)
+    .option(
+      "--metrics <list>",
+      "comma list of metrics to report at every rank type (names or synonyms: mrr, hits@10, amri, ...), or all (default: MRR, Hits@1/3/10, MR, AMRI and z(MRR) from realistic ranks)",
+      metricsArg({ all: true, fullKeys: true }),
+    )
     .addOption(ksOption())
     .addOption(formatOption())
     .addOption(outputOption())
@@ -124,7 +130,7 @@ export function evaluateFlags(cmd: Command): Command {
       "bootstrap percentile intervals (95%) with N replicates (2 to 1e6)",
       intArg("--bootstrap", 2, 1e6),
     )
-    .option("--seed <n>", "seed of the bootstrap and of --sample-tasks", intArg("--seed", 0), 0)
+    .option("--seed <n>", "seed of the bootstrap and of --sample-tasks", intArg("--seed", 0, SEED_MAX), 0)
     .addOption(quietOption());
 }
 
@@ -174,7 +180,10 @@ export function evaluateRunFlags(cmd: Command): Command {
       "from a model: rank every query against entity shard I of N only and save its partial counts (needs --save-state); kgrank merge adds the entity shards into exact ranks",
       entityShardArg,
     )
-    .option("--save-state <file>", "write the evaluator's state (SHA-256-checked) to FILE, for kgrank merge")
+    .option(
+      "--save-state <file>",
+      "write the evaluator's state (SHA-256-checked) to FILE, which kgrank merge (shards), compare, report and plot read",
+    )
     .option(
       "--workers <k>",
       "run the evaluation as K shard processes on this machine and merge them (same output)",

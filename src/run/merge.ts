@@ -16,7 +16,7 @@ import { MAX_SHARDS } from "./shard";
 import { metricSelection } from "../metrics/index";
 
 import { type Format } from "./format";
-import { renderEvaluation, type ReportInfo, type RunMeta } from "./render";
+import { evaluatorMetrics, renderEvaluation, type ReportInfo, type RunMeta } from "./render";
 import { writeRanksOut } from "./ranks-out";
 import { emit, type Out } from "./out";
 
@@ -139,11 +139,13 @@ export function mergeShards(
   // Shard order restores the unsharded run's task order, so every sum, the median and the bootstrap are bit-identical.
   const ordered = Array.from({ length: count }, (_, i) => byShard.get(i)!.bytes);
   if (!metrics) return { evaluator: RankEvaluator.merge(ordered), report: first.meta.report, meta: first.meta };
-  metricSelection(metrics, first.meta.report.ks ?? undefined, "--metrics");
+  // --metrics all: every metric (a state's metrics null), printed as the full table.
+  const computed = evaluatorMetrics(metrics) ?? null;
+  if (computed) metricSelection(computed, first.meta.report.ks ?? undefined, "--metrics");
   const evaluator = RankEvaluator.merge(
     ordered.map((bytes) => {
       const { header, sides } = decodeState(bytes);
-      return encodeState({ ...header, metrics }, sides);
+      return encodeState({ ...header, metrics: computed }, sides);
     }),
   );
   return { evaluator, report: { ...first.meta.report, metrics }, meta: first.meta };

@@ -39,7 +39,7 @@ export interface PredictOptions extends ModelFlagOptions {
   entityRange?: [number, number];
   /** --memory: bytes; the entity table is then read from disk in chunks. */
   memory?: number;
-  format: "npz" | "wikikg90mv2";
+  format: "npz" | "wikikg90mv2" | "tsv";
   output: string;
   quiet?: boolean;
 }
@@ -48,7 +48,7 @@ export interface PredictOptions extends ModelFlagOptions {
  * Refuses, before any work, an --output whose folder does not exist or cannot be written, and a `.npy` name for
  * --format npz (its several arrays go into one .npz; --format wikikg90mv2's one array is written as the .npy asked for).
  */
-function checkWritable(file: string, format: "npz" | "wikikg90mv2"): void {
+function checkWritable(file: string, format: "npz" | "wikikg90mv2" | "tsv"): void {
   if (format === "npz" && path.extname(file).toLowerCase() === ".npy") {
     throw new KgrankInputError(
       "--output",
@@ -77,6 +77,21 @@ export function entityRangeArg(v: string): [number, number] {
   return [Number(m[1]), Number(m[2])];
 }
 
+/**
+ * --sides of predict: head, tail or both, each named once (as evaluate's --sides); "head,head" would write the head
+ * lists under both names' place, so it is refused.
+ */
+export function predictSidesArg(v: string): ("head" | "tail")[] {
+  const listed = v.split(",").map((s) => s.trim());
+  for (const s of listed) {
+    if (s !== "head" && s !== "tail")
+      throw new KgrankInputError("--sides", `takes head, tail or head,tail, got "${v}"`);
+  }
+  if (new Set(listed).size !== listed.length)
+    throw new KgrankInputError("--sides", `lists a side twice ("${v}"): name each of head and tail once`);
+  return (["head", "tail"] as const).filter((s) => listed.includes(s));
+}
+
 function integerIds(a: NpyData, argument: string): ArrayLike<number> {
   if (!/^[iu]/.test(a.dtype)) {
     throw new KgrankInputError(argument, `dtype ${a.dtype} is not an integer type: save entity ids as int32 or int64`);
@@ -88,11 +103,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   const wiki = opts.format === "wikikg90mv2";
   const k = opts.topK ?? (wiki ? 10 : undefined);
   if (k === undefined) throw new KgrankInputError("--top-k", "is required: the number of candidates to list per query");
-  const sides = opts.sides ?? (wiki || opts.queries ? ["tail"] : ["head", "tail"]);
-  for (const s of sides) {
-    if (s !== "head" && s !== "tail")
-      throw new KgrankInputError("--sides", `takes head, tail or head,tail, got "${sides.join(",")}"`);
-  }
+  const sides = opts.sides ? predictSidesArg(opts.sides.join(",")) : wiki || opts.queries ? ["tail"] : ["head", "tail"];
   if (wiki && (k !== 10 || sides.join() !== "tail")) {
     throw new KgrankInputError(
       wiki && k !== 10 ? "--top-k" : "--sides",
@@ -171,7 +182,8 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   } finally {
     (progress as Progress | null)?.stop();
   }
-  writePredictions(opts.output, result, wiki ? "wikikg90mv2" : "npz", model.precision === "float32");
+  if (opts.format === "tsv") writePredictionsTsv(opts.output, result, rows, ds, model.precision === "float32");
+  else writePredictions(opts.output, result, wiki ? "wikikg90mv2" : "npz", model.precision === "float32");
   if (!opts.quiet) {
     out.stderr(
       `kgrank: wrote ${opts.output}: top ${k} of ${result.rows} ${"queries" in rows ? "queries" : "triples"} (${sides.join(", ")}), ` +
@@ -212,6 +224,78 @@ function writePredictions(file: string, p: TopKPredictions, format: "npz" | "wik
   if (format === "wikikg90mv2" && path.extname(file).toLowerCase() === ".npy")
     writeFileAtomic(file, encodeNpy(arrays.t_pred_top10!.data, arrays.t_pred_top10!.shape), "--output");
   else writeNpz(file, arrays, "--output");
+}
+
+/** The columns of `kgrank predict --format tsv`, one line per query and listed candidate. */
+const PREDICT_TSV_COLUMNS = [
+  "row",
+  "side",
+  "head",
+  "relation",
+  "tail",
+  "position",
+  "candidate",
+  "score",
+  "head_id",
+  "relation_id",
+  "tail_id",
+  "candidate_id",
+] as const;
+
+/**
+ * Predictions as TSV (`--format tsv`): a header, then for each query row and side its listed candidates best first,
+ * one line each: the row (0-based, in the order of the split, --triples or --queries), the side predicted, the
+ * query's head, relation and tail labels (the predicted side holds the true answer, empty for --queries), the
+ * position (1 = best), the candidate's label and score, then the same as ids. Padding (fewer than k candidates) is
+ * not written. Scores: float32 ones with 9 significant digits (enough to read back the same float32), float64 ones
+ * in full.
+ */
+function writePredictionsTsv(
+  file: string,
+  p: TopKPredictions,
+  rows: { triples: Int32Array } | { queries: ArrayLike<number> },
+  labels: { entityLabels: readonly string[]; relationLabels: readonly string[] },
+  float32: boolean,
+): void {
+  const entity = (id: number) => (id < 0 ? "" : (labels.entityLabels[id] ?? String(id)));
+  const relation = (id: number) => labels.relationLabels[id] ?? String(id);
+  const score = (v: number) => (float32 ? String(Number(v.toPrecision(9))) : String(v));
+  const lines: string[] = [PREDICT_TSV_COLUMNS.join("\t")];
+  for (let i = 0; i < p.rows; i++) {
+    for (const side of ["head", "tail"] as const) {
+      const list = p[side];
+      if (!list) continue;
+      let h: number;
+      let r: number;
+      let t: number;
+      if ("triples" in rows) [h, r, t] = [rows.triples[3 * i]!, rows.triples[3 * i + 1]!, rows.triples[3 * i + 2]!];
+      else {
+        const [anchor, rel] = [Number(rows.queries[2 * i]), Number(rows.queries[2 * i + 1])];
+        [h, r, t] = side === "tail" ? [anchor, rel, -1] : [-1, rel, anchor];
+      }
+      for (let j = 0; j < p.k; j++) {
+        const id = list.ids[i * p.k + j]!;
+        if (id < 0) break;
+        lines.push(
+          [
+            i,
+            side,
+            entity(h),
+            relation(r),
+            entity(t),
+            j + 1,
+            entity(id),
+            score(list.scores[i * p.k + j]!),
+            h < 0 ? "" : h,
+            r,
+            t < 0 ? "" : t,
+            id,
+          ].join("\t"),
+        );
+      }
+    }
+  }
+  writeFileAtomic(file, lines.join("\n") + "\n", "--output");
 }
 
 export interface CombineOptions {

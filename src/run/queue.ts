@@ -348,6 +348,20 @@ async function closeWithin(c: { close(): Promise<void>; disconnect(): Promise<vo
 const SILENT: Out = { stdout: () => undefined, stderr: () => undefined };
 
 /**
+ * evaluate's flags that queue jobs do not run (submitRun refuses them, saying why), with the flags that only modify
+ * them: `kgrank submit --help` leaves them out.
+ */
+export const NOT_QUEUED_FLAGS: readonly string[] = [
+  "--sample-tasks",
+  "--stratify",
+  "--estimate-full",
+  "--negatives-from",
+  "--replacement",
+  "--quadruples",
+  "--constrain-candidates",
+];
+
+/**
  * Enqueues a run's shard jobs, waits for all, checks and merges their states, and resolves to the merged results
  * (library API of `kgrank submit`; `out` receives the printed text, nothing when omitted).
  */

@@ -61,6 +61,11 @@ export function renderEvaluation(
   constrained: ConstrainedResults | null = null,
 ): string {
   const info = backendInfo();
+  // A --metrics list keeps the sample's estimates of those metrics (every rank type), as the evaluator computes them.
+  const listed = listedMetrics(r);
+  estimates = estimates && listed ? selectEstimates(estimates, listed) : estimates;
+  // Listed metrics a sample does not estimate (the median, z-scores, ...): named under the estimates.
+  const unestimated = estimates && listed ? [...listed].filter((k) => !estimated(estimates!, k)) : [];
   const relations = r.byRelation ? results.byRelation() : null;
   const relLabel = (id: number) => r.relationLabels?.[id] ?? String(id);
   const ms = (performance.now() - t0).toFixed(0);
@@ -157,15 +162,15 @@ export function renderEvaluation(
     ...(results.info.candidates ? [constrainedTitle(results.info.candidates), ""] : []),
     // A temporal setting's results: which filter.
     ...(results.info.temporal ? [TEMPORAL_TITLES[results.info.temporal.setting], ""] : []),
-    results.toTable({ format }),
+    resultsTable(results, r, format),
   ];
   if (constrained)
-    parts.push("", constrainedTitle(constrained.candidates), "", constrained.results.toTable({ format }));
+    parts.push("", constrainedTitle(constrained.candidates), "", resultsTable(constrained.results, r, format));
   if (relations) {
     parts.push("", "Per relation (both sides, realistic ranks):", "");
     // The metrics asked for with --metrics, else a short default; MRR's random expectation beside MRR.
     const columns = r.metrics
-      ? metricSelection(r.metrics, r.ks ?? undefined, "--metrics").map((m) => [m.key, m.key])
+      ? metricSelection(evaluatorMetrics(r.metrics), r.ks ?? undefined, "--metrics").map((m) => [m.key, m.key])
       : RELATION_COLUMNS;
     const header = [
       "relation",
@@ -183,7 +188,12 @@ export function renderEvaluation(
     ]);
     parts.push(table(format, header, rowsOut));
   }
-  if (estimates) parts.push("", ...estimateLines(estimates, format));
+  if (estimates) parts.push("", ...estimateLines(estimates, format, r.metrics ? null : (r.ks ?? undefined)));
+  if (unestimated.length > 0)
+    parts.push(
+      "",
+      `Not estimated from a sample: ${unestimated.join(", ")} (the estimates are of MR, MRR, Hits@k and their adjusted forms).`,
+    );
   for (const [side, est] of Object.entries(fromNegatives ?? {})) {
     parts.push(
       "",
@@ -194,6 +204,84 @@ export function renderEvaluation(
   if (fromNegatives) parts.push("", SAMPLED_NOTE);
   parts.push("", `done in ${ms} ms`);
   return parts.join("\n");
+}
+
+/** `--metrics all`: every metric of the catalogue, at every rank type (the full table). */
+const ALL_METRICS = "all";
+
+/** Whether a --metrics list asks for every metric (`--metrics all`). */
+function allMetrics(metrics: readonly string[] | null | undefined): boolean {
+  return metrics?.length === 1 && metrics[0]!.trim().toLowerCase() === ALL_METRICS;
+}
+
+/** The metrics an evaluator computes for a --metrics list: every one for none or `all` (undefined), else the list. */
+export function evaluatorMetrics(metrics: readonly string[] | null | undefined): string[] | undefined {
+  return !metrics || allMetrics(metrics) ? undefined : [...metrics];
+}
+
+/**
+ * The results table: with --metrics (a list or `all`) RankResults' full table (every rank type, PyKEEN's keys);
+ * without, the compact one (compactTable).
+ */
+function resultsTable(results: RankResults, r: ReportInfo, format: "table" | "markdown"): string {
+  return r.metrics ? results.toTable({ format }) : compactTable(results, r.ks, format);
+}
+
+/**
+ * The table `kgrank evaluate` prints without --metrics, read at a glance: realistic ranks only, one column per side,
+ * the random expectation last; rows named as papers name them (MRR, Hits@k, MR, AMRI, z(MRR)), the keys they stand
+ * for in the footer. `ks` (--ks) gives the Hits@k rows (default 1, 3, 10).
+ */
+function compactTable(results: RankResults, ks: number[] | null, format: "table" | "markdown"): string {
+  const values = results.toJSON();
+  const intervals = results.intervals();
+  const sides = (["head", "tail", "both", "relation"] as const).filter(
+    (s) => values[s] && Object.keys(values[s].realistic).length > 0,
+  );
+  const relation = sides.includes("relation");
+  const entity = sides.some((s) => s !== "relation");
+  const rows: string[][] = [];
+  const used: string[] = [];
+  for (const [key, title] of compactRows(ks)) {
+    if (!sides.some((s) => key in values[s]!.realistic)) continue;
+    used.push(`${title} = ${key}`);
+    rows.push([
+      title,
+      ...sides.map((s) => {
+        const v = values[s]!.realistic[key];
+        const iv = intervals?.[s]?.realistic[key];
+        return iv && v !== undefined ? `${fmt(v)} [${fmt(iv.lower)}, ${fmt(iv.upper)}]` : fmt(v);
+      }),
+      ...(entity ? [fmt(safeExpected(results, `both.${key}`))] : []),
+      ...(relation ? [fmt(safeExpected(results, `relation.${key}`))] : []),
+    ]);
+  }
+  rows.push([
+    "rank width (pess. - opt.)",
+    ...sides.map((s) => fmt(nanIfMissing(() => results.meanRankWidth(s)))),
+    ...(entity ? [""] : []),
+    ...(relation ? [""] : []),
+  ]);
+  const header = ["metric", ...sides, ...(entity ? ["random E"] : []), ...(relation ? ["relation random E"] : [])];
+  // RankResults' footer (tasks, filter, weighting, "random E"): the text after its table.
+  const full = results.toTable({ format });
+  const footer = full.slice(full.indexOf("\n\n") + 2);
+  return (
+    `${table(format, header, rows)}\n\n${footer}\n` +
+    `Realistic ranks (ties share the mean position). ${used.join(", ")} (PyKEEN's keys, as in --format json); ` +
+    "--metrics all: every metric at every rank type (optimistic, realistic, pessimistic)."
+  );
+}
+
+/** The compact table's rows: metric key and the name users give it. */
+function compactRows(ks: number[] | null): [string, string][] {
+  return [
+    [MRR, "MRR"],
+    ...(ks ?? [1, 3, 10]).map((k): [string, string] => [`hits_at_${k}`, `Hits@${k}`]),
+    ["arithmetic_mean_rank", "MR"],
+    ["adjusted_arithmetic_mean_rank_index", "AMRI"],
+    ["z_inverse_harmonic_mean_rank", "z(MRR)"],
+  ];
 }
 
 /** How each temporal filter setting is introduced above its table. */
@@ -218,20 +306,54 @@ function constrainedTitle(c: CandidateProtocol): string {
   );
 }
 
-/** The table of full-split estimates from a sample of tasks (--sample-tasks). */
-function estimateLines(e: FullEstimates, format: "table" | "markdown"): string[] {
+/** The metric keys of an explicit --metrics list (not `all`), or null. */
+function listedMetrics(r: ReportInfo): Set<string> | null {
+  const list = evaluatorMetrics(r.metrics);
+  return list ? new Set(metricSelection(list, r.ks ?? undefined, "--metrics").map((m) => m.key)) : null;
+}
+
+/** Whether the estimates hold metric `key` (at some side and rank type). */
+function estimated(e: FullEstimates, key: string): boolean {
+  return Object.keys(e.values).some((k) => k.split(".")[2] === key);
+}
+
+/** The estimates of the listed metrics only (keys `side.rank_type.metric`). */
+function selectEstimates(e: FullEstimates, keys: Set<string>): FullEstimates {
+  return {
+    ...e,
+    values: Object.fromEntries(Object.entries(e.values).filter(([key]) => keys.has(key.split(".")[2]!))),
+  };
+}
+
+/**
+ * The table of full-split estimates from a sample of tasks (--sample-tasks): every estimate the run asked for
+ * (`compact` null), or without --metrics the compact table's metrics at realistic ranks, named as there (`compact`:
+ * the --ks cut-offs, undefined for the default).
+ */
+function estimateLines(e: FullEstimates, format: "table" | "markdown", compact: number[] | null | undefined): string[] {
   const level = `${+(100 * e.confidenceLevel).toFixed(6)}%`;
-  const rows = Object.entries(e.values).map(([key, v]) => [
-    key,
-    fmt(v.estimate),
-    fmt(v.lower),
-    fmt(v.upper),
-    fmt(v.standardError),
-  ]);
+  const scope = Object.keys(e.values)[0]?.split(".")[0] ?? "both";
+  const named: [string, string][] =
+    compact === null
+      ? Object.keys(e.values).map((key) => [key, key])
+      : compactRows(compact ?? null)
+          .map(([key, title]): [string, string] => [`${scope}.realistic.${key}`, title])
+          .filter(([key]) => key in e.values);
+  const rows = named.map(([key, title]) => {
+    const v = e.values[key]!;
+    return [title, fmt(v.estimate), fmt(v.lower), fmt(v.upper), fmt(v.standardError)];
+  });
+  const sides = scope === "both" ? "both sides" : `${scope} side`;
   return [
     `Estimates of the whole split's values from ${e.sampled} of its ${e.population} tasks (${e.stratify ? "stratified by relation" : "simple random sample"}), ${level} intervals (normal, finite-population corrected):`,
     "",
     table(format, ["metric", "estimate", "lower", "upper", "std. error"], rows),
+    ...(compact === null
+      ? []
+      : [
+          "",
+          `${sides}, realistic ranks; --metrics all: every estimate (MR, MRR, Hits@k and their adjusted forms at every rank type).`,
+        ]),
   ];
 }
 

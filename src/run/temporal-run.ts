@@ -21,7 +21,7 @@ import type { ShardSpec } from "./shard";
 import { json } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";
-import { renderEvaluation, type ReportInfo, type RunMeta } from "./render";
+import { evaluatorMetrics, renderEvaluation, type ReportInfo, type RunMeta } from "./render";
 import { fileFingerprint, resolveShard, runFingerprint, shardRows } from "./shard";
 import type { RunSide } from "./datasets";
 
@@ -143,7 +143,7 @@ export async function evaluateTemporal(
     filterQuadruples: [d.train, d.valid, d.test],
     sides: ranked.length === 2 ? "both" : ranked[0]!,
     ...(opts.ks ? { ks: opts.ks } : {}),
-    ...(opts.metrics ? { metrics: opts.metrics } : {}),
+    ...(evaluatorMetrics(opts.metrics) ? { metrics: evaluatorMetrics(opts.metrics) } : {}),
   });
   const staticTrain = new Int32Array((d.train.length / 4) * 3);
   for (let i = 0; i < d.train.length / 4; i++) staticTrain.set(d.train.subarray(4 * i, 4 * i + 3), 3 * i);
