@@ -186,7 +186,10 @@ export class RankEvaluator {
     return this.constraint?.sets ?? null;
   }
 
-  /** Typed candidates take whole score rows only (add / addSync): the other entry points are refused. */
+  /**
+   * Typed candidates take whole score rows (add / addSync) or a model's embeddings (addModel / addModelSync): the
+   * other entry points are refused.
+   */
   private checkUnconstrained(what: string, instead: string): void {
     if (this.constraint) {
       throw new KgrankStateError(
@@ -362,14 +365,13 @@ export class RankEvaluator {
    * filtered, restricted and weighted as score batches; both sides by default; `negatives`: the OGB protocol. */
   addModelSync(batch: ModelBatch): void {
     this.checkOpen("addModel");
-    this.checkUnconstrained("addModelSync", "score the rows (EmbeddingModel.scoreBatch) and add them");
     if (this.entityShard) {
       throw new KgrankStateError(
         "RankEvaluator.addModelSync: an entity shard's evaluator ranks with addModel (async), reading its entity range in chunks",
       );
     }
     const fields = options("batch", batch, MODEL_BATCH_KEYS);
-    const sides = prepareModelBatch(fields, this.context);
+    const sides = prepareModelBatch(fields, this.context, this.constraint);
     const relation = this.relationModelColumns(fields);
     runModelSync(sides);
     const columns = sides.map((w) => w.finish());
@@ -408,10 +410,9 @@ export class RankEvaluator {
    */
   async addModel(batch: ModelBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addModel");
-    this.checkUnconstrained("addModel", "score the rows (EmbeddingModel.scoreBatch) and add them");
     const { options: fields, asyncArgs } = callOptions("batch", batch, MODEL_BATCH_KEYS, true);
     const budget = memoryBudget(fields.memoryBudget);
-    const sides = prepareModelBatch(fields, this.context);
+    const sides = prepareModelBatch(fields, this.context, this.constraint);
     const relation = this.relationModelColumns(fields);
     const streamed = sides.some((w) => w.stream);
     const model = sides.find((w) => w.input)?.input;

@@ -12,6 +12,7 @@ import type { EmbeddingRankInput } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { EmbeddingModel, scoreOverflow } from "../scoring/embedding-model";
 import { describe, isArrayLike, optionKeys, threadCount, tripleArray, type Unchecked } from "../checks/validate";
+import { type CandidateConstraint, checkSetsAllowSome } from "./constrained-batch";
 import { partialColumns } from "./entity-shards";
 import type { BatchContext } from "./selection";
 import type { TaskColumns } from "./task-buffer";
@@ -136,8 +137,15 @@ export function batchModel(batch: Unchecked<ModelBatch>, ctx: BatchContext): Emb
   return model;
 }
 
-/** Checks a model batch of entity sides (its keys already checked) and prepares one kernel call per side. */
-export function prepareModelBatch(batch: Unchecked<ModelBatch>, ctx: BatchContext): ModelSideWork[] {
+/**
+ * Checks a model batch of entity sides (its keys already checked) and prepares one kernel call per side; with
+ * typed candidates (`constraint`, RankEvaluatorOptions.candidates) each row is ranked against its relation's set.
+ */
+export function prepareModelBatch(
+  batch: Unchecked<ModelBatch>,
+  ctx: BatchContext,
+  constraint: CandidateConstraint | null = null,
+): ModelSideWork[] {
   const model = batchModel(batch, ctx);
   const triples = tripleArray(
     "triples",
@@ -162,6 +170,24 @@ export function prepareModelBatch(batch: Unchecked<ModelBatch>, ctx: BatchContex
       );
   }
   const threads = threadCount(batch.threads) ?? ctx.threads;
+  if (constraint) {
+    if (batch.negatives !== undefined) {
+      throw new KgrankInputError(
+        "negatives",
+        "are a candidate set of their own (the OGB protocol), and this evaluator ranks against typed candidates " +
+          "(options.candidates): rank the negatives in an evaluator without candidates",
+      );
+    }
+    if (model.entitySource !== null) {
+      throw new KgrankInputError(
+        "model",
+        `reads its entity table from ${model.entitySource.name} in chunks, and typed candidates (options.candidates) ` +
+          "gather each relation's set from the whole table: build the model from the table in memory (no " +
+          "memoryBudget / --memory)",
+      );
+    }
+    return sides.map((s) => constrainedSide(model, triples, s, ctx, constraint, threads));
+  }
   return sides.map((s) => {
     if (batch.negatives !== undefined) {
       if (ctx.entityRange) {
@@ -302,6 +328,81 @@ function fullSide(
         relation: keys.relation,
         anchor: keys.origAnchor,
         truth: keys.origTruth,
+        weight: new Float64Array(rows).fill(NaN),
+      };
+    },
+  };
+}
+
+/**
+ * One side ranked against typed candidates: each row's candidates are its relation's set on that side (the kernel
+ * gathers them per relation: EmbeddingRankInput.candidateSets) and the true answer, which stays a candidate when the
+ * set leaves it out, less the other known answers the set holds (filtered), as rankConstrainedBatch ranks a score
+ * row. The exclusion list of a row is those known answers and, where the set holds it, the true answer itself, so
+ * the kernel's counts are over the other candidates: optimistic = 1 + greater, pessimistic = optimistic + equal,
+ * numCandidates = 1 + the set's size - the excluded answers scored (the kernel's removed count).
+ */
+function constrainedSide(
+  model: EmbeddingModel,
+  triples: Int32Array,
+  side: EvaluationSide,
+  ctx: BatchContext,
+  c: CandidateConstraint,
+  threads: number | undefined,
+): ModelSideWork {
+  const index = c.filtered ? (ctx.filter?.[side] ?? null) : null;
+  const keys = ctx.selection.keys(side, triples, index, true);
+  const rows = keys.kept; // no restriction beside candidates: every row
+  const { sets } = c;
+  checkSetsAllowSome(sets, side, rows, (r) => keys.relation[r]!);
+  const excludeOffsets = new Uint32Array(rows + 1);
+  const lists: Int32Array[] = [];
+  for (let i = 0; i < rows; i++) {
+    const rel = keys.relation[i]!;
+    const own = keys.origTruth[i]!;
+    const known = index ? index.answers(keys.anchor[i]!, rel) : Int32Array.of(own);
+    const kept = known.filter((a) => sets.has(side, rel, a));
+    lists.push(kept);
+    excludeOffsets[i + 1] = excludeOffsets[i]! + kept.length;
+  }
+  const excludeIds = new Int32Array(excludeOffsets[rows]!);
+  for (let i = 0; i < rows; i++) excludeIds.set(lists[i]!, excludeOffsets[i]!);
+  const out = new Float64Array(5 * rows + 2);
+  const { anchor, relation, truth } = { anchor: keys.origAnchor, relation: keys.relation, truth: keys.origTruth };
+  return {
+    side,
+    out,
+    threads,
+    skipped: 0,
+    rows,
+    input: model.job(side, anchor, relation, truth, {
+      candidateSets: sets.lists(side),
+      excludeOffsets,
+      excludeIds,
+    }),
+    stream: null,
+    finish() {
+      checkStatus(out, rows, model, side, anchor, relation, truth);
+      const optimistic = new Float64Array(rows);
+      const pessimistic = new Float64Array(rows);
+      const realistic = new Float64Array(rows);
+      const numCandidates = new Float64Array(rows);
+      for (let i = 0; i < rows; i++) {
+        const opt = 1 + out[i]!;
+        const pess = opt + out[rows + i]!;
+        optimistic[i] = opt;
+        pessimistic[i] = pess;
+        realistic[i] = 0.5 * (opt + pess);
+        numCandidates[i] = 1 + sets.size(side, relation[i]!) - out[3 * rows + i]!;
+      }
+      return {
+        optimistic,
+        pessimistic,
+        realistic,
+        numCandidates,
+        relation,
+        anchor,
+        truth,
         weight: new Float64Array(rows).fill(NaN),
       };
     },

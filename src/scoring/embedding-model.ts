@@ -313,7 +313,10 @@ export class EmbeddingModel {
     relation: Int32Array,
     truth: Int32Array,
     extra: Partial<
-      Pick<EmbeddingRankInput, "candidates" | "negatives" | "negativesPerRow" | "excludeOffsets" | "excludeIds">
+      Pick<
+        EmbeddingRankInput,
+        "candidates" | "candidateSets" | "negatives" | "negativesPerRow" | "excludeOffsets" | "excludeIds"
+      >
     > = {},
   ): EmbeddingRankInput {
     if (this.#source) {
@@ -344,6 +347,7 @@ export class EmbeddingModel {
       Pick<
         EmbeddingRankInput,
         | "candidates"
+        | "candidateSets"
         | "negatives"
         | "negativesPerRow"
         | "excludeOffsets"
