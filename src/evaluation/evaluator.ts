@@ -38,7 +38,7 @@ import type { CandidateSets } from "../ranking/candidate-sets";
 import { type BatchContext, TaskSelection } from "./selection";
 import { decodeShards, encodeState, evaluatorOptions, STATE_FORMAT_VERSION, type StateHeader, withMeta } from "./state";
 import { checkBootstrap } from "./tabulate";
-import { TaskBuffer, type TaskColumns } from "./task-buffer";
+import { copyColumns, TaskBuffer, type TaskColumns } from "./task-buffer";
 import {
   type ChunkedBatchOptions,
   type EvaluationInfo,
@@ -585,9 +585,12 @@ export class RankEvaluator {
     };
   }
 
-  /** The recorded tasks of a side (views; do not modify). */
+  /**
+   * The recorded tasks of a side: a copy (one fresh ArrayBuffer per call, 52 bytes a task), which the caller may
+   * change or transfer (postMessage to a Worker) without touching the evaluator's tasks.
+   */
   taskColumns(side: TaskSide): TaskColumns {
-    return this.tasks[side].columns();
+    return copyColumns(this.tasks[side].columns());
   }
 
   /** Per-task weights of a side: explicit, macro (1 / distinct answers of the task's key), or null (micro). */
