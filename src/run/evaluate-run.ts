@@ -42,6 +42,7 @@ import { emit, type Out } from "./out";
 import { Progress } from "./progress";
 import { type ReportInfo, renderEvaluation, type RunMeta } from "./render";
 import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRows } from "./shard";
+import { randomRankingWarning } from "./random-warning";
 import { writeRanksOut } from "./ranks-out";
 import { evaluateWithWorkers } from "./workers";
 import { checkTemporalFlags, evaluateTemporal } from "./temporal-run";
@@ -1192,6 +1193,12 @@ async function finishRun(
     opts.output,
     opts.quiet,
   );
+  // Ranks no better than chance: a note on stderr, apart from the results.
+  if (!opts.quiet) {
+    const fromModel = Boolean(opts.modelDir || opts.interaction || opts.entityEmbeddings);
+    const warning = randomRankingWarning(evaluator, fromModel);
+    if (warning) out.stderr(warning);
+  }
 }
 
 /** Flags that name a dataset, triples or another source of scores: none applies to dataset-free sampled ranking. */
