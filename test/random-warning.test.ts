@@ -54,15 +54,15 @@ function trainDistMult(): { ent: Float32Array; rel: Float32Array } {
         for (let e = 0; e < E; e++) {
           const g = p[e]! / z - (e === truth ? 1 : 0);
           for (let j = 0; j < D; j++) {
-            ge[e * D + j] += g * q[j]!;
-            ge[a * D + j] += g * rel[r * D + j]! * ent[e * D + j]!;
-            gr[r * D + j] += g * ent[a * D + j]! * ent[e * D + j]!;
+            ge[e * D + j] = ge[e * D + j]! + g * q[j]!;
+            ge[a * D + j] = ge[a * D + j]! + g * rel[r * D + j]! * ent[e * D + j]!;
+            gr[r * D + j] = gr[r * D + j]! + g * ent[a * D + j]! * ent[e * D + j]!;
           }
         }
       }
     }
-    for (let x = 0; x < ent.length; x++) ent[x] -= (8 * ge[x]!) / n;
-    for (let x = 0; x < rel.length; x++) rel[x] -= (8 * gr[x]!) / n;
+    for (let x = 0; x < ent.length; x++) ent[x] = ent[x]! - (8 * ge[x]!) / n;
+    for (let x = 0; x < rel.length; x++) rel[x] = rel[x]! - (8 * gr[x]!) / n;
   }
   return { ent: Float32Array.from(ent), rel: Float32Array.from(rel) };
 }

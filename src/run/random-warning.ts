@@ -11,7 +11,7 @@ import { getMetric } from "../metrics/catalogue";
 import { zScored } from "../metrics/derived";
 
 /** |z| below this for both MRR and MR: what uniformly random ranking gives in about 99.7 % of runs. */
-export const RANDOM_Z = 3;
+const RANDOM_Z = 3;
 /** Fewer tasks than this say too little either way: no warning. */
 const MIN_TASKS = 20;
 
