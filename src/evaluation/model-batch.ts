@@ -355,45 +355,51 @@ function constrainedSide(
   const rows = keys.kept; // no restriction beside candidates: every row
   const { sets } = c;
   checkSetsAllowSome(sets, side, rows, (r) => keys.relation[r]!);
+  const { anchor, relation, truth } = { anchor: keys.origAnchor, relation: keys.relation, truth: keys.origTruth };
+  // The kernel's rows in relation order (stable): the kernel shares each relation's passes over its set among that
+  // relation's rows, and an async call cut into slices of rows keeps them together. Position k is row order[k].
+  const order = Int32Array.from({ length: rows }, (_, i) => i).sort((x, y) => relation[x]! - relation[y]! || x - y);
+  const pick = (column: Int32Array) => Int32Array.from(order, (i) => column[i]!);
+  const [kAnchor, kRelation, kTruth] = [pick(anchor), pick(relation), pick(truth)];
   const excludeOffsets = new Uint32Array(rows + 1);
   const lists: Int32Array[] = [];
-  for (let i = 0; i < rows; i++) {
-    const rel = keys.relation[i]!;
-    const own = keys.origTruth[i]!;
-    const known = index ? index.answers(keys.anchor[i]!, rel) : Int32Array.of(own);
+  for (let k = 0; k < rows; k++) {
+    const i = order[k]!;
+    const rel = relation[i]!;
+    const known = index ? index.answers(keys.anchor[i]!, rel) : Int32Array.of(truth[i]!);
     const kept = known.filter((a) => sets.has(side, rel, a));
     lists.push(kept);
-    excludeOffsets[i + 1] = excludeOffsets[i]! + kept.length;
+    excludeOffsets[k + 1] = excludeOffsets[k]! + kept.length;
   }
   const excludeIds = new Int32Array(excludeOffsets[rows]!);
-  for (let i = 0; i < rows; i++) excludeIds.set(lists[i]!, excludeOffsets[i]!);
+  for (let k = 0; k < rows; k++) excludeIds.set(lists[k]!, excludeOffsets[k]!);
   const out = new Float64Array(5 * rows + 2);
-  const { anchor, relation, truth } = { anchor: keys.origAnchor, relation: keys.relation, truth: keys.origTruth };
   return {
     side,
     out,
     threads,
     skipped: 0,
     rows,
-    input: model.job(side, anchor, relation, truth, {
+    input: model.job(side, kAnchor, kRelation, kTruth, {
       candidateSets: sets.lists(side),
       excludeOffsets,
       excludeIds,
     }),
     stream: null,
     finish() {
-      checkStatus(out, rows, model, side, anchor, relation, truth);
+      checkStatus(out, rows, model, side, kAnchor, kRelation, kTruth, order);
       const optimistic = new Float64Array(rows);
       const pessimistic = new Float64Array(rows);
       const realistic = new Float64Array(rows);
       const numCandidates = new Float64Array(rows);
-      for (let i = 0; i < rows; i++) {
-        const opt = 1 + out[i]!;
-        const pess = opt + out[rows + i]!;
+      for (let k = 0; k < rows; k++) {
+        const i = order[k]!;
+        const opt = 1 + out[k]!;
+        const pess = opt + out[rows + k]!;
         optimistic[i] = opt;
         pessimistic[i] = pess;
         realistic[i] = 0.5 * (opt + pess);
-        numCandidates[i] = 1 + sets.size(side, relation[i]!) - out[3 * rows + i]!;
+        numCandidates[i] = 1 + sets.size(side, relation[i]!) - out[3 * rows + k]!;
       }
       return {
         optimistic,
@@ -429,11 +435,13 @@ function checkStatus(
   anchor: Int32Array,
   relation: Int32Array,
   truth: Int32Array,
+  order: Int32Array | null = null,
 ): void {
   const status = out[5 * rows]!;
+  // Kernel row i is the batch's task order[i] when the kernel took the rows in another order.
   const triple = (i: number) =>
-    `the ${side} side's task ${i} of the batch (triple (${side === "tail" ? anchor[i] : truth[i]}, ${relation[i]}, ` +
-    `${side === "tail" ? truth[i] : anchor[i]}))`;
+    `the ${side} side's task ${order ? order[i] : i} of the batch (triple (${side === "tail" ? anchor[i] : truth[i]}, ` +
+    `${relation[i]}, ${side === "tail" ? truth[i] : anchor[i]}))`;
   if (status === 3) {
     const row = out[5 * rows + 1]!;
     throw scoreOverflow(model, "model", `${triple(row)}, its true triple`, NaN);
