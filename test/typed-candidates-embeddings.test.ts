@@ -206,5 +206,16 @@ describe(`typed candidates from embeddings on ${backendLabel}`, () => {
       /candidate set of their own.*without candidates/,
     );
     expect(ev.taskCounts.head + ev.taskCounts.tail).toBe(0);
+    // Sets over fewer relations than the model, in an evaluator that names no numRelations: a relation past the
+    // sets is an id out of range, as for score rows.
+    const few = CandidateSets.fromPairs({ numEntities: E, numRelations: 2, head: [0, 1, 1, 1], tail: [0, 1, 1, 1] });
+    const loose = new RankEvaluator({ numEntities: E, candidates: few });
+    const far = Int32Array.from([0, 5, 1]);
+    expectInputError(() => loose.addModelSync({ model, triples: far, side: "tail" }), "triples", /relation/);
+    expectInputError(
+      () => loose.addSync({ triples: far, side: "tail", scores: modelScoreMatrix(model, far, "tail") }),
+      "triples",
+      /relation/,
+    );
   });
 });
