@@ -4,6 +4,8 @@
  * other known answers as an exclusion list per row, one kernel call per side (rankEmbeddings: scores computed and
  * counted in the same pass, never materialised), then the counts become task columns as in ./score-batch.
  * With `negatives` (OGB protocol) the K given entities per triple are the candidates, unfiltered, as addSampled.
+ * With typed candidates (RankEvaluatorOptions.candidates) each row is ranked against its relation's set, the kernel
+ * gathering the set from the table (constrainedSide), as ./constrained-batch ranks a score row.
  */
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
