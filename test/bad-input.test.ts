@@ -80,6 +80,14 @@ const f32 = (n: number, v = 0.5) => new Float32Array(n).fill(v);
 const shardJob = { run: "mh8k2x1c-0a1b2c3d4e5f", args: ["evaluate", "--dataset", "nations"], shard: 0, shards: 2 };
 const triples = Int32Array.from([0, 0, 1, 1, 0, 2]);
 const ev = () => new RankEvaluator({ numEntities: 3, filterTriples: triples });
+/** An evaluator with typed candidates: relation 0 allows every head and the tails of `tail` ((relation, entity) pairs). */
+const typedEv = (tail: number[]) =>
+  new RankEvaluator({
+    numEntities: 3,
+    numRelations: 1,
+    filterTriples: triples,
+    candidates: CandidateSets.fromPairs({ numEntities: 3, numRelations: 1, head: [0, 0, 0, 1, 0, 2], tail }),
+  });
 
 /** A 3-entity, 1-relation DistMult model (width 2), with `over` replacing options. */
 const emb = (over: Record<string, unknown> = {}) =>
@@ -1166,6 +1174,28 @@ export const CASES: Case[] = [
     kind: "table read in chunks ranked by the sync addModelSync",
     call: () =>
       ev().addModelSync({ model: emb({ entityEmbeddings: openEntityTable(modelFiles.p("entity.npy")) }), triples }),
+    error: KgrankInputError,
+    argument: "model",
+  },
+  {
+    kind: "typed candidates from a model: a relation allowing no tail",
+    call: () => typedEv([]).addModelSync({ model: emb(), triples: [0, 0, 1], side: "tail" }),
+    error: KgrankInputError,
+    argument: "candidates",
+  },
+  {
+    kind: "typed candidates from a model with OGB negatives",
+    call: () => typedEv([0, 1, 0, 2]).addModelSync({ model: emb(), triples, side: "tail", negatives: [0, 1] }),
+    error: KgrankInputError,
+    argument: "negatives",
+  },
+  {
+    kind: "typed candidates from a table read in chunks",
+    call: () =>
+      typedEv([0, 1, 0, 2]).addModel({
+        model: emb({ entityEmbeddings: openEntityTable(modelFiles.p("entity.npy")) }),
+        triples,
+      }),
     error: KgrankInputError,
     argument: "model",
   },

@@ -153,15 +153,31 @@ describe("backend parity of ranking from embeddings", () => {
           const truth = ids(n);
           const excludeOffsets = Uint32Array.from({ length: rows + 1 }, (_, i) => 2 * i);
           const excludeIds = Int32Array.from({ length: 2 * rows }, (_, j) => (truth[j >> 1]! + 1 + j) % n);
+          // Typed candidates: relation 0 allows the even entities, relation 1 every fifth from 1, relation 2 none.
+          const setIds = [0, 1, 2].map((r) =>
+            Array.from({ length: n }, (_, e) => e).filter((e) => (r === 0 ? e % 2 === 0 : r === 1 && e % 5 === 1)),
+          );
+          const candidateSets = {
+            offsets: Int32Array.of(0, setIds[0]!.length, setIds[0]!.length + setIds[1]!.length, setIds.flat().length),
+            ids: Int32Array.from(setIds.flat()),
+          };
           for (const side of ["head", "tail"] as const) {
-            const job = model.job(side, anchor, relation, truth, { excludeOffsets, excludeIds });
-            const outs = variants.map((v) => {
-              const out = new Float64Array(5 * rows + 2);
-              v.kernels.rankEmbeddings(job, out, v.threads);
-              return { name: v.name, out: Array.from(out) };
-            });
-            for (const other of outs.slice(1))
-              expect(other.out, `${side}: ${other.name} vs ${outs[0]!.name}`).toEqual(outs[0]!.out);
+            for (const typed of [false, true]) {
+              const job = model.job(side, anchor, relation, truth, {
+                excludeOffsets,
+                excludeIds,
+                ...(typed ? { candidateSets } : {}),
+              });
+              const outs = variants.map((v) => {
+                const out = new Float64Array(5 * rows + 2);
+                v.kernels.rankEmbeddings(job, out, v.threads);
+                return { name: v.name, out: Array.from(out) };
+              });
+              for (const other of outs.slice(1))
+                expect(other.out, `${side}${typed ? " typed" : ""}: ${other.name} vs ${outs[0]!.name}`).toEqual(
+                  outs[0]!.out,
+                );
+            }
           }
           // Relation scores of the (anchor, truth) pairs: every relation, every backend, bit for bit.
           const pairs = variants.map((v) => {

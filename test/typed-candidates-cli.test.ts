@@ -4,15 +4,25 @@
  * frequency baseline's scores, its states (beside --save-state), merge and compare of them, and every user error
  * (file, line and fix; flags it does not go with).
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
-import { CandidateSets, FrequencyBaseline, loadDataset, parseCandidateText, RankEvaluator } from "../src/index";
+import {
+  CandidateSets,
+  EmbeddingModel,
+  FrequencyBaseline,
+  loadDataset,
+  parseCandidateText,
+  RankEvaluator,
+  writeNpy,
+} from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { expectUserError, kgrank } from "./helpers/cli";
+import { randomValues } from "./helpers/embedding-reference";
 import { expectInputError } from "./helpers/errors";
+import { modelScoreMatrix } from "./helpers/model-scores";
 import { KgrankInputError } from "../src/checks/errors";
 import { tempDir } from "./helpers/temp";
 
@@ -170,6 +180,86 @@ describe(`typed candidates in files and the CLI on ${backendLabel}`, () => {
     expect(text.match(/inverse_harmonic_mean_rank/g)).toHaveLength(2);
   });
 
+  it("evaluate --model-dir --constrain-candidates: the numbers of the model's score files, bit for bit", async () => {
+    const dir = tempDir("typed-model");
+    // A grid of quarters: many exact ties.
+    const entity = randomValues(ds.numEntities * 8, 41).map((x) => Math.round(4 * x) / 4);
+    const relation = randomValues(ds.numRelations * 8, 42);
+    const model = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: { data: entity, shape: [ds.numEntities, 8] },
+      relationEmbeddings: { data: relation, shape: [ds.numRelations, 8] },
+    });
+    mkdirSync(path.join(dir, "model"));
+    writeNpy(path.join(dir, "model", "entity_embedding.npy"), entity, [ds.numEntities, 8]);
+    writeNpy(path.join(dir, "model", "relation_embedding.npy"), relation, [ds.numRelations, 8]);
+    writeFileSync(
+      path.join(dir, "model", "config.json"),
+      JSON.stringify({ model: "DistMult", hidden_dim: 8, gamma: 0 }),
+    );
+    const test = ds.splits.test;
+    for (const side of ["head", "tail"] as const)
+      writeNpy(path.join(dir, `${side}.npy`), modelScoreMatrix(model, test, side) as Float32Array, [
+        test.length / 3,
+        ds.numEntities,
+      ]);
+    // Nations' ids, and a sparse file whose sets leave out many true answers (and one relation with one entity).
+    const lines: string[] = [];
+    for (let r = 0; r < ds.numRelations; r++) {
+      lines.push(["head", R[r], ...E.filter((_, e) => (e + r) % 3 === 0)].join("\t"));
+      lines.push(
+        ["tail", R[r], ...(r === 0 ? [E[5]!] : E.filter((_, e) => (e * r) % 4 === 1 || e === r % 7))].join("\t"),
+      );
+    }
+    writeFileSync(path.join(dir, "sparse.tsv"), lines.join("\n") + "\n");
+    for (const sets of ["train", "sparse.tsv"]) {
+      for (const filter of [[], ["--filter", "none"]]) {
+        const common = ["evaluate", "--dataset", "nations", "--constrain-candidates", sets, ...filter];
+        const fromModel = await kgrank([...common, "--model-dir", "model", "--format", "json", "-q"], dir);
+        expect(fromModel.status, fromModel.stderr).toBe(0);
+        const fromFiles = await kgrank(
+          [...common, "--scores-head", "head.npy", "--scores-tail", "tail.npy", "--format", "json", "-q"],
+          dir,
+        );
+        expect(fromFiles.status, fromFiles.stderr).toBe(0);
+        const a = JSON.parse(fromModel.stdout);
+        const b = JSON.parse(fromFiles.stdout);
+        expect(a.constrained, `${sets} ${filter.join(" ")}`).toEqual(b.constrained);
+        expect(a.results).toEqual(b.results);
+        expect(a.constrained.results.both.realistic.inverse_harmonic_mean_rank).not.toBe(
+          a.results.both.realistic.inverse_harmonic_mean_rank,
+        );
+      }
+    }
+    // --ranks-out and states: the typed state beside --save-state holds the same tasks.
+    for (const [name, flags] of [
+      ["m", ["--model-dir", "model"]],
+      ["f", ["--scores-head", "head.npy", "--scores-tail", "tail.npy"]],
+    ] as const) {
+      const r = await kgrank(
+        [
+          "evaluate",
+          "--dataset",
+          "nations",
+          "--constrain-candidates",
+          "sparse.tsv",
+          ...flags,
+          "--save-state",
+          `${name}.kgrs`,
+          "-q",
+        ],
+        dir,
+      );
+      expect(r.status, r.stderr).toBe(0);
+    }
+    const states = ["m", "f"].map((n) =>
+      RankEvaluator.deserialize(readFileSync(path.join(dir, `${n}.constrained.kgrs`))),
+    );
+    for (const side of ["head", "tail"] as const)
+      for (const key of ["optimistic", "pessimistic", "numCandidates"] as const)
+        expect(Array.from(states[0]!.taskColumns(side)[key])).toEqual(Array.from(states[1]!.taskColumns(side)[key]));
+  });
+
   it("saves the typed protocol's state beside --save-state; its shards merge, protocols never mix", async () => {
     const dir = tempDir("typed-state");
     const whole = JSON.parse(
@@ -207,8 +297,12 @@ describe(`typed candidates in files and the CLI on ${backendLabel}`, () => {
       [["--constrain-candidates", "train", "--sample-tasks", "50"], /does not go with --sample-tasks/],
       [["--constrain-candidates", "train", "--workers", "2"], /does not go with --workers/],
       [
-        ["--constrain-candidates", "train", "--dataset", "nations", "--model-dir", "model"],
-        /does not go with --model-dir: a model's ranks .*write its scores/,
+        ["--constrain-candidates", "train", "--dataset", "nations", "--model-dir", "model", "--memory", "64MiB"],
+        /does not go with --memory: a model's typed candidates are gathered .*drop --memory/,
+      ],
+      [
+        ["--constrain-candidates", "train", "--dataset", "nations", "--model-dir", "model", "--negatives-ids", "n.npy"],
+        /does not go with --negatives-ids: sampled negatives are a candidate set of their own/,
       ],
     ];
     for (const [args, message] of cases) expectUserError(await kgrank(["evaluate", ...args], dir), message);

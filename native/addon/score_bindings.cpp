@@ -23,6 +23,10 @@ struct Ids {
   std::vector<int32_t> anchor, relation, truth, candidates, negatives, exclude_ids;
   std::vector<uint32_t> exclude_offsets;
   std::vector<double> true_scores;
+  // Typed candidates by relation (checked: offsets from 0, not decreasing, within set_ids; each relation's ids
+  // ascending entity ids); empty for none.
+  std::vector<uint32_t> set_offsets;
+  std::vector<int32_t> set_ids;
 };
 
 struct ScoreJob {
@@ -75,6 +79,10 @@ struct ScoreJob {
       q.exclude_ids = ids->exclude_ids.data();
     }
     if (!ids->true_scores.empty()) q.true_scores = ids->true_scores.data() + r0;
+    if (!ids->set_offsets.empty()) {
+      q.set_offsets = ids->set_offsets.data();
+      q.set_ids = ids->set_ids.data();
+    }
     kgrank::EmbeddingCounts c{out + r0, out + rows + r0, out + 2 * rows + r0, out + 3 * rows + r0,
                               out + 4 * rows + r0};
     kgrank::Status s = kgrank::rank_embeddings<T>(m, q, c, simd, threads, control);
@@ -103,9 +111,15 @@ struct ScoreJob {
   // the width), in whole blocks of 256 rows, the block the scoring kernel shares one pass over the entities among.
   size_t total_rows() const { return ids->anchor.size(); }
   size_t slice_rows() const {
-    const size_t per_row = std::max<size_t>(1, (negatives_per_row > 0   ? negatives_per_row
-                                                : ids->candidates.empty() ? num_entities
-                                                                          : ids->candidates.size()) *
+    // Typed candidates: the largest set bounds a row's.
+    size_t set_max = 0;
+    for (size_t r = 0; r + 1 < ids->set_offsets.size(); ++r) {
+      set_max = std::max<size_t>(set_max, ids->set_offsets[r + 1] - ids->set_offsets[r]);
+    }
+    const size_t per_row = std::max<size_t>(1, (negatives_per_row > 0      ? negatives_per_row
+                                                : !ids->set_offsets.empty() ? set_max
+                                                : ids->candidates.empty()   ? num_entities
+                                                                            : ids->candidates.size()) *
                                                   entity_width);
     const size_t block = 256;
     const size_t want = std::max<size_t>(1, kSliceBytes / per_row);
@@ -131,13 +145,50 @@ void check_range(Napi::Env env, const std::vector<int32_t>& v, size_t bound, con
   }
 }
 
+// Typed candidates (arguments 14 and 15): copied, then checked on the copies. The offsets must cover every relation
+// a row names (relation ids were checked against numRelations first), start at 0, not decrease and end within the
+// ids; each relation's ids must be ascending entity ids (no repeat: a repeat would be counted twice).
+void check_sets(Napi::Env env, const Napi::CallbackInfo& info, size_t rows, size_t num_entities, Ids* ids) {
+  const std::vector<int32_t> offsets = copy_ids<int32_t>(info, 14, "setOffsets", napi_int32_array);
+  ids->set_ids = copy_ids<int32_t>(info, 15, "setIds", napi_int32_array);
+  if (offsets.empty()) {
+    if (!ids->set_ids.empty()) throw_range(env, "setIds needs setOffsets");
+    return;
+  }
+  size_t used = 0;
+  for (size_t i = 0; i < rows; ++i) used = std::max(used, static_cast<size_t>(ids->relation[i]) + 1);
+  if (offsets.size() < used + 1) {
+    throw_range(env, "setOffsets must hold an offset per relation the rows name, plus one");
+  }
+  if (offsets[0] != 0) throw_range(env, "setOffsets must start at 0");
+  ids->set_offsets.resize(used + 1);
+  for (size_t r = 0; r <= used; ++r) {
+    if (offsets[r] < 0 || static_cast<size_t>(offsets[r]) > ids->set_ids.size() || (r > 0 && offsets[r] < offsets[r - 1])) {
+      throw_range(env, "setOffsets[" + std::to_string(r) + "] = " + std::to_string(offsets[r]) +
+                           " is not an ascending offset within setIds");
+    }
+    ids->set_offsets[r] = static_cast<uint32_t>(offsets[r]);
+  }
+  for (size_t r = 0; r < used; ++r) {
+    for (uint32_t k = ids->set_offsets[r]; k < ids->set_offsets[r + 1]; ++k) {
+      const int32_t v = ids->set_ids[k];
+      if (v < 0 || static_cast<size_t>(v) >= num_entities || (k > ids->set_offsets[r] && v <= ids->set_ids[k - 1])) {
+        throw_range(env, "setIds[" + std::to_string(k) + "] = " + std::to_string(v) + " (relation " + std::to_string(r) +
+                             ") is not an entity id in [0, " + std::to_string(num_entities) +
+                             ") above the relation's previous one");
+      }
+    }
+  }
+}
+
 // Arguments: entity, relation, entityScale (same type; length 0 = none), meta (Float64Array: interaction, layout,
 // numEntities, entityWidth, numRelations, relationWidth, phaseScale, headSide, entityOffset), anchor, relation ids,
 // truth, candidates (length 0 = all), negatives (length 0 = none), excludeOffsets (Uint32Array, length 0 = none),
 // excludeIds, anchorRows (entity's type, rows x entityWidth; length 0 = from the table), anchorScale (length 0 =
-// none), trueScores (Float64Array, rows; length 0 = computed from truth), out (Float64Array, 5 x rows + 2: greater |
-// equal | nan | removed | trueScore | status, index), negativesPerRow, simd, threads; the async binding takes an
-// optional job control after threads (async.h).
+// none), trueScores (Float64Array, rows; length 0 = computed from truth), setOffsets and setIds (Int32Array each,
+// typed candidates: relation r's candidates are setIds[setOffsets[r] .. setOffsets[r + 1]), ascending; length 0 =
+// none), out (Float64Array, 5 x rows + 2: greater | equal | nan | removed | trueScore | status, index),
+// negativesPerRow, simd, threads; the async binding takes an optional job control after threads (async.h).
 ScoreJob score_job(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::TypedArray ent = typed_array_arg(info, 0, "entity");
@@ -228,7 +279,7 @@ ScoreJob score_job(const Napi::CallbackInfo& info) {
   if (job.entity_offset != 0 && (!ids->candidates.empty() || !ids->negatives.empty())) {
     throw_range(env, "candidates and negatives need entityOffset 0");
   }
-  job.negatives_per_row = size_arg(info, 15, "negativesPerRow", 0);
+  job.negatives_per_row = size_arg(info, 17, "negativesPerRow", 0);
   if (ids->negatives.size() != rows * job.negatives_per_row) throw_range(env, "negatives.length must be rows x negativesPerRow");
   if (!ids->exclude_offsets.empty()) {
     const auto& o = ids->exclude_offsets;
@@ -239,11 +290,16 @@ ScoreJob score_job(const Napi::CallbackInfo& info) {
       if (o[i] > o[i + 1]) throw_range(env, "excludeOffsets must not decrease");
     }
   }
-  Napi::TypedArray out = typed_array_arg(info, 14, "out");
+  check_sets(env, info, rows, job.num_entities, ids.get());
+  if (!ids->set_offsets.empty() &&
+      (!ids->candidates.empty() || !ids->negatives.empty() || job.entity_offset != 0)) {
+    throw_range(env, "setOffsets (typed candidates) take no candidates, negatives or entityOffset");
+  }
+  Napi::TypedArray out = typed_array_arg(info, 16, "out");
   if (out.TypedArrayType() != napi_float64_array || out.ElementLength() != 5 * rows + 2) {
     throw_type(env, "out must be a Float64Array of 5 x rows + 2");
   }
-  const CountOptions opt = options_arg(info, 16, 17);
+  const CountOptions opt = options_arg(info, 18, 19);
   job.simd = opt.simd;
   job.threads = opt.threads;
   job.entity = raw_data(ent);
@@ -263,7 +319,7 @@ Napi::Value RankEmbeddings(const Napi::CallbackInfo& info) {
 
 Napi::Value RankEmbeddingsAsync(const Napi::CallbackInfo& info) {
   const ScoreJob job = score_job(info);
-  return queue_job(info, "kgrank:rankEmbeddings", job, 15, 18);
+  return queue_job(info, "kgrank:rankEmbeddings", job, 17, 20);
 }
 
 // Arguments: a Float32Array or Float64Array. Returns the index of its first NaN or infinite value, or -1.
@@ -310,10 +366,11 @@ kgrank::Status top_k_go(const ScoreJob& job, size_t k, size_t begin, size_t end,
 Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const size_t n = info.Length();
-  if (n < 19) throw_range(env, "topKEmbeddings takes rankEmbeddings' arguments, then topK, ids, scores and floor");
+  if (n < 21) throw_range(env, "topKEmbeddings takes rankEmbeddings' arguments, then topK, ids, scores and floor");
   const ScoreJob job = score_job(info);
   // A slice of a table (entityOffset, the anchors' rows given apart) lists global ids; there is no true score.
   if (!job.ids->true_scores.empty()) throw_range(env, "topKEmbeddings takes no trueScores");
+  if (!job.ids->set_offsets.empty()) throw_range(env, "topKEmbeddings takes no setOffsets");
   const std::vector<double> meta = copy_ids<double>(info, n - 4, "topK", napi_float64_array);
   const std::vector<double> floor = copy_ids<double>(info, n - 1, "floor", napi_float64_array);
   if (meta.size() != 3) throw_range(env, "topK must hold 3 numbers: k, begin, end");
@@ -351,10 +408,11 @@ Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
 Napi::Value ScoreRelations(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const size_t n = info.Length();
-  if (n < 19) throw_range(env, "scoreRelations takes rankEmbeddings' arguments, then scores");
+  if (n < 21) throw_range(env, "scoreRelations takes rankEmbeddings' arguments, then scores");
   const ScoreJob job = score_job(info);
   const Ids& ids = *job.ids;
   if (!ids.candidates.empty() || !ids.negatives.empty() || !ids.exclude_offsets.empty() || !ids.true_scores.empty() ||
+      !ids.set_offsets.empty() ||
       job.anchor_rows != nullptr || job.entity_offset != 0) {
     throw_range(env, "scoreRelations takes no candidates, negatives, exclusions, anchorRows, trueScores or entityOffset");
   }

@@ -366,23 +366,92 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
     return Status::success();
   }
 
-  const size_t n_cand = qs.candidates ? qs.num_candidates : m.num_entities;
-  const size_t tasks = (n_cand + kChunk - 1) / kChunk;
+  // Candidate groups: every row against one list (every entity, or the shared `candidates`), or, with typed
+  // candidates, the rows of each relation (in row order) against that relation's set. Positions [r0, r1) of a group
+  // are rows order[r0 .. r1) (identity without typed candidates); the grouped query rows lie contiguous, so a task
+  // is the same kernel call over a candidate chunk and a block of query rows as without groups.
+  struct Group {
+    size_t r0, r1;
+    const int32_t* cand;  // null: candidate j is entity j
+    size_t n;
+  };
+  struct Task {
+    size_t group, begin, r0, nr;  // candidates [begin, begin + kChunk) of the group's list, positions r0 .. r0 + nr
+  };
+  std::vector<Group> groups;
+  std::vector<Task> task_list;
+  std::vector<uint32_t> order;  // position -> row; empty: the identity
+  std::vector<T> grouped_query, grouped_coeff;
+  std::vector<float> grouped_threshold;
+  KGRANK_TRY {
+    if (qs.set_offsets) {
+      int32_t top = 0;
+      for (size_t i = 0; i < rows; ++i) top = qs.relation[i] > top ? qs.relation[i] : top;
+      std::vector<size_t> at(static_cast<size_t>(top) + 2, 0);
+      for (size_t i = 0; i < rows; ++i) ++at[static_cast<size_t>(qs.relation[i]) + 1];
+      for (size_t r = 1; r < at.size(); ++r) at[r] += at[r - 1];
+      for (size_t r = 0; r + 1 < at.size(); ++r) {
+        if (at[r + 1] > at[r]) {
+          groups.push_back({at[r], at[r + 1], qs.set_ids + qs.set_offsets[r], qs.set_offsets[r + 1] - qs.set_offsets[r]});
+        }
+      }
+      order.resize(rows);
+      for (size_t i = 0; i < rows; ++i) order[at[static_cast<size_t>(qs.relation[i])]++] = static_cast<uint32_t>(i);
+      if constexpr (std::is_same<T, float>::value) {
+        grouped_query.resize(rows * dim);
+        if (!coeff.empty()) grouped_coeff.resize(rows * dim);
+        grouped_threshold.resize(rows);
+        for (size_t k = 0; k < rows; ++k) {
+          std::copy_n(query.data() + order[k] * dim, dim, grouped_query.data() + k * dim);
+          if (!coeff.empty()) std::copy_n(coeff.data() + order[k] * dim, dim, grouped_coeff.data() + k * dim);
+          grouped_threshold[k] = threshold[order[k]];
+        }
+      }
+    } else {
+      groups.push_back({0, rows, qs.candidates, qs.candidates ? qs.num_candidates : m.num_entities});
+    }
+    // Tasks: each group's candidate chunks, each for a block of its rows (all of them unless the job may be
+    // cancelled), chunk by chunk.
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const size_t n_rows = groups[g].r1 - groups[g].r0;
+      const size_t row_block = control != nullptr ? kRowBlock : n_rows;
+      for (size_t begin = 0; begin < groups[g].n; begin += kChunk) {
+        for (size_t r0 = 0; r0 < n_rows; r0 += row_block) {
+          task_list.push_back({g, begin, groups[g].r0 + r0, r0 + row_block < n_rows ? row_block : n_rows - r0});
+        }
+      }
+    }
+  } KGRANK_CATCH(const std::bad_alloc&) {
+    return Status::invalid("out of memory for the candidate groups of this batch: pass fewer triples per call");
+  }
+  const auto row_at = [&](size_t pos) { return order.empty() ? pos : static_cast<size_t>(order[pos]); };
+  const size_t tasks = task_list.size();
   std::vector<std::atomic<uint64_t>> totals(3 * rows);
   for (auto& v : totals) v.store(0, std::memory_order_relaxed);
-  if (control != nullptr) control->add_total(tasks * rows + (qs.exclude_offsets ? rows : 0));
+  size_t units = qs.exclude_offsets ? rows : 0;
+  for (const Task& t : task_list) units += t.nr;
+  if (control != nullptr) control->add_total(units);
 
-  // Tasks: candidate chunks, each for a block of rows (all rows unless the job may be cancelled).
-  const size_t row_block = control != nullptr ? kRowBlock : (rows > 0 ? rows : 1);
-  const size_t blocks = (rows + row_block - 1) / row_block;
   if constexpr (std::is_same<T, float>::value) {
-    const ChunkPlan plan{op, dim, query.data(), coeff.empty() ? nullptr : coeff.data(), threshold.data(), rows,
-                         entity, width, map.data(), m.entity_scale, qs.candidates, n_cand};
+    const bool grouped = !order.empty();
+    const ChunkPlan plan{op,
+                         dim,
+                         grouped ? grouped_query.data() : query.data(),
+                         coeff.empty() ? nullptr : grouped ? grouped_coeff.data() : coeff.data(),
+                         grouped ? grouped_threshold.data() : threshold.data(),
+                         rows,
+                         entity,
+                         width,
+                         map.data(),
+                         m.entity_scale,
+                         nullptr,
+                         0};
     const ChunkFn kernel = chunk_kernel(simd);
-    parallel_for(tasks * blocks, threads, [&](size_t t) {
-      const size_t task = t / blocks;
-      const size_t r0 = (t % blocks) * row_block;
-      const size_t nr = r0 + row_block < rows ? row_block : rows - r0;
+    parallel_for(tasks, threads, [&](size_t t) {
+      const Task& task = task_list[t];
+      const Group& g = groups[task.group];
+      const size_t r0 = task.r0;
+      const size_t nr = task.nr;
       KGRANK_TRY {
         thread_local std::vector<float> pack;
         thread_local std::vector<uint32_t> local;
@@ -393,12 +462,16 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
         if (part.coeff != nullptr) part.coeff += r0 * dim;
         part.threshold += r0;
         part.rows = nr;
-        const size_t begin = task * kChunk;
-        const size_t end = begin + kChunk < n_cand ? begin + kChunk : n_cand;
+        part.candidates = g.cand;
+        part.num_candidates = g.n;
+        const size_t begin = task.begin;
+        const size_t end = begin + kChunk < g.n ? begin + kChunk : g.n;
         kernel(part, begin, end, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
         for (size_t c = 0; c < 3; ++c) {
           for (size_t k = 0; k < nr; ++k) {
-            if (local[c * nr + k] != 0) totals[c * rows + r0 + k].fetch_add(local[c * nr + k], std::memory_order_relaxed);
+            if (local[c * nr + k] != 0) {
+              totals[c * rows + row_at(r0 + k)].fetch_add(local[c * nr + k], std::memory_order_relaxed);
+            }
           }
         }
       } KGRANK_CATCH(...) {
@@ -407,27 +480,27 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
       if (control != nullptr) control->advance(nr);
     }, control);
   } else {  // wide: the scalar pair loop in double, the same chunks
-    parallel_for(tasks * blocks, threads, [&](size_t t) {
-      const size_t task = t / blocks;
-      const size_t r0 = (t % blocks) * row_block;
-      const size_t r1 = r0 + row_block < rows ? r0 + row_block : rows;
-      const size_t begin = task * kChunk;
-      const size_t end = begin + kChunk < n_cand ? begin + kChunk : n_cand;
-      for (size_t i = r0; i < r1; ++i) {
+    parallel_for(tasks, threads, [&](size_t t) {
+      const Task& task = task_list[t];
+      const Group& g = groups[task.group];
+      const size_t begin = task.begin;
+      const size_t end = begin + kChunk < g.n ? begin + kChunk : g.n;
+      for (size_t pos = task.r0; pos < task.r0 + task.nr; ++pos) {
+        const size_t i = row_at(pos);
         const T t = static_cast<T>(out.true_score[i]);
-        uint64_t g = 0, e = 0, n = 0;
+        uint64_t gt = 0, e = 0, n = 0;
         for (size_t j = begin; j < end; ++j) {
-          const size_t ent = qs.candidates ? static_cast<size_t>(qs.candidates[j]) : j;
+          const size_t ent = g.cand ? static_cast<size_t>(g.cand[j]) : j;
           const T s = score_of(i, ent);
-          g += s > t;
+          gt += s > t;
           e += s == t;
           n += s != s;
         }
-        totals[i].fetch_add(g, std::memory_order_relaxed);
+        totals[i].fetch_add(gt, std::memory_order_relaxed);
         totals[rows + i].fetch_add(e, std::memory_order_relaxed);
         totals[2 * rows + i].fetch_add(n, std::memory_order_relaxed);
       }
-      if (control != nullptr) control->advance(r1 - r0);
+      if (control != nullptr) control->advance(task.nr);
     }, control);
   }
   if (failed.load()) return Status::invalid("out of memory for the scoring tiles: use fewer threads");

@@ -68,6 +68,14 @@ struct EmbeddingQueries {
   size_t num_candidates = 0;
   const int32_t* negatives = nullptr;
   size_t negatives_per_row = 0;
+  // Typed candidates (constrained.h's sets, by relation): row i's candidates are
+  // set_ids[set_offsets[relation[i]] .. set_offsets[relation[i] + 1]), a candidate gather per relation; the true
+  // answer is a column only where its relation's set holds it (then counted as equal, as with `candidates`). The
+  // rows of one relation share the kernel's passes over their set (chunks of kChunk ids x blocks of rows), so every
+  // (query, entity) score is the lane's score of the whole-table path bit for bit. set_offsets has one entry per
+  // relation the rows name, plus one; null for none. Excludes `candidates`, `negatives` and an entity_offset.
+  const uint32_t* set_offsets = nullptr;
+  const int32_t* set_ids = nullptr;
   // Filter: for row i, exclude_ids[exclude_offsets[i] .. exclude_offsets[i+1]) are scored individually (by the code
   // that scores their columns) and taken out of the counts. Null for none.
   const uint32_t* exclude_offsets = nullptr;

@@ -1,5 +1,6 @@
 // Ranking from embeddings (rank_embeddings): for a fuzzed interaction, complex layout, width, model, queries and
-// candidate mode (every entity with filter exclusions, a candidate subset, OGB negatives), at every SIMD level and
+// candidate mode (every entity with filter exclusions, a candidate subset, OGB negatives, typed candidates: a set
+// per relation, some empty, with filter exclusions), at every SIMD level and
 // 1 / 2 / 3 threads, float32 and float64, the kernel's counts must equal a plain loop over score_triple() (the
 // single-pair code; the oracle is native/tests/interaction_oracle.h, shared with test_interaction): each vector
 // lane computes each score bit for bit as the scalar code. Values are finite and bounded (the loaders refuse
@@ -63,10 +64,17 @@ void run(FuzzedDataProvider& p) {
     job.truth[i] = p.ConsumeIntegralInRange<int32_t>(0, static_cast<int32_t>(n - 1));
   }
   job.head = p.ConsumeBool();
-  job.mode = static_cast<kgrank_oracle::Job::Mode>(p.ConsumeIntegralInRange<int>(0, 2));
+  job.mode = static_cast<kgrank_oracle::Job::Mode>(p.ConsumeIntegralInRange<int>(0, 3));
   job.off.assign(rows + 1, 0);
   job.K = p.ConsumeIntegralInRange<size_t>(1, 12);
-  if (job.mode == kgrank_oracle::Job::AllEntities) {
+  if (job.mode == kgrank_oracle::Job::Typed) {
+    job.set_off.assign(nr + 1, 0);
+    for (size_t r = 0; r < nr; ++r) {
+      for (size_t e = 0; e < n; ++e) if (p.ConsumeBool()) job.set_ids.push_back(static_cast<int32_t>(e));
+      job.set_off[r + 1] = static_cast<uint32_t>(job.set_ids.size());
+    }
+  }
+  if (job.mode == kgrank_oracle::Job::AllEntities || job.mode == kgrank_oracle::Job::Typed) {
     for (size_t i = 0; i < rows; ++i) {
       // Distinct known answers other than the true one, sorted (as the filter index gives them).
       std::vector<char> seen(n, 0);
@@ -97,7 +105,9 @@ void run(FuzzedDataProvider& p) {
       for (size_t i = 0; i < rows; ++i) {
         FUZZ_CHECK(out[i] == want.greater[i]);
         FUZZ_CHECK(out[rows + i] == want.equal[i]);
-        if (job.mode == kgrank_oracle::Job::AllEntities) FUZZ_CHECK(out[3 * rows + i] == want.removed[i]);
+        if (job.mode == kgrank_oracle::Job::AllEntities || job.mode == kgrank_oracle::Job::Typed) {
+          FUZZ_CHECK(out[3 * rows + i] == want.removed[i]);
+        }
       }
     }
   }

@@ -13,15 +13,18 @@ namespace kgrank_oracle {
 
 // One job: rows of (anchor, relation, truth) on one side, and which candidates they are ranked against.
 struct Job {
-  enum Mode { AllEntities = 0, Subset = 1, Negatives = 2 };
+  enum Mode { AllEntities = 0, Subset = 1, Negatives = 2, Typed = 3 };
   bool head = false;
   Mode mode = AllEntities;
   std::vector<int32_t> anchor, relation, truth;
-  std::vector<uint32_t> off;   // AllEntities: row i's filter exclusions are excl[off[i] .. off[i+1])
+  std::vector<uint32_t> off;   // AllEntities, Typed: row i's filter exclusions are excl[off[i] .. off[i+1])
   std::vector<int32_t> excl;
   std::vector<int32_t> cand;   // Subset: the shared candidate list
   std::vector<int32_t> neg;    // Negatives: K ids per row
   size_t K = 0;
+  // Typed: relation r's candidates are set_ids[set_off[r] .. set_off[r+1]) (ascending; typed candidates).
+  std::vector<uint32_t> set_off;
+  std::vector<int32_t> set_ids;
   size_t rows() const { return anchor.size(); }
 };
 
@@ -52,8 +55,13 @@ Expected expected_counts(const kgrank::EmbeddingModel<T>& m, const Job& job) {
       if (s > t) x.greater[i] += sign;
       else if (s == t) x.equal[i] += sign;
     };
-    if (job.mode == Job::AllEntities) {
-      for (size_t e = 0; e < m.num_entities; ++e) count(static_cast<int32_t>(e), 1);
+    if (job.mode == Job::AllEntities || job.mode == Job::Typed) {
+      if (job.mode == Job::AllEntities) {
+        for (size_t e = 0; e < m.num_entities; ++e) count(static_cast<int32_t>(e), 1);
+      } else {
+        const size_t r = static_cast<size_t>(job.relation[i]);
+        for (uint32_t j = job.set_off[r]; j < job.set_off[r + 1]; ++j) count(job.set_ids[j], 1);
+      }
       for (uint32_t j = job.off[i]; j < job.off[i + 1]; ++j) {
         count(job.excl[j], -1);
         x.removed[i] += 1;
@@ -78,9 +86,13 @@ kgrank::Status run_kernel(const kgrank::EmbeddingModel<T>& m, const Job& job, kg
   q.anchor = job.anchor.data();
   q.relation = job.relation.data();
   q.truth = job.truth.data();
-  if (job.mode == Job::AllEntities) {
+  if (job.mode == Job::AllEntities || job.mode == Job::Typed) {
     q.exclude_offsets = job.off.data();
     q.exclude_ids = job.excl.data();
+    if (job.mode == Job::Typed) {
+      q.set_offsets = job.set_off.data();
+      q.set_ids = job.set_ids.data();
+    }
   } else if (job.mode == Job::Subset) {
     q.candidates = job.cand.data();
     q.num_candidates = job.cand.size();

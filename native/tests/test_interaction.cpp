@@ -54,6 +54,13 @@ void check_model(const Fixture& f, std::mt19937& rng) {
     job.truth[i] = i == 0 ? 3 : static_cast<int32_t>(rng() % n);
   }
   for (size_t e = 0; e < n; e += 3) job.cand.push_back(static_cast<int32_t>(e));
+  // Typed candidates: relation r allows every (r + 2)-th entity from r (3 and 7, the tie, in relation 1's set),
+  // relation 4 nothing; the exclusions of AllEntities apply to every set alike.
+  job.set_off.assign(nr + 1, 0);
+  for (size_t r = 0; r < nr; ++r) {
+    for (size_t e = r; e < n && r != 4; e += r + 2) job.set_ids.push_back(static_cast<int32_t>(e));
+    job.set_off[r + 1] = static_cast<uint32_t>(job.set_ids.size());
+  }
   job.K = 9;
   for (size_t i = 0; i < rows * job.K; ++i) job.neg.push_back(static_cast<int32_t>(rng() % n));
   job.off.assign(rows + 1, 0);
@@ -77,7 +84,8 @@ void check_model(const Fixture& f, std::mt19937& rng) {
     }
   }
   for (bool head : {false, true}) {
-    for (auto mode : {kgrank_oracle::Job::AllEntities, kgrank_oracle::Job::Subset, kgrank_oracle::Job::Negatives}) {
+    for (auto mode : {kgrank_oracle::Job::AllEntities, kgrank_oracle::Job::Subset, kgrank_oracle::Job::Negatives,
+                      kgrank_oracle::Job::Typed}) {
       job.head = head;
       job.mode = mode;
       const kgrank_oracle::Expected want = kgrank_oracle::expected_counts(m, job);
@@ -110,7 +118,9 @@ void check_model(const Fixture& f, std::mt19937& rng) {
             CHECK_EQ(out[i], want.greater[i]);
             CHECK_EQ(out[rows + i], want.equal[i]);
             CHECK_EQ(out[2 * rows + i], 0.0);
-            if (mode == kgrank_oracle::Job::AllEntities) CHECK_EQ(out[3 * rows + i], want.removed[i]);
+            if (mode == kgrank_oracle::Job::AllEntities || mode == kgrank_oracle::Job::Typed) {
+              CHECK_EQ(out[3 * rows + i], want.removed[i]);
+            }
           }
         }
       }
@@ -157,6 +167,41 @@ void check_row_blocks(std::mt19937& rng) {
       CHECK(rank_embeddings<T>(m, q, cb, level, threads, &control).ok());
       CHECK(a == b);
       CHECK_EQ(control.done(), control.total());
+    }
+  }
+  // Typed candidates: relation 0's set spans two candidate chunks (600 ids), relation 1's one partial chunk,
+  // relation 2's is empty; the rows of each relation are grouped apart from their order in the batch. Blocked and
+  // unblocked runs agree, and both equal the plain loop.
+  kgrank_oracle::Job job;
+  job.anchor = anchor;
+  job.relation = relation;
+  job.truth = truth;
+  job.off = off;
+  job.excl = excl;
+  job.mode = kgrank_oracle::Job::Typed;
+  job.set_off.assign(nr + 1, 0);
+  for (size_t r = 0; r < nr; ++r) {
+    for (size_t e = 0; e < n && r != 2; ++e) {
+      if (r == 0 ? e % 7 != 3 : e % 9 == 1) job.set_ids.push_back(static_cast<int32_t>(e));
+    }
+    job.set_off[r + 1] = static_cast<uint32_t>(job.set_ids.size());
+  }
+  CHECK(job.set_off[1] > 512);
+  const kgrank_oracle::Expected want = kgrank_oracle::expected_counts(m, job);
+  for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
+    if (!simd_supported(level)) continue;
+    for (unsigned threads : {1u, 2u}) {
+      std::vector<double> a, b;
+      kgrank::JobControl control;
+      CHECK(kgrank_oracle::run_kernel(m, job, level, threads, a).ok());
+      CHECK(kgrank_oracle::run_kernel(m, job, level, threads, b, &control).ok());
+      CHECK(a == b);
+      CHECK_EQ(control.done(), control.total());
+      for (size_t i = 0; i < rows; ++i) {
+        CHECK_EQ(a[i], want.greater[i]);
+        CHECK_EQ(a[rows + i], want.equal[i]);
+        CHECK_EQ(a[3 * rows + i], want.removed[i]);
+      }
     }
   }
 }

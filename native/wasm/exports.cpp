@@ -27,7 +27,8 @@ kgrank::CountOptions one_thread() {
 // entityOffset (the addon's meta argument). ptr: the addresses (0 = none) and counts below, in this order.
 enum Ptr : int {
   kEntity, kRelation, kEntityScale, kAnchorRows, kAnchorScale, kAnchor, kRelationIds, kTruth, kCandidates,
-  kNumCandidates, kNegatives, kNegativesPerRow, kExcludeOffsets, kExcludeIds, kTrueScores, kRows, kPtrCount
+  kNumCandidates, kNegatives, kNegativesPerRow, kExcludeOffsets, kExcludeIds, kTrueScores, kRows, kSetOffsets,
+  kSetIds, kPtrCount
 };
 
 template <class T>
@@ -67,6 +68,8 @@ kgrank::EmbeddingQueries queries_of(const double* meta, const uint32_t* ptr) {
   q.exclude_offsets = at<uint32_t>(ptr, kExcludeOffsets);
   q.exclude_ids = at<int32_t>(ptr, kExcludeIds);
   q.true_scores = at<double>(ptr, kTrueScores);
+  q.set_offsets = at<uint32_t>(ptr, kSetOffsets);  // typed candidates (the facade's checked sets), or none
+  q.set_ids = at<int32_t>(ptr, kSetIds);
   return q;
 }
 

@@ -567,6 +567,8 @@ function embeddingArgs(input: EmbeddingRankInput, out: Float64Array, level: numb
     input.anchorRows ? holdable(input.anchorRows) : empty,
     input.anchorScale ? holdable(input.anchorScale) : empty,
     input.trueScores ?? new Float64Array(0),
+    input.candidateSets?.offsets ?? new Int32Array(0),
+    input.candidateSets?.ids ?? new Int32Array(0),
     out,
     input.negativesPerRow,
     level,

@@ -135,7 +135,7 @@ const COUNT_BLOCK_BYTES = 1024 * 1024;
 /** An instance whose memory grew past this is dropped after its call (the next call starts a fresh one). */
 const KEEP_BYTES = 256 * 1024 * 1024;
 /** native/wasm/exports.cpp Ptr: the slots of the pointer table of an embedding call. */
-const PTR_SLOTS = 16;
+const PTR_SLOTS = 18;
 
 type Typed = FloatArray | Int32Array | Uint32Array;
 type TypedCtor = Float32ArrayConstructor | Float64ArrayConstructor | Int32ArrayConstructor | Uint32ArrayConstructor;
@@ -332,6 +332,8 @@ export function wasmKernels(module: WasmModule, fallback: Kernels, slices: RowSl
       input.excludeOffsets?.length ? f.put(input.excludeIds, true) : 0,
       f.put(input.trueScores ?? null),
       rows,
+      f.put(input.candidateSets?.offsets ?? null),
+      input.candidateSets ? f.put(input.candidateSets.ids, true) : 0,
     );
     return { wide: input.entityEmbeddings instanceof Float64Array ? 1 : 0, meta, table: f.put(slots), slots };
   }
@@ -369,7 +371,7 @@ export function wasmKernels(module: WasmModule, fallback: Kernels, slices: RowSl
       // Byte steps per row of the per-row slots (native/wasm/exports.cpp Ptr order).
       const K = slots[11]!;
       const w = input.entityWidth;
-      const step = [0, 0, 0, esize * w, esize, 4, 4, 4, 0, 0, 4 * K, 0, 4, 0, 8, 0];
+      const step = [0, 0, 0, esize * w, esize, 4, 4, 4, 0, 0, 4 * K, 0, 4, 0, 8, 0, 0, 0];
       const { arrays, perRow } = embeddingReads(input);
       out.fill(0);
       let failed = false;

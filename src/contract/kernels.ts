@@ -378,6 +378,12 @@ export interface EmbeddingRankInput {
   truth: Int32Array;
   /** Shared candidate entities (restriction), or null for every entity. */
   candidates: Int32Array | null;
+  /**
+   * Typed candidates: row i's candidates are ids[offsets[r] .. offsets[r + 1]) of its relation r (ascending entity
+   * ids, CandidateSets' arrays); its true answer is a column only where the set holds it. Needs no candidates, no
+   * negatives and entityOffset 0. Null or absent: none.
+   */
+  candidateSets?: { offsets: Int32Array; ids: Int32Array } | null;
   /** rows x negativesPerRow candidate ids (OGB protocol), or null. */
   negatives: Int32Array | null;
   negativesPerRow: number;
@@ -433,6 +439,13 @@ export function embeddingRows(input: EmbeddingRankInput, r0: number, r1: number)
   };
 }
 
+/** The size of the largest set of typed candidates (offsets of CandidateSets' arrays). */
+function largestSet(offsets: Int32Array): number {
+  let most = 0;
+  for (let r = 0; r + 1 < offsets.length; r++) most = Math.max(most, offsets[r + 1]! - offsets[r]!);
+  return most;
+}
+
 /**
  * What an embedding call reads: every array of `input` (null for those it lacks), watched for detaching and
  * resizing between slices, and its work per row (candidate values scored), which sizes the slices.
@@ -453,10 +466,17 @@ export function embeddingReads(input: EmbeddingRankInput): { arrays: (ArrayBuffe
       input.anchorRows ?? null,
       input.anchorScale ?? null,
       input.trueScores ?? null,
+      input.candidateSets?.offsets ?? null,
+      input.candidateSets?.ids ?? null,
     ],
     perRow:
-      (input.negatives ? input.negativesPerRow : input.candidates ? input.candidates.length : input.numEntities) *
-      input.entityWidth,
+      (input.negatives
+        ? input.negativesPerRow
+        : input.candidateSets
+          ? largestSet(input.candidateSets.offsets)
+          : input.candidates
+            ? input.candidates.length
+            : input.numEntities) * input.entityWidth,
   };
 }
 

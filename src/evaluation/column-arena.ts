@@ -39,7 +39,7 @@ export class ColumnArena {
   take(rows: number): BatchRoom {
     const bytes = batchBytes(rows);
     if (bytes > MAX_BLOCK_BYTES) return room(new ArrayBuffer(bytes), 0, rows);
-    // A block whose buffer a caller transferred (taskColumns() views of it) reads 0 bytes long: no batch fits.
+    // A detached block (its buffer transferred) reads 0 bytes long: no batch fits.
     if (this.block === null || this.used + bytes > this.block.byteLength) {
       const size = Math.max(bytes, this.nextBytes);
       this.nextBytes = Math.min(2 * this.nextBytes, MAX_BLOCK_BYTES);

@@ -30,23 +30,36 @@ export function candidateConstraint(sets: CandidateSets, ctx: BatchContext): Can
   return { sets, index, filtered: ctx.filter !== null };
 }
 
+/**
+ * Refuses a batch with a row whose relation allows nothing on `side` (its task would rank the true answer alone):
+ * score batches and a model's embeddings alike (./model-batch.ts).
+ */
+export function checkSetsAllowSome(
+  sets: CandidateSets,
+  side: EvaluationSide,
+  rows: number,
+  relationOf: (row: number) => number,
+): void {
+  for (let r = 0; r < rows; r++) {
+    const relation = relationOf(r);
+    if (sets.size(side, relation) === 0) {
+      throw new KgrankInputError(
+        "candidates",
+        `relation ${relation} (row ${r}) allows no ${side} in its candidate set (${sets.source}): each of its ` +
+          `${side} tasks would rank its true answer alone; give the relation ${side}s (in training triples, or ` +
+          `${side === "head" ? "head or domain" : "tail or range"} lines in a candidate file), or evaluate it without candidates`,
+      );
+    }
+  }
+}
+
 export function rankConstrainedBatch(
   batch: Unchecked<ScoreBatch>,
   ctx: BatchContext,
   c: CandidateConstraint,
 ): { side: EvaluationSide; columns: TaskColumns } {
   const { side, scores, triples, rows } = checkScoreBatch(batch, ctx, c.sets.numRelations);
-  for (let r = 0; r < rows; r++) {
-    const relation = triples[3 * r + 1]!;
-    if (c.sets.size(side, relation) === 0) {
-      throw new KgrankInputError(
-        "candidates",
-        `relation ${relation} (row ${r}) allows no ${side} in its candidate set (${c.sets.source}): each of its ` +
-          `${side} tasks would rank its true answer alone; give the relation ${side}s (in training triples, or ` +
-          `${side === "head" ? "head or domain" : "tail or range"} lines in a candidate file), or evaluate it without candidates`,
-      );
-    }
-  }
+  checkSetsAllowSome(c.sets, side, rows, (r) => triples[3 * r + 1]!);
   const threads = batch.threads === undefined ? ctx.threads : threadCount(batch.threads);
   const arrays = c.sets.arrays(side);
   const { room, problem } = ctx.arena.rankInto(rows, scores instanceof Float32Array, ({ out, keys }, th) =>

@@ -38,7 +38,7 @@ import type { CandidateSets } from "../ranking/candidate-sets";
 import { type BatchContext, TaskSelection } from "./selection";
 import { decodeShards, encodeState, evaluatorOptions, STATE_FORMAT_VERSION, type StateHeader, withMeta } from "./state";
 import { checkBootstrap } from "./tabulate";
-import { TaskBuffer, type TaskColumns } from "./task-buffer";
+import { copyColumns, TaskBuffer, type TaskColumns } from "./task-buffer";
 import {
   type ChunkedBatchOptions,
   type EvaluationInfo,
@@ -186,7 +186,10 @@ export class RankEvaluator {
     return this.constraint?.sets ?? null;
   }
 
-  /** Typed candidates take whole score rows only (add / addSync): the other entry points are refused. */
+  /**
+   * Typed candidates take whole score rows (add / addSync) or a model's embeddings (addModel / addModelSync): the
+   * other entry points are refused.
+   */
   private checkUnconstrained(what: string, instead: string): void {
     if (this.constraint) {
       throw new KgrankStateError(
@@ -362,14 +365,13 @@ export class RankEvaluator {
    * filtered, restricted and weighted as score batches; both sides by default; `negatives`: the OGB protocol. */
   addModelSync(batch: ModelBatch): void {
     this.checkOpen("addModel");
-    this.checkUnconstrained("addModelSync", "score the rows (EmbeddingModel.scoreBatch) and add them");
     if (this.entityShard) {
       throw new KgrankStateError(
         "RankEvaluator.addModelSync: an entity shard's evaluator ranks with addModel (async), reading its entity range in chunks",
       );
     }
     const fields = options("batch", batch, MODEL_BATCH_KEYS);
-    const sides = prepareModelBatch(fields, this.context);
+    const sides = prepareModelBatch(fields, this.context, this.constraint);
     const relation = this.relationModelColumns(fields);
     runModelSync(sides);
     const columns = sides.map((w) => w.finish());
@@ -408,11 +410,10 @@ export class RankEvaluator {
    */
   async addModel(batch: ModelBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addModel");
-    this.checkUnconstrained("addModel", "score the rows (EmbeddingModel.scoreBatch) and add them");
     const { options: fields, asyncArgs } = callOptions("batch", batch, MODEL_BATCH_KEYS, true);
     const budget = memoryBudget(fields.memoryBudget);
     const onPlan = planOption(fields.onPlan);
-    const sides = prepareModelBatch(fields, this.context);
+    const sides = prepareModelBatch(fields, this.context, this.constraint);
     const relation = this.relationModelColumns(fields);
     const streamed = sides.some((w) => w.stream);
     const model = sides.find((w) => w.input)?.input;
@@ -586,9 +587,12 @@ export class RankEvaluator {
     };
   }
 
-  /** The recorded tasks of a side (views; do not modify). */
+  /**
+   * The recorded tasks of a side: a copy (one fresh ArrayBuffer per call, 52 bytes a task), which the caller may
+   * change or transfer (postMessage to a Worker) without touching the evaluator's tasks.
+   */
   taskColumns(side: TaskSide): TaskColumns {
-    return this.tasks[side].columns();
+    return copyColumns(this.tasks[side].columns());
   }
 
   /** Per-task weights of a side: explicit, macro (1 / distinct answers of the task's key), or null (micro). */

@@ -4,6 +4,8 @@
  * other known answers as an exclusion list per row, one kernel call per side (rankEmbeddings: scores computed and
  * counted in the same pass, never materialised), then the counts become task columns as in ./score-batch.
  * With `negatives` (OGB protocol) the K given entities per triple are the candidates, unfiltered, as addSampled.
+ * With typed candidates (RankEvaluatorOptions.candidates) each row is ranked against its relation's set, the kernel
+ * gathering the set from the table (constrainedSide), as ./constrained-batch ranks a score row.
  */
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
@@ -12,6 +14,7 @@ import type { EmbeddingRankInput } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { EmbeddingModel, scoreOverflow } from "../scoring/embedding-model";
 import { describe, isArrayLike, optionKeys, threadCount, tripleArray, type Unchecked } from "../checks/validate";
+import { type CandidateConstraint, checkSetsAllowSome } from "./constrained-batch";
 import { partialColumns } from "./entity-shards";
 import type { BatchContext } from "./selection";
 import type { StreamPlan } from "../scoring/entity-chunks";
@@ -143,8 +146,15 @@ export function batchModel(batch: Unchecked<ModelBatch>, ctx: BatchContext): Emb
   return model;
 }
 
-/** Checks a model batch of entity sides (its keys already checked) and prepares one kernel call per side. */
-export function prepareModelBatch(batch: Unchecked<ModelBatch>, ctx: BatchContext): ModelSideWork[] {
+/**
+ * Checks a model batch of entity sides (its keys already checked) and prepares one kernel call per side; with
+ * typed candidates (`constraint`, RankEvaluatorOptions.candidates) each row is ranked against its relation's set.
+ */
+export function prepareModelBatch(
+  batch: Unchecked<ModelBatch>,
+  ctx: BatchContext,
+  constraint: CandidateConstraint | null = null,
+): ModelSideWork[] {
   const model = batchModel(batch, ctx);
   const triples = tripleArray(
     "triples",
@@ -169,6 +179,24 @@ export function prepareModelBatch(batch: Unchecked<ModelBatch>, ctx: BatchContex
       );
   }
   const threads = threadCount(batch.threads) ?? ctx.threads;
+  if (constraint) {
+    if (batch.negatives !== undefined) {
+      throw new KgrankInputError(
+        "negatives",
+        "are a candidate set of their own (the OGB protocol), and this evaluator ranks against typed candidates " +
+          "(options.candidates): rank the negatives in an evaluator without candidates",
+      );
+    }
+    if (model.entitySource !== null) {
+      throw new KgrankInputError(
+        "model",
+        `reads its entity table from ${model.entitySource.name} in chunks, and typed candidates (options.candidates) ` +
+          "gather each relation's set from the whole table: build the model from the table in memory (no " +
+          "memoryBudget / --memory)",
+      );
+    }
+    return sides.map((s) => constrainedSide(model, triples, s, ctx, constraint, threads));
+  }
   return sides.map((s) => {
     if (batch.negatives !== undefined) {
       if (ctx.entityRange) {
@@ -315,6 +343,87 @@ function fullSide(
   };
 }
 
+/**
+ * One side ranked against typed candidates: each row's candidates are its relation's set on that side (the kernel
+ * gathers them per relation: EmbeddingRankInput.candidateSets) and the true answer, which stays a candidate when the
+ * set leaves it out, less the other known answers the set holds (filtered), as rankConstrainedBatch ranks a score
+ * row. The exclusion list of a row is those known answers and, where the set holds it, the true answer itself, so
+ * the kernel's counts are over the other candidates: optimistic = 1 + greater, pessimistic = optimistic + equal,
+ * numCandidates = 1 + the set's size - the excluded answers scored (the kernel's removed count).
+ */
+function constrainedSide(
+  model: EmbeddingModel,
+  triples: Int32Array,
+  side: EvaluationSide,
+  ctx: BatchContext,
+  c: CandidateConstraint,
+  threads: number | undefined,
+): ModelSideWork {
+  const index = c.filtered ? (ctx.filter?.[side] ?? null) : null;
+  const keys = ctx.selection.keys(side, triples, index, true);
+  const rows = keys.kept; // no restriction beside candidates: every row
+  const { sets } = c;
+  checkSetsAllowSome(sets, side, rows, (r) => keys.relation[r]!);
+  const { anchor, relation, truth } = { anchor: keys.origAnchor, relation: keys.relation, truth: keys.origTruth };
+  // The kernel's rows in relation order (stable): the kernel shares each relation's passes over its set among that
+  // relation's rows, and an async call cut into slices of rows keeps them together. Position k is row order[k].
+  const order = Int32Array.from({ length: rows }, (_, i) => i).sort((x, y) => relation[x]! - relation[y]! || x - y);
+  const pick = (column: Int32Array) => Int32Array.from(order, (i) => column[i]!);
+  const [kAnchor, kRelation, kTruth] = [pick(anchor), pick(relation), pick(truth)];
+  const excludeOffsets = new Uint32Array(rows + 1);
+  const lists: Int32Array[] = [];
+  for (let k = 0; k < rows; k++) {
+    const i = order[k]!;
+    const rel = relation[i]!;
+    const known = index ? index.answers(keys.anchor[i]!, rel) : Int32Array.of(truth[i]!);
+    const kept = known.filter((a) => sets.has(side, rel, a));
+    lists.push(kept);
+    excludeOffsets[k + 1] = excludeOffsets[k]! + kept.length;
+  }
+  const excludeIds = new Int32Array(excludeOffsets[rows]!);
+  for (let k = 0; k < rows; k++) excludeIds.set(lists[k]!, excludeOffsets[k]!);
+  const out = new Float64Array(5 * rows + 2);
+  return {
+    side,
+    out,
+    threads,
+    skipped: 0,
+    rows,
+    input: model.job(side, kAnchor, kRelation, kTruth, {
+      candidateSets: sets.lists(side),
+      excludeOffsets,
+      excludeIds,
+    }),
+    stream: null,
+    finish() {
+      checkStatus(out, rows, model, side, kAnchor, kRelation, kTruth, order);
+      const optimistic = new Float64Array(rows);
+      const pessimistic = new Float64Array(rows);
+      const realistic = new Float64Array(rows);
+      const numCandidates = new Float64Array(rows);
+      for (let k = 0; k < rows; k++) {
+        const i = order[k]!;
+        const opt = 1 + out[k]!;
+        const pess = opt + out[rows + k]!;
+        optimistic[i] = opt;
+        pessimistic[i] = pess;
+        realistic[i] = 0.5 * (opt + pess);
+        numCandidates[i] = 1 + sets.size(side, relation[i]!) - out[3 * rows + k]!;
+      }
+      return {
+        optimistic,
+        pessimistic,
+        realistic,
+        numCandidates,
+        relation,
+        anchor,
+        truth,
+        weight: new Float64Array(rows).fill(NaN),
+      };
+    },
+  };
+}
+
 function counts(out: Float64Array, rows: number) {
   // Copies: ranksFromCounts rewrites its buffers in place.
   return { greater: out.slice(0, rows), equal: out.slice(rows, 2 * rows), nan: out.slice(2 * rows, 3 * rows) };
@@ -335,11 +444,13 @@ function checkStatus(
   anchor: Int32Array,
   relation: Int32Array,
   truth: Int32Array,
+  order: Int32Array | null = null,
 ): void {
   const status = out[5 * rows]!;
+  // Kernel row i is the batch's task order[i] when the kernel took the rows in another order.
   const triple = (i: number) =>
-    `the ${side} side's task ${i} of the batch (triple (${side === "tail" ? anchor[i] : truth[i]}, ${relation[i]}, ` +
-    `${side === "tail" ? truth[i] : anchor[i]}))`;
+    `the ${side} side's task ${order ? order[i] : i} of the batch (triple (${side === "tail" ? anchor[i] : truth[i]}, ` +
+    `${relation[i]}, ${side === "tail" ? truth[i] : anchor[i]}))`;
   if (status === 3) {
     const row = out[5 * rows + 1]!;
     throw scoreOverflow(model, "model", `${triple(row)}, its true triple`, NaN);

@@ -38,6 +38,29 @@ function pick<T extends Float64Array | Int32Array>(values: T, keep: Uint8Array, 
   return out;
 }
 
+/**
+ * A copy of `cols` whose eight columns are views of one fresh ArrayBuffer (52 bytes per task): what the evaluator
+ * hands out (RankEvaluator.taskColumns), so a caller may keep, change or transfer it (postMessage with a transfer
+ * list) without touching the recorded tasks, whose columns may share a buffer with other batches' (ColumnArena).
+ */
+export function copyColumns(cols: TaskColumns): TaskColumns {
+  const n = cols.optimistic.length;
+  const buffer = new ArrayBuffer(52 * n);
+  const out = {} as TaskColumns;
+  let at = 0;
+  for (const k of F64) {
+    out[k] = new Float64Array(buffer, at, n);
+    out[k].set(cols[k]);
+    at += 8 * n;
+  }
+  for (const k of I32) {
+    out[k] = new Int32Array(buffer, at, n);
+    out[k].set(cols[k]);
+    at += 4 * n;
+  }
+  return out;
+}
+
 export class TaskBuffer {
   private pieces: TaskColumns[] = [];
   private count = 0;

@@ -296,8 +296,17 @@ export function rankEmbeddings(input: EmbeddingRankInput, out: Float64Array): vo
     }
     return;
   }
+  const sets = input.candidateSets ?? null;
+  if (sets) {
+    // Typed candidates: each row against its relation's set (the native driver's candidate gather per relation).
+    for (let i = 0; i < rows; i++) {
+      const t = truth[i]!;
+      const r = input.relationIds[i]!;
+      for (let j = sets.offsets[r]!; j < sets.offsets[r + 1]!; j++) tally(i, score(i, sets.ids[j]!), t);
+    }
+  }
   const cand = input.candidates;
-  const n = cand ? cand.length : input.numEntities;
+  const n = sets ? 0 : cand ? cand.length : input.numEntities;
   for (let begin = 0; begin < n; begin += CHUNK) {
     const end = Math.min(begin + CHUNK, n);
     for (let i = 0; i < rows; i++) {

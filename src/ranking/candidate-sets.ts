@@ -165,6 +165,27 @@ export class CandidateSets {
     return (this.bitSets[side] = { offsets, ids, bits, bitsAt });
   }
 
+  /**
+   * One side's sets as they are stored (do not modify): relation r's allowed ids are ids[offsets[r] .. offsets[r +
+   * 1]), ascending. What the embedding kernels gather per relation (EmbeddingRankInput.candidateSets).
+   */
+  lists(side: CandidateSide): CandidateSetArrays {
+    return this.sides[side];
+  }
+
+  /** Whether `relation` allows `entity` on `side` (a binary search of its ascending ids). */
+  has(side: CandidateSide, relation: number, entity: number): boolean {
+    const { offsets, ids } = this.sides[side];
+    let lo = offsets[relation]!;
+    let hi = offsets[relation + 1]!;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ids[mid]! < entity) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < offsets[relation + 1]! && ids[lo] === entity;
+  }
+
   /** The allowed entities of `relation` on `side` (a copy, ascending). */
   allowed(side: CandidateSide, relation: number): Int32Array {
     const { offsets, ids } = this.sides[side];

@@ -43,6 +43,7 @@ import { formatBytes, type StreamPlan } from "../scoring/entity-chunks";
 import { Progress } from "./progress";
 import { evaluatorMetrics, type ReportInfo, renderEvaluation, type RunMeta } from "./render";
 import { fileFingerprint, resolveShard, runFingerprint, type ShardSpec, shardRows } from "./shard";
+import { randomRankingWarning } from "./random-warning";
 import { writeRanksOut } from "./ranks-out";
 import { evaluateWithWorkers } from "./workers";
 import { checkTemporalFlags, evaluateTemporal } from "./temporal-run";
@@ -229,21 +230,22 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
 
 /**
  * What --constrain-candidates does not go with: the constrained ranks come from whole score rows (score files or
- * the frequency baseline) ranked in this process; a sample, sampled negatives, a model's fused kernel, an entity
- * shard and --workers' merge of one state per process have no room for a second protocol.
+ * the frequency baseline) or a model's embeddings held in memory, ranked in this process; a sample, sampled
+ * negatives, a table read in chunks (--memory), an entity shard and --workers' merge of one state per process have
+ * no room for a second protocol.
  */
 function checkConstrainCandidates(opts: EvaluateOptions): void {
   if (opts.constrainCandidates === undefined) return;
   const model = Boolean(opts.modelDir || opts.interaction || opts.entityEmbeddings);
   for (const [given, flag, why] of [
     [
-      model,
-      opts.modelDir ? "--model-dir" : opts.interaction ? "--interaction" : "--entity-embeddings",
-      "a model's ranks are scored and counted in one kernel pass over every entity; write its scores (--scores-head / --scores-tail) to constrain them",
+      model && opts.memory !== undefined,
+      "--memory",
+      "a model's typed candidates are gathered per relation from its entity table in memory; drop --memory",
     ],
     [
-      opts.negativesHead ?? opts.negativesTail,
-      opts.negativesHead ? "--negatives-head" : "--negatives-tail",
+      opts.negativesHead ?? opts.negativesTail ?? opts.negativesIds,
+      opts.negativesHead ? "--negatives-head" : opts.negativesTail ? "--negatives-tail" : "--negatives-ids",
       "sampled negatives are a candidate set of their own",
     ],
     [opts.sampleTasks !== undefined, "--sample-tasks", "the sample's estimates are of the unconstrained protocol"],
@@ -797,6 +799,20 @@ async function evaluateModel(run: RunContext): Promise<void> {
     metrics: evaluatorMetrics(opts.metrics),
     ...(opts.entityShard ? { entityShard: opts.entityShard } : {}),
   });
+  // --constrain-candidates: a second evaluator ranks the same rows against the typed candidates.
+  const sets = opts.constrainCandidates ? candidateSetsFlag(opts.constrainCandidates, ds) : null;
+  if (sets) checkCandidateSets(sets, evaluated.subarray(3 * lo, 3 * hi), sides, ds);
+  const constrained = sets
+    ? new RankEvaluator({
+        numEntities: n,
+        numRelations: ds.numRelations,
+        filterTriples: filter.triples,
+        sides: sides.length === 2 ? "both" : sides[0],
+        ks: opts.ks,
+        metrics: opts.metrics,
+        candidates: sets,
+      })
+    : null;
   const label =
     `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}` +
     `${opts.entityShard ? ` entity shard ${opts.entityShard.index}/${opts.entityShard.count}` : ""} from embeddings`;
@@ -867,6 +883,10 @@ async function evaluateModel(run: RunContext): Promise<void> {
           .catch((e: unknown) => {
             throw cliModelError(e, opts);
           });
+        if (constrained && side !== "relation")
+          await constrained.addModel({ model, triples, side }).catch((e: unknown) => {
+            throw cliModelError(e, opts);
+          });
         progress.tick(end - start);
         await turn();
       }
@@ -882,7 +902,15 @@ async function evaluateModel(run: RunContext): Promise<void> {
     ["--triples", "--entity-embeddings", "--relation-embeddings", "--entity-ids", "--relation-ids", "--negatives-ids"],
   );
   const dirFiles = opts.modelDir && opts.saveState ? await directoryFingerprints(opts.modelDir) : null;
-  await finish({ ...run, estimating }, evaluator, scorerName, setting, filter.splits, [...modelFiles, dirFiles]);
+  await finish(
+    { ...run, estimating },
+    evaluator,
+    scorerName,
+    setting,
+    filter.splits,
+    [...modelFiles, dirFiles],
+    constrained,
+  );
 }
 
 /** What --estimate-full estimates with: each side's candidate counts, K, the estimators. */
@@ -1215,6 +1243,12 @@ async function finishRun(
     opts.output,
     opts.quiet,
   );
+  // Ranks no better than chance: a note on stderr, apart from the results.
+  if (!opts.quiet) {
+    const fromModel = Boolean(opts.modelDir || opts.interaction || opts.entityEmbeddings);
+    const warning = randomRankingWarning(evaluator, fromModel);
+    if (warning) out.stderr(warning);
+  }
 }
 
 /** Flags that name a dataset, triples or another source of scores: none applies to dataset-free sampled ranking. */

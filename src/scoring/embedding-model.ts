@@ -332,7 +332,10 @@ export class EmbeddingModel {
     relation: Int32Array,
     truth: Int32Array,
     extra: Partial<
-      Pick<EmbeddingRankInput, "candidates" | "negatives" | "negativesPerRow" | "excludeOffsets" | "excludeIds">
+      Pick<
+        EmbeddingRankInput,
+        "candidates" | "candidateSets" | "negatives" | "negativesPerRow" | "excludeOffsets" | "excludeIds"
+      >
     > = {},
   ): EmbeddingRankInput {
     if (this.#source) {
@@ -363,6 +366,7 @@ export class EmbeddingModel {
       Pick<
         EmbeddingRankInput,
         | "candidates"
+        | "candidateSets"
         | "negatives"
         | "negativesPerRow"
         | "excludeOffsets"
