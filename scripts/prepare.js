@@ -11,19 +11,22 @@ const root = path.join(__dirname, "..");
 const stampFile = path.join(root, "dist", ".build-stamp.json");
 
 function inputs() {
-  let ts = "?";
-  try {
-    ts = require(require.resolve("typescript/package.json", { paths: [root] })).version;
-  } catch {
-    // unknown: hashed as such
-  }
+  // The bundled Vega (scripts/build-vega.mjs) is rebuilt when its packages change version.
+  const versions = ["typescript", "vega", "vega-lite", "esbuild"].map((name) => {
+    try {
+      return `${name} ${require(require.resolve(`${name}/package.json`, { paths: [root] })).version}`;
+    } catch {
+      return `${name} ?`; // unknown: hashed as such
+    }
+  });
   const files = [
     "tsconfig.json",
     "scripts/build-esm.mjs",
     "scripts/build-browser.mjs",
+    "scripts/build-vega.mjs",
     ...stamp.listFiles(root, "src", () => true),
   ];
-  return stamp.inputsHash(root, files, [`typescript ${ts}`]);
+  return stamp.inputsHash(root, files, versions);
 }
 
 function outputs() {
