@@ -12,6 +12,7 @@ export {
   KgrankError,
   KgrankInputError,
   KgrankMemoryError,
+  KgrankMissingPackageError,
   KgrankStateError,
 } from "./checks/errors";
 export type { BackendName, FloatArray, SimdLevel } from "./contract/kernels";
