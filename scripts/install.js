@@ -9,7 +9,8 @@
 // prebuild. If compiling is impossible (no compiler, no Python, an
 // unusual platform) the install still succeeds: one warning says why, and the package runs on its pure-TypeScript
 // fallback. Set KGRANK_REQUIRE_NATIVE=1 to make a failed build fail the install (CI does), or
-// KGRANK_SKIP_BUILD=1 to skip compiling.
+// KGRANK_SKIP_BUILD=1 to skip compiling. The compiler's output is printed only when the build fails (or with
+// KGRANK_VERBOSE_BUILD=1 / npm's --foreground-scripts); a build that works says so in one line.
 "use strict";
 const { spawnSync } = require("node:child_process");
 const path = require("node:path");
@@ -88,10 +89,31 @@ function nodeGypCommand() {
   }
 }
 
+/**
+ * The compiler's output is shown as it comes only when asked for: KGRANK_VERBOSE_BUILD=1, npm's --foreground-scripts
+ * or a verbose npm log level. Otherwise it is kept and printed only if the build fails; a good build prints one line.
+ */
+const verbose =
+  process.env.KGRANK_VERBOSE_BUILD === "1" ||
+  process.env.npm_config_foreground_scripts === "true" ||
+  ["verbose", "silly"].includes(process.env.npm_config_loglevel ?? "");
 const [cmd, prefix] = nodeGypCommand();
 const jobs = String(Math.max(1, require("node:os").availableParallelism()));
-const result = spawnSync(cmd, [...prefix, "rebuild", "--jobs", jobs], { cwd: root, stdio: "inherit" });
-if (result.error) warn(`could not run node-gyp: ${result.error.message}`);
-if (result.status !== 0) warn(`node-gyp exited with status ${result.status}`);
+const t0 = Date.now();
+const result = spawnSync(cmd, [...prefix, "rebuild", "--jobs", jobs], {
+  cwd: root,
+  stdio: verbose ? "inherit" : ["ignore", "pipe", "pipe"],
+  maxBuffer: 256 * 1024 * 1024,
+});
+if (result.error || result.status !== 0) {
+  if (!verbose) {
+    // Interleaving of the two streams is lost; each is whole and in order.
+    process.stderr.write(result.stdout ?? "");
+    process.stderr.write(result.stderr ?? "");
+  }
+  if (result.error) warn(`could not run node-gyp: ${result.error.message}`);
+  warn(`node-gyp exited with status ${result.status}`);
+}
 stamp.writeStamp(stampFile, inputs, [built]);
+console.log(`kgrank-native: compiled ${path.relative(root, built)} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 marked();
