@@ -266,6 +266,8 @@ describe("npm package", () => {
       "dist/esm/index.d.mts",
       "dist/browser/kgrank.mjs",
       "dist/cjs/browser.d.ts",
+      "dist/vendor/vega.mjs",
+      "dist/vendor/vega.LICENSES.txt",
       "bin/kgrank.js",
       "data/nations/test.tsv",
       "scripts/stamp.js",
