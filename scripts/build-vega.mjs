@@ -1,6 +1,7 @@
 // Writes dist/vendor/vega.mjs: the part of Vega and Vega-Lite that `kgrank report` and `kgrank plot` use (Vega-Lite's
 // compile, Vega's parse and View, rendered to SVG headlessly), bundled into one ES module and tree-shaken, so that an
-// install of the package pulls neither vega nor vega-lite (about 70 packages, 30 MB) and they stay devDependencies.
+// install of the package pulls neither vega nor vega-lite (with their dependencies about 75 packages, 20 MB): they
+// stay devDependencies.
 // The code is theirs, unchanged: the report and the plots are the bytes the packages themselves render
 // (test/report.test.ts compares the two). Their licences (Vega's BSD-3-Clause, d3's ISC, ...) must travel with the
 // bundled code: dist/vendor/vega.LICENSES.txt holds each bundled package's name, version and licence text. Vega's

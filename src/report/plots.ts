@@ -270,7 +270,7 @@ interface VegaBundle {
 }
 
 /**
- * Vega and Vega-Lite are not dependencies of the package (about 70 packages, 30 MB for two commands):
+ * Vega and Vega-Lite are not dependencies of the package (about 75 packages, 20 MB, for two commands):
  * scripts/build-vega.mjs bundles the parts the plots use into dist/vendor/vega.mjs, beside dist/cjs/ where this file
  * runs. The same code as the packages', so the same bytes.
  */
