@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // npm `prepare` hook: compile the TypeScript (npm run build:ts) unless dist/ is current for src/, the tsconfig,
-// the ESM generator and this TypeScript. npx in the repository installs the package itself into its cache as a
+// the build scripts, this TypeScript and esbuild, and the Vega that dist/vendor bundles. npx in the repository installs the package itself into its cache as a
 // link and re-runs prepare there; with a current dist/ that costs a hash of the sources, not 15 s of tsc.
 "use strict";
 const { spawnSync } = require("node:child_process");
+const fs = require("node:fs");
 const path = require("node:path");
 const stamp = require("./stamp.js");
 
@@ -12,9 +13,11 @@ const stampFile = path.join(root, "dist", ".build-stamp.json");
 
 function inputs() {
   // The bundled Vega (scripts/build-vega.mjs) is rebuilt when its packages change version.
+  // Read from node_modules directly: vega's package.json is not among its exports, so require.resolve cannot find it.
   const versions = ["typescript", "vega", "vega-lite", "esbuild"].map((name) => {
     try {
-      return `${name} ${require(require.resolve(`${name}/package.json`, { paths: [root] })).version}`;
+      const manifest = fs.readFileSync(path.join(root, "node_modules", name, "package.json"), "utf8");
+      return `${name} ${JSON.parse(manifest).version}`;
     } catch {
       return `${name} ?`; // unknown: hashed as such
     }
