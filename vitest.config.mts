@@ -68,7 +68,7 @@ const once = [
   "test/metrics-docs.test.ts",
   "test/status.test.ts",
   "test/task-sample-coverage.test.ts",
-  "test/install-script.test.ts",
+  "test/build-native.test.ts",
   "test/example-server.test.ts",
 ];
 // Packing, `npm install` and compiling the addon: `npm run test:package`.

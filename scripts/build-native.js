@@ -1,16 +1,19 @@
 #!/usr/bin/env node
-// npm install hook, which the package does not need: the loader finds the prebuild at run time, so an install with
-// scripts blocked (npm 11's default, pnpm 10, Bun, --ignore-scripts) runs native code wherever a prebuild fits.
-// Where it runs: use the prebuilt addon when the package ships one for this platform, arch and libc (prebuilds/,
+// The native addon's build, which no install runs: the package has no install-time script (npm 11, pnpm 10 and Bun
+// block dependency scripts, and warn about each), and needs none: the loader finds the prebuild at run time.
+// Who runs it: `kgrank build-native` (bin/kgrank.js, in an installed package: where no prebuild fits, or to build
+// from source), and in the repository the `prepare` script (scripts/prepare.js) on `npm ci` / `npm install`.
+// What it does: use the prebuilt addon when the package ships one for this platform, arch and libc (prebuilds/,
 // Node-API binaries made by scripts/prebuild.mjs at pack time); else keep a local build whose stamp says it is
-// current for these sources and this Node (npx in the repository re-runs this script: it must not recompile); else
-// compile the native addon with node-gyp. KGRANK_BUILD_FROM_SOURCE=1 (or npm's --build-from-source) ignores the
-// prebuilds and marks the build (find-prebuild.js FROM_SOURCE_MARK), so that the loader runs it before any
-// prebuild. If compiling is impossible (no compiler, no Python, an
-// unusual platform) the install still succeeds: one warning says why, and the package runs on its pure-TypeScript
-// fallback. Set KGRANK_REQUIRE_NATIVE=1 to make a failed build fail the install (CI does), or
-// KGRANK_SKIP_BUILD=1 to skip compiling. The compiler's output is printed only when the build fails (or with
-// KGRANK_VERBOSE_BUILD=1 / npm's --foreground-scripts); a build that works says so in one line.
+// current for these sources and this Node (npx in the repository re-runs prepare: it must not recompile); else
+// compile the native addon with node-gyp (npm's own when no other is found). KGRANK_BUILD_FROM_SOURCE=1 (or
+// `kgrank build-native --from-source`, npm's --build-from-source) ignores the prebuilds and marks the build
+// (find-prebuild.js FROM_SOURCE_MARK), so that the loader runs it before any prebuild. If compiling is impossible
+// (no compiler, no Python, an unusual platform) it still exits 0: one warning says why, and the package runs on its
+// WebAssembly core or pure-TypeScript fallback. Set KGRANK_REQUIRE_NATIVE=1 to make a failed build exit 1 (CI
+// does), or KGRANK_SKIP_BUILD=1 to skip compiling. The compiler's output is printed only when the build fails (or
+// with KGRANK_VERBOSE_BUILD=1 / `kgrank build-native --verbose` / npm's --foreground-scripts); a build that works
+// says so in one line.
 "use strict";
 const { spawnSync } = require("node:child_process");
 const path = require("node:path");
@@ -20,9 +23,10 @@ const root = path.join(__dirname, "..");
 function warn(reason) {
   const msg =
     `kgrank-native: the native addon was not built (${reason}). The package will use its pure-TypeScript ` +
-    `fallback: same results, slower. Install a C++17 compiler and Python 3, then run \`npm rebuild kgrank-native\`.`;
+    `fallback: same results, slower. Install a C++17 compiler, make and Python 3, then run ` +
+    `\`npx kgrank build-native\`.`;
   if (process.env.KGRANK_REQUIRE_NATIVE === "1") {
-    console.error(`${msg}\nKGRANK_REQUIRE_NATIVE=1, so the install fails.`);
+    console.error(`${msg}\nKGRANK_REQUIRE_NATIVE=1, so the build fails.`);
     process.exit(1);
   }
   console.warn(`WARNING ${msg}`);
@@ -53,7 +57,10 @@ const mark = path.join(root, "build", "Release", FROM_SOURCE_MARK);
 /** A build from source is run before any prebuild: the mark tells the loader so. */
 function marked() {
   if (fromSource) {
-    fs.writeFileSync(mark, "built by KGRANK_BUILD_FROM_SOURCE=1 / --build-from-source: loaded before any prebuild\n");
+    fs.writeFileSync(
+      mark,
+      "built by KGRANK_BUILD_FROM_SOURCE=1 / kgrank build-native --from-source: loaded before any prebuild\n",
+    );
     console.log(`kgrank-native: built from source; the loader uses ${path.relative(root, built)} before any prebuild`);
   } else {
     fs.rmSync(mark, { force: true });
@@ -80,13 +87,28 @@ if (stamp.isCurrent(stampFile, inputs, [built]) && loads(built) === true) {
   process.exit(0);
 }
 
+/**
+ * node-gyp: the one npm passes to scripts (npm_config_node_gyp: prepare, `npx kgrank build-native`), the
+ * repository's devDependency, the one npm bundles (beside npm_execpath, or beside this Node's npm), else one on PATH.
+ */
 function nodeGypCommand() {
   if (process.env.npm_config_node_gyp) return [process.execPath, [process.env.npm_config_node_gyp]];
+  const gypJs = path.join("node-gyp", "bin", "node-gyp.js");
   try {
-    return [process.execPath, [require.resolve("node-gyp/bin/node-gyp.js", { paths: [root] })]];
+    return [process.execPath, [require.resolve(gypJs, { paths: [root] })]];
   } catch {
-    return ["node-gyp", []];
+    // not a dependency here (an installed package has no devDependencies)
   }
+  const npmDirs = [
+    process.env.npm_execpath && path.join(path.dirname(process.env.npm_execpath), ".."),
+    path.join(path.dirname(process.execPath), "..", "lib", "node_modules", "npm"),
+    path.join(path.dirname(process.execPath), "node_modules", "npm"),
+  ].filter(Boolean);
+  for (const dir of npmDirs) {
+    const file = path.join(dir, "node_modules", gypJs);
+    if (fs.existsSync(file)) return [process.execPath, [file]];
+  }
+  return ["node-gyp", []];
 }
 
 /**
