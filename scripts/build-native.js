@@ -2,10 +2,10 @@
 // The native addon's build, which no install runs: the package has no install-time script (npm 11, pnpm 10 and Bun
 // block dependency scripts, and warn about each), and needs none: the loader finds the prebuild at run time.
 // Who runs it: `kgrank build-native` (bin/kgrank.js, in an installed package: where no prebuild fits, or to build
-// from source), and in the repository the `prepare` script (scripts/prepare.js) on `npm ci` / `npm install`.
+// from source), and in the repository scripts/prepare.js (the `postprepare` script of `npm ci`, and `prepack`).
 // What it does: use the prebuilt addon when the package ships one for this platform, arch and libc (prebuilds/,
 // Node-API binaries made by scripts/prebuild.mjs at pack time); else keep a local build whose stamp says it is
-// current for these sources and this Node (npx in the repository re-runs prepare: it must not recompile); else
+// current for these sources and this Node (a second `npm ci` or `npm pack` must not recompile); else
 // compile the native addon with node-gyp (npm's own when no other is found). KGRANK_BUILD_FROM_SOURCE=1 (or
 // `kgrank build-native --from-source`, npm's --build-from-source) ignores the prebuilds and marks the build
 // (find-prebuild.js FROM_SOURCE_MARK), so that the loader runs it before any prebuild. If compiling is impossible
@@ -22,8 +22,8 @@ const root = path.join(__dirname, "..");
 
 function warn(reason) {
   const msg =
-    `kgrank-native: the native addon was not built (${reason}). The package will use its pure-TypeScript ` +
-    `fallback: same results, slower. Install a C++17 compiler, make and Python 3, then run ` +
+    `kgrank-native: the native addon was not built (${reason}). The package will use its WebAssembly core or ` +
+    `pure-TypeScript fallback: same results, slower. Install a C++17 compiler, make and Python 3, then run ` +
     `\`npx kgrank build-native\`.`;
   if (process.env.KGRANK_REQUIRE_NATIVE === "1") {
     console.error(`${msg}\nKGRANK_REQUIRE_NATIVE=1, so the build fails.`);
