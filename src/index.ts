@@ -12,6 +12,7 @@ export {
   KgrankError,
   KgrankInputError,
   KgrankMemoryError,
+  KgrankMissingPackageError,
   KgrankStateError,
 } from "./checks/errors";
 export type { BackendName, FloatArray, SimdLevel } from "./contract/kernels";
@@ -141,7 +142,16 @@ export { evaluateWikiKG90Mv2 } from "./ranking/wikikg90mv2";
 export type { WikiKG90Mv2Input, WikiKG90Mv2Result } from "./ranking/wikikg90mv2";
 export type { Scorer } from "./scoring/baseline";
 export { decodeNpyData, encodeNpy, parseNpy, parseNpyHeader, readNpy, readNpyAsync, writeNpy } from "./io/npy";
-export type { NpyArray, NpyData, NpyDtype, NpyHeader, ReadNpyAsyncOptions } from "./io/npy";
+export type {
+  NpyArray,
+  NpyData,
+  NpyDtype,
+  NpyFloatArray,
+  NpyFloatType,
+  NpyHeader,
+  ReadNpyAsyncOptions,
+  ReadNpyOptions,
+} from "./io/npy";
 export { parseNpz, readNpz } from "./io/npz";
 export { parseSafetensors, readSafetensors } from "./io/safetensors";
 export { labelMaps, mapTriples, readTriples, splitTsvTriples } from "./io/tsv";

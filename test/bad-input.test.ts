@@ -151,6 +151,12 @@ const latin1DatasetDir = (() => {
   writeFileSync(path.join(d, "test.tsv"), "a\tr\ta\n");
   return d;
 })();
+/** Scores saved as float64, for a read that asks for float32. */
+const f8Scores = (() => {
+  const p = path.join(tempDir("bad-f8"), "scores-f8.npy");
+  writeNpy(p, Float64Array.from([0.5, 0.25]), [1, 2]);
+  return p;
+})();
 /**
  * A model's files for loadEmbeddingModel (3 entities, 1 relation, width 2) and id maps or a model directory that
  * are not regular files: a FIFO (read, it blocks until a writer comes) and /dev/zero (never ends).
@@ -673,6 +679,18 @@ export const CASES: Case[] = [
     call: () => readNpy("/nonexistent/kgrank/scores.npy", "--scores-tail"),
     error: KgrankInputError,
     argument: "--scores-tail",
+  },
+  {
+    kind: "npy read as float32 but holding f8 data",
+    call: () => readNpy(f8Scores, { dtype: "float32", argument: "--scores-tail" }),
+    error: KgrankInputError,
+    argument: "--scores-tail",
+  },
+  {
+    kind: "npy dtype option not a float type",
+    call: () => readNpy("/nonexistent/kgrank/scores.npy", { dtype: "f4" as never }),
+    error: KgrankInputError,
+    argument: "dtype",
   },
   {
     kind: "writeNpy shape not matching the data",
@@ -1301,6 +1319,30 @@ export const CASES: Case[] = [
     call: () => loadWasm(Promise.resolve(new Response("not found", { status: 404 }))),
     error: KgrankBackendError,
   },
+  {
+    kind: "loadWasm a fetch that rejected (no response)",
+    call: () => loadWasm(Promise.reject(new TypeError("fetch failed"))),
+    error: KgrankInputError,
+    argument: "source",
+  },
+  {
+    kind: "loadWasm a URL nothing answers at",
+    call: () => loadWasm("http://127.0.0.1:9/kgrank.wasm"),
+    error: KgrankInputError,
+    argument: "source",
+  },
+  {
+    kind: "loadWasm a SharedArrayBuffer",
+    call: () => loadWasm(new SharedArrayBuffer(8) as never),
+    error: KgrankInputError,
+    argument: "source",
+  },
+  {
+    kind: "loadWasm a Uint8Array over a SharedArrayBuffer",
+    call: () => loadWasm(new Uint8Array(new SharedArrayBuffer(8))),
+    error: KgrankInputError,
+    argument: "source",
+  },
   // ---- cancellation and progress of async calls ---------------------------------------------------------------------
   {
     kind: "signal not an AbortSignal",
@@ -1787,6 +1829,20 @@ describe(`bad-input matrix on ${label}`, () => {
 
   it("TSV errors name the line (1-based, blank lines counted)", () => {
     expect(() => splitTsvTriples("a\tr\tb\n\na\tr\n")).toThrow(/^file: line 3 has 2 tab-separated fields, expected 3/);
+  });
+
+  it("loadWasm's errors say what went wrong with the source and what to do", async () => {
+    const refused = await loadWasm("http://127.0.0.1:9/kgrank.wasm").catch((e: unknown) => e);
+    expect((refused as Error).message).toMatch(
+      /^source: the fetch of http:\/\/127\.0\.0\.1:9\/kgrank\.wasm failed before any response \(.+\): check the URL, that a server serves it/,
+    );
+    const shared = await loadWasm(new Uint8Array(new SharedArrayBuffer(8))).catch((e: unknown) => e);
+    expect((shared as Error).message).toBe(
+      "source: is Uint8Array(8) over a SharedArrayBuffer, which WebAssembly does not compile from: copy the bytes " +
+        "into an unshared buffer first (new Uint8Array(shared).slice())",
+    );
+    const floats = await loadWasm(new Float32Array(2) as never).catch((e: unknown) => e);
+    expect((floats as Error).message).toMatch(/^source: is Float32Array\(2\): give kgrank\.wasm's URL/);
   });
 
   it("docs/reliability.md lists every kind", () => {

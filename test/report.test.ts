@@ -176,6 +176,51 @@ describe("kgrank report and plot", () => {
     expect(boot).not.toMatch(/<td><\/td><\/tr>/); // every row's interval filled
   });
 
+  it("the bundled Vega (dist/vendor/vega.mjs) renders every plot byte for byte as the vega and vega-lite packages do", () => {
+    // A process of its own (vitest's module runner serves no ES module by file URL): each plot of the saved run
+    // rendered by the report's renderSvg, which loads the bundle, and by the packages themselves (devDependencies).
+    const script = p("compare-vega.mjs");
+    writeFileSync(
+      script,
+      [
+        `import { createRequire } from "node:module";`,
+        `import { readFileSync } from "node:fs";`,
+        `const require = createRequire(${JSON.stringify(path.join(root, "package.json"))});`,
+        `const { RankEvaluator, loadDataset } = require("./dist/cjs/index.js");`,
+        `const { PLOT_NAMES, plotSpec, renderSvg } = require("./dist/cjs/report/plots.js");`,
+        `import { pathToFileURL } from "node:url";`,
+        `const vega = await import(pathToFileURL(require.resolve("vega")).href);`,
+        `const vl = await import(pathToFileURL(require.resolve("vega-lite")).href);`,
+        `const ds = loadDataset("nations");`,
+        `const results = RankEvaluator.deserialize(readFileSync(${JSON.stringify(a)})).finalize();`,
+        `const context = { relationLabels: ds.relationLabels, trainTriples: ds.splits.train };`,
+        `const out = {};`,
+        `for (const name of PLOT_NAMES) {`,
+        `  const spec = plotSpec(name, results, context);`,
+        `  const view = new vega.View(vega.parse(vl.compile(spec).spec), { renderer: "none" });`,
+        `  const svg = await view.toSVG();`,
+        `  view.finalize();`,
+        `  const bundled = await renderSvg(spec);`,
+        `  out[name] = { bytes: svg.length, same: bundled === svg };`,
+        `}`,
+        `console.log(JSON.stringify(out));`,
+      ].join("\n"),
+    );
+    const r = runProcess(process.execPath, [script], { cwd: root, timeout: 300_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const got = JSON.parse(r.stdout) as Record<string, { bytes: number; same: boolean }>;
+    expect(Object.keys(got)).toEqual(["ranks", "hits", "relations", "categories", "degrees"]);
+    for (const [name, { bytes, same }] of Object.entries(got)) {
+      expect(bytes, name).toBeGreaterThan(1000);
+      expect(same, name).toBe(true);
+    }
+    // The licences of the bundled code travel with it.
+    const licences = readFileSync(path.join(root, "dist", "vendor", "vega.LICENSES.txt"), "utf8");
+    expect(licences).toMatch(/^vega \d+\.\d+\.\d+ \(BSD-3-Clause\)$/m);
+    expect(licences).toMatch(/^vega-lite \d+\.\d+\.\d+ \(BSD-3-Clause\)$/m);
+    expect(licences).toMatch(/^d3-scale \d+\.\d+\.\d+ \(ISC\)$/m);
+  });
+
   it("plot writes one SVG with marks for each plot name; an unknown name is refused", async () => {
     for (const name of ["ranks", "hits", "relations"]) {
       await kgrank(["plot", name, a, "--output", p(`${name}.svg`), "--quiet"]);

@@ -2,9 +2,11 @@
 // Serves what the example page needs on 127.0.0.1, so it can fetch the browser bundle, the WebAssembly core and the
 // bundled data (browsers do not let a file:// page fetch files): GET and HEAD only; only files under the folders in
 // SERVED (after following links, still inside the repository); no dot segment; only requests addressed to
-// 127.0.0.1 or localhost at this port (a DNS-rebinding page cannot read them); nothing listed.
+// 127.0.0.1 or localhost at this port (a DNS-rebinding page cannot read them); nothing listed; regular files only (a
+// FIFO, socket or device is refused with 403 and never opened: opening a FIFO waits for a writer, and enough such
+// requests would hold every thread of the file system pool).
 //   node examples/browser/serve.mjs [PORT]     (npm run example:browser; PORT 0, the default, picks a free one)
-import { createReadStream, realpathSync, statSync } from "node:fs";
+import { constants, createReadStream, fstatSync, realpathSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { dirname, extname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -50,9 +52,26 @@ export function serveRepository(root, port = 0, folders = SERVED) {
     if (!allowed.some((dir) => file.startsWith(dir)) || relative(realRoot, file).startsWith("..")) return fail(404);
     const type = TYPES[extname(file)];
     if (!type) return fail(404);
-    const stream = createReadStream(file);
+    try {
+      if (!statSync(file).isFile()) return fail(403);
+    } catch {
+      return fail(404);
+    }
+    // O_NONBLOCK: should the path have become a FIFO since the check, the open returns at once instead of waiting for
+    // a writer, and the descriptor's own type is checked again below.
+    const stream = createReadStream(file, { flags: constants.O_RDONLY | constants.O_NONBLOCK });
     stream.once("error", () => (res.headersSent ? res.destroy() : fail(404)));
-    stream.once("open", () => {
+    stream.once("open", (fd) => {
+      let regular = false;
+      try {
+        regular = fstatSync(fd).isFile();
+      } catch {
+        // not regular, as far as anyone can tell
+      }
+      if (!regular) {
+        stream.destroy();
+        return fail(403);
+      }
       res.writeHead(200, { "content-type": type, "cache-control": "no-store" });
       if (req.method === "HEAD") {
         stream.destroy();

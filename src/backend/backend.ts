@@ -5,7 +5,7 @@
  *   KGRANK_SIMD=scalar|avx2|avx512|neon   run the native kernels at this level (must be supported here)
  *   KGRANK_THREADS=N           default thread count of native kernels (default: hardware threads)
  *   KGRANK_ADDON_PATH=FILE     load the addon from this file instead of the prebuild and the local builds
- *   KGRANK_BUILD_FROM_SOURCE=1 try the local builds before the prebuild (as after an install that built from source)
+ *   KGRANK_BUILD_FROM_SOURCE=1 try the local builds before the prebuild (as after `kgrank build-native --from-source`)
  *   KGRANK_WASM_PATH=FILE      load the WebAssembly core from this file instead of the package's wasm/kgrank.wasm
  */
 import * as fs from "node:fs";
@@ -438,7 +438,8 @@ function findPackageRoot(start: string): string {
   }
 }
 
-const packageRoot: string = findPackageRoot(__dirname);
+/** The installed package (or the repository): where prebuilds/, build/, wasm/ and scripts/ lie. */
+export const packageRoot: string = findPackageRoot(__dirname);
 
 const packageVersion: string = (() => {
   try {
@@ -700,8 +701,8 @@ interface Selection {
 /** The fallback warning's last line: what makes the native code load here. */
 function fallbackFix(load: AddonLoad): string {
   const build =
-    "build the addon here with `npm install-scripts approve kgrank-native && npm rebuild kgrank-native " +
-    "--build-from-source` (a C++17 compiler, make and Python 3; pnpm: `pnpm approve-builds`)";
+    "build the addon here with `npx kgrank build-native --from-source` (a C++17 compiler, make and Python 3; " +
+    "pnpm: `pnpm exec kgrank build-native --from-source`)";
   return load.noPrebuild
     ? `No prebuilt addon fits ${process.platform}-${process.arch}: ${build}, or set KGRANK_BACKEND=ts to silence this warning.`
     : `Reinstall kgrank-native, or ${build}, or set KGRANK_BACKEND=ts to silence this warning.`;

@@ -8,6 +8,7 @@
  */
 import type { BackendInfo } from "./backend";
 import { KgrankBackendError, KgrankInputError } from "../checks/errors";
+import { describe } from "../checks/validate";
 import type { Kernels } from "../contract/kernels";
 import { rowSlices, tsKernels as fallbackKernels } from "../fallback";
 import { withMemoryErrors } from "./native-call";
@@ -95,24 +96,63 @@ export async function loadWasm(source: WasmSource): Promise<BackendInfo> {
 
 function describeSource(source: unknown): string {
   if (typeof Response === "function" && source instanceof Response) return source.url || "a Response";
+  if (isThenable(source)) return "a fetch";
   return source instanceof Uint8Array || source instanceof ArrayBuffer ? "bytes" : "a compiled module";
 }
+
+const isThenable = (v: unknown): v is PromiseLike<unknown> =>
+  v !== null && typeof v === "object" && typeof (v as PromiseLike<unknown>).then === "function";
 
 const WASM_SOURCE_FIX =
   "give kgrank.wasm's URL, fetch(url), its bytes (ArrayBuffer or Uint8Array) or a WebAssembly.Module";
 
-/** The bytes (or the compiled module) behind a WasmSource. */
-async function wasmBytes(source: WasmSource): Promise<Uint8Array | ArrayBuffer | WasmModule> {
-  if (typeof source === "string" || source instanceof URL) return wasmBytes(fetch(source));
+/** A SharedArrayBuffer, or a view of one: WebAssembly compiles from unshared bytes only. */
+function isShared(v: unknown): boolean {
+  if (typeof SharedArrayBuffer !== "function") return false;
+  return v instanceof SharedArrayBuffer || (ArrayBuffer.isView(v) && v.buffer instanceof SharedArrayBuffer);
+}
+
+/** The bytes (or the compiled module) behind a WasmSource. `url`: where a fetch of it goes, for its error. */
+async function wasmBytes(source: WasmSource, url?: string): Promise<Uint8Array | ArrayBuffer | WasmModule> {
+  if (typeof source === "string" || source instanceof URL) {
+    let fetched: Promise<Response>;
+    try {
+      fetched = fetch(source);
+    } catch (e) {
+      throw new KgrankInputError(
+        "source",
+        `${String(source)} cannot be fetched (${(e as Error).message}): ${WASM_SOURCE_FIX}`,
+      );
+    }
+    return wasmBytes(fetched, String(source));
+  }
+  if (isShared(source)) {
+    throw new KgrankInputError(
+      "source",
+      `is ${describe(source)} over a SharedArrayBuffer, which WebAssembly does not compile from: copy the bytes ` +
+        "into an unshared buffer first (new Uint8Array(shared).slice())",
+    );
+  }
   if (source instanceof Uint8Array || source instanceof ArrayBuffer) return source;
   const Wasm = (globalThis as { WebAssembly?: { Module: new (...a: never[]) => object } }).WebAssembly;
   if (Wasm && source instanceof Wasm.Module) return source as WasmModule;
-  if (source !== null && typeof source === "object" && typeof (source as PromiseLike<unknown>).then === "function") {
-    return wasmBytes(await (source as PromiseLike<Response>));
+  if (isThenable(source)) {
+    let response: unknown;
+    try {
+      response = await source;
+    } catch (e) {
+      // The fetch itself failed (no network, a refused connection, a blocked or malformed URL): no Response came.
+      throw new KgrankInputError(
+        "source",
+        `the fetch of ${url ?? "kgrank.wasm"} failed before any response (${String((e as Error)?.message ?? e)}): ` +
+          "check the URL, that a server serves it (a file:// page cannot fetch), and the page's network and CSP",
+      );
+    }
+    return wasmBytes(response as WasmSource, url);
   }
   if (typeof Response === "function" && source instanceof Response) {
     if (!source.ok) throw new Error(`HTTP ${source.status} ${source.statusText}`.trim());
     return new Uint8Array(await source.arrayBuffer());
   }
-  throw new KgrankInputError("source", `is ${source === null ? "null" : typeof source}: ${WASM_SOURCE_FIX}`);
+  throw new KgrankInputError("source", `is ${describe(source)}: ${WASM_SOURCE_FIX}`);
 }

@@ -33,6 +33,22 @@ export class KgrankBackendError extends KgrankError {
 }
 
 /**
+ * A feature needs an optional package that is not installed (bullmq, for `kgrank submit` and `kgrank worker`).
+ * `packageName` names it; the message says what needs it and the one command that installs it.
+ */
+export class KgrankMissingPackageError extends KgrankError {
+  readonly packageName: string;
+  constructor(packageName: string, neededBy: string) {
+    super(
+      `${neededBy} needs the package ${packageName}, which kgrank-native does not install for everyone: ` +
+        `run \`npm install ${packageName}\` in your project`,
+      "KGRANK_MISSING_PACKAGE",
+    );
+    this.packageName = packageName;
+  }
+}
+
+/**
  * The native backend could not allocate the memory an input needs (e.g. a filter index for 2^31 - 1 entities under
  * a memory limit). Nothing was computed and the process goes on; `operation` names the native call.
  */

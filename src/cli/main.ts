@@ -25,6 +25,7 @@ import {
   predictSidesArg,
   type PredictOptions,
 } from "../run/predict-run";
+import { buildNativeCommand } from "./native-build";
 import { compareCommand, type CompareCliOptions } from "./compare";
 import { mergeCommand, type MergeOptions } from "../run/merge";
 import { plotCommand, reportCommand } from "./report";
@@ -400,6 +401,16 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     .description("backend, SIMD level, threads, version")
     .addOption(new Option("--format <format>", "output format").choices(["table", "json"]).default("table"))
     .action((flags) => infoCommand(flags, out));
+
+  program
+    .command("build-native")
+    .description(
+      "build the native addon inside the installed package: where no prebuild fits (macOS, Windows, FreeBSD), " +
+        "or from source with --from-source (a C++17 compiler, make and Python 3)",
+    )
+    .option("--from-source", "compile even where a prebuild fits, and load that build before the prebuild")
+    .option("--verbose", "show the compiler's output as it comes (else only when the build fails)")
+    .action((flags: { fromSource?: boolean; verbose?: boolean }) => buildNativeCommand(flags));
   return program;
 }
 

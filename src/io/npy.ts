@@ -37,12 +37,68 @@ export interface NpyHeader {
   itemSize: number;
 }
 
-export interface NpyData {
+/** `A`: the array type of `data`, narrowed by readNpy's `dtype` option (e.g. Float32Array for "float32"). */
+export interface NpyData<A extends NpyArray = NpyArray> {
   /** Elements in C (row-major) order, whatever the file's order. f2 is widened to Float32Array, i8/u8 to Float64Array. */
-  data: NpyArray;
+  data: A;
   shape: number[];
   /** The dtype in the file. */
   dtype: NpyDtype;
+}
+
+/**
+ * The floating-point data readNpy / readNpyAsync are asked for (`{ dtype }`): "float32" (the file's dtype f4, or f2
+ * widened), "float64" (f8), "float" (any of them: what `scores` takes). Another dtype in the file is refused.
+ */
+export type NpyFloatType = "float32" | "float64" | "float";
+/** The array type of each NpyFloatType. */
+export type NpyFloatArray<T extends NpyFloatType> = T extends "float32"
+  ? Float32Array
+  : T extends "float64"
+    ? Float64Array
+    : Float32Array | Float64Array;
+
+/** Options of readNpy when given as an object. */
+export interface ReadNpyOptions {
+  /** The floating-point data asked for; the result's `data` is typed so (e.g. Float32Array for "float32"). */
+  dtype?: NpyFloatType;
+  /** The name errors give the file (default "file"). */
+  argument?: string;
+}
+
+const FLOAT_DTYPES: Record<NpyFloatType, readonly NpyDtype[]> = {
+  float32: ["f4", "f2"],
+  float64: ["f8"],
+  float: ["f4", "f2", "f8"],
+};
+
+/** The `dtype` option checked: undefined (any data) or an NpyFloatType. */
+function floatTypeOption(value: unknown): NpyFloatType | undefined {
+  if (value === undefined || (typeof value === "string" && Object.hasOwn(FLOAT_DTYPES, value)))
+    return value as NpyFloatType | undefined;
+  throw new KgrankInputError("dtype", `must be "float32", "float64" or "float", got ${describe(value)}`);
+}
+
+/** Refuses a file whose dtype does not give the floating-point data asked for, before its data is read. */
+function checkFloatType(header: NpyHeader, want: NpyFloatType | undefined, argument: string, path: string): void {
+  if (want === undefined || FLOAT_DTYPES[want].includes(header.dtype)) return;
+  const numpy = want === "float64" ? "np.float64" : "np.float32";
+  throw new KgrankInputError(
+    argument,
+    `${path} holds ${header.dtype} data, not ${want === "float" ? "float32 or float64" : want}: save it with ` +
+      `.astype(${numpy}) in NumPy${want === "float" ? "" : ', or read it with { dtype: "float" }'}`,
+  );
+}
+
+/** readNpy's second argument: the name errors give the file (a string), or ReadNpyOptions. */
+function readNpyOptions(value: unknown): { argument: string; dtype: NpyFloatType | undefined } {
+  if (value === undefined) return { argument: "file", dtype: undefined };
+  if (typeof value === "string") return { argument: value, dtype: undefined };
+  const o = checkOptions("options", value, optionKeys<ReadNpyOptions>({ dtype: 1, argument: 1 }));
+  const argument = o.argument === undefined ? "file" : o.argument;
+  if (typeof argument !== "string")
+    throw new KgrankInputError("argument", `must be a string, got ${describe(argument)}`);
+  return { argument, dtype: floatTypeOption(o.dtype) };
 }
 
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
@@ -743,7 +799,18 @@ export function readNpyHeader(fd: number, fileSize: number, argument: string, pa
   );
 }
 
-export function readNpy(path: string, argument = "file"): NpyData {
+/**
+ * `readNpy(path, { dtype: "float32" })` types `data` as Float32Array (and refuses a file of another dtype), so that
+ * it can be passed as `scores` under `strict`; "float64" and "float" likewise. `readNpy(path, argument)` names the
+ * file in errors as `argument`.
+ */
+export function readNpy<T extends NpyFloatType>(
+  path: string,
+  options: ReadNpyOptions & { dtype: T },
+): NpyData<NpyFloatArray<T>>;
+export function readNpy(path: string, options?: string | ReadNpyOptions): NpyData;
+export function readNpy(path: string, options?: string | ReadNpyOptions): NpyData {
+  const { argument, dtype } = readNpyOptions(options);
   if (typeof path !== "string" || path === "") throw new KgrankInputError(argument, "must be a path to a .npy file");
   const fd = openRegularFile(path, argument);
   try {
@@ -756,6 +823,7 @@ export function readNpy(path: string, argument = "file"): NpyData {
       throw fileError(argument, path, e);
     }
     const header = readNpyHeader(fd, fileSize, argument, path);
+    checkFloatType(header, dtype, argument, path);
     const nbytes = header.size * header.itemSize;
     // Allocate with room for alignment: the data lands at offset 0 of a fresh ArrayBuffer.
     const buf = allocate(argument, path, nbytes, () => new Uint8Array(new ArrayBuffer(nbytes)));
@@ -772,6 +840,8 @@ export interface ReadNpyAsyncOptions {
   signal?: AbortSignal;
   /** The name errors give the file (default "file"), as readNpy's second argument. */
   argument?: string;
+  /** The floating-point data asked for, as readNpy's `dtype`: `data` is typed so. */
+  dtype?: NpyFloatType;
 }
 
 /** Bytes per positioned read of readNpyAsync: each is one libuv request, off the event loop. */
@@ -782,8 +852,14 @@ const READ_CHUNK = 1 << 24;
  * data that needs converting (big-endian, f2, i8 / u8, Fortran order) is decoded in slices of about 10 ms between
  * event-loop turns. The same result and the same errors as readNpy.
  */
+export async function readNpyAsync<T extends NpyFloatType>(
+  path: string,
+  opts: ReadNpyAsyncOptions & { dtype: T },
+): Promise<NpyData<NpyFloatArray<T>>>;
+export async function readNpyAsync(path: string, opts?: ReadNpyAsyncOptions): Promise<NpyData>;
 export async function readNpyAsync(path: string, opts: ReadNpyAsyncOptions = {}): Promise<NpyData> {
-  const o = checkOptions("options", opts, optionKeys<ReadNpyAsyncOptions>({ signal: 1, argument: 1 }));
+  const o = checkOptions("options", opts, optionKeys<ReadNpyAsyncOptions>({ signal: 1, argument: 1, dtype: 1 }));
+  const dtype = floatTypeOption(o.dtype);
   const signal = signalOption(o.signal);
   const argument = o.argument === undefined ? "file" : o.argument;
   if (typeof argument !== "string")
@@ -816,6 +892,7 @@ export async function readNpyAsync(path: string, opts: ReadNpyAsyncOptions = {})
       argument,
       fileSize,
     );
+    checkFloatType(header, dtype, argument, path);
     const nbytes = header.size * header.itemSize;
     const buf = allocate(argument, path, nbytes, () => new Uint8Array(new ArrayBuffer(nbytes)));
     await readFullyAsync(fh, buf, header.dataOffset, argument, path, signal);

@@ -9,6 +9,9 @@
  * Colours are the Okabe–Ito pair blue / orange (distinct for colour-blind readers) with different lightness (so
  * they survive greyscale printing); the random baseline is dashed, not only differently coloured.
  */
+import * as path from "node:path";
+import { pathToFileURL } from "node:url";
+
 import { KgrankInputError } from "../checks/errors";
 import { protocolTasks, type RankResults } from "../evaluation/results";
 import { markupLabel } from "../text/labels";
@@ -266,14 +269,27 @@ export function plotSpec(name: PlotName, results: RankResults, context: PlotCont
   };
 }
 
-// Vega and Vega-Lite are ES modules; a plain import() survives the CommonJS build this way.
+// The bundle is an ES module; a plain import() survives the CommonJS build this way.
 const importEsm = new Function("specifier", "return import(specifier)") as (s: string) => Promise<unknown>;
+
+/** What the report uses of Vega and Vega-Lite: dist/vendor/vega.mjs, bundled from them at build time. */
+interface VegaBundle {
+  parse: typeof import("vega").parse;
+  View: typeof import("vega").View;
+  compile(spec: unknown): { spec: import("vega").Spec };
+}
+
+/**
+ * Vega and Vega-Lite are not dependencies of the package (about 75 packages, 20 MB, for two commands):
+ * scripts/build-vega.mjs bundles the parts the plots use into dist/vendor/vega.mjs, beside dist/cjs/ where this file
+ * runs. The same code as the packages', so the same bytes.
+ */
+const VEGA_BUNDLE = path.resolve(__dirname, "..", "..", "vendor", "vega.mjs");
 
 /** SVG text of a Vega-Lite specification, rendered headlessly. */
 export async function renderSvg(spec: Record<string, unknown>): Promise<string> {
-  const vega = (await importEsm("vega")) as typeof import("vega");
-  const vl = (await importEsm("vega-lite")) as { compile(spec: unknown): { spec: import("vega").Spec } };
-  const compiled = vl.compile(spec as never).spec;
+  const vega = (await importEsm(pathToFileURL(VEGA_BUNDLE).href)) as VegaBundle;
+  const compiled = vega.compile(spec as never).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: "none" });
   const svg = await view.toSVG();
   view.finalize();

@@ -14,7 +14,7 @@
  * its digest and the run fingerprint inside it. If Redis loses the jobs (restarted without persistence) the
  * submitter stops with an error naming the shard; it never merges states it did not get from a completed job.
  *
- * BullMQ is an optional dependency, loaded only here.
+ * BullMQ is an optional peer dependency (the user installs it), loaded only here.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
@@ -22,7 +22,7 @@ import * as path from "node:path";
 
 import type { Job, Queue, Worker } from "bullmq";
 
-import { KgrankError, KgrankInputError } from "../checks/errors";
+import { KgrankError, KgrankInputError, KgrankMissingPackageError } from "../checks/errors";
 import { removePendingFiles } from "../io/atomic";
 import { implicitDatasetDir } from "../io/datasets";
 import { modelDirDataset } from "../io/model-dir";
@@ -49,14 +49,17 @@ export interface ShardJobResult {
   bytes: number;
 }
 
+/**
+ * BullMQ, an optional peer dependency: installed by those who run the queue (`npm install bullmq`), so that every other
+ * install stays without it and its Redis client (and msgpackr's install script). Missing: KgrankMissingPackageError.
+ */
 function bullmq(): typeof import("bullmq") {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require("bullmq") as typeof import("bullmq");
-  } catch {
-    throw new KgrankError(
-      "kgrank worker and kgrank submit need the optional package bullmq: npm install bullmq (and a Redis server)",
-    );
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw e;
+    throw new KgrankMissingPackageError("bullmq", "the job queue (kgrank submit, kgrank worker; a Redis server too)");
   }
 }
 
