@@ -3,10 +3,12 @@
  * with the BENCHMARKS.md sections and the text its numbers are quoted from) and the README's other speed claims; the
  * README's table must be what `node bench/readme-table.mjs` generates from it, every claim must be in the README
  * word for word, every quote must be in its section (whitespace aside), and every number of a result, a comparison
- * or a claim must be in its quotes (a task's numbers in its sections). Nothing is measured here.
+ * or a claim must be in its quotes (a task's numbers in its sections). The sizes of the built WebAssembly core and
+ * browser bundle that the pages state must be within 10 % of the files as built here (the core only where
+ * `npm run build:wasm` has run). Nothing is timed here.
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -28,11 +30,18 @@ interface Claim {
   text: string;
   sources: Source[];
 }
+interface Size {
+  file: string;
+  bytes: number;
+  text: string;
+  pages: string[];
+}
 interface ReadmeResults {
   intro: string;
   header: string[];
   rows: Row[];
   claims: Claim[];
+  sizes: Size[];
 }
 
 const results = JSON.parse(read("bench/results/readme.json")) as ReadmeResults;
@@ -102,6 +111,22 @@ describe("README.md's speed numbers", () => {
       expect(missing(claim.text, quotes), `${claim.text}: numbers not in its quotes`).toEqual([]);
     }
   });
+
+  for (const size of results.sizes) {
+    const built = existsSync(path.join(root, size.file));
+    it(`the pages state ${size.file}'s size as built, within 10 %${built ? "" : " (the file itself: not built here, skipped)"}`, () => {
+      expect(numbers(size.text)).toEqual([String(size.bytes)]);
+      for (const page of size.pages) {
+        expect(flat(read(page)), `${page} does not state ${size.file}'s size as ${size.text}`).toContain(size.text);
+      }
+      if (!built) return;
+      const bytes = statSync(path.join(root, size.file)).size;
+      expect(
+        Math.abs(bytes - size.bytes) / size.bytes,
+        `${size.file} is ${bytes} bytes, the pages say ${size.text}: measure it again and update bench/results/readme.json and the pages`,
+      ).toBeLessThanOrEqual(0.1);
+    });
+  }
 
   it("a number that BENCHMARKS.md does not state is caught", () => {
     const quote = "| ranks, dense 512 MiB float32 | 7.87 ms |";
