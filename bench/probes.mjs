@@ -160,7 +160,13 @@ const variant = probeVariant(addon, probeBuffers, threads);
 
 let fb = null;
 if (withFb15k) {
-  const d = kg.loadDataset("fb15k-237", { datasetDir: datasetsDir });
+  let d;
+  try {
+    d = kg.loadDataset("fb15k-237", { datasetDir: datasetsDir });
+  } catch (e) {
+    console.error(`probes: --fb15k needs FB15k-237 under ${datasetsDir} (or --datasets DIR): ${e.message}`);
+    process.exit(1);
+  }
   const { batches } = fb15kTestBatches(d.splits.test, d.numEntities);
   const filterTriples = [d.splits.train, d.splits.valid, d.splits.test];
   fb = {
