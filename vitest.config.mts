@@ -66,6 +66,7 @@ const once = [
   "test/architecture.test.ts",
   "test/docs-examples.test.ts",
   "test/metrics-docs.test.ts",
+  "test/readme-numbers.test.ts",
   "test/status.test.ts",
   "test/task-sample-coverage.test.ts",
   "test/build-native.test.ts",

@@ -2,7 +2,8 @@
  * The backend of the browser build (dist/browser/kgrank.mjs): scripts/build-browser.mjs bundles this module in place
  * of ./backend.ts, so every public function's `kernels()` is this one's. A page has no addon and no file system: the
  * kernels are the TypeScript fallback's until `loadWasm` hands over the WebAssembly core (the same wasm/kgrank.wasm
- * as Node's wasm tier, the same glue, so the same numbers bit for bit as every other backend). It exports what
+ * as Node's wasm tier, the same glue, so the same ranks bit for bit as every other backend, and the same metrics but
+ * for the geometric-mean family's last bits: Math.log / Math.exp against the C library's). It exports what
  * src/ imports from ./backend.ts (kernels, backendInfo, nativeAddon, nativeParse); `nativeAddon()` is always null,
  * so the parsers run their TypeScript twins.
  */

@@ -1,11 +1,12 @@
 /**
  * The WebAssembly tier: native/core compiled for wasm32 with SIMD128, one thread (scripts/build-wasm.mjs builds
  * wasm/kgrank.wasm; native/wasm/exports.cpp is its C ABI). No Node-API: each call copies its inputs into the
- * instance's memory, runs the core's scalar kernel there and copies the outputs back, so results equal the native
- * addon's bit for bit (the core's kernels: the same operations in the same order as every native level). The kernels
+ * instance's memory, runs the core's scalar kernel there and copies the outputs back, so the kernels' outputs equal
+ * the native addon's bit for bit (the core's kernels: the same operations in the same order as every native level). The kernels
  * it runs: countScores, countScoresByIndex (dense rows, in blocks of about COUNT_BLOCK_BYTES so the copy is read
  * back from cache), rankEmbeddings, topKEmbeddings, scoreRelations, firstNonFinite. Everything else - the metric
- * kernels, the filter index and its filtered counts - is the fallback's (`fallback`), which gives the same results.
+ * kernels, the filter index and its filtered counts - is the fallback's (`fallback`), which gives the same results
+ * but for the geometric-mean family's last bits (Math.log / Math.exp against the C library's: within 1e-12 relative).
  *
  * Safety: the instance's memory is its own (a bad pointer reads or traps inside it, never the process's). An
  * allocation the instance cannot make (wasm32: 4 GiB at most) or a trap (an allocation failed inside the core,
@@ -40,7 +41,7 @@ export interface WasmModule {
   readonly __wasmModule: unique symbol;
 }
 
-/** Compiles kgrank.wasm's bytes (synchronously: the module is about 150 kB) and checks it exports this glue's ABI. */
+/** Compiles kgrank.wasm's bytes (synchronously: the module is about 200 kB) and checks it exports this glue's ABI. */
 export function compileWasm(bytes: Uint8Array): WasmModule {
   return checkedWasm(new WebAssembly.Module(bytes));
 }
