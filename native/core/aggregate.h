@@ -15,7 +15,8 @@ namespace kgrank {
 
 constexpr size_t kAggregateChunk = size_t{1} << 13;
 
-// Layout of the output of aggregate_ranks().
+// Layout of the output of aggregate_ranks(). Mirrored by src/contract/kernels.ts AGGREGATE_SLOTS (test/enums.test.ts
+// compares the two).
 enum AggregateSlot : size_t {
   kSumWeights = 0,        // sum w_i (n when unweighted)
   kSumRanks = 1,          // sum w_i r_i

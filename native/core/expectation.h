@@ -50,6 +50,7 @@ struct Moments {
   double variance;
 };
 
+// Mirrored by src/contract/kernels.ts ClosedMetricCode (test/enums.test.ts compares the two).
 enum class ClosedMetric : int {
   ArithmeticMean = 0,     // MR
   InverseHarmonicMean = 1,  // MRR = mean of 1/r

@@ -16,8 +16,9 @@
 
 namespace kgrank {
 
-// Codes shared with src/contract/kernels.ts InteractionCode. RotatE is OGB's (sum of the moduli per complex dimension),
-// RotatEL2 PyKEEN's (the L2 norm of the complex vector h r - t): same query, same relation rows, another distance.
+// Codes shared with src/scoring/embedding-model.ts INTERACTION_CODES (test/enums.test.ts compares the two). RotatE is
+// OGB's (sum of the moduli per complex dimension), RotatEL2 PyKEEN's (the L2 norm of the complex vector h r - t): same
+// query, same relation rows, another distance.
 enum class Interaction : int {
   TransEL1 = 0, TransEL2 = 1, DistMult = 2, ComplEx = 3, RotatE = 4, PairRE = 5, RotatEL2 = 6
 };

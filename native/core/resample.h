@@ -43,6 +43,7 @@ struct PairedColumns {
   double window = 8.0;
 };
 
+// Mirrored by src/contract/kernels.ts ResamplingKind (test/enums.test.ts compares the two).
 enum class Resampling : int { Randomization = 0, Bootstrap = 1 };
 
 // Values per replicate in `out`: the column sums, then the two medians when index_a is given.

@@ -160,7 +160,8 @@ inline void weighted_lane_sums_body(const uint32_t* counts, const double* x, siz
 void generate_ranks(const double* num_candidates, size_t n, uint32_t seed, uint32_t sample, double* out,
                     SimdLevel simd = SimdLevel::Scalar);
 
-// Statistics of a rank vector that the metrics are functions of.
+// Statistics of a rank vector that the metrics are functions of. Mirrored by src/contract/kernels.ts StatisticCode
+// (test/enums.test.ts compares the two).
 enum class Statistic : int {
   Mean = 0,             // weighted arithmetic mean
   GeometricMean = 1,    // exp(weighted mean of log r)

@@ -103,7 +103,8 @@ const EMBEDDING_MODEL_KEYS = optionKeys<EmbeddingModelOptions>({
   normalizeEntities: 1,
 });
 
-const CODES: Record<InteractionName, number> = {
+/** Interaction codes shared with native/core/interaction.h Interaction (test/enums.test.ts compares the two). */
+export const INTERACTION_CODES: Readonly<Record<InteractionName, number>> = {
   "transe-l1": 0,
   "transe-l2": 1,
   distmult: 2,
@@ -378,7 +379,7 @@ export class EmbeddingModel {
     > = {},
   ): EmbeddingRankInput {
     return {
-      interaction: CODES[this.interaction],
+      interaction: INTERACTION_CODES[this.interaction],
       layout: this.complexLayout === "interleaved" ? 1 : 0,
       entityEmbeddings: table.data,
       relationEmbeddings: this.#relation,
