@@ -165,8 +165,7 @@ Counts count_f32_avx2(const float* x, size_t n, float t) {
   return count_f32_body(x, n, t, none);
 }
 
-Counts count_answers_f32_avx2(const float* x, size_t n, float t, const AnswerJob& job, Counts* known,
-                              bool* own_found) {
+Counts count_answers_f32_avx2(const float* x, size_t n, float t, const AnswerJob& job, Counts* known, bool* own_found) {
   AnswerSide side(job);
   const Counts c = count_f32_body(x, n, t, side);
   *known = side.finish(own_found);
@@ -340,8 +339,8 @@ Counts masked_count_f32_avx2(const float* x, const uint16_t* bits, size_t n, flo
                                                under(_mm256_cmp_ps(b, vt, _CMP_GT_OQ), m1)));
       e = _mm256_sub_epi32(e, _mm256_add_epi32(under(_mm256_cmp_ps(a, vt, _CMP_EQ_OQ), m0),
                                                under(_mm256_cmp_ps(b, vt, _CMP_EQ_OQ), m1)));
-      u = _mm256_sub_epi32(u, _mm256_add_epi32(under(_mm256_cmp_ps(a, a, _CMP_ORD_Q), m0),
-                                               under(_mm256_cmp_ps(b, b, _CMP_ORD_Q), m1)));
+      u = _mm256_sub_epi32(
+          u, _mm256_add_epi32(under(_mm256_cmp_ps(a, a, _CMP_ORD_Q), m0), under(_mm256_cmp_ps(b, b, _CMP_ORD_Q), m1)));
     }
     alignas(32) uint32_t lg[8], le[8], lu[8];
     _mm256_store_si256(reinterpret_cast<__m256i*>(lg), g);
@@ -394,7 +393,7 @@ void generate_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_
 }
 
 void lane_statistic_sums_avx2(const double* num_candidates, const double* weights, uint32_t n, const uint32_t* keys,
-                            LaneTerm term, double k, double* sums) {
+                              LaneTerm term, double k, double* sums) {
   lane_statistic_sums_any(num_candidates, weights, n, keys, term, k, sums);
 }
 

@@ -276,7 +276,7 @@ void generate_ranks_small_avx512(const double* num_candidates, uint32_t n, uint3
 }
 
 void lane_statistic_sums_avx512(const double* num_candidates, const double* weights, uint32_t n, const uint32_t* keys,
-                            LaneTerm term, double k, double* sums) {
+                                LaneTerm term, double k, double* sums) {
   lane_statistic_sums_any(num_candidates, weights, n, keys, term, k, sums);
 }
 

@@ -160,7 +160,7 @@ class Pool {
   std::atomic<size_t> queued_{0};  // queue_.size(), readable without the lock (for spinning)
   std::mutex mu_;
   std::condition_variable wake_;
-  std::deque<std::shared_ptr<Loop>> queue_;
+  std::deque<std::shared_ptr<Loop> > queue_;
 };
 
 Pool& pool() {
@@ -172,8 +172,7 @@ Pool& pool() {
 
 }  // namespace
 
-void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_t)>& fn,
-                  const JobControl* control) {
+void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_t)>& fn, const JobControl* control) {
   if (n == 0) return;
   unsigned threads = max_threads == 0 ? hardware_threads() : std::min(max_threads, hardware_threads());
   if (threads <= 1 || n == 1) {
