@@ -21,7 +21,8 @@ namespace {
 // Dense counting when max N is not much larger than the task count; otherwise a sort.
 constexpr double kDenseLimit = 1 << 26;
 // Below this many tasks the sort is cheaper than the dense path's fixed costs (its part counters, 16 parts on the
-// pool, a counter block per bucket): measured, see candidate_histogram. Both give the same histogram.
+// pool, a counter block per bucket): measured: BENCHMARKS.md, "Notes moved from the kernel sources", expectation.cpp
+// KGRANK_HISTOGRAM_SORT_BELOW. Both give the same histogram.
 #ifndef KGRANK_HISTOGRAM_SORT_BELOW
 #define KGRANK_HISTOGRAM_SORT_BELOW 2048
 #endif

@@ -11,8 +11,8 @@
 namespace kgrank {
 
 // std::allocator that leaves elements default-initialised (no zero fill) on resize(): a large result is first touched
-// where its parts are written, in parallel, instead of in a serial memset (fresh pages cost about 1.3 us each on a
-// VM; 15 MB of histogram is 3,700 of them).
+// where its parts are written, in parallel, instead of in a serial memset (what fresh pages cost: BENCHMARKS.md, "Notes
+// moved from the kernel sources", expectation.h UninitialisedAllocator).
 template <typename T>
 struct UninitialisedAllocator : std::allocator<T> {
   template <typename U>

@@ -129,9 +129,9 @@ bool FilterIndex::packed_answers_many(const int32_t* anchor, const int32_t* rela
     // One lower-bound search per key (the relation's first packed value) as base + length narrowed branch-free:
     // base moves past the probe when the probe is below the key. The end of the run is then found by galloping from
     // its start (probes 1, 2, 4, ... entries on, then a binary search between the last two): O(log run) compares
-    // where walking the run took one per answer (FB15k-237's head side: 434 answers a task on average, 5 % of a
-    // filtered pass walked them). The caller reads every entry of the run next (the answers' scores), so the probes
-    // touch no line it would not.
+    // where walking the run took one per answer (measured: BENCHMARKS.md, "Notes moved from the kernel sources",
+    // filter_index.cpp FilterIndex answer runs). The caller reads every entry of the run next (the answers' scores), so
+    // the probes touch no line it would not.
     const uint32_t* base[kGroup];
     const uint32_t* seg_end[kGroup];
     size_t len[kGroup];

@@ -14,13 +14,9 @@ namespace kgrank {
 namespace isa {
 
 namespace {
-// Software prefetch distance for the counting loops. Measured on an AMD EPYC (2 vCPUs, 512 MiB float32):
-// single-thread counting went from 35 to 30 ms (the plain read probe: 28 ms) with 1 KiB. The probe itself gets
-// slower with the same prefetch (28 -> 37 ms), so it stays a plain read. 3 KiB (as the AVX-512 kernel): FB15k-237
-// filtered, both sides, at KGRANK_SIMD=avx2 on an AMD EPYC with AVX-512 (2 vCPUs, quiet), 7 alternating runs per
-// distance: 1.27-1.46x the probe at 1 KiB, 1.11-1.28x at 3 KiB (6 of 7 pairs faster). 6 KiB (as the AVX-512
-// kernel; see there): on an AMD EPYC VM whose bus read 70 GB/s, dense counting of FB15k-237's rows went from 82 %
-// to 89 % of the probe.
+// Software prefetch distance for the counting loops: 6 KiB, as the AVX-512 kernel. The read probe gets slower with
+// the same prefetch, so it stays a plain read. Measured (1, 3 and 6 KiB): BENCHMARKS.md, "Notes moved from the kernel
+// sources", kernels_avx2.cpp kPrefetchBytes.
 constexpr size_t kPrefetchBytes = 6144;
 
 inline uint64_t hsum_epi32(__m256i v) {

@@ -43,14 +43,11 @@
 // for bands up to 1024; with at most 64 distinct N inside the band, cut at them (J(x) is a polynomial between them;
 // non-integer nodes use the row's polynomial continuation); with more (large n), Euler-Maclaurin over the whole band
 // with kinks not cut (each changes J's slope by O(1/n) and J enters Var with weight O(1/n): at n = 1.2 M, N_i uniform
-// on 1..2.5 M, Var is within 2.5e-12 of J summed point by point over x). So the cost of J does not grow with N/n:
-// WN18RR tails (n = 2,924, N ~ 40,900) 0.2-0.3 s CPU, n = 4 at N = 1e8 or 2^31-1 0.1 s. The chains (n = 1,000, ~1,000
-// distinct N, CPU on a loaded 2-vCPU machine, E and Var): N_i uniform to 2^31-1 7.6 s (115 k evaluations), to 2e6 7.9
-// s, to 1e5 13 s, in [2.4e6, 2.5e6] 2.7 s; n = 14, distinct N to 2^31-1: 431 k evaluations. Each evaluation costs ~50
-// us at n = 1,000 (the groups near y taken one by one). Still dear: (a) short runs of y (kink spacing below 64, e.g. n
-// = 1,000 with N to 2,500 or 20,000: 1.1 s and 5.7 s, rows summed point by point); (b) the sum over x with at most 64
-// kinks in a wide band (small n, e.g. n = 40-100 with N to 1e6: seconds to minutes), whose runs close with endpoint
-// differences and a point-by-point tail.
+// on 1..2.5 M, Var is within 2.5e-12 of J summed point by point over x). So the cost of J does not grow with N/n.
+// Still dear: (a) short runs of y (kink spacing below 64, e.g. n = 1,000 with N to 2,500 or 20,000: rows summed point
+// by point); (b) the sum over x with at most 64 kinks in a wide band (small n, e.g. n = 40-100 with N to 1e6), whose
+// runs close with endpoint differences and a point-by-point tail. Times and evaluation counts: BENCHMARKS.md, "Notes
+// moved from the kernel sources", median_moments.cpp.
 //
 // Accuracy (test/median-moments.test.ts, native/tests/test_median_moments.cpp): against BigInt enumeration of every
 // rank vector (n <= 7) and against an independent O(n^2) DP over the full distribution at n = 1,000, 1,001, 5,000 with
@@ -60,7 +57,6 @@
 // inputs; 4e-14 at n = 1.2 M). The chained rows against the same rows summed point by point over y (n = 200, N to
 // 2e4; n = 1,000, N to 1e5): equal to the 17 digits printed; exact rationals for n = 12 and 14 distinct N to 2^31-1:
 // below 2e-15. (The B2(theta) factor matters: without it, at non-integer x, Var is off by 7e-10 at n = 200.)
-// Time at n = 1.2 M, N_i uniform on 1..2.5 M: ~0.35 s CPU odd n, ~0.5 s even n (native, sort included).
 #include "median_moments.h"
 
 #include <limits>
