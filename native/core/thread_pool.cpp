@@ -160,7 +160,7 @@ class Pool {
   std::atomic<size_t> queued_{0};  // queue_.size(), readable without the lock (for spinning)
   std::mutex mu_;
   std::condition_variable wake_;
-  std::deque<std::shared_ptr<Loop> > queue_;
+  std::deque<std::shared_ptr<Loop>> queue_;
 };
 
 Pool& pool() {

@@ -489,8 +489,7 @@ int main() {
   CHECK(coverage.tie > 0);
   CHECK(coverage.gathered > 0);
   std::printf(
-      "rows %zu: empty set %zu, every entity %zu, gathered %zu, truth left out %zu, filtered out %zu, NaN %zu, ties "
-      "%zu\n",
+      "rows %zu: empty set %zu, every entity %zu, gathered %zu, truth left out %zu, filtered out %zu, NaN %zu, ties %zu\n",
       coverage.rows, coverage.empty_set, coverage.full_set, coverage.gathered, coverage.truth_left_out,
       coverage.filtered_out, coverage.nan_candidate, coverage.tie);
   TEST_MAIN_END();
