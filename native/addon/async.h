@@ -12,8 +12,9 @@
 //
 // Written on the plain Node-API C functions: when the environment is torn down (a Worker terminated while a job is
 // pending) the next slice is simply never scheduled, nothing runs, the promise is never settled, and the job is
-// freed by the finalizer of its external (the handle setImmediate passes to the step function). A slice runs inside a catch-all, so an exception (std::bad_alloc of a
-// large input) becomes a rejection (code KGRANK_MEMORY), never an abort.
+// freed by the finalizer of its external (the handle setImmediate passes to the step function). A slice runs inside a
+// catch-all, so an exception (std::bad_alloc of a large input) becomes a rejection (code KGRANK_MEMORY), never an
+// abort.
 //
 // Cancellation and progress: an async binding may take a job control (kernelControl(), below) as its last argument.
 // The job then shares a kgrank::JobControl (native/core/thread_pool.h) with JavaScript: cancelKernel(control) sets
@@ -120,8 +121,8 @@ struct ScoreRowSlices {
   const Job& self() const { return static_cast<const Job&>(*this); }
 };
 
-// A Job: total_rows() rows, worked through as run_rows(r0, r1) over consecutive ranges of slice_rows() rows (at least 1);
-// run_rows returns false to stop early (the job wrote why into its output, e.g. a status slot), true to go on. It
+// A Job: total_rows() rows, worked through as run_rows(r0, r1) over consecutive ranges of slice_rows() rows (at least
+// 1); run_rows returns false to stop early (the job wrote why into its output, e.g. a status slot), true to go on. It
 // may throw std::bad_alloc and other std::exceptions.
 class JobSlices {
  public:
@@ -148,7 +149,8 @@ inline napi_value async_step(napi_env env, napi_callback_info cbinfo) {
 // Makes this environment's step function; called once from the addon's Init.
 inline void init_async(Napi::Env env) {
   napi_value step = nullptr;
-  NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, "kgrankJobStep", NAPI_AUTO_LENGTH, &async_step, nullptr, &step));
+  NAPI_THROW_IF_FAILED_VOID(env,
+                            napi_create_function(env, "kgrankJobStep", NAPI_AUTO_LENGTH, &async_step, nullptr, &step));
   auto* ref = new napi_ref(nullptr);
   if (napi_create_reference(env, step, 1, ref) != napi_ok) {
     delete ref;
@@ -234,10 +236,12 @@ class JobWork final : public JobSlices {
       napi_value keep = nullptr;
       const InputWatch::State state =
           napi_get_reference_value(env, keep_, &keep) == napi_ok && keep != nullptr
-              ? watch_.check(env, [&](size_t k) {
-                  napi_value v = nullptr;
-                  return napi_get_element(env, keep, static_cast<uint32_t>(k), &v) == napi_ok ? v : nullptr;
-                })
+              ? watch_.check(env,
+                             [&](size_t k) {
+                               napi_value v = nullptr;
+                               return napi_get_element(env, keep, static_cast<uint32_t>(k), &v) == napi_ok ? v
+                                                                                                           : nullptr;
+                             })
               : InputWatch::State::Moved;
       if (state == InputWatch::State::Shrunk) {
         go_on = false;  // given away: resolve; the facade's watch reports it
@@ -325,7 +329,8 @@ Napi::Value queue_job(const Napi::CallbackInfo& info, const char* name, Job job,
   JobControlPtr control = control_arg(info, control_index);
   for (size_t k = 0; k < arrays; ++k) {
     if (InputWatch::resizable(info.Env(), info[k])) {
-      throw_type(info.Env(), "argument " + std::to_string(k) + " is a view of a resizable ArrayBuffer, which an async " +
+      throw_type(info.Env(), "argument " + std::to_string(k) +
+                                 " is a view of a resizable ArrayBuffer, which an async " +
                                  "job does not take (resize() could shrink it between slices): pass a copy");
     }
   }

@@ -32,8 +32,8 @@ using kgrank::SimdLevel;
 }
 
 // A failed core Status (native/core/status.h) as a RangeError with code "KGRANK_INPUT", the status's message, and
-// `status` (StatusCode) and `index` properties; src/backend/native-call.ts statusOf() reads them back for the facade's typed
-// errors. The only way the addon reports what the core rejected.
+// `status` (StatusCode) and `index` properties; src/backend/native-call.ts statusOf() reads them back for the facade's
+// typed errors. The only way the addon reports what the core rejected.
 [[noreturn]] inline void throw_status(Napi::Env env, const kgrank::Status& status) {
   Napi::RangeError err = Napi::RangeError::New(env, status.message);
   err.Set("code", Napi::String::New(env, "KGRANK_INPUT"));
@@ -67,9 +67,11 @@ inline Napi::TypedArray typed_array_arg(const Napi::CallbackInfo& info, size_t i
 
 // A non-negative integer argument that fits in size_t and in a double exactly.
 inline size_t size_arg(const Napi::CallbackInfo& info, size_t index, const char* name, size_t min_value) {
-  if (info.Length() <= index || !info[index].IsNumber()) throw_type(info.Env(), std::string(name) + " must be a number");
+  if (info.Length() <= index || !info[index].IsNumber())
+    throw_type(info.Env(), std::string(name) + " must be a number");
   const double v = info[index].As<Napi::Number>().DoubleValue();
-  if (!(v >= static_cast<double>(min_value)) || v > 9007199254740991.0 || v != static_cast<double>(static_cast<uint64_t>(v))) {
+  if (!(v >= static_cast<double>(min_value)) || v > 9007199254740991.0 ||
+      v != static_cast<double>(static_cast<uint64_t>(v))) {
     throw_range(info.Env(), std::string(name) + " must be an integer >= " + std::to_string(min_value));
   }
   return static_cast<size_t>(v);
@@ -85,8 +87,8 @@ inline CountOptions options_arg(const Napi::CallbackInfo& info, size_t simd_inde
   CountOptions opt;
   const size_t level = size_arg(info, simd_index, "simd", 0);
   if (level > 3 || !kgrank::simd_supported(static_cast<SimdLevel>(level))) {
-    throw_range(info.Env(), "simd level " + std::to_string(level) + " is not supported here (supported: " +
-                                kgrank::supported_simd_list() + ")");
+    throw_range(info.Env(), "simd level " + std::to_string(level) +
+                                " is not supported here (supported: " + kgrank::supported_simd_list() + ")");
   }
   opt.simd = static_cast<SimdLevel>(level);
   opt.threads = threads_arg(info, threads_index);

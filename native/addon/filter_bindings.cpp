@@ -48,9 +48,9 @@ struct FilteredJob : ScoreRowSlices<FilteredJob> {
                                           relation, truth, *index, static_cast<const float*>(thresholds) + r0, o[0],
                                           o[1], o[2], o[3], options);
       } else {
-        kgrank::count_rows_filtered_range(static_cast<const double*>(scores) + r0 * cols, n, cols, column_start,
-                                          anchor, relation, truth, *index, static_cast<const double*>(thresholds) + r0,
-                                          o[0], o[1], o[2], o[3], options);
+        kgrank::count_rows_filtered_range(static_cast<const double*>(scores) + r0 * cols, n, cols, column_start, anchor,
+                                          relation, truth, *index, static_cast<const double*>(thresholds) + r0, o[0],
+                                          o[1], o[2], o[3], options);
       }
       return;
     }
@@ -67,21 +67,19 @@ struct FilteredJob : ScoreRowSlices<FilteredJob> {
 class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "FilterIndex",
-                       {InstanceMethod("answers", &FilterIndexWrap::Guard<&FilterIndexWrap::Answers>),
-                        InstanceMethod("missing", &FilterIndexWrap::Guard<&FilterIndexWrap::Missing>),
-                        InstanceMethod("answerCounts", &FilterIndexWrap::Guard<&FilterIndexWrap::AnswerCounts>),
-                        InstanceMethod("stats", &FilterIndexWrap::Guard<&FilterIndexWrap::Stats>),
-                        InstanceMethod("countFiltered", &FilterIndexWrap::Guard<&FilterIndexWrap::CountFiltered>),
-                        InstanceMethod("rankTriples", &FilterIndexWrap::Guard<&FilterIndexWrap::RankTriples>),
-                        InstanceMethod("rankTriplesConstrained",
-                                       &FilterIndexWrap::Guard<&FilterIndexWrap::RankTriplesConstrained>),
-                        InstanceMethod("countFilteredAsync",
-                                       &FilterIndexWrap::Guard<&FilterIndexWrap::CountFilteredAsync>),
-                        InstanceMethod("countFilteredRange",
-                                       &FilterIndexWrap::Guard<&FilterIndexWrap::CountFilteredRange>),
-                        InstanceMethod("countFilteredRangeAsync",
-                                       &FilterIndexWrap::Guard<&FilterIndexWrap::CountFilteredRangeAsync>)});
+    return DefineClass(
+        env, "FilterIndex",
+        {InstanceMethod("answers", &FilterIndexWrap::Guard<&FilterIndexWrap::Answers>),
+         InstanceMethod("missing", &FilterIndexWrap::Guard<&FilterIndexWrap::Missing>),
+         InstanceMethod("answerCounts", &FilterIndexWrap::Guard<&FilterIndexWrap::AnswerCounts>),
+         InstanceMethod("stats", &FilterIndexWrap::Guard<&FilterIndexWrap::Stats>),
+         InstanceMethod("countFiltered", &FilterIndexWrap::Guard<&FilterIndexWrap::CountFiltered>),
+         InstanceMethod("rankTriples", &FilterIndexWrap::Guard<&FilterIndexWrap::RankTriples>),
+         InstanceMethod("rankTriplesConstrained", &FilterIndexWrap::Guard<&FilterIndexWrap::RankTriplesConstrained>),
+         InstanceMethod("countFilteredAsync", &FilterIndexWrap::Guard<&FilterIndexWrap::CountFilteredAsync>),
+         InstanceMethod("countFilteredRange", &FilterIndexWrap::Guard<&FilterIndexWrap::CountFilteredRange>),
+         InstanceMethod("countFilteredRangeAsync",
+                        &FilterIndexWrap::Guard<&FilterIndexWrap::CountFilteredRangeAsync>)});
   }
 
   // new FilterIndex(triplesList: Int32Array[], numEntities, numRelations, side: 0 = head | 1 = tail, threads)
@@ -115,18 +113,20 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
         throw_type(env, "triples[" + std::to_string(i) + "] must be an Int32Array");
       }
       Napi::TypedArray t = v.As<Napi::TypedArray>();
-      if (t.ElementLength() % 3 != 0) throw_range(env, "triples[" + std::to_string(i) + "].length must be a multiple of 3");
+      if (t.ElementLength() % 3 != 0)
+        throw_range(env, "triples[" + std::to_string(i) + "].length must be a multiple of 3");
       spans.push_back({static_cast<const int32_t*>(raw_data(t)), t.ElementLength() / 3});
     }
     const size_t entities = size_arg(info, 1, "numEntities", 1);
     const size_t relations = size_arg(info, 2, "numRelations", 1);
-    if (entities > 2147483647u || relations > 2147483647u) throw_range(env, "numEntities and numRelations must be < 2^31");
+    if (entities > 2147483647u || relations > 2147483647u)
+      throw_range(env, "numEntities and numRelations must be < 2^31");
     const size_t side = size_arg(info, 3, "side", 0);
     if (side > 1) throw_range(env, "side must be 0 (head) or 1 (tail)");
     const unsigned threads = threads_arg(info, 4);
-    check_status(env, FilterIndex::build(spans, static_cast<int32_t>(entities), static_cast<int32_t>(relations),
-                                         side == 1 ? FilterIndex::Side::Tail : FilterIndex::Side::Head,
-                                         threads, &index_));
+    check_status(env,
+                 FilterIndex::build(spans, static_cast<int32_t>(entities), static_cast<int32_t>(relations),
+                                    side == 1 ? FilterIndex::Side::Tail : FilterIndex::Side::Head, threads, &index_));
     // Tell V8 how much native memory this object holds, so it collects large indexes promptly.
     external_ = static_cast<int64_t>(index_.bytes());
     Napi::MemoryManagement::AdjustExternalMemory(env, external_);
@@ -197,7 +197,8 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     Napi::Env env = info.Env();
     Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
     const size_t cols = size_arg(info, 1, "numColumns", 1);
-    if (cols != static_cast<size_t>(index_.num_entities())) throw_range(env, "numColumns must equal the index's numEntities");
+    if (cols != static_cast<size_t>(index_.num_entities()))
+      throw_range(env, "numColumns must equal the index's numEntities");
     FilteredJob j;
     j.cols = cols;
     fill_job(info, scores, 2, &j);
@@ -229,7 +230,8 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
   void fill_job(const Napi::CallbackInfo& info, const Napi::TypedArray& scores, size_t first, FilteredJob* j) {
     Napi::Env env = info.Env();
     const napi_typedarray_type type = scores.TypedArrayType();
-    if (type != napi_float32_array && type != napi_float64_array) throw_type(env, "scores must be a Float32Array or Float64Array");
+    if (type != napi_float32_array && type != napi_float64_array)
+      throw_type(env, "scores must be a Float32Array or Float64Array");
     const size_t cols = j->cols;
     if (scores.ElementLength() % cols != 0) throw_range(env, "scores.length must be a multiple of the row width");
     const size_t rows = scores.ElementLength() / cols;
@@ -291,7 +293,8 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     OneCallBatch b;
     b.scores = typed_array_arg(info, 0, "scores");
     b.type = b.scores.TypedArrayType();
-    if (b.type != napi_float32_array && b.type != napi_float64_array) throw_type(env, "scores must be a Float32Array or Float64Array");
+    if (b.type != napi_float32_array && b.type != napi_float64_array)
+      throw_type(env, "scores must be a Float32Array or Float64Array");
     const size_t cols = static_cast<size_t>(index_.num_entities());
     if (b.scores.ElementLength() % cols != 0) throw_range(env, "scores.length must be a multiple of numEntities");
     b.rows = b.scores.ElementLength() / cols;
@@ -318,7 +321,8 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
       throw_type(env, "keysOut must be an Int32Array of 3 x rows");
     }
     Napi::TypedArray th = typed_array_arg(info, first + 1, "thresholdsOut");
-    if (th.TypedArrayType() != b.type || th.ElementLength() != b.rows) throw_type(env, "thresholdsOut must match scores' type, one per row");
+    if (th.TypedArrayType() != b.type || th.ElementLength() != b.rows)
+      throw_type(env, "thresholdsOut must match scores' type, one per row");
     Napi::TypedArray outArr = typed_array_arg(info, first + 2, "out");
     if (outArr.TypedArrayType() != napi_float64_array || outArr.ElementLength() != 6 * b.rows) {
       throw_type(env, "out must be a Float64Array of 6 x rows");
@@ -340,8 +344,7 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
                           ? kgrank::rank_triples(static_cast<const float*>(raw_data(b.scores)), b.rows, b.triples,
                                                  index_, o.keys, static_cast<float*>(o.thresholds), o.out, o.options)
                           : kgrank::rank_triples(static_cast<const double*>(raw_data(b.scores)), b.rows, b.triples,
-                                                 index_, o.keys, static_cast<double*>(o.thresholds), o.out,
-                                                 o.options));
+                                                 index_, o.keys, static_cast<double*>(o.thresholds), o.out, o.options));
     return env.Undefined();
   }
 
@@ -413,8 +416,6 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
 
 }  // namespace
 
-void register_filter(Napi::Env env, Napi::Object exports) {
-  exports.Set("FilterIndex", FilterIndexWrap::Define(env));
-}
+void register_filter(Napi::Env env, Napi::Object exports) { exports.Set("FilterIndex", FilterIndexWrap::Define(env)); }
 
 }  // namespace kgrank_addon

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
-#include <string>
 
 #include "../core/aggregate.h"
 #include "../core/expectation.h"
@@ -34,12 +34,14 @@ F64 f64_arg(const Napi::CallbackInfo& info, size_t index, const char* name, bool
 }
 
 double number_arg(const Napi::CallbackInfo& info, size_t index, const char* name) {
-  if (info.Length() <= index || !info[index].IsNumber()) throw_type(info.Env(), std::string(name) + " must be a number");
+  if (info.Length() <= index || !info[index].IsNumber())
+    throw_type(info.Env(), std::string(name) + " must be a number");
   return info[index].As<Napi::Number>().DoubleValue();
 }
 
 void same_length(Napi::Env env, const F64& a, const F64& b, const char* name) {
-  if (b.data != nullptr && b.length != a.length) throw_range(env, std::string(name) + " must have one element per rank");
+  if (b.data != nullptr && b.length != a.length)
+    throw_range(env, std::string(name) + " must have one element per rank");
 }
 
 // info[index]: a Float64Array named `name`; info[index + 1]: its optional weights, one per element.
@@ -103,8 +105,7 @@ Napi::Value ClosedMoments(const Napi::CallbackInfo& info) {
   const auto [n, w] = weighted_arg(info, 1, "numCandidates");
   if (n.length == 0) throw_range(env, "numCandidates must not be empty");
   const double k = number_arg(info, 3, "k");
-  const kgrank::Moments m =
-      kgrank::closed_moments(metric, n.data, w.data, n.length, k);
+  const kgrank::Moments m = kgrank::closed_moments(metric, n.data, w.data, n.length, k);
   return moments_array(env, m);
 }
 
@@ -141,9 +142,8 @@ Napi::Float64Array adopt(Napi::Env env, Column&& v) {
     return copy;
   }
   auto* owned = new Vector(std::move(v));
-  Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, owned->data(), owned->size() * sizeof(double),
-                                                    [](Napi::Env, void*, Vector* hint) { delete hint; },
-                                                    owned);
+  Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(
+      env, owned->data(), owned->size() * sizeof(double), [](Napi::Env, void*, Vector* hint) { delete hint; }, owned);
   return Napi::Float64Array::New(env, owned->size(), buffer, 0);
 }
 
@@ -176,8 +176,8 @@ Napi::Value HistogramMoments(const Napi::CallbackInfo& info) {
   const double count = number_arg(info, 5, "count");
   const double k = number_arg(info, 6, "k");
   const unsigned threads = threads_arg(info, 7);
-  const kgrank::Moments m = kgrank::histogram_moments(metric, values.data, w1.data,
-                                                      w2.data, values.length, total, count, k, threads);
+  const kgrank::Moments m =
+      kgrank::histogram_moments(metric, values.data, w1.data, w2.data, values.length, total, count, k, threads);
   return moments_array(env, m);
 }
 
@@ -200,8 +200,8 @@ Napi::Value SampleStatistic(const Napi::CallbackInfo& info) {
   const double k = number_arg(info, 5, "k");
   const CountOptions options = options_arg(info, 6, 7);
   Napi::Float64Array out = Napi::Float64Array::New(env, samples);
-  kgrank::sample_statistic(n.data, w.data, n.length, samples, seed, static_cast<kgrank::Statistic>(stat), k,
-                           out.Data(), options.threads, options.simd);
+  kgrank::sample_statistic(n.data, w.data, n.length, samples, seed, static_cast<kgrank::Statistic>(stat), k, out.Data(),
+                           options.threads, options.simd);
   return out;
 }
 
@@ -282,8 +282,8 @@ Napi::Value PairedResample(const Napi::CallbackInfo& info) {
   const size_t width = kgrank::paired_width(c);
   if (width != 0 && count > SIZE_MAX / sizeof(double) / width) throw_range(env, "count x width is too large");
   Napi::Float64Array out = Napi::Float64Array::New(env, count * width);
-  kgrank::paired_resample(kind == 0 ? kgrank::Resampling::Randomization : kgrank::Resampling::Bootstrap, c, key,
-                          first, count, out.Data(), options.threads, options.simd);
+  kgrank::paired_resample(kind == 0 ? kgrank::Resampling::Randomization : kgrank::Resampling::Bootstrap, c, key, first,
+                          count, out.Data(), options.threads, options.simd);
   return out;
 }
 

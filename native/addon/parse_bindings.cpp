@@ -41,8 +41,9 @@ template <typename T>
 Napi::ArrayBuffer adopt_buffer(Napi::Env env, std::vector<T>&& v) {
   if (v.empty()) return Napi::ArrayBuffer::New(env, 0);
   auto* owned = new std::vector<T>(std::move(v));
-  return Napi::ArrayBuffer::New(env, owned->data(), owned->size() * sizeof(T),
-                                [](Napi::Env, void*, std::vector<T>* hint) { delete hint; }, owned);
+  return Napi::ArrayBuffer::New(
+      env, owned->data(), owned->size() * sizeof(T), [](Napi::Env, void*, std::vector<T>* hint) { delete hint; },
+      owned);
 }
 
 // new TripleInterner(); add(split: 0 | 1 | 2, bytes: Uint8Array) -> rows added; finish() -> { triples: [Int32Array

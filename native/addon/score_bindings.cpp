@@ -33,7 +33,7 @@ struct ScoreJob {
   bool wide;
   const void* entity;
   const void* relation;
-  const void* scale;  // or null
+  const void* scale;         // or null
   const void* anchor_rows;   // or null: the anchors' rows come from the table
   const void* anchor_scale;  // or null
   size_t entity_offset;
@@ -52,8 +52,15 @@ struct ScoreJob {
   // rows gives the same results. A failed status names its row in the whole batch.
   template <class T>
   kgrank::Status go(size_t r0, size_t r1, kgrank::JobControl* control) const {
-    kgrank::EmbeddingModel<T> m{interaction, layout, static_cast<const T*>(entity), static_cast<const T*>(relation),
-                                num_entities, num_relations, entity_width, relation_width, phase_scale,
+    kgrank::EmbeddingModel<T> m{interaction,
+                                layout,
+                                static_cast<const T*>(entity),
+                                static_cast<const T*>(relation),
+                                num_entities,
+                                num_relations,
+                                entity_width,
+                                relation_width,
+                                phase_scale,
                                 static_cast<const T*>(scale)};
     m.entity_offset = entity_offset;
     // The rows given apart are per query: this range's start at row r0.
@@ -83,8 +90,7 @@ struct ScoreJob {
       q.set_offsets = ids->set_offsets.data();
       q.set_ids = ids->set_ids.data();
     }
-    kgrank::EmbeddingCounts c{out + r0, out + rows + r0, out + 2 * rows + r0, out + 3 * rows + r0,
-                              out + 4 * rows + r0};
+    kgrank::EmbeddingCounts c{out + r0, out + rows + r0, out + 2 * rows + r0, out + 3 * rows + r0, out + 4 * rows + r0};
     kgrank::Status s = kgrank::rank_embeddings<T>(m, q, c, simd, threads, control);
     if (!s.ok()) s.index += r0;
     return s;
@@ -116,11 +122,11 @@ struct ScoreJob {
     for (size_t r = 0; r + 1 < ids->set_offsets.size(); ++r) {
       set_max = std::max<size_t>(set_max, ids->set_offsets[r + 1] - ids->set_offsets[r]);
     }
-    const size_t per_row = std::max<size_t>(1, (negatives_per_row > 0      ? negatives_per_row
+    const size_t per_row = std::max<size_t>(1, (negatives_per_row > 0       ? negatives_per_row
                                                 : !ids->set_offsets.empty() ? set_max
                                                 : ids->candidates.empty()   ? num_entities
                                                                             : ids->candidates.size()) *
-                                                  entity_width);
+                                                   entity_width);
     const size_t block = 256;
     const size_t want = std::max<size_t>(1, kSliceBytes / per_row);
     return (want + block - 1) / block * block;
@@ -139,8 +145,8 @@ std::vector<T> copy_ids(const Napi::CallbackInfo& info, size_t index, const char
 void check_range(Napi::Env env, const std::vector<int32_t>& v, size_t bound, const char* name) {
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i] < 0 || static_cast<size_t>(v[i]) >= bound) {
-      throw_range(env, std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(v[i]) + " is outside [0, " +
-                           std::to_string(bound) + ")");
+      throw_range(env, std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(v[i]) +
+                           " is outside [0, " + std::to_string(bound) + ")");
     }
   }
 }
@@ -163,7 +169,8 @@ void check_sets(Napi::Env env, const Napi::CallbackInfo& info, size_t rows, size
   if (offsets[0] != 0) throw_range(env, "setOffsets must start at 0");
   ids->set_offsets.resize(used + 1);
   for (size_t r = 0; r <= used; ++r) {
-    if (offsets[r] < 0 || static_cast<size_t>(offsets[r]) > ids->set_ids.size() || (r > 0 && offsets[r] < offsets[r - 1])) {
+    if (offsets[r] < 0 || static_cast<size_t>(offsets[r]) > ids->set_ids.size() ||
+        (r > 0 && offsets[r] < offsets[r - 1])) {
       throw_range(env, "setOffsets[" + std::to_string(r) + "] = " + std::to_string(offsets[r]) +
                            " is not an ascending offset within setIds");
     }
@@ -173,8 +180,8 @@ void check_sets(Napi::Env env, const Napi::CallbackInfo& info, size_t rows, size
     for (uint32_t k = ids->set_offsets[r]; k < ids->set_offsets[r + 1]; ++k) {
       const int32_t v = ids->set_ids[k];
       if (v < 0 || static_cast<size_t>(v) >= num_entities || (k > ids->set_offsets[r] && v <= ids->set_ids[k - 1])) {
-        throw_range(env, "setIds[" + std::to_string(k) + "] = " + std::to_string(v) + " (relation " + std::to_string(r) +
-                             ") is not an entity id in [0, " + std::to_string(num_entities) +
+        throw_range(env, "setIds[" + std::to_string(k) + "] = " + std::to_string(v) + " (relation " +
+                             std::to_string(r) + ") is not an entity id in [0, " + std::to_string(num_entities) +
                              ") above the relation's previous one");
       }
     }
@@ -195,7 +202,8 @@ ScoreJob score_job(const Napi::CallbackInfo& info) {
   Napi::TypedArray rel = typed_array_arg(info, 1, "relation");
   Napi::TypedArray scale = typed_array_arg(info, 2, "entityScale");
   const napi_typedarray_type type = ent.TypedArrayType();
-  if (type != napi_float32_array && type != napi_float64_array) throw_type(env, "entity must be a Float32Array or Float64Array");
+  if (type != napi_float32_array && type != napi_float64_array)
+    throw_type(env, "entity must be a Float32Array or Float64Array");
   if (rel.TypedArrayType() != type || scale.TypedArrayType() != type) {
     throw_type(env, "relation and entityScale must have the element type of entity");
   }
@@ -264,11 +272,13 @@ ScoreJob score_job(const Napi::CallbackInfo& info) {
     throw_type(env, "anchorRows and anchorScale must have the element type of entity");
   }
   const bool given_anchors = anchor_rows.ElementLength() != 0;
-  if (given_anchors && anchor_rows.ElementLength() != rows * d) throw_range(env, "anchorRows must hold rows x entityWidth");
+  if (given_anchors && anchor_rows.ElementLength() != rows * d)
+    throw_range(env, "anchorRows must hold rows x entityWidth");
   if (anchor_scale.ElementLength() != 0 && (!given_anchors || !pair || anchor_scale.ElementLength() != rows)) {
     throw_range(env, "anchorScale must be empty, or (PairRE with anchorRows) hold one factor per row");
   }
-  if (!ids->true_scores.empty() && ids->true_scores.size() != rows) throw_range(env, "trueScores must hold one score per row");
+  if (!ids->true_scores.empty() && ids->true_scores.size() != rows)
+    throw_range(env, "trueScores must hold one score per row");
   if (!given_anchors) check_range(env, ids->anchor, job.num_entities, "anchor");
   if (ids->true_scores.empty()) check_range(env, ids->truth, job.num_entities, "truth");
   check_range(env, ids->relation, job.num_relations, "relationIds");
@@ -280,7 +290,8 @@ ScoreJob score_job(const Napi::CallbackInfo& info) {
     throw_range(env, "candidates and negatives need entityOffset 0");
   }
   job.negatives_per_row = size_arg(info, 17, "negativesPerRow", 0);
-  if (ids->negatives.size() != rows * job.negatives_per_row) throw_range(env, "negatives.length must be rows x negativesPerRow");
+  if (ids->negatives.size() != rows * job.negatives_per_row)
+    throw_range(env, "negatives.length must be rows x negativesPerRow");
   if (!ids->exclude_offsets.empty()) {
     const auto& o = ids->exclude_offsets;
     if (o.size() != rows + 1 || o[0] != 0 || o[rows] != ids->exclude_ids.size()) {
@@ -291,8 +302,7 @@ ScoreJob score_job(const Napi::CallbackInfo& info) {
     }
   }
   check_sets(env, info, rows, job.num_entities, ids.get());
-  if (!ids->set_offsets.empty() &&
-      (!ids->candidates.empty() || !ids->negatives.empty() || job.entity_offset != 0)) {
+  if (!ids->set_offsets.empty() && (!ids->candidates.empty() || !ids->negatives.empty() || job.entity_offset != 0)) {
     throw_range(env, "setOffsets (typed candidates) take no candidates, negatives or entityOffset");
   }
   Napi::TypedArray out = typed_array_arg(info, 16, "out");
@@ -340,9 +350,16 @@ Napi::Value FirstNonFinite(const Napi::CallbackInfo& info) {
 template <class T>
 kgrank::Status top_k_go(const ScoreJob& job, size_t k, size_t begin, size_t end, const double* floor, int32_t* ids,
                         double* scores) {
-  kgrank::EmbeddingModel<T> m{job.interaction, job.layout, static_cast<const T*>(job.entity),
-                              static_cast<const T*>(job.relation), job.num_entities, job.num_relations,
-                              job.entity_width, job.relation_width, job.phase_scale, static_cast<const T*>(job.scale)};
+  kgrank::EmbeddingModel<T> m{job.interaction,
+                              job.layout,
+                              static_cast<const T*>(job.entity),
+                              static_cast<const T*>(job.relation),
+                              job.num_entities,
+                              job.num_relations,
+                              job.entity_width,
+                              job.relation_width,
+                              job.phase_scale,
+                              static_cast<const T*>(job.scale)};
   m.entity_offset = job.entity_offset;
   m.anchor_rows = static_cast<const T*>(job.anchor_rows);
   m.anchor_scale = static_cast<const T*>(job.anchor_scale);
@@ -396,8 +413,8 @@ Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
   int32_t* id = static_cast<int32_t*>(raw_data(ids));
   double* sc = static_cast<double*>(raw_data(scores));
   const double* fl = floor.empty() ? nullptr : floor.data();
-  const kgrank::Status s = job.wide ? top_k_go<double>(job, k, begin, end, fl, id, sc)
-                                    : top_k_go<float>(job, k, begin, end, fl, id, sc);
+  const kgrank::Status s =
+      job.wide ? top_k_go<double>(job, k, begin, end, fl, id, sc) : top_k_go<float>(job, k, begin, end, fl, id, sc);
   check_status(env, s);
   return env.Undefined();
 }
@@ -412,9 +429,9 @@ Napi::Value ScoreRelations(const Napi::CallbackInfo& info) {
   const ScoreJob job = score_job(info);
   const Ids& ids = *job.ids;
   if (!ids.candidates.empty() || !ids.negatives.empty() || !ids.exclude_offsets.empty() || !ids.true_scores.empty() ||
-      !ids.set_offsets.empty() ||
-      job.anchor_rows != nullptr || job.entity_offset != 0) {
-    throw_range(env, "scoreRelations takes no candidates, negatives, exclusions, anchorRows, trueScores or entityOffset");
+      !ids.set_offsets.empty() || job.anchor_rows != nullptr || job.entity_offset != 0) {
+    throw_range(env,
+                "scoreRelations takes no candidates, negatives, exclusions, anchorRows, trueScores or entityOffset");
   }
   const size_t rows = ids.anchor.size();
   Napi::TypedArray scores = typed_array_arg(info, n - 1, "scores");
@@ -424,16 +441,28 @@ Napi::Value ScoreRelations(const Napi::CallbackInfo& info) {
   }
   kgrank::Status s;
   if (job.wide) {
-    const kgrank::EmbeddingModel<double> m{job.interaction, job.layout, static_cast<const double*>(job.entity),
-                                           static_cast<const double*>(job.relation), job.num_entities,
-                                           job.num_relations, job.entity_width, job.relation_width, job.phase_scale,
+    const kgrank::EmbeddingModel<double> m{job.interaction,
+                                           job.layout,
+                                           static_cast<const double*>(job.entity),
+                                           static_cast<const double*>(job.relation),
+                                           job.num_entities,
+                                           job.num_relations,
+                                           job.entity_width,
+                                           job.relation_width,
+                                           job.phase_scale,
                                            static_cast<const double*>(job.scale)};
     s = kgrank::score_relations<double>(m, rows, ids.anchor.data(), ids.truth.data(),
                                         static_cast<double*>(raw_data(scores)), job.simd, job.threads);
   } else {
-    const kgrank::EmbeddingModel<float> m{job.interaction, job.layout, static_cast<const float*>(job.entity),
-                                          static_cast<const float*>(job.relation), job.num_entities,
-                                          job.num_relations, job.entity_width, job.relation_width, job.phase_scale,
+    const kgrank::EmbeddingModel<float> m{job.interaction,
+                                          job.layout,
+                                          static_cast<const float*>(job.entity),
+                                          static_cast<const float*>(job.relation),
+                                          job.num_entities,
+                                          job.num_relations,
+                                          job.entity_width,
+                                          job.relation_width,
+                                          job.phase_scale,
                                           static_cast<const float*>(job.scale)};
     s = kgrank::score_relations<float>(m, rows, ids.anchor.data(), ids.truth.data(),
                                        static_cast<float*>(raw_data(scores)), job.simd, job.threads);

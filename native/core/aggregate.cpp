@@ -105,9 +105,7 @@ constexpr size_t kChunksPerBlock = 32;
 
 // Smallest value of rank bucket k (rank_key() in rank_sums.h: the top 16 bits of the value, from the bucket of 1.0).
 // Non-negative doubles are ordered as their bit patterns, so the buckets are ordered like their values.
-inline double bucket_start(size_t k) {
-  return bits_to_double(static_cast<uint64_t>(k + kRankKeyBase) << 48);
-}
+inline double bucket_start(size_t k) { return bits_to_double(static_cast<uint64_t>(k + kRankKeyBase) << 48); }
 
 // A strict weak order of all doubles: the usual one, NaN after everything (std::sort and std::nth_element may read
 // outside the range when the order is not strict weak, as `<` is not with NaN).
@@ -294,7 +292,7 @@ void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t nu
     if (!(a <= z)) return 0;
     size_t lo = bucket_of(a);
     if (lo < top && a > 1.0 && bucket_start(lo) < a) ++lo;  // bucket of a is partly outside
-    const size_t hi = bucket_of(z);  // the bucket of z may be partly outside: excluded
+    const size_t hi = bucket_of(z);                         // the bucket of z may be partly outside: excluded
     return hi > lo ? prefix[hi] - prefix[lo] : 0;
   };
   // Bisection for the largest d1 with upper_count(d1) <= k_lo (-1 when even d = 0 is too many) and the smallest d2
@@ -305,7 +303,8 @@ void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t nu
     for (int it = 0; it < 80 && lo < hi; ++it) {
       const double mid = lo + (hi - lo) / 2;
       if (mid == lo || mid == hi) break;  // adjacent doubles: no further progress
-      if (upper_count(mid) <= k_lo) lo = mid; else hi = mid;
+      if (upper_count(mid) <= k_lo) lo = mid;
+      else hi = mid;
     }
     d1 = lo;
   }
@@ -315,7 +314,8 @@ void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t nu
     for (int it = 0; it < 80 && lo < hi; ++it) {
       const double mid = lo + (hi - lo) / 2;
       if (mid == lo || mid == hi) break;  // adjacent doubles: no further progress
-      if (lower_count(mid) >= k_hi + 1) hi = mid; else lo = mid;
+      if (lower_count(mid) >= k_hi + 1) hi = mid;
+      else lo = mid;
     }
     if (lower_count(hi) >= k_hi + 1) d2 = hi;
   }
@@ -435,7 +435,8 @@ double median(const double* values, const double* weights, size_t n) {
       const double x = values[order[i]];
       // Exactly half the weight lies at or below x: the median is midway to the next task that weighs anything.
       size_t j = i + 1;
-      if (c == half) while (j < n && weights[order[j]] == 0) ++j;
+      if (c == half)
+        while (j < n && weights[order[j]] == 0) ++j;
       if (c == half && j < n) {
         const double y = values[order[j]];
         return x + (y - x) / 2;

@@ -18,14 +18,14 @@ constexpr size_t kAggregateChunk = size_t{1} << 13;
 // Layout of the output of aggregate_ranks(). Mirrored by src/contract/kernels.ts AGGREGATE_SLOTS (test/enums.test.ts
 // compares the two).
 enum AggregateSlot : size_t {
-  kSumWeights = 0,        // sum w_i (n when unweighted)
-  kSumRanks = 1,          // sum w_i r_i
-  kSumLogRanks = 2,       // sum w_i log r_i
-  kSumInverseRanks = 3,   // sum w_i / r_i
-  kSumSquaredDev = 4,     // sum (r_i - mean)^2, unweighted (0 unless requested)
-  kMedian = 5,            // (weighted) median (NaN unless requested)
-  kMad = 6,               // scaled median absolute deviation (NaN unless requested)
-  kInvalidRanks = 7,      // number of ranks that are not finite or < 1 (then medians are not computed)
+  kSumWeights = 0,           // sum w_i (n when unweighted)
+  kSumRanks = 1,             // sum w_i r_i
+  kSumLogRanks = 2,          // sum w_i log r_i
+  kSumInverseRanks = 3,      // sum w_i / r_i
+  kSumSquaredDev = 4,        // sum (r_i - mean)^2, unweighted (0 unless requested)
+  kMedian = 5,               // (weighted) median (NaN unless requested)
+  kMad = 6,                  // scaled median absolute deviation (NaN unless requested)
+  kInvalidRanks = 7,         // number of ranks that are not finite or < 1 (then medians are not computed)
   kAggregateFixedSlots = 8,  // followed by sum of w_i [r_i <= k_j] for each requested k_j
 };
 

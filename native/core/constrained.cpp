@@ -197,68 +197,71 @@ Status constrained_impl(const T* scores, size_t rows, const int32_t* t, const Fi
     }
   };
   const bool packed = filtered && !index.wide();
-  parallel_for(tasks, threads, [&](size_t task) {
-    const size_t r0 = task * kRowsPerTask;
-    const size_t r1 = std::min(rows, (task + 1) * kRowsPerTask);
-    // The known answers of the task's rows, looked up together (their index searches overlap).
-    const uint32_t* known_first[kRowsPerTask];
-    size_t known_count[kRowsPerTask];
-    uint32_t mask = 0;
-    if (packed) index.packed_answers_many(anchor + r0, relation + r0, r1 - r0, known_first, known_count, &mask);
-    for (size_t r = r0; r < r1; ++r) __builtin_prefetch(scores + r * cols + truth[r], 0, 3);
-    for (size_t r = r0; r < r1 && r < r0 + kPrefetchRows; ++r) prefetch_row(r);
-    for (size_t r = r0; r < r1; ++r) {
-      if (r + kPrefetchRows < r1) prefetch_row(r + kPrefetchRows);
-      const T* row = scores + r * cols;
-      const int32_t truth_id = truth[r];
-      const int32_t rel = relation[r];
-      const uint32_t* first = own.first(rel);
-      const uint32_t* last = own.last(rel);
-      const uint16_t* bits = own.dense(rel) ? own.bits(rel) : nullptr;
-      const T th = row[truth_id];
-      thresholds[r] = th;
-      Counts c;
-      if (bits) {
-        c = masked_counts(row, bits, cols, th, masked);
-        // The true answer is no other candidate: out of the counts when its bit is set (it equals itself).
-        if ((bits[truth_id / 16] >> (truth_id % 16)) & 1u) {
-          c.equal -= th == th;
-          c.nan -= th == th;
+  parallel_for(
+      tasks, threads,
+      [&](size_t task) {
+        const size_t r0 = task * kRowsPerTask;
+        const size_t r1 = std::min(rows, (task + 1) * kRowsPerTask);
+        // The known answers of the task's rows, looked up together (their index searches overlap).
+        const uint32_t* known_first[kRowsPerTask];
+        size_t known_count[kRowsPerTask];
+        uint32_t mask = 0;
+        if (packed) index.packed_answers_many(anchor + r0, relation + r0, r1 - r0, known_first, known_count, &mask);
+        for (size_t r = r0; r < r1; ++r) __builtin_prefetch(scores + r * cols + truth[r], 0, 3);
+        for (size_t r = r0; r < r1 && r < r0 + kPrefetchRows; ++r) prefetch_row(r);
+        for (size_t r = r0; r < r1; ++r) {
+          if (r + kPrefetchRows < r1) prefetch_row(r + kPrefetchRows);
+          const T* row = scores + r * cols;
+          const int32_t truth_id = truth[r];
+          const int32_t rel = relation[r];
+          const uint32_t* first = own.first(rel);
+          const uint32_t* last = own.last(rel);
+          const uint16_t* bits = own.dense(rel) ? own.bits(rel) : nullptr;
+          const T th = row[truth_id];
+          thresholds[r] = th;
+          Counts c;
+          if (bits) {
+            c = masked_counts(row, bits, cols, th, masked);
+            // The true answer is no other candidate: out of the counts when its bit is set (it equals itself).
+            if ((bits[truth_id / 16] >> (truth_id % 16)) & 1u) {
+              c.equal -= th == th;
+              c.nan -= th == th;
+            }
+          } else {
+            c = allowed_counts(row, first, static_cast<size_t>(last - first), truth_id, th, answers);
+          }
+          bool known = !filtered;
+          // The other known answers leave the candidates, where the set allowed them: a bit test, or (both lists
+          // ascend) a search a few steps after the previous answer's place.
+          const uint32_t* at = first;
+          const auto allowed = [&](uint32_t b) {
+            if (bits) return ((bits[b / 16] >> (b % 16)) & 1u) != 0;
+            at = gallop(at, last, b);
+            return at != last && *at == b;
+          };
+          const auto take_out = [&](int32_t b) {
+            if (b == truth_id) {
+              known = true;
+            } else if (allowed(static_cast<uint32_t>(b))) {
+              const T v = row[b];
+              c.greater -= v > th;
+              c.equal -= v == th;
+              c.nan -= v == v;
+            }
+          };
+          if (packed) {
+            const uint32_t* e = known_first[r - r0];
+            for (size_t k = 0; k < known_count[r - r0]; ++k) take_out(static_cast<int32_t>(e[k] & mask));
+          } else if (filtered) {
+            index.for_each_answer(anchor[r], rel, take_out);
+          }
+          greater[r] = static_cast<double>(c.greater);
+          equal[r] = static_cast<double>(c.equal);
+          candidates[r] = static_cast<double>(c.nan);
+          found[r] = known ? 1.0 : -1.0;
         }
-      } else {
-        c = allowed_counts(row, first, static_cast<size_t>(last - first), truth_id, th, answers);
-      }
-      bool known = !filtered;
-      // The other known answers leave the candidates, where the set allowed them: a bit test, or (both lists
-      // ascend) a search a few steps after the previous answer's place.
-      const uint32_t* at = first;
-      const auto allowed = [&](uint32_t b) {
-        if (bits) return ((bits[b / 16] >> (b % 16)) & 1u) != 0;
-        at = gallop(at, last, b);
-        return at != last && *at == b;
-      };
-      const auto take_out = [&](int32_t b) {
-        if (b == truth_id) {
-          known = true;
-        } else if (allowed(static_cast<uint32_t>(b))) {
-          const T v = row[b];
-          c.greater -= v > th;
-          c.equal -= v == th;
-          c.nan -= v == v;
-        }
-      };
-      if (packed) {
-        const uint32_t* e = known_first[r - r0];
-        for (size_t k = 0; k < known_count[r - r0]; ++k) take_out(static_cast<int32_t>(e[k] & mask));
-      } else if (filtered) {
-        index.for_each_answer(anchor[r], rel, take_out);
-      }
-      greater[r] = static_cast<double>(c.greater);
-      equal[r] = static_cast<double>(c.equal);
-      candidates[r] = static_cast<double>(c.nan);
-      found[r] = known ? 1.0 : -1.0;
-    }
-  }, options.control);
+      },
+      options.control);
   std::copy(own_keys.begin(), own_keys.end(), keys);
   for (size_t r = 0; r < rows; ++r) {
     if (thresholds[r] != thresholds[r]) return Status::at(StatusCode::NanTrueScore, r, "the true score is NaN");

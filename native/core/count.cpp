@@ -69,41 +69,44 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
         threads == 1 && control == nullptr ? rows : std::max<size_t>(1, piece / std::max<size_t>(cols, 1));
     const size_t tasks = (rows + rows_per_task - 1) / rows_per_task;
     if (control != nullptr) control->add_total(rows);
-    parallel_for(tasks, threads, [&](size_t task) {
-      const size_t r0 = task * rows_per_task;
-      const size_t r1 = std::min(rows, r0 + rows_per_task);
-      prepare(r0, r1);
-      const auto store = [&](size_t r, const Counts& c) {
-        greater[r] = static_cast<double>(c.greater);
-        equal[r] = static_cast<double>(c.equal);
-        nan[r] = static_cast<double>(c.nan);
-      };
-      bool done = false;
-      if constexpr (Fusable<AdjustFn>::value && std::is_same<T, float>::value) {
-        if (adjust.fused != nullptr) {
-          // A row's answers are taken out by the kernel that streams it, each block of them once the stream has
-          // passed it (the gathers hit lines just loaded, in L1).
-          for (size_t r = r0; r < r1; ++r) {
-            const T t = threshold(r);
-            Counts known;
-            bool found = false;
-            Counts c = adjust.fused(scores + r * cols, cols, t, adjust.job(r, t), &known, &found);
-            adjust.settle(r, c, known, found);
-            store(r, c);
+    parallel_for(
+        tasks, threads,
+        [&](size_t task) {
+          const size_t r0 = task * rows_per_task;
+          const size_t r1 = std::min(rows, r0 + rows_per_task);
+          prepare(r0, r1);
+          const auto store = [&](size_t r, const Counts& c) {
+            greater[r] = static_cast<double>(c.greater);
+            equal[r] = static_cast<double>(c.equal);
+            nan[r] = static_cast<double>(c.nan);
+          };
+          bool done = false;
+          if constexpr (Fusable<AdjustFn>::value && std::is_same<T, float>::value) {
+            if (adjust.fused != nullptr) {
+              // A row's answers are taken out by the kernel that streams it, each block of them once the stream has
+              // passed it (the gathers hit lines just loaded, in L1).
+              for (size_t r = r0; r < r1; ++r) {
+                const T t = threshold(r);
+                Counts known;
+                bool found = false;
+                Counts c = adjust.fused(scores + r * cols, cols, t, adjust.job(r, t), &known, &found);
+                adjust.settle(r, c, known, found);
+                store(r, c);
+              }
+              done = true;
+            }
           }
-          done = true;
-        }
-      }
-      if (!done) {
-        for (size_t r = r0; r < r1; ++r) {
-          const T t = threshold(r);
-          Counts c = kernel(scores + r * cols, cols, t);
-          adjust(r, t, c);
-          store(r, c);
-        }
-      }
-      if (control != nullptr) control->advance(r1 - r0);
-    }, control);
+          if (!done) {
+            for (size_t r = r0; r < r1; ++r) {
+              const T t = threshold(r);
+              Counts c = kernel(scores + r * cols, cols, t);
+              adjust(r, t, c);
+              store(r, c);
+            }
+          }
+          if (control != nullptr) control->advance(r1 - r0);
+        },
+        control);
     return;
   }
   // Long rows: split each row into column pieces, count them in parallel, then add the pieces up per row.
@@ -112,13 +115,16 @@ void count_rows_impl(const T* scores, size_t rows, size_t cols, ThresholdFn thre
   for (size_t r = 0; r < rows; ++r) row_threshold[r] = threshold(r);
   std::vector<Counts> partial(rows * pieces_per_row);
   if (control != nullptr) control->add_total(rows * pieces_per_row);
-  parallel_for(rows * pieces_per_row, threads, [&](size_t task) {
-    const size_t r = task / pieces_per_row;
-    const size_t c0 = (task % pieces_per_row) * piece;
-    const size_t len = std::min(piece, cols - c0);
-    partial[task] = kernel(scores + r * cols + c0, len, row_threshold[r]);
-    if (control != nullptr) control->advance(1);
-  }, control);
+  parallel_for(
+      rows * pieces_per_row, threads,
+      [&](size_t task) {
+        const size_t r = task / pieces_per_row;
+        const size_t c0 = (task % pieces_per_row) * piece;
+        const size_t len = std::min(piece, cols - c0);
+        partial[task] = kernel(scores + r * cols + c0, len, row_threshold[r]);
+        if (control != nullptr) control->advance(1);
+      },
+      control);
   prepare(0, rows);
   for (size_t r = 0; r < rows; ++r) {
     Counts sum;
@@ -145,16 +151,18 @@ CountF64Fn count_kernel(const double*, SimdLevel level) { return dispatch(level,
 Counts count_run(const float* x, size_t n, float t, SimdLevel simd) { return count_kernel(x, simd)(x, n, t); }
 Counts count_run(const double* x, size_t n, double t, SimdLevel simd) { return count_kernel(x, simd)(x, n, t); }
 
-void count_rows(const float* scores, size_t rows, size_t cols, const float* thresholds, double* greater,
-                double* equal, double* nan, const CountOptions& options) {
-  count_rows_impl(scores, rows, cols, [=](size_t r) { return thresholds[r]; }, greater, equal, nan, options,
-                  count_kernel(scores, options.simd));
+void count_rows(const float* scores, size_t rows, size_t cols, const float* thresholds, double* greater, double* equal,
+                double* nan, const CountOptions& options) {
+  count_rows_impl(
+      scores, rows, cols, [=](size_t r) { return thresholds[r]; }, greater, equal, nan, options,
+      count_kernel(scores, options.simd));
 }
 
 void count_rows(const double* scores, size_t rows, size_t cols, const double* thresholds, double* greater,
                 double* equal, double* nan, const CountOptions& options) {
-  count_rows_impl(scores, rows, cols, [=](size_t r) { return thresholds[r]; }, greater, equal, nan, options,
-                  count_kernel(scores, options.simd));
+  count_rows_impl(
+      scores, rows, cols, [=](size_t r) { return thresholds[r]; }, greater, equal, nan, options,
+      count_kernel(scores, options.simd));
 }
 
 namespace {
@@ -217,7 +225,11 @@ void filtered(const T* scores, size_t rows, size_t width, size_t column_start, c
 
     // Packed answers only: row r's answers for answers_f32 / the fused kernel.
     AnswerJob job(size_t r, T t) const {
-      return AnswerJob{reinterpret_cast<const float*>(scores + r * width), first[r], count[r], mask, truth[r],
+      return AnswerJob{reinterpret_cast<const float*>(scores + r * width),
+                       first[r],
+                       count[r],
+                       mask,
+                       truth[r],
                        static_cast<float>(t)};
     }
 
@@ -266,9 +278,13 @@ void filtered(const T* scores, size_t rows, size_t width, size_t column_start, c
       settle(r, c, known, found);
     }
   };
-  const Adjust adjust{scores, width, anchor, relation, truth, index, packed, whole, lo, hi, first, count, mask,
-                      answers_f32, packed ? dispatch(options.simd, KernelFamily::Count).count_answers_f32 : nullptr,
-                      removed};
+  const Adjust adjust{
+      scores,   width,       anchor,
+      relation, truth,       index,
+      packed,   whole,       lo,
+      hi,       first,       count,
+      mask,     answers_f32, packed ? dispatch(options.simd, KernelFamily::Count).count_answers_f32 : nullptr,
+      removed};
   count_rows_impl(scores, rows, width, threshold, greater, equal, nan, options, kernel, adjust, prepare);
 }
 
@@ -298,17 +314,16 @@ void filtered_range(const T* scores, size_t rows, size_t width, size_t column_st
 
 }  // namespace
 
-void count_rows_filtered(const float* scores, size_t rows, size_t cols, const int32_t* anchor,
-                         const int32_t* relation, const int32_t* truth, const FilterIndex& index, float* thresholds_out,
-                         double* greater, double* equal, double* nan, double* removed, const CountOptions& options) {
+void count_rows_filtered(const float* scores, size_t rows, size_t cols, const int32_t* anchor, const int32_t* relation,
+                         const int32_t* truth, const FilterIndex& index, float* thresholds_out, double* greater,
+                         double* equal, double* nan, double* removed, const CountOptions& options) {
   filtered_whole(scores, rows, cols, anchor, relation, truth, index, thresholds_out, greater, equal, nan, removed,
                  options, count_kernel(scores, options.simd));
 }
 
-void count_rows_filtered(const double* scores, size_t rows, size_t cols, const int32_t* anchor,
-                         const int32_t* relation, const int32_t* truth, const FilterIndex& index,
-                         double* thresholds_out, double* greater, double* equal, double* nan, double* removed,
-                         const CountOptions& options) {
+void count_rows_filtered(const double* scores, size_t rows, size_t cols, const int32_t* anchor, const int32_t* relation,
+                         const int32_t* truth, const FilterIndex& index, double* thresholds_out, double* greater,
+                         double* equal, double* nan, double* removed, const CountOptions& options) {
   filtered_whole(scores, rows, cols, anchor, relation, truth, index, thresholds_out, greater, equal, nan, removed,
                  options, count_kernel(scores, options.simd));
 }
@@ -338,7 +353,8 @@ Status split_triple_keys(const int32_t* t, size_t rows, const FilterIndex& index
   const bool tail = index.side() == FilterIndex::Side::Tail;
   for (size_t r = 0; r < rows; ++r) {
     const int32_t h = t[3 * r], rel = t[3 * r + 1], tl = t[3 * r + 2];
-    if (static_cast<uint32_t>(h) >= entities) return Status::at(StatusCode::IdOutOfRange, 3 * r, "head id out of range");
+    if (static_cast<uint32_t>(h) >= entities)
+      return Status::at(StatusCode::IdOutOfRange, 3 * r, "head id out of range");
     if (static_cast<uint32_t>(rel) >= relations) {
       return Status::at(StatusCode::IdOutOfRange, 3 * r + 1, "relation id out of range");
     }
@@ -409,14 +425,17 @@ Status rank_triples(const double* scores, size_t rows, const int32_t* triples, c
 }
 
 void count_rows_by_index(const float* scores, size_t rows, size_t cols, const int32_t* true_index,
-                         float* thresholds_out, double* greater, double* equal, double* nan, const CountOptions& options) {
-  by_index(scores, rows, cols, true_index, thresholds_out, greater, equal, nan, options, count_kernel(scores, options.simd));
+                         float* thresholds_out, double* greater, double* equal, double* nan,
+                         const CountOptions& options) {
+  by_index(scores, rows, cols, true_index, thresholds_out, greater, equal, nan, options,
+           count_kernel(scores, options.simd));
 }
 
 void count_rows_by_index(const double* scores, size_t rows, size_t cols, const int32_t* true_index,
                          double* thresholds_out, double* greater, double* equal, double* nan,
                          const CountOptions& options) {
-  by_index(scores, rows, cols, true_index, thresholds_out, greater, equal, nan, options, count_kernel(scores, options.simd));
+  by_index(scores, rows, cols, true_index, thresholds_out, greater, equal, nan, options,
+           count_kernel(scores, options.simd));
 }
 
 uint64_t bandwidth_read(const void* data, size_t bytes, const CountOptions& options, bool streaming) {

@@ -25,8 +25,8 @@ struct CountOptions {
   JobControl* control = nullptr;
 };
 
-void count_rows(const float* scores, size_t rows, size_t cols, const float* thresholds, double* greater,
-                double* equal, double* nan, const CountOptions& options);
+void count_rows(const float* scores, size_t rows, size_t cols, const float* thresholds, double* greater, double* equal,
+                double* nan, const CountOptions& options);
 void count_rows(const double* scores, size_t rows, size_t cols, const double* thresholds, double* greater,
                 double* equal, double* nan, const CountOptions& options);
 
@@ -34,7 +34,8 @@ void count_rows(const double* scores, size_t rows, size_t cols, const double* th
 // candidate's own score), on the worker that streams that row; the thresholds are written to thresholds_out.
 // Every true_index[r] must be in [0, cols).
 void count_rows_by_index(const float* scores, size_t rows, size_t cols, const int32_t* true_index,
-                         float* thresholds_out, double* greater, double* equal, double* nan, const CountOptions& options);
+                         float* thresholds_out, double* greater, double* equal, double* nan,
+                         const CountOptions& options);
 void count_rows_by_index(const double* scores, size_t rows, size_t cols, const int32_t* true_index,
                          double* thresholds_out, double* greater, double* equal, double* nan,
                          const CountOptions& options);
@@ -42,15 +43,14 @@ void count_rows_by_index(const double* scores, size_t rows, size_t cols, const i
 // Filtered setting: as count_rows_by_index (truth[r] is the true answer's column), then every other known answer
 // b of (anchor[r], relation[r]) in `index` is taken out of the counts: greater / equal lose its contribution and
 // removed[r] counts the removed non-NaN candidates, so numCandidates = cols - nan - removed; it is -1 when the task's
-// own (anchor, relation, truth) is not in the index (an evaluated triple must be one of the filter triples). Columns are entity
-// ids: cols must equal index.num_entities(); anchor, relation and truth must be valid ids.
-void count_rows_filtered(const float* scores, size_t rows, size_t cols, const int32_t* anchor,
-                         const int32_t* relation, const int32_t* truth, const FilterIndex& index, float* thresholds_out,
-                         double* greater, double* equal, double* nan, double* removed, const CountOptions& options);
-void count_rows_filtered(const double* scores, size_t rows, size_t cols, const int32_t* anchor,
-                         const int32_t* relation, const int32_t* truth, const FilterIndex& index,
-                         double* thresholds_out, double* greater, double* equal, double* nan, double* removed,
-                         const CountOptions& options);
+// own (anchor, relation, truth) is not in the index (an evaluated triple must be one of the filter triples). Columns
+// are entity ids: cols must equal index.num_entities(); anchor, relation and truth must be valid ids.
+void count_rows_filtered(const float* scores, size_t rows, size_t cols, const int32_t* anchor, const int32_t* relation,
+                         const int32_t* truth, const FilterIndex& index, float* thresholds_out, double* greater,
+                         double* equal, double* nan, double* removed, const CountOptions& options);
+void count_rows_filtered(const double* scores, size_t rows, size_t cols, const int32_t* anchor, const int32_t* relation,
+                         const int32_t* truth, const FilterIndex& index, double* thresholds_out, double* greater,
+                         double* equal, double* nan, double* removed, const CountOptions& options);
 
 // A column slice of the filtered count (a chunked batch, whose scores arrive in slices of the entity axis): scores
 // is rows x width, the columns [column_start, column_start + width) of the index's entity axis, and thresholds[r] is

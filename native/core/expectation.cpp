@@ -21,7 +21,8 @@ namespace {
 // Dense counting when max N is not much larger than the task count; otherwise a sort.
 constexpr double kDenseLimit = 1 << 26;
 // Below this many tasks the sort is cheaper than the dense path's fixed costs (its part counters, 16 parts on the
-// pool, a counter block per bucket): measured, see candidate_histogram. Both give the same histogram.
+// pool, a counter block per bucket): measured: BENCHMARKS.md, "Notes moved from the kernel sources", expectation.cpp
+// KGRANK_HISTOGRAM_SORT_BELOW. Both give the same histogram.
 #ifndef KGRANK_HISTOGRAM_SORT_BELOW
 #define KGRANK_HISTOGRAM_SORT_BELOW 2048
 #endif
@@ -105,7 +106,8 @@ CandidateHistogram candidate_histogram(const double* num_candidates, const doubl
     // otherwise be cast out of range or overflow a slice. Then the sort below, over a copy, takes over.
     std::vector<size_t> part_end(kParts * buckets);
     for (size_t p = 0; p < kParts; ++p) {
-      for (size_t b = 0; b < buckets; ++b) part_end[p * buckets + b] = part_start[p * buckets + b] + sizes[p * kMaxBuckets + b];
+      for (size_t b = 0; b < buckets; ++b)
+        part_end[p * buckets + b] = part_start[p * buckets + b] + sizes[p * kMaxBuckets + b];
     }
     std::vector<unsigned char> part_changed(kParts, 0);
     parallel_for(kParts, threads, [&](size_t p) {
@@ -247,7 +249,7 @@ Moments hits_moments(double n, double k) {
 // Geometric mean, one bin: adds m log E[r^a] and m log1p(Var[r^a] / E[r^a]^2) from the centred power sums at n.
 void add_geometric_logs(double n, double m, PowerSums s, CompensatedSum& log_mean, CompensatedSum& log_ratio) {
   const double inv = 1 / n;
-  const double mean_e = s.s1 * inv;                                 // E[r^a] - 1
+  const double mean_e = s.s1 * inv;                                // E[r^a] - 1
   const double var = std::max(0.0, s.s2 * inv - mean_e * mean_e);  // Var[r^a] = Var[r^a - 1]
   const double mu = 1.0 + mean_e;
   log_mean.add(m * log1p_small(mean_e));
@@ -369,8 +371,7 @@ Moments weighted_geometric_moments(const double* num_candidates, const double* w
 Moments histogram_moments(ClosedMetric metric, const double* n, const double* w1, const double* w2, size_t bins,
                           double total_weight, double count, double k, unsigned threads) {
   switch (metric) {
-    case ClosedMetric::ArithmeticMean:
-      return combine(n, w1, w2, bins, total_weight, threads, arithmetic_moments);
+    case ClosedMetric::ArithmeticMean: return combine(n, w1, w2, bins, total_weight, threads, arithmetic_moments);
     case ClosedMetric::InverseHarmonicMean: {
       // combine(..., inverse_harmonic_moments) with the harmonic numbers of a block taken first.
       SumPair sums;
@@ -395,15 +396,15 @@ Moments histogram_moments(ClosedMetric metric, const double* n, const double* w1
   return {0.0, 0.0};
 }
 
-Moments closed_moments(ClosedMetric metric, const double* num_candidates, const double* weights, size_t count,
-                       double k, unsigned threads) {
+Moments closed_moments(ClosedMetric metric, const double* num_candidates, const double* weights, size_t count, double k,
+                       unsigned threads) {
   if (metric == ClosedMetric::GeometricMean && weights != nullptr) {
     return weighted_geometric_moments(num_candidates, weights, count, threads);
   }
   const CandidateHistogram h = candidate_histogram(num_candidates, weights, count, threads);
   const double* w2 = h.w2.empty() ? h.w1.data() : h.w2.data();
-  return histogram_moments(metric, h.n.data(), h.w1.data(), w2, h.n.size(), h.total_weight,
-                           static_cast<double>(count), k, threads);
+  return histogram_moments(metric, h.n.data(), h.w1.data(), w2, h.n.size(), h.total_weight, static_cast<double>(count),
+                           k, threads);
 }
 
 }  // namespace kgrank

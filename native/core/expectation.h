@@ -11,8 +11,8 @@
 namespace kgrank {
 
 // std::allocator that leaves elements default-initialised (no zero fill) on resize(): a large result is first touched
-// where its parts are written, in parallel, instead of in a serial memset (fresh pages cost about 1.3 us each on a
-// VM; 15 MB of histogram is 3,700 of them).
+// where its parts are written, in parallel, instead of in a serial memset (what fresh pages cost: BENCHMARKS.md, "Notes
+// moved from the kernel sources", expectation.h UninitialisedAllocator).
 template <typename T>
 struct UninitialisedAllocator : std::allocator<T> {
   template <typename U>
@@ -52,10 +52,10 @@ struct Moments {
 
 // Mirrored by src/contract/kernels.ts ClosedMetricCode (test/enums.test.ts compares the two).
 enum class ClosedMetric : int {
-  ArithmeticMean = 0,     // MR
+  ArithmeticMean = 0,       // MR
   InverseHarmonicMean = 1,  // MRR = mean of 1/r
-  Hits = 2,               // Hits@k
-  GeometricMean = 3,      // GMR
+  Hits = 2,                 // Hits@k
+  GeometricMean = 3,        // GMR
 };
 
 // [E, Var] of a closed form from a histogram: sorted distinct n with weight sums w1 and squared-weight sums w2
@@ -69,7 +69,7 @@ Moments histogram_moments(ClosedMetric metric, const double* n, const double* w1
 
 // The same from the tasks: their histogram, then histogram_moments; the weighted geometric mean (exponents
 // a_i = w_i / W) groups the tasks by (a, n) and runs the same per-exponent routine once per distinct exponent.
-Moments closed_moments(ClosedMetric metric, const double* num_candidates, const double* weights, size_t count,
-                       double k, unsigned threads = 0);
+Moments closed_moments(ClosedMetric metric, const double* num_candidates, const double* weights, size_t count, double k,
+                       unsigned threads = 0);
 
 }  // namespace kgrank

@@ -19,8 +19,7 @@ unsigned bits_for(int64_t max_value) {
 template <typename E>
 bool FilterIndex::fill(const std::vector<TripleSpan>& spans, int anchor_col, int answer_col, unsigned bits,
                        int32_t num_entities, int32_t num_relations, const std::vector<uint32_t>& offsets,
-                       unsigned threads, std::vector<E>* entries, std::vector<uint32_t>* unique_offsets,
-                       size_t* keys) {
+                       unsigned threads, std::vector<E>* entries, std::vector<uint32_t>* unique_offsets, size_t* keys) {
   const size_t n = offsets.size() - 1;
   std::vector<E> raw(offsets[n]);
   {
@@ -106,21 +105,21 @@ Status FilterIndex::build(const std::vector<TripleSpan>& spans, int32_t num_enti
   idx.num_relations_ = num_relations;
   idx.answer_bits_ = bits_for(num_entities - 1);
   idx.wide_ = idx.answer_bits_ + bits_for(num_relations - 1) > 32;
-  const bool filled =
-      idx.wide_ ? fill(spans, anchor_col, answer_col, idx.answer_bits_, num_entities, num_relations, offsets, threads,
-                       &idx.entries64_, &idx.offsets_, &idx.num_keys_)
-                : fill(spans, anchor_col, answer_col, idx.answer_bits_, num_entities, num_relations, offsets, threads,
-                       &idx.entries32_, &idx.offsets_, &idx.num_keys_);
+  const bool filled = idx.wide_ ? fill(spans, anchor_col, answer_col, idx.answer_bits_, num_entities, num_relations,
+                                       offsets, threads, &idx.entries64_, &idx.offsets_, &idx.num_keys_)
+                                : fill(spans, anchor_col, answer_col, idx.answer_bits_, num_entities, num_relations,
+                                       offsets, threads, &idx.entries32_, &idx.offsets_, &idx.num_keys_);
   if (!filled) {
-    return Status::invalid("the triples changed while the index was built (another thread wrote to their memory?): "
-                           "pass arrays that stay unchanged during the call, e.g. a copy");
+    return Status::invalid(
+        "the triples changed while the index was built (another thread wrote to their memory?): "
+        "pass arrays that stay unchanged during the call, e.g. a copy");
   }
   *out = std::move(idx);
   return Status::success();
 }
 
-bool FilterIndex::packed_answers_many(const int32_t* anchor, const int32_t* relation, size_t n,
-                                      const uint32_t** first, size_t* count, uint32_t* mask) const {
+bool FilterIndex::packed_answers_many(const int32_t* anchor, const int32_t* relation, size_t n, const uint32_t** first,
+                                      size_t* count, uint32_t* mask) const {
   if (wide_) return false;
   *mask = (uint32_t{1} << answer_bits_) - 1;
   constexpr size_t kGroup = 16;
@@ -130,9 +129,9 @@ bool FilterIndex::packed_answers_many(const int32_t* anchor, const int32_t* rela
     // One lower-bound search per key (the relation's first packed value) as base + length narrowed branch-free:
     // base moves past the probe when the probe is below the key. The end of the run is then found by galloping from
     // its start (probes 1, 2, 4, ... entries on, then a binary search between the last two): O(log run) compares
-    // where walking the run took one per answer (FB15k-237's head side: 434 answers a task on average, 5 % of a
-    // filtered pass walked them). The caller reads every entry of the run next (the answers' scores), so the probes
-    // touch no line it would not.
+    // where walking the run took one per answer (measured: BENCHMARKS.md, "Notes moved from the kernel sources",
+    // filter_index.cpp FilterIndex answer runs). The caller reads every entry of the run next (the answers' scores), so
+    // the probes touch no line it would not.
     const uint32_t* base[kGroup];
     const uint32_t* seg_end[kGroup];
     size_t len[kGroup];
@@ -220,7 +219,8 @@ Status FilterIndex::answer_counts(const int32_t* triples, size_t rows, double* o
   const int32_t* t = triples;
   for (size_t r = 0; r < rows; ++r, t += 3) {
     const int32_t h = t[0], rel = t[1], tl = t[2];  // each id read once: checked and used as read
-    if (static_cast<uint32_t>(h) >= entities) return Status::at(StatusCode::IdOutOfRange, 3 * r, "head id out of range");
+    if (static_cast<uint32_t>(h) >= entities)
+      return Status::at(StatusCode::IdOutOfRange, 3 * r, "head id out of range");
     if (static_cast<uint32_t>(rel) >= relations) {
       return Status::at(StatusCode::IdOutOfRange, 3 * r + 1, "relation id out of range");
     }
@@ -245,7 +245,8 @@ bool FilterIndex::contains(int32_t anchor, int32_t relation, int32_t answer) con
 }
 
 size_t FilterIndex::bytes() const {
-  return offsets_.size() * sizeof(uint32_t) + entries32_.size() * sizeof(uint32_t) + entries64_.size() * sizeof(uint64_t);
+  return offsets_.size() * sizeof(uint32_t) + entries32_.size() * sizeof(uint32_t) +
+         entries64_.size() * sizeof(uint64_t);
 }
 
 }  // namespace kgrank

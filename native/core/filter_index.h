@@ -106,7 +106,8 @@ class FilterIndex {
     *first = std::lower_bound(seg_first, seg_last, lo);
     // The upper bound can be 2^32 for 32-bit entries (the last relation when bits fill all 32): then it is the end.
     const uint64_t hi = (static_cast<uint64_t>(relation) + 1) << answer_bits_;
-    *last = hi > static_cast<uint64_t>(static_cast<E>(~E{0})) ? seg_last : std::lower_bound(*first, seg_last, static_cast<E>(hi));
+    *last = hi > static_cast<uint64_t>(static_cast<E>(~E{0})) ? seg_last
+                                                              : std::lower_bound(*first, seg_last, static_cast<E>(hi));
     return *first != *last;
   }
 
@@ -133,8 +134,8 @@ class FilterIndex {
   // False when the triples no longer match the counts of the first pass (changed meanwhile).
   template <typename E>
   static bool fill(const std::vector<TripleSpan>& spans, int anchor_col, int answer_col, unsigned bits,
-                   int32_t num_entities, int32_t num_relations, const std::vector<uint32_t>& offsets,
-                   unsigned threads, std::vector<E>* entries, std::vector<uint32_t>* unique_offsets, size_t* keys);
+                   int32_t num_entities, int32_t num_relations, const std::vector<uint32_t>& offsets, unsigned threads,
+                   std::vector<E>* entries, std::vector<uint32_t>* unique_offsets, size_t* keys);
 
   Side side_ = Side::Tail;
   int32_t num_entities_ = 0;

@@ -55,9 +55,7 @@ inline bool in_table(double n) { return n <= static_cast<double>(kHarmonicTableL
 
 }  // namespace
 
-double harmonic1(double n) {
-  return in_table(n) ? tables().h1[static_cast<size_t>(n)] : harmonic1_series(n, 1.0 / n);
-}
+double harmonic1(double n) { return in_table(n) ? tables().h1[static_cast<size_t>(n)] : harmonic1_series(n, 1.0 / n); }
 
 double harmonic2(double n) { return in_table(n) ? tables().h2[static_cast<size_t>(n)] : harmonic2_series(1.0 / n); }
 

@@ -39,10 +39,10 @@
 #include <algorithm>
 #include <atomic>
 #include <bitset>
-#include <utility>
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "except.h"
@@ -193,9 +193,8 @@ bool form_queries(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, Querie
     for (size_t k = 0; k < q->dim; ++k) q->map[k] = static_cast<uint32_t>(canonical(k, q->dim, complex, m.layout));
     q->query.resize(qs.rows * q->dim);
     if (q->op == ScoreOp::PairL1) q->coeff.resize(qs.rows * q->dim);
-  } KGRANK_CATCH(const std::bad_alloc&) {
-    return false;
   }
+  KGRANK_CATCH(const std::bad_alloc&) { return false; }
   for (size_t i = 0; i < qs.rows; ++i) {
     const auto a = anchor_of(m, i, qs.anchor[i]);
     form_query<T>(m, q->map, a.first, a.second, qs.relation[i], qs.head_side, q->query.data() + i * q->dim,
@@ -285,8 +284,8 @@ PackedFn packed_scores_of(ChunkFn kernel) {
   return isa::packed_scores_scalar;
 }
 
-constexpr size_t kChunk = 512;      // candidates per task (a multiple of every panel width)
-constexpr size_t kRowsPerTask = 64; // rows per task of the per-row passes (filter, sampled negatives)
+constexpr size_t kChunk = 512;       // candidates per task (a multiple of every panel width)
+constexpr size_t kRowsPerTask = 64;  // rows per task of the per-row passes (filter, sampled negatives)
 // Rows per task of the chunk pass when the job may be cancelled (a control is given): a chunk of every row of a big
 // batch is seconds of work on one scalar thread, too coarse a boundary for a cancel. A multiple of the kernel's
 // query block (64), so queries are grouped as without blocks; counts are integer sums, so results do not change.
@@ -315,11 +314,8 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
   Queries<T> q;
   std::vector<float> threshold;
   bool fits = form_queries(m, qs, &q);
-  KGRANK_TRY {
-    threshold.resize(rows);
-  } KGRANK_CATCH(const std::bad_alloc&) {
-    fits = false;
-  }
+  KGRANK_TRY { threshold.resize(rows); }
+  KGRANK_CATCH(const std::bad_alloc&) { fits = false; }
   if (!fits) return Status::invalid("out of memory for the query vectors of this batch: pass fewer triples per call");
   const size_t dim = q.dim;
   const ScoreOp op = q.op;
@@ -346,23 +342,26 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
   if (qs.negatives) {  // OGB protocol: K given candidates per row, scored one by one
     const size_t K = qs.negatives_per_row;
     if (control != nullptr) control->add_total(rows);
-    parallel_for(row_tasks, threads, [&](size_t task) {
-      const size_t end = (task + 1) * kRowsPerTask < rows ? (task + 1) * kRowsPerTask : rows;
-      for (size_t i = task * kRowsPerTask; i < end; ++i) {
-        const T t = static_cast<T>(out.true_score[i]);
-        double g = 0, e = 0, n = 0;
-        for (size_t j = 0; j < K; ++j) {
-          const T s = score_of(i, static_cast<size_t>(qs.negatives[i * K + j]));
-          g += s > t;
-          e += s == t;
-          n += s != s;
-        }
-        out.greater[i] = g;
-        out.equal[i] = e;
-        out.nan[i] = n;
-      }
-      if (control != nullptr) control->advance(end - task * kRowsPerTask);
-    }, control);
+    parallel_for(
+        row_tasks, threads,
+        [&](size_t task) {
+          const size_t end = (task + 1) * kRowsPerTask < rows ? (task + 1) * kRowsPerTask : rows;
+          for (size_t i = task * kRowsPerTask; i < end; ++i) {
+            const T t = static_cast<T>(out.true_score[i]);
+            double g = 0, e = 0, n = 0;
+            for (size_t j = 0; j < K; ++j) {
+              const T s = score_of(i, static_cast<size_t>(qs.negatives[i * K + j]));
+              g += s > t;
+              e += s == t;
+              n += s != s;
+            }
+            out.greater[i] = g;
+            out.equal[i] = e;
+            out.nan[i] = n;
+          }
+          if (control != nullptr) control->advance(end - task * kRowsPerTask);
+        },
+        control);
     return Status::success();
   }
 
@@ -392,7 +391,8 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
       for (size_t r = 1; r < at.size(); ++r) at[r] += at[r - 1];
       for (size_t r = 0; r + 1 < at.size(); ++r) {
         if (at[r + 1] > at[r]) {
-          groups.push_back({at[r], at[r + 1], qs.set_ids + qs.set_offsets[r], qs.set_offsets[r + 1] - qs.set_offsets[r]});
+          groups.push_back(
+              {at[r], at[r + 1], qs.set_ids + qs.set_offsets[r], qs.set_offsets[r + 1] - qs.set_offsets[r]});
         }
       }
       order.resize(rows);
@@ -421,7 +421,8 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
         }
       }
     }
-  } KGRANK_CATCH(const std::bad_alloc&) {
+  }
+  KGRANK_CATCH(const std::bad_alloc&) {
     return Status::invalid("out of memory for the candidate groups of this batch: pass fewer triples per call");
   }
   const auto row_at = [&](size_t pos) { return order.empty() ? pos : static_cast<size_t>(order[pos]); };
@@ -437,7 +438,9 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
     const ChunkPlan plan{op,
                          dim,
                          grouped ? grouped_query.data() : query.data(),
-                         coeff.empty() ? nullptr : grouped ? grouped_coeff.data() : coeff.data(),
+                         coeff.empty() ? nullptr
+                         : grouped     ? grouped_coeff.data()
+                                       : coeff.data(),
                          grouped ? grouped_threshold.data() : threshold.data(),
                          rows,
                          entity,
@@ -447,61 +450,66 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                          nullptr,
                          0};
     const ChunkFn kernel = chunk_kernel(simd);
-    parallel_for(tasks, threads, [&](size_t t) {
-      const Task& task = task_list[t];
-      const Group& g = groups[task.group];
-      const size_t r0 = task.r0;
-      const size_t nr = task.nr;
-      KGRANK_TRY {
-        thread_local std::vector<float> pack;
-        thread_local std::vector<uint32_t> local;
-        if (pack.size() < kChunk * dim) pack.assign(kChunk * dim, 0.0f);
-        local.assign(3 * nr, 0);
-        ChunkPlan part = plan;
-        part.query += r0 * dim;
-        if (part.coeff != nullptr) part.coeff += r0 * dim;
-        part.threshold += r0;
-        part.rows = nr;
-        part.candidates = g.cand;
-        part.num_candidates = g.n;
-        const size_t begin = task.begin;
-        const size_t end = begin + kChunk < g.n ? begin + kChunk : g.n;
-        kernel(part, begin, end, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
-        for (size_t c = 0; c < 3; ++c) {
-          for (size_t k = 0; k < nr; ++k) {
-            if (local[c * nr + k] != 0) {
-              totals[c * rows + row_at(r0 + k)].fetch_add(local[c * nr + k], std::memory_order_relaxed);
+    parallel_for(
+        tasks, threads,
+        [&](size_t t) {
+          const Task& task = task_list[t];
+          const Group& g = groups[task.group];
+          const size_t r0 = task.r0;
+          const size_t nr = task.nr;
+          KGRANK_TRY {
+            thread_local std::vector<float> pack;
+            thread_local std::vector<uint32_t> local;
+            if (pack.size() < kChunk * dim) pack.assign(kChunk * dim, 0.0f);
+            local.assign(3 * nr, 0);
+            ChunkPlan part = plan;
+            part.query += r0 * dim;
+            if (part.coeff != nullptr) part.coeff += r0 * dim;
+            part.threshold += r0;
+            part.rows = nr;
+            part.candidates = g.cand;
+            part.num_candidates = g.n;
+            const size_t begin = task.begin;
+            const size_t end = begin + kChunk < g.n ? begin + kChunk : g.n;
+            kernel(part, begin, end, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
+            for (size_t c = 0; c < 3; ++c) {
+              for (size_t k = 0; k < nr; ++k) {
+                if (local[c * nr + k] != 0) {
+                  totals[c * rows + row_at(r0 + k)].fetch_add(local[c * nr + k], std::memory_order_relaxed);
+                }
+              }
             }
           }
-        }
-      } KGRANK_CATCH(...) {
-        failed.store(true);
-      }
-      if (control != nullptr) control->advance(nr);
-    }, control);
+          KGRANK_CATCH(...) { failed.store(true); }
+          if (control != nullptr) control->advance(nr);
+        },
+        control);
   } else {  // wide: the scalar pair loop in double, the same chunks
-    parallel_for(tasks, threads, [&](size_t t) {
-      const Task& task = task_list[t];
-      const Group& g = groups[task.group];
-      const size_t begin = task.begin;
-      const size_t end = begin + kChunk < g.n ? begin + kChunk : g.n;
-      for (size_t pos = task.r0; pos < task.r0 + task.nr; ++pos) {
-        const size_t i = row_at(pos);
-        const T t = static_cast<T>(out.true_score[i]);
-        uint64_t gt = 0, e = 0, n = 0;
-        for (size_t j = begin; j < end; ++j) {
-          const size_t ent = g.cand ? static_cast<size_t>(g.cand[j]) : j;
-          const T s = score_of(i, ent);
-          gt += s > t;
-          e += s == t;
-          n += s != s;
-        }
-        totals[i].fetch_add(gt, std::memory_order_relaxed);
-        totals[rows + i].fetch_add(e, std::memory_order_relaxed);
-        totals[2 * rows + i].fetch_add(n, std::memory_order_relaxed);
-      }
-      if (control != nullptr) control->advance(task.nr);
-    }, control);
+    parallel_for(
+        tasks, threads,
+        [&](size_t t) {
+          const Task& task = task_list[t];
+          const Group& g = groups[task.group];
+          const size_t begin = task.begin;
+          const size_t end = begin + kChunk < g.n ? begin + kChunk : g.n;
+          for (size_t pos = task.r0; pos < task.r0 + task.nr; ++pos) {
+            const size_t i = row_at(pos);
+            const T t = static_cast<T>(out.true_score[i]);
+            uint64_t gt = 0, e = 0, n = 0;
+            for (size_t j = begin; j < end; ++j) {
+              const size_t ent = g.cand ? static_cast<size_t>(g.cand[j]) : j;
+              const T s = score_of(i, ent);
+              gt += s > t;
+              e += s == t;
+              n += s != s;
+            }
+            totals[i].fetch_add(gt, std::memory_order_relaxed);
+            totals[rows + i].fetch_add(e, std::memory_order_relaxed);
+            totals[2 * rows + i].fetch_add(n, std::memory_order_relaxed);
+          }
+          if (control != nullptr) control->advance(task.nr);
+        },
+        control);
   }
   if (failed.load()) return Status::invalid("out of memory for the scoring tiles: use fewer threads");
   for (size_t i = 0; i < rows; ++i) {
@@ -510,26 +518,29 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
     out.nan[i] = static_cast<double>(totals[2 * rows + i].load());
   }
   if (qs.exclude_offsets) {  // the filter: known answers scored one by one by the same code, taken out
-    parallel_for(row_tasks, threads, [&](size_t task) {
-      const size_t end = (task + 1) * kRowsPerTask < rows ? (task + 1) * kRowsPerTask : rows;
-      for (size_t i = task * kRowsPerTask; i < end; ++i) {
-        const T t = static_cast<T>(out.true_score[i]);
-        double g = 0, e = 0, kept = 0;
-        for (uint32_t j = qs.exclude_offsets[i]; j < qs.exclude_offsets[i + 1]; ++j) {
-          // A global id: its row in this slice, if the slice holds it (ids are >= 0: checked by the caller).
-          const size_t id = static_cast<size_t>(qs.exclude_ids[j]);
-          if (id < m.entity_offset || id - m.entity_offset >= m.num_entities) continue;
-          const T s = score_of(i, id - m.entity_offset);
-          g += s > t;
-          e += s == t;
-          kept += s == s;
-        }
-        out.greater[i] -= g;
-        out.equal[i] -= e;
-        if (out.removed) out.removed[i] = kept;
-      }
-      if (control != nullptr) control->advance(end - task * kRowsPerTask);
-    }, control);
+    parallel_for(
+        row_tasks, threads,
+        [&](size_t task) {
+          const size_t end = (task + 1) * kRowsPerTask < rows ? (task + 1) * kRowsPerTask : rows;
+          for (size_t i = task * kRowsPerTask; i < end; ++i) {
+            const T t = static_cast<T>(out.true_score[i]);
+            double g = 0, e = 0, kept = 0;
+            for (uint32_t j = qs.exclude_offsets[i]; j < qs.exclude_offsets[i + 1]; ++j) {
+              // A global id: its row in this slice, if the slice holds it (ids are >= 0: checked by the caller).
+              const size_t id = static_cast<size_t>(qs.exclude_ids[j]);
+              if (id < m.entity_offset || id - m.entity_offset >= m.num_entities) continue;
+              const T s = score_of(i, id - m.entity_offset);
+              g += s > t;
+              e += s == t;
+              kept += s == s;
+            }
+            out.greater[i] -= g;
+            out.equal[i] -= e;
+            if (out.removed) out.removed[i] = kept;
+          }
+          if (control != nullptr) control->advance(end - task * kRowsPerTask);
+        },
+        control);
   }
   return Status::success();
 }
@@ -665,9 +676,8 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
     seg_score.resize(segments * rows * k);
     seg_id.resize(segments * rows * k);
     seg_len.resize(segments * rows);
-  } KGRANK_CATCH(const std::bad_alloc&) {
-    fits = false;
   }
+  KGRANK_CATCH(const std::bad_alloc&) { fits = false; }
   if (!fits) {
     return Status::invalid(
         "out of memory for the top-k lists of this batch: pass fewer queries per call or a smaller k");
@@ -724,8 +734,18 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
         if (pack.size() < kChunk * dim) pack.assign(kChunk * dim, 0.0f);
         std::vector<float> threshold(nr);
         std::vector<uint32_t> local(3 * nr);
-        const ChunkPlan part{op, dim, query.data() + r0 * dim, coeff.empty() ? nullptr : coeff.data() + r0 * dim,
-                             threshold.data(), nr, entity, width, map.data(), m.entity_scale, nullptr, end};
+        const ChunkPlan part{op,
+                             dim,
+                             query.data() + r0 * dim,
+                             coeff.empty() ? nullptr : coeff.data() + r0 * dim,
+                             threshold.data(),
+                             nr,
+                             entity,
+                             width,
+                             map.data(),
+                             m.entity_scale,
+                             nullptr,
+                             end};
         const ChunkFn kernel = chunk_kernel(simd);
         const PackedFn packed = packed_scores_of(kernel);
         std::vector<float> floor(nr);
@@ -758,9 +778,8 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
           }
         }
       }
-    } KGRANK_CATCH(...) {
-      failed.store(true);
     }
+    KGRANK_CATCH(...) { failed.store(true); }
   });
   if (failed.load()) return Status::invalid("out of memory for the scoring tiles: use fewer threads");
   // Each row's segment lists merged in segment order (any order gives the same list), then padded.
@@ -814,8 +833,8 @@ ColumnsFn columns_kernel(SimdLevel level) {
 }
 
 // Micro::columns for the wide type: score_one's operations (plain multiply, then add), relations in the inner loop.
-void columns_wide(ScoreOp op, const double* qt, const double* ct, size_t stride, const double* x, size_t dim,
-                  size_t n, double* acc, double* out) {
+void columns_wide(ScoreOp op, const double* qt, const double* ct, size_t stride, const double* x, size_t dim, size_t n,
+                  double* acc, double* out) {
   std::fill(acc, acc + n, 0.0);
   if (op == ScoreOp::Modulus) {
     const size_t h = dim / 2;
@@ -881,7 +900,8 @@ Status score_relations(const EmbeddingModel<T>& m, size_t rows, const int32_t* h
     rel.assign((complex ? h : dim) * stride, 0.0);
     if (complex) rel_im.assign(h * stride, 0.0);
     if (op == ScoreOp::PairL1) coeff.assign(dim * stride, T(0));
-  } KGRANK_CATCH(const std::bad_alloc&) {
+  }
+  KGRANK_CATCH(const std::bad_alloc&) {
     return Status::invalid("out of memory for relation scoring: pass fewer relations or a narrower model");
   }
   for (size_t k = 0; k < dim; ++k) map[k] = static_cast<uint32_t>(canonical(k, dim, complex, m.layout));
@@ -979,9 +999,8 @@ Status score_relations(const EmbeddingModel<T>& m, size_t rows, const int32_t* h
           columns_wide(op, q.data(), c, stride, x.data(), dim, nr, acc.data(), out + i * nr);
         }
       }
-    } KGRANK_CATCH(...) {
-      failed.store(true);
     }
+    KGRANK_CATCH(...) { failed.store(true); }
   });
   if (failed.load()) return Status::invalid("out of memory for relation scoring: use fewer threads");
   return Status::success();
@@ -997,8 +1016,8 @@ double score_triple(const EmbeddingModel<T>& m, int32_t head, int32_t relation, 
   const auto a = anchor_of(m, 0, head_side ? tail : head);
   form_query<T>(m, map, a.first, a.second, relation, head_side, q.data(), c.data());
   const size_t e = static_cast<size_t>(head_side ? head : tail);
-  return static_cast<double>(score_one<T>(op_of(m.interaction), q.data(), c.data(), dim, m.entity + e * dim,
-                                          map.data(), m.entity_scale, e));
+  return static_cast<double>(
+      score_one<T>(op_of(m.interaction), q.data(), c.data(), dim, m.entity + e * dim, map.data(), m.entity_scale, e));
 }
 
 namespace {
@@ -1034,22 +1053,43 @@ void cos_sin(double x, double* c, double* s) {
   // |n| < 2^20), then the Taylor series of sin and cos to r^17 / r^18 (truncation below 1e-19 on |r| <= pi/4),
   // in Horner form. Every step is a double +, -, * or floor, which JavaScript rounds identically (no contraction:
   // the core is built with -ffp-contract=off).
-  const double p1 = 1.57079632673412561417e+00;   // pi/2 to 33 bits
-  const double p2 = 6.07710050630396597660e-11;   // the next 33 bits
-  const double p3 = 2.02226624871116645580e-21;   // and the next
+  const double p1 = 1.57079632673412561417e+00;                   // pi/2 to 33 bits
+  const double p2 = 6.07710050630396597660e-11;                   // the next 33 bits
+  const double p3 = 2.02226624871116645580e-21;                   // and the next
   const double n = std::floor(x * 0.63661977236758134308 + 0.5);  // 2 / pi
   const double r = ((x - n * p1) - n * p2) - n * p3;
   const double z = r * r;
-  const double sr = r + r * z * (-1.0 / 6 + z * (1.0 / 120 + z * (-1.0 / 5040 + z * (1.0 / 362880 + z * (-1.0 / 39916800 +
-                    z * (1.0 / 6227020800 + z * (-1.0 / 1307674368000 + z * (1.0 / 355687428096000))))))));
-  const double cr = 1.0 + z * (-1.0 / 2 + z * (1.0 / 24 + z * (-1.0 / 720 + z * (1.0 / 40320 + z * (-1.0 / 3628800 +
-                    z * (1.0 / 479001600 + z * (-1.0 / 87178291200 + z * (1.0 / 20922789888000 +
-                    z * (-1.0 / 6402373705728000)))))))));
+  const double sr =
+      r + r * z *
+              (-1.0 / 6 +
+               z * (1.0 / 120 +
+                    z * (-1.0 / 5040 +
+                         z * (1.0 / 362880 +
+                              z * (-1.0 / 39916800 + z * (1.0 / 6227020800 + z * (-1.0 / 1307674368000 +
+                                                                                  z * (1.0 / 355687428096000))))))));
+  const double cr =
+      1.0 +
+      z * (-1.0 / 2 +
+           z * (1.0 / 24 +
+                z * (-1.0 / 720 +
+                     z * (1.0 / 40320 +
+                          z * (-1.0 / 3628800 + z * (1.0 / 479001600 + z * (-1.0 / 87178291200 +
+                                                                            z * (1.0 / 20922789888000 +
+                                                                                 z * (-1.0 / 6402373705728000)))))))));
   const double q = n - 4.0 * std::floor(n * 0.25);  // n mod 4, exact
-  if (q == 0) { *c = cr; *s = sr; }
-  else if (q == 1) { *c = -sr; *s = cr; }
-  else if (q == 2) { *c = -cr; *s = -sr; }
-  else { *c = sr; *s = -cr; }  // q == 3, or NaN (x not finite: both NaN)
+  if (q == 0) {
+    *c = cr;
+    *s = sr;
+  } else if (q == 1) {
+    *c = -sr;
+    *s = cr;
+  } else if (q == 2) {
+    *c = -cr;
+    *s = -sr;
+  } else {
+    *c = sr;
+    *s = -cr;
+  }  // q == 3, or NaN (x not finite: both NaN)
   if (q != q) *c = *s = q;
 }
 
@@ -1059,13 +1099,22 @@ double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* si
   size_t lanes = 1;
   double (*fn)(size_t) = [](size_t it) { return interaction_detail::Micro<Scalar>::probe(it); };
 #ifdef KGRANK_HAVE_AVX2
-  if (simd == SimdLevel::AVX2 && simd_supported(simd)) { fn = isa::fma_probe_avx2; lanes = 8; }
+  if (simd == SimdLevel::AVX2 && simd_supported(simd)) {
+    fn = isa::fma_probe_avx2;
+    lanes = 8;
+  }
 #endif
 #ifdef KGRANK_HAVE_AVX512
-  if (simd == SimdLevel::AVX512 && simd_supported(simd)) { fn = isa::fma_probe_avx512; lanes = 16; }
+  if (simd == SimdLevel::AVX512 && simd_supported(simd)) {
+    fn = isa::fma_probe_avx512;
+    lanes = 16;
+  }
 #endif
 #ifdef KGRANK_HAVE_NEON
-  if (simd == SimdLevel::NEON && simd_supported(simd)) { fn = isa::fma_probe_neon; lanes = 4; }
+  if (simd == SimdLevel::NEON && simd_supported(simd)) {
+    fn = isa::fma_probe_neon;
+    lanes = 4;
+  }
 #endif
   parallel_for(n, n, [&](size_t i) { sums[i] = fn(iterations); });
   double s = 0;
@@ -1076,17 +1125,17 @@ double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* si
 
 template Status rank_embeddings<float>(const EmbeddingModel<float>&, const EmbeddingQueries&, const EmbeddingCounts&,
                                        SimdLevel, unsigned, JobControl*);
-template Status rank_embeddings<double>(const EmbeddingModel<double>&, const EmbeddingQueries&,
-                                        const EmbeddingCounts&, SimdLevel, unsigned, JobControl*);
+template Status rank_embeddings<double>(const EmbeddingModel<double>&, const EmbeddingQueries&, const EmbeddingCounts&,
+                                        SimdLevel, unsigned, JobControl*);
 template Status score_relations<float>(const EmbeddingModel<float>&, size_t, const int32_t*, const int32_t*, float*,
                                        SimdLevel, unsigned);
-template Status score_relations<double>(const EmbeddingModel<double>&, size_t, const int32_t*, const int32_t*,
-                                        double*, SimdLevel, unsigned);
+template Status score_relations<double>(const EmbeddingModel<double>&, size_t, const int32_t*, const int32_t*, double*,
+                                        SimdLevel, unsigned);
 template double score_triple<float>(const EmbeddingModel<float>&, int32_t, int32_t, int32_t, bool);
 template double score_triple<double>(const EmbeddingModel<double>&, int32_t, int32_t, int32_t, bool);
 template Status top_k_embeddings<float>(const EmbeddingModel<float>&, const EmbeddingQueries&, size_t, size_t, size_t,
                                         int32_t*, double*, SimdLevel, unsigned);
-template Status top_k_embeddings<double>(const EmbeddingModel<double>&, const EmbeddingQueries&, size_t, size_t,
-                                         size_t, int32_t*, double*, SimdLevel, unsigned);
+template Status top_k_embeddings<double>(const EmbeddingModel<double>&, const EmbeddingQueries&, size_t, size_t, size_t,
+                                         int32_t*, double*, SimdLevel, unsigned);
 
 }  // namespace kgrank

@@ -20,7 +20,13 @@ namespace kgrank {
 // OGB's (sum of the moduli per complex dimension), RotatEL2 PyKEEN's (the L2 norm of the complex vector h r - t): same
 // query, same relation rows, another distance.
 enum class Interaction : int {
-  TransEL1 = 0, TransEL2 = 1, DistMult = 2, ComplEx = 3, RotatE = 4, PairRE = 5, RotatEL2 = 6
+  TransEL1 = 0,
+  TransEL2 = 1,
+  DistMult = 2,
+  ComplEx = 3,
+  RotatE = 4,
+  PairRE = 5,
+  RotatEL2 = 6
 };
 
 // How a complex entity (or relation) row of 2c numbers is stored: [re_0..re_{c-1} | im_0..im_{c-1}] (OGB's
@@ -35,9 +41,9 @@ enum class ScoreOp : int { Dot = 0, L1 = 1, L2Squared = 2, Modulus = 3, PairL1 =
 template <class T>
 struct EmbeddingModel {
   Interaction interaction;
-  ComplexLayout layout;          // of complex entity rows (ComplEx, RotatE, RotatEL2) and complex relation rows
-  const T* entity;               // num_entities x entity_width
-  const T* relation;             // num_relations x relation_width
+  ComplexLayout layout;  // of complex entity rows (ComplEx, RotatE, RotatEL2) and complex relation rows
+  const T* entity;       // num_entities x entity_width
+  const T* relation;     // num_relations x relation_width
   size_t num_entities;
   size_t num_relations;
   size_t entity_width;
@@ -45,7 +51,7 @@ struct EmbeddingModel {
   // RotatE, RotatEL2: when relation_width is half the entity width the relation rows are phases, angle = value *
   // phase_scale (OGB: pi / embedding_range); otherwise they are complex numbers, normalised to modulus 1.
   double phase_scale;
-  const T* entity_scale;         // PairRE: per-entity factor applied to every element (1 / ||e||), or null
+  const T* entity_scale;  // PairRE: per-entity factor applied to every element (1 / ||e||), or null
   // A slice of a bigger table (an entity table read from disk in chunks, an entity shard): row j of `entity` is
   // entity entity_offset + j. Filter ids are then global ids; those outside the slice belong to another slice and
   // are skipped. Candidates and negatives (ids into `entity`) need entity_offset = 0.
@@ -61,7 +67,7 @@ struct EmbeddingModel {
 // entity (the true answer is then one of the columns and is counted as equal, as countScoresByIndex does).
 struct EmbeddingQueries {
   size_t rows;
-  bool head_side;                // true: score (e, r, t) for every e; false: (h, r, e)
+  bool head_side;  // true: score (e, r, t) for every e; false: (h, r, e)
   const int32_t* anchor;
   const int32_t* relation;
   const int32_t* truth;
@@ -96,7 +102,7 @@ struct EmbeddingCounts {
   double* greater;
   double* equal;
   double* nan;
-  double* removed;       // may be null when nothing is excluded
+  double* removed;  // may be null when nothing is excluded
   double* true_score;
 };
 
@@ -113,10 +119,10 @@ Status rank_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& q
 // Top-k candidates of each query over the entities [begin, end) of the model's table (rows of `entity`; a slice of
 // a bigger table lists them as global ids, entity_offset + row, and its anchors may come as anchor_rows). Reads the
 // model and, of `queries`, rows, head_side, anchor, relation and the exclusion lists (exclude_offsets / exclude_ids:
-// global ids never listed for that row; null for none); truth, candidates and negatives are not read. Writes per row k entity ids
-// and their scores (row-major, rows x k): the k best by score descending, equal scores by the smaller id first; a
-// NaN score is never listed; a row with fewer than k listed candidates is padded with id -1 and score NaN. Each
-// score is score_one's, the value rank_embeddings compares for the same pair. The list is a set defined by the
+// global ids never listed for that row; null for none); truth, candidates and negatives are not read. Writes per row k
+// entity ids and their scores (row-major, rows x k): the k best by score descending, equal scores by the smaller id
+// first; a NaN score is never listed; a row with fewer than k listed candidates is padded with id -1 and score NaN.
+// Each score is score_one's, the value rank_embeddings compares for the same pair. The list is a set defined by the
 // order above whatever the task split, so results are bit-identical across thread counts and SIMD levels. Every id
 // must be valid and begin <= end <= num_entities (the caller checked).
 template <class T>
@@ -133,8 +139,8 @@ Status top_k_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& 
 // valid, and the model's entity_offset 0 with no anchor_rows (the caller checked). Fails only when its buffers do not
 // fit in memory.
 template <class T>
-Status score_relations(const EmbeddingModel<T>& model, size_t rows, const int32_t* heads, const int32_t* tails,
-                       T* out, SimdLevel simd, unsigned threads);
+Status score_relations(const EmbeddingModel<T>& model, size_t rows, const int32_t* heads, const int32_t* tails, T* out,
+                       SimdLevel simd, unsigned threads);
 
 // The score of one (query, entity) pair with exactly the operations of a kernel lane (tests, benchmarks).
 template <class T>
@@ -160,10 +166,10 @@ double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* si
 // ---- internal: what one chunk task needs (interaction_kernel.h); the per-ISA entry points ----------------------
 struct ChunkPlan {
   ScoreOp op;
-  size_t dim;            // elements per query / packed entity column (Modulus: 2c, halves)
-  const float* query;    // rows x dim, canonical order
-  const float* coeff;    // PairL1: rows x dim (the entity-side relation factor), else null
-  const float* threshold;// rows: the true scores (float)
+  size_t dim;              // elements per query / packed entity column (Modulus: 2c, halves)
+  const float* query;      // rows x dim, canonical order
+  const float* coeff;      // PairL1: rows x dim (the entity-side relation factor), else null
+  const float* threshold;  // rows: the true scores (float)
   size_t rows;
   // Element k of entity e in canonical order (complex: halves) is entity[e * width + map[k]], times scale[e].
   const float* entity;
@@ -179,21 +185,21 @@ namespace isa {
 // (interaction_kernel.h Micro::packed): top_k_embeddings' rescoring of a chunk.
 void packed_scores_scalar(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void relation_columns_scalar(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
-                         size_t n, float* out);
+                             size_t n, float* out);
 void rank_chunk_scalar(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                        uint32_t* nan, float* pack);
 #ifdef KGRANK_HAVE_AVX2
 void packed_scores_avx2(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void relation_columns_avx2(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
-                         size_t n, float* out);
-void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
-                     uint32_t* nan, float* pack);
+                           size_t n, float* out);
+void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal, uint32_t* nan,
+                     float* pack);
 double fma_probe_avx2(size_t iterations);
 #endif
 #ifdef KGRANK_HAVE_AVX512
 void packed_scores_avx512(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void relation_columns_avx512(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
-                         size_t n, float* out);
+                             size_t n, float* out);
 void rank_chunk_avx512(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
                        uint32_t* nan, float* pack);
 double fma_probe_avx512(size_t iterations);
@@ -201,16 +207,16 @@ double fma_probe_avx512(size_t iterations);
 #ifdef KGRANK_HAVE_WASM_SIMD128
 void packed_scores_wasm(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void relation_columns_wasm(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
-                         size_t n, float* out);
-void rank_chunk_wasm(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
-                     uint32_t* nan, float* pack);
+                           size_t n, float* out);
+void rank_chunk_wasm(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal, uint32_t* nan,
+                     float* pack);
 #endif
 #ifdef KGRANK_HAVE_NEON
 void packed_scores_neon(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 void relation_columns_neon(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
-                         size_t n, float* out);
-void rank_chunk_neon(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
-                     uint32_t* nan, float* pack);
+                           size_t n, float* out);
+void rank_chunk_neon(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal, uint32_t* nan,
+                     float* pack);
 double fma_probe_neon(size_t iterations);
 #endif
 }  // namespace isa

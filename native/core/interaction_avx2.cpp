@@ -1,5 +1,6 @@
 // AVX2 + FMA traits of the interaction micro-kernel (interaction_kernel.h); compiled with -mavx2 -mfma, called only
-// when the CPU and OS allow it (simd.cpp). 8 float lanes; a panel is 16 entities; blocks of 6 queries (12 of the 16 registers accumulate).
+// when the CPU and OS allow it (simd.cpp). 8 float lanes; a panel is 16 entities; blocks of 6 queries (12 of the 16
+// registers accumulate).
 #include <immintrin.h>
 
 #include "interaction_kernel.h"
@@ -22,7 +23,9 @@ struct Avx2 {
   static constexpr size_t kQueries = 6;
   static unsigned gt(V a, V b) { return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ))); }
   static unsigned eq(V a, V b) { return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))); }
-  static unsigned unord(V a, V b) { return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_UNORD_Q))); }
+  static unsigned unord(V a, V b) {
+    return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_UNORD_Q)));
+  }
   static uint32_t popcount(unsigned m) { return static_cast<uint32_t>(_mm_popcnt_u32(m)); }
   static V sqrt(V a) { return _mm256_sqrt_ps(a); }
 };
@@ -33,11 +36,11 @@ void packed_scores_avx2(const ChunkPlan& plan, size_t row, const float* pack, si
   interaction_detail::Micro<Avx2>::packed_dispatch(plan, row, pack, n, out);
 }
 void relation_columns_avx2(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
-                         size_t n, float* out) {
+                           size_t n, float* out) {
   interaction_detail::Micro<Avx2>::columns_dispatch(op, qt, ct, stride, x, dim, n, out);
 }
-void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
-                     uint32_t* nan, float* pack) {
+void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal, uint32_t* nan,
+                     float* pack) {
   interaction_detail::Micro<Avx2>::dispatch(plan, begin, end, greater, equal, nan, pack);
 }
 double fma_probe_avx2(size_t iterations) { return interaction_detail::Micro<Avx2>::probe(iterations); }

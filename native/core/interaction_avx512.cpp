@@ -1,5 +1,6 @@
-// AVX-512 traits of the interaction micro-kernel (interaction_kernel.h); compiled with -mavx512f (+vl, bw, dq), called only
-// when the CPU and OS allow it (simd.cpp). 16 float lanes; a panel is 32 entities; blocks of 8 queries (16 of the 32 registers accumulate).
+// AVX-512 traits of the interaction micro-kernel (interaction_kernel.h); compiled with -mavx512f (+vl, bw, dq), called
+// only when the CPU and OS allow it (simd.cpp). 16 float lanes; a panel is 32 entities; blocks of 8 queries (16 of the
+// 32 registers accumulate).
 #include <immintrin.h>
 
 #include "interaction_kernel.h"
@@ -35,11 +36,11 @@ void packed_scores_avx512(const ChunkPlan& plan, size_t row, const float* pack, 
   interaction_detail::Micro<Avx512>::packed_dispatch(plan, row, pack, n, out);
 }
 void relation_columns_avx512(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
-                         size_t n, float* out) {
+                             size_t n, float* out) {
   interaction_detail::Micro<Avx512>::columns_dispatch(op, qt, ct, stride, x, dim, n, out);
 }
 void rank_chunk_avx512(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
-                     uint32_t* nan, float* pack) {
+                       uint32_t* nan, float* pack) {
   interaction_detail::Micro<Avx512>::dispatch(plan, begin, end, greater, equal, nan, pack);
 }
 double fma_probe_avx512(size_t iterations) { return interaction_detail::Micro<Avx512>::probe(iterations); }

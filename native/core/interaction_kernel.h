@@ -13,9 +13,9 @@
 // (The packing + micro-kernel layout follows the usual GEMM structure, e.g. BLIS's "packed panels, MR x NR
 // register block"; nothing is copied from it.)
 #pragma once
+#include <bitset>
 #include <cstddef>
 #include <cstdint>
-#include <bitset>
 
 #include "interaction.h"
 
@@ -140,8 +140,8 @@ struct Micro {
     }
   }
 
-  static void dispatch(const ChunkPlan& p, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
-                       uint32_t* nan, float* pack) {
+  static void dispatch(const ChunkPlan& p, size_t begin, size_t end, uint32_t* greater, uint32_t* equal, uint32_t* nan,
+                       float* pack) {
     switch (p.op) {
       case ScoreOp::Dot: return chunk<ScoreOp::Dot>(p, begin, end, greater, equal, nan, pack);
       case ScoreOp::L1: return chunk<ScoreOp::L1>(p, begin, end, greater, equal, nan, pack);
@@ -283,8 +283,8 @@ struct Micro {
     for (; v < vectors; ++v) columns_group<OP, 1>(qt, ct, stride, x, dim, n, v * L, out);
   }
 
-  static void columns_dispatch(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x,
-                               size_t dim, size_t n, float* out) {
+  static void columns_dispatch(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
+                               size_t n, float* out) {
     switch (op) {
       case ScoreOp::Dot: return columns<ScoreOp::Dot>(qt, ct, stride, x, dim, n, out);
       case ScoreOp::L1: return columns<ScoreOp::L1>(qt, ct, stride, x, dim, n, out);

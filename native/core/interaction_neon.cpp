@@ -46,11 +46,11 @@ void packed_scores_neon(const ChunkPlan& plan, size_t row, const float* pack, si
   interaction_detail::Micro<Neon>::packed_dispatch(plan, row, pack, n, out);
 }
 void relation_columns_neon(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
-                         size_t n, float* out) {
+                           size_t n, float* out) {
   interaction_detail::Micro<Neon>::columns_dispatch(op, qt, ct, stride, x, dim, n, out);
 }
-void rank_chunk_neon(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
-                     uint32_t* nan, float* pack) {
+void rank_chunk_neon(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal, uint32_t* nan,
+                     float* pack) {
   interaction_detail::Micro<Neon>::dispatch(plan, begin, end, greater, equal, nan, pack);
 }
 double fma_probe_neon(size_t iterations) { return interaction_detail::Micro<Neon>::probe(iterations); }

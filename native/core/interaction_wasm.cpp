@@ -40,7 +40,8 @@ inline v128_t high(v128_t v) { return wasm_f64x2_promote_low_f32x4(wasm_i32x4_sh
 inline v128_t doubtful(v128_t s) {
   const v128_t mid = wasm_i64x2_eq(wasm_v128_and(s, wasm_i64x2_splat(0x1FFFFFFF)), wasm_i64x2_splat(0x10000000));
   const v128_t a = wasm_f64x2_abs(s);
-  const v128_t tiny = wasm_v128_and(wasm_f64x2_lt(a, wasm_f64x2_splat(0x1p-126)), wasm_f64x2_gt(a, wasm_f64x2_splat(0.0)));
+  const v128_t tiny =
+      wasm_v128_and(wasm_f64x2_lt(a, wasm_f64x2_splat(0x1p-126)), wasm_f64x2_gt(a, wasm_f64x2_splat(0.0)));
   return wasm_v128_or(mid, tiny);
 }
 
@@ -87,11 +88,11 @@ void packed_scores_wasm(const ChunkPlan& plan, size_t row, const float* pack, si
   interaction_detail::Micro<Wasm128>::packed_dispatch(plan, row, pack, n, out);
 }
 void relation_columns_wasm(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
-                         size_t n, float* out) {
+                           size_t n, float* out) {
   interaction_detail::Micro<Wasm128>::columns_dispatch(op, qt, ct, stride, x, dim, n, out);
 }
-void rank_chunk_wasm(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,
-                     uint32_t* nan, float* pack) {
+void rank_chunk_wasm(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal, uint32_t* nan,
+                     float* pack) {
   interaction_detail::Micro<Wasm128>::dispatch(plan, begin, end, greater, equal, nan, pack);
 }
 }  // namespace isa

@@ -60,8 +60,8 @@ class TripleInterner {
   std::vector<int32_t> provisional_[kSplits];
   size_t dropped_[kSplits] = {0, 0, 0};
   Sorted sorted_[2];
-  std::vector<size_t> offsets_;    // scratch of split_tsv_triples
-  std::vector<uint32_t> hashes_;   // scratch: a hash per field
+  std::vector<size_t> offsets_;   // scratch of split_tsv_triples
+  std::vector<uint32_t> hashes_;  // scratch: a hash per field
 };
 
 }  // namespace kgrank

@@ -47,8 +47,7 @@ Counts answers_f32_avx512(const float* row, const uint32_t* entries, size_t n, u
 // loop leaves are gathered after it. Any row and any order of entries give the same counts. AVX2 and AVX-512 only
 // (other levels make the two calls).
 #ifdef KGRANK_HAVE_AVX2
-Counts count_answers_f32_avx2(const float* x, size_t n, float t, const AnswerJob& job, Counts* known,
-                              bool* own_found);
+Counts count_answers_f32_avx2(const float* x, size_t n, float t, const AnswerJob& job, Counts* known, bool* own_found);
 #endif
 #ifdef KGRANK_HAVE_AVX512
 Counts count_answers_f32_avx512(const float* x, size_t n, float t, const AnswerJob& job, Counts* known,
@@ -89,16 +88,16 @@ uint64_t read_stream_avx512(const unsigned char* p, size_t bytes);
 // sums for kSampleLanes samples at once (sampling.h lane_statistic_sums_body).
 void generate_ranks_small_scalar(const double* num_candidates, uint32_t n, uint32_t key, double* out);
 void lane_statistic_sums_scalar(const double* num_candidates, const double* weights, uint32_t n, const uint32_t* keys,
-                            LaneTerm term, double k, double* sums);
+                                LaneTerm term, double k, double* sums);
 #ifdef KGRANK_HAVE_AVX2
 void generate_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_t key, double* out);
 void lane_statistic_sums_avx2(const double* num_candidates, const double* weights, uint32_t n, const uint32_t* keys,
-                            LaneTerm term, double k, double* sums);
+                              LaneTerm term, double k, double* sums);
 #endif
 #ifdef KGRANK_HAVE_AVX512
 void generate_ranks_small_avx512(const double* num_candidates, uint32_t n, uint32_t key, double* out);
 void lane_statistic_sums_avx512(const double* num_candidates, const double* weights, uint32_t n, const uint32_t* keys,
-                            LaneTerm term, double k, double* sums);
+                                LaneTerm term, double k, double* sums);
 #endif
 
 // The draws of paired resampling (sampling.h keyed_swaps_body / keyed_picks_body), in the rank generation family.

@@ -14,13 +14,9 @@ namespace kgrank {
 namespace isa {
 
 namespace {
-// Software prefetch distance for the counting loops. Measured on an AMD EPYC (2 vCPUs, 512 MiB float32):
-// single-thread counting went from 35 to 30 ms (the plain read probe: 28 ms) with 1 KiB. The probe itself gets
-// slower with the same prefetch (28 -> 37 ms), so it stays a plain read. 3 KiB (as the AVX-512 kernel): FB15k-237
-// filtered, both sides, at KGRANK_SIMD=avx2 on an AMD EPYC with AVX-512 (2 vCPUs, quiet), 7 alternating runs per
-// distance: 1.27-1.46x the probe at 1 KiB, 1.11-1.28x at 3 KiB (6 of 7 pairs faster). 6 KiB (as the AVX-512
-// kernel; see there): on an AMD EPYC VM whose bus read 70 GB/s, dense counting of FB15k-237's rows went from 82 %
-// to 89 % of the probe.
+// Software prefetch distance for the counting loops: 6 KiB, as the AVX-512 kernel. The read probe gets slower with
+// the same prefetch, so it stays a plain read. Measured (1, 3 and 6 KiB): BENCHMARKS.md, "Notes moved from the kernel
+// sources", kernels_avx2.cpp kPrefetchBytes.
 constexpr size_t kPrefetchBytes = 6144;
 
 inline uint64_t hsum_epi32(__m256i v) {
@@ -165,8 +161,7 @@ Counts count_f32_avx2(const float* x, size_t n, float t) {
   return count_f32_body(x, n, t, none);
 }
 
-Counts count_answers_f32_avx2(const float* x, size_t n, float t, const AnswerJob& job, Counts* known,
-                              bool* own_found) {
+Counts count_answers_f32_avx2(const float* x, size_t n, float t, const AnswerJob& job, Counts* known, bool* own_found) {
   AnswerSide side(job);
   const Counts c = count_f32_body(x, n, t, side);
   *known = side.finish(own_found);
@@ -340,8 +335,8 @@ Counts masked_count_f32_avx2(const float* x, const uint16_t* bits, size_t n, flo
                                                under(_mm256_cmp_ps(b, vt, _CMP_GT_OQ), m1)));
       e = _mm256_sub_epi32(e, _mm256_add_epi32(under(_mm256_cmp_ps(a, vt, _CMP_EQ_OQ), m0),
                                                under(_mm256_cmp_ps(b, vt, _CMP_EQ_OQ), m1)));
-      u = _mm256_sub_epi32(u, _mm256_add_epi32(under(_mm256_cmp_ps(a, a, _CMP_ORD_Q), m0),
-                                               under(_mm256_cmp_ps(b, b, _CMP_ORD_Q), m1)));
+      u = _mm256_sub_epi32(
+          u, _mm256_add_epi32(under(_mm256_cmp_ps(a, a, _CMP_ORD_Q), m0), under(_mm256_cmp_ps(b, b, _CMP_ORD_Q), m1)));
     }
     alignas(32) uint32_t lg[8], le[8], lu[8];
     _mm256_store_si256(reinterpret_cast<__m256i*>(lg), g);
@@ -394,7 +389,7 @@ void generate_ranks_small_avx2(const double* num_candidates, uint32_t n, uint32_
 }
 
 void lane_statistic_sums_avx2(const double* num_candidates, const double* weights, uint32_t n, const uint32_t* keys,
-                            LaneTerm term, double k, double* sums) {
+                              LaneTerm term, double k, double* sums) {
   lane_statistic_sums_any(num_candidates, weights, n, keys, term, k, sums);
 }
 

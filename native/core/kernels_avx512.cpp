@@ -12,15 +12,9 @@ namespace kgrank {
 namespace isa {
 
 namespace {
-// Software prefetch distance. Measured on an Intel Xeon (AVX-512, 2 vCPUs, both threads streaming), as the time of
-// the counting pass over the probe's: a standalone copy of this loop on rows of 14,541 floats, 1 KiB 1.12-1.13x,
-// 1.5 KiB 1.07-1.10x, 2 KiB 1.04-1.07x, 3 KiB 1.05-1.08x, 4 KiB 1.08x, none 1.32-1.36x; through the library's own
-// thread pool on FB15k-237-shaped batches (80 x 512 rows, paired, 21 runs each), 2 KiB 1.135-1.169x, 2.5 KiB
-// 1.145x, 3 KiB 1.115-1.117x, 4 KiB 1.163x. 3 KiB it was. On a later AMD EPYC VM (48 KiB L1, 2 vCPUs) whose bus
-// read 50-80 GB/s, the standalone loop on FB15k-237-shaped batches read at 0.87-0.89 of the probe's rate at 3 KiB,
-// 0.89-0.92 at 4 KiB, 0.94-0.95 at 5 KiB, 0.93-0.97 at 6 KiB, 0.88-0.90 at 8 KiB and 0.80 at 12 KiB; through the
-// library (node bench/fb15k-levels.mjs, builds alternated, 3 rounds), dense counting at 6 KiB read 88.5-89.2 % of
-// the probe where 3 KiB read 82.0-82.3 % when the bus was fast, and the same (97-99 %) when it was slow. 6 KiB.
+// Software prefetch distance: 6 KiB, chosen by the time of the counting pass against the read probe's over
+// distances from 1 to 12 KiB (and none), both standalone and through the library's thread pool. Measured:
+// BENCHMARKS.md, "Notes moved from the kernel sources", kernels_avx512.cpp kPrefetchBytes.
 constexpr size_t kPrefetchBytes = 6144;
 // Each 32-bit lane gains at most 2 per step of 32 floats (16 doubles): reduce to 64 bits every 2^26 elements.
 constexpr size_t kBlock = size_t{1} << 26;
@@ -108,8 +102,8 @@ class AnswerSide {
 
 // Compares write opmask registers, and each mask adds one to the lanes it selects in a vector counter (a masked
 // add): two vector instructions per compare and no mask moves, shifts or popcounts on the scalar side. The
-// popcount form (compare, kmov, shift, or, popcnt, add) kept fewer loads in flight: 1.20-1.23x the probe's time
-// against 1.04-1.07x for this form in the same standalone measurement. side.step() runs once per step of 32.
+// popcount form (compare, kmov, shift, or, popcnt, add) kept fewer loads in flight (measured: BENCHMARKS.md, "Notes
+// moved from the kernel sources", kernels_avx512.cpp count_f32_body). side.step() runs once per step of 32.
 template <typename Side>
 Counts count_f32_body(const float* x, size_t n, float t, Side& side) {
   Counts c;
@@ -276,7 +270,7 @@ void generate_ranks_small_avx512(const double* num_candidates, uint32_t n, uint3
 }
 
 void lane_statistic_sums_avx512(const double* num_candidates, const double* weights, uint32_t n, const uint32_t* keys,
-                            LaneTerm term, double k, double* sums) {
+                                LaneTerm term, double k, double* sums) {
   lane_statistic_sums_any(num_candidates, weights, n, keys, term, k, sums);
 }
 

@@ -190,7 +190,7 @@ void generate_ranks_small_scalar(const double* num_candidates, uint32_t n, uint3
 }
 
 void lane_statistic_sums_scalar(const double* num_candidates, const double* weights, uint32_t n, const uint32_t* keys,
-                            LaneTerm term, double k, double* sums) {
+                                LaneTerm term, double k, double* sums) {
   lane_statistic_sums_any(num_candidates, weights, n, keys, term, k, sums);
 }
 

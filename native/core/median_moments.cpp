@@ -34,24 +34,20 @@
 //   sum_{x=a}^{b-1} f = int_a^b f + (f(a) - f(b))/2 + (f'(b) - f'(a))/12 + R,  |R| ~ |f'''| / 720 ~ 1/(720 s^3),
 // the integral by 20-point Gauss-Legendre panels of width s and f' by 3-point one-sided differences (error f'''/3);
 // runs of >= 64 with s >= 16 by panels 4 s wide with the endpoint terms through f^(5) from 9-point one-sided
-// differences (sum_run); other runs point by point. So the work does not grow with max N: 3 tasks of N = 2^31-1 take ~100 evaluations.
-// J (even n): one row J(x) = sum_{x<y<X1} P(C_x = k, C_y = k) per x (joint_row: cut at the distinct N above x,
-// long smooth runs of y by Gauss-Legendre panels of width 12/lambda, lambda the rows' decay rate, with Euler-Maclaurin
-// endpoint terms through f^(5); consecutive such runs separated by single-task kinks are chained: the panels run
-// through the kinks and each kink adds the exact jump term of h', -P(C_x = k+1, C_c = k+1) B2(theta) / (2x), for one
-// evaluation, with the neglected h''' jump bounded and checked per kink; see joint_row). Over x: point by point for
-// bands up to 1024; with at most 64 distinct N inside the
-// band, cut at them (J(x) is a polynomial between them; non-integer nodes use the row's polynomial continuation);
-// with more (large n), Euler-Maclaurin over the whole band with kinks not cut (each changes J's slope by O(1/n) and J
-// enters Var with weight O(1/n): at n = 1.2 M, N_i uniform on 1..2.5 M, Var is within 2.5e-12 of J summed point by
-// point over x). So the cost of J does not grow with N/n: WN18RR tails (n = 2,924, N ~ 40,900) 0.2-0.3 s CPU,
-// n = 4 at N = 1e8 or 2^31-1 0.1 s. The chains (n = 1,000, ~1,000 distinct N, CPU on a loaded 2-vCPU machine, E and
-// Var): N_i uniform to 2^31-1 7.6 s (115 k evaluations), to 2e6 7.9 s, to 1e5 13 s, in [2.4e6, 2.5e6] 2.7 s; n = 14,
-// distinct N to 2^31-1: 431 k evaluations. Each evaluation costs ~50 us at n = 1,000 (the groups near y taken one by
-// one).
-// Still dear: (a) short runs of y (kink spacing below 64, e.g. n = 1,000 with N to 2,500 or 20,000: 1.1 s and 5.7 s,
-// rows summed point by point); (b) the sum over x with at most 64 kinks in a wide band (small n, e.g. n = 40-100
-// with N to 1e6: seconds to minutes), whose runs close with endpoint differences and a point-by-point tail.
+// differences (sum_run); other runs point by point. So the work does not grow with max N: 3 tasks of N = 2^31-1 take
+// ~100 evaluations. J (even n): one row J(x) = sum_{x<y<X1} P(C_x = k, C_y = k) per x (joint_row: cut at the distinct N
+// above x, long smooth runs of y by Gauss-Legendre panels of width 12/lambda, lambda the rows' decay rate, with
+// Euler-Maclaurin endpoint terms through f^(5); consecutive such runs separated by single-task kinks are chained: the
+// panels run through the kinks and each kink adds the exact jump term of h', -P(C_x = k+1, C_c = k+1) B2(theta) / (2x),
+// for one evaluation, with the neglected h''' jump bounded and checked per kink; see joint_row). Over x: point by point
+// for bands up to 1024; with at most 64 distinct N inside the band, cut at them (J(x) is a polynomial between them;
+// non-integer nodes use the row's polynomial continuation); with more (large n), Euler-Maclaurin over the whole band
+// with kinks not cut (each changes J's slope by O(1/n) and J enters Var with weight O(1/n): at n = 1.2 M, N_i uniform
+// on 1..2.5 M, Var is within 2.5e-12 of J summed point by point over x). So the cost of J does not grow with N/n.
+// Still dear: (a) short runs of y (kink spacing below 64, e.g. n = 1,000 with N to 2,500 or 20,000: rows summed point
+// by point); (b) the sum over x with at most 64 kinks in a wide band (small n, e.g. n = 40-100 with N to 1e6), whose
+// runs close with endpoint differences and a point-by-point tail. Times and evaluation counts: BENCHMARKS.md, "Notes
+// moved from the kernel sources", median_moments.cpp.
 //
 // Accuracy (test/median-moments.test.ts, native/tests/test_median_moments.cpp): against BigInt enumeration of every
 // rank vector (n <= 7) and against an independent O(n^2) DP over the full distribution at n = 1,000, 1,001, 5,000 with
@@ -61,7 +57,6 @@
 // inputs; 4e-14 at n = 1.2 M). The chained rows against the same rows summed point by point over y (n = 200, N to
 // 2e4; n = 1,000, N to 1e5): equal to the 17 digits printed; exact rationals for n = 12 and 14 distinct N to 2^31-1:
 // below 2e-15. (The B2(theta) factor matters: without it, at non-integer x, Var is off by 7e-10 at n = 200.)
-// Time at n = 1.2 M, N_i uniform on 1..2.5 M: ~0.35 s CPU odd n, ~0.5 s even n (native, sort included).
 #include "median_moments.h"
 
 #include <limits>
@@ -78,29 +73,30 @@ namespace kgrank {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-constexpr double kTailLog = 46.0;       // dropped frequencies: each below e^-46 of psi(0)
-constexpr double kBernstein = 46.7;     // window: 2 exp(-46.7) = 1e-20
-constexpr double kBandTail = 1e-20;     // band ends
-constexpr size_t kBlock = 64;           // distinct N per block of the power-sum suffixes
-constexpr int kMaxS = 40;               // power sums P_1..P_40
-constexpr double kDirectWidth = 4096;   // bands up to this many integers: point by point
-constexpr double kRunQuad = 1024;       // shortest run summed by Euler-Maclaurin
-constexpr double kScaleQuad = 256;      // smallest smoothness scale for Euler-Maclaurin
-constexpr double kJointDirect = 1024;   // J: bands up to this many integers point by point
-constexpr double kRowQuad = 64;         // J's rows: shortest run of y summed by panels (and lambda <= 8/64)
-constexpr double kRowPanel = 12;        // J's rows: panel width times the decay rate lambda
-constexpr double kChainMult = 1;        // J's rows: kinks of at most this many tasks are crossed by a chain
-constexpr double kJointKinks = 64;      // J over x: at most this many distinct N inside the band are cut at
-constexpr double kJointPanel = 4;       // J over x, kinks not cut: panel width in units of the scale
-constexpr double kRunPanel = 8;         // J over x, on a run between kinks: the same
+constexpr double kTailLog = 46.0;      // dropped frequencies: each below e^-46 of psi(0)
+constexpr double kBernstein = 46.7;    // window: 2 exp(-46.7) = 1e-20
+constexpr double kBandTail = 1e-20;    // band ends
+constexpr size_t kBlock = 64;          // distinct N per block of the power-sum suffixes
+constexpr int kMaxS = 40;              // power sums P_1..P_40
+constexpr double kDirectWidth = 4096;  // bands up to this many integers: point by point
+constexpr double kRunQuad = 1024;      // shortest run summed by Euler-Maclaurin
+constexpr double kScaleQuad = 256;     // smallest smoothness scale for Euler-Maclaurin
+constexpr double kJointDirect = 1024;  // J: bands up to this many integers point by point
+constexpr double kRowQuad = 64;        // J's rows: shortest run of y summed by panels (and lambda <= 8/64)
+constexpr double kRowPanel = 12;       // J's rows: panel width times the decay rate lambda
+constexpr double kChainMult = 1;       // J's rows: kinks of at most this many tasks are crossed by a chain
+constexpr double kJointKinks = 64;     // J over x: at most this many distinct N inside the band are cut at
+constexpr double kJointPanel = 4;      // J over x, kinks not cut: panel width in units of the scale
+constexpr double kRunPanel = 8;        // J over x, on a run between kinks: the same
 constexpr double kScaleRun = 16;
-constexpr double kMarginalPanel = 4;    // marginal runs between 64 and 1024 (or scale below 256): panel width in scales        // J over x: smallest smoothness scale for panels on a run
+constexpr double kMarginalPanel = 4;  // marginal runs between 64 and 1024 (or scale below 256): panel width in scales
+                                      // // J over x: smallest smoothness scale for panels on a run
 // One-sided 9-point differences (unit step) for f'(a), f'''(a), f^(5)(a): errors O(f^(9)), O(f^(9)), O(f^(9)).
 constexpr double kD1[9] = {-761.0 / 280, 8, -14, 56.0 / 3, -35.0 / 2, 56.0 / 5, -14.0 / 3, 8.0 / 7, -1.0 / 8};
-constexpr double kD3[9] = {-801.0 / 80, 349.0 / 6, -18353.0 / 120, 2391.0 / 10, -1457.0 / 6, 4891.0 / 30, -561.0 / 8,
-                           527.0 / 30, -469.0 / 240};
-constexpr double kD5[9] = {-27.0 / 2, 575.0 / 6, -895.0 / 3, 1065.0 / 2, -1790.0 / 3, 2581.0 / 6, -195, 305.0 / 6,
-                           -35.0 / 6};
+constexpr double kD3[9] = {-801.0 / 80, 349.0 / 6,  -18353.0 / 120, 2391.0 / 10, -1457.0 / 6,
+                           4891.0 / 30, -561.0 / 8, 527.0 / 30,     -469.0 / 240};
+constexpr double kD5[9] = {-27.0 / 2,  575.0 / 6, -895.0 / 3, 1065.0 / 2, -1790.0 / 3,
+                           2581.0 / 6, -195,      305.0 / 6,  -35.0 / 6};
 constexpr int kGauss = 20;
 // 4-point Gauss-Legendre (J's chains: the piece from a kink's last lattice point to the kink, width < 1).
 constexpr double kGauss4X[4] = {-0.8611363115940526, -0.3399810435848563, 0.3399810435848563, 0.8611363115940526};
@@ -223,7 +219,8 @@ class MedianModel {
     while (hi - lo > 1) {
       const double mid = std::floor((lo + hi) / 2);
       eval(mid, 0);
-      if (upper(jlo) <= kBandTail) lo = mid; else hi = mid;
+      if (upper(jlo) <= kBandTail) lo = mid;
+      else hi = mid;
     }
     const double x0 = lo;
     lo = x0;
@@ -231,7 +228,8 @@ class MedianModel {
     while (hi - lo > 1) {
       const double mid = std::floor((lo + hi) / 2);
       eval(mid, 0);
-      if (lower(jhi) <= kBandTail) hi = mid; else lo = mid;
+      if (lower(jhi) <= kBandTail) hi = mid;
+      else lo = mid;
     }
     const double x1 = hi;
     // Marginal sums: [sum F_A, sum F_B, sum (x-X0) F_A, sum (x-X0) F_B].
@@ -256,9 +254,11 @@ class MedianModel {
         double part[4] = {0, 0, 0, 0};
         if (r1 - r0 >= kRunQuad && std::min({scale(r0), scale(std::floor((r0 + r1) / 2)), scale(r1)}) >= kScaleQuad) {
           euler_maclaurin(r0, r1, 4, marginal, part);
-        } else if (r1 - r0 >= kRowQuad && std::min({scale(r0), scale(std::floor((r0 + r1) / 2)), scale(r1)}) >= kScaleRun) {
+        } else if (r1 - r0 >= kRowQuad &&
+                   std::min({scale(r0), scale(std::floor((r0 + r1) / 2)), scale(r1)}) >= kScaleRun) {
           // Shorter or less smooth runs: panels of width 4 scales with endpoint terms through f^(5).
-          sum_run(r0, r1, 4, marginal, [&](double x) { return kMarginalPanel * scale(x); }, part);
+          sum_run(
+              r0, r1, 4, marginal, [&](double x) { return kMarginalPanel * scale(x); }, part);
         } else {
           direct(r0, r1, 4, marginal, part);
         }
@@ -294,7 +294,8 @@ class MedianModel {
         double part = 0;
         if (r1 - r0 >= kRowQuad && std::min({scale(r0), scale(std::floor((r0 + r1) / 2)), scale(r1)}) >= kScaleRun) {
           auto row = [&](double x, double* out) { out[0] = joint_row(x, x1, k, true); };
-          sum_run(r0, r1, 1, row, [&](double x) { return kRunPanel * scale(x); }, &part);
+          sum_run(
+              r0, r1, 1, row, [&](double x) { return kRunPanel * scale(x); }, &part);
         } else {
           direct(r0, r1, 1, joint, &part);
         }
@@ -702,7 +703,7 @@ class MedianModel {
       const double tt = static_cast<double>(ti);
       const size_t j = static_cast<size_t>(std::fmod(tt * (J + 1), M_));  // th = 2 pi j / M, w = 2 pi t / M
       const double sh = tab_->sh[j], sw = tab_->sh[ti];
-      const double nre = 2 * sh * sh, nim = tab_->s1[j];  // 1 - e^{-i th}
+      const double nre = 2 * sh * sh, nim = tab_->s1[j];   // 1 - e^{-i th}
       const double dre = 2 * sw * sw, dim = tab_->s1[ti];  // 1 - e^{-i w}
       const double den = dre * dre + dim * dim;
       const double gre = (nre * dre + nim * dim) / den, gim = (nim * dre - nre * dim) / den;

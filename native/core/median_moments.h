@@ -1,7 +1,7 @@
 // E and Var of the conventional median rank (numpy/PyKEEN MedianRank: the mean of the two middle order statistics
 // for even n) when every rank r_i ~ Uniform{1..N_i} independently. TypeScript twin: src/fallback/median-moments.ts
-// (same algorithm, same constants, same order of operations). Method, error bound and measurements: the header of
-// median_moments.cpp.
+// (same algorithm, same constants, same order of operations). Method and error bound: the header of
+// median_moments.cpp; times: BENCHMARKS.md, "Notes moved from the kernel sources", median_moments.cpp.
 #pragma once
 #include <cstddef>
 

@@ -8,11 +8,21 @@ namespace kgrank {
 
 bool js_whitespace(uint32_t c) {
   switch (c) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0xA0: case 0x1680:
-    case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000: case 0xFEFF:
-      return true;
-    default:
-      return c >= 0x2000 && c <= 0x200A;
+    case 0x09:
+    case 0x0A:
+    case 0x0B:
+    case 0x0C:
+    case 0x0D:
+    case 0x20:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
+    case 0xFEFF: return true;
+    default: return c >= 0x2000 && c <= 0x200A;
   }
 }
 
@@ -151,7 +161,8 @@ bool blank_line(const uint8_t* b, const uint8_t* e) {
 }  // namespace
 
 Status split_tsv_triples(const uint8_t* bytes, size_t len, std::vector<size_t>& offsets) {
-  // The bytes must be UTF-8 (a Latin-1 "caf\xe9" and "caf\xe8" would both decode to "caf\uFFFD" and merge two entities).
+  // The bytes must be UTF-8 (a Latin-1 "caf\xe9" and "caf\xe8" would both decode to "caf\uFFFD" and merge two
+  // entities).
   const size_t bad = utf8_error_offset(bytes, len);
   if (bad != kUtf8Valid) {
     uint64_t line = 1;
@@ -163,8 +174,8 @@ Status split_tsv_triples(const uint8_t* bytes, size_t len, std::vector<size_t>& 
     }
     static const char kHex[] = "0123456789abcdef";
     const uint8_t b = bytes[bad];
-    return Status::invalid("line " + std::to_string(line) + " is not valid UTF-8 (byte 0x" + kHex[b >> 4] + kHex[b & 15] +
-                           " at byte " + std::to_string(bad - line_start + 1) +
+    return Status::invalid("line " + std::to_string(line) + " is not valid UTF-8 (byte 0x" + kHex[b >> 4] +
+                           kHex[b & 15] + " at byte " + std::to_string(bad - line_start + 1) +
                            " of the line): the file must be UTF-8, as PyKEEN reads it; re-encode it, e.g. iconv -f "
                            "latin1 -t utf-8 FILE > FILE.utf8");
   }

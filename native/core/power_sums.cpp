@@ -15,8 +15,15 @@ double falling5(double b) { return b * (b - 1) * (b - 2) * (b - 3) * (b - 4); }
 }  // namespace
 
 PowerTail::PowerTail(double a_, bool small_)
-    : a(a_), small(small_), f1(1 / (1 + a_)), f2(1 / ((1 + a_) * (1 + 2 * a_))), d1(a_ / 12),
-      d3(-falling3(a_) / 720), d5(falling5(a_) / 30240), e3(-falling3(2 * a_) / 720), e5(falling5(2 * a_) / 30240) {}
+    : a(a_),
+      small(small_),
+      f1(1 / (1 + a_)),
+      f2(1 / ((1 + a_) * (1 + 2 * a_))),
+      d1(a_ / 12),
+      d3(-falling3(a_) / 720),
+      d5(falling5(a_) / 30240),
+      e3(-falling3(2 * a_) / 720),
+      e5(falling5(2 * a_) / 30240) {}
 
 namespace {
 constexpr size_t kTailBlock = 4096;

@@ -29,7 +29,8 @@ struct PowerSums {
 inline double centred_power_of_log(double a, double log_x, bool small) {
   const double u = a * log_x;
   if (!small) return std::expm1(u);
-  return u * (1 + u * (1.0 / 2 + u * (1.0 / 6 + u * (1.0 / 24 + u * (1.0 / 120 + u * (1.0 / 720 + u * (1.0 / 5040)))))));
+  return u *
+         (1 + u * (1.0 / 2 + u * (1.0 / 6 + u * (1.0 / 24 + u * (1.0 / 120 + u * (1.0 / 720 + u * (1.0 / 5040)))))));
 }
 
 inline double centred_power(double a, double x, bool small) { return centred_power_of_log(a, std::log(x), small); }
@@ -40,8 +41,16 @@ inline double log1p_small(double x) {
   const double ax = std::fabs(x);
   if (ax < 1e-4) return x * (1 + x * (-1.0 / 2 + x * (1.0 / 3 + x * (-1.0 / 4 + x * (1.0 / 5)))));
   if (!(ax < 0.02)) return std::log1p(x);
-  return x * (1 + x * (-1.0 / 2 + x * (1.0 / 3 + x * (-1.0 / 4 + x * (1.0 / 5 + x * (-1.0 / 6 + x * (1.0 / 7 +
-         x * (-1.0 / 8 + x * (1.0 / 9 + x * (-1.0 / 10 + x * (1.0 / 11 + x * (-1.0 / 12))))))))))));
+  return x *
+         (1 +
+          x * (-1.0 / 2 +
+               x * (1.0 / 3 +
+                    x * (-1.0 / 4 +
+                         x * (1.0 / 5 +
+                              x * (-1.0 / 6 +
+                                   x * (1.0 / 7 +
+                                        x * (-1.0 / 8 +
+                                             x * (1.0 / 9 + x * (-1.0 / 10 + x * (1.0 / 11 + x * (-1.0 / 12))))))))))));
 }
 
 // Euler-Maclaurin part T(x) of S1 and S2 (see above), x >= M, with the coefficients of one exponent
@@ -49,15 +58,15 @@ inline double log1p_small(double x) {
 struct PowerTail {
   double a;
   bool small;
-  double f1, f2;        // 1/(1+a), 1/((1+a)(1+2a))
-  double d1, d3, d5;    // a/12, -c3(a)/720, c5(a)/30240 (c_k: falling products)
-  double e3, e5;        // -c3(2a)/720, c5(2a)/30240
+  double f1, f2;      // 1/(1+a), 1/((1+a)(1+2a))
+  double d1, d3, d5;  // a/12, -c3(a)/720, c5(a)/30240 (c_k: falling products)
+  double e3, e5;      // -c3(2a)/720, c5(2a)/30240
   PowerTail(double a, bool small);
   // T(x) from log_x = std::log(x) (a caller can take the logs of a block apart, so the arithmetic here runs without
   // a library call that spills its registers; the same operations, so the same bits).
   PowerSums of_log(double x, double log_x) const {
     const double e = centred_power_of_log(a, log_x, small);  // x^a - 1
-    const double p = 1 + e;                                   // x^a
+    const double p = 1 + e;                                  // x^a
     const double inv = 1 / x;
     const double inv2 = inv * inv;
     const double inv3 = inv2 * inv;

@@ -23,17 +23,17 @@ constexpr uint32_t kRankKeyBase = 0x3FF0;
 constexpr size_t kRankBuckets = 0x4000;
 
 struct RankChunkSums {
-  double s[kSumLanes];    // Kahan sums of r: sum and compensation per lane
+  double s[kSumLanes];  // Kahan sums of r: sum and compensation per lane
   double c[kSumLanes];
-  double si[kSumLanes];   // Kahan sums of 1 / r
+  double si[kSumLanes];  // Kahan sums of 1 / r
   double ci[kSumLanes];
-  double m[kSumLanes];    // product of the mantissas per lane, in [1, 2) after the last renormalisation
-  int64_t e;              // sum of the binary exponents taken out of the products
-  uint64_t invalid;       // ranks that are not finite or < 1 (NaN included)
-  uint64_t not_half;      // ranks r with 2 r not an integer
-  double m2[kSumLanes];   // Kahan sums of (r - mean)^2 about the run's own mean (when asked for)
+  double m[kSumLanes];   // product of the mantissas per lane, in [1, 2) after the last renormalisation
+  int64_t e;             // sum of the binary exponents taken out of the products
+  uint64_t invalid;      // ranks that are not finite or < 1 (NaN included)
+  uint64_t not_half;     // ranks r with 2 r not an integer
+  double m2[kSumLanes];  // Kahan sums of (r - mean)^2 about the run's own mean (when asked for)
   double m2c[kSumLanes];
-  double mean;            // the run's mean (when asked for)
+  double mean;  // the run's mean (when asked for)
 };
 
 // x: the run; hits[j] += #{r <= ks[j]}; hist: kRankBuckets counters to add the run's keys to, or null. The kernels'

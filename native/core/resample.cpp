@@ -133,7 +133,8 @@ void randomization_medians(const PairedColumns& c, const Shared& sh, uint32_t ke
   const bool found_a = below <= m.k_lo && m.k_hi < below + inside_a;
   const bool found_b = below_b <= m.k_lo && m.k_hi < below_b + inside_b;
   if (found_a) {
-    out[0] = median_by_value([w](size_t v) { return w[v]; }, window_values, width, Middle(m.k_lo - below, m.k_hi - below));
+    out[0] =
+        median_by_value([w](size_t v) { return w[v]; }, window_values, width, Middle(m.k_lo - below, m.k_hi - below));
   }
   if (found_b) {
     out[1] = median_by_value([w, pooled](size_t v) { return pooled[v] - w[v]; }, window_values, width,
@@ -192,8 +193,8 @@ void randomization_group(const PairedColumns& c, const Shared& shared, const uin
 
 // The median of a run's drawn ranks: `below` draws lie below the run's window of rank positions, so walking the
 // window's positions (their tasks' draw counts) finds it whenever it lies inside; else the whole order is walked.
-double drawn_median(const uint32_t* counts, const uint32_t* order, const double* sorted, size_t n,
-                    const Shared& shared, size_t below) {
+double drawn_median(const uint32_t* counts, const uint32_t* order, const double* sorted, size_t n, const Shared& shared,
+                    size_t below) {
   const Middle m(n);
   if (below <= m.k_lo) {
     size_t seen = below;

@@ -26,18 +26,18 @@
 namespace kgrank {
 
 struct PairedColumns {
-  size_t n = 0;                        // tasks, 1 to 2^31 - 1
-  size_t cols = 0;                     // summed columns (0 allowed)
-  const double* x = nullptr;           // cols x n
-  bool medians = false;                // with the arrays below
-  const uint32_t* index_a = nullptr;   // n; randomization
-  const uint32_t* index_b = nullptr;   // n
-  const double* values = nullptr;      // num_values distinct ranks, ascending
+  size_t n = 0;                       // tasks, 1 to 2^31 - 1
+  size_t cols = 0;                    // summed columns (0 allowed)
+  const double* x = nullptr;          // cols x n
+  bool medians = false;               // with the arrays below
+  const uint32_t* index_a = nullptr;  // n; randomization
+  const uint32_t* index_b = nullptr;  // n
+  const double* values = nullptr;     // num_values distinct ranks, ascending
   size_t num_values = 0;
-  const uint32_t* order_a = nullptr;   // n; bootstrap
-  const uint32_t* order_b = nullptr;   // n
-  const double* sorted_a = nullptr;    // n
-  const double* sorted_b = nullptr;    // n
+  const uint32_t* order_a = nullptr;  // n; bootstrap
+  const uint32_t* order_b = nullptr;  // n
+  const double* sorted_a = nullptr;   // n
+  const double* sorted_b = nullptr;   // n
   // Standard deviations of a median's position on each side of the middle that the medians' windows span; a
   // replicate whose median falls outside counts in full (the same result; tests shrink it to exercise that path).
   double window = 8.0;

@@ -17,7 +17,8 @@ namespace {
 void generate_ranks_general(const double* num_candidates, size_t n, uint32_t key, double* out) {
   for (size_t i = 0; i < n; ++i) {
     // u * N >= 0 and < 2^53: truncation is floor (and avoids a libm call in the baseline build).
-    out[i] = 1.0 + static_cast<double>(static_cast<uint64_t>(uniform01_keyed(key, static_cast<uint32_t>(i)) * num_candidates[i]));
+    out[i] = 1.0 + static_cast<double>(
+                       static_cast<uint64_t>(uniform01_keyed(key, static_cast<uint32_t>(i)) * num_candidates[i]));
   }
 }
 
@@ -33,7 +34,8 @@ void generate_ranks(const double* num_candidates, size_t n, uint32_t seed, uint3
                     SimdLevel simd) {
   const uint32_t key = stream_key(seed, sample);
   if (all_below_2_31(num_candidates, n)) {
-    dispatch(simd, KernelFamily::GenerateRanks).generate_ranks_small(num_candidates, static_cast<uint32_t>(n), key, out);
+    dispatch(simd, KernelFamily::GenerateRanks)
+        .generate_ranks_small(num_candidates, static_cast<uint32_t>(n), key, out);
   } else {
     generate_ranks_general(num_candidates, n, key, out);
   }
@@ -41,12 +43,9 @@ void generate_ranks(const double* num_candidates, size_t n, uint32_t seed, uint3
 
 double statistic_of(Statistic stat, const double* r, const double* w, size_t n, double k) {
   switch (stat) {
-    case Statistic::Median:
-      return median(r, w, n);
-    case Statistic::Mad:
-      return median_absolute_deviation(r, w, n);
-    case Statistic::Count:
-      return static_cast<double>(n);
+    case Statistic::Median: return median(r, w, n);
+    case Statistic::Mad: return median_absolute_deviation(r, w, n);
+    case Statistic::Count: return static_cast<double>(n);
     case Statistic::Variance: {
       CompensatedSum s;
       for (size_t i = 0; i < n; ++i) s.add(r[i]);
@@ -55,18 +54,25 @@ double statistic_of(Statistic stat, const double* r, const double* w, size_t n, 
       for (size_t i = 0; i < n; ++i) d.add((r[i] - mean) * (r[i] - mean));
       return d.value() / static_cast<double>(n);
     }
-    default:
-      break;
+    default: break;
   }
   // Plain sequential sums in index order (the fallback uses the same order and operations, so the values are
   // bit-identical for the rational statistics): at <= 1e-16 * n relative they are far below Monte-Carlo noise.
   double num = 0, den = 0;
   if (w == nullptr) {
     switch (stat) {
-      case Statistic::Mean: for (size_t i = 0; i < n; ++i) num += r[i]; break;
-      case Statistic::GeometricMean: for (size_t i = 0; i < n; ++i) num += std::log(r[i]); break;
-      case Statistic::InverseHarmonic: for (size_t i = 0; i < n; ++i) num += 1.0 / r[i]; break;
-      default: for (size_t i = 0; i < n; ++i) num += r[i] <= k ? 1.0 : 0.0; break;
+      case Statistic::Mean:
+        for (size_t i = 0; i < n; ++i) num += r[i];
+        break;
+      case Statistic::GeometricMean:
+        for (size_t i = 0; i < n; ++i) num += std::log(r[i]);
+        break;
+      case Statistic::InverseHarmonic:
+        for (size_t i = 0; i < n; ++i) num += 1.0 / r[i];
+        break;
+      default:
+        for (size_t i = 0; i < n; ++i) num += r[i] <= k ? 1.0 : 0.0;
+        break;
     }
     den = static_cast<double>(n);
   } else {
@@ -86,8 +92,8 @@ double statistic_of(Statistic stat, const double* r, const double* w, size_t n, 
   return stat == Statistic::GeometricMean ? std::exp(mean) : mean;
 }
 
-void sample_statistic(const double* num_candidates, const double* weights, size_t n, size_t num_samples,
-                      uint32_t seed, Statistic stat, double k, double* out, unsigned threads, SimdLevel simd) {
+void sample_statistic(const double* num_candidates, const double* weights, size_t n, size_t num_samples, uint32_t seed,
+                      Statistic stat, double k, double* out, unsigned threads, SimdLevel simd) {
   const bool small = all_below_2_31(num_candidates, n);
   const KernelTable& kernels = dispatch(simd, KernelFamily::GenerateRanks);
   const bool summed = stat == Statistic::Mean || stat == Statistic::InverseHarmonic || stat == Statistic::Hits;

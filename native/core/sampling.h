@@ -34,7 +34,7 @@ inline uint32_t stream_key(uint32_t seed, uint32_t sample) { return mix32(seed, 
 // Uniform double in [0, 1) with 53 random bits: element `index` of the stream `key`.
 inline double uniform01_keyed(uint32_t key, uint32_t index) {
   const uint32_t h = mix32(key, index);
-  const uint32_t hi = h >> 5;                          // 27 bits
+  const uint32_t hi = h >> 5;                        // 27 bits
   const uint32_t lo = fmix32(h + 0x63d83595u) >> 6;  // 26 bits
   return (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
 }
@@ -46,7 +46,7 @@ inline double uniform01(uint32_t seed, uint32_t sample, uint32_t index) {
 // uniform01_keyed's value from the hash h = mix32(key, index), its halves converted through int32 (which
 // vectorises; uint32 does not, before AVX-512): the same bits.
 inline double small_uniform(uint32_t h) {
-  const int32_t hi = static_cast<int32_t>(h >> 5);                       // 27 bits
+  const int32_t hi = static_cast<int32_t>(h >> 5);                        // 27 bits
   const int32_t lo = static_cast<int32_t>(fmix32(h + 0x63d83595u) >> 6);  // 26 bits
   return (static_cast<double>(hi) * 67108864.0 + static_cast<double>(lo)) * (1.0 / 9007199254740992.0);
 }
@@ -167,9 +167,9 @@ enum class Statistic : int {
   GeometricMean = 1,    // exp(weighted mean of log r)
   InverseHarmonic = 2,  // weighted mean of 1/r (MRR)
   Median = 3,
-  Hits = 4,             // weighted fraction of r <= k
-  Variance = 5,         // population variance (unweighted)
-  Mad = 6,              // scaled median absolute deviation
+  Hits = 4,      // weighted fraction of r <= k
+  Variance = 5,  // population variance (unweighted)
+  Mad = 6,       // scaled median absolute deviation
   Count = 7,
 };
 
@@ -177,8 +177,7 @@ enum class Statistic : int {
 double statistic_of(Statistic stat, const double* ranks, const double* weights, size_t n, double k);
 
 // out[s] = statistic of sample s, for s < num_samples; samples run in parallel, each sequentially.
-void sample_statistic(const double* num_candidates, const double* weights, size_t n, size_t num_samples,
-                      uint32_t seed, Statistic stat, double k, double* out, unsigned threads,
-                      SimdLevel simd = SimdLevel::Scalar);
+void sample_statistic(const double* num_candidates, const double* weights, size_t n, size_t num_samples, uint32_t seed,
+                      Statistic stat, double k, double* out, unsigned threads, SimdLevel simd = SimdLevel::Scalar);
 
 }  // namespace kgrank

@@ -54,7 +54,10 @@ CpuidRegs cpuid(uint32_t leaf, uint32_t subleaf) {
 #if defined(_MSC_VER)
   int regs[4];
   __cpuidex(regs, static_cast<int>(leaf), static_cast<int>(subleaf));
-  r.eax = regs[0]; r.ebx = regs[1]; r.ecx = regs[2]; r.edx = regs[3];
+  r.eax = regs[0];
+  r.ebx = regs[1];
+  r.ecx = regs[2];
+  r.edx = regs[3];
 #else
   __cpuid_count(leaf, subleaf, r.eax, r.ebx, r.ecx, r.edx);
 #endif
@@ -87,8 +90,8 @@ X86Features detect_x86() {
   const bool popcnt = (l1.ecx >> 23) & 1;
   if (!osxsave || !avx) return f;
   const uint64_t xcr0 = xgetbv0();
-  const bool os_ymm = (xcr0 & 0x6) == 0x6;            // SSE + AVX state saved by the OS
-  const bool os_zmm = (xcr0 & 0xE6) == 0xE6;          // + opmask, ZMM_Hi256, Hi16_ZMM
+  const bool os_ymm = (xcr0 & 0x6) == 0x6;    // SSE + AVX state saved by the OS
+  const bool os_zmm = (xcr0 & 0xE6) == 0xE6;  // + opmask, ZMM_Hi256, Hi16_ZMM
   const CpuidRegs l7 = cpuid(7, 0);
   const bool avx2 = (l7.ebx >> 5) & 1;
   const bool bmi2 = (l7.ebx >> 8) & 1;
@@ -151,10 +154,19 @@ std::string supported_simd_list() {
 namespace {
 
 KernelTable make_table(SimdLevel level) {
-  KernelTable t{isa::count_f32_scalar, isa::count_f64_scalar, isa::read_scalar, isa::read_scalar, isa::answers_f32_scalar,
+  KernelTable t{isa::count_f32_scalar,
+                isa::count_f64_scalar,
+                isa::read_scalar,
+                isa::read_scalar,
+                isa::answers_f32_scalar,
                 nullptr,
-                isa::masked_count_f32_scalar, isa::rank_chunk_sums_scalar, isa::generate_ranks_small_scalar, isa::lane_statistic_sums_scalar,
-                isa::keyed_swaps_scalar, isa::keyed_picks_scalar, isa::masked_lane_sums_scalar,
+                isa::masked_count_f32_scalar,
+                isa::rank_chunk_sums_scalar,
+                isa::generate_ranks_small_scalar,
+                isa::lane_statistic_sums_scalar,
+                isa::keyed_swaps_scalar,
+                isa::keyed_picks_scalar,
+                isa::masked_lane_sums_scalar,
                 isa::weighted_lane_sums_scalar,
                 {SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar, SimdLevel::Scalar}};
   auto set = [&t](KernelFamily f, SimdLevel v) { t.variant[static_cast<int>(f)] = v; };
@@ -213,8 +225,7 @@ KernelTable make_table(SimdLevel level) {
       for (KernelFamily f : {KernelFamily::Count, KernelFamily::Read}) set(f, SimdLevel::NEON);
       break;
 #endif
-    default:
-      break;
+    default: break;
   }
   return t;
 }

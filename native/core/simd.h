@@ -61,14 +61,14 @@ struct KernelTable {
   ReadFn read_stream;  // the read family too: the same with non-temporal loads (read where the ISA has none)
   AnswersF32Fn answers_f32;
   CountAnswersF32Fn count_answers_f32;  // the count family too (null: no fused kernel at the level)
-  MaskedCountF32Fn masked_count_f32;  // the answers family too (typed candidates' dense sets)
+  MaskedCountF32Fn masked_count_f32;    // the answers family too (typed candidates' dense sets)
   RankChunkSumsFn rank_chunk_sums;
   GenerateRanksSmallFn generate_ranks_small;
   LaneStatisticSumsFn lane_statistic_sums;  // the rank generation family too
-  KeyedSwapsFn keyed_swaps;  // the rank generation family too (random draws)
-  KeyedPicksFn keyed_picks;  // the rank generation family too
-  LaneSumsMaskedFn masked_lane_sums;      // the rank generation family too (paired resampling's sums)
-  LaneSumsWeightedFn weighted_lane_sums;  // the rank generation family too
+  KeyedSwapsFn keyed_swaps;                 // the rank generation family too (random draws)
+  KeyedPicksFn keyed_picks;                 // the rank generation family too
+  LaneSumsMaskedFn masked_lane_sums;        // the rank generation family too (paired resampling's sums)
+  LaneSumsWeightedFn weighted_lane_sums;    // the rank generation family too
   // The instruction set each family's kernel above is written for (indexed by KernelFamily): a family without a
   // kernel of its own at a level runs the next lower one (answers: NEON -> scalar; rank sums: AVX-512 -> AVX2;
   // rank sums and rank generation: NEON -> scalar).

@@ -1,8 +1,8 @@
 // The one status convention from the core to JavaScript. A core function that can reject its input returns a Status;
 // the addon turns a failed one into a thrown JavaScript error (common.h, throw_status) whose `code` is
 // "KGRANK_INPUT" and whose `status` and `index` properties carry the kind and the position below, and the
-// TypeScript facade turns that into its own typed error (KgrankInputError etc., src/backend/native-call.ts statusOf()). No core
-// function reports a problem any other way (no bool + message, no packed numbers).
+// TypeScript facade turns that into its own typed error (KgrankInputError etc., src/backend/native-call.ts statusOf()).
+// No core function reports a problem any other way (no bool + message, no packed numbers).
 #pragma once
 #include <cstddef>
 #include <string>
@@ -13,10 +13,10 @@ namespace kgrank {
 // Mirrored value for value by src/contract/kernels.ts StatusCode (test/status.test.ts reads this enum and compares).
 enum class StatusCode : int {
   Ok = 0,
-  InvalidInput = 1,   // the input was rejected; `message` says why (parsers: without the "<argument>: " prefix)
-  IdOutOfRange = 2,   // an id is outside its range; `index` is the flat index of the id
-  NanTrueScore = 3,   // the true answer's score is NaN; `index` is the row
-  NotInIndex = 4,     // an evaluated triple is not among the filter triples; `index` is the row
+  InvalidInput = 1,  // the input was rejected; `message` says why (parsers: without the "<argument>: " prefix)
+  IdOutOfRange = 2,  // an id is outside its range; `index` is the flat index of the id
+  NanTrueScore = 3,  // the true answer's score is NaN; `index` is the row
+  NotInIndex = 4,    // an evaluated triple is not among the filter triples; `index` is the row
 };
 
 struct Status {

@@ -60,10 +60,10 @@ inline void cpu_relax() {
 }
 
 // How long a thread spins on an atomic before it blocks on a condition variable. A blocked thread is woken through
-// the kernel, and on a virtual machine an idle vCPU must be rescheduled by the host first: measured on a 2-vCPU
-// KVM guest, a job of 1.9 MB took 63 us on 2 threads (wake-ups included) against 36 us on 1. Spinning a little
-// after each job keeps back-to-back jobs (batches of an evaluation, repeated calls) on awake threads; the cost is at
-// most this much busy time per thread after its last job.
+// the kernel, and on a virtual machine an idle vCPU must be rescheduled by the host first, which can make a small
+// job slower on 2 threads than on 1 (measured: BENCHMARKS.md, "Notes moved from the kernel sources", thread_pool.cpp
+// kSpin). Spinning a little after each job keeps back-to-back jobs (batches of an evaluation, repeated calls) on awake
+// threads; the cost is at most this much busy time per thread after its last job.
 constexpr std::chrono::microseconds kSpin{100};
 
 // Spins until ready() or the budget is spent; true when ready.
@@ -172,8 +172,7 @@ Pool& pool() {
 
 }  // namespace
 
-void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_t)>& fn,
-                  const JobControl* control) {
+void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_t)>& fn, const JobControl* control) {
   if (n == 0) return;
   unsigned threads = max_threads == 0 ? hardware_threads() : std::min(max_threads, hardware_threads());
   if (threads <= 1 || n == 1) {

@@ -27,8 +27,9 @@ double rank(FuzzedDataProvider& p) {
       return v;
     }
     case 7: return 1.0 + static_cast<double>(p.ConsumeIntegral<uint32_t>());
-    case 8: case 9: return 1.0 + static_cast<double>(pick >> 4) / 2;  // half-integers 1 .. 8.5
-    default: return 1.0 + static_cast<double>(pick >> 4);             // small integer ranks: ties
+    case 8:
+    case 9: return 1.0 + static_cast<double>(pick >> 4) / 2;  // half-integers 1 .. 8.5
+    default: return 1.0 + static_cast<double>(pick >> 4);     // small integer ranks: ties
   }
 }
 
@@ -48,11 +49,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (only_valid && !(r >= 1.0 && r <= 1.7976931348623157e308)) r = 1.0;
   }
   const bool weighted = p.ConsumeBool();
-  for (double& w : wpattern) w = p.ConsumeIntegral<uint8_t>() < 250 ? static_cast<double>(p.ConsumeIntegralInRange<int>(0, 9)) / 4 : p.ConsumeFloatingPoint<double>();
+  for (double& w : wpattern)
+    w = p.ConsumeIntegral<uint8_t>() < 250 ? static_cast<double>(p.ConsumeIntegralInRange<int>(0, 9)) / 4
+                                           : p.ConsumeFloatingPoint<double>();
   size_t n = p.ConsumeIntegralInRange<size_t>(0, 3 * kgrank::kAggregateChunk + 5);
   if (p.ConsumeBool()) n %= 200;
   std::vector<double> ranks(n), weights(n);
-  for (size_t i = 0; i < n; ++i) ranks[i] = pattern[(i * 5 + i / 13) % pattern_len], weights[i] = wpattern[i % pattern_len];
+  for (size_t i = 0; i < n; ++i)
+    ranks[i] = pattern[(i * 5 + i / 13) % pattern_len], weights[i] = wpattern[i % pattern_len];
   std::vector<double> ks(p.ConsumeIntegralInRange<size_t>(0, 4));
   for (double& k : ks) k = p.ConsumeBool() ? static_cast<double>(p.ConsumeIntegralInRange<int>(0, 12)) : rank(p);
   kgrank::AggregateRequest req;

@@ -17,7 +17,8 @@ void run(FuzzedDataProvider& p) {
   if (n > 0 && p.ConsumeBool()) {
     const size_t times = p.ConsumeIntegralInRange<size_t>(2, 300);
     std::vector<T> tiled(offset + n * times + 1);
-    for (size_t k = 0; k < times; ++k) std::copy(buf.begin() + offset, buf.begin() + offset + n, tiled.begin() + offset + k * n);
+    for (size_t k = 0; k < times; ++k)
+      std::copy(buf.begin() + offset, buf.begin() + offset + n, tiled.begin() + offset + k * n);
     buf.swap(tiled);
     n *= times;
   }
@@ -33,9 +34,9 @@ void run(FuzzedDataProvider& p) {
     const kgrank::Counts got = kgrank::count_run(x, n, t, level);
     if (!kgrank_fuzz::same(got, want)) {
       std::fprintf(stderr, "%s n=%zu offset=%zu: got (%llu, %llu, %llu), want (%llu, %llu, %llu)\n",
-                   kgrank::simd_name(level), n, offset, (unsigned long long)got.greater,
-                   (unsigned long long)got.equal, (unsigned long long)got.nan, (unsigned long long)want.greater,
-                   (unsigned long long)want.equal, (unsigned long long)want.nan);
+                   kgrank::simd_name(level), n, offset, (unsigned long long)got.greater, (unsigned long long)got.equal,
+                   (unsigned long long)got.nan, (unsigned long long)want.greater, (unsigned long long)want.equal,
+                   (unsigned long long)want.nan);
       FUZZ_CHECK(false);
     }
   }

@@ -25,8 +25,7 @@ void run(FuzzedDataProvider& p) {
   if (grow >= 250) {
     cols = (size_t{1} << 20) / sizeof(T) + p.ConsumeIntegralInRange<size_t>(0, 40);  // > one piece
     rows = std::min<size_t>(rows, 3);
-  }
-  else if (grow >= 235) cols = p.ConsumeIntegralInRange<size_t>(3000, 9000), rows = std::max<size_t>(rows, 11);
+  } else if (grow >= 235) cols = p.ConsumeIntegralInRange<size_t>(3000, 9000), rows = std::max<size_t>(rows, 11);
   // Scores: a fuzzed pattern repeated over the matrix, so large matrices cost no more input.
   const size_t pattern_len = p.ConsumeIntegralInRange<size_t>(1, 97);
   std::vector<T> pattern(pattern_len);
@@ -45,7 +44,8 @@ void run(FuzzedDataProvider& p) {
   std::vector<kgrank::Counts> want(rows), want_idx(rows);
   for (size_t r = 0; r < rows; ++r) {
     want[r] = kgrank_fuzz::reference(scores.data() + r * cols, cols, thresholds[r]);
-    want_idx[r] = kgrank_fuzz::reference(scores.data() + r * cols, cols, scores[r * cols + static_cast<size_t>(truth[r])]);
+    want_idx[r] =
+        kgrank_fuzz::reference(scores.data() + r * cols, cols, scores[r * cols + static_cast<size_t>(truth[r])]);
   }
   std::vector<double> g(rows), e(rows), u(rows);
   std::vector<T> th_out(rows);
@@ -61,7 +61,8 @@ void run(FuzzedDataProvider& p) {
       FUZZ_CHECK(u[r] == static_cast<double>(want[r].nan));
     }
     std::fill(g.begin(), g.end(), -1.0);
-    kgrank::count_rows_by_index(scores.data(), rows, cols, truth.data(), th_out.data(), g.data(), e.data(), u.data(), opt);
+    kgrank::count_rows_by_index(scores.data(), rows, cols, truth.data(), th_out.data(), g.data(), e.data(), u.data(),
+                                opt);
     for (size_t r = 0; r < rows; ++r) {
       FUZZ_CHECK(same_bits(th_out[r], scores[r * cols + static_cast<size_t>(truth[r])]));
       FUZZ_CHECK(g[r] == static_cast<double>(want_idx[r].greater));

@@ -82,10 +82,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (ClosedMetric metric : {ClosedMetric::ArithmeticMean, ClosedMetric::InverseHarmonicMean, ClosedMetric::Hits,
                               ClosedMetric::GeometricMean}) {
     if (metric == ClosedMetric::GeometricMean && weighted) continue;  // histogram path needs unweighted tasks
-    const Moments m1 = kgrank::histogram_moments(metric, h.n.data(), h.w1.data(), w2.data(), h.n.size(),
-                                                 h.total_weight, static_cast<double>(count), k, 1);
-    const Moments m2 = kgrank::histogram_moments(metric, h.n.data(), h.w1.data(), w2.data(), h.n.size(),
-                                                 h.total_weight, static_cast<double>(count), k, 2);
+    const Moments m1 = kgrank::histogram_moments(metric, h.n.data(), h.w1.data(), w2.data(), h.n.size(), h.total_weight,
+                                                 static_cast<double>(count), k, 1);
+    const Moments m2 = kgrank::histogram_moments(metric, h.n.data(), h.w1.data(), w2.data(), h.n.size(), h.total_weight,
+                                                 static_cast<double>(count), k, 2);
     FUZZ_CHECK(same_bits(m1, m2));
     long double e = 0, v = 0;
     if (metric == ClosedMetric::GeometricMean) {
@@ -94,7 +94,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       long double eg = 1, eg2 = 1;
       for (size_t i = 0; i < count; ++i) {
         long double ei, vi;
-        enumerate(n[i], [&](double j) { return std::pow(static_cast<long double>(j), a); }, &ei, &vi);
+        enumerate(
+            n[i], [&](double j) { return std::pow(static_cast<long double>(j), a); }, &ei, &vi);
         eg *= ei;
         eg2 *= vi + ei * ei;
       }
@@ -104,9 +105,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (size_t i = 0; i < count; ++i) {
         long double ei, vi;
         const long double wi = weighted ? w[i] : 1.0L;
-        if (metric == ClosedMetric::ArithmeticMean) enumerate(n[i], [](double j) { return static_cast<long double>(j); }, &ei, &vi);
-        else if (metric == ClosedMetric::InverseHarmonicMean) enumerate(n[i], [](double j) { return 1.0L / j; }, &ei, &vi);
-        else enumerate(n[i], [&](double j) { return j <= k ? 1.0L : 0.0L; }, &ei, &vi);
+        if (metric == ClosedMetric::ArithmeticMean)
+          enumerate(
+              n[i], [](double j) { return static_cast<long double>(j); }, &ei, &vi);
+        else if (metric == ClosedMetric::InverseHarmonicMean)
+          enumerate(
+              n[i], [](double j) { return 1.0L / j; }, &ei, &vi);
+        else
+          enumerate(
+              n[i], [&](double j) { return j <= k ? 1.0L : 0.0L; }, &ei, &vi);
         e += wi * ei;
         v += wi * wi * vi;
       }
@@ -130,7 +137,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(std::memcmp(s1.data(), s2.data(), samples * sizeof(double)) == 0);
   for (size_t s = 0; s < samples; ++s) {
     kgrank::generate_ranks(n.data(), count, seed, static_cast<uint32_t>(s), ranks.data());
-    for (size_t i = 0; i < count; ++i) FUZZ_CHECK(ranks[i] >= 1 && ranks[i] <= n[i] && ranks[i] == std::floor(ranks[i]));
+    for (size_t i = 0; i < count; ++i)
+      FUZZ_CHECK(ranks[i] >= 1 && ranks[i] <= n[i] && ranks[i] == std::floor(ranks[i]));
     const double want = kgrank::statistic_of(stat, ranks.data(), wp, count, k);
     FUZZ_CHECK(std::memcmp(&want, &s1[s], sizeof want) == 0);
   }

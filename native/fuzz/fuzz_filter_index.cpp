@@ -59,7 +59,8 @@ void check_filtered(FuzzedDataProvider& p, const FilterIndex& idx, const std::ma
       const std::set<int32_t>& s = ref.at(k);
       auto it = s.begin();
       std::advance(it, p.ConsumeIntegralInRange<size_t>(0, s.size() - 1));
-      truth[r] = p.ConsumeIntegral<uint8_t>() < 230 ? *it : static_cast<int32_t>(p.ConsumeIntegralInRange<uint32_t>(0, E - 1));
+      truth[r] =
+          p.ConsumeIntegral<uint8_t>() < 230 ? *it : static_cast<int32_t>(p.ConsumeIntegralInRange<uint32_t>(0, E - 1));
     } else {
       anchor[r] = static_cast<int32_t>(p.ConsumeIntegralInRange<uint32_t>(0, E - 1));
       relation[r] = static_cast<int32_t>(p.ConsumeIntegralInRange<uint32_t>(0, idx.num_relations() - 1));
@@ -120,7 +121,8 @@ void check_filtered(FuzzedDataProvider& p, const FilterIndex& idx, const std::ma
   std::vector<T> given(rows);
   for (size_t r = 0; r < rows; ++r) {
     std::copy(scores.begin() + static_cast<long>(r * cols + start),
-              scores.begin() + static_cast<long>(r * cols + start + width), slice.begin() + static_cast<long>(r * width));
+              scores.begin() + static_cast<long>(r * cols + start + width),
+              slice.begin() + static_cast<long>(r * width));
     given[r] = p.ConsumeBool() ? scores[r * cols + static_cast<size_t>(truth[r])] : kgrank_fuzz::score<T>(p);
   }
   for (size_t r = 0; r < rows; ++r) {
@@ -172,14 +174,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider p(data, size);
   int32_t E, R;
   switch (p.ConsumeIntegralInRange<int>(0, 15)) {
-    case 0: E = 65536, R = 65536; break;   // 16 + 16 bits: 32-bit entries, the last relation's bound is 2^32
-    case 1: E = 65537, R = 65536; break;   // 17 + 16 bits: 64-bit entries
+    case 0: E = 65536, R = 65536; break;  // 16 + 16 bits: 32-bit entries, the last relation's bound is 2^32
+    case 1: E = 65537, R = 65536; break;  // 17 + 16 bits: 64-bit entries
     case 2: E = 1, R = 1; break;
     case 3: E = 3, R = 2147483647; break;  // 2 + 31 bits: 64-bit entries, relation ids up to 2^31 - 1
     case 4: E = 262151, R = 5; break;      // rows longer than one 1 MiB piece: column-split counting, then adjust
-    default:
-      E = p.ConsumeIntegralInRange<int32_t>(1, 300);
-      R = p.ConsumeIntegralInRange<int32_t>(1, 40);
+    default: E = p.ConsumeIntegralInRange<int32_t>(1, 300); R = p.ConsumeIntegralInRange<int32_t>(1, 40);
   }
   const FilterIndex::Side side = p.ConsumeBool() ? FilterIndex::Side::Tail : FilterIndex::Side::Head;
   const size_t arrays = p.ConsumeIntegralInRange<size_t>(1, 3);
@@ -237,7 +237,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (const Key& k : probes) {
     auto it = ref.find(k);
-    const std::vector<int32_t> want = it == ref.end() ? std::vector<int32_t>() : std::vector<int32_t>(it->second.begin(), it->second.end());
+    const std::vector<int32_t> want =
+        it == ref.end() ? std::vector<int32_t>() : std::vector<int32_t>(it->second.begin(), it->second.end());
     std::vector<int32_t> got;
     idx.for_each_answer(k.first, k.second, [&](int32_t b) { got.push_back(b); });
     FUZZ_CHECK(got == want);
@@ -252,7 +253,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FUZZ_CHECK(idx.wide());
     }
     bool unused = false;
-    const int32_t answers_to_try[3] = {want.empty() ? 0 : want[0], id(p, E, &unused), want.empty() ? -1 : want.back() + 1};
+    const int32_t answers_to_try[3] = {want.empty() ? 0 : want[0], id(p, E, &unused),
+                                       want.empty() ? -1 : want.back() + 1};
     for (int32_t b : answers_to_try) {
       FUZZ_CHECK(idx.contains(k.first, k.second, b) == (it != ref.end() && it->second.count(b) > 0));
     }

@@ -53,7 +53,8 @@ void run(FuzzedDataProvider& p) {
     }
   }
   const double phase = p.ConsumeFloatingPointInRange<double>(-4.0, 4.0);
-  EmbeddingModel<T> m{interaction, layout, ent.data(), rel.data(), n, nr, width, rel_width, phase, scale.empty() ? nullptr : scale.data()};
+  EmbeddingModel<T> m{interaction, layout, ent.data(), rel.data(), n,
+                      nr,          width,  rel_width,  phase,      scale.empty() ? nullptr : scale.data()};
   kgrank_oracle::Job job;
   job.anchor.resize(rows);
   job.relation.resize(rows);
@@ -70,7 +71,8 @@ void run(FuzzedDataProvider& p) {
   if (job.mode == kgrank_oracle::Job::Typed) {
     job.set_off.assign(nr + 1, 0);
     for (size_t r = 0; r < nr; ++r) {
-      for (size_t e = 0; e < n; ++e) if (p.ConsumeBool()) job.set_ids.push_back(static_cast<int32_t>(e));
+      for (size_t e = 0; e < n; ++e)
+        if (p.ConsumeBool()) job.set_ids.push_back(static_cast<int32_t>(e));
       job.set_off[r + 1] = static_cast<uint32_t>(job.set_ids.size());
     }
   }
@@ -83,14 +85,17 @@ void run(FuzzedDataProvider& p) {
         const int32_t x = p.ConsumeIntegralInRange<int32_t>(0, static_cast<int32_t>(n - 1));
         if (x != job.truth[i]) seen[x] = 1;
       }
-      for (size_t x = 0; x < n; ++x) if (seen[x]) job.excl.push_back(static_cast<int32_t>(x));
+      for (size_t x = 0; x < n; ++x)
+        if (seen[x]) job.excl.push_back(static_cast<int32_t>(x));
       job.off[i + 1] = static_cast<uint32_t>(job.excl.size());
     }
   } else if (job.mode == kgrank_oracle::Job::Subset) {
-    for (size_t e = 0; e < n; ++e) if (p.ConsumeBool()) job.cand.push_back(static_cast<int32_t>(e));
+    for (size_t e = 0; e < n; ++e)
+      if (p.ConsumeBool()) job.cand.push_back(static_cast<int32_t>(e));
     if (job.cand.empty()) job.cand.push_back(0);
   } else {
-    for (size_t i = 0; i < rows * job.K; ++i) job.neg.push_back(p.ConsumeIntegralInRange<int32_t>(0, static_cast<int32_t>(n - 1)));
+    for (size_t i = 0; i < rows * job.K; ++i)
+      job.neg.push_back(p.ConsumeIntegralInRange<int32_t>(0, static_cast<int32_t>(n - 1)));
   }
   const kgrank_oracle::Expected want = kgrank_oracle::expected_counts(m, job);
   for (SimdLevel level : kgrank_fuzz::levels()) {

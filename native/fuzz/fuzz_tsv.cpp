@@ -60,7 +60,8 @@ void check_utf8_error(const std::string& in, const std::string& error) {
   }
   unsigned long line = 0, column = 0;
   unsigned byte = 0;
-  FUZZ_CHECK(std::sscanf(error.c_str(), "line %lu is not valid UTF-8 (byte 0x%2x at byte %lu of the line)", &line, &byte, &column) == 3);
+  FUZZ_CHECK(std::sscanf(error.c_str(), "line %lu is not valid UTF-8 (byte 0x%2x at byte %lu of the line)", &line,
+                         &byte, &column) == 3);
   FUZZ_CHECK(line == line_no && column >= 1);
   const size_t off = line_start + column - 1;
   FUZZ_CHECK(off < in.size() && static_cast<uint8_t>(in[off]) == byte);

@@ -21,13 +21,13 @@ namespace kgrank_test {
 struct ConstrainedProblem {
   int32_t num_entities = 0;
   int32_t num_relations = 0;
-  bool tail_side = true;                // FilterIndex::Side::Tail: the tail is ranked, the head is the anchor
-  std::vector<int32_t> known;           // the filter index's triples, row-major (head, relation, tail)
-  std::vector<uint32_t> offsets, ids;   // the candidate sets (CandidateSets): num_relations + 1 offsets
-  size_t size = 0;                      // CandidateSets::size (ids.size(), unless a test says otherwise)
-  std::vector<uint16_t> bits;           // the caller's bit sets (CandidateSets::bits), or none: the kernel builds them
-  std::vector<int32_t> bits_at;         // CandidateSets::bits_at, num_relations entries when bits are given
-  std::vector<int32_t> triples;         // rows x 3
+  bool tail_side = true;               // FilterIndex::Side::Tail: the tail is ranked, the head is the anchor
+  std::vector<int32_t> known;          // the filter index's triples, row-major (head, relation, tail)
+  std::vector<uint32_t> offsets, ids;  // the candidate sets (CandidateSets): num_relations + 1 offsets
+  size_t size = 0;                     // CandidateSets::size (ids.size(), unless a test says otherwise)
+  std::vector<uint16_t> bits;          // the caller's bit sets (CandidateSets::bits), or none: the kernel builds them
+  std::vector<int32_t> bits_at;        // CandidateSets::bits_at, num_relations entries when bits are given
+  std::vector<int32_t> triples;        // rows x 3
   size_t rows() const { return triples.size() / 3; }
 };
 
@@ -43,8 +43,7 @@ struct ConstrainedExpected {
 };
 
 template <typename T>
-ConstrainedExpected<T> constrained_reference(const ConstrainedProblem& p, const std::vector<T>& scores,
-                                             bool filtered) {
+ConstrainedExpected<T> constrained_reference(const ConstrainedProblem& p, const std::vector<T>& scores, bool filtered) {
   using kgrank::StatusCode;
   ConstrainedExpected<T> want;
   const size_t rows = p.rows();
@@ -109,8 +108,9 @@ ConstrainedExpected<T> constrained_reference(const ConstrainedProblem& p, const 
     // filtered, less NaN scores. The true answer is the 1 of each rank and of numCandidates.
     auto allowed = allowed_of.find(rel);
     if (allowed == allowed_of.end()) {
-      allowed = allowed_of.emplace(rel, std::set<int32_t>(p.ids.begin() + p.offsets[rel],
-                                                          p.ids.begin() + p.offsets[rel + 1])).first;
+      allowed =
+          allowed_of.emplace(rel, std::set<int32_t>(p.ids.begin() + p.offsets[rel], p.ids.begin() + p.offsets[rel + 1]))
+              .first;
     }
     std::set<int32_t> others;
     if (filtered) {

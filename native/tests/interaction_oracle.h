@@ -17,10 +17,10 @@ struct Job {
   bool head = false;
   Mode mode = AllEntities;
   std::vector<int32_t> anchor, relation, truth;
-  std::vector<uint32_t> off;   // AllEntities, Typed: row i's filter exclusions are excl[off[i] .. off[i+1])
+  std::vector<uint32_t> off;  // AllEntities, Typed: row i's filter exclusions are excl[off[i] .. off[i+1])
   std::vector<int32_t> excl;
-  std::vector<int32_t> cand;   // Subset: the shared candidate list
-  std::vector<int32_t> neg;    // Negatives: K ids per row
+  std::vector<int32_t> cand;  // Subset: the shared candidate list
+  std::vector<int32_t> neg;   // Negatives: K ids per row
   size_t K = 0;
   // Typed: relation r's candidates are set_ids[set_off[r] .. set_off[r+1]) (ascending; typed candidates).
   std::vector<uint32_t> set_off;
@@ -77,8 +77,8 @@ Expected expected_counts(const kgrank::EmbeddingModel<T>& m, const Job& job) {
 
 // The kernel's run of the job: `out` becomes 5 x rows, greater | equal | nan | removed | true score.
 template <class T>
-kgrank::Status run_kernel(const kgrank::EmbeddingModel<T>& m, const Job& job, kgrank::SimdLevel level,
-                          unsigned threads, std::vector<double>& out, kgrank::JobControl* control = nullptr) {
+kgrank::Status run_kernel(const kgrank::EmbeddingModel<T>& m, const Job& job, kgrank::SimdLevel level, unsigned threads,
+                          std::vector<double>& out, kgrank::JobControl* control = nullptr) {
   const size_t rows = job.rows();
   kgrank::EmbeddingQueries q;
   q.rows = rows;

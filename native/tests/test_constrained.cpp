@@ -77,7 +77,8 @@ void check_all(const ConstrainedProblem& p, const std::vector<T>& scores, const 
             kgrank_test::run_constrained(with_caller_bits(p), scores, index, filtered, opt);
         const char* why_given = "";
         const int bad_given = kgrank_test::constrained_mismatches(want, given, &why_given);
-        if (bad_given != 0) std::fprintf(stderr, "%s with caller bits: %d mismatches, first: %s\n", what, bad_given, why_given);
+        if (bad_given != 0)
+          std::fprintf(stderr, "%s with caller bits: %d mismatches, first: %s\n", what, bad_given, why_given);
         CHECK_EQ(bad_given, 0);
       }
       // The level's answers kernel ran (float32 gathers at AVX2 / AVX-512; float64 counts in plain code).
@@ -136,8 +137,9 @@ void tally(const ConstrainedProblem& p, const std::vector<T>& scores, bool filte
       const T v = scores[r * n + *q];
       coverage.nan_candidate += v != v;
       coverage.tie += v == t;
-      if (filtered) coverage.filtered_out += known.count(p.tail_side ? std::make_tuple(h, rel, c)
-                                                                     : std::make_tuple(c, rel, tl)) > 0;
+      if (filtered)
+        coverage.filtered_out +=
+            known.count(p.tail_side ? std::make_tuple(h, rel, c) : std::make_tuple(c, rel, tl)) > 0;
     }
   }
 }
@@ -295,8 +297,9 @@ void statuses() {
     const struct {
       size_t at;
       int32_t value;
-    } bad_ids[] = {{3 * 70, -1}, {3 * 70, 10}, {3 * 70 + 1, 3}, {3 * 70 + 1, -5}, {3 * 70 + 2, 10},
-                   {3 * 70 + 2, std::numeric_limits<int32_t>::min()}, {0, 1 << 30}};
+    } bad_ids[] = {{3 * 70, -1},     {3 * 70, 10},     {3 * 70 + 1, 3},
+                   {3 * 70 + 1, -5}, {3 * 70 + 2, 10}, {3 * 70 + 2, std::numeric_limits<int32_t>::min()},
+                   {0, 1 << 30}};
     for (const auto& b : bad_ids) {
       ConstrainedProblem p = ok;
       p.tail_side = tail_side;

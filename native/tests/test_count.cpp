@@ -1,8 +1,8 @@
 // Unit tests of the counting kernels: every ISA level this CPU supports, against a plain loop, on lengths that hit
 // every tail path, special values (NaN, +-0, +-Inf, subnormals), both element types, and both thread splits.
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <vector>
@@ -39,8 +39,20 @@ std::vector<SimdLevel> levels() {
 template <typename T>
 std::vector<T> special_values() {
   using L = std::numeric_limits<T>;
-  return {T(0), -T(0), T(1), T(-1), L::infinity(), -L::infinity(), L::quiet_NaN(), L::denorm_min(),
-          -L::denorm_min(), L::min(), L::max(), L::lowest(), T(0.5), T(2)};
+  return {T(0),
+          -T(0),
+          T(1),
+          T(-1),
+          L::infinity(),
+          -L::infinity(),
+          L::quiet_NaN(),
+          L::denorm_min(),
+          -L::denorm_min(),
+          L::min(),
+          L::max(),
+          L::lowest(),
+          T(0.5),
+          T(2)};
 }
 
 template <typename T>
@@ -86,7 +98,8 @@ void test_count_answers(std::mt19937_64& rng) {
         const uint32_t mask = (1u << 9) - 1;  // 300 columns fit 9 bits; the bits above are a relation's
         std::vector<uint32_t> entries(m);
         for (auto& e : entries) e = (5u << 9) | col(rng);
-        for (int32_t own : {-1, static_cast<int32_t>(row_len - 1), m > 0 ? static_cast<int32_t>(entries[m / 2] & mask) : 3}) {
+        for (int32_t own :
+             {-1, static_cast<int32_t>(row_len - 1), m > 0 ? static_cast<int32_t>(entries[m / 2] & mask) : 3}) {
           for (float t : {0.5f, specials[pick(rng)], std::numeric_limits<float>::quiet_NaN()}) {
             const float tj = specials[pick(rng)];
             Counts want_known;
@@ -176,7 +189,8 @@ void test_by_index(std::mt19937_64& rng, size_t rows, size_t cols) {
       std::vector<double> g1(rows), e1(rows), u1(rows), g2(rows), e2(rows), u2(rows);
       std::vector<T> th(rows, T(-99));
       kgrank::count_rows(scores.data(), rows, cols, gathered.data(), g1.data(), e1.data(), u1.data(), opt);
-      kgrank::count_rows_by_index(scores.data(), rows, cols, idx.data(), th.data(), g2.data(), e2.data(), u2.data(), opt);
+      kgrank::count_rows_by_index(scores.data(), rows, cols, idx.data(), th.data(), g2.data(), e2.data(), u2.data(),
+                                  opt);
       for (size_t r = 0; r < rows; ++r) {
         CHECK_EQ(th[r], gathered[r]);
         CHECK_EQ(g2[r], g1[r]);
@@ -201,10 +215,12 @@ void test_control(std::mt19937_64& rng, size_t rows, size_t cols) {
     opt.threads = threads;
     std::vector<double> g1(rows), e1(rows), u1(rows), g2(rows), e2(rows), u2(rows);
     std::vector<T> th1(rows), th2(rows);
-    kgrank::count_rows_by_index(scores.data(), rows, cols, idx.data(), th1.data(), g1.data(), e1.data(), u1.data(), opt);
+    kgrank::count_rows_by_index(scores.data(), rows, cols, idx.data(), th1.data(), g1.data(), e1.data(), u1.data(),
+                                opt);
     kgrank::JobControl control;
     opt.control = &control;
-    kgrank::count_rows_by_index(scores.data(), rows, cols, idx.data(), th2.data(), g2.data(), e2.data(), u2.data(), opt);
+    kgrank::count_rows_by_index(scores.data(), rows, cols, idx.data(), th2.data(), g2.data(), e2.data(), u2.data(),
+                                opt);
     CHECK(g1 == g2);
     CHECK(e1 == e2);
     CHECK(u1 == u2);
@@ -216,7 +232,8 @@ void test_control(std::mt19937_64& rng, size_t rows, size_t cols) {
     opt.control = &cancelled;
     bool threw = false;
     try {
-      kgrank::count_rows_by_index(scores.data(), rows, cols, idx.data(), th2.data(), g2.data(), e2.data(), u2.data(), opt);
+      kgrank::count_rows_by_index(scores.data(), rows, cols, idx.data(), th2.data(), g2.data(), e2.data(), u2.data(),
+                                  opt);
     } catch (const kgrank::Cancelled&) {
       threw = true;
     }
@@ -250,14 +267,14 @@ int main() {
   test_runs<float>(rng);
   test_runs<double>(rng);
   test_count_answers(rng);
-  test_rows<float>(rng, 37, 1001);       // many short rows: whole rows per task
-  test_rows<double>(rng, 5, 300001);     // long rows: split into column pieces and reduced
+  test_rows<float>(rng, 37, 1001);    // many short rows: whole rows per task
+  test_rows<double>(rng, 5, 300001);  // long rows: split into column pieces and reduced
   test_rows<float>(rng, 1, 700000);
   test_rows<float>(rng, 0, 10);
   test_by_index<float>(rng, 300, 1000);   // whole rows per task
   test_by_index<double>(rng, 3, 400000);  // rows split into column pieces
-  test_control<float>(rng, 600, 2000);     // whole rows per task
-  test_control<double>(rng, 3, 400000);    // rows split into column pieces
+  test_control<float>(rng, 600, 2000);    // whole rows per task
+  test_control<double>(rng, 3, 400000);   // rows split into column pieces
   test_bandwidth_read();
   TEST_MAIN_END();
 }

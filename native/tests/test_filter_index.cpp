@@ -29,7 +29,9 @@ int main() {
     }
   }
   // Duplicates across arrays.
-  for (int k = 0; k < 3; ++k) b[3 * static_cast<size_t>(k) + 0] = a[0], b[3 * static_cast<size_t>(k) + 1] = a[1], b[3 * static_cast<size_t>(k) + 2] = a[2];
+  for (int k = 0; k < 3; ++k)
+    b[3 * static_cast<size_t>(k) + 0] = a[0], b[3 * static_cast<size_t>(k) + 1] = a[1],
+                                   b[3 * static_cast<size_t>(k) + 2] = a[2];
   std::vector<kgrank::TripleSpan> spans = {{a.data(), a.size() / 3}, {b.data(), b.size() / 3}};
 
   for (FilterIndex::Side side : {FilterIndex::Side::Tail, FilterIndex::Side::Head}) {
@@ -49,10 +51,12 @@ int main() {
         std::vector<int32_t> got;
         idx.for_each_answer(anchor, r, [&](int32_t v) { got.push_back(v); });
         auto it = ref.find({anchor, r});
-        const std::vector<int32_t> want = it == ref.end() ? std::vector<int32_t>() : std::vector<int32_t>(it->second.begin(), it->second.end());
+        const std::vector<int32_t> want =
+            it == ref.end() ? std::vector<int32_t>() : std::vector<int32_t>(it->second.begin(), it->second.end());
         CHECK(got == want);
         CHECK_EQ(idx.count(anchor, r), want.size());
-        for (int32_t e = 0; e < n; ++e) CHECK_EQ(idx.contains(anchor, r, e), it != ref.end() && it->second.count(e) > 0);
+        for (int32_t e = 0; e < n; ++e)
+          CHECK_EQ(idx.contains(anchor, r, e), it != ref.end() && it->second.count(e) > 0);
         total += got.size();
       }
     }

@@ -155,7 +155,8 @@ void run(std::mt19937_64& rng, int32_t n, int32_t num_relations, size_t triples,
         if (lo > hi) std::swap(lo, hi);
         std::vector<int32_t> got, want;
         idx.for_each_answer_in(k.first, k.second, lo, hi, [&](int32_t b) { got.push_back(b); });
-        for (int32_t b : ref[k]) if (b >= lo && b < hi) want.push_back(b);
+        for (int32_t b : ref[k])
+          if (b >= lo && b < hi) want.push_back(b);
         CHECK(got == want);
       }
     }

@@ -42,7 +42,15 @@ void check_model(const Fixture& f, std::mt19937& rng) {
       scale[e] = static_cast<T>(1 / std::sqrt(s));
     }
   }
-  EmbeddingModel<T> m{f.interaction, f.layout, ent.data(), rel.data(), n, nr, f.width, f.rel_width, 0.7,
+  EmbeddingModel<T> m{f.interaction,
+                      f.layout,
+                      ent.data(),
+                      rel.data(),
+                      n,
+                      nr,
+                      f.width,
+                      f.rel_width,
+                      0.7,
                       scale.empty() ? nullptr : scale.data()};
   kgrank_oracle::Job job;
   job.anchor.resize(rows);

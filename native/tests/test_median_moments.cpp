@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "check.h"
@@ -85,17 +85,31 @@ void dp_reference(const std::vector<double>& N, long double& e, long double& v) 
 }
 
 void tiny_brute() {
-  const std::vector<std::vector<double>> cases = {
-      {1}, {2}, {7}, {3, 5}, {2, 2}, {1, 1}, {1, 2, 3}, {4, 4, 4}, {2, 3, 5, 7}, {6, 1, 3, 2}, {3, 3, 3, 3, 3},
-      {2, 5, 3, 4, 2, 6}, {1, 9, 1, 9}, {8, 8, 1, 2, 3}, {5, 4, 3, 2, 1, 6, 2}, {1, 1, 1, 5}, {9, 9, 9, 9, 9, 9}};
+  const std::vector<std::vector<double>> cases = {{1},
+                                                  {2},
+                                                  {7},
+                                                  {3, 5},
+                                                  {2, 2},
+                                                  {1, 1},
+                                                  {1, 2, 3},
+                                                  {4, 4, 4},
+                                                  {2, 3, 5, 7},
+                                                  {6, 1, 3, 2},
+                                                  {3, 3, 3, 3, 3},
+                                                  {2, 5, 3, 4, 2, 6},
+                                                  {1, 9, 1, 9},
+                                                  {8, 8, 1, 2, 3},
+                                                  {5, 4, 3, 2, 1, 6, 2},
+                                                  {1, 1, 1, 5},
+                                                  {9, 9, 9, 9, 9, 9}};
   for (const auto& N : cases) {
     long double e, v;
     brute(N, e, v);
     const auto m = kgrank::median_moments(N.data(), N.size());
-    const bool ok = rel(m.expectation, (double)e) <= 1e-12 && (v == 0 ? std::fabs(m.variance) <= 1e-13
-                                                                        : rel(m.variance, (double)v) <= 1e-12);
-    if (!ok) std::fprintf(stderr, "n=%zu E %.17g vs %.17Lg  V %.17g vs %.17Lg\n", N.size(), m.expectation, e,
-                          m.variance, v);
+    const bool ok = rel(m.expectation, (double)e) <= 1e-12 &&
+                    (v == 0 ? std::fabs(m.variance) <= 1e-13 : rel(m.variance, (double)v) <= 1e-12);
+    if (!ok)
+      std::fprintf(stderr, "n=%zu E %.17g vs %.17Lg  V %.17g vs %.17Lg\n", N.size(), m.expectation, e, m.variance, v);
     CHECK(ok);
   }
 }
@@ -103,7 +117,10 @@ void tiny_brute() {
 void dp_cases() {
   unsigned s = 12345;
   auto rnd = [&]() { return (s = s * 1103515245u + 12345u) >> 8; };
-  struct Case { size_t n; double maxN; };
+  struct Case {
+    size_t n;
+    double maxN;
+  };
   // Under emulation (scripts/test-native-arm64.sh sets KGRANK_TEST_EMULATED) the long-double reference is software
   // quad precision on aarch64 run by qemu: the cases past a few hundred tasks took 500+ s there, so only the small
   // ones run (the kernel has no ISA-specific code; the native run checks every case).
@@ -116,7 +133,8 @@ void dp_cases() {
     dp_reference(N, e, v);
     const auto m = kgrank::median_moments(N.data(), N.size());
     const double re = rel(m.expectation, (double)e), rv = rel(m.variance, (double)v);
-    std::printf("n=%zu maxN=%g: E %.17g vs %.17Lg, Var %.17g vs %.17Lg (rel %.2e %.2e)\n", c.n, c.maxN, m.expectation, e, m.variance, v, re, rv);
+    std::printf("n=%zu maxN=%g: E %.17g vs %.17Lg, Var %.17g vs %.17Lg (rel %.2e %.2e)\n", c.n, c.maxN, m.expectation,
+                e, m.variance, v, re, rv);
     CHECK(re <= 1e-12);
     CHECK(rv <= 1e-10);
   }

@@ -1,11 +1,11 @@
 // Unit tests of the metric numerics in native/core (harmonic, aggregate, expectation, sampling).
-#include <cmath>
-#include <cstring>
-#include <random>
-#include <cstdio>
-#include <limits>
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
 #include <map>
+#include <random>
 #include <vector>
 
 #include "aggregate.h"
@@ -16,8 +16,8 @@
 #include "rank_sums.h"
 #include "resample.h"
 #include "resample_reference.h"
-#include "simd.h"
 #include "sampling.h"
+#include "simd.h"
 
 namespace {
 
@@ -125,7 +125,8 @@ void closed_forms() {
   const kgrank::Moments g = kgrank::closed_moments(kgrank::ClosedMetric::GeometricMean, &two, nullptr, 1, 0);
   CHECK(close(g.expectation, 1.5, 1e-15));
   CHECK(close(g.variance, 0.25, 1e-14));
-  const kgrank::Moments one = kgrank::closed_moments(kgrank::ClosedMetric::InverseHarmonicMean, n.data(), nullptr, 1, 0);
+  const kgrank::Moments one =
+      kgrank::closed_moments(kgrank::ClosedMetric::InverseHarmonicMean, n.data(), nullptr, 1, 0);
   CHECK_EQ(one.variance, 0.0);
 }
 

@@ -41,7 +41,8 @@ void test_tsv() {
   using V = std::vector<std::string>;
   CHECK(tsv_fields("") == V{});
   CHECK(tsv_fields("\n\n") == V{});
-  CHECK(tsv_fields("\xEF\xBB\xBF" "a\tr\tb\r\n\r\n  \n\t\t\nc\tr\td\n") == (V{"a", "r", "b", "c", "r", "d"}));
+  CHECK(tsv_fields("\xEF\xBB\xBF"
+                   "a\tr\tb\r\n\r\n  \n\t\t\nc\tr\td\n") == (V{"a", "r", "b", "c", "r", "d"}));
   CHECK(tsv_fields("a\tr\tb") == (V{"a", "r", "b"}));
   // Fields keep their spaces and any second CR; only one CR before LF is a line end.
   CHECK(tsv_fields(" a \t r \t b \r\r\n") == (V{" a ", " r ", " b \r"}));
@@ -49,24 +50,32 @@ void test_tsv() {
   CHECK(tsv_fields("\xC2\xA0\n\xE2\x80\xA8\n\xE3\x80\x80\xEF\xBB\xBF\nx\ty\tz") == (V{"x", "y", "z"}));
   // U+0085 (NEL) and U+180E are not JavaScript whitespace.
   CHECK_MSG(tsv_error("\xC2\x85\n"), "line 1 has 1 tab-separated field, expected 3 (head<TAB>relation<TAB>tail)");
-  CHECK_MSG(tsv_error("a\tr\tb\n\xE1\xA0\x8E"), "line 2 has 1 tab-separated field, expected 3 (head<TAB>relation<TAB>tail)");
+  CHECK_MSG(tsv_error("a\tr\tb\n\xE1\xA0\x8E"),
+            "line 2 has 1 tab-separated field, expected 3 (head<TAB>relation<TAB>tail)");
   // Bytes that are not UTF-8 are refused with the line and the byte, before any other check of the file.
   CHECK_MSG(tsv_error("a\tr\tb\ncaf\xE9\tr\tb\n"),
             "line 2 is not valid UTF-8 (byte 0xe9 at byte 4 of the line): the file must be UTF-8, as PyKEEN reads it; "
             "re-encode it, e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8");
   CHECK(tsv_error("a\tb\n\n\xFF").rfind("line 3 is not valid UTF-8 (byte 0xff at byte 1 of", 0) == 0);
-  CHECK(tsv_error("x\ta\xED\xA0\x80\tb").rfind("line 1 is not valid UTF-8 (byte 0xed at byte 4 of", 0) == 0);  // a surrogate
+  CHECK(tsv_error("x\ta\xED\xA0\x80\tb").rfind("line 1 is not valid UTF-8 (byte 0xed at byte 4 of", 0) ==
+        0);  // a surrogate
   CHECK(tsv_error("x\ta\xC0\xAF\tb").rfind("line 1 is not valid UTF-8 (byte 0xc0 at byte 4 of", 0) == 0);  // overlong
-  CHECK(tsv_error("x\ta\tb\xF4\x90\x80\x80").rfind("line 1 is not valid UTF-8 (byte 0xf4 at byte 6 of", 0) == 0);  // > U+10FFFF
+  CHECK(tsv_error("x\ta\tb\xF4\x90\x80\x80").rfind("line 1 is not valid UTF-8 (byte 0xf4 at byte 6 of", 0) ==
+        0);                                                                                                // > U+10FFFF
   CHECK(tsv_error("x\ta\tb\xE2\x82").rfind("line 1 is not valid UTF-8 (byte 0xe2 at byte 6 of", 0) == 0);  // truncated
-  CHECK(tsv_fields("\xF0\x9F\x98\x80\t\xEF\xBF\xBD\t\xF4\x8F\xBF\xBF") == (V{"\xF0\x9F\x98\x80", "\xEF\xBF\xBD", "\xF4\x8F\xBF\xBF"}));
+  CHECK(tsv_fields("\xF0\x9F\x98\x80\t\xEF\xBF\xBD\t\xF4\x8F\xBF\xBF") ==
+        (V{"\xF0\x9F\x98\x80", "\xEF\xBF\xBD", "\xF4\x8F\xBF\xBF"}));
   CHECK_MSG(tsv_error("a\tr\tb\nc\td\n"), "line 2 has 2 tab-separated fields, expected 3 (head<TAB>relation<TAB>tail)");
-  CHECK_MSG(tsv_error("a\tr\tb\n\na\tr\tb\tx\n"), "line 3 has 4 tab-separated fields, expected 3 (head<TAB>relation<TAB>tail)");
+  CHECK_MSG(tsv_error("a\tr\tb\n\na\tr\tb\tx\n"),
+            "line 3 has 4 tab-separated fields, expected 3 (head<TAB>relation<TAB>tail)");
   CHECK_MSG(tsv_error("a\t\tb\n"), "line 1 has an empty field (head<TAB>relation<TAB>tail)");
   CHECK_MSG(tsv_error("\ta\tb"), "line 1 has an empty field (head<TAB>relation<TAB>tail)");
   CHECK_MSG(tsv_error("a\tb\t\r\n"), "line 1 has an empty field (head<TAB>relation<TAB>tail)");
   // The BOM is skipped once; a second one is a label character.
-  CHECK(tsv_fields("\xEF\xBB\xBF\xEF\xBB\xBF" "a\tr\tb") == (V{"\xEF\xBB\xBF" "a", "r", "b"}));
+  CHECK(tsv_fields("\xEF\xBB\xBF\xEF\xBB\xBF"
+                   "a\tr\tb") == (V{"\xEF\xBB\xBF"
+                                    "a",
+                                    "r", "b"}));
 }
 
 kgrank::Status add(kgrank::TripleInterner& t, int split, const std::string& s) {

@@ -32,9 +32,8 @@ int main() {
   CHECK_EQ(total.load(), 16L * 50L * (999L * 1000L / 2L));
   // Nested loops: bodies running on pool workers start loops of their own.
   std::atomic<long> nested{0};
-  kgrank::parallel_for(64, 0, [&](size_t) {
-    kgrank::parallel_for(100, 0, [&](size_t j) { nested.fetch_add(static_cast<long>(j)); });
-  });
+  kgrank::parallel_for(
+      64, 0, [&](size_t) { kgrank::parallel_for(100, 0, [&](size_t j) { nested.fetch_add(static_cast<long>(j)); }); });
   CHECK_EQ(nested.load(), 64L * 4950L);
   kgrank::parallel_for(0, 2, [&](size_t) { CHECK(false); });
 
@@ -83,10 +82,13 @@ int main() {
     std::atomic<size_t> ran{0};
     bool cancelled = false;
     try {
-      kgrank::parallel_for(10000, threads, [&](size_t i) {
-        ran.fetch_add(1);
-        if (i == 10) control.cancel();
-      }, &control);
+      kgrank::parallel_for(
+          10000, threads,
+          [&](size_t i) {
+            ran.fetch_add(1);
+            if (i == 10) control.cancel();
+          },
+          &control);
     } catch (const kgrank::Cancelled&) {
       cancelled = true;
     }
@@ -95,14 +97,16 @@ int main() {
     CHECK(ran.load() < 10000);
     kgrank::JobControl idle;
     std::atomic<size_t> all{0};
-    kgrank::parallel_for(5000, threads, [&](size_t) { all.fetch_add(1); }, &idle);
+    kgrank::parallel_for(
+        5000, threads, [&](size_t) { all.fetch_add(1); }, &idle);
     CHECK_EQ(all.load(), size_t{5000});
     kgrank::JobControl early;
     early.cancel();
     std::atomic<size_t> none{0};
     bool threw = false;
     try {
-      kgrank::parallel_for(100, threads, [&](size_t) { none.fetch_add(1); }, &early);
+      kgrank::parallel_for(
+          100, threads, [&](size_t) { none.fetch_add(1); }, &early);
     } catch (const kgrank::Cancelled&) {
       threw = true;
     }
@@ -112,12 +116,15 @@ int main() {
     kgrank::JobControl both;
     bool runtime = false;
     try {
-      kgrank::parallel_for(100, threads, [&](size_t i) {
-        if (i == 0) {
-          both.cancel();
-          throw std::runtime_error("task");
-        }
-      }, &both);
+      kgrank::parallel_for(
+          100, threads,
+          [&](size_t i) {
+            if (i == 0) {
+              both.cancel();
+              throw std::runtime_error("task");
+            }
+          },
+          &both);
     } catch (const std::runtime_error&) {
       runtime = true;
     } catch (const kgrank::Cancelled&) {

@@ -93,8 +93,11 @@ void check_slice(Interaction interaction, size_t width, size_t rel_width, std::m
     scale.resize(n);
     for (auto& s : scale) s = static_cast<T>(0.5 + u(rng) / 4);
   }
-  EmbeddingModel<T> whole{interaction, ComplexLayout::Halves, ent.data(), rel.data(), n, nr, width, rel_width, 1.0,
-                          scale.empty() ? nullptr : scale.data()};
+  EmbeddingModel<T> whole{interaction, ComplexLayout::Halves,
+                          ent.data(),  rel.data(),
+                          n,           nr,
+                          width,       rel_width,
+                          1.0,         scale.empty() ? nullptr : scale.data()};
   std::vector<int32_t> anchor(rows), relation(rows), excl;
   std::vector<uint32_t> off(rows + 1, 0);
   std::vector<T> anchor_rows(rows * width), anchor_scale;

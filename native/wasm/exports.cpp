@@ -26,9 +26,25 @@ kgrank::CountOptions one_thread() {
 // meta: interaction, layout, numEntities, entityWidth, numRelations, relationWidth, phaseScale, headSide,
 // entityOffset (the addon's meta argument). ptr: the addresses (0 = none) and counts below, in this order.
 enum Ptr : int {
-  kEntity, kRelation, kEntityScale, kAnchorRows, kAnchorScale, kAnchor, kRelationIds, kTruth, kCandidates,
-  kNumCandidates, kNegatives, kNegativesPerRow, kExcludeOffsets, kExcludeIds, kTrueScores, kRows, kSetOffsets,
-  kSetIds, kPtrCount
+  kEntity,
+  kRelation,
+  kEntityScale,
+  kAnchorRows,
+  kAnchorScale,
+  kAnchor,
+  kRelationIds,
+  kTruth,
+  kCandidates,
+  kNumCandidates,
+  kNegatives,
+  kNegativesPerRow,
+  kExcludeOffsets,
+  kExcludeIds,
+  kTrueScores,
+  kRows,
+  kSetOffsets,
+  kSetIds,
+  kPtrCount
 };
 
 template <class T>
@@ -122,8 +138,8 @@ void kg_count_f64(const double* s, size_t rows, size_t cols, const double* t, do
   kgrank::count_rows(s, rows, cols, t, g, e, n, one_thread());
 }
 KG_EXPORT(kg_count_by_index_f32)
-void kg_count_by_index_f32(const float* s, size_t rows, size_t cols, const int32_t* idx, float* t, double* g,
-                           double* e, double* n) {
+void kg_count_by_index_f32(const float* s, size_t rows, size_t cols, const int32_t* idx, float* t, double* g, double* e,
+                           double* n) {
   kgrank::count_rows_by_index(s, rows, cols, idx, t, g, e, n, one_thread());
 }
 KG_EXPORT(kg_count_by_index_f64)
@@ -153,14 +169,14 @@ KG_EXPORT(kg_rank_embeddings) int kg_rank_embeddings(int wide, const double* met
 }
 
 // top_k_embeddings of [begin, end) into ids and scores (rows x k); returns the status code.
-KG_EXPORT(kg_top_k) int kg_top_k(int wide, const double* meta, const uint32_t* ptr, size_t k, size_t begin,
-                                 size_t end, int32_t* ids, double* scores) {
+KG_EXPORT(kg_top_k)
+int kg_top_k(int wide, const double* meta, const uint32_t* ptr, size_t k, size_t begin, size_t end, int32_t* ids,
+             double* scores) {
   const kgrank::EmbeddingQueries q = queries_of(meta, ptr);
-  const kgrank::Status s =
-      wide ? kgrank::top_k_embeddings<double>(model_of<double>(meta, ptr), q, k, begin, end, ids, scores,
-                                              kgrank::SimdLevel::Scalar, 1)
-           : kgrank::top_k_embeddings<float>(model_of<float>(meta, ptr), q, k, begin, end, ids, scores,
-                                             kgrank::SimdLevel::Scalar, 1);
+  const kgrank::Status s = wide ? kgrank::top_k_embeddings<double>(model_of<double>(meta, ptr), q, k, begin, end, ids,
+                                                                   scores, kgrank::SimdLevel::Scalar, 1)
+                                : kgrank::top_k_embeddings<float>(model_of<float>(meta, ptr), q, k, begin, end, ids,
+                                                                  scores, kgrank::SimdLevel::Scalar, 1);
   return static_cast<int>(s.code);
 }
 
@@ -173,7 +189,7 @@ KG_EXPORT(kg_score_relations) int kg_score_relations(int wide, const double* met
   const kgrank::Status s =
       wide ? kgrank::score_relations<double>(model_of<double>(meta, ptr), rows, heads, tails,
                                              static_cast<double*>(scores), kgrank::SimdLevel::Scalar, 1)
-           : kgrank::score_relations<float>(model_of<float>(meta, ptr), rows, heads, tails,
-                                            static_cast<float*>(scores), kgrank::SimdLevel::Scalar, 1);
+           : kgrank::score_relations<float>(model_of<float>(meta, ptr), rows, heads, tails, static_cast<float*>(scores),
+                                            kgrank::SimdLevel::Scalar, 1);
   return static_cast<int>(s.code);
 }
