@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <string>
 #include <type_traits>
 #include <vector>
+#include <string>
 
 #include "../core/aggregate.h"
 #include "../core/expectation.h"

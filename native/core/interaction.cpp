@@ -39,10 +39,10 @@
 #include <algorithm>
 #include <atomic>
 #include <bitset>
+#include <utility>
 #include <cmath>
 #include <exception>
 #include <limits>
-#include <utility>
 #include <vector>
 
 #include "except.h"

@@ -13,9 +13,9 @@
 // (The packing + micro-kernel layout follows the usual GEMM structure, e.g. BLIS's "packed panels, MR x NR
 // register block"; nothing is copied from it.)
 #pragma once
-#include <bitset>
 #include <cstddef>
 #include <cstdint>
+#include <bitset>
 
 #include "interaction.h"
 

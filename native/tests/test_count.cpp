@@ -1,8 +1,8 @@
 // Unit tests of the counting kernels: every ISA level this CPU supports, against a plain loop, on lengths that hit
 // every tail path, special values (NaN, +-0, +-Inf, subnormals), both element types, and both thread splits.
 #include <cmath>
-#include <cstdint>
 #include <cstdio>
+#include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
+#include <cstdio>
 #include <vector>
 
 #include "check.h"

@@ -1,11 +1,11 @@
 // Unit tests of the metric numerics in native/core (harmonic, aggregate, expectation, sampling).
-#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <limits>
-#include <map>
 #include <random>
+#include <cstdio>
+#include <limits>
+#include <algorithm>
+#include <map>
 #include <vector>
 
 #include "aggregate.h"
@@ -16,8 +16,8 @@
 #include "rank_sums.h"
 #include "resample.h"
 #include "resample_reference.h"
-#include "sampling.h"
 #include "simd.h"
+#include "sampling.h"
 
 namespace {
 
