@@ -213,7 +213,8 @@ describe(`typed candidates in files and the CLI on ${backendLabel}`, () => {
     }
     writeFileSync(path.join(dir, "sparse.tsv"), lines.join("\n") + "\n");
     for (const sets of ["train", "sparse.tsv"]) {
-      for (const filter of [[], ["--filter", "none"]]) {
+      // --metrics all / a list: the typed evaluator takes the metrics the main one takes, whatever the score source.
+      for (const filter of [[], ["--filter", "none"], ["--metrics", "all"], ["--metrics", "mrr,hits@10"]]) {
         const common = ["evaluate", "--dataset", "nations", "--constrain-candidates", sets, ...filter];
         const fromModel = await kgrank([...common, "--model-dir", "model", "--format", "json", "-q"], dir);
         expect(fromModel.status, fromModel.stderr).toBe(0);

@@ -299,6 +299,32 @@ function candidateSetsFlag(value: string, ds: Dataset): CandidateSets {
   });
 }
 
+/**
+ * --constrain-candidates: a second evaluator that ranks the same rows against the typed candidates, with the main
+ * evaluator's filter, sides, cut-offs and metrics; null without the flag. One for every score source (files, the
+ * frequency baseline, a model's embeddings), so that the two protocols are configured alike.
+ */
+function typedCandidatesEvaluator(
+  opts: EvaluateOptions,
+  ds: Dataset,
+  filterTriples: Int32Array[] | undefined,
+  sides: TaskSide[],
+  rows: Int32Array,
+): RankEvaluator | null {
+  if (!opts.constrainCandidates) return null;
+  const sets = candidateSetsFlag(opts.constrainCandidates, ds);
+  checkCandidateSets(sets, rows, sides, ds);
+  return new RankEvaluator({
+    numEntities: ds.numEntities,
+    numRelations: ds.numRelations,
+    filterTriples,
+    sides: sides.length === 2 ? "both" : sides[0],
+    ks: opts.ks,
+    metrics: evaluatorMetrics(opts.metrics),
+    candidates: sets,
+  });
+}
+
 /** The path of the constrained state beside --save-state FILE: FILE with ".constrained" before its extension. */
 function constrainedStatePath(file: string): string {
   const ext = path.extname(file);
@@ -565,19 +591,7 @@ async function evaluateScores(run: RunContext): Promise<void> {
     ks: opts.ks,
     metrics: evaluatorMetrics(opts.metrics),
   });
-  const sets = opts.constrainCandidates ? candidateSetsFlag(opts.constrainCandidates, ds) : null;
-  if (sets) checkCandidateSets(sets, evaluated.subarray(3 * lo, 3 * hi), sides, ds);
-  const constrained = sets
-    ? new RankEvaluator({
-        numEntities: n,
-        numRelations: ds.numRelations,
-        filterTriples: filter.triples,
-        sides: sides.length === 2 ? "both" : sides[0],
-        ks: opts.ks,
-        metrics: evaluatorMetrics(opts.metrics),
-        candidates: sets,
-      })
-    : null;
+  const constrained = typedCandidatesEvaluator(opts, ds, filter.triples, sides, evaluated.subarray(3 * lo, 3 * hi));
   const scorer = fromFiles ? null : new FrequencyBaseline(ds.splits.train, n, ds.numRelations);
   const batch = ROWS_PER_BATCH(n);
   const progress = new Progress(
@@ -799,20 +813,7 @@ async function evaluateModel(run: RunContext): Promise<void> {
     metrics: evaluatorMetrics(opts.metrics),
     ...(opts.entityShard ? { entityShard: opts.entityShard } : {}),
   });
-  // --constrain-candidates: a second evaluator ranks the same rows against the typed candidates.
-  const sets = opts.constrainCandidates ? candidateSetsFlag(opts.constrainCandidates, ds) : null;
-  if (sets) checkCandidateSets(sets, evaluated.subarray(3 * lo, 3 * hi), sides, ds);
-  const constrained = sets
-    ? new RankEvaluator({
-        numEntities: n,
-        numRelations: ds.numRelations,
-        filterTriples: filter.triples,
-        sides: sides.length === 2 ? "both" : sides[0],
-        ks: opts.ks,
-        metrics: opts.metrics,
-        candidates: sets,
-      })
-    : null;
+  const constrained = typedCandidatesEvaluator(opts, ds, filter.triples, sides, evaluated.subarray(3 * lo, 3 * hi));
   const label =
     `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}` +
     `${opts.entityShard ? ` entity shard ${opts.entityShard.index}/${opts.entityShard.count}` : ""} from embeddings`;
