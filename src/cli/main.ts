@@ -13,7 +13,8 @@ import { KgrankError, KgrankInputError } from "../checks/errors";
 import { removePendingFiles } from "../io/atomic";
 
 import { adjustCommand, estimateFullCommand, expectationsCommand, infoCommand, metricsCommand } from "./commands";
-import { evaluateRun, type EvaluateOptions } from "../run/evaluate-run";
+import { evaluateRun } from "../run/evaluate-run";
+import type { EvaluateOptions } from "../run/evaluate/options";
 import { datasetOptions, evaluateFlags, evaluateRunFlags, givenKeys, modelFlags } from "../run/flags";
 import {
   combineRun,

@@ -9,7 +9,7 @@ import { Command, CommanderError, Option } from "commander";
 import { KgrankError } from "../checks/errors";
 
 import { estimatorsArg, negativesFromArg, sampleSizeArg, sidesArg, stratifyArg } from "./datasets";
-import type { EvaluateOptions } from "./evaluate-run";
+import type { EvaluateOptions } from "./evaluate/options";
 import {
   formatOption,
   intArg,

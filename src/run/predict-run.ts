@@ -21,7 +21,7 @@ import { predictTopKAsync } from "../scoring/top-k";
 
 import { expectShape, readIdTriples } from "./arrays";
 import { datasetFromAsync, filterSplits } from "./datasets";
-import { cliModelError, loadModelWithin, memoryNotice, type ModelFlagOptions } from "./evaluate-run";
+import { cliModelError, loadModelWithin, memoryNotice, type ModelFlagOptions } from "./model-flags";
 import { fmt, json } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";

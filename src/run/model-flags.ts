@@ -1,0 +1,108 @@
+/**
+ * The model flags (--model-dir, --interaction and the embedding files) shared by `kgrank evaluate` and `kgrank
+ * predict`: the model they name, loaded within --memory, and the library's errors about it named as those flags.
+ */
+import { KgrankInputError } from "../checks/errors";
+import { loadEmbeddingModel, type LoadEmbeddingModelOptions } from "../io/model-dir";
+import { formatBytes, type StreamPlan } from "../scoring/entity-chunks";
+import type { ComplexLayout, EmbeddingModel, InteractionName } from "../scoring/embedding-model";
+import type { Out } from "./out";
+
+/**
+ * --memory's notice when the budget reads the entity table more than once (each pass serves one block of queries), with
+ * the budget that reads it once; nothing with --quiet or one pass.
+ */
+export function memoryNotice(out: Out, quiet: boolean | undefined): ((plan: StreamPlan) => void) | undefined {
+  if (quiet) return undefined;
+  return (plan) => {
+    if (plan.passes <= 1) return;
+    const size = (n: number, up = false) => formatBytes(n, up).replace(" ", "");
+    out.stderr(
+      `kgrank: --memory ${size(plan.budget)} reads the entity table ${plan.passes} times (${plan.blockRows} queries ` +
+        `per pass, ${plan.chunks} reads of ${plan.chunkRows} rows each); --memory ${size(plan.onePassBudget, true)} ` +
+        `reads it once\n`,
+    );
+  };
+}
+
+/** The model flags (modelFlags in ./flags.ts) as parsed: evaluate's and predict's. */
+export interface ModelFlagOptions {
+  modelDir?: string;
+  interaction?: string;
+  entityEmbeddings?: string;
+  relationEmbeddings?: string;
+  entityIds?: string;
+  relationIds?: string;
+  complexLayout?: string;
+  precision?: string;
+}
+/**
+ * The library's errors about a model as the CLI names them: `model` (a score that overflowed) becomes the flags that
+ * gave the model, `negatives` --negatives-ids, and the precision option its flag (errorLine maps the other argument
+ * names: entityEmbeddings, interaction, ...).
+ */
+export function cliModelError(e: unknown, opts: Pick<ModelFlagOptions, "modelDir">): unknown {
+  if (!(e instanceof KgrankInputError)) return e;
+  const argument =
+    e.argument === "model"
+      ? opts.modelDir
+        ? "--model-dir"
+        : "--entity-embeddings / --relation-embeddings"
+      : e.argument === "negatives"
+        ? "--negatives-ids"
+        : e.argument;
+  const text = e.message.slice(e.argument.length + 2);
+  const cli = text
+    .replaceAll('precision: "float64"', "--precision float64")
+    .replace(/or read it into memory$/, "or leave --memory out to read it into memory");
+  return argument === e.argument && cli === text ? e : new KgrankInputError(argument, cli);
+}
+
+/** The model the model flags (modelFlags in ./flags.ts) name, for the dataset's labels; errors name the flags. */
+function loadModelFlags(
+  opts: ModelFlagOptions,
+  ds: { entityLabels: readonly string[]; relationLabels: readonly string[] },
+  extra: Partial<Pick<LoadEmbeddingModelOptions, "mayRead" | "streamEntities">> = {},
+): EmbeddingModel {
+  return withModelFlags(opts, () =>
+    loadEmbeddingModel({
+      modelDir: opts.modelDir,
+      interaction: opts.interaction as InteractionName | undefined,
+      entityEmbeddings: opts.entityEmbeddings,
+      relationEmbeddings: opts.relationEmbeddings,
+      entityIds: opts.entityIds,
+      relationIds: opts.relationIds,
+      complexLayout: opts.complexLayout as ComplexLayout | undefined,
+      precision: opts.precision as "float32" | "float64" | undefined,
+      entityLabels: ds.entityLabels,
+      relationLabels: ds.relationLabels,
+      ...extra,
+    }),
+  );
+}
+
+/**
+ * The model of the flags with --memory: its entity table opened to be read in chunks (checked as such), then read
+ * into memory when it takes at most half the budget (the rest left to the filter index and the query rows), so a
+ * budget the table fits never costs more memory than no budget; without --memory, in memory.
+ */
+export function loadModelWithin(
+  opts: ModelFlagOptions,
+  ds: { entityLabels: readonly string[]; relationLabels: readonly string[] },
+  memory: number | undefined,
+  extra: Partial<Pick<LoadEmbeddingModelOptions, "mayRead">> = {},
+): EmbeddingModel {
+  if (memory === undefined) return loadModelFlags(opts, ds, extra);
+  const streamed = loadModelFlags(opts, ds, { ...extra, streamEntities: true });
+  const source = streamed.entitySource!;
+  const bytes = source.rows * source.cols * (streamed.precision === "float64" ? 8 : 4);
+  return bytes <= memory / 2 ? loadModelFlags(opts, ds, extra) : streamed;
+}
+
+function withModelFlags<T>(opts: Pick<ModelFlagOptions, "modelDir">, load: () => T): T {
+  try {
+    return load();
+  } catch (e) {
+    throw cliModelError(e, opts);
+  }
+}
