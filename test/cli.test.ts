@@ -27,7 +27,7 @@ import {
 import { writeNpz } from "../src/io/npz-write";
 import type { KgrankError } from "../src/checks/errors";
 import { errorLine } from "../src/run/flag-parsers";
-import { parseEvaluateArgs } from "../src/run/flags";
+import { parseEvaluateArgs } from "../src/run/flags/evaluate";
 import { expectUserError, kgrank as runIn, type Run } from "./helpers/cli";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
 import { tempDir } from "./helpers/temp";

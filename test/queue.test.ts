@@ -13,7 +13,7 @@ import * as path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { pathFlags } from "../src/run/flags";
+import { pathFlags } from "../src/run/flags/evaluate";
 import { parseShardJobData, readRoots } from "../src/run/job-data";
 import { redisConnection, runArgs, submitRun } from "../src/run/queue";
 import { KgrankInputError } from "../src/index";

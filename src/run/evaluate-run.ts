@@ -1,9 +1,11 @@
 /**
  * One evaluation run, from typed options: what `kgrank evaluate` runs (the CLI parses the flags) and what a queue
- * worker runs for a shard job (run/flags.ts parseEvaluateArgs). Checks the options that do not mix, ranks a split
- * from one of its score sources (the frequency baseline, score files, sampled negatives' scores, a model's
- * embeddings, or dataset-free sampled scores), names rows of the user's files in errors, then saves the state
- * (--save-state; a shard stops there), finalizes, writes --ranks-out and prints through run/render.ts.
+ * worker runs for a shard job (run/flags/evaluate.ts parseEvaluateArgs). Checks the options that do not mix
+ * (evaluate/checks.ts), then hands the run to its score source: the frequency baseline or score files
+ * (evaluate/score-files.ts), a model's embeddings (evaluate/model.ts), dataset-free sampled scores
+ * (evaluate/scores-only.ts), a temporal KG (temporal-run.ts) or --workers' shard processes (workers.ts). Each opens
+ * the run (evaluate/context.ts) and ends it alike (evaluate/finish.ts: --save-state, finalize, --ranks-out, the
+ * results printed through run/render.ts).
  */
 import { KgrankInputError } from "../checks/errors";
 import { modelDirDataset } from "../io/model-dir";

@@ -12,7 +12,7 @@ import { entityShardOf } from "../checks/validate";
 import { implicitDatasetDir } from "../io/datasets";
 import { quoted } from "../text/suggest";
 
-import { parseEvaluateArgs, pathFlags } from "./flags";
+import { parseEvaluateArgs, pathFlags } from "./flags/evaluate";
 import { MAX_SHARDS } from "./shard";
 
 /** What a shard job carries: the evaluate flags of the run, its id and its shard. */

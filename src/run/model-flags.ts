@@ -25,7 +25,7 @@ export function memoryNotice(out: Out, quiet: boolean | undefined): ((plan: Stre
   };
 }
 
-/** The model flags (modelFlags in ./flags.ts) as parsed: evaluate's and predict's. */
+/** The model flags (modelFlags in ./flags/shared.ts) as parsed: evaluate's and predict's. */
 export interface ModelFlagOptions {
   modelDir?: string;
   interaction?: string;
@@ -58,7 +58,7 @@ export function cliModelError(e: unknown, opts: Pick<ModelFlagOptions, "modelDir
   return argument === e.argument && cli === text ? e : new KgrankInputError(argument, cli);
 }
 
-/** The model the model flags (modelFlags in ./flags.ts) name, for the dataset's labels; errors name the flags. */
+/** The model the model flags (modelFlags in ./flags/shared.ts) name, for the dataset's labels; errors name the flags. */
 function loadModelFlags(
   opts: ModelFlagOptions,
   ds: { entityLabels: readonly string[]; relationLabels: readonly string[] },

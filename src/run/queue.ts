@@ -30,7 +30,7 @@ import { modelDirDataset } from "../io/model-dir";
 import { evaluateRun } from "./evaluate-run";
 import { insideRoots, parseShardJobData, readRoots, realLocation, type ShardJobData, stateRoot } from "./job-data";
 import { errorLine, internalErrorLine } from "./flag-parsers";
-import { parseEvaluateArgs, pathFlags } from "./flags";
+import { parseEvaluateArgs, pathFlags } from "./flags/evaluate";
 import type { Format } from "./format";
 import { type MergedRun, mergeShards, printMerged } from "./merge";
 import { MAX_SHARDS } from "./shard";

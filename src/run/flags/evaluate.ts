@@ -1,51 +1,21 @@
 /**
- * The option definitions shared by several commands: the dataset flags and the flags that define an evaluation
- * (evaluate and submit take the same ones). In the run layer so that `kgrank submit` can read them (which flags
- * name files, to make them absolute for workers elsewhere) and a queue worker can parse a job's evaluate arguments
- * with them (parseEvaluateArgs), neither through the CLI.
+ * `kgrank evaluate`'s flags: those that define an evaluation (evaluationFlags; `kgrank submit` takes the same ones)
+ * and those of one run (its shard, state, worker processes and ranks file). In the run layer so that `kgrank submit`
+ * can read them (which flags name files, to make them absolute for workers elsewhere) and a queue worker can parse a
+ * job's evaluate arguments with them (parseEvaluateArgs), neither through the CLI.
  */
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError } from "commander";
 
-import { KgrankError } from "../checks/errors";
+import { KgrankError } from "../../checks/errors";
 
-import { estimatorsArg, negativesFromArg, sampleSizeArg, sidesArg, stratifyArg } from "./datasets";
-import type { EvaluateOptions } from "./evaluate/options";
-import {
-  formatOption,
-  intArg,
-  ksOption,
-  listArg,
-  metricsArg,
-  outputOption,
-  quietOption,
-  sizeArg,
-  splitArg,
-  SEED_MAX,
-  usageLine,
-} from "./flag-parsers";
-import { entityShardArg, shardArg } from "./shard";
-
-export function datasetOptions(cmd: Command, splitDefault = "test"): Command {
-  return cmd
-    .option(
-      "--dataset <name>",
-      "nations, kinships, umls (bundled); fb15k-237, wn18rr, codex-s, codex-m (from --dataset-dir)",
-    )
-    .option(
-      "--dataset-dir <dir>",
-      "folder with NAME/{train,valid,test}.tsv, or one dataset's own folder (default: $KGRANK_DATASETS or ./datasets)",
-    )
-    .addOption(new Option("--split <split>", "split to evaluate").argParser(splitArg).default(splitDefault))
-    .option(
-      "--filter <splits>",
-      "comma list of splits whose triples are filtered out of the candidates, or none",
-      listArg,
-      ["train", "valid", "test"],
-    );
-}
+import { estimatorsArg, negativesFromArg, sampleSizeArg, sidesArg, stratifyArg } from "../datasets";
+import type { EvaluateOptions } from "../evaluate/options";
+import { formatOption, intArg, ksOption, metricsArg, outputOption, quietOption, usageLine } from "../flag-parsers";
+import { entityShardArg, shardArg } from "../shard";
+import { bootstrapOption, datasetOptions, memoryOption, modelFlags, seedOption } from "./shared";
 
 /** The flags that define an evaluation (evaluate and submit share them). */
-export function evaluateFlags(cmd: Command): Command {
+export function evaluationFlags(cmd: Command): Command {
   return modelFlags(
     cmd
       .option(
@@ -92,11 +62,7 @@ export function evaluateFlags(cmd: Command): Command {
         )
         .option("--replacement", "with --estimate-full: the negatives were drawn with replacement"),
   )
-    .option(
-      "--memory <size>",
-      "leave the entity table on disk and read it in chunks, holding at most SIZE (e.g. 4GiB) for the table's chunks, the query rows and the filter index; a .npy or .safetensors table in the dataset's id order",
-      sizeArg("--memory"),
-    )
+    .addOption(memoryOption("the table's chunks, the query rows and the filter index"))
     .option(
       "--metrics <list>",
       "comma list of metrics to report at every rank type (names or synonyms: mrr, hits@10, amri, ...), or all (default: MRR, Hits@1/3/10, MR, AMRI and z(MRR) from realistic ranks)",
@@ -125,50 +91,28 @@ export function evaluateFlags(cmd: Command): Command {
       "evaluate a temporal KG instead: DIR holds train.txt, valid.txt, test.txt of head, relation, tail, timestamp lines (ICEWS14, ICEWS05-15, GDELT); raw, static and time-aware filtered results side by side",
     )
     .option("--by-relation", "also break the results down per relation")
-    .option(
-      "--bootstrap <n>",
-      "bootstrap percentile intervals (95%) with N replicates (2 to 1e6)",
-      intArg("--bootstrap", 2, 1e6),
-    )
-    .option("--seed <n>", "seed of the bootstrap and of --sample-tasks", intArg("--seed", 0, SEED_MAX), 0)
+    .addOption(bootstrapOption("bootstrap percentile intervals (95%) with N replicates (2 to 1e6)"))
+    .addOption(seedOption("the bootstrap and of --sample-tasks"))
     .addOption(quietOption());
 }
 
-/**
- * The flags that give a model by its embeddings (evaluate, submit and predict share them); `between` adds a
- * command's own flags after --relation-ids, where evaluate lists --negatives-ids.
- */
-export function modelFlags(cmd: Command, between: (c: Command) => Command = (c) => c): Command {
-  return between(
-    cmd
-      .option(
-        "--model-dir <dir>",
-        "rank from a trained model's embeddings: a directory with config.json (OGB KnowledgeGraphEmbedding or DGL-KE layout)",
-      )
-      .option(
-        "--interaction <name>",
-        "score from embeddings with this interaction: transe-l1, transe-l2, distmult, complex, rotate (OGB's), rotate-l2 (PyKEEN's RotatE), pairre",
-      )
-      .option("--entity-embeddings <file>", "entity embeddings (.npy/.npz/.safetensors, rows x dim, float32/float64)")
-      .option(
-        "--relation-embeddings <file>",
-        "relation embeddings (rows x dim; RotatE phases: dim / 2; PairRE: 2 x dim)",
-      )
-      .option(
-        "--entity-ids <file>",
-        'the label of each entity embedding row ("label" or "id<TAB>label" per line), when rows are not in the dataset\'s id order',
-      )
-      .option("--relation-ids <file>", "the label of each relation embedding row"),
-  )
-    .option(
-      "--complex-layout <layout>",
-      "how complex vectors are stored: halves (re | im) or interleaved (re, im, ...); required for complex / rotate / rotate-l2 without a config",
-    )
-    .option("--precision <p>", "accumulation when scoring from embeddings: float32 (default) or float64");
+/** `kgrank evaluate`: its description and every flag. */
+export function evaluateFlags(program: Command): Command {
+  return evaluateRunFlags(
+    evaluationFlags(
+      datasetOptions(
+        program
+          .command("evaluate")
+          .description(
+            "rank the split's triples (both sides) and print MRR, Hits@1/3/10, MR, AMRI and z(MRR) with their random expectation (--metrics all: every metric and rank type); default: bundled Nations test with a frequency baseline",
+          ),
+      ),
+    ),
+  );
 }
 
 /** The flags of one evaluate run beside those that define it: its shard, state, worker processes and ranks file. */
-export function evaluateRunFlags(cmd: Command): Command {
+function evaluateRunFlags(cmd: Command): Command {
   return cmd
     .option(
       "--shard <I/N>",
@@ -203,7 +147,7 @@ export function evaluateRunFlags(cmd: Command): Command {
  * `kgrank evaluate`.
  */
 export function parseEvaluateArgs(args: string[]): EvaluateOptions {
-  const cmd = evaluateRunFlags(evaluateFlags(datasetOptions(new Command("evaluate"))))
+  const cmd = evaluateRunFlags(evaluationFlags(datasetOptions(new Command("evaluate"))))
     .exitOverride()
     .configureOutput({ writeOut: () => undefined, writeErr: () => undefined });
   const argv = args[0] === "evaluate" ? args : ["evaluate", ...args];
@@ -221,7 +165,7 @@ export function parseEvaluateArgs(args: string[]): EvaluateOptions {
  * or <dir>), read off the definitions above so that the list cannot drift from them.
  */
 export function pathFlags(): string[] {
-  const cmd = evaluateFlags(datasetOptions(new Command("evaluate")));
+  const cmd = evaluationFlags(datasetOptions(new Command("evaluate")));
   return cmd.options.filter((o) => /<(?:[a-z]+\|)?(?:file|dir)>/.test(o.flags) && o.long).map((o) => o.long!);
 }
 
