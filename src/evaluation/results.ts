@@ -522,6 +522,15 @@ export class RankResults {
     if (o.format !== undefined && o.format !== "table" && o.format !== "markdown") {
       throw new KgrankInputError("format", `must be "table" or "markdown", got ${describe(o.format)}`);
     }
+    const view = this.tableView(digits);
+    return `${table(o.format === "markdown" ? "markdown" : "table", view.header, view.rows)}\n\n${view.footer}`;
+  }
+
+  /**
+   * What toTable() shows, before it is laid out: the header, the rows of formatted cells and the footer. The CLI's
+   * views (src/run/evaluation-view.ts) take it apart; not part of the public surface (digits checked by toTable).
+   */
+  tableView(digits: number): { header: string[]; rows: string[][]; footer: string } {
     const values = this.#data.values;
     const intervals = this.#data.intervals;
     const cols: [ResultSide, ResultRankType][] = [];
@@ -563,9 +572,8 @@ export class RankResults {
     ];
     const i = this.#data.info;
     const boot = this.#data.bootstrap;
-    return (
-      table(o.format === "markdown" ? "markdown" : "table", header, rows) +
-      `\n\n${i.tasks.head} head and ${i.tasks.tail} tail tasks` +
+    const footer =
+      `${i.tasks.head} head and ${i.tasks.tail} tail tasks` +
       (i.tasks.relation !== undefined ? `, ${i.tasks.relation} relation tasks` : "") +
       (i.skipped.head + i.skipped.tail ? ` (${i.skipped.head + i.skipped.tail} skipped by restriction)` : "") +
       `; ${i.filtered ? `filtered by ${knownTriples(i)} known triples` : "unfiltered"}; ${i.weighting} weighting.` +
@@ -577,8 +585,8 @@ export class RankResults {
       (relationE ? ` "relation": (h, ?, t) tasks ranked among the relations, never pooled into "both".` : "") +
       (boot
         ? ` Brackets: ${boot.confidenceLevel * 100}% bootstrap percentile intervals over tasks (${boot.samples} replicates, seed ${boot.seed}).`
-        : "")
-    );
+        : "");
+    return { header, rows, footer };
   }
 
   /** toTable() as a markdown table. */
