@@ -5,6 +5,12 @@
  *
  * The evaluator only keeps the books: inputs are checked in ./inputs, tasks selected in ./selection, score batches
  * ranked in ./score-batch, weights in ./weighting, results in ./finalize + ./tabulate (ARCHITECTURE.md: one batch).
+ *
+ * Why one file of ~790 lines: what is left here is the one public class, and its methods (add, addModel,
+ * addSampled, addRanks, addRelationScores and their sync forms, chunked, serialize / merge, finalize) share its
+ * private books: the tickets that record concurrent batches in call order, the per-side task buffers, the filter
+ * index handles and the restored state's header. Each method is short and hands its work to the modules above;
+ * moving methods to other files would mean exposing those books to them, which is what keeps them consistent.
  */
 import { backendInfo, kernels } from "../backend/backend";
 import { KgrankInputError, KgrankStateError, watchDetach } from "../checks/errors";
