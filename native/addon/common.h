@@ -13,6 +13,7 @@
 #include "../core/count.h"
 #include "../core/simd.h"
 #include "../core/status.h"
+#include "enums.h"
 
 namespace kgrank_addon {
 
@@ -86,7 +87,7 @@ inline unsigned threads_arg(const Napi::CallbackInfo& info, size_t index) {
 inline CountOptions options_arg(const Napi::CallbackInfo& info, size_t simd_index, size_t threads_index) {
   CountOptions opt;
   const size_t level = size_arg(info, simd_index, "simd", 0);
-  if (level > 3 || !kgrank::simd_supported(static_cast<SimdLevel>(level))) {
+  if (level >= enum_count<SimdLevel>() || !kgrank::simd_supported(static_cast<SimdLevel>(level))) {
     throw_range(info.Env(), "simd level " + std::to_string(level) +
                                 " is not supported here (supported: " + kgrank::supported_simd_list() + ")");
   }
