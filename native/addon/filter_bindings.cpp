@@ -336,12 +336,15 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     sets.offsets = static_cast<const uint32_t*>(raw_data(offsets));
     sets.ids = static_cast<const uint32_t*>(raw_data(ids));
     sets.size = ids.ElementLength();
-    if (set_args.has("bits") || set_args.has("bitsAt")) {
-      Napi::TypedArray bits = set_args.typed("bits", napi_uint16_array);
-      Napi::TypedArray bitsAt = set_args.typed("bitsAt", napi_int32_array);
-      expect_length(set_args, "bitsAt", bitsAt, static_cast<size_t>(index_.num_relations()), "numRelations entries");
+    Napi::TypedArray bits = set_args.optional_typed("bits", napi_uint16_array);
+    Napi::TypedArray bits_at = set_args.optional_typed("bitsAt", napi_int32_array);
+    if (bits.IsEmpty() != bits_at.IsEmpty()) {
+      set_args.range_error(bits.IsEmpty() ? "bitsAt" : "bits", "needs the other of bits and bitsAt");
+    }
+    if (!bits.IsEmpty()) {
+      expect_length(set_args, "bitsAt", bits_at, static_cast<size_t>(index_.num_relations()), "numRelations entries");
       sets.bits = static_cast<const uint16_t*>(raw_data(bits));
-      sets.bits_at = static_cast<const int32_t*>(raw_data(bitsAt));
+      sets.bits_at = static_cast<const int32_t*>(raw_data(bits_at));
       sets.bits_size = bits.ElementLength();
     }
     const OneCallOut o = one_call_out(args, b);

@@ -275,7 +275,8 @@ function tryLoadAddon(): AddonLoad {
 /** The fallback, with failed typed-array allocations raised as KgrankMemoryError (as the addon's). */
 const tsKernels: Kernels = withMemoryErrors(fallbackKernels);
 
-const SIMD_CODES: Record<SimdLevel, number> = { scalar: 0, avx2: 1, avx512: 2, neon: 3 };
+/** The codes of native/core/simd.h SimdLevel (test/enums.test.ts compares). */
+export const SIMD_CODES: Readonly<Record<SimdLevel, number>> = { scalar: 0, avx2: 1, avx512: 2, neon: 3 };
 
 /**
  * Native kernels at a fixed SIMD level and default thread count. Also used by bench/count.bench.mjs, through dist/.
