@@ -189,7 +189,10 @@ class Args {
 
  private:
   Args(const Args& parent, const char* field, Napi::Object obj)
-      : env_(parent.env_), obj_(obj), call_(parent.call_), prefix_(parent.prefix_ + field + "."),
+      : env_(parent.env_),
+        obj_(obj),
+        call_(parent.call_),
+        prefix_(parent.prefix_ + field + "."),
         arrays_(parent.arrays_) {}
 
   Napi::TypedArray keep(const std::string& field, Napi::TypedArray a) const {

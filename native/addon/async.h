@@ -100,8 +100,9 @@ inline Napi::Value JobProgress(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// Input bytes (or, for the embedding job, multiply-adds) a slice works through before the event loop turns again:
-// about 4 ms of dense counting at 16 GB/s. Rows are independent in every job, so slicing never changes a result.
+// Input bytes (or, for the embedding job, multiply-adds) a slice works through before the event loop turns again
+// (what that is in time: BENCHMARKS.md, "Notes moved from the kernel sources", async.h). Rows are independent in every
+// job, so slicing never changes a result.
 constexpr size_t kSliceBytes = size_t{64} << 20;
 
 // The Job interface below for a job over `rows` rows of `cols` scores (float32 or float64, `type`) with a

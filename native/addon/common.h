@@ -1,6 +1,8 @@
-// Argument conversion and checks shared by the binding files, and the one way a core Status reaches JavaScript
-// (throw_status). Errors thrown here reach JavaScript as TypeError / RangeError with code "KGRANK_INPUT"; the
-// TypeScript facade validates first, so the argument checks are a second line.
+// What the binding files share: the error conventions, the one way a core Status reaches JavaScript (throw_status),
+// the guard around every binding, and the positional readers of the few calls of one or two plain values (the
+// probes, dispatchInfo, firstNonFinite, the parser); every other call reads one record by name (args.h). Errors thrown
+// here reach JavaScript as TypeError / RangeError with code "KGRANK_INPUT"; the TypeScript facade validates first, so
+// the argument checks are a second line.
 #pragma once
 #include <napi.h>
 

@@ -27,14 +27,15 @@ struct EnumEntry {
 template <class E>
 struct EnumTable;
 
-#define KGRANK_ENUM_TABLE(Type, Label, ...)                          \
-  template <>                                                        \
-  struct EnumTable<Type> {                                           \
-    static constexpr const char* label = Label;                      \
-    static constexpr EnumEntry entries[] = {__VA_ARGS__};            \
+#define KGRANK_ENUM_TABLE(Type, Label, ...)                            \
+  template <>                                                          \
+  struct EnumTable<Type> {                                             \
+    static constexpr const char* label = Label;                        \
+    static constexpr EnumEntry entries[] = {__VA_ARGS__};              \
     static constexpr size_t size = sizeof(entries) / sizeof(*entries); \
   }
-#define KGRANK_ENTRY(Type, Name) EnumEntry{#Name, static_cast<int>(Type::Name)}
+#define KGRANK_ENTRY(Type, Name) \
+  EnumEntry { #Name, static_cast < int>(Type::Name) }
 
 KGRANK_ENUM_TABLE(kgrank::Interaction, "Interaction", KGRANK_ENTRY(kgrank::Interaction, TransEL1),
                   KGRANK_ENTRY(kgrank::Interaction, TransEL2), KGRANK_ENTRY(kgrank::Interaction, DistMult),
