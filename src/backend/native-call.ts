@@ -38,7 +38,7 @@ export function nativeCall<T>(argument: string, run: () => T): T {
 }
 
 /** The same for an async binding: both its synchronous throw and its rejection. */
-export function nativeCallAsync<T>(argument: string, run: () => Promise<T>): Promise<T> {
+function nativeCallAsync<T>(argument: string, run: () => Promise<T>): Promise<T> {
   try {
     return run().catch((e: unknown) => {
       throw nativeError(e, argument);

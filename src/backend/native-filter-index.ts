@@ -30,7 +30,7 @@ import {
 } from "./native-call";
 
 /** What `new addon.FilterIndex(record)` returns: each method takes one record (src/contract/addon.ts). */
-export interface NativeFilterIndex {
+interface NativeFilterIndex {
   answers(args: AnswersArgs): Int32Array;
   missing(args: MissingArgs): number;
   answerCounts(args: AnswerCountsArgs): void;

@@ -8,7 +8,7 @@
 import type { EmbeddingRankInput, FloatArray } from "./kernels";
 
 /** The SIMD level code (native/core/simd.h SimdLevel) and thread count (0 = hardware threads) of a kernel call. */
-export interface KernelOptions {
+interface KernelOptions {
   simd: number;
   threads: number;
 }
@@ -189,7 +189,7 @@ export interface GeneralizedHarmonicArgs {
 }
 
 /** An embedding model as the core reads it (native/core/interaction.h EmbeddingModel). */
-export interface EmbeddingModelArgs {
+interface EmbeddingModelArgs {
   /** Interaction code (src/scoring/embedding-model.ts INTERACTION_CODES). */
   interaction: number;
   /** ComplexLayout: 0 = halves, 1 = interleaved. */
@@ -210,7 +210,7 @@ export interface EmbeddingModelArgs {
 }
 
 /** The queries of an embedding call (native/core/interaction.h EmbeddingQueries), one per row. */
-export interface EmbeddingQueriesArgs {
+interface EmbeddingQueriesArgs {
   headSide: boolean;
   anchor: Int32Array;
   relation: Int32Array;
