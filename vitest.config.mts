@@ -71,6 +71,7 @@ const once = [
   "test/readme-numbers.test.ts",
   "test/status.test.ts",
   "test/enums.test.ts",
+  "test/addon-boundary.test.ts",
   "test/task-sample-coverage.test.ts",
   "test/build-native.test.ts",
   "test/example-server.test.ts",

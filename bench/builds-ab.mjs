@@ -44,13 +44,14 @@ const batches = fb15k.batches.map((b, i) => {
 });
 const filterTriples = [d.splits.train, d.splits.valid, d.splits.test];
 const indexes = addons.map((a) => ({
-  head: new a.FilterIndex(filterTriples, N, d.numRelations, 0, threads),
-  tail: new a.FilterIndex(filterTriples, N, d.numRelations, 1, threads),
+  head: new a.FilterIndex({ triples: filterTriples, numEntities: N, numRelations: d.numRelations, side: 0, threads }),
+  tail: new a.FilterIndex({ triples: filterTriples, numEntities: N, numRelations: d.numRelations, side: 1, threads }),
 }));
 const scoreBuffers = batches.map((b) => b.scores);
 const variant = probeVariant(addons[0], scoreBuffers, threads);
 const probe = () => probeRead(addons[0], scoreBuffers, threads);
 
+const opt = { simd: level.level, threads };
 const probes = [];
 const ratios = builds.map(() => ({ dense: [], filtered: [] }));
 for (let round = 0; round < rounds; round++) {
@@ -61,13 +62,15 @@ for (let round = 0; round < rounds; round++) {
     let t0 = performance.now();
     for (const b of batches) {
       const o = b.out;
-      addons[j].countScores(b.scores, N, b.thresholds, o.greater, o.equal, o.nan, level.level, threads);
+      const { greater, equal, nan } = o;
+      addons[j].countScores({ scores: b.scores, numColumns: N, thresholds: b.thresholds, greater, equal, nan, ...opt });
     }
     ratios[j].dense.push((performance.now() - t0) / p);
     t0 = performance.now();
     for (const b of batches) {
       const o = b.out;
-      indexes[j][b.side].rankTriples(b.scores, b.triples, o.keys, o.th, o.ranks, level.level, threads);
+      const { scores, triples } = b;
+      indexes[j][b.side].rankTriples({ scores, triples, keys: o.keys, thresholds: o.th, out: o.ranks, ...opt });
     }
     ratios[j].filtered.push((performance.now() - t0) / p);
   }

@@ -21,7 +21,8 @@ for (const Ctor of [Float32Array, Float64Array]) {
   for (const { level, name } of a.info().simdLevels) {
     const outs = [a, b].map((addon) => {
       const o = [new Float64Array(rows), new Float64Array(rows), new Float64Array(rows)];
-      addon.countScores(scores, cols, thresholds, ...o, level, 2);
+      const [greater, equal, nan] = o;
+      addon.countScores({ scores, numColumns: cols, thresholds, greater, equal, nan, simd: level, threads: 2 });
       return JSON.stringify(o.map((v) => Array.from(v)));
     });
     if (outs[0] !== outs[1]) throw new Error(`${Ctor.name} ${name}: the two addons disagree`);

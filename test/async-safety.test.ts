@@ -325,13 +325,22 @@ describe(`async safety on ${label}`, () => {
       const out = () => new Float64Array(2);
       let err: unknown;
       try {
-        void addon.countScoresAsync(scores, 2, new Float32Array(2), out(), out(), out(), 0, 1);
+        void addon.countScoresAsync({
+          scores,
+          numColumns: 2,
+          thresholds: new Float32Array(2),
+          greater: out(),
+          equal: out(),
+          nan: out(),
+          simd: 0,
+          threads: 1,
+        });
       } catch (e) {
         err = e;
       }
       expect(err).toBeInstanceOf(TypeError);
       expect((err as { code?: string }).code).toBe("KGRANK_INPUT");
-      expect(String((err as Error).message)).toContain("resizable");
+      expect(String((err as Error).message)).toContain('countScoresAsync: "scores" is a view of a resizable');
     },
   );
 

@@ -2,7 +2,9 @@
  * The codes C++ and TypeScript share have the same names and values on both sides: each native enum is read from its
  * header and compared with its TypeScript mirror, so a code added, removed or renumbered on one side fails here (the
  * status codes: test/status.test.ts). Names are compared after the spelling each side uses (kSumWeights = sumWeights,
- * TransEL1 = "transe-l1").
+ * TransEL1 = "transe-l1"). The addon's own tables (native/addon/enums.h, reported by info().enums), which bound every
+ * code it reads, are compared with the headers too; the fallback's score ops (a const enum, inlined) are read from
+ * its source.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -16,18 +18,26 @@ import {
   ResamplingKind,
   StatisticCode,
 } from "../src/contract/kernels";
+import { nativeAddon, SIMD_CODES } from "../src/backend/backend";
+import type { AddonEnums } from "../src/contract/addon";
 import { INTERACTION_CODES } from "../src/scoring/embedding-model";
 
 const native = (file: string) => readFileSync(path.join(__dirname, "..", "native", file), "utf8");
+const source = (file: string) => readFileSync(path.join(__dirname, "..", "src", file), "utf8");
 
 /** `NAME = value` entries of the enum `name` in `header` (comments and a trailing comma allowed). */
 function cppEnum(header: string, name: string): Record<string, number> {
   const body = new RegExp(`enum (?:class )?${name}\\s*:\\s*\\w+\\s*\\{([^}]*)\\}`).exec(header)?.[1];
-  expect(body, `enum ${name}`).toBeDefined();
+  return entriesOf(body, `enum ${name}`);
+}
+
+/** The `NAME = value` entries of an enum's body. */
+function entriesOf(body: string | undefined, what: string): Record<string, number> {
+  expect(body, what).toBeDefined();
   const entries = [...body!.replace(/\/\/[^\n]*/g, "").matchAll(/(\w+)\s*=\s*(\d+)/g)].map(
     (m) => [m[1]!, Number(m[2])] as const,
   );
-  expect(entries.length, `entries of enum ${name}`).toBeGreaterThanOrEqual(2);
+  expect(entries.length, `entries of ${what}`).toBeGreaterThanOrEqual(2);
   return Object.fromEntries(entries);
 }
 
@@ -87,4 +97,39 @@ describe("codes shared by the C++ core and TypeScript", () => {
     );
     expect({ ...AGGREGATE_FLAGS }).toEqual(bits);
   });
+
+  it("ScoreOp (interaction.h) = the fallback's Op (src/fallback/interaction.ts)", () => {
+    const body = /const enum Op \{([^}]*)\}/.exec(source("fallback/interaction.ts"))?.[1];
+    expect(entriesOf(body, "the fallback's Op")).toEqual(cppEnum(native("core/interaction.h"), "ScoreOp"));
+  });
+
+  it("SimdLevel (simd.h) = SIMD_CODES of the backend", () => {
+    expect(keyed({ ...SIMD_CODES }, plain)).toEqual(keyed(cppEnum(native("core/simd.h"), "SimdLevel"), plain));
+  });
+});
+
+describe.skipIf(nativeAddon() === null)("the addon's enum tables (native/addon/enums.h, info().enums)", () => {
+  /** Each table and the header that holds its enum. */
+  const headers: Record<keyof AddonEnums, string> = {
+    Interaction: "core/interaction.h",
+    ComplexLayout: "core/interaction.h",
+    ScoreOp: "core/interaction.h",
+    ClosedMetric: "core/expectation.h",
+    Statistic: "core/sampling.h",
+    Resampling: "core/resample.h",
+    AggregateSlot: "core/aggregate.h",
+    StatusCode: "core/status.h",
+    SimdLevel: "core/simd.h",
+  };
+  const enums = nativeAddon()?.info().enums;
+
+  it("are exactly the tables listed here", () => {
+    expect(Object.keys(enums!).sort()).toEqual(Object.keys(headers).sort());
+  });
+
+  for (const [table, header] of Object.entries(headers) as [keyof AddonEnums, string][]) {
+    it(`${table}: the table the addon checks codes against has every member of the header's enum`, () => {
+      expect({ ...enums![table] }).toEqual(cppEnum(native(header), table));
+    });
+  }
 });

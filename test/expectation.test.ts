@@ -205,7 +205,11 @@ describe("tiny candidate sets skip the addon's histogram (src/backend/native-met
           const e = mrr.expectedValue(N, w);
           expect(calls, name).toBe(want);
           // The fallback's histogram holds the same exact counts as the addon's, so the value is the same to the bit.
-          const h = original(Float64Array.from(N), w ? Float64Array.from(w) : undefined, 1) as CandidateHistogram;
+          const h = original({
+            numCandidates: Float64Array.from(N),
+            weights: w ? Float64Array.from(w) : undefined,
+            threads: 1,
+          }) as CandidateHistogram;
           expect(e, name).toBe(kernels().histogramMoments(ClosedMetricCode.InverseHarmonicMean, h, N.length, 0)[0]);
         }
       } finally {

@@ -12,6 +12,7 @@
 #include "../core/thread_pool.h"
 #include "async.h"
 #include "common.h"
+#include "enums.h"
 
 #ifndef KGRANK_VERSION
 #define KGRANK_VERSION "0.0.0"
@@ -36,7 +37,7 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   out.Set("bestSimd", static_cast<int>(kgrank::best_simd()));
   Napi::Array levels = Napi::Array::New(env);
   uint32_t k = 0;
-  for (int level = 0; level <= 3; ++level) {
+  for (int level = 0; level < static_cast<int>(kgrank_addon::enum_count<SimdLevel>()); ++level) {
     if (kgrank::simd_supported(static_cast<SimdLevel>(level))) {
       Napi::Object entry = Napi::Object::New(env);
       entry.Set("name", kgrank::simd_name(static_cast<SimdLevel>(level)));
@@ -47,6 +48,8 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
   out.Set("simdLevels", levels);
   out.Set("hardwareThreads", kgrank::hardware_threads());
   out.Set("napiVersion", NAPI_VERSION);
+  // The enums shared with TypeScript, name -> value (enums.h; test/enums.test.ts compares them with both sides).
+  out.Set("enums", kgrank_addon::enum_tables(env));
   return out;
 }
 
@@ -56,7 +59,9 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
 Napi::Value DispatchInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const size_t level = kgrank_addon::size_arg(info, 0, "simd", 0);
-  if (level > 3) kgrank_addon::throw_range(env, "simd must be 0..3");
+  if (level >= kgrank_addon::enum_count<SimdLevel>()) {
+    kgrank_addon::throw_range(env, "simd must be " + kgrank_addon::enum_names<SimdLevel>());
+  }
   Napi::Object variants = Napi::Object::New(env);
   Napi::Object last = Napi::Object::New(env);
   const kgrank::KernelTable& table = kgrank::kernel_table(static_cast<SimdLevel>(level));

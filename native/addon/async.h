@@ -16,7 +16,7 @@
 // catch-all, so an exception (std::bad_alloc of a large input) becomes a rejection (code KGRANK_MEMORY), never an
 // abort.
 //
-// Cancellation and progress: an async binding may take a job control (kernelControl(), below) as its last argument.
+// Cancellation and progress: an async binding may take a job control (kernelControl(), below) after its record.
 // The job then shares a kgrank::JobControl (native/core/thread_pool.h) with JavaScript: cancelKernel(control) sets
 // its flag from the JavaScript thread, so it is seen before the next slice (a slice is a few ms: at least one row,
 // about kSliceBytes of input); the promise then rejects with code KGRANK_CANCELLED. A job cancelled before its first
@@ -31,8 +31,10 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "../core/thread_pool.h"
+#include "args.h"
 #include "common.h"
 #include "watch.h"
 
@@ -98,8 +100,9 @@ inline Napi::Value JobProgress(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// Input bytes (or, for the embedding job, multiply-adds) a slice works through before the event loop turns again:
-// about 4 ms of dense counting at 16 GB/s. Rows are independent in every job, so slicing never changes a result.
+// Input bytes (or, for the embedding job, multiply-adds) a slice works through before the event loop turns again
+// (what that is in time: BENCHMARKS.md, "Notes moved from the kernel sources", async.h). Rows are independent in every
+// job, so slicing never changes a result.
 constexpr size_t kSliceBytes = size_t{64} << 20;
 
 // The Job interface below for a job over `rows` rows of `cols` scores (float32 or float64, `type`) with a
@@ -164,18 +167,17 @@ inline void init_async(Napi::Env env) {
 template <class Job>
 class JobWork final : public JobSlices {
  public:
-  // Queues `job` over the arguments info[0 .. arrays) and returns its promise. Throws (Napi::Error) only before
-  // anything is queued; returns an empty value, making no error, when the environment is being torn down (every
-  // call that could fail then fails).
-  static Napi::Value queue(const Napi::CallbackInfo& info, const char* name, Job&& job, size_t arrays,
+  // Queues `job` over the typed arrays `arrays` (its record's, args.h) and returns its promise. Throws
+  // (Napi::Error) only before anything is queued; returns an empty value, making no error, when the environment is
+  // being torn down (every call that could fail then fails).
+  static Napi::Value queue(Napi::Env env, const char* name, Job&& job, const std::vector<ReadArray>& arrays,
                            Napi::Value owner, JobControlPtr control) {
-    Napi::Env env = info.Env();
     Napi::Object keep = Napi::Object::New(env);
     if (!owner.IsEmpty() && !owner.IsUndefined()) keep.Set("owner", owner);
     std::unique_ptr<JobWork> self(new JobWork(std::move(job), name, std::move(control)));
-    for (size_t k = 0; k < arrays; ++k) {
-      keep.Set(static_cast<uint32_t>(k), info[k]);
-      self->watch_.add(env, info[k], k);
+    for (size_t k = 0; k < arrays.size(); ++k) {
+      keep.Set(static_cast<uint32_t>(k), Napi::Value(env, arrays[k].value));
+      self->watch_.add(env, arrays[k].value, k);
     }
     // From here the external owns the job: its finalizer frees it once the promise settled (the reference to it
     // is gone), or when the environment goes away with the job pending.
@@ -320,21 +322,22 @@ class JobWork final : public JobSlices {
   bool cancelled_ = false;
 };
 
-// Queues `job` (already checked) over the arrays info[0 .. arrays) and returns its promise; `control_index` is
-// where a job control may be passed. Views of resizable ArrayBuffers are refused: the facade passes copies of them,
-// so only a direct caller of the addon gets here, and a refusal is clearer than a job that stops when one shrinks.
+// Queues `job` (already checked, read from `args`) over the typed arrays its record yielded and returns its promise;
+// info[control_index] is where a job control may be passed. Views of resizable ArrayBuffers are refused: the facade
+// passes copies of them, so only a direct caller of the addon gets here, and a refusal is clearer than a job that
+// stops when one shrinks.
 template <class Job>
-Napi::Value queue_job(const Napi::CallbackInfo& info, const char* name, Job job, size_t arrays, size_t control_index,
+Napi::Value queue_job(const Napi::CallbackInfo& info, const Args& args, Job job, size_t control_index,
                       Napi::Value owner = Napi::Value()) {
   JobControlPtr control = control_arg(info, control_index);
-  for (size_t k = 0; k < arrays; ++k) {
-    if (InputWatch::resizable(info.Env(), info[k])) {
-      throw_type(info.Env(), "argument " + std::to_string(k) +
-                                 " is a view of a resizable ArrayBuffer, which an async " +
-                                 "job does not take (resize() could shrink it between slices): pass a copy");
+  for (const ReadArray& a : args.arrays()) {
+    if (InputWatch::resizable(info.Env(), a.value)) {
+      args.type_error(a.field.c_str(),
+                      "is a view of a resizable ArrayBuffer, which an async job does not take "
+                      "(resize() could shrink it between slices): pass a copy");
     }
   }
-  return JobWork<Job>::queue(info, name, std::move(job), arrays, owner, std::move(control));
+  return JobWork<Job>::queue(info.Env(), args.call(), std::move(job), args.arrays(), owner, std::move(control));
 }
 
 }  // namespace kgrank_addon

@@ -1,6 +1,8 @@
-// Argument conversion and checks shared by the binding files, and the one way a core Status reaches JavaScript
-// (throw_status). Errors thrown here reach JavaScript as TypeError / RangeError with code "KGRANK_INPUT"; the
-// TypeScript facade validates first, so the argument checks are a second line.
+// What the binding files share: the error conventions, the one way a core Status reaches JavaScript (throw_status),
+// the guard around every binding, and the positional readers of the few calls of one or two plain values (the
+// probes, dispatchInfo, firstNonFinite, the parser); every other call reads one record by name (args.h). Errors thrown
+// here reach JavaScript as TypeError / RangeError with code "KGRANK_INPUT"; the TypeScript facade validates first, so
+// the argument checks are a second line.
 #pragma once
 #include <napi.h>
 
@@ -13,6 +15,7 @@
 #include "../core/count.h"
 #include "../core/simd.h"
 #include "../core/status.h"
+#include "enums.h"
 
 namespace kgrank_addon {
 
@@ -86,7 +89,7 @@ inline unsigned threads_arg(const Napi::CallbackInfo& info, size_t index) {
 inline CountOptions options_arg(const Napi::CallbackInfo& info, size_t simd_index, size_t threads_index) {
   CountOptions opt;
   const size_t level = size_arg(info, simd_index, "simd", 0);
-  if (level > 3 || !kgrank::simd_supported(static_cast<SimdLevel>(level))) {
+  if (level >= enum_count<SimdLevel>() || !kgrank::simd_supported(static_cast<SimdLevel>(level))) {
     throw_range(info.Env(), "simd level " + std::to_string(level) +
                                 " is not supported here (supported: " + kgrank::supported_simd_list() + ")");
   }

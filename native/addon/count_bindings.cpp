@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "../core/count.h"
+#include "args.h"
 #include "async.h"
 #include "common.h"
 
@@ -53,30 +54,22 @@ struct CountJob : ScoreRowSlices<CountJob> {
   }
 };
 
-// Arguments: scores, numColumns, thresholds, greater, equal, nan, simd, threads; with by_index:
-// scores, numColumns, trueIndex (Int32Array), thresholdsOut, greater, equal, nan, simd, threads.
-CountJob count_job(const Napi::CallbackInfo& info, bool by_index) {
-  Napi::Env env = info.Env();
-  const size_t shift = by_index ? 1 : 0;
-  Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
+// countScores({ scores, numColumns, thresholds, greater, equal, nan, simd, threads }); countScoresByIndex: the same
+// plus trueIndex (Int32Array), thresholds then being written (src/contract/addon.ts CountScoresArgs).
+CountJob count_job(const Args& args, bool by_index) {
+  Napi::TypedArray scores = args.floats("scores");
   const napi_typedarray_type type = scores.TypedArrayType();
-  if (type != napi_float32_array && type != napi_float64_array) {
-    throw_type(env, "scores must be a Float32Array or Float64Array");
-  }
-  const size_t cols = size_arg(info, 1, "numColumns", 1);
-  Napi::TypedArray thresholds = typed_array_arg(info, 2 + shift, "thresholds");
-  if (thresholds.TypedArrayType() != type) throw_type(env, "thresholds must have the same element type as scores");
+  const size_t cols = args.size("numColumns", 1);
   const size_t length = scores.ElementLength();
-  if (length % cols != 0) throw_range(env, "scores.length must be a multiple of numColumns");
+  if (length % cols != 0) args.range_error("scores", "length must be a multiple of numColumns");
   const size_t rows = length / cols;
-  if (thresholds.ElementLength() != rows) throw_range(env, "thresholds.length must equal the number of rows");
+  Napi::TypedArray thresholds = args.typed("thresholds", type);
+  expect_length(args, "thresholds", thresholds, rows, "one element per row");
   double* outs[3];
   const char* names[3] = {"greater", "equal", "nan"};
   for (size_t k = 0; k < 3; ++k) {
-    Napi::TypedArray out = typed_array_arg(info, 3 + shift + k, names[k]);
-    if (out.TypedArrayType() != napi_float64_array || out.ElementLength() != rows) {
-      throw_type(env, std::string(names[k]) + " must be a Float64Array with one element per row");
-    }
+    Napi::TypedArray out = args.typed(names[k], napi_float64_array);
+    expect_length(args, names[k], out, rows, "one element per row");
     outs[k] = static_cast<double*>(raw_data(out));
   }
   CountJob job;
@@ -86,20 +79,19 @@ CountJob count_job(const Napi::CallbackInfo& info, bool by_index) {
   job.greater = outs[0];
   job.equal = outs[1];
   job.nan = outs[2];
-  job.options = options_arg(info, 6 + shift, 7 + shift);
+  job.options = args.options();
   job.scores = raw_data(scores);
   job.thresholds = raw_data(thresholds);
   if (by_index) {
-    Napi::TypedArray index = typed_array_arg(info, 2, "trueIndex");
-    if (index.TypedArrayType() != napi_int32_array || index.ElementLength() != rows) {
-      throw_type(env, "trueIndex must be an Int32Array with one element per row");
-    }
+    Napi::TypedArray index = args.typed("trueIndex", napi_int32_array);
+    expect_length(args, "trueIndex", index, rows, "one element per row");
     const auto* idx = static_cast<const int32_t*>(raw_data(index));
     job.true_index.assign(idx, idx + rows);
     for (size_t r = 0; r < rows; ++r) {
       const int32_t i = job.true_index[r];
       if (i < 0 || static_cast<size_t>(i) >= cols) {
-        throw_range(env, "trueIndex[" + std::to_string(r) + "] is " + std::to_string(i) + ", outside [0, numColumns)");
+        args.range_error("trueIndex[" + std::to_string(r) + "]",
+                         "is " + std::to_string(i) + ", outside [0, numColumns)");
       }
     }
   }
@@ -107,25 +99,26 @@ CountJob count_job(const Napi::CallbackInfo& info, bool by_index) {
 }
 
 Napi::Value CountScores(const Napi::CallbackInfo& info) {
-  count_job(info, false).run();
+  count_job(Args(info, "countScores"), false).run();
   return info.Env().Undefined();
 }
 
 Napi::Value CountScoresByIndex(const Napi::CallbackInfo& info) {
-  count_job(info, true).run();
+  count_job(Args(info, "countScoresByIndex"), true).run();
   return info.Env().Undefined();
 }
 
-// Every argument before the trailing simd and threads numbers is held (async.h; numColumns, a number, is ignored by
-// the pins); an optional job control follows threads.
-Napi::Value queue_count(const Napi::CallbackInfo& info, bool by_index) {
-  const size_t arrays = by_index ? 7 : 6;
-  return queue_job(info, by_index ? "countScoresByIndexAsync" : "countScoresAsync", count_job(info, by_index), arrays,
-                   arrays + 2);
+// The sync form's record, then an optional job control (async.h); every array of the record is held until the
+// promise settles.
+Napi::Value CountScoresAsync(const Napi::CallbackInfo& info) {
+  const Args args(info, "countScoresAsync");
+  return queue_job(info, args, count_job(args, false), 1);
 }
 
-Napi::Value CountScoresAsync(const Napi::CallbackInfo& info) { return queue_count(info, false); }
-Napi::Value CountScoresByIndexAsync(const Napi::CallbackInfo& info) { return queue_count(info, true); }
+Napi::Value CountScoresByIndexAsync(const Napi::CallbackInfo& info) {
+  const Args args(info, "countScoresByIndexAsync");
+  return queue_job(info, args, count_job(args, true), 1);
+}
 
 // Arguments: data (any typed array), simd, threads. Returns a checksum (mod 2^53) of the 64-bit words read.
 Napi::Value BandwidthRead(const Napi::CallbackInfo& info) {

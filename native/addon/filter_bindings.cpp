@@ -8,6 +8,7 @@
 #include "../core/constrained.h"
 #include "../core/count.h"
 #include "../core/filter_index.h"
+#include "args.h"
 #include "async.h"
 #include "common.h"
 
@@ -82,10 +83,10 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
                         &FilterIndexWrap::Guard<&FilterIndexWrap::CountFilteredRangeAsync>)});
   }
 
-  // new FilterIndex(triplesList: Int32Array[], numEntities, numRelations, side: 0 = head | 1 = tail, threads)
+  // new FilterIndex({ triples: Int32Array[], numEntities, numRelations, side: 0 = head | 1 = tail, threads })
   explicit FilterIndexWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<FilterIndexWrap>(info) {
     // The index's arrays are sized by numEntities and the triple count: a failed allocation is a typed error.
-    guarded(info.Env(), "buildFilterIndex", [&] { build(info); });
+    guarded(info.Env(), "buildFilterIndex", [&] { build(Args(info, "FilterIndex")); });
   }
 
   // Also runs while the environment is torn down: the plain call, whose failure is ignored (the Napi:: wrapper
@@ -102,28 +103,23 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     return guarded(info.Env(), "filterIndex", [&] { return (this->*Method)(info); });
   }
 
-  void build(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    if (info.Length() < 5 || !info[0].IsArray()) throw_type(env, "triples must be an array of Int32Array");
-    Napi::Array list = info[0].As<Napi::Array>();
+  void build(const Args& args) {
+    Napi::Env env = args.env();
     std::vector<kgrank::TripleSpan> spans;
-    for (uint32_t i = 0; i < list.Length(); ++i) {
-      Napi::Value v = list.Get(i);
-      if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
-        throw_type(env, "triples[" + std::to_string(i) + "] must be an Int32Array");
+    const std::vector<Napi::TypedArray> lists = args.typed_list("triples", napi_int32_array);
+    for (size_t i = 0; i < lists.size(); ++i) {
+      if (lists[i].ElementLength() % 3 != 0) {
+        args.range_error("triples[" + std::to_string(i) + "]", "length must be a multiple of 3");
       }
-      Napi::TypedArray t = v.As<Napi::TypedArray>();
-      if (t.ElementLength() % 3 != 0)
-        throw_range(env, "triples[" + std::to_string(i) + "].length must be a multiple of 3");
-      spans.push_back({static_cast<const int32_t*>(raw_data(t)), t.ElementLength() / 3});
+      spans.push_back({static_cast<const int32_t*>(raw_data(lists[i])), lists[i].ElementLength() / 3});
     }
-    const size_t entities = size_arg(info, 1, "numEntities", 1);
-    const size_t relations = size_arg(info, 2, "numRelations", 1);
-    if (entities > 2147483647u || relations > 2147483647u)
-      throw_range(env, "numEntities and numRelations must be < 2^31");
-    const size_t side = size_arg(info, 3, "side", 0);
-    if (side > 1) throw_range(env, "side must be 0 (head) or 1 (tail)");
-    const unsigned threads = threads_arg(info, 4);
+    const size_t entities = args.size("numEntities", 1);
+    const size_t relations = args.size("numRelations", 1);
+    if (entities > 2147483647u) args.range_error("numEntities", "must be < 2^31");
+    if (relations > 2147483647u) args.range_error("numRelations", "must be < 2^31");
+    const size_t side = args.size("side", 0);
+    if (side > 1) args.range_error("side", "must be 0 (head) or 1 (tail)");
+    const unsigned threads = args.threads();
     check_status(env,
                  FilterIndex::build(spans, static_cast<int32_t>(entities), static_cast<int32_t>(relations),
                                     side == 1 ? FilterIndex::Side::Tail : FilterIndex::Side::Head, threads, &index_));
@@ -132,9 +128,11 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     Napi::MemoryManagement::AdjustExternalMemory(env, external_);
   }
 
+  // answers({ anchor, relation }) -> the known answers of the key (none when an id is out of range).
   Napi::Value Answers(const Napi::CallbackInfo& info) {
-    const size_t anchor = size_arg(info, 0, "anchor", 0);
-    const size_t relation = size_arg(info, 1, "relation", 0);
+    const Args args(info, "answers");
+    const size_t anchor = args.size("anchor", 0);
+    const size_t relation = args.size("relation", 0);
     const int32_t a = anchor < static_cast<size_t>(index_.num_entities()) ? static_cast<int32_t>(anchor) : -1;
     const int32_t r = relation < static_cast<size_t>(index_.num_relations()) ? static_cast<int32_t>(relation) : -1;
     Napi::Int32Array out = Napi::Int32Array::New(info.Env(), index_.count(a, r));
@@ -143,18 +141,18 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     return out;
   }
 
-  // missing(anchor, relation, answer: Int32Array) -> index of the first row whose answer is not a known answer of
-  // its (anchor, relation), or -1 when every row's is. Ids must be in range (checked).
+  // missing({ anchor, relation, answer: Int32Array each }) -> index of the first row whose answer is not a known
+  // answer of its (anchor, relation), or -1 when every row's is. Ids must be in range (checked).
   Napi::Value Missing(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
+    const Args args(info, "missing");
     const int32_t* ids[3];
     size_t rows = 0;
     const char* names[3] = {"anchor", "relation", "answer"};
     for (size_t k = 0; k < 3; ++k) {
-      Napi::TypedArray a = typed_array_arg(info, k, names[k]);
-      if (a.TypedArrayType() != napi_int32_array) throw_type(env, std::string(names[k]) + " must be an Int32Array");
+      Napi::TypedArray a = args.typed(names[k], napi_int32_array);
       if (k == 0) rows = a.ElementLength();
-      if (a.ElementLength() != rows) throw_range(env, "anchor, relation and answer must have the same length");
+      expect_length(args, names[k], a, rows, "as many ids as anchor");
       ids[k] = static_cast<const int32_t*>(raw_data(a));
     }
     for (size_t r = 0; r < rows; ++r) {
@@ -163,20 +161,17 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     return Napi::Number::New(env, -1);
   }
 
-  // answerCounts(triples: Int32Array (rows x 3), out: Float64Array (rows)) -> undefined: out[i] = the number of
+  // answerCounts({ triples: Int32Array (rows x 3), out: Float64Array (rows) }) -> undefined: out[i] = the number of
   // known answers of triple i's key (FilterIndex::answer_counts). An id out of range is a failed status (IdOutOfRange,
-  // index = its flat index into triples), thrown as every one is (common.h); src/backend/backend.ts returns it.
+  // index = its flat index into triples), thrown as every one is (common.h); src/backend/filter-index.ts returns it.
   Napi::Value AnswerCounts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    Napi::TypedArray triples = typed_array_arg(info, 0, "triples");
-    if (triples.TypedArrayType() != napi_int32_array || triples.ElementLength() % 3 != 0) {
-      throw_type(env, "triples must be an Int32Array of (head, relation, tail) rows");
-    }
+    const Args args(info, "answerCounts");
+    Napi::TypedArray triples = args.typed("triples", napi_int32_array);
+    if (triples.ElementLength() % 3 != 0) args.range_error("triples", "must hold (head, relation, tail) rows");
     const size_t rows = triples.ElementLength() / 3;
-    Napi::TypedArray out = typed_array_arg(info, 1, "out");
-    if (out.TypedArrayType() != napi_float64_array || out.ElementLength() != rows) {
-      throw_type(env, "out must be a Float64Array with one element per triple");
-    }
+    Napi::TypedArray out = args.typed("out", napi_float64_array);
+    expect_length(args, "out", out, rows, "one element per triple");
     check_status(env, index_.answer_counts(static_cast<const int32_t*>(raw_data(triples)), rows,
                                            static_cast<double*>(raw_data(out))));
     return env.Undefined();
@@ -191,49 +186,41 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     return out;
   }
 
-  // Arguments: scores, numColumns, anchor, relation, truth (Int32Array each), thresholdsOut, greater, equal, nan,
-  // removed (Float64Array each), simd, threads.
-  FilteredJob job(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
-    const size_t cols = size_arg(info, 1, "numColumns", 1);
-    if (cols != static_cast<size_t>(index_.num_entities()))
-      throw_range(env, "numColumns must equal the index's numEntities");
+  // countFiltered({ scores (rows x numEntities), anchor, relation, truth (Int32Array each), thresholds (written,
+  // scores' type), greater, equal, nan, removed (Float64Array each), simd, threads }).
+  FilteredJob job(const Args& args) {
+    Napi::TypedArray scores = args.floats("scores");
     FilteredJob j;
-    j.cols = cols;
-    fill_job(info, scores, 2, &j);
+    j.cols = static_cast<size_t>(index_.num_entities());
+    fill_job(args, scores, &j);
     return j;
   }
 
-  // The column slice of every row: scores (rows x width), columnStart, width, anchor, relation, truth (Int32Array
-  // each), thresholds (given, scores' type), greater, equal, nan, removed (Float64Array each), simd, threads.
-  FilteredJob range_job(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    Napi::TypedArray scores = typed_array_arg(info, 0, "scores");
-    const size_t start = size_arg(info, 1, "columnStart", 0);
-    const size_t width = size_arg(info, 2, "width", 1);
+  // countFilteredRange: the column slice [columnStart, columnStart + width) of every row; the record of
+  // countFiltered plus columnStart and width, scores being rows x width and thresholds given.
+  FilteredJob range_job(const Args& args) {
+    Napi::TypedArray scores = args.floats("scores");
+    const size_t start = args.size("columnStart", 0);
+    const size_t width = args.size("width", 1);
     const size_t entities = static_cast<size_t>(index_.num_entities());
     if (start > entities || width > entities - start) {
-      throw_range(env, "columns [" + std::to_string(start) + ", " + std::to_string(start + width) +
-                           ") run past the index's numEntities " + std::to_string(entities));
+      args.range_error("width", "makes columns [" + std::to_string(start) + ", " + std::to_string(start + width) +
+                                    ") that run past the index's numEntities " + std::to_string(entities));
     }
     FilteredJob j;
     j.cols = width;
     j.range = true;
     j.column_start = start;
-    fill_job(info, scores, 3, &j);
+    fill_job(args, scores, &j);
     return j;
   }
 
-  // The arguments both jobs share, from info[first] on: anchor, relation, truth, thresholds, greater, equal, nan,
-  // removed, simd, threads. Rows = scores.length / j->cols.
-  void fill_job(const Napi::CallbackInfo& info, const Napi::TypedArray& scores, size_t first, FilteredJob* j) {
-    Napi::Env env = info.Env();
+  // The fields both jobs share: anchor, relation, truth, thresholds, greater, equal, nan, removed, simd, threads.
+  // Rows = scores.length / j->cols.
+  void fill_job(const Args& args, const Napi::TypedArray& scores, FilteredJob* j) {
     const napi_typedarray_type type = scores.TypedArrayType();
-    if (type != napi_float32_array && type != napi_float64_array)
-      throw_type(env, "scores must be a Float32Array or Float64Array");
     const size_t cols = j->cols;
-    if (scores.ElementLength() % cols != 0) throw_range(env, "scores.length must be a multiple of the row width");
+    if (scores.ElementLength() % cols != 0) args.range_error("scores", "length must be a multiple of the row width");
     const size_t rows = scores.ElementLength() / cols;
     j->type = type;
     j->scores = raw_data(scores);
@@ -243,103 +230,84 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     const size_t bounds[3] = {entities, static_cast<size_t>(index_.num_relations()), entities};
     j->ids.resize(3 * rows);
     for (size_t k = 0; k < 3; ++k) {
-      Napi::TypedArray a = typed_array_arg(info, first + k, names[k]);
-      if (a.TypedArrayType() != napi_int32_array || a.ElementLength() != rows) {
-        throw_type(env, std::string(names[k]) + " must be an Int32Array with one element per row");
-      }
+      Napi::TypedArray a = args.typed(names[k], napi_int32_array);
+      expect_length(args, names[k], a, rows, "one element per row");
       const auto* src = static_cast<const int32_t*>(raw_data(a));
       int32_t* own = j->ids.data() + k * rows;
       std::copy(src, src + rows, own);
       for (size_t r = 0; r < rows; ++r) {
         if (own[r] < 0 || static_cast<size_t>(own[r]) >= bounds[k]) {
-          throw_range(env, std::string(names[k]) + "[" + std::to_string(r) + "] is " + std::to_string(own[r]) +
-                               ", out of range");
+          args.range_error(std::string(names[k]) + "[" + std::to_string(r) + "]",
+                           "is " + std::to_string(own[r]) + ", out of range");
         }
       }
     }
-    const char* th_name = j->range ? "thresholds" : "thresholdsOut";
-    Napi::TypedArray th = typed_array_arg(info, first + 3, th_name);
-    if (th.TypedArrayType() != type || th.ElementLength() != rows) {
-      throw_type(env, std::string(th_name) + " must match scores' type, one per row");
-    }
+    Napi::TypedArray th = args.typed("thresholds", type);
+    expect_length(args, "thresholds", th, rows, "one element per row");
     j->thresholds = raw_data(th);
     const char* outs[4] = {"greater", "equal", "nan", "removed"};
     for (size_t k = 0; k < 4; ++k) {
-      Napi::TypedArray o = typed_array_arg(info, first + 4 + k, outs[k]);
-      if (o.TypedArrayType() != napi_float64_array || o.ElementLength() != rows) {
-        throw_type(env, std::string(outs[k]) + " must be a Float64Array with one element per row");
-      }
+      Napi::TypedArray o = args.typed(outs[k], napi_float64_array);
+      expect_length(args, outs[k], o, rows, "one element per row");
       j->out[k] = static_cast<double*>(raw_data(o));
     }
     j->index = &index_;
-    j->options = options_arg(info, first + 8, first + 9);
+    j->options = args.options();
   }
 
   Napi::Value CountFiltered(const Napi::CallbackInfo& info) {
-    job(info).run();
+    job(Args(info, "countFiltered")).run();
     return info.Env().Undefined();
   }
 
-  // The batch of a one-call rank (rankTriples, rankTriplesConstrained): scores (arguments 0) of whole entity rows,
-  // and triples (1) of 3 ids per row.
+  // The batch of a one-call rank (rankTriples, rankTriplesConstrained): scores of whole entity rows, triples of 3
+  // ids per row.
   struct OneCallBatch {
     Napi::TypedArray scores;
     napi_typedarray_type type;
     size_t rows;
     const int32_t* triples;
   };
-  OneCallBatch one_call_batch(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
+  OneCallBatch one_call_batch(const Args& args) {
     OneCallBatch b;
-    b.scores = typed_array_arg(info, 0, "scores");
+    b.scores = args.floats("scores");
     b.type = b.scores.TypedArrayType();
-    if (b.type != napi_float32_array && b.type != napi_float64_array)
-      throw_type(env, "scores must be a Float32Array or Float64Array");
     const size_t cols = static_cast<size_t>(index_.num_entities());
-    if (b.scores.ElementLength() % cols != 0) throw_range(env, "scores.length must be a multiple of numEntities");
+    if (b.scores.ElementLength() % cols != 0) args.range_error("scores", "length must be a multiple of numEntities");
     b.rows = b.scores.ElementLength() / cols;
-    Napi::TypedArray triples = typed_array_arg(info, 1, "triples");
-    if (triples.TypedArrayType() != napi_int32_array || triples.ElementLength() != 3 * b.rows) {
-      throw_type(env, "triples must be an Int32Array of 3 ids per score row");
-    }
+    Napi::TypedArray triples = args.typed("triples", napi_int32_array);
+    expect_length(args, "triples", triples, 3 * b.rows, "3 ids per score row");
     b.triples = static_cast<const int32_t*>(raw_data(triples));
     return b;
   }
 
-  // Its outputs from argument `first` on: keysOut (3 x rows), thresholdsOut (scores' type, one per row), out
-  // (6 x rows), then simd and threads.
+  // Its outputs: keys (3 x rows), thresholds (scores' type, one per row), out (6 x rows), then simd and threads.
   struct OneCallOut {
     int32_t* keys;
     void* thresholds;
     double* out;
     CountOptions options;
   };
-  OneCallOut one_call_out(const Napi::CallbackInfo& info, size_t first, const OneCallBatch& b) {
-    Napi::Env env = info.Env();
-    Napi::TypedArray keys = typed_array_arg(info, first, "keysOut");
-    if (keys.TypedArrayType() != napi_int32_array || keys.ElementLength() != 3 * b.rows) {
-      throw_type(env, "keysOut must be an Int32Array of 3 x rows");
-    }
-    Napi::TypedArray th = typed_array_arg(info, first + 1, "thresholdsOut");
-    if (th.TypedArrayType() != b.type || th.ElementLength() != b.rows)
-      throw_type(env, "thresholdsOut must match scores' type, one per row");
-    Napi::TypedArray outArr = typed_array_arg(info, first + 2, "out");
-    if (outArr.TypedArrayType() != napi_float64_array || outArr.ElementLength() != 6 * b.rows) {
-      throw_type(env, "out must be a Float64Array of 6 x rows");
-    }
-    return {static_cast<int32_t*>(raw_data(keys)), raw_data(th), static_cast<double*>(raw_data(outArr)),
-            options_arg(info, first + 3, first + 4)};
+  OneCallOut one_call_out(const Args& args, const OneCallBatch& b) {
+    Napi::TypedArray keys = args.typed("keys", napi_int32_array);
+    expect_length(args, "keys", keys, 3 * b.rows, "3 x rows ids");
+    Napi::TypedArray th = args.typed("thresholds", b.type);
+    expect_length(args, "thresholds", th, b.rows, "one element per row");
+    Napi::TypedArray out = args.typed("out", napi_float64_array);
+    expect_length(args, "out", out, 6 * b.rows, "6 x rows values");
+    return {static_cast<int32_t*>(raw_data(keys)), raw_data(th), static_cast<double*>(raw_data(out)), args.options()};
   }
 
-  // rankTriples(scores, triples, keysOut, thresholdsOut, out, simd, threads) -> undefined
-  // A whole evaluator batch in one call (kgrank::rank_triples, count.h): keysOut = [relation | anchor | truth],
+  // rankTriples({ scores, triples, keys, thresholds, out, simd, threads }) -> undefined
+  // A whole evaluator batch in one call (kgrank::rank_triples, count.h): keys = [relation | anchor | truth],
   // out = [optimistic | pessimistic | realistic | numCandidates | weight = NaN | scratch]. A triple id out of range,
   // a NaN true score or an evaluated triple not in the index is a failed status, thrown as every one is (common.h);
-  // src/backend/backend.ts turns it back into the FilterIndexHandle's problem code.
+  // src/backend/filter-index.ts turns it back into the FilterIndexHandle's problem code.
   Napi::Value RankTriples(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    const OneCallBatch b = one_call_batch(info);
-    const OneCallOut o = one_call_out(info, 2, b);
+    const Args args(info, "rankTriples");
+    const OneCallBatch b = one_call_batch(args);
+    const OneCallOut o = one_call_out(args, b);
     check_status(env, b.type == napi_float32_array
                           ? kgrank::rank_triples(static_cast<const float*>(raw_data(b.scores)), b.rows, b.triples,
                                                  index_, o.keys, static_cast<float*>(o.thresholds), o.out, o.options)
@@ -348,41 +316,38 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     return env.Undefined();
   }
 
-  // rankTriplesConstrained(scores, triples, filtered, offsets, ids, bits, bitsAt, keysOut, thresholdsOut, out, simd,
-  // threads)
+  // rankTriplesConstrained({ scores, triples, filtered, sets: { offsets, ids, bits?, bitsAt? }, keys, thresholds,
+  // out, simd, threads })
   // rankTriples with each task's candidates cut to its relation's allowed set (kgrank::rank_triples_constrained,
   // constrained.h): offsets (numRelations + 1) and ids are Int32Arrays, relation r's set ids[offsets[r] ..
   // offsets[r + 1]); bits (Uint16Array) and bitsAt (Int32Array, numRelations) the dense relations' bit sets, or both
-  // null; the core checks them (a broken set is InvalidInput) before it reads a score through them.
+  // absent; the core checks them (a broken set is InvalidInput) before it reads a score through them.
   Napi::Value RankTriplesConstrained(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    const OneCallBatch b = one_call_batch(info);
-    if (info.Length() <= 2 || !info[2].IsBoolean()) throw_type(env, "filtered must be a boolean");
-    const bool filtered = info[2].As<Napi::Boolean>().Value();
-    Napi::TypedArray offsets = typed_array_arg(info, 3, "offsets");
-    if (offsets.TypedArrayType() != napi_int32_array ||
-        offsets.ElementLength() != static_cast<size_t>(index_.num_relations()) + 1) {
-      throw_type(env, "offsets must be an Int32Array of numRelations + 1 entries");
-    }
-    Napi::TypedArray ids = typed_array_arg(info, 4, "ids");
-    if (ids.TypedArrayType() != napi_int32_array) throw_type(env, "ids must be an Int32Array");
+    const Args args(info, "rankTriplesConstrained");
+    const OneCallBatch b = one_call_batch(args);
+    const bool filtered = args.boolean("filtered");
+    const Args set_args = args.record("sets");
+    Napi::TypedArray offsets = set_args.typed("offsets", napi_int32_array);
+    expect_length(set_args, "offsets", offsets, static_cast<size_t>(index_.num_relations()) + 1,
+                  "numRelations + 1 entries");
+    Napi::TypedArray ids = set_args.typed("ids", napi_int32_array);
     kgrank::CandidateSets sets;
     sets.offsets = static_cast<const uint32_t*>(raw_data(offsets));
     sets.ids = static_cast<const uint32_t*>(raw_data(ids));
     sets.size = ids.ElementLength();
-    if (info.Length() > 6 && !info[5].IsNull() && !info[6].IsNull()) {
-      Napi::TypedArray bits = typed_array_arg(info, 5, "bits");
-      if (bits.TypedArrayType() != napi_uint16_array) throw_type(env, "bits must be a Uint16Array");
-      Napi::TypedArray bitsAt = typed_array_arg(info, 6, "bitsAt");
-      if (bitsAt.TypedArrayType() != napi_int32_array ||
-          bitsAt.ElementLength() != static_cast<size_t>(index_.num_relations())) {
-        throw_type(env, "bitsAt must be an Int32Array of numRelations entries");
-      }
+    Napi::TypedArray bits = set_args.optional_typed("bits", napi_uint16_array);
+    Napi::TypedArray bits_at = set_args.optional_typed("bitsAt", napi_int32_array);
+    if (bits.IsEmpty() != bits_at.IsEmpty()) {
+      set_args.range_error(bits.IsEmpty() ? "bitsAt" : "bits", "needs the other of bits and bitsAt");
+    }
+    if (!bits.IsEmpty()) {
+      expect_length(set_args, "bitsAt", bits_at, static_cast<size_t>(index_.num_relations()), "numRelations entries");
       sets.bits = static_cast<const uint16_t*>(raw_data(bits));
-      sets.bits_at = static_cast<const int32_t*>(raw_data(bitsAt));
+      sets.bits_at = static_cast<const int32_t*>(raw_data(bits_at));
       sets.bits_size = bits.ElementLength();
     }
-    const OneCallOut o = one_call_out(info, 7, b);
+    const OneCallOut o = one_call_out(args, b);
     check_status(env, b.type == napi_float32_array
                           ? kgrank::rank_triples_constrained(static_cast<const float*>(raw_data(b.scores)), b.rows,
                                                              b.triples, index_, filtered, sets, o.keys,
@@ -393,21 +358,21 @@ class FilterIndexWrap : public Napi::ObjectWrap<FilterIndexWrap> {
     return env.Undefined();
   }
 
-  // The ten arrays of countFiltered are held and pinned until the promise settles, and this index with them (it
-  // must outlive the job). An optional job control follows threads (argument 12).
+  // countFiltered's record, then an optional job control; its arrays are held until the promise settles, and this
+  // index with them (it must outlive the job).
   Napi::Value CountFilteredAsync(const Napi::CallbackInfo& info) {
-    return queue_job(info, "countFilteredAsync", job(info), 10, 12, info.This());
+    const Args args(info, "countFilteredAsync");
+    return queue_job(info, args, job(args), 1, info.This());
   }
 
   Napi::Value CountFilteredRange(const Napi::CallbackInfo& info) {
-    range_job(info).run();
+    range_job(Args(info, "countFilteredRange")).run();
     return info.Env().Undefined();
   }
 
-  // The eleven arguments of countFilteredRange (arrays and the two numbers between them) are held, the arrays pinned,
-  // until the promise settles, and this index with them. An optional job control follows threads (argument 13).
   Napi::Value CountFilteredRangeAsync(const Napi::CallbackInfo& info) {
-    return queue_job(info, "countFilteredRangeAsync", range_job(info), 11, 13, info.This());
+    const Args args(info, "countFilteredRangeAsync");
+    return queue_job(info, args, range_job(args), 1, info.This());
   }
 
   FilterIndex index_;

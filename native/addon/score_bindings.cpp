@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../core/interaction.h"
+#include "args.h"
 #include "async.h"
 #include "common.h"
 
@@ -44,14 +45,13 @@ struct ScoreJob {
   bool head_side;
   size_t negatives_per_row;
   std::shared_ptr<const Ids> ids;
-  double* out;  // 5 x rows + 2 status slots
+  double* out = nullptr;  // rankEmbeddings: 5 x rows + 2 status slots
   SimdLevel simd;
   unsigned threads;
 
-  // Rows [r0, r1) of the batch: each row's counts are integer sums over its own candidates, so any split of the
-  // rows gives the same results. A failed status names its row in the whole batch.
+  // The model in the accumulation type T: the one place a kgrank::EmbeddingModel is made from the record's fields.
   template <class T>
-  kgrank::Status go(size_t r0, size_t r1, kgrank::JobControl* control) const {
+  kgrank::EmbeddingModel<T> model() const {
     kgrank::EmbeddingModel<T> m{interaction,
                                 layout,
                                 static_cast<const T*>(entity),
@@ -63,9 +63,19 @@ struct ScoreJob {
                                 phase_scale,
                                 static_cast<const T*>(scale)};
     m.entity_offset = entity_offset;
+    m.anchor_rows = static_cast<const T*>(anchor_rows);
+    m.anchor_scale = static_cast<const T*>(anchor_scale);
+    return m;
+  }
+
+  // Rows [r0, r1) of the batch: each row's counts are integer sums over its own candidates, so any split of the
+  // rows gives the same results. A failed status names its row in the whole batch.
+  template <class T>
+  kgrank::Status go(size_t r0, size_t r1, kgrank::JobControl* control) const {
+    kgrank::EmbeddingModel<T> m = model<T>();
     // The rows given apart are per query: this range's start at row r0.
-    m.anchor_rows = anchor_rows ? static_cast<const T*>(anchor_rows) + r0 * entity_width : nullptr;
-    m.anchor_scale = anchor_scale ? static_cast<const T*>(anchor_scale) + r0 : nullptr;
+    if (m.anchor_rows != nullptr) m.anchor_rows += r0 * entity_width;
+    if (m.anchor_scale != nullptr) m.anchor_scale += r0;
     const size_t rows = ids->anchor.size();
     kgrank::EmbeddingQueries q;
     q.rows = r1 - r0;
@@ -134,45 +144,47 @@ struct ScoreJob {
   bool run_rows(size_t r0, size_t r1) const { return run_range(r0, r1, nullptr); }
 };
 
+// The field's elements, copied (the job reads the copy); absent, undefined or null: empty.
 template <class T>
-std::vector<T> copy_ids(const Napi::CallbackInfo& info, size_t index, const char* name, napi_typedarray_type type) {
-  Napi::TypedArray a = typed_array_arg(info, index, name);
-  if (a.TypedArrayType() != type) throw_type(info.Env(), std::string(name) + " has the wrong element type");
+std::vector<T> copy_of(const Args& args, const char* field, napi_typedarray_type type, bool optional) {
+  if (optional && !args.has(field)) return {};
+  Napi::TypedArray a = args.typed(field, type);
   const T* p = static_cast<const T*>(raw_data(a));
   return std::vector<T>(p, p + a.ElementLength());
 }
 
-void check_range(Napi::Env env, const std::vector<int32_t>& v, size_t bound, const char* name) {
+void check_range(const Args& args, const std::vector<int32_t>& v, size_t bound, const char* field) {
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i] < 0 || static_cast<size_t>(v[i]) >= bound) {
-      throw_range(env, std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(v[i]) +
-                           " is outside [0, " + std::to_string(bound) + ")");
+      args.range_error(std::string(field) + "[" + std::to_string(i) + "]",
+                       "= " + std::to_string(v[i]) + " is outside [0, " + std::to_string(bound) + ")");
     }
   }
 }
 
-// Typed candidates (arguments 14 and 15): copied, then checked on the copies. The offsets must cover every relation
-// a row names (relation ids were checked against numRelations first), start at 0, not decrease and end within the
-// ids; each relation's ids must be ascending entity ids (no repeat: a repeat would be counted twice).
-void check_sets(Napi::Env env, const Napi::CallbackInfo& info, size_t rows, size_t num_entities, Ids* ids) {
-  const std::vector<int32_t> offsets = copy_ids<int32_t>(info, 14, "setOffsets", napi_int32_array);
-  ids->set_ids = copy_ids<int32_t>(info, 15, "setIds", napi_int32_array);
+// Typed candidates (queries.setOffsets and queries.setIds): copied, then checked on the copies. The offsets must
+// cover every relation a row names (relation ids were checked against numRelations first), start at 0, not decrease
+// and end within the ids; each relation's ids must be ascending entity ids (no repeat: a repeat would be counted
+// twice).
+void check_sets(const Args& q, size_t rows, size_t num_entities, Ids* ids) {
+  const std::vector<int32_t> offsets = copy_of<int32_t>(q, "setOffsets", napi_int32_array, true);
+  ids->set_ids = copy_of<int32_t>(q, "setIds", napi_int32_array, true);
   if (offsets.empty()) {
-    if (!ids->set_ids.empty()) throw_range(env, "setIds needs setOffsets");
+    if (!ids->set_ids.empty()) q.range_error("setIds", "needs setOffsets");
     return;
   }
   size_t used = 0;
   for (size_t i = 0; i < rows; ++i) used = std::max(used, static_cast<size_t>(ids->relation[i]) + 1);
   if (offsets.size() < used + 1) {
-    throw_range(env, "setOffsets must hold an offset per relation the rows name, plus one");
+    q.range_error("setOffsets", "must hold an offset per relation the rows name, plus one");
   }
-  if (offsets[0] != 0) throw_range(env, "setOffsets must start at 0");
+  if (offsets[0] != 0) q.range_error("setOffsets", "must start at 0");
   ids->set_offsets.resize(used + 1);
   for (size_t r = 0; r <= used; ++r) {
     if (offsets[r] < 0 || static_cast<size_t>(offsets[r]) > ids->set_ids.size() ||
         (r > 0 && offsets[r] < offsets[r - 1])) {
-      throw_range(env, "setOffsets[" + std::to_string(r) + "] = " + std::to_string(offsets[r]) +
-                           " is not an ascending offset within setIds");
+      q.range_error("setOffsets[" + std::to_string(r) + "]",
+                    "= " + std::to_string(offsets[r]) + " is not an ascending offset within setIds");
     }
     ids->set_offsets[r] = static_cast<uint32_t>(offsets[r]);
   }
@@ -180,156 +192,152 @@ void check_sets(Napi::Env env, const Napi::CallbackInfo& info, size_t rows, size
     for (uint32_t k = ids->set_offsets[r]; k < ids->set_offsets[r + 1]; ++k) {
       const int32_t v = ids->set_ids[k];
       if (v < 0 || static_cast<size_t>(v) >= num_entities || (k > ids->set_offsets[r] && v <= ids->set_ids[k - 1])) {
-        throw_range(env, "setIds[" + std::to_string(k) + "] = " + std::to_string(v) + " (relation " +
-                             std::to_string(r) + ") is not an entity id in [0, " + std::to_string(num_entities) +
-                             ") above the relation's previous one");
+        q.range_error("setIds[" + std::to_string(k) + "]",
+                      "= " + std::to_string(v) + " (relation " + std::to_string(r) + ") is not an entity id in [0, " +
+                          std::to_string(num_entities) + ") above the relation's previous one");
       }
     }
   }
 }
 
-// Arguments: entity, relation, entityScale (same type; length 0 = none), meta (Float64Array: interaction, layout,
-// numEntities, entityWidth, numRelations, relationWidth, phaseScale, headSide, entityOffset), anchor, relation ids,
-// truth, candidates (length 0 = all), negatives (length 0 = none), excludeOffsets (Uint32Array, length 0 = none),
-// excludeIds, anchorRows (entity's type, rows x entityWidth; length 0 = from the table), anchorScale (length 0 =
-// none), trueScores (Float64Array, rows; length 0 = computed from truth), setOffsets and setIds (Int32Array each,
-// typed candidates: relation r's candidates are setIds[setOffsets[r] .. setOffsets[r + 1]), ascending; length 0 =
-// none), out (Float64Array, 5 x rows + 2: greater | equal | nan | removed | trueScore | status, index),
-// negativesPerRow, simd, threads; the async binding takes an optional job control after threads (async.h).
-ScoreJob score_job(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::TypedArray ent = typed_array_arg(info, 0, "entity");
-  Napi::TypedArray rel = typed_array_arg(info, 1, "relation");
-  Napi::TypedArray scale = typed_array_arg(info, 2, "entityScale");
+// The record every embedding call shares (src/contract/addon.ts EmbeddingArgs): { model, queries, simd, threads }.
+// model: { interaction, layout, entity (Float32Array or Float64Array: the accumulation type), relation and
+// entityScale? (entity's type), numEntities, entityWidth, numRelations, relationWidth, phaseScale, entityOffset };
+// queries: { headSide, anchor, relation, truth (Int32Array each, rows), candidates? (all when absent), negatives?
+// (rows x negativesPerRow), negativesPerRow, excludeOffsets? (Uint32Array, rows + 1) with excludeIds?, anchorRows?
+// (entity's type, rows x entityWidth; the anchors' rows given apart), anchorScale?, trueScores? (Float64Array,
+// rows), setOffsets? and setIds? (typed candidates: relation r's candidates are setIds[setOffsets[r] ..
+// setOffsets[r + 1]), ascending) }. Optional fields may be absent, undefined or null.
+ScoreJob score_job(const Args& args) {
+  const Args model = args.record("model");
+  Napi::TypedArray ent = model.floats("entity");
   const napi_typedarray_type type = ent.TypedArrayType();
-  if (type != napi_float32_array && type != napi_float64_array)
-    throw_type(env, "entity must be a Float32Array or Float64Array");
-  if (rel.TypedArrayType() != type || scale.TypedArrayType() != type) {
-    throw_type(env, "relation and entityScale must have the element type of entity");
-  }
-  const std::vector<double> meta = copy_ids<double>(info, 3, "meta", napi_float64_array);
-  if (meta.size() != 9) throw_range(env, "meta must hold 9 numbers");
+  Napi::TypedArray rel = model.typed("relation", type);
+  Napi::TypedArray scale = model.optional_typed("entityScale", type);
   ScoreJob job{};
   job.wide = type == napi_float64_array;
-  const double code = meta[0];
-  if (!(code >= 0 && code <= 6 && code == std::floor(code))) throw_range(env, "interaction code must be 0..6");
-  job.interaction = static_cast<Interaction>(static_cast<int>(code));
-  job.layout = meta[1] == 1 ? ComplexLayout::Interleaved : ComplexLayout::Halves;
-  for (size_t k : {2, 3, 4, 5}) {
-    if (!(meta[k] >= 1 && meta[k] < 9007199254740992.0 && meta[k] == std::floor(meta[k]))) {
-      throw_range(env, "meta sizes must be integers >= 1");
-    }
-  }
-  job.num_entities = static_cast<size_t>(meta[2]);
-  job.entity_width = static_cast<size_t>(meta[3]);
-  job.num_relations = static_cast<size_t>(meta[4]);
-  job.relation_width = static_cast<size_t>(meta[5]);
-  job.phase_scale = meta[6];
-  job.head_side = meta[7] != 0;
-  if (!(meta[8] >= 0 && meta[8] < 2147483648.0 && meta[8] == std::floor(meta[8]))) {
-    throw_range(env, "entityOffset must be an integer in [0, 2^31)");
-  }
-  job.entity_offset = static_cast<size_t>(meta[8]);
+  job.interaction = model.code<Interaction>("interaction");
+  job.layout = model.code<ComplexLayout>("layout");
+  job.num_entities = model.size("numEntities", 1);
+  job.entity_width = model.size("entityWidth", 1);
+  job.num_relations = model.size("numRelations", 1);
+  job.relation_width = model.size("relationWidth", 1);
+  job.phase_scale = model.number("phaseScale");
+  job.entity_offset = model.size("entityOffset", 0);
+  if (job.entity_offset >= size_t{1} << 31) model.range_error("entityOffset", "must be an integer in [0, 2^31)");
   const size_t d = job.entity_width;
   if (ent.ElementLength() / d != job.num_entities || ent.ElementLength() % d != 0) {
-    throw_range(env, "entity.length must be numEntities x entityWidth");
+    model.range_error("entity", "length must be numEntities x entityWidth");
   }
   if (rel.ElementLength() / job.relation_width != job.num_relations || rel.ElementLength() % job.relation_width != 0) {
-    throw_range(env, "relation.length must be numRelations x relationWidth");
+    model.range_error("relation", "length must be numRelations x relationWidth");
   }
   size_t want_rel = d;
   switch (job.interaction) {
     case Interaction::ComplEx:
     case Interaction::RotatE:
     case Interaction::RotatEL2:
-      if (d % 2 != 0) throw_range(env, "complex entity rows need an even width");
+      if (d % 2 != 0) model.range_error("entityWidth", "must be even for complex entity rows");
       if (job.interaction != Interaction::ComplEx && job.relation_width == d / 2) want_rel = d / 2;
       break;
     case Interaction::PairRE: want_rel = 2 * d; break;
     default: break;
   }
-  if (job.relation_width != want_rel) throw_range(env, "relationWidth does not fit the interaction and entityWidth");
+  if (job.relation_width != want_rel)
+    model.range_error("relationWidth", "does not fit the interaction and entityWidth");
   const bool pair = job.interaction == Interaction::PairRE;
-  if (scale.ElementLength() != 0 && (!pair || scale.ElementLength() != job.num_entities)) {
-    throw_range(env, "entityScale must be empty, or (PairRE) hold one factor per entity");
+  const bool has_scale = !scale.IsEmpty() && scale.ElementLength() != 0;
+  if (has_scale && (!pair || scale.ElementLength() != job.num_entities)) {
+    model.range_error("entityScale", "must be absent, or (PairRE) hold one factor per entity");
   }
+
+  const Args q = args.record("queries");
+  job.head_side = q.boolean("headSide");
   auto ids = std::make_shared<Ids>();
-  ids->anchor = copy_ids<int32_t>(info, 4, "anchor", napi_int32_array);
-  ids->relation = copy_ids<int32_t>(info, 5, "relationIds", napi_int32_array);
-  ids->truth = copy_ids<int32_t>(info, 6, "truth", napi_int32_array);
-  ids->candidates = copy_ids<int32_t>(info, 7, "candidates", napi_int32_array);
-  ids->negatives = copy_ids<int32_t>(info, 8, "negatives", napi_int32_array);
-  ids->exclude_offsets = copy_ids<uint32_t>(info, 9, "excludeOffsets", napi_uint32_array);
-  ids->exclude_ids = copy_ids<int32_t>(info, 10, "excludeIds", napi_int32_array);
-  ids->true_scores = copy_ids<double>(info, 13, "trueScores", napi_float64_array);
+  ids->anchor = copy_of<int32_t>(q, "anchor", napi_int32_array, false);
+  ids->relation = copy_of<int32_t>(q, "relation", napi_int32_array, false);
+  ids->truth = copy_of<int32_t>(q, "truth", napi_int32_array, false);
+  ids->candidates = copy_of<int32_t>(q, "candidates", napi_int32_array, true);
+  ids->negatives = copy_of<int32_t>(q, "negatives", napi_int32_array, true);
+  ids->exclude_offsets = copy_of<uint32_t>(q, "excludeOffsets", napi_uint32_array, true);
+  ids->exclude_ids = copy_of<int32_t>(q, "excludeIds", napi_int32_array, true);
+  ids->true_scores = copy_of<double>(q, "trueScores", napi_float64_array, true);
   const size_t rows = ids->anchor.size();
-  if (rows == 0 || ids->relation.size() != rows || ids->truth.size() != rows) {
-    throw_range(env, "anchor, relationIds and truth must have the same non-zero length");
+  if (rows == 0) q.range_error("anchor", "must not be empty");
+  if (ids->relation.size() != rows) q.range_error("relation", "must hold one id per row (anchor.length)");
+  if (ids->truth.size() != rows) q.range_error("truth", "must hold one id per row (anchor.length)");
+  Napi::TypedArray anchor_rows = q.optional_typed("anchorRows", type);
+  Napi::TypedArray anchor_scale = q.optional_typed("anchorScale", type);
+  const bool given_anchors = !anchor_rows.IsEmpty() && anchor_rows.ElementLength() != 0;
+  const bool given_anchor_scale = !anchor_scale.IsEmpty() && anchor_scale.ElementLength() != 0;
+  if (given_anchors && anchor_rows.ElementLength() != rows * d) {
+    q.range_error("anchorRows", "must hold rows x entityWidth");
   }
-  Napi::TypedArray anchor_rows = typed_array_arg(info, 11, "anchorRows");
-  Napi::TypedArray anchor_scale = typed_array_arg(info, 12, "anchorScale");
-  if (anchor_rows.TypedArrayType() != type || anchor_scale.TypedArrayType() != type) {
-    throw_type(env, "anchorRows and anchorScale must have the element type of entity");
+  if (given_anchor_scale && (!given_anchors || !pair || anchor_scale.ElementLength() != rows)) {
+    q.range_error("anchorScale", "must be absent, or (PairRE with anchorRows) hold one factor per row");
   }
-  const bool given_anchors = anchor_rows.ElementLength() != 0;
-  if (given_anchors && anchor_rows.ElementLength() != rows * d)
-    throw_range(env, "anchorRows must hold rows x entityWidth");
-  if (anchor_scale.ElementLength() != 0 && (!given_anchors || !pair || anchor_scale.ElementLength() != rows)) {
-    throw_range(env, "anchorScale must be empty, or (PairRE with anchorRows) hold one factor per row");
+  if (!ids->true_scores.empty() && ids->true_scores.size() != rows) {
+    q.range_error("trueScores", "must hold one score per row");
   }
-  if (!ids->true_scores.empty() && ids->true_scores.size() != rows)
-    throw_range(env, "trueScores must hold one score per row");
-  if (!given_anchors) check_range(env, ids->anchor, job.num_entities, "anchor");
-  if (ids->true_scores.empty()) check_range(env, ids->truth, job.num_entities, "truth");
-  check_range(env, ids->relation, job.num_relations, "relationIds");
-  check_range(env, ids->candidates, job.num_entities, "candidates");
-  check_range(env, ids->negatives, job.num_entities, "negatives");
+  if (!given_anchors) check_range(q, ids->anchor, job.num_entities, "anchor");
+  if (ids->true_scores.empty()) check_range(q, ids->truth, job.num_entities, "truth");
+  check_range(q, ids->relation, job.num_relations, "relation");
+  check_range(q, ids->candidates, job.num_entities, "candidates");
+  check_range(q, ids->negatives, job.num_entities, "negatives");
   // Filter ids are global ids (entityOffset): those outside this slice belong to another and are skipped by the core.
-  check_range(env, ids->exclude_ids, size_t{1} << 31, "excludeIds");
+  check_range(q, ids->exclude_ids, size_t{1} << 31, "excludeIds");
   if (job.entity_offset != 0 && (!ids->candidates.empty() || !ids->negatives.empty())) {
-    throw_range(env, "candidates and negatives need entityOffset 0");
+    q.range_error(ids->candidates.empty() ? "negatives" : "candidates", "needs model.entityOffset 0");
   }
-  job.negatives_per_row = size_arg(info, 17, "negativesPerRow", 0);
-  if (ids->negatives.size() != rows * job.negatives_per_row)
-    throw_range(env, "negatives.length must be rows x negativesPerRow");
+  job.negatives_per_row = q.size("negativesPerRow", 0);
+  if (ids->negatives.size() != rows * job.negatives_per_row) {
+    q.range_error("negatives", "length must be rows x negativesPerRow");
+  }
+  if (!ids->exclude_ids.empty() && ids->exclude_offsets.empty()) q.range_error("excludeIds", "needs excludeOffsets");
   if (!ids->exclude_offsets.empty()) {
     const auto& o = ids->exclude_offsets;
     if (o.size() != rows + 1 || o[0] != 0 || o[rows] != ids->exclude_ids.size()) {
-      throw_range(env, "excludeOffsets must hold rows + 1 offsets from 0 to excludeIds.length");
+      q.range_error("excludeOffsets", "must hold rows + 1 offsets from 0 to excludeIds.length");
     }
     for (size_t i = 0; i < rows; ++i) {
-      if (o[i] > o[i + 1]) throw_range(env, "excludeOffsets must not decrease");
+      if (o[i] > o[i + 1]) q.range_error("excludeOffsets", "must not decrease");
     }
   }
-  check_sets(env, info, rows, job.num_entities, ids.get());
+  check_sets(q, rows, job.num_entities, ids.get());
   if (!ids->set_offsets.empty() && (!ids->candidates.empty() || !ids->negatives.empty() || job.entity_offset != 0)) {
-    throw_range(env, "setOffsets (typed candidates) take no candidates, negatives or entityOffset");
+    q.range_error("setOffsets", "(typed candidates) takes no candidates, negatives or model.entityOffset");
   }
-  Napi::TypedArray out = typed_array_arg(info, 16, "out");
-  if (out.TypedArrayType() != napi_float64_array || out.ElementLength() != 5 * rows + 2) {
-    throw_type(env, "out must be a Float64Array of 5 x rows + 2");
-  }
-  const CountOptions opt = options_arg(info, 18, 19);
+  const CountOptions opt = args.options();
   job.simd = opt.simd;
   job.threads = opt.threads;
   job.entity = raw_data(ent);
   job.relation = raw_data(rel);
-  job.scale = scale.ElementLength() ? raw_data(scale) : nullptr;
+  job.scale = has_scale ? raw_data(scale) : nullptr;
   job.anchor_rows = given_anchors ? raw_data(anchor_rows) : nullptr;
-  job.anchor_scale = anchor_scale.ElementLength() ? raw_data(anchor_scale) : nullptr;
-  job.out = static_cast<double*>(raw_data(out));
+  job.anchor_scale = given_anchor_scale ? raw_data(anchor_scale) : nullptr;
   job.ids = std::move(ids);
   return job;
 }
 
+// rankEmbeddings: the embedding record plus out (Float64Array, 5 x rows + 2: greater | equal | nan | removed |
+// trueScore | status, index).
+ScoreJob rank_job(const Args& args) {
+  ScoreJob job = score_job(args);
+  Napi::TypedArray out = args.typed("out", napi_float64_array);
+  expect_length(args, "out", out, 5 * job.ids->anchor.size() + 2, "5 x rows + 2 values");
+  job.out = static_cast<double*>(raw_data(out));
+  return job;
+}
+
 Napi::Value RankEmbeddings(const Napi::CallbackInfo& info) {
-  score_job(info).run();
+  rank_job(Args(info, "rankEmbeddings")).run();
   return info.Env().Undefined();
 }
 
+// The sync form's record, then an optional job control (async.h).
 Napi::Value RankEmbeddingsAsync(const Napi::CallbackInfo& info) {
-  const ScoreJob job = score_job(info);
-  return queue_job(info, "kgrank:rankEmbeddings", job, 17, 20);
+  const Args args(info, "rankEmbeddingsAsync");
+  return queue_job(info, args, rank_job(args), 1);
 }
 
 // Arguments: a Float32Array or Float64Array. Returns the index of its first NaN or infinite value, or -1.
@@ -350,19 +358,7 @@ Napi::Value FirstNonFinite(const Napi::CallbackInfo& info) {
 template <class T>
 kgrank::Status top_k_go(const ScoreJob& job, size_t k, size_t begin, size_t end, const double* floor, int32_t* ids,
                         double* scores) {
-  kgrank::EmbeddingModel<T> m{job.interaction,
-                              job.layout,
-                              static_cast<const T*>(job.entity),
-                              static_cast<const T*>(job.relation),
-                              job.num_entities,
-                              job.num_relations,
-                              job.entity_width,
-                              job.relation_width,
-                              job.phase_scale,
-                              static_cast<const T*>(job.scale)};
-  m.entity_offset = job.entity_offset;
-  m.anchor_rows = static_cast<const T*>(job.anchor_rows);
-  m.anchor_scale = static_cast<const T*>(job.anchor_scale);
+  const kgrank::EmbeddingModel<T> m = job.model<T>();
   kgrank::EmbeddingQueries q;
   q.rows = job.ids->anchor.size();
   q.head_side = job.head_side;
@@ -377,39 +373,27 @@ kgrank::Status top_k_go(const ScoreJob& job, size_t k, size_t begin, size_t end,
   return kgrank::top_k_embeddings<T>(m, q, k, begin, end, ids, scores, job.simd, job.threads);
 }
 
-// Arguments: rankEmbeddings' (score_job checks them; truth is not read, out is not written), then, as the last
-// four: topK (Float64Array: k, begin, end), ids (Int32Array, rows x k), scores (Float64Array, rows x k) and floor
-// (Float64Array: one score per row, NaN for none; or empty).
+// topKEmbeddings: the embedding record (score_job checks it; queries.truth is not read) plus k, begin, end (the
+// entity range [begin, end) of the table), ids (Int32Array, rows x k), scores (Float64Array, rows x k) and floor?
+// (Float64Array: one score per row, NaN for none).
 Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const size_t n = info.Length();
-  if (n < 21) throw_range(env, "topKEmbeddings takes rankEmbeddings' arguments, then topK, ids, scores and floor");
-  const ScoreJob job = score_job(info);
+  const Args args(info, "topKEmbeddings");
+  const ScoreJob job = score_job(args);
   // A slice of a table (entityOffset, the anchors' rows given apart) lists global ids; there is no true score.
-  if (!job.ids->true_scores.empty()) throw_range(env, "topKEmbeddings takes no trueScores");
-  if (!job.ids->set_offsets.empty()) throw_range(env, "topKEmbeddings takes no setOffsets");
-  const std::vector<double> meta = copy_ids<double>(info, n - 4, "topK", napi_float64_array);
-  const std::vector<double> floor = copy_ids<double>(info, n - 1, "floor", napi_float64_array);
-  if (meta.size() != 3) throw_range(env, "topK must hold 3 numbers: k, begin, end");
-  for (double v : meta) {
-    if (!(v >= 0 && v < 9007199254740992.0 && v == std::floor(v))) throw_range(env, "topK must hold integers >= 0");
-  }
-  const size_t k = static_cast<size_t>(meta[0]);
-  const size_t begin = static_cast<size_t>(meta[1]), end = static_cast<size_t>(meta[2]);
-  if (k < 1) throw_range(env, "k must be >= 1");
-  if (begin > end || end > job.num_entities) {
-    throw_range(env, "the entity range must satisfy begin <= end <= numEntities");
-  }
+  if (!job.ids->true_scores.empty()) args.range_error("queries.trueScores", "must be absent: top-k has no true score");
+  if (!job.ids->set_offsets.empty()) args.range_error("queries.setOffsets", "must be absent for top-k");
+  const size_t k = args.size("k", 1);
+  const size_t begin = args.size("begin", 0);
+  const size_t end = args.size("end", 0);
+  if (begin > end || end > job.num_entities) args.range_error("end", "must satisfy begin <= end <= numEntities");
+  const std::vector<double> floor = copy_of<double>(args, "floor", napi_float64_array, true);
   const size_t rows = job.ids->anchor.size();
-  if (!floor.empty() && floor.size() != rows) throw_range(env, "floor must be empty or hold one score per row");
-  Napi::TypedArray ids = typed_array_arg(info, n - 3, "ids");
-  Napi::TypedArray scores = typed_array_arg(info, n - 2, "scores");
-  if (ids.TypedArrayType() != napi_int32_array || ids.ElementLength() != rows * k) {
-    throw_type(env, "ids must be an Int32Array of rows x k");
-  }
-  if (scores.TypedArrayType() != napi_float64_array || scores.ElementLength() != rows * k) {
-    throw_type(env, "scores must be a Float64Array of rows x k");
-  }
+  if (!floor.empty() && floor.size() != rows) args.range_error("floor", "must be absent or hold one score per row");
+  Napi::TypedArray ids = args.typed("ids", napi_int32_array);
+  expect_length(args, "ids", ids, rows * k, "rows x k ids");
+  Napi::TypedArray scores = args.typed("scores", napi_float64_array);
+  expect_length(args, "scores", scores, rows * k, "rows x k scores");
   int32_t* id = static_cast<int32_t*>(raw_data(ids));
   double* sc = static_cast<double*>(raw_data(scores));
   const double* fl = floor.empty() ? nullptr : floor.data();
@@ -419,55 +403,31 @@ Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
-// Arguments: rankEmbeddings' (score_job checks them: anchor holds the heads, truth the tails; relationIds and
-// headSide are not read, out is not written), then scores (the entity's element type, rows x numRelations), which
-// receives score_relations' scores of (anchor[i], r, truth[i]) for every relation r.
+template <class T>
+kgrank::Status relation_scores(const ScoreJob& job, size_t rows, void* out) {
+  return kgrank::score_relations<T>(job.model<T>(), rows, job.ids->anchor.data(), job.ids->truth.data(),
+                                    static_cast<T*>(out), job.simd, job.threads);
+}
+
+// scoreRelations: the embedding record (score_job checks it: queries.anchor holds the heads, queries.truth the
+// tails; queries.relation and headSide are not read) plus scores (the entity's element type, rows x numRelations),
+// which receives score_relations' scores of (anchor[i], r, truth[i]) for every relation r.
 Napi::Value ScoreRelations(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const size_t n = info.Length();
-  if (n < 21) throw_range(env, "scoreRelations takes rankEmbeddings' arguments, then scores");
-  const ScoreJob job = score_job(info);
+  const Args args(info, "scoreRelations");
+  const ScoreJob job = score_job(args);
   const Ids& ids = *job.ids;
   if (!ids.candidates.empty() || !ids.negatives.empty() || !ids.exclude_offsets.empty() || !ids.true_scores.empty() ||
       !ids.set_offsets.empty() || job.anchor_rows != nullptr || job.entity_offset != 0) {
-    throw_range(env,
-                "scoreRelations takes no candidates, negatives, exclusions, anchorRows, trueScores or entityOffset");
+    args.range_error("queries",
+                     "must have no candidates, negatives, exclusions, anchorRows, trueScores or "
+                     "setOffsets, and model.entityOffset 0, for scoreRelations");
   }
   const size_t rows = ids.anchor.size();
-  Napi::TypedArray scores = typed_array_arg(info, n - 1, "scores");
-  const napi_typedarray_type want = job.wide ? napi_float64_array : napi_float32_array;
-  if (scores.TypedArrayType() != want || scores.ElementLength() != rows * job.num_relations) {
-    throw_type(env, "scores must have the element type of entity and hold rows x numRelations values");
-  }
-  kgrank::Status s;
-  if (job.wide) {
-    const kgrank::EmbeddingModel<double> m{job.interaction,
-                                           job.layout,
-                                           static_cast<const double*>(job.entity),
-                                           static_cast<const double*>(job.relation),
-                                           job.num_entities,
-                                           job.num_relations,
-                                           job.entity_width,
-                                           job.relation_width,
-                                           job.phase_scale,
-                                           static_cast<const double*>(job.scale)};
-    s = kgrank::score_relations<double>(m, rows, ids.anchor.data(), ids.truth.data(),
-                                        static_cast<double*>(raw_data(scores)), job.simd, job.threads);
-  } else {
-    const kgrank::EmbeddingModel<float> m{job.interaction,
-                                          job.layout,
-                                          static_cast<const float*>(job.entity),
-                                          static_cast<const float*>(job.relation),
-                                          job.num_entities,
-                                          job.num_relations,
-                                          job.entity_width,
-                                          job.relation_width,
-                                          job.phase_scale,
-                                          static_cast<const float*>(job.scale)};
-    s = kgrank::score_relations<float>(m, rows, ids.anchor.data(), ids.truth.data(),
-                                       static_cast<float*>(raw_data(scores)), job.simd, job.threads);
-  }
-  check_status(env, s);
+  Napi::TypedArray scores = args.typed("scores", job.wide ? napi_float64_array : napi_float32_array);
+  expect_length(args, "scores", scores, rows * job.num_relations, "rows x numRelations values");
+  check_status(env, job.wide ? relation_scores<double>(job, rows, raw_data(scores))
+                             : relation_scores<float>(job, rows, raw_data(scores)));
   return env.Undefined();
 }
 
@@ -486,8 +446,8 @@ Napi::Value FmaProbe(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void register_score(Napi::Env env, Napi::Object exports) {
-  exports.Set("rankEmbeddings", Napi::Function::New(env, RankEmbeddings, "rankEmbeddings"));
-  exports.Set("rankEmbeddingsAsync", Napi::Function::New(env, RankEmbeddingsAsync, "rankEmbeddingsAsync"));
+  export_function<RankEmbeddings>(env, exports, "rankEmbeddings");
+  export_function<RankEmbeddingsAsync>(env, exports, "rankEmbeddingsAsync");
   export_function<TopKEmbeddings>(env, exports, "topKEmbeddings");
   export_function<ScoreRelations>(env, exports, "scoreRelations");
   exports.Set("fmaProbe", Napi::Function::New(env, FmaProbe, "fmaProbe"));

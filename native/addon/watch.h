@@ -12,13 +12,9 @@
 // therefore never happen under native code, with no V8 API (the addon is a Node-API binary that loads in every Node
 // version and in Bun).
 //
-// Options weighed (2 vCPUs, a dense count of a 1 GiB float32 matrix, which takes 35-50 ms sync): running the job
-// off-thread as a whole needs memory that cannot be detached, which only a SharedArrayBuffer is, but the job also
-// writes its outputs into the caller's plain Float64Arrays, so the facade's calls would never qualify; copying the
-// inputs costs 635 ms for a fresh copy of the scores (86 ms into memory already mapped), 2 to 13 times the count
-// itself, and a second matrix of memory. Sliced, the async count is 1.02-1.05 times the sync one (medians of 15
-// paired runs in quiet runs; off-thread with V8's co-owned memory it was 0.95-1.02), and the event loop turns after
-// every slice (about 64 MiB of input, a few ms; at least one row).
+// Slices rather than the whole job off-thread (that needs memory nothing can detach, a SharedArrayBuffer, and the
+// facade's outputs are plain arrays) or a copy of the inputs (a second matrix of memory, slower than the count
+// itself); the numbers: BENCHMARKS.md, "Notes moved from the kernel sources", watch.h.
 //
 // A SharedArrayBuffer another thread writes is read while it changes: the core checks every index it reads from the
 // caller's memory or indexes with its own checked copy (ARCHITECTURE.md), so that yields garbage in, garbage out,

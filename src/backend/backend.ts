@@ -13,28 +13,43 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 import { KgrankBackendError, KgrankInputError } from "../checks/errors";
-import { tsKernels as fallbackKernels, rowSlices } from "../fallback";
+import {
+  type AddonEnums,
+  asIs,
+  type CountScoresArgs,
+  type CountScoresByIndexArgs,
+  embeddingArgs,
+  type Hold,
+  type RankEmbeddingsArgs,
+  type ScoreRelationsArgs,
+  type TopKEmbeddingsArgs,
+} from "../contract/addon";
 import {
   type BackendName,
   type CountBuffers,
   type EmbeddingRankInput,
-  type FilteredCountBuffers,
-  type FilterIndexHandle,
   type FloatArray,
   type KernelControl,
   type Kernels,
-  type RankTriplesProblem,
-  type Side,
   type SimdLevel,
-  type TopKRange,
-  embeddingMeta,
   StatusCode,
+  type TopKRange,
 } from "../contract/kernels";
-import { nativeCall, nativeCallAsync, nativeError, statusOf, withMemoryErrors } from "./native-call";
+import { tsKernels as fallbackKernels, rowSlices } from "../fallback";
+import {
+  holdable,
+  nativeAsync,
+  nativeCall,
+  type NativeControls,
+  type NativeKernelControl,
+  statusOf,
+  underControl,
+  withMemoryErrors,
+} from "./native-call";
+import { type NativeFilterIndexClass, nativeFilterIndex } from "./native-filter-index";
 import { type NativeMetricsAddon, nativeMetricKernels } from "./native-metrics";
 import { compileWasm, wasmKernels } from "./wasm";
 
-/** What the addon exports (native/addon/addon.cpp). */
 /** The sorted label tables and id rows of native/core/intern.h. */
 interface InternedTriples {
   triples: [Int32Array, Int32Array, Int32Array];
@@ -52,13 +67,21 @@ export interface NativeTripleInterner {
   finish(): InternedTriples;
 }
 
-export interface NativeAddon extends NativeMetricsAddon {
+/**
+ * What the addon exports (native/addon/addon.cpp). Every kernel takes one record, described in src/contract/addon.ts
+ * and read by name in C++ (native/addon/args.h); an async form takes the same record and an optional kernel control.
+ * The few calls of one or two plain values (the probes, firstNonFinite, splitTsvTriples, dispatchInfo) take them as
+ * they are.
+ */
+export interface NativeAddon extends NativeMetricsAddon, NativeControls {
   info(): {
     version: string;
     bestSimd: number;
     simdLevels: { name: SimdLevel; level: number }[];
     hardwareThreads: number;
     napiVersion: number;
+    /** The enums shared with TypeScript (native/addon/enums.h); test/enums.test.ts compares them. */
+    enums: AddonEnums;
   };
   /**
    * Debug hook (native/core/simd.h): per kernel family, the ISA variant the dispatch table holds for `simd` and the
@@ -68,68 +91,18 @@ export interface NativeAddon extends NativeMetricsAddon {
     variants: Record<"count" | "read" | "answers" | "rankSums" | "generateRanks", SimdLevel>;
     last: Record<"count" | "read" | "answers" | "rankSums" | "generateRanks", SimdLevel>;
   };
-  countScores(
-    scores: FloatArray,
-    numColumns: number,
-    thresholds: FloatArray,
-    greater: Float64Array,
-    equal: Float64Array,
-    nan: Float64Array,
-    simd: number,
-    threads: number,
-  ): void;
-  countScoresAsync(
-    scores: FloatArray,
-    numColumns: number,
-    thresholds: FloatArray,
-    greater: Float64Array,
-    equal: Float64Array,
-    nan: Float64Array,
-    simd: number,
-    threads: number,
-    control?: NativeKernelControl,
-  ): Promise<void>;
-  countScoresByIndex(
-    scores: FloatArray,
-    numColumns: number,
-    trueIndex: Int32Array,
-    thresholdsOut: FloatArray,
-    greater: Float64Array,
-    equal: Float64Array,
-    nan: Float64Array,
-    simd: number,
-    threads: number,
-  ): void;
-  countScoresByIndexAsync(
-    scores: FloatArray,
-    numColumns: number,
-    trueIndex: Int32Array,
-    thresholdsOut: FloatArray,
-    greater: Float64Array,
-    equal: Float64Array,
-    nan: Float64Array,
-    simd: number,
-    threads: number,
-    control?: NativeKernelControl,
-  ): Promise<void>;
+  countScores(args: CountScoresArgs): void;
+  countScoresAsync(args: CountScoresArgs, control?: NativeKernelControl): Promise<void>;
+  countScoresByIndex(args: CountScoresByIndexArgs): void;
+  countScoresByIndexAsync(args: CountScoresByIndexArgs, control?: NativeKernelControl): Promise<void>;
   /** The read-bandwidth probe (native/core/count.h bandwidth_read); `streaming`: non-temporal loads. */
   bandwidthRead(data: ArrayBufferView, simd: number, threads: number, streaming?: boolean): number;
-  /**
-   * native/addon/async.h: a kernel control to pass as the last argument of an async binding; cancelKernel stops the
-   * calls given it at their next task boundary (they reject with code KGRANK_CANCELLED), kernelProgress reads
-   * [done, total] work units.
-   */
-  kernelControl(): NativeKernelControl;
-  cancelKernel(control: NativeKernelControl): void;
-  kernelProgress(control: NativeKernelControl): [number, number];
-  /** native/addon/score_bindings.cpp: ranking from embeddings (arguments in that file's order). */
-  rankEmbeddings(...args: unknown[]): void;
-  rankEmbeddingsAsync(...args: unknown[]): Promise<void>;
+  /** native/addon/score_bindings.cpp: ranking from embeddings. */
+  rankEmbeddings(args: RankEmbeddingsArgs): void;
+  rankEmbeddingsAsync(args: RankEmbeddingsArgs, control?: NativeKernelControl): Promise<void>;
   firstNonFinite(values: FloatArray): number;
-  /** rankEmbeddings' arguments, then topK (k, begin, end), ids, scores, floor (native/addon/score_bindings.cpp). */
-  topKEmbeddings(...args: unknown[]): void;
-  /** rankEmbeddings' arguments, then scores (rows x numRelations; native/addon/score_bindings.cpp). */
-  scoreRelations(...args: unknown[]): void;
+  topKEmbeddings(args: TopKEmbeddingsArgs): void;
+  scoreRelations(args: ScoreRelationsArgs): void;
   /** Peak FMA probe: [multiply-adds performed, checksum]. */
   fmaProbe(simd: number, threads: number, iterations: number): [number, number];
   /**
@@ -139,69 +112,7 @@ export interface NativeAddon extends NativeMetricsAddon {
   splitTsvTriples(bytes: Uint8Array): Uint32Array;
   /** native/core/intern.h: labelled TSV triples to PyKEEN's ids, split by split (0 train, 1 valid, 2 test). */
   TripleInterner: new () => NativeTripleInterner;
-  FilterIndex: new (
-    triples: Int32Array[],
-    numEntities: number,
-    numRelations: number,
-    side: number,
-    threads: number,
-  ) => {
-    answers(anchor: number, relation: number): Int32Array;
-    missing(anchor: Int32Array, relation: Int32Array, answer: Int32Array): number;
-    answerCounts(triples: Int32Array, out: Float64Array): void;
-    stats(): { keys: number; answers: number; bytes: number; wide: boolean };
-    countFiltered(...args: unknown[]): void;
-    countFilteredAsync(...args: unknown[]): Promise<void>;
-    countFilteredRange(...args: unknown[]): void;
-    countFilteredRangeAsync(...args: unknown[]): Promise<void>;
-    rankTriples(...args: unknown[]): void;
-    rankTriplesConstrained(...args: unknown[]): void;
-  };
-}
-
-/**
- * An opaque kernel control of the addon (native/addon/async.h; in C++ a kgrank::JobControl, where a job is one async
- * native call).
- */
-type NativeKernelControl = { readonly __nativeKernelControl: unique symbol };
-
-/** How often a running native call's progress counter is read (an atomic load: the call never waits for it). */
-const PROGRESS_POLL_MS = 50;
-
-/**
- * Runs one async binding under `control` (src/contract/kernels.ts KernelControl): without one, as it is; with one,
- * the binding gets a native kernel control (its last argument, through `start`), the control's stop cancels it, a
- * timer reads its progress (scaled from the driver's work units to the call's `rows`) while it runs, and a stopped
- * call rejects with the stop reason once the native work has ended - also when it finished anyway. The stop listener
- * and the timer are gone when the promise settles.
- */
-async function underControl(
-  addon: NativeAddon,
-  control: KernelControl | undefined,
-  rows: number,
-  start: (nativeControl?: NativeKernelControl) => Promise<void>,
-): Promise<void> {
-  if (!control) return start();
-  if (control.stopped) throw control.stopReason;
-  const nativeControl = addon.kernelControl();
-  const unregister = control.onStop(() => addon.cancelKernel(nativeControl));
-  const timer = control.wantsProgress
-    ? setInterval(() => {
-        const [done, total] = addon.kernelProgress(nativeControl);
-        if (total > 0) control.progress(Math.min(rows, Math.floor((done / total) * rows)));
-      }, PROGRESS_POLL_MS)
-    : null;
-  timer?.unref();
-  try {
-    await start(nativeControl);
-  } catch (e) {
-    if (control.stopped) throw control.stopReason;
-    throw e;
-  } finally {
-    if (timer) clearInterval(timer);
-    unregister();
-  }
-  if (control.stopped) throw control.stopReason;
+  FilterIndex: NativeFilterIndexClass;
 }
 
 /** Runs a parser binding; a rejected input becomes the KgrankInputError its TypeScript twin throws. */
@@ -213,180 +124,6 @@ export function nativeParse<T>(argument: string, parse: () => T): T {
     if (s?.status === StatusCode.InvalidInput) throw new KgrankInputError(argument, s.message);
     throw e;
   }
-}
-
-/** The statuses FilterIndexHandle.rankTriples returns as a RankTriplesProblem instead of throwing. */
-function isRankTriplesProblem(status: StatusCode): status is RankTriplesProblem["status"] {
-  return status === StatusCode.IdOutOfRange || status === StatusCode.NanTrueScore || status === StatusCode.NotInIndex;
-}
-
-/** The native filter index behind the FilterIndexHandle interface. */
-function nativeFilterIndex(
-  addon: NativeAddon,
-  triples: Int32Array[],
-  numEntities: number,
-  numRelations: number,
-  side: Side,
-  level: number,
-  threads: number,
-): FilterIndexHandle {
-  const index = nativeCall(
-    "filterTriples",
-    () => new addon.FilterIndex(triples, numEntities, numRelations, side === "tail" ? 1 : 0, threads),
-  );
-  return {
-    side,
-    numEntities,
-    numRelations,
-    answers: (anchor, relation) => nativeCall("anchor", () => index.answers(anchor, relation)),
-    missing: (anchor, relation, answer) => nativeCall("triples", () => index.missing(anchor, relation, answer)),
-    answerCounts(triples, out) {
-      try {
-        index.answerCounts(triples, out);
-        return null;
-      } catch (e) {
-        const s = statusOf(e);
-        if (s?.status !== StatusCode.IdOutOfRange) throw nativeError(e, "triples");
-        return { status: s.status, index: s.index };
-      }
-    },
-    stats: () => index.stats(),
-    countFiltered(scores, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
-      nativeCall("triples", () =>
-        index.countFiltered(
-          scores,
-          numEntities,
-          anchor,
-          relation,
-          truth,
-          th,
-          out.greater,
-          out.equal,
-          out.nan,
-          out.removed,
-          level,
-          t ?? threads,
-        ),
-      );
-    },
-    rankTriples(scores, triples, keys, th, out, t?: number) {
-      try {
-        index.rankTriples(scores, triples, keys, th, out, level, t ?? threads);
-        return null;
-      } catch (e) {
-        const s = statusOf(e);
-        if (!s || !isRankTriplesProblem(s.status)) throw nativeError(e, "triples");
-        return { status: s.status, index: s.index };
-      }
-    },
-    rankTriplesConstrained(scores, triples, filtered, sets, keys, th, out, t?: number) {
-      try {
-        const { offsets, ids, bits, bitsAt } = sets;
-        index.rankTriplesConstrained(
-          scores,
-          triples,
-          filtered,
-          offsets,
-          ids,
-          bits,
-          bitsAt,
-          keys,
-          th,
-          out,
-          level,
-          t ?? threads,
-        );
-        return null;
-      } catch (e) {
-        const s = statusOf(e);
-        if (s?.status === StatusCode.InvalidInput) return { status: s.status, index: 0, message: s.message };
-        if (!s || !isRankTriplesProblem(s.status)) throw nativeError(e, "triples");
-        return { status: s.status, index: s.index };
-      }
-    },
-    countFilteredAsync(
-      scores,
-      anchor,
-      relation,
-      truth,
-      th,
-      out: FilteredCountBuffers,
-      t?: number,
-      control?: KernelControl,
-    ) {
-      return underControl(addon, control, truth.length, (nativeControl) =>
-        nativeCallAsync("triples", () =>
-          index.countFilteredAsync(
-            holdable(scores),
-            numEntities,
-            holdable(anchor),
-            holdable(relation),
-            holdable(truth),
-            th,
-            out.greater,
-            out.equal,
-            out.nan,
-            out.removed,
-            level,
-            t ?? threads,
-            nativeControl,
-          ),
-        ),
-      );
-    },
-    countFilteredRange(scores, start, width, anchor, relation, truth, th, out: FilteredCountBuffers, t?: number) {
-      nativeCall("triples", () =>
-        index.countFilteredRange(
-          scores,
-          start,
-          width,
-          anchor,
-          relation,
-          truth,
-          th,
-          out.greater,
-          out.equal,
-          out.nan,
-          out.removed,
-          level,
-          t ?? threads,
-        ),
-      );
-    },
-    countFilteredRangeAsync(
-      scores,
-      start,
-      width,
-      anchor,
-      relation,
-      truth,
-      th,
-      out: FilteredCountBuffers,
-      t?: number,
-      control?: KernelControl,
-    ) {
-      return underControl(addon, control, truth.length, (nativeControl) =>
-        nativeCallAsync("triples", () =>
-          index.countFilteredRangeAsync(
-            holdable(scores),
-            start,
-            width,
-            holdable(anchor),
-            holdable(relation),
-            holdable(truth),
-            holdable(th),
-            out.greater,
-            out.equal,
-            out.nan,
-            out.removed,
-            level,
-            t ?? threads,
-            nativeControl,
-          ),
-        ),
-      );
-    },
-  };
 }
 
 export interface BackendInfo {
@@ -538,44 +275,8 @@ function tryLoadAddon(): AddonLoad {
 /** The fallback, with failed typed-array allocations raised as KgrankMemoryError (as the addon's). */
 const tsKernels: Kernels = withMemoryErrors(fallbackKernels);
 
-const SIMD_CODES: Record<SimdLevel, number> = { scalar: 0, avx2: 1, avx512: 2, neon: 3 };
-
-/**
- * An async binding's input as the native call takes it: views of a resizable ArrayBuffer are copied (the addon refuses
- * them: its job works in slices between event-loop turns and would stop when one shrinks, native/addon/watch.h).
- * Outputs are always the facade's own arrays.
- */
-function holdable<T extends FloatArray | Int32Array>(a: T): T {
-  return (a.buffer as { resizable?: boolean }).resizable === true ? (a.slice() as T) : a;
-}
-
-/** The addon's rankEmbeddings arguments (native/addon/score_bindings.cpp); empty arrays stand for "none". */
-function embeddingArgs(input: EmbeddingRankInput, out: Float64Array, level: number, threads: number): unknown[] {
-  const empty = input.entityEmbeddings instanceof Float64Array ? new Float64Array(0) : new Float32Array(0);
-  const meta = embeddingMeta(input);
-  return [
-    holdable(input.entityEmbeddings),
-    holdable(input.relationEmbeddings),
-    input.entityScale ? holdable(input.entityScale) : empty,
-    meta,
-    input.anchor,
-    input.relationIds,
-    input.truth,
-    input.candidates ?? new Int32Array(0),
-    input.negatives ?? new Int32Array(0),
-    input.excludeOffsets ?? new Uint32Array(0),
-    input.excludeIds ?? new Int32Array(0),
-    input.anchorRows ? holdable(input.anchorRows) : empty,
-    input.anchorScale ? holdable(input.anchorScale) : empty,
-    input.trueScores ?? new Float64Array(0),
-    input.candidateSets?.offsets ?? new Int32Array(0),
-    input.candidateSets?.ids ?? new Int32Array(0),
-    out,
-    input.negativesPerRow,
-    level,
-    threads,
-  ];
-}
+/** The codes of native/core/simd.h SimdLevel (test/enums.test.ts compares). */
+export const SIMD_CODES: Readonly<Record<SimdLevel, number>> = { scalar: 0, avx2: 1, avx512: 2, neon: 3 };
 
 /**
  * Native kernels at a fixed SIMD level and default thread count. Also used by bench/count.bench.mjs, through dist/.
@@ -583,101 +284,67 @@ function embeddingArgs(input: EmbeddingRankInput, out: Float64Array, level: numb
  */
 export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: number): Kernels {
   const level = SIMD_CODES[simd];
+  /** The record of countScores and its async form; `hold` takes the inputs (outputs are the facade's own). */
+  const counted = (
+    hold: Hold,
+    scores: FloatArray,
+    numColumns: number,
+    thresholds: FloatArray,
+    out: CountBuffers,
+    t: number | undefined,
+  ): CountScoresArgs => ({
+    scores: hold(scores),
+    numColumns,
+    thresholds,
+    greater: out.greater,
+    equal: out.equal,
+    nan: out.nan,
+    simd: level,
+    threads: t ?? threads,
+  });
+  const embedding = (input: EmbeddingRankInput, t: number | undefined, hold: Hold = asIs) =>
+    embeddingArgs(input, level, t ?? threads, hold);
   return {
     backend: "native",
     simd,
     threads,
     ...nativeMetricKernels(addon, level, threads, (n) => fallbackKernels.candidateHistogram(n, null)),
-    countScores(scores: FloatArray, numColumns: number, thresholds: FloatArray, out: CountBuffers, t?: number) {
-      nativeCall("scores", () =>
-        addon.countScores(scores, numColumns, thresholds, out.greater, out.equal, out.nan, level, t ?? threads),
+    countScores(scores, numColumns, thresholds, out, t?: number) {
+      nativeCall("scores", () => addon.countScores(counted(asIs, scores, numColumns, thresholds, out, t)));
+    },
+    countScoresAsync(scores, numColumns, thresholds, out, t?: number, control?: KernelControl) {
+      // The thresholds are an input here, so they are held too.
+      const args = counted(holdable, scores, numColumns, holdable(thresholds), out, t);
+      return nativeAsync(addon, "scores", control, thresholds.length, (c) => addon.countScoresAsync(args, c));
+    },
+    countScoresByIndex(scores, numColumns, trueIndex, th, out, t?: number) {
+      const args = { ...counted(asIs, scores, numColumns, th, out, t), trueIndex };
+      nativeCall("trueIndices", () => addon.countScoresByIndex(args));
+    },
+    countScoresByIndexAsync(scores, numColumns, trueIndex, th, out, t?: number, control?: KernelControl) {
+      const args = { ...counted(holdable, scores, numColumns, th, out, t), trueIndex: holdable(trueIndex) };
+      return nativeAsync(addon, "trueIndices", control, trueIndex.length, (c) =>
+        addon.countScoresByIndexAsync(args, c),
       );
     },
-    countScoresAsync(
-      scores: FloatArray,
-      numColumns: number,
-      thresholds: FloatArray,
-      out: CountBuffers,
-      t?: number,
-      control?: KernelControl,
-    ) {
-      return underControl(addon, control, thresholds.length, (nativeControl) =>
-        nativeCallAsync("scores", () =>
-          addon.countScoresAsync(
-            holdable(scores),
-            numColumns,
-            holdable(thresholds),
-            out.greater,
-            out.equal,
-            out.nan,
-            level,
-            t ?? threads,
-            nativeControl,
-          ),
-        ),
-      );
+    rankEmbeddings(input, out, t?: number) {
+      addon.rankEmbeddings({ ...embedding(input, t), out });
     },
-    countScoresByIndex(s: FloatArray, cols: number, idx: Int32Array, th: FloatArray, out: CountBuffers, t?: number) {
-      nativeCall("trueIndices", () =>
-        addon.countScoresByIndex(s, cols, idx, th, out.greater, out.equal, out.nan, level, t ?? threads),
-      );
+    firstNonFinite: (values) => addon.firstNonFinite(values),
+    rankEmbeddingsAsync(input, out, t?: number, control?: KernelControl) {
+      const args = { ...embedding(input, t, holdable), out };
+      return underControl(addon, control, input.anchor.length, (c) => addon.rankEmbeddingsAsync(args, c));
     },
-    countScoresByIndexAsync(
-      s: FloatArray,
-      cols: number,
-      idx: Int32Array,
-      th: FloatArray,
-      out: CountBuffers,
-      t?: number,
-      control?: KernelControl,
-    ) {
-      return underControl(addon, control, idx.length, (nativeControl) =>
-        nativeCallAsync("trueIndices", () =>
-          addon.countScoresByIndexAsync(
-            holdable(s),
-            cols,
-            holdable(idx),
-            th,
-            out.greater,
-            out.equal,
-            out.nan,
-            level,
-            t ?? threads,
-            nativeControl,
-          ),
-        ),
-      );
-    },
-    rankEmbeddings(input: EmbeddingRankInput, out: Float64Array, t?: number) {
-      addon.rankEmbeddings(...embeddingArgs(input, out, level, t ?? threads));
-    },
-    firstNonFinite(values: FloatArray) {
-      return addon.firstNonFinite(values);
-    },
-    rankEmbeddingsAsync(input: EmbeddingRankInput, out: Float64Array, t?: number, control?: KernelControl) {
-      return underControl(addon, control, input.anchor.length, (c) =>
-        addon.rankEmbeddingsAsync(...embeddingArgs(input, out, level, t ?? threads), c),
-      );
-    },
-    topKEmbeddings(input: EmbeddingRankInput, range: TopKRange, ids: Int32Array, scores: Float64Array, t?: number) {
-      const out = new Float64Array(5 * input.anchor.length + 2); // rankEmbeddings' output argument, not written
+    topKEmbeddings(input, range: TopKRange, ids, scores, t?: number) {
+      const { k, begin, end, floor } = range;
       nativeCall("topKEmbeddings", () =>
-        addon.topKEmbeddings(
-          ...embeddingArgs(input, out, level, t ?? threads),
-          Float64Array.of(range.k, range.begin, range.end),
-          ids,
-          scores,
-          range.floor ?? new Float64Array(0),
-        ),
+        addon.topKEmbeddings({ ...embedding(input, t), k, begin, end, ids, scores, floor }),
       );
     },
-    scoreRelations(input: EmbeddingRankInput, scores: FloatArray, t?: number) {
-      const out = new Float64Array(5 * input.anchor.length + 2); // rankEmbeddings' output argument, not written
-      nativeCall("scoreRelations", () =>
-        addon.scoreRelations(...embeddingArgs(input, out, level, t ?? threads), scores),
-      );
+    scoreRelations(input, scores, t?: number) {
+      nativeCall("scoreRelations", () => addon.scoreRelations({ ...embedding(input, t), scores }));
     },
-    buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side, t?: number) {
+    buildFilterIndex(triples, numEntities, numRelations, side, t?: number) {
       return nativeFilterIndex(addon, triples, numEntities, numRelations, side, level, t ?? threads);
     },
   };

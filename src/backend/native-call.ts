@@ -1,9 +1,11 @@
 /**
- * What the addon throws, as the facade's typed errors: every binding call of src/backend/backend.ts and
- * src/backend/native-metrics.ts goes through nativeCall / nativeCallAsync.
+ * What the addon throws, as the facade's typed errors: every binding call of src/backend/backend.ts,
+ * native-filter-index.ts and native-metrics.ts goes through nativeCall / nativeCallAsync; and how an async binding
+ * runs (underControl: cancellation and progress; holdable: the inputs it may hold).
  */
 import { allocationFailure, KgrankInputError, KgrankMemoryError } from "../checks/errors";
-import { StatusCode } from "../contract/kernels";
+import type { Hold } from "../contract/addon";
+import { type KernelControl, StatusCode } from "../contract/kernels";
 
 /**
  * The facade's typed error for what a binding threw, or `e` itself. KGRANK_MEMORY (a native allocation failed,
@@ -36,7 +38,7 @@ export function nativeCall<T>(argument: string, run: () => T): T {
 }
 
 /** The same for an async binding: both its synchronous throw and its rejection. */
-export function nativeCallAsync<T>(argument: string, run: () => Promise<T>): Promise<T> {
+function nativeCallAsync<T>(argument: string, run: () => Promise<T>): Promise<T> {
   try {
     return run().catch((e: unknown) => {
       throw nativeError(e, argument);
@@ -88,3 +90,78 @@ export function statusOf(e: unknown): { status: StatusCode; index: number; messa
   if (code !== "KGRANK_INPUT" || typeof status !== "number" || typeof index !== "number") return null;
   return { status, index, message: e.message };
 }
+
+/**
+ * An opaque kernel control of the addon (native/addon/async.h; in C++ a kgrank::JobControl, where a job is one async
+ * native call).
+ */
+export type NativeKernelControl = { readonly __nativeKernelControl: unique symbol };
+
+/**
+ * native/addon/async.h: a kernel control to pass after an async binding's record; cancelKernel stops the calls given
+ * it at their next task boundary (they reject with code KGRANK_CANCELLED), kernelProgress reads [done, total] work
+ * units.
+ */
+export interface NativeControls {
+  kernelControl(): NativeKernelControl;
+  cancelKernel(control: NativeKernelControl): void;
+  kernelProgress(control: NativeKernelControl): [number, number];
+}
+
+/** How often a running native call's progress counter is read (an atomic load: the call never waits for it). */
+const PROGRESS_POLL_MS = 50;
+
+/**
+ * Runs one async binding under `control` (src/contract/kernels.ts KernelControl): without one, as it is; with one,
+ * the binding gets a native kernel control (after its record, through `start`), the control's stop cancels it, a
+ * timer reads its progress (scaled from the driver's work units to the call's `rows`) while it runs, and a stopped
+ * call rejects with the stop reason once the native work has ended - also when it finished anyway. The stop listener
+ * and the timer are gone when the promise settles.
+ */
+export async function underControl(
+  addon: NativeControls,
+  control: KernelControl | undefined,
+  rows: number,
+  start: (nativeControl?: NativeKernelControl) => Promise<void>,
+): Promise<void> {
+  if (!control) return start();
+  if (control.stopped) throw control.stopReason;
+  const nativeControl = addon.kernelControl();
+  const unregister = control.onStop(() => addon.cancelKernel(nativeControl));
+  const timer = control.wantsProgress
+    ? setInterval(() => {
+        const [done, total] = addon.kernelProgress(nativeControl);
+        if (total > 0) control.progress(Math.min(rows, Math.floor((done / total) * rows)));
+      }, PROGRESS_POLL_MS)
+    : null;
+  timer?.unref();
+  try {
+    await start(nativeControl);
+  } catch (e) {
+    if (control.stopped) throw control.stopReason;
+    throw e;
+  } finally {
+    if (timer) clearInterval(timer);
+    unregister();
+  }
+  if (control.stopped) throw control.stopReason;
+}
+
+/** underControl over nativeCallAsync: an async binding's errors as the facade's, named by `argument`. */
+export function nativeAsync(
+  addon: NativeControls,
+  argument: string,
+  control: KernelControl | undefined,
+  rows: number,
+  start: (nativeControl?: NativeKernelControl) => Promise<void>,
+): Promise<void> {
+  return underControl(addon, control, rows, (c) => nativeCallAsync(argument, () => start(c)));
+}
+
+/**
+ * An async binding's input as the native call takes it: views of a resizable ArrayBuffer are copied (the addon refuses
+ * them: its job works in slices between event-loop turns and would stop when one shrinks, native/addon/watch.h).
+ * Outputs are always the facade's own arrays and never go through this.
+ */
+export const holdable: Hold = <T extends ArrayBufferView>(a: T): T =>
+  (a.buffer as { resizable?: boolean }).resizable === true ? ((a as unknown as { slice(): T }).slice() as T) : a;

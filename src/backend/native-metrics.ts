@@ -1,5 +1,18 @@
 /** Native adapter of the metric kernels (native/addon/metrics_bindings.cpp), spread into nativeKernels(). */
 import type {
+  AggregateRanksArgs,
+  CandidateHistogramArgs,
+  ClosedMomentsArgs,
+  GeneralizedHarmonicArgs,
+  GenerateRanksArgs,
+  HarmonicArgs,
+  HistogramMomentsArgs,
+  MedianMomentsArgs,
+  MedianRanksArgs,
+  PairedResampleArgs,
+  SampleStatisticArgs,
+} from "../contract/addon";
+import type {
   CandidateHistogram,
   ClosedMetricCode,
   MetricKernels,
@@ -8,63 +21,19 @@ import type {
 } from "../contract/kernels";
 import { nativeCall as call } from "./native-call";
 
-/** What native/addon/metrics_bindings.cpp exports. */
+/** What native/addon/metrics_bindings.cpp exports: each call takes one record (src/contract/addon.ts). */
 export interface NativeMetricsAddon {
-  aggregateRanks(
-    ranks: Float64Array,
-    weights: Float64Array | undefined,
-    ks: Float64Array,
-    flags: number,
-    simd: number,
-    threads: number,
-  ): Float64Array;
-  medianRanks(values: Float64Array, weights: Float64Array | undefined, mad: boolean): number;
-  candidateHistogram(
-    numCandidates: Float64Array,
-    weights: Float64Array | undefined,
-    threads?: number,
-  ): CandidateHistogram;
-  histogramMoments(
-    metric: number,
-    values: Float64Array,
-    w1: Float64Array,
-    w2: Float64Array,
-    totalWeight: number,
-    count: number,
-    k: number,
-    threads: number,
-  ): Float64Array;
-  closedMoments(
-    metric: number,
-    numCandidates: Float64Array,
-    weights: Float64Array | undefined,
-    k: number,
-  ): Float64Array;
-  medianMoments(numCandidates: Float64Array, wantVariance?: boolean): Float64Array;
-  sampleStatistic(
-    numCandidates: Float64Array,
-    weights: Float64Array | undefined,
-    numSamples: number,
-    seed: number,
-    statistic: number,
-    k: number,
-    simd: number,
-    threads: number,
-  ): Float64Array;
-  generateRanks(numCandidates: Float64Array, seed: number, sample: number, simd: number, threads: number): Float64Array;
-  pairedResample(
-    kind: number,
-    key: number,
-    first: number,
-    count: number,
-    n: number,
-    x: Float64Array,
-    medians: (Uint32Array | Float64Array)[] | undefined,
-    simd: number,
-    threads: number,
-  ): Float64Array;
-  harmonic(n: number, order: number): number;
-  generalizedHarmonic(n: number, p: number): number;
+  aggregateRanks(args: AggregateRanksArgs): Float64Array;
+  medianRanks(args: MedianRanksArgs): number;
+  candidateHistogram(args: CandidateHistogramArgs): CandidateHistogram;
+  histogramMoments(args: HistogramMomentsArgs): Float64Array;
+  closedMoments(args: ClosedMomentsArgs): Float64Array;
+  medianMoments(args: MedianMomentsArgs): Float64Array;
+  sampleStatistic(args: SampleStatisticArgs): Float64Array;
+  generateRanks(args: GenerateRanksArgs): Float64Array;
+  pairedResample(args: PairedResampleArgs): Float64Array;
+  harmonic(args: HarmonicArgs): number;
+  generalizedHarmonic(args: GeneralizedHarmonicArgs): number;
 }
 
 /**
@@ -92,32 +61,59 @@ export function nativeMetricKernels(
   };
   return {
     aggregateRanks: (ranks, weights, ks, flags, t) =>
-      call("ranks", () => addon.aggregateRanks(ranks, weights ?? undefined, ks, flags, level, t ?? threads)),
-    medianRanks: (values, weights, mad) => call("ranks", () => addon.medianRanks(values, weights ?? undefined, mad)),
+      call("ranks", () => addon.aggregateRanks({ ranks, weights, ks, flags, simd: level, threads: t ?? threads })),
+    medianRanks: (values, weights, mad) => call("ranks", () => addon.medianRanks({ values, weights, mad })),
     candidateHistogram: (numCandidates, weights) =>
       weights === null && isSmall(numCandidates)
         ? smallHistogram!(numCandidates)
-        : call("numCandidates", () => addon.candidateHistogram(numCandidates, weights ?? undefined, threads)),
+        : call("numCandidates", () => addon.candidateHistogram({ numCandidates, weights, threads })),
     histogramMoments: (metric, h, count, k, t) =>
       call("numCandidates", () =>
-        addon.histogramMoments(metric, h.values, h.w1, h.w2, h.totalWeight, count, k, t ?? threads),
+        addon.histogramMoments({
+          metric,
+          values: h.values,
+          w1: h.w1,
+          w2: h.w2,
+          totalWeight: h.totalWeight,
+          count,
+          k,
+          threads: t ?? threads,
+        }),
       ),
     closedMoments: (metric: ClosedMetricCode, numCandidates, weights, k) =>
-      call("numCandidates", () => addon.closedMoments(metric, numCandidates, weights ?? undefined, k)),
+      call("numCandidates", () => addon.closedMoments({ metric, numCandidates, weights, k })),
     medianMoments: (numCandidates, wantVariance) =>
-      call("numCandidates", () => addon.medianMoments(numCandidates, wantVariance)),
+      call("numCandidates", () => addon.medianMoments({ numCandidates, wantVariance })),
     sampleStatistic: (numCandidates, weights, numSamples, seed, statistic: StatisticCode, k, t) =>
       call("numCandidates", () =>
-        addon.sampleStatistic(numCandidates, weights ?? undefined, numSamples, seed, statistic, k, level, t ?? threads),
+        addon.sampleStatistic({
+          numCandidates,
+          weights,
+          numSamples,
+          seed,
+          statistic,
+          k,
+          simd: level,
+          threads: t ?? threads,
+        }),
       ),
     generateRanks: (numCandidates, seed, sample) =>
-      call("numCandidates", () => addon.generateRanks(numCandidates, seed, sample, level, threads)),
-    pairedResample: (kind: ResamplingKind, c, key, first, count, t) => {
-      const m = c.medians;
-      const medians = m ? [m.indexA, m.indexB, m.values, m.orderA, m.orderB, m.sortedA, m.sortedB] : undefined;
-      return call("runs", () => addon.pairedResample(kind, key, first, count, c.n, c.x, medians, level, t ?? threads));
-    },
-    harmonic: (n, order) => addon.harmonic(n, order),
-    generalizedHarmonic: (n, p) => addon.generalizedHarmonic(n, p),
+      call("numCandidates", () => addon.generateRanks({ numCandidates, seed, sample, simd: level, threads })),
+    pairedResample: (kind: ResamplingKind, c, key, first, count, t) =>
+      call("runs", () =>
+        addon.pairedResample({
+          kind,
+          key,
+          first,
+          count,
+          n: c.n,
+          x: c.x,
+          medians: c.medians,
+          simd: level,
+          threads: t ?? threads,
+        }),
+      ),
+    harmonic: (n, order) => addon.harmonic({ n, order }),
+    generalizedHarmonic: (n, p) => addon.generalizedHarmonic({ n, p }),
   };
 }

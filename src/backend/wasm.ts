@@ -22,7 +22,8 @@ import type {
   Kernels,
   TopKRange,
 } from "../contract/kernels";
-import { embeddingMeta, embeddingReads } from "../contract/kernels";
+import { embeddingArgs } from "../contract/addon";
+import { embeddingReads } from "../contract/kernels";
 
 /**
  * The part of the WebAssembly JavaScript API used here (the global of Node and browsers; this project's type
@@ -309,34 +310,50 @@ export function wasmKernels(module: WasmModule, fallback: Kernels, slices: RowSl
     );
   }
 
-  /** The meta and pointer table of an embedding call (native/wasm/exports.cpp), its inputs copied in. */
+  /**
+   * The meta and pointer table of an embedding call (native/wasm/exports.cpp), its inputs copied in: the record the
+   * native addon takes (src/contract/addon.ts EmbeddingArgs), marshalled to the core's pointer ABI.
+   */
   function embeddingFrame(
     f: Frame,
     input: EmbeddingRankInput,
   ): { wide: number; meta: number; table: number; slots: Uint32Array } {
-    const rows = input.anchor.length;
-    const meta = f.put(embeddingMeta(input));
-    const slots = Uint32Array.of(
-      f.put(input.entityEmbeddings),
-      f.put(input.relationEmbeddings),
-      f.put(input.entityScale),
-      f.put(input.anchorRows ?? null),
-      f.put(input.anchorScale ?? null),
-      f.put(input.anchor),
-      f.put(input.relationIds),
-      f.put(input.truth),
-      f.put(input.candidates),
-      input.candidates?.length ?? 0,
-      f.put(input.negatives),
-      input.negatives?.length ? input.negativesPerRow : 0,
-      f.put(input.excludeOffsets),
-      input.excludeOffsets?.length ? f.put(input.excludeIds, true) : 0,
-      f.put(input.trueScores ?? null),
-      rows,
-      f.put(input.candidateSets?.offsets ?? null),
-      input.candidateSets ? f.put(input.candidateSets.ids, true) : 0,
+    const { model: m, queries: q } = embeddingArgs(input, 0, 1);
+    const rows = q.anchor.length;
+    const meta = f.put(
+      Float64Array.of(
+        m.interaction,
+        m.layout,
+        m.numEntities,
+        m.entityWidth,
+        m.numRelations,
+        m.relationWidth,
+        m.phaseScale,
+        q.headSide ? 1 : 0,
+        m.entityOffset,
+      ),
     );
-    return { wide: input.entityEmbeddings instanceof Float64Array ? 1 : 0, meta, table: f.put(slots), slots };
+    const slots = Uint32Array.of(
+      f.put(m.entity),
+      f.put(m.relation),
+      f.put(m.entityScale ?? null),
+      f.put(q.anchorRows ?? null),
+      f.put(q.anchorScale ?? null),
+      f.put(q.anchor),
+      f.put(q.relation),
+      f.put(q.truth),
+      f.put(q.candidates ?? null),
+      q.candidates?.length ?? 0,
+      f.put(q.negatives ?? null),
+      q.negatives?.length ? q.negativesPerRow : 0,
+      f.put(q.excludeOffsets ?? null),
+      q.excludeOffsets?.length ? f.put(q.excludeIds ?? null, true) : 0,
+      f.put(q.trueScores ?? null),
+      rows,
+      f.put(q.setOffsets ?? null),
+      q.setOffsets ? f.put(q.setIds ?? null, true) : 0,
+    );
+    return { wide: m.entity instanceof Float64Array ? 1 : 0, meta, table: f.put(slots), slots };
   }
 
   /**

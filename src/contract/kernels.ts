@@ -480,25 +480,6 @@ export function embeddingReads(input: EmbeddingRankInput): { arrays: (ArrayBuffe
   };
 }
 
-/**
- * The nine numbers that describe an embedding call's model and side to the native and WebAssembly cores
- * (native/addon/score_bindings.cpp, native/wasm/exports.cpp): interaction, layout, numEntities, entityWidth,
- * numRelations, relationWidth, phaseScale, headSide, entityOffset.
- */
-export function embeddingMeta(input: EmbeddingRankInput): Float64Array {
-  return Float64Array.of(
-    input.interaction,
-    input.layout,
-    input.numEntities,
-    input.entityWidth,
-    input.numRelations,
-    input.relationWidth,
-    input.phaseScale,
-    input.headSide ? 1 : 0,
-    input.entityOffset ?? 0,
-  );
-}
-
 /** Rows [r0, r1) of exclusion lists (ids of row i: ids[offsets[i] .. offsets[i + 1])), the offsets rebased to 0. */
 export function exclusionRows(
   offsets: Uint32Array | null,
