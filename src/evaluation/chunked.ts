@@ -66,6 +66,7 @@ export class ChunkedBatch {
   #pending = 0;
   #done = false;
 
+  /** @internal Made by `RankEvaluator.chunked`, never by users. */
   constructor(ctx: ChunkedContext, trueScores: ArrayLike<number>) {
     this.#ctx = ctx;
     const ts = trueScores as ArrayLike<unknown>;

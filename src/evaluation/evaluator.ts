@@ -590,6 +590,7 @@ export class RankEvaluator {
   /**
    * The recorded tasks of a side: a copy (one fresh ArrayBuffer per call, 52 bytes a task), which the caller may
    * change or transfer (postMessage to a Worker) without touching the evaluator's tasks.
+   * @internal
    */
   taskColumns(side: TaskSide): TaskColumns {
     return copyColumns(this.tasks[side].columns());

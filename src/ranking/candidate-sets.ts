@@ -144,6 +144,7 @@ export class CandidateSets {
   /**
    * One side's arrays as the kernels read them (do not modify): the ids, and the dense relations' bit sets (built on
    * first use, kept with the sets).
+   * @internal
    */
   arrays(side: CandidateSide): ConstrainedSets {
     const built = this.bitSets[side];

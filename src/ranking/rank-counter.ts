@@ -179,12 +179,12 @@ export class RankCounter {
     return this.result;
   }
 
-  /** Counts one chunk's columns into `counts` (greater / equal / NaN per row). */
+  /** Counts one chunk's columns into `counts` (greater / equal / NaN per row). @internal */
   protected countChunk(prepared: PreparedChunk, counts: CountBuffers): void {
     kernels().countScores(prepared.scores, prepared.width, prepared.thresholds, counts, prepared.threads);
   }
 
-  /** countChunk off the JavaScript thread, under the call's control (signal / onProgress) if it has one. */
+  /** countChunk off the JavaScript thread, under the call's control (signal / onProgress) if it has one. @internal */
   protected countChunkAsync(prepared: PreparedChunk, counts: CountBuffers, control?: KernelControl): Promise<void> {
     return kernels().countScoresAsync(
       prepared.scores,

@@ -326,6 +326,7 @@ export class EmbeddingModel {
   /**
    * The rankEmbeddings kernel's input (src/contract/kernels.ts EmbeddingRankInput) for these keys (ids checked by the caller).
    * Named `job` as a method of the published class.
+   * @internal
    */
   job(
     side: "head" | "tail",
