@@ -7,7 +7,16 @@
 // A changed export, signature or doc comment of a public name therefore shows up in review as a diff of the report
 // (etc/) and of the reference (docs/api/), and one that was not meant to fails lint.
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,9 +31,15 @@ const require = createRequire(import.meta.url);
 const { Extractor, ExtractorConfig } = require("@microsoft/api-extractor");
 
 // Each entry point: its API Extractor config, its report, and where its reference goes under docs/api/.
+// API Documenter names pages after the package; `title` is what the queue's pages call their entry point instead.
 const ENTRIES = [
   { config: "etc/api-extractor.json", report: "etc/kgrank-native.api.md", docs: "" },
-  { config: "etc/api-extractor-queue.json", report: "etc/kgrank-native-queue.api.md", docs: "queue" },
+  {
+    config: "etc/api-extractor-queue.json",
+    report: "etc/kgrank-native-queue.api.md",
+    docs: "queue",
+    title: "kgrank-native/queue",
+  },
 ];
 const out = join(root, "build-api");
 const docsDir = join(root, "docs", "api");
@@ -70,6 +85,22 @@ for (const e of ENTRIES) {
     "-o",
     join(staged, e.docs),
   ]);
+}
+
+// The queue's pages say which entry point they document, and the reference's home page links to them.
+for (const e of ENTRIES.filter((x) => x.title)) {
+  const dir = join(staged, e.docs);
+  for (const f of readdirSync(dir).filter((n) => n.endsWith(".md"))) {
+    const page = readFileSync(join(dir, f), "utf8")
+      .replaceAll("[kgrank-native](./kgrank-native.md)", `[${e.title}](./kgrank-native.md)`)
+      .replace("## kgrank-native package", `## ${e.title} entry point`);
+    writeFileSync(join(dir, f), page);
+  }
+  appendFileSync(
+    join(staged, "index.md"),
+    `\n## Entry points\n\n- [kgrank-native](./kgrank-native.md): \`import ... from "kgrank-native"\`\n` +
+      `- [${e.title}](./${e.docs}/kgrank-native.md): \`import ... from "${e.title}"\`\n`,
+  );
 }
 
 /** Every file under a folder, as relative paths, sorted. */

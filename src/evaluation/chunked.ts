@@ -174,7 +174,7 @@ export class ChunkedBatch {
 
   /**
    * Counts a slice off the JavaScript thread. Slices may be added concurrently. `signal` stops it and `onProgress`
-   * reports rows counted (src/backend/call-control.ts AsyncOptions); an aborted slice is not counted and may be added again.
+   * reports rows counted ({@link AsyncOptions}); an aborted slice is not counted and may be added again.
    */
   async add(slice: EntitySlice & AsyncOptions): Promise<void> {
     const p = this.prepare(slice, true);

@@ -107,7 +107,7 @@ export class CandidateSets {
     );
   }
 
-  /** Sets from (relation, entity) pairs per side, e.g. read from a file (src/io/candidate-file.ts). */
+  /** Sets from (relation, entity) pairs per side, e.g. read from a file (readCandidateFile). */
   static fromPairs(opts: CandidateSetsFromPairsOptions): CandidateSets {
     const o = options("CandidateSets.fromPairs options", opts, [
       "numEntities",

@@ -119,7 +119,7 @@ export class RankCounter {
 
   /**
    * Counts one chunk off the JavaScript thread. Chunks may be added concurrently. `signal` stops it and
-   * `onProgress` reports rows counted (src/backend/call-control.ts AsyncOptions); a chunk that was aborted (or failed) is not
+   * `onProgress` reports rows counted ({@link AsyncOptions}); a chunk that was aborted (or failed) is not
    * counted and its columns may be added again.
    */
   async add(chunk: RankChunk & AsyncOptions): Promise<void> {
