@@ -18,7 +18,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -68,6 +68,7 @@ run(bin("typescript", "bin/tsc"), [
 ]);
 
 const stale = [];
+const internal = [];
 const staged = join(out, "md");
 for (const e of ENTRIES) {
   const config = ExtractorConfig.loadFileAndPrepare(join(root, e.config));
@@ -78,6 +79,14 @@ for (const e of ENTRIES) {
     process.exit(1);
   }
   if (mode === "check" && result.apiReportChanged) stale.push(e.report);
+  // A name tagged @internal is for the library, its tests and its CLI: an entry point that exports it publishes it.
+  const report = readFileSync(
+    mode === "check" ? join(out, "report", basename(e.report)) : join(root, e.report),
+    "utf8",
+  );
+  for (const m of report.matchAll(/^\/\/ @internal\n(?:\/\/.*\n)*export (?:declare )?(?:abstract )?\w+ (\w+)/gm)) {
+    internal.push(`${m[1]} (${e.report})`);
+  }
   run(bin("@microsoft/api-documenter", "bin/api-documenter"), [
     "markdown",
     "-i",
@@ -101,6 +110,14 @@ for (const e of ENTRIES.filter((x) => x.title)) {
     `\n## Entry points\n\n- [kgrank-native](./kgrank-native.md): \`import ... from "kgrank-native"\`\n` +
       `- [${e.title}](./${e.docs}/kgrank-native.md): \`import ... from "${e.title}"\`\n`,
   );
+}
+
+if (internal.length > 0) {
+  console.error(
+    `check:api: exported by an entry point though tagged @internal: ${internal.join(", ")}. ` +
+      "Stop exporting it from src/index.ts or src/queue.ts (tests import it from its module), or drop the tag.",
+  );
+  process.exit(1);
 }
 
 /** Every file under a folder, as relative paths, sorted. */
