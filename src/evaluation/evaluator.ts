@@ -596,7 +596,7 @@ export class RankEvaluator {
     return copyColumns(this.tasks[side].columns());
   }
 
-  /** Per-task weights of a side: explicit, macro (1 / distinct answers of the task's key), or null (micro). */
+  /** Per-task weights of a side: explicit, macro (1 / distinct answers of the task's key), or null (micro). @internal */
   taskWeights(side: TaskSide): Float64Array | null {
     return taskWeights(
       this.tasks[side].columns(),
