@@ -66,6 +66,7 @@ const once = [
   "test/queue.test.ts",
   "test/report.test.ts",
   "test/architecture.test.ts",
+  "test/surface.test.ts",
   "test/docs-examples.test.ts",
   "test/metrics-docs.test.ts",
   "test/readme-numbers.test.ts",

@@ -1,7 +1,12 @@
 /**
- * kgrank-native: rank-based evaluation of knowledge-graph link prediction.
- * The public surface; see README.md.
+ * kgrank-native: rank-based evaluation of knowledge-graph link prediction. Ranks from scores, embeddings or top-k
+ * lists, every rank-based metric with its expectation and variance under random ranking, on a native (C++/SIMD)
+ * backend with a pure-TypeScript fallback. The guides are the README and docs/ of the repository.
+ *
+ * @packageDocumentation
  */
+// The public surface (package.json "exports" "."); etc/kgrank-native.api.md is its checked report (`npm run check:api`).
+// A name only tests or the CLI use is not exported here: they import it from its module.
 export { backendInfo } from "./backend/backend";
 export type { BackendInfo, BackendTier } from "./backend/backend";
 export { countScores, countScoresSync } from "./ranking/count";
@@ -15,7 +20,7 @@ export {
   KgrankMissingPackageError,
   KgrankStateError,
 } from "./checks/errors";
-export type { BackendName, FloatArray, SimdLevel } from "./contract/kernels";
+export type { BackendName, CountBuffers, FloatArray, Side, SimdLevel } from "./contract/kernels";
 export type { AsyncOptions, Progress } from "./backend/call-control";
 export { RankCounter } from "./ranking/rank-counter";
 export type { RankChunk, RankCounterOptions } from "./ranking/rank-counter";
@@ -24,19 +29,15 @@ export type { ComputeRanksOptions, ComputeSampledRanksOptions, Ranks } from "./r
 export { NoClosedFormError, UnknownMetricError } from "./checks/errors";
 export {
   affine,
-  DEFAULT_KS,
   expectationNormalized,
   generateNumCandidatesAndRanks,
   generateRanks,
   getMetric,
   listMetrics,
-  metricSelection,
   metricValues,
-  parseMetricKey,
   prepareCandidates,
   reindexed,
   zScored,
-  zToPValue,
 } from "./metrics/index";
 export type {
   AffineCoefficients,
@@ -49,11 +50,11 @@ export type {
   MetricKey,
   MetricName,
   MetricQuery,
-  ParsedMetricKey,
   RankMetric,
   RankType,
   ValueRange,
 } from "./metrics/index";
+export type { DerivedNames } from "./metrics/derived";
 export { RankEvaluator } from "./evaluation/evaluator";
 export type {
   EvaluationInfo,
@@ -81,7 +82,7 @@ export { ChunkedBatch } from "./evaluation/chunked";
 export type { ChunkedBatchOptions, EntitySlice } from "./evaluation/chunked";
 export { RankResults } from "./evaluation/results";
 export { RelationRanker } from "./evaluation/relation-ranks";
-export { TEMPORAL_SETTINGS, TemporalEvaluator } from "./evaluation/temporal";
+export { TemporalEvaluator } from "./evaluation/temporal";
 export type {
   TemporalEvaluatorOptions,
   TemporalModelBatch,
@@ -141,18 +142,18 @@ export type { TopKList, TopKPredictions } from "./ranking/top-k";
 export { evaluateWikiKG90Mv2 } from "./ranking/wikikg90mv2";
 export type { WikiKG90Mv2Input, WikiKG90Mv2Result } from "./ranking/wikikg90mv2";
 export type { Scorer } from "./scoring/baseline";
-export { decodeNpyData, encodeNpy, parseNpy, parseNpyHeader, readNpy, readNpyAsync, writeNpy } from "./io/npy";
+export { encodeNpy, parseNpy, readNpy, readNpyAsync, writeNpy } from "./io/npy";
 export type {
   NpyArray,
   NpyData,
   NpyDtype,
   NpyFloatArray,
   NpyFloatType,
-  NpyHeader,
   ReadNpyAsyncOptions,
   ReadNpyOptions,
 } from "./io/npy";
 export { parseNpz, readNpz } from "./io/npz";
+export type { NpzOptions } from "./io/npz";
 export { parseSafetensors, readSafetensors } from "./io/safetensors";
 export { labelMaps, mapTriples, readTriples, splitTsvTriples } from "./io/tsv";
 export type { LabelMaps, TriplesFile } from "./io/tsv";
@@ -160,7 +161,7 @@ export { parseQuadruples, readQuadruples } from "./io/quadruples";
 export { parseCandidateText, readCandidateFile } from "./io/candidate-file";
 export type { CandidateFileOptions, CandidateTextOptions } from "./io/candidate-file";
 export type { QuadrupleDataset, QuadrupleTexts } from "./io/quadruples";
-export { BUNDLED_DATASETS, EXTERNAL_DATASETS, loadDataset, loadDatasetAsync } from "./io/datasets";
+export { loadDataset, loadDatasetAsync } from "./io/datasets";
 export type { Dataset, LoadDatasetAsyncOptions, LoadDatasetOptions, Split } from "./io/datasets";
 export { writeFileAtomic } from "./io/atomic";
 export { ogbEvaluate, ogbEvaluateSync } from "./ranking/ogb";

@@ -19,7 +19,6 @@ import {
   loadDatasetAsync,
   loadEmbeddingModel,
   mapTriples,
-  parseNpyHeader,
   parseNpz,
   parseSafetensors,
   readNpy,
@@ -31,6 +30,7 @@ import {
   writeFileAtomic,
   writeNpy,
 } from "../src/index";
+import { parseNpyHeader } from "../src/io/npy";
 import { filteredCandidateCounts } from "../src/evaluation/candidate-counts";
 import { encodeNpz } from "../src/io/npz-write";
 import { loadBundled, loadShared, SHARED_DATASETS, sharedDataset } from "./helpers/datasets";

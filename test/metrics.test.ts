@@ -9,15 +9,19 @@ import {
   KgrankInputError,
   listMetrics,
   loadDataset,
-  metricSelection,
   metricValues,
-  parseMetricKey,
   prepareCandidates,
   RankEvaluator,
   readTriples,
   UnknownMetricError,
 } from "../src/index";
-import { FIXED_METRIC_KEYS, METRIC_SYNONYMS, type MetricQuery } from "../src/metrics/index";
+import {
+  FIXED_METRIC_KEYS,
+  METRIC_SYNONYMS,
+  metricSelection,
+  type MetricQuery,
+  parseMetricKey,
+} from "../src/metrics/index";
 import { refMedian, refValue, relErr } from "./helpers/metrics-reference";
 import { closest } from "../src/text/suggest";
 import { rng } from "./helpers/reference";

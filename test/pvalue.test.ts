@@ -4,7 +4,8 @@ import { join } from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { KgrankInputError, zToPValue } from "../src/index";
+import { KgrankInputError } from "../src/index";
+import { zToPValue } from "../src/metrics/index";
 import { relErr } from "./helpers/metrics-reference";
 
 const fixtures = JSON.parse(readFileSync(join(__dirname, "fixtures", "metrics-reference.json"), "utf8"));

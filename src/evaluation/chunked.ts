@@ -66,6 +66,7 @@ export class ChunkedBatch {
   #pending = 0;
   #done = false;
 
+  /** @internal Made by `RankEvaluator.chunked`, never by users. */
   constructor(ctx: ChunkedContext, trueScores: ArrayLike<number>) {
     this.#ctx = ctx;
     const ts = trueScores as ArrayLike<unknown>;
@@ -173,7 +174,7 @@ export class ChunkedBatch {
 
   /**
    * Counts a slice off the JavaScript thread. Slices may be added concurrently. `signal` stops it and `onProgress`
-   * reports rows counted (src/backend/call-control.ts AsyncOptions); an aborted slice is not counted and may be added again.
+   * reports rows counted ({@link AsyncOptions}); an aborted slice is not counted and may be added again.
    */
   async add(slice: EntitySlice & AsyncOptions): Promise<void> {
     const p = this.prepare(slice, true);

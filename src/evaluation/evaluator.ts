@@ -295,8 +295,8 @@ export class RankEvaluator {
    * Adds a batch of scores for one side, counting off the JavaScript thread. Batches may be added concurrently;
    * they are recorded in call order (a call that finished first resolves once the earlier calls are recorded).
    * `signal` stops the count at its next task boundary: the call rejects with the signal's reason and records
-   * nothing (the evaluator is as before the call); `onProgress` reports tasks counted (src/backend/call-control.ts
-   * AsyncOptions). With typed candidates (options.candidates) the batch is counted on the JavaScript thread on the
+   * nothing (the evaluator is as before the call); `onProgress` reports tasks counted
+   * ({@link AsyncOptions}). With typed candidates (options.candidates) the batch is counted on the JavaScript thread on the
    * next event-loop turn, `signal` checked before it starts, no progress reported.
    */
   async add(batch: ScoreBatch & AsyncOptions): Promise<void> {
@@ -412,7 +412,7 @@ export class RankEvaluator {
    * addModelSync off the JavaScript thread (the native kernel runs on the thread pool; the event loop stays free).
    * `signal` stops it at the kernel's next task boundary (a chunk of 512 candidates): the call rejects with the
    * signal's reason and records nothing of the batch, neither side (the evaluator is as before the call);
-   * `onProgress` reports tasks (rows x sides) ranked (src/backend/call-control.ts AsyncOptions).
+   * `onProgress` reports tasks (rows x sides) ranked ({@link AsyncOptions}).
    */
   async addModel(batch: ModelBatch & AsyncOptions): Promise<void> {
     this.checkOpen("addModel");
@@ -596,12 +596,13 @@ export class RankEvaluator {
   /**
    * The recorded tasks of a side: a copy (one fresh ArrayBuffer per call, 52 bytes a task), which the caller may
    * change or transfer (postMessage to a Worker) without touching the evaluator's tasks.
+   * @internal
    */
   taskColumns(side: TaskSide): TaskColumns {
     return copyColumns(this.tasks[side].columns());
   }
 
-  /** Per-task weights of a side: explicit, macro (1 / distinct answers of the task's key), or null (micro). */
+  /** Per-task weights of a side: explicit, macro (1 / distinct answers of the task's key), or null (micro). @internal */
   taskWeights(side: TaskSide): Float64Array | null {
     return taskWeights(
       this.tasks[side].columns(),

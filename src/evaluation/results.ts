@@ -157,7 +157,7 @@ export class RankResults {
   readonly #data: FullData;
   readonly #source: BreakdownSource | null;
 
-  /** `source` (the tasks) enables the breakdowns. */
+  /** `source` (the tasks) enables the breakdowns. @internal */
   constructor(data: RankResultsData, source: BreakdownSource | null = null) {
     this.#data = {
       ...data,

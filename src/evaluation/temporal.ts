@@ -14,6 +14,7 @@ import type { RankResults } from "./results";
 import type { EvaluationSide, FinalizeOptions, RankEvaluatorOptions, TemporalSetting } from "./types";
 
 export type { TemporalSetting } from "./types";
+/** @internal Every temporal setting, in the order the CLI reports them. */
 export const TEMPORAL_SETTINGS: readonly TemporalSetting[] = ["raw", "static", "timeAware"];
 
 export interface TemporalEvaluatorOptions {

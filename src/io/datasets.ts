@@ -16,7 +16,9 @@ import { ID_ARRAY_EXTS, isIdArrayFile, type IdArrayDataset, loadIdArrays, loadId
 import { tripleTable, type TripleTable } from "./triple-table";
 import { tsvPiecesSteps } from "./tsv";
 
+/** @internal The datasets shipped in the package, by name (the CLI lists them). */
 export const BUNDLED_DATASETS = ["nations", "kinships", "umls"] as const;
+/** @internal The datasets read from `KGRANK_DATASETS` by name (the CLI lists them). */
 export const EXTERNAL_DATASETS = ["fb15k-237", "wn18rr", "codex-s", "codex-m"] as const;
 export const SPLITS = ["train", "valid", "test"] as const;
 export type Split = (typeof SPLITS)[number];

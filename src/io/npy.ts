@@ -29,6 +29,7 @@ export type NpyDtype = "f2" | "bf16" | "f4" | "f8" | "i1" | "i2" | "i4" | "i8" |
 export type NpyArray =
   Float32Array | Float64Array | Int8Array | Int16Array | Int32Array | Uint8Array | Uint16Array | Uint32Array;
 
+/** A parsed .npy header (parseNpyHeader). @internal */
 export interface NpyHeader {
   /** Format version: 1, 2 or 3. */
   version: 1 | 2 | 3;
@@ -136,6 +137,7 @@ const MAX_HEADER = 1 << 20;
  * `fileSize` (when known) checks that the declared shape fits in the file.
  * The one parser of .npy headers, on both backends: a header is read once per file and is at most MAX_HEADER bytes, so
  * a native port would save nothing measurable, and the fallback must parse headers without the addon.
+ * @internal
  */
 export function parseNpyHeader(bytes: Uint8Array, argument = "file", fileSize?: number): NpyHeader {
   const bad = (msg: string) => new KgrankInputError(argument, `not a valid .npy file: ${msg}`);
@@ -331,6 +333,7 @@ export function halfTable(): Float32Array {
 /**
  * Decodes `bytes` (exactly header.size * itemSize bytes of data) into a typed array in C order.
  * For a native-endian C-order file with an aligned buffer the result is a view on `bytes` (no copy).
+ * @internal
  */
 export function decodeNpyData(header: NpyHeader, bytes: Uint8Array, argument = "file"): NpyData {
   return runSteps(decodeNpySteps(header, bytes, argument));

@@ -31,6 +31,7 @@ export class CandidateSet {
   /**
    * E and Var of the (unweighted, conventional) median rank, computed once (src/metrics/median.ts). Without
    * `wantVariance` only E is needed: for even n that skips the joint sum, the costly part (Var may then be NaN).
+   * @internal
    */
   medianMoments(wantVariance = true): MedianMoments {
     if (wantVariance || this.#median) {
@@ -41,7 +42,7 @@ export class CandidateSet {
     return this.#medianExpectation;
   }
 
-  /** [E, Var] of a closed form, computed once per (metric, k). */
+  /** [E, Var] of a closed form, computed once per (metric, k). @internal */
   moments(code: ClosedMetricCode, k: number): Float64Array {
     const key = `${code}:${k}`;
     let m = this.#moments.get(key);

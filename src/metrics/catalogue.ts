@@ -20,7 +20,7 @@ import {
 
 const DEFAULT_K = 10;
 
-/** The Hits@k cut-offs reported when none are asked for. */
+/** The Hits@k cut-offs reported when none are asked for. @internal */
 export const DEFAULT_KS: readonly number[] = [1, 3, 5, 10];
 
 function adjustedHits(k: number): DerivedRankMetric {
@@ -189,7 +189,7 @@ function fullKeyGiven(query: string): void {
   );
 }
 
-/** A PyKEEN-style full key, split: the side and rank type it names (null where it names none) and the metric. */
+/** A PyKEEN-style full key, split: the side and rank type it names (null where it names none) and the metric. @internal */
 export interface ParsedMetricKey {
   side: ResultSide | null;
   rankType: RankType | null;
@@ -217,6 +217,7 @@ export function resultSide(value: unknown, argument = "side"): ResultSide {
  * Splits "both.realistic.hits_at_10", "tail.mrr", "pessimistic.amri" or plain "mrr" into side, rank type and metric
  * (parts in any order, case-insensitive; "left"/"right" for head/tail as in PyKEEN). `argument` names the caller's
  * argument or CLI flag in errors.
+ * @internal
  */
 export function parseMetricKey(key: MetricQuery, argument = "key"): ParsedMetricKey {
   if (typeof key !== "string" || key.trim() === "") {
@@ -250,6 +251,7 @@ export function parseMetricKey(key: MetricQuery, argument = "key"): ParsedMetric
  * The metrics a run reports, in catalogue order: the `names` given (metric names or full keys; a metric named twice
  * is reported once), or else every metric, with Hits@k and its adjusted and z-scored forms at each of `ks`.
  * The evaluator and every CLI command take their metric list from here.
+ * @internal
  */
 export function metricSelection(
   names?: readonly MetricQuery[] | null,

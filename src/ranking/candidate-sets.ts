@@ -107,7 +107,7 @@ export class CandidateSets {
     );
   }
 
-  /** Sets from (relation, entity) pairs per side, e.g. read from a file (src/io/candidate-file.ts). */
+  /** Sets from (relation, entity) pairs per side, e.g. read from a file (readCandidateFile). */
   static fromPairs(opts: CandidateSetsFromPairsOptions): CandidateSets {
     const o = options("CandidateSets.fromPairs options", opts, [
       "numEntities",
@@ -144,6 +144,7 @@ export class CandidateSets {
   /**
    * One side's arrays as the kernels read them (do not modify): the ids, and the dense relations' bit sets (built on
    * first use, kept with the sets).
+   * @internal
    */
   arrays(side: CandidateSide): ConstrainedSets {
     const built = this.bitSets[side];

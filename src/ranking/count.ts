@@ -74,7 +74,7 @@ export function countScoresSync(args: CountScoresOptions): CountScoresResult {
 
 /**
  * As countScoresSync, but runs off the JavaScript thread (native backend) and returns a Promise. `signal` stops it
- * (rejecting with the signal's reason); `onProgress` reports rows counted (src/backend/call-control.ts AsyncOptions).
+ * (rejecting with the signal's reason); `onProgress` reports rows counted ({@link AsyncOptions}).
  */
 export async function countScores(args: CountScoresOptions & AsyncOptions): Promise<CountScoresResult> {
   const p = prepare(args, true);

@@ -119,7 +119,7 @@ export class RankCounter {
 
   /**
    * Counts one chunk off the JavaScript thread. Chunks may be added concurrently. `signal` stops it and
-   * `onProgress` reports rows counted (src/backend/call-control.ts AsyncOptions); a chunk that was aborted (or failed) is not
+   * `onProgress` reports rows counted ({@link AsyncOptions}); a chunk that was aborted (or failed) is not
    * counted and its columns may be added again.
    */
   async add(chunk: RankChunk & AsyncOptions): Promise<void> {
@@ -179,12 +179,12 @@ export class RankCounter {
     return this.result;
   }
 
-  /** Counts one chunk's columns into `counts` (greater / equal / NaN per row). */
+  /** Counts one chunk's columns into `counts` (greater / equal / NaN per row). @internal */
   protected countChunk(prepared: PreparedChunk, counts: CountBuffers): void {
     kernels().countScores(prepared.scores, prepared.width, prepared.thresholds, counts, prepared.threads);
   }
 
-  /** countChunk off the JavaScript thread, under the call's control (signal / onProgress) if it has one. */
+  /** countChunk off the JavaScript thread, under the call's control (signal / onProgress) if it has one. @internal */
   protected countChunkAsync(prepared: PreparedChunk, counts: CountBuffers, control?: KernelControl): Promise<void> {
     return kernels().countScoresAsync(
       prepared.scores,

@@ -292,7 +292,7 @@ export function computeRanksSync(args: ComputeRanksOptions): Ranks {
 
 /**
  * Ranks of the true candidates from a dense score matrix, off the JavaScript thread. `signal` stops it (rejecting
- * with the signal's reason); `onProgress` reports rows ranked (src/backend/call-control.ts AsyncOptions).
+ * with the signal's reason); `onProgress` reports rows ranked ({@link AsyncOptions}).
  */
 export async function computeRanks(args: ComputeRanksOptions & AsyncOptions): Promise<Ranks> {
   return runAsync(...prepareDense(args, true));

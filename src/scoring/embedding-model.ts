@@ -259,7 +259,7 @@ export class EmbeddingModel {
     this.#scale = source ? null : this.rowScales(ent.data, ent.rows);
   }
 
-  /** The entity table's source when it is read in chunks (openEntityTable), else null. */
+  /** The entity table's source when it is read in chunks (openEntityTable), else null. @internal */
   get entitySource(): EntityRowSource | null {
     return this.#source;
   }
@@ -267,6 +267,7 @@ export class EmbeddingModel {
   /**
    * The entity table as rows to read: its source, or (held in memory) one whose `view` hands out the rows in place,
    * so an entity shard of a table in memory is ranked without copies.
+   * @internal
    */
   rowSource(): EntityRowSource & { view?: (begin: number, end: number) => FloatArray } {
     if (this.#source) return this.#source;
@@ -289,6 +290,7 @@ export class EmbeddingModel {
    * PairRE's per-row factor 1 / ||e||_2 (F.normalize, eps 1e-12) of `rows` entity rows in `data`, in the model's
    * accumulation type; null for every other interaction or without normalizeEntities. One function for the table in
    * memory and for each chunk read from disk, so both give the same factors.
+   * @internal
    */
   rowScales(data: FloatArray, rows: number): FloatArray | null {
     if (!this.#normalize) return null;
@@ -326,6 +328,7 @@ export class EmbeddingModel {
   /**
    * The rankEmbeddings kernel's input (src/contract/kernels.ts EmbeddingRankInput) for these keys (ids checked by the caller).
    * Named `job` as a method of the published class.
+   * @internal
    */
   job(
     side: "head" | "tail",
@@ -356,6 +359,7 @@ export class EmbeddingModel {
    * The kernel's input for rows of the entity table given apart from the model (a chunk read from disk, or gathered
    * rows): `table` holds rows entities offset .. offset + rows (ids in excludeIds are global), `scale` their
    * rowScales. With `anchorRows` the queries' anchor vectors are given, one per query.
+   * @internal
    */
   sliceJob(
     side: "head" | "tail",
