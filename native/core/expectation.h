@@ -54,7 +54,7 @@ struct Moments {
 enum class ClosedMetric : int {
   ArithmeticMean = 0,       // MR
   InverseHarmonicMean = 1,  // MRR = mean of 1/r
-  Hits = 2,                 // Hits@k
+  Hits = 2,                 // Hits@k; a negative k asks for MRR@|k| (the mean of 1/r for r <= |k|, else 0)
   GeometricMean = 3,        // GMR
 };
 

@@ -15,6 +15,7 @@
 import { KgrankInputError } from "../checks/errors";
 import { protocolTasks, type RankResults, type TaskTable } from "../evaluation/results";
 import { getMetric, metricValues, prepareCandidates } from "../metrics/index";
+import { DerivedMetric } from "../metrics/derived";
 import type { RankMetric } from "../metrics/types";
 import { quantile } from "../numeric";
 // Straight from the module: calls through the index's re-export getters are not inlined in the hot loops.
@@ -83,22 +84,13 @@ const KEYS = optionKeys<CompareOptions>({
 });
 const DEFAULT_METRICS = ["mrr", "hits@1", "hits@3", "hits@10", "mr", "amri", "median_rank"];
 
-/** Per-task value whose mean is the metric (up to an affine map that depends only on the candidate counts). */
-function perTask(m: RankMetric): ((rank: number) => number) | null {
-  if (
-    m.key === "arithmetic_mean_rank" ||
-    m.key === "adjusted_arithmetic_mean_rank_index" ||
-    m.key === "adjusted_arithmetic_mean_rank"
-  ) {
-    return (r) => r;
-  }
-  if (m.key === "inverse_harmonic_mean_rank" || m.key === "adjusted_inverse_harmonic_mean_rank") return (r) => 1 / r;
-  const hits = /^(?:adjusted_)?hits_at_(\d+)$/.exec(m.key);
-  if (hits) {
-    const k = Number(hits[1]);
-    return (r) => (r <= k ? 1 : 0);
-  }
-  return null;
+/**
+ * Per-task value whose mean is the metric up to an affine map that depends only on the candidate counts (any derived
+ * chain over a base whose value is a mean: MR, MRR, Hits@k, MRR@k and their adjusted and z-scored forms), read from the
+ * base metric's descriptor (BaseRankMetric.perTask); null for the others.
+ */
+function perTask(form: SumForm | null): ((rank: number) => number) | null {
+  return form?.difference ? form.perTask : null;
 }
 
 /** How a run names its entities and relations (by id when absent). */
@@ -572,14 +564,14 @@ function* comparison(
     // and the affine map's slope (the randomization keeps each task's candidates, so the map is fixed there).
     const plans = metrics.map((m) => {
       const observed = valuesB[m.key]! - valuesA[m.key]!;
-      const fn = perTask(m);
+      const form = sumForm(m);
+      const fn = perTask(form);
       const d = fn ? Float64Array.from({ length: n }, (_, i) => fn(B.realistic[i]!) - fn(A.realistic[i]!)) : null;
       const scale = d ? observed / (d.reduce((x, y) => x + y, 0) / n || 1) : 1;
       const flips = d !== null && Number.isFinite(scale) && d.some((x) => x !== 0);
       // A plain mean (MRR, MR, Hits@k: no expectation in it) is also resampled as a mean of d; adjusted forms are not,
       // as their map moves with the resampled tasks' candidates.
-      const plain = d !== null && !m.key.startsWith("adjusted_");
-      const form = sumForm(m);
+      const plain = d !== null && !(m instanceof DerivedMetric);
       return {
         m,
         observed,
