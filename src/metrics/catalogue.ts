@@ -118,6 +118,8 @@ const KINDS: readonly Kind[] = ["plain", "adjusted", "z"];
  * catalogue lists it at. A new metric with a cut-off is one entry here.
  */
 interface KFamily {
+  /** How errors name it: "Hits@k". */
+  label: string;
   make: Record<Kind, (k: number) => RankMetric>;
   /** The stems of normalized names: "hits" in "hits@10", "ahits@10", "zhitsat10". */
   stems: readonly string[];
@@ -129,12 +131,14 @@ interface KFamily {
 
 const K_FAMILIES: readonly KFamily[] = [
   {
+    label: "Hits@k",
     make: { plain: base.hitsAtK, adjusted: adjustedHits, z: zHits },
     stems: ["hits", "h"],
     listed: DEFAULT_KS,
     byDefault: true,
   },
   {
+    label: "MRR@k",
     make: { plain: base.truncatedInverseHarmonicMeanRank, adjusted: adjustedTruncatedMrr, z: zTruncatedMrr },
     stems: ["mrr", "meanreciprocalrank", "inverseharmonicmeanrank"],
     listed: [DEFAULT_K],
@@ -201,7 +205,7 @@ function parseK(q: string): RankMetric | null {
   if (!Number.isSafeInteger(k) || k < 1) {
     throw new KgrankInputError(
       "query",
-      `a cut-off k (Hits@k, MRR@k) must be an integer >= 1, got k = ${digits} in the metric name`,
+      `${family.label} needs an integer k >= 1, got k = ${digits} in the metric name`,
     );
   }
   return family.make[kind](k);
@@ -228,7 +232,10 @@ export function getMetric(query: MetricQuery): RankMetric {
   }
   // normalize() drops hyphens, so a negative k ("hits@-1", "hits_at_-3") would read as a positive one.
   if (/(@|_|\s)-\s*\d/.test(query)) {
-    throw new KgrankInputError("query", `${quoted(query)}: a cut-off k (Hits@k, MRR@k) must be >= 1, not negative`);
+    throw new KgrankInputError(
+      "query",
+      `${quoted(query)}: Hits@k needs an integer k >= 1, not a negative one (MRR@k too)`,
+    );
   }
   const q = normalize(query.trim());
   const key = nameIndex().get(q);
