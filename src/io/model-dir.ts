@@ -24,6 +24,7 @@ import { formatDims, quoted } from "../text/suggest";
 import { describe } from "../checks/validate";
 import { readArray } from "./array-file";
 import { openEntityTable } from "./entity-table";
+import { formatList } from "./formats";
 import { readRegularFile } from "./files";
 import type { NpyData } from "./npy";
 import { invalidUtf8Line } from "./tsv";
@@ -511,15 +512,9 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
     );
   }
   if (!entFile)
-    throw new KgrankInputError(
-      "entityEmbeddings",
-      "is required: the entity embedding file (.npy, .npz or .safetensors)",
-    );
+    throw new KgrankInputError("entityEmbeddings", `is required: the entity embedding file (${formatList()})`);
   if (!relFile)
-    throw new KgrankInputError(
-      "relationEmbeddings",
-      "is required: the relation embedding file (.npy, .npz or .safetensors)",
-    );
+    throw new KgrankInputError("relationEmbeddings", `is required: the relation embedding file (${formatList()})`);
   let rel = readMatrix(relFile, "relationEmbeddings");
   if (options.streamEntities) {
     let table = openEntityTable(entFile, { argument: "entityEmbeddings" });
