@@ -77,7 +77,7 @@ export function formatList(which: (f: ArrayFormat) => boolean = () => true): str
 }
 
 /** `length` bytes at `position` of an open file (fewer at its end). */
-export function readAt(fd: number, length: number, position: number, argument: string, file: string): Uint8Array {
+function readAt(fd: number, length: number, position: number, argument: string, file: string): Uint8Array {
   const buf = new Uint8Array(length);
   let done = 0;
   try {
