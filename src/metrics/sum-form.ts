@@ -1,11 +1,11 @@
 /**
  * How a metric's value follows from one total over the tasks: the sum of a per-task quantity (the rank, its log,
  * its inverse, a hit at k, the inverse truncated at k) or the median rank, mapped by the base metric and then by its
- * derived chain; which quantity, and whether the value is its mean, each base metric says (BaseRankMetric.perTask),
- * so a new metric needs nothing here. Compare's
- * replicates (src/compare/paired.ts) sum those quantities in the core (pairedResample) and finish each replicate's
- * value here, with the same base maps (fromSums) and the same coefficient formulas (DerivedMetric.fromMoments) as
- * metricValues. Metrics of the spread (variance, standard deviation, MAD) and the count have no such form.
+ * derived chain. Which quantity, and whether the value is its mean, each base metric says (BaseRankMetric.perTask), so
+ * a new metric needs nothing here. Compare's replicates (src/compare/paired.ts) sum those quantities in the core
+ * (pairedResample) and finish each replicate's value here, with the same base maps (fromSums) and the same
+ * coefficient formulas (DerivedMetric.fromMoments) as metricValues. Metrics of the spread (variance, standard
+ * deviation, MAD) and the count have no such form.
  */
 import { BaseRankMetric, type Sums, type TaskQuantity } from "./base";
 import type { CandidateSet } from "./candidates";
