@@ -355,12 +355,37 @@ void aggregate_unweighted(const double* r, size_t n, const double* ks, size_t nu
   out[kMad] = (lower + (upper - lower) / 2) / kNormalQuartile;
 }
 
+// The truncated reciprocal sum of MRR@k, sum of w_i / r_i over r_i <= k (w_i = 1 without weights): compensated per
+// fixed chunk, the chunks merged in order, so the bits do not depend on the thread count.
+double truncated_inverse_sum(const double* r, const double* w, size_t n, double k, unsigned threads) {
+  const size_t chunks = (n + kAggregateChunk - 1) / kAggregateChunk;
+  std::vector<CompensatedSum> parts(chunks);
+  parallel_for(chunks, threads, [&](size_t c) {
+    const size_t begin = c * kAggregateChunk, end = std::min(n, begin + kAggregateChunk);
+    CompensatedSum s;
+    for (size_t i = begin; i < end; ++i) s.add(r[i] <= k ? (w != nullptr ? w[i] : 1.0) / r[i] : 0.0);
+    parts[c] = s;
+  });
+  CompensatedSum total;
+  for (const CompensatedSum& p : parts) total.merge(p);
+  return total.value();
+}
+
+// The slots of negative k (MRR@k), which the passes above counted as hits at a negative cut-off (none).
+void truncated_inverse_slots(const double* r, const double* w, size_t n, const double* ks, size_t num_k, double* out,
+                             unsigned threads) {
+  for (size_t j = 0; j < num_k; ++j) {
+    if (ks[j] < 0) out[kAggregateFixedSlots + j] = truncated_inverse_sum(r, w, n, -ks[j], threads);
+  }
+}
+
 }  // namespace
 
 void aggregate_ranks(const double* ranks, const double* weights, size_t n, const double* ks, size_t num_k,
                      const AggregateRequest& request, double* out, unsigned threads) {
   if (weights == nullptr) {
     aggregate_unweighted(ranks, n, ks, num_k, request, out, threads);
+    truncated_inverse_slots(ranks, nullptr, n, ks, num_k, out, threads);
     return;
   }
   const size_t chunks = (n + kAggregateChunk - 1) / kAggregateChunk;
@@ -401,6 +426,7 @@ void aggregate_ranks(const double* ranks, const double* weights, size_t n, const
   out[kMad] = std::numeric_limits<double>::quiet_NaN();
   out[kInvalidRanks] = invalid;
   for (size_t j = 0; j < num_k; ++j) out[kAggregateFixedSlots + j] = hits[j].value();
+  truncated_inverse_slots(ranks, weights, n, ks, num_k, out, threads);
   if (invalid > 0) return;  // the caller reports the bad ranks; medians of garbage are not computed
   if ((request.median || request.mad) && n > 0) {
     out[kMedian] = median(ranks, weights, n);

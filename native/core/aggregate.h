@@ -26,7 +26,8 @@ enum AggregateSlot : size_t {
   kMedian = 5,               // (weighted) median (NaN unless requested)
   kMad = 6,                  // scaled median absolute deviation (NaN unless requested)
   kInvalidRanks = 7,         // number of ranks that are not finite or < 1 (then medians are not computed)
-  kAggregateFixedSlots = 8,  // followed by sum of w_i [r_i <= k_j] for each requested k_j
+  kAggregateFixedSlots = 8,  // followed by sum of w_i [r_i <= k_j] for each requested k_j (a negative k_j: the
+                             // truncated reciprocal sum, sum of w_i / r_i [r_i <= -k_j], of MRR@k)
 };
 
 struct AggregateRequest {

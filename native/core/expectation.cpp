@@ -246,6 +246,14 @@ Moments hits_moments(double n, double k) {
   return {p, p * ((n - hit) / n)};
 }
 
+// MRR@k, one task: X = 1/r for r <= k, else 0, r uniform on 1..n; with m = min(floor(k), n), E[X] = H_1(m)/n and
+// E[X^2] = H_2(m)/n. For n = 1 both are 1 and the variance is exactly 0.
+Moments truncated_inverse_moments(double n, double k) {
+  const double m = std::min(std::floor(k), n);
+  const double mean = harmonic1(m) / n;
+  return {mean, std::max(0.0, harmonic2(m) / n - mean * mean)};
+}
+
 // Geometric mean, one bin: adds m log E[r^a] and m log1p(Var[r^a] / E[r^a]^2) from the centred power sums at n.
 void add_geometric_logs(double n, double m, PowerSums s, CompensatedSum& log_mean, CompensatedSum& log_ratio) {
   const double inv = 1 / n;
@@ -386,6 +394,10 @@ Moments histogram_moments(ClosedMetric metric, const double* n, const double* w1
       return {sums.a.value() / total_weight, sums.b.value() / (total_weight * total_weight)};
     }
     case ClosedMetric::Hits:
+      if (k < 0) {
+        return combine(n, w1, w2, bins, total_weight, threads,
+                       [k](double x) { return truncated_inverse_moments(x, -k); });
+      }
       return combine(n, w1, w2, bins, total_weight, threads, [k](double x) { return hits_moments(x, k); });
     case ClosedMetric::GeometricMean: {
       SumPair logs;

@@ -55,6 +55,40 @@ void aggregate_sums_and_medians() {
   CHECK_EQ(out[kgrank::kInvalidRanks], 2.0);
 }
 
+// MRR@k through the Hits@k channel: a negative k asks for the truncated reciprocal sum and its closed moments.
+void mrr_at_k_sums_and_moments() {
+  const std::vector<double> r = {1, 2, 3.5, 10, 4};
+  const std::vector<double> w = {1, 2, 1, 1, 0.5};
+  const std::vector<double> ks = {-3, 3, -4};
+  std::vector<double> out(kgrank::kAggregateFixedSlots + ks.size());
+  kgrank::AggregateRequest req;
+  kgrank::aggregate_ranks(r.data(), nullptr, r.size(), ks.data(), ks.size(), req, out.data(), 2);
+  CHECK_EQ(out[kgrank::kAggregateFixedSlots], 1.5);
+  CHECK_EQ(out[kgrank::kAggregateFixedSlots + 1], 2.0);
+  CHECK(close(out[kgrank::kAggregateFixedSlots + 2], 1 + 0.5 + 1 / 3.5 + 0.25, 1e-15));
+  kgrank::aggregate_ranks(r.data(), w.data(), r.size(), ks.data(), ks.size(), req, out.data(), 2);
+  CHECK_EQ(out[kgrank::kAggregateFixedSlots], 2.0);
+  CHECK_EQ(out[kgrank::kAggregateFixedSlots + 1], 3.0);
+  CHECK(close(out[kgrank::kAggregateFixedSlots + 2], 2 + 1 / 3.5 + 0.125, 1e-15));
+  // Over many chunks, 1 and 3 threads give the same bits.
+  std::vector<double> big(100000);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = 1 + static_cast<double>((i * 7919) % 40) / 2;
+  const double k = -10;
+  std::vector<double> a(kgrank::kAggregateFixedSlots + 1), b(a.size());
+  kgrank::aggregate_ranks(big.data(), nullptr, big.size(), &k, 1, req, a.data(), 1);
+  kgrank::aggregate_ranks(big.data(), nullptr, big.size(), &k, 1, req, b.data(), 3);
+  CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+  // N = 5, k = 3: E = H_1(3) / 5 = 11/30, Var = H_2(3) / 5 - E^2 = 124/900; N = 2 <= k: MRR's moments.
+  const double n5 = 5, n2 = 2;
+  const kgrank::Moments m = kgrank::closed_moments(kgrank::ClosedMetric::Hits, &n5, nullptr, 1, -3);
+  CHECK(close(m.expectation, 11.0 / 30, 1e-15));
+  CHECK(close(m.variance, 124.0 / 900, 1e-14));
+  const kgrank::Moments m2 = kgrank::closed_moments(kgrank::ClosedMetric::Hits, &n2, nullptr, 1, -3);
+  const kgrank::Moments mrr = kgrank::closed_moments(kgrank::ClosedMetric::InverseHarmonicMean, &n2, nullptr, 1, 0);
+  CHECK(close(m2.expectation, mrr.expectation, 1e-15));
+  CHECK(close(m2.variance, mrr.variance, 1e-14));
+}
+
 void aggregate_is_thread_count_independent() {
   std::vector<double> r(300000);
   for (size_t i = 0; i < r.size(); ++i) r[i] = 1 + static_cast<double>((i * 7919) % 100000) / 2;
@@ -399,6 +433,7 @@ int main() {
   aggregate_honours_the_simd_level();
   aggregate_sums_and_medians();
   aggregate_is_thread_count_independent();
+  mrr_at_k_sums_and_moments();
   closed_forms();
   histogram_path_matches_general_path();
   rank_chunk_sums_levels_agree();

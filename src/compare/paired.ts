@@ -3,28 +3,34 @@
  * the first run, a paired bootstrap interval of the difference, and p-values:
  *  - a paired randomization test (each task's two ranks swapped with probability 1/2, the metric recomputed): valid
  *    for every metric, the median and GMR included; p = (1 + #{|D*| >= |D|}) / (1 + samples);
- *  - where the metric is a mean of per-task values (MR, MRR, Hits@k, their inverses / adjusted forms by the same
- *    affine map): the paired t-test and the Wilcoxon signed-rank test on the per-task differences (SciPy's
+ *  - where the metric is a mean of per-task values up to an affine map fixed by the candidates (MR, MRR, Hits@k,
+ *    MRR@k and their adjusted and z-scored forms; the base metric's descriptor says which): the paired t-test and the Wilcoxon signed-rank test on the per-task differences (SciPy's
  *    conventions: zeros dropped, average ranks for ties, exact null distribution for n <= 50 without ties, else the
  *    normal approximation with the tie correction and no continuity correction), and Cohen's d_z;
  *  - p-values adjusted over all (metric, run) pairs by Holm–Bonferroni (default) or Benjamini–Hochberg.
  * Runs must hold the same tasks in the same order (side, triple and candidate count): the first difference is named,
  * in the runs' labels where given. The tasks compared are the head and tail tasks (default), or with
- * `side: "relation"` the relation tasks (h, ?, t): the two protocols are never pooled.
+ * `side: "relation"` the relation tasks (h, ?, t): the two protocols are never pooled. The tasks and their checks are
+ * in tasks.ts, the tests and adjustments on finished numbers in statistics.ts; this file draws the replicates.
  */
 import { KgrankInputError } from "../checks/errors";
-import { protocolTasks, type RankResults, type TaskTable } from "../evaluation/results";
+import { type RankResults, type TaskTable } from "../evaluation/results";
 import { getMetric, metricValues, prepareCandidates } from "../metrics/index";
+import { DerivedMetric } from "../metrics/derived";
 import type { RankMetric } from "../metrics/types";
 import { quantile } from "../numeric";
 // Straight from the module: calls through the index's re-export getters are not inlined in the hot loops.
 import { lowerHalfKeyed, streamKey, uniform01Keyed } from "../numeric/random";
 import { confidenceLevelArg, describe, optionKeys, options, seedArg } from "../checks/validate";
-import { runSteps, runStepsAsync, STEP, type Steps } from "../io/steps";
+import { runSteps, runStepsAsync, type Steps } from "../io/steps";
 import { kernels } from "../backend/backend";
 import { type PairedColumns, type PairedMedians, ResamplingKind } from "../contract/kernels";
 import { type SumForm, sumForm } from "../metrics/sum-form";
-import { normalTwoSided, studentTwoSided, wilcoxonExactTwoSided } from "./distributions";
+import { adjust, pairedTests, sortedNumbers } from "./statistics";
+import { type NamedRun, sameCandidates, sameTasks, sideTasks } from "./tasks";
+
+export { pairedTests, sortedNumbers } from "./statistics";
+export type { NamedRun, TaskLabels } from "./tasks";
 
 export interface CompareOptions {
   /** Metrics to compare (names or synonyms); default MRR, Hits@1/3/10, MR, AMRI, median rank. */
@@ -83,257 +89,13 @@ const KEYS = optionKeys<CompareOptions>({
 });
 const DEFAULT_METRICS = ["mrr", "hits@1", "hits@3", "hits@10", "mr", "amri", "median_rank"];
 
-/** Per-task value whose mean is the metric (up to an affine map that depends only on the candidate counts). */
-function perTask(m: RankMetric): ((rank: number) => number) | null {
-  if (
-    m.key === "arithmetic_mean_rank" ||
-    m.key === "adjusted_arithmetic_mean_rank_index" ||
-    m.key === "adjusted_arithmetic_mean_rank"
-  ) {
-    return (r) => r;
-  }
-  if (m.key === "inverse_harmonic_mean_rank" || m.key === "adjusted_inverse_harmonic_mean_rank") return (r) => 1 / r;
-  const hits = /^(?:adjusted_)?hits_at_(\d+)$/.exec(m.key);
-  if (hits) {
-    const k = Number(hits[1]);
-    return (r) => (r <= k ? 1 : 0);
-  }
-  return null;
-}
-
-/** How a run names its entities and relations (by id when absent). */
-export interface TaskLabels {
-  entities?: readonly string[] | null;
-  relations?: readonly string[] | null;
-}
-
-/** A task's identity as text: side and triple, in labels where the run has them, else ids (-1: unknown). */
-function taskName(t: TaskTable, i: number, labels: TaskLabels | undefined): string {
-  const e = (id: number) => (id >= 0 ? (labels?.entities?.[id] ?? String(id)) : "?");
-  const r = (id: number) => (id >= 0 ? (labels?.relations?.[id] ?? String(id)) : "?");
-  return `${t.side[i]} (${e(t.head[i]!)}, ${r(t.relation[i]!)}, ${e(t.tail[i]!)})`;
-}
-
-/** The tasks of a run's table on the compared side: head and tail ("both"), or relation. */
-function sideTasks(t: TaskTable, side: "both" | "relation", name: string): TaskTable {
-  const kept = protocolTasks(t, side === "relation");
-  if (kept.side.length === 0) {
-    throw new KgrankInputError(
-      "runs",
-      side === "relation"
-        ? `${name} has no relation task: compare relation tasks of runs evaluated with sides including "relation"`
-        : `${name} has no head or tail task: compare its relation tasks with side "relation"`,
-    );
-  }
-  return kept;
-}
-
 /**
- * Runs ranked against other typed candidates (or one with, one without), or in other temporal settings, rank other
- * candidate sets: refused.
+ * Per-task value whose mean is the metric up to an affine map that depends only on the candidate counts (any derived
+ * chain over a base whose value is a mean: MR, MRR, Hits@k, MRR@k and their adjusted and z-scored forms), read from the
+ * base metric's descriptor (BaseRankMetric.perTask); null for the others.
  */
-function sameCandidates(runs: NamedRun[]): void {
-  const of = (r: NamedRun) => {
-    const { candidates: c, temporal: t } = r.results.info;
-    return (
-      (c ? `typed candidates ${c.source} (fingerprint ${c.fingerprint})` : "every entity") +
-      (t ? ` in the ${t.setting} temporal setting (${t.numTimestamps} timestamps)` : "")
-    );
-  };
-  // Equal sets are equal fingerprints, whatever their source's label (a path).
-  const key = (r: NamedRun) => {
-    const { candidates: c, temporal: t } = r.results.info;
-    return `${c?.fingerprint ?? ""}|${t ? `${t.setting} ${t.numTimestamps}` : ""}`;
-  };
-  const first = of(runs[0]!);
-  for (const r of runs.slice(1)) {
-    if (key(r) !== key(runs[0]!)) {
-      throw new KgrankInputError(
-        "runs",
-        `${r.name} was ranked against ${of(r)}, ${runs[0]!.name} against ${first}: the candidate sets change every ` +
-          "rank and expectation; compare runs of one protocol (the states of the same --constrain-candidates, or none; " +
-          "of the same temporal setting)",
-      );
-    }
-  }
-}
-
-function sameTasks(
-  a: TaskTable,
-  b: TaskTable,
-  names: [string, string],
-  labels: [TaskLabels | undefined, TaskLabels | undefined],
-): void {
-  if (a.side.length !== b.side.length) {
-    throw new KgrankInputError(
-      "runs",
-      `${names[1]} has ${b.side.length} tasks, ${names[0]} ${a.side.length}: the runs must be over the same tasks`,
-    );
-  }
-  const byId = !labels[0] && !labels[1];
-  for (let i = 0; i < a.side.length; i++) {
-    const same = byId
-      ? a.side[i] === b.side[i] && a.head[i] === b.head[i] && a.relation[i] === b.relation[i] && a.tail[i] === b.tail[i]
-      : taskName(a, i, labels[0]) === taskName(b, i, labels[1]);
-    const sa = same ? "" : taskName(a, i, labels[0]);
-    if (!same) {
-      const sb = taskName(b, i, labels[1]);
-      throw new KgrankInputError(
-        "runs",
-        `task ${i} differs: ${names[0]} has ${sa}, ${names[1]} has ${sb}; the runs must be over the same tasks in the same order`,
-      );
-    }
-    if (a.numCandidates[i] !== b.numCandidates[i]) {
-      throw new KgrankInputError(
-        "runs",
-        `task ${i} ${taskName(a, i, labels[0])} has ${a.numCandidates[i]} candidates in ${names[0]}, ${b.numCandidates[i]} in ${names[1]}: evaluated with other filter settings`,
-      );
-    }
-    if (Number.isNaN(a.realistic[i]!) || Number.isNaN(b.realistic[i]!)) {
-      throw new KgrankInputError(
-        "runs",
-        `task ${i} ${taskName(a, i, labels[0])} has no realistic rank: compare runs that record realistic ranks`,
-      );
-    }
-  }
-}
-
-/** Values per block of sortedNumbers()'s first pass, each block sorted in one step (well under a millisecond). */
-const SORT_BLOCK = 1 << 14;
-
-/** x <= y in Float64Array.prototype.sort's order of numbers: ascending, -0 before +0. */
-const notAfter = (x: number, y: number) => x < y || (x === y && (x !== 0 || 1 / x <= 1 / y));
-
-/**
- * The values of `x` that are not NaN, sorted as Float64Array.prototype.sort sorts them (ascending, -0 before +0), in
- * steps of at most STEP elements: blocks sorted natively, then merged pairwise. Equal numbers are equal bits (but
- * for zeros, which notAfter orders), so the result is the native sort's bit for bit.
- */
-export function* sortedNumbers(x: Float64Array): Steps<Float64Array> {
-  let a = new Float64Array(x.length);
-  let m = 0;
-  for (let start = 0; start < x.length; start += STEP) {
-    const end = Math.min(x.length, start + STEP);
-    for (let i = start; i < end; i++) {
-      const v = x[i]!;
-      if (v === v) a[m++] = v;
-    }
-    yield;
-  }
-  a = a.subarray(0, m);
-  for (let lo = 0; lo < m; lo += SORT_BLOCK) {
-    a.subarray(lo, Math.min(m, lo + SORT_BLOCK)).sort();
-    yield;
-  }
-  let b = new Float64Array(m);
-  for (let width = SORT_BLOCK; width < m; width *= 2) {
-    for (let lo = 0; lo < m; lo += 2 * width) {
-      const mid = Math.min(m, lo + width);
-      const hi = Math.min(m, lo + 2 * width);
-      let i = lo;
-      let j = mid;
-      for (let k = lo; k < hi;) {
-        const end = Math.min(hi, k + STEP);
-        for (; k < end; k++) b[k] = j >= hi || (i < mid && notAfter(a[i]!, a[j]!)) ? a[i++]! : a[j++]!;
-        yield;
-      }
-    }
-    [a, b] = [b, a];
-  }
-  return a;
-}
-
-function adjust(p: number[], how: "holm" | "bh" | "none"): number[] {
-  const m = p.length;
-  if (how === "none" || m === 0) return [...p];
-  const order = p.map((v, i) => [v, i] as const).sort((x, y) => x[0] - y[0]);
-  const out = new Array<number>(m);
-  if (how === "holm") {
-    let running = 0;
-    order.forEach(([v, i], k) => {
-      running = Math.max(running, Math.min(1, (m - k) * v));
-      out[i] = running;
-    });
-  } else {
-    let running = 1;
-    for (let k = m - 1; k >= 0; k--) {
-      const [v, i] = order[k]!;
-      running = Math.min(running, Math.min(1, (m * v) / (k + 1)));
-      out[i] = running;
-    }
-  }
-  return out;
-}
-
-/** Paired t-test and Wilcoxon signed-rank test of per-task differences d (SciPy's two-sided conventions). */
-export function pairedTests(d: ArrayLike<number>): { t: number; pT: number; pW: number; dz: number; wPlus: number } {
-  const n = d.length;
-  let mean = 0;
-  for (let i = 0; i < n; i++) mean += d[i]!;
-  mean /= n;
-  let ss = 0;
-  for (let i = 0; i < n; i++) ss += (d[i]! - mean) ** 2;
-  const sd = Math.sqrt(ss / (n - 1));
-  const t = mean / (sd / Math.sqrt(n));
-  const pT = sd === 0 ? (mean === 0 ? NaN : 0) : studentTwoSided(t, n - 1);
-  // Wilcoxon: zeros dropped, |d| ranked with average ranks for ties. W+ sums the average rank of each positive
-  // difference: per group of equal |d| in ascending order, its average rank times the positives in it (half-integers
-  // times counts: exact sums in any order).
-  let m = 0;
-  let positives = 0;
-  for (let i = 0; i < n; i++) {
-    if (d[i] !== 0) m++;
-    if (d[i]! > 0) positives++;
-  }
-  const abs = new Float64Array(m);
-  const pos = new Float64Array(positives);
-  for (let i = 0, a = 0, p = 0; i < n; i++) {
-    const x = d[i]!;
-    if (x !== 0) abs[a++] = Math.abs(x);
-    if (x > 0) pos[p++] = x;
-  }
-  abs.sort();
-  pos.sort();
-  let tieTerm = 0;
-  let wPlus = 0;
-  for (let k = 0, p = 0; k < m;) {
-    let j = k;
-    while (j + 1 < m && abs[j + 1] === abs[k]) j++;
-    const avg = (k + j) / 2 + 1;
-    let count = 0;
-    while (p < positives && pos[p] === abs[k]) {
-      p++;
-      count++;
-    }
-    wPlus += avg * count;
-    const size = j - k + 1;
-    if (size > 1) tieTerm += size * (size * size - 1);
-    k = j + 1;
-  }
-  let pW: number;
-  if (m === 0) pW = NaN;
-  else if (m <= 50 && tieTerm === 0 && m === n) pW = wilcoxonExactTwoSided(wPlus, m);
-  else {
-    const wMinus = (m * (m + 1)) / 2 - wPlus;
-    const stat = Math.min(wPlus, wMinus);
-    const se = Math.sqrt((m * (m + 1) * (2 * m + 1) - 0.5 * tieTerm) / 24);
-    pW = se === 0 ? NaN : normalTwoSided((stat - (m * (m + 1)) / 4) / se);
-  }
-  // d_z = mean / sd (ddof 1). Identical runs (every difference 0) have no effect: 0, not 0 / 0. Every task differing
-  // by the same non-zero amount is an effect without spread: +-inf. One task: NaN (no standard deviation).
-  const dz = sd === 0 ? (mean === 0 ? 0 : mean > 0 ? Infinity : -Infinity) : mean / sd;
-  return { t, pT, pW, dz, wPlus };
-}
-
-/** A run for compareRuns: its results, a name for messages and tables, and optionally its labels. */
-export interface NamedRun {
-  name: string;
-  results: RankResults;
-  /**
-   * Entity and relation labels by id. With labels, tasks are matched by label (side, head, relation, tail), so runs
-   * whose ids differ (e.g. rank files read with their own label maps) compare; without, by id.
-   */
-  labels?: TaskLabels | null;
+function perTask(form: SumForm | null): ((rank: number) => number) | null {
+  return form?.difference ? form.perTask : null;
 }
 
 /**
@@ -572,14 +334,14 @@ function* comparison(
     // and the affine map's slope (the randomization keeps each task's candidates, so the map is fixed there).
     const plans = metrics.map((m) => {
       const observed = valuesB[m.key]! - valuesA[m.key]!;
-      const fn = perTask(m);
+      const form = sumForm(m);
+      const fn = perTask(form);
       const d = fn ? Float64Array.from({ length: n }, (_, i) => fn(B.realistic[i]!) - fn(A.realistic[i]!)) : null;
       const scale = d ? observed / (d.reduce((x, y) => x + y, 0) / n || 1) : 1;
       const flips = d !== null && Number.isFinite(scale) && d.some((x) => x !== 0);
       // A plain mean (MRR, MR, Hits@k: no expectation in it) is also resampled as a mean of d; adjusted forms are not,
       // as their map moves with the resampled tasks' candidates.
-      const plain = d !== null && !m.key.startsWith("adjusted_");
-      const form = sumForm(m);
+      const plain = d !== null && !(m instanceof DerivedMetric);
       return {
         m,
         observed,

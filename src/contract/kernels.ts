@@ -205,6 +205,7 @@ export interface AnswerCountsProblem {
 export enum ClosedMetricCode {
   ArithmeticMean = 0,
   InverseHarmonicMean = 1,
+  /** Hits@k; a negative k asks for MRR@|k| (the mean of 1/r over r <= |k|, 0 above). */
   Hits = 2,
   GeometricMean = 3,
 }
@@ -221,7 +222,10 @@ export enum StatisticCode {
   Count = 7,
 }
 
-/** Slots of aggregateRanks()'s output, followed by one hit sum per requested k. */
+/**
+ * Slots of aggregateRanks()'s output, followed by one hit sum per requested k (a negative k: MRR@|k|'s truncated
+ * reciprocal sum, the sum of w / r over r <= |k|).
+ */
 export const AGGREGATE_SLOTS = {
   sumWeights: 0,
   sumRanks: 1,

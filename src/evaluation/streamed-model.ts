@@ -17,6 +17,7 @@ import type { CallControl } from "../backend/call-control";
 import { KgrankInputError } from "../checks/errors";
 import { exclusionRows } from "../contract/kernels";
 import type { EmbeddingModel } from "../scoring/embedding-model";
+import { interactionOf } from "../scoring/interactions";
 import {
   formatBytes,
   formatBytesApart,
@@ -126,12 +127,12 @@ async function rankBlocks(
   const d = model.entityWidth;
   const wide = model.precision === "float64";
   const B = wide ? 8 : 4;
-  const pair = model.interaction === "pairre";
+  const extra = interactionOf(model.interaction).memory;
   const table = new TableChunks(model, first, last, source);
   // A query row while its block is ranked: its anchor row and the kernel's query vector (PairRE: also the
   // coefficient vector and the anchor's factor), up to two gathered rows (anchor, true answer), ids and outputs
   // (ours and the binding's copies); a row's known answers (4 bytes each, twice) and OGB negatives on top.
-  const perRow = d * B * (4 + (pair ? 1 : 0)) + 200;
+  const perRow = d * B * (4 + extra.queryVectors) + 200;
   const rowBytes = (w: StreamRows, i: number) =>
     perRow +
     (w.excludeOffsets ? 8 * (w.excludeOffsets[i + 1]! - w.excludeOffsets[i]!) : 0) +
@@ -157,7 +158,7 @@ async function rankBlocks(
   for (let i = 0; i < Math.min(MIN_BLOCK_ROWS, costs.length); i++) minBlock += costs[i]!;
   const minChunk = needsTable ? Math.min(last - first, MIN_CHUNK_ROWS) * table.rowBytes : 0;
   // Read whole: the range in the accumulation type (PairRE: its factors too) beside the query rows in memory.
-  const wholeBytes = (last - first) * (d * B + (pair ? B : 0));
+  const wholeBytes = (last - first) * (d * B + (extra.rowFactor ? B : 0));
   const wholeNeed = wholeBytes + inMemoryBytes(totalRows, excluded);
   const onePassBudget = opts.fixedBytes + Math.min(wholeNeed, Math.max(2 * totalBytes, totalBytes + minChunk));
   if (needsTable && wholeNeed <= free && !("view" in source && source.view)) {

@@ -1,6 +1,6 @@
 /**
- * The metric aggregate of ranks (compensated sums of w r, w log r, w / r, hit counts, centred sum of squares, invalid
- * ranks) and the conventional (weighted) median and scaled MAD. Twin of native/core/aggregate.{h,cpp} (single
+ * The metric aggregate of ranks (compensated sums of w r, w log r, w / r, hit counts or, for a negative k, MRR@k's
+ * truncated reciprocal sums, centred sum of squares, invalid ranks) and the conventional (weighted) median and scaled MAD. Twin of native/core/aggregate.{h,cpp} (single
  * threaded: one chunk).
  */
 import { AGGREGATE_FLAGS, AGGREGATE_SLOTS } from "../contract/kernels";
@@ -21,7 +21,8 @@ export function aggregateRanks(ranks: Float64Array, weights: Float64Array | null
     wr.add(wi * x);
     wlog.add(wi * Math.log(x));
     winv.add(wi / x);
-    for (let j = 0; j < numK; j++) hits[j]!.add(x <= ks[j]! ? wi : 0);
+    // A negative k asks for MRR@|k|'s truncated reciprocal sum (truncated_inverse_sum).
+    for (let j = 0; j < numK; j++) hits[j]!.add(ks[j]! < 0 ? (x <= -ks[j]! ? wi / x : 0) : x <= ks[j]! ? wi : 0);
   }
   if (!weights) w.add(n);
   const out = new Float64Array(AGGREGATE_SLOTS.fixed + numK);

@@ -1,12 +1,12 @@
 /**
- * Closed-form expectation and variance of MR, MRR, Hits@k and the geometric mean under uniform ranks, from the
+ * Closed-form expectation and variance of MR, MRR, Hits@k, MRR@k and the geometric mean under uniform ranks, from the
  * histogram of N_i. Twin of native/core/expectation.{h,cpp}: one routine per formula, one blocked combine (fixed
  * blocks of BIN_BLOCK bins merged in block order, as the native parallel one, so the bits agree), the weighted
  * geometric mean grouped by exponent through the same per-exponent routine.
  */
 import { type CandidateHistogram, ClosedMetricCode } from "../contract/kernels";
 import { CompensatedSum } from "../numeric/compensated";
-import { harmonicMeans } from "./harmonic";
+import { harmonic1, harmonic2, harmonicMeans } from "./harmonic";
 import { log1pSmall, powerSweep } from "./power-sums";
 
 export interface Histogram {
@@ -89,6 +89,13 @@ function hitsMoments(n: number, k: number): [number, number] {
   const hit = Math.min(k, n);
   const p = hit / n;
   return [p, p * ((n - hit) / n)];
+}
+
+/** MRR@k, one task: E[X] = H_1(m)/n, E[X^2] = H_2(m)/n with m = min(floor(k), n) (truncated_inverse_moments). */
+function truncatedInverseMoments(n: number, k: number): [number, number] {
+  const m = Math.min(Math.floor(k), n);
+  const mean = harmonic1(m) / n;
+  return [mean, Math.max(0, harmonic2(m) / n - mean * mean)];
 }
 
 /** Adds m log E[r^a] and m log1p(Var[r^a] / E[r^a]^2) of one bin (add_geometric_logs). */
@@ -196,7 +203,8 @@ export function histogramMoments(metric: ClosedMetricCode, h: Histogram, count: 
     case ClosedMetricCode.InverseHarmonicMean:
       return combine(h, inverseHarmonicMoments);
     case ClosedMetricCode.Hits:
-      return combine(h, (n) => hitsMoments(n, k));
+      // A negative k asks for MRR@|k|.
+      return combine(h, k < 0 ? (n) => truncatedInverseMoments(n, -k) : (n) => hitsMoments(n, k));
     case ClosedMetricCode.GeometricMean: {
       const logMean = new CompensatedSum();
       const logRatio = new CompensatedSum();

@@ -10,8 +10,7 @@
  * renamed over it, as checkpoint writers save); a change is refused, never mixed into the results.
  */
 import { open, stat, type FileHandle } from "node:fs/promises";
-import { type BigIntStats, closeSync, fstatSync, readSync } from "node:fs";
-import * as path from "node:path";
+import { type BigIntStats, closeSync, fstatSync } from "node:fs";
 
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
@@ -19,10 +18,9 @@ import { allocate } from "../checks/alloc";
 import { describe, optionKeys, options } from "../checks/validate";
 import { turn } from "../contract/event-loop";
 import type { EntityRowReader, EntityRowSource } from "../scoring/embedding-model";
-import { quotedList } from "../text/suggest";
 import { fileError, openRegularFile } from "./files";
-import { halfTable, ITEM_SIZE, type NpyDtype, readNpyHeader } from "./npy";
-import { parseSafetensorsHeader, safetensorsHeaderLength } from "./safetensors";
+import { type ArrayFormat, arrayFormat, formatList, type StoredArray } from "./formats";
+import { halfTable, ITEM_SIZE, type NpyDtype } from "./npy";
 
 /** Options of openEntityTable. */
 export interface OpenEntityTableOptions {
@@ -127,26 +125,27 @@ export class EntityTableFile implements EntityRowSource {
     return new EntityTableFile(this.#path, this.#argument, header, this.#identity, rowOfEntity.slice());
   }
 
-  /** Opens `file` (.npy or .safetensors) and checks its header; no data is read. */
+  /** Opens `file` (a format of src/io/formats.ts whose arrays can be located: .npy, .safetensors) and checks its header; no data is read. */
   static open(file: string, opts: OpenEntityTableOptions = {}): EntityTableFile {
     const o = options("openEntityTable options", opts, OPEN_KEYS);
     const argument = o.argument ?? "entityEmbeddings";
     if (typeof argument !== "string")
       throw new KgrankInputError("argument", `must be a string, got ${describe(argument)}`);
+    const inPlace = (f: ArrayFormat) => f.locate !== null;
     if (typeof file !== "string" || file === "")
-      throw new KgrankInputError(argument, "must be a path to a .npy or .safetensors file");
-    const ext = path.extname(file).toLowerCase();
-    if (ext !== ".npy" && ext !== ".safetensors") {
+      throw new KgrankInputError(argument, `must be a path to a ${formatList(inPlace)} file`);
+    const format = arrayFormat(file);
+    if (!format?.locate) {
       throw new KgrankInputError(
         argument,
-        `${file}: a table read in chunks must be a .npy or .safetensors file (an .npz is compressed or zipped: ` +
-          `extract its array, e.g. numpy.save('entity.npy', numpy.load('${path.basename(file)}')['<name>']))`,
+        `${file}: a table read in chunks must be a ${formatList(inPlace)} file` +
+          (format?.why ? ` (${format.why(file)})` : ""),
       );
     }
-    if (o.tensor !== undefined && (typeof o.tensor !== "string" || ext !== ".safetensors")) {
+    if (o.tensor !== undefined && (typeof o.tensor !== "string" || !format.named)) {
       throw new KgrankInputError(
         "tensor",
-        `names a tensor of a .safetensors file; got ${describe(o.tensor)} for ${file}`,
+        `names a tensor of a ${formatList((f) => inPlace(f) && f.named)} file; got ${describe(o.tensor)} for ${file}`,
       );
     }
     const fd = openRegularFile(file, argument);
@@ -158,8 +157,7 @@ export class EntityTableFile implements EntityRowSource {
         throw fileError(argument, file, e);
       }
       const size = identity.size;
-      const header =
-        ext === ".npy" ? npyTable(fd, file, size, argument) : safetensorsTable(fd, file, size, argument, o.tensor);
+      const header = tableHeader(format.locate(fd, file, size, argument, o.tensor), file, argument);
       return new EntityTableFile(file, argument, header, identity);
     } finally {
       closeSync(fd);
@@ -364,21 +362,6 @@ interface TableHeader {
   littleEndian: boolean;
 }
 
-function readAt(fd: number, length: number, position: number, argument: string, file: string): Uint8Array {
-  const buf = new Uint8Array(length);
-  let done = 0;
-  try {
-    while (done < length) {
-      const n = readSync(fd, buf, done, length - done, position + done);
-      if (n === 0) break;
-      done += n;
-    }
-  } catch (e) {
-    throw fileError(argument, file, e);
-  }
-  return buf.subarray(0, done);
-}
-
 function tableShape(shape: readonly number[], dtype: NpyDtype, file: string, argument: string): [number, number] {
   if (!FLOATS.includes(dtype)) {
     throw new KgrankInputError(
@@ -395,39 +378,13 @@ function tableShape(shape: readonly number[], dtype: NpyDtype, file: string, arg
   return [shape[0]!, shape[1]!];
 }
 
-function npyTable(fd: number, file: string, size: number, argument: string): TableHeader {
-  // The header is checked against the file's size: a table shorter than its header says is refused.
-  const header = readNpyHeader(fd, size, argument, file);
-  const [rows, cols] = tableShape(header.shape, header.dtype, file, argument);
-  if (header.fortranOrder) {
+function tableHeader(stored: StoredArray, file: string, argument: string): TableHeader {
+  const [rows, cols] = tableShape(stored.shape, stored.dtype, file, argument);
+  if (stored.fortranOrder) {
     throw new KgrankInputError(
       argument,
       `${file} is in Fortran (column) order: rows cannot be read in chunks; save it in C order (numpy.ascontiguousarray)`,
     );
   }
-  return { rows, cols, dtype: header.dtype, dataOffset: header.dataOffset, littleEndian: header.littleEndian };
-}
-
-function safetensorsTable(
-  fd: number,
-  file: string,
-  size: number,
-  argument: string,
-  tensor: string | undefined,
-): TableHeader {
-  const len = safetensorsHeaderLength(readAt(fd, Math.min(size, 8), 0, argument, file), size, argument);
-  const { base, tensors } = parseSafetensorsHeader(readAt(fd, len, 0, argument, file), size, argument);
-  const names = tensors.map((t) => t.name);
-  let t = tensors[0];
-  if (tensor !== undefined) {
-    t = tensors.find((x) => x.name === tensor);
-    if (!t) throw new KgrankInputError("tensor", `${file} has no tensor "${tensor}"; it holds ${quotedList(names)}`);
-  } else if (tensors.length !== 1) {
-    throw new KgrankInputError(
-      argument,
-      `${file} holds ${tensors.length} tensors (${quotedList(names)}); name the entity table's (tensor)`,
-    );
-  }
-  const [rows, cols] = tableShape(t!.shape, t!.dtype, file, argument);
-  return { rows, cols, dtype: t!.dtype, dataOffset: base + t!.begin, littleEndian: true };
+  return { rows, cols, dtype: stored.dtype, dataOffset: stored.dataOffset, littleEndian: stored.littleEndian };
 }

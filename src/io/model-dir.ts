@@ -20,10 +20,12 @@ import * as path from "node:path";
 
 import { KgrankInputError } from "../checks/errors";
 import { type ComplexLayout, EmbeddingModel, INTERACTIONS, type InteractionName } from "../scoring/embedding-model";
+import { interactionOf, interactionsSavedAs } from "../scoring/interactions";
 import { formatDims, quoted } from "../text/suggest";
 import { describe } from "../checks/validate";
 import { readArray } from "./array-file";
 import { openEntityTable } from "./entity-table";
+import { formatList } from "./formats";
 import { readRegularFile } from "./files";
 import type { NpyData } from "./npy";
 import { invalidUtf8Line } from "./tsv";
@@ -53,24 +55,6 @@ export interface LoadEmbeddingModelOptions {
    */
   streamEntities?: boolean;
 }
-
-/** OGB / DGL-KE model names -> interactions, all but plain "TransE", which the two codes read differently. */
-const MODEL_NAMES: Record<string, InteractionName> = {
-  transe_l1: "transe-l1",
-  transe_l2: "transe-l2",
-  distmult: "distmult",
-  complex: "complex",
-  rotate: "rotate",
-  pairre: "pairre",
-};
-
-/**
- * Plain "TransE" by the code that saved the directory. OGB's KnowledgeGraphEmbedding code scores it with the L1
- * distance (examples/linkproppred/wikikg2/model.py TransE: torch.norm(score, p=1, dim=2)); DGL-KE with the L2
- * distance (awslabs/dgl-ke python/dglke/models/general_models.py, KEModel and InferModel:
- * `if model_name == 'TransE' or model_name == 'TransE_l2': self.score_func = TransEScore(gamma, 'l2')`).
- */
-const TRANSE_BY_LAYOUT = { ogb: "transe-l1", dglke: "transe-l2" } as const satisfies Record<string, InteractionName>;
 
 /**
  * Which code saved a model directory, from what each writes: DGL-KE's config.json is its run's arguments
@@ -447,11 +431,16 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
     const modelKey = Object.hasOwn(config, "model") ? "model" : "model_name";
     const modelName = config[modelKey];
     const name = typeof modelName === "string" ? modelName.toLowerCase() : "";
-    let fromConfig: InteractionName | undefined = Object.hasOwn(MODEL_NAMES, name) ? MODEL_NAMES[name] : undefined;
-    if (name === "transe") {
+    // The interactions' descriptors name what each writer calls them. Plain "TransE" is the L1 distance in OGB's
+    // KnowledgeGraphEmbedding code (examples/linkproppred/wikikg2/model.py TransE: torch.norm(score, p=1, dim=2)) and
+    // the L2 distance in DGL-KE (python/dglke/models/general_models.py, KEModel and InferModel: `if model_name ==
+    // 'TransE' or model_name == 'TransE_l2': self.score_func = TransEScore(gamma, 'l2')`): the writer decides.
+    const named = interactionsSavedAs(name, null);
+    let fromConfig: InteractionName | undefined = named.length === 1 ? named[0] : undefined;
+    if (named.length > 1) {
       const layout = savedBy(config, files);
-      if (layout) fromConfig = TRANSE_BY_LAYOUT[layout];
-      else if (interaction === "transe-l1" || interaction === "transe-l2") fromConfig = interaction;
+      if (layout) fromConfig = interactionsSavedAs(name, layout)[0];
+      else if (interaction && named.includes(interaction)) fromConfig = interaction;
       else {
         throw new KgrankInputError(
           "modelDir",
@@ -481,8 +470,9 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
     const mayRead = options.mayRead ?? (() => true);
     entIds ??= idMapFile(dir, config, configFile, "entity", mayRead);
     relIds ??= idMapFile(dir, config, configFile, "relation", mayRead);
-    if (interaction === "complex" || interaction === "rotate") layout ??= "halves";
-    if (interaction === "rotate") {
+    // OGB's and DGL-KE's code store complex rows as halves, and RotatE's relations as phases scaled by its config.
+    if (interactionOf(interaction).complex) layout ??= "halves";
+    if (interactionOf(interaction).phases) {
       const gamma = configValue(config, configFile, "gamma", "number") as number | undefined;
       const hiddenKey = Object.hasOwn(config, "hidden_dim") ? "hidden_dim" : "emb_size";
       const hidden = configValue(config, configFile, hiddenKey, "dimension") as number | undefined;
@@ -511,15 +501,9 @@ export function loadEmbeddingModel(options: LoadEmbeddingModelOptions): Embeddin
     );
   }
   if (!entFile)
-    throw new KgrankInputError(
-      "entityEmbeddings",
-      "is required: the entity embedding file (.npy, .npz or .safetensors)",
-    );
+    throw new KgrankInputError("entityEmbeddings", `is required: the entity embedding file (${formatList()})`);
   if (!relFile)
-    throw new KgrankInputError(
-      "relationEmbeddings",
-      "is required: the relation embedding file (.npy, .npz or .safetensors)",
-    );
+    throw new KgrankInputError("relationEmbeddings", `is required: the relation embedding file (${formatList()})`);
   let rel = readMatrix(relFile, "relationEmbeddings");
   if (options.streamEntities) {
     let table = openEntityTable(entFile, { argument: "entityEmbeddings" });

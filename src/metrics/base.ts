@@ -19,6 +19,22 @@ import {
   type ValueRange,
 } from "./types";
 
+/** The per-task quantities a metric's value can be a function of the total of (the median: of the median rank). */
+export type TaskQuantity = "rank" | "logRank" | "inverseRank" | "hits" | "truncatedInverseRank" | "median";
+
+/** What compare and the sum forms need of a base metric: its per-task quantity. */
+export interface PerTaskForm {
+  quantity: TaskQuantity;
+  /** The quantity of one task's rank (the rank itself for "median"). */
+  of: (rank: number) => number;
+  /**
+   * Whether the value is the (weighted) mean of the quantity (MR, MRR, Hits@k, MRR@k): then its expectation and
+   * variance over tasks are the mean of the per-task ones, a difference of two values follows from the difference of
+   * the totals, and compare runs per-task tests (t-test, Wilcoxon) on it.
+   */
+  mean: boolean;
+}
+
 /** Which sums of the fused pass a value needs. */
 export interface Sums {
   /** Total weight (the count when unweighted). */
@@ -42,8 +58,12 @@ interface Spec {
   increasing: boolean;
   valueRange: ValueRange;
   supportsWeights: boolean;
-  /** The Monte-Carlo statistic and the map from it to the metric's value. */
-  statistic: StatisticCode;
+  /**
+   * The Monte-Carlo statistic and the map from it to the metric's value; null: Monte Carlo regenerates each sample's
+   * ranks (the seeded stream of generateRanks) and takes the value pass over them (a metric without a kernel
+   * statistic needs no change to the sampling kernels).
+   */
+  statistic: StatisticCode | null;
   fromStatistic: (x: number) => number;
   /** Closed-form [E, Var] of the metric, if any. */
   closed?: ClosedMetricCode;
@@ -53,7 +73,19 @@ interface Spec {
   /** The value from the fused pass, which must compute `flags` (AGGREGATE_FLAGS) besides the sums. */
   fromSums: (s: Sums) => number;
   flags?: number;
+  /**
+   * The per-task quantity whose total the value is a function of (what compare's replicates and src/metrics/sum-form.ts
+   * read), or null for a value that needs more than one total (the spread metrics, the count). Required, so that a
+   * new metric says which it is.
+   */
+  perTask: PerTaskForm | null;
+  /** The cut-off of Hits@k and MRR@k. */
   k?: number;
+  /**
+   * The entry of the fused pass's k list this metric reads (Sums.hits), also the closed form's and Monte Carlo's k:
+   * k for Hits@k, -k for MRR@k (the kernels' convention for the truncated reciprocal). Defaults to k.
+   */
+  aggregateK?: number;
 }
 
 const EMPTY_K = new Float64Array(0);
@@ -69,8 +101,12 @@ export class BaseRankMetric implements RankMetric {
   readonly supportedRankTypes: readonly RankType[] = RANK_TYPES;
   readonly closedExpectation: boolean;
   readonly closedVariance: boolean;
-  /** k of Hits@k (undefined for other metrics). */
+  /** k of Hits@k and MRR@k (undefined for other metrics). */
   readonly k?: number;
+  /** The entry of the fused pass's k list this metric reads (Spec.aggregateK), undefined when it reads none. */
+  readonly aggregateK?: number;
+  /** The per-task quantity of the value (Spec.perTask), null when there is none. */
+  readonly perTask: PerTaskForm | null;
   readonly #spec: Spec;
 
   constructor(spec: Spec) {
@@ -83,6 +119,9 @@ export class BaseRankMetric implements RankMetric {
     this.closedExpectation = spec.closed !== undefined || spec.closedMedian === true;
     this.closedVariance = (spec.closed !== undefined && spec.closedVariance !== false) || spec.closedMedian === true;
     if (spec.k !== undefined) this.k = spec.k;
+    const aggregateK = spec.aggregateK ?? spec.k;
+    if (aggregateK !== undefined) this.aggregateK = aggregateK;
+    this.perTask = spec.perTask;
     this.#spec = spec;
   }
 
@@ -91,7 +130,7 @@ export class BaseRankMetric implements RankMetric {
       numCandidates === undefined ? undefined : numCandidatesArg(numCandidates, (ranks as ArrayLike<number>)?.length);
     const r = n ? ranksArg(ranks, n) : ranksShape(ranks);
     const w = weightsArg(weights, r.length, this.supportsWeights, this.key);
-    const ks = this.k === undefined ? EMPTY_K : Float64Array.of(this.k);
+    const ks = this.aggregateK === undefined ? EMPTY_K : Float64Array.of(this.aggregateK);
     return this.fromSums(aggregate(r, w, ks, this.flags));
   }
 
@@ -125,7 +164,10 @@ export class BaseRankMetric implements RankMetric {
         `has no closed-form ${needVariance ? "variance" : "expectation"}; use estimate({ numCandidates, numSamples }) for a Monte-Carlo value`,
       );
     }
-    const m = candidatesArg(numCandidates, weights, this.supportsWeights, this.key).moments(spec.closed, spec.k ?? 0);
+    const m = candidatesArg(numCandidates, weights, this.supportsWeights, this.key).moments(
+      spec.closed,
+      this.aggregateK ?? 0,
+    );
     return [m[0]!, m[1]!];
   }
 
@@ -144,6 +186,15 @@ export class BaseRankMetric implements RankMetric {
   /** Monte-Carlo values of the metric for seeded random rank vectors (validated inputs). */
   sampleValues(c: CandidateSet, numSamples: number, seed: number): Float64Array {
     const spec = this.#spec;
+    if (spec.statistic === null) {
+      const ks = this.aggregateK === undefined ? EMPTY_K : Float64Array.of(this.aggregateK);
+      const values = new Float64Array(numSamples);
+      for (let s = 0; s < numSamples; s++) {
+        const ranks = kernels().generateRanks(c.numCandidates, seed, s);
+        values[s] = spec.fromSums(aggregate(ranks, c.weights, ks, this.flags));
+      }
+      return values;
+    }
     const values = kernels().sampleStatistic(c.numCandidates, c.weights, numSamples, seed, spec.statistic, spec.k ?? 0);
     for (let i = 0; i < values.length; i++) values[i] = spec.fromStatistic(values[i]!);
     return values;
@@ -198,6 +249,10 @@ const mean = (s: Sums) => s.sumRanks / s.weight;
 const geometric = (s: Sums) => Math.exp(s.sumLogRanks / s.weight);
 const reciprocal = (s: Sums) => s.sumInverseRanks / s.weight;
 const MEDIAN = AGGREGATE_FLAGS.median;
+const RANK: PerTaskForm = { quantity: "rank", of: identity, mean: true };
+const LOG_RANK: PerTaskForm = { quantity: "logRank", of: Math.log, mean: false };
+const INVERSE_RANK: PerTaskForm = { quantity: "inverseRank", of: inverse, mean: false };
+const MEDIAN_RANK: PerTaskForm = { quantity: "median", of: identity, mean: false };
 
 export const arithmeticMeanRank = () =>
   new BaseRankMetric({
@@ -211,6 +266,7 @@ export const arithmeticMeanRank = () =>
     fromStatistic: identity,
     closed: ClosedMetricCode.ArithmeticMean,
     fromSums: mean,
+    perTask: RANK,
   });
 export const inverseArithmeticMeanRank = () =>
   new BaseRankMetric({
@@ -223,6 +279,7 @@ export const inverseArithmeticMeanRank = () =>
     statistic: StatisticCode.Mean,
     fromStatistic: inverse,
     fromSums: (s) => 1 / mean(s),
+    perTask: { ...RANK, mean: false },
   });
 export const geometricMeanRank = () =>
   new BaseRankMetric({
@@ -236,6 +293,7 @@ export const geometricMeanRank = () =>
     fromStatistic: identity,
     closed: ClosedMetricCode.GeometricMean,
     fromSums: geometric,
+    perTask: LOG_RANK,
   });
 export const inverseGeometricMeanRank = () =>
   new BaseRankMetric({
@@ -248,6 +306,7 @@ export const inverseGeometricMeanRank = () =>
     statistic: StatisticCode.GeometricMean,
     fromStatistic: inverse,
     fromSums: (s) => Math.exp(-s.sumLogRanks / s.weight),
+    perTask: LOG_RANK,
   });
 export const harmonicMeanRank = () =>
   new BaseRankMetric({
@@ -260,6 +319,7 @@ export const harmonicMeanRank = () =>
     statistic: StatisticCode.InverseHarmonic,
     fromStatistic: inverse,
     fromSums: (s) => s.weight / s.sumInverseRanks,
+    perTask: INVERSE_RANK,
   });
 export const inverseHarmonicMeanRank = () =>
   new BaseRankMetric({
@@ -273,6 +333,7 @@ export const inverseHarmonicMeanRank = () =>
     fromStatistic: identity,
     closed: ClosedMetricCode.InverseHarmonicMean,
     fromSums: reciprocal,
+    perTask: { ...INVERSE_RANK, mean: true },
   });
 export const medianRank = () =>
   new BaseRankMetric({
@@ -287,6 +348,7 @@ export const medianRank = () =>
     flags: MEDIAN,
     fromSums: (s) => s.median,
     closedMedian: true,
+    perTask: MEDIAN_RANK,
   });
 export const inverseMedianRank = () =>
   new BaseRankMetric({
@@ -300,6 +362,7 @@ export const inverseMedianRank = () =>
     fromStatistic: inverse,
     flags: MEDIAN,
     fromSums: (s) => 1 / s.median,
+    perTask: MEDIAN_RANK,
   });
 export const hitsAtK = (k: number) =>
   new BaseRankMetric({
@@ -314,6 +377,7 @@ export const hitsAtK = (k: number) =>
     closed: ClosedMetricCode.Hits,
     fromSums: (s) => s.hits.get(k)! / s.weight,
     k,
+    perTask: { quantity: "hits", of: (r) => (r <= k ? 1 : 0), mean: true },
   });
 export const standardDeviation = () =>
   new BaseRankMetric({
@@ -327,6 +391,7 @@ export const standardDeviation = () =>
     fromStatistic: Math.sqrt,
     flags: AGGREGATE_FLAGS.variance,
     fromSums: (s) => Math.sqrt(s.squaredDeviations / s.count),
+    perTask: null,
   });
 export const variance = () =>
   new BaseRankMetric({
@@ -340,6 +405,7 @@ export const variance = () =>
     fromStatistic: identity,
     flags: AGGREGATE_FLAGS.variance,
     fromSums: (s) => s.squaredDeviations / s.count,
+    perTask: null,
   });
 export const medianAbsoluteDeviation = () =>
   new BaseRankMetric({
@@ -353,6 +419,7 @@ export const medianAbsoluteDeviation = () =>
     fromStatistic: identity,
     flags: AGGREGATE_FLAGS.mad,
     fromSums: (s) => s.mad,
+    perTask: null,
   });
 export const count = () =>
   new BaseRankMetric({
@@ -365,4 +432,28 @@ export const count = () =>
     statistic: StatisticCode.Count,
     fromStatistic: identity,
     fromSums: (s) => s.count,
+    perTask: null,
+  });
+
+/**
+ * MRR@k, the truncated mean reciprocal rank of OGB-LSC WikiKG90Mv2 and many leaderboards: the mean over tasks of 1/r
+ * where r <= k, 0 where r > k. A fractional (realistic) rank is compared with k as it is, as Hits@k compares it: a
+ * tie that straddles k (realistic rank 10.5 at k = 10) counts 0. Its closed forms (uniform integer ranks 1..N):
+ * E = H_1(min(k, N)) / N, E[X^2] = H_2(min(k, N)) / N.
+ */
+export const truncatedInverseHarmonicMeanRank = (k: number) =>
+  new BaseRankMetric({
+    key: `inverse_harmonic_mean_rank_at_${k}`,
+    name: `Mean Reciprocal Rank at ${k} (MRR@${k})`,
+    synonyms: [`mrr@${k}`, `mrr_at_${k}`, `mean_reciprocal_rank_at_${k}`],
+    increasing: true,
+    valueRange: range(0, true, 1, true),
+    supportsWeights: true,
+    statistic: null,
+    fromStatistic: identity,
+    closed: ClosedMetricCode.Hits,
+    fromSums: (s) => s.hits.get(-k)! / s.weight,
+    perTask: { quantity: "truncatedInverseRank", of: (r) => (r <= k ? 1 / r : 0), mean: true },
+    k,
+    aggregateK: -k,
   });

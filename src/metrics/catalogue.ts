@@ -40,6 +40,22 @@ function zHits(k: number): DerivedRankMetric {
   });
 }
 
+function adjustedTruncatedMrr(k: number): DerivedRankMetric {
+  return reindexed(base.truncatedInverseHarmonicMeanRank(k), {
+    key: `adjusted_inverse_harmonic_mean_rank_at_${k}`,
+    name: `Adjusted Mean Reciprocal Rank at ${k} (AMRR@${k})`,
+    synonyms: [`amrr@${k}`, `adjusted_mrr@${k}`, `amrr_at_${k}`],
+  });
+}
+
+function zTruncatedMrr(k: number): DerivedRankMetric {
+  return zScored(base.truncatedInverseHarmonicMeanRank(k), {
+    key: `z_inverse_harmonic_mean_rank_at_${k}`,
+    name: `z-Scored Mean Reciprocal Rank at ${k}`,
+    synonyms: [`zmrr@${k}`, `zmrr_at_${k}`],
+  });
+}
+
 /** Metrics without a parameter, by canonical key. */
 const FIXED: Record<string, () => RankMetric> = {
   arithmetic_mean_rank: base.arithmeticMeanRank,
@@ -93,23 +109,61 @@ const FIXED: Record<string, () => RankMetric> = {
     }),
 };
 
-type HitsKind = "hits" | "adjusted" | "z";
-const HITS_FACTORY: Record<HitsKind, (k: number) => RankMetric> = {
-  hits: base.hitsAtK,
-  adjusted: adjustedHits,
-  z: zHits,
-};
+type Kind = "plain" | "adjusted" | "z";
+const KINDS: readonly Kind[] = ["plain", "adjusted", "z"];
+
+/**
+ * Metrics with a cut-off k, by family: the plain metric and its adjusted and z-scored forms, how a query names the
+ * family (after normalize(): the names' stems, with the kind's prefix before them and @k / at k after), and the k the
+ * catalogue lists it at. A new metric with a cut-off is one entry here.
+ */
+interface KFamily {
+  /** How errors name it: "Hits@k". */
+  label: string;
+  make: Record<Kind, (k: number) => RankMetric>;
+  /** The stems of normalized names: "hits" in "hits@10", "ahits@10", "zhitsat10". */
+  stems: readonly string[];
+  /** The cut-offs the catalogue (listMetrics, docs/metrics.md) lists. */
+  listed: readonly number[];
+  /** Whether a run's default selection reports it at each of its ks (evaluate's `--ks`). */
+  byDefault: boolean;
+}
+
+const K_FAMILIES: readonly KFamily[] = [
+  {
+    label: "Hits@k",
+    make: { plain: base.hitsAtK, adjusted: adjustedHits, z: zHits },
+    stems: ["hits", "h"],
+    listed: DEFAULT_KS,
+    byDefault: true,
+  },
+  {
+    label: "MRR@k",
+    make: { plain: base.truncatedInverseHarmonicMeanRank, adjusted: adjustedTruncatedMrr, z: zTruncatedMrr },
+    stems: ["mrr", "meanreciprocalrank", "inverseharmonicmeanrank"],
+    listed: [DEFAULT_K],
+    byDefault: false,
+  },
+];
 
 /** Lower case, without spaces, underscores and hyphens: "Hits_At_10", "hits at 10" and "HitsAt10" meet. */
 function normalize(s: string): string {
   return s.toLowerCase().replace(/[\s_-]/g, "");
 }
 
-// Prefix, then hits|h, then @|at, then k (digits; "k" or nothing means the default 10).
-const HITS_PATTERN = /^(z|za|adjusted|a)?(hits|h)(@|at)(\d+|k)?$/;
+// A name with a cut-off: prefix and stem, then @|at, then k (digits; "k" or nothing means the default 10).
+const K_PATTERN = /^([a-z]+?)(@|at)(\d+|k)?$/;
+// The kinds' prefixes before a family's stem ("amrr@10", "adjustedhits@10", "zahk" aside).
+const K_PREFIXES: readonly (readonly [string, Kind])[] = [
+  ["", "plain"],
+  ["z", "z"],
+  ["za", "z"],
+  ["adjusted", "adjusted"],
+  ["a", "adjusted"],
+];
 // PyKEEN's class names and synonyms with the k left out: HitsAtK, AdjustedHitsAtK, ZHitsAtK, ahk, zahk.
-const HITS_CLASS: Record<string, HitsKind> = {
-  hitsatk: "hits",
+const HITS_CLASS: Record<string, Kind> = {
+  hitsatk: "plain",
   adjustedhitsatk: "adjusted",
   zhitsatk: "z",
   ahk: "adjusted",
@@ -127,29 +181,44 @@ function nameIndex(): Map<string, string> {
   return index;
 }
 
-function parseHits(q: string): RankMetric | null {
+function parseK(q: string): RankMetric | null {
   const cls = HITS_CLASS[q];
-  if (cls) return HITS_FACTORY[cls](DEFAULT_K);
-  const m = HITS_PATTERN.exec(q) ?? /^(zahk|ahk)(\d+)$/.exec(q);
-  if (!m) return null;
-  let kind: HitsKind;
+  if (cls) return K_FAMILIES[0]!.make[cls](DEFAULT_K);
+  let kind: Kind | undefined;
+  let family: KFamily | undefined;
   let digits: string | undefined;
-  if (m[1] === "zahk" || m[1] === "ahk") {
-    kind = m[1] === "zahk" ? "z" : "adjusted";
-    digits = m[2];
+  const pykeen = /^(zahk|ahk)(\d+)$/.exec(q);
+  if (pykeen) {
+    kind = pykeen[1] === "zahk" ? "z" : "adjusted";
+    family = K_FAMILIES[0];
+    digits = pykeen[2];
   } else {
-    kind = m[1] === undefined ? "hits" : m[1].startsWith("z") ? "z" : "adjusted";
-    digits = m[4];
+    const m = K_PATTERN.exec(q);
+    if (!m) return null;
+    for (const f of K_FAMILIES) {
+      for (const [prefix, k] of K_PREFIXES) if (f.stems.some((stem) => prefix + stem === m[1])) [family, kind] = [f, k];
+    }
+    digits = m[3];
   }
+  if (!family || !kind) return null;
   const k = digits === undefined || digits === "k" ? DEFAULT_K : Number(digits);
   if (!Number.isSafeInteger(k) || k < 1) {
-    throw new KgrankInputError("query", `Hits@k needs an integer k >= 1, got k = ${digits} in the metric name`);
+    throw new KgrankInputError(
+      "query",
+      `${family.label} needs an integer k >= 1, got k = ${digits} in the metric name`,
+    );
   }
-  return HITS_FACTORY[kind](k);
+  return family.make[kind](k);
 }
 
 function suggestions(q: string): string[] {
-  const names = [...Object.keys(FIXED), ...Object.values(FIXED).flatMap((m) => m().synonyms), "hits_at_10", "hits@10"];
+  const names = [
+    ...Object.keys(FIXED),
+    ...Object.values(FIXED).flatMap((m) => m().synonyms),
+    ...K_FAMILIES.flatMap((f) =>
+      KINDS.flatMap((kind) => [f.make[kind](DEFAULT_K).key, ...f.make[kind](DEFAULT_K).synonyms]),
+    ),
+  ];
   return closest(q, names, 5, normalize);
 }
 
@@ -163,13 +232,16 @@ export function getMetric(query: MetricQuery): RankMetric {
   }
   // normalize() drops hyphens, so a negative k ("hits@-1", "hits_at_-3") would read as a positive one.
   if (/(@|_|\s)-\s*\d/.test(query)) {
-    throw new KgrankInputError("query", `${quoted(query)}: Hits@k needs an integer k >= 1, not a negative one`);
+    throw new KgrankInputError(
+      "query",
+      `${quoted(query)}: Hits@k needs an integer k >= 1, not a negative one (MRR@k too)`,
+    );
   }
   const q = normalize(query.trim());
   const key = nameIndex().get(q);
   if (key) return FIXED[key]!();
-  const hits = parseHits(q);
-  if (hits) return hits;
+  const withK = parseK(q);
+  if (withK) return withK;
   if (query.includes(".")) fullKeyGiven(query);
   throw new UnknownMetricError(query, suggestions(q));
 }
@@ -262,15 +334,17 @@ export function metricSelection(
   const unique = (m: RankMetric) => !seen.has(m.key) && (seen.add(m.key), true);
   if (names && names.length > 0) return names.map((q) => parseMetricKey(q, argument).metric).filter(unique);
   const out: RankMetric[] = Object.values(FIXED).map((make) => make());
-  for (const k of ks) for (const kind of ["hits", "adjusted", "z"] as HitsKind[]) out.push(HITS_FACTORY[kind](k));
+  for (const f of K_FAMILIES) if (f.byDefault) for (const k of ks) for (const kind of KINDS) out.push(f.make[kind](k));
   return out.filter(unique);
 }
 
-/** The catalogue: every metric, with Hits@k and its adjusted and z-scored forms at k = 1, 3, 5, 10 (by kind). */
+/**
+ * The catalogue: every metric, with Hits@k and its adjusted and z-scored forms at k = 1, 3, 5, 10 (by kind), and MRR@k
+ * and its forms at k = 10.
+ */
 export function listMetrics(): RankMetric[] {
   const out: RankMetric[] = Object.values(FIXED).map((make) => make());
-  for (const kind of ["hits", "adjusted", "z"] as HitsKind[])
-    for (const k of DEFAULT_KS) out.push(HITS_FACTORY[kind](k));
+  for (const f of K_FAMILIES) for (const kind of KINDS) for (const k of f.listed) out.push(f.make[kind](k));
   return out;
 }
 

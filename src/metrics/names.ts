@@ -6,7 +6,7 @@
  */
 import type { RankType, ResultSide } from "./types";
 
-/** Keys of the metrics without a cut-off, in catalogue order. */
+/** Keys of the metrics without a cut-off (Hits@k, MRR@k), in catalogue order. */
 export const FIXED_METRIC_KEYS = [
   "arithmetic_mean_rank",
   "geometric_mean_rank",
@@ -72,10 +72,17 @@ export const METRIC_SYNONYMS = [
 
 /** A metric's canonical key (PyKEEN's), e.g. "inverse_harmonic_mean_rank", "hits_at_10". */
 export type MetricKey =
-  (typeof FIXED_METRIC_KEYS)[number] | `hits_at_${number}` | `adjusted_hits_at_${number}` | `z_hits_at_${number}`;
+  | (typeof FIXED_METRIC_KEYS)[number]
+  | `hits_at_${number}`
+  | `adjusted_hits_at_${number}`
+  | `z_hits_at_${number}`
+  | `inverse_harmonic_mean_rank_at_${number}`
+  | `adjusted_inverse_harmonic_mean_rank_at_${number}`
+  | `z_inverse_harmonic_mean_rank_at_${number}`;
 
 /** A key or a synonym: "mrr", "hits@10", "amri", ... */
-export type MetricName = MetricKey | (typeof METRIC_SYNONYMS)[number] | `hits@${number}` | `h@${number}`;
+export type MetricName =
+  MetricKey | (typeof METRIC_SYNONYMS)[number] | `hits@${number}` | `h@${number}` | `mrr@${number}` | `amrr@${number}`;
 
 /**
  * What getMetric(), RankResults.get() and the evaluator's `metrics` option take: a name, optionally with side and

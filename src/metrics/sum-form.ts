@@ -1,38 +1,20 @@
 /**
  * How a metric's value follows from one total over the tasks: the sum of a per-task quantity (the rank, its log,
- * its inverse, a hit at k) or the median rank, mapped by the base metric and then by its derived chain. Compare's
- * replicates (src/compare/paired.ts) sum those quantities in the core (pairedResample) and finish each replicate's
- * value here, with the same base maps (fromSums) and the same coefficient formulas (DerivedMetric.fromMoments) as
- * metricValues. Metrics of the spread (variance, standard deviation, MAD) and the count have no such form.
+ * its inverse, a hit at k, the inverse truncated at k) or the median rank, mapped by the base metric and then by its
+ * derived chain. Which quantity, and whether the value is its mean, each base metric says (BaseRankMetric.perTask), so
+ * a new metric needs nothing here. Compare's replicates (src/compare/paired.ts) sum those quantities in the core
+ * (pairedResample) and finish each replicate's value here, with the same base maps (fromSums) and the same
+ * coefficient formulas (DerivedMetric.fromMoments) as metricValues. Metrics of the spread (variance, standard
+ * deviation, MAD) and the count have no such form.
  */
-import { BaseRankMetric, type Sums } from "./base";
+import { BaseRankMetric, type Sums, type TaskQuantity } from "./base";
 import type { CandidateSet } from "./candidates";
 import { DerivedMetric } from "./derived";
 import type { AffineCoefficients, RankMetric } from "./types";
 
-/** The per-task quantity whose total (over the tasks, or the median) a metric's value is a function of. */
-type TaskQuantity = "rank" | "logRank" | "inverseRank" | "hits" | "median";
-
-const QUANTITY: Record<string, TaskQuantity> = {
-  arithmetic_mean_rank: "rank",
-  inverse_arithmetic_mean_rank: "rank",
-  geometric_mean_rank: "logRank",
-  inverse_geometric_mean_rank: "logRank",
-  harmonic_mean_rank: "inverseRank",
-  inverse_harmonic_mean_rank: "inverseRank",
-  median_rank: "median",
-  inverse_median_rank: "median",
-};
-
-/**
- * Bases whose value is the mean of a per-task quantity, so their expectation and variance over tasks are the mean of
- * the per-task ones (the latter over count^2).
- */
-const LINEAR_MOMENTS = /^(arithmetic_mean_rank|inverse_harmonic_mean_rank|hits_at_\d+)$/;
-
 export interface SumForm {
   quantity: TaskQuantity;
-  /** The cut-off of a hit ("hits"), else 0. */
+  /** The cut-off of a hit ("hits") or of MRR@k ("truncatedInverseRank"), else 0. */
   k: number;
   /** The quantity of one task's rank (the rank itself for "median"). */
   perTask(rank: number): number;
@@ -68,27 +50,19 @@ export function sumForm(metric: RankMetric): SumForm | null {
   }
   if (!(x instanceof BaseRankMetric)) return null;
   const base = x;
-  const hits = /^hits_at_\d+$/.test(base.key);
-  const quantity: TaskQuantity | undefined = hits ? "hits" : QUANTITY[base.key];
-  if (!quantity) return null;
-  const k = hits ? base.k! : 0;
-  const perTask =
-    quantity === "rank" || quantity === "median"
-      ? (r: number) => r
-      : quantity === "logRank"
-        ? (r: number) => Math.log(r)
-        : quantity === "inverseRank"
-          ? (r: number) => 1 / r
-          : (r: number) => (r <= k ? 1 : 0);
+  const form = base.perTask;
+  if (!form) return null;
+  const quantity = form.quantity;
+  const k = base.k ?? 0;
+  const perTask = form.of;
   const fixed = chain.every((d) => d.derivation === "affine");
   const byMoments =
     !fixed && chain[0]!.derivation !== "affine" && chain.slice(1).every((d) => d.derivation === "affine");
-  const momentBase = chain[0]?.base;
   const taskMoments =
-    byMoments && momentBase && LINEAR_MOMENTS.test(momentBase.key)
+    byMoments && form.mean
       ? (n: number): [number, number] => {
           const c = [n];
-          return [momentBase.expectedValue(c), chain[0]!.derivation === "z" ? momentBase.variance(c) : NaN];
+          return [base.expectedValue(c), chain[0]!.derivation === "z" ? base.variance(c) : NaN];
         }
       : null;
   return {
@@ -111,13 +85,13 @@ export function sumForm(metric: RankMetric): SumForm | null {
         squaredDeviations: NaN,
         median: total,
         mad: NaN,
-        hits: new Map([[k, total]]),
+        hits: new Map([[base.aggregateK ?? 0, total]]),
       };
       let v = base.fromSums(sums);
       for (const c of coefficients) v = c.scale * v + c.offset;
       return v;
     },
-    difference: LINEAR_MOMENTS.test(base.key)
+    difference: form.mean
       ? (totalDifference, count, coefficients) => {
           // A chain with an undefined step (a z-score over zero variance: infinite scale) has no value, nor a
           // difference of two.

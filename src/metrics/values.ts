@@ -62,7 +62,7 @@ export function metricValues(
   const kSet = new Set<number>();
   for (const b of bases) {
     flags |= b.flags;
-    if (b.k !== undefined) kSet.add(b.k);
+    if (b.aggregateK !== undefined) kSet.add(b.aggregateK);
   }
   const ks = Float64Array.from(kSet);
   const sums = aggregate(r, w, ks, flags);

@@ -1,10 +1,11 @@
-/** Arrays and numbers from the files a run is given (.npy, .npz, .safetensors, .txt, .json), checked as flags. */
+/** Arrays and numbers from the files a run is given (the array formats of src/io/formats.ts, .txt, .json), checked as flags. */
 import * as path from "node:path";
 
 import { KgrankInputError } from "../checks/errors";
 import type { Dataset } from "../io/datasets";
 import { readRegularFile } from "../io/files";
 import { readArray } from "../io/array-file";
+import { arrayFormat } from "../io/formats";
 import type { NpyData } from "../io/npy";
 import { formatDims } from "../text/suggest";
 
@@ -62,7 +63,7 @@ const SAVETXT_NUMBER = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
  */
 export function readNumbers(file: string, argument: string, decimal = false): Float64Array {
   const ext = path.extname(file).toLowerCase();
-  if (ext === ".npy" || ext === ".npz" || ext === ".safetensors") {
+  if (arrayFormat(file)) {
     const a = readArray(file, argument);
     if (a.shape.length > 2 || (a.shape.length === 2 && a.shape[1] !== 1)) {
       throw new KgrankInputError(

@@ -10,8 +10,9 @@ import type { EmbeddingRankInput, FloatArray } from "../contract/kernels";
 import { allocateTable, checkTableLength } from "../checks/alloc";
 import { describe, options, optionKeys, threadCount, tripleArray } from "../checks/validate";
 
-export const INTERACTIONS = ["transe-l1", "transe-l2", "distmult", "complex", "rotate", "rotate-l2", "pairre"] as const;
-export type InteractionName = (typeof INTERACTIONS)[number];
+import { INTERACTIONS, interactionOf, type InteractionName } from "./interactions";
+
+export { INTERACTION_CODES, INTERACTIONS, type InteractionName } from "./interactions";
 export type ComplexLayout = "halves" | "interleaved";
 
 /** A row-major matrix: `shape` = [rows, columns] (what readNpy / readNpz / readSafetensors return fits). */
@@ -103,17 +104,6 @@ const EMBEDDING_MODEL_KEYS = optionKeys<EmbeddingModelOptions>({
   normalizeEntities: 1,
 });
 
-/** Interaction codes shared with native/core/interaction.h Interaction (test/enums.test.ts compares the two). */
-export const INTERACTION_CODES: Readonly<Record<InteractionName, number>> = {
-  "transe-l1": 0,
-  "transe-l2": 1,
-  distmult: 2,
-  complex: 3,
-  rotate: 4,
-  pairre: 5,
-  "rotate-l2": 6,
-};
-
 function matrix(name: string, value: unknown, wide: boolean): { data: FloatArray; rows: number; cols: number } {
   if (value === null || typeof value !== "object" || !("data" in value) || !("shape" in value)) {
     throw new KgrankInputError(
@@ -199,8 +189,8 @@ export class EmbeddingModel {
       ? { data: wide ? new Float64Array(0) : new Float32Array(0), rows: source.rows, cols: source.cols }
       : matrix("entityEmbeddings", o.entityEmbeddings, wide);
     const rel = matrix("relationEmbeddings", o.relationEmbeddings, wide);
-    const rotation = interaction === "rotate" || interaction === "rotate-l2";
-    const complex = interaction === "complex" || rotation;
+    const descriptor = interactionOf(interaction);
+    const complex = descriptor.complex;
     let layout: ComplexLayout | null = null;
     if (complex) {
       if (o.complexLayout !== "halves" && o.complexLayout !== "interleaved") {
@@ -220,18 +210,12 @@ export class EmbeddingModel {
     } else if (o.complexLayout !== undefined) {
       throw new KgrankInputError(
         "complexLayout",
-        `applies to complex, rotate and rotate-l2 only, not ${interaction}; remove it`,
+        `applies to ${joinAnd(INTERACTIONS.filter((i) => interactionOf(i).complex))} only, not ${interaction}; remove it`,
       );
     }
     const d = ent.cols;
-    const allowed = interaction === "pairre" ? [2 * d] : rotation ? [d / 2, d] : [d];
-    if (!allowed.includes(rel.cols)) {
-      const what =
-        interaction === "pairre"
-          ? `2 x ${d} = ${2 * d} ([head factor | tail factor])`
-          : rotation
-            ? `${d / 2} (phases) or ${d} (complex numbers)`
-            : `${d} (the entity width)`;
+    if (!descriptor.relationWidths(d).includes(rel.cols)) {
+      const what = descriptor.relationWidthText(d);
       throw new KgrankInputError(
         "relationEmbeddings",
         `has ${rel.cols} columns; ${interaction} with ${d}-column entities needs ${what}`,
@@ -255,7 +239,7 @@ export class EmbeddingModel {
     this.#entity = ent.data;
     this.#relation = rel.data;
     this.#source = source;
-    this.#normalize = interaction === "pairre" && o.normalizeEntities !== false;
+    this.#normalize = descriptor.normalizesEntities && o.normalizeEntities !== false;
     this.#scale = source ? null : this.rowScales(ent.data, ent.rows);
   }
 
@@ -383,7 +367,7 @@ export class EmbeddingModel {
     > = {},
   ): EmbeddingRankInput {
     return {
-      interaction: INTERACTION_CODES[this.interaction],
+      interaction: interactionOf(this.interaction).code,
       layout: this.complexLayout === "interleaved" ? 1 : 0,
       entityEmbeddings: table.data,
       relationEmbeddings: this.#relation,
@@ -503,18 +487,12 @@ export class EmbeddingModel {
   }
 }
 
-const SCORE_KEYS = optionKeys<{ threads?: number }>({ threads: 1 });
+/** "a, b and c". */
+function joinAnd(xs: readonly string[]): string {
+  return xs.length < 2 ? xs.join("") : `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}`;
+}
 
-/** A rescaling of each interaction's embeddings that keeps the order of every row's scores (exact arithmetic). */
-const RESCALE: Record<InteractionName, string> = {
-  "transe-l1": "divide entities and relations by one constant",
-  "transe-l2": "divide entities and relations by one constant",
-  distmult: "divide entities or relations by a constant",
-  complex: "divide entities or relations by a constant",
-  rotate: "divide the entities by a constant",
-  "rotate-l2": "divide the entities by a constant",
-  pairre: "divide the relations by a constant",
-};
+const SCORE_KEYS = optionKeys<{ threads?: number }>({ threads: 1 });
 
 /**
  * The error for a score of `model` that is not finite. Its embeddings are finite (checked when it was built), so a
@@ -525,7 +503,7 @@ export function scoreOverflow(model: EmbeddingModel, argument: string, where: st
   return new KgrankInputError(
     argument,
     `the ${model.interaction} model's score of ${where} is ${score}: ${model.precision} overflow of its finite ` +
-      `embeddings, so the scores cannot be ranked; rescale the embeddings (${RESCALE[model.interaction]}, which ` +
+      `embeddings, so the scores cannot be ranked; rescale the embeddings (${interactionOf(model.interaction).rescale}, which ` +
       `changes no rank)` +
       (model.precision === "float32" ? ' or accumulate in float64 (precision: "float64")' : ""),
   );

@@ -13,6 +13,7 @@ import { describe } from "../checks/validate";
 import type { CallControl } from "../backend/call-control";
 import type { FloatArray } from "../contract/kernels";
 import type { EmbeddingModel, EntityRowSource } from "./embedding-model";
+import { interactionOf } from "./interactions";
 
 /** A memoryBudget option checked (bytes), or the default: a quarter of the machine's memory. */
 export function memoryBudget(value: unknown): number {
@@ -262,14 +263,14 @@ export class TableChunks {
     const d = model.entityWidth;
     const wide = model.precision === "float64";
     const B = wide ? 8 : 4;
-    const pair = model.interaction === "pairre";
+    const extra = interactionOf(model.interaction).memory;
     this.#source = source;
     this.#wide = wide;
     this.#convert = source.storedRowBytes !== d * B;
     this.rowBytes =
       "view" in source && source.view
-        ? (pair ? B : 0) + 1
-        : 2 * (d * B + (this.#convert ? source.storedRowBytes : 0) + (pair ? B : 0));
+        ? (extra.rowFactor ? B : 0) + 1
+        : 2 * (d * B + (this.#convert ? source.storedRowBytes : 0) + (extra.rowFactor ? B : 0));
   }
 
   /** Rows per chunk: as many as `bytes` hold, a multiple of 512 when more than 512, at most the range, at least 1. */

@@ -16,6 +16,7 @@ import { mergeInto, type TopKList, type TopKPredictions } from "../ranking/top-k
 import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/call-control";
 import { turn } from "../contract/event-loop";
 import { EmbeddingModel } from "./embedding-model";
+import { interactionOf } from "./interactions";
 import {
   formatBytes,
   formatBytesApart,
@@ -386,7 +387,7 @@ async function streamTopK(
   }
   const d = model.entityWidth;
   const B = model.precision === "float64" ? 8 : 4;
-  const pair = model.interaction === "pairre";
+  const extra = interactionOf(model.interaction).memory;
   const threads = o.threads ?? kernels().threads;
   const table = new TableChunks(model, range[0], range[1]);
   // Held throughout: each side's list (ids, scores) and its known answers; per piece, its list, the kernel's query
@@ -400,7 +401,7 @@ async function streamTopK(
     }
   }
   const pieceRows = Math.min(PIECE_ROWS, rows);
-  fixed += pieceRows * (k * 12 + d * B * (2 + (pair ? 1 : 0)) + k * (B + 4) * threads) + 4 * widest;
+  fixed += pieceRows * (k * 12 + d * B * (2 + extra.queryVectors) + k * (B + 4) * threads) + 4 * widest;
   // A query row of a block: its anchor row, gathered and then copied in query order, PairRE's factor, ids.
   const perRow = 2 * d * B + B + 16;
   const free = o.budget - fixed;
@@ -410,7 +411,7 @@ async function streamTopK(
   const minBlock = Math.min(MIN_BLOCK_ROWS, queries) * perRow;
   const minChunk = Math.min(MIN_CHUNK_ROWS, span0) * table.rowBytes;
   // Read whole: the range in the accumulation type (PairRE: its factors) beside one block of every query.
-  const wholeBytes = span0 * (d * B + (pair ? B : 0));
+  const wholeBytes = span0 * (d * B + (extra.rowFactor ? B : 0));
   const onePassBudget =
     fixed + Math.min(wholeBytes + queries * perRow, Math.max(2 * queries * perRow, queries * perRow + minChunk));
   const whole = wholeBytes + Math.min(queries, MIN_BLOCK_ROWS) * perRow <= free;
