@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from "vitest";
 
-import { getMetric, metricSelection, prepareCandidates, RankEvaluator } from "../src/index";
+import { getMetric, prepareCandidates, RankEvaluator } from "../src/index";
+import { metricSelection } from "../src/metrics/catalogue";
 import { backendLabel } from "./helpers/backend";
 import { kgrank as runIn } from "./helpers/cli";
 import { tempDir } from "./helpers/temp";

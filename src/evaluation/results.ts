@@ -528,7 +528,8 @@ export class RankResults {
 
   /**
    * What toTable() shows, before it is laid out: the header, the rows of formatted cells and the footer. The CLI's
-   * views (src/run/evaluation-view.ts) take it apart; not part of the public surface (digits checked by toTable).
+   * views (src/run/evaluation-view.ts) take it apart (digits checked by toTable).
+   * @internal
    */
   tableView(digits: number): { header: string[]; rows: string[][]; footer: string } {
     const values = this.#data.values;

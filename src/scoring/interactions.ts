@@ -41,6 +41,12 @@ const entityWidth = (d: number) => [d];
 const entityWidthText = (d: number) => `${d} (the entity width)`;
 const plain = { queryVectors: 0, rowFactor: false } as const;
 
+/**
+ * An interaction's kgrank name. Spelled out (not derived from the table) so the public declarations name no internal
+ * table; `satisfies` below refuses a table whose keys differ from it.
+ */
+export type InteractionName = "transe-l1" | "transe-l2" | "distmult" | "complex" | "rotate" | "rotate-l2" | "pairre";
+
 /** Every interaction by its kgrank name, in the order INTERACTIONS lists them. */
 export const INTERACTION_TABLE = {
   "transe-l1": {
@@ -122,9 +128,7 @@ export const INTERACTION_TABLE = {
     savedAs: { ogb: ["pairre"], dglke: ["pairre"], pykeen: "PairRE" },
     rescale: "divide the relations by a constant",
   },
-} as const satisfies Record<string, InteractionDescriptor>;
-
-export type InteractionName = keyof typeof INTERACTION_TABLE;
+} as const satisfies Record<InteractionName, InteractionDescriptor>;
 
 /** The interactions' names: transe-l1, transe-l2, distmult, complex, rotate (OGB's), rotate-l2 (PyKEEN's), pairre. */
 export const INTERACTIONS: readonly InteractionName[] = Object.keys(INTERACTION_TABLE) as InteractionName[];
