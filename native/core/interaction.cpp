@@ -284,6 +284,24 @@ PackedFn packed_scores_of(ChunkFn kernel) {
   return isa::packed_scores_scalar;
 }
 
+// Entities per panel of the level whose chunk kernel is `kernel` (interaction_kernel.h Micro::W = 2 lanes).
+size_t panel_width_of(ChunkFn kernel) {
+#ifdef KGRANK_HAVE_NEON
+  if (kernel == isa::rank_chunk_neon) return 8;
+#endif
+#ifdef KGRANK_HAVE_AVX512
+  if (kernel == isa::rank_chunk_avx512) return 32;
+#endif
+#ifdef KGRANK_HAVE_AVX2
+  if (kernel == isa::rank_chunk_avx2) return 16;
+#endif
+#ifdef KGRANK_HAVE_WASM_SIMD128
+  if (kernel == isa::rank_chunk_wasm) return 8;
+#endif
+  (void)kernel;
+  return 2;
+}
+
 constexpr size_t kChunk = 512;       // candidates per task (a multiple of every panel width)
 constexpr size_t kRowsPerTask = 64;  // rows per task of the per-row passes (filter, sampled negatives)
 // Rows per task of the chunk pass when the job may be cancelled (a control is given): a chunk of every row of a big
@@ -311,6 +329,7 @@ template <class T>
 Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, const EmbeddingCounts& out,
                        SimdLevel simd, unsigned threads, JobControl* control) {
   const size_t rows = qs.rows;
+  if (qs.screen_stats != nullptr) *qs.screen_stats = ScreenStats{};
   Queries<T> q;
   std::vector<float> threshold;
   bool fits = form_queries(m, qs, &q);
@@ -450,6 +469,26 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                          nullptr,
                          0};
     const ChunkFn kernel = chunk_kernel(simd);
+    // The int8 screen (screen.h): every pair is decided from its integer score where a certified bound allows and
+    // otherwise scored by this level's own lanes (packed_scores), so the counts are the float32 path's bit for bit.
+    // It needs the plain dot product of every entity against ungrouped queries.
+    ScreenTable screen_table;
+    ScreenQueries screen_queries;
+    ScreenChunkFn screen_fn = nullptr;
+    if (qs.screen != ScreenMode::Off && op == ScoreOp::Dot && m.entity_scale == nullptr && !grouped &&
+        groups.size() == 1 && groups[0].cand == nullptr) {
+      bool vector = false;
+      const ScreenChunkFn fn = screen_kernel(simd, &vector);
+      if (qs.screen == ScreenMode::Int8 || (vector && rows >= kScreenMinRows)) {
+        if (screen_quantise_table(entity, m.num_entities, width, map.data(), dim, threads, &screen_table) &&
+            screen_quantise_queries(query.data(), rows, dim, threshold.data(), &screen_queries)) {
+          screen_fn = fn;
+        }
+      }
+    }
+    const PackedFn rescore = packed_scores_of(kernel);
+    const size_t pw = panel_width_of(kernel);
+    std::atomic<uint64_t> screen_pairs{0}, screen_rescored{0};
     parallel_for(
         tasks, threads,
         [&](size_t t) {
@@ -471,7 +510,50 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
             part.num_candidates = g.n;
             const size_t begin = task.begin;
             const size_t end = begin + kChunk < g.n ? begin + kChunk : g.n;
-            kernel(part, begin, end, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
+            if (screen_fn != nullptr) {
+              thread_local std::vector<uint32_t> und, und_n;
+              thread_local std::vector<float> scores;
+              if (und.size() < nr * kChunk) und.assign(nr * kChunk, 0);
+              if (und_n.size() < nr) und_n.assign(nr, 0);
+              if (scores.size() < kChunk) scores.assign(kChunk, 0.0f);
+              const ScreenTask st{&screen_table, &screen_queries, r0, nr, begin, end,
+                                  local.data(), und.data(), und_n.data(), kChunk};
+              screen_fn(st);
+              uint64_t rescored = 0;
+              for (size_t k = 0; k < nr; ++k) {
+                const size_t nu = und_n[k];
+                if (nu == 0) continue;
+                rescored += nu;
+                // The undecided entities packed as the level's chunk kernel packs a chunk (panels of pw entities,
+                // element-major, padding lanes zero), scored by its packed_scores: score_one's values.
+                const uint32_t* ids = und.data() + k * kChunk;
+                const size_t panels = (nu + pw - 1) / pw;
+                for (size_t j = 0; j < panels * pw; ++j) {
+                  float* col = pack.data() + (j / pw) * dim * pw + (j % pw);
+                  if (j >= nu) {
+                    for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = 0.0f;
+                    continue;
+                  }
+                  const float* row = entity + static_cast<size_t>(ids[j]) * width;
+                  for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = row[map[kk]];
+                }
+                rescore(part, k, pack.data(), nu, scores.data());
+                const float th = part.threshold[k];
+                uint32_t gt = 0, eq = 0, nn = 0;
+                for (size_t j = 0; j < nu; ++j) {
+                  gt += scores[j] > th;
+                  eq += scores[j] == th;
+                  nn += scores[j] != scores[j];
+                }
+                local[k] += gt;
+                local[nr + k] += eq;
+                local[2 * nr + k] += nn;
+              }
+              screen_pairs.fetch_add(static_cast<uint64_t>(nr) * (end - begin), std::memory_order_relaxed);
+              screen_rescored.fetch_add(rescored, std::memory_order_relaxed);
+            } else {
+              kernel(part, begin, end, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
+            }
             for (size_t c = 0; c < 3; ++c) {
               for (size_t k = 0; k < nr; ++k) {
                 if (local[c * nr + k] != 0) {
@@ -484,6 +566,11 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
           if (control != nullptr) control->advance(nr);
         },
         control);
+    if (qs.screen_stats != nullptr) {
+      qs.screen_stats->used = screen_fn != nullptr;
+      qs.screen_stats->pairs = screen_pairs.load();
+      qs.screen_stats->rescored = screen_rescored.load();
+    }
   } else {  // wide: the scalar pair loop in double, the same chunks
     parallel_for(
         tasks, threads,

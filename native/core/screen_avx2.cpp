@@ -1,0 +1,105 @@
+// AVX2 kernel of the int8 screen (screen.h): per 4 elements of 8 entities, vpmaddubsw(|b|, sign(a, b)) gives the
+// 16-bit sums a_i b_i + a_j b_j (|a|, |b| <= 127: at most 32258, no saturation) and vpmaddwd with ones widens them
+// to int32, so the accumulator is I exactly. Blocks of 4 query rows x 1 panel (16 entities, two vectors); the
+// decision is screen.cpp's, lane-wise in float32. (AVX-VNNI's vpdpbusd would do both steps in one; not used yet.)
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "screen.h"
+
+namespace kgrank {
+namespace {
+
+constexpr size_t kQ = 4;
+
+inline unsigned lowest_bit(unsigned m) {
+#ifdef _MSC_VER
+  unsigned long i;
+  _BitScanForward(&i, m);
+  return static_cast<unsigned>(i);
+#else
+  return static_cast<unsigned>(__builtin_ctz(m));
+#endif
+}
+constexpr size_t kRowBlock = 64;
+
+void block(const ScreenTask& task, size_t g, size_t nq, size_t jp) {
+  const ScreenTable& t = *task.table;
+  const ScreenQueries& q = *task.queries;
+  const size_t dpad = t.dpad;
+  const size_t groups = dpad / 4;
+  const int8_t* panel = t.panels.data() + (jp / kScreenPanel) * dpad * kScreenPanel;
+  const int8_t* a[kQ];
+  for (size_t r = 0; r < kQ; ++r) a[r] = q.a.data() + (task.r0 + g + (r < nq ? r : 0)) * dpad;
+  __m256i acc[kQ][2];
+  for (size_t r = 0; r < kQ; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (size_t k = 0; k < groups; ++k) {
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * 64));
+    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * 64 + 32));
+    const __m256i ax0 = _mm256_abs_epi8(x0), ax1 = _mm256_abs_epi8(x1);
+    for (size_t r = 0; r < kQ; ++r) {
+      uint32_t w;
+      std::memcpy(&w, a[r] + 4 * k, 4);
+      const __m256i qa = _mm256_set1_epi32(static_cast<int>(w));
+      const __m256i p0 = _mm256_maddubs_epi16(ax0, _mm256_sign_epi8(qa, x0));
+      const __m256i p1 = _mm256_maddubs_epi16(ax1, _mm256_sign_epi8(qa, x1));
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(p0, ones));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(p1, ones));
+    }
+  }
+  const size_t valid = task.end - jp < kScreenPanel ? task.end - jp : kScreenPanel;
+  const unsigned vm = valid >= 16 ? 0xFFFFu : (1u << valid) - 1u;
+  const __m256 one_rel = _mm256_set1_ps(1.0f + kScreenRel), rel = _mm256_set1_ps(kScreenRel);
+  const __m256 absk = _mm256_set1_ps(kScreenAbs);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (size_t r = 0; r < nq; ++r) {
+    const size_t row = task.r0 + g + r;
+    const __m256 sq = _mm256_set1_ps(q.scale[row]), nq_v = _mm256_set1_ps(q.norm[row]);
+    const __m256 dq = _mm256_set1_ps(q.resid[row]);
+    const float thr_s = q.threshold[row];
+    const __m256 thr = _mm256_set1_ps(thr_s), athr = _mm256_set1_ps(thr_s < 0 ? -thr_s : thr_s);
+    unsigned gt = 0, lt = 0;
+    for (size_t h = 0; h < 2; ++h) {
+      const __m256 st = _mm256_loadu_ps(t.scale.data() + jp + 8 * h);
+      const __m256 ut = _mm256_loadu_ps(t.slack.data() + jp + 8 * h);
+      const __m256 th = _mm256_loadu_ps(t.qnorm.data() + jp + 8 * h);
+      const __m256 approx = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][h]), st), sq);
+      const __m256 err = _mm256_fmadd_ps(nq_v, ut, _mm256_mul_ps(dq, th));
+      const __m256 mag = _mm256_add_ps(_mm256_andnot_ps(sign, approx), athr);
+      const __m256 m = _mm256_fmadd_ps(err, one_rel, _mm256_fmadd_ps(mag, rel, absk));
+      gt |= static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(approx, m), thr, _CMP_GT_OQ)))
+            << (8 * h);
+      lt |= static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_add_ps(approx, m), thr, _CMP_LT_OQ)))
+            << (8 * h);
+    }
+    const size_t k = g + r;
+    task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(gt & vm));
+    unsigned und = ~(gt | lt) & vm;
+    uint32_t* out = task.und + k * task.cap;
+    uint32_t n = task.und_n[k];
+    while (und != 0) {
+      const unsigned l = lowest_bit(und);
+      out[n++] = static_cast<uint32_t>(jp + l);
+      und &= und - 1;
+    }
+    task.und_n[k] = n;
+  }
+}
+
+}  // namespace
+
+namespace isa {
+void screen_chunk_avx2(const ScreenTask& task) {
+  for (size_t k = 0; k < task.nr; ++k) task.und_n[k] = 0;
+  const size_t panels = (task.end - task.begin + kScreenPanel - 1) / kScreenPanel;
+  for (size_t qb = 0; qb < task.nr; qb += kRowBlock) {
+    const size_t qe = qb + kRowBlock < task.nr ? qb + kRowBlock : task.nr;
+    for (size_t p = 0; p < panels; ++p) {
+      for (size_t g = qb; g < qe; g += kQ) block(task, g, qe - g < kQ ? qe - g : kQ, task.begin + p * kScreenPanel);
+    }
+  }
+}
+}  // namespace isa
+}  // namespace kgrank
