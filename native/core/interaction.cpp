@@ -480,8 +480,8 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
       bool vector = false;
       const ScreenChunkFn fn = screen_kernel(simd, &vector);
       if (qs.screen == ScreenMode::Int8 || (vector && rows >= kScreenMinRows)) {
-        if (screen_quantise_table(entity, m.num_entities, width, map.data(), dim, threads, &screen_table) &&
-            screen_quantise_queries(query.data(), rows, dim, threshold.data(), &screen_queries)) {
+        if (screen_quantise_table(entity, m.num_entities, width, map.data(), dim, simd, threads, &screen_table) &&
+            screen_quantise_queries(query.data(), rows, dim, threshold.data(), simd, &screen_queries)) {
           screen_fn = fn;
         }
       }

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <new>
 
@@ -43,8 +44,8 @@
 namespace kgrank {
 namespace {
 
-constexpr double kMinMax = 8.881784197001252e-16;  // 2^-50
-constexpr double kMaxMax = 1125899906842624.0;     // 2^50
+constexpr float kMinMax = kScreenMinMax;
+constexpr float kMaxMax = kScreenMaxMax;
 
 // x rounded up to a float, with a relative margin of 2^-40 for the double rounding that computed x.
 float up(double x) {
@@ -54,60 +55,57 @@ float up(double x) {
   return f;
 }
 
+double gamma_of(size_t dim) {
+  const double nu = static_cast<double>(dim) * 5.9604644775390625e-08;  // d 2^-24
+  return nu < 0.5 ? nu / (1.0 - nu) : std::numeric_limits<double>::infinity();
+}
+
 struct RowQuant {
   float scale;  // NaN: never screened
   double norm, resid, qnorm;
   int32_t sum;
 };
 
-// Quantises v (element k at v[map ? map[k] : k]) into out[0 .. dim).
-RowQuant quantise_row(const float* v, const uint32_t* map, size_t dim, int8_t* out) {
-  RowQuant r{std::numeric_limits<float>::quiet_NaN(), 0, 0, 0, 0};
-  double mx = 0;
-  bool finite = true;
-  for (size_t k = 0; k < dim; ++k) {
-    const double x = v[map ? map[k] : k];
-    if (!std::isfinite(x)) finite = false;
-    mx = std::max(mx, std::fabs(x));
+// The bounds of one quantised row from its sums in units of s (ScreenRowSums): with y_k = fl(v_k fl(1 / s)),
+// |y_k - v_k / s| <= 2u 127.5 + 2^-149 < 2^-15, so ||v|| <= s (sqrt(sum y^2) + sqrt(d) 2^-15); e_k = y_k - a_k is
+// exact (a_k = 0, or Sterbenz: y_k within [a_k / 2, 2 a_k]), so ||v - s a|| <= s (sqrt(sum e^2) + sqrt(d) 2^-15);
+// each float sum of squares (any order) is below its true value by at most gamma_d of it plus d 2^-149 (underflow),
+// hence the factor (1 + 2 gamma_d) and the term d 2^-140.
+RowQuant finish_row(const ScreenRowSums& r, size_t dim) {
+  RowQuant q{std::numeric_limits<float>::quiet_NaN(), 0, 0, 0, 0};
+  if (!r.finite) return q;
+  if (r.max == 0) {  // every element +-0: the score is +-0 exactly, s = 0 and E = 0 describe it
+    q.scale = 0.0f;
+    return q;
   }
-  std::fill(out, out + dim, int8_t{0});
-  if (finite && mx == 0) {  // every element +-0: the score is +-0 exactly, s = 0 and E = 0 describe it
-    r.scale = 0.0f;
-    return r;
-  }
-  if (!finite || !(mx >= kMinMax && mx <= kMaxMax)) return r;
-  const float s = static_cast<float>(mx / 127.0);
-  double n2 = 0, d2 = 0;
-  int64_t b2 = 0;
-  int32_t sum = 0;
-  for (size_t k = 0; k < dim; ++k) {
-    const double x = v[map ? map[k] : k];
-    double a = std::nearbyint(x / s);
-    a = std::min(127.0, std::max(-127.0, a));
-    const double res = x - static_cast<double>(s) * a;  // exact (see the header comment)
-    n2 += x * x;
-    d2 += res * res;
-    b2 += static_cast<int64_t>(a) * static_cast<int64_t>(a);
-    sum += static_cast<int32_t>(a);
-    out[k] = static_cast<int8_t>(a);
-  }
-  r.scale = s;
-  r.norm = std::sqrt(n2);
-  r.resid = std::sqrt(d2);
-  r.qnorm = static_cast<double>(s) * std::sqrt(static_cast<double>(b2));
-  r.sum = sum;
-  return r;
+  if (!(r.max >= kMinMax && r.max <= kMaxMax)) return q;
+  const double g = 2 * gamma_of(dim), d = static_cast<double>(dim);
+  const double tail = std::sqrt(d) * 3.0517578125e-05, under = d * 7.174648137343064e-43;  // 2^-15, 2^-140
+  const double s = r.scale;
+  q.scale = r.scale;
+  q.norm = s * (std::sqrt(r.y2 * (1 + g) + under) + tail);
+  q.resid = s * (std::sqrt(r.e2 * (1 + g) + under) + tail);
+  q.qnorm = s * std::sqrt(r.b2 * (1 + g) + under);
+  q.sum = r.sum;
+  return q;
 }
 
-double gamma_of(size_t dim) {
-  const double nu = static_cast<double>(dim) * 5.9604644775390625e-08;  // d 2^-24
-  return nu < 0.5 ? nu / (1.0 - nu) : std::numeric_limits<double>::infinity();
+// Quantises v (element k at v[map ? map[k] : k]; `buf` holds dim floats) into out[0 .. dim) with the level's kernel.
+RowQuant quantise_row(ScreenQuantFn fn, const float* v, const uint32_t* map, size_t dim, int8_t* out, float* buf) {
+  if (map != nullptr) {
+    for (size_t k = 0; k < dim; ++k) buf[k] = v[map[k]];
+    v = buf;
+  }
+  ScreenRowSums r;
+  fn(v, dim, out, &r);
+  return finish_row(r, dim);
 }
 
 }  // namespace
 
 bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint32_t* map, size_t dim,
-                           unsigned threads, ScreenTable* t) {
+                           SimdLevel level, unsigned threads, ScreenTable* t) {
+  const ScreenQuantFn quant = screen_quantiser(level);
   t->n = n;
   t->dim = dim;
   t->dpad = (dim + 3) / 4 * 4;
@@ -123,12 +121,19 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
   KGRANK_CATCH(const std::bad_alloc&) { return false; }
   const double gamma = gamma_of(dim);
   const size_t dpad = t->dpad;
+  bool identity = true;
+  for (size_t k = 0; k < dim; ++k) identity = identity && map[k] == k;
+  if (identity) map = nullptr;
   constexpr size_t kPanelsPerTask = 64;
   const size_t tasks = (panels + kPanelsPerTask - 1) / kPanelsPerTask;
   bool ok = true;
   parallel_for(tasks, threads, [&](size_t task) {
     std::vector<int8_t> buf;
-    KGRANK_TRY { buf.assign(dpad, int8_t{0}); }
+    std::vector<float> row;
+    KGRANK_TRY {
+      buf.assign(dpad, int8_t{0});
+      row.assign(dim, 0.0f);
+    }
     KGRANK_CATCH(const std::bad_alloc&) {
       ok = false;  // benign race: every writer stores false
       return;
@@ -139,10 +144,10 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
       for (size_t lane = 0; lane < kScreenPanel; ++lane) {
         const size_t e = p * kScreenPanel + lane;
         if (e >= n) break;
-        const RowQuant r = quantise_row(rows + e * width, map, dim, buf.data());
-        for (size_t k = 0; k < dpad; ++k) panel[(k / 4) * 64 + lane * 4 + (k % 4)] = buf[k];
+        const RowQuant r = quantise_row(quant, rows + e * width, map, dim, buf.data(), row.data());
+        for (size_t k = 0; k < dpad; k += 4) std::memcpy(panel + (k / 4) * 64 + lane * 4, buf.data() + k, 4);
         t->scale[e] = std::isfinite(gamma) ? r.scale : std::numeric_limits<float>::quiet_NaN();
-        t->slack[e] = r.scale == r.scale ? up(r.resid + gamma * r.norm) : 0.0f;
+        t->slack[e] = r.scale == r.scale ? up(r.resid + gamma * r.norm) : 0.0f;  // gamma_d: the float32 chain
         t->qnorm[e] = r.scale == r.scale ? up(r.qnorm) : 0.0f;
         t->corr[e] = 128 * r.sum;
       }
@@ -151,12 +156,14 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
   return ok;
 }
 
-bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const float* threshold,
+bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const float* threshold, SimdLevel level,
                              ScreenQueries* q) {
+  const ScreenQuantFn quant = screen_quantiser(level);
   q->rows = rows;
   q->dpad = (dim + 3) / 4 * 4;
   KGRANK_TRY {
     q->a.assign(rows * q->dpad, int8_t{0});
+    q->au.assign(rows * q->dpad, uint8_t{128});
     q->scale.assign(rows, 0.0f);
     q->norm.assign(rows, 0.0f);
     q->resid.assign(rows, 0.0f);
@@ -164,16 +171,49 @@ bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const 
   }
   KGRANK_CATCH(const std::bad_alloc&) { return false; }
   for (size_t i = 0; i < rows; ++i) {
-    const RowQuant r = quantise_row(query + i * dim, nullptr, dim, q->a.data() + i * q->dpad);
+    const RowQuant r = quantise_row(quant, query + i * dim, nullptr, dim, q->a.data() + i * q->dpad, nullptr);
     const bool ok = r.scale == r.scale && std::isfinite(threshold[i]);
     q->scale[i] = ok ? r.scale : std::numeric_limits<float>::quiet_NaN();
     q->norm[i] = ok ? up(r.norm) : 0.0f;
     q->resid[i] = ok ? up(r.resid) : 0.0f;
+    for (size_t k = 0; k < q->dpad; ++k) {
+      q->au[i * q->dpad + k] = static_cast<uint8_t>(static_cast<int>(q->a[i * q->dpad + k]) + 128);
+    }
   }
   return true;
 }
 
 namespace isa {
+void screen_quantise_scalar(const float* v, size_t dim, int8_t* out, ScreenRowSums* r) {
+  float mx = 0;
+  bool finite = true;
+  for (size_t k = 0; k < dim; ++k) {
+    const float x = std::fabs(v[k]);
+    finite = finite && x <= std::numeric_limits<float>::max();  // false for NaN and infinities
+    mx = x > mx ? x : mx;
+  }
+  *r = ScreenRowSums{};
+  r->max = mx;
+  r->finite = finite;
+  std::fill(out, out + dim, int8_t{0});
+  if (!finite || !(mx >= kMinMax && mx <= kMaxMax)) return;
+  r->scale = screen_scale(mx);
+  const float inv = 1.0f / r->scale;
+  for (size_t k = 0; k < dim; ++k) {
+    const float y = v[k] * inv;
+    // Round to nearest by adding and subtracting 1.5 2^23 (|y| < 128: exact float steps; no libm call, which the
+    // baseline x86-64 build would make for nearbyint).
+    float a = (y + 12582912.0f) - 12582912.0f;
+    a = a > 127.0f ? 127.0f : a < -127.0f ? -127.0f : a;
+    const float e = y - a;
+    r->y2 += y * y;
+    r->e2 += e * e;
+    r->b2 += a * a;
+    r->sum += static_cast<int32_t>(a);
+    out[k] = static_cast<int8_t>(a);
+  }
+}
+
 void screen_chunk_scalar(const ScreenTask& task) {
   const ScreenTable& t = *task.table;
   const ScreenQueries& q = *task.queries;
@@ -221,6 +261,14 @@ bool has_avx512_vnni() {
 #endif
 }
 }  // namespace
+
+ScreenQuantFn screen_quantiser(SimdLevel level) {
+#ifdef KGRANK_HAVE_AVX512
+  if (level == SimdLevel::AVX512 && simd_supported(level)) return isa::screen_quantise_avx512;
+#endif
+  (void)level;
+  return isa::screen_quantise_scalar;
+}
 
 ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) {
   *vector = false;

@@ -51,18 +51,35 @@ struct ScreenTable {
 struct ScreenQueries {
   size_t rows = 0, dpad = 0;
   std::vector<int8_t> a;
+  std::vector<uint8_t> au;       // a + 128 (the AVX-512 kernel's unsigned operand)
   std::vector<float> scale;      // s_q
   std::vector<float> norm;       // upward rounded ||q||_2
   std::vector<float> resid;      // upward rounded ||q - s_q a||_2
   std::vector<float> threshold;  // the true answer's float32 score
 };
 
-// Quantises rows [0, n) of a float table (element k of row e is rows[e * width + map[k]]); false when out of memory.
+// Quantises rows [0, n) of a float table (element k of row e is rows[e * width + map[k]]) with the level's
+// quantiser; false when out of memory.
 bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint32_t* map, size_t dim,
-                           unsigned threads, ScreenTable* out);
+                           SimdLevel level, unsigned threads, ScreenTable* out);
 // Quantises query vectors (rows x dim, canonical order) with their thresholds; false when out of memory.
-bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const float* threshold,
+bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const float* threshold, SimdLevel level,
                              ScreenQueries* out);
+
+// One row's quantisation in units of its scale s = screen_scale(max): y_k = fl(v_k fl(1 / s)), a_k = round(y_k)
+// clamped to [-127, 127], e_k = y_k - a_k; float sums (any order) of y^2, e^2, a^2, and the integer sum of a.
+// Computed only when the row is finite with max in [2^-50, 2^50] (else the sums are 0 and out is all zero).
+struct ScreenRowSums {
+  float max = 0, scale = 0;
+  bool finite = true;
+  float y2 = 0, e2 = 0, b2 = 0;
+  int32_t sum = 0;
+};
+using ScreenQuantFn = void (*)(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
+ScreenQuantFn screen_quantiser(SimdLevel level);
+inline float screen_scale(float max) { return static_cast<float>(static_cast<double>(max) / 127.0); }
+constexpr float kScreenMinMax = 8.881784197001252e-16f;  // 2^-50
+constexpr float kScreenMaxMax = 1125899906842624.0f;     // 2^50
 
 // One task of the screen: query rows [r0, r0 + nr) against entities [begin, end) (begin a multiple of 16).
 // Adds to greater[k] the pairs of row r0 + k certified above the threshold; lists the undecided ones:
@@ -83,11 +100,13 @@ using ScreenChunkFn = void (*)(const ScreenTask& task);
 ScreenChunkFn screen_kernel(SimdLevel level, bool* vector);
 
 namespace isa {
+void screen_quantise_scalar(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
 void screen_chunk_scalar(const ScreenTask& task);
 #ifdef KGRANK_HAVE_AVX2
 void screen_chunk_avx2(const ScreenTask& task);
 #endif
 #ifdef KGRANK_HAVE_AVX512
+void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
 void screen_chunk_avx512_vnni(const ScreenTask& task);
 #endif
 }  // namespace isa

@@ -1,11 +1,12 @@
 // AVX-512 VNNI kernel of the int8 screen (screen.h): vpdpbusd multiplies unsigned by signed bytes, so the query goes
-// in as a + 128 (a ^ 0x80) and each accumulator starts at -128 sum_i b_i (ScreenTable::corr): the sum is then
+// in as a + 128 (ScreenQueries::au) and each accumulator starts at -128 sum_i b_i (ScreenTable::corr): the sum is then
 // sum (a_i + 128) b_i - 128 sum b_i = I exactly (no int32 overflow below d = 65000). Blocks of 8 query rows x 2
 // panels (32 entities) hold 16 accumulators; the decision is screen.cpp's, lane-wise in float32. Compiled with the
 // AVX-512 flags plus the VNNI target attribute; called only when the CPU has AVX512_VNNI (screen_kernel).
 #include <immintrin.h>
 
 #include <cstring>
+#include <limits>
 
 #include "screen.h"
 
@@ -29,8 +30,8 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
   const size_t groups = dpad / 4;
   const int8_t* panel[P];
   for (size_t p = 0; p < P; ++p) panel[p] = t.panels.data() + ((j0 / kScreenPanel) + p) * dpad * kScreenPanel;
-  const int8_t* a[kQ];
-  for (size_t r = 0; r < kQ; ++r) a[r] = q.a.data() + (task.r0 + g + (r < nq ? r : 0)) * dpad;
+  const uint8_t* a[kQ];
+  for (size_t r = 0; r < kQ; ++r) a[r] = q.au.data() + (task.r0 + g + (r < nq ? r : 0)) * dpad;
   __m512i acc[kQ][P];
   for (size_t p = 0; p < P; ++p) {
     const __m512i init =
@@ -41,9 +42,9 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
     __m512i x[P];
     for (size_t p = 0; p < P; ++p) x[p] = _mm512_loadu_si512(panel[p] + k * 64);
     for (size_t r = 0; r < kQ; ++r) {
-      uint32_t w;
+      int w;
       std::memcpy(&w, a[r] + 4 * k, 4);
-      const __m512i qa = _mm512_set1_epi32(static_cast<int>(w ^ 0x80808080u));
+      const __m512i qa = _mm512_set1_epi32(w);
       for (size_t p = 0; p < P; ++p) acc[r][p] = _mm512_dpbusd_epi32(acc[r][p], qa, x[p]);
     }
   }
@@ -85,6 +86,47 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
 }  // namespace
 
 namespace isa {
+// screen.h ScreenRowSums at 16 lanes: the sums' order differs from the scalar one, which the bound allows (any order).
+void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, ScreenRowSums* r) {
+  *r = ScreenRowSums{};
+  const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+  __m512 mx = _mm512_setzero_ps();
+  __mmask16 bad = 0;
+  for (size_t k = 0; k < dim; k += 16) {
+    const __mmask16 m = static_cast<__mmask16>(dim - k >= 16 ? 0xFFFFu : (1u << (dim - k)) - 1u);
+    const __m512 x = _mm512_abs_ps(_mm512_maskz_loadu_ps(m, v + k));
+    bad = static_cast<__mmask16>(bad | _mm512_cmp_ps_mask(x, inf, _CMP_NLT_UQ));  // NaN or infinite
+    mx = _mm512_max_ps(mx, x);
+  }
+  r->finite = bad == 0;
+  r->max = _mm512_reduce_max_ps(mx);
+  if (!r->finite || !(r->max >= kScreenMinMax && r->max <= kScreenMaxMax)) {
+    std::memset(out, 0, dim);
+    return;
+  }
+  r->scale = screen_scale(r->max);
+  const __m512 inv = _mm512_set1_ps(1.0f / r->scale);
+  const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
+  __m512 y2 = _mm512_setzero_ps(), e2 = _mm512_setzero_ps(), b2 = _mm512_setzero_ps();
+  __m512i sum = _mm512_setzero_si512();
+  for (size_t k = 0; k < dim; k += 16) {
+    const __mmask16 m = static_cast<__mmask16>(dim - k >= 16 ? 0xFFFFu : (1u << (dim - k)) - 1u);
+    const __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, v + k), inv);
+    const __m512i a = _mm512_min_epi32(hi, _mm512_max_epi32(lo, _mm512_cvtps_epi32(y)));  // nearest even
+    const __m512 af = _mm512_cvtepi32_ps(a);
+    const __m512 e = _mm512_sub_ps(y, af);
+    y2 = _mm512_fmadd_ps(y, y, y2);
+    e2 = _mm512_fmadd_ps(e, e, e2);
+    b2 = _mm512_fmadd_ps(af, af, b2);
+    sum = _mm512_add_epi32(sum, a);
+    _mm512_mask_cvtepi32_storeu_epi8(out + k, m, a);
+  }
+  r->y2 = _mm512_reduce_add_ps(y2);
+  r->e2 = _mm512_reduce_add_ps(e2);
+  r->b2 = _mm512_reduce_add_ps(b2);
+  r->sum = _mm512_reduce_add_epi32(sum);
+}
+
 KGRANK_VNNI void screen_chunk_avx512_vnni(const ScreenTask& task) {
   for (size_t k = 0; k < task.nr; ++k) task.und_n[k] = 0;
   const size_t panels = (task.end - task.begin + kScreenPanel - 1) / kScreenPanel;
