@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -244,22 +245,35 @@ void screen_chunk_scalar(const ScreenTask& task) {
 }  // namespace isa
 
 namespace {
-bool has_avx512_vnni() {
+// CPUID leaf 7: subleaf 0 ECX bit 11 is AVX512_VNNI, subleaf 1 EAX bit 4 AVX-VNNI (both need only the register
+// state the AVX-512 / AVX2 levels already checked).
+bool cpuid7_bit(unsigned subleaf, int reg, unsigned bit) {
 #if defined(__x86_64__) || defined(_M_X64)
+  unsigned r[4] = {0, 0, 0, 0};
 #ifdef _MSC_VER
   int regs[4];
-  __cpuidex(regs, 7, 0);
-  return (static_cast<unsigned>(regs[2]) >> 11) & 1u;
+  __cpuid(regs, 0);
+  if (regs[0] < 7) return false;
+  __cpuidex(regs, 7, static_cast<int>(subleaf));
+  for (int i = 0; i < 4; ++i) r[i] = static_cast<unsigned>(regs[i]);
 #else
-  unsigned a = 0, b = 0, c = 0, d = 0;
   if (__get_cpuid_max(0, nullptr) < 7) return false;
-  __cpuid_count(7, 0, a, b, c, d);
-  return (c >> 11) & 1u;
+  __cpuid_count(7, subleaf, r[0], r[1], r[2], r[3]);
 #endif
+  return (r[reg] >> bit) & 1u;
 #else
+  (void)subleaf;
+  (void)reg;
+  (void)bit;
   return false;
 #endif
 }
+// KGRANK_SCREEN_NO_AVX_VNNI=1 runs the AVX2 level's vpmaddubsw kernel on a CPU with AVX-VNNI (the tests cover both).
+bool screen_avx_vnni_disabled() {
+  const char* v = std::getenv("KGRANK_SCREEN_NO_AVX_VNNI");
+  return v != nullptr && v[0] == '1';
+}
+
 }  // namespace
 
 ScreenQuantFn screen_quantiser(SimdLevel level) {
@@ -273,16 +287,17 @@ ScreenQuantFn screen_quantiser(SimdLevel level) {
 ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) {
   *vector = false;
 #ifdef KGRANK_HAVE_AVX512
-  static const bool vnni = has_avx512_vnni();
-  if (level == SimdLevel::AVX512 && simd_supported(level) && vnni) {
+  static const bool vnni512 = cpuid7_bit(0, 2, 11);
+  if (level == SimdLevel::AVX512 && simd_supported(level) && vnni512) {
     *vector = true;
     return isa::screen_chunk_avx512_vnni;
   }
 #endif
 #ifdef KGRANK_HAVE_AVX2
+  static const bool vnni256 = cpuid7_bit(1, 0, 4) && !screen_avx_vnni_disabled();
   if ((level == SimdLevel::AVX2 || level == SimdLevel::AVX512) && simd_supported(SimdLevel::AVX2)) {
     *vector = true;
-    return isa::screen_chunk_avx2;
+    return vnni256 ? isa::screen_chunk_avx2_vnni : isa::screen_chunk_avx2;
   }
 #endif
   (void)level;

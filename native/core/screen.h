@@ -95,8 +95,8 @@ struct ScreenTask {
 };
 using ScreenChunkFn = void (*)(const ScreenTask& task);
 
-// The screen kernel of a level: AVX-512 with VNNI (vpdpbusd), AVX2 (vpmaddubsw on |b| and sign(a, b), then
-// vpmaddwd; no int16 saturation as |a|, |b| <= 127), else scalar. `vector` is set when the level has a vector kernel.
+// The screen kernel of a level: AVX-512 with VNNI (vpdpbusd), AVX2 with AVX-VNNI (256-bit vpdpbusd) or without
+// (vpmaddubsw on |b| and sign(a, b), then vpmaddwd; no int16 saturation as |a|, |b| <= 127), else scalar. `vector` is set when the level has a vector kernel.
 ScreenChunkFn screen_kernel(SimdLevel level, bool* vector);
 
 namespace isa {
@@ -104,6 +104,7 @@ void screen_quantise_scalar(const float* v, size_t dim, int8_t* out, ScreenRowSu
 void screen_chunk_scalar(const ScreenTask& task);
 #ifdef KGRANK_HAVE_AVX2
 void screen_chunk_avx2(const ScreenTask& task);
+void screen_chunk_avx2_vnni(const ScreenTask& task);
 #endif
 #ifdef KGRANK_HAVE_AVX512
 void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);

@@ -1,7 +1,8 @@
 // AVX2 kernel of the int8 screen (screen.h): per 4 elements of 8 entities, vpmaddubsw(|b|, sign(a, b)) gives the
 // 16-bit sums a_i b_i + a_j b_j (|a|, |b| <= 127: at most 32258, no saturation) and vpmaddwd with ones widens them
 // to int32, so the accumulator is I exactly. Blocks of 4 query rows x 1 panel (16 entities, two vectors); the
-// decision is screen.cpp's, lane-wise in float32. (AVX-VNNI's vpdpbusd would do both steps in one; not used yet.)
+// decision is screen.cpp's, lane-wise in float32. Where the CPU has AVX-VNNI, the 256-bit vpdpbusd does both steps
+// in one (screen_chunk_avx2_vnni, the AVX-512 kernel's unsigned-offset form).
 #include <immintrin.h>
 
 #include <cstring>
@@ -24,31 +25,10 @@ inline unsigned lowest_bit(unsigned m) {
 }
 constexpr size_t kRowBlock = 64;
 
-void block(const ScreenTask& task, size_t g, size_t nq, size_t jp) {
+// Counts and lists one block's pairs from their integer dots (the decision of screen.cpp, 8 lanes at a time).
+void decide(const ScreenTask& task, size_t g, size_t nq, size_t jp, const __m256i (*acc)[2]) {
   const ScreenTable& t = *task.table;
   const ScreenQueries& q = *task.queries;
-  const size_t dpad = t.dpad;
-  const size_t groups = dpad / 4;
-  const int8_t* panel = t.panels.data() + (jp / kScreenPanel) * dpad * kScreenPanel;
-  const int8_t* a[kQ];
-  for (size_t r = 0; r < kQ; ++r) a[r] = q.a.data() + (task.r0 + g + (r < nq ? r : 0)) * dpad;
-  __m256i acc[kQ][2];
-  for (size_t r = 0; r < kQ; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (size_t k = 0; k < groups; ++k) {
-    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * 64));
-    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * 64 + 32));
-    const __m256i ax0 = _mm256_abs_epi8(x0), ax1 = _mm256_abs_epi8(x1);
-    for (size_t r = 0; r < kQ; ++r) {
-      uint32_t w;
-      std::memcpy(&w, a[r] + 4 * k, 4);
-      const __m256i qa = _mm256_set1_epi32(static_cast<int>(w));
-      const __m256i p0 = _mm256_maddubs_epi16(ax0, _mm256_sign_epi8(qa, x0));
-      const __m256i p1 = _mm256_maddubs_epi16(ax1, _mm256_sign_epi8(qa, x1));
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(p0, ones));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(p1, ones));
-    }
-  }
   const size_t valid = task.end - jp < kScreenPanel ? task.end - jp : kScreenPanel;
   const unsigned vm = valid >= 16 ? 0xFFFFu : (1u << valid) - 1u;
   const __m256 one_rel = _mm256_set1_ps(1.0f + kScreenRel), rel = _mm256_set1_ps(kScreenRel);
@@ -88,18 +68,86 @@ void block(const ScreenTask& task, size_t g, size_t nq, size_t jp) {
   }
 }
 
-}  // namespace
+void block(const ScreenTask& task, size_t g, size_t nq, size_t jp) {
+  const ScreenTable& t = *task.table;
+  const ScreenQueries& q = *task.queries;
+  const size_t dpad = t.dpad;
+  const size_t groups = dpad / 4;
+  const int8_t* panel = t.panels.data() + (jp / kScreenPanel) * dpad * kScreenPanel;
+  const int8_t* a[kQ];
+  for (size_t r = 0; r < kQ; ++r) a[r] = q.a.data() + (task.r0 + g + (r < nq ? r : 0)) * dpad;
+  __m256i acc[kQ][2];
+  for (size_t r = 0; r < kQ; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (size_t k = 0; k < groups; ++k) {
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * 64));
+    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * 64 + 32));
+    const __m256i ax0 = _mm256_abs_epi8(x0), ax1 = _mm256_abs_epi8(x1);
+    for (size_t r = 0; r < kQ; ++r) {
+      uint32_t w;
+      std::memcpy(&w, a[r] + 4 * k, 4);
+      const __m256i qa = _mm256_set1_epi32(static_cast<int>(w));
+      const __m256i p0 = _mm256_maddubs_epi16(ax0, _mm256_sign_epi8(qa, x0));
+      const __m256i p1 = _mm256_maddubs_epi16(ax1, _mm256_sign_epi8(qa, x1));
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(p0, ones));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(p1, ones));
+    }
+  }
+  decide(task, g, nq, jp, acc);
+}
 
-namespace isa {
-void screen_chunk_avx2(const ScreenTask& task) {
+#if defined(__GNUC__) || defined(__clang__)
+#define KGRANK_HAVE_AVX_VNNI_KERNEL 1
+// AVX-VNNI (256-bit vpdpbusd, VEX): the query as a + 128 and the accumulators from -128 sum b, as the AVX-512 kernel.
+__attribute__((target("avx2,fma,avxvnni"))) void block_vnni(const ScreenTask& task, size_t g, size_t nq, size_t jp) {
+  const ScreenTable& t = *task.table;
+  const ScreenQueries& q = *task.queries;
+  const size_t dpad = t.dpad;
+  const size_t groups = dpad / 4;
+  const int8_t* panel = t.panels.data() + (jp / kScreenPanel) * dpad * kScreenPanel;
+  const uint8_t* a[kQ];
+  for (size_t r = 0; r < kQ; ++r) a[r] = q.au.data() + (task.r0 + g + (r < nq ? r : 0)) * dpad;
+  __m256i acc[kQ][2];
+  for (size_t h = 0; h < 2; ++h) {
+    const __m256i init = _mm256_sub_epi32(
+        _mm256_setzero_si256(), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.corr.data() + jp + 8 * h)));
+    for (size_t r = 0; r < kQ; ++r) acc[r][h] = init;
+  }
+  for (size_t k = 0; k < groups; ++k) {
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * 64));
+    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * 64 + 32));
+    for (size_t r = 0; r < kQ; ++r) {
+      int w;
+      std::memcpy(&w, a[r] + 4 * k, 4);
+      const __m256i qa = _mm256_set1_epi32(w);
+      acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], qa, x0);
+      acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], qa, x1);
+    }
+  }
+  decide(task, g, nq, jp, acc);
+}
+#endif
+
+template <void (*B)(const ScreenTask&, size_t, size_t, size_t)>
+void chunk(const ScreenTask& task) {
   for (size_t k = 0; k < task.nr; ++k) task.und_n[k] = 0;
   const size_t panels = (task.end - task.begin + kScreenPanel - 1) / kScreenPanel;
   for (size_t qb = 0; qb < task.nr; qb += kRowBlock) {
     const size_t qe = qb + kRowBlock < task.nr ? qb + kRowBlock : task.nr;
     for (size_t p = 0; p < panels; ++p) {
-      for (size_t g = qb; g < qe; g += kQ) block(task, g, qe - g < kQ ? qe - g : kQ, task.begin + p * kScreenPanel);
+      for (size_t g = qb; g < qe; g += kQ) B(task, g, qe - g < kQ ? qe - g : kQ, task.begin + p * kScreenPanel);
     }
   }
 }
+
+}  // namespace
+
+namespace isa {
+void screen_chunk_avx2(const ScreenTask& task) { chunk<block>(task); }
+#ifdef KGRANK_HAVE_AVX_VNNI_KERNEL
+void screen_chunk_avx2_vnni(const ScreenTask& task) { chunk<block_vnni>(task); }
+#else
+void screen_chunk_avx2_vnni(const ScreenTask& task) { chunk<block>(task); }
+#endif
 }  // namespace isa
 }  // namespace kgrank
