@@ -76,7 +76,7 @@ struct Run {
 };
 
 Run run(const Set& s, ScreenMode mode, const Args& a) {
-  const EmbeddingModel<float> m{s.in, ComplexLayout::Halves, s.ent.data(), s.rel.data(), s.n, s.nr, s.d, s.d, 0.0,
+  const EmbeddingModel<float> m{s.in,   ComplexLayout::Halves, s.ent.data(), s.rel.data(), s.n, s.nr, s.d, s.d, 0.0,
                                 nullptr};
   EmbeddingQueries q{s.rows, false, s.anchor.data(), s.relation.data(), s.truth.data()};
   q.screen = mode;
@@ -182,8 +182,7 @@ int main(int argc, char** argv) {
         const double rate = static_cast<double>(a.entities) * a.rows * d / mo;
         std::printf("%-10s %-4zu %-10s %9.1f %9.1f %7.2f %7.2f %8.3f%% %8.1f %7.0f%%\n",
                     in == Interaction::DistMult ? "DistMult" : "ComplEx", d, structured ? "structured" : "random",
-                    mo * 1e3, ms * 1e3, mo / ms, median(ratio), rescored * 100, median(prep) * 1e3,
-                    100 * rate / peak);
+                    mo * 1e3, ms * 1e3, mo / ms, median(ratio), rescored * 100, median(prep) * 1e3, 100 * rate / peak);
         std::fflush(stdout);
       }
     }

@@ -516,8 +516,8 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               if (und.size() < nr * kChunk) und.assign(nr * kChunk, 0);
               if (und_n.size() < nr) und_n.assign(nr, 0);
               if (scores.size() < kChunk) scores.assign(kChunk, 0.0f);
-              const ScreenTask st{&screen_table, &screen_queries, r0, nr, begin, end,
-                                  local.data(), und.data(), und_n.data(), kChunk};
+              const ScreenTask st{&screen_table, &screen_queries, r0,         nr,           begin,
+                                  end,           local.data(),    und.data(), und_n.data(), kChunk};
               screen_fn(st);
               uint64_t rescored = 0;
               for (size_t k = 0; k < nr; ++k) {

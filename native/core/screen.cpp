@@ -104,8 +104,8 @@ RowQuant quantise_row(ScreenQuantFn fn, const float* v, const uint32_t* map, siz
 
 }  // namespace
 
-bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint32_t* map, size_t dim,
-                           SimdLevel level, unsigned threads, ScreenTable* t) {
+bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint32_t* map, size_t dim, SimdLevel level,
+                           unsigned threads, ScreenTable* t) {
   const ScreenQuantFn quant = screen_quantiser(level);
   t->n = n;
   t->dim = dim;

@@ -30,8 +30,8 @@ constexpr size_t kScreenMinRows = 32;  // Auto: fewer rows than this keep the fl
 
 // What the screen did in one call (EmbeddingQueries::screen_stats, optional).
 struct ScreenStats {
-  bool used = false;   // the screen ran (else every pair took the float32 path)
-  uint64_t pairs = 0;  // (row, candidate) pairs it saw
+  bool used = false;      // the screen ran (else every pair took the float32 path)
+  uint64_t pairs = 0;     // (row, candidate) pairs it saw
   uint64_t rescored = 0;  // of those, pairs whose interval held the threshold: scored by the float32 path
 };
 
@@ -60,8 +60,8 @@ struct ScreenQueries {
 
 // Quantises rows [0, n) of a float table (element k of row e is rows[e * width + map[k]]) with the level's
 // quantiser; false when out of memory.
-bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint32_t* map, size_t dim,
-                           SimdLevel level, unsigned threads, ScreenTable* out);
+bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint32_t* map, size_t dim, SimdLevel level,
+                           unsigned threads, ScreenTable* out);
 // Quantises query vectors (rows x dim, canonical order) with their thresholds; false when out of memory.
 bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const float* threshold, SimdLevel level,
                              ScreenQueries* out);
@@ -96,7 +96,8 @@ struct ScreenTask {
 using ScreenChunkFn = void (*)(const ScreenTask& task);
 
 // The screen kernel of a level: AVX-512 with VNNI (vpdpbusd), AVX2 with AVX-VNNI (256-bit vpdpbusd) or without
-// (vpmaddubsw on |b| and sign(a, b), then vpmaddwd; no int16 saturation as |a|, |b| <= 127), else scalar. `vector` is set when the level has a vector kernel.
+// (vpmaddubsw on |b| and sign(a, b), then vpmaddwd; no int16 saturation as |a|, |b| <= 127), else scalar. `vector` is
+// set when the level has a vector kernel.
 ScreenChunkFn screen_kernel(SimdLevel level, bool* vector);
 
 namespace isa {
@@ -115,7 +116,7 @@ void screen_chunk_avx512_vnni(const ScreenTask& task);
 // The decision constants every kernel uses (screen.cpp explains them): a pair is certified above the threshold when
 // fl(approx - M) > thr and below when fl(approx + M) < thr, approx = fl(fl(float(I) s_t) s_q),
 // M = (nq slack_t + resid_q qnorm_t) (1 + 2^-16) + (|approx| + |thr|) 2^-16 + 2^-100.
-constexpr float kScreenRel = 1.52587890625e-05f;        // 2^-16
-constexpr float kScreenAbs = 7.888609052210118e-31f;    // 2^-100
+constexpr float kScreenRel = 1.52587890625e-05f;      // 2^-16
+constexpr float kScreenAbs = 7.888609052210118e-31f;  // 2^-100
 
 }  // namespace kgrank

@@ -93,7 +93,8 @@ inline Case make_case(const Next& next, size_t n, size_t w, size_t rows, bool co
       for (size_t k = 0; k < W; ++k) row[k] = 0.0f;
     }
     if (shape == 5 && special > 0) {  // subnormals
-      for (size_t k = 0; k < W; ++k) row[k] = std::numeric_limits<float>::denorm_min() * static_cast<float>(next() % 64);
+      for (size_t k = 0; k < W; ++k)
+        row[k] = std::numeric_limits<float>::denorm_min() * static_cast<float>(next() % 64);
     }
   }
   for (size_t r = 0; r < c.nr; ++r) {
@@ -148,8 +149,8 @@ struct Result {
 };
 
 inline Result rank(const Case& c, kgrank::ScreenMode mode, kgrank::SimdLevel level, unsigned threads) {
-  const kgrank::EmbeddingModel<float> m{c.interaction, c.layout, c.ent.data(), c.rel.data(), c.n, c.nr,
-                                        c.width,       c.width,  0.0,          nullptr};
+  const kgrank::EmbeddingModel<float> m{c.interaction, c.layout, c.ent.data(), c.rel.data(), c.n,
+                                        c.nr,          c.width,  c.width,      0.0,          nullptr};
   kgrank::EmbeddingQueries q{c.rows, c.head, c.anchor.data(), c.relation.data(), c.truth.data()};
   if (!c.off.empty()) {
     q.exclude_offsets = c.off.data();
