@@ -521,50 +521,33 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               screen_fn(st);
               uint64_t rescored = 0;
               const size_t n = end - begin;
-              bool chunk_packed = false;
-              thread_local std::vector<float> compact;
+              thread_local std::vector<float> compact, heavy_query, heavy_threshold;
+              thread_local std::vector<uint32_t> heavy, heavy_counts;
               if (compact.size() < kChunk * dim) compact.assign(kChunk * dim, 0.0f);
-              // Entities packed as the level's chunk kernel packs a chunk (panels of pw entities, element-major,
-              // padding lanes zero) and scored by its packed_scores: score_one's values, bit for bit.
-              const auto pack_ids = [&](float* dst, size_t count, auto id_of) {
-                const size_t panels = (count + pw - 1) / pw;
-                for (size_t j = 0; j < panels * pw; ++j) {
-                  float* col = dst + (j / pw) * dim * pw + (j % pw);
-                  if (j >= count) {
-                    for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = 0.0f;
-                    continue;
-                  }
-                  const float* row = entity + id_of(j) * width;
-                  for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = row[map[kk]];
-                }
-              };
+              heavy.clear();
               for (size_t k = 0; k < nr; ++k) {
                 const size_t nu = und_n[k];
                 if (nu == 0) continue;
-                const float th = part.threshold[k];
-                uint32_t gt = 0, eq = 0, nn = 0;
-                if (nu * 8 > n) {
-                  // Many undecided pairs (scores that crowd the threshold): the row's whole chunk by the float32
-                  // lanes, which costs what the path costs, instead of a gather per pair; its screen counts dropped.
-                  if (!chunk_packed) {
-                    pack_ids(pack.data(), n, [&](size_t j) { return begin + j; });
-                    chunk_packed = true;
-                  }
-                  rescore(part, k, pack.data(), n, scores.data());
-                  for (size_t j = 0; j < n; ++j) {
-                    gt += scores[j] > th;
-                    eq += scores[j] == th;
-                    nn += scores[j] != scores[j];
-                  }
-                  local[k] = gt;
-                  local[nr + k] = eq;
-                  local[2 * nr + k] = nn;
-                  rescored += n;
+                if (nu * 8 > n) {  // many undecided pairs: the whole row by the chunk kernel, below
+                  heavy.push_back(static_cast<uint32_t>(k));
                   continue;
                 }
+                // The undecided entities packed as the level's chunk kernel packs a chunk (panels of pw entities,
+                // element-major, padding lanes zero) and scored by its packed_scores: score_one's values.
                 const uint32_t* ids = und.data() + k * kChunk;
-                pack_ids(compact.data(), nu, [&](size_t j) { return static_cast<size_t>(ids[j]); });
+                const size_t panels = (nu + pw - 1) / pw;
+                for (size_t j = 0; j < panels * pw; ++j) {
+                  float* col = compact.data() + (j / pw) * dim * pw + (j % pw);
+                  if (j >= nu) {
+                    for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = 0.0f;
+                    continue;
+                  }
+                  const float* row = entity + static_cast<size_t>(ids[j]) * width;
+                  for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = row[map[kk]];
+                }
                 rescore(part, k, compact.data(), nu, scores.data());
+                const float th = part.threshold[k];
+                uint32_t gt = 0, eq = 0, nn = 0;
                 for (size_t j = 0; j < nu; ++j) {
                   gt += scores[j] > th;
                   eq += scores[j] == th;
@@ -574,6 +557,30 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                 local[nr + k] += eq;
                 local[2 * nr + k] += nn;
                 rescored += nu;
+              }
+              if (!heavy.empty()) {
+                // Rows whose scores crowd the threshold (or that are never screened): the float32 path itself over
+                // the chunk, for those rows gathered contiguous; their screen counts are dropped.
+                const size_t h = heavy.size();
+                heavy_query.resize(h * dim);
+                heavy_threshold.resize(h);
+                heavy_counts.assign(3 * h, 0);
+                for (size_t i = 0; i < h; ++i) {
+                  std::copy_n(part.query + heavy[i] * dim, dim, heavy_query.data() + i * dim);
+                  heavy_threshold[i] = part.threshold[heavy[i]];
+                }
+                ChunkPlan hp = part;
+                hp.query = heavy_query.data();
+                hp.threshold = heavy_threshold.data();
+                hp.rows = h;
+                kernel(hp, begin, end, heavy_counts.data(), heavy_counts.data() + h, heavy_counts.data() + 2 * h,
+                       pack.data());
+                for (size_t i = 0; i < h; ++i) {
+                  local[heavy[i]] = heavy_counts[i];
+                  local[nr + heavy[i]] = heavy_counts[h + i];
+                  local[2 * nr + heavy[i]] = heavy_counts[2 * h + i];
+                }
+                rescored += static_cast<uint64_t>(h) * n;
               }
               screen_pairs.fetch_add(static_cast<uint64_t>(nr) * (end - begin), std::memory_order_relaxed);
               screen_rescored.fetch_add(rescored, std::memory_order_relaxed);
