@@ -513,11 +513,12 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
             if (screen_fn != nullptr) {
               thread_local std::vector<uint32_t> und, und_n;
               thread_local std::vector<float> scores;
-              if (und.size() < nr * kChunk) und.assign(nr * kChunk, 0);
+              constexpr size_t cap = kChunk + 16;  // screen.h ScreenTask::cap: 16 spare entries per row
+              if (und.size() < nr * cap) und.assign(nr * cap, 0);
               if (und_n.size() < nr) und_n.assign(nr, 0);
               if (scores.size() < kChunk) scores.assign(kChunk, 0.0f);
               const ScreenTask st{&screen_table, &screen_queries, r0,         nr,           begin,
-                                  end,           local.data(),    und.data(), und_n.data(), kChunk};
+                                  end,           local.data(),    und.data(), und_n.data(), cap};
               screen_fn(st);
               uint64_t rescored = 0;
               const size_t n = end - begin;
@@ -528,13 +529,13 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               for (size_t k = 0; k < nr; ++k) {
                 const size_t nu = und_n[k];
                 if (nu == 0) continue;
-                if (nu * 8 > n) {  // many undecided pairs: the whole row by the chunk kernel, below
+                if (nu * 32 > n) {  // many undecided pairs: the whole row by the chunk kernel, below
                   heavy.push_back(static_cast<uint32_t>(k));
                   continue;
                 }
                 // The undecided entities packed as the level's chunk kernel packs a chunk (panels of pw entities,
                 // element-major, padding lanes zero) and scored by its packed_scores: score_one's values.
-                const uint32_t* ids = und.data() + k * kChunk;
+                const uint32_t* ids = und.data() + k * cap;
                 const size_t panels = (nu + pw - 1) / pw;
                 for (size_t j = 0; j < panels * pw; ++j) {
                   float* col = compact.data() + (j / pw) * dim * pw + (j % pw);

@@ -83,7 +83,8 @@ constexpr float kScreenMaxMax = 1125899906842624.0f;     // 2^50
 
 // One task of the screen: query rows [r0, r0 + nr) against entities [begin, end) (begin a multiple of 16).
 // Adds to greater[k] the pairs of row r0 + k certified above the threshold; lists the undecided ones:
-// und[k * cap + u] (u < und_n[k]) are their entity indices (cap >= end - begin; und_n is set, not added to).
+// und[k * cap + u] (u < und_n[k]) are their entity indices (cap >= end - begin + 16: a kernel may write 16 entries
+// past a row's list; und_n is set, not added to).
 struct ScreenTask {
   const ScreenTable* table;
   const ScreenQueries* queries;
