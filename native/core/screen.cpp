@@ -280,6 +280,11 @@ ScreenQuantFn screen_quantiser(SimdLevel level) {
 #ifdef KGRANK_HAVE_AVX512
   if (level == SimdLevel::AVX512 && simd_supported(level)) return isa::screen_quantise_avx512;
 #endif
+#ifdef KGRANK_HAVE_AVX2
+  if ((level == SimdLevel::AVX2 || level == SimdLevel::AVX512) && simd_supported(SimdLevel::AVX2)) {
+    return isa::screen_quantise_avx2;
+  }
+#endif
   (void)level;
   return isa::screen_quantise_scalar;
 }

@@ -105,6 +105,7 @@ namespace isa {
 void screen_quantise_scalar(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
 void screen_chunk_scalar(const ScreenTask& task);
 #ifdef KGRANK_HAVE_AVX2
+void screen_quantise_avx2(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
 void screen_chunk_avx2(const ScreenTask& task);
 void screen_chunk_avx2_vnni(const ScreenTask& task);
 #endif

@@ -5,7 +5,9 @@
 // in one (screen_chunk_avx2_vnni, the AVX-512 kernel's unsigned-offset form).
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "screen.h"
 
@@ -143,6 +145,81 @@ void chunk(const ScreenTask& task) {
 }  // namespace
 
 namespace isa {
+// screen.h ScreenRowSums at 8 lanes plus a scalar tail: the sums' order differs from the scalar one, which the bound
+// allows (any order).
+void screen_quantise_avx2(const float* v, size_t dim, int8_t* out, ScreenRowSums* r) {
+  *r = ScreenRowSums{};
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+  __m256 mx = _mm256_setzero_ps();
+  int bad = 0;
+  size_t k = 0;
+  for (; k + 8 <= dim; k += 8) {
+    const __m256 x = _mm256_andnot_ps(sign, _mm256_loadu_ps(v + k));
+    bad |= _mm256_movemask_ps(_mm256_cmp_ps(x, inf, _CMP_NLT_UQ));  // NaN or infinite
+    mx = _mm256_max_ps(mx, x);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, mx);
+  float m = 0;
+  for (float l : lanes) m = l > m ? l : m;
+  for (size_t t = k; t < dim; ++t) {
+    const float x = std::fabs(v[t]);
+    bad |= !(x <= std::numeric_limits<float>::max());
+    m = x > m ? x : m;
+  }
+  r->finite = bad == 0;
+  r->max = m;
+  if (!r->finite || !(m >= kScreenMinMax && m <= kScreenMaxMax)) {
+    std::memset(out, 0, dim);
+    return;
+  }
+  r->scale = screen_scale(m);
+  const float inv_s = 1.0f / r->scale;
+  const __m256 inv = _mm256_set1_ps(inv_s);
+  const __m256i lo = _mm256_set1_epi32(-127), hi = _mm256_set1_epi32(127);
+  __m256 y2 = _mm256_setzero_ps(), e2 = _mm256_setzero_ps(), b2 = _mm256_setzero_ps();
+  __m256i sum = _mm256_setzero_si256();
+  for (k = 0; k + 8 <= dim; k += 8) {
+    const __m256 y = _mm256_mul_ps(_mm256_loadu_ps(v + k), inv);
+    const __m256i a = _mm256_min_epi32(hi, _mm256_max_epi32(lo, _mm256_cvtps_epi32(y)));  // nearest even
+    const __m256 af = _mm256_cvtepi32_ps(a);
+    const __m256 e = _mm256_sub_ps(y, af);
+    y2 = _mm256_fmadd_ps(y, y, y2);
+    e2 = _mm256_fmadd_ps(e, e, e2);
+    b2 = _mm256_fmadd_ps(af, af, b2);
+    sum = _mm256_add_epi32(sum, a);
+    const __m128i a16 = _mm_packs_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + k), _mm_packs_epi16(a16, a16));  // |a| <= 127: exact
+  }
+  float sy = 0, se = 0, sb = 0;
+  int32_t si = 0;
+  for (size_t t = k; t < dim; ++t) {  // the tail as the scalar quantiser
+    const float y = v[t] * inv_s;
+    float a = (y + 12582912.0f) - 12582912.0f;
+    a = a > 127.0f ? 127.0f : a < -127.0f ? -127.0f : a;
+    const float e = y - a;
+    sy += y * y;
+    se += e * e;
+    sb += a * a;
+    si += static_cast<int32_t>(a);
+    out[t] = static_cast<int8_t>(a);
+  }
+  alignas(32) int32_t ints[8];
+  _mm256_store_ps(lanes, y2);
+  for (float l : lanes) sy += l;
+  _mm256_store_ps(lanes, e2);
+  for (float l : lanes) se += l;
+  _mm256_store_ps(lanes, b2);
+  for (float l : lanes) sb += l;
+  _mm256_store_si256(reinterpret_cast<__m256i*>(ints), sum);
+  for (int32_t l : ints) si += l;
+  r->y2 = sy;
+  r->e2 = se;
+  r->b2 = sb;
+  r->sum = si;
+}
+
 void screen_chunk_avx2(const ScreenTask& task) { chunk<block>(task); }
 #ifdef KGRANK_HAVE_AVX_VNNI_KERNEL
 void screen_chunk_avx2_vnni(const ScreenTask& task) { chunk<block_vnni>(task); }
