@@ -25,6 +25,7 @@
 #include "screen.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -127,7 +128,7 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
   if (identity) map = nullptr;
   constexpr size_t kPanelsPerTask = 64;
   const size_t tasks = (panels + kPanelsPerTask - 1) / kPanelsPerTask;
-  bool ok = true;
+  std::atomic<bool> ok{true};
   parallel_for(tasks, threads, [&](size_t task) {
     std::vector<int8_t> buf;
     std::vector<float> row;
@@ -136,7 +137,7 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
       row.assign(dim, 0.0f);
     }
     KGRANK_CATCH(const std::bad_alloc&) {
-      ok = false;  // benign race: every writer stores false
+      ok.store(false);
       return;
     }
     const size_t p_end = std::min(panels, (task + 1) * kPanelsPerTask);
@@ -154,7 +155,7 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
       }
     }
   });
-  return ok;
+  return ok.load();
 }
 
 bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const float* threshold, SimdLevel level,
