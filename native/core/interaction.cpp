@@ -284,6 +284,24 @@ PackedFn packed_scores_of(ChunkFn kernel) {
   return isa::packed_scores_scalar;
 }
 
+// Entities per panel of the level whose chunk kernel is `kernel` (interaction_kernel.h Micro::W = 2 lanes).
+size_t panel_width_of(ChunkFn kernel) {
+#ifdef KGRANK_HAVE_NEON
+  if (kernel == isa::rank_chunk_neon) return 8;
+#endif
+#ifdef KGRANK_HAVE_AVX512
+  if (kernel == isa::rank_chunk_avx512) return 32;
+#endif
+#ifdef KGRANK_HAVE_AVX2
+  if (kernel == isa::rank_chunk_avx2) return 16;
+#endif
+#ifdef KGRANK_HAVE_WASM_SIMD128
+  if (kernel == isa::rank_chunk_wasm) return 8;
+#endif
+  (void)kernel;
+  return 2;
+}
+
 constexpr size_t kChunk = 512;       // candidates per task (a multiple of every panel width)
 constexpr size_t kRowsPerTask = 64;  // rows per task of the per-row passes (filter, sampled negatives)
 // Rows per task of the chunk pass when the job may be cancelled (a control is given): a chunk of every row of a big
@@ -311,6 +329,7 @@ template <class T>
 Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, const EmbeddingCounts& out,
                        SimdLevel simd, unsigned threads, JobControl* control) {
   const size_t rows = qs.rows;
+  if (qs.screen_stats != nullptr) *qs.screen_stats = ScreenStats{};
   Queries<T> q;
   std::vector<float> threshold;
   bool fits = form_queries(m, qs, &q);
@@ -450,6 +469,26 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                          nullptr,
                          0};
     const ChunkFn kernel = chunk_kernel(simd);
+    // The int8 screen (screen.h): every pair is decided from its integer score where a certified bound allows and
+    // otherwise scored by this level's own lanes (packed_scores), so the counts are the float32 path's bit for bit.
+    // It needs the plain dot product of every entity against ungrouped queries.
+    ScreenTable screen_table;
+    ScreenQueries screen_queries;
+    ScreenChunkFn screen_fn = nullptr;
+    if (qs.screen != ScreenMode::Off && op == ScoreOp::Dot && m.entity_scale == nullptr && !grouped &&
+        groups.size() == 1 && groups[0].cand == nullptr) {
+      bool vector = false;
+      const ScreenChunkFn fn = screen_kernel(simd, &vector);
+      if (qs.screen == ScreenMode::Int8 || (vector && rows >= kScreenMinRows)) {
+        if (screen_quantise_table(entity, m.num_entities, width, map.data(), dim, simd, threads, &screen_table) &&
+            screen_quantise_queries(query.data(), rows, dim, threshold.data(), simd, &screen_queries)) {
+          screen_fn = fn;
+        }
+      }
+    }
+    const PackedFn rescore = packed_scores_of(kernel);
+    const size_t pw = panel_width_of(kernel);
+    std::atomic<uint64_t> screen_pairs{0}, screen_rescored{0};
     parallel_for(
         tasks, threads,
         [&](size_t t) {
@@ -471,7 +510,84 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
             part.num_candidates = g.n;
             const size_t begin = task.begin;
             const size_t end = begin + kChunk < g.n ? begin + kChunk : g.n;
-            kernel(part, begin, end, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
+            if (screen_fn != nullptr) {
+              thread_local std::vector<uint32_t> und, und_n;
+              thread_local std::vector<float> scores;
+              constexpr size_t cap = kChunk + 16;  // screen.h ScreenTask::cap: 16 spare entries per row
+              if (und.size() < nr * cap) und.assign(nr * cap, 0);
+              if (und_n.size() < nr) und_n.assign(nr, 0);
+              if (scores.size() < kChunk) scores.assign(kChunk, 0.0f);
+              const ScreenTask st{&screen_table, &screen_queries, r0,         nr,           begin,
+                                  end,           local.data(),    und.data(), und_n.data(), cap};
+              screen_fn(st);
+              uint64_t rescored = 0;
+              const size_t n = end - begin;
+              thread_local std::vector<float> compact, heavy_query, heavy_threshold;
+              thread_local std::vector<uint32_t> heavy, heavy_counts;
+              if (compact.size() < kChunk * dim) compact.assign(kChunk * dim, 0.0f);
+              heavy.clear();
+              for (size_t k = 0; k < nr; ++k) {
+                const size_t nu = und_n[k];
+                if (nu == 0) continue;
+                if (nu * 32 > n) {  // many undecided pairs: the whole row by the chunk kernel, below
+                  heavy.push_back(static_cast<uint32_t>(k));
+                  continue;
+                }
+                // The undecided entities packed as the level's chunk kernel packs a chunk (panels of pw entities,
+                // element-major, padding lanes zero) and scored by its packed_scores: score_one's values.
+                const uint32_t* ids = und.data() + k * cap;
+                const size_t panels = (nu + pw - 1) / pw;
+                for (size_t j = 0; j < panels * pw; ++j) {
+                  float* col = compact.data() + (j / pw) * dim * pw + (j % pw);
+                  if (j >= nu) {
+                    for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = 0.0f;
+                    continue;
+                  }
+                  const float* row = entity + static_cast<size_t>(ids[j]) * width;
+                  for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = row[map[kk]];
+                }
+                rescore(part, k, compact.data(), nu, scores.data());
+                const float th = part.threshold[k];
+                uint32_t gt = 0, eq = 0, nn = 0;
+                for (size_t j = 0; j < nu; ++j) {
+                  gt += scores[j] > th;
+                  eq += scores[j] == th;
+                  nn += scores[j] != scores[j];
+                }
+                local[k] += gt;
+                local[nr + k] += eq;
+                local[2 * nr + k] += nn;
+                rescored += nu;
+              }
+              if (!heavy.empty()) {
+                // Rows whose scores crowd the threshold (or that are never screened): the float32 path itself over
+                // the chunk, for those rows gathered contiguous; their screen counts are dropped.
+                const size_t h = heavy.size();
+                heavy_query.resize(h * dim);
+                heavy_threshold.resize(h);
+                heavy_counts.assign(3 * h, 0);
+                for (size_t i = 0; i < h; ++i) {
+                  std::copy_n(part.query + heavy[i] * dim, dim, heavy_query.data() + i * dim);
+                  heavy_threshold[i] = part.threshold[heavy[i]];
+                }
+                ChunkPlan hp = part;
+                hp.query = heavy_query.data();
+                hp.threshold = heavy_threshold.data();
+                hp.rows = h;
+                kernel(hp, begin, end, heavy_counts.data(), heavy_counts.data() + h, heavy_counts.data() + 2 * h,
+                       pack.data());
+                for (size_t i = 0; i < h; ++i) {
+                  local[heavy[i]] = heavy_counts[i];
+                  local[nr + heavy[i]] = heavy_counts[h + i];
+                  local[2 * nr + heavy[i]] = heavy_counts[2 * h + i];
+                }
+                rescored += static_cast<uint64_t>(h) * n;
+              }
+              screen_pairs.fetch_add(static_cast<uint64_t>(nr) * (end - begin), std::memory_order_relaxed);
+              screen_rescored.fetch_add(rescored, std::memory_order_relaxed);
+            } else {
+              kernel(part, begin, end, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
+            }
             for (size_t c = 0; c < 3; ++c) {
               for (size_t k = 0; k < nr; ++k) {
                 if (local[c * nr + k] != 0) {
@@ -484,6 +600,11 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
           if (control != nullptr) control->advance(nr);
         },
         control);
+    if (qs.screen_stats != nullptr) {
+      qs.screen_stats->used = screen_fn != nullptr;
+      qs.screen_stats->pairs = screen_pairs.load();
+      qs.screen_stats->rescored = screen_rescored.load();
+    }
   } else {  // wide: the scalar pair loop in double, the same chunks
     parallel_for(
         tasks, threads,

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "screen.h"
 #include "simd.h"
 #include "status.h"
 #include "thread_pool.h"
@@ -95,6 +96,11 @@ struct EmbeddingQueries {
   // earlier chunk or range); only scores strictly above it are listed, and rows with nothing above it cost no
   // rescoring. NaN, or a null array: no floor.
   const double* floor = nullptr;
+  // rank_embeddings only: the certified int8 screen (screen.h; docs/screen.md) for DistMult and ComplEx at float32
+  // over every entity: the counts are the float32 path's bit for bit whatever the mode. screen_stats, when set,
+  // receives what the screen did (pairs seen, pairs rescored by the float32 path).
+  ScreenMode screen = ScreenMode::Off;
+  ScreenStats* screen_stats = nullptr;
 };
 
 // Per row: candidates scoring > / == the true score, NaN scores, non-NaN excluded answers, and the true score.

@@ -1,0 +1,313 @@
+// The int8 screen (screen.h): quantisation, the scalar kernel, the dispatch. docs/screen.md has the full derivation;
+// in short, for one pair with query q and candidate t (float32, d elements, canonical order):
+//
+//   quantisation: a = round(q / s_q), b = round(t / s_t), clamped to [-127, 127], s_q and s_t floats; q^ = s_q a and
+//     t^ = s_t b as reals, dq = q - q^, dt = t - t^ (computed exactly in double: both terms are multiples of
+//     ulp(s) / 2 below 2^9 s). The integer dot I = sum a_i b_i is exact (int32: |I| <= 16129 d), and
+//       S - s_q s_t I = sum q_i dt_i + sum t^_i dq_i,   S = sum q_i t_i (exact),
+//     so |S - s_q s_t I| <= ||q|| ||dt|| + ||t^|| ||dq||  (Cauchy-Schwarz; ||.|| the 2-norm, actual residuals).
+//   float32 evaluation: the path's score s is the chain acc = fma(q_k, t_k, acc), k = 0 .. d-1, one rounding per
+//     step (relative u = 2^-24 in the normal range, absolute 2^-150 in the subnormal range), so
+//       |s - S| <= gamma_d sum |q_i t_i| + d 2^-150 (1 + gamma_d) <= gamma_d ||q|| ||t|| + 2^-101,
+//     gamma_d = d u / (1 - d u); no step overflows when max|q|, max|t| <= 2^50 (sum |q_i t_i| <= d 2^100).
+//   together: |s - s_q s_t I| <= E = nq * slack_t + resid_q * qnorm_t + 2^-101, with nq >= ||q||, resid_q >= ||dq||,
+//     slack_t >= ||dt|| + gamma_d ||t||, qnorm_t >= ||t^|| (each computed in double, then rounded up to float).
+//   decision, in float32: approx = fl(fl(float(I) s_t) s_q) (relative error below 4u), M = E' (1 + 2^-16) +
+//     (|approx| + |thr|) 2^-16 + 2^-100 where E' is E's first two terms in float (relative error below 3u): every
+//     rounding of approx, M and of approx -/+ M is below u times the terms, far inside the 2^-16 margins, so
+//     fl(approx - M) > thr implies s > thr and fl(approx + M) < thr implies s < thr. Anything else is undecided and
+//     scored exactly; s == thr is always undecided (the interval holds s), so exact ties are never screened.
+//   rows never screened: a NaN or infinite element, max|v| outside [2^-50, 2^50] (no float overflow of the score or
+//     of the decision's terms, no underflow of s_q s_t), a non-finite threshold: their scale is NaN, so every
+//     comparison is false and every pair undecided (scored exactly, NaN counted as the path counts it). An all-zero
+//     row (max|v| = 0) is screened with s = 0: against a finite vector every step is fma(x, +-0, acc), so its score
+//     is +-0 exactly and approx = 0, E = 0 hold.
+#include "screen.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "except.h"
+#include "thread_pool.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#ifdef _MSC_VER
+#include <intrin.h>
+#else
+#include <cpuid.h>
+#endif
+#endif
+
+namespace kgrank {
+namespace {
+
+constexpr float kMinMax = kScreenMinMax;
+constexpr float kMaxMax = kScreenMaxMax;
+
+// x rounded up to a float, with a relative margin of 2^-40 for the double rounding that computed x.
+float up(double x) {
+  const double y = x * (1.0 + 9.094947017729282e-13);
+  float f = static_cast<float>(y);
+  if (static_cast<double>(f) < y) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  return f;
+}
+
+double gamma_of(size_t dim) {
+  const double nu = static_cast<double>(dim) * 5.9604644775390625e-08;  // d 2^-24
+  return nu < 0.5 ? nu / (1.0 - nu) : std::numeric_limits<double>::infinity();
+}
+
+struct RowQuant {
+  float scale;  // NaN: never screened
+  double norm, resid, qnorm;
+  int32_t sum;
+};
+
+// The bounds of one quantised row from its sums in units of s (ScreenRowSums): with y_k = fl(v_k fl(1 / s)),
+// |y_k - v_k / s| <= 2u 127.5 + 2^-149 < 2^-15, so ||v|| <= s (sqrt(sum y^2) + sqrt(d) 2^-15); e_k = y_k - a_k is
+// exact (a_k = 0, or Sterbenz: y_k within [a_k / 2, 2 a_k]), so ||v - s a|| <= s (sqrt(sum e^2) + sqrt(d) 2^-15);
+// each float sum of squares (any order) is below its true value by at most gamma_d of it plus d 2^-149 (underflow),
+// hence the factor (1 + 2 gamma_d) and the term d 2^-140.
+RowQuant finish_row(const ScreenRowSums& r, size_t dim) {
+  RowQuant q{std::numeric_limits<float>::quiet_NaN(), 0, 0, 0, 0};
+  if (!r.finite) return q;
+  if (r.max == 0) {  // every element +-0: the score is +-0 exactly, s = 0 and E = 0 describe it
+    q.scale = 0.0f;
+    return q;
+  }
+  if (!(r.max >= kMinMax && r.max <= kMaxMax)) return q;
+  const double g = 2 * gamma_of(dim), d = static_cast<double>(dim);
+  const double tail = std::sqrt(d) * 3.0517578125e-05, under = d * 7.174648137343064e-43;  // 2^-15, 2^-140
+  const double s = r.scale;
+  q.scale = r.scale;
+  q.norm = s * (std::sqrt(r.y2 * (1 + g) + under) + tail);
+  q.resid = s * (std::sqrt(r.e2 * (1 + g) + under) + tail);
+  q.qnorm = s * std::sqrt(r.b2 * (1 + g) + under);
+  q.sum = r.sum;
+  return q;
+}
+
+// Quantises v (element k at v[map ? map[k] : k]; `buf` holds dim floats) into out[0 .. dim) with the level's kernel.
+RowQuant quantise_row(ScreenQuantFn fn, const float* v, const uint32_t* map, size_t dim, int8_t* out, float* buf) {
+  if (map != nullptr) {
+    for (size_t k = 0; k < dim; ++k) buf[k] = v[map[k]];
+    v = buf;
+  }
+  ScreenRowSums r;
+  fn(v, dim, out, &r);
+  return finish_row(r, dim);
+}
+
+}  // namespace
+
+bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint32_t* map, size_t dim, SimdLevel level,
+                           unsigned threads, ScreenTable* t) {
+  const ScreenQuantFn quant = screen_quantiser(level);
+  t->n = n;
+  t->dim = dim;
+  t->dpad = (dim + 3) / 4 * 4;
+  const size_t panels = (n + kScreenPanel - 1) / kScreenPanel;
+  const size_t padded = panels * kScreenPanel;
+  KGRANK_TRY {
+    t->panels.assign(panels * t->dpad * kScreenPanel, int8_t{0});
+    t->scale.assign(padded, 0.0f);
+    t->slack.assign(padded, 0.0f);
+    t->qnorm.assign(padded, 0.0f);
+    t->corr.assign(padded, 0);
+  }
+  KGRANK_CATCH(const std::bad_alloc&) { return false; }
+  const double gamma = gamma_of(dim);
+  const size_t dpad = t->dpad;
+  bool identity = true;
+  for (size_t k = 0; k < dim; ++k) identity = identity && map[k] == k;
+  if (identity) map = nullptr;
+  constexpr size_t kPanelsPerTask = 64;
+  const size_t tasks = (panels + kPanelsPerTask - 1) / kPanelsPerTask;
+  std::atomic<bool> ok{true};
+  parallel_for(tasks, threads, [&](size_t task) {
+    std::vector<int8_t> buf;
+    std::vector<float> row;
+    KGRANK_TRY {
+      buf.assign(dpad, int8_t{0});
+      row.assign(dim, 0.0f);
+    }
+    KGRANK_CATCH(const std::bad_alloc&) {
+      ok.store(false);
+      return;
+    }
+    const size_t p_end = std::min(panels, (task + 1) * kPanelsPerTask);
+    for (size_t p = task * kPanelsPerTask; p < p_end; ++p) {
+      int8_t* panel = t->panels.data() + p * dpad * kScreenPanel;
+      for (size_t lane = 0; lane < kScreenPanel; ++lane) {
+        const size_t e = p * kScreenPanel + lane;
+        if (e >= n) break;
+        const RowQuant r = quantise_row(quant, rows + e * width, map, dim, buf.data(), row.data());
+        for (size_t k = 0; k < dpad; k += 4) std::memcpy(panel + (k / 4) * 64 + lane * 4, buf.data() + k, 4);
+        t->scale[e] = std::isfinite(gamma) ? r.scale : std::numeric_limits<float>::quiet_NaN();
+        t->slack[e] = r.scale == r.scale ? up(r.resid + gamma * r.norm) : 0.0f;  // gamma_d: the float32 chain
+        t->qnorm[e] = r.scale == r.scale ? up(r.qnorm) : 0.0f;
+        t->corr[e] = 128 * r.sum;
+      }
+    }
+  });
+  return ok.load();
+}
+
+bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const float* threshold, SimdLevel level,
+                             ScreenQueries* q) {
+  const ScreenQuantFn quant = screen_quantiser(level);
+  q->rows = rows;
+  q->dpad = (dim + 3) / 4 * 4;
+  KGRANK_TRY {
+    q->a.assign(rows * q->dpad, int8_t{0});
+    q->au.assign(rows * q->dpad, uint8_t{128});
+    q->scale.assign(rows, 0.0f);
+    q->norm.assign(rows, 0.0f);
+    q->resid.assign(rows, 0.0f);
+    q->threshold.assign(threshold, threshold + rows);
+  }
+  KGRANK_CATCH(const std::bad_alloc&) { return false; }
+  for (size_t i = 0; i < rows; ++i) {
+    const RowQuant r = quantise_row(quant, query + i * dim, nullptr, dim, q->a.data() + i * q->dpad, nullptr);
+    const bool ok = r.scale == r.scale && std::isfinite(threshold[i]);
+    q->scale[i] = ok ? r.scale : std::numeric_limits<float>::quiet_NaN();
+    q->norm[i] = ok ? up(r.norm) : 0.0f;
+    q->resid[i] = ok ? up(r.resid) : 0.0f;
+    for (size_t k = 0; k < q->dpad; ++k) {
+      q->au[i * q->dpad + k] = static_cast<uint8_t>(static_cast<int>(q->a[i * q->dpad + k]) + 128);
+    }
+  }
+  return true;
+}
+
+namespace isa {
+void screen_quantise_scalar(const float* v, size_t dim, int8_t* out, ScreenRowSums* r) {
+  float mx = 0;
+  bool finite = true;
+  for (size_t k = 0; k < dim; ++k) {
+    const float x = std::fabs(v[k]);
+    finite = finite && x <= std::numeric_limits<float>::max();  // false for NaN and infinities
+    mx = x > mx ? x : mx;
+  }
+  *r = ScreenRowSums{};
+  r->max = mx;
+  r->finite = finite;
+  std::fill(out, out + dim, int8_t{0});
+  if (!finite || !(mx >= kMinMax && mx <= kMaxMax)) return;
+  r->scale = screen_scale(mx);
+  const float inv = 1.0f / r->scale;
+  for (size_t k = 0; k < dim; ++k) {
+    const float y = v[k] * inv;
+    // Round to nearest by adding and subtracting 1.5 2^23 (|y| < 128: exact float steps; no libm call, which the
+    // baseline x86-64 build would make for nearbyint).
+    float a = (y + 12582912.0f) - 12582912.0f;
+    a = a > 127.0f ? 127.0f : a < -127.0f ? -127.0f : a;
+    const float e = y - a;
+    r->y2 += y * y;
+    r->e2 += e * e;
+    r->b2 += a * a;
+    r->sum += static_cast<int32_t>(a);
+    out[k] = static_cast<int8_t>(a);
+  }
+}
+
+void screen_chunk_scalar(const ScreenTask& task) {
+  const ScreenTable& t = *task.table;
+  const ScreenQueries& q = *task.queries;
+  const size_t dpad = t.dpad;
+  for (size_t k = 0; k < task.nr; ++k) {
+    const size_t row = task.r0 + k;
+    const int8_t* a = q.a.data() + row * dpad;
+    const float sq = q.scale[row], nq = q.norm[row], dq = q.resid[row], thr = q.threshold[row];
+    uint32_t g = 0, u = 0;
+    for (size_t j = task.begin; j < task.end; ++j) {
+      const int8_t* panel = t.panels.data() + (j / kScreenPanel) * dpad * kScreenPanel;
+      const size_t lane = j % kScreenPanel;
+      int32_t dot = 0;
+      for (size_t e = 0; e < dpad; ++e) dot += int32_t{a[e]} * int32_t{panel[(e / 4) * 64 + lane * 4 + (e % 4)]};
+      const float approx = (static_cast<float>(dot) * t.scale[j]) * sq;
+      const float err = nq * t.slack[j] + dq * t.qnorm[j];
+      const float m = err * (1.0f + kScreenRel) + (std::fabs(approx) + std::fabs(thr)) * kScreenRel + kScreenAbs;
+      if (approx - m > thr) {
+        ++g;
+      } else if (!(approx + m < thr)) {
+        task.und[k * task.cap + u++] = static_cast<uint32_t>(j);
+      }
+    }
+    task.greater[k] += g;
+    task.und_n[k] = u;
+  }
+}
+}  // namespace isa
+
+namespace {
+// CPUID leaf 7: subleaf 0 ECX bit 11 is AVX512_VNNI, subleaf 1 EAX bit 4 AVX-VNNI (both need only the register
+// state the AVX-512 / AVX2 levels already checked).
+bool cpuid7_bit(unsigned subleaf, int reg, unsigned bit) {
+#if defined(__x86_64__) || defined(_M_X64)
+  unsigned r[4] = {0, 0, 0, 0};
+#ifdef _MSC_VER
+  int regs[4];
+  __cpuid(regs, 0);
+  if (regs[0] < 7) return false;
+  __cpuidex(regs, 7, static_cast<int>(subleaf));
+  for (int i = 0; i < 4; ++i) r[i] = static_cast<unsigned>(regs[i]);
+#else
+  if (__get_cpuid_max(0, nullptr) < 7) return false;
+  __cpuid_count(7, subleaf, r[0], r[1], r[2], r[3]);
+#endif
+  return (r[reg] >> bit) & 1u;
+#else
+  (void)subleaf;
+  (void)reg;
+  (void)bit;
+  return false;
+#endif
+}
+// KGRANK_SCREEN_NO_AVX_VNNI=1 runs the AVX2 level's vpmaddubsw kernel on a CPU with AVX-VNNI (the tests cover both).
+bool screen_avx_vnni_disabled() {
+  const char* v = std::getenv("KGRANK_SCREEN_NO_AVX_VNNI");
+  return v != nullptr && v[0] == '1';
+}
+
+}  // namespace
+
+ScreenQuantFn screen_quantiser(SimdLevel level) {
+#ifdef KGRANK_HAVE_AVX512
+  if (level == SimdLevel::AVX512 && simd_supported(level)) return isa::screen_quantise_avx512;
+#endif
+#ifdef KGRANK_HAVE_AVX2
+  if ((level == SimdLevel::AVX2 || level == SimdLevel::AVX512) && simd_supported(SimdLevel::AVX2)) {
+    return isa::screen_quantise_avx2;
+  }
+#endif
+  (void)level;
+  return isa::screen_quantise_scalar;
+}
+
+ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) {
+  *vector = false;
+#ifdef KGRANK_HAVE_AVX512
+  static const bool vnni512 = cpuid7_bit(0, 2, 11);
+  if (level == SimdLevel::AVX512 && simd_supported(level) && vnni512) {
+    *vector = true;
+    return isa::screen_chunk_avx512_vnni;
+  }
+#endif
+#ifdef KGRANK_HAVE_AVX2
+  static const bool vnni256 = cpuid7_bit(1, 0, 4) && !screen_avx_vnni_disabled();
+  if ((level == SimdLevel::AVX2 || level == SimdLevel::AVX512) && simd_supported(SimdLevel::AVX2)) {
+    *vector = true;
+    return vnni256 ? isa::screen_chunk_avx2_vnni : isa::screen_chunk_avx2;
+  }
+#endif
+  (void)level;
+  return isa::screen_chunk_scalar;
+}
+
+}  // namespace kgrank

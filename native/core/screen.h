@@ -1,0 +1,124 @@
+// A certified int8 screen for ranking from embeddings (dot-product interactions: DistMult, ComplEx), float32 path.
+// Each (query, candidate) pair gets a cheap integer score with a proven bound on its distance from the float32 score
+// the exact path computes (interaction_kernel.h, score_one); the pair is counted from the cheap score only when the
+// bound puts the float32 score strictly above or strictly below the true answer's float32 score, and is otherwise
+// scored exactly by the float32 path's own lane operations. Counts are therefore those of the float32 path bit for
+// bit (exact ties are always rescored). The derivation of the bound is in docs/screen.md and, in short, in
+// screen.cpp beside the code that computes it.
+//
+// Layout (one per call of rank_embeddings): every entity row quantised per vector, b_i = round(t_i / s_t) in
+// [-127, 127] with s_t = max|t| / 127 (a float), stored in panels of 16 entities, element groups of 4 bytes:
+// byte (p * dpad / 4 + g) * 64 + lane * 4 + r is element 4 g + r of entity 16 p + lane (dpad: the width rounded up
+// to 4, padding 0). Memory: dpad bytes + 16 per entity (a quarter of the float32 table plus 16 bytes a row).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "simd.h"
+
+namespace kgrank {
+
+// EmbeddingQueries::screen. Off: the float32 path for every pair. Int8: the screen wherever it applies (float32
+// accumulation, DistMult or ComplEx, no entity_scale, every entity a candidate: no candidate list, typed sets or
+// negatives), at any SIMD level (the scalar one too). Auto: as Int8 where the level has a vector screen kernel
+// (AVX2, AVX-512) and the batch has at least kScreenMinRows rows (the table's quantisation is then amortised).
+enum class ScreenMode : int { Off = 0, Auto = 1, Int8 = 2 };
+
+constexpr size_t kScreenPanel = 16;    // entities per panel
+constexpr size_t kScreenMinRows = 32;  // Auto: fewer rows than this keep the float32 path
+
+// What the screen did in one call (EmbeddingQueries::screen_stats, optional).
+struct ScreenStats {
+  bool used = false;      // the screen ran (else every pair took the float32 path)
+  uint64_t pairs = 0;     // (row, candidate) pairs it saw
+  uint64_t rescored = 0;  // of those, pairs whose interval held the threshold: scored by the float32 path
+};
+
+// The quantised candidate table. scale[e] is NaN for a row that is never screened (a NaN or infinite value, or
+// max|t| outside [2^-50, 2^50] and not 0), which makes every decision on it "undecided".
+struct ScreenTable {
+  size_t n = 0, dim = 0, dpad = 0;
+  std::vector<int8_t> panels;  // ceil(n / 16) panels x dpad x 16 bytes
+  std::vector<float> scale;    // s_t, padded to whole panels (padding 0)
+  std::vector<float> slack;    // upward rounded ||t - s_t b||_2 + gamma_d ||t||_2
+  std::vector<float> qnorm;    // upward rounded ||s_t b||_2
+  std::vector<int32_t> corr;   // 128 * sum_i b_i (the AVX-512 kernel's unsigned-offset correction)
+};
+
+// The quantised queries (rows x dpad int8, padding 0) and their per-row decision constants; scale[i] NaN: row i is
+// never screened (a non-finite value, max|q| outside [2^-50, 2^50] and not 0, or a non-finite threshold).
+struct ScreenQueries {
+  size_t rows = 0, dpad = 0;
+  std::vector<int8_t> a;
+  std::vector<uint8_t> au;       // a + 128 (the AVX-512 kernel's unsigned operand)
+  std::vector<float> scale;      // s_q
+  std::vector<float> norm;       // upward rounded ||q||_2
+  std::vector<float> resid;      // upward rounded ||q - s_q a||_2
+  std::vector<float> threshold;  // the true answer's float32 score
+};
+
+// Quantises rows [0, n) of a float table (element k of row e is rows[e * width + map[k]]) with the level's
+// quantiser; false when out of memory.
+bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint32_t* map, size_t dim, SimdLevel level,
+                           unsigned threads, ScreenTable* out);
+// Quantises query vectors (rows x dim, canonical order) with their thresholds; false when out of memory.
+bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const float* threshold, SimdLevel level,
+                             ScreenQueries* out);
+
+// One row's quantisation in units of its scale s = screen_scale(max): y_k = fl(v_k fl(1 / s)), a_k = round(y_k)
+// clamped to [-127, 127], e_k = y_k - a_k; float sums (any order) of y^2, e^2, a^2, and the integer sum of a.
+// Computed only when the row is finite with max in [2^-50, 2^50] (else the sums are 0 and out is all zero).
+struct ScreenRowSums {
+  float max = 0, scale = 0;
+  bool finite = true;
+  float y2 = 0, e2 = 0, b2 = 0;
+  int32_t sum = 0;
+};
+using ScreenQuantFn = void (*)(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
+ScreenQuantFn screen_quantiser(SimdLevel level);
+inline float screen_scale(float max) { return static_cast<float>(static_cast<double>(max) / 127.0); }
+constexpr float kScreenMinMax = 8.881784197001252e-16f;  // 2^-50
+constexpr float kScreenMaxMax = 1125899906842624.0f;     // 2^50
+
+// One task of the screen: query rows [r0, r0 + nr) against entities [begin, end) (begin a multiple of 16).
+// Adds to greater[k] the pairs of row r0 + k certified above the threshold; lists the undecided ones:
+// und[k * cap + u] (u < und_n[k]) are their entity indices (cap >= end - begin + 16: a kernel may write 16 entries
+// past a row's list; und_n is set, not added to).
+struct ScreenTask {
+  const ScreenTable* table;
+  const ScreenQueries* queries;
+  size_t r0, nr, begin, end;
+  uint32_t* greater;
+  uint32_t* und;
+  uint32_t* und_n;
+  size_t cap;
+};
+using ScreenChunkFn = void (*)(const ScreenTask& task);
+
+// The screen kernel of a level: AVX-512 with VNNI (vpdpbusd), AVX2 with AVX-VNNI (256-bit vpdpbusd) or without
+// (vpmaddubsw on |b| and sign(a, b), then vpmaddwd; no int16 saturation as |a|, |b| <= 127), else scalar. `vector` is
+// set when the level has a vector kernel.
+ScreenChunkFn screen_kernel(SimdLevel level, bool* vector);
+
+namespace isa {
+void screen_quantise_scalar(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
+void screen_chunk_scalar(const ScreenTask& task);
+#ifdef KGRANK_HAVE_AVX2
+void screen_quantise_avx2(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
+void screen_chunk_avx2(const ScreenTask& task);
+void screen_chunk_avx2_vnni(const ScreenTask& task);
+#endif
+#ifdef KGRANK_HAVE_AVX512
+void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
+void screen_chunk_avx512_vnni(const ScreenTask& task);
+#endif
+}  // namespace isa
+
+// The decision constants every kernel uses (screen.cpp explains them): a pair is certified above the threshold when
+// fl(approx - M) > thr and below when fl(approx + M) < thr, approx = fl(fl(float(I) s_t) s_q),
+// M = (nq slack_t + resid_q qnorm_t) (1 + 2^-16) + (|approx| + |thr|) 2^-16 + 2^-100.
+constexpr float kScreenRel = 1.52587890625e-05f;      // 2^-16
+constexpr float kScreenAbs = 7.888609052210118e-31f;  // 2^-100
+
+}  // namespace kgrank

@@ -1,0 +1,230 @@
+// AVX2 kernel of the int8 screen (screen.h): per 4 elements of 8 entities, vpmaddubsw(|b|, sign(a, b)) gives the
+// 16-bit sums a_i b_i + a_j b_j (|a|, |b| <= 127: at most 32258, no saturation) and vpmaddwd with ones widens them
+// to int32, so the accumulator is I exactly. Blocks of 4 query rows x 1 panel (16 entities, two vectors); the
+// decision is screen.cpp's, lane-wise in float32. Where the CPU has AVX-VNNI, the 256-bit vpdpbusd does both steps
+// in one (screen_chunk_avx2_vnni, the AVX-512 kernel's unsigned-offset form).
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "screen.h"
+
+namespace kgrank {
+namespace {
+
+constexpr size_t kQ = 4;
+
+inline unsigned lowest_bit(unsigned m) {
+#ifdef _MSC_VER
+  unsigned long i;
+  _BitScanForward(&i, m);
+  return static_cast<unsigned>(i);
+#else
+  return static_cast<unsigned>(__builtin_ctz(m));
+#endif
+}
+constexpr size_t kRowBlock = 64;
+
+// Counts and lists one block's pairs from their integer dots (the decision of screen.cpp, 8 lanes at a time).
+void decide(const ScreenTask& task, size_t g, size_t nq, size_t jp, const __m256i (*acc)[2]) {
+  const ScreenTable& t = *task.table;
+  const ScreenQueries& q = *task.queries;
+  const size_t valid = task.end - jp < kScreenPanel ? task.end - jp : kScreenPanel;
+  const unsigned vm = valid >= 16 ? 0xFFFFu : (1u << valid) - 1u;
+  const __m256 one_rel = _mm256_set1_ps(1.0f + kScreenRel), rel = _mm256_set1_ps(kScreenRel);
+  const __m256 absk = _mm256_set1_ps(kScreenAbs);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (size_t r = 0; r < nq; ++r) {
+    const size_t row = task.r0 + g + r;
+    const __m256 sq = _mm256_set1_ps(q.scale[row]), nq_v = _mm256_set1_ps(q.norm[row]);
+    const __m256 dq = _mm256_set1_ps(q.resid[row]);
+    const float thr_s = q.threshold[row];
+    const __m256 thr = _mm256_set1_ps(thr_s), athr = _mm256_set1_ps(thr_s < 0 ? -thr_s : thr_s);
+    unsigned gt = 0, lt = 0;
+    for (size_t h = 0; h < 2; ++h) {
+      const __m256 st = _mm256_loadu_ps(t.scale.data() + jp + 8 * h);
+      const __m256 ut = _mm256_loadu_ps(t.slack.data() + jp + 8 * h);
+      const __m256 th = _mm256_loadu_ps(t.qnorm.data() + jp + 8 * h);
+      const __m256 approx = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][h]), st), sq);
+      const __m256 err = _mm256_fmadd_ps(nq_v, ut, _mm256_mul_ps(dq, th));
+      const __m256 mag = _mm256_add_ps(_mm256_andnot_ps(sign, approx), athr);
+      const __m256 m = _mm256_fmadd_ps(err, one_rel, _mm256_fmadd_ps(mag, rel, absk));
+      gt |= static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(approx, m), thr, _CMP_GT_OQ)))
+            << (8 * h);
+      lt |= static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_add_ps(approx, m), thr, _CMP_LT_OQ)))
+            << (8 * h);
+    }
+    const size_t k = g + r;
+    task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(gt & vm));
+    unsigned und = ~(gt | lt) & vm;
+    uint32_t* out = task.und + k * task.cap;
+    uint32_t n = task.und_n[k];
+    while (und != 0) {
+      const unsigned l = lowest_bit(und);
+      out[n++] = static_cast<uint32_t>(jp + l);
+      und &= und - 1;
+    }
+    task.und_n[k] = n;
+  }
+}
+
+void block(const ScreenTask& task, size_t g, size_t nq, size_t jp) {
+  const ScreenTable& t = *task.table;
+  const ScreenQueries& q = *task.queries;
+  const size_t dpad = t.dpad;
+  const size_t groups = dpad / 4;
+  const int8_t* panel = t.panels.data() + (jp / kScreenPanel) * dpad * kScreenPanel;
+  const int8_t* a[kQ];
+  for (size_t r = 0; r < kQ; ++r) a[r] = q.a.data() + (task.r0 + g + (r < nq ? r : 0)) * dpad;
+  __m256i acc[kQ][2];
+  for (size_t r = 0; r < kQ; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (size_t k = 0; k < groups; ++k) {
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * 64));
+    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * 64 + 32));
+    const __m256i ax0 = _mm256_abs_epi8(x0), ax1 = _mm256_abs_epi8(x1);
+    for (size_t r = 0; r < kQ; ++r) {
+      uint32_t w;
+      std::memcpy(&w, a[r] + 4 * k, 4);
+      const __m256i qa = _mm256_set1_epi32(static_cast<int>(w));
+      const __m256i p0 = _mm256_maddubs_epi16(ax0, _mm256_sign_epi8(qa, x0));
+      const __m256i p1 = _mm256_maddubs_epi16(ax1, _mm256_sign_epi8(qa, x1));
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(p0, ones));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(p1, ones));
+    }
+  }
+  decide(task, g, nq, jp, acc);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KGRANK_HAVE_AVX_VNNI_KERNEL 1
+// AVX-VNNI (256-bit vpdpbusd, VEX): the query as a + 128 and the accumulators from -128 sum b, as the AVX-512 kernel.
+__attribute__((target("avx2,fma,avxvnni"))) void block_vnni(const ScreenTask& task, size_t g, size_t nq, size_t jp) {
+  const ScreenTable& t = *task.table;
+  const ScreenQueries& q = *task.queries;
+  const size_t dpad = t.dpad;
+  const size_t groups = dpad / 4;
+  const int8_t* panel = t.panels.data() + (jp / kScreenPanel) * dpad * kScreenPanel;
+  const uint8_t* a[kQ];
+  for (size_t r = 0; r < kQ; ++r) a[r] = q.au.data() + (task.r0 + g + (r < nq ? r : 0)) * dpad;
+  __m256i acc[kQ][2];
+  for (size_t h = 0; h < 2; ++h) {
+    const __m256i init = _mm256_sub_epi32(
+        _mm256_setzero_si256(), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.corr.data() + jp + 8 * h)));
+    for (size_t r = 0; r < kQ; ++r) acc[r][h] = init;
+  }
+  for (size_t k = 0; k < groups; ++k) {
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * 64));
+    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * 64 + 32));
+    for (size_t r = 0; r < kQ; ++r) {
+      int w;
+      std::memcpy(&w, a[r] + 4 * k, 4);
+      const __m256i qa = _mm256_set1_epi32(w);
+      acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], qa, x0);
+      acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], qa, x1);
+    }
+  }
+  decide(task, g, nq, jp, acc);
+}
+#endif
+
+template <void (*B)(const ScreenTask&, size_t, size_t, size_t)>
+void chunk(const ScreenTask& task) {
+  for (size_t k = 0; k < task.nr; ++k) task.und_n[k] = 0;
+  const size_t panels = (task.end - task.begin + kScreenPanel - 1) / kScreenPanel;
+  for (size_t qb = 0; qb < task.nr; qb += kRowBlock) {
+    const size_t qe = qb + kRowBlock < task.nr ? qb + kRowBlock : task.nr;
+    for (size_t p = 0; p < panels; ++p) {
+      for (size_t g = qb; g < qe; g += kQ) B(task, g, qe - g < kQ ? qe - g : kQ, task.begin + p * kScreenPanel);
+    }
+  }
+}
+
+}  // namespace
+
+namespace isa {
+// screen.h ScreenRowSums at 8 lanes plus a scalar tail: the sums' order differs from the scalar one, which the bound
+// allows (any order).
+void screen_quantise_avx2(const float* v, size_t dim, int8_t* out, ScreenRowSums* r) {
+  *r = ScreenRowSums{};
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+  __m256 mx = _mm256_setzero_ps();
+  int bad = 0;
+  size_t k = 0;
+  for (; k + 8 <= dim; k += 8) {
+    const __m256 x = _mm256_andnot_ps(sign, _mm256_loadu_ps(v + k));
+    bad |= _mm256_movemask_ps(_mm256_cmp_ps(x, inf, _CMP_NLT_UQ));  // NaN or infinite
+    mx = _mm256_max_ps(mx, x);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, mx);
+  float m = 0;
+  for (float l : lanes) m = l > m ? l : m;
+  for (size_t t = k; t < dim; ++t) {
+    const float x = std::fabs(v[t]);
+    bad |= !(x <= std::numeric_limits<float>::max());
+    m = x > m ? x : m;
+  }
+  r->finite = bad == 0;
+  r->max = m;
+  if (!r->finite || !(m >= kScreenMinMax && m <= kScreenMaxMax)) {
+    std::memset(out, 0, dim);
+    return;
+  }
+  r->scale = screen_scale(m);
+  const float inv_s = 1.0f / r->scale;
+  const __m256 inv = _mm256_set1_ps(inv_s);
+  const __m256i lo = _mm256_set1_epi32(-127), hi = _mm256_set1_epi32(127);
+  __m256 y2 = _mm256_setzero_ps(), e2 = _mm256_setzero_ps(), b2 = _mm256_setzero_ps();
+  __m256i sum = _mm256_setzero_si256();
+  for (k = 0; k + 8 <= dim; k += 8) {
+    const __m256 y = _mm256_mul_ps(_mm256_loadu_ps(v + k), inv);
+    const __m256i a = _mm256_min_epi32(hi, _mm256_max_epi32(lo, _mm256_cvtps_epi32(y)));  // nearest even
+    const __m256 af = _mm256_cvtepi32_ps(a);
+    const __m256 e = _mm256_sub_ps(y, af);
+    y2 = _mm256_fmadd_ps(y, y, y2);
+    e2 = _mm256_fmadd_ps(e, e, e2);
+    b2 = _mm256_fmadd_ps(af, af, b2);
+    sum = _mm256_add_epi32(sum, a);
+    const __m128i a16 = _mm_packs_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + k), _mm_packs_epi16(a16, a16));  // |a| <= 127: exact
+  }
+  float sy = 0, se = 0, sb = 0;
+  int32_t si = 0;
+  for (size_t t = k; t < dim; ++t) {  // the tail as the scalar quantiser
+    const float y = v[t] * inv_s;
+    float a = (y + 12582912.0f) - 12582912.0f;
+    a = a > 127.0f ? 127.0f : a < -127.0f ? -127.0f : a;
+    const float e = y - a;
+    sy += y * y;
+    se += e * e;
+    sb += a * a;
+    si += static_cast<int32_t>(a);
+    out[t] = static_cast<int8_t>(a);
+  }
+  alignas(32) int32_t ints[8];
+  _mm256_store_ps(lanes, y2);
+  for (float l : lanes) sy += l;
+  _mm256_store_ps(lanes, e2);
+  for (float l : lanes) se += l;
+  _mm256_store_ps(lanes, b2);
+  for (float l : lanes) sb += l;
+  _mm256_store_si256(reinterpret_cast<__m256i*>(ints), sum);
+  for (int32_t l : ints) si += l;
+  r->y2 = sy;
+  r->e2 = se;
+  r->b2 = sb;
+  r->sum = si;
+}
+
+void screen_chunk_avx2(const ScreenTask& task) { chunk<block>(task); }
+#ifdef KGRANK_HAVE_AVX_VNNI_KERNEL
+void screen_chunk_avx2_vnni(const ScreenTask& task) { chunk<block_vnni>(task); }
+#else
+void screen_chunk_avx2_vnni(const ScreenTask& task) { chunk<block>(task); }
+#endif
+}  // namespace isa
+}  // namespace kgrank

@@ -1,0 +1,147 @@
+// AVX-512 VNNI kernel of the int8 screen (screen.h): vpdpbusd multiplies unsigned by signed bytes, so the query goes
+// in as a + 128 (ScreenQueries::au) and each accumulator starts at -128 sum_i b_i (ScreenTable::corr): the sum is then
+// sum (a_i + 128) b_i - 128 sum b_i = I exactly (no int32 overflow below d = 65000). Blocks of 8 query rows x 2
+// panels (32 entities) hold 16 accumulators; the decision is screen.cpp's, lane-wise in float32. Compiled with the
+// AVX-512 flags plus the VNNI target attribute; called only when the CPU has AVX512_VNNI (screen_kernel).
+#include <immintrin.h>
+
+#include <cstring>
+#include <limits>
+
+#include "screen.h"
+
+namespace kgrank {
+namespace {
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KGRANK_VNNI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
+#else
+#define KGRANK_VNNI
+#endif
+
+constexpr size_t kQ = 8;
+constexpr size_t kRowBlock = 64;
+
+template <size_t P>
+KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
+  const ScreenTable& t = *task.table;
+  const ScreenQueries& q = *task.queries;
+  const size_t dpad = t.dpad;
+  const size_t groups = dpad / 4;
+  const int8_t* panel[P];
+  for (size_t p = 0; p < P; ++p) panel[p] = t.panels.data() + ((j0 / kScreenPanel) + p) * dpad * kScreenPanel;
+  const uint8_t* a[kQ];
+  for (size_t r = 0; r < kQ; ++r) a[r] = q.au.data() + (task.r0 + g + (r < nq ? r : 0)) * dpad;
+  __m512i acc[kQ][P];
+  for (size_t p = 0; p < P; ++p) {
+    const __m512i init =
+        _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(t.corr.data() + j0 + p * kScreenPanel));
+    for (size_t r = 0; r < kQ; ++r) acc[r][p] = init;
+  }
+  for (size_t k = 0; k < groups; ++k) {
+    __m512i x[P];
+    for (size_t p = 0; p < P; ++p) x[p] = _mm512_loadu_si512(panel[p] + k * 64);
+    for (size_t r = 0; r < kQ; ++r) {
+      int w;
+      std::memcpy(&w, a[r] + 4 * k, 4);
+      const __m512i qa = _mm512_set1_epi32(w);
+      for (size_t p = 0; p < P; ++p) acc[r][p] = _mm512_dpbusd_epi32(acc[r][p], qa, x[p]);
+    }
+  }
+  const __m512 one_rel = _mm512_set1_ps(1.0f + kScreenRel), rel = _mm512_set1_ps(kScreenRel);
+  const __m512 absk = _mm512_set1_ps(kScreenAbs);
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (size_t p = 0; p < P; ++p) {
+    const size_t jp = j0 + p * kScreenPanel;
+    if (jp >= task.end) break;
+    const size_t valid = task.end - jp < kScreenPanel ? task.end - jp : kScreenPanel;
+    const __mmask16 vm = static_cast<__mmask16>(valid >= 16 ? 0xFFFFu : (1u << valid) - 1u);
+    const __m512 st = _mm512_loadu_ps(t.scale.data() + jp);
+    const __m512 ut = _mm512_loadu_ps(t.slack.data() + jp);
+    const __m512 th = _mm512_loadu_ps(t.qnorm.data() + jp);
+    const __m512i ids = _mm512_add_epi32(iota, _mm512_set1_epi32(static_cast<int>(jp)));
+    for (size_t r = 0; r < nq; ++r) {
+      const size_t row = task.r0 + g + r;
+      const __m512 sq = _mm512_set1_ps(q.scale[row]), nq_v = _mm512_set1_ps(q.norm[row]);
+      const __m512 dq = _mm512_set1_ps(q.resid[row]);
+      const float thr_s = q.threshold[row];
+      const __m512 thr = _mm512_set1_ps(thr_s);
+      const __m512 approx = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][p]), st), sq);
+      const __m512 err = _mm512_fmadd_ps(nq_v, ut, _mm512_mul_ps(dq, th));
+      const __m512 mag = _mm512_add_ps(_mm512_abs_ps(approx), _mm512_set1_ps(thr_s < 0 ? -thr_s : thr_s));
+      const __m512 m = _mm512_fmadd_ps(err, one_rel, _mm512_fmadd_ps(mag, rel, absk));
+      const __mmask16 gt = _mm512_cmp_ps_mask(_mm512_sub_ps(approx, m), thr, _CMP_GT_OQ);
+      const __mmask16 lt = _mm512_cmp_ps_mask(_mm512_add_ps(approx, m), thr, _CMP_LT_OQ);
+      const __mmask16 und = static_cast<__mmask16>(~(gt | lt) & vm);
+      const size_t k = g + r;
+      task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(static_cast<unsigned>(gt & vm)));
+      if (und != 0) {
+        // Compress in a register, then a full store (cap leaves 16 spare entries): the memory form of vpcompressd
+        // is microcoded on Zen 4 and cost more than the rest of the decision.
+        _mm512_storeu_si512(task.und + k * task.cap + task.und_n[k], _mm512_maskz_compress_epi32(und, ids));
+        task.und_n[k] += static_cast<uint32_t>(_mm_popcnt_u32(und));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+namespace isa {
+// screen.h ScreenRowSums at 16 lanes: the sums' order differs from the scalar one, which the bound allows (any order).
+void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, ScreenRowSums* r) {
+  *r = ScreenRowSums{};
+  const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+  __m512 mx = _mm512_setzero_ps();
+  __mmask16 bad = 0;
+  for (size_t k = 0; k < dim; k += 16) {
+    const __mmask16 m = static_cast<__mmask16>(dim - k >= 16 ? 0xFFFFu : (1u << (dim - k)) - 1u);
+    const __m512 x = _mm512_abs_ps(_mm512_maskz_loadu_ps(m, v + k));
+    bad = static_cast<__mmask16>(bad | _mm512_cmp_ps_mask(x, inf, _CMP_NLT_UQ));  // NaN or infinite
+    mx = _mm512_max_ps(mx, x);
+  }
+  r->finite = bad == 0;
+  r->max = _mm512_reduce_max_ps(mx);
+  if (!r->finite || !(r->max >= kScreenMinMax && r->max <= kScreenMaxMax)) {
+    std::memset(out, 0, dim);
+    return;
+  }
+  r->scale = screen_scale(r->max);
+  const __m512 inv = _mm512_set1_ps(1.0f / r->scale);
+  const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
+  __m512 y2 = _mm512_setzero_ps(), e2 = _mm512_setzero_ps(), b2 = _mm512_setzero_ps();
+  __m512i sum = _mm512_setzero_si512();
+  for (size_t k = 0; k < dim; k += 16) {
+    const __mmask16 m = static_cast<__mmask16>(dim - k >= 16 ? 0xFFFFu : (1u << (dim - k)) - 1u);
+    const __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, v + k), inv);
+    const __m512i a = _mm512_min_epi32(hi, _mm512_max_epi32(lo, _mm512_cvtps_epi32(y)));  // nearest even
+    const __m512 af = _mm512_cvtepi32_ps(a);
+    const __m512 e = _mm512_sub_ps(y, af);
+    y2 = _mm512_fmadd_ps(y, y, y2);
+    e2 = _mm512_fmadd_ps(e, e, e2);
+    b2 = _mm512_fmadd_ps(af, af, b2);
+    sum = _mm512_add_epi32(sum, a);
+    _mm512_mask_cvtepi32_storeu_epi8(out + k, m, a);
+  }
+  r->y2 = _mm512_reduce_add_ps(y2);
+  r->e2 = _mm512_reduce_add_ps(e2);
+  r->b2 = _mm512_reduce_add_ps(b2);
+  r->sum = _mm512_reduce_add_epi32(sum);
+}
+
+KGRANK_VNNI void screen_chunk_avx512_vnni(const ScreenTask& task) {
+  for (size_t k = 0; k < task.nr; ++k) task.und_n[k] = 0;
+  const size_t panels = (task.end - task.begin + kScreenPanel - 1) / kScreenPanel;
+  for (size_t qb = 0; qb < task.nr; qb += kRowBlock) {
+    const size_t qe = qb + kRowBlock < task.nr ? qb + kRowBlock : task.nr;
+    size_t p = 0;
+    for (; p + 2 <= panels; p += 2) {
+      for (size_t g = qb; g < qe; g += kQ) block<2>(task, g, qe - g < kQ ? qe - g : kQ, task.begin + p * kScreenPanel);
+    }
+    for (; p < panels; ++p) {
+      for (size_t g = qb; g < qe; g += kQ) block<1>(task, g, qe - g < kQ ? qe - g : kQ, task.begin + p * kScreenPanel);
+    }
+  }
+}
+}  // namespace isa
+}  // namespace kgrank
