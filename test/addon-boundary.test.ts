@@ -181,7 +181,8 @@ const cases: Case[] = [
   {
     name: "aggregateRanks",
     call: (a) => a.aggregateRanks as Call,
-    record: () => ({ ranks: f64(1, 2), ks: f64(1), flags: 7, ...opts }),
+    record: () => ({ ranks: f64(1, 2), ks: f64(1), truncatedKs: f64(2), flags: 7, ...opts }),
+    optional: ["truncatedKs"],
     extra: ["weights"],
   },
   {

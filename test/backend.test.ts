@@ -45,9 +45,9 @@ describe("one ISA dispatch table (native/core/simd.cpp), KGRANK_SIMD honoured by
     const level = code[info.simd as keyof typeof code];
     // First run every other supported level, so the hook cannot pass by default.
     for (const k of allKernels(1))
-      if (k.backend === "native" && k.simd !== info.simd) k.aggregateRanks(ranks, null, ks, 7);
+      if (k.backend === "native" && k.simd !== info.simd) k.aggregateRanks(ranks, null, ks, ks, 7);
     for (const k of allKernels(1)) if (k.backend === "native" && k.simd !== info.simd) k.generateRanks(ranks, 1, 0);
-    kernels().aggregateRanks(ranks, null, ks, 7);
+    kernels().aggregateRanks(ranks, null, ks, ks, 7);
     kernels().generateRanks(ranks, 1, 0);
     kernels().countScores(ranks, 1000, ranks.subarray(0, 50), {
       greater: new Float64Array(50),

@@ -7,8 +7,10 @@
  */
 import { describe, expect, it } from "vitest";
 
-import { getMetric, prepareCandidates, RankEvaluator } from "../src/index";
-import { metricSelection } from "../src/metrics/catalogue";
+import { kernels } from "../src/backend/backend";
+import { AGGREGATE_SLOTS, ClosedMetricCode } from "../src/contract/kernels";
+import { getMetric, metricValues, prepareCandidates, RankEvaluator } from "../src/index";
+import { metricSelection } from "../src/metrics/index";
 import { backendLabel } from "./helpers/backend";
 import { kgrank as runIn } from "./helpers/cli";
 import { tempDir } from "./helpers/temp";
@@ -162,6 +164,51 @@ describe(`MRR@k on ${backendLabel}`, () => {
       close(getMetric(`zmrr@${k}`).value(ranks, ns, w), v.sub(e).number() / Math.sqrt(variance.number()), "z", 1e-12);
     },
   );
+
+  it("the kernels: truncatedKs' slots follow the hit slots of ks; its closed code is its own, k positive", () => {
+    const r = Float64Array.from(ranks);
+    for (const w of [undefined, ws]) {
+      const out = kernels().aggregateRanks(
+        r,
+        w ? Float64Array.from(w) : null,
+        Float64Array.of(3, 10),
+        Float64Array.of(10, 4),
+        0,
+      );
+      expect(out.length).toBe(AGGREGATE_SLOTS.fixed + 4);
+      const weight = w ? w.reduce((a, b) => a + b, 0) : ranks.length;
+      const hits = (k: number) => ranks.reduce((a, x, i) => a + (x <= k ? (w ? w[i]! : 1) : 0), 0);
+      expect(out[AGGREGATE_SLOTS.fixed]).toBe(hits(3));
+      expect(out[AGGREGATE_SLOTS.fixed + 1]).toBe(hits(10));
+      close(out[AGGREGATE_SLOTS.fixed + 2]!, value(ranks, 10, w).mul(Q.of(weight)).number(), "truncated slot, k = 10");
+      close(out[AGGREGATE_SLOTS.fixed + 3]!, value(ranks, 4, w).mul(Q.of(weight)).number(), "truncated slot, k = 4");
+      // No hit k: the truncated slots start at the fixed ones' end.
+      const alone = kernels().aggregateRanks(
+        r,
+        w ? Float64Array.from(w) : null,
+        new Float64Array(0),
+        Float64Array.of(4),
+        0,
+      );
+      expect(alone.length).toBe(AGGREGATE_SLOTS.fixed + 1);
+      expect(alone[AGGREGATE_SLOTS.fixed]).toBe(out[AGGREGATE_SLOTS.fixed + 3]);
+    }
+    const N = Float64Array.of(5, 1, 4, 12);
+    const [e, v] = moments([...N], 3);
+    const m = kernels().closedMoments(ClosedMetricCode.TruncatedInverse, N, null, 3);
+    close(m[0]!, e.number(), "E");
+    close(m[1]!, v.number(), "Var", 1e-12);
+    // The Hits code at the same k is still Hits@3's: the mean of min(3, N) / N.
+    close(kernels().closedMoments(ClosedMetricCode.Hits, N, null, 3)[0]!, (3 / 5 + 1 + 3 / 4 + 3 / 12) / 4, "Hits E");
+  });
+
+  it("Hits@k and MRR@k at the same k read their own slots of one fused pass", () => {
+    const v = metricValues(["hits@10", "mrr@10", "hits@3", "mrr@3"], ranks, ns, ws);
+    close(v["inverse_harmonic_mean_rank_at_10"]!, value(ranks, 10, ws).number(), "MRR@10");
+    close(v["inverse_harmonic_mean_rank_at_3"]!, value(ranks, 3, ws).number(), "MRR@3");
+    expect(v["hits_at_10"]).toBe(getMetric("hits@10").value(ranks, ns, ws));
+    expect(v["hits_at_3"]).toBe(getMetric("hits@3").value(ranks, ns, ws));
+  });
 
   it("equals MRR where every rank is at most k, and Hits@k's count of hits is where the terms are non-zero", () => {
     const r = [1, 2, 3, 2.5, 7];

@@ -48,7 +48,8 @@ KGRANK_ENUM_TABLE(kgrank::ScoreOp, "ScoreOp", KGRANK_ENTRY(kgrank::ScoreOp, Dot)
                   KGRANK_ENTRY(kgrank::ScoreOp, PairL1));
 KGRANK_ENUM_TABLE(kgrank::ClosedMetric, "ClosedMetric", KGRANK_ENTRY(kgrank::ClosedMetric, ArithmeticMean),
                   KGRANK_ENTRY(kgrank::ClosedMetric, InverseHarmonicMean), KGRANK_ENTRY(kgrank::ClosedMetric, Hits),
-                  KGRANK_ENTRY(kgrank::ClosedMetric, GeometricMean));
+                  KGRANK_ENTRY(kgrank::ClosedMetric, GeometricMean),
+                  KGRANK_ENTRY(kgrank::ClosedMetric, TruncatedInverse));
 KGRANK_ENUM_TABLE(kgrank::Statistic, "Statistic", KGRANK_ENTRY(kgrank::Statistic, Mean),
                   KGRANK_ENTRY(kgrank::Statistic, GeometricMean), KGRANK_ENTRY(kgrank::Statistic, InverseHarmonic),
                   KGRANK_ENTRY(kgrank::Statistic, Median), KGRANK_ENTRY(kgrank::Statistic, Hits),

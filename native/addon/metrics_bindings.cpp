@@ -55,13 +55,15 @@ Napi::Float64Array moments_array(Napi::Env env, const kgrank::Moments& m) {
   return out;
 }
 
-// aggregateRanks({ ranks, weights?, ks, flags, simd, threads }) -> Float64Array(kAggregateFixedSlots + ks.length);
-// flags: 1 variance, 2 median, 4 median absolute deviation
+// aggregateRanks({ ranks, weights?, ks, truncatedKs?, flags, simd, threads })
+// -> Float64Array(kAggregateFixedSlots + ks.length + truncatedKs.length): the hit slots of ks, then the truncated
+// reciprocal slots (MRR@k) of truncatedKs (aggregate.h); flags: 1 variance, 2 median, 4 median absolute deviation
 Napi::Value AggregateRanks(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const Args args(info, "aggregateRanks");
   const auto [ranks, weights] = weighted(args, "ranks");
   const F64 ks = f64(args, "ks");
+  const F64 truncated = optional_f64(args, "truncatedKs");
   const size_t flags = args.size("flags", 0);
   if (flags > 7) args.range_error("flags", "must be a sum of 1 (variance), 2 (median) and 4 (mad)");
   kgrank::AggregateRequest request;
@@ -70,7 +72,9 @@ Napi::Value AggregateRanks(const Napi::CallbackInfo& info) {
   request.mad = (flags & 4) != 0;
   const CountOptions options = args.options();
   request.simd = options.simd;
-  Napi::Float64Array out = Napi::Float64Array::New(env, kgrank::kAggregateFixedSlots + ks.length);
+  request.truncated_ks = truncated.data;
+  request.num_truncated = truncated.length;
+  Napi::Float64Array out = Napi::Float64Array::New(env, kgrank::kAggregateFixedSlots + ks.length + truncated.length);
   kgrank::aggregate_ranks(ranks.data, weights.data, ranks.length, ks.data, ks.length, request, out.Data(),
                           options.threads);
   return out;

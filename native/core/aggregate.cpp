@@ -371,11 +371,11 @@ double truncated_inverse_sum(const double* r, const double* w, size_t n, double 
   return total.value();
 }
 
-// The slots of negative k (MRR@k), which the passes above counted as hits at a negative cut-off (none).
-void truncated_inverse_slots(const double* r, const double* w, size_t n, const double* ks, size_t num_k, double* out,
-                             unsigned threads) {
-  for (size_t j = 0; j < num_k; ++j) {
-    if (ks[j] < 0) out[kAggregateFixedSlots + j] = truncated_inverse_sum(r, w, n, -ks[j], threads);
+// The truncated slots (MRR@k), after the num_k hit slots.
+void truncated_inverse_slots(const double* r, const double* w, size_t n, size_t num_k, const AggregateRequest& request,
+                             double* out, unsigned threads) {
+  for (size_t j = 0; j < request.num_truncated; ++j) {
+    out[kAggregateFixedSlots + num_k + j] = truncated_inverse_sum(r, w, n, request.truncated_ks[j], threads);
   }
 }
 
@@ -385,7 +385,7 @@ void aggregate_ranks(const double* ranks, const double* weights, size_t n, const
                      const AggregateRequest& request, double* out, unsigned threads) {
   if (weights == nullptr) {
     aggregate_unweighted(ranks, n, ks, num_k, request, out, threads);
-    truncated_inverse_slots(ranks, nullptr, n, ks, num_k, out, threads);
+    truncated_inverse_slots(ranks, nullptr, n, num_k, request, out, threads);
     return;
   }
   const size_t chunks = (n + kAggregateChunk - 1) / kAggregateChunk;
@@ -426,7 +426,7 @@ void aggregate_ranks(const double* ranks, const double* weights, size_t n, const
   out[kMad] = std::numeric_limits<double>::quiet_NaN();
   out[kInvalidRanks] = invalid;
   for (size_t j = 0; j < num_k; ++j) out[kAggregateFixedSlots + j] = hits[j].value();
-  truncated_inverse_slots(ranks, weights, n, ks, num_k, out, threads);
+  truncated_inverse_slots(ranks, weights, n, num_k, request, out, threads);
   if (invalid > 0) return;  // the caller reports the bad ranks; medians of garbage are not computed
   if ((request.median || request.mad) && n > 0) {
     out[kMedian] = median(ranks, weights, n);

@@ -26,8 +26,9 @@ enum AggregateSlot : size_t {
   kMedian = 5,               // (weighted) median (NaN unless requested)
   kMad = 6,                  // scaled median absolute deviation (NaN unless requested)
   kInvalidRanks = 7,         // number of ranks that are not finite or < 1 (then medians are not computed)
-  kAggregateFixedSlots = 8,  // followed by sum of w_i [r_i <= k_j] for each requested k_j (a negative k_j: the
-                             // truncated reciprocal sum, sum of w_i / r_i [r_i <= -k_j], of MRR@k)
+  kAggregateFixedSlots = 8,  // followed by the hit slots, sum of w_i [r_i <= k_j] for each requested k_j, then the
+                             // truncated slots, sum of w_i / r_i [r_i <= t_j] (MRR@k's truncated reciprocal sum) for
+                             // each AggregateRequest::truncated_ks t_j: out[kAggregateFixedSlots + num_k + j]
 };
 
 struct AggregateRequest {
@@ -35,9 +36,12 @@ struct AggregateRequest {
   bool median = false;
   bool mad = false;
   SimdLevel simd = SimdLevel::Scalar;  // kernels of the unweighted pass (simd.h dispatch; unsupported -> scalar)
+  // Cut-offs of MRR@k (positive), one truncated slot each after the hit slots; null/0: none.
+  const double* truncated_ks = nullptr;
+  size_t num_truncated = 0;
 };
 
-// weights may be null (all 1). out must hold kAggregateFixedSlots + num_k doubles.
+// weights may be null (all 1). out must hold kAggregateFixedSlots + num_k + request.num_truncated doubles.
 void aggregate_ranks(const double* ranks, const double* weights, size_t n, const double* ks, size_t num_k,
                      const AggregateRequest& request, double* out, unsigned threads);
 

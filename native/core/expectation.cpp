@@ -393,11 +393,9 @@ Moments histogram_moments(ClosedMetric metric, const double* n, const double* w1
           });
       return {sums.a.value() / total_weight, sums.b.value() / (total_weight * total_weight)};
     }
+    case ClosedMetric::TruncatedInverse:
+      return combine(n, w1, w2, bins, total_weight, threads, [k](double x) { return truncated_inverse_moments(x, k); });
     case ClosedMetric::Hits:
-      if (k < 0) {
-        return combine(n, w1, w2, bins, total_weight, threads,
-                       [k](double x) { return truncated_inverse_moments(x, -k); });
-      }
       return combine(n, w1, w2, bins, total_weight, threads, [k](double x) { return hits_moments(x, k); });
     case ClosedMetric::GeometricMean: {
       SumPair logs;

@@ -54,12 +54,13 @@ struct Moments {
 enum class ClosedMetric : int {
   ArithmeticMean = 0,       // MR
   InverseHarmonicMean = 1,  // MRR = mean of 1/r
-  Hits = 2,                 // Hits@k; a negative k asks for MRR@|k| (the mean of 1/r for r <= |k|, else 0)
+  Hits = 2,                 // Hits@k
   GeometricMean = 3,        // GMR
+  TruncatedInverse = 4,     // MRR@k: the mean of 1/r for r <= k, else 0
 };
 // The number of codes: what a binding checks a code against (0 .. kClosedMetricCount - 1), so a new code needs no
 // second edit there.
-constexpr int kClosedMetricCount = 4;
+constexpr int kClosedMetricCount = 5;
 
 // [E, Var] of a closed form from a histogram: sorted distinct n with weight sums w1 and squared-weight sums w2
 // (unweighted: w2 = w1 = multiplicities), total weight, task count. For the geometric mean the histogram must be

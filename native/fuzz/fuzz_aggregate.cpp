@@ -59,14 +59,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ranks[i] = pattern[(i * 5 + i / 13) % pattern_len], weights[i] = wpattern[i % pattern_len];
   std::vector<double> ks(p.ConsumeIntegralInRange<size_t>(0, 4));
   for (double& k : ks) k = p.ConsumeBool() ? static_cast<double>(p.ConsumeIntegralInRange<int>(0, 12)) : rank(p);
+  // MRR@k's cut-offs (the facade passes integers >= 1; any double must still be safe here).
+  std::vector<double> truncated(p.ConsumeIntegralInRange<size_t>(0, 3));
+  for (double& t : truncated) t = p.ConsumeBool() ? static_cast<double>(p.ConsumeIntegralInRange<int>(1, 12)) : rank(p);
   kgrank::AggregateRequest req;
+  req.truncated_ks = truncated.data();
+  req.num_truncated = truncated.size();
   req.variance = p.ConsumeBool();
   req.median = p.ConsumeBool();
   req.mad = p.ConsumeBool();
   req.simd = kgrank::best_simd();  // the level users get by default (the dispatch table gives each family its kernel)
   const double* w = weighted ? weights.data() : nullptr;
 
-  std::vector<double> out1(kgrank::kAggregateFixedSlots + ks.size()), out2(out1.size());
+  const size_t first_truncated = kgrank::kAggregateFixedSlots + ks.size();  // the truncated slots follow the hits
+  std::vector<double> out1(first_truncated + truncated.size()), out2(out1.size());
   kgrank::aggregate_ranks(ranks.data(), w, n, ks.data(), ks.size(), req, out1.data(), 1);
   kgrank::aggregate_ranks(ranks.data(), w, n, ks.data(), ks.size(), req, out2.data(), 2);
   FUZZ_CHECK(same_bits(out1, out2));
@@ -77,7 +83,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!weighted) {
     FUZZ_CHECK(out1[kgrank::kSumWeights] == static_cast<double>(n));
     for (size_t j = 0; j < ks.size(); ++j) {
-      if (ks[j] < 0) continue;  // MRR@|k|'s truncated reciprocal sum, checked with the sums below
       size_t hits = 0;
       for (double r : ranks) hits += r <= ks[j];
       FUZZ_CHECK(out1[kgrank::kAggregateFixedSlots + j] == static_cast<double>(hits));
@@ -104,11 +109,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(close(out1[kgrank::kSumWeights], sw));
     FUZZ_CHECK(close(out1[kgrank::kSumRanks], sr));
     FUZZ_CHECK(close(out1[kgrank::kSumInverseRanks], si));
-    for (size_t j = 0; j < ks.size(); ++j) {
-      if (!(ks[j] < 0)) continue;
+    for (size_t j = 0; j < truncated.size(); ++j) {
       long double st = 0;
-      for (size_t i = 0; i < n; ++i) st += ranks[i] <= -ks[j] ? (weighted ? weights[i] : 1.0L) / ranks[i] : 0.0L;
-      FUZZ_CHECK(close(out1[kgrank::kAggregateFixedSlots + j], st));
+      for (size_t i = 0; i < n; ++i) st += ranks[i] <= truncated[j] ? (weighted ? weights[i] : 1.0L) / ranks[i] : 0.0L;
+      FUZZ_CHECK(close(out1[first_truncated + j], st));
     }
   }
   if ((req.median || req.mad) && n > 0 && !weighted) {

@@ -80,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // Brute-force moments per metric.
   for (ClosedMetric metric : {ClosedMetric::ArithmeticMean, ClosedMetric::InverseHarmonicMean, ClosedMetric::Hits,
-                              ClosedMetric::GeometricMean}) {
+                              ClosedMetric::GeometricMean, ClosedMetric::TruncatedInverse}) {
     if (metric == ClosedMetric::GeometricMean && weighted) continue;  // histogram path needs unweighted tasks
     const Moments m1 = kgrank::histogram_moments(metric, h.n.data(), h.w1.data(), w2.data(), h.n.size(), h.total_weight,
                                                  static_cast<double>(count), k, 1);
@@ -111,6 +111,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         else if (metric == ClosedMetric::InverseHarmonicMean)
           enumerate(
               n[i], [](double j) { return 1.0L / j; }, &ei, &vi);
+        else if (metric == ClosedMetric::TruncatedInverse)
+          enumerate(
+              n[i], [&](double j) { return j <= k ? 1.0L / j : 0.0L; }, &ei, &vi);
         else
           enumerate(
               n[i], [&](double j) { return j <= k ? 1.0L : 0.0L; }, &ei, &vi);

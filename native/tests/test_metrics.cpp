@@ -55,38 +55,51 @@ void aggregate_sums_and_medians() {
   CHECK_EQ(out[kgrank::kInvalidRanks], 2.0);
 }
 
-// MRR@k through the Hits@k channel: a negative k asks for the truncated reciprocal sum and its closed moments.
+// MRR@k: truncated slots (request.truncated_ks) after the hit slots, and the TruncatedInverse closed moments.
 void mrr_at_k_sums_and_moments() {
   const std::vector<double> r = {1, 2, 3.5, 10, 4};
   const std::vector<double> w = {1, 2, 1, 1, 0.5};
-  const std::vector<double> ks = {-3, 3, -4};
-  std::vector<double> out(kgrank::kAggregateFixedSlots + ks.size());
+  const std::vector<double> ks = {3};
+  const std::vector<double> truncated = {3, 4};
+  const size_t first = kgrank::kAggregateFixedSlots + ks.size();
+  std::vector<double> out(first + truncated.size());
   kgrank::AggregateRequest req;
+  req.truncated_ks = truncated.data();
+  req.num_truncated = truncated.size();
   kgrank::aggregate_ranks(r.data(), nullptr, r.size(), ks.data(), ks.size(), req, out.data(), 2);
-  CHECK_EQ(out[kgrank::kAggregateFixedSlots], 1.5);
-  CHECK_EQ(out[kgrank::kAggregateFixedSlots + 1], 2.0);
-  CHECK(close(out[kgrank::kAggregateFixedSlots + 2], 1 + 0.5 + 1 / 3.5 + 0.25, 1e-15));
+  CHECK_EQ(out[kgrank::kAggregateFixedSlots], 2.0);  // the hit slot is still a hit count
+  CHECK_EQ(out[first], 1.5);
+  CHECK(close(out[first + 1], 1 + 0.5 + 1 / 3.5 + 0.25, 1e-15));
   kgrank::aggregate_ranks(r.data(), w.data(), r.size(), ks.data(), ks.size(), req, out.data(), 2);
-  CHECK_EQ(out[kgrank::kAggregateFixedSlots], 2.0);
-  CHECK_EQ(out[kgrank::kAggregateFixedSlots + 1], 3.0);
-  CHECK(close(out[kgrank::kAggregateFixedSlots + 2], 2 + 1 / 3.5 + 0.125, 1e-15));
+  CHECK_EQ(out[kgrank::kAggregateFixedSlots], 3.0);
+  CHECK_EQ(out[first], 2.0);
+  CHECK(close(out[first + 1], 2 + 1 / 3.5 + 0.125, 1e-15));
+  // No hit k: the truncated slots start right after the fixed ones.
+  std::vector<double> alone(kgrank::kAggregateFixedSlots + 1);
+  req.num_truncated = 1;
+  kgrank::aggregate_ranks(r.data(), nullptr, r.size(), nullptr, 0, req, alone.data(), 1);
+  CHECK_EQ(alone[kgrank::kAggregateFixedSlots], 1.5);
   // Over many chunks, 1 and 3 threads give the same bits.
   std::vector<double> big(100000);
   for (size_t i = 0; i < big.size(); ++i) big[i] = 1 + static_cast<double>((i * 7919) % 40) / 2;
-  const double k = -10;
+  const double k = 10;
+  req.truncated_ks = &k;
   std::vector<double> a(kgrank::kAggregateFixedSlots + 1), b(a.size());
-  kgrank::aggregate_ranks(big.data(), nullptr, big.size(), &k, 1, req, a.data(), 1);
-  kgrank::aggregate_ranks(big.data(), nullptr, big.size(), &k, 1, req, b.data(), 3);
+  kgrank::aggregate_ranks(big.data(), nullptr, big.size(), nullptr, 0, req, a.data(), 1);
+  kgrank::aggregate_ranks(big.data(), nullptr, big.size(), nullptr, 0, req, b.data(), 3);
   CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
   // N = 5, k = 3: E = H_1(3) / 5 = 11/30, Var = H_2(3) / 5 - E^2 = 124/900; N = 2 <= k: MRR's moments.
   const double n5 = 5, n2 = 2;
-  const kgrank::Moments m = kgrank::closed_moments(kgrank::ClosedMetric::Hits, &n5, nullptr, 1, -3);
+  const kgrank::Moments m = kgrank::closed_moments(kgrank::ClosedMetric::TruncatedInverse, &n5, nullptr, 1, 3);
   CHECK(close(m.expectation, 11.0 / 30, 1e-15));
   CHECK(close(m.variance, 124.0 / 900, 1e-14));
-  const kgrank::Moments m2 = kgrank::closed_moments(kgrank::ClosedMetric::Hits, &n2, nullptr, 1, -3);
+  const kgrank::Moments m2 = kgrank::closed_moments(kgrank::ClosedMetric::TruncatedInverse, &n2, nullptr, 1, 3);
   const kgrank::Moments mrr = kgrank::closed_moments(kgrank::ClosedMetric::InverseHarmonicMean, &n2, nullptr, 1, 0);
   CHECK(close(m2.expectation, mrr.expectation, 1e-15));
   CHECK(close(m2.variance, mrr.variance, 1e-14));
+  // Hits@3 at the same k is still the hit rate 3/5.
+  const kgrank::Moments hits = kgrank::closed_moments(kgrank::ClosedMetric::Hits, &n5, nullptr, 1, 3);
+  CHECK_EQ(hits.expectation, 0.6);
 }
 
 void aggregate_is_thread_count_independent() {

@@ -60,8 +60,10 @@ export function nativeMetricKernels(
     return true;
   };
   return {
-    aggregateRanks: (ranks, weights, ks, flags, t) =>
-      call("ranks", () => addon.aggregateRanks({ ranks, weights, ks, flags, simd: level, threads: t ?? threads })),
+    aggregateRanks: (ranks, weights, ks, truncatedKs, flags, t) =>
+      call("ranks", () =>
+        addon.aggregateRanks({ ranks, weights, ks, truncatedKs, flags, simd: level, threads: t ?? threads }),
+      ),
     medianRanks: (values, weights, mad) => call("ranks", () => addon.medianRanks({ values, weights, mad })),
     candidateHistogram: (numCandidates, weights) =>
       weights === null && isSmall(numCandidates)

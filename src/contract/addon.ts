@@ -99,7 +99,10 @@ export interface RankTriplesConstrainedArgs extends RankTriplesArgs {
 export interface AggregateRanksArgs extends KernelOptions {
   ranks: Float64Array;
   weights?: Float64Array | null;
+  /** Hits@k cut-offs: one hit slot each. */
   ks: Float64Array;
+  /** MRR@k cut-offs (positive): one truncated reciprocal slot each, after the hit slots; absent: none. */
+  truncatedKs?: Float64Array | null;
   /** AGGREGATE_FLAGS (src/contract/kernels.ts). */
   flags: number;
 }

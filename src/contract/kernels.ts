@@ -205,9 +205,11 @@ export interface AnswerCountsProblem {
 export enum ClosedMetricCode {
   ArithmeticMean = 0,
   InverseHarmonicMean = 1,
-  /** Hits@k; a negative k asks for MRR@|k| (the mean of 1/r over r <= |k|, 0 above). */
+  /** Hits@k. */
   Hits = 2,
   GeometricMean = 3,
+  /** MRR@k: the mean of 1/r over r <= k, 0 above. */
+  TruncatedInverse = 4,
 }
 
 /** Statistics of one rank vector that Monte Carlo estimates (codes shared with native/core/sampling.h). */
@@ -223,8 +225,9 @@ export enum StatisticCode {
 }
 
 /**
- * Slots of aggregateRanks()'s output, followed by one hit sum per requested k (a negative k: MRR@|k|'s truncated
- * reciprocal sum, the sum of w / r over r <= |k|).
+ * Slots of aggregateRanks()'s output. They are followed by the hit slots, one hit sum (w over r <= k) per entry of
+ * `ks`, from `fixed`, then the truncated slots, one truncated reciprocal sum of MRR@k (w / r over r <= k) per entry of
+ * `truncatedKs`, from `fixed + ks.length` (native/core/aggregate.h).
  */
 export const AGGREGATE_SLOTS = {
   sumWeights: 0,
@@ -285,13 +288,15 @@ export const AGGREGATE_FLAGS = { variance: 1, median: 2, mad: 4 } as const;
  */
 export interface MetricKernels {
   /**
-   * One fused pass over validated ranks (weights null = all 1): compensated sums, hit counts per k, and what
-   * `flags` (AGGREGATE_FLAGS) asks for; see AGGREGATE_SLOTS.
+   * One fused pass over validated ranks (weights null = all 1): compensated sums, hit counts per k of `ks`, MRR@k's
+   * truncated reciprocal sums per k of `truncatedKs` (positive cut-offs), and what `flags` (AGGREGATE_FLAGS) asks
+   * for; see AGGREGATE_SLOTS for the layout.
    */
   aggregateRanks(
     ranks: Float64Array,
     weights: Float64Array | null,
     ks: Float64Array,
+    truncatedKs: Float64Array,
     flags: number,
     threads?: number,
   ): Float64Array;

@@ -1,19 +1,27 @@
 /**
- * The metric aggregate of ranks (compensated sums of w r, w log r, w / r, hit counts or, for a negative k, MRR@k's
- * truncated reciprocal sums, centred sum of squares, invalid ranks) and the conventional (weighted) median and scaled MAD. Twin of native/core/aggregate.{h,cpp} (single
- * threaded: one chunk).
+ * The metric aggregate of ranks (compensated sums of w r, w log r, w / r, hit counts per k, MRR@k's truncated
+ * reciprocal sums per truncated k, centred sum of squares, invalid ranks) and the conventional (weighted) median and
+ * scaled MAD. Twin of native/core/aggregate.{h,cpp} (single threaded: one chunk); the slot layout is AGGREGATE_SLOTS'.
  */
 import { AGGREGATE_FLAGS, AGGREGATE_SLOTS } from "../contract/kernels";
 import { CompensatedSum } from "../numeric/compensated";
 
-export function aggregateRanks(ranks: Float64Array, weights: Float64Array | null, ks: Float64Array, flags: number) {
+export function aggregateRanks(
+  ranks: Float64Array,
+  weights: Float64Array | null,
+  ks: Float64Array,
+  truncatedKs: Float64Array,
+  flags: number,
+) {
   const n = ranks.length;
   const numK = ks.length;
+  const numT = truncatedKs.length;
   const w = new CompensatedSum();
   const wr = new CompensatedSum();
   const wlog = new CompensatedSum();
   const winv = new CompensatedSum();
   const hits = Array.from({ length: numK }, () => new CompensatedSum());
+  const truncated = Array.from({ length: numT }, () => new CompensatedSum());
   for (let i = 0; i < n; i++) {
     const x = ranks[i]!;
     const wi = weights ? weights[i]! : 1;
@@ -21,16 +29,18 @@ export function aggregateRanks(ranks: Float64Array, weights: Float64Array | null
     wr.add(wi * x);
     wlog.add(wi * Math.log(x));
     winv.add(wi / x);
-    // A negative k asks for MRR@|k|'s truncated reciprocal sum (truncated_inverse_sum).
-    for (let j = 0; j < numK; j++) hits[j]!.add(ks[j]! < 0 ? (x <= -ks[j]! ? wi / x : 0) : x <= ks[j]! ? wi : 0);
+    for (let j = 0; j < numK; j++) hits[j]!.add(x <= ks[j]! ? wi : 0);
+    // MRR@k's truncated reciprocal sum (truncated_inverse_sum).
+    for (let j = 0; j < numT; j++) truncated[j]!.add(x <= truncatedKs[j]! ? wi / x : 0);
   }
   if (!weights) w.add(n);
-  const out = new Float64Array(AGGREGATE_SLOTS.fixed + numK);
+  const out = new Float64Array(AGGREGATE_SLOTS.fixed + numK + numT);
   out[AGGREGATE_SLOTS.sumWeights] = w.value();
   out[AGGREGATE_SLOTS.sumRanks] = wr.value();
   out[AGGREGATE_SLOTS.sumLogRanks] = wlog.value();
   out[AGGREGATE_SLOTS.sumInverseRanks] = winv.value();
   for (let j = 0; j < numK; j++) out[AGGREGATE_SLOTS.fixed + j] = hits[j]!.value();
+  for (let j = 0; j < numT; j++) out[AGGREGATE_SLOTS.fixed + numK + j] = truncated[j]!.value();
   if (flags & AGGREGATE_FLAGS.variance && n > 0) out[AGGREGATE_SLOTS.sumSquaredDeviations] = squaredDeviations(ranks);
   let invalid = 0;
   for (let i = 0; i < n; i++) if (!(ranks[i]! >= 1 && ranks[i]! <= Number.MAX_VALUE)) invalid++;

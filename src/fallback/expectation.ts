@@ -203,8 +203,9 @@ export function histogramMoments(metric: ClosedMetricCode, h: Histogram, count: 
     case ClosedMetricCode.InverseHarmonicMean:
       return combine(h, inverseHarmonicMoments);
     case ClosedMetricCode.Hits:
-      // A negative k asks for MRR@|k|.
-      return combine(h, k < 0 ? (n) => truncatedInverseMoments(n, -k) : (n) => hitsMoments(n, k));
+      return combine(h, (n) => hitsMoments(n, k));
+    case ClosedMetricCode.TruncatedInverse:
+      return combine(h, (n) => truncatedInverseMoments(n, k));
     case ClosedMetricCode.GeometricMean: {
       const logMean = new CompensatedSum();
       const logRatio = new CompensatedSum();

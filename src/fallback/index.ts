@@ -27,7 +27,7 @@ import { bufferRows, inSlices } from "./slices";
 export const rowSlices = { inSlices, bufferRows };
 
 const tsMetricKernels: MetricKernels = {
-  aggregateRanks: (ranks, weights, ks, flags) => aggregateRanks(ranks, weights, ks, flags),
+  aggregateRanks: (ranks, weights, ks, truncatedKs, flags) => aggregateRanks(ranks, weights, ks, truncatedKs, flags),
   medianRanks: (values, weights, mad) => (mad ? medianAbsoluteDeviation(values, weights) : median(values, weights)),
   closedMoments,
   medianMoments: (numCandidates, wantVariance) => {

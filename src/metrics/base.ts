@@ -47,8 +47,27 @@ export interface Sums {
   median: number;
   mad: number;
   count: number;
-  /** Weighted hit counts by k. */
+  /** Weighted hit counts by k (the fused pass's hit slots). */
   hits: Map<number, number>;
+  /** MRR@k's weighted truncated reciprocal sums (w / r over r <= k) by k (the fused pass's truncated slots). */
+  truncatedInverse: Map<number, number>;
+}
+
+/**
+ * A per-k entry of the fused pass a metric reads: the hit count at k (Hits@k, a slot of `ks`) or the truncated
+ * reciprocal sum at k (MRR@k, a slot of `truncatedKs`). The same k is the closed form's and Monte Carlo's.
+ */
+export interface KernelCut {
+  kind: "hits" | "truncatedInverse";
+  k: number;
+}
+
+/** The fused pass's `ks` and `truncatedKs` for a set of cuts (each k once per kind). */
+export function cutArrays(cuts: Iterable<KernelCut>): { ks: Float64Array; truncatedKs: Float64Array } {
+  const hits = new Set<number>();
+  const truncated = new Set<number>();
+  for (const c of cuts) (c.kind === "hits" ? hits : truncated).add(c.k);
+  return { ks: Float64Array.from(hits), truncatedKs: Float64Array.from(truncated) };
 }
 
 interface Spec {
@@ -81,14 +100,9 @@ interface Spec {
   perTask: PerTaskForm | null;
   /** The cut-off of Hits@k and MRR@k. */
   k?: number;
-  /**
-   * The entry of the fused pass's k list this metric reads (Sums.hits), also the closed form's and Monte Carlo's k:
-   * k for Hits@k, -k for MRR@k (the kernels' convention for the truncated reciprocal). Defaults to k.
-   */
-  aggregateK?: number;
+  /** The per-k entry of the fused pass this metric reads (Hits@k: a hit count, MRR@k: a truncated reciprocal sum). */
+  cut?: KernelCut;
 }
-
-const EMPTY_K = new Float64Array(0);
 
 export class BaseRankMetric implements RankMetric {
   readonly key: string;
@@ -103,8 +117,8 @@ export class BaseRankMetric implements RankMetric {
   readonly closedVariance: boolean;
   /** k of Hits@k and MRR@k (undefined for other metrics). */
   readonly k?: number;
-  /** The entry of the fused pass's k list this metric reads (Spec.aggregateK), undefined when it reads none. */
-  readonly aggregateK?: number;
+  /** The per-k entry of the fused pass this metric reads (Spec.cut), undefined when it reads none. */
+  readonly cut?: KernelCut;
   /** The per-task quantity of the value (Spec.perTask), null when there is none. */
   readonly perTask: PerTaskForm | null;
   readonly #spec: Spec;
@@ -119,8 +133,7 @@ export class BaseRankMetric implements RankMetric {
     this.closedExpectation = spec.closed !== undefined || spec.closedMedian === true;
     this.closedVariance = (spec.closed !== undefined && spec.closedVariance !== false) || spec.closedMedian === true;
     if (spec.k !== undefined) this.k = spec.k;
-    const aggregateK = spec.aggregateK ?? spec.k;
-    if (aggregateK !== undefined) this.aggregateK = aggregateK;
+    if (spec.cut !== undefined) this.cut = spec.cut;
     this.perTask = spec.perTask;
     this.#spec = spec;
   }
@@ -130,8 +143,13 @@ export class BaseRankMetric implements RankMetric {
       numCandidates === undefined ? undefined : numCandidatesArg(numCandidates, (ranks as ArrayLike<number>)?.length);
     const r = n ? ranksArg(ranks, n) : ranksShape(ranks);
     const w = weightsArg(weights, r.length, this.supportsWeights, this.key);
-    const ks = this.aggregateK === undefined ? EMPTY_K : Float64Array.of(this.aggregateK);
-    return this.fromSums(aggregate(r, w, ks, this.flags));
+    const { ks, truncatedKs } = cutArrays(this.cuts);
+    return this.fromSums(aggregate(r, w, ks, truncatedKs, this.flags));
+  }
+
+  /** The per-k entries of the fused pass this metric reads (none or its cut). */
+  get cuts(): KernelCut[] {
+    return this.cut === undefined ? [] : [this.cut];
   }
 
   /** What the fused pass must compute for this metric. */
@@ -164,10 +182,7 @@ export class BaseRankMetric implements RankMetric {
         `has no closed-form ${needVariance ? "variance" : "expectation"}; use estimate({ numCandidates, numSamples }) for a Monte-Carlo value`,
       );
     }
-    const m = candidatesArg(numCandidates, weights, this.supportsWeights, this.key).moments(
-      spec.closed,
-      this.aggregateK ?? 0,
-    );
+    const m = candidatesArg(numCandidates, weights, this.supportsWeights, this.key).moments(spec.closed, spec.k ?? 0);
     return [m[0]!, m[1]!];
   }
 
@@ -187,11 +202,11 @@ export class BaseRankMetric implements RankMetric {
   sampleValues(c: CandidateSet, numSamples: number, seed: number): Float64Array {
     const spec = this.#spec;
     if (spec.statistic === null) {
-      const ks = this.aggregateK === undefined ? EMPTY_K : Float64Array.of(this.aggregateK);
+      const { ks, truncatedKs } = cutArrays(this.cuts);
       const values = new Float64Array(numSamples);
       for (let s = 0; s < numSamples; s++) {
         const ranks = kernels().generateRanks(c.numCandidates, seed, s);
-        values[s] = spec.fromSums(aggregate(ranks, c.weights, ks, this.flags));
+        values[s] = spec.fromSums(aggregate(ranks, c.weights, ks, truncatedKs, this.flags));
       }
       return values;
     }
@@ -217,15 +232,25 @@ export function estimateWith(
 }
 
 /** The fused pass over shape-checked ranks; throws the precise input error if it found invalid ranks. */
-export function aggregate(r: Float64Array, w: Float64Array | null, ks: Float64Array, flags: number): Sums {
-  const out = kernels().aggregateRanks(r, w, ks, flags);
+export function aggregate(
+  r: Float64Array,
+  w: Float64Array | null,
+  ks: Float64Array,
+  truncatedKs: Float64Array,
+  flags: number,
+): Sums {
+  const out = kernels().aggregateRanks(r, w, ks, truncatedKs, flags);
   if (out[AGGREGATE_SLOTS.invalid]! > 0) ranksArg(r);
-  return sumsOf(out, r.length, ks);
+  return sumsOf(out, r.length, ks, truncatedKs);
 }
 
-function sumsOf(out: Float64Array, count: number, ks: Float64Array): Sums {
+function sumsOf(out: Float64Array, count: number, ks: Float64Array, truncatedKs: Float64Array): Sums {
   const hits = new Map<number, number>();
   for (let j = 0; j < ks.length; j++) hits.set(ks[j]!, out[AGGREGATE_SLOTS.fixed + j]!);
+  // The truncated slots follow the hit slots (AGGREGATE_SLOTS).
+  const truncatedInverse = new Map<number, number>();
+  const first = AGGREGATE_SLOTS.fixed + ks.length;
+  for (let j = 0; j < truncatedKs.length; j++) truncatedInverse.set(truncatedKs[j]!, out[first + j]!);
   return {
     weight: out[AGGREGATE_SLOTS.sumWeights]!,
     sumRanks: out[AGGREGATE_SLOTS.sumRanks]!,
@@ -236,6 +261,7 @@ function sumsOf(out: Float64Array, count: number, ks: Float64Array): Sums {
     mad: out[AGGREGATE_SLOTS.mad]!,
     count,
     hits,
+    truncatedInverse,
   };
 }
 
@@ -377,6 +403,7 @@ export const hitsAtK = (k: number) =>
     closed: ClosedMetricCode.Hits,
     fromSums: (s) => s.hits.get(k)! / s.weight,
     k,
+    cut: { kind: "hits", k },
     perTask: { quantity: "hits", of: (r) => (r <= k ? 1 : 0), mean: true },
   });
 export const standardDeviation = () =>
@@ -451,9 +478,9 @@ export const truncatedInverseHarmonicMeanRank = (k: number) =>
     supportsWeights: true,
     statistic: null,
     fromStatistic: identity,
-    closed: ClosedMetricCode.Hits,
-    fromSums: (s) => s.hits.get(-k)! / s.weight,
+    closed: ClosedMetricCode.TruncatedInverse,
+    fromSums: (s) => s.truncatedInverse.get(k)! / s.weight,
     perTask: { quantity: "truncatedInverseRank", of: (r) => (r <= k ? 1 / r : 0), mean: true },
     k,
-    aggregateK: -k,
+    cut: { kind: "truncatedInverse", k },
   });

@@ -85,7 +85,8 @@ export function sumForm(metric: RankMetric): SumForm | null {
         squaredDeviations: NaN,
         median: total,
         mad: NaN,
-        hits: new Map([[base.aggregateK ?? 0, total]]),
+        hits: new Map(base.cut?.kind === "hits" ? [[k, total]] : []),
+        truncatedInverse: new Map(base.cut?.kind === "truncatedInverse" ? [[k, total]] : []),
       };
       let v = base.fromSums(sums);
       for (const c of coefficients) v = c.scale * v + c.offset;

@@ -4,7 +4,7 @@
  */
 import { KgrankInputError } from "../checks/errors";
 import { describe } from "../checks/validate";
-import { aggregate, BaseRankMetric } from "./base";
+import { aggregate, BaseRankMetric, cutArrays } from "./base";
 import { CandidateSet, candidatesArg } from "./candidates";
 import { getMetric } from "./catalogue";
 import { DerivedMetric } from "./derived";
@@ -59,13 +59,9 @@ export function metricValues(
   const w = weightsArg(weights, r.length, true, "metricValues");
   const bases = resolved.map(unwrap);
   let flags = 0;
-  const kSet = new Set<number>();
-  for (const b of bases) {
-    flags |= b.flags;
-    if (b.aggregateK !== undefined) kSet.add(b.aggregateK);
-  }
-  const ks = Float64Array.from(kSet);
-  const sums = aggregate(r, w, ks, flags);
+  for (const b of bases) flags |= b.flags;
+  const { ks, truncatedKs } = cutArrays(bases.flatMap((b) => b.cuts));
+  const sums = aggregate(r, w, ks, truncatedKs, flags);
   const needCandidates = resolved.some((m) => m.needsCandidates);
   if (needCandidates && !n) {
     throw new KgrankInputError(
