@@ -5,7 +5,7 @@
  * same record; the async one takes an optional kernel control after it. Optional fields (`?`) may be absent,
  * undefined or null. src/backend/backend.ts builds them; test/addon-boundary.test.ts checks every field's error.
  */
-import type { EmbeddingRankInput, FloatArray } from "./kernels";
+import type { EmbeddingRankInput, FloatArray, PairedMedians } from "./kernels";
 
 /** The SIMD level code (native/core/simd.h SimdLevel) and thread count (0 = hardware threads) of a kernel call. */
 interface KernelOptions {
@@ -169,15 +169,8 @@ export interface PairedResampleArgs extends KernelOptions {
   count: number;
   n: number;
   x: Float64Array;
-  medians?: {
-    indexA: Uint32Array;
-    indexB: Uint32Array;
-    values: Float64Array;
-    orderA: Uint32Array;
-    orderB: Uint32Array;
-    sortedA: Float64Array;
-    sortedB: Float64Array;
-  } | null;
+  /** Both runs' ranks when the medians are resampled too (the same arrays as pairedResample's). */
+  medians?: PairedMedians | null;
 }
 
 export interface HarmonicArgs {

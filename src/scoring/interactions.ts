@@ -40,6 +40,16 @@ export interface InteractionDescriptor {
 const entityWidth = (d: number) => [d];
 const entityWidthText = (d: number) => `${d} (the entity width)`;
 const plain = { queryVectors: 0, rowFactor: false } as const;
+/** What OGB's RotatE and PyKEEN's (rotate, rotate-l2) share: they differ only in the distance and the names. */
+const rotation = {
+  complex: true,
+  phases: true,
+  relationWidths: (d: number) => [d / 2, d],
+  relationWidthText: (d: number) => `${d / 2} (phases) or ${d} (complex numbers)`,
+  normalizesEntities: false,
+  memory: plain,
+  rescale: "divide the entities by a constant",
+} as const;
 
 /**
  * An interaction's kgrank name. Spelled out (not derived from the table) so the public declarations name no internal
@@ -97,25 +107,13 @@ export const INTERACTION_TABLE = {
   },
   rotate: {
     code: 4,
-    complex: true,
-    phases: true,
-    relationWidths: (d: number) => [d / 2, d],
-    relationWidthText: (d: number) => `${d / 2} (phases) or ${d} (complex numbers)`,
-    normalizesEntities: false,
-    memory: plain,
+    ...rotation,
     savedAs: { ogb: ["rotate"], dglke: ["rotate"], pykeen: null },
-    rescale: "divide the entities by a constant",
   },
   "rotate-l2": {
     code: 6,
-    complex: true,
-    phases: true,
-    relationWidths: (d: number) => [d / 2, d],
-    relationWidthText: (d: number) => `${d / 2} (phases) or ${d} (complex numbers)`,
-    normalizesEntities: false,
-    memory: plain,
+    ...rotation,
     savedAs: { ogb: [], dglke: [], pykeen: "RotatE" },
-    rescale: "divide the entities by a constant",
   },
   pairre: {
     code: 5,

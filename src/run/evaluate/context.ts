@@ -4,10 +4,12 @@
  */
 import { KgrankInputError } from "../../checks/errors";
 import type { Dataset, Split } from "../../io/datasets";
+import { RankEvaluator } from "../../evaluation/evaluator";
 import { sampleTasks, type TaskSample } from "../../evaluation/task-sample";
 import { readIdTriples } from "../arrays";
-import { datasetFromAsync, filterSplits } from "../datasets";
+import { datasetFromAsync, filterSplits, type TaskSide } from "../datasets";
 import type { Out } from "../out";
+import { evaluatorMetrics } from "../render";
 import { resolveShard, shardRows } from "../shard";
 import { entitySides, type EvaluateOptions } from "./options";
 
@@ -81,4 +83,27 @@ export function runFilter(run: RunContext, raw: boolean): { splits: Split[]; tri
     triples: [...splits.map((s) => run.ds.splits[s]), ...(run.opts.triples ? [run.evaluated] : [])],
     setting: `filtered by ${splits.join("+")}`,
   };
+}
+
+/**
+ * The run's evaluator: the dataset's ids, the filter's triples, the entity sides (and the relation side), the run's
+ * cut-offs and metrics, and, for a model, its entity shard.
+ */
+export function runEvaluator(
+  run: RunContext,
+  filterTriples: Int32Array[] | undefined,
+  sides: TaskSide[],
+  relation: boolean,
+  entityShard?: { index: number; count: number },
+): RankEvaluator {
+  const { ds, opts } = run;
+  return new RankEvaluator({
+    numEntities: ds.numEntities,
+    numRelations: ds.numRelations,
+    filterTriples,
+    sides: relation ? [...sides, "relation"] : sides.length === 2 ? "both" : sides[0],
+    ks: opts.ks,
+    metrics: evaluatorMetrics(opts.metrics),
+    ...(entityShard ? { entityShard } : {}),
+  });
 }

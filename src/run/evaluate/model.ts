@@ -4,14 +4,12 @@
  */
 import { KgrankInputError } from "../../checks/errors";
 import { turn } from "../../contract/event-loop";
-import { RankEvaluator } from "../../evaluation/evaluator";
 import { readArray } from "../../io/array-file";
 import { expectShape } from "../arrays";
 import type { TaskSide } from "../datasets";
 import { cliModelError, loadModelWithin, memoryNotice } from "../model-flags";
 import { Progress } from "../progress";
-import { evaluatorMetrics } from "../render";
-import { type RunContext, runFilter } from "./context";
+import { type RunContext, runEvaluator, runFilter } from "./context";
 import { sampledEstimatePlan } from "./estimate-full";
 import { directoryFingerprints, finish, inputFingerprints } from "./finish";
 import { entitySides, relationSide } from "./options";
@@ -68,15 +66,7 @@ export async function evaluateModel(run: RunContext): Promise<void> {
       `${index}/${count} splits ${ds.name}'s ${n} entities into ${count} shards: N must be at most ${n}, each entity shard ranking against at least one entity`,
     );
   }
-  const evaluator = new RankEvaluator({
-    numEntities: n,
-    numRelations: ds.numRelations,
-    filterTriples: filter.triples,
-    sides: relation ? [...sides, "relation"] : sides.length === 2 ? "both" : sides[0],
-    ks: opts.ks,
-    metrics: evaluatorMetrics(opts.metrics),
-    ...(opts.entityShard ? { entityShard: opts.entityShard } : {}),
-  });
+  const evaluator = runEvaluator(run, filter.triples, sides, relation, opts.entityShard);
   const constrained = typedCandidatesEvaluator(opts, ds, filter.triples, sides, evaluated.subarray(3 * lo, 3 * hi));
   const label =
     `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}` +

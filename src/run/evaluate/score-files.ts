@@ -6,14 +6,12 @@ import * as path from "node:path";
 
 import { KgrankInputError } from "../../checks/errors";
 import { turn } from "../../contract/event-loop";
-import { RankEvaluator } from "../../evaluation/evaluator";
 import { readArray } from "../../io/array-file";
 import { FrequencyBaseline } from "../../scoring/baseline";
 import { expectShape, floatScores } from "../arrays";
 import { SIDES, type TaskSide } from "../datasets";
 import { Progress } from "../progress";
-import { evaluatorMetrics } from "../render";
-import { type RunContext, runFilter } from "./context";
+import { type RunContext, runEvaluator, runFilter } from "./context";
 import { finish, inputFingerprints } from "./finish";
 import { entitySides, relationSide } from "./options";
 import { typedCandidatesEvaluator } from "./typed-candidates";
@@ -56,14 +54,7 @@ export async function evaluateScores(run: RunContext): Promise<void> {
     );
   }
   const filter = runFilter(run, sampled);
-  const evaluator = new RankEvaluator({
-    numEntities: n,
-    numRelations: ds.numRelations,
-    filterTriples: filter.triples,
-    sides: relation ? [...sides, "relation"] : sides.length === 2 ? "both" : sides[0],
-    ks: opts.ks,
-    metrics: evaluatorMetrics(opts.metrics),
-  });
+  const evaluator = runEvaluator(run, filter.triples, sides, relation);
   const constrained = typedCandidatesEvaluator(opts, ds, filter.triples, sides, evaluated.subarray(3 * lo, 3 * hi));
   const scorer = fromFiles ? null : new FrequencyBaseline(ds.splits.train, n, ds.numRelations);
   const batch = ROWS_PER_BATCH(n);
