@@ -11,10 +11,12 @@
  */
 import { KgrankInputError } from "../checks/errors";
 import { confidenceLevelArg, cutoffs, describe, optionKeys, options, seedArg, tripleArray } from "../checks/validate";
-import { kernels } from "../backend/backend";
 import { normalQuantile } from "../numeric/normal";
 import { streamKey, uniform01Keyed } from "../numeric/random";
-import { DEFAULT_KS } from "../metrics/index";
+import { BaseRankMetric } from "../metrics/base";
+import { DEFAULT_KS, metricSelection } from "../metrics/catalogue";
+import { DerivedMetric } from "../metrics/derived";
+import type { RankMetric } from "../metrics/types";
 import type { RankResults } from "./results";
 
 export interface SampleTasksOptions {
@@ -190,8 +192,9 @@ const RANK_TYPES = ["optimistic", "realistic", "pessimistic"] as const;
 
 /**
  * Estimates of the mean-type metrics over the whole population of `sample` from `results`, the sample's tasks ranked
- * (every task of the sample, micro weighting, nothing skipped): MR, MRR and Hits@k of each rank type, and, from
- * realistic ranks, the adjusted MR (MR / E[MR]) and the adjusted indices of MR, MRR and Hits@k ((m - E) / (1 - E)).
+ * (every task of the sample, micro weighting, nothing skipped): each metric of the default selection at `ks` whose
+ * descriptor says its value is a task mean (MR, MRR and Hits@k) for each rank type, and, from realistic ranks, the
+ * forms derived from it by its expectation: the adjusted indices ((m - E) / (1 - E)) and the adjusted MR (MR / E[MR]).
  */
 export function estimateFull(results: RankResults, sample: TaskSample, opts: EstimateFullOptions = {}): FullEstimates {
   const o = options("options", opts, optionKeys<EstimateFullOptions>({ confidenceLevel: 1, ks: 1 }));
@@ -266,46 +269,49 @@ export function estimateFull(results: RankResults, sample: TaskSample, opts: Est
     };
   };
   const N = tasks.numCandidates;
-  const expectations = {
-    arithmetic_mean_rank: N.map((c) => (c + 1) / 2),
-    inverse_harmonic_mean_rank: expectedReciprocals(N),
-  };
+  // The mean-type metrics of the run's default selection at these ks (a metric's descriptor says whether its value
+  // is the mean of a per-task quantity), each with the forms derived from it by its expectation.
+  const selection = metricSelection(null, ks);
+  const means = selection.filter(
+    (m): m is BaseRankMetric => m instanceof BaseRankMetric && m.perTask?.mean === true && m.closedExpectation,
+  );
+  const derivedFrom = (m: RankMetric) =>
+    selection
+      .filter((d): d is DerivedMetric => d instanceof DerivedMetric && d.base.key === m.key)
+      .filter((d) => d.derivation === "reindex" || d.derivation === "expectation")
+      // The adjusted index before the expectation ratio (the order the estimates have always been listed in).
+      .sort((a, b) => Number(a.derivation === "expectation") - Number(b.derivation === "expectation"));
+  const expectations = new Map(means.map((m) => [m.key, perTaskExpectations(m, N)]));
   for (const type of RANK_TYPES) {
     const r = tasks[type];
-    const per: [string, Float64Array, [number, number], Float64Array | null][] = [
-      ["arithmetic_mean_rank", r, [1, Infinity], expectations.arithmetic_mean_rank],
-      ["inverse_harmonic_mean_rank", r.map((x) => 1 / x), [0, 1], expectations.inverse_harmonic_mean_rank],
-      ...ks.map(
-        (k) =>
-          [`hits_at_${k}`, r.map((x) => (x <= k ? 1 : 0)), [0, 1], N.map((c) => Math.min(k, c) / c)] as [
-            string,
-            Float64Array,
-            [number, number],
-            Float64Array,
-          ],
-      ),
-    ];
-    for (const [name, g, range, e] of per) {
+    for (const m of means) {
+      const g = r.map(m.perTask!.of);
       const a = design.mean(g);
-      put(`${scope}.${type}.${name}`, a, design.variance(g), range);
-      if (type !== "realistic" || !e) continue;
+      put(`${scope}.${type}.${m.key}`, a, design.variance(g), bounds(m));
+      if (type !== "realistic") continue;
+      const e = expectations.get(m.key)!;
       const b = design.mean(e);
-      // (a - b) / (1 - b): the adjusted index (1 is the best value of MR, MRR and Hits@k alike).
-      const fa = 1 / (1 - b);
-      const fb = (a - 1) / ((1 - b) * (1 - b));
-      const adjusted = name === "arithmetic_mean_rank" ? "adjusted_arithmetic_mean_rank_index" : `adjusted_${name}`;
-      put(`${scope}.realistic.${adjusted}`, (a - b) / (1 - b), design.variance(g.map((x, i) => fa * x + fb * e[i]!)), [
-        -Infinity,
-        1,
-      ]);
-      if (name === "arithmetic_mean_rank") {
-        // a / b: the adjusted mean rank.
-        put(
-          `${scope}.realistic.adjusted_arithmetic_mean_rank`,
-          a / b,
-          design.variance(g.map((x, i) => x / b - (a * e[i]!) / (b * b))),
-          [0, Infinity],
-        );
+      for (const d of derivedFrom(m)) {
+        if (d.derivation === "reindex") {
+          // (a - b) / (best - b), the adjusted index; its variance by the delta method in (a, b).
+          const best = (m.increasing ? m.valueRange.upper : m.valueRange.lower)!;
+          const fa = 1 / (best - b);
+          const fb = (a - best) / ((best - b) * (best - b));
+          put(
+            `${scope}.realistic.${d.key}`,
+            (a - b) / (best - b),
+            design.variance(g.map((x, i) => fa * x + fb * e[i]!)),
+            bounds(d),
+          );
+        } else {
+          // a / b, the expectation-normalised value (the adjusted mean rank).
+          put(
+            `${scope}.realistic.${d.key}`,
+            a / b,
+            design.variance(g.map((x, i) => x / b - (a * e[i]!) / (b * b))),
+            bounds(d),
+          );
+        }
       }
     }
   }
@@ -318,14 +324,19 @@ export function estimateFull(results: RankResults, sample: TaskSample, opts: Est
   };
 }
 
-/** E[1 / R] of a uniformly random rank among each task's c candidates: H_c / c (the backend's H_c, once per c). */
-function expectedReciprocals(numCandidates: Float64Array): Float64Array {
+/** Each task's expected value of the metric's per-task quantity under uniform ranks (its closed form, once per c). */
+function perTaskExpectations(m: BaseRankMetric, numCandidates: Float64Array): Float64Array {
   const byCount = new Map<number, number>();
   return numCandidates.map((c) => {
     let v = byCount.get(c);
-    if (v === undefined) byCount.set(c, (v = kernels().harmonic(c, 1) / c));
+    if (v === undefined) byCount.set(c, (v = m.expectedValue([c])));
     return v;
   });
+}
+
+/** A metric's value range as the interval's cut ([-Infinity, Infinity] where it is unbounded). */
+function bounds(m: RankMetric): [number, number] {
+  return [m.valueRange.lower ?? -Infinity, m.valueRange.upper ?? Infinity];
 }
 
 /** The strata of a sample with each task's stratum: weighted means and finite-population corrected variances. */
