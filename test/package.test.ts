@@ -272,8 +272,10 @@ describe("npm package", () => {
       expect(f).not.toMatch(/build-stamp|kgrank\.stamp/);
     }
     // Stripped prebuilds keep the tarball small (measured 2026-11-26: 0.25 to 0.31 MB per glibc prebuild, 0.36 to
-    // 0.37 MB per musl prebuild with its static libc++, compressed; 2.0 MB in all).
-    expect(statSync(tarball).size).toBeLessThan(3_000_000);
+    // 0.37 MB per musl prebuild with its static libc++, compressed; 2.0 MB in all; 2026-12-02: 3.07 MB, the bundled
+    // Vega and browser build in dist/ and the screen's kernels in every prebuild). An unstripped set of prebuilds
+    // alone would pass 3.5 MB.
+    expect(statSync(tarball).size).toBeLessThan(3_500_000);
   });
 
   const arm64 = prebuildArches.includes("arm64");
