@@ -180,6 +180,9 @@ class Args {
     return opt;
   }
 
+  // The field's value as it is (absent: undefined), for a reader of its own (an external handle).
+  Napi::Value value(const char* field) const { return obj_.Get(field); }
+
   // A nested record ("model", "queries"): its fields' paths start with "field.".
   Args record(const char* field) const {
     const Napi::Value v = obj_.Get(field);

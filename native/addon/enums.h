@@ -67,6 +67,8 @@ KGRANK_ENUM_TABLE(kgrank::AggregateSlot, "AggregateSlot", EnumEntry{"kSumWeights
 KGRANK_ENUM_TABLE(kgrank::StatusCode, "StatusCode", KGRANK_ENTRY(kgrank::StatusCode, Ok),
                   KGRANK_ENTRY(kgrank::StatusCode, InvalidInput), KGRANK_ENTRY(kgrank::StatusCode, IdOutOfRange),
                   KGRANK_ENTRY(kgrank::StatusCode, NanTrueScore), KGRANK_ENTRY(kgrank::StatusCode, NotInIndex));
+KGRANK_ENUM_TABLE(kgrank::ScreenMode, "ScreenMode", KGRANK_ENTRY(kgrank::ScreenMode, Off),
+                  KGRANK_ENTRY(kgrank::ScreenMode, Auto), KGRANK_ENTRY(kgrank::ScreenMode, Int8));
 KGRANK_ENUM_TABLE(kgrank::SimdLevel, "SimdLevel", KGRANK_ENTRY(kgrank::SimdLevel, Scalar),
                   KGRANK_ENTRY(kgrank::SimdLevel, AVX2), KGRANK_ENTRY(kgrank::SimdLevel, AVX512),
                   KGRANK_ENTRY(kgrank::SimdLevel, NEON));
@@ -87,7 +89,7 @@ static_assert(dense_from_zero<kgrank::Interaction>() && dense_from_zero<kgrank::
                   dense_from_zero<kgrank::ScoreOp>() && dense_from_zero<kgrank::ClosedMetric>() &&
                   dense_from_zero<kgrank::Statistic>() && dense_from_zero<kgrank::Resampling>() &&
                   dense_from_zero<kgrank::AggregateSlot>() && dense_from_zero<kgrank::StatusCode>() &&
-                  dense_from_zero<kgrank::SimdLevel>(),
+                  dense_from_zero<kgrank::ScreenMode>() && dense_from_zero<kgrank::SimdLevel>(),
               "an enum table's values must run 0, 1, 2, ... in order");
 
 // The number of members of E: the bound every reader checks a code of E against.
@@ -127,6 +129,7 @@ inline Napi::Object enum_tables(Napi::Env env) {
   add_enum_table<kgrank::Resampling>(env, out);
   add_enum_table<kgrank::AggregateSlot>(env, out);
   add_enum_table<kgrank::StatusCode>(env, out);
+  add_enum_table<kgrank::ScreenMode>(env, out);
   add_enum_table<kgrank::SimdLevel>(env, out);
   return out;
 }

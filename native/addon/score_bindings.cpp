@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "../core/interaction.h"
@@ -18,6 +19,32 @@ namespace {
 
 using kgrank::ComplexLayout;
 using kgrank::Interaction;
+using kgrank::ScreenMode;
+using kgrank::ScreenTable;
+
+// Marks the externals screenTable returns, so no other external is ever taken for one.
+const napi_type_tag* screen_table_tag() {
+  static const napi_type_tag tag = {0x6b6772616e6b5363ULL, 0x7265656e5461626cULL};  // "kgrankScreenTabl"
+  return &tag;
+}
+
+// What a screenTable external holds: the quantised table and what it was made from, so that a table is never used
+// with another model's entities (screen.h ScreenTable::made_for checks the rows, width and element order; this
+// adds the float table's identity).
+struct ScreenHandle {
+  std::shared_ptr<const ScreenTable> table;
+  const void* entity;
+  size_t num_entities, entity_width;
+  Interaction interaction;
+  ComplexLayout layout;
+};
+
+// The table one job quantises for itself when it screens without a prepared one: made by its first slice, kept for
+// the others (an async job runs its slices one after another).
+struct LazyScreenTable {
+  std::once_flag once;
+  std::shared_ptr<const ScreenTable> table;
+};
 
 // Ids copied and checked: the job reads only these.
 struct Ids {
@@ -48,6 +75,12 @@ struct ScoreJob {
   double* out = nullptr;  // rankEmbeddings: 5 x rows + 2 status slots
   SimdLevel simd;
   unsigned threads;
+  // The int8 screen (rankEmbeddings at float32): its mode, the table (prepared, or made by the job's first slice),
+  // and where to add what it did (3 values: calls that screened, pairs, pairs rescored), or null.
+  ScreenMode screen = ScreenMode::Off;
+  std::shared_ptr<const ScreenTable> screen_table;
+  std::shared_ptr<LazyScreenTable> lazy_table;
+  double* screen_stats = nullptr;
 
   // The model in the accumulation type T: the one place a kgrank::EmbeddingModel is made from the record's fields.
   template <class T>
@@ -96,6 +129,20 @@ struct ScoreJob {
       q.exclude_ids = ids->exclude_ids.data();
     }
     if (!ids->true_scores.empty()) q.true_scores = ids->true_scores.data() + r0;
+    kgrank::ScreenStats stats;
+    if constexpr (std::is_same<T, float>::value) {
+      q.screen = screen;
+      q.screen_stats = &stats;
+      q.screen_table = screen_table.get();
+      if (q.screen_table == nullptr && lazy_table && total_rows() > r1 - r0) {
+        // More than one slice: quantise the table once for all of them.
+        std::call_once(lazy_table->once, [&] {
+          auto t = std::make_shared<ScreenTable>();
+          if (kgrank::screen_prepare(m, simd, threads, t.get()).ok()) lazy_table->table = std::move(t);
+        });
+        q.screen_table = lazy_table->table.get();
+      }
+    }
     if (!ids->set_offsets.empty()) {
       q.set_offsets = ids->set_offsets.data();
       q.set_ids = ids->set_ids.data();
@@ -103,6 +150,11 @@ struct ScoreJob {
     kgrank::EmbeddingCounts c{out + r0, out + rows + r0, out + 2 * rows + r0, out + 3 * rows + r0, out + 4 * rows + r0};
     kgrank::Status s = kgrank::rank_embeddings<T>(m, q, c, simd, threads, control);
     if (!s.ok()) s.index += r0;
+    if (screen_stats != nullptr) {
+      screen_stats[0] += stats.used ? 1 : 0;
+      screen_stats[1] += static_cast<double>(stats.pairs);
+      screen_stats[2] += static_cast<double>(stats.rescored);
+    }
     return s;
   }
 
@@ -321,12 +373,100 @@ ScoreJob score_job(const Args& args) {
 
 // rankEmbeddings: the embedding record plus out (Float64Array, 5 x rows + 2: greater | equal | nan | removed |
 // trueScore | status, index).
+// screen? { mode (ScreenMode code), table? (screenTable's external, made from this model), stats? (Float64Array of
+// 3: calls that screened, pairs, pairs rescored, added to) }: absent, or mode Off, is the float32 path alone. A
+// float64 model, or one the screen does not apply to, is ranked by the float32 (float64) path whatever the mode.
+void read_screen(const Args& args, ScoreJob* job) {
+  if (!args.has("screen")) return;
+  const Args s = args.record("screen");
+  job->screen = s.code<ScreenMode>("mode");
+  if (s.has("stats")) {
+    Napi::TypedArray st = s.typed("stats", napi_float64_array);
+    expect_length(s, "stats", st, 3, "3 values (calls that screened, pairs, pairs rescored)");
+    job->screen_stats = static_cast<double*>(raw_data(st));
+  }
+  if (s.has("table")) {
+    const Napi::Value v = s.value("table");
+    napi_valuetype type = napi_undefined;
+    bool tagged = false;
+    void* data = nullptr;
+    if (napi_typeof(s.env(), v, &type) != napi_ok || type != napi_external ||
+        napi_check_object_type_tag(s.env(), v, screen_table_tag(), &tagged) != napi_ok || !tagged ||
+        napi_get_value_external(s.env(), v, &data) != napi_ok) {
+      s.type_error("table", "must be what screenTable returned (or absent)");
+    }
+    const ScreenHandle& h = *static_cast<const ScreenHandle*>(data);
+    if (h.entity != job->entity || h.num_entities != job->num_entities || h.entity_width != job->entity_width ||
+        h.interaction != job->interaction || h.layout != job->layout || job->wide) {
+      s.range_error("table",
+                    "was made from another entity table (or interaction, layout): make it with screenTable from this "
+                    "model's record, or leave it out");
+    }
+    job->screen_table = h.table;
+  } else if (job->screen != ScreenMode::Off) {
+    job->lazy_table = std::make_shared<LazyScreenTable>();
+  }
+}
+
 ScoreJob rank_job(const Args& args) {
   ScoreJob job = score_job(args);
   Napi::TypedArray out = args.typed("out", napi_float64_array);
   expect_length(args, "out", out, 5 * job.ids->anchor.size() + 2, "5 x rows + 2 values");
   job.out = static_cast<double*>(raw_data(out));
+  read_screen(args, &job);
   return job;
+}
+
+// screenTable({ model, simd, threads }) -> an external holding the model's entity table quantised for the int8
+// screen (screen.h), to pass as rankEmbeddings' screen.table for every batch of one evaluation (the table is then
+// quantised once, not per call). The model record is read as rankEmbeddings reads it; a float64 model, or one the
+// screen does not apply to (not DistMult or ComplEx), is a RangeError naming model.interaction. The float table
+// must not change while the handle is used: the handle records its identity, not its values.
+Napi::Value ScreenTableNew(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const Args args(info, "screenTable");
+  const Args model = args.record("model");
+  Napi::TypedArray ent = model.floats("entity");
+  if (ent.TypedArrayType() != napi_float32_array) {
+    model.range_error("entity", "must be a Float32Array: the screen certifies the float32 path only");
+  }
+  Napi::TypedArray rel = model.typed("relation", napi_float32_array);
+  (void)rel;
+  auto h = std::make_unique<ScreenHandle>();
+  h->interaction = model.code<Interaction>("interaction");
+  h->layout = model.code<ComplexLayout>("layout");
+  h->num_entities = model.size("numEntities", 1);
+  h->entity_width = model.size("entityWidth", 1);
+  if (ent.ElementLength() / h->entity_width != h->num_entities || ent.ElementLength() % h->entity_width != 0) {
+    model.range_error("entity", "length must be numEntities x entityWidth");
+  }
+  if (h->interaction == Interaction::ComplEx && h->entity_width % 2 != 0) {
+    model.range_error("entityWidth", "must be even for complex entity rows");
+  }
+  if (model.has("entityScale") && model.optional_typed("entityScale", napi_float32_array).ElementLength() != 0) {
+    model.range_error("entityScale", "must be absent: the screen applies to DistMult and ComplEx");
+  }
+  if (h->interaction != Interaction::DistMult && h->interaction != Interaction::ComplEx) {
+    model.range_error("interaction", "must be DistMult or ComplEx: the int8 screen applies to dot products only");
+  }
+  const CountOptions opt = args.options();
+  h->entity = raw_data(ent);
+  const kgrank::EmbeddingModel<float> m{h->interaction,  h->layout,       static_cast<const float*>(h->entity),
+                                        nullptr,         h->num_entities, 0,
+                                        h->entity_width, h->entity_width, 0.0,
+                                        nullptr};
+  auto table = std::make_shared<ScreenTable>();
+  const kgrank::Status st = kgrank::screen_prepare(m, opt.simd, opt.threads, table.get());
+  if (!st.ok()) throw_range(env, "screenTable: " + st.message);
+  h->table = std::move(table);
+  napi_value ext = nullptr;
+  const auto finalize = [](napi_env, void* data, void*) { delete static_cast<ScreenHandle*>(data); };
+  if (napi_create_external(env, h.get(), finalize, nullptr, &ext) != napi_ok) {
+    throw Napi::Error::New(env, "screenTable: could not create the handle");
+  }
+  h.release();
+  NAPI_THROW_IF_FAILED(env, napi_type_tag_object(env, ext, screen_table_tag()), Napi::Value());
+  return Napi::Value(env, ext);
 }
 
 Napi::Value RankEmbeddings(const Napi::CallbackInfo& info) {
@@ -451,6 +591,7 @@ void register_score(Napi::Env env, Napi::Object exports) {
   export_function<TopKEmbeddings>(env, exports, "topKEmbeddings");
   export_function<ScoreRelations>(env, exports, "scoreRelations");
   exports.Set("fmaProbe", Napi::Function::New(env, FmaProbe, "fmaProbe"));
+  exports.Set("screenTable", Napi::Function::New(env, ScreenTableNew, "screenTable"));
   exports.Set("firstNonFinite", Napi::Function::New(env, FirstNonFinite, "firstNonFinite"));
 }
 

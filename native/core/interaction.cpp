@@ -308,6 +308,7 @@ constexpr size_t kRowsPerTask = 64;  // rows per task of the per-row passes (fil
 // batch is seconds of work on one scalar thread, too coarse a boundary for a cancel. A multiple of the kernel's
 // query block (64), so queries are grouped as without blocks; counts are integer sums, so results do not change.
 constexpr size_t kRowBlock = 256;
+constexpr size_t kScreenRowBlock = 64;  // rows that give up the screen together (Auto); divides kRowBlock
 
 }  // namespace
 
@@ -472,15 +473,23 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
     // The int8 screen (screen.h): every pair is decided from its integer score where a certified bound allows and
     // otherwise scored by this level's own lanes (packed_scores), so the counts are the float32 path's bit for bit.
     // It needs the plain dot product of every entity against ungrouped queries.
-    ScreenTable screen_table;
+    ScreenTable own_table;
+    const ScreenTable* screen_table = nullptr;
     ScreenQueries screen_queries;
     ScreenChunkFn screen_fn = nullptr;
     if (qs.screen != ScreenMode::Off && op == ScoreOp::Dot && m.entity_scale == nullptr && !grouped &&
         groups.size() == 1 && groups[0].cand == nullptr) {
       bool vector = false;
       const ScreenChunkFn fn = screen_kernel(simd, &vector);
-      if (qs.screen == ScreenMode::Int8 || (vector && rows >= kScreenMinRows)) {
-        if (screen_quantise_table(entity, m.num_entities, width, map.data(), dim, simd, threads, &screen_table) &&
+      const bool prepared = qs.screen_table != nullptr && qs.screen_table->made_for(m.num_entities, dim, map.data());
+      // Auto: a table quantised in this call pays for itself only over enough rows.
+      if (qs.screen == ScreenMode::Int8 || (vector && (prepared || rows >= kScreenMinRows))) {
+        if (prepared) {
+          screen_table = qs.screen_table;
+        } else if (screen_quantise_table(entity, m.num_entities, width, map.data(), dim, simd, threads, &own_table)) {
+          screen_table = &own_table;
+        }
+        if (screen_table != nullptr &&
             screen_quantise_queries(query.data(), rows, dim, threshold.data(), simd, &screen_queries)) {
           screen_fn = fn;
         }
@@ -489,6 +498,9 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
     const PackedFn rescore = packed_scores_of(kernel);
     const size_t pw = panel_width_of(kernel);
     std::atomic<uint64_t> screen_pairs{0}, screen_rescored{0};
+    // Per block of kScreenRowBlock rows: whether it gave up the screen (Auto only; see the task loop).
+    std::vector<std::atomic<uint8_t>> screen_gave_up(screen_fn != nullptr ? rows / kScreenRowBlock + 1 : 0);
+    for (auto& g : screen_gave_up) g.store(0, std::memory_order_relaxed);
     parallel_for(
         tasks, threads,
         [&](size_t t) {
@@ -517,39 +529,31 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               if (und.size() < nr * cap) und.assign(nr * cap, 0);
               if (und_n.size() < nr) und_n.assign(nr, 0);
               if (scores.size() < kChunk) scores.assign(kChunk, 0.0f);
-              const ScreenTask st{&screen_table, &screen_queries, r0,         nr,           begin,
-                                  end,           local.data(),    und.data(), und_n.data(), cap};
-              screen_fn(st);
-              uint64_t rescored = 0;
+              uint64_t rescored = 0, screened = 0;
               const size_t n = end - begin;
               thread_local std::vector<float> compact, heavy_query, heavy_threshold;
               thread_local std::vector<uint32_t> heavy, heavy_counts;
               if (compact.size() < kChunk * dim) compact.assign(kChunk * dim, 0.0f);
-              heavy.clear();
-              for (size_t k = 0; k < nr; ++k) {
-                const size_t nu = und_n[k];
-                if (nu == 0) continue;
-                if (nu * 32 > n) {  // many undecided pairs: the whole row by the chunk kernel, below
-                  heavy.push_back(static_cast<uint32_t>(k));
-                  continue;
-                }
-                // The undecided entities packed as the level's chunk kernel packs a chunk (panels of pw entities,
-                // element-major, padding lanes zero) and scored by its packed_scores: score_one's values.
-                const uint32_t* ids = und.data() + k * cap;
-                const size_t panels = (nu + pw - 1) / pw;
+              // The level's chunk packing of candidates ids[0 .. cnt) (panels of pw entities, element-major,
+              // padding lanes zero) into `compact`, which its packed_scores score exactly as the chunk kernel does.
+              const auto pack_ids = [&](const uint32_t* ids, size_t cnt) {
+                const size_t panels = (cnt + pw - 1) / pw;
                 for (size_t j = 0; j < panels * pw; ++j) {
                   float* col = compact.data() + (j / pw) * dim * pw + (j % pw);
-                  if (j >= nu) {
+                  if (j >= cnt) {
                     for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = 0.0f;
                     continue;
                   }
-                  const float* row = entity + static_cast<size_t>(ids[j]) * width;
+                  const float* row = entity + static_cast<size_t>(ids != nullptr ? ids[j] : begin + j) * width;
                   for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = row[map[kk]];
                 }
-                rescore(part, k, compact.data(), nu, scores.data());
+              };
+              // Row k's exact counts over the packed candidates (cnt of them), added to local.
+              const auto count_packed = [&](size_t k, size_t cnt) {
+                rescore(part, k, compact.data(), cnt, scores.data());
                 const float th = part.threshold[k];
                 uint32_t gt = 0, eq = 0, nn = 0;
-                for (size_t j = 0; j < nu; ++j) {
+                for (size_t j = 0; j < cnt; ++j) {
                   gt += scores[j] > th;
                   eq += scores[j] == th;
                   nn += scores[j] != scores[j];
@@ -557,33 +561,81 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                 local[k] += gt;
                 local[nr + k] += eq;
                 local[2 * nr + k] += nn;
-                rescored += nu;
+              };
+              // Blocks of kScreenRowBlock rows: under Auto, a block most of whose rows crowded the threshold in an
+              // earlier chunk has given up, and takes the float32 path (the same counts) for the rest of the call:
+              // all such rows of the task in one chunk-kernel call (one packing of the chunk).
+              // The flags read once: another task may set one meanwhile, and each block must take exactly one path.
+              thread_local std::vector<uint8_t> skip;
+              skip.assign((nr + kScreenRowBlock - 1) / kScreenRowBlock, 0);
+              heavy.clear();
+              for (size_t sb = 0; sb < nr; sb += kScreenRowBlock) {
+                if (screen_gave_up[(r0 + sb) / kScreenRowBlock].load(std::memory_order_relaxed) == 0) continue;
+                skip[sb / kScreenRowBlock] = 1;
+                const size_t snr = nr - sb < kScreenRowBlock ? nr - sb : kScreenRowBlock;
+                for (size_t k = sb; k < sb + snr; ++k) heavy.push_back(static_cast<uint32_t>(k));
               }
-              if (!heavy.empty()) {
-                // Rows whose scores crowd the threshold (or that are never screened): the float32 path itself over
-                // the chunk, for those rows gathered contiguous; their screen counts are dropped.
-                const size_t h = heavy.size();
-                heavy_query.resize(h * dim);
-                heavy_threshold.resize(h);
-                heavy_counts.assign(3 * h, 0);
-                for (size_t i = 0; i < h; ++i) {
-                  std::copy_n(part.query + heavy[i] * dim, dim, heavy_query.data() + i * dim);
-                  heavy_threshold[i] = part.threshold[heavy[i]];
+              const size_t gave_up_rows = heavy.size();
+              if (gave_up_rows == nr) {
+                kernel(part, begin, end, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
+              } else {
+                if (gave_up_rows > 0) {
+                  const size_t h = gave_up_rows;
+                  heavy_query.resize(h * dim);
+                  heavy_threshold.resize(h);
+                  heavy_counts.assign(3 * h, 0);
+                  for (size_t i = 0; i < h; ++i) {
+                    std::copy_n(part.query + heavy[i] * dim, dim, heavy_query.data() + i * dim);
+                    heavy_threshold[i] = part.threshold[heavy[i]];
+                  }
+                  ChunkPlan hp = part;
+                  hp.query = heavy_query.data();
+                  hp.threshold = heavy_threshold.data();
+                  hp.rows = h;
+                  kernel(hp, begin, end, heavy_counts.data(), heavy_counts.data() + h, heavy_counts.data() + 2 * h,
+                         pack.data());
+                  for (size_t i = 0; i < h; ++i) {
+                    local[heavy[i]] = heavy_counts[i];
+                    local[nr + heavy[i]] = heavy_counts[h + i];
+                    local[2 * nr + heavy[i]] = heavy_counts[2 * h + i];
+                  }
                 }
-                ChunkPlan hp = part;
-                hp.query = heavy_query.data();
-                hp.threshold = heavy_threshold.data();
-                hp.rows = h;
-                kernel(hp, begin, end, heavy_counts.data(), heavy_counts.data() + h, heavy_counts.data() + 2 * h,
-                       pack.data());
-                for (size_t i = 0; i < h; ++i) {
-                  local[heavy[i]] = heavy_counts[i];
-                  local[nr + heavy[i]] = heavy_counts[h + i];
-                  local[2 * nr + heavy[i]] = heavy_counts[2 * h + i];
+                heavy.clear();  // from here: rows crowded in this chunk
+                for (size_t sb = 0; sb < nr; sb += kScreenRowBlock) {
+                  if (skip[sb / kScreenRowBlock] != 0) continue;
+                  std::atomic<uint8_t>& gave_up = screen_gave_up[(r0 + sb) / kScreenRowBlock];
+                  const size_t snr = nr - sb < kScreenRowBlock ? nr - sb : kScreenRowBlock;
+                  const ScreenTask st{screen_table,      &screen_queries,       r0 + sb,           snr, begin, end,
+                                      local.data() + sb, und.data() + sb * cap, und_n.data() + sb, cap};
+                  screen_fn(st);
+                  screened += static_cast<uint64_t>(snr) * n;
+                  size_t crowded = 0;
+                  for (size_t k = sb; k < sb + snr; ++k) {
+                    const size_t nu = und_n[k];
+                    if (nu == 0) continue;
+                    if (nu * 32 > n) {  // many undecided pairs: the whole row, exactly, below
+                      heavy.push_back(static_cast<uint32_t>(k));
+                      ++crowded;
+                      continue;
+                    }
+                    pack_ids(und.data() + k * cap, nu);
+                    count_packed(k, nu);
+                    rescored += nu;
+                  }
+                  if (qs.screen == ScreenMode::Auto && 2 * crowded > snr) gave_up.store(1, std::memory_order_relaxed);
                 }
-                rescored += static_cast<uint64_t>(h) * n;
+                if (!heavy.empty()) {
+                  // Rows whose scores crowd the threshold (or that are never screened): their screen counts dropped,
+                  // every candidate of the chunk scored exactly from one packing of it.
+                  pack_ids(nullptr, n);
+                  for (const uint32_t k : heavy) {
+                    local[k] = 0;
+                    count_packed(k, n);
+                  }
+                  rescored += static_cast<uint64_t>(heavy.size()) * n;
+                }
               }
-              screen_pairs.fetch_add(static_cast<uint64_t>(nr) * (end - begin), std::memory_order_relaxed);
+              screen_pairs.fetch_add(screened, std::memory_order_relaxed);
               screen_rescored.fetch_add(rescored, std::memory_order_relaxed);
             } else {
               kernel(part, begin, end, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
@@ -1242,6 +1294,22 @@ double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* si
   for (double v : sums) s += v;
   *sink = s;
   return static_cast<double>(n) * static_cast<double>(iterations) * 12.0 * static_cast<double>(lanes);
+}
+
+Status screen_prepare(const EmbeddingModel<float>& m, SimdLevel simd, unsigned threads, ScreenTable* out) {
+  if (op_of(m.interaction) != ScoreOp::Dot || m.entity_scale != nullptr) {
+    return Status::invalid("the int8 screen applies to DistMult and ComplEx only");
+  }
+  const size_t dim = m.entity_width;
+  std::vector<uint32_t> map;
+  KGRANK_TRY { map.resize(dim); }
+  KGRANK_CATCH(const std::bad_alloc&) { return Status::invalid("out of memory for the screen's table"); }
+  const bool complex = is_complex(m.interaction);
+  for (size_t k = 0; k < dim; ++k) map[k] = static_cast<uint32_t>(canonical(k, dim, complex, m.layout));
+  if (!screen_quantise_table(m.entity, m.num_entities, m.entity_width, map.data(), dim, simd, threads, out)) {
+    return Status::invalid("out of memory for the screen's table (a quarter of the float32 table plus 16 bytes a row)");
+  }
+  return Status{};
 }
 
 template Status rank_embeddings<float>(const EmbeddingModel<float>&, const EmbeddingQueries&, const EmbeddingCounts&,

@@ -101,6 +101,9 @@ struct EmbeddingQueries {
   // receives what the screen did (pairs seen, pairs rescored by the float32 path).
   ScreenMode screen = ScreenMode::Off;
   ScreenStats* screen_stats = nullptr;
+  // The entity table quantised once (screen_prepare) for many calls; null: each call that screens quantises the
+  // table itself. One made from another table (rows, width or element order) is not used.
+  const ScreenTable* screen_table = nullptr;
 };
 
 // Per row: candidates scoring > / == the true score, NaN scores, non-NaN excluded answers, and the true score.
@@ -121,6 +124,11 @@ struct EmbeddingCounts {
 template <class T>
 Status rank_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& queries, const EmbeddingCounts& out,
                        SimdLevel simd, unsigned threads, JobControl* control = nullptr);
+
+// Quantises the model's entity table for the int8 screen once (EmbeddingQueries::screen_table), as rank_embeddings
+// would per call. Invalid when the screen does not apply to the model (not DistMult or ComplEx, an entity_scale) or
+// when the table does not fit in memory.
+Status screen_prepare(const EmbeddingModel<float>& m, SimdLevel simd, unsigned threads, ScreenTable* out);
 
 // Top-k candidates of each query over the entities [begin, end) of the model's table (rows of `entity`; a slice of
 // a bigger table lists them as global ids, entity_offset + row, and its anchors may come as anchor_rows). Reads the

@@ -111,6 +111,7 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
   t->n = n;
   t->dim = dim;
   t->dpad = (dim + 3) / 4 * 4;
+  t->level = level;
   const size_t panels = (n + kScreenPanel - 1) / kScreenPanel;
   const size_t padded = panels * kScreenPanel;
   KGRANK_TRY {
@@ -125,6 +126,11 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
   const size_t dpad = t->dpad;
   bool identity = true;
   for (size_t k = 0; k < dim; ++k) identity = identity && map[k] == k;
+  KGRANK_TRY {
+    if (identity) t->map.clear();
+    else t->map.assign(map, map + dim);
+  }
+  KGRANK_CATCH(const std::bad_alloc&) { return false; }
   if (identity) map = nullptr;
   constexpr size_t kPanelsPerTask = 64;
   const size_t tasks = (panels + kPanelsPerTask - 1) / kPanelsPerTask;
@@ -156,6 +162,14 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
     }
   });
   return ok.load();
+}
+
+bool ScreenTable::made_for(size_t rows, size_t d, const uint32_t* order) const {
+  if (rows != n || d != dim) return false;
+  for (size_t k = 0; k < d; ++k) {
+    if (order[k] != (map.empty() ? k : map[k])) return false;
+  }
+  return true;
 }
 
 bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const float* threshold, SimdLevel level,

@@ -39,11 +39,16 @@ struct ScreenStats {
 // max|t| outside [2^-50, 2^50] and not 0), which makes every decision on it "undecided".
 struct ScreenTable {
   size_t n = 0, dim = 0, dpad = 0;
-  std::vector<int8_t> panels;  // ceil(n / 16) panels x dpad x 16 bytes
-  std::vector<float> scale;    // s_t, padded to whole panels (padding 0)
-  std::vector<float> slack;    // upward rounded ||t - s_t b||_2 + gamma_d ||t||_2
-  std::vector<float> qnorm;    // upward rounded ||s_t b||_2
-  std::vector<int32_t> corr;   // 128 * sum_i b_i (the AVX-512 kernel's unsigned-offset correction)
+  std::vector<uint32_t> map;  // the element order it was made in (screen_quantise_table's map); empty: identity
+  SimdLevel level = SimdLevel::Scalar;  // the quantiser that made it
+  std::vector<int8_t> panels;           // ceil(n / 16) panels x dpad x 16 bytes
+  std::vector<float> scale;             // s_t, padded to whole panels (padding 0)
+  std::vector<float> slack;             // upward rounded ||t - s_t b||_2 + gamma_d ||t||_2
+  std::vector<float> qnorm;             // upward rounded ||s_t b||_2
+  std::vector<int32_t> corr;            // 128 * sum_i b_i (the AVX-512 kernel's unsigned-offset correction)
+
+  // Whether this table was made from a table of n rows of dim elements in this element order (map, dim entries).
+  bool made_for(size_t rows, size_t d, const uint32_t* order) const;
 };
 
 // The quantised queries (rows x dpad int8, padding 0) and their per-row decision constants; scale[i] NaN: row i is

@@ -101,6 +101,17 @@ void block(const ScreenTask& task, size_t g, size_t nq, size_t jp) {
 #if defined(__GNUC__) || defined(__clang__)
 #define KGRANK_HAVE_AVX_VNNI_KERNEL 1
 // AVX-VNNI (256-bit vpdpbusd, VEX): the query as a + 128 and the accumulators from -128 sum b, as the AVX-512 kernel.
+// acc += unsigned a times signed b by fours (VEX vpdpbusd). Inline assembly under GCC, whose builtin copies the
+// accumulator in and out around every instruction (screen_avx512.cpp dpbusd).
+__attribute__((target("avx2,fma,avxvnni"))) inline __m256i dpbusd_vex(__m256i acc, __m256i a, __m256i b) {
+#if !defined(__clang__)
+  __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
+  return acc;
+#else
+  return _mm256_dpbusd_avx_epi32(acc, a, b);
+#endif
+}
+
 __attribute__((target("avx2,fma,avxvnni"))) void block_vnni(const ScreenTask& task, size_t g, size_t nq, size_t jp) {
   const ScreenTable& t = *task.table;
   const ScreenQueries& q = *task.queries;
@@ -122,8 +133,8 @@ __attribute__((target("avx2,fma,avxvnni"))) void block_vnni(const ScreenTask& ta
       int w;
       std::memcpy(&w, a[r] + 4 * k, 4);
       const __m256i qa = _mm256_set1_epi32(w);
-      acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], qa, x0);
-      acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], qa, x1);
+      acc[r][0] = dpbusd_vex(acc[r][0], qa, x0);
+      acc[r][1] = dpbusd_vex(acc[r][1], qa, x1);
     }
   }
   decide(task, g, nq, jp, acc);

@@ -148,7 +148,8 @@ struct Result {
   kgrank::ScreenStats stats;
 };
 
-inline Result rank(const Case& c, kgrank::ScreenMode mode, kgrank::SimdLevel level, unsigned threads) {
+inline Result rank(const Case& c, kgrank::ScreenMode mode, kgrank::SimdLevel level, unsigned threads,
+                   const kgrank::ScreenTable* table = nullptr, kgrank::JobControl* control = nullptr) {
   const kgrank::EmbeddingModel<float> m{c.interaction, c.layout, c.ent.data(), c.rel.data(), c.n,
                                         c.nr,          c.width,  c.width,      0.0,          nullptr};
   kgrank::EmbeddingQueries q{c.rows, c.head, c.anchor.data(), c.relation.data(), c.truth.data()};
@@ -157,13 +158,14 @@ inline Result rank(const Case& c, kgrank::ScreenMode mode, kgrank::SimdLevel lev
     q.exclude_ids = c.excl.data();
   }
   q.screen = mode;
+  q.screen_table = table;
   Result r;
   q.screen_stats = &r.stats;
   r.counts.assign(5 * c.rows, -1.0);
   const size_t R = c.rows;
   const kgrank::EmbeddingCounts out{r.counts.data(), r.counts.data() + R, r.counts.data() + 2 * R,
                                     r.counts.data() + 3 * R, r.counts.data() + 4 * R};
-  r.status = kgrank::rank_embeddings<float>(m, q, out, level, threads);
+  r.status = kgrank::rank_embeddings<float>(m, q, out, level, threads, control);
   return r;
 }
 

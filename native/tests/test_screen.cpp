@@ -125,6 +125,65 @@ void never_screened(std::mt19937& rng) {
   CHECK(kgrank_screen::same(r, kgrank_screen::rank(t, ScreenMode::Off, SimdLevel::Scalar, 1)));
 }
 
+// Auto gives up the screen for a block of 64 rows most of whose rows crowd the threshold (random true answers), and
+// keeps it for the others, block by block as the chunks are ranked (two threads: a flag may be set while another
+// chunk of the block runs): counts equal the float32 path's whatever the mix, with the table quantised per call and
+// prepared once (screen_prepare), with and without a job control (blocks of 256 rows per task).
+void give_up(std::mt19937& rng) {
+  const kgrank_screen::Next next = [&] { return static_cast<uint32_t>(rng()); };
+  for (bool complex : {false, true}) {
+    Case c = kgrank_screen::make_structured(next, 2600, 64, 330, complex);
+    // Rows 0-63 and from 200 on: true answers at random (crowded); rows 128-199: every other row random.
+    for (size_t i = 0; i < c.rows; ++i) {
+      if (i < 64 || i >= 200 || (i >= 128 && i % 2 == 0)) c.truth[i] = static_cast<int32_t>(next() % c.n);
+    }
+    const EmbeddingModel<float> m{c.interaction, c.layout, c.ent.data(), c.rel.data(), c.n,
+                                  c.nr,          c.width,  c.width,      0.0,          nullptr};
+    for (SimdLevel level : levels()) {
+      ScreenTable table;
+      CHECK(screen_prepare(m, level, 2, &table).ok());
+      const auto off = kgrank_screen::rank(c, ScreenMode::Off, level, 2);
+      for (const ScreenTable* t : {static_cast<const ScreenTable*>(nullptr), static_cast<const ScreenTable*>(&table)}) {
+        for (unsigned threads : {1u, 2u}) {
+          JobControl control;
+          for (JobControl* ctl : {static_cast<JobControl*>(nullptr), &control}) {
+            const auto on = kgrank_screen::rank(c, ScreenMode::Auto, level, threads, t, ctl);
+            CHECK(kgrank_screen::same(on, off));
+            const auto all = kgrank_screen::rank(c, ScreenMode::Int8, level, threads, t, ctl);
+            CHECK(kgrank_screen::same(all, off));
+            bool vector = false;
+            screen_kernel(level, &vector);
+            if (vector) {
+              // Auto saw fewer pairs than Int8 (whole blocks gave up) but still screened the structured blocks.
+              CHECK(on.stats.used);
+              CHECK(on.stats.pairs < all.stats.pairs);
+              CHECK(on.stats.pairs - on.stats.rescored > c.n * 60);
+            }
+          }
+        }
+      }
+    }
+  }
+  // A table made from another table's shape is not used (the call quantises its own), counts unchanged.
+  Case c = kgrank_screen::make_structured(next, 700, 16, 40, false);
+  Case other = kgrank_screen::make_structured(next, 701, 16, 40, false);
+  const EmbeddingModel<float> mo{
+      other.interaction, other.layout, other.ent.data(), other.rel.data(), other.n, other.nr, other.width,
+      other.width,       0.0,          nullptr};
+  ScreenTable wrong;
+  CHECK(screen_prepare(mo, SimdLevel::Scalar, 1, &wrong).ok());
+  CHECK(!wrong.made_for(c.n, c.width, std::vector<uint32_t>(16, 0).data()));
+  CHECK(kgrank_screen::same(kgrank_screen::rank(c, ScreenMode::Int8, SimdLevel::Scalar, 1, &wrong),
+                            kgrank_screen::rank(c, ScreenMode::Off, SimdLevel::Scalar, 1)));
+  // screen_prepare refuses what the screen does not apply to.
+  Case t = c;
+  t.interaction = Interaction::TransEL2;
+  const EmbeddingModel<float> mt{t.interaction, t.layout, t.ent.data(), t.rel.data(), t.n,
+                                 t.nr,          t.width,  t.width,      0.0,          nullptr};
+  CHECK(!screen_prepare(mt, SimdLevel::Scalar, 1, &wrong).ok());
+  std::printf("give up: ok\n");
+}
+
 }  // namespace
 
 int main() {
@@ -132,5 +191,6 @@ int main() {
   adversarial(rng);
   structured(rng);
   never_screened(rng);
+  give_up(rng);
   TEST_MAIN_END();
 }
