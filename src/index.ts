@@ -20,7 +20,7 @@ export {
   KgrankMissingPackageError,
   KgrankStateError,
 } from "./checks/errors";
-export type { BackendName, CountBuffers, FloatArray, Side, SimdLevel } from "./contract/kernels";
+export type { BackendName, CountBuffers, FloatArray, ScreenModeName, Side, SimdLevel } from "./contract/kernels";
 export type { AsyncOptions, Progress } from "./backend/call-control";
 export { RankCounter } from "./ranking/rank-counter";
 export type { RankChunk, RankCounterOptions } from "./ranking/rank-counter";

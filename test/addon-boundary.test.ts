@@ -257,10 +257,25 @@ const cases: Case[] = [
   ...(["rankEmbeddings", "rankEmbeddingsAsync"] as const).map((name) => ({
     name,
     call: (a: NativeAddon) => a[name] as Call,
-    record: () => ({ ...embeddingRecord(), out: new Float64Array(7) }),
-    extra: embeddingOptional,
-    codes: embeddingCodes,
+    record: () => ({
+      ...embeddingRecord(),
+      out: new Float64Array(7),
+      screen: { mode: 2, stats: new Float64Array(3) },
+    }),
+    optional: ["screen", "screen.stats"],
+    extra: [...embeddingOptional, "screen.table"],
+    codes: { ...embeddingCodes, "screen.mode": "ScreenMode" } as const,
   })),
+  {
+    name: "screenTable",
+    call: (a) => a.screenTable as Call,
+    record: () => {
+      const { model, simd, threads } = embeddingRecord();
+      return { model, simd, threads };
+    },
+    extra: ["model.entityScale"],
+    codes: embeddingCodes,
+  },
   {
     name: "topKEmbeddings",
     call: (a) => a.topKEmbeddings as Call,
@@ -388,6 +403,40 @@ describe.skipIf(addon === null)("the addon takes one record per call, read by na
         });
     });
   }
+
+  it("rankEmbeddings takes only a screen table made from its own entity table", () => {
+    const record = embeddingRecord();
+    const table = a.screenTable({ model: record.model, simd: record.simd, threads: record.threads });
+    const stats = new Float64Array(3);
+    const out = new Float64Array(7);
+    a.rankEmbeddings({ ...record, out, screen: { mode: 2, table, stats } } as never);
+    expect(stats[0]).toBe(1); // one call screened, with the prepared table
+    expect(stats[1]).toBe(3); // one row against 3 entities
+    const plain = new Float64Array(7);
+    a.rankEmbeddings({ ...record, out: plain } as never);
+    expect([...out]).toEqual([...plain]);
+    // Another table (a copy of the same values): refused, naming the field and the fix.
+    const other = { ...record, model: { ...record.model, entity: record.model.entity.slice() } };
+    expect(() => a.rankEmbeddings({ ...other, out, screen: { mode: 2, table } } as never)).toThrow(
+      /rankEmbeddings: "screen.table" was made from another entity table .*make it with screenTable/,
+    );
+    // Another interaction over the same table: refused too.
+    const complex = { ...record, model: { ...record.model, interaction: 3 } };
+    expect(() => a.rankEmbeddings({ ...complex, out, screen: { mode: 2, table } } as never)).toThrow(/"screen.table"/);
+    // Not a screen table (a kernel control is an external too).
+    expect(() => a.rankEmbeddings({ ...record, out, screen: { mode: 2, table: a.kernelControl() } } as never)).toThrow(
+      /"screen.table" must be what screenTable returned/,
+    );
+    // What the screen does not apply to: a RangeError naming the field.
+    const transe = { ...record.model, interaction: 1 };
+    expect(() => a.screenTable({ model: transe, simd: record.simd, threads: 1 } as never)).toThrow(
+      /screenTable: "model.interaction" is not DistMult or ComplEx/,
+    );
+    const wide = { ...record.model, entity: new Float64Array(6), relation: new Float64Array(2) };
+    expect(() => a.screenTable({ model: wide, simd: record.simd, threads: 1 } as never)).toThrow(
+      /screenTable: "model.entity" is not a Float32Array/,
+    );
+  });
 
   it("an async job refuses views of a resizable ArrayBuffer, naming the field", () => {
     const Resizable = ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer;

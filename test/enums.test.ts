@@ -16,6 +16,7 @@ import {
   AGGREGATE_SLOTS,
   ClosedMetricCode,
   ResamplingKind,
+  SCREEN_MODES,
   StatisticCode,
 } from "../src/contract/kernels";
 import { nativeAddon, SIMD_CODES } from "../src/backend/backend";
@@ -103,6 +104,10 @@ describe("codes shared by the C++ core and TypeScript", () => {
     expect(entriesOf(body, "the fallback's Op")).toEqual(cppEnum(native("core/interaction.h"), "ScoreOp"));
   });
 
+  it("ScreenMode (screen.h) = SCREEN_MODES", () => {
+    expect(keyed({ ...SCREEN_MODES }, plain)).toEqual(keyed(cppEnum(native("core/screen.h"), "ScreenMode"), plain));
+  });
+
   it("SimdLevel (simd.h) = SIMD_CODES of the backend", () => {
     expect(keyed({ ...SIMD_CODES }, plain)).toEqual(keyed(cppEnum(native("core/simd.h"), "SimdLevel"), plain));
   });
@@ -119,6 +124,7 @@ describe.skipIf(nativeAddon() === null)("the addon's enum tables (native/addon/e
     Resampling: "core/resample.h",
     AggregateSlot: "core/aggregate.h",
     StatusCode: "core/status.h",
+    ScreenMode: "core/screen.h",
     SimdLevel: "core/simd.h",
   };
   const enums = nativeAddon()?.info().enums;

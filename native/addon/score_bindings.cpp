@@ -260,7 +260,8 @@ void check_sets(const Args& q, size_t rows, size_t num_entities, Ids* ids) {
 // (entity's type, rows x entityWidth; the anchors' rows given apart), anchorScale?, trueScores? (Float64Array,
 // rows), setOffsets? and setIds? (typed candidates: relation r's candidates are setIds[setOffsets[r] ..
 // setOffsets[r + 1]), ascending) }. Optional fields may be absent, undefined or null.
-ScoreJob score_job(const Args& args) {
+// The model record alone (and simd, threads): what score_job and screenTable share.
+ScoreJob model_job(const Args& args) {
   const Args model = args.record("model");
   Napi::TypedArray ent = model.floats("entity");
   const napi_typedarray_type type = ent.TypedArrayType();
@@ -302,6 +303,21 @@ ScoreJob score_job(const Args& args) {
   if (has_scale && (!pair || scale.ElementLength() != job.num_entities)) {
     model.range_error("entityScale", "must be absent, or (PairRE) hold one factor per entity");
   }
+  const CountOptions opt = args.options();
+  job.simd = opt.simd;
+  job.threads = opt.threads;
+  job.entity = raw_data(ent);
+  job.relation = raw_data(rel);
+  job.scale = has_scale ? raw_data(scale) : nullptr;
+  return job;
+}
+
+ScoreJob score_job(const Args& args) {
+  ScoreJob job = model_job(args);
+  const Args model = args.record("model");
+  const napi_typedarray_type type = job.wide ? napi_float64_array : napi_float32_array;
+  const size_t d = job.entity_width;
+  const bool pair = job.interaction == Interaction::PairRE;
 
   const Args q = args.record("queries");
   job.head_side = q.boolean("headSide");
@@ -359,12 +375,7 @@ ScoreJob score_job(const Args& args) {
   if (!ids->set_offsets.empty() && (!ids->candidates.empty() || !ids->negatives.empty() || job.entity_offset != 0)) {
     q.range_error("setOffsets", "(typed candidates) takes no candidates, negatives or model.entityOffset");
   }
-  const CountOptions opt = args.options();
-  job.simd = opt.simd;
-  job.threads = opt.threads;
-  job.entity = raw_data(ent);
-  job.relation = raw_data(rel);
-  job.scale = has_scale ? raw_data(scale) : nullptr;
+  (void)model;
   job.anchor_rows = given_anchors ? raw_data(anchor_rows) : nullptr;
   job.anchor_scale = given_anchor_scale ? raw_data(anchor_scale) : nullptr;
   job.ids = std::move(ids);
@@ -425,38 +436,21 @@ ScoreJob rank_job(const Args& args) {
 Napi::Value ScreenTableNew(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const Args args(info, "screenTable");
+  const ScoreJob job = model_job(args);
   const Args model = args.record("model");
-  Napi::TypedArray ent = model.floats("entity");
-  if (ent.TypedArrayType() != napi_float32_array) {
-    model.range_error("entity", "must be a Float32Array: the screen certifies the float32 path only");
+  if (job.wide) model.range_error("entity", "is not a Float32Array: the screen certifies the float32 path only");
+  if (job.interaction != Interaction::DistMult && job.interaction != Interaction::ComplEx) {
+    model.range_error("interaction", "is not DistMult or ComplEx, the interactions the int8 screen applies to");
   }
-  Napi::TypedArray rel = model.typed("relation", napi_float32_array);
-  (void)rel;
   auto h = std::make_unique<ScreenHandle>();
-  h->interaction = model.code<Interaction>("interaction");
-  h->layout = model.code<ComplexLayout>("layout");
-  h->num_entities = model.size("numEntities", 1);
-  h->entity_width = model.size("entityWidth", 1);
-  if (ent.ElementLength() / h->entity_width != h->num_entities || ent.ElementLength() % h->entity_width != 0) {
-    model.range_error("entity", "length must be numEntities x entityWidth");
-  }
-  if (h->interaction == Interaction::ComplEx && h->entity_width % 2 != 0) {
-    model.range_error("entityWidth", "must be even for complex entity rows");
-  }
-  if (model.has("entityScale") && model.optional_typed("entityScale", napi_float32_array).ElementLength() != 0) {
-    model.range_error("entityScale", "must be absent: the screen applies to DistMult and ComplEx");
-  }
-  if (h->interaction != Interaction::DistMult && h->interaction != Interaction::ComplEx) {
-    model.range_error("interaction", "must be DistMult or ComplEx: the int8 screen applies to dot products only");
-  }
-  const CountOptions opt = args.options();
-  h->entity = raw_data(ent);
-  const kgrank::EmbeddingModel<float> m{h->interaction,  h->layout,       static_cast<const float*>(h->entity),
-                                        nullptr,         h->num_entities, 0,
-                                        h->entity_width, h->entity_width, 0.0,
-                                        nullptr};
+  h->entity = job.entity;
+  h->num_entities = job.num_entities;
+  h->entity_width = job.entity_width;
+  h->interaction = job.interaction;
+  h->layout = job.layout;
+  const kgrank::EmbeddingModel<float> m = job.model<float>();
   auto table = std::make_shared<ScreenTable>();
-  const kgrank::Status st = kgrank::screen_prepare(m, opt.simd, opt.threads, table.get());
+  const kgrank::Status st = kgrank::screen_prepare(m, job.simd, job.threads, table.get());
   if (!st.ok()) throw_range(env, "screenTable: " + st.message);
   h->table = std::move(table);
   napi_value ext = nullptr;

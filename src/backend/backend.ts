@@ -22,6 +22,8 @@ import {
   type Hold,
   type RankEmbeddingsArgs,
   type ScoreRelationsArgs,
+  type ScreenTableArgs,
+  screenArgs,
   type TopKEmbeddingsArgs,
 } from "../contract/addon";
 import {
@@ -100,6 +102,7 @@ export interface NativeAddon extends NativeMetricsAddon, NativeControls {
   /** native/addon/score_bindings.cpp: ranking from embeddings. */
   rankEmbeddings(args: RankEmbeddingsArgs): void;
   rankEmbeddingsAsync(args: RankEmbeddingsArgs, control?: NativeKernelControl): Promise<void>;
+  screenTable(args: ScreenTableArgs): unknown;
   firstNonFinite(values: FloatArray): number;
   topKEmbeddings(args: TopKEmbeddingsArgs): void;
   scoreRelations(args: ScoreRelationsArgs): void;
@@ -328,11 +331,17 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
       );
     },
     rankEmbeddings(input, out, t?: number) {
-      addon.rankEmbeddings({ ...embedding(input, t), out });
+      addon.rankEmbeddings({ ...embedding(input, t), out, screen: screenArgs(input) });
+    },
+    screenTable(input, t?: number) {
+      return nativeCall("screenTable", () =>
+        addon.screenTable({ model: embedding(input, t).model, simd: level, threads: t ?? threads }),
+      );
     },
     firstNonFinite: (values) => addon.firstNonFinite(values),
     rankEmbeddingsAsync(input, out, t?: number, control?: KernelControl) {
-      const args = { ...embedding(input, t, holdable), out };
+      // The screen's stats are an output, as out is: not held.
+      const args = { ...embedding(input, t, holdable), out, screen: screenArgs(input) };
       return underControl(addon, control, input.anchor.length, (c) => addon.rankEmbeddingsAsync(args, c));
     },
     topKEmbeddings(input, range: TopKRange, ids, scores, t?: number) {

@@ -5,7 +5,7 @@
  * same record; the async one takes an optional kernel control after it. Optional fields (`?`) may be absent,
  * undefined or null. src/backend/backend.ts builds them; test/addon-boundary.test.ts checks every field's error.
  */
-import type { EmbeddingRankInput, FloatArray, PairedMedians } from "./kernels";
+import { type EmbeddingRankInput, type FloatArray, type PairedMedians, SCREEN_MODES } from "./kernels";
 
 /** The SIMD level code (native/core/simd.h SimdLevel) and thread count (0 = hardware threads) of a kernel call. */
 interface KernelOptions {
@@ -232,6 +232,13 @@ export interface EmbeddingArgs extends KernelOptions {
 /** rankEmbeddings: out = greater | equal | nan | removed | trueScore (rows each), then status and index. */
 export interface RankEmbeddingsArgs extends EmbeddingArgs {
   out: Float64Array;
+  /** The int8 screen: mode (ScreenMode code), table (screenTable's handle), stats (3 values, added to). */
+  screen?: { mode: number; table?: unknown; stats?: Float64Array | null } | null;
+}
+
+/** screenTable: the model record (queries are not read). */
+export interface ScreenTableArgs extends KernelOptions {
+  model: EmbeddingModelArgs;
 }
 
 /** topKEmbeddings: each query's k best entities among [begin, end) of the table. */
@@ -260,6 +267,7 @@ export type AddonEnums = Record<
   | "Resampling"
   | "AggregateSlot"
   | "StatusCode"
+  | "ScreenMode"
   | "SimdLevel",
   Record<string, number>
 >;
@@ -314,4 +322,11 @@ export function embeddingArgs(
     simd,
     threads,
   };
+}
+
+/** rankEmbeddings' screen field from the kernels' input: null when off or absent. */
+export function screenArgs(input: EmbeddingRankInput): RankEmbeddingsArgs["screen"] {
+  const s = input.screen;
+  if (!s || s.mode === "off") return null;
+  return { mode: SCREEN_MODES[s.mode], table: s.table ?? null, stats: s.stats };
 }

@@ -414,6 +414,24 @@ export interface EmbeddingRankInput {
    * slices that partition the table add up to the whole table's.
    */
   trueScores?: Float64Array | null;
+  /** rankEmbeddings: the int8 screen; absent or null: off. */
+  screen?: EmbeddingScreen | null;
+}
+
+/**
+ * The int8 screen of rankEmbeddings (docs/screen.md): off, auto (where the CPU has a vector screen kernel and the
+ * input is one it applies to) or int8 (wherever it applies). Codes of native/core/screen.h ScreenMode.
+ */
+export const SCREEN_MODES = { off: 0, auto: 1, int8: 2 } as const;
+export type ScreenModeName = keyof typeof SCREEN_MODES;
+
+/** What rankEmbeddings is told about the screen; only the native backend screens (the others ignore it). */
+export interface EmbeddingScreen {
+  mode: ScreenModeName;
+  /** Kernels.screenTable's handle for the input's entity table, or null (a call then quantises it itself). */
+  table: unknown;
+  /** Added to by the call: [calls that screened, (row, candidate) pairs seen, pairs rescored exactly]; or null. */
+  stats: Float64Array | null;
 }
 
 /** How many candidates a top-k call lists per query, and among which entities: [begin, end) of the table. */
@@ -559,6 +577,11 @@ export interface Kernels extends MetricKernels {
    * trueScore per row, then a status code and row (0 = ok, 3 = NaN true score).
    */
   rankEmbeddings(input: EmbeddingRankInput, out: Float64Array, threads?: number): void;
+  /**
+   * The input's entity table quantised once for the screen (EmbeddingScreen.table), for every call of one
+   * evaluation; absent on backends that do not screen. The table must not change while the handle is used.
+   */
+  screenTable?(input: EmbeddingRankInput, threads?: number): unknown;
   /** Index of the first NaN or infinite value of `values`, or -1 (an entity table's chunk checked as read). */
   firstNonFinite(values: FloatArray): number;
   rankEmbeddingsAsync(

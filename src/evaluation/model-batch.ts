@@ -10,7 +10,7 @@
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
 import type { CallControl } from "../backend/call-control";
-import type { EmbeddingRankInput } from "../contract/kernels";
+import { type EmbeddingRankInput, SCREEN_MODES, type ScreenModeName } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
 import { EmbeddingModel, scoreOverflow } from "../scoring/embedding-model";
 import { describe, isArrayLike, optionKeys, threadCount, tripleArray, type Unchecked } from "../checks/validate";
@@ -49,9 +49,19 @@ export interface ModelBatch {
    * it be read (StreamPlan: read whole, or the passes over the table and their chunks).
    */
   onPlan?: (plan: StreamPlan) => void;
+  /**
+   * The int8 screen (docs/screen.md) of the native backend for DistMult and ComplEx at float32, ranking against every
+   * entity: "auto" (default: where the CPU has a vector screen kernel), "int8" (wherever it applies) or "off". Ranks
+   * are the float32 path's bit for bit in every mode; only the time differs. The model's screenStats say what it did.
+   */
+  screen?: ScreenModeName;
 }
 
+/** ModelBatch.screen when absent. */
+export const DEFAULT_SCREEN: ScreenModeName = "auto";
+
 export const MODEL_BATCH_KEYS = optionKeys<ModelBatch>({
+  screen: 1,
   model: 1,
   triples: 1,
   side: 1,
@@ -75,6 +85,8 @@ export interface StreamRows {
   /** OGB protocol: rows x negativesPerRow candidate ids (unfiltered), else null. */
   negatives: Int32Array | null;
   negativesPerRow: number;
+  /** ModelBatch.screen, checked. */
+  screen: ScreenModeName;
 }
 
 /** One side's kernel call, prepared: its input, its output, and how to turn the output into task columns. */
@@ -95,6 +107,20 @@ export interface ModelSideWork {
   threads: number | undefined;
   skipped: number;
   finish(): TaskColumns | null;
+}
+
+/** ModelBatch.screen, checked: one of SCREEN_MODES' names (absent: DEFAULT_SCREEN). */
+function screenMode(value: unknown): ScreenModeName {
+  if (value === undefined) return DEFAULT_SCREEN;
+  if (typeof value !== "string" || !Object.hasOwn(SCREEN_MODES, value)) {
+    throw new KgrankInputError(
+      "screen",
+      `must be ${Object.keys(SCREEN_MODES)
+        .map((m) => `"${m}"`)
+        .join(", ")}, got ${describe(value)}`,
+    );
+  }
+  return value as ScreenModeName;
 }
 
 function negativeIds(name: string, value: unknown, rows: number, numEntities: number): { ids: Int32Array; k: number } {
@@ -179,6 +205,7 @@ export function prepareModelBatch(
       );
   }
   const threads = threadCount(batch.threads) ?? ctx.threads;
+  const screen = screenMode(batch.screen);
   if (constraint) {
     if (batch.negatives !== undefined) {
       throw new KgrankInputError(
@@ -214,7 +241,7 @@ export function prepareModelBatch(
       const neg = negativeIds(name, perSide ? raw[s] : raw, rows, ctx.numEntities);
       return sampledSide(model, triples, s, neg.ids, neg.k, threads);
     }
-    return fullSide(model, triples, s, ctx, threads);
+    return fullSide(model, triples, s, ctx, threads, screen);
   });
 }
 
@@ -245,7 +272,17 @@ function sampledSide(
     rows,
     input: streamed ? null : model.job(side, anchor, relation, truth, { negatives, negativesPerRow: k }),
     stream: streamed
-      ? { side, anchor, relation, truth, excludeOffsets: null, excludeIds: null, negatives, negativesPerRow: k }
+      ? {
+          side,
+          anchor,
+          relation,
+          truth,
+          excludeOffsets: null,
+          excludeIds: null,
+          negatives,
+          negativesPerRow: k,
+          screen: "off",
+        }
       : null,
     finish() {
       checkStatus(out, rows, model, side, anchor, relation, truth);
@@ -262,6 +299,7 @@ function fullSide(
   side: EvaluationSide,
   ctx: BatchContext,
   threads: number | undefined,
+  screen: ScreenModeName,
 ): ModelSideWork {
   const index = ctx.filter?.[side] ?? null;
   const keys = ctx.selection.keys(side, triples, index, true);
@@ -298,19 +336,22 @@ function fullSide(
     }
   }
   const n = ctx.selection.numCandidates;
+  const input = streamed
+    ? null
+    : model.job(side, keys.origAnchor, keys.relation, keys.origTruth, {
+        candidates: kept,
+        excludeOffsets,
+        excludeIds,
+      });
+  // The screen ranks against every entity: not under an entity restriction.
+  if (input && !kept) input.screen = model.screenFor(screen, input, threads, true);
   return {
     side,
     out,
     threads,
     skipped: keys.rows - rows,
     rows,
-    input: streamed
-      ? null
-      : model.job(side, keys.origAnchor, keys.relation, keys.origTruth, {
-          candidates: kept,
-          excludeOffsets,
-          excludeIds,
-        }),
+    input,
     stream: streamed
       ? {
           side,
@@ -321,6 +362,7 @@ function fullSide(
           excludeIds,
           negatives: null,
           negativesPerRow: 0,
+          screen,
         }
       : null,
     partial() {

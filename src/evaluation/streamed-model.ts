@@ -194,6 +194,7 @@ async function rankBlocks(
           ? { negatives: r.negatives, negativesPerRow: r.negativesPerRow }
           : { excludeOffsets: r.excludeOffsets, excludeIds: r.excludeIds },
       );
+      input.screen = model.screenFor(r.screen, input, opts.threads, false);
       await kernels().rankEmbeddingsAsync(input, work.out, opts.threads, opts.call?.part(offset));
       offset += work.rows;
     }
@@ -338,6 +339,8 @@ async function rankBlocks(
             excludeIds: p.excludeIds,
           },
         );
+        // Each chunk's table is quantised by its own call (once, however many slices the call runs in).
+        input.screen = model.screenFor(r.screen, input, opts.threads, false);
         const control = opts.call?.part(at(c, before), 1 / passes);
         await k.rankEmbeddingsAsync(input, p.part, opts.threads, control);
         if (p.part[5 * p.n] !== 0) {

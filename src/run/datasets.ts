@@ -133,6 +133,16 @@ export function negativesFromArg(v: string): "all" | "filtered" {
   return v;
 }
 
+/** --screen: auto, int8 or off (the ranks are the same in each; only the time differs). */
+export function screenArg(v: string): "auto" | "int8" | "off" {
+  if (v !== "auto" && v !== "int8" && v !== "off")
+    throw new KgrankInputError(
+      "--screen",
+      `${quoted(v)} is not a screen mode: auto (default: where the CPU has a vector int8 kernel), int8 (wherever it applies) or off (the float32 path alone)`,
+    );
+  return v;
+}
+
 /** --stratify: relation. */
 export function stratifyArg(v: string): "relation" {
   if (v !== "relation")

@@ -34,11 +34,21 @@ export type View =
   | { kind: "blocks"; blocks: Block[] };
 
 /** What a run's results view is made of. */
+/** What the int8 screen did in a run ranked from embeddings (EmbeddingModel.screenStats and the mode asked for). */
+export interface ScreenSummary {
+  mode: "auto" | "int8" | "off";
+  calls: number;
+  pairs: number;
+  rescored: number;
+}
+
 export interface EvaluationParts {
   results: RankResults;
   report: ReportInfo;
   /** When the run started (performance.now()), for the closing "done in" line. */
   t0: number;
+  /** Ranked from embeddings: the screen's summary (JSON backend.screen). */
+  screen?: ScreenSummary | null;
   estimates?: FullEstimates | null;
   fromNegatives?: Partial<Record<"head" | "tail" | "both", SampledRankEstimates>> | null;
   constrained?: ConstrainedResults | null;
@@ -71,7 +81,20 @@ export function evaluationView(parts: EvaluationParts, format: Format): View {
         dropped: r.dropped,
         setting: r.setting,
         scorer: r.scorer,
-        backend: { backend: info.backend, simd: info.simd, threads: info.threads, version: info.version },
+        backend: {
+          backend: info.backend,
+          simd: info.simd,
+          threads: info.threads,
+          version: info.version,
+          ...(parts.screen
+            ? {
+                screen: {
+                  ...parts.screen,
+                  rescoredFraction: parts.screen.pairs > 0 ? parts.screen.rescored / parts.screen.pairs : null,
+                },
+              }
+            : {}),
+        },
         results: results.toJSON(),
         expected: Object.fromEntries(sides.map((s) => [s, expectedTable(results, s)])),
         meanRankWidth: {

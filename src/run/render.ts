@@ -21,8 +21,12 @@ export function renderEvaluation(
   estimates: FullEstimates | null = null,
   fromNegatives: EvaluationParts["fromNegatives"] = null,
   constrained: ConstrainedResults | null = null,
+  screen: EvaluationParts["screen"] = null,
 ): string {
-  return writeView(evaluationView({ results, report, t0, estimates, fromNegatives, constrained }, format), format);
+  return writeView(
+    evaluationView({ results, report, t0, estimates, fromNegatives, constrained, screen }, format),
+    format,
+  );
 }
 
 /** `kgrank estimate-full`'s output (estimateFromSampledRanks' estimates as table / markdown / csv / json). */

@@ -6,7 +6,7 @@
  */
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
-import type { EmbeddingRankInput, FloatArray } from "../contract/kernels";
+import type { EmbeddingRankInput, EmbeddingScreen, FloatArray, Kernels, ScreenModeName } from "../contract/kernels";
 import { allocateTable, checkTableLength } from "../checks/alloc";
 import { describe, options, optionKeys, threadCount, tripleArray } from "../checks/validate";
 
@@ -163,6 +163,10 @@ export class EmbeddingModel {
   readonly #scale: FloatArray | null;
   readonly #source: EntityRowSource | null;
   readonly #normalize: boolean;
+  /** The int8 screen's counters, added to by every screened call: calls, pairs, pairs rescored. */
+  readonly #screenCounts = new Float64Array(3);
+  /** The entity table quantised for the screen once, by the backend that made it (null: not made). */
+  #screenTable: { kernels: Kernels; table: unknown } | null = null;
 
   constructor(args: EmbeddingModelOptions) {
     const o = options("EmbeddingModel options", args, EMBEDDING_MODEL_KEYS);
@@ -307,6 +311,40 @@ export class EmbeddingModel {
         );
       }
     }
+  }
+
+  /**
+   * What the int8 screen (docs/screen.md) did for this model's rankings so far: kernel calls that screened, the
+   * (query, candidate) pairs they saw, and how many of those the screen could not decide and scored exactly. Zero
+   * where nothing screened (screen "off", the fallback or wasm backend, a float64 model, an interaction the screen
+   * does not apply to). Ranks are the same either way.
+   */
+  get screenStats(): { calls: number; pairs: number; rescored: number } {
+    const c = this.#screenCounts;
+    return { calls: c[0]!, pairs: c[1]!, rescored: c[2]! };
+  }
+
+  /**
+   * The screen field of a rankEmbeddings input of this model (null: the screen does not apply, or mode "off"). With
+   * `whole` (the input's table is this model's whole table in memory) the table is quantised once per backend and
+   * reused by every later call; otherwise each call quantises its own table (a chunk read from disk).
+   * @internal
+   */
+  screenFor(
+    mode: ScreenModeName,
+    input: EmbeddingRankInput,
+    threads: number | undefined,
+    whole: boolean,
+  ): EmbeddingScreen | null {
+    if (mode === "off" || this.precision !== "float32" || !interactionOf(this.interaction).screens) return null;
+    const k = kernels();
+    if (!k.screenTable) return null;
+    let table: unknown = null;
+    if (whole) {
+      if (this.#screenTable?.kernels !== k) this.#screenTable = { kernels: k, table: k.screenTable(input, threads) };
+      table = this.#screenTable.table;
+    }
+    return { mode, table, stats: this.#screenCounts };
   }
 
   /**

@@ -35,6 +35,8 @@ export interface InteractionDescriptor {
   };
   /** A rescaling of the embeddings that keeps the order of every row's scores (exact arithmetic). */
   readonly rescale: string;
+  /** The native core's int8 screen certifies its float32 scores (docs/screen.md: a dot product of query and row). */
+  readonly screens: boolean;
 }
 
 const entityWidth = (d: number) => [d];
@@ -49,6 +51,7 @@ const rotation = {
   normalizesEntities: false,
   memory: plain,
   rescale: "divide the entities by a constant",
+  screens: false,
 } as const;
 
 /**
@@ -70,6 +73,7 @@ export const INTERACTION_TABLE = {
     // Plain "TransE" is the L1 distance in OGB's code (examples/linkproppred/wikikg2/model.py: torch.norm(score, p=1)).
     savedAs: { ogb: ["transe", "transe_l1"], dglke: ["transe_l1"], pykeen: "TransE (scoring_fct_norm=1)" },
     rescale: "divide entities and relations by one constant",
+    screens: false,
   },
   "transe-l2": {
     code: 1,
@@ -82,6 +86,7 @@ export const INTERACTION_TABLE = {
     // and the L2 distance in DGL-KE's (general_models.py: model_name == 'TransE' or 'TransE_l2': TransEScore(gamma, 'l2')).
     savedAs: { ogb: ["transe_l2"], dglke: ["transe", "transe_l2"], pykeen: "TransE (scoring_fct_norm=2)" },
     rescale: "divide entities and relations by one constant",
+    screens: false,
   },
   distmult: {
     code: 2,
@@ -93,6 +98,7 @@ export const INTERACTION_TABLE = {
     memory: plain,
     savedAs: { ogb: ["distmult"], dglke: ["distmult"], pykeen: "DistMult" },
     rescale: "divide entities or relations by a constant",
+    screens: true,
   },
   complex: {
     code: 3,
@@ -104,6 +110,7 @@ export const INTERACTION_TABLE = {
     memory: plain,
     savedAs: { ogb: ["complex"], dglke: ["complex"], pykeen: "ComplEx" },
     rescale: "divide entities or relations by a constant",
+    screens: true,
   },
   rotate: {
     code: 4,
@@ -125,6 +132,7 @@ export const INTERACTION_TABLE = {
     memory: { queryVectors: 1, rowFactor: true },
     savedAs: { ogb: ["pairre"], dglke: ["pairre"], pykeen: "PairRE" },
     rescale: "divide the relations by a constant",
+    screens: false,
   },
 } as const satisfies Record<InteractionName, InteractionDescriptor>;
 

@@ -12,6 +12,7 @@ import type { Out } from "../out";
 import { evaluatorMetrics } from "../render";
 import { resolveShard, shardRows } from "../shard";
 import { entitySides, type EvaluateOptions } from "./options";
+import type { ScreenSummary } from "../evaluation-view";
 
 export interface RunContext {
   opts: EvaluateOptions;
@@ -26,6 +27,8 @@ export interface RunContext {
   shard: { index: number; count: number } | null;
   /** --sample-tasks: the tasks ranked instead of rows [lo, hi) on every side. */
   sample: TaskSample | null;
+  /** Ranked from embeddings: what the int8 screen did (the JSON's backend.screen), set before finish. */
+  screen?: ScreenSummary | null;
 }
 
 /** The dataset, the evaluated triples (the split or --triples) and this process's rows of them (its shard). */

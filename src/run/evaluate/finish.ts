@@ -103,7 +103,7 @@ export async function finish(
 }
 
 /** The rows and shard of a run, for finishRun. */
-type RunSlice = Pick<RunContext, "opts" | "out" | "t0" | "lo" | "hi" | "shard"> & {
+type RunSlice = Pick<RunContext, "opts" | "out" | "t0" | "lo" | "hi" | "shard" | "screen"> & {
   sample?: TaskSample | null;
   estimating?: SampledEstimatePlan | null;
 };
@@ -167,7 +167,7 @@ export async function finishRun(
   const fromNegatives = run.estimating ? sampledEstimates(results, run.estimating, opts) : null;
   emit(
     out,
-    renderEvaluation(results, report, opts.format, t0, estimates, fromNegatives, typed),
+    renderEvaluation(results, report, opts.format, t0, estimates, fromNegatives, typed, run.screen ?? null),
     opts.output,
     opts.quiet,
   );

@@ -2,6 +2,7 @@
  * `kgrank evaluate` from a model's embeddings (--model-dir, or --interaction with the embedding files): in memory or
  * read in chunks within --memory, against every entity, an entity shard, or the given negatives (--negatives-ids).
  */
+import { backendInfo } from "../../backend/backend";
 import { KgrankInputError } from "../../checks/errors";
 import { turn } from "../../contract/event-loop";
 import { readArray } from "../../io/array-file";
@@ -9,6 +10,7 @@ import { expectShape } from "../arrays";
 import type { TaskSide } from "../datasets";
 import { cliModelError, loadModelWithin, memoryNotice } from "../model-flags";
 import { Progress } from "../progress";
+import { DEFAULT_SCREEN } from "../../evaluation/model-batch";
 import { type RunContext, runEvaluator, runFilter } from "./context";
 import { sampledEstimatePlan } from "./estimate-full";
 import { directoryFingerprints, finish, inputFingerprints } from "./finish";
@@ -25,6 +27,7 @@ export async function evaluateModel(run: RunContext): Promise<void> {
   const model = loadModelWithin(opts, ds, opts.memory, opts.mayRead ? { mayRead: opts.mayRead } : {});
   // --memory with a table too large to read whole: the table is read in chunks, every row in one call.
   const chunked = model.entitySource !== null;
+  const screen = opts.screen ?? DEFAULT_SCREEN;
   let negatives: Int32Array | null = null;
   let k = 0;
   if (opts.negativesIds) {
@@ -85,6 +88,7 @@ export async function evaluateModel(run: RunContext): Promise<void> {
             model,
             triples: run.sample[side],
             side,
+            screen,
             memoryBudget: opts.memory,
             ...(plan ? { onPlan: plan } : {}),
             onProgress: ({ done }) => {
@@ -103,6 +107,7 @@ export async function evaluateModel(run: RunContext): Promise<void> {
         .addModel({
           model,
           triples: evaluated.subarray(3 * lo, 3 * hi),
+          screen,
           ...(chunked ? { memoryBudget: opts.memory } : {}),
           ...(plan ? { onPlan: plan } : {}),
           ...(negatives
@@ -133,6 +138,7 @@ export async function evaluateModel(run: RunContext): Promise<void> {
             model,
             triples,
             side,
+            screen,
             ...(negatives ? { negatives: negatives.subarray((lo + start) * k, (lo + end) * k) } : {}),
           })
           .catch((e: unknown) => {
@@ -148,6 +154,18 @@ export async function evaluateModel(run: RunContext): Promise<void> {
     }
   } finally {
     progress.stop();
+  }
+  const stats = model.screenStats;
+  run.screen = { mode: screen, ...stats };
+  if (opts.verbose && !opts.quiet) {
+    const pct = stats.pairs > 0 ? ((100 * stats.rescored) / stats.pairs).toFixed(3) : "0";
+    run.out.stderr(
+      stats.calls > 0
+        ? `screen ${screen}: ${stats.pairs} (query, candidate) pairs screened in int8, ${stats.rescored} rescored exactly (${pct} %)\n`
+        : screen === "off"
+          ? "screen off: the float path ranked every pair\n"
+          : `screen ${screen}: not used (${model.precision}, ${model.interaction}, backend ${backendInfo().backend}; the float path ranked every pair)\n`,
+    );
   }
   const setting = negatives ? `OGB protocol: ${k} given negatives per triple (unfiltered)` : filter.setting;
   const scorerName = `${model.interaction} from embeddings (${model.entityWidth} columns, ${model.precision})`;

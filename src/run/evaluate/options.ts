@@ -57,6 +57,10 @@ export interface EvaluateOptions extends ModelFlagOptions {
   replacement?: boolean;
   /** --memory: bytes; the entity table is then read from disk in chunks. */
   memory?: number;
+  /** --verbose: also print what the int8 screen did (stderr). */
+  verbose?: boolean;
+  /** --screen: the int8 screen of ranking from embeddings (docs/screen.md); default auto. */
+  screen?: "auto" | "int8" | "off";
   /**
    * --constrain-candidates train|FILE: also rank every entity-side task against its relation's typed candidates
    * (seen in training, or a candidate file) and report those results beside the unconstrained ones.

@@ -8,7 +8,7 @@ import { Command, CommanderError } from "commander";
 
 import { KgrankError } from "../../checks/errors";
 
-import { estimatorsArg, negativesFromArg, sampleSizeArg, sidesArg, stratifyArg } from "../datasets";
+import { estimatorsArg, negativesFromArg, sampleSizeArg, screenArg, sidesArg, stratifyArg } from "../datasets";
 import type { EvaluateOptions } from "../evaluate/options";
 import { formatOption, intArg, ksOption, metricsArg, outputOption, quietOption, usageLine } from "../flag-parsers";
 import { entityShardArg, shardArg } from "../shard";
@@ -63,6 +63,12 @@ export function evaluationFlags(cmd: Command): Command {
         .option("--replacement", "with --estimate-full: the negatives were drawn with replacement"),
   )
     .addOption(memoryOption("the table's chunks, the query rows and the filter index"))
+    .option(
+      "--screen <mode>",
+      "ranking from DistMult / ComplEx embeddings: auto (default) screens candidates with certified int8 scores where the CPU has a vector kernel and rescores only those it cannot decide, int8 screens wherever it applies, off keeps the float32 path alone; ranks are identical in every mode (docs/screen.md)",
+      screenArg,
+    )
+    .option("--verbose", "also print what the int8 screen did: pairs screened, pairs rescored exactly (stderr)")
     .option(
       "--metrics <list>",
       "comma list of metrics to report at every rank type (names or synonyms: mrr, hits@10, amri, ...), or all (default: MRR, Hits@1/3/10, MR, AMRI and z(MRR) from realistic ranks)",

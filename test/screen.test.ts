@@ -1,0 +1,185 @@
+/**
+ * The int8 screen of ranking from embeddings (docs/screen.md), seen from the library: RankEvaluator.addModel with
+ * screen "auto", "int8" and "off" gives the same ranks bit for bit (every metric of every rank type, both sides,
+ * filtered, sync and async, a table in memory, read in chunks and as entity shards), on a trained-like model (true
+ * answers planted near their query, so the screen decides most pairs itself) and a random one (the screen gives
+ * most rows up under auto). On the native backend the model's screenStats show the screen ran (so a screen that
+ * never ran would fail here); on the others it stays at zero. Bad values of `screen` are typed errors.
+ */
+import { describe, expect, it } from "vitest";
+
+import { EmbeddingModel, KgrankInputError, openEntityTable, RankEvaluator, encodeNpy } from "../src/index";
+import { backendInfo } from "../src/backend/backend";
+import { backendLabel } from "./helpers/backend";
+import { tempDir } from "./helpers/temp";
+import { writeFileSync } from "node:fs";
+import * as path from "node:path";
+
+const native = backendInfo().backend === "native";
+
+/** A seeded uniform generator in [-1, 1). */
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 31 - 1;
+  };
+}
+
+interface World {
+  n: number;
+  nr: number;
+  width: number;
+  ent: Float32Array;
+  rel: Float32Array;
+  train: Int32Array;
+  test: Int32Array;
+}
+
+/**
+ * n entities, nr relations, 400 test triples; `planted`: each test tail is 0.8 x (head o relation) + noise, so the
+ * true answer scores far above most entities (as a trained model's does).
+ */
+function world(interaction: "distmult" | "complex", planted: boolean, seed: number): World {
+  const next = rng(seed);
+  const n = 1500;
+  const nr = 6;
+  const width = 48;
+  const ent = Float32Array.from({ length: n * width }, () => next());
+  const rel = Float32Array.from({ length: nr * width }, (_, i) =>
+    interaction === "complex" && i % width >= width / 2 ? 0.1 * next() : 1 + 0.1 * next(),
+  );
+  const triple = (): [number, number, number] => [
+    Math.floor(((next() + 1) / 2) * n) % n,
+    Math.floor(((next() + 1) / 2) * nr) % nr,
+    Math.floor(((next() + 1) / 2) * n) % n,
+  ];
+  const test = new Int32Array(3 * 400);
+  for (let i = 0; i < 400; i++) {
+    const [h, r, t] = triple();
+    test.set([h, r, t], 3 * i);
+    if (planted && h !== t) {
+      for (let k = 0; k < width; k++) ent[t * width + k] = 0.8 * ent[h * width + k]! + 0.2 * next();
+    }
+  }
+  const train = new Int32Array(3 * 2000);
+  for (let i = 0; i < 2000; i++) train.set(triple(), 3 * i);
+  return { n, nr, width, ent, rel, train, test };
+}
+
+function modelOf(w: World, interaction: "distmult" | "complex") {
+  return new EmbeddingModel({
+    interaction,
+    entityEmbeddings: { data: w.ent, shape: [w.n, w.width] },
+    relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
+    ...(interaction === "complex" ? { complexLayout: "halves" as const } : {}),
+  });
+}
+
+function evaluator(w: World, extra: Partial<ConstructorParameters<typeof RankEvaluator>[0]> = {}) {
+  return new RankEvaluator({ numEntities: w.n, numRelations: w.nr, filterTriples: [w.train, w.test], ...extra });
+}
+
+describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () => {
+  for (const interaction of ["distmult", "complex"] as const) {
+    for (const planted of [true, false]) {
+      it(`${interaction}, ${planted ? "trained-like" : "random"} model: auto, int8 and off agree (sync and async)`, async () => {
+        const w = world(interaction, planted, planted ? 7 : 8);
+        const results: Record<string, unknown> = {};
+        const stats: Record<string, { calls: number; pairs: number; rescored: number }> = {};
+        for (const screen of ["off", "auto", "int8"] as const) {
+          const model = modelOf(w, interaction);
+          const ev = evaluator(w);
+          ev.addModelSync({ model, triples: w.test.subarray(0, 600), screen });
+          await ev.addModel({ model, triples: w.test.subarray(600), screen });
+          results[screen] = ev.finalize().toJSON();
+          stats[screen] = model.screenStats;
+        }
+        expect(results.auto).toEqual(results.off);
+        expect(results.int8).toEqual(results.off);
+        expect(stats.off).toEqual({ calls: 0, pairs: 0, rescored: 0 });
+        if (native) {
+          // Every call screened under int8: 400 tasks x 2 sides x 1500 candidates.
+          expect(stats.int8!.calls).toBeGreaterThan(0);
+          expect(stats.int8!.pairs).toBe(400 * 2 * w.n);
+          expect(stats.int8!.rescored).toBeLessThanOrEqual(stats.int8!.pairs);
+          if (planted) expect(stats.int8!.rescored * 4).toBeLessThan(stats.int8!.pairs);
+        } else {
+          expect(stats.int8).toEqual({ calls: 0, pairs: 0, rescored: 0 });
+        }
+      });
+    }
+  }
+
+  it("a table read in chunks and entity shards rank as the table in memory does, screen on", async () => {
+    const w = world("distmult", true, 9);
+    const dir = tempDir("screen-");
+    const file = path.join(dir, "entities.npy");
+    writeFileSync(file, encodeNpy(w.ent, [w.n, w.width]));
+    const whole = evaluator(w);
+    whole.addModelSync({ model: modelOf(w, "distmult"), triples: w.test, screen: "off" });
+    const expected = whole.finalize().toJSON();
+    const source = openEntityTable(file);
+    {
+      const streamed = new EmbeddingModel({
+        interaction: "distmult",
+        entityEmbeddings: source,
+        relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
+      });
+      const ev = evaluator(w);
+      // A budget below the whole table: several passes over it, each chunk quantised by its own call.
+      await ev.addModel({ model: streamed, triples: w.test, screen: "int8", memoryBudget: 310 * 1024 });
+      expect(ev.finalize().toJSON()).toEqual(expected);
+      if (native) expect(streamed.screenStats.pairs).toBe(400 * 2 * w.n);
+    }
+    const shards = [0, 1, 2].map((index) => {
+      const ev = evaluator(w, { entityShard: { index, count: 3 } });
+      return ev;
+    });
+    const model = modelOf(w, "distmult");
+    for (const ev of shards) await ev.addModel({ model, triples: w.test, screen: "int8" });
+    const merged = RankEvaluator.merge(shards.map((s) => s.serialize()));
+    expect(merged.finalize().toJSON()).toEqual(expected);
+  });
+
+  it("screen must be auto, int8 or off: anything else is a KgrankInputError naming it", () => {
+    const w = world("distmult", true, 10);
+    const model = modelOf(w, "distmult");
+    for (const bad of ["fast", "INT8", 1, null, true]) {
+      const ev = evaluator(w);
+      let error: unknown = null;
+      try {
+        ev.addModelSync({ model, triples: w.test.subarray(0, 3), screen: bad as never });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(KgrankInputError);
+      expect((error as KgrankInputError).argument).toBe("screen");
+      expect(String((error as Error).message)).toMatch(/"off", "auto", "int8"/);
+    }
+  });
+
+  it("float64 models and interactions the screen does not apply to rank as before, the screen unused", () => {
+    const w = world("distmult", true, 11);
+    for (const [interaction, precision] of [
+      ["distmult", "float64"],
+      ["transe-l2", "float32"],
+    ] as const) {
+      const make = () =>
+        new EmbeddingModel({
+          interaction,
+          entityEmbeddings: { data: w.ent, shape: [w.n, w.width] },
+          relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
+          precision,
+        });
+      const a = make();
+      const b = make();
+      const on = evaluator(w);
+      on.addModelSync({ model: a, triples: w.test, screen: "int8" });
+      const off = evaluator(w);
+      off.addModelSync({ model: b, triples: w.test, screen: "off" });
+      expect(on.finalize().toJSON()).toEqual(off.finalize().toJSON());
+      expect(a.screenStats).toEqual({ calls: 0, pairs: 0, rescored: 0 });
+    }
+  });
+});
