@@ -422,8 +422,8 @@ export interface EmbeddingRankInput {
  * The int8 screen of rankEmbeddings (docs/screen.md): off, auto (where the CPU has a vector screen kernel and the
  * input is one it applies to) or int8 (wherever it applies). Codes of native/core/screen.h ScreenMode.
  */
-export const SCREEN_MODES = { off: 0, auto: 1, int8: 2 } as const;
-export type ScreenModeName = keyof typeof SCREEN_MODES;
+export type ScreenModeName = "off" | "auto" | "int8";
+export const SCREEN_MODES = { off: 0, auto: 1, int8: 2 } as const satisfies Record<ScreenModeName, number>;
 
 /** What rankEmbeddings is told about the screen; only the native backend screens (the others ignore it). */
 export interface EmbeddingScreen {
