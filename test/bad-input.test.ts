@@ -1023,6 +1023,18 @@ export const CASES: Case[] = [
     argument: "triples",
   },
   {
+    kind: "model batch screen not a screen mode",
+    call: () => ev().addModelSync({ model: emb(), triples, screen: "fastest" as never }),
+    error: KgrankInputError,
+    argument: "screen",
+  },
+  {
+    kind: "async model batch screen not a screen mode",
+    call: () => ev().addModel({ model: emb(), triples, screen: 8 as never }),
+    error: KgrankInputError,
+    argument: "screen",
+  },
+  {
     kind: "OGB negatives out of range",
     call: () => ev().addModelSync({ model: emb(), triples, side: "tail", negatives: [0, 1, 2, 9] }),
     error: KgrankInputError,

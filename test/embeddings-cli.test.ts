@@ -99,6 +99,34 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expectClose(got.results, library(sharedModel("distmult")));
   });
 
+  it("--screen auto / int8 / off print the same results; --verbose and the JSON say what the screen did", async () => {
+    const outs = [];
+    for (const screen of ["off", "auto", "int8"]) {
+      const r = await kgrank([...DISTMULT_FLAGS, "--format", "json", "--screen", screen, "--verbose"]);
+      expect(r.status).toBe(0);
+      const got = JSON.parse(r.stdout);
+      expect(got.backend.screen.mode).toBe(screen);
+      const { pairs, rescored, calls } = got.backend.screen;
+      if (got.backend.backend === "native" && screen === "int8") {
+        expect(calls).toBeGreaterThan(0);
+        expect(pairs).toBeGreaterThan(0);
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `screen int8: ${pairs} \\(query, candidate\\) pairs screened in int8, ${rescored} rescored exactly`,
+          ),
+        );
+      } else if (screen !== "int8" || got.backend.backend !== "native") {
+        if (screen === "off") expect(r.stderr).toMatch(/screen off: the float path ranked every pair/);
+      }
+      outs.push(got.results);
+    }
+    expect(outs[1]).toEqual(outs[0]);
+    expect(outs[2]).toEqual(outs[0]);
+    const bad = await kgrank([...DISTMULT_FLAGS, "--screen", "fast"]);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/^kgrank: --screen: "fast" is not a screen mode: auto \(default/);
+  });
+
   it("--sides head,tail,relation: the relation side from the model's relation scores, as the library ranks it", async () => {
     const r = await kgrank([...DISTMULT_FLAGS, "--sides", "head,tail,relation", "--format", "json", "--quiet"]);
     expect(r.stderr).toBe("");

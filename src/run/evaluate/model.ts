@@ -156,7 +156,8 @@ export async function evaluateModel(run: RunContext): Promise<void> {
     progress.stop();
   }
   const stats = model.screenStats;
-  run.screen = { mode: screen, ...stats };
+  // In the JSON with --verbose only: without it, the output stays byte for byte what a merge of shards prints.
+  if (opts.verbose) run.screen = { mode: screen, ...stats };
   if (opts.verbose && !opts.quiet) {
     const pct = stats.pairs > 0 ? ((100 * stats.rescored) / stats.pairs).toFixed(3) : "0";
     run.out.stderr(
