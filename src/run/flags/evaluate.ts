@@ -68,7 +68,10 @@ export function evaluationFlags(cmd: Command): Command {
       "ranking from DistMult / ComplEx embeddings: auto (default) screens candidates with certified int8 scores where the CPU has a vector kernel and rescores only those it cannot decide, int8 screens wherever it applies, off keeps the float32 path alone; ranks are identical in every mode (docs/screen.md)",
       screenArg,
     )
-    .option("--verbose", "also print what the int8 screen did: pairs screened, pairs rescored exactly (stderr, and backend.screen in --format json)")
+    .option(
+      "--verbose",
+      "also print what the int8 screen did: pairs screened, pairs rescored exactly (stderr, and backend.screen in --format json)",
+    )
     .option(
       "--metrics <list>",
       "comma list of metrics to report at every rank type (names or synonyms: mrr, hits@10, amri, ...), or all (default: MRR, Hits@1/3/10, MR, AMRI and z(MRR) from realistic ranks)",
