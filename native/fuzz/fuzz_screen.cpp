@@ -34,11 +34,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   const auto base = kgrank_screen::rank(c, ScreenMode::Off, SimdLevel::Scalar, 1);
+  // The table quantised once (screen_prepare), as an evaluation passes it to every call, beside the per-call one.
+  const kgrank::EmbeddingModel<float> m{c.interaction, c.layout, c.ent.data(), c.rel.data(), c.n,
+                                        c.nr,          c.width,  c.width,      0.0,          nullptr};
   for (SimdLevel level : kgrank_fuzz::levels()) {
+    kgrank::ScreenTable table;
+    const bool prepared = kgrank::screen_prepare(m, level, 2, &table).ok();
+    FUZZ_CHECK(prepared);
     for (unsigned threads : {1u, 2u}) {
       const auto off = kgrank_screen::rank(c, ScreenMode::Off, level, threads);
       FUZZ_CHECK(kgrank_screen::same(off, base));
       for (ScreenMode mode : {ScreenMode::Int8, ScreenMode::Auto}) {
+        FUZZ_CHECK(kgrank_screen::same(kgrank_screen::rank(c, mode, level, threads, &table), off));
         const auto on = kgrank_screen::rank(c, mode, level, threads);
         FUZZ_CHECK(kgrank_screen::same(on, off));
         if (mode == ScreenMode::Int8 && on.status.ok()) {
