@@ -184,6 +184,7 @@ bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const 
     q->norm.assign(rows, 0.0f);
     q->resid.assign(rows, 0.0f);
     q->threshold.assign(threshold, threshold + rows);
+    q->margin.assign(rows, 0.0f);
   }
   KGRANK_CATCH(const std::bad_alloc&) { return false; }
   for (size_t i = 0; i < rows; ++i) {
@@ -192,6 +193,7 @@ bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const 
     q->scale[i] = ok ? r.scale : std::numeric_limits<float>::quiet_NaN();
     q->norm[i] = ok ? up(r.norm) : 0.0f;
     q->resid[i] = ok ? up(r.resid) : 0.0f;
+    q->margin[i] = ok ? up(std::fabs(static_cast<double>(threshold[i])) * 0x1p-16 + 0x1p-100) : 0.0f;
     for (size_t k = 0; k < q->dpad; ++k) {
       q->au[i * q->dpad + k] = static_cast<uint8_t>(static_cast<int>(q->a[i * q->dpad + k]) + 128);
     }

@@ -61,6 +61,7 @@ struct ScreenQueries {
   std::vector<float> norm;       // upward rounded ||q||_2
   std::vector<float> resid;      // upward rounded ||q - s_q a||_2
   std::vector<float> threshold;  // the true answer's float32 score
+  std::vector<float> margin;     // upward rounded |threshold| 2^-16 + 2^-100 (the AVX-512 kernel's decision)
 };
 
 // Quantises rows [0, n) of a float table (element k of row e is rows[e * width + map[k]]) with the level's
@@ -120,7 +121,9 @@ void screen_chunk_avx512_vnni(const ScreenTask& task);
 #endif
 }  // namespace isa
 
-// The decision constants every kernel uses (screen.cpp explains them): a pair is certified above the threshold when
+// The AVX-512 kernel decides with one rounding fewer (screen_avx512.cpp): d = fl(float(I) fl(s_t s_q) - thr) by one
+// FMA, above when d > m and below when d < -m, m = fl(E' (1 + 2^-16) + margin_q), margin_q >= |thr| 2^-16 + 2^-100.
+// The decision constants the other kernels use (screen.cpp explains them): a pair is certified above the threshold when
 // fl(approx - M) > thr and below when fl(approx + M) < thr, approx = fl(fl(float(I) s_t) s_q),
 // M = (nq slack_t + resid_q qnorm_t) (1 + 2^-16) + (|approx| + |thr|) 2^-16 + 2^-100.
 constexpr float kScreenRel = 1.52587890625e-05f;      // 2^-16

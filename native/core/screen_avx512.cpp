@@ -60,8 +60,13 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
       for (size_t p = 0; p < P; ++p) acc[r][p] = dpbusd(acc[r][p], qa, x[p]);
     }
   }
-  const __m512 one_rel = _mm512_set1_ps(1.0f + kScreenRel), rel = _mm512_set1_ps(kScreenRel);
-  const __m512 absk = _mm512_set1_ps(kScreenAbs);
+  // The decision with one rounding fewer than screen.cpp's (screen.h): per pair, with c = fl(s_t s_q) and
+  // x = float(I) (exact below 2^24, else within u), d = fl(x c - thr) by one FMA. Then x c = I s_t s_q (1 + e),
+  // |e| <= 2.0001 u, and |d - (a - thr)| <= 4.01 u |d| + 3.01 u |thr| for a = I s_t s_q, so d > m with
+  // m = fl(E' (1 + 2^-16) + margin), margin >= |thr| 2^-16 + 2^-100 (ScreenQueries::margin, rounded up), gives
+  // a - thr > E: E' is E's first two terms in float (relative error below 3u), every rounding of m and of the error
+  // terms is below u times them, far inside the 2^-16 margins, and 2^-100 covers the absolute ones. Below: d < -m.
+  const __m512 one_rel = _mm512_set1_ps(1.0f + kScreenRel);
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   for (size_t p = 0; p < P; ++p) {
     const size_t jp = j0 + p * kScreenPanel;
@@ -74,16 +79,13 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
     const __m512i ids = _mm512_add_epi32(iota, _mm512_set1_epi32(static_cast<int>(jp)));
     for (size_t r = 0; r < nq; ++r) {
       const size_t row = task.r0 + g + r;
-      const __m512 sq = _mm512_set1_ps(q.scale[row]), nq_v = _mm512_set1_ps(q.norm[row]);
-      const __m512 dq = _mm512_set1_ps(q.resid[row]);
-      const float thr_s = q.threshold[row];
-      const __m512 thr = _mm512_set1_ps(thr_s);
-      const __m512 approx = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][p]), st), sq);
-      const __m512 err = _mm512_fmadd_ps(nq_v, ut, _mm512_mul_ps(dq, th));
-      const __m512 mag = _mm512_add_ps(_mm512_abs_ps(approx), _mm512_set1_ps(thr_s < 0 ? -thr_s : thr_s));
-      const __m512 m = _mm512_fmadd_ps(err, one_rel, _mm512_fmadd_ps(mag, rel, absk));
-      const __mmask16 gt = _mm512_cmp_ps_mask(_mm512_sub_ps(approx, m), thr, _CMP_GT_OQ);
-      const __mmask16 lt = _mm512_cmp_ps_mask(_mm512_add_ps(approx, m), thr, _CMP_LT_OQ);
+      const __m512 c = _mm512_mul_ps(st, _mm512_set1_ps(q.scale[row]));
+      const __m512 d = _mm512_fmsub_ps(_mm512_cvtepi32_ps(acc[r][p]), c, _mm512_set1_ps(q.threshold[row]));
+      const __m512 err =
+          _mm512_fmadd_ps(_mm512_set1_ps(q.norm[row]), ut, _mm512_mul_ps(_mm512_set1_ps(q.resid[row]), th));
+      const __m512 m = _mm512_fmadd_ps(err, one_rel, _mm512_set1_ps(q.margin[row]));
+      const __mmask16 gt = _mm512_cmp_ps_mask(d, m, _CMP_GT_OQ);
+      const __mmask16 lt = _mm512_cmp_ps_mask(d, _mm512_sub_ps(_mm512_setzero_ps(), m), _CMP_LT_OQ);
       const __mmask16 und = static_cast<__mmask16>(~(gt | lt) & vm);
       const size_t k = g + r;
       task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(static_cast<unsigned>(gt & vm)));
