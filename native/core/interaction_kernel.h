@@ -210,19 +210,20 @@ struct Micro {
     for (size_t qb = 0; qb < p.rows; qb += kQueryBlock) {
       const size_t qe = qb + kQueryBlock < p.rows ? qb + kQueryBlock : p.rows;
       for (size_t pi = 0; pi < panels; ++pi) {
-        if (qb == 0) {
-          pack_panel(pi);
-          // The next panel's rows. Written here, not in a helper: GCC takes a function that only prefetches for one
-          // without side effects and drops the call.
-          const size_t next = begin + (pi + 1) * W;
-          for (size_t l = 0; l < W && next + l < end; ++l) {
-            const char* row = reinterpret_cast<const char*>(p.entity + entity_of(next + l) * p.width);
-            for (size_t b = 0; b < p.width * sizeof(float); b += 64) prefetch(row + b);
-          }
-        }
+        if (qb == 0) pack_panel(pi);
         const float* panel = pack + pi * dim * W;
         const size_t valid = n - pi * W < W ? n - pi * W : W;
+        const size_t next = begin + (pi + 1) * W, groups = (qe - qb + Q - 1) / Q;
         for (size_t g = qb; g < qe; g += Q) {
+          if (qb == 0) {
+            // The next panel's rows, spread over this panel's query groups (a burst of them all waited on the
+            // core's few outstanding misses). Written here, not in a helper: GCC takes a function that only
+            // prefetches for one without side effects and drops the call.
+            for (size_t l = (g - qb) / Q; l < W && next + l < end; l += groups) {
+              const char* row = reinterpret_cast<const char*>(p.entity + entity_of(next + l) * p.width);
+              for (size_t b = 0; b < p.width * sizeof(float); b += 64) prefetch(row + b);
+            }
+          }
           const size_t nq = qe - g < Q ? qe - g : Q;
           const float* q[Q];
           const float* c[Q];
