@@ -175,6 +175,12 @@ struct Micro {
             transpose_block<I>(base + k0, p.width, panel + k0 * W, W);
             transpose_block<I>(base + L * p.width + k0, p.width, panel + k0 * W + L, W);
           }
+          if (k0 < dim && dim >= L) {  // the last L elements again: the overlap is rewritten with the same values
+            k0 = dim - L;
+            transpose_block<I>(base + k0, p.width, panel + k0 * W, W);
+            transpose_block<I>(base + L * p.width + k0, p.width, panel + k0 * W + L, W);
+            k0 = dim;
+          }
           for (; k0 < dim; ++k0) {
             for (size_t l = 0; l < W; ++l) panel[k0 * W + l] = base[l * p.width + k0];
           }
