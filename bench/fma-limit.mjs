@@ -59,6 +59,7 @@ function job(n) {
     interaction,
     entityEmbeddings: { data: seededFloats(n * dim, 1), shape: [n, dim] },
     relationEmbeddings: { data: seededFloats(16 * dim, 2), shape: [16, dim] },
+    ...(interaction === "complex" ? { complexLayout: "halves" } : {}),
   });
   const anchor = Int32Array.from({ length: rows }, (_, i) => (i * 7919) % n);
   const rel = Int32Array.from({ length: rows }, (_, i) => i % 16);
