@@ -70,7 +70,7 @@ function job(n) {
     const ids = new Int32Array(rows * exclusions);
     for (let i = 0; i < rows; i++) {
       offsets[i + 1] = (i + 1) * exclusions;
-      for (let j = 0; j < exclusions; j++) ids[i * exclusions + j] = (i * 31 + j * 2654435761) % n >>> 0;
+      for (let j = 0; j < exclusions; j++) ids[i * exclusions + j] = ((i * 31 + j * 2654435761) % n) >>> 0;
     }
     extra.excludeOffsets = offsets;
     extra.excludeIds = ids;

@@ -154,42 +154,33 @@ struct Micro {
     const size_t n = end - begin;
     const size_t panels = (n + W - 1) / W;
     // Pack: panel-major, element-major within a panel; padding lanes are zero and never counted. A level with an
-    // in-register transpose (I::transpose) moves L x L blocks of a full panel's rows when they are consecutive
-    // entities read in their stored order and unscaled (every interaction but PairRE and interleaved complex rows,
-    // over every entity or an entity range; not a candidate list): element by element, the
-    // pack cost about a tenth of the chunk's time at d = 100 and 512 queries. Values are moved, never computed, so
-    // the panel is the same either way. A panel is packed just before the first query block uses it, while the
-    // next panel's rows are prefetched: the rows come from a table far larger than the caches (WikiKG2: 1 GB), and
-    // packing them all first waited on memory for every row.
-    bool direct = HasTranspose<I>::value && p.scale == nullptr;
+    // in-register transpose (I::transpose) moves L x L blocks of a full panel when its rows are consecutive entities
+    // (every entity or an entity range, not a candidate list), read in their stored order and unscaled (every
+    // interaction but PairRE and interleaved complex rows); element by element, the pack took about a tenth of the
+    // chunk's time at d = 100 and 512 queries. Values are moved, never computed, so the panel is the same either way.
+    // A panel is packed just before the first query block uses it, while the next panel's rows are prefetched: the
+    // rows come from a table far larger than the caches (WikiKG2: 1 GB).
+    bool direct = HasTranspose<I>::value && p.scale == nullptr && p.candidates == nullptr;
     for (size_t k = 0; direct && k < dim; ++k) direct = p.map[k] == k;
     auto entity_of = [&](size_t j) { return p.candidates ? static_cast<size_t>(p.candidates[j]) : j; };
     auto pack_panel = [&](size_t pi) {
       float* panel = pack + pi * dim * W;
       const size_t first = begin + pi * W;
       if (direct && first + W <= end) {
-        if (p.candidates == nullptr) {  // consecutive rows: one base and a stride (no table of row pointers)
-          const float* base = p.entity + first * p.width;
-          size_t k0 = 0;
-          for (; k0 + L <= dim; k0 += L) {
-            transpose_block<I>(base + k0, p.width, panel + k0 * W, W);
-            transpose_block<I>(base + L * p.width + k0, p.width, panel + k0 * W + L, W);
-          }
-          if (k0 < dim && dim >= L) {  // the last L elements again: the overlap is rewritten with the same values
-            k0 = dim - L;
-            transpose_block<I>(base + k0, p.width, panel + k0 * W, W);
-            transpose_block<I>(base + L * p.width + k0, p.width, panel + k0 * W + L, W);
-            k0 = dim;
-          }
-          for (; k0 < dim; ++k0) {
-            for (size_t l = 0; l < W; ++l) panel[k0 * W + l] = base[l * p.width + k0];
-          }
-          return;
+        const float* base = p.entity + first * p.width;  // row l of the panel: base + l * width
+        size_t k0 = 0;
+        for (; k0 + L <= dim; k0 += L) {
+          transpose_block<I>(base + k0, p.width, panel + k0 * W, W);
+          transpose_block<I>(base + L * p.width + k0, p.width, panel + k0 * W + L, W);
         }
-        const float* rows[W];
-        for (size_t l = 0; l < W; ++l) rows[l] = p.entity + entity_of(first + l) * p.width;
-        for (size_t l = 0; l < W; ++l) {
-          for (size_t k = 0; k < dim; ++k) panel[k * W + l] = rows[l][k];
+        if (k0 < dim && dim >= L) {  // the last L elements again: the overlap is rewritten with the same values
+          k0 = dim - L;
+          transpose_block<I>(base + k0, p.width, panel + k0 * W, W);
+          transpose_block<I>(base + L * p.width + k0, p.width, panel + k0 * W + L, W);
+          k0 = dim;
+        }
+        for (; k0 < dim; ++k0) {
+          for (size_t l = 0; l < W; ++l) panel[k0 * W + l] = base[l * p.width + k0];
         }
         return;
       }
