@@ -5,7 +5,8 @@
 // and 512 queries; each block ends with one compare per accumulator so that nothing is optimised away. The probe is
 // Micro::probe (12 independent FMA chains). Best of 20 passes each (a shared machine slows some of them), both in
 // this process, seconds apart.
-//   g++ -O3 -std=c++17 -mavx512f -mavx512vl -mavx512bw -mavx512dq bench/fma_block.cpp -o /tmp/fma_block && /tmp/fma_block
+//   g++ -O3 -std=c++17 -mavx512f -mavx512vl -mavx512bw -mavx512dq bench/fma_block.cpp -o /tmp/fma_block &&
+//   /tmp/fma_block
 #include <immintrin.h>
 
 #include <chrono>
@@ -15,9 +16,7 @@
 
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 __attribute__((noinline)) float probe(size_t iterations) {
   __m512 acc[12];
@@ -52,15 +51,18 @@ __attribute__((noinline)) unsigned block(const float* const* q, const float* pac
       }
     }
     for (int a = 0; a < Q; ++a) {
-      count += static_cast<unsigned>(__builtin_popcount(_mm512_cmp_ps_mask(acc[a][0], _mm512_setzero_ps(), _CMP_GT_OQ)));
-      count += static_cast<unsigned>(__builtin_popcount(_mm512_cmp_ps_mask(acc[a][1], _mm512_setzero_ps(), _CMP_GT_OQ)));
+      count +=
+          static_cast<unsigned>(__builtin_popcount(_mm512_cmp_ps_mask(acc[a][0], _mm512_setzero_ps(), _CMP_GT_OQ)));
+      count +=
+          static_cast<unsigned>(__builtin_popcount(_mm512_cmp_ps_mask(acc[a][1], _mm512_setzero_ps(), _CMP_GT_OQ)));
     }
   }
   return count;
 }
 
 template <int Q>
-double rate(const std::vector<float>& pack, const std::vector<float>& queries, size_t dim, size_t rows, unsigned* sink) {
+double rate(const std::vector<float>& pack, const std::vector<float>& queries, size_t dim, size_t rows,
+            unsigned* sink) {
   const size_t panels = pack.size() / (dim * 32);
   double best = 1e30;
   for (int rep = 0; rep < 20; ++rep) {
