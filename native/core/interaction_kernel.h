@@ -16,11 +16,41 @@
 #include <cstddef>
 #include <cstdint>
 #include <bitset>
+#include <type_traits>
+#include <utility>
 
 #include "interaction.h"
 
 namespace kgrank {
 namespace interaction_detail {
+
+// Whether a level's traits have transpose(src, src_stride, dst, stride): dst[kk * stride + l] = src[l * src_stride +
+// kk] for kk, l < L (an L x L block of L rows moved element-major, in registers). Levels without one pack element by
+// element.
+template <class I, class = void>
+struct HasTranspose : std::false_type {};
+template <class I>
+struct HasTranspose<I, std::void_t<decltype(&I::transpose)>> : std::true_type {};
+
+// A hint to bring the cache line at p closer (no effect on results; nothing where the compiler has no hint).
+inline void prefetch(const void* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p, 0, 3);
+#else
+  (void)p;
+#endif
+}
+
+// Whether a level's traits have equ(a, b): the lanes where a == b or either is NaN, in one compare.
+template <class I, class = void>
+struct HasEqu : std::false_type {};
+template <class I>
+struct HasEqu<I, std::void_t<decltype(&I::equ)>> : std::true_type {};
+
+template <class I>
+inline void transpose_block(const float* src, size_t src_stride, float* dst, size_t stride) {
+  if constexpr (HasTranspose<I>::value) I::transpose(src, src_stride, dst, stride);
+}
 
 constexpr size_t kQueryBlock = 64;  // queries whose vectors stay in L1/L2 while a chunk's panels pass by
 
@@ -78,21 +108,43 @@ struct Micro {
     const unsigned full = L >= 32 ? ~0u : (1u << L) - 1;
     const unsigned m0 = valid >= L ? full : (1u << valid) - 1;
     const unsigned m1 = valid >= W ? full : valid > L ? (1u << (valid - L)) - 1 : 0u;
-    for (size_t a = 0; a < nq; ++a) {
-      const float th = OP == ScoreOp::Dot ? t[a] : -t[a];
-      const V tv = I::set1(th);
-      uint32_t g, e, n;
-      if (OP == ScoreOp::Dot) {
-        g = I::popcount(I::gt(acc[a][0], tv) & m0) + I::popcount(I::gt(acc[a][1], tv) & m1);
-      } else {
-        g = I::popcount(I::gt(tv, acc[a][0]) & m0) + I::popcount(I::gt(tv, acc[a][1]) & m1);
-      }
-      e = I::popcount(I::eq(acc[a][0], tv) & m0) + I::popcount(I::eq(acc[a][1], tv) & m1);
-      n = I::popcount(I::unord(acc[a][0], acc[a][0]) & m0) + I::popcount(I::unord(acc[a][1], acc[a][1]) & m1);
-      greater[a] += g;
-      equal[a] += e;
-      nan[a] += n;
+    count_block<OP>(acc, std::make_index_sequence<Q>{}, t, nq, m0, m1, greater, equal, nan);
+  }
+
+  // The counting of run(), over the Q accumulator pairs by a fold (constant indices, so they stay in registers): for
+  // query a, `g` holds the lanes above its threshold (an ordered compare). A lane equal to it or NaN (the threshold
+  // is never NaN) is one that scores almost never give, so the equal and NaN counts run only for a block that has
+  // one: a level with I::equ (equal or unordered, one compare) finds such lanes directly, others as the lanes
+  // neither above nor below. Lanes past `valid` (zero padding) may only send a block to that slower count, which
+  // masks them. One popcount per query counts both vectors (2 L <= 32 bits).
+  template <ScoreOp OP, size_t A>
+  static unsigned count_greater(const V (&acc)[Q][2], const float* t, unsigned m0, unsigned m1, uint32_t* greater) {
+    const V tv = I::set1(OP == ScoreOp::Dot ? t[A] : -t[A]);
+    const V lo0 = OP == ScoreOp::Dot ? tv : acc[A][0], hi0 = OP == ScoreOp::Dot ? acc[A][0] : tv;
+    const V lo1 = OP == ScoreOp::Dot ? tv : acc[A][1], hi1 = OP == ScoreOp::Dot ? acc[A][1] : tv;
+    const unsigned g0 = I::gt(hi0, lo0) & m0, g1 = I::gt(hi1, lo1) & m1;
+    greater[A] += I::popcount(g0 | (g1 << L));
+    if constexpr (HasEqu<I>::value) {
+      return I::equ(acc[A][0], tv) | I::equ(acc[A][1], tv);
+    } else {
+      return (m0 & ~(g0 | I::gt(lo0, hi0))) | (m1 & ~(g1 | I::gt(lo1, hi1)));
     }
+  }
+
+  template <ScoreOp OP, size_t A>
+  static void count_rest(const V (&acc)[Q][2], const float* t, unsigned m0, unsigned m1, uint32_t* equal,
+                         uint32_t* nan) {
+    const V tv = I::set1(OP == ScoreOp::Dot ? t[A] : -t[A]);
+    equal[A] += I::popcount((I::eq(acc[A][0], tv) & m0) | ((I::eq(acc[A][1], tv) & m1) << L));
+    nan[A] += I::popcount((I::unord(acc[A][0], acc[A][0]) & m0) | ((I::unord(acc[A][1], acc[A][1]) & m1) << L));
+  }
+
+  template <ScoreOp OP, size_t... A>
+  static void count_block(const V (&acc)[Q][2], std::index_sequence<A...>, const float* t, size_t nq, unsigned m0,
+                          unsigned m1, uint32_t* greater, uint32_t* equal, uint32_t* nan) {
+    unsigned rest = 0;
+    ((rest |= A < nq ? count_greater<OP, A>(acc, t, m0, m1, greater) : 0u), ...);
+    if (rest != 0) ((A < nq ? count_rest<OP, A>(acc, t, m0, m1, equal, nan) : void()), ...);
   }
 
   template <ScoreOp OP>
@@ -101,16 +153,44 @@ struct Micro {
     const size_t dim = p.dim;
     const size_t n = end - begin;
     const size_t panels = (n + W - 1) / W;
-    // Pack: panel-major, element-major within a panel; padding lanes are zero and never counted.
-    for (size_t pi = 0; pi < panels; ++pi) {
+    // Pack: panel-major, element-major within a panel; padding lanes are zero and never counted. A level with an
+    // in-register transpose (I::transpose) moves L x L blocks of a full panel when its rows are consecutive entities
+    // (every entity or an entity range, not a candidate list), read in their stored order and unscaled (every
+    // interaction but PairRE and interleaved complex rows); element by element, the pack took about a tenth of the
+    // chunk's time at d = 100 and 512 queries. Values are moved, never computed, so the panel is the same either way.
+    // A panel is packed just before the first query block uses it, while the next panel's rows are prefetched: the
+    // rows come from a table far larger than the caches (WikiKG2: 1 GB).
+    bool direct = HasTranspose<I>::value && p.scale == nullptr && p.candidates == nullptr;
+    for (size_t k = 0; direct && k < dim; ++k) direct = p.map[k] == k;
+    auto entity_of = [&](size_t j) { return p.candidates ? static_cast<size_t>(p.candidates[j]) : j; };
+    auto pack_panel = [&](size_t pi) {
       float* panel = pack + pi * dim * W;
+      const size_t first = begin + pi * W;
+      if (direct && first + W <= end) {
+        const float* base = p.entity + first * p.width;  // row l of the panel: base + l * width
+        size_t k0 = 0;
+        for (; k0 + L <= dim; k0 += L) {
+          transpose_block<I>(base + k0, p.width, panel + k0 * W, W);
+          transpose_block<I>(base + L * p.width + k0, p.width, panel + k0 * W + L, W);
+        }
+        if (k0 < dim && dim >= L) {  // the last L elements again: the overlap is rewritten with the same values
+          k0 = dim - L;
+          transpose_block<I>(base + k0, p.width, panel + k0 * W, W);
+          transpose_block<I>(base + L * p.width + k0, p.width, panel + k0 * W + L, W);
+          k0 = dim;
+        }
+        for (; k0 < dim; ++k0) {
+          for (size_t l = 0; l < W; ++l) panel[k0 * W + l] = base[l * p.width + k0];
+        }
+        return;
+      }
       for (size_t l = 0; l < W; ++l) {
-        const size_t j = begin + pi * W + l;
+        const size_t j = first + l;
         if (j >= end) {
           for (size_t k = 0; k < dim; ++k) panel[k * W + l] = 0.0f;
           continue;
         }
-        const size_t e = p.candidates ? static_cast<size_t>(p.candidates[j]) : j;
+        const size_t e = entity_of(j);
         const float* row = p.entity + e * p.width;
         if (p.scale) {
           const float s = p.scale[e];
@@ -119,13 +199,28 @@ struct Micro {
           for (size_t k = 0; k < dim; ++k) panel[k * W + l] = row[p.map[k]];
         }
       }
+    };
+    if (p.rows == 0) {  // nothing to count; the pack is still the chunk's (top_k_embeddings reads it)
+      for (size_t pi = 0; pi < panels; ++pi) pack_panel(pi);
+      return;
     }
     for (size_t qb = 0; qb < p.rows; qb += kQueryBlock) {
       const size_t qe = qb + kQueryBlock < p.rows ? qb + kQueryBlock : p.rows;
       for (size_t pi = 0; pi < panels; ++pi) {
+        if (qb == 0) pack_panel(pi);
         const float* panel = pack + pi * dim * W;
         const size_t valid = n - pi * W < W ? n - pi * W : W;
+        const size_t next = begin + (pi + 1) * W, groups = (qe - qb + Q - 1) / Q;
         for (size_t g = qb; g < qe; g += Q) {
+          if (qb == 0) {
+            // The next panel's rows, spread over this panel's query groups (a burst of them all waited on the
+            // core's few outstanding misses). Written here, not in a helper: GCC takes a function that only
+            // prefetches for one without side effects and drops the call.
+            for (size_t l = (g - qb) / Q; l < W && next + l < end; l += groups) {
+              const char* row = reinterpret_cast<const char*>(p.entity + entity_of(next + l) * p.width);
+              for (size_t b = 0; b < p.width * sizeof(float); b += 64) prefetch(row + b);
+            }
+          }
           const size_t nq = qe - g < Q ? qe - g : Q;
           const float* q[Q];
           const float* c[Q];
