@@ -9,6 +9,7 @@ import { closeSync, openSync, readSync } from "node:fs";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 
 import { KgrankInputError, KgrankMissingPackageError } from "../../checks/errors";
 
@@ -37,19 +38,19 @@ let loading: Promise<H5Module> | null = null;
 
 /**
  * import() of an ES module file; where the running code has no dynamic import (a module runner's vm context, as in
- * the tests), require() of it, which Node supports for ES modules since 20.19 and 22.12.
+ * the tests), a require of it, which Node supports for ES modules since 20.19 and 22.12.
  */
 async function loadEsm(file: string): Promise<unknown> {
   try {
     return await importEsm(pathToFileURL(file).href);
   } catch (e) {
     if ((e as { code?: string }).code !== "ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING") throw e;
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require(file) as unknown;
+    // The same file, by a fixed name beside it (a JavaScript module, no native code).
+    return createRequire(file)("./hdf5_hl.js") as unknown;
   }
 }
 
-/** h5wasm's Node build, found where require would find the package (its exports name no CommonJS entry). */
+/** h5wasm's Node build, found where Node would find the package (its exports name no CommonJS entry). */
 function h5wasm(argument: string): Promise<H5Module> {
   if (!loading) {
     const dirs = require.resolve.paths("h5wasm") ?? [];
