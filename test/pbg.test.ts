@@ -13,7 +13,7 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
-import { parseNpz } from "../src/index";
+import { evaluatePbgCheckpoint, KgrankInputError, parseNpz, type RankResults } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { expectUserError, kgrank as runIn, type Run } from "./helpers/cli";
 import { external, pythonWith } from "./helpers/external";
@@ -100,6 +100,47 @@ describe(`PyTorch-BigGraph checkpoints [${backendLabel}]`, () => {
       expect(run.stdout).toMatch(/PyTorch-BigGraph/);
     });
   }
+
+  /** RankResults.tasks() as the reference's rows. */
+  const tasksOf = (r: RankResults): Task[] => {
+    const t = r.tasks();
+    return sorted(
+      t.side.map((s, i) => [
+        s,
+        t.head[i]!,
+        t.relation[i]!,
+        t.tail[i]!,
+        t.optimistic[i]!,
+        t.pessimistic[i]!,
+        t.numCandidates[i]!,
+      ]),
+    );
+  };
+
+  it("evaluatePbgCheckpoint (the library call) ranks as the CLI and the reference, typed and dynamic", async () => {
+    for (const name of ["typed/cos-bias", "dynamic/complex_diagonal-cos-bias"]) {
+      const [graph, ckpt] = name.split("/") as [string, string];
+      const results = await evaluatePbgCheckpoint({
+        checkpoint: path.join(FIX, graph, "checkpoints", ckpt),
+        dataset: path.join(FIX, graph, "edges"),
+        memoryBudget: 4096,
+      });
+      expect(tasksOf(results)).toEqual(sorted(expected[name]!));
+    }
+    const heads = await evaluatePbgCheckpoint({
+      checkpoint: path.join(FIX, "typed", "checkpoints", "dot"),
+      dataset: path.join(FIX, "typed", "edges"),
+      sides: "head",
+    });
+    expect(tasksOf(heads)).toEqual(sorted(expected["typed/dot"]!.filter((t) => t[0] === "head")));
+    await expect(
+      evaluatePbgCheckpoint({
+        checkpoint: path.join(FIX, "typed", "checkpoints", "dot"),
+        dataset: path.join(FIX, "typed", "edges"),
+        split: "tests" as "test",
+      }),
+    ).rejects.toThrow(KgrankInputError);
+  });
 
   it("typed candidates: a task's candidates are its relation's type, and E / Var follow the typed sets", async () => {
     const { run, ranks } = await evaluate("typed/dot", ["--format", "json"]);
