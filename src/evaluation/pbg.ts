@@ -213,7 +213,9 @@ export interface PbgEvaluationOptions {
   filter?: Split[];
   /** The sides ranked (default "both"). */
   sides?: "head" | "tail" | "both";
+  /** The cut-offs of Hits@k (as RankEvaluator's). */
   ks?: number[];
+  /** The metrics computed (as RankEvaluator's; default its defaults). */
   metrics?: MetricQuery[];
   /** Bytes for score rows, adjusted candidate tables and partitions kept in memory (default 256 MiB). */
   memoryBudget?: number;
@@ -243,6 +245,18 @@ function splitOption(name: string, v: unknown): Split {
  * (`npm install h5wasm`).
  */
 export async function evaluatePbgCheckpoint(opts: PbgEvaluationOptions): Promise<RankResults> {
+  try {
+    return await evaluatePbg(opts);
+  } catch (e) {
+    // The readers name the CLI's flags; the library's options are named for what they are.
+    if (!(e instanceof KgrankInputError) || LIBRARY_NAMES[e.argument] === undefined) throw e;
+    throw new KgrankInputError(LIBRARY_NAMES[e.argument]!, e.message.slice(e.argument.length + 2));
+  }
+}
+
+const LIBRARY_NAMES: Record<string, string> = { "--model-dir": "checkpoint", "--dataset-dir": "dataset" };
+
+async function evaluatePbg(opts: PbgEvaluationOptions): Promise<RankResults> {
   const o = options("evaluatePbgCheckpoint options", opts, PBG_KEYS);
   for (const key of ["checkpoint", "dataset"] as const)
     if (typeof o[key] !== "string" || o[key] === "")

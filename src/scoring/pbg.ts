@@ -13,7 +13,7 @@
  */
 
 export type PbgOperatorName = "none" | "translation" | "diagonal" | "linear" | "affine" | "complex_diagonal";
-export type PbgComparatorName = "dot" | "cos" | "l2" | "squared_l2";
+type PbgComparatorName = "dot" | "cos" | "l2" | "squared_l2";
 
 export interface PbgOperatorValues {
   translation?: Float64Array;

@@ -14,13 +14,13 @@ import * as path from "node:path";
 import { KgrankInputError } from "../../checks/errors";
 import { H5File } from "./hdf5";
 
-export const PBG_OPERATORS = ["none", "translation", "diagonal", "linear", "affine", "complex_diagonal"] as const;
-export type PbgOperator = (typeof PBG_OPERATORS)[number];
-export const PBG_COMPARATORS = ["dot", "cos", "l2", "squared_l2"] as const;
-export type PbgComparator = (typeof PBG_COMPARATORS)[number];
+const PBG_OPERATORS = ["none", "translation", "diagonal", "linear", "affine", "complex_diagonal"] as const;
+type PbgOperator = (typeof PBG_OPERATORS)[number];
+const PBG_COMPARATORS = ["dot", "cos", "l2", "squared_l2"] as const;
+type PbgComparator = (typeof PBG_COMPARATORS)[number];
 
 /** An operator's parameters as PBG names them for a standard relation (a dynamic relation's row of each). */
-export interface PbgOperatorParams {
+interface PbgOperatorParams {
   translation?: Float64Array;
   diagonal?: Float64Array;
   /** D x D, row-major: out_i = sum_j m[i][j] v_j. */
@@ -39,7 +39,7 @@ export interface PbgEntityType {
   readonly count: number;
 }
 
-export interface PbgRelation {
+interface PbgRelation {
   readonly name: string;
   readonly lhs: string;
   readonly rhs: string;

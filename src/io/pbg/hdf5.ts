@@ -76,7 +76,7 @@ const SIGNATURE = Buffer.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]);
  * True when the file starts with HDF5's format signature at one of the offsets the format allows (0, 512, 1024,
  * ...): checked before h5wasm opens it, so a file of another format gets kgrank's message, not HDF5's diagnostics.
  */
-export function looksLikeHdf5(file: string): boolean {
+function looksLikeHdf5(file: string): boolean {
   const fd = openSync(file, "r");
   try {
     const buf = Buffer.alloc(8);
