@@ -151,12 +151,28 @@ describe(`PyTorch-BigGraph checkpoints [${backendLabel}]`, () => {
     expect(run.stdout).toMatch(/entity types/);
   });
 
-  it("--memory small enough to stream every partition in chunks of a few rows gives the same ranks", async () => {
-    for (const name of ["typed/linear".replace("linear", "l2-bias"), "dynamic/affine-l2"]) {
+  it("--memory too small for whole score rows ranks partition by partition in slices: the same ranks and metrics", async () => {
+    for (const name of ["typed/l2-bias", "typed/linear".replace("linear", "cos"), "dynamic/affine-l2"]) {
       const whole = await evaluate(name);
-      const chunked = await evaluate(name, ["--memory", "2000"]);
-      expect(chunked.ranks).toEqual(whole.ranks);
+      // 2000 bytes: chunks of 5 rows (the partitions of 7, 5, 9, 6, 8, 5 rows each split), slices of a few rows.
+      const sliced = await evaluate(name, ["--memory", "2000"]);
+      expect(sliced.ranks).toEqual(whole.ranks);
+      expect(sliced.ranks).toEqual(sorted(expected[name]!));
     }
+    // The library: whole rows with typed candidate sets, and slices, give equal results.
+    const opts = {
+      checkpoint: path.join(FIX, "typed", "checkpoints", "squared_l2-bias"),
+      dataset: path.join(FIX, "typed", "edges"),
+    };
+    const whole = await evaluatePbgCheckpoint(opts);
+    const sliced = await evaluatePbgCheckpoint({ ...opts, memoryBudget: 2000 });
+    expect(whole.info.candidates).toBeDefined();
+    expect(sliced.info.candidates).toBeUndefined();
+    expect(tasksOf(sliced)).toEqual(tasksOf(whole));
+    for (const key of ["both.realistic.mrr", "tail.amri", "both.z_mrr"] as const) {
+      expect(sliced.get(key)).toBe(whole.get(key));
+    }
+    expect(sliced.expected("mrr")).toBe(whole.expected("mrr"));
   });
 
   it("TSV splits of PBG's entity names rank as the edge folders", async () => {

@@ -118,13 +118,34 @@ export class PbgRanker {
     return new PbgRanker(ckpt, await PbgEmbeddings.open(ckpt, budget), budget);
   }
 
+  /**
+   * True when 64 whole score rows (every entity's column) do not fit in a quarter of the budget: then each batch is
+   * ranked slice by slice (RankEvaluator.chunked: a partition's chunk at a time, the other types' columns as NaN, no
+   * candidate), so memory holds rows x one chunk, and the counts of the slices add up to the whole rows' exactly.
+   * Such an evaluator takes no candidate sets: the NaN columns make the same typed candidates (the other types are no
+   * candidates, and a relation's known answers are all of its type), so ranks and candidate counts are the same.
+   */
+  get streamed(): boolean {
+    return this.ckpt.numEntities * 8 * 64 > this.budget / 4;
+  }
+
   close(): void {
     this.tables.close();
     this.kept.clear();
   }
 
+  private rankSlices(
+    evaluator: RankEvaluator,
+    side: "head" | "tail",
+    triples: Int32Array,
+    queries: Float64Array,
+    plan: SidePlan,
+  ): void {
+    rankSlicesOf(this, this.tables, evaluator, side, triples, queries, plan);
+  }
+
   /** The plan's candidates adjusted, chunk by chunk: [global id of the first row, rows, row count]. */
-  private *chunks(plan: SidePlan): Generator<[number, Float64Array, number]> {
+  *chunks(plan: SidePlan): Generator<[number, Float64Array, number]> {
     const have = this.kept.get(plan.key);
     if (have) {
       yield* have;
@@ -162,7 +183,11 @@ export class PbgRanker {
     const ckpt = this.ckpt;
     const n = ckpt.numEntities;
     const d = ckpt.dimension;
-    const batchRows = Math.max(1, Math.min(4096, Math.floor(this.budget / 4 / (8 * n))));
+    const streamed = this.streamed;
+    if (streamed && evaluator.candidates)
+      throw new KgrankInputError("evaluator", "ranks whole score rows (candidate sets): this budget streams slices");
+    const width = streamed ? this.tables.chunkRows : n;
+    const batchRows = Math.max(1, Math.min(4096, Math.floor(this.budget / 4 / (8 * width))));
     const byRelation = new Map<number, number[]>();
     for (let i = 0; i < triples.length / 3; i++) {
       const r = triples[3 * i + 1]!;
@@ -183,6 +208,12 @@ export class PbgRanker {
           anchors[j] = triples[3 * i + (side === "head" ? 2 : 0)]!;
         });
         const queries = plan.adjustQueries(this.tables.rowsOf(anchors), batch.length);
+        if (streamed) {
+          this.rankSlices(evaluator, side, own, queries, plan);
+          onRows?.(batch.length);
+          await turn();
+          continue;
+        }
         // Columns outside the candidates' type are no candidates (NaN; typed sets leave them out anyway).
         const scores = new Float64Array(batch.length * n).fill(NaN);
         for (const [start, cands, count] of this.chunks(plan)) {
@@ -194,6 +225,57 @@ export class PbgRanker {
         await turn();
       }
     }
+  }
+}
+
+/**
+ * One batch ranked slice by slice: the true scores first (each true answer's row adjusted and compared exactly as
+ * in its chunk), then every entity column in order, the candidates' type chunk by chunk and the other types' columns
+ * as NaN (no candidate), in pieces of at most one chunk's width.
+ */
+function rankSlicesOf(
+  ranker: { ckpt: PbgCheckpoint; chunks(plan: SidePlan): Generator<[number, Float64Array, number]> },
+  tables: PbgEmbeddings,
+  evaluator: RankEvaluator,
+  side: "head" | "tail",
+  triples: Int32Array,
+  queries: Float64Array,
+  plan: SidePlan,
+): void {
+  const ckpt = ranker.ckpt;
+  const d = ckpt.dimension;
+  const rows = triples.length / 3;
+  const truth = Int32Array.from({ length: rows }, (_, j) => triples[3 * j + (side === "head" ? 0 : 2)]!);
+  const trueRows = plan.adjustCandidates(tables.rowsOf(truth), rows);
+  const trueScores = new Float64Array(rows);
+  const one = new Float64Array(1);
+  for (let j = 0; j < rows; j++) {
+    compareRows(ckpt, queries, j * d, trueRows.subarray(j * d, (j + 1) * d), 1, plan.queryFirst, one, 0);
+    trueScores[j] = one[0]!;
+  }
+  const batch = evaluator.chunked({ triples, side, trueScores });
+  try {
+    const piece = Math.max(1, tables.chunkRows);
+    const nan = new Float64Array(rows * piece).fill(NaN);
+    for (const t of ckpt.types) {
+      if (t !== plan.candidates) {
+        for (let e = t.offset; e < t.offset + t.count; e += piece) {
+          const w = Math.min(piece, t.offset + t.count - e);
+          batch.addSync({ scores: nan.subarray(0, rows * w), entityStart: e });
+        }
+        continue;
+      }
+      for (const [start, cands, count] of ranker.chunks(plan)) {
+        const scores = new Float64Array(rows * count);
+        for (let j = 0; j < rows; j++)
+          compareRows(ckpt, queries, j * d, cands, count, plan.queryFirst, scores, j * count);
+        batch.addSync({ scores, entityStart: start });
+      }
+    }
+    batch.finish();
+  } catch (e) {
+    batch.abort();
+    throw e;
   }
 }
 
@@ -281,18 +363,24 @@ async function evaluatePbg(opts: PbgEvaluationOptions): Promise<RankResults> {
   const triples = ds.splits[split];
   if (triples.length === 0)
     throw new KgrankInputError("split", `${o.dataset as string} holds no ${split} edges to rank`);
-  const sets = pbgCandidateSets(ckpt);
-  const filterSplits = [...new Set([...filter, split])];
-  const evaluator = new RankEvaluator({
-    numEntities: ds.numEntities,
-    numRelations: ds.numRelations,
-    filterTriples: filter.length ? filterSplits.map((s) => ds.splits[s]) : undefined,
-    sides,
-    ...(o.ks !== undefined ? { ks: o.ks as number[] } : {}),
-    ...(o.metrics !== undefined ? { metrics: o.metrics as MetricQuery[] } : {}),
-    ...(sets ? { candidates: sets } : {}),
-  });
   const ranker = await PbgRanker.open(ckpt, budget);
+  const sets = ranker.streamed ? null : pbgCandidateSets(ckpt);
+  const filterSplits = [...new Set([...filter, split])];
+  let evaluator: RankEvaluator;
+  try {
+    evaluator = new RankEvaluator({
+      numEntities: ds.numEntities,
+      numRelations: ds.numRelations,
+      filterTriples: filter.length ? filterSplits.map((s) => ds.splits[s]) : undefined,
+      sides,
+      ...(o.ks !== undefined ? { ks: o.ks as number[] } : {}),
+      ...(o.metrics !== undefined ? { metrics: o.metrics as MetricQuery[] } : {}),
+      ...(sets ? { candidates: sets } : {}),
+    });
+  } catch (e) {
+    ranker.close();
+    throw e;
+  }
   try {
     for (const side of sides === "both" ? (["head", "tail"] as const) : [sides])
       await ranker.rank(evaluator, side, triples);

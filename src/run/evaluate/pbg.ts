@@ -54,17 +54,23 @@ export async function evaluatePbg(opts: EvaluateOptions, out: Out, t0: number): 
   const { evaluated, lo, hi, shard } = run;
   const filter = runFilter(run, false);
   const sides = entitySides(opts);
-  const sets = pbgCandidateSets(ckpt);
-  const evaluator = new RankEvaluator({
-    numEntities: ds.numEntities,
-    numRelations: ds.numRelations,
-    filterTriples: filter.triples,
-    sides: sides.length === 2 ? "both" : sides[0],
-    ks: opts.ks,
-    metrics: evaluatorMetrics(opts.metrics),
-    ...(sets ? { candidates: sets } : {}),
-  });
   const ranker = await PbgRanker.open(ckpt, opts.memory ?? PBG_DEFAULT_BUDGET);
+  const sets = ranker.streamed ? null : pbgCandidateSets(ckpt);
+  let evaluator: RankEvaluator;
+  try {
+    evaluator = new RankEvaluator({
+      numEntities: ds.numEntities,
+      numRelations: ds.numRelations,
+      filterTriples: filter.triples,
+      sides: sides.length === 2 ? "both" : sides[0],
+      ks: opts.ks,
+      metrics: evaluatorMetrics(opts.metrics),
+      ...(sets ? { candidates: sets } : {}),
+    });
+  } catch (e) {
+    ranker.close();
+    throw e;
+  }
   const label = `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""} from a PyTorch-BigGraph checkpoint`;
   const total = run.sample ? run.sample.sampled : (hi - lo) * sides.length;
   const progress = new Progress(label, total, { quiet: opts.quiet, report: run.out.progress });
