@@ -175,6 +175,26 @@ describe(`PyTorch-BigGraph checkpoints [${backendLabel}]`, () => {
     expect(sliced.expected("mrr")).toBe(whole.expected("mrr"));
   });
 
+  it("task shards (--shard i/2 --save-state, then kgrank merge) give the whole run's numbers", async () => {
+    const graph = path.join(FIX, "typed");
+    const args = [
+      "--model-dir",
+      path.join(graph, "checkpoints", "linear".replace("linear", "cos-bias")),
+      "--dataset-dir",
+      path.join(graph, "edges"),
+    ];
+    const whole = await kgrank(["evaluate", "--quiet", "--format", "json", ...args]);
+    expect(whole.status, whole.stderr).toBe(0);
+    for (const i of [0, 1]) {
+      const r = await kgrank(["evaluate", "--quiet", "--shard", `${i}/2`, "--save-state", `shard${i}.state`, ...args]);
+      expect(r.status, r.stderr).toBe(0);
+    }
+    const merged = await kgrank(["merge", "shard0.state", "shard1.state", "--format", "json"]);
+    expect(merged.status, merged.stderr).toBe(0);
+    const values = (r: Run) => (JSON.parse(r.stdout) as { results: unknown }).results;
+    expect(values(merged)).toEqual(values(whole));
+  });
+
   it("TSV splits of PBG's entity names rank as the edge folders", async () => {
     const graph = path.join(FIX, "typed");
     const tsv = path.join(dir, "typed-tsv");
