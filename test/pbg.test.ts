@@ -17,6 +17,7 @@ import { evaluatePbgCheckpoint, KgrankInputError, parseNpz, type RankResults } f
 import { backendLabel } from "./helpers/backend";
 import { expectUserError, kgrank as runIn, type Run } from "./helpers/cli";
 import { external, pythonWith } from "./helpers/external";
+import { runKgrankProcess } from "./helpers/process";
 import { tempDir } from "./helpers/temp";
 
 const FIX = path.resolve(__dirname, "fixtures", "pbg");
@@ -340,6 +341,17 @@ describe(`PyTorch-BigGraph checkpoints: bad input [${backendLabel}]`, () => {
     );
     const text = broken("not-hdf5", (c) => writeFileSync(path.join(c, "model.v3.h5"), "not an HDF5 file\n"));
     expectUserError(await run(text), /model\.v3\.h5 is not an HDF5 file/);
+  });
+
+  it("a truncated HDF5 file, in a process of its own: one line on stderr, HDF5's own diagnostics held back", () => {
+    const ckpt = broken("truncated", (c) => {
+      const file = path.join(c, "model.v3.h5");
+      writeFileSync(file, readFileSync(file).subarray(0, 3000));
+    });
+    const r = runKgrankProcess(["evaluate", "--quiet", "--model-dir", ckpt, "--dataset-dir", edges], { cwd: dir });
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr.trim().split("\n"), r.stderr).toHaveLength(1);
+    expect(r.stderr).toMatch(/model\.v3\.h5 could not be read as HDF5 .*truncated; copy it again/);
   });
 
   it("a parameter of the wrong shape, and no --dataset-dir, say what is expected", async () => {

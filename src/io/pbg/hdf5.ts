@@ -5,6 +5,7 @@
  * dataset's shape and element type, a range of its leading rows, a group's members and a scalar attribute; every
  * failure becomes a KgrankInputError naming the file, the object and what to do.
  */
+import fs from "node:fs";
 import { closeSync, openSync, readSync } from "node:fs";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -70,6 +71,28 @@ function h5wasm(argument: string): Promise<H5Module> {
   return loading;
 }
 
+/**
+ * Runs a synchronous h5wasm call with HDF5's own diagnostics (its error stack, which the WebAssembly build writes to
+ * file descriptor 2 itself) held back: kgrank's error says what went wrong and what to do, in one line.
+ */
+function quiet<T>(call: () => T): T {
+  const write = fs.writeSync;
+  // Reports every byte written (a writer retries what it was told is unwritten), and writes none to fd 2.
+  const held = (data: unknown, offset: unknown, length: unknown): number =>
+    typeof data === "string"
+      ? Buffer.byteLength(data)
+      : typeof length === "number"
+        ? length
+        : (data as ArrayBufferView).byteLength - (typeof offset === "number" ? offset : 0);
+  (fs as { writeSync: unknown }).writeSync = (fd: number, ...rest: unknown[]): number =>
+    fd === 2 ? held(rest[0], rest[1], rest[2]) : (write as (fd: number, ...a: unknown[]) => number)(fd, ...rest);
+  try {
+    return call();
+  } finally {
+    (fs as { writeSync: unknown }).writeSync = write;
+  }
+}
+
 const SIGNATURE = Buffer.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /**
@@ -123,8 +146,11 @@ export class H5File {
     const h5 = await h5wasm(argument);
     let handle: H5FileHandle;
     try {
-      handle = new h5.File(file, "r");
-      handle.keys?.(); // a file HDF5 cannot read fails here
+      handle = quiet(() => {
+        const h = new h5.File(file, "r");
+        h.keys?.(); // a file HDF5 cannot read fails here
+        return h;
+      });
     } catch (e) {
       throw new KgrankInputError(
         argument,
@@ -136,7 +162,7 @@ export class H5File {
 
   close(): void {
     try {
-      this.handle.close();
+      quiet(() => this.handle.close());
     } catch {
       // already closed
     }
@@ -144,7 +170,7 @@ export class H5File {
 
   private get(name: string): H5Object | null {
     try {
-      return this.handle.get?.(name) ?? null;
+      return quiet(() => this.handle.get?.(name) ?? null);
     } catch {
       return null;
     }
@@ -159,7 +185,7 @@ export class H5File {
   members(name: string): string[] | null {
     const g = this.get(name);
     if (!g || g.type !== "Group" || !g.keys) return null;
-    return [...g.keys()].sort();
+    return quiet(() => [...g.keys!()].sort());
   }
 
   /** A scalar numeric attribute of the root group, or null when absent. */
@@ -197,7 +223,7 @@ export class H5File {
     const slice = (start: number, end: number): ArrayLike<number | bigint> => {
       try {
         const ranges: ([number, number] | [])[] = [[start, end], ...shape.slice(1).map(() => [] as [])];
-        return d.slice!(ranges) as ArrayLike<number | bigint>;
+        return quiet(() => d.slice!(ranges) as ArrayLike<number | bigint>);
       } catch (e) {
         throw new KgrankInputError(
           argument,
