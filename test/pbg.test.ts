@@ -354,6 +354,21 @@ describe(`PyTorch-BigGraph checkpoints: bad input [${backendLabel}]`, () => {
     expect(r.stderr).toMatch(/model\.v3\.h5 could not be read as HDF5 .*truncated; copy it again/);
   });
 
+  it("kgrank predict with a PBG checkpoint says that evaluate ranks it", async () => {
+    const r = await kgrank([
+      "predict",
+      "--model-dir",
+      path.join(FIX, "typed", "checkpoints", "dot"),
+      "--dataset-dir",
+      edges,
+      "--top-k",
+      "3",
+      "-o",
+      "top.npz",
+    ]);
+    expectUserError(r, /--model-dir: .* is a PyTorch-BigGraph checkpoint, which kgrank evaluate ranks/);
+  });
+
   it("a parameter of the wrong shape, and no --dataset-dir, say what is expected", async () => {
     const ckpt = broken("dimension", (c) => config(c, (cfg) => (cfg.dimension = 8)));
     expectUserError(await run(ckpt), /embeddings_user_0\.v3\.h5: "embeddings" has shape \(7, 6\).*\(entities, 8\)/);
