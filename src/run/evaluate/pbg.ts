@@ -35,6 +35,12 @@ export async function evaluatePbg(opts: EvaluateOptions, out: Out, t0: number): 
     [opts.negativesIds, "--negatives-ids"],
     [opts.constrainCandidates, "--constrain-candidates"],
     [opts.entityShard, "--entity-shard"],
+    [opts.entityIds, "--entity-ids"],
+    [opts.relationIds, "--relation-ids"],
+    [opts.complexLayout, "--complex-layout"],
+    [opts.precision, "--precision"],
+    [opts.scoresHead, "--scores-head"],
+    [opts.scoresTail, "--scores-tail"],
   ] as const) {
     if (given !== undefined && given !== null)
       throw new KgrankInputError(
