@@ -119,14 +119,21 @@ export class PbgRanker {
   }
 
   /**
-   * True when 64 whole score rows (every entity's column) do not fit in a quarter of the budget: then each batch is
-   * ranked slice by slice (RankEvaluator.chunked: a partition's chunk at a time, the other types' columns as NaN, no
-   * candidate), so memory holds rows x one chunk, and the counts of the slices add up to the whole rows' exactly.
+   * True when 64 whole score rows (every entity's column), or the typed candidate sets, do not fit in a quarter of
+   * the budget: then each batch is ranked slice by slice (RankEvaluator.chunked: a partition's chunk at a time, the
+   * other types' columns as NaN, no candidate), so memory holds rows x one chunk, and the counts of the slices add up
+   * to the whole rows' exactly.
    * Such an evaluator takes no candidate sets: the NaN columns make the same typed candidates (the other types are no
    * candidates, and a relation's known answers are all of its type), so ranks and candidate counts are the same.
    */
   get streamed(): boolean {
-    return this.ckpt.numEntities * 8 * 64 > this.budget / 4;
+    const ckpt = this.ckpt;
+    // The candidate sets hold 8 bytes per (relation, entity) pair and side: many relations over large types may not
+    // fit where the rows would.
+    const count = new Map(ckpt.types.map((t) => [t.name, t.count]));
+    const pairs =
+      ckpt.types.length === 1 ? 0 : ckpt.relations.reduce((n, r) => n + count.get(r.lhs)! + count.get(r.rhs)!, 0);
+    return ckpt.numEntities * 8 * 64 > this.budget / 4 || pairs * 8 > this.budget / 4;
   }
 
   close(): void {
