@@ -135,6 +135,8 @@ export type { StreamPlan } from "./scoring/entity-chunks";
 export type { ModelBatch } from "./evaluation/model-batch";
 export { loadEmbeddingModel } from "./io/model-dir";
 export type { LoadEmbeddingModelOptions } from "./io/model-dir";
+export { evaluatePbgCheckpoint } from "./evaluation/pbg";
+export type { PbgEvaluationOptions } from "./evaluation/pbg";
 export { predictTopK, predictTopKAsync } from "./scoring/top-k";
 export type { PredictTopKOptions } from "./scoring/top-k";
 export { mergeTopK } from "./ranking/top-k";

@@ -5,7 +5,7 @@
  * step. CLI and file cases live in test/cli*.test.ts and are listed there too.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -34,6 +34,7 @@ import {
   TemporalEvaluator,
   UnknownMetricError,
   encodeNpy,
+  evaluatePbgCheckpoint,
   loadDataset,
   loadEmbeddingModel,
   openEntityTable,
@@ -222,6 +223,38 @@ const safetensors = (header: string) => {
   out.set(h, 8);
   return out;
 };
+
+/** PyTorch-BigGraph checkpoints: copies of test/fixtures/pbg/typed's dot checkpoint, each broken one way. */
+const pbgFiles = (() => {
+  const fix = path.resolve(__dirname, "fixtures", "pbg", "typed");
+  const d = tempDir("bad-pbg");
+  const broken = (name: string, change: (dir: string) => void) => {
+    const dir = path.join(d, name);
+    cpSync(path.join(fix, "checkpoints", "dot"), dir, { recursive: true });
+    change(dir);
+    return dir;
+  };
+  const config = (dir: string, edit: (c: { relations: { operator: string }[] }) => void) => {
+    const c = JSON.parse(readFileSync(path.join(dir, "config.json"), "utf8")) as { relations: { operator: string }[] };
+    edit(c);
+    writeFileSync(path.join(dir, "config.json"), JSON.stringify(c));
+  };
+  mkdirSync(path.join(d, "no-config"));
+  mkdirSync(path.join(d, "no-edges"));
+  return {
+    edges: path.join(fix, "edges"),
+    noConfig: path.join(d, "no-config"),
+    noEdges: path.join(d, "no-edges"),
+    missingPartition: broken("missing-partition", (c) => rmSync(path.join(c, "embeddings_user_1.v3.h5"))),
+    version: broken("version", (c) => writeFileSync(path.join(c, "checkpoint_version.txt"), "7\n")),
+    operator: broken("operator", (c) => config(c, (cfg) => (cfg.relations[0]!.operator = "rotate"))),
+    notPbg: broken("not-pbg", (c) =>
+      cpSync(path.join(fix, "edges", "train", "edges_0_0.h5"), path.join(c, "embeddings_item_0.v3.h5")),
+    ),
+    notHdf5: broken("not-hdf5", (c) => writeFileSync(path.join(c, "model.v3.h5"), "a text file\n")),
+    ok: path.join(fix, "checkpoints", "dot"),
+  };
+})();
 
 interface Case {
   kind: string;
@@ -1638,6 +1671,55 @@ export const CASES: Case[] = [
     },
     error: KgrankInputError,
     argument: "states[1]",
+  },
+  // ---- PyTorch-BigGraph checkpoints --------------------------------------------------------------------------
+  {
+    kind: "PyTorch-BigGraph checkpoint folder without config.json and checkpoint_version.txt",
+    call: () => evaluatePbgCheckpoint({ checkpoint: pbgFiles.noConfig, dataset: pbgFiles.edges }),
+    error: KgrankInputError,
+    argument: "checkpoint",
+  },
+  {
+    kind: "PyTorch-BigGraph checkpoint missing a partition's embeddings",
+    call: () => evaluatePbgCheckpoint({ checkpoint: pbgFiles.missingPartition, dataset: pbgFiles.edges }),
+    error: KgrankInputError,
+    argument: "checkpoint",
+  },
+  {
+    kind: "PyTorch-BigGraph checkpoint_version.txt naming a version the files are not of",
+    call: () => evaluatePbgCheckpoint({ checkpoint: pbgFiles.version, dataset: pbgFiles.edges }),
+    error: KgrankInputError,
+    argument: "checkpoint",
+  },
+  {
+    kind: "PyTorch-BigGraph config with an unknown operator",
+    call: () => evaluatePbgCheckpoint({ checkpoint: pbgFiles.operator, dataset: pbgFiles.edges }),
+    error: KgrankInputError,
+    argument: "checkpoint",
+  },
+  {
+    kind: "PyTorch-BigGraph embeddings file that is HDF5 but not PBG's",
+    call: () => evaluatePbgCheckpoint({ checkpoint: pbgFiles.notPbg, dataset: pbgFiles.edges }),
+    error: KgrankInputError,
+    argument: "checkpoint",
+  },
+  {
+    kind: "PyTorch-BigGraph model file that is not HDF5",
+    call: () => evaluatePbgCheckpoint({ checkpoint: pbgFiles.notHdf5, dataset: pbgFiles.edges }),
+    error: KgrankInputError,
+    argument: "checkpoint",
+  },
+  {
+    kind: "PyTorch-BigGraph dataset folder holding no edges",
+    call: () => evaluatePbgCheckpoint({ checkpoint: pbgFiles.ok, dataset: pbgFiles.noEdges }),
+    error: KgrankInputError,
+    argument: "dataset",
+  },
+  {
+    kind: "PyTorch-BigGraph split not a split name",
+    call: () => evaluatePbgCheckpoint({ checkpoint: pbgFiles.ok, dataset: pbgFiles.edges, split: "dev" as never }),
+    error: KgrankInputError,
+    argument: "split",
   },
 ];
 

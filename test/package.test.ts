@@ -364,10 +364,10 @@ describe("npm package", () => {
       for (const hook of ["preinstall", "install", "postinstall"])
         expect(manifest.scripts?.[hook], hook).toBeUndefined();
       expect(manifest.gypfile).toBe(false);
-      // Only what every user needs: the report's plotting stack is bundled (dist/vendor), the queue's bullmq is an
-      // optional peer dependency that its users install.
+      // Only what every user needs: the report's plotting stack is bundled (dist/vendor), the queue's bullmq and
+      // PyTorch-BigGraph's HDF5 reader h5wasm (15 MB) are optional peer dependencies that their users install.
       const names = packages.map((p) => p.name);
-      for (const absent of ["vega", "vega-lite", "bullmq", "ioredis", "msgpackr", "msgpackr-extract"])
+      for (const absent of ["vega", "vega-lite", "bullmq", "ioredis", "msgpackr", "msgpackr-extract", "h5wasm"])
         expect(names).not.toContain(absent);
       // Measured 2026-12-02: 11 packages (kgrank-native and 10 dependencies), 6.8 MB beside the prebuilds (before: 100
       // packages, 46 MB). The budget leaves room for a small dependency, not for a plotting stack or a queue client.
@@ -380,7 +380,7 @@ describe("npm package", () => {
       expect(bytes).toBeLessThanOrEqual(10_000_000);
     });
 
-    it("report and plot run without vega installed; submit and worker ask for bullmq by name", () => {
+    it("report and plot run without vega installed; submit and worker ask for bullmq, a PBG checkpoint for h5wasm", () => {
       const bin = path.join(dir, "node_modules", ".bin", "kgrank");
       const kg = (args: string[]) => runProcess(bin, args, { cwd: dir, env: cleanEnv(), inheritEnv: false });
       const ev = kg(["evaluate", "--save-state", "run.state", "--quiet"]);
@@ -401,6 +401,18 @@ describe("npm package", () => {
         expect(r.stderr).toContain("needs the package bullmq");
         expect(r.stderr).toContain("`npm install bullmq`");
       }
+      const pbg = path.resolve(__dirname, "fixtures", "pbg", "typed");
+      const r = kg([
+        "evaluate",
+        "--model-dir",
+        path.join(pbg, "checkpoints", "dot"),
+        "--dataset-dir",
+        path.join(pbg, "edges"),
+      ]);
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toContain("needs the package h5wasm");
+      expect(r.stderr).toContain("`npm install h5wasm`");
     });
 
     it("matches the prebuild to the libc mapped into the process; LIBC overrides it", () => {

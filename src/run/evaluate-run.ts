@@ -21,11 +21,15 @@ import {
 } from "./evaluate/checks";
 import { openRun } from "./evaluate/context";
 import { evaluateModel } from "./evaluate/model";
+import { evaluatePbg, isPbgCheckpoint, pbgNeedsEdges } from "./evaluate/pbg";
 import type { EvaluateOptions } from "./evaluate/options";
 import { evaluateScores } from "./evaluate/score-files";
 import { evaluateScoresOnly } from "./evaluate/scores-only";
 
 export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void> {
+  // A PyTorch-BigGraph checkpoint brings its own scoring, and its graph comes from --dataset-dir (evaluate/pbg.ts).
+  const pbg = opts.modelDir !== undefined && isPbgCheckpoint(opts.modelDir);
+  if (pbg && !opts.datasetDir) throw pbgNeedsEdges();
   const modelGiven = Boolean(opts.modelDir || opts.interaction || opts.entityEmbeddings);
   const scoresOnly = opts.positiveScores !== undefined || opts.negativeScores !== undefined;
   // A model directory's config.json may name the dataset (runDataset reads it).
@@ -87,6 +91,7 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
   if (opts.quadruples !== undefined)
     return evaluateTemporal(opts as EvaluateOptions & Record<string, unknown>, out, t0);
   if (opts.positiveScores !== undefined || opts.negativeScores !== undefined) return evaluateScoresOnly(opts, out, t0);
+  if (pbg) return evaluatePbg(opts, out, t0);
   const run = await openRun(opts, out, t0);
   if (checkScoreSources(opts) === "model") return evaluateModel(run);
   if (opts.entityShard) {

@@ -7,6 +7,7 @@
 import { accessSync, constants, statSync } from "node:fs";
 import * as path from "node:path";
 
+import { isPbgCheckpoint } from "../io/pbg/checkpoint";
 import { KgrankInputError } from "../checks/errors";
 import { readArray } from "../io/array-file";
 import { writeFileAtomic } from "../io/atomic";
@@ -100,6 +101,11 @@ function integerIds(a: NpyData, argument: string): ArrayLike<number> {
 }
 
 export async function predictRun(opts: PredictOptions, out: Out): Promise<void> {
+  if (opts.modelDir !== undefined && isPbgCheckpoint(opts.modelDir))
+    throw new KgrankInputError(
+      "--model-dir",
+      `${opts.modelDir} is a PyTorch-BigGraph checkpoint, which kgrank evaluate ranks; predict reads OGB and DGL-KE model directories or the embedding flags`,
+    );
   const wiki = opts.format === "wikikg90mv2";
   const k = opts.topK ?? (wiki ? 10 : undefined);
   if (k === undefined) throw new KgrankInputError("--top-k", "is required: the number of candidates to list per query");

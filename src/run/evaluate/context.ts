@@ -31,9 +31,12 @@ export interface RunContext {
   screen?: ScreenSummary | null;
 }
 
-/** The dataset, the evaluated triples (the split or --triples) and this process's rows of them (its shard). */
-export async function openRun(opts: EvaluateOptions, out: Out, t0: number): Promise<RunContext> {
-  const ds = await datasetFromAsync(opts);
+/**
+ * The dataset (read from the dataset flags, unless the score source read its own: a PyTorch-BigGraph graph), the
+ * evaluated triples (the split or --triples) and this process's rows of them (its shard).
+ */
+export async function openRun(opts: EvaluateOptions, out: Out, t0: number, dataset?: Dataset): Promise<RunContext> {
+  const ds = dataset ?? (await datasetFromAsync(opts));
   const evaluated = opts.triples ? readIdTriples(opts.triples, "--triples", ds) : ds.splits[opts.split];
   const rows = evaluated.length / 3;
   if (rows === 0) {

@@ -37,7 +37,7 @@ export function modelFlags(cmd: Command, between: (c: Command) => Command = (c) 
     cmd
       .option(
         "--model-dir <dir>",
-        "rank from a trained model's embeddings: a directory with config.json (OGB KnowledgeGraphEmbedding or DGL-KE layout)",
+        "rank from a trained model's embeddings: a directory with config.json (OGB KnowledgeGraphEmbedding or DGL-KE layout; evaluate: or a PyTorch-BigGraph checkpoint)",
       )
       .option(
         "--interaction <name>",

@@ -1,0 +1,398 @@
+/**
+ * Ranking a PyTorch-BigGraph checkpoint: every task against the entities of its relation's type on that side (typed
+ * candidates when the checkpoint has more than one entity type, so E / Var are those of the typed sets), scored as
+ * PBG scores (src/scoring/pbg.ts) once per (query, candidate) pair in float64 and counted by the backend's kernels
+ * through RankEvaluator's score batches. Candidate tables are adjusted once per relation (a standard relation's tail
+ * tasks: its operator on the candidates) or per type, and streamed partition by partition within the memory budget.
+ * `kgrank evaluate --model-dir CHECKPOINT` (src/run/evaluate/pbg.ts) and evaluatePbgCheckpoint run it.
+ */
+import { KgrankInputError } from "../checks/errors";
+import { options, optionKeys, integer } from "../checks/validate";
+import { turn } from "../contract/event-loop";
+import { SPLITS, type Split } from "../io/datasets";
+import { openPbgCheckpoint, type PbgCheckpoint, type PbgEntityType } from "../io/pbg/checkpoint";
+import { pbgDataset, pbgEntityFolders } from "../io/pbg/graph";
+import { PbgEmbeddings } from "../io/pbg/tables";
+import type { MetricQuery } from "../metrics/names";
+import { CandidateSets } from "../ranking/candidate-sets";
+import { adjustRows, compareRows, type PbgScoring } from "../scoring/pbg";
+import { RankEvaluator } from "./evaluator";
+import type { RankResults } from "./results";
+
+/** The memory a run uses without a budget: score rows, adjusted candidate tables and kept partitions. */
+export const PBG_DEFAULT_BUDGET = 256 * 2 ** 20;
+
+/**
+ * The candidate sets of a typed checkpoint (more than one entity type): relation r's heads are the entities of its
+ * lhs type, its tails those of its rhs type. Null with one type (every entity is a candidate).
+ */
+export function pbgCandidateSets(ckpt: PbgCheckpoint): CandidateSets | null {
+  if (ckpt.types.length === 1) return null;
+  const types = new Map(ckpt.types.map((t) => [t.name, t]));
+  const pairs = (side: "lhs" | "rhs") => {
+    const total = ckpt.relations.reduce((n, r) => n + types.get(r[side])!.count, 0);
+    const out = new Int32Array(2 * total);
+    let at = 0;
+    ckpt.relations.forEach((r, i) => {
+      const t = types.get(r[side])!;
+      for (let e = t.offset; e < t.offset + t.count; e++) {
+        out[at++] = i;
+        out[at++] = e;
+      }
+    });
+    return out;
+  };
+  return CandidateSets.fromPairs({
+    numEntities: ckpt.numEntities,
+    numRelations: ckpt.relations.length,
+    head: pairs("lhs"),
+    tail: pairs("rhs"),
+    source: "PyTorch-BigGraph entity types",
+  });
+}
+
+/** How one side of one relation is scored: the candidates' type, their adjustment, the query's, the argument order. */
+interface SidePlan {
+  candidates: PbgEntityType;
+  /** Cache key of the adjusted candidate table (shared by relations whose candidates are adjusted alike). */
+  key: string;
+  adjustCandidates(rows: Float32Array, n: number): Float64Array;
+  adjustQueries(rows: Float32Array, n: number): Float64Array;
+  /** The query is the comparator's first argument (PBG's lhs of a standard relation's tail task). */
+  queryFirst: boolean;
+}
+
+function sidePlan(ckpt: PbgCheckpoint, r: number, side: "head" | "tail"): SidePlan {
+  const s: PbgScoring = ckpt;
+  const rel = ckpt.relations[r]!;
+  const type = (name: string) => ckpt.types.find((t) => t.name === name)!;
+  const g = (name: string) => ckpt.globalEmbeddings.get(name);
+  const lhs = type(rel.lhs);
+  const rhs = type(rel.rhs);
+  if (ckpt.dynamic) {
+    // Dynamic relations: the operator goes to the query's side only, the rhs one for head tasks, the lhs one for
+    // tail tasks; the candidates stay as they are (PBG's dynamic_relations.rst).
+    const cand = side === "head" ? lhs : rhs;
+    const params = side === "head" ? rel.params.rhs : rel.params.lhs!;
+    return {
+      candidates: cand,
+      key: `plain:${cand.name}`,
+      adjustCandidates: (rows, n) => adjustRows(s, rows, n, undefined, "none", {}),
+      adjustQueries: (rows, n) => adjustRows(s, rows, n, undefined, rel.operator, params),
+      queryFirst: false,
+    };
+  }
+  if (side === "tail") {
+    return {
+      candidates: rhs,
+      key: `relation:${r}`,
+      adjustCandidates: (rows, n) => adjustRows(s, rows, n, g(rhs.name), rel.operator, rel.params.rhs),
+      adjustQueries: (rows, n) => adjustRows(s, rows, n, g(lhs.name), "none", {}),
+      queryFirst: true,
+    };
+  }
+  return {
+    candidates: lhs,
+    key: `plain:${lhs.name}`,
+    adjustCandidates: (rows, n) => adjustRows(s, rows, n, g(lhs.name), "none", {}),
+    adjustQueries: (rows, n) => adjustRows(s, rows, n, g(rhs.name), rel.operator, rel.params.rhs),
+    queryFirst: false,
+  };
+}
+
+/**
+ * Ranks tasks of a checkpoint into an evaluator (one whose candidates are pbgCandidateSets'): the tables opened once,
+ * kept within the budget while they fit, read in chunks when they do not.
+ */
+export class PbgRanker {
+  private readonly kept = new Map<string, [number, Float64Array, number][]>();
+  private keptBytes = 0;
+
+  private constructor(
+    readonly ckpt: PbgCheckpoint,
+    private readonly tables: PbgEmbeddings,
+    private readonly budget: number,
+  ) {}
+
+  static async open(ckpt: PbgCheckpoint, budget = PBG_DEFAULT_BUDGET): Promise<PbgRanker> {
+    return new PbgRanker(ckpt, await PbgEmbeddings.open(ckpt, budget), budget);
+  }
+
+  /**
+   * True when 64 whole score rows (every entity's column), or the typed candidate sets, do not fit in a quarter of
+   * the budget: then each batch is ranked slice by slice (RankEvaluator.chunked: a partition's chunk at a time, the
+   * other types' columns as NaN, no candidate), so memory holds rows x one chunk, and the counts of the slices add up
+   * to the whole rows' exactly.
+   * Such an evaluator takes no candidate sets: the NaN columns make the same typed candidates (the other types are no
+   * candidates, and a relation's known answers are all of its type), so ranks and candidate counts are the same.
+   */
+  get streamed(): boolean {
+    const ckpt = this.ckpt;
+    // The candidate sets hold 8 bytes per (relation, entity) pair and side: many relations over large types may not
+    // fit where the rows would.
+    const count = new Map(ckpt.types.map((t) => [t.name, t.count]));
+    const pairs =
+      ckpt.types.length === 1 ? 0 : ckpt.relations.reduce((n, r) => n + count.get(r.lhs)! + count.get(r.rhs)!, 0);
+    return ckpt.numEntities * 8 * 64 > this.budget / 4 || pairs * 8 > this.budget / 4;
+  }
+
+  close(): void {
+    this.tables.close();
+    this.kept.clear();
+  }
+
+  private rankSlices(
+    evaluator: RankEvaluator,
+    side: "head" | "tail",
+    triples: Int32Array,
+    queries: Float64Array,
+    plan: SidePlan,
+  ): void {
+    rankSlicesOf(this, this.tables, evaluator, side, triples, queries, plan);
+  }
+
+  /** The plan's candidates adjusted, chunk by chunk: [global id of the first row, rows, row count]. */
+  *chunks(plan: SidePlan): Generator<[number, Float64Array, number]> {
+    const have = this.kept.get(plan.key);
+    if (have) {
+      yield* have;
+      return;
+    }
+    const limit = Math.floor(this.budget / 4);
+    const size = plan.candidates.count * this.ckpt.dimension * 8;
+    const keep = size <= limit;
+    if (keep && this.keptBytes + size > limit) {
+      this.kept.clear();
+      this.keptBytes = 0;
+    }
+    const list: [number, Float64Array, number][] = [];
+    for (const [start, rows, n] of this.tables.chunks(plan.candidates)) {
+      const chunk: [number, Float64Array, number] = [start, plan.adjustCandidates(rows, n), n];
+      if (keep) list.push(chunk);
+      yield chunk;
+    }
+    if (keep) {
+      this.kept.set(plan.key, list);
+      this.keptBytes += size;
+    }
+  }
+
+  /**
+   * Ranks `triples` (global ids, t x 3) on `side` into `evaluator`: the rows of each relation together, in batches
+   * of score rows within the budget; `onRows` after each batch with its row count.
+   */
+  async rank(
+    evaluator: RankEvaluator,
+    side: "head" | "tail",
+    triples: Int32Array,
+    onRows?: (rows: number) => void,
+  ): Promise<void> {
+    const ckpt = this.ckpt;
+    const n = ckpt.numEntities;
+    const d = ckpt.dimension;
+    const streamed = this.streamed;
+    if (streamed && evaluator.candidates)
+      throw new KgrankInputError("evaluator", "ranks whole score rows (candidate sets): this budget streams slices");
+    const width = streamed ? this.tables.chunkRows : n;
+    const batchRows = Math.max(1, Math.min(4096, Math.floor(this.budget / 4 / (8 * width))));
+    const byRelation = new Map<number, number[]>();
+    for (let i = 0; i < triples.length / 3; i++) {
+      const r = triples[3 * i + 1]!;
+      if (!(r >= 0 && r < ckpt.relations.length))
+        throw new KgrankInputError("triples", `row ${i} has relation ${r}, outside the checkpoint's relations`, i);
+      const list = byRelation.get(r) ?? [];
+      list.push(i);
+      byRelation.set(r, list);
+    }
+    for (const [r, rows] of [...byRelation].sort((a, b) => a[0] - b[0])) {
+      const plan = sidePlan(ckpt, r, side);
+      for (let b = 0; b < rows.length; b += batchRows) {
+        const batch = rows.slice(b, b + batchRows);
+        const own = new Int32Array(3 * batch.length);
+        const anchors = new Int32Array(batch.length);
+        batch.forEach((i, j) => {
+          own.set(triples.subarray(3 * i, 3 * i + 3), 3 * j);
+          anchors[j] = triples[3 * i + (side === "head" ? 2 : 0)]!;
+        });
+        const queries = plan.adjustQueries(this.tables.rowsOf(anchors), batch.length);
+        if (streamed) {
+          this.rankSlices(evaluator, side, own, queries, plan);
+          onRows?.(batch.length);
+          await turn();
+          continue;
+        }
+        // Columns outside the candidates' type are no candidates (NaN; typed sets leave them out anyway).
+        const scores = new Float64Array(batch.length * n).fill(NaN);
+        for (const [start, cands, count] of this.chunks(plan)) {
+          for (let j = 0; j < batch.length; j++)
+            compareRows(ckpt, queries, j * d, cands, count, plan.queryFirst, scores, j * n + start);
+        }
+        evaluator.addSync({ triples: own, side, scores });
+        onRows?.(batch.length);
+        await turn();
+      }
+    }
+  }
+}
+
+/**
+ * One batch ranked slice by slice: the true scores first (each true answer's row adjusted and compared exactly as
+ * in its chunk), then every entity column in order, the candidates' type chunk by chunk and the other types' columns
+ * as NaN (no candidate), in pieces of at most one chunk's width.
+ */
+function rankSlicesOf(
+  ranker: { ckpt: PbgCheckpoint; chunks(plan: SidePlan): Generator<[number, Float64Array, number]> },
+  tables: PbgEmbeddings,
+  evaluator: RankEvaluator,
+  side: "head" | "tail",
+  triples: Int32Array,
+  queries: Float64Array,
+  plan: SidePlan,
+): void {
+  const ckpt = ranker.ckpt;
+  const d = ckpt.dimension;
+  const rows = triples.length / 3;
+  const truth = Int32Array.from({ length: rows }, (_, j) => triples[3 * j + (side === "head" ? 0 : 2)]!);
+  const trueRows = plan.adjustCandidates(tables.rowsOf(truth), rows);
+  const trueScores = new Float64Array(rows);
+  const one = new Float64Array(1);
+  for (let j = 0; j < rows; j++) {
+    compareRows(ckpt, queries, j * d, trueRows.subarray(j * d, (j + 1) * d), 1, plan.queryFirst, one, 0);
+    trueScores[j] = one[0]!;
+  }
+  const batch = evaluator.chunked({ triples, side, trueScores });
+  try {
+    const piece = Math.max(1, tables.chunkRows);
+    const nan = new Float64Array(rows * piece).fill(NaN);
+    for (const t of ckpt.types) {
+      if (t !== plan.candidates) {
+        for (let e = t.offset; e < t.offset + t.count; e += piece) {
+          const w = Math.min(piece, t.offset + t.count - e);
+          batch.addSync({ scores: nan.subarray(0, rows * w), entityStart: e });
+        }
+        continue;
+      }
+      for (const [start, cands, count] of ranker.chunks(plan)) {
+        const scores = new Float64Array(rows * count);
+        for (let j = 0; j < rows; j++)
+          compareRows(ckpt, queries, j * d, cands, count, plan.queryFirst, scores, j * count);
+        batch.addSync({ scores, entityStart: start });
+      }
+    }
+    batch.finish();
+  } catch (e) {
+    batch.abort();
+    throw e;
+  }
+}
+
+/** Options of evaluatePbgCheckpoint. */
+export interface PbgEvaluationOptions {
+  /** The checkpoint folder: config.json, checkpoint_version.txt, embeddings_{type}_{part}.vN.h5, model.vN.h5. */
+  checkpoint: string;
+  /**
+   * The edges: a folder of train/, valid/, test/ edge folders (edges_{l}_{r}.h5), one edge folder (the split
+   * evaluated), or train / valid / test .tsv files of PBG's entity names. The entity folder is looked for in it,
+   * beside it (entities/) and at the config's entity_path.
+   */
+  dataset: string;
+  /** The split ranked (default "test"). */
+  split?: Split;
+  /** The splits whose edges are filtered out of the candidates (default all three). */
+  filter?: Split[];
+  /** The sides ranked (default "both"). */
+  sides?: "head" | "tail" | "both";
+  /** The cut-offs of Hits@k (as RankEvaluator's). */
+  ks?: number[];
+  /** The metrics computed (as RankEvaluator's; default its defaults). */
+  metrics?: MetricQuery[];
+  /** Bytes for score rows, adjusted candidate tables and partitions kept in memory (default 256 MiB). */
+  memoryBudget?: number;
+}
+
+const PBG_KEYS = optionKeys<PbgEvaluationOptions>({
+  checkpoint: 1,
+  dataset: 1,
+  split: 1,
+  filter: 1,
+  sides: 1,
+  ks: 1,
+  metrics: 1,
+  memoryBudget: 1,
+});
+
+function splitOption(name: string, v: unknown): Split {
+  if (typeof v !== "string" || !(SPLITS as readonly string[]).includes(v))
+    throw new KgrankInputError(name, `must be one of ${SPLITS.join(", ")}, got ${JSON.stringify(v)}`);
+  return v as Split;
+}
+
+/**
+ * Ranks a PyTorch-BigGraph checkpoint's split exactly: every edge's head and tail against the entities of its
+ * relation's type on that side, the known edges of the filter splits taken out, with PBG's own scores (operator,
+ * comparator, bias, global embeddings, dynamic relations). HDF5 is read through the optional package h5wasm
+ * (`npm install h5wasm`).
+ */
+export async function evaluatePbgCheckpoint(opts: PbgEvaluationOptions): Promise<RankResults> {
+  try {
+    return await evaluatePbg(opts);
+  } catch (e) {
+    // The readers name the CLI's flags; the library's options are named for what they are.
+    if (!(e instanceof KgrankInputError) || LIBRARY_NAMES[e.argument] === undefined) throw e;
+    throw new KgrankInputError(LIBRARY_NAMES[e.argument]!, e.message.slice(e.argument.length + 2));
+  }
+}
+
+const LIBRARY_NAMES: Record<string, string> = { "--model-dir": "checkpoint", "--dataset-dir": "dataset" };
+
+async function evaluatePbg(opts: PbgEvaluationOptions): Promise<RankResults> {
+  const o = options("evaluatePbgCheckpoint options", opts, PBG_KEYS);
+  for (const key of ["checkpoint", "dataset"] as const)
+    if (typeof o[key] !== "string" || o[key] === "")
+      throw new KgrankInputError(key, `must be the path of a folder, got ${JSON.stringify(o[key])}`);
+  const split = o.split === undefined ? "test" : splitOption("split", o.split);
+  const filter =
+    o.filter === undefined
+      ? [...SPLITS]
+      : Array.isArray(o.filter)
+        ? o.filter.map((s, i) => splitOption(`filter[${i}]`, s))
+        : (() => {
+            throw new KgrankInputError("filter", "must be an array of split names (train, valid, test)");
+          })();
+  const given = o.sides ?? "both";
+  if (given !== "both" && given !== "head" && given !== "tail")
+    throw new KgrankInputError("sides", `must be "head", "tail" or "both", got ${JSON.stringify(given)}`);
+  const sides: "head" | "tail" | "both" = given;
+  const budget = o.memoryBudget === undefined ? PBG_DEFAULT_BUDGET : integer("memoryBudget", o.memoryBudget, 1);
+  const checkpoint = o.checkpoint as string;
+  const ckpt = await openPbgCheckpoint(checkpoint, { entityDirs: pbgEntityFolders(o.dataset as string) });
+  const ds = await pbgDataset(ckpt, o.dataset as string, split);
+  const triples = ds.splits[split];
+  if (triples.length === 0)
+    throw new KgrankInputError("split", `${o.dataset as string} holds no ${split} edges to rank`);
+  const ranker = await PbgRanker.open(ckpt, budget);
+  const sets = ranker.streamed ? null : pbgCandidateSets(ckpt);
+  const filterSplits = [...new Set([...filter, split])];
+  let evaluator: RankEvaluator;
+  try {
+    evaluator = new RankEvaluator({
+      numEntities: ds.numEntities,
+      numRelations: ds.numRelations,
+      filterTriples: filter.length ? filterSplits.map((s) => ds.splits[s]) : undefined,
+      sides,
+      ...(o.ks !== undefined ? { ks: o.ks as number[] } : {}),
+      ...(o.metrics !== undefined ? { metrics: o.metrics as MetricQuery[] } : {}),
+      ...(sets ? { candidates: sets } : {}),
+    });
+  } catch (e) {
+    ranker.close();
+    throw e;
+  }
+  try {
+    for (const side of sides === "both" ? (["head", "tail"] as const) : [sides])
+      await ranker.rank(evaluator, side, triples);
+  } finally {
+    ranker.close();
+  }
+  return evaluator.finalize();
+}

@@ -1,0 +1,97 @@
+/**
+ * `kgrank evaluate --model-dir CHECKPOINT` of a PyTorch-BigGraph checkpoint: the graph from --dataset-dir (PBG edge
+ * folders or TSV of PBG's names), every task ranked by src/evaluation/pbg.ts (PbgRanker: PBG's scores, each task
+ * against the entities of its relation's type on that side) within --memory, filtered, sharded and sampled as any
+ * run, and finished as any run.
+ */
+import { KgrankInputError } from "../../checks/errors";
+import { RankEvaluator } from "../../evaluation/evaluator";
+import { PBG_DEFAULT_BUDGET, PbgRanker, pbgCandidateSets } from "../../evaluation/pbg";
+import { openPbgCheckpoint } from "../../io/pbg/checkpoint";
+import { pbgDataset, pbgEntityFolders } from "../../io/pbg/graph";
+import type { Out } from "../out";
+import { Progress } from "../progress";
+import { evaluatorMetrics } from "../render";
+import { openRun, runFilter } from "./context";
+import { directoryFingerprints, finish } from "./finish";
+import { entitySides, relationSide, type EvaluateOptions } from "./options";
+
+export { isPbgCheckpoint } from "../../io/pbg/checkpoint";
+
+/** --dataset-dir is missing: a checkpoint holds no edges. */
+export function pbgNeedsEdges(): KgrankInputError {
+  return new KgrankInputError(
+    "--dataset-dir",
+    "is required with a PyTorch-BigGraph checkpoint: give the folder of its edges (train/, valid/, test/ edge folders of edges_L_R.h5, or one of them) or TSV splits of PBG's entity names",
+  );
+}
+
+/** `kgrank evaluate` of a PyTorch-BigGraph checkpoint. */
+export async function evaluatePbg(opts: EvaluateOptions, out: Out, t0: number): Promise<void> {
+  for (const [given, flag] of [
+    [opts.interaction, "--interaction"],
+    [opts.entityEmbeddings, "--entity-embeddings"],
+    [opts.relationEmbeddings, "--relation-embeddings"],
+    [opts.negativesIds, "--negatives-ids"],
+    [opts.constrainCandidates, "--constrain-candidates"],
+    [opts.entityShard, "--entity-shard"],
+    [opts.entityIds, "--entity-ids"],
+    [opts.relationIds, "--relation-ids"],
+    [opts.complexLayout, "--complex-layout"],
+    [opts.precision, "--precision"],
+    [opts.scoresHead, "--scores-head"],
+    [opts.scoresTail, "--scores-tail"],
+  ] as const) {
+    if (given !== undefined && given !== null)
+      throw new KgrankInputError(
+        flag,
+        `does not apply to a PyTorch-BigGraph checkpoint (--model-dir ${opts.modelDir}): its config gives the scoring and its entity types the candidates; drop ${flag}`,
+      );
+  }
+  if (relationSide(opts))
+    throw new KgrankInputError(
+      "--sides",
+      "relation is not ranked for a PyTorch-BigGraph checkpoint: rank head and tail",
+    );
+  if (!opts.datasetDir) throw pbgNeedsEdges();
+  const ckpt = await openPbgCheckpoint(opts.modelDir!, { entityDirs: pbgEntityFolders(opts.datasetDir) });
+  const ds = await pbgDataset(ckpt, opts.datasetDir, opts.split);
+  const run = await openRun(opts, out, t0, ds);
+  const { evaluated, lo, hi, shard } = run;
+  const filter = runFilter(run, false);
+  const sides = entitySides(opts);
+  const ranker = await PbgRanker.open(ckpt, opts.memory ?? PBG_DEFAULT_BUDGET);
+  const sets = ranker.streamed ? null : pbgCandidateSets(ckpt);
+  let evaluator: RankEvaluator;
+  try {
+    evaluator = new RankEvaluator({
+      numEntities: ds.numEntities,
+      numRelations: ds.numRelations,
+      filterTriples: filter.triples,
+      sides: sides.length === 2 ? "both" : sides[0],
+      ks: opts.ks,
+      metrics: evaluatorMetrics(opts.metrics),
+      ...(sets ? { candidates: sets } : {}),
+    });
+  } catch (e) {
+    ranker.close();
+    throw e;
+  }
+  const label = `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""} from a PyTorch-BigGraph checkpoint`;
+  const total = run.sample ? run.sample.sampled : (hi - lo) * sides.length;
+  const progress = new Progress(label, total, { quiet: opts.quiet, report: run.out.progress });
+  try {
+    for (const side of sides)
+      await ranker.rank(evaluator, side, run.sample ? run.sample[side] : evaluated.subarray(3 * lo, 3 * hi), (n) =>
+        progress.tick(n),
+      );
+  } finally {
+    progress.stop();
+    ranker.close();
+  }
+  const scorerName =
+    `PyTorch-BigGraph ${ckpt.comparator}${ckpt.bias ? " with bias" : ""}${ckpt.dynamic ? ", dynamic relations" : ""} ` +
+    `(${ckpt.dimension} columns, float64; ${ckpt.types.length} entity type${ckpt.types.length > 1 ? "s as typed candidates" : ""})`;
+  const dirFiles = opts.saveState ? await directoryFingerprints(opts.modelDir!) : null;
+  await finish(run, evaluator, scorerName, filter.setting, filter.splits, [dirFiles, ckpt.version]);
+}
