@@ -124,7 +124,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expect(outs[2]).toEqual(outs[0]);
     const bad = await kgrank([...DISTMULT_FLAGS, "--screen", "fast"]);
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toMatch(/^kgrank: --screen: "fast" is not a screen mode: auto \(default/);
+    expect(bad.stderr).toMatch(/^kgrank: --screen: "fast" is not a screen mode: off \(default/);
   });
 
   it("--sides head,tail,relation: the relation side from the model's relation scores, as the library ranks it", async () => {

@@ -562,8 +562,8 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                 local[nr + k] += eq;
                 local[2 * nr + k] += nn;
               };
-              // Blocks of kScreenRowBlock rows: under Auto, a block most of whose rows crowded the threshold in an
-              // earlier chunk has given up, and takes the float32 path (the same counts) for the rest of the call:
+              // Blocks of kScreenRowBlock rows: under Auto, a block whose rescoring cost more than the screen saved in
+              // an earlier chunk has given up, and takes the float32 path (the same counts) for the rest of the call:
               // all such rows of the task in one chunk-kernel call (one packing of the chunk).
               // The flags read once: another task may set one meanwhile, and each block must take exactly one path.
               thread_local std::vector<uint8_t> skip;
@@ -579,8 +579,46 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               if (gave_up_rows == nr) {
                 kernel(part, begin, end, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
               } else {
-                if (gave_up_rows > 0) {
-                  const size_t h = gave_up_rows;
+                for (size_t sb = 0; sb < nr; sb += kScreenRowBlock) {
+                  if (skip[sb / kScreenRowBlock] != 0) continue;
+                  std::atomic<uint8_t>& gave_up = screen_gave_up[(r0 + sb) / kScreenRowBlock];
+                  const size_t snr = nr - sb < kScreenRowBlock ? nr - sb : kScreenRowBlock;
+                  const ScreenTask st{screen_table,      &screen_queries,       r0 + sb,           snr, begin, end,
+                                      local.data() + sb, und.data() + sb * cap, und_n.data() + sb, cap};
+                  screen_fn(st);
+                  screened += static_cast<uint64_t>(snr) * n;
+                  size_t crowded = 0, light = 0;
+                  for (size_t k = sb; k < sb + snr; ++k) {
+                    const size_t nu = und_n[k];
+                    if (nu == 0) continue;
+                    if (nu * 32 > n) {  // many undecided pairs: the whole row by the chunk kernel, below
+                      heavy.push_back(static_cast<uint32_t>(k));
+                      ++crowded;
+                      continue;
+                    }
+                    pack_ids(und.data() + k * cap, nu);
+                    count_packed(k, nu);
+                    rescored += nu;
+                    light += nu;
+                  }
+                  rescored += static_cast<uint64_t>(crowded) * n;
+                  // Auto: the block's cost this chunk in units of one float32-path pair (the screen itself about
+                  // 0.25 + 25 / d of one, measured at d = 100 and 500; a crowded row one more per pair; an undecided
+                  // pair gathered, packed and scored alone about 100, as profiled on a trained FB15k-237 DistMult)
+                  // against the float32 path's snr x n: the block gives up when the screen did not save a tenth.
+                  if (qs.screen == ScreenMode::Auto) {
+                    const double pairs = static_cast<double>(snr) * static_cast<double>(n);
+                    const double units = pairs * (0.25 + 25.0 / static_cast<double>(dim)) +
+                                         static_cast<double>(crowded) * static_cast<double>(n) +
+                                         100.0 * static_cast<double>(light);
+                    if (units > 0.9 * pairs) gave_up.store(1, std::memory_order_relaxed);
+                  }
+                }
+                // The rows of blocks that gave up and the rows that crowded their threshold in this chunk: the chunk
+                // kernel itself over the chunk, for those rows gathered contiguous (one packing of the chunk); their
+                // screen counts, if any, are dropped.
+                if (!heavy.empty()) {
+                  const size_t h = heavy.size();
                   heavy_query.resize(h * dim);
                   heavy_threshold.resize(h);
                   heavy_counts.assign(3 * h, 0);
@@ -599,40 +637,6 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                     local[nr + heavy[i]] = heavy_counts[h + i];
                     local[2 * nr + heavy[i]] = heavy_counts[2 * h + i];
                   }
-                }
-                heavy.clear();  // from here: rows crowded in this chunk
-                for (size_t sb = 0; sb < nr; sb += kScreenRowBlock) {
-                  if (skip[sb / kScreenRowBlock] != 0) continue;
-                  std::atomic<uint8_t>& gave_up = screen_gave_up[(r0 + sb) / kScreenRowBlock];
-                  const size_t snr = nr - sb < kScreenRowBlock ? nr - sb : kScreenRowBlock;
-                  const ScreenTask st{screen_table,      &screen_queries,       r0 + sb,           snr, begin, end,
-                                      local.data() + sb, und.data() + sb * cap, und_n.data() + sb, cap};
-                  screen_fn(st);
-                  screened += static_cast<uint64_t>(snr) * n;
-                  size_t crowded = 0;
-                  for (size_t k = sb; k < sb + snr; ++k) {
-                    const size_t nu = und_n[k];
-                    if (nu == 0) continue;
-                    if (nu * 32 > n) {  // many undecided pairs: the whole row, exactly, below
-                      heavy.push_back(static_cast<uint32_t>(k));
-                      ++crowded;
-                      continue;
-                    }
-                    pack_ids(und.data() + k * cap, nu);
-                    count_packed(k, nu);
-                    rescored += nu;
-                  }
-                  if (qs.screen == ScreenMode::Auto && 2 * crowded > snr) gave_up.store(1, std::memory_order_relaxed);
-                }
-                if (!heavy.empty()) {
-                  // Rows whose scores crowd the threshold (or that are never screened): their screen counts dropped,
-                  // every candidate of the chunk scored exactly from one packing of it.
-                  pack_ids(nullptr, n);
-                  for (const uint32_t k : heavy) {
-                    local[k] = 0;
-                    count_packed(k, n);
-                  }
-                  rescored += static_cast<uint64_t>(heavy.size()) * n;
                 }
               }
               screen_pairs.fetch_add(screened, std::memory_order_relaxed);

@@ -51,14 +51,15 @@ export interface ModelBatch {
   onPlan?: (plan: StreamPlan) => void;
   /**
    * The int8 screen (docs/screen.md) of the native backend for DistMult and ComplEx at float32, ranking against every
-   * entity: "auto" (default: where the CPU has a vector screen kernel), "int8" (wherever it applies) or "off". Ranks
+   * entity: "off" (default: the float32 path alone), "auto" (where the CPU has a vector screen kernel, giving up where
+   * it does not pay) or "int8" (wherever it applies). Ranks
    * are the float32 path's bit for bit in every mode; only the time differs. The model's screenStats say what it did.
    */
   screen?: ScreenModeName;
 }
 
 /** ModelBatch.screen when absent. */
-export const DEFAULT_SCREEN: ScreenModeName = "auto";
+export const DEFAULT_SCREEN: ScreenModeName = "off"; // auto is not faster on every model yet (docs/screen.md)
 
 export const MODEL_BATCH_KEYS = optionKeys<ModelBatch>({
   screen: 1,
