@@ -125,8 +125,8 @@ void never_screened(std::mt19937& rng) {
   CHECK(kgrank_screen::same(r, kgrank_screen::rank(t, ScreenMode::Off, SimdLevel::Scalar, 1)));
 }
 
-// Auto gives up the screen for a block of 64 rows most of whose rows crowd the threshold (random true answers), and
-// keeps it for the others, block by block as the chunks are ranked (two threads: a flag may be set while another
+// Auto gives up the screen for a block of 64 rows whose rescoring cost more than the screen saved (random true
+// answers crowd the threshold), block by block as the chunks are ranked (two threads: a flag may be set while another
 // chunk of the block runs): counts equal the float32 path's whatever the mix, with the table quantised per call and
 // prepared once (screen_prepare), with and without a job control (blocks of 256 rows per task).
 void give_up(std::mt19937& rng) {
@@ -154,10 +154,10 @@ void give_up(std::mt19937& rng) {
             bool vector = false;
             screen_kernel(level, &vector);
             if (vector) {
-              // Auto saw fewer pairs than Int8 (whole blocks gave up) but still screened the structured blocks.
+              // Auto saw fewer pairs than Int8 (blocks gave up after their first chunks) but did screen.
               CHECK(on.stats.used);
+              CHECK(on.stats.pairs > 0);
               CHECK(on.stats.pairs < all.stats.pairs);
-              CHECK(on.stats.pairs - on.stats.rescored > c.n * 60);
             }
           }
         }
