@@ -93,7 +93,8 @@ function quiet<T>(call: () => T): T {
   }
 }
 
-const SIGNATURE = Buffer.from([0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a]);
+// A plain Uint8Array: this module is in the browser bundle too, where Buffer does not exist at load time.
+const SIGNATURE = Uint8Array.of(0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a);
 
 /**
  * True when the file starts with HDF5's format signature at one of the offsets the format allows (0, 512, 1024,
@@ -105,7 +106,7 @@ function looksLikeHdf5(file: string): boolean {
     const buf = Buffer.alloc(8);
     for (let at = 0; at <= 1 << 20; at = at === 0 ? 512 : at * 2) {
       if (readSync(fd, buf, 0, 8, at) < 8) return false;
-      if (buf.equals(SIGNATURE)) return true;
+      if (SIGNATURE.every((b, i) => buf[i] === b)) return true;
     }
     return false;
   } finally {
