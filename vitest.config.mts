@@ -113,7 +113,13 @@ const kernelFacing = [
 // project's backend (23-40 s a project on 2 loaded vCPUs).
 const longBothBackends = ["test/async-safety.test.ts", "test/train-kge.test.ts"];
 // The fallback's run only: the native one stays in `npm test` (and in test:matrix at every SIMD level).
-const longFallback = ["test/embeddings.test.ts", "test/streamed.test.ts", "test/relation-scores.test.ts"];
+const longFallback = [
+  "test/embeddings.test.ts",
+  "test/streamed.test.ts",
+  "test/relation-scores.test.ts",
+  "test/screen.test.ts",
+  "test/pbg.test.ts",
+];
 const longOnce = [
   "test/queue.test.ts",
   "test/docs-examples.test.ts",
