@@ -544,7 +544,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                     for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = 0.0f;
                     continue;
                   }
-                  const float* row = entity + static_cast<size_t>(ids != nullptr ? ids[j] : begin + j) * width;
+                  const float* row = entity + static_cast<size_t>(ids[j]) * width;
                   for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = row[map[kk]];
                 }
               };
