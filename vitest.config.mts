@@ -108,7 +108,8 @@ const kernelFacing = [
 // native and 22 s on the fallback, out of 383 s of test time; on 2026-12-02, after the typed boundary, the
 // descriptors and MRR@k, npm test took 199 s, and the fallback's streamed tables (31 s) and relation scores against
 // NumPy (20 s) moved here too; a clean clone then took 203-214 s, so the docs' executed examples (29 s), the HTML
-// report (23 s) and the CLI's processes (13 s) of the once project followed). Nothing is dropped: the same files on the same projects, in another command.
+// report (23 s) and the CLI's processes (13 s) of the once project followed; the screen and PyTorch-BigGraph files'
+// fallback runs, and the statistical coverage of 400 sampled-task intervals (14 s), after them). Nothing is dropped: the same files on the same projects, in another command.
 // train-kge: bench/train_kge.py trains Nations models in Python processes, which kgrank then evaluates on the
 // project's backend (23-40 s a project on 2 loaded vCPUs).
 const longBothBackends = ["test/async-safety.test.ts", "test/train-kge.test.ts"];
@@ -125,6 +126,7 @@ const longOnce = [
   "test/docs-examples.test.ts",
   "test/report.test.ts",
   "test/cli-process.test.ts",
+  "test/task-sample-coverage.test.ts",
 ];
 
 function backendProject(name: string, include: string[], env: Record<string, string>, skip: string[] = []): object {
@@ -186,6 +188,12 @@ export default defineConfig({
     globalSetup: ["test/helpers/build-dist.ts"],
     testTimeout: 60_000,
     pool: "forks",
+    // No fresh module graph per file: a fork keeps the library it loaded for the next file of its project (forks
+    // serve one project each, and test/helpers/project-guard.ts asserts before every file that the backend is the
+    // project's). On 2 vCPUs this takes the fallback project's CPU time from 230 s to 158 s, most of it the
+    // library's module evaluation repeated per file.
+    isolate: false,
+    setupFiles: ["test/helpers/project-guard.ts"],
     // Vitest's default (one fork less than the CPUs) runs the files one at a time on 2 vCPUs, where much of the
     // suite waits on child processes, Redis and Chromium: two forks take the suite from 340 s to 188 s there.
     maxWorkers: Math.max(2, availableParallelism() - 1),
