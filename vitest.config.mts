@@ -120,6 +120,7 @@ const longFallback = [
   "test/relation-scores.test.ts",
   "test/screen.test.ts",
   "test/pbg.test.ts",
+  "test/pbg-shards.test.ts",
 ];
 const longOnce = [
   "test/queue.test.ts",

@@ -67,6 +67,11 @@ import { tempDir } from "./helpers/temp";
 import { caughtFrom, expectError } from "./helpers/errors";
 import { parseShardJobData, readRoots } from "../src/run/job-data";
 import { predictSidesArg } from "../src/run/predict-run";
+import { evaluateRun } from "../src/run/evaluate-run";
+import { parseEvaluateArgs } from "../src/run/flags/evaluate";
+
+/** Prints nothing: evaluateRun's output in the cases below, which must throw before printing. */
+const SILENT = { stdout: () => undefined, stderr: () => undefined };
 
 const label = backendLabel;
 
@@ -253,6 +258,7 @@ const pbgFiles = (() => {
     ),
     notHdf5: broken("not-hdf5", (c) => writeFileSync(path.join(c, "model.v3.h5"), "a text file\n")),
     ok: path.join(fix, "checkpoints", "dot"),
+    state: path.join(d, "shard.state"),
   };
 })();
 
@@ -1278,6 +1284,36 @@ export const CASES: Case[] = [
     error: KgrankInputError,
     argument: "states[0]",
   },
+  {
+    kind: "entityShard range [begin, end) outside the entities",
+    call: () => new RankEvaluator({ numEntities: 3, entityShard: { index: 0, count: 2, begin: 1, end: 4 } }),
+    error: KgrankInputError,
+    argument: "entityShard",
+  },
+  {
+    kind: "chunked slice outside an entity shard's entities",
+    call: () =>
+      new RankEvaluator({ numEntities: 3, filterTriples: triples, entityShard: { index: 0, count: 2 } })
+        .chunked({ triples, side: "tail", trueScores: [0, 0] })
+        .addSync({ scores: new Float64Array(2), entityStart: 2 }),
+    error: KgrankInputError,
+    argument: "entityStart",
+  },
+  {
+    kind: "entity shards merged whose ranges leave a gap",
+    call: () => {
+      const shard = (index: number, begin: number, end: number) => {
+        const e = new RankEvaluator({ numEntities: 3, sides: "tail", entityShard: { index, count: 2, begin, end } });
+        const b = e.chunked({ triples, side: "tail", trueScores: [1, 1] });
+        b.addSync({ scores: new Float64Array(2 * (end - begin)).fill(1), entityStart: begin });
+        b.finish();
+        return e.serialize();
+      };
+      return RankEvaluator.merge([shard(0, 0, 1), shard(1, 2, 3)]);
+    },
+    error: KgrankInputError,
+    argument: "states[1]",
+  },
   // ---- a sample of tasks and its estimates -----------------------------------------------------------------------
   {
     kind: "sampleTasks size 1",
@@ -1714,6 +1750,35 @@ export const CASES: Case[] = [
     call: () => evaluatePbgCheckpoint({ checkpoint: pbgFiles.ok, dataset: pbgFiles.noEdges }),
     error: KgrankInputError,
     argument: "dataset",
+  },
+  {
+    kind: "PyTorch-BigGraph --entity-shard I/M with I not below M",
+    call: () =>
+      evaluateRun(
+        parseEvaluateArgs(["--model-dir", pbgFiles.ok, "--dataset-dir", pbgFiles.edges, "--entity-shard", "2/2"]),
+        SILENT,
+      ),
+    error: KgrankInputError,
+    argument: "--entity-shard",
+  },
+  {
+    kind: "PyTorch-BigGraph --entity-shard I/M with M above the checkpoint's entities",
+    call: () =>
+      evaluateRun(
+        parseEvaluateArgs([
+          "--model-dir",
+          pbgFiles.ok,
+          "--dataset-dir",
+          pbgFiles.edges,
+          "--entity-shard",
+          "0/22",
+          "--save-state",
+          pbgFiles.state,
+        ]),
+        SILENT,
+      ),
+    error: KgrankInputError,
+    argument: "--entity-shard",
   },
   {
     kind: "PyTorch-BigGraph split not a split name",

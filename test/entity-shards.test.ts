@@ -90,6 +90,74 @@ describe(`entity shards [${backendLabel}]`, () => {
     });
   }
 
+  it("chunked slices: entity shards of given ranges (NaN columns among them) merge into the whole chunked run", () => {
+    // Scores with ties and NaN columns (no candidates; never a row's true answer), the true scores read off them.
+    const rows = TEST.length / 3;
+    const scores = new Float64Array(rows * N);
+    for (let i = 0; i < rows; i++) {
+      for (let c = 0; c < N; c++) scores[i * N + c] = c % 13 === 5 ? NaN : Math.floor(((i * 31 + c * 17) % 97) / 4);
+      scores[i * N + TEST[3 * i + 2]!] = (i % 9) + 3;
+    }
+    const trueScores = Float64Array.from({ length: rows }, (_, i) => scores[i * N + TEST[3 * i + 2]!]!);
+    /** The scores of entities [s, s + w), row-major. */
+    const part = (s: number, w: number) => {
+      const out = new Float64Array(rows * w);
+      for (let i = 0; i < rows; i++) out.set(scores.subarray(i * N + s, i * N + s + w), i * w);
+      return out;
+    };
+    const slices = (e: RankEvaluator, lo: number, hi: number, width: number) => {
+      const b = e.chunked({ triples: TEST, side: "tail", trueScores });
+      for (let s = lo; s < hi; s += width) b.addSync({ scores: part(s, Math.min(width, hi - s)), entityStart: s });
+      b.finish();
+    };
+    for (const filtered of [true, false]) {
+      const base = { numEntities: N, numRelations: R, sides: "tail" as const };
+      const filter = filtered ? { filterTriples: [TRAIN, TEST] } : {};
+      const whole = new RankEvaluator({ ...base, ...filter });
+      slices(whole, 0, N, 64);
+      const want = bytes(RankEvaluator.merge([whole.serialize()]));
+      for (const ranges of [
+        [[0, N]],
+        [
+          [0, 100],
+          [100, 101],
+          [101, N],
+        ],
+      ]) {
+        const states = ranges.map(([begin, end], index) => {
+          const e = new RankEvaluator({
+            ...base,
+            ...filter,
+            entityShard: { index, count: ranges.length, begin: begin!, end: end! },
+          });
+          slices(e, begin!, end!, 37);
+          return e.serialize();
+        });
+        expect(bytes(RankEvaluator.merge(states)), `filtered ${filtered}, ${ranges.length} shards`).toEqual(want);
+        expect(bytes(RankEvaluator.merge([...states].reverse()))).toEqual(want);
+      }
+      // A slice outside the shard's range, a range left uncovered, and ranges that do not tile: typed errors.
+      const shard = (index: number, begin: number, end: number) =>
+        new RankEvaluator({ ...base, ...filter, entityShard: { index, count: 2, begin, end } });
+      const outside = shard(0, 0, 100).chunked({ triples: TEST, side: "tail", trueScores });
+      expect(() => outside.addSync({ scores: part(100, 1), entityStart: 100 })).toThrow(
+        /^entityStart: slice entities \[100, 101\) leave this entity shard's entities \[0, 100\)/,
+      );
+      const short = shard(0, 0, 100).chunked({ triples: TEST, side: "tail", trueScores });
+      short.addSync({ scores: part(0, 10), entityStart: 0 });
+      expect(() => short.finish()).toThrow(KgrankStateError);
+      const gap = [shard(0, 0, 100), shard(1, 101, N)];
+      slices(gap[0]!, 0, 100, 50);
+      slices(gap[1]!, 101, N, 50);
+      expect(() => RankEvaluator.merge(gap.map((e) => e.serialize()))).toThrow(
+        /^states\[1\]: ranks entities \[101, 301\), but the entity shards before it end at 100/,
+      );
+    }
+    expect(
+      () => new RankEvaluator({ numEntities: N, entityShard: { index: 0, count: 2, begin: 5, end: N + 1 } }),
+    ).toThrow(/^entityShard: range \[begin, end\) must be integers with 0 <= begin < end <= numEntities/);
+  });
+
   it("a grid: task shards x entity shards merge into the whole run", async () => {
     const whole = evaluator(true);
     await whole.addModel({ model: model(true), triples: TEST });

@@ -15,7 +15,6 @@ export function describe(value: unknown): string {
   return typeof value;
 }
 
-/** An array or a typed array view (not a DataView, whose bytes have no element type): something with numbered elements. */
 /**
  * `value` as an entity shard: an object of exactly { index, count }, integers with 0 <= index < count <= maxCount;
  * null when it is not one. The one shape check of the option, the state header, a run's meta and a queue job.
@@ -34,6 +33,27 @@ export function entityShardOf(value: unknown, maxCount: number): { index: number
   return ok ? { index: index as number, count: count as number } : null;
 }
 
+/** The entity range of shard `index` of `count` over `numEntities` entities (the even split). */
+export function entityRange(index: number, count: number, numEntities: number): [number, number] {
+  return [Math.floor((index * numEntities) / count), Math.floor(((index + 1) * numEntities) / count)];
+}
+
+/**
+ * The entity range of a state header's entity shard: its own [begin, end) when it records one (a split along other
+ * lines, e.g. a PyTorch-BigGraph checkpoint's partitions), else the even split's. Null when the fields are not that.
+ */
+export function headerShardRange(value: unknown, numEntities: number): [number, number] | null {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+  const { begin, end, ...rest } = value as { begin?: unknown; end?: unknown };
+  const shard = entityShardOf(rest, numEntities);
+  if (!shard) return null;
+  if (begin === undefined && end === undefined) return entityRange(shard.index, shard.count, numEntities);
+  if (!Number.isSafeInteger(begin) || !Number.isSafeInteger(end)) return null;
+  const [b, e] = [begin as number, end as number];
+  return b >= 0 && b < e && e <= numEntities ? [b, e] : null;
+}
+
+/** An array or a typed array view (not a DataView, whose bytes have no element type): something with numbered elements. */
 export function isArrayLike(value: unknown): value is ArrayLike<unknown> {
   return Array.isArray(value) || (ArrayBuffer.isView(value) && !(value instanceof DataView));
 }

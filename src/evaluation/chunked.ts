@@ -43,7 +43,13 @@ export interface ChunkedContext {
   truth: Int32Array;
   index: FilterIndexHandle | null;
   threads: number | undefined;
+  /**
+   * An entity shard's batch (RankEvaluatorOptions.entityShard): the slices cover its entities [begin, end) only, and
+   * finish() records the partial counts (./entity-shards.ts) instead of ranks. Null: every entity.
+   */
+  partial: [number, number] | null;
   record(ranks: Ranks): void;
+  recordPartial(columns: Omit<TaskColumns, "relation" | "anchor" | "truth">): void;
   release(): void;
 }
 
@@ -61,6 +67,8 @@ function lowerBound(a: Int32Array, x: number): number {
 export class ChunkedBatch {
   readonly #ctx: ChunkedContext;
   readonly #counter: RankCounter | null;
+  /** The kept rows' true scores (an entity shard's partial state records them). */
+  readonly #trueScores: Float64Array;
   readonly #ranges: [number, number][] = [];
   #covered = 0;
   #pending = 0;
@@ -87,6 +95,7 @@ export class ChunkedBatch {
       }
       if (!ctx.keep || ctx.keep[i]) kept[k++] = v;
     }
+    this.#trueScores = kept;
     const n = ctx.keptEntities ? ctx.keptEntities.length : ctx.numEntities;
     const args = { trueScores: kept, trueIndices: ctx.truth, numColumns: n, threads: ctx.threads };
     this.#counter =
@@ -130,6 +139,13 @@ export class ChunkedBatch {
       throw new KgrankInputError(
         "entityStart",
         `slice entities [${start}, ${end}) run past numEntities ${ctx.numEntities}`,
+      );
+    }
+    if (ctx.partial && (start < ctx.partial[0] || end > ctx.partial[1])) {
+      throw new KgrankInputError(
+        "entityStart",
+        `slice entities [${start}, ${end}) leave this entity shard's entities [${ctx.partial[0]}, ${ctx.partial[1]}): ` +
+          `give each entity shard's evaluator the slices of its own entities`,
       );
     }
     for (const [a, b] of this.#ranges) {
@@ -223,14 +239,29 @@ export class ChunkedBatch {
       throw new KgrankStateError(
         `ChunkedBatch.finish(): ${this.#pending} add() call(s) are still running; await them first`,
       );
-    if (this.#covered !== this.#ctx.numEntities) {
+    const partial = this.#ctx.partial;
+    const due = partial ? partial[1] - partial[0] : this.#ctx.numEntities;
+    if (this.#covered !== due) {
       throw new KgrankStateError(
-        `ChunkedBatch.finish(): slices covered ${this.#covered} of ${this.#ctx.numEntities} entities; add the missing ones`,
+        `ChunkedBatch.finish(): slices covered ${this.#covered} of ${due} entities` +
+          `${partial ? ` of this entity shard [${partial[0]}, ${partial[1]})` : ""}; add the missing ones`,
       );
     }
     this.#done = true;
     this.#ctx.release();
-    if (this.#counter) this.#ctx.record(this.#counter.ranks());
+    if (!this.#counter) return;
+    if (!partial) {
+      this.#ctx.record(this.#counter.ranks());
+      return;
+    }
+    const c = this.#counter.partialCounts();
+    this.#ctx.recordPartial({
+      optimistic: c.greater,
+      realistic: c.equal,
+      pessimistic: c.nan,
+      numCandidates: c.removed,
+      weight: this.#trueScores,
+    });
   }
 }
 
@@ -262,6 +293,13 @@ export function openChunkedBatch(
       truth: keys.truth,
       index: keys.index,
       threads: threadCount(o.threads) ?? context.threads,
+      partial: context.entityRange,
+      recordPartial: (columns) =>
+        record(
+          side,
+          { ...columns, relation: keys.relation, anchor: keys.origAnchor, truth: keys.origTruth },
+          keys.rows - keys.kept,
+        ),
       record: (ranks) =>
         record(
           side,

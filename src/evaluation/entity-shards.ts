@@ -1,32 +1,35 @@
 /**
  * Entity shards: an evaluator with `entityShard: { index, count }` ranks each task against the entities
- * [floor(index x E / count), floor((index + 1) x E / count)) only, from a model's embeddings, and keeps the task's
+ * [floor(index x E / count), floor((index + 1) x E / count)) only (or the [begin, end) it is given: a PyTorch-BigGraph
+ * checkpoint's shards follow its partitions), from a model's embeddings or chunked slices, and keeps the task's
  * partial counts; merging the `count` shards' states of the same tasks adds the counts into the exact ranks of one
  * run over every entity (the counts are integers, and each (query, entity) score is the same wherever its entity row
  * is). A partial state stores its counts in the task columns, read as:
  *   optimistic = candidates scoring above the true score, realistic = equal to it (the true answer among them when
- *   it lies in the range), pessimistic = NaN scores (always 0: refused when ranked), numCandidates = known answers
+ *   it lies in the range), pessimistic = NaN scores (no candidates: 0 from embeddings, which refuse NaN; the
+ *   columns a chunked slice leaves NaN, e.g. other entity types), numCandidates = known answers
  *   taken out of the range by the filter, weight = the true score (equal in every shard: checked at the merge).
  */
 import { createHash } from "node:crypto";
 
 import { KgrankInputError } from "../checks/errors";
-import { describe, entityShardOf } from "../checks/validate";
+import { describe, entityRange, entityShardOf, headerShardRange } from "../checks/validate";
 import { ranksFromCounts } from "../ranking/ranks";
 import type { DecodedState } from "./state";
 import type { TaskColumns } from "./task-buffer";
 
-/** An entity shard, checked: its index, count and entity range [begin, end). */
+/** An entity shard, checked: its index, count and entity range [begin, end); `given` when the range was given. */
 export interface EntityShard {
   index: number;
   count: number;
   begin: number;
   end: number;
+  given: boolean;
 }
 
-/** The entity range of shard `index` of `count` over `numEntities` entities. */
-function entityRange(index: number, count: number, numEntities: number): [number, number] {
-  return [Math.floor((index * numEntities) / count), Math.floor(((index + 1) * numEntities) / count)];
+/** An entity shard as a state header records it: index and count, and its range when it is not the even split. */
+export function entityShardHeader(s: EntityShard): { index: number; count: number; begin?: number; end?: number } {
+  return s.given ? { index: s.index, count: s.count, begin: s.begin, end: s.end } : { index: s.index, count: s.count };
 }
 
 /** An entityShard value in an error: its index and count where it has them, not just "Object". */
@@ -39,16 +42,32 @@ function shownShard(value: unknown): string {
 /** RankEvaluatorOptions.entityShard checked (null when absent). */
 export function entityShardOption(value: unknown, numEntities: number): EntityShard | null {
   if (value === undefined) return null;
-  const shard = entityShardOf(value, numEntities);
+  const ranged =
+    typeof value === "object" && value !== null && !Array.isArray(value) && ("begin" in value || "end" in value);
+  const { begin: _b, end: _e, ...plain } = ranged ? (value as { begin?: unknown; end?: unknown }) : {};
+  const shard = entityShardOf(ranged ? plain : value, numEntities);
   if (!shard) {
     throw new KgrankInputError(
       "entityShard",
-      `must be { index, count } with integers 0 <= index < count <= numEntities (${numEntities}), got ${shownShard(value)}`,
+      `must be { index, count } (or { index, count, begin, end }) with integers 0 <= index < count <= numEntities ` +
+        `(${numEntities}), got ${shownShard(value)}`,
     );
   }
   const { index, count } = shard;
-  const [begin, end] = entityRange(index, count, numEntities);
-  return { index, count, begin, end };
+  if (!ranged) {
+    const [begin, end] = entityRange(index, count, numEntities);
+    return { index, count, begin, end, given: false };
+  }
+  const range = headerShardRange(value, numEntities);
+  if (!range) {
+    const { begin, end } = value as { begin?: unknown; end?: unknown };
+    throw new KgrankInputError(
+      "entityShard",
+      `range [begin, end) must be integers with 0 <= begin < end <= numEntities (${numEntities}), got ` +
+        `begin ${describe(begin)}, end ${describe(end)}: the shards' ranges must tile the entities in index order`,
+    );
+  }
+  return { index, count, begin: range[0], end: range[1], given: true };
 }
 
 /** The partial task columns of an entity shard from the embedding kernel's output (greater | equal | nan | removed | true score). */
@@ -166,6 +185,27 @@ function sumGroup(members: { d: DecodedState; i: number }[]): DecodedState {
     );
   }
   const n = first.d.header.numEntities;
+  // The shards' ranges, in index order, must tile [0, numEntities): every entity counted once.
+  const ranges = [...members]
+    .sort((a, b) => a.d.header.entityShard!.index - b.d.header.entityShard!.index)
+    .map((m) => ({ i: m.i, range: headerShardRange(m.d.header.entityShard, n)! }));
+  let at = 0;
+  for (const { i, range } of ranges) {
+    if (range[0] !== at) {
+      throw new KgrankInputError(
+        `states[${i}]`,
+        `ranks entities [${range[0]}, ${range[1]}), but the entity shards before it end at ${at}: the states do not ` +
+          `split one run's entities; nothing was merged`,
+      );
+    }
+    at = range[1];
+  }
+  if (at !== n) {
+    throw new KgrankInputError(
+      `states[${ranges[ranges.length - 1]!.i}]`,
+      `the entity shards end at entity ${at}, not at numEntities ${n}: the states do not split one run's entities; nothing was merged`,
+    );
+  }
   const sides = {} as { head: TaskColumns; tail: TaskColumns };
   for (const side of ["head", "tail"] as const) {
     const base = first.d.sides[side];

@@ -33,14 +33,14 @@ import {
   runModelAsync,
   runModelSync,
 } from "./model-batch";
-import { combineEntityShards, type EntityShard, entityShardOption } from "./entity-shards";
+import { combineEntityShards, type EntityShard, entityShardHeader, entityShardOption } from "./entity-shards";
 import { runStreamed } from "./streamed-model";
 import type { EmbeddingModel } from "../scoring/embedding-model";
 import type { RankResults } from "./results";
 import { ColumnArena } from "./column-arena";
 import { countAsync, countSync, finishBatch, prepareScoreBatch, rankFilteredBatch } from "./score-batch";
 import { type CandidateConstraint, candidateConstraint, rankConstrainedBatch } from "./constrained-batch";
-import type { CandidateSets } from "../ranking/candidate-sets";
+import type { CandidateProtocol, CandidateSets } from "../ranking/candidate-sets";
 import { type BatchContext, TaskSelection } from "./selection";
 import { decodeShards, encodeState, evaluatorOptions, STATE_FORMAT_VERSION, type StateHeader, withMeta } from "./state";
 import { checkBootstrap } from "./tabulate";
@@ -126,6 +126,8 @@ export class RankEvaluator {
   private readonly temporal: TemporalProtocol | null;
   /** RankEvaluatorOptions.candidates with the indexes its kernel call reads, or null. */
   private readonly constraint: CandidateConstraint | null;
+  /** The typed candidates an entity shard's slices were scored against (labelCandidates), or null. */
+  private shardCandidates: CandidateProtocol | null = null;
 
   constructor(args: RankEvaluatorOptions) {
     const fields = options("RankEvaluator options", args, EVALUATOR_KEYS);
@@ -187,6 +189,18 @@ export class RankEvaluator {
     this.constraint = candidates ? candidateConstraint(candidates, this.context) : null;
   }
 
+  /**
+   * Records that this entity shard's chunked slices scored the columns outside each task's typed candidates as NaN
+   * (no candidate), so that its state carries the sets' protocol as an evaluator of those candidate sets would: the
+   * merged entity shards then report what one evaluator with `candidates` reports (a PyTorch-BigGraph checkpoint's
+   * entity types). Entity shards only; before any batch. @internal
+   */
+  labelCandidates(protocol: CandidateProtocol): void {
+    if (!this.entityShard || this.tasks.head.length + this.tasks.tail.length > 0)
+      throw new KgrankStateError("labelCandidates: only an entity shard's evaluator, before its first batch");
+    this.shardCandidates = { ...protocol };
+  }
+
   /** The typed candidates this evaluator ranks against (RankEvaluatorOptions.candidates), or null. */
   get candidates(): CandidateSets | null {
     return this.constraint?.sets ?? null;
@@ -205,13 +219,13 @@ export class RankEvaluator {
     }
   }
 
-  /** Entity shards rank from embeddings only: their tasks are partial counts, not ranks. */
+  /** Entity shards rank from embeddings or chunked slices of their entities: their tasks are partial counts, not ranks. */
   private checkWhole(what: string): void {
     if (this.entityShard) {
       const { index, count } = this.entityShard;
       throw new KgrankStateError(
         `RankEvaluator.${what}: this evaluator is entity shard ${index}/${count}, which ranks a model's embeddings ` +
-          `(addModel) against its entities only; scores and ranks go to an evaluator without entityShard`,
+          `(addModel) or chunked slices of its own entities; scores and ranks go to an evaluator without entityShard`,
       );
     }
   }
@@ -350,12 +364,13 @@ export class RankEvaluator {
   /**
    * Starts a batch whose scores arrive in entity slices ([start, end) column ranges of the same rows); each slice
    * is counted and the filter applied as it arrives, so rows x numEntities scores never need to exist at once.
-   * Give the true triples' scores up front; call finish() after the last slice to record the ranks.
+   * Give the true triples' scores up front; call finish() after the last slice to record the ranks. An entity
+   * shard's evaluator (options.entityShard) takes the slices of its own entities only and records their partial
+   * counts, which merge with the other entity shards' into the ranks.
    */
   chunked(batch: ChunkedBatchOptions): ChunkedBatch {
     this.checkOpen("chunked");
     this.checkUnconstrained("chunked", "add the batch's whole rows");
-    this.checkWhole("chunked");
     const result = openChunkedBatch(
       batch,
       this.context,
@@ -665,8 +680,12 @@ export class RankEvaluator {
       restrictRelations: this.selection.keptRelations,
       skipped: this.perSide((side) => this.skippedTasks[side]),
       tasks: this.taskCounts,
-      ...(this.entityShard ? { entityShard: { index: this.entityShard.index, count: this.entityShard.count } } : {}),
-      ...(this.constraint ? { candidates: this.constraint.sets.describe() } : {}),
+      ...(this.entityShard ? { entityShard: entityShardHeader(this.entityShard) } : {}),
+      ...(this.constraint
+        ? { candidates: this.constraint.sets.describe() }
+        : this.shardCandidates
+          ? { candidates: { ...this.shardCandidates } }
+          : {}),
       ...(this.temporal ? { temporal: { ...this.temporal } } : {}),
     };
   }

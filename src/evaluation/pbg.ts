@@ -51,6 +51,38 @@ export function pbgCandidateSets(ckpt: PbgCheckpoint): CandidateSets | null {
   });
 }
 
+/**
+ * The entity ranges [begin, end) of `count` entity shards of a checkpoint, in shard order (they tile its global ids).
+ * When `count` is at most the number of (non-empty) partitions, of every type together, shards follow partitions:
+ * each holds whole partitions, consecutive in global id order, the cut between shards k - 1 and k at the partition
+ * boundary nearest to k x E / count (so shards differ by up to about a partition when count does not divide them).
+ * With more shards than partitions, the entities are split evenly ([floor(k E / count), floor((k + 1) E / count)),
+ * the split of any model's entity shards), and a shard holds a slice of one or two partitions.
+ */
+export function pbgShardRanges(ckpt: PbgCheckpoint, count: number): [number, number][] {
+  const n = ckpt.numEntities;
+  const bounds = [...new Set([...ckpt.types.flatMap((t) => t.partitionOffsets), n])].sort((a, b) => a - b);
+  const pieces = bounds.length - 1;
+  const out: [number, number][] = [];
+  if (count > pieces) {
+    for (let k = 0; k < count; k++) out.push([Math.floor((k * n) / count), Math.floor(((k + 1) * n) / count)]);
+    return out;
+  }
+  let prev = 0;
+  for (let k = 1; k <= count; k++) {
+    let j = pieces;
+    if (k < count) {
+      const target = (k * n) / count;
+      j = prev + 1;
+      for (let c = prev + 2; c <= pieces - (count - k); c++)
+        if (Math.abs(bounds[c]! - target) < Math.abs(bounds[j]! - target)) j = c;
+    }
+    out.push([bounds[prev]!, bounds[j]!]);
+    prev = j;
+  }
+  return out;
+}
+
 /** How one side of one relation is scored: the candidates' type, their adjustment, the query's, the argument order. */
 interface SidePlan {
   candidates: PbgEntityType;
@@ -112,10 +144,20 @@ export class PbgRanker {
     readonly ckpt: PbgCheckpoint,
     private readonly tables: PbgEmbeddings,
     private readonly budget: number,
+    /** An entity shard's global ids [begin, end) (pbgShardRanges), or null for every entity. */
+    readonly range: readonly [number, number] | null,
   ) {}
 
-  static async open(ckpt: PbgCheckpoint, budget = PBG_DEFAULT_BUDGET): Promise<PbgRanker> {
-    return new PbgRanker(ckpt, await PbgEmbeddings.open(ckpt, budget), budget);
+  /**
+   * The checkpoint's tables within `budget`; `range`: an entity shard's ids, whose candidates alone it scores (its
+   * evaluator an entity shard of that range) and whose partitions alone it keeps in memory.
+   */
+  static async open(
+    ckpt: PbgCheckpoint,
+    budget = PBG_DEFAULT_BUDGET,
+    range: readonly [number, number] | null = null,
+  ): Promise<PbgRanker> {
+    return new PbgRanker(ckpt, await PbgEmbeddings.open(ckpt, budget, range), budget, range);
   }
 
   /**
@@ -159,15 +201,19 @@ export class PbgRanker {
       return;
     }
     const limit = Math.floor(this.budget / 4);
-    const size = plan.candidates.count * this.ckpt.dimension * 8;
+    const t = plan.candidates;
+    const rows = this.range
+      ? Math.max(0, Math.min(t.offset + t.count, this.range[1]) - Math.max(t.offset, this.range[0]))
+      : t.count;
+    const size = rows * this.ckpt.dimension * 8;
     const keep = size <= limit;
     if (keep && this.keptBytes + size > limit) {
       this.kept.clear();
       this.keptBytes = 0;
     }
     const list: [number, Float64Array, number][] = [];
-    for (const [start, rows, n] of this.tables.chunks(plan.candidates)) {
-      const chunk: [number, Float64Array, number] = [start, plan.adjustCandidates(rows, n), n];
+    for (const [start, table, n] of this.tables.chunks(plan.candidates, this.range)) {
+      const chunk: [number, Float64Array, number] = [start, plan.adjustCandidates(table, n), n];
       if (keep) list.push(chunk);
       yield chunk;
     }
@@ -179,7 +225,8 @@ export class PbgRanker {
 
   /**
    * Ranks `triples` (global ids, t x 3) on `side` into `evaluator`: the rows of each relation together, in batches
-   * of score rows within the budget; `onRows` after each batch with its row count.
+   * of score rows within the budget; `onRows` after each batch with its row count. An entity shard's ranker (range)
+   * scores its own candidates only, in slices, into the evaluator of that entity shard (partial counts).
    */
   async rank(
     evaluator: RankEvaluator,
@@ -190,10 +237,14 @@ export class PbgRanker {
     const ckpt = this.ckpt;
     const n = ckpt.numEntities;
     const d = ckpt.dimension;
-    const streamed = this.streamed;
+    const range = this.range;
+    const streamed = this.streamed || range !== null;
     if (streamed && evaluator.candidates)
-      throw new KgrankInputError("evaluator", "ranks whole score rows (candidate sets): this budget streams slices");
-    const width = streamed ? this.tables.chunkRows : n;
+      throw new KgrankInputError(
+        "evaluator",
+        `ranks whole score rows (candidate sets): ${range ? "an entity shard" : "this budget"} streams slices`,
+      );
+    const width = streamed ? Math.min(this.tables.chunkRows, range ? range[1] - range[0] : n) : n;
     const batchRows = Math.max(1, Math.min(4096, Math.floor(this.budget / 4 / (8 * width))));
     const byRelation = new Map<number, number[]>();
     for (let i = 0; i < triples.length / 3; i++) {
@@ -241,7 +292,11 @@ export class PbgRanker {
  * as NaN (no candidate), in pieces of at most one chunk's width.
  */
 function rankSlicesOf(
-  ranker: { ckpt: PbgCheckpoint; chunks(plan: SidePlan): Generator<[number, Float64Array, number]> },
+  ranker: {
+    ckpt: PbgCheckpoint;
+    range: readonly [number, number] | null;
+    chunks(plan: SidePlan): Generator<[number, Float64Array, number]>;
+  },
   tables: PbgEmbeddings,
   evaluator: RankEvaluator,
   side: "head" | "tail",
@@ -262,12 +317,15 @@ function rankSlicesOf(
   }
   const batch = evaluator.chunked({ triples, side, trueScores });
   try {
-    const piece = Math.max(1, tables.chunkRows);
+    // An entity shard's slices cover its range only.
+    const [lo, hi] = ranker.range ?? [0, ckpt.numEntities];
+    const piece = Math.max(1, Math.min(tables.chunkRows, hi - lo));
     const nan = new Float64Array(rows * piece).fill(NaN);
     for (const t of ckpt.types) {
       if (t !== plan.candidates) {
-        for (let e = t.offset; e < t.offset + t.count; e += piece) {
-          const w = Math.min(piece, t.offset + t.count - e);
+        const end = Math.min(t.offset + t.count, hi);
+        for (let e = Math.max(t.offset, lo); e < end; e += piece) {
+          const w = Math.min(piece, end - e);
           batch.addSync({ scores: nan.subarray(0, rows * w), entityStart: e });
         }
         continue;

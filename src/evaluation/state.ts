@@ -12,7 +12,7 @@
 import { createHash } from "node:crypto";
 
 import { KgrankInputError } from "../checks/errors";
-import { describe, entityShardOf } from "../checks/validate";
+import { describe, headerShardRange } from "../checks/validate";
 import { COLUMN_NAMES, type TaskColumns } from "./task-buffer";
 import type { RankEvaluatorOptions, SideCounts, TaskSide, TemporalProtocol } from "./types";
 import type { CandidateProtocol } from "../ranking/candidate-sets";
@@ -45,9 +45,10 @@ export interface StateHeader {
   meta?: Record<string, unknown>;
   /**
    * An entity shard's state (RankEvaluatorOptions.entityShard): its task columns hold partial counts
-   * (./entity-shards.ts), merged into ranks with the other entity shards of the same tasks.
+   * (./entity-shards.ts), merged into ranks with the other entity shards of the same tasks. `begin` / `end`: its
+   * entity range when it is not the even split (RankEvaluatorOptions.entityShard's).
    */
-  entityShard?: { index: number; count: number };
+  entityShard?: { index: number; count: number; begin?: number; end?: number };
   /**
    * Typed candidates (RankEvaluatorOptions.candidates): where the sets came from, their fingerprint and size. Part of
    * the protocol: only states of the same sets merge. Absent: every entity was a candidate.
@@ -360,14 +361,15 @@ function checkHeader(h: unknown, version: number): StateHeader {
   if (h.meta !== undefined && !isRecord(h.meta)) throw bad("meta", "is not a JSON object");
   if (h.entityShard !== undefined) {
     if (
-      !entityShardOf(h.entityShard, h.numEntities as number) ||
+      !headerShardRange(h.entityShard, h.numEntities as number) ||
       h.explicitWeights !== false ||
       h.restrictEntities !== null ||
       relationSide
     ) {
       throw bad(
         "entityShard",
-        "is not { index, count } with 0 <= index < count <= numEntities (and no weights, restriction or relation side)",
+        "is not { index, count } (and a range [begin, end) within numEntities) with 0 <= index < count <= numEntities " +
+          "(and no weights, restriction or relation side)",
       );
     }
   }
@@ -384,12 +386,11 @@ function checkHeader(h: unknown, version: number): StateHeader {
       !isCount(c.pairs) ||
       relationSide ||
       h.restrictEntities !== null ||
-      h.restrictRelations !== null ||
-      h.entityShard !== undefined
+      h.restrictRelations !== null
     ) {
       throw bad(
         "candidates",
-        "is not { source, fingerprint (16 hex digits), pairs } (and no relation side, restriction or entity shard)",
+        "is not { source, fingerprint (16 hex digits), pairs } (and no relation side or restriction)",
       );
     }
   }
@@ -416,20 +417,20 @@ const isRank = (v: number, n: number) => Number.isNaN(v) || (Number.isInteger(2 
 
 /** An entity shard's partial counts (./entity-shards.ts) as the kernel can produce them. */
 function checkPartialTasks(side: TaskSide, c: TaskColumns, h: StateHeader): void {
-  const { index, count } = h.entityShard!;
-  const size = Math.floor(((index + 1) * h.numEntities) / count) - Math.floor((index * h.numEntities) / count);
+  const [begin, end] = headerShardRange(h.entityShard, h.numEntities)!;
+  const size = end - begin;
   const relations = h.numRelations ?? 2 ** 31 - 1;
   for (let i = 0; i < c.optimistic.length; i++) {
     const bad = (column: string, why: string) => corrupt(`${side} task ${i}: ${column} ${why}`);
     for (const [name, v] of [
       ["above (optimistic)", c.optimistic[i]!],
       ["equal (realistic)", c.realistic[i]!],
+      ["NaN (pessimistic)", c.pessimistic[i]!],
       ["removed (numCandidates)", c.numCandidates[i]!],
     ] as const) {
       if (!(Number.isInteger(v) && v >= 0 && v <= size))
         throw bad(name, `count = ${v} is not an integer in [0, ${size}] (the shard's entities)`);
     }
-    if (c.pessimistic[i] !== 0) throw bad("NaN (pessimistic)", `count = ${c.pessimistic[i]} is not 0`);
     if (!Number.isFinite(c.weight[i]!)) throw bad("true score (weight)", `= ${c.weight[i]} is not finite`);
     if (c.relation[i]! < 0 || c.relation[i]! >= relations) throw bad("relation", `= ${c.relation[i]} is not an id`);
     for (const column of ["anchor", "truth"] as const) {

@@ -62,10 +62,12 @@ export interface RankEvaluatorOptions {
   threads?: number;
   /**
    * Rank against entity shard `index` of `count` only: entities [floor(index x E / count), floor((index + 1) x E /
-   * count)). Such an evaluator ranks from embeddings (addModel) and keeps each task's partial counts; its state is
-   * merged with the other entity shards' (RankEvaluator.merge, kgrank merge) into exact ranks.
+   * count)), or [begin, end) when given (the shards' ranges must then tile the entities in index order). Such an
+   * evaluator ranks from embeddings (addModel) or chunked slices of its own entities (chunked) and keeps each task's
+   * partial counts; its state is merged with the other entity shards' (RankEvaluator.merge, kgrank merge) into exact
+   * ranks.
    */
-  entityShard?: { index: number; count: number };
+  entityShard?: { index: number; count: number; begin?: number; end?: number };
   /**
    * Typed candidates: each entity-side task is ranked against the candidates its relation allows on that side
    * (CandidateSets.fromTriples(train) or readCandidateFile), plus its true answer; candidate counts, expectations and

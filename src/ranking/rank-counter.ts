@@ -62,6 +62,8 @@ export class RankCounter {
   private readonly numColumns: number | null;
   private readonly threads: number | undefined;
   private readonly totals: CountBuffers;
+  /** Known answers the filter took out of the chunks (FilteredRankCounter; counted in `totals.nan` too). */
+  private readonly removed: Float64Array;
   private readonly seenTrue: Uint8Array | null;
   private readonly ranges: [number, number][] = [];
   private columns = 0;
@@ -107,6 +109,7 @@ export class RankCounter {
     }
     this.threads = threadCount(o.threads);
     this.totals = { greater: new Float64Array(rows), equal: new Float64Array(rows), nan: new Float64Array(rows) };
+    this.removed = new Float64Array(rows);
   }
 
   /** Counts one chunk on the calling thread. */
@@ -179,6 +182,26 @@ export class RankCounter {
     return this.result;
   }
 
+  /**
+   * The counts so far, not turned into ranks (an entity shard's partial counts: src/evaluation/entity-shards.ts):
+   * per row the candidates scoring above the true score, equal to it (the true column among them when a chunk held
+   * it), NaN (no candidate), and the known answers the filter took out. Further chunks are refused. @internal
+   */
+  partialCounts(): { greater: Float64Array; equal: Float64Array; nan: Float64Array; removed: Float64Array } {
+    if (this.pending > 0) {
+      throw new KgrankStateError(
+        `RankCounter.partialCounts(): ${this.pending} add() call(s) are still running; await them first`,
+      );
+    }
+    if (this.result) throw new KgrankStateError("RankCounter.partialCounts(): ranks() was already called");
+    this.finished = true;
+    const { greater, equal, nan } = this.totals;
+    const removed = this.removed.slice();
+    const ownNan = nan.slice();
+    for (let i = 0; i < this.numRows; i++) ownNan[i] = ownNan[i]! - removed[i]!;
+    return { greater: greater.slice(), equal: equal.slice(), nan: ownNan, removed };
+  }
+
   /** Counts one chunk's columns into `counts` (greater / equal / NaN per row). @internal */
   protected countChunk(prepared: PreparedChunk, counts: CountBuffers): void {
     kernels().countScores(prepared.scores, prepared.width, prepared.thresholds, counts, prepared.threads);
@@ -196,9 +219,14 @@ export class RankCounter {
     );
   }
 
-  private newCounts(): CountBuffers {
+  private newCounts(): FilteredCountBuffers {
     const n = this.numRows;
-    return { greater: new Float64Array(n), equal: new Float64Array(n), nan: new Float64Array(n) };
+    return {
+      greater: new Float64Array(n),
+      equal: new Float64Array(n),
+      nan: new Float64Array(n),
+      removed: new Float64Array(n),
+    };
   }
 
   /** The chunk checked (with the async form's signal and onProgress: `call`). */
@@ -269,13 +297,14 @@ export class RankCounter {
     };
   }
 
-  private accumulate(prepared: PreparedChunk, counts: CountBuffers): void {
+  private accumulate(prepared: PreparedChunk, counts: FilteredCountBuffers): void {
     for (const r of prepared.inexactRows) counts.equal[r] = 0;
     const { greater, equal, nan } = this.totals;
     for (let i = 0; i < this.numRows; i++) {
       greater[i]! += counts.greater[i]!;
       equal[i]! += counts.equal[i]!;
       nan[i]! += counts.nan[i]!;
+      this.removed[i]! += counts.removed[i]!;
     }
     this.columns += prepared.width;
     if (this.seenTrue && this.trueIndices) {
@@ -349,8 +378,9 @@ export class FilteredRankCounter extends RankCounter {
     this.fold(out);
   }
 
+  /** The chunk's buffers with their `removed` column (newCounts makes it; RankCounter leaves it 0). */
   private filteredCounts(counts: CountBuffers): FilteredCountBuffers {
-    return { ...counts, removed: new Float64Array(this.numRows) };
+    return counts as FilteredCountBuffers;
   }
 
   /** The removed known answers are no candidates: counted with the NaN scores. */

@@ -2,7 +2,8 @@
  * The entity embeddings of a PyTorch-BigGraph checkpoint, read partition by partition within a memory budget: a
  * partition that fits in its share of the budget is read whole once and kept (the least recently used dropped first
  * when they no longer fit); a larger one is read in chunks of rows as it is streamed, and single rows where a query
- * needs them. h5wasm reads only the HDF5 chunks a row range touches.
+ * needs them. h5wasm reads only the HDF5 chunks a row range touches. An entity shard's tables (`own`: its range of
+ * global ids) keep only the partitions inside that range whole: the rows of the others are read one by one.
  */
 import type { PbgCheckpoint, PbgEntityType } from "./checkpoint";
 import { type H5Dataset, H5File } from "./hdf5";
@@ -26,12 +27,23 @@ export class PbgEmbeddings {
     private readonly keepBytes: number,
     /** Rows read per chunk of a streamed partition. */
     readonly chunkRows: number,
+    /** An entity shard's global ids [begin, end): only partitions inside it are kept whole. Null: every partition. */
+    private readonly own: readonly [number, number] | null,
   ) {}
 
   /** Opens every partition's file (kept open until close()). */
-  static async open(ckpt: PbgCheckpoint, budgetBytes: number): Promise<PbgEmbeddings> {
+  static async open(
+    ckpt: PbgCheckpoint,
+    budgetBytes: number,
+    own: readonly [number, number] | null = null,
+  ): Promise<PbgEmbeddings> {
     const d = ckpt.dimension;
-    const t = new PbgEmbeddings(ckpt, Math.floor(budgetBytes / 4), Math.max(1, Math.floor(budgetBytes / 16 / (4 * d))));
+    const t = new PbgEmbeddings(
+      ckpt,
+      Math.floor(budgetBytes / 4),
+      Math.max(1, Math.floor(budgetBytes / 16 / (4 * d))),
+      own,
+    );
     try {
       for (const type of ckpt.types) {
         for (let p = 0; p < type.partitions.length; p++) {
@@ -72,6 +84,8 @@ export class PbgEmbeddings {
     }
     const bytes = p.rows * this.ckpt.dimension * 4;
     if (bytes > this.keepBytes) return null;
+    const start = p.type.partitionOffsets[p.index]!;
+    if (this.own && !(start >= this.own[0] && start + p.rows <= this.own[1])) return null; // another shard's
     for (const [q, rows] of this.kept) {
       if (this.keptBytes + bytes <= this.keepBytes) break;
       this.kept.delete(q);
@@ -95,15 +109,24 @@ export class PbgEmbeddings {
     return out;
   }
 
-  /** A type's rows in chunks, partition by partition: [global id of the chunk's first row, its rows, row count]. */
-  *chunks(type: PbgEntityType): Generator<[number, Float32Array, number]> {
+  /**
+   * A type's rows in chunks, partition by partition: [global id of the chunk's first row, its rows, row count]; only
+   * those of global ids [range[0], range[1]) when a range is given (an entity shard's).
+   */
+  *chunks(
+    type: PbgEntityType,
+    range: readonly [number, number] | null = null,
+  ): Generator<[number, Float32Array, number]> {
     const d = this.ckpt.dimension;
     for (const p of this.parts) {
       if (p.type !== type) continue;
       const start = type.partitionOffsets[p.index]!;
+      const lo = range ? Math.max(0, range[0] - start) : 0;
+      const hi = range ? Math.min(p.rows, range[1] - start) : p.rows;
+      if (lo >= hi) continue;
       const whole = this.whole(p);
-      for (let r = 0; r < p.rows; r += this.chunkRows) {
-        const end = Math.min(p.rows, r + this.chunkRows);
+      for (let r = lo; r < hi; r += this.chunkRows) {
+        const end = Math.min(hi, r + this.chunkRows);
         yield [start + r, whole ? whole.subarray(r * d, end * d) : p.data.rowsF32(r, end), end - r];
       }
     }

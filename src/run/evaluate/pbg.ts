@@ -2,11 +2,11 @@
  * `kgrank evaluate --model-dir CHECKPOINT` of a PyTorch-BigGraph checkpoint: the graph from --dataset-dir (PBG edge
  * folders or TSV of PBG's names), every task ranked by src/evaluation/pbg.ts (PbgRanker: PBG's scores, each task
  * against the entities of its relation's type on that side) within --memory, filtered, sharded and sampled as any
- * run, and finished as any run.
+ * run, and finished as any run; --entity-shard I/M ranks against the shard's partitions only (partial counts).
  */
 import { KgrankInputError } from "../../checks/errors";
 import { RankEvaluator } from "../../evaluation/evaluator";
-import { PBG_DEFAULT_BUDGET, PbgRanker, pbgCandidateSets } from "../../evaluation/pbg";
+import { PBG_DEFAULT_BUDGET, PbgRanker, pbgCandidateSets, pbgShardRanges } from "../../evaluation/pbg";
 import { openPbgCheckpoint } from "../../io/pbg/checkpoint";
 import { pbgDataset, pbgEntityFolders } from "../../io/pbg/graph";
 import type { Out } from "../out";
@@ -34,7 +34,6 @@ export async function evaluatePbg(opts: EvaluateOptions, out: Out, t0: number): 
     [opts.relationEmbeddings, "--relation-embeddings"],
     [opts.negativesIds, "--negatives-ids"],
     [opts.constrainCandidates, "--constrain-candidates"],
-    [opts.entityShard, "--entity-shard"],
     [opts.entityIds, "--entity-ids"],
     [opts.relationIds, "--relation-ids"],
     [opts.complexLayout, "--complex-layout"],
@@ -60,7 +59,20 @@ export async function evaluatePbg(opts: EvaluateOptions, out: Out, t0: number): 
   const { evaluated, lo, hi, shard } = run;
   const filter = runFilter(run, false);
   const sides = entitySides(opts);
-  const ranker = await PbgRanker.open(ckpt, opts.memory ?? PBG_DEFAULT_BUDGET);
+  // --entity-shard I/M: this process ranks against its part of the entity space only (pbgShardRanges: whole
+  // partitions while M allows), and saves partial counts that kgrank merge adds up with the other entity shards'.
+  const entity = opts.entityShard ?? null;
+  if (entity && entity.count > ckpt.numEntities) {
+    throw new KgrankInputError(
+      "--entity-shard",
+      `${entity.index}/${entity.count} splits the checkpoint's ${ckpt.numEntities} entities into ${entity.count} shards: ` +
+        `N must be at most ${ckpt.numEntities}, each entity shard ranking against at least one entity`,
+    );
+  }
+  const range = entity ? pbgShardRanges(ckpt, entity.count)[entity.index]! : null;
+  const ranker = await PbgRanker.open(ckpt, opts.memory ?? PBG_DEFAULT_BUDGET, range);
+  // Typed candidates: an entity shard scores other types' columns NaN, as a streamed run does, and labels its state
+  // with the sets an unsharded run of the same budget ranks against, so the merged run reports what that run does.
   const sets = ranker.streamed ? null : pbgCandidateSets(ckpt);
   let evaluator: RankEvaluator;
   try {
@@ -71,13 +83,17 @@ export async function evaluatePbg(opts: EvaluateOptions, out: Out, t0: number): 
       sides: sides.length === 2 ? "both" : sides[0],
       ks: opts.ks,
       metrics: evaluatorMetrics(opts.metrics),
-      ...(sets ? { candidates: sets } : {}),
+      ...(sets && !range ? { candidates: sets } : {}),
+      ...(entity && range ? { entityShard: { ...entity, begin: range[0], end: range[1] } } : {}),
     });
+    if (sets && range) evaluator.labelCandidates(sets.describe());
   } catch (e) {
     ranker.close();
     throw e;
   }
-  const label = `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""} from a PyTorch-BigGraph checkpoint`;
+  const label =
+    `scoring ${ds.name} ${opts.split}${shard ? ` shard ${shard.index}/${shard.count}` : ""}` +
+    `${entity && range ? ` entity shard ${entity.index}/${entity.count} (entities ${range[0]}..${range[1] - 1})` : ""} from a PyTorch-BigGraph checkpoint`;
   const total = run.sample ? run.sample.sampled : (hi - lo) * sides.length;
   const progress = new Progress(label, total, { quiet: opts.quiet, report: run.out.progress });
   try {
