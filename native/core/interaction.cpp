@@ -284,6 +284,21 @@ PackedFn packed_scores_of(ChunkFn kernel) {
   return isa::packed_scores_scalar;
 }
 
+using PackListFn = void (*)(const ChunkPlan&, const uint32_t*, size_t, float*);
+
+// The listed-entity pack of the level whose chunk kernel is `kernel` (interaction_kernel.h Micro::pack_list), or null
+// where it has none (pack_entities then).
+PackListFn pack_list_of(ChunkFn kernel) {
+#ifdef KGRANK_HAVE_AVX512
+  if (kernel == isa::rank_chunk_avx512) return isa::pack_list_avx512;
+#endif
+#ifdef KGRANK_HAVE_AVX2
+  if (kernel == isa::rank_chunk_avx2) return isa::pack_list_avx2;
+#endif
+  (void)kernel;
+  return nullptr;
+}
+
 // Entities per panel of the level whose chunk kernel is `kernel` (interaction_kernel.h Micro::W = 2 lanes).
 size_t panel_width_of(ChunkFn kernel) {
 #ifdef KGRANK_HAVE_NEON
@@ -308,15 +323,32 @@ size_t panel_width_of(ChunkFn kernel) {
 // lanes of the last panel past cnt keep whatever they held: lanes are independent and their scores are never read.
 void pack_entities(const ChunkPlan& plan, size_t pw, const uint32_t* ids, size_t cnt, float* out) {
   const size_t dim = plan.dim;
-  for (size_t j = 0; j < cnt; ++j) {
-    float* col = out + (j / pw) * dim * pw + (j % pw);
-    const size_t e = ids[j];
-    const float* row = plan.entity + e * plan.width;
-    if (plan.scale != nullptr) {
-      const float s = plan.scale[e];
-      for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = row[plan.map[kk]] * s;
-    } else {
-      for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = row[plan.map[kk]];
+  // Panel by panel, element by element across its rows: the stores run contiguous (an entity's elements are pw
+  // floats apart, a cache line each at AVX2), while the panel's pw rows stay in L1.
+  const float* rows[32];  // pw <= 32 (AVX-512)
+  float s[32];
+  for (size_t first = 0; first < cnt; first += pw) {
+    const size_t np = cnt - first < pw ? cnt - first : pw;
+    for (size_t l = 0; l < np; ++l) {
+      const size_t e = ids[first + l];
+      rows[l] = plan.entity + e * plan.width;
+      s[l] = plan.scale != nullptr ? plan.scale[e] : 1.0f;
+    }
+    // The next panel's rows, brought closer while this one is packed: listed entities are scattered over the table,
+    // and without it the pack waited on their cache misses one panel at a time (most of the filter pass's time).
+    for (size_t l = first + pw; l < first + 2 * pw && l < cnt; ++l) {
+      const char* row = reinterpret_cast<const char*>(plan.entity + static_cast<size_t>(ids[l]) * plan.width);
+      for (size_t b = 0; b < plan.width * sizeof(float); b += 64) interaction_detail::prefetch(row + b);
+    }
+    float* panel = out + (first / pw) * dim * pw;
+    for (size_t kk = 0; kk < dim; ++kk) {
+      const size_t at = plan.map[kk];
+      float* col = panel + kk * pw;
+      if (plan.scale != nullptr) {
+        for (size_t l = 0; l < np; ++l) col[l] = rows[l][at] * s[l];
+      } else {
+        for (size_t l = 0; l < np; ++l) col[l] = rows[l][at];
+      }
     }
   }
 }
@@ -327,13 +359,19 @@ constexpr size_t kListPiece = 256;
 // Scores plan row `row` against the listed entities ids[0 .. n) (rows of plan.entity) by the level's own lanes
 // (packed: the level's packed_scores, pw its panel width): each score is the chunk kernel's for that pair, so
 // score_one's bit for bit, where score_one called one by one runs libm's fmaf per element in a translation unit built
-// without FMA. Calls each(score) in list order. `pack` holds kListPiece x dim floats, `scores` kListPiece.
+// without FMA. The pack is the level's own (pack_list: rows moved by in-register transposes) where it has one, else
+// pack_entities: the same values in the same places. Calls each(score) in list order. `pack` holds kListPiece x dim
+// floats, `scores` kListPiece.
 template <class F>
-void score_listed(const ChunkPlan& plan, PackedFn packed, size_t pw, size_t row, const uint32_t* ids, size_t n,
-                  float* pack, float* scores, F&& each) {
+void score_listed(const ChunkPlan& plan, PackedFn packed, PackListFn pack_list, size_t pw, size_t row,
+                  const uint32_t* ids, size_t n, float* pack, float* scores, F&& each) {
   for (size_t p = 0; p < n; p += kListPiece) {
     const size_t cnt = n - p < kListPiece ? n - p : kListPiece;
-    pack_entities(plan, pw, ids + p, cnt, pack);
+    if (pack_list != nullptr) {
+      pack_list(plan, ids + p, cnt, pack);
+    } else {
+      pack_entities(plan, pw, ids + p, cnt, pack);
+    }
     packed(plan, row, pack, cnt, scores);
     for (size_t j = 0; j < cnt; ++j) each(scores[j]);
   }
@@ -385,13 +423,14 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
     return score_one<T>(op, query.data() + row * dim, q.coeff_row(row), dim, entity + e * width, map.data(),
                         m.entity_scale, e);
   };
-  // The scores of row `row` against the entities ids[0 .. n) (rows of `entity`), each(score) in list order: the
+  // The scores of row `row` against the entities ids[0 .. n) (rows of `entity`), each(score) once per entry: the
   // true scores, the OGB negatives and the filter's known answers. float32 by the level's own lanes (score_listed:
   // the chunk kernel's values, which are score_one's), float64 by score_one (plain multiply and add, no libm call).
   // Throws std::bad_alloc when its buffers do not fit (callers catch it).
   const ChunkFn list_kernel = chunk_kernel(simd);
   const PackedFn list_packed = packed_scores_of(list_kernel);
   const size_t list_pw = panel_width_of(list_kernel);
+  const PackListFn list_pack_fn = pack_list_of(list_kernel);
   auto score_ids = [&](size_t row, const uint32_t* ids, size_t n, auto&& each) {
     if constexpr (std::is_same<T, float>::value) {
       thread_local std::vector<float> list_pack, list_scores;
@@ -403,7 +442,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                            entity,       width,
                            map.data(),   m.entity_scale,
                            nullptr,      0};
-      score_listed(flat, list_packed, list_pw, row, ids, n, list_pack.data(), list_scores.data(), each);
+      score_listed(flat, list_packed, list_pack_fn, list_pw, row, ids, n, list_pack.data(), list_scores.data(), each);
     } else {
       for (size_t j = 0; j < n; ++j) each(score_of(row, ids[j]));
     }
@@ -612,9 +651,13 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               thread_local std::vector<uint32_t> heavy, heavy_counts;
               if (compact.size() < kChunk * dim) compact.assign(kChunk * dim, 0.0f);
               // The level's chunk packing of candidates ids[0 .. cnt) into `compact`, which its packed_scores
-              // score exactly as the chunk kernel does (pack_entities).
+              // score exactly as the chunk kernel does (the level's pack_list, else pack_entities).
               const auto pack_ids = [&](const uint32_t* ids, size_t cnt) {
-                pack_entities(part, pw, ids, cnt, compact.data());
+                if (list_pack_fn != nullptr) {
+                  list_pack_fn(part, ids, cnt, compact.data());
+                } else {
+                  pack_entities(part, pw, ids, cnt, compact.data());
+                }
               };
               // Row k's exact counts over the packed candidates (cnt of them), added to local.
               const auto count_packed = [&](size_t k, size_t cnt) {
