@@ -284,6 +284,21 @@ PackedFn packed_scores_of(ChunkFn kernel) {
   return isa::packed_scores_scalar;
 }
 
+using PackListFn = void (*)(const ChunkPlan&, const uint32_t*, size_t, float*);
+
+// The listed-entity pack of the level whose chunk kernel is `kernel` (interaction_kernel.h Micro::pack_list), or null
+// where it has none (pack_entities then).
+PackListFn pack_list_of(ChunkFn kernel) {
+#ifdef KGRANK_HAVE_AVX512
+  if (kernel == isa::rank_chunk_avx512) return isa::pack_list_avx512;
+#endif
+#ifdef KGRANK_HAVE_AVX2
+  if (kernel == isa::rank_chunk_avx2) return isa::pack_list_avx2;
+#endif
+  (void)kernel;
+  return nullptr;
+}
+
 // Entities per panel of the level whose chunk kernel is `kernel` (interaction_kernel.h Micro::W = 2 lanes).
 size_t panel_width_of(ChunkFn kernel) {
 #ifdef KGRANK_HAVE_NEON
@@ -300,6 +315,66 @@ size_t panel_width_of(ChunkFn kernel) {
 #endif
   (void)kernel;
   return 2;
+}
+
+// Packs entities ids[0 .. cnt) (rows of plan.entity) as the chunk kernel of panel width pw packs a chunk's
+// candidates (interaction_kernel.h Micro::chunk: panels of pw entities, element-major, canonical order, times
+// plan.scale when set), so that the level's packed_scores score them with the chunk kernel's lanes, bit for bit. The
+// lanes of the last panel past cnt keep whatever they held: lanes are independent and their scores are never read.
+void pack_entities(const ChunkPlan& plan, size_t pw, const uint32_t* ids, size_t cnt, float* out) {
+  const size_t dim = plan.dim;
+  // Panel by panel, element by element across its rows: the stores run contiguous (an entity's elements are pw
+  // floats apart, a cache line each at AVX2), while the panel's pw rows stay in L1.
+  const float* rows[32];  // pw <= 32 (AVX-512)
+  float s[32];
+  for (size_t first = 0; first < cnt; first += pw) {
+    const size_t np = cnt - first < pw ? cnt - first : pw;
+    for (size_t l = 0; l < np; ++l) {
+      const size_t e = ids[first + l];
+      rows[l] = plan.entity + e * plan.width;
+      s[l] = plan.scale != nullptr ? plan.scale[e] : 1.0f;
+    }
+    // The next panel's rows, brought closer while this one is packed: listed entities are scattered over the table,
+    // and without it the pack waited on their cache misses one panel at a time (most of the filter pass's time).
+    for (size_t l = first + pw; l < first + 2 * pw && l < cnt; ++l) {
+      const char* row = reinterpret_cast<const char*>(plan.entity + static_cast<size_t>(ids[l]) * plan.width);
+      for (size_t b = 0; b < plan.width * sizeof(float); b += 64) interaction_detail::prefetch(row + b);
+    }
+    float* panel = out + (first / pw) * dim * pw;
+    for (size_t kk = 0; kk < dim; ++kk) {
+      const size_t at = plan.map[kk];
+      float* col = panel + kk * pw;
+      if (plan.scale != nullptr) {
+        for (size_t l = 0; l < np; ++l) col[l] = rows[l][at] * s[l];
+      } else {
+        for (size_t l = 0; l < np; ++l) col[l] = rows[l][at];
+      }
+    }
+  }
+}
+
+// Entities per packing of score_listed: a multiple of every panel width; 256 x d floats stay in L2.
+constexpr size_t kListPiece = 256;
+
+// Scores plan row `row` against the listed entities ids[0 .. n) (rows of plan.entity) by the level's own lanes
+// (packed: the level's packed_scores, pw its panel width): each score is the chunk kernel's for that pair, so
+// score_one's bit for bit, where score_one called one by one runs libm's fmaf per element in a translation unit built
+// without FMA. The pack is the level's own (pack_list: rows moved by in-register transposes) where it has one, else
+// pack_entities: the same values in the same places. Calls each(score) in list order. `pack` holds kListPiece x dim
+// floats, `scores` kListPiece.
+template <class F>
+void score_listed(const ChunkPlan& plan, PackedFn packed, PackListFn pack_list, size_t pw, size_t row,
+                  const uint32_t* ids, size_t n, float* pack, float* scores, F&& each) {
+  for (size_t p = 0; p < n; p += kListPiece) {
+    const size_t cnt = n - p < kListPiece ? n - p : kListPiece;
+    if (pack_list != nullptr) {
+      pack_list(plan, ids + p, cnt, pack);
+    } else {
+      pack_entities(plan, pw, ids + p, cnt, pack);
+    }
+    packed(plan, row, pack, cnt, scores);
+    for (size_t j = 0; j < cnt; ++j) each(scores[j]);
+  }
 }
 
 constexpr size_t kChunk = 512;       // candidates per task (a multiple of every panel width)
@@ -348,8 +423,43 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
     return score_one<T>(op, query.data() + row * dim, q.coeff_row(row), dim, entity + e * width, map.data(),
                         m.entity_scale, e);
   };
+  // The scores of row `row` against the entities ids[0 .. n) (rows of `entity`), each(score) once per entry: the
+  // true scores, the OGB negatives and the filter's known answers. float32 by the level's own lanes (score_listed:
+  // the chunk kernel's values, which are score_one's), float64 by score_one (plain multiply and add, no libm call).
+  // Throws std::bad_alloc when its buffers do not fit (callers catch it).
+  const ChunkFn list_kernel = chunk_kernel(simd);
+  const PackedFn list_packed = packed_scores_of(list_kernel);
+  const size_t list_pw = panel_width_of(list_kernel);
+  const PackListFn list_pack_fn = pack_list_of(list_kernel);
+  auto score_ids = [&](size_t row, const uint32_t* ids, size_t n, auto&& each) {
+    if constexpr (std::is_same<T, float>::value) {
+      thread_local std::vector<float> list_pack, list_scores;
+      if (list_pack.size() < kListPiece * dim) list_pack.assign(kListPiece * dim, 0.0f);
+      if (list_scores.size() < kListPiece) list_scores.assign(kListPiece, 0.0f);
+      const ChunkPlan flat{op,           dim,
+                           query.data(), coeff.empty() ? nullptr : coeff.data(),
+                           nullptr,      rows,
+                           entity,       width,
+                           map.data(),   m.entity_scale,
+                           nullptr,      0};
+      score_listed(flat, list_packed, list_pack_fn, list_pw, row, ids, n, list_pack.data(), list_scores.data(), each);
+    } else {
+      for (size_t j = 0; j < n; ++j) each(score_of(row, ids[j]));
+    }
+  };
+  bool buffers = true;
   for (size_t i = 0; i < rows; ++i) {
-    const T t = qs.true_scores ? static_cast<T>(qs.true_scores[i]) : score_of(i, static_cast<size_t>(qs.truth[i]));
+    T t = 0;
+    if (qs.true_scores) {
+      t = static_cast<T>(qs.true_scores[i]);
+    } else {
+      const uint32_t truth = static_cast<uint32_t>(qs.truth[i]);
+      KGRANK_TRY {
+        score_ids(i, &truth, 1, [&](T s) { t = s; });
+      }
+      KGRANK_CATCH(const std::bad_alloc&) { buffers = false; }
+      if (!buffers) return Status::invalid("out of memory for the scoring buffers: use fewer threads");
+    }
     if (t != t) return Status::at(StatusCode::NanTrueScore, i, "the true triple's score is NaN");
     out.true_score[i] = static_cast<double>(t);
     threshold[i] = static_cast<float>(t);
@@ -366,22 +476,28 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
         row_tasks, threads,
         [&](size_t task) {
           const size_t end = (task + 1) * kRowsPerTask < rows ? (task + 1) * kRowsPerTask : rows;
-          for (size_t i = task * kRowsPerTask; i < end; ++i) {
-            const T t = static_cast<T>(out.true_score[i]);
-            double g = 0, e = 0, n = 0;
-            for (size_t j = 0; j < K; ++j) {
-              const T s = score_of(i, static_cast<size_t>(qs.negatives[i * K + j]));
-              g += s > t;
-              e += s == t;
-              n += s != s;
+          KGRANK_TRY {
+            thread_local std::vector<uint32_t> ids;
+            ids.resize(K);
+            for (size_t i = task * kRowsPerTask; i < end; ++i) {
+              const T t = static_cast<T>(out.true_score[i]);
+              for (size_t j = 0; j < K; ++j) ids[j] = static_cast<uint32_t>(qs.negatives[i * K + j]);
+              double g = 0, e = 0, n = 0;
+              score_ids(i, ids.data(), K, [&](T s) {
+                g += s > t;
+                e += s == t;
+                n += s != s;
+              });
+              out.greater[i] = g;
+              out.equal[i] = e;
+              out.nan[i] = n;
             }
-            out.greater[i] = g;
-            out.equal[i] = e;
-            out.nan[i] = n;
           }
+          KGRANK_CATCH(...) { failed.store(true); }
           if (control != nullptr) control->advance(end - task * kRowsPerTask);
         },
         control);
+    if (failed.load()) return Status::invalid("out of memory for the scoring buffers: use fewer threads");
     return Status::success();
   }
 
@@ -534,18 +650,13 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               thread_local std::vector<float> compact, heavy_query, heavy_threshold;
               thread_local std::vector<uint32_t> heavy, heavy_counts;
               if (compact.size() < kChunk * dim) compact.assign(kChunk * dim, 0.0f);
-              // The level's chunk packing of candidates ids[0 .. cnt) (panels of pw entities, element-major,
-              // padding lanes zero) into `compact`, which its packed_scores score exactly as the chunk kernel does.
+              // The level's chunk packing of candidates ids[0 .. cnt) into `compact`, which its packed_scores
+              // score exactly as the chunk kernel does (the level's pack_list, else pack_entities).
               const auto pack_ids = [&](const uint32_t* ids, size_t cnt) {
-                const size_t panels = (cnt + pw - 1) / pw;
-                for (size_t j = 0; j < panels * pw; ++j) {
-                  float* col = compact.data() + (j / pw) * dim * pw + (j % pw);
-                  if (j >= cnt) {
-                    for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = 0.0f;
-                    continue;
-                  }
-                  const float* row = entity + static_cast<size_t>(ids[j]) * width;
-                  for (size_t kk = 0; kk < dim; ++kk) col[kk * pw] = row[map[kk]];
+                if (list_pack_fn != nullptr) {
+                  list_pack_fn(part, ids, cnt, compact.data());
+                } else {
+                  pack_entities(part, pw, ids, cnt, compact.data());
                 }
               };
               // Row k's exact counts over the packed candidates (cnt of them), added to local.
@@ -694,30 +805,38 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
     out.equal[i] = static_cast<double>(totals[rows + i].load());
     out.nan[i] = static_cast<double>(totals[2 * rows + i].load());
   }
-  if (qs.exclude_offsets) {  // the filter: known answers scored one by one by the same code, taken out
+  if (qs.exclude_offsets) {  // the filter: known answers scored by the same lanes (score_ids), taken out
     parallel_for(
         row_tasks, threads,
         [&](size_t task) {
           const size_t end = (task + 1) * kRowsPerTask < rows ? (task + 1) * kRowsPerTask : rows;
-          for (size_t i = task * kRowsPerTask; i < end; ++i) {
-            const T t = static_cast<T>(out.true_score[i]);
-            double g = 0, e = 0, kept = 0;
-            for (uint32_t j = qs.exclude_offsets[i]; j < qs.exclude_offsets[i + 1]; ++j) {
-              // A global id: its row in this slice, if the slice holds it (ids are >= 0: checked by the caller).
-              const size_t id = static_cast<size_t>(qs.exclude_ids[j]);
-              if (id < m.entity_offset || id - m.entity_offset >= m.num_entities) continue;
-              const T s = score_of(i, id - m.entity_offset);
-              g += s > t;
-              e += s == t;
-              kept += s == s;
+          KGRANK_TRY {
+            thread_local std::vector<uint32_t> ids;
+            for (size_t i = task * kRowsPerTask; i < end; ++i) {
+              const T t = static_cast<T>(out.true_score[i]);
+              ids.clear();
+              for (uint32_t j = qs.exclude_offsets[i]; j < qs.exclude_offsets[i + 1]; ++j) {
+                // A global id: its row in this slice, if the slice holds it (ids are >= 0: checked by the caller).
+                const size_t id = static_cast<size_t>(qs.exclude_ids[j]);
+                if (id < m.entity_offset || id - m.entity_offset >= m.num_entities) continue;
+                ids.push_back(static_cast<uint32_t>(id - m.entity_offset));
+              }
+              double g = 0, e = 0, kept = 0;
+              score_ids(i, ids.data(), ids.size(), [&](T s) {
+                g += s > t;
+                e += s == t;
+                kept += s == s;
+              });
+              out.greater[i] -= g;
+              out.equal[i] -= e;
+              if (out.removed) out.removed[i] = kept;
             }
-            out.greater[i] -= g;
-            out.equal[i] -= e;
-            if (out.removed) out.removed[i] = kept;
           }
+          KGRANK_CATCH(...) { failed.store(true); }
           if (control != nullptr) control->advance(end - task * kRowsPerTask);
         },
         control);
+    if (failed.load()) return Status::invalid("out of memory for the scoring buffers: use fewer threads");
   }
   return Status::success();
 }

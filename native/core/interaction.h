@@ -204,6 +204,8 @@ void rank_chunk_scalar(const ChunkPlan& plan, size_t begin, size_t end, uint32_t
                        uint32_t* nan, float* pack);
 #ifdef KGRANK_HAVE_AVX2
 void packed_scores_avx2(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
+// Packs entities ids[0 .. n) (rows of plan.entity) as rank_chunk_avx2 packs a candidate chunk (Micro::pack_list).
+void pack_list_avx2(const ChunkPlan& plan, const uint32_t* ids, size_t n, float* pack);
 void relation_columns_avx2(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
                            size_t n, float* out);
 void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal, uint32_t* nan,
@@ -212,6 +214,8 @@ double fma_probe_avx2(size_t iterations);
 #endif
 #ifdef KGRANK_HAVE_AVX512
 void packed_scores_avx512(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
+// Packs entities ids[0 .. n) (rows of plan.entity) as rank_chunk_avx512 packs a candidate chunk (Micro::pack_list).
+void pack_list_avx512(const ChunkPlan& plan, const uint32_t* ids, size_t n, float* pack);
 void relation_columns_avx512(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
                              size_t n, float* out);
 void rank_chunk_avx512(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,

@@ -51,12 +51,34 @@ struct Avx2 {
       _mm256_storeu_ps(dst + (4 + c) * stride, _mm256_permute2f128_ps(r[c], r[4 + c], 0x31));
     }
   }
+  // The same block from 8 rows anywhere: dst[kk * stride + l] = rows[l][k0 + kk] (Micro::pack_list).
+  static void transpose_rows(const float* const* rows, size_t k0, float* dst, size_t stride) {
+    __m256 r[8], t[8];
+    for (size_t i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(rows[i] + k0);
+    for (size_t i = 0; i < 8; i += 2) {
+      t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);      // a0 b0 a1 b1 | a4 b4 a5 b5
+      t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);  // a2 b2 a3 b3 | a6 b6 a7 b7
+    }
+    for (size_t i = 0; i < 8; i += 4) {
+      r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);          // element 0 (4) of rows i .. i + 3
+      r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);      // element 1 (5)
+      r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);  // element 2 (6)
+      r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);  // element 3 (7)
+    }
+    for (size_t c = 0; c < 4; ++c) {
+      _mm256_storeu_ps(dst + c * stride, _mm256_permute2f128_ps(r[c], r[4 + c], 0x20));
+      _mm256_storeu_ps(dst + (4 + c) * stride, _mm256_permute2f128_ps(r[c], r[4 + c], 0x31));
+    }
+  }
 };
 }  // namespace
 
 namespace isa {
 void packed_scores_avx2(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out) {
   interaction_detail::Micro<Avx2>::packed_dispatch(plan, row, pack, n, out);
+}
+void pack_list_avx2(const ChunkPlan& plan, const uint32_t* ids, size_t n, float* pack) {
+  interaction_detail::Micro<Avx2>::pack_list(plan, ids, n, pack);
 }
 void relation_columns_avx2(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
                            size_t n, float* out) {

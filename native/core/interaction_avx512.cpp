@@ -60,12 +60,42 @@ struct Avx512 {
       _mm512_storeu_ps(dst + (12 + c) * stride, _mm512_maskz_shuffle_f32x4(kAll, hi0, hi1, 0xdd));
     }
   }
+  // The same block from 16 rows anywhere: dst[kk * stride + l] = rows[l][k0 + kk] (Micro::pack_list).
+  static void transpose_rows(const float* const* rows, size_t k0, float* dst, size_t stride) {
+    __m512 r[16], t[16];
+    for (size_t i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(rows[i] + k0);
+    for (size_t i = 0; i < 16; i += 2) {
+      t[i] = _mm512_maskz_unpacklo_ps(kAll, r[i], r[i + 1]);      // a0 b0 a1 b1 | a4 b4 a5 b5 | ...
+      t[i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[i], r[i + 1]);  // a2 b2 a3 b3 | a6 b6 a7 b7 | ...
+    }
+    for (size_t i = 0; i < 16; i += 4) {
+      const __m512d t0 = _mm512_castps_pd(t[i]), t1 = _mm512_castps_pd(t[i + 1]);
+      const __m512d t2 = _mm512_castps_pd(t[i + 2]), t3 = _mm512_castps_pd(t[i + 3]);
+      r[i] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, t0, t2));      // element 0 (4, 8, 12) of rows i .. i + 3
+      r[i + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, t0, t2));  // element 1 (5, 9, 13)
+      r[i + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, t1, t3));  // element 2 (6, 10, 14)
+      r[i + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, t1, t3));  // element 3 (7, 11, 15)
+    }
+    for (size_t c = 0; c < 4; ++c) {  // r[c], r[4 + c], r[8 + c], r[12 + c]: elements c, 4 + c, 8 + c, 12 + c
+      const __m512 lo0 = _mm512_maskz_shuffle_f32x4(kAll, r[c], r[4 + c], 0x88),
+                   lo1 = _mm512_maskz_shuffle_f32x4(kAll, r[8 + c], r[12 + c], 0x88);
+      const __m512 hi0 = _mm512_maskz_shuffle_f32x4(kAll, r[c], r[4 + c], 0xdd),
+                   hi1 = _mm512_maskz_shuffle_f32x4(kAll, r[8 + c], r[12 + c], 0xdd);
+      _mm512_storeu_ps(dst + c * stride, _mm512_maskz_shuffle_f32x4(kAll, lo0, lo1, 0x88));
+      _mm512_storeu_ps(dst + (8 + c) * stride, _mm512_maskz_shuffle_f32x4(kAll, lo0, lo1, 0xdd));
+      _mm512_storeu_ps(dst + (4 + c) * stride, _mm512_maskz_shuffle_f32x4(kAll, hi0, hi1, 0x88));
+      _mm512_storeu_ps(dst + (12 + c) * stride, _mm512_maskz_shuffle_f32x4(kAll, hi0, hi1, 0xdd));
+    }
+  }
 };
 }  // namespace
 
 namespace isa {
 void packed_scores_avx512(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out) {
   interaction_detail::Micro<Avx512>::packed_dispatch(plan, row, pack, n, out);
+}
+void pack_list_avx512(const ChunkPlan& plan, const uint32_t* ids, size_t n, float* pack) {
+  interaction_detail::Micro<Avx512>::pack_list(plan, ids, n, pack);
 }
 void relation_columns_avx512(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
                              size_t n, float* out) {

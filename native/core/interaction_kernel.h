@@ -47,6 +47,18 @@ struct HasEqu : std::false_type {};
 template <class I>
 struct HasEqu<I, std::void_t<decltype(&I::equ)>> : std::true_type {};
 
+// Whether a level's traits have transpose_rows(rows, k0, dst, stride): dst[kk * stride + l] = rows[l][k0 + kk] for
+// kk, l < L (the same block as transpose, from L rows anywhere).
+template <class I, class = void>
+struct HasTransposeRows : std::false_type {};
+template <class I>
+struct HasTransposeRows<I, std::void_t<decltype(&I::transpose_rows)>> : std::true_type {};
+
+template <class I>
+inline void transpose_rows_block(const float* const* rows, size_t k0, float* dst, size_t stride) {
+  if constexpr (HasTransposeRows<I>::value) I::transpose_rows(rows, k0, dst, stride);
+}
+
 template <class I>
 inline void transpose_block(const float* src, size_t src_stride, float* dst, size_t stride) {
   if constexpr (HasTranspose<I>::value) I::transpose(src, src_stride, dst, stride);
@@ -243,6 +255,49 @@ struct Micro {
       case ScoreOp::L2Squared: return chunk<ScoreOp::L2Squared>(p, begin, end, greater, equal, nan, pack);
       case ScoreOp::Modulus: return chunk<ScoreOp::Modulus>(p, begin, end, greater, equal, nan, pack);
       case ScoreOp::PairL1: return chunk<ScoreOp::PairL1>(p, begin, end, greater, equal, nan, pack);
+    }
+  }
+
+  // Packs entities ids[0 .. n) (rows of p.entity) as chunk() packs a candidate list: panels of W, element-major,
+  // canonical order, times p.scale when set; the same values in the same places, so packed() scores them as the
+  // chunk kernel scores their columns. Rows in stored order and unscaled go through L x L in-register transposes
+  // (element by element, the pack cost more than the scoring: most of a filtered FB15k-237 evaluation's filter
+  // pass); others element by element. The lanes of the last panel past n hold copies of its first row, never read.
+  static void pack_list(const ChunkPlan& p, const uint32_t* ids, size_t n, float* pack) {
+    const size_t dim = p.dim;
+    bool direct = HasTransposeRows<I>::value && p.scale == nullptr && dim >= L;
+    for (size_t k = 0; direct && k < dim; ++k) direct = p.map[k] == k;
+    const float* rows[W];
+    for (size_t first = 0; first < n; first += W) {
+      const size_t np = n - first < W ? n - first : W;
+      for (size_t l = 0; l < W; ++l) rows[l] = p.entity + static_cast<size_t>(ids[first + (l < np ? l : 0)]) * p.width;
+      for (size_t l = first + W; l < first + 2 * W && l < n; ++l) {  // the next panel's rows, while this one packs
+        const char* row = reinterpret_cast<const char*>(p.entity + static_cast<size_t>(ids[l]) * p.width);
+        for (size_t b = 0; b < p.width * sizeof(float); b += 64) prefetch(row + b);
+      }
+      float* panel = pack + (first / W) * dim * W;
+      if (direct) {
+        size_t k0 = 0;
+        for (; k0 + L <= dim; k0 += L) {
+          transpose_rows_block<I>(rows, k0, panel + k0 * W, W);
+          transpose_rows_block<I>(rows + L, k0, panel + k0 * W + L, W);
+        }
+        if (k0 < dim) {  // the last L elements again: the overlap is rewritten with the same values
+          k0 = dim - L;
+          transpose_rows_block<I>(rows, k0, panel + k0 * W, W);
+          transpose_rows_block<I>(rows + L, k0, panel + k0 * W + L, W);
+        }
+        continue;
+      }
+      for (size_t k = 0; k < dim; ++k) {
+        float* col = panel + k * W;
+        const size_t at = p.map[k];
+        if (p.scale != nullptr) {
+          for (size_t l = 0; l < np; ++l) col[l] = rows[l][at] * p.scale[ids[first + l]];
+        } else {
+          for (size_t l = 0; l < np; ++l) col[l] = rows[l][at];
+        }
+      }
     }
   }
 

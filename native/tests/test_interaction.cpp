@@ -214,6 +214,127 @@ void check_row_blocks(std::mt19937& rng) {
   }
 }
 
+// The filter pass (and the true scores) score listed entities by the level's own lanes (interaction.cpp
+// score_listed): its counts are the plain loop's over score_triple() (score_one) for every op, float32 and float64,
+// at every level and 1 / 2 threads, with rows of hundreds of known answers (several packings of kListPiece = 256
+// and partial panels), duplicates, exact ties with the true answer, and an entity shard (a slice of the table with
+// an entity_offset, anchors given apart, true scores given) whose lists name ids outside it.
+template <class T>
+void check_filter_pass(const Fixture& f, std::mt19937& rng) {
+  const size_t n = 997, nr = 4, rows = 19;
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<T> ent(n * f.width), rel(nr * f.rel_width), scale;
+  for (auto& v : ent) v = static_cast<T>(u(rng));
+  for (auto& v : rel) v = static_cast<T>(u(rng));
+  // Entities 500 .. 519 are copies of entity 11 (exact ties with a true answer).
+  for (size_t e = 500; e < 520; ++e) std::copy_n(ent.data() + 11 * f.width, f.width, ent.data() + e * f.width);
+  if (f.interaction == Interaction::PairRE) {
+    scale.resize(n);
+    for (size_t e = 0; e < n; ++e) {
+      double s = 0;
+      for (size_t k = 0; k < f.width; ++k) s += static_cast<double>(ent[e * f.width + k]) * ent[e * f.width + k];
+      scale[e] = static_cast<T>(1 / std::sqrt(s));
+    }
+  }
+  EmbeddingModel<T> full{f.interaction,
+                         f.layout,
+                         ent.data(),
+                         rel.data(),
+                         n,
+                         nr,
+                         f.width,
+                         f.rel_width,
+                         0.7,
+                         scale.empty() ? nullptr : scale.data()};
+  std::vector<int32_t> anchor(rows), relation(rows), truth(rows), excl;
+  std::vector<uint32_t> off(rows + 1, 0);
+  for (size_t i = 0; i < rows; ++i) {
+    anchor[i] = static_cast<int32_t>(rng() % n);
+    relation[i] = static_cast<int32_t>(rng() % nr);
+    truth[i] = i % 3 == 0 ? 11 : static_cast<int32_t>(rng() % n);
+    // 0 to 700 known answers: random ids (duplicates among them), the ties, the truth itself, repeats.
+    const size_t count = (i * 131) % 701;
+    for (size_t j = 0; j < count; ++j) {
+      const size_t pick = rng() % 8;
+      int32_t id = static_cast<int32_t>(rng() % n);
+      if (pick == 0) id = truth[i];
+      if (pick == 1) id = static_cast<int32_t>(500 + rng() % 20);
+      if (pick == 2 && !excl.empty() && excl.size() > off[i]) id = excl[off[i] + rng() % (excl.size() - off[i])];
+      excl.push_back(id);
+    }
+    off[i + 1] = static_cast<uint32_t>(excl.size());
+  }
+  bool head = false;
+  auto score = [&](size_t i, size_t e) {
+    return head ? score_triple<T>(full, static_cast<int32_t>(e), relation[i], anchor[i], true)
+                : score_triple<T>(full, anchor[i], relation[i], static_cast<int32_t>(e), false);
+  };
+  // Slices: the whole table, and a shard of entities [300, 800) whose lists hold ids on both sides of it.
+  for (const size_t lo : {size_t(0), size_t(300)}) {
+    const size_t hi = lo == 0 ? n : 800;
+    EmbeddingModel<T> m = full;
+    m.entity = ent.data() + lo * f.width;
+    m.entity_scale = scale.empty() ? nullptr : scale.data() + lo;
+    m.num_entities = hi - lo;
+    m.entity_offset = lo;
+    std::vector<T> anchor_rows(rows * f.width), anchor_scale(rows, T(1));
+    for (size_t i = 0; i < rows; ++i) {
+      std::copy_n(ent.data() + static_cast<size_t>(anchor[i]) * f.width, f.width, anchor_rows.data() + i * f.width);
+      if (!scale.empty()) anchor_scale[i] = scale[static_cast<size_t>(anchor[i])];
+    }
+    if (lo != 0) {
+      m.anchor_rows = anchor_rows.data();
+      m.anchor_scale = scale.empty() ? nullptr : anchor_scale.data();
+    }
+    for (bool h : {false, true}) {
+      head = h;
+      std::vector<double> true_scores(rows), want(4 * rows, 0);
+      for (size_t i = 0; i < rows; ++i) {
+        const double t = score(i, static_cast<size_t>(truth[i]));
+        true_scores[i] = t;
+        for (size_t e = lo; e < hi; ++e) {
+          const double s = score(i, e);
+          want[i] += s > t;
+          want[rows + i] += s == t;
+        }
+        for (uint32_t j = off[i]; j < off[i + 1]; ++j) {
+          const size_t e = static_cast<size_t>(excl[j]);
+          if (e < lo || e >= hi) continue;
+          const double s = score(i, e);
+          want[i] -= s > t;
+          want[rows + i] -= s == t;
+          want[3 * rows + i] += s == s;
+        }
+      }
+      EmbeddingQueries q;
+      q.rows = rows;
+      q.head_side = h;
+      q.anchor = anchor.data();
+      q.relation = relation.data();
+      q.truth = truth.data();
+      q.exclude_offsets = off.data();
+      q.exclude_ids = excl.data();
+      if (lo != 0) q.true_scores = true_scores.data();  // the shard: truth may lie outside it
+      for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
+        if (!simd_supported(level)) continue;
+        for (unsigned threads : {1u, 2u}) {
+          std::vector<double> got(5 * rows, -1);
+          EmbeddingCounts c{got.data(), got.data() + rows, got.data() + 2 * rows, got.data() + 3 * rows,
+                            got.data() + 4 * rows};
+          CHECK(rank_embeddings<T>(m, q, c, level, threads).ok());
+          for (size_t i = 0; i < rows; ++i) {
+            CHECK_EQ(got[i], want[i]);
+            CHECK_EQ(got[rows + i], want[rows + i]);
+            CHECK_EQ(got[2 * rows + i], 0.0);
+            CHECK_EQ(got[3 * rows + i], want[3 * rows + i]);
+            CHECK_EQ(got[4 * rows + i], true_scores[i]);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -239,6 +360,8 @@ int main() {
   for (const Fixture& f : fixtures) {
     check_model<float>(f, rng);
     check_model<double>(f, rng);
+    check_filter_pass<float>(f, rng);
+    check_filter_pass<double>(f, rng);
   }
   check_row_blocks<float>(rng);
   check_row_blocks<double>(rng);
