@@ -31,27 +31,15 @@ struct Avx2 {
   }
   static uint32_t popcount(unsigned m) { return static_cast<uint32_t>(_mm_popcnt_u32(m)); }
   static V sqrt(V a) { return _mm256_sqrt_ps(a); }
-  // dst[kk * stride + l] = src[l * src_stride + kk] for kk, l < 8: the 8 x 8 block in registers (interleave pairs of
-  // rows, then pairs of pairs, then 128-bit halves), for the chunk's pack (interaction_kernel.h).
+  // dst[kk * stride + l] = src[l * src_stride + kk] for kk, l < 8: transpose_rows of 8 consecutive rows, for the
+  // chunk's pack (interaction_kernel.h).
   static void transpose(const float* src, size_t src_stride, float* dst, size_t stride) {
-    __m256 r[8], t[8];
-    for (size_t i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_stride);
-    for (size_t i = 0; i < 8; i += 2) {
-      t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);      // a0 b0 a1 b1 | a4 b4 a5 b5
-      t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);  // a2 b2 a3 b3 | a6 b6 a7 b7
-    }
-    for (size_t i = 0; i < 8; i += 4) {
-      r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);          // element 0 (4) of rows i .. i + 3
-      r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);      // element 1 (5)
-      r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);  // element 2 (6)
-      r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);  // element 3 (7)
-    }
-    for (size_t c = 0; c < 4; ++c) {
-      _mm256_storeu_ps(dst + c * stride, _mm256_permute2f128_ps(r[c], r[4 + c], 0x20));
-      _mm256_storeu_ps(dst + (4 + c) * stride, _mm256_permute2f128_ps(r[c], r[4 + c], 0x31));
-    }
+    const float* rows[8];
+    for (size_t i = 0; i < 8; ++i) rows[i] = src + i * src_stride;
+    transpose_rows(rows, 0, dst, stride);
   }
-  // The same block from 8 rows anywhere: dst[kk * stride + l] = rows[l][k0 + kk] (Micro::pack_list).
+  // dst[kk * stride + l] = rows[l][k0 + kk] for kk, l < 8, from 8 rows anywhere: the 8 x 8 block in registers
+  // (interleave pairs of rows, then pairs of pairs, then 128-bit halves), for transpose and Micro::pack_list.
   static void transpose_rows(const float* const* rows, size_t k0, float* dst, size_t stride) {
     __m256 r[8], t[8];
     for (size_t i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(rows[i] + k0);

@@ -29,38 +29,19 @@ struct Avx512 {
   // The zero-masked form with every lane selected is the same vsqrtps; _mm512_sqrt_ps passes an undefined vector
   // as its (unused) merge source, which GCC reports as -Wmaybe-uninitialized once inlined.
   static V sqrt(V a) { return _mm512_maskz_sqrt_ps(static_cast<__mmask16>(0xFFFF), a); }
-  // dst[kk * stride + l] = src[l * src_stride + kk] for kk, l < 16: the 16 x 16 block in registers (interleave pairs of
-  // rows, then pairs of pairs, then 128-bit lanes twice), for the chunk's pack (interaction_kernel.h). The shuffles
-  // are the zero-masked forms with every lane selected, as sqrt above (the same instructions, no undefined source).
+  // dst[kk * stride + l] = src[l * src_stride + kk] for kk, l < 16: transpose_rows of 16 consecutive rows, for the
+  // chunk's pack (interaction_kernel.h).
+  static void transpose(const float* src, size_t src_stride, float* dst, size_t stride) {
+    const float* rows[16];
+    for (size_t i = 0; i < 16; ++i) rows[i] = src + i * src_stride;
+    transpose_rows(rows, 0, dst, stride);
+  }
+  // dst[kk * stride + l] = rows[l][k0 + kk] for kk, l < 16, from 16 rows anywhere: the 16 x 16 block in registers
+  // (interleave pairs of rows, then pairs of pairs, then 128-bit lanes twice), for transpose and Micro::pack_list.
+  // The shuffles are the zero-masked forms with every lane selected, as sqrt above (the same instructions, no
+  // undefined source).
   static constexpr __mmask16 kAll = 0xFFFF;
   static constexpr __mmask8 kAll8 = 0xFF;
-  static void transpose(const float* src, size_t src_stride, float* dst, size_t stride) {
-    __m512 r[16], t[16];
-    for (size_t i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * src_stride);
-    for (size_t i = 0; i < 16; i += 2) {
-      t[i] = _mm512_maskz_unpacklo_ps(kAll, r[i], r[i + 1]);      // a0 b0 a1 b1 | a4 b4 a5 b5 | ...
-      t[i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[i], r[i + 1]);  // a2 b2 a3 b3 | a6 b6 a7 b7 | ...
-    }
-    for (size_t i = 0; i < 16; i += 4) {
-      const __m512d t0 = _mm512_castps_pd(t[i]), t1 = _mm512_castps_pd(t[i + 1]);
-      const __m512d t2 = _mm512_castps_pd(t[i + 2]), t3 = _mm512_castps_pd(t[i + 3]);
-      r[i] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, t0, t2));      // element 0 (4, 8, 12) of rows i .. i + 3
-      r[i + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, t0, t2));  // element 1 (5, 9, 13)
-      r[i + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, t1, t3));  // element 2 (6, 10, 14)
-      r[i + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, t1, t3));  // element 3 (7, 11, 15)
-    }
-    for (size_t c = 0; c < 4; ++c) {  // r[c], r[4 + c], r[8 + c], r[12 + c]: elements c, 4 + c, 8 + c, 12 + c
-      const __m512 lo0 = _mm512_maskz_shuffle_f32x4(kAll, r[c], r[4 + c], 0x88),
-                   lo1 = _mm512_maskz_shuffle_f32x4(kAll, r[8 + c], r[12 + c], 0x88);
-      const __m512 hi0 = _mm512_maskz_shuffle_f32x4(kAll, r[c], r[4 + c], 0xdd),
-                   hi1 = _mm512_maskz_shuffle_f32x4(kAll, r[8 + c], r[12 + c], 0xdd);
-      _mm512_storeu_ps(dst + c * stride, _mm512_maskz_shuffle_f32x4(kAll, lo0, lo1, 0x88));
-      _mm512_storeu_ps(dst + (8 + c) * stride, _mm512_maskz_shuffle_f32x4(kAll, lo0, lo1, 0xdd));
-      _mm512_storeu_ps(dst + (4 + c) * stride, _mm512_maskz_shuffle_f32x4(kAll, hi0, hi1, 0x88));
-      _mm512_storeu_ps(dst + (12 + c) * stride, _mm512_maskz_shuffle_f32x4(kAll, hi0, hi1, 0xdd));
-    }
-  }
-  // The same block from 16 rows anywhere: dst[kk * stride + l] = rows[l][k0 + kk] (Micro::pack_list).
   static void transpose_rows(const float* const* rows, size_t k0, float* dst, size_t stride) {
     __m512 r[16], t[16];
     for (size_t i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(rows[i] + k0);
