@@ -5,9 +5,8 @@
  * adjusted and z-scored metrics included) for partitions of unequal size and two entity types, M = 1, 2, 3 and more
  * shards than partitions, whole score rows and slices under --memory. Bad shard flags are one-line errors naming them.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -18,9 +17,8 @@ import { PbgEmbeddings } from "../src/io/pbg/tables";
 import { pbgShardRanges } from "../src/evaluation/pbg";
 import { backendLabel } from "./helpers/backend";
 import { expectUserError, kgrank as runIn, type Run } from "./helpers/cli";
-import { external, runs } from "./helpers/external";
+import { bullmq, freePort, killAndWait, redisServer, startRedisServer } from "./helpers/redis";
 import { tempDir } from "./helpers/temp";
-import { waitFor } from "./helpers/wait";
 
 const FIX = path.resolve(__dirname, "fixtures", "pbg");
 const dir = tempDir("pbg-shards");
@@ -189,26 +187,9 @@ describe(`PyTorch-BigGraph checkpoints in entity shards [${backendLabel}]`, () =
 
 // ---- kgrank submit --entity-shards M on a real Redis --------------------------------------------------------------
 
-let bullmqInstalled = true;
-try {
-  require.resolve("bullmq");
-} catch {
-  bullmqInstalled = false;
-}
-const redis = external("redis-server", runs("redis-server", ["--version"]), "install Debian's redis-server package");
-const bull = external("the package bullmq", bullmqInstalled, "npm install (bullmq is a devDependency)");
+const redis = redisServer;
+const bull = bullmq;
 const bin = path.resolve(__dirname, "..", "bin", "kgrank.js");
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-    srv.on("error", reject);
-  });
-}
 
 /** `kgrank args` in a process of its own (workers and submit are processes), on this project's backend. */
 function run(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
@@ -222,13 +203,6 @@ function run(args: string[]): Promise<{ status: number | null; stdout: string; s
   });
 }
 
-async function stop(child: ChildProcess | null): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const gone = new Promise((r) => child.on("exit", r));
-  child.kill("SIGKILL");
-  await gone;
-}
-
 describe.skipIf(redis.missing || bull.missing)(
   (redis.missing ? redis : bull).name(
     `kgrank submit --entity-shards of a PyTorch-BigGraph checkpoint [${backendLabel}]`,
@@ -239,19 +213,11 @@ describe.skipIf(redis.missing || bull.missing)(
     const workers: ChildProcess[] = [];
     beforeAll(async () => {
       port = await freePort();
-      server = spawn(
-        "redis-server",
-        ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        { stdio: "ignore" },
-      );
-      await waitFor(
-        `redis-server on port ${port} to answer PING`,
-        () => spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout?.trim() === "PONG",
-      );
+      server = await startRedisServer(port);
     });
     afterAll(async () => {
-      for (const w of workers) await stop(w);
-      await stop(server);
+      for (const w of workers) await killAndWait(w);
+      await killAndWait(server);
     });
 
     it("workers rank a checkpoint's partitions as entity shards: the merged run prints the one-process run", async () => {

@@ -8,7 +8,6 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,7 +19,7 @@ import { KgrankInputError } from "../src/index";
 import { loadDataset, writeNpy } from "../src/index";
 import { randomValues } from "./helpers/embedding-reference";
 import { SHARED_DATASETS, sharedDataset } from "./helpers/datasets";
-import { external, runs } from "./helpers/external";
+import { bullmq, freePort, killAndWait, redisServer, startRedisServer } from "./helpers/redis";
 import { tempDir } from "./helpers/temp";
 import { waitFor } from "./helpers/wait";
 
@@ -29,27 +28,10 @@ const bin = path.join(root, "bin", "kgrank.js");
 const dir = tempDir("queue");
 const p = (name: string) => path.join(dir, name);
 
-let bullmqInstalled = true;
-try {
-  require.resolve("bullmq");
-} catch {
-  bullmqInstalled = false;
-}
-const redis = external("redis-server", runs("redis-server", ["--version"]), "install Debian's redis-server package");
-const bull = external("the package bullmq", bullmqInstalled, "npm install (bullmq is a devDependency)");
+const redis = redisServer;
+const bull = bullmq;
 const missing = redis.missing || bull.missing;
 const fb = sharedDataset("fb15k-237");
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-    srv.on("error", reject);
-  });
-}
 
 let port = 0;
 let server: ChildProcess | null = null;
@@ -57,22 +39,13 @@ const children: ChildProcess[] = [];
 const url = () => `redis://127.0.0.1:${port}`;
 
 async function startRedis(): Promise<void> {
-  server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
-    stdio: "ignore",
-  });
-  await waitFor(
-    `redis-server on port ${port} to answer PING`,
-    () => spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout?.trim() === "PONG",
-  );
+  server = await startRedisServer(port);
 }
 
 async function stopRedis(): Promise<void> {
   const s = server;
   server = null;
-  if (!s || s.exitCode !== null) return;
-  const gone = new Promise((r) => s.on("exit", r));
-  s.kill("SIGKILL");
-  await gone;
+  await killAndWait(s);
 }
 
 /**
