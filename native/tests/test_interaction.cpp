@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -226,8 +227,11 @@ void check_filter_pass(const Fixture& f, std::mt19937& rng) {
   std::vector<T> ent(n * f.width), rel(nr * f.rel_width), scale;
   for (auto& v : ent) v = static_cast<T>(u(rng));
   for (auto& v : rel) v = static_cast<T>(u(rng));
-  // Entities 500 .. 519 are copies of entity 11 (exact ties with a true answer).
+  // Entities 500 .. 519 are copies of entity 11 (exact ties with a true answer); entity 600 is NaN throughout (its
+  // scores are NaN: counted as NaN by the main pass, neither greater, equal nor removed by the filter's).
   for (size_t e = 500; e < 520; ++e) std::copy_n(ent.data() + 11 * f.width, f.width, ent.data() + e * f.width);
+  constexpr size_t kNanEntity = 600;
+  std::fill_n(ent.data() + kNanEntity * f.width, f.width, std::numeric_limits<T>::quiet_NaN());
   if (f.interaction == Interaction::PairRE) {
     scale.resize(n);
     for (size_t e = 0; e < n; ++e) {
@@ -249,9 +253,9 @@ void check_filter_pass(const Fixture& f, std::mt19937& rng) {
   std::vector<int32_t> anchor(rows), relation(rows), truth(rows), excl;
   std::vector<uint32_t> off(rows + 1, 0);
   for (size_t i = 0; i < rows; ++i) {
-    anchor[i] = static_cast<int32_t>(rng() % n);
+    anchor[i] = static_cast<int32_t>(rng() % 500);  // never the NaN entity: a NaN query or truth is another test's
     relation[i] = static_cast<int32_t>(rng() % nr);
-    truth[i] = i % 3 == 0 ? 11 : static_cast<int32_t>(rng() % n);
+    truth[i] = i % 3 == 0 ? 11 : static_cast<int32_t>(rng() % 500);
     // 0 to 700 known answers: random ids (duplicates among them), the ties, the truth itself, repeats.
     const size_t count = (i * 131) % 701;
     for (size_t j = 0; j < count; ++j) {
@@ -259,6 +263,7 @@ void check_filter_pass(const Fixture& f, std::mt19937& rng) {
       int32_t id = static_cast<int32_t>(rng() % n);
       if (pick == 0) id = truth[i];
       if (pick == 1) id = static_cast<int32_t>(500 + rng() % 20);
+      if (pick == 3 && j % 5 == 0) id = static_cast<int32_t>(kNanEntity);
       if (pick == 2 && !excl.empty() && excl.size() > off[i]) id = excl[off[i] + rng() % (excl.size() - off[i])];
       excl.push_back(id);
     }
@@ -296,6 +301,7 @@ void check_filter_pass(const Fixture& f, std::mt19937& rng) {
           const double s = score(i, e);
           want[i] += s > t;
           want[rows + i] += s == t;
+          want[2 * rows + i] += s != s;
         }
         for (uint32_t j = off[i]; j < off[i + 1]; ++j) {
           const size_t e = static_cast<size_t>(excl[j]);
@@ -325,7 +331,8 @@ void check_filter_pass(const Fixture& f, std::mt19937& rng) {
           for (size_t i = 0; i < rows; ++i) {
             CHECK_EQ(got[i], want[i]);
             CHECK_EQ(got[rows + i], want[rows + i]);
-            CHECK_EQ(got[2 * rows + i], 0.0);
+            CHECK_EQ(got[2 * rows + i], want[2 * rows + i]);
+            CHECK(want[2 * rows + i] == 1.0);  // the NaN entity lies in both slices
             CHECK_EQ(got[3 * rows + i], want[3 * rows + i]);
             CHECK_EQ(got[4 * rows + i], true_scores[i]);
           }
@@ -362,6 +369,12 @@ int main() {
     check_model<double>(f, rng);
     check_filter_pass<float>(f, rng);
     check_filter_pass<double>(f, rng);
+  }
+  // The filter's gather (Micro::pack_list) at widths around the levels' transpose blocks (8 at AVX2, 16 at AVX-512):
+  // below one block (element by element), exactly one or two (no tail), and one past (the tail block overlaps).
+  for (const size_t d : {1, 7, 8, 9, 15, 16, 17, 32, 33}) {
+    check_filter_pass<float>({Interaction::DistMult, ComplexLayout::Halves, d, d}, rng);
+    check_filter_pass<float>({Interaction::TransEL2, ComplexLayout::Halves, d, d}, rng);
   }
   check_row_blocks<float>(rng);
   check_row_blocks<double>(rng);
