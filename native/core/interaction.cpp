@@ -458,7 +458,9 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
         score_ids(i, &truth, 1, [&](T s) { t = s; });
       }
       KGRANK_CATCH(const std::bad_alloc&) { buffers = false; }
-      if (!buffers) return Status::invalid("out of memory for the scoring buffers: use fewer threads");
+      if (!buffers) {  // one thread's buffers (this loop runs on the calling thread): fewer threads would not help
+        return Status::invalid("out of memory for the buffers that score the true answers: free memory and retry");
+      }
     }
     if (t != t) return Status::at(StatusCode::NanTrueScore, i, "the true triple's score is NaN");
     out.true_score[i] = static_cast<double>(t);
