@@ -26,6 +26,18 @@ struct Fixture {
   size_t width, rel_width;
 };
 
+// PairRE's entity scale: 1 / ||row|| of each of the n rows (width values each), the norm in double.
+template <class T>
+std::vector<T> inverse_norms(const std::vector<T>& ent, size_t n, size_t width) {
+  std::vector<T> scale(n);
+  for (size_t e = 0; e < n; ++e) {
+    double s = 0;
+    for (size_t k = 0; k < width; ++k) s += static_cast<double>(ent[e * width + k]) * ent[e * width + k];
+    scale[e] = static_cast<T>(1 / std::sqrt(s));
+  }
+  return scale;
+}
+
 template <class T>
 void check_model(const Fixture& f, std::mt19937& rng) {
   const size_t n = 301, nr = 5, rows = 23;
@@ -35,14 +47,7 @@ void check_model(const Fixture& f, std::mt19937& rng) {
   for (auto& v : rel) v = static_cast<T>(u(rng));
   // Force exact ties: entity 7 is a copy of entity 3.
   for (size_t k = 0; k < f.width; ++k) ent[7 * f.width + k] = ent[3 * f.width + k];
-  if (f.interaction == Interaction::PairRE) {
-    scale.resize(n);
-    for (size_t e = 0; e < n; ++e) {
-      double s = 0;
-      for (size_t k = 0; k < f.width; ++k) s += static_cast<double>(ent[e * f.width + k]) * ent[e * f.width + k];
-      scale[e] = static_cast<T>(1 / std::sqrt(s));
-    }
-  }
+  if (f.interaction == Interaction::PairRE) scale = inverse_norms(ent, n, f.width);
   EmbeddingModel<T> m{f.interaction,
                       f.layout,
                       ent.data(),
@@ -232,14 +237,7 @@ void check_filter_pass(const Fixture& f, std::mt19937& rng) {
   for (size_t e = 500; e < 520; ++e) std::copy_n(ent.data() + 11 * f.width, f.width, ent.data() + e * f.width);
   constexpr size_t kNanEntity = 600;
   std::fill_n(ent.data() + kNanEntity * f.width, f.width, std::numeric_limits<T>::quiet_NaN());
-  if (f.interaction == Interaction::PairRE) {
-    scale.resize(n);
-    for (size_t e = 0; e < n; ++e) {
-      double s = 0;
-      for (size_t k = 0; k < f.width; ++k) s += static_cast<double>(ent[e * f.width + k]) * ent[e * f.width + k];
-      scale[e] = static_cast<T>(1 / std::sqrt(s));
-    }
-  }
+  if (f.interaction == Interaction::PairRE) scale = inverse_norms(ent, n, f.width);
   EmbeddingModel<T> full{f.interaction,
                          f.layout,
                          ent.data(),
