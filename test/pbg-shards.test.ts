@@ -18,6 +18,7 @@ import { pbgShardRanges } from "../src/evaluation/pbg";
 import { backendLabel } from "./helpers/backend";
 import { expectUserError, kgrank as runIn, type Run } from "./helpers/cli";
 import { bullmq, freePort, killAndWait, redisServer, startRedisServer } from "./helpers/redis";
+import { KGRANK_BIN, runKgrankProcess } from "./helpers/process";
 import { tempDir } from "./helpers/temp";
 
 const FIX = path.resolve(__dirname, "fixtures", "pbg");
@@ -189,19 +190,6 @@ describe(`PyTorch-BigGraph checkpoints in entity shards [${backendLabel}]`, () =
 
 const redis = redisServer;
 const bull = bullmq;
-const bin = path.resolve(__dirname, "..", "bin", "kgrank.js");
-
-/** `kgrank args` in a process of its own (workers and submit are processes), on this project's backend. */
-function run(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: dir });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b) => (stdout += b));
-    child.stderr.on("data", (b) => (stderr += b));
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 describe.skipIf(redis.missing || bull.missing)(
   (redis.missing ? redis : bull).name(
@@ -226,31 +214,34 @@ describe.skipIf(redis.missing || bull.missing)(
       for (let i = 0; i < 2; i++) {
         const w = spawn(
           process.execPath,
-          [bin, "worker", "--redis", url, "--queue", queue, "--state-dir", "states", "--quiet"],
+          [KGRANK_BIN, "worker", "--redis", url, "--queue", queue, "--state-dir", "states", "--quiet"],
           { cwd: dir, env: { ...process.env, KGRANK_THREADS: "1" }, stdio: "ignore" },
         );
         workers.push(w);
       }
       const args = model("typed/cos-bias");
-      const single = await run(["evaluate", ...args, "--format", "json", "--quiet"]);
+      const single = runKgrankProcess(["evaluate", ...args, "--format", "json", "--quiet"], { cwd: dir });
       expect(single.status, single.stderr).toBe(0);
-      const q = await run([
-        "submit",
-        "--redis",
-        url,
-        "--queue",
-        queue,
-        "--shards",
-        "1",
-        "--entity-shards",
-        "3",
-        "--state-dir",
-        "states",
-        ...args,
-        "--format",
-        "json",
-        "--quiet",
-      ]);
+      const q = runKgrankProcess(
+        [
+          "submit",
+          "--redis",
+          url,
+          "--queue",
+          queue,
+          "--shards",
+          "1",
+          "--entity-shards",
+          "3",
+          "--state-dir",
+          "states",
+          ...args,
+          "--format",
+          "json",
+          "--quiet",
+        ],
+        { cwd: dir },
+      );
       expect(q.status, q.stderr).toBe(0);
       expect(q.stdout).toBe(single.stdout);
     }, 120_000);
