@@ -122,11 +122,11 @@ void dp_cases() {
     double maxN;
   };
   // Under emulation (scripts/test-native-arm64.sh sets KGRANK_TEST_EMULATED) the long-double reference is software
-  // quad precision on aarch64 run by qemu: the cases past a few hundred tasks took 500+ s there, so only the small
-  // ones run (the kernel has no ISA-specific code; the native run checks every case).
+  // quad precision on aarch64 run by qemu: n = 400 alone took 6 minutes there (4.7 of this test's 4.9 s natively),
+  // so only n = 101 runs (the kernel has no ISA-specific code; the native run checks every case).
   const bool emulated = std::getenv("KGRANK_TEST_EMULATED") != nullptr;
   for (const Case c : {Case{101, 40}, Case{1000, 30}, Case{1001, 60}, Case{400, 200}, Case{5001, 20}}) {
-    if (emulated && c.n > 500) continue;
+    if (emulated && c.n > 200) continue;
     std::vector<double> N(c.n);
     for (auto& x : N) x = 1 + rnd() % (unsigned)c.maxN;
     long double e, v;
