@@ -19,10 +19,11 @@
       "native/core/parse.cpp",
       "native/core/intern.cpp",
       "native/core/interaction.cpp",
-      "native/core/screen.cpp"
+      "native/core/screen.cpp",
+      "native/core/pbg.cpp"
     ],
-    "kgrank_avx2_sources": ["native/core/kernels_avx2.cpp", "native/core/interaction_avx2.cpp", "native/core/screen_avx2.cpp"],
-    "kgrank_avx512_sources": ["native/core/kernels_avx512.cpp", "native/core/interaction_avx512.cpp", "native/core/screen_avx512.cpp"],
+    "kgrank_avx2_sources": ["native/core/kernels_avx2.cpp", "native/core/interaction_avx2.cpp", "native/core/screen_avx2.cpp", "native/core/pbg_avx2.cpp"],
+    "kgrank_avx512_sources": ["native/core/kernels_avx512.cpp", "native/core/interaction_avx512.cpp", "native/core/screen_avx512.cpp", "native/core/pbg_avx512.cpp"],
     "kgrank_neon_sources": ["native/core/kernels_neon.cpp", "native/core/interaction_neon.cpp"],
     "kgrank_addon_sources": [
       "native/addon/addon.cpp",
@@ -30,6 +31,7 @@
       "native/addon/filter_bindings.cpp",
       "native/addon/metrics_bindings.cpp",
       "native/addon/parse_bindings.cpp",
+      "native/addon/pbg_bindings.cpp",
       "native/addon/score_bindings.cpp"
     ]
   }

@@ -297,6 +297,46 @@ const cases: Case[] = [
     extra: ["model.entityScale"],
     codes: embeddingCodes,
   },
+  {
+    // affine: the operator that reads translation and linear.
+    name: "pbgAdjust",
+    call: (a) => a.pbgAdjust as Call,
+    record: () => ({
+      comparator: 1,
+      bias: true,
+      dimension: 2,
+      operator: 4,
+      count: 1,
+      rows: new Float32Array(2),
+      global: new Float64Array(2),
+      translation: new Float64Array(2),
+      linear: new Float64Array(4),
+      out: new Float64Array(2),
+      threads: 1,
+    }),
+    optional: ["global"],
+    codes: { comparator: "PbgComparator", operator: "PbgOperator" },
+  },
+  {
+    name: "pbgCompare",
+    call: (a) => a.pbgCompare as Call,
+    record: () => ({
+      comparator: 2,
+      bias: true,
+      dimension: 2,
+      queries: new Float64Array(2),
+      numQueries: 1,
+      candidates: new Float64Array(4),
+      numCandidates: 2,
+      queryFirst: true,
+      out: new Float64Array(2),
+      outStride: 2,
+      outOffset: 0,
+      simd: 0,
+      threads: 1,
+    }),
+    codes: { comparator: "PbgComparator", simd: "SimdLevel" },
+  },
 ];
 
 /** The paths of a record's fields, nested records' fields included (typed arrays and arrays are leaves). */
@@ -403,6 +443,27 @@ describe.skipIf(addon === null)("the addon takes one record per call, read by na
         });
     });
   }
+
+  it("pbgAdjust and pbgCompare name a length that does not match the record's sizes", () => {
+    const adjust = cases.find((c) => c.name === "pbgAdjust")!.record();
+    const compare = cases.find((c) => c.name === "pbgCompare")!.record();
+    const refused: [string, () => void, string][] = [
+      ["rows", () => a.pbgAdjust({ ...adjust, rows: new Float32Array(3) } as never), '"rows" must hold'],
+      ["linear", () => a.pbgAdjust({ ...adjust, linear: new Float64Array(2) } as never), '"linear" must hold 4'],
+      ["out", () => a.pbgAdjust({ ...adjust, out: new Float64Array(1) } as never), '"out" must hold'],
+      ["queries", () => a.pbgCompare({ ...compare, numQueries: 2 } as never), '"queries" must hold'],
+      ["out", () => a.pbgCompare({ ...compare, out: new Float64Array(1) } as never), '"out" must hold'],
+      [
+        "outOffset",
+        () => a.pbgCompare({ ...compare, queries: new Float64Array(4), numQueries: 2, outOffset: 1 } as never),
+        '"outOffset" + numCandidates must be at most outStride',
+      ],
+    ];
+    for (const [field, call, message] of refused) {
+      expect(call, field).toThrow(RangeError);
+      expect(call, field).toThrow(message);
+    }
+  });
 
   it("rankEmbeddings takes only a screen table made from its own entity table", () => {
     const record = embeddingRecord();

@@ -15,6 +15,8 @@ import {
   AGGREGATE_FLAGS,
   AGGREGATE_SLOTS,
   ClosedMetricCode,
+  PBG_COMPARATORS,
+  PBG_OPERATORS,
   ResamplingKind,
   SCREEN_MODES,
   StatisticCode,
@@ -108,6 +110,12 @@ describe("codes shared by the C++ core and TypeScript", () => {
     expect(keyed({ ...SCREEN_MODES }, plain)).toEqual(keyed(cppEnum(native("core/screen.h"), "ScreenMode"), plain));
   });
 
+  it("PbgComparator and PbgOperator (pbg.h) = PBG_COMPARATORS and PBG_OPERATORS", () => {
+    const pbg = native("core/pbg.h");
+    expect(keyed({ ...PBG_COMPARATORS }, plain)).toEqual(keyed(cppEnum(pbg, "PbgComparator"), plain));
+    expect(keyed({ ...PBG_OPERATORS }, plain)).toEqual(keyed(cppEnum(pbg, "PbgOperator"), plain));
+  });
+
   it("SimdLevel (simd.h) = SIMD_CODES of the backend", () => {
     expect(keyed({ ...SIMD_CODES }, plain)).toEqual(keyed(cppEnum(native("core/simd.h"), "SimdLevel"), plain));
   });
@@ -125,6 +133,8 @@ describe.skipIf(nativeAddon() === null)("the addon's enum tables (native/addon/e
     AggregateSlot: "core/aggregate.h",
     StatusCode: "core/status.h",
     ScreenMode: "core/screen.h",
+    PbgComparator: "core/pbg.h",
+    PbgOperator: "core/pbg.h",
     SimdLevel: "core/simd.h",
   };
   const enums = nativeAddon()?.info().enums;

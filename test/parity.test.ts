@@ -15,6 +15,11 @@ import {
   type FloatArray,
   type Kernels,
   type PairedColumns,
+  PBG_COMPARATORS,
+  PBG_OPERATORS,
+  type PbgComparatorName,
+  type PbgOperatorName,
+  type PbgOperatorValues,
   ResamplingKind,
 } from "../src/contract/kernels";
 import { EmbeddingModel, INTERACTIONS } from "../src/scoring/embedding-model";
@@ -401,6 +406,99 @@ describe("paired resampling (compare's replicates): bit-identical on every backe
           const one = fallback().pairedResample(kind, c, 0x5eed + n, 7, 1);
           const width = cols + (medians ? 2 : 0);
           expect(Array.from(one)).toEqual(Array.from(ref.subarray(4 * width, 5 * width)));
+        }
+      }
+    }
+  });
+});
+
+describe("PyTorch-BigGraph's scores (pbgAdjust, pbgCompare): bit-identical on every backend", () => {
+  const variants = kernelsWithThreads();
+  /** Values of a scale that makes sums round, with now and then a special value (NaN, infinities, zeros, subnormals). */
+  function values(n: number, next: () => number, special: boolean): Float64Array {
+    const out = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      out[i] = special && next() < 0.02 ? SPECIAL_F64[Math.floor(next() * SPECIAL_F64.length)]! : next() * 2.6 - 1.3;
+    }
+    return out;
+  }
+  const same = (a: Float64Array, b: Float64Array) =>
+    a.every((x, i) => Object.is(x, b[i]) || (x !== x && b[i] !== b[i]));
+
+  it("adjust: every operator and comparator, with and without bias and global embeddings, float32 and float64 rows", () => {
+    const next = rng(45);
+    const ts = fallback();
+    let cases = 0;
+    for (const d of [1, 2, 7, 33]) {
+      for (const operator of Object.keys(PBG_OPERATORS) as PbgOperatorName[]) {
+        for (const comparator of Object.keys(PBG_COMPARATORS) as PbgComparatorName[]) {
+          for (const bias of [false, true]) {
+            const count = 1 + Math.floor(next() * 300);
+            const special = next() < 0.5;
+            const rows64 = values(count * d, next, special);
+            const rows = next() < 0.5 ? rows64 : Float32Array.from(rows64);
+            const params: PbgOperatorValues = {
+              translation: values(d, next, false),
+              diagonal: values(d, next, false),
+              linear_transformation: values(d * d, next, false),
+              real: values(d >> 1, next, false),
+              imag: values(d >> 1, next, false),
+            };
+            const global = next() < 0.5 ? values(d, next, false) : undefined;
+            const input = { scoring: { comparator, bias, dimension: d }, rows, count, global, operator, params };
+            const want = new Float64Array(count * d).fill(42);
+            ts.pbgAdjust(input, want);
+            for (const v of variants) {
+              const got = new Float64Array(count * d).fill(-42);
+              v.kernels.pbgAdjust(input, got, v.threads);
+              expect(same(got, want), `${v.name} d=${d} ${operator} ${comparator} bias=${bias}`).toBe(true);
+            }
+            cases++;
+          }
+        }
+      }
+    }
+    expect(cases).toBe(4 * 6 * 4 * 2);
+  });
+
+  it("compare: every comparator, bias on either side, widths around every level's panel, rows at an offset", () => {
+    const next = rng(4545);
+    const ts = fallback();
+    for (const d of [1, 2, 5, 64, 101]) {
+      for (const comparator of Object.keys(PBG_COMPARATORS) as PbgComparatorName[]) {
+        for (const bias of [false, true]) {
+          for (const queryFirst of [false, true]) {
+            const numQueries = 1 + Math.floor(next() * 9);
+            // Around the panels (8, 16, 32 lanes) and the tasks (512 candidates).
+            const numCandidates = [1, 7, 15, 17, 31, 33, 513, 1100][Math.floor(next() * 8)]!;
+            const special = next() < 0.5;
+            const queries = values(numQueries * d, next, special);
+            const candidates = values(numCandidates * d, next, special);
+            // Exact ties: a candidate equal to another, and one equal to a query.
+            if (numCandidates > 3) candidates.copyWithin(0, 2 * d, 3 * d);
+            if (numCandidates > 1) candidates.set(queries.subarray(0, d), d);
+            const outOffset = Math.floor(next() * 5);
+            const outStride = outOffset + numCandidates + Math.floor(next() * 3);
+            const input = {
+              scoring: { comparator, bias, dimension: d },
+              queries,
+              numQueries,
+              candidates,
+              numCandidates,
+              queryFirst,
+              outStride,
+              outOffset,
+            };
+            const want = new Float64Array(numQueries * outStride).fill(42);
+            ts.pbgCompare(input, want);
+            for (const v of variants) {
+              const got = new Float64Array(numQueries * outStride).fill(42);
+              v.kernels.pbgCompare(input, got, v.threads);
+              expect(same(got, want), `${v.name} d=${d} ${comparator} bias=${bias} queryFirst=${queryFirst}`).toBe(
+                true,
+              );
+            }
+          }
         }
       }
     }

@@ -23,6 +23,7 @@ void register_count(Napi::Env env, Napi::Object exports);
 void register_filter(Napi::Env env, Napi::Object exports);
 void register_metrics(Napi::Env env, Napi::Object exports);
 void register_parse(Napi::Env env, Napi::Object exports);
+void register_pbg(Napi::Env env, Napi::Object exports);
 void register_score(Napi::Env env, Napi::Object exports);
 }  // namespace kgrank_addon
 
@@ -110,6 +111,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   kgrank_addon::register_filter(env, exports);
   kgrank_addon::register_metrics(env, exports);
   kgrank_addon::register_parse(env, exports);
+  kgrank_addon::register_pbg(env, exports);
   kgrank_addon::register_score(env, exports);
   return exports;
 }

@@ -12,6 +12,7 @@
 #include "../core/aggregate.h"
 #include "../core/expectation.h"
 #include "../core/interaction.h"
+#include "../core/pbg.h"
 #include "../core/resample.h"
 #include "../core/sampling.h"
 #include "../core/simd.h"
@@ -69,6 +70,13 @@ KGRANK_ENUM_TABLE(kgrank::StatusCode, "StatusCode", KGRANK_ENTRY(kgrank::StatusC
                   KGRANK_ENTRY(kgrank::StatusCode, NanTrueScore), KGRANK_ENTRY(kgrank::StatusCode, NotInIndex));
 KGRANK_ENUM_TABLE(kgrank::ScreenMode, "ScreenMode", KGRANK_ENTRY(kgrank::ScreenMode, Off),
                   KGRANK_ENTRY(kgrank::ScreenMode, Auto), KGRANK_ENTRY(kgrank::ScreenMode, Int8));
+KGRANK_ENUM_TABLE(kgrank::PbgComparator, "PbgComparator", KGRANK_ENTRY(kgrank::PbgComparator, Dot),
+                  KGRANK_ENTRY(kgrank::PbgComparator, Cos), KGRANK_ENTRY(kgrank::PbgComparator, L2),
+                  KGRANK_ENTRY(kgrank::PbgComparator, SquaredL2));
+KGRANK_ENUM_TABLE(kgrank::PbgOperator, "PbgOperator", KGRANK_ENTRY(kgrank::PbgOperator, None),
+                  KGRANK_ENTRY(kgrank::PbgOperator, Translation), KGRANK_ENTRY(kgrank::PbgOperator, Diagonal),
+                  KGRANK_ENTRY(kgrank::PbgOperator, Linear), KGRANK_ENTRY(kgrank::PbgOperator, Affine),
+                  KGRANK_ENTRY(kgrank::PbgOperator, ComplexDiagonal));
 KGRANK_ENUM_TABLE(kgrank::SimdLevel, "SimdLevel", KGRANK_ENTRY(kgrank::SimdLevel, Scalar),
                   KGRANK_ENTRY(kgrank::SimdLevel, AVX2), KGRANK_ENTRY(kgrank::SimdLevel, AVX512),
                   KGRANK_ENTRY(kgrank::SimdLevel, NEON));
@@ -89,7 +97,8 @@ static_assert(dense_from_zero<kgrank::Interaction>() && dense_from_zero<kgrank::
                   dense_from_zero<kgrank::ScoreOp>() && dense_from_zero<kgrank::ClosedMetric>() &&
                   dense_from_zero<kgrank::Statistic>() && dense_from_zero<kgrank::Resampling>() &&
                   dense_from_zero<kgrank::AggregateSlot>() && dense_from_zero<kgrank::StatusCode>() &&
-                  dense_from_zero<kgrank::ScreenMode>() && dense_from_zero<kgrank::SimdLevel>(),
+                  dense_from_zero<kgrank::ScreenMode>() && dense_from_zero<kgrank::PbgComparator>() &&
+                  dense_from_zero<kgrank::PbgOperator>() && dense_from_zero<kgrank::SimdLevel>(),
               "an enum table's values must run 0, 1, 2, ... in order");
 
 // The number of members of E: the bound every reader checks a code of E against.
@@ -130,6 +139,8 @@ inline Napi::Object enum_tables(Napi::Env env) {
   add_enum_table<kgrank::AggregateSlot>(env, out);
   add_enum_table<kgrank::StatusCode>(env, out);
   add_enum_table<kgrank::ScreenMode>(env, out);
+  add_enum_table<kgrank::PbgComparator>(env, out);
+  add_enum_table<kgrank::PbgOperator>(env, out);
   add_enum_table<kgrank::SimdLevel>(env, out);
   return out;
 }

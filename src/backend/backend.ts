@@ -20,6 +20,8 @@ import {
   type CountScoresByIndexArgs,
   embeddingArgs,
   type Hold,
+  type PbgAdjustArgs,
+  type PbgCompareArgs,
   type RankEmbeddingsArgs,
   type ScoreRelationsArgs,
   type ScreenTableArgs,
@@ -33,6 +35,8 @@ import {
   type FloatArray,
   type KernelControl,
   type Kernels,
+  PBG_COMPARATORS,
+  PBG_OPERATORS,
   type SimdLevel,
   StatusCode,
   type TopKRange,
@@ -106,6 +110,9 @@ export interface NativeAddon extends NativeMetricsAddon, NativeControls {
   firstNonFinite(values: FloatArray): number;
   topKEmbeddings(args: TopKEmbeddingsArgs): void;
   scoreRelations(args: ScoreRelationsArgs): void;
+  /** native/addon/pbg_bindings.cpp: PyTorch-BigGraph's scores. */
+  pbgAdjust(args: PbgAdjustArgs): void;
+  pbgCompare(args: PbgCompareArgs): void;
   /** Peak FMA probe: [multiply-adds performed, checksum]. */
   fmaProbe(simd: number, threads: number, iterations: number): [number, number];
   /**
@@ -352,6 +359,37 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
     },
     scoreRelations(input, scores, t?: number) {
       nativeCall("scoreRelations", () => addon.scoreRelations({ ...embedding(input, t), scores }));
+    },
+    pbgAdjust({ scoring, rows, count, global, operator, params }, out, t?: number) {
+      const args: PbgAdjustArgs = {
+        comparator: PBG_COMPARATORS[scoring.comparator],
+        bias: scoring.bias,
+        dimension: scoring.dimension,
+        operator: PBG_OPERATORS[operator],
+        count,
+        rows,
+        global,
+        translation: params.translation,
+        diagonal: params.diagonal,
+        linear: params.linear_transformation,
+        real: params.real,
+        imag: params.imag,
+        out,
+        threads: t ?? threads,
+      };
+      nativeCall("pbgAdjust", () => addon.pbgAdjust(args));
+    },
+    pbgCompare({ scoring, ...rest }, out, t?: number) {
+      const args: PbgCompareArgs = {
+        comparator: PBG_COMPARATORS[scoring.comparator],
+        bias: scoring.bias,
+        dimension: scoring.dimension,
+        ...rest,
+        out,
+        simd: level,
+        threads: t ?? threads,
+      };
+      nativeCall("pbgCompare", () => addon.pbgCompare(args));
     },
     buildFilterIndex(triples, numEntities, numRelations, side, t?: number) {
       return nativeFilterIndex(addon, triples, numEntities, numRelations, side, level, t ?? threads);

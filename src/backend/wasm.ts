@@ -506,5 +506,8 @@ export function wasmKernels(module: WasmModule, fallback: Kernels, slices: RowSl
         () => fallback.scoreRelations(input, scores),
       );
     },
+    // PyTorch-BigGraph's scores: the fallback's (the same bits; the WebAssembly core does not export them).
+    pbgAdjust: (input, out) => fallback.pbgAdjust(input, out),
+    pbgCompare: (input, out) => fallback.pbgCompare(input, out),
   };
 }

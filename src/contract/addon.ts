@@ -257,6 +257,39 @@ export interface ScoreRelationsArgs extends EmbeddingArgs {
   scores: FloatArray;
 }
 
+/** pbgAdjust (native/addon/pbg_bindings.cpp): PBG's adjust() of `count` rows into out (count x dimension). */
+export interface PbgAdjustArgs {
+  comparator: number;
+  bias: boolean;
+  dimension: number;
+  operator: number;
+  count: number;
+  rows: FloatArray;
+  global?: Float64Array | null;
+  translation?: Float64Array | null;
+  diagonal?: Float64Array | null;
+  linear?: Float64Array | null;
+  real?: Float64Array | null;
+  imag?: Float64Array | null;
+  out: Float64Array;
+  threads: number;
+}
+
+/** pbgCompare: every query row against every candidate row, query j's scores from out[j * outStride + outOffset]. */
+export interface PbgCompareArgs extends KernelOptions {
+  comparator: number;
+  bias: boolean;
+  dimension: number;
+  queries: Float64Array;
+  numQueries: number;
+  candidates: Float64Array;
+  numCandidates: number;
+  queryFirst: boolean;
+  out: Float64Array;
+  outStride: number;
+  outOffset: number;
+}
+
 /** info().enums: the addon's enum tables (native/addon/enums.h), name -> value. */
 export type AddonEnums = Record<
   | "Interaction"
@@ -268,6 +301,8 @@ export type AddonEnums = Record<
   | "AggregateSlot"
   | "StatusCode"
   | "ScreenMode"
+  | "PbgComparator"
+  | "PbgOperator"
   | "SimdLevel",
   Record<string, number>
 >;

@@ -434,6 +434,65 @@ export interface EmbeddingScreen {
   stats: Float64Array | null;
 }
 
+/** PyTorch-BigGraph's comparators and operators (docs/source/scoring.rst); codes of native/core/pbg.h. */
+export type PbgComparatorName = "dot" | "cos" | "l2" | "squared_l2";
+export const PBG_COMPARATORS = { dot: 0, cos: 1, l2: 2, squared_l2: 3 } as const satisfies Record<
+  PbgComparatorName,
+  number
+>;
+export type PbgOperatorName = "none" | "translation" | "diagonal" | "linear" | "affine" | "complex_diagonal";
+export const PBG_OPERATORS = {
+  none: 0,
+  translation: 1,
+  diagonal: 2,
+  linear: 3,
+  affine: 4,
+  complex_diagonal: 5,
+} as const satisfies Record<PbgOperatorName, number>;
+
+/** A PBG checkpoint's comparison: its comparator, whether coordinate 0 is a bias, the embedding width. */
+export interface PbgScoring {
+  readonly comparator: PbgComparatorName;
+  readonly bias: boolean;
+  readonly dimension: number;
+}
+
+/** A relation's operator parameters as PBG stores them (model.vN.h5), read as float64. */
+export interface PbgOperatorValues {
+  translation?: Float64Array;
+  diagonal?: Float64Array;
+  linear_transformation?: Float64Array;
+  real?: Float64Array;
+  imag?: Float64Array;
+}
+
+/** Kernels.pbgAdjust's input: `count` rows of width scoring.dimension, row-major. */
+export interface PbgAdjustInput {
+  scoring: PbgScoring;
+  rows: FloatArray;
+  count: number;
+  /** The entity type's global embedding (dimension values), or undefined. */
+  global: Float64Array | undefined;
+  operator: PbgOperatorName;
+  params: PbgOperatorValues;
+}
+
+/**
+ * Kernels.pbgCompare's input: every adjusted query row against every adjusted candidate row; query j's score of
+ * candidate c goes to out[j * outStride + outOffset + c].
+ */
+export interface PbgCompareInput {
+  scoring: PbgScoring;
+  queries: Float64Array;
+  numQueries: number;
+  candidates: Float64Array;
+  numCandidates: number;
+  /** The query is the comparator's first argument (its bias added first); otherwise each candidate is. */
+  queryFirst: boolean;
+  outStride: number;
+  outOffset: number;
+}
+
 /** How many candidates a top-k call lists per query, and among which entities: [begin, end) of the table. */
 export interface TopKRange {
   k: number;
@@ -613,6 +672,20 @@ export interface Kernels extends MetricKernels {
    * no candidates, negatives, exclusions, anchorRows or trueScores and entityOffset 0. Ids checked by the caller.
    */
   scoreRelations(input: EmbeddingRankInput, scores: FloatArray, threads?: number): void;
+
+  /**
+   * PyTorch-BigGraph's adjust() (native/core/pbg.h pbg_adjust, twin src/fallback/pbg.ts): of each row, the global
+   * embedding added, the operator applied, then the comparator's preparation (cos: divided by the norm of the
+   * coordinates after the bias), into `out` (count x dimension, float64). Lengths are checked by the caller.
+   */
+  pbgAdjust(input: PbgAdjustInput, out: Float64Array, threads?: number): void;
+
+  /**
+   * PyTorch-BigGraph's comparator of adjusted rows (native/core/pbg.h pbg_compare, twin src/fallback/pbg.ts), each
+   * (query, candidate) score one fixed sequence of float64 operations, so every backend writes the same bits.
+   * Lengths are checked by the caller.
+   */
+  pbgCompare(input: PbgCompareInput, out: Float64Array, threads?: number): void;
 
   /** Builds the filter index of one side from triple arrays (t x 3 Int32Array each: head, relation, tail). */
   buildFilterIndex(

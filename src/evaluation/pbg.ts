@@ -8,6 +8,7 @@
  */
 import { KgrankInputError } from "../checks/errors";
 import { options, optionKeys, integer } from "../checks/validate";
+import type { PbgScoring } from "../contract/kernels";
 import { turn } from "../contract/event-loop";
 import { SPLITS, type Split } from "../io/datasets";
 import { openPbgCheckpoint, type PbgCheckpoint, type PbgEntityType } from "../io/pbg/checkpoint";
@@ -15,7 +16,7 @@ import { pbgDataset, pbgEntityFolders } from "../io/pbg/graph";
 import { PbgEmbeddings } from "../io/pbg/tables";
 import type { MetricQuery } from "../metrics/names";
 import { CandidateSets } from "../ranking/candidate-sets";
-import { adjustRows, compareRows, type PbgScoring } from "../scoring/pbg";
+import { adjustRows, compareRows } from "../scoring/pbg";
 import { RankEvaluator } from "./evaluator";
 import type { RankResults } from "./results";
 
@@ -236,7 +237,6 @@ export class PbgRanker {
   ): Promise<void> {
     const ckpt = this.ckpt;
     const n = ckpt.numEntities;
-    const d = ckpt.dimension;
     const range = this.range;
     const streamed = this.streamed || range !== null;
     if (streamed && evaluator.candidates)
@@ -274,10 +274,8 @@ export class PbgRanker {
         }
         // Columns outside the candidates' type are no candidates (NaN; typed sets leave them out anyway).
         const scores = new Float64Array(batch.length * n).fill(NaN);
-        for (const [start, cands, count] of this.chunks(plan)) {
-          for (let j = 0; j < batch.length; j++)
-            compareRows(ckpt, queries, j * d, cands, count, plan.queryFirst, scores, j * n + start);
-        }
+        for (const [start, cands, count] of this.chunks(plan))
+          compareRows(ckpt, queries, batch.length, cands, count, plan.queryFirst, scores, n, start);
         evaluator.addSync({ triples: own, side, scores });
         onRows?.(batch.length);
         await turn();
@@ -310,10 +308,9 @@ function rankSlicesOf(
   const truth = Int32Array.from({ length: rows }, (_, j) => triples[3 * j + (side === "head" ? 0 : 2)]!);
   const trueRows = plan.adjustCandidates(tables.rowsOf(truth), rows);
   const trueScores = new Float64Array(rows);
-  const one = new Float64Array(1);
   for (let j = 0; j < rows; j++) {
-    compareRows(ckpt, queries, j * d, trueRows.subarray(j * d, (j + 1) * d), 1, plan.queryFirst, one, 0);
-    trueScores[j] = one[0]!;
+    const query = queries.subarray(j * d, (j + 1) * d);
+    compareRows(ckpt, query, 1, trueRows.subarray(j * d, (j + 1) * d), 1, plan.queryFirst, trueScores, 1, j);
   }
   const batch = evaluator.chunked({ triples, side, trueScores });
   try {
@@ -330,10 +327,11 @@ function rankSlicesOf(
         }
         continue;
       }
+      // One score block for every chunk: addSync counts it before it returns, and each chunk overwrites it whole.
+      const block = new Float64Array(rows * piece);
       for (const [start, cands, count] of ranker.chunks(plan)) {
-        const scores = new Float64Array(rows * count);
-        for (let j = 0; j < rows; j++)
-          compareRows(ckpt, queries, j * d, cands, count, plan.queryFirst, scores, j * count);
+        const scores = block.length >= rows * count ? block.subarray(0, rows * count) : new Float64Array(rows * count);
+        compareRows(ckpt, queries, rows, cands, count, plan.queryFirst, scores, count, 0);
         batch.addSync({ scores, entityStart: start });
       }
     }

@@ -9,6 +9,8 @@ import type {
   KernelControl,
   Kernels,
   MetricKernels,
+  PbgAdjustInput,
+  PbgCompareInput,
   Side,
   TopKRange,
 } from "../contract/kernels";
@@ -18,6 +20,7 @@ import { candidateHistogram, closedMoments, fromTyped, histogramMoments, toTyped
 import { medianMoments } from "./median-moments";
 import { TsFilterIndex } from "./filter-index";
 import { firstNonFinite, rankEmbeddings, rankEmbeddingsSliced, scoreRelations, topKEmbeddings } from "./interaction";
+import { pbgAdjust, pbgCompare } from "./pbg";
 import { generalizedHarmonic, harmonic1, harmonic2 } from "./harmonic";
 import { generateRanksInto, sampleStatistic } from "./sampling";
 import { pairedResample } from "./resample";
@@ -116,6 +119,12 @@ export const tsKernels: Kernels = {
   },
   scoreRelations(input: EmbeddingRankInput, scores: FloatArray) {
     scoreRelations(input, scores);
+  },
+  pbgAdjust(input: PbgAdjustInput, out: Float64Array) {
+    pbgAdjust(input, out);
+  },
+  pbgCompare(input: PbgCompareInput, out: Float64Array) {
+    pbgCompare(input, out);
   },
   buildFilterIndex(triples: Int32Array[], numEntities: number, numRelations: number, side: Side) {
     return new TsFilterIndex(triples, numEntities, numRelations, side);

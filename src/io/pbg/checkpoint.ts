@@ -12,22 +12,18 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import * as path from "node:path";
 
 import { KgrankInputError } from "../../checks/errors";
+import {
+  PBG_COMPARATORS as COMPARATOR_CODES,
+  PBG_OPERATORS as OPERATOR_CODES,
+  type PbgComparatorName as PbgComparator,
+  type PbgOperatorName as PbgOperator,
+  type PbgOperatorValues as PbgOperatorParams,
+} from "../../contract/kernels";
 import { H5File } from "./hdf5";
 
-const PBG_OPERATORS = ["none", "translation", "diagonal", "linear", "affine", "complex_diagonal"] as const;
-type PbgOperator = (typeof PBG_OPERATORS)[number];
-const PBG_COMPARATORS = ["dot", "cos", "l2", "squared_l2"] as const;
-type PbgComparator = (typeof PBG_COMPARATORS)[number];
-
-/** An operator's parameters as PBG names them for a standard relation (a dynamic relation's row of each). */
-interface PbgOperatorParams {
-  translation?: Float64Array;
-  diagonal?: Float64Array;
-  /** D x D, row-major: out_i = sum_j m[i][j] v_j. */
-  linear_transformation?: Float64Array;
-  real?: Float64Array;
-  imag?: Float64Array;
-}
+// The names a config may give, from the one table of each (native/core/pbg.h's codes).
+const PBG_OPERATORS = Object.keys(OPERATOR_CODES) as readonly PbgOperator[];
+const PBG_COMPARATORS = Object.keys(COMPARATOR_CODES) as readonly PbgComparator[];
 
 export interface PbgEntityType {
   readonly name: string;
