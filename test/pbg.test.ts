@@ -242,6 +242,45 @@ describe(`PyTorch-BigGraph checkpoints [${backendLabel}]`, () => {
   });
 });
 
+describe(`PyTorch-BigGraph entity names, read only by what prints or keeps them [${backendLabel}]`, () => {
+  it("a plain run never reads them; --ranks-out .tsv prints them; a bad names file fails such a run before it ranks", async () => {
+    const graph = path.join(dir, "names");
+    rmSync(graph, { recursive: true, force: true });
+    cpSync(path.join(FIX, "typed", "edges"), path.join(graph, "edges"), { recursive: true });
+    cpSync(path.join(FIX, "typed", "entities"), path.join(graph, "entities"), { recursive: true });
+    const ckpt = path.join(FIX, "typed", "checkpoints", "dot");
+    const args = ["evaluate", "--quiet", "--model-dir", ckpt, "--dataset-dir", path.join(graph, "edges")];
+    const tsv = path.join(graph, "ranks.tsv");
+    const good = await kgrank([...args, "--ranks-out", tsv]);
+    expect(good.status, good.stderr).toBe(0);
+    const names = new Set<string>();
+    for (const [t, parts] of [
+      ["user", 2],
+      ["item", 1],
+    ] as const)
+      for (let p = 0; p < parts; p++)
+        for (const n of JSON.parse(
+          readFileSync(path.join(graph, "entities", `entity_names_${t}_${p}.json`), "utf8"),
+        ) as string[])
+          names.add(n);
+    const rows = readFileSync(tsv, "utf8").trim().split("\n").slice(1);
+    expect(rows.length).toBeGreaterThan(10);
+    for (const row of rows) {
+      const [, head, , tail] = row.split("\t");
+      expect(names.has(head!) && names.has(tail!), row).toBe(true);
+    }
+    writeFileSync(path.join(graph, "entities", "entity_names_user_1.json"), "[not json");
+    const plain = await kgrank(args);
+    expect(plain.status, plain.stderr).toBe(0);
+    rmSync(tsv);
+    expectUserError(
+      await kgrank([...args, "--ranks-out", tsv]),
+      /entity_names_user_1\.json is not valid JSON: PBG writes a JSON list of names there/,
+    );
+    expect(() => readFileSync(tsv)).toThrow();
+  });
+});
+
 const py = pythonWith("h5py", "numpy");
 const numpy = external(
   "Python with h5py and NumPy",

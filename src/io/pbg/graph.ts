@@ -5,6 +5,7 @@
  * splits of PBG's entity names. Entities take the checkpoint's global ids (types in config order, partitions in
  * order); a relation's heads are entities of its lhs type and its tails of its rhs type.
  */
+import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import * as path from "node:path";
 
@@ -17,14 +18,10 @@ const ARG = "--dataset-dir";
 
 const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
 
-/**
- * Per type and partition, PBG's entity names (entity_names_*.json), checked against the counts of the entity folder
- * and the checkpoint's partitions; null without an entity folder.
- */
-function entityNames(ckpt: PbgCheckpoint, entityDir: string | null): string[][][] | null {
-  if (!entityDir) return null;
-  return ckpt.types.map((t) =>
-    t.partitions.map((size, p) => {
+/** The entity folder's counts, checked against the checkpoint's partitions (each entity_count_{type}_{part}.txt). */
+function checkEntityCounts(ckpt: PbgCheckpoint, entityDir: string): void {
+  ckpt.types.forEach((t) =>
+    t.partitions.forEach((size, p) => {
       const countFile = path.join(entityDir, `entity_count_${t.name}_${p}.txt`);
       if (!existsSync(countFile))
         throw new KgrankInputError(
@@ -37,8 +34,46 @@ function entityNames(ckpt: PbgCheckpoint, entityDir: string | null): string[][][
           ARG,
           `${countFile} says ${count} entities, but ${path.basename(ckpt.embeddingsFile(t.name, p))} has ${size} rows: the entity folder and the checkpoint are of different graphs`,
         );
-      const namesFile = path.join(entityDir, `entity_names_${t.name}_${p}.json`);
-      if (!existsSync(namesFile)) return Array.from({ length: size }, (_, i) => `${t.name}/${p}/${i}`);
+    }),
+  );
+}
+
+/**
+ * PBG's entity names (entity_names_{type}_{part}.json, a JSON list per partition; `{type}/{part}/{row}` where a
+ * partition has no names file), read a partition at a time on first use: a Freebase-sized graph's names (86 million,
+ * gigabytes of JSON) are read only by what prints them (--ranks-out) or keeps them (--save-state's fingerprint), never
+ * to rank. Names are unique within a type; across types they may repeat, and then every label carries its type.
+ */
+export class PbgEntityNames {
+  readonly #ckpt: PbgCheckpoint;
+  readonly #entityDir: string | null;
+  readonly #parts = new Map<string, string[]>();
+  #typed: boolean | null = null;
+
+  constructor(ckpt: PbgCheckpoint, entityDir: string | null) {
+    this.#ckpt = ckpt;
+    this.#entityDir = entityDir;
+    if (ckpt.types.length === 1) this.#typed = false; // one type: no name repeats
+  }
+
+  /** The names file of a partition, or null (no entity folder, or the folder has none for it). */
+  file(t: PbgEntityType, p: number): string | null {
+    if (!this.#entityDir) return null;
+    const f = path.join(this.#entityDir, `entity_names_${t.name}_${p}.json`);
+    return existsSync(f) ? f : null;
+  }
+
+  /** A partition's names, read and checked once. */
+  partition(t: PbgEntityType, p: number): string[] {
+    const key = `${t.name}\u0000${p}`;
+    const have = this.#parts.get(key);
+    if (have) return have;
+    const size = t.partitions[p]!;
+    const namesFile = this.file(t, p);
+    let out: string[];
+    if (!namesFile) {
+      out = Array.from({ length: size }, (_, i) => `${t.name}/${p}/${i}`);
+    } else {
       let names: unknown;
       try {
         names = JSON.parse(readFileSync(namesFile, "utf8"));
@@ -50,9 +85,138 @@ function entityNames(ckpt: PbgCheckpoint, entityDir: string | null): string[][][
           ARG,
           `${namesFile} is not a list of ${size} names (the partition's rows): the entity folder and the checkpoint are of different graphs`,
         );
-      return names.map(String);
-    }),
-  );
+      out = names.map(String);
+    }
+    this.#parts.set(key, out);
+    return out;
+  }
+
+  /** Every partition's names read and checked (a run that will print or keep them does this before it ranks). */
+  check(): void {
+    for (const t of this.#ckpt.types) t.partitions.forEach((_, p) => this.partition(t, p));
+    this.#typeLabels();
+  }
+
+  /** Whether labels carry their type: some name occurs in two types (every partition read to know). */
+  #typeLabels(): boolean {
+    if (this.#typed === null) {
+      const seen = new Set<string>();
+      let total = 0;
+      for (const t of this.#ckpt.types)
+        t.partitions.forEach((_, p) => {
+          for (const n of this.partition(t, p)) seen.add(n);
+          total += t.partitions[p]!;
+        });
+      this.#typed = seen.size !== total;
+    }
+    return this.#typed;
+  }
+
+  /** The label of entity `id` (a global id), or undefined outside the checkpoint. */
+  label(id: number): string | undefined {
+    if (!(Number.isInteger(id) && id >= 0 && id < this.#ckpt.numEntities)) return undefined;
+    const t = this.#ckpt.types.find((x) => id < x.offset + x.count)!;
+    let p = t.partitionOffsets.length - 1;
+    while (t.partitionOffsets[p]! > id) p--;
+    const name = this.partition(t, p)[id - t.partitionOffsets[p]!]!;
+    return this.#typeLabels() ? `${t.name}:${name}` : name;
+  }
+
+  /**
+   * What a run's fingerprint keeps of the names: per partition the names file's SHA-256 (or its row count where it has
+   * none), so that states of different graphs never merge, without one string of every name.
+   */
+  toJSON(): unknown {
+    return this.#ckpt.types.map((t) =>
+      t.partitions.map((size, p) => {
+        const f = this.file(t, p);
+        return f ? createHash("sha256").update(readFileSync(f)).digest("hex") : size;
+      }),
+    );
+  }
+
+  /** The labels as a read-only array whose elements are read on first use (length: the entity count). */
+  asArray(): string[] {
+    const n = this.#ckpt.numEntities;
+    const index = (key: string | symbol) =>
+      typeof key === "string" && /^(0|[1-9][0-9]*)$/.test(key) ? Number(key) : null;
+    return new Proxy([] as string[], {
+      get: (target, key, receiver) => {
+        if (key === "length") return n;
+        if (key === "toJSON") return () => this.toJSON();
+        const i = index(key);
+        return i === null ? Reflect.get(target, key, receiver) : this.label(i);
+      },
+      has: (target, key) => {
+        const i = index(key);
+        return i === null ? Reflect.has(target, key) : i < n;
+      },
+      set: () => false,
+    });
+  }
+
+  /** Label -> global id, built on first use (every partition read). */
+  idMap(): Map<string, number> {
+    return new LazyMap(() => {
+      const out: [string, number][] = [];
+      for (let id = 0; id < this.#ckpt.numEntities; id++) out.push([this.label(id)!, id]);
+      return out;
+    });
+  }
+}
+
+/** A Map filled on first use. */
+class LazyMap<K, V> extends Map<K, V> {
+  #fill: (() => Iterable<[K, V]>) | null;
+  constructor(fill: () => Iterable<[K, V]>) {
+    super();
+    this.#fill = fill;
+  }
+  #ready(): this {
+    const fill = this.#fill;
+    if (fill) {
+      this.#fill = null;
+      for (const [k, v] of fill()) super.set(k, v);
+    }
+    return this;
+  }
+  override get(key: K): V | undefined {
+    return this.#ready() && super.get(key);
+  }
+  override has(key: K): boolean {
+    return this.#ready() && super.has(key);
+  }
+  override get size(): number {
+    this.#ready();
+    return super.size;
+  }
+  override forEach(fn: (value: V, key: K, map: Map<K, V>) => void, thisArg?: unknown): void {
+    this.#ready();
+    super.forEach(fn, thisArg);
+  }
+  override entries(): MapIterator<[K, V]> {
+    this.#ready();
+    return super.entries();
+  }
+  override keys(): MapIterator<K> {
+    this.#ready();
+    return super.keys();
+  }
+  override values(): MapIterator<V> {
+    this.#ready();
+    return super.values();
+  }
+  override [Symbol.iterator](): MapIterator<[K, V]> {
+    this.#ready();
+    return super[Symbol.iterator]();
+  }
+}
+
+const NAMES = new WeakMap<Dataset, PbgEntityNames>();
+
+/** The entity names behind a dataset pbgDataset made (to check them before a run that prints or keeps them). */
+export function pbgEntityNamesOf(ds: Dataset): PbgEntityNames | undefined {
+  return NAMES.get(ds);
 }
 
 /** The relation labels: the config's names, or for dynamic relations dynamic_rel_names.json (else the ids). */
@@ -209,7 +373,8 @@ export async function pbgDataset(ckpt: PbgCheckpoint, datasetDir: string, split:
   const dir = path.resolve(datasetDir);
   if (!isDir(dir)) throw new KgrankInputError(ARG, `${datasetDir} is not a folder of PBG edges or TSV splits`);
   const entityDir = ckpt.entityDir;
-  const names = entityNames(ckpt, entityDir);
+  if (entityDir) checkEntityCounts(ckpt, entityDir);
+  const names = new PbgEntityNames(ckpt, entityDir);
   const relationNames = relationLabels(ckpt, entityDir);
   const splits = {} as Record<Split, Int32Array>;
   const tsv = (s: Split) => [".tsv", ".txt"].map((e) => path.join(dir, s + e)).find((f) => existsSync(f));
@@ -222,15 +387,15 @@ export async function pbgDataset(ckpt: PbgCheckpoint, datasetDir: string, split:
   } else if (holdsBuckets(dir)) {
     for (const s of SPLITS) splits[s] = s === split ? await readEdgeFolder(ckpt, dir) : new Int32Array(0);
   } else if (tsv(split)) {
-    if (!names)
+    if (!entityDir)
       throw new KgrankInputError(
         ARG,
         `${dir} holds TSV splits, which name entities: the entity folder (entity_names_*.json) was not found in it, beside it (entities/) or at config.json's entity_path`,
       );
     const nameIds = new Map<string, Map<string, number>>();
-    ckpt.types.forEach((t, ti) => {
+    ckpt.types.forEach((t) => {
       const m = new Map<string, number>();
-      names[ti]!.forEach((part, p) => part.forEach((n, k) => m.set(n, t.partitionOffsets[p]! + k)));
+      t.partitions.forEach((_, p) => names.partition(t, p).forEach((n, k) => m.set(n, t.partitionOffsets[p]! + k)));
       nameIds.set(t.name, m);
     });
     const relIds = new Map(relationNames.map((n, i) => [n, i]));
@@ -244,29 +409,20 @@ export async function pbgDataset(ckpt: PbgCheckpoint, datasetDir: string, split:
       `${dir} holds no ${split} edges for the PyTorch-BigGraph checkpoint: give a folder with train/, valid/, test/ edge folders (edges_L_R.h5), one edge folder, or ${split}.tsv of PBG's entity names`,
     );
   }
-  const labels: string[] = [];
-  ckpt.types.forEach((t, ti) =>
-    t.partitions.forEach((size, p) => {
-      for (let k = 0; k < size; k++) labels.push(names ? names[ti]![p]![k]! : `${t.name}/${p}/${k}`);
-    }),
-  );
-  // Names are unique per type in PBG; across types they may repeat: then every label carries its type.
-  if (new Set(labels).size !== labels.length) {
-    let at = 0;
-    for (const t of ckpt.types) for (let k = 0; k < t.count; k++, at++) labels[at] = `${t.name}:${labels[at]!}`;
-  }
-  return {
+  const ds: Dataset = {
     name: path.basename(dir),
     directory: dir,
-    entityLabels: labels,
+    entityLabels: names.asArray(),
     relationLabels: relationNames,
-    entityToId: new Map(labels.map((l, i) => [l, i])),
+    entityToId: names.idMap(),
     relationToId: new Map(relationNames.map((l, i) => [l, i])),
     numEntities: ckpt.numEntities,
     numRelations: ckpt.relations.length,
     splits,
     dropped: { train: 0, valid: 0, test: 0 },
   };
+  NAMES.set(ds, names);
+  return ds;
 }
 
 /** Where the entity folder of a dataset folder may be: in it, its entities/, beside it, beside its parent. */

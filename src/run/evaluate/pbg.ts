@@ -8,7 +8,7 @@ import { KgrankInputError } from "../../checks/errors";
 import { RankEvaluator } from "../../evaluation/evaluator";
 import { PBG_DEFAULT_BUDGET, PbgRanker, pbgCandidateSets, pbgShardRanges } from "../../evaluation/pbg";
 import { openPbgCheckpoint } from "../../io/pbg/checkpoint";
-import { pbgDataset, pbgEntityFolders } from "../../io/pbg/graph";
+import { pbgDataset, pbgEntityNamesOf, pbgEntityFolders } from "../../io/pbg/graph";
 import type { Out } from "../out";
 import { Progress } from "../progress";
 import { evaluatorMetrics } from "../render";
@@ -55,6 +55,9 @@ export async function evaluatePbg(opts: EvaluateOptions, out: Out, t0: number): 
   if (!opts.datasetDir) throw pbgNeedsEdges();
   const ckpt = await openPbgCheckpoint(opts.modelDir!, { entityDirs: pbgEntityFolders(opts.datasetDir) });
   const ds = await pbgDataset(ckpt, opts.datasetDir, opts.split);
+  // The entity names are read on first use; a run that prints them or keeps their digest reads them before it ranks,
+  // so that a bad names file fails it at the start instead of after the ranking.
+  if (opts.ranksOut || opts.saveState) pbgEntityNamesOf(ds)?.check();
   const run = await openRun(opts, out, t0, ds);
   const { evaluated, lo, hi, shard } = run;
   const filter = runFilter(run, false);
