@@ -8,7 +8,7 @@
  */
 import { KgrankInputError } from "../checks/errors";
 import { options, optionKeys, integer } from "../checks/validate";
-import type { PbgScoring } from "../contract/kernels";
+import type { FloatArray, PbgOperatorName, PbgOperatorValues, PbgScoring } from "../contract/kernels";
 import { turn } from "../contract/event-loop";
 import { SPLITS, type Split } from "../io/datasets";
 import { openPbgCheckpoint, type PbgCheckpoint, type PbgEntityType } from "../io/pbg/checkpoint";
@@ -16,7 +16,7 @@ import { pbgDataset, pbgEntityFolders } from "../io/pbg/graph";
 import { PbgEmbeddings } from "../io/pbg/tables";
 import type { MetricQuery } from "../metrics/names";
 import { CandidateSets } from "../ranking/candidate-sets";
-import { adjustRows, compareRows } from "../scoring/pbg";
+import { adjustRows, adjustsNothing, compareRows } from "../scoring/pbg";
 import { RankEvaluator } from "./evaluator";
 import type { RankResults } from "./results";
 
@@ -89,10 +89,22 @@ interface SidePlan {
   candidates: PbgEntityType;
   /** Cache key of the adjusted candidate table (shared by relations whose candidates are adjusted alike). */
   key: string;
-  adjustCandidates(rows: Float32Array, n: number): Float64Array;
+  /** The rows themselves where adjust() changes nothing (adjustsNothing), else their adjusted float64 copy. */
+  adjustCandidates(rows: Float32Array, n: number): FloatArray;
   adjustQueries(rows: Float32Array, n: number): Float64Array;
   /** The query is the comparator's first argument (PBG's lhs of a standard relation's tail task). */
   queryFirst: boolean;
+}
+
+/** A side's candidate adjustment: none at all where adjust() would change nothing. */
+function candidates(
+  s: PbgScoring,
+  global: Float64Array | undefined,
+  operator: PbgOperatorName,
+  params: PbgOperatorValues,
+): SidePlan["adjustCandidates"] {
+  if (adjustsNothing(s, global, operator)) return (rows, n) => rows.subarray(0, n * s.dimension);
+  return (rows, n) => adjustRows(s, rows, n, global, operator, params);
 }
 
 function sidePlan(ckpt: PbgCheckpoint, r: number, side: "head" | "tail"): SidePlan {
@@ -110,7 +122,7 @@ function sidePlan(ckpt: PbgCheckpoint, r: number, side: "head" | "tail"): SidePl
     return {
       candidates: cand,
       key: `plain:${cand.name}`,
-      adjustCandidates: (rows, n) => adjustRows(s, rows, n, undefined, "none", {}),
+      adjustCandidates: candidates(s, undefined, "none", {}),
       adjustQueries: (rows, n) => adjustRows(s, rows, n, undefined, rel.operator, params),
       queryFirst: false,
     };
@@ -119,7 +131,7 @@ function sidePlan(ckpt: PbgCheckpoint, r: number, side: "head" | "tail"): SidePl
     return {
       candidates: rhs,
       key: `relation:${r}`,
-      adjustCandidates: (rows, n) => adjustRows(s, rows, n, g(rhs.name), rel.operator, rel.params.rhs),
+      adjustCandidates: candidates(s, g(rhs.name), rel.operator, rel.params.rhs),
       adjustQueries: (rows, n) => adjustRows(s, rows, n, g(lhs.name), "none", {}),
       queryFirst: true,
     };
@@ -127,7 +139,7 @@ function sidePlan(ckpt: PbgCheckpoint, r: number, side: "head" | "tail"): SidePl
   return {
     candidates: lhs,
     key: `plain:${lhs.name}`,
-    adjustCandidates: (rows, n) => adjustRows(s, rows, n, g(lhs.name), "none", {}),
+    adjustCandidates: candidates(s, g(lhs.name), "none", {}),
     adjustQueries: (rows, n) => adjustRows(s, rows, n, g(rhs.name), rel.operator, rel.params.rhs),
     queryFirst: false,
   };
@@ -138,7 +150,7 @@ function sidePlan(ckpt: PbgCheckpoint, r: number, side: "head" | "tail"): SidePl
  * kept within the budget while they fit, read in chunks when they do not.
  */
 export class PbgRanker {
-  private readonly kept = new Map<string, [number, Float64Array, number][]>();
+  private readonly kept = new Map<string, [number, FloatArray, number][]>();
   private keptBytes = 0;
 
   private constructor(
@@ -195,7 +207,7 @@ export class PbgRanker {
   }
 
   /** The plan's candidates adjusted, chunk by chunk: [global id of the first row, rows, row count]. */
-  *chunks(plan: SidePlan): Generator<[number, Float64Array, number]> {
+  *chunks(plan: SidePlan): Generator<[number, FloatArray, number]> {
     const have = this.kept.get(plan.key);
     if (have) {
       yield* have;
@@ -212,9 +224,9 @@ export class PbgRanker {
       this.kept.clear();
       this.keptBytes = 0;
     }
-    const list: [number, Float64Array, number][] = [];
+    const list: [number, FloatArray, number][] = [];
     for (const [start, table, n] of this.tables.chunks(plan.candidates, this.range)) {
-      const chunk: [number, Float64Array, number] = [start, plan.adjustCandidates(table, n), n];
+      const chunk: [number, FloatArray, number] = [start, plan.adjustCandidates(table, n), n];
       if (keep) list.push(chunk);
       yield chunk;
     }
@@ -246,40 +258,60 @@ export class PbgRanker {
       );
     const width = streamed ? Math.min(this.tables.chunkRows, range ? range[1] - range[0] : n) : n;
     const batchRows = Math.max(1, Math.min(4096, Math.floor(this.budget / 4 / (8 * width))));
-    const byRelation = new Map<number, number[]>();
-    for (let i = 0; i < triples.length / 3; i++) {
+    // Tasks run in relation order (then in their order: pbgDataset's splits are in that order already, so a task
+    // shard's tasks are a run of the whole split's and shards merge into the one-process order). A batch is a run of
+    // consecutive tasks whose candidates' table is adjusted alike (SidePlan.key: a head side, every dynamic relation
+    // share one; a standard relation's tail side has its own), so those relations share each pass over the table;
+    // each relation's queries are adjusted by its own operator.
+    const plans = new Map<number, SidePlan>();
+    const planOf = (r: number) => {
+      let plan = plans.get(r);
+      if (!plan) plans.set(r, (plan = sidePlan(ckpt, r, side)));
+      return plan;
+    };
+    const tasks = triples.length / 3;
+    for (let i = 0; i < tasks; i++) {
       const r = triples[3 * i + 1]!;
       if (!(r >= 0 && r < ckpt.relations.length))
         throw new KgrankInputError("triples", `row ${i} has relation ${r}, outside the checkpoint's relations`, i);
-      const list = byRelation.get(r) ?? [];
-      list.push(i);
-      byRelation.set(r, list);
     }
-    for (const [r, rows] of [...byRelation].sort((a, b) => a[0] - b[0])) {
-      const plan = sidePlan(ckpt, r, side);
-      for (let b = 0; b < rows.length; b += batchRows) {
-        const batch = rows.slice(b, b + batchRows);
-        const own = new Int32Array(3 * batch.length);
-        const anchors = new Int32Array(batch.length);
-        batch.forEach((i, j) => {
-          own.set(triples.subarray(3 * i, 3 * i + 3), 3 * j);
-          anchors[j] = triples[3 * i + (side === "head" ? 2 : 0)]!;
-        });
-        const queries = plan.adjustQueries(this.tables.rowsOf(anchors), batch.length);
-        if (streamed) {
-          this.rankSlices(evaluator, side, own, queries, plan);
-          onRows?.(batch.length);
-          await turn();
-          continue;
-        }
-        // Columns outside the candidates' type are no candidates (NaN; typed sets leave them out anyway).
-        const scores = new Float64Array(batch.length * n).fill(NaN);
-        for (const [start, cands, count] of this.chunks(plan))
-          compareRows(ckpt, queries, batch.length, cands, count, plan.queryFirst, scores, n, start);
-        evaluator.addSync({ triples: own, side, scores });
+    const relationOf = (i: number) => triples[3 * i + 1]!;
+    const order = Array.from({ length: tasks }, (_, i) => i).sort((a, b) => relationOf(a) - relationOf(b) || a - b);
+    for (let b = 0; b < tasks;) {
+      const plan = planOf(relationOf(order[b]!));
+      let e = b + 1;
+      while (e < tasks && e - b < batchRows && planOf(relationOf(order[e]!)).key === plan.key) e++;
+      const batch = order.slice(b, e);
+      b = e;
+      const own = new Int32Array(3 * batch.length);
+      const anchors = new Int32Array(batch.length);
+      batch.forEach((i, j) => {
+        own.set(triples.subarray(3 * i, 3 * i + 3), 3 * j);
+        anchors[j] = triples[3 * i + (side === "head" ? 2 : 0)]!;
+      });
+      const anchorRows = this.tables.rowsOf(anchors);
+      const queries = new Float64Array(batch.length * ckpt.dimension);
+      for (let j = 0; j < batch.length;) {
+        const r = relationOf(batch[j]!);
+        let end = j + 1;
+        while (end < batch.length && relationOf(batch[end]!) === r) end++;
+        const d = ckpt.dimension;
+        queries.set(planOf(r).adjustQueries(anchorRows.subarray(j * d, end * d), end - j), j * d);
+        j = end;
+      }
+      if (streamed) {
+        this.rankSlices(evaluator, side, own, queries, plan);
         onRows?.(batch.length);
         await turn();
+        continue;
       }
+      // Columns outside the candidates' type are no candidates (NaN; typed sets leave them out anyway).
+      const scores = new Float64Array(batch.length * n).fill(NaN);
+      for (const [start, cands, count] of this.chunks(plan))
+        compareRows(ckpt, queries, batch.length, cands, count, plan.queryFirst, scores, n, start);
+      evaluator.addSync({ triples: own, side, scores });
+      onRows?.(batch.length);
+      await turn();
     }
   }
 }
@@ -293,7 +325,7 @@ function rankSlicesOf(
   ranker: {
     ckpt: PbgCheckpoint;
     range: readonly [number, number] | null;
-    chunks(plan: SidePlan): Generator<[number, Float64Array, number]>;
+    chunks(plan: SidePlan): Generator<[number, FloatArray, number]>;
   },
   tables: PbgEmbeddings,
   evaluator: RankEvaluator,

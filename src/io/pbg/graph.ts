@@ -409,6 +409,9 @@ export async function pbgDataset(ckpt: PbgCheckpoint, datasetDir: string, split:
       `${dir} holds no ${split} edges for the PyTorch-BigGraph checkpoint: give a folder with train/, valid/, test/ edge folders (edges_L_R.h5), one edge folder, or ${split}.tsv of PBG's entity names`,
     );
   }
+  // Each split in relation order (stable): the order PbgRanker ranks tasks in, so that a task shard (a run of rows)
+  // ranks its rows in the one-process run's order.
+  for (const s of SPLITS) splits[s] = byRelation(splits[s]);
   const ds: Dataset = {
     name: path.basename(dir),
     directory: dir,
@@ -423,6 +426,17 @@ export async function pbgDataset(ckpt: PbgCheckpoint, datasetDir: string, split:
   };
   NAMES.set(ds, names);
   return ds;
+}
+
+/** Triples (t x 3) sorted by relation, rows of one relation in their order. */
+function byRelation(triples: Int32Array): Int32Array {
+  const n = triples.length / 3;
+  const order = Array.from({ length: n }, (_, i) => i).sort(
+    (a, b) => triples[3 * a + 1]! - triples[3 * b + 1]! || a - b,
+  );
+  const out = new Int32Array(triples.length);
+  order.forEach((i, j) => out.set(triples.subarray(3 * i, 3 * i + 3), 3 * j));
+  return out;
 }
 
 /** Where the entity folder of a dataset folder may be: in it, its entities/, beside it, beside its parent. */
