@@ -473,7 +473,10 @@ describe("PyTorch-BigGraph's scores (pbgAdjust, pbgCompare): bit-identical on ev
             const numCandidates = [1, 7, 15, 17, 31, 33, 513, 1100][Math.floor(next() * 8)]!;
             const special = next() < 0.5;
             const queries = values(numQueries * d, next, special);
-            const candidates = values(numCandidates * d, next, special);
+            // Float64 (adjusted) rows, or stored float32 rows that no adjustment changes.
+            const candidates: Float32Array | Float64Array =
+              next() < 0.5 ? values(numCandidates * d, next, special) : new Float32Array(numCandidates * d);
+            if (candidates instanceof Float32Array) candidates.set(values(numCandidates * d, next, special));
             // Exact ties: a candidate equal to another, and one equal to a query.
             if (numCandidates > 3) candidates.copyWithin(0, 2 * d, 3 * d);
             if (numCandidates > 1) candidates.set(queries.subarray(0, d), d);

@@ -65,8 +65,9 @@ Napi::Value PbgAdjust(const Napi::CallbackInfo& info) {
 }
 
 // pbgCompare: { comparator, bias, dimension, queries (Float64Array, numQueries x dimension), numQueries, candidates
-// (Float64Array, numCandidates x dimension), numCandidates, queryFirst, out (Float64Array), outStride, outOffset,
-// simd, threads }: query j's score of candidate c to out[j * outStride + outOffset + c].
+// (Float64Array, or a Float32Array of rows no adjustment changes; numCandidates x dimension), numCandidates,
+// queryFirst, out (Float64Array), outStride, outOffset, simd, threads }: query j's score of candidate c to out[j *
+// outStride + outOffset + c].
 Napi::Value PbgCompare(const Napi::CallbackInfo& info) {
   const Args args(info, "pbgCompare");
   kgrank::PbgCompareJob job;
@@ -78,10 +79,14 @@ Napi::Value PbgCompare(const Napi::CallbackInfo& info) {
   if (job.num_candidates > SIZE_MAX / d) args.range_error("numCandidates", "is too large for the dimension");
   const Napi::TypedArray queries = args.typed("queries", napi_float64_array);
   expect_length(args, "queries", queries, job.num_queries * d, "numQueries x dimension values");
-  const Napi::TypedArray candidates = args.typed("candidates", napi_float64_array);
+  const Napi::TypedArray candidates = args.floats("candidates");
   expect_length(args, "candidates", candidates, job.num_candidates * d, "numCandidates x dimension values");
   job.queries = static_cast<const double*>(raw_data(queries));
-  job.candidates = static_cast<const double*>(raw_data(candidates));
+  if (candidates.TypedArrayType() == napi_float32_array) {
+    job.candidates_f32 = static_cast<const float*>(raw_data(candidates));
+  } else {
+    job.candidates = static_cast<const double*>(raw_data(candidates));
+  }
   job.query_first = args.boolean("queryFirst");
   job.out_stride = args.size("outStride");
   job.out_offset = args.size("outOffset");

@@ -157,6 +157,8 @@ Status pbg_compare(const PbgCompareJob& job, double* out, SimdLevel simd, unsign
   const size_t d = s.dimension;
   if (d == 0) return Status::invalid("pbg_compare needs a positive dimension");
   if (job.num_queries == 0 || job.num_candidates == 0) return Status::success();
+  if ((job.candidates == nullptr) == (job.candidates_f32 == nullptr))
+    return Status::invalid("pbg_compare needs one candidate array");
   isa::PbgPanelFn kernel = isa::pbg_panel_scalar;
   size_t w = kPbgLanesScalar;
 #ifdef KGRANK_HAVE_AVX512
@@ -176,10 +178,17 @@ Status pbg_compare(const PbgCompareJob& job, double* out, SimdLevel simd, unsign
       // Lane-major: value k of candidate first + l at panel[k * w + l]; lanes past the last candidate are 0.
       std::fill(panel.begin(), panel.end(), 0.0);
       std::fill(bias.begin(), bias.end(), 0.0);
-      for (size_t l = 0; l < lanes; ++l) {
-        const double* c = job.candidates + (first + l) * d;
-        bias[l] = c[0];
-        for (size_t k = 0; k < width; ++k) panel[k * w + l] = c[from + k];
+      const auto transpose = [&](const auto* rows) {
+        for (size_t l = 0; l < lanes; ++l) {
+          const auto* c = rows + (first + l) * d;
+          bias[l] = c[0];
+          for (size_t k = 0; k < width; ++k) panel[k * w + l] = c[from + k];
+        }
+      };
+      if (job.candidates_f32 != nullptr) {
+        transpose(job.candidates_f32);
+      } else {
+        transpose(job.candidates);
       }
       kernel(job, panel.data(), bias.data(), first, lanes, out);
     }

@@ -56,7 +56,9 @@ struct PbgCompareJob {
   PbgComparison comparison;
   const double* queries = nullptr;
   size_t num_queries = 0;
-  const double* candidates = nullptr;
+  const double* candidates = nullptr;     // adjusted candidate rows; or
+  const float* candidates_f32 = nullptr;  // rows no adjustment changes (operator none, no global embedding, not cos),
+                                          // as stored: each value converted to double exactly, as adjust would
   size_t num_candidates = 0;
   bool query_first = true;
   size_t out_stride = 0;

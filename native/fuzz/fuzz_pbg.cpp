@@ -85,5 +85,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (size_t i = 0; i < want.size(); ++i) FUZZ_CHECK(kgrank_pbg::same(got[i], want[i]));
     }
   }
+  // The stored-rows path: float32 candidates compare as their exact double values do.
+  const std::vector<float> candidates32(candidates.begin(), candidates.end());
+  const std::vector<double> widened(candidates32.begin(), candidates32.end());
+  PbgCompareJob job32 = job;
+  job32.candidates = nullptr;
+  job32.candidates_f32 = candidates32.data();
+  for (size_t j = 0; j < job.num_queries; ++j)
+    for (size_t i = 0; i < job.num_candidates; ++i)
+      want[j * job.out_stride + job.out_offset + i] =
+          kgrank_pbg::compare_one(s, &queries[j * d], &widened[i * d], job.query_first);
+  for (SimdLevel level : kgrank_fuzz::levels()) {
+    std::vector<double> got(want.size(), 7.0);
+    FUZZ_CHECK(pbg_compare(job32, got.data(), level, 2).ok());
+    for (size_t i = 0; i < want.size(); ++i) FUZZ_CHECK(kgrank_pbg::same(got[i], want[i]));
+  }
   return 0;
 }

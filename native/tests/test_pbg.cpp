@@ -131,8 +131,26 @@ void compare_cases() {
             for (size_t i = 0; i < job.num_candidates; ++i)
               want[j * job.out_stride + job.out_offset + i] =
                   kgrank_pbg::compare_one(job.comparison, &queries[j * d], &candidates[i * d], query_first);
+          // The same rows as float32 (and the reference on their exact double values): the stored-rows path.
+          const std::vector<float> candidates32(candidates.begin(), candidates.end());
+          std::vector<double> want32(want.size(), 42.0);
+          for (size_t j = 0; j < job.num_queries; ++j) {
+            for (size_t i = 0; i < job.num_candidates; ++i) {
+              std::vector<double> c(candidates32.begin() + i * d, candidates32.begin() + (i + 1) * d);
+              want32[j * job.out_stride + job.out_offset + i] =
+                  kgrank_pbg::compare_one(job.comparison, &queries[j * d], c.data(), query_first);
+            }
+          }
           for (SimdLevel level : simd) {
             for (unsigned threads : {1u, 3u}) {
+              PbgCompareJob job32 = job;
+              job32.candidates = nullptr;
+              job32.candidates_f32 = candidates32.data();
+              std::vector<double> got32(want.size(), 42.0);
+              CHECK(pbg_compare(job32, got32.data(), level, threads).ok());
+              size_t bad32 = 0;
+              for (size_t i = 0; i < got32.size(); ++i) bad32 += !kgrank_pbg::same(got32[i], want32[i]);
+              CHECK(bad32 == 0);
               std::vector<double> got(want.size(), 42.0);
               CHECK(pbg_compare(job, got.data(), level, threads).ok());
               size_t bad = 0;

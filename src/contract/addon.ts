@@ -282,7 +282,7 @@ export interface PbgCompareArgs extends KernelOptions {
   dimension: number;
   queries: Float64Array;
   numQueries: number;
-  candidates: Float64Array;
+  candidates: FloatArray;
   numCandidates: number;
   queryFirst: boolean;
   out: Float64Array;

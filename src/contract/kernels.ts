@@ -485,7 +485,8 @@ export interface PbgCompareInput {
   scoring: PbgScoring;
   queries: Float64Array;
   numQueries: number;
-  candidates: Float64Array;
+  /** Adjusted rows, or stored float32 rows that no adjustment changes (each value as adjust would convert it). */
+  candidates: FloatArray;
   numCandidates: number;
   /** The query is the comparator's first argument (its bias added first); otherwise each candidate is. */
   queryFirst: boolean;

@@ -7,6 +7,18 @@
 import { kernels } from "../backend/backend";
 import type { FloatArray, PbgOperatorName, PbgOperatorValues, PbgScoring } from "../contract/kernels";
 
+/**
+ * Whether adjust() leaves rows as they are (operator none, no global embedding, no cos preparation): such rows are
+ * compared as stored (float32 values convert to float64 exactly), with no float64 copy of the table.
+ */
+export function adjustsNothing(
+  scoring: PbgScoring,
+  global: Float64Array | undefined,
+  operator: PbgOperatorName,
+): boolean {
+  return operator === "none" && global === undefined && scoring.comparator !== "cos";
+}
+
 /** adjust() of n rows of width d (row-major): global embedding, operator, preparation, into a new float64 array. */
 export function adjustRows(
   scoring: PbgScoring,
@@ -31,7 +43,7 @@ export function compareRows(
   scoring: PbgScoring,
   queries: Float64Array,
   numQueries: number,
-  candidates: Float64Array,
+  candidates: FloatArray,
   count: number,
   queryFirst: boolean,
   out: Float64Array,
