@@ -5,7 +5,7 @@
 //   --model-dir DIR --dataset-dir DIR   a trained model (bench/train_kge.py writes one) on its dataset's test split
 //   --wikikg2 [--dim 100] [--tasks 2000] WikiKG2-shaped random embeddings (2,500,604 entities, 535 relations): a
 //                                       sample of test-like triples, truth at random (the screen's worst case)
-// Options: --rounds 5, --mode auto|int8 (the screened side; default auto), --threads N.
+// Options: --rounds 5, --mode auto|int8 (the screened side; default auto), --threads N, --unfiltered.
 // Needs the addon and `npm run build:ts`:
 //   node bench/screen-models.mjs --model-dir /tmp/fb-distmult-100 --dataset-dir ../shared/datasets/fb15k237
 //   node bench/screen-models.mjs --wikikg2 --dim 100
@@ -18,6 +18,8 @@ const args = process.argv.slice(2);
 const opt = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
 const rounds = Number(opt("--rounds", 5));
 const mode = opt("--mode", "auto");
+// --unfiltered: no filter pass (the known answers scored one by one), so the ratio is the ranking pass's alone.
+const unfiltered = args.includes("--unfiltered");
 const require = createRequire(import.meta.url);
 const kg = require(join(root, "dist", "cjs", "index.js"));
 const { kernels } = require(join(root, "dist", "cjs", "backend", "backend.js"));
@@ -70,7 +72,7 @@ async function evaluate(screen) {
   const ev = new kg.RankEvaluator({
     numEntities: s.numEntities,
     numRelations: s.numRelations,
-    filterTriples: s.filter,
+    filterTriples: unfiltered ? undefined : s.filter,
   });
   const t0 = process.hrtime.bigint();
   await ev.addModel({ model: s.model, triples: s.triples, screen, threads });

@@ -223,8 +223,10 @@ void check_row_blocks(std::mt19937& rng) {
 // The filter pass (and the true scores) score listed entities by the level's own lanes (interaction.cpp
 // score_listed): its counts are the plain loop's over score_triple() (score_one) for every op, float32 and float64,
 // at every level and 1 / 2 threads, with rows of hundreds of known answers (several packings of kListPiece = 256
-// and partial panels), duplicates, exact ties with the true answer, and an entity shard (a slice of the table with
-// an entity_offset, anchors given apart, true scores given) whose lists name ids outside it.
+// and partial panels), duplicates, exact ties with the true answer, rows that share a query with lists of their own
+// (rank_embeddings scores a group's union once: short lists sorted, long ones through its dense map), and an entity
+// shard (a slice of the table with an entity_offset, anchors given apart, true scores given) whose lists name ids
+// outside it.
 template <class T>
 void check_filter_pass(const Fixture& f, std::mt19937& rng) {
   const size_t n = 997, nr = 4, rows = 19;
@@ -253,6 +255,10 @@ void check_filter_pass(const Fixture& f, std::mt19937& rng) {
   for (size_t i = 0; i < rows; ++i) {
     anchor[i] = static_cast<int32_t>(rng() % 500);  // never the NaN entity: a NaN query or truth is another test's
     relation[i] = static_cast<int32_t>(rng() % nr);
+    if (i >= 9) {  // rows 9-18 share the query of rows 0-4 (a group that scores its lists' union once), own lists
+      anchor[i] = anchor[i % 5];
+      relation[i] = relation[i % 5];
+    }
     truth[i] = i % 3 == 0 ? 11 : static_cast<int32_t>(rng() % 500);
     // 0 to 700 known answers: random ids (duplicates among them), the ties, the truth itself, repeats.
     const size_t count = (i * 131) % 701;

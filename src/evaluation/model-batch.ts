@@ -319,33 +319,47 @@ function fullSide(
             `entity restriction (restrictEntities) needs the table in memory`,
     );
   }
+  // Filtered: the kernel takes the rows in (relation, anchor) order (stable), so that the rows that share a query
+  // and its known answers (FB15k-237's (?, gender, male) for every such test triple) sit together and the kernel
+  // scores their list once, within whatever slice of rows an async call works on. Position k is row order[k]; the
+  // counts are put back in the batch's order before anything reads them (settle).
+  const order = index ? queryOrder(keys.relation, keys.anchor) : null;
+  const pick = (column: Int32Array) => (order ? Int32Array.from(order, (i) => column[i]!) : column);
+  const [kAnchor, kRelation, kTruth] = [pick(keys.origAnchor), pick(keys.relation), pick(keys.origTruth)];
   let excludeOffsets: Uint32Array | null = null;
   let excludeIds: Int32Array | null = null;
   if (index) {
     // The filter's other known answers of each task, in the caller's entity ids: scored one by one by the kernel.
     const lists: Int32Array[] = [];
     excludeOffsets = new Uint32Array(rows + 1);
-    for (let i = 0; i < rows; i++) {
+    for (let k = 0; k < rows; k++) {
+      const i = order![k]!;
       const ans = index.answers(keys.anchor[i]!, keys.relation[i]!);
       lists.push(ans);
-      excludeOffsets[i + 1] = excludeOffsets[i]! + ans.length - 1; // the true answer is among them (keys() checked)
+      excludeOffsets[k + 1] = excludeOffsets[k]! + ans.length - 1; // the true answer is among them (keys() checked)
     }
     excludeIds = new Int32Array(excludeOffsets[rows]!);
-    for (let i = 0, w = 0; i < rows; i++) {
-      const own = keys.truth[i]!;
-      for (const a of lists[i]!) if (a !== own) excludeIds[w++] = kept ? kept[a]! : a;
+    for (let k = 0, w = 0; k < rows; k++) {
+      const own = keys.truth[order![k]!]!;
+      for (const a of lists[k]!) if (a !== own) excludeIds[w++] = kept ? kept[a]! : a;
     }
   }
   const n = ctx.selection.numCandidates;
   const input = streamed
     ? null
-    : model.job(side, keys.origAnchor, keys.relation, keys.origTruth, {
+    : model.job(side, kAnchor, kRelation, kTruth, {
         candidates: kept,
         excludeOffsets,
         excludeIds,
       });
   // The screen ranks against every entity: not under an entity restriction.
   if (input && !kept) input.screen = model.screenFor(screen, input, threads, true);
+  let settled = order === null;
+  const settle = () => {
+    if (settled) return;
+    settled = true;
+    unpermuteCounts(out, rows, order!);
+  };
   return {
     side,
     out,
@@ -356,9 +370,9 @@ function fullSide(
     stream: streamed
       ? {
           side,
-          anchor: keys.origAnchor,
-          relation: keys.relation,
-          truth: keys.origTruth,
+          anchor: kAnchor,
+          relation: kRelation,
+          truth: kTruth,
           excludeOffsets,
           excludeIds,
           negatives: null,
@@ -367,10 +381,12 @@ function fullSide(
         }
       : null,
     partial() {
+      settle();
       checkStatus(out, rows, model, side, keys.origAnchor, keys.relation, keys.origTruth);
       return partialColumns(out, rows, keys.relation, keys.origAnchor, keys.origTruth);
     },
     finish() {
+      settle();
       checkStatus(out, rows, model, side, keys.origAnchor, keys.relation, keys.origTruth);
       const c = counts(out, rows);
       const ranks = ranksFromCounts(c, n, true);
@@ -384,6 +400,27 @@ function fullSide(
       };
     },
   };
+}
+
+/** Rows in (relation, anchor) order, ties in row order: position k holds row order[k]. */
+function queryOrder(relation: Int32Array, anchor: Int32Array): Int32Array {
+  return Int32Array.from({ length: relation.length }, (_, i) => i).sort(
+    (x, y) => relation[x]! - relation[y]! || anchor[x]! - anchor[y]! || x - y,
+  );
+}
+
+/**
+ * A kernel's output (5 columns of `rows` and 2 status slots) written in row order `order` (kernel row k is the
+ * batch's row order[k]), put back in the batch's order in place; the status slot's row index too.
+ */
+function unpermuteCounts(out: Float64Array, rows: number, order: Int32Array): void {
+  const column = new Float64Array(rows);
+  for (let c = 0; c < 5; c++) {
+    column.set(out.subarray(c * rows, (c + 1) * rows));
+    for (let k = 0; k < rows; k++) out[c * rows + order[k]!] = column[k]!;
+  }
+  const at = out[5 * rows + 1]!;
+  if (out[5 * rows] !== 0 && Number.isInteger(at) && at >= 0 && at < rows) out[5 * rows + 1] = order[at]!;
 }
 
 /**
