@@ -619,7 +619,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
     }
     const PackedFn rescore = packed_scores_of(kernel);
     const size_t pw = panel_width_of(kernel);
-    std::atomic<uint64_t> screen_pairs{0}, screen_rescored{0};
+    std::atomic<uint64_t> screen_pairs{0}, screen_rescored{0}, screen_refined{0};
     // Per block of kScreenRowBlock rows: whether it gave up the screen (Auto only; see the task loop).
     std::vector<std::atomic<uint8_t>> screen_gave_up(screen_fn != nullptr ? rows / kScreenRowBlock + 1 : 0);
     for (auto& g : screen_gave_up) g.store(0, std::memory_order_relaxed);
@@ -651,7 +651,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               if (und.size() < nr * cap) und.assign(nr * cap, 0);
               if (und_n.size() < nr) und_n.assign(nr, 0);
               if (scores.size() < kChunk) scores.assign(kChunk, 0.0f);
-              uint64_t rescored = 0, screened = 0;
+              uint64_t rescored = 0, screened = 0, refined = 0;
               const size_t n = end - begin;
               thread_local std::vector<float> compact, heavy_query, heavy_threshold;
               thread_local std::vector<uint32_t> heavy, heavy_counts;
@@ -700,8 +700,9 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                   if (skip[sb / kScreenRowBlock] != 0) continue;
                   std::atomic<uint8_t>& gave_up = screen_gave_up[(r0 + sb) / kScreenRowBlock];
                   const size_t snr = nr - sb < kScreenRowBlock ? nr - sb : kScreenRowBlock;
-                  const ScreenTask st{screen_table,      &screen_queries,       r0 + sb,           snr, begin, end,
-                                      local.data() + sb, und.data() + sb * cap, und_n.data() + sb, cap};
+                  const ScreenTask st{screen_table,      &screen_queries,       r0 + sb,           snr, begin,   end,
+                                      local.data() + sb, und.data() + sb * cap, und_n.data() + sb, cap, &refined};
+                  const uint64_t refined_before = refined;
                   screen_fn(st);
                   screened += static_cast<uint64_t>(snr) * n;
                   size_t crowded = 0, light = 0;
@@ -720,12 +721,15 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                   }
                   rescored += static_cast<uint64_t>(crowded) * n;
                   // Auto: the block's cost this chunk in units of one float32-path pair (the screen itself about
-                  // 0.25 + 25 / d of one, measured at d = 100 and 500; a crowded row one more per pair; an undecided
-                  // pair gathered, packed and scored alone about 100, as profiled on a trained FB15k-237 DistMult)
-                  // against the float32 path's snr x n: the block gives up when the screen did not save a tenth.
+                  // 0.25 + 25 / d of one, measured at d = 100 and 500; a pair the second level saw about 2.5 times
+                  // that, as it runs two dots for one (row, panel) at a time; a crowded row one more per pair; an
+                  // undecided pair gathered, packed and scored alone about 100, as profiled on a trained FB15k-237
+                  // DistMult) against the float32 path's snr x n: the block gives up when the screen did not save a
+                  // tenth.
                   if (qs.screen == ScreenMode::Auto) {
                     const double pairs = static_cast<double>(snr) * static_cast<double>(n);
-                    const double units = pairs * (0.25 + 25.0 / static_cast<double>(dim)) +
+                    const double unit = 0.25 + 25.0 / static_cast<double>(dim);
+                    const double units = pairs * unit + 2.5 * unit * static_cast<double>(refined - refined_before) +
                                          static_cast<double>(crowded) * static_cast<double>(n) +
                                          100.0 * static_cast<double>(light);
                     if (units > 0.9 * pairs) gave_up.store(1, std::memory_order_relaxed);
@@ -758,6 +762,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               }
               screen_pairs.fetch_add(screened, std::memory_order_relaxed);
               screen_rescored.fetch_add(rescored, std::memory_order_relaxed);
+              screen_refined.fetch_add(refined, std::memory_order_relaxed);
             } else {
               kernel(part, begin, end, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
             }
@@ -777,6 +782,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
       qs.screen_stats->used = screen_fn != nullptr;
       qs.screen_stats->pairs = screen_pairs.load();
       qs.screen_stats->rescored = screen_rescored.load();
+      qs.screen_stats->refined = screen_refined.load();
     }
   } else {  // wide: the scalar pair loop in double, the same chunks
     parallel_for(
@@ -1525,7 +1531,7 @@ Status screen_prepare(const EmbeddingModel<float>& m, SimdLevel simd, unsigned t
   const bool complex = is_complex(m.interaction);
   for (size_t k = 0; k < dim; ++k) map[k] = static_cast<uint32_t>(canonical(k, dim, complex, m.layout));
   if (!screen_quantise_table(m.entity, m.num_entities, m.entity_width, map.data(), dim, simd, threads, out)) {
-    return Status::invalid("out of memory for the screen's table (a quarter of the float32 table plus 16 bytes a row)");
+    return Status::invalid("out of memory for the screen's table (half the float32 table plus 32 bytes a row)");
   }
   return Status{};
 }

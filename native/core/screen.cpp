@@ -92,15 +92,55 @@ RowQuant finish_row(const ScreenRowSums& r, size_t dim) {
   return q;
 }
 
-// Quantises v (element k at v[map ? map[k] : k]; `buf` holds dim floats) into out[0 .. dim) with the level's kernel.
-RowQuant quantise_row(ScreenQuantFn fn, const float* v, const uint32_t* map, size_t dim, int8_t* out, float* buf) {
+// Quantises v (element k at v[map ? map[k] : k]; `buf` holds dim floats) into out[0 .. dim) with the level's kernel;
+// *row is set to the row in canonical order (v itself, or buf).
+RowQuant quantise_row(ScreenQuantFn fn, const float* v, const uint32_t* map, size_t dim, int8_t* out, float* buf,
+                      const float** row) {
   if (map != nullptr) {
     for (size_t k = 0; k < dim; ++k) buf[k] = v[map[k]];
     v = buf;
   }
+  *row = v;
   ScreenRowSums r;
   fn(v, dim, out, &r);
   return finish_row(r, dim);
+}
+
+// The second level of one quantised row (v canonical, a its first level, scale s): c_k = round(256 e_k) clamped to
+// [-127, 127] with e_k = y_k - a_k, y_k = fl(v_k fl(1 / s)). In double, e_k and f_k = 256 e_k - c_k are exact (y_k
+// is a float below 2^7 in magnitude, a_k and c_k integers), so with |y_k - v_k / s| < 2^-15 (finish_row),
+//   ||v - s (a + c / 256)|| <= s (||f|| / 256 + sqrt(d) 2^-15),  ||s (a + c / 256)|| = s ||a + c / 256||,
+// and ||c|| exactly from integers; each double sum of d squares is within d 2^-53 of itself, inside the factor
+// (1 + 2 gamma_d) used for the float sums. A row that is never screened (scale NaN) or all zero gets c = 0 and zero
+// terms (its first level already describes it exactly, or never decides).
+struct RowRefine {
+  double resid2 = 0, norm2 = 0, cnorm = 0;
+  int32_t sum = 0;
+};
+RowRefine refine_row(const float* v, size_t dim, const int8_t* a, float scale, int8_t* c) {
+  RowRefine r;
+  std::fill(c, c + dim, int8_t{0});
+  if (!(scale > 0)) return r;
+  const float inv = 1.0f / scale;
+  double f2 = 0, t2 = 0, c2 = 0;
+  for (size_t k = 0; k < dim; ++k) {
+    const double e = static_cast<double>(v[k] * inv) - a[k];
+    double ck = (256.0 * e + 6755399436890112.0) - 6755399436890112.0;  // nearest (|256 e| < 2^51), no libm call
+    ck = ck > 127.0 ? 127.0 : ck < -127.0 ? -127.0 : ck;
+    const double f = 256.0 * e - ck;
+    const double tk = a[k] + ck * 0.00390625;
+    f2 += f * f;
+    t2 += tk * tk;
+    c2 += ck * ck;
+    r.sum += static_cast<int32_t>(ck);
+    c[k] = static_cast<int8_t>(ck);
+  }
+  const double g = 1 + 2 * gamma_of(dim), d = static_cast<double>(dim);
+  const double s = scale;
+  r.resid2 = s * (std::sqrt(f2 * g) * 0.00390625 + std::sqrt(d) * 3.0517578125e-05);
+  r.norm2 = s * std::sqrt(t2 * g);
+  r.cnorm = s * std::sqrt(c2 * g) * 0.00390625;
+  return r;
 }
 
 }  // namespace
@@ -120,6 +160,11 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
     t->slack.assign(padded, 0.0f);
     t->qnorm.assign(padded, 0.0f);
     t->corr.assign(padded, 0);
+    t->panels2.assign(panels * t->dpad * kScreenPanel, int8_t{0});
+    t->slack2.assign(padded, 0.0f);
+    t->qnorm2.assign(padded, 0.0f);
+    t->cnorm.assign(padded, 0.0f);
+    t->corr2.assign(padded, 0);
   }
   KGRANK_CATCH(const std::bad_alloc&) { return false; }
   const double gamma = gamma_of(dim);
@@ -136,10 +181,11 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
   const size_t tasks = (panels + kPanelsPerTask - 1) / kPanelsPerTask;
   std::atomic<bool> ok{true};
   parallel_for(tasks, threads, [&](size_t task) {
-    std::vector<int8_t> buf;
+    std::vector<int8_t> buf, buf2;
     std::vector<float> row;
     KGRANK_TRY {
       buf.assign(dpad, int8_t{0});
+      buf2.assign(dpad, int8_t{0});
       row.assign(dim, 0.0f);
     }
     KGRANK_CATCH(const std::bad_alloc&) {
@@ -149,15 +195,26 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
     const size_t p_end = std::min(panels, (task + 1) * kPanelsPerTask);
     for (size_t p = task * kPanelsPerTask; p < p_end; ++p) {
       int8_t* panel = t->panels.data() + p * dpad * kScreenPanel;
+      int8_t* panel2 = t->panels2.data() + p * dpad * kScreenPanel;
       for (size_t lane = 0; lane < kScreenPanel; ++lane) {
         const size_t e = p * kScreenPanel + lane;
         if (e >= n) break;
-        const RowQuant r = quantise_row(quant, rows + e * width, map, dim, buf.data(), row.data());
-        for (size_t k = 0; k < dpad; k += 4) std::memcpy(panel + (k / 4) * 64 + lane * 4, buf.data() + k, 4);
+        const float* canon = nullptr;
+        const RowQuant r = quantise_row(quant, rows + e * width, map, dim, buf.data(), row.data(), &canon);
+        const RowRefine r2 = refine_row(canon, dim, buf.data(), r.scale, buf2.data());
+        for (size_t k = 0; k < dpad; k += 4) {
+          std::memcpy(panel + (k / 4) * 64 + lane * 4, buf.data() + k, 4);
+          std::memcpy(panel2 + (k / 4) * 64 + lane * 4, buf2.data() + k, 4);
+        }
+        const bool screened = r.scale == r.scale;
         t->scale[e] = std::isfinite(gamma) ? r.scale : std::numeric_limits<float>::quiet_NaN();
-        t->slack[e] = r.scale == r.scale ? up(r.resid + gamma * r.norm) : 0.0f;  // gamma_d: the float32 chain
-        t->qnorm[e] = r.scale == r.scale ? up(r.qnorm) : 0.0f;
+        t->slack[e] = screened ? up(r.resid + gamma * r.norm) : 0.0f;  // gamma_d: the float32 chain
+        t->qnorm[e] = screened ? up(r.qnorm) : 0.0f;
         t->corr[e] = 128 * r.sum;
+        t->slack2[e] = screened ? up(r2.resid2 + gamma * r.norm) : 0.0f;
+        t->qnorm2[e] = screened ? up(r2.norm2) : 0.0f;
+        t->cnorm[e] = screened ? up(r2.cnorm) : 0.0f;
+        t->corr2[e] = 128 * r2.sum;
       }
     }
   });
@@ -185,17 +242,28 @@ bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const 
     q->resid.assign(rows, 0.0f);
     q->threshold.assign(threshold, threshold + rows);
     q->margin.assign(rows, 0.0f);
+    q->a2.assign(rows * q->dpad, int8_t{0});
+    q->a2u.assign(rows * q->dpad, uint8_t{128});
+    q->resid2.assign(rows, 0.0f);
+    q->anorm2.assign(rows, 0.0f);
   }
   KGRANK_CATCH(const std::bad_alloc&) { return false; }
   for (size_t i = 0; i < rows; ++i) {
-    const RowQuant r = quantise_row(quant, query + i * dim, nullptr, dim, q->a.data() + i * q->dpad, nullptr);
+    const float* canon = nullptr;
+    int8_t* a = q->a.data() + i * q->dpad;
+    int8_t* a2 = q->a2.data() + i * q->dpad;
+    const RowQuant r = quantise_row(quant, query + i * dim, nullptr, dim, a, nullptr, &canon);
+    const RowRefine r2 = refine_row(canon, dim, a, r.scale, a2);
     const bool ok = r.scale == r.scale && std::isfinite(threshold[i]);
+    q->resid2[i] = ok ? up(r2.resid2) : 0.0f;
+    q->anorm2[i] = ok ? up(r2.cnorm) : 0.0f;
     q->scale[i] = ok ? r.scale : std::numeric_limits<float>::quiet_NaN();
     q->norm[i] = ok ? up(r.norm) : 0.0f;
     q->resid[i] = ok ? up(r.resid) : 0.0f;
     q->margin[i] = ok ? up(std::fabs(static_cast<double>(threshold[i])) * 0x1p-16 + 0x1p-100) : 0.0f;
     for (size_t k = 0; k < q->dpad; ++k) {
-      q->au[i * q->dpad + k] = static_cast<uint8_t>(static_cast<int>(q->a[i * q->dpad + k]) + 128);
+      q->au[i * q->dpad + k] = static_cast<uint8_t>(static_cast<int>(a[k]) + 128);
+      q->a2u[i * q->dpad + k] = static_cast<uint8_t>(static_cast<int>(a2[k]) + 128);
     }
   }
   return true;
@@ -236,28 +304,53 @@ void screen_chunk_scalar(const ScreenTask& task) {
   const ScreenTable& t = *task.table;
   const ScreenQueries& q = *task.queries;
   const size_t dpad = t.dpad;
+  uint64_t refined = 0;
   for (size_t k = 0; k < task.nr; ++k) {
     const size_t row = task.r0 + k;
     const int8_t* a = q.a.data() + row * dpad;
+    const int8_t* a2 = q.a2.data() + row * dpad;
     const float sq = q.scale[row], nq = q.norm[row], dq = q.resid[row], thr = q.threshold[row];
+    const bool screened = sq == sq;
     uint32_t g = 0, u = 0;
     for (size_t j = task.begin; j < task.end; ++j) {
-      const int8_t* panel = t.panels.data() + (j / kScreenPanel) * dpad * kScreenPanel;
-      const size_t lane = j % kScreenPanel;
+      const size_t base = (j / kScreenPanel) * dpad * kScreenPanel + (j % kScreenPanel) * 4;
+      const int8_t* b = t.panels.data() + base;
       int32_t dot = 0;
-      for (size_t e = 0; e < dpad; ++e) dot += int32_t{a[e]} * int32_t{panel[(e / 4) * 64 + lane * 4 + (e % 4)]};
+      for (size_t e = 0; e < dpad; ++e) dot += int32_t{a[e]} * int32_t{b[(e / 4) * 64 + (e % 4)]};
       const float approx = (static_cast<float>(dot) * t.scale[j]) * sq;
       const float err = nq * t.slack[j] + dq * t.qnorm[j];
       const float m = err * (1.0f + kScreenRel) + (std::fabs(approx) + std::fabs(thr)) * kScreenRel + kScreenAbs;
       if (approx - m > thr) {
         ++g;
-      } else if (!(approx + m < thr)) {
-        task.und[k * task.cap + u++] = static_cast<uint32_t>(j);
+        continue;
       }
+      if (approx + m < thr) continue;
+      if (screened && dot < kScreenExact && dot > -kScreenExact) {  // the second level (screen.h)
+        const int8_t* c = t.panels2.data() + base;
+        int32_t k2 = 0;
+        for (size_t e = 0; e < dpad; ++e) {
+          const size_t at = (e / 4) * 64 + (e % 4);
+          k2 += int32_t{a[e]} * int32_t{c[at]} + int32_t{a2[e]} * int32_t{b[at]};
+        }
+        ++refined;
+        if (k2 < kScreenExact && k2 > -kScreenExact) {
+          const float x = static_cast<float>(dot) + static_cast<float>(k2) * 0.00390625f;
+          const float approx2 = (x * t.scale[j]) * sq;
+          const float err2 = nq * t.slack2[j] + q.resid2[row] * t.qnorm2[j] + q.anorm2[row] * t.cnorm[j];
+          const float m2 = err2 * (1.0f + kScreenRel) + (std::fabs(approx2) + std::fabs(thr)) * kScreenRel + kScreenAbs;
+          if (approx2 - m2 > thr) {
+            ++g;
+            continue;
+          }
+          if (approx2 + m2 < thr) continue;
+        }
+      }
+      task.und[k * task.cap + u++] = static_cast<uint32_t>(j);
     }
     task.greater[k] += g;
     task.und_n[k] = u;
   }
+  if (task.refined != nullptr) *task.refined += refined;
 }
 }  // namespace isa
 

@@ -9,7 +9,9 @@
 // Layout (one per call of rank_embeddings): every entity row quantised per vector, b_i = round(t_i / s_t) in
 // [-127, 127] with s_t = max|t| / 127 (a float), stored in panels of 16 entities, element groups of 4 bytes:
 // byte (p * dpad / 4 + g) * 64 + lane * 4 + r is element 4 g + r of entity 16 p + lane (dpad: the width rounded up
-// to 4, padding 0). Memory: dpad bytes + 16 per entity (a quarter of the float32 table plus 16 bytes a row).
+// to 4, padding 0). A second level, the residual c_i = round(256 (t_i / s_t - b_i)), in the same layout, refines the
+// pairs the first level leaves undecided (t ~ s_t (b + c / 256), a bound about 150 times tighter). Memory: 2 dpad
+// bytes + 32 per entity (half the float32 table plus 32 bytes a row).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +35,7 @@ struct ScreenStats {
   bool used = false;      // the screen ran (else every pair took the float32 path)
   uint64_t pairs = 0;     // (row, candidate) pairs it saw
   uint64_t rescored = 0;  // of those, pairs whose interval held the threshold: scored by the float32 path
+  uint64_t refined = 0;   // pairs the second level saw (16 per refined row and panel of 16 entities)
 };
 
 // The quantised candidate table. scale[e] is NaN for a row that is never screened (a NaN or infinite value, or
@@ -46,6 +49,13 @@ struct ScreenTable {
   std::vector<float> slack;             // upward rounded ||t - s_t b||_2 + gamma_d ||t||_2
   std::vector<float> qnorm;             // upward rounded ||s_t b||_2
   std::vector<int32_t> corr;            // 128 * sum_i b_i (the AVX-512 kernel's unsigned-offset correction)
+  // The second level (refinement of undecided pairs): c = round(256 (y - b)) clamped to [-127, 127], y the row in
+  // units of s_t, in the layout of `panels`, and the bound's per-entity terms (screen.cpp refine_row).
+  std::vector<int8_t> panels2;
+  std::vector<float> slack2;   // upward rounded ||t - s_t (b + c / 256)||_2 + gamma_d ||t||_2
+  std::vector<float> qnorm2;   // upward rounded ||s_t (b + c / 256)||_2
+  std::vector<float> cnorm;    // upward rounded s_t ||c||_2 / 256
+  std::vector<int32_t> corr2;  // 128 * sum_i c_i
 
   // Whether this table was made from a table of n rows of dim elements in this element order (map, dim entries).
   bool made_for(size_t rows, size_t d, const uint32_t* order) const;
@@ -62,6 +72,11 @@ struct ScreenQueries {
   std::vector<float> resid;      // upward rounded ||q - s_q a||_2
   std::vector<float> threshold;  // the true answer's float32 score
   std::vector<float> margin;     // upward rounded |threshold| 2^-16 + 2^-100 (the AVX-512 kernel's decision)
+  // The second level: a2 = round(256 (y - a)) clamped to [-127, 127] (y the row in units of s_q), its bound terms.
+  std::vector<int8_t> a2;
+  std::vector<uint8_t> a2u;   // a2 + 128
+  std::vector<float> resid2;  // upward rounded ||q - s_q (a + a2 / 256)||_2
+  std::vector<float> anorm2;  // upward rounded s_q ||a2||_2 / 256
 };
 
 // Quantises rows [0, n) of a float table (element k of row e is rows[e * width + map[k]]) with the level's
@@ -88,7 +103,8 @@ constexpr float kScreenMinMax = 8.881784197001252e-16f;  // 2^-50
 constexpr float kScreenMaxMax = 1125899906842624.0f;     // 2^50
 
 // One task of the screen: query rows [r0, r0 + nr) against entities [begin, end) (begin a multiple of 16).
-// Adds to greater[k] the pairs of row r0 + k certified above the threshold; lists the undecided ones:
+// Adds to greater[k] the pairs of row r0 + k certified above the threshold (by the first level, or by the second
+// where the first left a pair undecided and the kernel refines: screen_refine); lists the undecided ones:
 // und[k * cap + u] (u < und_n[k]) are their entity indices (cap >= end - begin + 16: a kernel may write 16 entries
 // past a row's list; und_n is set, not added to).
 struct ScreenTask {
@@ -99,6 +115,7 @@ struct ScreenTask {
   uint32_t* und;
   uint32_t* und_n;
   size_t cap;
+  uint64_t* refined = nullptr;  // optional: adds the pairs the second level saw (16 per refined row and panel)
 };
 using ScreenChunkFn = void (*)(const ScreenTask& task);
 
@@ -128,5 +145,12 @@ void screen_chunk_avx512_vnni(const ScreenTask& task);
 // M = (nq slack_t + resid_q qnorm_t) (1 + 2^-16) + (|approx| + |thr|) 2^-16 + 2^-100.
 constexpr float kScreenRel = 1.52587890625e-05f;      // 2^-16
 constexpr float kScreenAbs = 7.888609052210118e-31f;  // 2^-100
+
+// The second level decides as the first does, with X = I + K / 256 in place of I (K = sum a c + sum a2 b) and
+// E2 = nq slack2 + resid2 qnorm2 + anorm2 cnorm in place of E (screen.cpp derives both): x = fl(float(K) 2^-8 +
+// float(I)) is X within u, exactly as float(I) is I within u beyond 2^24, so every margin of the first level's
+// forms covers it. The kernels refine a pair only when |I| and |K| are below 2^24 (float(I), float(K) exact; always
+// so below d = 520, and beyond it unless a row is extreme); otherwise the pair stays undecided and is rescored.
+constexpr int32_t kScreenExact = 16777216;  // 2^24
 
 }  // namespace kgrank

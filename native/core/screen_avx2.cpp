@@ -27,6 +27,38 @@ inline unsigned lowest_bit(unsigned m) {
 }
 constexpr size_t kRowBlock = 64;
 
+// The second level's dots K = sum a c + sum a2 b of one query row against one panel (16 entities at jp), two halves of
+// 8 lanes, by vpmaddubsw on |x| and sign(q, x) then vpmaddwd with ones (no int16 saturation: |.| <= 127 throughout).
+void refine_dots(const ScreenTable& t, const ScreenQueries& q, size_t row, size_t jp, __m256i* k) {
+  const size_t dpad = t.dpad;
+  const size_t groups = dpad / 4;
+  const size_t off = (jp / kScreenPanel) * dpad * kScreenPanel;
+  const int8_t* bp = t.panels.data() + off;
+  const int8_t* cp = t.panels2.data() + off;
+  const int8_t* a = q.a.data() + row * dpad;
+  const int8_t* a2 = q.a2.data() + row * dpad;
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i k0 = _mm256_setzero_si256(), k1 = _mm256_setzero_si256();
+  for (size_t g = 0; g < groups; ++g) {
+    int w, w2;
+    std::memcpy(&w, a + 4 * g, 4);
+    std::memcpy(&w2, a2 + 4 * g, 4);
+    const __m256i qa = _mm256_set1_epi32(w), qa2 = _mm256_set1_epi32(w2);
+    const __m256i c0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cp + g * 64));
+    const __m256i c1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cp + g * 64 + 32));
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + g * 64));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + g * 64 + 32));
+    const __m256i s0 = _mm256_maddubs_epi16(_mm256_abs_epi8(c0), _mm256_sign_epi8(qa, c0));
+    const __m256i s1 = _mm256_maddubs_epi16(_mm256_abs_epi8(c1), _mm256_sign_epi8(qa, c1));
+    const __m256i u0 = _mm256_maddubs_epi16(_mm256_abs_epi8(b0), _mm256_sign_epi8(qa2, b0));
+    const __m256i u1 = _mm256_maddubs_epi16(_mm256_abs_epi8(b1), _mm256_sign_epi8(qa2, b1));
+    k0 = _mm256_add_epi32(k0, _mm256_add_epi32(_mm256_madd_epi16(s0, ones), _mm256_madd_epi16(u0, ones)));
+    k1 = _mm256_add_epi32(k1, _mm256_add_epi32(_mm256_madd_epi16(s1, ones), _mm256_madd_epi16(u1, ones)));
+  }
+  k[0] = k0;
+  k[1] = k1;
+}
+
 // Counts and lists one block's pairs from their integer dots (the decision of screen.cpp, 8 lanes at a time).
 void decide(const ScreenTask& task, size_t g, size_t nq, size_t jp, const __m256i (*acc)[2]) {
   const ScreenTable& t = *task.table;
@@ -59,6 +91,40 @@ void decide(const ScreenTask& task, size_t g, size_t nq, size_t jp, const __m256
     const size_t k = g + r;
     task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(gt & vm));
     unsigned und = ~(gt | lt) & vm;
+    if (und != 0 && q.scale[row] == q.scale[row]) {
+      // The second level (screen.h): the first level's form with x = fl(float(I) + float(K) 2^-8) for float(I)
+      // and E2 for E, on the lanes whose |I| and |K| are below 2^24.
+      __m256i kk[2];
+      refine_dots(t, q, row, jp, kk);
+      if (task.refined != nullptr) *task.refined += kScreenPanel;
+      const __m256i lim = _mm256_set1_epi32(kScreenExact - 1);
+      const __m256 r2 = _mm256_set1_ps(q.resid2[row]), an = _mm256_set1_ps(q.anorm2[row]);
+      unsigned gt2 = 0, lt2 = 0;
+      for (size_t h = 0; h < 2; ++h) {
+        const __m256i big = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_abs_epi32(acc[r][h]), lim),
+                                            _mm256_cmpgt_epi32(_mm256_abs_epi32(kk[h]), lim));
+        const unsigned inexact = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(big)));
+        const __m256 x = _mm256_add_ps(_mm256_cvtepi32_ps(acc[r][h]),
+                                       _mm256_mul_ps(_mm256_cvtepi32_ps(kk[h]), _mm256_set1_ps(0.00390625f)));
+        const __m256 st = _mm256_loadu_ps(t.scale.data() + jp + 8 * h);
+        const __m256 approx = _mm256_mul_ps(_mm256_mul_ps(x, st), sq);
+        const __m256 err =
+            _mm256_fmadd_ps(nq_v, _mm256_loadu_ps(t.slack2.data() + jp + 8 * h),
+                            _mm256_fmadd_ps(r2, _mm256_loadu_ps(t.qnorm2.data() + jp + 8 * h),
+                                            _mm256_mul_ps(an, _mm256_loadu_ps(t.cnorm.data() + jp + 8 * h))));
+        const __m256 mag = _mm256_add_ps(_mm256_andnot_ps(sign, approx), athr);
+        const __m256 m = _mm256_fmadd_ps(err, one_rel, _mm256_fmadd_ps(mag, rel, absk));
+        const unsigned g2 =
+            static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(approx, m), thr, _CMP_GT_OQ)));
+        const unsigned l2 =
+            static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_add_ps(approx, m), thr, _CMP_LT_OQ)));
+        gt2 |= (g2 & ~inexact) << (8 * h);
+        lt2 |= (l2 & ~inexact) << (8 * h);
+      }
+      gt2 &= und;
+      task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(gt2));
+      und &= ~(gt2 | lt2);
+    }
     uint32_t* out = task.und + k * task.cap;
     uint32_t n = task.und_n[k];
     while (und != 0) {

@@ -34,6 +34,120 @@ KGRANK_VNNI inline __m512i dpbusd(__m512i acc, __m512i a, __m512i b) {
 constexpr size_t kQ = 8;
 constexpr size_t kRowBlock = 64;
 
+// The second level's dots K = sum a c + sum a2 b for one query row and one panel (16 entities at jp): two vpdpbusd
+// chains each (a and a2 in as unsigned + 128, each chain started at its correction). For a (row, panel) pair alone;
+// refine_block does a whole block's pairs with the first level's register blocking.
+KGRANK_VNNI __attribute__((noinline)) __m512i refine_one(const ScreenTable& t, const ScreenQueries& q, size_t row,
+                                                         size_t jp) {
+  const size_t dpad = t.dpad;
+  const size_t groups = dpad / 4;
+  const size_t off = (jp / kScreenPanel) * dpad * kScreenPanel;
+  const int8_t* bp = t.panels.data() + off;
+  const int8_t* cp = t.panels2.data() + off;
+  const uint8_t* au = q.au.data() + row * dpad;
+  const uint8_t* a2u = q.a2u.data() + row * dpad;
+  // Eight chains (four per dot) hide vpdpbusd's latency: this runs for one (row, panel) pair at a time.
+  __m512i k[8];
+  k[0] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(t.corr2.data() + jp));
+  k[1] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(t.corr.data() + jp));
+  for (size_t i = 2; i < 8; ++i) k[i] = _mm512_setzero_si512();
+  size_t g = 0;
+  for (; g + 4 <= groups; g += 4) {
+    for (size_t u = 0; u < 4; ++u) {
+      int w1, w2;
+      std::memcpy(&w1, au + 4 * (g + u), 4);
+      std::memcpy(&w2, a2u + 4 * (g + u), 4);
+      k[2 * u] = dpbusd(k[2 * u], _mm512_set1_epi32(w1), _mm512_loadu_si512(cp + (g + u) * 64));
+      k[2 * u + 1] = dpbusd(k[2 * u + 1], _mm512_set1_epi32(w2), _mm512_loadu_si512(bp + (g + u) * 64));
+    }
+  }
+  for (; g < groups; ++g) {
+    int w1, w2;
+    std::memcpy(&w1, au + 4 * g, 4);
+    std::memcpy(&w2, a2u + 4 * g, 4);
+    k[0] = dpbusd(k[0], _mm512_set1_epi32(w1), _mm512_loadu_si512(cp + g * 64));
+    k[1] = dpbusd(k[1], _mm512_set1_epi32(w2), _mm512_loadu_si512(bp + g * 64));
+  }
+  const __m512i s0 = _mm512_add_epi32(_mm512_add_epi32(k[0], k[1]), _mm512_add_epi32(k[2], k[3]));
+  const __m512i s1 = _mm512_add_epi32(_mm512_add_epi32(k[4], k[5]), _mm512_add_epi32(k[6], k[7]));
+  return _mm512_add_epi32(s0, s1);
+}
+
+// The second level's dots of every (row, panel) pair of a block (rows g .. g + nq of the task, P panels at j0), with
+// the first level's blocking: per group of 4 elements, P panels of b and of c loaded once, a and a2 broadcast per row.
+template <size_t P>
+KGRANK_VNNI __attribute__((noinline)) void refine_block(const ScreenTask& task, size_t g, size_t nq, size_t j0,
+                                                        __m512i (*out)[P]) {
+  const ScreenTable& t = *task.table;
+  const ScreenQueries& q = *task.queries;
+  const size_t dpad = t.dpad;
+  const size_t groups = dpad / 4;
+  const int8_t* bp[P];
+  const int8_t* cp[P];
+  for (size_t p = 0; p < P; ++p) {
+    bp[p] = t.panels.data() + ((j0 / kScreenPanel) + p) * dpad * kScreenPanel;
+    cp[p] = t.panels2.data() + ((j0 / kScreenPanel) + p) * dpad * kScreenPanel;
+  }
+  const uint8_t* a[kQ];
+  const uint8_t* a2[kQ];
+  for (size_t r = 0; r < kQ; ++r) {
+    a[r] = q.au.data() + (task.r0 + g + (r < nq ? r : 0)) * dpad;
+    a2[r] = q.a2u.data() + (task.r0 + g + (r < nq ? r : 0)) * dpad;
+  }
+  __m512i acc[kQ][P];
+  for (size_t p = 0; p < P; ++p) {
+    const size_t jp = j0 + p * kScreenPanel;
+    const __m512i init = _mm512_sub_epi32(
+        _mm512_setzero_si512(),
+        _mm512_add_epi32(_mm512_loadu_si512(t.corr.data() + jp), _mm512_loadu_si512(t.corr2.data() + jp)));
+    for (size_t r = 0; r < kQ; ++r) acc[r][p] = init;
+  }
+  for (size_t k = 0; k < groups; ++k) {
+    __m512i xb[P], xc[P];
+    for (size_t p = 0; p < P; ++p) {
+      xb[p] = _mm512_loadu_si512(bp[p] + k * 64);
+      xc[p] = _mm512_loadu_si512(cp[p] + k * 64);
+    }
+    for (size_t r = 0; r < kQ; ++r) {
+      int w, w2;
+      std::memcpy(&w, a[r] + 4 * k, 4);
+      std::memcpy(&w2, a2[r] + 4 * k, 4);
+      const __m512i qa = _mm512_set1_epi32(w), qa2 = _mm512_set1_epi32(w2);
+      for (size_t p = 0; p < P; ++p) acc[r][p] = dpbusd(dpbusd(acc[r][p], qa, xc[p]), qa2, xb[p]);
+    }
+  }
+  for (size_t r = 0; r < kQ; ++r) {
+    for (size_t p = 0; p < P; ++p) out[r][p] = acc[r][p];
+  }
+}
+
+// The second level's decision (screen.h) for the lanes `und` of one (row, panel) pair from its dots I (first level)
+// and K: the first level's one-FMA form with x = fl(float(K) 2^-8 + float(I)) for float(I) and E2 for E, on the lanes
+// whose |I| and |K| are below 2^24. Adds the lanes certified above to *greater and returns those still undecided.
+KGRANK_VNNI inline __mmask16 decide2(const ScreenTable& t, const ScreenQueries& q, size_t row, size_t jp, __m512i i1,
+                                     __m512i kk, __mmask16 und, uint32_t* greater) {
+  const __m512i lim = _mm512_set1_epi32(kScreenExact);
+  const __mmask16 exact = static_cast<__mmask16>(_mm512_cmplt_epi32_mask(_mm512_abs_epi32(i1), lim) &
+                                                 _mm512_cmplt_epi32_mask(_mm512_abs_epi32(kk), lim));
+  const __m512 x = _mm512_fmadd_ps(_mm512_cvtepi32_ps(kk), _mm512_set1_ps(0.00390625f), _mm512_cvtepi32_ps(i1));
+  const __m512 c = _mm512_mul_ps(_mm512_loadu_ps(t.scale.data() + jp), _mm512_set1_ps(q.scale[row]));
+  const __m512 d = _mm512_fmsub_ps(x, c, _mm512_set1_ps(q.threshold[row]));
+  const __m512 err = _mm512_fmadd_ps(
+      _mm512_set1_ps(q.norm[row]), _mm512_loadu_ps(t.slack2.data() + jp),
+      _mm512_fmadd_ps(_mm512_set1_ps(q.resid2[row]), _mm512_loadu_ps(t.qnorm2.data() + jp),
+                      _mm512_mul_ps(_mm512_set1_ps(q.anorm2[row]), _mm512_loadu_ps(t.cnorm.data() + jp))));
+  const __m512 m = _mm512_fmadd_ps(err, _mm512_set1_ps(1.0f + kScreenRel), _mm512_set1_ps(q.margin[row]));
+  const __mmask16 live = static_cast<__mmask16>(und & exact);
+  const __mmask16 gt = _mm512_mask_cmp_ps_mask(live, d, m, _CMP_GT_OQ);
+  const __mmask16 lt = _mm512_mask_cmp_ps_mask(live, d, _mm512_sub_ps(_mm512_setzero_ps(), m), _CMP_LT_OQ);
+  *greater += static_cast<uint32_t>(_mm_popcnt_u32(gt));
+  return static_cast<__mmask16>(und & ~(gt | lt));
+}
+
+// Pairs of a block (of kQ x P) the second level refines together, from this many (row, panel) pairs with an
+// undecided lane up: below it, each such pair alone (refine_one).
+constexpr size_t kBlockRefine = 8;
+
 template <size_t P>
 KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
   const ScreenTable& t = *task.table;
@@ -67,16 +181,17 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
   // a - thr > E: E' is E's first two terms in float (relative error below 3u), every rounding of m and of the error
   // terms is below u times them, far inside the 2^-16 margins, and 2^-100 covers the absolute ones. Below: d < -m.
   const __m512 one_rel = _mm512_set1_ps(1.0f + kScreenRel);
-  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __mmask16 und[kQ][P];
+  size_t open = 0;
   for (size_t p = 0; p < P; ++p) {
     const size_t jp = j0 + p * kScreenPanel;
-    if (jp >= task.end) break;
+    for (size_t r = 0; r < kQ; ++r) und[r][p] = 0;
+    if (jp >= task.end) continue;
     const size_t valid = task.end - jp < kScreenPanel ? task.end - jp : kScreenPanel;
     const __mmask16 vm = static_cast<__mmask16>(valid >= 16 ? 0xFFFFu : (1u << valid) - 1u);
     const __m512 st = _mm512_loadu_ps(t.scale.data() + jp);
     const __m512 ut = _mm512_loadu_ps(t.slack.data() + jp);
     const __m512 th = _mm512_loadu_ps(t.qnorm.data() + jp);
-    const __m512i ids = _mm512_add_epi32(iota, _mm512_set1_epi32(static_cast<int>(jp)));
     for (size_t r = 0; r < nq; ++r) {
       const size_t row = task.r0 + g + r;
       const __m512 c = _mm512_mul_ps(st, _mm512_set1_ps(q.scale[row]));
@@ -86,17 +201,49 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
       const __m512 m = _mm512_fmadd_ps(err, one_rel, _mm512_set1_ps(q.margin[row]));
       const __mmask16 gt = _mm512_cmp_ps_mask(d, m, _CMP_GT_OQ);
       const __mmask16 lt = _mm512_cmp_ps_mask(d, _mm512_sub_ps(_mm512_setzero_ps(), m), _CMP_LT_OQ);
-      const __mmask16 und = static_cast<__mmask16>(~(gt | lt) & vm);
-      const size_t k = g + r;
-      task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(static_cast<unsigned>(gt & vm)));
-      if (und != 0) {
-        // Compress in a register, then a full store (cap leaves 16 spare entries): the memory form of vpcompressd
-        // is microcoded on Zen 4 and cost more than the rest of the decision.
-        _mm512_storeu_si512(task.und + k * task.cap + task.und_n[k], _mm512_maskz_compress_epi32(und, ids));
-        task.und_n[k] += static_cast<uint32_t>(_mm_popcnt_u32(und));
+      und[r][p] = static_cast<__mmask16>(~(gt | lt) & vm);
+      task.greater[g + r] += static_cast<uint32_t>(_mm_popcnt_u32(static_cast<unsigned>(gt & vm)));
+      // A query row that is never screened (scale NaN) is not refined: the second level cannot decide it either.
+      open += und[r][p] != 0 && q.scale[row] == q.scale[row];
+    }
+  }
+  // The second level for the pairs the first left undecided: the whole block's dots at once when enough of its
+  // (row, panel) pairs need them, else one pair at a time.
+  uint64_t refined = 0;
+  if (open != 0) {
+    __m512i kk[kQ][P];
+    const bool whole = open >= kBlockRefine;
+    if (whole) {
+      refine_block<P>(task, g, nq, j0, kk);
+      refined += kScreenPanel * kQ * P;
+    }
+    for (size_t p = 0; p < P; ++p) {
+      const size_t jp = j0 + p * kScreenPanel;
+      for (size_t r = 0; r < nq; ++r) {
+        const size_t row = task.r0 + g + r;
+        if (und[r][p] == 0 || q.scale[row] != q.scale[row]) continue;
+        if (!whole) {
+          kk[r][p] = refine_one(t, q, row, jp);
+          refined += kScreenPanel;
+        }
+        und[r][p] = decide2(t, q, row, jp, acc[r][p], kk[r][p], und[r][p], task.greater + g + r);
       }
     }
   }
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (size_t p = 0; p < P; ++p) {
+    const size_t jp = j0 + p * kScreenPanel;
+    const __m512i ids = _mm512_add_epi32(iota, _mm512_set1_epi32(static_cast<int>(jp)));
+    for (size_t r = 0; r < nq; ++r) {
+      if (und[r][p] == 0) continue;
+      // Compress in a register, then a full store (cap leaves 16 spare entries): the memory form of vpcompressd
+      // is microcoded on Zen 4 and cost more than the rest of the decision.
+      const size_t k = g + r;
+      _mm512_storeu_si512(task.und + k * task.cap + task.und_n[k], _mm512_maskz_compress_epi32(und[r][p], ids));
+      task.und_n[k] += static_cast<uint32_t>(_mm_popcnt_u32(und[r][p]));
+    }
+  }
+  if (task.refined != nullptr) *task.refined += refined;
 }
 
 }  // namespace
