@@ -290,12 +290,12 @@ export class PbgRanker {
         anchors[j] = triples[3 * i + (side === "head" ? 2 : 0)]!;
       });
       const anchorRows = this.tables.rowsOf(anchors);
-      const queries = new Float64Array(batch.length * ckpt.dimension);
+      const d = ckpt.dimension;
+      const queries = new Float64Array(batch.length * d);
       for (let j = 0; j < batch.length;) {
         const r = relationOf(batch[j]!);
         let end = j + 1;
         while (end < batch.length && relationOf(batch[end]!) === r) end++;
-        const d = ckpt.dimension;
         queries.set(planOf(r).adjustQueries(anchorRows.subarray(j * d, end * d), end - j), j * d);
         j = end;
       }
