@@ -135,6 +135,7 @@ const longFallback = [
   "test/screen.test.ts",
   "test/pbg.test.ts",
   "test/pbg-shards.test.ts",
+  "test/pbg-sampled.test.ts",
 ];
 const longOnce = [
   "test/queue.test.ts",

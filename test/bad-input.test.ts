@@ -257,6 +257,10 @@ const pbgFiles = (() => {
       cpSync(path.join(fix, "edges", "train", "edges_0_0.h5"), path.join(c, "embeddings_item_0.v3.h5")),
     ),
     notHdf5: broken("not-hdf5", (c) => writeFileSync(path.join(c, "model.v3.h5"), "a text file\n")),
+    batchSize: broken("batch-size", (c) => config(c, (cfg) => Object.assign(cfg, { batch_size: 0 }))),
+    noNegatives: broken("no-negatives", (c) =>
+      config(c, (cfg) => Object.assign(cfg, { num_batch_negs: 0, num_uniform_negs: 0 })),
+    ),
     ok: path.join(fix, "checkpoints", "dot"),
     state: path.join(d, "shard.state"),
   };
@@ -1779,6 +1783,45 @@ export const CASES: Case[] = [
       ),
     error: KgrankInputError,
     argument: "--entity-shard",
+  },
+  {
+    kind: "PyTorch-BigGraph protocol not exact or pbg-sampled",
+    call: () => evaluatePbgCheckpoint({ checkpoint: pbgFiles.ok, dataset: pbgFiles.edges, protocol: "ogb" as never }),
+    error: KgrankInputError,
+    argument: "protocol",
+  },
+  {
+    kind: "PyTorch-BigGraph pbg-sampled protocol with a filter",
+    call: () =>
+      evaluatePbgCheckpoint({ checkpoint: pbgFiles.ok, dataset: pbgFiles.edges, protocol: "pbg-sampled", filter: [] }),
+    error: KgrankInputError,
+    argument: "filter",
+  },
+  {
+    kind: "PyTorch-BigGraph pbg-sampled seed not a 32-bit unsigned integer",
+    call: () =>
+      evaluatePbgCheckpoint({ checkpoint: pbgFiles.ok, dataset: pbgFiles.edges, protocol: "pbg-sampled", seed: -1 }),
+    error: KgrankInputError,
+    argument: "seed",
+  },
+  {
+    kind: "PyTorch-BigGraph config with a batch_size below 1",
+    call: () => evaluatePbgCheckpoint({ checkpoint: pbgFiles.batchSize, dataset: pbgFiles.edges }),
+    error: KgrankInputError,
+    argument: "checkpoint",
+  },
+  {
+    kind: "PyTorch-BigGraph pbg-sampled protocol of a config with no negatives",
+    call: () =>
+      evaluatePbgCheckpoint({ checkpoint: pbgFiles.noNegatives, dataset: pbgFiles.edges, protocol: "pbg-sampled" }),
+    error: KgrankInputError,
+    argument: "checkpoint",
+  },
+  {
+    kind: "--pbg-sampled with a model that is not a PyTorch-BigGraph checkpoint",
+    call: () => evaluateRun(parseEvaluateArgs(["--dataset", "nations", "--pbg-sampled"]), SILENT),
+    error: KgrankInputError,
+    argument: "--pbg-sampled",
   },
   {
     kind: "PyTorch-BigGraph split not a split name",

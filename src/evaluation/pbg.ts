@@ -11,11 +11,12 @@ import { options, optionKeys, integer } from "../checks/validate";
 import type { FloatArray, PbgOperatorName, PbgOperatorValues, PbgScoring } from "../contract/kernels";
 import { turn } from "../contract/event-loop";
 import { SPLITS, type Split } from "../io/datasets";
-import { openPbgCheckpoint, type PbgCheckpoint, type PbgEntityType } from "../io/pbg/checkpoint";
-import { pbgDataset, pbgEntityFolders } from "../io/pbg/graph";
+import { openPbgCheckpoint, type PbgCheckpoint, type PbgEntityType, type PbgSampling } from "../io/pbg/checkpoint";
+import { pbgDataset, pbgEntityFolders, pbgFileOrder } from "../io/pbg/graph";
 import { PbgEmbeddings } from "../io/pbg/tables";
 import type { MetricQuery } from "../metrics/names";
 import { CandidateSets } from "../ranking/candidate-sets";
+import { streamKey, uniform01Keyed } from "../numeric/random";
 import { adjustRows, adjustsNothing, compareRows } from "../scoring/pbg";
 import { RankEvaluator } from "./evaluator";
 import type { RankResults } from "./results";
@@ -314,6 +315,201 @@ export class PbgRanker {
       await turn();
     }
   }
+
+  /**
+   * PBG's sampled evaluation of `side` (pbgSampledOrder describes the protocol) into `evaluator`, which takes
+   * sampled ranks (no filter, no candidate sets); `onRows` after each batch of chunks with its row count.
+   */
+  async rankSampled(
+    evaluator: RankEvaluator,
+    side: "head" | "tail",
+    triples: Int32Array,
+    o: PbgSampledOptions,
+    onRows?: (rows: number) => void,
+  ): Promise<void> {
+    const ckpt = this.ckpt;
+    if (o.batchNegatives === 0 && o.uniformNegatives === 0)
+      throw new KgrankInputError(
+        "--model-dir",
+        `${ckpt.dir}/config.json: "num_batch_negs" and "num_uniform_negs" are both 0, so PBG's sampled protocol has no negatives: set either above 0`,
+      );
+    for (let i = 0; i < triples.length / 3; i++) {
+      const r = triples[3 * i + 1]!;
+      if (!(r >= 0 && r < ckpt.relations.length))
+        throw new KgrankInputError("triples", `row ${i} has relation ${r}, outside the checkpoint's relations`, i);
+    }
+    const chunkSize = o.batchNegatives > 0 ? o.batchNegatives : o.uniformNegatives;
+    if (o.fileOrder && o.fileOrder.length !== triples.length / 3)
+      throw new KgrankInputError("fileOrder", `has ${o.fileOrder.length} positions for ${triples.length / 3} triples`);
+    const { order, chunks, lp, rp } = pbgSampledOrder(ckpt, triples, o.batchSize, chunkSize, o.fileOrder);
+    const d = ckpt.dimension;
+    const typeOf = new Map(ckpt.types.map((t) => [t.name, t]));
+    const plans = new Map<number, SidePlan>();
+    const planOf = (r: number) => {
+      let plan = plans.get(r);
+      if (!plan) plans.set(r, (plan = sidePlan(ckpt, r, side)));
+      return plan;
+    };
+    const batchEdges = o.batchNegatives > 0;
+    const U = o.uniformNegatives;
+    // Sampled batches flushed to the evaluator: rows of equal negative count K together.
+    let pending: { triples: number[]; pos: number[]; neg: number[]; k: number } = {
+      triples: [],
+      pos: [],
+      neg: [],
+      k: -1,
+    };
+    const flush = () => {
+      if (pending.pos.length === 0) return;
+      if (pending.k === 0) {
+        // A chunk of one edge and no draws: no negative at all, rank 1 of 1 (PBG masks the edge's own pair).
+        const one = new Float64Array(pending.pos.length).fill(1);
+        evaluator.addRanks({
+          side,
+          triples: Int32Array.from(pending.triples),
+          optimistic: one,
+          realistic: one,
+          pessimistic: one,
+          numCandidates: one,
+        });
+      } else
+        evaluator.addSampledSync({
+          triples: Int32Array.from(pending.triples),
+          side,
+          positiveScores: Float64Array.from(pending.pos),
+          negativeScores: Float64Array.from(pending.neg),
+        });
+      onRows?.(pending.pos.length);
+      pending = { triples: [], pos: [], neg: [], k: -1 };
+    };
+    for (let ci = 0; ci < chunks.length; ci++) {
+      const [at, len] = chunks[ci]!;
+      const rows = order.slice(at, at + len);
+      const first = rows[0]!;
+      const rel = ckpt.relations[triples[3 * first + 1]!]!;
+      const type = typeOf.get(side === "head" ? rel.lhs : rel.rhs)!;
+      const part = side === "head" ? lp[first]! : rp[first]!;
+      const lo = type.partitionOffsets[part]!;
+      const span = type.partitions[part]!;
+      const batchIds = batchEdges ? rows.map((i) => triples[3 * i + (side === "head" ? 0 : 2)]!) : [];
+      const key = streamKey(o.seed, 2 * ci + (side === "head" ? 0 : 1));
+      const uniform = Array.from(
+        { length: span > 0 ? U : 0 },
+        (_, k) => lo + Math.floor(uniform01Keyed(key, k) * span),
+      );
+      const truth = rows.map((i) => triples[3 * i + (side === "head" ? 0 : 2)]!);
+      // Candidates: each row's own true answer first (its positive), then the chunk's batch negatives and the draws.
+      const ids = Int32Array.from([...truth, ...batchIds, ...uniform]);
+      const m = ids.length;
+      const anchorRows = this.tables.rowsOf(rows.map((i) => triples[3 * i + (side === "head" ? 2 : 0)]!));
+      const queries = new Float64Array(len * d);
+      for (let j = 0; j < len;) {
+        const r = triples[3 * rows[j]! + 1]!;
+        let end = j + 1;
+        while (end < len && triples[3 * rows[end]! + 1]! === r) end++;
+        queries.set(planOf(r).adjustQueries(anchorRows.subarray(j * d, end * d), end - j), j * d);
+        j = end;
+      }
+      // Dynamic relations and a standard relation's head side adjust candidates alike for every relation of the
+      // chunk (SidePlan.key); a standard relation's tail side is one relation per chunk.
+      const plan = planOf(triples[3 * first + 1]!);
+      const cands = plan.adjustCandidates(this.tables.rowsOf(ids), m);
+      const scores = new Float64Array(len * m);
+      compareRows(ckpt, queries, len, cands, m, plan.queryFirst, scores, m, 0);
+      const k = (batchEdges ? len - 1 : 0) + uniform.length;
+      if (k !== pending.k) {
+        flush();
+        pending.k = k;
+      }
+      for (let j = 0; j < len; j++) {
+        const row = scores.subarray(j * m, (j + 1) * m);
+        const i = rows[j]!;
+        pending.triples.push(triples[3 * i]!, triples[3 * i + 1]!, triples[3 * i + 2]!);
+        pending.pos.push(row[j]!);
+        for (let c = len; c < m; c++) if (!batchEdges || c - len !== j) pending.neg.push(row[c]!);
+      }
+      if (pending.pos.length >= 4096) {
+        flush();
+        await turn();
+      }
+    }
+    flush();
+  }
+}
+
+/** PBG's sampled protocol for rankSampled: the checkpoint's sizes (PbgCheckpoint.sampling) and the uniform draw's seed. */
+export interface PbgSampledOptions extends PbgSampling {
+  seed: number;
+  /**
+   * Each triple's position in the split's files (pbgFileOrder), which orders a bucket's edges as PBG reads them
+   * (dynamic relations are batched in that order); default: the order given.
+   */
+  fileOrder?: ArrayLike<number>;
+}
+
+/**
+ * The evaluator's numEntities for PBG's sampled protocol: the graph's, or more where a task's negatives (drawn with
+ * replacement, K = chunk - 1 + uniform) outnumber the graph's other entities, as on a small graph with PBG's default
+ * sizes. Sampled ranks count candidates per task; the random expectations treat the K negatives as distinct.
+ */
+export function pbgSampledEntities(numEntities: number, s: PbgSampling): number {
+  const chunk = Math.min(s.batchNegatives > 0 ? s.batchNegatives : s.uniformNegatives, s.batchSize);
+  const k = (s.batchNegatives > 0 ? chunk - 1 : 0) + s.uniformNegatives;
+  return Math.max(numEntities, k + 1);
+}
+
+/**
+ * PyTorch-BigGraph's sampled evaluation (torchbiggraph_eval's RankingEvaluator) of `side`, into `evaluator` (sampled
+ * ranks through addSampled: an evaluator without filter or candidate sets). The edges go in PBG's order: buckets of
+ * (lhs partition, rhs partition) in lexicographic order; within a bucket the edges of each relation together in
+ * their order (dynamic relations: all together, in order); batches of batchSize, each cut into chunks of
+ * min(batchNegatives, batch) consecutive edges (min(uniformNegatives, batch) when batchNegatives is 0). An edge's
+ * negatives on `side` are the other edges' entities of its chunk on that side (an entity repeated, its own true
+ * answer included, stays a negative: PBG masks only the edge's own pair) and uniformNegatives entities drawn for the
+ * chunk, with replacement, from the partition of the side's type the bucket holds (the counter-based stream of
+ * (seed, chunk, side): the same draws for a given split, sizes and seed). Scores are PBG's, as rank() computes them;
+ * PBG reports the pessimistic rank (1 + the negatives scoring >= the edge), MR, MRR, Hits@1/10/50.
+ */
+function pbgSampledOrder(
+  ckpt: PbgCheckpoint,
+  triples: Int32Array,
+  batchSize: number,
+  chunk: number,
+  fileOrder?: ArrayLike<number>,
+) {
+  const tasks = triples.length / 3;
+  const typeOf = new Map(ckpt.types.map((t) => [t.name, t]));
+  const partOf = (e: number, type: PbgEntityType) => {
+    let p = 0;
+    while (p + 1 < type.partitionOffsets.length && type.partitionOffsets[p + 1]! <= e) p++;
+    return p;
+  };
+  const lp = new Int32Array(tasks);
+  const rp = new Int32Array(tasks);
+  for (let i = 0; i < tasks; i++) {
+    const rel = ckpt.relations[triples[3 * i + 1]!]!;
+    lp[i] = partOf(triples[3 * i]!, typeOf.get(rel.lhs)!);
+    rp[i] = partOf(triples[3 * i + 2]!, typeOf.get(rel.rhs)!);
+  }
+  const group = (i: number) => (ckpt.dynamic ? 0 : triples[3 * i + 1]!);
+  const at = fileOrder ?? Array.from({ length: tasks }, (_, i) => i);
+  const order = Array.from({ length: tasks }, (_, i) => i).sort(
+    (a, b) => lp[a]! - lp[b]! || rp[a]! - rp[b]! || group(a) - group(b) || at[a]! - at[b]!,
+  );
+  // Chunks: [first position in order, length], batch by batch within each (bucket, relation) group.
+  const chunks: [number, number][] = [];
+  for (let g = 0; g < tasks;) {
+    let end = g + 1;
+    const same = (i: number) => lp[i] === lp[order[g]!] && rp[i] === rp[order[g]!] && group(i) === group(order[g]!);
+    while (end < tasks && same(order[end]!)) end++;
+    for (let b = g; b < end; b += batchSize) {
+      const len = Math.min(batchSize, end - b);
+      const size = Math.min(chunk, len);
+      for (let c = b; c < b + len; c += size) chunks.push([c, Math.min(size, b + len - c)]);
+    }
+    g = end;
+  }
+  return { order, chunks, lp, rp };
 }
 
 /**
@@ -396,6 +592,15 @@ export interface PbgEvaluationOptions {
   metrics?: MetricQuery[];
   /** Bytes for score rows, adjusted candidate tables and partitions kept in memory (default 256 MiB). */
   memoryBudget?: number;
+  /**
+   * "exact" (default): every task against every candidate of its type, filtered. "pbg-sampled": PyTorch-BigGraph's
+   * own sampled evaluation (PbgRanker.rankSampled: batch and uniform negatives, unfiltered, the config's batch_size,
+   * num_batch_negs and num_uniform_negs), for comparing with the numbers torchbiggraph_eval prints: its rank is the
+   * pessimistic one. `filter` does not apply to it.
+   */
+  protocol?: "exact" | "pbg-sampled";
+  /** The seed of the uniform negatives' draw under "pbg-sampled" (default 0). */
+  seed?: number;
 }
 
 const PBG_KEYS = optionKeys<PbgEvaluationOptions>({
@@ -407,6 +612,8 @@ const PBG_KEYS = optionKeys<PbgEvaluationOptions>({
   ks: 1,
   metrics: 1,
   memoryBudget: 1,
+  protocol: 1,
+  seed: 1,
 });
 
 function splitOption(name: string, v: unknown): Split {
@@ -458,7 +665,36 @@ async function evaluatePbg(opts: PbgEvaluationOptions): Promise<RankResults> {
   const triples = ds.splits[split];
   if (triples.length === 0)
     throw new KgrankInputError("split", `${o.dataset as string} holds no ${split} edges to rank`);
+  const protocol = o.protocol ?? "exact";
+  if (protocol !== "exact" && protocol !== "pbg-sampled")
+    throw new KgrankInputError("protocol", `must be "exact" or "pbg-sampled", got ${JSON.stringify(protocol)}`);
+  const seed = o.seed === undefined ? 0 : integer("seed", o.seed, 0, 2 ** 32 - 1);
+  if (protocol === "pbg-sampled" && o.filter !== undefined)
+    throw new KgrankInputError(
+      "filter",
+      "does not apply to the pbg-sampled protocol, which PBG runs unfiltered: drop it",
+    );
   const ranker = await PbgRanker.open(ckpt, budget);
+  if (protocol === "pbg-sampled") {
+    try {
+      const evaluator = new RankEvaluator({
+        numEntities: pbgSampledEntities(ds.numEntities, ckpt.sampling),
+        numRelations: ds.numRelations,
+        sides,
+        ...(o.ks !== undefined ? { ks: o.ks as number[] } : {}),
+        ...(o.metrics !== undefined ? { metrics: o.metrics as MetricQuery[] } : {}),
+      });
+      for (const side of sides === "both" ? (["head", "tail"] as const) : [sides])
+        await ranker.rankSampled(evaluator, side, triples, {
+          ...ckpt.sampling,
+          seed,
+          fileOrder: pbgFileOrder(ds, split),
+        });
+      return evaluator.finalize();
+    } finally {
+      ranker.close();
+    }
+  }
   const sets = ranker.streamed ? null : pbgCandidateSets(ckpt);
   const filterSplits = [...new Set([...filter, split])];
   let evaluator: RankEvaluator;

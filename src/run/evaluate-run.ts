@@ -30,6 +30,11 @@ export async function evaluateRun(opts: EvaluateOptions, out: Out): Promise<void
   // A PyTorch-BigGraph checkpoint brings its own scoring, and its graph comes from --dataset-dir (evaluate/pbg.ts).
   const pbg = opts.modelDir !== undefined && isPbgCheckpoint(opts.modelDir);
   if (pbg && !opts.datasetDir) throw pbgNeedsEdges();
+  if (opts.pbgSampled && !pbg)
+    throw new KgrankInputError(
+      "--pbg-sampled",
+      "ranks a PyTorch-BigGraph checkpoint by PBG's sampled protocol: give --model-dir a checkpoint folder (config.json and checkpoint_version.txt), or drop it",
+    );
   const modelGiven = Boolean(opts.modelDir || opts.interaction || opts.entityEmbeddings);
   const scoresOnly = opts.positiveScores !== undefined || opts.negativeScores !== undefined;
   // A model directory's config.json may name the dataset (runDataset reads it).

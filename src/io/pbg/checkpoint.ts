@@ -35,6 +35,13 @@ export interface PbgEntityType {
   readonly count: number;
 }
 
+/** PBG's sampled protocol's sizes (PbgCheckpoint.sampling). */
+export interface PbgSampling {
+  readonly batchSize: number;
+  readonly batchNegatives: number;
+  readonly uniformNegatives: number;
+}
+
 interface PbgRelation {
   readonly name: string;
   readonly lhs: string;
@@ -57,6 +64,12 @@ export interface PbgCheckpoint {
   readonly relations: readonly PbgRelation[];
   /** Per type, its global embedding (global_emb), else absent. */
   readonly globalEmbeddings: ReadonlyMap<string, Float64Array>;
+  /**
+   * PBG's sampled evaluation as this config sets it (torchbiggraph_eval): edges in batches of batch_size, each cut
+   * into chunks of num_batch_negs whose edges are each other's negatives, plus num_uniform_negs entities drawn per
+   * chunk from the side's partition; PBG's defaults 1000, 50 and 50 where the config leaves them out.
+   */
+  readonly sampling: PbgSampling;
   /** The entity folder found (entity_count_*.txt, names, dynamic_rel_count.txt), or null. */
   readonly entityDir: string | null;
   /** The embeddings file of a type's partition. */
@@ -181,6 +194,18 @@ export async function openPbgCheckpoint(
   const globalEmb = Boolean(cfg.global_emb);
   const dynamic = Boolean(cfg.dynamic_relations);
   if (bias && dimension < 2) fail(cfgFile, `"bias" needs a dimension of at least 2 (the first coordinate is the bias)`);
+  const size = (key: string, fallback: number, least: number) => {
+    const v = cfg[key];
+    if (v === undefined || v === null) return fallback;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < least || v > 2 ** 31 - 1)
+      fail(cfgFile, `"${key}" is ${JSON.stringify(v)}: an integer of at least ${least} is expected`);
+    return v;
+  };
+  const sampling: PbgSampling = {
+    batchSize: size("batch_size", 1000, 1),
+    batchNegatives: size("num_batch_negs", 50, 0),
+    uniformNegatives: size("num_uniform_negs", 50, 0),
+  };
   const rels = cfg.relations;
   if (!Array.isArray(rels) || rels.length === 0)
     fail(cfgFile, `has no "relations" list: give the config.json PyTorch-BigGraph saved`);
@@ -354,6 +379,7 @@ export async function openPbgCheckpoint(
       numEntities: offset,
       relations,
       globalEmbeddings,
+      sampling,
       entityDir,
       embeddingsFile,
     };

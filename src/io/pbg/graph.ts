@@ -410,8 +410,9 @@ export async function pbgDataset(ckpt: PbgCheckpoint, datasetDir: string, split:
     );
   }
   // Each split in relation order (stable): the order PbgRanker ranks tasks in, so that a task shard (a run of rows)
-  // ranks its rows in the one-process run's order.
-  for (const s of SPLITS) splits[s] = byRelation(splits[s]);
+  // ranks its rows in the one-process run's order. Each row's position in the files is kept (pbgFileOrder).
+  const fileOrder = {} as Record<Split, Int32Array>;
+  for (const s of SPLITS) [splits[s], fileOrder[s]] = byRelation(splits[s]);
   const ds: Dataset = {
     name: path.basename(dir),
     directory: dir,
@@ -425,18 +426,30 @@ export async function pbgDataset(ckpt: PbgCheckpoint, datasetDir: string, split:
     dropped: { train: 0, valid: 0, test: 0 },
   };
   NAMES.set(ds, names);
+  FILE_ORDER.set(ds, fileOrder);
   return ds;
 }
 
-/** Triples (t x 3) sorted by relation, rows of one relation in their order. */
-function byRelation(triples: Int32Array): Int32Array {
+const FILE_ORDER = new WeakMap<Dataset, Record<Split, Int32Array>>();
+
+/**
+ * For each row of a split of a PBG dataset (pbgDataset: in relation order), its position in the split's files (edge
+ * buckets in the order read, rows in file order; TSV lines): PBG's sampled protocol batches dynamic relations' edges in
+ * that order. Undefined for a dataset pbgDataset did not make.
+ */
+export function pbgFileOrder(ds: Dataset, split: Split): Int32Array | undefined {
+  return FILE_ORDER.get(ds)?.[split];
+}
+
+/** Triples (t x 3) sorted by relation, rows of one relation in their order; and each sorted row's former position. */
+function byRelation(triples: Int32Array): [Int32Array, Int32Array] {
   const n = triples.length / 3;
   const order = Array.from({ length: n }, (_, i) => i).sort(
     (a, b) => triples[3 * a + 1]! - triples[3 * b + 1]! || a - b,
   );
   const out = new Int32Array(triples.length);
   order.forEach((i, j) => out.set(triples.subarray(3 * i, 3 * i + 3), 3 * j));
-  return out;
+  return [out, Int32Array.from(order)];
 }
 
 /** Where the entity folder of a dataset folder may be: in it, its entities/, beside it, beside its parent. */

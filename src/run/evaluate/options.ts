@@ -46,6 +46,8 @@ export interface EvaluateOptions extends ModelFlagOptions {
   /** The command line as given (main() fills it): `--workers` hands it to its child processes. */
   argv?: string[];
   negativesIds?: string;
+  /** --pbg-sampled: a PyTorch-BigGraph checkpoint ranked by PBG's own sampled protocol instead of exactly. */
+  pbgSampled?: boolean;
   /**
    * --estimate-full [list]: with --negatives-ids, estimate the full-ranking MRR and Hits@k from the sampled ranks
    * (true: the estimators within the work limits).

@@ -2,13 +2,21 @@
  * `kgrank evaluate --model-dir CHECKPOINT` of a PyTorch-BigGraph checkpoint: the graph from --dataset-dir (PBG edge
  * folders or TSV of PBG's names), every task ranked by src/evaluation/pbg.ts (PbgRanker: PBG's scores, each task
  * against the entities of its relation's type on that side) within --memory, filtered, sharded and sampled as any
- * run, and finished as any run; --entity-shard I/M ranks against the shard's partitions only (partial counts).
+ * run, and finished as any run; --entity-shard I/M ranks against the shard's partitions only (partial counts);
+ * --pbg-sampled ranks by PBG's own sampled protocol instead (PbgRanker.rankSampled).
  */
 import { KgrankInputError } from "../../checks/errors";
 import { RankEvaluator } from "../../evaluation/evaluator";
-import { PBG_DEFAULT_BUDGET, PbgRanker, pbgCandidateSets, pbgShardRanges } from "../../evaluation/pbg";
-import { openPbgCheckpoint } from "../../io/pbg/checkpoint";
-import { pbgDataset, pbgEntityNamesOf, pbgEntityFolders } from "../../io/pbg/graph";
+import {
+  PBG_DEFAULT_BUDGET,
+  PbgRanker,
+  pbgCandidateSets,
+  pbgSampledEntities,
+  pbgShardRanges,
+} from "../../evaluation/pbg";
+import type { Dataset } from "../../io/datasets";
+import { openPbgCheckpoint, type PbgCheckpoint } from "../../io/pbg/checkpoint";
+import { pbgDataset, pbgEntityNamesOf, pbgEntityFolders, pbgFileOrder } from "../../io/pbg/graph";
 import type { Out } from "../out";
 import { Progress } from "../progress";
 import { evaluatorMetrics } from "../render";
@@ -58,6 +66,7 @@ export async function evaluatePbg(opts: EvaluateOptions, out: Out, t0: number): 
   // The entity names are read on first use; a run that prints them or keeps their digest reads them before it ranks,
   // so that a bad names file fails it at the start instead of after the ranking.
   if (opts.ranksOut || opts.saveState) pbgEntityNamesOf(ds)?.check();
+  if (opts.pbgSampled) return evaluatePbgSampled(opts, out, t0, ckpt, ds);
   const run = await openRun(opts, out, t0, ds);
   const { evaluated, lo, hi, shard } = run;
   const filter = runFilter(run, false);
@@ -113,4 +122,66 @@ export async function evaluatePbg(opts: EvaluateOptions, out: Out, t0: number): 
     `(${ckpt.dimension} columns, float64; ${ckpt.types.length} entity type${ckpt.types.length > 1 ? "s as typed candidates" : ""})`;
   const dirFiles = opts.saveState ? await directoryFingerprints(opts.modelDir!) : null;
   await finish(run, evaluator, scorerName, filter.setting, filter.splits, [dirFiles, ckpt.version]);
+}
+
+/**
+ * `kgrank evaluate --pbg-sampled`: PBG's own sampled protocol (PbgRanker.rankSampled) over the whole split, one
+ * process, unfiltered, the config's batch_size, num_batch_negs and num_uniform_negs, --seed for the uniform draw.
+ */
+async function evaluatePbgSampled(
+  opts: EvaluateOptions,
+  out: Out,
+  t0: number,
+  ckpt: PbgCheckpoint,
+  ds: Dataset,
+): Promise<void> {
+  for (const [given, flag, why] of [
+    [opts.shard, "--shard", "a chunk's negatives are its neighbours in the whole split"],
+    [opts.entityShard, "--entity-shard", "the negatives are sampled, not the entity table"],
+    [opts.workers !== undefined && opts.workers > 1 ? opts.workers : undefined, "--workers", "one process runs it"],
+    [opts.sampleTasks, "--sample-tasks", "PBG's protocol samples negatives, not tasks"],
+    [opts.estimateFull, "--estimate-full", "it estimates from given negatives' ranks; run it without --pbg-sampled"],
+  ] as const) {
+    if (given !== undefined) throw new KgrankInputError(flag, `does not apply to --pbg-sampled (${why}): drop one`);
+  }
+  const run = await openRun(opts, out, t0, ds);
+  const { evaluated, lo, hi } = run;
+  const sides = entitySides(opts);
+  const ranker = await PbgRanker.open(ckpt, opts.memory ?? PBG_DEFAULT_BUDGET);
+  const evaluator = new RankEvaluator({
+    numEntities: pbgSampledEntities(ds.numEntities, ckpt.sampling),
+    numRelations: ds.numRelations,
+    sides: sides.length === 2 ? "both" : sides[0],
+    ks: opts.ks,
+    metrics: evaluatorMetrics(opts.metrics),
+  });
+  const s = ckpt.sampling;
+  const label = `scoring ${ds.name} ${opts.split} by PyTorch-BigGraph's sampled protocol`;
+  const progress = new Progress(label, (hi - lo) * sides.length, { quiet: opts.quiet, report: run.out.progress });
+  try {
+    for (const side of sides)
+      await ranker.rankSampled(
+        evaluator,
+        side,
+        evaluated.subarray(3 * lo, 3 * hi),
+        { ...s, seed: opts.seed, fileOrder: opts.triples ? undefined : pbgFileOrder(ds, opts.split)?.subarray(lo, hi) },
+        (n) => progress.tick(n),
+      );
+  } finally {
+    progress.stop();
+    ranker.close();
+  }
+  const scorerName =
+    `PyTorch-BigGraph ${ckpt.comparator}${ckpt.bias ? " with bias" : ""}${ckpt.dynamic ? ", dynamic relations" : ""} ` +
+    `(${ckpt.dimension} columns, float64), PBG's sampled protocol: batches of ${s.batchSize}, ` +
+    `${s.batchNegatives} batch and ${s.uniformNegatives} uniform negatives, seed ${opts.seed}; PBG reports the pessimistic rank`;
+  const dirFiles = opts.saveState ? await directoryFingerprints(opts.modelDir!) : null;
+  await finish(
+    run,
+    evaluator,
+    scorerName,
+    "unfiltered (PyTorch-BigGraph's sampled protocol)",
+    [],
+    [dirFiles, ckpt.version, s, opts.seed],
+  );
 }

@@ -60,7 +60,11 @@ export function evaluationFlags(cmd: Command): Command {
           "with --estimate-full: what the negatives were drawn from, all (every entity but the true one; default) or filtered (not a known answer; checked)",
           negativesFromArg,
         )
-        .option("--replacement", "with --estimate-full: the negatives were drawn with replacement"),
+        .option("--replacement", "with --estimate-full: the negatives were drawn with replacement")
+        .option(
+          "--pbg-sampled",
+          "a PyTorch-BigGraph checkpoint ranked by PBG's own sampled protocol (torchbiggraph_eval: batch and uniform negatives from its config, unfiltered, --seed for the draw) instead of exactly, to compare with PBG's numbers; its rank is the pessimistic one",
+        ),
   )
     .addOption(memoryOption("the table's chunks, the query rows and the filter index"))
     .option(
