@@ -24,7 +24,7 @@
     ],
     "kgrank_avx2_sources": ["native/core/kernels_avx2.cpp", "native/core/interaction_avx2.cpp", "native/core/screen_avx2.cpp", "native/core/pbg_avx2.cpp"],
     "kgrank_avx512_sources": ["native/core/kernels_avx512.cpp", "native/core/interaction_avx512.cpp", "native/core/screen_avx512.cpp", "native/core/pbg_avx512.cpp"],
-    "kgrank_neon_sources": ["native/core/kernels_neon.cpp", "native/core/interaction_neon.cpp"],
+    "kgrank_neon_sources": ["native/core/kernels_neon.cpp", "native/core/interaction_neon.cpp", "native/core/screen_neon.cpp"],
     "kgrank_addon_sources": [
       "native/addon/addon.cpp",
       "native/addon/count_bindings.cpp",

@@ -35,6 +35,10 @@
 #include "except.h"
 #include "thread_pool.h"
 
+#if defined(KGRANK_HAVE_NEON) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
+
 #if defined(__x86_64__) || defined(_M_X64)
 #ifdef _MSC_VER
 #include <intrin.h>
@@ -384,6 +388,17 @@ bool screen_avx_vnni_disabled() {
   return v != nullptr && v[0] == '1';
 }
 
+#ifdef KGRANK_HAVE_NEON
+// FEAT_DotProd (sdot / udot): HWCAP_ASIMDDP, bit 20 of AT_HWCAP on Linux; elsewhere the scalar screen kernel runs.
+bool neon_dotprod() {
+#if defined(__linux__)
+  return (getauxval(AT_HWCAP) >> 20) & 1u;
+#else
+  return false;
+#endif
+}
+#endif
+
 }  // namespace
 
 ScreenQuantFn screen_quantiser(SimdLevel level) {
@@ -413,6 +428,13 @@ ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) {
   if ((level == SimdLevel::AVX2 || level == SimdLevel::AVX512) && simd_supported(SimdLevel::AVX2)) {
     *vector = true;
     return vnni256 ? isa::screen_chunk_avx2_vnni : isa::screen_chunk_avx2;
+  }
+#endif
+#ifdef KGRANK_HAVE_NEON
+  static const bool dot = isa::screen_neon_dot_built() && neon_dotprod();
+  if (level == SimdLevel::NEON && simd_supported(level) && dot) {
+    *vector = true;
+    return isa::screen_chunk_neon_dot;
   }
 #endif
   (void)level;

@@ -24,7 +24,7 @@ namespace kgrank {
 // EmbeddingQueries::screen. Off: the float32 path for every pair. Int8: the screen wherever it applies (float32
 // accumulation, DistMult or ComplEx, no entity_scale, every entity a candidate: no candidate list, typed sets or
 // negatives), at any SIMD level (the scalar one too). Auto: as Int8 where the level has a vector screen kernel
-// (AVX2, AVX-512) and the batch has at least kScreenMinRows rows (the table's quantisation is then amortised).
+// (AVX2, AVX-512, NEON with sdot) and the batch has at least kScreenMinRows rows (the quantisation is amortised).
 enum class ScreenMode : int { Off = 0, Auto = 1, Int8 = 2 };
 
 constexpr size_t kScreenPanel = 16;    // entities per panel
@@ -120,8 +120,8 @@ struct ScreenTask {
 using ScreenChunkFn = void (*)(const ScreenTask& task);
 
 // The screen kernel of a level: AVX-512 with VNNI (vpdpbusd), AVX2 with AVX-VNNI (256-bit vpdpbusd) or without
-// (vpmaddubsw on |b| and sign(a, b), then vpmaddwd; no int16 saturation as |a|, |b| <= 127), else scalar. `vector` is
-// set when the level has a vector kernel.
+// (vpmaddubsw on |b| and sign(a, b), then vpmaddwd; no int16 saturation as |a|, |b| <= 127), NEON with the dot-product
+// extension (sdot), else scalar. `vector` is set when the level has a vector kernel.
 ScreenChunkFn screen_kernel(SimdLevel level, bool* vector);
 
 namespace isa {
@@ -135,6 +135,10 @@ void screen_chunk_avx2_vnni(const ScreenTask& task);
 #ifdef KGRANK_HAVE_AVX512
 void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
 void screen_chunk_avx512_vnni(const ScreenTask& task);
+#endif
+#ifdef KGRANK_HAVE_NEON
+void screen_chunk_neon_dot(const ScreenTask& task);  // AArch64 with the dot-product extension (sdot)
+bool screen_neon_dot_built();                        // false: the compiler lacked it (screen_neon.cpp)
 #endif
 }  // namespace isa
 
