@@ -124,6 +124,31 @@ using ScreenChunkFn = void (*)(const ScreenTask& task);
 // extension (sdot), else scalar. `vector` is set when the level has a vector kernel.
 ScreenChunkFn screen_kernel(SimdLevel level, bool* vector);
 
+// How the AVX2 and NEON kernels walk a task: und_n cleared, then blocks of 64 query rows, in each every panel of 16
+// entities against groups of Q rows: block(task, first row of the group, rows in it, first entity of the panel).
+template <size_t Q>
+void screen_walk(const ScreenTask& task, void (*block)(const ScreenTask&, size_t, size_t, size_t)) {
+  constexpr size_t kRows = 64;
+  for (size_t k = 0; k < task.nr; ++k) task.und_n[k] = 0;
+  const size_t panels = (task.end - task.begin + kScreenPanel - 1) / kScreenPanel;
+  for (size_t qb = 0; qb < task.nr; qb += kRows) {
+    const size_t qe = qb + kRows < task.nr ? qb + kRows : task.nr;
+    for (size_t p = 0; p < panels; ++p) {
+      for (size_t g = qb; g < qe; g += Q) block(task, g, qe - g < Q ? qe - g : Q, task.begin + p * kScreenPanel);
+    }
+  }
+}
+
+// Appends to row k's undecided list the entities jp + l of the set bits l of `und` (lowest first).
+inline void screen_list(const ScreenTask& task, size_t k, size_t jp, unsigned und) {
+  uint32_t* out = task.und + k * task.cap;
+  uint32_t n = task.und_n[k];
+  for (unsigned l = 0; und != 0; ++l, und >>= 1) {
+    if (und & 1u) out[n++] = static_cast<uint32_t>(jp + l);
+  }
+  task.und_n[k] = n;
+}
+
 namespace isa {
 void screen_quantise_scalar(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
 void screen_chunk_scalar(const ScreenTask& task);

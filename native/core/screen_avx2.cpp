@@ -16,17 +16,6 @@ namespace {
 
 constexpr size_t kQ = 4;
 
-inline unsigned lowest_bit(unsigned m) {
-#ifdef _MSC_VER
-  unsigned long i;
-  _BitScanForward(&i, m);
-  return static_cast<unsigned>(i);
-#else
-  return static_cast<unsigned>(__builtin_ctz(m));
-#endif
-}
-constexpr size_t kRowBlock = 64;
-
 // The second level's dots K = sum a c + sum a2 b of one query row against one panel (16 entities at jp), two halves of
 // 8 lanes, by vpmaddubsw on |x| and sign(q, x) then vpmaddwd with ones (no int16 saturation: |.| <= 127 throughout).
 void refine_dots(const ScreenTable& t, const ScreenQueries& q, size_t row, size_t jp, __m256i* k) {
@@ -125,14 +114,7 @@ void decide(const ScreenTask& task, size_t g, size_t nq, size_t jp, const __m256
       task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(gt2));
       und &= ~(gt2 | lt2);
     }
-    uint32_t* out = task.und + k * task.cap;
-    uint32_t n = task.und_n[k];
-    while (und != 0) {
-      const unsigned l = lowest_bit(und);
-      out[n++] = static_cast<uint32_t>(jp + l);
-      und &= und - 1;
-    }
-    task.und_n[k] = n;
+    screen_list(task, k, jp, und);
   }
 }
 
@@ -206,18 +188,6 @@ __attribute__((target("avx2,fma,avxvnni"))) void block_vnni(const ScreenTask& ta
   decide(task, g, nq, jp, acc);
 }
 #endif
-
-template <void (*B)(const ScreenTask&, size_t, size_t, size_t)>
-void chunk(const ScreenTask& task) {
-  for (size_t k = 0; k < task.nr; ++k) task.und_n[k] = 0;
-  const size_t panels = (task.end - task.begin + kScreenPanel - 1) / kScreenPanel;
-  for (size_t qb = 0; qb < task.nr; qb += kRowBlock) {
-    const size_t qe = qb + kRowBlock < task.nr ? qb + kRowBlock : task.nr;
-    for (size_t p = 0; p < panels; ++p) {
-      for (size_t g = qb; g < qe; g += kQ) B(task, g, qe - g < kQ ? qe - g : kQ, task.begin + p * kScreenPanel);
-    }
-  }
-}
 
 }  // namespace
 
@@ -297,11 +267,11 @@ void screen_quantise_avx2(const float* v, size_t dim, int8_t* out, ScreenRowSums
   r->sum = si;
 }
 
-void screen_chunk_avx2(const ScreenTask& task) { chunk<block>(task); }
+void screen_chunk_avx2(const ScreenTask& task) { screen_walk<kQ>(task, block); }
 #ifdef KGRANK_HAVE_AVX_VNNI_KERNEL
-void screen_chunk_avx2_vnni(const ScreenTask& task) { chunk<block_vnni>(task); }
+void screen_chunk_avx2_vnni(const ScreenTask& task) { screen_walk<kQ>(task, block_vnni); }
 #else
-void screen_chunk_avx2_vnni(const ScreenTask& task) { chunk<block>(task); }
+void screen_chunk_avx2_vnni(const ScreenTask& task) { screen_walk<kQ>(task, block); }
 #endif
 }  // namespace isa
 }  // namespace kgrank

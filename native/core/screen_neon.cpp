@@ -31,7 +31,6 @@ namespace {
 #endif
 
 constexpr size_t kQ = 4;
-constexpr size_t kRowBlock = 64;
 
 // Bits 0..3 of a lane mask (all-ones / zero per lane).
 inline unsigned bits(uint32x4_t m) {
@@ -126,13 +125,7 @@ KGRANK_DOTPROD void decide(const ScreenTask& task, size_t g, size_t nq, size_t j
       task.greater[k] += static_cast<uint32_t>(__builtin_popcount(gt2));
       und &= ~(gt2 | lt2);
     }
-    uint32_t* out = task.und + k * task.cap;
-    uint32_t n = task.und_n[k];
-    while (und != 0) {
-      out[n++] = static_cast<uint32_t>(jp + static_cast<size_t>(__builtin_ctz(und)));
-      und &= und - 1;
-    }
-    task.und_n[k] = n;
+    screen_list(task, k, jp, und);
   }
 }
 
@@ -163,16 +156,7 @@ KGRANK_DOTPROD void block(const ScreenTask& task, size_t g, size_t nq, size_t jp
 
 namespace isa {
 bool screen_neon_dot_built() { return true; }
-KGRANK_DOTPROD void screen_chunk_neon_dot(const ScreenTask& task) {
-  for (size_t k = 0; k < task.nr; ++k) task.und_n[k] = 0;
-  const size_t panels = (task.end - task.begin + kScreenPanel - 1) / kScreenPanel;
-  for (size_t qb = 0; qb < task.nr; qb += kRowBlock) {
-    const size_t qe = qb + kRowBlock < task.nr ? qb + kRowBlock : task.nr;
-    for (size_t p = 0; p < panels; ++p) {
-      for (size_t g = qb; g < qe; g += kQ) block(task, g, qe - g < kQ ? qe - g : kQ, task.begin + p * kScreenPanel);
-    }
-  }
-}
+void screen_chunk_neon_dot(const ScreenTask& task) { screen_walk<kQ>(task, block); }
 }  // namespace isa
 #else
 namespace isa {
