@@ -41,6 +41,7 @@
 #include <bitset>
 #include <utility>
 #include <cmath>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <vector>
@@ -831,8 +832,20 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
         return qs.anchor[x] != qs.anchor[y] ? qs.anchor[x] < qs.anchor[y] : qs.relation[x] < qs.relation[y];
       };
       std::stable_sort(by_query.begin(), by_query.end(), key_less);
+      // Anchors given as rows (an entity shard's; queries.anchor is then not read by form_queries): a row joins
+      // its group only with the same anchor vector and scale, bit for bit, as the group's first row.
+      const auto same_anchor = [&](uint32_t x, uint32_t y) {
+        if (m.anchor_rows == nullptr) return true;
+        const size_t w = m.entity_width;
+        if (m.anchor_scale != nullptr && std::memcmp(m.anchor_scale + x, m.anchor_scale + y, sizeof(T)) != 0) {
+          return false;
+        }
+        return std::memcmp(m.anchor_rows + x * w, m.anchor_rows + y * w, w * sizeof(T)) == 0;
+      };
       for (size_t k = 0; k < rows; ++k) {
-        if (k == 0 || key_less(by_query[k - 1], by_query[k])) group_at.push_back(static_cast<uint32_t>(k));
+        if (k == 0 || key_less(by_query[k - 1], by_query[k]) || !same_anchor(by_query[group_at.back()], by_query[k])) {
+          group_at.push_back(static_cast<uint32_t>(k));
+        }
       }
       group_at.push_back(static_cast<uint32_t>(rows));
       // Tasks of whole groups, about kRowsPerTask rows each.
