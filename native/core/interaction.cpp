@@ -382,7 +382,7 @@ constexpr size_t kChunk = 512;       // candidates per task (a multiple of every
 constexpr size_t kRowsPerTask = 64;  // rows per task of the per-row passes (filter, sampled negatives)
 // The filter pass numbers a row group's distinct known answers through a dense entity -> slot map (4 bytes an
 // entity, per thread) up to this many entities in the slice, else by sorting them.
-constexpr size_t kDenseSlots = size_t{1} << 24;
+constexpr size_t kDenseSlots = size_t{1} << 22;
 constexpr size_t kDenseMinList = 256;  // ... and when the group's lists hold this many ids
 // Rows per task of the chunk pass when the job may be cancelled (a control is given): a chunk of every row of a big
 // batch is seconds of work on one scalar thread, too coarse a boundary for a cancel. A multiple of the kernel's
@@ -601,7 +601,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
     ScreenQueries screen_queries;
     ScreenChunkFn screen_fn = nullptr;
     if (qs.screen != ScreenMode::Off && op == ScoreOp::Dot && m.entity_scale == nullptr && !grouped &&
-        groups.size() == 1 && groups[0].cand == nullptr) {
+        dim <= kScreenMaxDim && groups.size() == 1 && groups[0].cand == nullptr) {
       bool vector = false;
       const ScreenChunkFn fn = screen_kernel(simd, &vector);
       const bool prepared = qs.screen_table != nullptr && qs.screen_table->made_for(m.num_entities, dim, map.data());
@@ -866,6 +866,9 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
             thread_local std::vector<uint32_t> ids;
             thread_local std::vector<T> scores;
             thread_local std::vector<uint32_t> slot;
+            // Set while `slot` holds a group's entries: an exception between marking and the reset leaves it set,
+            // and the next group on this thread then clears the whole map first.
+            thread_local bool slot_dirty = false;
             // Row i's known answers held by this slice (global ids, >= 0: checked by the caller), as slice rows.
             const auto list_of = [&](uint32_t i, std::vector<uint32_t>* to) {
               for (uint32_t j = qs.exclude_offsets[i]; j < qs.exclude_offsets[i + 1]; ++j) {
@@ -903,7 +906,12 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                 listed += qs.exclude_offsets[by_query[k] + 1] - qs.exclude_offsets[by_query[k]];
               }
               const bool dense = m.num_entities <= kDenseSlots && listed >= kDenseMinList;
-              if (dense && slot.size() < m.num_entities) slot.assign(m.num_entities, 0);
+              if (dense && slot.size() < m.num_entities) {
+                slot.assign(m.num_entities, 0);
+                slot_dirty = false;
+              }
+              if (dense && slot_dirty) std::fill(slot.begin(), slot.end(), 0u);
+              slot_dirty = dense;
               for (size_t k = k0; k < k1; ++k) {
                 const size_t before = ids.size();
                 list_of(by_query[k], &ids);
@@ -943,6 +951,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               }
               if (dense) {
                 for (const uint32_t e_row : ids) slot[e_row] = 0;
+                slot_dirty = false;
               }
             }
           }

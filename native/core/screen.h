@@ -27,15 +27,16 @@ namespace kgrank {
 // (AVX2, AVX-512, NEON with sdot) and the batch has at least kScreenMinRows rows (the quantisation is amortised).
 enum class ScreenMode : int { Off = 0, Auto = 1, Int8 = 2 };
 
-constexpr size_t kScreenPanel = 16;    // entities per panel
-constexpr size_t kScreenMinRows = 32;  // Auto: fewer rows than this keep the float32 path
+constexpr size_t kScreenPanel = 16;      // entities per panel
+constexpr size_t kScreenMaxDim = 65000;  // wider rows keep the float32 path: |I|, |K| <= 32258 d must fit int32
+constexpr size_t kScreenMinRows = 32;    // Auto: fewer rows than this keep the float32 path
 
 // What the screen did in one call (EmbeddingQueries::screen_stats, optional).
 struct ScreenStats {
   bool used = false;      // the screen ran (else every pair took the float32 path)
   uint64_t pairs = 0;     // (row, candidate) pairs it saw
   uint64_t rescored = 0;  // of those, pairs whose interval held the threshold: scored by the float32 path
-  uint64_t refined = 0;   // pairs the second level saw (16 per refined row and panel of 16 entities)
+  uint64_t refined = 0;   // pairs the second level saw (vector kernels: 16 per refined row and panel; scalar: each)
 };
 
 // The quantised candidate table. scale[e] is NaN for a row that is never screened (a NaN or infinite value, or

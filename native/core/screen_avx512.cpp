@@ -215,7 +215,7 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
     const bool whole = open >= kBlockRefine;
     if (whole) {
       refine_block<P>(task, g, nq, j0, kk);
-      refined += kScreenPanel * kQ * P;
+      for (size_t p = 0; p < P; ++p) refined += j0 + p * kScreenPanel < task.end ? kScreenPanel * nq : 0;
     }
     for (size_t p = 0; p < P; ++p) {
       const size_t jp = j0 + p * kScreenPanel;
