@@ -258,6 +258,7 @@ const pbgFiles = (() => {
     ),
     notHdf5: broken("not-hdf5", (c) => writeFileSync(path.join(c, "model.v3.h5"), "a text file\n")),
     batchSize: broken("batch-size", (c) => config(c, (cfg) => Object.assign(cfg, { batch_size: 0 }))),
+    allNegs: broken("all-negs", (c) => config(c, (cfg) => Object.assign(cfg.relations[0]!, { all_negs: true }))),
     noNegatives: broken("no-negatives", (c) =>
       config(c, (cfg) => Object.assign(cfg, { num_batch_negs: 0, num_uniform_negs: 0 })),
     ),
@@ -1814,6 +1815,13 @@ export const CASES: Case[] = [
     kind: "PyTorch-BigGraph pbg-sampled protocol of a config with no negatives",
     call: () =>
       evaluatePbgCheckpoint({ checkpoint: pbgFiles.noNegatives, dataset: pbgFiles.edges, protocol: "pbg-sampled" }),
+    error: KgrankInputError,
+    argument: "checkpoint",
+  },
+  {
+    kind: "PyTorch-BigGraph pbg-sampled protocol of a relation with all_negs",
+    call: () =>
+      evaluatePbgCheckpoint({ checkpoint: pbgFiles.allNegs, dataset: pbgFiles.edges, protocol: "pbg-sampled" }),
     error: KgrankInputError,
     argument: "checkpoint",
   },

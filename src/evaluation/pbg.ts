@@ -337,6 +337,11 @@ export class PbgRanker {
       const r = triples[3 * i + 1]!;
       if (!(r >= 0 && r < ckpt.relations.length))
         throw new KgrankInputError("triples", `row ${i} has relation ${r}, outside the checkpoint's relations`, i);
+      if (ckpt.relations[r]!.allNegs)
+        throw new KgrankInputError(
+          "--model-dir",
+          `${ckpt.dir}/config.json: relation "${ckpt.relations[r]!.name}" has "all_negs", which PBG's sampled protocol ranks against every entity of its partition; kgrank does not reproduce that: rank it exactly (without --pbg-sampled)`,
+        );
     }
     const chunkSize = o.batchNegatives > 0 ? o.batchNegatives : o.uniformNegatives;
     if (o.fileOrder && o.fileOrder.length !== triples.length / 3)

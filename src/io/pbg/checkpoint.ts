@@ -47,6 +47,8 @@ interface PbgRelation {
   readonly lhs: string;
   readonly rhs: string;
   readonly operator: PbgOperator;
+  /** The config's all_negs: PBG's sampled evaluation ranks this relation's edges against every entity instead. */
+  readonly allNegs: boolean;
   /** Standard relations: the rhs operator's parameters; dynamic relations: both sides'. */
   readonly params: { readonly lhs?: PbgOperatorParams; readonly rhs: PbgOperatorParams };
 }
@@ -325,7 +327,7 @@ export async function openPbgCheckpoint(
           cfgFile,
           `relation "${name}" uses complex_diagonal with odd dimension ${dimension}: PBG needs an even one`,
         );
-      return { name, lhs: r.lhs as string, rhs: r.rhs as string, operator };
+      return { name, lhs: r.lhs as string, rhs: r.rhs as string, operator, allNegs: Boolean(r.all_negs) };
     });
     if (!dynamic) {
       parsed.forEach((r, i) => {
