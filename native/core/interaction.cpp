@@ -620,7 +620,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
     }
     const PackedFn rescore = packed_scores_of(kernel);
     const size_t pw = panel_width_of(kernel);
-    std::atomic<uint64_t> screen_pairs{0}, screen_rescored{0}, screen_refined{0};
+    std::atomic<uint64_t> screen_pairs{0}, screen_rescored{0};
     // Per block of kScreenRowBlock rows: whether it gave up the screen (Auto only; see the task loop).
     std::vector<std::atomic<uint8_t>> screen_gave_up(screen_fn != nullptr ? rows / kScreenRowBlock + 1 : 0);
     for (auto& g : screen_gave_up) g.store(0, std::memory_order_relaxed);
@@ -652,7 +652,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               if (und.size() < nr * cap) und.assign(nr * cap, 0);
               if (und_n.size() < nr) und_n.assign(nr, 0);
               if (scores.size() < kChunk) scores.assign(kChunk, 0.0f);
-              uint64_t rescored = 0, screened = 0, refined = 0;
+              uint64_t rescored = 0, screened = 0;
               const size_t n = end - begin;
               thread_local std::vector<float> compact, heavy_query, heavy_threshold;
               thread_local std::vector<uint32_t> heavy, heavy_counts;
@@ -701,9 +701,9 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                   if (skip[sb / kScreenRowBlock] != 0) continue;
                   std::atomic<uint8_t>& gave_up = screen_gave_up[(r0 + sb) / kScreenRowBlock];
                   const size_t snr = nr - sb < kScreenRowBlock ? nr - sb : kScreenRowBlock;
+                  uint64_t refined = 0;  // this block's pairs the second level saw (Auto's estimate)
                   const ScreenTask st{screen_table,      &screen_queries,       r0 + sb,           snr, begin,   end,
                                       local.data() + sb, und.data() + sb * cap, und_n.data() + sb, cap, &refined};
-                  const uint64_t refined_before = refined;
                   screen_fn(st);
                   screened += static_cast<uint64_t>(snr) * n;
                   size_t crowded = 0, light = 0;
@@ -730,7 +730,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                   if (qs.screen == ScreenMode::Auto) {
                     const double pairs = static_cast<double>(snr) * static_cast<double>(n);
                     const double unit = 0.25 + 25.0 / static_cast<double>(dim);
-                    const double units = pairs * unit + 2.5 * unit * static_cast<double>(refined - refined_before) +
+                    const double units = pairs * unit + 2.5 * unit * static_cast<double>(refined) +
                                          static_cast<double>(crowded) * static_cast<double>(n) +
                                          100.0 * static_cast<double>(light);
                     if (units > 0.9 * pairs) gave_up.store(1, std::memory_order_relaxed);
@@ -763,7 +763,6 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               }
               screen_pairs.fetch_add(screened, std::memory_order_relaxed);
               screen_rescored.fetch_add(rescored, std::memory_order_relaxed);
-              screen_refined.fetch_add(refined, std::memory_order_relaxed);
             } else {
               kernel(part, begin, end, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
             }
@@ -783,7 +782,6 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
       qs.screen_stats->used = screen_fn != nullptr;
       qs.screen_stats->pairs = screen_pairs.load();
       qs.screen_stats->rescored = screen_rescored.load();
-      qs.screen_stats->refined = screen_refined.load();
     }
   } else {  // wide: the scalar pair loop in double, the same chunks
     parallel_for(
@@ -869,12 +867,18 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
             // Set while `slot` holds a group's entries: an exception between marking and the reset leaves it set,
             // and the next group on this thread then clears the whole map first.
             thread_local bool slot_dirty = false;
-            // Row i's known answers held by this slice (global ids, >= 0: checked by the caller), as slice rows.
+            // Known answer j (a global id, >= 0: checked by the caller) as a row of this slice, if the slice holds it.
+            const auto slice_row = [&](uint32_t j, uint32_t* row) {
+              const size_t id = static_cast<size_t>(qs.exclude_ids[j]);
+              if (id < m.entity_offset || id - m.entity_offset >= m.num_entities) return false;
+              *row = static_cast<uint32_t>(id - m.entity_offset);
+              return true;
+            };
+            // Row i's known answers held by this slice, as slice rows.
             const auto list_of = [&](uint32_t i, std::vector<uint32_t>* to) {
+              uint32_t e_row;
               for (uint32_t j = qs.exclude_offsets[i]; j < qs.exclude_offsets[i + 1]; ++j) {
-                const size_t id = static_cast<size_t>(qs.exclude_ids[j]);
-                if (id < m.entity_offset || id - m.entity_offset >= m.num_entities) continue;
-                to->push_back(static_cast<uint32_t>(id - m.entity_offset));
+                if (slice_row(j, &e_row)) to->push_back(e_row);
               }
             };
             const auto take = [&](uint32_t i, double g, double e, double kept) {
@@ -935,10 +939,9 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                 const uint32_t i = by_query[k];
                 const T t = static_cast<T>(out.true_score[i]);
                 double g = 0, e = 0, kept = 0;
+                uint32_t e_row;
                 for (uint32_t j = qs.exclude_offsets[i]; j < qs.exclude_offsets[i + 1]; ++j) {
-                  const size_t id = static_cast<size_t>(qs.exclude_ids[j]);
-                  if (id < m.entity_offset || id - m.entity_offset >= m.num_entities) continue;
-                  const uint32_t e_row = static_cast<uint32_t>(id - m.entity_offset);
+                  if (!slice_row(j, &e_row)) continue;
                   const size_t at =
                       dense ? slot[e_row] - 1
                             : static_cast<size_t>(std::lower_bound(ids.begin(), ids.end(), e_row) - ids.begin());

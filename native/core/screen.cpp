@@ -315,20 +315,22 @@ void screen_chunk_scalar(const ScreenTask& task) {
     const int8_t* a2 = q.a2.data() + row * dpad;
     const float sq = q.scale[row], nq = q.norm[row], dq = q.resid[row], thr = q.threshold[row];
     const bool screened = sq == sq;
+    // Either level's decision for candidate j from x (float(I), or fl(float(I) + float(K) 2^-8)) and its error
+    // bound: +1 certified above the threshold, -1 below, 0 undecided.
+    const auto side = [&](float x, size_t j, float err) {
+      const float approx = (x * t.scale[j]) * sq;
+      const float m = err * (1.0f + kScreenRel) + (std::fabs(approx) + std::fabs(thr)) * kScreenRel + kScreenAbs;
+      return approx - m > thr ? 1 : approx + m < thr ? -1 : 0;
+    };
     uint32_t g = 0, u = 0;
     for (size_t j = task.begin; j < task.end; ++j) {
       const size_t base = (j / kScreenPanel) * dpad * kScreenPanel + (j % kScreenPanel) * 4;
       const int8_t* b = t.panels.data() + base;
       int32_t dot = 0;
       for (size_t e = 0; e < dpad; ++e) dot += int32_t{a[e]} * int32_t{b[(e / 4) * 64 + (e % 4)]};
-      const float approx = (static_cast<float>(dot) * t.scale[j]) * sq;
-      const float err = nq * t.slack[j] + dq * t.qnorm[j];
-      const float m = err * (1.0f + kScreenRel) + (std::fabs(approx) + std::fabs(thr)) * kScreenRel + kScreenAbs;
-      if (approx - m > thr) {
-        ++g;
-        continue;
-      }
-      if (approx + m < thr) continue;
+      const int first = side(static_cast<float>(dot), j, nq * t.slack[j] + dq * t.qnorm[j]);
+      g += first > 0;
+      if (first != 0) continue;
       if (screened && dot < kScreenExact && dot > -kScreenExact) {  // the second level (screen.h)
         const int8_t* c = t.panels2.data() + base;
         int32_t k2 = 0;
@@ -339,14 +341,9 @@ void screen_chunk_scalar(const ScreenTask& task) {
         ++refined;
         if (k2 < kScreenExact && k2 > -kScreenExact) {
           const float x = static_cast<float>(dot) + static_cast<float>(k2) * 0.00390625f;
-          const float approx2 = (x * t.scale[j]) * sq;
-          const float err2 = nq * t.slack2[j] + q.resid2[row] * t.qnorm2[j] + q.anorm2[row] * t.cnorm[j];
-          const float m2 = err2 * (1.0f + kScreenRel) + (std::fabs(approx2) + std::fabs(thr)) * kScreenRel + kScreenAbs;
-          if (approx2 - m2 > thr) {
-            ++g;
-            continue;
-          }
-          if (approx2 + m2 < thr) continue;
+          const int second = side(x, j, nq * t.slack2[j] + q.resid2[row] * t.qnorm2[j] + q.anorm2[row] * t.cnorm[j]);
+          g += second > 0;
+          if (second != 0) continue;
         }
       }
       task.und[k * task.cap + u++] = static_cast<uint32_t>(j);

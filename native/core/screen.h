@@ -36,7 +36,6 @@ struct ScreenStats {
   bool used = false;      // the screen ran (else every pair took the float32 path)
   uint64_t pairs = 0;     // (row, candidate) pairs it saw
   uint64_t rescored = 0;  // of those, pairs whose interval held the threshold: scored by the float32 path
-  uint64_t refined = 0;   // pairs the second level saw (vector kernels: 16 per refined row and panel; scalar: each)
 };
 
 // The quantised candidate table. scale[e] is NaN for a row that is never screened (a NaN or infinite value, or

@@ -63,19 +63,25 @@ void decide(const ScreenTask& task, size_t g, size_t nq, size_t jp, const __m256
     const __m256 dq = _mm256_set1_ps(q.resid[row]);
     const float thr_s = q.threshold[row];
     const __m256 thr = _mm256_set1_ps(thr_s), athr = _mm256_set1_ps(thr_s < 0 ? -thr_s : thr_s);
-    unsigned gt = 0, lt = 0;
-    for (size_t h = 0; h < 2; ++h) {
-      const __m256 st = _mm256_loadu_ps(t.scale.data() + jp + 8 * h);
-      const __m256 ut = _mm256_loadu_ps(t.slack.data() + jp + 8 * h);
-      const __m256 th = _mm256_loadu_ps(t.qnorm.data() + jp + 8 * h);
-      const __m256 approx = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][h]), st), sq);
-      const __m256 err = _mm256_fmadd_ps(nq_v, ut, _mm256_mul_ps(dq, th));
+    // Either level's decision on half h (8 lanes) from x (float(I), or fl(float(I) + float(K) 2^-8)) and its error
+    // bound: the lanes certified above and below the threshold, as bits 8 h .. 8 h + 7.
+    const auto side = [&](size_t h, __m256 x, __m256 err, unsigned* gt, unsigned* lt) {
+      const __m256 approx = _mm256_mul_ps(_mm256_mul_ps(x, _mm256_loadu_ps(t.scale.data() + jp + 8 * h)), sq);
       const __m256 mag = _mm256_add_ps(_mm256_andnot_ps(sign, approx), athr);
       const __m256 m = _mm256_fmadd_ps(err, one_rel, _mm256_fmadd_ps(mag, rel, absk));
-      gt |= static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(approx, m), thr, _CMP_GT_OQ)))
+      *gt = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(approx, m), thr, _CMP_GT_OQ)))
             << (8 * h);
-      lt |= static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_add_ps(approx, m), thr, _CMP_LT_OQ)))
+      *lt = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_add_ps(approx, m), thr, _CMP_LT_OQ)))
             << (8 * h);
+    };
+    unsigned gt = 0, lt = 0;
+    for (size_t h = 0; h < 2; ++h) {
+      const __m256 ut = _mm256_loadu_ps(t.slack.data() + jp + 8 * h);
+      const __m256 th = _mm256_loadu_ps(t.qnorm.data() + jp + 8 * h);
+      unsigned g1, l1;
+      side(h, _mm256_cvtepi32_ps(acc[r][h]), _mm256_fmadd_ps(nq_v, ut, _mm256_mul_ps(dq, th)), &g1, &l1);
+      gt |= g1;
+      lt |= l1;
     }
     const size_t k = g + r;
     task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(gt & vm));
@@ -95,20 +101,14 @@ void decide(const ScreenTask& task, size_t g, size_t nq, size_t jp, const __m256
         const unsigned inexact = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(big)));
         const __m256 x = _mm256_add_ps(_mm256_cvtepi32_ps(acc[r][h]),
                                        _mm256_mul_ps(_mm256_cvtepi32_ps(kk[h]), _mm256_set1_ps(0.00390625f)));
-        const __m256 st = _mm256_loadu_ps(t.scale.data() + jp + 8 * h);
-        const __m256 approx = _mm256_mul_ps(_mm256_mul_ps(x, st), sq);
         const __m256 err =
             _mm256_fmadd_ps(nq_v, _mm256_loadu_ps(t.slack2.data() + jp + 8 * h),
                             _mm256_fmadd_ps(r2, _mm256_loadu_ps(t.qnorm2.data() + jp + 8 * h),
                                             _mm256_mul_ps(an, _mm256_loadu_ps(t.cnorm.data() + jp + 8 * h))));
-        const __m256 mag = _mm256_add_ps(_mm256_andnot_ps(sign, approx), athr);
-        const __m256 m = _mm256_fmadd_ps(err, one_rel, _mm256_fmadd_ps(mag, rel, absk));
-        const unsigned g2 =
-            static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(approx, m), thr, _CMP_GT_OQ)));
-        const unsigned l2 =
-            static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_add_ps(approx, m), thr, _CMP_LT_OQ)));
-        gt2 |= (g2 & ~inexact) << (8 * h);
-        lt2 |= (l2 & ~inexact) << (8 * h);
+        unsigned g2, l2;
+        side(h, x, err, &g2, &l2);
+        gt2 |= g2 & ~(inexact << (8 * h));
+        lt2 |= l2 & ~(inexact << (8 * h));
       }
       gt2 &= und;
       task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(gt2));

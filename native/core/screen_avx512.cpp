@@ -121,6 +121,18 @@ KGRANK_VNNI __attribute__((noinline)) void refine_block(const ScreenTask& task, 
   }
 }
 
+// Either level's decision (the one-FMA form above `block`'s decision loop derives) on the lanes `live` of one
+// (row, panel) pair: d = fl(x c - thr) with c = fl(s_t s_q), m = fl(err (1 + 2^-16) + margin); certified above
+// where d > m, below where d < -m.
+KGRANK_VNNI inline void certify(__m512 x, __m512 st, const ScreenQueries& q, size_t row, __m512 err, __mmask16 live,
+                                __mmask16* gt, __mmask16* lt) {
+  const __m512 c = _mm512_mul_ps(st, _mm512_set1_ps(q.scale[row]));
+  const __m512 d = _mm512_fmsub_ps(x, c, _mm512_set1_ps(q.threshold[row]));
+  const __m512 m = _mm512_fmadd_ps(err, _mm512_set1_ps(1.0f + kScreenRel), _mm512_set1_ps(q.margin[row]));
+  *gt = _mm512_mask_cmp_ps_mask(live, d, m, _CMP_GT_OQ);
+  *lt = _mm512_mask_cmp_ps_mask(live, d, _mm512_sub_ps(_mm512_setzero_ps(), m), _CMP_LT_OQ);
+}
+
 // The second level's decision (screen.h) for the lanes `und` of one (row, panel) pair from its dots I (first level)
 // and K: the first level's one-FMA form with x = fl(float(K) 2^-8 + float(I)) for float(I) and E2 for E, on the lanes
 // whose |I| and |K| are below 2^24. Adds the lanes certified above to *greater and returns those still undecided.
@@ -130,16 +142,12 @@ KGRANK_VNNI inline __mmask16 decide2(const ScreenTable& t, const ScreenQueries& 
   const __mmask16 exact = static_cast<__mmask16>(_mm512_cmplt_epi32_mask(_mm512_abs_epi32(i1), lim) &
                                                  _mm512_cmplt_epi32_mask(_mm512_abs_epi32(kk), lim));
   const __m512 x = _mm512_fmadd_ps(_mm512_cvtepi32_ps(kk), _mm512_set1_ps(0.00390625f), _mm512_cvtepi32_ps(i1));
-  const __m512 c = _mm512_mul_ps(_mm512_loadu_ps(t.scale.data() + jp), _mm512_set1_ps(q.scale[row]));
-  const __m512 d = _mm512_fmsub_ps(x, c, _mm512_set1_ps(q.threshold[row]));
   const __m512 err = _mm512_fmadd_ps(
       _mm512_set1_ps(q.norm[row]), _mm512_loadu_ps(t.slack2.data() + jp),
       _mm512_fmadd_ps(_mm512_set1_ps(q.resid2[row]), _mm512_loadu_ps(t.qnorm2.data() + jp),
                       _mm512_mul_ps(_mm512_set1_ps(q.anorm2[row]), _mm512_loadu_ps(t.cnorm.data() + jp))));
-  const __m512 m = _mm512_fmadd_ps(err, _mm512_set1_ps(1.0f + kScreenRel), _mm512_set1_ps(q.margin[row]));
-  const __mmask16 live = static_cast<__mmask16>(und & exact);
-  const __mmask16 gt = _mm512_mask_cmp_ps_mask(live, d, m, _CMP_GT_OQ);
-  const __mmask16 lt = _mm512_mask_cmp_ps_mask(live, d, _mm512_sub_ps(_mm512_setzero_ps(), m), _CMP_LT_OQ);
+  __mmask16 gt, lt;
+  certify(x, _mm512_loadu_ps(t.scale.data() + jp), q, row, err, static_cast<__mmask16>(und & exact), &gt, &lt);
   *greater += static_cast<uint32_t>(_mm_popcnt_u32(gt));
   return static_cast<__mmask16>(und & ~(gt | lt));
 }
@@ -180,7 +188,6 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
   // m = fl(E' (1 + 2^-16) + margin), margin >= |thr| 2^-16 + 2^-100 (ScreenQueries::margin, rounded up), gives
   // a - thr > E: E' is E's first two terms in float (relative error below 3u), every rounding of m and of the error
   // terms is below u times them, far inside the 2^-16 margins, and 2^-100 covers the absolute ones. Below: d < -m.
-  const __m512 one_rel = _mm512_set1_ps(1.0f + kScreenRel);
   __mmask16 und[kQ][P];
   size_t open = 0;
   for (size_t p = 0; p < P; ++p) {
@@ -194,15 +201,12 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
     const __m512 th = _mm512_loadu_ps(t.qnorm.data() + jp);
     for (size_t r = 0; r < nq; ++r) {
       const size_t row = task.r0 + g + r;
-      const __m512 c = _mm512_mul_ps(st, _mm512_set1_ps(q.scale[row]));
-      const __m512 d = _mm512_fmsub_ps(_mm512_cvtepi32_ps(acc[r][p]), c, _mm512_set1_ps(q.threshold[row]));
       const __m512 err =
           _mm512_fmadd_ps(_mm512_set1_ps(q.norm[row]), ut, _mm512_mul_ps(_mm512_set1_ps(q.resid[row]), th));
-      const __m512 m = _mm512_fmadd_ps(err, one_rel, _mm512_set1_ps(q.margin[row]));
-      const __mmask16 gt = _mm512_cmp_ps_mask(d, m, _CMP_GT_OQ);
-      const __mmask16 lt = _mm512_cmp_ps_mask(d, _mm512_sub_ps(_mm512_setzero_ps(), m), _CMP_LT_OQ);
+      __mmask16 gt, lt;
+      certify(_mm512_cvtepi32_ps(acc[r][p]), st, q, row, err, vm, &gt, &lt);
       und[r][p] = static_cast<__mmask16>(~(gt | lt) & vm);
-      task.greater[g + r] += static_cast<uint32_t>(_mm_popcnt_u32(static_cast<unsigned>(gt & vm)));
+      task.greater[g + r] += static_cast<uint32_t>(_mm_popcnt_u32(static_cast<unsigned>(gt)));
       // A query row that is never screened (scale NaN) is not refined: the second level cannot decide it either.
       open += und[r][p] != 0 && q.scale[row] == q.scale[row];
     }
