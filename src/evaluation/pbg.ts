@@ -146,6 +146,25 @@ function sidePlan(ckpt: PbgCheckpoint, r: number, side: "head" | "tail"): SidePl
   };
 }
 
+/** sidePlan of each relation on `side`, made on first use. */
+function sidePlans(ckpt: PbgCheckpoint, side: "head" | "tail"): (r: number) => SidePlan {
+  const plans = new Map<number, SidePlan>();
+  return (r) => {
+    let plan = plans.get(r);
+    if (!plan) plans.set(r, (plan = sidePlan(ckpt, r, side)));
+    return plan;
+  };
+}
+
+/** Every triple's relation is one of the checkpoint's. */
+function checkRelations(ckpt: PbgCheckpoint, triples: Int32Array): void {
+  for (let i = 0; i < triples.length / 3; i++) {
+    const r = triples[3 * i + 1]!;
+    if (!(r >= 0 && r < ckpt.relations.length))
+      throw new KgrankInputError("triples", `row ${i} has relation ${r}, outside the checkpoint's relations`, i);
+  }
+}
+
 /**
  * Ranks tasks of a checkpoint into an evaluator (one whose candidates are pbgCandidateSets'): the tables opened once,
  * kept within the budget while they fit, read in chunks when they do not.
@@ -264,18 +283,9 @@ export class PbgRanker {
     // consecutive tasks whose candidates' table is adjusted alike (SidePlan.key: a head side, every dynamic relation
     // share one; a standard relation's tail side has its own), so those relations share each pass over the table;
     // each relation's queries are adjusted by its own operator.
-    const plans = new Map<number, SidePlan>();
-    const planOf = (r: number) => {
-      let plan = plans.get(r);
-      if (!plan) plans.set(r, (plan = sidePlan(ckpt, r, side)));
-      return plan;
-    };
+    const planOf = sidePlans(ckpt, side);
     const tasks = triples.length / 3;
-    for (let i = 0; i < tasks; i++) {
-      const r = triples[3 * i + 1]!;
-      if (!(r >= 0 && r < ckpt.relations.length))
-        throw new KgrankInputError("triples", `row ${i} has relation ${r}, outside the checkpoint's relations`, i);
-    }
+    checkRelations(ckpt, triples);
     const relationOf = (i: number) => triples[3 * i + 1]!;
     const order = Array.from({ length: tasks }, (_, i) => i).sort((a, b) => relationOf(a) - relationOf(b) || a - b);
     for (let b = 0; b < tasks;) {
@@ -333,28 +343,19 @@ export class PbgRanker {
         "--model-dir",
         `${ckpt.dir}/config.json: "num_batch_negs" and "num_uniform_negs" are both 0, so PBG's sampled protocol has no negatives: set either above 0`,
       );
-    for (let i = 0; i < triples.length / 3; i++) {
-      const r = triples[3 * i + 1]!;
-      if (!(r >= 0 && r < ckpt.relations.length))
-        throw new KgrankInputError("triples", `row ${i} has relation ${r}, outside the checkpoint's relations`, i);
+    checkRelations(ckpt, triples);
+    for (const r of new Set(triples.filter((_, j) => j % 3 === 1)))
       if (ckpt.relations[r]!.allNegs)
         throw new KgrankInputError(
           "--model-dir",
           `${ckpt.dir}/config.json: relation "${ckpt.relations[r]!.name}" has "all_negs", which PBG's sampled protocol ranks against every entity of its partition; kgrank does not reproduce that: rank it exactly (without --pbg-sampled)`,
         );
-    }
-    const chunkSize = o.batchNegatives > 0 ? o.batchNegatives : o.uniformNegatives;
     if (o.fileOrder && o.fileOrder.length !== triples.length / 3)
       throw new KgrankInputError("fileOrder", `has ${o.fileOrder.length} positions for ${triples.length / 3} triples`);
-    const { order, chunks, lp, rp } = pbgSampledOrder(ckpt, triples, o.batchSize, chunkSize, o.fileOrder);
+    const { order, chunks, lp, rp } = pbgSampledOrder(ckpt, triples, o.batchSize, chunkOf(o), o.fileOrder);
     const d = ckpt.dimension;
     const typeOf = new Map(ckpt.types.map((t) => [t.name, t]));
-    const plans = new Map<number, SidePlan>();
-    const planOf = (r: number) => {
-      let plan = plans.get(r);
-      if (!plan) plans.set(r, (plan = sidePlan(ckpt, r, side)));
-      return plan;
-    };
+    const planOf = sidePlans(ckpt, side);
     const batchEdges = o.batchNegatives > 0;
     const U = o.uniformNegatives;
     // Sampled batches flushed to the evaluator: rows of equal negative count K together.
@@ -458,9 +459,13 @@ export interface PbgSampledOptions extends PbgSampling {
  * sizes. Sampled ranks count candidates per task; the random expectations treat the K negatives as distinct.
  */
 export function pbgSampledEntities(numEntities: number, s: PbgSampling): number {
-  const chunk = Math.min(s.batchNegatives > 0 ? s.batchNegatives : s.uniformNegatives, s.batchSize);
-  const k = (s.batchNegatives > 0 ? chunk - 1 : 0) + s.uniformNegatives;
+  const k = (s.batchNegatives > 0 ? Math.min(chunkOf(s), s.batchSize) - 1 : 0) + s.uniformNegatives;
   return Math.max(numEntities, k + 1);
+}
+
+/** The edges of a full chunk: num_batch_negs, or num_uniform_negs without batch negatives (PBG's forward()). */
+function chunkOf(s: PbgSampling): number {
+  return s.batchNegatives > 0 ? s.batchNegatives : s.uniformNegatives;
 }
 
 /**

@@ -118,10 +118,15 @@ export async function evaluatePbg(opts: EvaluateOptions, out: Out, t0: number): 
     ranker.close();
   }
   const scorerName =
-    `PyTorch-BigGraph ${ckpt.comparator}${ckpt.bias ? " with bias" : ""}${ckpt.dynamic ? ", dynamic relations" : ""} ` +
-    `(${ckpt.dimension} columns, float64; ${ckpt.types.length} entity type${ckpt.types.length > 1 ? "s as typed candidates" : ""})`;
+    `${scorerOf(ckpt)} (${ckpt.dimension} columns, float64; ` +
+    `${ckpt.types.length} entity type${ckpt.types.length > 1 ? "s as typed candidates" : ""})`;
   const dirFiles = opts.saveState ? await directoryFingerprints(opts.modelDir!) : null;
   await finish(run, evaluator, scorerName, filter.setting, filter.splits, [dirFiles, ckpt.version]);
+}
+
+/** The checkpoint's scoring as the results name it: comparator, bias, dynamic relations. */
+function scorerOf(ckpt: PbgCheckpoint): string {
+  return `PyTorch-BigGraph ${ckpt.comparator}${ckpt.bias ? " with bias" : ""}${ckpt.dynamic ? ", dynamic relations" : ""}`;
 }
 
 /**
@@ -172,8 +177,7 @@ async function evaluatePbgSampled(
     ranker.close();
   }
   const scorerName =
-    `PyTorch-BigGraph ${ckpt.comparator}${ckpt.bias ? " with bias" : ""}${ckpt.dynamic ? ", dynamic relations" : ""} ` +
-    `(${ckpt.dimension} columns, float64), PBG's sampled protocol: batches of ${s.batchSize}, ` +
+    `${scorerOf(ckpt)} (${ckpt.dimension} columns, float64), PBG's sampled protocol: batches of ${s.batchSize}, ` +
     `${s.batchNegatives} batch and ${s.uniformNegatives} uniform negatives, seed ${opts.seed}; PBG reports the pessimistic rank`;
   const dirFiles = opts.saveState ? await directoryFingerprints(opts.modelDir!) : null;
   await finish(
