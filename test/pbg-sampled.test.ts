@@ -14,12 +14,13 @@ import * as path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
-import { evaluatePbgCheckpoint, parseNpz } from "../src/index";
+import { evaluatePbgCheckpoint } from "../src/index";
 import { openPbgCheckpoint } from "../src/io/pbg/checkpoint";
 import { pbgDataset } from "../src/io/pbg/graph";
 import { backendLabel } from "./helpers/backend";
 import { expectUserError, kgrank as runIn, type Run } from "./helpers/cli";
 import { external, pythonWith } from "./helpers/external";
+import { ranksOf, sortedTasks } from "./helpers/pbg-ranks";
 import { tempDir } from "./helpers/temp";
 
 const FIX = path.resolve(__dirname, "fixtures", "pbg");
@@ -36,7 +37,6 @@ const expected = JSON.parse(readFileSync(path.join(FIX, "expected-sampled.json")
   ranks: Record<string, [string, number, number, number, number, number][]>;
 };
 type Row = [string, number, number, number, number, number];
-const sorted = (t: Row[]) => [...t].sort((x, y) => (String(x) < String(y) ? -1 : 1));
 
 /** A copy of the case's checkpoint whose config.json carries the case's sizes. */
 function checkpointOf(c: Case): string {
@@ -68,20 +68,8 @@ async function sampled(c: Case, extra: string[] = []): Promise<{ run: Run; rows:
     ...extra,
   ]);
   expect(run.status, run.stderr).toBe(0);
-  const a = parseNpz(readFileSync(out));
-  const side = a.side!.data as Int8Array;
-  const rows: Row[] = [];
-  for (let i = 0; i < side.length; i++) {
-    rows.push([
-      side[i] === 0 ? "head" : "tail",
-      (a.head!.data as Int32Array)[i]!,
-      (a.relation!.data as Int32Array)[i]!,
-      (a.tail!.data as Int32Array)[i]!,
-      (a.pessimistic!.data as Float64Array)[i]!,
-      (a.num_candidates!.data as Float64Array)[i]!,
-    ]);
-  }
-  return { run, rows: sorted(rows) };
+  const rows = ranksOf(out).map(([side, h, r, t, , pess, cands]): Row => [side, h, r, t, pess, cands]);
+  return { run, rows: sortedTasks(rows) };
 }
 
 describe(`PyTorch-BigGraph's sampled protocol [${backendLabel}]`, () => {
@@ -100,7 +88,7 @@ describe(`PyTorch-BigGraph's sampled protocol [${backendLabel}]`, () => {
   for (const c of expected.cases) {
     it(`${c.checkpoint} (${JSON.stringify(c.config)}, seed ${c.seed}): every task's pessimistic rank and candidates are the reference's`, async () => {
       const { run, rows } = await sampled(c);
-      expect(rows).toEqual(sorted(expected.ranks[c.checkpoint]!));
+      expect(rows).toEqual(sortedTasks(expected.ranks[c.checkpoint]!));
       expect(run.stdout).toMatch(/unfiltered \(PyTorch-BigGraph's sampled protocol\)/);
       expect(run.stdout).toContain(
         `batches of ${c.config.batch_size}, ${c.config.num_batch_negs} batch and ${c.config.num_uniform_negs} uniform negatives, seed ${c.seed}`,
@@ -118,10 +106,10 @@ describe(`PyTorch-BigGraph's sampled protocol [${backendLabel}]`, () => {
       seed: c.seed,
     });
     const t = lib.tasks();
-    const rows = sorted(
+    const rows = sortedTasks(
       t.side.map((s, i): Row => [s, t.head[i]!, t.relation[i]!, t.tail[i]!, t.pessimistic[i]!, t.numCandidates[i]!]),
     );
-    expect(rows).toEqual(sorted(expected.ranks[c.checkpoint]!));
+    expect(rows).toEqual(sortedTasks(expected.ranks[c.checkpoint]!));
     const other = await evaluatePbgCheckpoint({
       checkpoint: ckpt,
       dataset: edgesOf(c),
@@ -271,7 +259,7 @@ describe(`PyTorch-BigGraph's sampled protocol against a live NumPy implementatio
         { encoding: "utf8" },
       );
       expect(ref.status, ref.stderr).toBe(0);
-      expect(rows, c.checkpoint).toEqual(sorted(JSON.parse(ref.stdout) as Row[]));
+      expect(rows, c.checkpoint).toEqual(sortedTasks(JSON.parse(ref.stdout) as Row[]));
     }
   });
 });

@@ -13,10 +13,11 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
-import { evaluatePbgCheckpoint, KgrankInputError, parseNpz, type RankResults } from "../src/index";
+import { evaluatePbgCheckpoint, KgrankInputError, type RankResults } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { expectUserError, kgrank as runIn, type Run } from "./helpers/cli";
 import { external, pythonWith } from "./helpers/external";
+import { ranksOf, sortedTasks, type PbgTask } from "./helpers/pbg-ranks";
 import { runKgrankProcess } from "./helpers/process";
 import { tempDir } from "./helpers/temp";
 
@@ -29,29 +30,7 @@ const expected = JSON.parse(readFileSync(path.join(FIX, "expected-ranks.json"), 
 >;
 const CHECKPOINTS = Object.keys(expected);
 
-type Task = [string, number, number, number, number, number, number];
-
-/** kgrank's --ranks-out as the reference's rows: side, head, relation, tail, optimistic, pessimistic, candidates. */
-function ranksOf(file: string): Task[] {
-  const a = parseNpz(readFileSync(file));
-  const side = a.side!.data as Int8Array;
-  const out: Task[] = [];
-  for (let i = 0; i < side.length; i++) {
-    out.push([
-      side[i] === 0 ? "head" : "tail",
-      (a.head!.data as Int32Array)[i]!,
-      (a.relation!.data as Int32Array)[i]!,
-      (a.tail!.data as Int32Array)[i]!,
-      (a.optimistic!.data as Float64Array)[i]!,
-      (a.pessimistic!.data as Float64Array)[i]!,
-      (a.num_candidates!.data as Float64Array)[i]!,
-    ]);
-  }
-  return out.sort((x, y) => (String(x) < String(y) ? -1 : 1));
-}
-const sorted = (t: Task[]) => [...t].sort((x, y) => (String(x) < String(y) ? -1 : 1));
-
-async function evaluate(name: string, extra: string[] = [], edges?: string): Promise<{ run: Run; ranks: Task[] }> {
+async function evaluate(name: string, extra: string[] = [], edges?: string): Promise<{ run: Run; ranks: PbgTask[] }> {
   const graph = path.join(FIX, name.split("/")[0]!);
   const out = path.join(dir, `${name.replace("/", "-")}-${extra.join("").replace(/\W/g, "")}.npz`);
   const run = await kgrank([
@@ -97,15 +76,15 @@ describe(`PyTorch-BigGraph checkpoints [${backendLabel}]`, () => {
   for (const name of CHECKPOINTS) {
     it(`${name}: every test task's ranks and typed candidate count are the NumPy reference's`, async () => {
       const { run, ranks } = await evaluate(name);
-      expect(ranks).toEqual(sorted(expected[name]!));
+      expect(ranks).toEqual(sortedTasks(expected[name]!));
       expect(run.stdout).toMatch(/PyTorch-BigGraph/);
     });
   }
 
   /** RankResults.tasks() as the reference's rows. */
-  const tasksOf = (r: RankResults): Task[] => {
+  const tasksOf = (r: RankResults): PbgTask[] => {
     const t = r.tasks();
-    return sorted(
+    return sortedTasks(
       t.side.map((s, i) => [
         s,
         t.head[i]!,
@@ -126,14 +105,14 @@ describe(`PyTorch-BigGraph checkpoints [${backendLabel}]`, () => {
         dataset: path.join(FIX, graph, "edges"),
         memoryBudget: 4096,
       });
-      expect(tasksOf(results)).toEqual(sorted(expected[name]!));
+      expect(tasksOf(results)).toEqual(sortedTasks(expected[name]!));
     }
     const heads = await evaluatePbgCheckpoint({
       checkpoint: path.join(FIX, "typed", "checkpoints", "dot"),
       dataset: path.join(FIX, "typed", "edges"),
       sides: "head",
     });
-    expect(tasksOf(heads)).toEqual(sorted(expected["typed/dot"]!.filter((t) => t[0] === "head")));
+    expect(tasksOf(heads)).toEqual(sortedTasks(expected["typed/dot"]!.filter((t) => t[0] === "head")));
     await expect(
       evaluatePbgCheckpoint({
         checkpoint: path.join(FIX, "typed", "checkpoints", "dot"),
@@ -158,7 +137,7 @@ describe(`PyTorch-BigGraph checkpoints [${backendLabel}]`, () => {
       // 2000 bytes: chunks of 5 rows (the partitions of 7, 5, 9, 6, 8, 5 rows each split), slices of a few rows.
       const sliced = await evaluate(name, ["--memory", "2000"]);
       expect(sliced.ranks).toEqual(whole.ranks);
-      expect(sliced.ranks).toEqual(sorted(expected[name]!));
+      expect(sliced.ranks).toEqual(sortedTasks(expected[name]!));
     }
     // The library: whole rows with typed candidate sets, and slices, give equal results.
     const opts = {
