@@ -107,6 +107,7 @@ for (let r = 0; r < rounds; r++) {
 const row = {
   run: s.label,
   simd: k.simd,
+  screenKernel: kg.backendInfo().screenKernel ?? null,
   threads,
   mode,
   tasks: s.triples.length / 3,
@@ -118,7 +119,7 @@ const row = {
   rescoredFraction: pairs > 0 ? rescored / pairs : null,
 };
 console.log(
-  `${row.run}: ${row.simd}, ${threads} threads, ${row.tasks} triples x 2 sides, ${rounds} rounds\n` +
+  `${row.run}: ${row.simd} (screen kernel ${row.screenKernel}), ${threads} threads, ${row.tasks} triples x 2 sides, ${rounds} rounds\n` +
     `  off ${row.offSeconds.toFixed(3)} s, ${mode} ${row.screenSeconds.toFixed(3)} s: ${row.ratioOfMedians.toFixed(2)}x ` +
     `(median paired ${row.medianPairedRatio.toFixed(2)}x); pairs screened ${row.screenedPairs}, rescored ` +
     `${row.rescoredFraction === null ? "-" : (100 * row.rescoredFraction).toFixed(3)} %; results identical`,

@@ -8,7 +8,7 @@
 // The public surface (package.json "exports" "."); etc/kgrank-native.api.md is its checked report (`npm run check:api`).
 // A name only tests or the CLI use is not exported here: they import it from its module.
 export { backendInfo } from "./backend/backend";
-export type { BackendInfo, BackendTier } from "./backend/backend";
+export type { BackendInfo, BackendTier, ScreenKernel } from "./backend/backend";
 export { countScores, countScoresSync } from "./ranking/count";
 export type { CountScoresOptions, CountScoresResult } from "./ranking/count";
 export {

@@ -9,6 +9,7 @@
 #endif
 
 #include "../core/simd.h"
+#include "../core/screen.h"
 #include "../core/thread_pool.h"
 #include "async.h"
 #include "common.h"
@@ -43,6 +44,8 @@ Napi::Value Info(const Napi::CallbackInfo& info) {
       Napi::Object entry = Napi::Object::New(env);
       entry.Set("name", kgrank::simd_name(static_cast<SimdLevel>(level)));
       entry.Set("level", level);
+      // The int8 screen's kernel at this level (screen.h screen_kernel_name), e.g. "amx" or "avx512-vnni".
+      entry.Set("screenKernel", kgrank::screen_kernel_name(static_cast<SimdLevel>(level)));
       levels.Set(k++, entry);
     }
   }

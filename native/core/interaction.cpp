@@ -680,6 +680,23 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                 local[nr + k] += eq;
                 local[2 * nr + k] += nn;
               };
+              // The true answer's own pair ties its threshold exactly: the threshold is that pair's score by these
+              // lanes' operations (score_ids above). Where the row's true answer is a row of this table (no slice's
+              // true_scores), it is counted equal from row k's undecided list (nu entries, each entity at most once)
+              // without rescoring; returns the entries left, the true answer swapped out.
+              const auto drop_truth = [&](size_t k, size_t nu) {
+                if (qs.true_scores != nullptr) return nu;
+                const int64_t truth = static_cast<int64_t>(qs.truth[r0 + k]) - static_cast<int64_t>(m.entity_offset);
+                uint32_t* list = und.data() + k * cap;
+                for (size_t u = 0; u < nu; ++u) {
+                  if (static_cast<int64_t>(list[u]) == truth) {
+                    list[u] = list[nu - 1];
+                    local[nr + k] += 1;
+                    return nu - 1;
+                  }
+                }
+                return nu;
+              };
               // Blocks of kScreenRowBlock rows: under Auto, a block whose rescoring cost more than the screen saved in
               // an earlier chunk has given up, and takes the float32 path (the same counts) for the rest of the call:
               // all such rows of the task in one chunk-kernel call (one packing of the chunk).
@@ -715,10 +732,13 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                       ++crowded;
                       continue;
                     }
-                    pack_ids(und.data() + k * cap, nu);
-                    count_packed(k, nu);
-                    rescored += nu;
-                    light += nu;
+                    const size_t left = drop_truth(k, nu);
+                    if (left != 0) {
+                      pack_ids(und.data() + k * cap, left);
+                      count_packed(k, left);
+                    }
+                    rescored += left;
+                    light += left;
                   }
                   rescored += static_cast<uint64_t>(crowded) * n;
                   // Auto: the block's cost this chunk in units of one float32-path pair (the screen itself about

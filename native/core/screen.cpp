@@ -38,6 +38,10 @@
 #if defined(KGRANK_HAVE_NEON) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
+#ifdef KGRANK_HAVE_AMX_KERNEL
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #if defined(__x86_64__) || defined(_M_X64)
 #ifdef _MSC_VER
@@ -159,12 +163,13 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
   const size_t panels = (n + kScreenPanel - 1) / kScreenPanel;
   const size_t padded = panels * kScreenPanel;
   KGRANK_TRY {
-    t->panels.assign(panels * t->dpad * kScreenPanel, int8_t{0});
+    // kScreenTileSlack bytes past the last panel: the AMX kernel reads whole 64-element steps (screen_avx512.cpp).
+    t->panels.assign(panels * t->dpad * kScreenPanel + kScreenTileSlack, int8_t{0});
     t->scale.assign(padded, 0.0f);
     t->slack.assign(padded, 0.0f);
     t->qnorm.assign(padded, 0.0f);
     t->corr.assign(padded, 0);
-    t->panels2.assign(panels * t->dpad * kScreenPanel, int8_t{0});
+    t->panels2.assign(panels * t->dpad * kScreenPanel + kScreenTileSlack, int8_t{0});
     t->slack2.assign(padded, 0.0f);
     t->qnorm2.assign(padded, 0.0f);
     t->cnorm.assign(padded, 0.0f);
@@ -385,6 +390,22 @@ bool screen_avx_vnni_disabled() {
   return v != nullptr && v[0] == '1';
 }
 
+#ifdef KGRANK_HAVE_AMX_KERNEL
+// AMX-INT8: CPUID leaf 7 EDX bits 24 (AMX-TILE) and 25 (AMX-INT8), XCR0 bits 17-18 (the OS manages the tile state),
+// and Linux's per-process permission for the tile data (arch_prctl ARCH_REQ_XCOMP_PERM = 0x1023, feature 18), asked
+// once; refused (an old kernel, or a signal stack too small for the tile state) keeps the VNNI kernel.
+// KGRANK_SCREEN_NO_AMX=1 keeps it too (the tests cover both kernels on one machine).
+bool amx_usable() {
+  const char* v = std::getenv("KGRANK_SCREEN_NO_AMX");
+  if (v != nullptr && v[0] == '1') return false;
+  if (!cpuid7_bit(0, 3, 24) || !cpuid7_bit(0, 3, 25)) return false;
+  unsigned lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if (((lo >> 17) & 3u) != 3u) return false;
+  return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+}
+#endif
+
 #ifdef KGRANK_HAVE_NEON
 // FEAT_DotProd (sdot / udot): HWCAP_ASIMDDP, bit 20 of AT_HWCAP on Linux; elsewhere the scalar screen kernel runs.
 bool neon_dotprod() {
@@ -417,6 +438,10 @@ ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) {
   static const bool vnni512 = cpuid7_bit(0, 2, 11);
   if (level == SimdLevel::AVX512 && simd_supported(level) && vnni512) {
     *vector = true;
+#ifdef KGRANK_HAVE_AMX_KERNEL
+    static const bool amx = amx_usable();
+    if (amx) return isa::screen_chunk_amx;
+#endif
     return isa::screen_chunk_avx512_vnni;
   }
 #endif
@@ -436,6 +461,25 @@ ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) {
 #endif
   (void)level;
   return isa::screen_chunk_scalar;
+}
+
+const char* screen_kernel_name(SimdLevel level) {
+  bool vector = false;
+  const ScreenChunkFn fn = screen_kernel(level, &vector);
+#ifdef KGRANK_HAVE_AMX_KERNEL
+  if (fn == isa::screen_chunk_amx) return "amx";
+#endif
+#ifdef KGRANK_HAVE_AVX512
+  if (fn == isa::screen_chunk_avx512_vnni) return "avx512-vnni";
+#endif
+#ifdef KGRANK_HAVE_AVX2
+  if (fn == isa::screen_chunk_avx2_vnni) return "avx-vnni";
+  if (fn == isa::screen_chunk_avx2) return "avx2";
+#endif
+#ifdef KGRANK_HAVE_NEON
+  if (fn == isa::screen_chunk_neon_dot) return "neon-sdot";
+#endif
+  return "scalar";
 }
 
 }  // namespace kgrank

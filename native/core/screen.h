@@ -15,6 +15,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "simd.h"
@@ -27,9 +28,10 @@ namespace kgrank {
 // (AVX2, AVX-512, NEON with sdot) and the batch has at least kScreenMinRows rows (the quantisation is amortised).
 enum class ScreenMode : int { Off = 0, Auto = 1, Int8 = 2 };
 
-constexpr size_t kScreenPanel = 16;      // entities per panel
-constexpr size_t kScreenMaxDim = 65000;  // wider rows keep the float32 path: |I|, |K| <= 32258 d must fit int32
-constexpr size_t kScreenMinRows = 32;    // Auto: fewer rows than this keep the float32 path
+constexpr size_t kScreenPanel = 16;        // entities per panel
+constexpr size_t kScreenMaxDim = 65000;    // wider rows keep the float32 path: |I|, |K| <= 32258 d must fit int32
+constexpr size_t kScreenMinRows = 32;      // Auto: fewer rows than this keep the float32 path
+constexpr size_t kScreenTileSlack = 1024;  // bytes after the last panel of each level (the AMX kernel's over-read)
 
 // What the screen did in one call (EmbeddingQueries::screen_stats, optional).
 struct ScreenStats {
@@ -38,20 +40,42 @@ struct ScreenStats {
   uint64_t rescored = 0;  // of those, pairs whose interval held the threshold: scored by the float32 path
 };
 
+// Storage on 64-byte boundaries: the AMX kernel loads 64-byte tile rows, which cost about 2.5 times as much when each
+// straddles two cache lines (measured on Sapphire Rapids), and the vector kernels' loads line up too.
+template <class T>
+struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U>
+  Aligned64(const Aligned64<U>&) {}  // NOLINT(google-explicit-constructor): the allocator requirements
+  T* allocate(size_t n) { return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const Aligned64<U>&) const {
+    return true;
+  }
+  template <class U>
+  bool operator!=(const Aligned64<U>&) const {
+    return false;
+  }
+};
+template <class T>
+using AlignedVector = std::vector<T, Aligned64<T>>;
+
 // The quantised candidate table. scale[e] is NaN for a row that is never screened (a NaN or infinite value, or
 // max|t| outside [2^-50, 2^50] and not 0), which makes every decision on it "undecided".
 struct ScreenTable {
   size_t n = 0, dim = 0, dpad = 0;
   std::vector<uint32_t> map;  // the element order it was made in (screen_quantise_table's map); empty: identity
   SimdLevel level = SimdLevel::Scalar;  // the quantiser that made it
-  std::vector<int8_t> panels;           // ceil(n / 16) panels x dpad x 16 bytes
+  AlignedVector<int8_t> panels;         // ceil(n / 16) panels x dpad x 16 bytes (+ kScreenTileSlack)
   std::vector<float> scale;             // s_t, padded to whole panels (padding 0)
   std::vector<float> slack;             // upward rounded ||t - s_t b||_2 + gamma_d ||t||_2
   std::vector<float> qnorm;             // upward rounded ||s_t b||_2
   std::vector<int32_t> corr;            // 128 * sum_i b_i (the AVX-512 kernel's unsigned-offset correction)
   // The second level (refinement of undecided pairs): c = round(256 (y - b)) clamped to [-127, 127], y the row in
   // units of s_t, in the layout of `panels`, and the bound's per-entity terms (screen.cpp refine_row).
-  std::vector<int8_t> panels2;
+  AlignedVector<int8_t> panels2;
   std::vector<float> slack2;   // upward rounded ||t - s_t (b + c / 256)||_2 + gamma_d ||t||_2
   std::vector<float> qnorm2;   // upward rounded ||s_t (b + c / 256)||_2
   std::vector<float> cnorm;    // upward rounded s_t ||c||_2 / 256
@@ -66,7 +90,7 @@ struct ScreenTable {
 struct ScreenQueries {
   size_t rows = 0, dpad = 0;
   std::vector<int8_t> a;
-  std::vector<uint8_t> au;       // a + 128 (the AVX-512 kernel's unsigned operand)
+  AlignedVector<uint8_t> au;     // a + 128 (the AVX-512 kernel's unsigned operand)
   std::vector<float> scale;      // s_q
   std::vector<float> norm;       // upward rounded ||q||_2
   std::vector<float> resid;      // upward rounded ||q - s_q a||_2
@@ -74,9 +98,9 @@ struct ScreenQueries {
   std::vector<float> margin;     // upward rounded |threshold| 2^-16 + 2^-100 (the AVX-512 kernel's decision)
   // The second level: a2 = round(256 (y - a)) clamped to [-127, 127] (y the row in units of s_q), its bound terms.
   std::vector<int8_t> a2;
-  std::vector<uint8_t> a2u;   // a2 + 128
-  std::vector<float> resid2;  // upward rounded ||q - s_q (a + a2 / 256)||_2
-  std::vector<float> anorm2;  // upward rounded s_q ||a2||_2 / 256
+  AlignedVector<uint8_t> a2u;  // a2 + 128
+  std::vector<float> resid2;   // upward rounded ||q - s_q (a + a2 / 256)||_2
+  std::vector<float> anorm2;   // upward rounded s_q ||a2||_2 / 256
 };
 
 // Quantises rows [0, n) of a float table (element k of row e is rows[e * width + map[k]]) with the level's
@@ -160,12 +184,23 @@ void screen_chunk_avx2_vnni(const ScreenTask& task);
 #ifdef KGRANK_HAVE_AVX512
 void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
 void screen_chunk_avx512_vnni(const ScreenTask& task);
+// Linux on x86-64 with a compiler that has the AMX intrinsics (GCC 11+, clang 12+): the AMX-INT8 kernel, chosen at the
+// AVX-512 level where the CPU has AMX-TILE and AMX-INT8 and Linux grants the tile state (screen.cpp amx_usable).
+#if defined(__linux__) && defined(__x86_64__) && \
+    ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
+#define KGRANK_HAVE_AMX_KERNEL 1
+void screen_chunk_amx(const ScreenTask& task);
+#endif
 #endif
 #ifdef KGRANK_HAVE_NEON
 void screen_chunk_neon_dot(const ScreenTask& task);  // AArch64 with the dot-product extension (sdot)
 bool screen_neon_dot_built();                        // false: the compiler lacked it (screen_neon.cpp)
 #endif
 }  // namespace isa
+
+// Which kernel screen_kernel picks for a level ("amx", "avx512-vnni", "avx-vnni", "avx2", "neon-sdot", "scalar"), for
+// the benchmarks and the tests' reports.
+const char* screen_kernel_name(SimdLevel level);
 
 // The AVX-512 kernel decides with one rounding fewer (screen_avx512.cpp): d = fl(float(I) fl(s_t s_q) - thr) by one
 // FMA, above when d > m and below when d < -m, m = fl(E' (1 + 2^-16) + margin_q), margin_q >= |thr| 2^-16 + 2^-100.

@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "screen.h"
 
@@ -250,6 +251,199 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
   if (task.refined != nullptr) *task.refined += refined;
 }
 
+#ifdef KGRANK_HAVE_AMX_KERNEL
+// The AMX kernel (Intel AMX-INT8: tdpbusd, a 16 x 64 unsigned-byte tile times a 16 x 64 signed-byte tile into 16 x 16
+// int32, 16384 multiply-adds per instruction). A panel's 16 element groups of 4 bytes x 16 lanes are exactly a B tile
+// (row g: group g of the 16 lanes), so the table is read as it is; the task's query rows are copied once into rows
+// padded to whole 64-byte steps with 0 (a + 128 and a2 + 128 on the real elements, 0 past them: a padded element
+// multiplies whatever bytes follow the panel by 0). Integer work is cheap enough here that both levels run for every
+// pair: per 16 rows x 2 panels, I = sum (a + 128) b and K = sum (a + 128) c + sum (a2 + 128) b by three tdpbusd per
+// step, the corrections subtracted after. The decision is the second level's (decide2) first; a lane it leaves open
+// (|I| or |K| >= 2^24, or inside its interval) gets the first level's, which is sound on any lane; what remains is
+// listed. Tile numbers are immediates: 0-3 accumulators (I and K of panels 0 and 1), 4-5 the query rows, 6-7 the
+// panel's b and c.
+#define KGRANK_AMX __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,amx-tile,amx-int8")))
+
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// A query row's decision constants, gathered once per task (the decision loop then holds no table pointers).
+struct AmxRow {
+  float sq, thr, margin, norm, resid, resid2, anorm2, pad;
+};
+
+// The decisions of rows [0, nq) of a block against the panel at jp (lanes vm), from the stored accumulators
+// (16 int32 per row: I at ci, K at ck, corrections included): the second level's form (decide2's operations) on every
+// lane, then the first level's (sound on any lane) on the lanes it leaves open; what remains is listed. `exact`: every
+// |I|, |K| is below 2^24 (dpad <= 512), else lanes past it skip the second level.
+KGRANK_AMX inline void amx_panel(const ScreenTask& task, const AmxRow* rc, size_t k0, size_t nq, size_t jp,
+                                 __mmask16 vm, const int32_t* ci, const int32_t* ck, size_t tile_of_16, bool exact,
+                                 uint32_t* greater) {
+  const ScreenTable& t = *task.table;
+  const __m512 st = _mm512_loadu_ps(t.scale.data() + jp);
+  const __m512 slack2 = _mm512_loadu_ps(t.slack2.data() + jp);
+  const __m512 qnorm2 = _mm512_loadu_ps(t.qnorm2.data() + jp);
+  const __m512 cnorm = _mm512_loadu_ps(t.cnorm.data() + jp);
+  const __m512 rel = _mm512_set1_ps(1.0f + kScreenRel);
+  const __m512 step = _mm512_set1_ps(0.00390625f);
+  const __m512i lim = _mm512_set1_epi32(kScreenExact);
+  const __m512i ids = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                       _mm512_set1_epi32(static_cast<int>(jp)));
+  for (size_t r = 0; r < nq; ++r) {
+    const AmxRow& q = rc[r];
+    const size_t at = (r / 16) * tile_of_16 + 16 * (r % 16);
+    const __m512i i1 = _mm512_load_si512(ci + at);
+    const __m512i kk = _mm512_load_si512(ck + at);
+    __mmask16 live = vm;
+    if (!exact) {
+      live = static_cast<__mmask16>(live & _mm512_cmplt_epi32_mask(_mm512_abs_epi32(i1), lim) &
+                                    _mm512_cmplt_epi32_mask(_mm512_abs_epi32(kk), lim));
+    }
+    const __m512 x = _mm512_fmadd_ps(_mm512_cvtepi32_ps(kk), step, _mm512_cvtepi32_ps(i1));
+    const __m512 err = _mm512_fmadd_ps(
+        _mm512_set1_ps(q.norm), slack2,
+        _mm512_fmadd_ps(_mm512_set1_ps(q.resid2), qnorm2, _mm512_mul_ps(_mm512_set1_ps(q.anorm2), cnorm)));
+    const __m512 d = _mm512_fmsub_ps(x, _mm512_mul_ps(st, _mm512_set1_ps(q.sq)), _mm512_set1_ps(q.thr));
+    const __m512 m = _mm512_fmadd_ps(err, rel, _mm512_set1_ps(q.margin));
+    __mmask16 gt = _mm512_mask_cmp_ps_mask(live, d, m, _CMP_GT_OQ);
+    __mmask16 lt = _mm512_mask_cmp_ps_mask(live, d, _mm512_sub_ps(_mm512_setzero_ps(), m), _CMP_LT_OQ);
+    unsigned above = _mm_popcnt_u32(gt);
+    __mmask16 und = static_cast<__mmask16>(vm & ~(gt | lt));
+    if (und != 0) {
+      const __m512 err1 = _mm512_fmadd_ps(_mm512_set1_ps(q.norm), _mm512_loadu_ps(t.slack.data() + jp),
+                                          _mm512_mul_ps(_mm512_set1_ps(q.resid), _mm512_loadu_ps(t.qnorm.data() + jp)));
+      const __m512 d1 =
+          _mm512_fmsub_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(st, _mm512_set1_ps(q.sq)), _mm512_set1_ps(q.thr));
+      const __m512 m1 = _mm512_fmadd_ps(err1, rel, _mm512_set1_ps(q.margin));
+      gt = _mm512_mask_cmp_ps_mask(und, d1, m1, _CMP_GT_OQ);
+      lt = _mm512_mask_cmp_ps_mask(und, d1, _mm512_sub_ps(_mm512_setzero_ps(), m1), _CMP_LT_OQ);
+      above += _mm_popcnt_u32(gt);
+      und = static_cast<__mmask16>(und & ~(gt | lt));
+      if (und != 0) {
+        const size_t k = k0 + r;
+        _mm512_storeu_si512(task.und + k * task.cap + task.und_n[k], _mm512_maskz_compress_epi32(und, ids));
+        task.und_n[k] += static_cast<uint32_t>(_mm_popcnt_u32(und));
+      }
+    }
+    greater[r] += above;
+  }
+}
+
+// Rows x panels in 2 x 2 tiles (Intel's recommended blocking: four independent accumulators, each loaded tile used
+// twice): tiles 0-3 accumulate rows [0, 16) and [16, 32) of the block against panels 0 and 1, tiles 4-5 hold the two
+// row tiles and 6-7 the two panel tiles of one 64-element step. Pass one: I from a and b. Pass two: K from a and c,
+// then a2 and b (a dot product twice as long into the same accumulators).
+#define KGRANK_AMX_STEP(A, B0, B1, ROW0, ROW1) \
+  _tile_loadd(4, ROW0, stride);                \
+  _tile_loadd(5, ROW1, stride);                \
+  _tile_loadd(6, B0, 64);                      \
+  _tile_loadd(7, B1, 64);                      \
+  _tile_dpbusd(0, 4, 6);                       \
+  _tile_dpbusd(1, 4, 7);                       \
+  _tile_dpbusd(2, 5, 6);                       \
+  _tile_dpbusd(3, 5, 7)
+
+KGRANK_AMX void chunk_amx(const ScreenTask& task) {
+  const ScreenTable& t = *task.table;
+  const ScreenQueries& q = *task.queries;
+  const size_t dpad = t.dpad;
+  const size_t steps = (dpad + 63) / 64;
+  const size_t stride = steps * 64;
+  const size_t rows = (task.nr + 31) / 32 * 32;
+  thread_local AlignedVector<uint8_t> qa, qa2;
+  qa.assign(rows * stride, uint8_t{0});
+  qa2.assign(rows * stride, uint8_t{0});
+  for (size_t k = 0; k < task.nr; ++k) {
+    std::memcpy(qa.data() + k * stride, q.au.data() + (task.r0 + k) * dpad, dpad);
+    std::memcpy(qa2.data() + k * stride, q.a2u.data() + (task.r0 + k) * dpad, dpad);
+    task.und_n[k] = 0;
+  }
+  TileConfig cfg;
+  for (size_t i = 0; i < 8; ++i) {
+    cfg.colsb[i] = 64;
+    cfg.rows[i] = 16;
+  }
+  _tile_loadconfig(&cfg);
+  thread_local AlignedVector<AmxRow> rc;
+  rc.resize(task.nr);
+  for (size_t k = 0; k < task.nr; ++k) {
+    const size_t row = task.r0 + k;
+    rc[k] = AmxRow{q.scale[row], q.threshold[row], q.margin[row], q.norm[row],
+                   q.resid[row], q.resid2[row],    q.anorm2[row], 0.0f};
+  }
+  // The accumulators start at the corrections, every row the same (a tile load with row stride 0): -128 sum b for I,
+  // -128 (sum b + sum c) for K.
+  const size_t lanes = (task.end - task.begin + 31) / 32 * 32;
+  thread_local AlignedVector<int32_t> ci0, ck0;
+  ci0.resize(lanes);
+  ck0.resize(lanes);
+  for (size_t j = 0; j < lanes; ++j) {
+    const size_t e = task.begin + j < t.corr.size() ? task.begin + j : 0;
+    ci0[j] = task.begin + j < t.corr.size() ? -t.corr[e] : 0;
+    ck0[j] = task.begin + j < t.corr.size() ? -(t.corr[e] + t.corr2[e]) : 0;
+  }
+  const bool exact = dpad <= 512;
+  alignas(64) int32_t oi[4][256];
+  alignas(64) int32_t ok[4][256];
+  const size_t panels = (task.end - task.begin + kScreenPanel - 1) / kScreenPanel;
+  const size_t pbytes = dpad * kScreenPanel;
+  for (size_t qb = 0; qb < task.nr; qb += 32) {
+    const size_t nq = task.nr - qb < 32 ? task.nr - qb : 32;
+    const uint8_t* a = qa.data() + qb * stride;
+    const uint8_t* a2 = qa2.data() + qb * stride;
+    const size_t half = 16 * stride;
+    for (size_t p = 0; p < panels; p += 2) {
+      const size_t np = panels - p < 2 ? panels - p : 2;
+      const size_t pi = task.begin / kScreenPanel + p;
+      const int8_t* b0 = t.panels.data() + pi * pbytes;
+      const int8_t* c0 = t.panels2.data() + pi * pbytes;
+      const int8_t* b1 = np == 2 ? b0 + pbytes : b0;
+      const int8_t* c1 = np == 2 ? c0 + pbytes : c0;
+      const int32_t* i0 = ci0.data() + p * kScreenPanel;
+      const int32_t* i1 = np == 2 ? i0 + kScreenPanel : i0;
+      _tile_loadd(0, i0, 0);
+      _tile_loadd(1, i1, 0);
+      _tile_loadd(2, i0, 0);
+      _tile_loadd(3, i1, 0);
+      for (size_t s = 0; s < steps; ++s) {
+        KGRANK_AMX_STEP(a, b0 + s * 1024, b1 + s * 1024, a + s * 64, a + half + s * 64);
+      }
+      _tile_stored(0, oi[0], 64);
+      _tile_stored(1, oi[1], 64);
+      _tile_stored(2, oi[2], 64);
+      _tile_stored(3, oi[3], 64);
+      const int32_t* k0 = ck0.data() + p * kScreenPanel;
+      const int32_t* k1 = np == 2 ? k0 + kScreenPanel : k0;
+      _tile_loadd(0, k0, 0);
+      _tile_loadd(1, k1, 0);
+      _tile_loadd(2, k0, 0);
+      _tile_loadd(3, k1, 0);
+      for (size_t s = 0; s < steps; ++s) {
+        KGRANK_AMX_STEP(a, c0 + s * 1024, c1 + s * 1024, a + s * 64, a + half + s * 64);
+        KGRANK_AMX_STEP(a2, b0 + s * 1024, b1 + s * 1024, a2 + s * 64, a2 + half + s * 64);
+      }
+      _tile_stored(0, ok[0], 64);
+      _tile_stored(1, ok[1], 64);
+      _tile_stored(2, ok[2], 64);
+      _tile_stored(3, ok[3], 64);
+      for (size_t h = 0; h < np; ++h) {
+        const size_t jp = task.begin + (p + h) * kScreenPanel;
+        const size_t valid = task.end - jp < kScreenPanel ? task.end - jp : kScreenPanel;
+        const __mmask16 vm = static_cast<__mmask16>(valid >= 16 ? 0xFFFFu : (1u << valid) - 1u);
+        // Accumulator 2 r + h holds rows [16 r, 16 r + 16) against panel h.
+        amx_panel(task, rc.data() + qb, qb, nq, jp, vm, oi[h], ok[h], 2 * 256, exact, task.greater + qb);
+      }
+    }
+  }
+  _tile_release();
+}
+#undef KGRANK_AMX_STEP
+#endif
+
 }  // namespace
 
 namespace isa {
@@ -308,5 +502,9 @@ KGRANK_VNNI void screen_chunk_avx512_vnni(const ScreenTask& task) {
     }
   }
 }
+
+#ifdef KGRANK_HAVE_AMX_KERNEL
+void screen_chunk_amx(const ScreenTask& task) { chunk_amx(task); }
+#endif
 }  // namespace isa
 }  // namespace kgrank

@@ -92,8 +92,9 @@ void structured(std::mt19937& rng) {
         CHECK(on.stats.used);
         // Uniform random rows against a planted answer: most pairs lie far below it.
         CHECK(on.stats.rescored * 4 < on.stats.pairs);
-        std::printf("structured %s d=%zu %s: rescored %.4f\n", complex ? "ComplEx" : "DistMult", c.width,
-                    simd_name(level), static_cast<double>(on.stats.rescored) / static_cast<double>(on.stats.pairs));
+        std::printf("structured %s d=%zu %s (%s kernel): rescored %.4f\n", complex ? "ComplEx" : "DistMult", c.width,
+                    simd_name(level), screen_kernel_name(level),
+                    static_cast<double>(on.stats.rescored) / static_cast<double>(on.stats.pairs));
       }
     }
   }

@@ -83,7 +83,7 @@ export interface NativeAddon extends NativeMetricsAddon, NativeControls {
   info(): {
     version: string;
     bestSimd: number;
-    simdLevels: { name: SimdLevel; level: number }[];
+    simdLevels: { name: SimdLevel; level: number; screenKernel: ScreenKernel }[];
     hardwareThreads: number;
     napiVersion: number;
     /** The enums shared with TypeScript (native/addon/enums.h); test/enums.test.ts compares them. */
@@ -149,6 +149,11 @@ export interface BackendInfo {
   supportedSimd: SimdLevel[];
   /** Hardware threads seen by the addon (or os.availableParallelism on the fallback). */
   hardwareThreads: number;
+  /**
+   * The int8 screen's kernel at `simd`, when native (docs/screen.md): "amx" (AMX-INT8 tiles), "avx512-vnni",
+   * "avx-vnni", "avx2", "neon-sdot" or "scalar". The wasm tier and the fallback keep the float32 path.
+   */
+  screenKernel?: ScreenKernel;
   /** File the addon was loaded from, when native. */
   addonPath?: string;
   /** File the WebAssembly core was loaded from, when wasm. */
@@ -164,6 +169,9 @@ export interface BackendInfo {
   /** One line per place tried before the one in use: its tier, its file and why it was not used (empty if none). */
   skipped: string[];
 }
+
+/** The int8 screen's kernels (BackendInfo.screenKernel), fastest first. */
+export type ScreenKernel = "amx" | "avx512-vnni" | "avx-vnni" | "avx2" | "neon-sdot" | "scalar";
 
 /** The tiers of BackendInfo.tier, fastest first. */
 export type BackendTier = "native prebuild" | "native build" | "wasm" | "ts";
@@ -558,6 +566,7 @@ function select(): Selection {
       version: packageVersion,
       supportedSimd: supported,
       hardwareThreads: native.hardwareThreads,
+      screenKernel: native.simdLevels.find((l) => l.name === simd)?.screenKernel,
       addonPath: load.path,
       tier: load.tier!,
       skipped: load.skipped,
