@@ -357,6 +357,23 @@ void pack_entities(const ChunkPlan& plan, size_t pw, const uint32_t* ids, size_t
 // Entities per packing of score_listed: a multiple of every panel width; 256 x d floats stay in L2.
 constexpr size_t kListPiece = 256;
 
+using PairDotsFn = void (*)(const float*, size_t, const float*, size_t, const uint32_t*, const uint32_t*, size_t,
+                            float*);
+
+// The pair scorer (interaction_kernel.h Micro::pair_dots) of the level whose chunk kernel is `kernel`, for rows of
+// `dim` elements; null where it does not apply (no in-register transposes, or rows narrower than a vector).
+PairDotsFn pair_dots_of(ChunkFn kernel, size_t dim) {
+#ifdef KGRANK_HAVE_AVX512
+  if (kernel == isa::rank_chunk_avx512) return dim >= 16 ? isa::pair_dots_avx512 : nullptr;
+#endif
+#ifdef KGRANK_HAVE_AVX2
+  if (kernel == isa::rank_chunk_avx2) return dim >= 8 ? isa::pair_dots_avx2 : nullptr;
+#endif
+  (void)kernel;
+  (void)dim;
+  return nullptr;
+}
+
 // Scores plan row `row` against the listed entities ids[0 .. n) (rows of plan.entity) by the level's own lanes
 // (packed: the level's packed_scores, pw its panel width): each score is the chunk kernel's for that pair, so
 // score_one's bit for bit, where score_one called one by one runs libm's fmaf per element in a translation unit built
@@ -452,11 +469,48 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
       for (size_t j = 0; j < n; ++j) each(score_of(row, ids[j]));
     }
   };
+  // Float32 Dot scores (DistMult, ComplEx) of plain entity rows: pairs of different rows share a vector's lanes
+  // (pair_dots), so the true scores and the screen's rescoring score many rows' pairs at once; each lane is its pair's
+  // own chain, so every value is score_ids' bit for bit.
+  bool identity = true;
+  for (size_t k = 0; k < map.size(); ++k) identity = identity && map[k] == k;
+  const PairDotsFn pair_fn =
+      std::is_same<T, float>::value && op == ScoreOp::Dot && m.entity_scale == nullptr && identity && map.size() == dim
+          ? pair_dots_of(list_kernel, dim)
+          : nullptr;
+  // The true scores at once where pair_fn applies, in parallel blocks of rows; the loop below reads them.
+  std::vector<float> true_dots;
+  if constexpr (std::is_same<T, float>::value) {
+    if (pair_fn != nullptr && !qs.true_scores) {
+      std::vector<uint32_t> pair_rows, pair_ids;
+      KGRANK_TRY {
+        true_dots.resize(rows);
+        pair_rows.resize(rows);
+        pair_ids.resize(rows);
+      }
+      KGRANK_CATCH(const std::bad_alloc&) {
+        return Status::invalid("out of memory for the buffers that score the true answers: free memory and retry");
+      }
+      for (size_t i = 0; i < rows; ++i) {
+        pair_rows[i] = static_cast<uint32_t>(i);
+        pair_ids[i] = static_cast<uint32_t>(qs.truth[i]);
+      }
+      constexpr size_t kTrueBlock = 1024;
+      parallel_for((rows + kTrueBlock - 1) / kTrueBlock, threads, [&](size_t b) {
+        const size_t at = b * kTrueBlock;
+        const size_t cnt = rows - at < kTrueBlock ? rows - at : kTrueBlock;
+        pair_fn(query.data(), dim, entity, width, pair_rows.data() + at, pair_ids.data() + at, cnt,
+                true_dots.data() + at);
+      });
+    }
+  }
   bool buffers = true;
   for (size_t i = 0; i < rows; ++i) {
     T t = 0;
     if (qs.true_scores) {
       t = static_cast<T>(qs.true_scores[i]);
+    } else if (!true_dots.empty()) {
+      t = static_cast<T>(true_dots[i]);
     } else {
       const uint32_t truth = static_cast<uint32_t>(qs.truth[i]);
       KGRANK_TRY {
@@ -655,7 +709,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               uint64_t rescored = 0, screened = 0;
               const size_t n = end - begin;
               thread_local std::vector<float> compact, heavy_query, heavy_threshold;
-              thread_local std::vector<uint32_t> heavy, heavy_counts;
+              thread_local std::vector<uint32_t> heavy, heavy_counts, pair_rows, pair_ids;
               if (compact.size() < kChunk * dim) compact.assign(kChunk * dim, 0.0f);
               // The level's chunk packing of candidates ids[0 .. cnt) into `compact`, which its packed_scores
               // score exactly as the chunk kernel does (the level's pack_list, else pack_entities).
@@ -724,6 +778,8 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                   screen_fn(st);
                   screened += static_cast<uint64_t>(snr) * n;
                   size_t crowded = 0, light = 0;
+                  pair_rows.clear();
+                  pair_ids.clear();
                   for (size_t k = sb; k < sb + snr; ++k) {
                     const size_t nu = und_n[k];
                     if (nu == 0) continue;
@@ -733,12 +789,31 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                       continue;
                     }
                     const size_t left = drop_truth(k, nu);
-                    if (left != 0) {
+                    if (left != 0 && pair_fn != nullptr) {
+                      for (size_t u = 0; u < left; ++u) {
+                        pair_rows.push_back(static_cast<uint32_t>(k));
+                        pair_ids.push_back(und[k * cap + u]);
+                      }
+                    } else if (left != 0) {
                       pack_ids(und.data() + k * cap, left);
                       count_packed(k, left);
                     }
                     rescored += left;
                     light += left;
+                  }
+                  // The block's undecided pairs of every light row at once, lanes shared across rows.
+                  if (!pair_rows.empty()) {
+                    const size_t np = pair_rows.size();
+                    if (scores.size() < np) scores.resize(np);
+                    pair_fn(part.query, dim, entity, width, pair_rows.data(), pair_ids.data(), np, scores.data());
+                    for (size_t j = 0; j < np; ++j) {
+                      const uint32_t k = pair_rows[j];
+                      const float sc = scores[j];
+                      const float th = part.threshold[k];
+                      local[k] += sc > th;
+                      local[nr + k] += sc == th;
+                      local[2 * nr + k] += sc != sc;
+                    }
                   }
                   rescored += static_cast<uint64_t>(crowded) * n;
                   // Auto: the block's cost this chunk in units of one float32-path pair (the screen itself about

@@ -206,6 +206,9 @@ void rank_chunk_scalar(const ChunkPlan& plan, size_t begin, size_t end, uint32_t
 void packed_scores_avx2(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 // Packs entities ids[0 .. n) (rows of plan.entity) as rank_chunk_avx2 packs a candidate chunk (Micro::pack_list).
 void pack_list_avx2(const ChunkPlan& plan, const uint32_t* ids, size_t n, float* pack);
+// Dot scores of (query row, entity) pairs, L to a vector (Micro::pair_dots): identity map, no scale, dim >= 8.
+void pair_dots_avx2(const float* q, size_t dim, const float* entity, size_t width, const uint32_t* rows,
+                    const uint32_t* ids, size_t n, float* out);
 void relation_columns_avx2(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
                            size_t n, float* out);
 void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal, uint32_t* nan,
@@ -216,6 +219,9 @@ double fma_probe_avx2(size_t iterations);
 void packed_scores_avx512(const ChunkPlan& plan, size_t row, const float* pack, size_t n, float* out);
 // Packs entities ids[0 .. n) (rows of plan.entity) as rank_chunk_avx512 packs a candidate chunk (Micro::pack_list).
 void pack_list_avx512(const ChunkPlan& plan, const uint32_t* ids, size_t n, float* pack);
+// Dot scores of (query row, entity) pairs, 16 to a vector (Micro::pair_dots): identity map, no scale, dim >= 16.
+void pair_dots_avx512(const float* q, size_t dim, const float* entity, size_t width, const uint32_t* rows,
+                      const uint32_t* ids, size_t n, float* out);
 void relation_columns_avx512(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
                              size_t n, float* out);
 void rank_chunk_avx512(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,

@@ -263,6 +263,47 @@ struct Micro {
   // chunk kernel scores their columns. Rows in stored order and unscaled go through L x L in-register transposes
   // (element by element, the pack cost more than the scoring: most of a filtered FB15k-237 evaluation's filter
   // pass); others element by element. The lanes of the last panel past n hold copies of its first row, never read.
+  // The Dot scores of n (query row, entity) pairs: out[j] is row rows[j] of q (rows of dim floats) against entity
+  // ids[j] (rows of `entity`, `width` apart, element k at k: the identity map, no scale). Lane l of each L pairs runs
+  // score_one's chain acc = fma(q_k, t_k, acc) from 0 for its own pair, so every score is the chunk kernel's bit for
+  // bit however the pairs are grouped; both sides are moved element-major L x L at a time by the level's in-register
+  // transposes. Needs transpose_rows (AVX2, AVX-512) and dim >= L (pair_dots_of says where it applies).
+  static void pair_dots(const float* q, size_t dim, const float* entity, size_t width, const uint32_t* rows,
+                        const uint32_t* ids, size_t n, float* out) {
+    if constexpr (HasTransposeRows<I>::value) {
+      alignas(64) float qt[L * L];
+      alignas(64) float et[L * L];
+      alignas(64) float tmp[L];
+      const float* qr[L];
+      const float* er[L];
+      for (size_t first = 0; first < n; first += L) {
+        const size_t np = n - first < L ? n - first : L;
+        for (size_t l = 0; l < L; ++l) {
+          const size_t j = first + (l < np ? l : 0);
+          qr[l] = q + static_cast<size_t>(rows[j]) * dim;
+          er[l] = entity + static_cast<size_t>(ids[j]) * width;
+        }
+        V acc = I::zero();
+        size_t k0 = 0;
+        for (; k0 + L <= dim; k0 += L) {
+          transpose_rows_block<I>(qr, k0, qt, L);
+          transpose_rows_block<I>(er, k0, et, L);
+          for (size_t kk = 0; kk < L; ++kk) acc = I::fma(I::load(qt + kk * L), I::load(et + kk * L), acc);
+        }
+        if (k0 < dim) {  // the last L elements, of which the first L - (dim - k0) are done already
+          const size_t s = dim - L;
+          transpose_rows_block<I>(qr, s, qt, L);
+          transpose_rows_block<I>(er, s, et, L);
+          for (size_t kk = k0 - s; kk < L; ++kk) acc = I::fma(I::load(qt + kk * L), I::load(et + kk * L), acc);
+        }
+        I::store(tmp, acc);
+        for (size_t l = 0; l < np; ++l) out[first + l] = tmp[l];
+      }
+    } else {
+      (void)q, (void)dim, (void)entity, (void)width, (void)rows, (void)ids, (void)n, (void)out;
+    }
+  }
+
   static void pack_list(const ChunkPlan& p, const uint32_t* ids, size_t n, float* pack) {
     const size_t dim = p.dim;
     bool direct = HasTransposeRows<I>::value && p.scale == nullptr && dim >= L;
