@@ -347,6 +347,58 @@ KGRANK_AMX inline void amx_panel(const ScreenTask& task, const AmxRow* rc, size_
   _tile_dpbusd(2, 5, 6);                       \
   _tile_dpbusd(3, 5, 7)
 
+// The padded query rows of a task (a + 128 and a2 + 128, `stride` bytes a row, `steps` 64-element steps) and the
+// bytes of one panel of the table.
+struct AmxOperands {
+  const uint8_t* a;
+  const uint8_t* a2;
+  size_t stride, steps, pbytes;
+};
+
+// The tiles of one block: rows [qb, qb + 32) of the task against panels p and p + 1 of the task's range (p alone when
+// it is the last), I into oi and K into ok (accumulator 2 r + h: row tile r, panel h), corrections included.
+KGRANK_AMX inline void amx_tiles(const ScreenTable& t, const AmxOperands& o, size_t begin, size_t qb, size_t p,
+                                 size_t panels, const int32_t* ci0, const int32_t* ck0, int32_t (*oi)[256],
+                                 int32_t (*ok)[256]) {
+  const size_t stride = o.stride;
+  const size_t half = 16 * stride;
+  const uint8_t* a = o.a + qb * stride;
+  const uint8_t* a2 = o.a2 + qb * stride;
+  const size_t np = panels - p < 2 ? panels - p : 2;
+  const size_t pi = begin / kScreenPanel + p;
+  const int8_t* b0 = t.panels.data() + pi * o.pbytes;
+  const int8_t* c0 = t.panels2.data() + pi * o.pbytes;
+  const int8_t* b1 = np == 2 ? b0 + o.pbytes : b0;
+  const int8_t* c1 = np == 2 ? c0 + o.pbytes : c0;
+  const int32_t* i0 = ci0 + p * kScreenPanel;
+  const int32_t* i1 = np == 2 ? i0 + kScreenPanel : i0;
+  _tile_loadd(0, i0, 0);
+  _tile_loadd(1, i1, 0);
+  _tile_loadd(2, i0, 0);
+  _tile_loadd(3, i1, 0);
+  for (size_t s = 0; s < o.steps; ++s) {
+    KGRANK_AMX_STEP(a, b0 + s * 1024, b1 + s * 1024, a + s * 64, a + half + s * 64);
+  }
+  _tile_stored(0, oi[0], 64);
+  _tile_stored(1, oi[1], 64);
+  _tile_stored(2, oi[2], 64);
+  _tile_stored(3, oi[3], 64);
+  const int32_t* k0 = ck0 + p * kScreenPanel;
+  const int32_t* k1 = np == 2 ? k0 + kScreenPanel : k0;
+  _tile_loadd(0, k0, 0);
+  _tile_loadd(1, k1, 0);
+  _tile_loadd(2, k0, 0);
+  _tile_loadd(3, k1, 0);
+  for (size_t s = 0; s < o.steps; ++s) {
+    KGRANK_AMX_STEP(a, c0 + s * 1024, c1 + s * 1024, a + s * 64, a + half + s * 64);
+    KGRANK_AMX_STEP(a2, b0 + s * 1024, b1 + s * 1024, a2 + s * 64, a2 + half + s * 64);
+  }
+  _tile_stored(0, ok[0], 64);
+  _tile_stored(1, ok[1], 64);
+  _tile_stored(2, ok[2], 64);
+  _tile_stored(3, ok[3], 64);
+}
+
 KGRANK_AMX void chunk_amx(const ScreenTask& task) {
   const ScreenTable& t = *task.table;
   const ScreenQueries& q = *task.queries;
@@ -387,56 +439,32 @@ KGRANK_AMX void chunk_amx(const ScreenTask& task) {
     ck0[j] = task.begin + j < t.corr.size() ? -(t.corr[e] + t.corr2[e]) : 0;
   }
   const bool exact = dpad <= 512;
-  alignas(64) int32_t oi[4][256];
-  alignas(64) int32_t ok[4][256];
+  // Two sets of stored accumulators: the tiles of the next (rows, panels) block are issued before the decisions of
+  // this one, so the tile unit works while the vector ports decide (the stores and the decision's loads touch
+  // different buffers).
+  alignas(64) int32_t out[2][2][4][256];
   const size_t panels = (task.end - task.begin + kScreenPanel - 1) / kScreenPanel;
-  const size_t pbytes = dpad * kScreenPanel;
-  for (size_t qb = 0; qb < task.nr; qb += 32) {
+  const size_t pairs = (panels + 1) / 2;
+  const size_t blocks = (task.nr + 31) / 32 * pairs;
+  const AmxOperands ops{qa.data(), qa2.data(), stride, steps, dpad * kScreenPanel};
+  const auto issue = [&](size_t b) { return b / pairs * 32; };
+  amx_tiles(t, ops, task.begin, issue(0), 0, panels, ci0.data(), ck0.data(), out[0][0], out[0][1]);
+  for (size_t b = 0; b < blocks; ++b) {
+    if (b + 1 < blocks) {
+      amx_tiles(t, ops, task.begin, issue(b + 1), 2 * ((b + 1) % pairs), panels, ci0.data(), ck0.data(),
+                out[(b + 1) & 1][0], out[(b + 1) & 1][1]);
+    }
+    const size_t qb = issue(b);
+    const size_t p = 2 * (b % pairs);
     const size_t nq = task.nr - qb < 32 ? task.nr - qb : 32;
-    const uint8_t* a = qa.data() + qb * stride;
-    const uint8_t* a2 = qa2.data() + qb * stride;
-    const size_t half = 16 * stride;
-    for (size_t p = 0; p < panels; p += 2) {
-      const size_t np = panels - p < 2 ? panels - p : 2;
-      const size_t pi = task.begin / kScreenPanel + p;
-      const int8_t* b0 = t.panels.data() + pi * pbytes;
-      const int8_t* c0 = t.panels2.data() + pi * pbytes;
-      const int8_t* b1 = np == 2 ? b0 + pbytes : b0;
-      const int8_t* c1 = np == 2 ? c0 + pbytes : c0;
-      const int32_t* i0 = ci0.data() + p * kScreenPanel;
-      const int32_t* i1 = np == 2 ? i0 + kScreenPanel : i0;
-      _tile_loadd(0, i0, 0);
-      _tile_loadd(1, i1, 0);
-      _tile_loadd(2, i0, 0);
-      _tile_loadd(3, i1, 0);
-      for (size_t s = 0; s < steps; ++s) {
-        KGRANK_AMX_STEP(a, b0 + s * 1024, b1 + s * 1024, a + s * 64, a + half + s * 64);
-      }
-      _tile_stored(0, oi[0], 64);
-      _tile_stored(1, oi[1], 64);
-      _tile_stored(2, oi[2], 64);
-      _tile_stored(3, oi[3], 64);
-      const int32_t* k0 = ck0.data() + p * kScreenPanel;
-      const int32_t* k1 = np == 2 ? k0 + kScreenPanel : k0;
-      _tile_loadd(0, k0, 0);
-      _tile_loadd(1, k1, 0);
-      _tile_loadd(2, k0, 0);
-      _tile_loadd(3, k1, 0);
-      for (size_t s = 0; s < steps; ++s) {
-        KGRANK_AMX_STEP(a, c0 + s * 1024, c1 + s * 1024, a + s * 64, a + half + s * 64);
-        KGRANK_AMX_STEP(a2, b0 + s * 1024, b1 + s * 1024, a2 + s * 64, a2 + half + s * 64);
-      }
-      _tile_stored(0, ok[0], 64);
-      _tile_stored(1, ok[1], 64);
-      _tile_stored(2, ok[2], 64);
-      _tile_stored(3, ok[3], 64);
-      for (size_t h = 0; h < np; ++h) {
-        const size_t jp = task.begin + (p + h) * kScreenPanel;
-        const size_t valid = task.end - jp < kScreenPanel ? task.end - jp : kScreenPanel;
-        const __mmask16 vm = static_cast<__mmask16>(valid >= 16 ? 0xFFFFu : (1u << valid) - 1u);
-        // Accumulator 2 r + h holds rows [16 r, 16 r + 16) against panel h.
-        amx_panel(task, rc.data() + qb, qb, nq, jp, vm, oi[h], ok[h], 2 * 256, exact, task.greater + qb);
-      }
+    const size_t np = panels - p < 2 ? panels - p : 2;
+    for (size_t h = 0; h < np; ++h) {
+      const size_t jp = task.begin + (p + h) * kScreenPanel;
+      const size_t valid = task.end - jp < kScreenPanel ? task.end - jp : kScreenPanel;
+      const __mmask16 vm = static_cast<__mmask16>(valid >= 16 ? 0xFFFFu : (1u << valid) - 1u);
+      // Accumulator 2 r + h holds rows [16 r, 16 r + 16) against panel h.
+      amx_panel(task, rc.data() + qb, qb, nq, jp, vm, out[b & 1][0][h], out[b & 1][1][h], 2 * 256, exact,
+                task.greater + qb);
     }
   }
   _tile_release();
