@@ -112,9 +112,10 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
         expect(pairs).toBeGreaterThan(0);
         expect(r.stderr).toMatch(
           new RegExp(
-            `screen int8: ${pairs} \\(query, candidate\\) pairs screened in int8, ${rescored} rescored exactly`,
+            `screen int8: ${pairs} \\(query, candidate\\) pairs screened in int8, ${rescored} rescored exactly \\([0-9.]+ %; ${got.backend.screen.kernel} kernel\\)`,
           ),
         );
+        expect(["amx", "avx512-vnni", "avx-vnni", "avx2", "neon-sdot", "scalar"]).toContain(got.backend.screen.kernel);
       } else if (screen !== "int8" || got.backend.backend !== "native") {
         if (screen === "off") expect(r.stderr).toMatch(/screen off: the float path ranked every pair/);
       }

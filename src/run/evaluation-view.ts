@@ -7,7 +7,7 @@
  */
 import * as path from "node:path";
 
-import { backendInfo } from "../backend/backend";
+import { backendInfo, type ScreenKernel } from "../backend/backend";
 import type { CandidateProtocol } from "../ranking/candidate-sets";
 import type { TemporalSetting } from "../evaluation/types";
 import type { RankResults } from "../evaluation/results";
@@ -37,6 +37,8 @@ export type View =
 /** What the int8 screen did in a run ranked from embeddings (EmbeddingModel.screenStats and the mode asked for). */
 export interface ScreenSummary {
   mode: "auto" | "int8" | "off";
+  /** The screen's kernel (BackendInfo.screenKernel) where it ran, else null. */
+  kernel: ScreenKernel | null;
   calls: number;
   pairs: number;
   rescored: number;

@@ -157,12 +157,14 @@ export async function evaluateModel(run: RunContext): Promise<void> {
   }
   const stats = model.screenStats;
   // In the JSON with --verbose only: without it, the output stays byte for byte what a merge of shards prints.
-  if (opts.verbose) run.screen = { mode: screen, ...stats };
+  // The kernel that screened (backendInfo().screenKernel: "amx", "avx512-vnni", ...), null where none did.
+  const kernel = stats.calls > 0 ? (backendInfo().screenKernel ?? null) : null;
+  if (opts.verbose) run.screen = { mode: screen, kernel, ...stats };
   if (opts.verbose && !opts.quiet) {
     const pct = stats.pairs > 0 ? ((100 * stats.rescored) / stats.pairs).toFixed(3) : "0";
     run.out.stderr(
       stats.calls > 0
-        ? `screen ${screen}: ${stats.pairs} (query, candidate) pairs screened in int8, ${stats.rescored} rescored exactly (${pct} %)\n`
+        ? `screen ${screen}: ${stats.pairs} (query, candidate) pairs screened in int8, ${stats.rescored} rescored exactly (${pct} %; ${kernel} kernel)\n`
         : screen === "off"
           ? "screen off: the float path ranked every pair\n"
           : `screen ${screen}: not used (${model.precision}, ${model.interaction}, backend ${backendInfo().backend}; the float path ranked every pair)\n`,
