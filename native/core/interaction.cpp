@@ -735,12 +735,13 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                 local[2 * nr + k] += nn;
               };
               // The true answer's own pair ties its threshold exactly: the threshold is that pair's score by these
-              // lanes' operations (score_ids above). Where the row's true answer is a row of this table (no slice's
-              // true_scores), it is counted equal from row k's undecided list (nu entries, each entity at most once)
-              // without rescoring; returns the entries left, the true answer swapped out.
+              // lanes' operations (score_ids above, which reads truth as a row of `entity`, whatever the slice's
+              // entity_offset). Where it was scored so (no slice's true_scores), it is counted equal from row k's
+              // undecided list (nu entries, each entity at most once) without rescoring; returns the entries left,
+              // the true answer swapped out.
               const auto drop_truth = [&](size_t k, size_t nu) {
                 if (qs.true_scores != nullptr) return nu;
-                const int64_t truth = static_cast<int64_t>(qs.truth[r0 + k]) - static_cast<int64_t>(m.entity_offset);
+                const int64_t truth = qs.truth[r0 + k];
                 uint32_t* list = und.data() + k * cap;
                 for (size_t u = 0; u < nu; ++u) {
                   if (static_cast<int64_t>(list[u]) == truth) {
@@ -820,14 +821,16 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                   // 0.25 + 25 / d of one, measured at d = 100 and 500; a pair the second level saw about 2.5 times
                   // that, as it runs two dots for one (row, panel) at a time; a crowded row one more per pair; an
                   // undecided pair gathered, packed and scored alone about 100, as profiled on a trained FB15k-237
-                  // DistMult) against the float32 path's snr x n: the block gives up when the screen did not save a
-                  // tenth.
+                  // DistMult; with pair_dots, pairs of many rows to a vector, about 10: two transposes per L elements
+                  // of L pairs against one FMA per element of each) against the float32 path's snr x n: the block
+                  // gives up when the screen did not save a tenth.
                   if (qs.screen == ScreenMode::Auto) {
+                    const double light_cost = pair_fn != nullptr ? 10.0 : 100.0;
                     const double pairs = static_cast<double>(snr) * static_cast<double>(n);
                     const double unit = 0.25 + 25.0 / static_cast<double>(dim);
                     const double units = pairs * unit + 2.5 * unit * static_cast<double>(refined) +
                                          static_cast<double>(crowded) * static_cast<double>(n) +
-                                         100.0 * static_cast<double>(light);
+                                         light_cost * static_cast<double>(light);
                     if (units > 0.9 * pairs) gave_up.store(1, std::memory_order_relaxed);
                   }
                 }

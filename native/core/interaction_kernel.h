@@ -258,11 +258,6 @@ struct Micro {
     }
   }
 
-  // Packs entities ids[0 .. n) (rows of p.entity) as chunk() packs a candidate list: panels of W, element-major,
-  // canonical order, times p.scale when set; the same values in the same places, so packed() scores them as the
-  // chunk kernel scores their columns. Rows in stored order and unscaled go through L x L in-register transposes
-  // (element by element, the pack cost more than the scoring: most of a filtered FB15k-237 evaluation's filter
-  // pass); others element by element. The lanes of the last panel past n hold copies of its first row, never read.
   // The Dot scores of n (query row, entity) pairs: out[j] is row rows[j] of q (rows of dim floats) against entity
   // ids[j] (rows of `entity`, `width` apart, element k at k: the identity map, no scale). Lane l of each L pairs runs
   // score_one's chain acc = fma(q_k, t_k, acc) from 0 for its own pair, so every score is the chunk kernel's bit for
@@ -304,6 +299,11 @@ struct Micro {
     }
   }
 
+  // Packs entities ids[0 .. n) (rows of p.entity) as chunk() packs a candidate list: panels of W, element-major,
+  // canonical order, times p.scale when set; the same values in the same places, so packed() scores them as the
+  // chunk kernel scores their columns. Rows in stored order and unscaled go through L x L in-register transposes
+  // (element by element, the pack cost more than the scoring: most of a filtered FB15k-237 evaluation's filter
+  // pass); others element by element. The lanes of the last panel past n hold copies of its first row, never read.
   static void pack_list(const ChunkPlan& p, const uint32_t* ids, size_t n, float* pack) {
     const size_t dim = p.dim;
     bool direct = HasTransposeRows<I>::value && p.scale == nullptr && dim >= L;

@@ -391,18 +391,28 @@ bool screen_avx_vnni_disabled() {
 }
 
 #ifdef KGRANK_HAVE_AMX_KERNEL
-// AMX-INT8: CPUID leaf 7 EDX bits 24 (AMX-TILE) and 25 (AMX-INT8), XCR0 bits 17-18 (the OS manages the tile state),
-// and Linux's per-process permission for the tile data (arch_prctl ARCH_REQ_XCOMP_PERM = 0x1023, feature 18), asked
-// once; refused (an old kernel, or a signal stack too small for the tile state) keeps the VNNI kernel.
-// KGRANK_SCREEN_NO_AMX=1 keeps it too (the tests cover both kernels on one machine).
-bool amx_usable() {
+// AMX-INT8: CPUID leaf 7 EDX bits 24 (AMX-TILE) and 25 (AMX-INT8), and XCR0 bits 17-18 (the OS manages the tile
+// state). KGRANK_SCREEN_NO_AMX=1 keeps the VNNI kernel (the tests cover both kernels on one machine).
+bool amx_capable() {
   const char* v = std::getenv("KGRANK_SCREEN_NO_AMX");
   if (v != nullptr && v[0] == '1') return false;
   if (!cpuid7_bit(0, 3, 24) || !cpuid7_bit(0, 3, 25)) return false;
   unsigned lo = 0, hi = 0;
   __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-  if (((lo >> 17) & 3u) != 3u) return false;
-  return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+  return ((lo >> 17) & 3u) == 3u;
+}
+// Linux's per-process permission for the tile data (arch_prctl ARCH_REQ_XCOMP_PERM = 0x1023, feature 18), asked once,
+// at the first screened call at the AVX-512 level: once granted, every later sigaltstack of the process must hold
+// the tile state, so a process that never screens never asks. Refused (an old kernel, or a signal stack too small
+// for the tile state) keeps the VNNI kernel.
+std::atomic<int> amx_asked{0};  // 0 not asked, 1 granted, 2 refused
+bool amx_granted() {
+  static const bool granted = [] {
+    const bool ok = amx_capable() && syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+    amx_asked.store(ok ? 1 : 2);
+    return ok;
+  }();
+  return granted;
 }
 #endif
 
@@ -439,8 +449,7 @@ ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) {
   if (level == SimdLevel::AVX512 && simd_supported(level) && vnni512) {
     *vector = true;
 #ifdef KGRANK_HAVE_AMX_KERNEL
-    static const bool amx = amx_usable();
-    if (amx) return isa::screen_chunk_amx;
+    if (amx_granted()) return isa::screen_chunk_amx;
 #endif
     return isa::screen_chunk_avx512_vnni;
   }
@@ -464,6 +473,13 @@ ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) {
 }
 
 const char* screen_kernel_name(SimdLevel level) {
+#ifdef KGRANK_HAVE_AMX_KERNEL
+  // Without asking Linux for the tile state (amx_granted): "amx" where the CPU has it and no refusal is known yet.
+  static const bool capable = amx_capable();
+  if (level == SimdLevel::AVX512 && simd_supported(level) && cpuid7_bit(0, 2, 11) && capable && amx_asked.load() != 2) {
+    return "amx";
+  }
+#endif
   bool vector = false;
   const ScreenChunkFn fn = screen_kernel(level, &vector);
 #ifdef KGRANK_HAVE_AMX_KERNEL

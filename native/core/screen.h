@@ -3,8 +3,9 @@
 // the exact path computes (interaction_kernel.h, score_one); the pair is counted from the cheap score only when the
 // bound puts the float32 score strictly above or strictly below the true answer's float32 score, and is otherwise
 // scored exactly by the float32 path's own lane operations. Counts are therefore those of the float32 path bit for
-// bit (exact ties are always rescored). The derivation of the bound is in docs/screen.md and, in short, in
-// screen.cpp beside the code that computes it.
+// bit (exact ties are always rescored, but for the true answer's own pair, which is its threshold's score by the same
+// lanes: rank_embeddings counts it equal, drop_truth). The derivation of the bound is in docs/screen.md and, in short,
+// in screen.cpp beside the code that computes it.
 //
 // Layout (one per call of rank_embeddings): every entity row quantised per vector, b_i = round(t_i / s_t) in
 // [-127, 127] with s_t = max|t| / 127 (a float), stored in panels of 16 entities, element groups of 4 bytes:
@@ -185,7 +186,8 @@ void screen_chunk_avx2_vnni(const ScreenTask& task);
 void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
 void screen_chunk_avx512_vnni(const ScreenTask& task);
 // Linux on x86-64 with a compiler that has the AMX intrinsics (GCC 11+, clang 12+): the AMX-INT8 kernel, chosen at the
-// AVX-512 level where the CPU has AMX-TILE and AMX-INT8 and Linux grants the tile state (screen.cpp amx_usable).
+// AVX-512 level where the CPU has AMX-TILE and AMX-INT8 and Linux grants the tile state at the first screened call
+// (screen.cpp amx_granted).
 #if defined(__linux__) && defined(__x86_64__) && \
     ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
 #define KGRANK_HAVE_AMX_KERNEL 1

@@ -257,11 +257,12 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
 // (row g: group g of the 16 lanes), so the table is read as it is; the task's query rows are copied once into rows
 // padded to whole 64-byte steps with 0 (a + 128 and a2 + 128 on the real elements, 0 past them: a padded element
 // multiplies whatever bytes follow the panel by 0). Integer work is cheap enough here that both levels run for every
-// pair: per 16 rows x 2 panels, I = sum (a + 128) b and K = sum (a + 128) c + sum (a2 + 128) b by three tdpbusd per
-// step, the corrections subtracted after. The decision is the second level's (decide2) first; a lane it leaves open
-// (|I| or |K| >= 2^24, or inside its interval) gets the first level's, which is sound on any lane; what remains is
-// listed. Tile numbers are immediates: 0-3 accumulators (I and K of panels 0 and 1), 4-5 the query rows, 6-7 the
-// panel's b and c.
+// pair: per 32 rows x 2 panels, I = sum (a + 128) b in one pass and K = sum (a + 128) c + sum (a2 + 128) b in a
+// second, each accumulator started at its correction (-128 sum b, -128 (sum b + sum c)). The decision is the second
+// level's (decide2's operations) first; a lane it leaves open (|I| or |K| >= 2^24, or inside its interval) gets the
+// first level's, which is sound on any lane; what remains is listed. Tile numbers are immediates: 0-3 the
+// accumulators (row tile r, panel h: tile 2 r + h; I in the first pass, K in the second), 4-5 the two row tiles,
+// 6-7 the two panel tiles of one 64-element step.
 #define KGRANK_AMX __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,amx-tile,amx-int8")))
 
 struct alignas(64) TileConfig {
@@ -337,14 +338,14 @@ KGRANK_AMX inline void amx_panel(const ScreenTask& task, const AmxRow* rc, size_
 // twice): tiles 0-3 accumulate rows [0, 16) and [16, 32) of the block against panels 0 and 1, tiles 4-5 hold the two
 // row tiles and 6-7 the two panel tiles of one 64-element step. Pass one: I from a and b. Pass two: K from a and c,
 // then a2 and b (a dot product twice as long into the same accumulators).
-#define KGRANK_AMX_STEP(A, B0, B1, ROW0, ROW1) \
-  _tile_loadd(4, ROW0, stride);                \
-  _tile_loadd(5, ROW1, stride);                \
-  _tile_loadd(6, B0, 64);                      \
-  _tile_loadd(7, B1, 64);                      \
-  _tile_dpbusd(0, 4, 6);                       \
-  _tile_dpbusd(1, 4, 7);                       \
-  _tile_dpbusd(2, 5, 6);                       \
+#define KGRANK_AMX_STEP(B0, B1, ROW0, ROW1) \
+  _tile_loadd(4, ROW0, stride);             \
+  _tile_loadd(5, ROW1, stride);             \
+  _tile_loadd(6, B0, 64);                   \
+  _tile_loadd(7, B1, 64);                   \
+  _tile_dpbusd(0, 4, 6);                    \
+  _tile_dpbusd(1, 4, 7);                    \
+  _tile_dpbusd(2, 5, 6);                    \
   _tile_dpbusd(3, 5, 7)
 
 // The padded query rows of a task (a + 128 and a2 + 128, `stride` bytes a row, `steps` 64-element steps) and the
@@ -377,7 +378,7 @@ KGRANK_AMX inline void amx_tiles(const ScreenTable& t, const AmxOperands& o, siz
   _tile_loadd(2, i0, 0);
   _tile_loadd(3, i1, 0);
   for (size_t s = 0; s < o.steps; ++s) {
-    KGRANK_AMX_STEP(a, b0 + s * 1024, b1 + s * 1024, a + s * 64, a + half + s * 64);
+    KGRANK_AMX_STEP(b0 + s * 1024, b1 + s * 1024, a + s * 64, a + half + s * 64);
   }
   _tile_stored(0, oi[0], 64);
   _tile_stored(1, oi[1], 64);
@@ -390,8 +391,8 @@ KGRANK_AMX inline void amx_tiles(const ScreenTable& t, const AmxOperands& o, siz
   _tile_loadd(2, k0, 0);
   _tile_loadd(3, k1, 0);
   for (size_t s = 0; s < o.steps; ++s) {
-    KGRANK_AMX_STEP(a, c0 + s * 1024, c1 + s * 1024, a + s * 64, a + half + s * 64);
-    KGRANK_AMX_STEP(a2, b0 + s * 1024, b1 + s * 1024, a2 + s * 64, a2 + half + s * 64);
+    KGRANK_AMX_STEP(c0 + s * 1024, c1 + s * 1024, a + s * 64, a + half + s * 64);
+    KGRANK_AMX_STEP(b0 + s * 1024, b1 + s * 1024, a2 + s * 64, a2 + half + s * 64);
   }
   _tile_stored(0, ok[0], 64);
   _tile_stored(1, ok[1], 64);
@@ -414,12 +415,7 @@ KGRANK_AMX void chunk_amx(const ScreenTask& task) {
     std::memcpy(qa2.data() + k * stride, q.a2u.data() + (task.r0 + k) * dpad, dpad);
     task.und_n[k] = 0;
   }
-  TileConfig cfg;
-  for (size_t i = 0; i < 8; ++i) {
-    cfg.colsb[i] = 64;
-    cfg.rows[i] = 16;
-  }
-  _tile_loadconfig(&cfg);
+  if (task.nr == 0 || task.end <= task.begin) return;
   thread_local AlignedVector<AmxRow> rc;
   rc.resize(task.nr);
   for (size_t k = 0; k < task.nr; ++k) {
@@ -439,6 +435,13 @@ KGRANK_AMX void chunk_amx(const ScreenTask& task) {
     ck0[j] = task.begin + j < t.corr.size() ? -(t.corr[e] + t.corr2[e]) : 0;
   }
   const bool exact = dpad <= 512;
+  // The tile state from here to _tile_release: nothing below allocates (or throws).
+  TileConfig cfg;
+  for (size_t i = 0; i < 8; ++i) {
+    cfg.colsb[i] = 64;
+    cfg.rows[i] = 16;
+  }
+  _tile_loadconfig(&cfg);
   // Two sets of stored accumulators: the tiles of the next (rows, panels) block are issued before the decisions of
   // this one, so the tile unit works while the vector ports decide (the stores and the decision's loads touch
   // different buffers).
@@ -463,8 +466,8 @@ KGRANK_AMX void chunk_amx(const ScreenTask& task) {
       const size_t valid = task.end - jp < kScreenPanel ? task.end - jp : kScreenPanel;
       const __mmask16 vm = static_cast<__mmask16>(valid >= 16 ? 0xFFFFu : (1u << valid) - 1u);
       // Accumulator 2 r + h holds rows [16 r, 16 r + 16) against panel h.
-      amx_panel(task, rc.data() + qb, qb, nq, jp, vm, out[b & 1][0][h], out[b & 1][1][h], 2 * 256, exact,
-                task.greater + qb);
+      amx_panel(task, rc.data() + qb, qb, nq, jp, vm, &out[b & 1][0][0][0] + 256 * h, &out[b & 1][1][0][0] + 256 * h,
+                2 * 256, exact, task.greater + qb);
     }
   }
   _tile_release();

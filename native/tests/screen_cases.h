@@ -25,6 +25,7 @@ struct Case {
   std::vector<int32_t> anchor, relation, truth;
   std::vector<uint32_t> off;  // exclusions (filter), empty for none
   std::vector<int32_t> excl;
+  size_t entity_offset = 0;  // the table as a slice (EmbeddingModel::entity_offset); truth stays a row of `ent`
 };
 
 using Next = std::function<uint32_t()>;
@@ -150,8 +151,9 @@ struct Result {
 
 inline Result rank(const Case& c, kgrank::ScreenMode mode, kgrank::SimdLevel level, unsigned threads,
                    const kgrank::ScreenTable* table = nullptr, kgrank::JobControl* control = nullptr) {
-  const kgrank::EmbeddingModel<float> m{c.interaction, c.layout, c.ent.data(), c.rel.data(), c.n,
-                                        c.nr,          c.width,  c.width,      0.0,          nullptr};
+  kgrank::EmbeddingModel<float> m{c.interaction, c.layout, c.ent.data(), c.rel.data(), c.n,
+                                  c.nr,          c.width,  c.width,      0.0,          nullptr};
+  m.entity_offset = c.entity_offset;
   kgrank::EmbeddingQueries q{c.rows, c.head, c.anchor.data(), c.relation.data(), c.truth.data()};
   if (!c.off.empty()) {
     q.exclude_offsets = c.off.data();

@@ -5,6 +5,8 @@
 // and zero rows, NaN, infinities, subnormals) and on random and structured embeddings. It also checks that the
 // screen decides most pairs of a structured set itself (so a screen that rescored everything would fail), that rows
 // it must never screen (NaN) are all rescored, and that it stays off where it does not apply.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -190,11 +192,36 @@ void give_up(std::mt19937& rng) {
 
 }  // namespace
 
+// A table that is a slice (entity_offset != 0) with the true answers scored from its rows (no true_scores): the
+// true answer's own pair is counted equal without rescoring, and it must be the row `truth` names, not truth minus
+// the offset. Each row's entity truth - offset is made a near-tie (the true answer's row times 1 + 2^-18: a score
+// apart from the threshold by far less than the second level's bound), so that pair is undecided and must be
+// rescored: counting it equal instead changes the counts.
+void shard_truth(std::mt19937& rng) {
+  const kgrank_screen::Next next = [&] { return static_cast<uint32_t>(rng()); };
+  Case c = kgrank_screen::make_structured(next, 1500, 100, 48, false);
+  c.entity_offset = 5;
+  for (size_t i = 0; i < c.rows; ++i) {
+    const size_t e = static_cast<size_t>(c.truth[i]);
+    if (e < c.entity_offset) continue;
+    float* near = c.ent.data() + (e - c.entity_offset) * c.width;
+    for (size_t k = 0; k < c.width; ++k) near[k] = c.ent[e * c.width + k] * (1.0f + 0x1p-18f);
+  }
+  check_case(c, "shard truth");
+  // The near-ties are not exact ties: the float32 path counts them above or below, never equal.
+  const auto off = kgrank_screen::rank(c, ScreenMode::Off, SimdLevel::Scalar, 1);
+  double equal = 0;
+  for (size_t i = 0; i < c.rows; ++i) equal += off.counts[c.rows + i];
+  CHECK(equal < 2.0 * static_cast<double>(c.rows));
+  std::printf("shard truth: %zu rows, %.0f equal pairs\n", c.rows, equal);
+}
+
 int main() {
   std::mt19937 rng(20261202);
   adversarial(rng);
   structured(rng);
   never_screened(rng);
   give_up(rng);
+  shard_truth(rng);
   TEST_MAIN_END();
 }
