@@ -347,6 +347,18 @@ KGRANK_AMX inline void amx_panel(const ScreenTask& task, const AmxRow* rc, size_
   _tile_dpbusd(1, 4, 7);                    \
   _tile_dpbusd(2, 5, 6);                    \
   _tile_dpbusd(3, 5, 7)
+// The accumulators started at a panel pair's corrections (P0, P1: 16 int32 each, every row the same by row stride 0),
+// and stored to O[0 .. 4) (16 x 16 int32 each).
+#define KGRANK_AMX_START(P0, P1) \
+  _tile_loadd(0, P0, 0);         \
+  _tile_loadd(1, P1, 0);         \
+  _tile_loadd(2, P0, 0);         \
+  _tile_loadd(3, P1, 0)
+#define KGRANK_AMX_STORE(O)  \
+  _tile_stored(0, O[0], 64); \
+  _tile_stored(1, O[1], 64); \
+  _tile_stored(2, O[2], 64); \
+  _tile_stored(3, O[3], 64)
 
 // The padded query rows of a task (a + 128 and a2 + 128, `stride` bytes a row, `steps` 64-element steps) and the
 // bytes of one panel of the table.
@@ -371,33 +383,18 @@ KGRANK_AMX inline void amx_tiles(const ScreenTable& t, const AmxOperands& o, siz
   const int8_t* c0 = t.panels2.data() + pi * o.pbytes;
   const int8_t* b1 = np == 2 ? b0 + o.pbytes : b0;
   const int8_t* c1 = np == 2 ? c0 + o.pbytes : c0;
-  const int32_t* i0 = ci0 + p * kScreenPanel;
-  const int32_t* i1 = np == 2 ? i0 + kScreenPanel : i0;
-  _tile_loadd(0, i0, 0);
-  _tile_loadd(1, i1, 0);
-  _tile_loadd(2, i0, 0);
-  _tile_loadd(3, i1, 0);
+  const size_t second = np == 2 ? kScreenPanel : 0;  // a lone last panel fills both panel tiles, decided once
+  KGRANK_AMX_START(ci0 + p * kScreenPanel, ci0 + p * kScreenPanel + second);
   for (size_t s = 0; s < o.steps; ++s) {
     KGRANK_AMX_STEP(b0 + s * 1024, b1 + s * 1024, a + s * 64, a + half + s * 64);
   }
-  _tile_stored(0, oi[0], 64);
-  _tile_stored(1, oi[1], 64);
-  _tile_stored(2, oi[2], 64);
-  _tile_stored(3, oi[3], 64);
-  const int32_t* k0 = ck0 + p * kScreenPanel;
-  const int32_t* k1 = np == 2 ? k0 + kScreenPanel : k0;
-  _tile_loadd(0, k0, 0);
-  _tile_loadd(1, k1, 0);
-  _tile_loadd(2, k0, 0);
-  _tile_loadd(3, k1, 0);
+  KGRANK_AMX_STORE(oi);
+  KGRANK_AMX_START(ck0 + p * kScreenPanel, ck0 + p * kScreenPanel + second);
   for (size_t s = 0; s < o.steps; ++s) {
     KGRANK_AMX_STEP(c0 + s * 1024, c1 + s * 1024, a + s * 64, a + half + s * 64);
     KGRANK_AMX_STEP(b0 + s * 1024, b1 + s * 1024, a2 + s * 64, a2 + half + s * 64);
   }
-  _tile_stored(0, ok[0], 64);
-  _tile_stored(1, ok[1], 64);
-  _tile_stored(2, ok[2], 64);
-  _tile_stored(3, ok[3], 64);
+  KGRANK_AMX_STORE(ok);
 }
 
 KGRANK_AMX void chunk_amx(const ScreenTask& task) {
@@ -473,6 +470,8 @@ KGRANK_AMX void chunk_amx(const ScreenTask& task) {
   _tile_release();
 }
 #undef KGRANK_AMX_STEP
+#undef KGRANK_AMX_START
+#undef KGRANK_AMX_STORE
 #endif
 
 }  // namespace
