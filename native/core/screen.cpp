@@ -43,14 +43,6 @@
 #include <unistd.h>
 #endif
 
-#if defined(__x86_64__) || defined(_M_X64)
-#ifdef _MSC_VER
-#include <intrin.h>
-#else
-#include <cpuid.h>
-#endif
-#endif
-
 namespace kgrank {
 namespace {
 
@@ -361,29 +353,6 @@ void screen_chunk_scalar(const ScreenTask& task) {
 }  // namespace isa
 
 namespace {
-// CPUID leaf 7: subleaf 0 ECX bit 11 is AVX512_VNNI, subleaf 1 EAX bit 4 AVX-VNNI (both need only the register
-// state the AVX-512 / AVX2 levels already checked).
-bool cpuid7_bit(unsigned subleaf, int reg, unsigned bit) {
-#if defined(__x86_64__) || defined(_M_X64)
-  unsigned r[4] = {0, 0, 0, 0};
-#ifdef _MSC_VER
-  int regs[4];
-  __cpuid(regs, 0);
-  if (regs[0] < 7) return false;
-  __cpuidex(regs, 7, static_cast<int>(subleaf));
-  for (int i = 0; i < 4; ++i) r[i] = static_cast<unsigned>(regs[i]);
-#else
-  if (__get_cpuid_max(0, nullptr) < 7) return false;
-  __cpuid_count(7, subleaf, r[0], r[1], r[2], r[3]);
-#endif
-  return (r[reg] >> bit) & 1u;
-#else
-  (void)subleaf;
-  (void)reg;
-  (void)bit;
-  return false;
-#endif
-}
 // KGRANK_SCREEN_NO_AVX_VNNI=1 runs the AVX2 level's vpmaddubsw kernel on a CPU with AVX-VNNI (the tests cover both).
 bool screen_avx_vnni_disabled() {
   const char* v = std::getenv("KGRANK_SCREEN_NO_AVX_VNNI");
@@ -391,15 +360,11 @@ bool screen_avx_vnni_disabled() {
 }
 
 #ifdef KGRANK_HAVE_AMX_KERNEL
-// AMX-INT8: CPUID leaf 7 EDX bits 24 (AMX-TILE) and 25 (AMX-INT8), and XCR0 bits 17-18 (the OS manages the tile
-// state). KGRANK_SCREEN_NO_AMX=1 keeps the VNNI kernel (the tests cover both kernels on one machine).
+// AMX-INT8 (simd.h cpu_extensions). KGRANK_SCREEN_NO_AMX=1 keeps the VNNI kernel (the tests cover both kernels on one
+// machine).
 bool amx_capable() {
   const char* v = std::getenv("KGRANK_SCREEN_NO_AMX");
-  if (v != nullptr && v[0] == '1') return false;
-  if (!cpuid7_bit(0, 3, 24) || !cpuid7_bit(0, 3, 25)) return false;
-  unsigned lo = 0, hi = 0;
-  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-  return ((lo >> 17) & 3u) == 3u;
+  return !(v != nullptr && v[0] == '1') && cpu_extensions().amx_int8;
 }
 // Linux's per-process permission for the tile data (arch_prctl ARCH_REQ_XCOMP_PERM = 0x1023, feature 18), asked once,
 // at the first screened call at the AVX-512 level: once granted, every later sigaltstack of the process must hold
@@ -442,20 +407,22 @@ ScreenQuantFn screen_quantiser(SimdLevel level) {
   return isa::screen_quantise_scalar;
 }
 
-ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) {
+namespace {
+// The screen kernel of a level (screen_kernel). ask: whether AMX may ask Linux for the tile state now; without it,
+// AMX counts as usable where the CPU has it and no refusal is known (screen_kernel_name, for backendInfo()).
+ScreenChunkFn pick_kernel(SimdLevel level, bool* vector, bool ask) {
   *vector = false;
 #ifdef KGRANK_HAVE_AVX512
-  static const bool vnni512 = cpuid7_bit(0, 2, 11);
-  if (level == SimdLevel::AVX512 && simd_supported(level) && vnni512) {
+  if (level == SimdLevel::AVX512 && simd_supported(level) && cpu_extensions().avx512_vnni) {
     *vector = true;
 #ifdef KGRANK_HAVE_AMX_KERNEL
-    if (amx_granted()) return isa::screen_chunk_amx;
+    if (ask ? amx_granted() : amx_capable() && amx_asked.load() != 2) return isa::screen_chunk_amx;
 #endif
     return isa::screen_chunk_avx512_vnni;
   }
 #endif
 #ifdef KGRANK_HAVE_AVX2
-  static const bool vnni256 = cpuid7_bit(1, 0, 4) && !screen_avx_vnni_disabled();
+  static const bool vnni256 = cpu_extensions().avx_vnni && !screen_avx_vnni_disabled();
   if ((level == SimdLevel::AVX2 || level == SimdLevel::AVX512) && simd_supported(SimdLevel::AVX2)) {
     *vector = true;
     return vnni256 ? isa::screen_chunk_avx2_vnni : isa::screen_chunk_avx2;
@@ -469,19 +436,16 @@ ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) {
   }
 #endif
   (void)level;
+  (void)ask;
   return isa::screen_chunk_scalar;
 }
+}  // namespace
+
+ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) { return pick_kernel(level, vector, true); }
 
 const char* screen_kernel_name(SimdLevel level) {
-#ifdef KGRANK_HAVE_AMX_KERNEL
-  // Without asking Linux for the tile state (amx_granted): "amx" where the CPU has it and no refusal is known yet.
-  static const bool capable = amx_capable();
-  if (level == SimdLevel::AVX512 && simd_supported(level) && cpuid7_bit(0, 2, 11) && capable && amx_asked.load() != 2) {
-    return "amx";
-  }
-#endif
   bool vector = false;
-  const ScreenChunkFn fn = screen_kernel(level, &vector);
+  const ScreenChunkFn fn = pick_kernel(level, &vector, false);
 #ifdef KGRANK_HAVE_AMX_KERNEL
   if (fn == isa::screen_chunk_amx) return "amx";
 #endif

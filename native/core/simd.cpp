@@ -103,9 +103,30 @@ X86Features detect_x86() {
   f.avx512 = f.avx2 && os_zmm && avx512f && avx512dq && avx512bw && avx512vl;
   return f;
 }
+
+CpuExtensions detect_extensions() {
+  CpuExtensions e;
+  if (cpuid(0, 0).eax < 7) return e;
+  const CpuidRegs l7 = cpuid(7, 0);
+  const CpuidRegs l71 = cpuid(7, 1);
+  e.avx512_vnni = (l7.ecx >> 11) & 1;
+  e.avx_vnni = (l71.eax >> 4) & 1;
+  const bool osxsave = (cpuid(1, 0).ecx >> 27) & 1;
+  e.amx_int8 = osxsave && ((l7.edx >> 24) & 1) && ((l7.edx >> 25) & 1) && ((xgetbv0() >> 17) & 3) == 3;
+  return e;
+}
 #endif
 
 }  // namespace
+
+const CpuExtensions& cpu_extensions() {
+#ifdef KGRANK_X86_64
+  static const CpuExtensions e = detect_extensions();
+#else
+  static const CpuExtensions e;
+#endif
+  return e;
+}
 
 bool simd_supported(SimdLevel level) {
   switch (level) {

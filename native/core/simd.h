@@ -27,6 +27,16 @@ SimdLevel best_simd();
 // Every supported level, lowest first, as a comma-separated list ("scalar,avx2").
 std::string supported_simd_list();
 
+// Extensions beyond a level's own that the int8 screen's kernels use (screen.cpp), detected once: AVX512_VNNI
+// (CPUID 7.0 ECX 11), AVX-VNNI (7.1 EAX 4), and AMX-TILE with AMX-INT8 (7.0 EDX 24, 25) where the OS saves the tile
+// state (XCR0 bits 17, 18). Each needs only the register state its level checks (AMX: its own). False off x86-64.
+struct CpuExtensions {
+  bool avx512_vnni = false;
+  bool avx_vnni = false;
+  bool amx_int8 = false;
+};
+const CpuExtensions& cpu_extensions();
+
 // ---- the one ISA dispatch table ---------------------------------------------------------------------------------
 // Every kernel family finds its per-ISA kernel here, from the level the caller asked for (CountOptions::simd, or the
 // level argument of aggregate_ranks): KGRANK_SIMD, which the facade turns into that level, is honoured by all.
