@@ -720,19 +720,17 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                   pack_entities(part, pw, ids, cnt, compact.data());
                 }
               };
+              // One exact score s of row k counted into local: above its threshold, equal to it, NaN.
+              const auto tally = [&](size_t k, float s) {
+                const float th = part.threshold[k];
+                local[k] += s > th;
+                local[nr + k] += s == th;
+                local[2 * nr + k] += s != s;
+              };
               // Row k's exact counts over the packed candidates (cnt of them), added to local.
               const auto count_packed = [&](size_t k, size_t cnt) {
                 rescore(part, k, compact.data(), cnt, scores.data());
-                const float th = part.threshold[k];
-                uint32_t gt = 0, eq = 0, nn = 0;
-                for (size_t j = 0; j < cnt; ++j) {
-                  gt += scores[j] > th;
-                  eq += scores[j] == th;
-                  nn += scores[j] != scores[j];
-                }
-                local[k] += gt;
-                local[nr + k] += eq;
-                local[2 * nr + k] += nn;
+                for (size_t j = 0; j < cnt; ++j) tally(k, scores[j]);
               };
               // The true answer's own pair ties its threshold exactly: the threshold is that pair's score by these
               // lanes' operations (score_ids above, which reads truth as a row of `entity`, whatever the slice's
@@ -807,14 +805,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                     const size_t np = pair_rows.size();
                     if (scores.size() < np) scores.resize(np);
                     pair_fn(part.query, dim, entity, width, pair_rows.data(), pair_ids.data(), np, scores.data());
-                    for (size_t j = 0; j < np; ++j) {
-                      const uint32_t k = pair_rows[j];
-                      const float sc = scores[j];
-                      const float th = part.threshold[k];
-                      local[k] += sc > th;
-                      local[nr + k] += sc == th;
-                      local[2 * nr + k] += sc != sc;
-                    }
+                    for (size_t j = 0; j < np; ++j) tally(pair_rows[j], scores[j]);
                   }
                   rescored += static_cast<uint64_t>(crowded) * n;
                   // Auto: the block's cost this chunk in units of one float32-path pair (the screen itself about
