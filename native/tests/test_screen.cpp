@@ -190,8 +190,6 @@ void give_up(std::mt19937& rng) {
   std::printf("give up: ok\n");
 }
 
-}  // namespace
-
 // A table that is a slice (entity_offset != 0) with the true answers scored from its rows (no true_scores): the
 // true answer's own pair is counted equal without rescoring, and it must be the row `truth` names, not truth minus
 // the offset. Each row's entity truth - offset is made a near-tie (the true answer's row times 1 + 2^-18: a score
@@ -215,6 +213,8 @@ void shard_truth(std::mt19937& rng) {
   CHECK(equal < 2.0 * static_cast<double>(c.rows));
   std::printf("shard truth: %zu rows, %.0f equal pairs\n", c.rows, equal);
 }
+
+}  // namespace
 
 int main() {
   std::mt19937 rng(20261202);
