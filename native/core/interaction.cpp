@@ -1205,6 +1205,40 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
   const std::vector<uint32_t>& map = q.map;
   const std::vector<T>& query = q.query;
   const std::vector<T>& coeff = q.coeff;
+  // The int8 screen (screen.h) in place of the counting kernel, where it applies as in rank_embeddings (float32 Dot
+  // over plain rows): per chunk, each row's threshold is its list's entry to beat; the kernel lists every candidate
+  // not certified below it (ScreenTask::list_above), those are scored exactly and offered, and a row with many listed
+  // takes the float32 path's scoring of the whole chunk.
+  ScreenTable own_table;
+  const ScreenTable* screen_table = nullptr;
+  size_t table_base = 0;  // the screen table's row 0 is entity row table_base (a multiple of 16)
+  ScreenChunkFn screen_fn = nullptr;
+  PairDotsFn pair_fn = nullptr;
+  std::atomic<uint64_t> screen_pairs{0}, screen_rescored{0};
+  if (qs.screen_stats != nullptr) *qs.screen_stats = ScreenStats{};
+  if constexpr (std::is_same<T, float>::value) {
+    if (qs.screen != ScreenMode::Off && op == ScoreOp::Dot && m.entity_scale == nullptr && dim <= kScreenMaxDim &&
+        n > 0) {
+      bool vector = false;
+      const ScreenChunkFn fn = screen_kernel(simd, &vector);
+      const bool prepared = qs.screen_table != nullptr && qs.screen_table->made_for(m.num_entities, dim, map.data());
+      if (qs.screen == ScreenMode::Int8 || (vector && (prepared || rows >= kScreenMinRows))) {
+        if (prepared) {
+          screen_table = qs.screen_table;
+        } else {
+          table_base = begin / kScreenPanel * kScreenPanel;  // the range alone, from a whole panel
+          if (screen_quantise_table(entity + table_base * width, end - table_base, width, map.data(), dim, simd,
+                                    threads, &own_table)) {
+            screen_table = &own_table;
+          }
+        }
+        if (screen_table != nullptr) screen_fn = fn;
+      }
+      bool identity = true;
+      for (size_t j = 0; j < map.size(); ++j) identity = identity && map[j] == j;
+      if (identity && map.size() == dim) pair_fn = pair_dots_of(chunk_kernel(simd), dim);
+    }
+  }
   std::atomic<bool> failed{false};
   // Tasks: (segment, block of rows), each the segment's sub-chunks of kChunk in order. Float: the counting kernel
   // finds the rows with a candidate scoring above their list's last entry (or whose list is not full); only those
@@ -1261,13 +1295,169 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
         const PackedFn packed = packed_scores_of(kernel);
         std::vector<float> floor(nr);
         for (size_t i = 0; i < nr; ++i) floor[i] = static_cast<float>(floor_of(i));
-        for (size_t c0 = s0; c0 < s1; c0 += kChunk) {
+        // The screen: this task's rows quantised once (thresholds set per chunk).
+        ScreenQueries sq;
+        const bool screened =
+            screen_fn != nullptr &&
+            screen_quantise_queries(query.data() + r0 * dim, nr, dim, std::vector<float>(nr, 0.0f).data(), simd, &sq);
+        const std::vector<float> scale0 = screened ? sq.scale : std::vector<float>();
+        constexpr size_t cap = kChunk + 2 * kScreenPanel;  // ScreenTask::cap for a chunk from a whole panel
+        std::vector<uint32_t> und(screened ? kScreenRowBlock * cap : 0), und_n(kScreenRowBlock);
+        std::vector<uint32_t> heavy, check, check_counts, chunk_ids, pair_rows, pair_ids;
+        std::vector<float> pair_scores, check_query, check_threshold;
+        const PackListFn pack_list_fn = pack_list_of(kernel);
+        const size_t pw = panel_width_of(kernel);
+        std::vector<uint8_t> wants(nr);
+        uint64_t screened_pairs = 0, rescored = 0;
+        // Offers one exactly scored candidate e (a row of `entity`) to row i's list, as `offer` does.
+        auto offer_one = [&](size_t i, float s, size_t e) {
+          const int32_t ei = static_cast<int32_t>(e + m.entity_offset);
+          const float f = floor[i];
+          if (enters(sc + i * k, id + i * k, len[i], k, s, ei) && (f != f || s > f) && !is_excluded(r0 + i, ei)) {
+            len[i] = static_cast<uint32_t>(insert_entry(sc + i * k, id + i * k, len[i], k, s, ei));
+          }
+        };
+        for (size_t c0 = s0; screened && c0 < s1;) {
+          // Chunks end on the table's whole panels (only a segment's first chunk starts inside one).
+          const size_t next = table_base + ((c0 - table_base) / kChunk + 1) * kChunk;
+          const size_t c1 = next < s1 ? next : s1;
+          const size_t cn = c1 - c0;
+          heavy.clear();
+          check.clear();
+          pair_rows.clear();
+          pair_ids.clear();
+          // Per row: screened (kScreened); every candidate scored (kAll: a list not full and no floor, as on the
+          // float32 path, or a threshold of -inf); the float32 path's own check (kCheck: a query row the screen
+          // cannot quantise); nothing (kNone: a threshold of +inf, which no candidate can pass).
+          enum : uint8_t { kNone, kAll, kCheck, kScreened };
+          for (size_t i = 0; i < nr; ++i) {
+            const float full = len[i] == k ? sc[i * k + k - 1] : -std::numeric_limits<float>::infinity();
+            threshold[i] =
+                floor[i] == floor[i] && (len[i] < k || floor[i] > full) ? floor[i] : (len[i] == k ? full : 0.0f);
+            const float th = threshold[i];
+            wants[i] = !(len[i] == k || floor[i] == floor[i]) || th == -std::numeric_limits<float>::infinity() ? kAll
+                       : th == std::numeric_limits<float>::infinity()                                          ? kNone
+                       : scale0[i] != scale0[i]                                                                ? kCheck
+                                                : kScreened;
+            screen_set_threshold(&sq, i, wants[i] == kScreened ? th : 0.0f, scale0[i]);
+          }
+          // Rows of [b, e) that are not screened, into their lists.
+          const auto sort_rows = [&](size_t b, size_t e) {
+            for (size_t i = b; i < e; ++i) {
+              if (wants[i] == kAll) heavy.push_back(static_cast<uint32_t>(i));
+              if (wants[i] == kCheck) check.push_back(static_cast<uint32_t>(i));
+            }
+          };
+          const size_t tb = (c0 - table_base) / kScreenPanel * kScreenPanel;
+          for (size_t sb = 0; sb < nr; sb += kScreenRowBlock) {
+            const size_t snr = nr - sb < kScreenRowBlock ? nr - sb : kScreenRowBlock;
+            size_t want = 0;
+            for (size_t i = sb; i < sb + snr; ++i) want += wants[i] == kScreened;
+            sort_rows(sb, sb + snr);
+            if (want == 0) continue;
+            // Every pair not certified below the threshold is listed (list_above), in entity order.
+            ScreenTask st{screen_table,      &sq,        sb,           snr, tb, c1 - table_base,
+                          local.data() + sb, und.data(), und_n.data(), cap};
+            st.list_above = true;
+            screen_fn(st);
+            screened_pairs += static_cast<uint64_t>(want) * cn;
+            for (size_t i = sb; i < sb + snr; ++i) {
+              const size_t nu = und_n[i - sb];
+              if (wants[i] != kScreened) continue;
+              // Many listed (scores crowding the threshold): the whole chunk, below.
+              if (nu * 32 > cn) {
+                heavy.push_back(static_cast<uint32_t>(i));
+                rescored += cn;
+                continue;
+              }
+              const uint32_t* list = und.data() + (i - sb) * cap;
+              if (pair_fn != nullptr) {
+                for (size_t u = 0; u < nu; ++u) {
+                  const size_t e = list[u] + table_base;
+                  if (e < c0) continue;  // in the chunk's first panel, before the chunk
+                  pair_rows.push_back(static_cast<uint32_t>(i));
+                  pair_ids.push_back(static_cast<uint32_t>(e));
+                }
+                continue;
+              }
+              // No pair scorer at this level (or a reordered row): the row's listed entities packed as the chunk
+              // kernel packs a chunk, scored by its packed_scores.
+              chunk_ids.clear();
+              for (size_t u = 0; u < nu; ++u) {
+                if (list[u] + table_base >= c0) chunk_ids.push_back(static_cast<uint32_t>(list[u] + table_base));
+              }
+              if (chunk_ids.empty()) continue;
+              if (pack_list_fn != nullptr) {
+                pack_list_fn(part, chunk_ids.data(), chunk_ids.size(), pack.data());
+              } else {
+                pack_entities(part, pw, chunk_ids.data(), chunk_ids.size(), pack.data());
+              }
+              packed(part, i, pack.data(), chunk_ids.size(), block);
+              for (size_t u = 0; u < chunk_ids.size(); ++u) offer_one(i, block[u], chunk_ids[u]);
+              rescored += chunk_ids.size();
+            }
+          }
+          // The undecided pairs, many rows' to a vector (each lane its pair's own chain: the chunk kernel's value).
+          if (!pair_rows.empty()) {
+            const size_t np = pair_rows.size();
+            pair_scores.resize(np);
+            pair_fn(part.query, dim, entity, width, pair_rows.data(), pair_ids.data(), np, pair_scores.data());
+            for (size_t j = 0; j < np; ++j) offer_one(pair_rows[j], pair_scores[j], pair_ids[j]);
+            rescored += np;
+          }
+          // The rows the screen could not quantise, gathered: the float32 path's counting kernel (which packs the
+          // chunk) says which have a candidate above their threshold; those rows' scores of the chunk are offered.
+          if (!check.empty()) {
+            const size_t h = check.size();
+            check_query.resize(h * dim);
+            check_threshold.resize(h);
+            check_counts.assign(3 * h, 0);
+            for (size_t j = 0; j < h; ++j) {
+              std::copy_n(part.query + check[j] * dim, dim, check_query.data() + j * dim);
+              check_threshold[j] = threshold[check[j]];
+            }
+            ChunkPlan hp = part;
+            hp.query = check_query.data();
+            hp.threshold = check_threshold.data();
+            hp.rows = h;
+            kernel(hp, c0, c1, check_counts.data(), check_counts.data() + h, check_counts.data() + 2 * h, pack.data());
+            for (size_t j = 0; j < h; ++j) {
+              if (check_counts[j] == 0) continue;
+              packed(hp, j, pack.data(), cn, block);
+              offer(check[j], c0, c1);
+            }
+          }
+          // The heavy rows: the chunk packed as the chunk kernel packs it (by the kernel above, else the level's
+          // pack_list or pack_entities), each row's scores of it by the level's packed_scores (the kernel's values).
+          if (!heavy.empty()) {
+            if (check.empty()) {
+              chunk_ids.resize(cn);
+              for (size_t j = 0; j < cn; ++j) chunk_ids[j] = static_cast<uint32_t>(c0 + j);
+              if (pack_list_fn != nullptr) {
+                pack_list_fn(part, chunk_ids.data(), cn, pack.data());
+              } else {
+                pack_entities(part, pw, chunk_ids.data(), cn, pack.data());
+              }
+            }
+            for (const uint32_t i : heavy) {
+              packed(part, i, pack.data(), cn, block);
+              offer(i, c0, c1);
+            }
+          }
+          c0 = c1;
+        }
+        if (screened) {
+          screen_pairs.fetch_add(screened_pairs, std::memory_order_relaxed);
+          screen_rescored.fetch_add(rescored, std::memory_order_relaxed);
+        }
+        for (size_t c0 = s0; !screened && c0 < s1; c0 += kChunk) {
           const size_t c1 = c0 + kChunk < s1 ? c0 + kChunk : s1;
           // A row whose list is full, or that has a floor, is rescored only when a candidate scores above the
           // higher of the two.
           for (size_t i = 0; i < nr; ++i) {
             const float full = len[i] == k ? sc[i * k + k - 1] : -std::numeric_limits<float>::infinity();
-            threshold[i] = floor[i] == floor[i] && floor[i] > full ? floor[i] : (len[i] == k ? full : 0.0f);
+            threshold[i] =
+                floor[i] == floor[i] && (len[i] < k || floor[i] > full) ? floor[i] : (len[i] == k ? full : 0.0f);
           }
           std::fill(local.begin(), local.end(), 0u);
           kernel(part, c0, c1, local.data(), local.data() + nr, local.data() + 2 * nr, pack.data());
@@ -1293,6 +1483,11 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
     KGRANK_CATCH(...) { failed.store(true); }
   });
   if (failed.load()) return Status::invalid("out of memory for the scoring tiles: use fewer threads");
+  if (qs.screen_stats != nullptr) {
+    qs.screen_stats->used = screen_fn != nullptr;
+    qs.screen_stats->pairs = screen_pairs.load();
+    qs.screen_stats->rescored = screen_rescored.load();
+  }
   // Each row's segment lists merged in segment order (any order gives the same list), then padded.
   const size_t row_tasks = (rows + kRowsPerTask - 1) / kRowsPerTask;
   parallel_for(row_tasks, threads, [&](size_t task) {

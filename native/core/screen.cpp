@@ -57,6 +57,9 @@ float up(double x) {
   return f;
 }
 
+// The AVX-512 kernels' per-row margin: |thr| 2^-16 + 2^-100, rounded up (docs/screen.md, step 5).
+float margin_of(float thr) { return up(std::fabs(static_cast<double>(thr)) * 0x1p-16 + 0x1p-100); }
+
 double gamma_of(size_t dim) {
   const double nu = static_cast<double>(dim) * 5.9604644775390625e-08;  // d 2^-24
   return nu < 0.5 ? nu / (1.0 - nu) : std::numeric_limits<double>::infinity();
@@ -261,13 +264,20 @@ bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const 
     q->scale[i] = ok ? r.scale : std::numeric_limits<float>::quiet_NaN();
     q->norm[i] = ok ? up(r.norm) : 0.0f;
     q->resid[i] = ok ? up(r.resid) : 0.0f;
-    q->margin[i] = ok ? up(std::fabs(static_cast<double>(threshold[i])) * 0x1p-16 + 0x1p-100) : 0.0f;
+    q->margin[i] = ok ? margin_of(threshold[i]) : 0.0f;
     for (size_t k = 0; k < q->dpad; ++k) {
       q->au[i * q->dpad + k] = static_cast<uint8_t>(static_cast<int>(a[k]) + 128);
       q->a2u[i * q->dpad + k] = static_cast<uint8_t>(static_cast<int>(a2[k]) + 128);
     }
   }
   return true;
+}
+
+void screen_set_threshold(ScreenQueries* q, size_t i, float thr, float scale) {
+  const bool ok = std::isfinite(thr);
+  q->threshold[i] = thr;
+  q->margin[i] = ok ? margin_of(thr) : 0.0f;
+  q->scale[i] = ok ? scale : std::numeric_limits<float>::quiet_NaN();
 }
 
 namespace isa {
@@ -326,6 +336,10 @@ void screen_chunk_scalar(const ScreenTask& task) {
       int32_t dot = 0;
       for (size_t e = 0; e < dpad; ++e) dot += int32_t{a[e]} * int32_t{b[(e / 4) * 64 + (e % 4)]};
       const int first = side(static_cast<float>(dot), j, nq * t.slack[j] + dq * t.qnorm[j]);
+      if (first > 0 && task.list_above) {
+        task.und[k * task.cap + u++] = static_cast<uint32_t>(j);
+        continue;
+      }
       g += first > 0;
       if (first != 0) continue;
       if (screened && dot < kScreenExact && dot > -kScreenExact) {  // the second level (screen.h)
@@ -339,8 +353,8 @@ void screen_chunk_scalar(const ScreenTask& task) {
         if (k2 < kScreenExact && k2 > -kScreenExact) {
           const float x = static_cast<float>(dot) + static_cast<float>(k2) * 0.00390625f;
           const int second = side(x, j, nq * t.slack2[j] + q.resid2[row] * t.qnorm2[j] + q.anorm2[row] * t.cnorm[j]);
-          g += second > 0;
-          if (second != 0) continue;
+          g += second > 0 && !task.list_above;
+          if (second < 0 || (second > 0 && !task.list_above)) continue;
         }
       }
       task.und[k * task.cap + u++] = static_cast<uint32_t>(j);

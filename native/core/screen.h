@@ -112,6 +112,11 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
 bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const float* threshold, SimdLevel level,
                              ScreenQueries* out);
 
+// Moves row i's threshold to thr (top_k_embeddings: the k-th best score so far changes from chunk to chunk) with its
+// margin; `scale` is the row's scale as quantised (screen_quantise_queries' output, kept by the caller). A row whose
+// new threshold is not finite gets scale NaN, so every pair of it is undecided until a finite threshold comes back.
+void screen_set_threshold(ScreenQueries* q, size_t i, float thr, float scale);
+
 // One row's quantisation in units of its scale s = screen_scale(max): y_k = fl(v_k fl(1 / s)), a_k = round(y_k)
 // clamped to [-127, 127], e_k = y_k - a_k; float sums (any order) of y^2, e^2, a^2, and the integer sum of a.
 // Computed only when the row is finite with max in [2^-50, 2^50] (else the sums are 0 and out is all zero).
@@ -141,6 +146,9 @@ struct ScreenTask {
   uint32_t* und_n;
   size_t cap;
   uint64_t* refined = nullptr;  // optional: adds the pairs the second level saw (16 per refined row and panel)
+  // Lists the pairs certified above the threshold too (in the undecided lists, in entity order), instead of adding them
+  // to greater: top_k_embeddings scores every pair not certified below.
+  bool list_above = false;
 };
 using ScreenChunkFn = void (*)(const ScreenTask& task);
 

@@ -84,7 +84,8 @@ void decide(const ScreenTask& task, size_t g, size_t nq, size_t jp, const __m256
       lt |= l1;
     }
     const size_t k = g + r;
-    task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(gt & vm));
+    // Certified above: counted, or listed with the undecided (ScreenTask::list_above).
+    unsigned above = gt & vm;
     unsigned und = ~(gt | lt) & vm;
     if (und != 0 && q.scale[row] == q.scale[row]) {
       // The second level (screen.h): the first level's form with x = fl(float(I) + float(K) 2^-8) for float(I)
@@ -111,8 +112,13 @@ void decide(const ScreenTask& task, size_t g, size_t nq, size_t jp, const __m256
         lt2 |= l2 & ~(inexact << (8 * h));
       }
       gt2 &= und;
-      task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(gt2));
+      above |= gt2;
       und &= ~(gt2 | lt2);
+    }
+    if (task.list_above) {
+      und |= above;
+    } else {
+      task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(above));
     }
     screen_list(task, k, jp, und);
   }

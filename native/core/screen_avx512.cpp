@@ -136,9 +136,9 @@ KGRANK_VNNI inline void certify(__m512 x, __m512 st, const ScreenQueries& q, siz
 
 // The second level's decision (screen.h) for the lanes `und` of one (row, panel) pair from its dots I (first level)
 // and K: the first level's one-FMA form with x = fl(float(K) 2^-8 + float(I)) for float(I) and E2 for E, on the lanes
-// whose |I| and |K| are below 2^24. Adds the lanes certified above to *greater and returns those still undecided.
+// whose |I| and |K| are below 2^24. Adds the lanes certified above to *above and returns those still undecided.
 KGRANK_VNNI inline __mmask16 decide2(const ScreenTable& t, const ScreenQueries& q, size_t row, size_t jp, __m512i i1,
-                                     __m512i kk, __mmask16 und, uint32_t* greater) {
+                                     __m512i kk, __mmask16 und, __mmask16* above) {
   const __m512i lim = _mm512_set1_epi32(kScreenExact);
   const __mmask16 exact = static_cast<__mmask16>(_mm512_cmplt_epi32_mask(_mm512_abs_epi32(i1), lim) &
                                                  _mm512_cmplt_epi32_mask(_mm512_abs_epi32(kk), lim));
@@ -149,7 +149,7 @@ KGRANK_VNNI inline __mmask16 decide2(const ScreenTable& t, const ScreenQueries& 
                       _mm512_mul_ps(_mm512_set1_ps(q.anorm2[row]), _mm512_loadu_ps(t.cnorm.data() + jp))));
   __mmask16 gt, lt;
   certify(x, _mm512_loadu_ps(t.scale.data() + jp), q, row, err, static_cast<__mmask16>(und & exact), &gt, &lt);
-  *greater += static_cast<uint32_t>(_mm_popcnt_u32(gt));
+  *above = static_cast<__mmask16>(*above | gt);
   return static_cast<__mmask16>(und & ~(gt | lt));
 }
 
@@ -189,11 +189,11 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
   // m = fl(E' (1 + 2^-16) + margin), margin >= |thr| 2^-16 + 2^-100 (ScreenQueries::margin, rounded up), gives
   // a - thr > E: E' is E's first two terms in float (relative error below 3u), every rounding of m and of the error
   // terms is below u times them, far inside the 2^-16 margins, and 2^-100 covers the absolute ones. Below: d < -m.
-  __mmask16 und[kQ][P];
+  __mmask16 und[kQ][P], above[kQ][P];
   size_t open = 0;
   for (size_t p = 0; p < P; ++p) {
     const size_t jp = j0 + p * kScreenPanel;
-    for (size_t r = 0; r < kQ; ++r) und[r][p] = 0;
+    for (size_t r = 0; r < kQ; ++r) und[r][p] = above[r][p] = 0;
     if (jp >= task.end) continue;
     const size_t valid = task.end - jp < kScreenPanel ? task.end - jp : kScreenPanel;
     const __mmask16 vm = static_cast<__mmask16>(valid >= 16 ? 0xFFFFu : (1u << valid) - 1u);
@@ -207,7 +207,7 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
       __mmask16 gt, lt;
       certify(_mm512_cvtepi32_ps(acc[r][p]), st, q, row, err, vm, &gt, &lt);
       und[r][p] = static_cast<__mmask16>(~(gt | lt) & vm);
-      task.greater[g + r] += static_cast<uint32_t>(_mm_popcnt_u32(static_cast<unsigned>(gt)));
+      above[r][p] = gt;
       // A query row that is never screened (scale NaN) is not refined: the second level cannot decide it either.
       open += und[r][p] != 0 && q.scale[row] == q.scale[row];
     }
@@ -231,7 +231,7 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
           kk[r][p] = refine_one(t, q, row, jp);
           refined += kScreenPanel;
         }
-        und[r][p] = decide2(t, q, row, jp, acc[r][p], kk[r][p], und[r][p], task.greater + g + r);
+        und[r][p] = decide2(t, q, row, jp, acc[r][p], kk[r][p], und[r][p], &above[r][p]);
       }
     }
   }
@@ -240,12 +240,19 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
     const size_t jp = j0 + p * kScreenPanel;
     const __m512i ids = _mm512_add_epi32(iota, _mm512_set1_epi32(static_cast<int>(jp)));
     for (size_t r = 0; r < nq; ++r) {
-      if (und[r][p] == 0) continue;
+      const size_t k = g + r;
+      // Certified above: counted, or listed with the undecided (ScreenTask::list_above).
+      __mmask16 list = und[r][p];
+      if (task.list_above) {
+        list = static_cast<__mmask16>(list | above[r][p]);
+      } else {
+        task.greater[k] += static_cast<uint32_t>(_mm_popcnt_u32(above[r][p]));
+      }
+      if (list == 0) continue;
       // Compress in a register, then a full store (cap leaves 16 spare entries): the memory form of vpcompressd
       // is microcoded on Zen 4 and cost more than the rest of the decision.
-      const size_t k = g + r;
-      _mm512_storeu_si512(task.und + k * task.cap + task.und_n[k], _mm512_maskz_compress_epi32(und[r][p], ids));
-      task.und_n[k] += static_cast<uint32_t>(_mm_popcnt_u32(und[r][p]));
+      _mm512_storeu_si512(task.und + k * task.cap + task.und_n[k], _mm512_maskz_compress_epi32(list, ids));
+      task.und_n[k] += static_cast<uint32_t>(_mm_popcnt_u32(list));
     }
   }
   if (task.refined != nullptr) *task.refined += refined;
@@ -314,7 +321,7 @@ KGRANK_AMX inline void amx_panel(const ScreenTask& task, const AmxRow* rc, size_
     const __m512 m = _mm512_fmadd_ps(err, rel, _mm512_set1_ps(q.margin));
     __mmask16 gt = _mm512_mask_cmp_ps_mask(live, d, m, _CMP_GT_OQ);
     __mmask16 lt = _mm512_mask_cmp_ps_mask(live, d, _mm512_sub_ps(_mm512_setzero_ps(), m), _CMP_LT_OQ);
-    unsigned above = _mm_popcnt_u32(gt);
+    __mmask16 above = gt;
     __mmask16 und = static_cast<__mmask16>(vm & ~(gt | lt));
     if (und != 0) {
       const __m512 err1 = _mm512_fmadd_ps(_mm512_set1_ps(q.norm), _mm512_loadu_ps(t.slack.data() + jp),
@@ -324,15 +331,20 @@ KGRANK_AMX inline void amx_panel(const ScreenTask& task, const AmxRow* rc, size_
       const __m512 m1 = _mm512_fmadd_ps(err1, rel, _mm512_set1_ps(q.margin));
       gt = _mm512_mask_cmp_ps_mask(und, d1, m1, _CMP_GT_OQ);
       lt = _mm512_mask_cmp_ps_mask(und, d1, _mm512_sub_ps(_mm512_setzero_ps(), m1), _CMP_LT_OQ);
-      above += _mm_popcnt_u32(gt);
+      above = static_cast<__mmask16>(above | gt);
       und = static_cast<__mmask16>(und & ~(gt | lt));
-      if (und != 0) {
-        const size_t k = k0 + r;
-        _mm512_storeu_si512(task.und + k * task.cap + task.und_n[k], _mm512_maskz_compress_epi32(und, ids));
-        task.und_n[k] += static_cast<uint32_t>(_mm_popcnt_u32(und));
-      }
     }
-    greater[r] += above;
+    // Certified above: counted, or listed with the undecided (ScreenTask::list_above).
+    if (task.list_above) {
+      und = static_cast<__mmask16>(und | above);
+    } else {
+      greater[r] += _mm_popcnt_u32(above);
+    }
+    if (und != 0) {
+      const size_t k = k0 + r;
+      _mm512_storeu_si512(task.und + k * task.cap + task.und_n[k], _mm512_maskz_compress_epi32(und, ids));
+      task.und_n[k] += static_cast<uint32_t>(_mm_popcnt_u32(und));
+    }
   }
 }
 

@@ -99,7 +99,8 @@ KGRANK_DOTPROD void decide(const ScreenTask& task, size_t g, size_t nq, size_t j
       lt |= l1 << (4 * v);
     }
     const size_t k = g + r;
-    task.greater[k] += static_cast<uint32_t>(__builtin_popcount(gt & vm));
+    // Certified above: counted, or listed with the undecided (ScreenTask::list_above).
+    unsigned above = gt & vm;
     unsigned und = ~(gt | lt) & vm;
     if (und != 0 && q.scale[row] == q.scale[row]) {
       int32x4_t kk[4];
@@ -122,8 +123,13 @@ KGRANK_DOTPROD void decide(const ScreenTask& task, size_t g, size_t nq, size_t j
         lt2 |= (l2 & exact) << (4 * v);
       }
       gt2 &= und;
-      task.greater[k] += static_cast<uint32_t>(__builtin_popcount(gt2));
+      above |= gt2;
       und &= ~(gt2 | lt2);
+    }
+    if (task.list_above) {
+      und |= above;
+    } else {
+      task.greater[k] += static_cast<uint32_t>(__builtin_popcount(above));
     }
     screen_list(task, k, jp, und);
   }

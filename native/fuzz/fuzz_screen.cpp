@@ -3,8 +3,10 @@
 // huge coordinate, all-equal and zero rows and queries, NaN, infinities, subnormals, values at the screen's range
 // limits), with raw float bits written over a few elements, rank_embeddings with the screen on (Int8 and Auto) must
 // give every count and true score bit for bit as with the screen off (the oracle), at every SIMD level the CPU has
-// and 1 and 2 threads; its stats must account for every pair.
+// and 1 and 2 threads; its stats must account for every pair. Top-k lists over a fuzzed range and floors likewise.
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "fuzz_common.h"
 #include "interaction.h"
@@ -53,6 +55,36 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           FUZZ_CHECK(on.stats.pairs == static_cast<uint64_t>(c.rows) * c.n);
           FUZZ_CHECK(on.stats.rescored <= on.stats.pairs);
         }
+      }
+    }
+  }
+  // Top-k lists over a range (perhaps starting inside a panel), with a floor per row (none, -inf, or a fuzzed score):
+  // ids and scores bit for bit as with the screen off.
+  const size_t k = p.ConsumeIntegralInRange<size_t>(1, 12);
+  const size_t begin = p.ConsumeIntegralInRange<size_t>(0, c.n - 1);
+  const size_t end = p.ConsumeIntegralInRange<size_t>(begin + 1, c.n);
+  std::vector<double> floor;
+  if (p.ConsumeBool()) {
+    for (size_t i = 0; i < c.rows; ++i) {
+      const int kind = p.ConsumeIntegralInRange<int>(0, 2);
+      floor.push_back(kind == 0   ? std::nan("")
+                      : kind == 1 ? -HUGE_VAL
+                                  : static_cast<double>(p.ConsumeFloatingPoint<float>()));
+    }
+  }
+  const auto top_base = kgrank_screen::top_k(c, ScreenMode::Off, SimdLevel::Scalar, 1, k, begin, end, floor);
+  for (SimdLevel level : kgrank_fuzz::levels()) {
+    kgrank::ScreenTable table;
+    FUZZ_CHECK(kgrank::screen_prepare(m, level, 2, &table).ok());
+    for (unsigned threads : {1u, 2u}) {
+      FUZZ_CHECK(kgrank_screen::same(kgrank_screen::top_k(c, ScreenMode::Off, level, threads, k, begin, end, floor),
+                                     top_base));
+      for (ScreenMode mode : {ScreenMode::Int8, ScreenMode::Auto}) {
+        const auto on = kgrank_screen::top_k(c, mode, level, threads, k, begin, end, floor);
+        FUZZ_CHECK(kgrank_screen::same(on, top_base));
+        FUZZ_CHECK(on.stats.rescored <= on.stats.pairs);
+        FUZZ_CHECK(
+            kgrank_screen::same(kgrank_screen::top_k(c, mode, level, threads, k, begin, end, floor, &table), top_base));
       }
     }
   }

@@ -1,8 +1,8 @@
 // Inputs built to break the int8 screen's bound (screen.h), shared by test_screen.cpp and the fuzz target
-// fuzz_screen.cpp, and the oracle both use: rank_embeddings with the screen off. A case is drawn from a stream of
-// random words (a PRNG in the test, the fuzzer's bytes in the target): exact ties (copied rows, the true answer's
-// copies), near-ties one ulp apart, huge dynamic range within a row, a single huge coordinate, all-equal rows, zero
-// rows and queries, NaN and infinities, subnormals, values at and beyond the screen's [2^-50, 2^50] range.
+// fuzz_screen.cpp, and the oracles both use: rank_embeddings and top_k_embeddings with the screen off. A case is drawn
+// from a stream of random words (a PRNG in the test, the fuzzer's bytes in the target): exact ties (copied rows, the
+// true answer's copies), near-ties one ulp apart, huge dynamic range within a row, a single huge coordinate, all-equal
+// rows, zero rows and queries, NaN and infinities, subnormals, values at and beyond the screen's [2^-50, 2^50] range.
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -168,6 +168,32 @@ inline Result rank(const Case& c, kgrank::ScreenMode mode, kgrank::SimdLevel lev
   const kgrank::EmbeddingCounts out{r.counts.data(), r.counts.data() + R, r.counts.data() + 2 * R,
                                     r.counts.data() + 3 * R, r.counts.data() + 4 * R};
   r.status = kgrank::rank_embeddings<float>(m, q, out, level, threads, control);
+  return r;
+}
+
+// The k best candidates of [begin, end) per row (top_k_embeddings; the case's truth is not read), with a floor per
+// row when `floor` is not empty: ids then scores (as doubles), rows x k each, in `counts`.
+inline Result top_k(const Case& c, kgrank::ScreenMode mode, kgrank::SimdLevel level, unsigned threads, size_t k,
+                    size_t begin, size_t end, const std::vector<double>& floor,
+                    const kgrank::ScreenTable* table = nullptr) {
+  kgrank::EmbeddingModel<float> m{c.interaction, c.layout, c.ent.data(), c.rel.data(), c.n,
+                                  c.nr,          c.width,  c.width,      0.0,          nullptr};
+  m.entity_offset = c.entity_offset;
+  kgrank::EmbeddingQueries q{c.rows, c.head, c.anchor.data(), c.relation.data(), c.truth.data()};
+  if (!c.off.empty()) {
+    q.exclude_offsets = c.off.data();
+    q.exclude_ids = c.excl.data();
+  }
+  q.floor = floor.empty() ? nullptr : floor.data();
+  q.screen = mode;
+  q.screen_table = table;
+  Result r;
+  q.screen_stats = &r.stats;
+  std::vector<int32_t> ids(c.rows * k);
+  std::vector<double> scores(c.rows * k);
+  r.status = kgrank::top_k_embeddings<float>(m, q, k, begin, end, ids.data(), scores.data(), level, threads);
+  r.counts.assign(ids.begin(), ids.end());
+  r.counts.insert(r.counts.end(), scores.begin(), scores.end());
   return r;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -159,6 +160,39 @@ void check_slice(Interaction interaction, size_t width, size_t rel_width, std::m
   }
 }
 
+// A floor of -inf keeps every finite score: with every score negative, each row lists what it lists without a floor
+// (the row's threshold is the floor itself while its list is not full, not 0).
+void floor_minus_infinity(std::mt19937& rng) {
+  const size_t n = 1500, d = 8, rows = 20, k = 4;
+  std::uniform_real_distribution<float> u(0.1f, 1.0f);
+  std::vector<float> ent(n * d), rel(d, -1.0f);
+  for (auto& v : ent) v = u(rng);
+  const EmbeddingModel<float> m{
+      Interaction::DistMult, ComplexLayout::Halves, ent.data(), rel.data(), n, 1, d, d, 1.0, nullptr};
+  std::vector<int32_t> anchor(rows), relation(rows, 0);
+  for (size_t i = 0; i < rows; ++i) anchor[i] = static_cast<int32_t>(rng() % n);
+  EmbeddingQueries q{};
+  q.rows = rows;
+  q.anchor = anchor.data();
+  q.relation = relation.data();
+  q.truth = anchor.data();
+  std::vector<int32_t> want_id(rows * k), id(rows * k);
+  std::vector<double> want_score(rows * k), score(rows * k);
+  CHECK(top_k_embeddings<float>(m, q, k, 0, n, want_id.data(), want_score.data(), SimdLevel::Scalar, 1).ok());
+  for (size_t j = 0; j < rows * k; ++j) CHECK(want_score[j] < 0);
+  const std::vector<double> floor(rows, -std::numeric_limits<double>::infinity());
+  q.floor = floor.data();
+  for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
+    if (level != SimdLevel::Scalar && !simd_supported(level)) continue;
+    for (ScreenMode screen : {ScreenMode::Off, ScreenMode::Int8}) {
+      q.screen = screen;
+      CHECK(top_k_embeddings<float>(m, q, k, 0, n, id.data(), score.data(), level, 2).ok());
+      CHECK(id == want_id);
+      CHECK(score == want_score);
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -174,5 +208,6 @@ int main() {
   check_slice<float>(Interaction::PairRE, 9, 18, rng);
   check_slice<float>(Interaction::RotatE, 10, 5, rng);
   check_slice<double>(Interaction::TransEL1, 7, 7, rng);
+  floor_minus_infinity(rng);
   TEST_MAIN_END();
 }
