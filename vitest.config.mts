@@ -103,6 +103,7 @@ const kernelFacing = [
   "test/median-moments.test.ts",
   "test/estimate.test.ts",
   "test/metrics.test.ts",
+  "test/screen.test.ts",
 ];
 
 // The long tier (`npm run test:long`, which .ci/run runs): the runs that take longest, kept out of `npm test` so that

@@ -286,9 +286,15 @@ const cases: Case[] = [
       end: 3,
       ids: new Int32Array(1),
       scores: new Float64Array(1),
+      screen: { mode: 2, stats: new Float64Array(3) },
     }),
-    extra: [...embeddingOptional.filter((p) => p !== "queries.trueScores" && !p.startsWith("queries.set")), "floor"],
-    codes: embeddingCodes,
+    optional: ["screen", "screen.stats"],
+    extra: [
+      ...embeddingOptional.filter((p) => p !== "queries.trueScores" && !p.startsWith("queries.set")),
+      "floor",
+      "screen.table",
+    ],
+    codes: { ...embeddingCodes, "screen.mode": "ScreenMode" } as const,
   },
   {
     name: "scoreRelations",
@@ -484,6 +490,13 @@ describe.skipIf(addon === null)("the addon takes one record per call, read by na
     // Another interaction over the same table: refused too.
     const complex = { ...record, model: { ...record.model, interaction: 3 } };
     expect(() => a.rankEmbeddings({ ...complex, out, screen: { mode: 2, table } } as never)).toThrow(/"screen.table"/);
+    // topKEmbeddings takes the same screen record, checked alike.
+    const k = { k: 1, begin: 0, end: 3, ids: new Int32Array(1), scores: new Float64Array(1) };
+    a.topKEmbeddings({ ...record, ...k, screen: { mode: 2, table, stats } } as never);
+    expect(stats[0]).toBe(2); // and it screened
+    expect(() => a.topKEmbeddings({ ...other, ...k, screen: { mode: 2, table } } as never)).toThrow(
+      /topKEmbeddings: "screen.table" was made from another entity table/,
+    );
     // Not a screen table (a kernel control is an external too).
     expect(() => a.rankEmbeddings({ ...record, out, screen: { mode: 2, table: a.kernelControl() } } as never)).toThrow(
       /"screen.table" must be what screenTable returned/,

@@ -1562,6 +1562,18 @@ export const CASES: Case[] = [
     argument: "k",
   },
   {
+    kind: "top-k: screen not a screen mode",
+    call: () => predictTopK(emb(), { triples: Int32Array.of(0, 0, 1), k: 1, screen: "bf16" as never }),
+    error: KgrankInputError,
+    argument: "screen",
+  },
+  {
+    kind: "async top-k: screen not a screen mode",
+    call: () => predictTopKAsync(emb(), { triples: Int32Array.of(0, 0, 1), k: 1, screen: null as never }),
+    error: KgrankInputError,
+    argument: "screen",
+  },
+  {
     kind: "predict: --sides naming a side twice",
     call: () => predictSidesArg("head,head"),
     error: KgrankInputError,

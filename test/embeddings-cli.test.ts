@@ -117,7 +117,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
         );
         expect(["amx", "avx512-vnni", "avx-vnni", "avx2", "neon-sdot", "scalar"]).toContain(got.backend.screen.kernel);
       } else if (screen !== "int8" || got.backend.backend !== "native") {
-        if (screen === "off") expect(r.stderr).toMatch(/screen off: the float path ranked every pair/);
+        if (screen === "off") expect(r.stderr).toMatch(/screen off: the float path scored every pair/);
       }
       outs.push(got.results);
     }

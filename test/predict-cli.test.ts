@@ -2,8 +2,8 @@
  * `kgrank predict` and `kgrank grade` as a user runs them (in-process through `main(argv, out)`, on this project's
  * backend) on the bundled Nations with a small model written to .npy: the .npz holds per side int64 ids and float32
  * scores (n, k) equal to the library's predictTopK; --format wikikg90mv2 writes t_pred_top10 (int64, (n, 10)), and
- * grade prints the WikiKG90Mv2 MRR of it; --memory (the table read in chunks) writes the same bytes; bad flags are
- * one-line errors naming the flag.
+ * grade prints the WikiKG90Mv2 MRR of it; --memory (the table read in chunks) and --screen write the same bytes; bad
+ * flags are one-line errors naming the flag.
  */
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
@@ -334,6 +334,29 @@ describe(`kgrank predict (${backendLabel})`, () => {
         readFileSync(path.join(dir, `${name}.npz`)),
       );
     }
+  });
+
+  it("--screen auto / int8 / off write the same bytes (in memory and with --memory); --verbose says what it did", async () => {
+    const files: Buffer[] = [];
+    for (const screen of ["off", "auto", "int8"]) {
+      for (const memory of [[], ["--memory", "64KiB"]]) {
+        const out = `s-${screen}-${memory.length}.npz`;
+        const r = await kgrank(
+          ["predict", ...modelFlags, "--top-k", "4", "--screen", screen, "--verbose", ...memory, "-o", out],
+          dir,
+        );
+        expect(r.status, r.stderr).toBe(0);
+        expect(r.stderr).toMatch(/^screen (off|auto|int8): /m);
+        if (screen === "int8" && backendLabel.startsWith("native")) {
+          expect(r.stderr).toMatch(
+            /screen int8: \d+ \(query, candidate\) pairs screened in int8, \d+ rescored exactly/,
+          );
+        }
+        files.push(readFileSync(path.join(dir, out)));
+      }
+    }
+    for (const f of files) expect(f).toEqual(files[0]);
+    await bad(["--top-k", "3", "--screen", "fast", "-o", "x.npz"], /--screen: "fast" is not a screen mode/);
   });
 
   it("refuses bad flags in one line naming the flag and the fix", async () => {

@@ -3,12 +3,21 @@
  * screen "auto", "int8" and "off" gives the same ranks bit for bit (every metric of every rank type, both sides,
  * filtered, sync and async, a table in memory, read in chunks and as entity shards), on a trained-like model (true
  * answers planted near their query, so the screen decides most pairs itself) and a random one (the screen gives
- * most rows up under auto). On the native backend the model's screenStats show the screen ran (so a screen that
- * never ran would fail here); on the others it stays at zero. Bad values of `screen` are typed errors.
+ * most rows up under auto). Top-k lists (predictTopK, predictTopKAsync) likewise. On the native backend the model's
+ * screenStats show the screen ran (so a screen that never ran would fail here); on the others it stays at zero. Bad
+ * values of `screen` are typed errors.
  */
 import { describe, expect, it } from "vitest";
 
-import { EmbeddingModel, KgrankInputError, openEntityTable, RankEvaluator, encodeNpy } from "../src/index";
+import {
+  EmbeddingModel,
+  encodeNpy,
+  KgrankInputError,
+  openEntityTable,
+  predictTopK,
+  predictTopKAsync,
+  RankEvaluator,
+} from "../src/index";
 import { backendInfo } from "../src/backend/backend";
 import { backendLabel } from "./helpers/backend";
 import { tempDir } from "./helpers/temp";
@@ -140,6 +149,49 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
     for (const ev of shards) await ev.addModel({ model, triples: w.test, screen: "int8" });
     const merged = RankEvaluator.merge(shards.map((s) => s.serialize()));
     expect(merged.finalize().toJSON()).toEqual(expected);
+  });
+
+  it("top-k lists are the same with the screen on: sync, async, filtered, an entity range, a table read in chunks", async () => {
+    for (const interaction of ["distmult", "complex"] as const) {
+      const w = world(interaction, true, 12);
+      const dir = tempDir("screen-topk-");
+      const file = path.join(dir, "entities.npy");
+      writeFileSync(file, encodeNpy(w.ent, [w.n, w.width]));
+      const lists: Record<string, unknown[]> = {};
+      const stats: Record<string, { calls: number; pairs: number; rescored: number }> = {};
+      for (const screen of ["off", "auto", "int8"] as const) {
+        const model = modelOf(w, interaction);
+        const streamed = new EmbeddingModel({
+          interaction,
+          entityEmbeddings: openEntityTable(file),
+          relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
+          ...(interaction === "complex" ? { complexLayout: "halves" as const } : {}),
+        });
+        const triples = w.test;
+        lists[screen] = [
+          predictTopK(model, { triples, k: 5, screen }),
+          predictTopK(model, { triples, k: 3, filter: [w.train, w.test], entityRange: [7, 1403], screen }),
+          await predictTopKAsync(model, { queries: Int32Array.of(3, 1, 4, 2, 5, 0), side: "head", k: 9, screen }),
+          // A budget below the whole table: several chunks, each quantised by its own calls.
+          await predictTopKAsync(streamed, { triples, k: 4, filter: w.train, screen, memoryBudget: 600 * 1024 }),
+        ];
+        stats[screen] = { ...model.screenStats };
+        if (native && screen === "int8") expect(streamed.screenStats.calls).toBeGreaterThan(0);
+      }
+      expect(lists.auto).toEqual(lists.off);
+      expect(lists.int8).toEqual(lists.off);
+      expect(stats.off).toEqual({ calls: 0, pairs: 0, rescored: 0 });
+      if (native) {
+        expect(stats.int8!.calls).toBeGreaterThan(0);
+        expect(stats.int8!.rescored).toBeLessThanOrEqual(stats.int8!.pairs);
+      } else {
+        expect(stats.int8).toEqual({ calls: 0, pairs: 0, rescored: 0 });
+      }
+      // A bad mode is a typed error naming screen.
+      expect(() => predictTopK(modelOf(w, interaction), { triples: w.test, k: 2, screen: "fast" as never })).toThrow(
+        KgrankInputError,
+      );
+    }
   });
 
   it("screen must be auto, int8 or off: anything else is a KgrankInputError naming it", () => {

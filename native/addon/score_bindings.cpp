@@ -504,16 +504,30 @@ kgrank::Status top_k_go(const ScoreJob& job, size_t k, size_t begin, size_t end,
     q.exclude_ids = job.ids->exclude_ids.data();
   }
   q.floor = floor;
-  return kgrank::top_k_embeddings<T>(m, q, k, begin, end, ids, scores, job.simd, job.threads);
+  kgrank::ScreenStats stats;
+  if constexpr (std::is_same<T, float>::value) {
+    q.screen = job.screen;
+    q.screen_table = job.screen_table.get();
+    q.screen_stats = &stats;
+  }
+  const kgrank::Status s = kgrank::top_k_embeddings<T>(m, q, k, begin, end, ids, scores, job.simd, job.threads);
+  if (job.screen_stats != nullptr) {
+    job.screen_stats[0] += stats.used ? 1 : 0;
+    job.screen_stats[1] += static_cast<double>(stats.pairs);
+    job.screen_stats[2] += static_cast<double>(stats.rescored);
+  }
+  return s;
 }
 
 // topKEmbeddings: the embedding record (score_job checks it; queries.truth is not read) plus k, begin, end (the
-// entity range [begin, end) of the table), ids (Int32Array, rows x k), scores (Float64Array, rows x k) and floor?
-// (Float64Array: one score per row, NaN for none).
+// entity range [begin, end) of the table), ids (Int32Array, rows x k), scores (Float64Array, rows x k), floor?
+// (Float64Array: one score per row, NaN for none) and screen? (as rankEmbeddings': the lists are the same whatever
+// the mode).
 Napi::Value TopKEmbeddings(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const Args args(info, "topKEmbeddings");
-  const ScoreJob job = score_job(args);
+  ScoreJob job = score_job(args);
+  read_screen(args, &job);
   // A slice of a table (entityOffset, the anchors' rows given apart) lists global ids; there is no true score.
   if (!job.ids->true_scores.empty()) args.range_error("queries.trueScores", "must be absent: top-k has no true score");
   if (!job.ids->set_offsets.empty()) args.range_error("queries.setOffsets", "must be absent for top-k");

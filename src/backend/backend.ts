@@ -362,7 +362,7 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
     topKEmbeddings(input, range: TopKRange, ids, scores, t?: number) {
       const { k, begin, end, floor } = range;
       nativeCall("topKEmbeddings", () =>
-        addon.topKEmbeddings({ ...embedding(input, t), k, begin, end, ids, scores, floor }),
+        addon.topKEmbeddings({ ...embedding(input, t), k, begin, end, ids, scores, floor, screen: screenArgs(input) }),
       );
     },
     scoreRelations(input, scores, t?: number) {

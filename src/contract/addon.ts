@@ -250,6 +250,8 @@ export interface TopKEmbeddingsArgs extends EmbeddingArgs {
   ids: Int32Array;
   scores: Float64Array;
   floor?: Float64Array | null;
+  /** As rankEmbeddings' (the lists are the same whatever the mode). */
+  screen?: RankEmbeddingsArgs["screen"];
 }
 
 /** scoreRelations: the score of (anchor[i], r, truth[i]) for every relation r, into rows x numRelations. */

@@ -10,9 +10,9 @@
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
 import type { CallControl } from "../backend/call-control";
-import { type EmbeddingRankInput, SCREEN_MODES, type ScreenModeName } from "../contract/kernels";
+import { type EmbeddingRankInput, type ScreenModeName } from "../contract/kernels";
 import { ranksFromCounts } from "../ranking/ranks";
-import { EmbeddingModel, scoreOverflow } from "../scoring/embedding-model";
+import { EmbeddingModel, scoreOverflow, screenMode } from "../scoring/embedding-model";
 import { describe, isArrayLike, optionKeys, threadCount, tripleArray, type Unchecked } from "../checks/validate";
 import { type CandidateConstraint, checkSetsAllowSome } from "./constrained-batch";
 import { partialColumns } from "./entity-shards";
@@ -57,9 +57,6 @@ export interface ModelBatch {
    */
   screen?: ScreenModeName;
 }
-
-/** ModelBatch.screen when absent. */
-export const DEFAULT_SCREEN: ScreenModeName = "off"; // auto is not faster on every model yet (docs/screen.md)
 
 export const MODEL_BATCH_KEYS = optionKeys<ModelBatch>({
   screen: 1,
@@ -108,20 +105,6 @@ export interface ModelSideWork {
   threads: number | undefined;
   skipped: number;
   finish(): TaskColumns | null;
-}
-
-/** ModelBatch.screen, checked: one of SCREEN_MODES' names (absent: DEFAULT_SCREEN). */
-function screenMode(value: unknown): ScreenModeName {
-  if (value === undefined) return DEFAULT_SCREEN;
-  if (typeof value !== "string" || !Object.hasOwn(SCREEN_MODES, value)) {
-    throw new KgrankInputError(
-      "screen",
-      `must be ${Object.keys(SCREEN_MODES)
-        .map((m) => `"${m}"`)
-        .join(", ")}, got ${describe(value)}`,
-    );
-  }
-  return value as ScreenModeName;
 }
 
 function negativeIds(name: string, value: unknown, rows: number, numEntities: number): { ids: Int32Array; k: number } {

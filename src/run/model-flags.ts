@@ -2,7 +2,9 @@
  * The model flags (--model-dir, --interaction and the embedding files) shared by `kgrank evaluate` and `kgrank
  * predict`: the model they name, loaded within --memory, and the library's errors about it named as those flags.
  */
+import { backendInfo } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
+import type { ScreenModeName } from "../contract/kernels";
 import { loadEmbeddingModel, type LoadEmbeddingModelOptions } from "../io/model-dir";
 import { formatBytes, type StreamPlan } from "../scoring/entity-chunks";
 import type { ComplexLayout, EmbeddingModel, InteractionName } from "../scoring/embedding-model";
@@ -36,6 +38,21 @@ export interface ModelFlagOptions {
   complexLayout?: string;
   precision?: string;
 }
+/**
+ * --verbose's line on what the int8 screen did for a model's calls (EmbeddingModel.screenStats), with the kernel
+ * that screened (BackendInfo.screenKernel) or why none did.
+ */
+export function screenLine(screen: ScreenModeName, model: EmbeddingModel): string {
+  const stats = model.screenStats;
+  const pct = stats.pairs > 0 ? ((100 * stats.rescored) / stats.pairs).toFixed(3) : "0";
+  if (stats.calls > 0) {
+    return `screen ${screen}: ${stats.pairs} (query, candidate) pairs screened in int8, ${stats.rescored} rescored exactly (${pct} %; ${backendInfo().screenKernel ?? "no"} kernel)\n`;
+  }
+  return screen === "off"
+    ? "screen off: the float path scored every pair\n"
+    : `screen ${screen}: not used (${model.precision}, ${model.interaction}, backend ${backendInfo().backend}; the float path scored every pair)\n`;
+}
+
 /**
  * The library's errors about a model as the CLI names them: `model` (a score that overflowed) becomes the flags that
  * gave the model, `negatives` --negatives-ids, and the precision option its flag (errorLine maps the other argument

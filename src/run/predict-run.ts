@@ -18,11 +18,13 @@ import { writeNpz } from "../io/npz-write";
 import type { Split } from "../io/datasets";
 import { mergeTopK, type TopKPredictions } from "../ranking/top-k";
 import { evaluateWikiKG90Mv2 } from "../ranking/wikikg90mv2";
+import type { ScreenModeName } from "../contract/kernels";
+import { DEFAULT_SCREEN } from "../scoring/embedding-model";
 import { predictTopKAsync } from "../scoring/top-k";
 
 import { expectShape, readIdTriples } from "./arrays";
 import { datasetFromAsync, filterSplits } from "./datasets";
-import { cliModelError, loadModelWithin, memoryNotice, type ModelFlagOptions } from "./model-flags";
+import { cliModelError, loadModelWithin, memoryNotice, type ModelFlagOptions, screenLine } from "./model-flags";
 import { fmt, json } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";
@@ -43,6 +45,10 @@ export interface PredictOptions extends ModelFlagOptions {
   format: "npz" | "wikikg90mv2" | "tsv";
   output: string;
   quiet?: boolean;
+  /** --screen: the int8 screen's mode (default off; the lists are the same in every mode). */
+  screen?: ScreenModeName;
+  /** --verbose: also print what the screen did (stderr). */
+  verbose?: boolean;
 }
 
 /**
@@ -169,6 +175,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       ...(filter ? { filter } : {}),
       ...(opts.entityRange ? { entityRange: opts.entityRange } : {}),
       ...(model.entitySource ? { memoryBudget: opts.memory, onPlan: plan } : {}),
+      ...(opts.screen ? { screen: opts.screen } : {}),
       onProgress: ({ done, total }) => {
         progress ??= new Progress(`top-${k} of ${ds.name} from embeddings`, total, {
           quiet: opts.quiet,
@@ -188,6 +195,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   } finally {
     (progress as Progress | null)?.stop();
   }
+  if (opts.verbose && !opts.quiet) out.stderr(screenLine(opts.screen ?? DEFAULT_SCREEN, model));
   if (opts.format === "tsv") writePredictionsTsv(opts.output, result, rows, ds, model.precision === "float32");
   else writePredictions(opts.output, result, wiki ? "wikikg90mv2" : "npz", model.precision === "float32");
   if (!opts.quiet) {

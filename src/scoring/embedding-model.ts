@@ -6,11 +6,34 @@
  */
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
-import type { EmbeddingRankInput, EmbeddingScreen, FloatArray, Kernels, ScreenModeName } from "../contract/kernels";
+import {
+  type EmbeddingRankInput,
+  type EmbeddingScreen,
+  type FloatArray,
+  type Kernels,
+  SCREEN_MODES,
+  type ScreenModeName,
+} from "../contract/kernels";
 import { allocateTable, checkTableLength } from "../checks/alloc";
 import { describe, options, optionKeys, threadCount, tripleArray } from "../checks/validate";
 
 import { INTERACTIONS, interactionOf, type InteractionName } from "./interactions";
+
+export const DEFAULT_SCREEN: ScreenModeName = "off"; // auto is not faster on every model yet (docs/screen.md)
+
+/** A `screen` option (addModel, predictTopK), checked: one of SCREEN_MODES' names (absent: DEFAULT_SCREEN). */
+export function screenMode(value: unknown): ScreenModeName {
+  if (value === undefined) return DEFAULT_SCREEN;
+  if (typeof value !== "string" || !Object.hasOwn(SCREEN_MODES, value)) {
+    throw new KgrankInputError(
+      "screen",
+      `must be ${Object.keys(SCREEN_MODES)
+        .map((m) => `"${m}"`)
+        .join(", ")}, got ${describe(value)}`,
+    );
+  }
+  return value as ScreenModeName;
+}
 
 export { INTERACTION_CODES, INTERACTIONS, type InteractionName } from "./interactions";
 export type ComplexLayout = "halves" | "interleaved";

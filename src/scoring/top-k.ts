@@ -11,11 +11,12 @@ import {
   exclusionRows,
   type EmbeddingRankInput,
   type FilterIndexHandle,
+  type ScreenModeName,
 } from "../contract/kernels";
 import { mergeInto, type TopKList, type TopKPredictions } from "../ranking/top-k";
 import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/call-control";
 import { turn } from "../contract/event-loop";
-import { EmbeddingModel } from "./embedding-model";
+import { EmbeddingModel, screenMode } from "./embedding-model";
 import { interactionOf } from "./interactions";
 import {
   formatBytes,
@@ -70,6 +71,11 @@ export interface PredictTopKOptions {
    * memoryBudget lets it be read (StreamPlan).
    */
   onPlan?: (plan: StreamPlan) => void;
+  /**
+   * The int8 screen (docs/screen.md) on the native backend, DistMult and ComplEx at float32: "off" (default), "auto"
+   * or "int8". The lists are the same in every mode, bit for bit; only the time differs.
+   */
+  screen?: ScreenModeName;
 }
 
 const PREDICT_TOP_K_KEYS = optionKeys<PredictTopKOptions>({
@@ -82,6 +88,7 @@ const PREDICT_TOP_K_KEYS = optionKeys<PredictTopKOptions>({
   entityRange: 1,
   threads: 1,
   memoryBudget: 1,
+  screen: 1,
 });
 
 /** The query rows of the call: anchor, relation and (triples) truth, per side. */
@@ -188,10 +195,10 @@ function filterTriples(value: unknown, model: EmbeddingModel): Int32Array[] | nu
  * top.tail!.ids; // Int32Array(10): the 10 best tails of (0, 3, ?)
  */
 export function predictTopK(model: EmbeddingModel, opts: PredictTopKOptions): TopKPredictions {
-  const { result, work, range, threads } = prepare(model, opts, false);
+  const { result, work, range, threads, screen } = prepare(model, opts, false);
   for (const w of work) {
     kernels().topKEmbeddings(
-      jobOf(model, w),
+      jobOf(model, w, screen, threads),
       { k: result.k, begin: range[0], end: range[1] },
       w.list.ids,
       w.list.scores,
@@ -212,10 +219,15 @@ interface SideWork {
   list: TopKList;
 }
 
-/** The kernel input of a side's queries against the table in memory (refused for a table read in chunks). */
-function jobOf(model: EmbeddingModel, w: SideWork): EmbeddingRankInput {
+/**
+ * The kernel input of a side's queries against the table in memory (refused for a table read in chunks), with the
+ * screen's table quantised once per model and backend.
+ */
+function jobOf(model: EmbeddingModel, w: SideWork, screen: ScreenModeName, threads: number | undefined) {
   const { excludeOffsets, excludeIds } = w;
-  return model.job(w.side, w.anchor, w.relation, w.anchor, { excludeOffsets, excludeIds });
+  const input: EmbeddingRankInput = model.job(w.side, w.anchor, w.relation, w.anchor, { excludeOffsets, excludeIds });
+  input.screen = model.screenFor(screen, input, threads, true);
+  return input;
 }
 
 /** The checked options of a call, its result without lists, and each side's kernel input. */
@@ -287,6 +299,7 @@ function prepare(model: EmbeddingModel, opts: unknown, isAsync: boolean) {
     asyncArgs,
     budget: memoryBudget(o.memoryBudget),
     onPlan: planOption(o.onPlan),
+    screen: screenMode(o.screen),
   };
 }
 
@@ -319,8 +332,10 @@ export async function predictTopKAsync(
   model: EmbeddingModel,
   opts: PredictTopKOptions & AsyncOptions,
 ): Promise<TopKPredictions> {
-  const { result, work, range, threads, asyncArgs, budget, onPlan } = prepare(model, opts, true);
-  if (model.entitySource) return streamTopK(model, result, work, range, { budget, threads, asyncArgs, onPlan });
+  const { result, work, range, threads, asyncArgs, budget, onPlan, screen } = prepare(model, opts, true);
+  if (model.entitySource) {
+    return streamTopK(model, result, work, range, { budget, threads, asyncArgs, onPlan, screen });
+  }
   const k = result.k;
   const span = (threads ?? kernels().threads) * (1 << 20);
   const pieces: [SideWork, number, number, number, number][] = [];
@@ -341,7 +356,7 @@ export async function predictTopKAsync(
       // The input again for each piece: a model whose arrays were transferred since the call began is refused.
       // Pieces of a row come in ascending entity ranges, so its list so far gives the floor.
       kernels().topKEmbeddings(
-        rowsOf(jobOf(model, w), r0, r1),
+        rowsOf(jobOf(model, w, screen, threads), r0, r1),
         { k, begin: b, end: e, floor: floorOf(w.list, r0, r1 - r0, k) },
         part.ids,
         part.scores,
@@ -374,6 +389,7 @@ async function streamTopK(
     threads: number | undefined;
     asyncArgs: AsyncArgs;
     onPlan: ((plan: StreamPlan) => void) | undefined;
+    screen: ScreenModeName;
   },
 ): Promise<TopKPredictions> {
   const { k, rows } = result;
@@ -527,6 +543,8 @@ async function streamTopK(
                 excludeIds: p.excludeIds,
               },
             );
+            // A chunk read from disk: each call quantises the span it lists from for the screen.
+            input.screen = model.screenFor(o.screen, input, o.threads, false);
             for (let r0 = 0; r0 < p.n; r0 += PIECE_ROWS) {
               const r1 = Math.min(p.n, r0 + PIECE_ROWS);
               const piece = rowsOf(input, r0, r1);

@@ -8,9 +8,9 @@ import { turn } from "../../contract/event-loop";
 import { readArray } from "../../io/array-file";
 import { expectShape } from "../arrays";
 import type { TaskSide } from "../datasets";
-import { cliModelError, loadModelWithin, memoryNotice } from "../model-flags";
+import { cliModelError, loadModelWithin, memoryNotice, screenLine } from "../model-flags";
 import { Progress } from "../progress";
-import { DEFAULT_SCREEN } from "../../evaluation/model-batch";
+import { DEFAULT_SCREEN } from "../../scoring/embedding-model";
 import { type RunContext, runEvaluator, runFilter } from "./context";
 import { sampledEstimatePlan } from "./estimate-full";
 import { directoryFingerprints, finish, inputFingerprints } from "./finish";
@@ -160,16 +160,7 @@ export async function evaluateModel(run: RunContext): Promise<void> {
   // The kernel that screened (backendInfo().screenKernel: "amx", "avx512-vnni", ...), null where none did.
   const kernel = stats.calls > 0 ? (backendInfo().screenKernel ?? null) : null;
   if (opts.verbose) run.screen = { mode: screen, kernel, ...stats };
-  if (opts.verbose && !opts.quiet) {
-    const pct = stats.pairs > 0 ? ((100 * stats.rescored) / stats.pairs).toFixed(3) : "0";
-    run.out.stderr(
-      stats.calls > 0
-        ? `screen ${screen}: ${stats.pairs} (query, candidate) pairs screened in int8, ${stats.rescored} rescored exactly (${pct} %; ${kernel} kernel)\n`
-        : screen === "off"
-          ? "screen off: the float path ranked every pair\n"
-          : `screen ${screen}: not used (${model.precision}, ${model.interaction}, backend ${backendInfo().backend}; the float path ranked every pair)\n`,
-    );
-  }
+  if (opts.verbose && !opts.quiet) run.out.stderr(screenLine(screen, model));
   const setting = negatives ? `OGB protocol: ${k} given negatives per triple (unfiltered)` : filter.setting;
   const scorerName = `${model.interaction} from embeddings (${model.entityWidth} columns, ${model.precision})`;
   const modelFiles = await inputFingerprints(

@@ -1,6 +1,7 @@
 /** The flags of `kgrank predict` and of the commands that read its output: `kgrank combine` and `kgrank grade`. */
 import { Command, Option } from "commander";
 
+import { screenArg } from "../datasets";
 import { intArg, outputOption, quietOption } from "../flag-parsers";
 import { entityRangeArg, predictSidesArg } from "../predict-run";
 import { datasetOptions, memoryOption, modelFlags } from "./shared";
@@ -37,6 +38,12 @@ export function predictFlags(program: Command): Command {
       entityRangeArg,
     )
     .addOption(memoryOption("the lists, the known answers, the query rows and the table's chunks"))
+    .option(
+      "--screen <mode>",
+      "DistMult / ComplEx embeddings: off (default) keeps the float32 path alone, auto screens candidates with certified int8 scores where the CPU has a vector kernel, int8 wherever it applies; the lists are identical in every mode (docs/screen.md)",
+      screenArg,
+    )
+    .option("--verbose", "also print what the int8 screen did: pairs screened, pairs rescored exactly (stderr)")
     .addOption(
       new Option(
         "--format <layout>",
