@@ -5,7 +5,8 @@
 //   --model-dir DIR --dataset-dir DIR   a trained model (bench/train_kge.py writes one) on its dataset's test split
 //   --wikikg2 [--dim 100] [--tasks 2000] WikiKG2-shaped random embeddings (2,500,604 entities, 535 relations): a
 //                                       sample of test-like triples, truth at random (the screen's worst case)
-// Options: --rounds 5, --mode auto|int8 (the screened side; default auto), --threads N, --unfiltered.
+// Options: --rounds 5, --mode auto|int8 (the screened side; default auto), --threads N, --unfiltered, --top-k K
+// (predictTopK's lists of both sides in place of the evaluation: the same alternation, lists compared bit for bit).
 // Needs the addon and `npm run build:ts`:
 //   node bench/screen-models.mjs --model-dir /tmp/fb-distmult-100 --dataset-dir ../shared/datasets/fb15k237
 //   node bench/screen-models.mjs --wikikg2 --dim 100
@@ -66,9 +67,29 @@ function setup() {
 }
 
 const s = setup();
-/** One evaluation: seconds, the results' JSON and the screen's counts of this run. */
+const topK = opt("--top-k", null);
+/** One evaluation (or top-k prediction): seconds, the results' JSON and the screen's counts of this run. */
 async function evaluate(screen) {
   const before = s.model.screenStats;
+  if (topK !== null) {
+    const t0 = process.hrtime.bigint();
+    const lists = kg.predictTopK(s.model, {
+      triples: s.triples,
+      k: Number(topK),
+      ...(unfiltered ? {} : { filter: s.filter }),
+      screen,
+      threads,
+    });
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    const after = s.model.screenStats;
+    const bits = ["head", "tail"].map((side) => [Array.from(lists[side].ids), Array.from(lists[side].scores, String)]);
+    return {
+      seconds,
+      json: JSON.stringify(bits),
+      pairs: after.pairs - before.pairs,
+      rescored: after.rescored - before.rescored,
+    };
+  }
   const ev = new kg.RankEvaluator({
     numEntities: s.numEntities,
     numRelations: s.numRelations,
@@ -110,6 +131,7 @@ const row = {
   screenKernel: kg.backendInfo().screenKernel ?? null,
   threads,
   mode,
+  job: topK !== null ? `top-${topK}` : "ranks",
   tasks: s.triples.length / 3,
   offSeconds: median(off),
   screenSeconds: median(on),
@@ -119,7 +141,7 @@ const row = {
   rescoredFraction: pairs > 0 ? rescored / pairs : null,
 };
 console.log(
-  `${row.run}: ${row.simd} (screen kernel ${row.screenKernel}), ${threads} threads, ${row.tasks} triples x 2 sides, ${rounds} rounds\n` +
+  `${row.run}: ${row.job}, ${row.simd} (screen kernel ${row.screenKernel}), ${threads} threads, ${row.tasks} triples x 2 sides, ${rounds} rounds\n` +
     `  off ${row.offSeconds.toFixed(3)} s, ${mode} ${row.screenSeconds.toFixed(3)} s: ${row.ratioOfMedians.toFixed(2)}x ` +
     `(median paired ${row.medianPairedRatio.toFixed(2)}x); pairs screened ${row.screenedPairs}, rescored ` +
     `${row.rescoredFraction === null ? "-" : (100 * row.rescoredFraction).toFixed(3)} %; results identical`,
