@@ -153,6 +153,14 @@ class Args {
     return v.As<Napi::Boolean>().Value();
   }
   bool optional_boolean(const char* field, bool absent) const { return has(field) ? boolean(field) : absent; }
+  // A non-empty string without NUL characters (a file path).
+  std::string text(const char* field) const {
+    const Napi::Value v = obj_.Get(field);
+    if (!v.IsString()) type_error(field, "must be a string");
+    const std::string s = v.As<Napi::String>().Utf8Value();
+    if (s.empty() || s.find('\0') != std::string::npos) range_error(field, "must be a non-empty path without NUL");
+    return s;
+  }
 
   // A member of E, given as its code: an integer below E's member count (enums.h).
   template <class E>

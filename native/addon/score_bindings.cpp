@@ -428,11 +428,13 @@ ScoreJob rank_job(const Args& args) {
   return job;
 }
 
-// screenTable({ model, simd, threads }) -> an external holding the model's entity table quantised for the int8
+// screenTable({ model, simd, threads, file? }) -> an external holding the model's entity table quantised for the int8
 // screen (screen.h), to pass as rankEmbeddings' screen.table for every batch of one evaluation (the table is then
-// quantised once, not per call). The model record is read as rankEmbeddings reads it; a float64 model, or one the
-// screen does not apply to (not DistMult or ComplEx), is a RangeError naming model.interaction. The float table
-// must not change while the handle is used: the handle records its identity, not its values.
+// quantised once, not per call). With `file`, the table is read from a file screenTableSave wrote (screen_load:
+// refused with a status error when it was made from another table or is damaged). The model record is read as
+// rankEmbeddings reads it; a float64 model, or one the screen does not apply to (not DistMult or ComplEx), is a
+// RangeError naming model.interaction. The float table must not change while the handle is used: the handle records
+// its identity, not its values.
 Napi::Value ScreenTableNew(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const Args args(info, "screenTable");
@@ -450,8 +452,12 @@ Napi::Value ScreenTableNew(const Napi::CallbackInfo& info) {
   h->layout = job.layout;
   const kgrank::EmbeddingModel<float> m = job.model<float>();
   auto table = std::make_shared<ScreenTable>();
-  const kgrank::Status st = kgrank::screen_prepare(m, job.simd, job.threads, table.get());
-  if (!st.ok()) throw_range(env, "screenTable: " + st.message);
+  if (args.has("file")) {
+    check_status(env, kgrank::screen_load(m, args.text("file").c_str(), table.get()));
+  } else {
+    const kgrank::Status st = kgrank::screen_prepare(m, job.simd, job.threads, table.get());
+    if (!st.ok()) throw_range(env, "screenTable: " + st.message);
+  }
   h->table = std::move(table);
   napi_value ext = nullptr;
   const auto finalize = [](napi_env, void* data, void*) { delete static_cast<ScreenHandle*>(data); };
@@ -461,6 +467,33 @@ Napi::Value ScreenTableNew(const Napi::CallbackInfo& info) {
   h.release();
   NAPI_THROW_IF_FAILED(env, napi_type_tag_object(env, ext, screen_table_tag()), Napi::Value());
   return Napi::Value(env, ext);
+}
+
+// screenTableSave({ model, simd, threads, table, file }): writes `table` (screenTable's external, made from this
+// model's entity table) to `file` (screen_save; the caller renames it into place). A table made from another model
+// is a RangeError naming table; a write that fails is a status error naming the file.
+Napi::Value ScreenTableSave(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const Args args(info, "screenTableSave");
+  const ScoreJob job = model_job(args);
+  if (job.wide) args.record("model").range_error("entity", "is not a Float32Array: the screen is float32 only");
+  const Napi::Value v = args.value("table");
+  napi_valuetype type = napi_undefined;
+  bool tagged = false;
+  void* data = nullptr;
+  if (napi_typeof(env, v, &type) != napi_ok || type != napi_external ||
+      napi_check_object_type_tag(env, v, screen_table_tag(), &tagged) != napi_ok || !tagged ||
+      napi_get_value_external(env, v, &data) != napi_ok) {
+    args.type_error("table", "must be what screenTable returned");
+  }
+  const ScreenHandle& h = *static_cast<const ScreenHandle*>(data);
+  if (h.entity != job.entity || h.num_entities != job.num_entities || h.entity_width != job.entity_width ||
+      h.interaction != job.interaction || h.layout != job.layout) {
+    args.range_error("table", "was made from another entity table (or interaction, layout) than model's");
+  }
+  const std::string file = args.text("file");
+  check_status(env, kgrank::screen_save(job.model<float>(), *h.table, file.c_str()));
+  return env.Undefined();
 }
 
 Napi::Value RankEmbeddings(const Napi::CallbackInfo& info) {
@@ -600,6 +633,7 @@ void register_score(Napi::Env env, Napi::Object exports) {
   export_function<ScoreRelations>(env, exports, "scoreRelations");
   exports.Set("fmaProbe", Napi::Function::New(env, FmaProbe, "fmaProbe"));
   exports.Set("screenTable", Napi::Function::New(env, ScreenTableNew, "screenTable"));
+  exports.Set("screenTableSave", Napi::Function::New(env, ScreenTableSave, "screenTableSave"));
   exports.Set("firstNonFinite", Napi::Function::New(env, FirstNonFinite, "firstNonFinite"));
 }
 

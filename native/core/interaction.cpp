@@ -43,6 +43,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <string>
 #include <limits>
 #include <vector>
 
@@ -1843,6 +1844,61 @@ Status screen_prepare(const EmbeddingModel<float>& m, SimdLevel simd, unsigned t
     return Status::invalid("out of memory for the screen's table (half the float32 table plus 32 bytes a row)");
   }
   return Status{};
+}
+
+namespace {
+// The key of m's entity table (screen.h ScreenFileKey): what a quantised table on disk must have been made from.
+ScreenFileKey file_key(const EmbeddingModel<float>& m) {
+  ScreenFileKey k;
+  k.n = m.num_entities;
+  k.dim = m.entity_width;
+  k.width = m.entity_width;
+  k.interaction = static_cast<uint64_t>(m.interaction);
+  k.layout = static_cast<uint64_t>(m.layout);
+  k.float_digest = screen_digest(m.entity, m.num_entities * m.entity_width * sizeof(float));
+  return k;
+}
+}  // namespace
+
+Status screen_save(const EmbeddingModel<float>& m, const ScreenTable& t, const char* path) {
+  if (op_of(m.interaction) != ScoreOp::Dot || m.entity_scale != nullptr) {
+    return Status::invalid("the int8 screen applies to DistMult and ComplEx only");
+  }
+  return screen_table_write(t, file_key(m), path);
+}
+
+Status screen_load(const EmbeddingModel<float>& m, const char* path, ScreenTable* out) {
+  if (op_of(m.interaction) != ScoreOp::Dot || m.entity_scale != nullptr) {
+    return Status::invalid("the int8 screen applies to DistMult and ComplEx only");
+  }
+  ScreenFileKey got;
+  Status s = screen_table_read(path, &got, out);
+  if (!s.ok()) return s;
+  const ScreenFileKey want = file_key(m);
+  const std::string file(path);
+  if (got.n != want.n || got.width != want.width) {
+    return Status::invalid(file + " was made from a table of " + std::to_string(got.n) + " rows of " +
+                           std::to_string(got.width) + " floats, and this model's has " + std::to_string(want.n) +
+                           " rows of " + std::to_string(want.width) + ": quantise this model's table");
+  }
+  if (got.interaction != want.interaction || got.layout != want.layout) {
+    return Status::invalid(file +
+                           " was made for another interaction or ComplEx layout than this model's: quantise "
+                           "this model's table");
+  }
+  std::vector<uint32_t> map(m.entity_width);
+  const bool complex = is_complex(m.interaction);
+  for (size_t k = 0; k < map.size(); ++k) map[k] = static_cast<uint32_t>(canonical(k, map.size(), complex, m.layout));
+  if (got.dim != want.dim || !out->made_for(m.num_entities, m.entity_width, map.data())) {
+    return Status::invalid(file +
+                           " orders the elements of a row otherwise than this model: quantise this model's table");
+  }
+  if (got.float_digest != want.float_digest) {
+    return Status::invalid(file +
+                           " was made from other values than this model's entity table (same shape): "
+                           "quantise this model's table again");
+  }
+  return Status::success();
 }
 
 template Status rank_embeddings<float>(const EmbeddingModel<float>&, const EmbeddingQueries&, const EmbeddingCounts&,

@@ -129,6 +129,12 @@ Status rank_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& q
 // would per call. Invalid when the screen does not apply to the model (not DistMult or ComplEx, an entity_scale) or
 // when the table does not fit in memory.
 Status screen_prepare(const EmbeddingModel<float>& m, SimdLevel simd, unsigned threads, ScreenTable* out);
+// Writes a table screen_prepare made from m to `path` (screen.h screen_table_write), keyed to m's entity table: its
+// rows, width, interaction, layout and a digest of its values.
+Status screen_save(const EmbeddingModel<float>& m, const ScreenTable& t, const char* path);
+// Reads a table screen_save wrote into *out, refusing one made from another entity table (rows, width,
+// interaction, layout, or values: the digest) or a damaged file, with a message naming the difference.
+Status screen_load(const EmbeddingModel<float>& m, const char* path, ScreenTable* out);
 
 // Top-k candidates of each query over the entities [begin, end) of the model's table (rows of `entity`; a slice of
 // a bigger table lists them as global ids, entity_offset + row, and its anchors may come as anchor_rows). Reads the

@@ -27,10 +27,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
+#include <string>
+#include <type_traits>
+#include <utility>
 
 #include "except.h"
 #include "thread_pool.h"
@@ -278,6 +283,168 @@ void screen_set_threshold(ScreenQueries* q, size_t i, float thr, float scale) {
   q->threshold[i] = thr;
   q->margin[i] = ok ? margin_of(thr) : 0.0f;
   q->scale[i] = ok ? scale : std::numeric_limits<float>::quiet_NaN();
+}
+
+// ---- A quantised table on disk (screen.h ScreenFileKey) ----
+
+uint64_t screen_digest(const void* data, size_t bytes) {
+  // Eight bytes at a time: multiply, rotate, multiply (the 64-bit mixing of well-known non-cryptographic hashes),
+  // then the tail bytes and the length, then a final avalanche.
+  constexpr uint64_t k1 = 0x9E3779B185EBCA87ULL, k2 = 0xC2B2AE3D27D4EB4FULL;
+  const auto* p = static_cast<const unsigned char*>(data);
+  uint64_t h = 0x27D4EB2F165667C5ULL;
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    w *= k2;
+    w = (w << 31) | (w >> 33);
+    h ^= w * k1;
+    h = ((h << 27) | (h >> 37)) * k1 + 0x85EBCA77C2B2AE63ULL;
+  }
+  for (; i < bytes; ++i) h = (h ^ (p[i] * k1)) * k2;
+  h ^= static_cast<uint64_t>(bytes);
+  h ^= h >> 33;
+  h *= k2;
+  h ^= h >> 29;
+  h *= 0x165667B19E3779F9ULL;
+  h ^= h >> 32;
+  return h;
+}
+
+namespace {
+
+constexpr char kFileMagic[8] = {'K', 'G', 'R', 'A', 'N', 'K', 'Q', '1'};
+constexpr uint32_t kFileVersion = 1;
+
+size_t panel_bytes(size_t n, size_t dpad) {
+  return (n + kScreenPanel - 1) / kScreenPanel * dpad * kScreenPanel + kScreenTileSlack;
+}
+
+size_t padded_rows(size_t n) { return (n + kScreenPanel - 1) / kScreenPanel * kScreenPanel; }
+
+// The table's arrays in file order, as (pointer, bytes) pairs (Table: ScreenTable or const ScreenTable).
+template <class Table>
+auto arrays_of(Table& t) {
+  using P = std::conditional_t<std::is_const<Table>::value, const void*, void*>;
+  return std::vector<std::pair<P, size_t>>{
+      {t.panels.data(), t.panels.size()},     {t.scale.data(), t.scale.size() * 4},
+      {t.slack.data(), t.slack.size() * 4},   {t.qnorm.data(), t.qnorm.size() * 4},
+      {t.corr.data(), t.corr.size() * 4},     {t.panels2.data(), t.panels2.size()},
+      {t.slack2.data(), t.slack2.size() * 4}, {t.qnorm2.data(), t.qnorm2.size() * 4},
+      {t.cnorm.data(), t.cnorm.size() * 4},   {t.corr2.data(), t.corr2.size() * 4}};
+}
+
+// Closes the file on every path out.
+struct File {
+  std::FILE* f = nullptr;
+  ~File() {
+    if (f != nullptr) std::fclose(f);
+  }
+};
+
+std::string error_of(const char* what, const char* path) {
+  return std::string(what) + " " + path + ": " + std::strerror(errno);
+}
+
+}  // namespace
+
+Status screen_table_write(const ScreenTable& t, const ScreenFileKey& key, const char* path) {
+  const auto parts = arrays_of(t);
+  uint64_t payload = 0x51ULL;
+  for (const auto& [ptr, bytes] : parts) payload = payload * 0x100000001B3ULL ^ screen_digest(ptr, bytes);
+  File out;
+  out.f = std::fopen(path, "wb");
+  if (out.f == nullptr) return Status::invalid(error_of("cannot create", path));
+  const uint32_t version[2] = {kFileVersion, 0};
+  const uint64_t head[9] = {t.n,     t.dim,       t.dpad, key.width, key.interaction, key.layout, key.float_digest,
+                            payload, t.map.size()};
+  bool ok = std::fwrite(kFileMagic, 1, 8, out.f) == 8 && std::fwrite(version, 4, 2, out.f) == 2 &&
+            std::fwrite(head, 8, 9, out.f) == 9;
+  if (ok && !t.map.empty()) ok = std::fwrite(t.map.data(), 4, t.map.size(), out.f) == t.map.size();
+  for (const auto& [ptr, bytes] : parts) {
+    if (!ok) break;
+    const uint64_t b = bytes;
+    ok = std::fwrite(&b, 8, 1, out.f) == 1 && std::fwrite(ptr, 1, bytes, out.f) == bytes;
+  }
+  if (!ok || std::fflush(out.f) != 0) return Status::invalid(error_of("cannot write", path));
+  if (std::fclose(out.f) != 0) {
+    out.f = nullptr;
+    return Status::invalid(error_of("cannot write", path));
+  }
+  out.f = nullptr;
+  return Status::success();
+}
+
+Status screen_table_read(const char* path, ScreenFileKey* key, ScreenTable* t) {
+  File in;
+  in.f = std::fopen(path, "rb");
+  if (in.f == nullptr) return Status::invalid(error_of("cannot open", path));
+  const auto bad = [&](const std::string& why) {
+    return Status::invalid(std::string(path) + " is not a quantised table kgrank quantize wrote (" + why +
+                           "): write it again with kgrank quantize");
+  };
+  char magic[8];
+  uint32_t version[2];
+  uint64_t head[9];
+  if (std::fread(magic, 1, 8, in.f) != 8 || std::memcmp(magic, kFileMagic, 8) != 0) return bad("no KGRANKQ1 header");
+  if (std::fread(version, 4, 2, in.f) != 2 || version[0] != kFileVersion || version[1] != 0) {
+    return bad("another format version");
+  }
+  if (std::fread(head, 8, 9, in.f) != 9) return bad("its header is cut short");
+  const uint64_t n = head[0], dim = head[1], dpad = head[2], map_n = head[8];
+  if (dim == 0 || dim > kScreenMaxDim || dpad != (dim + 3) / 4 * 4 || (map_n != 0 && map_n != dim) ||
+      n > (uint64_t{1} << 40)) {
+    return bad("its sizes do not fit together");
+  }
+  // The file's size must be what its header says, before anything is allocated for it.
+  const uint64_t padded_n = padded_rows(n);
+  const uint64_t want = 8 + 8 + 9 * 8 + 4 * map_n + 10 * 8 + 2 * panel_bytes(n, dpad) + 8 * 4 * padded_n;
+  if (std::fseek(in.f, 0, SEEK_END) != 0) return Status::invalid(error_of("cannot read", path));
+  const long have = std::ftell(in.f);
+  if (have < 0 || std::fseek(in.f, 8 + 8 + 9 * 8, SEEK_SET) != 0) return Status::invalid(error_of("cannot read", path));
+  if (static_cast<uint64_t>(have) < want) return bad("it is cut short");
+  if (static_cast<uint64_t>(have) > want) return bad("bytes follow its last array");
+  key->n = n;
+  key->dim = dim;
+  key->width = head[3];
+  key->interaction = head[4];
+  key->layout = head[5];
+  key->float_digest = head[6];
+  const uint64_t payload = head[7];
+  t->n = n;
+  t->dim = dim;
+  t->dpad = dpad;
+  const size_t padded = padded_rows(n);
+  KGRANK_TRY {
+    t->map.assign(map_n, 0u);
+    t->panels.assign(panel_bytes(n, dpad), int8_t{0});
+    t->scale.assign(padded, 0.0f);
+    t->slack.assign(padded, 0.0f);
+    t->qnorm.assign(padded, 0.0f);
+    t->corr.assign(padded, 0);
+    t->panels2.assign(panel_bytes(n, dpad), int8_t{0});
+    t->slack2.assign(padded, 0.0f);
+    t->qnorm2.assign(padded, 0.0f);
+    t->cnorm.assign(padded, 0.0f);
+    t->corr2.assign(padded, 0);
+  }
+  KGRANK_CATCH(const std::bad_alloc&) { return Status::invalid(std::string("out of memory for the table ") + path); }
+  if (map_n != 0 && std::fread(t->map.data(), 4, map_n, in.f) != map_n) return bad("it is cut short");
+  for (size_t k = 0; k < t->map.size(); ++k) {
+    if (t->map[k] >= dim) return bad("its element order is not one");
+  }
+  uint64_t check = 0x51ULL;
+  for (const auto& [ptr, bytes] : arrays_of(*t)) {
+    uint64_t b = 0;
+    if (std::fread(&b, 8, 1, in.f) != 1) return bad("it is cut short");
+    if (b != bytes) return bad("an array's size does not match the table's");
+    if (std::fread(ptr, 1, bytes, in.f) != bytes) return bad("it is cut short");
+    check = check * 0x100000001B3ULL ^ screen_digest(ptr, bytes);
+  }
+  if (std::fgetc(in.f) != EOF) return bad("bytes follow its last array");
+  if (check != payload) return bad("its contents do not match their digest: the file is damaged");
+  return Status::success();
 }
 
 namespace isa {

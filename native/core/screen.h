@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "simd.h"
+#include "status.h"
 
 namespace kgrank {
 
@@ -116,6 +117,23 @@ bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const 
 // margin; `scale` is the row's scale as quantised (screen_quantise_queries' output, kept by the caller). A row whose
 // new threshold is not finite gets scale NaN, so every pair of it is undecided until a finite threshold comes back.
 void screen_set_threshold(ScreenQueries* q, size_t i, float thr, float scale);
+
+// A quantised table on disk (kgrank quantize; docs/screen.md "A quantised table on disk"), little-endian:
+//   "KGRANKQ1", u32 version (1), u32 0, then u64 n, dim, dpad, width, interaction, layout, float_digest,
+//   payload_digest, map entries (0: identity, else dim), the map (u32 each), then each array as u64 byte count and
+//   its bytes: panels, scale, slack, qnorm, corr, panels2, slack2, qnorm2, cnorm, corr2.
+// float_digest is screen_digest of the float32 table it was made from (rows x width floats as stored), so a table is
+// never read against other values; payload_digest covers the arrays in order, so a damaged file is refused.
+struct ScreenFileKey {
+  uint64_t n = 0, dim = 0, width = 0, interaction = 0, layout = 0, float_digest = 0;
+};
+// A 64-bit digest of `bytes` bytes (not cryptographic: it tells tables apart and finds damage).
+uint64_t screen_digest(const void* data, size_t bytes);
+// Writes the table with its key to `path` (the caller renames it into place); a failed status names what failed.
+Status screen_table_write(const ScreenTable& t, const ScreenFileKey& key, const char* path);
+// Reads a table `path` holds, checking its layout, sizes and payload digest; *key receives its key (the caller
+// compares it with the model's). A failed status says what is wrong with the file.
+Status screen_table_read(const char* path, ScreenFileKey* key, ScreenTable* t);
 
 // One row's quantisation in units of its scale s = screen_scale(max): y_k = fl(v_k fl(1 / s)), a_k = round(y_k)
 // clamped to [-127, 127], e_k = y_k - a_k; float sums (any order) of y^2, e^2, a^2, and the integer sum of a.

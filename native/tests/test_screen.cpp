@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "check.h"
@@ -300,6 +301,72 @@ void top_k(std::mt19937& rng) {
   std::printf("top-k: %d cases\n", cases);
 }
 
+// A table on disk (screen_save, screen_load): read back it ranks as the screen off does; a file made from another
+// table (other values, rows, interaction) or damaged (a flipped byte, cut, extended) is refused with a message.
+void table_file(std::mt19937& rng) {
+  const kgrank_screen::Next next = [&] { return static_cast<uint32_t>(rng()); };
+  const Case c = kgrank_screen::make_structured(next, 700, 24, 30, true);
+  const EmbeddingModel<float> m{c.interaction, c.layout, c.ent.data(), c.rel.data(), c.n,
+                                c.nr,          c.width,  c.width,      0.0,          nullptr};
+  const std::string path = "/tmp/kgrank-test-screen-table.kgq";
+  ScreenTable made, back;
+  CHECK(screen_prepare(m, SimdLevel::Scalar, 1, &made).ok());
+  CHECK(screen_save(m, made, path.c_str()).ok());
+  CHECK(screen_load(m, path.c_str(), &back).ok());
+  const auto off = kgrank_screen::rank(c, ScreenMode::Off, SimdLevel::Scalar, 1);
+  for (SimdLevel level : levels()) {
+    const auto on = kgrank_screen::rank(c, ScreenMode::Int8, level, 2, &back);
+    CHECK(kgrank_screen::same(on, off));
+    CHECK(on.stats.rescored * 4 < on.stats.pairs);
+  }
+  const auto refused = [&](const EmbeddingModel<float>& model, const char* file, const char* words) {
+    ScreenTable t;
+    const Status s = screen_load(model, file, &t);
+    CHECK(!s.ok());
+    CHECK(s.message.find(words) != std::string::npos);
+    if (s.ok() || s.message.find(words) == std::string::npos) std::fprintf(stderr, "  got: %s\n", s.message.c_str());
+  };
+  std::vector<float> other = c.ent;
+  other[100] = std::nextafter(other[100], 2.0f);
+  EmbeddingModel<float> mo = m;
+  mo.entity = other.data();
+  refused(mo, path.c_str(), "other values");
+  EmbeddingModel<float> fewer = m;
+  fewer.num_entities = c.n - 1;
+  refused(fewer, path.c_str(), "rows of");
+  EmbeddingModel<float> dist = m;
+  dist.interaction = Interaction::DistMult;
+  refused(dist, path.c_str(), "another interaction");
+  std::vector<char> bytes;
+  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+    int ch;
+    while ((ch = std::fgetc(f)) != EOF) bytes.push_back(static_cast<char>(ch));
+    std::fclose(f);
+  }
+  const auto write = [&](const std::vector<char>& b) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    std::fwrite(b.data(), 1, b.size(), f);
+    std::fclose(f);
+  };
+  std::vector<char> flipped = bytes;
+  flipped[bytes.size() / 2] ^= 4;
+  write(flipped);
+  refused(m, path.c_str(), "damaged");
+  write(std::vector<char>(bytes.begin(), bytes.end() - 1));
+  refused(m, path.c_str(), "cut short");
+  std::vector<char> longer = bytes;
+  longer.push_back(0);
+  write(longer);
+  refused(m, path.c_str(), "bytes follow");
+  std::vector<char> header = bytes;
+  header[0] = 'X';
+  write(header);
+  refused(m, path.c_str(), "KGRANKQ1");
+  std::remove(path.c_str());
+  refused(m, path.c_str(), "cannot open");
+  std::printf("table file: ok\n");
+}
+
 }  // namespace
 
 int main() {
@@ -310,5 +377,6 @@ int main() {
   give_up(rng);
   shard_truth(rng);
   top_k(rng);
+  table_file(rng);
   TEST_MAIN_END();
 }
