@@ -135,6 +135,7 @@ export type { StreamPlan } from "./scoring/entity-chunks";
 export type { ModelBatch } from "./evaluation/model-batch";
 export { loadEmbeddingModel } from "./io/model-dir";
 export type { LoadEmbeddingModelOptions } from "./io/model-dir";
+export { loadScreenTable, saveScreenTable } from "./io/screen-table";
 export { evaluatePbgCheckpoint } from "./evaluation/pbg";
 export type { PbgEvaluationOptions } from "./evaluation/pbg";
 export { predictTopK, predictTopKAsync } from "./scoring/top-k";

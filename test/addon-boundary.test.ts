@@ -5,12 +5,16 @@
  * member (the count of the addon's own table, info().enums) is a RangeError naming the field. Addon-only: the
  * fallback has no such boundary (its checks are the facade's), so this file runs once, on the native addon.
  */
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import { nativeAddon, type NativeAddon } from "../src/backend/backend";
+import { tempDir } from "./helpers/temp";
 import type { AddonEnums } from "../src/contract/addon";
 
 const addon = nativeAddon();
+// Where screenTableSave's case writes its table.
+const saveDir = tempDir("addon-boundary-");
 
 const f32 = (...v: number[]) => Float32Array.from(v);
 const f64 = (...v: number[]) => Float64Array.from(v);
@@ -33,6 +37,8 @@ interface Case {
   extra?: string[];
   /** Code fields: path -> the addon's enum table whose count bounds it. */
   codes?: { [path: string]: keyof AddonEnums };
+  /** String fields (file paths): given the wrong type means a number here. */
+  strings?: string[];
 }
 
 function filterIndex(a: NativeAddon) {
@@ -273,8 +279,21 @@ const cases: Case[] = [
       const { model, simd, threads } = embeddingRecord();
       return { model, simd, threads };
     },
+    extra: ["model.entityScale", "file"],
+    codes: embeddingCodes,
+    strings: ["file"],
+  },
+  {
+    name: "screenTableSave",
+    call: (a) => a.screenTableSave as Call,
+    record: () => {
+      const { model, simd, threads } = embeddingRecord();
+      const table = addon!.screenTable({ model, simd, threads } as never);
+      return { model, simd, threads, table, file: path.join(saveDir, "t.kgq") };
+    },
     extra: ["model.entityScale"],
     codes: embeddingCodes,
+    strings: ["file"],
   },
   {
     name: "topKEmbeddings",
@@ -423,7 +442,10 @@ describe.skipIf(addon === null)("the addon takes one record per call, read by na
               expect(left!.message, `${path} left out`).toContain(expected);
             }
           }
-          const wrong = await outcome(c.call(a), withField(c.record(), path, "not this"));
+          const wrong = await outcome(
+            c.call(a),
+            withField(c.record(), path, c.strings?.includes(path) ? 7 : "not this"),
+          );
           expect(wrong, `${path} of the wrong type`).toBeInstanceOf(TypeError);
           expect(wrong!.code).toBe("KGRANK_INPUT");
           expect(wrong!.message, `${path} of the wrong type`).toContain(expected);

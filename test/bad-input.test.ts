@@ -57,6 +57,8 @@ import {
   readNpyAsync,
   predictTopK,
   predictTopKAsync,
+  loadScreenTable,
+  saveScreenTable,
   mergeTopK,
   evaluateWikiKG90Mv2,
 } from "../src/index";
@@ -1572,6 +1574,31 @@ export const CASES: Case[] = [
     call: () => predictTopKAsync(emb(), { triples: Int32Array.of(0, 0, 1), k: 1, screen: null as never }),
     error: KgrankInputError,
     argument: "screen",
+  },
+  {
+    kind: "screen table: path not a string",
+    call: () => loadScreenTable(emb(), 5 as never),
+    error: KgrankInputError,
+    argument: "path",
+  },
+  {
+    kind: "screen table: model not an EmbeddingModel",
+    call: () => saveScreenTable({ interaction: "distmult" } as never, "x.kgq"),
+    error: KgrankInputError,
+    argument: "model",
+  },
+  {
+    kind: "screen table: an interaction the screen does not apply to",
+    call: () => saveScreenTable(emb({ interaction: "transe-l2" }), "x.kgq"),
+    error: KgrankInputError,
+    argument: "model",
+  },
+  {
+    kind: "screen table: a table read in chunks",
+    call: () =>
+      loadScreenTable(emb({ entityEmbeddings: openEntityTable(modelFiles.p("entity.npy")) }), modelFiles.p("x.kgq")),
+    error: KgrankInputError,
+    argument: "model",
   },
   {
     kind: "predict: --sides naming a side twice",

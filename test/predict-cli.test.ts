@@ -359,6 +359,47 @@ describe(`kgrank predict (${backendLabel})`, () => {
     await bad(["--top-k", "3", "--screen", "fast", "-o", "x.npz"], /--screen: "fast" is not a screen mode/);
   });
 
+  it("quantize writes the screen's table; evaluate and predict --quantized read it for this model only", async () => {
+    const q = await kgrank(["quantize", ...modelFlags, "-o", "entity.kgq"], dir);
+    if (!backendLabel.startsWith("native")) {
+      expectUserError(q, /no int8 screen/);
+      return;
+    }
+    expect(q.status, q.stderr).toBe(0);
+    expect(q.stderr).toMatch(/wrote entity\.kgq: the int8 screen's table of 14 entities x 8/);
+    const plain = await kgrank(["predict", ...modelFlags, "--top-k", "4", "-o", "q-off.npz"], dir);
+    expect(plain.status, plain.stderr).toBe(0);
+    const used = await kgrank(
+      ["predict", ...modelFlags, "--top-k", "4", "--quantized", "entity.kgq", "--verbose", "-o", "q-on.npz"],
+      dir,
+    );
+    expect(used.status, used.stderr).toBe(0);
+    expect(used.stderr).toMatch(/screen auto: \d+ \(query, candidate\) pairs screened in int8/);
+    expect(readFileSync(path.join(dir, "q-on.npz"))).toEqual(readFileSync(path.join(dir, "q-off.npz")));
+    const evalFlags = ["evaluate", ...modelFlags, "--format", "json", "--quiet"];
+    const e0 = await kgrank(evalFlags, dir);
+    const e1 = await kgrank([...evalFlags, "--quantized", "entity.kgq"], dir);
+    expect(e1.status, e1.stderr).toBe(0);
+    expect(JSON.parse(e1.stdout).results).toEqual(JSON.parse(e0.stdout).results);
+    // Another model's table, a missing file, not a DistMult / ComplEx model, an output folder that does not exist.
+    writeFileSync(path.join(dir, "entity2.npy"), encodeNpy(randomValues(n * 8, 63, 0.5), [n, 8]));
+    const other = modelFlags.map((f) => (f === "entity.npy" ? "entity2.npy" : f));
+    expectUserError(
+      await kgrank(["predict", ...other, "--top-k", "3", "--quantized", "entity.kgq", "-o", "x.npz"], dir),
+      /--quantized: entity\.kgq was made from other values than this model's entity table/,
+    );
+    await bad(["--top-k", "3", "--quantized", "none.kgq", "-o", "x.npz"], /--quantized: cannot open none\.kgq/);
+    const transe = modelFlags.map((f) => (f === "distmult" ? "transe-l2" : f));
+    expectUserError(
+      await kgrank(["quantize", ...transe, "-o", "t.kgq"], dir),
+      /transe-l2 at float32: the int8 screen, and so its table, applies to DistMult and ComplEx/,
+    );
+    expectUserError(
+      await kgrank(["quantize", ...modelFlags, "-o", "no-such-dir/t.kgq"], dir),
+      /--output: cannot create .*no-such-dir/,
+    );
+  });
+
   it("refuses bad flags in one line naming the flag and the fix", async () => {
     await bad(["--top-k", "0", "-o", "x.npz"], /--top-k/);
     await bad(["--top-k", "2.5", "-o", "x.npz"], /--top-k/);

@@ -13,15 +13,17 @@ import {
   EmbeddingModel,
   encodeNpy,
   KgrankInputError,
+  loadScreenTable,
   openEntityTable,
   predictTopK,
   predictTopKAsync,
   RankEvaluator,
+  saveScreenTable,
 } from "../src/index";
 import { backendInfo } from "../src/backend/backend";
 import { backendLabel } from "./helpers/backend";
 import { tempDir } from "./helpers/temp";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 
 const native = backendInfo().backend === "native";
@@ -192,6 +194,76 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
         KgrankInputError,
       );
     }
+  });
+
+  it("a quantised table on disk: saved once, read back for the same table only, the same ranks and lists", () => {
+    const w = world("distmult", true, 13);
+    const dir = tempDir("screen-table-");
+    const file = path.join(dir, "entity.kgq");
+    const expectError = (f: () => unknown, argument: string, re: RegExp) => {
+      let error: unknown = null;
+      try {
+        f();
+      } catch (e) {
+        error = e;
+      }
+      expect(error, String(re)).toBeInstanceOf(KgrankInputError);
+      expect((error as KgrankInputError).argument).toBe(argument);
+      expect((error as Error).message).toMatch(re);
+    };
+    const made = modelOf(w, "distmult");
+    if (!native) {
+      expectError(() => saveScreenTable(made, file), "model", /backend has no int8 screen/);
+      expect(loadScreenTable(made, file)).toBe(false);
+      return;
+    }
+    saveScreenTable(made, file);
+    // A fresh model of the same values (another buffer) reads it and ranks with it: the same results as off.
+    const again = modelOf({ ...w, ent: w.ent.slice() }, "distmult");
+    expect(loadScreenTable(again, file)).toBe(true);
+    const on = evaluator(w);
+    on.addModelSync({ model: again, triples: w.test, screen: "auto" });
+    const off = evaluator(w);
+    off.addModelSync({ model: modelOf(w, "distmult"), triples: w.test, screen: "off" });
+    expect(on.finalize().toJSON()).toEqual(off.finalize().toJSON());
+    expect(again.screenStats.calls).toBeGreaterThan(0);
+    expect(predictTopK(again, { triples: w.test, k: 4, screen: "int8" })).toEqual(
+      predictTopK(modelOf(w, "distmult"), { triples: w.test, k: 4 }),
+    );
+    // Another table: other values, other rows, another interaction; a damaged or cut file; not a table at all.
+    const changed = w.ent.slice();
+    changed[77] = changed[77]! + 2 ** -20;
+    expectError(() => loadScreenTable(modelOf({ ...w, ent: changed }, "distmult"), file), "path", /other values/);
+    const fewer = { ...w, n: w.n - 1, ent: w.ent.slice(0, (w.n - 1) * w.width) };
+    expectError(() => loadScreenTable(modelOf(fewer, "distmult"), file), "path", /1500 rows of 48 floats.*1499 rows/);
+    expectError(() => loadScreenTable(modelOf(w, "complex"), file), "path", /another interaction/);
+    const bytes = readFileSync(file);
+    const damaged = Buffer.from(bytes);
+    damaged[Math.floor(bytes.length / 2)]! ^= 1;
+    writeFileSync(path.join(dir, "damaged.kgq"), damaged);
+    expectError(() => loadScreenTable(again, path.join(dir, "damaged.kgq")), "path", /damaged/);
+    writeFileSync(path.join(dir, "cut.kgq"), bytes.subarray(0, bytes.length - 100));
+    expectError(() => loadScreenTable(again, path.join(dir, "cut.kgq")), "path", /cut short/);
+    writeFileSync(path.join(dir, "other.kgq"), encodeNpy(w.ent, [w.n, w.width]));
+    writeFileSync(path.join(dir, "table.npy"), encodeNpy(w.ent, [w.n, w.width]));
+    expectError(() => loadScreenTable(again, path.join(dir, "other.kgq")), "path", /no KGRANKQ1 header/);
+    expectError(() => loadScreenTable(again, path.join(dir, "missing.kgq")), "path", /cannot open/);
+    expectError(() => saveScreenTable(made, path.join(dir, "no-such-dir", "x.kgq")), "path", /cannot/);
+    // What the screen does not apply to, and bad arguments.
+    const transe = new EmbeddingModel({
+      interaction: "transe-l2",
+      entityEmbeddings: { data: w.ent, shape: [w.n, w.width] },
+      relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
+    });
+    expectError(() => saveScreenTable(transe, file), "model", /DistMult and ComplEx at float32/);
+    const streamed = new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: openEntityTable(path.join(dir, "other.kgq").replace(/other\.kgq$/, "table.npy")),
+      relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
+    });
+    expectError(() => loadScreenTable(streamed, file), "model", /in chunks/);
+    expectError(() => loadScreenTable(made, "" as never), "path", /file name/);
+    expectError(() => saveScreenTable({} as never, file), "model", /EmbeddingModel/);
   });
 
   it("screen must be auto, int8 or off: anything else is a KgrankInputError naming it", () => {

@@ -25,6 +25,7 @@ import {
   type RankEmbeddingsArgs,
   type ScoreRelationsArgs,
   type ScreenTableArgs,
+  type ScreenTableSaveArgs,
   screenArgs,
   type TopKEmbeddingsArgs,
 } from "../contract/addon";
@@ -107,6 +108,7 @@ export interface NativeAddon extends NativeMetricsAddon, NativeControls {
   rankEmbeddings(args: RankEmbeddingsArgs): void;
   rankEmbeddingsAsync(args: RankEmbeddingsArgs, control?: NativeKernelControl): Promise<void>;
   screenTable(args: ScreenTableArgs): unknown;
+  screenTableSave(args: ScreenTableSaveArgs): void;
   firstNonFinite(values: FloatArray): number;
   topKEmbeddings(args: TopKEmbeddingsArgs): void;
   scoreRelations(args: ScoreRelationsArgs): void;
@@ -348,9 +350,19 @@ export function nativeKernels(addon: NativeAddon, simd: SimdLevel, threads: numb
     rankEmbeddings(input, out, t?: number) {
       addon.rankEmbeddings({ ...embedding(input, t), out, screen: screenArgs(input) });
     },
-    screenTable(input, t?: number) {
+    screenTable(input, t?: number, file?: string) {
       return nativeCall("screenTable", () =>
-        addon.screenTable({ model: embedding(input, t).model, simd: level, threads: t ?? threads }),
+        addon.screenTable({
+          model: embedding(input, t).model,
+          simd: level,
+          threads: t ?? threads,
+          ...(file !== undefined ? { file } : {}),
+        }),
+      );
+    },
+    saveScreenTable(input, table, file, t?: number) {
+      nativeCall("screenTableSave", () =>
+        addon.screenTableSave({ model: embedding(input, t).model, simd: level, threads: t ?? threads, table, file }),
       );
     },
     firstNonFinite: (values) => addon.firstNonFinite(values),

@@ -21,7 +21,7 @@ import { evaluateFlags, givenKeys } from "../run/flags/evaluate";
 import { buildNativeFlags, infoFlags } from "../run/flags/info";
 import { mergeFlags } from "../run/flags/merge";
 import { adjustFlags, estimateFullFlags, expectationsFlags, metricsFlags } from "../run/flags/metrics";
-import { combineFlags, gradeFlags, predictFlags } from "../run/flags/predict";
+import { combineFlags, gradeFlags, predictFlags, quantizeFlags } from "../run/flags/predict";
 import { plotFlags, reportFlags } from "../run/flags/report";
 import { submitFlags, workerFlags } from "../run/flags/submit";
 import {
@@ -31,6 +31,8 @@ import {
   type GradeOptions,
   predictRun,
   type PredictOptions,
+  quantizeRun,
+  type QuantizeOptions,
 } from "../run/predict-run";
 import { buildNativeCommand } from "./native-build";
 import { compareCommand, type CompareCliOptions } from "./compare";
@@ -61,6 +63,7 @@ export function buildProgram(out: Out, argv: string[] = []): Command {
     await submitRun({ ...flags, args: argv }, out);
   });
   predictFlags(program).action(async (flags: PredictOptions) => predictRun(flags, out));
+  quantizeFlags(program).action(async (flags: QuantizeOptions) => quantizeRun(flags, out));
   combineFlags(program).action((files: string[], flags: CombineOptions) => combineRun(files, flags, out));
   gradeFlags(program).action(async (file: string, flags: GradeOptions) => gradeRun(file, flags, out));
   compareFlags(program).action(async (files: string[], flags: CompareCliOptions) => compareCommand(files, flags, out));

@@ -239,6 +239,14 @@ export interface RankEmbeddingsArgs extends EmbeddingArgs {
 /** screenTable: the model record (queries are not read). */
 export interface ScreenTableArgs extends KernelOptions {
   model: EmbeddingModelArgs;
+  /** Read the table from this file (screenTableSave's), checked against the model, instead of quantising it. */
+  file?: string;
+}
+
+/** screenTableSave: writes a screenTable handle made from this model to a file. */
+export interface ScreenTableSaveArgs extends ScreenTableArgs {
+  table: unknown;
+  file: string;
 }
 
 /** topKEmbeddings: each query's k best entities among [begin, end) of the table. */

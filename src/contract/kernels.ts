@@ -639,9 +639,12 @@ export interface Kernels extends MetricKernels {
   rankEmbeddings(input: EmbeddingRankInput, out: Float64Array, threads?: number): void;
   /**
    * The input's entity table quantised once for the screen (EmbeddingScreen.table), for every call of one
-   * evaluation; absent on backends that do not screen. The table must not change while the handle is used.
+   * evaluation, or read from `file` (saveScreenTable's, checked against the table); absent on backends that do not
+   * screen. The table must not change while the handle is used.
    */
-  screenTable?(input: EmbeddingRankInput, threads?: number): unknown;
+  screenTable?(input: EmbeddingRankInput, threads?: number, file?: string): unknown;
+  /** Writes a screenTable handle of the input's entity table to `file` (docs/screen.md, a quantised table on disk). */
+  saveScreenTable?(input: EmbeddingRankInput, table: unknown, file: string, threads?: number): void;
   /** Index of the first NaN or infinite value of `values`, or -1 (an entity table's chunk checked as read). */
   firstNonFinite(values: FloatArray): number;
   rankEmbeddingsAsync(

@@ -113,6 +113,34 @@ export function writeFileAtomic(path: string, data: Uint8Array | string, argumen
 }
 
 /**
+ * As writeFileAtomic, for a file another writer makes (the native core): `write(tmp)` creates the temporary file
+ * beside the target, which is then renamed onto it; on any failure the temporary file is removed.
+ */
+export function writeAtomicWith(path: string, argument: string, write: (tmp: string) => void): void {
+  if (typeof path !== "string" || path.trim() === "") throw new KgrankInputError(argument, "needs a file name");
+  const target = finalTarget(path);
+  const tmp = temporaryName(target);
+  pending.add(tmp);
+  try {
+    write(tmp);
+    try {
+      fs.renameSync(tmp, target);
+    } catch (e) {
+      throw new KgrankInputError(argument, `cannot write ${path}: ${explain(e)}`);
+    }
+  } catch (e) {
+    try {
+      fs.unlinkSync(tmp);
+    } catch {
+      // never created
+    }
+    throw e;
+  } finally {
+    pending.delete(tmp);
+  }
+}
+
+/**
  * Writes every byte to `path` opened with `flags`. A new regular file gets `mode` exactly (an existing file's bits
  * when it replaces one; else 0666 less the umask, as any tool would create it).
  */

@@ -6,8 +6,14 @@ import { backendInfo } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
 import type { ScreenModeName } from "../contract/kernels";
 import { loadEmbeddingModel, type LoadEmbeddingModelOptions } from "../io/model-dir";
+import { loadScreenTable } from "../io/screen-table";
 import { formatBytes, type StreamPlan } from "../scoring/entity-chunks";
-import type { ComplexLayout, EmbeddingModel, InteractionName } from "../scoring/embedding-model";
+import {
+  type ComplexLayout,
+  DEFAULT_SCREEN,
+  type EmbeddingModel,
+  type InteractionName,
+} from "../scoring/embedding-model";
 import type { Out } from "./out";
 
 /**
@@ -38,6 +44,34 @@ export interface ModelFlagOptions {
   complexLayout?: string;
   precision?: string;
 }
+/**
+ * --quantized FILE (what `kgrank quantize` wrote): the screen's table read for the model, checked against its entity
+ * table, so the run does not quantise it again. Returns the screen mode of the run: --screen, else auto with
+ * --quantized (a table given to be used), else the default.
+ */
+export function useQuantized(
+  model: EmbeddingModel,
+  file: string | undefined,
+  screen: ScreenModeName | undefined,
+): ScreenModeName {
+  if (file === undefined) return screen ?? DEFAULT_SCREEN;
+  if (model.entitySource) {
+    throw new KgrankInputError(
+      "--quantized",
+      `goes with an entity table held in memory, and --memory reads ${model.entitySource.name} in chunks: give --memory room for the whole table, or leave out --quantized`,
+    );
+  }
+  try {
+    loadScreenTable(model, file);
+  } catch (e) {
+    if (e instanceof KgrankInputError && e.argument === "path") {
+      throw new KgrankInputError("--quantized", e.message.slice(e.argument.length + 2));
+    }
+    throw e;
+  }
+  return screen ?? "auto";
+}
+
 /**
  * --verbose's line on what the int8 screen did for a model's calls (EmbeddingModel.screenStats), with the kernel
  * that screened (BackendInfo.screenKernel) or why none did.

@@ -19,12 +19,20 @@ import type { Split } from "../io/datasets";
 import { mergeTopK, type TopKPredictions } from "../ranking/top-k";
 import { evaluateWikiKG90Mv2 } from "../ranking/wikikg90mv2";
 import type { ScreenModeName } from "../contract/kernels";
-import { DEFAULT_SCREEN } from "../scoring/embedding-model";
+import { saveScreenTable } from "../io/screen-table";
+import { formatBytes } from "../scoring/entity-chunks";
 import { predictTopKAsync } from "../scoring/top-k";
 
 import { expectShape, readIdTriples } from "./arrays";
 import { datasetFromAsync, filterSplits } from "./datasets";
-import { cliModelError, loadModelWithin, memoryNotice, type ModelFlagOptions, screenLine } from "./model-flags";
+import {
+  cliModelError,
+  loadModelWithin,
+  memoryNotice,
+  type ModelFlagOptions,
+  screenLine,
+  useQuantized,
+} from "./model-flags";
 import { fmt, json } from "./format";
 import { emit, type Out } from "./out";
 import { Progress } from "./progress";
@@ -47,8 +55,44 @@ export interface PredictOptions extends ModelFlagOptions {
   quiet?: boolean;
   /** --screen: the int8 screen's mode (default off; the lists are the same in every mode). */
   screen?: ScreenModeName;
+  /** --quantized: the screen's table as `kgrank quantize` wrote it. */
+  quantized?: string;
   /** --verbose: also print what the screen did (stderr). */
   verbose?: boolean;
+}
+
+export interface QuantizeOptions extends ModelFlagOptions {
+  dataset?: string;
+  datasetDir?: string;
+  output: string;
+  quiet?: boolean;
+}
+
+/** `kgrank quantize`: the model's entity table quantised for the screen, written for --quantized (saveScreenTable). */
+export async function quantizeRun(opts: QuantizeOptions, out: Out): Promise<void> {
+  if (!opts.modelDir && !opts.interaction && !opts.entityEmbeddings) {
+    throw new KgrankInputError(
+      "--model-dir",
+      "or --interaction with --entity-embeddings and --relation-embeddings is required: the model whose table to quantise",
+    );
+  }
+  const ds = await datasetFromAsync(opts);
+  const model = loadModelWithin(opts, ds, undefined);
+  try {
+    saveScreenTable(model, opts.output);
+  } catch (e) {
+    if (e instanceof KgrankInputError && e.argument === "path") {
+      throw new KgrankInputError("--output", e.message.slice(e.argument.length + 2));
+    }
+    if (e instanceof KgrankInputError && e.argument === "model") throw cliModelError(e, opts);
+    throw e;
+  }
+  if (!opts.quiet) {
+    out.stderr(
+      `kgrank: wrote ${opts.output}: the int8 screen's table of ${model.numEntities} entities x ${model.entityWidth} ` +
+        `(${formatBytes(statSync(opts.output).size)}); give it to evaluate or predict as --quantized ${opts.output}\n`,
+    );
+  }
 }
 
 /**
@@ -144,6 +188,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   checkWritable(opts.output, opts.format);
   const ds = await datasetFromAsync(opts);
   const model = loadModelWithin(opts, ds, opts.memory);
+  const screen = useQuantized(model, opts.quantized, opts.screen);
   let rows: { triples: Int32Array } | { queries: ArrayLike<number> };
   if (opts.queries) {
     const q = readArray(opts.queries, "--queries");
@@ -175,7 +220,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
       ...(filter ? { filter } : {}),
       ...(opts.entityRange ? { entityRange: opts.entityRange } : {}),
       ...(model.entitySource ? { memoryBudget: opts.memory, onPlan: plan } : {}),
-      ...(opts.screen ? { screen: opts.screen } : {}),
+      screen,
       onProgress: ({ done, total }) => {
         progress ??= new Progress(`top-${k} of ${ds.name} from embeddings`, total, {
           quiet: opts.quiet,
@@ -195,7 +240,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   } finally {
     (progress as Progress | null)?.stop();
   }
-  if (opts.verbose && !opts.quiet) out.stderr(screenLine(opts.screen ?? DEFAULT_SCREEN, model));
+  if (opts.verbose && !opts.quiet) out.stderr(screenLine(screen, model));
   if (opts.format === "tsv") writePredictionsTsv(opts.output, result, rows, ds, model.precision === "float32");
   else writePredictions(opts.output, result, wiki ? "wikikg90mv2" : "npz", model.precision === "float32");
   if (!opts.quiet) {

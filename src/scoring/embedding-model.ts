@@ -362,12 +362,25 @@ export class EmbeddingModel {
     if (mode === "off" || this.precision !== "float32" || !interactionOf(this.interaction).screens) return null;
     const k = kernels();
     if (!k.screenTable) return null;
-    let table: unknown = null;
-    if (whole) {
-      if (this.#screenTable?.kernels !== k) this.#screenTable = { kernels: k, table: k.screenTable(input, threads) };
-      table = this.#screenTable.table;
-    }
+    const table = whole ? this.screenTableOn(k, () => k.screenTable!(input, threads)) : null;
     return { mode, table, stats: this.#screenCounts };
+  }
+
+  /**
+   * This model's screen table on backend `k` (the one screenFor passes): the one it holds, or `make()`'s, kept.
+   * @internal
+   */
+  screenTableOn(k: Kernels, make: () => unknown): unknown {
+    if (this.#screenTable?.kernels !== k) this.#screenTable = { kernels: k, table: make() };
+    return this.#screenTable.table;
+  }
+
+  /**
+   * Holds `table` (read from a file by loadScreenTable) as this model's screen table on backend `k`.
+   * @internal
+   */
+  useScreenTable(k: Kernels, table: unknown): void {
+    this.#screenTable = { kernels: k, table };
   }
 
   /**

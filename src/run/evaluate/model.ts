@@ -8,9 +8,8 @@ import { turn } from "../../contract/event-loop";
 import { readArray } from "../../io/array-file";
 import { expectShape } from "../arrays";
 import type { TaskSide } from "../datasets";
-import { cliModelError, loadModelWithin, memoryNotice, screenLine } from "../model-flags";
+import { cliModelError, loadModelWithin, memoryNotice, screenLine, useQuantized } from "../model-flags";
 import { Progress } from "../progress";
-import { DEFAULT_SCREEN } from "../../scoring/embedding-model";
 import { type RunContext, runEvaluator, runFilter } from "./context";
 import { sampledEstimatePlan } from "./estimate-full";
 import { directoryFingerprints, finish, inputFingerprints } from "./finish";
@@ -27,7 +26,7 @@ export async function evaluateModel(run: RunContext): Promise<void> {
   const model = loadModelWithin(opts, ds, opts.memory, opts.mayRead ? { mayRead: opts.mayRead } : {});
   // --memory with a table too large to read whole: the table is read in chunks, every row in one call.
   const chunked = model.entitySource !== null;
-  const screen = opts.screen ?? DEFAULT_SCREEN;
+  const screen = useQuantized(model, opts.quantized, opts.screen);
   let negatives: Int32Array | null = null;
   let k = 0;
   if (opts.negativesIds) {

@@ -59,6 +59,8 @@ export interface EvaluateOptions extends ModelFlagOptions {
   replacement?: boolean;
   /** --memory: bytes; the entity table is then read from disk in chunks. */
   memory?: number;
+  /** --quantized: the screen's table as `kgrank quantize` wrote it, read instead of quantising the table. */
+  quantized?: string;
   /** --verbose: also print what the int8 screen did (stderr). */
   verbose?: boolean;
   /** --screen: the int8 screen of ranking from embeddings (docs/screen.md); default off. */

@@ -73,6 +73,10 @@ export function evaluationFlags(cmd: Command): Command {
       screenArg,
     )
     .option(
+      "--quantized <file>",
+      "the entity table quantised for the screen, as kgrank quantize wrote it for this model: read (checked against the table) instead of quantised again; implies --screen auto unless --screen is given",
+    )
+    .option(
       "--verbose",
       "also print what the int8 screen did: pairs screened, pairs rescored exactly (stderr, and backend.screen in --format json)",
     )

@@ -43,6 +43,10 @@ export function predictFlags(program: Command): Command {
       "DistMult / ComplEx embeddings: off (default) keeps the float32 path alone, auto screens candidates with certified int8 scores where the CPU has a vector kernel, int8 wherever it applies; the lists are identical in every mode (docs/screen.md)",
       screenArg,
     )
+    .option(
+      "--quantized <file>",
+      "the entity table quantised for the screen, as kgrank quantize wrote it for this model: read (checked against the table) instead of quantised again; implies --screen auto unless --screen is given",
+    )
     .option("--verbose", "also print what the int8 screen did: pairs screened, pairs rescored exactly (stderr)")
     .addOption(
       new Option(
@@ -96,5 +100,20 @@ export function gradeFlags(program: Command): Command {
     .option("--triples <file>", "the triples whose tails are the truth (rows x 3 integer .npy), instead of the split's")
     .addOption(new Option("--format <format>", "output format").choices(["table", "json"]).default("table"))
     .addOption(outputOption())
+    .addOption(quietOption());
+}
+
+/** `kgrank quantize`. */
+export function quantizeFlags(program: Command): Command {
+  return modelFlags(
+    datasetOptions(
+      program
+        .command("quantize")
+        .description(
+          "write a model's entity table quantised for the int8 screen (DistMult, ComplEx), for evaluate and predict --quantized",
+        ),
+    ),
+  )
+    .requiredOption("-o, --output <file>", "the table to write (atomically; about half the float32 table)")
     .addOption(quietOption());
 }
