@@ -388,7 +388,11 @@ describe(`kgrank predict (${backendLabel})`, () => {
       await kgrank(["predict", ...other, "--top-k", "3", "--quantized", "entity.kgq", "-o", "x.npz"], dir),
       /--quantized: entity\.kgq was made from other values than this model's entity table/,
     );
-    await bad(["--top-k", "3", "--quantized", "none.kgq", "-o", "x.npz"], /--quantized: cannot open none\.kgq/);
+    await bad(
+      ["--top-k", "3", "--quantized", "none.kgq", "-o", "x.npz"],
+      /--quantized: cannot open none\.kgq: no such file$/m,
+    );
+    await bad(["--top-k", "3", "--quantized", ".", "-o", "x.npz"], /--quantized: \. is not a file/);
     const transe = modelFlags.map((f) => (f === "distmult" ? "transe-l2" : f));
     expectUserError(
       await kgrank(["quantize", ...transe, "-o", "t.kgq"], dir),
@@ -396,7 +400,11 @@ describe(`kgrank predict (${backendLabel})`, () => {
     );
     expectUserError(
       await kgrank(["quantize", ...modelFlags, "-o", "no-such-dir/t.kgq"], dir),
-      /--output: cannot create .*no-such-dir/,
+      /--output: cannot create .*no-such-dir\/t\.kgq: No such file or directory$/m,
+    );
+    expectUserError(
+      await kgrank(["quantize", ...modelFlags, "-o", "entity.npy"], dir),
+      /--output: \(-o\) entity\.npy names a data file kgrank reads.*entity\.kgq/,
     );
   });
 

@@ -49,6 +49,15 @@ inline void check_status(Napi::Env env, const kgrank::Status& status) {
   if (!status.ok()) throw_status(env, status);
 }
 
+// A file the core could not read or write, or one it refused (a screen table made from another table, damaged): an
+// Error with code "KGRANK_FILE" and the core's message, which the facade turns into an error naming its path argument.
+inline void check_file(Napi::Env env, const kgrank::Status& status) {
+  if (status.ok()) return;
+  Napi::Error err = Napi::Error::New(env, status.message);
+  err.Set("code", Napi::String::New(env, "KGRANK_FILE"));
+  throw err;
+}
+
 // Start of a typed array's elements; works for ArrayBuffer- and SharedArrayBuffer-backed arrays alike.
 inline void* raw_data(const Napi::TypedArray& array) {
   napi_typedarray_type type;

@@ -431,7 +431,7 @@ ScoreJob rank_job(const Args& args) {
 // screenTable({ model, simd, threads, file? }) -> an external holding the model's entity table quantised for the int8
 // screen (screen.h), to pass as rankEmbeddings' screen.table for every batch of one evaluation (the table is then
 // quantised once, not per call). With `file`, the table is read from a file screenTableSave wrote (screen_load:
-// refused with a status error when it was made from another table or is damaged). The model record is read as
+// refused with a KGRANK_FILE error when it was made from another table or is damaged). The model record is read as
 // rankEmbeddings reads it; a float64 model, or one the screen does not apply to (not DistMult or ComplEx), is a
 // RangeError naming model.interaction. The float table must not change while the handle is used: the handle records
 // its identity, not its values.
@@ -453,7 +453,7 @@ Napi::Value ScreenTableNew(const Napi::CallbackInfo& info) {
   const kgrank::EmbeddingModel<float> m = job.model<float>();
   auto table = std::make_shared<ScreenTable>();
   if (args.has("file")) {
-    check_status(env, kgrank::screen_load(m, args.text("file").c_str(), table.get()));
+    check_file(env, kgrank::screen_load(m, args.text("file").c_str(), table.get()));
   } else {
     const kgrank::Status st = kgrank::screen_prepare(m, job.simd, job.threads, table.get());
     if (!st.ok()) throw_range(env, "screenTable: " + st.message);
@@ -471,7 +471,7 @@ Napi::Value ScreenTableNew(const Napi::CallbackInfo& info) {
 
 // screenTableSave({ model, simd, threads, table, file }): writes `table` (screenTable's external, made from this
 // model's entity table) to `file` (screen_save; the caller renames it into place). A table made from another model
-// is a RangeError naming table; a write that fails is a status error naming the file.
+// is a RangeError naming table; a write that fails is a KGRANK_FILE error naming the file.
 Napi::Value ScreenTableSave(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const Args args(info, "screenTableSave");
@@ -492,7 +492,7 @@ Napi::Value ScreenTableSave(const Napi::CallbackInfo& info) {
     args.range_error("table", "was made from another entity table (or interaction, layout) than model's");
   }
   const std::string file = args.text("file");
-  check_status(env, kgrank::screen_save(job.model<float>(), *h.table, file.c_str()));
+  check_file(env, kgrank::screen_save(job.model<float>(), *h.table, file.c_str()));
   return env.Undefined();
 }
 

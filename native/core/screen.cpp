@@ -287,35 +287,61 @@ void screen_set_threshold(ScreenQueries* q, size_t i, float thr, float scale) {
 
 // ---- A quantised table on disk (screen.h ScreenFileKey) ----
 
-uint64_t screen_digest(const void* data, size_t bytes) {
-  // Eight bytes at a time: multiply, rotate, multiply (the 64-bit mixing of well-known non-cryptographic hashes),
-  // then the tail bytes and the length, then a final avalanche.
+namespace {
+uint64_t digest_of(const void* data, size_t bytes) {
+  // Four independent lanes of eight bytes each (so their multiply chains overlap): multiply, rotate, multiply (the
+  // 64-bit mixing of well-known non-cryptographic hashes); then the lanes, the tail bytes and the length folded in,
+  // and a final avalanche.
   constexpr uint64_t k1 = 0x9E3779B185EBCA87ULL, k2 = 0xC2B2AE3D27D4EB4FULL;
   const auto* p = static_cast<const unsigned char*>(data);
-  uint64_t h = 0x27D4EB2F165667C5ULL;
+  uint64_t h[4] = {0x27D4EB2F165667C5ULL, 0x165667B19E3779F9ULL, 0x85EBCA77C2B2AE63ULL, 0x9E3779B97F4A7C15ULL};
+  const auto round = [&](uint64_t acc, uint64_t w) {
+    w *= k2;
+    w = (w << 31) | (w >> 33);
+    acc ^= w * k1;
+    return ((acc << 27) | (acc >> 37)) * k1 + 0x85EBCA77C2B2AE63ULL;
+  };
   size_t i = 0;
+  for (; i + 32 <= bytes; i += 32) {
+    uint64_t w[4];
+    std::memcpy(w, p + i, 32);
+    for (size_t j = 0; j < 4; ++j) h[j] = round(h[j], w[j]);
+  }
+  uint64_t out = round(round(round(round(0, h[0]), h[1]), h[2]), h[3]);
   for (; i + 8 <= bytes; i += 8) {
     uint64_t w;
     std::memcpy(&w, p + i, 8);
-    w *= k2;
-    w = (w << 31) | (w >> 33);
-    h ^= w * k1;
-    h = ((h << 27) | (h >> 37)) * k1 + 0x85EBCA77C2B2AE63ULL;
+    out = round(out, w);
   }
-  for (; i < bytes; ++i) h = (h ^ (p[i] * k1)) * k2;
-  h ^= static_cast<uint64_t>(bytes);
-  h ^= h >> 33;
-  h *= k2;
-  h ^= h >> 29;
-  h *= 0x165667B19E3779F9ULL;
-  h ^= h >> 32;
-  return h;
+  for (; i < bytes; ++i) out = (out ^ (p[i] * k1)) * k2;
+  out ^= static_cast<uint64_t>(bytes);
+  out ^= out >> 33;
+  out *= k2;
+  out ^= out >> 29;
+  out *= 0x165667B19E3779F9ULL;
+  out ^= out >> 32;
+  return out;
+}
+}  // namespace
+
+uint64_t screen_digest(const void* data, size_t bytes, unsigned threads) {
+  constexpr size_t kBlock = size_t{16} << 20;
+  const size_t blocks = (bytes + kBlock - 1) / kBlock;
+  std::vector<uint64_t> parts(blocks + 1);
+  parts[blocks] = bytes;
+  const auto* p = static_cast<const unsigned char*>(data);
+  parallel_for(blocks, threads,
+               [&](size_t b) { parts[b] = digest_of(p + b * kBlock, b + 1 < blocks ? kBlock : bytes - b * kBlock); });
+  return digest_of(parts.data(), parts.size() * sizeof(uint64_t));
 }
 
 namespace {
 
 constexpr char kFileMagic[8] = {'K', 'G', 'R', 'A', 'N', 'K', 'Q', '1'};
 constexpr uint32_t kFileVersion = 1;
+// The screen's rules a table was made under: the quantiser, the residual level and the bound's terms (slack, qnorm,
+// corr and their second-level twins). Raise it with any change to them, so that older files are refused.
+constexpr uint32_t kScreenRules = 1;
 
 size_t panel_bytes(size_t n, size_t dpad) {
   return (n + kScreenPanel - 1) / kScreenPanel * dpad * kScreenPanel + kScreenTileSlack;
@@ -356,7 +382,7 @@ Status screen_table_write(const ScreenTable& t, const ScreenFileKey& key, const 
   File out;
   out.f = std::fopen(path, "wb");
   if (out.f == nullptr) return Status::invalid(error_of("cannot create", path));
-  const uint32_t version[2] = {kFileVersion, 0};
+  const uint32_t version[2] = {kFileVersion, kScreenRules};
   const uint64_t head[9] = {t.n,     t.dim,       t.dpad, key.width, key.interaction, key.layout, key.float_digest,
                             payload, t.map.size()};
   bool ok = std::fwrite(kFileMagic, 1, 8, out.f) == 8 && std::fwrite(version, 4, 2, out.f) == 2 &&
@@ -388,9 +414,8 @@ Status screen_table_read(const char* path, ScreenFileKey* key, ScreenTable* t) {
   uint32_t version[2];
   uint64_t head[9];
   if (std::fread(magic, 1, 8, in.f) != 8 || std::memcmp(magic, kFileMagic, 8) != 0) return bad("no KGRANKQ1 header");
-  if (std::fread(version, 4, 2, in.f) != 2 || version[0] != kFileVersion || version[1] != 0) {
-    return bad("another format version");
-  }
+  if (std::fread(version, 4, 2, in.f) != 2 || version[0] != kFileVersion) return bad("another format version");
+  if (version[1] != kScreenRules) return bad("made under other rules of the screen: another release");
   if (std::fread(head, 8, 9, in.f) != 9) return bad("its header is cut short");
   const uint64_t n = head[0], dim = head[1], dpad = head[2], map_n = head[8];
   if (dim == 0 || dim > kScreenMaxDim || dpad != (dim + 3) / 4 * 4 || (map_n != 0 && map_n != dim) ||

@@ -118,8 +118,10 @@ bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const 
 // new threshold is not finite gets scale NaN, so every pair of it is undecided until a finite threshold comes back.
 void screen_set_threshold(ScreenQueries* q, size_t i, float thr, float scale);
 
-// A quantised table on disk (kgrank quantize; docs/screen.md "A quantised table on disk"), little-endian:
-//   "KGRANKQ1", u32 version (1), u32 0, then u64 n, dim, dpad, width, interaction, layout, float_digest,
+// A quantised table on disk (kgrank quantize; docs/screen.md "A quantised table on disk"), in the machine's byte
+// order (little-endian on x86-64 and AArch64; another order fails the version check):
+//   "KGRANKQ1", u32 version (1), u32 rules (screen.cpp kScreenRules), then u64 n, dim, dpad, width, interaction,
+//   layout, float_digest,
 //   payload_digest, map entries (0: identity, else dim), the map (u32 each), then each array as u64 byte count and
 //   its bytes: panels, scale, slack, qnorm, corr, panels2, slack2, qnorm2, cnorm, corr2.
 // float_digest is screen_digest of the float32 table it was made from (rows x width floats as stored), so a table is
@@ -127,8 +129,9 @@ void screen_set_threshold(ScreenQueries* q, size_t i, float thr, float scale);
 struct ScreenFileKey {
   uint64_t n = 0, dim = 0, width = 0, interaction = 0, layout = 0, float_digest = 0;
 };
-// A 64-bit digest of `bytes` bytes (not cryptographic: it tells tables apart and finds damage).
-uint64_t screen_digest(const void* data, size_t bytes);
+// A 64-bit digest of `bytes` bytes (not cryptographic: it tells tables apart and finds damage): the digest of the
+// digests of its 16 MiB blocks, computed on `threads` threads (0: all), the same for any thread count.
+uint64_t screen_digest(const void* data, size_t bytes, unsigned threads = 0);
 // Writes the table with its key to `path` (the caller renames it into place); a failed status names what failed.
 Status screen_table_write(const ScreenTable& t, const ScreenFileKey& key, const char* path);
 // Reads a table `path` holds, checking its layout, sizes and payload digest; *key receives its key (the caller

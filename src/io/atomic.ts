@@ -119,10 +119,37 @@ export function writeFileAtomic(path: string, data: Uint8Array | string, argumen
 export function writeAtomicWith(path: string, argument: string, write: (tmp: string) => void): void {
   if (typeof path !== "string" || path.trim() === "") throw new KgrankInputError(argument, "needs a file name");
   const target = finalTarget(path);
+  let mode: number | null = null;
+  try {
+    const st = fs.statSync(target);
+    if (!st.isFile()) {
+      throw new KgrankInputError(argument, `cannot write ${path}: it is not a regular file; choose a file name`);
+    }
+    mode = st.mode & 0o7777;
+    try {
+      fs.accessSync(target, fs.constants.W_OK);
+    } catch {
+      throw new KgrankInputError(
+        argument,
+        `cannot write ${path}: it is read-only; make it writable or choose another file`,
+      );
+    }
+  } catch (e) {
+    if (e instanceof KgrankInputError) throw e;
+    // does not exist: a new file
+  }
   const tmp = temporaryName(target);
   pending.add(tmp);
   try {
     write(tmp);
+    // Its bytes on disk before the rename, and an existing file's permission bits kept.
+    const fd = fs.openSync(tmp, "r+");
+    try {
+      fs.fsyncSync(fd);
+      if (mode !== null) fs.fchmodSync(fd, mode);
+    } finally {
+      fs.closeSync(fd);
+    }
     try {
       fs.renameSync(tmp, target);
     } catch (e) {

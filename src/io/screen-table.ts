@@ -4,6 +4,8 @@
  * against the model's own table (rows, width, interaction, ComplEx layout and a digest of its values), so that run
  * does not quantise the table again. Ranks and top-k lists are the same with or without it, bit for bit.
  */
+import { type Stats, statSync } from "node:fs";
+
 import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
 import { describe, threadCount } from "../checks/validate";
@@ -37,10 +39,10 @@ function screenInput(model: unknown, path: unknown): { k: Kernels; input: Embedd
   return { k, input: model.job("tail", Int32Array.of(0), Int32Array.of(0), Int32Array.of(0)) };
 }
 
-/** A status error of the native reader or writer, as a KgrankInputError naming `path`. */
-function asPathError(e: unknown): never {
-  if (e instanceof KgrankInputError && e.argument !== "path") {
-    throw new KgrankInputError("path", e.message.slice(e.argument.length + 2));
+/** A file error of the native reader or writer (code KGRANK_FILE), as a KgrankInputError naming `path`. */
+function asPathError(e: unknown, tmp?: string, path?: string): never {
+  if (e instanceof Error && (e as Error & { code?: unknown }).code === "KGRANK_FILE") {
+    throw new KgrankInputError("path", tmp && path ? e.message.split(tmp).join(path) : e.message);
   }
   throw e;
 }
@@ -59,12 +61,14 @@ export function saveScreenTable(model: EmbeddingModel, path: string, options: { 
   if (typeof got === "string") throw new KgrankInputError("model", `cannot be quantised here: ${got}`);
   const { k, input } = got;
   const threads = threadCount(options.threads);
-  const table = model.screenTableOn(k, () => k.screenTable!(input, threads));
+  // Quantised now, from the values the file's digest is taken of (a table made earlier may predate a change of them).
+  const table = k.screenTable!(input, threads);
+  model.useScreenTable(k, table);
   writeAtomicWith(path, "path", (tmp) => {
     try {
       k.saveScreenTable!(input, table, tmp, threads);
     } catch (e) {
-      asPathError(e);
+      asPathError(e, tmp, path);
     }
   });
 }
@@ -79,6 +83,13 @@ export function loadScreenTable(model: EmbeddingModel, path: string, options: { 
   const got = screenInput(model, path);
   if (typeof got === "string") return false;
   const { k, input } = got;
+  let st: Stats;
+  try {
+    st = statSync(path);
+  } catch {
+    throw new KgrankInputError("path", `cannot open ${path}: no such file`);
+  }
+  if (!st.isFile()) throw new KgrankInputError("path", `${path} is not a file: give the table kgrank quantize wrote`);
   let table: unknown;
   try {
     table = k.screenTable!(input, threadCount(options.threads), path);

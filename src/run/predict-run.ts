@@ -76,6 +76,13 @@ export async function quantizeRun(opts: QuantizeOptions, out: Out): Promise<void
       "or --interaction with --entity-embeddings and --relation-embeddings is required: the model whose table to quantise",
     );
   }
+  // A data file kgrank reads (the model's own table, say) is never overwritten by mistake.
+  if (/\.(npy|npz|safetensors|pt|pth|json|tsv|txt|h5)$/i.test(opts.output)) {
+    throw new KgrankInputError(
+      "--output",
+      `(-o) ${opts.output} names a data file kgrank reads, not a quantised table: name it e.g. ${opts.output.replace(/\.[^.]+$/, "")}.kgq`,
+    );
+  }
   const ds = await datasetFromAsync(opts);
   const model = loadModelWithin(opts, ds, undefined);
   try {
