@@ -358,6 +358,48 @@ void pack_entities(const ChunkPlan& plan, size_t pw, const uint32_t* ids, size_t
 // Entities per packing of score_listed: a multiple of every panel width; 256 x d floats stay in L2.
 constexpr size_t kListPiece = 256;
 
+// The screen's kernel and table for a call of rank_embeddings or top_k_embeddings whose query and table make the
+// screen apply (float32 Dot over plain rows): where qs.screen asks for it (Int8; Auto where the level has a vector
+// kernel and either the table was prepared or the call has kScreenMinRows rows, so that quantising the table pays),
+// the prepared table if it was made from this one (n rows of dim elements in the order `map`), else rows [base, end)
+// of `entity` quantised into *own. Null (and *table null) where the screen does not run: the float32 path.
+ScreenChunkFn screen_setup(const EmbeddingQueries& qs, const float* entity, size_t n, size_t width, const uint32_t* map,
+                           size_t dim, size_t rows, size_t base, size_t end, SimdLevel simd, unsigned threads,
+                           ScreenTable* own, const ScreenTable** table) {
+  *table = nullptr;
+  bool vector = false;
+  const ScreenChunkFn fn = screen_kernel(simd, &vector);
+  const bool prepared = qs.screen_table != nullptr && qs.screen_table->made_for(n, dim, map);
+  if (qs.screen == ScreenMode::Off ||
+      (qs.screen == ScreenMode::Auto && !(vector && (prepared || rows >= kScreenMinRows)))) {
+    return nullptr;
+  }
+  if (prepared) {
+    *table = qs.screen_table;
+  } else if (screen_quantise_table(entity + base * width, end - base, width, map, dim, simd, threads, own)) {
+    *table = own;
+  }
+  return *table != nullptr ? fn : nullptr;
+}
+
+// `part` restricted to its rows `rows`, their queries and thresholds gathered contiguous into `query` and
+// `threshold` (a Dot plan: no coeff): the chunk kernel over a few rows of a task, one packing of the chunk for them.
+ChunkPlan gather_rows(const ChunkPlan& part, const std::vector<uint32_t>& rows, std::vector<float>* query,
+                      std::vector<float>* threshold) {
+  const size_t h = rows.size(), dim = part.dim;
+  query->resize(h * dim);
+  threshold->resize(h);
+  for (size_t j = 0; j < h; ++j) {
+    std::copy_n(part.query + rows[j] * dim, dim, query->data() + j * dim);
+    (*threshold)[j] = part.threshold[rows[j]];
+  }
+  ChunkPlan g = part;
+  g.query = query->data();
+  g.threshold = threshold->data();
+  g.rows = h;
+  return g;
+}
+
 using PairDotsFn = void (*)(const float*, size_t, const float*, size_t, const uint32_t*, const uint32_t*, size_t,
                             float*);
 
@@ -657,18 +699,10 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
     ScreenChunkFn screen_fn = nullptr;
     if (qs.screen != ScreenMode::Off && op == ScoreOp::Dot && m.entity_scale == nullptr && !grouped &&
         dim <= kScreenMaxDim && groups.size() == 1 && groups[0].cand == nullptr) {
-      bool vector = false;
-      const ScreenChunkFn fn = screen_kernel(simd, &vector);
-      const bool prepared = qs.screen_table != nullptr && qs.screen_table->made_for(m.num_entities, dim, map.data());
-      // Auto: a table quantised in this call pays for itself only over enough rows.
-      if (qs.screen == ScreenMode::Int8 || (vector && (prepared || rows >= kScreenMinRows))) {
-        if (prepared) {
-          screen_table = qs.screen_table;
-        } else if (screen_quantise_table(entity, m.num_entities, width, map.data(), dim, simd, threads, &own_table)) {
-          screen_table = &own_table;
-        }
-        if (screen_table != nullptr &&
-            screen_quantise_queries(query.data(), rows, dim, threshold.data(), simd, &screen_queries)) {
+      const ScreenChunkFn fn = screen_setup(qs, entity, m.num_entities, width, map.data(), dim, rows, 0, m.num_entities,
+                                            simd, threads, &own_table, &screen_table);
+      if (fn != nullptr) {
+        if (screen_quantise_queries(query.data(), rows, dim, threshold.data(), simd, &screen_queries)) {
           screen_fn = fn;
         }
       }
@@ -831,17 +865,8 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
                 // screen counts, if any, are dropped.
                 if (!heavy.empty()) {
                   const size_t h = heavy.size();
-                  heavy_query.resize(h * dim);
-                  heavy_threshold.resize(h);
                   heavy_counts.assign(3 * h, 0);
-                  for (size_t i = 0; i < h; ++i) {
-                    std::copy_n(part.query + heavy[i] * dim, dim, heavy_query.data() + i * dim);
-                    heavy_threshold[i] = part.threshold[heavy[i]];
-                  }
-                  ChunkPlan hp = part;
-                  hp.query = heavy_query.data();
-                  hp.threshold = heavy_threshold.data();
-                  hp.rows = h;
+                  const ChunkPlan hp = gather_rows(part, heavy, &heavy_query, &heavy_threshold);
                   kernel(hp, begin, end, heavy_counts.data(), heavy_counts.data() + h, heavy_counts.data() + 2 * h,
                          pack.data());
                   for (size_t i = 0; i < h; ++i) {
@@ -1220,21 +1245,10 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
   if constexpr (std::is_same<T, float>::value) {
     if (qs.screen != ScreenMode::Off && op == ScoreOp::Dot && m.entity_scale == nullptr && dim <= kScreenMaxDim &&
         n > 0) {
-      bool vector = false;
-      const ScreenChunkFn fn = screen_kernel(simd, &vector);
-      const bool prepared = qs.screen_table != nullptr && qs.screen_table->made_for(m.num_entities, dim, map.data());
-      if (qs.screen == ScreenMode::Int8 || (vector && (prepared || rows >= kScreenMinRows))) {
-        if (prepared) {
-          screen_table = qs.screen_table;
-        } else {
-          table_base = begin / kScreenPanel * kScreenPanel;  // the range alone, from a whole panel
-          if (screen_quantise_table(entity + table_base * width, end - table_base, width, map.data(), dim, simd,
-                                    threads, &own_table)) {
-            screen_table = &own_table;
-          }
-        }
-        if (screen_table != nullptr) screen_fn = fn;
-      }
+      // A table quantised here covers the range alone, from a whole panel.
+      screen_fn = screen_setup(qs, entity, m.num_entities, width, map.data(), dim, rows,
+                               begin / kScreenPanel * kScreenPanel, end, simd, threads, &own_table, &screen_table);
+      if (screen_table == &own_table) table_base = begin / kScreenPanel * kScreenPanel;
       bool identity = true;
       for (size_t j = 0; j < map.size(); ++j) identity = identity && map[j] == j;
       if (identity && map.size() == dim) pair_fn = pair_dots_of(chunk_kernel(simd), dim);
@@ -1410,17 +1424,8 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
           // chunk) says which have a candidate above their threshold; those rows' scores of the chunk are offered.
           if (!check.empty()) {
             const size_t h = check.size();
-            check_query.resize(h * dim);
-            check_threshold.resize(h);
             check_counts.assign(3 * h, 0);
-            for (size_t j = 0; j < h; ++j) {
-              std::copy_n(part.query + check[j] * dim, dim, check_query.data() + j * dim);
-              check_threshold[j] = threshold[check[j]];
-            }
-            ChunkPlan hp = part;
-            hp.query = check_query.data();
-            hp.threshold = check_threshold.data();
-            hp.rows = h;
+            const ChunkPlan hp = gather_rows(part, check, &check_query, &check_threshold);
             kernel(hp, c0, c1, check_counts.data(), check_counts.data() + h, check_counts.data() + 2 * h, pack.data());
             for (size_t j = 0; j < h; ++j) {
               if (check_counts[j] == 0) continue;

@@ -149,11 +149,15 @@ struct Result {
   kgrank::ScreenStats stats;
 };
 
-inline Result rank(const Case& c, kgrank::ScreenMode mode, kgrank::SimdLevel level, unsigned threads,
-                   const kgrank::ScreenTable* table = nullptr, kgrank::JobControl* control = nullptr) {
+// The case's model, and its queries with the screen's mode and table (stats: where what the screen did goes).
+inline kgrank::EmbeddingModel<float> model_of(const Case& c) {
   kgrank::EmbeddingModel<float> m{c.interaction, c.layout, c.ent.data(), c.rel.data(), c.n,
                                   c.nr,          c.width,  c.width,      0.0,          nullptr};
   m.entity_offset = c.entity_offset;
+  return m;
+}
+inline kgrank::EmbeddingQueries queries_of(const Case& c, kgrank::ScreenMode mode, const kgrank::ScreenTable* table,
+                                           kgrank::ScreenStats* stats) {
   kgrank::EmbeddingQueries q{c.rows, c.head, c.anchor.data(), c.relation.data(), c.truth.data()};
   if (!c.off.empty()) {
     q.exclude_offsets = c.off.data();
@@ -161,8 +165,15 @@ inline Result rank(const Case& c, kgrank::ScreenMode mode, kgrank::SimdLevel lev
   }
   q.screen = mode;
   q.screen_table = table;
+  q.screen_stats = stats;
+  return q;
+}
+
+inline Result rank(const Case& c, kgrank::ScreenMode mode, kgrank::SimdLevel level, unsigned threads,
+                   const kgrank::ScreenTable* table = nullptr, kgrank::JobControl* control = nullptr) {
+  const kgrank::EmbeddingModel<float> m = model_of(c);
   Result r;
-  q.screen_stats = &r.stats;
+  const kgrank::EmbeddingQueries q = queries_of(c, mode, table, &r.stats);
   r.counts.assign(5 * c.rows, -1.0);
   const size_t R = c.rows;
   const kgrank::EmbeddingCounts out{r.counts.data(), r.counts.data() + R, r.counts.data() + 2 * R,
@@ -176,19 +187,10 @@ inline Result rank(const Case& c, kgrank::ScreenMode mode, kgrank::SimdLevel lev
 inline Result top_k(const Case& c, kgrank::ScreenMode mode, kgrank::SimdLevel level, unsigned threads, size_t k,
                     size_t begin, size_t end, const std::vector<double>& floor,
                     const kgrank::ScreenTable* table = nullptr) {
-  kgrank::EmbeddingModel<float> m{c.interaction, c.layout, c.ent.data(), c.rel.data(), c.n,
-                                  c.nr,          c.width,  c.width,      0.0,          nullptr};
-  m.entity_offset = c.entity_offset;
-  kgrank::EmbeddingQueries q{c.rows, c.head, c.anchor.data(), c.relation.data(), c.truth.data()};
-  if (!c.off.empty()) {
-    q.exclude_offsets = c.off.data();
-    q.exclude_ids = c.excl.data();
-  }
-  q.floor = floor.empty() ? nullptr : floor.data();
-  q.screen = mode;
-  q.screen_table = table;
+  const kgrank::EmbeddingModel<float> m = model_of(c);
   Result r;
-  q.screen_stats = &r.stats;
+  kgrank::EmbeddingQueries q = queries_of(c, mode, table, &r.stats);
+  q.floor = floor.empty() ? nullptr : floor.data();
   std::vector<int32_t> ids(c.rows * k);
   std::vector<double> scores(c.rows * k);
   r.status = kgrank::top_k_embeddings<float>(m, q, k, begin, end, ids.data(), scores.data(), level, threads);

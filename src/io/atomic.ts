@@ -56,45 +56,39 @@ function temporaryName(target: string): string {
 }
 
 /**
- * Writes `data` to `path` atomically, as a careful writer: through a symbolic link to its target (the link stays),
- * keeping an existing file's permission bits, refusing a read-only file (no write bit, or not writable by this
- * user), with a temporary name that fits NAME_MAX. Special files that cannot be renamed onto (e.g. /dev/null,
- * /dev/full, a FIFO) are written directly, since there is nothing partial to leave behind in them.
+ * What is at `target` (the file `path` names): "new" (nothing yet), "special" (not a regular file or a directory),
+ * or the permission bits of a regular file this user may write. A read-only file is refused, naming `argument`.
  */
-export function writeFileAtomic(path: string, data: Uint8Array | string, argument = "output"): void {
-  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  if (typeof path !== "string" || path.trim() === "") throw new KgrankInputError(argument, "needs a file name");
-  const target = finalTarget(path);
-  let mode: number | null = null;
+function existing(target: string, path: string, argument: string): "new" | "special" | number {
+  let st: fs.Stats;
   try {
-    const st = fs.statSync(target);
-    if (!st.isFile() && !st.isDirectory()) {
-      writeAll(target, bytes, argument, "w", 0o666);
-      return;
-    }
-    if (st.isFile()) {
-      mode = st.mode & 0o7777;
-      let writable = (mode & 0o222) !== 0;
-      try {
-        fs.accessSync(target, fs.constants.W_OK);
-      } catch {
-        writable = false;
-      }
-      if (!writable) {
-        throw new KgrankInputError(
-          argument,
-          `cannot write ${path}: it is read-only (mode ${mode.toString(8).padStart(4, "0")}); make it writable or choose another file`,
-        );
-      }
-    }
-  } catch (e) {
-    if (e instanceof KgrankInputError) throw e;
-    // does not exist: a new file
+    st = fs.statSync(target);
+  } catch {
+    return "new";
   }
+  if (!st.isFile()) return st.isDirectory() ? "new" : "special";
+  const mode = st.mode & 0o7777;
+  let writable = (mode & 0o222) !== 0;
+  try {
+    fs.accessSync(target, fs.constants.W_OK);
+  } catch {
+    writable = false;
+  }
+  if (!writable) {
+    throw new KgrankInputError(
+      argument,
+      `cannot write ${path}: it is read-only (mode ${mode.toString(8).padStart(4, "0")}); make it writable or choose another file`,
+    );
+  }
+  return mode;
+}
+
+/** `write(tmp)` into a temporary file beside `target`, then renamed onto it; removed on any failure. */
+function viaTemporary(target: string, path: string, argument: string, write: (tmp: string) => void): void {
   const tmp = temporaryName(target);
   pending.add(tmp);
   try {
-    writeAll(tmp, bytes, argument, "wx", mode ?? 0o666);
+    write(tmp);
     try {
       fs.renameSync(tmp, target);
     } catch (e) {
@@ -113,58 +107,47 @@ export function writeFileAtomic(path: string, data: Uint8Array | string, argumen
 }
 
 /**
+ * Writes `data` to `path` atomically, as a careful writer: through a symbolic link to its target (the link stays),
+ * keeping an existing file's permission bits, refusing a read-only file (no write bit, or not writable by this
+ * user), with a temporary name that fits NAME_MAX. Special files that cannot be renamed onto (e.g. /dev/null,
+ * /dev/full, a FIFO) are written directly, since there is nothing partial to leave behind in them.
+ */
+export function writeFileAtomic(path: string, data: Uint8Array | string, argument = "output"): void {
+  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  if (typeof path !== "string" || path.trim() === "") throw new KgrankInputError(argument, "needs a file name");
+  const target = finalTarget(path);
+  const was = existing(target, path, argument);
+  if (was === "special") {
+    writeAll(target, bytes, argument, "w", 0o666);
+    return;
+  }
+  viaTemporary(target, path, argument, (tmp) =>
+    writeAll(tmp, bytes, argument, "wx", typeof was === "number" ? was : 0o666),
+  );
+}
+
+/**
  * As writeFileAtomic, for a file another writer makes (the native core): `write(tmp)` creates the temporary file
- * beside the target, which is then renamed onto it; on any failure the temporary file is removed.
+ * beside the target, which is flushed to disk and renamed onto it (an existing file's permission bits kept); a
+ * special file or a read-only one is refused.
  */
 export function writeAtomicWith(path: string, argument: string, write: (tmp: string) => void): void {
   if (typeof path !== "string" || path.trim() === "") throw new KgrankInputError(argument, "needs a file name");
   const target = finalTarget(path);
-  let mode: number | null = null;
-  try {
-    const st = fs.statSync(target);
-    if (!st.isFile()) {
-      throw new KgrankInputError(argument, `cannot write ${path}: it is not a regular file; choose a file name`);
-    }
-    mode = st.mode & 0o7777;
-    try {
-      fs.accessSync(target, fs.constants.W_OK);
-    } catch {
-      throw new KgrankInputError(
-        argument,
-        `cannot write ${path}: it is read-only; make it writable or choose another file`,
-      );
-    }
-  } catch (e) {
-    if (e instanceof KgrankInputError) throw e;
-    // does not exist: a new file
+  const was = existing(target, path, argument);
+  if (was === "special") {
+    throw new KgrankInputError(argument, `cannot write ${path}: it is not a regular file; choose a file name`);
   }
-  const tmp = temporaryName(target);
-  pending.add(tmp);
-  try {
+  viaTemporary(target, path, argument, (tmp) => {
     write(tmp);
-    // Its bytes on disk before the rename, and an existing file's permission bits kept.
     const fd = fs.openSync(tmp, "r+");
     try {
       fs.fsyncSync(fd);
-      if (mode !== null) fs.fchmodSync(fd, mode);
+      if (typeof was === "number") fs.fchmodSync(fd, was);
     } finally {
       fs.closeSync(fd);
     }
-    try {
-      fs.renameSync(tmp, target);
-    } catch (e) {
-      throw new KgrankInputError(argument, `cannot write ${path}: ${explain(e)}`);
-    }
-  } catch (e) {
-    try {
-      fs.unlinkSync(tmp);
-    } catch {
-      // never created
-    }
-    throw e;
-  } finally {
-    pending.delete(tmp);
-  }
+  });
 }
 
 /**
