@@ -273,9 +273,11 @@ describe("npm package", () => {
     }
     // Stripped prebuilds keep the tarball small (measured 2026-11-26: 0.25 to 0.31 MB per glibc prebuild, 0.36 to
     // 0.37 MB per musl prebuild with its static libc++, compressed; 2.0 MB in all; 2026-12-02: 3.07 MB, the bundled
-    // Vega and browser build in dist/ and the screen's kernels in every prebuild). An unstripped set of prebuilds
-    // alone would pass 3.5 MB.
-    expect(statSync(tarball).size).toBeLessThan(3_500_000);
+    // Vega and browser build in dist/ and the screen's kernels in every prebuild; 2026-12-03: 3.53 MB, with the AMX
+    // kernel, top-k through the screen and its table on disk: stripped and compressed, x64 0.53 MB, x64-musl 0.52,
+    // arm64 0.39, arm64-musl 0.49). An unstripped musl prebuild alone compresses to 3.9-4.0 MB, so an unstripped set
+    // would pass this budget by far.
+    expect(statSync(tarball).size).toBeLessThan(3_750_000);
   });
 
   const arm64 = prebuildArches.includes("arm64");
