@@ -355,6 +355,16 @@ void pack_entities(const ChunkPlan& plan, size_t pw, const uint32_t* ids, size_t
   }
 }
 
+// Packs the entities ids[0 .. cnt) into `out` as the level's chunk kernel packs a chunk (its pack_list, list_fn,
+// where it has one, else pack_entities with its panel width pw), for the level's packed_scores.
+void pack_listed(const ChunkPlan& part, PackListFn list_fn, size_t pw, const uint32_t* ids, size_t cnt, float* out) {
+  if (list_fn != nullptr) {
+    list_fn(part, ids, cnt, out);
+  } else {
+    pack_entities(part, pw, ids, cnt, out);
+  }
+}
+
 // Entities per packing of score_listed: a multiple of every panel width; 256 x d floats stay in L2.
 constexpr size_t kListPiece = 256;
 
@@ -749,11 +759,7 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
               // The level's chunk packing of candidates ids[0 .. cnt) into `compact`, which its packed_scores
               // score exactly as the chunk kernel does (the level's pack_list, else pack_entities).
               const auto pack_ids = [&](const uint32_t* ids, size_t cnt) {
-                if (list_pack_fn != nullptr) {
-                  list_pack_fn(part, ids, cnt, compact.data());
-                } else {
-                  pack_entities(part, pw, ids, cnt, compact.data());
-                }
+                pack_listed(part, list_pack_fn, pw, ids, cnt, compact.data());
               };
               // One exact score s of row k counted into local: above its threshold, equal to it, NaN.
               const auto tally = [&](size_t k, float s) {
@@ -1274,18 +1280,16 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
     auto floor_of = [&](size_t i) { return qs.floor != nullptr ? static_cast<T>(qs.floor[r0 + i]) : std::nan(""); };
     // Offers the candidates [c0, c1), scored into `block`, to row i's list (excluded ids and scores not above the
     // row's floor never enter).
-    auto offer = [&](size_t i, size_t c0, size_t c1) {
-      size_t l = len[i];
-      const T f = static_cast<T>(floor_of(i));
-      const bool floored = f == f;
-      for (size_t e = c0; e < c1; ++e) {
-        const T s = block[e - c0];
-        const int32_t ei = static_cast<int32_t>(e + m.entity_offset);
-        if (enters(sc + i * k, id + i * k, l, k, s, ei) && (!floored || s > f) && !is_excluded(r0 + i, ei)) {
-          l = insert_entry(sc + i * k, id + i * k, l, k, s, ei);
-        }
+    // Offers candidate e (a row of `entity`) scored s to row i's list, whose floor is f (NaN: none).
+    auto offer_one = [&](size_t i, T s, size_t e, T f) {
+      const int32_t ei = static_cast<int32_t>(e + m.entity_offset);
+      if (enters(sc + i * k, id + i * k, len[i], k, s, ei) && (f != f || s > f) && !is_excluded(r0 + i, ei)) {
+        len[i] = static_cast<uint32_t>(insert_entry(sc + i * k, id + i * k, len[i], k, s, ei));
       }
-      len[i] = static_cast<uint32_t>(l);
+    };
+    auto offer = [&](size_t i, size_t c0, size_t c1) {
+      const T f = static_cast<T>(floor_of(i));
+      for (size_t e = c0; e < c1; ++e) offer_one(i, block[e - c0], e, f);
     };
     KGRANK_TRY {
       for (size_t i = 0; i < nr; ++i) len[i] = 0;
@@ -1324,14 +1328,6 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
         const size_t pw = panel_width_of(kernel);
         std::vector<uint8_t> wants(nr);
         uint64_t screened_pairs = 0, rescored = 0;
-        // Offers one exactly scored candidate e (a row of `entity`) to row i's list, as `offer` does.
-        auto offer_one = [&](size_t i, float s, size_t e) {
-          const int32_t ei = static_cast<int32_t>(e + m.entity_offset);
-          const float f = floor[i];
-          if (enters(sc + i * k, id + i * k, len[i], k, s, ei) && (f != f || s > f) && !is_excluded(r0 + i, ei)) {
-            len[i] = static_cast<uint32_t>(insert_entry(sc + i * k, id + i * k, len[i], k, s, ei));
-          }
-        };
         for (size_t c0 = s0; screened && c0 < s1;) {
           // Chunks end on the table's whole panels (only a segment's first chunk starts inside one).
           const size_t next = table_base + ((c0 - table_base) / kChunk + 1) * kChunk;
@@ -1402,13 +1398,9 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
                 if (list[u] + table_base >= c0) chunk_ids.push_back(static_cast<uint32_t>(list[u] + table_base));
               }
               if (chunk_ids.empty()) continue;
-              if (pack_list_fn != nullptr) {
-                pack_list_fn(part, chunk_ids.data(), chunk_ids.size(), pack.data());
-              } else {
-                pack_entities(part, pw, chunk_ids.data(), chunk_ids.size(), pack.data());
-              }
+              pack_listed(part, pack_list_fn, pw, chunk_ids.data(), chunk_ids.size(), pack.data());
               packed(part, i, pack.data(), chunk_ids.size(), block);
-              for (size_t u = 0; u < chunk_ids.size(); ++u) offer_one(i, block[u], chunk_ids[u]);
+              for (size_t u = 0; u < chunk_ids.size(); ++u) offer_one(i, block[u], chunk_ids[u], floor[i]);
               rescored += chunk_ids.size();
             }
           }
@@ -1417,7 +1409,7 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
             const size_t np = pair_rows.size();
             pair_scores.resize(np);
             pair_fn(part.query, dim, entity, width, pair_rows.data(), pair_ids.data(), np, pair_scores.data());
-            for (size_t j = 0; j < np; ++j) offer_one(pair_rows[j], pair_scores[j], pair_ids[j]);
+            for (size_t j = 0; j < np; ++j) offer_one(pair_rows[j], pair_scores[j], pair_ids[j], floor[pair_rows[j]]);
             rescored += np;
           }
           // The rows the screen could not quantise, gathered: the float32 path's counting kernel (which packs the
@@ -1439,11 +1431,7 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
             if (check.empty()) {
               chunk_ids.resize(cn);
               for (size_t j = 0; j < cn; ++j) chunk_ids[j] = static_cast<uint32_t>(c0 + j);
-              if (pack_list_fn != nullptr) {
-                pack_list_fn(part, chunk_ids.data(), cn, pack.data());
-              } else {
-                pack_entities(part, pw, chunk_ids.data(), cn, pack.data());
-              }
+              pack_listed(part, pack_list_fn, pw, chunk_ids.data(), cn, pack.data());
             }
             for (const uint32_t i : heavy) {
               packed(part, i, pack.data(), cn, block);
