@@ -524,9 +524,9 @@ describe.skipIf(addon === null)("the addon takes one record per call, read by na
       /"screen.table" must be what screenTable returned/,
     );
     // What the screen does not apply to: a RangeError naming the field.
-    const transe = { ...record.model, interaction: 1 };
+    const transe = { ...record.model, interaction: 0 }; // TransE-L1
     expect(() => a.screenTable({ model: transe, simd: record.simd, threads: 1 } as never)).toThrow(
-      /screenTable: "model.interaction" is not DistMult or ComplEx/,
+      /screenTable: "model.interaction" is not DistMult, ComplEx, TransE-L2 or RotatE-L2/,
     );
     const wide = { ...record.model, entity: new Float64Array(6), relation: new Float64Array(2) };
     expect(() => a.screenTable({ model: wide, simd: record.simd, threads: 1 } as never)).toThrow(

@@ -1589,7 +1589,7 @@ export const CASES: Case[] = [
   },
   {
     kind: "screen table: an interaction the screen does not apply to",
-    call: () => saveScreenTable(emb({ interaction: "transe-l2" }), "x.kgq"),
+    call: () => saveScreenTable(emb({ interaction: "transe-l1" }), "x.kgq"),
     error: KgrankInputError,
     argument: "model",
   },

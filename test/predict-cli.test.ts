@@ -393,10 +393,10 @@ describe(`kgrank predict (${backendLabel})`, () => {
       /--quantized: cannot open none\.kgq: no such file$/m,
     );
     await bad(["--top-k", "3", "--quantized", ".", "-o", "x.npz"], /--quantized: \. is not a file/);
-    const transe = modelFlags.map((f) => (f === "distmult" ? "transe-l2" : f));
+    const transe = modelFlags.map((f) => (f === "distmult" ? "transe-l1" : f));
     expectUserError(
       await kgrank(["quantize", ...transe, "-o", "t.kgq"], dir),
-      /transe-l2 at float32: the int8 screen, and so its table, applies to DistMult and ComplEx/,
+      /transe-l1 at float32: the int8 screen, and so its table, applies to DistMult, ComplEx, TransE-L2 and RotatE-L2/,
     );
     expectUserError(
       await kgrank(["quantize", ...modelFlags, "-o", "no-such-dir/t.kgq"], dir),

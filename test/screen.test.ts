@@ -51,14 +51,19 @@ interface World {
  * n entities, nr relations, 400 test triples; `planted`: each test tail is 0.8 x (head o relation) + noise, so the
  * true answer scores far above most entities (as a trained model's does).
  */
-function world(interaction: "distmult" | "complex", planted: boolean, seed: number): World {
+type Screened = "distmult" | "complex" | "transe-l2" | "rotate-l2";
+const SCREENED: readonly Screened[] = ["distmult", "complex", "transe-l2", "rotate-l2"];
+const complexOf = (i: Screened) => i === "complex" || i === "rotate-l2";
+
+function world(interaction: Screened, planted: boolean, seed: number): World {
   const next = rng(seed);
   const n = 1500;
   const nr = 6;
   const width = 48;
   const ent = Float32Array.from({ length: n * width }, () => next());
+  // Near-identity relations (TransE-L2: a short translation), so the planted answer lies near the query.
   const rel = Float32Array.from({ length: nr * width }, (_, i) =>
-    interaction === "complex" && i % width >= width / 2 ? 0.1 * next() : 1 + 0.1 * next(),
+    (complexOf(interaction) && i % width >= width / 2) || interaction === "transe-l2" ? 0.1 * next() : 1 + 0.1 * next(),
   );
   const triple = (): [number, number, number] => [
     Math.floor(((next() + 1) / 2) * n) % n,
@@ -78,12 +83,12 @@ function world(interaction: "distmult" | "complex", planted: boolean, seed: numb
   return { n, nr, width, ent, rel, train, test };
 }
 
-function modelOf(w: World, interaction: "distmult" | "complex") {
+function modelOf(w: World, interaction: Screened) {
   return new EmbeddingModel({
     interaction,
     entityEmbeddings: { data: w.ent, shape: [w.n, w.width] },
     relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
-    ...(interaction === "complex" ? { complexLayout: "halves" as const } : {}),
+    ...(complexOf(interaction) ? { complexLayout: "halves" as const } : {}),
   });
 }
 
@@ -92,7 +97,7 @@ function evaluator(w: World, extra: Partial<ConstructorParameters<typeof RankEva
 }
 
 describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () => {
-  for (const interaction of ["distmult", "complex"] as const) {
+  for (const interaction of SCREENED) {
     for (const planted of [true, false]) {
       it(`${interaction}, ${planted ? "trained-like" : "random"} model: auto, int8 and off agree (sync and async)`, async () => {
         const w = world(interaction, planted, planted ? 7 : 8);
@@ -154,7 +159,7 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
   });
 
   it("top-k lists are the same with the screen on: sync, async, filtered, an entity range, a table read in chunks", async () => {
-    for (const interaction of ["distmult", "complex"] as const) {
+    for (const interaction of SCREENED) {
       const w = world(interaction, true, 12);
       const dir = tempDir("screen-topk-");
       const file = path.join(dir, "entities.npy");
@@ -167,7 +172,7 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
           interaction,
           entityEmbeddings: openEntityTable(file),
           relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
-          ...(interaction === "complex" ? { complexLayout: "halves" as const } : {}),
+          ...(complexOf(interaction) ? { complexLayout: "halves" as const } : {}),
         });
         const triples = w.test;
         lists[screen] = [
@@ -259,11 +264,11 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
     );
     // What the screen does not apply to, and bad arguments.
     const transe = new EmbeddingModel({
-      interaction: "transe-l2",
+      interaction: "transe-l1",
       entityEmbeddings: { data: w.ent, shape: [w.n, w.width] },
       relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
     });
-    expectError(() => saveScreenTable(transe, file), "model", /DistMult and ComplEx at float32/);
+    expectError(() => saveScreenTable(transe, file), "model", /DistMult, ComplEx, TransE-L2 and RotatE-L2 at float32/);
     const streamed = new EmbeddingModel({
       interaction: "distmult",
       entityEmbeddings: openEntityTable(path.join(dir, "other.kgq").replace(/other\.kgq$/, "table.npy")),
@@ -295,7 +300,7 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
     const w = world("distmult", true, 11);
     for (const [interaction, precision] of [
       ["distmult", "float64"],
-      ["transe-l2", "float32"],
+      ["transe-l1", "float32"],
     ] as const) {
       const make = () =>
         new EmbeddingModel({

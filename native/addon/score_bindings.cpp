@@ -432,17 +432,18 @@ ScoreJob rank_job(const Args& args) {
 // screen (screen.h), to pass as rankEmbeddings' screen.table for every batch of one evaluation (the table is then
 // quantised once, not per call). With `file`, the table is read from a file screenTableSave wrote (screen_load:
 // refused with a KGRANK_FILE error when it was made from another table or is damaged). The model record is read as
-// rankEmbeddings reads it; a float64 model, or one the screen does not apply to (not DistMult or ComplEx), is a
-// RangeError naming model.interaction. The float table must not change while the handle is used: the handle records
-// its identity, not its values.
+// rankEmbeddings reads it; a float64 model, or one the screen does not apply to (not DistMult, ComplEx, TransE-L2 or
+// RotatE-L2), is a RangeError naming model.interaction. The float table must not change while the handle is used: the
+// handle records its identity, not its values.
 Napi::Value ScreenTableNew(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const Args args(info, "screenTable");
   const ScoreJob job = model_job(args);
   const Args model = args.record("model");
   if (job.wide) model.range_error("entity", "is not a Float32Array: the screen certifies the float32 path only");
-  if (job.interaction != Interaction::DistMult && job.interaction != Interaction::ComplEx) {
-    model.range_error("interaction", "is not DistMult or ComplEx, the interactions the int8 screen applies to");
+  if (!kgrank::screen_applies(job.interaction)) {
+    model.range_error("interaction",
+                      "is not DistMult, ComplEx, TransE-L2 or RotatE-L2, the interactions the int8 screen applies to");
   }
   auto h = std::make_unique<ScreenHandle>();
   h->entity = job.entity;

@@ -85,6 +85,9 @@ inline double madd(double a, double b, double c) {
 bool is_rotate(Interaction i) { return i == Interaction::RotatE || i == Interaction::RotatEL2; }
 bool is_complex(Interaction i) { return i == Interaction::ComplEx || is_rotate(i); }
 
+// The ops the int8 screen decides (screen.h): the dot product, and the squared distance through its expanded form.
+bool screens(ScoreOp op) { return op == ScoreOp::Dot || op == ScoreOp::L2Squared; }
+
 ScoreOp op_of(Interaction i) {
   switch (i) {
     case Interaction::TransEL1: return ScoreOp::L1;
@@ -375,18 +378,18 @@ constexpr size_t kListPiece = 256;
 // of `entity` quantised into *own. Null (and *table null) where the screen does not run: the float32 path.
 ScreenChunkFn screen_setup(const EmbeddingQueries& qs, const float* entity, size_t n, size_t width, const uint32_t* map,
                            size_t dim, size_t rows, size_t base, size_t end, SimdLevel simd, unsigned threads,
-                           ScreenTable* own, const ScreenTable** table) {
+                           bool dist, ScreenTable* own, const ScreenTable** table) {
   *table = nullptr;
   bool vector = false;
   const ScreenChunkFn fn = screen_kernel(simd, &vector);
-  const bool prepared = qs.screen_table != nullptr && qs.screen_table->made_for(n, dim, map);
+  const bool prepared = qs.screen_table != nullptr && qs.screen_table->made_for(n, dim, map, dist);
   if (qs.screen == ScreenMode::Off ||
       (qs.screen == ScreenMode::Auto && !(vector && (prepared || rows >= kScreenMinRows)))) {
     return nullptr;
   }
   if (prepared) {
     *table = qs.screen_table;
-  } else if (screen_quantise_table(entity + base * width, end - base, width, map, dim, simd, threads, own)) {
+  } else if (screen_quantise_table(entity + base * width, end - base, width, map, dim, simd, threads, own, dist)) {
     *table = own;
   }
   return *table != nullptr ? fn : nullptr;
@@ -413,17 +416,21 @@ ChunkPlan gather_rows(const ChunkPlan& part, const std::vector<uint32_t>& rows, 
 using PairDotsFn = void (*)(const float*, size_t, const float*, size_t, const uint32_t*, const uint32_t*, size_t,
                             float*);
 
-// The pair scorer (interaction_kernel.h Micro::pair_dots) of the level whose chunk kernel is `kernel`, for rows of
-// `dim` elements; null where it does not apply (no in-register transposes, or rows narrower than a vector).
-PairDotsFn pair_dots_of(ChunkFn kernel, size_t dim) {
+// The pair scorer (interaction_kernel.h Micro::pair_dots) of the level whose chunk kernel is `kernel`, for op (Dot or
+// L2Squared) over rows of `dim` elements; null where it does not apply (another op, no in-register transposes, or
+// rows narrower than a vector).
+PairDotsFn pair_dots_of(ChunkFn kernel, size_t dim, ScoreOp op) {
+  if (op != ScoreOp::Dot && op != ScoreOp::L2Squared) return nullptr;
+  const bool dot = op == ScoreOp::Dot;
 #ifdef KGRANK_HAVE_AVX512
-  if (kernel == isa::rank_chunk_avx512) return dim >= 16 ? isa::pair_dots_avx512 : nullptr;
+  if (kernel == isa::rank_chunk_avx512) return dim < 16 ? nullptr : dot ? isa::pair_dots_avx512 : isa::pair_l2_avx512;
 #endif
 #ifdef KGRANK_HAVE_AVX2
-  if (kernel == isa::rank_chunk_avx2) return dim >= 8 ? isa::pair_dots_avx2 : nullptr;
+  if (kernel == isa::rank_chunk_avx2) return dim < 8 ? nullptr : dot ? isa::pair_dots_avx2 : isa::pair_l2_avx2;
 #endif
   (void)kernel;
   (void)dim;
+  (void)dot;
   return nullptr;
 }
 
@@ -522,15 +529,14 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
       for (size_t j = 0; j < n; ++j) each(score_of(row, ids[j]));
     }
   };
-  // Float32 Dot scores (DistMult, ComplEx) of plain entity rows: pairs of different rows share a vector's lanes
-  // (pair_dots), so the true scores and the screen's rescoring score many rows' pairs at once; each lane is its pair's
-  // own chain, so every value is score_ids' bit for bit.
+  // Float32 Dot (DistMult, ComplEx) and L2Squared (TransE-L2, RotatE-L2) scores of plain entity rows: pairs of
+  // different rows share a vector's lanes (pair_dots), so the true scores and the screen's rescoring score many rows'
+  // pairs at once; each lane is its pair's own chain, so every value is score_ids' bit for bit.
   bool identity = true;
   for (size_t k = 0; k < map.size(); ++k) identity = identity && map[k] == k;
-  const PairDotsFn pair_fn =
-      std::is_same<T, float>::value && op == ScoreOp::Dot && m.entity_scale == nullptr && identity && map.size() == dim
-          ? pair_dots_of(list_kernel, dim)
-          : nullptr;
+  const PairDotsFn pair_fn = std::is_same<T, float>::value && m.entity_scale == nullptr && identity && map.size() == dim
+                                 ? pair_dots_of(list_kernel, dim, op)
+                                 : nullptr;
   // The true scores at once where pair_fn applies, in parallel blocks of rows; the loop below reads them.
   std::vector<float> true_dots;
   if constexpr (std::is_same<T, float>::value) {
@@ -707,12 +713,13 @@ Status rank_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, c
     const ScreenTable* screen_table = nullptr;
     ScreenQueries screen_queries;
     ScreenChunkFn screen_fn = nullptr;
-    if (qs.screen != ScreenMode::Off && op == ScoreOp::Dot && m.entity_scale == nullptr && !grouped &&
-        dim <= kScreenMaxDim && groups.size() == 1 && groups[0].cand == nullptr) {
+    if (qs.screen != ScreenMode::Off && screens(op) && m.entity_scale == nullptr && !grouped && dim <= kScreenMaxDim &&
+        groups.size() == 1 && groups[0].cand == nullptr) {
+      const bool dist = op == ScoreOp::L2Squared;
       const ScreenChunkFn fn = screen_setup(qs, entity, m.num_entities, width, map.data(), dim, rows, 0, m.num_entities,
-                                            simd, threads, &own_table, &screen_table);
+                                            simd, threads, dist, &own_table, &screen_table);
       if (fn != nullptr) {
-        if (screen_quantise_queries(query.data(), rows, dim, threshold.data(), simd, &screen_queries)) {
+        if (screen_quantise_queries(query.data(), rows, dim, threshold.data(), simd, &screen_queries, dist)) {
           screen_fn = fn;
         }
       }
@@ -1249,15 +1256,15 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
   std::atomic<uint64_t> screen_pairs{0}, screen_rescored{0};
   if (qs.screen_stats != nullptr) *qs.screen_stats = ScreenStats{};
   if constexpr (std::is_same<T, float>::value) {
-    if (qs.screen != ScreenMode::Off && op == ScoreOp::Dot && m.entity_scale == nullptr && dim <= kScreenMaxDim &&
-        n > 0) {
+    if (qs.screen != ScreenMode::Off && screens(op) && m.entity_scale == nullptr && dim <= kScreenMaxDim && n > 0) {
       // A table quantised here covers the range alone, from a whole panel.
-      screen_fn = screen_setup(qs, entity, m.num_entities, width, map.data(), dim, rows,
-                               begin / kScreenPanel * kScreenPanel, end, simd, threads, &own_table, &screen_table);
+      screen_fn =
+          screen_setup(qs, entity, m.num_entities, width, map.data(), dim, rows, begin / kScreenPanel * kScreenPanel,
+                       end, simd, threads, op == ScoreOp::L2Squared, &own_table, &screen_table);
       if (screen_table == &own_table) table_base = begin / kScreenPanel * kScreenPanel;
       bool identity = true;
       for (size_t j = 0; j < map.size(); ++j) identity = identity && map[j] == j;
-      if (identity && map.size() == dim) pair_fn = pair_dots_of(chunk_kernel(simd), dim);
+      if (identity && map.size() == dim) pair_fn = pair_dots_of(chunk_kernel(simd), dim, op);
     }
   }
   std::atomic<bool> failed{false};
@@ -1316,9 +1323,9 @@ Status top_k_embeddings(const EmbeddingModel<T>& m, const EmbeddingQueries& qs, 
         for (size_t i = 0; i < nr; ++i) floor[i] = static_cast<float>(floor_of(i));
         // The screen: this task's rows quantised once (thresholds set per chunk).
         ScreenQueries sq;
-        const bool screened =
-            screen_fn != nullptr &&
-            screen_quantise_queries(query.data() + r0 * dim, nr, dim, std::vector<float>(nr, 0.0f).data(), simd, &sq);
+        const bool screened = screen_fn != nullptr && screen_quantise_queries(query.data() + r0 * dim, nr, dim,
+                                                                              std::vector<float>(nr, 0.0f).data(), simd,
+                                                                              &sq, op == ScoreOp::L2Squared);
         const std::vector<float> scale0 = screened ? sq.scale : std::vector<float>();
         constexpr size_t cap = kChunk + 2 * kScreenPanel;  // ScreenTask::cap for a chunk from a whole panel
         std::vector<uint32_t> und(screened ? kScreenRowBlock * cap : 0), und_n(kScreenRowBlock);
@@ -1823,17 +1830,22 @@ double fma_probe(SimdLevel simd, unsigned threads, size_t iterations, double* si
   return static_cast<double>(n) * static_cast<double>(iterations) * 12.0 * static_cast<double>(lanes);
 }
 
+bool screen_applies(Interaction i) { return screens(op_of(i)); }
+
+namespace {
+constexpr const char* kScreenOnly = "the int8 screen applies to DistMult, ComplEx, TransE-L2 and RotatE-L2 only";
+}  // namespace
+
 Status screen_prepare(const EmbeddingModel<float>& m, SimdLevel simd, unsigned threads, ScreenTable* out) {
-  if (op_of(m.interaction) != ScoreOp::Dot || m.entity_scale != nullptr) {
-    return Status::invalid("the int8 screen applies to DistMult and ComplEx only");
-  }
+  if (!screens(op_of(m.interaction)) || m.entity_scale != nullptr) return Status::invalid(kScreenOnly);
   const size_t dim = m.entity_width;
   std::vector<uint32_t> map;
   KGRANK_TRY { map.resize(dim); }
   KGRANK_CATCH(const std::bad_alloc&) { return Status::invalid("out of memory for the screen's table"); }
   const bool complex = is_complex(m.interaction);
   for (size_t k = 0; k < dim; ++k) map[k] = static_cast<uint32_t>(canonical(k, dim, complex, m.layout));
-  if (!screen_quantise_table(m.entity, m.num_entities, m.entity_width, map.data(), dim, simd, threads, out)) {
+  if (!screen_quantise_table(m.entity, m.num_entities, m.entity_width, map.data(), dim, simd, threads, out,
+                             op_of(m.interaction) == ScoreOp::L2Squared)) {
     return Status::invalid("out of memory for the screen's table (half the float32 table plus 32 bytes a row)");
   }
   return Status{};
@@ -1854,16 +1866,12 @@ ScreenFileKey file_key(const EmbeddingModel<float>& m) {
 }  // namespace
 
 Status screen_save(const EmbeddingModel<float>& m, const ScreenTable& t, const char* path) {
-  if (op_of(m.interaction) != ScoreOp::Dot || m.entity_scale != nullptr) {
-    return Status::invalid("the int8 screen applies to DistMult and ComplEx only");
-  }
+  if (!screens(op_of(m.interaction)) || m.entity_scale != nullptr) return Status::invalid(kScreenOnly);
   return screen_table_write(t, file_key(m), path);
 }
 
 Status screen_load(const EmbeddingModel<float>& m, const char* path, ScreenTable* out) {
-  if (op_of(m.interaction) != ScoreOp::Dot || m.entity_scale != nullptr) {
-    return Status::invalid("the int8 screen applies to DistMult and ComplEx only");
-  }
+  if (!screens(op_of(m.interaction)) || m.entity_scale != nullptr) return Status::invalid(kScreenOnly);
   ScreenFileKey got;
   Status s = screen_table_read(path, &got, out);
   if (!s.ok()) return s;
@@ -1882,7 +1890,8 @@ Status screen_load(const EmbeddingModel<float>& m, const char* path, ScreenTable
   std::vector<uint32_t> map(m.entity_width);
   const bool complex = is_complex(m.interaction);
   for (size_t k = 0; k < map.size(); ++k) map[k] = static_cast<uint32_t>(canonical(k, map.size(), complex, m.layout));
-  if (got.dim != want.dim || !out->made_for(m.num_entities, m.entity_width, map.data())) {
+  if (got.dim != want.dim ||
+      !out->made_for(m.num_entities, m.entity_width, map.data(), op_of(m.interaction) == ScoreOp::L2Squared)) {
     return Status::invalid(file +
                            " orders the elements of a row otherwise than this model: quantise this model's table");
   }

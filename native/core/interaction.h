@@ -96,7 +96,7 @@ struct EmbeddingQueries {
   // earlier chunk or range); only scores strictly above it are listed, and rows with nothing above it cost no
   // rescoring. NaN, or a null array: no floor.
   const double* floor = nullptr;
-  // rank_embeddings only: the certified int8 screen (screen.h; docs/screen.md) for DistMult and ComplEx at float32
+  // The certified int8 screen (screen.h; docs/screen.md) for DistMult, ComplEx, TransE-L2 and RotatE-L2 at float32
   // over every entity: the counts are the float32 path's bit for bit whatever the mode. screen_stats, when set,
   // receives what the screen did (pairs seen, pairs rescored by the float32 path).
   ScreenMode screen = ScreenMode::Off;
@@ -125,8 +125,11 @@ template <class T>
 Status rank_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& queries, const EmbeddingCounts& out,
                        SimdLevel simd, unsigned threads, JobControl* control = nullptr);
 
+// Whether the int8 screen applies to an interaction (DistMult, ComplEx: the dot product; TransE-L2, RotatE-L2: the
+// squared distance, through its expanded form).
+bool screen_applies(Interaction i);
 // Quantises the model's entity table for the int8 screen once (EmbeddingQueries::screen_table), as rank_embeddings
-// would per call. Invalid when the screen does not apply to the model (not DistMult or ComplEx, an entity_scale) or
+// would per call. Invalid when the screen does not apply to the model (screen_applies; an entity_scale) or
 // when the table does not fit in memory.
 Status screen_prepare(const EmbeddingModel<float>& m, SimdLevel simd, unsigned threads, ScreenTable* out);
 // Writes a table screen_prepare made from m to `path` (screen.h screen_table_write), keyed to m's entity table: its
@@ -215,6 +218,9 @@ void pack_list_avx2(const ChunkPlan& plan, const uint32_t* ids, size_t n, float*
 // Dot scores of (query row, entity) pairs, L to a vector (Micro::pair_dots): identity map, no scale, dim >= 8.
 void pair_dots_avx2(const float* q, size_t dim, const float* entity, size_t width, const uint32_t* rows,
                     const uint32_t* ids, size_t n, float* out);
+// The same pairs' L2Squared scores (TransE-L2, RotatE-L2: minus the chained sum of squared differences).
+void pair_l2_avx2(const float* q, size_t dim, const float* entity, size_t width, const uint32_t* rows,
+                  const uint32_t* ids, size_t n, float* out);
 void relation_columns_avx2(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
                            size_t n, float* out);
 void rank_chunk_avx2(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal, uint32_t* nan,
@@ -228,6 +234,9 @@ void pack_list_avx512(const ChunkPlan& plan, const uint32_t* ids, size_t n, floa
 // Dot scores of (query row, entity) pairs, 16 to a vector (Micro::pair_dots): identity map, no scale, dim >= 16.
 void pair_dots_avx512(const float* q, size_t dim, const float* entity, size_t width, const uint32_t* rows,
                       const uint32_t* ids, size_t n, float* out);
+// The same pairs' L2Squared scores (TransE-L2, RotatE-L2: minus the chained sum of squared differences).
+void pair_l2_avx512(const float* q, size_t dim, const float* entity, size_t width, const uint32_t* rows,
+                    const uint32_t* ids, size_t n, float* out);
 void relation_columns_avx512(ScoreOp op, const float* qt, const float* ct, size_t stride, const float* x, size_t dim,
                              size_t n, float* out);
 void rank_chunk_avx512(const ChunkPlan& plan, size_t begin, size_t end, uint32_t* greater, uint32_t* equal,

@@ -69,6 +69,10 @@ void pair_dots_avx2(const float* q, size_t dim, const float* entity, size_t widt
                     const uint32_t* ids, size_t n, float* out) {
   interaction_detail::Micro<Avx2>::pair_dots(q, dim, entity, width, rows, ids, n, out);
 }
+void pair_l2_avx2(const float* q, size_t dim, const float* entity, size_t width, const uint32_t* rows,
+                  const uint32_t* ids, size_t n, float* out) {
+  interaction_detail::Micro<Avx2>::pair_dots<ScoreOp::L2Squared>(q, dim, entity, width, rows, ids, n, out);
+}
 void pack_list_avx2(const ChunkPlan& plan, const uint32_t* ids, size_t n, float* pack) {
   interaction_detail::Micro<Avx2>::pack_list(plan, ids, n, pack);
 }

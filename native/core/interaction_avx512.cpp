@@ -79,6 +79,10 @@ void pair_dots_avx512(const float* q, size_t dim, const float* entity, size_t wi
                       const uint32_t* ids, size_t n, float* out) {
   interaction_detail::Micro<Avx512>::pair_dots(q, dim, entity, width, rows, ids, n, out);
 }
+void pair_l2_avx512(const float* q, size_t dim, const float* entity, size_t width, const uint32_t* rows,
+                    const uint32_t* ids, size_t n, float* out) {
+  interaction_detail::Micro<Avx512>::pair_dots<ScoreOp::L2Squared>(q, dim, entity, width, rows, ids, n, out);
+}
 void pack_list_avx512(const ChunkPlan& plan, const uint32_t* ids, size_t n, float* pack) {
   interaction_detail::Micro<Avx512>::pack_list(plan, ids, n, pack);
 }

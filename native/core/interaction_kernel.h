@@ -258,11 +258,23 @@ struct Micro {
     }
   }
 
-  // The Dot scores of n (query row, entity) pairs: out[j] is row rows[j] of q (rows of dim floats) against entity
-  // ids[j] (rows of `entity`, `width` apart, element k at k: the identity map, no scale). Lane l of each L pairs runs
-  // score_one's chain acc = fma(q_k, t_k, acc) from 0 for its own pair, so every score is the chunk kernel's bit for
-  // bit however the pairs are grouped; both sides are moved element-major L x L at a time by the level's in-register
-  // transposes. Needs transpose_rows (AVX2, AVX-512) and dim >= L (pair_dots_of says where it applies).
+  // The Dot (or L2Squared) scores of n (query row, entity) pairs: out[j] is row rows[j] of q (rows of dim floats)
+  // against entity ids[j] (rows of `entity`, `width` apart, element k at k: the identity map, no scale). Lane l of
+  // each L pairs runs score_one's chain from 0 for its own pair (acc = fma(q_k, t_k, acc); L2Squared: x = t_k - q_k,
+  // acc = fma(x, x, acc), the score -acc), so every score is the chunk kernel's bit for bit however the pairs are
+  // grouped; both sides are moved element-major L x L at a time by the level's in-register transposes. Needs
+  // transpose_rows (AVX2, AVX-512) and dim >= L (pair_dots_of says where it applies).
+  template <ScoreOp OP>
+  static V pair_step(V q, V t, V acc) {
+    if constexpr (OP == ScoreOp::Dot) {
+      return I::fma(q, t, acc);
+    } else {
+      const V x = I::sub(t, q);
+      return I::fma(x, x, acc);
+    }
+  }
+
+  template <ScoreOp OP = ScoreOp::Dot>
   static void pair_dots(const float* q, size_t dim, const float* entity, size_t width, const uint32_t* rows,
                         const uint32_t* ids, size_t n, float* out) {
     if constexpr (HasTransposeRows<I>::value) {
@@ -283,16 +295,18 @@ struct Micro {
         for (; k0 + L <= dim; k0 += L) {
           transpose_rows_block<I>(qr, k0, qt, L);
           transpose_rows_block<I>(er, k0, et, L);
-          for (size_t kk = 0; kk < L; ++kk) acc = I::fma(I::load(qt + kk * L), I::load(et + kk * L), acc);
+          for (size_t kk = 0; kk < L; ++kk) acc = pair_step<OP>(I::load(qt + kk * L), I::load(et + kk * L), acc);
         }
         if (k0 < dim) {  // the last L elements, of which the first L - (dim - k0) are done already
           const size_t s = dim - L;
           transpose_rows_block<I>(qr, s, qt, L);
           transpose_rows_block<I>(er, s, et, L);
-          for (size_t kk = k0 - s; kk < L; ++kk) acc = I::fma(I::load(qt + kk * L), I::load(et + kk * L), acc);
+          for (size_t kk = k0 - s; kk < L; ++kk) {
+            acc = pair_step<OP>(I::load(qt + kk * L), I::load(et + kk * L), acc);
+          }
         }
         I::store(tmp, acc);
-        for (size_t l = 0; l < np; ++l) out[first + l] = tmp[l];
+        for (size_t l = 0; l < np; ++l) out[first + l] = OP == ScoreOp::Dot ? tmp[l] : -tmp[l];
       }
     } else {
       (void)q, (void)dim, (void)entity, (void)width, (void)rows, (void)ids, (void)n, (void)out;

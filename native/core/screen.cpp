@@ -70,6 +70,35 @@ double gamma_of(size_t dim) {
   return nu < 0.5 ? nu / (1.0 - nu) : std::numeric_limits<double>::infinity();
 }
 
+// A distance row's decision constants (docs/screen.md "Distances"). The float32 path scores -S, S = the chain
+// acc = fma(x_k, x_k, acc) of x_k = fl(t_k - q_k): each term is (t_k - q_k)^2 (1 + e)^2 and each step adds one
+// rounding, so with D = ||t - q||^2 (exact), |S - D| <= gamma_{d+2} D + d 2^-149 (underflow; below alpha = 2^-120), and
+// no step overflows when max|q|, max|t| <= 2^50 (D <= d 2^102). With R = -thr (the threshold score; thr <= 0):
+//   S < R (the candidate scores above thr) when D < Ra = (R - alpha) / (1 + gamma),
+//   S > R (below)                          when D > Rb = (R + alpha) / (1 - gamma),
+// and D = Q2 + X2 - 2 p (Q2 = ||q||^2, X2 = ||t||^2, p = q . t), so above when p - X2 / 2 > (Q2 - Ra) / 2 and below
+// when p - X2 / 2 < (Q2 - Rb) / 2: the dot's certified decision against the midpoint of the two, with the half gap
+// (Rb - Ra) / 4 in the margin, and the entity's X2 / 2 as its offset (ScreenTable::offset). The slop adds the
+// rounding of the midpoint to float and 2^-30 (Q2 + R) for the double arithmetic (Q2 in double is within d 2^-53 of
+// itself). A positive or non-finite thr (never a distance's own score: an external true score) is not screened.
+struct DistanceRow {
+  bool ok = false;
+  float thr = 0;
+  double slop = 0;
+};
+DistanceRow distance_row(double q2, float score, size_t dim) {
+  DistanceRow r;
+  const double g = gamma_of(dim + 2);
+  if (!std::isfinite(score) || score > 0 || !std::isfinite(g) || !std::isfinite(q2)) return r;
+  const double big = -static_cast<double>(score), alpha = 0x1p-120;
+  const double ra = (big - alpha) / (1 + g), rb = (big + alpha) / (1 - g);
+  const double mid = (q2 - (ra + rb) / 2) / 2, gap = (rb - ra) / 4;
+  r.ok = true;
+  r.thr = static_cast<float>(mid);
+  r.slop = gap + std::fabs(mid - static_cast<double>(r.thr)) + (q2 + big) * 0x1p-30;
+  return r;
+}
+
 struct RowQuant {
   float scale;  // NaN: never screened
   double norm, resid, qnorm;
@@ -154,7 +183,7 @@ RowRefine refine_row(const float* v, size_t dim, const int8_t* a, float scale, i
 }  // namespace
 
 bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint32_t* map, size_t dim, SimdLevel level,
-                           unsigned threads, ScreenTable* t) {
+                           unsigned threads, ScreenTable* t, bool distance) {
   const ScreenQuantFn quant = screen_quantiser(level);
   t->n = n;
   t->dim = dim;
@@ -174,6 +203,8 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
     t->qnorm2.assign(padded, 0.0f);
     t->cnorm.assign(padded, 0.0f);
     t->corr2.assign(padded, 0);
+    if (distance) t->offset.assign(padded, 0.0f);
+    else t->offset.clear();
   }
   KGRANK_CATCH(const std::bad_alloc&) { return false; }
   const double gamma = gamma_of(dim);
@@ -224,14 +255,19 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
         t->qnorm2[e] = screened ? up(r2.norm2) : 0.0f;
         t->cnorm[e] = screened ? up(r2.cnorm) : 0.0f;
         t->corr2[e] = 128 * r2.sum;
+        if (distance && screened) {
+          double x2 = 0;  // exact squares of floats in double: within d 2^-53 of ||t||^2 (distance_row's slop)
+          for (size_t k = 0; k < dim; ++k) x2 += static_cast<double>(canon[k]) * canon[k];
+          t->offset[e] = static_cast<float>(x2 / 2);
+        }
       }
     }
   });
   return ok.load();
 }
 
-bool ScreenTable::made_for(size_t rows, size_t d, const uint32_t* order) const {
-  if (rows != n || d != dim) return false;
+bool ScreenTable::made_for(size_t rows, size_t d, const uint32_t* order, bool dist) const {
+  if (rows != n || d != dim || dist != distance()) return false;
   for (size_t k = 0; k < d; ++k) {
     if (order[k] != (map.empty() ? k : map[k])) return false;
   }
@@ -239,10 +275,12 @@ bool ScreenTable::made_for(size_t rows, size_t d, const uint32_t* order) const {
 }
 
 bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const float* threshold, SimdLevel level,
-                             ScreenQueries* q) {
+                             ScreenQueries* q, bool distance) {
   const ScreenQuantFn quant = screen_quantiser(level);
   q->rows = rows;
   q->dpad = (dim + 3) / 4 * 4;
+  q->dim = dim;
+  q->distance = distance;
   KGRANK_TRY {
     q->a.assign(rows * q->dpad, int8_t{0});
     q->au.assign(rows * q->dpad, uint8_t{128});
@@ -251,6 +289,8 @@ bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const 
     q->resid.assign(rows, 0.0f);
     q->threshold.assign(threshold, threshold + rows);
     q->margin.assign(rows, 0.0f);
+    q->absm.assign(rows, 0.0f);
+    q->q2.assign(distance ? rows : 0, 0.0);
     q->a2.assign(rows * q->dpad, int8_t{0});
     q->a2u.assign(rows * q->dpad, uint8_t{128});
     q->resid2.assign(rows, 0.0f);
@@ -263,13 +303,17 @@ bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const 
     int8_t* a2 = q->a2.data() + i * q->dpad;
     const RowQuant r = quantise_row(quant, query + i * dim, nullptr, dim, a, nullptr, &canon);
     const RowRefine r2 = refine_row(canon, dim, a, r.scale, a2);
-    const bool ok = r.scale == r.scale && std::isfinite(threshold[i]);
+    const bool ok = r.scale == r.scale;
     q->resid2[i] = ok ? up(r2.resid2) : 0.0f;
     q->anorm2[i] = ok ? up(r2.cnorm) : 0.0f;
-    q->scale[i] = ok ? r.scale : std::numeric_limits<float>::quiet_NaN();
     q->norm[i] = ok ? up(r.norm) : 0.0f;
     q->resid[i] = ok ? up(r.resid) : 0.0f;
-    q->margin[i] = ok ? margin_of(threshold[i]) : 0.0f;
+    if (distance) {
+      double x2 = 0;
+      for (size_t k = 0; k < dim; ++k) x2 += static_cast<double>(canon[k]) * canon[k];
+      q->q2[i] = x2;
+    }
+    screen_set_threshold(q, i, threshold[i], ok ? r.scale : std::numeric_limits<float>::quiet_NaN());
     for (size_t k = 0; k < q->dpad; ++k) {
       q->au[i * q->dpad + k] = static_cast<uint8_t>(static_cast<int>(a[k]) + 128);
       q->a2u[i * q->dpad + k] = static_cast<uint8_t>(static_cast<int>(a2[k]) + 128);
@@ -279,9 +323,19 @@ bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const 
 }
 
 void screen_set_threshold(ScreenQueries* q, size_t i, float thr, float scale) {
-  const bool ok = std::isfinite(thr);
+  bool ok = std::isfinite(thr);
+  double slop = 0;
+  if (q->distance) {
+    const DistanceRow d = distance_row(q->q2[i], thr, q->dim);
+    ok = d.ok;
+    thr = d.ok ? d.thr : thr;
+    slop = d.slop;
+  }
   q->threshold[i] = thr;
-  q->margin[i] = ok ? margin_of(thr) : 0.0f;
+  q->margin[i] = !ok         ? 0.0f
+                 : slop == 0 ? margin_of(thr)
+                             : up(std::fabs(static_cast<double>(thr)) * 0x1p-16 + 0x1p-100 + slop);
+  q->absm[i] = !ok ? 0.0f : slop == 0 ? kScreenAbs : up(0x1p-100 + slop);
   q->scale[i] = ok ? scale : std::numeric_limits<float>::quiet_NaN();
 }
 
@@ -338,7 +392,7 @@ uint64_t screen_digest(const void* data, size_t bytes, unsigned threads) {
 namespace {
 
 constexpr char kFileMagic[8] = {'K', 'G', 'R', 'A', 'N', 'K', 'Q', '1'};
-constexpr uint32_t kFileVersion = 1;
+constexpr uint32_t kFileVersion = 2;  // 2: the distance offsets (a header word and an array)
 // The screen's rules a table was made under: the quantiser, the residual level and the bound's terms (slack, qnorm,
 // corr and their second-level twins). Raise it with any change to them, so that older files are refused.
 constexpr uint32_t kScreenRules = 1;
@@ -358,7 +412,8 @@ auto arrays_of(Table& t) {
       {t.slack.data(), t.slack.size() * 4},   {t.qnorm.data(), t.qnorm.size() * 4},
       {t.corr.data(), t.corr.size() * 4},     {t.panels2.data(), t.panels2.size()},
       {t.slack2.data(), t.slack2.size() * 4}, {t.qnorm2.data(), t.qnorm2.size() * 4},
-      {t.cnorm.data(), t.cnorm.size() * 4},   {t.corr2.data(), t.corr2.size() * 4}};
+      {t.cnorm.data(), t.cnorm.size() * 4},   {t.corr2.data(), t.corr2.size() * 4},
+      {t.offset.data(), t.offset.size() * 4}};
 }
 
 // Closes the file on every path out.
@@ -383,10 +438,18 @@ Status screen_table_write(const ScreenTable& t, const ScreenFileKey& key, const 
   out.f = std::fopen(path, "wb");
   if (out.f == nullptr) return Status::invalid(error_of("cannot create", path));
   const uint32_t version[2] = {kFileVersion, kScreenRules};
-  const uint64_t head[9] = {t.n,     t.dim,       t.dpad, key.width, key.interaction, key.layout, key.float_digest,
-                            payload, t.map.size()};
+  const uint64_t head[10] = {t.n,
+                             t.dim,
+                             t.dpad,
+                             key.width,
+                             key.interaction,
+                             key.layout,
+                             key.float_digest,
+                             payload,
+                             t.map.size(),
+                             t.distance() ? 1u : 0u};
   bool ok = std::fwrite(kFileMagic, 1, 8, out.f) == 8 && std::fwrite(version, 4, 2, out.f) == 2 &&
-            std::fwrite(head, 8, 9, out.f) == 9;
+            std::fwrite(head, 8, 10, out.f) == 10;
   if (ok && !t.map.empty()) ok = std::fwrite(t.map.data(), 4, t.map.size(), out.f) == t.map.size();
   for (const auto& [ptr, bytes] : parts) {
     if (!ok) break;
@@ -412,22 +475,23 @@ Status screen_table_read(const char* path, ScreenFileKey* key, ScreenTable* t) {
   };
   char magic[8];
   uint32_t version[2];
-  uint64_t head[9];
+  uint64_t head[10];
   if (std::fread(magic, 1, 8, in.f) != 8 || std::memcmp(magic, kFileMagic, 8) != 0) return bad("no KGRANKQ1 header");
   if (std::fread(version, 4, 2, in.f) != 2 || version[0] != kFileVersion) return bad("another format version");
   if (version[1] != kScreenRules) return bad("made under other rules of the screen: another release");
-  if (std::fread(head, 8, 9, in.f) != 9) return bad("its header is cut short");
-  const uint64_t n = head[0], dim = head[1], dpad = head[2], map_n = head[8];
+  if (std::fread(head, 8, 10, in.f) != 10) return bad("its header is cut short");
+  const uint64_t n = head[0], dim = head[1], dpad = head[2], map_n = head[8], dist = head[9];
   if (dim == 0 || dim > kScreenMaxDim || dpad != (dim + 3) / 4 * 4 || (map_n != 0 && map_n != dim) ||
-      n > (uint64_t{1} << 40)) {
+      n > (uint64_t{1} << 40) || dist > 1) {
     return bad("its sizes do not fit together");
   }
   // The file's size must be what its header says, before anything is allocated for it.
   const uint64_t padded_n = padded_rows(n);
-  const uint64_t want = 8 + 8 + 9 * 8 + 4 * map_n + 10 * 8 + 2 * panel_bytes(n, dpad) + 8 * 4 * padded_n;
+  const uint64_t want = 8 + 8 + 10 * 8 + 4 * map_n + 11 * 8 + 2 * panel_bytes(n, dpad) + (8 + dist) * 4 * padded_n;
   if (std::fseek(in.f, 0, SEEK_END) != 0) return Status::invalid(error_of("cannot read", path));
   const long have = std::ftell(in.f);
-  if (have < 0 || std::fseek(in.f, 8 + 8 + 9 * 8, SEEK_SET) != 0) return Status::invalid(error_of("cannot read", path));
+  if (have < 0 || std::fseek(in.f, 8 + 8 + 10 * 8, SEEK_SET) != 0)
+    return Status::invalid(error_of("cannot read", path));
   if (static_cast<uint64_t>(have) < want) return bad("it is cut short");
   if (static_cast<uint64_t>(have) > want) return bad("bytes follow its last array");
   key->n = n;
@@ -453,6 +517,7 @@ Status screen_table_read(const char* path, ScreenFileKey* key, ScreenTable* t) {
     t->qnorm2.assign(padded, 0.0f);
     t->cnorm.assign(padded, 0.0f);
     t->corr2.assign(padded, 0);
+    t->offset.assign(dist != 0 ? padded : 0, 0.0f);
   }
   KGRANK_CATCH(const std::bad_alloc&) { return Status::invalid(std::string("out of memory for the table ") + path); }
   if (map_n != 0 && std::fread(t->map.data(), 4, map_n, in.f) != map_n) return bad("it is cut short");
@@ -512,13 +577,17 @@ void screen_chunk_scalar(const ScreenTask& task) {
     const size_t row = task.r0 + k;
     const int8_t* a = q.a.data() + row * dpad;
     const int8_t* a2 = q.a2.data() + row * dpad;
-    const float sq = q.scale[row], nq = q.norm[row], dq = q.resid[row], thr = q.threshold[row];
-    const bool screened = sq == sq;
+    const float sq = q.scale[row], nq = q.norm[row], dq = q.resid[row], thr_q = q.threshold[row];
+    const float absm = q.absm[row];
+    const bool screened = sq == sq, dist = t.distance();
     // Either level's decision for candidate j from x (float(I), or fl(float(I) + float(K) 2^-8)) and its error
-    // bound: +1 certified above the threshold, -1 below, 0 undecided.
+    // bound: +1 certified above the threshold, -1 below, 0 undecided. A distance table's offset moves the threshold
+    // to fl(thr + offset), whose rounding (u of it) and the offset's own (u of it) the offset's 2^-16 covers.
     const auto side = [&](float x, size_t j, float err) {
       const float approx = (x * t.scale[j]) * sq;
-      const float m = err * (1.0f + kScreenRel) + (std::fabs(approx) + std::fabs(thr)) * kScreenRel + kScreenAbs;
+      const float off = dist ? t.offset[j] : 0.0f;
+      const float thr = dist ? thr_q + off : thr_q;
+      const float m = err * (1.0f + kScreenRel) + (std::fabs(approx) + std::fabs(thr) + off) * kScreenRel + absm;
       return approx - m > thr ? 1 : approx + m < thr ? -1 : 0;
     };
     uint32_t g = 0, u = 0;

@@ -82,9 +82,14 @@ struct ScreenTable {
   std::vector<float> qnorm2;   // upward rounded ||s_t (b + c / 256)||_2
   std::vector<float> cnorm;    // upward rounded s_t ||c||_2 / 256
   std::vector<int32_t> corr2;  // 128 * sum_i c_i
+  // A distance table (TransE-L2, RotatE-L2: screen_quantise_table's `distance`): fl(||t||_2^2 / 2) per entity
+  // (||t||^2 in double, rounded to nearest; 0 for a row never screened and for padding). Empty: the dot product.
+  std::vector<float> offset;
 
-  // Whether this table was made from a table of n rows of dim elements in this element order (map, dim entries).
-  bool made_for(size_t rows, size_t d, const uint32_t* order) const;
+  bool distance() const { return !offset.empty(); }
+  // Whether this table was made from a table of n rows of dim elements in this element order (map, dim entries), for
+  // a distance interaction or the dot product.
+  bool made_for(size_t rows, size_t d, const uint32_t* order, bool dist) const;
 };
 
 // The quantised queries (rows x dpad int8, padding 0) and their per-row decision constants; scale[i] NaN: row i is
@@ -96,8 +101,16 @@ struct ScreenQueries {
   std::vector<float> scale;      // s_q
   std::vector<float> norm;       // upward rounded ||q||_2
   std::vector<float> resid;      // upward rounded ||q - s_q a||_2
-  std::vector<float> threshold;  // the true answer's float32 score
-  std::vector<float> margin;     // upward rounded |threshold| 2^-16 + 2^-100 (the AVX-512 kernel's decision)
+  std::vector<float> threshold;  // the true answer's float32 score; distance rows: the dot's threshold (below)
+  std::vector<float> margin;     // upward rounded |threshold| 2^-16 + 2^-100 + slop (the AVX-512 kernels' decision)
+  std::vector<float> absm;       // upward rounded 2^-100 + slop (the other kernels' absolute margin term)
+  // Distance rows (screen_quantise_queries' `distance`): the float32 path scores -S, S the chained sum of squared
+  // differences, and the screen decides the dot p = q . t against a per-row threshold plus the entity's offset
+  // (ScreenTable::offset), slop the half-width of the gap between its two thresholds and their roundings
+  // (screen.cpp distance_row). q2 = ||q||^2 in double per row; empty for the dot product.
+  bool distance = false;
+  size_t dim = 0;
+  std::vector<double> q2;
   // The second level: a2 = round(256 (y - a)) clamped to [-127, 127] (y the row in units of s_q), its bound terms.
   std::vector<int8_t> a2;
   AlignedVector<uint8_t> a2u;  // a2 + 128
@@ -106,24 +119,27 @@ struct ScreenQueries {
 };
 
 // Quantises rows [0, n) of a float table (element k of row e is rows[e * width + map[k]]) with the level's
-// quantiser; false when out of memory.
+// quantiser, with each row's offset for a distance interaction (L2Squared: `distance`); false when out of memory.
 bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint32_t* map, size_t dim, SimdLevel level,
-                           unsigned threads, ScreenTable* out);
-// Quantises query vectors (rows x dim, canonical order) with their thresholds; false when out of memory.
+                           unsigned threads, ScreenTable* out, bool distance = false);
+// Quantises query vectors (rows x dim, canonical order) with their thresholds (the float32 scores to decide
+// against; for a distance interaction the negated sums of squares, converted to the dot's thresholds); false when out
+// of memory.
 bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const float* threshold, SimdLevel level,
-                             ScreenQueries* out);
+                             ScreenQueries* out, bool distance = false);
 
-// Moves row i's threshold to thr (top_k_embeddings: the k-th best score so far changes from chunk to chunk) with its
-// margin; `scale` is the row's scale as quantised (screen_quantise_queries' output, kept by the caller). A row whose
-// new threshold is not finite gets scale NaN, so every pair of it is undecided until a finite threshold comes back.
+// Moves row i's threshold to the score thr (top_k_embeddings: the k-th best score so far changes from chunk to
+// chunk) with its margins (a distance row's converted as screen_quantise_queries does); `scale` is the row's scale as
+// quantised (screen_quantise_queries' output, kept by the caller). A row whose new threshold is not finite gets scale
+// NaN, so every pair of it is undecided until a finite threshold comes back.
 void screen_set_threshold(ScreenQueries* q, size_t i, float thr, float scale);
 
 // A quantised table on disk (kgrank quantize; docs/screen.md "A quantised table on disk"), in the machine's byte
 // order (little-endian on x86-64 and AArch64; another order fails the version check):
-//   "KGRANKQ1", u32 version (1), u32 rules (screen.cpp kScreenRules), then u64 n, dim, dpad, width, interaction,
-//   layout, float_digest,
-//   payload_digest, map entries (0: identity, else dim), the map (u32 each), then each array as u64 byte count and
-//   its bytes: panels, scale, slack, qnorm, corr, panels2, slack2, qnorm2, cnorm, corr2.
+//   "KGRANKQ1", u32 version (2), u32 rules (screen.cpp kScreenRules), then u64 n, dim, dpad, width, interaction,
+//   layout, float_digest, payload_digest, map entries (0: identity, else dim), distance (0 or 1), the map (u32 each),
+//   then each array as u64 byte count and its bytes: panels, scale, slack, qnorm, corr, panels2, slack2, qnorm2,
+//   cnorm, corr2, offset (empty unless distance).
 // float_digest is screen_digest of the float32 table it was made from (rows x width floats as stored), so a table is
 // never read against other values; payload_digest covers the arrays in order, so a damaged file is refused.
 struct ScreenFileKey {

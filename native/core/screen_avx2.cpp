@@ -55,19 +55,27 @@ void decide(const ScreenTask& task, size_t g, size_t nq, size_t jp, const __m256
   const size_t valid = task.end - jp < kScreenPanel ? task.end - jp : kScreenPanel;
   const unsigned vm = valid >= 16 ? 0xFFFFu : (1u << valid) - 1u;
   const __m256 one_rel = _mm256_set1_ps(1.0f + kScreenRel), rel = _mm256_set1_ps(kScreenRel);
-  const __m256 absk = _mm256_set1_ps(kScreenAbs);
   const __m256 sign = _mm256_set1_ps(-0.0f);
+  const bool dist = t.distance();
   for (size_t r = 0; r < nq; ++r) {
     const size_t row = task.r0 + g + r;
     const __m256 sq = _mm256_set1_ps(q.scale[row]), nq_v = _mm256_set1_ps(q.norm[row]);
     const __m256 dq = _mm256_set1_ps(q.resid[row]);
+    const __m256 absk = _mm256_set1_ps(q.absm[row]);
     const float thr_s = q.threshold[row];
-    const __m256 thr = _mm256_set1_ps(thr_s), athr = _mm256_set1_ps(thr_s < 0 ? -thr_s : thr_s);
+    const __m256 thr_q = _mm256_set1_ps(thr_s);
     // Either level's decision on half h (8 lanes) from x (float(I), or fl(float(I) + float(K) 2^-8)) and its error
-    // bound: the lanes certified above and below the threshold, as bits 8 h .. 8 h + 7.
+    // bound: the lanes certified above and below the threshold, as bits 8 h .. 8 h + 7. A distance table's offset
+    // moves the threshold as in the scalar kernel (screen.cpp).
     const auto side = [&](size_t h, __m256 x, __m256 err, unsigned* gt, unsigned* lt) {
       const __m256 approx = _mm256_mul_ps(_mm256_mul_ps(x, _mm256_loadu_ps(t.scale.data() + jp + 8 * h)), sq);
-      const __m256 mag = _mm256_add_ps(_mm256_andnot_ps(sign, approx), athr);
+      __m256 thr = thr_q, mag = _mm256_andnot_ps(sign, approx);
+      if (dist) {
+        const __m256 off = _mm256_loadu_ps(t.offset.data() + jp + 8 * h);
+        thr = _mm256_add_ps(thr_q, off);
+        mag = _mm256_add_ps(mag, off);
+      }
+      mag = _mm256_add_ps(mag, _mm256_andnot_ps(sign, thr));
       const __m256 m = _mm256_fmadd_ps(err, one_rel, _mm256_fmadd_ps(mag, rel, absk));
       *gt = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(approx, m), thr, _CMP_GT_OQ)))
             << (8 * h);

@@ -125,11 +125,19 @@ KGRANK_VNNI __attribute__((noinline)) void refine_block(const ScreenTask& task, 
 // Either level's decision (the one-FMA form above `block`'s decision loop derives) on the lanes `live` of one
 // (row, panel) pair: d = fl(x c - thr) with c = fl(s_t s_q), m = fl(err (1 + 2^-16) + margin); certified above
 // where d > m, below where d < -m.
+// A distance table's offsets `off` (ScreenTable::offset at the panel; null for the dot product) move the threshold to
+// fl(thr + off), whose rounding (u of |thr| + off) the margin's |thr| 2^-16 and the added off 2^-16 cover.
 KGRANK_VNNI inline void certify(__m512 x, __m512 st, const ScreenQueries& q, size_t row, __m512 err, __mmask16 live,
-                                __mmask16* gt, __mmask16* lt) {
+                                const float* off, __mmask16* gt, __mmask16* lt) {
   const __m512 c = _mm512_mul_ps(st, _mm512_set1_ps(q.scale[row]));
-  const __m512 d = _mm512_fmsub_ps(x, c, _mm512_set1_ps(q.threshold[row]));
-  const __m512 m = _mm512_fmadd_ps(err, _mm512_set1_ps(1.0f + kScreenRel), _mm512_set1_ps(q.margin[row]));
+  __m512 thr = _mm512_set1_ps(q.threshold[row]), margin = _mm512_set1_ps(q.margin[row]);
+  if (off != nullptr) {
+    const __m512 o = _mm512_loadu_ps(off);
+    thr = _mm512_add_ps(thr, o);
+    margin = _mm512_fmadd_ps(o, _mm512_set1_ps(kScreenRel), margin);
+  }
+  const __m512 d = _mm512_fmsub_ps(x, c, thr);
+  const __m512 m = _mm512_fmadd_ps(err, _mm512_set1_ps(1.0f + kScreenRel), margin);
   *gt = _mm512_mask_cmp_ps_mask(live, d, m, _CMP_GT_OQ);
   *lt = _mm512_mask_cmp_ps_mask(live, d, _mm512_sub_ps(_mm512_setzero_ps(), m), _CMP_LT_OQ);
 }
@@ -148,7 +156,8 @@ KGRANK_VNNI inline __mmask16 decide2(const ScreenTable& t, const ScreenQueries& 
       _mm512_fmadd_ps(_mm512_set1_ps(q.resid2[row]), _mm512_loadu_ps(t.qnorm2.data() + jp),
                       _mm512_mul_ps(_mm512_set1_ps(q.anorm2[row]), _mm512_loadu_ps(t.cnorm.data() + jp))));
   __mmask16 gt, lt;
-  certify(x, _mm512_loadu_ps(t.scale.data() + jp), q, row, err, static_cast<__mmask16>(und & exact), &gt, &lt);
+  certify(x, _mm512_loadu_ps(t.scale.data() + jp), q, row, err, static_cast<__mmask16>(und & exact),
+          t.distance() ? t.offset.data() + jp : nullptr, &gt, &lt);
   *above = static_cast<__mmask16>(*above | gt);
   return static_cast<__mmask16>(und & ~(gt | lt));
 }
@@ -200,12 +209,13 @@ KGRANK_VNNI void block(const ScreenTask& task, size_t g, size_t nq, size_t j0) {
     const __m512 st = _mm512_loadu_ps(t.scale.data() + jp);
     const __m512 ut = _mm512_loadu_ps(t.slack.data() + jp);
     const __m512 th = _mm512_loadu_ps(t.qnorm.data() + jp);
+    const float* off = t.distance() ? t.offset.data() + jp : nullptr;
     for (size_t r = 0; r < nq; ++r) {
       const size_t row = task.r0 + g + r;
       const __m512 err =
           _mm512_fmadd_ps(_mm512_set1_ps(q.norm[row]), ut, _mm512_mul_ps(_mm512_set1_ps(q.resid[row]), th));
       __mmask16 gt, lt;
-      certify(_mm512_cvtepi32_ps(acc[r][p]), st, q, row, err, vm, &gt, &lt);
+      certify(_mm512_cvtepi32_ps(acc[r][p]), st, q, row, err, vm, off, &gt, &lt);
       und[r][p] = static_cast<__mmask16>(~(gt | lt) & vm);
       above[r][p] = gt;
       // A query row that is never screened (scale NaN) is not refined: the second level cannot decide it either.
@@ -290,6 +300,8 @@ struct AmxRow {
 // |I|, |K| is below 2^24 (dpad <= 512), else lanes past it skip the second level. The operations are decide2's and
 // certify's, written out with the row's constants gathered (AmxRow) and the panel's loaded once: calling decide2 and
 // certify per row measured 2.06x instead of 2.33x at d = 100 (build-bench/screen_bench, structured, one thread).
+// kDist: a distance table, whose offsets move each lane's threshold as in certify.
+template <bool kDist>
 KGRANK_AMX inline void amx_panel(const ScreenTask& task, const AmxRow* rc, size_t k0, size_t nq, size_t jp,
                                  __mmask16 vm, const int32_t* ci, const int32_t* ck, size_t tile_of_16, bool exact,
                                  uint32_t* greater) {
@@ -303,8 +315,18 @@ KGRANK_AMX inline void amx_panel(const ScreenTask& task, const AmxRow* rc, size_
   const __m512i lim = _mm512_set1_epi32(kScreenExact);
   const __m512i ids = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                        _mm512_set1_epi32(static_cast<int>(jp)));
+  __m512 offv = _mm512_setzero_ps(), offm = _mm512_setzero_ps();
+  if constexpr (kDist) {
+    offv = _mm512_loadu_ps(t.offset.data() + jp);
+    offm = _mm512_mul_ps(offv, _mm512_set1_ps(kScreenRel));
+  }
   for (size_t r = 0; r < nq; ++r) {
     const AmxRow& q = rc[r];
+    __m512 thr = _mm512_set1_ps(q.thr), margin = _mm512_set1_ps(q.margin);
+    if constexpr (kDist) {
+      thr = _mm512_add_ps(thr, offv);
+      margin = _mm512_add_ps(margin, offm);
+    }
     const size_t at = (r / 16) * tile_of_16 + 16 * (r % 16);
     const __m512i i1 = _mm512_load_si512(ci + at);
     const __m512i kk = _mm512_load_si512(ck + at);
@@ -317,8 +339,8 @@ KGRANK_AMX inline void amx_panel(const ScreenTask& task, const AmxRow* rc, size_
     const __m512 err = _mm512_fmadd_ps(
         _mm512_set1_ps(q.norm), slack2,
         _mm512_fmadd_ps(_mm512_set1_ps(q.resid2), qnorm2, _mm512_mul_ps(_mm512_set1_ps(q.anorm2), cnorm)));
-    const __m512 d = _mm512_fmsub_ps(x, _mm512_mul_ps(st, _mm512_set1_ps(q.sq)), _mm512_set1_ps(q.thr));
-    const __m512 m = _mm512_fmadd_ps(err, rel, _mm512_set1_ps(q.margin));
+    const __m512 d = _mm512_fmsub_ps(x, _mm512_mul_ps(st, _mm512_set1_ps(q.sq)), thr);
+    const __m512 m = _mm512_fmadd_ps(err, rel, margin);
     __mmask16 gt = _mm512_mask_cmp_ps_mask(live, d, m, _CMP_GT_OQ);
     __mmask16 lt = _mm512_mask_cmp_ps_mask(live, d, _mm512_sub_ps(_mm512_setzero_ps(), m), _CMP_LT_OQ);
     __mmask16 above = gt;
@@ -326,9 +348,8 @@ KGRANK_AMX inline void amx_panel(const ScreenTask& task, const AmxRow* rc, size_
     if (und != 0) {
       const __m512 err1 = _mm512_fmadd_ps(_mm512_set1_ps(q.norm), _mm512_loadu_ps(t.slack.data() + jp),
                                           _mm512_mul_ps(_mm512_set1_ps(q.resid), _mm512_loadu_ps(t.qnorm.data() + jp)));
-      const __m512 d1 =
-          _mm512_fmsub_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(st, _mm512_set1_ps(q.sq)), _mm512_set1_ps(q.thr));
-      const __m512 m1 = _mm512_fmadd_ps(err1, rel, _mm512_set1_ps(q.margin));
+      const __m512 d1 = _mm512_fmsub_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(st, _mm512_set1_ps(q.sq)), thr);
+      const __m512 m1 = _mm512_fmadd_ps(err1, rel, margin);
       gt = _mm512_mask_cmp_ps_mask(und, d1, m1, _CMP_GT_OQ);
       lt = _mm512_mask_cmp_ps_mask(und, d1, _mm512_sub_ps(_mm512_setzero_ps(), m1), _CMP_LT_OQ);
       above = static_cast<__mmask16>(above | gt);
@@ -477,8 +498,13 @@ KGRANK_AMX void chunk_amx(const ScreenTask& task) {
       const size_t valid = task.end - jp < kScreenPanel ? task.end - jp : kScreenPanel;
       const __mmask16 vm = static_cast<__mmask16>(valid >= 16 ? 0xFFFFu : (1u << valid) - 1u);
       // Accumulator 2 r + h holds rows [16 r, 16 r + 16) against panel h.
-      amx_panel(task, rc.data() + qb, qb, nq, jp, vm, &out[b & 1][0][0][0] + 256 * h, &out[b & 1][1][0][0] + 256 * h,
-                2 * 256, exact, task.greater + qb);
+      const int32_t* ci = &out[b & 1][0][0][0] + 256 * h;
+      const int32_t* ck = &out[b & 1][1][0][0] + 256 * h;
+      if (t.distance()) {
+        amx_panel<true>(task, rc.data() + qb, qb, nq, jp, vm, ci, ck, 2 * 256, exact, task.greater + qb);
+      } else {
+        amx_panel<false>(task, rc.data() + qb, qb, nq, jp, vm, ci, ck, 2 * 256, exact, task.greater + qb);
+      }
     }
   }
   _tile_release();

@@ -72,18 +72,25 @@ KGRANK_DOTPROD void decide(const ScreenTask& task, size_t g, size_t nq, size_t j
   const size_t valid = task.end - jp < kScreenPanel ? task.end - jp : kScreenPanel;
   const unsigned vm = valid >= 16 ? 0xFFFFu : (1u << valid) - 1u;
   const float32x4_t one_rel = vdupq_n_f32(1.0f + kScreenRel), rel = vdupq_n_f32(kScreenRel);
-  const float32x4_t absk = vdupq_n_f32(kScreenAbs);
   const int32x4_t lim = vdupq_n_s32(kScreenExact);
+  const bool dist = t.distance();
   for (size_t r = 0; r < nq; ++r) {
     const size_t row = task.r0 + g + r;
     const float32x4_t sq = vdupq_n_f32(q.scale[row]), nq_v = vdupq_n_f32(q.norm[row]);
     const float32x4_t dq = vdupq_n_f32(q.resid[row]);
-    const float thr_s = q.threshold[row];
-    const float32x4_t thr = vdupq_n_f32(thr_s), athr = vdupq_n_f32(thr_s < 0 ? -thr_s : thr_s);
-    // The decision of one level on 4 lanes from x (I, or I + K / 256) and the error terms.
-    const auto side = [&](float32x4_t x, float32x4_t st, float32x4_t err, unsigned* gt, unsigned* lt) {
+    const float32x4_t absk = vdupq_n_f32(q.absm[row]);
+    const float32x4_t thr_q = vdupq_n_f32(q.threshold[row]);
+    // The decision of one level on 4 lanes (entities j ..) from x (I, or I + K / 256) and the error terms; a distance
+    // table's offset moves the threshold as in the scalar kernel (screen.cpp).
+    const auto side = [&](float32x4_t x, float32x4_t st, float32x4_t err, size_t j, unsigned* gt, unsigned* lt) {
       const float32x4_t approx = vmulq_f32(vmulq_f32(x, st), sq);
-      const float32x4_t mag = vaddq_f32(vabsq_f32(approx), athr);
+      float32x4_t thr = thr_q, mag = vabsq_f32(approx);
+      if (dist) {
+        const float32x4_t off = vld1q_f32(t.offset.data() + j);
+        thr = vaddq_f32(thr_q, off);
+        mag = vaddq_f32(mag, off);
+      }
+      mag = vaddq_f32(mag, vabsq_f32(thr));
       const float32x4_t m = vfmaq_f32(vfmaq_f32(absk, mag, rel), err, one_rel);
       *gt = bits(vcgtq_f32(vsubq_f32(approx, m), thr));
       *lt = bits(vcltq_f32(vaddq_f32(approx, m), thr));
@@ -94,7 +101,7 @@ KGRANK_DOTPROD void decide(const ScreenTask& task, size_t g, size_t nq, size_t j
       const float32x4_t err =
           vfmaq_f32(vmulq_f32(dq, vld1q_f32(t.qnorm.data() + j)), nq_v, vld1q_f32(t.slack.data() + j));
       unsigned g1, l1;
-      side(vcvtq_f32_s32(acc[r][v]), vld1q_f32(t.scale.data() + j), err, &g1, &l1);
+      side(vcvtq_f32_s32(acc[r][v]), vld1q_f32(t.scale.data() + j), err, j, &g1, &l1);
       gt |= g1 << (4 * v);
       lt |= l1 << (4 * v);
     }
@@ -118,7 +125,7 @@ KGRANK_DOTPROD void decide(const ScreenTask& task, size_t g, size_t nq, size_t j
             vfmaq_f32(vfmaq_f32(vmulq_f32(an, vld1q_f32(t.cnorm.data() + j)), r2, vld1q_f32(t.qnorm2.data() + j)), nq_v,
                       vld1q_f32(t.slack2.data() + j));
         unsigned g2, l2;
-        side(x, vld1q_f32(t.scale.data() + j), err, &g2, &l2);
+        side(x, vld1q_f32(t.scale.data() + j), err, j, &g2, &l2);
         gt2 |= (g2 & exact) << (4 * v);
         lt2 |= (l2 & exact) << (4 * v);
       }

@@ -1,9 +1,10 @@
-// The int8 screen (native/core/screen.h): for a fuzzed DistMult or ComplEx model (both layouts, both sides, with or
-// without a filter) drawn by screen_cases.h (exact ties, one-ulp near-ties, huge dynamic range within a row, a single
-// huge coordinate, all-equal and zero rows and queries, NaN, infinities, subnormals, values at the screen's range
-// limits), with raw float bits written over a few elements, rank_embeddings with the screen on (Int8 and Auto) must
-// give every count and true score bit for bit as with the screen off (the oracle), at every SIMD level the CPU has
-// and 1 and 2 threads; its stats must account for every pair. Top-k lists over a fuzzed range and floors likewise.
+// The int8 screen (native/core/screen.h): for a fuzzed DistMult, ComplEx, TransE-L2 or RotatE-L2 model (both layouts,
+// both sides, with or without a filter) drawn by screen_cases.h (exact ties, one-ulp near-ties, huge dynamic range
+// within a row, a single huge coordinate, all-equal and zero rows and queries, NaN, infinities, subnormals, values at
+// the screen's range limits), with raw float bits written over a few elements, rank_embeddings with the screen on (Int8
+// and Auto) must give every count and true score bit for bit as with the screen off (the oracle), at every SIMD level
+// the CPU has and 1 and 2 threads; its stats must account for every pair. Top-k lists over a fuzzed range and floors
+// likewise.
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -20,9 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t w = p.ConsumeIntegralInRange<size_t>(1, 40);
   const size_t rows = p.ConsumeIntegralInRange<size_t>(1, 40);
   const bool complex = p.ConsumeBool();
+  const bool distance = p.ConsumeBool();
   const int special = p.ConsumeIntegralInRange<int>(-1, 8);
   const kgrank_screen::Next next = [&] { return p.ConsumeIntegral<uint32_t>(); };
-  kgrank_screen::Case c = kgrank_screen::make_case(next, n, w, rows, complex, special);
+  kgrank_screen::Case c = kgrank_screen::make_case(next, n, w, rows, complex, special, distance);
   // Raw bits over a few elements (entity or relation rows): any value, near-ties the generator does not make.
   const size_t raw = p.ConsumeIntegralInRange<size_t>(0, 8);
   for (size_t i = 0; i < raw; ++i) {

@@ -1,5 +1,6 @@
 // The int8 screen's table on disk (native/core/screen.h screen_table_read, interaction.h screen_load): a table made
-// from a fuzzed DistMult or ComplEx model (screen_cases.h, hostile values included) is written, then read back
+// from a fuzzed DistMult, ComplEx, TransE-L2 or RotatE-L2 model (screen_cases.h, hostile values included) is written,
+// then read back
 // whole (it must load, and rank_embeddings with it must give the counts of the screen off, bit for bit), and read
 // again after fuzzed damage (bytes flipped or overwritten, the file cut or extended, any header field): that must be
 // refused with a message, never crash, hang or load. Raw fuzzed bytes as a file must be refused the same way.
@@ -56,9 +57,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t w = p.ConsumeIntegralInRange<size_t>(1, 24);
   const size_t rows = p.ConsumeIntegralInRange<size_t>(1, 12);
   const bool complex = p.ConsumeBool();
+  const bool distance = p.ConsumeBool();
   const int special = p.ConsumeIntegralInRange<int>(-1, 8);
   const kgrank_screen::Next next = [&] { return p.ConsumeIntegral<uint32_t>(); };
-  const kgrank_screen::Case c = kgrank_screen::make_case(next, n, w, rows, complex, special);
+  const kgrank_screen::Case c = kgrank_screen::make_case(next, n, w, rows, complex, special, distance);
   const EmbeddingModel<float> m{c.interaction, c.layout, c.ent.data(), c.rel.data(), c.n,
                                 c.nr,          c.width,  c.width,      0.0,          nullptr};
   ScreenTable made;

@@ -59,9 +59,12 @@ inline float value(const Next& next, int kind) {
 
 // A case of n entities, width w (even for ComplEx), `rows` queries; `special` in [-1, 8]: how hostile (-1: plain
 // random rows; 0: random rows with exact ties, near-ties, all-equal, zero rows and rows with one huge coordinate).
-inline Case make_case(const Next& next, size_t n, size_t w, size_t rows, bool complex, int special) {
+// `distance`: TransE-L2 (RotatE-L2 where complex) in place of DistMult (ComplEx).
+inline Case make_case(const Next& next, size_t n, size_t w, size_t rows, bool complex, int special,
+                      bool distance = false) {
   Case c;
-  c.interaction = complex ? kgrank::Interaction::ComplEx : kgrank::Interaction::DistMult;
+  c.interaction = distance ? (complex ? kgrank::Interaction::RotatEL2 : kgrank::Interaction::TransEL2)
+                           : (complex ? kgrank::Interaction::ComplEx : kgrank::Interaction::DistMult);
   c.layout = next() % 2 ? kgrank::ComplexLayout::Interleaved : kgrank::ComplexLayout::Halves;
   c.n = n;
   c.nr = 1 + next() % 4;
@@ -122,16 +125,18 @@ inline Case make_case(const Next& next, size_t n, size_t w, size_t rows, bool co
 
 // A "trained-like" case: each query's true answer scores clearly above most entities (its row is the query
 // direction plus noise), the rest random: what a screen decides for most pairs.
-inline Case make_structured(const Next& next, size_t n, size_t w, size_t rows, bool complex) {
-  Case c = make_case(next, n, w, rows, complex, -1);
+inline Case make_structured(const Next& next, size_t n, size_t w, size_t rows, bool complex, bool distance = false) {
+  Case c = make_case(next, n, w, rows, complex, -1, distance);
   c.off.clear();
   c.excl.clear();
   const size_t W = c.width;
-  // Near-identity relations: DistMult 1 + noise; ComplEx re 1 + noise, im noise (in the case's layout).
+  // Near-identity relations: DistMult 1 + noise; ComplEx and RotatE-L2 re 1 + noise, im noise (in the case's
+  // layout); TransE-L2 a short translation (noise).
   for (size_t r = 0; r < c.nr; ++r) {
     for (size_t k = 0; k < W; ++k) {
       const bool im = complex && (c.layout == kgrank::ComplexLayout::Halves ? k >= W / 2 : k % 2 == 1);
-      c.rel[r * W + k] = (im ? 0.0f : 1.0f) + 0.1f * uniform(next);
+      const bool shift = distance && !complex;
+      c.rel[r * W + k] = (im || shift ? 0.0f : 1.0f) + 0.1f * uniform(next);
     }
   }
   for (size_t i = 0; i < rows; ++i) {

@@ -22,6 +22,16 @@ using kgrank_screen::Case;
 
 namespace {
 
+const char* name_of(Interaction i) {
+  switch (i) {
+    case Interaction::DistMult: return "DistMult";
+    case Interaction::ComplEx: return "ComplEx";
+    case Interaction::TransEL2: return "TransE-L2";
+    case Interaction::RotatEL2: return "RotatE-L2";
+    default: return "other";
+  }
+}
+
 std::vector<SimdLevel> levels() {
   std::vector<SimdLevel> v;
   for (SimdLevel l : {SimdLevel::Scalar, SimdLevel::AVX2, SimdLevel::AVX512, SimdLevel::NEON}) {
@@ -73,10 +83,12 @@ void adversarial(std::mt19937& rng) {
     for (size_t n : ns) {
       for (size_t w : ws) {
         for (bool complex : {false, true}) {
-          const int special = static_cast<int>(rng() % 9);
-          const size_t rows = 1 + rng() % 40;
-          check_case(kgrank_screen::make_case(next, n, w, rows, complex, special), "adversarial");
-          ++cases;
+          for (bool distance : {false, true}) {
+            const int special = static_cast<int>(rng() % 9);
+            const size_t rows = 1 + rng() % 40;
+            check_case(kgrank_screen::make_case(next, n, w, rows, complex, special, distance), "adversarial");
+            ++cases;
+          }
         }
       }
     }
@@ -87,18 +99,20 @@ void adversarial(std::mt19937& rng) {
 // Rows with the true answer planted: the screen must decide most pairs itself, and still agree everywhere.
 void structured(std::mt19937& rng) {
   const kgrank_screen::Next next = [&] { return static_cast<uint32_t>(rng()); };
-  for (bool complex : {false, true}) {
-    for (size_t w : {size_t{16}, size_t{100}}) {
-      const Case c = kgrank_screen::make_structured(next, 1500, w, 48, complex);
-      check_case(c, "structured");
-      for (SimdLevel level : levels()) {
-        const auto on = kgrank_screen::rank(c, ScreenMode::Int8, level, 2);
-        CHECK(on.stats.used);
-        // Uniform random rows against a planted answer: most pairs lie far below it.
-        CHECK(on.stats.rescored * 4 < on.stats.pairs);
-        std::printf("structured %s d=%zu %s (%s kernel): rescored %.4f\n", complex ? "ComplEx" : "DistMult", c.width,
-                    simd_name(level), screen_kernel_name(level),
-                    static_cast<double>(on.stats.rescored) / static_cast<double>(on.stats.pairs));
+  for (bool distance : {false, true}) {
+    for (bool complex : {false, true}) {
+      for (size_t w : {size_t{16}, size_t{100}}) {
+        const Case c = kgrank_screen::make_structured(next, 1500, w, 48, complex, distance);
+        check_case(c, "structured");
+        for (SimdLevel level : levels()) {
+          const auto on = kgrank_screen::rank(c, ScreenMode::Int8, level, 2);
+          CHECK(on.stats.used);
+          // Uniform random rows against a planted answer: most pairs lie far below it.
+          CHECK(on.stats.rescored * 4 < on.stats.pairs);
+          std::printf("structured %s d=%zu %s (%s kernel): rescored %.4f\n", name_of(c.interaction), c.width,
+                      simd_name(level), screen_kernel_name(level),
+                      static_cast<double>(on.stats.rescored) / static_cast<double>(on.stats.pairs));
+        }
       }
     }
   }
@@ -122,9 +136,9 @@ void never_screened(std::mt19937& rng) {
     CHECK(on.stats.rescored >= c.rows * (c.n / 2));
     for (size_t i = 0; i < c.rows; ++i) CHECK_EQ(on.counts[2 * c.rows + i], static_cast<double>(c.n / 2));
   }
-  // Where it does not apply (a distance interaction; a candidate subset) the screen stays off, counts unchanged.
+  // Where it does not apply (an L1 distance; a candidate subset) the screen stays off, counts unchanged.
   Case t = c;
-  t.interaction = Interaction::TransEL2;
+  t.interaction = Interaction::TransEL1;
   const auto r = kgrank_screen::rank(t, ScreenMode::Int8, SimdLevel::Scalar, 1);
   CHECK(!r.stats.used);
   CHECK(kgrank_screen::same(r, kgrank_screen::rank(t, ScreenMode::Off, SimdLevel::Scalar, 1)));
@@ -137,8 +151,9 @@ void never_screened(std::mt19937& rng) {
 // rows per task).
 void give_up(std::mt19937& rng) {
   const kgrank_screen::Next next = [&] { return static_cast<uint32_t>(rng()); };
-  for (bool complex : {false, true}) {
-    Case c = kgrank_screen::make_structured(next, 2600, 64, 330, complex);
+  for (int kind = 0; kind < 3; ++kind) {
+    const bool complex = kind == 1;
+    Case c = kgrank_screen::make_structured(next, 2600, 64, 330, complex, kind == 2);
     // Entity 0 all zero. Rows 0-63 and from 200 on, and every other row of 128-199, take it as their anchor: their
     // query is zero, every score +-0 and equal to the threshold (crowded); the other rows are the structured ones.
     std::fill(c.ent.begin(), c.ent.begin() + static_cast<std::ptrdiff_t>(c.width), 0.0f);
@@ -161,8 +176,9 @@ void give_up(std::mt19937& rng) {
             CHECK(kgrank_screen::same(all, off));
             bool vector = false;
             screen_kernel(level, &vector);
-            if (vector) {
-              // Auto saw fewer pairs than Int8 (blocks gave up after their first chunks) but did screen.
+            if (vector && kind != 2) {
+              // Auto saw fewer pairs than Int8 (blocks gave up after their first chunks) but did screen. (TransE-L2's
+              // zero anchor still translates by its relation: no crowd, nothing to give up; its counts still agree.)
               CHECK(on.stats.used);
               CHECK(on.stats.pairs > 0);
               CHECK(on.stats.pairs < all.stats.pairs);
@@ -180,12 +196,18 @@ void give_up(std::mt19937& rng) {
       other.width,       0.0,          nullptr};
   ScreenTable wrong;
   CHECK(screen_prepare(mo, SimdLevel::Scalar, 1, &wrong).ok());
-  CHECK(!wrong.made_for(c.n, c.width, std::vector<uint32_t>(16, 0).data()));
+  CHECK(!wrong.made_for(c.n, c.width, std::vector<uint32_t>(16, 0).data(), false));
   CHECK(kgrank_screen::same(kgrank_screen::rank(c, ScreenMode::Int8, SimdLevel::Scalar, 1, &wrong),
                             kgrank_screen::rank(c, ScreenMode::Off, SimdLevel::Scalar, 1)));
+  // A dot-product table is not a distance table (nor the reverse), and is not used for one.
+  CHECK(!wrong.made_for(other.n, other.width, std::vector<uint32_t>(16, 0).data(), true));
+  Case d = other;
+  d.interaction = Interaction::TransEL2;
+  CHECK(kgrank_screen::same(kgrank_screen::rank(d, ScreenMode::Int8, SimdLevel::Scalar, 1, &wrong),
+                            kgrank_screen::rank(d, ScreenMode::Off, SimdLevel::Scalar, 1)));
   // screen_prepare refuses what the screen does not apply to.
   Case t = c;
-  t.interaction = Interaction::TransEL2;
+  t.interaction = Interaction::TransEL1;
   const EmbeddingModel<float> mt{t.interaction, t.layout, t.ent.data(), t.rel.data(), t.n,
                                  t.nr,          t.width,  t.width,      0.0,          nullptr};
   CHECK(!screen_prepare(mt, SimdLevel::Scalar, 1, &wrong).ok());
@@ -272,7 +294,9 @@ void top_k(std::mt19937& rng) {
   for (size_t n : {size_t{40}, size_t{1100}, size_t{2600}}) {
     for (size_t w : {size_t{3}, size_t{33}}) {
       for (bool complex : {false, true}) {
-        const Case c = kgrank_screen::make_case(next, n, w, 1 + rng() % 30, complex, static_cast<int>(rng() % 9));
+        const bool distance = rng() % 2 == 1;
+        const Case c =
+            kgrank_screen::make_case(next, n, w, 1 + rng() % 30, complex, static_cast<int>(rng() % 9), distance);
         const size_t k = 1 + rng() % 12;
         check_top_k(c, k, 0, n, "adversarial");
         if (n > 40) check_top_k(c, k, 5 + rng() % 11, n - rng() % 20, "adversarial range");
@@ -281,16 +305,17 @@ void top_k(std::mt19937& rng) {
     }
   }
   // Planted answers: the k-th best lies far above most candidates, so the screen decides most pairs itself.
-  for (bool complex : {false, true}) {
+  for (int kind = 0; kind < 4; ++kind) {
+    const bool complex = kind % 2 == 1;
     // 40 chunks of 512 and k = 2: a row's list changes in about k (1 + ln(40 / k)) of them.
-    Case c = kgrank_screen::make_structured(next, 20000, 64, 24, complex);
+    Case c = kgrank_screen::make_structured(next, 20000, 64, 24, complex, kind >= 2);
     const size_t decided = check_top_k(c, 2, 0, c.n, "structured");
     CHECK(decided > 0);
     for (SimdLevel level : levels()) {
       const auto on = kgrank_screen::top_k(c, ScreenMode::Int8, level, 2, 2, 0, c.n, {});
       // The pairs certified above are listed and scored alone (ScreenTask::list_above), not their rows' chunks.
       CHECK(on.stats.rescored * 100 < on.stats.pairs);
-      std::printf("top-k structured %s %s: rescored %.4f\n", complex ? "ComplEx" : "DistMult", simd_name(level),
+      std::printf("top-k structured %s %s: rescored %.4f\n", name_of(c.interaction), simd_name(level),
                   static_cast<double>(on.stats.rescored) / static_cast<double>(on.stats.pairs));
     }
     // A slice of the table (entity_offset): global ids listed, the same lists.
@@ -303,9 +328,9 @@ void top_k(std::mt19937& rng) {
 
 // A table on disk (screen_save, screen_load): read back it ranks as the screen off does; a file made from another
 // table (other values, rows, interaction) or damaged (a flipped byte, cut, extended) is refused with a message.
-void table_file(std::mt19937& rng) {
+void table_file(std::mt19937& rng, bool distance) {
   const kgrank_screen::Next next = [&] { return static_cast<uint32_t>(rng()); };
-  const Case c = kgrank_screen::make_structured(next, 700, 24, 30, true);
+  const Case c = kgrank_screen::make_structured(next, 700, 24, 30, true, distance);
   const EmbeddingModel<float> m{c.interaction, c.layout, c.ent.data(), c.rel.data(), c.n,
                                 c.nr,          c.width,  c.width,      0.0,          nullptr};
   const std::string path = "/tmp/kgrank-test-screen-table.kgq";
@@ -335,7 +360,7 @@ void table_file(std::mt19937& rng) {
   fewer.num_entities = c.n - 1;
   refused(fewer, path.c_str(), "rows of");
   EmbeddingModel<float> dist = m;
-  dist.interaction = Interaction::DistMult;
+  dist.interaction = distance ? Interaction::ComplEx : Interaction::RotatEL2;
   refused(dist, path.c_str(), "another interaction");
   std::vector<char> bytes;
   if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
@@ -377,6 +402,7 @@ int main() {
   give_up(rng);
   shard_truth(rng);
   top_k(rng);
-  table_file(rng);
+  table_file(rng, false);
+  table_file(rng, true);
   TEST_MAIN_END();
 }

@@ -25,7 +25,7 @@ function screenInput(model: unknown, path: unknown): { k: Kernels; input: Embedd
   if (model.precision !== "float32" || !interactionOf(model.interaction).screens) {
     throw new KgrankInputError(
       "model",
-      `is ${model.interaction} at ${model.precision}: the int8 screen, and so its table, applies to DistMult and ComplEx at float32`,
+      `is ${model.interaction} at ${model.precision}: the int8 screen, and so its table, applies to DistMult, ComplEx, TransE-L2 and RotatE-L2 at float32`,
     );
   }
   if (model.entitySource) {

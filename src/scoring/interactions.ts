@@ -35,7 +35,10 @@ export interface InteractionDescriptor {
   };
   /** A rescaling of the embeddings that keeps the order of every row's scores (exact arithmetic). */
   readonly rescale: string;
-  /** The native core's int8 screen certifies its float32 scores (docs/screen.md: a dot product of query and row). */
+  /**
+   * The native core's int8 screen certifies its float32 scores (docs/screen.md: a dot product of query and row, or
+   * a squared distance through its expanded form).
+   */
   readonly screens: boolean;
 }
 
@@ -51,7 +54,6 @@ const rotation = {
   normalizesEntities: false,
   memory: plain,
   rescale: "divide the entities by a constant",
-  screens: false,
 } as const;
 
 /**
@@ -86,7 +88,7 @@ export const INTERACTION_TABLE = {
     // and the L2 distance in DGL-KE's (general_models.py: model_name == 'TransE' or 'TransE_l2': TransEScore(gamma, 'l2')).
     savedAs: { ogb: ["transe_l2"], dglke: ["transe", "transe_l2"], pykeen: "TransE (scoring_fct_norm=2)" },
     rescale: "divide entities and relations by one constant",
-    screens: false,
+    screens: true,
   },
   distmult: {
     code: 2,
@@ -116,11 +118,14 @@ export const INTERACTION_TABLE = {
     code: 4,
     ...rotation,
     savedAs: { ogb: ["rotate"], dglke: ["rotate"], pykeen: null },
+    screens: false,
   },
   "rotate-l2": {
     code: 6,
     ...rotation,
     savedAs: { ogb: [], dglke: [], pykeen: "RotatE" },
+    // The sum of squared moduli: TransE-L2's op over the [re | im] elements.
+    screens: true,
   },
   pairre: {
     code: 5,

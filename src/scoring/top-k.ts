@@ -72,8 +72,8 @@ export interface PredictTopKOptions {
    */
   onPlan?: (plan: StreamPlan) => void;
   /**
-   * The int8 screen (docs/screen.md) on the native backend, DistMult and ComplEx at float32: "off" (default), "auto"
-   * or "int8". The lists are the same in every mode, bit for bit; only the time differs.
+   * The int8 screen (docs/screen.md) on the native backend, DistMult, ComplEx, TransE-L2 and RotatE-L2 at float32:
+   * "off" (default), "auto" or "int8". The lists are the same in every mode, bit for bit; only the time differs.
    */
   screen?: ScreenModeName;
 }

@@ -40,7 +40,7 @@ export function predictFlags(program: Command): Command {
     .addOption(memoryOption("the lists, the known answers, the query rows and the table's chunks"))
     .option(
       "--screen <mode>",
-      "DistMult / ComplEx embeddings: off (default) keeps the float32 path alone, auto screens candidates with certified int8 scores where the CPU has a vector kernel, int8 wherever it applies; the lists are identical in every mode (docs/screen.md)",
+      "DistMult / ComplEx / TransE-L2 / RotatE-L2 embeddings: off (default) keeps the float32 path alone, auto screens candidates with certified int8 scores where the CPU has a vector kernel, int8 wherever it applies; the lists are identical in every mode (docs/screen.md)",
       screenArg,
     )
     .option(
@@ -110,7 +110,7 @@ export function quantizeFlags(program: Command): Command {
       program
         .command("quantize")
         .description(
-          "write a model's entity table quantised for the int8 screen (DistMult, ComplEx), for evaluate and predict --quantized",
+          "write a model's entity table quantised for the int8 screen (DistMult, ComplEx, TransE-L2, RotatE-L2), for evaluate and predict --quantized",
         ),
     ),
   )
