@@ -3,8 +3,9 @@
 // rounds), median times, the median of the per-round ratios, the rescored fraction (the model's screenStats), and a
 // check that both modes give the same results to the last bit. Models:
 //   --model-dir DIR --dataset-dir DIR   a trained model (bench/train_kge.py writes one) on its dataset's test split
-//   --wikikg2 [--dim 100] [--tasks 2000] WikiKG2-shaped random embeddings (2,500,604 entities, 535 relations): a
-//                                       sample of test-like triples, truth at random (the screen's worst case)
+//   --wikikg2 [--dim 100] [--tasks 2000] [--interaction distmult|complex|transe-l2|rotate-l2]
+//                                       WikiKG2-shaped random embeddings (2,500,604 entities, 535 relations; d floats a
+//                                       row): a sample of test-like triples, truth at random (the screen's worst case)
 // Options: --rounds 5, --mode auto|int8 (the screened side; default auto), --threads N, --unfiltered, --top-k K
 // (predictTopK's lists of both sides in place of the evaluation: the same alternation, lists compared bit for bit).
 // Needs the addon and `npm run build:ts`:
@@ -35,10 +36,13 @@ function setup() {
     const nr = 535;
     const d = Number(opt("--dim", 100));
     const tasks = Number(opt("--tasks", 2000));
+    const interaction = opt("--interaction", "distmult");
+    const complex = interaction === "complex" || interaction === "rotate-l2";
     const model = new kg.EmbeddingModel({
-      interaction: "distmult",
+      interaction,
       entityEmbeddings: { data: seededFloats(n * d, 1), shape: [n, d] },
       relationEmbeddings: { data: seededFloats(nr * d, 2), shape: [nr, d] },
+      ...(complex ? { complexLayout: "halves" } : {}),
     });
     const triples = new Int32Array(3 * tasks);
     for (let i = 0; i < tasks; i++) triples.set([(i * 7919) % n, i % nr, (i * 104729 + 17) % n], 3 * i);
@@ -48,7 +52,7 @@ function setup() {
       filter: [triples],
       numEntities: n,
       numRelations: nr,
-      label: `WikiKG2-shaped random d=${d}`,
+      label: `WikiKG2-shaped random ${interaction} d=${d}`,
     };
   }
   const modelDir = opt("--model-dir", null);

@@ -1,6 +1,6 @@
-"""Seeded NumPy trainer of DistMult and ComplEx, for measuring kgrank on a model trained here (issue 44).
+"""Seeded NumPy trainer of DistMult, ComplEx and TransE-L2, for measuring kgrank on a model trained here (issue 44).
 
-    /usr/bin/python3 bench/train_kge.py --dataset-dir DIR --model distmult|complex --dim D --epochs E --seed S \
+    /usr/bin/python3 bench/train_kge.py --dataset-dir DIR --model distmult|complex|transe-l2 --dim D --epochs E --seed S \
         --out OUT [--batch 1000] [--optimizer adagrad|adam] [--lr LR] [--init 0.001] [--reg 0] [--threads T]
 
 DIR holds train / valid / test as TSV (head<TAB>relation<TAB>tail, .tsv or .txt), as $KGRANK_DATASETS/NAME does;
@@ -13,7 +13,9 @@ answers. 1-N scoring gets a trained model in a few epochs where negative samplin
 sees every entity), and grouping the triples by query scores FB15k-237's 93 k tail and 56 k head queries an epoch
 instead of 2 x 272 k triples. No reciprocal relations: kgrank ranks both sides with the one relation row, so the head
 queries train that row too (DistMult's head score is the tail score's formula; ComplEx's is Re(<t, conj(r), conj(h)>),
-the tail formula with the relation conjugated). The three B x N x D products a batch makes (scores, the query
+the tail formula with the relation conjugated; TransE-L2's logit is minus the squared distance, -||q - e||^2 with
+q = h + r for tails and q = t - r for heads, which is 2 q . e - ||e||^2 up to a constant per query: the same BLAS
+products). The three B x N x D products a batch makes (scores, the query
 gradient, the entity gradient) go through NumPy's BLAS, which is what uses several threads (OpenBLAS' pthread build;
 --threads sets its thread count); the rest is elementwise.
 
@@ -37,7 +39,7 @@ import os
 import sys
 import time
 
-MODELS = {"distmult": "DistMult", "complex": "ComplEx"}
+MODELS = {"distmult": "DistMult", "complex": "ComplEx", "transe-l2": "TransE_l2"}
 
 
 def parse_args(argv):
@@ -192,7 +194,8 @@ def main(argv):
     rng = np.random.default_rng(args.seed)
     E = (rng.standard_normal((N, width), dtype=np.float32) * np.float32(args.init)).astype(np.float32)
     W = (rng.standard_normal((R, width), dtype=np.float32) * np.float32(args.init)).astype(np.float32)
-    if not complex_model:
+    transe = args.model == "transe-l2"
+    if not complex_model and not transe:
         # DistMult's relation rows start near 1, so the first products are the entities' own similarities, not 1e-6.
         W += np.float32(1.0)
     params = [E, W]
@@ -218,9 +221,17 @@ def main(argv):
                 # Head queries score h by Re(<t, conj(r), conj(h)>): the tail formula with r conjugated.
                 Wr[head, half:] *= np.float32(-1)
                 Q = complex_product(np, A, Wr, half)
+            elif transe:
+                # Tails: q = h + r; heads: q = t - r.
+                Wr[head] *= np.float32(-1)
+                Q = A + Wr
             else:
                 Q = A * Wr
-            S = Q @ E.T
+            if transe:
+                E2 = (E * E).sum(axis=1)
+                S = np.float32(2) * (Q @ E.T) - E2[None, :]
+            else:
+                S = Q @ E.T
             # Softmax in place; log-probabilities of the answers for the loss.
             S -= S.max(axis=1, keepdims=True)
             n_ans = counts[idx]
@@ -237,7 +248,16 @@ def main(argv):
             S *= np.float32(1.0 / B)
             dQ = S @ E
             dE = S.T @ Q
-            if complex_model:
+            if transe:
+                # d(2 q . e - ||e||^2): 2 e for q; 2 q - 2 e for e, summed over the batch's rows (column sums of S).
+                dQ *= np.float32(2)
+                dE *= np.float32(2)
+                dE -= np.float32(2) * S.sum(axis=0)[:, None] * E
+            if transe:
+                dA = dQ
+                dWr = dQ.copy()
+                dWr[head] *= np.float32(-1)
+            elif complex_model:
                 dA = complex_conj_product(np, dQ, Wr, half)
                 dWr = complex_conj_product(np, dQ, A, half)
                 dWr[head, half:] *= np.float32(-1)
