@@ -70,7 +70,7 @@ double gamma_of(size_t dim) {
   return nu < 0.5 ? nu / (1.0 - nu) : std::numeric_limits<double>::infinity();
 }
 
-// A distance row's decision constants (docs/screen.md "Distances"). The float32 path scores -S, S = the chain
+// A distance row's decision constants (docs/screen.md, step 7). The float32 path scores -S, S = the chain
 // acc = fma(x_k, x_k, acc) of x_k = fl(t_k - q_k): each term is (t_k - q_k)^2 (1 + e)^2 and each step adds one
 // rounding, so with D = ||t - q||^2 (exact), |S - D| <= gamma_{d+2} D + d 2^-149 (underflow; below alpha = 2^-120), and
 // no step overflows when max|q|, max|t| <= 2^50 (D <= d 2^102). With R = -thr (the threshold score; thr <= 0):
@@ -80,7 +80,8 @@ double gamma_of(size_t dim) {
 // when p - X2 / 2 < (Q2 - Rb) / 2: the dot's certified decision against the midpoint of the two, with the half gap
 // (Rb - Ra) / 4 in the margin, and the entity's X2 / 2 as its offset (ScreenTable::offset). The slop adds the
 // rounding of the midpoint to float and 2^-30 (Q2 + R) for the double arithmetic (Q2 in double is within d 2^-53 of
-// itself). A positive or non-finite thr (never a distance's own score: an external true score) is not screened.
+// itself), all times 1 + 2^-16 for the kernels' roundings of the margin. A positive or non-finite thr (never a
+// distance's own score: an external true score) is not screened.
 struct DistanceRow {
   bool ok = false;
   float thr = 0;
@@ -95,7 +96,8 @@ DistanceRow distance_row(double q2, float score, size_t dim) {
   const double mid = (q2 - (ra + rb) / 2) / 2, gap = (rb - ra) / 4;
   r.ok = true;
   r.thr = static_cast<float>(mid);
-  r.slop = gap + std::fabs(mid - static_cast<double>(r.thr)) + (q2 + big) * 0x1p-30;
+  // The 2^-16 excess covers the kernels' own float roundings of the margin that carries the slop (a few u of it).
+  r.slop = (gap + std::fabs(mid - static_cast<double>(r.thr)) + (q2 + big) * 0x1p-30) * (1 + 0x1p-16);
   return r;
 }
 
