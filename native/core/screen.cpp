@@ -47,6 +47,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
+#if (defined(__unix__) || defined(__APPLE__)) && !defined(__wasi__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 namespace kgrank {
 namespace {
@@ -394,7 +400,7 @@ uint64_t screen_digest(const void* data, size_t bytes, unsigned threads) {
 namespace {
 
 constexpr char kFileMagic[8] = {'K', 'G', 'R', 'A', 'N', 'K', 'Q', '1'};
-constexpr uint32_t kFileVersion = 2;  // 2: the distance offsets (a header word and an array)
+constexpr uint32_t kFileVersion = 2;  // 2: the distance offsets (a header word, an array); arrays on 64 bytes
 // The screen's rules a table was made under: the quantiser, the residual level and the bound's terms (slack, qnorm,
 // corr and their second-level twins). Raise it with any change to them, so that older files are refused.
 constexpr uint32_t kScreenRules = 1;
@@ -405,18 +411,22 @@ size_t panel_bytes(size_t n, size_t dpad) {
 
 size_t padded_rows(size_t n) { return (n + kScreenPanel - 1) / kScreenPanel * kScreenPanel; }
 
-// The table's arrays in file order, as (pointer, bytes) pairs (Table: ScreenTable or const ScreenTable).
-template <class Table>
-auto arrays_of(Table& t) {
-  using P = std::conditional_t<std::is_const<Table>::value, const void*, void*>;
-  return std::vector<std::pair<P, size_t>>{
-      {t.panels.data(), t.panels.size()},     {t.scale.data(), t.scale.size() * 4},
-      {t.slack.data(), t.slack.size() * 4},   {t.qnorm.data(), t.qnorm.size() * 4},
-      {t.corr.data(), t.corr.size() * 4},     {t.panels2.data(), t.panels2.size()},
-      {t.slack2.data(), t.slack2.size() * 4}, {t.qnorm2.data(), t.qnorm2.size() * 4},
-      {t.cnorm.data(), t.cnorm.size() * 4},   {t.corr2.data(), t.corr2.size() * 4},
-      {t.offset.data(), t.offset.size() * 4}};
+// The table's arrays in file order, as (pointer, bytes) pairs.
+std::vector<std::pair<const void*, size_t>> arrays_of(const ScreenTable& t) {
+  return {{t.panels.data(), t.panels.size()},     {t.scale.data(), t.scale.size() * 4},
+          {t.slack.data(), t.slack.size() * 4},   {t.qnorm.data(), t.qnorm.size() * 4},
+          {t.corr.data(), t.corr.size() * 4},     {t.panels2.data(), t.panels2.size()},
+          {t.slack2.data(), t.slack2.size() * 4}, {t.qnorm2.data(), t.qnorm2.size() * 4},
+          {t.cnorm.data(), t.cnorm.size() * 4},   {t.corr2.data(), t.corr2.size() * 4},
+          {t.offset.data(), t.offset.size() * 4}};
 }
+
+constexpr size_t kHeadBytes = 8 + 8 + 10 * 8;  // magic, version and rules, the ten header words
+constexpr size_t kArrays = 11;
+
+// Where array i's bytes start in the file: each array is its u64 byte count, zero bytes up to a 64-byte boundary,
+// then its bytes (so a mapped file's panels lie on 64-byte boundaries, as the kernels read them).
+size_t aligned64(size_t at) { return (at + 63) / 64 * 64; }
 
 // Closes the file on every path out.
 struct File {
@@ -453,10 +463,15 @@ Status screen_table_write(const ScreenTable& t, const ScreenFileKey& key, const 
   bool ok = std::fwrite(kFileMagic, 1, 8, out.f) == 8 && std::fwrite(version, 4, 2, out.f) == 2 &&
             std::fwrite(head, 8, 10, out.f) == 10;
   if (ok && !t.map.empty()) ok = std::fwrite(t.map.data(), 4, t.map.size(), out.f) == t.map.size();
+  size_t at = kHeadBytes + 4 * t.map.size();
+  static const char zeros[64] = {};
   for (const auto& [ptr, bytes] : parts) {
     if (!ok) break;
     const uint64_t b = bytes;
-    ok = std::fwrite(&b, 8, 1, out.f) == 1 && std::fwrite(ptr, 1, bytes, out.f) == bytes;
+    const size_t pad = aligned64(at + 8) - (at + 8);
+    ok = std::fwrite(&b, 8, 1, out.f) == 1 && std::fwrite(zeros, 1, pad, out.f) == pad &&
+         std::fwrite(ptr, 1, bytes, out.f) == bytes;
+    at += 8 + pad + bytes;
   }
   if (!ok || std::fflush(out.f) != 0) return Status::invalid(error_of("cannot write", path));
   if (std::fclose(out.f) != 0) {
@@ -467,35 +482,104 @@ Status screen_table_write(const ScreenTable& t, const ScreenFileKey& key, const 
   return Status::success();
 }
 
-Status screen_table_read(const char* path, ScreenFileKey* key, ScreenTable* t) {
+namespace {
+// A file's bytes in memory: mapped read-only where the system can (POSIX, not WASI), else read whole into an owned
+// buffer. `keep` holds them for as long as a table views them.
+struct FileBytes {
+  const unsigned char* data = nullptr;
+  size_t size = 0;
+  std::shared_ptr<const void> keep;
+};
+
+Status file_bytes(const char* path, FileBytes* out) {
+#if (defined(__unix__) || defined(__APPLE__)) && !defined(__wasi__)
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::invalid(error_of("cannot open", path));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const Status s = Status::invalid(error_of("cannot read", path));
+    ::close(fd);
+    return s;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    errno = EISDIR;
+    return Status::invalid(error_of("cannot read", path));
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    out->size = 0;
+    return Status::success();
+  }
+  void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int err = errno;
+  ::close(fd);
+  if (m == MAP_FAILED) {
+    errno = err;
+    return Status::invalid(error_of("cannot read", path));
+  }
+  out->data = static_cast<const unsigned char*>(m);
+  out->size = size;
+  out->keep = std::shared_ptr<const void>(m, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+  return Status::success();
+#else
   File in;
   in.f = std::fopen(path, "rb");
   if (in.f == nullptr) return Status::invalid(error_of("cannot open", path));
+  if (std::fseek(in.f, 0, SEEK_END) != 0) return Status::invalid(error_of("cannot read", path));
+  const long have = std::ftell(in.f);
+  if (have < 0 || std::fseek(in.f, 0, SEEK_SET) != 0) return Status::invalid(error_of("cannot read", path));
+  auto buf = std::make_shared<AlignedVector<unsigned char>>();
+  KGRANK_TRY { buf->resize(static_cast<size_t>(have)); }
+  KGRANK_CATCH(const std::bad_alloc&) { return Status::invalid(std::string("out of memory for the table ") + path); }
+  if (std::fread(buf->data(), 1, buf->size(), in.f) != buf->size()) {
+    return Status::invalid(error_of("cannot read", path));
+  }
+  out->data = buf->data();
+  out->size = buf->size();
+  out->keep = buf;
+  return Status::success();
+#endif
+}
+}  // namespace
+
+Status screen_table_read(const char* path, ScreenFileKey* key, ScreenTable* t) {
+  FileBytes file;
+  Status opened = file_bytes(path, &file);
+  if (!opened.ok()) return opened;
+  const unsigned char* p = file.data;
+  const size_t have = file.size;
   const auto bad = [&](const std::string& why) {
     return Status::invalid(std::string(path) + " is not a quantised table kgrank quantize wrote (" + why +
                            "): write it again with kgrank quantize");
   };
-  char magic[8];
   uint32_t version[2];
   uint64_t head[10];
-  if (std::fread(magic, 1, 8, in.f) != 8 || std::memcmp(magic, kFileMagic, 8) != 0) return bad("no KGRANKQ1 header");
-  if (std::fread(version, 4, 2, in.f) != 2 || version[0] != kFileVersion) return bad("another format version");
+  if (have < 8 || std::memcmp(p, kFileMagic, 8) != 0) return bad("no KGRANKQ1 header");
+  if (have < 16) return bad("its header is cut short");
+  std::memcpy(version, p + 8, 8);
+  if (version[0] != kFileVersion) return bad("another format version");
   if (version[1] != kScreenRules) return bad("made under other rules of the screen: another release");
-  if (std::fread(head, 8, 10, in.f) != 10) return bad("its header is cut short");
+  if (have < kHeadBytes) return bad("its header is cut short");
+  std::memcpy(head, p + 16, sizeof head);
   const uint64_t n = head[0], dim = head[1], dpad = head[2], map_n = head[8], dist = head[9];
   if (dim == 0 || dim > kScreenMaxDim || dpad != (dim + 3) / 4 * 4 || (map_n != 0 && map_n != dim) ||
       n > (uint64_t{1} << 40) || dist > 1) {
     return bad("its sizes do not fit together");
   }
-  // The file's size must be what its header says, before anything is allocated for it.
-  const uint64_t padded_n = padded_rows(n);
-  const uint64_t want = 8 + 8 + 10 * 8 + 4 * map_n + 11 * 8 + 2 * panel_bytes(n, dpad) + (8 + dist) * 4 * padded_n;
-  if (std::fseek(in.f, 0, SEEK_END) != 0) return Status::invalid(error_of("cannot read", path));
-  const long have = std::ftell(in.f);
-  if (have < 0 || std::fseek(in.f, 8 + 8 + 10 * 8, SEEK_SET) != 0)
-    return Status::invalid(error_of("cannot read", path));
-  if (static_cast<uint64_t>(have) < want) return bad("it is cut short");
-  if (static_cast<uint64_t>(have) > want) return bad("bytes follow its last array");
+  // The arrays' sizes from the header, and the file's size from them: checked before anything is read or allocated.
+  const size_t padded = padded_rows(n);
+  const size_t panel = panel_bytes(n, dpad), row4 = 4 * padded;
+  const size_t sizes[kArrays] = {panel, row4, row4, row4, row4, panel, row4, row4, row4, row4, dist == 1 ? row4 : 0};
+  size_t starts[kArrays];
+  size_t at = kHeadBytes + 4 * map_n;
+  for (size_t i = 0; i < kArrays; ++i) {
+    starts[i] = aligned64(at + 8);
+    at = starts[i] + sizes[i];
+  }
+  if (have < at) return bad("it is cut short");
+  if (have > at) return bad("bytes follow its last array");
   key->n = n;
   key->dim = dim;
   key->width = head[3];
@@ -503,39 +587,50 @@ Status screen_table_read(const char* path, ScreenFileKey* key, ScreenTable* t) {
   key->layout = head[5];
   key->float_digest = head[6];
   const uint64_t payload = head[7];
+  size_t prev = kHeadBytes + 4 * map_n;
+  for (size_t i = 0; i < kArrays; ++i) {
+    uint64_t b = 0;
+    std::memcpy(&b, p + prev, 8);
+    if (b != sizes[i]) return bad("an array's size word does not match its header: the file is damaged");
+    for (size_t z = prev + 8; z < starts[i]; ++z) {
+      if (p[z] != 0) return bad("its contents do not match their digest: the file is damaged");
+    }
+    prev = starts[i] + sizes[i];
+  }
+  uint64_t check = 0x51ULL;
+  for (size_t i = 0; i < kArrays; ++i) check = check * 0x100000001B3ULL ^ screen_digest(p + starts[i], sizes[i]);
+  if (check != payload) return bad("its contents do not match their digest: the file is damaged");
   t->n = n;
   t->dim = dim;
   t->dpad = dpad;
-  const size_t padded = padded_rows(n);
+  const auto floats = [&](size_t i, std::vector<float>* v) {
+    v->resize(sizes[i] / 4);
+    if (sizes[i] != 0) std::memcpy(v->data(), p + starts[i], sizes[i]);
+  };
+  const auto ints = [&](size_t i, std::vector<int32_t>* v) {
+    v->resize(sizes[i] / 4);
+    if (sizes[i] != 0) std::memcpy(v->data(), p + starts[i], sizes[i]);
+  };
   KGRANK_TRY {
-    t->map.assign(map_n, 0u);
-    t->panels.assign(panel_bytes(n, dpad), int8_t{0});
-    t->scale.assign(padded, 0.0f);
-    t->slack.assign(padded, 0.0f);
-    t->qnorm.assign(padded, 0.0f);
-    t->corr.assign(padded, 0);
-    t->panels2.assign(panel_bytes(n, dpad), int8_t{0});
-    t->slack2.assign(padded, 0.0f);
-    t->qnorm2.assign(padded, 0.0f);
-    t->cnorm.assign(padded, 0.0f);
-    t->corr2.assign(padded, 0);
-    t->offset.assign(dist != 0 ? padded : 0, 0.0f);
+    t->map.resize(map_n);
+    if (map_n != 0) std::memcpy(t->map.data(), p + kHeadBytes, 4 * map_n);
+    floats(1, &t->scale);
+    floats(2, &t->slack);
+    floats(3, &t->qnorm);
+    ints(4, &t->corr);
+    floats(6, &t->slack2);
+    floats(7, &t->qnorm2);
+    floats(8, &t->cnorm);
+    ints(9, &t->corr2);
+    floats(10, &t->offset);
   }
   KGRANK_CATCH(const std::bad_alloc&) { return Status::invalid(std::string("out of memory for the table ") + path); }
-  if (map_n != 0 && std::fread(t->map.data(), 4, map_n, in.f) != map_n) return bad("it is cut short");
   for (size_t k = 0; k < t->map.size(); ++k) {
     if (t->map[k] >= dim) return bad("its element order is not one");
   }
-  uint64_t check = 0x51ULL;
-  for (const auto& [ptr, bytes] : arrays_of(*t)) {
-    uint64_t b = 0;
-    if (std::fread(&b, 8, 1, in.f) != 1) return bad("it is cut short");
-    if (b != bytes) return bad("an array's size does not match the table's");
-    if (std::fread(ptr, 1, bytes, in.f) != bytes) return bad("it is cut short");
-    check = check * 0x100000001B3ULL ^ screen_digest(ptr, bytes);
-  }
-  if (std::fgetc(in.f) != EOF) return bad("bytes follow its last array");
-  if (check != payload) return bad("its contents do not match their digest: the file is damaged");
+  // The panels stay in the file's pages: a view, not a copy.
+  t->panels.view(reinterpret_cast<const int8_t*>(p + starts[0]), sizes[0], file.keep);
+  t->panels2.view(reinterpret_cast<const int8_t*>(p + starts[5]), sizes[5], file.keep);
   return Status::success();
 }
 

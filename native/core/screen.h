@@ -16,7 +16,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "simd.h"
@@ -64,20 +66,51 @@ struct Aligned64 {
 template <class T>
 using AlignedVector = std::vector<T, Aligned64<T>>;
 
+// The quantised table's panels: bytes on 64-byte boundaries, either owned (quantised here) or a read-only view of a
+// file's pages (screen_table_read maps the file: no copy, and no fresh pages to fault in), kept alive by `keep`.
+class ScreenBytes {
+ public:
+  void assign(size_t n, int8_t v) {
+    own_.assign(n, v);
+    view_ = nullptr;
+    keep_.reset();
+    size_ = n;
+  }
+  void clear() { assign(0, 0); }
+  void view(const int8_t* p, size_t n, std::shared_ptr<const void> keep) {
+    own_.clear();
+    own_.shrink_to_fit();
+    view_ = p;
+    size_ = n;
+    keep_ = std::move(keep);
+  }
+  const int8_t* data() const { return view_ != nullptr ? view_ : own_.data(); }
+  int8_t* data() { return own_.data(); }  // owned bytes only (the quantiser writes them)
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  bool mapped() const { return view_ != nullptr; }
+
+ private:
+  AlignedVector<int8_t> own_;
+  const int8_t* view_ = nullptr;
+  size_t size_ = 0;
+  std::shared_ptr<const void> keep_;
+};
+
 // The quantised candidate table. scale[e] is NaN for a row that is never screened (a NaN or infinite value, or
 // max|t| outside [2^-50, 2^50] and not 0), which makes every decision on it "undecided".
 struct ScreenTable {
   size_t n = 0, dim = 0, dpad = 0;
   std::vector<uint32_t> map;  // the element order it was made in (screen_quantise_table's map); empty: identity
   SimdLevel level = SimdLevel::Scalar;  // the quantiser that made it
-  AlignedVector<int8_t> panels;         // ceil(n / 16) panels x dpad x 16 bytes (+ kScreenTileSlack)
+  ScreenBytes panels;                   // ceil(n / 16) panels x dpad x 16 bytes (+ kScreenTileSlack)
   std::vector<float> scale;             // s_t, padded to whole panels (padding 0)
   std::vector<float> slack;             // upward rounded ||t - s_t b||_2 + gamma_d ||t||_2
   std::vector<float> qnorm;             // upward rounded ||s_t b||_2
   std::vector<int32_t> corr;            // 128 * sum_i b_i (the AVX-512 kernel's unsigned-offset correction)
   // The second level (refinement of undecided pairs): c = round(256 (y - b)) clamped to [-127, 127], y the row in
   // units of s_t, in the layout of `panels`, and the bound's per-entity terms (screen.cpp refine_row).
-  AlignedVector<int8_t> panels2;
+  ScreenBytes panels2;
   std::vector<float> slack2;   // upward rounded ||t - s_t (b + c / 256)||_2 + gamma_d ||t||_2
   std::vector<float> qnorm2;   // upward rounded ||s_t (b + c / 256)||_2
   std::vector<float> cnorm;    // upward rounded s_t ||c||_2 / 256
@@ -138,8 +171,9 @@ void screen_set_threshold(ScreenQueries* q, size_t i, float thr, float scale);
 // order (little-endian on x86-64 and AArch64; another order fails the version check):
 //   "KGRANKQ1", u32 version (2), u32 rules (screen.cpp kScreenRules), then u64 n, dim, dpad, width, interaction,
 //   layout, float_digest, payload_digest, map entries (0: identity, else dim), distance (0 or 1), the map (u32 each),
-//   then each array as u64 byte count and its bytes: panels, scale, slack, qnorm, corr, panels2, slack2, qnorm2,
-//   cnorm, corr2, offset (empty unless distance).
+//   then each array as u64 byte count, zero bytes up to the next 64-byte boundary of the file, and its bytes: panels,
+//   scale, slack, qnorm, corr, panels2, slack2, qnorm2, cnorm, corr2, offset (empty unless distance). The reader maps
+//   the file where the system can and keeps the panels in its pages (ScreenBytes::view).
 // float_digest is screen_digest of the float32 table it was made from (rows x width floats as stored), so a table is
 // never read against other values; payload_digest covers the arrays in order, so a damaged file is refused.
 struct ScreenFileKey {
