@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cstdint>
 #include <limits>
 #include <new>
 #include <string>
@@ -242,8 +243,8 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
     }
     const size_t p_end = std::min(panels, (task + 1) * kPanelsPerTask);
     for (size_t p = task * kPanelsPerTask; p < p_end; ++p) {
-      int8_t* panel = t->panels.data() + p * dpad * kScreenPanel;
-      int8_t* panel2 = t->panels2.data() + p * dpad * kScreenPanel;
+      int8_t* panel = t->panels.mutable_data() + p * dpad * kScreenPanel;
+      int8_t* panel2 = t->panels2.mutable_data() + p * dpad * kScreenPanel;
       for (size_t lane = 0; lane < kScreenPanel; ++lane) {
         const size_t e = p * kScreenPanel + lane;
         if (e >= n) break;
@@ -400,7 +401,8 @@ uint64_t screen_digest(const void* data, size_t bytes, unsigned threads) {
 namespace {
 
 constexpr char kFileMagic[8] = {'K', 'G', 'R', 'A', 'N', 'K', 'Q', '1'};
-constexpr uint32_t kFileVersion = 2;  // 2: the distance offsets (a header word, an array); arrays on 64 bytes
+// 2: the distance offsets (a header word, an array); 3: each array on a 64-byte boundary of the file.
+constexpr uint32_t kFileVersion = 3;
 // The screen's rules a table was made under: the quantiser, the residual level and the bound's terms (slack, qnorm,
 // corr and their second-level twins). Raise it with any change to them, so that older files are refused.
 constexpr uint32_t kScreenRules = 1;
@@ -493,7 +495,8 @@ struct FileBytes {
 
 Status file_bytes(const char* path, FileBytes* out) {
 #if (defined(__unix__) || defined(__APPLE__)) && !defined(__wasi__)
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO without a writer is refused below, not waited on (no effect on a regular file).
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Status::invalid(error_of("cannot open", path));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
@@ -501,10 +504,10 @@ Status file_bytes(const char* path, FileBytes* out) {
     ::close(fd);
     return s;
   }
-  if (!S_ISREG(st.st_mode)) {
+  if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > SIZE_MAX) {
     ::close(fd);
-    errno = EISDIR;
-    return Status::invalid(error_of("cannot read", path));
+    return Status::invalid(std::string("cannot read ") + path +
+                           (S_ISREG(st.st_mode) ? ": larger than this build can map" : ": not a regular file"));
   }
   const size_t size = static_cast<size_t>(st.st_size);
   if (size == 0) {
@@ -568,18 +571,25 @@ Status screen_table_read(const char* path, ScreenFileKey* key, ScreenTable* t) {
       n > (uint64_t{1} << 40) || dist > 1) {
     return bad("its sizes do not fit together");
   }
-  // The arrays' sizes from the header, and the file's size from them: checked before anything is read or allocated.
-  const size_t padded = padded_rows(n);
-  const size_t panel = panel_bytes(n, dpad), row4 = 4 * padded;
-  const size_t sizes[kArrays] = {panel, row4, row4, row4, row4, panel, row4, row4, row4, row4, dist == 1 ? row4 : 0};
-  size_t starts[kArrays];
-  size_t at = kHeadBytes + 4 * map_n;
+  // The arrays' sizes from the header, and the file's size from them, in 64 bits (at most about 2^58 for n <= 2^40
+  // and dpad <= 65000, whatever size_t is): checked before anything past the header is read or allocated.
+  const uint64_t padded = (n + kScreenPanel - 1) / kScreenPanel * kScreenPanel;
+  const uint64_t panel = padded * dpad + kScreenTileSlack, row4 = 4 * padded;
+  const uint64_t want[kArrays] = {panel, row4, row4, row4, row4, panel, row4, row4, row4, row4, dist == 1 ? row4 : 0};
+  uint64_t begin[kArrays];
+  uint64_t at = kHeadBytes + 4 * map_n;
   for (size_t i = 0; i < kArrays; ++i) {
-    starts[i] = aligned64(at + 8);
-    at = starts[i] + sizes[i];
+    begin[i] = (at + 8 + 63) / 64 * 64;
+    at = begin[i] + want[i];
   }
-  if (have < at) return bad("it is cut short");
-  if (have > at) return bad("bytes follow its last array");
+  if (static_cast<uint64_t>(have) < at) return bad("it is cut short");
+  if (static_cast<uint64_t>(have) > at) return bad("bytes follow its last array");
+  // Now every offset lies inside the file, so inside size_t.
+  size_t sizes[kArrays], starts[kArrays];
+  for (size_t i = 0; i < kArrays; ++i) {
+    sizes[i] = static_cast<size_t>(want[i]);
+    starts[i] = static_cast<size_t>(begin[i]);
+  }
   key->n = n;
   key->dim = dim;
   key->width = head[3];
@@ -593,7 +603,7 @@ Status screen_table_read(const char* path, ScreenFileKey* key, ScreenTable* t) {
     std::memcpy(&b, p + prev, 8);
     if (b != sizes[i]) return bad("an array's size word does not match its header: the file is damaged");
     for (size_t z = prev + 8; z < starts[i]; ++z) {
-      if (p[z] != 0) return bad("its contents do not match their digest: the file is damaged");
+      if (p[z] != 0) return bad("bytes between its arrays are not zero: the file is damaged");
     }
     prev = starts[i] + sizes[i];
   }

@@ -70,6 +70,20 @@ using AlignedVector = std::vector<T, Aligned64<T>>;
 // file's pages (screen_table_read maps the file: no copy, and no fresh pages to fault in), kept alive by `keep`.
 class ScreenBytes {
  public:
+  ScreenBytes() = default;
+  ScreenBytes(const ScreenBytes&) = default;
+  ScreenBytes& operator=(const ScreenBytes&) = default;
+  ScreenBytes(ScreenBytes&& o) noexcept { *this = std::move(o); }
+  ScreenBytes& operator=(ScreenBytes&& o) noexcept {  // the source is left empty
+    own_ = std::move(o.own_);
+    view_ = o.view_;
+    size_ = o.size_;
+    keep_ = std::move(o.keep_);
+    o.own_.clear();
+    o.view_ = nullptr;
+    o.size_ = 0;
+    return *this;
+  }
   void assign(size_t n, int8_t v) {
     own_.assign(n, v);
     view_ = nullptr;
@@ -85,7 +99,8 @@ class ScreenBytes {
     keep_ = std::move(keep);
   }
   const int8_t* data() const { return view_ != nullptr ? view_ : own_.data(); }
-  int8_t* data() { return own_.data(); }  // owned bytes only (the quantiser writes them)
+  // The owned bytes, for the quantiser to write (after assign); null for a view.
+  int8_t* mutable_data() { return view_ != nullptr ? nullptr : own_.data(); }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   bool mapped() const { return view_ != nullptr; }
@@ -169,7 +184,7 @@ void screen_set_threshold(ScreenQueries* q, size_t i, float thr, float scale);
 
 // A quantised table on disk (kgrank quantize; docs/screen.md "A quantised table on disk"), in the machine's byte
 // order (little-endian on x86-64 and AArch64; another order fails the version check):
-//   "KGRANKQ1", u32 version (2), u32 rules (screen.cpp kScreenRules), then u64 n, dim, dpad, width, interaction,
+//   "KGRANKQ1", u32 version (3), u32 rules (screen.cpp kScreenRules), then u64 n, dim, dpad, width, interaction,
 //   layout, float_digest, payload_digest, map entries (0: identity, else dim), distance (0 or 1), the map (u32 each),
 //   then each array as u64 byte count, zero bytes up to the next 64-byte boundary of the file, and its bytes: panels,
 //   scale, slack, qnorm, corr, panels2, slack2, qnorm2, cnorm, corr2, offset (empty unless distance). The reader maps
