@@ -69,8 +69,19 @@ float up(double x) {
   return f;
 }
 
-// The AVX-512 kernels' per-row margin: |thr| 2^-16 + 2^-100, rounded up (docs/screen.md, step 5).
-float margin_of(float thr) { return up(std::fabs(static_cast<double>(thr)) * 0x1p-16 + 0x1p-100); }
+// The AVX-512 kernels' per-row margin: |thr| 2^-16 + 2^-100, plus a distance row's slop, rounded up (docs/screen.md,
+// steps 5 and 7).
+float margin_of(float thr, double slop = 0) {
+  return up(std::fabs(static_cast<double>(thr)) * 0x1p-16 + 0x1p-100 + slop);
+}
+
+// ||v||^2 in double: the squares of floats are exact there and the sum is within d 2^-53 of itself (distance_row's
+// slop covers it).
+double sum_squares(const float* v, size_t dim) {
+  double s = 0;
+  for (size_t k = 0; k < dim; ++k) s += static_cast<double>(v[k]) * v[k];
+  return s;
+}
 
 double gamma_of(size_t dim) {
   const double nu = static_cast<double>(dim) * 5.9604644775390625e-08;  // d 2^-24
@@ -264,11 +275,7 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
         t->qnorm2[e] = screened ? up(r2.norm2) : 0.0f;
         t->cnorm[e] = screened ? up(r2.cnorm) : 0.0f;
         t->corr2[e] = 128 * r2.sum;
-        if (distance && screened) {
-          double x2 = 0;  // exact squares of floats in double: within d 2^-53 of ||t||^2 (distance_row's slop)
-          for (size_t k = 0; k < dim; ++k) x2 += static_cast<double>(canon[k]) * canon[k];
-          t->offset[e] = static_cast<float>(x2 / 2);
-        }
+        if (distance && screened) t->offset[e] = static_cast<float>(sum_squares(canon, dim) / 2);
       }
     }
   });
@@ -317,11 +324,7 @@ bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const 
     q->anorm2[i] = ok ? up(r2.cnorm) : 0.0f;
     q->norm[i] = ok ? up(r.norm) : 0.0f;
     q->resid[i] = ok ? up(r.resid) : 0.0f;
-    if (distance) {
-      double x2 = 0;
-      for (size_t k = 0; k < dim; ++k) x2 += static_cast<double>(canon[k]) * canon[k];
-      q->q2[i] = x2;
-    }
+    if (distance) q->q2[i] = sum_squares(canon, dim);
     screen_set_threshold(q, i, threshold[i], ok ? r.scale : std::numeric_limits<float>::quiet_NaN());
     for (size_t k = 0; k < q->dpad; ++k) {
       q->au[i * q->dpad + k] = static_cast<uint8_t>(static_cast<int>(a[k]) + 128);
@@ -341,10 +344,8 @@ void screen_set_threshold(ScreenQueries* q, size_t i, float thr, float scale) {
     slop = d.slop;
   }
   q->threshold[i] = thr;
-  q->margin[i] = !ok         ? 0.0f
-                 : slop == 0 ? margin_of(thr)
-                             : up(std::fabs(static_cast<double>(thr)) * 0x1p-16 + 0x1p-100 + slop);
-  q->absm[i] = !ok ? 0.0f : slop == 0 ? kScreenAbs : up(0x1p-100 + slop);
+  q->margin[i] = ok ? margin_of(thr, slop) : 0.0f;
+  q->absm[i] = !ok ? 0.0f : q->distance ? up(0x1p-100 + slop) : kScreenAbs;
   q->scale[i] = ok ? scale : std::numeric_limits<float>::quiet_NaN();
 }
 
@@ -407,11 +408,10 @@ constexpr uint32_t kFileVersion = 3;
 // corr and their second-level twins). Raise it with any change to them, so that older files are refused.
 constexpr uint32_t kScreenRules = 1;
 
-size_t panel_bytes(size_t n, size_t dpad) {
-  return (n + kScreenPanel - 1) / kScreenPanel * dpad * kScreenPanel + kScreenTileSlack;
-}
-
-size_t padded_rows(size_t n) { return (n + kScreenPanel - 1) / kScreenPanel * kScreenPanel; }
+// The table's sizes from its header, in 64 bits whatever size_t is (at most about 2^58 for n <= 2^40 and
+// dpad <= 65000): n rows padded to whole panels, and the bytes of one level's panels.
+uint64_t padded_rows(uint64_t n) { return (n + kScreenPanel - 1) / kScreenPanel * kScreenPanel; }
+uint64_t panel_bytes(uint64_t n, uint64_t dpad) { return padded_rows(n) * dpad + kScreenTileSlack; }
 
 // The table's arrays in file order, as (pointer, bytes) pairs.
 std::vector<std::pair<const void*, size_t>> arrays_of(const ScreenTable& t) {
@@ -428,7 +428,7 @@ constexpr size_t kArrays = 11;
 
 // Where array i's bytes start in the file: each array is its u64 byte count, zero bytes up to a 64-byte boundary,
 // then its bytes (so a mapped file's panels lie on 64-byte boundaries, as the kernels read them).
-size_t aligned64(size_t at) { return (at + 63) / 64 * 64; }
+uint64_t aligned64(uint64_t at) { return (at + 63) / 64 * 64; }
 
 // Closes the file on every path out.
 struct File {
@@ -465,12 +465,12 @@ Status screen_table_write(const ScreenTable& t, const ScreenFileKey& key, const 
   bool ok = std::fwrite(kFileMagic, 1, 8, out.f) == 8 && std::fwrite(version, 4, 2, out.f) == 2 &&
             std::fwrite(head, 8, 10, out.f) == 10;
   if (ok && !t.map.empty()) ok = std::fwrite(t.map.data(), 4, t.map.size(), out.f) == t.map.size();
-  size_t at = kHeadBytes + 4 * t.map.size();
+  uint64_t at = kHeadBytes + 4 * t.map.size();
   static const char zeros[64] = {};
   for (const auto& [ptr, bytes] : parts) {
     if (!ok) break;
     const uint64_t b = bytes;
-    const size_t pad = aligned64(at + 8) - (at + 8);
+    const size_t pad = static_cast<size_t>(aligned64(at + 8) - (at + 8));
     ok = std::fwrite(&b, 8, 1, out.f) == 1 && std::fwrite(zeros, 1, pad, out.f) == pad &&
          std::fwrite(ptr, 1, bytes, out.f) == bytes;
     at += 8 + pad + bytes;
@@ -571,15 +571,14 @@ Status screen_table_read(const char* path, ScreenFileKey* key, ScreenTable* t) {
       n > (uint64_t{1} << 40) || dist > 1) {
     return bad("its sizes do not fit together");
   }
-  // The arrays' sizes from the header, and the file's size from them, in 64 bits (at most about 2^58 for n <= 2^40
-  // and dpad <= 65000, whatever size_t is): checked before anything past the header is read or allocated.
-  const uint64_t padded = (n + kScreenPanel - 1) / kScreenPanel * kScreenPanel;
-  const uint64_t panel = padded * dpad + kScreenTileSlack, row4 = 4 * padded;
+  // The arrays' sizes from the header, and the file's size from them, in 64 bits: checked before anything past the
+  // header is read or allocated.
+  const uint64_t panel = panel_bytes(n, dpad), row4 = 4 * padded_rows(n);
   const uint64_t want[kArrays] = {panel, row4, row4, row4, row4, panel, row4, row4, row4, row4, dist == 1 ? row4 : 0};
   uint64_t begin[kArrays];
   uint64_t at = kHeadBytes + 4 * map_n;
   for (size_t i = 0; i < kArrays; ++i) {
-    begin[i] = (at + 8 + 63) / 64 * 64;
+    begin[i] = aligned64(at + 8);
     at = begin[i] + want[i];
   }
   if (static_cast<uint64_t>(have) < at) return bad("it is cut short");

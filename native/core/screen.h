@@ -90,7 +90,6 @@ class ScreenBytes {
     keep_.reset();
     size_ = n;
   }
-  void clear() { assign(0, 0); }
   void view(const int8_t* p, size_t n, std::shared_ptr<const void> keep) {
     own_.clear();
     own_.shrink_to_fit();
@@ -103,7 +102,6 @@ class ScreenBytes {
   int8_t* mutable_data() { return view_ != nullptr ? nullptr : own_.data(); }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  bool mapped() const { return view_ != nullptr; }
 
  private:
   AlignedVector<int8_t> own_;
