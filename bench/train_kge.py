@@ -253,7 +253,6 @@ def main(argv):
                 dQ *= np.float32(2)
                 dE *= np.float32(2)
                 dE -= np.float32(2) * S.sum(axis=0)[:, None] * E
-            if transe:
                 dA = dQ
                 dWr = dQ.copy()
                 dWr[head] *= np.float32(-1)
