@@ -16,6 +16,7 @@ import {
   loadEmbeddingModel,
   RankEvaluator,
 } from "../src/index";
+import { backendInfo } from "../src/backend/backend";
 import type { InteractionName } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { deflated, safetensorsFile, zip } from "./helpers/archives";
@@ -580,6 +581,25 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     const within = await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "2KiB", ...json]);
     expect(within.stderr).toBe("");
     expect(within.stdout).toBe(want.stdout);
+    // The same with the int8 screen: on the native backend its quantised copy (16 rows x 72 bytes and 2 KiB of slack)
+    // counts with the table, which then no longer fits half of 2 KiB and is read in chunks, where the filter index
+    // does not fit; elsewhere nothing is screened, and the run is the in-memory one.
+    const screened = await kgrank([
+      ...base,
+      "--entity-embeddings",
+      "entity.npy",
+      "--memory",
+      "2KiB",
+      "--screen",
+      "int8",
+      ...json,
+    ]);
+    if (backendInfo().backend === "native") {
+      expectUserError(screened, /^kgrank: --memory: 2\.00 KiB cannot hold a query block beside the filter index/);
+    } else {
+      expect(screened.stderr).toBe("");
+      expect(screened.stdout).toBe(want.stdout);
+    }
     // 1 KiB: less than twice the 896-byte table (at most half the budget is read into memory), and no room for the
     // filter index.
     expectUserError(

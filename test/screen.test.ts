@@ -19,6 +19,7 @@ import {
   predictTopKAsync,
   RankEvaluator,
   saveScreenTable,
+  type StreamPlan,
 } from "../src/index";
 import { backendInfo } from "../src/backend/backend";
 import { backendLabel } from "./helpers/backend";
@@ -55,9 +56,8 @@ type Screened = "distmult" | "complex" | "transe-l2" | "rotate-l2";
 const SCREENED: readonly Screened[] = ["distmult", "complex", "transe-l2", "rotate-l2"];
 const complexOf = (i: Screened) => i === "complex" || i === "rotate-l2";
 
-function world(interaction: Screened, planted: boolean, seed: number): World {
+function world(interaction: Screened, planted: boolean, seed: number, n = 1500): World {
   const next = rng(seed);
-  const n = 1500;
   const nr = 6;
   const width = 48;
   const ent = Float32Array.from({ length: n * width }, () => next());
@@ -143,8 +143,9 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
         relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
       });
       const ev = evaluator(w);
-      // A budget below the whole table: several passes over it, each chunk quantised by its own call.
-      await ev.addModel({ model: streamed, triples: w.test, screen: "int8", memoryBudget: 310 * 1024 });
+      // A budget below the whole table: several passes over it, each chunk quantised by its own call (the planner
+      // counts that copy: 512 rows with it need 262 KiB of the budget, where the float rows alone need 192 KiB).
+      await ev.addModel({ model: streamed, triples: w.test, screen: "int8", memoryBudget: 400 * 1024 });
       expect(ev.finalize().toJSON()).toEqual(expected);
       if (native) expect(streamed.screenStats.pairs).toBe(400 * 2 * w.n);
     }
@@ -156,6 +157,68 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
     for (const ev of shards) await ev.addModel({ model, triples: w.test, screen: "int8" });
     const merged = RankEvaluator.merge(shards.map((s) => s.serialize()));
     expect(merged.finalize().toJSON()).toEqual(expected);
+  });
+
+  it("the memory planner counts the screen's copy of a chunk: smaller chunks within the same budget", async () => {
+    const w = world("distmult", true, 21, 6000);
+    const file = path.join(tempDir("screen-plan-"), "entities.npy");
+    writeFileSync(file, encodeNpy(w.ent, [w.n, w.width]));
+    const streamedModel = () =>
+      new EmbeddingModel({
+        interaction: "distmult",
+        entityEmbeddings: openEntityTable(file),
+        relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
+      });
+    // The screen's row: two int8 levels of the width and ten 4-byte terms; nothing where no screen runs.
+    const screenRow = native ? 2 * w.width + 40 : 0;
+    // Budgets that read the table (1.1 MiB) in chunks with the screen on and off; at 900 KiB the float32 path's
+    // evaluation takes chunks of 1,024 rows, the screened one (a quantised copy of 136 bytes a row) 512.
+    let smaller = 0;
+    for (const budget of [650 * 1024, 900 * 1024]) {
+      const plans: Record<string, StreamPlan[]> = { off: [], int8: [] };
+      const results: Record<string, unknown> = {};
+      const lists: Record<string, unknown> = {};
+      for (const screen of ["off", "int8"] as const) {
+        const model = streamedModel();
+        const ev = evaluator(w);
+        const onPlan = (p: StreamPlan) => plans[screen]!.push(p);
+        await ev.addModel({ model, triples: w.test, screen, memoryBudget: budget, onPlan });
+        results[screen] = ev.finalize().toJSON();
+        lists[screen] = await predictTopKAsync(model, { triples: w.test, k: 3, screen, memoryBudget: budget, onPlan });
+      }
+      expect(results.int8).toEqual(results.off);
+      expect(lists.int8).toEqual(lists.off);
+      expect(plans.off).toHaveLength(2);
+      expect(plans.int8).toHaveLength(2);
+      for (const [i, off] of plans.off!.entries()) {
+        const on = plans.int8![i]!;
+        expect(off.whole).toBe(false);
+        const floatRows = off.tableBytes / off.chunkRows;
+        if (screenRow === 0) {
+          expect(on).toEqual(off);
+          continue;
+        }
+        // The chunk shrinks so that its float buffers and its quantised copy fit where the float buffers did.
+        expect(on.chunkRows).toBeLessThanOrEqual(off.chunkRows);
+        if (on.chunkRows < off.chunkRows) smaller++;
+        const screenBytes = Math.ceil(on.chunkRows / 16) * 16 * screenRow + 2048;
+        expect(on.tableBytes).toBe(on.chunkRows * floatRows + screenBytes);
+        expect(on.tableBytes).toBeLessThan(budget);
+      }
+    }
+    if (screenRow > 0) expect(smaller).toBeGreaterThan(0);
+    // A budget the float32 path could use but the screened run cannot: the error says what the screen adds.
+    const tight = 340 * 1024;
+    await evaluator(w).addModel({ model: streamedModel(), triples: w.test, screen: "off", memoryBudget: tight });
+    const refused = evaluator(w).addModel({
+      model: streamedModel(),
+      triples: w.test,
+      screen: "int8",
+      memoryBudget: tight,
+    });
+    if (screenRow > 0)
+      await expect(refused).rejects.toThrow(/table rows .* \(with the screen's int8 copy; screen off needs less\)/);
+    else await refused;
   });
 
   it("top-k lists are the same with the screen on: sync, async, filtered, an entity range, a table read in chunks", async () => {
@@ -179,8 +242,15 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
           predictTopK(model, { triples, k: 5, screen }),
           predictTopK(model, { triples, k: 3, filter: [w.train, w.test], entityRange: [7, 1403], screen }),
           await predictTopKAsync(model, { queries: Int32Array.of(3, 1, 4, 2, 5, 0), side: "head", k: 9, screen }),
-          // A budget below the whole table: several chunks, each quantised by its own calls.
-          await predictTopKAsync(streamed, { triples, k: 4, filter: w.train, screen, memoryBudget: 600 * 1024 }),
+          // A budget below the whole table: several chunks, each quantised by its own calls (the screened runs get
+          // more: the planner counts the quantised copy of a chunk).
+          await predictTopKAsync(streamed, {
+            triples,
+            k: 4,
+            filter: w.train,
+            screen,
+            memoryBudget: (screen === "off" ? 600 : 700) * 1024,
+          }),
         ];
         stats[screen] = { ...model.screenStats };
         if (native && screen === "int8") expect(streamed.screenStats.calls).toBeGreaterThan(0);

@@ -40,8 +40,9 @@ export interface ModelBatch {
   threads?: number;
   /**
    * A model whose entity table is read in chunks (openEntityTable): bytes the call may hold for the filter index,
-   * the query rows and the table's chunks together (at least one query row and one table row; more means fewer,
-   * larger reads). Default: a quarter of the machine's memory. Ignored for a table held in memory.
+   * the query rows and the table's chunks together, with `screen` also the screen's quantised copy of a chunk (at
+   * least one query row and one table row; more means fewer, larger reads). Default: a quarter of the machine's
+   * memory. Ignored for a table held in memory.
    */
   memoryBudget?: number;
   /**

@@ -16,7 +16,7 @@ import { kernels } from "../backend/backend";
 import type { CallControl } from "../backend/call-control";
 import { KgrankInputError } from "../checks/errors";
 import { exclusionRows } from "../contract/kernels";
-import type { EmbeddingModel } from "../scoring/embedding-model";
+import { type EmbeddingModel, screenQueryBytes, screenTableBytes } from "../scoring/embedding-model";
 import { interactionOf } from "../scoring/interactions";
 import {
   formatBytes,
@@ -128,11 +128,14 @@ async function rankBlocks(
   const wide = model.precision === "float64";
   const B = wide ? 8 : 4;
   const extra = interactionOf(model.interaction).memory;
-  const table = new TableChunks(model, first, last, source);
+  // The screen's quantised copy of the table a call ranks (one call at a time), and of its query rows.
+  const screenRow = Math.max(0, ...streams.map((s) => model.screenRowBytes(s.rows.screen)));
+  const table = new TableChunks(model, first, last, source, screenRow);
   // A query row while its block is ranked: its anchor row and the kernel's query vector (PairRE: also the
   // coefficient vector and the anchor's factor), up to two gathered rows (anchor, true answer), ids and outputs
-  // (ours and the binding's copies); a row's known answers (4 bytes each, twice) and OGB negatives on top.
-  const perRow = d * B * (4 + extra.queryVectors) + 200;
+  // (ours and the binding's copies), the screen's forms of it; a row's known answers (4 bytes each, twice) and OGB
+  // negatives on top.
+  const perRow = d * B * (4 + extra.queryVectors) + 200 + screenQueryBytes(screenRow);
   const rowBytes = (w: StreamRows, i: number) =>
     perRow +
     (w.excludeOffsets ? 8 * (w.excludeOffsets[i + 1]! - w.excludeOffsets[i]!) : 0) +
@@ -156,9 +159,10 @@ async function rankBlocks(
   costs.sort((a, b) => b - a);
   let minBlock = 0;
   for (let i = 0; i < Math.min(MIN_BLOCK_ROWS, costs.length); i++) minBlock += costs[i]!;
-  const minChunk = needsTable ? Math.min(last - first, MIN_CHUNK_ROWS) * table.rowBytes : 0;
-  // Read whole: the range in the accumulation type (PairRE: its factors too) beside the query rows in memory.
-  const wholeBytes = (last - first) * (d * B + (extra.rowFactor ? B : 0));
+  const minChunk = needsTable ? table.bytesFor(Math.min(last - first, MIN_CHUNK_ROWS)) : 0;
+  // Read whole: the range in the accumulation type (PairRE: its factors too) beside the query rows in memory, and
+  // the screen's copy of it.
+  const wholeBytes = (last - first) * (d * B + (extra.rowFactor ? B : 0)) + screenTableBytes(last - first, screenRow);
   const wholeNeed = wholeBytes + inMemoryBytes(totalRows, excluded);
   const onePassBudget = opts.fixedBytes + Math.min(wholeNeed, Math.max(2 * totalBytes, totalBytes + minChunk));
   if (needsTable && wholeNeed <= free && !("view" in source && source.view)) {
@@ -207,7 +211,8 @@ async function rankBlocks(
       "memoryBudget",
       `${have} cannot hold a query block beside the filter index (${formatBytes(opts.fixedBytes)}) and a table ` +
         `chunk: ${Math.min(MIN_BLOCK_ROWS, totalRows)} query rows need up to ${formatBytes(minBlock, true)} (with ` +
-        `their known answers) and ${Math.min(last - first, MIN_CHUNK_ROWS)} table rows ${formatBytes(minChunk, true)}; ` +
+        `their known answers) and ${Math.min(last - first, MIN_CHUNK_ROWS)} table rows ${formatBytes(minChunk, true)}` +
+        `${screenRow > 0 ? " (with the screen's int8 copy; screen off needs less)" : ""}; ` +
         `give at least ${need}${onceHint(least, onePassBudget)}`,
     );
   }

@@ -13,6 +13,7 @@ import {
   DEFAULT_SCREEN,
   type EmbeddingModel,
   type InteractionName,
+  screenTableBytes,
 } from "../scoring/embedding-model";
 import type { Out } from "./out";
 
@@ -54,7 +55,7 @@ export function useQuantized(
   file: string | undefined,
   screen: ScreenModeName | undefined,
 ): ScreenModeName {
-  if (file === undefined) return screen ?? DEFAULT_SCREEN;
+  if (file === undefined) return screenOfFlags({ screen });
   if (model.entitySource) {
     throw new KgrankInputError(
       "--quantized",
@@ -69,7 +70,7 @@ export function useQuantized(
     }
     throw e;
   }
-  return screen ?? "auto";
+  return screenOfFlags({ screen, quantized: file });
 }
 
 /**
@@ -135,19 +136,31 @@ function loadModelFlags(
 /**
  * The model of the flags with --memory: its entity table opened to be read in chunks (checked as such), then read
  * into memory when it takes at most half the budget (the rest left to the filter index and the query rows), so a
- * budget the table fits never costs more memory than no budget; without --memory, in memory.
+ * budget the table fits never costs more memory than no budget; without --memory, in memory. A run that screens
+ * (`screen`: the run's mode, --quantized's auto included) counts the screen's copy of the table with it.
  */
 export function loadModelWithin(
   opts: ModelFlagOptions,
   ds: { entityLabels: readonly string[]; relationLabels: readonly string[] },
   memory: number | undefined,
   extra: Partial<Pick<LoadEmbeddingModelOptions, "mayRead">> = {},
+  screen: ScreenModeName = "off",
 ): EmbeddingModel {
   if (memory === undefined) return loadModelFlags(opts, ds, extra);
   const streamed = loadModelFlags(opts, ds, { ...extra, streamEntities: true });
   const source = streamed.entitySource!;
-  const bytes = source.rows * source.cols * (streamed.precision === "float64" ? 8 : 4);
+  const bytes =
+    source.rows * source.cols * (streamed.precision === "float64" ? 8 : 4) +
+    screenTableBytes(source.rows, streamed.screenRowBytes(screen));
   return bytes <= memory / 2 ? loadModelFlags(opts, ds, extra) : streamed;
+}
+
+/** The screen mode a run's flags ask for: --screen, else auto with --quantized, else the default (useQuantized's). */
+export function screenOfFlags(opts: {
+  screen?: ScreenModeName | undefined;
+  quantized?: string | undefined;
+}): ScreenModeName {
+  return opts.screen ?? (opts.quantized === undefined ? DEFAULT_SCREEN : "auto");
 }
 
 function withModelFlags<T>(opts: Pick<ModelFlagOptions, "modelDir">, load: () => T): T {

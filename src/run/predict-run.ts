@@ -31,6 +31,7 @@ import {
   memoryNotice,
   type ModelFlagOptions,
   screenLine,
+  screenOfFlags,
   useQuantized,
 } from "./model-flags";
 import { fmt, json } from "./format";
@@ -194,7 +195,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   }
   checkWritable(opts.output, opts.format);
   const ds = await datasetFromAsync(opts);
-  const model = loadModelWithin(opts, ds, opts.memory);
+  const model = loadModelWithin(opts, ds, opts.memory, {}, screenOfFlags(opts));
   const screen = useQuantized(model, opts.quantized, opts.screen);
   let rows: { triples: Int32Array } | { queries: ArrayLike<number> };
   if (opts.queries) {

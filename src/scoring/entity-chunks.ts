@@ -12,7 +12,7 @@ import { KgrankInputError } from "../checks/errors";
 import { describe } from "../checks/validate";
 import type { CallControl } from "../backend/call-control";
 import type { FloatArray } from "../contract/kernels";
-import type { EmbeddingModel, EntityRowSource } from "./embedding-model";
+import { type EmbeddingModel, type EntityRowSource, screenTableBytes } from "./embedding-model";
 import { interactionOf } from "./interactions";
 
 /** A memoryBudget option checked (bytes), or the default: a quarter of the machine's memory. */
@@ -79,7 +79,10 @@ export interface StreamPlan {
   chunkRows: number;
   /** Reads per pass. */
   chunks: number;
-  /** Bytes the run allocates for the table's rows: the whole table, or two chunks (and their stored bytes). */
+  /**
+   * Bytes the run allocates for the table's rows: the whole table, or two chunks (and their stored bytes); with the
+   * int8 screen, its quantised copy of the table (or of one chunk) too.
+   */
   tableBytes: number;
   /** The budget the run was given, and the smallest budget with which the table is read once. */
   budget: number;
@@ -259,6 +262,8 @@ export class TableChunks {
     readonly first: number,
     readonly last: number,
     source: EntityRowSource & { view?: ((begin: number, end: number) => FloatArray) | undefined } = model.rowSource(),
+    /** Bytes a row costs in the screen's quantised copy of a chunk (EmbeddingModel.screenRowBytes; 0: no screen). */
+    readonly screenRowBytes = 0,
   ) {
     const d = model.entityWidth;
     const wide = model.precision === "float64";
@@ -273,9 +278,19 @@ export class TableChunks {
         : 2 * (d * B + (this.#convert ? source.storedRowBytes : 0) + (extra.rowFactor ? B : 0));
   }
 
+  /**
+   * Bytes a chunk of `rows` costs: its buffers (two, the next read while one is ranked) and the screen's copy of the
+   * chunk that ranks it (one call at a time).
+   */
+  bytesFor(rows: number): number {
+    return rows * this.rowBytes + screenTableBytes(rows, this.screenRowBytes);
+  }
+
   /** Rows per chunk: as many as `bytes` hold, a multiple of 512 when more than 512, at most the range, at least 1. */
   fit(bytes: number): number {
-    let rows = Math.min(this.last - this.first, Math.floor(bytes / this.rowBytes));
+    // The screen's copy pads to 16 rows and adds its slack: counted as 16 rows more and the slack, up front.
+    const slack = this.screenRowBytes === 0 ? 0 : 16 * this.screenRowBytes + 2048;
+    let rows = Math.min(this.last - this.first, Math.floor((bytes - slack) / (this.rowBytes + this.screenRowBytes)));
     if (rows > 512 && rows < this.last - this.first) rows -= rows % 512;
     this.#rows = Math.max(1, rows);
     if (this.#bufs && this.#bufs[0]!.length < this.#rows * this.model.entityWidth) {
@@ -295,9 +310,13 @@ export class TableChunks {
     return this.#rows;
   }
 
-  /** Bytes of the chunk buffers at the chosen size (nothing for a table in memory, handed out in place). */
+  /**
+   * Bytes of the chunk buffers at the chosen size (nothing for a table in memory, handed out in place), with the
+   * screen's copy of a chunk.
+   */
   get bufferBytes(): number {
-    return "view" in this.#source && this.#source.view ? 0 : this.#rows * this.rowBytes;
+    const screen = screenTableBytes(this.#rows, this.screenRowBytes);
+    return ("view" in this.#source && this.#source.view ? 0 : this.#rows * this.rowBytes) + screen;
   }
 
   get count(): number {

@@ -16,7 +16,7 @@ import {
 import { mergeInto, type TopKList, type TopKPredictions } from "../ranking/top-k";
 import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/call-control";
 import { turn } from "../contract/event-loop";
-import { EmbeddingModel, screenMode } from "./embedding-model";
+import { EmbeddingModel, screenMode, screenQueryBytes, screenTableBytes } from "./embedding-model";
 import { interactionOf } from "./interactions";
 import {
   formatBytes,
@@ -62,8 +62,9 @@ export interface PredictTopKOptions {
   threads?: number;
   /**
    * A model whose entity table is read in chunks (openEntityTable; predictTopKAsync only): bytes the call may hold
-   * for the lists, the known answers, the query rows and the table's chunks together. Default: a quarter of the
-   * machine's memory. Ignored for a table held in memory.
+   * for the lists, the known answers, the query rows and the table's chunks together (with `screen`, also the
+   * screen's quantised copy of a chunk). Default: a quarter of the machine's memory. Ignored for a table held in
+   * memory.
    */
   memoryBudget?: number;
   /**
@@ -405,9 +406,12 @@ async function streamTopK(
   const B = model.precision === "float64" ? 8 : 4;
   const extra = interactionOf(model.interaction).memory;
   const threads = o.threads ?? kernels().threads;
-  const table = new TableChunks(model, range[0], range[1]);
+  // The screen's quantised copy of the table a call lists from (one call at a time), and of a piece's query rows.
+  const screenRow = model.screenRowBytes(o.screen);
+  const table = new TableChunks(model, range[0], range[1], undefined, screenRow);
   // Held throughout: each side's list (ids, scores) and its known answers; per piece, its list, the kernel's query
-  // (and PairRE coefficient) vectors, its per-thread segment lists and its sorted copy of the known answers.
+  // (and PairRE coefficient) vectors and their screened forms, its per-thread segment lists and its sorted copy of
+  // the known answers.
   let fixed = 0;
   let widest = 0;
   for (const w of work) {
@@ -417,7 +421,9 @@ async function streamTopK(
     }
   }
   const pieceRows = Math.min(PIECE_ROWS, rows);
-  fixed += pieceRows * (k * 12 + d * B * (2 + extra.queryVectors) + k * (B + 4) * threads) + 4 * widest;
+  fixed +=
+    pieceRows * (k * 12 + d * B * (2 + extra.queryVectors) + screenQueryBytes(screenRow) + k * (B + 4) * threads) +
+    4 * widest;
   // A query row of a block: its anchor row, gathered and then copied in query order, PairRE's factor, ids.
   const perRow = 2 * d * B + B + 16;
   const free = o.budget - fixed;
@@ -425,9 +431,10 @@ async function streamTopK(
   const span0 = range[1] - range[0];
   // A workable run: MIN_BLOCK_ROWS queries per pass over the table, MIN_CHUNK_ROWS table rows per read.
   const minBlock = Math.min(MIN_BLOCK_ROWS, queries) * perRow;
-  const minChunk = Math.min(MIN_CHUNK_ROWS, span0) * table.rowBytes;
-  // Read whole: the range in the accumulation type (PairRE: its factors) beside one block of every query.
-  const wholeBytes = span0 * (d * B + (extra.rowFactor ? B : 0));
+  const minChunk = table.bytesFor(Math.min(MIN_CHUNK_ROWS, span0));
+  // Read whole: the range in the accumulation type (PairRE: its factors) beside one block of every query, and the
+  // screen's copy of the range.
+  const wholeBytes = span0 * (d * B + (extra.rowFactor ? B : 0)) + screenTableBytes(span0, screenRow);
   const onePassBudget =
     fixed + Math.min(wholeBytes + queries * perRow, Math.max(2 * queries * perRow, queries * perRow + minChunk));
   const whole = wholeBytes + Math.min(queries, MIN_BLOCK_ROWS) * perRow <= free;
@@ -438,7 +445,8 @@ async function streamTopK(
       "memoryBudget",
       `${have} cannot hold the top-${k} lists and known answers (${formatBytes(fixed)}) beside a query block ` +
         `(${Math.min(MIN_BLOCK_ROWS, queries)} rows, ${formatBytes(minBlock, true)}) and a table chunk ` +
-        `(${Math.min(MIN_CHUNK_ROWS, span0)} rows, ${formatBytes(minChunk, true)}); give at least ${need}` +
+        `(${Math.min(MIN_CHUNK_ROWS, span0)} rows, ${formatBytes(minChunk, true)}` +
+        `${screenRow > 0 ? ", with the screen's int8 copy; screen off needs less" : ""}); give at least ${need}` +
         onceHint(least, onePassBudget),
     );
   }
@@ -480,7 +488,7 @@ async function streamTopK(
       blockRows,
       chunkRows,
       chunks: whole ? 1 : chunkCount,
-      tableBytes: whole ? wholeBytes : chunkRows * table.rowBytes,
+      tableBytes: whole ? wholeBytes : table.bufferBytes,
       budget: o.budget,
       onePassBudget,
     });

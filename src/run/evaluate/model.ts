@@ -8,7 +8,7 @@ import { turn } from "../../contract/event-loop";
 import { readArray } from "../../io/array-file";
 import { expectShape } from "../arrays";
 import type { TaskSide } from "../datasets";
-import { cliModelError, loadModelWithin, memoryNotice, screenLine, useQuantized } from "../model-flags";
+import { cliModelError, loadModelWithin, memoryNotice, screenLine, screenOfFlags, useQuantized } from "../model-flags";
 import { Progress } from "../progress";
 import { type RunContext, runEvaluator, runFilter } from "./context";
 import { sampledEstimatePlan } from "./estimate-full";
@@ -23,7 +23,13 @@ const MODEL_ROWS = 512;
 export async function evaluateModel(run: RunContext): Promise<void> {
   const { opts, ds, evaluated, rows, lo, hi, shard } = run;
   const n = ds.numEntities;
-  const model = loadModelWithin(opts, ds, opts.memory, opts.mayRead ? { mayRead: opts.mayRead } : {});
+  const model = loadModelWithin(
+    opts,
+    ds,
+    opts.memory,
+    opts.mayRead ? { mayRead: opts.mayRead } : {},
+    screenOfFlags(opts),
+  );
   // --memory with a table too large to read whole: the table is read in chunks, every row in one call.
   const chunked = model.entitySource !== null;
   const screen = useQuantized(model, opts.quantized, opts.screen);
