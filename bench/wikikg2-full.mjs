@@ -7,7 +7,10 @@
 //  3. the two JSON outputs compared value by value (Object.is: bit-identical, or the bench fails), and the per-task
 //     cost against the FMA probe of the same threads, measured in this process just before.
 // Data are written once under $TMPDIR and kept (seeded: bench/wikikg2-dataset.mjs and two .npy tables).
-//   npm run build:ts && node bench/wikikg2-full.mjs [--scale F] [--shards S] [--skip-single] [--skip-queue]
+// With --screen MODE (int8 or auto; docs/screen.md) the one-process run screens in int8 and writes single-MODE.json;
+// the screened and the float32 run's single.json are compared value by value when both exist, after whichever of the
+// two runs came second (run the bench once without --screen, with --skip-queue, for the float32 run).
+//   npm run build:ts && node bench/wikikg2-full.mjs [--scale F] [--shards S] [--screen MODE] [--skip-single] [--skip-queue]
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -21,6 +24,7 @@ const args = process.argv.slice(2);
 const flag = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
 const scale = Number(flag("--scale", "1"));
 const shards = Number(flag("--shards", "8"));
+const screen = flag("--screen", "off");
 const D = 100;
 const R = 535;
 const tag = scale === 1 ? "" : `-${scale}`;
@@ -92,6 +96,20 @@ const model = [
   "json",
   "--quiet",
 ];
+const screenArgs = screen === "off" ? [] : ["--screen", screen, "--verbose"];
+
+/** Where two evaluate outputs differ, value by value (Object.is), leaving out what describes the run (backend, info). */
+function differences(a, b) {
+  const diffs = [];
+  const walk = (x, y, path) => {
+    if (path === ".backend" || path === ".info") return;
+    if (typeof x === "object" && x !== null && typeof y === "object" && y !== null) {
+      for (const key of new Set([...Object.keys(x), ...Object.keys(y)])) walk(x[key], y[key], `${path}.${key}`);
+    } else if (!Object.is(x, y)) diffs.push(`${path}: ${x} vs ${y}`);
+  };
+  walk(a, b, "");
+  return diffs;
+}
 
 /** Runs `kgrank ARGS` under /usr/bin/time: wall seconds and peak RSS in bytes. */
 function timedCli(cliArgs, env = {}) {
@@ -104,12 +122,23 @@ function timedCli(cliArgs, env = {}) {
   return { seconds: secs, peakRssBytes: kb * 1024 };
 }
 
-const result = { scale, numEntities, dim: D, shards, simd: k.simd, threads: k.threads, probeMaddsPerSecond: probe };
+const result = {
+  scale,
+  numEntities,
+  dim: D,
+  shards,
+  screen,
+  simd: k.simd,
+  threads: k.threads,
+  probeMaddsPerSecond: probe,
+};
 const singleJson = join(out, "single.json");
+const ownJson = screen === "off" ? singleJson : join(out, `single-${screen}.json`);
 if (!args.includes("--skip-single")) {
-  const single = timedCli(["evaluate", ...model, "-o", singleJson, "--save-state", join(out, "single.state")]);
+  const state = join(out, screen === "off" ? "single.state" : `single-${screen}.state`);
+  const single = timedCli(["evaluate", ...model, ...screenArgs, "-o", ownJson, "--save-state", state]);
   result.single = single;
-  const doc = JSON.parse(readFileSync(singleJson, "utf8"));
+  const doc = JSON.parse(readFileSync(ownJson, "utf8"));
   const tasks = 2 * doc.triples;
   const madds = tasks * numEntities * D;
   result.tasks = tasks;
@@ -119,6 +148,24 @@ if (!args.includes("--skip-single")) {
       `${(madds / single.seconds / 1e9).toFixed(1)} G multiply-adds/s = ${((100 * madds) / single.seconds / probe).toFixed(1)} % of the FMA probe (${(probe / 1e9).toFixed(1)} G/s)`,
   );
   console.log(`tail MRR (realistic) ${doc.results.tail.realistic.inverse_harmonic_mean_rank}`);
+  if (doc.backend?.screen) {
+    result.single.screen = doc.backend.screen;
+    console.log(`screen: ${JSON.stringify(doc.backend.screen)}`);
+  }
+  // The screened run against the float32 run, whichever ran first.
+  for (const mode of ["int8", "auto"]) {
+    const other = join(out, `single-${mode}.json`);
+    const [offFile, onFile] = screen === "off" ? [singleJson, other] : [singleJson, ownJson];
+    if ((screen !== "off" && mode !== screen) || !existsSync(offFile) || !existsSync(onFile)) continue;
+    const diffs = differences(JSON.parse(readFileSync(offFile, "utf8")), JSON.parse(readFileSync(onFile, "utf8")));
+    result.screenIdentical = diffs.length === 0;
+    console.log(
+      diffs.length === 0
+        ? `the --screen ${mode} output (${onFile}) equals the float32 run's (${offFile}) value for value (Object.is)`
+        : `--screen ${mode} DIFFERENT from the float32 run (${diffs.length}):\n${diffs.slice(0, 20).join("\n")}`,
+    );
+    if (diffs.length) process.exitCode = 1;
+  }
 }
 
 if (!args.includes("--skip-queue")) {
@@ -172,14 +219,7 @@ if (!args.includes("--skip-queue")) {
     if (existsSync(singleJson)) {
       const a = JSON.parse(readFileSync(singleJson, "utf8"));
       const b = JSON.parse(readFileSync(queueJson, "utf8"));
-      const diffs = [];
-      const walk = (x, y, path) => {
-        if (path === ".backend" || path === ".info") return;
-        if (typeof x === "object" && x !== null && typeof y === "object" && y !== null) {
-          for (const key of new Set([...Object.keys(x), ...Object.keys(y)])) walk(x[key], y[key], `${path}.${key}`);
-        } else if (!Object.is(x, y)) diffs.push(`${path}: ${x} vs ${y}`);
-      };
-      walk(a, b, "");
+      const diffs = differences(a, b);
       result.identical = diffs.length === 0;
       console.log(
         diffs.length === 0
@@ -192,4 +232,4 @@ if (!args.includes("--skip-queue")) {
     redis.stop();
   }
 }
-writeResult(`wikikg2-full${tag}`, result);
+writeResult(`wikikg2-full${tag}${screen === "off" ? "" : `-${screen}`}`, result);

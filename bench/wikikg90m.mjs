@@ -3,9 +3,12 @@
 // 4 GiB memory budget (openEntityTable + addModel's memoryBudget), unfiltered as OGB-LSC ranks WikiKG90Mv2; then the
 // same queries' top-10 lists (predictTopKAsync with the same budget: OGB-LSC's t_pred_top10), each in its own process.
 // Prints each run's time, peak RSS (VmHWM) and multiply-add rate against the FMA probe of the same threads, measured
-// in the same process just before. The table is written once (seeded; kept with --keep).
+// in the same process just before. The table is written once (seeded; kept with --keep). With --screen MODE (int8 or
+// auto: docs/screen.md) each run also runs with that screen, each chunk quantised as it is read, in its own process
+// after the float32 run, and the two outputs (every metric of the ranks; every id and score of the lists) must be
+// equal value for value.
 //   npm run build:ts && node bench/wikikg90m.mjs [--entities N] [--queries Q] [--budget-gib G] [--keep] [--skip-ranks]
-//                                               [--skip-top-k]
+//                                               [--skip-top-k] [--screen MODE]
 import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -18,6 +21,7 @@ import { npyHeader, writeResult } from "./lib.mjs";
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
 const flag = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
+const screenMode = args.includes("--screen") ? args[args.indexOf("--screen") + 1] : "off";
 
 const E = flag("--entities", 91_230_610);
 const R = 1387;
@@ -86,7 +90,17 @@ function queries() {
   return t;
 }
 
-async function child(what) {
+/** FNV-1a over the bytes of typed arrays: one number that changes with any id or score of the lists. */
+function digest(...arrays) {
+  let h = 0x811c9dc5;
+  for (const a of arrays) {
+    const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+    for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 16777619) >>> 0;
+  }
+  return h.toString(16);
+}
+
+async function child(what, screen) {
   const { EmbeddingModel, RankEvaluator, openEntityTable, predictTopKAsync } = require("../dist/cjs/index.js");
   const { nativeAddon, kernels } = require("../dist/cjs/backend/backend.js");
   const k = kernels();
@@ -114,18 +128,27 @@ async function child(what) {
       side: "tail",
       k: 10,
       memoryBudget: budget,
+      screen,
     });
     const seconds = (performance.now() - t0) / 1000;
     const ids = top.tail.ids;
     let listed = 0;
     for (let i = 0; i < ids.length; i++) if (ids[i] >= 0) listed++;
     process.stdout.write(
-      JSON.stringify({ seconds, peakRssBytes: hwm(), listed, first: Array.from(ids.subarray(0, 10)), ...common }),
+      JSON.stringify({
+        seconds,
+        peakRssBytes: hwm(),
+        listed,
+        first: Array.from(ids.subarray(0, 10)),
+        output: digest(ids, top.tail.scores),
+        screen: model.screenStats,
+        ...common,
+      }),
     );
     return;
   }
   const e = new RankEvaluator({ numEntities: E, numRelations: R, sides: "tail" });
-  await e.addModel({ model, triples: queries(), side: "tail", memoryBudget: budget });
+  await e.addModel({ model, triples: queries(), side: "tail", memoryBudget: budget, screen });
   const seconds = (performance.now() - t0) / 1000;
   const results = e.finalize();
   process.stdout.write(
@@ -134,13 +157,15 @@ async function child(what) {
       peakRssBytes: hwm(),
       mrr: results.get("tail.mrr"),
       meanRank: results.get("tail.mean_rank"),
+      output: JSON.stringify(results.toJSON()),
+      screen: model.screenStats,
       ...common,
     }),
   );
 }
 
 if (args[0] === "--child") {
-  await child(args[1]);
+  await child(args[1], args[2]);
 } else {
   const t0 = performance.now();
   writeTable();
@@ -148,8 +173,8 @@ if (args[0] === "--child") {
   console.log(
     `table ${table}: ${E} x ${D} float16 (${(statSync(table).size / 1e9).toFixed(1)} GB; written in ${written.toFixed(0)} s)`,
   );
-  const run = (what) => {
-    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--child", what, ...args], {
+  const run = (what, screen = "off") => {
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--child", what, screen, ...args], {
       encoding: "utf8",
     });
     if (r.status !== 0) throw new Error(r.stderr);
@@ -160,7 +185,21 @@ if (args[0] === "--child") {
     const r = madds / res.seconds;
     return `${(r / 1e9).toFixed(1)} G multiply-adds/s = ${((100 * r) / res.probeMaddsPerSecond).toFixed(1)} % of the FMA probe (${(res.probeMaddsPerSecond / 1e9).toFixed(1)} G/s, ${res.simd}, ${res.threads} threads); ${((1e6 * res.seconds) / Q).toFixed(0)} µs per query`;
   };
-  const record = { entities: E, dim: D, queries: Q, budgetBytes: budget };
+  const record = { entities: E, dim: D, queries: Q, budgetBytes: budget, screen: screenMode };
+  /** The same run with the screen, its output compared with the float32 run's; returns the screened result. */
+  const screened = (what, off) => {
+    if (screenMode === "off") return undefined;
+    const res = run(what, screenMode);
+    const same = res.output === off.output;
+    const s = res.screen;
+    console.log(
+      `  --screen ${screenMode}: ${res.seconds.toFixed(1)} s (${(off.seconds / res.seconds).toFixed(2)}x the float32 run), peak RSS ${(res.peakRssBytes / 2 ** 30).toFixed(2)} GiB; ` +
+        `${s.pairs} pairs screened, ${s.rescored} rescored (${((100 * s.rescored) / Math.max(1, s.pairs)).toFixed(4)} %); ` +
+        (same ? "output equal to the float32 run's value for value" : "OUTPUT DIFFERS from the float32 run's"),
+    );
+    if (!same) process.exitCode = 1;
+    return res;
+  };
   if (!args.includes("--skip-ranks")) {
     const res = run("ranks");
     console.log(
@@ -169,6 +208,7 @@ if (args[0] === "--child") {
     console.log(`MRR ${res.mrr.toFixed(6)}, mean rank ${res.meanRank.toFixed(0)}`);
     console.log(rate(res));
     record.ranks = res;
+    record.ranksScreened = screened("ranks", res);
   }
   if (!args.includes("--skip-top-k")) {
     const res = run("top-k");
@@ -177,6 +217,7 @@ if (args[0] === "--child") {
     );
     console.log(rate(res));
     record.topK = res;
+    record.topKScreened = screened("top-k", res);
   }
   writeResult("wikikg90m", record);
   if (!args.includes("--keep")) spawnSync("rm", ["-f", table]);
