@@ -22,6 +22,15 @@ const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
 const flag = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
 const screenMode = args.includes("--screen") ? args[args.indexOf("--screen") + 1] : "off";
+if (!["off", "auto", "int8"].includes(screenMode)) {
+  console.error(`--screen must be off, auto or int8, got ${screenMode}`);
+  process.exit(2);
+}
+/** JSON that keeps what JSON.stringify would merge: -0 apart from 0, NaN and the infinities apart from null. */
+const exactJson = (x) =>
+  JSON.stringify(x, (_, v) =>
+    typeof v === "number" && (Object.is(v, -0) || !Number.isFinite(v)) ? `#${v === 0 ? "-0" : v}` : v,
+  );
 
 const E = flag("--entities", 91_230_610);
 const R = 1387;
@@ -157,7 +166,7 @@ async function child(what, screen) {
       peakRssBytes: hwm(),
       mrr: results.get("tail.mrr"),
       meanRank: results.get("tail.mean_rank"),
-      output: JSON.stringify(results.toJSON()),
+      output: exactJson(results.toJSON()),
       screen: model.screenStats,
       ...common,
     }),
@@ -193,7 +202,7 @@ if (args[0] === "--child") {
     const same = res.output === off.output;
     const s = res.screen;
     console.log(
-      `  --screen ${screenMode}: ${res.seconds.toFixed(1)} s (${(off.seconds / res.seconds).toFixed(2)}x the float32 run), peak RSS ${(res.peakRssBytes / 2 ** 30).toFixed(2)} GiB; ` +
+      `  --screen ${screenMode}: ${res.seconds.toFixed(1)} s (the float32 run's time / this: ${(off.seconds / res.seconds).toFixed(2)}), peak RSS ${(res.peakRssBytes / 2 ** 30).toFixed(2)} GiB; ` +
         `${s.pairs} pairs screened, ${s.rescored} rescored (${((100 * s.rescored) / Math.max(1, s.pairs)).toFixed(4)} %); ` +
         (same ? "output equal to the float32 run's value for value" : "OUTPUT DIFFERS from the float32 run's"),
     );

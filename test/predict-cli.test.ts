@@ -381,6 +381,17 @@ describe(`kgrank predict (${backendLabel})`, () => {
     const e1 = await kgrank([...evalFlags, "--quantized", "entity.kgq"], dir);
     expect(e1.status, e1.stderr).toBe(0);
     expect(JSON.parse(e1.stdout).results).toEqual(JSON.parse(e0.stdout).results);
+    // With --memory the table must stay in memory: the budget must take it and its int8 copy twice over. The
+    // refusal names that size, and that size is enough.
+    const tight = await kgrank([...evalFlags, "--quantized", "entity.kgq", "--memory", "4KiB"], dir);
+    expectUserError(
+      tight,
+      /--quantized: goes with an entity table held in memory, and --memory reads .*entity\.npy in chunks: give --memory at least [\d.]+ KiB \(twice the table and its int8 copy\), or leave out --quantized$/m,
+    );
+    const least = Math.ceil(1024 * Number(/at least ([\d.]+) KiB/.exec(tight.stderr)![1]));
+    const e2 = await kgrank([...evalFlags, "--quantized", "entity.kgq", "--memory", String(least)], dir);
+    expect(e2.status, e2.stderr).toBe(0);
+    expect(JSON.parse(e2.stdout).results).toEqual(JSON.parse(e0.stdout).results);
     // Another model's table, a missing file, not a DistMult / ComplEx model, an output folder that does not exist.
     writeFileSync(path.join(dir, "entity2.npy"), encodeNpy(randomValues(n * 8, 63, 0.5), [n, 8]));
     const other = modelFlags.map((f) => (f === "entity.npy" ? "entity2.npy" : f));

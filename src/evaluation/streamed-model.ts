@@ -27,6 +27,7 @@ import {
   MIN_CHUNK_ROWS,
   inMemoryReader,
   onceHint,
+  screenShare,
   openReader,
   readWhole,
   type RowReader,
@@ -212,7 +213,7 @@ async function rankBlocks(
       `${have} cannot hold a query block beside the filter index (${formatBytes(opts.fixedBytes)}) and a table ` +
         `chunk: ${Math.min(MIN_BLOCK_ROWS, totalRows)} query rows need up to ${formatBytes(minBlock, true)} (with ` +
         `their known answers) and ${Math.min(last - first, MIN_CHUNK_ROWS)} table rows ${formatBytes(minChunk, true)}` +
-        `${screenRow > 0 ? " (with the screen's int8 copy; screen off needs less)" : ""}; ` +
+        `${screenShare(screenRow)}; ` +
         `give at least ${need}${onceHint(least, onePassBudget)}`,
     );
   }

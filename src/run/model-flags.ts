@@ -57,9 +57,14 @@ export function useQuantized(
 ): ScreenModeName {
   if (file === undefined) return screenOfFlags({ screen });
   if (model.entitySource) {
+    // loadModelWithin reads a table whole when it and its int8 copy take at most half of --memory.
+    const { rows, cols, name } = model.entitySource;
+    const whole = rows * cols * (model.precision === "float64" ? 8 : 4);
+    const need = 2 * (whole + screenTableBytes(rows, model.screenRowBytes(screenOfFlags({ screen, quantized: file }))));
     throw new KgrankInputError(
       "--quantized",
-      `goes with an entity table held in memory, and --memory reads ${model.entitySource.name} in chunks: give --memory room for the whole table, or leave out --quantized`,
+      `goes with an entity table held in memory, and --memory reads ${name} in chunks: give --memory at least ` +
+        `${formatBytes(need, true)} (twice the table and its int8 copy), or leave out --quantized`,
     );
   }
   try {

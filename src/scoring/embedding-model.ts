@@ -19,12 +19,17 @@ import { describe, options, optionKeys, threadCount, tripleArray } from "../chec
 
 import { INTERACTIONS, interactionOf, type InteractionName } from "./interactions";
 
+/** Table rows per panel of the screen's quantised copy (native/core/screen.h kScreenPanel): a copy pads to them. */
+export const SCREEN_PANEL = 16;
+/** Bytes of a screen table beyond its rows: 1 KiB of slack after each of its two levels (kScreenTileSlack). */
+export const SCREEN_SLACK = 2048;
+
 /**
  * Bytes of the screen's quantised copy of `rows` table rows at `rowBytes` a row (EmbeddingModel.screenRowBytes; 0:
- * none): rows padded to whole panels of 16, and the AMX kernel's 1 KiB of slack after each of the two levels.
+ * none): rows padded to whole panels, and the AMX kernel's slack after each of the two levels.
  */
 export function screenTableBytes(rows: number, rowBytes: number): number {
-  return rowBytes === 0 || rows === 0 ? 0 : Math.ceil(rows / 16) * 16 * rowBytes + 2048;
+  return rowBytes === 0 || rows === 0 ? 0 : Math.ceil(rows / SCREEN_PANEL) * SCREEN_PANEL * rowBytes + SCREEN_SLACK;
 }
 
 /**
@@ -34,6 +39,7 @@ export function screenTableBytes(rows: number, rowBytes: number): number {
 export function screenQueryBytes(rowBytes: number): number {
   return 2 * rowBytes;
 }
+
 export const DEFAULT_SCREEN: ScreenModeName = "off"; // auto is not faster on every model yet (docs/screen.md)
 
 /** A `screen` option (addModel, predictTopK), checked: one of SCREEN_MODES' names (absent: DEFAULT_SCREEN). */
@@ -374,9 +380,8 @@ export class EmbeddingModel {
     threads: number | undefined,
     whole: boolean,
   ): EmbeddingScreen | null {
-    if (mode === "off" || this.precision !== "float32" || !interactionOf(this.interaction).screens) return null;
+    if (!this.#screens(mode)) return null;
     const k = kernels();
-    if (!k.screenTable) return null;
     const table = whole ? this.screenTableOn(k, () => k.screenTable!(input, threads)) : null;
     return { mode, table, stats: this.#screenCounts };
   }
@@ -385,15 +390,19 @@ export class EmbeddingModel {
    * Bytes a table row costs in the screen's quantised copy of a table when `mode` would screen this model's rankings
    * (as screenFor decides), else 0: the row's two int8 levels (its width rounded up to 4, twice) and ten 4-byte terms
    * (native/core/screen.h ScreenTable: scale, slack, qnorm, corr, slack2, qnorm2, cnorm, corr2 and, for a distance,
-   * offset; one spare), its rows padded to whole panels of 16. A table adds 2 KiB of tile slack, and each query row
+   * offset; one spare), its rows padded to whole panels (SCREEN_PANEL). A table adds SCREEN_SLACK, and each query row
    * about twice its width (screenQueryBytes). The memory planners count them: a chunk's copy is made by the call that
    * ranks the chunk, a whole table's once.
    * @internal
    */
   screenRowBytes(mode: ScreenModeName): number {
-    if (mode === "off" || this.precision !== "float32" || !interactionOf(this.interaction).screens) return 0;
-    if (!kernels().screenTable) return 0;
-    return 2 * (Math.ceil(this.entityWidth / 4) * 4) + 40;
+    return this.#screens(mode) ? 2 * (Math.ceil(this.entityWidth / 4) * 4) + 40 : 0;
+  }
+
+  /** Whether `mode` screens this model's rankings: not off, float32, a screened interaction, a backend with a screen. */
+  #screens(mode: ScreenModeName): boolean {
+    if (mode === "off" || this.precision !== "float32" || !interactionOf(this.interaction).screens) return false;
+    return kernels().screenTable !== undefined;
   }
 
   /**

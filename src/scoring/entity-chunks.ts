@@ -12,7 +12,13 @@ import { KgrankInputError } from "../checks/errors";
 import { describe } from "../checks/validate";
 import type { CallControl } from "../backend/call-control";
 import type { FloatArray } from "../contract/kernels";
-import { type EmbeddingModel, type EntityRowSource, screenTableBytes } from "./embedding-model";
+import {
+  type EmbeddingModel,
+  type EntityRowSource,
+  SCREEN_PANEL,
+  SCREEN_SLACK,
+  screenTableBytes,
+} from "./embedding-model";
 import { interactionOf } from "./interactions";
 
 /** A memoryBudget option checked (bytes), or the default: a quarter of the machine's memory. */
@@ -248,6 +254,16 @@ export interface TableChunk {
  * costs: two buffers in the accumulation type, their stored bytes when they must be converted, PairRE's factors (a
  * table in memory: the factors alone, plus a byte so a budget divides by it).
  */
+/**
+ * What a refused budget's message adds when the chunks carry the screen's int8 copy (`screenRowBytes` a row, 0: no
+ * screen): the planners' errors say it the same way.
+ */
+export function screenShare(screenRowBytes: number): string {
+  return screenRowBytes > 0
+    ? ` (of which the screen's int8 copy takes ${screenRowBytes} bytes a row; screen off needs less)`
+    : "";
+}
+
 export class TableChunks {
   readonly rowBytes: number;
   #rows = 1;
@@ -288,9 +304,11 @@ export class TableChunks {
 
   /** Rows per chunk: as many as `bytes` hold, a multiple of 512 when more than 512, at most the range, at least 1. */
   fit(bytes: number): number {
-    // The screen's copy pads to 16 rows and adds its slack: counted as 16 rows more and the slack, up front.
-    const slack = this.screenRowBytes === 0 ? 0 : 16 * this.screenRowBytes + 2048;
+    // The screen's copy pads to whole panels and adds its slack: a first guess as if a panel more were padding, then
+    // the largest count whose bytes (bytesFor) fit.
+    const slack = this.screenRowBytes === 0 ? 0 : SCREEN_PANEL * this.screenRowBytes + SCREEN_SLACK;
     let rows = Math.min(this.last - this.first, Math.floor((bytes - slack) / (this.rowBytes + this.screenRowBytes)));
+    while (rows < this.last - this.first && this.bytesFor(rows + 1) <= bytes) rows++;
     if (rows > 512 && rows < this.last - this.first) rows -= rows % 512;
     this.#rows = Math.max(1, rows);
     if (this.#bufs && this.#bufs[0]!.length < this.#rows * this.model.entityWidth) {

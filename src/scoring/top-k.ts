@@ -27,6 +27,7 @@ import {
   MIN_BLOCK_ROWS,
   MIN_CHUNK_ROWS,
   onceHint,
+  screenShare,
   openReader,
   planOption,
   inMemoryReader,
@@ -421,9 +422,10 @@ async function streamTopK(
     }
   }
   const pieceRows = Math.min(PIECE_ROWS, rows);
-  fixed +=
-    pieceRows * (k * 12 + d * B * (2 + extra.queryVectors) + screenQueryBytes(screenRow) + k * (B + 4) * threads) +
-    4 * widest;
+  fixed += pieceRows * (k * 12 + d * B * (2 + extra.queryVectors) + k * (B + 4) * threads) + 4 * widest;
+  // Each thread's task of a screened piece quantises the piece's rows and holds a block's undecided ids (64 rows x
+  // 544, native/core/interaction.cpp top_k_embeddings).
+  if (screenRow > 0) fixed += threads * (pieceRows * screenQueryBytes(screenRow) + 64 * 544 * 4);
   // A query row of a block: its anchor row, gathered and then copied in query order, PairRE's factor, ids.
   const perRow = 2 * d * B + B + 16;
   const free = o.budget - fixed;
@@ -445,8 +447,8 @@ async function streamTopK(
       "memoryBudget",
       `${have} cannot hold the top-${k} lists and known answers (${formatBytes(fixed)}) beside a query block ` +
         `(${Math.min(MIN_BLOCK_ROWS, queries)} rows, ${formatBytes(minBlock, true)}) and a table chunk ` +
-        `(${Math.min(MIN_CHUNK_ROWS, span0)} rows, ${formatBytes(minChunk, true)}` +
-        `${screenRow > 0 ? ", with the screen's int8 copy; screen off needs less" : ""}); give at least ${need}` +
+        `(${Math.min(MIN_CHUNK_ROWS, span0)} rows, ${formatBytes(minChunk, true)}${screenShare(screenRow)}); ` +
+        `give at least ${need}` +
         onceHint(least, onePassBudget),
     );
   }
