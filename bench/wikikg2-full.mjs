@@ -156,15 +156,14 @@ if (!args.includes("--skip-single")) {
   // The screened run against the float32 run, whichever ran first (each run removes its own output first, so a file
   // a failed run leaves is never compared).
   const identical = [];
-  for (const mode of ["int8", "auto"]) {
-    const other = join(out, `single-${mode}.json`);
-    const [offFile, onFile] = screen === "off" ? [singleJson, other] : [singleJson, ownJson];
-    if ((screen !== "off" && mode !== screen) || !existsSync(offFile) || !existsSync(onFile)) continue;
-    const diffs = differences(JSON.parse(readFileSync(offFile, "utf8")), JSON.parse(readFileSync(onFile, "utf8")));
+  for (const mode of screen === "off" ? ["int8", "auto"] : [screen]) {
+    const onFile = join(out, `single-${mode}.json`);
+    if (!existsSync(singleJson) || !existsSync(onFile)) continue;
+    const diffs = differences(JSON.parse(readFileSync(singleJson, "utf8")), JSON.parse(readFileSync(onFile, "utf8")));
     identical.push(diffs.length === 0);
     console.log(
       diffs.length === 0
-        ? `the --screen ${mode} output (${onFile}) equals the float32 run's (${offFile}) value for value (Object.is)`
+        ? `the --screen ${mode} output (${onFile}) equals the float32 run's (${singleJson}) value for value (Object.is)`
         : `--screen ${mode} DIFFERENT from the float32 run (${diffs.length}):\n${diffs.slice(0, 20).join("\n")}`,
     );
     if (diffs.length) process.exitCode = 1;

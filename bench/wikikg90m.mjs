@@ -5,32 +5,34 @@
 // Prints each run's time, peak RSS (VmHWM) and multiply-add rate against the FMA probe of the same threads, measured
 // in the same process just before. The table is written once (seeded; kept with --keep). With --screen MODE (int8 or
 // auto: docs/screen.md) each run also runs with that screen, each chunk quantised as it is read, in its own process
-// after the float32 run, and the two outputs (every metric of the ranks; every id and score of the lists) must be
-// equal value for value.
+// after the float32 run, and the two outputs (the evaluators' saved states; every id and score of the lists) must have
+// one SHA-256.
 //   npm run build:ts && node bench/wikikg90m.mjs [--entities N] [--queries Q] [--budget-gib G] [--keep] [--skip-ranks]
 //                                               [--skip-top-k] [--screen MODE]
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { npyHeader, writeResult } from "./lib.mjs";
+import { npyHeader, takeOption, writeResult } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
 const flag = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
-const screenMode = args.includes("--screen") ? args[args.indexOf("--screen") + 1] : "off";
+const screenMode = takeOption(args, "--screen", "off");
 if (!["off", "auto", "int8"].includes(screenMode)) {
   console.error(`--screen must be off, auto or int8, got ${screenMode}`);
   process.exit(2);
 }
-/** JSON that keeps what JSON.stringify would merge: -0 apart from 0, NaN and the infinities apart from null. */
-const exactJson = (x) =>
-  JSON.stringify(x, (_, v) =>
-    typeof v === "number" && (Object.is(v, -0) || !Number.isFinite(v)) ? `#${v === 0 ? "-0" : v}` : v,
-  );
+/** SHA-256 of bytes (a saved evaluator state, the lists' arrays): equal outputs, equal digests. */
+const sha256 = (...parts) => {
+  const h = createHash("sha256");
+  for (const p of parts) h.update(new Uint8Array(p.buffer, p.byteOffset, p.byteLength));
+  return h.digest("hex");
+};
 
 const E = flag("--entities", 91_230_610);
 const R = 1387;
@@ -99,16 +101,6 @@ function queries() {
   return t;
 }
 
-/** FNV-1a over the bytes of typed arrays: one number that changes with any id or score of the lists. */
-function digest(...arrays) {
-  let h = 0x811c9dc5;
-  for (const a of arrays) {
-    const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-    for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 16777619) >>> 0;
-  }
-  return h.toString(16);
-}
-
 async function child(what, screen) {
   const { EmbeddingModel, RankEvaluator, openEntityTable, predictTopKAsync } = require("../dist/cjs/index.js");
   const { nativeAddon, kernels } = require("../dist/cjs/backend/backend.js");
@@ -149,7 +141,7 @@ async function child(what, screen) {
         peakRssBytes: hwm(),
         listed,
         first: Array.from(ids.subarray(0, 10)),
-        output: digest(ids, top.tail.scores),
+        output: sha256(ids, top.tail.scores),
         screen: model.screenStats,
         ...common,
       }),
@@ -166,7 +158,7 @@ async function child(what, screen) {
       peakRssBytes: hwm(),
       mrr: results.get("tail.mrr"),
       meanRank: results.get("tail.mean_rank"),
-      output: exactJson(results.toJSON()),
+      output: sha256(e.serialize()),
       screen: model.screenStats,
       ...common,
     }),

@@ -16,7 +16,7 @@ import { kernels } from "../backend/backend";
 import type { CallControl } from "../backend/call-control";
 import { KgrankInputError } from "../checks/errors";
 import { exclusionRows } from "../contract/kernels";
-import { type EmbeddingModel, screenQueryBytes, screenTableBytes } from "../scoring/embedding-model";
+import { type EmbeddingModel, screenQueryBytes } from "../scoring/embedding-model";
 import { interactionOf } from "../scoring/interactions";
 import {
   formatBytes,
@@ -161,9 +161,8 @@ async function rankBlocks(
   let minBlock = 0;
   for (let i = 0; i < Math.min(MIN_BLOCK_ROWS, costs.length); i++) minBlock += costs[i]!;
   const minChunk = needsTable ? table.bytesFor(Math.min(last - first, MIN_CHUNK_ROWS)) : 0;
-  // Read whole: the range in the accumulation type (PairRE: its factors too) beside the query rows in memory, and
-  // the screen's copy of it.
-  const wholeBytes = (last - first) * (d * B + (extra.rowFactor ? B : 0)) + screenTableBytes(last - first, screenRow);
+  // Read whole: the range (TableChunks.wholeBytes) beside the query rows in memory.
+  const wholeBytes = table.wholeBytes;
   const wholeNeed = wholeBytes + inMemoryBytes(totalRows, excluded);
   const onePassBudget = opts.fixedBytes + Math.min(wholeNeed, Math.max(2 * totalBytes, totalBytes + minChunk));
   if (needsTable && wholeNeed <= free && !("view" in source && source.view)) {

@@ -58,12 +58,10 @@ export function useQuantized(
   if (file === undefined) return screenOfFlags({ screen });
   if (model.entitySource) {
     // loadModelWithin reads a table whole when it and its int8 copy take at most half of --memory.
-    const { rows, cols, name } = model.entitySource;
-    const whole = rows * cols * (model.precision === "float64" ? 8 : 4);
-    const need = 2 * (whole + screenTableBytes(rows, model.screenRowBytes(screenOfFlags({ screen, quantized: file }))));
+    const need = 2 * heldBytes(model, screenOfFlags({ screen, quantized: file }));
     throw new KgrankInputError(
       "--quantized",
-      `goes with an entity table held in memory, and --memory reads ${name} in chunks: give --memory at least ` +
+      `goes with an entity table held in memory, and --memory reads ${model.entitySource.name} in chunks: give --memory at least ` +
         `${formatBytes(need, true)} (twice the table and its int8 copy), or leave out --quantized`,
     );
   }
@@ -153,11 +151,14 @@ export function loadModelWithin(
 ): EmbeddingModel {
   if (memory === undefined) return loadModelFlags(opts, ds, extra);
   const streamed = loadModelFlags(opts, ds, { ...extra, streamEntities: true });
-  const source = streamed.entitySource!;
-  const bytes =
-    source.rows * source.cols * (streamed.precision === "float64" ? 8 : 4) +
-    screenTableBytes(source.rows, streamed.screenRowBytes(screen));
-  return bytes <= memory / 2 ? loadModelFlags(opts, ds, extra) : streamed;
+  return heldBytes(streamed, screen) <= memory / 2 ? loadModelFlags(opts, ds, extra) : streamed;
+}
+
+/** What a model whose table is opened to be read in chunks would hold read whole: the table and its screen's copy. */
+function heldBytes(streamed: EmbeddingModel, screen: ScreenModeName): number {
+  const { rows, cols } = streamed.entitySource!;
+  const B = streamed.precision === "float64" ? 8 : 4;
+  return rows * cols * B + screenTableBytes(rows, streamed.screenRowBytes(screen));
 }
 
 /** The screen mode a run's flags ask for: --screen, else auto with --quantized, else the default (useQuantized's). */

@@ -250,11 +250,6 @@ export interface TableChunk {
 }
 
 /**
- * The table's rows [first, last) in chunks of `rows` rows, read twice-buffered. `rowBytes` is what one row of a chunk
- * costs: two buffers in the accumulation type, their stored bytes when they must be converted, PairRE's factors (a
- * table in memory: the factors alone, plus a byte so a budget divides by it).
- */
-/**
  * What a refused budget's message adds when the chunks carry the screen's int8 copy (`screenRowBytes` a row, 0: no
  * screen): the planners' errors say it the same way.
  */
@@ -264,6 +259,11 @@ export function screenShare(screenRowBytes: number): string {
     : "";
 }
 
+/**
+ * The table's rows [first, last) in chunks of `rows` rows, read twice-buffered. `rowBytes` is what one row of a chunk
+ * costs: two buffers in the accumulation type, their stored bytes when they must be converted, PairRE's factors (a
+ * table in memory: the factors alone, plus a byte so a budget divides by it).
+ */
 export class TableChunks {
   readonly rowBytes: number;
   #rows = 1;
@@ -292,6 +292,17 @@ export class TableChunks {
       "view" in source && source.view
         ? (extra.rowFactor ? B : 0) + 1
         : 2 * (d * B + (this.#convert ? source.storedRowBytes : 0) + (extra.rowFactor ? B : 0));
+  }
+
+  /**
+   * Bytes of the whole range read at once: its rows in the accumulation type (PairRE: its factors too) and the
+   * screen's copy of it.
+   */
+  get wholeBytes(): number {
+    const B = this.model.precision === "float64" ? 8 : 4;
+    const factor = interactionOf(this.model.interaction).memory.rowFactor ? B : 0;
+    const rows = this.last - this.first;
+    return rows * (this.model.entityWidth * B + factor) + screenTableBytes(rows, this.screenRowBytes);
   }
 
   /**

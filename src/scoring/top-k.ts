@@ -16,7 +16,7 @@ import {
 import { mergeInto, type TopKList, type TopKPredictions } from "../ranking/top-k";
 import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/call-control";
 import { turn } from "../contract/event-loop";
-import { EmbeddingModel, screenMode, screenQueryBytes, screenTableBytes } from "./embedding-model";
+import { EmbeddingModel, screenMode, screenQueryBytes } from "./embedding-model";
 import { interactionOf } from "./interactions";
 import {
   formatBytes,
@@ -434,9 +434,8 @@ async function streamTopK(
   // A workable run: MIN_BLOCK_ROWS queries per pass over the table, MIN_CHUNK_ROWS table rows per read.
   const minBlock = Math.min(MIN_BLOCK_ROWS, queries) * perRow;
   const minChunk = table.bytesFor(Math.min(MIN_CHUNK_ROWS, span0));
-  // Read whole: the range in the accumulation type (PairRE: its factors) beside one block of every query, and the
-  // screen's copy of the range.
-  const wholeBytes = span0 * (d * B + (extra.rowFactor ? B : 0)) + screenTableBytes(span0, screenRow);
+  // Read whole: the range (TableChunks.wholeBytes) beside one block of every query.
+  const wholeBytes = table.wholeBytes;
   const onePassBudget =
     fixed + Math.min(wholeBytes + queries * perRow, Math.max(2 * queries * perRow, queries * perRow + minChunk));
   const whole = wholeBytes + Math.min(queries, MIN_BLOCK_ROWS) * perRow <= free;
