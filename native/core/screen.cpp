@@ -56,6 +56,7 @@
 #endif
 
 namespace kgrank {
+
 namespace {
 
 constexpr float kMinMax = kScreenMinMax;
@@ -149,20 +150,6 @@ RowQuant finish_row(const ScreenRowSums& r, size_t dim) {
   return q;
 }
 
-// Quantises v (element k at v[map ? map[k] : k]; `buf` holds dim floats) into out[0 .. dim) with the level's kernel;
-// *row is set to the row in canonical order (v itself, or buf).
-RowQuant quantise_row(ScreenQuantFn fn, const float* v, const uint32_t* map, size_t dim, int8_t* out, float* buf,
-                      const float** row) {
-  if (map != nullptr) {
-    for (size_t k = 0; k < dim; ++k) buf[k] = v[map[k]];
-    v = buf;
-  }
-  *row = v;
-  ScreenRowSums r;
-  fn(v, dim, out, &r);
-  return finish_row(r, dim);
-}
-
 // The second level of one quantised row (v canonical, a its first level, scale s): c_k = round(256 e_k) clamped to
 // [-127, 127] with e_k = y_k - a_k, y_k = fl(v_k fl(1 / s)). In double, e_k and f_k = 256 e_k - c_k are exact (y_k
 // is a float below 2^7 in magnitude, a_k and c_k integers), so with |y_k - v_k / s| < 2^-15 (finish_row),
@@ -198,6 +185,39 @@ RowRefine refine_row(const float* v, size_t dim, const int8_t* a, float scale, i
   r.norm2 = s * std::sqrt(t2 * g);
   r.cnorm = s * std::sqrt(c2 * g) * 0.00390625;
   return r;
+}
+
+// The same bounds from a quantiser's float sums of f^2 and t^2 (ScreenRowSums, refined), in any order: f_k and t_k
+// are exact in float (|f_k| <= 0.5 or the clamp's excess, a multiple of the ulp of 256 e_k; t_k a multiple of 2^-8
+// below 128), so each sum is below its true value by at most gamma_d of it plus d 2^-149 (underflow of f_k^2), which
+// the factor (1 + 2 gamma_d) and the term d 2^-140 cover as in finish_row; the sums of c^2 and c are exact integers
+// (at most 127^2 d < 2^31).
+RowRefine refine_of(const ScreenRowSums& r, size_t dim, float scale) {
+  RowRefine out;
+  if (!(scale > 0)) return out;
+  const double g = 1 + 2 * gamma_of(dim), d = static_cast<double>(dim), under = d * 7.174648137343064e-43;  // 2^-140
+  const double s = scale;
+  out.resid2 = s * (std::sqrt(r.f2 * g + under) * 0.00390625 + std::sqrt(d) * 3.0517578125e-05);
+  out.norm2 = s * std::sqrt(r.t2 * g + under);
+  out.cnorm = s * std::sqrt(static_cast<double>(r.c2) * g) * 0.00390625;
+  out.sum = r.csum;
+  return out;
+}
+
+// Quantises v (element k at v[map ? map[k] : k]; `buf` holds dim floats) into out[0 .. dim) and its second level
+// into out2[0 .. dim) with the level's kernel: the first level's bounds are returned, the second's in *r2 (the
+// kernel's own sums where it makes the second level, else refine_row's).
+RowQuant quantise_row(ScreenQuantFn fn, const float* v, const uint32_t* map, size_t dim, int8_t* out, int8_t* out2,
+                      float* buf, RowRefine* r2) {
+  if (map != nullptr) {
+    for (size_t k = 0; k < dim; ++k) buf[k] = v[map[k]];
+    v = buf;
+  }
+  ScreenRowSums r;
+  fn(v, dim, out, out2, &r);
+  const RowQuant q = finish_row(r, dim);
+  *r2 = r.refined ? refine_of(r, dim, q.scale) : refine_row(v, dim, out, q.scale, out2);
+  return q;
 }
 
 }  // namespace
@@ -259,9 +279,8 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
       for (size_t lane = 0; lane < kScreenPanel; ++lane) {
         const size_t e = p * kScreenPanel + lane;
         if (e >= n) break;
-        const float* canon = nullptr;
-        const RowQuant r = quantise_row(quant, rows + e * width, map, dim, buf.data(), row.data(), &canon);
-        const RowRefine r2 = refine_row(canon, dim, buf.data(), r.scale, buf2.data());
+        RowRefine r2;
+        const RowQuant r = quantise_row(quant, rows + e * width, map, dim, buf.data(), buf2.data(), row.data(), &r2);
         for (size_t k = 0; k < dpad; k += 4) {
           std::memcpy(panel + (k / 4) * 64 + lane * 4, buf.data() + k, 4);
           std::memcpy(panel2 + (k / 4) * 64 + lane * 4, buf2.data() + k, 4);
@@ -275,7 +294,11 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
         t->qnorm2[e] = screened ? up(r2.norm2) : 0.0f;
         t->cnorm[e] = screened ? up(r2.cnorm) : 0.0f;
         t->corr2[e] = 128 * r2.sum;
-        if (distance && screened) t->offset[e] = static_cast<float>(sum_squares(canon, dim) / 2);
+        if (distance && screened) {
+          // In canonical order, as quantise_row read it (the double sum's rounding depends on the order).
+          const float* canon = map != nullptr ? row.data() : rows + e * width;
+          t->offset[e] = static_cast<float>(sum_squares(canon, dim) / 2);
+        }
       }
     }
   });
@@ -314,17 +337,16 @@ bool screen_quantise_queries(const float* query, size_t rows, size_t dim, const 
   }
   KGRANK_CATCH(const std::bad_alloc&) { return false; }
   for (size_t i = 0; i < rows; ++i) {
-    const float* canon = nullptr;
     int8_t* a = q->a.data() + i * q->dpad;
     int8_t* a2 = q->a2.data() + i * q->dpad;
-    const RowQuant r = quantise_row(quant, query + i * dim, nullptr, dim, a, nullptr, &canon);
-    const RowRefine r2 = refine_row(canon, dim, a, r.scale, a2);
+    RowRefine r2;
+    const RowQuant r = quantise_row(quant, query + i * dim, nullptr, dim, a, a2, nullptr, &r2);
     const bool ok = r.scale == r.scale;
     q->resid2[i] = ok ? up(r2.resid2) : 0.0f;
     q->anorm2[i] = ok ? up(r2.cnorm) : 0.0f;
     q->norm[i] = ok ? up(r.norm) : 0.0f;
     q->resid[i] = ok ? up(r.resid) : 0.0f;
-    if (distance) q->q2[i] = sum_squares(canon, dim);
+    if (distance) q->q2[i] = sum_squares(query + i * dim, dim);
     screen_set_threshold(q, i, threshold[i], ok ? r.scale : std::numeric_limits<float>::quiet_NaN());
     for (size_t k = 0; k < q->dpad; ++k) {
       q->au[i * q->dpad + k] = static_cast<uint8_t>(static_cast<int>(a[k]) + 128);
@@ -644,7 +666,7 @@ Status screen_table_read(const char* path, ScreenFileKey* key, ScreenTable* t) {
 }
 
 namespace isa {
-void screen_quantise_scalar(const float* v, size_t dim, int8_t* out, ScreenRowSums* r) {
+void screen_quantise_scalar(const float* v, size_t dim, int8_t* out, int8_t* /*out2: refine_row's*/, ScreenRowSums* r) {
   float mx = 0;
   bool finite = true;
   for (size_t k = 0; k < dim; ++k) {

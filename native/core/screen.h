@@ -203,14 +203,22 @@ Status screen_table_read(const char* path, ScreenFileKey* key, ScreenTable* t);
 
 // One row's quantisation in units of its scale s = screen_scale(max): y_k = fl(v_k fl(1 / s)), a_k = round(y_k)
 // clamped to [-127, 127], e_k = y_k - a_k; float sums (any order) of y^2, e^2, a^2, and the integer sum of a.
-// Computed only when the row is finite with max in [2^-50, 2^50] (else the sums are 0 and out is all zero).
+// Computed only when the row is finite with max in [2^-50, 2^50] (else the sums are 0 and out, and out2 where the
+// quantiser makes the second level, are all zero).
+// A quantiser that also makes the second level (the AVX2 and AVX-512 ones) writes c_k = round(256 e_k) clamped to
+// [-127, 127] into out2 and sets `refined` with the second level's sums: float sums (any order) of f^2 (f_k = 256 e_k -
+// c_k, exact) and t^2 (t_k = a_k + c_k / 256, exact), the integer sums of c^2 and c (screen.cpp refine_of). The others
+// leave refined false and out2 untouched, and screen.cpp refine_row makes the second level in double.
 struct ScreenRowSums {
   float max = 0, scale = 0;
   bool finite = true;
   float y2 = 0, e2 = 0, b2 = 0;
   int32_t sum = 0;
+  bool refined = false;
+  float f2 = 0, t2 = 0;
+  int32_t c2 = 0, csum = 0;
 };
-using ScreenQuantFn = void (*)(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
+using ScreenQuantFn = void (*)(const float* v, size_t dim, int8_t* out, int8_t* out2, ScreenRowSums* sums);
 ScreenQuantFn screen_quantiser(SimdLevel level);
 inline float screen_scale(float max) { return static_cast<float>(static_cast<double>(max) / 127.0); }
 constexpr float kScreenMinMax = 8.881784197001252e-16f;  // 2^-50
@@ -267,15 +275,15 @@ inline void screen_list(const ScreenTask& task, size_t k, size_t jp, unsigned un
 }
 
 namespace isa {
-void screen_quantise_scalar(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
+void screen_quantise_scalar(const float* v, size_t dim, int8_t* out, int8_t* out2, ScreenRowSums* sums);
 void screen_chunk_scalar(const ScreenTask& task);
 #ifdef KGRANK_HAVE_AVX2
-void screen_quantise_avx2(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
+void screen_quantise_avx2(const float* v, size_t dim, int8_t* out, int8_t* out2, ScreenRowSums* sums);
 void screen_chunk_avx2(const ScreenTask& task);
 void screen_chunk_avx2_vnni(const ScreenTask& task);
 #endif
 #ifdef KGRANK_HAVE_AVX512
-void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, ScreenRowSums* sums);
+void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, int8_t* out2, ScreenRowSums* sums);
 void screen_chunk_avx512_vnni(const ScreenTask& task);
 // Linux on x86-64 with a compiler that has the AMX intrinsics (GCC 11+, clang 12+): the AMX-INT8 kernel, chosen at the
 // AVX-512 level where the CPU has AMX-TILE and AMX-INT8 and Linux grants the tile state at the first screened call

@@ -206,9 +206,10 @@ __attribute__((target("avx2,fma,avxvnni"))) void block_vnni(const ScreenTask& ta
 }  // namespace
 
 namespace isa {
-// screen.h ScreenRowSums at 8 lanes plus a scalar tail: the sums' order differs from the scalar one, which the bound
-// allows (any order).
-void screen_quantise_avx2(const float* v, size_t dim, int8_t* out, ScreenRowSums* r) {
+// screen.h ScreenRowSums at 8 lanes plus a scalar tail, both levels in one pass: the sums' order differs from the
+// scalar one, which the bound allows (any order). The second level's c_k, f_k and t_k are exact in float (screen.cpp
+// refine_of), and 256 e_k is rounded to nearest even as refine_row's double does, so out2 holds refine_row's bytes.
+void screen_quantise_avx2(const float* v, size_t dim, int8_t* out, int8_t* out2, ScreenRowSums* r) {
   *r = ScreenRowSums{};
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
@@ -231,16 +232,24 @@ void screen_quantise_avx2(const float* v, size_t dim, int8_t* out, ScreenRowSums
   }
   r->finite = bad == 0;
   r->max = m;
+  r->refined = true;
   if (!r->finite || !(m >= kScreenMinMax && m <= kScreenMaxMax)) {
     std::memset(out, 0, dim);
+    std::memset(out2, 0, dim);
     return;
   }
   r->scale = screen_scale(m);
   const float inv_s = 1.0f / r->scale;
   const __m256 inv = _mm256_set1_ps(inv_s);
+  const __m256 x256 = _mm256_set1_ps(256.0f), by256 = _mm256_set1_ps(0.00390625f);
   const __m256i lo = _mm256_set1_epi32(-127), hi = _mm256_set1_epi32(127);
   __m256 y2 = _mm256_setzero_ps(), e2 = _mm256_setzero_ps(), b2 = _mm256_setzero_ps();
-  __m256i sum = _mm256_setzero_si256();
+  __m256 f2 = _mm256_setzero_ps(), t2 = _mm256_setzero_ps();
+  __m256i sum = _mm256_setzero_si256(), csum = _mm256_setzero_si256(), c2 = _mm256_setzero_si256();
+  const auto bytes = [](__m256i x, int8_t* to) {  // |x| <= 127: the packs are exact
+    const __m128i x16 = _mm_packs_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(to), _mm_packs_epi16(x16, x16));
+  };
   for (k = 0; k + 8 <= dim; k += 8) {
     const __m256 y = _mm256_mul_ps(_mm256_loadu_ps(v + k), inv);
     const __m256i a = _mm256_min_epi32(hi, _mm256_max_epi32(lo, _mm256_cvtps_epi32(y)));  // nearest even
@@ -250,12 +259,21 @@ void screen_quantise_avx2(const float* v, size_t dim, int8_t* out, ScreenRowSums
     e2 = _mm256_fmadd_ps(e, e, e2);
     b2 = _mm256_fmadd_ps(af, af, b2);
     sum = _mm256_add_epi32(sum, a);
-    const __m128i a16 = _mm_packs_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + k), _mm_packs_epi16(a16, a16));  // |a| <= 127: exact
+    bytes(a, out + k);
+    const __m256 e256 = _mm256_mul_ps(e, x256);
+    const __m256i c = _mm256_min_epi32(hi, _mm256_max_epi32(lo, _mm256_cvtps_epi32(e256)));
+    const __m256 cf = _mm256_cvtepi32_ps(c);
+    const __m256 f = _mm256_sub_ps(e256, cf);
+    const __m256 t = _mm256_fmadd_ps(cf, by256, af);
+    f2 = _mm256_fmadd_ps(f, f, f2);
+    t2 = _mm256_fmadd_ps(t, t, t2);
+    csum = _mm256_add_epi32(csum, c);
+    c2 = _mm256_add_epi32(c2, _mm256_mullo_epi32(c, c));
+    bytes(c, out2 + k);
   }
-  float sy = 0, se = 0, sb = 0;
-  int32_t si = 0;
-  for (size_t t = k; t < dim; ++t) {  // the tail as the scalar quantiser
+  float sy = 0, se = 0, sb = 0, sf = 0, st = 0;
+  int32_t si = 0, sc = 0, sc2 = 0;
+  for (size_t t = k; t < dim; ++t) {  // the tail as the scalar quantiser, then refine_row's steps in float
     const float y = v[t] * inv_s;
     float a = (y + 12582912.0f) - 12582912.0f;
     a = a > 127.0f ? 127.0f : a < -127.0f ? -127.0f : a;
@@ -265,20 +283,40 @@ void screen_quantise_avx2(const float* v, size_t dim, int8_t* out, ScreenRowSums
     sb += a * a;
     si += static_cast<int32_t>(a);
     out[t] = static_cast<int8_t>(a);
+    float c = (256.0f * e + 12582912.0f) - 12582912.0f;  // |256 e| < 2^22: nearest even
+    c = c > 127.0f ? 127.0f : c < -127.0f ? -127.0f : c;
+    const float f = 256.0f * e - c, tt = a + c * 0.00390625f;
+    sf += f * f;
+    st += tt * tt;
+    sc += static_cast<int32_t>(c);
+    sc2 += static_cast<int32_t>(c * c);
+    out2[t] = static_cast<int8_t>(c);
   }
   alignas(32) int32_t ints[8];
-  _mm256_store_ps(lanes, y2);
-  for (float l : lanes) sy += l;
-  _mm256_store_ps(lanes, e2);
-  for (float l : lanes) se += l;
-  _mm256_store_ps(lanes, b2);
-  for (float l : lanes) sb += l;
-  _mm256_store_si256(reinterpret_cast<__m256i*>(ints), sum);
-  for (int32_t l : ints) si += l;
+  const auto add = [&](__m256 x, float* to) {
+    _mm256_store_ps(lanes, x);
+    for (float l : lanes) *to += l;
+  };
+  const auto addi = [&](__m256i x, int32_t* to) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(ints), x);
+    for (int32_t l : ints) *to += l;
+  };
+  add(y2, &sy);
+  add(e2, &se);
+  add(b2, &sb);
+  add(f2, &sf);
+  add(t2, &st);
+  addi(sum, &si);
+  addi(csum, &sc);
+  addi(c2, &sc2);
   r->y2 = sy;
   r->e2 = se;
   r->b2 = sb;
   r->sum = si;
+  r->f2 = sf;
+  r->t2 = st;
+  r->csum = sc;
+  r->c2 = sc2;
 }
 
 void screen_chunk_avx2(const ScreenTask& task) { screen_walk<kQ>(task, block); }

@@ -517,8 +517,10 @@ KGRANK_AMX void chunk_amx(const ScreenTask& task) {
 }  // namespace
 
 namespace isa {
-// screen.h ScreenRowSums at 16 lanes: the sums' order differs from the scalar one, which the bound allows (any order).
-void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, ScreenRowSums* r) {
+// screen.h ScreenRowSums at 16 lanes, both levels in one pass: the sums' order differs from the scalar one, which
+// the bound allows (any order). The second level's c_k, f_k and t_k are exact in float (screen.cpp refine_of), and
+// cvtps rounds 256 e_k to nearest even as refine_row's double does, so out2 holds refine_row's bytes.
+void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, int8_t* out2, ScreenRowSums* r) {
   *r = ScreenRowSums{};
   const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
   __m512 mx = _mm512_setzero_ps();
@@ -531,15 +533,19 @@ void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, ScreenRowSu
   }
   r->finite = bad == 0;
   r->max = _mm512_reduce_max_ps(mx);
+  r->refined = true;
   if (!r->finite || !(r->max >= kScreenMinMax && r->max <= kScreenMaxMax)) {
     std::memset(out, 0, dim);
+    std::memset(out2, 0, dim);
     return;
   }
   r->scale = screen_scale(r->max);
   const __m512 inv = _mm512_set1_ps(1.0f / r->scale);
+  const __m512 x256 = _mm512_set1_ps(256.0f), by256 = _mm512_set1_ps(0.00390625f);
   const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
   __m512 y2 = _mm512_setzero_ps(), e2 = _mm512_setzero_ps(), b2 = _mm512_setzero_ps();
-  __m512i sum = _mm512_setzero_si512();
+  __m512 f2 = _mm512_setzero_ps(), t2 = _mm512_setzero_ps();
+  __m512i sum = _mm512_setzero_si512(), csum = _mm512_setzero_si512(), c2 = _mm512_setzero_si512();
   for (size_t k = 0; k < dim; k += 16) {
     const __mmask16 m = static_cast<__mmask16>(dim - k >= 16 ? 0xFFFFu : (1u << (dim - k)) - 1u);
     const __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, v + k), inv);
@@ -551,11 +557,25 @@ void screen_quantise_avx512(const float* v, size_t dim, int8_t* out, ScreenRowSu
     b2 = _mm512_fmadd_ps(af, af, b2);
     sum = _mm512_add_epi32(sum, a);
     _mm512_mask_cvtepi32_storeu_epi8(out + k, m, a);
+    const __m512 e256 = _mm512_mul_ps(e, x256);
+    const __m512i c = _mm512_min_epi32(hi, _mm512_max_epi32(lo, _mm512_cvtps_epi32(e256)));
+    const __m512 cf = _mm512_cvtepi32_ps(c);
+    const __m512 f = _mm512_sub_ps(e256, cf);
+    const __m512 t = _mm512_fmadd_ps(cf, by256, af);
+    f2 = _mm512_fmadd_ps(f, f, f2);
+    t2 = _mm512_fmadd_ps(t, t, t2);
+    csum = _mm512_add_epi32(csum, c);
+    c2 = _mm512_add_epi32(c2, _mm512_mullo_epi32(c, c));
+    _mm512_mask_cvtepi32_storeu_epi8(out2 + k, m, c);
   }
   r->y2 = _mm512_reduce_add_ps(y2);
   r->e2 = _mm512_reduce_add_ps(e2);
   r->b2 = _mm512_reduce_add_ps(b2);
   r->sum = _mm512_reduce_add_epi32(sum);
+  r->f2 = _mm512_reduce_add_ps(f2);
+  r->t2 = _mm512_reduce_add_ps(t2);
+  r->csum = _mm512_reduce_add_epi32(csum);
+  r->c2 = _mm512_reduce_add_epi32(c2);
 }
 
 KGRANK_VNNI void screen_chunk_avx512_vnni(const ScreenTask& task) {

@@ -118,6 +118,80 @@ void structured(std::mt19937& rng) {
   }
 }
 
+// The table's bound terms hold at every level, checked in long double against the bytes it stores: for each screened
+// entity, slack >= ||t - s b|| + gamma_d ||t|| and qnorm >= ||s b|| (the first level), slack2, qnorm2 and cnorm the
+// same for b + c / 256 and s ||c|| / 256 (the second), corr and corr2 128 times the sums of b and c, and the bytes of
+// both levels the same whichever quantiser made them (AVX-512 makes the second level in its first pass, the others in
+// double). Rows: Gaussian, a huge dynamic range, one huge coordinate, subnormals, all equal, zero; widths 1 to 130.
+void bounds(std::mt19937& rng) {
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::uniform_real_distribution<float> u(-40.0f, 40.0f);
+  size_t checked = 0;
+  for (size_t dim : {1u, 3u, 16u, 17u, 64u, 100u, 130u}) {
+    const size_t n = 53;
+    std::vector<float> ent(n * dim);
+    for (size_t e = 0; e < n; ++e) {
+      for (size_t k = 0; k < dim; ++k) {
+        float& x = ent[e * dim + k];
+        switch (e % 6) {
+          case 0: x = g(rng); break;
+          case 1: x = g(rng) * std::exp2(u(rng)); break;
+          case 2: x = k == e % dim ? 3e9f : g(rng) * 1e-3f; break;
+          case 3: x = g(rng) * 1e-41f; break;
+          case 4: x = 0.75f; break;
+          default: x = e == 5 ? 0.0f : g(rng) * 1e-20f; break;
+        }
+      }
+    }
+    std::vector<uint32_t> map(dim);
+    for (size_t k = 0; k < dim; ++k) map[k] = static_cast<uint32_t>(k);
+    const long double gamma = dim * 0x1p-24L / (1 - dim * 0x1p-24L);
+    std::vector<int8_t> first, second;
+    for (SimdLevel level : levels()) {
+      ScreenTable t;
+      CHECK(screen_quantise_table(ent.data(), n, dim, map.data(), dim, level, 1, &t));
+      const std::vector<int8_t> p1(t.panels.data(), t.panels.data() + t.panels.size());
+      const std::vector<int8_t> p2(t.panels2.data(), t.panels2.data() + t.panels2.size());
+      if (first.empty()) {
+        first = p1;
+        second = p2;
+      }
+      CHECK(p1 == first);
+      CHECK(p2 == second);
+      for (size_t e = 0; e < n; ++e) {
+        const long double s = t.scale[e];
+        if (!(s > 0)) continue;
+        long double r1 = 0, n1 = 0, r2 = 0, n2 = 0, cc = 0, tt = 0;
+        int64_t sb = 0, sc = 0;
+        for (size_t k = 0; k < dim; ++k) {
+          const size_t at = ((e / 16) * t.dpad / 4 + k / 4) * 64 + (e % 16) * 4 + k % 4;
+          const long double b = p1[at], c = p2[at], v = ent[e * dim + k];
+          const long double x1 = s * b, x2 = s * (b + c / 256);
+          r1 += (v - x1) * (v - x1);
+          n1 += x1 * x1;
+          r2 += (v - x2) * (v - x2);
+          n2 += x2 * x2;
+          cc += c * c;
+          tt += v * v;
+          sb += p1[at];
+          sc += p2[at];
+        }
+        const long double slop = 1 + 1e-15L;
+        CHECK(std::sqrt(r1) + gamma * std::sqrt(tt) <= t.slack[e] * slop);
+        CHECK(std::sqrt(n1) <= t.qnorm[e] * slop);
+        CHECK(std::sqrt(r2) + gamma * std::sqrt(tt) <= t.slack2[e] * slop);
+        CHECK(std::sqrt(n2) <= t.qnorm2[e] * slop);
+        CHECK(s * std::sqrt(cc) / 256 <= t.cnorm[e] * slop);
+        CHECK_EQ(static_cast<int64_t>(t.corr[e]), 128 * sb);
+        CHECK_EQ(static_cast<int64_t>(t.corr2[e]), 128 * sc);
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked > 300);
+  std::printf("bounds: %zu rows checked\n", checked);
+}
+
 // Entities with a NaN are never screened: every pair against them is rescored (and counted as NaN, as the path does).
 void never_screened(std::mt19937& rng) {
   const kgrank_screen::Next next = [&] { return static_cast<uint32_t>(rng()); };
@@ -396,6 +470,7 @@ void table_file(std::mt19937& rng, bool distance) {
 
 int main() {
   std::mt19937 rng(20261202);
+  bounds(rng);
   adversarial(rng);
   structured(rng);
   never_screened(rng);
