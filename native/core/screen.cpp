@@ -58,6 +58,22 @@
 namespace kgrank {
 
 namespace {
+constexpr size_t kHugeFrom = size_t{8} << 20, kHugePage = size_t{2} << 20;
+}
+void* screen_alloc(size_t bytes) {
+  if (bytes < kHugeFrom) return ::operator new (bytes, std::align_val_t{64});
+  void* p = ::operator new (bytes, std::align_val_t{kHugePage});
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  ::madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);  // whole huge pages of the block; advice only
+#endif
+  return p;
+}
+void screen_free(void* p, size_t bytes) {
+  if (bytes < kHugeFrom) ::operator delete (p, std::align_val_t{64});
+  else ::operator delete (p, std::align_val_t{kHugePage});
+}
+
+namespace {
 
 constexpr float kMinMax = kScreenMinMax;
 constexpr float kMaxMax = kScreenMaxMax;

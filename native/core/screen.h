@@ -44,6 +44,12 @@ struct ScreenStats {
   uint64_t rescored = 0;  // of those, pairs whose interval held the threshold: scored by the float32 path
 };
 
+// Bytes on a 64-byte boundary (std::bad_alloc when out of memory); from 8 MiB on, on a 2 MiB boundary with Linux's
+// transparent huge pages asked for (madvise), since the first touch of fresh 4 KiB pages costs more than quantising
+// into them on the VMs measured (docs/screen.md). screen_free takes the size given.
+void* screen_alloc(size_t bytes);
+void screen_free(void* p, size_t bytes);
+
 // Storage on 64-byte boundaries: the AMX kernel loads 64-byte tile rows, which cost about 2.5 times as much when each
 // straddles two cache lines (measured on Sapphire Rapids), and the vector kernels' loads line up too.
 template <class T>
@@ -52,8 +58,8 @@ struct Aligned64 {
   Aligned64() = default;
   template <class U>
   Aligned64(const Aligned64<U>&) {}  // NOLINT(google-explicit-constructor): the allocator requirements
-  T* allocate(size_t n) { return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64})); }
-  void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{64}); }
+  T* allocate(size_t n) { return static_cast<T*>(screen_alloc(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { screen_free(p, n * sizeof(T)); }
   template <class U>
   bool operator==(const Aligned64<U>&) const {
     return true;
