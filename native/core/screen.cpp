@@ -249,12 +249,13 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
   const size_t padded = panels * kScreenPanel;
   KGRANK_TRY {
     // kScreenTileSlack bytes past the last panel: the AMX kernel reads whole 64-element steps (screen_avx512.cpp).
-    t->panels.assign(panels * t->dpad * kScreenPanel + kScreenTileSlack, int8_t{0});
+    // The panels are written by the tasks below (first touched in parallel); the slack is zeroed here.
+    t->panels.allocate(panels * t->dpad * kScreenPanel + kScreenTileSlack);
     t->scale.assign(padded, 0.0f);
     t->slack.assign(padded, 0.0f);
     t->qnorm.assign(padded, 0.0f);
     t->corr.assign(padded, 0);
-    t->panels2.assign(panels * t->dpad * kScreenPanel + kScreenTileSlack, int8_t{0});
+    t->panels2.allocate(panels * t->dpad * kScreenPanel + kScreenTileSlack);
     t->slack2.assign(padded, 0.0f);
     t->qnorm2.assign(padded, 0.0f);
     t->cnorm.assign(padded, 0.0f);
@@ -265,6 +266,8 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
   KGRANK_CATCH(const std::bad_alloc&) { return false; }
   const double gamma = gamma_of(dim);
   const size_t dpad = t->dpad;
+  std::memset(t->panels.mutable_data() + panels * dpad * kScreenPanel, 0, kScreenTileSlack);
+  std::memset(t->panels2.mutable_data() + panels * dpad * kScreenPanel, 0, kScreenTileSlack);
   bool identity = true;
   for (size_t k = 0; k < dim; ++k) identity = identity && map[k] == k;
   KGRANK_TRY {
@@ -292,6 +295,10 @@ bool screen_quantise_table(const float* rows, size_t n, size_t width, const uint
     for (size_t p = task * kPanelsPerTask; p < p_end; ++p) {
       int8_t* panel = t->panels.mutable_data() + p * dpad * kScreenPanel;
       int8_t* panel2 = t->panels2.mutable_data() + p * dpad * kScreenPanel;
+      if ((p + 1) * kScreenPanel > n) {  // the last panel, part padding: its missing lanes are zero
+        std::memset(panel, 0, dpad * kScreenPanel);
+        std::memset(panel2, 0, dpad * kScreenPanel);
+      }
       for (size_t lane = 0; lane < kScreenPanel; ++lane) {
         const size_t e = p * kScreenPanel + lane;
         if (e >= n) break;

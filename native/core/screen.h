@@ -71,6 +71,27 @@ struct Aligned64 {
 };
 template <class T>
 using AlignedVector = std::vector<T, Aligned64<T>>;
+// The same, with resize(n) leaving new elements uninitialised (default-initialised): the quantiser writes every byte
+// of a table's panels from its threads, so their pages are first touched in parallel, not zeroed by one thread first.
+template <class T>
+struct Aligned64NoInit : Aligned64<T> {
+  using value_type = T;
+  template <class U>
+  struct rebind {
+    using other = Aligned64NoInit<U>;
+  };
+  Aligned64NoInit() = default;
+  template <class U>
+  Aligned64NoInit(const Aligned64NoInit<U>&) {}  // NOLINT(google-explicit-constructor): the allocator requirements
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
 
 // The quantised table's panels: bytes on 64-byte boundaries, either owned (quantised here) or a read-only view of a
 // file's pages (screen_table_read maps the file: no copy, and no fresh pages to fault in), kept alive by `keep`.
@@ -96,6 +117,14 @@ class ScreenBytes {
     keep_.reset();
     size_ = n;
   }
+  // n owned bytes left uninitialised, for a writer that sets every one of them (screen_quantise_table).
+  void allocate(size_t n) {
+    own_.clear();
+    own_.resize(n);
+    view_ = nullptr;
+    keep_.reset();
+    size_ = n;
+  }
   void view(const int8_t* p, size_t n, std::shared_ptr<const void> keep) {
     own_.clear();
     own_.shrink_to_fit();
@@ -110,7 +139,7 @@ class ScreenBytes {
   bool empty() const { return size_ == 0; }
 
  private:
-  AlignedVector<int8_t> own_;
+  std::vector<int8_t, Aligned64NoInit<int8_t>> own_;
   const int8_t* view_ = nullptr;
   size_t size_ = 0;
   std::shared_ptr<const void> keep_;
