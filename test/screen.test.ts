@@ -22,6 +22,7 @@ import {
   type StreamPlan,
 } from "../src/index";
 import { backendInfo } from "../src/backend/backend";
+import { SCREEN_AUTO_WORK } from "../src/scoring/embedding-model";
 import { backendLabel } from "./helpers/backend";
 import { tempDir } from "./helpers/temp";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -359,6 +360,40 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
     expectError(() => loadScreenTable(streamed, file), "model", /in chunks/);
     expectError(() => loadScreenTable(made, "" as never), "path", /file name/);
     expectError(() => saveScreenTable({} as never, file), "model", /EmbeddingModel/);
+  });
+
+  it("auto quantises a table for a batch of rows x width >= SCREEN_AUTO_WORK only, then screens every batch", () => {
+    // The rule is the kernel's for a chunk (native/core/screen.h kScreenAutoWork), written twice: they must agree.
+    const header = readFileSync(path.join(__dirname, "..", "native", "core", "screen.h"), "utf8");
+    const shift = /kScreenAutoWork = size_t\{1\} << (\d+);/.exec(header);
+    expect(shift).not.toBeNull();
+    expect(2 ** Number(shift![1])).toBe(SCREEN_AUTO_WORK);
+    const w = world("distmult", true, 13, 300);
+    const batch = (count: number) => {
+      const t = new Int32Array(3 * count);
+      for (let i = 0; i < count; i++) t.set(w.test.subarray(3 * (i % 400), 3 * (i % 400) + 3), 3 * i);
+      return t;
+    };
+    const below = batch(Math.ceil(SCREEN_AUTO_WORK / w.width) - 1);
+    const at = batch(Math.ceil(SCREEN_AUTO_WORK / w.width));
+    const model = modelOf(w, "distmult");
+    const run = (m: EmbeddingModel, triples: Int32Array, screen: "off" | "auto") => {
+      const ev = evaluator(w);
+      ev.addModelSync({ model: m, triples, screen });
+      return ev.finalize().toJSON();
+    };
+    // Each side's rows times 48 fall one row short of the work: the float32 path, nothing quantised.
+    expect(run(model, below, "auto")).toEqual(run(modelOf(w, "distmult"), below, "off"));
+    expect(model.screenStats.calls).toBe(0);
+    expect(run(model, at, "auto")).toEqual(run(modelOf(w, "distmult"), at, "off"));
+    // Auto screens where the native level has a vector screen kernel (not at the scalar level).
+    const vector = native && backendInfo().screenKernel !== "scalar";
+    const after = model.screenStats.calls;
+    if (vector) expect(after).toBeGreaterThan(0);
+    else expect(after).toBe(0);
+    // The table is now held: a small batch screens with it.
+    expect(run(model, below, "auto")).toEqual(run(modelOf(w, "distmult"), below, "off"));
+    if (vector) expect(model.screenStats.calls).toBeGreaterThan(after);
   });
 
   it("screen must be auto, int8 or off: anything else is a KgrankInputError naming it", () => {

@@ -29,12 +29,16 @@ namespace kgrank {
 // EmbeddingQueries::screen. Off: the float32 path for every pair. Int8: the screen wherever it applies (float32
 // accumulation, DistMult or ComplEx, no entity_scale, every entity a candidate: no candidate list, typed sets or
 // negatives), at any SIMD level (the scalar one too). Auto: as Int8 where the level has a vector screen kernel
-// (AVX2, AVX-512, NEON with sdot) and the batch has at least kScreenMinRows rows (the quantisation is amortised).
+// (AVX2, AVX-512, NEON with sdot) and either the table was quantised ahead (screen_prepare, a file) or the call has
+// rows x dim >= kScreenAutoWork, so that quantising the table itself pays.
 enum class ScreenMode : int { Off = 0, Auto = 1, Int8 = 2 };
 
-constexpr size_t kScreenPanel = 16;        // entities per panel
-constexpr size_t kScreenMaxDim = 65000;    // wider rows keep the float32 path: |I|, |K| <= 32258 d must fit int32
-constexpr size_t kScreenMinRows = 32;      // Auto: fewer rows than this keep the float32 path
+constexpr size_t kScreenPanel = 16;      // entities per panel
+constexpr size_t kScreenMaxDim = 65000;  // wider rows keep the float32 path: |I|, |K| <= 32258 d must fit int32
+// Auto: a call that would quantise its table itself screens only with rows x dim >= this. Quantising a row costs
+// about what the screen saves on 1,400 query rows at d = 64, 740 at d = 100 and 200 at d = 500 (AMX, 2.5 M rows on
+// huge pages; docs/screen.md), about 90,000 / d; this asks for about 1.5 times that.
+constexpr size_t kScreenAutoWork = size_t{1} << 17;
 constexpr size_t kScreenTileSlack = 1024;  // bytes after the last panel of each level (the AMX kernel's over-read)
 
 // What the screen did in one call (EmbeddingQueries::screen_stats, optional).

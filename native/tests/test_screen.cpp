@@ -221,8 +221,8 @@ void never_screened(std::mt19937& rng) {
 // Auto gives up the screen for a block of 64 rows whose rescoring cost more than the screen saved (rows whose every
 // pair ties its threshold exactly, which neither level ever decides), block by block as the chunks are ranked (two
 // threads: a flag may be set while another chunk of the block runs): counts equal the float32 path's whatever the mix,
-// with the table quantised per call and prepared once (screen_prepare), with and without a job control (blocks of 256
-// rows per task).
+// with the table prepared once (screen_prepare), with and without a job control (blocks of 256 rows per task); a
+// call below kScreenAutoWork does not quantise the table for itself, one at it does.
 void give_up(std::mt19937& rng) {
   const kgrank_screen::Next next = [&] { return static_cast<uint32_t>(rng()); };
   for (int kind = 0; kind < 3; ++kind) {
@@ -250,7 +250,10 @@ void give_up(std::mt19937& rng) {
             CHECK(kgrank_screen::same(all, off));
             bool vector = false;
             screen_kernel(level, &vector);
-            if (vector && kind != 2) {
+            if (vector && t == nullptr) {
+              // 330 rows x 64: below kScreenAutoWork, Auto does not quantise the table for the call.
+              CHECK(!on.stats.used);
+            } else if (vector && kind != 2) {
               // Auto saw fewer pairs than Int8 (blocks gave up after their first chunks) but did screen. (TransE-L2's
               // zero anchor still translates by its relation: no crowd, nothing to give up; its counts still agree.)
               CHECK(on.stats.used);
@@ -260,6 +263,26 @@ void give_up(std::mt19937& rng) {
           }
         }
       }
+    }
+  }
+  // Auto quantises the table for a call from rows x dim >= kScreenAutoWork on (at a level with a vector kernel), and
+  // uses a prepared table for any call.
+  for (size_t rows : {size_t{1023}, size_t{1024}}) {
+    Case big = kgrank_screen::make_structured(next, 300, kScreenAutoWork / 1024, rows, false);
+    const EmbeddingModel<float> mb{
+        big.interaction, big.layout, big.ent.data(), big.rel.data(), big.n, big.nr, big.width, big.width, 0.0, nullptr};
+    for (SimdLevel level : levels()) {
+      bool vector = false;
+      screen_kernel(level, &vector);
+      ScreenTable table;
+      CHECK(screen_prepare(mb, level, 1, &table).ok());
+      const auto off = kgrank_screen::rank(big, ScreenMode::Off, level, 2);
+      const auto own = kgrank_screen::rank(big, ScreenMode::Auto, level, 2);
+      const auto ahead = kgrank_screen::rank(big, ScreenMode::Auto, level, 2, &table);
+      CHECK(kgrank_screen::same(own, off));
+      CHECK(kgrank_screen::same(ahead, off));
+      CHECK_EQ(own.stats.used, vector && rows == 1024);
+      CHECK_EQ(ahead.stats.used, vector);
     }
   }
   // A table made from another table's shape is not used (the call quantises its own), counts unchanged.

@@ -4,7 +4,7 @@
  * materialising a score matrix. The formulas and sign conventions (higher = better; distances negated; OGB's
  * constant gamma dropped) are written out in native/core/interaction.cpp and the README.
  */
-import { kernels } from "../backend/backend";
+import { backendInfo, kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
 import {
   type EmbeddingRankInput,
@@ -23,6 +23,11 @@ import { INTERACTIONS, interactionOf, type InteractionName } from "./interaction
 export const SCREEN_PANEL = 16;
 /** Bytes of a screen table beyond its rows: 1 KiB of slack after each of its two levels (kScreenTileSlack). */
 export const SCREEN_SLACK = 2048;
+/**
+ * "auto" quantises a table for a call only when the call's rows times the row width reach this
+ * (native/core/screen.h kScreenAutoWork): below it, quantising costs more than the screen saves.
+ */
+export const SCREEN_AUTO_WORK = 2 ** 17;
 
 /**
  * Bytes of the screen's quantised copy of `rows` table rows at `rowBytes` a row (EmbeddingModel.screenRowBytes; 0:
@@ -371,7 +376,9 @@ export class EmbeddingModel {
   /**
    * The screen field of a rankEmbeddings input of this model (null: the screen does not apply, or mode "off"). With
    * `whole` (the input's table is this model's whole table in memory) the table is quantised once per backend and
-   * reused by every later call; otherwise each call quantises its own table (a chunk read from disk).
+   * reused by every later call; otherwise each call quantises its own table (a chunk read from disk). Under "auto" a
+   * table not yet quantised is quantised only for a call of rows x width >= SCREEN_AUTO_WORK (the kernel's own rule
+   * for a chunk); a smaller call takes the float32 path.
    * @internal
    */
   screenFor(
@@ -382,7 +389,9 @@ export class EmbeddingModel {
   ): EmbeddingScreen | null {
     if (!this.#screens(mode)) return null;
     const k = kernels();
-    const table = whole ? this.screenTableOn(k, () => k.screenTable!(input, threads)) : null;
+    const held = this.#screenTable?.kernels === k;
+    const pays = mode !== "auto" || held || input.anchor.length * this.entityWidth >= SCREEN_AUTO_WORK;
+    const table = whole && pays ? this.screenTableOn(k, () => k.screenTable!(input, threads)) : null;
     return { mode, table, stats: this.#screenCounts };
   }
 
@@ -399,9 +408,13 @@ export class EmbeddingModel {
     return this.#screens(mode) ? 2 * (Math.ceil(this.entityWidth / 4) * 4) + 40 : 0;
   }
 
-  /** Whether `mode` screens this model's rankings: not off, float32, a screened interaction, a backend with a screen. */
+  /**
+   * Whether `mode` screens this model's rankings: not off, float32, a screened interaction, a backend with a screen,
+   * and for "auto" a vector screen kernel (the native rule: auto never screens at the scalar level).
+   */
   #screens(mode: ScreenModeName): boolean {
     if (mode === "off" || this.precision !== "float32" || !interactionOf(this.interaction).screens) return false;
+    if (mode === "auto" && backendInfo().screenKernel === "scalar") return false;
     return kernels().screenTable !== undefined;
   }
 
