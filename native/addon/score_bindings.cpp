@@ -416,11 +416,11 @@ void read_screen(const Args& args, ScoreJob* job) {
     job->screen_table = h.table;
   } else if (job->screen != ScreenMode::Off) {
     // A job run in slices quantises the table once for all of them (go); under auto only where a call of all its
-    // rows would (screen_setup's rule: a vector kernel and rows x width >= kScreenAutoWork).
-    bool vector = false;
-    kgrank::screen_kernel(job->simd, &vector);
-    const bool pays = vector && job->ids->anchor.size() * job->entity_width >= kgrank::kScreenAutoWork;
-    if (job->screen == ScreenMode::Int8 || pays) job->lazy_table = std::make_shared<LazyScreenTable>();
+    // rows would.
+    if (job->screen == ScreenMode::Int8 ||
+        kgrank::screen_auto_quantises(job->simd, job->ids->anchor.size(), job->entity_width)) {
+      job->lazy_table = std::make_shared<LazyScreenTable>();
+    }
   }
 }
 

@@ -384,7 +384,7 @@ ScreenChunkFn screen_setup(const EmbeddingQueries& qs, const float* entity, size
   const ScreenChunkFn fn = screen_kernel(simd, &vector);
   const bool prepared = qs.screen_table != nullptr && qs.screen_table->made_for(n, dim, map, dist);
   if (qs.screen == ScreenMode::Off ||
-      (qs.screen == ScreenMode::Auto && !(vector && (prepared || rows * dim >= kScreenAutoWork)))) {
+      (qs.screen == ScreenMode::Auto && !(vector && (prepared || screen_auto_quantises(simd, rows, dim))))) {
     return nullptr;
   }
   if (prepared) {

@@ -177,12 +177,24 @@ struct RowRefine {
   double resid2 = 0, norm2 = 0, cnorm = 0;
   int32_t sum = 0;
 };
-RowRefine refine_row(const float* v, size_t dim, const int8_t* a, float scale, int8_t* c) {
+// The second level's terms from its sums: f2 = sum f_k^2, t2 = sum (a_k + c_k / 256)^2, c2 = sum c_k^2 and csum =
+// sum c_k, each sum of squares below its true value by at most gamma_d of it plus `under` (scale > 0).
+RowRefine refine_terms(double f2, double t2, double c2, int32_t csum, size_t dim, float scale, double under) {
+  const double g = 1 + 2 * gamma_of(dim), d = static_cast<double>(dim);
+  const double s = scale;
   RowRefine r;
+  r.resid2 = s * (std::sqrt(f2 * g + under) * 0.00390625 + std::sqrt(d) * 3.0517578125e-05);
+  r.norm2 = s * std::sqrt(t2 * g + under);
+  r.cnorm = s * std::sqrt(c2 * g) * 0.00390625;
+  r.sum = csum;
+  return r;
+}
+RowRefine refine_row(const float* v, size_t dim, const int8_t* a, float scale, int8_t* c) {
   std::fill(c, c + dim, int8_t{0});
-  if (!(scale > 0)) return r;
+  if (!(scale > 0)) return RowRefine{};
   const float inv = 1.0f / scale;
   double f2 = 0, t2 = 0, c2 = 0;
+  int32_t sum = 0;
   for (size_t k = 0; k < dim; ++k) {
     const double e = static_cast<double>(v[k] * inv) - a[k];
     double ck = (256.0 * e + 6755399436890112.0) - 6755399436890112.0;  // nearest (|256 e| < 2^51), no libm call
@@ -192,15 +204,10 @@ RowRefine refine_row(const float* v, size_t dim, const int8_t* a, float scale, i
     f2 += f * f;
     t2 += tk * tk;
     c2 += ck * ck;
-    r.sum += static_cast<int32_t>(ck);
+    sum += static_cast<int32_t>(ck);
     c[k] = static_cast<int8_t>(ck);
   }
-  const double g = 1 + 2 * gamma_of(dim), d = static_cast<double>(dim);
-  const double s = scale;
-  r.resid2 = s * (std::sqrt(f2 * g) * 0.00390625 + std::sqrt(d) * 3.0517578125e-05);
-  r.norm2 = s * std::sqrt(t2 * g);
-  r.cnorm = s * std::sqrt(c2 * g) * 0.00390625;
-  return r;
+  return refine_terms(f2, t2, c2, sum, dim, scale, 0.0);  // double sums: no underflow of these squares
 }
 
 // The same bounds from a quantiser's float sums of f^2 and t^2 (ScreenRowSums, refined), in any order: f_k and t_k
@@ -209,15 +216,9 @@ RowRefine refine_row(const float* v, size_t dim, const int8_t* a, float scale, i
 // the factor (1 + 2 gamma_d) and the term d 2^-140 cover as in finish_row; the sums of c^2 and c are exact integers
 // (at most 127^2 d < 2^31).
 RowRefine refine_of(const ScreenRowSums& r, size_t dim, float scale) {
-  RowRefine out;
-  if (!(scale > 0)) return out;
-  const double g = 1 + 2 * gamma_of(dim), d = static_cast<double>(dim), under = d * 7.174648137343064e-43;  // 2^-140
-  const double s = scale;
-  out.resid2 = s * (std::sqrt(r.f2 * g + under) * 0.00390625 + std::sqrt(d) * 3.0517578125e-05);
-  out.norm2 = s * std::sqrt(r.t2 * g + under);
-  out.cnorm = s * std::sqrt(static_cast<double>(r.c2) * g) * 0.00390625;
-  out.sum = r.csum;
-  return out;
+  if (!(scale > 0)) return RowRefine{};
+  return refine_terms(r.f2, r.t2, static_cast<double>(r.c2), r.csum, dim, scale,
+                      static_cast<double>(dim) * 7.174648137343064e-43);  // 2^-140
 }
 
 // Quantises v (element k at v[map ? map[k] : k]; `buf` holds dim floats) into out[0 .. dim) and its second level
@@ -868,6 +869,12 @@ ScreenChunkFn pick_kernel(SimdLevel level, bool* vector, bool ask) {
 }  // namespace
 
 ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) { return pick_kernel(level, vector, true); }
+
+bool screen_auto_quantises(SimdLevel level, size_t rows, size_t dim) {
+  bool vector = false;
+  screen_kernel(level, &vector);
+  return vector && rows * dim >= kScreenAutoWork;
+}
 
 const char* screen_kernel_name(SimdLevel level) {
   bool vector = false;

@@ -287,6 +287,9 @@ using ScreenChunkFn = void (*)(const ScreenTask& task);
 // (vpmaddubsw on |b| and sign(a, b), then vpmaddwd; no int16 saturation as |a|, |b| <= 127), NEON with the dot-product
 // extension (sdot), else scalar. `vector` is set when the level has a vector kernel.
 ScreenChunkFn screen_kernel(SimdLevel level, bool* vector);
+// Whether Auto quantises a table for a call of `rows` query rows of `dim` elements at `level`: a vector kernel and
+// rows x dim >= kScreenAutoWork (screen_setup for one call, the addon for a job run in slices).
+bool screen_auto_quantises(SimdLevel level, size_t rows, size_t dim);
 
 // How the AVX2 and NEON kernels walk a task: und_n cleared, then blocks of 64 query rows, in each every panel of 16
 // entities against groups of Q rows: block(task, first row of the group, rows in it, first entity of the panel).
