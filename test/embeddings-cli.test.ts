@@ -17,6 +17,7 @@ import {
   RankEvaluator,
 } from "../src/index";
 import { backendInfo } from "../src/backend/backend";
+import { AUTO_SCREEN_KERNELS } from "../src/scoring/embedding-model";
 import type { InteractionName } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { deflated, safetensorsFile, zip } from "./helpers/archives";
@@ -120,13 +121,29 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
       } else if (screen !== "int8" || got.backend.backend !== "native") {
         if (screen === "off") expect(r.stderr).toMatch(/screen off: the float path scored every pair/);
       }
+      if (screen === "auto") {
+        // A call of this small world (rows x 16) stays below SCREEN_AUTO_WORK: auto says why it kept the float32 path.
+        expect(calls).toBe(0);
+        const kernel = backendInfo().screenKernel;
+        expect(r.stderr).toMatch(
+          got.backend.backend !== "native"
+            ? /screen auto: not used \(float32, distmult, backend (wasm|ts); the float path scored every pair\)/
+            : !AUTO_SCREEN_KERNELS.has(kernel!)
+              ? new RegExp(`screen auto: not used \\(the ${kernel} kernel does not pay; the float path`)
+              : /screen auto: not used \(no call was large enough to pay for quantising the table; the float path/,
+        );
+      }
       outs.push(got.results);
     }
     expect(outs[1]).toEqual(outs[0]);
     expect(outs[2]).toEqual(outs[0]);
+    // No --screen: auto, the default.
+    const plain = await kgrank([...DISTMULT_FLAGS, "--format", "json", "--verbose"]);
+    expect(JSON.parse(plain.stdout).backend.screen.mode).toBe("auto");
+    expect(JSON.parse(plain.stdout).results).toEqual(outs[0]);
     const bad = await kgrank([...DISTMULT_FLAGS, "--screen", "fast"]);
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toMatch(/^kgrank: --screen: "fast" is not a screen mode: off \(default/);
+    expect(bad.stderr).toMatch(/^kgrank: --screen: "fast" is not a screen mode: auto \(default/);
   });
 
   it("--sides head,tail,relation: the relation side from the model's relation scores, as the library ranks it", async () => {
@@ -581,6 +598,15 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     const within = await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "2KiB", ...json]);
     expect(within.stderr).toBe("");
     expect(within.stdout).toBe(want.stdout);
+    // Under auto (the default) the table alone decides that; its int8 copy would not fit half of 2 KiB beside it, so
+    // the run keeps the float32 path and --verbose says why (where the screen could have run).
+    const told = await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "2KiB", "--verbose"]);
+    expect(told.status).toBe(0);
+    if (backendInfo().backend === "native" && AUTO_SCREEN_KERNELS.has(backendInfo().screenKernel!)) {
+      expect(told.stderr).toMatch(
+        /screen auto: not used \(its int8 copy would not fit --memory beside the table; the float path scored every pair\)/,
+      );
+    }
     // The same with the int8 screen: on the native backend its quantised copy (16 rows x 72 bytes and 2 KiB of slack)
     // counts with the table, which then no longer fits half of 2 KiB and is read in chunks, where the filter index
     // does not fit; elsewhere nothing is screened, and the run is the in-memory one.

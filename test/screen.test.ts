@@ -22,7 +22,7 @@ import {
   type StreamPlan,
 } from "../src/index";
 import { backendInfo } from "../src/backend/backend";
-import { SCREEN_AUTO_WORK } from "../src/scoring/embedding-model";
+import { AUTO_SCREEN_KERNELS, SCREEN_AUTO_WORK } from "../src/scoring/embedding-model";
 import { backendLabel } from "./helpers/backend";
 import { tempDir } from "./helpers/temp";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -392,14 +392,70 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
     expect(async.finalize().toJSON()).toEqual(expected);
     expect(model.screenStats.calls).toBe(0);
     expect(run(model, at, "auto")).toEqual(run(modelOf(w, "distmult"), at, "off"));
-    // Auto screens where the native level has a vector screen kernel (not at the scalar level).
-    const vector = native && backendInfo().screenKernel !== "scalar";
+    // Auto screens where the native level has a screen kernel that pays (not the scalar one, nor AVX2's without VNNI).
+    const vector = native && AUTO_SCREEN_KERNELS.has(backendInfo().screenKernel!);
     const after = model.screenStats.calls;
     if (vector) expect(after).toBeGreaterThan(0);
     else expect(after).toBe(0);
     // The table is now held: a small batch screens with it.
     expect(run(model, below, "auto")).toEqual(expected);
     if (vector) expect(model.screenStats.calls).toBeGreaterThan(after);
+    // No screen named: auto, the default (a fresh model quantises for the large batch as auto did).
+    const fresh = modelOf(w, "distmult");
+    const ev = evaluator(w);
+    ev.addModelSync({ model: fresh, triples: at });
+    expect(ev.finalize().toJSON()).toEqual(run(modelOf(w, "distmult"), at, "off"));
+    expect(fresh.screenStats.calls > 0).toBe(vector);
+  });
+
+  it("auto under a memoryBudget that holds the table only without its int8 copy takes the float32 path", async () => {
+    // 3,000 x 48 floats (563 KiB) and a copy of 136 bytes a row (400 KiB); 3,000 rows per side x 48 reach
+    // SCREEN_AUTO_WORK, so the plan counts the copy wherever the screen could run.
+    const w = world("distmult", true, 23, 3000);
+    const triples = new Int32Array(3 * 3000);
+    for (let i = 0; i < 3000; i++) triples.set(w.test.subarray(3 * (i % 400), 3 * (i % 400) + 3), 3 * i);
+    const file = path.join(tempDir("screen-auto-budget-"), "entities.npy");
+    writeFileSync(file, encodeNpy(w.ent, [w.n, w.width]));
+    const streamedModel = () =>
+      new EmbeddingModel({
+        interaction: "distmult",
+        entityEmbeddings: openEntityTable(file),
+        relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
+      });
+    const screens = native && AUTO_SCREEN_KERNELS.has(backendInfo().screenKernel!);
+    const runWith = async (screen: "off" | "auto" | "int8", memoryBudget: number) => {
+      const model = streamedModel();
+      const plans: StreamPlan[] = [];
+      const ev = evaluator(w);
+      await ev.addModel({ model, triples, screen, memoryBudget, onPlan: (p) => plans.push(p) });
+      // (int8's top-k holds each thread's quantised piece beside the lists: more than this budget.)
+      const lists = screen === "int8" ? null : await predictTopKAsync(model, { triples, k: 3, screen, memoryBudget });
+      return { results: ev.finalize().toJSON(), lists, plans, calls: model.screenStats.calls };
+    };
+    // 950 KiB holds the table whole beside the filter index and the query rows, but not with its copy: auto reads it
+    // whole and keeps the float32 path, where int8 reads it in chunks with the copy.
+    const budget = 950 * 1024;
+    const off = await runWith("off", budget);
+    expect(off.plans.every((p) => p.whole)).toBe(true);
+    expect(off.plans[0]!.onePassBudget).toBeLessThan(budget);
+    expect(off.plans[0]!.onePassBudget + 3000 * 136).toBeGreaterThan(budget);
+    const auto = await runWith("auto", budget);
+    expect(auto.results).toEqual(off.results);
+    expect(auto.lists).toEqual(off.lists);
+    expect(auto.plans).toEqual(off.plans);
+    expect(auto.calls).toBe(0);
+    if (screens) {
+      const int8 = await runWith("int8", budget);
+      expect(int8.results).toEqual(off.results);
+      expect(int8.plans.some((p) => !p.whole)).toBe(true);
+      expect(int8.calls).toBeGreaterThan(0);
+    }
+    // A budget that holds both: auto screens, the table whole.
+    const roomy = await runWith("auto", 16 << 20);
+    expect(roomy.results).toEqual(off.results);
+    expect(roomy.lists).toEqual(off.lists);
+    expect(roomy.plans.every((p) => p.whole)).toBe(true);
+    expect(roomy.calls > 0).toBe(screens);
   });
 
   it("screen must be auto, int8 or off: anything else is a KgrankInputError naming it", () => {

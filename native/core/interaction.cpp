@@ -372,10 +372,11 @@ void pack_listed(const ChunkPlan& part, PackListFn list_fn, size_t pw, const uin
 constexpr size_t kListPiece = 256;
 
 // The screen's kernel and table for a call of rank_embeddings or top_k_embeddings whose query and table make the
-// screen apply (float32 Dot over plain rows): where qs.screen asks for it (Int8; Auto where the level has a vector
-// kernel and either the table was prepared or the call has rows x dim >= kScreenAutoWork, so that quantising the
-// table pays), the prepared table if it was made from this one (n rows of dim elements in the order `map`), else rows
-// [base, end) of `entity` quantised into *own. Null (and *table null) where the screen does not run: the float32 path.
+// screen apply (float32 Dot over plain rows): where qs.screen asks for it (Int8; Auto where the level's kernel pays,
+// screen_auto_kernel, and either the table was prepared or the call has rows x dim >= kScreenAutoWork, so that
+// quantising the table pays), the prepared table if it was made from this one (n rows of dim elements in the order
+// `map`), else rows [base, end) of `entity` quantised into *own. Null (and *table null) where the screen does not run:
+// the float32 path.
 ScreenChunkFn screen_setup(const EmbeddingQueries& qs, const float* entity, size_t n, size_t width, const uint32_t* map,
                            size_t dim, size_t rows, size_t base, size_t end, SimdLevel simd, unsigned threads,
                            bool dist, ScreenTable* own, const ScreenTable** table) {
@@ -384,7 +385,8 @@ ScreenChunkFn screen_setup(const EmbeddingQueries& qs, const float* entity, size
   const ScreenChunkFn fn = screen_kernel(simd, &vector);
   const bool prepared = qs.screen_table != nullptr && qs.screen_table->made_for(n, dim, map, dist);
   if (qs.screen == ScreenMode::Off ||
-      (qs.screen == ScreenMode::Auto && !(vector && (prepared || screen_auto_quantises(simd, rows, dim))))) {
+      (qs.screen == ScreenMode::Auto &&
+       !(screen_auto_kernel(simd) && (prepared || screen_auto_quantises(simd, rows, dim))))) {
     return nullptr;
   }
   if (prepared) {

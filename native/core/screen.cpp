@@ -870,10 +870,18 @@ ScreenChunkFn pick_kernel(SimdLevel level, bool* vector, bool ask) {
 
 ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) { return pick_kernel(level, vector, true); }
 
-bool screen_auto_quantises(SimdLevel level, size_t rows, size_t dim) {
+bool screen_auto_kernel(SimdLevel level) {
   bool vector = false;
-  screen_kernel(level, &vector);
-  return vector && rows * dim >= kScreenAutoWork;
+  const ScreenChunkFn fn = screen_kernel(level, &vector);
+#ifdef KGRANK_HAVE_AVX2
+  if (fn == isa::screen_chunk_avx2) return false;
+#endif
+  (void)fn;
+  return vector;
+}
+
+bool screen_auto_quantises(SimdLevel level, size_t rows, size_t dim) {
+  return screen_auto_kernel(level) && rows * dim >= kScreenAutoWork;
 }
 
 const char* screen_kernel_name(SimdLevel level) {

@@ -28,9 +28,10 @@ namespace kgrank {
 
 // EmbeddingQueries::screen. Off: the float32 path for every pair. Int8: the screen wherever it applies (float32
 // accumulation, DistMult or ComplEx, no entity_scale, every entity a candidate: no candidate list, typed sets or
-// negatives), at any SIMD level (the scalar one too). Auto: as Int8 where the level has a vector screen kernel
-// (AVX2, AVX-512, NEON with sdot) and either the table was quantised ahead (screen_prepare, a file) or the call has
-// rows x dim >= kScreenAutoWork, so that quantising the table itself pays.
+// negatives), at any SIMD level (the scalar one too). Auto (the library's default): as Int8 where the level has a
+// screen kernel that pays (screen_auto_kernel: AMX, AVX-512 VNNI, AVX-VNNI, NEON with sdot) and either the table was
+// quantised ahead (screen_prepare, a file) or the call has rows x dim >= kScreenAutoWork, so that quantising the table
+// itself pays.
 enum class ScreenMode : int { Off = 0, Auto = 1, Int8 = 2 };
 
 constexpr size_t kScreenPanel = 16;      // entities per panel
@@ -287,7 +288,11 @@ using ScreenChunkFn = void (*)(const ScreenTask& task);
 // (vpmaddubsw on |b| and sign(a, b), then vpmaddwd; no int16 saturation as |a|, |b| <= 127), NEON with the dot-product
 // extension (sdot), else scalar. `vector` is set when the level has a vector kernel.
 ScreenChunkFn screen_kernel(SimdLevel level, bool* vector);
-// Whether Auto quantises a table for a call of `rows` query rows of `dim` elements at `level`: a vector kernel and
+// Whether Auto screens at `level` at all: a vector kernel other than AVX2's without VNNI (vpmaddubsw / vpmaddwd), which
+// measured 0.93-0.96x the float32 path at d = 100 and at most 1.2x at d = 500 on rows the screen decides at once
+// (build-bench/screen_bench, structured; docs/screen.md), so that a model's own rows would gain nothing.
+bool screen_auto_kernel(SimdLevel level);
+// Whether Auto quantises a table for a call of `rows` query rows of `dim` elements at `level`: screen_auto_kernel and
 // rows x dim >= kScreenAutoWork (screen_setup for one call, the addon for a job run in slices).
 bool screen_auto_quantises(SimdLevel level, size_t rows, size_t dim);
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -250,8 +251,7 @@ void give_up(std::mt19937& rng) {
             CHECK(kgrank_screen::same(on, off));
             const auto all = kgrank_screen::rank(c, ScreenMode::Int8, level, threads, t, ctl);
             CHECK(kgrank_screen::same(all, off));
-            bool vector = false;
-            screen_kernel(level, &vector);
+            const bool vector = screen_auto_kernel(level);
             if (vector && t == nullptr) {
               // 330 rows x 64: below kScreenAutoWork, Auto does not quantise the table for the call.
               CHECK(!on.stats.used);
@@ -267,15 +267,20 @@ void give_up(std::mt19937& rng) {
       }
     }
   }
-  // Auto quantises the table for a call from rows x dim >= kScreenAutoWork on (at a level with a vector kernel), and
-  // uses a prepared table for any call.
+  // Auto screens with every vector kernel but AVX2's without VNNI (screen_auto_kernel).
+  for (SimdLevel level : levels()) {
+    bool vector = false;
+    screen_kernel(level, &vector);
+    CHECK_EQ(screen_auto_kernel(level), vector && std::strcmp(screen_kernel_name(level), "avx2") != 0);
+  }
+  // Auto quantises the table for a call from rows x dim >= kScreenAutoWork on (with a kernel that pays), and uses a
+  // prepared table for any call (with such a kernel: a table prepared at the AVX2 level without VNNI is not used).
   for (size_t rows : {size_t{1023}, size_t{1024}}) {
     Case big = kgrank_screen::make_structured(next, 300, kScreenAutoWork / 1024, rows, false);
     const EmbeddingModel<float> mb{
         big.interaction, big.layout, big.ent.data(), big.rel.data(), big.n, big.nr, big.width, big.width, 0.0, nullptr};
     for (SimdLevel level : levels()) {
-      bool vector = false;
-      screen_kernel(level, &vector);
+      const bool vector = screen_auto_kernel(level);
       ScreenTable table;
       CHECK(screen_prepare(mb, level, 1, &table).ok());
       const auto off = kgrank_screen::rank(big, ScreenMode::Off, level, 2);

@@ -52,10 +52,11 @@ export interface ModelBatch {
   onPlan?: (plan: StreamPlan) => void;
   /**
    * The int8 screen (docs/screen.md) of the native backend for DistMult, ComplEx, TransE-L2 and RotatE-L2 at float32,
-   * ranking against every entity: "off" (default: the float32 path alone), "auto" (where the CPU has a vector screen
-   * kernel and the table is already quantised or the batch is large enough to quantise it for, giving up where it
-   * does not pay) or "int8" (wherever it applies). Ranks are the float32 path's bit for bit in every mode; only the
-   * time differs. The model's screenStats say what it did.
+   * ranking against every entity: "auto" (default: where the CPU has a screen kernel that pays, AMX, AVX-512 VNNI,
+   * AVX-VNNI or NEON's sdot, and the table is already quantised or the batch is large enough to quantise it for,
+   * giving up where it does not pay; under memoryBudget, where the copy fits), "off" (the float32 path alone) or
+   * "int8" (wherever it applies). Ranks are the float32 path's bit for bit in every mode; only the time and the
+   * memory differ (the quantised copy: about half the float table). The model's screenStats say what it did.
    */
   screen?: ScreenModeName;
 }

@@ -121,7 +121,7 @@ export async function runStreamed(model: EmbeddingModel, works: ModelSideWork[],
 async function rankBlocks(
   model: EmbeddingModel,
   source: RowReader,
-  streams: { work: ModelSideWork; rows: StreamRows }[],
+  given: { work: ModelSideWork; rows: StreamRows }[],
   opts: StreamOptions,
 ): Promise<void> {
   const [first, last] = opts.range ?? [0, model.numEntities];
@@ -129,43 +129,66 @@ async function rankBlocks(
   const wide = model.precision === "float64";
   const B = wide ? 8 : 4;
   const extra = interactionOf(model.interaction).memory;
-  // The screen's quantised copy of the table a call ranks (one call at a time), and of its query rows.
-  const screenRow = Math.max(0, ...streams.map((s) => model.screenRowBytes(s.rows.screen)));
-  const table = new TableChunks(model, first, last, source, screenRow);
-  // A query row while its block is ranked: its anchor row and the kernel's query vector (PairRE: also the
-  // coefficient vector and the anchor's factor), up to two gathered rows (anchor, true answer), ids and outputs
-  // (ours and the binding's copies), the screen's forms of it; a row's known answers (4 bytes each, twice) and OGB
-  // negatives on top.
-  const perRow = d * B * (4 + extra.queryVectors) + 200 + screenQueryBytes(screenRow);
-  const rowBytes = (w: StreamRows, i: number) =>
-    perRow +
-    (w.excludeOffsets ? 8 * (w.excludeOffsets[i + 1]! - w.excludeOffsets[i]!) : 0) +
-    w.negativesPerRow * (8 + d * B);
   const free = opts.budget - opts.fixedBytes;
-  const needsTable = streams.some((s) => !s.rows.negatives);
-  // The rows' costs: every row must fit a block, and a workable block holds MIN_BLOCK_ROWS of the largest.
-  const costs: number[] = [];
-  let totalRows = 0;
-  let totalBytes = 0;
-  let excluded = 0;
-  for (const { work, rows } of streams) {
-    for (let i = 0; i < work.rows; i++) {
-      const b = rowBytes(rows, i);
-      costs.push(b);
-      totalBytes += b;
+  const needsTable = given.some((s) => !s.rows.negatives);
+  // The plan's sizes with the screen's quantised copy of the table a call ranks (one call at a time) and of its
+  // query rows at screenRow bytes a table row (0: none).
+  const sizes = (screenRow: number) => {
+    const table = new TableChunks(model, first, last, source, screenRow);
+    // A query row while its block is ranked: its anchor row and the kernel's query vector (PairRE: also the
+    // coefficient vector and the anchor's factor), up to two gathered rows (anchor, true answer), ids and outputs
+    // (ours and the binding's copies), the screen's forms of it; a row's known answers (4 bytes each, twice) and
+    // OGB negatives on top.
+    const perRow = d * B * (4 + extra.queryVectors) + 200 + screenQueryBytes(screenRow);
+    const rowBytes = (w: StreamRows, i: number) =>
+      perRow +
+      (w.excludeOffsets ? 8 * (w.excludeOffsets[i + 1]! - w.excludeOffsets[i]!) : 0) +
+      w.negativesPerRow * (8 + d * B);
+    // The rows' costs: every row must fit a block, and a workable block holds MIN_BLOCK_ROWS of the largest.
+    const costs: number[] = [];
+    let totalBytes = 0;
+    for (const { work, rows } of given) {
+      for (let i = 0; i < work.rows; i++) {
+        const b = rowBytes(rows, i);
+        costs.push(b);
+        totalBytes += b;
+      }
     }
+    costs.sort((a, b) => b - a);
+    let minBlock = 0;
+    for (let i = 0; i < Math.min(MIN_BLOCK_ROWS, costs.length); i++) minBlock += costs[i]!;
+    const minChunk = needsTable ? table.bytesFor(Math.min(last - first, MIN_CHUNK_ROWS)) : 0;
+    return { table, rowBytes, totalBytes, minBlock, minChunk };
+  };
+  let totalRows = 0;
+  let excluded = 0;
+  for (const { work, rows } of given) {
     totalRows += work.rows;
     excluded += rows.excludeIds?.length ?? 0;
   }
-  costs.sort((a, b) => b - a);
-  let minBlock = 0;
-  for (let i = 0; i < Math.min(MIN_BLOCK_ROWS, costs.length); i++) minBlock += costs[i]!;
-  const minChunk = needsTable ? table.bytesFor(Math.min(last - first, MIN_CHUNK_ROWS)) : 0;
+  const readsWhole = (p: { table: TableChunks }) =>
+    needsTable && p.table.wholeBytes + inMemoryBytes(totalRows, excluded) <= free && !("view" in source && source.view);
+  const workable = (p: { minBlock: number; minChunk: number }) => free >= p.minBlock + p.minChunk;
+  let screenRow = Math.max(0, ...given.map((s) => model.screenRowBytes(s.rows.screen, s.work.rows)));
+  let plan = sizes(screenRow);
+  let streams = given;
+  // Under auto, a budget that holds the table whole, or a workable block and chunk, only without the screen's copy
+  // takes the float32 path (the same counts) rather than read the table in chunks or refuse the run for the copy;
+  // int8 keeps the copy (and is refused below, naming it).
+  if (screenRow > 0 && given.every((s) => s.rows.screen === "auto") && !readsWhole(plan)) {
+    const plain = sizes(0);
+    if (readsWhole(plain) || (!workable(plan) && workable(plain))) {
+      screenRow = 0;
+      plan = plain;
+      streams = given.map((s) => ({ work: s.work, rows: { ...s.rows, screen: "off" } }));
+    }
+  }
+  const { table, rowBytes, totalBytes, minBlock, minChunk } = plan;
   // Read whole: the range (TableChunks.wholeBytes) beside the query rows in memory.
   const wholeBytes = table.wholeBytes;
   const wholeNeed = wholeBytes + inMemoryBytes(totalRows, excluded);
   const onePassBudget = opts.fixedBytes + Math.min(wholeNeed, Math.max(2 * totalBytes, totalBytes + minChunk));
-  if (needsTable && wholeNeed <= free && !("view" in source && source.view)) {
+  if (readsWhole(plan)) {
     opts.onPlan?.({
       whole: true,
       passes: 1,

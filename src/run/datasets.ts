@@ -138,7 +138,7 @@ export function screenArg(v: string): "auto" | "int8" | "off" {
   if (v !== "auto" && v !== "int8" && v !== "off")
     throw new KgrankInputError(
       "--screen",
-      `${quoted(v)} is not a screen mode: off (default: the float32 path alone), auto (where the CPU has a vector int8 kernel) or int8 (wherever it applies)`,
+      `${quoted(v)} is not a screen mode: auto (default: where the CPU has an int8 kernel that pays), off (the float32 path alone) or int8 (wherever it applies)`,
     );
   return v;
 }

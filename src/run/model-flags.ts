@@ -9,6 +9,7 @@ import { loadEmbeddingModel, type LoadEmbeddingModelOptions } from "../io/model-
 import { loadScreenTable } from "../io/screen-table";
 import { formatBytes, type StreamPlan } from "../scoring/entity-chunks";
 import {
+  AUTO_SCREEN_KERNELS,
   type ComplexLayout,
   DEFAULT_SCREEN,
   type EmbeddingModel,
@@ -80,15 +81,22 @@ export function useQuantized(
  * --verbose's line on what the int8 screen did for a model's calls (EmbeddingModel.screenStats), with the kernel
  * that screened (BackendInfo.screenKernel) or why none did.
  */
-export function screenLine(screen: ScreenModeName, model: EmbeddingModel): string {
+export function screenLine(screen: ScreenModeName, model: EmbeddingModel, why?: string): string {
   const stats = model.screenStats;
   const pct = stats.pairs > 0 ? ((100 * stats.rescored) / stats.pairs).toFixed(3) : "0";
+  const kernel = backendInfo().screenKernel;
   if (stats.calls > 0) {
-    return `screen ${screen}: ${stats.pairs} (query, candidate) pairs screened in int8, ${stats.rescored} rescored exactly (${pct} %; ${backendInfo().screenKernel ?? "no"} kernel)\n`;
+    return `screen ${screen}: ${stats.pairs} (query, candidate) pairs screened in int8, ${stats.rescored} rescored exactly (${pct} %; ${kernel ?? "no"} kernel)\n`;
   }
-  return screen === "off"
-    ? "screen off: the float path scored every pair\n"
-    : `screen ${screen}: not used (${model.precision}, ${model.interaction}, backend ${backendInfo().backend}; the float path scored every pair)\n`;
+  if (screen === "off") return "screen off: the float path scored every pair\n";
+  // Why auto did not screen a model the screen applies to (int8 would have).
+  if (why === undefined && screen === "auto" && model.screenRowBytes("int8") > 0) {
+    why = AUTO_SCREEN_KERNELS.has(kernel!)
+      ? "no call was large enough to pay for quantising the table"
+      : `the ${kernel} kernel does not pay`;
+  }
+  why ??= `${model.precision}, ${model.interaction}, backend ${backendInfo().backend}`;
+  return `screen ${screen}: not used (${why}; the float path scored every pair)\n`;
 }
 
 /**
@@ -161,11 +169,41 @@ function heldBytes(streamed: EmbeddingModel, screen: ScreenModeName): number {
   return rows * cols * B + screenTableBytes(rows, streamed.screenRowBytes(screen));
 }
 
-/** The screen mode a run's flags ask for: --screen, else auto with --quantized, else the default (useQuantized's). */
-export function screenOfFlags(opts: {
+/**
+ * The mode whose int8 copy loadModelWithin counts for a run's flags: screenOfFlags', except auto without --quantized,
+ * which takes the float32 path where the copy does not fit (screenWithin) rather than read the table in chunks.
+ */
+export function copyOfFlags(opts: {
   screen?: ScreenModeName | undefined;
   quantized?: string | undefined;
 }): ScreenModeName {
+  const screen = screenOfFlags(opts);
+  return screen === "auto" && opts.quantized === undefined ? "off" : screen;
+}
+
+/**
+ * The run's screen mode under --memory (`memory`): auto, without --quantized, on a table loadModelWithin read into
+ * memory whose int8 copy beside it would take more than half the budget takes the float32 path (the same ranks),
+ * so that the default never holds more than the budget allows; otherwise `screen`.
+ */
+export function screenWithin(
+  model: EmbeddingModel,
+  memory: number | undefined,
+  screen: ScreenModeName,
+  quantized: string | undefined,
+): ScreenModeName {
+  if (screen !== "auto" || memory === undefined || quantized !== undefined || model.entitySource) return screen;
+  const B = model.precision === "float64" ? 8 : 4;
+  const n = model.numEntities;
+  const held = n * model.entityWidth * B + screenTableBytes(n, model.screenRowBytes(screen));
+  return held <= memory / 2 ? screen : "off";
+}
+
+/** Why screenWithin took the float32 path (screenLine's words). */
+export const MEMORY_WHY = "its int8 copy would not fit --memory beside the table";
+
+/** The screen mode a run's flags ask for: --screen, else auto with --quantized, else the default (useQuantized's). */
+function screenOfFlags(opts: { screen?: ScreenModeName | undefined; quantized?: string | undefined }): ScreenModeName {
   return opts.screen ?? (opts.quantized === undefined ? DEFAULT_SCREEN : "auto");
 }
 

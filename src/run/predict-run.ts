@@ -28,10 +28,12 @@ import { datasetFromAsync, filterSplits } from "./datasets";
 import {
   cliModelError,
   loadModelWithin,
+  MEMORY_WHY,
   memoryNotice,
   type ModelFlagOptions,
   screenLine,
-  screenOfFlags,
+  copyOfFlags,
+  screenWithin,
   useQuantized,
 } from "./model-flags";
 import { fmt, json } from "./format";
@@ -54,7 +56,7 @@ export interface PredictOptions extends ModelFlagOptions {
   format: "npz" | "wikikg90mv2" | "tsv";
   output: string;
   quiet?: boolean;
-  /** --screen: the int8 screen's mode (default off; the lists are the same in every mode). */
+  /** --screen: the int8 screen's mode (default auto; the lists are the same in every mode). */
   screen?: ScreenModeName;
   /** --quantized: the screen's table as `kgrank quantize` wrote it. */
   quantized?: string;
@@ -195,8 +197,9 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   }
   checkWritable(opts.output, opts.format);
   const ds = await datasetFromAsync(opts);
-  const model = loadModelWithin(opts, ds, opts.memory, {}, screenOfFlags(opts));
-  const screen = useQuantized(model, opts.quantized, opts.screen);
+  const model = loadModelWithin(opts, ds, opts.memory, {}, copyOfFlags(opts));
+  const asked = useQuantized(model, opts.quantized, opts.screen);
+  const screen = screenWithin(model, opts.memory, asked, opts.quantized);
   let rows: { triples: Int32Array } | { queries: ArrayLike<number> };
   if (opts.queries) {
     const q = readArray(opts.queries, "--queries");
@@ -248,7 +251,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   } finally {
     (progress as Progress | null)?.stop();
   }
-  if (opts.verbose && !opts.quiet) out.stderr(screenLine(screen, model));
+  if (opts.verbose && !opts.quiet) out.stderr(screenLine(asked, model, screen === asked ? undefined : MEMORY_WHY));
   if (opts.format === "tsv") writePredictionsTsv(opts.output, result, rows, ds, model.precision === "float32");
   else writePredictions(opts.output, result, wiki ? "wikikg90mv2" : "npz", model.precision === "float32");
   if (!opts.quiet) {

@@ -4,7 +4,7 @@
  * materialising a score matrix. The formulas and sign conventions (higher = better; distances negated; OGB's
  * constant gamma dropped) are written out in native/core/interaction.cpp and the README.
  */
-import { backendInfo, kernels } from "../backend/backend";
+import { backendInfo, kernels, type ScreenKernel } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
 import {
   type EmbeddingRankInput,
@@ -45,7 +45,14 @@ export function screenQueryBytes(rowBytes: number): number {
   return 2 * rowBytes;
 }
 
-export const DEFAULT_SCREEN: ScreenModeName = "off"; // auto is not faster on every model yet (docs/screen.md)
+/**
+ * The screen kernels under which "auto" screens (native/core/screen.h screen_auto_kernel): not the scalar one, nor
+ * AVX2's without VNNI, which gains nothing on a model's rows (docs/screen.md).
+ */
+export const AUTO_SCREEN_KERNELS: ReadonlySet<ScreenKernel> = new Set(["amx", "avx512-vnni", "avx-vnni", "neon-sdot"]);
+
+/** The screen mode of a batch or a run that names none: the fastest the CPU has (docs/screen.md). */
+export const DEFAULT_SCREEN: ScreenModeName = "auto";
 
 /** A `screen` option (addModel, predictTopK), checked: one of SCREEN_MODES' names (absent: DEFAULT_SCREEN). */
 export function screenMode(value: unknown): ScreenModeName {
@@ -401,10 +408,12 @@ export class EmbeddingModel {
    * (native/core/screen.h ScreenTable: scale, slack, qnorm, corr, slack2, qnorm2, cnorm, corr2 and, for a distance,
    * offset; one spare), its rows padded to whole panels (SCREEN_PANEL). A table adds SCREEN_SLACK, and each query row
    * about twice its width (screenQueryBytes). The memory planners count them: a chunk's copy is made by the call that
-   * ranks the chunk, a whole table's once.
+   * ranks the chunk, a whole table's once. `rows`: the most query rows one call of the plan ranks; under "auto" a
+   * call with fewer than SCREEN_AUTO_WORK / width never quantises a table, so its plan counts no copy.
    * @internal
    */
-  screenRowBytes(mode: ScreenModeName): number {
+  screenRowBytes(mode: ScreenModeName, rows = Infinity): number {
+    if (mode === "auto" && rows * this.entityWidth < SCREEN_AUTO_WORK) return 0;
     return this.#screens(mode) ? 2 * (Math.ceil(this.entityWidth / 4) * 4) + 40 : 0;
   }
 
@@ -414,7 +423,7 @@ export class EmbeddingModel {
    */
   #screens(mode: ScreenModeName): boolean {
     if (mode === "off" || this.precision !== "float32" || !interactionOf(this.interaction).screens) return false;
-    if (mode === "auto" && backendInfo().screenKernel === "scalar") return false;
+    if (mode === "auto" && !AUTO_SCREEN_KERNELS.has(backendInfo().screenKernel!)) return false;
     return kernels().screenTable !== undefined;
   }
 

@@ -75,7 +75,8 @@ export interface PredictTopKOptions {
   onPlan?: (plan: StreamPlan) => void;
   /**
    * The int8 screen (docs/screen.md) on the native backend, DistMult, ComplEx, TransE-L2 and RotatE-L2 at float32:
-   * "off" (default), "auto" or "int8". The lists are the same in every mode, bit for bit; only the time differs.
+   * "auto" (default: where the CPU has a screen kernel that pays and, under memoryBudget, the copy fits), "off" or
+   * "int8". The lists are the same in every mode, bit for bit; only the time and the memory differ.
    */
   screen?: ScreenModeName;
 }
@@ -407,38 +408,56 @@ async function streamTopK(
   const B = model.precision === "float64" ? 8 : 4;
   const extra = interactionOf(model.interaction).memory;
   const threads = o.threads ?? kernels().threads;
-  // The screen's quantised copy of the table a call lists from (one call at a time), and of a piece's query rows.
-  const screenRow = model.screenRowBytes(o.screen);
-  const table = new TableChunks(model, range[0], range[1], undefined, screenRow);
-  // Held throughout: each side's list (ids, scores) and its known answers; per piece, its list, the kernel's query
-  // (and PairRE coefficient) vectors and their screened forms, its per-thread segment lists and its sorted copy of
-  // the known answers.
-  let fixed = 0;
-  let widest = 0;
-  for (const w of work) {
-    fixed += rows * k * 12 + 4 * (rows + 1) + 4 * (w.excludeIds?.length ?? 0);
-    for (let r0 = 0; w.excludeOffsets && r0 < rows; r0 += PIECE_ROWS) {
-      widest = Math.max(widest, w.excludeOffsets[Math.min(rows, r0 + PIECE_ROWS)]! - w.excludeOffsets[r0]!);
+  // The plan's sizes with the screen's quantised copy of the table a call lists from (one call at a time) and of a
+  // piece's query rows at screenRow bytes a table row (0: none).
+  const sizes = (screenRow: number) => {
+    const table = new TableChunks(model, range[0], range[1], undefined, screenRow);
+    // Held throughout: each side's list (ids, scores) and its known answers; per piece, its list, the kernel's query
+    // (and PairRE coefficient) vectors and their screened forms, its per-thread segment lists and its sorted copy of
+    // the known answers.
+    let fixed = 0;
+    let widest = 0;
+    for (const w of work) {
+      fixed += rows * k * 12 + 4 * (rows + 1) + 4 * (w.excludeIds?.length ?? 0);
+      for (let r0 = 0; w.excludeOffsets && r0 < rows; r0 += PIECE_ROWS) {
+        widest = Math.max(widest, w.excludeOffsets[Math.min(rows, r0 + PIECE_ROWS)]! - w.excludeOffsets[r0]!);
+      }
+    }
+    const pieceRows = Math.min(PIECE_ROWS, rows);
+    fixed += pieceRows * (k * 12 + d * B * (2 + extra.queryVectors) + k * (B + 4) * threads) + 4 * widest;
+    // Each thread's task of a screened piece quantises the piece's rows and holds a block's undecided ids (64 rows x
+    // 544, native/core/interaction.cpp top_k_embeddings).
+    if (screenRow > 0) fixed += threads * (pieceRows * screenQueryBytes(screenRow) + 64 * 544 * 4);
+    // A query row of a block: its anchor row, gathered and then copied in query order, PairRE's factor, ids.
+    const perRow = 2 * d * B + B + 16;
+    const free = o.budget - fixed;
+    const queries = rows * work.length;
+    const span0 = range[1] - range[0];
+    // A workable run: MIN_BLOCK_ROWS queries per pass over the table, MIN_CHUNK_ROWS table rows per read.
+    const minBlock = Math.min(MIN_BLOCK_ROWS, queries) * perRow;
+    const minChunk = table.bytesFor(Math.min(MIN_CHUNK_ROWS, span0));
+    // Read whole: the range (TableChunks.wholeBytes) beside one block of every query.
+    const wholeBytes = table.wholeBytes;
+    const onePassBudget =
+      fixed + Math.min(wholeBytes + queries * perRow, Math.max(2 * queries * perRow, queries * perRow + minChunk));
+    const whole = wholeBytes + Math.min(queries, MIN_BLOCK_ROWS) * perRow <= free;
+    return { table, fixed, perRow, free, queries, span0, minBlock, minChunk, wholeBytes, onePassBudget, whole };
+  };
+  let screen = o.screen;
+  // A kernel call lists one piece of at most PIECE_ROWS rows.
+  let screenRow = model.screenRowBytes(screen, Math.min(PIECE_ROWS, rows));
+  let plan = sizes(screenRow);
+  // Under auto, a budget that holds the range whole, or a workable block and chunk, only without the screen's copy
+  // takes the float32 path (the same lists) rather than read the range in chunks or refuse the run for the copy.
+  if (screenRow > 0 && screen === "auto" && !plan.whole) {
+    const plain = sizes(0);
+    if (plain.whole || (plan.free < plan.minBlock + plan.minChunk && plain.free >= plain.minBlock + plain.minChunk)) {
+      screen = "off";
+      screenRow = 0;
+      plan = plain;
     }
   }
-  const pieceRows = Math.min(PIECE_ROWS, rows);
-  fixed += pieceRows * (k * 12 + d * B * (2 + extra.queryVectors) + k * (B + 4) * threads) + 4 * widest;
-  // Each thread's task of a screened piece quantises the piece's rows and holds a block's undecided ids (64 rows x
-  // 544, native/core/interaction.cpp top_k_embeddings).
-  if (screenRow > 0) fixed += threads * (pieceRows * screenQueryBytes(screenRow) + 64 * 544 * 4);
-  // A query row of a block: its anchor row, gathered and then copied in query order, PairRE's factor, ids.
-  const perRow = 2 * d * B + B + 16;
-  const free = o.budget - fixed;
-  const queries = rows * work.length;
-  const span0 = range[1] - range[0];
-  // A workable run: MIN_BLOCK_ROWS queries per pass over the table, MIN_CHUNK_ROWS table rows per read.
-  const minBlock = Math.min(MIN_BLOCK_ROWS, queries) * perRow;
-  const minChunk = table.bytesFor(Math.min(MIN_CHUNK_ROWS, span0));
-  // Read whole: the range (TableChunks.wholeBytes) beside one block of every query.
-  const wholeBytes = table.wholeBytes;
-  const onePassBudget =
-    fixed + Math.min(wholeBytes + queries * perRow, Math.max(2 * queries * perRow, queries * perRow + minChunk));
-  const whole = wholeBytes + Math.min(queries, MIN_BLOCK_ROWS) * perRow <= free;
+  const { table, fixed, perRow, free, queries, span0, minBlock, minChunk, wholeBytes, onePassBudget, whole } = plan;
   if (!whole && free < minBlock + minChunk) {
     const least = fixed + Math.min(minBlock + minChunk, wholeBytes + minBlock);
     const [have, need] = formatBytesApart(o.budget, least);
@@ -553,7 +572,7 @@ async function streamTopK(
               },
             );
             // A chunk read from disk: each call quantises the span it lists from for the screen.
-            input.screen = model.screenFor(o.screen, input, o.threads, false);
+            input.screen = model.screenFor(screen, input, o.threads, false);
             for (let r0 = 0; r0 < p.n; r0 += PIECE_ROWS) {
               const r1 = Math.min(p.n, r0 + PIECE_ROWS);
               const piece = rowsOf(input, r0, r1);

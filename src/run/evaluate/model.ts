@@ -8,7 +8,16 @@ import { turn } from "../../contract/event-loop";
 import { readArray } from "../../io/array-file";
 import { expectShape } from "../arrays";
 import type { TaskSide } from "../datasets";
-import { cliModelError, loadModelWithin, memoryNotice, screenLine, screenOfFlags, useQuantized } from "../model-flags";
+import {
+  cliModelError,
+  copyOfFlags,
+  loadModelWithin,
+  MEMORY_WHY,
+  memoryNotice,
+  screenLine,
+  screenWithin,
+  useQuantized,
+} from "../model-flags";
 import { Progress } from "../progress";
 import { type RunContext, runEvaluator, runFilter } from "./context";
 import { sampledEstimatePlan } from "./estimate-full";
@@ -28,11 +37,12 @@ export async function evaluateModel(run: RunContext): Promise<void> {
     ds,
     opts.memory,
     opts.mayRead ? { mayRead: opts.mayRead } : {},
-    screenOfFlags(opts),
+    copyOfFlags(opts),
   );
   // --memory with a table too large to read whole: the table is read in chunks, every row in one call.
   const chunked = model.entitySource !== null;
-  const screen = useQuantized(model, opts.quantized, opts.screen);
+  const asked = useQuantized(model, opts.quantized, opts.screen);
+  const screen = screenWithin(model, opts.memory, asked, opts.quantized);
   let negatives: Int32Array | null = null;
   let k = 0;
   if (opts.negativesIds) {
@@ -165,7 +175,9 @@ export async function evaluateModel(run: RunContext): Promise<void> {
   // The kernel that screened (backendInfo().screenKernel: "amx", "avx512-vnni", ...), null where none did.
   const kernel = stats.calls > 0 ? (backendInfo().screenKernel ?? null) : null;
   if (opts.verbose) run.screen = { mode: screen, kernel, ...stats };
-  if (opts.verbose && !opts.quiet) run.out.stderr(screenLine(screen, model));
+  if (opts.verbose && !opts.quiet) {
+    run.out.stderr(screenLine(asked, model, screen === asked ? undefined : MEMORY_WHY));
+  }
   const setting = negatives ? `OGB protocol: ${k} given negatives per triple (unfiltered)` : filter.setting;
   const scorerName = `${model.interaction} from embeddings (${model.entityWidth} columns, ${model.precision})`;
   const modelFiles = await inputFingerprints(

@@ -63,7 +63,7 @@ export interface EvaluateOptions extends ModelFlagOptions {
   quantized?: string;
   /** --verbose: also print what the int8 screen did (stderr). */
   verbose?: boolean;
-  /** --screen: the int8 screen of ranking from embeddings (docs/screen.md); default off. */
+  /** --screen: the int8 screen of ranking from embeddings (docs/screen.md); default auto. */
   screen?: "auto" | "int8" | "off";
   /**
    * --constrain-candidates train|FILE: also rank every entity-side task against its relation's typed candidates

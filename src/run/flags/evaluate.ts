@@ -69,7 +69,7 @@ export function evaluationFlags(cmd: Command): Command {
     .addOption(memoryOption("the table's chunks, the query rows and the filter index"))
     .option(
       "--screen <mode>",
-      "ranking from DistMult / ComplEx / TransE-L2 / RotatE-L2 embeddings: off (default) keeps the float32 path alone, auto screens candidates with certified int8 scores where the CPU has a vector kernel and rescores only those it cannot decide (giving up where that does not pay), int8 screens wherever it applies; ranks are identical in every mode (docs/screen.md)",
+      "ranking from DistMult / ComplEx / TransE-L2 / RotatE-L2 embeddings: auto (default) screens candidates with certified int8 scores where the CPU has an int8 kernel that pays (AMX, AVX-512 VNNI, AVX-VNNI, NEON sdot) and rescores only those it cannot decide (giving up where that does not pay; under --memory, only where the int8 copy fits), off keeps the float32 path alone, int8 screens wherever it applies; ranks are identical in every mode (docs/screen.md)",
       screenArg,
     )
     .option(

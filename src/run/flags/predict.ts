@@ -40,7 +40,7 @@ export function predictFlags(program: Command): Command {
     .addOption(memoryOption("the lists, the known answers, the query rows and the table's chunks"))
     .option(
       "--screen <mode>",
-      "DistMult / ComplEx / TransE-L2 / RotatE-L2 embeddings: off (default) keeps the float32 path alone, auto screens candidates with certified int8 scores where the CPU has a vector kernel, int8 wherever it applies; the lists are identical in every mode (docs/screen.md)",
+      "DistMult / ComplEx / TransE-L2 / RotatE-L2 embeddings: auto (default) screens candidates with certified int8 scores where the CPU has an int8 kernel that pays (under --memory, where the int8 copy fits), off keeps the float32 path alone, int8 screens wherever it applies; the lists are identical in every mode (docs/screen.md)",
       screenArg,
     )
     .option(
