@@ -140,7 +140,7 @@ function twoProcessLimit() {
     "--relation-ids",
     "rel.tsv",
   ];
-  const args = ["evaluate", "--dataset-dir", graph, ...model, "--metrics", "mrr,hits@10", "--quiet"];
+  const args = ["evaluate", "--dataset-dir", graph, ...model, "--screen", "off", "--metrics", "mrr,hits@10", "--quiet"];
   const one = [];
   const two = [];
   // Pairs run back to back in alternating order, and the speed-up is the median of the pairs' ratios: this VM's CPU

@@ -96,7 +96,8 @@ const model = [
   "json",
   "--quiet",
 ];
-const screenArgs = screen === "off" ? [] : ["--screen", screen, "--verbose"];
+// The float32 run names --screen off: auto is the CLI's default.
+const screenArgs = screen === "off" ? ["--screen", "off"] : ["--screen", screen, "--verbose"];
 
 /** Where two evaluate outputs differ, value by value (Object.is), leaving out what describes the run (backend, info). */
 function differences(a, b) {
@@ -199,7 +200,8 @@ if (!args.includes("--skip-queue")) {
     const submitArgs = [
       "submit",
       ...model,
-      ...(screen === "off" ? [] : ["--screen", screen]),
+      "--screen",
+      screen,
       "--redis",
       url,
       "--shards",
