@@ -18,6 +18,7 @@ import {
 } from "../src/index";
 import { backendInfo } from "../src/backend/backend";
 import { AUTO_SCREEN_KERNELS } from "../src/scoring/embedding-model";
+import { screenWithin } from "../src/run/model-flags";
 import type { InteractionName } from "../src/index";
 import { backendLabel } from "./helpers/backend";
 import { deflated, safetensorsFile, zip } from "./helpers/archives";
@@ -598,14 +599,23 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     const within = await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "2KiB", ...json]);
     expect(within.stderr).toBe("");
     expect(within.stdout).toBe(want.stdout);
-    // Under auto (the default) the table alone decides that; its int8 copy would not fit half of 2 KiB beside it, so
-    // the run keeps the float32 path and --verbose says why (where the screen could have run).
+    // Under auto (the default) the table alone decides that. Its 201 tasks x 2 sides x 16 never make auto quantise
+    // the table, so the copy does not count, and --verbose says so; a run of 2^17 / 16 rows would count it, which 2 KiB
+    // cannot hold beside the table: auto keeps the float32 path there (screenWithin).
     const told = await kgrank([...base, "--entity-embeddings", "entity.npy", "--memory", "2KiB", "--verbose"]);
     expect(told.status).toBe(0);
+    const small = sharedModel("distmult");
+    expect(screenWithin(small, 2048, "auto", undefined, 402)).toBe("auto");
+    expect(screenWithin(small, 2048, "int8", undefined, 402)).toBe("int8");
+    expect(screenWithin(small, 2048, "auto", "table.kgq", 1 << 13)).toBe("auto");
     if (backendInfo().backend === "native" && AUTO_SCREEN_KERNELS.has(backendInfo().screenKernel!)) {
       expect(told.stderr).toMatch(
-        /screen auto: not used \(its int8 copy would not fit --memory beside the table; the float path scored every pair\)/,
+        /screen auto: not used \(no call was large enough to pay for quantising the table; the float path scored every pair\)/,
       );
+      expect(screenWithin(small, 2048, "auto", undefined, 1 << 13)).toBe("off");
+      expect(screenWithin(small, 1 << 20, "auto", undefined, 1 << 13)).toBe("auto");
+    } else {
+      expect(screenWithin(small, 2048, "auto", undefined, 1 << 13)).toBe("auto");
     }
     // The same with the int8 screen: on the native backend its quantised copy (16 rows x 72 bytes and 2 KiB of slack)
     // counts with the table, which then no longer fits half of 2 KiB and is read in chunks, where the filter index

@@ -22,7 +22,7 @@ import {
   type StreamPlan,
 } from "../src/index";
 import { backendInfo } from "../src/backend/backend";
-import { AUTO_SCREEN_KERNELS, SCREEN_AUTO_WORK } from "../src/scoring/embedding-model";
+import { AUTO_SCREEN_KERNELS, BUDGET_WHY, SCREEN_AUTO_WORK } from "../src/scoring/embedding-model";
 import { backendLabel } from "./helpers/backend";
 import { tempDir } from "./helpers/temp";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -57,10 +57,9 @@ type Screened = "distmult" | "complex" | "transe-l2" | "rotate-l2";
 const SCREENED: readonly Screened[] = ["distmult", "complex", "transe-l2", "rotate-l2"];
 const complexOf = (i: Screened) => i === "complex" || i === "rotate-l2";
 
-function world(interaction: Screened, planted: boolean, seed: number, n = 1500): World {
+function world(interaction: Screened, planted: boolean, seed: number, n = 1500, width = 48): World {
   const next = rng(seed);
   const nr = 6;
-  const width = 48;
   const ent = Float32Array.from({ length: n * width }, () => next());
   // Near-identity relations (TransE-L2: a short translation), so the planted answer lies near the query.
   const rel = Float32Array.from({ length: nr * width }, (_, i) =>
@@ -362,7 +361,7 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
     expectError(() => saveScreenTable({} as never, file), "model", /EmbeddingModel/);
   });
 
-  it("auto quantises a table for a batch of rows x width >= SCREEN_AUTO_WORK only, then screens every batch", async () => {
+  it("auto quantises a table once a model's rows x width reach SCREEN_AUTO_WORK, then screens every batch", async () => {
     // The rule is the kernel's for a chunk (native/core/screen.h kScreenAutoWork), written twice: they must agree.
     const header = readFileSync(path.join(__dirname, "..", "native", "core", "screen.h"), "utf8");
     const shift = /kScreenAutoWork = size_t\{1\} << (\d+);/.exec(header);
@@ -379,26 +378,30 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
     const below = batch(Math.ceil(SCREEN_AUTO_WORK / w.width) - 1);
     const at = batch(Math.ceil(SCREEN_AUTO_WORK / w.width));
     const model = modelOf(w, "distmult");
-    const run = (m: EmbeddingModel, triples: Int32Array, screen: "off" | "auto") => {
+    const run = (m: EmbeddingModel, triples: Int32Array, screen: "off" | "auto", side: "tail" | "both" = "both") => {
       const ev = evaluator(w);
-      ev.addModelSync({ model: m, triples, screen });
+      ev.addModelSync({ model: m, triples, screen, side });
       return ev.finalize().toJSON();
     };
-    // Each side's rows times 48 fall one row short of the work: the float32 path, nothing quantised.
-    const expected = run(modelOf(w, "distmult"), below, "off");
-    expect(run(model, below, "auto")).toEqual(expected);
-    const async = evaluator(w);
-    await async.addModel({ model, triples: below, screen: "auto" });
-    expect(async.finalize().toJSON()).toEqual(expected);
+    // The tail side's rows times 48 fall one row short of the work: the float32 path, nothing quantised; the same
+    // rows again, async (in slices of 256 rows, which must not quantise the table for themselves either), and the
+    // model's rows under auto reach it: that call quantises the table and screens.
+    const expected = run(modelOf(w, "distmult"), below, "off", "tail");
+    expect(run(model, below, "auto", "tail")).toEqual(expected);
     expect(model.screenStats.calls).toBe(0);
-    expect(run(model, at, "auto")).toEqual(run(modelOf(w, "distmult"), at, "off"));
+    const async = evaluator(w);
+    await async.addModel({ model, triples: below, screen: "auto", side: "tail" });
+    expect(async.finalize().toJSON()).toEqual(expected);
     // Auto screens where the native level has a screen kernel that pays (not the scalar one, nor AVX2's without VNNI).
     const vector = native && AUTO_SCREEN_KERNELS.has(backendInfo().screenKernel!);
+    expect(model.screenStats.calls > 0).toBe(vector);
+    // A fresh model: one batch at the work screens from its first call.
+    const first = modelOf(w, "distmult");
+    expect(run(first, at, "auto", "tail")).toEqual(run(modelOf(w, "distmult"), at, "off", "tail"));
+    expect(first.screenStats.calls > 0).toBe(vector);
     const after = model.screenStats.calls;
-    if (vector) expect(after).toBeGreaterThan(0);
-    else expect(after).toBe(0);
     // The table is now held: a small batch screens with it.
-    expect(run(model, below, "auto")).toEqual(expected);
+    expect(run(model, batch(40), "auto", "tail")).toEqual(run(modelOf(w, "distmult"), batch(40), "off", "tail"));
     if (vector) expect(model.screenStats.calls).toBeGreaterThan(after);
     // No screen named: auto, the default (a fresh model quantises for the large batch as auto did).
     const fresh = modelOf(w, "distmult");
@@ -409,9 +412,9 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
   });
 
   it("auto under a memoryBudget that holds the table only without its int8 copy takes the float32 path", async () => {
-    // 3,000 x 48 floats (563 KiB) and a copy of 136 bytes a row (400 KiB); 3,000 rows per side x 48 reach
-    // SCREEN_AUTO_WORK, so the plan counts the copy wherever the screen could run.
-    const w = world("distmult", true, 23, 3000);
+    // 2,000 x 128 floats (1000 KiB) and a copy of 296 bytes a row (578 KiB); 3,000 rows per side, and a piece of
+    // 1,024 rows for top-k, times 128 reach SCREEN_AUTO_WORK, so the plans count the copy where the screen could run.
+    const w = world("distmult", true, 23, 2000, 128);
     const triples = new Int32Array(3 * 3000);
     for (let i = 0; i < 3000; i++) triples.set(w.test.subarray(3 * (i % 400), 3 * (i % 400) + 3), 3 * i);
     const file = path.join(tempDir("screen-auto-budget-"), "entities.npy");
@@ -423,39 +426,64 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
         relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
       });
     const screens = native && AUTO_SCREEN_KERNELS.has(backendInfo().screenKernel!);
-    const runWith = async (screen: "off" | "auto" | "int8", memoryBudget: number) => {
+    const copy = screens ? 2000 * (2 * 128 + 40) : 0;
+    const ranks = async (screen: "off" | "auto" | "int8", memoryBudget: number) => {
       const model = streamedModel();
       const plans: StreamPlan[] = [];
       const ev = evaluator(w);
       await ev.addModel({ model, triples, screen, memoryBudget, onPlan: (p) => plans.push(p) });
-      // (int8's top-k holds each thread's quantised piece beside the lists: more than this budget.)
-      const lists = screen === "int8" ? null : await predictTopKAsync(model, { triples, k: 3, screen, memoryBudget });
-      return { results: ev.finalize().toJSON(), lists, plans, calls: model.screenStats.calls };
+      return { results: ev.finalize().toJSON(), plans, calls: model.screenStats.calls, why: model.screenWhy };
     };
-    // 950 KiB holds the table whole beside the filter index and the query rows, but not with its copy: auto reads it
-    // whole and keeps the float32 path, where int8 reads it in chunks with the copy.
-    const budget = 950 * 1024;
-    const off = await runWith("off", budget);
-    expect(off.plans.every((p) => p.whole)).toBe(true);
-    expect(off.plans[0]!.onePassBudget).toBeLessThan(budget);
-    expect(off.plans[0]!.onePassBudget + 3000 * 136).toBeGreaterThan(budget);
-    const auto = await runWith("auto", budget);
+    const lists = async (screen: "off" | "auto", memoryBudget: number) => {
+      const model = streamedModel();
+      const plans: StreamPlan[] = [];
+      const got = await predictTopKAsync(model, {
+        triples: triples.subarray(0, 3 * 1024),
+        side: "tail",
+        k: 3,
+        screen,
+        memoryBudget,
+        onPlan: (p) => plans.push(p),
+      });
+      return { lists: got, plans, calls: model.screenStats.calls, why: model.screenWhy };
+    };
+    const roomy = 64 << 20;
+    // The least budgets that read the table once on the float32 path, and a little more: the table fits whole, but
+    // not with its copy.
+    const off = await ranks("off", roomy);
+    const offLists = await lists("off", roomy);
+    const budget = off.plans[0]!.onePassBudget + 64 * 1024;
+    // Top-k of 1,024 tail queries (one piece) reads the table once holding every query row (1,044 bytes each: the
+    // anchor row twice, its factor, ids), and reads it whole with 64 of them: that budget and a little more.
+    const topKBudget = offLists.plans[0]!.onePassBudget - (1024 - 64) * 1044 + 64 * 1024;
+    expect((await lists("off", topKBudget)).plans.map((p) => p.whole)).toEqual([true]);
+    // Auto reads it whole and keeps the float32 path (and says why), where int8 reads it in chunks with the copy.
+    const auto = await ranks("auto", budget);
     expect(auto.results).toEqual(off.results);
-    expect(auto.lists).toEqual(off.lists);
-    expect(auto.plans).toEqual(off.plans);
+    expect(auto.plans.map((p) => p.whole)).toEqual([true]);
     expect(auto.calls).toBe(0);
+    expect(auto.why).toBe(screens ? BUDGET_WHY : null);
+    const autoLists = await lists("auto", topKBudget);
+    expect(autoLists.lists).toEqual(offLists.lists);
+    expect(autoLists.plans.map((p) => p.whole)).toEqual([true]);
+    expect(autoLists.calls).toBe(0);
+    expect(autoLists.why).toBe(screens ? BUDGET_WHY : null);
     if (screens) {
-      const int8 = await runWith("int8", budget);
+      expect(budget).toBeLessThan(off.plans[0]!.onePassBudget + copy);
+      const int8 = await ranks("int8", budget);
       expect(int8.results).toEqual(off.results);
       expect(int8.plans.some((p) => !p.whole)).toBe(true);
       expect(int8.calls).toBeGreaterThan(0);
     }
     // A budget that holds both: auto screens, the table whole.
-    const roomy = await runWith("auto", 16 << 20);
-    expect(roomy.results).toEqual(off.results);
-    expect(roomy.lists).toEqual(off.lists);
-    expect(roomy.plans.every((p) => p.whole)).toBe(true);
-    expect(roomy.calls > 0).toBe(screens);
+    const both = await ranks("auto", roomy);
+    expect(both.results).toEqual(off.results);
+    expect(both.plans.map((p) => p.whole)).toEqual([true]);
+    expect(both.calls > 0).toBe(screens);
+    expect(both.why).toBeNull();
+    const bothLists = await lists("auto", roomy);
+    expect(bothLists.lists).toEqual(offLists.lists);
+    expect(bothLists.calls > 0).toBe(screens);
   });
 
   it("screen must be auto, int8 or off: anything else is a KgrankInputError naming it", () => {

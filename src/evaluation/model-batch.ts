@@ -42,7 +42,8 @@ export interface ModelBatch {
    * A model whose entity table is read in chunks (openEntityTable): bytes the call may hold for the filter index,
    * the query rows and the table's chunks together, with `screen` also the screen's quantised copy of a chunk (at
    * least one query row and one table row; more means fewer, larger reads). Default: a quarter of the machine's
-   * memory. Ignored for a table held in memory.
+   * memory. Ignored for a table held in memory (whose screened copy, under "auto" or "int8", is about half the
+   * table again).
    */
   memoryBudget?: number;
   /**
@@ -53,8 +54,10 @@ export interface ModelBatch {
   /**
    * The int8 screen (docs/screen.md) of the native backend for DistMult, ComplEx, TransE-L2 and RotatE-L2 at float32,
    * ranking against every entity: "auto" (default: where the CPU has a screen kernel that pays, AMX, AVX-512 VNNI,
-   * AVX-VNNI or NEON's sdot, and the table is already quantised or the batch is large enough to quantise it for,
-   * giving up where it does not pay; under memoryBudget, where the copy fits), "off" (the float32 path alone) or
+   * AVX-VNNI or NEON's sdot, and the table is already quantised or the model's batches under auto, this one included,
+   * have rows x width >= 2^17 to quantise it for,
+   * giving up where it does not pay; for a table read in chunks, where memoryBudget holds the copy too), "off" (the
+   * float32 path alone, and no int8 copy of the table: use it where memory is tighter than speed) or
    * "int8" (wherever it applies). Ranks are the float32 path's bit for bit in every mode; only the time and the
    * memory differ (the quantised copy: about half the float table). The model's screenStats say what it did.
    */

@@ -16,7 +16,7 @@ import { kernels } from "../backend/backend";
 import type { CallControl } from "../backend/call-control";
 import { KgrankInputError } from "../checks/errors";
 import { exclusionRows } from "../contract/kernels";
-import { type EmbeddingModel, screenQueryBytes } from "../scoring/embedding-model";
+import { BUDGET_WHY, type EmbeddingModel, screenQueryBytes } from "../scoring/embedding-model";
 import { interactionOf } from "../scoring/interactions";
 import {
   formatBytes,
@@ -172,15 +172,19 @@ async function rankBlocks(
   let screenRow = Math.max(0, ...given.map((s) => model.screenRowBytes(s.rows.screen, s.work.rows)));
   let plan = sizes(screenRow);
   let streams = given;
-  // Under auto, a budget that holds the table whole, or a workable block and chunk, only without the screen's copy
-  // takes the float32 path (the same counts) rather than read the table in chunks or refuse the run for the copy;
-  // int8 keeps the copy (and is refused below, naming it).
-  if (screenRow > 0 && given.every((s) => s.rows.screen === "auto") && !readsWhole(plan)) {
+  // Under auto, a budget that holds the table whole only without the screen's copy, or that cannot hold a workable
+  // block and chunk with it, takes the float32 path (the same counts) rather than read the table in chunks or refuse
+  // the run for the copy (a refusal then names what the float32 path needs); int8 keeps the copy (and is refused
+  // below, naming it).
+  const auto = given.every((s) => s.rows.screen === "auto");
+  if (auto) model.noteScreenWhy(null);
+  if (screenRow > 0 && auto && !readsWhole(plan)) {
     const plain = sizes(0);
-    if (readsWhole(plain) || (!workable(plan) && workable(plain))) {
+    if (readsWhole(plain) || !workable(plan)) {
       screenRow = 0;
       plan = plain;
       streams = given.map((s) => ({ work: s.work, rows: { ...s.rows, screen: "off" } }));
+      model.noteScreenWhy(BUDGET_WHY);
     }
   }
   const { table, rowBytes, totalBytes, minBlock, minChunk } = plan;

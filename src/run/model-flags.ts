@@ -90,6 +90,7 @@ export function screenLine(screen: ScreenModeName, model: EmbeddingModel, why?: 
   }
   if (screen === "off") return "screen off: the float path scored every pair\n";
   // Why auto did not screen a model the screen applies to (int8 would have).
+  why ??= model.screenWhy ?? undefined;
   if (why === undefined && screen === "auto" && model.screenRowBytes("int8") > 0) {
     why = AUTO_SCREEN_KERNELS.has(kernel!)
       ? "no call was large enough to pay for quantising the table"
@@ -184,18 +185,20 @@ export function copyOfFlags(opts: {
 /**
  * The run's screen mode under --memory (`memory`): auto, without --quantized, on a table loadModelWithin read into
  * memory whose int8 copy beside it would take more than half the budget takes the float32 path (the same ranks),
- * so that the default never holds more than the budget allows; otherwise `screen`.
+ * so that the default never holds more than the budget allows; otherwise `screen`. `rows`: the query rows the run
+ * ranks (auto makes no copy for fewer than SCREEN_AUTO_WORK / width of them).
  */
 export function screenWithin(
   model: EmbeddingModel,
   memory: number | undefined,
   screen: ScreenModeName,
   quantized: string | undefined,
+  rows: number,
 ): ScreenModeName {
   if (screen !== "auto" || memory === undefined || quantized !== undefined || model.entitySource) return screen;
   const B = model.precision === "float64" ? 8 : 4;
   const n = model.numEntities;
-  const held = n * model.entityWidth * B + screenTableBytes(n, model.screenRowBytes(screen));
+  const held = n * model.entityWidth * B + screenTableBytes(n, model.screenRowBytes(screen, rows));
   return held <= memory / 2 ? screen : "off";
 }
 

@@ -199,7 +199,6 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   const ds = await datasetFromAsync(opts);
   const model = loadModelWithin(opts, ds, opts.memory, {}, copyOfFlags(opts));
   const asked = useQuantized(model, opts.quantized, opts.screen);
-  const screen = screenWithin(model, opts.memory, asked, opts.quantized);
   let rows: { triples: Int32Array } | { queries: ArrayLike<number> };
   if (opts.queries) {
     const q = readArray(opts.queries, "--queries");
@@ -208,6 +207,8 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   } else {
     rows = { triples: opts.triples ? readIdTriples(opts.triples, "--triples", ds) : ds.splits[opts.split] };
   }
+  const queryRows = "queries" in rows ? rows.queries.length / 2 : (rows.triples.length / 3) * sides.length;
+  const screen = screenWithin(model, opts.memory, asked, opts.quantized, queryRows);
   const splits = opts.raw ? [] : filterSplits(opts.filter, opts.split);
   const filter =
     splits.length === 0

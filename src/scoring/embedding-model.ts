@@ -51,6 +51,9 @@ export function screenQueryBytes(rowBytes: number): number {
  */
 export const AUTO_SCREEN_KERNELS: ReadonlySet<ScreenKernel> = new Set(["amx", "avx512-vnni", "avx-vnni", "neon-sdot"]);
 
+/** Why a memory plan kept the float32 path under "auto" (EmbeddingModel.screenWhy: --verbose's words). */
+export const BUDGET_WHY = "its int8 copy would not fit the memory budget beside the table";
+
 /** The screen mode of a batch or a run that names none: the fastest the CPU has (docs/screen.md). */
 export const DEFAULT_SCREEN: ScreenModeName = "auto";
 
@@ -223,6 +226,10 @@ export class EmbeddingModel {
   readonly #screenCounts = new Float64Array(3);
   /** The entity table quantised for the screen once, by the backend that made it (null: not made). */
   #screenTable: { kernels: Kernels; table: unknown } | null = null;
+  // Query rows ranked whole under "auto" before the table was quantised (screenFor's rule counts them together).
+  #autoRows = 0;
+  // Why a memory plan kept the float32 path under "auto" (screenWhy), if one did.
+  #screenWhy: string | null = null;
 
   constructor(args: EmbeddingModelOptions) {
     const o = options("EmbeddingModel options", args, EMBEDDING_MODEL_KEYS);
@@ -384,8 +391,9 @@ export class EmbeddingModel {
    * The screen field of a rankEmbeddings input of this model (null: the screen does not apply, or mode "off"). With
    * `whole` (the input's table is this model's whole table in memory) the table is quantised once per backend and
    * reused by every later call; otherwise each call quantises its own table (a chunk read from disk). Under "auto" a
-   * table not yet quantised is quantised only for a call of rows x width >= SCREEN_AUTO_WORK (the kernel's own rule
-   * for a chunk); a smaller call takes the float32 path.
+   * table not yet quantised is quantised once the rows ranked whole under auto, this call's included, times the width
+   * reach SCREEN_AUTO_WORK (the kernel's own rule for one call, counted over a run's batches, so that a run of many
+   * small batches screens as one large batch would); until then the float32 path.
    * @internal
    */
   screenFor(
@@ -397,9 +405,28 @@ export class EmbeddingModel {
     if (!this.#screens(mode)) return null;
     const k = kernels();
     const held = this.#screenTable?.kernels === k;
-    const pays = mode !== "auto" || held || input.anchor.length * this.entityWidth >= SCREEN_AUTO_WORK;
+    if (whole && mode === "auto" && !held) this.#autoRows += input.anchor.length;
+    const pays =
+      mode !== "auto" || held || (whole ? this.#autoRows : input.anchor.length) * this.entityWidth >= SCREEN_AUTO_WORK;
     const table = whole && pays ? this.screenTableOn(k, () => k.screenTable!(input, threads)) : null;
     return { mode, table, stats: this.#screenCounts };
+  }
+
+  /**
+   * Why "auto" kept the float32 path for this model's last run that a memory plan decided (null: none did):
+   * --verbose's words.
+   * @internal
+   */
+  get screenWhy(): string | null {
+    return this.#screenWhy;
+  }
+
+  /**
+   * Records why a memory plan kept the float32 path under "auto" (null: the plan kept the screen).
+   * @internal
+   */
+  noteScreenWhy(why: string | null): void {
+    this.#screenWhy = why;
   }
 
   /**

@@ -16,7 +16,7 @@ import {
 import { mergeInto, type TopKList, type TopKPredictions } from "../ranking/top-k";
 import { type AsyncArgs, type AsyncOptions, callOptions, withCallControl } from "../backend/call-control";
 import { turn } from "../contract/event-loop";
-import { EmbeddingModel, screenMode, screenQueryBytes } from "./embedding-model";
+import { BUDGET_WHY, EmbeddingModel, screenMode, screenQueryBytes } from "./embedding-model";
 import { interactionOf } from "./interactions";
 import {
   formatBytes,
@@ -447,14 +447,17 @@ async function streamTopK(
   // A kernel call lists one piece of at most PIECE_ROWS rows.
   let screenRow = model.screenRowBytes(screen, Math.min(PIECE_ROWS, rows));
   let plan = sizes(screenRow);
-  // Under auto, a budget that holds the range whole, or a workable block and chunk, only without the screen's copy
-  // takes the float32 path (the same lists) rather than read the range in chunks or refuse the run for the copy.
+  // Under auto, a budget that holds the range whole only without the screen's copy, or that cannot hold a workable
+  // block and chunk with it, takes the float32 path (the same lists) rather than read the range in chunks or refuse
+  // the run for the copy (a refusal then names what the float32 path needs).
+  if (screen === "auto") model.noteScreenWhy(null);
   if (screenRow > 0 && screen === "auto" && !plan.whole) {
     const plain = sizes(0);
-    if (plain.whole || (plan.free < plan.minBlock + plan.minChunk && plain.free >= plain.minBlock + plain.minChunk)) {
+    if (plain.whole || plan.free < plan.minBlock + plan.minChunk) {
       screen = "off";
       screenRow = 0;
       plan = plain;
+      model.noteScreenWhy(BUDGET_WHY);
     }
   }
   const { table, fixed, perRow, free, queries, span0, minBlock, minChunk, wholeBytes, onePassBudget, whole } = plan;

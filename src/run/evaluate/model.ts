@@ -42,7 +42,7 @@ export async function evaluateModel(run: RunContext): Promise<void> {
   // --memory with a table too large to read whole: the table is read in chunks, every row in one call.
   const chunked = model.entitySource !== null;
   const asked = useQuantized(model, opts.quantized, opts.screen);
-  const screen = screenWithin(model, opts.memory, asked, opts.quantized);
+  const screen = screenWithin(model, opts.memory, asked, opts.quantized, 2 * rows);
   let negatives: Int32Array | null = null;
   let k = 0;
   if (opts.negativesIds) {
@@ -174,7 +174,7 @@ export async function evaluateModel(run: RunContext): Promise<void> {
   // In the JSON with --verbose only: without it, the output stays byte for byte what a merge of shards prints.
   // The kernel that screened (backendInfo().screenKernel: "amx", "avx512-vnni", ...), null where none did.
   const kernel = stats.calls > 0 ? (backendInfo().screenKernel ?? null) : null;
-  if (opts.verbose) run.screen = { mode: screen, kernel, ...stats };
+  if (opts.verbose) run.screen = { mode: asked, kernel, ...stats };
   if (opts.verbose && !opts.quiet) {
     run.out.stderr(screenLine(asked, model, screen === asked ? undefined : MEMORY_WHY));
   }

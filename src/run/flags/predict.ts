@@ -45,7 +45,7 @@ export function predictFlags(program: Command): Command {
     )
     .option(
       "--quantized <file>",
-      "the entity table quantised for the screen, as kgrank quantize wrote it for this model: read (checked against the table) instead of quantised again; implies --screen auto unless --screen is given",
+      "the entity table quantised for the screen, as kgrank quantize wrote it for this model: read (checked against the table) instead of quantised again; implies --screen auto unless --screen is given (auto uses it where the CPU's int8 kernel pays: not with AVX2 without VNNI, where --screen int8 uses it anyway)",
     )
     .option("--verbose", "also print what the int8 screen did: pairs screened, pairs rescored exactly (stderr)")
     .addOption(
