@@ -22,7 +22,7 @@ import {
   type StreamPlan,
 } from "../src/index";
 import { backendInfo } from "../src/backend/backend";
-import { AUTO_SCREEN_KERNELS, BUDGET_WHY, SCREEN_AUTO_WORK } from "../src/scoring/embedding-model";
+import { AUTO_SCREEN_KERNELS, BUDGET_WHY, SCREEN_AUTO_WORK, SCREEN_MAX_DIM } from "../src/scoring/embedding-model";
 import { backendLabel } from "./helpers/backend";
 import { tempDir } from "./helpers/temp";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -525,5 +525,37 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
       expect(on.finalize().toJSON()).toEqual(off.finalize().toJSON());
       expect(a.screenStats).toEqual({ calls: 0, pairs: 0, rescored: 0 });
     }
+  });
+
+  it("rows wider than SCREEN_MAX_DIM keep the float32 path in every mode; their table cannot be saved", () => {
+    const header = readFileSync(path.join(__dirname, "..", "native", "core", "screen.h"), "utf8");
+    expect(/kScreenMaxDim = (\d+);/.exec(header)?.[1]).toBe(String(SCREEN_MAX_DIM));
+    // 40 entities of 65,004 elements (10 MiB), 3 relations, 40 test triples.
+    const n = 40;
+    const width = SCREEN_MAX_DIM + 4;
+    const next = rng(5);
+    const ent = Float32Array.from({ length: n * width }, () => next());
+    const rel = Float32Array.from({ length: 3 * width }, () => 1 + 0.1 * next());
+    const test = Int32Array.from({ length: 3 * 40 }, (_, i) => (i % 3 === 1 ? i % 3 : (i * 7) % n));
+    const make = () =>
+      new EmbeddingModel({
+        interaction: "distmult",
+        entityEmbeddings: { data: ent, shape: [n, width] },
+        relationEmbeddings: { data: rel, shape: [3, width] },
+      });
+    const run = (model: EmbeddingModel, screen: "off" | "int8" | "auto") => {
+      const ev = new RankEvaluator({ numEntities: n, numRelations: 3, filterTriples: [test] });
+      ev.addModelSync({ model, triples: test, screen });
+      return ev.finalize().toJSON();
+    };
+    const wide = make();
+    const expected = run(make(), "off");
+    expect(run(wide, "int8")).toEqual(expected);
+    expect(run(wide, "auto")).toEqual(expected);
+    expect(wide.screenStats).toEqual({ calls: 0, pairs: 0, rescored: 0 });
+    expect(wide.screenRowBytes("int8")).toBe(0);
+    const file = path.join(tempDir("screen-wide-"), "wide.kgq");
+    expect(() => saveScreenTable(wide, file)).toThrow(KgrankInputError);
+    expect(() => saveScreenTable(wide, file)).toThrow(/^model: has rows of 65004 elements: .* at most 65000/);
   });
 });

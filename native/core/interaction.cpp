@@ -1841,6 +1841,8 @@ constexpr const char* kScreenOnly = "the int8 screen applies to DistMult, ComplE
 Status screen_prepare(const EmbeddingModel<float>& m, SimdLevel simd, unsigned threads, ScreenTable* out) {
   if (!screens(op_of(m.interaction)) || m.entity_scale != nullptr) return Status::invalid(kScreenOnly);
   const size_t dim = m.entity_width;
+  // Never ranked through the screen (every call checks the width), and its int32 sums of c^2 could overflow.
+  if (dim > kScreenMaxDim) return Status::invalid("the int8 screen applies to rows of at most 65000 elements");
   std::vector<uint32_t> map;
   KGRANK_TRY { map.resize(dim); }
   KGRANK_CATCH(const std::bad_alloc&) { return Status::invalid("out of memory for the screen's table"); }

@@ -129,8 +129,8 @@ Status rank_embeddings(const EmbeddingModel<T>& model, const EmbeddingQueries& q
 // squared distance, through its expanded form).
 bool screen_applies(Interaction i);
 // Quantises the model's entity table for the int8 screen once (EmbeddingQueries::screen_table), as rank_embeddings
-// would per call. Invalid when the screen does not apply to the model (screen_applies; an entity_scale) or
-// when the table does not fit in memory.
+// would per call. Invalid when the screen does not apply to the model (screen_applies; an entity_scale; rows wider
+// than kScreenMaxDim) or when the table does not fit in memory.
 Status screen_prepare(const EmbeddingModel<float>& m, SimdLevel simd, unsigned threads, ScreenTable* out);
 // Writes a table screen_prepare made from m to `path` (screen.h screen_table_write), keyed to m's entity table: its
 // rows, width, interaction, layout and a digest of its values.

@@ -496,6 +496,19 @@ void table_file(std::mt19937& rng, bool distance) {
   std::printf("table file: ok\n");
 }
 
+// A table of rows wider than kScreenMaxDim is never made (every call keeps the float32 path for them, and the
+// quantiser's int32 sums of c^2 could overflow): screen_prepare refuses it, and a table of the widest rows is made.
+void too_wide() {
+  for (size_t width : {kScreenMaxDim, kScreenMaxDim + 1}) {
+    std::vector<float> ent(2 * width, 0.5f), rel(width, 1.0f);
+    const EmbeddingModel<float> m{
+        Interaction::DistMult, ComplexLayout::Halves, ent.data(), rel.data(), 2, 1, width, width, 0.0, nullptr};
+    ScreenTable table;
+    CHECK_EQ(screen_prepare(m, SimdLevel::Scalar, 1, &table).ok(), width <= kScreenMaxDim);
+  }
+  std::printf("too wide: ok\n");
+}
+
 }  // namespace
 
 int main() {
@@ -505,6 +518,7 @@ int main() {
   structured(rng);
   never_screened(rng);
   give_up(rng);
+  too_wide();
   shard_truth(rng);
   top_k(rng);
   table_file(rng, false);

@@ -10,7 +10,7 @@ import { kernels } from "../backend/backend";
 import { KgrankInputError } from "../checks/errors";
 import { describe, threadCount } from "../checks/validate";
 import type { EmbeddingRankInput, Kernels } from "../contract/kernels";
-import { EmbeddingModel } from "../scoring/embedding-model";
+import { EmbeddingModel, SCREEN_MAX_DIM } from "../scoring/embedding-model";
 import { interactionOf } from "../scoring/interactions";
 import { writeAtomicWith } from "./atomic";
 
@@ -26,6 +26,12 @@ function screenInput(model: unknown, path: unknown): { k: Kernels; input: Embedd
     throw new KgrankInputError(
       "model",
       `is ${model.interaction} at ${model.precision}: the int8 screen, and so its table, applies to DistMult, ComplEx, TransE-L2 and RotatE-L2 at float32`,
+    );
+  }
+  if (model.entityWidth > SCREEN_MAX_DIM) {
+    throw new KgrankInputError(
+      "model",
+      `has rows of ${model.entityWidth} elements: the int8 screen, and so its table, applies to rows of at most ${SCREEN_MAX_DIM} (wider ones keep the float32 path)`,
     );
   }
   if (model.entitySource) {

@@ -28,6 +28,8 @@ export const SCREEN_SLACK = 2048;
  * (native/core/screen.h kScreenAutoWork): below it, quantising costs more than the screen saves.
  */
 export const SCREEN_AUTO_WORK = 2 ** 17;
+/** Rows wider than this keep the float32 path in every mode (native/core/screen.h kScreenMaxDim). */
+export const SCREEN_MAX_DIM = 65000;
 
 /**
  * Bytes of the screen's quantised copy of `rows` table rows at `rowBytes` a row (EmbeddingModel.screenRowBytes; 0:
@@ -450,6 +452,7 @@ export class EmbeddingModel {
    */
   #screens(mode: ScreenModeName): boolean {
     if (mode === "off" || this.precision !== "float32" || !interactionOf(this.interaction).screens) return false;
+    if (this.entityWidth > SCREEN_MAX_DIM) return false;
     if (mode === "auto" && !AUTO_SCREEN_KERNELS.has(backendInfo().screenKernel!)) return false;
     return kernels().screenTable !== undefined;
   }
