@@ -131,7 +131,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
             ? /screen auto: not used \(float32, distmult, backend (wasm|ts); the float path scored every pair\)/
             : !AUTO_SCREEN_KERNELS.has(kernel!)
               ? new RegExp(`screen auto: not used \\(the ${kernel} kernel does not pay; the float path`)
-              : /screen auto: not used \(no call was large enough to pay for quantising the table; the float path/,
+              : /screen auto: not used \(too few query rows to pay for quantising the table; the float path/,
         );
       }
       outs.push(got.results);
@@ -610,7 +610,7 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     expect(screenWithin(small, 2048, "auto", "table.kgq", 1 << 13)).toBe("auto");
     if (backendInfo().backend === "native" && AUTO_SCREEN_KERNELS.has(backendInfo().screenKernel!)) {
       expect(told.stderr).toMatch(
-        /screen auto: not used \(no call was large enough to pay for quantising the table; the float path scored every pair\)/,
+        /screen auto: not used \(too few query rows to pay for quantising the table; the float path scored every pair\)/,
       );
       expect(screenWithin(small, 2048, "auto", undefined, 1 << 13)).toBe("off");
       expect(screenWithin(small, 1 << 20, "auto", undefined, 1 << 13)).toBe("auto");

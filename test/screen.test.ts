@@ -411,6 +411,27 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
     expect(fresh.screenStats.calls > 0).toBe(vector);
   });
 
+  it("auto counts a top-k call's rows once, however many pieces the async call runs", async () => {
+    // 1,500 tail queries x 48 < SCREEN_AUTO_WORK: two pieces of rows (1,024 and 476) must not count them twice.
+    const w = world("distmult", true, 17);
+    const queries = Int32Array.from({ length: 2 * 1500 }, (_, i) => (i % 2 === 1 ? i % w.nr : (i * 37) % w.n));
+    expect(1500 * w.width).toBeLessThan(SCREEN_AUTO_WORK);
+    const sync = modelOf(w, "distmult");
+    const asyncModel = modelOf(w, "distmult");
+    const a = predictTopK(sync, { queries, side: "tail", k: 5, screen: "auto" });
+    const b = await predictTopKAsync(asyncModel, { queries, side: "tail", k: 5, screen: "auto" });
+    expect(b).toEqual(a);
+    expect(sync.screenStats.calls).toBe(0);
+    expect(asyncModel.screenStats.calls).toBe(0);
+    // Twice as many rows reach the work: both screen where the kernel pays.
+    const twice = Int32Array.from({ length: 2 * 3000 }, (_, i) => queries[i % queries.length]!);
+    const vector = native && AUTO_SCREEN_KERNELS.has(backendInfo().screenKernel!);
+    const c = await predictTopKAsync(modelOf(w, "distmult"), { queries: twice, side: "tail", k: 5, screen: "off" });
+    const onModel = modelOf(w, "distmult");
+    expect(await predictTopKAsync(onModel, { queries: twice, side: "tail", k: 5, screen: "auto" })).toEqual(c);
+    expect(onModel.screenStats.calls > 0).toBe(vector);
+  });
+
   it("auto under a memoryBudget that holds the table only without its int8 copy takes the float32 path", async () => {
     // 2,000 x 128 floats (1000 KiB) and a copy of 296 bytes a row (578 KiB); 3,000 rows per side, and a piece of
     // 1,024 rows for top-k, times 128 reach SCREEN_AUTO_WORK, so the plans count the copy where the screen could run.

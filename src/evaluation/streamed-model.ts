@@ -177,7 +177,7 @@ async function rankBlocks(
   // the run for the copy (a refusal then names what the float32 path needs); int8 keeps the copy (and is refused
   // below, naming it).
   const auto = given.every((s) => s.rows.screen === "auto");
-  if (auto) model.noteScreenWhy(null);
+  if (screenRow > 0 && auto) model.noteScreenWhy(null);
   if (screenRow > 0 && auto && !readsWhole(plan)) {
     const plain = sizes(0);
     if (readsWhole(plain) || !workable(plan)) {

@@ -93,7 +93,7 @@ export function screenLine(screen: ScreenModeName, model: EmbeddingModel, why?: 
   why ??= model.screenWhy ?? undefined;
   if (why === undefined && screen === "auto" && model.screenRowBytes("int8") > 0) {
     why = AUTO_SCREEN_KERNELS.has(kernel!)
-      ? "no call was large enough to pay for quantising the table"
+      ? "too few query rows to pay for quantising the table"
       : `the ${kernel} kernel does not pay`;
   }
   why ??= `${model.precision}, ${model.interaction}, backend ${backendInfo().backend}`;

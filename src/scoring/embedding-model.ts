@@ -54,7 +54,8 @@ export function screenQueryBytes(rowBytes: number): number {
 export const AUTO_SCREEN_KERNELS: ReadonlySet<ScreenKernel> = new Set(["amx", "avx512-vnni", "avx-vnni", "neon-sdot"]);
 
 /** Why a memory plan kept the float32 path under "auto" (EmbeddingModel.screenWhy: --verbose's words). */
-export const BUDGET_WHY = "its int8 copy would not fit the memory budget beside the table";
+export const BUDGET_WHY =
+  "its int8 copy would not fit the memory budget (--memory, memoryBudget; by default a quarter of the machine's memory) beside the table";
 
 /** The screen mode of a batch or a run that names none: the fastest the CPU has (docs/screen.md). */
 export const DEFAULT_SCREEN: ScreenModeName = "auto";
@@ -410,7 +411,18 @@ export class EmbeddingModel {
     if (whole && mode === "auto" && !held) this.#autoRows += input.anchor.length;
     const pays =
       mode !== "auto" || held || (whole ? this.#autoRows : input.anchor.length) * this.entityWidth >= SCREEN_AUTO_WORK;
-    const table = whole && pays ? this.screenTableOn(k, () => k.screenTable!(input, threads)) : null;
+    let table: unknown = null;
+    if (whole && pays) {
+      try {
+        table = this.screenTableOn(k, () => k.screenTable!(input, threads));
+      } catch (e) {
+        // Auto takes the float32 path where the table cannot be made (memory), and does not try again.
+        if (mode !== "auto") throw e;
+        this.#autoRows = -Infinity;
+        this.#screenWhy = `its int8 table could not be made (${e instanceof Error ? e.message : String(e)})`;
+        return null;
+      }
+    }
     return { mode, table, stats: this.#screenCounts };
   }
 

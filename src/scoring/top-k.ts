@@ -224,12 +224,19 @@ interface SideWork {
 
 /**
  * The kernel input of a side's queries against the table in memory (refused for a table read in chunks), with the
- * screen's table quantised once per model and backend.
+ * screen's table quantised once per model and backend; `decided`: the side's screen as an earlier input of this
+ * call got it (screenFor counts a side's rows once per call).
  */
-function jobOf(model: EmbeddingModel, w: SideWork, screen: ScreenModeName, threads: number | undefined) {
+function jobOf(
+  model: EmbeddingModel,
+  w: SideWork,
+  screen: ScreenModeName,
+  threads: number | undefined,
+  decided?: EmbeddingRankInput["screen"],
+) {
   const { excludeOffsets, excludeIds } = w;
   const input: EmbeddingRankInput = model.job(w.side, w.anchor, w.relation, w.anchor, { excludeOffsets, excludeIds });
-  input.screen = model.screenFor(screen, input, threads, true);
+  input.screen = decided !== undefined ? decided : model.screenFor(screen, input, threads, true);
   return input;
 }
 
@@ -351,6 +358,8 @@ export async function predictTopKAsync(
       }
     }
   }
+  // Each side's screen, decided once for the call (its rows counted once under auto).
+  const screens = new Map(work.map((w) => [w, jobOf(model, w, screen, threads).screen]));
   return withCallControl(asyncArgs, pieces.length, async (control) => {
     for (const [done, [w, r0, r1, b, e]] of pieces.entries()) {
       control?.check();
@@ -359,7 +368,7 @@ export async function predictTopKAsync(
       // The input again for each piece: a model whose arrays were transferred since the call began is refused.
       // Pieces of a row come in ascending entity ranges, so its list so far gives the floor.
       kernels().topKEmbeddings(
-        rowsOf(jobOf(model, w, screen, threads), r0, r1),
+        rowsOf(jobOf(model, w, screen, threads, screens.get(w)), r0, r1),
         { k, begin: b, end: e, floor: floorOf(w.list, r0, r1 - r0, k) },
         part.ids,
         part.scores,
@@ -450,7 +459,7 @@ async function streamTopK(
   // Under auto, a budget that holds the range whole only without the screen's copy, or that cannot hold a workable
   // block and chunk with it, takes the float32 path (the same lists) rather than read the range in chunks or refuse
   // the run for the copy (a refusal then names what the float32 path needs).
-  if (screen === "auto") model.noteScreenWhy(null);
+  if (screenRow > 0 && screen === "auto") model.noteScreenWhy(null);
   if (screenRow > 0 && screen === "auto" && !plan.whole) {
     const plain = sizes(0);
     if (plain.whole || plan.free < plan.minBlock + plan.minChunk) {

@@ -42,7 +42,9 @@ export async function evaluateModel(run: RunContext): Promise<void> {
   // --memory with a table too large to read whole: the table is read in chunks, every row in one call.
   const chunked = model.entitySource !== null;
   const asked = useQuantized(model, opts.quantized, opts.screen);
-  const screen = screenWithin(model, opts.memory, asked, opts.quantized, 2 * rows);
+  // The entity rows this process ranks (its shard's rows on each side, or the sample; none against OGB negatives).
+  const ranked = opts.negativesIds ? 0 : run.sample ? run.sample.sampled : (hi - lo) * entitySides(opts).length;
+  const screen = screenWithin(model, opts.memory, asked, opts.quantized, ranked);
   let negatives: Int32Array | null = null;
   let k = 0;
   if (opts.negativesIds) {
