@@ -92,6 +92,18 @@ function modelOf(w: World, interaction: Screened) {
   });
 }
 
+/** A DistMult model maker whose entity table is w's, written to a .npy file and read in chunks. */
+function streamedOf(w: World, prefix: string): () => EmbeddingModel {
+  const file = path.join(tempDir(prefix), "entities.npy");
+  writeFileSync(file, encodeNpy(w.ent, [w.n, w.width]));
+  return () =>
+    new EmbeddingModel({
+      interaction: "distmult",
+      entityEmbeddings: openEntityTable(file),
+      relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
+    });
+}
+
 function evaluator(w: World, extra: Partial<ConstructorParameters<typeof RankEvaluator>[0]> = {}) {
   return new RankEvaluator({ numEntities: w.n, numRelations: w.nr, filterTriples: [w.train, w.test], ...extra });
 }
@@ -161,14 +173,7 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
 
   it("the memory planner counts the screen's copy of a chunk: smaller chunks within the same budget", async () => {
     const w = world("distmult", true, 21, 6000);
-    const file = path.join(tempDir("screen-plan-"), "entities.npy");
-    writeFileSync(file, encodeNpy(w.ent, [w.n, w.width]));
-    const streamedModel = () =>
-      new EmbeddingModel({
-        interaction: "distmult",
-        entityEmbeddings: openEntityTable(file),
-        relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
-      });
+    const streamedModel = streamedOf(w, "screen-plan-");
     // The screen's row: two int8 levels of the width and ten 4-byte terms; nothing where no screen runs.
     const screenRow = native ? 2 * w.width + 40 : 0;
     // Budgets that read the table (1.1 MiB) in chunks with the screen on and off; at 900 KiB the float32 path's
@@ -438,14 +443,7 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
     const w = world("distmult", true, 23, 2000, 128);
     const triples = new Int32Array(3 * 3000);
     for (let i = 0; i < 3000; i++) triples.set(w.test.subarray(3 * (i % 400), 3 * (i % 400) + 3), 3 * i);
-    const file = path.join(tempDir("screen-auto-budget-"), "entities.npy");
-    writeFileSync(file, encodeNpy(w.ent, [w.n, w.width]));
-    const streamedModel = () =>
-      new EmbeddingModel({
-        interaction: "distmult",
-        entityEmbeddings: openEntityTable(file),
-        relationEmbeddings: { data: w.rel, shape: [w.nr, w.width] },
-      });
+    const streamedModel = streamedOf(w, "screen-auto-budget-");
     const screens = native && AUTO_SCREEN_KERNELS.has(backendInfo().screenKernel!);
     const copy = screens ? 2000 * (2 * 128 + 40) : 0;
     const ranks = async (screen: "off" | "auto" | "int8", memoryBudget: number) => {
