@@ -138,7 +138,12 @@ const unescapeHtml = (s: string) =>
 function compareJson(page: unknown, cli: unknown, where: string, problems: string[], everyWithin = false): void {
   if (typeof cli === "number" && typeof page === "number") {
     if (Object.is(page, cli)) return;
-    const loose = everyWithin || /geometric/.test(where);
+    // The geometric metrics and the median's expectation (the page's TypeScript medianMoments; the CLI's is C++) go
+    // through Math.exp / Math.log / Math.log1p, which ECMAScript leaves to the engine to approximate: Chromium 150's
+    // V8 put the expected median rank of Nations' head side one ulp from glibc's result (3.604659329465463 against
+    // 3.6046593294654636), where Node 20's had agreed to the bit.
+    const medianExpectation = /median/.test(where) && /(expected|variance|adjusted|z_)/.test(where);
+    const loose = everyWithin || /geometric/.test(where) || medianExpectation;
     if (loose && Math.abs(page - cli) <= 1e-12 * Math.abs(cli)) return;
     problems.push(`${where}: page ${page}, CLI ${cli}`);
     return;
