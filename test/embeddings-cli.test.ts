@@ -613,6 +613,8 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
         /screen auto: not used \(too few query rows to pay for quantising the table; the float path scored every pair\)/,
       );
       expect(screenWithin(small, 2048, "auto", undefined, 1 << 13)).toBe("off");
+      // --verbose's reason, recorded on the model as the memory planners record theirs.
+      expect(small.screenWhy).toBe("its int8 copy would not fit --memory beside the table");
       expect(screenWithin(small, 1 << 20, "auto", undefined, 1 << 13)).toBe("auto");
     } else {
       expect(screenWithin(small, 2048, "auto", undefined, 1 << 13)).toBe("auto");

@@ -81,7 +81,7 @@ export function useQuantized(
  * --verbose's line on what the int8 screen did for a model's calls (EmbeddingModel.screenStats), with the kernel
  * that screened (BackendInfo.screenKernel) or why none did.
  */
-export function screenLine(screen: ScreenModeName, model: EmbeddingModel, why?: string): string {
+export function screenLine(screen: ScreenModeName, model: EmbeddingModel): string {
   const stats = model.screenStats;
   const pct = stats.pairs > 0 ? ((100 * stats.rescored) / stats.pairs).toFixed(3) : "0";
   const kernel = backendInfo().screenKernel;
@@ -90,7 +90,7 @@ export function screenLine(screen: ScreenModeName, model: EmbeddingModel, why?: 
   }
   if (screen === "off") return "screen off: the float path scored every pair\n";
   // Why auto did not screen a model the screen applies to (int8 would have).
-  why ??= model.screenWhy ?? undefined;
+  let why = model.screenWhy ?? undefined;
   if (why === undefined && screen === "auto" && model.screenRowBytes("int8") > 0) {
     why = AUTO_SCREEN_KERNELS.has(kernel!)
       ? "too few query rows to pay for quantising the table"
@@ -164,10 +164,10 @@ export function loadModelWithin(
 }
 
 /** What a model whose table is opened to be read in chunks would hold read whole: the table and its screen's copy. */
-function heldBytes(streamed: EmbeddingModel, screen: ScreenModeName): number {
-  const { rows, cols } = streamed.entitySource!;
-  const B = streamed.precision === "float64" ? 8 : 4;
-  return rows * cols * B + screenTableBytes(rows, streamed.screenRowBytes(screen));
+function heldBytes(model: EmbeddingModel, screen: ScreenModeName, queryRows = Infinity): number {
+  const { rows, cols } = model.entitySource ?? { rows: model.numEntities, cols: model.entityWidth };
+  const B = model.precision === "float64" ? 8 : 4;
+  return rows * cols * B + screenTableBytes(rows, model.screenRowBytes(screen, queryRows));
 }
 
 /**
@@ -196,14 +196,13 @@ export function screenWithin(
   rows: number,
 ): ScreenModeName {
   if (screen !== "auto" || memory === undefined || quantized !== undefined || model.entitySource) return screen;
-  const B = model.precision === "float64" ? 8 : 4;
-  const n = model.numEntities;
-  const held = n * model.entityWidth * B + screenTableBytes(n, model.screenRowBytes(screen, rows));
-  return held <= memory / 2 ? screen : "off";
+  if (heldBytes(model, screen, rows) <= memory / 2) return screen;
+  model.noteScreenWhy(MEMORY_WHY);
+  return "off";
 }
 
-/** Why screenWithin took the float32 path (screenLine's words). */
-export const MEMORY_WHY = "its int8 copy would not fit --memory beside the table";
+/** Why screenWithin took the float32 path (screenLine's words, through EmbeddingModel.screenWhy). */
+const MEMORY_WHY = "its int8 copy would not fit --memory beside the table";
 
 /** The screen mode a run's flags ask for: --screen, else auto with --quantized, else the default (useQuantized's). */
 function screenOfFlags(opts: { screen?: ScreenModeName | undefined; quantized?: string | undefined }): ScreenModeName {

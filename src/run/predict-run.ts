@@ -28,7 +28,6 @@ import { datasetFromAsync, filterSplits } from "./datasets";
 import {
   cliModelError,
   loadModelWithin,
-  MEMORY_WHY,
   memoryNotice,
   type ModelFlagOptions,
   screenLine,
@@ -252,7 +251,7 @@ export async function predictRun(opts: PredictOptions, out: Out): Promise<void> 
   } finally {
     (progress as Progress | null)?.stop();
   }
-  if (opts.verbose && !opts.quiet) out.stderr(screenLine(asked, model, screen === asked ? undefined : MEMORY_WHY));
+  if (opts.verbose && !opts.quiet) out.stderr(screenLine(asked, model));
   if (opts.format === "tsv") writePredictionsTsv(opts.output, result, rows, ds, model.precision === "float32");
   else writePredictions(opts.output, result, wiki ? "wikikg90mv2" : "npz", model.precision === "float32");
   if (!opts.quiet) {

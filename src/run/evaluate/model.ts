@@ -12,7 +12,6 @@ import {
   cliModelError,
   copyOfFlags,
   loadModelWithin,
-  MEMORY_WHY,
   memoryNotice,
   screenLine,
   screenWithin,
@@ -178,7 +177,7 @@ export async function evaluateModel(run: RunContext): Promise<void> {
   const kernel = stats.calls > 0 ? (backendInfo().screenKernel ?? null) : null;
   if (opts.verbose) run.screen = { mode: asked, kernel, ...stats };
   if (opts.verbose && !opts.quiet) {
-    run.out.stderr(screenLine(asked, model, screen === asked ? undefined : MEMORY_WHY));
+    run.out.stderr(screenLine(asked, model));
   }
   const setting = negatives ? `OGB protocol: ${k} given negatives per triple (unfiltered)` : filter.setting;
   const scorerName = `${model.interaction} from embeddings (${model.entityWidth} columns, ${model.precision})`;
