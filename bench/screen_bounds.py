@@ -1,7 +1,7 @@
 """How many (query, candidate) pairs each certified bound leaves undecided, on a trained model's own rows.
 
     /usr/bin/python3 bench/screen_bounds.py --model-dir M --dataset-dir DIR [--rows 4096] [--seed 1]
-    /usr/bin/python3 bench/screen_bounds.py --random --entities 200000 --dim 64 [--rows 1500]
+    /usr/bin/python3 bench/screen_bounds.py --random [--kind gaussian|wikikg90m] --entities 200000 --dim 64 [--rows 1500]
 
 Emulates, in NumPy, the decisions of docs/screen.md for three screens and prints the share of pairs whose interval
 holds the threshold (the pairs a kernel would rescore with the float32 lanes):
@@ -87,11 +87,17 @@ def load_model(model_dir, dataset_dir, rows, rng):
     return f"{config['model']} d = {ent.shape[1]}", ent, q[pick], truth[pick]
 
 
-def random_set(entities, dim, rows, rng):
-    ent = rng.standard_normal((entities, dim)).astype(np.float32)
-    rel = rng.standard_normal((rows, dim)).astype(np.float32)
+def random_set(entities, dim, rows, rng, kind):
+    if kind == "wikikg90m":  # bench/wikikg90m.mjs's rows: random sign, |x| in [0.25, 1); relations in [-0.5, 0.5)
+        ent = (rng.choice([-1.0, 1.0], (entities, dim)) * rng.uniform(0.25, 1, (entities, dim))).astype(np.float32)
+        rel = rng.uniform(-0.5, 0.5, (rows, dim)).astype(np.float32)
+        name = f"WikiKG90Mv2-shaped random d = {dim}"
+    else:
+        ent = rng.standard_normal((entities, dim)).astype(np.float32)
+        rel = rng.standard_normal((rows, dim)).astype(np.float32)
+        name = f"random Gaussian d = {dim}"
     anchor = rng.integers(0, entities, rows)
-    return f"random Gaussian d = {dim}", ent, (ent[anchor] * rel).astype(np.float32), rng.integers(0, entities, rows)
+    return name, ent, (ent[anchor] * rel).astype(np.float32), rng.integers(0, entities, rows)
 
 
 def int8_parts(v):
@@ -150,6 +156,7 @@ def main():
     p.add_argument("--model-dir")
     p.add_argument("--dataset-dir")
     p.add_argument("--random", action="store_true")
+    p.add_argument("--kind", choices=("gaussian", "wikikg90m"), default="gaussian")
     p.add_argument("--entities", type=int, default=200000)
     p.add_argument("--dim", type=int, default=64)
     p.add_argument("--rows", type=int, default=4096)
@@ -158,7 +165,7 @@ def main():
     a = p.parse_args()
     rng = np.random.default_rng(a.seed)
     if a.random:
-        name, ent, q, truth = random_set(a.entities, a.dim, a.rows, rng)
+        name, ent, q, truth = random_set(a.entities, a.dim, a.rows, rng, a.kind)
     else:
         if not a.model_dir or not a.dataset_dir:
             sys.exit("--model-dir and --dataset-dir (or --random)")
