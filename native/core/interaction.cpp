@@ -381,14 +381,15 @@ ScreenChunkFn screen_setup(const EmbeddingQueries& qs, const float* entity, size
                            size_t dim, size_t rows, size_t base, size_t end, SimdLevel simd, unsigned threads,
                            bool dist, ScreenTable* own, const ScreenTable** table) {
   *table = nullptr;
-  bool vector = false;
-  const ScreenChunkFn fn = screen_kernel(simd, &vector);
   const bool prepared = qs.screen_table != nullptr && qs.screen_table->made_for(n, dim, map, dist);
   if (qs.screen == ScreenMode::Off ||
       (qs.screen == ScreenMode::Auto &&
        !(screen_auto_kernel(simd) && (prepared || screen_auto_quantises(simd, rows, dim))))) {
     return nullptr;
   }
+  // Only a call that screens picks its kernel (and may ask Linux for AMX's tile state: screen_kernel).
+  bool vector = false;
+  const ScreenChunkFn fn = screen_kernel(simd, &vector);
   if (prepared) {
     *table = qs.screen_table;
   } else if (screen_quantise_table(entity + base * width, end - base, width, map, dim, simd, threads, own, dist)) {

@@ -871,8 +871,10 @@ ScreenChunkFn pick_kernel(SimdLevel level, bool* vector, bool ask) {
 ScreenChunkFn screen_kernel(SimdLevel level, bool* vector) { return pick_kernel(level, vector, true); }
 
 bool screen_auto_kernel(SimdLevel level) {
+  // Without asking Linux for AMX's tile state: a process under the default auto that never screens never holds it
+  // (AMX and VNNI both pay, so the answer does not depend on whether the request would be granted).
   bool vector = false;
-  const ScreenChunkFn fn = screen_kernel(level, &vector);
+  const ScreenChunkFn fn = pick_kernel(level, &vector, false);
 #ifdef KGRANK_HAVE_AVX2
   if (fn == isa::screen_chunk_avx2) return false;
 #endif

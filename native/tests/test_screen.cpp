@@ -14,6 +14,11 @@
 #include <string>
 #include <vector>
 
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "check.h"
 #include "interaction.h"
 #include "screen_cases.h"
@@ -509,10 +514,44 @@ void too_wide() {
   std::printf("too wide: ok\n");
 }
 
+// Linux's permission for AMX's tile state is asked by the first call that screens, never by one that does not (the
+// default auto on a call too small to quantise a table for, a kernel name for backendInfo): once granted, every
+// later sigaltstack of the process must hold the tile state. Run first, before any call has asked.
+void amx_asked_only_by_screening(std::mt19937& rng) {
+#if defined(__linux__) && defined(__x86_64__)
+  if (!simd_supported(SimdLevel::AVX512) || std::strcmp(screen_kernel_name(SimdLevel::AVX512), "amx") != 0) {
+    std::printf("amx permission: skipped (no AMX kernel here)\n");
+    return;
+  }
+  const auto tile_data_permitted = [] {
+    unsigned long long features = 0;
+    CHECK_EQ(syscall(SYS_arch_prctl, 0x1022, &features), 0L);  // ARCH_GET_XCOMP_PERM
+    return (features >> 18) & 1u;                              // XFEATURE_XTILEDATA
+  };
+  CHECK_EQ(tile_data_permitted(), 0u);
+  const kgrank_screen::Next next = [&] { return static_cast<uint32_t>(rng()); };
+  const Case small = kgrank_screen::make_structured(next, 300, 64, 16, false);
+  CHECK(screen_auto_kernel(SimdLevel::AVX512));
+  const auto off = kgrank_screen::rank(small, ScreenMode::Off, SimdLevel::AVX512, 1);
+  const auto automatic = kgrank_screen::rank(small, ScreenMode::Auto, SimdLevel::AVX512, 1);
+  CHECK(!automatic.stats.used);
+  CHECK(kgrank_screen::same(automatic, off));
+  CHECK_EQ(tile_data_permitted(), 0u);
+  const auto screened = kgrank_screen::rank(small, ScreenMode::Int8, SimdLevel::AVX512, 1);
+  CHECK(screened.stats.used);
+  CHECK(kgrank_screen::same(screened, off));
+  CHECK_EQ(tile_data_permitted(), 1u);
+  std::printf("amx permission: ok\n");
+#else
+  (void)rng;
+#endif
+}
+
 }  // namespace
 
 int main() {
   std::mt19937 rng(20261202);
+  amx_asked_only_by_screening(rng);
   bounds(rng);
   adversarial(rng);
   structured(rng);
