@@ -21,7 +21,7 @@ import {
   saveScreenTable,
   type StreamPlan,
 } from "../src/index";
-import { backendInfo } from "../src/backend/backend";
+import { backendInfo, kernels } from "../src/backend/backend";
 import { AUTO_SCREEN_KERNELS, BUDGET_WHY, SCREEN_AUTO_WORK, SCREEN_MAX_DIM } from "../src/scoring/embedding-model";
 import { backendLabel } from "./helpers/backend";
 import { tempDir } from "./helpers/temp";
@@ -414,6 +414,52 @@ describe(`the int8 screen gives the float32 path's ranks [${backendLabel}]`, () 
     ev.addModelSync({ model: fresh, triples: at });
     expect(ev.finalize().toJSON()).toEqual(run(modelOf(w, "distmult"), at, "off"));
     expect(fresh.screenStats.calls > 0).toBe(vector);
+  });
+
+  it("auto whose table could not be made keeps the float32 path for the model's later calls, large ones too", async () => {
+    // The failure to make the table (memory) is injected into the backend's screenTable once; every later call,
+    // an async batch whose rows alone would pay for quantising included, must not quantise a table of its own.
+    const w = world("distmult", true, 29);
+    const triples = new Int32Array(3 * 3000);
+    for (let i = 0; i < 3000; i++) triples.set(w.test.subarray(3 * (i % 400), 3 * (i % 400) + 3), 3 * i);
+    expect(3000 * w.width).toBeGreaterThanOrEqual(SCREEN_AUTO_WORK);
+    const expected = (() => {
+      const ev = evaluator(w);
+      ev.addModelSync({ model: modelOf(w, "distmult"), triples, screen: "off" });
+      return ev.finalize().toJSON();
+    })();
+    const model = modelOf(w, "distmult");
+    const k = kernels();
+    const make = k.screenTable;
+    let failed = 0;
+    if (make) {
+      k.screenTable = () => {
+        failed++;
+        throw new RangeError("cannot allocate the table (injected)");
+      };
+    }
+    try {
+      const ev = evaluator(w);
+      ev.addModelSync({ model, triples, screen: "auto" });
+      expect(ev.finalize().toJSON()).toEqual(expected);
+    } finally {
+      if (make) k.screenTable = make;
+    }
+    const screens = native && AUTO_SCREEN_KERNELS.has(backendInfo().screenKernel!);
+    expect(failed).toBe(screens ? 1 : 0);
+    if (screens) expect(model.screenWhy).toMatch(/could not be made \(cannot allocate the table \(injected\)\)/);
+    for (const sync of [true, false]) {
+      const ev = evaluator(w);
+      if (sync) ev.addModelSync({ model, triples, screen: "auto" });
+      else await ev.addModel({ model, triples, screen: "auto" });
+      expect(ev.finalize().toJSON()).toEqual(expected);
+    }
+    expect(model.screenStats.calls).toBe(0);
+    // int8 still asks for the table (and gets it now): auto's choice does not outlive the model's auto use.
+    const ev = evaluator(w);
+    ev.addModelSync({ model, triples, screen: "int8" });
+    expect(ev.finalize().toJSON()).toEqual(expected);
+    expect(model.screenStats.calls > 0).toBe(native);
   });
 
   it("auto counts a top-k call's rows once, however many pieces the async call runs", async () => {

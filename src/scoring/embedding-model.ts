@@ -233,6 +233,8 @@ export class EmbeddingModel {
   #autoRows = 0;
   // Why a memory plan kept the float32 path under "auto" (screenWhy), if one did.
   #screenWhy: string | null = null;
+  // Whether a call the screen applies to (against every entity, a chunk or a shard of them) asked screenFor.
+  #screenAsked = false;
 
   constructor(args: EmbeddingModelOptions) {
     const o = options("EmbeddingModel options", args, EMBEDDING_MODEL_KEYS);
@@ -406,11 +408,15 @@ export class EmbeddingModel {
     whole: boolean,
   ): EmbeddingScreen | null {
     if (!this.#screens(mode)) return null;
+    this.#screenAsked = true;
     const k = kernels();
     const held = this.#screenTable?.kernels === k;
     if (whole && mode === "auto" && !held) this.#autoRows += input.anchor.length;
     const pays =
       mode !== "auto" || held || (whole ? this.#autoRows : input.anchor.length) * this.entityWidth >= SCREEN_AUTO_WORK;
+    // Auto on the whole table decides here: the addon's own rule for a call given no table (its rows alone) would
+    // quantise the table per call after a failure to make it, or for a call that the rows so far do not pay for.
+    if (whole && !pays) return null;
     let table: unknown = null;
     if (whole && pays) {
       try {
@@ -433,6 +439,16 @@ export class EmbeddingModel {
    */
   get screenWhy(): string | null {
     return this.#screenWhy;
+  }
+
+  /**
+   * Whether any call of this model was one the screen applies to (ranks or top-k lists against every entity, a chunk
+   * or a shard of them, on a backend and model that screen), whatever it then decided: false where every call had
+   * given negatives, a candidate list or only relations to score.
+   * @internal
+   */
+  get screenAsked(): boolean {
+    return this.#screenAsked;
   }
 
   /**
