@@ -775,6 +775,22 @@ describe(`kgrank evaluate from embeddings [${backendLabel}]`, () => {
     const r = await kgrank([...DISTMULT_FLAGS, "--negatives-ids", "neg.npy", "--format", "json", "--quiet"]);
     const model = sharedModel("distmult");
     expectResults(r, model, neg);
+    // --verbose says the screen does not apply to given negatives (not that the rows were too few), in every mode
+    // that could screen, where the model and backend could.
+    for (const screen of ["auto", "int8"]) {
+      const v = await kgrank([...DISTMULT_FLAGS, "--negatives-ids", "neg.npy", "--screen", screen, "--verbose"]);
+      expect(v.status).toBe(0);
+      const kernel = backendInfo().screenKernel;
+      expect(v.stderr).toMatch(
+        backendInfo().backend !== "native"
+          ? new RegExp(`screen ${screen}: not used \\(float32, distmult, backend (wasm|ts);`)
+          : screen === "auto" && !AUTO_SCREEN_KERNELS.has(kernel!)
+            ? new RegExp(`screen auto: not used \\(the ${kernel} kernel does not pay;`)
+            : new RegExp(
+                `screen ${screen}: not used \\(it applies only to ranking against the entity table: not to given negatives,`,
+              ),
+      );
+    }
   });
 
   describe("--estimate-full: full-ranking estimates from the sampled ranks, their assumptions checked", () => {

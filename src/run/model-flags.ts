@@ -91,10 +91,11 @@ export function screenLine(screen: ScreenModeName, model: EmbeddingModel): strin
   if (screen === "off") return "screen off: the float path scored every pair\n";
   // Why auto did not screen a model the screen applies to (int8 would have).
   let why = model.screenWhy ?? undefined;
-  if (why === undefined && screen === "auto" && model.screenRowBytes("int8") > 0) {
-    why = AUTO_SCREEN_KERNELS.has(kernel!)
-      ? "too few query rows to pay for quantising the table"
-      : `the ${kernel} kernel does not pay`;
+  if (why === undefined && model.screenRowBytes("int8") > 0) {
+    if (screen === "auto" && !AUTO_SCREEN_KERNELS.has(kernel!)) why = `the ${kernel} kernel does not pay`;
+    else if (!model.screenAsked) {
+      why = "it applies only to ranking against the entity table: not to given negatives, candidate lists or relations";
+    } else if (screen === "auto") why = "too few query rows to pay for quantising the table";
   }
   why ??= `${model.precision}, ${model.interaction}, backend ${backendInfo().backend}`;
   return `screen ${screen}: not used (${why}; the float path scored every pair)\n`;
