@@ -387,15 +387,15 @@ ScreenChunkFn screen_setup(const EmbeddingQueries& qs, const float* entity, size
        !(screen_auto_kernel(simd) && (prepared || screen_auto_quantises(simd, rows, dim))))) {
     return nullptr;
   }
-  // Only a call that screens picks its kernel (and may ask Linux for AMX's tile state: screen_kernel).
-  bool vector = false;
-  const ScreenChunkFn fn = screen_kernel(simd, &vector);
   if (prepared) {
     *table = qs.screen_table;
   } else if (screen_quantise_table(entity + base * width, end - base, width, map, dim, simd, threads, own, dist)) {
     *table = own;
   }
-  return *table != nullptr ? fn : nullptr;
+  if (*table == nullptr) return nullptr;
+  // Only a call that screens picks its kernel (and may ask Linux for AMX's tile state: screen_kernel).
+  bool vector = false;
+  return screen_kernel(simd, &vector);
 }
 
 // `part` restricted to its rows `rows`, their queries and thresholds gathered contiguous into `query` and
