@@ -14,6 +14,8 @@
 #include <random>
 #include <vector>
 
+#include "fma_loop.h"
+
 namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
@@ -34,32 +36,6 @@ __attribute__((noinline)) float probe(size_t iterations) {
   return s;
 }
 
-// Q queries against every panel of the pack (32 entities each, element-major: panel[k * 32 + lane]).
-template <int Q>
-__attribute__((noinline)) unsigned block(const float* const* q, const float* pack, size_t dim, size_t panels) {
-  unsigned count = 0;
-  for (size_t pi = 0; pi < panels; ++pi) {
-    const float* panel = pack + pi * dim * 32;
-    __m512 acc[Q][2];
-    for (int a = 0; a < Q; ++a) acc[a][0] = acc[a][1] = _mm512_setzero_ps();
-    for (size_t k = 0; k < dim; ++k) {
-      const __m512 x0 = _mm512_loadu_ps(panel + k * 32), x1 = _mm512_loadu_ps(panel + k * 32 + 16);
-      for (int a = 0; a < Q; ++a) {
-        const __m512 qv = _mm512_set1_ps(q[a][k]);
-        acc[a][0] = _mm512_fmadd_ps(qv, x0, acc[a][0]);
-        acc[a][1] = _mm512_fmadd_ps(qv, x1, acc[a][1]);
-      }
-    }
-    for (int a = 0; a < Q; ++a) {
-      count +=
-          static_cast<unsigned>(__builtin_popcount(_mm512_cmp_ps_mask(acc[a][0], _mm512_setzero_ps(), _CMP_GT_OQ)));
-      count +=
-          static_cast<unsigned>(__builtin_popcount(_mm512_cmp_ps_mask(acc[a][1], _mm512_setzero_ps(), _CMP_GT_OQ)));
-    }
-  }
-  return count;
-}
-
 template <int Q>
 double rate(const std::vector<float>& pack, const std::vector<float>& queries, size_t dim, size_t rows,
             unsigned* sink) {
@@ -70,7 +46,7 @@ double rate(const std::vector<float>& pack, const std::vector<float>& queries, s
     for (size_t g = 0; g + Q <= rows; g += Q) {
       const float* q[Q];
       for (int a = 0; a < Q; ++a) q[a] = queries.data() + (g + a) * dim;
-      *sink += block<Q>(q, pack.data(), dim, panels);
+      *sink += fma_bench::block<Q>(q, pack.data(), dim, panels);
     }
     const double t = now() - t0;
     if (t < best) best = t;

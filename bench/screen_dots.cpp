@@ -20,6 +20,8 @@
 #include <random>
 #include <vector>
 
+#include "fma_loop.h"
+
 namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
@@ -37,28 +39,6 @@ inline __m512 dpbf16(__m512 acc, __m512i a, __m512i b) {
 }
 
 constexpr int Q = 8;
-
-// float32: panel[k * 32 + lane].
-__attribute__((noinline)) unsigned fma_loop(const float* const* q, const float* pack, size_t dim, size_t panels) {
-  unsigned count = 0;
-  for (size_t pi = 0; pi < panels; ++pi) {
-    const float* panel = pack + pi * dim * 32;
-    __m512 acc[Q][2];
-    for (int a = 0; a < Q; ++a) acc[a][0] = acc[a][1] = _mm512_setzero_ps();
-    for (size_t k = 0; k < dim; ++k) {
-      const __m512 x0 = _mm512_loadu_ps(panel + k * 32), x1 = _mm512_loadu_ps(panel + k * 32 + 16);
-      for (int a = 0; a < Q; ++a) {
-        const __m512 qv = _mm512_set1_ps(q[a][k]);
-        acc[a][0] = _mm512_fmadd_ps(qv, x0, acc[a][0]);
-        acc[a][1] = _mm512_fmadd_ps(qv, x1, acc[a][1]);
-      }
-    }
-    for (int a = 0; a < Q; ++a)
-      for (int h = 0; h < 2; ++h)
-        count += static_cast<unsigned>(__builtin_popcount(_mm512_cmp_ps_mask(acc[a][h], _mm512_setzero_ps(), 14)));
-  }
-  return count;
-}
 
 // int8 and bf16: groups of G elements (4 bytes, 2 bf16) per 32-bit lane; panel[(g * 2 + half) * 64 bytes]; the query
 // as one 32-bit word per group.
@@ -170,7 +150,7 @@ int main() {
         for (size_t g = 0; g + Q <= rows; g += Q) {
           const float* q[Q];
           for (int a = 0; a < Q; ++a) q[a] = queries.data() + (g + a) * dim;
-          sink += fma_loop(q, pack.data(), dim, entities / 32);
+          sink += fma_bench::block<Q>(q, pack.data(), dim, entities / 32);
         }
       });
       const double t_i8 = best_of([&] {
