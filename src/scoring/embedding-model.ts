@@ -409,25 +409,23 @@ export class EmbeddingModel {
   ): EmbeddingScreen | null {
     if (!this.#screens(mode)) return null;
     this.#screenAsked = true;
+    // A chunk read from disk or a shard: the addon quantises it per call, under auto by that call's rows alone.
+    if (!whole) return { mode, table: null, stats: this.#screenCounts };
     const k = kernels();
     const held = this.#screenTable?.kernels === k;
-    if (whole && mode === "auto" && !held) this.#autoRows += input.anchor.length;
-    const pays =
-      mode !== "auto" || held || (whole ? this.#autoRows : input.anchor.length) * this.entityWidth >= SCREEN_AUTO_WORK;
-    // Auto on the whole table decides here: the addon's own rule for a call given no table (its rows alone) would
-    // quantise the table per call after a failure to make it, or for a call that the rows so far do not pay for.
-    if (whole && !pays) return null;
-    let table: unknown = null;
-    if (whole && pays) {
-      try {
-        table = this.screenTableOn(k, () => k.screenTable!(input, threads));
-      } catch (e) {
-        // Auto takes the float32 path where the table cannot be made (memory), and does not try again.
-        if (mode !== "auto") throw e;
-        this.#autoRows = -Infinity;
-        this.#screenWhy = `its int8 table could not be made (${e instanceof Error ? e.message : String(e)})`;
-        return null;
-      }
+    if (mode === "auto" && !held) this.#autoRows += input.anchor.length;
+    // Auto on the whole table decides here, not by the addon's rule for a call given no table (its rows alone), which
+    // would quantise the table per call after a failure to make it, or for a call the rows so far do not pay for.
+    if (mode === "auto" && !held && this.#autoRows * this.entityWidth < SCREEN_AUTO_WORK) return null;
+    let table: unknown;
+    try {
+      table = this.screenTableOn(k, () => k.screenTable!(input, threads));
+    } catch (e) {
+      // Auto takes the float32 path where the table cannot be made (memory), and does not try again.
+      if (mode !== "auto") throw e;
+      this.#autoRows = -Infinity;
+      this.#screenWhy = `its int8 table could not be made (${e instanceof Error ? e.message : String(e)})`;
+      return null;
     }
     return { mode, table, stats: this.#screenCounts };
   }
